@@ -1,0 +1,101 @@
+# attngeom — build, test, demo, bench.
+#   make          library (build/libattngeom.a, .so) and CLI (build/attngeom)
+#   make test     installs missing Debian packages, builds, runs every test
+#   make demo     installs missing packages, builds, runs the main job
+#   make bench    benchmarks (speed and memory are measured here, never in tests)
+#   make clean
+# WERROR=1 turns warnings into errors (CI sets it).
+
+CC      ?= cc
+BUILD   := build
+PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
+           -Wno-unused-parameter -fPIC -Iinclude -Isrc
+ifeq ($(WERROR),1)
+CFLAGS  += -Werror
+endif
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+LDLIBS  = $(PKG_LIBS) -lm
+
+LIB_SRCS  := $(wildcard src/*.c) $(wildcard analysis/*.c)
+CLI_SRCS  := $(wildcard src/cli/*.c)
+TEST_SRCS := $(wildcard tests/*.c)
+EX_SRCS   := $(wildcard examples/*.c)
+BENCH_SRCS:= $(wildcard bench/*.c)
+
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h analysis/*.h src/cli/*.h tests/*.h)
+
+LIB_A   := $(BUILD)/libattngeom.a
+LIB_SO  := $(BUILD)/libattngeom.so
+CLI     := $(BUILD)/attngeom
+TESTBIN := $(BUILD)/tests/run_tests
+EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
+BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
+
+.PHONY: all deps test unit cli-test ref-test valgrind demo bench examples clean
+
+all: $(LIB_A) $(LIB_SO) $(CLI) $(EXAMPLES)
+
+deps:
+	@sh scripts/install-deps.sh
+
+$(BUILD)/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(LIB_A): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS)
+	$(CC) -shared -o $@ $^ $(LDLIBS)
+
+$(CLI): $(CLI_OBJS) $(LIB_A)
+	$(CC) -o $@ $(CLI_OBJS) $(LIB_A) $(LDLIBS)
+
+$(BUILD)/examples/%: examples/%.c $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(LIB_A) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+$(TESTBIN): $(TEST_OBJS) $(LIB_A)
+	$(CC) -o $@ $(TEST_OBJS) $(LIB_A) $(LDLIBS) -lcriterion
+
+examples: $(EXAMPLES)
+
+# The README's test command. Every stage must pass.
+test: deps
+	$(MAKE) all $(TESTBIN)
+	$(MAKE) unit cli-test ref-test valgrind
+
+unit: $(TESTBIN)
+	$(TESTBIN) --jobs 2
+
+cli-test: $(CLI)
+	@for t in tests/cli/*.sh; do echo "== $$t"; sh $$t $(CLI) || exit 1; done
+
+ref-test: $(CLI)
+	/usr/bin/python3 tests/ref/check_matrix.py $(CLI)
+
+valgrind: $(CLI)
+	sh tests/valgrind.sh $(CLI)
+
+# The README's main command: the metrics of an attention file shipped in examples/.
+demo: deps
+	$(MAKE) $(CLI)
+	$(CLI) matrix examples/gpt2_attention.npy
+
+bench: deps
+	$(MAKE) $(BENCHES)
+	@for b in $(BENCHES); do $$b || exit 1; done
+
+clean:
+	rm -rf $(BUILD)

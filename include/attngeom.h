@@ -1,0 +1,28 @@
+/* attngeom.h — the public API of attngeom, a toolkit that measures the
+ * geometry of attention in trained transformers.
+ *
+ * Modules (one header each, all included here):
+ *   attngeom/core.h     status codes, ag_error, the dense ag_array
+ *   attngeom/io.h       .npy and safetensors readers/writers
+ *   attngeom/metrics.h  metric keys, selections, records, families A–C, output
+ *
+ * Ownership, in one place: the library never prints and never exits; every
+ * fallible function returns an int status (AG_OK = 0) and, given an ag_error,
+ * a one-line message naming the file or tensor at fault. Pointers passed in
+ * are borrowed for the duration of the call. Objects handed out through an
+ * `out` parameter belong to the caller and are released with the matching
+ * *_free / *_close function, which accept NULL or zeroed objects.
+ *
+ * The exact definitions of every metric are in docs/metrics.md (the contract
+ * is SPEC.md, reproduced there).
+ */
+#ifndef ATTNGEOM_H
+#define ATTNGEOM_H
+
+#define AG_VERSION_STRING "0.1.0"
+
+#include "attngeom/core.h"
+#include "attngeom/io.h"
+#include "attngeom/metrics.h"
+
+#endif

@@ -1,0 +1,78 @@
+/* attngeom/core.h — status codes, error details and the dense array type.
+ *
+ * Conventions shared by the whole library (see attngeom.h for the overview):
+ *  - Every fallible function returns an int status: AG_OK (0) or one of the
+ *    AG_E* codes below. Library code never prints and never exits.
+ *  - Functions that can fail on user data take an `ag_error *err` (may be NULL).
+ *    On failure they fill err->status and a one-line, human-readable
+ *    err->message that names the offending file/tensor/field when there is one.
+ *    The CLI prints exactly that line.
+ *  - Ownership: whatever a function hands out through an `out` pointer belongs
+ *    to the caller and is released with the matching *_free / *_close.
+ *    Inputs are borrowed and never retained after the call returns.
+ */
+#ifndef ATTNGEOM_CORE_H
+#define ATTNGEOM_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    AG_OK = 0,
+    AG_EINVAL,     /* invalid argument or option value */
+    AG_ENOMEM,     /* allocation failed */
+    AG_EIO,        /* file cannot be opened, read or written */
+    AG_EFORMAT,    /* malformed or truncated file */
+    AG_EDTYPE,     /* unsupported dtype */
+    AG_ESHAPE,     /* unsupported rank or inconsistent shape */
+    AG_ENONFINITE, /* NaN or Inf where finite values are needed */
+    AG_ENOTFOUND,  /* named tensor / field / file not present */
+    AG_ELIMIT,     /* a header asks for more than the compile-time caps allow */
+    AG_ELAPACK,    /* a LAPACK routine reported failure (did not converge) */
+    AG_ERANGE,     /* selection out of range */
+    AG_EUNSUPPORTED, /* valid input this version does not handle */
+    AG_STATUS_COUNT
+};
+
+/* Short description of a status code ("malformed file", ...). Never NULL. */
+const char *ag_strerror(int status);
+
+#define AG_ERROR_MESSAGE_MAX 512
+
+typedef struct {
+    int status;                          /* AG_OK when nothing failed */
+    char message[AG_ERROR_MESSAGE_MAX];  /* one line, no trailing newline */
+} ag_error;
+
+/* Record a failure in err (if non-NULL) and return status. printf-style. */
+int ag_error_set(ag_error *err, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- dense arrays ------------------------------------------------------ */
+
+#define AG_MAX_DIMS 8
+
+/* A dense, C-ordered (row-major) array of doubles. `data` is owned by the
+ * array and released by ag_array_free. */
+typedef struct {
+    int ndim;
+    size_t shape[AG_MAX_DIMS];
+    double *data;
+} ag_array;
+
+/* Allocate an array of the given shape, zero-filled. Fails with AG_ELIMIT if
+ * the element count overflows size_t. */
+int ag_array_alloc(ag_array *a, int ndim, const size_t *shape, ag_error *err);
+/* Number of elements (product of the shape; 1 for ndim 0). */
+size_t ag_array_size(const ag_array *a);
+/* Release a->data and reset *a. Safe on a zeroed or already freed array. */
+void ag_array_free(ag_array *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

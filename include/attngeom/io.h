@@ -1,0 +1,105 @@
+/* attngeom/io.h — readers and writers for tensor files: NumPy .npy and
+ * safetensors. See docs/formats.md for exactly what is accepted.
+ *
+ * Hostile input: every size a header declares is checked against the file
+ * size and the caps below before anything is allocated; offsets are checked to
+ * lie inside the file; nothing is read out of bounds.
+ */
+#ifndef ATTNGEOM_IO_H
+#define ATTNGEOM_IO_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Compile-time caps against hostile headers. */
+#define AG_NPY_HEADER_MAX      (1u << 20)          /* bytes of .npy header dict */
+#define AG_ST_HEADER_MAX       (100u * 1024 * 1024) /* bytes of safetensors JSON header */
+#define AG_ST_TENSORS_MAX      1000000u             /* tensors in one safetensors file */
+#define AG_ST_NAME_MAX         4096u                /* bytes of one tensor name */
+
+/* Element types known to the readers. Values convert to double/float only
+ * from the floating-point types AG_DT_F16, AG_DT_BF16, AG_DT_F32, AG_DT_F64;
+ * every other type is known (so files holding it open fine) but asking for
+ * its values gives AG_EDTYPE. */
+typedef enum {
+    AG_DT_BOOL, AG_DT_U8, AG_DT_I8, AG_DT_I16, AG_DT_U16, AG_DT_I32, AG_DT_U32,
+    AG_DT_I64, AG_DT_U64,
+    AG_DT_F4, AG_DT_F6_E2M3, AG_DT_F6_E3M2,
+    AG_DT_F8_E5M2, AG_DT_F8_E4M3, AG_DT_F8_E8M0,
+    AG_DT_F16, AG_DT_BF16, AG_DT_F32, AG_DT_F64,
+    AG_DT_C64,
+    AG_DT_COUNT
+} ag_dtype;
+
+/* Safetensors name of a dtype ("F16", "BF16", ...). */
+const char *ag_dtype_name(ag_dtype dt);
+/* Size of one element in bits (4 for F4, 6 for F6_*, 8 for U8, ...). */
+unsigned ag_dtype_bits(ag_dtype dt);
+/* 1 if values of this dtype convert to floating point (F16, BF16, F32, F64). */
+int ag_dtype_is_float(ag_dtype dt);
+
+/* ---- NumPy .npy ----------------------------------------------------------
+ * Format versions 1.0, 2.0 and 3.0; dtypes '<f2', '<f4', '<f8'; C or Fortran
+ * order; any rank from 0 to AG_MAX_DIMS. Fortran-ordered data is transposed
+ * so that `out` is always C-ordered. Values are converted exactly to double.
+ * Non-finite values are read as they are (callers decide). On success *out
+ * owns a new array. Errors: AG_EIO, AG_EFORMAT, AG_EDTYPE, AG_ESHAPE,
+ * AG_ELIMIT, AG_ENOMEM; err->message names `path`. */
+int ag_npy_read(const char *path, ag_array *out, ag_error *err);
+
+/* Write `a` as a version 1.0 '<f8' C-order .npy (version 2.0 if the header
+ * needs it). Writes to a temporary file in the same folder and renames it into
+ * place, so a failed write leaves no file behind. */
+int ag_npy_write(const char *path, const ag_array *a, ag_error *err);
+
+/* ---- safetensors ---------------------------------------------------------
+ * An 8-byte little-endian header length N, N bytes of JSON, then the data
+ * area. Every entry must have a known dtype, a shape of non-negative ints and
+ * data_offsets [begin, end] with begin <= end <= data size and
+ * end - begin == product(shape) * bits / 8; entries must not overlap.
+ * "__metadata__" (a string-to-string object) is allowed. The file is mapped
+ * read-only; tensor values are converted on request. */
+typedef struct ag_safetensors ag_safetensors;
+
+typedef struct {
+    const char *name;         /* owned by the ag_safetensors handle */
+    ag_dtype dtype;
+    int ndim;
+    size_t shape[AG_MAX_DIMS];
+    size_t nelem;
+    size_t offset;            /* byte offset of the data inside the file */
+    size_t nbytes;
+} ag_tensor_info;
+
+/* Open and validate. On success *out owns a handle (ag_st_close). */
+int ag_st_open(const char *path, ag_safetensors **out, ag_error *err);
+void ag_st_close(ag_safetensors *st);
+const char *ag_st_path(const ag_safetensors *st);
+size_t ag_st_count(const ag_safetensors *st);
+/* i-th tensor in ascending data-offset order; NULL if i is out of range. */
+const ag_tensor_info *ag_st_info(const ag_safetensors *st, size_t i);
+/* Lookup by exact name; NULL if absent. */
+const ag_tensor_info *ag_st_find(const ag_safetensors *st, const char *name);
+/* Value of a "__metadata__" key, or NULL. */
+const char *ag_st_metadata(const ag_safetensors *st, const char *key);
+
+/* Values of tensor `name` converted to double, C order, shape as stored.
+ * AG_ENOTFOUND if absent, AG_EDTYPE if its dtype is not a float type. */
+int ag_st_read(const ag_safetensors *st, const char *name, ag_array *out,
+               ag_error *err);
+/* The same into a caller-provided float buffer of exactly info->nelem floats
+ * (for model weights, which are kept in float32, not double). */
+int ag_st_read_f32(const ag_safetensors *st, const ag_tensor_info *info,
+                   float *dst, ag_error *err);
+
+/* ---- element conversion (exact) ---------------------------------------- */
+double ag_half_to_double(uint16_t h);
+double ag_bfloat16_to_double(uint16_t b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

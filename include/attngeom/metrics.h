@@ -1,0 +1,140 @@
+/* attngeom/metrics.h — metric keys, selections, records and the matrix
+ * metrics of SPEC §3 families A (spectrum), B (attention) and C (row geometry).
+ * docs/metrics.md gives each formula, its meaning for attention and its
+ * reference.
+ */
+#ifndef ATTNGEOM_METRICS_H
+#define ATTNGEOM_METRICS_H
+
+#include <stdio.h>
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Metric keys, in the order of SPEC §3 (the column order of CSV/TSV). */
+typedef enum {
+    /* A. spectrum */
+    AG_M_SIGMA_MAX, AG_M_SIGMA_GAP, AG_M_EFFECTIVE_RANK, AG_M_STABLE_RANK,
+    AG_M_PARTICIPATION_RATIO, AG_M_NUMERICAL_RANK,
+    /* B. attention */
+    AG_M_CAUSAL, AG_M_ROW_SUM_ERROR, AG_M_ENTROPY_MEAN, AG_M_ENTROPY_NORMALIZED,
+    AG_M_SINK_MASS, AG_M_LAMBDA2_ABS, AG_M_SPECTRAL_GAP, AG_M_FIEDLER,
+    AG_M_ASYMMETRY, AG_M_SYMMETRY_SCORE,
+    /* C. row geometry */
+    AG_M_MEAN_COSINE, AG_M_PC1_SHARE, AG_M_RES_RATIO,
+    AG_M_COUNT
+} ag_metric;
+
+typedef enum {
+    AG_FAMILY_SPECTRUM,   /* A */
+    AG_FAMILY_ATTENTION,  /* B */
+    AG_FAMILY_GEOMETRY,   /* C */
+    AG_FAMILY_COUNT
+} ag_family;
+
+/* Key as printed ("sigma_max"); NULL for an out-of-range id. */
+const char *ag_metric_name(ag_metric m);
+/* Id of a key, or -1 if unknown. */
+int ag_metric_from_name(const char *name);
+ag_family ag_metric_family(ag_metric m);
+/* Family name as accepted by --metrics ("spectrum", "attention", "geometry"). */
+const char *ag_family_name(ag_family f);
+
+/* Which metrics to compute and print. */
+typedef struct {
+    unsigned char on[AG_M_COUNT];
+} ag_metric_set;
+
+/* The default selection: spectrum, attention, geometry. */
+void ag_metric_set_default(ag_metric_set *set);
+/* Parse a comma-separated list of keys and family names ("all" included).
+ * AG_EINVAL with a message naming the unknown item. */
+int ag_metric_set_parse(ag_metric_set *set, const char *list, ag_error *err);
+size_t ag_metric_set_count(const ag_metric_set *set);
+
+/* ---- records ------------------------------------------------------------ */
+
+typedef enum {
+    AG_V_ABSENT = 0, /* not selected: not printed */
+    AG_V_NULL,       /* selected, undefined for this matrix: printed as null */
+    AG_V_NUMBER,     /* finite double */
+    AG_V_INTEGER,    /* integral count, printed without a fraction */
+    AG_V_BOOL        /* value is 0.0 or 1.0 */
+} ag_value_kind;
+
+/* One output record: a matrix (layer, head) and its metric values. */
+typedef struct {
+    int layer, head;
+    long text;                   /* line index for --text-file, else -1 */
+    size_t rows, cols;
+    unsigned char kind[AG_M_COUNT];
+    double value[AG_M_COUNT];
+} ag_record;
+
+void ag_record_init(ag_record *r, int layer, int head, size_t rows, size_t cols);
+/* Set a value; a non-finite number is stored as AG_V_NULL, never printed. */
+void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v);
+
+/* ---- the matrix metrics ------------------------------------------------- */
+
+/* Compute the selected metrics of families A, B and C of the m×n matrix M
+ * (row-major, borrowed) into rec (whose layer/head the caller sets; rows and
+ * cols are set here). Keys that do not apply are AG_V_NULL as SPEC §3 says;
+ * unselected keys are AG_V_ABSENT.
+ *
+ * One SVD (singular values only) serves every family-A key; family B uses the
+ * diagonal as eigenvalues when M is causal (lower triangular), a general
+ * eigensolver otherwise, and a symmetric one for the Laplacian.
+ * Errors: AG_ENONFINITE if M holds NaN/Inf, AG_EINVAL for m or n = 0,
+ * AG_ENOMEM, AG_ELAPACK. */
+int ag_matrix_metrics(const double *M, size_t m, size_t n,
+                      const ag_metric_set *sel, ag_record *rec, ag_error *err);
+
+/* ---- building blocks (also used by tests and other modules) ------------- */
+
+/* Singular values of the m×n row-major M, descending, into sigma[min(m,n)].
+ * LAPACK dgesdd with JOBZ='N'. M is not modified. */
+int ag_svd_values(const double *M, size_t m, size_t n, double *sigma);
+
+/* Eigenvalues of the n×n row-major A (general, real) as (re, im) pairs,
+ * sorted by modulus, largest first. LAPACK dgeev without vectors. */
+int ag_eig_general_values(const double *A, size_t n, double *re, double *im);
+
+/* The k-th smallest (1-based) eigenvalue of the symmetric n×n row-major S.
+ * LAPACK dsyevr with RANGE='I'. */
+int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value);
+
+/* Family A from singular values (descending, q of them) of an m×n matrix. */
+void ag_spectrum_from_sigma(const double *sigma, size_t q, size_t m, size_t n,
+                            const ag_metric_set *sel, ag_record *rec);
+
+/* ---- output ------------------------------------------------------------- */
+
+typedef enum {
+    AG_FORMAT_TABLE, AG_FORMAT_JSON, AG_FORMAT_CSV, AG_FORMAT_TSV,
+    AG_FORMAT_MD, AG_FORMAT_LATEX, AG_FORMAT_COUNT
+} ag_format;
+
+/* Parse "table", "json", ...; -1 if unknown. */
+int ag_format_from_name(const char *name);
+
+/* Extra top-level information written with the records (JSON keys, table
+ * caption). All fields optional (NULL). */
+typedef struct {
+    const char *command;  /* "matrix", "analyze", ... */
+    const char *source;   /* input file or model */
+} ag_output_meta;
+
+/* Write records in the given format. The columns are layer, head, [text,]
+ * rows, cols, then the selected metrics in §3 order. Returns AG_EIO if a
+ * write fails. */
+int ag_records_write(FILE *fp, ag_format fmt, const ag_record *recs,
+                     size_t count, const ag_metric_set *sel,
+                     const ag_output_meta *meta);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Install the Debian 12 packages attngeom needs to build and test, if missing.
+# As root it runs apt-get; otherwise it prints the exact command and fails.
+set -eu
+PKGS="build-essential pkg-config liblapacke-dev libopenblas-dev libgsl-dev \
+libjansson-dev libpcre2-dev libutf8proc-dev libcriterion-dev \
+python3 python3-numpy python3-scipy valgrind"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+        || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+    echo "attngeom: missing Debian packages; install them with:" >&2
+    echo "  sudo apt-get install -y$missing" >&2
+    exit 1
+fi
+echo "attngeom: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends$missing >/dev/null
