@@ -1,0 +1,395 @@
+"""Independent numpy/scipy reference for SPEC.md section 3, families A, B, C.
+
+Written from the SPEC text alone (not from the C sources).  Every function
+returns a dict key -> value, where value is None (JSON null), a bool, an int
+or a float.  Dense general-purpose routines are used throughout:
+numpy.linalg.svd for singular values, scipy.linalg.eigvals for the eigenvalues
+of A (the C code uses the diagonal for causal matrices, SPEC section 3.B; we
+use eigvals unless told otherwise, see `eigen_values`), scipy.linalg.eigvalsh
+for the normalised Laplacian.
+
+Run this file directly for a self-test against closed forms.
+"""
+import math
+
+import numpy as np
+import scipy.linalg
+
+EPS = 2.0 ** -52
+
+SPECTRUM_KEYS = ["sigma_max", "sigma_gap", "effective_rank", "stable_rank",
+                 "participation_ratio", "numerical_rank"]
+ATTENTION_KEYS = ["causal", "row_sum_error", "entropy_mean",
+                  "entropy_normalized", "sink_mass", "lambda2_abs",
+                  "spectral_gap", "fiedler", "asymmetry", "symmetry_score"]
+GEOMETRY_KEYS = ["mean_cosine", "pc1_share", "res_ratio"]
+ALL_KEYS = SPECTRUM_KEYS + ATTENTION_KEYS + GEOMETRY_KEYS
+FAMILIES = {"spectrum": SPECTRUM_KEYS, "attention": ATTENTION_KEYS,
+            "geometry": GEOMETRY_KEYS}
+
+# Above this size the reference uses the diagonal of a causal (lower
+# triangular) matrix as its eigenvalues, as SPEC 3.B prescribes, instead of a
+# dense eigensolver (time).  Below it, eigvals is always used, which checks
+# the diagonal shortcut of the C code independently; `self_test` also checks
+# that both give the same lambda2 on causal matrices.
+DIAGONAL_EIGEN_MIN_N = 1024
+
+
+def singular_values(M):
+    return np.linalg.svd(np.asarray(M, dtype=np.float64), compute_uv=False)
+
+
+def spectrum(M, sigma=None):
+    """Family A."""
+    M = np.asarray(M, dtype=np.float64)
+    m, n = M.shape
+    s = singular_values(M) if sigma is None else np.asarray(sigma)
+    s = np.sort(s)[::-1]
+    q = min(m, n)
+    s1 = float(s[0])
+    out = {"sigma_max": s1}
+    thr = s1 * max(m, n) * EPS
+    out["numerical_rank"] = int(np.count_nonzero(s > thr))
+    if s1 == 0.0:
+        out.update(sigma_gap=None, effective_rank=None, stable_rank=None,
+                   participation_ratio=None)
+        return out
+    out["sigma_gap"] = None if q < 2 else float(1.0 - s[1] / s1)
+    p = s / s.sum()
+    p = p[p > 0]
+    out["effective_rank"] = float(math.exp(-float(np.sum(p * np.log(p)))))
+    s2 = s * s
+    out["stable_rank"] = float(s2.sum() / (s1 * s1))
+    out["participation_ratio"] = float(s2.sum() ** 2 / np.sum(s2 * s2))
+    return out
+
+
+def numerical_rank_margin(M, sigma=None):
+    """min over k of |log2(sigma_k / threshold)|: how far the singular values
+    are from the numerical_rank threshold (in binary orders of magnitude).
+    A small margin means numerical_rank depends on rounding of the SVD."""
+    M = np.asarray(M, dtype=np.float64)
+    m, n = M.shape
+    s = singular_values(M) if sigma is None else np.asarray(sigma)
+    s1 = float(np.max(s))
+    thr = s1 * max(m, n) * EPS
+    if thr == 0.0:
+        return math.inf
+    pos = s[s > 0]
+    if pos.size == 0:
+        return math.inf
+    return float(np.min(np.abs(np.log2(pos / thr))))
+
+
+def is_causal(A):
+    n = A.shape[0]
+    return n >= 2 and not np.any(np.triu(A, k=1) != 0.0)
+
+
+def eigen_values(A, causal, use_diagonal=None):
+    """Eigenvalues of A, sorted by modulus, largest first."""
+    n = A.shape[0]
+    if use_diagonal is None:
+        use_diagonal = causal and n >= DIAGONAL_EIGEN_MIN_N
+    if use_diagonal:
+        if not causal:
+            raise ValueError("diagonal eigenvalues only for causal matrices")
+        lam = np.diag(A).astype(np.complex128)
+    else:
+        lam = scipy.linalg.eigvals(A, check_finite=True)
+    order = np.argsort(-np.abs(lam), kind="stable")
+    return lam[order]
+
+
+def fiedler(A):
+    W = (A + A.T) / 2.0
+    d = W.sum(axis=1)
+    dinv = np.zeros_like(d)
+    pos = d > 0
+    dinv[pos] = 1.0 / np.sqrt(d[pos])
+    n = A.shape[0]
+    L = np.eye(n) - dinv[:, None] * W * dinv[None, :]
+    L = (L + L.T) / 2.0  # exactly symmetric already; guard rounding anyway
+    ev = scipy.linalg.eigvalsh(L)
+    return float(np.sort(ev)[1])
+
+
+def attention(A, use_diagonal=None):
+    """Family B."""
+    A = np.asarray(A, dtype=np.float64)
+    m, n = A.shape
+    if m != n:
+        return {k: None for k in ATTENTION_KEYS}
+    out = {}
+    causal = is_causal(A)
+    out["causal"] = bool(causal)
+    out["row_sum_error"] = float(np.max(np.abs(A.sum(axis=1) - 1.0)))
+    nonneg = not np.any(A < 0)
+    if nonneg:
+        H = np.zeros(n)
+        for i in range(n):
+            r = A[i]
+            r = r[r > 0]
+            H[i] = -float(np.sum(r * np.log(r)))
+        out["entropy_mean"] = float(H.mean())
+        s = np.arange(1, n + 1) if causal else np.full(n, n)
+        rows = s >= 2
+        if np.any(rows):
+            out["entropy_normalized"] = float(np.mean(H[rows] / np.log(s[rows])))
+        else:
+            out["entropy_normalized"] = None
+        out["sink_mass"] = float(A[:, 0].mean())
+    else:
+        out["entropy_mean"] = None
+        out["entropy_normalized"] = None
+        out["sink_mass"] = None
+    if n >= 2:
+        lam = eigen_values(A, causal, use_diagonal)
+        a1, a2 = float(abs(lam[0])), float(abs(lam[1]))
+        out["lambda2_abs"] = a2
+        out["spectral_gap"] = a1 - a2
+        out["fiedler"] = fiedler(A) if nonneg else None
+    else:
+        out["lambda2_abs"] = None
+        out["spectral_gap"] = None
+        out["fiedler"] = None
+    fa = float(np.linalg.norm(A, "fro"))
+    if fa == 0.0:
+        out["asymmetry"] = None
+        out["symmetry_score"] = None
+    else:
+        N = (A - A.T) / 2.0
+        S = (A + A.T) / 2.0
+        out["asymmetry"] = float(np.linalg.norm(N, "fro") / fa)
+        out["symmetry_score"] = float(np.linalg.norm(S, "fro") ** 2 / fa ** 2)
+    return out
+
+
+def geometry(X):
+    """Family C."""
+    X = np.asarray(X, dtype=np.float64)
+    out = {}
+    norms = np.sqrt(np.sum(X * X, axis=1))
+    nz = norms > 0
+    k = int(np.count_nonzero(nz))
+    if k < 2:
+        out["mean_cosine"] = None
+    else:
+        Y = X[nz] / norms[nz][:, None]
+        G = Y @ Y.T
+        off = G.sum() - np.trace(G)
+        out["mean_cosine"] = float(off / (k * (k - 1)))
+    xbar = X.mean(axis=0)
+    Xc = X - xbar[None, :]
+    if not np.any(Xc != 0.0):
+        out["pc1_share"] = None
+    else:
+        sc = singular_values(Xc)
+        sc2 = sc * sc
+        out["pc1_share"] = float(sc2[0] / sc2.sum())
+    fx = float(np.linalg.norm(X, "fro"))
+    out["res_ratio"] = None if fx == 0.0 else float(np.linalg.norm(Xc, "fro") / fx)
+    return out
+
+
+def metrics(M, use_diagonal=None):
+    """All keys of families A, B, C for the matrix M (2-D, finite)."""
+    M = np.asarray(M, dtype=np.float64)
+    if M.ndim != 2 or M.size == 0:
+        raise ValueError("need a non-empty 2-D matrix")
+    if not np.all(np.isfinite(M)):
+        raise ValueError("non-finite entries")
+    out = {}
+    out.update(spectrum(M))
+    out.update(attention(M, use_diagonal))
+    out.update(geometry(M))
+    return out
+
+
+# ---------------------------------------------------------------- self-test
+
+def _close(a, b, rtol=1e-12, atol=1e-12):
+    return abs(a - b) <= rtol * abs(b) + atol
+
+
+def self_test():
+    rng = np.random.default_rng(7)
+    fails = []
+
+    def check(name, got, exp, rtol=1e-12, atol=1e-12):
+        if exp is None or isinstance(exp, bool):
+            ok = got is exp
+        else:
+            ok = got is not None and not isinstance(got, bool) and _close(got, exp, rtol, atol)
+        if not ok:
+            fails.append("%s: got %r expected %r" % (name, got, exp))
+
+    # uniform n x n: rank 1, effective rank 1, row-stochastic, symmetric
+    for n in (2, 5, 8):
+        U = np.full((n, n), 1.0 / n)
+        r = metrics(U)
+        check("uniform%d sigma_max" % n, r["sigma_max"], 1.0)
+        check("uniform%d effective_rank" % n, r["effective_rank"], 1.0, atol=1e-9)
+        check("uniform%d stable_rank" % n, r["stable_rank"], 1.0)
+        check("uniform%d numerical_rank" % n, r["numerical_rank"], 1, 0, 0)
+        check("uniform%d sigma_gap" % n, r["sigma_gap"], 1.0)
+        check("uniform%d causal" % n, r["causal"], False)
+        check("uniform%d entropy_mean" % n, r["entropy_mean"], math.log(n))
+        check("uniform%d entropy_normalized" % n, r["entropy_normalized"], 1.0)
+        check("uniform%d sink_mass" % n, r["sink_mass"], 1.0 / n)
+        check("uniform%d lambda2" % n, r["lambda2_abs"], 0.0, atol=1e-12)
+        check("uniform%d spectral_gap" % n, r["spectral_gap"], 1.0)
+        # W = U, D = I, L = I - U: eigenvalues 0, 1 (n-1 times)
+        check("uniform%d fiedler" % n, r["fiedler"], 1.0)
+        check("uniform%d asymmetry" % n, r["asymmetry"], 0.0)
+        check("uniform%d symmetry_score" % n, r["symmetry_score"], 1.0)
+        check("uniform%d mean_cosine" % n, r["mean_cosine"], 1.0)
+        check("uniform%d pc1_share" % n, r["pc1_share"], None)   # n power of 2 or exact
+        check("uniform%d res_ratio" % n, r["res_ratio"], 0.0, atol=1e-15)
+    # identity: effective rank n, causal (lower triangular), entropy 0
+    for n in (1, 2, 6):
+        r = metrics(np.eye(n))
+        check("eye%d effective_rank" % n, r["effective_rank"], float(n))
+        check("eye%d participation_ratio" % n, r["participation_ratio"], float(n))
+        check("eye%d stable_rank" % n, r["stable_rank"], float(n))
+        check("eye%d numerical_rank" % n, r["numerical_rank"], n)
+        check("eye%d causal" % n, r["causal"], n >= 2)
+        check("eye%d entropy_mean" % n, r["entropy_mean"], 0.0)
+        check("eye%d sink_mass" % n, r["sink_mass"], 1.0 / n)
+        check("eye%d symmetry_score" % n, r["symmetry_score"], 1.0)
+        check("eye%d asymmetry" % n, r["asymmetry"], 0.0)
+        check("eye%d mean_cosine" % n, r["mean_cosine"], None if n < 2 else 0.0)
+        if n == 1:
+            for key in ("sigma_gap", "lambda2_abs", "spectral_gap", "fiedler",
+                        "entropy_normalized", "pc1_share"):
+                check("eye1 %s" % key, r[key], None)
+            check("eye1 res_ratio", r["res_ratio"], 0.0)
+        else:
+            check("eye%d entropy_normalized" % n, r["entropy_normalized"], 0.0)
+            check("eye%d lambda2" % n, r["lambda2_abs"], 1.0)
+            check("eye%d spectral_gap" % n, r["spectral_gap"], 0.0)
+            # W = I, D = I, L = 0
+            check("eye%d fiedler" % n, r["fiedler"], 0.0)
+            check("eye%d sigma_gap" % n, r["sigma_gap"], 0.0)
+            # centred I: n-1 equal singular values
+            check("eye%d pc1_share" % n, r["pc1_share"], 1.0 / (n - 1))
+            check("eye%d res_ratio" % n, r["res_ratio"], math.sqrt((n - 1) / n))
+    # zero matrix
+    for shape in ((1, 1), (3, 3), (2, 5)):
+        r = metrics(np.zeros(shape))
+        check("zero%s sigma_max" % (shape,), r["sigma_max"], 0.0)
+        check("zero%s numerical_rank" % (shape,), r["numerical_rank"], 0)
+        for key in ("sigma_gap", "effective_rank", "stable_rank",
+                    "participation_ratio", "pc1_share", "res_ratio",
+                    "mean_cosine"):
+            check("zero%s %s" % (shape, key), r[key], None)
+        if shape == (3, 3):
+            check("zero causal", r["causal"], True)
+            check("zero entropy_mean", r["entropy_mean"], 0.0)
+            check("zero entropy_normalized", r["entropy_normalized"], 0.0)
+            check("zero row_sum_error", r["row_sum_error"], 1.0)
+            check("zero lambda2", r["lambda2_abs"], 0.0)
+            check("zero fiedler", r["fiedler"], 1.0)  # L = I
+            check("zero asymmetry", r["asymmetry"], None)
+        if shape == (2, 5):
+            for key in ATTENTION_KEYS:
+                check("zero(2,5) %s" % key, r[key], None)
+    # permutation (cyclic shift): eigenvalues = n-th roots of unity
+    n = 5
+    P = np.roll(np.eye(n), 1, axis=1)
+    r = metrics(P)
+    check("perm lambda2", r["lambda2_abs"], 1.0)
+    check("perm spectral_gap", r["spectral_gap"], 0.0)
+    check("perm entropy", r["entropy_mean"], 0.0)
+    check("perm causal", r["causal"], False)
+    check("perm effective_rank", r["effective_rank"], float(n))
+    # W = (P + P^T)/2 is the cycle graph / 2, D = I: L = I - W, eigenvalues
+    # 1 - cos(2 pi k / n); the second smallest is 1 - cos(2 pi / n)
+    check("perm fiedler", r["fiedler"], 1 - math.cos(2 * math.pi / n))
+    check("perm asymmetry", r["asymmetry"], math.sqrt(0.5))
+    check("perm symmetry_score", r["symmetry_score"], 0.5)
+    check("perm mean_cosine", r["mean_cosine"], 0.0)
+    # 2x2 closed form [[1-a, a], [b, 1-b]]: eigenvalues 1 and 1-a-b
+    a, b = 0.3, 0.1
+    A = np.array([[1 - a, a], [b, 1 - b]])
+    r = metrics(A)
+    check("2x2 lambda2", r["lambda2_abs"], abs(1 - a - b))
+    check("2x2 spectral_gap", r["spectral_gap"], 1 - abs(1 - a - b))
+    h = lambda p: -sum(x * math.log(x) for x in p if x > 0)
+    check("2x2 entropy_mean", r["entropy_mean"], (h([1 - a, a]) + h([b, 1 - b])) / 2)
+    check("2x2 entropy_normalized", r["entropy_normalized"],
+          (h([1 - a, a]) + h([b, 1 - b])) / 2 / math.log(2))
+    check("2x2 sink_mass", r["sink_mass"], (1 - a + b) / 2)
+    # asymmetry: N = [[0, (a-b)/2], [-(a-b)/2, 0]]
+    fa = math.sqrt((1 - a) ** 2 + a ** 2 + b ** 2 + (1 - b) ** 2)
+    check("2x2 asymmetry", r["asymmetry"], math.sqrt(2) * abs(a - b) / 2 / fa)
+    # block diagonal of two stochastic blocks: lambda2 = 1, fiedler = 0
+    B = np.zeros((6, 6))
+    B[:3, :3] = 1.0 / 3
+    B[3:, 3:] = 1.0 / 3
+    r = metrics(B)
+    check("block lambda2", r["lambda2_abs"], 1.0)
+    check("block fiedler", r["fiedler"], 0.0, atol=1e-12)
+    check("block effective_rank", r["effective_rank"], 2.0)
+    # causal: diagonal shortcut equals eigvals; normalised entropy of a
+    # uniform causal matrix is 1 and its s_i run 1..n
+    for n in (2, 3, 7, 40):
+        L = np.tril(np.ones((n, n)))
+        L /= L.sum(axis=1, keepdims=True)
+        r = metrics(L)
+        check("causal%d causal" % n, r["causal"], True)
+        check("causal%d entropy_normalized" % n, r["entropy_normalized"], 1.0)
+        check("causal%d entropy_mean" % n, r["entropy_mean"],
+              sum(math.log(i + 1) for i in range(n)) / n)
+        check("causal%d sink_mass" % n, r["sink_mass"],
+              sum(1.0 / (i + 1) for i in range(n)) / n)
+        # eigenvalues 1, 1/2, ..., 1/n
+        check("causal%d lambda2" % n, r["lambda2_abs"], 0.5)
+        logits = rng.normal(size=(n, n)) * 3
+        logits[np.triu_indices(n, 1)] = -np.inf
+        S = np.exp(logits - logits.max(axis=1, keepdims=True))
+        S /= S.sum(axis=1, keepdims=True)
+        d1 = attention(S, use_diagonal=True)
+        d2 = attention(S, use_diagonal=False)
+        check("causal%d diag-vs-eigvals lambda2" % n, d1["lambda2_abs"],
+              d2["lambda2_abs"], rtol=1e-9)
+        check("causal%d diag-vs-eigvals gap" % n, d1["spectral_gap"],
+              d2["spectral_gap"], rtol=1e-9)
+    # signed entries: the non-negative-only keys are null
+    X = rng.normal(size=(4, 4))
+    r = metrics(X)
+    for key in ("entropy_mean", "entropy_normalized", "sink_mass", "fiedler"):
+        check("signed %s" % key, r[key], None)
+    assert r["lambda2_abs"] is not None and r["asymmetry"] is not None
+    # rank k: numerical rank k, effective/stable ranks from explicit sigma
+    U, _ = np.linalg.qr(rng.normal(size=(30, 30)))
+    V, _ = np.linalg.qr(rng.normal(size=(20, 20)))
+    sig = np.array([5.0, 3.0, 2.0, 1.0] + [0.0] * 16)
+    M = U[:, :20] @ np.diag(sig) @ V.T
+    r = metrics(M)
+    check("rank4 numerical_rank", r["numerical_rank"], 4)
+    s = sig[:4]
+    p = s / s.sum()
+    check("rank4 effective_rank", r["effective_rank"],
+          math.exp(-float(np.sum(p * np.log(p)))), rtol=1e-9)
+    check("rank4 stable_rank", r["stable_rank"], float(np.sum(s ** 2) / 25), rtol=1e-9)
+    check("rank4 participation_ratio", r["participation_ratio"],
+          float(np.sum(s ** 2) ** 2 / np.sum(s ** 4)), rtol=1e-9)
+    check("rank4 sigma_gap", r["sigma_gap"], 1 - 3 / 5, rtol=1e-9)
+    for key in ATTENTION_KEYS:
+        check("30x20 %s" % key, r[key], None)
+    # mean_cosine with a zero row: zero rows are ignored
+    X = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+    c = [1 / math.sqrt(2), 0.0, 1 / math.sqrt(2)]
+    check("cos zero-row", geometry(X)["mean_cosine"], 2 * sum(c) / 6)
+    # pc1 of two rows: centred matrix has rank 1
+    check("pc1 two rows", geometry(np.array([[1.0, 2.0], [3.0, 5.0]]))["pc1_share"], 1.0)
+    return fails
+
+
+if __name__ == "__main__":
+    f = self_test()
+    for line in f:
+        print("FAIL", line)
+    print("reference self-test: %s" % ("FAILED (%d)" % len(f) if f else "ok"))
+    raise SystemExit(1 if f else 0)
