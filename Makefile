@@ -91,7 +91,7 @@ valgrind: $(CLI)
 # The README's main command: the metrics of an attention file shipped in examples/.
 demo: deps
 	$(MAKE) $(CLI)
-	$(CLI) matrix examples/gpt2_attention.npy
+	$(CLI) matrix examples/tiny_gpt2_attention.npy
 
 bench: deps
 	$(MAKE) $(BENCHES)

@@ -31,6 +31,9 @@ typedef enum {
     AG_DT_F8_E5M2, AG_DT_F8_E4M3, AG_DT_F8_E8M0,
     AG_DT_F16, AG_DT_BF16, AG_DT_F32, AG_DT_F64,
     AG_DT_C64,
+    /* Added upstream after the list above (safetensors 0.6+/0.8): 8-bit
+     * "finite, unsigned zero" floats. Known, not convertible. */
+    AG_DT_F8_E4M3FNUZ, AG_DT_F8_E5M2FNUZ,
     AG_DT_COUNT
 } ag_dtype;
 

@@ -102,6 +102,10 @@ int ag_svd_values(const double *M, size_t m, size_t n, double *sigma);
  * sorted by modulus, largest first. LAPACK dgeev without vectors. */
 int ag_eig_general_values(const double *A, size_t n, double *re, double *im);
 
+/* Sort eigenvalue pairs in place by modulus, largest first (ties: larger
+ * real part first). */
+int ag_eig_sort_by_modulus(double *re, double *im, size_t n);
+
 /* The k-th smallest (1-based) eigenvalue of the symmetric n×n row-major S.
  * LAPACK dsyevr with RANGE='I'. */
 int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value);

@@ -1,0 +1,17 @@
+/* analysis.h — private interface between the metric families and the
+ * ag_matrix_metrics driver (analysis/matrix.c). */
+#ifndef AG_ANALYSIS_H
+#define AG_ANALYSIS_H
+
+#include "attngeom.h"
+
+/* Family B of the square n×n row-major A (finite entries). */
+int ag_attention_family(const double *A, size_t n, const ag_metric_set *sel,
+                        ag_record *rec);
+/* Family C of the m×n row-major X (finite entries). */
+int ag_geometry_family(const double *X, size_t m, size_t n,
+                       const ag_metric_set *sel, ag_record *rec);
+/* 1 if any key of family f is selected. */
+int ag_family_selected(const ag_metric_set *sel, ag_family f);
+
+#endif

@@ -1,0 +1,230 @@
+/* attention.c — family B: properties of a square, normally row-stochastic,
+ * attention matrix A (SPEC §3 B).
+ *
+ * entropy: the Shannon entropy of each query's attention distribution
+ *   (Clark et al. 2019, "What does BERT look at?", §3; Vig & Belinkov 2019).
+ * lambda2_abs / spectral_gap: for a row-stochastic A, the second eigenvalue
+ *   modulus bounds the mixing rate of the Markov chain A (Levin, Peres &
+ *   Wilmer, Markov Chains and Mixing Times, §12.2).
+ * fiedler: second-smallest eigenvalue of the normalised Laplacian of the
+ *   symmetrised graph W = (A + Aᵀ)/2 (Chung, Spectral Graph Theory, §1.2).
+ * asymmetry / symmetry_score: split A = S + N into symmetric and antisymmetric
+ *   parts, ‖A‖² = ‖S‖² + ‖N‖² (Saponati et al. 2025).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "analysis.h"
+
+#define ON(m) (sel->on[m])
+#define AT(i, j) A[(i) * n + (j)]
+
+static int is_causal(const double *A, size_t n)
+{
+    if (n < 2)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (AT(i, j) != 0.0)
+                return 0;
+    return 1;
+}
+
+static int has_negative(const double *A, size_t n)
+{
+    for (size_t k = 0; k < n * n; k++)
+        if (A[k] < 0.0)
+            return 1;
+    return 0;
+}
+
+/* Σ x_k with Neumaier's compensation, so that row_sum_error of an exactly
+ * stochastic row is not swamped by rounding of the sum itself. */
+static double row_sum(const double *row, size_t n)
+{
+    double s = 0, c = 0;
+    for (size_t j = 0; j < n; j++) {
+        double t = s + row[j];
+        c += fabs(s) >= fabs(row[j]) ? (s - t) + row[j] : (row[j] - t) + s;
+        s = t;
+    }
+    return s + c;
+}
+
+static double row_entropy(const double *row, size_t n)
+{
+    double h = 0;
+    for (size_t j = 0; j < n; j++)
+        if (row[j] > 0.0)
+            h -= row[j] * log(row[j]);
+    return h;
+}
+
+static void entropy_keys(const double *A, size_t n, int causal, int negative,
+                         const ag_metric_set *sel, ag_record *rec)
+{
+    if (negative) {
+        if (ON(AG_M_ENTROPY_MEAN))
+            ag_record_set(rec, AG_M_ENTROPY_MEAN, AG_V_NULL, 0);
+        if (ON(AG_M_ENTROPY_NORMALIZED))
+            ag_record_set(rec, AG_M_ENTROPY_NORMALIZED, AG_V_NULL, 0);
+        if (ON(AG_M_SINK_MASS))
+            ag_record_set(rec, AG_M_SINK_MASS, AG_V_NULL, 0);
+        return;
+    }
+    double sum_h = 0, sum_norm = 0, sink = 0;
+    size_t rows_norm = 0;
+    for (size_t i = 0; i < n; i++) {
+        double h = row_entropy(&AT(i, 0), n);
+        size_t s = causal ? i + 1 : n; /* keys the query may attend to */
+        sum_h += h;
+        if (s >= 2) {
+            sum_norm += h / log((double)s);
+            rows_norm++;
+        }
+        sink += AT(i, 0);
+    }
+    if (ON(AG_M_ENTROPY_MEAN))
+        ag_record_set(rec, AG_M_ENTROPY_MEAN, AG_V_NUMBER, sum_h / (double)n);
+    if (ON(AG_M_ENTROPY_NORMALIZED))
+        ag_record_set(rec, AG_M_ENTROPY_NORMALIZED,
+                      rows_norm ? AG_V_NUMBER : AG_V_NULL,
+                      rows_norm ? sum_norm / (double)rows_norm : 0);
+    if (ON(AG_M_SINK_MASS))
+        ag_record_set(rec, AG_M_SINK_MASS, AG_V_NUMBER, sink / (double)n);
+}
+
+/* |λ₁| and |λ₂|; for a causal (lower-triangular) A the eigenvalues are its
+ * diagonal exactly, so no eigensolver runs (SPEC §3 B). */
+static int top_two_moduli(const double *A, size_t n, int causal, double *l1,
+                          double *l2)
+{
+    double *re = malloc(n * sizeof *re), *im = calloc(n, sizeof *im);
+    int status = (re && im) ? AG_OK : AG_ENOMEM;
+    if (status == AG_OK) {
+        if (causal) {
+            for (size_t i = 0; i < n; i++)
+                re[i] = AT(i, i);
+            status = ag_eig_sort_by_modulus(re, im, n);
+        } else {
+            status = ag_eig_general_values(A, n, re, im);
+        }
+    }
+    if (status == AG_OK) {
+        *l1 = hypot(re[0], im[0]);
+        *l2 = hypot(re[1], im[1]);
+    }
+    free(re);
+    free(im);
+    return status;
+}
+
+/* Second-smallest eigenvalue of L = I − D^{-1/2} W D^{-1/2}. */
+static int fiedler_value(const double *A, size_t n, double *value)
+{
+    double *L = malloc(n * n * sizeof *L), *dinv = malloc(n * sizeof *dinv);
+    if (!L || !dinv) {
+        free(L);
+        free(dinv);
+        return AG_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double d = 0;
+        for (size_t j = 0; j < n; j++)
+            d += 0.5 * (AT(i, j) + AT(j, i));
+        dinv[i] = d > 0 ? 1.0 / sqrt(d) : 0.0;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double w = 0.5 * (AT(i, j) + AT(j, i));
+            L[i * n + j] = (i == j ? 1.0 : 0.0) - dinv[i] * w * dinv[j];
+        }
+    int status = ag_eig_symmetric_kth(L, n, 2, value);
+    free(L);
+    free(dinv);
+    return status;
+}
+
+/* ‖S‖_F² and ‖N‖_F² relative to ‖A‖_F², computed on A / max|A| so that
+ * squares cannot overflow. Returns 0 when A = 0. */
+static int symmetry_split(const double *A, size_t n, double *sym2, double *anti2)
+{
+    double amax = 0;
+    for (size_t k = 0; k < n * n; k++)
+        amax = fmax(amax, fabs(A[k]));
+    if (amax == 0)
+        return 0;
+    double s2 = 0, n2 = 0, a2 = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double a = AT(i, j) / amax, b = AT(j, i) / amax;
+            s2 += 0.25 * (a + b) * (a + b);
+            n2 += 0.25 * (a - b) * (a - b);
+            a2 += a * a;
+        }
+    *sym2 = s2 / a2;
+    *anti2 = n2 / a2;
+    return 1;
+}
+
+static int spectral_keys(const double *A, size_t n, int causal, int negative,
+                         const ag_metric_set *sel, ag_record *rec)
+{
+    int want_eig = ON(AG_M_LAMBDA2_ABS) || ON(AG_M_SPECTRAL_GAP);
+    if (want_eig) {
+        double l1 = 0, l2 = 0;
+        int ok = n >= 2;
+        if (ok) {
+            int status = top_two_moduli(A, n, causal, &l1, &l2);
+            if (status != AG_OK)
+                return status;
+        }
+        if (ON(AG_M_LAMBDA2_ABS))
+            ag_record_set(rec, AG_M_LAMBDA2_ABS, ok ? AG_V_NUMBER : AG_V_NULL, l2);
+        if (ON(AG_M_SPECTRAL_GAP))
+            ag_record_set(rec, AG_M_SPECTRAL_GAP, ok ? AG_V_NUMBER : AG_V_NULL,
+                          l1 - l2);
+    }
+    if (ON(AG_M_FIEDLER)) {
+        double f = 0;
+        int ok = n >= 2 && !negative;
+        if (ok) {
+            int status = fiedler_value(A, n, &f);
+            if (status != AG_OK)
+                return status;
+        }
+        ag_record_set(rec, AG_M_FIEDLER, ok ? AG_V_NUMBER : AG_V_NULL, f);
+    }
+    return AG_OK;
+}
+
+int ag_attention_family(const double *A, size_t n, const ag_metric_set *sel,
+                        ag_record *rec)
+{
+    const int causal = is_causal(A, n);
+    const int negative = has_negative(A, n);
+
+    if (ON(AG_M_CAUSAL))
+        ag_record_set(rec, AG_M_CAUSAL, AG_V_BOOL, causal);
+    if (ON(AG_M_ROW_SUM_ERROR)) {
+        double worst = 0;
+        for (size_t i = 0; i < n; i++)
+            worst = fmax(worst, fabs(row_sum(&AT(i, 0), n) - 1.0));
+        ag_record_set(rec, AG_M_ROW_SUM_ERROR, AG_V_NUMBER, worst);
+    }
+    entropy_keys(A, n, causal, negative, sel, rec);
+    int status = spectral_keys(A, n, causal, negative, sel, rec);
+    if (status != AG_OK)
+        return status;
+    if (ON(AG_M_ASYMMETRY) || ON(AG_M_SYMMETRY_SCORE)) {
+        double sym2 = 0, anti2 = 0;
+        int ok = symmetry_split(A, n, &sym2, &anti2);
+        if (ON(AG_M_ASYMMETRY))
+            ag_record_set(rec, AG_M_ASYMMETRY, ok ? AG_V_NUMBER : AG_V_NULL,
+                          sqrt(anti2));
+        if (ON(AG_M_SYMMETRY_SCORE))
+            ag_record_set(rec, AG_M_SYMMETRY_SCORE, ok ? AG_V_NUMBER : AG_V_NULL,
+                          sym2);
+    }
+    return AG_OK;
+}

@@ -1,0 +1,150 @@
+/* registry.c — metric keys, families, selections and records. The table
+ * below is the single source of the key names and of their order (SPEC §3),
+ * which is also the CSV/TSV column order. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attngeom.h"
+
+static const struct {
+    const char *name;
+    ag_family family;
+} metric_table[AG_M_COUNT] = {
+    [AG_M_SIGMA_MAX] = {"sigma_max", AG_FAMILY_SPECTRUM},
+    [AG_M_SIGMA_GAP] = {"sigma_gap", AG_FAMILY_SPECTRUM},
+    [AG_M_EFFECTIVE_RANK] = {"effective_rank", AG_FAMILY_SPECTRUM},
+    [AG_M_STABLE_RANK] = {"stable_rank", AG_FAMILY_SPECTRUM},
+    [AG_M_PARTICIPATION_RATIO] = {"participation_ratio", AG_FAMILY_SPECTRUM},
+    [AG_M_NUMERICAL_RANK] = {"numerical_rank", AG_FAMILY_SPECTRUM},
+    [AG_M_CAUSAL] = {"causal", AG_FAMILY_ATTENTION},
+    [AG_M_ROW_SUM_ERROR] = {"row_sum_error", AG_FAMILY_ATTENTION},
+    [AG_M_ENTROPY_MEAN] = {"entropy_mean", AG_FAMILY_ATTENTION},
+    [AG_M_ENTROPY_NORMALIZED] = {"entropy_normalized", AG_FAMILY_ATTENTION},
+    [AG_M_SINK_MASS] = {"sink_mass", AG_FAMILY_ATTENTION},
+    [AG_M_LAMBDA2_ABS] = {"lambda2_abs", AG_FAMILY_ATTENTION},
+    [AG_M_SPECTRAL_GAP] = {"spectral_gap", AG_FAMILY_ATTENTION},
+    [AG_M_FIEDLER] = {"fiedler", AG_FAMILY_ATTENTION},
+    [AG_M_ASYMMETRY] = {"asymmetry", AG_FAMILY_ATTENTION},
+    [AG_M_SYMMETRY_SCORE] = {"symmetry_score", AG_FAMILY_ATTENTION},
+    [AG_M_MEAN_COSINE] = {"mean_cosine", AG_FAMILY_GEOMETRY},
+    [AG_M_PC1_SHARE] = {"pc1_share", AG_FAMILY_GEOMETRY},
+    [AG_M_RES_RATIO] = {"res_ratio", AG_FAMILY_GEOMETRY},
+};
+
+static const char *const family_names[AG_FAMILY_COUNT] = {
+    [AG_FAMILY_SPECTRUM] = "spectrum",
+    [AG_FAMILY_ATTENTION] = "attention",
+    [AG_FAMILY_GEOMETRY] = "geometry",
+};
+
+const char *ag_metric_name(ag_metric m)
+{
+    return (unsigned)m < AG_M_COUNT ? metric_table[m].name : NULL;
+}
+
+int ag_metric_from_name(const char *name)
+{
+    for (int m = 0; m < AG_M_COUNT; m++)
+        if (strcmp(metric_table[m].name, name) == 0)
+            return m;
+    return -1;
+}
+
+ag_family ag_metric_family(ag_metric m)
+{
+    return metric_table[m].family;
+}
+
+const char *ag_family_name(ag_family f)
+{
+    return (unsigned)f < AG_FAMILY_COUNT ? family_names[f] : NULL;
+}
+
+static void select_family(ag_metric_set *set, ag_family f)
+{
+    for (int m = 0; m < AG_M_COUNT; m++)
+        if (metric_table[m].family == f)
+            set->on[m] = 1;
+}
+
+void ag_metric_set_default(ag_metric_set *set)
+{
+    memset(set, 0, sizeof *set);
+    select_family(set, AG_FAMILY_SPECTRUM);
+    select_family(set, AG_FAMILY_ATTENTION);
+    select_family(set, AG_FAMILY_GEOMETRY);
+}
+
+/* Select one key or family name; 0 if it is neither. */
+static int select_item(ag_metric_set *set, const char *item)
+{
+    if (strcmp(item, "all") == 0) {
+        for (int m = 0; m < AG_M_COUNT; m++)
+            set->on[m] = 1;
+        return 1;
+    }
+    for (int f = 0; f < AG_FAMILY_COUNT; f++)
+        if (strcmp(item, family_names[f]) == 0) {
+            select_family(set, (ag_family)f);
+            return 1;
+        }
+    int m = ag_metric_from_name(item);
+    if (m < 0)
+        return 0;
+    set->on[m] = 1;
+    return 1;
+}
+
+int ag_metric_set_parse(ag_metric_set *set, const char *list, ag_error *err)
+{
+    memset(set, 0, sizeof *set);
+    const char *p = list;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char item[64];
+        if (len == 0 || len >= sizeof item)
+            return ag_error_set(err, AG_EINVAL, "--metrics: %s item in '%s'",
+                                len ? "overlong" : "empty", list);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (!select_item(set, item))
+            return ag_error_set(err, AG_EINVAL,
+                                "--metrics: unknown metric or family '%s'", item);
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return AG_OK;
+}
+
+size_t ag_metric_set_count(const ag_metric_set *set)
+{
+    size_t c = 0;
+    for (int m = 0; m < AG_M_COUNT; m++)
+        c += set->on[m] != 0;
+    return c;
+}
+
+void ag_record_init(ag_record *r, int layer, int head, size_t rows, size_t cols)
+{
+    memset(r, 0, sizeof *r);
+    r->layer = layer;
+    r->head = head;
+    r->text = -1;
+    r->rows = rows;
+    r->cols = cols;
+}
+
+void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v)
+{
+    if ((unsigned)m >= AG_M_COUNT)
+        return;
+    if (kind != AG_V_NULL && kind != AG_V_ABSENT && !isfinite(v)) {
+        kind = AG_V_NULL;
+        v = 0.0;
+    }
+    r->kind[m] = (unsigned char)kind;
+    r->value[m] = kind == AG_V_NULL ? 0.0 : v;
+}

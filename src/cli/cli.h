@@ -1,0 +1,59 @@
+/* cli.h — shared pieces of the attngeom command line. The CLI is built only on
+ * the public API (attngeom.h); it owns all printing and exit codes:
+ * 0 success, 1 failure (one line on stderr), 2 usage error, 3 failed --expect. */
+#ifndef AG_CLI_H
+#define AG_CLI_H
+
+#include <stdio.h>
+
+#include "attngeom.h"
+
+enum { EXIT_USAGE = 2, EXIT_EXPECT = 3 };
+
+/* Options every record-printing subcommand takes. */
+typedef struct {
+    ag_format format;
+    const char *out_path;     /* -o FILE, or NULL for stdout */
+    ag_metric_set metrics;
+    const char *expect_path;  /* --expect GOLDEN.json */
+    double rtol, atol;
+} cli_common;
+
+void cli_common_init(cli_common *c);
+
+/* Try to consume a common option at argv[*i] (advancing *i past its value).
+ * Returns 1 if consumed, 0 if not a common option, -1 after printing a usage
+ * error. `cmd` names the subcommand in messages. */
+int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
+                      int *i);
+
+/* The value of option argv[*i] ("--opt VALUE" or "--opt=VALUE"), advancing
+ * *i; NULL (after printing a usage error) when it is missing. `name` is the
+ * option without its value. */
+const char *cli_option_value(const char *cmd, const char *name, int argc,
+                             char **argv, int *i);
+/* 1 if argv[i] is option `name` ("--x" or "--x=..."). */
+int cli_is_option(const char *arg, const char *name);
+
+/* Print "attngeom: MESSAGE" (one line) and return 1. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "attngeom CMD: MESSAGE (see attngeom CMD --help)" and return 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Format the records, write them to -o (atomically: nothing is left behind
+ * on failure) or stdout, then run --expect. Returns the exit status. */
+int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
+             const ag_output_meta *meta);
+
+/* Compare records with a golden JSON output (--expect). Prints each mismatch
+ * on stderr. Returns 0 (all match), 3 (mismatch) or 1 (golden unreadable). */
+int cli_expect(const cli_common *c, const ag_record *recs, size_t count);
+
+/* Parse a non-negative number; 0 on success. */
+int cli_parse_double(const char *s, double *out);
+
+/* Subcommands. */
+int cmd_matrix(int argc, char **argv);
+
+#endif

@@ -1,0 +1,178 @@
+/* cmd_matrix.c — `attngeom matrix FILE [--tensor NAME]`: families A–C of every
+ * matrix in a .npy or .safetensors file (2-D [n,m]; 3-D [H,n,m] as heads;
+ * 4-D [L,H,n,m] as layers × heads). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char matrix_help[] =
+    "usage: attngeom matrix FILE [--tensor NAME] [options]\n"
+    "\n"
+    "Metrics of the matrices stored in FILE: a .npy array (<f2, <f4, <f8; C or\n"
+    "Fortran order) or a .safetensors tensor (F16, BF16, F32, F64; --tensor NAME\n"
+    "picks it when the file holds several). 2-D [n,m] is one matrix; 3-D [H,n,m]\n"
+    "is read as heads; 4-D [L,H,n,m] as layers x heads.\n"
+    "\n"
+    "options:\n"
+    "  --tensor NAME      tensor of a .safetensors file\n"
+    "  --metrics LIST     keys and families: spectrum, attention, geometry, all\n"
+    "                     (default spectrum,attention,geometry)\n"
+    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  -o FILE            write there instead of standard output\n"
+    "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
+    "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
+    "  --help             this text\n";
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Pick the tensor of a safetensors file: --tensor, or the only tensor. */
+static int read_safetensors(const char *path, const char *tensor, ag_array *out)
+{
+    ag_safetensors *st = NULL;
+    ag_error err = {0};
+    if (ag_st_open(path, &st, &err) != AG_OK)
+        return cli_fail("%s", err.message);
+    const char *name = tensor;
+    if (!name) {
+        if (ag_st_count(st) != 1) {
+            size_t n = ag_st_count(st);
+            ag_st_close(st);
+            return cli_fail("%s: holds %zu tensors; choose one with --tensor NAME "
+                            "(attngeom info lists them)", path, n);
+        }
+        name = ag_st_info(st, 0)->name;
+    }
+    int status = ag_st_read(st, name, out, &err);
+    ag_st_close(st);
+    return status == AG_OK ? 0 : cli_fail("%s", err.message);
+}
+
+static int read_matrix_file(const char *path, const char *tensor, ag_array *out)
+{
+    ag_error err = {0};
+    if (has_suffix(path, ".safetensors"))
+        return read_safetensors(path, tensor, out);
+    if (tensor)
+        return cli_fail("%s: --tensor applies to .safetensors files only", path);
+    if (ag_npy_read(path, out, &err) != AG_OK)
+        return cli_fail("%s", err.message);
+    return 0;
+}
+
+static void shape_text(const ag_array *a, char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "(");
+    for (int d = 0; d < a->ndim && n > 0 && (size_t)n < size; d++)
+        n += snprintf(buf + n, size - n, "%zu%s", a->shape[d],
+                      d + 1 < a->ndim ? ", " : (a->ndim == 1 ? ",)" : ")"));
+    if (a->ndim == 0)
+        snprintf(buf, size, "()");
+}
+
+/* Shape and values checks the metrics need, with the file named. */
+static int check_array(const char *path, const ag_array *a)
+{
+    char shape[160];
+    shape_text(a, shape, sizeof shape);
+    if (a->ndim < 2 || a->ndim > 4)
+        return cli_fail("%s: %d-D array of shape %s; expected 2-D [n,m], "
+                        "3-D [H,n,m] or 4-D [L,H,n,m]", path, a->ndim, shape);
+    size_t total = ag_array_size(a);
+    if (total == 0)
+        return cli_fail("%s: empty array of shape %s", path, shape);
+    for (size_t k = 0; k < total; k++)
+        if (!isfinite(a->data[k])) {
+            size_t idx[AG_MAX_DIMS], rest = k;
+            for (int d = a->ndim - 1; d >= 0; d--) {
+                idx[d] = rest % a->shape[d];
+                rest /= a->shape[d];
+            }
+            char where[160];
+            int n = snprintf(where, sizeof where, "[");
+            for (int d = 0; d < a->ndim; d++)
+                n += snprintf(where + n, sizeof where - n, "%zu%s", idx[d],
+                              d + 1 < a->ndim ? ", " : "]");
+            return cli_fail("%s: non-finite value (%s) at index %s", path,
+                            isnan(a->data[k]) ? "NaN" : "Inf", where);
+        }
+    return 0;
+}
+
+static int matrix_records(const char *path, const ag_array *a,
+                          const ag_metric_set *sel, ag_record **out,
+                          size_t *count)
+{
+    size_t L = a->ndim == 4 ? a->shape[0] : 1;
+    size_t H = a->ndim >= 3 ? a->shape[a->ndim - 3] : 1;
+    size_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
+    ag_record *recs = calloc(L * H, sizeof *recs);
+    if (!recs)
+        return cli_fail("%s: out of memory for %zu records", path, L * H);
+    for (size_t l = 0; l < L; l++)
+        for (size_t h = 0; h < H; h++) {
+            ag_record *r = &recs[l * H + h];
+            ag_error err = {0};
+            ag_record_init(r, (int)l, (int)h, m, n);
+            const double *M = a->data + (l * H + h) * m * n;
+            if (ag_matrix_metrics(M, m, n, sel, r, &err) != AG_OK) {
+                free(recs);
+                return cli_fail("%s: layer %zu, head %zu: %s", path, l, h,
+                                err.message);
+            }
+        }
+    *out = recs;
+    *count = L * H;
+    return 0;
+}
+
+int cmd_matrix(int argc, char **argv)
+{
+    cli_common common;
+    cli_common_init(&common);
+    const char *path = NULL, *tensor = NULL;
+    for (int i = 1; i < argc; i++) {
+        int used = cli_common_option(&common, "matrix", argc, argv, &i);
+        if (used < 0)
+            return EXIT_USAGE;
+        if (used)
+            continue;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(matrix_help, stdout);
+            return 0;
+        }
+        if (cli_is_option(argv[i], "--tensor")) {
+            if (!(tensor = cli_option_value("matrix", "--tensor", argc, argv, &i)))
+                return EXIT_USAGE;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cli_usage_error("matrix", "unknown option '%s'", argv[i]);
+        } else if (path) {
+            return cli_usage_error("matrix", "one FILE only ('%s' and '%s')", path, argv[i]);
+        } else {
+            path = argv[i];
+        }
+    }
+    if (!path)
+        return cli_usage_error("matrix", "missing FILE");
+
+    ag_array a = {0};
+    if (read_matrix_file(path, tensor, &a) != 0)
+        return 1;
+    int rc = check_array(path, &a);
+    ag_record *recs = NULL;
+    size_t count = 0;
+    if (rc == 0)
+        rc = matrix_records(path, &a, &common.metrics, &recs, &count);
+    ag_array_free(&a);
+    if (rc == 0) {
+        ag_output_meta meta = {.command = "matrix", .source = path};
+        rc = cli_emit(&common, recs, count, &meta);
+    }
+    free(recs);
+    return rc;
+}

@@ -1,0 +1,128 @@
+/* linalg.c — thin wrappers over LAPACKE for the spectral quantities attngeom
+ * needs. Every routine takes row-major input and never modifies it.
+ *
+ * Row-major data handed to LAPACK as column-major is the transpose. Singular
+ * values and eigenvalues of Mᵀ equal those of M, so the wrappers pass the
+ * buffer as a column-major Mᵀ and avoid LAPACKE's row-major transposition
+ * copies (and its row-major leading-dimension checks).
+ */
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lapacke.h>
+
+#include "attngeom.h"
+
+static double *dup_matrix(const double *M, size_t count)
+{
+    double *c = malloc((count ? count : 1) * sizeof *c);
+    if (c)
+        memcpy(c, M, count * sizeof *c);
+    return c;
+}
+
+int ag_svd_values(const double *M, size_t m, size_t n, double *sigma)
+{
+    if (m == 0 || n == 0)
+        return AG_EINVAL;
+    if (m > INT32_MAX || n > INT32_MAX || m > SIZE_MAX / sizeof(double) / n)
+        return AG_ELIMIT;
+    double *a = dup_matrix(M, m * n);
+    if (!a)
+        return AG_ENOMEM;
+    /* Column-major view: n rows, m columns, leading dimension n.
+     * dgesdd, JOBZ='N': divide and conquer, values only (LAPACK Users' Guide
+     * §2.4.4); relative accuracy of each σ_k is O(ε σ₁ / σ_k). */
+    lapack_int info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', (lapack_int)n,
+                                     (lapack_int)m, a, (lapack_int)n, sigma,
+                                     NULL, 1, NULL, 1);
+    free(a);
+    return info == 0 ? AG_OK : AG_ELAPACK;
+}
+
+typedef struct {
+    double re, im, mod;
+} eig_pair;
+
+static int by_modulus_desc(const void *pa, const void *pb)
+{
+    const eig_pair *a = pa, *b = pb;
+    if (a->mod != b->mod)
+        return a->mod < b->mod ? 1 : -1;
+    /* Tie-break deterministically: larger real part first. */
+    if (a->re != b->re)
+        return a->re < b->re ? 1 : -1;
+    return (a->im < b->im) - (a->im > b->im);
+}
+
+int ag_eig_sort_by_modulus(double *re, double *im, size_t n)
+{
+    eig_pair *p = malloc((n ? n : 1) * sizeof *p);
+    if (!p)
+        return AG_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        p[i].re = re[i];
+        p[i].im = im[i];
+        p[i].mod = hypot(re[i], im[i]);
+    }
+    qsort(p, n, sizeof *p, by_modulus_desc);
+    for (size_t i = 0; i < n; i++) {
+        re[i] = p[i].re;
+        im[i] = p[i].im;
+    }
+    free(p);
+    return AG_OK;
+}
+
+int ag_eig_general_values(const double *A, size_t n, double *re, double *im)
+{
+    if (n == 0)
+        return AG_EINVAL;
+    if (n > INT32_MAX || n > SIZE_MAX / sizeof(double) / n)
+        return AG_ELIMIT;
+    double *a = dup_matrix(A, n * n);
+    if (!a)
+        return AG_ENOMEM;
+    /* dgeev without eigenvectors: Hessenberg reduction + QR iteration
+     * (LAPACK Users' Guide §2.4.5). Eigenvalues of Aᵀ = eigenvalues of A. */
+    lapack_int info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', (lapack_int)n, a,
+                                    (lapack_int)n, re, im, NULL, 1, NULL, 1);
+    free(a);
+    if (info != 0)
+        return AG_ELAPACK;
+    return ag_eig_sort_by_modulus(re, im, n);
+}
+
+int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value)
+{
+    if (n == 0 || k == 0 || k > n)
+        return AG_EINVAL;
+    if (n > INT32_MAX || n > SIZE_MAX / sizeof(double) / n)
+        return AG_ELIMIT;
+    double *a = dup_matrix(S, n * n);
+    lapack_int *isuppz = malloc(2 * n * sizeof *isuppz);
+    double *w = malloc(n * sizeof *w);
+    if (!a || !isuppz || !w) {
+        free(a);
+        free(isuppz);
+        free(w);
+        return AG_ENOMEM;
+    }
+    /* dsyevr, RANGE='I': only the k-th eigenvalue (MRRR after tridiagonal
+     * reduction; LAPACK Users' Guide §2.4.4). abstol 0 = LAPACK's default
+     * (ε‖T‖₁), giving the eigenvalue to high relative accuracy. */
+    lapack_int found = 0;
+    lapack_int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'N', 'I', 'U',
+                                     (lapack_int)n, a, (lapack_int)n, 0.0, 0.0,
+                                     (lapack_int)k, (lapack_int)k, 0.0, &found,
+                                     w, NULL, 1, isuppz);
+    int status = (info == 0 && found == 1) ? AG_OK : AG_ELAPACK;
+    if (status == AG_OK)
+        *value = w[0];
+    free(a);
+    free(isuppz);
+    free(w);
+    return status;
+}
