@@ -1,0 +1,656 @@
+#!/usr/bin/python3
+"""Check `attngeom matrix` against the independent reference (reference.py).
+
+Usage: /usr/bin/python3 tests/ref/check_matrix.py path/to/attngeom [--keep DIR]
+
+Generates varied matrices (fixed seed) in a temporary folder, stored as .npy
+(<f2 <f4 <f8, C and Fortran order, 2-D, 3-D [H,n,n], 4-D [L,H,n,n], format
+versions 1.0 and 2.0) and as .safetensors (F16 BF16 F32 F64, several tensors
+per file, one I64 tensor, __metadata__), runs
+`attngeom matrix FILE [--tensor NAME] --format json --metrics all` on each and
+compares every record with the reference computed from the values as stored
+(float16/bfloat16 rounding included):
+
+  * record count; layer/head per SPEC 2 (2-D: 0,0; 3-D: 0,h; 4-D: l,h);
+    rows, cols;
+  * every family A/B/C key: null exactly where the reference is null, booleans
+    equal, integers (numerical_rank) equal, other numbers within
+    |got - exp| <= 1e-6 |exp| + 1e-12;
+  * no NaN/Infinity tokens in the JSON;
+  * the default selection (no --metrics) prints every A/B/C key;
+  * --metrics sigma_max,entropy_mean prints only those keys;
+  * --format csv: header layer, head, rows, cols, then metrics in SPEC 3 order,
+    and values equal to the JSON ones.
+
+Prints a summary and exits 1 on any failure.  Mismatching inputs are copied to
+/tmp/ag_mismatch/.
+"""
+import csv
+import io
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference as R  # noqa: E402
+
+RTOL = 1e-6
+# The absolute term: several keys are mathematically 0 for some inputs
+# (row_sum_error of a stochastic matrix, spectral_gap of a permutation,
+# fiedler of a block-diagonal matrix, asymmetry of a symmetric one, res_ratio
+# of identical rows...), where both sides hold rounding noise of order 1e-16;
+# 1e-12 accepts that noise and nothing of consequence (every key is O(1) or a
+# ratio of O(1) quantities for the inputs below).
+ATOL = 1e-12
+MISMATCH_DIR = "/tmp/ag_mismatch"
+SEED = 20240517
+
+FAILS = []
+NOTES = []
+
+
+def fail(msg):
+    FAILS.append(msg)
+    print("FAIL", msg, flush=True)
+
+
+# ------------------------------------------------------------ matrix makers
+
+def softmax_rows(L):
+    L = L - np.max(L, axis=1, keepdims=True)
+    E = np.exp(L)
+    return E / E.sum(axis=1, keepdims=True)
+
+
+def stochastic(rng, n, scale=2.0):
+    return softmax_rows(rng.normal(size=(n, n)) * scale)
+
+
+def causal(rng, n, scale=2.0):
+    L = rng.normal(size=(n, n)) * scale
+    L[np.triu_indices(n, 1)] = -np.inf
+    return softmax_rows(L)
+
+
+def symmetric_nonneg(rng, n):
+    B = np.abs(rng.normal(size=(n, n)))
+    return (B + B.T) / 2.0
+
+
+def symmetric_signed(rng, n):
+    B = rng.normal(size=(n, n))
+    return (B + B.T) / 2.0
+
+
+def signed(rng, m, n):
+    return rng.normal(size=(m, n))
+
+
+def rank_k(rng, m, n, k):
+    # small integers: the product is exact in binary64, so the matrix has
+    # exactly rank k (numerical_rank is then a clear-cut k)
+    U = rng.integers(-3, 4, size=(m, k)).astype(np.float64)
+    V = rng.integers(-3, 4, size=(k, n)).astype(np.float64)
+    return (U @ V) / 8.0
+
+
+def rank1_pos(rng, m, n):
+    u = rng.integers(1, 5, size=m).astype(np.float64)
+    v = rng.integers(1, 9, size=n).astype(np.float64)
+    return np.outer(u, v) / 64.0
+
+
+def permutation(rng, n):
+    return np.eye(n)[rng.permutation(n)]
+
+
+def block_diag_stochastic(rng, sizes):
+    n = sum(sizes)
+    A = np.zeros((n, n))
+    i = 0
+    for s in sizes:
+        A[i:i + s, i:i + s] = stochastic(rng, s)
+        i += s
+    return A
+
+
+def sparse_stochastic(rng, n):
+    A = stochastic(rng, n)
+    A[rng.random(size=(n, n)) < 0.5] = 0.0
+    A[:, 0] += 1e-3  # no zero row
+    return A / A.sum(axis=1, keepdims=True)
+
+
+def with_zero_rows(rng, n):
+    A = stochastic(rng, n)
+    A[1] = 0.0
+    A[n - 2] = 0.0
+    return A
+
+
+# ------------------------------------------------------------ file writers
+
+def round_f16(a):
+    return np.asarray(a, dtype=np.float64).astype("<f2").astype(np.float64)
+
+
+def bf16_bits(a):
+    f = np.asarray(a, dtype=np.float64).astype("<f4")
+    u = f.view("<u4").astype(np.uint64)
+    # round to nearest, ties to even (finite values only)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return u.astype("<u2")
+
+
+def bf16_values(bits):
+    return (bits.astype("<u4") << 16).view("<f4").astype(np.float64)
+
+
+def stored(a, dtype):
+    """(bytes-ready array, values as stored in float64)."""
+    a = np.asarray(a, dtype=np.float64)
+    if dtype in ("<f2", "F16"):
+        s = a.astype("<f2")
+        return s, s.astype(np.float64)
+    if dtype in ("<f4", "F32"):
+        s = a.astype("<f4")
+        return s, s.astype(np.float64)
+    if dtype in ("<f8", "F64"):
+        return a.astype("<f8"), a.copy()
+    if dtype == "BF16":
+        b = bf16_bits(a)
+        return b, bf16_values(b)
+    if dtype == "I64":
+        s = a.astype("<i8")
+        return s, s.astype(np.float64)
+    raise ValueError(dtype)
+
+
+def write_npy(path, a, dtype, fortran=False, version=None):
+    s, vals = stored(a, dtype)
+    if fortran:
+        s = np.asfortranarray(s)
+    with open(path, "wb") as f:
+        np.lib.format.write_array(f, s, version=version, allow_pickle=False)
+    # sanity: numpy reads back what we meant
+    back = np.load(path)
+    assert back.dtype == np.dtype(dtype) and back.shape == a.shape
+    assert bool(back.flags.f_contiguous and not back.flags.c_contiguous) == \
+        bool(fortran and a.ndim > 1 and s.flags.f_contiguous and not s.flags.c_contiguous)
+    return vals
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """tensors: list of (name, array, dtype).  Returns {name: stored values}."""
+    header = {}
+    blobs = []
+    vals = {}
+    off = 0
+    for name, a, dtype in tensors:
+        s, v = stored(a, dtype)
+        raw = np.ascontiguousarray(s).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(a.shape),
+                        "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        vals[name] = v
+        off += len(raw)
+    if metadata:
+        header["__metadata__"] = metadata
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+    return vals
+
+
+# ------------------------------------------------------------ CLI running
+
+def run(cli, args, timeout=600):
+    t = time.time()
+    p = subprocess.run([cli] + args, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=timeout)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), \
+        p.stderr.decode("utf-8", "replace"), time.time() - t
+
+
+def _no_constants(name):
+    raise ValueError("non-finite JSON token %s" % name)
+
+
+def run_json(cli, path, tensor, extra):
+    args = ["matrix", path]
+    if tensor is not None:
+        args += ["--tensor", tensor]
+    args += ["--format", "json"] + extra
+    rc, out, err, dt = run(cli, args)
+    cmd = " ".join([os.path.basename(cli)] + args)
+    if rc != 0:
+        fail("%s: exit %d, stderr: %s" % (cmd, rc, err.strip()))
+        return None, cmd, dt
+    try:
+        doc = json.loads(out, parse_constant=_no_constants)
+    except ValueError as e:
+        fail("%s: output is not valid JSON (%s): %.300s" % (cmd, e, out))
+        return None, cmd, dt
+    if not isinstance(doc, dict) or not isinstance(doc.get("records"), list):
+        fail("%s: no top-level {\"records\": [...]}" % cmd)
+        return None, cmd, dt
+    return doc["records"], cmd, dt
+
+
+def save_mismatch(path, note):
+    os.makedirs(MISMATCH_DIR, exist_ok=True)
+    dst = os.path.join(MISMATCH_DIR, os.path.basename(path))
+    if not os.path.exists(dst):
+        shutil.copy(path, dst)
+    with open(os.path.join(MISMATCH_DIR, "NOTES.txt"), "a") as f:
+        f.write(note + "\n")
+
+
+# ------------------------------------------------------------ comparison
+
+class Stats:
+    def __init__(self):
+        self.matrices = 0
+        self.keys = 0
+        self.maxrel = {k: 0.0 for k in R.ALL_KEYS}
+        self.where = {k: "" for k in R.ALL_KEYS}
+        self.nulls = {k: 0 for k in R.ALL_KEYS}
+        self.banded = []
+
+
+STATS = Stats()
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def compare_record(cmd, path, label, rec, exp, M):
+    bad = []
+    for key in R.ALL_KEYS:
+        if key not in rec:
+            bad.append("%s: key missing" % key)
+            continue
+        got, want = rec[key], exp[key]
+        STATS.keys += 1
+        if want is None:
+            STATS.nulls[key] += 1
+            if got is not None:
+                bad.append("%s: got %r, reference null" % (key, got))
+            continue
+        if isinstance(want, bool):
+            if got is not want:
+                bad.append("%s: got %r, reference %r" % (key, got, want))
+            continue
+        if isinstance(want, int):
+            lo, hi = (want, want) if key != "numerical_rank" else R.numerical_rank_band(M)
+            if not (isinstance(got, int) and not isinstance(got, bool)):
+                bad.append("%s: got %r (not an integer), reference %d" % (key, got, want))
+            elif lo == hi and got != want:
+                bad.append("%s: got %d, reference %d" % (key, got, want))
+            elif lo != hi:
+                # singular values within a factor 2 of the threshold: see
+                # reference.numerical_rank_band
+                STATS.banded.append((label, got, want, lo, hi))
+                if not lo <= got <= hi:
+                    bad.append("%s: got %d, reference %d (rounding-dependent "
+                               "range %d..%d)" % (key, got, want, lo, hi))
+            continue
+        if not is_num(got):
+            bad.append("%s: got %r, reference %.17g" % (key, got, want))
+            continue
+        d = abs(got - want)
+        rel = d / abs(want) if want != 0 else (0.0 if d == 0 else math.inf)
+        if d > ATOL:  # below ATOL the relative error is not meaningful
+            if rel > STATS.maxrel[key]:
+                STATS.maxrel[key] = rel
+                STATS.where[key] = label
+        if not d <= RTOL * abs(want) + ATOL:
+            bad.append("%s: got %.17g, reference %.17g (rel %.3g)" % (key, got, want, rel))
+    if bad:
+        note = "%s [%s] %s" % (cmd, label, "; ".join(bad))
+        fail(note)
+        save_mismatch(path, note)
+        np.save(os.path.join(MISMATCH_DIR, "%s__%s.values.npy" % (
+            os.path.basename(path), label.replace(" ", "_").replace("/", "_"))), M)
+
+
+def expected_records(vals):
+    """[(layer, head, matrix)] per SPEC 2 for a stored array."""
+    if vals.ndim == 2:
+        return [(0, 0, vals)]
+    if vals.ndim == 3:
+        return [(0, h, vals[h]) for h in range(vals.shape[0])]
+    if vals.ndim == 4:
+        return [(l, h, vals[l, h]) for l in range(vals.shape[0])
+                for h in range(vals.shape[1])]
+    raise ValueError(vals.ndim)
+
+
+REF_CACHE = {}
+
+
+def reference_for(M):
+    key = (M.shape, M.tobytes())
+    h = hash(key)
+    if h in REF_CACHE and REF_CACHE[h][0] == key:
+        return REF_CACHE[h][1]
+    exp = R.metrics(M)
+    REF_CACHE[h] = (key, exp)
+    return exp
+
+
+def check_file(cli, path, tensor, vals, desc, extra=("--metrics", "all")):
+    records, cmd, dt = run_json(cli, path, tensor, list(extra))
+    if records is None:
+        save_mismatch(path, "%s: did not run (%s)" % (cmd, desc))
+        return None
+    want = expected_records(vals)
+    if len(records) != len(want):
+        fail("%s: %d records, expected %d" % (cmd, len(records), len(want)))
+        save_mismatch(path, "%s: record count" % cmd)
+        return records
+    for i, rec in enumerate(records):
+        for k in ("layer", "head", "rows", "cols"):
+            if not (isinstance(rec.get(k), int) and not isinstance(rec.get(k), bool)):
+                fail("%s: record %d: %r is %r, not an integer" % (cmd, i, k, rec.get(k)))
+    got_pos = [(r.get("layer"), r.get("head")) for r in records]
+    want_pos = [(l, h) for l, h, _ in want]
+    if sorted(got_pos, key=repr) != sorted(want_pos, key=repr):
+        fail("%s: (layer, head) pairs %s, expected %s" % (cmd, got_pos[:8], want_pos[:8]))
+        save_mismatch(path, "%s: layer/head" % cmd)
+        return records
+    if got_pos != want_pos:
+        NOTES.append("%s: records not in (layer, head) order" % cmd)
+    by_pos = {(r["layer"], r["head"]): r for r in records}
+    for l, h, M in want:
+        rec = by_pos[(l, h)]
+        label = "%s layer %d head %d" % (desc, l, h)
+        if rec.get("rows") != M.shape[0] or rec.get("cols") != M.shape[1]:
+            fail("%s [%s]: rows/cols %r/%r, expected %d/%d" % (
+                cmd, label, rec.get("rows"), rec.get("cols"), M.shape[0], M.shape[1]))
+            continue
+        exp = reference_for(M)
+        compare_record(cmd, path, label, rec, exp, M)
+        STATS.matrices += 1
+        if M.shape[0] == M.shape[1] and M.shape[0] <= R.CROSSCHECK_MAX_N:
+            x = R.causal_eigen_crosscheck(M)
+            if x is not None and x > 1e-9:
+                NOTES.append("reference: diagonal vs eigvals differ by %.2g on %s" % (x, label))
+    return records
+
+
+# ------------------------------------------------------------ extra checks
+
+def check_default_and_subset(cli, path, desc):
+    recs, cmd, _ = run_json(cli, path, None, [])
+    if recs:
+        for r in recs:
+            miss = [k for k in R.ALL_KEYS if k not in r]
+            if miss:
+                fail("%s (default selection): keys missing %s" % (cmd, miss))
+                break
+        extra = sorted(set(recs[0]) - set(R.ALL_KEYS) - {"layer", "head", "rows", "cols"})
+        if extra:
+            NOTES.append("default selection also prints %s (not checked here)" % extra)
+    recs, cmd, _ = run_json(cli, path, None, ["--metrics", "sigma_max,entropy_mean"])
+    if recs:
+        for r in recs:
+            keys = set(r)
+            want = {"layer", "head", "rows", "cols", "sigma_max", "entropy_mean"}
+            if keys != want:
+                fail("%s: keys %s, expected exactly %s" % (cmd, sorted(keys), sorted(want)))
+                break
+    # family names select their keys only
+    for fam, keys in R.FAMILIES.items():
+        recs, cmd, _ = run_json(cli, path, None, ["--metrics", fam])
+        if recs:
+            got = set(recs[0]) - {"layer", "head", "rows", "cols"}
+            if not set(keys) <= got:
+                fail("%s: missing %s" % (cmd, sorted(set(keys) - got)))
+            others = got - set(keys)
+            if fam == "attention":
+                others -= {"lambda2_condition"}  # SPEC 1: attention includes it
+            if others:
+                fail("%s: prints keys outside the family: %s" % (cmd, sorted(others)))
+
+
+def csv_value(s):
+    if s in ("", "null"):
+        return None
+    if s in ("true", "false"):
+        return s == "true"
+    try:
+        return int(s)
+    except ValueError:
+        pass
+    return float(s)
+
+
+def check_csv(cli, path, tensor, json_records):
+    args = ["matrix", path] + (["--tensor", tensor] if tensor else []) + \
+        ["--format", "csv", "--metrics", "all"]
+    rc, out, err, _ = run(cli, args)
+    cmd = "attngeom " + " ".join(args)
+    if rc != 0:
+        fail("%s: exit %d: %s" % (cmd, rc, err.strip()))
+        return
+    rows = list(csv.reader(io.StringIO(out)))
+    rows = [r for r in rows if r]
+    if not rows:
+        fail("%s: empty output" % cmd)
+        return
+    head = rows[0]
+    if head[:4] != ["layer", "head", "rows", "cols"]:
+        fail("%s: header starts %s, expected layer,head,rows,cols" % (cmd, head[:4]))
+        return
+    metric_cols = head[4:]
+    known = [k for k in metric_cols if k in R.ALL_KEYS]
+    if known != [k for k in R.ALL_KEYS if k in known] or set(known) != set(R.ALL_KEYS):
+        fail("%s: metric columns %s, expected SPEC 3 order %s" % (cmd, known, R.ALL_KEYS))
+    unknown = [k for k in metric_cols if k not in R.ALL_KEYS]
+    if unknown:
+        NOTES.append("csv prints extra columns %s" % unknown)
+    jkeys = [k for k in json_records[0] if k not in ("layer", "head", "rows", "cols")]
+    if set(jkeys) != set(metric_cols):
+        fail("%s: CSV columns %s differ from JSON keys %s" % (cmd, metric_cols, jkeys))
+    if len(rows) - 1 != len(json_records):
+        fail("%s: %d data rows, JSON has %d records" % (cmd, len(rows) - 1, len(json_records)))
+        return
+    nbad = 0
+    for row, rec in zip(rows[1:], json_records):
+        if len(row) != len(head):
+            fail("%s: row has %d fields, header %d" % (cmd, len(row), len(head)))
+            return
+        for k, s in zip(head, row):
+            try:
+                v = csv_value(s)
+            except ValueError:
+                fail("%s: %s = %r is not a number, bool or empty" % (cmd, k, s))
+                nbad += 1
+                continue
+            j = rec.get(k)
+            same = (v is None and j is None) or (isinstance(v, bool) and v is j) or \
+                (is_num(v) and is_num(j) and not isinstance(j, bool) and float(v) == float(j))
+            if not same:
+                nbad += 1
+                if nbad <= 5:
+                    fail("%s: record (%s,%s) %s: CSV %r, JSON %r" % (
+                        cmd, rec.get("layer"), rec.get("head"), k, s, j))
+
+
+# ------------------------------------------------------------ the cases
+
+def build_cases(d, rng):
+    """Returns [(path, tensor, stored values, description)]."""
+    cases = []
+
+    def npy(name, a, dtype, fortran=False, version=None):
+        p = os.path.join(d, name)
+        v = write_npy(p, a, dtype, fortran, version)
+        cases.append((p, None, v, name))
+
+    # 2-D .npy, assorted kinds and dtypes
+    npy("stoch64_f8.npy", stochastic(rng, 64), "<f8")
+    npy("stoch64_f8_fortran.npy", stochastic(rng, 64), "<f8", fortran=True)
+    npy("stoch33_f4.npy", stochastic(rng, 33, 4.0), "<f4")
+    npy("stoch40_f2.npy", stochastic(rng, 40, 3.0), "<f2")
+    npy("stoch512_f4.npy", stochastic(rng, 512), "<f4")
+    npy("stoch512_f8_fortran.npy", stochastic(rng, 512, 1.0), "<f8", fortran=True)
+    npy("causal64_f8.npy", causal(rng, 64), "<f8")
+    npy("causal48_f2.npy", causal(rng, 48, 4.0), "<f2")       # f16 subnormals too
+    npy("causal37_f4_fortran.npy", causal(rng, 37), "<f4", fortran=True)
+    npy("causal512_f8.npy", causal(rng, 512), "<f8")
+    npy("causal2048_f4.npy", causal(rng, 2048, 1.5), "<f4")
+    npy("sym_nonneg30_f8.npy", symmetric_nonneg(rng, 30), "<f8")
+    npy("sym_signed30_f8.npy", symmetric_signed(rng, 30), "<f8")
+    npy("signed50_f8.npy", signed(rng, 50, 50), "<f8")
+    npy("signed20_f2.npy", signed(rng, 20, 20), "<f2")
+    npy("rank1_pos24_f8.npy", rank1_pos(rng, 24, 24), "<f8")
+    npy("rank1_pos16_f2.npy", rank1_pos(rng, 16, 16), "<f2")
+    npy("rank3_40_f8.npy", rank_k(rng, 40, 40, 3), "<f8")
+    npy("rank5_tall60x30_f8.npy", rank_k(rng, 60, 30, 5), "<f8")
+    npy("tall100x7_f8.npy", signed(rng, 100, 7), "<f8")
+    npy("tall50x3_f4_fortran.npy", np.abs(signed(rng, 50, 3)), "<f4", fortran=True)
+    npy("wide5x80_f8.npy", stochastic(rng, 80)[:5], "<f8")
+    npy("wide3x9_f2_fortran.npy", signed(rng, 3, 9), "<f2", fortran=True)
+    npy("row1x6_f8.npy", signed(rng, 1, 6), "<f8")
+    npy("col6x1_f8.npy", np.abs(signed(rng, 6, 1)), "<f8")
+    npy("zero8_f8.npy", np.zeros((8, 8)), "<f8")
+    npy("zero3x5_f4.npy", np.zeros((3, 5)), "<f4")
+    npy("zero1_f8.npy", np.zeros((1, 1)), "<f8")
+    npy("one1x1_f8.npy", np.array([[0.7]]), "<f8")
+    npy("neg1x1_f4.npy", np.array([[-2.5]]), "<f4")
+    npy("two2x2_f8.npy", np.array([[0.7, 0.3], [0.1, 0.9]]), "<f8")
+    npy("two2x2_causal_f8.npy", np.array([[1.0, 0.0], [0.25, 0.75]]), "<f8")
+    npy("two2x2_signed_f8.npy", np.array([[1.0, -2.0], [3.0, 0.5]]), "<f8")
+    npy("perm12_f8.npy", permutation(rng, 12), "<f8")
+    npy("perm7_f2.npy", permutation(rng, 7), "<f2")
+    npy("eye10_f8.npy", np.eye(10), "<f8")
+    npy("eye9_f4_fortran.npy", np.eye(9), "<f4", fortran=True)
+    npy("uniform8_f8.npy", np.full((8, 8), 1.0 / 8), "<f8")
+    npy("blockdiag_f8.npy", block_diag_stochastic(rng, [5, 7, 4]), "<f8")
+    npy("blockdiag_f2.npy", block_diag_stochastic(rng, [3, 3]), "<f2")
+    npy("sparse30_f8.npy", sparse_stochastic(rng, 30), "<f8")
+    npy("zerorows20_f8.npy", with_zero_rows(rng, 20), "<f8")
+    npy("scaled_big_f8.npy", stochastic(rng, 16) * 1e3, "<f8")
+    npy("scaled_small_f8.npy", stochastic(rng, 16) * 1e-4, "<f8")
+    npy("stoch24_v2_f8.npy", stochastic(rng, 24), "<f8", version=(2, 0))
+    # causal with a zero upper triangle but signed below: causal, B-nonneg null
+    S = signed(rng, 15, 15)
+    S[np.triu_indices(15, 1)] = 0.0
+    npy("lower_signed15_f8.npy", S, "<f8")
+    # almost causal: one tiny entry above the diagonal
+    C = causal(rng, 20)
+    C[3, 17] = 1e-300
+    npy("almost_causal20_f8.npy", C, "<f8")
+    # 3-D heads and 4-D layers x heads
+    npy("heads3_stoch32_f4.npy", np.stack([stochastic(rng, 32) for _ in range(3)]), "<f4")
+    npy("heads4_causal24_f8_fortran.npy",
+        np.stack([causal(rng, 24) for _ in range(4)]), "<f8", fortran=True)
+    npy("heads2_mixed16_f2.npy",
+        np.stack([causal(rng, 16), stochastic(rng, 16)]), "<f2")
+    npy("layers2x3_causal20_f8.npy",
+        np.stack([np.stack([causal(rng, 20) for _ in range(3)]) for _ in range(2)]), "<f8")
+    npy("layers3x2_mixed12_f4_fortran.npy",
+        np.stack([np.stack([stochastic(rng, 12), np.eye(12)]) for _ in range(3)]),
+        "<f4", fortran=True)
+    npy("layers2x2_causal512_f4.npy",
+        np.stack([np.stack([causal(rng, 512) for _ in range(2)]) for _ in range(2)]), "<f4")
+    npy("layers1x1_f2.npy", causal(rng, 10)[None, None], "<f2")
+    npy("heads1_tall_f8.npy", signed(rng, 9, 4)[None], "<f8")
+
+    # safetensors
+    p = os.path.join(d, "attn.safetensors")
+    vals = write_safetensors(p, [
+        ("ids", np.arange(12).reshape(3, 4), "I64"),
+        ("a_f16", causal(rng, 40, 3.0), "F16"),
+        ("a_bf16", stochastic(rng, 40, 3.0), "BF16"),
+        ("a_f32", np.stack([causal(rng, 30) for _ in range(2)]), "F32"),
+        ("a_f64", np.stack([np.stack([stochastic(rng, 16), causal(rng, 16)])
+                            for _ in range(2)]), "F64"),
+        ("signed_bf16", signed(rng, 20, 20), "BF16"),
+        ("tall_f16", signed(rng, 30, 6), "F16"),
+        ("wide_f32", stochastic(rng, 40)[:4], "F32"),
+        ("x.layers.0.attn", np.eye(5), "F64"),
+    ], metadata={"format": "pt", "made_by": "check_matrix.py"})
+    for name, v in vals.items():
+        if name != "ids":
+            cases.append((p, name, v, "attn.safetensors:%s" % name))
+    p = os.path.join(d, "big.safetensors")
+    vals = write_safetensors(p, [("attn", causal(rng, 512, 2.5), "BF16"),
+                                 ("attn_f16", stochastic(rng, 512), "F16")])
+    for name, v in vals.items():
+        cases.append((p, name, v, "big.safetensors:%s" % name))
+    return cases
+
+
+def main():
+    if len(sys.argv) < 2:
+        print("usage: check_matrix.py CLI [--keep DIR]", file=sys.stderr)
+        return 2
+    cli = os.path.abspath(sys.argv[1])
+    if not os.access(cli, os.X_OK):
+        print("check_matrix: %s is not executable" % cli, file=sys.stderr)
+        return 1
+    keep = None
+    if len(sys.argv) >= 4 and sys.argv[2] == "--keep":
+        keep = sys.argv[3]
+    t0 = time.time()
+    rng = np.random.default_rng(SEED)
+    d = tempfile.mkdtemp(prefix="ag_check_")
+    try:
+        cases = build_cases(d, rng)
+        cli_time = 0.0
+        json_by_case = {}
+        for path, tensor, vals, desc in cases:
+            recs = check_file(cli, path, tensor, vals, desc)
+            json_by_case[desc] = recs
+        check_default_and_subset(cli, os.path.join(d, "stoch64_f8.npy"), "stoch64")
+        check_default_and_subset(cli, os.path.join(d, "layers2x3_causal20_f8.npy"), "l2x3")
+        for desc, tensor in (("layers3x2_mixed12_f4_fortran.npy", None),
+                             ("zero3x5_f4.npy", None),
+                             ("attn.safetensors:a_f64", "a_f64")):
+            path = os.path.join(d, desc.split(":")[0])
+            if json_by_case.get(desc):
+                check_csv(cli, path, tensor, json_by_case[desc])
+        if keep:
+            shutil.rmtree(keep, ignore_errors=True)
+            shutil.copytree(d, keep)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+    print()
+    print("check_matrix: %d files/tensors, %d matrices compared, %d keys compared "
+          "(%.0f s)" % (len(cases), STATS.matrices, STATS.keys, time.time() - t0))
+    print("  %-20s %12s  %6s  %s" % ("key", "max rel err", "nulls", "where"))
+    for k in R.ALL_KEYS:
+        print("  %-20s %12.3g  %6d  %s" % (k, STATS.maxrel[k], STATS.nulls[k], STATS.where[k]))
+    for label, got, want, lo, hi in STATS.banded:
+        print("note: numerical_rank of %s is rounding-dependent (singular values "
+              "within a factor 2 of the threshold): accepted range %d..%d, "
+              "reference %d, got %d" % (label, lo, hi, want, got))
+    for n in sorted(set(NOTES)):
+        print("note:", n)
+    if FAILS:
+        print("check_matrix: FAILED, %d failure(s); inputs saved in %s"
+              % (len(FAILS), MISMATCH_DIR))
+        return 1
+    print("check_matrix: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
