@@ -1,0 +1,57 @@
+/* io_internal.h — helpers shared by the .npy and safetensors readers.
+ * Private to the library (not installed). */
+#ifndef ATTNGEOM_IO_INTERNAL_H
+#define ATTNGEOM_IO_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attngeom.h"
+
+/* Look up a safetensors dtype name ("F16", ...). Returns 0 and sets *out, or
+ * -1 if the name is not a known dtype. */
+int agi_dtype_from_name(const char *name, ag_dtype *out);
+
+/* Open `path` read-only and check it is a non-empty regular file.
+ * On success *fd is an open descriptor and *size the file size.
+ * Errors (err->message names the path):
+ *   AG_EIO     cannot open ("No such file or directory", ...), "is a directory",
+ *              "is not a regular file"
+ *   AG_EFORMAT "empty file" */
+int agi_open_regular(const char *path, int *fd, size_t *size, ag_error *err);
+
+/* Read exactly len bytes at offset (pread, retried on EINTR / short reads).
+ * Returns 0, or -1 with errno set (errno 0 if the file ended early). */
+int agi_pread_full(int fd, void *buf, size_t len, size_t offset);
+
+/* *out = a * b; returns -1 on size_t overflow. */
+static inline int agi_mul(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return -1;
+    *out = a * b;
+    return 0;
+}
+
+/* Format a shape as Python does: "()", "(5,)", "(3, 4)". Always terminates. */
+void agi_format_shape(char *buf, size_t bufsize, int ndim, const size_t *shape);
+
+/* Little-endian loads from possibly unaligned memory. */
+static inline uint16_t agi_le16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+static inline uint32_t agi_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+static inline uint64_t agi_le64(const unsigned char *p)
+{
+    return (uint64_t)agi_le32(p) | ((uint64_t)agi_le32(p + 4) << 32);
+}
+
+/* Decode one little-endian float of the given dtype (F16, BF16, F32, F64). */
+double agi_decode_float(ag_dtype dt, const unsigned char *p);
+
+#endif
