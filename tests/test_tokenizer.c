@@ -1,0 +1,419 @@
+/* test_tokenizer.c — HF-exact token ids for tiny-gpt2, tiny-llama, tiny-bert.
+ *
+ * Expected ids: tests/data/tokenize/<model>.json ([{"text", "ids"}], made by
+ * tools/tokenize_ref/gen.mjs with transformers.js) and the model fixtures in
+ * tests/data/tokenize/fixtures/<model>/tokens_*.json. Tokenizer files are in
+ * tests/data/tokenizers/<model>/. Paths are relative to the project root
+ * (where `make` runs the tests) unless AG_TEST_DATA_DIR says otherwise. */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "attngeom/core.h"
+#include "attngeom/tokenizer.h"
+
+#ifndef AG_TEST_DATA_DIR
+#define AG_TEST_DATA_DIR "tests/data"
+#endif
+#define TOK_DIR AG_TEST_DATA_DIR "/tokenizers/"
+#define EXP_DIR AG_TEST_DATA_DIR "/tokenize/"
+
+static ag_tokenizer *load_ok(const char *dir)
+{
+    ag_tokenizer *t = NULL;
+    ag_error err = {0};
+    int rc = ag_tokenizer_load(dir, &t, &err);
+    cr_assert_eq(rc, AG_OK, "loading %s: %s", dir, err.message);
+    cr_assert_not_null(t);
+    return t;
+}
+
+/* Compare the ids of one text; returns 1 when equal. */
+static int check_text(const ag_tokenizer *t, const char *label, size_t idx, const char *text, size_t len,
+                      json_t *ids)
+{
+    int32_t *got = NULL;
+    size_t n = 0;
+    ag_error err = {0};
+    int rc = ag_tokenizer_encode(t, text, len, &got, &n, &err);
+    cr_expect_eq(rc, AG_OK, "%s[%zu]: %s", label, idx, err.message);
+    if (rc != AG_OK)
+        return 0;
+    size_t m = json_array_size(ids), k = 0;
+    while (k < n && k < m && got[k] == (int32_t)json_integer_value(json_array_get(ids, k)))
+        k++;
+    int ok = n == m && k == n;
+    cr_expect(ok, "%s[%zu] \"%.60s\": %zu ids, expected %zu; first difference at %zu (got %d, expected %d)",
+              label, idx, text, n, m, k, k < n ? got[k] : -1,
+              k < m ? (int)json_integer_value(json_array_get(ids, k)) : -1);
+    free(got);
+    return ok;
+}
+
+static json_t *load_json_file(const char *path)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, JSON_ALLOW_NUL, &je);
+    cr_assert_not_null(j, "%s: %s (line %d)", path, je.text, je.line);
+    return j;
+}
+
+/* Every text of tests/data/tokenize/<model>.json through the tokenizer of `dir`. */
+static void check_model_texts(const char *model, const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, EXP_DIR "%s.json", model);
+    json_t *cases = load_json_file(path);
+    cr_assert(json_is_array(cases) && json_array_size(cases) >= 25, "%s: expected >= 25 texts", path);
+    ag_tokenizer *t = load_ok(dir);
+    size_t i, good = 0;
+    json_t *c;
+    json_array_foreach(cases, i, c) {
+        json_t *text = json_object_get(c, "text");
+        good += (size_t)check_text(t, model, i, json_string_value(text), json_string_length(text),
+                                   json_object_get(c, "ids"));
+    }
+    cr_expect_eq(good, json_array_size(cases), "%s: %zu of %zu texts match", model, good, json_array_size(cases));
+    ag_tokenizer_free(t);
+    json_decref(cases);
+}
+
+static void check_model_fixtures(const char *model)
+{
+    char dir[512], path[1024];
+    snprintf(dir, sizeof dir, TOK_DIR "%s", model);
+    ag_tokenizer *t = load_ok(dir);
+    snprintf(dir, sizeof dir, EXP_DIR "fixtures/%s", model);
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
+    struct dirent *e;
+    int count = 0;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "tokens_", 7) != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        json_t *fx = load_json_file(path);
+        json_t *text = json_object_get(fx, "text");
+        check_text(t, path, 0, json_string_value(text), json_string_length(text), json_object_get(fx, "ids"));
+        /* the fixture's token strings too */
+        json_t *toks = json_object_get(fx, "tokens"), *ids = json_object_get(fx, "ids");
+        for (size_t k = 0; k < json_array_size(toks); k++) {
+            const char *s = ag_tokenizer_token(t, (int32_t)json_integer_value(json_array_get(ids, k)));
+            cr_expect(s && !strcmp(s, json_string_value(json_array_get(toks, k))), "%s: token %zu is '%s', expected '%s'",
+                      path, k, s ? s : "(null)", json_string_value(json_array_get(toks, k)));
+        }
+        json_decref(fx);
+        count++;
+    }
+    closedir(d);
+    cr_expect_eq(count, 2, "%s: expected 2 fixture files, found %d", dir, count);
+    ag_tokenizer_free(t);
+}
+
+Test(tokenizer, gpt2_texts) { check_model_texts("tiny-gpt2", TOK_DIR "tiny-gpt2"); }
+Test(tokenizer, llama_texts) { check_model_texts("tiny-llama", TOK_DIR "tiny-llama"); }
+Test(tokenizer, bert_texts) { check_model_texts("tiny-bert", TOK_DIR "tiny-bert"); }
+Test(tokenizer, gpt2_fixtures) { check_model_fixtures("tiny-gpt2"); }
+Test(tokenizer, llama_fixtures) { check_model_fixtures("tiny-llama"); }
+Test(tokenizer, bert_fixtures) { check_model_fixtures("tiny-bert"); }
+
+Test(tokenizer, tokenizer_json_path_directly)
+{
+    ag_tokenizer *t = load_ok(TOK_DIR "tiny-gpt2/tokenizer.json");
+    cr_expect_eq(ag_tokenizer_get_kind(t), AG_TOKENIZER_BPE);
+    ag_tokenizer_free(t);
+}
+
+/* ---- temporary folders for fallback and error cases ---------------------- */
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    cr_assert(a && b, "copy %s -> %s", from, to);
+    char buf[65536];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, a)) > 0)
+        cr_assert_eq(fwrite(buf, 1, k, b), k);
+    fclose(a);
+    fclose(b);
+}
+
+static void write_file(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s", path);
+    fputs(s, f);
+    fclose(f);
+}
+
+static void make_tmpdir(char *buf, size_t n)
+{
+    snprintf(buf, n, "/tmp/ag_tok_test_XXXXXX");
+    cr_assert_not_null(mkdtemp(buf));
+}
+
+static void rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char p[1024];
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Copy some tokenizer files of a model into a fresh temporary folder. */
+static void tmp_with(char *dir, size_t n, const char *model, const char *const *files)
+{
+    make_tmpdir(dir, n);
+    char from[1024], to[1024];
+    for (; *files; files++) {
+        snprintf(from, sizeof from, TOK_DIR "%s/%s", model, *files);
+        snprintf(to, sizeof to, "%s/%s", dir, *files);
+        copy_file(from, to);
+    }
+}
+
+Test(tokenizer, fallback_vocab_json_merges_txt)
+{
+    char dir[64];
+    static const char *const files[] = {"vocab.json", "merges.txt", "tokenizer_config.json",
+                                        "special_tokens_map.json", NULL};
+    tmp_with(dir, sizeof dir, "tiny-gpt2", files);
+    check_model_texts("tiny-gpt2", dir);
+    rm_tree(dir);
+}
+
+Test(tokenizer, fallback_vocab_txt)
+{
+    char dir[64];
+    static const char *const files[] = {"vocab.txt", "tokenizer_config.json", "special_tokens_map.json", NULL};
+    tmp_with(dir, sizeof dir, "tiny-bert", files);
+    check_model_texts("tiny-bert", dir);
+    rm_tree(dir);
+}
+
+static void expect_load_error(const char *dir, int status, const char *needle)
+{
+    ag_tokenizer *t = (ag_tokenizer *)1;
+    ag_error err = {0};
+    int rc = ag_tokenizer_load(dir, &t, &err);
+    cr_expect_eq(rc, status, "%s: status %d (%s), expected %d", dir, rc, err.message, status);
+    cr_expect_eq(err.status, status);
+    cr_expect_null(t);
+    cr_expect(strstr(err.message, needle) != NULL, "message '%s' does not name '%s'", err.message, needle);
+    cr_expect(strchr(err.message, '\n') == NULL, "message is not one line: '%s'", err.message);
+}
+
+Test(tokenizer, error_missing_folder)
+{
+    expect_load_error("/nonexistent/ag-no-such-model", AG_EIO, "/nonexistent/ag-no-such-model");
+}
+
+Test(tokenizer, error_no_tokenizer_files)
+{
+    char dir[64];
+    static const char *const files[] = {"config.json", NULL};
+    tmp_with(dir, sizeof dir, "tiny-gpt2", files);
+    expect_load_error(dir, AG_ENOTFOUND, dir);
+    rm_tree(dir);
+}
+
+Test(tokenizer, error_vocab_json_without_merges)
+{
+    char dir[64];
+    static const char *const files[] = {"vocab.json", NULL};
+    tmp_with(dir, sizeof dir, "tiny-gpt2", files);
+    expect_load_error(dir, AG_ENOTFOUND, "merges.txt");
+    rm_tree(dir);
+}
+
+Test(tokenizer, error_broken_tokenizer_json)
+{
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    write_file(p, "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0");
+    expect_load_error(dir, AG_EFORMAT, "tokenizer.json");
+    rm_tree(dir);
+}
+
+Test(tokenizer, error_tokenizer_json_without_vocab)
+{
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    write_file(p, "{\"model\": {\"type\": \"WordPiece\", \"unk_token\": \"[UNK]\"}}");
+    expect_load_error(dir, AG_EFORMAT, "model.vocab");
+    expect_load_error(p, AG_EFORMAT, "tokenizer.json");
+    rm_tree(dir);
+}
+
+Test(tokenizer, error_bad_merge)
+{
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    write_file(p, "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a b\"]},"
+                  " \"pre_tokenizer\": {\"type\": \"ByteLevel\"}}");
+    expect_load_error(dir, AG_EFORMAT, "tokenizer.json");
+    rm_tree(dir);
+}
+
+Test(tokenizer, error_unsupported_model)
+{
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    write_file(p, "{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}");
+    expect_load_error(dir, AG_EUNSUPPORTED, "Unigram");
+    rm_tree(dir);
+}
+
+Test(tokenizer, error_empty_vocab_txt)
+{
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/vocab.txt", dir);
+    write_file(p, "");
+    expect_load_error(dir, AG_EFORMAT, "vocab.txt");
+    rm_tree(dir);
+}
+
+Test(tokenizer, error_file_too_large)
+{
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(ftruncate(fileno(f), (off_t)AG_TOKENIZER_FILE_MAX + 1), 0); /* sparse */
+    fclose(f);
+    expect_load_error(dir, AG_ELIMIT, "tokenizer.json");
+    rm_tree(dir);
+}
+
+/* ---- API details ----------------------------------------------------------- */
+
+Test(tokenizer, token_strings_and_ids)
+{
+    ag_tokenizer *g = load_ok(TOK_DIR "tiny-gpt2"), *b = load_ok(TOK_DIR "tiny-bert");
+    cr_expect_eq(ag_tokenizer_vocab_size(g), 50257);
+    cr_expect_eq(ag_tokenizer_vocab_size(b), 4000);
+    cr_expect_eq(ag_tokenizer_get_kind(b), AG_TOKENIZER_WORDPIECE);
+    cr_expect_str_eq(ag_tokenizer_token(g, 262), "\xC4\xA0the");
+    cr_expect_str_eq(ag_tokenizer_token(g, 50256), "<|endoftext|>");
+    cr_expect_null(ag_tokenizer_token(g, 50257));
+    cr_expect_null(ag_tokenizer_token(g, -1));
+    cr_expect_eq(ag_tokenizer_token_id(g, "<|endoftext|>"), 50256);
+    cr_expect_eq(ag_tokenizer_token_id(g, "no such token"), -1);
+    cr_expect_str_eq(ag_tokenizer_token(b, 2), "[CLS]");
+    cr_expect_eq(ag_tokenizer_token_id(b, "[SEP]"), 3);
+    cr_expect_str_eq(ag_tokenizer_token(b, 129), "##s");
+
+    int32_t *ids = NULL;
+    size_t n = 0;
+    ag_error err = {0};
+    cr_assert_eq(ag_tokenizer_encode_ex(b, "In the", 6, AG_TOKENIZE_NO_SPECIAL, &ids, &n, &err), AG_OK);
+    cr_expect_eq(n, 2);
+    cr_expect(n == 2 && ids[0] == 159 && ids[1] == 142);
+    free(ids);
+    /* text with an embedded NUL: len is honoured */
+    cr_assert_eq(ag_tokenizer_encode(g, "a\0b", 3, &ids, &n, &err), AG_OK);
+    cr_expect_eq(n, 3);
+    cr_expect(n == 3 && ids[0] == 64 && ids[1] == 188 && ids[2] == 65, "a NUL b");
+    free(ids);
+    /* empty text with NULL pointer */
+    cr_assert_eq(ag_tokenizer_encode(b, NULL, 0, &ids, &n, &err), AG_OK);
+    cr_expect(n == 2 && ids[0] == 2 && ids[1] == 3);
+    free(ids);
+    ag_tokenizer_free(g);
+    ag_tokenizer_free(b);
+    ag_tokenizer_free(NULL);
+}
+
+Test(tokenizer, invalid_utf8)
+{
+    ag_tokenizer *g = load_ok(TOK_DIR "tiny-gpt2");
+    int32_t *ids = (int32_t *)1;
+    size_t n = 7;
+    ag_error err = {0};
+    cr_expect_eq(ag_tokenizer_encode(g, "ab\xC3(", 4, &ids, &n, &err), AG_EINVAL);
+    cr_expect_null(ids);
+    cr_expect_eq(n, 0);
+    cr_expect(strstr(err.message, "UTF-8") && strstr(err.message, "byte 2"), "%s", err.message);
+    cr_expect_eq(ag_tokenizer_encode(g, NULL, 3, &ids, &n, &err), AG_EINVAL);
+    ag_tokenizer_free(g);
+}
+
+/* BPE on long input: the token strings concatenate back to the byte-level
+ * form of the text (a check of the merge loop that needs no reference). */
+static void roundtrip(const ag_tokenizer *t, const char *text, size_t len)
+{
+    int32_t *ids = NULL;
+    size_t n = 0;
+    ag_error err = {0};
+    cr_assert_eq(ag_tokenizer_encode(t, text, len, &ids, &n, &err), AG_OK, "%s", err.message);
+    cr_assert(n > 0 && n <= len);
+    /* expected byte-level string */
+    size_t cap = 2 * len + 1, k = 0;
+    char *want = malloc(cap), *got = malloc(cap + 64);
+    cr_assert(want && got);
+    for (size_t i = 0; i < len; i++) {
+        unsigned b = (unsigned char)text[i];
+        if (b == ' ') { /* Ġ */
+            want[k++] = (char)0xC4;
+            want[k++] = (char)0xA0;
+        } else { /* the test texts below are printable ASCII otherwise */
+            want[k++] = (char)b;
+        }
+    }
+    size_t g = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = ag_tokenizer_token(t, ids[i]);
+        cr_assert_not_null(s);
+        size_t sl = strlen(s);
+        cr_assert(g + sl <= cap);
+        memcpy(got + g, s, sl);
+        g += sl;
+    }
+    cr_expect(g == k && memcmp(got, want, k) == 0, "round trip differs");
+    free(want);
+    free(got);
+    free(ids);
+}
+
+Test(tokenizer, bpe_long_inputs)
+{
+    ag_tokenizer *g = load_ok(TOK_DIR "tiny-gpt2");
+    size_t n = 20000;
+    char *s = malloc(n + 1);
+    cr_assert_not_null(s);
+    memset(s, 'a', n); /* one 20000-byte word */
+    roundtrip(g, s, n);
+    const char *words = "attention geometry of transformers is measured per head ";
+    size_t wl = strlen(words);
+    for (size_t i = 0; i < n; i++)
+        s[i] = words[i % wl];
+    roundtrip(g, s, n);
+    for (size_t i = 0; i < n; i++) /* no spaces: a long mixed word */
+        s[i] = "abcdefghijklmnopqrstuvwxyz"[(i * 7 + i / 26) % 26];
+    roundtrip(g, s, n);
+    free(s);
+    ag_tokenizer_free(g);
+}
