@@ -209,11 +209,22 @@ static void latex_escaped(FILE *fp, const char *s)
     }
 }
 
+/* "2.5e-07" → "$2.5\times10^{-7}$"; anything else as it is. */
+static void latex_number(FILE *fp, const char *text)
+{
+    const char *e = strchr(text, 'e');
+    if (!e) {
+        fputs(text, fp);
+        return;
+    }
+    fprintf(fp, "$%.*s\\times10^{%d}$", (int)(e - text), text, atoi(e + 1));
+}
+
 static void write_latex(FILE *fp, const ag_record *recs, size_t count,
                         const column_list *cols, const ag_output_meta *meta)
 {
     char buf[CELL_MAX];
-    fputs("% attngeom " AG_VERSION_STRING " — needs \\usepackage{booktabs}\n", fp);
+    fputs("% attngeom " AG_VERSION_STRING ": needs \\usepackage{booktabs}\n", fp);
     fputs("\\begin{tabular}{", fp);
     for (size_t c = 0; c < cols->count; c++)
         fputc('r', fp);
@@ -226,9 +237,7 @@ static void write_latex(FILE *fp, const ag_record *recs, size_t count,
     for (size_t r = 0; r < count; r++)
         for (size_t c = 0; c < cols->count; c++) {
             cell_text(&recs[r], cols->ids[c], 6, "--", buf, sizeof buf);
-            /* 1e-05 → $1\times10^{-5}$ would be nicer; keep plain numbers so
-             * the table stays machine-readable; siunitx users can reformat. */
-            fputs(buf, fp);
+            latex_number(fp, buf);
             fputs(c + 1 < cols->count ? " & " : " \\\\\n", fp);
         }
     fputs("\\bottomrule\n\\end{tabular}\n", fp);
