@@ -266,6 +266,7 @@ class Stats:
         self.keys = 0
         self.maxrel = {k: 0.0 for k in R.ALL_KEYS}
         self.where = {k: "" for k in R.ALL_KEYS}
+        self.maxabs = {k: 0.0 for k in R.ALL_KEYS}
         self.nulls = {k: 0 for k in R.ALL_KEYS}
         self.banded = []
 
@@ -313,10 +314,12 @@ def compare_record(cmd, path, label, rec, exp, M):
             continue
         d = abs(got - want)
         rel = d / abs(want) if want != 0 else (0.0 if d == 0 else math.inf)
-        if d > ATOL:  # below ATOL the relative error is not meaningful
+        if abs(want) > ATOL:
             if rel > STATS.maxrel[key]:
                 STATS.maxrel[key] = rel
                 STATS.where[key] = label
+        else:  # rounding noise around a mathematical 0: absolute error
+            STATS.maxabs[key] = max(STATS.maxabs[key], d)
         if not d <= RTOL * abs(want) + ATOL:
             bad.append("%s: got %.17g, reference %.17g (rel %.3g)" % (key, got, want, rel))
     if bad:
@@ -635,9 +638,13 @@ def main():
     print()
     print("check_matrix: %d files/tensors, %d matrices compared, %d keys compared "
           "(%.0f s)" % (len(cases), STATS.matrices, STATS.keys, time.time() - t0))
-    print("  %-20s %12s  %6s  %s" % ("key", "max rel err", "nulls", "where"))
+    print("  max rel err: over expected values with |exp| > %g; max abs err: "
+          "over |exp| <= %g (rounding noise around 0)" % (ATOL, ATOL))
+    print("  %-20s %12s %12s %6s  %s" % ("key", "max rel err", "max abs err",
+                                         "nulls", "max rel err at"))
     for k in R.ALL_KEYS:
-        print("  %-20s %12.3g  %6d  %s" % (k, STATS.maxrel[k], STATS.nulls[k], STATS.where[k]))
+        print("  %-20s %12.3g %12.3g %6d  %s" % (k, STATS.maxrel[k], STATS.maxabs[k],
+                                               STATS.nulls[k], STATS.where[k]))
     for label, got, want, lo, hi in STATS.banded:
         print("note: numerical_rank of %s is rounding-dependent (singular values "
               "within a factor 2 of the threshold): accepted range %d..%d, "
