@@ -1,0 +1,219 @@
+#!/bin/sh
+# tests/cli/matrix.sh CLI — happy-path checks of `attngeom matrix` (SPEC 1, 2):
+# every --format runs (exit 0, output on stdout, nothing on stderr); JSON parses
+# and csv/tsv/md/latex have the expected shape; -o writes the same bytes as
+# stdout and prints nothing; --expect against a golden made by the tool passes;
+# a golden changed beyond tolerance exits 3 and names the key; --rtol/--atol
+# are respected; the LaTeX output compiles when pdflatex is installed.
+# Exits non-zero if any check fails, printing each failure.
+
+CLI=${1:?usage: sh tests/cli/matrix.sh path/to/attngeom}
+case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
+if [ ! -x "$CLI" ]; then
+    echo "matrix.sh: $CLI is not executable" >&2
+    exit 1
+fi
+PY=/usr/bin/python3
+T=$(mktemp -d "${TMPDIR:-/tmp}/ag_matrix.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM HUP
+cd "$T" || exit 1
+
+FAILS=0
+N=0
+fail() {
+    echo "FAIL [$DESC]: $*"
+    FAILS=$((FAILS + 1))
+}
+check() { N=$((N + 1)); DESC=$1; }
+
+# 3 heads of 6x6: stochastic, causal, signed (nulls for the entropy keys)
+"$PY" - <<'EOF' || { echo "matrix.sh: could not make test files" >&2; exit 1; }
+import numpy as np
+rng = np.random.default_rng(5)
+def sm(L):
+    E = np.exp(L - L.max(axis=1, keepdims=True))
+    return E / E.sum(axis=1, keepdims=True)
+L = rng.normal(size=(6, 6))
+C = rng.normal(size=(6, 6)); C[np.triu_indices(6, 1)] = -np.inf
+np.save("heads.npy", np.stack([sm(L), sm(C), rng.normal(size=(6, 6))]))
+EOF
+
+# ---- every format ----------------------------------------------------------
+for fmt in table json csv tsv md latex; do
+    check "--format $fmt"
+    "$CLI" matrix heads.npy --format $fmt >"out.$fmt" 2>err; rc=$?
+    [ $rc -eq 0 ] || fail "exit $rc: $(head -c 300 err)"
+    [ -s "out.$fmt" ] || fail "no output"
+    [ -s err ] && fail "stderr not empty: $(head -c 300 err)"
+    check "--format $fmt -o"
+    rm -f "o.$fmt"
+    "$CLI" matrix heads.npy --format $fmt -o "o.$fmt" >stdout 2>err; rc=$?
+    [ $rc -eq 0 ] || fail "exit $rc: $(head -c 300 err)"
+    [ -s stdout ] && fail "stdout not empty with -o"
+    [ -s err ] && fail "stderr not empty: $(head -c 300 err)"
+    if [ ! -f "o.$fmt" ]; then
+        fail "-o o.$fmt not written"
+    elif ! cmp -s "o.$fmt" "out.$fmt"; then
+        fail "-o o.$fmt differs from what stdout shows"
+    fi
+done
+
+check "json parses with python3 -m json.tool"
+"$PY" -m json.tool out.json >/dev/null 2>err || fail "$(head -c 300 err)"
+
+check "json structure"
+"$PY" - <<'EOF' || fail "see above"
+import json, sys
+def bad(name):
+    raise ValueError("non-finite token " + name)
+d = json.load(open("out.json"), parse_constant=bad)
+r = d["records"]
+ok = True
+def err(m):
+    global ok
+    ok = False
+    print("  " + m)
+if len(r) != 3:
+    err("%d records, expected 3" % len(r))
+for h, rec in enumerate(r):
+    if (rec.get("layer"), rec.get("head"), rec.get("rows"), rec.get("cols")) != (0, h, 6, 6):
+        err("record %d: layer/head/rows/cols %r" % (h, [rec.get(k) for k in ("layer", "head", "rows", "cols")]))
+if r and r[2].get("entropy_mean", 0) is not None:
+    err("signed head: entropy_mean should be null")
+if r and r[1].get("causal") is not True:
+    err("causal head: causal should be true")
+sys.exit(0 if ok else 1)
+EOF
+
+check "csv/tsv shape"
+for f in csv tsv; do
+    sep=,; [ $f = tsv ] && sep=$(printf '\t')
+    head -n 1 "out.$f" | grep -q "^layer${sep}head${sep}rows${sep}cols${sep}sigma_max${sep}" ||
+        fail "$f header: $(head -n 1 "out.$f")"
+    n=$(grep -c . "out.$f")
+    [ "$n" -eq 4 ] || fail "$f has $n non-empty lines, expected 4 (header + 3 records)"
+    cols=$(head -n 1 "out.$f" | awk -F"$sep" '{print NF}')
+    awk -F"$sep" -v c="$cols" 'NF && NF != c { exit 1 }' "out.$f" ||
+        fail "$f rows do not all have $cols fields"
+done
+
+check "md shape"
+grep -q '^|.*layer.*|.*head.*|' out.md || fail "no markdown header row"
+grep -Eq '^\|( *:?-+:? *\|)+ *$' out.md || fail "no markdown separator row"
+[ "$(grep -c '^|' out.md)" -eq 5 ] || fail "expected 5 table lines (header, rule, 3 records)"
+
+check "latex shape"
+grep -q '\\begin{tabular}' out.latex || fail "no \\begin{tabular}"
+grep -q '\\end{tabular}' out.latex || fail "no \\end{tabular}"
+grep -q 'sigma\\_max' out.latex || fail "underscore in key not escaped (sigma\\_max)"
+
+check "latex compiles"
+if command -v pdflatex >/dev/null 2>&1; then
+    {
+        printf '%s\n' '\documentclass{article}' '\usepackage{booktabs}' \
+            '\usepackage[margin=5mm,paperwidth=80cm,paperheight=20cm]{geometry}' \
+            '\begin{document}'
+        cat out.latex
+        printf '%s\n' '\end{document}'
+    } >doc.tex
+    if pdflatex -interaction=nonstopmode -halt-on-error doc.tex >latex.log 2>&1 && [ -s doc.pdf ]; then
+        :
+    else
+        fail "pdflatex failed: $(grep -m3 '^!' latex.log)"
+    fi
+else
+    echo "matrix.sh: pdflatex not installed, skipping the LaTeX compile check"
+fi
+
+check "--help"
+"$CLI" matrix --help >stdout 2>err; rc=$?
+[ $rc -eq 0 ] || fail "matrix --help exits $rc"
+[ -s stdout ] || fail "matrix --help prints nothing on stdout"
+
+# ---- --expect --------------------------------------------------------------
+"$CLI" matrix heads.npy --format json --metrics all -o gold.json 2>err ||
+    { DESC="make golden"; fail "exit $?: $(cat err)"; }
+
+# edit KEY of record IDX in gold.json into FILE: mode rel/abs/set VALUE
+edit() {
+    "$PY" - "$@" <<'EOF'
+import json, sys
+src, dst, idx, key, mode, val = sys.argv[1:7]
+d = json.load(open(src))
+r = d["records"][int(idx)]
+if mode == "rel":
+    r[key] = r[key] * (1 + float(val))
+elif mode == "abs":
+    r[key] = r[key] + float(val)
+else:
+    r[key] = json.loads(val)
+json.dump(d, open(dst, "w"), indent=1)
+EOF
+}
+
+# expect WANT_STATUS MUST_NAME ARGS...
+expect_run() {
+    want=$1 name=$2
+    shift 2
+    "$CLI" matrix heads.npy --format json --metrics all "$@" >stdout 2>stderr; rc=$?
+    [ $rc -eq "$want" ] || fail "exit $rc, expected $want: $(head -c 400 stderr)"
+    if [ -n "$name" ] && ! cat stdout stderr | grep -q -- "$name"; then
+        fail "output does not name $name: $(head -c 400 stderr)"
+    fi
+}
+
+check "--expect own golden"
+expect_run 0 "" --expect gold.json
+
+check "--expect own golden, csv output"
+"$CLI" matrix heads.npy --format csv --metrics all --expect gold.json >stdout 2>stderr; rc=$?
+[ $rc -eq 0 ] || fail "exit $rc: $(head -c 300 stderr)"
+
+check "--expect value changed by 1e-3 relative"
+edit gold.json g1.json 1 entropy_mean rel 1e-3
+expect_run 3 entropy_mean --expect g1.json
+
+check "--expect mismatch names the key, not the other keys"
+if grep -q sigma_max stderr; then fail "mismatch output mentions sigma_max too: $(head -c 400 stderr)"; fi
+
+check "--expect boolean changed"
+edit gold.json g2.json 1 causal set false
+expect_run 3 causal --expect g2.json
+
+check "--expect null changed to a number"
+edit gold.json g3.json 2 entropy_mean set 0.5
+expect_run 3 entropy_mean --expect g3.json
+
+check "--expect number changed to null"
+edit gold.json g4.json 0 fiedler set null
+expect_run 3 fiedler --expect g4.json
+
+check "--expect 1e-7 relative change, default rtol 1e-9"
+edit gold.json g5.json 0 sigma_max rel 1e-7
+expect_run 3 sigma_max --expect g5.json
+
+check "--expect 1e-7 relative change, --rtol 1e-6"
+expect_run 0 "" --expect g5.json --rtol 1e-6
+
+check "--expect 1e-7 relative change, --rtol 1e-8"
+expect_run 3 sigma_max --expect g5.json --rtol 1e-8
+
+check "--expect 1e-5 absolute change, --rtol 0 --atol 1e-4"
+edit gold.json g6.json 1 stable_rank abs 1e-5
+expect_run 0 "" --expect g6.json --rtol 0 --atol 1e-4
+
+check "--expect 1e-5 absolute change, --rtol 0 --atol 1e-6"
+expect_run 3 stable_rank --expect g6.json --rtol 0 --atol 1e-6
+
+check "--expect 1e-5 absolute change, default tolerances"
+expect_run 3 stable_rank --expect g6.json
+
+check "--expect golden missing"
+expect_run 1 no_such_golden.json --expect no_such_golden.json
+
+if [ $FAILS -ne 0 ]; then
+    echo "matrix.sh: $FAILS failure(s) in $N checks"
+    exit 1
+fi
+echo "matrix.sh: ok ($N checks)"
