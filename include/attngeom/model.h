@@ -1,0 +1,152 @@
+/* attngeom/model.h — the attention engine: Hugging Face model folders, their
+ * forward pass, and the architecture-free single attention layer.
+ *
+ * Model folders (see docs/engine.md for every detail):
+ *   config.json + model.safetensors, or sharded model-0000N-of-0000M.safetensors
+ *   listed in model.safetensors.index.json ("weight_map").
+ *   model_type "gpt2" (GPT2Model), "bert" (BertModel), "llama", "mistral",
+ *   "qwen2" (LlamaModel family: RoPE, RMSNorm, SwiGLU, grouped-query attention).
+ *
+ * The forward pass reproduces Hugging Face's eager modeling code
+ * (modeling_gpt2.py, modeling_bert.py, modeling_llama.py): per layer it hands
+ * the attention input X and every head's attention probabilities to a
+ * callback, and optionally fills the hidden states in HF's
+ * output_hidden_states convention.
+ *
+ * Ownership: ag_model_load hands out a model owned by the caller, released by
+ * ag_model_free (NULL allowed). A loaded model is never modified by a forward
+ * pass, so several threads may run passes on one model concurrently. Views
+ * passed to a callback are valid only during that call. Weights stay float32
+ * in memory whatever the stored dtype (F32, F16 or BF16).
+ */
+#ifndef ATTNGEOM_MODEL_H
+#define ATTNGEOM_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { AG_ARCH_GPT2, AG_ARCH_BERT, AG_ARCH_LLAMA } ag_arch;
+
+/* What config.json says, normalised across architectures. */
+typedef struct {
+    ag_arch arch;
+    char model_type[32];   /* as written in config.json ("gpt2", "qwen2", ...) */
+    int n_layer;           /* n_layer / num_hidden_layers */
+    int n_head;            /* query heads */
+    int n_kv_head;         /* key/value heads (GQA); = n_head for GPT-2/BERT */
+    int d_model;           /* n_embd / hidden_size */
+    int head_dim;          /* d_model / n_head unless config.json sets head_dim */
+    int d_ff;              /* MLP width (GPT-2: n_inner or 4·n_embd) */
+    int max_positions;     /* n_positions / max_position_embeddings */
+    int vocab_size;
+    int type_vocab_size;   /* BERT only, else 0 */
+    double norm_eps;       /* layer_norm_epsilon / layer_norm_eps / rms_norm_eps */
+    double rope_theta;     /* LLaMA family only, else 0 */
+    int causal;            /* 1 for decoders (GPT-2, LLaMA), 0 for BERT */
+    int sliding_window;    /* Mistral/Qwen2 sliding window if active, else 0 */
+    int scale_by_inverse_layer; /* GPT-2 scale_attn_by_inverse_layer_idx */
+    int scale_attn_weights;     /* GPT-2 scale_attn_weights (default 1) */
+} ag_model_config;
+
+typedef struct ag_model ag_model;
+
+/* Load a model folder. Errors (err->message names file, field or tensor):
+ *   AG_EIO          folder or file missing/unreadable
+ *   AG_EFORMAT      config.json or the index malformed, a field missing or
+ *                   of the wrong type or value
+ *   AG_EUNSUPPORTED unknown model_type or an option this version lacks
+ *   AG_ENOTFOUND    a tensor absent from the weights
+ *   AG_ESHAPE       a tensor of the wrong shape (got and expected shapes)
+ *   AG_EDTYPE       a tensor stored in a dtype other than F32, F16, BF16
+ *   AG_ENONFINITE   a NaN/Inf weight
+ *   AG_ENOMEM */
+int ag_model_load(const char *dir, ag_model **out, ag_error *err);
+const ag_model_config *ag_model_get_config(const ag_model *m);
+void ag_model_free(ag_model *m);
+
+typedef enum {
+    AG_PRECISION_F32, /* HF float32: sgemm on float activations, float softmax/norms */
+    AG_PRECISION_F64  /* the whole pass in double (weights upcast exactly) */
+} ag_precision;
+
+/* One layer's attention, as seen by a callback. */
+typedef struct {
+    int layer;
+    size_t n, d;          /* tokens, model width */
+    int n_head;           /* query heads */
+    const double *x;      /* (n, d) input of the Q/K/V projections (after any
+                             pre-attention norm) */
+    const double *attn;   /* (n_head, n, n) probabilities, attn[h][i][j] =
+                             weight of query i on key j; masked entries are 0 */
+} ag_layer_view;
+
+/* Called once per layer, in order. A non-zero return stops the pass and is
+ * returned by ag_model_forward (use your own status, e.g. an AG_E* code). */
+typedef int (*ag_layer_fn)(const ag_layer_view *view, void *user);
+
+/* Run the forward pass on token ids[0..n-1] (one sequence, no padding; BERT
+ * token type 0). fn may be NULL. hidden, if non-NULL, receives
+ * (n_layer + 1, n, d_model) doubles in HF's output_hidden_states order:
+ * [0] embeddings, [l] output of block l-1, [L] for GPT-2/LLaMA after the final
+ * norm (ln_f / model.norm). Errors: AG_EINVAL (n = 0), AG_ERANGE (a token id
+ * outside the vocabulary, or n above max_position_embeddings / n_positions,
+ * the message names the field), AG_EUNSUPPORTED (n above an active sliding
+ * window), AG_ENOMEM, or the callback's own status. */
+int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
+                     ag_precision precision, ag_layer_fn fn, void *user,
+                     double *hidden, ag_error *err);
+
+/* ---- one attention layer of any architecture (`attngeom layer`) --------- */
+
+/* Inputs of ag_attention_layer; every pointer is borrowed. Weights are in
+ * [in, out] form (x ↦ xW): transpose nn.Linear [out, in] tensors first
+ * (ag_array_transpose2d). Head h owns columns h·d_h … (h+1)·d_h − 1 of the Q
+ * and K projections (d_h = d_a / n_head). V does not enter the probabilities
+ * and is not taken. */
+typedef struct {
+    const double *x;      /* (n, d) layer input */
+    size_t n, d;
+    const double *wq;     /* (d, d_a) */
+    const double *wk;     /* (d, d_a) */
+    const double *bq;     /* (d_a) or NULL */
+    const double *bk;     /* (d_a) or NULL */
+    size_t d_a;
+    int n_head;
+    double scale;         /* <= 0: 1/sqrt(d_h); applied to Q after its bias */
+    int causal;           /* mask j > i (probabilities exactly 0 there) */
+    ag_precision precision;
+} ag_attn_layer_spec;
+
+/* A = softmax(scale·(XW_Q + b_Q)(XW_K + b_K)ᵀ + mask) per head. On success
+ * *out owns a new (n_head, n, n) array. Errors: AG_EINVAL (null pointers,
+ * n/d/d_a/n_head zero, d_a not divisible by n_head), AG_ENONFINITE (x or a
+ * weight holds NaN/Inf), AG_ENOMEM. */
+int ag_attention_layer(const ag_attn_layer_spec *spec, ag_array *out,
+                       ag_error *err);
+
+/* Drop leading dimensions of size 1 in place ([1,1,d,k] -> [d,k]). */
+void ag_array_squeeze_leading(ag_array *a);
+
+/* Transpose a 2-D array in place (its data is reallocated). AG_ESHAPE if a is
+ * not 2-D after squeezing leading singleton dimensions, AG_ENOMEM. */
+int ag_array_transpose2d(ag_array *a, ag_error *err);
+
+/* Split a fused Q|K|V tensor into its three column blocks. `fused` (borrowed;
+ * leading singleton dimensions ignored) is either a kernel [d, 3·d_a] ->
+ * q, k, v each (d, d_a), or a bias [3·d_a] -> each (d_a). q, k, v receive new
+ * arrays owned by the caller (v may be NULL if not wanted). `name` is used in
+ * error messages (AG_ESHAPE: rank other than 1-2 or a last dimension not
+ * divisible by 3). */
+int ag_qkv_split(const ag_array *fused, const char *name, ag_array *q,
+                 ag_array *k, ag_array *v, ag_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

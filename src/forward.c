@@ -1,0 +1,82 @@
+/* forward.c — the forward pass of a loaded model (see attngeom/model.h and
+ * docs/engine.md). The pass itself is written once in forward_tmpl.h and
+ * instantiated here for float (HF float32 semantics) and double.
+ *
+ * Memory: one layer's attention (H, n, n) plus O(n·max(d, d_ff)) activations;
+ * previous layers' attention is never kept. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_int.h"
+
+#define R float
+#define SFX _f32
+#define GEMM cblas_sgemm
+#define RSQRT sqrtf
+#define REXP expf
+#define RTANH tanhf
+#define RERF erff
+#define IS_F64 0
+#include "forward_tmpl.h"
+#undef R
+#undef SFX
+#undef GEMM
+#undef RSQRT
+#undef REXP
+#undef RTANH
+#undef RERF
+#undef IS_F64
+
+#define R double
+#define SFX _f64
+#define GEMM cblas_dgemm
+#define RSQRT sqrt
+#define REXP exp
+#define RTANH tanh
+#define RERF erf
+#define IS_F64 1
+#include "forward_tmpl.h"
+
+/* The config field that bounds the sequence length, for messages. */
+static const char *positions_field(const ag_model_config *g)
+{
+    return g->arch == AG_ARCH_GPT2 ? "n_positions" : "max_position_embeddings";
+}
+
+static int check_input(const ag_model *m, const int32_t *ids, size_t n, ag_error *err)
+{
+    const ag_model_config *g = &m->cfg;
+    if (n == 0)
+        return ag_error_set(err, AG_EINVAL, "forward pass: no tokens");
+    if (!ids)
+        return ag_error_set(err, AG_EINVAL, "forward pass: missing token ids");
+    if (n > (size_t)g->max_positions)
+        return ag_error_set(err, AG_ERANGE, "input of %zu tokens exceeds the model's %s = %d",
+                            n, positions_field(g), g->max_positions);
+    if (g->sliding_window > 0 && n > (size_t)g->sliding_window)
+        return ag_error_set(err, AG_EUNSUPPORTED, "input of %zu tokens exceeds sliding_window = %d (sliding-window masks are not implemented)",
+                            n, g->sliding_window);
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= g->vocab_size)
+            return ag_error_set(err, AG_ERANGE, "token id %ld at position %zu is outside the vocabulary (vocab_size = %d)",
+                                (long)ids[i], i, g->vocab_size);
+    return AG_OK;
+}
+
+int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
+                     ag_precision precision, ag_layer_fn fn, void *user,
+                     double *hidden, ag_error *err)
+{
+    if (!m)
+        return ag_error_set(err, AG_EINVAL, "forward pass: no model");
+    int rc = check_input(m, ids, n, err);
+    if (rc != AG_OK)
+        return rc;
+    if (precision == AG_PRECISION_F64)
+        return forward_f64(m, ids, n, fn, user, hidden, err);
+    if (precision == AG_PRECISION_F32)
+        return forward_f32(m, ids, n, fn, user, hidden, err);
+    return ag_error_set(err, AG_EINVAL, "forward pass: unknown precision %d", (int)precision);
+}

@@ -1,0 +1,407 @@
+/* forward_tmpl.h — the forward pass, written once for a real type R and
+ * included twice by forward.c: R = float (HF float32 semantics: float
+ * activations, sgemm, float softmax/norms) and R = double (the whole pass in
+ * double, weights upcast exactly one matrix at a time).
+ *
+ * Before inclusion define: R, SFX (name suffix), GEMM (cblas_sgemm/dgemm),
+ * RSQRT/REXP/RTANH/RERF (math functions of R), IS_F64 (0/1).
+ * Sums (means, variances, softmax denominators) are accumulated in double in
+ * both precisions; torch's float reductions are pairwise/vectorised and thus
+ * closer to the exact sum than a naive float loop would be. */
+
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define FN(name) CAT(name, SFX)
+
+typedef struct {
+    R *h;      // (n, d) residual stream
+    R *xn;     // (n, d) normalised block input (attention input X)
+    R *t;      // (n, d) projection output before the residual add
+    R *qkv;    // (n, 3d) GPT-2 fused c_attn output
+    R *q;      // (n, H*hd)
+    R *k, *v;  // (n, Hkv*hd)
+    R *ctx;    // (n, H*hd) merged head outputs
+    R *p;      // (H, n, n) attention probabilities of the current layer
+    R *f1, *f2;// (n, d_ff) MLP activations
+    R *cos, *sin; // (n, hd) RoPE tables
+    R *w;      // (max_mat) double copy of one weight matrix (f64 only)
+    double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
+} FN(ws);
+
+static void FN(ws_free)(FN(ws) *s)
+{
+    R *all[] = {s->h, s->xn, s->t, s->qkv, s->q, s->k, s->v, s->ctx, s->p,
+                s->f1, s->f2, s->cos, s->sin, s->w};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        free(all[i]);
+    free(s->xd);
+    free(s->pd);
+}
+
+static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n)
+{
+    const ag_model_config *g = &m->cfg;
+    size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim,
+           dkv = (size_t)g->n_kv_head * g->head_dim, H = (size_t)g->n_head;
+    memset(s, 0, sizeof *s);
+    int ok = (s->h = calloc(n * d, sizeof(R))) && (s->xn = calloc(n * d, sizeof(R))) &&
+             (s->t = calloc(n * d, sizeof(R))) && (s->q = calloc(n * dq, sizeof(R))) &&
+             (s->k = calloc(n * dkv, sizeof(R))) && (s->v = calloc(n * dkv, sizeof(R))) &&
+             (s->ctx = calloc(n * dq, sizeof(R))) && (s->p = calloc(H * n * n, sizeof(R))) &&
+             (s->f1 = calloc(n * (size_t)g->d_ff, sizeof(R))) &&
+             (s->f2 = calloc(n * (size_t)g->d_ff, sizeof(R)));
+    if (ok && g->arch == AG_ARCH_GPT2)
+        ok = (s->qkv = calloc(n * 3 * d, sizeof(R))) != NULL;
+    if (ok && g->arch == AG_ARCH_LLAMA)
+        ok = (s->cos = calloc(n * (size_t)g->head_dim, sizeof(R))) &&
+             (s->sin = calloc(n * (size_t)g->head_dim, sizeof(R)));
+    if (ok && IS_F64)
+        ok = (s->w = calloc(m->max_mat, sizeof(R))) != NULL;
+    if (ok && !IS_F64)
+        ok = (s->xd = calloc(n * d, sizeof(double))) && (s->pd = calloc(H * n * n, sizeof(double)));
+    if (!ok)
+        FN(ws_free)(s);
+    return ok ? AG_OK : AG_ENOMEM;
+}
+
+/* The weights as R: float32 used in place, or upcast into the scratch. */
+static const R *FN(wget)(const float *w, size_t cnt, R *scratch)
+{
+#if IS_F64
+    for (size_t i = 0; i < cnt; i++)
+        scratch[i] = (R)w[i];
+    return scratch;
+#else
+    (void)cnt;
+    (void)scratch;
+    return w;
+#endif
+}
+
+/* y (n, out) = x (n, in) @ W + b. nn.Linear [out,in] is used transposed
+ * (F.linear: x @ W^T + b); Conv1D [in,out] as is (pytorch_utils.Conv1D). */
+static void FN(linear)(const agm_lin *L, const R *x, size_t n, R *y, R *scratch)
+{
+    const R *w = FN(wget)(L->w, (size_t)L->in * L->out, scratch);
+    GEMM(CblasRowMajor, CblasNoTrans, L->linear ? CblasTrans : CblasNoTrans,
+         (int)n, L->out, L->in, 1, x, L->in, w, L->linear ? L->in : L->out, 0, y, L->out);
+    if (L->b)
+        for (size_t i = 0; i < n; i++)
+            for (int j = 0; j < L->out; j++)
+                y[i * L->out + j] += (R)L->b[j];
+}
+
+/* torch.nn.LayerNorm over the last dim: (x - mean)/sqrt(var + eps)*w + b,
+ * biased variance. x, y (n, d); may alias. */
+static void FN(layernorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps)
+{
+    for (size_t i = 0; i < n; i++) {
+        const R *r = x + i * d;
+        double s = 0, ss = 0;
+        for (size_t j = 0; j < d; j++)
+            s += r[j];
+        R mean = (R)(s / d);
+        for (size_t j = 0; j < d; j++)
+            ss += (double)(r[j] - mean) * (r[j] - mean);
+        R inv = (R)1 / RSQRT((R)(ss / d) + (R)eps);
+        for (size_t j = 0; j < d; j++)
+            y[i * d + j] = (r[j] - mean) * inv * (R)nm->w[j] + (R)nm->b[j];
+    }
+}
+
+/* modeling_llama.py LlamaRMSNorm: w * (x * rsqrt(mean(x^2) + eps)). */
+static void FN(rmsnorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps)
+{
+    for (size_t i = 0; i < n; i++) {
+        const R *r = x + i * d;
+        double ss = 0;
+        for (size_t j = 0; j < d; j++)
+            ss += (double)r[j] * r[j];
+        R inv = (R)1 / RSQRT((R)(ss / d) + (R)eps);
+        for (size_t j = 0; j < d; j++)
+            y[i * d + j] = (R)nm->w[j] * (r[j] * inv);
+    }
+}
+
+/* activations.py: NewGELUActivation (tanh form), GELUActivation (erf),
+ * ReLU, SiLU. */
+static void FN(activate)(R *x, size_t cnt, agm_act act)
+{
+    const R c = (R)0.7978845608028654; /* sqrt(2/pi) */
+    for (size_t i = 0; i < cnt; i++) {
+        R v = x[i];
+        switch (act) {
+        case AGM_ACT_GELU_TANH:
+            x[i] = (R)0.5 * v * ((R)1 + RTANH(c * (v + (R)0.044715 * v * v * v)));
+            break;
+        case AGM_ACT_GELU_ERF:
+            x[i] = (R)0.5 * v * ((R)1 + RERF(v * (R)0.7071067811865476));
+            break;
+        case AGM_ACT_RELU:
+            x[i] = v > 0 ? v : 0;
+            break;
+        case AGM_ACT_SILU:
+            x[i] = v / ((R)1 + REXP(-v));
+            break;
+        }
+    }
+}
+
+/* Row-wise softmax of one head's scores s (n, n) in place; with `causal`
+ * the entries j > i get exactly 0, as HF's finfo.min mask gives after exp. */
+static void FN(softmax)(R *s, size_t n, int causal)
+{
+    for (size_t i = 0; i < n; i++) {
+        R *r = s + i * n;
+        size_t m = causal ? i + 1 : n;
+        R mx = r[0];
+        for (size_t j = 1; j < m; j++)
+            mx = r[j] > mx ? r[j] : mx;
+        double sum = 0;
+        for (size_t j = 0; j < m; j++)
+            sum += (r[j] = REXP(r[j] - mx));
+        R inv = (R)sum;
+        for (size_t j = 0; j < m; j++)
+            r[j] /= inv;
+        for (size_t j = m; j < n; j++)
+            r[j] = 0;
+    }
+}
+
+/* Scaled dot-product attention, every head: p (H, n, n) = softmax(scale ·
+ * Q_h K_g^T + mask), ctx (n, H*hd) = P_h V_g with g = h / (H / Hkv)
+ * (modeling_llama.py repeat_kv; H = Hkv for GPT-2 and BERT). q (n, H*hd),
+ * k, v (n, Hkv*hd). */
+static void FN(attend)(const R *q, const R *k, const R *v, size_t n, int H, int Hkv,
+                       int hd, R scale, int causal, R *p, R *ctx)
+{
+    int lq = H * hd, lkv = Hkv * hd;
+    for (int h = 0; h < H; h++) {
+        int g = h / (H / Hkv);
+        R *ph = p + (size_t)h * n * n; // (n, n)
+        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, hd, scale,
+             q + h * hd, lq, k + g * hd, lkv, 0, ph, (int)n);
+        FN(softmax)(ph, n, causal);
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, hd, (int)n, 1, ph,
+             (int)n, v + g * hd, lkv, 0, ctx + h * hd, lq);
+    }
+}
+
+/* Hand X (n, d) and P (H, n, n) to the callback as doubles. */
+static int FN(emit)(FN(ws) *s, const R *x, int layer, size_t n, size_t d, int H,
+                    ag_layer_fn fn, void *user)
+{
+    if (!fn)
+        return AG_OK;
+    ag_layer_view view = {.layer = layer, .n = n, .d = d, .n_head = H};
+#if IS_F64
+    view.x = x;
+    view.attn = s->p;
+#else
+    for (size_t i = 0; i < n * d; i++)
+        s->xd[i] = x[i];
+    for (size_t i = 0; i < (size_t)H * n * n; i++)
+        s->pd[i] = s->p[i];
+    view.x = s->xd;
+    view.attn = s->pd;
+#endif
+    return fn(&view, user);
+}
+
+static void FN(add)(R *acc, const R *x, size_t cnt)
+{
+    for (size_t i = 0; i < cnt; i++)
+        acc[i] += x[i];
+}
+
+/* modeling_gpt2.py GPT2Block: h += attn(ln_1(h)); h += mlp(ln_2(h)).
+ * GPT2Attention: c_attn -> split Q|K|V (head h = columns h*hd.. in each
+ * block), _attn scales by 1/sqrt(hd) (and 1/(layer+1) if
+ * scale_attn_by_inverse_layer_idx), causal mask, softmax. */
+static int FN(block_gpt2)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn fn, void *user)
+{
+    const ag_model_config *g = &m->cfg;
+    const agm_layer *y = &m->layers[l];
+    size_t d = (size_t)g->d_model;
+    FN(layernorm)(s->h, s->xn, n, d, &y->ln1, g->norm_eps);
+    FN(linear)(&y->qkv, s->xn, n, s->qkv, s->w); // (n, 3d)
+    for (size_t i = 0; i < n; i++) {
+        memcpy(s->q + i * d, s->qkv + i * 3 * d, d * sizeof(R));
+        memcpy(s->k + i * d, s->qkv + i * 3 * d + d, d * sizeof(R));
+        memcpy(s->v + i * d, s->qkv + i * 3 * d + 2 * d, d * sizeof(R));
+    }
+    double sc = g->scale_attn_weights ? 1.0 / sqrt((double)g->head_dim) : 1.0;
+    if (g->scale_by_inverse_layer)
+        sc /= (double)(l + 1);
+    FN(attend)(s->q, s->k, s->v, n, g->n_head, g->n_head, g->head_dim, (R)sc, 1, s->p, s->ctx);
+    int rc = FN(emit)(s, s->xn, l, n, d, g->n_head, fn, user);
+    if (rc)
+        return rc;
+    FN(linear)(&y->o, s->ctx, n, s->t, s->w);
+    FN(add)(s->h, s->t, n * d);
+    FN(layernorm)(s->h, s->xn, n, d, &y->ln2, g->norm_eps);
+    FN(linear)(&y->up, s->xn, n, s->f1, s->w); // (n, d_ff)
+    FN(activate)(s->f1, n * (size_t)g->d_ff, m->act);
+    FN(linear)(&y->down, s->f1, n, s->t, s->w);
+    FN(add)(s->h, s->t, n * d);
+    return AG_OK;
+}
+
+/* modeling_bert.py BertLayer (post-LN): a = LN(h + O(attn(h)));
+ * h = LN(a + down(act(up(a)))). BertSelfAttention scales by 1/sqrt(hd), no
+ * mask for one unpadded sequence. */
+static int FN(block_bert)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn fn, void *user)
+{
+    const ag_model_config *g = &m->cfg;
+    const agm_layer *y = &m->layers[l];
+    size_t d = (size_t)g->d_model;
+    FN(linear)(&y->q, s->h, n, s->q, s->w);
+    FN(linear)(&y->k, s->h, n, s->k, s->w);
+    FN(linear)(&y->v, s->h, n, s->v, s->w);
+    R sc = (R)(1.0 / sqrt((double)g->head_dim));
+    FN(attend)(s->q, s->k, s->v, n, g->n_head, g->n_head, g->head_dim, sc, 0, s->p, s->ctx);
+    int rc = FN(emit)(s, s->h, l, n, d, g->n_head, fn, user);
+    if (rc)
+        return rc;
+    FN(linear)(&y->o, s->ctx, n, s->t, s->w);
+    FN(add)(s->t, s->h, n * d); // BertSelfOutput: LayerNorm(dense(x) + input)
+    FN(layernorm)(s->t, s->h, n, d, &y->ln1, g->norm_eps);
+    FN(linear)(&y->up, s->h, n, s->f1, s->w);
+    FN(activate)(s->f1, n * (size_t)g->d_ff, m->act);
+    FN(linear)(&y->down, s->f1, n, s->t, s->w);
+    FN(add)(s->t, s->h, n * d); // BertOutput
+    FN(layernorm)(s->t, s->h, n, d, &y->ln2, g->norm_eps);
+    return AG_OK;
+}
+
+/* modeling_llama.py apply_rotary_pos_emb: x*cos + rotate_half(x)*sin,
+ * rotate_half([x1, x2]) = [-x2, x1], on each of `heads` heads of x (n, heads*hd). */
+static void FN(rope)(R *x, size_t n, int heads, int hd, const R *cos, const R *sin)
+{
+    int half = hd / 2;
+    for (size_t i = 0; i < n; i++)
+        for (int h = 0; h < heads; h++) {
+            R *r = x + i * (size_t)heads * hd + (size_t)h * hd;
+            const R *c = cos + i * hd, *sn = sin + i * hd;
+            for (int j = 0; j < half; j++) {
+                R a = r[j], b = r[j + half];
+                r[j] = a * c[j] - b * sn[j];
+                r[j + half] = b * c[j + half] + a * sn[j + half];
+            }
+        }
+}
+
+/* LlamaRotaryEmbedding: inv_freq[j] = theta^(-2j/hd), angle = pos*inv_freq
+ * duplicated over both halves. Computed in double (as the fixtures do) and
+ * rounded to R. cos, sin (n, hd). */
+static void FN(rope_tables)(R *cos_t, R *sin_t, size_t n, int hd, double theta)
+{
+    int half = hd / 2;
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < half; j++) {
+            double a = (double)i * pow(theta, -2.0 * j / hd);
+            cos_t[i * hd + j] = cos_t[i * hd + j + half] = (R)cos(a);
+            sin_t[i * hd + j] = sin_t[i * hd + j + half] = (R)sin(a);
+        }
+}
+
+/* LlamaDecoderLayer: h += o(attn(rms1(h))); h += down(silu(gate(x)) * up(x)),
+ * x = rms2(h). Scores scaled by head_dim^-0.5, causal. */
+static int FN(block_llama)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn fn, void *user)
+{
+    const ag_model_config *g = &m->cfg;
+    const agm_layer *y = &m->layers[l];
+    size_t d = (size_t)g->d_model, cnt = n * (size_t)g->d_ff;
+    FN(rmsnorm)(s->h, s->xn, n, d, &y->ln1, g->norm_eps);
+    FN(linear)(&y->q, s->xn, n, s->q, s->w);
+    FN(linear)(&y->k, s->xn, n, s->k, s->w);
+    FN(linear)(&y->v, s->xn, n, s->v, s->w);
+    FN(rope)(s->q, n, g->n_head, g->head_dim, s->cos, s->sin);
+    FN(rope)(s->k, n, g->n_kv_head, g->head_dim, s->cos, s->sin);
+    R sc = (R)(1.0 / sqrt((double)g->head_dim));
+    FN(attend)(s->q, s->k, s->v, n, g->n_head, g->n_kv_head, g->head_dim, sc, 1, s->p, s->ctx);
+    int rc = FN(emit)(s, s->xn, l, n, d, g->n_head, fn, user);
+    if (rc)
+        return rc;
+    FN(linear)(&y->o, s->ctx, n, s->t, s->w);
+    FN(add)(s->h, s->t, n * d);
+    FN(rmsnorm)(s->h, s->xn, n, d, &y->ln2, g->norm_eps);
+    FN(linear)(&y->gate, s->xn, n, s->f1, s->w);
+    FN(linear)(&y->up, s->xn, n, s->f2, s->w);
+    FN(activate)(s->f1, cnt, m->act);
+    for (size_t i = 0; i < cnt; i++)
+        s->f1[i] *= s->f2[i];
+    FN(linear)(&y->down, s->f1, n, s->t, s->w);
+    FN(add)(s->h, s->t, n * d);
+    return AG_OK;
+}
+
+/* Embeddings into s->h (n, d): GPT-2 wte + wpe; BERT LN((word + type0) + pos)
+ * (BertEmbeddings order); LLaMA embed_tokens. */
+static void FN(embed)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s)
+{
+    size_t d = (size_t)m->cfg.d_model;
+    for (size_t i = 0; i < n; i++) {
+        const float *w = m->tok_emb + (size_t)ids[i] * d;
+        const float *p = m->pos_emb ? m->pos_emb + i * d : NULL;
+        for (size_t j = 0; j < d; j++) {
+            R v = (R)w[j];
+            if (m->type_emb)
+                v += (R)m->type_emb[j];
+            s->h[i * d + j] = p ? v + (R)p[j] : v;
+        }
+    }
+    if (m->cfg.arch == AG_ARCH_BERT)
+        FN(layernorm)(s->h, s->h, n, d, &m->emb_ln, m->cfg.norm_eps);
+}
+
+static void FN(store)(double *dst, const R *src, size_t cnt)
+{
+    for (size_t i = 0; i < cnt; i++)
+        dst[i] = src[i];
+}
+
+/* Layers in order; hidden (L+1, n, d) as HF's output_hidden_states. */
+static int FN(run)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s,
+                   ag_layer_fn fn, void *user, double *hidden)
+{
+    const ag_model_config *g = &m->cfg;
+    size_t nd = n * (size_t)g->d_model;
+    FN(embed)(m, ids, n, s);
+    if (g->arch == AG_ARCH_LLAMA)
+        FN(rope_tables)(s->cos, s->sin, n, g->head_dim, g->rope_theta);
+    for (int l = 0; l < g->n_layer; l++) {
+        if (hidden)
+            FN(store)(hidden + (size_t)l * nd, s->h, nd);
+        int rc = g->arch == AG_ARCH_GPT2   ? FN(block_gpt2)(m, l, s, n, fn, user)
+                 : g->arch == AG_ARCH_BERT ? FN(block_bert)(m, l, s, n, fn, user)
+                                           : FN(block_llama)(m, l, s, n, fn, user);
+        if (rc)
+            return rc;
+    }
+    if (!hidden)
+        return AG_OK;
+    if (g->arch == AG_ARCH_GPT2) // GPT2Model.forward: ln_f before the last append
+        FN(layernorm)(s->h, s->h, n, (size_t)g->d_model, &m->final_norm, g->norm_eps);
+    else if (g->arch == AG_ARCH_LLAMA) // LlamaModel.forward: self.norm likewise
+        FN(rmsnorm)(s->h, s->h, n, (size_t)g->d_model, &m->final_norm, g->norm_eps);
+    FN(store)(hidden + (size_t)g->n_layer * nd, s->h, nd);
+    return AG_OK;
+}
+
+static int FN(forward)(const ag_model *m, const int32_t *ids, size_t n,
+                       ag_layer_fn fn, void *user, double *hidden, ag_error *err)
+{
+    FN(ws) s;
+    if (FN(ws_alloc)(&s, m, n) != AG_OK)
+        return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
+    int rc = FN(run)(m, ids, n, &s, fn, user, hidden);
+    FN(ws_free)(&s);
+    if (rc)
+        ag_error_set(err, rc, "forward pass stopped by the layer callback (status %d)", rc);
+    return rc;
+}
+
+#undef FN
+#undef CAT
+#undef CAT2
