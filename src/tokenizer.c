@@ -725,23 +725,38 @@ static int load_tokenizer_json(ag_tokenizer *t, const char *path, const char *di
     if (rc == AG_OK)
         rc = post_from_json(t, path, json_object_get(root, "post_processor"), err);
     json_decref(root);
+    if (rc != AG_OK)
+        return rc;
+    /* Python transformers' fast tokenizers apply tokenizer_config.json over
+     * tokenizer.json: GPT2TokenizerFast its add_prefix_space, BertTokenizerFast
+     * do_lower_case / strip_accents / tokenize_chinese_chars. Applied here when
+     * the key is present. */
+    char *cp;
+    json_t *cfg = NULL;
+    rc = path_join(&cp, dir, "tokenizer_config.json", err);
+    if (rc == AG_OK) {
+        rc = load_json(cp, &cfg, 1, err);
+        free(cp);
+    }
     if (rc == AG_OK && t->kind == AG_TOKENIZER_BPE) {
-        /* transformers' GPT2TokenizerFast applies tokenizer_config.json's
-         * add_prefix_space over the pre-tokenizer's. */
-        char *cp;
-        json_t *cfg = NULL;
-        rc = path_join(&cp, dir, "tokenizer_config.json", err);
-        if (rc == AG_OK) {
-            rc = load_json(cp, &cfg, 1, err);
-            free(cp);
-        }
         json_t *aps = json_object_get(cfg, "add_prefix_space");
         if (json_is_boolean(aps))
             t->add_prefix_space = json_is_true(aps);
-        json_decref(cfg);
-        if (rc == AG_OK)
-            rc = finish_bpe(t, err);
     }
+    if (rc == AG_OK && t->bert_norm) {
+        json_t *v = json_object_get(cfg, "do_lower_case");
+        if (json_is_boolean(v))
+            t->lowercase = json_is_true(v);
+        v = json_object_get(cfg, "tokenize_chinese_chars");
+        if (json_is_boolean(v))
+            t->chinese = json_is_true(v);
+        v = json_object_get(cfg, "strip_accents");
+        if (json_is_boolean(v) || json_is_null(v))
+            t->strip_accents = json_is_boolean(v) ? json_is_true(v) : -1;
+    }
+    json_decref(cfg);
+    if (rc == AG_OK && t->kind == AG_TOKENIZER_BPE)
+        rc = finish_bpe(t, err);
     return rc;
 }
 

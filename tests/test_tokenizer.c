@@ -417,3 +417,28 @@ Test(tokenizer, bpe_long_inputs)
     free(s);
     ag_tokenizer_free(g);
 }
+
+/* Where transformers.js and HF tokenizers (Rust, what Python transformers
+ * uses) disagree, we follow Rust. Expected ids derived by hand from the Rust
+ * rules (not produced by a reference tool):
+ *  - U+0085 (NEL) is \s for Oniguruma/regex (White_Space) but not for JS, so
+ *    GPT-2 splits "a \u0085b" as "a" " " "\u0085" "b" (JS: "a" " \u0085" "b");
+ *  - CJK Extension B (U+20000) gets spaces around it in BertNormalizer (JS
+ *    iterates UTF-16 code units and misses astral ideographs). */
+Test(tokenizer, follows_rust_where_transformers_js_differs)
+{
+    ag_tokenizer *g = load_ok(TOK_DIR "tiny-gpt2"), *b = load_ok(TOK_DIR "tiny-bert");
+    int32_t *ids = NULL;
+    size_t n = 0;
+    ag_error err = {0};
+    static const int32_t want_g[] = {64, 220, 126, 227, 65};
+    cr_assert_eq(ag_tokenizer_encode(g, "a \xC2\x85" "b", 5, &ids, &n, &err), AG_OK);
+    cr_expect(n == 5 && !memcmp(ids, want_g, sizeof want_g), "NEL split");
+    free(ids);
+    static const int32_t want_b[] = {2, 66, 1, 67, 3};
+    cr_assert_eq(ag_tokenizer_encode(b, "x\xF0\xA0\x80\x80y", 6, &ids, &n, &err), AG_OK);
+    cr_expect(n == 5 && !memcmp(ids, want_b, sizeof want_b), "astral CJK");
+    free(ids);
+    ag_tokenizer_free(g);
+    ag_tokenizer_free(b);
+}

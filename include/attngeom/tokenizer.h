@@ -16,7 +16,18 @@
  * model.type "BPE" or "WordPiece"); otherwise `vocab.json` + `merges.txt`
  * (byte-level BPE) or `vocab.txt` (uncased-by-default BERT WordPiece, options
  * from `tokenizer_config.json`). `model_dir` may also name a tokenizer.json
- * file directly. Every file is size-checked before it is read.
+ * file directly. Every file is size-checked before it is read. As Python
+ * transformers' fast tokenizers do, keys present in tokenizer_config.json
+ * override tokenizer.json: add_prefix_space (BPE), do_lower_case,
+ * strip_accents, tokenize_chinese_chars (BERT).
+ *
+ * Fidelity: where transformers.js and HF tokenizers (Rust, used by Python
+ * transformers) disagree, this follows Rust: U+0085 is whitespace in GPT-2's
+ * regex (Oniguruma \s = White_Space), astral CJK ideographs are spaced by
+ * BertNormalizer, lower-casing is per character (Greek capital sigma always
+ * becomes σ, 'İ' becomes "i\u0307" when accents are kept). Not implemented:
+ * an added token's single_word flag (treated as false), BPE dropout, and
+ * model/normalizer/pre-tokenizer types other than the ones above.
  *
  * Ownership and threads: ag_tokenizer_load hands out a tokenizer owned by the
  * caller, released by ag_tokenizer_free (NULL allowed). A loaded tokenizer is
