@@ -50,6 +50,14 @@ RTOL = 1e-6
 # 1e-12 accepts that noise and nothing of consequence (every key is O(1) or a
 # ratio of O(1) quantities for the inputs below).
 ATOL = 1e-12
+# Keys that scale with the entries of the matrix (homogeneous of degree 1, or
+# nearly so for the entropies: -sum cA log cA = c(H(A) - log c sum A)).  For
+# them the absolute term is ATOL * min(1, max|M|): the same 1e-12 for ordinary
+# matrices, but on a matrix with entries near 1e-100 a plain 1e-12 would
+# accept any value at all.  The other keys are scale-free (ratios, ranks,
+# cosines, the normalised Laplacian's fiedler) and keep ATOL.
+SCALED_KEYS = {"sigma_max", "lambda2_abs", "spectral_gap", "sink_mass",
+               "entropy_mean", "entropy_normalized"}
 MISMATCH_DIR = "/tmp/ag_mismatch"
 SEED = 20240517
 
@@ -280,6 +288,7 @@ def is_num(v):
 
 def compare_record(cmd, path, label, rec, exp, M):
     bad = []
+    scale = float(np.max(np.abs(M)))
     for key in R.ALL_KEYS:
         if key not in rec:
             bad.append("%s: key missing" % key)
@@ -312,15 +321,16 @@ def compare_record(cmd, path, label, rec, exp, M):
         if not is_num(got):
             bad.append("%s: got %r, reference %.17g" % (key, got, want))
             continue
+        atol = ATOL * min(1.0, scale) if key in SCALED_KEYS else ATOL
         d = abs(got - want)
         rel = d / abs(want) if want != 0 else (0.0 if d == 0 else math.inf)
-        if abs(want) > ATOL:
+        if abs(want) > atol:
             if rel > STATS.maxrel[key]:
                 STATS.maxrel[key] = rel
                 STATS.where[key] = label
         else:  # rounding noise around a mathematical 0: absolute error
             STATS.maxabs[key] = max(STATS.maxabs[key], d)
-        if not d <= RTOL * abs(want) + ATOL:
+        if not d <= RTOL * abs(want) + atol:
             bad.append("%s: got %.17g, reference %.17g (rel %.3g)" % (key, got, want, rel))
     if bad:
         note = "%s [%s] %s" % (cmd, label, "; ".join(bad))
@@ -551,6 +561,50 @@ def build_cases(d, rng):
     npy("scaled_big_f8.npy", stochastic(rng, 16) * 1e3, "<f8")
     npy("scaled_small_f8.npy", stochastic(rng, 16) * 1e-4, "<f8")
     npy("stoch24_v2_f8.npy", stochastic(rng, 24), "<f8", version=(2, 0))
+    npy("stoch20_v3_f4.npy", stochastic(rng, 20), "<f4", version=(3, 0))
+    # hand-written headers: keys in another order, a trailing comma in the
+    # shape tuple, no trailing comma in the dict (all valid .npy)
+    for name, hdr, a in (
+            ("hdr_order_f8.npy",
+             "{'shape': (7, 5), 'fortran_order': False, 'descr': '<f8'}",
+             signed(rng, 7, 5)),
+            ("hdr_comma_f8.npy",
+             "{'descr':'<f8','fortran_order':False,'shape':(6,6,),}",
+             causal(rng, 6))):
+        raw = np.ascontiguousarray(a, dtype="<f8").tobytes()
+        h = hdr.encode("latin1")
+        h += b" " * ((64 - (10 + len(h) + 1) % 64) % 64) + b"\n"
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + raw)
+        assert np.array_equal(np.load(os.path.join(d, name)), a)
+        cases.append((os.path.join(d, name), None, a.copy(), name))
+    # -0.0 above the diagonal is "exactly 0": still causal; -0.0 is not < 0
+    C = causal(rng, 12)
+    C[np.triu_indices(12, 1)] = -0.0
+    npy("causal_negzero12_f8.npy", C, "<f8")
+    npy("causal_negzero10_f2.npy", C[:10, :10] / C[:10, :10].sum(axis=1, keepdims=True), "<f2")
+    A = sparse_stochastic(rng, 10)
+    A[A == 0] = -0.0
+    npy("negzero_entries10_f8.npy", A, "<f8")
+    # one tiny negative entry: the non-negative-only keys are null
+    A = stochastic(rng, 10)
+    A[4, 6] = -1e-300
+    npy("tiny_negative10_f8.npy", A, "<f8")
+    # an isolated token (row and column 0): D^-1/2 entry 0 in the Laplacian
+    A = stochastic(rng, 9)
+    A[3, :] = 0.0
+    A[:, 3] = 0.0
+    npy("isolated9_f8.npy", A, "<f8")
+    # extreme magnitudes: sigma^4 over/underflows binary64 if computed naively
+    npy("scaled_1e100_f8.npy", stochastic(rng, 12) * 1e100, "<f8")
+    npy("scaled_1e-100_f8.npy", stochastic(rng, 12) * 1e-100, "<f8")
+    npy("signed_1e150_f8.npy", signed(rng, 10, 8) * 1e150, "<f8")
+    npy("signed_1e-150_f8.npy", signed(rng, 8, 10) * 1e-150, "<f8")
+    # f16 extremes: largest finite and subnormal values
+    A = np.abs(signed(rng, 8, 8)) * 6e4
+    A[A > 65504] = 65504
+    A[2] = 3e-7
+    npy("f16_extremes8_f2.npy", A, "<f2")
     # causal with a zero upper triangle but signed below: causal, B-nonneg null
     S = signed(rng, 15, 15)
     S[np.triu_indices(15, 1)] = 0.0
@@ -638,8 +692,9 @@ def main():
     print()
     print("check_matrix: %d files/tensors, %d matrices compared, %d keys compared "
           "(%.0f s)" % (len(cases), STATS.matrices, STATS.keys, time.time() - t0))
-    print("  max rel err: over expected values with |exp| > %g; max abs err: "
-          "over |exp| <= %g (rounding noise around 0)" % (ATOL, ATOL))
+    print("  max rel err: over expected values with |exp| > atol; max abs err: "
+          "over |exp| <= atol (rounding noise around 0); atol = %g, times "
+          "min(1, max|M|) for %s" % (ATOL, ", ".join(sorted(SCALED_KEYS))))
     print("  %-20s %12s %12s %6s  %s" % ("key", "max rel err", "max abs err",
                                          "nulls", "max rel err at"))
     for k in R.ALL_KEYS:

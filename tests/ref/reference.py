@@ -61,9 +61,11 @@ def spectrum(M, sigma=None):
     p = s / s.sum()
     p = p[p > 0]
     out["effective_rank"] = float(math.exp(-float(np.sum(p * np.log(p)))))
-    s2 = s * s
-    out["stable_rank"] = float(s2.sum() / (s1 * s1))
-    out["participation_ratio"] = float(s2.sum() ** 2 / np.sum(s2 * s2))
+    # in units of sigma_1 (mathematically identical; no overflow of sigma^4
+    # for entries near 1e80, no underflow near 1e-80)
+    t2 = (s / s1) ** 2
+    out["stable_rank"] = float(t2.sum())
+    out["participation_ratio"] = float(t2.sum() ** 2 / np.sum(t2 * t2))
     return out
 
 
@@ -182,15 +184,17 @@ def attention(A, use_diagonal=None):
         out["lambda2_abs"] = None
         out["spectral_gap"] = None
         out["fiedler"] = None
-    fa = float(np.linalg.norm(A, "fro"))
-    if fa == 0.0:
+    if not np.any(A != 0.0):
         out["asymmetry"] = None
         out["symmetry_score"] = None
     else:
-        N = (A - A.T) / 2.0
-        S = (A + A.T) / 2.0
-        out["asymmetry"] = float(np.linalg.norm(N, "fro") / fa)
-        out["symmetry_score"] = float(np.linalg.norm(S, "fro") ** 2 / fa ** 2)
+        c = float(np.max(np.abs(A)))   # scale: no overflow/underflow of squares
+        As = A / c
+        N = (As - As.T) / 2.0
+        S = (As + As.T) / 2.0
+        fa = float(np.sqrt(np.sum(As * As)))
+        out["asymmetry"] = float(np.sqrt(np.sum(N * N)) / fa)
+        out["symmetry_score"] = float(np.sum(S * S) / np.sum(As * As))
     return out
 
 
@@ -198,13 +202,14 @@ def geometry(X):
     """Family C."""
     X = np.asarray(X, dtype=np.float64)
     out = {}
-    norms = np.sqrt(np.sum(X * X, axis=1))
-    nz = norms > 0
+    rowmax = np.max(np.abs(X), axis=1)
+    nz = rowmax > 0
     k = int(np.count_nonzero(nz))
     if k < 2:
         out["mean_cosine"] = None
     else:
-        Y = X[nz] / norms[nz][:, None]
+        Y = X[nz] / rowmax[nz][:, None]    # scale first: no overflow/underflow
+        Y = Y / np.sqrt(np.sum(Y * Y, axis=1))[:, None]
         G = Y @ Y.T
         off = G.sum() - np.trace(G)
         out["mean_cosine"] = float(off / (k * (k - 1)))
@@ -214,10 +219,13 @@ def geometry(X):
         out["pc1_share"] = None
     else:
         sc = singular_values(Xc)
-        sc2 = sc * sc
-        out["pc1_share"] = float(sc2[0] / sc2.sum())
-    fx = float(np.linalg.norm(X, "fro"))
-    out["res_ratio"] = None if fx == 0.0 else float(np.linalg.norm(Xc, "fro") / fx)
+        sc2 = (sc / sc[0]) ** 2
+        out["pc1_share"] = float(1.0 / sc2.sum())
+    if not np.any(X != 0.0):
+        out["res_ratio"] = None
+    else:
+        c = float(np.max(np.abs(X)))
+        out["res_ratio"] = float(np.sqrt(np.sum((Xc / c) ** 2) / np.sum((X / c) ** 2)))
     return out
 
 
@@ -239,6 +247,11 @@ def metrics(M, use_diagonal=None):
 
 def _close(a, b, rtol=1e-12, atol=1e-12):
     return abs(a - b) <= rtol * abs(b) + atol
+
+
+def stochastic_example(rng, n=12):
+    E = np.exp(rng.normal(size=(n, n)) * 2)
+    return E / E.sum(axis=1, keepdims=True)
 
 
 def self_test():
@@ -412,6 +425,14 @@ def self_test():
     X = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
     c = [1 / math.sqrt(2), 0.0, 1 / math.sqrt(2)]
     check("cos zero-row", geometry(X)["mean_cosine"], 2 * sum(c) / 6)
+    # scale invariance (no overflow or underflow in the reference)
+    base_s = metrics(stochastic_example(np.random.default_rng(7)))
+    for c in (1e100, 1e-100, 1e150, 1e-150):
+        r = metrics(stochastic_example(np.random.default_rng(7)) * c)
+        for key in ("effective_rank", "stable_rank", "participation_ratio",
+                    "asymmetry", "symmetry_score", "mean_cosine", "pc1_share",
+                    "res_ratio", "sigma_gap", "numerical_rank"):
+            check("scale %g %s" % (c, key), r[key], base_s[key], rtol=1e-12)
     # pc1 of two rows: centred matrix has rank 1
     check("pc1 two rows", geometry(np.array([[1.0, 2.0], [3.0, 5.0]]))["pc1_share"], 1.0)
     return fails
