@@ -1,0 +1,222 @@
+/* attention_layer.c — one attention layer of any architecture (SPEC §1
+ * `attngeom layer`): A_h = softmax(scale·(XW_Q + b_Q)_h (XW_K + b_K)_hᵀ + mask),
+ * plus the tensor helpers the command needs (fused Q|K|V split, leading
+ * singleton squeeze, transpose of nn.Linear weights).
+ *
+ * The scale multiplies Q after its bias, as TF's MultiheadAttention (USE-lite)
+ * does; HF models scale the scores instead, which is the same number up to
+ * rounding. f32 runs sgemm on float copies of X and the weights (float
+ * softmax), f64 runs everything in double. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attngeom/model.h"
+
+/* Generates layer_f32 / layer_f64: Q (n, d_a), K (n, d_a) projections, then
+ * per head the scaled scores and a row softmax into out (H, n, n). x (n, d),
+ * wq/wk (d, d_a), bq/bk (d_a) or NULL, all already in type R. */
+#define DEFINE_LAYER(R, SFX, GEMM, EXP)                                                   \
+    static void project_##SFX(const R *x, const R *w, const R *b, size_t n, size_t d,     \
+                              size_t da, R *y)                                            \
+    {                                                                                     \
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)da, (int)d, 1, x,    \
+             (int)d, w, (int)da, 0, y, (int)da);                                          \
+        for (size_t i = 0; b && i < n; i++)                                               \
+            for (size_t j = 0; j < da; j++)                                               \
+                y[i * da + j] += b[j];                                                    \
+    }                                                                                     \
+    static void softmax_##SFX(R *r, size_t n, size_t m)                                   \
+    {                                                                                     \
+        R mx = r[0];                                                                      \
+        double sum = 0;                                                                   \
+        for (size_t j = 1; j < m; j++)                                                    \
+            mx = r[j] > mx ? r[j] : mx;                                                   \
+        for (size_t j = 0; j < m; j++)                                                    \
+            sum += (r[j] = EXP(r[j] - mx));                                               \
+        for (size_t j = 0; j < m; j++)                                                    \
+            r[j] /= (R)sum;                                                               \
+        for (size_t j = m; j < n; j++)                                                    \
+            r[j] = 0; /* masked: exactly 0 */                                             \
+    }                                                                                     \
+    static void layer_##SFX(const R *x, const R *wq, const R *wk, const R *bq,            \
+                            const R *bk, const ag_attn_layer_spec *s, R scale, R *q,      \
+                            R *k, R *p)                                                   \
+    {                                                                                     \
+        size_t n = s->n, da = s->d_a, dh = da / (size_t)s->n_head;                       \
+        project_##SFX(x, wq, bq, n, s->d, da, q); /* (n, d_a) */                         \
+        project_##SFX(x, wk, bk, n, s->d, da, k); /* (n, d_a) */                         \
+        for (size_t i = 0; i < n * da; i++)                                               \
+            q[i] *= scale;                                                                \
+        for (int h = 0; h < s->n_head; h++) {                                             \
+            R *ph = p + (size_t)h * n * n; /* (n, n) */                                   \
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)dh, 1,     \
+                 q + h * dh, (int)da, k + h * dh, (int)da, 0, ph, (int)n);                \
+            for (size_t i = 0; i < n; i++)                                                \
+                softmax_##SFX(ph + i * n, n, s->causal ? i + 1 : n);                      \
+        }                                                                                 \
+    }
+
+DEFINE_LAYER(float, f32, cblas_sgemm, expf)
+DEFINE_LAYER(double, f64, cblas_dgemm, exp)
+
+static int all_finite(const double *v, size_t cnt)
+{
+    for (size_t i = 0; v && i < cnt; i++)
+        if (!isfinite(v[i]))
+            return 0;
+    return 1;
+}
+
+static int check_spec(const ag_attn_layer_spec *s, ag_error *err)
+{
+    if (!s || !s->x || !s->wq || !s->wk)
+        return ag_error_set(err, AG_EINVAL, "attention layer: X, W_Q and W_K are required");
+    if (!s->n || !s->d || !s->d_a || s->n_head <= 0)
+        return ag_error_set(err, AG_EINVAL, "attention layer: empty input (n = %zu, d = %zu, d_a = %zu, heads = %d)",
+                            s->n, s->d, s->d_a, s->n_head);
+    if (s->d_a % (size_t)s->n_head)
+        return ag_error_set(err, AG_EINVAL, "attention layer: projection width %zu is not divisible by %d heads",
+                            s->d_a, s->n_head);
+    if (!all_finite(s->x, s->n * s->d))
+        return ag_error_set(err, AG_ENONFINITE, "attention layer: X holds NaN or Inf");
+    if (!all_finite(s->wq, s->d * s->d_a) || !all_finite(s->wk, s->d * s->d_a) ||
+        !all_finite(s->bq, s->d_a) || !all_finite(s->bk, s->d_a))
+        return ag_error_set(err, AG_ENONFINITE, "attention layer: a weight or bias holds NaN or Inf");
+    return AG_OK;
+}
+
+static float *to_float(const double *v, size_t cnt)
+{
+    if (!v)
+        return NULL;
+    float *f = malloc(cnt * sizeof *f);
+    for (size_t i = 0; f && i < cnt; i++)
+        f[i] = (float)v[i];
+    return f;
+}
+
+/* float32 run: float copies of every input, float result widened into out. */
+static int run_f32(const ag_attn_layer_spec *s, double scale, double *out)
+{
+    size_t n = s->n, d = s->d, da = s->d_a, hnn = (size_t)s->n_head * n * n;
+    float *x = to_float(s->x, n * d), *wq = to_float(s->wq, d * da), *wk = to_float(s->wk, d * da);
+    float *bq = to_float(s->bq, da), *bk = to_float(s->bk, da);
+    float *q = malloc(n * da * sizeof *q), *k = malloc(n * da * sizeof *k); // (n, d_a)
+    float *p = malloc(hnn * sizeof *p);                                    // (H, n, n)
+    int ok = x && wq && wk && q && k && p && (bq || !s->bq) && (bk || !s->bk);
+    if (ok) {
+        layer_f32(x, wq, wk, bq, bk, s, (float)scale, q, k, p);
+        for (size_t i = 0; i < hnn; i++)
+            out[i] = p[i];
+    }
+    float *all[] = {x, wq, wk, bq, bk, q, k, p};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        free(all[i]);
+    return ok ? AG_OK : AG_ENOMEM;
+}
+
+static int run_f64(const ag_attn_layer_spec *s, double scale, double *out)
+{
+    double *q = malloc(s->n * s->d_a * sizeof *q), *k = malloc(s->n * s->d_a * sizeof *k); // (n, d_a)
+    int ok = q && k;
+    if (ok)
+        layer_f64(s->x, s->wq, s->wk, s->bq, s->bk, s, scale, q, k, out);
+    free(q);
+    free(k);
+    return ok ? AG_OK : AG_ENOMEM;
+}
+
+int ag_attention_layer(const ag_attn_layer_spec *s, ag_array *out, ag_error *err)
+{
+    if (!out)
+        return ag_error_set(err, AG_EINVAL, "attention layer: no output array");
+    memset(out, 0, sizeof *out);
+    int rc = check_spec(s, err);
+    if (rc != AG_OK)
+        return rc;
+    size_t shape[3] = {(size_t)s->n_head, s->n, s->n};
+    if ((rc = ag_array_alloc(out, 3, shape, err)) != AG_OK)
+        return rc;
+    double scale = s->scale > 0 ? s->scale : 1.0 / sqrt((double)(s->d_a / (size_t)s->n_head));
+    rc = s->precision == AG_PRECISION_F64 ? run_f64(s, scale, out->data) : run_f32(s, scale, out->data);
+    if (rc != AG_OK) {
+        ag_array_free(out);
+        return ag_error_set(err, rc, "attention layer: out of memory for %zu tokens", s->n);
+    }
+    return AG_OK;
+}
+
+/* ---- tensor helpers ------------------------------------------------------- */
+
+void ag_array_squeeze_leading(ag_array *a)
+{
+    int drop = 0;
+    while (drop < a->ndim - 1 && a->shape[drop] == 1)
+        drop++;
+    if (!drop)
+        return;
+    memmove(a->shape, a->shape + drop, (size_t)(a->ndim - drop) * sizeof a->shape[0]);
+    a->ndim -= drop;
+}
+
+int ag_array_transpose2d(ag_array *a, ag_error *err)
+{
+    ag_array_squeeze_leading(a);
+    if (a->ndim != 2)
+        return ag_error_set(err, AG_ESHAPE, "transpose: expected a 2-D tensor, got %d dimensions", a->ndim);
+    size_t r = a->shape[0], c = a->shape[1];
+    size_t cnt = r * c;
+    double *t = malloc((cnt ? cnt : 1) * sizeof *t); // (c, r)
+    if (!t)
+        return ag_error_set(err, AG_ENOMEM, "transpose: out of memory");
+    for (size_t i = 0; i < r; i++)
+        for (size_t j = 0; j < c; j++)
+            t[j * r + i] = a->data[i * c + j];
+    free(a->data);
+    a->data = t;
+    a->shape[0] = c;
+    a->shape[1] = r;
+    return AG_OK;
+}
+
+/* Copy column block [c0, c0 + w) of the (rows, cols) matrix src into dst. */
+static int take_block(const double *src, size_t rows, size_t cols, size_t c0, size_t w,
+                      int ndim, ag_array *dst, ag_error *err)
+{
+    size_t shape[2] = {rows, w};
+    int rc = ndim == 1 ? ag_array_alloc(dst, 1, &shape[1], err) : ag_array_alloc(dst, 2, shape, err);
+    for (size_t i = 0; rc == AG_OK && i < rows; i++)
+        memcpy(dst->data + i * w, src + i * cols + c0, w * sizeof(double));
+    return rc;
+}
+
+int ag_qkv_split(const ag_array *fused, const char *name, ag_array *q, ag_array *k,
+                 ag_array *v, ag_error *err)
+{
+    if (!fused || !q || !k)
+        return ag_error_set(err, AG_EINVAL, "qkv split: missing argument");
+    ag_array sq = *fused; /* shallow: only the shape is squeezed */
+    ag_array_squeeze_leading(&sq);
+    name = name ? name : "qkv";
+    if (sq.ndim != 1 && sq.ndim != 2)
+        return ag_error_set(err, AG_ESHAPE, "tensor '%s': a fused Q|K|V tensor must be [d, 3*d_a] or [3*d_a], got %d dimensions",
+                            name, sq.ndim);
+    size_t cols = sq.shape[sq.ndim - 1], rows = sq.ndim == 2 ? sq.shape[0] : 1;
+    if (cols == 0 || cols % 3)
+        return ag_error_set(err, AG_ESHAPE, "tensor '%s': last dimension %zu is not a positive multiple of 3", name, cols);
+    size_t w = cols / 3;
+    ag_array *outs[3] = {q, k, v};
+    for (int b = 0; b < 3; b++) {
+        if (!outs[b])
+            continue;
+        int rc = take_block(sq.data, rows, cols, b * w, w, sq.ndim, outs[b], err);
+        if (rc != AG_OK) {
+            for (int j = 0; j < b; j++)
+                ag_array_free(outs[j]);
+            return rc;
+        }
+    }
+    return AG_OK;
+}
