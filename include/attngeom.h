@@ -5,6 +5,8 @@
  *   attngeom/core.h     status codes, ag_error, the dense ag_array
  *   attngeom/io.h       .npy and safetensors readers/writers
  *   attngeom/metrics.h  metric keys, selections, records, families A–C, output
+ *   attngeom/tokenizer.h  Hugging Face tokenizers (byte-level BPE, WordPiece)
+ *   attngeom/model.h    model folders, the forward pass, the generic layer
  *
  * Ownership, in one place: the library never prints and never exits; every
  * fallible function returns an int status (AG_OK = 0) and, given an ag_error,
@@ -24,5 +26,7 @@
 #include "attngeom/core.h"
 #include "attngeom/io.h"
 #include "attngeom/metrics.h"
+#include "attngeom/tokenizer.h"
+#include "attngeom/model.h"
 
 #endif

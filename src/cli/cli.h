@@ -46,6 +46,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
              const ag_output_meta *meta);
 
+/* Write buf to path (atomically) or, when path is NULL, to stdout. Returns
+ * 0 or 1 after printing the error. */
+int cli_write_output(const char *path, const char *buf, size_t len);
+
 /* Compare records with a golden JSON output (--expect). Prints each mismatch
  * on stderr. Returns 0 (all match), 3 (mismatch) or 1 (golden unreadable). */
 int cli_expect(const cli_common *c, const ag_record *recs, size_t count);
@@ -53,7 +57,58 @@ int cli_expect(const cli_common *c, const ag_record *recs, size_t count);
 /* Parse a non-negative number; 0 on success. */
 int cli_parse_double(const char *s, double *out);
 
+/* ---- model inputs (analyze, attention, residual, rollout) -------------- */
+
+typedef struct {
+    const char *text;       /* --text S */
+    const char *text_file;  /* --text-file F */
+    const char *tokens;     /* --tokens 1,2,3 */
+    const char *layers;     /* --layers 0,2-3 */
+    const char *heads;      /* --heads 1,4-5 */
+    ag_precision precision; /* --precision f32|f64 */
+} cli_input;
+
+/* One tokenized text. `line` is its 0-based line in --text-file, else -1. */
+typedef struct {
+    int32_t *ids;
+    size_t n;
+    long line;
+} cli_seq;
+
+/* Consume --text, --text-file, --tokens, --precision (and --layers/--heads
+ * when `selections` is set). 1 consumed, 0 not ours, -1 usage error printed. */
+int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
+                     char **argv, int *i);
+/* The sequences to run: tokenized with the model folder's tokenizer, or
+ * --tokens as given. Returns 0, or an exit status after printing. */
+int cli_input_sequences(const cli_input *in, const char *cmd,
+                        const char *model_dir, cli_seq **seqs, size_t *count);
+void cli_seqs_free(cli_seq *seqs, size_t count);
+
+/* Parse a selection "0,2-5" over 0..limit-1 into mask[limit] (all selected
+ * when spec is NULL). Returns 0, 2 after a usage error (syntax), 1 after an
+ * out-of-range error. `what` is "layers" or "heads". */
+int cli_selection(const char *cmd, const char *spec, int limit, const char *what,
+                  const char *source, unsigned char *mask);
+
+/* A growable array of records. */
+typedef struct {
+    ag_record *items;
+    size_t count, cap;
+} cli_records;
+/* Append a zeroed record; NULL when out of memory. */
+ag_record *cli_records_add(cli_records *r);
+void cli_records_free(cli_records *r);
+
+/* Print a library error as one line and return 1. */
+int cli_fail_error(const ag_error *err);
+
 /* Subcommands. */
 int cmd_matrix(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_attention(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_layer(int argc, char **argv);
 
 #endif

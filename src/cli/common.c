@@ -140,6 +140,15 @@ static int write_atomically(const char *path, const char *buf, size_t len)
     return ok ? 0 : cli_fail("%s: cannot write: %s", path, strerror(e));
 }
 
+int cli_write_output(const char *path, const char *buf, size_t len)
+{
+    if (path)
+        return write_atomically(path, buf, len);
+    if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
+        return cli_fail("cannot write to standard output");
+    return 0;
+}
+
 int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
              const ag_output_meta *meta)
 {
@@ -160,11 +169,7 @@ int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
         free(buf);
         return 1;
     }
-    int rc = 0;
-    if (c->out_path)
-        rc = write_atomically(c->out_path, buf, len);
-    else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
-        rc = cli_fail("cannot write to standard output");
+    int rc = cli_write_output(c->out_path, buf, len);
     free(buf);
     return rc ? rc : expect_rc;
 }

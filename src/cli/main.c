@@ -11,7 +11,12 @@ static const char main_help[] =
     "row-geometry metrics of attention matrices (see docs/metrics.md).\n"
     "\n"
     "commands:\n"
-    "  matrix FILE     metrics of the matrices in a .npy or .safetensors file\n"
+    "  matrix FILE       metrics of the matrices in a .npy or .safetensors file\n"
+    "  info PATH         what a model folder or tensor file holds\n"
+    "  tokenize MODEL    token ids of --text S, as the model's HF tokenizer gives them\n"
+    "  attention MODEL   forward pass; write attention [L,H,n,n] (and hidden states)\n"
+    "  analyze MODEL     forward pass; metrics of every head of every layer\n"
+    "  layer             one attention layer of any architecture, tensors by name\n"
     "\n"
     "Every command takes --format table|json|csv|tsv|md|latex, -o FILE,\n"
     "--metrics LIST, --expect GOLDEN.json and --help.\n"
@@ -26,8 +31,16 @@ int main(int argc, char **argv)
         return fputs(main_help, stdout), 0;
     if (strcmp(cmd, "--version") == 0)
         return puts("attngeom " AG_VERSION_STRING), 0;
-    if (strcmp(cmd, "matrix") == 0)
-        return cmd_matrix(argc - 1, argv + 1);
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } commands[] = {
+        {"matrix", cmd_matrix}, {"info", cmd_info}, {"tokenize", cmd_tokenize},
+        {"attention", cmd_attention}, {"analyze", cmd_analyze}, {"layer", cmd_layer},
+    };
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
+        if (strcmp(cmd, commands[k].name) == 0)
+            return commands[k].run(argc - 1, argv + 1);
     fprintf(stderr, "attngeom: unknown command '%s' (see attngeom --help)\n", cmd);
     return EXIT_USAGE;
 }

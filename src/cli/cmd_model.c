@@ -1,0 +1,368 @@
+/* cmd_model.c — the commands that run a model folder: tokenize, attention and
+ * analyze (SPEC §1). The forward pass streams layer by layer into a callback,
+ * so memory grows with one layer's attention, not all layers'. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+/* ---- tokenize ----------------------------------------------------------- */
+
+static const char tokenize_help[] =
+    "usage: attngeom tokenize MODEL --text S [--format table|json|csv|tsv|md|latex] [-o FILE]\n"
+    "\n"
+    "Token ids of S exactly as the model folder's Hugging Face tokenizer gives\n"
+    "them (tokenizer.json, or vocab.json + merges.txt, or vocab.txt), special\n"
+    "tokens included. --format json prints {\"ids\": [...], \"tokens\": [...]}.\n";
+
+static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
+                        const int32_t *ids, size_t n)
+{
+    if (fmt == AG_FORMAT_JSON) {
+        json_t *root = json_object(), *a = json_array(), *t = json_array();
+        for (size_t i = 0; i < n; i++) {
+            const char *s = ag_tokenizer_token(tok, ids[i]);
+            json_array_append_new(a, json_integer(ids[i]));
+            json_array_append_new(t, s ? json_string(s) : json_null());
+        }
+        json_object_set_new(root, "ids", a);
+        json_object_set_new(root, "tokens", t);
+        int rc = json_dumpf(root, fp, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(root);
+        fputc('\n', fp);
+        return rc;
+    }
+    const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
+                    : fmt == AG_FORMAT_MD ? " | " : fmt == AG_FORMAT_LATEX ? " & " : "  ";
+    const char *pre = fmt == AG_FORMAT_MD ? "| " : "";
+    const char *post = fmt == AG_FORMAT_MD ? " |" : fmt == AG_FORMAT_LATEX ? " \\\\" : "";
+    if (fmt == AG_FORMAT_LATEX)
+        fputs("\\begin{tabular}{rrl}\n\\toprule\n", fp);
+    fprintf(fp, "%sindex%sid%stoken%s\n", pre, sep, sep, post);
+    if (fmt == AG_FORMAT_MD)
+        fputs("| ---: | ---: | --- |\n", fp);
+    if (fmt == AG_FORMAT_LATEX)
+        fputs("\\midrule\n", fp);
+    for (size_t i = 0; i < n; i++) {
+        const char *s = ag_tokenizer_token(tok, ids[i]);
+        fprintf(fp, "%s%zu%s%d%s", pre, i, sep, ids[i], sep);
+        if (fmt == AG_FORMAT_CSV) { /* RFC 4180 quoting */
+            fputc('"', fp);
+            for (const char *c = s ? s : ""; *c; c++)
+                fputs(*c == '"' ? "\"\"" : (char[]){*c, 0}, fp);
+            fputc('"', fp);
+        } else if (fmt == AG_FORMAT_LATEX) {
+            fputs("\\verb|", fp); /* tokens may hold any character but '|' rarely */
+            for (const char *c = s ? s : ""; *c; c++)
+                fputc(*c == '|' ? '!' : *c, fp);
+            fputc('|', fp);
+        } else {
+            fputs(s ? s : "", fp);
+        }
+        fprintf(fp, "%s\n", post);
+    }
+    if (fmt == AG_FORMAT_LATEX)
+        fputs("\\bottomrule\n\\end{tabular}\n", fp);
+    return ferror(fp) ? -1 : 0;
+}
+
+int cmd_tokenize(int argc, char **argv)
+{
+    cli_common common;
+    cli_common_init(&common);
+    const char *model = NULL, *text = NULL;
+    for (int i = 1; i < argc; i++) {
+        int used = cli_common_option(&common, "tokenize", argc, argv, &i);
+        if (used < 0)
+            return EXIT_USAGE;
+        if (used)
+            continue;
+        if (strcmp(argv[i], "--help") == 0)
+            return fputs(tokenize_help, stdout), 0;
+        if (cli_is_option(argv[i], "--text")) {
+            if (!(text = cli_option_value("tokenize", "--text", argc, argv, &i)))
+                return EXIT_USAGE;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("tokenize", "unknown option '%s'", argv[i]);
+        } else if (model) {
+            return cli_usage_error("tokenize", "one MODEL only");
+        } else {
+            model = argv[i];
+        }
+    }
+    if (!model || !text)
+        return cli_usage_error("tokenize", model ? "missing --text S" : "missing MODEL");
+    ag_tokenizer *tok = NULL;
+    ag_error err = {0};
+    if (ag_tokenizer_load(model, &tok, &err) != AG_OK)
+        return cli_fail_error(&err);
+    int32_t *ids = NULL;
+    size_t n = 0;
+    if (ag_tokenizer_encode(tok, text, strlen(text), &ids, &n, &err) != AG_OK) {
+        ag_tokenizer_free(tok);
+        return cli_fail("--text: %s", err.message);
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    int rc = mem ? write_tokens(mem, common.format, tok, ids, n) : -1;
+    if (mem)
+        fclose(mem);
+    free(ids);
+    ag_tokenizer_free(tok);
+    rc = rc ? cli_fail("cannot format the tokens") : cli_write_output(common.out_path, buf, len);
+    free(buf);
+    return rc;
+}
+
+/* ---- analyze ------------------------------------------------------------ */
+
+static const char analyze_help[] =
+    "usage: attngeom analyze MODEL (--text S | --text-file F | --tokens 1,2,3) [options]\n"
+    "\n"
+    "Run the model's forward pass and print the metrics of every head's attention\n"
+    "matrix (families spectrum, attention, geometry): one record per (layer, head),\n"
+    "and per text with --text-file (\"text\" = 0-based line index).\n"
+    "\n"
+    "options:\n"
+    "  --layers 0,2-3     layers to report (default all)\n"
+    "  --heads 1,4-5      heads to report (default all)\n"
+    "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
+    "  --metrics LIST     keys and families (default spectrum,attention,geometry)\n"
+    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  -o FILE            write there instead of standard output\n"
+    "  --expect GOLDEN    compare with a saved --format json output (exit 3 on mismatch)\n";
+
+typedef struct {
+    const cli_common *common;
+    const unsigned char *layer_on, *head_on;
+    long text;
+    cli_records *out;
+    ag_error err;
+} analyze_ctx;
+
+static int analyze_layer(const ag_layer_view *v, void *user)
+{
+    analyze_ctx *c = user;
+    if (!c->layer_on[v->layer])
+        return 0;
+    for (int h = 0; h < v->n_head; h++) {
+        if (!c->head_on[h])
+            continue;
+        ag_record *r = cli_records_add(c->out);
+        if (!r)
+            return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
+        ag_record_init(r, v->layer, h, v->n, v->n);
+        r->text = c->text;
+        const double *A = v->attn + (size_t)h * v->n * v->n; // (n, n)
+        int status = ag_matrix_metrics(A, v->n, v->n, &c->common->metrics, r, &c->err);
+        if (status != AG_OK)
+            return status;
+    }
+    return 0;
+}
+
+/* Options and model shared by analyze and attention. */
+typedef struct {
+    cli_common common;
+    cli_input input;
+    const char *model_dir;
+    ag_model *model;
+    cli_seq *seqs;
+    size_t nseq;
+    unsigned char *layer_on, *head_on;
+} model_run;
+
+static void model_run_free(model_run *r)
+{
+    ag_model_free(r->model);
+    cli_seqs_free(r->seqs, r->nseq);
+    free(r->layer_on);
+    free(r->head_on);
+}
+
+/* Load the model, the inputs and the selections. */
+static int model_run_prepare(model_run *r, const char *cmd)
+{
+    ag_error err = {0};
+    if (ag_model_load(r->model_dir, &r->model, &err) != AG_OK)
+        return cli_fail_error(&err);
+    const ag_model_config *g = ag_model_get_config(r->model);
+    r->layer_on = malloc((size_t)g->n_layer);
+    r->head_on = malloc((size_t)g->n_head);
+    if (!r->layer_on || !r->head_on)
+        return cli_fail("out of memory");
+    int rc = cli_selection(cmd, r->input.layers, g->n_layer, "layers", r->model_dir, r->layer_on);
+    if (rc == 0)
+        rc = cli_selection(cmd, r->input.heads, g->n_head, "heads", r->model_dir, r->head_on);
+    if (rc == 0)
+        rc = cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
+    return rc;
+}
+
+/* Parse MODEL and options; `extra` handles command-specific options. */
+static int model_run_parse(model_run *r, const char *cmd, const char *help,
+                           int argc, char **argv,
+                           int (*extra)(model_run *, int, char **, int *), void *unused)
+{
+    (void)unused;
+    for (int i = 1; i < argc; i++) {
+        int used = extra ? extra(r, argc, argv, &i) : 0;
+        if (used == 0)
+            used = cli_common_option(&r->common, cmd, argc, argv, &i);
+        if (used == 0)
+            used = cli_input_option(&r->input, cmd, 1, argc, argv, &i);
+        if (used < 0)
+            return EXIT_USAGE;
+        if (used)
+            continue;
+        if (strcmp(argv[i], "--help") == 0) {
+            fputs(help, stdout);
+            return -1;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+        if (r->model_dir)
+            return cli_usage_error(cmd, "one MODEL only ('%s' and '%s')", r->model_dir, argv[i]);
+        r->model_dir = argv[i];
+    }
+    if (!r->model_dir)
+        return cli_usage_error(cmd, "missing MODEL (a Hugging Face model folder)");
+    return 0;
+}
+
+static int forward_error(const model_run *r, const cli_seq *s, const ag_error *err)
+{
+    if (s->line >= 0)
+        return cli_fail("%s: text line %ld: %s", r->model_dir, s->line + 1, err->message);
+    return cli_fail("%s: %s", r->model_dir, err->message);
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+    model_run r = {0};
+    cli_common_init(&r.common);
+    int rc = model_run_parse(&r, "analyze", analyze_help, argc, argv, NULL, NULL);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    rc = model_run_prepare(&r, "analyze");
+    cli_records recs = {0};
+    for (size_t k = 0; rc == 0 && k < r.nseq; k++) {
+        analyze_ctx c = {.common = &r.common, .layer_on = r.layer_on,
+                         .head_on = r.head_on, .text = r.seqs[k].line, .out = &recs};
+        ag_error err = {0};
+        int status = ag_model_forward(r.model, r.seqs[k].ids, r.seqs[k].n,
+                                      r.input.precision, analyze_layer, &c, NULL, &err);
+        if (status != AG_OK)
+            rc = forward_error(&r, &r.seqs[k], c.err.status ? &c.err : &err);
+    }
+    if (rc == 0) {
+        ag_output_meta meta = {.command = "analyze", .source = r.model_dir};
+        rc = cli_emit(&r.common, recs.items, recs.count, &meta);
+    }
+    cli_records_free(&recs);
+    model_run_free(&r);
+    return rc;
+}
+
+/* ---- attention ---------------------------------------------------------- */
+
+static const char attention_help[] =
+    "usage: attngeom attention MODEL (--text S | --tokens 1,2,3) -o OUT.npy [--hidden H.npy]\n"
+    "\n"
+    "Run the forward pass and write the attention probabilities [L, H, n, n] as\n"
+    "<f8 .npy (the selected layers and heads, all by default). --hidden also\n"
+    "writes the hidden states [L+1, n, d] in Hugging Face's output_hidden_states\n"
+    "convention (embeddings first; for GPT-2/LLaMA the last after the final norm).\n"
+    "\n"
+    "options: --layers LIST, --heads LIST, --precision f32|f64 (default f32)\n";
+
+typedef struct {
+    const unsigned char *layer_on, *head_on;
+    size_t nl, nh;    /* selected counts */
+    ag_array *attn;   /* (nl, nh, n, n) */
+    size_t li;        /* next selected layer slot */
+} attention_ctx;
+
+static int copy_layer(const ag_layer_view *v, void *user)
+{
+    attention_ctx *c = user;
+    if (!c->layer_on[v->layer])
+        return 0;
+    size_t nn = v->n * v->n, hi = 0;
+    for (int h = 0; h < v->n_head; h++)
+        if (c->head_on[h])
+            memcpy(c->attn->data + (c->li * c->nh + hi++) * nn,
+                   v->attn + (size_t)h * nn, nn * sizeof(double));
+    c->li++;
+    return 0;
+}
+
+static const char *hidden_path;
+
+static int attention_option(model_run *r, int argc, char **argv, int *i)
+{
+    if (!cli_is_option(argv[*i], "--hidden"))
+        return 0;
+    return (hidden_path = cli_option_value("attention", "--hidden", argc, argv, i)) ? 1 : -1;
+}
+
+static size_t count_on(const unsigned char *mask, int n)
+{
+    size_t c = 0;
+    for (int k = 0; k < n; k++)
+        c += mask[k];
+    return c;
+}
+
+static int write_arrays(const char *attn_path, const ag_array *attn,
+                        const char *hid_path, const ag_array *hidden)
+{
+    ag_error err = {0};
+    if (ag_npy_write(attn_path, attn, &err) != AG_OK)
+        return cli_fail_error(&err);
+    if (hid_path && ag_npy_write(hid_path, hidden, &err) != AG_OK) {
+        unlink(attn_path); /* nothing partial: both files or neither */
+        return cli_fail_error(&err);
+    }
+    return 0;
+}
+
+int cmd_attention(int argc, char **argv)
+{
+    model_run r = {0};
+    cli_common_init(&r.common);
+    hidden_path = NULL;
+    int rc = model_run_parse(&r, "attention", attention_help, argc, argv, attention_option, NULL);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (!r.common.out_path)
+        return cli_usage_error("attention", "missing -o OUT.npy");
+    if (r.input.text_file)
+        return cli_usage_error("attention", "takes one text (--text or --tokens), not --text-file");
+    rc = model_run_prepare(&r, "attention");
+    ag_array attn = {0}, hidden = {0};
+    if (rc == 0) {
+        const ag_model_config *g = ag_model_get_config(r.model);
+        size_t n = r.seqs[0].n, nl = count_on(r.layer_on, g->n_layer),
+               nh = count_on(r.head_on, g->n_head);
+        size_t ashape[4] = {nl, nh, n, n}, hshape[3] = {(size_t)g->n_layer + 1, n, (size_t)g->d_model};
+        ag_error err = {0};
+        if (ag_array_alloc(&attn, 4, ashape, &err) != AG_OK ||
+            (hidden_path && ag_array_alloc(&hidden, 3, hshape, &err) != AG_OK))
+            rc = cli_fail_error(&err);
+        attention_ctx c = {.layer_on = r.layer_on, .head_on = r.head_on, .nl = nl, .nh = nh, .attn = &attn};
+        if (rc == 0 && ag_model_forward(r.model, r.seqs[0].ids, n, r.input.precision, copy_layer,
+                                        &c, hidden_path ? hidden.data : NULL, &err) != AG_OK)
+            rc = forward_error(&r, &r.seqs[0], &err);
+    }
+    if (rc == 0)
+        rc = write_arrays(r.common.out_path, &attn, hidden_path, &hidden);
+    ag_array_free(&attn);
+    ag_array_free(&hidden);
+    model_run_free(&r);
+    return rc;
+}

@@ -1,0 +1,292 @@
+/* input.c — model inputs shared by analyze/attention: texts, text files,
+ * explicit token ids, layer/head selections, precision. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* A text file may hold at most this many bytes (a corpus belongs in several
+ * runs, and the whole file is read into memory). */
+#define TEXT_FILE_MAX ((size_t)256 * 1024 * 1024)
+
+int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
+                     char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char **slot = NULL;
+    const char *name = NULL;
+    if (cli_is_option(a, "--text"))
+        slot = &in->text, name = "--text";
+    else if (cli_is_option(a, "--text-file"))
+        slot = &in->text_file, name = "--text-file";
+    else if (cli_is_option(a, "--tokens"))
+        slot = &in->tokens, name = "--tokens";
+    else if (selections && cli_is_option(a, "--layers"))
+        slot = &in->layers, name = "--layers";
+    else if (selections && cli_is_option(a, "--heads"))
+        slot = &in->heads, name = "--heads";
+    else if (cli_is_option(a, "--precision")) {
+        const char *v = cli_option_value(cmd, "--precision", argc, argv, i);
+        if (!v)
+            return -1;
+        if (strcmp(v, "f32") == 0)
+            in->precision = AG_PRECISION_F32;
+        else if (strcmp(v, "f64") == 0)
+            in->precision = AG_PRECISION_F64;
+        else {
+            cli_usage_error(cmd, "--precision takes f32 or f64, not '%s'", v);
+            return -1;
+        }
+        return 1;
+    }
+    if (!slot)
+        return 0;
+    if (!(*slot = cli_option_value(cmd, name, argc, argv, i)))
+        return -1;
+    return 1;
+}
+
+static int parse_tokens(const char *cmd, const char *list, cli_seq *seq)
+{
+    size_t cap = 16, n = 0;
+    int32_t *ids = malloc(cap * sizeof *ids);
+    const char *p = list;
+    while (ids) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < 0 || v > INT32_MAX || (*end && *end != ',')) {
+            free(ids);
+            return cli_usage_error(cmd, "--tokens takes comma-separated non-negative ids, not '%s'", list);
+        }
+        if (n == cap) {
+            int32_t *grown = realloc(ids, 2 * cap * sizeof *ids);
+            if (!grown)
+                break;
+            ids = grown;
+            cap *= 2;
+        }
+        ids[n++] = (int32_t)v;
+        if (!*end) {
+            seq->ids = ids;
+            seq->n = n;
+            seq->line = -1;
+            return 0;
+        }
+        p = end + 1;
+    }
+    free(ids);
+    return cli_fail("out of memory reading --tokens");
+}
+
+static int encode(const ag_tokenizer *tok, const char *text, size_t len,
+                  long line, const char *source, cli_seq *seq)
+{
+    ag_error err = {0};
+    seq->line = line;
+    if (ag_tokenizer_encode(tok, text, len, &seq->ids, &seq->n, &err) != AG_OK) {
+        if (line >= 0)
+            return cli_fail("%s: line %ld: %s", source, line + 1, err.message);
+        return cli_fail("--text: %s", err.message);
+    }
+    if (seq->n == 0) {
+        if (line >= 0)
+            return cli_fail("%s: line %ld: the text gives no tokens", source, line + 1);
+        return cli_fail("--text: the text gives no tokens");
+    }
+    return 0;
+}
+
+static int read_text_file(const char *path, char **buf, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return cli_fail("%s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap + 1);
+    while (b) {
+        size_t got = fread(b + n, 1, cap - n, fp);
+        n += got;
+        if (n < cap)
+            break;
+        if (cap >= TEXT_FILE_MAX) {
+            free(b);
+            fclose(fp);
+            return cli_fail("%s: larger than %zu bytes; split it", path, TEXT_FILE_MAX);
+        }
+        char *grown = realloc(b, 2 * cap + 1);
+        if (!grown) {
+            free(b);
+            b = NULL;
+            break;
+        }
+        b = grown;
+        cap *= 2;
+    }
+    int bad = !b || ferror(fp);
+    fclose(fp);
+    if (bad) {
+        free(b);
+        return cli_fail("%s: cannot read", path);
+    }
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+/* One sequence per non-blank line; "text" in the records is the 0-based line
+ * index, so blank lines are skipped but still counted. */
+static int text_file_sequences(const ag_tokenizer *tok, const char *path,
+                               cli_seq **seqs, size_t *count)
+{
+    char *buf = NULL;
+    size_t len = 0, lines = 1;
+    if (read_text_file(path, &buf, &len) != 0)
+        return 1;
+    for (size_t k = 0; k < len; k++)
+        lines += buf[k] == '\n';
+    cli_seq *s = calloc(lines, sizeof *s);
+    if (!s) {
+        free(buf);
+        return cli_fail("%s: out of memory", path);
+    }
+    size_t used = 0, start = 0;
+    long line = 0;
+    int rc = 0;
+    for (size_t k = 0; k <= len && rc == 0; k++) {
+        if (k < len && buf[k] != '\n')
+            continue;
+        size_t end = k;
+        if (end > start && buf[end - 1] == '\r')
+            end--;
+        int blank = 1;
+        for (size_t j = start; j < end; j++)
+            blank &= buf[j] == ' ' || buf[j] == '\t';
+        if (!blank)
+            rc = encode(tok, buf + start, end - start, line, path, &s[used++]);
+        start = k + 1;
+        line++;
+    }
+    free(buf);
+    if (rc == 0 && used == 0)
+        rc = cli_fail("%s: no text (every line is blank)", path);
+    if (rc) {
+        cli_seqs_free(s, used);
+        return rc;
+    }
+    *seqs = s;
+    *count = used;
+    return 0;
+}
+
+int cli_input_sequences(const cli_input *in, const char *cmd,
+                        const char *model_dir, cli_seq **seqs, size_t *count)
+{
+    int given = !!in->text + !!in->text_file + !!in->tokens;
+    if (given != 1)
+        return cli_usage_error(cmd, given ? "give only one of --text, --text-file, --tokens"
+                                          : "missing input: --text S, --text-file F or --tokens 1,2,3");
+    *seqs = NULL;
+    *count = 0;
+    if (in->tokens) {
+        cli_seq *s = calloc(1, sizeof *s);
+        if (!s)
+            return cli_fail("out of memory");
+        int rc = parse_tokens(cmd, in->tokens, s);
+        if (rc) {
+            free(s);
+            return rc;
+        }
+        *seqs = s;
+        *count = 1;
+        return 0;
+    }
+    ag_tokenizer *tok = NULL;
+    ag_error err = {0};
+    if (ag_tokenizer_load(model_dir, &tok, &err) != AG_OK)
+        return cli_fail_error(&err);
+    int rc;
+    if (in->text_file) {
+        rc = text_file_sequences(tok, in->text_file, seqs, count);
+    } else {
+        cli_seq *s = calloc(1, sizeof *s);
+        rc = s ? encode(tok, in->text, strlen(in->text), -1, NULL, s)
+               : cli_fail("out of memory");
+        if (rc == 0) {
+            *seqs = s;
+            *count = 1;
+        } else {
+            free(s);
+        }
+    }
+    ag_tokenizer_free(tok);
+    return rc;
+}
+
+void cli_seqs_free(cli_seq *seqs, size_t count)
+{
+    for (size_t k = 0; seqs && k < count; k++)
+        free(seqs[k].ids);
+    free(seqs);
+}
+
+int cli_selection(const char *cmd, const char *spec, int limit, const char *what,
+                  const char *source, unsigned char *mask)
+{
+    memset(mask, spec ? 0 : 1, (size_t)limit);
+    if (!spec)
+        return 0;
+    const char *p = spec;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p || errno || lo < 0)
+            return cli_usage_error(cmd, "--%s takes a list like 0,2-3, not '%s'", what, spec);
+        if (*end == '-') {
+            const char *q = end + 1;
+            hi = strtol(q, &end, 10);
+            if (end == q || errno || hi < lo)
+                return cli_usage_error(cmd, "--%s takes a list like 0,2-3, not '%s'", what, spec);
+        }
+        if (*end && *end != ',')
+            return cli_usage_error(cmd, "--%s takes a list like 0,2-3, not '%s'", what, spec);
+        if (hi >= limit)
+            return cli_fail("%s: --%s %s is out of range: there are %d %s (0-%d)", source,
+                            what, spec, limit, what, limit - 1);
+        for (long k = lo; k <= hi; k++)
+            mask[k] = 1;
+        if (!*end)
+            return 0;
+        p = end + 1;
+    }
+}
+
+ag_record *cli_records_add(cli_records *r)
+{
+    if (r->count == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 64;
+        ag_record *grown = realloc(r->items, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        r->items = grown;
+        r->cap = cap;
+    }
+    ag_record *rec = &r->items[r->count++];
+    memset(rec, 0, sizeof *rec);
+    return rec;
+}
+
+void cli_records_free(cli_records *r)
+{
+    free(r->items);
+    memset(r, 0, sizeof *r);
+}
+
+int cli_fail_error(const ag_error *err)
+{
+    return cli_fail("%s", err->message);
+}
