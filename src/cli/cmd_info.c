@@ -189,6 +189,21 @@ static void write_text(FILE *fp, ag_format fmt, const char *path, const json_t *
     }
     if (!tensors)
         return;
+    if (fmt == AG_FORMAT_TABLE) {
+        int w = 4;
+        for (size_t k = 0; k < json_array_size(tensors); k++) {
+            int len = (int)strlen(json_string_value(json_object_get(json_array_get(tensors, k), "name")));
+            w = len > w ? len : w;
+        }
+        fprintf(fp, "  %-*s  %-7s  %s\n", w, "name", "dtype", "shape");
+        for (size_t k = 0; k < json_array_size(tensors); k++) {
+            const json_t *t = json_array_get(tensors, k);
+            shape_text(json_object_get(t, "shape"), shape, sizeof shape);
+            fprintf(fp, "  %-*s  %-7s  %s\n", w, json_string_value(json_object_get(t, "name")),
+                    json_string_value(json_object_get(t, "dtype")), shape);
+        }
+        return;
+    }
     if (fmt == AG_FORMAT_LATEX)
         fputs("\\begin{tabular}{lll}\n\\toprule\n", fp);
     fprintf(fp, "%sname%sdtype%sshape%s\n", pre, sep, sep, post);
