@@ -25,7 +25,7 @@ static const char main_help[] =
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return fputs(main_help, stderr), EXIT_USAGE;
+        return fputs("attngeom: missing COMMAND (see attngeom --help)\n", stderr), EXIT_USAGE;
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
         return fputs(main_help, stdout), 0;
