@@ -650,3 +650,71 @@ void ag_model_free(ag_model *m)
     free_norm(&m->final_norm);
     free(m);
 }
+
+/* ---- attention weights as doubles (weight-space metrics) ---------------- */
+
+/* Columns [c0, c0 + w) of a projection as a (in, w) [in,out] double array. */
+static int lin_block(const agm_lin *l, int c0, int w, ag_array *out, ag_error *err)
+{
+    size_t shape[2] = {(size_t)l->in, (size_t)w};
+    int rc = ag_array_alloc(out, 2, shape, err);
+    for (int i = 0; rc == AG_OK && i < l->in; i++)
+        for (int j = 0; j < w; j++)
+            out->data[(size_t)i * w + j] = l->linear ? l->w[(size_t)(c0 + j) * l->in + i]
+                                                     : l->w[(size_t)i * l->out + c0 + j];
+    return rc;
+}
+
+static int bias_block(const agm_lin *l, int c0, int w, ag_array *out, ag_error *err)
+{
+    if (!l->b)
+        return AG_OK;
+    size_t shape[1] = {(size_t)w};
+    int rc = ag_array_alloc(out, 1, shape, err);
+    for (int j = 0; rc == AG_OK && j < w; j++)
+        out->data[j] = l->b[c0 + j];
+    return rc;
+}
+
+int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag_error *err)
+{
+    if (!m || !out)
+        return ag_error_set(err, AG_EINVAL, "attention weights: missing argument");
+    memset(out, 0, sizeof *out);
+    const ag_model_config *g = &m->cfg;
+    if (layer < 0 || layer >= g->n_layer)
+        return ag_error_set(err, AG_ERANGE, "layer %d is outside 0..%d", layer, g->n_layer - 1);
+    const agm_layer *y = &m->layers[layer];
+    int dq = g->n_head * g->head_dim, dkv = g->n_kv_head * g->head_dim, rc;
+    *out = (ag_attn_weights){.layer = layer, .n_head = g->n_head, .n_kv_head = g->n_kv_head,
+                             .head_dim = g->head_dim, .rope = g->arch == AG_ARCH_LLAMA,
+                             .causal = g->causal, .scale = 1.0 / sqrt((double)g->head_dim)};
+    if (g->arch == AG_ARCH_GPT2) {
+        out->scale = g->scale_attn_weights ? out->scale : 1.0;
+        out->scale /= g->scale_by_inverse_layer ? layer + 1 : 1;
+        const agm_lin *c = &y->qkv; /* modeling_gpt2.py: split(n_embd, dim=2) */
+        rc = lin_block(c, 0, dq, &out->wq, err) || lin_block(c, dq, dq, &out->wk, err) ||
+             lin_block(c, 2 * dq, dq, &out->wv, err) || bias_block(c, 0, dq, &out->bq, err) ||
+             bias_block(c, dq, dq, &out->bk, err) || bias_block(c, 2 * dq, dq, &out->bv, err);
+    } else {
+        rc = lin_block(&y->q, 0, dq, &out->wq, err) || lin_block(&y->k, 0, dkv, &out->wk, err) ||
+             lin_block(&y->v, 0, dkv, &out->wv, err) || bias_block(&y->q, 0, dq, &out->bq, err) ||
+             bias_block(&y->k, 0, dkv, &out->bk, err) || bias_block(&y->v, 0, dkv, &out->bv, err);
+    }
+    if (!rc)
+        rc = lin_block(&y->o, 0, g->d_model, &out->wo, err);
+    if (rc) {
+        ag_attn_weights_free(out);
+        return err ? err->status : AG_ENOMEM;
+    }
+    return AG_OK;
+}
+
+void ag_attn_weights_free(ag_attn_weights *w)
+{
+    if (!w)
+        return;
+    ag_array *all[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->bq, &w->bk, &w->bv};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        ag_array_free(all[i]);
+}

@@ -689,3 +689,75 @@ Test(model, callback_stops_pass)
     ag_model_free(m);
     ag_model_free(NULL);
 }
+
+/* ag_model_attn_weights + ag_attention_layer on the callback's X reproduce
+ * the forward pass's attention (non-rotary models: GPT-2 and BERT). */
+typedef struct {
+    const ag_model *m;
+    double max_err;
+} relayer_ctx;
+
+static int relayer(const ag_layer_view *v, void *user)
+{
+    relayer_ctx *c = user;
+    ag_attn_weights w;
+    ag_error err = {0};
+    cr_assert_eq(ag_model_attn_weights(c->m, v->layer, &w, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(w.wq.shape[0], v->d);
+    cr_assert_eq(w.wo.shape[1], v->d);
+    ag_attn_layer_spec s = {.x = v->x, .n = v->n, .d = v->d, .wq = w.wq.data, .wk = w.wk.data,
+                            .bq = w.bq.data, .bk = w.bk.data, .d_a = w.wq.shape[1],
+                            .n_head = w.n_head, .scale = w.scale, .causal = w.causal,
+                            .precision = AG_PRECISION_F64};
+    ag_array a = {0};
+    cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_OK, "%s", err.message);
+    for (size_t i = 0; i < ag_array_size(&a); i++)
+        c->max_err = fmax(c->max_err, fabs(a.data[i] - v->attn[i]));
+    ag_array_free(&a);
+    ag_attn_weights_free(&w);
+    return 0;
+}
+
+static void check_relayer(const char *dir)
+{
+    ag_model *m = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_model_load(dir, &m, &err), AG_OK, "%s", err.message);
+    int32_t ids[5] = {1, 7, 3, 9, 0};
+    relayer_ctx c = {.m = m};
+    cr_assert_eq(ag_model_forward(m, ids, 5, AG_PRECISION_F64, relayer, &c, NULL, &err), AG_OK);
+    cr_assert_lt(c.max_err, 1e-13, "%s: %g", dir, c.max_err);
+    ag_attn_weights w;
+    cr_assert_eq(ag_model_attn_weights(m, ag_model_get_config(m)->n_layer, &w, &err), AG_ERANGE);
+    ag_model_free(m);
+}
+
+Test(model, attn_weights_reproduce_attention)
+{
+    check_relayer("models/tiny-gpt2");
+    check_relayer(sy_folder("b", "bert", NULL, NULL));
+    check_relayer(sy_folder("g", "gpt2", NULL, NULL));
+}
+
+Test(model, attn_weights_gqa_layout)
+{
+    ag_model *m = NULL;
+    ag_attn_weights w;
+    sy_opts o = {0};
+    sy_model sm = {.seed = 12345};
+    sy_llama(&sm, &o, 1); /* qwen2 tensors, same seed as the folder */
+    cr_assert_eq(ag_model_load(sy_folder("q", "qwen2", NULL, NULL), &m, NULL), AG_OK);
+    cr_assert_eq(ag_model_attn_weights(m, 0, &w, NULL), AG_OK);
+    cr_assert_eq(w.n_kv_head, 1);
+    cr_assert_eq(w.rope, 1);
+    cr_assert_eq(w.wk.shape[0], SY_D);
+    cr_assert_eq(w.wk.shape[1], SY_D / 2);
+    const double *kproj = sm.t[3].v; /* layers.0.self_attn.k_proj.weight [out, in] */
+    for (size_t i = 0; i < SY_D; i++)
+        for (size_t j = 0; j < SY_D / 2; j++)
+            cr_assert_eq(w.wk.data[i * (SY_D / 2) + j], kproj[j * SY_D + i]);
+    cr_assert_not_null(w.bq.data);
+    ag_attn_weights_free(&w);
+    ag_model_free(m);
+    sy_free(&sm);
+}

@@ -70,6 +70,27 @@ int ag_model_load(const char *dir, ag_model **out, ag_error *err);
 const ag_model_config *ag_model_get_config(const ag_model *m);
 void ag_model_free(ag_model *m);
 
+/* One layer's attention projections as doubles in [in, out] form (x ↦ xW,
+ * SPEC §3 D): nn.Linear weights transposed, GPT-2's fused c_attn split into
+ * its Q|K|V column blocks. Query head h owns columns h·head_dim … of wq;
+ * kv head g = h / (n_head / n_kv_head) owns those of wk and wv; rows
+ * h·head_dim … of wo. Biases are empty arrays (data NULL) when the model has
+ * none. scale is what the pass multiplies the scores by; rope is 1 for
+ * rotary models (Q and K are rotated by position before the product). */
+typedef struct {
+    int layer, n_head, n_kv_head, head_dim, rope, causal;
+    double scale;
+    ag_array wq, wk, wv; /* (d, n_head·hd), (d, n_kv_head·hd), (d, n_kv_head·hd) */
+    ag_array wo;         /* (n_head·hd, d) */
+    ag_array bq, bk, bv; /* (n_head·hd), (n_kv_head·hd), (n_kv_head·hd) or empty */
+} ag_attn_weights;
+
+/* Fill *out (owned by the caller: ag_attn_weights_free) for `layer`.
+ * AG_ERANGE for a layer outside 0..n_layer-1, AG_ENOMEM. */
+int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
+                          ag_error *err);
+void ag_attn_weights_free(ag_attn_weights *w);
+
 typedef enum {
     AG_PRECISION_F32, /* HF float32: sgemm on float activations, float softmax/norms */
     AG_PRECISION_F64  /* the whole pass in double (weights upcast exactly) */
