@@ -88,10 +88,12 @@ ref-test: $(CLI)
 valgrind: $(CLI)
 	sh tests/valgrind.sh $(CLI)
 
-# The README's main command: the metrics of an attention file shipped in examples/.
+# The README's main command: tokenize a built-in text with the embedded model
+# (models/tiny-gpt2), run its forward pass, print every head's metrics.
+DEMO_TEXT := In the beginning God created the heaven and the earth.
 demo: deps
 	$(MAKE) $(CLI)
-	$(CLI) matrix examples/tiny_gpt2_attention.npy
+	$(CLI) analyze models/tiny-gpt2 --text "$(DEMO_TEXT)"
 
 bench: deps
 	$(MAKE) $(BENCHES)

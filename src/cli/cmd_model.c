@@ -35,6 +35,14 @@ static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
         fputc('\n', fp);
         return rc;
     }
+    if (fmt == AG_FORMAT_TABLE) {
+        fprintf(fp, "%5s  %6s  %s\n", "index", "id", "token");
+        for (size_t i = 0; i < n; i++) {
+            const char *s = ag_tokenizer_token(tok, ids[i]);
+            fprintf(fp, "%5zu  %6d  %s\n", i, ids[i], s ? s : "");
+        }
+        return ferror(fp) ? -1 : 0;
+    }
     const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
                     : fmt == AG_FORMAT_MD ? " | " : fmt == AG_FORMAT_LATEX ? " & " : "  ";
     const char *pre = fmt == AG_FORMAT_MD ? "| " : "";
