@@ -1,5 +1,7 @@
 /* test_model.c — the attention engine (src/model.c, src/forward.c):
- * Hugging Face reference fixtures for tiny-gpt2/-bert/-llama in f64 and f32,
+ * Hugging Face reference fixtures for tiny-gpt2/-bert/-llama in f64 and f32
+ * (tiny-gpt2 from models/tiny-gpt2 and tiny-bert from tests/data/models/tiny-bert
+ * always run; tiny-llama needs AG_TEST_MODELS and is skipped otherwise),
  * closed forms and layouts on tiny synthetic folders written here, and every
  * load/input error. Run from the repository root. */
 #include <criterion/criterion.h>
@@ -392,9 +394,13 @@ static void run_fixture(const ag_model *m, const char *name, int k, ag_precision
     ag_array_free(&hid);
 }
 
-static void check_model_fixtures(const char *name)
+/* in_repo: the folder is part of the repository (models/ or
+ * tests/data/models/), so a missing folder is a failure, not a skip. */
+static void check_model_fixtures(const char *name, int in_repo)
 {
     const char *dir = model_dir(name);
+    cr_assert(dir || !in_repo, "model folder %s missing: expected models/%s or tests/data/models/%s", name, name,
+              name);
     if (!dir) {
         cr_skip_test("model folder %s not in the repository; set AG_TEST_MODELS to a folder holding %s/ "
                      "(e.g. AG_TEST_MODELS=/work/shared/models) to run this test", name, name);
@@ -411,9 +417,9 @@ static void check_model_fixtures(const char *name)
     ag_model_free(m);
 }
 
-Test(model, gpt2_matches_fixtures) { check_model_fixtures("tiny-gpt2"); }
-Test(model, bert_matches_fixtures) { check_model_fixtures("tiny-bert"); }
-Test(model, llama_matches_fixtures) { check_model_fixtures("tiny-llama"); }
+Test(model, gpt2_matches_fixtures) { check_model_fixtures("tiny-gpt2", 1); }
+Test(model, bert_matches_fixtures) { check_model_fixtures("tiny-bert", 1); }
+Test(model, llama_matches_fixtures) { check_model_fixtures("tiny-llama", 0); }
 
 Test(model, gpt2_config)
 {

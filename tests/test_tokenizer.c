@@ -2,9 +2,18 @@
  *
  * Expected ids: tests/data/tokenize/<model>.json ([{"text", "ids"}], made by
  * tools/tokenize_ref/gen.mjs with transformers.js) and the model fixtures in
- * tests/data/tokenize/fixtures/<model>/tokens_*.json. Tokenizer files are in
- * tests/data/tokenizers/<model>/. Paths are relative to the project root
- * (where `make` runs the tests) unless AG_TEST_DATA_DIR says otherwise. */
+ * tests/data/tokenize/fixtures/<model>/tokens_*.json. Tokenizer files:
+ *  - tiny-gpt2: the embedded model folder models/tiny-gpt2 (tokenizer.json;
+ *    its vocab.json + merges.txt are not in the repository: the fallback tests
+ *    generate them from tokenizer.json into a temporary folder);
+ *  - tiny-bert: tests/data/models/tiny-bert (the whole model folder);
+ *  - tiny-llama: tests/data/tokenizers/tiny-llama, its own config.json plus
+ *    relative symlinks to models/tiny-gpt2's tokenizer.json,
+ *    tokenizer_config.json and special_tokens_map.json (byte-identical in the
+ *    shared tiny-llama folder; with AG_TEST_MODELS set, llama_matches_shared_folder
+ *    checks that against $AG_TEST_MODELS/tiny-llama).
+ * Paths are relative to the project root (where `make` runs the tests) unless
+ * AG_TEST_DATA_DIR / AG_TEST_GPT2_DIR say otherwise. */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
@@ -23,8 +32,14 @@
 #ifndef AG_TEST_DATA_DIR
 #define AG_TEST_DATA_DIR "tests/data"
 #endif
+#ifndef AG_TEST_GPT2_DIR
+#define AG_TEST_GPT2_DIR "models/tiny-gpt2"
+#endif
 #define TOK_DIR AG_TEST_DATA_DIR "/tokenizers/"
 #define EXP_DIR AG_TEST_DATA_DIR "/tokenize/"
+#define GPT2_DIR AG_TEST_GPT2_DIR
+#define BERT_DIR AG_TEST_DATA_DIR "/models/tiny-bert"
+#define LLAMA_DIR TOK_DIR "tiny-llama"
 
 static ag_tokenizer *load_ok(const char *dir)
 {
@@ -86,11 +101,10 @@ static void check_model_texts(const char *model, const char *dir)
     json_decref(cases);
 }
 
-static void check_model_fixtures(const char *model)
+static void check_model_fixtures(const char *model, const char *tokdir)
 {
     char dir[512], path[1024];
-    snprintf(dir, sizeof dir, TOK_DIR "%s", model);
-    ag_tokenizer *t = load_ok(dir);
+    ag_tokenizer *t = load_ok(tokdir);
     snprintf(dir, sizeof dir, EXP_DIR "fixtures/%s", model);
     DIR *d = opendir(dir);
     cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
@@ -118,16 +132,92 @@ static void check_model_fixtures(const char *model)
     ag_tokenizer_free(t);
 }
 
-Test(tokenizer, gpt2_texts) { check_model_texts("tiny-gpt2", TOK_DIR "tiny-gpt2"); }
-Test(tokenizer, llama_texts) { check_model_texts("tiny-llama", TOK_DIR "tiny-llama"); }
-Test(tokenizer, bert_texts) { check_model_texts("tiny-bert", TOK_DIR "tiny-bert"); }
-Test(tokenizer, gpt2_fixtures) { check_model_fixtures("tiny-gpt2"); }
-Test(tokenizer, llama_fixtures) { check_model_fixtures("tiny-llama"); }
-Test(tokenizer, bert_fixtures) { check_model_fixtures("tiny-bert"); }
+Test(tokenizer, gpt2_texts) { check_model_texts("tiny-gpt2", GPT2_DIR); }
+Test(tokenizer, llama_texts) { check_model_texts("tiny-llama", LLAMA_DIR); }
+Test(tokenizer, bert_texts) { check_model_texts("tiny-bert", BERT_DIR); }
+Test(tokenizer, gpt2_fixtures) { check_model_fixtures("tiny-gpt2", GPT2_DIR); }
+Test(tokenizer, llama_fixtures) { check_model_fixtures("tiny-llama", LLAMA_DIR); }
+Test(tokenizer, bert_fixtures) { check_model_fixtures("tiny-bert", BERT_DIR); }
+
+/* Whole file contents (NUL-terminated; *n = size). */
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, len = 0, k;
+    char *buf = malloc(cap + 1);
+    cr_assert_not_null(buf);
+    while ((k = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += k;
+        if (len == cap) {
+            buf = realloc(buf, (cap *= 2) + 1);
+            cr_assert_not_null(buf);
+        }
+    }
+    fclose(f);
+    buf[len] = '\0';
+    *n = len;
+    return buf;
+}
+
+static void expect_same_file(const char *a, const char *b)
+{
+    size_t na, nb;
+    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    cr_expect(na == nb && memcmp(x, y, na) == 0, "%s and %s differ (%zu vs %zu bytes)", a, b, na, nb);
+    free(x);
+    free(y);
+}
+
+/* tiny-llama uses GPT-2's tokenizer unchanged: its folder here shares
+ * models/tiny-gpt2's tokenizer files (symlinks) and has its own config.json. */
+Test(tokenizer, llama_shares_gpt2_tokenizer_files)
+{
+    static const char *const files[] = {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"};
+    char a[512], b[512];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(a, sizeof a, LLAMA_DIR "/%s", files[i]);
+        snprintf(b, sizeof b, GPT2_DIR "/%s", files[i]);
+        expect_same_file(a, b);
+    }
+    size_t n;
+    char *cfg = slurp(LLAMA_DIR "/config.json", &n);
+    cr_expect(strstr(cfg, "\"llama\"") != NULL, "tiny-llama config.json is not a llama config");
+    free(cfg);
+    ag_tokenizer *g = load_ok(GPT2_DIR), *l = load_ok(LLAMA_DIR);
+    cr_expect_eq(ag_tokenizer_vocab_size(l), ag_tokenizer_vocab_size(g));
+    ag_tokenizer_free(g);
+    ag_tokenizer_free(l);
+}
+
+/* With AG_TEST_MODELS: the real tiny-llama folder holds the same tokenizer
+ * files as tests/data/tokenizers/tiny-llama and gives the same ids. */
+Test(tokenizer, llama_matches_shared_folder)
+{
+    const char *env = getenv("AG_TEST_MODELS");
+    char dir[4096], a[4200], b[4200];
+    struct stat sb;
+    if (env && *env)
+        snprintf(dir, sizeof dir, "%s/tiny-llama", env);
+    if (!env || !*env || stat(dir, &sb) != 0) {
+        cr_skip_test("set AG_TEST_MODELS to a folder holding tiny-llama/ (e.g. AG_TEST_MODELS=/work/shared/models) "
+                     "to compare tests/data/tokenizers/tiny-llama with the shared model folder");
+        return;
+    }
+    static const char *const files[] = {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                                        "config.json"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(a, sizeof a, LLAMA_DIR "/%s", files[i]);
+        snprintf(b, sizeof b, "%s/%s", dir, files[i]);
+        expect_same_file(a, b);
+    }
+    check_model_texts("tiny-llama", dir);
+    check_model_fixtures("tiny-llama", dir);
+}
 
 Test(tokenizer, tokenizer_json_path_directly)
 {
-    ag_tokenizer *t = load_ok(TOK_DIR "tiny-gpt2/tokenizer.json");
+    ag_tokenizer *t = load_ok(GPT2_DIR "/tokenizer.json");
     cr_expect_eq(ag_tokenizer_get_kind(t), AG_TOKENIZER_BPE);
     ag_tokenizer_free(t);
 }
@@ -177,25 +267,102 @@ static void rm_tree(const char *dir)
     rmdir(dir);
 }
 
-/* Copy some tokenizer files of a model into a fresh temporary folder. */
-static void tmp_with(char *dir, size_t n, const char *model, const char *const *files)
+/* Copy some files of a model folder into a fresh temporary folder. */
+static void tmp_with(char *dir, size_t n, const char *src, const char *const *files)
 {
     make_tmpdir(dir, n);
     char from[1024], to[1024];
     for (; *files; files++) {
-        snprintf(from, sizeof from, TOK_DIR "%s/%s", model, *files);
+        snprintf(from, sizeof from, "%s/%s", src, *files);
         snprintf(to, sizeof to, "%s/%s", dir, *files);
         copy_file(from, to);
     }
 }
 
+/* GPT-2's vocab.json and merges.txt, written into `dir` from the model.vocab
+ * and model.merges of `tokenizer_json` (they are not in the repository:
+ * tokenizer.json carries the same vocabulary and merges). merges.txt gets
+ * the "#version: 0.2" header line of GPT-2's file; merges may be "a b"
+ * strings or ["a", "b"] pairs. vocab.json only if `merges` is 0. */
+static void write_vocab_merges(const char *tokenizer_json, const char *dir, int merges)
+{
+    json_t *root = load_json_file(tokenizer_json);
+    json_t *model = json_object_get(root, "model");
+    json_t *vocab = json_object_get(model, "vocab"), *mg = json_object_get(model, "merges");
+    cr_assert(json_is_object(vocab) && json_object_size(vocab) > 0, "%s: no model.vocab object", tokenizer_json);
+    char p[1024];
+    snprintf(p, sizeof p, "%s/vocab.json", dir);
+    cr_assert_eq(json_dump_file(vocab, p, JSON_PRESERVE_ORDER), 0, "writing %s", p);
+    if (merges) {
+        cr_assert(json_is_array(mg) && json_array_size(mg) > 0, "%s: no model.merges array", tokenizer_json);
+        snprintf(p, sizeof p, "%s/merges.txt", dir);
+        FILE *f = fopen(p, "wb");
+        cr_assert_not_null(f, "%s", p);
+        fputs("#version: 0.2\n", f);
+        size_t i;
+        json_t *m;
+        json_array_foreach(mg, i, m) {
+            if (json_is_string(m)) {
+                fprintf(f, "%s\n", json_string_value(m));
+            } else {
+                cr_assert(json_is_array(m) && json_array_size(m) == 2 && json_is_string(json_array_get(m, 0)) &&
+                              json_is_string(json_array_get(m, 1)),
+                          "%s: merge %zu is neither \"a b\" nor [a, b]", tokenizer_json, i);
+                fprintf(f, "%s %s\n", json_string_value(json_array_get(m, 0)), json_string_value(json_array_get(m, 1)));
+            }
+        }
+        cr_assert_eq(fclose(f), 0);
+    }
+    json_decref(root);
+}
+
+/* vocab.json + merges.txt (made from models/tiny-gpt2/tokenizer.json) give
+ * the expected ids of every text and fixture, and the same ids and token
+ * strings as tokenizer.json itself. */
 Test(tokenizer, fallback_vocab_json_merges_txt)
 {
     char dir[64];
-    static const char *const files[] = {"vocab.json", "merges.txt", "tokenizer_config.json",
-                                        "special_tokens_map.json", NULL};
-    tmp_with(dir, sizeof dir, "tiny-gpt2", files);
+    static const char *const files[] = {"tokenizer_config.json", "special_tokens_map.json", NULL};
+    tmp_with(dir, sizeof dir, GPT2_DIR, files);
+    write_vocab_merges(GPT2_DIR "/tokenizer.json", dir, 1);
     check_model_texts("tiny-gpt2", dir);
+    check_model_fixtures("tiny-gpt2", dir);
+
+    ag_tokenizer *fb = load_ok(dir), *tj = load_ok(GPT2_DIR);
+    cr_expect_eq(ag_tokenizer_vocab_size(fb), 50257);
+    cr_expect_eq(ag_tokenizer_vocab_size(fb), ag_tokenizer_vocab_size(tj));
+    for (int32_t id = 0; id < (int32_t)ag_tokenizer_vocab_size(tj); id++) {
+        const char *a = ag_tokenizer_token(fb, id), *b = ag_tokenizer_token(tj, id);
+        if (!(a && b && !strcmp(a, b))) {
+            cr_expect_fail("token %d: '%s' (vocab.json) vs '%s' (tokenizer.json)", id, a ? a : "(null)",
+                           b ? b : "(null)");
+            break;
+        }
+    }
+    char path[512];
+    snprintf(path, sizeof path, EXP_DIR "%s.json", "tiny-gpt2");
+    json_t *cases = load_json_file(path);
+    size_t i, same = 0;
+    json_t *c;
+    json_array_foreach(cases, i, c) {
+        json_t *text = json_object_get(c, "text");
+        int32_t *x = NULL, *y = NULL;
+        size_t nx = 0, ny = 0;
+        ag_error err = {0};
+        cr_assert_eq(ag_tokenizer_encode(fb, json_string_value(text), json_string_length(text), &x, &nx, &err), AG_OK,
+                     "%s", err.message);
+        cr_assert_eq(ag_tokenizer_encode(tj, json_string_value(text), json_string_length(text), &y, &ny, &err), AG_OK,
+                     "%s", err.message);
+        int eq = nx == ny && (nx == 0 || !memcmp(x, y, nx * sizeof *x));
+        cr_expect(eq, "text %zu: vocab.json + merges.txt and tokenizer.json give different ids", i);
+        same += (size_t)eq;
+        free(x);
+        free(y);
+    }
+    cr_expect_eq(same, json_array_size(cases));
+    json_decref(cases);
+    ag_tokenizer_free(fb);
+    ag_tokenizer_free(tj);
     rm_tree(dir);
 }
 
@@ -203,7 +370,7 @@ Test(tokenizer, fallback_vocab_txt)
 {
     char dir[64];
     static const char *const files[] = {"vocab.txt", "tokenizer_config.json", "special_tokens_map.json", NULL};
-    tmp_with(dir, sizeof dir, "tiny-bert", files);
+    tmp_with(dir, sizeof dir, BERT_DIR, files);
     check_model_texts("tiny-bert", dir);
     rm_tree(dir);
 }
@@ -229,7 +396,7 @@ Test(tokenizer, error_no_tokenizer_files)
 {
     char dir[64];
     static const char *const files[] = {"config.json", NULL};
-    tmp_with(dir, sizeof dir, "tiny-gpt2", files);
+    tmp_with(dir, sizeof dir, GPT2_DIR, files);
     expect_load_error(dir, AG_ENOTFOUND, dir);
     rm_tree(dir);
 }
@@ -237,8 +404,8 @@ Test(tokenizer, error_no_tokenizer_files)
 Test(tokenizer, error_vocab_json_without_merges)
 {
     char dir[64];
-    static const char *const files[] = {"vocab.json", NULL};
-    tmp_with(dir, sizeof dir, "tiny-gpt2", files);
+    make_tmpdir(dir, sizeof dir);
+    write_vocab_merges(GPT2_DIR "/tokenizer.json", dir, 0);
     expect_load_error(dir, AG_ENOTFOUND, "merges.txt");
     rm_tree(dir);
 }
@@ -312,7 +479,7 @@ Test(tokenizer, error_file_too_large)
 
 Test(tokenizer, token_strings_and_ids)
 {
-    ag_tokenizer *g = load_ok(TOK_DIR "tiny-gpt2"), *b = load_ok(TOK_DIR "tiny-bert");
+    ag_tokenizer *g = load_ok(GPT2_DIR), *b = load_ok(BERT_DIR);
     cr_expect_eq(ag_tokenizer_vocab_size(g), 50257);
     cr_expect_eq(ag_tokenizer_vocab_size(b), 4000);
     cr_expect_eq(ag_tokenizer_get_kind(b), AG_TOKENIZER_WORDPIECE);
@@ -349,7 +516,7 @@ Test(tokenizer, token_strings_and_ids)
 
 Test(tokenizer, invalid_utf8)
 {
-    ag_tokenizer *g = load_ok(TOK_DIR "tiny-gpt2");
+    ag_tokenizer *g = load_ok(GPT2_DIR);
     int32_t *ids = (int32_t *)1;
     size_t n = 7;
     ag_error err = {0};
@@ -400,7 +567,7 @@ static void roundtrip(const ag_tokenizer *t, const char *text, size_t len)
 
 Test(tokenizer, bpe_long_inputs)
 {
-    ag_tokenizer *g = load_ok(TOK_DIR "tiny-gpt2");
+    ag_tokenizer *g = load_ok(GPT2_DIR);
     size_t n = 20000;
     char *s = malloc(n + 1);
     cr_assert_not_null(s);
@@ -427,7 +594,7 @@ Test(tokenizer, bpe_long_inputs)
  *    iterates UTF-16 code units and misses astral ideographs). */
 Test(tokenizer, follows_rust_where_transformers_js_differs)
 {
-    ag_tokenizer *g = load_ok(TOK_DIR "tiny-gpt2"), *b = load_ok(TOK_DIR "tiny-bert");
+    ag_tokenizer *g = load_ok(GPT2_DIR), *b = load_ok(BERT_DIR);
     int32_t *ids = NULL;
     size_t n = 0;
     ag_error err = {0};
