@@ -15,9 +15,14 @@ const checkOnly = process.argv.includes('--check');
 
 env.allowRemoteModels = false;
 env.allowLocalModels = true;
-env.localModelPath = path.join(root, 'tests', 'data', 'tokenizers') + path.sep;
+// Each model's tokenizer folder, relative to the repository root.
+const folders = {
+  'tiny-gpt2': 'models/tiny-gpt2',
+  'tiny-llama': 'tests/data/tokenizers/tiny-llama',
+  'tiny-bert': 'tests/data/models/tiny-bert',
+};
 
-const models = ['tiny-gpt2', 'tiny-llama', 'tiny-bert'];
+const models = Object.keys(folders);
 const texts = JSON.parse(fs.readFileSync(path.join(here, 'texts.json'), 'utf8'));
 const version = (p) =>
   JSON.parse(fs.readFileSync(path.join(here, 'node_modules', p, 'package.json'), 'utf8')).version;
@@ -26,7 +31,9 @@ console.log(`@huggingface/transformers ${version('@huggingface/transformers')}, 
 
 let failures = 0;
 for (const model of models) {
-  const tok = await AutoTokenizer.from_pretrained(model, { local_files_only: true });
+  // transformers.js resolves a model id of one path segment under localModelPath.
+  env.localModelPath = path.join(root, path.dirname(folders[model])) + path.sep;
+  const tok = await AutoTokenizer.from_pretrained(path.basename(folders[model]), { local_files_only: true });
   const enc = (text) => Array.from(tok.encode(text), Number); // default add_special_tokens=true
 
   const fxdir = path.join(root, 'tests', 'data', 'tokenize', 'fixtures', model);
