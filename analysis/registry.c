@@ -30,12 +30,27 @@ static const struct {
     [AG_M_MEAN_COSINE] = {"mean_cosine", AG_FAMILY_GEOMETRY},
     [AG_M_PC1_SHARE] = {"pc1_share", AG_FAMILY_GEOMETRY},
     [AG_M_RES_RATIO] = {"res_ratio", AG_FAMILY_GEOMETRY},
+    [AG_M_QK_SIGMA_MAX] = {"qk_sigma_max", AG_FAMILY_WEIGHTS},
+    [AG_M_QK_SIGMA_GAP] = {"qk_sigma_gap", AG_FAMILY_WEIGHTS},
+    [AG_M_QK_EFFECTIVE_RANK] = {"qk_effective_rank", AG_FAMILY_WEIGHTS},
+    [AG_M_QK_STABLE_RANK] = {"qk_stable_rank", AG_FAMILY_WEIGHTS},
+    [AG_M_QK_PARTICIPATION_RATIO] = {"qk_participation_ratio", AG_FAMILY_WEIGHTS},
+    [AG_M_QK_NUMERICAL_RANK] = {"qk_numerical_rank", AG_FAMILY_WEIGHTS},
+    [AG_M_QK_SYMMETRY_SCORE] = {"qk_symmetry_score", AG_FAMILY_WEIGHTS},
+    [AG_M_OV_SIGMA_MAX] = {"ov_sigma_max", AG_FAMILY_WEIGHTS},
+    [AG_M_OV_SIGMA_GAP] = {"ov_sigma_gap", AG_FAMILY_WEIGHTS},
+    [AG_M_OV_EFFECTIVE_RANK] = {"ov_effective_rank", AG_FAMILY_WEIGHTS},
+    [AG_M_OV_STABLE_RANK] = {"ov_stable_rank", AG_FAMILY_WEIGHTS},
+    [AG_M_OV_PARTICIPATION_RATIO] = {"ov_participation_ratio", AG_FAMILY_WEIGHTS},
+    [AG_M_OV_NUMERICAL_RANK] = {"ov_numerical_rank", AG_FAMILY_WEIGHTS},
+    [AG_M_OV_COPYING_SCORE] = {"ov_copying_score", AG_FAMILY_WEIGHTS},
 };
 
 static const char *const family_names[AG_FAMILY_COUNT] = {
     [AG_FAMILY_SPECTRUM] = "spectrum",
     [AG_FAMILY_ATTENTION] = "attention",
     [AG_FAMILY_GEOMETRY] = "geometry",
+    [AG_FAMILY_WEIGHTS] = "weights",
 };
 
 const char *ag_metric_name(ag_metric m)
@@ -68,35 +83,47 @@ static void select_family(ag_metric_set *set, ag_family f)
             set->on[m] = 1;
 }
 
-void ag_metric_set_default(ag_metric_set *set)
+void ag_metric_set_families(ag_metric_set *set, unsigned families)
 {
     memset(set, 0, sizeof *set);
-    select_family(set, AG_FAMILY_SPECTRUM);
-    select_family(set, AG_FAMILY_ATTENTION);
-    select_family(set, AG_FAMILY_GEOMETRY);
+    for (int f = 0; f < AG_FAMILY_COUNT; f++)
+        if (families & AG_FAMILY_BIT(f))
+            select_family(set, (ag_family)f);
 }
 
-/* Select one key or family name; 0 if it is neither. */
-static int select_item(ag_metric_set *set, const char *item)
+void ag_metric_set_default(ag_metric_set *set)
+{
+    ag_metric_set_families(set, AG_FAMILIES_MATRIX);
+}
+
+/* Select one key or family name within `families`: 1 done, 0 unknown,
+ * -1 known but outside the families. */
+static int select_item(ag_metric_set *set, const char *item, unsigned families)
 {
     if (strcmp(item, "all") == 0) {
         for (int m = 0; m < AG_M_COUNT; m++)
-            set->on[m] = 1;
+            if (families & AG_FAMILY_BIT(metric_table[m].family))
+                set->on[m] = 1;
         return 1;
     }
     for (int f = 0; f < AG_FAMILY_COUNT; f++)
         if (strcmp(item, family_names[f]) == 0) {
+            if (!(families & AG_FAMILY_BIT(f)))
+                return -1;
             select_family(set, (ag_family)f);
             return 1;
         }
     int m = ag_metric_from_name(item);
     if (m < 0)
         return 0;
+    if (!(families & AG_FAMILY_BIT(metric_table[m].family)))
+        return -1;
     set->on[m] = 1;
     return 1;
 }
 
-int ag_metric_set_parse(ag_metric_set *set, const char *list, ag_error *err)
+int ag_metric_set_parse_families(ag_metric_set *set, const char *list,
+                                 unsigned families, ag_error *err)
 {
     memset(set, 0, sizeof *set);
     const char *p = list;
@@ -109,14 +136,23 @@ int ag_metric_set_parse(ag_metric_set *set, const char *list, ag_error *err)
                                 len ? "overlong" : "empty", list);
         memcpy(item, p, len);
         item[len] = '\0';
-        if (!select_item(set, item))
+        int found = select_item(set, item, families);
+        if (found == 0)
             return ag_error_set(err, AG_EINVAL,
                                 "--metrics: unknown metric or family '%s'", item);
+        if (found < 0)
+            return ag_error_set(err, AG_EINVAL,
+                                "--metrics: '%s' is not computed by this command", item);
         if (!end)
             break;
         p = end + 1;
     }
     return AG_OK;
+}
+
+int ag_metric_set_parse(ag_metric_set *set, const char *list, ag_error *err)
+{
+    return ag_metric_set_parse_families(set, list, ~0u, err);
 }
 
 size_t ag_metric_set_count(const ag_metric_set *set)

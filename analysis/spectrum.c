@@ -17,21 +17,29 @@
 
 #include "attngeom.h"
 
-#define ON(m) (sel->on[m])
+/* Key k of family A, shifted to the block starting at `first`. */
+#define KEY(k) ((ag_metric)(first + ((k) - AG_M_SIGMA_MAX)))
+#define ON(k) (sel->on[KEY(k)])
 
 void ag_spectrum_from_sigma(const double *sigma, size_t q, size_t m, size_t n,
                             const ag_metric_set *sel, ag_record *rec)
+{
+    ag_spectrum_keys(sigma, q, m, n, AG_M_SIGMA_MAX, sel, rec);
+}
+
+void ag_spectrum_keys(const double *sigma, size_t q, size_t m, size_t n,
+                      ag_metric first, const ag_metric_set *sel, ag_record *rec)
 {
     const double s1 = q ? sigma[0] : 0.0;
     const int zero = !(s1 > 0.0);
 
     if (ON(AG_M_SIGMA_MAX))
-        ag_record_set(rec, AG_M_SIGMA_MAX, AG_V_NUMBER, s1);
+        ag_record_set(rec, KEY(AG_M_SIGMA_MAX), AG_V_NUMBER, s1);
     if (ON(AG_M_SIGMA_GAP)) {
         if (q < 2 || zero)
-            ag_record_set(rec, AG_M_SIGMA_GAP, AG_V_NULL, 0);
+            ag_record_set(rec, KEY(AG_M_SIGMA_GAP), AG_V_NULL, 0);
         else
-            ag_record_set(rec, AG_M_SIGMA_GAP, AG_V_NUMBER, 1.0 - sigma[1] / s1);
+            ag_record_set(rec, KEY(AG_M_SIGMA_GAP), AG_V_NUMBER, 1.0 - sigma[1] / s1);
     }
 
     double sum_r = 0, sum_r2 = 0, sum_r4 = 0; /* over r_k = σ_k / σ₁ */
@@ -48,20 +56,20 @@ void ag_spectrum_from_sigma(const double *sigma, size_t q, size_t m, size_t n,
             if (p > 0)
                 h -= p * log(p);
         }
-        ag_record_set(rec, AG_M_EFFECTIVE_RANK, zero ? AG_V_NULL : AG_V_NUMBER,
+        ag_record_set(rec, KEY(AG_M_EFFECTIVE_RANK), zero ? AG_V_NULL : AG_V_NUMBER,
                       exp(h));
     }
     if (ON(AG_M_STABLE_RANK))
-        ag_record_set(rec, AG_M_STABLE_RANK, zero ? AG_V_NULL : AG_V_NUMBER,
+        ag_record_set(rec, KEY(AG_M_STABLE_RANK), zero ? AG_V_NULL : AG_V_NUMBER,
                       sum_r2);
     if (ON(AG_M_PARTICIPATION_RATIO))
-        ag_record_set(rec, AG_M_PARTICIPATION_RATIO,
+        ag_record_set(rec, KEY(AG_M_PARTICIPATION_RATIO),
                       zero ? AG_V_NULL : AG_V_NUMBER, sum_r2 * sum_r2 / sum_r4);
     if (ON(AG_M_NUMERICAL_RANK)) {
         double tol = s1 * (double)(m > n ? m : n) * DBL_EPSILON;
         size_t r = 0;
         for (size_t k = 0; k < q; k++)
             r += sigma[k] > tol;
-        ag_record_set(rec, AG_M_NUMERICAL_RANK, AG_V_INTEGER, (double)r);
+        ag_record_set(rec, KEY(AG_M_NUMERICAL_RANK), AG_V_INTEGER, (double)r);
     }
 }

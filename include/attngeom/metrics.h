@@ -24,6 +24,13 @@ typedef enum {
     AG_M_ASYMMETRY, AG_M_SYMMETRY_SCORE,
     /* C. row geometry */
     AG_M_MEAN_COSINE, AG_M_PC1_SHARE, AG_M_RES_RATIO,
+    /* D. weight space: family A of M_QK = W_Q W_Kᵀ and M_OV = W_V W_O */
+    AG_M_QK_SIGMA_MAX, AG_M_QK_SIGMA_GAP, AG_M_QK_EFFECTIVE_RANK,
+    AG_M_QK_STABLE_RANK, AG_M_QK_PARTICIPATION_RATIO, AG_M_QK_NUMERICAL_RANK,
+    AG_M_QK_SYMMETRY_SCORE,
+    AG_M_OV_SIGMA_MAX, AG_M_OV_SIGMA_GAP, AG_M_OV_EFFECTIVE_RANK,
+    AG_M_OV_STABLE_RANK, AG_M_OV_PARTICIPATION_RATIO, AG_M_OV_NUMERICAL_RANK,
+    AG_M_OV_COPYING_SCORE,
     AG_M_COUNT
 } ag_metric;
 
@@ -31,6 +38,7 @@ typedef enum {
     AG_FAMILY_SPECTRUM,   /* A */
     AG_FAMILY_ATTENTION,  /* B */
     AG_FAMILY_GEOMETRY,   /* C */
+    AG_FAMILY_WEIGHTS,    /* D */
     AG_FAMILY_COUNT
 } ag_family;
 
@@ -39,8 +47,17 @@ const char *ag_metric_name(ag_metric m);
 /* Id of a key, or -1 if unknown. */
 int ag_metric_from_name(const char *name);
 ag_family ag_metric_family(ag_metric m);
-/* Family name as accepted by --metrics ("spectrum", "attention", "geometry"). */
+/* Family name as accepted by --metrics ("spectrum", "attention", "geometry",
+ * "weights"). */
 const char *ag_family_name(ag_family f);
+
+/* Bit masks of families, for selections restricted to what a command
+ * computes. */
+#define AG_FAMILY_BIT(f) (1u << (f))
+#define AG_FAMILIES_MATRIX (AG_FAMILY_BIT(AG_FAMILY_SPECTRUM) | \
+                            AG_FAMILY_BIT(AG_FAMILY_ATTENTION) | \
+                            AG_FAMILY_BIT(AG_FAMILY_GEOMETRY))
+#define AG_FAMILIES_WEIGHTS AG_FAMILY_BIT(AG_FAMILY_WEIGHTS)
 
 /* Which metrics to compute and print. */
 typedef struct {
@@ -52,6 +69,12 @@ void ag_metric_set_default(ag_metric_set *set);
 /* Parse a comma-separated list of keys and family names ("all" included).
  * AG_EINVAL with a message naming the unknown item. */
 int ag_metric_set_parse(ag_metric_set *set, const char *list, ag_error *err);
+/* The same, limited to the families in the mask `families`: "all" means all
+ * of them, and a key or family outside them is AG_EINVAL. */
+int ag_metric_set_parse_families(ag_metric_set *set, const char *list,
+                                 unsigned families, ag_error *err);
+/* Every key of the families in the mask. */
+void ag_metric_set_families(ag_metric_set *set, unsigned families);
 size_t ag_metric_set_count(const ag_metric_set *set);
 
 /* ---- records ------------------------------------------------------------ */
@@ -113,6 +136,34 @@ int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value);
 /* Family A from singular values (descending, q of them) of an m×n matrix. */
 void ag_spectrum_from_sigma(const double *sigma, size_t q, size_t m, size_t n,
                             const ag_metric_set *sel, ag_record *rec);
+/* The same into the six keys starting at `first` (AG_M_SIGMA_MAX,
+ * AG_M_QK_SIGMA_MAX or AG_M_OV_SIGMA_MAX), which follow family A's order. */
+void ag_spectrum_keys(const double *sigma, size_t q, size_t m, size_t n,
+                      ag_metric first, const ag_metric_set *sel, ag_record *rec);
+
+/* ---- family D: weight space of one head, in factored form ------------- */
+
+/* One head's factors, row-major with row strides (so a head's column block
+ * of a wider projection is used in place). W_Q, W_K, W_V are (d, d_h) in the
+ * x ↦ xW convention; W_O is (d_h, d_out). wv/wo may be NULL: the OV keys are
+ * then null. */
+typedef struct {
+    size_t d, d_h, d_out;
+    const double *wq; size_t ldq;
+    const double *wk; size_t ldk;
+    const double *wv; size_t ldv;
+    const double *wo; size_t ldo;
+} ag_head_factors;
+
+/* SPEC §3 D for one head without forming a d×d product: singular values of
+ * M_QK = W_Q W_Kᵀ from the core R_Q R_Kᵀ of thin QR factorisations, those of
+ * M_OV = W_V W_O from R_V R_Oᵀ (W_Oᵀ = Q_O R_O), eigenvalues of M_OV from
+ * the d_h×d_h W_O W_V, and the symmetry score from
+ * tr(M²) = tr((W_KᵀW_Q)²) and ‖M‖_F = ‖R_Q R_Kᵀ‖_F. O(d·d_h²) per head.
+ * rec->rows = rec->cols = d. Errors: AG_EINVAL (zero sizes, missing W_Q/W_K),
+ * AG_ENONFINITE, AG_ENOMEM, AG_ELAPACK. */
+int ag_weight_metrics(const ag_head_factors *f, const ag_metric_set *sel,
+                      ag_record *rec, ag_error *err);
 
 /* ---- output ------------------------------------------------------------- */
 

@@ -17,9 +17,11 @@ typedef struct {
     ag_metric_set metrics;
     const char *expect_path;  /* --expect GOLDEN.json */
     double rtol, atol;
+    unsigned families;        /* what the command computes (AG_FAMILIES_*) */
 } cli_common;
 
-void cli_common_init(cli_common *c);
+/* Defaults: table, stdout, every key of `families` selected. */
+void cli_common_init(cli_common *c, unsigned families);
 
 /* Try to consume a common option at argv[*i] (advancing *i past its value).
  * Returns 1 if consumed, 0 if not a common option, -1 after printing a usage
@@ -103,6 +105,32 @@ void cli_records_free(cli_records *r);
 /* Print a library error as one line and return 1. */
 int cli_fail_error(const ag_error *err);
 
+/* ---- named tensors (layer, weights) ------------------------------------ */
+
+typedef struct {
+    const char *x, *weights, *qkv, *q, *k, *v, *o, *qkv_bias, *q_bias, *k_bias,
+        *v_bias, *save;
+    int heads, causal, linear;
+    double scale;
+    ag_precision precision;
+} cli_tensor_opts;
+
+typedef struct {
+    ag_array x, q, k, v, o, bq, bk, bv;
+} cli_tensors;
+
+/* Consume one of the tensor options (--x, --weights, --qkv, --q, --k, --v,
+ * --o, biases, --heads H, --scale, --causal, --linear, --save-attention).
+ * 1 consumed, 0 not ours, -1 usage error printed. */
+int cli_tensor_option(cli_tensor_opts *o, const char *cmd, int argc, char **argv, int *i);
+/* Check the combination of options; returns 0 or 2 after a usage error. */
+int cli_tensor_check_usage(const cli_tensor_opts *o, const char *cmd, int need_x);
+/* Read X (when need_x) and the named tensors as [in, out] doubles, and check
+ * their shapes (grouped-query K/V widths are allowed without X). Returns 0
+ * or 1 after printing the error. */
+int cli_tensors_load(const cli_tensor_opts *o, cli_tensors *t, int need_x);
+void cli_tensors_free(cli_tensors *t);
+
 /* Subcommands. */
 int cmd_matrix(int argc, char **argv);
 int cmd_info(int argc, char **argv);
@@ -110,5 +138,6 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_layer(int argc, char **argv);
+int cmd_weights(int argc, char **argv);
 
 #endif

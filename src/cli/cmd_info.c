@@ -230,7 +230,7 @@ static void write_text(FILE *fp, ag_format fmt, const char *path, const json_t *
 int cmd_info(int argc, char **argv)
 {
     cli_common common;
-    cli_common_init(&common);
+    cli_common_init(&common, AG_FAMILIES_MATRIX);
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         int used = cli_common_option(&common, "info", argc, argv, &i);

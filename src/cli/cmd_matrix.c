@@ -134,7 +134,7 @@ static int matrix_records(const char *path, const ag_array *a,
 int cmd_matrix(int argc, char **argv)
 {
     cli_common common;
-    cli_common_init(&common);
+    cli_common_init(&common, AG_FAMILIES_MATRIX);
     const char *path = NULL, *tensor = NULL;
     for (int i = 1; i < argc; i++) {
         int used = cli_common_option(&common, "matrix", argc, argv, &i);

@@ -80,7 +80,7 @@ static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
 int cmd_tokenize(int argc, char **argv)
 {
     cli_common common;
-    cli_common_init(&common);
+    cli_common_init(&common, AG_FAMILIES_MATRIX);
     const char *model = NULL, *text = NULL;
     for (int i = 1; i < argc; i++) {
         int used = cli_common_option(&common, "tokenize", argc, argv, &i);
@@ -252,7 +252,7 @@ static int forward_error(const model_run *r, const cli_seq *s, const ag_error *e
 int cmd_analyze(int argc, char **argv)
 {
     model_run r = {0};
-    cli_common_init(&r.common);
+    cli_common_init(&r.common, AG_FAMILIES_MATRIX);
     int rc = model_run_parse(&r, "analyze", analyze_help, argc, argv, NULL, NULL);
     if (rc)
         return rc < 0 ? 0 : rc;
@@ -342,7 +342,7 @@ static int write_arrays(const char *attn_path, const ag_array *attn,
 int cmd_attention(int argc, char **argv)
 {
     model_run r = {0};
-    cli_common_init(&r.common);
+    cli_common_init(&r.common, AG_FAMILIES_MATRIX);
     hidden_path = NULL;
     int rc = model_run_parse(&r, "attention", attention_help, argc, argv, attention_option, NULL);
     if (rc)

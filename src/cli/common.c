@@ -8,11 +8,12 @@
 
 #include "cli.h"
 
-void cli_common_init(cli_common *c)
+void cli_common_init(cli_common *c, unsigned families)
 {
     memset(c, 0, sizeof *c);
     c->format = AG_FORMAT_TABLE;
-    ag_metric_set_default(&c->metrics);
+    c->families = families;
+    ag_metric_set_families(&c->metrics, families);
     c->rtol = 1e-9;
     c->atol = 1e-12;
 }
@@ -90,7 +91,7 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
     } else if (cli_is_option(a, "--metrics")) {
         if (!(v = cli_option_value(cmd, "--metrics", argc, argv, i)))
             return -1;
-        if (ag_metric_set_parse(&c->metrics, v, &err) != AG_OK) {
+        if (ag_metric_set_parse_families(&c->metrics, v, c->families, &err) != AG_OK) {
             cli_usage_error(cmd, "%s", err.message);
             return -1;
         }

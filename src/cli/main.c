@@ -17,6 +17,7 @@ static const char main_help[] =
     "  attention MODEL   forward pass; write attention [L,H,n,n] (and hidden states)\n"
     "  analyze MODEL     forward pass; metrics of every head of every layer\n"
     "  layer             one attention layer of any architecture, tensors by name\n"
+    "  weights MODEL     weight-space geometry (QK and OV circuits) of every head\n"
     "\n"
     "Every command takes --format table|json|csv|tsv|md|latex, -o FILE,\n"
     "--metrics LIST, --expect GOLDEN.json and --help.\n"
@@ -37,6 +38,7 @@ int main(int argc, char **argv)
     } commands[] = {
         {"matrix", cmd_matrix}, {"info", cmd_info}, {"tokenize", cmd_tokenize},
         {"attention", cmd_attention}, {"analyze", cmd_analyze}, {"layer", cmd_layer},
+        {"weights", cmd_weights},
     };
     for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
         if (strcmp(cmd, commands[k].name) == 0)
