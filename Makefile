@@ -85,6 +85,7 @@ cli-test: $(CLI)
 ref-test: $(CLI)
 	/usr/bin/python3 tests/ref/check_matrix.py $(CLI)
 	/usr/bin/python3 tests/ref/check_models.py $(CLI)
+	/usr/bin/python3 tests/ref/check_weights.py $(CLI)
 
 valgrind: $(CLI)
 	sh tests/valgrind.sh $(CLI)
