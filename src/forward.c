@@ -2,8 +2,10 @@
  * docs/engine.md). The pass itself is written once in forward_tmpl.h and
  * instantiated here for float (HF float32 semantics) and double.
  *
- * Memory: one layer's attention (H, n, n) plus O(n·max(d, d_ff)) activations;
- * previous layers' attention is never kept. */
+ * Memory: one layer's attention (H, n, n), O(n·max(d, d_ff)) activations and
+ * one weight matrix converted to the pass's type (the model's matrices stay
+ * in their mapped files, see model_int.h); previous layers' attention is
+ * never kept. All of it belongs to the pass, so passes may run concurrently. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #define REXP expf
 #define RTANH tanhf
 #define RERF erff
+#define CONV agm_to_float
 #define IS_F64 0
 #include "forward_tmpl.h"
 #undef R
@@ -28,6 +31,7 @@
 #undef RTANH
 #undef RERF
 #undef IS_F64
+#undef CONV
 
 #define R double
 #define SFX _f64
@@ -36,6 +40,7 @@
 #define REXP exp
 #define RTANH tanh
 #define RERF erf
+#define CONV agm_to_double
 #define IS_F64 1
 #include "forward_tmpl.h"
 

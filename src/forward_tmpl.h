@@ -1,10 +1,12 @@
 /* forward_tmpl.h — the forward pass, written once for a real type R and
  * included twice by forward.c: R = float (HF float32 semantics: float
  * activations, sgemm, float softmax/norms) and R = double (the whole pass in
- * double, weights upcast exactly one matrix at a time).
+ * double). Either way the weights are converted exactly from their stored
+ * dtype to R one matrix at a time, into the pass's own scratch.
  *
  * Before inclusion define: R, SFX (name suffix), GEMM (cblas_sgemm/dgemm),
- * RSQRT/REXP/RTANH/RERF (math functions of R), IS_F64 (0/1).
+ * RSQRT/REXP/RTANH/RERF (math functions of R), CONV (agm_to_float/double),
+ * IS_F64 (0/1).
  * Sums (means, variances, softmax denominators) are accumulated in double in
  * both precisions; torch's float reductions are pairwise/vectorised and thus
  * closer to the exact sum than a naive float loop would be. */
@@ -24,7 +26,8 @@ typedef struct {
     R *p;      // (H, n, n) attention probabilities of the current layer
     R *f1, *f2;// (n, d_ff) MLP activations
     R *cos, *sin; // (n, hd) RoPE tables
-    R *w;      // (max_mat) double copy of one weight matrix (f64 only)
+    R *w;      // (max_mat) one weight matrix converted to R (unused when
+               // an F32 matrix is used in place by the f32 pass)
     double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
 } FN(ws);
 
@@ -55,8 +58,8 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n)
     if (ok && g->arch == AG_ARCH_LLAMA)
         ok = (s->cos = calloc(n * (size_t)g->head_dim, sizeof(R))) &&
              (s->sin = calloc(n * (size_t)g->head_dim, sizeof(R)));
-    if (ok && IS_F64)
-        ok = (s->w = calloc(m->max_mat, sizeof(R))) != NULL;
+    if (ok) // calloc: pages never written (all-F32 model, f32 pass) stay unmapped
+        ok = (s->w = calloc(m->max_mat ? m->max_mat : 1, sizeof(R))) != NULL;
     if (ok && !IS_F64)
         ok = (s->xd = calloc(n * d, sizeof(double))) && (s->pd = calloc(H * n * n, sizeof(double)));
     if (!ok)
@@ -64,25 +67,24 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n)
     return ok ? AG_OK : AG_ENOMEM;
 }
 
-/* The weights as R: float32 used in place, or upcast into the scratch. */
-static const R *FN(wget)(const float *w, size_t cnt, R *scratch)
+/* A stored matrix as R: stored F32 used in place by the f32 pass when it
+ * can be, anything else converted exactly into the scratch (t->n values). */
+static const R *FN(wget)(const agm_tensor *t, R *scratch)
 {
-#if IS_F64
-    for (size_t i = 0; i < cnt; i++)
-        scratch[i] = (R)w[i];
-    return scratch;
-#else
-    (void)cnt;
-    (void)scratch;
-    return w;
+#if !IS_F64
+    const float *w = agm_f32_in_place(t);
+    if (w)
+        return w;
 #endif
+    CONV(t, 0, t->n, scratch);
+    return scratch;
 }
 
 /* y (n, out) = x (n, in) @ W + b. nn.Linear [out,in] is used transposed
  * (F.linear: x @ W^T + b); Conv1D [in,out] as is (pytorch_utils.Conv1D). */
 static void FN(linear)(const agm_lin *L, const R *x, size_t n, R *y, R *scratch)
 {
-    const R *w = FN(wget)(L->w, (size_t)L->in * L->out, scratch);
+    const R *w = FN(wget)(&L->w, scratch);
     GEMM(CblasRowMajor, CblasNoTrans, L->linear ? CblasTrans : CblasNoTrans,
          (int)n, L->out, L->in, 1, x, L->in, w, L->linear ? L->in : L->out, 0, y, L->out);
     if (L->b)
@@ -337,20 +339,26 @@ static int FN(block_llama)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_lay
 }
 
 /* Embeddings into s->h (n, d): GPT-2 wte + wpe; BERT LN((word + type0) + pos)
- * (BertEmbeddings order); LLaMA embed_tokens. */
+ * (BertEmbeddings order); LLaMA embed_tokens. Only the rows used are
+ * converted: the tokens' rows, positions 0..n-1, token type 0. */
 static void FN(embed)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s)
 {
     size_t d = (size_t)m->cfg.d_model;
-    for (size_t i = 0; i < n; i++) {
-        const float *w = m->tok_emb + (size_t)ids[i] * d;
-        const float *p = m->pos_emb ? m->pos_emb + i * d : NULL;
+    R *pos = m->pos_emb.p ? s->t : NULL;   // (n, d) in the free projection buffer
+    R *type = m->type_emb.p ? s->xn : NULL; // (d) likewise
+    for (size_t i = 0; i < n; i++)
+        CONV(&m->tok_emb, (size_t)ids[i] * d, d, s->h + i * d);
+    if (pos)
+        CONV(&m->pos_emb, 0, n * d, pos);
+    if (type)
+        CONV(&m->type_emb, 0, d, type);
+    for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < d; j++) {
-            R v = (R)w[j];
-            if (m->type_emb)
-                v += (R)m->type_emb[j];
-            s->h[i * d + j] = p ? v + (R)p[j] : v;
+            R v = s->h[i * d + j];
+            if (type)
+                v += type[j];
+            s->h[i * d + j] = pos ? v + pos[i * d + j] : v;
         }
-    }
     if (m->cfg.arch == AG_ARCH_BERT)
         FN(layernorm)(s->h, s->h, n, d, &m->emb_ln, m->cfg.norm_eps);
 }

@@ -1,6 +1,13 @@
 /* model.c — load a Hugging Face model folder: config.json, the weights
  * (model.safetensors or shards listed in model.safetensors.index.json), into
- * the float32 ag_model of model_int.h. The forward pass is in forward.c.
+ * the ag_model of model_int.h. The forward pass is in forward.c.
+ *
+ * Memory: the weight files stay mapped read-only for the model's lifetime and
+ * each matrix is a pointer into its file in the stored dtype (no copy, no
+ * conversion), so a model costs its file size in (shared, evictable) page
+ * cache plus a few small float vectors (norms, biases). Every check (dtype,
+ * shape, NaN/Inf) is still done at load, the last by one streaming scan of
+ * the stored bits.
  *
  * Tensor names follow what save_pretrained writes for the XModel,
  * XLMHeadModel, XForMaskedLM and XForCausalLM classes: the base-model prefix
@@ -12,9 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "attngeom/io.h"
+#include "io_internal.h"
 #include "model_int.h"
 
 #define CAP_DIM   (1 << 20) /* any width, vocab or position count */
@@ -27,27 +37,39 @@
 typedef struct {
     const char *dir;
     const char *what;       /* "model.safetensors" or the index name, for messages */
-    ag_safetensors **st;
+    ag_safetensors **st;    /* nst handles: names, dtypes, shapes, offsets */
+    agm_map *maps;          /* nst mappings the model keeps (see wsrc_map) */
     size_t nst;
     char prefix[32];        /* "", "transformer.", "bert.", "model." */
 } wsrc;
 
+static void unmap_all(agm_map *maps, size_t n)
+{
+    for (size_t i = 0; maps && i < n; i++)
+        munmap(maps[i].p, maps[i].len);
+    free(maps);
+}
+
+/* The handles are only needed while loading; the mappings go to the model
+ * on success (w->maps is then NULL) and are dropped otherwise. */
 static void wsrc_close(wsrc *w)
 {
     for (size_t i = 0; i < w->nst; i++)
         ag_st_close(w->st[i]);
+    unmap_all(w->maps, w->nst);
     free(w->st);
     w->st = NULL;
+    w->maps = NULL;
     w->nst = 0;
 }
 
-static const ag_tensor_info *wsrc_find(const wsrc *w, const char *name,
-                                       const ag_safetensors **owner)
+/* The tensor called `name` and the index of its file, or NULL. */
+static const ag_tensor_info *wsrc_find(const wsrc *w, const char *name, size_t *owner)
 {
     for (size_t i = 0; i < w->nst; i++) {
         const ag_tensor_info *t = ag_st_find(w->st[i], name);
         if (t) {
-            *owner = w->st[i];
+            *owner = i;
             return t;
         }
     }
@@ -60,15 +82,41 @@ static int file_exists(const char *path)
     return stat(path, &sb) == 0;
 }
 
+/* Map the whole file read-only for the model. ag_st_open maps it too, but
+ * its handle (and mapping) is closed after loading and its data pages are
+ * never touched, so only this mapping ever becomes resident. Tensors are
+ * bounds-checked against this mapping's length (see find_tensor), in case the
+ * file changed between the two opens. */
+static int wsrc_map(const char *path, agm_map *out, ag_error *err)
+{
+    int fd;
+    size_t size;
+    int rc = agi_open_regular(path, &fd, &size, err);
+    if (rc != AG_OK)
+        return rc;
+    void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED)
+        return ag_error_set(err, AG_EIO, "%s: cannot map the file: %s", path, strerror(e));
+    *out = (agm_map){p, size};
+    return AG_OK;
+}
+
 static int wsrc_add(wsrc *w, const char *file, ag_error *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", w->dir, file);
     ag_safetensors **grown = realloc(w->st, (w->nst + 1) * sizeof *grown);
-    if (!grown)
+    if (grown)
+        w->st = grown;
+    agm_map *mgrown = grown ? realloc(w->maps, (w->nst + 1) * sizeof *mgrown) : NULL;
+    if (!mgrown)
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-    w->st = grown;
+    w->maps = mgrown;
     int rc = ag_st_open(path, &w->st[w->nst], err);
+    if (rc == AG_OK && (rc = wsrc_map(path, &w->maps[w->nst], err)) != AG_OK)
+        ag_st_close(w->st[w->nst]);
     if (rc == AG_OK)
         w->nst++;
     return rc;
@@ -143,6 +191,66 @@ static int wsrc_open(wsrc *w, const char *dir, ag_error *err)
     return ag_error_set(err, AG_EIO, "%s: no model.safetensors or model.safetensors.index.json", dir);
 }
 
+/* ---- stored values (exact conversions) ---------------------------------- */
+
+static float float_from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* BF16 is the top half of a float32: widening is a shift. F16 goes through
+ * the library's exact half -> double conversion (its values are floats). */
+float agm_at(const agm_tensor *t, size_t i)
+{
+    switch (t->dt) {
+    case AG_DT_BF16:
+        return float_from_bits((uint32_t)agi_le16(t->p + 2 * i) << 16);
+    case AG_DT_F16:
+        return (float)ag_half_to_double(agi_le16(t->p + 2 * i));
+    default:
+        return float_from_bits(agi_le32(t->p + 4 * i));
+    }
+}
+
+/* The dtype switch is outside the loops so each loop is a plain widening. */
+void agm_to_float(const agm_tensor *t, size_t i0, size_t cnt, float *dst)
+{
+    const unsigned char *p = t->p + i0 * (t->dt == AG_DT_F32 ? 4 : 2);
+    if (t->dt == AG_DT_BF16)
+        for (size_t i = 0; i < cnt; i++)
+            dst[i] = float_from_bits((uint32_t)agi_le16(p + 2 * i) << 16);
+    else if (t->dt == AG_DT_F16)
+        for (size_t i = 0; i < cnt; i++)
+            dst[i] = (float)ag_half_to_double(agi_le16(p + 2 * i));
+    else
+        for (size_t i = 0; i < cnt; i++)
+            dst[i] = float_from_bits(agi_le32(p + 4 * i));
+}
+
+/* Through float in chunks: float -> double is exact, and this reuses the
+ * tight loops above. */
+void agm_to_double(const agm_tensor *t, size_t i0, size_t cnt, double *dst)
+{
+    float buf[1024];
+    for (size_t k = 0; k < cnt; k += 1024) {
+        size_t c = cnt - k < 1024 ? cnt - k : 1024;
+        agm_to_float(t, i0 + k, c, buf);
+        for (size_t i = 0; i < c; i++)
+            dst[k + i] = buf[i];
+    }
+}
+
+const float *agm_f32_in_place(const agm_tensor *t)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (t->dt == AG_DT_F32 && (uintptr_t)t->p % _Alignof(float) == 0)
+        return (const float *)(const void *)t->p;
+#endif
+    return NULL;
+}
+
 /* ---- tensors ------------------------------------------------------------ */
 
 typedef struct {
@@ -179,58 +287,94 @@ static int check_info(const loader *L, const char *full, const ag_tensor_info *t
     return AG_OK;
 }
 
-static int read_checked(const loader *L, const char *full, const ag_safetensors *st,
-                        const ag_tensor_info *t, float **out)
+/* Index of the first NaN/Inf among the stored values (exponent bits all
+ * ones), or t->n. Reads the stored bits only; chunked so the inner loop has
+ * no early exit and vectorises. Equivalent to testing the converted floats:
+ * every finite F16/BF16/F32 value is a finite float. */
+static size_t first_nonfinite(const agm_tensor *t)
 {
-    float *buf = malloc((t->nelem ? t->nelem : 1) * sizeof *buf);
-    if (!buf)
-        return ag_error_set(L->err, AG_ENOMEM, "tensor '%s': out of memory", full);
-    int rc = ag_st_read_f32(st, t, buf, L->err);
-    for (size_t i = 0; rc == AG_OK && i < t->nelem; i++)
-        if (!isfinite(buf[i]))
-            rc = ag_error_set(L->err, AG_ENONFINITE, "%s/%s: tensor '%s' holds a non-finite value at index %zu",
-                              L->w->dir, L->w->what, full, i);
-    if (rc != AG_OK) {
-        free(buf);
-        return rc;
+    int wide = t->dt == AG_DT_F32;
+    uint32_t e = wide ? 0x7f800000u : t->dt == AG_DT_F16 ? 0x7c00u : 0x7f80u;
+    for (size_t i0 = 0; i0 < t->n; i0 += 4096) {
+        size_t end = t->n - i0 < 4096 ? t->n : i0 + 4096;
+        int bad = 0;
+        for (size_t i = i0; i < end; i++)
+            bad |= ((wide ? agi_le32(t->p + 4 * i) : agi_le16(t->p + 2 * i)) & e) == e;
+        for (size_t i = i0; bad && i < end; i++)
+            if (((wide ? agi_le32(t->p + 4 * i) : agi_le16(t->p + 2 * i)) & e) == e)
+                return i;
     }
-    *out = buf;
+    return t->n;
+}
+
+static int check_finite(const loader *L, const char *full, const agm_tensor *t)
+{
+    size_t i = first_nonfinite(t);
+    if (i < t->n)
+        return ag_error_set(L->err, AG_ENONFINITE, "%s/%s: tensor '%s' holds a non-finite value at index %zu",
+                            L->w->dir, L->w->what, full, i);
     return AG_OK;
 }
 
-/* Load prefix+name (or prefix+alt when the first is absent; alt may be NULL)
- * with the given shape into *out (malloc'ed floats). */
-static int load_alt(loader *L, const char *name, const char *alt, int ndim,
-                    const size_t *shape, float **out)
+/* Find prefix+name (or prefix+alt when the first is absent; alt may be NULL),
+ * check its dtype and shape, and point *out at its stored values. full
+ * (NAME_MAX_LEN) receives the name found, for messages. */
+static int find_tensor(const loader *L, const char *name, const char *alt, int ndim,
+                       const size_t *shape, agm_tensor *out, char *full)
 {
-    char full[NAME_MAX_LEN], full2[NAME_MAX_LEN];
-    const ag_safetensors *st = NULL;
-    snprintf(full, sizeof full, "%s%s", L->w->prefix, name);
-    const ag_tensor_info *t = wsrc_find(L->w, full, &st);
+    char full2[NAME_MAX_LEN];
+    size_t k = 0;
+    snprintf(full, NAME_MAX_LEN, "%s%s", L->w->prefix, name);
+    const ag_tensor_info *t = wsrc_find(L->w, full, &k);
     if (!t && alt) {
         snprintf(full2, sizeof full2, "%s%s", L->w->prefix, alt);
-        if ((t = wsrc_find(L->w, full2, &st)))
-            memcpy(full, full2, sizeof full);
+        if ((t = wsrc_find(L->w, full2, &k)))
+            memcpy(full, full2, sizeof full2);
     }
     if (!t)
         return ag_error_set(L->err, AG_ENOTFOUND, "%s/%s: tensor '%s' not found",
                             L->w->dir, L->w->what, full);
     int rc = check_info(L, full, t, ndim, shape);
-    if (rc == AG_OK && t->nelem > L->m->max_mat)
-        L->m->max_mat = t->nelem;
-    return rc ? rc : read_checked(L, full, st, t, out);
+    if (rc != AG_OK)
+        return rc;
+    const agm_map *mp = &L->w->maps[k];
+    if (t->offset > mp->len || t->nbytes > mp->len - t->offset)
+        return ag_error_set(L->err, AG_EFORMAT, "%s/%s: tensor '%s' lies outside its file (was the file changed while loading?)",
+                            L->w->dir, L->w->what, full);
+    *out = (agm_tensor){(const unsigned char *)mp->p + t->offset, t->dtype, t->nelem};
+    return AG_OK;
+}
+
+/* A (rows, cols) matrix, left in its file: checked and scanned for NaN/Inf. */
+static int load_mat(loader *L, const char *name, int rows, int cols, agm_tensor *out)
+{
+    char full[NAME_MAX_LEN];
+    size_t s[2] = {(size_t)rows, (size_t)cols};
+    int rc = find_tensor(L, name, NULL, 2, s, out, full);
+    return rc ? rc : check_finite(L, full, out);
+}
+
+/* A vector of len values (a norm or a bias; alt as in find_tensor), copied
+ * into *out as malloc'ed floats: small, and used every layer in place. */
+static int load_alt(loader *L, const char *name, const char *alt, int len, float **out)
+{
+    char full[NAME_MAX_LEN];
+    size_t s[1] = {(size_t)len};
+    agm_tensor t;
+    int rc = find_tensor(L, name, alt, 1, s, &t, full);
+    if (rc == AG_OK)
+        rc = check_finite(L, full, &t);
+    if (rc != AG_OK)
+        return rc;
+    if (!(*out = malloc((size_t)len * sizeof **out)))
+        return ag_error_set(L->err, AG_ENOMEM, "tensor '%s': out of memory", full);
+    agm_to_float(&t, 0, t.n, *out);
+    return AG_OK;
 }
 
 static int load_vec(loader *L, const char *name, int len, float **out)
 {
-    size_t s[1] = {(size_t)len};
-    return load_alt(L, name, NULL, 1, s, out);
-}
-
-static int load_mat(loader *L, const char *name, int rows, int cols, float **out)
-{
-    size_t s[2] = {(size_t)rows, (size_t)cols};
-    return load_alt(L, name, NULL, 2, s, out);
+    return load_alt(L, name, NULL, len, out);
 }
 
 /* "<stem>.weight"/"<stem>.bias" of a projection. linear: nn.Linear [out,in];
@@ -244,6 +388,8 @@ static int load_lin(loader *L, const char *stem, int in, int out, int linear,
     lin->linear = linear;
     snprintf(n, sizeof n, "%s.weight", stem);
     int rc = linear ? load_mat(L, n, out, in, &lin->w) : load_mat(L, n, in, out, &lin->w);
+    if (rc == AG_OK && lin->w.n > L->m->max_mat)
+        L->m->max_mat = lin->w.n; /* the pass converts one such matrix at a time */
     snprintf(n, sizeof n, "%s.bias", stem);
     if (rc == AG_OK && bias)
         rc = load_vec(L, n, out, &lin->b);
@@ -255,14 +401,13 @@ static int load_lin(loader *L, const char *stem, int in, int out, int linear,
 static int load_norm(loader *L, const char *stem, int d, int bias, agm_norm *nm)
 {
     char a[NAME_MAX_LEN], b[NAME_MAX_LEN];
-    size_t s[1] = {(size_t)d};
     snprintf(a, sizeof a, "%s.weight", stem);
     snprintf(b, sizeof b, "%s.gamma", stem);
-    int rc = load_alt(L, a, b, 1, s, &nm->w);
+    int rc = load_alt(L, a, b, d, &nm->w);
     snprintf(a, sizeof a, "%s.bias", stem);
     snprintf(b, sizeof b, "%s.beta", stem);
     if (rc == AG_OK && bias)
-        rc = load_alt(L, a, b, 1, s, &nm->b);
+        rc = load_alt(L, a, b, d, &nm->b);
     return rc;
 }
 
@@ -271,9 +416,9 @@ static int load_norm(loader *L, const char *stem, int d, int bias, agm_norm *nm)
 static void detect_prefix(wsrc *w, const char *pfx, const char *probe)
 {
     char n[NAME_MAX_LEN];
-    const ag_safetensors *st;
+    size_t k;
     snprintf(n, sizeof n, "%s%s", pfx, probe);
-    snprintf(w->prefix, sizeof w->prefix, "%s", wsrc_find(w, n, &st) ? pfx : "");
+    snprintf(w->prefix, sizeof w->prefix, "%s", wsrc_find(w, n, &k) ? pfx : "");
 }
 
 /* ---- config.json -------------------------------------------------------- */
@@ -604,7 +749,12 @@ int ag_model_load(const char *dir, ag_model **out, ag_error *err)
              : m->cfg.arch == AG_ARCH_BERT ? load_bert(&L)
                                            : load_llama(&L, bias[0], bias[1], bias[2]);
     }
-    wsrc_close(&w); /* weights are copied out: the files are not kept open */
+    if (rc == AG_OK) { /* the tensors point into these mappings: keep them */
+        m->maps = w.maps;
+        m->nmaps = w.nst;
+        w.maps = NULL;
+    }
+    wsrc_close(&w);
     if (rc != AG_OK) {
         ag_model_free(m);
         return rc;
@@ -620,8 +770,7 @@ const ag_model_config *ag_model_get_config(const ag_model *m)
 
 static void free_lin(agm_lin *l)
 {
-    free(l->w);
-    free(l->b);
+    free(l->b); /* l->w points into a mapping */
 }
 
 static void free_norm(agm_norm *n)
@@ -643,11 +792,9 @@ void ag_model_free(ag_model *m)
             free_lin(all[k]);
     }
     free(m->layers);
-    free(m->tok_emb);
-    free(m->pos_emb);
-    free(m->type_emb);
     free_norm(&m->emb_ln);
     free_norm(&m->final_norm);
+    unmap_all(m->maps, m->nmaps);
     free(m);
 }
 
@@ -660,8 +807,8 @@ static int lin_block(const agm_lin *l, int c0, int w, ag_array *out, ag_error *e
     int rc = ag_array_alloc(out, 2, shape, err);
     for (int i = 0; rc == AG_OK && i < l->in; i++)
         for (int j = 0; j < w; j++)
-            out->data[(size_t)i * w + j] = l->linear ? l->w[(size_t)(c0 + j) * l->in + i]
-                                                     : l->w[(size_t)i * l->out + c0 + j];
+            out->data[(size_t)i * w + j] = agm_at(&l->w, l->linear ? (size_t)(c0 + j) * l->in + i
+                                                                   : (size_t)i * l->out + c0 + j);
     return rc;
 }
 

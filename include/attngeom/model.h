@@ -16,8 +16,10 @@
  * Ownership: ag_model_load hands out a model owned by the caller, released by
  * ag_model_free (NULL allowed). A loaded model is never modified by a forward
  * pass, so several threads may run passes on one model concurrently. Views
- * passed to a callback are valid only during that call. Weights stay float32
- * in memory whatever the stored dtype (F32, F16 or BF16).
+ * passed to a callback are valid only during that call. Weights stay in
+ * their stored dtype (F32, F16 or BF16) in the model's read-only mappings of
+ * the safetensors files; a pass converts them exactly, one matrix at a time
+ * (docs/engine.md, "Memory").
  */
 #ifndef ATTNGEOM_MODEL_H
 #define ATTNGEOM_MODEL_H
