@@ -403,7 +403,7 @@ static void check_model_fixtures(const char *name, int in_repo)
               name);
     if (!dir) {
         cr_skip_test("model folder %s not in the repository; set AG_TEST_MODELS to a folder holding %s/ "
-                     "(e.g. AG_TEST_MODELS=/work/shared/models) to run this test", name, name);
+                     "to run this test", name, name);
         return;
     }
     ag_model *m = NULL;

@@ -200,7 +200,7 @@ Test(tokenizer, llama_matches_shared_folder)
     if (env && *env)
         snprintf(dir, sizeof dir, "%s/tiny-llama", env);
     if (!env || !*env || stat(dir, &sb) != 0) {
-        cr_skip_test("set AG_TEST_MODELS to a folder holding tiny-llama/ (e.g. AG_TEST_MODELS=/work/shared/models) "
+        cr_skip_test("set AG_TEST_MODELS to a folder holding tiny-llama/ "
                      "to compare tests/data/tokenizers/tiny-llama with the shared model folder");
         return;
     }

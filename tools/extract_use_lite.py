@@ -7,8 +7,8 @@ The tensors keep their names, dtypes, shapes and bytes exactly (F32
 [1,1,d,3d] kernels, [3d] biases); only these 4 tensors are written.
 Standard library only (no numpy, no safetensors package).
 
-Usage: tools/extract_use_lite.py SRC/model.safetensors DST.safetensors
-       (default: /work/shared/models/use-lite/model.safetensors ->
+Usage: tools/extract_use_lite.py SRC/model.safetensors [DST.safetensors]
+       (SRC is use-lite's model.safetensors; DST defaults to
         tests/data/use-lite/qkv.safetensors)
 """
 import json
@@ -50,6 +50,6 @@ def main(src, dst):
 
 
 if __name__ == "__main__":
-    a = sys.argv[1:] or ["/work/shared/models/use-lite/model.safetensors",
-                         "tests/data/use-lite/qkv.safetensors"]
-    main(a[0], a[1])
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: extract_use_lite.py SRC/model.safetensors [DST.safetensors]")
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else "tests/data/use-lite/qkv.safetensors")

@@ -94,7 +94,7 @@ const char *ag_st_metadata(const ag_safetensors *st, const char *key);
 int ag_st_read(const ag_safetensors *st, const char *name, ag_array *out,
                ag_error *err);
 /* The same into a caller-provided float buffer of exactly info->nelem floats
- * (for model weights, which are kept in float32, not double). */
+ * (for float32 consumers that must not hold a double copy). */
 int ag_st_read_f32(const ag_safetensors *st, const ag_tensor_info *info,
                    float *dst, ag_error *err);
 
