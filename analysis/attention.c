@@ -8,6 +8,9 @@
  *   Wilmer, Markov Chains and Mixing Times, §12.2).
  * fiedler: second-smallest eigenvalue of the normalised Laplacian of the
  *   symmetrised graph W = (A + Aᵀ)/2 (Chung, Spectral Graph Theory, §1.2).
+ * lambda2_condition: 1/|y₂ᴴx₂| for unit left/right eigenvectors of λ₂, how
+ *   much λ₂ (and so the gap) can move under a perturbation of A (Wilkinson,
+ *   The Algebraic Eigenvalue Problem, §2.8; Golub & Van Loan §7.2.2).
  * asymmetry / symmetry_score: split A = S + N into symmetric and antisymmetric
  *   parts, ‖A‖² = ‖S‖² + ‖N‖² (Saponati et al. 2025).
  */
@@ -94,18 +97,27 @@ static void entropy_keys(const double *A, size_t n, int causal, int negative,
         ag_record_set(rec, AG_M_SINK_MASS, AG_V_NUMBER, sink / (double)n);
 }
 
-/* |λ₁| and |λ₂|; for a causal (lower-triangular) A the eigenvalues are its
- * diagonal exactly, so no eigensolver runs (SPEC §3 B). */
-static int top_two_moduli(const double *A, size_t n, int causal, double *l1,
-                          double *l2)
+/* |λ₁|, |λ₂| and, when want_cond, |y₂ᴴx₂| (the reciprocal condition number
+ * of λ₂). For a causal (lower-triangular) A the eigenvalues are its diagonal
+ * exactly, so no eigensolver runs (SPEC §3 B); its eigenvectors come from
+ * back substitution. */
+static int top_two(const double *A, size_t n, int causal, int want_cond, double *l1,
+                   double *l2, double *rcond2)
 {
     double *re = malloc(n * sizeof *re), *im = calloc(n, sizeof *im);
-    int status = (re && im) ? AG_OK : AG_ENOMEM;
+    double *rc = want_cond && !causal ? malloc(n * sizeof *rc) : NULL;
+    int status = (re && im && (rc || !want_cond || causal)) ? AG_OK : AG_ENOMEM;
     if (status == AG_OK) {
-        if (causal) {
+        if (causal && want_cond) {
+            status = ag_eig_triangular_condition(A, n, re, im, rcond2);
+        } else if (causal) {
             for (size_t i = 0; i < n; i++)
                 re[i] = AT(i, i);
             status = ag_eig_sort_by_modulus(re, im, n);
+        } else if (want_cond) {
+            status = ag_eig_general_condition(A, n, re, im, rc);
+            if (status == AG_OK)
+                *rcond2 = rc[1];
         } else {
             status = ag_eig_general_values(A, n, re, im);
         }
@@ -116,6 +128,7 @@ static int top_two_moduli(const double *A, size_t n, int causal, double *l1,
     }
     free(re);
     free(im);
+    free(rc);
     return status;
 }
 
@@ -170,15 +183,22 @@ static int symmetry_split(const double *A, size_t n, double *sym2, double *anti2
 static int spectral_keys(const double *A, size_t n, int causal, int negative,
                          const ag_metric_set *sel, ag_record *rec)
 {
-    int want_eig = ON(AG_M_LAMBDA2_ABS) || ON(AG_M_SPECTRAL_GAP);
+    int want_cond = ON(AG_M_LAMBDA2_CONDITION);
+    int want_eig = ON(AG_M_LAMBDA2_ABS) || ON(AG_M_SPECTRAL_GAP) || want_cond;
     if (want_eig) {
-        double l1 = 0, l2 = 0;
+        double l1 = 0, l2 = 0, rcond2 = 0;
         int ok = n >= 2;
         if (ok) {
-            int status = top_two_moduli(A, n, causal, &l1, &l2);
+            int status = top_two(A, n, causal, want_cond, &l1, &l2, &rcond2);
             if (status != AG_OK)
                 return status;
         }
+        /* 1/|y₂ᴴx₂|: a defective λ₂ (|y₂ᴴx₂| = 0) has no finite condition
+         * number, so the key is null rather than infinite. */
+        if (want_cond)
+            ag_record_set(rec, AG_M_LAMBDA2_CONDITION,
+                          ok && rcond2 > 0 ? AG_V_NUMBER : AG_V_NULL,
+                          ok && rcond2 > 0 ? 1.0 / rcond2 : 0);
         if (ON(AG_M_LAMBDA2_ABS))
             ag_record_set(rec, AG_M_LAMBDA2_ABS, ok ? AG_V_NUMBER : AG_V_NULL, l2);
         if (ON(AG_M_SPECTRAL_GAP))

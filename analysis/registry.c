@@ -44,6 +44,18 @@ static const struct {
     [AG_M_OV_PARTICIPATION_RATIO] = {"ov_participation_ratio", AG_FAMILY_WEIGHTS},
     [AG_M_OV_NUMERICAL_RANK] = {"ov_numerical_rank", AG_FAMILY_WEIGHTS},
     [AG_M_OV_COPYING_SCORE] = {"ov_copying_score", AG_FAMILY_WEIGHTS},
+    [AG_M_JACOBIAN_NORM] = {"jacobian_norm", AG_FAMILY_STABILITY},
+    [AG_M_JACOBIAN_NORM_REL] = {"jacobian_norm_rel", AG_FAMILY_STABILITY},
+    [AG_M_SENSITIVITY] = {"sensitivity", AG_FAMILY_STABILITY},
+    [AG_M_Q_MEAN_COSINE] = {"q_mean_cosine", AG_FAMILY_STABILITY},
+    [AG_M_K_MEAN_COSINE] = {"k_mean_cosine", AG_FAMILY_STABILITY},
+    [AG_M_QK_COS_MEAN] = {"qk_cos_mean", AG_FAMILY_STABILITY},
+    [AG_M_LAMBDA2_CONDITION] = {"lambda2_condition", AG_FAMILY_ATTENTION},
+    [AG_M_EDGES] = {"edges", AG_FAMILY_CURVATURE},
+    [AG_M_FORMAN_MEAN] = {"forman_mean", AG_FAMILY_CURVATURE},
+    [AG_M_FORMAN_MIN] = {"forman_min", AG_FAMILY_CURVATURE},
+    [AG_M_OLLIVIER_MEAN] = {"ollivier_mean", AG_FAMILY_CURVATURE},
+    [AG_M_OLLIVIER_MIN] = {"ollivier_min", AG_FAMILY_CURVATURE},
 };
 
 static const char *const family_names[AG_FAMILY_COUNT] = {
@@ -51,6 +63,8 @@ static const char *const family_names[AG_FAMILY_COUNT] = {
     [AG_FAMILY_ATTENTION] = "attention",
     [AG_FAMILY_GEOMETRY] = "geometry",
     [AG_FAMILY_WEIGHTS] = "weights",
+    [AG_FAMILY_STABILITY] = "stability",
+    [AG_FAMILY_CURVATURE] = "curvature",
 };
 
 const char *ag_metric_name(ag_metric m)
@@ -93,7 +107,7 @@ void ag_metric_set_families(ag_metric_set *set, unsigned families)
 
 void ag_metric_set_default(ag_metric_set *set)
 {
-    ag_metric_set_families(set, AG_FAMILIES_MATRIX);
+    ag_metric_set_families(set, AG_FAMILIES_DEFAULT);
 }
 
 /* Select one key or family name within `families`: 1 done, 0 unknown,

@@ -464,3 +464,30 @@ Test(metrics, huge_entries_scale_invariant)
     expect_num(&ra, AG_M_ASYMMETRY, rb.value[AG_M_ASYMMETRY], 1e-14);
     expect_num(&ra, AG_M_MEAN_COSINE, rb.value[AG_M_MEAN_COSINE], 1e-14);
 }
+
+/* lambda2_condition = 1/|y₂ᴴx₂|. For L = [[1, 0], [a, b]], λ₂ = b has right
+ * eigenvector x = (0, 1) and left eigenvector y ∝ (−a, 1 − b), so the
+ * condition number is √(a² + (1−b)²)/|1−b| (√5 for a = 1, b = ½). The causal
+ * L takes the back-substitution path, its transpose (not causal) the dense
+ * dgeevx path; both must give it. A symmetric matrix is normal: 1. */
+Test(metrics, lambda2_condition_closed_forms)
+{
+    double L[4] = {1, 0, 1, 0.5}, U[4] = {1, 1, 0, 0.5};
+    ag_record rl = run(L, 2, 2), ru = run(U, 2, 2);
+    expect_bool(&rl, AG_M_CAUSAL, 1);
+    expect_bool(&ru, AG_M_CAUSAL, 0);
+    expect_num(&rl, AG_M_LAMBDA2_CONDITION, sqrt(5.0), 16 * EPS);
+    expect_num(&ru, AG_M_LAMBDA2_CONDITION, sqrt(5.0), 16 * EPS);
+    expect_num(&ru, AG_M_LAMBDA2_ABS, 0.5, 16 * EPS);
+
+    enum { n = 12 };
+    static double S[n * n];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j <= i; j++)
+            S[i * n + j] = S[j * n + i] = uniform01();
+    ag_record rs = run(S, n, n);
+    expect_num(&rs, AG_M_LAMBDA2_CONDITION, 1.0, 1e3 * EPS);
+    double one = 1;
+    ag_record r1 = run(&one, 1, 1);
+    expect_null(&r1, AG_M_LAMBDA2_CONDITION);
+}

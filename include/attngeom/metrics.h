@@ -13,7 +13,9 @@
 extern "C" {
 #endif
 
-/* Metric keys, in the order of SPEC §3 (the column order of CSV/TSV). */
+/* Metric keys, in the order of SPEC §3 (the column order of CSV/TSV).
+ * lambda2_condition belongs to family B (`attention`) but is defined after
+ * family E's table in SPEC §3, and takes that place in the column order. */
 typedef enum {
     /* A. spectrum */
     AG_M_SIGMA_MAX, AG_M_SIGMA_GAP, AG_M_EFFECTIVE_RANK, AG_M_STABLE_RANK,
@@ -31,6 +33,14 @@ typedef enum {
     AG_M_OV_SIGMA_MAX, AG_M_OV_SIGMA_GAP, AG_M_OV_EFFECTIVE_RANK,
     AG_M_OV_STABLE_RANK, AG_M_OV_PARTICIPATION_RATIO, AG_M_OV_NUMERICAL_RANK,
     AG_M_OV_COPYING_SCORE,
+    /* E. stability and angles of one head, where its input is known */
+    AG_M_JACOBIAN_NORM, AG_M_JACOBIAN_NORM_REL, AG_M_SENSITIVITY,
+    AG_M_Q_MEAN_COSINE, AG_M_K_MEAN_COSINE, AG_M_QK_COS_MEAN,
+    /* B, defined with E in SPEC §3: condition number of λ₂ */
+    AG_M_LAMBDA2_CONDITION,
+    /* F. curvature of the thresholded attention graph */
+    AG_M_EDGES, AG_M_FORMAN_MEAN, AG_M_FORMAN_MIN, AG_M_OLLIVIER_MEAN,
+    AG_M_OLLIVIER_MIN,
     AG_M_COUNT
 } ag_metric;
 
@@ -39,6 +49,8 @@ typedef enum {
     AG_FAMILY_ATTENTION,  /* B */
     AG_FAMILY_GEOMETRY,   /* C */
     AG_FAMILY_WEIGHTS,    /* D */
+    AG_FAMILY_STABILITY,  /* E */
+    AG_FAMILY_CURVATURE,  /* F */
     AG_FAMILY_COUNT
 } ag_family;
 
@@ -48,7 +60,7 @@ const char *ag_metric_name(ag_metric m);
 int ag_metric_from_name(const char *name);
 ag_family ag_metric_family(ag_metric m);
 /* Family name as accepted by --metrics ("spectrum", "attention", "geometry",
- * "weights"). */
+ * "weights", "stability", "curvature"). */
 const char *ag_family_name(ag_family f);
 
 /* Bit masks of families, for selections restricted to what a command
@@ -58,6 +70,13 @@ const char *ag_family_name(ag_family f);
                             AG_FAMILY_BIT(AG_FAMILY_ATTENTION) | \
                             AG_FAMILY_BIT(AG_FAMILY_GEOMETRY))
 #define AG_FAMILIES_WEIGHTS AG_FAMILY_BIT(AG_FAMILY_WEIGHTS)
+/* What a command computes on attention heads whose input is known
+ * (analyze, layer): the matrix families plus stability. */
+#define AG_FAMILIES_HEADS (AG_FAMILIES_MATRIX | AG_FAMILY_BIT(AG_FAMILY_STABILITY))
+/* The default selection: the cheap families A, B, C. */
+#define AG_FAMILIES_DEFAULT (AG_FAMILY_BIT(AG_FAMILY_SPECTRUM) | \
+                             AG_FAMILY_BIT(AG_FAMILY_ATTENTION) | \
+                             AG_FAMILY_BIT(AG_FAMILY_GEOMETRY))
 
 /* Which metrics to compute and print. */
 typedef struct {
@@ -128,6 +147,20 @@ int ag_eig_general_values(const double *A, size_t n, double *re, double *im);
 /* Sort eigenvalue pairs in place by modulus, largest first (ties: larger
  * real part first). */
 int ag_eig_sort_by_modulus(double *re, double *im, size_t n);
+
+/* Eigenvalues of the general n×n row-major A sorted as above (ties broken
+ * by the original order), with rcond[i] = |y_iᴴx_i| for unit left/right
+ * eigenvectors (LAPACK dgeevx, BALANC='N', RCONDE): the eigenvalue's
+ * condition number is 1/rcond[i]. */
+int ag_eig_general_condition(const double *A, size_t n, double *re, double *im,
+                             double *rcond);
+
+/* The same for a lower-triangular L (n ≥ 2) without an eigensolver: the
+ * eigenvalues are its diagonal (sorted into re/im) and *rcond2 = |y₂ᴴx₂|
+ * for λ₂ = the second of them, from eigenvectors back-substituted by LAPACK
+ * dtrevc. */
+int ag_eig_triangular_condition(const double *L, size_t n, double *re, double *im,
+                                double *rcond2);
 
 /* The k-th smallest (1-based) eigenvalue of the symmetric n×n row-major S.
  * LAPACK dsyevr with RANGE='I'. */

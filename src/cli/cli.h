@@ -20,7 +20,8 @@ typedef struct {
     unsigned families;        /* what the command computes (AG_FAMILIES_*) */
 } cli_common;
 
-/* Defaults: table, stdout, every key of `families` selected. */
+/* Defaults: table, stdout; selected: the default families (A, B, C) among
+ * `families`, or all of `families` when it has none of them (weights). */
 void cli_common_init(cli_common *c, unsigned families);
 
 /* Try to consume a common option at argv[*i] (advancing *i past its value).

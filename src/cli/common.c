@@ -13,7 +13,8 @@ void cli_common_init(cli_common *c, unsigned families)
     memset(c, 0, sizeof *c);
     c->format = AG_FORMAT_TABLE;
     c->families = families;
-    ag_metric_set_families(&c->metrics, families);
+    ag_metric_set_families(&c->metrics, families & AG_FAMILIES_DEFAULT ? families & AG_FAMILIES_DEFAULT
+                                                                        : families);
     c->rtol = 1e-9;
     c->atol = 1e-12;
 }
