@@ -7,6 +7,9 @@
  *   attngeom/metrics.h  metric keys, selections, records, families A–C, output
  *   attngeom/tokenizer.h  Hugging Face tokenizers (byte-level BPE, WordPiece)
  *   attngeom/model.h    model folders, the forward pass, the generic layer
+ *   attngeom/stability.h   stability and angles of a head (SPEC §3 E)
+ *   attngeom/curvature.h   curvature of the attention graph (SPEC §3 F)
+ *   attngeom/layers.h   rollout and the residual stream across layers (§3 G)
  *
  * Ownership, in one place: the library never prints and never exits; every
  * fallible function returns an int status (AG_OK = 0) and, given an ag_error,
@@ -28,5 +31,8 @@
 #include "attngeom/metrics.h"
 #include "attngeom/tokenizer.h"
 #include "attngeom/model.h"
+#include "attngeom/stability.h"
+#include "attngeom/curvature.h"
+#include "attngeom/layers.h"
 
 #endif

@@ -17,6 +17,10 @@ void cli_common_init(cli_common *c, unsigned families)
                                                                         : families);
     c->rtol = 1e-9;
     c->atol = 1e-12;
+    c->epsilon = 1e-3;
+    c->trials = 8;
+    c->seed = 1;
+    c->edge_threshold = -1;
 }
 
 int cli_fail(const char *fmt, ...)
@@ -71,6 +75,47 @@ int cli_parse_double(const char *s, double *out)
     return 0;
 }
 
+/* --epsilon, --trials, --seed, --edge-threshold: 1 consumed, 0 not one of
+ * them, -1 usage error printed. */
+static int stability_option(cli_common *c, const char *cmd, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v;
+    char *end;
+    if (cli_is_option(a, "--epsilon") || cli_is_option(a, "--edge-threshold")) {
+        int eps = cli_is_option(a, "--epsilon");
+        const char *name = eps ? "--epsilon" : "--edge-threshold";
+        double x;
+        if (!(v = cli_option_value(cmd, name, argc, argv, i)))
+            return -1;
+        if (cli_parse_double(v, &x) != 0 || (eps && x == 0) || (!eps && x > 1)) {
+            cli_usage_error(cmd, "%s takes a number %s, not '%s'", name,
+                            eps ? "> 0" : "in [0, 1]", v);
+            return -1;
+        }
+        *(eps ? &c->epsilon : &c->edge_threshold) = x;
+        return 1;
+    }
+    if (cli_is_option(a, "--trials") || cli_is_option(a, "--seed")) {
+        int trials = cli_is_option(a, "--trials");
+        const char *name = trials ? "--trials" : "--seed";
+        if (!(v = cli_option_value(cmd, name, argc, argv, i)))
+            return -1;
+        errno = 0;
+        unsigned long x = strtoul(v, &end, 10);
+        if (end == v || *end || errno || v[0] == '-' || (trials && (x == 0 || x > 1000000))) {
+            cli_usage_error(cmd, "%s takes %s, not '%s'", name,
+                            trials ? "a number of trials from 1 to 1000000" : "a non-negative integer", v);
+            return -1;
+        }
+        if (trials)
+            c->trials = (int)x;
+        else
+            c->seed = x;
+        return 1;
+    }
+    return 0;
+}
+
 int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
                       int *i)
 {
@@ -110,7 +155,7 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
             return -1;
         }
     } else {
-        return 0;
+        return stability_option(c, cmd, argc, argv, i);
     }
     return 1;
 }
