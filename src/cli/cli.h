@@ -145,5 +145,7 @@ int cmd_attention(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_layer(int argc, char **argv);
 int cmd_weights(int argc, char **argv);
+int cmd_residual(int argc, char **argv);
+int cmd_rollout(int argc, char **argv);
 
 #endif

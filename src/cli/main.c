@@ -38,7 +38,7 @@ int main(int argc, char **argv)
     } commands[] = {
         {"matrix", cmd_matrix}, {"info", cmd_info}, {"tokenize", cmd_tokenize},
         {"attention", cmd_attention}, {"analyze", cmd_analyze}, {"layer", cmd_layer},
-        {"weights", cmd_weights},
+        {"weights", cmd_weights}, {"residual", cmd_residual}, {"rollout", cmd_rollout},
     };
     for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
         if (strcmp(cmd, commands[k].name) == 0)

@@ -1,0 +1,297 @@
+/* cmd_layers.c — the commands that measure across layers (SPEC §3 G):
+ * `residual` (families A and C of every hidden state h_0 … h_L) and `rollout`
+ * (attention rollout R_l, families A, B, C; -o writes the R_l as .npy).
+ * Both stream one forward pass per text; rollout keeps only R (n×n) and the
+ * layer in hand (plus the selected R_l when -o asks for them). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Options and model of one run. */
+typedef struct {
+    cli_common common;
+    cli_input input;
+    const char *model_dir;
+    ag_model *model;
+    cli_seq *seqs;
+    size_t nseq;
+    unsigned char *layer_on; /* over the records' layer index */
+    int nlayer_rec;          /* residual: L+1 hidden states; rollout: L */
+} layers_run;
+
+static void layers_run_free(layers_run *r)
+{
+    ag_model_free(r->model);
+    cli_seqs_free(r->seqs, r->nseq);
+    free(r->layer_on);
+}
+
+/* Parse MODEL and options. Returns 0, an exit status, or -1 after --help. */
+static int layers_parse(layers_run *r, const char *cmd, const char *help, int argc,
+                        char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        int used = cli_common_option(&r->common, cmd, argc, argv, &i);
+        if (used == 0)
+            used = cli_input_option(&r->input, cmd, 1, argc, argv, &i);
+        if (used < 0)
+            return EXIT_USAGE;
+        if (used)
+            continue;
+        if (strcmp(argv[i], "--help") == 0) {
+            fputs(help, stdout);
+            return -1;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+        if (r->model_dir)
+            return cli_usage_error(cmd, "one MODEL only ('%s' and '%s')", r->model_dir, argv[i]);
+        r->model_dir = argv[i];
+    }
+    if (!r->model_dir)
+        return cli_usage_error(cmd, "missing MODEL (a Hugging Face model folder)");
+    if (r->input.heads)
+        return cli_usage_error(cmd, "takes no --heads: its records are per layer (\"head\": -1)");
+    return 0;
+}
+
+/* Load the model, the layer selection (over `extra` + n_layer indices) and
+ * the inputs. */
+static int layers_prepare(layers_run *r, const char *cmd, int extra)
+{
+    ag_error err = {0};
+    if (ag_model_load(r->model_dir, &r->model, &err) != AG_OK)
+        return cli_fail_error(&err);
+    const ag_model_config *g = ag_model_get_config(r->model);
+    r->nlayer_rec = g->n_layer + extra;
+    r->layer_on = malloc((size_t)r->nlayer_rec);
+    if (!r->layer_on)
+        return cli_fail("out of memory");
+    int rc = cli_selection(cmd, r->input.layers, r->nlayer_rec, "layers", r->model_dir,
+                           r->layer_on);
+    if (rc == 0)
+        rc = cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
+    return rc;
+}
+
+static int forward_error(const layers_run *r, const cli_seq *s, const ag_error *err)
+{
+    if (s->line >= 0)
+        return cli_fail("%s: text line %ld: %s", r->model_dir, s->line + 1, err->message);
+    return cli_fail("%s: %s", r->model_dir, err->message);
+}
+
+/* ---- residual ----------------------------------------------------------- */
+
+static const char residual_help[] =
+    "usage: attngeom residual MODEL (--text S | --text-file F | --tokens 1,2,3) [options]\n"
+    "\n"
+    "Run the forward pass and print the metrics of every hidden state of the\n"
+    "residual stream (families spectrum and geometry of the [n, d] matrix): one\n"
+    "record per hidden state l = 0 ... L (\"head\": -1) in Hugging Face's\n"
+    "output_hidden_states order: 0 the embeddings, l the output of block l-1,\n"
+    "L (GPT-2, LLaMA) after the final norm. res_ratio falling with depth is rank\n"
+    "collapse; mean_cosine and pc1_share rising is anisotropy (docs/layers.md).\n"
+    "With --text-file, one set of records per text (\"text\" = 0-based line).\n"
+    "\n"
+    "options:\n"
+    "  --layers 0,2-3     hidden states to report, 0 ... L (default all)\n"
+    "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
+    "  --metrics LIST     keys and families spectrum, geometry, all\n"
+    "                     (default spectrum,geometry)\n"
+    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  -o FILE            write the records there instead of standard output\n"
+    "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
+    "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
+    "  --help             this text\n";
+
+static int residual_sequence(const layers_run *r, const cli_seq *s, cli_records *out)
+{
+    const ag_model_config *g = ag_model_get_config(r->model);
+    size_t d = (size_t)g->d_model, nd = s->n * d;
+    size_t count = (size_t)g->n_layer + 1;
+    if (nd > (size_t)-1 / sizeof(double) / count)
+        return cli_fail("%s: %zu tokens: hidden states too large", r->model_dir, s->n);
+    double *hidden = malloc(count * nd * sizeof *hidden);
+    if (!hidden)
+        return cli_fail("%s: out of memory for the hidden states of %zu tokens", r->model_dir, s->n);
+    ag_error err = {0};
+    int rc = 0;
+    if (ag_model_forward(r->model, s->ids, s->n, r->input.precision, NULL, NULL, hidden,
+                         &err) != AG_OK)
+        rc = forward_error(r, s, &err);
+    for (size_t l = 0; rc == 0 && l < count; l++) {
+        if (!r->layer_on[l])
+            continue;
+        ag_record *rec = cli_records_add(out);
+        if (!rec) {
+            rc = cli_fail("out of memory for records");
+            break;
+        }
+        ag_record_init(rec, (int)l, -1, s->n, d);
+        rec->text = s->line;
+        if (ag_residual_metrics(hidden + l * nd, s->n, d, &r->common.metrics, rec, &err) != AG_OK) {
+            ag_error e = err;
+            ag_error_set(&err, e.status, "hidden state %zu: %s", l, e.message);
+            rc = forward_error(r, s, &err);
+        }
+    }
+    free(hidden);
+    return rc;
+}
+
+int cmd_residual(int argc, char **argv)
+{
+    layers_run r = {0};
+    cli_common_init(&r.common, AG_FAMILIES_RESIDUAL);
+    int rc = layers_parse(&r, "residual", residual_help, argc, argv);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    rc = layers_prepare(&r, "residual", 1);
+    cli_records recs = {0};
+    for (size_t k = 0; rc == 0 && k < r.nseq; k++)
+        rc = residual_sequence(&r, &r.seqs[k], &recs);
+    if (rc == 0) {
+        ag_output_meta meta = {.command = "residual", .source = r.model_dir};
+        rc = cli_emit(&r.common, recs.items, recs.count, &meta);
+    }
+    cli_records_free(&recs);
+    layers_run_free(&r);
+    return rc;
+}
+
+/* ---- rollout ------------------------------------------------------------ */
+
+static const char rollout_help[] =
+    "usage: attngeom rollout MODEL (--text S | --text-file F | --tokens 1,2,3) [-o R.npy] [options]\n"
+    "\n"
+    "Attention rollout (Abnar & Zuidema 2020): with A_l the mean over the query\n"
+    "heads of layer l and B_l = A_l/2 + I/2, R_0 = B_0 and R_l = B_l R_(l-1).\n"
+    "Prints the metrics of every R_l (families spectrum, attention, geometry):\n"
+    "one record per layer (\"head\": -1), per text with --text-file (\"text\" =\n"
+    "0-based line). R_l[i][j]: how much of token j's input reaches position i\n"
+    "after layer l (docs/layers.md).\n"
+    "\n"
+    "Here -o is not the records' destination: -o R.npy writes the rollout\n"
+    "matrices [L, n, n] as <f8 .npy (the selected layers, all by default), as\n"
+    "`attention -o` does, and the records still go to standard output. -o takes\n"
+    "one text (--text or --tokens), not --text-file.\n"
+    "\n"
+    "options:\n"
+    "  -o R.npy           also write R_l of the selected layers, [count, n, n]\n"
+    "  --layers 0,2-3     layers to report (default all; every layer up to the\n"
+    "                     last selected one is still composed)\n"
+    "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
+    "  --metrics LIST     keys and families (default spectrum,attention,geometry)\n"
+    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
+    "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
+    "  --help             this text\n";
+
+/* Returned by the callback after the last selected layer: stops the pass. */
+#define ROLLOUT_DONE 1000
+
+typedef struct {
+    const layers_run *run;
+    long text;
+    int last;            /* last selected layer */
+    double *R;           /* (n, n) */
+    ag_array *save;      /* (count, n, n) or NULL */
+    size_t saved;
+    cli_records *out;
+    ag_error err;
+} rollout_ctx;
+
+static int rollout_layer(const ag_layer_view *v, void *user)
+{
+    rollout_ctx *c = user;
+    ag_error e = {0};
+    int status = ag_rollout_step(c->R, v->attn, v->n_head, v->n, v->layer == 0, &e);
+    if (status != AG_OK)
+        return ag_error_set(&c->err, status, "layer %d: %s", v->layer, e.message);
+    if (!c->run->layer_on[v->layer])
+        return 0;
+    ag_record *rec = cli_records_add(c->out);
+    if (!rec)
+        return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
+    ag_record_init(rec, v->layer, -1, v->n, v->n);
+    rec->text = c->text;
+    status = ag_matrix_metrics(c->R, v->n, v->n, &c->run->common.metrics, rec, &e);
+    if (status != AG_OK)
+        return ag_error_set(&c->err, status, "rollout R_%d: %s", v->layer, e.message);
+    if (c->save)
+        memcpy(c->save->data + c->saved++ * v->n * v->n, c->R, v->n * v->n * sizeof *c->R);
+    return v->layer == c->last ? ROLLOUT_DONE : 0;
+}
+
+static int rollout_sequence(const layers_run *r, const cli_seq *s, ag_array *save,
+                            cli_records *out)
+{
+    size_t n = s->n;
+    if (n > (size_t)-1 / sizeof(double) / n)
+        return cli_fail("%s: %zu tokens: rollout matrix too large", r->model_dir, n);
+    rollout_ctx c = {.run = r, .text = s->line, .save = save, .out = out};
+    for (int l = 0; l < r->nlayer_rec; l++)
+        if (r->layer_on[l])
+            c.last = l;
+    c.R = malloc(n * n * sizeof *c.R);
+    if (!c.R)
+        return cli_fail("%s: out of memory for the %zux%zu rollout", r->model_dir, n, n);
+    ag_error err = {0};
+    int rc = 0;
+    int status = ag_model_forward(r->model, s->ids, n, r->input.precision, rollout_layer, &c,
+                                  NULL, &err);
+    if (status != AG_OK && status != ROLLOUT_DONE)
+        rc = forward_error(r, s, c.err.status ? &c.err : &err);
+    free(c.R);
+    return rc;
+}
+
+static size_t count_on(const unsigned char *mask, int n)
+{
+    size_t c = 0;
+    for (int k = 0; k < n; k++)
+        c += mask[k];
+    return c;
+}
+
+int cmd_rollout(int argc, char **argv)
+{
+    layers_run r = {0};
+    cli_common_init(&r.common, AG_FAMILIES_ROLLOUT);
+    int rc = layers_parse(&r, "rollout", rollout_help, argc, argv);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    /* -o is the rollout array; the records go to standard output. */
+    const char *npy_path = r.common.out_path;
+    r.common.out_path = NULL;
+    if (npy_path && r.input.text_file)
+        return cli_usage_error("rollout", "-o R.npy takes one text (--text or --tokens), not --text-file");
+    rc = layers_prepare(&r, "rollout", 0);
+    ag_array save = {0};
+    if (rc == 0 && npy_path) {
+        size_t shape[3] = {count_on(r.layer_on, r.nlayer_rec), r.seqs[0].n, r.seqs[0].n};
+        ag_error err = {0};
+        if (ag_array_alloc(&save, 3, shape, &err) != AG_OK)
+            rc = cli_fail("%s: %s", npy_path, err.message);
+    }
+    cli_records recs = {0};
+    for (size_t k = 0; rc == 0 && k < r.nseq; k++)
+        rc = rollout_sequence(&r, &r.seqs[k], npy_path ? &save : NULL, &recs);
+    if (rc == 0 && npy_path) {
+        ag_error err = {0};
+        if (ag_npy_write(npy_path, &save, &err) != AG_OK)
+            rc = cli_fail_error(&err);
+    }
+    if (rc == 0) {
+        ag_output_meta meta = {.command = "rollout", .source = r.model_dir};
+        rc = cli_emit(&r.common, recs.items, recs.count, &meta);
+        if (rc == 1 && npy_path) /* nothing partial: records and array, or neither */
+            remove(npy_path);
+    }
+    ag_array_free(&save);
+    cli_records_free(&recs);
+    layers_run_free(&r);
+    return rc;
+}
