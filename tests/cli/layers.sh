@@ -1,0 +1,264 @@
+#!/bin/sh
+# tests/cli/layers.sh CLI — end-to-end checks of the commands across layers
+# (SPEC §3 G) on models/tiny-gpt2: residual (families A and C of every hidden
+# state) against `matrix` on the hidden states `attention --hidden` writes,
+# rollout against a numpy rollout of `attention -o`'s probabilities, the
+# selections, --text-file, --expect, and the error cases: exit 1 (2 for usage
+# errors), exactly one stderr line, nothing on stdout, no file left behind.
+# Run from the repository root. Exits non-zero if any check fails.
+
+CLI=${1:?usage: sh tests/cli/layers.sh path/to/attngeom}
+case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
+if [ ! -x "$CLI" ]; then
+    echo "layers.sh: $CLI is not executable" >&2
+    exit 1
+fi
+ROOT=$(pwd)
+GPT2=$ROOT/models/tiny-gpt2
+[ -f "$GPT2/config.json" ] || { echo "layers.sh: $GPT2 missing (run from the repository root)" >&2; exit 1; }
+PY=/usr/bin/python3
+T=$(mktemp -d "${TMPDIR:-/tmp}/ag_layers.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM HUP
+
+FAILS=0
+N=0
+DESC=
+fail() {
+    FAILS=$((FAILS + 1))
+    echo "FAIL [$DESC]: $*"
+}
+
+TEXT="In the beginning God created the heaven and the earth."
+printf 'In the beginning\n\nGod created the heaven\n' >"$T/three.txt"
+
+# pycheck DESC ARGS... : the Python assertions in $PYSCRIPT; prints its message on failure
+pycheck() {
+    DESC=$1
+    shift
+    N=$((N + 1))
+    out=$("$PY" - "$@" 2>&1 <<EOF
+import json, sys
+import numpy as np
+a = sys.argv[1:]
+def load(p):
+    with open(p) as f:
+        return json.load(f)
+def records(p):
+    return load(p)["records"]
+def strrecords(p):
+    with open(p) as f:
+        return json.load(f, parse_float=str)["records"]
+def rollout(A):
+    L, H, n, _ = A.shape
+    R, out = None, []
+    for l in range(L):
+        At = 0.5 * A[l].mean(axis=0) + 0.5 * np.eye(n)
+        R = At if R is None else At @ R
+        out.append(R)
+    return np.array(out)
+def close(x, y, tol=1e-12):
+    if isinstance(x, (bool, type(None))) or isinstance(y, (bool, type(None))):
+        return x == y
+    return abs(x - y) <= tol * max(1.0, abs(y))
+$PYSCRIPT
+EOF
+)
+    [ $? -eq 0 ] || fail "$(printf '%s' "$out" | tail -n 3)"
+}
+
+# runj NAME ARGS... : run the CLI, stdout to $T/NAME, must exit 0
+runj() {
+    name=$1
+    shift
+    "$CLI" "$@" >"$T/$name" 2>"$T/$name.err" </dev/null
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        DESC="run $name"
+        N=$((N + 1))
+        fail "exit $rc from attngeom $*: $(head -c 300 "$T/$name.err")"
+    fi
+}
+
+runj tok.json tokenize "$GPT2" --text "$TEXT" --format json
+IDS=$("$PY" -c 'import json,sys; print(",".join(map(str, json.load(open(sys.argv[1]))["ids"])))' "$T/tok.json" 2>/dev/null)
+NTOK=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["ids"]))' "$T/tok.json" 2>/dev/null)
+
+# ---- residual ------------------------------------------------------------------
+runj res.json residual "$GPT2" --text "$TEXT" --format json
+PYSCRIPT='
+r = records(a[0]); n = int(a[1])
+assert len(r) == 5, "%d records, expected L+1 = 5" % len(r)
+assert [x["layer"] for x in r] == [0, 1, 2, 3, 4], [x["layer"] for x in r]
+assert all(x["head"] == -1 and x["rows"] == n and x["cols"] == 128 for x in r), r[0]
+keys = {"sigma_max", "sigma_gap", "effective_rank", "stable_rank", "participation_ratio",
+        "numerical_rank", "mean_cosine", "pc1_share", "res_ratio"}
+for x in r:
+    got = set(x) - {"layer", "head", "rows", "cols"}
+    assert got == keys, ("keys", got ^ keys)
+    assert 0 < x["res_ratio"] <= 1 and 0 < x["pc1_share"] <= 1, x
+'
+pycheck "residual --text: 5 records, head -1, cols 128, families A and C" "$T/res.json" "$NTOK"
+
+# residual = matrix on each hidden state of attention --hidden, as printed JSON
+# text (matrix reads the [L+1, n, d] file as heads, one per hidden state)
+PYSCRIPT='
+rs, mx = strrecords(a[0]), strrecords(a[1])
+assert len(rs) == len(mx) == 5, (len(rs), len(mx))
+for l, (x, y) in enumerate(zip(rs, mx)):
+    assert x["layer"] == l and x["head"] == -1 and y["head"] == l, (x["layer"], x["head"], y["head"])
+    x = {k: v for k, v in x.items() if k not in ("layer", "head")}
+    y = {k: v for k, v in y.items() if k not in ("layer", "head")}
+    assert x == y, ("hidden state %d" % l, {k: (x.get(k), y.get(k)) for k in set(x) | set(y) if x.get(k) != y.get(k)})
+'
+runj att64.out attention "$GPT2" --tokens "$IDS" --precision f64 -o "$T/A64.npy" --hidden "$T/H64.npy"
+runj res64.json residual "$GPT2" --tokens "$IDS" --precision f64 --format json
+runj mxh64.json matrix "$T/H64.npy" --metrics spectrum,geometry --format json
+pycheck "residual --precision f64 = matrix on attention --hidden (exact JSON)" "$T/res64.json" "$T/mxh64.json"
+runj att32.out attention "$GPT2" --text "$TEXT" -o "$T/A32.npy" --hidden "$T/H32.npy"
+runj mxh32.json matrix "$T/H32.npy" --metrics spectrum,geometry --format json
+pycheck "residual (f32) = matrix on attention --hidden (exact JSON)" "$T/res.json" "$T/mxh32.json"
+
+runj ressel.json residual "$GPT2" --text "$TEXT" --layers 0,4 --metrics res_ratio,pc1_share --format json
+PYSCRIPT='
+s, r = records(a[0]), records(a[1])
+assert [x["layer"] for x in s] == [0, 4], [x["layer"] for x in s]
+for x in s:
+    y = r[x["layer"]]
+    assert set(x) == {"layer", "head", "rows", "cols", "pc1_share", "res_ratio"}, set(x)
+    assert x["res_ratio"] == y["res_ratio"] and x["pc1_share"] == y["pc1_share"], (x, y)
+'
+pycheck "residual --layers 0,4 --metrics res_ratio,pc1_share" "$T/ressel.json" "$T/res.json"
+
+runj resfile.json residual "$GPT2" --text-file "$T/three.txt" --format json
+PYSCRIPT='
+r = records(a[0])
+assert [(x.get("text"), x["layer"]) for x in r] == [(t, l) for t in (0, 2) for l in range(5)], \
+    [(x.get("text"), x["layer"]) for x in r]
+'
+pycheck "residual --text-file (blank middle line): texts 0 and 2, 5 records each" "$T/resfile.json"
+
+# ---- rollout -------------------------------------------------------------------
+runj rol64.json rollout "$GPT2" --tokens "$IDS" --precision f64 -o "$T/R64.npy" --format json
+PYSCRIPT='
+r = records(a[0]); A = np.load(a[1]); R = np.load(a[2])
+ref = rollout(A)
+assert R.dtype == np.dtype("<f8") and R.shape == ref.shape == (4, A.shape[2], A.shape[2]), (R.dtype, R.shape)
+e = abs(R - ref).max()
+assert e <= 1e-12, "max |R - numpy R| = %g" % e
+assert len(r) == 4 and [(x["layer"], x["head"]) for x in r] == [(l, -1) for l in range(4)], r
+up = np.triu(np.ones(R.shape[-1], bool), 1)
+assert (R[:, up] == 0).all(), "R not lower triangular"
+assert abs(R.sum(axis=-1) - 1).max() <= 1e-14 * R.shape[-1], abs(R.sum(axis=-1) - 1).max()
+np.save(a[3], ref)
+'
+pycheck "rollout -o R.npy = numpy rollout of attention -o (1e-12)" "$T/rol64.json" "$T/A64.npy" \
+    "$T/R64.npy" "$T/Rref.npy"
+runj mxr.json matrix "$T/Rref.npy" --format json
+PYSCRIPT='
+r, m = records(a[0]), records(a[1])
+assert len(r) == len(m) == 4, (len(r), len(m))
+for x, y in zip(r, m):
+    assert y["head"] == x["layer"], (x["layer"], y["head"])
+    assert set(x) == set(y), set(x) ^ set(y)
+    for k in x:
+        if k not in ("layer", "head"):
+            assert close(x[k], y[k]), ("layer %d %s: rollout %r, matrix %r" % (x["layer"], k, x[k], y[k]))
+assert all(x["causal"] is True for x in r), "rollout of causal attention not causal"
+'
+pycheck "rollout records = matrix on numpy R (1e-12)" "$T/rol64.json" "$T/mxr.json"
+
+runj rol.json rollout "$GPT2" --text "$TEXT" --format json
+runj rolsel.json rollout "$GPT2" --text "$TEXT" --layers 1,3 -o "$T/Rsel.npy" --format json
+runj rolall.json rollout "$GPT2" --text "$TEXT" -o "$T/Rall.npy" --format json
+PYSCRIPT='
+full, sel = records(a[0]), records(a[1])
+Rsel, Rall, A = np.load(a[2]), np.load(a[3]), np.load(a[4])
+assert [x["layer"] for x in sel] == [1, 3], [x["layer"] for x in sel]
+assert sel == [full[1], full[3]], "selected records differ from the full run"
+assert Rsel.shape == (2,) + Rall.shape[1:] and (Rsel == Rall[[1, 3]]).all(), Rsel.shape
+e = abs(Rall - rollout(A)).max()
+assert e <= 1e-12, "f32: max |R - numpy R of the f32 attention| = %g" % e
+'
+pycheck "rollout --layers 1,3 (records and -o) = slices of the full run" "$T/rol.json" "$T/rolsel.json" \
+    "$T/Rsel.npy" "$T/Rall.npy" "$T/A32.npy"
+
+runj rolfile.json rollout "$GPT2" --text-file "$T/three.txt" --format json
+PYSCRIPT='
+r = records(a[0])
+assert [(x.get("text"), x["layer"]) for x in r] == [(t, l) for t in (0, 2) for l in range(4)], \
+    [(x.get("text"), x["layer"]) for x in r]
+'
+pycheck "rollout --text-file: texts 0 and 2, 4 records each" "$T/rolfile.json"
+
+runj rolcsv.csv rollout "$GPT2" --text "$TEXT" --format csv --metrics spectral_gap,res_ratio
+PYSCRIPT='
+lines = open(a[0]).read().splitlines()
+assert lines[0] == "layer,head,rows,cols,spectral_gap,res_ratio", lines[0]
+assert len(lines) == 5 and all(l.split(",")[1] == "-1" for l in lines[1:]), lines
+'
+pycheck "rollout --format csv: head -1" "$T/rolcsv.csv"
+
+# --expect: each command against its own saved output
+for c in residual rollout; do
+    N=$((N + 1)); DESC="$c --expect on its own output"
+    f=res.json; [ $c = rollout ] && f=rol.json
+    "$CLI" $c "$GPT2" --text "$TEXT" --expect "$T/$f" >/dev/null 2>"$T/err"
+    rc=$?; [ $rc -eq 0 ] || fail "exit $rc: $(head -c 300 "$T/err")"
+done
+"$PY" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["records"][2]["res_ratio"] *= 1.001
+json.dump(j, open(sys.argv[2], "w"))' "$T/res.json" "$T/bad_golden.json"
+N=$((N + 1)); DESC="residual --expect with a changed value: exit 3"
+"$CLI" residual "$GPT2" --text "$TEXT" --expect "$T/bad_golden.json" >/dev/null 2>"$T/err"
+rc=$?
+[ $rc -eq 3 ] || fail "exit $rc, expected 3"
+grep -q res_ratio "$T/err" || fail "the mismatch report does not name res_ratio: $(head -c 300 "$T/err")"
+
+# ---- error cases ----------------------------------------------------------------
+# run_case WANT NEEDLE DESC ARGS... : exit WANT, stdout empty, exactly one
+# stderr line (containing NEEDLE when not empty), nothing left in $T/o.
+run_case() {
+    want=$1 needle=$2 DESC=$3
+    shift 3
+    N=$((N + 1))
+    rm -rf "$T/o"
+    mkdir "$T/o"
+    "$CLI" "$@" >"$T/stdout" 2>"$T/stderr" </dev/null
+    rc=$?
+    [ $rc -eq "$want" ] || fail "exit status $rc, expected $want; stderr: $(head -c 300 "$T/stderr")"
+    [ -s "$T/stdout" ] && fail "stdout not empty: $(head -c 200 "$T/stdout")"
+    lines=$(wc -l <"$T/stderr")
+    last=$(tail -c 1 "$T/stderr" | od -An -tx1 | tr -d ' \n')
+    if [ "$lines" -ne 1 ] || [ "$last" != 0a ]; then
+        fail "stderr has $lines line(s), expected exactly 1: $(head -c 300 "$T/stderr")"
+    fi
+    if [ -n "$needle" ] && ! grep -qF -- "$needle" "$T/stderr"; then
+        fail "stderr does not name '$needle': $(head -c 300 "$T/stderr")"
+    fi
+    [ -n "$(ls -A "$T/o")" ] && fail "left behind: $(ls -A "$T/o" | tr '\n' ' ')"
+}
+
+run_case 2 MODEL "residual: missing MODEL" residual --text "$TEXT"
+run_case 2 MODEL "rollout: missing MODEL" rollout --text "$TEXT" -o "$T/o/R.npy"
+run_case 2 --text-file "rollout -o with --text-file" rollout "$GPT2" --text-file "$T/three.txt" -o "$T/o/R.npy"
+run_case 1 layers "rollout --layers 4 out of range" rollout "$GPT2" --text "$TEXT" --layers 4 -o "$T/o/R.npy"
+run_case 1 layers "residual --layers 5 out of range" residual "$GPT2" --text "$TEXT" --layers 5 -o "$T/o/out.json"
+run_case 2 "" "rollout --layers bad syntax" rollout "$GPT2" --text "$TEXT" --layers 1- -o "$T/o/R.npy"
+run_case 2 heads "rollout --heads" rollout "$GPT2" --text "$TEXT" --heads 0 -o "$T/o/R.npy"
+run_case 2 "" "residual --metrics entropy_mean (not computed)" residual "$GPT2" --text "$TEXT" \
+    --metrics entropy_mean -o "$T/o/out.json"
+run_case 2 "" "residual without input" residual "$GPT2" -o "$T/o/out.json"
+run_case 2 "" "rollout: unknown option" rollout "$GPT2" --text "$TEXT" --bogus
+run_case 1 nope "rollout: missing model folder" rollout "$T/nope" --text "$TEXT" -o "$T/o/R.npy"
+run_case 1 vocab "residual: token id = vocab_size" residual "$GPT2" --tokens 1,50257 -o "$T/o/out.json"
+run_case 1 vocab "rollout: token id = vocab_size" rollout "$GPT2" --tokens 1,50257 -o "$T/o/R.npy"
+run_case 1 "" "rollout -o into a missing folder" rollout "$GPT2" --text "$TEXT" -o "$T/o/no/R.npy"
+
+if [ $FAILS -ne 0 ]; then
+    echo "layers.sh: $FAILS failure(s) in $N checks"
+    exit 1
+fi
+echo "layers.sh: ok ($N checks)"
