@@ -1,4 +1,22 @@
-/* attngeom/stability.h */
+/* attngeom/stability.h — stability and angles of one attention head whose
+ * input X is known (SPEC §3 E). docs/stability.md gives the definitions, the
+ * JVP/VJP formulas, the Lanczos iteration and its convergence test.
+ *
+ * For one head,
+ *     Q = R(XW_Q + b_Q),  K = R(XW_K + b_K),  S = c·QKᵀ,
+ *     A(X) = softmax_rows(S + mask)
+ * with X (n, d), W_Q and W_K (d, d_h) in the x ↦ xW convention, c the head's
+ * scale, R the rotary rotation of rotary models (rotate-half, angle
+ * i·θ^(−2j/d_h) for position i = 0..n−1 and pair j; identity otherwise) and
+ * the causal mask when selected (keys j > i get probability exactly 0).
+ *
+ * Ownership: every pointer passed in is borrowed for the duration of the
+ * call (ag_head_linearize keeps none: it copies what it needs). An
+ * ag_head_lin handed out by ag_head_linearize belongs to the caller and is
+ * released by ag_head_lin_free (NULL allowed). Output buffers are the
+ * caller's. Nothing here prints, exits or keeps global state; functions are
+ * safe to call concurrently on different objects.
+ */
 #ifndef ATTNGEOM_STABILITY_H
 #define ATTNGEOM_STABILITY_H
 
@@ -6,4 +24,106 @@
 #include "metrics.h"
 #include "model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One head and its input. Matrices are row-major with the given row strides
+ * (so a head's column block of a wider projection is used in place: pass
+ * wq = W + h·d_h with ldq = the full width). */
+typedef struct {
+    const double *x;  /* (n, d), row stride ldx (0 means d) */
+    size_t n, d, ldx;
+    const double *wq; /* (d, d_h), row stride ldq (0 means d_h) */
+    size_t ldq;
+    const double *wk; /* (d, d_h), row stride ldk (0 means d_h) */
+    size_t ldk;
+    const double *bq; /* (d_h) or NULL */
+    const double *bk; /* (d_h) or NULL */
+    size_t d_h;
+    double scale;      /* c > 0; 0 means 1/sqrt(d_h) */
+    int causal;        /* mask keys j > i */
+    int rope;          /* rotate Q and K (rotate-half, positions 0..n-1) */
+    double rope_theta; /* base θ > 0 of the rotary angles (rope only) */
+} ag_head_input;
+
+/* Options of the stochastic and iterative keys. */
+typedef struct {
+    double epsilon;     /* sensitivity: ‖E‖_F = ε‖X‖_F, ε > 0 (default 1e-3) */
+    int trials;         /* sensitivity: T ≥ 1 trials (default 8) */
+    unsigned long seed; /* gsl_rng_mt19937 seed (default 1; GSL maps 0 to 4357) */
+} ag_stability_options;
+
+/* The defaults above. */
+void ag_stability_options_init(ag_stability_options *opt);
+
+/* SPEC §3 E: the selected keys of family E (jacobian_norm,
+ * jacobian_norm_rel, sensitivity, q_mean_cosine, k_mean_cosine,
+ * qk_cos_mean) into rec; nothing else in rec is touched (the caller sets
+ * layer, head, rows, cols). opt NULL means the defaults. Keys:
+ *   jacobian_norm      ‖∂vec(A)/∂vec(X)‖₂ by Lanczos on JᵀJ (see
+ *                      ag_head_jacobian_norm)
+ *   jacobian_norm_rel  ‖J‖₂·‖X‖_F/‖A‖_F
+ *   sensitivity        mean over opt->trials of
+ *                      (‖A(X+E)−A(X)‖_F/‖A(X)‖_F)/(‖E‖_F/‖X‖_F), E Gaussian
+ *                      rescaled to ‖E‖_F = ε‖X‖_F; one gsl_rng_mt19937 per
+ *                      call seeded with opt->seed, E drawn row-major, trial
+ *                      after trial (gsl_ran_gaussian). null if ‖X‖_F = 0.
+ *   q_mean_cosine,     family C's mean_cosine of the rows of the UNROTATED
+ *   k_mean_cosine      XW_Q + b_Q and XW_K + b_K
+ *   qk_cos_mean        mean of cos(q_i, k_j) over the pairs the mask allows,
+ *                      with the ROTATED q, k of the scores (pairs with a zero
+ *                      vector skipped; null if none)
+ * Errors: AG_EINVAL (null pointer, zero size, stride below its width, scale
+ * < 0, rope with odd d_h or θ ≤ 0, ε ≤ 0 or trials < 1), AG_ENONFINITE (NaN
+ * or Inf in X, a weight or a bias; the message names it), AG_ENOMEM,
+ * AG_ELAPACK (the tridiagonal eigensolver failed, or Lanczos did not reach
+ * 1e-6 relative accuracy within its iteration cap). */
+int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *opt,
+                         const ag_metric_set *sel, ag_record *rec, ag_error *err);
+
+/* ---- building blocks ---------------------------------------------------- */
+
+/* A(X) of the head into A (n·n doubles, caller's; masked entries 0).
+ * Errors as ag_stability_metrics. */
+int ag_head_attention(const ag_head_input *in, double *A, ag_error *err);
+
+/* The head linearised at X: A(X) and what the Jacobian-vector products need
+ * (rotated Q and K, copies of the weights). Memory O(n² + (n + d)·d_h). */
+typedef struct ag_head_lin ag_head_lin;
+
+int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err);
+void ag_head_lin_free(ag_head_lin *lin);
+/* A(X) (n, n), owned by lin. */
+const double *ag_head_lin_attention(const ag_head_lin *lin);
+
+/* Forward mode: dA = J·dX. dX (n, d) row-major, dA (n, n) row-major; masked
+ * entries of dA are 0. O(n²d_h + n·d·d_h). Returns AG_OK or AG_ENOMEM. */
+int ag_head_jvp(const ag_head_lin *lin, const double *dX, double *dA);
+/* Reverse mode: dX = Jᵀ·dA (same shapes; masked entries of dA ignored). */
+int ag_head_vjp(const ag_head_lin *lin, const double *dA, double *dX);
+
+/* Diagnostics of the Lanczos iteration. */
+typedef struct {
+    int products;       /* JᵀJ products used (each one JVP and one VJP) */
+    int restarts;       /* explicit restarts (basis full before convergence) */
+    double residual;    /* final residual bound |λ − θ| ≤ residual on JᵀJ */
+    double rel_bound;   /* bound on the relative error of ‖J‖₂: residual/(2θ) */
+} ag_lanczos_info;
+
+/* ‖J‖₂ of the linearised head: Lanczos on JᵀJ with full (twice-applied)
+ * reorthogonalisation, from a deterministic start vector (Gaussian entries
+ * of gsl_rng_mt19937 seeded with 20210701, independent of any user seed),
+ * stopping when the top Ritz value θ of the tridiagonal matrix has residual
+ * β_k|s_k| ≤ 1e-10·θ (‖J‖₂ = √θ is then within 5e-11 relative of a singular
+ * value), or when the Krylov space is exhausted (exact). The basis holds at
+ * most 40 vectors of n·d doubles; when full, the iteration restarts from the
+ * top Ritz vector; after 600 products it accepts a bound ≤ 1e-6 relative or
+ * fails with AG_ELAPACK. info may be NULL. */
+int ag_head_jacobian_norm(const ag_head_lin *lin, double *norm, ag_lanczos_info *info,
+                          ag_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,0 +1,729 @@
+/* stability.c — family E: stability and angles of one attention head whose
+ * input X is known (SPEC §3 E; docs/stability.md).
+ *
+ *   Q = R(XW_Q + b_Q), K = R(XW_K + b_K), S = c·QKᵀ, A = softmax_rows(S + mask)
+ *
+ * Derivatives (R is linear and orthogonal, row i rotated by position i):
+ *   JVP  dQ = R(dX W_Q), dK = R(dX W_K), dS = c(dQ Kᵀ + Q dKᵀ),
+ *        dA_i = A_i ⊙ (dS_i − ⟨A_i, dS_i⟩)              (masked entries 0)
+ *   VJP  G_S,i = A_i ⊙ (G_i − ⟨A_i, G_i⟩), G_Q = c G_S K, G_K = c G_Sᵀ Q,
+ *        dX = (RᵀG_Q) W_Qᵀ + (RᵀG_K) W_Kᵀ
+ * ‖J‖₂ is the square root of the largest eigenvalue of JᵀJ, found by
+ * Lanczos with full reorthogonalisation; J is never formed (memory
+ * O(n² + basis·n·d)).
+ *
+ * References: Kim, Papamakarios & Mnih 2021, "The Lipschitz constant of
+ * self-attention" (ICML); Dong, Cordonnier & Loukas 2021; Ethayarajh 2019.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <gsl/gsl_rng.h>
+#include <lapacke.h>
+
+/* <gsl/gsl_randist.h> pulls in GSL's own cblas declarations, which clash with
+ * OpenBLAS's <cblas.h>; this is its prototype of the one function used. */
+double gsl_ran_gaussian(const gsl_rng *r, const double sigma);
+
+#include "analysis.h"
+
+/* Lanczos parameters (documented in stability.h and docs/stability.md). */
+#define LZ_BASIS 40           /* vectors kept before an explicit restart */
+#define LZ_MAX_PRODUCTS 600   /* JᵀJ products before giving up */
+#define LZ_TOL 1e-10          /* residual / θ on JᵀJ: 5e-11 relative on ‖J‖₂ */
+#define LZ_ACCEPT 2e-6        /* at the cap: 1e-6 relative on ‖J‖₂ */
+#define LZ_START_SEED 20210701UL
+
+struct ag_head_lin {
+    size_t n, d, dh;
+    double c;
+    int causal;
+    double *wq, *wk;    /* (d, dh) contiguous copies */
+    double *q, *k;      /* (n, dh) rotated projections (with biases) */
+    double *cs, *sn;    /* (n, dh/2) rotary tables, NULL without rope */
+    double *A;          /* (n, n) */
+};
+
+void ag_stability_options_init(ag_stability_options *opt)
+{
+    opt->epsilon = 1e-3;
+    opt->trials = 8;
+    opt->seed = 1;
+}
+
+/* ---- validation ---------------------------------------------------------- */
+
+static int check_finite(const double *p, size_t rows, size_t cols, size_t ld,
+                        const char *what, ag_error *err)
+{
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++)
+            if (!isfinite(p[i * ld + j]))
+                return rows > 1 ? ag_error_set(err, AG_ENONFINITE,
+                                               "stability: %s holds NaN or Inf at (%zu, %zu)",
+                                               what, i, j)
+                                : ag_error_set(err, AG_ENONFINITE,
+                                               "stability: %s holds NaN or Inf at index %zu",
+                                               what, j);
+    return AG_OK;
+}
+
+/* Check *in and copy it into *h with strides and scale resolved. */
+static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *err)
+{
+    if (!in)
+        return ag_error_set(err, AG_EINVAL, "stability: missing head input");
+    *h = *in;
+    if (!h->x || !h->wq || !h->wk)
+        return ag_error_set(err, AG_EINVAL, "stability: %s is NULL",
+                            !h->x ? "X" : !h->wq ? "W_Q" : "W_K");
+    if (h->n == 0 || h->d == 0 || h->d_h == 0)
+        return ag_error_set(err, AG_EINVAL, "stability: empty head (n = %zu, d = %zu, d_h = %zu)",
+                            h->n, h->d, h->d_h);
+    if (h->n > INT_MAX / 2 || h->d > INT_MAX / 2 || h->d_h > INT_MAX / 2 ||
+        h->n > ((size_t)-1 / sizeof(double)) / h->n)
+        return ag_error_set(err, AG_EINVAL, "stability: head too large (n = %zu, d = %zu, d_h = %zu)",
+                            h->n, h->d, h->d_h);
+    h->ldx = h->ldx ? h->ldx : h->d;
+    h->ldq = h->ldq ? h->ldq : h->d_h;
+    h->ldk = h->ldk ? h->ldk : h->d_h;
+    if (h->ldx < h->d || h->ldq < h->d_h || h->ldk < h->d_h)
+        return ag_error_set(err, AG_EINVAL, "stability: row stride of %s below its width",
+                            h->ldx < h->d ? "X" : h->ldq < h->d_h ? "W_Q" : "W_K");
+    if (!isfinite(h->scale) || h->scale < 0)
+        return ag_error_set(err, AG_EINVAL, "stability: scale %g is not a positive number", h->scale);
+    if (h->scale == 0)
+        h->scale = 1.0 / sqrt((double)h->d_h);
+    if (h->rope && (h->d_h % 2 != 0 || !(h->rope_theta > 0) || !isfinite(h->rope_theta)))
+        return ag_error_set(err, AG_EINVAL, "stability: rotary head needs an even d_h (got %zu) "
+                            "and rope_theta > 0 (got %g)", h->d_h, h->rope_theta);
+    int rc = check_finite(h->x, h->n, h->d, h->ldx, "X", err);
+    if (!rc)
+        rc = check_finite(h->wq, h->d, h->d_h, h->ldq, "W_Q", err);
+    if (!rc)
+        rc = check_finite(h->wk, h->d, h->d_h, h->ldk, "W_K", err);
+    if (!rc && h->bq)
+        rc = check_finite(h->bq, 1, h->d_h, h->d_h, "b_Q", err);
+    if (!rc && h->bk)
+        rc = check_finite(h->bk, 1, h->d_h, h->d_h, "b_K", err);
+    return rc;
+}
+
+static int check_options(const ag_stability_options *opt, ag_error *err)
+{
+    if (!isfinite(opt->epsilon) || !(opt->epsilon > 0))
+        return ag_error_set(err, AG_EINVAL, "stability: epsilon must be > 0, not %g", opt->epsilon);
+    if (opt->trials < 1)
+        return ag_error_set(err, AG_EINVAL, "stability: trials must be >= 1, not %d", opt->trials);
+    return AG_OK;
+}
+
+/* ---- the forward map ------------------------------------------------------ */
+
+/* out (n, dh) = X W + b. */
+static void project(const double *X, size_t n, size_t d, size_t ldx, const double *W,
+                    size_t ldw, const double *b, size_t dh, double *out)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)dh, (int)d, 1.0, X,
+                (int)ldx, W, (int)ldw, 0.0, out, (int)dh);
+    if (b)
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < dh; j++)
+                out[i * dh + j] += b[j];
+}
+
+/* The engine's rotary tables (src/forward_tmpl.h): angle i·θ^(−2j/dh). */
+static void rope_tables(size_t n, size_t dh, double theta, double *cs, double *sn)
+{
+    size_t half = dh / 2;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < half; j++) {
+            double a = (double)i * pow(theta, -2.0 * (double)j / (double)dh);
+            cs[i * half + j] = cos(a);
+            sn[i * half + j] = sin(a);
+        }
+}
+
+/* Rotate-half rotation of each row of M (n, dh) by its position (dir = +1)
+ * or its transpose, the inverse rotation (dir = −1). */
+static void rotate(double *M, size_t n, size_t dh, const double *cs, const double *sn, int dir)
+{
+    size_t half = dh / 2;
+    for (size_t i = 0; i < n; i++) {
+        double *r = M + i * dh;
+        const double *c = cs + i * half, *s = sn + i * half;
+        for (size_t j = 0; j < half; j++) {
+            double a = r[j], b = r[j + half], sj = dir > 0 ? s[j] : -s[j];
+            r[j] = a * c[j] - b * sj;
+            r[j + half] = b * c[j] + a * sj;
+        }
+    }
+}
+
+/* A (n, n) = softmax_rows(c q kᵀ + mask); masked entries exactly 0. */
+static void attention_from_qk(const double *q, const double *k, size_t n, size_t dh, double c,
+                              int causal, double *A)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)dh, c, q, (int)dh,
+                k, (int)dh, 0.0, A, (int)n);
+    for (size_t i = 0; i < n; i++) {
+        double *a = A + i * n;
+        size_t lim = causal ? i + 1 : n;
+        double m = a[0], sum = 0;
+        for (size_t j = 1; j < lim; j++)
+            m = fmax(m, a[j]);
+        for (size_t j = 0; j < lim; j++)
+            sum += a[j] = exp(a[j] - m);
+        for (size_t j = 0; j < lim; j++)
+            a[j] /= sum;
+        for (size_t j = lim; j < n; j++)
+            a[j] = 0;
+    }
+}
+
+/* Q, K (rotated) and A of the head at input X (n, d) with row stride ldx.
+ * q, k (n, dh), A (n, n) are the caller's; cs/sn the rotary tables or NULL. */
+static void head_forward(const ag_head_input *h, const double *X, size_t ldx, const double *cs,
+                         const double *sn, double *q, double *k, double *A)
+{
+    project(X, h->n, h->d, ldx, h->wq, h->ldq, h->bq, h->d_h, q);
+    project(X, h->n, h->d, ldx, h->wk, h->ldk, h->bk, h->d_h, k);
+    if (cs) {
+        rotate(q, h->n, h->d_h, cs, sn, 1);
+        rotate(k, h->n, h->d_h, cs, sn, 1);
+    }
+    attention_from_qk(q, k, h->n, h->d_h, h->scale, h->causal, A);
+}
+
+int ag_head_attention(const ag_head_input *in, double *A, ag_error *err)
+{
+    ag_head_input h;
+    int rc = normalise_input(in, &h, err);
+    if (rc)
+        return rc;
+    if (!A)
+        return ag_error_set(err, AG_EINVAL, "stability: output A is NULL");
+    size_t n = h.n, dh = h.d_h, half = dh / 2;
+    double *q = malloc(n * dh * sizeof *q), *k = malloc(n * dh * sizeof *k);
+    double *cs = h.rope ? malloc(n * half * sizeof *cs) : NULL;
+    double *sn = h.rope ? malloc(n * half * sizeof *sn) : NULL;
+    if (!q || !k || (h.rope && (!cs || !sn))) {
+        rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
+    } else {
+        if (h.rope)
+            rope_tables(n, dh, h.rope_theta, cs, sn);
+        head_forward(&h, h.x, h.ldx, cs, sn, q, k, A);
+    }
+    free(q);
+    free(k);
+    free(cs);
+    free(sn);
+    return rc;
+}
+
+/* ---- linearisation, JVP and VJP ------------------------------------------- */
+
+void ag_head_lin_free(ag_head_lin *lin)
+{
+    if (!lin)
+        return;
+    free(lin->wq);
+    free(lin->wk);
+    free(lin->q);
+    free(lin->k);
+    free(lin->cs);
+    free(lin->sn);
+    free(lin->A);
+    free(lin);
+}
+
+static int linearize(const ag_head_input *h, ag_head_lin **out, ag_error *err)
+{
+    size_t n = h->n, d = h->d, dh = h->d_h, half = dh / 2;
+    ag_head_lin *L = calloc(1, sizeof *L);
+    if (!L)
+        return ag_error_set(err, AG_ENOMEM, "stability: out of memory");
+    *L = (ag_head_lin){.n = n, .d = d, .dh = dh, .c = h->scale, .causal = h->causal};
+    L->wq = malloc(d * dh * sizeof(double));
+    L->wk = malloc(d * dh * sizeof(double));
+    L->q = malloc(n * dh * sizeof(double));
+    L->k = malloc(n * dh * sizeof(double));
+    L->A = malloc(n * n * sizeof(double));
+    if (h->rope) {
+        L->cs = malloc(n * half * sizeof(double));
+        L->sn = malloc(n * half * sizeof(double));
+    }
+    if (!L->wq || !L->wk || !L->q || !L->k || !L->A || (h->rope && (!L->cs || !L->sn))) {
+        ag_head_lin_free(L);
+        return ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
+    }
+    for (size_t i = 0; i < d; i++) {
+        memcpy(L->wq + i * dh, h->wq + i * h->ldq, dh * sizeof(double));
+        memcpy(L->wk + i * dh, h->wk + i * h->ldk, dh * sizeof(double));
+    }
+    if (h->rope)
+        rope_tables(n, dh, h->rope_theta, L->cs, L->sn);
+    head_forward(h, h->x, h->ldx, L->cs, L->sn, L->q, L->k, L->A);
+    *out = L;
+    return AG_OK;
+}
+
+int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err)
+{
+    if (!out)
+        return ag_error_set(err, AG_EINVAL, "stability: missing output pointer");
+    *out = NULL;
+    ag_head_input h;
+    int rc = normalise_input(in, &h, err);
+    return rc ? rc : linearize(&h, out, err);
+}
+
+const double *ag_head_lin_attention(const ag_head_lin *lin)
+{
+    return lin ? lin->A : NULL;
+}
+
+/* Row-wise softmax derivative in place: M_i ← A_i ⊙ (M_i − ⟨A_i, M_i⟩) over
+ * the allowed keys, masked entries set to 0. It is its own transpose, so it
+ * serves both the JVP (M = dS) and the VJP (M = dA). */
+static void softmax_tangent(const double *A, size_t n, int causal, double *M)
+{
+    for (size_t i = 0; i < n; i++) {
+        const double *a = A + i * n;
+        double *m = M + i * n;
+        size_t lim = causal ? i + 1 : n;
+        double s = 0;
+        for (size_t j = 0; j < lim; j++)
+            s += a[j] * m[j];
+        for (size_t j = 0; j < lim; j++)
+            m[j] = a[j] * (m[j] - s);
+        for (size_t j = lim; j < n; j++)
+            m[j] = 0;
+    }
+}
+
+/* dA = J dX with scratch dq, dk (n, dh). */
+static void jvp(const ag_head_lin *L, const double *dX, double *dA, double *dq, double *dk)
+{
+    size_t n = L->n, dh = L->dh;
+    project(dX, n, L->d, L->d, L->wq, dh, NULL, dh, dq);
+    project(dX, n, L->d, L->d, L->wk, dh, NULL, dh, dk);
+    if (L->cs) {
+        rotate(dq, n, dh, L->cs, L->sn, 1);
+        rotate(dk, n, dh, L->cs, L->sn, 1);
+    }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)dh, L->c, dq,
+                (int)dh, L->k, (int)dh, 0.0, dA, (int)n);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)dh, L->c, L->q,
+                (int)dh, dk, (int)dh, 1.0, dA, (int)n);
+    softmax_tangent(L->A, n, L->causal, dA);
+}
+
+/* dX = Jᵀ G, overwriting G (n, n) with the score cotangent; scratch gq, gk. */
+static void vjp_inplace(const ag_head_lin *L, double *G, double *dX, double *gq, double *gk)
+{
+    size_t n = L->n, dh = L->dh, d = L->d;
+    softmax_tangent(L->A, n, L->causal, G);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)dh, (int)n, L->c, G,
+                (int)n, L->k, (int)dh, 0.0, gq, (int)dh);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)n, (int)dh, (int)n, L->c, G,
+                (int)n, L->q, (int)dh, 0.0, gk, (int)dh);
+    if (L->cs) {
+        rotate(gq, n, dh, L->cs, L->sn, -1);
+        rotate(gk, n, dh, L->cs, L->sn, -1);
+    }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)d, (int)dh, 1.0, gq,
+                (int)dh, L->wq, (int)dh, 0.0, dX, (int)d);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)d, (int)dh, 1.0, gk,
+                (int)dh, L->wk, (int)dh, 1.0, dX, (int)d);
+}
+
+int ag_head_jvp(const ag_head_lin *L, const double *dX, double *dA)
+{
+    if (!L || !dX || !dA)
+        return AG_EINVAL;
+    double *s = malloc(2 * L->n * L->dh * sizeof *s);
+    if (!s)
+        return AG_ENOMEM;
+    jvp(L, dX, dA, s, s + L->n * L->dh);
+    free(s);
+    return AG_OK;
+}
+
+int ag_head_vjp(const ag_head_lin *L, const double *dA, double *dX)
+{
+    if (!L || !dA || !dX)
+        return AG_EINVAL;
+    size_t nn = L->n * L->n, ndh = L->n * L->dh;
+    double *G = malloc((nn + 2 * ndh) * sizeof *G);
+    if (!G)
+        return AG_ENOMEM;
+    memcpy(G, dA, nn * sizeof *G);
+    vjp_inplace(L, G, dX, G + nn, G + nn + ndh);
+    free(G);
+    return AG_OK;
+}
+
+/* ---- ‖J‖₂ by Lanczos on JᵀJ ------------------------------------------------ */
+
+typedef struct {
+    const ag_head_lin *L;
+    double *u;       /* (n, n) */
+    double *s1, *s2; /* (n, dh) each */
+} jtj_op;
+
+static void jtj(const jtj_op *op, const double *v, double *w)
+{
+    jvp(op->L, v, op->u, op->s1, op->s2);
+    vjp_inplace(op->L, op->u, w, op->s1, op->s2);
+}
+
+/* Largest eigenpair of the k×k symmetric tridiagonal (alpha, beta): θ and
+ * its unit eigenvector into s[k]. z, dd, ee scratch (k², k, k). */
+static int tridiag_top(const double *alpha, const double *beta, int k, double *theta, double *s,
+                       double *z, double *dd, double *ee)
+{
+    memcpy(dd, alpha, (size_t)k * sizeof *dd);
+    if (k > 1)
+        memcpy(ee, beta, (size_t)(k - 1) * sizeof *ee);
+    lapack_int info = LAPACKE_dstev(LAPACK_COL_MAJOR, 'V', k, dd, ee, z, k);
+    if (info != 0)
+        return AG_ELAPACK;
+    *theta = dd[k - 1];
+    memcpy(s, z + (size_t)(k - 1) * (size_t)k, (size_t)k * sizeof *s);
+    return AG_OK;
+}
+
+int ag_head_jacobian_norm(const ag_head_lin *L, double *norm, ag_lanczos_info *info,
+                          ag_error *err)
+{
+    if (!L || !norm)
+        return ag_error_set(err, AG_EINVAL, "stability: missing argument to the Jacobian norm");
+    size_t N = L->n * L->d, nn = L->n * L->n, ndh = L->n * L->dh;
+    int m = N < LZ_BASIS ? (int)N : LZ_BASIS;
+    ag_lanczos_info inf = {0};
+    double *V = malloc((size_t)m * N * sizeof *V);
+    double *w = malloc(N * sizeof *w), *u = malloc((nn + 2 * ndh) * sizeof *u);
+    double *alpha = malloc((size_t)m * sizeof *alpha), *beta = malloc((size_t)m * sizeof *beta);
+    double *h = malloc((size_t)m * sizeof *h), *s = malloc((size_t)m * sizeof *s);
+    double *z = malloc((size_t)m * (size_t)m * sizeof *z);
+    double *dd = malloc((size_t)m * sizeof *dd), *ee = malloc((size_t)m * sizeof *ee);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    int rc = AG_OK;
+    if (!V || !w || !u || !alpha || !beta || !h || !s || !z || !dd || !ee || !rng) {
+        rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for the Lanczos basis "
+                          "(%d vectors of %zu)", m, N);
+        goto done;
+    }
+    jtj_op op = {.L = L, .u = u, .s1 = u + nn, .s2 = u + nn + ndh};
+
+    /* Deterministic start: Gaussian entries of a fixed-seed generator. */
+    gsl_rng_set(rng, LZ_START_SEED);
+    for (size_t i = 0; i < N; i++)
+        V[i] = gsl_ran_gaussian(rng, 1.0);
+    double theta = 0, res = INFINITY;
+    for (;;) {
+        double nv = cblas_dnrm2((int)N, V, 1);
+        if (!(nv > 0)) { /* the start (a Ritz vector) vanished: JᵀJ = 0 on it */
+            theta = 0;
+            res = 0;
+            break;
+        }
+        cblas_dscal((int)N, 1.0 / nv, V, 1);
+        int k = 0, converged = 0, capped = 0;
+        for (int j = 0; j < m; j++) {
+            double *vj = V + (size_t)j * N;
+            jtj(&op, vj, w);
+            inf.products++;
+            alpha[j] = cblas_ddot((int)N, vj, 1, w, 1);
+            cblas_daxpy((int)N, -alpha[j], vj, 1, w, 1);
+            if (j > 0)
+                cblas_daxpy((int)N, -beta[j - 1], V + (size_t)(j - 1) * N, 1, w, 1);
+            /* Full reorthogonalisation against v_0..v_j, applied twice. */
+            for (int pass = 0; pass < 2; pass++) {
+                cblas_dgemv(CblasRowMajor, CblasNoTrans, j + 1, (int)N, 1.0, V, (int)N, w, 1,
+                            0.0, h, 1);
+                cblas_dgemv(CblasRowMajor, CblasTrans, j + 1, (int)N, -1.0, V, (int)N, h, 1,
+                            1.0, w, 1);
+                alpha[j] += h[j];
+            }
+            double b = cblas_dnrm2((int)N, w, 1);
+            k = j + 1;
+            if ((rc = tridiag_top(alpha, beta, k, &theta, s, z, dd, ee)) != AG_OK) {
+                ag_error_set(err, rc, "stability: the tridiagonal eigensolver (dstev) failed");
+                goto done;
+            }
+            theta = fmax(theta, 0.0); /* JᵀJ is positive semi-definite */
+            res = b * fabs(s[k - 1]);
+            /* b = 0: the Krylov space is invariant, θ is exact. */
+            if (res <= LZ_TOL * theta || b == 0 || (size_t)k == N) {
+                converged = 1;
+                if (b == 0)
+                    res = 0;
+                break;
+            }
+            if (inf.products >= LZ_MAX_PRODUCTS) {
+                capped = 1;
+                break;
+            }
+            if (j + 1 < m) {
+                beta[j] = b;
+                cblas_dcopy((int)N, w, 1, V + (size_t)(j + 1) * N, 1);
+                cblas_dscal((int)N, 1.0 / b, V + (size_t)(j + 1) * N, 1);
+            }
+        }
+        if (converged)
+            break;
+        if (capped) {
+            if (res <= LZ_ACCEPT * theta)
+                break;
+            rc = ag_error_set(err, AG_ELAPACK, "stability: Lanczos for the Jacobian norm did not "
+                              "converge in %d products (relative residual %.2g)",
+                              inf.products, theta > 0 ? res / theta : res);
+            goto done;
+        }
+        /* Basis full: restart from the top Ritz vector y = V s. */
+        cblas_dgemv(CblasRowMajor, CblasTrans, k, (int)N, 1.0, V, (int)N, s, 1, 0.0, w, 1);
+        cblas_dcopy((int)N, w, 1, V, 1);
+        inf.restarts++;
+    }
+    *norm = sqrt(theta);
+    inf.residual = res;
+    inf.rel_bound = theta > 0 ? res / (2 * theta) : 0;
+    if (info)
+        *info = inf;
+done:
+    free(V);
+    free(w);
+    free(u);
+    free(alpha);
+    free(beta);
+    free(h);
+    free(s);
+    free(z);
+    free(dd);
+    free(ee);
+    gsl_rng_free(rng);
+    return rc;
+}
+
+/* ---- sensitivity ---------------------------------------------------------- */
+
+static double frob(const double *M, size_t cnt)
+{
+    return cblas_dnrm2((int)cnt, M, 1);
+}
+
+static double frob_strided(const double *X, size_t n, size_t d, size_t ld)
+{
+    double scale = 0, ssq = 1; /* LAPACK dlassq-style accumulation */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < d; j++) {
+            double a = fabs(X[i * ld + j]);
+            if (a == 0)
+                continue;
+            if (scale < a) {
+                ssq = 1 + ssq * (scale / a) * (scale / a);
+                scale = a;
+            } else {
+                ssq += (a / scale) * (a / scale);
+            }
+        }
+    return scale * sqrt(ssq);
+}
+
+/* Mean over the trials of the relative response to a relative perturbation.
+ * One generator per call (per head) seeded with opt->seed; E drawn row-major,
+ * trial after trial. *ok = 0 when ‖X‖_F = 0 (undefined). */
+static int sensitivity(const ag_head_input *h, const double *A0, const ag_stability_options *opt,
+                       double *out, int *ok, ag_error *err)
+{
+    size_t n = h->n, d = h->d, dh = h->d_h, nd = n * d, half = dh / 2;
+    double nx = frob_strided(h->x, n, d, h->ldx), na = frob(A0, n * n);
+    *ok = 0;
+    if (!(nx > 0))
+        return AG_OK;
+    double *E = malloc(nd * sizeof *E), *Xp = malloc(nd * sizeof *Xp);
+    double *A1 = malloc(n * n * sizeof *A1), *q = malloc(2 * n * dh * sizeof *q);
+    double *cs = h->rope ? malloc(2 * n * half * sizeof *cs) : NULL;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    int rc = AG_OK;
+    if (!E || !Xp || !A1 || !q || (h->rope && !cs) || !rng) {
+        rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for the sensitivity trials");
+        goto done;
+    }
+    double *sn = cs ? cs + n * half : NULL;
+    if (h->rope)
+        rope_tables(n, dh, h->rope_theta, cs, sn);
+    gsl_rng_set(rng, opt->seed);
+    double sum = 0;
+    for (int t = 0; t < opt->trials; t++) {
+        for (size_t i = 0; i < nd; i++)
+            E[i] = gsl_ran_gaussian(rng, 1.0);
+        double ne = frob(E, nd);
+        if (!(ne > 0)) /* cannot happen with a Gaussian draw; keep the loop total */
+            continue;
+        cblas_dscal((int)nd, opt->epsilon * nx / ne, E, 1);
+        ne = frob(E, nd);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < d; j++)
+                Xp[i * d + j] = h->x[i * h->ldx + j] + E[i * d + j];
+        head_forward(h, Xp, d, cs, sn, q, q + n * dh, A1);
+        cblas_daxpy((int)(n * n), -1.0, A0, 1, A1, 1);
+        sum += (frob(A1, n * n) / na) / (ne / nx);
+    }
+    *out = sum / opt->trials;
+    *ok = 1;
+done:
+    free(E);
+    free(Xp);
+    free(A1);
+    free(q);
+    free(cs);
+    gsl_rng_free(rng);
+    return rc;
+}
+
+/* ---- angles --------------------------------------------------------------- */
+
+/* Family C's mean_cosine of the rows of M (n, dh) into key `key`. */
+static int mean_cosine_key(const double *M, size_t n, size_t dh, ag_metric key, ag_record *rec)
+{
+    ag_metric_set one = {0};
+    one.on[AG_M_MEAN_COSINE] = 1;
+    ag_record tmp;
+    ag_record_init(&tmp, 0, 0, n, dh);
+    int rc = ag_geometry_family(M, n, dh, &one, &tmp);
+    if (rc == AG_OK)
+        ag_record_set(rec, key, (ag_value_kind)tmp.kind[AG_M_MEAN_COSINE],
+                      tmp.value[AG_M_MEAN_COSINE]);
+    return rc;
+}
+
+/* Mean of q̂_iᵀk̂_j over the pairs the mask allows (rows that are zero
+ * skipped), in O(n·dh): Σ_i q̂_i · (Σ_{allowed j} k̂_j). */
+static int qk_cos_mean(const double *q, const double *k, size_t n, size_t dh, int causal,
+                       double *out)
+{
+    double *P = calloc(dh, sizeof *P), *qs = calloc(dh, sizeof *qs);
+    if (!P || !qs) {
+        free(P);
+        free(qs);
+        return -1;
+    }
+    double num = 0, cnt = 0, nk = 0;
+    for (size_t i = 0; i < n; i++) {
+        double kn = cblas_dnrm2((int)dh, k + i * dh, 1);
+        if (kn > 0) {
+            cblas_daxpy((int)dh, 1.0 / kn, k + i * dh, 1, P, 1);
+            nk++;
+        }
+    }
+    if (causal)
+        memset(P, 0, dh * sizeof *P);
+    double ck = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (causal) {
+            double kn = cblas_dnrm2((int)dh, k + i * dh, 1);
+            if (kn > 0) {
+                cblas_daxpy((int)dh, 1.0 / kn, k + i * dh, 1, P, 1);
+                ck++;
+            }
+        }
+        double qn = cblas_dnrm2((int)dh, q + i * dh, 1);
+        if (!(qn > 0))
+            continue;
+        if (causal) {
+            num += cblas_ddot((int)dh, q + i * dh, 1, P, 1) / qn;
+            cnt += ck;
+        } else {
+            cblas_daxpy((int)dh, 1.0 / qn, q + i * dh, 1, qs, 1);
+            cnt += nk;
+        }
+    }
+    if (!causal)
+        num = cblas_ddot((int)dh, qs, 1, P, 1);
+    free(P);
+    free(qs);
+    if (cnt == 0)
+        return 0;
+    *out = num / cnt;
+    return 1;
+}
+
+/* ---- the family ----------------------------------------------------------- */
+
+#define ON(m) (sel->on[m])
+
+int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *opt,
+                         const ag_metric_set *sel, ag_record *rec, ag_error *err)
+{
+    ag_stability_options defaults;
+    ag_stability_options_init(&defaults);
+    if (!opt)
+        opt = &defaults;
+    if (!sel || !rec)
+        return ag_error_set(err, AG_EINVAL, "stability: missing selection or record");
+    ag_head_input h;
+    int rc = normalise_input(in, &h, err);
+    if (!rc)
+        rc = check_options(opt, err);
+    if (rc || !ag_family_selected(sel, AG_FAMILY_STABILITY))
+        return rc;
+    size_t n = h.n, dh = h.d_h;
+
+    if (ON(AG_M_Q_MEAN_COSINE) || ON(AG_M_K_MEAN_COSINE)) {
+        double *M = malloc(n * dh * sizeof *M);
+        if (!M)
+            return ag_error_set(err, AG_ENOMEM, "stability: out of memory");
+        if (ON(AG_M_Q_MEAN_COSINE)) {
+            project(h.x, n, h.d, h.ldx, h.wq, h.ldq, h.bq, dh, M);
+            rc = mean_cosine_key(M, n, dh, AG_M_Q_MEAN_COSINE, rec);
+        }
+        if (!rc && ON(AG_M_K_MEAN_COSINE)) {
+            project(h.x, n, h.d, h.ldx, h.wk, h.ldk, h.bk, dh, M);
+            rc = mean_cosine_key(M, n, dh, AG_M_K_MEAN_COSINE, rec);
+        }
+        free(M);
+        if (rc)
+            return ag_error_set(err, rc, "stability: out of memory");
+    }
+    if (!ON(AG_M_JACOBIAN_NORM) && !ON(AG_M_JACOBIAN_NORM_REL) && !ON(AG_M_SENSITIVITY) &&
+        !ON(AG_M_QK_COS_MEAN))
+        return AG_OK;
+
+    ag_head_lin *L = NULL;
+    if ((rc = linearize(&h, &L, err)) != AG_OK)
+        return rc;
+    if (ON(AG_M_QK_COS_MEAN)) {
+        double v = 0;
+        int ok = qk_cos_mean(L->q, L->k, n, dh, h.causal, &v);
+        if (ok < 0)
+            rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory");
+        else
+            ag_record_set(rec, AG_M_QK_COS_MEAN, ok ? AG_V_NUMBER : AG_V_NULL, v);
+    }
+    if (!rc && (ON(AG_M_JACOBIAN_NORM) || ON(AG_M_JACOBIAN_NORM_REL))) {
+        double jn = 0;
+        rc = ag_head_jacobian_norm(L, &jn, NULL, err);
+        if (!rc) {
+            double nx = frob_strided(h.x, n, h.d, h.ldx), na = frob(L->A, n * n);
+            if (ON(AG_M_JACOBIAN_NORM))
+                ag_record_set(rec, AG_M_JACOBIAN_NORM, AG_V_NUMBER, jn);
+            if (ON(AG_M_JACOBIAN_NORM_REL))
+                ag_record_set(rec, AG_M_JACOBIAN_NORM_REL, AG_V_NUMBER, jn * nx / na);
+        }
+    }
+    if (!rc && ON(AG_M_SENSITIVITY)) {
+        double v = 0;
+        int ok = 0;
+        rc = sensitivity(&h, L->A, opt, &v, &ok, err);
+        if (!rc)
+            ag_record_set(rec, AG_M_SENSITIVITY, ok ? AG_V_NUMBER : AG_V_NULL, v);
+    }
+    ag_head_lin_free(L);
+    return rc;
+}
