@@ -29,10 +29,39 @@ static const char layer_help[] =
     "  --linear             tensors are nn.Linear [out, in] (default [in, out], x -> xW)\n"
     "  --precision f32|f64  float32 products (default) or double throughout\n"
     "  --save-attention A.npy   also write the probabilities [H, n, n]\n"
-    "  --metrics, --format, -o, --expect as for every command\n";
+    "  --metrics, --format, -o, --expect as for every command\n"
+    "  --epsilon E, --trials T, --seed S   sensitivity (--metrics stability, computed\n"
+    "                       in double): defaults 1e-3, 8, 1\n";
 
-static int layer_records(const cli_tensor_opts *o, const ag_array *attn, const cli_common *c,
-                         cli_records *recs)
+/* ---- family E (stability): one head's input from the loaded tensors ---- */
+
+static int stability_selected(const ag_metric_set *sel)
+{
+    for (int m = 0; m < AG_M_COUNT; m++)
+        if (sel->on[m] && ag_metric_family((ag_metric)m) == AG_FAMILY_STABILITY)
+            return 1;
+    return 0;
+}
+
+static int layer_stability(const cli_tensor_opts *o, const cli_tensors *t, const cli_common *c,
+                           int h, ag_record *r)
+{
+    size_t da = t->q.shape[1], dh = da / (size_t)o->heads;
+    ag_head_input in = {
+        .x = t->x.data, .n = t->x.shape[0], .d = t->x.shape[1],
+        .wq = t->q.data + h * dh, .ldq = da, .wk = t->k.data + h * dh, .ldk = t->k.shape[1],
+        .bq = t->bq.data ? t->bq.data + h * dh : NULL,
+        .bk = t->bk.data ? t->bk.data + h * dh : NULL,
+        .d_h = dh, .scale = o->scale > 0 ? o->scale : 0, .causal = o->causal};
+    ag_stability_options opt = {.epsilon = c->epsilon, .trials = c->trials, .seed = c->seed};
+    ag_error err = {0};
+    if (ag_stability_metrics(&in, &opt, &c->metrics, r, &err) != AG_OK)
+        return cli_fail("%s: head %d: %s", o->weights, h, err.message);
+    return 0;
+}
+
+static int layer_records(const cli_tensor_opts *o, const cli_tensors *t, const ag_array *attn,
+                         const cli_common *c, cli_records *recs)
 {
     size_t n = attn->shape[1];
     for (int h = 0; h < o->heads; h++) {
@@ -43,6 +72,8 @@ static int layer_records(const cli_tensor_opts *o, const ag_array *attn, const c
         ag_record_init(r, 0, h, n, n);
         if (ag_matrix_metrics(attn->data + (size_t)h * n * n, n, n, &c->metrics, r, &err) != AG_OK)
             return cli_fail("head %d: %s", h, err.message);
+        if (stability_selected(&c->metrics) && layer_stability(o, t, c, h, r) != 0)
+            return 1;
     }
     return 0;
 }
@@ -50,7 +81,7 @@ static int layer_records(const cli_tensor_opts *o, const ag_array *attn, const c
 int cmd_layer(int argc, char **argv)
 {
     cli_common common;
-    cli_common_init(&common, AG_FAMILIES_MATRIX);
+    cli_common_init(&common, AG_FAMILIES_HEADS);
     cli_tensor_opts o = {0};
     cli_input prec = {0};
     for (int i = 1; i < argc; i++) {
@@ -85,7 +116,7 @@ int cmd_layer(int argc, char **argv)
             rc = cli_fail("%s: %s", o.weights, err.message);
     }
     if (rc == 0)
-        rc = layer_records(&o, &attn, &common, &recs);
+        rc = layer_records(&o, &t, &attn, &common, &recs);
     if (rc == 0 && o.save) {
         ag_error err = {0};
         if (ag_npy_write(o.save, &attn, &err) != AG_OK)

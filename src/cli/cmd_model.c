@@ -134,43 +134,88 @@ static const char analyze_help[] =
     "Run the model's forward pass and print the metrics of every head's attention\n"
     "matrix (families spectrum, attention, geometry): one record per (layer, head),\n"
     "and per text with --text-file (\"text\" = 0-based line index).\n"
+    "--metrics stability (or its keys) adds family E, computed in double on each\n"
+    "head's input X (docs/stability.md).\n"
     "\n"
     "options:\n"
     "  --layers 0,2-3     layers to report (default all)\n"
     "  --heads 1,4-5      heads to report (default all)\n"
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
     "  --metrics LIST     keys and families (default spectrum,attention,geometry)\n"
+    "  --epsilon E, --trials T, --seed S   sensitivity (stability): defaults 1e-3, 8, 1\n"
     "  --format F         table (default), json, csv, tsv, md, latex\n"
     "  -o FILE            write there instead of standard output\n"
     "  --expect GOLDEN    compare with a saved --format json output (exit 3 on mismatch)\n";
 
 typedef struct {
     const cli_common *common;
+    const ag_model *model; /* family E: the layer's Q/K weights */
     const unsigned char *layer_on, *head_on;
     long text;
     cli_records *out;
     ag_error err;
 } analyze_ctx;
 
+/* ---- family E (stability) in analyze ---- */
+
+static int stability_selected(const ag_metric_set *sel)
+{
+    for (int m = 0; m < AG_M_COUNT; m++)
+        if (sel->on[m] && ag_metric_family((ag_metric)m) == AG_FAMILY_STABILITY)
+            return 1;
+    return 0;
+}
+
+/* Family E of query head h from the view's X (the Q/K input, used in double
+ * whatever the pass precision) and the layer's weights w; GQA: kv head
+ * h / (H / H_kv). */
+static int analyze_stability(analyze_ctx *c, const ag_layer_view *v, const ag_attn_weights *w,
+                             int h, ag_record *r)
+{
+    size_t hd = (size_t)w->head_dim, kv = (size_t)(h / (w->n_head / w->n_kv_head));
+    ag_head_input in = {
+        .x = v->x, .n = v->n, .d = v->d,
+        .wq = w->wq.data + h * hd, .ldq = w->wq.shape[1],
+        .wk = w->wk.data + kv * hd, .ldk = w->wk.shape[1],
+        .bq = w->bq.data ? w->bq.data + h * hd : NULL,
+        .bk = w->bk.data ? w->bk.data + kv * hd : NULL,
+        .d_h = hd, .scale = w->scale, .causal = w->causal, .rope = w->rope,
+        .rope_theta = ag_model_get_config(c->model)->rope_theta};
+    ag_stability_options opt = {.epsilon = c->common->epsilon, .trials = c->common->trials,
+                                .seed = c->common->seed};
+    ag_error e = {0};
+    int status = ag_stability_metrics(&in, &opt, &c->common->metrics, r, &e);
+    if (status != AG_OK)
+        ag_error_set(&c->err, status, "layer %d head %d: %s", v->layer, h, e.message);
+    return status;
+}
+
 static int analyze_layer(const ag_layer_view *v, void *user)
 {
     analyze_ctx *c = user;
     if (!c->layer_on[v->layer])
         return 0;
-    for (int h = 0; h < v->n_head; h++) {
+    ag_attn_weights w = {0};
+    int stab = stability_selected(&c->common->metrics), status = AG_OK;
+    if (stab && (status = ag_model_attn_weights(c->model, v->layer, &w, &c->err)) != AG_OK)
+        return status;
+    for (int h = 0; status == AG_OK && h < v->n_head; h++) {
         if (!c->head_on[h])
             continue;
         ag_record *r = cli_records_add(c->out);
-        if (!r)
-            return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
+        if (!r) {
+            status = ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
+            break;
+        }
         ag_record_init(r, v->layer, h, v->n, v->n);
         r->text = c->text;
         const double *A = v->attn + (size_t)h * v->n * v->n; // (n, n)
-        int status = ag_matrix_metrics(A, v->n, v->n, &c->common->metrics, r, &c->err);
-        if (status != AG_OK)
-            return status;
+        status = ag_matrix_metrics(A, v->n, v->n, &c->common->metrics, r, &c->err);
+        if (status == AG_OK && stab)
+            status = analyze_stability(c, v, &w, h, r);
     }
-    return 0;
+    ag_attn_weights_free(&w);
+    return status;
 }
 
 /* Options and model shared by analyze and attention. */
@@ -252,14 +297,14 @@ static int forward_error(const model_run *r, const cli_seq *s, const ag_error *e
 int cmd_analyze(int argc, char **argv)
 {
     model_run r = {0};
-    cli_common_init(&r.common, AG_FAMILIES_MATRIX);
+    cli_common_init(&r.common, AG_FAMILIES_HEADS);
     int rc = model_run_parse(&r, "analyze", analyze_help, argc, argv, NULL, NULL);
     if (rc)
         return rc < 0 ? 0 : rc;
     rc = model_run_prepare(&r, "analyze");
     cli_records recs = {0};
     for (size_t k = 0; rc == 0 && k < r.nseq; k++) {
-        analyze_ctx c = {.common = &r.common, .layer_on = r.layer_on,
+        analyze_ctx c = {.common = &r.common, .model = r.model, .layer_on = r.layer_on,
                          .head_on = r.head_on, .text = r.seqs[k].line, .out = &recs};
         ag_error err = {0};
         int status = ag_model_forward(r.model, r.seqs[k].ids, r.seqs[k].n,
