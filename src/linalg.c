@@ -206,7 +206,7 @@ int ag_eig_triangular_condition(const double *L, size_t n, double *re, double *i
         return AG_ELIMIT;
     eig_entry *e = malloc(n * sizeof *e);
     lapack_int *select = calloc(n, sizeof *select);
-    double *t = dup_matrix(L, n * n), *vl = malloc(n * sizeof *vl), *vr = malloc(n * sizeof *vr);
+    double *t = dup_matrix(L, n * n), *vl = calloc(n, sizeof *vl), *vr = calloc(n, sizeof *vr);
     int status = (e && select && t && vl && vr) ? AG_OK : AG_ENOMEM;
     if (status == AG_OK) {
         for (size_t i = 0; i < n; i++)
