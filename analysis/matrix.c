@@ -1,5 +1,6 @@
 /* matrix.c — ag_matrix_metrics: families A, B and C of one matrix, with one
- * SVD shared by every family-A key. */
+ * SVD shared by every family-A key, and the curvature family F when it is
+ * selected (analysis/curvature.c). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -43,6 +44,16 @@ static const char *lapack_what(int status)
 int ag_matrix_metrics(const double *M, size_t m, size_t n,
                       const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
+    return ag_matrix_metrics_ex(M, m, n, sel, NULL, rec, err);
+}
+
+int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
+                         const ag_metric_set *sel, const ag_matrix_options *opt,
+                         ag_record *rec, ag_error *err)
+{
+    double tau = opt ? opt->edge_threshold : -1;
+    if (isnan(tau) || tau > 1)
+        return ag_error_set(err, AG_EINVAL, "edge threshold %g not in [0, 1]", tau);
     if (m == 0 || n == 0)
         return ag_error_set(err, AG_EINVAL, "empty %zux%zu matrix", m, n);
     for (size_t k = 0; k < m * n; k++)
@@ -70,5 +81,10 @@ int ag_matrix_metrics(const double *M, size_t m, size_t n,
     if (status != AG_OK)
         return ag_error_set(err, status, "%zux%zu matrix: %s", m, n,
                             lapack_what(status));
+    if (ag_family_selected(sel, AG_FAMILY_CURVATURE)) {
+        if (m == n)
+            return ag_curvature_metrics(M, n, tau, sel, rec, err);
+        null_family(sel, AG_FAMILY_CURVATURE, rec);
+    }
     return AG_OK;
 }

@@ -66,9 +66,12 @@ const char *ag_family_name(ag_family f);
 /* Bit masks of families, for selections restricted to what a command
  * computes. */
 #define AG_FAMILY_BIT(f) (1u << (f))
+/* What every command on attention matrices computes: A, B, C and, when
+ * asked for, the curvature of the attention graph (F). */
 #define AG_FAMILIES_MATRIX (AG_FAMILY_BIT(AG_FAMILY_SPECTRUM) | \
                             AG_FAMILY_BIT(AG_FAMILY_ATTENTION) | \
-                            AG_FAMILY_BIT(AG_FAMILY_GEOMETRY))
+                            AG_FAMILY_BIT(AG_FAMILY_GEOMETRY) | \
+                            AG_FAMILY_BIT(AG_FAMILY_CURVATURE))
 #define AG_FAMILIES_WEIGHTS AG_FAMILY_BIT(AG_FAMILY_WEIGHTS)
 /* What a command computes on attention heads whose input is known
  * (analyze, layer): the matrix families plus stability. */
@@ -121,7 +124,8 @@ void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v);
 
 /* ---- the matrix metrics ------------------------------------------------- */
 
-/* Compute the selected metrics of families A, B and C of the m×n matrix M
+/* Compute the selected metrics of families A, B and C (and F, see
+ * ag_matrix_metrics_ex) of the m×n matrix M
  * (row-major, borrowed) into rec (whose layer/head the caller sets; rows and
  * cols are set here). Keys that do not apply are AG_V_NULL as SPEC §3 says;
  * unselected keys are AG_V_ABSENT.
@@ -133,6 +137,21 @@ void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v);
  * AG_ENOMEM, AG_ELAPACK. */
 int ag_matrix_metrics(const double *M, size_t m, size_t n,
                       const ag_metric_set *sel, ag_record *rec, ag_error *err);
+
+/* Options of the matrix metrics. */
+typedef struct {
+    double edge_threshold; /* family F: edge iff W_ij >= τ; < 0 means 1/n */
+} ag_matrix_options;
+#define AG_MATRIX_OPTIONS_DEFAULT {.edge_threshold = -1}
+
+/* ag_matrix_metrics with options (NULL: the defaults), and family F (SPEC
+ * §3 F, attngeom/curvature.h) for the selected curvature keys: null for a
+ * non-square M or one with a negative entry. ag_matrix_metrics(...) is
+ * ag_matrix_metrics_ex(..., NULL, ...). Also AG_EINVAL for an edge
+ * threshold above 1 or NaN. */
+int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
+                         const ag_metric_set *sel, const ag_matrix_options *opt,
+                         ag_record *rec, ag_error *err);
 
 /* ---- building blocks (also used by tests and other modules) ------------- */
 

@@ -1,0 +1,999 @@
+/* curvature.c — SPEC §3 F: Forman and Ollivier curvature of the thresholded
+ * attention graph, with the Wasserstein-1 distances of Ollivier's curvature
+ * solved exactly.
+ *
+ * Forman–Ricci curvature of a weighted edge (Sreejith, Mohanraj, Jost, Saucan
+ * & Samal 2016, "Forman curvature for complex networks", J. Stat. Mech.,
+ * eq. 5 with unit node weights); Ollivier–Ricci curvature (Ollivier 2009,
+ * "Ricci curvature of Markov chains on metric spaces", J. Funct. Anal. 256)
+ * with the lazy random walk m_i of SPEC §3 F (idleness ½, as in Lin, Lu & Yau
+ * 2011 and Ni, Lin, Gao, Gu & Saucan 2015/2019).
+ *
+ * ---- Why the transport problems are small and their costs are 0..3 ------
+ * For an edge {i, j}, m_i lives on the closed ball B(i) = {i} ∪ N(i) and m_j
+ * on B(j). For u ∈ B(i), v ∈ B(j) the hop distance d(u, v) is at most 3 by
+ * the triangle inequality: d(u,v) ≤ d(u,i) + d(i,j) + d(j,v) ≤ 1 + 1 + 1.
+ * Hence, with the graph's adjacency and its "distance ≤ 2" relation:
+ *   d(u,v) = 0  iff u = v;
+ *   d(u,v) = 1  iff u ≠ v and u ~ v;
+ *   d(u,v) = 2  iff u ≠ v, u ≁ v and N(u) ∩ N(v) ≠ ∅ (a path u–k–v of
+ *               length 2 exists, and none shorter);
+ *   d(u,v) = 3  otherwise (no path of length ≤ 2, and 3 is an upper bound).
+ * N(u) ∩ N(v) ranges over the whole graph, not just over B(i) ∪ B(j), so the
+ * "distance ≤ 2" sets are precomputed once per matrix as bitsets
+ * near(u) = N(u) ∪ ⋃_{k∈N(u)} N(k).
+ *
+ * ---- The exact W₁ with costs in {1, 2, 3} as one maximum flow -----------
+ * 1. The common mass stays in place: for a metric cost, W₁(μ, ν) depends only
+ *    on μ − ν (Kantorovich–Rubinstein), so W₁(μ, ν) = W₁(a, b) with
+ *    a = (μ − ν)⁺ on the "sources" P and b = (ν − μ)⁺ on the "sinks" Q,
+ *    disjoint sets, Σa = Σb = T, and every cost c(p,q) ∈ {1, 2, 3}.
+ * 2. LP duality: W₁ = max Σ_p a_p α_p − Σ_q b_q β_q subject to
+ *    α_p − β_q ≤ c(p,q). The constraint matrix is a bipartite incidence
+ *    matrix (totally unimodular) and c is integral, so an integral optimum
+ *    exists. Replacing α_p by min_q(β_q + c(p,q)), then β_q by
+ *    max_p(α_p − c(p,q)) keeps feasibility and does not lower the objective
+ *    (a, b > 0); shifting so that min β = 0 (Σa = Σb) then gives
+ *    α_p ≤ β_{q₀} + c ≤ 3, α_p ≥ min β + 1 = 1, and
+ *    0 ≤ β_q ≤ max α − 1 ≤ 2. So α ∈ {1,2,3}, β ∈ {0,1,2}.
+ * 3. Write α_p = 1 + x1_p + x2_p, β_q = y1_q + y2_q with binary
+ *    x1 ≥ x2, y1 ≥ y2 (x_t = [α ≥ t+1], y_t = [β ≥ t]). The constraints become
+ *      c = 1:  x1_p ≤ y1_q  and  x2_p ≤ y2_q;
+ *      c = 2:  x2_p ≤ y1_q;
+ *      c = 3:  none;
+ *    and W₁ = T + max { Σ a_p (x1_p + x2_p) − Σ b_q (y1_q + y2_q) } over the
+ *    sets closed under these implications: a maximum-weight closure
+ *    (Picard 1976), which is 2T − (minimum s–t cut) of the network
+ *      s → x1_p, s → x2_p (capacity a_p);  y1_q → t, y2_q → t (capacity b_q);
+ *      x1_p → y1_q, x2_p → y2_q (c = 1), x2_p → y1_q (c ≤ 2),
+ *      x2_p → x1_p, y2_q → y1_q   (all of infinite capacity).
+ *    So  W₁ = 3T − maxflow.  (Primal reading: a unit moved at cost c saves
+ *    3 − c against the worst case 3; the two layers count the savings.)
+ * 4. The maximum flow: a greedy start along the arcs of each source, then
+ *    shortest augmenting paths (Edmonds & Karp 1972) found by breadth-first
+ *    search over bitsets of the local arc sets, with residual capacities
+ *    ≤ tol (4ε·T) treated as saturated. Every augmentation drives the
+ *    residual of its bottleneck arc to exactly 0 (x − x), so the Edmonds–Karp
+ *    bound holds in floating point too; no entropic smoothing, no iteration
+ *    to a tolerance: the optimum is exact up to rounding of the masses.
+ * Each problem has |P| + |Q| ≤ deg(i) + deg(j) + 2 points; a breadth-first
+ * search costs O((|P| + |Q|)² / 64) word operations.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+typedef uint64_t word;
+
+static size_t nwords(size_t bits) { return (bits + 63) / 64; }
+#define BSET(s, k) ((s)[(k) >> 6] |= (word)1 << ((k)&63))
+#define BCLR(s, k) ((s)[(k) >> 6] &= ~((word)1 << ((k)&63)))
+#define BTEST(s, k) (((s)[(k) >> 6] >> ((k)&63)) & 1)
+
+/* ======================================================================
+ * The transportation solver: sources a[0..p), sinks b[0..q), arc sets
+ * A1 (cost 1) and A2 (cost ≤ 2) as bitsets over the sinks, one row per
+ * source. Everything not in A2 costs 3.
+ * ==================================================================== */
+
+#define NONE UINT32_MAX
+
+typedef struct {
+    size_t cap_p, cap_q, cap_pq;
+    size_t p, q, pw, qw;
+    double *a, *b;
+    double *src1, *src2, *snk1, *snk2, *g, *h;
+    double *f11, *f21, *f22;  /* p × q (row p, stride q): x1→y1, x2→y1, x2→y2 */
+    word *A1, *A2;            /* p × qw */
+    word *F11, *F21, *F22;    /* q × pw: bit p set iff that flow is > 0 */
+    word *vis;                /* X1 | X2 | Y1 | Y2 */
+    uint32_t *queue, *parent, *ends; /* 2(p + q) */
+} ot_ws;
+
+static void ot_free(ot_ws *w)
+{
+    free(w->a); free(w->b); free(w->src1); free(w->src2); free(w->snk1);
+    free(w->snk2); free(w->g); free(w->h); free(w->f11); free(w->f21);
+    free(w->f22); free(w->A1); free(w->A2); free(w->F11); free(w->F21);
+    free(w->F22); free(w->vis); free(w->queue); free(w->parent); free(w->ends);
+    memset(w, 0, sizeof *w);
+}
+
+static int grow(void **ptr, size_t count, size_t size, int zero)
+{
+    void *n = zero ? calloc(count ? count : 1, size) : malloc((count ? count : 1) * size);
+    if (!n)
+        return -1;
+    free(*ptr);
+    *ptr = n;
+    return 0;
+}
+
+/* Room for p sources and q sinks. Flow matrices and flow bitsets are kept
+ * all-zero between problems (ot_solve clears what it used). */
+static int ot_reserve(ot_ws *w, size_t p, size_t q)
+{
+    if (p <= w->cap_p && q <= w->cap_q && p * q <= w->cap_pq)
+        return 0;
+    size_t cp = p > w->cap_p ? (p > 2 * w->cap_p ? p : 2 * w->cap_p) : w->cap_p;
+    size_t cq = q > w->cap_q ? (q > 2 * w->cap_q ? q : 2 * w->cap_q) : w->cap_q;
+    size_t cpw = nwords(cp), cqw = nwords(cq);
+    int bad = 0;
+    bad |= grow((void **)&w->a, cp, sizeof(double), 0);
+    bad |= grow((void **)&w->src1, cp, sizeof(double), 0);
+    bad |= grow((void **)&w->src2, cp, sizeof(double), 0);
+    bad |= grow((void **)&w->g, cp, sizeof(double), 1);
+    bad |= grow((void **)&w->b, cq, sizeof(double), 0);
+    bad |= grow((void **)&w->snk1, cq, sizeof(double), 0);
+    bad |= grow((void **)&w->snk2, cq, sizeof(double), 0);
+    bad |= grow((void **)&w->h, cq, sizeof(double), 1);
+    bad |= grow((void **)&w->f11, cp * cq, sizeof(double), 1);
+    bad |= grow((void **)&w->f21, cp * cq, sizeof(double), 1);
+    bad |= grow((void **)&w->f22, cp * cq, sizeof(double), 1);
+    bad |= grow((void **)&w->A1, cp * cqw, sizeof(word), 1);
+    bad |= grow((void **)&w->A2, cp * cqw, sizeof(word), 1);
+    bad |= grow((void **)&w->F11, cq * cpw, sizeof(word), 1);
+    bad |= grow((void **)&w->F21, cq * cpw, sizeof(word), 1);
+    bad |= grow((void **)&w->F22, cq * cpw, sizeof(word), 1);
+    bad |= grow((void **)&w->vis, 2 * (cpw + cqw), sizeof(word), 1);
+    bad |= grow((void **)&w->queue, 2 * (cp + cq), sizeof(uint32_t), 0);
+    bad |= grow((void **)&w->parent, 2 * (cp + cq), sizeof(uint32_t), 0);
+    bad |= grow((void **)&w->ends, 2 * (cp + cq), sizeof(uint32_t), 0);
+    if (bad)
+        return -1;
+    w->cap_p = cp;
+    w->cap_q = cq;
+    w->cap_pq = cp * cq;
+    return 0;
+}
+
+/* Set the problem size and clear the arc bitsets A1, A2. */
+static void ot_begin(ot_ws *w, size_t p, size_t q)
+{
+    w->p = p;
+    w->q = q;
+    w->pw = nwords(p);
+    w->qw = nwords(q);
+    memset(w->A1, 0, p * w->qw * sizeof(word));
+    memset(w->A2, 0, p * w->qw * sizeof(word));
+}
+
+/* Move min(*x, *y) from both (the smaller becomes exactly 0). */
+static double take(double *x, double *y)
+{
+    double d;
+    if (*x <= *y) {
+        d = *x;
+        *x = 0;
+        *y -= d;
+    } else {
+        d = *y;
+        *y = 0;
+        *x -= d;
+    }
+    return d;
+}
+
+/* Greedy start: each source sends along its cheapest arcs while it can. */
+static double ot_greedy(ot_ws *w, double tol)
+{
+    size_t p = w->p, q = w->q, pw = w->pw, qw = w->qw;
+    double flow = 0;
+    for (size_t i = 0; i < p; i++) {
+        const word *a1 = w->A1 + i * qw, *a2 = w->A2 + i * qw;
+        for (size_t k = 0; k < qw && w->src1[i] > tol; k++)
+            for (word m = a1[k]; m && w->src1[i] > tol; m &= m - 1) {
+                size_t j = k * 64 + (size_t)__builtin_ctzll(m);
+                if (w->snk1[j] > tol) {
+                    double d = take(&w->src1[i], &w->snk1[j]);
+                    w->f11[i * q + j] += d;
+                    BSET(w->F11 + j * pw, i);
+                    flow += d;
+                }
+            }
+        for (size_t k = 0; k < qw && w->src2[i] > tol; k++)
+            for (word m = a1[k]; m && w->src2[i] > tol; m &= m - 1) {
+                size_t j = k * 64 + (size_t)__builtin_ctzll(m);
+                if (w->snk2[j] > tol) {
+                    double d = take(&w->src2[i], &w->snk2[j]);
+                    w->f22[i * q + j] += d;
+                    BSET(w->F22 + j * pw, i);
+                    flow += d;
+                }
+            }
+        for (size_t k = 0; k < qw && w->src2[i] > tol; k++)
+            for (word m = a2[k]; m && w->src2[i] > tol; m &= m - 1) {
+                size_t j = k * 64 + (size_t)__builtin_ctzll(m);
+                if (w->snk1[j] > tol) {
+                    double d = take(&w->src2[i], &w->snk1[j]);
+                    w->f21[i * q + j] += d;
+                    BSET(w->F21 + j * pw, i);
+                    flow += d;
+                }
+            }
+    }
+    return flow;
+}
+
+/* Node ids: X1 p → p, X2 p → P + p, Y1 q → 2P + q, Y2 q → 2P + Q + q. */
+enum { G_X1, G_X2, G_Y1, G_Y2 };
+
+static int group_of(const ot_ws *w, uint32_t v, size_t *idx)
+{
+    size_t P = w->p, Q = w->q;
+    if (v < P) { *idx = v; return G_X1; }
+    if (v < 2 * P) { *idx = v - P; return G_X2; }
+    if (v < 2 * P + Q) { *idx = v - 2 * P; return G_Y1; }
+    *idx = v - 2 * P - Q;
+    return G_Y2;
+}
+
+/* Residual capacity of arc u → v: +inf for the infinite forward arcs, the
+ * flow for the reverse ones. */
+static double *arc_flow(ot_ws *w, uint32_t u, uint32_t v, int *forward)
+{
+    size_t iu, iv;
+    int gu = group_of(w, u, &iu), gv = group_of(w, v, &iv);
+    size_t q = w->q;
+    *forward = 1;
+    switch (gu * 4 + gv) {
+    case G_X1 * 4 + G_Y1: return &w->f11[iu * q + iv];
+    case G_X2 * 4 + G_Y2: return &w->f22[iu * q + iv];
+    case G_X2 * 4 + G_Y1: return &w->f21[iu * q + iv];
+    case G_X2 * 4 + G_X1: return &w->g[iu];
+    case G_Y2 * 4 + G_Y1: return &w->h[iu];
+    }
+    *forward = 0;
+    switch (gu * 4 + gv) {
+    case G_Y1 * 4 + G_X1: return &w->f11[iv * q + iu];
+    case G_Y1 * 4 + G_X2: return &w->f21[iv * q + iu];
+    case G_Y2 * 4 + G_X2: return &w->f22[iv * q + iu];
+    case G_X1 * 4 + G_X2: return &w->g[iu];
+    default: /* G_Y1 → G_Y2 */ return &w->h[iu];
+    }
+}
+
+static word *arc_bits(ot_ws *w, uint32_t u, uint32_t v, size_t *pbit)
+{
+    size_t iu, iv;
+    int gu = group_of(w, u, &iu), gv = group_of(w, v, &iv);
+    size_t pw = w->pw;
+    int x_to_y = gu <= G_X2 && gv >= G_Y1;
+    int y_to_x = gu >= G_Y1 && gv <= G_X2;
+    if (!x_to_y && !y_to_x)
+        return NULL;
+    size_t ip = x_to_y ? iu : iv, iq = x_to_y ? iv : iu;
+    int gx = x_to_y ? gu : gv, gy = x_to_y ? gv : gu;
+    *pbit = ip;
+    if (gx == G_X1)
+        return w->F11 + iq * pw;
+    return (gy == G_Y1 ? w->F21 : w->F22) + iq * pw;
+}
+
+/* Push along the tree path that ends at `end` (a sink node): as much as its
+ * residual capacities allow now (earlier pushes of the same round may have
+ * used some). Returns the amount (0 when the path is saturated). */
+static double ot_push_path(ot_ws *w, uint32_t end, double tol)
+{
+    uint32_t *parent = w->parent;
+    size_t ie;
+    int ge = group_of(w, end, &ie);
+    double *sink = ge == G_Y1 ? &w->snk1[ie] : &w->snk2[ie];
+    double delta = *sink;
+    uint32_t v = end;
+    while (parent[v] != NONE) {
+        int fwd;
+        double *f = arc_flow(w, parent[v], v, &fwd);
+        if (!fwd && *f < delta)
+            delta = *f;
+        v = parent[v];
+    }
+    size_t is;
+    int gs = group_of(w, v, &is);
+    double *source = gs == G_X1 ? &w->src1[is] : &w->src2[is];
+    if (*source < delta)
+        delta = *source;
+    if (!(delta > tol))
+        return 0;
+    *sink = *sink == delta ? 0 : *sink - delta;
+    *source = *source == delta ? 0 : *source - delta;
+    for (v = end; parent[v] != NONE; v = parent[v]) {
+        int fwd;
+        uint32_t u = parent[v];
+        double *f = arc_flow(w, u, v, &fwd);
+        size_t bit;
+        word *bits = arc_bits(w, u, v, &bit);
+        if (fwd) {
+            *f += delta;
+            if (bits)
+                BSET(bits, bit);
+        } else {
+            *f = *f == delta ? 0 : *f - delta;
+            if (*f == 0 && bits)
+                BCLR(bits, bit);
+        }
+    }
+    return delta;
+}
+
+/* One round: a breadth-first search of the residual network from every
+ * source with supply left, then a push along the tree path to every sink
+ * with demand left that it reached, in the order reached (the first is a
+ * shortest augmenting path, as in Edmonds–Karp). Returns the amount pushed
+ * (0: the flow is maximum). */
+static double ot_round(ot_ws *w, double tol)
+{
+    size_t P = w->p, Q = w->q, pw = w->pw, qw = w->qw;
+    word *vx1 = w->vis, *vx2 = vx1 + pw, *vy1 = vx2 + pw, *vy2 = vy1 + qw;
+    memset(w->vis, 0, 2 * (pw + qw) * sizeof(word));
+    uint32_t *queue = w->queue, *parent = w->parent, *ends = w->ends;
+    size_t head = 0, tail = 0, nends = 0;
+    for (size_t i = 0; i < P; i++)
+        if (w->src1[i] > tol) {
+            BSET(vx1, i);
+            parent[i] = NONE;
+            queue[tail++] = (uint32_t)i;
+        }
+    for (size_t i = 0; i < P; i++)
+        if (w->src2[i] > tol) {
+            BSET(vx2, i);
+            parent[P + i] = NONE;
+            queue[tail++] = (uint32_t)(P + i);
+        }
+#define VISIT(vset, idx, id, from)          \
+    do {                                    \
+        BSET(vset, idx);                    \
+        parent[id] = (from);                \
+        queue[tail++] = (uint32_t)(id);     \
+    } while (0)
+    while (head < tail) {
+        uint32_t u = queue[head++];
+        size_t i;
+        int gu = group_of(w, u, &i);
+        if (gu == G_X1 || gu == G_X2) {
+            const word *a1 = w->A1 + i * qw;
+            word *vy = gu == G_X1 ? vy1 : vy2;
+            const double *snk = gu == G_X1 ? w->snk1 : w->snk2;
+            size_t base = gu == G_X1 ? 2 * P : 2 * P + Q;
+            for (size_t k = 0; k < qw; k++)
+                for (word m = a1[k] & ~vy[k]; m; m &= m - 1) {
+                    size_t j = k * 64 + (size_t)__builtin_ctzll(m);
+                    VISIT(vy, j, base + j, u);
+                    if (snk[j] > tol)
+                        ends[nends++] = (uint32_t)(base + j);
+                }
+            if (gu == G_X2) {
+                const word *a2 = w->A2 + i * qw;
+                for (size_t k = 0; k < qw; k++)
+                    for (word m = a2[k] & ~vy1[k]; m; m &= m - 1) {
+                        size_t j = k * 64 + (size_t)__builtin_ctzll(m);
+                        VISIT(vy1, j, 2 * P + j, u);
+                        if (w->snk1[j] > tol)
+                            ends[nends++] = (uint32_t)(2 * P + j);
+                    }
+                if (!BTEST(vx1, i))
+                    VISIT(vx1, i, i, u);
+            } else if (w->g[i] > tol && !BTEST(vx2, i)) {
+                VISIT(vx2, i, P + i, u);
+            }
+        } else if (gu == G_Y1) {
+            const word *f11 = w->F11 + i * pw, *f21 = w->F21 + i * pw;
+            for (size_t k = 0; k < pw; k++)
+                for (word m = f11[k] & ~vx1[k]; m; m &= m - 1) {
+                    size_t j = k * 64 + (size_t)__builtin_ctzll(m);
+                    if (w->f11[j * Q + i] > tol)
+                        VISIT(vx1, j, j, u);
+                }
+            for (size_t k = 0; k < pw; k++)
+                for (word m = f21[k] & ~vx2[k]; m; m &= m - 1) {
+                    size_t j = k * 64 + (size_t)__builtin_ctzll(m);
+                    if (w->f21[j * Q + i] > tol)
+                        VISIT(vx2, j, P + j, u);
+                }
+            if (w->h[i] > tol && !BTEST(vy2, i)) {
+                VISIT(vy2, i, 2 * P + Q + i, u);
+                if (w->snk2[i] > tol)
+                    ends[nends++] = (uint32_t)(2 * P + Q + i);
+            }
+        } else { /* G_Y2 */
+            const word *f22 = w->F22 + i * pw;
+            for (size_t k = 0; k < pw; k++)
+                for (word m = f22[k] & ~vx2[k]; m; m &= m - 1) {
+                    size_t j = k * 64 + (size_t)__builtin_ctzll(m);
+                    if (w->f22[j * Q + i] > tol)
+                        VISIT(vx2, j, P + j, u);
+                }
+            if (!BTEST(vy1, i)) {
+                VISIT(vy1, i, 2 * P + i, u);
+                if (w->snk1[i] > tol)
+                    ends[nends++] = (uint32_t)(2 * P + i);
+            }
+        }
+    }
+#undef VISIT
+    double pushed = 0;
+    for (size_t e = 0; e < nends; e++)
+        pushed += ot_push_path(w, ends[e], tol);
+    return pushed;
+}
+
+/* W₁ of the prepared problem (w->a, w->b, A1, A2 set by the caller). */
+static double ot_solve(ot_ws *w)
+{
+    size_t p = w->p, q = w->q, pw = w->pw;
+    double sa = 0, sb = 0;
+    for (size_t i = 0; i < p; i++)
+        sa += w->a[i];
+    for (size_t j = 0; j < q; j++)
+        sb += w->b[j];
+    double T = 0.5 * (sa + sb);
+    if (p == 0 || q == 0)
+        return 3 * T; /* nothing to move (up to rounding) */
+    double tol = 4 * DBL_EPSILON * T;
+    /* No pair at cost 3 (the common case in dense graphs): W₁ = T + (mass
+     * moved at cost 2) = 2T − (mass moved at cost 1), and the mass that can
+     * move at cost 1 is the maximum flow of the first layer alone (any such
+     * flow completes to a transport plan with cost-2 arcs). The second layer
+     * is then left empty. */
+    int no3 = 1;
+    size_t qw = w->qw;
+    word last = q % 64 ? ((word)1 << (q % 64)) - 1 : ~(word)0;
+    for (size_t i = 0; i < p && no3; i++)
+        for (size_t k = 0; k < qw; k++)
+            if (w->A2[i * qw + k] != (k + 1 < qw ? ~(word)0 : last)) {
+                no3 = 0;
+                break;
+            }
+    memcpy(w->src1, w->a, p * sizeof(double));
+    memcpy(w->snk1, w->b, q * sizeof(double));
+    if (no3) {
+        memset(w->src2, 0, p * sizeof(double));
+        memset(w->snk2, 0, q * sizeof(double));
+    } else {
+        memcpy(w->src2, w->a, p * sizeof(double));
+        memcpy(w->snk2, w->b, q * sizeof(double));
+    }
+    double flow = ot_greedy(w, tol);
+    for (;;) {
+        double d = ot_round(w, tol);
+        if (d == 0)
+            break;
+        flow += d;
+    }
+    /* leave the flow arrays zero for the next problem */
+    word *sets[3] = {w->F11, w->F21, w->F22};
+    double *flows[3] = {w->f11, w->f21, w->f22};
+    for (int s = 0; s < 3; s++)
+        for (size_t j = 0; j < q; j++) {
+            word *row = sets[s] + j * pw;
+            for (size_t k = 0; k < pw; k++) {
+                for (word m = row[k]; m; m &= m - 1)
+                    flows[s][(k * 64 + (size_t)__builtin_ctzll(m)) * q + j] = 0;
+                row[k] = 0;
+            }
+        }
+    memset(w->g, 0, p * sizeof(double));
+    memset(w->h, 0, q * sizeof(double));
+    double w1 = (no3 ? 2 : 3) * T - flow;
+    return w1 > 0 ? w1 : 0;
+}
+
+/* Equal up to rounding: |x − y| ≤ 4ε·max(x, y). */
+static int same_mass(double x, double y)
+{
+    return fabs(x - y) <= 4 * DBL_EPSILON * fmax(x, y);
+}
+
+int ag_wasserstein1_hops(const double *mu, const double *nu, size_t k,
+                         const unsigned char *hops, double *w1, ag_error *err)
+{
+    double smu = 0, snu = 0;
+    for (size_t u = 0; u < k; u++) {
+        if (!(mu[u] >= 0) || !(nu[u] >= 0) || !isfinite(mu[u]) || !isfinite(nu[u]))
+            return ag_error_set(err, AG_EINVAL, "W1: mass %zu is negative or not finite", u);
+        smu += mu[u];
+        snu += nu[u];
+        for (size_t v = 0; v < k; v++) {
+            unsigned c = hops[u * k + v];
+            if (c > 3 || (c == 0) != (u == v) || c != hops[v * k + u])
+                return ag_error_set(err, AG_EINVAL,
+                                    "W1: hop distance (%zu, %zu) = %u is not a metric in 0..3",
+                                    u, v, c);
+        }
+    }
+    if (fabs(smu - snu) > 1e-12 * fmax(smu, snu))
+        return ag_error_set(err, AG_EINVAL, "W1: total masses differ (%.17g, %.17g)", smu, snu);
+    ot_ws w = {0};
+    size_t p = 0, q = 0;
+    for (size_t u = 0; u < k; u++)
+        if (!same_mass(mu[u], nu[u]))
+            *(mu[u] > nu[u] ? &p : &q) += 1;
+    if (ot_reserve(&w, p, q) != 0) {
+        ot_free(&w);
+        return ag_error_set(err, AG_ENOMEM, "W1: out of memory");
+    }
+    size_t *pi = malloc((p + 1) * sizeof *pi), *qi = malloc((q + 1) * sizeof *qi);
+    if (!pi || !qi) {
+        free(pi);
+        free(qi);
+        ot_free(&w);
+        return ag_error_set(err, AG_ENOMEM, "W1: out of memory");
+    }
+    ot_begin(&w, p, q);
+    p = q = 0;
+    for (size_t u = 0; u < k; u++) {
+        if (same_mass(mu[u], nu[u]))
+            continue;
+        if (mu[u] > nu[u]) {
+            w.a[p] = mu[u] - nu[u];
+            pi[p++] = u;
+        } else {
+            w.b[q] = nu[u] - mu[u];
+            qi[q++] = u;
+        }
+    }
+    for (size_t i = 0; i < p; i++)
+        for (size_t j = 0; j < q; j++) {
+            unsigned c = hops[pi[i] * k + qi[j]];
+            if (c == 1)
+                BSET(w.A1 + i * w.qw, j);
+            if (c <= 2)
+                BSET(w.A2 + i * w.qw, j);
+        }
+    *w1 = ot_solve(&w);
+    free(pi);
+    free(qi);
+    ot_free(&w);
+    return AG_OK;
+}
+
+/* ======================================================================
+ * The graph of A and the curvatures of its edges.
+ * ==================================================================== */
+
+typedef struct {
+    size_t n, words, edges;
+    size_t *start;    /* CSR: neighbours of i are nbr[start[i] .. start[i+1]) */
+    uint32_t *nbr;    /* ascending */
+    double *wt;       /* W_ik */
+    double *prob;     /* ½ W_ik / Σ_k' W_ik' (NaN when that sum is 0) */
+    word *adj, *near; /* n × words: N(u), and the vertices at distance 1..2 */
+} graph;
+
+static void graph_free(graph *g)
+{
+    free(g->start);
+    free(g->nbr);
+    free(g->wt);
+    free(g->prob);
+    free(g->adj);
+    free(g->near);
+    memset(g, 0, sizeof *g);
+}
+
+static double wsym(const double *A, size_t n, size_t i, size_t j)
+{
+    /* (A_ij + A_ji)/2 without overflow; identical to it except in the
+     * subnormal range */
+    return 0.5 * A[i * n + j] + 0.5 * A[j * n + i];
+}
+
+static int graph_build(const double *A, size_t n, double tau, int want_near, graph *g)
+{
+    memset(g, 0, sizeof *g);
+    g->n = n;
+    g->words = nwords(n);
+    g->start = calloc(n + 1, sizeof *g->start);
+    g->adj = calloc(n * g->words, sizeof(word));
+    if (!g->start || !g->adj)
+        return AG_ENOMEM;
+    size_t *deg = g->start + 1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (wsym(A, n, i, j) >= tau) {
+                deg[i]++;
+                deg[j]++;
+                BSET(g->adj + i * g->words, j);
+                BSET(g->adj + j * g->words, i);
+                g->edges++;
+            }
+    for (size_t i = 0; i < n; i++)
+        g->start[i + 1] += g->start[i];
+    size_t m = g->start[n];
+    g->nbr = malloc((m + 1) * sizeof *g->nbr);
+    g->wt = malloc((m + 1) * sizeof *g->wt);
+    g->prob = malloc((m + 1) * sizeof *g->prob);
+    size_t *fill = malloc((n + 1) * sizeof *fill);
+    if (!g->nbr || !g->wt || !g->prob || !fill) {
+        free(fill);
+        return AG_ENOMEM;
+    }
+    memcpy(fill, g->start, n * sizeof *fill);
+    /* rows ascending, columns ascending: every list comes out sorted */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (BTEST(g->adj + i * g->words, j)) {
+                double w = wsym(A, n, i, j);
+                g->nbr[fill[i]] = (uint32_t)j;
+                g->wt[fill[i]++] = w;
+                g->nbr[fill[j]] = (uint32_t)i;
+                g->wt[fill[j]++] = w;
+            }
+    free(fill);
+    for (size_t i = 0; i < n; i++) {
+        double s = 0;
+        for (size_t e = g->start[i]; e < g->start[i + 1]; e++)
+            s += g->wt[e];
+        for (size_t e = g->start[i]; e < g->start[i + 1]; e++)
+            g->prob[e] = s > 0 ? 0.5 * (g->wt[e] / s) : NAN;
+    }
+    if (!want_near)
+        return AG_OK;
+    g->near = malloc(n * g->words * sizeof(word));
+    if (!g->near)
+        return AG_ENOMEM;
+    for (size_t u = 0; u < n; u++) {
+        word *row = g->near + u * g->words;
+        memcpy(row, g->adj + u * g->words, g->words * sizeof(word));
+        for (size_t e = g->start[u]; e < g->start[u + 1]; e++) {
+            const word *r = g->adj + (size_t)g->nbr[e] * g->words;
+            for (size_t k = 0; k < g->words; k++)
+                row[k] |= r[k];
+        }
+    }
+    return AG_OK;
+}
+
+/* F(i,j) for the edge stored at position e of i's list. */
+static double forman_edge(const graph *g, size_t i, size_t j, double wij)
+{
+    double s = 0;
+    for (size_t e = g->start[i]; e < g->start[i + 1]; e++)
+        if (g->nbr[e] != j)
+            s += sqrt(wij / g->wt[e]);
+    for (size_t e = g->start[j]; e < g->start[j + 1]; e++)
+        if (g->nbr[e] != i)
+            s += sqrt(wij / g->wt[e]);
+    return 2 - s;
+}
+
+/* Scratch for the Ollivier edges. */
+typedef struct {
+    ot_ws ot;
+    double *mu, *nu;      /* n, zero between edges */
+    double *da, *db;      /* n: the masses of the sources / sinks */
+    uint32_t *pid, *qid;  /* n: their vertices */
+    uint32_t *cw;         /* words: the non-zero words of qmask */
+    word *qmask;          /* words: the sinks, zero between edges */
+} oll_ws;
+
+static void oll_free(oll_ws *o)
+{
+    ot_free(&o->ot);
+    free(o->mu);
+    free(o->nu);
+    free(o->da);
+    free(o->db);
+    free(o->pid);
+    free(o->qid);
+    free(o->cw);
+    free(o->qmask);
+}
+
+static int oll_init(oll_ws *o, size_t n)
+{
+    memset(o, 0, sizeof *o);
+    o->mu = calloc(n, sizeof *o->mu);
+    o->nu = calloc(n, sizeof *o->nu);
+    o->da = malloc(n * sizeof *o->da);
+    o->db = malloc(n * sizeof *o->db);
+    o->pid = malloc(n * sizeof *o->pid);
+    o->qid = malloc(n * sizeof *o->qid);
+    o->cw = malloc(nwords(n) * sizeof *o->cw);
+    o->qmask = calloc(nwords(n), sizeof(word));
+    return o->mu && o->nu && o->da && o->db && o->pid && o->qid && o->cw && o->qmask ? 0 : -1;
+}
+
+/* Compress `src` (a global bitset of `words` words) to the positions set in
+ * the sink mask: bit k of out[] is set iff the k-th sink (in ascending
+ * global order) is in src. `cw`/`cnt` list the non-zero mask words. */
+static void compress_row(const word *src, const word *qmask, const uint32_t *cw, size_t ncw,
+                         word *out)
+{
+    size_t off = 0;
+    for (size_t t = 0; t < ncw; t++) {
+        size_t c = cw[t];
+        word qm = qmask[c], bits = 0;
+        size_t k = 0;
+        for (word m = qm, x = src[c]; m; m &= m - 1, k++)
+            if (x & m & -m)
+                bits |= (word)1 << k;
+        out[off >> 6] |= bits << (off & 63);
+        if ((off & 63) + k > 64)
+            out[(off >> 6) + 1] |= bits >> (64 - (off & 63));
+        off += k;
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* The same with the BMI2 parallel-bit-extract instruction. */
+__attribute__((target("bmi2,popcnt"))) static void compress_row_bmi2(
+    const word *src, const word *qmask, const uint32_t *cw, size_t ncw, word *out)
+{
+    size_t off = 0;
+    for (size_t t = 0; t < ncw; t++) {
+        size_t c = cw[t];
+        word qm = qmask[c];
+        word bits = _pext_u64(src[c], qm);
+        size_t k = (size_t)__builtin_popcountll(qm);
+        out[off >> 6] |= bits << (off & 63);
+        if ((off & 63) + k > 64)
+            out[(off >> 6) + 1] |= bits >> (64 - (off & 63));
+        off += k;
+    }
+}
+static int have_bmi2(void)
+{
+    static int cached = -1;
+    if (cached < 0)
+        cached = __builtin_cpu_supports("bmi2") ? 1 : 0;
+    return cached;
+}
+#else
+static int have_bmi2(void) { return 0; }
+#define compress_row_bmi2 compress_row
+#endif
+
+/* κ(i,j) = 1 − W₁(m_i, m_j); NaN when m_i or m_j is undefined. */
+static int ollivier_edge(const graph *g, oll_ws *o, size_t i, size_t j, double *kappa)
+{
+    size_t words = g->words;
+    o->mu[i] += 0.5;
+    for (size_t e = g->start[i]; e < g->start[i + 1]; e++)
+        o->mu[g->nbr[e]] += g->prob[e];
+    o->nu[j] += 0.5;
+    for (size_t e = g->start[j]; e < g->start[j + 1]; e++)
+        o->nu[g->nbr[e]] += g->prob[e];
+    /* the union of the two balls, in ascending order: sources and sinks come
+     * out sorted, so a sink's local index is its rank in the sink mask */
+    const word *ai = g->adj + i * words, *aj = g->adj + j * words;
+    size_t p = 0, q = 0, ncw = 0;
+    int undefined = 0;
+    for (size_t c = 0; c < words; c++) {
+        word u = ai[c] | aj[c];
+        if (c == i >> 6)
+            u |= (word)1 << (i & 63);
+        if (c == j >> 6)
+            u |= (word)1 << (j & 63);
+        word qm = 0;
+        for (; u; u &= u - 1) {
+            size_t x = c * 64 + (size_t)__builtin_ctzll(u);
+            double a = o->mu[x], b = o->nu[x];
+            o->mu[x] = o->nu[x] = 0;
+            if (isnan(a) || isnan(b)) {
+                undefined = 1;
+            } else if (!same_mass(a, b)) {
+                if (a > b) {
+                    o->pid[p] = (uint32_t)x;
+                    o->da[p++] = a - b;
+                } else {
+                    o->qid[q] = (uint32_t)x;
+                    o->db[q++] = b - a;
+                    qm |= (word)1 << (x & 63);
+                }
+            }
+        }
+        o->qmask[c] = qm;
+        if (qm)
+            o->cw[ncw++] = (uint32_t)c;
+    }
+    if (undefined) {
+        for (size_t t = 0; t < ncw; t++)
+            o->qmask[o->cw[t]] = 0;
+        *kappa = NAN;
+        return 0;
+    }
+    if (ot_reserve(&o->ot, p, q) != 0)
+        return -1;
+    ot_ws *w = &o->ot;
+    ot_begin(w, p, q);
+    memcpy(w->a, o->da, p * sizeof(double));
+    memcpy(w->b, o->db, q * sizeof(double));
+    int bmi2 = have_bmi2();
+    for (size_t k = 0; k < p; k++) {
+        size_t x = o->pid[k];
+        const word *adj = g->adj + x * words, *near = g->near + x * words;
+        word *a1 = w->A1 + k * w->qw, *a2 = w->A2 + k * w->qw;
+        if (bmi2) {
+            compress_row_bmi2(adj, o->qmask, o->cw, ncw, a1);
+            compress_row_bmi2(near, o->qmask, o->cw, ncw, a2);
+        } else {
+            compress_row(adj, o->qmask, o->cw, ncw, a1);
+            compress_row(near, o->qmask, o->cw, ncw, a2);
+        }
+    }
+    for (size_t t = 0; t < ncw; t++)
+        o->qmask[o->cw[t]] = 0;
+    *kappa = 1 - ot_solve(w);
+    return 0;
+}
+
+static int check_input(const double *A, size_t n, double tau, int *negative, ag_error *err)
+{
+    if (n == 0)
+        return ag_error_set(err, AG_EINVAL, "curvature: empty matrix");
+    if (isnan(tau) || tau > 1)
+        return ag_error_set(err, AG_EINVAL, "curvature: edge threshold %g not in [0, 1]", tau);
+    *negative = 0;
+    for (size_t k = 0; k < n * n; k++) {
+        if (!isfinite(A[k]))
+            return ag_error_set(err, AG_ENONFINITE,
+                                "non-finite value (%g) at row %zu, column %zu", A[k],
+                                k / n, k % n);
+        if (A[k] < 0)
+            *negative = 1;
+    }
+    return AG_OK;
+}
+
+/* Walk the edges (i < j, lexicographic); per edge call back with F and κ. */
+typedef void (*edge_fn)(void *user, size_t i, size_t j, double w, double forman, double kappa);
+
+static int walk_edges(const graph *g, int want_forman, int want_ollivier, edge_fn fn, void *user,
+                      ag_error *err)
+{
+    oll_ws o;
+    if (want_ollivier && oll_init(&o, g->n) != 0) {
+        oll_free(&o);
+        return ag_error_set(err, AG_ENOMEM, "curvature: out of memory");
+    }
+    for (size_t i = 0; i < g->n; i++)
+        for (size_t e = g->start[i]; e < g->start[i + 1]; e++) {
+            size_t j = g->nbr[e];
+            if (j < i)
+                continue;
+            double f = want_forman ? forman_edge(g, i, j, g->wt[e]) : NAN;
+            double k = NAN;
+            if (want_ollivier && ollivier_edge(g, &o, i, j, &k) != 0) {
+                oll_free(&o);
+                return ag_error_set(err, AG_ENOMEM, "curvature: out of memory");
+            }
+            fn(user, i, j, g->wt[e], f, k);
+        }
+    if (want_ollivier)
+        oll_free(&o);
+    return AG_OK;
+}
+
+typedef struct {
+    size_t count;
+    double fsum, fmin, ksum, kmin;
+    int fbad, kbad;
+} summary;
+
+static void summarize(void *user, size_t i, size_t j, double w, double f, double k)
+{
+    summary *s = user;
+    if (s->count++ == 0) {
+        s->fmin = INFINITY;
+        s->kmin = INFINITY;
+    }
+    if (isfinite(f)) {
+        s->fsum += f;
+        s->fmin = fmin(s->fmin, f);
+    } else {
+        s->fbad = 1;
+    }
+    if (isfinite(k)) {
+        s->ksum += k;
+        s->kmin = fmin(s->kmin, k);
+    } else {
+        s->kbad = 1;
+    }
+}
+
+int ag_curvature_metrics(const double *A, size_t n, double tau, const ag_metric_set *sel,
+                         ag_record *rec, ag_error *err)
+{
+    int negative;
+    if (tau < 0)
+        tau = n ? 1.0 / (double)n : 0;
+    int status = check_input(A, n, tau, &negative, err);
+    if (status != AG_OK)
+        return status;
+    static const ag_metric keys[] = {AG_M_EDGES, AG_M_FORMAN_MEAN, AG_M_FORMAN_MIN,
+                                     AG_M_OLLIVIER_MEAN, AG_M_OLLIVIER_MIN};
+    int any = 0;
+    for (size_t k = 0; k < 5; k++)
+        any |= sel->on[keys[k]];
+    if (!any)
+        return AG_OK;
+    if (negative) {
+        for (size_t k = 0; k < 5; k++)
+            if (sel->on[keys[k]])
+                ag_record_set(rec, keys[k], AG_V_NULL, 0);
+        return AG_OK;
+    }
+    int want_f = sel->on[AG_M_FORMAN_MEAN] || sel->on[AG_M_FORMAN_MIN];
+    int want_k = sel->on[AG_M_OLLIVIER_MEAN] || sel->on[AG_M_OLLIVIER_MIN];
+    graph g;
+    status = graph_build(A, n, tau, want_k, &g);
+    summary s = {0};
+    if (status == AG_OK && g.edges > 0 && (want_f || want_k))
+        status = walk_edges(&g, want_f, want_k, summarize, &s, err);
+    else if (status != AG_OK)
+        ag_error_set(err, status, "curvature: out of memory for the %zu-vertex graph", n);
+    size_t edges = g.edges;
+    graph_free(&g);
+    if (status != AG_OK)
+        return status;
+    if (sel->on[AG_M_EDGES])
+        ag_record_set(rec, AG_M_EDGES, AG_V_INTEGER, (double)edges);
+    int fnull = edges == 0 || s.fbad, knull = edges == 0 || s.kbad;
+    if (sel->on[AG_M_FORMAN_MEAN])
+        ag_record_set(rec, AG_M_FORMAN_MEAN, fnull ? AG_V_NULL : AG_V_NUMBER,
+                      fnull ? 0 : s.fsum / (double)edges);
+    if (sel->on[AG_M_FORMAN_MIN])
+        ag_record_set(rec, AG_M_FORMAN_MIN, fnull ? AG_V_NULL : AG_V_NUMBER, fnull ? 0 : s.fmin);
+    if (sel->on[AG_M_OLLIVIER_MEAN])
+        ag_record_set(rec, AG_M_OLLIVIER_MEAN, knull ? AG_V_NULL : AG_V_NUMBER,
+                      knull ? 0 : s.ksum / (double)edges);
+    if (sel->on[AG_M_OLLIVIER_MIN])
+        ag_record_set(rec, AG_M_OLLIVIER_MIN, knull ? AG_V_NULL : AG_V_NUMBER,
+                      knull ? 0 : s.kmin);
+    return AG_OK;
+}
+
+typedef struct {
+    ag_curvature_edge *items;
+    size_t count;
+} edge_list;
+
+static void collect(void *user, size_t i, size_t j, double w, double f, double k)
+{
+    edge_list *l = user;
+    l->items[l->count++] = (ag_curvature_edge){.i = i, .j = j, .weight = w, .forman = f,
+                                               .ollivier = k};
+}
+
+int ag_curvature_edges(const double *A, size_t n, double tau, int with_ollivier,
+                       ag_curvature_edge **edges, size_t *count, ag_error *err)
+{
+    int negative;
+    *edges = NULL;
+    *count = 0;
+    if (tau < 0)
+        tau = n ? 1.0 / (double)n : 0;
+    int status = check_input(A, n, tau, &negative, err);
+    if (status != AG_OK)
+        return status;
+    if (negative)
+        return ag_error_set(err, AG_EINVAL, "curvature: the matrix has a negative entry");
+    graph g;
+    if (graph_build(A, n, tau, with_ollivier, &g) != AG_OK) {
+        graph_free(&g);
+        return ag_error_set(err, AG_ENOMEM, "curvature: out of memory for the %zu-vertex graph", n);
+    }
+    edge_list l = {0};
+    if (g.edges > 0) {
+        l.items = malloc(g.edges * sizeof *l.items);
+        if (!l.items) {
+            graph_free(&g);
+            return ag_error_set(err, AG_ENOMEM, "curvature: out of memory for %zu edges", g.edges);
+        }
+        status = walk_edges(&g, 1, with_ollivier, collect, &l, err);
+    }
+    graph_free(&g);
+    if (status != AG_OK) {
+        free(l.items);
+        return status;
+    }
+    *edges = l.items;
+    *count = l.count;
+    return AG_OK;
+}
