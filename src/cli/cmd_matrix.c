@@ -1,4 +1,4 @@
-/* cmd_matrix.c — `attngeom matrix FILE [--tensor NAME]`: families A–C of every
+/* cmd_matrix.c — `attngeom matrix FILE [--tensor NAME]`: families A–C (and F) of every
  * matrix in a .npy or .safetensors file (2-D [n,m]; 3-D [H,n,m] as heads;
  * 4-D [L,H,n,m] as layers × heads). */
 #include <math.h>
@@ -17,8 +17,10 @@ static const char matrix_help[] =
     "\n"
     "options:\n"
     "  --tensor NAME      tensor of a .safetensors file\n"
-    "  --metrics LIST     keys and families: spectrum, attention, geometry, all\n"
-    "                     (default spectrum,attention,geometry)\n"
+    "  --metrics LIST     keys and families: spectrum, attention, geometry,\n"
+    "                     curvature, all (default spectrum,attention,geometry)\n"
+    "  --edge-threshold T curvature: edge {i,j} iff (A_ij + A_ji)/2 >= T, T in\n"
+    "                     [0, 1] (default 1/n)\n"
     "  --format F         table (default), json, csv, tsv, md, latex\n"
     "  -o FILE            write there instead of standard output\n"
     "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
@@ -105,8 +107,8 @@ static int check_array(const char *path, const ag_array *a)
 }
 
 static int matrix_records(const char *path, const ag_array *a,
-                          const ag_metric_set *sel, ag_record **out,
-                          size_t *count)
+                          const ag_metric_set *sel, const ag_matrix_options *opt,
+                          ag_record **out, size_t *count)
 {
     size_t L = a->ndim == 4 ? a->shape[0] : 1;
     size_t H = a->ndim >= 3 ? a->shape[a->ndim - 3] : 1;
@@ -120,7 +122,7 @@ static int matrix_records(const char *path, const ag_array *a,
             ag_error err = {0};
             ag_record_init(r, (int)l, (int)h, m, n);
             const double *M = a->data + (l * H + h) * m * n;
-            if (ag_matrix_metrics(M, m, n, sel, r, &err) != AG_OK) {
+            if (ag_matrix_metrics_ex(M, m, n, sel, opt, r, &err) != AG_OK) {
                 free(recs);
                 return cli_fail("%s: layer %zu, head %zu: %s", path, l, h,
                                 err.message);
@@ -166,8 +168,10 @@ int cmd_matrix(int argc, char **argv)
     int rc = check_array(path, &a);
     ag_record *recs = NULL;
     size_t count = 0;
-    if (rc == 0)
-        rc = matrix_records(path, &a, &common.metrics, &recs, &count);
+    if (rc == 0) {
+        ag_matrix_options opt = {.edge_threshold = common.edge_threshold};
+        rc = matrix_records(path, &a, &common.metrics, &opt, &recs, &count);
+    }
     ag_array_free(&a);
     if (rc == 0) {
         ag_output_meta meta = {.command = "matrix", .source = path};

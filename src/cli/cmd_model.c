@@ -210,7 +210,8 @@ static int analyze_layer(const ag_layer_view *v, void *user)
         ag_record_init(r, v->layer, h, v->n, v->n);
         r->text = c->text;
         const double *A = v->attn + (size_t)h * v->n * v->n; // (n, n)
-        status = ag_matrix_metrics(A, v->n, v->n, &c->common->metrics, r, &c->err);
+        ag_matrix_options mo = {.edge_threshold = c->common->edge_threshold};
+        status = ag_matrix_metrics_ex(A, v->n, v->n, &c->common->metrics, &mo, r, &c->err);
         if (status == AG_OK && stab)
             status = analyze_stability(c, v, &w, h, r);
     }
