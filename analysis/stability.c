@@ -5,7 +5,8 @@
  *
  * Derivatives (R is linear and orthogonal, row i rotated by position i):
  *   JVP  dQ = R(dX W_Q), dK = R(dX W_K), dS = c(dQ Kᵀ + Q dKᵀ),
- *        dA_i = A_i ⊙ (dS_i − ⟨A_i, dS_i⟩)              (masked entries 0)
+ *        dA_i = A_i ⊙ (dS_i − ⟨A_i, dS_i⟩)              (masked entries 0;
+ *        evaluated around the row's largest entry, see softmax_tangent)
  *   VJP  G_S,i = A_i ⊙ (G_i − ⟨A_i, G_i⟩), G_Q = c G_S K, G_K = c G_Sᵀ Q,
  *        dX = (RᵀG_Q) W_Qᵀ + (RᵀG_K) W_Kᵀ
  * ‖J‖₂ is the square root of the largest eigenvalue of JᵀJ, found by
@@ -286,20 +287,31 @@ const double *ag_head_lin_attention(const ag_head_lin *lin)
     return lin ? lin->A : NULL;
 }
 
-/* Row-wise softmax derivative in place: M_i ← A_i ⊙ (M_i − ⟨A_i, M_i⟩) over
- * the allowed keys, masked entries set to 0. It is its own transpose, so it
- * serves both the JVP (M = dS) and the VJP (M = dA). */
+/* Row-wise softmax derivative in place: M_i ← (diag(A_i) − A_iA_iᵀ) M_i =
+ * A_i ⊙ (M_i − ⟨A_i, M_i⟩) over the allowed keys, masked entries set to 0.
+ * The operator is symmetric, so this serves both the JVP (M = dS) and the
+ * VJP (M = dA). It annihilates constants (Σ_j A_ij = 1), so it is applied to
+ * M_i − M_ip for the row's largest probability A_ip:
+ *     t = Σ_{j≠p} A_ij (M_ij − M_ip),   M_ij ← A_ij ((M_ij − M_ip) − t),
+ *     M_ip ← −A_ip t.
+ * This keeps every entry accurate when the row is nearly one-hot: the naive
+ * M_ip − ⟨A_i, M_i⟩ cancels to rounding noise (A_ip rounds to 1), losing the
+ * true value A_ip Σ_{j≠p} A_ij (M_ip − M_ij) once 1 − A_ip ≲ 1e-8. */
 static void softmax_tangent(const double *A, size_t n, int causal, double *M)
 {
     for (size_t i = 0; i < n; i++) {
         const double *a = A + i * n;
         double *m = M + i * n;
-        size_t lim = causal ? i + 1 : n;
-        double s = 0;
+        size_t lim = causal ? i + 1 : n, p = 0;
+        for (size_t j = 1; j < lim; j++)
+            if (a[j] > a[p])
+                p = j;
+        double mp = m[p], t = 0;
         for (size_t j = 0; j < lim; j++)
-            s += a[j] * m[j];
+            if (j != p)
+                t += a[j] * (m[j] - mp);
         for (size_t j = 0; j < lim; j++)
-            m[j] = a[j] * (m[j] - s);
+            m[j] = j == p ? -a[p] * t : a[j] * ((m[j] - mp) - t);
         for (size_t j = lim; j < n; j++)
             m[j] = 0;
     }

@@ -465,6 +465,76 @@ Test(stability, lanczos_medium_head)
     case_free(&c);
 }
 
+/* Nearly one-hot rows (1 − A_ip down to 1e-30): each row of dA must still sum
+ * to 0 entry-accurately, and ‖J‖₂ must match a closed form. For n = 2
+ * (non-causal, no rope), row i is (1 − δ_i, δ_i) with δ_i = σ(s_i1 − s_i0),
+ * so J's rows (i,0), (i,1) are ∓g_i, g_i = δ_i(1 − δ_i) ∇_X(s_i1 − s_i0),
+ * ∇_{x_t}(s_i1 − s_i0) = c[δ_it W_Q(k_1 − k_0) + (δ_1t − δ_0t) W_K q_i],
+ * and ‖J‖₂² = the largest eigenvalue of 2 G Gᵀ (G = [g_0; g_1], 2 × 2d). A
+ * naive A ⊙ (dS − ⟨A, dS⟩) returns rounding noise for the dominant entry. */
+Test(stability, saturated_rows_closed_form)
+{
+    const double gaps[4] = {5, 20, 40, 70}; /* s_i1 − s_i0 ≈ gap: δ ≈ e^−gap */
+    for (int gi = 0; gi < 4; gi++) {
+        enum { D = 3, DH = 2 };
+        /* q_i = x_i W_Q, k_j = x_j W_K with W_Q = W_K = [I; 0]: x rows below */
+        double g = gaps[gi];
+        double x[2 * D] = {sqrt(g), 0.3, -0.2, 0.5, sqrt(g) + 0.7, 0.1};
+        double wq[D * DH] = {1, 0, 0, 1, 0.2, -0.1}, wk[D * DH] = {1, 0, 0, 1, -0.3, 0.4};
+        ag_head_input in = {.x = x, .n = 2, .d = D, .wq = wq, .wk = wk, .d_h = DH, .scale = 1.0};
+        double q[2][DH], k[2][DH];
+        for (int i = 0; i < 2; i++)
+            for (int h = 0; h < DH; h++) {
+                q[i][h] = k[i][h] = 0;
+                for (int m = 0; m < D; m++) {
+                    q[i][h] += x[i * D + m] * wq[m * DH + h];
+                    k[i][h] += x[i * D + m] * wk[m * DH + h];
+                }
+            }
+        double G[2][2 * D];
+        for (int i = 0; i < 2; i++) {
+            double s0 = q[i][0] * k[0][0] + q[i][1] * k[0][1], s1 = q[i][0] * k[1][0] + q[i][1] * k[1][1];
+            double z = -fabs(s1 - s0), e = exp(z), small = e / (1 + e); /* min(δ, 1 − δ) */
+            double w = small * (1 - small);
+            for (int t = 0; t < 2; t++)
+                for (int m = 0; m < D; m++) {
+                    double v = 0;
+                    for (int h = 0; h < DH; h++) {
+                        if (t == i)
+                            v += wq[m * DH + h] * (k[1][h] - k[0][h]);
+                        v += (t == 1 ? 1.0 : -1.0) * wk[m * DH + h] * q[i][h];
+                    }
+                    G[i][t * D + m] = w * v;
+                }
+        }
+        double a = 0, b = 0, c = 0; /* 2 G Gᵀ = [[a, b], [b, c]] */
+        for (int m = 0; m < 2 * D; m++) {
+            a += 2 * G[0][m] * G[0][m];
+            b += 2 * G[0][m] * G[1][m];
+            c += 2 * G[1][m] * G[1][m];
+        }
+        double lmax = 0.5 * (a + c) + sqrt(0.25 * (a - c) * (a - c) + b * b);
+        double expect = sqrt(lmax);
+
+        ag_head_lin *L = NULL;
+        ag_error err = {0};
+        cr_assert_eq(ag_head_linearize(&in, &L, &err), AG_OK, "%s", err.message);
+        double jn = 0;
+        cr_assert_eq(ag_head_jacobian_norm(L, &jn, NULL, &err), AG_OK, "%s", err.message);
+        /* rows of dA sum to 0 entry-accurately */
+        double dX[2 * D] = {0.3, -1, 0.5, 0.7, 0.2, -0.4}, dA[4];
+        cr_assert_eq(ag_head_jvp(L, dX, dA), AG_OK);
+        for (int i = 0; i < 2; i++)
+            cr_expect_leq(fabs(dA[2 * i] + dA[2 * i + 1]), 1e-12 * fabs(dA[2 * i + 1]),
+                          "gap %g row %d: %g + %g", g, i, dA[2 * i], dA[2 * i + 1]);
+        fprintf(stderr, "[stability] saturated gap %g: min(A) %.3g, |J|_2 %.6e closed form %.6e rel %.1e\n",
+                g, fmin(ag_head_lin_attention(L)[1], ag_head_lin_attention(L)[3]), jn, expect,
+                fabs(jn - expect) / expect);
+        cr_expect_leq(fabs(jn - expect), 1e-9 * expect, "gap %g: %.17g vs %.17g", g, jn, expect);
+        ag_head_lin_free(L);
+    }
+}
+
 /* ---- errors ---------------------------------------------------------------- */
 
 static int status_of(const ag_head_input *in, const ag_stability_options *opt, ag_error *err)
