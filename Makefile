@@ -86,6 +86,7 @@ ref-test: $(CLI)
 	/usr/bin/python3 tests/ref/check_matrix.py $(CLI)
 	/usr/bin/python3 tests/ref/check_models.py $(CLI)
 	/usr/bin/python3 tests/ref/check_weights.py $(CLI)
+	/usr/bin/python3 tests/ref/check_curvature.py $(CLI)
 	/usr/bin/python3 tests/ref/check_stability.py $(CLI)
 
 valgrind: $(CLI)
