@@ -13,6 +13,14 @@ compares every record with the reference computed from the values as stored
 
   * record count; layer/head per SPEC 2 (2-D: 0,0; 3-D: 0,h; 4-D: l,h);
     rows, cols;
+  * --metrics all on matrices up to CURV_MAX_N (128), else
+    --metrics spectrum,attention,geometry (family F's reference is one
+    ot.emd2 per edge, see check_curvature.py);
+  * lambda2_condition against scipy.linalg.eig(left=True, right=True)
+    (reference.lambda2_condition_info: when lambda_2 ties in modulus with
+    another eigenvalue every candidate is accepted, when it is a repeated
+    eigenvalue only >= 1 is checked; both are reported);
+  * family F (edges, forman_*, ollivier_*) against check_curvature.curvature;
   * every family A/B/C key: null exactly where the reference is null, booleans
     equal, integers (numerical_rank) equal, other numbers within
     |got - exp| <= 1e-6 |exp| + 1e-12;
@@ -59,6 +67,12 @@ ATOL = 1e-12
 SCALED_KEYS = {"sigma_max", "lambda2_abs", "spectral_gap", "sink_mass",
                "entropy_mean", "entropy_normalized"}
 MISMATCH_DIR = "/tmp/ag_mismatch"
+# Family F (curvature) is compared on matrices up to this size: the
+# reference solves one ot.emd2 per edge in Python (~n^2/3 edges at the
+# default threshold), too slow above it; larger files run with
+# --metrics spectrum,attention,geometry (tests/ref/check_curvature.py covers
+# F in depth).
+CURV_MAX_N = 128
 SEED = 20240517
 
 FAILS = []
@@ -277,6 +291,7 @@ class Stats:
         self.maxabs = {k: 0.0 for k in R.ALL_KEYS}
         self.nulls = {k: 0 for k in R.ALL_KEYS}
         self.banded = []
+        self.cond_ties = []
 
 
 STATS = Stats()
@@ -286,10 +301,53 @@ def is_num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def compare_record(cmd, path, label, rec, exp, M):
+def compare_condition(label, got, M):
+    """lambda2_condition: exact comparison unless lambda_2 ties (see
+    reference.lambda2_condition_info); returns an error string or None."""
+    want, accepted, kind = R.lambda2_condition_info(M)
+    if want is None and kind == "":
+        STATS.nulls["lambda2_condition"] += 1
+        return None if got is None else "lambda2_condition: got %r, reference null" % (got,)
+    if kind:
+        STATS.cond_ties.append((label, kind, got, accepted))
+    if accepted is None:  # repeated eigenvalue: the value depends on the basis
+        if got is None or (is_num(got) and got >= 1 - 1e-9):
+            return None
+        return "lambda2_condition: got %r, expected a number >= 1 (repeated lambda_2)" % (got,)
+    if not is_num(got):
+        return "lambda2_condition: got %r, reference %r" % (got, want)
+    best = None
+    for a in accepted:
+        if a is None:
+            continue
+        d = abs(got - a)
+        if best is None or d / abs(a) < best[0]:
+            best = (d / abs(a), a, d)
+    if best is None:
+        return "lambda2_condition: got %r, reference null" % (got,)
+    rel, a, d = best
+    if rel > STATS.maxrel["lambda2_condition"]:
+        STATS.maxrel["lambda2_condition"] = rel
+        STATS.where["lambda2_condition"] = label
+    if not d <= RTOL * abs(a) + ATOL:
+        return "lambda2_condition: got %.17g, reference %.17g (rel %.3g%s)" % (
+            got, a, rel, ", " + kind if kind else "")
+    return None
+
+
+def compare_record(cmd, path, label, rec, exp, M, keys=None):
     bad = []
     scale = float(np.max(np.abs(M)))
-    for key in R.ALL_KEYS:
+    for key in (keys or R.ALL_KEYS):
+        if key == "lambda2_condition":
+            if key not in rec:
+                bad.append("%s: key missing" % key)
+                continue
+            STATS.keys += 1
+            msg = compare_condition(label, rec[key], M)
+            if msg:
+                bad.append(msg)
+            continue
         if key not in rec:
             bad.append("%s: key missing" % key)
             continue
@@ -355,17 +413,22 @@ def expected_records(vals):
 REF_CACHE = {}
 
 
-def reference_for(M):
-    key = (M.shape, M.tobytes())
+def reference_for(M, with_curvature=True):
+    key = (M.shape, M.tobytes(), with_curvature)
     h = hash(key)
     if h in REF_CACHE and REF_CACHE[h][0] == key:
         return REF_CACHE[h][1]
-    exp = R.metrics(M)
+    # lambda2_condition is compared through R.lambda2_condition_info
+    exp = R.metrics(M, with_condition=False, with_curvature=with_curvature)
     REF_CACHE[h] = (key, exp)
     return exp
 
 
-def check_file(cli, path, tensor, vals, desc, extra=("--metrics", "all")):
+def check_file(cli, path, tensor, vals, desc, extra=None):
+    small = max(vals.shape[-1], vals.shape[-2]) <= CURV_MAX_N
+    keys = R.ALL_KEYS if small else R.DEFAULT_KEYS
+    if extra is None:
+        extra = ("--metrics", "all" if small else "spectrum,attention,geometry")
     records, cmd, dt = run_json(cli, path, tensor, list(extra))
     if records is None:
         save_mismatch(path, "%s: did not run (%s)" % (cmd, desc))
@@ -395,8 +458,8 @@ def check_file(cli, path, tensor, vals, desc, extra=("--metrics", "all")):
             fail("%s [%s]: rows/cols %r/%r, expected %d/%d" % (
                 cmd, label, rec.get("rows"), rec.get("cols"), M.shape[0], M.shape[1]))
             continue
-        exp = reference_for(M)
-        compare_record(cmd, path, label, rec, exp, M)
+        exp = reference_for(M, small)
+        compare_record(cmd, path, label, rec, exp, M, keys)
         STATS.matrices += 1
         if M.shape[0] == M.shape[1] and M.shape[0] <= R.CROSSCHECK_MAX_N:
             x = R.causal_eigen_crosscheck(M)
@@ -411,11 +474,11 @@ def check_default_and_subset(cli, path, desc):
     recs, cmd, _ = run_json(cli, path, None, [])
     if recs:
         for r in recs:
-            miss = [k for k in R.ALL_KEYS if k not in r]
+            miss = [k for k in R.DEFAULT_KEYS if k not in r]
             if miss:
                 fail("%s (default selection): keys missing %s" % (cmd, miss))
                 break
-        extra = sorted(set(recs[0]) - set(R.ALL_KEYS) - {"layer", "head", "rows", "cols"})
+        extra = sorted(set(recs[0]) - set(R.DEFAULT_KEYS) - {"layer", "head", "rows", "cols"})
         if extra:
             NOTES.append("default selection also prints %s (not checked here)" % extra)
     recs, cmd, _ = run_json(cli, path, None, ["--metrics", "sigma_max,entropy_mean"])
@@ -704,6 +767,14 @@ def main():
         print("note: numerical_rank of %s is rounding-dependent (singular values "
               "within a factor 2 of the threshold): accepted range %d..%d, "
               "reference %d, got %d" % (label, lo, hi, want, got))
+    kinds = {}
+    for label, kind, got, accepted in STATS.cond_ties:
+        kinds.setdefault(kind, []).append(label)
+    for kind, labels in sorted(kinds.items()):
+        print("note: lambda2_condition of %d matrices has a %s lambda_2 (%s): %s" % (
+            len(labels), kind,
+            "any candidate's condition accepted" if kind == "modulus-tie"
+            else "only >= 1 checked", ", ".join(labels[:6]) + (" ..." if len(labels) > 6 else "")))
     for n in sorted(set(NOTES)):
         print("note:", n)
     if FAILS:

@@ -23,9 +23,23 @@ ATTENTION_KEYS = ["causal", "row_sum_error", "entropy_mean",
                   "entropy_normalized", "sink_mass", "lambda2_abs",
                   "spectral_gap", "fiedler", "asymmetry", "symmetry_score"]
 GEOMETRY_KEYS = ["mean_cosine", "pc1_share", "res_ratio"]
-ALL_KEYS = SPECTRUM_KEYS + ATTENTION_KEYS + GEOMETRY_KEYS
-FAMILIES = {"spectrum": SPECTRUM_KEYS, "attention": ATTENTION_KEYS,
-            "geometry": GEOMETRY_KEYS}
+# lambda2_condition belongs to family B but is defined after family E in SPEC
+# section 3, and takes that place in the CSV column order (after family C;
+# the D and E keys are not printed by `matrix`); then family F.
+CONDITION_KEYS = ["lambda2_condition"]
+CURVATURE_KEYS = ["edges", "forman_mean", "forman_min", "ollivier_mean",
+                  "ollivier_min"]
+DEFAULT_KEYS = SPECTRUM_KEYS + ATTENTION_KEYS + GEOMETRY_KEYS + CONDITION_KEYS
+ALL_KEYS = DEFAULT_KEYS + CURVATURE_KEYS
+FAMILIES = {"spectrum": SPECTRUM_KEYS,
+            "attention": ATTENTION_KEYS + CONDITION_KEYS,
+            "geometry": GEOMETRY_KEYS, "curvature": CURVATURE_KEYS}
+# Above this size the dense eig with eigenvectors of a causal matrix is
+# replaced by triangular substitution (same definition, O(n^2) per vector).
+CONDITION_EIG_MAX_N = 600
+# Relative distance under which two eigenvalues count as tied for
+# lambda2_condition (see lambda2_condition_info).
+TIE_RTOL = 1e-9
 
 # For a causal (lower triangular) A the eigenvalues are exactly its diagonal
 # (SPEC 3.B), so the expected lambda2_abs / spectral_gap of a causal matrix are
@@ -229,8 +243,105 @@ def geometry(X):
     return out
 
 
-def metrics(M, use_diagonal=None):
-    """All keys of families A, B, C for the matrix M (2-D, finite)."""
+def _eig_order(lam):
+    """Indices sorting eigenvalues as the C code does: modulus descending,
+    then real part descending, then imaginary part descending."""
+    return sorted(range(len(lam)), key=lambda k: (-abs(lam[k]), -lam[k].real,
+                                                  -lam[k].imag))
+
+
+def _triangular_condition(L, k):
+    """1/|y^H x| for the eigenvalue L[k,k] of the lower triangular L, unit
+    right/left eigenvectors by forward/back substitution (None if another
+    diagonal entry equals it: then the substitution divides by 0)."""
+    n = L.shape[0]
+    lam = L[k, k]
+    d = np.diag(L)
+    if np.any(np.delete(d, k) == lam):
+        return None
+    x = np.zeros(n)
+    x[k] = 1.0
+    for j in range(k + 1, n):   # row j of (L - lam I) x = 0
+        x[j] = np.dot(L[j, k:j], x[k:j]) / (lam - L[j, j])
+    y = np.zeros(n)
+    y[k] = 1.0
+    for j in range(k - 1, -1, -1):   # column j of y^T (L - lam I) = 0
+        y[j] = np.dot(L[j + 1:k + 1, j], y[j + 1:k + 1]) / (lam - L[j, j])
+    x /= np.linalg.norm(x)
+    y /= np.linalg.norm(y)
+    s = abs(float(np.dot(y, x)))
+    return None if s == 0 else 1.0 / s
+
+
+def lambda2_condition_info(A):
+    """(value, accepted, kind) for lambda2_condition.
+
+    value: the reference 1/|y2^H x2| (unit left/right eigenvectors from
+    scipy.linalg.eig(A, left=True, right=True); lambda_2 the second
+    eigenvalue in the C code's order, see _eig_order), None when n < 2 or A
+    is not square (or y2^H x2 = 0).  For a causal A with n above
+    CONDITION_EIG_MAX_N, triangular substitution instead of eig.
+    accepted: the list of values any of which is a correct result, or None
+    for "any value >= 1" (kind "repeated").
+    kind: "" (clear-cut), "modulus-tie" (|lambda_2| within TIE_RTOL of
+    another eigenvalue's modulus that is not its conjugate: which one is
+    "second" is decided by rounding; each candidate's condition is
+    accepted), "repeated" (lambda_2 is a multiple eigenvalue up to TIE_RTOL
+    relative plus 1e-10 |lambda_1| absolute:
+    the condition of one eigenvalue of a cluster depends on the basis the
+    solver picks, so only >= 1 is checked)."""
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 2:
+        return None, [None], ""
+    n = A.shape[0]
+    causal = is_causal(A)
+    if causal and n > CONDITION_EIG_MAX_N:
+        lam = np.diag(A).astype(np.complex128)
+        conds = None
+    else:
+        lam, vl, vr = scipy.linalg.eig(A, left=True, right=True)
+        vl = vl / np.linalg.norm(vl, axis=0)
+        vr = vr / np.linalg.norm(vr, axis=0)
+        s = np.abs(np.sum(np.conj(vl) * vr, axis=0))
+        with np.errstate(over="ignore", divide="ignore"):
+            conds = [None if not np.isfinite(1.0 / x) else float(1.0 / x) for x in s]
+    order = _eig_order(lam)
+    k2 = order[1]
+    l2 = lam[k2]
+    # eigenvalues of size ~1e-16 |lambda_1| are rounding noise (e.g. the
+    # n-1 zero eigenvalues of a rank-1 matrix): absolute term 1e-10 |lambda_1|
+    tol = TIE_RTOL * abs(l2) + 1e-10 * abs(lam[order[0]])
+
+    def cond(k):
+        if conds is not None:
+            return conds[k]
+        return _triangular_condition(A, k)
+
+    repeated = [k for k in range(n) if k != k2 and abs(lam[k] - l2) <= tol]
+    if repeated:
+        return cond(k2) if conds is not None else None, None, "repeated"
+    ties = [k for k in range(n) if k != k2
+            and abs(abs(lam[k]) - abs(l2)) <= tol
+            and abs(lam[k] - np.conj(l2)) > tol]
+    if ties:
+        return cond(k2), [cond(k) for k in [k2] + ties], "modulus-tie"
+    v = cond(k2)
+    return v, [v], ""
+
+
+def lambda2_condition(A):
+    return lambda2_condition_info(A)[0]
+
+
+def curvature(A, tau=None):
+    """Family F (check_curvature.curvature: numpy graph, BFS hops, ot.emd2)."""
+    import check_curvature
+    return check_curvature.curvature(A, tau)
+
+
+def metrics(M, use_diagonal=None, with_condition=True, with_curvature=True):
+    """All keys of families A, B, C (and lambda2_condition, family F) for the
+    matrix M (2-D, finite)."""
     M = np.asarray(M, dtype=np.float64)
     if M.ndim != 2 or M.size == 0:
         raise ValueError("need a non-empty 2-D matrix")
@@ -240,6 +351,10 @@ def metrics(M, use_diagonal=None):
     out.update(spectrum(M))
     out.update(attention(M, use_diagonal))
     out.update(geometry(M))
+    if with_condition:
+        out["lambda2_condition"] = lambda2_condition(M)
+    if with_curvature:
+        out.update(curvature(M))
     return out
 
 
@@ -433,6 +548,33 @@ def self_test():
                     "asymmetry", "symmetry_score", "mean_cosine", "pc1_share",
                     "res_ratio", "sigma_gap", "numerical_rank"):
             check("scale %g %s" % (c, key), r[key], base_s[key], rtol=1e-12)
+    # lambda2_condition, 2x2 closed form: lambda_2 = 1-a-b, x ~ (a, -b),
+    # y ~ (1, -1): 1/|y^T x| = sqrt(2) sqrt(a^2+b^2) / (a+b)
+    a, b = 0.3, 0.1
+    check("2x2 lambda2_condition", lambda2_condition(np.array([[1 - a, a], [b, 1 - b]])),
+          math.sqrt(2) * math.hypot(a, b) / (a + b), rtol=1e-12)
+    check("1x1 lambda2_condition", lambda2_condition(np.eye(1)), None)
+    check("2x3 lambda2_condition", lambda2_condition(np.ones((2, 3))), None)
+    # triangular substitution agrees with eig on a causal matrix
+    n = 40
+    logits = rng.normal(size=(n, n)) * 2
+    logits[np.triu_indices(n, 1)] = -np.inf
+    S = np.exp(logits - logits.max(axis=1, keepdims=True))
+    S /= S.sum(axis=1, keepdims=True)
+    k2 = _eig_order(np.diag(S).astype(complex))[1]
+    check("causal40 condition tri-vs-eig", _triangular_condition(S, k2),
+          lambda2_condition(S), rtol=1e-8)
+    # curvature of K_n (uniform attention, tau = 1/n): kappa = n/(2(n-1)),
+    # F = 6 - 2n (docs/curvature.md)
+    try:
+        import ot  # noqa: F401
+        for n in (2, 3, 6):
+            c = curvature(np.full((n, n), 1.0 / n))
+            check("K%d edges" % n, c["edges"], n * (n - 1) // 2, 0, 0)
+            check("K%d ollivier" % n, c["ollivier_min"], n / (2.0 * (n - 1)))
+            check("K%d forman" % n, c["forman_mean"], 6.0 - 2 * n)
+    except ImportError:
+        pass
     # pc1 of two rows: centred matrix has rank 1
     check("pc1 two rows", geometry(np.array([[1.0, 2.0], [3.0, 5.0]]))["pc1_share"], 1.0)
     return fails
