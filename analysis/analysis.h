@@ -3,6 +3,8 @@
 #ifndef AG_ANALYSIS_H
 #define AG_ANALYSIS_H
 
+#include <gsl/gsl_rng.h>
+
 #include "attngeom.h"
 
 /* Family B of the square n×n row-major A (finite entries). */
@@ -11,6 +13,10 @@ int ag_attention_family(const double *A, size_t n, const ag_metric_set *sel,
 /* Family C of the m×n row-major X (finite entries). */
 int ag_geometry_family(const double *X, size_t m, size_t n,
                        const ag_metric_set *sel, ag_record *rec);
+/* v[0..n-1] = independent standard Gaussian draws from rng (GSL's
+ * gsl_ran_gaussian; analysis/random.c). */
+void ag_fill_gaussian(gsl_rng *rng, double *v, size_t n);
+
 /* 1 if any key of family f is selected. */
 int ag_family_selected(const ag_metric_set *sel, ag_family f);
 

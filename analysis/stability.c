@@ -25,10 +25,6 @@
 #include <gsl/gsl_rng.h>
 #include <lapacke.h>
 
-/* <gsl/gsl_randist.h> pulls in GSL's own cblas declarations, which clash with
- * OpenBLAS's <cblas.h>; this is its prototype of the one function used. */
-double gsl_ran_gaussian(const gsl_rng *r, const double sigma);
-
 #include "analysis.h"
 
 /* Lanczos parameters (documented in stability.h and docs/stability.md). */
@@ -434,8 +430,7 @@ int ag_head_jacobian_norm(const ag_head_lin *L, double *norm, ag_lanczos_info *i
 
     /* Deterministic start: Gaussian entries of a fixed-seed generator. */
     gsl_rng_set(rng, LZ_START_SEED);
-    for (size_t i = 0; i < N; i++)
-        V[i] = gsl_ran_gaussian(rng, 1.0);
+    ag_fill_gaussian(rng, V, N);
     double theta = 0, res = INFINITY;
     for (;;) {
         double nv = cblas_dnrm2((int)N, V, 1);
@@ -573,8 +568,7 @@ static int sensitivity(const ag_head_input *h, const double *A0, const ag_stabil
     gsl_rng_set(rng, opt->seed);
     double sum = 0;
     for (int t = 0; t < opt->trials; t++) {
-        for (size_t i = 0; i < nd; i++)
-            E[i] = gsl_ran_gaussian(rng, 1.0);
+        ag_fill_gaussian(rng, E, nd);
         double ne = frob(E, nd);
         if (!(ne > 0)) /* cannot happen with a Gaussian draw; keep the loop total */
             continue;
