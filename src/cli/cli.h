@@ -99,6 +99,35 @@ void cli_seqs_free(cli_seq *seqs, size_t count);
 int cli_selection(const char *cmd, const char *spec, int limit, const char *what,
                   const char *source, unsigned char *mask);
 
+/* A command that runs a model folder: options, model, inputs, selections. */
+typedef struct cli_model_run {
+    cli_common common;
+    cli_input input;
+    const char *model_dir;
+    ag_model *model;
+    cli_seq *seqs;
+    size_t nseq;
+    unsigned char *layer_on; /* (nlayer_sel) --layers */
+    unsigned char *head_on;  /* (n_head) --heads */
+    int nlayer_sel;          /* indices --layers ranges over: n_layer + extra */
+} cli_model_run;
+
+/* A command's own options: 1 consumed, 0 not its, -1 usage error printed. */
+typedef int (*cli_extra_option)(cli_model_run *r, int argc, char **argv, int *i);
+
+/* Parse MODEL, the common and input options, then `extra` ones. Returns 0,
+ * an exit status, or -1 after printing --help. Without allow_heads,
+ * --heads is a usage error (per-layer commands). */
+int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int argc,
+                        char **argv, cli_extra_option extra, int allow_heads);
+/* Load the model, the selections (--layers over n_layer + extra_layers
+ * indices) and the tokenized inputs. Returns 0 or an exit status. */
+int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers);
+void cli_model_run_free(cli_model_run *r);
+/* Print a forward-pass error for sequence s (naming the text line) and
+ * return 1. */
+int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error *err);
+
 /* A growable array of records. */
 typedef struct {
     ag_record *items;

@@ -8,80 +8,6 @@
 
 #include "cli.h"
 
-/* Options and model of one run. */
-typedef struct {
-    cli_common common;
-    cli_input input;
-    const char *model_dir;
-    ag_model *model;
-    cli_seq *seqs;
-    size_t nseq;
-    unsigned char *layer_on; /* over the records' layer index */
-    int nlayer_rec;          /* residual: L+1 hidden states; rollout: L */
-} layers_run;
-
-static void layers_run_free(layers_run *r)
-{
-    ag_model_free(r->model);
-    cli_seqs_free(r->seqs, r->nseq);
-    free(r->layer_on);
-}
-
-/* Parse MODEL and options. Returns 0, an exit status, or -1 after --help. */
-static int layers_parse(layers_run *r, const char *cmd, const char *help, int argc,
-                        char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        int used = cli_common_option(&r->common, cmd, argc, argv, &i);
-        if (used == 0)
-            used = cli_input_option(&r->input, cmd, 1, argc, argv, &i);
-        if (used < 0)
-            return EXIT_USAGE;
-        if (used)
-            continue;
-        if (strcmp(argv[i], "--help") == 0) {
-            fputs(help, stdout);
-            return -1;
-        }
-        if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        if (r->model_dir)
-            return cli_usage_error(cmd, "one MODEL only ('%s' and '%s')", r->model_dir, argv[i]);
-        r->model_dir = argv[i];
-    }
-    if (!r->model_dir)
-        return cli_usage_error(cmd, "missing MODEL (a Hugging Face model folder)");
-    if (r->input.heads)
-        return cli_usage_error(cmd, "takes no --heads: its records are per layer (\"head\": -1)");
-    return 0;
-}
-
-/* Load the model, the layer selection (over `extra` + n_layer indices) and
- * the inputs. */
-static int layers_prepare(layers_run *r, const char *cmd, int extra)
-{
-    ag_error err = {0};
-    if (ag_model_load(r->model_dir, &r->model, &err) != AG_OK)
-        return cli_fail_error(&err);
-    const ag_model_config *g = ag_model_get_config(r->model);
-    r->nlayer_rec = g->n_layer + extra;
-    r->layer_on = malloc((size_t)r->nlayer_rec);
-    if (!r->layer_on)
-        return cli_fail("out of memory");
-    int rc = cli_selection(cmd, r->input.layers, r->nlayer_rec, "layers", r->model_dir,
-                           r->layer_on);
-    if (rc == 0)
-        rc = cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
-    return rc;
-}
-
-static int forward_error(const layers_run *r, const cli_seq *s, const ag_error *err)
-{
-    if (s->line >= 0)
-        return cli_fail("%s: text line %ld: %s", r->model_dir, s->line + 1, err->message);
-    return cli_fail("%s: %s", r->model_dir, err->message);
-}
-
 /* ---- residual ----------------------------------------------------------- */
 
 static const char residual_help[] =
@@ -106,7 +32,7 @@ static const char residual_help[] =
     "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
     "  --help             this text\n";
 
-static int residual_sequence(const layers_run *r, const cli_seq *s, cli_records *out)
+static int residual_sequence(const cli_model_run *r, const cli_seq *s, cli_records *out)
 {
     const ag_model_config *g = ag_model_get_config(r->model);
     size_t d = (size_t)g->d_model, nd = s->n * d;
@@ -120,7 +46,7 @@ static int residual_sequence(const layers_run *r, const cli_seq *s, cli_records 
     int rc = 0;
     if (ag_model_forward(r->model, s->ids, s->n, r->input.precision, NULL, NULL, hidden,
                          &err) != AG_OK)
-        rc = forward_error(r, s, &err);
+        rc = cli_model_run_fail(r, s, &err);
     for (size_t l = 0; rc == 0 && l < count; l++) {
         if (!r->layer_on[l])
             continue;
@@ -134,7 +60,7 @@ static int residual_sequence(const layers_run *r, const cli_seq *s, cli_records 
         if (ag_residual_metrics(hidden + l * nd, s->n, d, &r->common.metrics, rec, &err) != AG_OK) {
             ag_error e = err;
             ag_error_set(&err, e.status, "hidden state %zu: %s", l, e.message);
-            rc = forward_error(r, s, &err);
+            rc = cli_model_run_fail(r, s, &err);
         }
     }
     free(hidden);
@@ -143,12 +69,12 @@ static int residual_sequence(const layers_run *r, const cli_seq *s, cli_records 
 
 int cmd_residual(int argc, char **argv)
 {
-    layers_run r = {0};
+    cli_model_run r = {0};
     cli_common_init(&r.common, AG_FAMILIES_RESIDUAL);
-    int rc = layers_parse(&r, "residual", residual_help, argc, argv);
+    int rc = cli_model_run_parse(&r, "residual", residual_help, argc, argv, NULL, 0);
     if (rc)
         return rc < 0 ? 0 : rc;
-    rc = layers_prepare(&r, "residual", 1);
+    rc = cli_model_run_prepare(&r, "residual", 1);
     cli_records recs = {0};
     for (size_t k = 0; rc == 0 && k < r.nseq; k++)
         rc = residual_sequence(&r, &r.seqs[k], &recs);
@@ -157,7 +83,7 @@ int cmd_residual(int argc, char **argv)
         rc = cli_emit(&r.common, recs.items, recs.count, &meta);
     }
     cli_records_free(&recs);
-    layers_run_free(&r);
+    cli_model_run_free(&r);
     return rc;
 }
 
@@ -193,7 +119,7 @@ static const char rollout_help[] =
 #define ROLLOUT_DONE 1000
 
 typedef struct {
-    const layers_run *run;
+    const cli_model_run *run;
     long text;
     int last;            /* last selected layer */
     double *R;           /* (n, n) */
@@ -225,14 +151,14 @@ static int rollout_layer(const ag_layer_view *v, void *user)
     return v->layer == c->last ? ROLLOUT_DONE : 0;
 }
 
-static int rollout_sequence(const layers_run *r, const cli_seq *s, ag_array *save,
+static int rollout_sequence(const cli_model_run *r, const cli_seq *s, ag_array *save,
                             cli_records *out)
 {
     size_t n = s->n;
     if (n > (size_t)-1 / sizeof(double) / n)
         return cli_fail("%s: %zu tokens: rollout matrix too large", r->model_dir, n);
     rollout_ctx c = {.run = r, .text = s->line, .save = save, .out = out};
-    for (int l = 0; l < r->nlayer_rec; l++)
+    for (int l = 0; l < r->nlayer_sel; l++)
         if (r->layer_on[l])
             c.last = l;
     c.R = malloc(n * n * sizeof *c.R);
@@ -243,7 +169,7 @@ static int rollout_sequence(const layers_run *r, const cli_seq *s, ag_array *sav
     int status = ag_model_forward(r->model, s->ids, n, r->input.precision, rollout_layer, &c,
                                   NULL, &err);
     if (status != AG_OK && status != ROLLOUT_DONE)
-        rc = forward_error(r, s, c.err.status ? &c.err : &err);
+        rc = cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
     free(c.R);
     return rc;
 }
@@ -258,9 +184,9 @@ static size_t count_on(const unsigned char *mask, int n)
 
 int cmd_rollout(int argc, char **argv)
 {
-    layers_run r = {0};
+    cli_model_run r = {0};
     cli_common_init(&r.common, AG_FAMILIES_ROLLOUT);
-    int rc = layers_parse(&r, "rollout", rollout_help, argc, argv);
+    int rc = cli_model_run_parse(&r, "rollout", rollout_help, argc, argv, NULL, 0);
     if (rc)
         return rc < 0 ? 0 : rc;
     /* -o is the rollout array; the records go to standard output. */
@@ -268,10 +194,10 @@ int cmd_rollout(int argc, char **argv)
     r.common.out_path = NULL;
     if (npy_path && r.input.text_file)
         return cli_usage_error("rollout", "-o R.npy takes one text (--text or --tokens), not --text-file");
-    rc = layers_prepare(&r, "rollout", 0);
+    rc = cli_model_run_prepare(&r, "rollout", 0);
     ag_array save = {0};
     if (rc == 0 && npy_path) {
-        size_t shape[3] = {count_on(r.layer_on, r.nlayer_rec), r.seqs[0].n, r.seqs[0].n};
+        size_t shape[3] = {count_on(r.layer_on, r.nlayer_sel), r.seqs[0].n, r.seqs[0].n};
         ag_error err = {0};
         if (ag_array_alloc(&save, 3, shape, &err) != AG_OK)
             rc = cli_fail("%s: %s", npy_path, err.message);
@@ -292,6 +218,6 @@ int cmd_rollout(int argc, char **argv)
     }
     ag_array_free(&save);
     cli_records_free(&recs);
-    layers_run_free(&r);
+    cli_model_run_free(&r);
     return rc;
 }

@@ -219,90 +219,14 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     return status;
 }
 
-/* Options and model shared by analyze and attention. */
-typedef struct {
-    cli_common common;
-    cli_input input;
-    const char *model_dir;
-    ag_model *model;
-    cli_seq *seqs;
-    size_t nseq;
-    unsigned char *layer_on, *head_on;
-} model_run;
-
-static void model_run_free(model_run *r)
-{
-    ag_model_free(r->model);
-    cli_seqs_free(r->seqs, r->nseq);
-    free(r->layer_on);
-    free(r->head_on);
-}
-
-/* Load the model, the inputs and the selections. */
-static int model_run_prepare(model_run *r, const char *cmd)
-{
-    ag_error err = {0};
-    if (ag_model_load(r->model_dir, &r->model, &err) != AG_OK)
-        return cli_fail_error(&err);
-    const ag_model_config *g = ag_model_get_config(r->model);
-    r->layer_on = malloc((size_t)g->n_layer);
-    r->head_on = malloc((size_t)g->n_head);
-    if (!r->layer_on || !r->head_on)
-        return cli_fail("out of memory");
-    int rc = cli_selection(cmd, r->input.layers, g->n_layer, "layers", r->model_dir, r->layer_on);
-    if (rc == 0)
-        rc = cli_selection(cmd, r->input.heads, g->n_head, "heads", r->model_dir, r->head_on);
-    if (rc == 0)
-        rc = cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
-    return rc;
-}
-
-/* Parse MODEL and options; `extra` handles command-specific options. */
-static int model_run_parse(model_run *r, const char *cmd, const char *help,
-                           int argc, char **argv,
-                           int (*extra)(model_run *, int, char **, int *), void *unused)
-{
-    (void)unused;
-    for (int i = 1; i < argc; i++) {
-        int used = extra ? extra(r, argc, argv, &i) : 0;
-        if (used == 0)
-            used = cli_common_option(&r->common, cmd, argc, argv, &i);
-        if (used == 0)
-            used = cli_input_option(&r->input, cmd, 1, argc, argv, &i);
-        if (used < 0)
-            return EXIT_USAGE;
-        if (used)
-            continue;
-        if (strcmp(argv[i], "--help") == 0) {
-            fputs(help, stdout);
-            return -1;
-        }
-        if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        if (r->model_dir)
-            return cli_usage_error(cmd, "one MODEL only ('%s' and '%s')", r->model_dir, argv[i]);
-        r->model_dir = argv[i];
-    }
-    if (!r->model_dir)
-        return cli_usage_error(cmd, "missing MODEL (a Hugging Face model folder)");
-    return 0;
-}
-
-static int forward_error(const model_run *r, const cli_seq *s, const ag_error *err)
-{
-    if (s->line >= 0)
-        return cli_fail("%s: text line %ld: %s", r->model_dir, s->line + 1, err->message);
-    return cli_fail("%s: %s", r->model_dir, err->message);
-}
-
 int cmd_analyze(int argc, char **argv)
 {
-    model_run r = {0};
+    cli_model_run r = {0};
     cli_common_init(&r.common, AG_FAMILIES_HEADS);
-    int rc = model_run_parse(&r, "analyze", analyze_help, argc, argv, NULL, NULL);
+    int rc = cli_model_run_parse(&r, "analyze", analyze_help, argc, argv, NULL, 1);
     if (rc)
         return rc < 0 ? 0 : rc;
-    rc = model_run_prepare(&r, "analyze");
+    rc = cli_model_run_prepare(&r, "analyze", 0);
     cli_records recs = {0};
     for (size_t k = 0; rc == 0 && k < r.nseq; k++) {
         analyze_ctx c = {.common = &r.common, .model = r.model, .layer_on = r.layer_on,
@@ -311,14 +235,14 @@ int cmd_analyze(int argc, char **argv)
         int status = ag_model_forward(r.model, r.seqs[k].ids, r.seqs[k].n,
                                       r.input.precision, analyze_layer, &c, NULL, &err);
         if (status != AG_OK)
-            rc = forward_error(&r, &r.seqs[k], c.err.status ? &c.err : &err);
+            rc = cli_model_run_fail(&r, &r.seqs[k], c.err.status ? &c.err : &err);
     }
     if (rc == 0) {
         ag_output_meta meta = {.command = "analyze", .source = r.model_dir};
         rc = cli_emit(&r.common, recs.items, recs.count, &meta);
     }
     cli_records_free(&recs);
-    model_run_free(&r);
+    cli_model_run_free(&r);
     return rc;
 }
 
@@ -357,7 +281,7 @@ static int copy_layer(const ag_layer_view *v, void *user)
 
 static const char *hidden_path;
 
-static int attention_option(model_run *r, int argc, char **argv, int *i)
+static int attention_option(cli_model_run *r, int argc, char **argv, int *i)
 {
     if (!cli_is_option(argv[*i], "--hidden"))
         return 0;
@@ -387,17 +311,17 @@ static int write_arrays(const char *attn_path, const ag_array *attn,
 
 int cmd_attention(int argc, char **argv)
 {
-    model_run r = {0};
+    cli_model_run r = {0};
     cli_common_init(&r.common, AG_FAMILIES_MATRIX);
     hidden_path = NULL;
-    int rc = model_run_parse(&r, "attention", attention_help, argc, argv, attention_option, NULL);
+    int rc = cli_model_run_parse(&r, "attention", attention_help, argc, argv, attention_option, 1);
     if (rc)
         return rc < 0 ? 0 : rc;
     if (!r.common.out_path)
         return cli_usage_error("attention", "missing -o OUT.npy");
     if (r.input.text_file)
         return cli_usage_error("attention", "takes one text (--text or --tokens), not --text-file");
-    rc = model_run_prepare(&r, "attention");
+    rc = cli_model_run_prepare(&r, "attention", 0);
     ag_array attn = {0}, hidden = {0};
     if (rc == 0) {
         const ag_model_config *g = ag_model_get_config(r.model);
@@ -411,12 +335,12 @@ int cmd_attention(int argc, char **argv)
         attention_ctx c = {.layer_on = r.layer_on, .head_on = r.head_on, .nl = nl, .nh = nh, .attn = &attn};
         if (rc == 0 && ag_model_forward(r.model, r.seqs[0].ids, n, r.input.precision, copy_layer,
                                         &c, hidden_path ? hidden.data : NULL, &err) != AG_OK)
-            rc = forward_error(&r, &r.seqs[0], &err);
+            rc = cli_model_run_fail(&r, &r.seqs[0], &err);
     }
     if (rc == 0)
         rc = write_arrays(r.common.out_path, &attn, hidden_path, &hidden);
     ag_array_free(&attn);
     ag_array_free(&hidden);
-    model_run_free(&r);
+    cli_model_run_free(&r);
     return rc;
 }
