@@ -143,7 +143,8 @@ static int rollout_layer(const ag_layer_view *v, void *user)
         return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
     ag_record_init(rec, v->layer, -1, v->n, v->n);
     rec->text = c->text;
-    status = ag_matrix_metrics(c->R, v->n, v->n, &c->run->common.metrics, rec, &e);
+    ag_matrix_options mo = {.edge_threshold = c->run->common.edge_threshold};
+    status = ag_matrix_metrics_ex(c->R, v->n, v->n, &c->run->common.metrics, &mo, rec, &e);
     if (status != AG_OK)
         return ag_error_set(&c->err, status, "rollout R_%d: %s", v->layer, e.message);
     if (c->save)

@@ -24,6 +24,8 @@ run "analyze stability" a1.json "$CLI" analyze "$M" --text "$TEXT" --metrics sta
 run "same seed" a2.json "$CLI" analyze "$M" --text "$TEXT" --metrics stability,curvature --format json
 run "other seed" a3.json "$CLI" analyze "$M" --text "$TEXT" --metrics stability,curvature --format json --seed 2
 run "threshold" a4.json "$CLI" analyze "$M" --text "$TEXT" --metrics curvature --format json --edge-threshold 0.2
+run "rollout curvature" r1.json "$CLI" rollout "$M" --text "$TEXT" --metrics curvature --format json
+run "rollout threshold" r2.json "$CLI" rollout "$M" --text "$TEXT" --metrics curvature --format json --edge-threshold 0.2
 N=$((N + 1)); DESC="values"
 "$PY" - "$T" <<'PYEOF' || fail "see above"
 import json, sys
@@ -41,6 +43,9 @@ assert all(x["sensitivity"] != y["sensitivity"] for x, y in zip(a1, a3)), "--see
 assert all(x["jacobian_norm"] == y["jacobian_norm"] for x, y in zip(a1, a3)), "--seed must not change the norm"
 assert all(x["edges"] >= y["edges"] for x, y in zip(a1, a4)), "a higher threshold keeps fewer edges"
 assert any(x["edges"] > y["edges"] for x, y in zip(a1, a4))
+r1, r2 = (json.load(open(f"{T}/r{k}.json"))["records"] for k in (1, 2))
+assert len(r1) == 4 and all(x["edges"] >= y["edges"] for x, y in zip(r1, r2))
+assert any(x["edges"] > y["edges"] for x, y in zip(r1, r2)), "rollout must honour --edge-threshold"
 PYEOF
 
 usage() { # DESC NEEDLE, then the command; expects exit 2, one stderr line
