@@ -1,11 +1,14 @@
 #!/bin/sh
-# tests/valgrind.sh CLI — runs `attngeom matrix` under valgrind memcheck on a
-# handful of small good and bad inputs (and usage errors, -o, --expect) and
+# tests/valgrind.sh CLI — runs `attngeom` under valgrind memcheck on a
+# handful of small good and bad inputs (matrix with usage errors, -o,
+# --expect; every model command on the embedded model; run from the
+# repository root) and
 # fails if valgrind reports a memory error or a definite leak.  Valgrind's own
 # verdict is exit status 99 (--error-exitcode=99), told apart from the CLI's
 # statuses 0-3, which are checked too so each run does what it is meant to.
 
 CLI=${1:?usage: sh tests/valgrind.sh path/to/attngeom}
+ROOT=$(pwd)
 case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
 if [ ! -x "$CLI" ]; then
     echo "valgrind.sh: $CLI is not executable" >&2
@@ -114,6 +117,29 @@ vg 2 matrix s2d.npy --format xml
 vg 2 matrix s2d.npy --metrics sigma_max,nope
 vg 2 matrix s2d.npy --bogus
 vg 2 bogus
+
+# The model commands on the embedded model (short inputs: valgrind is slow).
+M=$ROOT/models/tiny-gpt2
+BERT=$ROOT/tests/data/models/tiny-bert
+USE=$ROOT/tests/data/use-lite/qkv.safetensors
+QKV='module/Encoder_en/KonaTransformer/Encode/Layer_0/TransformerLayer/MultiheadAttention/qkv_transform_single/kernel/part_0'
+printf 'In the beginning\n\nGod said\n' > texts.txt
+vg 0 info "$M"
+vg 0 tokenize "$M" --text "Don't panic: 42 cafés" --format json
+vg 0 tokenize "$BERT" --text "Don't panic: 42 cafés"
+vg 0 analyze "$M" --text "In the beginning God" --metrics all --format json
+vg 0 analyze "$BERT" --tokens 2,100,200,3 --metrics stability,spectrum --precision f64
+vg 0 analyze "$M" --text-file texts.txt --layers 1 --heads 0-1 --metrics curvature
+vg 0 attention "$M" --text "In the beginning" -o a.npy --hidden h.npy
+vg 0 weights "$M" --layers 0 --format csv
+vg 0 weights --weights "$USE" --qkv "$QKV" --heads 4 --metrics qk_symmetry_score
+vg 0 residual "$M" --tokens 818,262,3726
+vg 0 rollout "$M" --tokens 818,262,3726 -o r.npy --metrics all
+vg 0 layer --x "$ROOT/tests/data/fixtures/use-lite/x_0_layer0.npy" --weights "$USE" --qkv "$QKV" --heads 4 --scale 0.125 --metrics all --save-attention la.npy
+vg 1 analyze "$M" --tokens 99999999
+vg 1 analyze "$ROOT/tests" --text "x"
+vg 1 weights --weights "$USE" --q nope --k nope --heads 4
+vg 2 analyze "$M" --text "x" --epsilon -1
 
 if [ $FAILS -ne 0 ]; then
     echo "valgrind.sh: $FAILS failure(s) in $N runs"
