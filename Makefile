@@ -3,6 +3,7 @@
 #   make test     installs missing Debian packages, builds, runs every test
 #   make demo     installs missing packages, builds, runs the main job
 #   make bench    benchmarks (speed and memory are measured here, never in tests)
+#   make fuzz     libFuzzer harnesses of tests/fuzz/, FUZZ_SECONDS each (not in test)
 #   make clean
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -37,7 +38,7 @@ TESTBIN := $(BUILD)/tests/run_tests
 EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
 BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
 
-.PHONY: all deps test unit cli-test ref-test valgrind demo bench examples clean
+.PHONY: all deps test unit cli-test ref-test valgrind demo bench examples fuzz clean
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(EXAMPLES)
 
@@ -102,6 +103,12 @@ demo: deps
 bench: deps
 	$(MAKE) $(BENCHES)
 	@for b in $(BENCHES); do $$b || exit 1; done
+
+# Fuzzing (tests/fuzz/README.md): clang + ASan/UBSan builds of the harnesses,
+# each run for FUZZ_SECONDS, two at a time. Installs clang when missing.
+FUZZ_SECONDS ?= 60
+fuzz:
+	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD)

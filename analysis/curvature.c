@@ -117,7 +117,9 @@ static int grow(void **ptr, size_t count, size_t size, int zero)
  * all-zero between problems (ot_solve clears what it used). */
 static int ot_reserve(ot_ws *w, size_t p, size_t q)
 {
-    if (p <= w->cap_p && q <= w->cap_q && p * q <= w->cap_pq)
+    /* The buffers are allocated on first use even for p = q = 0: callers
+     * memset/memcpy them, which needs non-NULL pointers for zero lengths. */
+    if (w->A1 && p <= w->cap_p && q <= w->cap_q && p * q <= w->cap_pq)
         return 0;
     size_t cp = p > w->cap_p ? (p > 2 * w->cap_p ? p : 2 * w->cap_p) : w->cap_p;
     size_t cq = q > w->cap_q ? (q > 2 * w->cap_q ? q : 2 * w->cap_q) : w->cap_q;

@@ -608,6 +608,9 @@ static int cfg_llama(cfgctx *c, ag_model *m, int *qkv_bias, int *o_bias, int *ml
     g->head_dim = hd ? hd : g->d_model / g->n_head;
     if (g->head_dim % 2)
         return ag_error_set(c->err, AG_EFORMAT, "%s: head_dim %d is odd; RoPE needs an even head_dim", c->path, g->head_dim);
+    if ((long long)g->n_head * g->head_dim > CAP_DIM) /* the Q projection's width, an int */
+        return ag_error_set(c->err, AG_EFORMAT, "%s: num_attention_heads * head_dim = %d * %d is above %d",
+                            c->path, g->n_head, g->head_dim, CAP_DIM);
     /* modeling_qwen2.py: q/k/v always biased, o_proj never. */
     *qkv_bias = !strcmp(g->model_type, "qwen2") || *o_bias;
     if (!strcmp(g->model_type, "qwen2"))

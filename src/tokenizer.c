@@ -528,7 +528,11 @@ static int post_special(ag_tokenizer *t, const char *path, const char *field, js
 {
     int32_t id;
     if (json_is_array(v) && json_array_size(v) == 2 && json_is_integer(json_array_get(v, 1))) {
-        id = (int32_t)json_integer_value(json_array_get(v, 1));
+        long long x = json_integer_value(json_array_get(v, 1));
+        if (x < 0 || x >= AG_TOKENIZER_ID_MAX)
+            return ag_error_set(err, AG_ELIMIT, "%s: %s id %lld is out of range [0, %d)", path, field, x,
+                                AG_TOKENIZER_ID_MAX);
+        id = (int32_t)x;
     } else if (json_is_string(v)) {
         if (!lookup_token(t, json_string_value(v), &id))
             return ag_error_set(err, AG_ENOTFOUND, "%s: %s token '%s' is not in the vocabulary", path,

@@ -365,6 +365,18 @@ Test(curvature, selection_and_errors)
     cr_assert_eq(sel.on[AG_M_OLLIVIER_MIN], 1);
 }
 
+/* Found by tests/fuzz (fuzz_matrix_metrics, seed causal4): at τ = 1/4 the
+ * only edge is 0–1 with m_0 = m_1, so the first transport problem is empty
+ * and its workspace was never allocated; memset(NULL, 0, 0) followed
+ * (undefined behaviour, reported by UBSan). K₂: κ = 1, F = 2. */
+Test(curvature, ollivier_nothing_to_move)
+{
+    const double A[16] = {1, 0, 0, 0, 0.5, 0.5, 0, 0, 1 / 3., 1 / 3., 1 / 3., 0,
+                          0.25, 0.25, 0.25, 0.25};
+    result r = curv(A, 4, 4, -1);
+    expect_all(&r.r, 1, 2, 2, 1, 1);
+}
+
 /* The standalone solver: three points on a path 0–1–2 (hops 1, 1, 2). */
 Test(curvature, wasserstein1_hops)
 {

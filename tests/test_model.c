@@ -639,6 +639,12 @@ Test(model, broken_config)
                                 " \"n_positions\": 6, \"vocab_size\": 11}", NULL),
                       AG_EFORMAT, "'n_head'");
     expect_load_error(sy_folder("e6", "llama", "[1, 2]", NULL), AG_EFORMAT, "config.json");
+    /* found by tests/fuzz (fuzz_model_config): 65536 * 65536 overflowed int */
+    expect_load_error(sy_folder("e7", "llama",
+                                "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"num_attention_heads\": 65536,"
+                                " \"num_key_value_heads\": 1, \"hidden_size\": 8, \"intermediate_size\": 16,"
+                                " \"max_position_embeddings\": 6, \"vocab_size\": 11, \"head_dim\": 65536}", NULL),
+                      AG_EFORMAT, "head_dim");
     expect_load_error(tio_path("no-such-model"), AG_EIO, "config.json");
 }
 

@@ -442,6 +442,21 @@ Test(tokenizer, error_bad_merge)
     rm_tree(dir);
 }
 
+/* A post-processor's [token, id] is range-checked like every other id
+ * (was taken as is: encode then gave id -5). */
+Test(tokenizer, error_post_processor_id_out_of_range)
+{
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    write_file(p, "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 0, \"a\": 1}},"
+                  " \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"},"
+                  " \"post_processor\": {\"type\": \"BertProcessing\", \"cls\": [\"[CLS]\", -5],"
+                  " \"sep\": [\"[SEP]\", 1]}}");
+    expect_load_error(dir, AG_ELIMIT, "post_processor.cls");
+    rm_tree(dir);
+}
+
 Test(tokenizer, error_unsupported_model)
 {
     char dir[64], p[128];
