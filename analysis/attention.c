@@ -14,6 +14,7 @@
  * asymmetry / symmetry_score: split A = S + N into symmetric and antisymmetric
  *   parts, ‖A‖² = ‖S‖² + ‖N‖² (Saponati et al. 2025).
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -97,6 +98,23 @@ static void entropy_keys(const double *A, size_t n, int causal, int negative,
         ag_record_set(rec, AG_M_SINK_MASS, AG_V_NUMBER, sink / (double)n);
 }
 
+/* Whether λ₂ (re[1], im[1] of the sorted eigenvalues) is a simple eigenvalue
+ * in floating point. The condition number 1/|y₂ᴴx₂| is defined only then: a
+ * repeated λ₂ has no unique eigenvector pair (its value would depend on which
+ * basis LAPACK happens to return), and a defective one has y₂ᴴx₂ = 0, which
+ * rounding turns into |y₂ᴴx₂| ~ ε. So: no other eigenvalue within
+ * 8·n·ε·|λ₁| of λ₂, and |y₂ᴴx₂| above n·ε. */
+static int lambda2_simple(const double *re, const double *im, size_t n, double rcond2)
+{
+    double scale = hypot(re[0], im[0]), tol = 8.0 * (double)n * DBL_EPSILON * scale;
+    if (!(rcond2 > (double)n * DBL_EPSILON))
+        return 0;
+    for (size_t k = 0; k < n; k++)
+        if (k != 1 && hypot(re[k] - re[1], im[k] - im[1]) <= tol)
+            return 0;
+    return 1;
+}
+
 /* |λ₁|, |λ₂| and, when want_cond, |y₂ᴴx₂| (the reciprocal condition number
  * of λ₂). For a causal (lower-triangular) A the eigenvalues are its diagonal
  * exactly, so no eigensolver runs (SPEC §3 B); its eigenvectors come from
@@ -125,6 +143,8 @@ static int top_two(const double *A, size_t n, int causal, int want_cond, double 
     if (status == AG_OK) {
         *l1 = hypot(re[0], im[0]);
         *l2 = hypot(re[1], im[1]);
+        if (want_cond && !lambda2_simple(re, im, n, *rcond2))
+            *rcond2 = 0; /* no condition number: reported as null */
     }
     free(re);
     free(im);
@@ -193,8 +213,7 @@ static int spectral_keys(const double *A, size_t n, int causal, int negative,
             if (status != AG_OK)
                 return status;
         }
-        /* 1/|y₂ᴴx₂|: a defective λ₂ (|y₂ᴴx₂| = 0) has no finite condition
-         * number, so the key is null rather than infinite. */
+        /* 1/|y₂ᴴx₂|, null when λ₂ is not simple (see lambda2_simple). */
         if (want_cond)
             ag_record_set(rec, AG_M_LAMBDA2_CONDITION,
                           ok && rcond2 > 0 ? AG_V_NUMBER : AG_V_NULL,

@@ -491,3 +491,24 @@ Test(metrics, lambda2_condition_closed_forms)
     ag_record r1 = run(&one, 1, 1);
     expect_null(&r1, AG_M_LAMBDA2_CONDITION);
 }
+
+/* λ₂ that is not a simple eigenvalue has no condition number: repeated and
+ * semisimple (identity, uniform: λ₂ = 0 with multiplicity n − 1) or
+ * defective (the Jordan block [[1, 0], [1, 1]], y₂ᴴx₂ = 0). Each is null,
+ * on the causal path and on the dense one (the transpose). */
+Test(metrics, lambda2_condition_null_when_not_simple)
+{
+    enum { n = 5 };
+    double I[n * n] = {0}, U[n * n], J[4] = {1, 0, 1, 1}, Jt[4] = {1, 1, 0, 1};
+    for (int i = 0; i < n; i++)
+        I[i * n + i] = 1;
+    for (int k = 0; k < n * n; k++)
+        U[k] = 1.0 / n;
+    ag_record ri = run(I, n, n), ru = run(U, n, n), rj = run(J, 2, 2), rt = run(Jt, 2, 2);
+    expect_null(&ri, AG_M_LAMBDA2_CONDITION);
+    expect_null(&ru, AG_M_LAMBDA2_CONDITION);
+    expect_null(&rj, AG_M_LAMBDA2_CONDITION);
+    expect_null(&rt, AG_M_LAMBDA2_CONDITION);
+    /* λ₂ itself stays defined. */
+    expect_num(&rj, AG_M_LAMBDA2_ABS, 1.0, 0.0);
+}

@@ -167,6 +167,8 @@ static int check_shapes(const cli_tensor_opts *o, const cli_tensors *t, int allo
     snprintf(want, sizeof want, "(%zu, %zu)%s", d, da, t->x.data ? " to match X's width" : "");
     if (t->q.shape[0] != d)
         return shape_error(o, qn, &t->q, want);
+    if (da == 0 || d == 0)
+        return shape_error(o, qn, &t->q, "a non-empty (d, d_a) matrix");
     if (da % (size_t)o->heads != 0)
         return cli_fail("%s: tensor '%s': width %zu is not divisible by --heads %d", o->weights,
                         qn, da, o->heads);
@@ -175,20 +177,25 @@ static int check_shapes(const cli_tensor_opts *o, const cli_tensors *t, int allo
     for (int k = 0; k < 2; k++) {
         if (!kv[k]->data)
             continue;
-        size_t w = kv[k]->shape[1];
-        int gqa_ok = allow_gqa && w % dh == 0 && w > 0 && (size_t)o->heads % (w / dh) == 0;
+        size_t w = kv[k]->shape[1]; /* dh ≥ 1: da ≥ heads was checked above */
+        int gqa_ok = allow_gqa && w > 0 && w % dh == 0 && (size_t)o->heads % (w / dh) == 0;
         if (kv[k]->shape[0] != d || (w != da && !gqa_ok)) {
             snprintf(want, sizeof want, "(%zu, %zu)%s", d, da,
                      allow_gqa ? " or a grouped-query width dividing the heads" : "");
             return shape_error(o, kvn[k], kv[k], want);
         }
     }
-    snprintf(want, sizeof want, "(%zu,)", da);
-    const ag_array *b[2] = {&t->bq, &t->bk};
-    const char *bn[2] = {o->qkv_bias ? o->qkv_bias : o->q_bias, o->qkv_bias ? o->qkv_bias : o->k_bias};
-    for (int k = 0; k < 2; k++)
-        if (b[k]->data && b[k]->shape[0] != (k == 0 ? da : t->k.shape[1]))
+    /* Each bias is as wide as its projection's output. */
+    const ag_array *b[3] = {&t->bq, &t->bk, &t->bv}, *proj[3] = {&t->q, &t->k, &t->v};
+    const char *bn[3] = {o->qkv_bias ? o->qkv_bias : o->q_bias,
+                         o->qkv_bias ? o->qkv_bias : o->k_bias,
+                         o->qkv_bias ? o->qkv_bias : o->v_bias};
+    for (int k = 0; k < 3; k++) {
+        size_t width = proj[k]->data ? proj[k]->shape[1] : da;
+        snprintf(want, sizeof want, "(%zu,): the width of its projection", width);
+        if (b[k]->data && b[k]->shape[0] != width)
             return shape_error(o, bn[k], b[k], want);
+    }
     snprintf(want, sizeof want, "(%zu, d_out): one row per output of the query heads", da);
     if (t->o.data && t->o.shape[0] != da)
         return shape_error(o, o->o, &t->o, want);

@@ -39,6 +39,7 @@ save(f"{T}/w.safetensors", {"q": q, "k": k, "v": v, "o": o, "qkv": np.concatenat
                             "qT": q.T, "kT": k.T, "vT": v.T, "oT": o.T,
                             "k_gqa": k[:, : 2 * dh], "v_gqa": v[:, : 2 * dh],
                             "k_bad": k[:, : 3 * dh + 1], "k_odd": k[:, : 3 * dh], "o_bad": o[: 2 * dh]})
+save(f"{T}/empty.safetensors", {"q": np.zeros((d, 0)), "k": np.zeros((d, 0))})
 bad = q.copy(); bad[2, 3] = np.nan
 save(f"{T}/nan.safetensors", {"q": bad, "k": k})
 PYEOF
@@ -84,6 +85,7 @@ bad "d_h not dividing" 1 "--heads 3" "$CLI" weights --weights "$W" --q q --k k -
 bad "K width without GQA" 1 "k_bad" "$CLI" weights --weights "$W" --q q --k k_bad --heads 4
 bad "kv heads not dividing" 1 "k_odd" "$CLI" weights --weights "$W" --q q --k k_odd --heads 4
 bad "O rows" 1 "o_bad" "$CLI" weights --weights "$W" --q q --k k --v v --o o_bad --heads 4
+bad "empty Q" 1 "non-empty" "$CLI" weights --weights "$T/empty.safetensors" --q q --k k --heads 1
 bad "non-finite" 1 "W_Q" "$CLI" weights --weights "$T/nan.safetensors" --q q --k k --heads 4
 bad "missing file" 1 "none.safetensors" "$CLI" weights --weights "$T/none.safetensors" --q q --k k --heads 4
 bad "missing model" 1 "no_model" "$CLI" weights "$T/no_model"
