@@ -36,16 +36,18 @@ static void columns_for(const ag_record *recs, size_t count,
     int has_text = 0;
     for (size_t r = 0; r < count; r++)
         has_text |= recs[r].text >= 0;
+    /* SPEC §2 fixes layer, head, rows, cols, then the metrics; "text" (the
+     * line of --text-file) comes last so those positions never shift. */
     cols->count = 0;
     cols->ids[cols->count++] = COL_LAYER;
     cols->ids[cols->count++] = COL_HEAD;
-    if (has_text)
-        cols->ids[cols->count++] = COL_TEXT;
     cols->ids[cols->count++] = COL_ROWS;
     cols->ids[cols->count++] = COL_COLS;
     for (int m = 0; m < AG_M_COUNT; m++)
         if (sel->on[m])
             cols->ids[cols->count++] = m;
+    if (has_text)
+        cols->ids[cols->count++] = COL_TEXT;
 }
 
 static const char *column_name(int id)

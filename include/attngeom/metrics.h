@@ -234,8 +234,8 @@ typedef struct {
     const char *source;   /* input file or model */
 } ag_output_meta;
 
-/* Write records in the given format. The columns are layer, head, [text,]
- * rows, cols, then the selected metrics in §3 order. Returns AG_EIO if a
+/* Write records in the given format. The columns are layer, head, rows,
+ * cols, the selected metrics in §3 order, then text when any record has one. Returns AG_EIO if a
  * write fails. */
 int ag_records_write(FILE *fp, ag_format fmt, const ag_record *recs,
                      size_t count, const ag_metric_set *sel,
