@@ -58,6 +58,10 @@ int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
  * 0 or 1 after printing the error. */
 int cli_write_output(const char *path, const char *buf, size_t len);
 
+/* Usage error (returns 2) when --expect was given to a command that prints no
+ * records (attention, tokenize, info); 0 otherwise. */
+int cli_reject_expect(const cli_common *c, const char *cmd);
+
 /* Compare records with a golden JSON output (--expect). Prints each mismatch
  * on stderr. Returns 0 (all match), 3 (mismatch) or 1 (golden unreadable). */
 int cli_expect(const cli_common *c, const ag_record *recs, size_t count);

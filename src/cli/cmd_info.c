@@ -248,6 +248,8 @@ int cmd_info(int argc, char **argv)
     }
     if (!path)
         return cli_usage_error("info", "missing PATH");
+    if (cli_reject_expect(&common, "info"))
+        return EXIT_USAGE;
     struct stat sb;
     json_t *root = json_object();
     json_object_set_new(root, "path", json_string(path));

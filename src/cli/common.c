@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -54,8 +55,9 @@ int cli_is_option(const char *arg, const char *name)
 const char *cli_option_value(const char *cmd, const char *name, int argc,
                              char **argv, int *i)
 {
-    const char *eq = strchr(argv[*i], '=');
-    if (eq && argv[*i][1] == '-')
+    /* cli_is_option matched `name` followed by '=' or the end. */
+    const char *eq = argv[*i] + strlen(name);
+    if (*eq == '=')
         return eq + 1;
     if (*i + 1 >= argc) {
         cli_usage_error(cmd, "option %s needs a value", name);
@@ -175,6 +177,12 @@ static int write_atomically(const char *path, const char *buf, size_t len)
         free(tmp);
         return cli_fail("%s: cannot create: %s", path, strerror(e));
     }
+    /* mkstemp creates mode 0600; give the file the mode a plain fopen would
+     * (0666 less the umask), or keep the mode of the file it replaces. */
+    struct stat sb;
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, stat(path, &sb) == 0 ? sb.st_mode & 07777 : 0666 & ~mask);
     FILE *fp = fdopen(fd, "wb");
     int ok = fp && fwrite(buf, 1, len, fp) == len;
     ok = (fp ? fclose(fp) == 0 : (close(fd), 0)) && ok;
@@ -185,6 +193,13 @@ static int write_atomically(const char *path, const char *buf, size_t len)
         unlink(tmp);
     free(tmp);
     return ok ? 0 : cli_fail("%s: cannot write: %s", path, strerror(e));
+}
+
+int cli_reject_expect(const cli_common *c, const char *cmd)
+{
+    if (c->expect_path)
+        return cli_usage_error(cmd, "--expect compares printed records; this command prints none");
+    return 0;
 }
 
 int cli_write_output(const char *path, const char *buf, size_t len)
