@@ -739,12 +739,11 @@ __attribute__((target("bmi2,popcnt"))) static void compress_row_bmi2(
         off += k;
     }
 }
+/* __builtin_cpu_supports reads flags libgcc sets once at start-up: cheap,
+ * and free of the data race a lazily written static cache would have. */
 static int have_bmi2(void)
 {
-    static int cached = -1;
-    if (cached < 0)
-        cached = __builtin_cpu_supports("bmi2") ? 1 : 0;
-    return cached;
+    return __builtin_cpu_supports("bmi2") != 0;
 }
 #else
 static int have_bmi2(void) { return 0; }
