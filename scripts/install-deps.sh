@@ -12,8 +12,8 @@ for p in $PKGS; do
 done
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
-    echo "attngeom: missing Debian packages; install them with:" >&2
-    echo "  sudo apt-get install -y$missing" >&2
+    echo "attngeom: missing Debian packages; install them as root (or with sudo):" >&2
+    echo "  apt-get install -y$missing" >&2
     exit 1
 fi
 echo "attngeom: installing$missing" >&2
