@@ -17,6 +17,12 @@ int ag_geometry_family(const double *X, size_t m, size_t n,
  * gsl_ran_gaussian; analysis/random.c). */
 void ag_fill_gaussian(gsl_rng *rng, double *v, size_t n);
 
+/* ag_head_jacobian_norm with a Lanczos basis of `basis` vectors (≥ 2)
+ * instead of the default; a small basis forces restarts, which is how the
+ * tests exercise them. */
+int ag_jacobian_norm_basis(const ag_head_lin *L, size_t basis, double *norm,
+                           ag_lanczos_info *info, ag_error *err);
+
 /* 1 if any key of family f is selected. */
 int ag_family_selected(const ag_metric_set *sel, ag_family f);
 

@@ -405,115 +405,177 @@ static int tridiag_top(const double *alpha, const double *beta, int k, double *t
     return AG_OK;
 }
 
+/* Lanczos workspace: the basis and the tridiagonal's scratch. */
+typedef struct {
+    size_t N;   /* n·d, the dimension of vec(X) */
+    int m;      /* basis size */
+    double *V;  /* (m, N) basis, row j = v_j */
+    double *w;  /* (N) */
+    double *u;  /* (n·n + 2·n·d_h) scratch of the JᵀJ product */
+    double *alpha, *beta, *h, *s, *dd, *ee; /* (m) each */
+    double *z;  /* (m, m) */
+} lz_ws;
+
+static void lz_free(lz_ws *ws)
+{
+    free(ws->V);
+    free(ws->w);
+    free(ws->u);
+    free(ws->alpha);
+    free(ws->beta);
+    free(ws->h);
+    free(ws->s);
+    free(ws->z);
+    free(ws->dd);
+    free(ws->ee);
+}
+
+static int lz_alloc(lz_ws *ws, const ag_head_lin *L, size_t basis)
+{
+    size_t N = L->n * L->d, m = N < basis ? N : basis;
+    *ws = (lz_ws){.N = N, .m = (int)m};
+    ws->V = malloc(m * N * sizeof *ws->V);
+    ws->w = malloc(N * sizeof *ws->w);
+    ws->u = malloc((L->n * L->n + 2 * L->n * L->dh) * sizeof *ws->u);
+    ws->alpha = malloc(m * sizeof(double));
+    ws->beta = malloc(m * sizeof(double));
+    ws->h = malloc(m * sizeof(double));
+    ws->s = malloc(m * sizeof(double));
+    ws->z = malloc(m * m * sizeof(double));
+    ws->dd = malloc(m * sizeof(double));
+    ws->ee = malloc(m * sizeof(double));
+    if (ws->V && ws->w && ws->u && ws->alpha && ws->beta && ws->h && ws->s && ws->z && ws->dd &&
+        ws->ee)
+        return AG_OK;
+    lz_free(ws);
+    return AG_ENOMEM;
+}
+
+/* w ← w − V_{0..j} (V_{0..j}ᵀ w), twice (full reorthogonalisation: in
+ * floating point one pass leaves a residue of the size of the lost
+ * orthogonality). The removed component along v_j corrects α_j. */
+static void lz_reorthogonalise(lz_ws *ws, int j)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, j + 1, (int)ws->N, 1.0, ws->V, (int)ws->N,
+                    ws->w, 1, 0.0, ws->h, 1);
+        cblas_dgemv(CblasRowMajor, CblasTrans, j + 1, (int)ws->N, -1.0, ws->V, (int)ws->N,
+                    ws->h, 1, 1.0, ws->w, 1);
+        ws->alpha[j] += ws->h[j];
+    }
+}
+
+enum { LZ_CONVERGED, LZ_CAPPED, LZ_FULL };
+
+/* One Lanczos run on JᵀJ from the unit vector v_0 until convergence, the
+ * product cap, or a full basis. *k is the basis size reached, *theta the top
+ * Ritz value and *res its residual bound β_k·|s_k|. */
+static int lz_sweep(lz_ws *ws, const jtj_op *op, ag_lanczos_info *inf, int *k, double *theta,
+                    double *res, int *state, ag_error *err)
+{
+    size_t N = ws->N;
+    *state = LZ_FULL;
+    for (int j = 0; j < ws->m; j++) {
+        double *vj = ws->V + (size_t)j * N;
+        jtj(op, vj, ws->w);
+        inf->products++;
+        ws->alpha[j] = cblas_ddot((int)N, vj, 1, ws->w, 1);
+        cblas_daxpy((int)N, -ws->alpha[j], vj, 1, ws->w, 1);
+        if (j > 0)
+            cblas_daxpy((int)N, -ws->beta[j - 1], vj - N, 1, ws->w, 1);
+        lz_reorthogonalise(ws, j);
+        double b = cblas_dnrm2((int)N, ws->w, 1);
+        *k = j + 1;
+        int rc = tridiag_top(ws->alpha, ws->beta, *k, theta, ws->s, ws->z, ws->dd, ws->ee);
+        if (rc != AG_OK)
+            return ag_error_set(err, rc, "stability: the tridiagonal eigensolver (dstev) failed");
+        *theta = fmax(*theta, 0.0); /* JᵀJ is positive semi-definite */
+        *res = b * fabs(ws->s[*k - 1]);
+        /* b = 0: the Krylov space is invariant, θ is exact. */
+        if (*res <= LZ_TOL * *theta || b == 0 || (size_t)*k == N) {
+            *state = LZ_CONVERGED;
+            if (b == 0)
+                *res = 0;
+            return AG_OK;
+        }
+        if (inf->products >= LZ_MAX_PRODUCTS) {
+            *state = LZ_CAPPED;
+            return AG_OK;
+        }
+        if (j + 1 < ws->m) {
+            ws->beta[j] = b;
+            cblas_dcopy((int)N, ws->w, 1, vj + N, 1);
+            cblas_dscal((int)N, 1.0 / b, vj + N, 1);
+        }
+    }
+    return AG_OK;
+}
+
+/* Lanczos with restarts: a full basis restarts from the top Ritz vector. */
+static int lz_run(lz_ws *ws, const jtj_op *op, ag_lanczos_info *inf, double *theta, double *res,
+                  ag_error *err)
+{
+    size_t N = ws->N;
+    for (;;) {
+        double nv = cblas_dnrm2((int)N, ws->V, 1);
+        if (!(nv > 0)) { /* the start (a Ritz vector) vanished: JᵀJ = 0 on it */
+            *theta = *res = 0;
+            return AG_OK;
+        }
+        cblas_dscal((int)N, 1.0 / nv, ws->V, 1);
+        int k = 0, state, rc = lz_sweep(ws, op, inf, &k, theta, res, &state, err);
+        if (rc != AG_OK || state == LZ_CONVERGED)
+            return rc;
+        if (state == LZ_CAPPED) {
+            if (*res <= LZ_ACCEPT * *theta)
+                return AG_OK;
+            return ag_error_set(err, AG_ELAPACK, "stability: Lanczos for the Jacobian norm did not "
+                                "converge in %d products (relative residual %.2g)",
+                                inf->products, *theta > 0 ? *res / *theta : *res);
+        }
+        /* y = V s, the top Ritz vector, becomes v_0. */
+        cblas_dgemv(CblasRowMajor, CblasTrans, k, (int)N, 1.0, ws->V, (int)N, ws->s, 1, 0.0,
+                    ws->w, 1);
+        cblas_dcopy((int)N, ws->w, 1, ws->V, 1);
+        inf->restarts++;
+    }
+}
+
 int ag_head_jacobian_norm(const ag_head_lin *L, double *norm, ag_lanczos_info *info,
                           ag_error *err)
 {
-    if (!L || !norm)
-        return ag_error_set(err, AG_EINVAL, "stability: missing argument to the Jacobian norm");
-    size_t N = L->n * L->d, nn = L->n * L->n, ndh = L->n * L->dh;
-    int m = N < LZ_BASIS ? (int)N : LZ_BASIS;
-    ag_lanczos_info inf = {0};
-    double *V = malloc((size_t)m * N * sizeof *V);
-    double *w = malloc(N * sizeof *w), *u = malloc((nn + 2 * ndh) * sizeof *u);
-    double *alpha = malloc((size_t)m * sizeof *alpha), *beta = malloc((size_t)m * sizeof *beta);
-    double *h = malloc((size_t)m * sizeof *h), *s = malloc((size_t)m * sizeof *s);
-    double *z = malloc((size_t)m * (size_t)m * sizeof *z);
-    double *dd = malloc((size_t)m * sizeof *dd), *ee = malloc((size_t)m * sizeof *ee);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    int rc = AG_OK;
-    if (!V || !w || !u || !alpha || !beta || !h || !s || !z || !dd || !ee || !rng) {
-        rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for the Lanczos basis "
-                          "(%d vectors of %zu)", m, N);
-        goto done;
-    }
-    jtj_op op = {.L = L, .u = u, .s1 = u + nn, .s2 = u + nn + ndh};
+    return ag_jacobian_norm_basis(L, LZ_BASIS, norm, info, err);
+}
 
+int ag_jacobian_norm_basis(const ag_head_lin *L, size_t basis, double *norm,
+                           ag_lanczos_info *info, ag_error *err)
+{
+    if (!L || !norm || basis < 2)
+        return ag_error_set(err, AG_EINVAL, "stability: missing argument to the Jacobian norm");
+    lz_ws ws;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng || lz_alloc(&ws, L, basis) != AG_OK) {
+        gsl_rng_free(rng);
+        return ag_error_set(err, AG_ENOMEM, "stability: out of memory for the Lanczos basis "
+                            "(%zu vectors of %zu)", basis, L->n * L->d);
+    }
+    size_t nn = L->n * L->n, ndh = L->n * L->dh;
+    jtj_op op = {.L = L, .u = ws.u, .s1 = ws.u + nn, .s2 = ws.u + nn + ndh};
     /* Deterministic start: Gaussian entries of a fixed-seed generator. */
     gsl_rng_set(rng, LZ_START_SEED);
-    ag_fill_gaussian(rng, V, N);
-    double theta = 0, res = INFINITY;
-    for (;;) {
-        double nv = cblas_dnrm2((int)N, V, 1);
-        if (!(nv > 0)) { /* the start (a Ritz vector) vanished: JᵀJ = 0 on it */
-            theta = 0;
-            res = 0;
-            break;
-        }
-        cblas_dscal((int)N, 1.0 / nv, V, 1);
-        int k = 0, converged = 0, capped = 0;
-        for (int j = 0; j < m; j++) {
-            double *vj = V + (size_t)j * N;
-            jtj(&op, vj, w);
-            inf.products++;
-            alpha[j] = cblas_ddot((int)N, vj, 1, w, 1);
-            cblas_daxpy((int)N, -alpha[j], vj, 1, w, 1);
-            if (j > 0)
-                cblas_daxpy((int)N, -beta[j - 1], V + (size_t)(j - 1) * N, 1, w, 1);
-            /* Full reorthogonalisation against v_0..v_j, applied twice. */
-            for (int pass = 0; pass < 2; pass++) {
-                cblas_dgemv(CblasRowMajor, CblasNoTrans, j + 1, (int)N, 1.0, V, (int)N, w, 1,
-                            0.0, h, 1);
-                cblas_dgemv(CblasRowMajor, CblasTrans, j + 1, (int)N, -1.0, V, (int)N, h, 1,
-                            1.0, w, 1);
-                alpha[j] += h[j];
-            }
-            double b = cblas_dnrm2((int)N, w, 1);
-            k = j + 1;
-            if ((rc = tridiag_top(alpha, beta, k, &theta, s, z, dd, ee)) != AG_OK) {
-                ag_error_set(err, rc, "stability: the tridiagonal eigensolver (dstev) failed");
-                goto done;
-            }
-            theta = fmax(theta, 0.0); /* JᵀJ is positive semi-definite */
-            res = b * fabs(s[k - 1]);
-            /* b = 0: the Krylov space is invariant, θ is exact. */
-            if (res <= LZ_TOL * theta || b == 0 || (size_t)k == N) {
-                converged = 1;
-                if (b == 0)
-                    res = 0;
-                break;
-            }
-            if (inf.products >= LZ_MAX_PRODUCTS) {
-                capped = 1;
-                break;
-            }
-            if (j + 1 < m) {
-                beta[j] = b;
-                cblas_dcopy((int)N, w, 1, V + (size_t)(j + 1) * N, 1);
-                cblas_dscal((int)N, 1.0 / b, V + (size_t)(j + 1) * N, 1);
-            }
-        }
-        if (converged)
-            break;
-        if (capped) {
-            if (res <= LZ_ACCEPT * theta)
-                break;
-            rc = ag_error_set(err, AG_ELAPACK, "stability: Lanczos for the Jacobian norm did not "
-                              "converge in %d products (relative residual %.2g)",
-                              inf.products, theta > 0 ? res / theta : res);
-            goto done;
-        }
-        /* Basis full: restart from the top Ritz vector y = V s. */
-        cblas_dgemv(CblasRowMajor, CblasTrans, k, (int)N, 1.0, V, (int)N, s, 1, 0.0, w, 1);
-        cblas_dcopy((int)N, w, 1, V, 1);
-        inf.restarts++;
-    }
-    *norm = sqrt(theta);
-    inf.residual = res;
-    inf.rel_bound = theta > 0 ? res / (2 * theta) : 0;
-    if (info)
-        *info = inf;
-done:
-    free(V);
-    free(w);
-    free(u);
-    free(alpha);
-    free(beta);
-    free(h);
-    free(s);
-    free(z);
-    free(dd);
-    free(ee);
+    ag_fill_gaussian(rng, ws.V, ws.N);
     gsl_rng_free(rng);
+    ag_lanczos_info inf = {0};
+    double theta = 0, res = INFINITY;
+    int rc = lz_run(&ws, &op, &inf, &theta, &res, err);
+    if (rc == AG_OK) {
+        *norm = sqrt(theta);
+        inf.residual = res;
+        inf.rel_bound = theta > 0 ? res / (2 * theta) : 0;
+        if (info)
+            *info = inf;
+    }
+    lz_free(&ws);
     return rc;
 }
 

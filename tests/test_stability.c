@@ -13,6 +13,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "attngeom.h"
+#include "../analysis/analysis.h" /* ag_jacobian_norm_basis */
 
 TestSuite(stability);
 
@@ -459,6 +460,41 @@ Test(stability, lanczos_medium_head)
     fprintf(stderr, "[stability] n=24 d=16: svd %.15g lanczos %.15g rel %.1e, %d products\n", s, jn,
             fabs(jn - s) / s, info.products);
     cr_expect_leq(fabs(jn - s), 1e-9 * s);
+    free(J);
+    free(e);
+    ag_head_lin_free(L);
+    case_free(&c);
+}
+
+/* The restart path: with a basis of only 3 or 5 vectors, Lanczos must
+ * restart from its top Ritz vector several times and still reach the norm
+ * of the explicit J (SVD) on the same medium head. */
+Test(stability, lanczos_restarts_small_basis)
+{
+    head_case c;
+    case_make(&c, 61, 24, 16, 8, 1, 1, 1, 0);
+    ag_head_lin *L = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_head_linearize(&c.in, &L, &err), AG_OK);
+    size_t nn = 24 * 24, nd = 24 * 16;
+    double *J = malloc(nn * nd * sizeof *J), *e = calloc(nn, sizeof *e);
+    for (size_t r = 0; r < nn; r++) {
+        e[r] = 1;
+        cr_assert_eq(ag_head_vjp(L, e, J + r * nd), AG_OK);
+        e[r] = 0;
+    }
+    double s = sigma1(J, nn, nd);
+    const size_t bases[2] = {3, 5};
+    for (int b = 0; b < 2; b++) {
+        double jn = 0;
+        ag_lanczos_info info;
+        cr_assert_eq(ag_jacobian_norm_basis(L, bases[b], &jn, &info, &err), AG_OK, "%s",
+                     err.message);
+        cr_expect_gt(info.restarts, 0, "basis %zu: no restart happened", bases[b]);
+        cr_expect_leq(fabs(jn - s), 1e-9 * s, "basis %zu: %.15g vs svd %.15g", bases[b], jn, s);
+    }
+    double jn;
+    cr_expect_eq(ag_jacobian_norm_basis(L, 1, &jn, NULL, &err), AG_EINVAL);
     free(J);
     free(e);
     ag_head_lin_free(L);
