@@ -148,6 +148,48 @@ static int parse_shape(npy_parser *p)
     return AG_OK;
 }
 
+/* The value after one key. known is 0 when the key did not fit its buffer;
+ * such a key is none of ours, whatever its truncated text says. */
+static int parse_value(npy_parser *p, const char *key, int known)
+{
+    int rc;
+    if (known && strcmp(key, "descr") == 0) {
+        if (p->have_descr)
+            return bad(p, "duplicate key 'descr'");
+        if (p->i < p->n && p->s[p->i] == '[')
+            return ag_error_set(p->err, AG_EDTYPE,
+                                "%s: unsupported dtype (structured array); "
+                                "accepted: '<f2', '<f4', '<f8'",
+                                p->path);
+        size_t dl;
+        if ((rc = parse_string(p, p->descr, sizeof p->descr, &dl)) != AG_OK)
+            return rc;
+        p->have_descr = 1;
+    } else if (known && strcmp(key, "fortran_order") == 0) {
+        if (p->have_fortran)
+            return bad(p, "duplicate key 'fortran_order'");
+        if (match_word(p, "True"))
+            p->fortran = 1;
+        else if (match_word(p, "False"))
+            p->fortran = 0;
+        else
+            return bad(p, "'fortran_order' must be True or False");
+        p->have_fortran = 1;
+    } else if (known && strcmp(key, "shape") == 0) {
+        if (p->have_shape)
+            return bad(p, "duplicate key 'shape'");
+        if ((rc = parse_shape(p)) != AG_OK)
+            return rc;
+        p->have_shape = 1;
+    } else {
+        return ag_error_set(p->err, AG_EFORMAT,
+                            "%s: malformed .npy header: unexpected key "
+                            "'%.40s'",
+                            p->path, key);
+    }
+    return AG_OK;
+}
+
 static int parse_header(npy_parser *p)
 {
     int rc;
@@ -172,40 +214,8 @@ static int parse_header(npy_parser *p)
             return bad(p, "expected ':' after a key");
         p->i++;
         skip_ws(p);
-        if (keylen < sizeof key && strcmp(key, "descr") == 0) {
-            if (p->have_descr)
-                return bad(p, "duplicate key 'descr'");
-            if (p->i < p->n && p->s[p->i] == '[')
-                return ag_error_set(p->err, AG_EDTYPE,
-                                    "%s: unsupported dtype (structured array); "
-                                    "accepted: '<f2', '<f4', '<f8'",
-                                    p->path);
-            size_t dl;
-            if ((rc = parse_string(p, p->descr, sizeof p->descr, &dl)) != AG_OK)
-                return rc;
-            p->have_descr = 1;
-        } else if (keylen < sizeof key && strcmp(key, "fortran_order") == 0) {
-            if (p->have_fortran)
-                return bad(p, "duplicate key 'fortran_order'");
-            if (match_word(p, "True"))
-                p->fortran = 1;
-            else if (match_word(p, "False"))
-                p->fortran = 0;
-            else
-                return bad(p, "'fortran_order' must be True or False");
-            p->have_fortran = 1;
-        } else if (keylen < sizeof key && strcmp(key, "shape") == 0) {
-            if (p->have_shape)
-                return bad(p, "duplicate key 'shape'");
-            if ((rc = parse_shape(p)) != AG_OK)
-                return rc;
-            p->have_shape = 1;
-        } else {
-            return ag_error_set(p->err, AG_EFORMAT,
-                                "%s: malformed .npy header: unexpected key "
-                                "'%.40s'",
-                                p->path, key);
-        }
+        if ((rc = parse_value(p, key, keylen < sizeof key)) != AG_OK)
+            return rc;
         skip_ws(p);
         if (p->i < p->n && p->s[p->i] == ',') {
             p->i++;
@@ -237,6 +247,15 @@ static int parse_header(npy_parser *p)
 
 /* ---- reader -------------------------------------------------------------- */
 
+/* errno is read first, before anything can overwrite it; agi_pread_full
+ * sets it 0 when the file ended early. */
+static int read_error(const char *path, ag_error *err)
+{
+    int e = errno;
+    return ag_error_set(err, AG_EIO, "%s: read error: %s", path,
+                        e ? strerror(e) : "file ended early");
+}
+
 static int read_data(int fd, size_t offset, ag_dtype dt, size_t itemsize,
                      int fortran, ag_array *a, const char *path, ag_error *err)
 {
@@ -263,10 +282,9 @@ static int read_data(int fd, size_t offset, ag_dtype dt, size_t itemsize,
     while (done < nelem) {
         size_t m = nelem - done < per_chunk ? nelem - done : per_chunk;
         if (agi_pread_full(fd, buf, m * itemsize, offset + done * itemsize) != 0) {
-            int e = errno;
+            int rc = read_error(path, err);
             free(buf);
-            return ag_error_set(err, AG_EIO, "%s: read error: %s", path,
-                                e ? strerror(e) : "file ended early");
+            return rc;
         }
         for (size_t j = 0; j < m; j++) {
             double v = agi_decode_float(dt, buf + j * itemsize);
@@ -290,160 +308,184 @@ static int read_data(int fd, size_t offset, ag_dtype dt, size_t itemsize,
     return AG_OK;
 }
 
+/* What the preamble and header of an open .npy file say. */
+typedef struct {
+    const char *path;
+    int fd;
+    size_t size;   /* of the file */
+    int major;     /* format version major.0 */
+    size_t prefix; /* where the header dict starts */
+    size_t hlen;   /* its length */
+} npy_file;
+
+/* Magic, version and header length, all from the first 12 bytes at most (a
+ * short file is read as far as it goes, so the magic is judged first). */
+static int read_preamble(npy_file *f, ag_error *err)
+{
+    unsigned char pre[12];
+    size_t got = f->size < sizeof pre ? f->size : sizeof pre;
+    if (agi_pread_full(f->fd, pre, got, 0) != 0)
+        return read_error(f->path, err);
+    if (got < NPY_MAGIC_LEN || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: not a .npy file (bad magic; expected "
+                            "\\x93NUMPY)",
+                            f->path);
+    if (got < 8)
+        return ag_error_set(err, AG_EFORMAT, "%s: truncated .npy preamble", f->path);
+    int major = pre[6], minor = pre[7];
+    if (major < 1 || major > 3 || minor != 0)
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: unsupported .npy format version %d.%d "
+                            "(accepted: 1.0, 2.0, 3.0)",
+                            f->path, major, minor);
+    size_t prefix = 8 + (major == 1 ? 2 : 4);
+    if (got < prefix)
+        return ag_error_set(err, AG_EFORMAT, "%s: truncated .npy preamble", f->path);
+    size_t hlen = major == 1 ? agi_le16(pre + 8) : agi_le32(pre + 8);
+    if (hlen > AG_NPY_HEADER_MAX)
+        return ag_error_set(err, AG_ELIMIT,
+                            "%s: .npy header length %zu exceeds the cap of %u bytes",
+                            f->path, hlen, AG_NPY_HEADER_MAX);
+    if (hlen > f->size - prefix)
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: .npy header length %zu goes beyond the end of "
+                            "the file (%zu bytes)",
+                            f->path, hlen, f->size);
+    f->major = major;
+    f->prefix = prefix;
+    f->hlen = hlen;
+    return AG_OK;
+}
+
+/* The header text, NUL-terminated, in *hdr (the caller's on success). Bytes
+ * the dict parser must never see are refused here: NUL anywhere, and
+ * non-ASCII in versions 1 and 2, whose latin-1 has no meaning in a dict. */
+static int read_header_text(const npy_file *f, char **hdr, ag_error *err)
+{
+    int rc = AG_OK;
+    char *h = malloc(f->hlen + 1);
+    if (!h)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", f->path);
+    if (agi_pread_full(f->fd, h, f->hlen, f->prefix) != 0) {
+        rc = read_error(f->path, err);
+        goto fail;
+    }
+    h[f->hlen] = '\0';
+    if (memchr(h, '\0', f->hlen)) {
+        rc = ag_error_set(err, AG_EFORMAT,
+                          "%s: malformed .npy header: contains a NUL byte", f->path);
+        goto fail;
+    }
+    for (size_t i = 0; f->major < 3 && i < f->hlen; i++)
+        if ((unsigned char)h[i] >= 0x80) {
+            rc = ag_error_set(err, AG_EFORMAT,
+                              "%s: malformed .npy header: non-ASCII byte "
+                              "in a version %d.0 header",
+                              f->path, f->major);
+            goto fail;
+        }
+    *hdr = h;
+    return AG_OK;
+fail:
+    free(h);
+    return rc;
+}
+
+static int descr_dtype(const char *path, const char *descr, ag_dtype *dt,
+                       size_t *itemsize, ag_error *err)
+{
+    if (strcmp(descr, "<f2") == 0) {
+        *dt = AG_DT_F16;
+        *itemsize = 2;
+    } else if (strcmp(descr, "<f4") == 0) {
+        *dt = AG_DT_F32;
+        *itemsize = 4;
+    } else if (strcmp(descr, "<f8") == 0) {
+        *dt = AG_DT_F64;
+        *itemsize = 8;
+    } else {
+        return ag_error_set(err, AG_EDTYPE,
+                            "%s: unsupported dtype '%.40s' (accepted: '<f2', "
+                            "'<f4', '<f8')",
+                            path, descr);
+    }
+    return AG_OK;
+}
+
+/* The data must be exactly what the shape needs: checked before anything is
+ * allocated, so a forged shape cannot make us allocate for data that is not
+ * there. The element count must also fit as doubles. */
+static int check_data_size(const npy_file *f, const npy_parser *p,
+                           size_t itemsize, ag_error *err)
+{
+    char shp[AG_MAX_DIMS * 24 + 8];
+    agi_format_shape(shp, sizeof shp, p->ndim, p->shape);
+    size_t nelem = 1, nbytes;
+    for (int k = 0; k < p->ndim; k++)
+        if (agi_mul(nelem, p->shape[k], &nelem) != 0)
+            return ag_error_set(err, AG_ELIMIT, "%s: shape %s is too large",
+                                f->path, shp);
+    if (agi_mul(nelem, itemsize, &nbytes) != 0 ||
+        agi_mul(nelem, sizeof(double), &(size_t){0}) != 0)
+        return ag_error_set(err, AG_ELIMIT, "%s: shape %s is too large", f->path,
+                            shp);
+    size_t avail = f->size - (f->prefix + f->hlen);
+    if (nbytes > avail)
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: truncated: shape %s needs %zu bytes of data, "
+                            "file has %zu",
+                            f->path, shp, nbytes, avail);
+    if (nbytes < avail)
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: %zu unexpected bytes after the data: shape %s "
+                            "needs %zu bytes of data, file has %zu",
+                            f->path, avail - nbytes, shp, nbytes, avail);
+    return AG_OK;
+}
+
+/* Everything after the open file: header, then sizes, then the data. */
+static int read_npy(npy_file *f, ag_array *out, ag_error *err)
+{
+    int rc;
+    char *hdr = NULL;
+    if ((rc = read_preamble(f, err)) != AG_OK ||
+        (rc = read_header_text(f, &hdr, err)) != AG_OK)
+        return rc;
+    npy_parser p = {.s = hdr, .n = f->hlen, .path = f->path, .err = err};
+    rc = parse_header(&p);
+    free(hdr); /* p keeps only copies: descr, fortran, shape */
+    if (rc != AG_OK)
+        return rc;
+    ag_dtype dt = AG_DT_F64;
+    size_t itemsize = 0;
+    if ((rc = descr_dtype(f->path, p.descr, &dt, &itemsize, err)) != AG_OK ||
+        (rc = check_data_size(f, &p, itemsize, err)) != AG_OK)
+        return rc;
+    if ((rc = ag_array_alloc(out, p.ndim, p.shape, err)) != AG_OK) {
+        if (err)
+            ag_error_set(err, rc, "%s: %s", f->path,
+                         rc == AG_ENOMEM ? "out of memory" : "shape too large");
+        return rc;
+    }
+    rc = read_data(f->fd, f->prefix + f->hlen, dt, itemsize, p.fortran, out,
+                   f->path, err);
+    if (rc != AG_OK)
+        ag_array_free(out);
+    return rc;
+}
+
 int ag_npy_read(const char *path, ag_array *out, ag_error *err)
 {
-    int fd = -1, rc;
-    size_t size;
-    char *hdr = NULL;
+    int rc;
+    npy_file f = {.path = path, .fd = -1};
     if (!out)
         return ag_error_set(err, AG_EINVAL, "ag_npy_read: no output array");
     memset(out, 0, sizeof *out);
-    if ((rc = agi_open_regular(path, &fd, &size, err)) != AG_OK)
+    if ((rc = agi_open_regular(path, &f.fd, &f.size, err)) != AG_OK)
         return rc;
-
-    unsigned char pre[12];
-    size_t got = size < sizeof pre ? size : sizeof pre;
-    if (agi_pread_full(fd, pre, got, 0) != 0) {
-        int e = errno;
-        rc = ag_error_set(err, AG_EIO, "%s: read error: %s", path,
-                          e ? strerror(e) : "file ended early");
-        goto done;
-    }
-    if (got < NPY_MAGIC_LEN || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
-        rc = ag_error_set(err, AG_EFORMAT,
-                          "%s: not a .npy file (bad magic; expected "
-                          "\\x93NUMPY)",
-                          path);
-        goto done;
-    }
-    if (got < 8) {
-        rc = ag_error_set(err, AG_EFORMAT, "%s: truncated .npy preamble", path);
-        goto done;
-    }
-    int major = pre[6], minor = pre[7];
-    if (major < 1 || major > 3 || minor != 0) {
-        rc = ag_error_set(err, AG_EFORMAT,
-                          "%s: unsupported .npy format version %d.%d "
-                          "(accepted: 1.0, 2.0, 3.0)",
-                          path, major, minor);
-        goto done;
-    }
-    size_t lenbytes = major == 1 ? 2 : 4;
-    size_t prefix = 8 + lenbytes;
-    if (got < prefix) {
-        rc = ag_error_set(err, AG_EFORMAT, "%s: truncated .npy preamble", path);
-        goto done;
-    }
-    size_t hlen = major == 1 ? agi_le16(pre + 8) : agi_le32(pre + 8);
-    if (hlen > AG_NPY_HEADER_MAX) {
-        rc = ag_error_set(err, AG_ELIMIT,
-                          "%s: .npy header length %zu exceeds the cap of %u bytes",
-                          path, hlen, AG_NPY_HEADER_MAX);
-        goto done;
-    }
-    if (hlen > size - prefix) {
-        rc = ag_error_set(err, AG_EFORMAT,
-                          "%s: .npy header length %zu goes beyond the end of "
-                          "the file (%zu bytes)",
-                          path, hlen, size);
-        goto done;
-    }
-    hdr = malloc(hlen + 1);
-    if (!hdr) {
-        rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-        goto done;
-    }
-    if (agi_pread_full(fd, hdr, hlen, prefix) != 0) {
-        int e = errno;
-        rc = ag_error_set(err, AG_EIO, "%s: read error: %s", path,
-                          e ? strerror(e) : "file ended early");
-        goto done;
-    }
-    hdr[hlen] = '\0';
-    if (memchr(hdr, '\0', hlen)) {
-        rc = ag_error_set(err, AG_EFORMAT,
-                          "%s: malformed .npy header: contains a NUL byte", path);
-        goto done;
-    }
-    if (major < 3) { /* versions 1 and 2: latin-1; only ASCII is meaningful */
-        for (size_t i = 0; i < hlen; i++)
-            if ((unsigned char)hdr[i] >= 0x80) {
-                rc = ag_error_set(err, AG_EFORMAT,
-                                  "%s: malformed .npy header: non-ASCII byte "
-                                  "in a version %d.0 header",
-                                  path, major);
-                goto done;
-            }
-    }
-
-    npy_parser p = {.s = hdr, .n = hlen, .path = path, .err = err};
-    if ((rc = parse_header(&p)) != AG_OK)
-        goto done;
-
-    ag_dtype dt;
-    size_t itemsize;
-    if (strcmp(p.descr, "<f2") == 0) {
-        dt = AG_DT_F16;
-        itemsize = 2;
-    } else if (strcmp(p.descr, "<f4") == 0) {
-        dt = AG_DT_F32;
-        itemsize = 4;
-    } else if (strcmp(p.descr, "<f8") == 0) {
-        dt = AG_DT_F64;
-        itemsize = 8;
-    } else {
-        rc = ag_error_set(err, AG_EDTYPE,
-                          "%s: unsupported dtype '%.40s' (accepted: '<f2', "
-                          "'<f4', '<f8')",
-                          path, p.descr);
-        goto done;
-    }
-
-    char shp[AG_MAX_DIMS * 24 + 8];
-    agi_format_shape(shp, sizeof shp, p.ndim, p.shape);
-    size_t nelem = 1, nbytes;
-    for (int k = 0; k < p.ndim; k++)
-        if (agi_mul(nelem, p.shape[k], &nelem) != 0) {
-            rc = ag_error_set(err, AG_ELIMIT, "%s: shape %s is too large", path,
-                              shp);
-            goto done;
-        }
-    if (agi_mul(nelem, itemsize, &nbytes) != 0 ||
-        agi_mul(nelem, sizeof(double), &(size_t){0}) != 0) {
-        rc = ag_error_set(err, AG_ELIMIT, "%s: shape %s is too large", path, shp);
-        goto done;
-    }
-    size_t data_off = prefix + hlen;
-    size_t avail = size - data_off;
-    if (nbytes > avail) {
-        rc = ag_error_set(err, AG_EFORMAT,
-                          "%s: truncated: shape %s needs %zu bytes of data, "
-                          "file has %zu",
-                          path, shp, nbytes, avail);
-        goto done;
-    }
-    if (nbytes < avail) {
-        rc = ag_error_set(err, AG_EFORMAT,
-                          "%s: %zu unexpected bytes after the data: shape %s "
-                          "needs %zu bytes of data, file has %zu",
-                          path, avail - nbytes, shp, nbytes, avail);
-        goto done;
-    }
-
-    if ((rc = ag_array_alloc(out, p.ndim, p.shape, err)) != AG_OK) {
-        if (err)
-            ag_error_set(err, rc, "%s: %s", path,
-                         rc == AG_ENOMEM ? "out of memory" : "shape too large");
-        goto done;
-    }
-    rc = read_data(fd, data_off, dt, itemsize, p.fortran, out, path, err);
-    if (rc != AG_OK)
-        ag_array_free(out);
-
-done:
-    free(hdr);
-    if (fd >= 0)
-        close(fd);
+    rc = read_npy(&f, out, err);
+    close(f.fd);
     return rc;
 }
 
@@ -465,23 +507,33 @@ static int write_full(int fd, const void *buf, size_t len)
     return 0;
 }
 
-int ag_npy_write(const char *path, const ag_array *a, ag_error *err)
+/* Rank and size checks; *nelem is the element count. Sizes are checked as
+ * bytes (8 per element) because that is what gets written. */
+static int check_writable(const char *path, const ag_array *a, size_t *nelem,
+                          ag_error *err)
 {
-    if (!path || !a)
-        return ag_error_set(err, AG_EINVAL, "ag_npy_write: no path or array");
+    size_t n = 1, nbytes;
     if (a->ndim < 0 || a->ndim > AG_MAX_DIMS)
         return ag_error_set(err, AG_ESHAPE, "%s: array rank %d is outside 0..%d",
                             path, a->ndim, AG_MAX_DIMS);
-    size_t nelem = 1, nbytes;
     for (int k = 0; k < a->ndim; k++)
-        if (agi_mul(nelem, a->shape[k], &nelem) != 0)
+        if (agi_mul(n, a->shape[k], &n) != 0)
             return ag_error_set(err, AG_ELIMIT, "%s: array too large", path);
-    if (agi_mul(nelem, 8, &nbytes) != 0)
+    if (agi_mul(n, 8, &nbytes) != 0)
         return ag_error_set(err, AG_ELIMIT, "%s: array too large", path);
-    if (nelem > 0 && !a->data)
+    if (n > 0 && !a->data)
         return ag_error_set(err, AG_EINVAL, "%s: array has no data", path);
+    *nelem = n;
+    return AG_OK;
+}
 
-    /* header dict, as numpy writes it */
+/* Preamble and header dict, as numpy writes them: version 1.0 unless the
+ * header does not fit its 16-bit length, padded with spaces and a '\n' so
+ * the data starts on a NPY_ALIGN boundary. *head (malloc'd, *padded bytes)
+ * is the caller's on success. */
+static int build_header(const char *path, const ag_array *a, unsigned char **head,
+                        size_t *padded, ag_error *err)
+{
     char shp[AG_MAX_DIMS * 24 + 8];
     agi_format_shape(shp, sizeof shp, a->ndim, a->shape);
     char dict[512];
@@ -493,39 +545,44 @@ int ag_npy_write(const char *path, const ag_array *a, ag_error *err)
     int major = 1;
     size_t prefix = 10;
     size_t total = prefix + (size_t)dl + 1; /* + '\n' */
-    size_t padded = (total + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
-    if (padded - prefix > 65535) {
+    size_t pad = (total + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
+    if (pad - prefix > 65535) {
         major = 2;
         prefix = 12;
         total = prefix + (size_t)dl + 1;
-        padded = (total + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
+        pad = (total + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
     }
-    size_t hlen = padded - prefix;
-    unsigned char *head = malloc(padded);
-    if (!head)
+    size_t hlen = pad - prefix;
+    unsigned char *h = malloc(pad);
+    if (!h)
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-    memcpy(head, NPY_MAGIC, NPY_MAGIC_LEN);
-    head[6] = (unsigned char)major;
-    head[7] = 0;
+    memcpy(h, NPY_MAGIC, NPY_MAGIC_LEN);
+    h[6] = (unsigned char)major;
+    h[7] = 0;
     for (size_t b = 0; b < prefix - 8; b++)
-        head[8 + b] = (unsigned char)(hlen >> (8 * b));
-    memcpy(head + prefix, dict, (size_t)dl);
-    memset(head + prefix + dl, ' ', hlen - (size_t)dl - 1);
-    head[padded - 1] = '\n';
+        h[8 + b] = (unsigned char)(hlen >> (8 * b));
+    memcpy(h + prefix, dict, (size_t)dl);
+    memset(h + prefix + dl, ' ', hlen - (size_t)dl - 1);
+    h[pad - 1] = '\n';
+    *head = h;
+    *padded = pad;
+    return AG_OK;
+}
 
+/* A temporary file next to path (so the final rename stays on one file
+ * system); *tmp, its name, is the caller's on success. */
+static int open_temp(const char *path, char **tmp, int *fd, ag_error *err)
+{
     size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) {
-        free(head);
+    char *t = malloc(plen + 16);
+    if (!t)
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
+    memcpy(t, path, plen);
+    memcpy(t + plen, ".tmp.XXXXXX", 12);
+    int f = mkstemp(t);
+    if (f < 0) {
         int e = errno;
-        free(head);
-        free(tmp);
+        free(t);
         return ag_error_set(err, AG_EIO, "%s: cannot create a temporary file: %s",
                             path, strerror(e));
     }
@@ -535,8 +592,17 @@ int ag_npy_write(const char *path, const ag_array *a, ag_error *err)
     mode_t mode = 0644;
     if (stat(path, &old) == 0 && S_ISREG(old.st_mode))
         mode = old.st_mode & 07777;
-    (void)fchmod(fd, mode);
+    (void)fchmod(f, mode);
+    *tmp = t;
+    *fd = f;
+    return AG_OK;
+}
 
+/* Header, then the doubles little-endian whatever the host order, then
+ * fsync. Returns 0 or the errno of the first failure. */
+static int write_contents(int fd, const unsigned char *head, size_t padded,
+                          const ag_array *a, size_t nelem)
+{
     int e = 0;
     if (write_full(fd, head, padded) != 0)
         e = errno;
@@ -554,20 +620,40 @@ int ag_npy_write(const char *path, const ag_array *a, ag_error *err)
             e = errno;
         done += m;
     }
+    /* file systems that cannot sync (EINVAL, EROFS) still wrote the data */
     if (!e && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
         e = errno;
+    return e;
+}
+
+/* Written to a temporary file and renamed over path, so readers never see a
+ * half-written array and a failure leaves any old file intact. */
+int ag_npy_write(const char *path, const ag_array *a, ag_error *err)
+{
+    int rc, fd = -1;
+    size_t nelem = 0, padded = 0;
+    unsigned char *head = NULL;
+    char *tmp = NULL;
+    if (!path || !a)
+        return ag_error_set(err, AG_EINVAL, "ag_npy_write: no path or array");
+    if ((rc = check_writable(path, a, &nelem, err)) != AG_OK ||
+        (rc = build_header(path, a, &head, &padded, err)) != AG_OK)
+        return rc;
+    if ((rc = open_temp(path, &tmp, &fd, err)) != AG_OK) {
+        free(head);
+        return rc;
+    }
+    int e = write_contents(fd, head, padded, a, nelem);
     if (close(fd) != 0 && !e)
         e = errno;
     if (!e && rename(tmp, path) != 0)
         e = errno;
-    if (e) {
+    if (e)
         unlink(tmp);
-        free(head);
-        free(tmp);
-        return ag_error_set(err, AG_EIO, "%s: cannot write: %s", path,
-                            strerror(e));
-    }
     free(head);
     free(tmp);
+    if (e)
+        return ag_error_set(err, AG_EIO, "%s: cannot write: %s", path,
+                            strerror(e));
     return AG_OK;
 }

@@ -141,24 +141,10 @@ static int json_size(const json_t *v, size_t *out)
     return 0;
 }
 
-static int parse_entry(const char *path, const char *name, json_t *val,
-                       size_t data_size, ag_tensor_info *t, ag_error *err)
+/* Shape part of an entry: rank, dimensions and element count. */
+static int parse_shape(const char *path, const char *name, json_t *js,
+                       ag_tensor_info *t, ag_error *err)
 {
-    if (!json_is_object(val))
-        return ag_error_set(err, AG_EFORMAT,
-                            "%s: tensor '" NAME_FMT "': entry is not a JSON object",
-                            path, name);
-    json_t *jd = json_object_get(val, "dtype");
-    json_t *js = json_object_get(val, "shape");
-    json_t *jo = json_object_get(val, "data_offsets");
-    if (!jd || !json_is_string(jd))
-        return ag_error_set(err, AG_EFORMAT,
-                            "%s: tensor '" NAME_FMT "': missing or non-string \"dtype\"",
-                            path, name);
-    if (agi_dtype_from_name(json_string_value(jd), &t->dtype) != 0)
-        return ag_error_set(err, AG_EDTYPE,
-                            "%s: tensor '" NAME_FMT "' has unknown dtype '%.40s'",
-                            path, name, json_string_value(jd));
     if (!js || !json_is_array(js))
         return ag_error_set(err, AG_EFORMAT,
                             "%s: tensor '" NAME_FMT "': missing or non-array \"shape\"",
@@ -183,18 +169,15 @@ static int parse_entry(const char *path, const char *name, json_t *val,
                                 path, name);
     }
     t->nelem = nelem;
-    size_t nbits;
-    unsigned bits = ag_dtype_bits(t->dtype);
-    if (agi_mul(nelem, bits, &nbits) != 0)
-        return ag_error_set(err, AG_ELIMIT,
-                            "%s: tensor '" NAME_FMT "': shape is too large", path,
-                            name);
-    if (nbits % 8 != 0)
-        return ag_error_set(err, AG_EFORMAT,
-                            "%s: tensor '" NAME_FMT "': %zu elements of %s "
-                            "(%u bits each) do not fill whole bytes",
-                            path, name, nelem, ag_dtype_name(t->dtype), bits);
-    size_t need = nbits / 8;
+    return AG_OK;
+}
+
+/* data_offsets part of an entry: [begin, end] inside the data area and
+ * exactly the need bytes that shape x dtype take. */
+static int parse_offsets(const char *path, const char *name, json_t *jo,
+                         size_t data_size, size_t need, ag_tensor_info *t,
+                         ag_error *err)
+{
     size_t begin, end;
     if (!jo || !json_is_array(jo) || json_array_size(jo) != 2 ||
         json_size(json_array_get(jo, 0), &begin) != 0 ||
@@ -222,182 +205,207 @@ static int parse_entry(const char *path, const char *name, json_t *val,
     return AG_OK;
 }
 
-int ag_st_open(const char *path, ag_safetensors **out, ag_error *err)
+/* One header entry. The checks run in a fixed order (object, dtype, shape,
+ * whole bytes, data_offsets) so a bad file always gets the same message. */
+static int parse_entry(const char *path, const char *name, json_t *val,
+                       size_t data_size, ag_tensor_info *t, ag_error *err)
 {
-    int fd = -1, rc = AG_OK;
-    size_t size;
-    char *hdr = NULL;
-    json_t *root = NULL;
-    meta_pair *meta = NULL;
-    size_t nmeta = 0;
-    ag_safetensors *st = NULL;
-
-    if (!out)
-        return ag_error_set(err, AG_EINVAL, "ag_st_open: no output handle");
-    *out = NULL;
-    if ((rc = agi_open_regular(path, &fd, &size, err)) != AG_OK)
+    int rc;
+    if (!json_is_object(val))
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: tensor '" NAME_FMT "': entry is not a JSON object",
+                            path, name);
+    json_t *jd = json_object_get(val, "dtype");
+    json_t *js = json_object_get(val, "shape");
+    json_t *jo = json_object_get(val, "data_offsets");
+    if (!jd || !json_is_string(jd))
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: tensor '" NAME_FMT "': missing or non-string \"dtype\"",
+                            path, name);
+    if (agi_dtype_from_name(json_string_value(jd), &t->dtype) != 0)
+        return ag_error_set(err, AG_EDTYPE,
+                            "%s: tensor '" NAME_FMT "' has unknown dtype '%.40s'",
+                            path, name, json_string_value(jd));
+    if ((rc = parse_shape(path, name, js, t, err)) != AG_OK)
         return rc;
-    if (size < 8) {
-        rc = ag_error_set(err, AG_EFORMAT,
-                          "%s: file of %zu bytes is too short for a safetensors "
-                          "header",
-                          path, size);
-        goto fail;
-    }
+    size_t nbits;
+    unsigned bits = ag_dtype_bits(t->dtype);
+    if (agi_mul(t->nelem, bits, &nbits) != 0)
+        return ag_error_set(err, AG_ELIMIT,
+                            "%s: tensor '" NAME_FMT "': shape is too large", path,
+                            name);
+    /* sub-byte dtypes (F4, ...) can leave a partial byte; refuse it */
+    if (nbits % 8 != 0)
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: tensor '" NAME_FMT "': %zu elements of %s "
+                            "(%u bits each) do not fill whole bytes",
+                            path, name, t->nelem, ag_dtype_name(t->dtype), bits);
+    return parse_offsets(path, name, jo, data_size, nbits / 8, t, err);
+}
+
+/* errno is read first, before anything can overwrite it; agi_pread_full
+ * sets it 0 when the file ended early. */
+static int read_error(const char *path, ag_error *err)
+{
+    int e = errno;
+    return ag_error_set(err, AG_EIO, "%s: read error: %s", path,
+                        e ? strerror(e) : "file ended early");
+}
+
+/* The u64 header length N: capped before it is trusted, then checked against
+ * the file. */
+static int read_header_len(int fd, const char *path, size_t size, size_t *n,
+                           ag_error *err)
+{
+    if (size < 8)
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: file of %zu bytes is too short for a safetensors "
+                            "header",
+                            path, size);
     unsigned char lenbuf[8];
-    if (agi_pread_full(fd, lenbuf, 8, 0) != 0) {
-        int e = errno;
-        rc = ag_error_set(err, AG_EIO, "%s: read error: %s", path,
-                          e ? strerror(e) : "file ended early");
-        goto fail;
-    }
+    if (agi_pread_full(fd, lenbuf, 8, 0) != 0)
+        return read_error(path, err);
     uint64_t n64 = agi_le64(lenbuf);
-    if (n64 > AG_ST_HEADER_MAX) {
-        rc = ag_error_set(err, AG_ELIMIT,
-                          "%s: safetensors header length %llu exceeds the cap "
-                          "of %u bytes",
-                          path, (unsigned long long)n64, AG_ST_HEADER_MAX);
-        goto fail;
-    }
-    if (n64 < 2) {
-        rc = ag_error_set(err, AG_EFORMAT,
-                          "%s: safetensors header length %llu is too small",
-                          path, (unsigned long long)n64);
-        goto fail;
-    }
-    size_t n = (size_t)n64;
-    if (n > size - 8) {
-        rc = ag_error_set(err, AG_EFORMAT,
-                          "%s: safetensors header length %zu goes beyond the "
-                          "end of the file (%zu bytes)",
-                          path, n, size);
-        goto fail;
-    }
-    hdr = malloc(n);
-    if (!hdr) {
-        rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
+    if (n64 > AG_ST_HEADER_MAX)
+        return ag_error_set(err, AG_ELIMIT,
+                            "%s: safetensors header length %llu exceeds the cap "
+                            "of %u bytes",
+                            path, (unsigned long long)n64, AG_ST_HEADER_MAX);
+    if (n64 < 2)
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: safetensors header length %llu is too small",
+                            path, (unsigned long long)n64);
+    if ((size_t)n64 > size - 8)
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: safetensors header length %zu goes beyond the "
+                            "end of the file (%zu bytes)",
+                            path, (size_t)n64, size);
+    *n = (size_t)n64;
+    return AG_OK;
+}
+
+/* The n header bytes after the length, parsed; *root is a JSON object owned
+ * by the caller on success and NULL otherwise. */
+static int load_header(int fd, const char *path, size_t n, json_t **root,
+                       ag_error *err)
+{
+    *root = NULL;
+    char *hdr = malloc(n);
+    if (!hdr)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     if (agi_pread_full(fd, hdr, n, 8) != 0) {
-        int e = errno;
-        rc = ag_error_set(err, AG_EIO, "%s: read error: %s", path,
-                          e ? strerror(e) : "file ended early");
-        goto fail;
+        int rc = read_error(path, err);
+        free(hdr);
+        return rc;
     }
     json_error_t jerr;
-    root = json_loadb(hdr, n, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *j = json_loadb(hdr, n, JSON_REJECT_DUPLICATES, &jerr);
     free(hdr);
-    hdr = NULL;
-    if (!root) {
-        rc = ag_error_set(err, AG_EFORMAT,
-                          "%s: safetensors header is not valid JSON: %s (line "
-                          "%d, column %d)",
-                          path, jerr.text, jerr.line, jerr.column);
-        goto fail;
+    if (!j)
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: safetensors header is not valid JSON: %s (line "
+                            "%d, column %d)",
+                            path, jerr.text, jerr.line, jerr.column);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: safetensors header is not a JSON object", path);
     }
-    if (!json_is_object(root)) {
-        rc = ag_error_set(err, AG_EFORMAT,
-                          "%s: safetensors header is not a JSON object", path);
-        goto fail;
-    }
+    *root = j;
+    return AG_OK;
+}
 
-    st = calloc(1, sizeof *st);
-    if (!st || !(st->path = strdup(path))) {
-        rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-        goto fail;
+static void free_meta(meta_pair *meta, size_t nmeta)
+{
+    if (!meta)
+        return;
+    for (size_t i = 0; i < nmeta; i++) {
+        free(meta[i].key);
+        free(meta[i].value);
     }
-    st->file_size = size;
-    st->data_start = 8 + n;
-    st->data_size = size - 8 - n;
+    free(meta);
+}
 
-    json_t *jmeta = json_object_get(root, "__metadata__");
-    size_t ntensors = json_object_size(root) - (jmeta ? 1 : 0);
-    if (ntensors > AG_ST_TENSORS_MAX) {
-        rc = ag_error_set(err, AG_ELIMIT,
-                          "%s: %zu tensors exceed the cap of %u", path, ntensors,
-                          AG_ST_TENSORS_MAX);
-        goto fail;
+/* "__metadata__" (string to string) into a key-sorted array. Kept apart from
+ * the handle until the tensors have passed, as *meta / *nmeta, which the
+ * caller frees with free_meta whatever the status (partial on failure). */
+static int parse_metadata(const char *path, json_t *jmeta, meta_pair **meta,
+                          size_t *nmeta, ag_error *err)
+{
+    if (!json_is_object(jmeta))
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: \"__metadata__\" is not a JSON object", path);
+    size_t m = json_object_size(jmeta);
+    meta_pair *mp = calloc(m ? m : 1, sizeof *mp);
+    if (!mp)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+    *meta = mp;
+    const char *k;
+    json_t *v;
+    json_object_foreach(jmeta, k, v)
+    {
+        if (!json_is_string(v))
+            return ag_error_set(err, AG_EFORMAT,
+                                "%s: \"__metadata__\" value of '" NAME_FMT
+                                "' is not a string",
+                                path, k);
+        meta_pair *e = &mp[(*nmeta)++]; /* counted first: freed even if half-set */
+        e->key = strdup(k);
+        e->value = strdup(json_string_value(v));
+        if (!e->key || !e->value)
+            return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     }
-    if (jmeta) {
-        if (!json_is_object(jmeta)) {
-            rc = ag_error_set(err, AG_EFORMAT,
-                              "%s: \"__metadata__\" is not a JSON object", path);
-            goto fail;
-        }
-        size_t m = json_object_size(jmeta);
-        meta = calloc(m ? m : 1, sizeof *meta);
-        if (!meta) {
-            rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-            goto fail;
-        }
-        const char *k;
-        json_t *v;
-        json_object_foreach(jmeta, k, v)
-        {
-            if (!json_is_string(v)) {
-                rc = ag_error_set(err, AG_EFORMAT,
-                                  "%s: \"__metadata__\" value of '" NAME_FMT
-                                  "' is not a string",
-                                  path, k);
-                goto fail;
-            }
-            meta[nmeta].key = strdup(k);
-            meta[nmeta].value = strdup(json_string_value(v));
-            nmeta++;
-            if (!meta[nmeta - 1].key || !meta[nmeta - 1].value) {
-                rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-                goto fail;
-            }
-        }
-        qsort(meta, nmeta, sizeof *meta, cmp_meta);
-    }
+    qsort(mp, *nmeta, sizeof *mp, cmp_meta);
+    return AG_OK;
+}
 
+/* Every entry of root but "__metadata__", in header order; st->count grows
+ * only for fully parsed entries so ag_st_close frees exactly the names set. */
+static int parse_tensors(ag_safetensors *st, json_t *root, size_t ntensors,
+                         ag_error *err)
+{
+    int rc;
+    const char *path = st->path;
     st->tensors = calloc(ntensors ? ntensors : 1, sizeof *st->tensors);
     st->by_name = calloc(ntensors ? ntensors : 1, sizeof *st->by_name);
-    if (!st->tensors || !st->by_name) {
-        rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
+    if (!st->tensors || !st->by_name)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+    const char *k;
+    json_t *v;
+    json_object_foreach(root, k, v)
     {
-        const char *k;
-        json_t *v;
-        json_object_foreach(root, k, v)
-        {
-            if (strcmp(k, "__metadata__") == 0)
-                continue;
-            size_t klen = strlen(k);
-            if (klen > AG_ST_NAME_MAX) {
-                rc = ag_error_set(err, AG_ELIMIT,
-                                  "%s: tensor name of %zu bytes exceeds the cap "
-                                  "of %u bytes",
-                                  path, klen, AG_ST_NAME_MAX);
-                goto fail;
-            }
-            ag_tensor_info *t = &st->tensors[st->count];
-            if ((rc = parse_entry(path, k, v, st->data_size, t, err)) != AG_OK)
-                goto fail;
-            if (!(t->name = strdup(k))) {
-                rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-                goto fail;
-            }
-            st->count++;
-        }
+        if (strcmp(k, "__metadata__") == 0)
+            continue;
+        size_t klen = strlen(k);
+        if (klen > AG_ST_NAME_MAX)
+            return ag_error_set(err, AG_ELIMIT,
+                                "%s: tensor name of %zu bytes exceeds the cap "
+                                "of %u bytes",
+                                path, klen, AG_ST_NAME_MAX);
+        ag_tensor_info *t = &st->tensors[st->count];
+        if ((rc = parse_entry(path, k, v, st->data_size, t, err)) != AG_OK)
+            return rc;
+        if (!(t->name = strdup(k)))
+            return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+        st->count++;
     }
-    json_decref(root);
-    root = NULL;
+    return AG_OK;
+}
 
-    /* ascending offset; then no overlaps */
+/* Ascending offset, then no overlaps; offsets become absolute and the name
+ * index is built. Sorting by (offset, nbytes, name) makes the reported pair
+ * independent of header order. */
+static int sort_tensors(ag_safetensors *st, ag_error *err)
+{
     qsort(st->tensors, st->count, sizeof *st->tensors, cmp_offset);
     for (size_t i = 1; i < st->count; i++) {
         const ag_tensor_info *a = &st->tensors[i - 1], *b = &st->tensors[i];
-        if (b->offset < a->offset + a->nbytes) {
-            rc = ag_error_set(err, AG_EFORMAT,
-                              "%s: tensors '" NAME_FMT "' [%zu, %zu] and '" NAME_FMT
-                              "' [%zu, %zu] overlap",
-                              path, a->name, a->offset, a->offset + a->nbytes,
-                              b->name, b->offset, b->offset + b->nbytes);
-            goto fail;
-        }
+        if (b->offset < a->offset + a->nbytes)
+            return ag_error_set(err, AG_EFORMAT,
+                                "%s: tensors '" NAME_FMT "' [%zu, %zu] and '" NAME_FMT
+                                "' [%zu, %zu] overlap",
+                                st->path, a->name, a->offset, a->offset + a->nbytes,
+                                b->name, b->offset, b->offset + b->nbytes);
     }
     for (size_t i = 0; i < st->count; i++) {
         st->tensors[i].offset += st->data_start;
@@ -406,51 +414,107 @@ int ag_st_open(const char *path, ag_safetensors **out, ag_error *err)
     sort_base = st->tensors;
     qsort(st->by_name, st->count, sizeof *st->by_name, cmp_name_idx);
     sort_base = NULL;
+    return AG_OK;
+}
 
-    if (nmeta) {
-        st->meta_keys = calloc(nmeta, sizeof(char *));
-        st->meta_values = calloc(nmeta, sizeof(char *));
-        if (!st->meta_keys || !st->meta_values) {
-            rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-            goto fail;
-        }
-        for (size_t i = 0; i < nmeta; i++) {
-            st->meta_keys[i] = meta[i].key;
-            st->meta_values[i] = meta[i].value;
-        }
-        st->nmeta = nmeta;
-        free(meta);
-        meta = NULL;
-        nmeta = 0;
+/* Moves the sorted metadata strings into the handle; on success *meta is
+ * freed and emptied, on failure it stays with the caller. */
+static int take_metadata(ag_safetensors *st, meta_pair **meta, size_t *nmeta,
+                         ag_error *err)
+{
+    size_t n = *nmeta;
+    if (!n)
+        return AG_OK;
+    st->meta_keys = calloc(n, sizeof(char *));
+    st->meta_values = calloc(n, sizeof(char *));
+    if (!st->meta_keys || !st->meta_values)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", st->path);
+    for (size_t i = 0; i < n; i++) {
+        st->meta_keys[i] = (*meta)[i].key;
+        st->meta_values[i] = (*meta)[i].value;
     }
+    st->nmeta = n;
+    free(*meta);
+    *meta = NULL;
+    *nmeta = 0;
+    return AG_OK;
+}
 
-    if (st->data_size > 0) {
-        void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            rc = ag_error_set(err, AG_EIO, "%s: cannot map the file: %s", path,
-                              strerror(errno));
-            goto fail;
-        }
-        st->map = m;
-        st->map_len = size;
+/* The whole file is mapped, as tensor offsets are absolute. An empty data
+ * area leaves st->map NULL: no tensor has a byte to read. */
+static int map_data(ag_safetensors *st, int fd, ag_error *err)
+{
+    if (st->data_size == 0)
+        return AG_OK;
+    void *m = mmap(NULL, st->file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED)
+        return ag_error_set(err, AG_EIO, "%s: cannot map the file: %s", st->path,
+                            strerror(errno));
+    st->map = m;
+    st->map_len = st->file_size;
+    return AG_OK;
+}
+
+/* An empty handle for a file of size bytes whose header is n bytes long. */
+static int st_new(const char *path, size_t size, size_t n, ag_safetensors **out,
+                  ag_error *err)
+{
+    ag_safetensors *st = calloc(1, sizeof *st);
+    if (!st || !(st->path = strdup(path))) {
+        free(st);
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     }
+    st->file_size = size;
+    st->data_start = 8 + n;
+    st->data_size = size - 8 - n;
+    *out = st;
+    return AG_OK;
+}
+
+int ag_st_open(const char *path, ag_safetensors **out, ag_error *err)
+{
+    int fd = -1, rc;
+    size_t size, n = 0, nmeta = 0;
+    json_t *root = NULL;
+    meta_pair *meta = NULL;
+    ag_safetensors *st = NULL;
+
+    if (!out)
+        return ag_error_set(err, AG_EINVAL, "ag_st_open: no output handle");
+    *out = NULL;
+    if ((rc = agi_open_regular(path, &fd, &size, err)) != AG_OK)
+        return rc;
+    if ((rc = read_header_len(fd, path, size, &n, err)) != AG_OK ||
+        (rc = load_header(fd, path, n, &root, err)) != AG_OK ||
+        (rc = st_new(path, size, n, &st, err)) != AG_OK)
+        goto fail;
+
+    json_t *jmeta = json_object_get(root, "__metadata__");
+    size_t ntensors = json_object_size(root) - (jmeta ? 1 : 0);
+    /* capped before anything is allocated for the tensors */
+    if (ntensors > AG_ST_TENSORS_MAX) {
+        rc = ag_error_set(err, AG_ELIMIT, "%s: %zu tensors exceed the cap of %u",
+                          path, ntensors, AG_ST_TENSORS_MAX);
+        goto fail;
+    }
+    if ((jmeta && (rc = parse_metadata(path, jmeta, &meta, &nmeta, err)) != AG_OK) ||
+        (rc = parse_tensors(st, root, ntensors, err)) != AG_OK)
+        goto fail;
+    json_decref(root);
+    root = NULL;
+    if ((rc = sort_tensors(st, err)) != AG_OK ||
+        (rc = take_metadata(st, &meta, &nmeta, err)) != AG_OK ||
+        (rc = map_data(st, fd, err)) != AG_OK)
+        goto fail;
     close(fd);
     *out = st;
     return AG_OK;
 
 fail:
-    if (meta) {
-        for (size_t i = 0; i < nmeta; i++) {
-            free(meta[i].key);
-            free(meta[i].value);
-        }
-        free(meta);
-    }
+    free_meta(meta, nmeta);
     json_decref(root);
-    free(hdr);
     ag_st_close(st);
-    if (fd >= 0)
-        close(fd);
+    close(fd);
     return rc;
 }
 

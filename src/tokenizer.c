@@ -670,54 +670,63 @@ static int finish_bpe(ag_tokenizer *t, ag_error *err)
     return ag_tk_bpe_compile_regex(t, err);
 }
 
-static int load_tokenizer_json(ag_tokenizer *t, const char *path, const char *dir, ag_error *err)
+static int bpe_model_from_json(ag_tokenizer *t, const char *path, json_t *model, ag_error *err)
 {
-    json_t *root;
-    int rc = load_json(path, &root, 0, err);
-    if (rc != AG_OK)
-        return rc;
-    json_t *model = json_object_get(root, "model");
-    if (!json_is_object(root) || !json_is_object(model)) {
-        json_decref(root);
-        return ag_error_set(err, AG_EFORMAT, "%s: \"model\" is missing or not an object", path);
-    }
+    t->kind = AG_TOKENIZER_BPE;
+    int rc = vocab_from_json(t, path, "model.vocab", json_object_get(model, "vocab"), err);
+    if (rc == AG_OK)
+        rc = merges_from_json(t, path, json_object_get(model, "merges"), err);
+    json_t *dr = json_object_get(model, "dropout");
+    const char *cs = json_string_value(json_object_get(model, "continuing_subword_prefix"));
+    const char *ew = json_string_value(json_object_get(model, "end_of_word_suffix"));
+    if (rc == AG_OK && json_is_number(dr) && json_number_value(dr) > 0.0)
+        rc = ag_error_set(err, AG_EUNSUPPORTED, "%s: model.dropout is not supported", path);
+    if (rc == AG_OK && ((cs && *cs) || (ew && *ew)))
+        rc = ag_error_set(err, AG_EUNSUPPORTED,
+                          "%s: model.continuing_subword_prefix/end_of_word_suffix are not supported", path);
+    t->ignore_merges = jbool(model, "ignore_merges", 0);
+    return rc;
+}
+
+static int wordpiece_model_from_json(ag_tokenizer *t, const char *path, json_t *model, ag_error *err)
+{
+    t->kind = AG_TOKENIZER_WORDPIECE;
+    int rc = vocab_from_json(t, path, "model.vocab", json_object_get(model, "vocab"), err);
+    const char *unk = json_string_value(json_object_get(model, "unk_token"));
+    const char *pfx = json_string_value(json_object_get(model, "continuing_subword_prefix"));
+    json_t *mx = json_object_get(model, "max_input_chars_per_word");
+    /* HF's defaults when a key is absent */
+    t->max_chars = json_is_integer(mx) && json_integer_value(mx) >= 0 ? (size_t)json_integer_value(mx) : 100;
+    t->wp_prefix = strdup(pfx ? pfx : "##");
+    if (rc == AG_OK && !t->wp_prefix)
+        rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+    if (!unk)
+        unk = "[UNK]";
+    if (rc == AG_OK && !ag_tk_smap_get(&t->vocab, unk, strlen(unk), &t->unk_id))
+        rc = ag_error_set(err, AG_ENOTFOUND, "%s: model.unk_token '%s' is not in the vocabulary", path, unk);
+    return rc;
+}
+
+static int model_from_json(ag_tokenizer *t, const char *path, json_t *model, ag_error *err)
+{
     const char *type = json_string_value(json_object_get(model, "type"));
     if (!type) /* older files: infer */
         type = json_object_get(model, "merges") ? "BPE"
                : json_object_get(model, "continuing_subword_prefix") ? "WordPiece" : "";
-    if (!strcmp(type, "BPE")) {
-        t->kind = AG_TOKENIZER_BPE;
-        rc = vocab_from_json(t, path, "model.vocab", json_object_get(model, "vocab"), err);
-        if (rc == AG_OK)
-            rc = merges_from_json(t, path, json_object_get(model, "merges"), err);
-        json_t *dr = json_object_get(model, "dropout");
-        const char *cs = json_string_value(json_object_get(model, "continuing_subword_prefix"));
-        const char *ew = json_string_value(json_object_get(model, "end_of_word_suffix"));
-        if (rc == AG_OK && json_is_number(dr) && json_number_value(dr) > 0.0)
-            rc = ag_error_set(err, AG_EUNSUPPORTED, "%s: model.dropout is not supported", path);
-        if (rc == AG_OK && ((cs && *cs) || (ew && *ew)))
-            rc = ag_error_set(err, AG_EUNSUPPORTED,
-                              "%s: model.continuing_subword_prefix/end_of_word_suffix are not supported", path);
-        t->ignore_merges = jbool(model, "ignore_merges", 0);
-    } else if (!strcmp(type, "WordPiece")) {
-        t->kind = AG_TOKENIZER_WORDPIECE;
-        rc = vocab_from_json(t, path, "model.vocab", json_object_get(model, "vocab"), err);
-        const char *unk = json_string_value(json_object_get(model, "unk_token"));
-        const char *pfx = json_string_value(json_object_get(model, "continuing_subword_prefix"));
-        json_t *mx = json_object_get(model, "max_input_chars_per_word");
-        t->max_chars = json_is_integer(mx) && json_integer_value(mx) >= 0 ? (size_t)json_integer_value(mx) : 100;
-        t->wp_prefix = strdup(pfx ? pfx : "##");
-        if (rc == AG_OK && !t->wp_prefix)
-            rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-        if (rc == AG_OK && !ag_tk_smap_get(&t->vocab, unk ? unk : "[UNK]", strlen(unk ? unk : "[UNK]"), &t->unk_id))
-            rc = ag_error_set(err, AG_ENOTFOUND, "%s: model.unk_token '%s' is not in the vocabulary", path,
-                              unk ? unk : "[UNK]");
-    } else {
-        rc = ag_error_set(err, AG_EUNSUPPORTED, "%s: model.type '%s' is not supported (BPE or WordPiece)", path,
-                          *type ? type : "(unknown)");
-    }
-    if (rc == AG_OK)
-        rc = added_from_json(t, path, json_object_get(root, "added_tokens"), err);
+    if (!strcmp(type, "BPE"))
+        return bpe_model_from_json(t, path, model, err);
+    if (!strcmp(type, "WordPiece"))
+        return wordpiece_model_from_json(t, path, model, err);
+    return ag_error_set(err, AG_EUNSUPPORTED, "%s: model.type '%s' is not supported (BPE or WordPiece)", path,
+                        *type ? type : "(unknown)");
+}
+
+/* Everything of tokenizer.json after the model, in pipeline order; the
+ * combinations the encoder does not implement are refused as soon as both
+ * halves are known. */
+static int pipeline_from_json(ag_tokenizer *t, const char *path, json_t *root, ag_error *err)
+{
+    int rc = added_from_json(t, path, json_object_get(root, "added_tokens"), err);
     if (rc == AG_OK)
         rc = norm_from_json(t, path, json_object_get(root, "normalizer"), err);
     if (rc == AG_OK && t->bert_norm && t->kind != AG_TOKENIZER_WORDPIECE)
@@ -728,16 +737,18 @@ static int load_tokenizer_json(ag_tokenizer *t, const char *path, const char *di
         rc = ag_error_set(err, AG_EUNSUPPORTED, "%s: BPE without a ByteLevel pre_tokenizer is not supported", path);
     if (rc == AG_OK)
         rc = post_from_json(t, path, json_object_get(root, "post_processor"), err);
-    json_decref(root);
-    if (rc != AG_OK)
-        return rc;
-    /* Python transformers' fast tokenizers apply tokenizer_config.json over
-     * tokenizer.json: GPT2TokenizerFast its add_prefix_space, BertTokenizerFast
-     * do_lower_case / strip_accents / tokenize_chinese_chars. Applied here when
-     * the key is present. */
+    return rc;
+}
+
+/* Python transformers' fast tokenizers apply tokenizer_config.json over
+ * tokenizer.json: GPT2TokenizerFast its add_prefix_space, BertTokenizerFast
+ * do_lower_case / strip_accents / tokenize_chinese_chars. Applied here when
+ * the key is present; the file itself is optional. */
+static int apply_tokenizer_config(ag_tokenizer *t, const char *dir, ag_error *err)
+{
     char *cp;
     json_t *cfg = NULL;
-    rc = path_join(&cp, dir, "tokenizer_config.json", err);
+    int rc = path_join(&cp, dir, "tokenizer_config.json", err);
     if (rc == AG_OK) {
         rc = load_json(cp, &cfg, 1, err);
         free(cp);
@@ -759,6 +770,26 @@ static int load_tokenizer_json(ag_tokenizer *t, const char *path, const char *di
             t->strip_accents = json_is_boolean(v) ? json_is_true(v) : -1;
     }
     json_decref(cfg);
+    return rc;
+}
+
+static int load_tokenizer_json(ag_tokenizer *t, const char *path, const char *dir, ag_error *err)
+{
+    json_t *root;
+    int rc = load_json(path, &root, 0, err);
+    if (rc != AG_OK)
+        return rc;
+    json_t *model = json_object_get(root, "model");
+    if (!json_is_object(root) || !json_is_object(model)) {
+        json_decref(root);
+        return ag_error_set(err, AG_EFORMAT, "%s: \"model\" is missing or not an object", path);
+    }
+    rc = model_from_json(t, path, model, err);
+    if (rc == AG_OK)
+        rc = pipeline_from_json(t, path, root, err);
+    json_decref(root);
+    if (rc == AG_OK)
+        rc = apply_tokenizer_config(t, dir, err);
     if (rc == AG_OK && t->kind == AG_TOKENIZER_BPE)
         rc = finish_bpe(t, err);
     return rc;
