@@ -521,6 +521,13 @@ static int ids_append(int32_t **v, size_t *n, int32_t id)
     return AG_OK;
 }
 
+/* The post-processor's ids go before the text, or after it when `after`. */
+static int post_append(ag_tokenizer *t, int after, int32_t id)
+{
+    return after ? ids_append(&t->post_post, &t->n_post_post, id)
+                 : ids_append(&t->post_pre, &t->n_post_pre, id);
+}
+
 /* Special token reference as post-processors give it: "[CLS]" (looked up) or
  * ["[CLS]", 2]. */
 static int post_special(ag_tokenizer *t, const char *path, const char *field, json_t *v, int before,
@@ -540,9 +547,76 @@ static int post_special(ag_tokenizer *t, const char *path, const char *field, js
     } else {
         return ag_error_set(err, AG_EFORMAT, "%s: %s is not [token, id]", path, field);
     }
-    int rc = before ? ids_append(&t->post_pre, &t->n_post_pre, id)
-                    : ids_append(&t->post_post, &t->n_post_post, id);
+    int rc = post_append(t, !before, id);
     return rc == AG_OK ? AG_OK : ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+}
+
+static int post_from_json(ag_tokenizer *t, const char *path, json_t *pp, ag_error *err);
+
+/* Sequence: each processor in turn adds its ids. */
+static int post_sequence(ag_tokenizer *t, const char *path, json_t *pp, ag_error *err)
+{
+    json_t *ps = json_object_get(pp, "processors");
+    size_t i;
+    json_t *e;
+    if (!json_is_array(ps))
+        return ag_error_set(err, AG_EFORMAT, "%s: post_processor.processors is not an array", path);
+    json_array_foreach(ps, i, e) {
+        int rc = post_from_json(t, path, e, err);
+        if (rc != AG_OK)
+            return rc;
+    }
+    return AG_OK;
+}
+
+/* The ids of one SpecialToken of a template (special_tokens.NAME.ids). */
+static int post_template_ids(ag_tokenizer *t, const char *path, const char *name, json_t *ids, int after,
+                             ag_error *err)
+{
+    size_t k;
+    json_t *idv;
+    json_array_foreach(ids, k, idv) {
+        long long v = json_integer_value(idv);
+        if (!json_is_integer(idv) || v < 0 || v >= AG_TOKENIZER_ID_MAX)
+            return ag_error_set(err, AG_EFORMAT, "%s: post_processor.special_tokens.%s.ids[%zu] is not a valid id",
+                                path, name, k);
+        if (post_append(t, after, (int32_t)v) != AG_OK)
+            return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+    }
+    return AG_OK;
+}
+
+/* TemplateProcessing, single-sequence template only: special tokens before
+ * the Sequence piece go before the text, the rest after it. */
+static int post_template(ag_tokenizer *t, const char *path, json_t *pp, ag_error *err)
+{
+    json_t *single = json_object_get(pp, "single"), *sp = json_object_get(pp, "special_tokens");
+    if (!json_is_array(single))
+        return ag_error_set(err, AG_EFORMAT, "%s: post_processor.single is not an array", path);
+    int seen_seq = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(single, i, e) {
+        json_t *seq = json_object_get(e, "Sequence"), *st = json_object_get(e, "SpecialToken");
+        if (seq) {
+            if (seen_seq)
+                return ag_error_set(err, AG_EUNSUPPORTED, "%s: post_processor.single repeats the sequence", path);
+            seen_seq = 1;
+            continue;
+        }
+        const char *name = json_string_value(json_object_get(st, "id"));
+        if (!name)
+            return ag_error_set(err, AG_EFORMAT, "%s: post_processor.single[%zu] is neither Sequence nor SpecialToken",
+                                path, i);
+        json_t *ids = json_object_get(json_object_get(sp, name), "ids");
+        if (!json_is_array(ids))
+            return ag_error_set(err, AG_ENOTFOUND, "%s: post_processor.special_tokens has no ids for '%s'",
+                                path, name);
+        int rc = post_template_ids(t, path, name, ids, seen_seq, err);
+        if (rc != AG_OK)
+            return rc;
+    }
+    return AG_OK;
 }
 
 static int post_from_json(ag_tokenizer *t, const char *path, json_t *pp, ag_error *err)
@@ -554,63 +628,16 @@ static int post_from_json(ag_tokenizer *t, const char *path, json_t *pp, ag_erro
         return ag_error_set(err, AG_EFORMAT, "%s: post_processor.type is missing", path);
     if (!strcmp(type, "ByteLevel"))
         return AG_OK; /* offsets only */
-    if (!strcmp(type, "Sequence")) {
-        json_t *ps = json_object_get(pp, "processors");
-        size_t i;
-        json_t *e;
-        if (!json_is_array(ps))
-            return ag_error_set(err, AG_EFORMAT, "%s: post_processor.processors is not an array", path);
-        json_array_foreach(ps, i, e) {
-            int rc = post_from_json(t, path, e, err);
-            if (rc != AG_OK)
-                return rc;
-        }
-        return AG_OK;
-    }
+    if (!strcmp(type, "Sequence"))
+        return post_sequence(t, path, pp, err);
     if (!strcmp(type, "BertProcessing") || !strcmp(type, "RobertaProcessing")) {
         int rc = post_special(t, path, "post_processor.cls", json_object_get(pp, "cls"), 1, err);
         if (rc == AG_OK)
             rc = post_special(t, path, "post_processor.sep", json_object_get(pp, "sep"), 0, err);
         return rc;
     }
-    if (!strcmp(type, "TemplateProcessing")) {
-        json_t *single = json_object_get(pp, "single"), *sp = json_object_get(pp, "special_tokens");
-        if (!json_is_array(single))
-            return ag_error_set(err, AG_EFORMAT, "%s: post_processor.single is not an array", path);
-        int seen_seq = 0;
-        size_t i;
-        json_t *e;
-        json_array_foreach(single, i, e) {
-            json_t *seq = json_object_get(e, "Sequence"), *st = json_object_get(e, "SpecialToken");
-            if (seq) {
-                if (seen_seq)
-                    return ag_error_set(err, AG_EUNSUPPORTED, "%s: post_processor.single repeats the sequence", path);
-                seen_seq = 1;
-                continue;
-            }
-            const char *name = json_string_value(json_object_get(st, "id"));
-            if (!name)
-                return ag_error_set(err, AG_EFORMAT, "%s: post_processor.single[%zu] is neither Sequence nor SpecialToken",
-                                    path, i);
-            json_t *ids = json_object_get(json_object_get(sp, name), "ids");
-            if (!json_is_array(ids))
-                return ag_error_set(err, AG_ENOTFOUND, "%s: post_processor.special_tokens has no ids for '%s'",
-                                    path, name);
-            size_t k;
-            json_t *idv;
-            json_array_foreach(ids, k, idv) {
-                long long v = json_integer_value(idv);
-                if (!json_is_integer(idv) || v < 0 || v >= AG_TOKENIZER_ID_MAX)
-                    return ag_error_set(err, AG_EFORMAT, "%s: post_processor.special_tokens.%s.ids[%zu] is not a valid id",
-                                        path, name, k);
-                int rc = seen_seq ? ids_append(&t->post_post, &t->n_post_post, (int32_t)v)
-                                  : ids_append(&t->post_pre, &t->n_post_pre, (int32_t)v);
-                if (rc != AG_OK)
-                    return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-            }
-        }
-        return AG_OK;
-    }
+    if (!strcmp(type, "TemplateProcessing"))
+        return post_template(t, path, pp, err);
     return ag_error_set(err, AG_EUNSUPPORTED, "%s: post_processor type '%s' is not supported", path, type);
 }
 
@@ -806,95 +833,211 @@ static const char *cfg_token(json_t *cfg, json_t *map, const char *key)
     return json_string_value(v);
 }
 
+/* tokenizer_config.json and special_tokens_map.json of dir, both optional
+ * (NULL when absent). *cp keeps the config's path: later messages name it.
+ * The caller frees *cp and the JSON, also on failure. */
+static int load_side_configs(const char *dir, char **cp, json_t **cfg, json_t **map, ag_error *err)
+{
+    char *sp = NULL;
+    int rc = path_join(cp, dir, "tokenizer_config.json", err);
+    if (rc == AG_OK)
+        rc = load_json(*cp, cfg, 1, err);
+    if (rc == AG_OK)
+        rc = path_join(&sp, dir, "special_tokens_map.json", err);
+    if (rc == AG_OK)
+        rc = load_json(sp, map, 1, err);
+    free(sp);
+    return rc;
+}
+
+/* The line of buf starting at *i, without its "\n" or "\r\n"; *i moves past
+ * it. */
+static const char *next_line(const char *buf, size_t n, size_t *i, size_t *len)
+{
+    size_t s = *i, e = s;
+    while (e < n && buf[e] != '\n')
+        e++;
+    size_t le = e;
+    if (le > s && buf[le - 1] == '\r')
+        le--;
+    *len = le - s;
+    *i = e + 1;
+    return buf + s;
+}
+
+/* merges.txt: "a b" a line, rank in file order; blank lines and the
+ * "#version:" header that starts GPT-2's file are skipped. */
+static int merges_from_txt(ag_tokenizer *t, const char *mp, const char *buf, size_t n, ag_error *err)
+{
+    size_t rank = 0, line = 0;
+    for (size_t i = 0; i < n;) {
+        size_t sl;
+        const char *s = next_line(buf, n, &i, &sl);
+        line++;
+        if (sl == 0 || (line == 1 && sl >= 9 && !memcmp(s, "#version:", 9)))
+            continue;
+        const char *spc = memchr(s, ' ', sl);
+        if (!spc || memchr(spc + 1, ' ', sl - (size_t)(spc + 1 - s)))
+            return ag_error_set(err, AG_EFORMAT, "%s: line %zu is not \"a b\"", mp, line);
+        int rc = add_merge(t, mp, rank++, s, (size_t)(spc - s), spc + 1, sl - (size_t)(spc - s) - 1, err);
+        if (rc != AG_OK)
+            return rc;
+    }
+    return AG_OK;
+}
+
+static int load_merges_txt(ag_tokenizer *t, const char *dir, ag_error *err)
+{
+    char *mp, *buf = NULL;
+    size_t n = 0;
+    int rc = path_join(&mp, dir, "merges.txt", err);
+    if (rc != AG_OK)
+        return rc;
+    if (!file_exists(mp))
+        rc = ag_error_set(err, AG_ENOTFOUND, "%s: missing (needed with vocab.json)", mp);
+    if (rc == AG_OK)
+        rc = read_file(mp, &buf, &n, err);
+    if (rc == AG_OK)
+        rc = merges_from_txt(t, mp, buf, n, err);
+    free(buf);
+    free(mp);
+    return rc;
+}
+
+/* added_tokens_decoder of tokenizer_config.json (cp names it):
+ * {"50256": {"content": ..., ...}}. */
+static int added_from_decoder(ag_tokenizer *t, const char *cp, json_t *cfg, ag_error *err)
+{
+    json_t *atd = json_object_get(cfg, "added_tokens_decoder");
+    const char *k;
+    json_t *e;
+    json_object_foreach(atd, k, e) {
+        const char *c = json_string_value(json_object_get(e, "content"));
+        char *endp;
+        long long id = strtoll(k, &endp, 10);
+        if (!c || !*c || *endp || id < 0 || id >= AG_TOKENIZER_ID_MAX)
+            return ag_error_set(err, AG_EFORMAT, "%s: added_tokens_decoder.%s is not a valid token", cp, k);
+        int special = jbool(e, "special", 0);
+        if (add_added(t, c, strlen(c), (int32_t)id, jbool(e, "lstrip", 0), jbool(e, "rstrip", 0),
+                      jbool(e, "single_word", 0), jbool(e, "normalized", !special), special) != AG_OK)
+            return ag_error_set(err, AG_ENOMEM, "%s: out of memory", cp);
+    }
+    return AG_OK;
+}
+
+/* GPT2Tokenizer's bos/eos/unk/pad are matched whole in the text when the
+ * vocabulary has them, as its added tokens are. */
+static int bpe_specials_from_cfg(ag_tokenizer *t, json_t *cfg, json_t *map, ag_error *err)
+{
+    static const char *const keys[] = {"bos_token", "eos_token", "unk_token", "pad_token"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *s = cfg_token(cfg, map, keys[i]);
+        int32_t id;
+        if (s && *s && ag_tk_smap_get(&t->vocab, s, strlen(s), &id) &&
+            add_added(t, s, strlen(s), id, 0, 0, 0, 1, 1) != AG_OK)
+            return ag_error_set(err, AG_ENOMEM, "out of memory");
+    }
+    return AG_OK;
+}
+
+/* The slow GPT2Tokenizer's files: vocab.json + merges.txt, byte-level. */
 static int load_bpe_files(ag_tokenizer *t, const char *dir, const char *vocab_path, ag_error *err)
 {
     t->kind = AG_TOKENIZER_BPE;
     t->pre = AG_TK_PRE_BYTELEVEL;
     t->use_regex = 1;
     json_t *v = NULL, *cfg = NULL, *map = NULL;
-    char *mp = NULL, *cp = NULL, *sp = NULL, *buf = NULL;
-    size_t n = 0;
+    char *cp = NULL;
     int rc = load_json(vocab_path, &v, 0, err);
     if (rc == AG_OK)
         rc = vocab_from_json(t, vocab_path, "vocabulary", v, err);
     json_decref(v);
     if (rc == AG_OK)
-        rc = path_join(&mp, dir, "merges.txt", err);
-    if (rc == AG_OK && !file_exists(mp))
-        rc = ag_error_set(err, AG_ENOTFOUND, "%s: missing (needed with vocab.json)", mp);
+        rc = load_merges_txt(t, dir, err);
     if (rc == AG_OK)
-        rc = read_file(mp, &buf, &n, err);
-    size_t rank = 0, line = 0;
-    for (size_t i = 0; rc == AG_OK && i < n;) {
-        size_t e = i;
-        while (e < n && buf[e] != '\n')
-            e++;
-        size_t le = e;
-        if (le > i && buf[le - 1] == '\r')
-            le--;
-        line++;
-        const char *s = buf + i;
-        size_t sl = le - i;
-        i = e + 1;
-        if (sl == 0 || (line == 1 && sl >= 9 && !memcmp(s, "#version:", 9)))
-            continue;
-        const char *spc = memchr(s, ' ', sl);
-        if (!spc || memchr(spc + 1, ' ', sl - (size_t)(spc + 1 - s))) {
-            rc = ag_error_set(err, AG_EFORMAT, "%s: line %zu is not \"a b\"", mp, line);
-            break;
-        }
-        rc = add_merge(t, mp, rank++, s, (size_t)(spc - s), spc + 1, sl - (size_t)(spc - s) - 1, err);
-    }
-    free(buf);
-    if (rc == AG_OK)
-        rc = path_join(&cp, dir, "tokenizer_config.json", err);
-    if (rc == AG_OK)
-        rc = load_json(cp, &cfg, 1, err);
-    if (rc == AG_OK)
-        rc = path_join(&sp, dir, "special_tokens_map.json", err);
-    if (rc == AG_OK)
-        rc = load_json(sp, &map, 1, err);
+        rc = load_side_configs(dir, &cp, &cfg, &map, err);
     if (rc == AG_OK) {
-        json_t *aps = json_object_get(cfg, "add_prefix_space");
-        t->add_prefix_space = json_is_true(aps);
-        /* added_tokens_decoder: {"50256": {"content": ..., ...}} */
-        json_t *atd = json_object_get(cfg, "added_tokens_decoder");
-        const char *k;
-        json_t *e;
-        json_object_foreach(atd, k, e) {
-            const char *c = json_string_value(json_object_get(e, "content"));
-            char *endp;
-            long long id = strtoll(k, &endp, 10);
-            if (!c || !*c || *endp || id < 0 || id >= AG_TOKENIZER_ID_MAX) {
-                rc = ag_error_set(err, AG_EFORMAT, "%s: added_tokens_decoder.%s is not a valid token", cp, k);
-                break;
-            }
-            int special = jbool(e, "special", 0);
-            if (add_added(t, c, strlen(c), (int32_t)id, jbool(e, "lstrip", 0), jbool(e, "rstrip", 0),
-                          jbool(e, "single_word", 0), jbool(e, "normalized", !special), special) != AG_OK) {
-                rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", cp);
-                break;
-            }
-        }
-        static const char *const keys[] = {"bos_token", "eos_token", "unk_token", "pad_token"};
-        for (size_t i = 0; rc == AG_OK && i < sizeof keys / sizeof *keys; i++) {
-            const char *s = cfg_token(cfg, map, keys[i]);
-            int32_t id;
-            if (s && *s && ag_tk_smap_get(&t->vocab, s, strlen(s), &id) &&
-                add_added(t, s, strlen(s), id, 0, 0, 0, 1, 1) != AG_OK)
-                rc = ag_error_set(err, AG_ENOMEM, "out of memory");
-        }
+        t->add_prefix_space = json_is_true(json_object_get(cfg, "add_prefix_space"));
+        rc = added_from_decoder(t, cp, cfg, err);
     }
+    if (rc == AG_OK)
+        rc = bpe_specials_from_cfg(t, cfg, map, err);
     json_decref(cfg);
     json_decref(map);
-    free(mp);
     free(cp);
-    free(sp);
     if (rc == AG_OK)
         rc = finish_bpe(t, err);
     return rc;
 }
 
+/* vocab.txt: one token a line, the line number its id. */
+static int read_vocab_txt(ag_tokenizer *t, const char *vpath, ag_error *err)
+{
+    char *buf;
+    size_t n;
+    int rc = read_file(vpath, &buf, &n, err);
+    size_t id = 0;
+    for (size_t i = 0; rc == AG_OK && i < n;) {
+        size_t len;
+        const char *s = next_line(buf, n, &i, &len);
+        /* HF's load_vocab strips the line: trailing spaces/tabs go too */
+        while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+            len--;
+        rc = vocab_add(t, vpath, s, len, (long long)id++, err);
+    }
+    free(buf);
+    if (rc == AG_OK && t->vocab.count == 0)
+        rc = ag_error_set(err, AG_EFORMAT, "%s: empty vocabulary", vpath);
+    return rc;
+}
+
+enum { VT_PAD, VT_UNK, VT_CLS, VT_SEP, VT_MASK, VT_N };
+
+/* BertTokenizer's five special tokens, by the configs' names or BERT's
+ * defaults; those in the vocabulary become special added tokens. ids[k] is
+ * -1 for one not in the vocabulary. */
+static int vocab_txt_specials(ag_tokenizer *t, json_t *cfg, json_t *map, int32_t ids[VT_N], ag_error *err)
+{
+    static const char *const keys[VT_N] = {"pad_token", "unk_token", "cls_token", "sep_token", "mask_token"};
+    static const char *const dflt[VT_N] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+    for (size_t i = 0; i < VT_N; i++) {
+        const char *s = cfg_token(cfg, map, keys[i]);
+        if (!s)
+            s = dflt[i];
+        ids[i] = -1;
+        if (ag_tk_smap_get(&t->vocab, s, strlen(s), &ids[i]) &&
+            add_added(t, s, strlen(s), ids[i], 0, 0, 0, 0, 1) != AG_OK)
+            return ag_error_set(err, AG_ENOMEM, "out of memory");
+    }
+    return AG_OK;
+}
+
+/* What BertTokenizer takes from the configs: normalizer options, special
+ * tokens, and [CLS] text [SEP] when both exist. */
+static int vocab_txt_config(ag_tokenizer *t, const char *vpath, json_t *cfg, json_t *map, ag_error *err)
+{
+    t->lowercase = jbool(cfg, "do_lower_case", 1);
+    t->chinese = jbool(cfg, "tokenize_chinese_chars", 1);
+    json_t *sa = json_object_get(cfg, "strip_accents");
+    t->strip_accents = json_is_boolean(sa) ? json_is_true(sa) : -1;
+    int rc = AG_OK;
+    int32_t ids[VT_N];
+    t->wp_prefix = strdup("##");
+    if (!t->wp_prefix)
+        rc = ag_error_set(err, AG_ENOMEM, "out of memory");
+    if (rc == AG_OK)
+        rc = vocab_txt_specials(t, cfg, map, ids, err);
+    t->unk_id = rc == AG_OK ? ids[VT_UNK] : -1;
+    if (rc == AG_OK && t->unk_id < 0)
+        rc = ag_error_set(err, AG_ENOTFOUND, "%s: the unknown token is not in the vocabulary", vpath);
+    if (rc == AG_OK && ids[VT_CLS] >= 0 && ids[VT_SEP] >= 0 &&
+        (post_append(t, 0, ids[VT_CLS]) != AG_OK || post_append(t, 1, ids[VT_SEP]) != AG_OK))
+        rc = ag_error_set(err, AG_ENOMEM, "out of memory");
+    return rc;
+}
+
+/* The slow BertTokenizer's files: vocab.txt, BERT normalizer and
+ * pre-tokenizer. */
 static int load_vocab_txt(ag_tokenizer *t, const char *dir, const char *vpath, ag_error *err)
 {
     t->kind = AG_TOKENIZER_WORDPIECE;
@@ -902,68 +1045,80 @@ static int load_vocab_txt(ag_tokenizer *t, const char *dir, const char *vpath, a
     t->bert_norm = 1;
     t->clean_text = 1;
     t->max_chars = 100;
-    char *buf = NULL, *cp = NULL, *sp = NULL;
-    size_t n = 0;
+    char *cp = NULL;
     json_t *cfg = NULL, *map = NULL;
-    int rc = read_file(vpath, &buf, &n, err);
-    size_t id = 0;
-    for (size_t i = 0; rc == AG_OK && i < n;) {
-        size_t e = i;
-        while (e < n && buf[e] != '\n')
-            e++;
-        size_t le = e;
-        if (le > i && buf[le - 1] == '\r')
-            le--;
-        /* HF's load_vocab strips the line: trailing spaces/tabs go too */
-        while (le > i && (buf[le - 1] == ' ' || buf[le - 1] == '\t'))
-            le--;
-        rc = vocab_add(t, vpath, buf + i, le - i, (long long)id++, err);
-        i = e + 1;
-    }
-    free(buf);
-    if (rc == AG_OK && t->vocab.count == 0)
-        rc = ag_error_set(err, AG_EFORMAT, "%s: empty vocabulary", vpath);
+    int rc = read_vocab_txt(t, vpath, err);
     if (rc == AG_OK)
-        rc = path_join(&cp, dir, "tokenizer_config.json", err);
+        rc = load_side_configs(dir, &cp, &cfg, &map, err);
     if (rc == AG_OK)
-        rc = load_json(cp, &cfg, 1, err);
-    if (rc == AG_OK)
-        rc = path_join(&sp, dir, "special_tokens_map.json", err);
-    if (rc == AG_OK)
-        rc = load_json(sp, &map, 1, err);
-    if (rc == AG_OK) {
-        t->lowercase = jbool(cfg, "do_lower_case", 1);
-        t->chinese = jbool(cfg, "tokenize_chinese_chars", 1);
-        json_t *sa = json_object_get(cfg, "strip_accents");
-        t->strip_accents = json_is_boolean(sa) ? json_is_true(sa) : -1;
-        t->wp_prefix = strdup("##");
-        if (!t->wp_prefix)
-            rc = ag_error_set(err, AG_ENOMEM, "out of memory");
-        static const char *const keys[] = {"pad_token", "unk_token", "cls_token", "sep_token", "mask_token"};
-        static const char *const dflt[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
-        int32_t ids[5];
-        for (size_t i = 0; rc == AG_OK && i < 5; i++) {
-            const char *s = cfg_token(cfg, map, keys[i]);
-            if (!s)
-                s = dflt[i];
-            ids[i] = -1;
-            if (ag_tk_smap_get(&t->vocab, s, strlen(s), &ids[i]) &&
-                add_added(t, s, strlen(s), ids[i], 0, 0, 0, 0, 1) != AG_OK)
-                rc = ag_error_set(err, AG_ENOMEM, "out of memory");
-        }
-        t->unk_id = rc == AG_OK ? ids[1] : -1;
-        if (rc == AG_OK && t->unk_id < 0)
-            rc = ag_error_set(err, AG_ENOTFOUND, "%s: the unknown token is not in the vocabulary", vpath);
-        if (rc == AG_OK && ids[2] >= 0 && ids[3] >= 0 &&
-            (ids_append(&t->post_pre, &t->n_post_pre, ids[2]) != AG_OK ||
-             ids_append(&t->post_post, &t->n_post_post, ids[3]) != AG_OK))
-            rc = ag_error_set(err, AG_ENOMEM, "out of memory");
-    }
+        rc = vocab_txt_config(t, vpath, cfg, map, err);
     json_decref(cfg);
     json_decref(map);
     free(cp);
-    free(sp);
     return rc;
+}
+
+/* A tokenizer.json named directly: its folder holds the side files. */
+static int load_named_file(ag_tokenizer *t, const char *file, ag_error *err)
+{
+    char *dir = strdup(file);
+    if (!dir)
+        return ag_error_set(err, AG_ENOMEM, "out of memory");
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = '\0';
+    else
+        strcpy(dir, ".");
+    int rc = load_tokenizer_json(t, file, dir, err);
+    free(dir);
+    return rc;
+}
+
+/* The first of tokenizer.json, vocab.json (+ merges.txt), vocab.txt present
+ * in the folder decides the format: the fast tokenizer's file wins, as in
+ * transformers. */
+static int load_folder(ag_tokenizer *t, const char *dir, ag_error *err)
+{
+    static const char *const names[] = {"tokenizer.json", "vocab.json", "vocab.txt"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char *p;
+        int rc = path_join(&p, dir, names[i], err);
+        if (rc != AG_OK)
+            return rc;
+        if (!file_exists(p)) {
+            free(p);
+            continue;
+        }
+        if (i == 0)
+            rc = load_tokenizer_json(t, p, dir, err);
+        else if (i == 1)
+            rc = load_bpe_files(t, dir, p, err);
+        else
+            rc = load_vocab_txt(t, dir, p, err);
+        free(p);
+        return rc;
+    }
+    return ag_error_set(err, AG_ENOTFOUND,
+                        "%s: no tokenizer files (tokenizer.json, vocab.json + merges.txt, or vocab.txt)", dir);
+}
+
+/* Added tokens with normalized=true are matched in normalized text, so
+ * their pattern is normalized too (as HF's AddedVocabulary does). */
+static int normalize_added(ag_tokenizer *t, ag_error *err)
+{
+    for (size_t i = 0; t->bert_norm && i < t->n_added; i++) {
+        ag_tk_added *a = &t->added[i];
+        if (!a->normalized)
+            continue;
+        ag_tk_buf nb = {0};
+        if (ag_tk_bert_normalize(t, a->content, a->len, &nb) != AG_OK) {
+            free(nb.b);
+            return ag_error_set(err, AG_ENOMEM, "out of memory");
+        }
+        a->match = nb.b ? nb.b : a->content;
+        a->mlen = nb.n;
+    }
+    return AG_OK;
 }
 
 int ag_tokenizer_load(const char *model_dir, ag_tokenizer **out, ag_error *err)
@@ -982,56 +1137,14 @@ int ag_tokenizer_load(const char *model_dir, ag_tokenizer **out, ag_error *err)
     t->unk_id = -1;
     t->strip_accents = -1;
     int rc;
-    char *dir = NULL, *p = NULL;
-    if (S_ISREG(st.st_mode)) { /* a tokenizer.json named directly */
-        dir = strdup(model_dir);
-        if (!dir) {
-            rc = ag_error_set(err, AG_ENOMEM, "out of memory");
-        } else {
-            char *slash = strrchr(dir, '/');
-            if (slash)
-                slash[1] = '\0';
-            else
-                strcpy(dir, ".");
-            rc = load_tokenizer_json(t, model_dir, dir, err);
-        }
-    } else if (!S_ISDIR(st.st_mode)) {
+    if (S_ISREG(st.st_mode))
+        rc = load_named_file(t, model_dir, err);
+    else if (!S_ISDIR(st.st_mode))
         rc = ag_error_set(err, AG_EIO, "%s: not a folder or tokenizer.json file", model_dir);
-    } else if ((rc = path_join(&p, model_dir, "tokenizer.json", err)) == AG_OK && file_exists(p)) {
-        rc = load_tokenizer_json(t, p, model_dir, err);
-    } else if (rc == AG_OK) {
-        free(p);
-        p = NULL;
-        if ((rc = path_join(&p, model_dir, "vocab.json", err)) == AG_OK && file_exists(p)) {
-            rc = load_bpe_files(t, model_dir, p, err);
-        } else if (rc == AG_OK) {
-            free(p);
-            p = NULL;
-            if ((rc = path_join(&p, model_dir, "vocab.txt", err)) == AG_OK && file_exists(p))
-                rc = load_vocab_txt(t, model_dir, p, err);
-            else if (rc == AG_OK)
-                rc = ag_error_set(err, AG_ENOTFOUND,
-                                  "%s: no tokenizer files (tokenizer.json, vocab.json + merges.txt, or vocab.txt)",
-                                  model_dir);
-        }
-    }
-    free(p);
-    free(dir);
-    /* Added tokens with normalized=true are matched in normalized text, so
-     * their pattern is normalized too (as HF's AddedVocabulary does). */
-    for (size_t i = 0; rc == AG_OK && t->bert_norm && i < t->n_added; i++) {
-        ag_tk_added *a = &t->added[i];
-        if (!a->normalized)
-            continue;
-        ag_tk_buf nb = {0};
-        if (ag_tk_bert_normalize(t, a->content, a->len, &nb) != AG_OK) {
-            free(nb.b);
-            rc = ag_error_set(err, AG_ENOMEM, "out of memory");
-            break;
-        }
-        a->match = nb.b ? nb.b : a->content;
-        a->mlen = nb.n;
-    }
+    else
+        rc = load_folder(t, model_dir, err);
+    if (rc == AG_OK)
+        rc = normalize_added(t, err);
     if (rc != AG_OK) {
         ag_tokenizer_free(t);
         return rc;
