@@ -180,43 +180,35 @@ static double take(double *x, double *y)
     return d;
 }
 
-/* Greedy start: each source sends along its cheapest arcs while it can. */
+/* Source i (mass *src) sends to every sink j allowed by the bitset row adj
+ * while both have mass; flow is recorded in f[i·q + j] and bit i of F's row j. */
+static double greedy_arcs(const ot_ws *w, size_t i, const word *adj, double *src, double *snk,
+                          double *f, word *F, double tol)
+{
+    double flow = 0;
+    for (size_t k = 0; k < w->qw && *src > tol; k++)
+        for (word m = adj[k]; m && *src > tol; m &= m - 1) {
+            size_t j = k * 64 + (size_t)__builtin_ctzll(m);
+            if (snk[j] > tol) {
+                double d = take(src, &snk[j]);
+                f[i * w->q + j] += d;
+                BSET(F + j * w->pw, i);
+                flow += d;
+            }
+        }
+    return flow;
+}
+
+/* Greedy start: each source sends along its cheapest arcs while it can,
+ * over the arc sets (src1→snk1 and src2→snk2 on A1, src2→snk1 on A2). */
 static double ot_greedy(ot_ws *w, double tol)
 {
-    size_t p = w->p, q = w->q, pw = w->pw, qw = w->qw;
     double flow = 0;
-    for (size_t i = 0; i < p; i++) {
-        const word *a1 = w->A1 + i * qw, *a2 = w->A2 + i * qw;
-        for (size_t k = 0; k < qw && w->src1[i] > tol; k++)
-            for (word m = a1[k]; m && w->src1[i] > tol; m &= m - 1) {
-                size_t j = k * 64 + (size_t)__builtin_ctzll(m);
-                if (w->snk1[j] > tol) {
-                    double d = take(&w->src1[i], &w->snk1[j]);
-                    w->f11[i * q + j] += d;
-                    BSET(w->F11 + j * pw, i);
-                    flow += d;
-                }
-            }
-        for (size_t k = 0; k < qw && w->src2[i] > tol; k++)
-            for (word m = a1[k]; m && w->src2[i] > tol; m &= m - 1) {
-                size_t j = k * 64 + (size_t)__builtin_ctzll(m);
-                if (w->snk2[j] > tol) {
-                    double d = take(&w->src2[i], &w->snk2[j]);
-                    w->f22[i * q + j] += d;
-                    BSET(w->F22 + j * pw, i);
-                    flow += d;
-                }
-            }
-        for (size_t k = 0; k < qw && w->src2[i] > tol; k++)
-            for (word m = a2[k]; m && w->src2[i] > tol; m &= m - 1) {
-                size_t j = k * 64 + (size_t)__builtin_ctzll(m);
-                if (w->snk1[j] > tol) {
-                    double d = take(&w->src2[i], &w->snk1[j]);
-                    w->f21[i * q + j] += d;
-                    BSET(w->F21 + j * pw, i);
-                    flow += d;
-                }
-            }
+    for (size_t i = 0; i < w->p; i++) {
+        const word *a1 = w->A1 + i * w->qw, *a2 = w->A2 + i * w->qw;
+        flow += greedy_arcs(w, i, a1, &w->src1[i], w->snk1, w->f11, w->F11, tol);
+        flow += greedy_arcs(w, i, a1, &w->src2[i], w->snk2, w->f22, w->F22, tol);
+        flow += greedy_arcs(w, i, a2, &w->src2[i], w->snk1, w->f21, w->F21, tol);
     }
     return flow;
 }

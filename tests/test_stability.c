@@ -438,6 +438,22 @@ Test(stability, single_token)
     case_free(&c);
 }
 
+/* ‖J‖₂ by the SVD of J assembled row by row from VJPs (rows Jᵀe_r). */
+static double norm_by_vjp_rows(const ag_head_lin *L, size_t n, size_t d)
+{
+    size_t nn = n * n, nd = n * d;
+    double *J = malloc(nn * nd * sizeof *J), *e = calloc(nn, sizeof *e); // (n², nd)
+    for (size_t r = 0; r < nn; r++) {
+        e[r] = 1;
+        cr_assert_eq(ag_head_vjp(L, e, J + r * nd), AG_OK);
+        e[r] = 0;
+    }
+    double s = sigma1(J, nn, nd);
+    free(J);
+    free(e);
+    return s;
+}
+
 /* A larger head than explicit J allows comfortably: Lanczos against the SVD
  * of J assembled from VJP rows (n = 24, d = 16: J is 576 × 384). */
 Test(stability, lanczos_medium_head)
@@ -447,21 +463,12 @@ Test(stability, lanczos_medium_head)
     ag_head_lin *L = NULL;
     ag_error err = {0};
     cr_assert_eq(ag_head_linearize(&c.in, &L, &err), AG_OK);
-    size_t nn = 24 * 24, nd = 24 * 16;
-    double *J = malloc(nn * nd * sizeof *J), *e = calloc(nn, sizeof *e);
-    for (size_t r = 0; r < nn; r++) {
-        e[r] = 1;
-        cr_assert_eq(ag_head_vjp(L, e, J + r * nd), AG_OK);
-        e[r] = 0;
-    }
-    double s = sigma1(J, nn, nd), jn = 0;
+    double s = norm_by_vjp_rows(L, 24, 16), jn = 0;
     ag_lanczos_info info;
     cr_assert_eq(ag_head_jacobian_norm(L, &jn, &info, &err), AG_OK, "%s", err.message);
     fprintf(stderr, "[stability] n=24 d=16: svd %.15g lanczos %.15g rel %.1e, %d products\n", s, jn,
             fabs(jn - s) / s, info.products);
     cr_expect_leq(fabs(jn - s), 1e-9 * s);
-    free(J);
-    free(e);
     ag_head_lin_free(L);
     case_free(&c);
 }
@@ -476,14 +483,7 @@ Test(stability, lanczos_restarts_small_basis)
     ag_head_lin *L = NULL;
     ag_error err = {0};
     cr_assert_eq(ag_head_linearize(&c.in, &L, &err), AG_OK);
-    size_t nn = 24 * 24, nd = 24 * 16;
-    double *J = malloc(nn * nd * sizeof *J), *e = calloc(nn, sizeof *e);
-    for (size_t r = 0; r < nn; r++) {
-        e[r] = 1;
-        cr_assert_eq(ag_head_vjp(L, e, J + r * nd), AG_OK);
-        e[r] = 0;
-    }
-    double s = sigma1(J, nn, nd);
+    double s = norm_by_vjp_rows(L, 24, 16);
     const size_t bases[2] = {3, 5};
     for (int b = 0; b < 2; b++) {
         double jn = 0;
@@ -495,8 +495,6 @@ Test(stability, lanczos_restarts_small_basis)
     }
     double jn;
     cr_expect_eq(ag_jacobian_norm_basis(L, 1, &jn, NULL, &err), AG_EINVAL);
-    free(J);
-    free(e);
     ag_head_lin_free(L);
     case_free(&c);
 }
