@@ -1,0 +1,120 @@
+"""Writes the tokenizer folders of tests/data/tokenizers/ in full into OUT_DIR.
+
+    python3 tools/tokenize_ref/materialize.py OUT_DIR [FAMILY ...]
+
+The repository keeps each large vocabulary once (tests/data/tokenizers/base/,
+xz-compressed, and models/tiny-gpt2/tokenizer.json); a family folder holds its
+small files (config.json, tokenizer_config.json, special_tokens_map.json) and
+either a tokenizer.json (plain or a symlink) or a tokenizer.layout.json: the
+family's tokenizer.json with its large parts replaced by
+
+    {"$include": "PATH", "pointer": "/model/vocab", "rename": {"<s>": "<bos>"}}
+
+PATH is relative to tests/data/tokenizers/ (".xz" files are decompressed),
+"pointer" is a JSON pointer into that JSON file (whole file when absent),
+"rename" renames keys of an included object, keeping their values and order.
+"$include" of a ".bin"/".bin.xz" file gives the file's bytes in base64 (a
+Precompiled charsmap). OUT_DIR/FAMILY/ then holds exactly the files Hugging
+Face writes for that family (tokenizer.json written with indent 2 and
+ensure_ascii=False, as `tokenizers` does). Standard library only; writes
+nothing outside OUT_DIR.
+"""
+import base64
+import json
+import lzma
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+TOKENIZERS = os.path.join(ROOT, "tests", "data", "tokenizers")
+SMALL_FILES = ("config.json", "tokenizer_config.json", "special_tokens_map.json")
+
+_cache = {}
+
+
+def _read(path):
+    full = os.path.normpath(os.path.join(TOKENIZERS, path))
+    if full not in _cache:
+        with open(full, "rb") as f:
+            data = f.read()
+        if full.endswith(".xz"):
+            data = lzma.decompress(data)
+        _cache[full] = data
+    return full, _cache[full]
+
+
+def _json_of(path):
+    full, data = _read(path)
+    key = ("json", full)
+    if key not in _cache:
+        _cache[key] = json.loads(data.decode("utf-8"))
+    return _cache[key]
+
+
+def _pointer(doc, pointer):
+    if not pointer:
+        return doc
+    for part in pointer.lstrip("/").split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+    return doc
+
+
+def resolve(node):
+    if isinstance(node, dict):
+        if "$include" in node:
+            path = node["$include"]
+            if path.endswith(".bin") or path.endswith(".bin.xz"):
+                return base64.b64encode(_read(path)[1]).decode("ascii")
+            value = _pointer(_json_of(path), node.get("pointer", ""))
+            rename = node.get("rename")
+            if rename:
+                value = {rename.get(k, k): v for k, v in value.items()}
+            return value
+        return {k: resolve(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [resolve(v) for v in node]
+    return node
+
+
+def families():
+    return sorted(d for d in os.listdir(TOKENIZERS)
+                  if d != "base" and os.path.isdir(os.path.join(TOKENIZERS, d)))
+
+
+def materialize(family, out_dir):
+    src = os.path.join(TOKENIZERS, family)
+    dst = os.path.join(out_dir, family)
+    os.makedirs(dst, exist_ok=True)
+    for name in SMALL_FILES + ("tokenizer.json",):
+        p = os.path.join(src, name)
+        if os.path.exists(p):
+            shutil.copyfile(p, os.path.join(dst, name))  # follows symlinks
+    layout = os.path.join(src, "tokenizer.layout.json")
+    if os.path.exists(layout):
+        with open(layout, encoding="utf-8") as f:
+            doc = resolve(json.load(f))
+        with open(os.path.join(dst, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=2, ensure_ascii=False)
+    if not os.path.exists(os.path.join(dst, "tokenizer.json")):
+        raise SystemExit("materialize: %s has neither tokenizer.json nor tokenizer.layout.json"
+                         % src)
+    return dst
+
+
+def main(argv):
+    if not argv:
+        print("usage: materialize.py OUT_DIR [FAMILY ...]", file=sys.stderr)
+        return 2
+    out_dir = argv[0]
+    names = argv[1:] or families()
+    for name in names:
+        materialize(name, out_dir)
+    print("materialize: %d tokenizer folders in %s" % (len(names), out_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
