@@ -13,6 +13,8 @@ family's tokenizer.json with its large parts replaced by
 PATH is relative to tests/data/tokenizers/ (".xz" files are decompressed),
 "pointer" is a JSON pointer into that JSON file (whole file when absent),
 "rename" renames keys of an included object, keeping their values and order.
+{"$concat": [A, B, ...]} is the concatenation of the lists A, B, ... (each
+possibly an "$include"), for vocabularies made of a base plus a few entries.
 "$include" of a ".bin"/".bin.xz" file gives the file's bytes in base64 (a
 Precompiled charsmap). OUT_DIR/FAMILY/ then holds exactly the files Hugging
 Face writes for that family (tokenizer.json written with indent 2 and
@@ -64,6 +66,11 @@ def _pointer(doc, pointer):
 
 def resolve(node):
     if isinstance(node, dict):
+        if "$concat" in node:
+            out = []
+            for part in node["$concat"]:
+                out.extend(resolve(part))
+            return out
         if "$include" in node:
             path = node["$include"]
             if path.endswith(".bin") or path.endswith(".bin.xz"):
