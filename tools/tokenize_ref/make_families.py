@@ -9,7 +9,8 @@ transformers' converter for that family writes, with the vocabulary and
 merges taken from a shared base (see materialize.py). Which converter each
 layout follows is written next to each family below and in
 tests/data/tokenize/README.md. The Unigram families (t5, xlm-roberta, albert)
-come from make_unigram.py's vocabulary and charsmap.
+come from make_unigram.py's vocabulary and charsmap, the synthetic ones
+(openai-gpt, bpe-prefix, wordpiece-mix, split-mix) from make_synthetic.py.
 """
 import json
 import lzma
@@ -359,6 +360,9 @@ def main():
     if os.path.exists(os.path.join(TOKENIZERS, UNIGRAM)):
         import make_unigram
         make_unigram.write_families(sys.modules[__name__])
+    import make_synthetic
+    if os.path.exists(os.path.join(TOKENIZERS, make_synthetic.SMALL)):
+        make_synthetic.write_families(sys.modules[__name__])
     print("make_families: wrote", ", ".join(sorted(
         d for d in os.listdir(TOKENIZERS) if d != "base"
         and os.path.isdir(os.path.join(TOKENIZERS, d)))))

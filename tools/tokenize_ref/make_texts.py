@@ -263,6 +263,14 @@ SPECIAL = [
     " <mask>",
     "<mask> ",
     "<mask>",
+    "line<br>break and a <br> b and <br>",
+    "x@@y @@ z @@",
+    "[MASK]",
+    "a  [MASK]  b[MASK]c",
+    "New York new york NEW YORK newyork",
+    "fix \ufb01x prefix suffix",
+    "<|endoftext|>   after the end",
+    "a==b --x y-z end. ok;go",
 ]
 
 TRICKY = [
