@@ -9,7 +9,10 @@ ids are the Python reference's (tests/ref/hf_tokenizer.py: Hugging Face's Rust
 semantics); every text where transformers.js or a vocabulary package gives
 other ids is listed in build/tokenize_ref/report.md, with the first
 difference of each. --check compares with the committed files instead of
-writing them (exit 1 when any differs).
+writing them (exit 1 when any differs); it materializes the folders itself
+when regen.sh has not, so it needs neither node nor the npm packages:
+
+    /usr/bin/python3 tools/tokenize_ref/make_expected.py --check
 """
 import json
 import os
@@ -18,6 +21,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
+sys.path.insert(0, HERE)
 import hf_tokenizer  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build", "tokenize_ref")
@@ -41,6 +45,10 @@ def main(argv):
     check = "--check" in argv
     texts = load(os.path.join(HERE, "texts_families.json"))
     tok_dir = os.path.join(BUILD, "tokenizers")
+    if not os.path.isdir(tok_dir):  # --check without regen.sh: no node needed
+        import materialize
+        for fam in materialize.families():
+            materialize.materialize(fam, tok_dir)
     families = sorted(f for f in os.listdir(tok_dir) if f not in SKIP)
     report, summary, failures = [], [], 0
     for fam in families:
