@@ -17,7 +17,8 @@ No real Unigram vocabulary (T5's, XLM-R's, ALBERT's) is reachable here, so:
   like SentencePiece's.
 
 write_families() then writes t5/, xlm-roberta/ and albert/ in the layouts of
-transformers' T5Converter, XLMRobertaConverter and AlbertConverter.
+transformers' T5Converter, XLMRobertaConverter and AlbertConverter, and the
+synthetic unigram-bytes/ (Unigram with byte_fallback).
 """
 import collections
 import glob
@@ -221,6 +222,32 @@ def write_families(mf):
                        mask_token={"content": "[MASK]", "lstrip": True, "normalized": False,
                                    "rstrip": False, "single_word": False}),
         mf.model_config("albert", "AlbertForMaskedLM", 5 + n, bos=2, eos=3, pad=0))
+
+
+    # Unigram with byte_fallback (the layout of transformers' MoshiConverter /
+    # HeliumConverter family: Precompiled, Metaspace(prepend_scheme="first",
+    # split=False), SentencePiece byte pieces <0x00>..<0xFF> scored 0 like
+    # SentencePiece's), <s> by TemplateProcessing. Synthetic: no such real
+    # vocabulary is reachable.
+    byte_pieces = [["<0x%02X>" % b, 0.0] for b in range(256)]
+    vocab = {"$concat": [[["<unk>", 0.0], ["<s>", 0.0], ["</s>", 0.0]], byte_pieces, inc]}
+    toks = [mf.added(0, "<unk>", True, normalized=False),
+            mf.added(1, "<s>", True, normalized=False),
+            mf.added(2, "</s>", True, normalized=False)]
+    layout = mf.tokenizer(
+        toks, cmap, {"type": "Metaspace", "replacement": SP, "prepend_scheme": "first",
+                     "split": False},
+        mf.template(["<s>", "$A"], [("<s>", 1)]),
+        {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": SP}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        {"type": "Unigram", "unk_id": 0, "vocab": vocab, "byte_fallback": True})
+    mf.write_family("unigram-bytes", layout, {
+        "tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "eos_token": "</s>",
+        "unk_token": "<unk>", "model_max_length": 4096},
+        mf.special_map(bos_token="<s>", eos_token="</s>", unk_token="<unk>"),
+        mf.model_config("llama", "LlamaForCausalLM", 3 + 256 + n, bos=1, eos=2))
 
 
 if __name__ == "__main__":
