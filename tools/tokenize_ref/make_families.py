@@ -238,7 +238,6 @@ def llama_families():
     base = load(LLAMA2)
     n = len(base["model"]["vocab"])  # 32000
     vocab, merges = include(LLAMA2, "/model/vocab"), include(LLAMA2, "/model/merges")
-    llama_toks = base["added_tokens"]
     shared = SHARED + "/llama2-spm"
     llama_config = model_config("llama", "LlamaForCausalLM", n, bos=1, eos=2)
     tok_cfg = {"tokenizer_class": "LlamaTokenizer", "add_bos_token": True,
