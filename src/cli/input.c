@@ -99,42 +99,15 @@ static int encode(const ag_tokenizer *tok, const char *text, size_t len,
     return 0;
 }
 
+/* The whole --text-file: a regular file (a FIFO or device is refused, not
+ * waited on), or standard input for "-". */
 static int read_text_file(const char *path, char **buf, size_t *len)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return cli_fail("%s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap + 1);
-    while (b) {
-        size_t got = fread(b + n, 1, cap - n, fp);
-        n += got;
-        if (n < cap)
-            break;
-        if (cap >= TEXT_FILE_MAX) {
-            free(b);
-            fclose(fp);
-            return cli_fail("%s: larger than %zu bytes; split it", path, TEXT_FILE_MAX);
-        }
-        char *grown = realloc(b, 2 * cap + 1);
-        if (!grown) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = grown;
-        cap *= 2;
-    }
-    int bad = !b || ferror(fp);
-    fclose(fp);
-    if (bad) {
-        free(b);
-        return cli_fail("%s: cannot read", path);
-    }
-    b[n] = '\0';
-    *buf = b;
-    *len = n;
-    return 0;
+    ag_error err = {0};
+    int status = strcmp(path, "-") == 0
+                     ? ag_read_fd(0, "standard input", TEXT_FILE_MAX, buf, len, &err)
+                     : ag_read_file(path, TEXT_FILE_MAX, buf, len, &err);
+    return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
 /* One sequence per non-blank line; "text" in the records is the 0-based line
