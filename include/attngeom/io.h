@@ -55,7 +55,9 @@ int ag_npy_read(const char *path, ag_array *out, ag_error *err);
 
 /* Write `a` as a version 1.0 '<f8' C-order .npy (version 2.0 if the header
  * needs it). Writes to a temporary file in the same folder and renames it into
- * place, so a failed write leaves no file behind. */
+ * place, so a failed write leaves no file behind. The rename replaces what
+ * is at `path` (a symlink itself, not its target); a device or FIFO there is
+ * refused (AG_EIO "is not a regular file"): write to it with ag_npy_write_fd. */
 int ag_npy_write(const char *path, const ag_array *a, ag_error *err);
 
 /* Write the same bytes to an open descriptor (a temporary file, a pipe, a

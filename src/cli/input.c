@@ -100,13 +100,17 @@ static int encode(const ag_tokenizer *tok, const char *text, size_t len,
 }
 
 /* The whole --text-file: a regular file (a FIFO or device is refused, not
- * waited on), or standard input for "-". */
-static int read_text_file(const char *path, char **buf, size_t *len)
+ * waited on), or standard input for "-". *name names it in messages. */
+static int read_text_file(const char **name, char **buf, size_t *len)
 {
     ag_error err = {0};
-    int status = strcmp(path, "-") == 0
-                     ? ag_read_fd(0, "standard input", TEXT_FILE_MAX, buf, len, &err)
-                     : ag_read_file(path, TEXT_FILE_MAX, buf, len, &err);
+    int status;
+    if (strcmp(*name, "-") == 0) {
+        *name = "standard input";
+        status = ag_read_fd(0, *name, TEXT_FILE_MAX, buf, len, &err);
+    } else {
+        status = ag_read_file(*name, TEXT_FILE_MAX, buf, len, &err);
+    }
     return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
@@ -117,7 +121,7 @@ static int text_file_sequences(const ag_tokenizer *tok, const char *path,
 {
     char *buf = NULL;
     size_t len = 0, lines = 1;
-    if (read_text_file(path, &buf, &len) != 0)
+    if (read_text_file(&path, &buf, &len) != 0)
         return 1;
     for (size_t k = 0; k < len; k++)
         lines += buf[k] == '\n';

@@ -71,15 +71,16 @@ static char *parent_of(const char *p)
  * keeping its offset and O_APPEND. -1 otherwise. */
 static int own_fd(const char *link)
 {
-    char *dir = parent_of(link), real[PATH_MAX], self[64], *end;
-    int ok = dir && realpath(dir, real) != NULL;
+    /* /proc/self, not getpid(): the two differ when /proc belongs to
+     * another pid namespace */
+    char *dir = parent_of(link), real[PATH_MAX], self[PATH_MAX], *end;
+    int ok = dir && realpath(dir, real) && realpath("/proc/self", self);
     free(dir);
     const char *slash = strrchr(link, '/'), *base = slash ? slash + 1 : link;
     long n = strtol(base, &end, 10);
-    size_t k = (size_t)snprintf(self, sizeof self, "/proc/%ld/", (long)getpid());
-    size_t rl = ok ? strlen(real) : 0;
+    size_t k = ok ? strlen(self) : 0, rl = ok ? strlen(real) : 0;
     if (!ok || end == base || *end || n < 0 || n > INT_MAX || strncmp(real, self, k) != 0 ||
-        rl < 3 || strcmp(real + rl - 3, "/fd") != 0)
+        real[k] != '/' || rl < 3 || strcmp(real + rl - 3, "/fd") != 0)
         return -1;
     return fcntl((int)n, F_GETFL) < 0 ? -1 : (int)n;
 }
@@ -160,6 +161,8 @@ static int new_target(const char *path, char *cur, out_target *t)
     struct stat ds;
     int e = !dir ? ENOMEM : stat(dir, &ds) != 0 ? errno : !S_ISDIR(ds.st_mode) ? ENOTDIR : 0;
     free(dir);
+    if (!e && in_procfs(cur)) /* /dev/fd/N of a closed descriptor */
+        e = ENOENT;
     if (e) {
         free(cur);
         return cli_fail("%s: cannot create: %s", path, strerror(e));
