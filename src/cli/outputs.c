@@ -172,6 +172,16 @@ static int new_target(const char *path, char *cur, out_target *t)
     return 0;
 }
 
+/* A /proc link (t->fd: one of our descriptors, or -1): written through,
+ * whatever it points to. */
+static int magic_target(const char *path, out_target *t)
+{
+    t->kind = t->fd >= 0 ? OUT_FD : OUT_INPLACE;
+    if ((t->fd >= 0 ? fstat(t->fd, &t->st) : stat(path, &t->st)) != 0)
+        return cli_fail("%s: %s", path, strerror(errno));
+    return S_ISDIR(t->st.st_mode) ? cli_fail("%s: is a directory", path) : 0;
+}
+
 static int resolve(const char *path, out_target *t)
 {
     memset(t, 0, sizeof *t);
@@ -195,10 +205,7 @@ static int resolve(const char *path, out_target *t)
             return classify(path, cur, &st, t);
         if ((t->fd = own_fd(cur)) >= 0 || in_procfs(cur)) {
             free(cur);
-            t->kind = t->fd >= 0 ? OUT_FD : OUT_INPLACE;
-            if ((t->fd >= 0 ? fstat(t->fd, &t->st) : stat(path, &t->st)) != 0)
-                return cli_fail("%s: %s", path, strerror(errno));
-            return S_ISDIR(t->st.st_mode) ? cli_fail("%s: is a directory", path) : 0;
+            return magic_target(path, t);
         }
         if (hop == MAX_HOPS)
             errno = ELOOP;
