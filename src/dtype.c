@@ -158,26 +158,9 @@ int agi_open_regular(const char *path, int *fd_out, size_t *size, ag_error *err)
     int fd;
     *fd_out = -1;
     *size = 0;
-    if (!path)
-        return ag_error_set(err, AG_EINVAL, "no file path given");
-    do {
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0)
-        return ag_error_set(err, AG_EIO, "%s: %s", path, strerror(errno));
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return ag_error_set(err, AG_EIO, "%s: %s", path, strerror(e));
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        return ag_error_set(err, AG_EIO, "%s: is a directory", path);
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return ag_error_set(err, AG_EIO, "%s: is not a regular file", path);
-    }
+    int rc = agi_open_input(path, &fd, &st, err);
+    if (rc != AG_OK)
+        return rc;
     if (st.st_size == 0) {
         close(fd);
         return ag_error_set(err, AG_EFORMAT, "%s: empty file", path);

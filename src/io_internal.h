@@ -5,12 +5,27 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "attngeom.h"
 
 /* Look up a safetensors dtype name ("F16", ...). Returns 0 and sets *out, or
  * -1 if the name is not a known dtype. */
 int agi_dtype_from_name(const char *name, ag_dtype *out);
+
+/* Open `path` read-only and check it is a regular file, without ever
+ * blocking (a FIFO is refused, not opened and waited on). On success *fd is
+ * an open descriptor (O_CLOEXEC, blocking) and *st its fstat. Errors
+ * (AG_EIO, err->message names the path): the open's strerror, "is a
+ * directory", "is not a regular file". */
+int agi_open_input(const char *path, int *fd, struct stat *st, ag_error *err);
+
+/* A whole JSON file (at most max_bytes) parsed with jansson `flags`: *out is
+ * the caller's on success. Errors as ag_read_file's, and AG_EFORMAT "PATH:
+ * invalid JSON at line L column C: ...". */
+struct json_t;
+int agi_json_load(const char *path, size_t max_bytes, size_t flags, struct json_t **out,
+                  ag_error *err);
 
 /* Open `path` read-only and check it is a non-empty regular file.
  * On success *fd is an open descriptor and *size the file size.

@@ -30,6 +30,7 @@
 #define CAP_DIM   (1 << 20) /* any width, vocab or position count */
 #define CAP_LAYER 4096
 #define CAP_SHARDS 4096
+#define CAP_JSON  ((size_t)64 << 20) /* bytes of config.json or the shard index */
 #define NAME_MAX_LEN 512
 
 /* ---- weight source: one file or the shards of an index ------------------ */
@@ -141,13 +142,11 @@ static int already_listed(json_t *seen, const char *file)
 /* model.safetensors.index.json: {"weight_map": {tensor: shard file}}. */
 static int wsrc_open_index(wsrc *w, const char *ipath, ag_error *err)
 {
-    json_error_t je;
-    json_t *root = json_load_file(ipath, JSON_REJECT_DUPLICATES, &je);
-    if (!root)
-        return ag_error_set(err, AG_EFORMAT, "%s: invalid JSON at line %d: %s",
-                            ipath, je.line, je.text);
+    json_t *root;
+    int rc = agi_json_load(ipath, CAP_JSON, JSON_REJECT_DUPLICATES, &root, err);
+    if (rc != AG_OK)
+        return rc;
     json_t *map = json_object_get(root, "weight_map"), *seen = json_array();
-    int rc = AG_OK;
     if (!json_is_object(map))
         rc = ag_error_set(err, AG_EFORMAT, "%s: field 'weight_map' is missing or not an object", ipath);
     const char *key;
@@ -707,14 +706,12 @@ static int load_llama(loader *L, int qkv_bias, int o_bias, int mlp_bias)
 static int read_config(const char *dir, ag_model *m, int bias[3], ag_error *err)
 {
     cfgctx c = {.err = err};
-    json_error_t je;
     const char *mt;
     snprintf(c.path, sizeof c.path, "%s/config.json", dir);
-    if (!file_exists(c.path))
-        return ag_error_set(err, AG_EIO, "%s: %s", c.path, strerror(errno));
-    if (!(c.root = json_load_file(c.path, JSON_REJECT_DUPLICATES, &je)))
-        return ag_error_set(err, AG_EFORMAT, "%s: invalid JSON at line %d: %s", c.path, je.line, je.text);
-    int rc = json_is_object(c.root) ? cfg_str(&c, "model_type", NULL, &mt)
+    int rc = agi_json_load(c.path, CAP_JSON, JSON_REJECT_DUPLICATES, &c.root, err);
+    if (rc != AG_OK)
+        return rc;
+    rc = json_is_object(c.root) ? cfg_str(&c, "model_type", NULL, &mt)
                                     : ag_error_set(err, AG_EFORMAT, "%s: not a JSON object", c.path);
     if (rc == AG_OK) {
         snprintf(m->cfg.model_type, sizeof m->cfg.model_type, "%s", mt);

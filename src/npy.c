@@ -598,8 +598,8 @@ static int open_temp(const char *path, char **tmp, int *fd, ag_error *err)
     return AG_OK;
 }
 
-/* Header, then the doubles little-endian whatever the host order, then
- * fsync. Returns 0 or the errno of the first failure. */
+/* Header, then the doubles little-endian whatever the host order. Returns 0
+ * or the errno of the first failure. */
 static int write_contents(int fd, const unsigned char *head, size_t padded,
                           const ag_array *a, size_t nelem)
 {
@@ -620,40 +620,55 @@ static int write_contents(int fd, const unsigned char *head, size_t padded,
             e = errno;
         done += m;
     }
-    /* file systems that cannot sync (EINVAL, EROFS) still wrote the data */
-    if (!e && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
-        e = errno;
     return e;
 }
 
+int ag_npy_write_fd(int fd, const char *name, const ag_array *a, ag_error *err)
+{
+    int rc;
+    size_t nelem = 0, padded = 0;
+    unsigned char *head = NULL;
+    if (!name || !a)
+        return ag_error_set(err, AG_EINVAL, "ag_npy_write_fd: no name or array");
+    if ((rc = check_writable(name, a, &nelem, err)) != AG_OK ||
+        (rc = build_header(name, a, &head, &padded, err)) != AG_OK)
+        return rc;
+    int e = write_contents(fd, head, padded, a, nelem);
+    free(head);
+    if (e)
+        return ag_error_set(err, AG_EIO, "%s: cannot write: %s", name, strerror(e));
+    return AG_OK;
+}
+
 /* Written to a temporary file and renamed over path, so readers never see a
- * half-written array and a failure leaves any old file intact. */
+ * half-written array and a failure leaves any old file intact. A device or
+ * FIFO at path is refused: renaming over it would replace it (as root,
+ * /dev/null itself). */
 int ag_npy_write(const char *path, const ag_array *a, ag_error *err)
 {
     int rc, fd = -1;
-    size_t nelem = 0, padded = 0;
-    unsigned char *head = NULL;
     char *tmp = NULL;
+    struct stat old;
     if (!path || !a)
         return ag_error_set(err, AG_EINVAL, "ag_npy_write: no path or array");
-    if ((rc = check_writable(path, a, &nelem, err)) != AG_OK ||
-        (rc = build_header(path, a, &head, &padded, err)) != AG_OK)
+    if (stat(path, &old) == 0 && !S_ISREG(old.st_mode) && !S_ISDIR(old.st_mode))
+        return ag_error_set(err, AG_EIO, "%s: is not a regular file (ag_npy_write_fd writes "
+                            "to a device or FIFO)", path);
+    if ((rc = open_temp(path, &tmp, &fd, err)) != AG_OK)
         return rc;
-    if ((rc = open_temp(path, &tmp, &fd, err)) != AG_OK) {
-        free(head);
-        return rc;
-    }
-    int e = write_contents(fd, head, padded, a, nelem);
-    if (close(fd) != 0 && !e)
+    rc = ag_npy_write_fd(fd, path, a, err);
+    int e = 0;
+    /* file systems that cannot sync (EINVAL, EROFS) still wrote the data */
+    if (rc == AG_OK && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
         e = errno;
-    if (!e && rename(tmp, path) != 0)
+    if (close(fd) != 0 && rc == AG_OK && !e)
         e = errno;
-    if (e)
+    if (rc == AG_OK && !e && rename(tmp, path) != 0)
+        e = errno;
+    if (rc == AG_OK && e)
+        rc = ag_error_set(err, AG_EIO, "%s: cannot write: %s", path, strerror(e));
+    if (rc != AG_OK)
         unlink(tmp);
-    free(head);
     free(tmp);
-    if (e)
-        return ag_error_set(err, AG_EIO, "%s: cannot write: %s", path,
-                            strerror(e));
-    return AG_OK;
+    return rc;
 }

@@ -11,6 +11,7 @@
 
 #include "attngeom/core.h"
 #include "attngeom/tokenizer.h"
+#include "io_internal.h"
 #include "tokenizer_int.h"
 
 /* ======================================================================
@@ -261,48 +262,18 @@ static int path_join(char **out, const char *dir, const char *name, ag_error *er
     return AG_OK;
 }
 
+/* Any kind of file counts as present: a FIFO or device named like a
+ * tokenizer file is then refused by the reader, never skipped in silence. */
 static int file_exists(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    return stat(path, &st) == 0;
 }
 
-/* Read a whole file (NUL-terminated), refusing more than AG_TOKENIZER_FILE_MAX. */
+/* A whole tokenizer file, NUL-terminated, refused above AG_TOKENIZER_FILE_MAX. */
 static int read_file(const char *path, char **buf, size_t *len, ag_error *err)
 {
-    *buf = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ag_error_set(err, errno == ENOENT ? AG_ENOTFOUND : AG_EIO, "%s: cannot open: %s",
-                            path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return ag_error_set(err, AG_EIO, "%s: not a regular file", path);
-    }
-    if ((unsigned long long)st.st_size > AG_TOKENIZER_FILE_MAX) {
-        fclose(f);
-        return ag_error_set(err, AG_ELIMIT, "%s: file of %lld bytes exceeds the %zu-byte limit",
-                            path, (long long)st.st_size, (size_t)AG_TOKENIZER_FILE_MAX);
-    }
-    size_t n = (size_t)st.st_size;
-    char *b = malloc(n + 1);
-    if (!b) {
-        fclose(f);
-        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-    }
-    size_t got = fread(b, 1, n, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || got != n) {
-        free(b);
-        return ag_error_set(err, AG_EIO, "%s: read error", path);
-    }
-    b[n] = '\0';
-    *buf = b;
-    *len = n;
-    return AG_OK;
+    return ag_read_file(path, AG_TOKENIZER_FILE_MAX, buf, len, err);
 }
 
 static int load_json(const char *path, json_t **out, int optional, ag_error *err)
@@ -310,19 +281,7 @@ static int load_json(const char *path, json_t **out, int optional, ag_error *err
     *out = NULL;
     if (optional && !file_exists(path))
         return AG_OK;
-    char *buf;
-    size_t n;
-    int rc = read_file(path, &buf, &n, err);
-    if (rc != AG_OK)
-        return rc;
-    json_error_t je;
-    json_t *j = json_loadb(buf, n, JSON_ALLOW_NUL, &je);
-    free(buf);
-    if (!j)
-        return ag_error_set(err, AG_EFORMAT, "%s: invalid JSON at line %d column %d: %s", path,
-                            je.line, je.column, je.text);
-    *out = j;
-    return AG_OK;
+    return agi_json_load(path, AG_TOKENIZER_FILE_MAX, JSON_ALLOW_NUL, out, err);
 }
 
 /* ======================================================================

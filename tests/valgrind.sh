@@ -136,6 +136,18 @@ vg 0 weights --weights "$USE" --qkv "$QKV" --heads 4 --metrics qk_symmetry_score
 vg 0 residual "$M" --tokens 818,262,3726
 vg 0 rollout "$M" --tokens 818,262,3726 -o r.npy --metrics all
 vg 0 layer --x "$ROOT/tests/data/fixtures/use-lite/x_0_layer0.npy" --weights "$USE" --qkv "$QKV" --heads 4 --scale 0.125 --metrics all --save-attention la.npy
+# outputs (docs/cli.md, "Outputs") and inputs that must not block
+ln -s out.json link.json
+mkfifo fifo.npy
+echo '{"records": [' > broken.json
+vg 0 matrix s2d.npy -o /dev/null
+vg 0 matrix s2d.npy --format json -o link.json
+vg 1 matrix s2d.npy -o s2d.npy
+vg 1 matrix s2d.npy -o /dev/full
+vg 1 matrix fifo.npy
+vg 1 attention "$M" --text "In the beginning" -o a.npy --hidden /dev/full
+vg 1 layer --x "$ROOT/tests/data/fixtures/use-lite/x_0_layer0.npy" --weights "$USE" --qkv "$QKV" --heads 4 --metrics sigma_max --save-attention la.npy --expect broken.json
+vg 1 analyze "$M" --text-file -
 vg 1 analyze "$M" --tokens 99999999
 vg 1 analyze "$ROOT/tests" --text "x"
 vg 1 weights --weights "$USE" --q nope --k nope --heads 4

@@ -55,8 +55,28 @@ int ag_npy_read(const char *path, ag_array *out, ag_error *err);
 
 /* Write `a` as a version 1.0 '<f8' C-order .npy (version 2.0 if the header
  * needs it). Writes to a temporary file in the same folder and renames it into
- * place, so a failed write leaves no file behind. */
+ * place, so a failed write leaves no file behind. The rename replaces what
+ * is at `path` (a symlink itself, not its target); a device or FIFO there is
+ * refused (AG_EIO "is not a regular file"): write to it with ag_npy_write_fd. */
 int ag_npy_write(const char *path, const ag_array *a, ag_error *err);
+
+/* Write the same bytes to an open descriptor (a temporary file, a pipe, a
+ * device), from its current position; nothing is synced or closed. `name`
+ * names the destination in messages. For callers that decide themselves
+ * where and how the output lands (the CLI's -o: docs/cli.md, "Outputs"). */
+int ag_npy_write_fd(int fd, const char *name, const ag_array *a, ag_error *err);
+
+/* ---- whole small files (JSON, text) ---------------------------------------
+ * ag_read_file reads a regular file into a new NUL-terminated buffer (*buf,
+ * the caller frees it; *len bytes before the NUL). Anything else (FIFO,
+ * device, terminal, socket, directory) is refused without being waited on:
+ * AG_EIO "PATH: is not a regular file" ("is a directory"). More than
+ * max_bytes: AG_ELIMIT. Every reader of the library opens its files this way.
+ * ag_read_fd reads an open descriptor to its end (standard input, a pipe the
+ * caller chose to read) with the same cap; `name` names it in messages. */
+int ag_read_file(const char *path, size_t max_bytes, char **buf, size_t *len, ag_error *err);
+int ag_read_fd(int fd, const char *name, size_t max_bytes, char **buf, size_t *len,
+               ag_error *err);
 
 /* ---- safetensors ---------------------------------------------------------
  * An 8-byte little-endian header length N, N bytes of JSON, then the data

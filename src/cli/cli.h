@@ -49,13 +49,53 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Format the records, write them to -o (atomically: nothing is left behind
- * on failure) or stdout, then run --expect. Returns the exit status. */
+/* ---- outputs (outputs.c; the rules are docs/cli.md's "Outputs") ------- */
+
+/* An option and its path, for messages ("-o", "a.npy"); path may be NULL
+ * (option not given). "-" is standard output. */
+typedef struct {
+    const char *option, *path;
+} cli_path;
+
+/* Before anything runs: refuse (one line, returns 1) an output that is a
+ * directory, a read-only file, a missing folder's file, the same file as an
+ * input (an existing file, or a model file of an input folder) or as
+ * another output (or the same descriptor). At most 8 outputs. */
+int cli_paths_check(const cli_path *outs, size_t nout, const cli_path *ins, size_t nin);
+
+/* The outputs of one command, committed together. */
+typedef struct cli_staged cli_staged;
+typedef struct {
+    cli_staged *items;
+    size_t count;
+} cli_outputs;
+
+/* Stage an output: a file is written to a temporary beside it now; a
+ * device, FIFO or descriptor is opened now and written at commit (bytes
+ * are copied; the array must live until then). Returns 0 or 1 after
+ * printing; on failure call cli_outputs_abort (or cli_outputs_finish). */
+int cli_outputs_add(cli_outputs *tx, const char *path, const char *buf, size_t len);
+int cli_outputs_add_npy(cli_outputs *tx, const char *path, const ag_array *a);
+/* Write the in-place outputs, then rename every temporary into place; on
+ * the first failure nothing more is written and the temporaries go.
+ * Returns 0 or 1; tx is emptied either way. */
+int cli_outputs_commit(cli_outputs *tx);
+/* Remove the temporaries and close what was opened: no target touched. */
+void cli_outputs_abort(cli_outputs *tx);
+/* Commit when rc is 0, abort otherwise; returns the command's status. */
+int cli_outputs_finish(cli_outputs *tx, int rc);
+
+/* Format the records, run --expect, then commit them (to -o or stdout)
+ * together with what tx holds already (NULL: nothing). A malformed golden
+ * file commits nothing; a mismatch (3) still writes. Returns the exit
+ * status; tx is emptied. */
+int cli_emit_outputs(const cli_common *c, const ag_record *recs, size_t count,
+                     const ag_output_meta *meta, cli_outputs *tx);
 int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
              const ag_output_meta *meta);
 
-/* Write buf to path (atomically) or, when path is NULL, to stdout. Returns
- * 0 or 1 after printing the error. */
+/* Write buf to path by the rules above or, when path is NULL, to stdout.
+ * Returns 0 or 1 after printing the error. */
 int cli_write_output(const char *path, const char *buf, size_t len);
 
 /* Usage error (returns 2) when --expect was given to a command that prints no
@@ -114,6 +154,7 @@ typedef struct cli_model_run {
     unsigned char *layer_on; /* (nlayer_sel) --layers */
     unsigned char *head_on;  /* (n_head) --heads */
     int nlayer_sel;          /* indices --layers ranges over: n_layer + extra */
+    cli_path outs[2];        /* checked by prepare when set (default: -o) */
 } cli_model_run;
 
 /* A command's own options: 1 consumed, 0 not its, -1 usage error printed. */

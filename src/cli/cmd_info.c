@@ -250,6 +250,9 @@ int cmd_info(int argc, char **argv)
         return cli_usage_error("info", "missing PATH");
     if (cli_reject_expect(&common, "info"))
         return EXIT_USAGE;
+    cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"PATH", path}};
+    if (cli_paths_check(outs, 1, ins, 1))
+        return 1;
     struct stat sb;
     json_t *root = json_object();
     json_object_set_new(root, "path", json_string(path));

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -102,6 +101,11 @@ int cmd_layer(int argc, char **argv)
     int rc = cli_tensor_check_usage(&o, "layer", 1);
     if (rc)
         return rc;
+    cli_path outs[] = {{common.out_path ? "-o" : "the records", common.out_path ? common.out_path : "-"},
+                       {"--save-attention", o.save}},
+             ins[] = {{"--x", o.x}, {"--weights", o.weights}, {"--expect", common.expect_path}};
+    if (cli_paths_check(outs, 2, ins, 3))
+        return 1;
     cli_tensors t = {0};
     ag_array attn = {0};
     cli_records recs = {0};
@@ -118,16 +122,16 @@ int cmd_layer(int argc, char **argv)
     }
     if (rc == 0)
         rc = layer_records(&o, &t, &attn, &common, &recs);
-    if (rc == 0 && o.save) {
-        ag_error err = {0};
-        if (ag_npy_write(o.save, &attn, &err) != AG_OK)
-            rc = cli_fail_error(&err);
-    }
+    /* --save-attention is staged, and committed with the records: a later
+     * failure (an unwritable -o, a malformed --expect) leaves it untouched */
+    cli_outputs tx = {0};
+    if (rc == 0 && o.save)
+        rc = cli_outputs_add_npy(&tx, o.save, &attn);
     if (rc == 0) {
         ag_output_meta meta = {.command = "layer", .source = o.weights};
-        rc = cli_emit(&common, recs.items, recs.count, &meta);
-        if (rc == 1 && o.save)
-            unlink(o.save);
+        rc = cli_emit_outputs(&common, recs.items, recs.count, &meta, &tx);
+    } else {
+        cli_outputs_abort(&tx);
     }
     cli_records_free(&recs);
     ag_array_free(&attn);

@@ -195,6 +195,8 @@ int cmd_rollout(int argc, char **argv)
     r.common.out_path = NULL;
     if (npy_path && r.input.text_file)
         return cli_usage_error("rollout", "-o R.npy takes one text (--text or --tokens), not --text-file");
+    r.outs[0] = (cli_path){"-o", npy_path};
+    r.outs[1] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "rollout", 0);
     ag_array save = {0};
     if (rc == 0 && npy_path) {
@@ -206,16 +208,15 @@ int cmd_rollout(int argc, char **argv)
     cli_records recs = {0};
     for (size_t k = 0; rc == 0 && k < r.nseq; k++)
         rc = rollout_sequence(&r, &r.seqs[k], npy_path ? &save : NULL, &recs);
-    if (rc == 0 && npy_path) {
-        ag_error err = {0};
-        if (ag_npy_write(npy_path, &save, &err) != AG_OK)
-            rc = cli_fail_error(&err);
-    }
+    /* nothing partial: the records and the array, or neither */
+    cli_outputs tx = {0};
+    if (rc == 0 && npy_path)
+        rc = cli_outputs_add_npy(&tx, npy_path, &save);
     if (rc == 0) {
         ag_output_meta meta = {.command = "rollout", .source = r.model_dir};
-        rc = cli_emit(&r.common, recs.items, recs.count, &meta);
-        if (rc == 1 && npy_path) /* nothing partial: records and array, or neither */
-            remove(npy_path);
+        rc = cli_emit_outputs(&r.common, recs.items, recs.count, &meta, &tx);
+    } else {
+        cli_outputs_abort(&tx);
     }
     ag_array_free(&save);
     cli_records_free(&recs);

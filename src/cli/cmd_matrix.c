@@ -161,6 +161,9 @@ int cmd_matrix(int argc, char **argv)
     }
     if (!path)
         return cli_usage_error("matrix", "missing FILE");
+    cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"FILE", path}, {"--expect", common.expect_path}};
+    if (cli_paths_check(outs, 1, ins, 2))
+        return 1;
 
     ag_array a = {0};
     if (read_matrix_file(path, tensor, &a) != 0)

@@ -1,10 +1,8 @@
 /* cmd_model.c — the commands that run a model folder: tokenize, attention and
  * analyze (SPEC §1). The forward pass streams layer by layer into a callback,
  * so memory grows with one layer's attention, not all layers'. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
@@ -106,6 +104,9 @@ int cmd_tokenize(int argc, char **argv)
         return cli_usage_error("tokenize", model ? "missing --text S" : "missing MODEL");
     if (cli_reject_expect(&common, "tokenize"))
         return EXIT_USAGE;
+    cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"MODEL", model}};
+    if (cli_paths_check(outs, 1, ins, 1))
+        return 1;
     ag_tokenizer *tok = NULL;
     ag_error err = {0};
     if (ag_tokenizer_load(model, &tok, &err) != AG_OK)
@@ -299,38 +300,16 @@ static size_t count_on(const unsigned char *mask, int n)
     return c;
 }
 
-/* Write the attention (and hidden) arrays: both files or neither. Each is
- * written under a temporary name first; only when both are complete are they
- * renamed into place, so a failure leaves any earlier files untouched. */
+/* Both arrays or neither: each is staged, then both are committed, so a
+ * failure leaves any earlier files untouched. */
 static int write_arrays(const char *attn_path, const ag_array *attn,
                         const char *hid_path, const ag_array *hidden)
 {
-    ag_error err = {0};
-    const char *paths[2] = {attn_path, hid_path};
-    const ag_array *arrays[2] = {attn, hidden};
-    char *tmp[2] = {NULL, NULL};
-    int count = hid_path ? 2 : 1, rc = 0;
-    for (int k = 0; k < count && rc == 0; k++) {
-        size_t len = strlen(paths[k]) + 32;
-        if (!(tmp[k] = malloc(len)))
-            rc = cli_fail("%s: out of memory", paths[k]);
-        else if (snprintf(tmp[k], len, "%s.part%ld", paths[k], (long)getpid()),
-                 ag_npy_write(tmp[k], arrays[k], &err) != AG_OK) {
-            /* The message names the temporary file; name the user's instead. */
-            size_t t = strlen(tmp[k]);
-            rc = strncmp(err.message, tmp[k], t) == 0 ? cli_fail("%s%s", paths[k], err.message + t)
-                                                      : cli_fail("%s: %s", paths[k], err.message);
-        }
-    }
-    for (int k = 0; k < count && rc == 0; k++)
-        if (rename(tmp[k], paths[k]) != 0)
-            rc = cli_fail("%s: cannot write: %s", paths[k], strerror(errno));
-    for (int k = 0; k < count; k++) {
-        if (rc && tmp[k])
-            unlink(tmp[k]);
-        free(tmp[k]);
-    }
-    return rc;
+    cli_outputs tx = {0};
+    int rc = cli_outputs_add_npy(&tx, attn_path, attn);
+    if (rc == 0 && hid_path)
+        rc = cli_outputs_add_npy(&tx, hid_path, hidden);
+    return cli_outputs_finish(&tx, rc);
 }
 
 int cmd_attention(int argc, char **argv)
@@ -347,6 +326,8 @@ int cmd_attention(int argc, char **argv)
         return cli_usage_error("attention", "takes one text (--text or --tokens), not --text-file");
     if ((rc = cli_reject_expect(&r.common, "attention")) != 0)
         return rc;
+    r.outs[0] = (cli_path){"-o", r.common.out_path};
+    r.outs[1] = (cli_path){"--hidden", hidden_path};
     rc = cli_model_run_prepare(&r, "attention", 0);
     ag_array attn = {0}, hidden = {0};
     if (rc == 0) {

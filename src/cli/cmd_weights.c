@@ -95,6 +95,14 @@ static int tensor_weights(const cli_tensor_opts *o, const cli_common *c, cli_rec
     return rc;
 }
 
+/* After the usage checks, before anything is read. */
+static int check_paths(const cli_common *c, const char *model, const cli_tensor_opts *o)
+{
+    cli_path outs[] = {{"-o", c->out_path}},
+             ins[] = {{"MODEL", model}, {"--weights", o->weights}, {"--expect", c->expect_path}};
+    return cli_paths_check(outs, 1, ins, 3);
+}
+
 int cmd_weights(int argc, char **argv)
 {
     cli_common common;
@@ -132,7 +140,7 @@ int cmd_weights(int argc, char **argv)
     if (model) {
         if (o.weights)
             return cli_usage_error("weights", "give a MODEL folder or --weights, not both");
-        rc = model_weights(model, layers, heads, &common, &recs);
+        rc = check_paths(&common, model, &o) ? 1 : model_weights(model, layers, heads, &common, &recs);
     } else {
         if (layers)
             return cli_usage_error("weights", "--layers selects layers of a MODEL folder");
@@ -145,7 +153,7 @@ int cmd_weights(int argc, char **argv)
         }
         if ((rc = cli_tensor_check_usage(&o, "weights", 0)) != 0)
             return rc;
-        rc = tensor_weights(&o, &common, &recs);
+        rc = check_paths(&common, model, &o) ? 1 : tensor_weights(&o, &common, &recs);
     }
     if (rc == 0) {
         ag_output_meta meta = {.command = "weights", .source = model ? model : o.weights};

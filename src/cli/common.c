@@ -162,39 +162,6 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
     return 1;
 }
 
-/* Write buf to path through a temporary file in the same folder, renamed into
- * place only when everything was written. */
-static int write_atomically(const char *path, const char *buf, size_t len)
-{
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp)
-        return cli_fail("%s: out of memory", path);
-    snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return cli_fail("%s: cannot create: %s", path, strerror(e));
-    }
-    /* mkstemp creates mode 0600; give the file the mode a plain fopen would
-     * (0666 less the umask), or keep the mode of the file it replaces. */
-    struct stat sb;
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, stat(path, &sb) == 0 ? sb.st_mode & 07777 : 0666 & ~mask);
-    FILE *fp = fdopen(fd, "wb");
-    int ok = fp && fwrite(buf, 1, len, fp) == len;
-    ok = (fp ? fclose(fp) == 0 : (close(fd), 0)) && ok;
-    if (ok && rename(tmp, path) != 0)
-        ok = 0;
-    int e = errno;
-    if (!ok)
-        unlink(tmp);
-    free(tmp);
-    return ok ? 0 : cli_fail("%s: cannot write: %s", path, strerror(e));
-}
-
 int cli_reject_expect(const cli_common *c, const char *cmd)
 {
     if (c->expect_path)
@@ -204,34 +171,38 @@ int cli_reject_expect(const cli_common *c, const char *cmd)
 
 int cli_write_output(const char *path, const char *buf, size_t len)
 {
-    if (path)
-        return write_atomically(path, buf, len);
-    if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
-        return cli_fail("cannot write to standard output");
-    return 0;
+    cli_outputs tx = {0};
+    return cli_outputs_finish(&tx, cli_outputs_add(&tx, path ? path : "-", buf, len));
+}
+
+int cli_emit_outputs(const cli_common *c, const ag_record *recs, size_t count,
+                     const ag_output_meta *meta, cli_outputs *tx)
+{
+    cli_outputs none = {0};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!tx)
+        tx = &none;
+    if (!mem)
+        return cli_outputs_finish(tx, cli_fail("out of memory formatting the output"));
+    int status = ag_records_write(mem, c->format, recs, count, &c->metrics, meta);
+    fclose(mem);
+    if (status != AG_OK) {
+        free(buf);
+        return cli_outputs_finish(tx, cli_fail("cannot format the output: %s", ag_strerror(status)));
+    }
+    /* The golden file is read before anything is committed, so that a
+     * broken one leaves every output as it was. */
+    int expect_rc = c->expect_path ? cli_expect(c, recs, count) : 0;
+    int rc = expect_rc == 1 ? 1 : cli_outputs_add(tx, c->out_path ? c->out_path : "-", buf, len);
+    free(buf);
+    rc = cli_outputs_finish(tx, rc);
+    return rc ? rc : expect_rc;
 }
 
 int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
              const ag_output_meta *meta)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem)
-        return cli_fail("out of memory formatting the output");
-    int status = ag_records_write(mem, c->format, recs, count, &c->metrics, meta);
-    fclose(mem);
-    if (status != AG_OK) {
-        free(buf);
-        return cli_fail("cannot format the output: %s", ag_strerror(status));
-    }
-    /* The golden file is read first, so that a broken one leaves no output. */
-    int expect_rc = c->expect_path ? cli_expect(c, recs, count) : 0;
-    if (expect_rc == 1) {
-        free(buf);
-        return 1;
-    }
-    int rc = cli_write_output(c->out_path, buf, len);
-    free(buf);
-    return rc ? rc : expect_rc;
+    return cli_emit_outputs(c, recs, count, meta, NULL);
 }

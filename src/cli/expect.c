@@ -11,6 +11,9 @@
 
 #include "cli.h"
 
+/* A golden file is a few records; a larger one is a mistake. */
+#define EXPECT_FILE_MAX ((size_t)256 * 1024 * 1024)
+
 /* This run's records as JSON objects, through the same writer as --format json. */
 static json_t *records_as_json(const cli_common *c, const ag_record *recs,
                                size_t count)
@@ -93,7 +96,13 @@ static size_t compare_record(const cli_common *c, const json_t *exp,
 int cli_expect(const cli_common *c, const ag_record *recs, size_t count)
 {
     json_error_t jerr;
-    json_t *golden = json_load_file(c->expect_path, JSON_REJECT_DUPLICATES, &jerr);
+    ag_error err = {0};
+    char *text;
+    size_t len;
+    if (ag_read_file(c->expect_path, EXPECT_FILE_MAX, &text, &len, &err) != AG_OK)
+        return cli_fail_error(&err);
+    json_t *golden = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    free(text);
     if (!golden)
         return cli_fail("%s: not a readable JSON file: %s (line %d)",
                         c->expect_path, jerr.text, jerr.line);

@@ -99,42 +99,19 @@ static int encode(const ag_tokenizer *tok, const char *text, size_t len,
     return 0;
 }
 
-static int read_text_file(const char *path, char **buf, size_t *len)
+/* The whole --text-file: a regular file (a FIFO or device is refused, not
+ * waited on), or standard input for "-". *name names it in messages. */
+static int read_text_file(const char **name, char **buf, size_t *len)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return cli_fail("%s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap + 1);
-    while (b) {
-        size_t got = fread(b + n, 1, cap - n, fp);
-        n += got;
-        if (n < cap)
-            break;
-        if (cap >= TEXT_FILE_MAX) {
-            free(b);
-            fclose(fp);
-            return cli_fail("%s: larger than %zu bytes; split it", path, TEXT_FILE_MAX);
-        }
-        char *grown = realloc(b, 2 * cap + 1);
-        if (!grown) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = grown;
-        cap *= 2;
+    ag_error err = {0};
+    int status;
+    if (strcmp(*name, "-") == 0) {
+        *name = "standard input";
+        status = ag_read_fd(0, *name, TEXT_FILE_MAX, buf, len, &err);
+    } else {
+        status = ag_read_file(*name, TEXT_FILE_MAX, buf, len, &err);
     }
-    int bad = !b || ferror(fp);
-    fclose(fp);
-    if (bad) {
-        free(b);
-        return cli_fail("%s: cannot read", path);
-    }
-    b[n] = '\0';
-    *buf = b;
-    *len = n;
-    return 0;
+    return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
 /* One sequence per non-blank line; "text" in the records is the 0-based line
@@ -144,7 +121,7 @@ static int text_file_sequences(const ag_tokenizer *tok, const char *path,
 {
     char *buf = NULL;
     size_t len = 0, lines = 1;
-    if (read_text_file(path, &buf, &len) != 0)
+    if (read_text_file(&path, &buf, &len) != 0)
         return 1;
     for (size_t k = 0; k < len; k++)
         lines += buf[k] == '\n';

@@ -1,4 +1,5 @@
 /* main.c — the attngeom command: dispatch to subcommands. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,7 +27,7 @@ static const char main_help[] =
     "--metrics LIST, --expect GOLDEN.json and --help.\n"
     "Exit status: 0 success, 1 failure, 2 usage error, 3 --expect mismatch.\n";
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     if (argc < 2)
         return fputs("attngeom: missing COMMAND (see attngeom --help)\n", stderr), EXIT_USAGE;
@@ -48,4 +49,15 @@ int main(int argc, char **argv)
             return commands[k].run(argc - 1, argv + 1);
     fprintf(stderr, "attngeom: unknown command '%s' (see attngeom --help)\n", cmd);
     return EXIT_USAGE;
+}
+
+/* Whatever went to stdout through stdio (--help, --version) is checked
+ * here: a full device or a closed descriptor is a failure, not exit 0. A
+ * command that failed already said so. */
+int main(int argc, char **argv)
+{
+    int rc = run(argc, argv);
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0)
+        rc = cli_fail("standard output: cannot write: %s", strerror(errno));
+    return rc;
 }

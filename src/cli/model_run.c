@@ -47,6 +47,12 @@ int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int
 int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
 {
     ag_error err = {0};
+    cli_path def[] = {{"-o", r->common.out_path}},
+             ins[] = {{"MODEL", r->model_dir}, {"--text-file", r->input.text_file},
+                      {"--expect", r->common.expect_path}};
+    int own = r->outs[0].option != NULL;
+    if (cli_paths_check(own ? r->outs : def, own ? 2 : 1, ins, 3))
+        return 1;
     if (ag_model_load(r->model_dir, &r->model, &err) != AG_OK)
         return cli_fail_error(&err);
     const ag_model_config *g = ag_model_get_config(r->model);

@@ -1,0 +1,515 @@
+/* outputs.c — where a command's outputs land (-o, --hidden,
+ * --save-attention, the records on standard output), by the rules of
+ * docs/cli.md, "Outputs":
+ *
+ *  - a regular file or a new path is written atomically: a temporary file in
+ *    its folder, fsync, rename over it (its mode kept); a symlink is followed
+ *    and its target replaced, never the link;
+ *  - anything else that exists (/dev/null, /dev/full, a FIFO, a terminal,
+ *    /dev/stdout, /proc/self/fd/N, bash's >(cmd)) is written in place, as a
+ *    shell redirect writes it, every write checked; "-" is standard output;
+ *  - all outputs of one command are staged first and committed together, so
+ *    a command that fails leaves every earlier file as it was.
+ *
+ * cli_paths_check refuses, before anything runs, an output that is a
+ * directory, a read-only file, an input of the command or another output. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
+#define MAX_HOPS 40 /* symlinks followed, as the kernel's ELOOP limit */
+
+enum {
+    OUT_NEW,     /* nothing there: created atomically at target */
+    OUT_FILE,    /* a regular file: replaced atomically at target */
+    OUT_INPLACE, /* a device, FIFO, socket, ...: opened and written in place */
+    OUT_FD       /* a descriptor of ours: "-", /dev/stdout, /dev/fd/N */
+};
+
+typedef struct {
+    int kind;
+    int fd;         /* OUT_FD */
+    char *target;   /* OUT_NEW, OUT_FILE: the path renamed over */
+    struct stat st; /* what exists there (zero for OUT_NEW) */
+} out_target;
+
+struct cli_staged {
+    const char *name;     /* the path as given, or "standard output" */
+    const char *path;
+    out_target t;
+    char *tmp;            /* OUT_NEW, OUT_FILE: the written temporary */
+    int fd;               /* OUT_INPLACE (ours to close), OUT_FD */
+    const char *bytes;    /* what is written (bytes or array) */
+    char *owned;          /* the copy a deferred output keeps until commit */
+    size_t len;
+    const ag_array *array;
+};
+
+/* ---- resolving a path ----------------------------------------------------- */
+
+static char *parent_of(const char *p)
+{
+    const char *slash = strrchr(p, '/');
+    if (!slash)
+        return strdup(".");
+    return slash == p ? strdup("/") : strndup(p, (size_t)(slash - p));
+}
+
+/* N when `link` is the magic link of our own descriptor N (/proc/self/fd/N,
+ * /dev/fd/N, /dev/stdout's target): a shell's redirect writes to N itself,
+ * keeping its offset and O_APPEND. -1 otherwise. */
+static int own_fd(const char *link)
+{
+    /* /proc/self, not getpid(): the two differ when /proc belongs to
+     * another pid namespace */
+    char *dir = parent_of(link), real[PATH_MAX], self[PATH_MAX], *end;
+    int ok = dir && realpath(dir, real) && realpath("/proc/self", self);
+    free(dir);
+    const char *slash = strrchr(link, '/'), *base = slash ? slash + 1 : link;
+    long n = strtol(base, &end, 10);
+    size_t k = ok ? strlen(self) : 0, rl = ok ? strlen(real) : 0;
+    if (!ok || end == base || *end || n < 0 || n > INT_MAX || strncmp(real, self, k) != 0 ||
+        real[k] != '/' || rl < 3 || strcmp(real + rl - 3, "/fd") != 0)
+        return -1;
+    return fcntl((int)n, F_GETFL) < 0 ? -1 : (int)n;
+}
+
+/* A link in /proc (another process's descriptor, ...) is opened, not read:
+ * its text ("pipe:[42]") is no path. */
+static int in_procfs(const char *link)
+{
+    struct statfs sf;
+    char *dir = parent_of(link);
+    int proc = dir && statfs(dir, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+    free(dir);
+    return proc;
+}
+
+/* The path symlink `link` points to (relative to its folder); frees link. */
+static char *follow(char *link)
+{
+    char text[PATH_MAX];
+    ssize_t n = readlink(link, text, sizeof text - 1);
+    char *next = NULL;
+    if (n >= 0) {
+        text[n] = '\0';
+        char *dir = text[0] == '/' ? NULL : parent_of(link);
+        size_t size = (dir ? strlen(dir) + 1 : 0) + (size_t)n + 1;
+        if ((text[0] == '/' || dir) && (next = malloc(size)))
+            snprintf(next, size, "%s%s%s", dir ? dir : "", dir ? "/" : "", text);
+        free(dir);
+    }
+    free(link);
+    return next;
+}
+
+static int file_writable(const char *path, const struct stat *st)
+{
+    /* root may write anything; a file without any write bit is still
+     * refused, as it would be for its owner */
+    if (geteuid() == 0)
+        return (st->st_mode & 0222) != 0;
+    return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
+}
+
+/* The rename needs a writable folder; without one, a writable file is still
+ * written in place, as a shell would. */
+static int folder_writable(const char *path)
+{
+    char *dir = parent_of(path);
+    int ok = dir && faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0;
+    free(dir);
+    return ok;
+}
+
+/* What is at `cur` (no symlink): takes cur. */
+static int classify(const char *path, char *cur, const struct stat *st, out_target *t)
+{
+    t->st = *st;
+    if (S_ISDIR(st->st_mode)) {
+        free(cur);
+        return cli_fail("%s: is a directory", path);
+    }
+    if (S_ISREG(st->st_mode) && !file_writable(cur, st)) {
+        free(cur);
+        return cli_fail("%s: permission denied (a read-only file is never replaced)", path);
+    }
+    t->kind = S_ISREG(st->st_mode) && folder_writable(cur) ? OUT_FILE : OUT_INPLACE;
+    if (t->kind == OUT_FILE)
+        t->target = cur;
+    else
+        free(cur);
+    return 0;
+}
+
+/* Nothing at `cur` (a new path, or the missing target of a symlink): its
+ * folder must exist. Takes cur. */
+static int new_target(const char *path, char *cur, out_target *t)
+{
+    char *dir = parent_of(cur);
+    struct stat ds;
+    int e = !dir ? ENOMEM : stat(dir, &ds) != 0 ? errno : !S_ISDIR(ds.st_mode) ? ENOTDIR : 0;
+    free(dir);
+    if (!e && in_procfs(cur)) /* /dev/fd/N of a closed descriptor */
+        e = ENOENT;
+    if (e) {
+        free(cur);
+        return cli_fail("%s: cannot create: %s", path, strerror(e));
+    }
+    t->kind = OUT_NEW;
+    t->target = cur;
+    return 0;
+}
+
+/* A /proc link (t->fd: one of our descriptors, or -1): written through,
+ * whatever it points to. */
+static int magic_target(const char *path, out_target *t)
+{
+    t->kind = t->fd >= 0 ? OUT_FD : OUT_INPLACE;
+    if ((t->fd >= 0 ? fstat(t->fd, &t->st) : stat(path, &t->st)) != 0)
+        return cli_fail("%s: %s", path, strerror(errno));
+    return S_ISDIR(t->st.st_mode) ? cli_fail("%s: is a directory", path) : 0;
+}
+
+static int resolve(const char *path, out_target *t)
+{
+    memset(t, 0, sizeof *t);
+    t->fd = -1;
+    if (strcmp(path, "-") == 0) {
+        t->kind = OUT_FD;
+        t->fd = 1;
+        return fstat(1, &t->st) == 0 ? 0 : cli_fail("standard output: %s", strerror(errno));
+    }
+    if (!*path)
+        return cli_fail("an output file name is empty");
+    char *cur = strdup(path);
+    for (int hop = 0; cur && hop <= MAX_HOPS; hop++) {
+        struct stat st;
+        if (lstat(cur, &st) != 0) {
+            if (errno == ENOENT)
+                return new_target(path, cur, t);
+            break;
+        }
+        if (!S_ISLNK(st.st_mode))
+            return classify(path, cur, &st, t);
+        if ((t->fd = own_fd(cur)) >= 0 || in_procfs(cur)) {
+            free(cur);
+            return magic_target(path, t);
+        }
+        if (hop == MAX_HOPS)
+            errno = ELOOP;
+        else
+            cur = follow(cur);
+    }
+    int e = errno;
+    free(cur);
+    return cli_fail("%s: %s", path, strerror(e ? e : ENOMEM));
+}
+
+/* ---- checks before anything runs ----------------------------------------- */
+
+/* Where a new path would be, with its folder canonical: two outputs named
+ * "x" and "./x" are the same. */
+static char *canonical(const char *target)
+{
+    char *dir = parent_of(target), real[PATH_MAX];
+    const char *slash = strrchr(target, '/'), *base = slash ? slash + 1 : target;
+    char *out = NULL;
+    if (dir && realpath(dir, real)) {
+        size_t size = strlen(real) + strlen(base) + 2;
+        if ((out = malloc(size)))
+            snprintf(out, size, "%s/%s", real, base);
+    }
+    free(dir);
+    return out ? out : strdup(target);
+}
+
+/* Files a model folder is read from (model.c, tokenizer.c). */
+static int model_file(const char *base)
+{
+    static const char *const names[] = {"config.json", "tokenizer.json", "tokenizer_config.json",
+                                        "special_tokens_map.json", "vocab.json", "merges.txt",
+                                        "vocab.txt", "model.safetensors.index.json"};
+    size_t n = strlen(base);
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (strcmp(base, names[k]) == 0)
+            return 1;
+    return n > 12 && strcmp(base + n - 12, ".safetensors") == 0;
+}
+
+static int same_inode(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* 1 (after printing) when output o, resolved as t, is input `in`: the same
+ * file, or a model file in the same folder. */
+static int is_input(const cli_path *o, const out_target *t, const cli_path *in)
+{
+    struct stat is, ds;
+    if (!in->path || strcmp(in->path, "-") == 0 || !S_ISREG(t->st.st_mode) ||
+        stat(in->path, &is) != 0)
+        return 0;
+    if (same_inode(&t->st, &is))
+        return cli_fail("%s %s is the same file as %s %s, an input of this command; "
+                        "nothing was written", o->option, o->path, in->option, in->path);
+    if (!S_ISDIR(is.st_mode) || t->kind != OUT_FILE)
+        return 0;
+    char *dir = parent_of(t->target);
+    const char *base = strrchr(t->target, '/');
+    int in_folder = dir && stat(dir, &ds) == 0 && same_inode(&ds, &is) &&
+                    model_file(base ? base + 1 : t->target);
+    free(dir);
+    return in_folder ? cli_fail("%s %s is a file of the model folder %s %s; nothing was written",
+                                o->option, o->path, in->option, in->path)
+                     : 0;
+}
+
+/* 1 (after printing) when outputs a and b land on the same file. */
+static int same_output(const cli_path *a, const out_target *ta, const cli_path *b,
+                       const out_target *tb)
+{
+    int same;
+    if (ta->kind == OUT_FD && tb->kind == OUT_FD)
+        same = ta->fd == tb->fd;
+    else if (ta->kind == OUT_NEW && tb->kind == OUT_NEW) {
+        char *ca = canonical(ta->target), *cb = canonical(tb->target);
+        same = ca && cb && strcmp(ca, cb) == 0;
+        free(ca);
+        free(cb);
+    } else {
+        same = S_ISREG(ta->st.st_mode) && S_ISREG(tb->st.st_mode) && same_inode(&ta->st, &tb->st);
+    }
+    if (!same)
+        return 0;
+    if (ta->kind == OUT_FD && ta->fd == 1)
+        return cli_fail("%s and %s both go to standard output", a->option, b->option);
+    return cli_fail("%s %s and %s %s name the same %s", a->option, a->path, b->option, b->path,
+                    ta->kind == OUT_FD ? "descriptor" : "file");
+}
+
+int cli_paths_check(const cli_path *outs, size_t nout, const cli_path *ins, size_t nin)
+{
+    out_target t[8];
+    size_t done = 0;
+    int rc = 0;
+    for (size_t k = 0; k < nout && k < sizeof t / sizeof *t && rc == 0; k++) {
+        if (!outs[k].path)
+            continue;
+        if ((rc = resolve(outs[k].path, &t[k])) != 0)
+            break;
+        done = k + 1;
+        for (size_t i = 0; i < nin && rc == 0; i++)
+            rc = is_input(&outs[k], &t[k], &ins[i]);
+        for (size_t j = 0; j < k && rc == 0; j++)
+            if (outs[j].path)
+                rc = same_output(&outs[j], &t[j], &outs[k], &t[k]);
+    }
+    for (size_t k = 0; k < done; k++)
+        if (outs[k].path)
+            free(t[k].target);
+    return rc;
+}
+
+/* ---- staging ---------------------------------------------------------------- */
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        buf += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The content of s (bytes or .npy) to fd; 0, or 1 after printing. */
+static int put(const cli_staged *s, int fd)
+{
+    ag_error err = {0};
+    if (s->array)
+        return ag_npy_write_fd(fd, s->name, s->array, &err) == AG_OK ? 0 : cli_fail_error(&err);
+    return write_all(fd, s->bytes, s->len) == 0
+               ? 0 : cli_fail("%s: cannot write: %s", s->name, strerror(errno));
+}
+
+/* mkstemp's 0600 becomes what a plain open would give (0666 less the
+ * umask), or the replaced file's mode (and owner, when root can keep it). */
+static void temp_mode(int fd, const out_target *t)
+{
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, t->kind == OUT_FILE ? t->st.st_mode & 07777 : 0666 & ~mask);
+    if (t->kind == OUT_FILE && geteuid() == 0)
+        (void)fchown(fd, t->st.st_uid, t->st.st_gid);
+}
+
+static int stage_temp(cli_staged *s)
+{
+    size_t size = strlen(s->t.target) + 16;
+    if (!(s->tmp = malloc(size)))
+        return cli_fail("%s: out of memory", s->name);
+    snprintf(s->tmp, size, "%s.tmpXXXXXX", s->t.target);
+    int fd = mkstemp(s->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(s->tmp);
+        s->tmp = NULL;
+        return cli_fail("%s: cannot create a temporary file beside it: %s", s->name, strerror(e));
+    }
+    temp_mode(fd, &s->t);
+    int rc = put(s, fd);
+    /* file systems that cannot sync (EINVAL, EROFS) still hold the data */
+    if (rc == 0 && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+        rc = cli_fail("%s: cannot write: %s", s->name, strerror(errno));
+    if (close(fd) != 0 && rc == 0)
+        rc = cli_fail("%s: cannot write: %s", s->name, strerror(errno));
+    return rc;
+}
+
+/* Opened now (so a socket or a missing permission fails before anything is
+ * committed), written at commit. A FIFO's open waits for its reader, as a
+ * shell's does. */
+static int stage_in_place(cli_staged *s)
+{
+    if (s->t.kind == OUT_FD) {
+        int fl = fcntl(s->t.fd, F_GETFL);
+        if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+            return cli_fail("%s: not open for writing", s->name);
+        s->fd = s->t.fd;
+        return 0;
+    }
+    do {
+        s->fd = open(s->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    } while (s->fd < 0 && errno == EINTR);
+    if (s->fd < 0)
+        return cli_fail("%s: cannot open for writing: %s", s->name, strerror(errno));
+    return 0;
+}
+
+static int stage(cli_outputs *tx, const char *path, const char *buf, size_t len,
+                 const ag_array *a)
+{
+    cli_staged *grown = realloc(tx->items, (tx->count + 1) * sizeof *grown);
+    if (!grown)
+        return cli_fail("%s: out of memory", path);
+    tx->items = grown;
+    cli_staged *s = &tx->items[tx->count];
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    s->path = path;
+    s->name = strcmp(path, "-") == 0 ? "standard output" : path;
+    s->array = a;
+    if (resolve(path, &s->t) != 0)
+        return 1;
+    tx->count++;
+    s->bytes = buf;
+    s->len = len;
+    if (s->t.kind == OUT_NEW || s->t.kind == OUT_FILE) {
+        int rc = stage_temp(s);
+        s->bytes = NULL; /* written; the caller's buffer is not kept */
+        return rc;
+    }
+    if (buf) {
+        if (!(s->owned = malloc(len ? len : 1)))
+            return cli_fail("%s: out of memory", s->name);
+        s->bytes = memcpy(s->owned, buf, len);
+    }
+    return stage_in_place(s);
+}
+
+int cli_outputs_add(cli_outputs *tx, const char *path, const char *buf, size_t len)
+{
+    return stage(tx, path, buf, len, NULL);
+}
+
+int cli_outputs_add_npy(cli_outputs *tx, const char *path, const ag_array *a)
+{
+    return stage(tx, path, NULL, 0, a);
+}
+
+/* ---- commit ----------------------------------------------------------------- */
+
+static int write_in_place(cli_staged *s)
+{
+    /* a regular file reached through another process's /proc link is
+     * truncated as a shell's > would; our own descriptors keep their offset */
+    if (s->t.kind == OUT_INPLACE && S_ISREG(s->t.st.st_mode) && ftruncate(s->fd, 0) != 0)
+        return cli_fail("%s: cannot write: %s", s->name, strerror(errno));
+    int rc = put(s, s->fd);
+    if (s->t.kind == OUT_INPLACE) {
+        if (close(s->fd) != 0 && rc == 0)
+            rc = cli_fail("%s: cannot write: %s", s->name, strerror(errno));
+        s->fd = -1;
+    }
+    return rc;
+}
+
+void cli_outputs_abort(cli_outputs *tx)
+{
+    for (size_t k = 0; k < tx->count; k++) {
+        cli_staged *s = &tx->items[k];
+        if (s->tmp)
+            unlink(s->tmp);
+        if (s->t.kind == OUT_INPLACE && s->fd >= 0)
+            close(s->fd);
+        free(s->tmp);
+        free(s->owned);
+        free(s->t.target);
+    }
+    free(tx->items);
+    memset(tx, 0, sizeof *tx);
+}
+
+int cli_outputs_commit(cli_outputs *tx)
+{
+    int rc = 0, temps = 0;
+    for (size_t k = 0; k < tx->count; k++)
+        temps |= tx->items[k].tmp != NULL;
+    /* Written in place first: they can still fail (a full device, a closed
+     * pipe) and cannot be taken back, while the renames after them only
+     * fail when the folder changed under us. A closed pipe must not kill
+     * the process with temporaries left behind. */
+    void (*pipe_was)(int) = temps ? signal(SIGPIPE, SIG_IGN) : SIG_DFL;
+    if (fflush(stdout) != 0)
+        rc = cli_fail("standard output: cannot write: %s", strerror(errno));
+    for (size_t k = 0; k < tx->count && rc == 0; k++)
+        if (tx->items[k].fd >= 0)
+            rc = write_in_place(&tx->items[k]);
+    if (temps)
+        signal(SIGPIPE, pipe_was);
+    for (size_t k = 0; k < tx->count && rc == 0; k++) {
+        cli_staged *s = &tx->items[k];
+        if (!s->tmp)
+            continue;
+        if (rename(s->tmp, s->t.target) != 0)
+            rc = cli_fail("%s: cannot write: %s", s->name, strerror(errno));
+        else
+            free(s->tmp), s->tmp = NULL;
+    }
+    cli_outputs_abort(tx);
+    return rc;
+}
+
+int cli_outputs_finish(cli_outputs *tx, int rc)
+{
+    if (rc == 0)
+        return cli_outputs_commit(tx);
+    cli_outputs_abort(tx);
+    return rc;
+}
