@@ -92,4 +92,14 @@ static inline void crafted_pairs(size_t n, int crafted, uint32_t (*out)[2])
     }
 }
 
+/* xorshift64: a small deterministic generator for random tests, uniform
+ * enough below n. */
+static inline unsigned crafted_rand(uint64_t *state, unsigned n)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return (unsigned)(*state % n);
+}
+
 #endif
