@@ -56,11 +56,16 @@ static inline void fz_exercise_tokenizer(const ag_tokenizer *tok, int named)
         fz_encode_check(tok, fz_texts[k], strlen(fz_texts[k]), named);
 }
 
-/* A load that failed must say so properly. */
-static inline void fz_check_load_error(int rc, const ag_tokenizer *tok, const ag_error *err)
+/* The tokenizer of dir, or NULL when loading fails (which must be reported
+ * properly: a status, a message, no tokenizer). */
+static inline ag_tokenizer *fz_load(const char *dir)
 {
-    if (tok || err->status != rc || !err->message[0])
+    ag_tokenizer *tok = NULL;
+    ag_error err = {0};
+    int rc = ag_tokenizer_load(dir, &tok, &err);
+    if (rc != AG_OK && (tok || err.status != rc || !err.message[0]))
         abort();
+    return tok;
 }
 
 #endif

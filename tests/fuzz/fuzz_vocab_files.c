@@ -58,13 +58,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     int has_text = !*files && next_part(&p, end, &part, &len);
 
-    ag_tokenizer *tok = NULL;
-    ag_error err = {0};
-    int rc = ag_tokenizer_load(dir, &tok, &err);
-    if (rc != AG_OK) {
-        fz_check_load_error(rc, tok, &err);
+    ag_tokenizer *tok = fz_load(dir);
+    if (!tok)
         return 0;
-    }
     fz_exercise_tokenizer(tok, 1);
     if (has_text)
         fz_encode_check(tok, (const char *)part, len, 1);
