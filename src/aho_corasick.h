@@ -35,7 +35,7 @@ typedef struct {
 
 /* Add a non-empty pattern with value val >= 0. When the same bytes were
  * added before, the first value stays. AG_OK, AG_ENOMEM, or AG_ELIMIT past
- * 2^31 nodes. */
+ * 2^30 nodes. */
 int agi_ac_add(agi_ac *a, const char *p, size_t n, int32_t val);
 /* Failure links and outputs; after it, agi_ac_add is not allowed. */
 int agi_ac_build(agi_ac *a);

@@ -1118,7 +1118,7 @@ static int split_added(const ag_tokenizer *t, enc_ctx *c, const char *s, size_t 
     const agi_ac *ac = &t->added_ac[normalized ? 1 : 0];
     int32_t *longest = NULL; /* added token starting at each byte, -1 */
     if (n > 0 && !agi_ac_empty(ac)) {
-        longest = malloc(n * sizeof *longest);
+        longest = n <= SIZE_MAX / sizeof *longest ? malloc(n * sizeof *longest) : NULL;
         if (!longest)
             return ag_error_set(c->err, AG_ENOMEM, "out of memory while tokenizing");
         agi_ac_longest_starts(ac, s, n, longest);
