@@ -18,200 +18,24 @@
  * small containers
  * ====================================================================== */
 
-static uint64_t hash_bytes(const char *s, size_t n)
+void *ag_tk_grow(void *arr, size_t *cap, size_t size)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h ^ (h >> 29);
-}
-
-static int smap_grow(ag_tk_smap *m)
-{
-    size_t nc = m->cap ? m->cap * 2 : 1024;
-    char **nk = calloc(nc, sizeof *nk);
-    uint32_t *nl = calloc(nc, sizeof *nl);
-    int32_t *nv = calloc(nc, sizeof *nv);
-    if (!nk || !nl || !nv) {
-        free(nk);
-        free(nl);
-        free(nv);
-        return AG_ENOMEM;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i])
-            continue;
-        size_t j = hash_bytes(m->keys[i], m->lens[i]) & (nc - 1);
-        while (nk[j])
-            j = (j + 1) & (nc - 1);
-        nk[j] = m->keys[i];
-        nl[j] = m->lens[i];
-        nv[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->lens);
-    free(m->vals);
-    m->keys = nk;
-    m->lens = nl;
-    m->vals = nv;
-    m->cap = nc;
-    return AG_OK;
-}
-
-int ag_tk_smap_put(ag_tk_smap *m, const char *key, size_t len, int32_t val, const char **stored)
-{
-    if (len > UINT32_MAX)
-        return AG_ELIMIT;
-    if ((m->count + 1) * 2 > m->cap && smap_grow(m) != AG_OK)
-        return AG_ENOMEM;
-    size_t j = hash_bytes(key, len) & (m->cap - 1);
-    while (m->keys[j]) {
-        if (m->lens[j] == len && memcmp(m->keys[j], key, len) == 0) {
-            m->vals[j] = val;
-            if (stored)
-                *stored = m->keys[j];
-            return AG_OK;
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
-    char *k = malloc(len + 1);
-    if (!k)
-        return AG_ENOMEM;
-    memcpy(k, key, len);
-    k[len] = '\0';
-    m->keys[j] = k;
-    m->lens[j] = (uint32_t)len;
-    m->vals[j] = val;
-    m->count++;
-    if (stored)
-        *stored = k;
-    return AG_OK;
-}
-
-int ag_tk_smap_get(const ag_tk_smap *m, const char *key, size_t len, int32_t *val)
-{
-    if (!m->cap)
-        return 0;
-    size_t j = hash_bytes(key, len) & (m->cap - 1);
-    while (m->keys[j]) {
-        if (m->lens[j] == len && memcmp(m->keys[j], key, len) == 0) {
-            *val = m->vals[j];
-            return 1;
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
-    return 0;
-}
-
-void ag_tk_smap_free(ag_tk_smap *m)
-{
-    for (size_t i = 0; i < m->cap; i++)
-        free(m->keys[i]);
-    free(m->keys);
-    free(m->lens);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
-static uint64_t hash_pair(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return k;
-}
-
-static int pmap_grow(ag_tk_pmap *m)
-{
-    size_t nc = m->cap ? m->cap * 2 : 1024;
-    uint64_t *nk = malloc(nc * sizeof *nk);
-    int32_t *nr = malloc(nc * sizeof *nr);
-    int32_t *nm = malloc(nc * sizeof *nm);
-    if (!nk || !nr || !nm) {
-        free(nk);
-        free(nr);
-        free(nm);
-        return AG_ENOMEM;
-    }
-    for (size_t i = 0; i < nc; i++)
-        nr[i] = -1;
-    for (size_t i = 0; i < m->cap; i++) {
-        if (m->ranks[i] < 0)
-            continue;
-        size_t j = hash_pair(m->keys[i]) & (nc - 1);
-        while (nr[j] >= 0)
-            j = (j + 1) & (nc - 1);
-        nk[j] = m->keys[i];
-        nr[j] = m->ranks[i];
-        nm[j] = m->merged[i];
-    }
-    free(m->keys);
-    free(m->ranks);
-    free(m->merged);
-    m->keys = nk;
-    m->ranks = nr;
-    m->merged = nm;
-    m->cap = nc;
-    return AG_OK;
-}
-
-/* The first (lowest-rank) occurrence of a pair wins, as in HF. */
-int ag_tk_pmap_put(ag_tk_pmap *m, int32_t a, int32_t b, int32_t rank, int32_t merged)
-{
-    if ((m->count + 1) * 2 > m->cap && pmap_grow(m) != AG_OK)
-        return AG_ENOMEM;
-    uint64_t k = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-    size_t j = hash_pair(k) & (m->cap - 1);
-    while (m->ranks[j] >= 0) {
-        if (m->keys[j] == k)
-            return AG_OK;
-        j = (j + 1) & (m->cap - 1);
-    }
-    m->keys[j] = k;
-    m->ranks[j] = rank;
-    m->merged[j] = merged;
-    m->count++;
-    return AG_OK;
-}
-
-int ag_tk_pmap_get(const ag_tk_pmap *m, int32_t a, int32_t b, int32_t *rank, int32_t *merged)
-{
-    if (!m->cap)
-        return 0;
-    uint64_t k = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-    size_t j = hash_pair(k) & (m->cap - 1);
-    while (m->ranks[j] >= 0) {
-        if (m->keys[j] == k) {
-            *rank = m->ranks[j];
-            *merged = m->merged[j];
-            return 1;
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
-    return 0;
-}
-
-void ag_tk_pmap_free(ag_tk_pmap *m)
-{
-    free(m->keys);
-    free(m->ranks);
-    free(m->merged);
-    memset(m, 0, sizeof *m);
+    size_t nc = *cap ? *cap * 2 : 16;
+    if (nc > SIZE_MAX / size)
+        return NULL;
+    void *na = realloc(arr, nc * size);
+    if (na)
+        *cap = nc;
+    return na;
 }
 
 int ag_tk_ids_push(ag_tk_ids *o, int32_t id)
 {
     if (o->n == o->cap) {
-        size_t nc = o->cap ? o->cap * 2 : 64;
-        int32_t *nv = realloc(o->v, nc * sizeof *nv);
+        int32_t *nv = ag_tk_grow(o->v, &o->cap, sizeof *nv);
         if (!nv)
             return AG_ENOMEM;
         o->v = nv;
-        o->cap = nc;
     }
     o->v[o->n++] = id;
     return AG_OK;
@@ -241,6 +65,30 @@ int ag_tk_buf_putc(ag_tk_buf *o, int32_t cp)
     utf8proc_uint8_t u[4];
     utf8proc_ssize_t k = utf8proc_encode_char(cp, u);
     return ag_tk_buf_put(o, (const char *)u, k > 0 ? (size_t)k : 0);
+}
+
+/* Offset of the first byte that is not valid UTF-8 (no overlong forms,
+ * surrogates or code points past U+10FFFF, as Python's codec), n if none. */
+static size_t utf8_bad_offset(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &cp);
+        if (k <= 0)
+            return i;
+        i += (size_t)k;
+    }
+    return n;
+}
+
+/* transformers opens vocab.txt and merges.txt as UTF-8 text: a line that is
+ * not is refused, naming it. */
+static int check_line_utf8(const char *path, size_t line, const char *s, size_t n, ag_error *err)
+{
+    size_t bad = utf8_bad_offset(s, n);
+    if (bad == n)
+        return AG_OK;
+    return ag_error_set(err, AG_EFORMAT, "%s: line %zu is not valid UTF-8 (byte %zu)", path, line, bad + 1);
 }
 
 /* ======================================================================
@@ -288,18 +136,22 @@ static int load_json(const char *path, json_t **out, int optional, ag_error *err
  * building the tokenizer
  * ====================================================================== */
 
+/* Grows by doubling: ids usually come in increasing order. */
 static int set_id_token(ag_tokenizer *t, int32_t id, const char *s)
 {
-    if ((size_t)id >= t->n_ids) {
-        size_t nn = (size_t)id + 1;
-        const char **nv = realloc(t->id_to_tok, nn * sizeof *nv);
+    size_t need = (size_t)id + 1;
+    if (need > t->ids_cap) {
+        size_t nc = t->ids_cap ? t->ids_cap : 256;
+        while (nc < need)
+            nc *= 2;
+        const char **nv = realloc(t->id_to_tok, nc * sizeof *nv);
         if (!nv)
             return AG_ENOMEM;
-        for (size_t i = t->n_ids; i < nn; i++)
-            nv[i] = NULL;
         t->id_to_tok = nv;
-        t->n_ids = nn;
+        t->ids_cap = nc;
     }
+    for (; t->n_ids < need; t->n_ids++)
+        t->id_to_tok[t->n_ids] = NULL;
     t->id_to_tok[id] = s;
     return AG_OK;
 }
@@ -312,9 +164,11 @@ static int vocab_add(ag_tokenizer *t, const char *path, const char *key, size_t 
                             "%s: vocabulary id %lld of token '%.*s' is out of range [0, %d)", path,
                             id, (int)(klen > 40 ? 40 : klen), key, AG_TOKENIZER_ID_MAX);
     const char *stored;
-    if (ag_tk_smap_put(&t->vocab, key, klen, (int32_t)id, &stored) != AG_OK ||
+    if (agi_strmap_put(&t->vocab, key, klen, (int32_t)id, &stored) != AG_OK ||
         set_id_token(t, (int32_t)id, stored) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+    if (klen > t->vocab_maxlen)
+        t->vocab_maxlen = klen;
     return AG_OK;
 }
 
@@ -343,7 +197,7 @@ static int add_merge(ag_tokenizer *t, const char *path, size_t rank, const char 
                      const char *b, size_t bl, ag_error *err)
 {
     int32_t ia, ib, im;
-    if (!ag_tk_smap_get(&t->vocab, a, al, &ia) || !ag_tk_smap_get(&t->vocab, b, bl, &ib))
+    if (!agi_strmap_get(&t->vocab, a, al, &ia) || !agi_strmap_get(&t->vocab, b, bl, &ib))
         return ag_error_set(err, AG_EFORMAT, "%s: merge %zu ('%.*s %.*s') uses a token not in the vocabulary",
                             path, rank + 1, (int)(al > 40 ? 40 : al), a, (int)(bl > 40 ? 40 : bl), b);
     char *cat = malloc(al + bl + 1);
@@ -351,14 +205,14 @@ static int add_merge(ag_tokenizer *t, const char *path, size_t rank, const char 
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     memcpy(cat, a, al);
     memcpy(cat + al, b, bl);
-    int found = ag_tk_smap_get(&t->vocab, cat, al + bl, &im);
+    int found = agi_strmap_get(&t->vocab, cat, al + bl, &im);
     free(cat);
     if (!found)
         return ag_error_set(err, AG_EFORMAT, "%s: merge %zu ('%.*s %.*s') gives a token not in the vocabulary",
                             path, rank + 1, (int)(al > 40 ? 40 : al), a, (int)(bl > 40 ? 40 : bl), b);
     if (rank >= (size_t)INT32_MAX)
         return ag_error_set(err, AG_ELIMIT, "%s: too many merges", path);
-    if (ag_tk_pmap_put(&t->merges, ia, ib, (int32_t)rank, im) != AG_OK)
+    if (ag_tk_merge_put(t, ia, ib, (int32_t)rank, im) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     return AG_OK;
 }
@@ -398,25 +252,28 @@ static int merges_from_json(ag_tokenizer *t, const char *path, json_t *m, ag_err
     return AG_OK;
 }
 
+/* The first added token of a content wins; later ones are ignored. The
+ * content string is the one kept by added_index. */
 static int add_added(ag_tokenizer *t, const char *content, size_t len, int32_t id, int lstrip,
                      int rstrip, int single_word, int normalized, int special)
 {
-    for (size_t i = 0; i < t->n_added; i++)
-        if (t->added[i].len == len && memcmp(t->added[i].content, content, len) == 0)
-            return AG_OK; /* already known */
-    ag_tk_added *na = realloc(t->added, (t->n_added + 1) * sizeof *na);
-    if (!na)
+    int32_t known;
+    if (agi_strmap_get(&t->added_index, content, len, &known))
+        return AG_OK;
+    if (t->n_added == t->added_cap) {
+        ag_tk_added *na = ag_tk_grow(t->added, &t->added_cap, sizeof *na);
+        if (!na)
+            return AG_ENOMEM;
+        t->added = na;
+    }
+    const char *c;
+    if (t->n_added >= INT32_MAX || agi_strmap_put(&t->added_index, content, len, (int32_t)t->n_added, &c) != AG_OK)
         return AG_ENOMEM;
-    t->added = na;
-    char *c = malloc(len + 1);
-    if (!c)
-        return AG_ENOMEM;
-    memcpy(c, content, len);
-    c[len] = '\0';
     ag_tk_added *a = &t->added[t->n_added++];
     a->content = c;
     a->len = len;
     a->match = c;
+    a->norm = NULL;
     a->mlen = len;
     a->id = id;
     a->lstrip = lstrip;
@@ -460,31 +317,21 @@ static int added_from_json(ag_tokenizer *t, const char *path, json_t *arr, ag_er
     return AG_OK;
 }
 
+/* An added token's id before the vocabulary's, as HF's token_to_id. */
 static int lookup_token(const ag_tokenizer *t, const char *s, int32_t *id)
 {
-    for (size_t i = 0; i < t->n_added; i++)
-        if (strlen(s) == t->added[i].len && memcmp(s, t->added[i].content, t->added[i].len) == 0) {
-            *id = t->added[i].id;
-            return 1;
-        }
-    return ag_tk_smap_get(&t->vocab, s, strlen(s), id);
-}
-
-static int ids_append(int32_t **v, size_t *n, int32_t id)
-{
-    int32_t *nv = realloc(*v, (*n + 1) * sizeof *nv);
-    if (!nv)
-        return AG_ENOMEM;
-    nv[(*n)++] = id;
-    *v = nv;
-    return AG_OK;
+    int32_t k;
+    if (agi_strmap_get(&t->added_index, s, strlen(s), &k)) {
+        *id = t->added[k].id;
+        return 1;
+    }
+    return agi_strmap_get(&t->vocab, s, strlen(s), id);
 }
 
 /* The post-processor's ids go before the text, or after it when `after`. */
 static int post_append(ag_tokenizer *t, int after, int32_t id)
 {
-    return after ? ids_append(&t->post_post, &t->n_post_post, id)
-                 : ids_append(&t->post_pre, &t->n_post_pre, id);
+    return ag_tk_ids_push(after ? &t->post_post : &t->post_pre, id);
 }
 
 /* Special token reference as post-processors give it: "[CLS]" (looked up) or
@@ -688,7 +535,7 @@ static int wordpiece_model_from_json(ag_tokenizer *t, const char *path, json_t *
         rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     if (!unk)
         unk = "[UNK]";
-    if (rc == AG_OK && !ag_tk_smap_get(&t->vocab, unk, strlen(unk), &t->unk_id))
+    if (rc == AG_OK && !agi_strmap_get(&t->vocab, unk, strlen(unk), &t->unk_id))
         rc = ag_error_set(err, AG_ENOTFOUND, "%s: model.unk_token '%s' is not in the vocabulary", path, unk);
     return rc;
 }
@@ -833,12 +680,15 @@ static int merges_from_txt(ag_tokenizer *t, const char *mp, const char *buf, siz
         size_t sl;
         const char *s = next_line(buf, n, &i, &sl);
         line++;
+        int rc = check_line_utf8(mp, line, s, sl, err);
+        if (rc != AG_OK)
+            return rc;
         if (sl == 0 || (line == 1 && sl >= 9 && !memcmp(s, "#version:", 9)))
             continue;
         const char *spc = memchr(s, ' ', sl);
         if (!spc || memchr(spc + 1, ' ', sl - (size_t)(spc + 1 - s)))
             return ag_error_set(err, AG_EFORMAT, "%s: line %zu is not \"a b\"", mp, line);
-        int rc = add_merge(t, mp, rank++, s, (size_t)(spc - s), spc + 1, sl - (size_t)(spc - s) - 1, err);
+        rc = add_merge(t, mp, rank++, s, (size_t)(spc - s), spc + 1, sl - (size_t)(spc - s) - 1, err);
         if (rc != AG_OK)
             return rc;
     }
@@ -892,7 +742,7 @@ static int bpe_specials_from_cfg(ag_tokenizer *t, json_t *cfg, json_t *map, ag_e
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *s = cfg_token(cfg, map, keys[i]);
         int32_t id;
-        if (s && *s && ag_tk_smap_get(&t->vocab, s, strlen(s), &id) &&
+        if (s && *s && agi_strmap_get(&t->vocab, s, strlen(s), &id) &&
             add_added(t, s, strlen(s), id, 0, 0, 0, 1, 1) != AG_OK)
             return ag_error_set(err, AG_ENOMEM, "out of memory");
     }
@@ -935,14 +785,16 @@ static int read_vocab_txt(ag_tokenizer *t, const char *vpath, ag_error *err)
     char *buf;
     size_t n;
     int rc = read_file(vpath, &buf, &n, err);
-    size_t id = 0;
+    size_t id = 0; /* the line number less one */
     for (size_t i = 0; rc == AG_OK && i < n;) {
         size_t len;
         const char *s = next_line(buf, n, &i, &len);
+        rc = check_line_utf8(vpath, id + 1, s, len, err);
         /* HF's load_vocab strips the line: trailing spaces/tabs go too */
         while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
             len--;
-        rc = vocab_add(t, vpath, s, len, (long long)id++, err);
+        if (rc == AG_OK)
+            rc = vocab_add(t, vpath, s, len, (long long)id++, err);
     }
     free(buf);
     if (rc == AG_OK && t->vocab.count == 0)
@@ -964,7 +816,7 @@ static int vocab_txt_specials(ag_tokenizer *t, json_t *cfg, json_t *map, int32_t
         if (!s)
             s = dflt[i];
         ids[i] = -1;
-        if (ag_tk_smap_get(&t->vocab, s, strlen(s), &ids[i]) &&
+        if (agi_strmap_get(&t->vocab, s, strlen(s), &ids[i]) &&
             add_added(t, s, strlen(s), ids[i], 0, 0, 0, 0, 1) != AG_OK)
             return ag_error_set(err, AG_ENOMEM, "out of memory");
     }
@@ -1074,10 +926,28 @@ static int normalize_added(ag_tokenizer *t, ag_error *err)
             free(nb.b);
             return ag_error_set(err, AG_ENOMEM, "out of memory");
         }
+        a->norm = nb.b;
         a->match = nb.b ? nb.b : a->content;
         a->mlen = nb.n;
     }
     return AG_OK;
+}
+
+/* One automaton per value of `normalized`, over the match strings; an
+ * empty one never matches. */
+static int build_added_matchers(ag_tokenizer *t, ag_error *err)
+{
+    int rc = AG_OK;
+    for (size_t i = 0; rc == AG_OK && i < t->n_added; i++) {
+        const ag_tk_added *a = &t->added[i];
+        if (a->mlen > 0)
+            rc = agi_ac_add(&t->added_ac[a->normalized ? 1 : 0], a->match, a->mlen, (int32_t)i);
+    }
+    for (int k = 0; rc == AG_OK && k < 2; k++)
+        rc = agi_ac_build(&t->added_ac[k]);
+    if (rc == AG_ELIMIT)
+        return ag_error_set(err, rc, "added tokens: more than 2^30 bytes to match");
+    return rc == AG_OK ? AG_OK : ag_error_set(err, rc, "out of memory");
 }
 
 int ag_tokenizer_load(const char *model_dir, ag_tokenizer **out, ag_error *err)
@@ -1104,6 +974,8 @@ int ag_tokenizer_load(const char *model_dir, ag_tokenizer **out, ag_error *err)
         rc = load_folder(t, model_dir, err);
     if (rc == AG_OK)
         rc = normalize_added(t, err);
+    if (rc == AG_OK)
+        rc = build_added_matchers(t, err);
     if (rc != AG_OK) {
         ag_tokenizer_free(t);
         return rc;
@@ -1116,20 +988,20 @@ void ag_tokenizer_free(ag_tokenizer *t)
 {
     if (!t)
         return;
-    ag_tk_smap_free(&t->vocab);
-    ag_tk_pmap_free(&t->merges);
+    agi_strmap_free(&t->vocab);
+    agi_u64map_free(&t->merges);
     free(t->id_to_tok);
-    for (size_t i = 0; i < t->n_added; i++) {
-        if (t->added[i].match != t->added[i].content)
-            free(t->added[i].match);
-        free(t->added[i].content);
-    }
+    for (size_t i = 0; i < t->n_added; i++)
+        free(t->added[i].norm);
     free(t->added);
+    agi_strmap_free(&t->added_index);
+    agi_ac_free(&t->added_ac[0]);
+    agi_ac_free(&t->added_ac[1]);
     if (t->re)
         pcre2_code_free(t->re);
     free(t->wp_prefix);
-    free(t->post_pre);
-    free(t->post_post);
+    free(t->post_pre.v);
+    free(t->post_post.v);
     free(t);
 }
 
@@ -1202,22 +1074,23 @@ static int encode_unnormalized_piece(const ag_tokenizer *t, enc_ctx *c, const ch
 static int split_added(const ag_tokenizer *t, enc_ctx *c, const char *s, size_t n, int normalized,
                        ag_tk_ids *out)
 {
+    const agi_ac *ac = &t->added_ac[normalized ? 1 : 0];
+    int32_t *longest = NULL; /* added token starting at each byte, -1 */
+    if (n > 0 && !agi_ac_empty(ac)) {
+        longest = n <= SIZE_MAX / sizeof *longest ? malloc(n * sizeof *longest) : NULL;
+        if (!longest)
+            return ag_error_set(c->err, AG_ENOMEM, "out of memory while tokenizing");
+        agi_ac_longest_starts(ac, s, n, longest);
+    }
     size_t seg = 0; /* start of the pending plain segment */
     size_t i = 0;
     int rc = AG_OK;
-    while (i < n && rc == AG_OK) {
-        const ag_tk_added *best = NULL;
-        for (size_t k = 0; k < t->n_added; k++) {
-            const ag_tk_added *a = &t->added[k];
-            if (a->normalized != normalized || a->mlen == 0 || a->match[0] != s[i])
-                continue;
-            if (a->mlen <= n - i && (!best || a->mlen > best->mlen) && memcmp(s + i, a->match, a->mlen) == 0)
-                best = a;
-        }
-        if (!best) {
+    while (longest && i < n && rc == AG_OK) {
+        if (longest[i] < 0) {
             i++;
             continue;
         }
+        const ag_tk_added *best = &t->added[longest[i]];
         size_t pe = i, ns = i + best->mlen;
         if (best->lstrip)
             pe = trailing_ws_start(s + seg, i - seg) + seg;
@@ -1232,6 +1105,7 @@ static int split_added(const ag_tokenizer *t, enc_ctx *c, const char *s, size_t 
             rc = ag_error_set(c->err, AG_ENOMEM, "out of memory while tokenizing");
         seg = i = ns;
     }
+    free(longest);
     if (rc == AG_OK && seg < n)
         rc = normalized ? encode_plain(t, c, s + seg, n - seg, out)
                         : encode_unnormalized_piece(t, c, s + seg, n - seg, out);
@@ -1247,13 +1121,9 @@ int ag_tokenizer_encode_ex(const ag_tokenizer *t, const char *text, size_t len, 
         *n = 0;
     if (!t || !ids || !n || (!text && len > 0))
         return ag_error_set(err, AG_EINVAL, "ag_tokenizer_encode: NULL argument");
-    for (size_t i = 0; i < len;) {
-        utf8proc_int32_t cp;
-        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)text + i, (utf8proc_ssize_t)(len - i), &cp);
-        if (k <= 0)
-            return ag_error_set(err, AG_EINVAL, "text: invalid UTF-8 at byte %zu", i);
-        i += (size_t)k;
-    }
+    size_t bad = text ? utf8_bad_offset(text, len) : len;
+    if (bad < len)
+        return ag_error_set(err, AG_EINVAL, "text: invalid UTF-8 at byte %zu", bad);
     enc_ctx c = {0};
     c.err = err;
     if (t->re) {
@@ -1264,14 +1134,14 @@ int ag_tokenizer_encode_ex(const ag_tokenizer *t, const char *text, size_t len, 
     ag_tk_ids out = {0};
     int add_special = !(flags & AG_TOKENIZE_NO_SPECIAL);
     int rc = AG_OK;
-    for (size_t i = 0; add_special && rc == AG_OK && i < t->n_post_pre; i++)
-        rc = ag_tk_ids_push(&out, t->post_pre[i]);
+    for (size_t i = 0; add_special && rc == AG_OK && i < t->post_pre.n; i++)
+        rc = ag_tk_ids_push(&out, t->post_pre.v[i]);
     if (rc != AG_OK)
         rc = ag_error_set(err, rc, "out of memory while tokenizing");
     else
         rc = split_added(t, &c, text ? text : "", len, 0, &out);
-    for (size_t i = 0; add_special && rc == AG_OK && i < t->n_post_post; i++)
-        if ((rc = ag_tk_ids_push(&out, t->post_post[i])) != AG_OK)
+    for (size_t i = 0; add_special && rc == AG_OK && i < t->post_post.n; i++)
+        if ((rc = ag_tk_ids_push(&out, t->post_post.v[i])) != AG_OK)
             rc = ag_error_set(err, rc, "out of memory while tokenizing");
     if (c.md)
         pcre2_match_data_free(c.md);

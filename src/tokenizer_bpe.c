@@ -49,8 +49,28 @@ void ag_tk_bpe_init_bytes(ag_tokenizer *t)
             t->byte_char_len[b] = 2;
         }
         int32_t id;
-        t->byte_id[b] = ag_tk_smap_get(&t->vocab, t->byte_char[b], t->byte_char_len[b], &id) ? id : -1;
+        t->byte_id[b] = agi_strmap_get(&t->vocab, t->byte_char[b], t->byte_char_len[b], &id) ? id : -1;
     }
+}
+
+static uint64_t pair_key(int32_t a, int32_t b)
+{
+    return (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+}
+
+int ag_tk_merge_put(ag_tokenizer *t, int32_t a, int32_t b, int32_t rank, int32_t merged)
+{
+    return agi_u64map_add(&t->merges, pair_key(a, b), (uint64_t)(uint32_t)rank << 32 | (uint32_t)merged, NULL);
+}
+
+int ag_tk_merge_get(const ag_tokenizer *t, int32_t a, int32_t b, int32_t *rank, int32_t *merged)
+{
+    uint64_t v;
+    if (!agi_u64map_get(&t->merges, pair_key(a, b), &v))
+        return 0;
+    *rank = (int32_t)(uint32_t)(v >> 32);
+    *merged = (int32_t)(uint32_t)v;
+    return 1;
 }
 
 typedef struct {
@@ -70,12 +90,10 @@ typedef struct {
 static int heap_push(heap *h, heap_ent x)
 {
     if (h->n == h->cap) {
-        size_t nc = h->cap ? h->cap * 2 : 64;
-        heap_ent *ne = realloc(h->e, nc * sizeof *ne);
+        heap_ent *ne = ag_tk_grow(h->e, &h->cap, sizeof *ne);
         if (!ne)
             return AG_ENOMEM;
         h->e = ne;
-        h->cap = nc;
     }
     size_t i = h->n++;
     while (i > 0) {
@@ -122,7 +140,7 @@ static int push_pair(const ag_tokenizer *t, heap *h, const sym *s, int32_t pos)
     if (nx < 0)
         return AG_OK;
     int32_t rank, merged;
-    if (!ag_tk_pmap_get(&t->merges, s[pos].id, s[nx].id, &rank, &merged))
+    if (!ag_tk_merge_get(t, s[pos].id, s[nx].id, &rank, &merged))
         return AG_OK;
     heap_ent e = {rank, pos, s[pos].id, s[nx].id};
     return heap_push(h, e);
@@ -138,7 +156,7 @@ int ag_tk_bpe_word(const ag_tokenizer *t, const unsigned char *p, size_t n, ag_t
         for (size_t i = 0; i < n && rc == AG_OK; i++)
             rc = ag_tk_buf_put(&b, t->byte_char[p[i]], t->byte_char_len[p[i]]);
         int32_t id;
-        int found = rc == AG_OK && ag_tk_smap_get(&t->vocab, b.b, b.n, &id);
+        int found = rc == AG_OK && agi_strmap_get(&t->vocab, b.b, b.n, &id);
         free(b.b);
         if (rc != AG_OK)
             return rc;
@@ -175,7 +193,7 @@ int ag_tk_bpe_word(const ag_tokenizer *t, const unsigned char *p, size_t n, ag_t
         if (nx < 0 || s[pos].id != e.left || s[nx].id != e.right)
             continue; /* stale */
         int32_t rank, merged;
-        ag_tk_pmap_get(&t->merges, e.left, e.right, &rank, &merged);
+        ag_tk_merge_get(t, e.left, e.right, &rank, &merged);
         s[pos].id = merged;
         s[pos].next = s[nx].next;
         if (s[nx].next >= 0)

@@ -9,38 +9,14 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "aho_corasick.h"
 #include "attngeom/core.h"
 #include "attngeom/tokenizer.h"
+#include "hashmap.h"
 
-/* ---- string -> int32 hash map (keys copied, may contain any byte) ------- */
-typedef struct {
-    char **keys;      /* NULL = empty slot */
-    uint32_t *lens;
-    int32_t *vals;
-    size_t cap;       /* power of two */
-    size_t count;
-} ag_tk_smap;
-
-/* Insert or replace. Returns AG_OK or AG_ENOMEM. *stored (optional) receives
- * the map's own copy of the key. */
-int ag_tk_smap_put(ag_tk_smap *m, const char *key, size_t len, int32_t val,
-                   const char **stored);
-/* 1 and *val when found, else 0. */
-int ag_tk_smap_get(const ag_tk_smap *m, const char *key, size_t len, int32_t *val);
-void ag_tk_smap_free(ag_tk_smap *m);
-
-/* ---- (id, id) -> (rank, merged id) hash map ------------------------------ */
-typedef struct {
-    uint64_t *keys;
-    int32_t *ranks;   /* -1 = empty slot */
-    int32_t *merged;
-    size_t cap;
-    size_t count;
-} ag_tk_pmap;
-
-int ag_tk_pmap_put(ag_tk_pmap *m, int32_t a, int32_t b, int32_t rank, int32_t merged);
-int ag_tk_pmap_get(const ag_tk_pmap *m, int32_t a, int32_t b, int32_t *rank, int32_t *merged);
-void ag_tk_pmap_free(ag_tk_pmap *m);
+/* arr (NULL or *cap elements of `size` bytes) reallocated to twice as many
+ * (16 at first), *cap updated; NULL when out of memory (arr untouched). */
+void *ag_tk_grow(void *arr, size_t *cap, size_t size);
 
 /* ---- growable id vector --------------------------------------------------- */
 typedef struct {
@@ -61,11 +37,11 @@ int ag_tk_buf_putc(ag_tk_buf *o, int32_t cp); /* UTF-8 encode */
 
 /* ---- the tokenizer -------------------------------------------------------- */
 typedef struct {
-    char *content;
+    const char *content; /* added_index's copy of the key */
     size_t len;
-    char *match;      /* what is matched in the text: content, or its
-                         normalized form when normalized (own allocation) */
+    const char *match;   /* what is matched in the text: content, or norm */
     size_t mlen;
+    char *norm;          /* content normalized, when normalized (own allocation) */
     int32_t id;
     int lstrip, rstrip, single_word, normalized, special;
 } ag_tk_added;
@@ -74,12 +50,15 @@ enum { AG_TK_PRE_NONE = 0, AG_TK_PRE_BYTELEVEL, AG_TK_PRE_BERT };
 
 struct ag_tokenizer {
     ag_tokenizer_kind kind;
-    ag_tk_smap vocab;            /* model vocabulary */
+    agi_strmap vocab;            /* model vocabulary */
+    size_t vocab_maxlen;         /* bytes of its longest token */
     const char **id_to_tok;      /* borrowed strings, NULL for holes */
-    size_t n_ids;
+    size_t n_ids, ids_cap;
 
     ag_tk_added *added;
-    size_t n_added;
+    size_t n_added, added_cap;
+    agi_strmap added_index;      /* content -> index in added */
+    agi_ac added_ac[2];          /* match strings by `normalized`, value = index */
 
     /* normalizer: BertNormalizer when bert_norm */
     int bert_norm;
@@ -91,7 +70,7 @@ struct ag_tokenizer {
     pcre2_code *re;
 
     /* BPE */
-    ag_tk_pmap merges;
+    agi_u64map merges;           /* (id, id) -> (rank, merged id) */
     int32_t byte_id[256];        /* id of each byte's single-char token, -1 if none */
     char byte_char[256][3];      /* UTF-8 of the byte-level char of each byte */
     uint8_t byte_char_len[256];
@@ -103,9 +82,13 @@ struct ag_tokenizer {
     size_t max_chars;            /* max_input_chars_per_word */
 
     /* post-processor (single sequence): ids before and after the text */
-    int32_t *post_pre, *post_post;
-    size_t n_post_pre, n_post_post;
+    ag_tk_ids post_pre, post_post;
 };
+
+/* The merge of ids a and b: rank (lower first) and resulting id. The first
+ * of duplicate merges is kept. */
+int ag_tk_merge_put(ag_tokenizer *t, int32_t a, int32_t b, int32_t rank, int32_t merged);
+int ag_tk_merge_get(const ag_tokenizer *t, int32_t a, int32_t b, int32_t *rank, int32_t *merged);
 
 /* Byte-level BPE of one pre-token (raw UTF-8 bytes). */
 int ag_tk_bpe_word(const ag_tokenizer *t, const unsigned char *p, size_t n, ag_tk_ids *out);

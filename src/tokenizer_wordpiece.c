@@ -139,6 +139,24 @@ int ag_tk_bert_normalize(const ag_tokenizer *t, const char *s, size_t n, ag_tk_b
     return rc;
 }
 
+/* The longest candidate from `start` that could be in the vocabulary: no
+ * token is longer than vocab_maxlen bytes (prefix included), so longer
+ * candidates are skipped (HF tries them all: O(chars^3) per word when
+ * max_input_chars_per_word is large). Ends on a character boundary. */
+static size_t first_end(const ag_tokenizer *t, const char *w, size_t n, size_t start, size_t plen)
+{
+    size_t pre = start > 0 ? plen : 0;
+    if (t->vocab_maxlen <= pre)
+        return start;
+    size_t room = t->vocab_maxlen - pre;
+    if (room >= n - start)
+        return n;
+    size_t end = start + room;
+    while (end > start && ((unsigned char)w[end] & 0xC0) == 0x80)
+        end--;
+    return end;
+}
+
 /* Greedy longest-match-first WordPiece of one word. */
 static int wordpiece_word(const ag_tokenizer *t, const char *w, size_t n, ag_tk_ids *out)
 {
@@ -158,13 +176,13 @@ static int wordpiece_word(const ag_tokenizer *t, const char *w, size_t n, ag_tk_
     int rc = AG_OK;
     size_t start = 0;
     while (start < n) {
-        size_t end = n;
+        size_t end = first_end(t, w, n, start, plen);
         int32_t id = -1;
         while (end > start) {
             memcpy(cand + plen, w + start, end - start);
             const char *k = start > 0 ? cand : cand + plen;
             size_t kl = start > 0 ? plen + end - start : end - start;
-            if (ag_tk_smap_get(&t->vocab, k, kl, &id))
+            if (agi_strmap_get(&t->vocab, k, kl, &id))
                 break;
             id = -1;
             /* step back one UTF-8 character */

@@ -28,6 +28,7 @@
 
 #include "attngeom/core.h"
 #include "attngeom/tokenizer.h"
+#include "tokenizer_crafted.h"
 
 #ifndef AG_TEST_DATA_DIR
 #define AG_TEST_DATA_DIR "tests/data"
@@ -623,4 +624,298 @@ Test(tokenizer, follows_rust_where_transformers_js_differs)
     free(ids);
     ag_tokenizer_free(g);
     ag_tokenizer_free(b);
+}
+
+/* ---- hostile folders ---------------------------------------------------------- */
+
+/* Encode without special tokens and compare with want (n_want ids). */
+static void expect_ids(const ag_tokenizer *t, const char *text, const int32_t *want, size_t n_want)
+{
+    int32_t *ids = NULL;
+    size_t n = 0;
+    ag_error err = {0};
+    cr_assert_eq(ag_tokenizer_encode_ex(t, text, strlen(text), AG_TOKENIZE_NO_SPECIAL, &ids, &n, &err), AG_OK,
+                 "'%s': %s", text, err.message);
+    int eq = n == n_want && (n == 0 || !memcmp(ids, want, n * sizeof *ids));
+    cr_expect(eq, "'%s': %zu ids (first %d), want %zu (first %d)", text, n, n ? ids[0] : -1, n_want,
+              n_want ? want[0] : -1);
+    free(ids);
+}
+#define EXPECT_IDS(t, text, ...)                                                                   \
+    do {                                                                                           \
+        static const int32_t w_[] = {__VA_ARGS__};                                                 \
+        expect_ids(t, text, w_, sizeof w_ / sizeof *w_);                                           \
+    } while (0)
+
+/* vocab.txt lines crafted so that the former unseeded string hash sent them
+ * all into one probe cluster (tests/tokenizer_crafted.h; 160 000 of them took
+ * 30 s to load, see bench_tokenizer): every token maps to its line and back,
+ * also after a second load under another hash key, and WordPiece finds them. */
+Test(tokenizer, crafted_vocab_txt_maps_every_token)
+{
+    enum { N = 20000 };
+    char(*tk)[CRAFTED_TOKEN_LEN + 1] = malloc(N * sizeof *tk);
+    cr_assert_not_null(tk);
+    crafted_tokens(N, 1, tk);
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/vocab.txt", dir);
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f);
+    fputs("[UNK]\n", f);
+    for (int i = 0; i < N; i++)
+        fprintf(f, "%s\n", tk[i]);
+    cr_assert_eq(fclose(f), 0);
+    for (int rep = 0; rep < 2; rep++) {
+        ag_tokenizer *t = load_ok(dir);
+        cr_expect_eq(ag_tokenizer_vocab_size(t), N + 1);
+        for (int i = 0; i < N; i++) {
+            cr_assert_eq(ag_tokenizer_token_id(t, tk[i]), i + 1, "token %d '%s'", i, tk[i]);
+            cr_assert_str_eq(ag_tokenizer_token(t, i + 1), tk[i]);
+        }
+        char text[3 * (CRAFTED_TOKEN_LEN + 1)];
+        snprintf(text, sizeof text, "%s %s %s", tk[N - 1], tk[0], tk[N / 2]);
+        EXPECT_IDS(t, text, N, 1, N / 2 + 1);
+        ag_tokenizer_free(t);
+    }
+    rm_tree(dir);
+    free(tk);
+}
+
+/* vocab.json + merges.txt whose merges were crafted for the former pair hash
+ * (all in one cluster): they load and keep their ranks. */
+Test(tokenizer, crafted_merges_load)
+{
+    enum { N = 20000, BASE = 1 << CRAFTED_PAIR_BITS };
+    uint32_t(*pr)[2] = malloc(N * sizeof *pr);
+    cr_assert_not_null(pr);
+    crafted_pairs(N, 1, pr);
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/vocab.json", dir);
+    FILE *v = fopen(p, "wb");
+    snprintf(p, sizeof p, "%s/merges.txt", dir);
+    FILE *m = fopen(p, "wb");
+    cr_assert(v && m);
+    fputc('{', v);
+    for (int i = 0; i < BASE; i++)
+        fprintf(v, "%s\"x%d\": %d", i ? ", " : "", i, i);
+    for (int i = 0; i < N; i++) {
+        fprintf(v, ", \"x%ux%u\": %d", pr[i][0], pr[i][1], BASE + i);
+        fprintf(m, "x%u x%u\n", pr[i][0], pr[i][1]);
+    }
+    fputc('}', v);
+    cr_assert(fclose(v) == 0 && fclose(m) == 0);
+    ag_tokenizer *t = load_ok(dir);
+    cr_expect_eq(ag_tokenizer_vocab_size(t), BASE + N);
+    char tok[32];
+    for (int i = 0; i < N; i += 97) {
+        snprintf(tok, sizeof tok, "x%ux%u", pr[i][0], pr[i][1]);
+        cr_assert_eq(ag_tokenizer_token_id(t, tok), BASE + i);
+    }
+    ag_tokenizer_free(t);
+    rm_tree(dir);
+    free(pr);
+}
+
+/* A byte-level BPE tokenizer.json without merges: printable ASCII has its
+ * code as id and "\u0120" (the byte-level space) 32, so text outside added
+ * tokens encodes to its bytes. `added` is the added_tokens array. */
+static void write_bytes_bpe(const char *dir, const char *added)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f);
+    fputs("{\"model\": {\"type\": \"BPE\", \"merges\": [], \"vocab\": {\"\\u0120\": 32", f);
+    for (int c = '!'; c <= '~'; c++)
+        fprintf(f, ", \"%s%c\": %d", c == '"' || c == '\\' ? "\\" : "", c, c);
+    fprintf(f, "}}, \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false},"
+               " \"added_tokens\": %s}", added);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Added tokens that overlap or prefix each other, as HF's AddedVocabulary
+ * splits (expected ids by its rules; the former per-position scan gave the
+ * same): the non-normalized tokens are matched first in the raw text,
+ * leftmost-longest (at the first position where any starts, the longest;
+ * overlapped ones are skipped), then the normalized ones in what is left; a
+ * repeated content keeps its first id; lstrip/rstrip eat the whitespace
+ * beside the match. Characters outside added tokens are their byte ids. */
+Test(tokenizer, added_tokens_leftmost_longest)
+{
+    char dir[64];
+    make_tmpdir(dir, sizeof dir);
+    write_bytes_bpe(dir, "["
+        "{\"id\": 1000, \"content\": \"ab\", \"special\": true, \"normalized\": false},"
+        "{\"id\": 1001, \"content\": \"abc\", \"special\": true, \"normalized\": false},"
+        "{\"id\": 1002, \"content\": \"bcd\", \"special\": true, \"normalized\": false},"
+        "{\"id\": 1003, \"content\": \"cd\", \"special\": true, \"normalized\": false},"
+        "{\"id\": 1004, \"content\": \"de\", \"special\": false, \"normalized\": true},"
+        "{\"id\": 1005, \"content\": \"ab\", \"special\": true, \"normalized\": false},"
+        "{\"id\": 1010, \"content\": \"<m>\", \"special\": true, \"normalized\": false,"
+        " \"lstrip\": true, \"rstrip\": true},"
+        "{\"id\": 1011, \"content\": \"<k>\", \"special\": true, \"normalized\": false}]");
+    ag_tokenizer *t = load_ok(dir);
+    EXPECT_IDS(t, "xabcdx", 'x', 1001, 'd', 'x'); /* "abc" beats "ab"; "cd" overlapped */
+    EXPECT_IDS(t, "xbcdx", 'x', 1002, 'x');
+    EXPECT_IDS(t, "aabcc", 'a', 1001, 'c');
+    EXPECT_IDS(t, "ababab", 1000, 1000, 1000); /* the first "ab" (1000), not 1005 */
+    EXPECT_IDS(t, "abcde", 1001, 1004);        /* normalized "de" in the rest */
+    EXPECT_IDS(t, "bcde", 1002, 'e');          /* non-normalized "bcd" first */
+    EXPECT_IDS(t, "cde", 1003, 'e');
+    EXPECT_IDS(t, "xdex", 'x', 1004, 'x');
+    EXPECT_IDS(t, "a  <m>  b", 'a', 1010, 'b');
+    EXPECT_IDS(t, "a  <k>  b", 'a', 32, 32, 1011, 32, 32, 'b');
+    EXPECT_IDS(t, "<m><m> <k>", 1010, 1010, 1011);
+    cr_expect_eq(ag_tokenizer_token_id(t, "ab"), 1000);
+    cr_expect_str_eq(ag_tokenizer_token(t, 1001), "abc");
+    ag_tokenizer_free(t);
+    rm_tree(dir);
+}
+
+static uint64_t tk_rng = 0x9E3779B97F4A7C15ull;
+static unsigned tk_rnd(unsigned n)
+{
+    return crafted_rand(&tk_rng, n);
+}
+
+/* Leftmost-longest by brute force over the tokens (the first of equal
+ * contents kept): the ids text must get when every added token is special,
+ * not normalized and strips nothing. */
+static size_t reference_ids(char (*tok)[8], const size_t *len, size_t nt, const char *s, int32_t *out)
+{
+    size_t n = strlen(s), k = 0;
+    for (size_t i = 0; i < n;) {
+        size_t best = nt;
+        for (size_t j = 0; j < nt; j++)
+            if (len[j] <= n - i && !memcmp(s + i, tok[j], len[j]) && (best == nt || len[j] > len[best]))
+                best = j;
+        out[k++] = best < nt ? 1000 + (int32_t)best : (unsigned char)s[i];
+        i += best < nt ? len[best] : 1;
+    }
+    return k;
+}
+
+/* Random added tokens over {a, b, c} (prefixes, suffixes and repeats of each
+ * other), random texts over {a, b, c, d}: the ids of the brute-force rule. */
+Test(tokenizer, added_tokens_match_reference)
+{
+    static const size_t counts[] = {1, 8, 40, 300};
+    for (size_t r = 0; r < sizeof counts / sizeof *counts; r++) {
+        size_t nt = counts[r];
+        char(*tok)[8] = calloc(nt, sizeof *tok);
+        size_t *len = calloc(nt, sizeof *len);
+        size_t cap = 64 + nt * 96;
+        char *json = malloc(cap), dir[64];
+        cr_assert(tok && len && json);
+        size_t w = (size_t)snprintf(json, cap, "[");
+        for (size_t j = 0; j < nt; j++) {
+            len[j] = 1 + tk_rnd(6);
+            for (size_t i = 0; i < len[j]; i++)
+                tok[j][i] = "abc"[tk_rnd(3)];
+            w += (size_t)snprintf(json + w, cap - w, "%s{\"id\": %zu, \"content\": \"%s\", \"special\": true,"
+                                  " \"normalized\": false}", j ? "," : "", 1000 + j, tok[j]);
+        }
+        snprintf(json + w, cap - w, "]");
+        make_tmpdir(dir, sizeof dir);
+        write_bytes_bpe(dir, json);
+        ag_tokenizer *t = load_ok(dir);
+        for (int k = 0; k < 200; k++) {
+            char text[64];
+            size_t n = tk_rnd(sizeof text);
+            for (size_t i = 0; i < n; i++)
+                text[i] = "abcd"[tk_rnd(4)];
+            text[n] = '\0';
+            int32_t want[64];
+            /* a repeated content maps to the id of its first token */
+            size_t nw = reference_ids(tok, len, nt, text, want);
+            for (size_t i = 0; i < nw; i++)
+                for (size_t j = 0; want[i] >= 1000 && j < (size_t)(want[i] - 1000); j++)
+                    if (len[j] == len[want[i] - 1000] && !memcmp(tok[j], tok[want[i] - 1000], len[j]))
+                        want[i] = 1000 + (int32_t)j;
+            expect_ids(t, text, want, nw);
+        }
+        ag_tokenizer_free(t);
+        rm_tree(dir);
+        free(tok);
+        free(len);
+        free(json);
+    }
+}
+
+/* WordPiece on a 2000-character word with max_input_chars_per_word above
+ * it: greedy longest-match-first, "ab" then "##abab" while two pairs are
+ * left, then "##ab" (candidates longer than the longest token, 6 bytes, are
+ * not tried: the result is the same and the cost linear). */
+Test(tokenizer, wordpiece_long_word)
+{
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    write_file(p, "{\"model\": {\"type\": \"WordPiece\", \"unk_token\": \"[UNK]\","
+                  " \"max_input_chars_per_word\": 100000, \"vocab\": {\"[UNK]\": 0, \"ab\": 1,"
+                  " \"##ab\": 2, \"##abab\": 3, \"##a\": 4, \"\\u00e9\": 5, \"##\\u00e9\": 6}},"
+                  " \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}");
+    ag_tokenizer *t = load_ok(dir);
+    enum { PAIRS = 1000 };
+    char *text = malloc(2 * PAIRS + 1);
+    int32_t *want = malloc((PAIRS / 2 + 2) * sizeof *want);
+    cr_assert(text && want);
+    for (int i = 0; i < PAIRS; i++)
+        memcpy(text + 2 * i, "ab", 2);
+    text[2 * PAIRS] = '\0';
+    size_t nw = 0;
+    want[nw++] = 1;
+    for (int i = 0; i < (PAIRS - 1) / 2; i++)
+        want[nw++] = 3;
+    want[nw++] = 2;
+    expect_ids(t, text, want, nw);
+    EXPECT_IDS(t, "ab\xC3\xA9\xC3\xA9" "ab", 1, 6, 6, 2); /* two-byte characters */
+    EXPECT_IDS(t, "abb", 0);                         /* no cover: [UNK] */
+    free(text);
+    free(want);
+    ag_tokenizer_free(t);
+    rm_tree(dir);
+}
+
+/* transformers reads vocab.txt and merges.txt as UTF-8 text: a line that is
+ * not (stray byte, truncated sequence, overlong form, surrogate, code point
+ * past U+10FFFF) is refused with the file and the line. */
+Test(tokenizer, error_vocab_txt_invalid_utf8)
+{
+    static const char *const bad[] = {"wor\xFFld", "tail\xE2\x82", "\xC0\xAF", "\xED\xA0\x80x",
+                                      "\xF4\x90\x80\x80"};
+    char dir[64], p[128], text[128], needle[32];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/vocab.txt", dir);
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        /* the bad line is line k + 3 */
+        snprintf(text, sizeof text, "[UNK]\ncaf\xC3\xA9\n%.*s%s\nlast\n", (int)k, "\n\n\n\n\n", bad[k]);
+        write_file(p, text);
+        snprintf(needle, sizeof needle, "line %zu ", k + 3);
+        expect_load_error(dir, AG_EFORMAT, needle);
+        expect_load_error(dir, AG_EFORMAT, "vocab.txt");
+    }
+    write_file(p, "[UNK]\ncaf\xC3\xA9\n\xF0\x9F\x98\x80\n");
+    ag_tokenizer *t = load_ok(dir);
+    cr_expect_eq(ag_tokenizer_token_id(t, "\xF0\x9F\x98\x80"), 2);
+    ag_tokenizer_free(t);
+    rm_tree(dir);
+}
+
+Test(tokenizer, error_merges_txt_invalid_utf8)
+{
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/vocab.json", dir);
+    write_file(p, "{\"a\": 0, \"b\": 1, \"ab\": 2}");
+    snprintf(p, sizeof p, "%s/merges.txt", dir);
+    write_file(p, "#version: 0.2\na b\n\xC3\x28 b\n");
+    expect_load_error(dir, AG_EFORMAT, "merges.txt: line 3 ");
+    write_file(p, "#version: 0.2 \xFF\na b\n"); /* the skipped header too */
+    expect_load_error(dir, AG_EFORMAT, "merges.txt: line 1 ");
+    write_file(p, "#version: 0.2\na b\n");
+    ag_tokenizer_free(load_ok(dir));
+    rm_tree(dir);
 }

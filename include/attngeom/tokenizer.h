@@ -16,7 +16,11 @@
  * model.type "BPE" or "WordPiece"); otherwise `vocab.json` + `merges.txt`
  * (byte-level BPE) or `vocab.txt` (uncased-by-default BERT WordPiece, options
  * from `tokenizer_config.json`). `model_dir` may also name a tokenizer.json
- * file directly. Every file is size-checked before it is read. As Python
+ * file directly. Every file is size-checked before it is read. Loading takes
+ * near-linear time whatever the files hold (keyed hash maps), and so does
+ * encoding (an Aho–Corasick automaton for added tokens), except WordPiece
+ * on words longer than max_input_chars_per_word's default; see
+ * docs/engine.md. As Python
  * transformers' fast tokenizers do, keys present in tokenizer_config.json
  * override tokenizer.json: add_prefix_space (BPE), do_lower_case,
  * strip_accents, tokenize_chinese_chars (BERT).
@@ -68,7 +72,8 @@ typedef enum {
  *   AG_EIO          folder or file cannot be opened/read (missing folder)
  *   AG_ENOTFOUND    no tokenizer files in the folder, or merges.txt missing
  *                   next to vocab.json, or a required field/token is absent
- *   AG_EFORMAT      malformed JSON, vocab or merges
+ *   AG_EFORMAT      malformed JSON, vocab or merges (a vocab.txt or merges.txt
+ *                   line that is not UTF-8 is named by its number)
  *   AG_ELIMIT       a file above AG_TOKENIZER_FILE_MAX or an id above
  *                   AG_TOKENIZER_ID_MAX
  *   AG_EUNSUPPORTED a model/normalizer/pre-tokenizer/post-processor type

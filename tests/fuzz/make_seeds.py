@@ -149,6 +149,35 @@ put("fuzz_tokenizer_json", "bad_merge.json",
     ' "pre_tokenizer": {"type": "ByteLevel"}}')
 put("fuzz_tokenizer_json", "truncated.json", json.dumps(wp)[:300])
 
+# ---- vocab.txt / vocab.json + merges.txt folders ----
+# byte 0: 0 = vocab.txt, 1 = vocab.json + merges.txt; then the files and the
+# text, separated by SEP (fuzz_vocab_files.c).
+SEP = b"\n@@@\n"
+def folder(bpe, *parts):
+    return bytes([1 if bpe else 0]) + SEP.join(p.encode() if isinstance(p, str) else p for p in parts)
+wp_txt = "\n".join(wp_vocab) + "\n"
+put("fuzz_vocab_files", "bert", folder(0, wp_txt, "", "Hello, world! unaffable [MASK] caf\u00e9"))
+put("fuzz_vocab_files", "bert_cased", folder(0, wp_txt.replace("\n", "\r\n"),
+    json.dumps({"do_lower_case": False, "strip_accents": False, "tokenize_chinese_chars": False,
+                "unk_token": "[UNK]", "cls_token": "[CLS]"}), "Na\u00efve \u4e2d\u6587 [SEP]"))
+put("fuzz_vocab_files", "bert_no_unk", folder(0, "hello\nworld\n", "{}", "hello"))
+put("fuzz_vocab_files", "bert_bad_utf8", folder(0, b"[UNK]\nwor\xffld\n\xed\xa0\x80\n"))
+put("fuzz_vocab_files", "bert_duplicates", folder(0, "[UNK]\na\na  \n##a\n\n[UNK]\n", "", "aaa a"))
+bpe_merges = "#version: 0.2\n" + "\n".join(merges) + "\n"
+put("fuzz_vocab_files", "gpt2", folder(1, json.dumps(bpe_vocab), bpe_merges,
+    json.dumps({"add_prefix_space": False, "bos_token": "<|endoftext|>",
+                "added_tokens_decoder": {str(bpe_vocab["<|endoftext|>"]): {
+                    "content": "<|endoftext|>", "special": True, "lstrip": False, "rstrip": False,
+                    "normalized": False, "single_word": False}}}),
+    "the hell<|endoftext|> in  the \u00e9"))
+put("fuzz_vocab_files", "gpt2_prefix_space", folder(1, json.dumps(bpe_vocab), bpe_merges.replace("\n", "\r\n"),
+    json.dumps({"add_prefix_space": True, "added_tokens_decoder": {
+        "900": {"content": "<mask>", "lstrip": True, "rstrip": True, "special": True},
+        "901": {"content": "<mas", "normalized": True}}}), " <mask>  the <mas"))
+put("fuzz_vocab_files", "gpt2_no_merges", folder(1, json.dumps(bpe_vocab)))
+put("fuzz_vocab_files", "gpt2_bad_merge", folder(1, json.dumps(bpe_vocab), "a b c\nzz q\n"))
+put("fuzz_vocab_files", "gpt2_bad_utf8", folder(1, json.dumps(bpe_vocab), b"#version: 0.2\nh e\n\xc3\x28 e\n"))
+
 # ---- text ----
 for i, t in enumerate([
         "In the beginning God created the heaven and the earth.",

@@ -75,6 +75,7 @@ max_len() {
         fuzz_npy) echo 2048 ;;
         fuzz_safetensors) echo 4096 ;;
         fuzz_tokenizer_json) echo 8192 ;;
+        fuzz_vocab_files) echo 8192 ;;
         fuzz_tokenize_text) echo 1024 ;;
         fuzz_model_config) echo 2048 ;;
         fuzz_matrix_metrics) echo 2058 ;;
