@@ -144,12 +144,17 @@ typedef struct {
     double scale;         /* <= 0: 1/sqrt(d_h); applied to Q after its bias */
     int causal;           /* mask j > i (probabilities exactly 0 there) */
     ag_precision precision;
+    const char *x_name;   /* for messages: where X and the weights came from */
+    const char *w_name;   /* (file names); NULL: "attention layer" */
 } ag_attn_layer_spec;
 
 /* A = softmax(scale·(XW_Q + b_Q)(XW_K + b_K)ᵀ + mask) per head. On success
  * *out owns a new (n_head, n, n) array. Errors: AG_EINVAL (null pointers,
- * n/d/d_a/n_head zero, d_a not divisible by n_head), AG_ENONFINITE (x or a
- * weight holds NaN/Inf), AG_ENOMEM. */
+ * n/d/d_a/n_head zero, d_a not divisible by n_head), AG_ENOMEM,
+ * AG_ENONFINITE: X or a weight holds NaN/Inf (the message names x_name or
+ * w_name, the tensor, row and column), with f32 a value beyond the float32
+ * range, or the scores overflow so that a head's probabilities are not
+ * finite (the message names w_name and the head; nothing is returned). */
 int ag_attention_layer(const ag_attn_layer_spec *spec, ag_array *out,
                        ag_error *err);
 

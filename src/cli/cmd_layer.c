@@ -112,9 +112,9 @@ int cmd_layer(int argc, char **argv)
             .x = t.x.data, .n = t.x.shape[0], .d = t.x.shape[1],
             .wq = t.q.data, .wk = t.k.data, .bq = t.bq.data, .bk = t.bk.data,
             .d_a = t.q.shape[1], .n_head = o.heads, .scale = o.scale,
-            .causal = o.causal, .precision = prec.precision};
+            .causal = o.causal, .precision = prec.precision, .x_name = o.x, .w_name = o.weights};
         if (ag_attention_layer(&spec, &attn, &err) != AG_OK)
-            rc = cli_fail("%s: %s", o.weights, err.message);
+            rc = cli_fail_error(&err);
     }
     if (rc == 0)
         rc = layer_records(&o, &t, &attn, &common, &recs);
