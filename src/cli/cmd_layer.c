@@ -72,7 +72,7 @@ static int layer_records(const cli_tensor_opts *o, const cli_tensors *t, const a
         ag_record_init(r, 0, h, n, n);
         ag_matrix_options mo = {.edge_threshold = c->edge_threshold};
         if (ag_matrix_metrics_ex(attn->data + (size_t)h * n * n, n, n, &c->metrics, &mo, r, &err) != AG_OK)
-            return cli_fail("head %d: %s", h, err.message);
+            return cli_fail("%s: head %d: %s", o->weights, h, err.message);
         if (stability_selected(&c->metrics) && layer_stability(o, t, c, h, r) != 0)
             return 1;
     }
