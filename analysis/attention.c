@@ -66,8 +66,10 @@ static double row_entropy(const double *row, size_t n, int e)
     return h;
 }
 
-/* Entropies of A directly while a ln a cannot overflow (max|A| ≤ 2^512:
- * the direct form keeps ln a accurate for a near 1), of S = 2^-e·A beyond. */
+/* Entropies of S = 2^-e·A when A is scaled (e ≠ 0: max|A| outside 2^±100),
+ * where a ln a would overflow or be rounded to the subnormal grid term by
+ * term; for 0 < e ≤ 512 of A itself, since ln s + e ln 2 cancels for the
+ * entries a near 1 and a ln a cannot overflow there yet. */
 static void entropy_keys(const double *A, const double *S, int e, size_t n, int causal,
                          int negative, const ag_metric_set *sel, ag_record *rec)
 {
@@ -80,7 +82,7 @@ static void entropy_keys(const double *A, const double *S, int e, size_t n, int 
             ag_record_set(rec, AG_M_SINK_MASS, AG_V_NULL, 0);
         return;
     }
-    int eh = e > 512 ? e : 0;
+    int eh = e < 0 || e > 512 ? e : 0;
     const double *H = eh ? S : A;
     double sum_h = 0, sum_norm = 0, sink = 0;
     size_t rows_norm = 0;
