@@ -120,7 +120,11 @@ typedef int (*ag_layer_fn)(const ag_layer_view *view, void *user);
  * norm (ln_f / model.norm). Errors: AG_EINVAL (n = 0), AG_ERANGE (a token id
  * outside the vocabulary, or n above max_position_embeddings / n_positions,
  * the message names the field), AG_EUNSUPPORTED (n above an active sliding
- * window), AG_ENOMEM, or the callback's own status. */
+ * window), AG_ENOMEM, AG_ENONFINITE (an overflow in the pass's precision: a
+ * head's attention, a norm or the hidden state is not finite; the message
+ * names layer, head and token, e.g. "layer 1 head 0: attention is not finite
+ * at query 0 (float32 overflow; try --precision f64)"; the callback never
+ * sees such a layer), or the callback's own status. */
 int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
                      ag_precision precision, ag_layer_fn fn, void *user,
                      double *hidden, ag_error *err);
