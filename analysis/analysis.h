@@ -7,10 +7,26 @@
 
 #include "attngeom.h"
 
-/* Family B of the square n×n row-major A (finite entries). */
-int ag_attention_family(const double *A, size_t n, const ag_metric_set *sel,
-                        ag_record *rec);
-/* Family C of the m×n row-major X (finite entries). */
+/* ---- exact power-of-two scaling (analysis/scale.c) ---- */
+
+/* e with max|a_ij| = f·2^e, f in [0.5, 1), when that is outside
+ * [2^-100, 2^100]; 0 inside (no scaling needed) and for a zero block. */
+int ag_scale_exponent(const double *a, size_t rows, size_t cols, size_t ld);
+/* A compact (rows, cols) copy of a·2^-e (NULL when out of memory). */
+double *ag_scaled_copy(const double *a, size_t rows, size_t cols, size_t ld, int e);
+/* Store v·2^e as a number; null when that lies beyond the double range
+ * (|v·2^e| > 1.8e308: the value exists but no double is right). */
+void ag_record_put(ag_record *rec, ag_metric key, double v, int e);
+
+/* Family A from the singular values of 2^-e·M: sigma_max is σ₁·2^e, every
+ * other key a ratio. */
+void ag_spectrum_keys_scaled(const double *sigma, size_t q, size_t m, size_t n, int e,
+                             ag_metric first, const ag_metric_set *sel, ag_record *rec);
+
+/* Family B of the square n×n row-major A (finite entries), S = 2^-e·A. */
+int ag_attention_family(const double *A, const double *S, int e, size_t n,
+                        const ag_metric_set *sel, ag_record *rec);
+/* Family C of the m×n row-major X (finite entries, any magnitude). */
 int ag_geometry_family(const double *X, size_t m, size_t n,
                        const ag_metric_set *sel, ag_record *rec);
 /* v[0..n-1] = independent standard Gaussian draws from rng (GSL's

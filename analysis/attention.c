@@ -55,17 +55,23 @@ static double row_sum(const double *row, size_t n)
     return s + c;
 }
 
-static double row_entropy(const double *row, size_t n)
+/* H·2^-e for a row whose entries are a_j = s_j·2^e:
+ * −Σ a ln a = −2^e Σ s (ln s + e ln 2). */
+static double row_entropy(const double *row, size_t n, int e)
 {
-    double h = 0;
+    double h = 0, shift = (double)e * M_LN2;
     for (size_t j = 0; j < n; j++)
         if (row[j] > 0.0)
-            h -= row[j] * log(row[j]);
+            h -= row[j] * (log(row[j]) + shift);
     return h;
 }
 
-static void entropy_keys(const double *A, size_t n, int causal, int negative,
-                         const ag_metric_set *sel, ag_record *rec)
+/* Entropies of S = 2^-e·A when A is scaled (e ≠ 0: max|A| outside 2^±100),
+ * where a ln a would overflow or be rounded to the subnormal grid term by
+ * term; for 0 < e ≤ 512 of A itself, since ln s + e ln 2 cancels for the
+ * entries a near 1 and a ln a cannot overflow there yet. */
+static void entropy_keys(const double *A, const double *S, int e, size_t n, int causal,
+                         int negative, const ag_metric_set *sel, ag_record *rec)
 {
     if (negative) {
         if (ON(AG_M_ENTROPY_MEAN))
@@ -76,26 +82,28 @@ static void entropy_keys(const double *A, size_t n, int causal, int negative,
             ag_record_set(rec, AG_M_SINK_MASS, AG_V_NULL, 0);
         return;
     }
+    int eh = e < 0 || e > 512 ? e : 0;
+    const double *H = eh ? S : A;
     double sum_h = 0, sum_norm = 0, sink = 0;
     size_t rows_norm = 0;
     for (size_t i = 0; i < n; i++) {
-        double h = row_entropy(&AT(i, 0), n);
+        double h = row_entropy(H + i * n, n, eh);
         size_t s = causal ? i + 1 : n; /* keys the query may attend to */
         sum_h += h;
         if (s >= 2) {
             sum_norm += h / log((double)s);
             rows_norm++;
         }
-        sink += AT(i, 0);
+        sink += S[i * n]; /* mean ≤ max|A|: 2^e·(Σ/n) cannot overflow */
     }
     if (ON(AG_M_ENTROPY_MEAN))
-        ag_record_set(rec, AG_M_ENTROPY_MEAN, AG_V_NUMBER, sum_h / (double)n);
-    if (ON(AG_M_ENTROPY_NORMALIZED))
-        ag_record_set(rec, AG_M_ENTROPY_NORMALIZED,
-                      rows_norm ? AG_V_NUMBER : AG_V_NULL,
-                      rows_norm ? sum_norm / (double)rows_norm : 0);
+        ag_record_put(rec, AG_M_ENTROPY_MEAN, sum_h / (double)n, eh);
+    if (ON(AG_M_ENTROPY_NORMALIZED) && !rows_norm)
+        ag_record_set(rec, AG_M_ENTROPY_NORMALIZED, AG_V_NULL, 0);
+    else if (ON(AG_M_ENTROPY_NORMALIZED))
+        ag_record_put(rec, AG_M_ENTROPY_NORMALIZED, sum_norm / (double)rows_norm, eh);
     if (ON(AG_M_SINK_MASS))
-        ag_record_set(rec, AG_M_SINK_MASS, AG_V_NUMBER, sink / (double)n);
+        ag_record_put(rec, AG_M_SINK_MASS, sink / (double)n, e);
 }
 
 /* Whether λ₂ (re[1], im[1] of the sorted eigenvalues) is a simple eigenvalue
@@ -152,29 +160,40 @@ static int top_two(const double *A, size_t n, int causal, int want_cond, double 
     return status;
 }
 
-/* Second-smallest eigenvalue of L = I − D^{-1/2} W D^{-1/2}. */
-static int fiedler_value(const double *A, size_t n, double *value)
+/* 2W_ij = A_ij + A_ji, or W_ij = A_ij/2 + A_ji/2 when the sum could
+ * overflow (max|A| ≥ 2^1023, `halve`): only ratios of W are used below. */
+static double wpair(const double *A, size_t n, size_t i, size_t j, int halve)
 {
-    double *L = malloc(n * n * sizeof *L), *dinv = malloc(n * sizeof *dinv);
-    if (!L || !dinv) {
-        free(L);
-        free(dinv);
-        return AG_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        double d = 0;
+    return halve ? 0.5 * AT(i, j) + 0.5 * AT(j, i) : AT(i, j) + AT(j, i);
+}
+
+/* Second-smallest eigenvalue of L = I − D^{-1/2} W D^{-1/2}, max|A| in
+ * [2^(e-1), 2^e). Each row is measured against its own largest weight m_i:
+ * with t_i = Σ_j W_ij/m_i (in [1, n]), W_ij/d_i = (W_ij/m_i)/t_i and
+ * L_ij = −√(W_ij/d_i)·√(W_ij/d_j), factors in [0, 1]: no overflow for
+ * weights near 1e308, no loss for a row of tiny weights next to large ones,
+ * and exactly invariant under 2^k·A. */
+static int fiedler_value(const double *A, size_t n, int e, double *value)
+{
+    double *L = malloc(n * n * sizeof *L), *mx = calloc(n, sizeof *mx), *t = calloc(n, sizeof *t);
+    int status = L && mx && t ? AG_OK : AG_ENOMEM, halve = e > 1023;
+    for (size_t i = 0; status == AG_OK && i < n; i++) {
         for (size_t j = 0; j < n; j++)
-            d += 0.5 * (AT(i, j) + AT(j, i));
-        dinv[i] = d > 0 ? 1.0 / sqrt(d) : 0.0;
+            mx[i] = fmax(mx[i], wpair(A, n, i, j, halve));
+        for (size_t j = 0; mx[i] > 0 && j < n; j++)
+            t[i] += wpair(A, n, i, j, halve) / mx[i];
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; status == AG_OK && i < n; i++)
         for (size_t j = 0; j < n; j++) {
-            double w = 0.5 * (AT(i, j) + AT(j, i));
-            L[i * n + j] = (i == j ? 1.0 : 0.0) - dinv[i] * w * dinv[j];
+            double w = wpair(A, n, i, j, halve), ri = mx[i] > 0 ? w / mx[i] / t[i] : 0,
+                   rj = mx[j] > 0 ? w / mx[j] / t[j] : 0;
+            L[i * n + j] = (i == j ? 1.0 - ri : -sqrt(ri) * sqrt(rj));
         }
-    int status = ag_eig_symmetric_kth(L, n, 2, value);
+    if (status == AG_OK)
+        status = ag_eig_symmetric_kth(L, n, 2, value);
     free(L);
-    free(dinv);
+    free(mx);
+    free(t);
     return status;
 }
 
@@ -200,8 +219,10 @@ static int symmetry_split(const double *A, size_t n, double *sym2, double *anti2
     return 1;
 }
 
-static int spectral_keys(const double *A, size_t n, int causal, int negative,
-                         const ag_metric_set *sel, ag_record *rec)
+/* Eigenvalues from S = 2^-e·A, moduli scaled back by 2^e; the Laplacian
+ * from A (fiedler_value is scale-free by construction). */
+static int spectral_keys(const double *A, const double *S, int e, size_t n, int causal,
+                         int negative, const ag_metric_set *sel, ag_record *rec)
 {
     int want_cond = ON(AG_M_LAMBDA2_CONDITION);
     int want_eig = ON(AG_M_LAMBDA2_ABS) || ON(AG_M_SPECTRAL_GAP) || want_cond;
@@ -209,7 +230,7 @@ static int spectral_keys(const double *A, size_t n, int causal, int negative,
         double l1 = 0, l2 = 0, rcond2 = 0;
         int ok = n >= 2;
         if (ok) {
-            int status = top_two(A, n, causal, want_cond, &l1, &l2, &rcond2);
+            int status = top_two(S, n, causal, want_cond, &l1, &l2, &rcond2);
             if (status != AG_OK)
                 return status;
         }
@@ -219,16 +240,15 @@ static int spectral_keys(const double *A, size_t n, int causal, int negative,
                           ok && rcond2 > 0 ? AG_V_NUMBER : AG_V_NULL,
                           ok && rcond2 > 0 ? 1.0 / rcond2 : 0);
         if (ON(AG_M_LAMBDA2_ABS))
-            ag_record_set(rec, AG_M_LAMBDA2_ABS, ok ? AG_V_NUMBER : AG_V_NULL, l2);
+            ag_record_put(rec, AG_M_LAMBDA2_ABS, ok ? l2 : NAN, e);
         if (ON(AG_M_SPECTRAL_GAP))
-            ag_record_set(rec, AG_M_SPECTRAL_GAP, ok ? AG_V_NUMBER : AG_V_NULL,
-                          l1 - l2);
+            ag_record_put(rec, AG_M_SPECTRAL_GAP, ok ? l1 - l2 : NAN, e);
     }
     if (ON(AG_M_FIEDLER)) {
         double f = 0;
         int ok = n >= 2 && !negative;
         if (ok) {
-            int status = fiedler_value(A, n, &f);
+            int status = fiedler_value(A, n, e, &f);
             if (status != AG_OK)
                 return status;
         }
@@ -237,22 +257,29 @@ static int spectral_keys(const double *A, size_t n, int causal, int negative,
     return AG_OK;
 }
 
-int ag_attention_family(const double *A, size_t n, const ag_metric_set *sel,
-                        ag_record *rec)
+/* max_i |Σ_j A_ij − 1| from the rows of S = 2^-e·A, whose sums cannot
+ * overflow; null when a row's sum lies beyond the double range. */
+static void row_sum_error(const double *S, int e, size_t n, ag_record *rec)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++)
+        worst = fmax(worst, fabs(ldexp(row_sum(S + i * n, n), e) - 1.0));
+    ag_record_set(rec, AG_M_ROW_SUM_ERROR, isfinite(worst) ? AG_V_NUMBER : AG_V_NULL,
+                  isfinite(worst) ? worst : 0);
+}
+
+int ag_attention_family(const double *A, const double *S, int e, size_t n,
+                        const ag_metric_set *sel, ag_record *rec)
 {
     const int causal = is_causal(A, n);
     const int negative = has_negative(A, n);
 
     if (ON(AG_M_CAUSAL))
         ag_record_set(rec, AG_M_CAUSAL, AG_V_BOOL, causal);
-    if (ON(AG_M_ROW_SUM_ERROR)) {
-        double worst = 0;
-        for (size_t i = 0; i < n; i++)
-            worst = fmax(worst, fabs(row_sum(&AT(i, 0), n) - 1.0));
-        ag_record_set(rec, AG_M_ROW_SUM_ERROR, AG_V_NUMBER, worst);
-    }
-    entropy_keys(A, n, causal, negative, sel, rec);
-    int status = spectral_keys(A, n, causal, negative, sel, rec);
+    if (ON(AG_M_ROW_SUM_ERROR))
+        row_sum_error(S, e, n, rec);
+    entropy_keys(A, S, e, n, causal, negative, sel, rec);
+    int status = spectral_keys(A, S, e, n, causal, negative, sel, rec);
     if (status != AG_OK)
         return status;
     if (ON(AG_M_ASYMMETRY) || ON(AG_M_SYMMETRY_SCORE)) {

@@ -618,12 +618,16 @@ static int graph_build(const double *A, size_t n, double tau, int want_near, gra
                 g->wt[fill[j]++] = w;
             }
     free(fill);
+    /* ½ w/Σw as ½ (w/m)/Σ(w/m), m the row's largest weight: Σw overflows
+     * for weights near 1e308, the ratios to m cannot. */
     for (size_t i = 0; i < n; i++) {
-        double s = 0;
+        double top = 0, s = 0;
         for (size_t e = g->start[i]; e < g->start[i + 1]; e++)
-            s += g->wt[e];
+            top = fmax(top, g->wt[e]);
+        for (size_t e = g->start[i]; top > 0 && e < g->start[i + 1]; e++)
+            s += g->wt[e] / top;
         for (size_t e = g->start[i]; e < g->start[i + 1]; e++)
-            g->prob[e] = s > 0 ? 0.5 * (g->wt[e] / s) : NAN;
+            g->prob[e] = s > 0 ? 0.5 * (g->wt[e] / top / s) : NAN;
     }
     if (!want_near)
         return AG_OK;

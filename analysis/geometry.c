@@ -16,21 +16,32 @@
 
 #define ON(m) (sel->on[m])
 
-static double scaled_norm(const double *x, size_t n)
+/* ‖x‖ as amax·√s with amax = max|x_j| and s = Σ(x_j/amax)² (in [1, n]);
+ * the norm itself is amax·√s, which overflows for entries near 1e308, so
+ * callers divide by amax first, then by √s. Returns amax (0: x = 0). */
+static double norm_parts(const double *x, size_t n, double *root_s)
 {
     double amax = 0;
     for (size_t j = 0; j < n; j++)
         amax = fmax(amax, fabs(x[j]));
-    if (amax == 0)
-        return 0;
     double s = 0;
-    for (size_t j = 0; j < n; j++)
+    for (size_t j = 0; amax > 0 && j < n; j++)
         s += (x[j] / amax) * (x[j] / amax);
-    return amax * sqrt(s);
+    *root_s = sqrt(s);
+    return amax;
+}
+
+/* ‖x‖ of a vector whose norm cannot overflow (entries within 2^±100, or
+ * scaled there). */
+static double scaled_norm(const double *x, size_t n)
+{
+    double r, amax = norm_parts(x, n, &r);
+    return amax * r;
 }
 
 /* Mean of cos(x_i, x_j) over ordered pairs i ≠ j of non-zero rows:
- * with u_i = x_i/‖x_i‖, Σ_{i≠j} u_iᵀu_j = ‖Σ_i u_i‖² − Σ_i ‖u_i‖², O(mn). */
+ * with u_i = x_i/‖x_i‖, Σ_{i≠j} u_iᵀu_j = ‖Σ_i u_i‖² − Σ_i ‖u_i‖², O(mn).
+ * u_i = (x_i/amax_i)/√s_i: right for rows of any magnitude. */
 static int mean_cosine(const double *X, size_t m, size_t n, double *out)
 {
     double *sum = calloc(n, sizeof *sum);
@@ -40,12 +51,12 @@ static int mean_cosine(const double *X, size_t m, size_t n, double *out)
     double self = 0;
     for (size_t i = 0; i < m; i++) {
         const double *x = X + i * n;
-        double norm = scaled_norm(x, n);
-        if (norm == 0)
+        double root, amax = norm_parts(x, n, &root);
+        if (amax == 0)
             continue;
         double u2 = 0;
         for (size_t j = 0; j < n; j++) {
-            double u = x[j] / norm;
+            double u = x[j] / amax / root;
             sum[j] += u;
             u2 += u * u;
         }
@@ -90,11 +101,20 @@ int ag_geometry_family(const double *X, size_t m, size_t n,
     if (!ON(AG_M_PC1_SHARE) && !ON(AG_M_RES_RATIO))
         return AG_OK;
 
-    double *Xc = malloc(m * n * sizeof *Xc);
-    if (!Xc)
+    /* On S = 2^-e·X (analysis/scale.c): the centring's differences and sums
+     * cannot overflow, subnormal entries become normal, and both keys are
+     * ratios, unchanged by the scaling. */
+    int e = ag_scale_exponent(X, m, n, n);
+    double *S = e ? ag_scaled_copy(X, m, n, n, e) : NULL, *Xc = malloc(m * n * sizeof *Xc);
+    if ((e && !S) || !Xc) {
+        free(S);
+        free(Xc);
         return AG_ENOMEM;
-    centre_rows(X, m, n, Xc);
-    double norm_c = scaled_norm(Xc, m * n), norm_x = scaled_norm(X, m * n);
+    }
+    const double *src = S ? S : X;
+    centre_rows(src, m, n, Xc);
+    double norm_c = scaled_norm(Xc, m * n), norm_x = scaled_norm(src, m * n);
+    free(S);
     int status = AG_OK;
     if (ON(AG_M_PC1_SHARE)) {
         if (norm_c == 0) {

@@ -14,16 +14,17 @@ int ag_family_selected(const ag_metric_set *sel, ag_family f)
     return 0;
 }
 
-static int spectrum_family(const double *M, size_t m, size_t n,
+/* Family A from the SVD of S = 2^-e·M. */
+static int spectrum_family(const double *S, int e, size_t m, size_t n,
                            const ag_metric_set *sel, ag_record *rec)
 {
     size_t q = m < n ? m : n;
     double *sigma = malloc(q * sizeof *sigma);
     if (!sigma)
         return AG_ENOMEM;
-    int status = ag_svd_values(M, m, n, sigma);
+    int status = ag_svd_values(S, m, n, sigma);
     if (status == AG_OK)
-        ag_spectrum_from_sigma(sigma, q, m, n, sel, rec);
+        ag_spectrum_keys_scaled(sigma, q, m, n, e, AG_M_SIGMA_MAX, sel, rec);
     free(sigma);
     return status;
 }
@@ -67,17 +68,23 @@ int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
         if (!sel->on[k])
             rec->kind[k] = AG_V_ABSENT;
 
-    int status = AG_OK;
-    if (ag_family_selected(sel, AG_FAMILY_SPECTRUM))
-        status = spectrum_family(M, m, n, sel, rec);
+    /* LAPACK and the sums run on S = 2^-e·M, largest entry in [0.5, 1)
+     * (analysis/scale.c): exact, and nothing can overflow or underflow. */
+    int e = ag_scale_exponent(M, m, n, n);
+    double *S = e ? ag_scaled_copy(M, m, n, n, e) : (double *)M;
+    int status = S ? AG_OK : AG_ENOMEM;
+    if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_SPECTRUM))
+        status = spectrum_family(S, e, m, n, sel, rec);
     if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_ATTENTION)) {
         if (m == n)
-            status = ag_attention_family(M, n, sel, rec);
+            status = ag_attention_family(M, S, e, n, sel, rec);
         else
             null_family(sel, AG_FAMILY_ATTENTION, rec);
     }
     if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_GEOMETRY))
         status = ag_geometry_family(M, m, n, sel, rec);
+    if (S != M)
+        free(S);
     if (status != AG_OK)
         return ag_error_set(err, status, "%zux%zu matrix: %s", m, n,
                             lapack_what(status));

@@ -9,13 +9,14 @@
  * numerical_rank: the rank test of LAPACK/NumPy matrix_rank, tolerance
  *   σ₁ · max(m, n) · ε (Golub & Van Loan, Matrix Computations, §5.4.1).
  *
- * Ratios are formed from σ/σ₁ so that matrices with huge or tiny entries do
- * not overflow or underflow in Σσ⁴.
+ * The singular values come from 2^-e·M (analysis/scale.c), so every key but
+ * sigma_max = σ₁·2^e is a ratio of numbers near 1, formed from σ/σ₁ so that
+ * Σσ⁴ cannot overflow or underflow either.
  */
 #include <float.h>
 #include <math.h>
 
-#include "attngeom.h"
+#include "analysis.h"
 
 /* Key k of family A, shifted to the block starting at `first`. */
 #define KEY(k) ((ag_metric)(first + ((k) - AG_M_SIGMA_MAX)))
@@ -30,11 +31,17 @@ void ag_spectrum_from_sigma(const double *sigma, size_t q, size_t m, size_t n,
 void ag_spectrum_keys(const double *sigma, size_t q, size_t m, size_t n,
                       ag_metric first, const ag_metric_set *sel, ag_record *rec)
 {
+    ag_spectrum_keys_scaled(sigma, q, m, n, 0, first, sel, rec);
+}
+
+void ag_spectrum_keys_scaled(const double *sigma, size_t q, size_t m, size_t n, int e,
+                             ag_metric first, const ag_metric_set *sel, ag_record *rec)
+{
     const double s1 = q ? sigma[0] : 0.0;
     const int zero = !(s1 > 0.0);
 
     if (ON(AG_M_SIGMA_MAX))
-        ag_record_set(rec, KEY(AG_M_SIGMA_MAX), AG_V_NUMBER, s1);
+        ag_record_put(rec, KEY(AG_M_SIGMA_MAX), s1, e);
     if (ON(AG_M_SIGMA_GAP)) {
         if (q < 2 || zero)
             ag_record_set(rec, KEY(AG_M_SIGMA_GAP), AG_V_NULL, 0);
@@ -66,7 +73,8 @@ void ag_spectrum_keys(const double *sigma, size_t q, size_t m, size_t n,
         ag_record_set(rec, KEY(AG_M_PARTICIPATION_RATIO),
                       zero ? AG_V_NULL : AG_V_NUMBER, sum_r2 * sum_r2 / sum_r4);
     if (ON(AG_M_NUMERICAL_RANK)) {
-        double tol = s1 * (double)(m > n ? m : n) * DBL_EPSILON;
+        /* ε first: σ₁·max(m, n) alone can overflow */
+        double tol = s1 * DBL_EPSILON * (double)(m > n ? m : n);
         size_t r = 0;
         for (size_t k = 0; k < q; k++)
             r += sigma[k] > tol;

@@ -181,10 +181,23 @@ static void attention_from_qk(const double *q, const double *k, size_t n, size_t
     }
 }
 
+/* AG_ENONFINITE naming the first row of M (rows of `cols`) that is not
+ * finite: finite inputs whose products overflow double. */
+static int check_overflow(const double *M, size_t rows, size_t cols, const char *what,
+                          ag_error *err)
+{
+    for (size_t k = 0; k < rows * cols; k++)
+        if (!isfinite(M[k]))
+            return ag_error_set(err, AG_ENONFINITE, "stability: %s is not finite at row %zu (float64 overflow)",
+                                what, k / cols);
+    return AG_OK;
+}
+
 /* Q, K (rotated) and A of the head at input X (n, d) with row stride ldx.
- * q, k (n, dh), A (n, n) are the caller's; cs/sn the rotary tables or NULL. */
-static void head_forward(const ag_head_input *h, const double *X, size_t ldx, const double *cs,
-                         const double *sn, double *q, double *k, double *A)
+ * q, k (n, dh), A (n, n) are the caller's; cs/sn the rotary tables or NULL.
+ * AG_ENONFINITE when the products overflow (A is then not finite). */
+static int head_forward(const ag_head_input *h, const double *X, size_t ldx, const double *cs,
+                        const double *sn, double *q, double *k, double *A, ag_error *err)
 {
     project(X, h->n, h->d, ldx, h->wq, h->ldq, h->bq, h->d_h, q);
     project(X, h->n, h->d, ldx, h->wk, h->ldk, h->bk, h->d_h, k);
@@ -193,6 +206,10 @@ static void head_forward(const ag_head_input *h, const double *X, size_t ldx, co
         rotate(k, h->n, h->d_h, cs, sn, 1);
     }
     attention_from_qk(q, k, h->n, h->d_h, h->scale, h->causal, A);
+    int rc = check_overflow(q, h->n, h->d_h, "Q = X W_Q", err);
+    if (rc == AG_OK)
+        rc = check_overflow(k, h->n, h->d_h, "K = X W_K", err);
+    return rc == AG_OK ? check_overflow(A, h->n, h->n, "the attention", err) : rc;
 }
 
 int ag_head_attention(const ag_head_input *in, double *A, ag_error *err)
@@ -212,7 +229,7 @@ int ag_head_attention(const ag_head_input *in, double *A, ag_error *err)
     } else {
         if (h.rope)
             rope_tables(n, dh, h.rope_theta, cs, sn);
-        head_forward(&h, h.x, h.ldx, cs, sn, q, k, A);
+        rc = head_forward(&h, h.x, h.ldx, cs, sn, q, k, A, err);
     }
     free(q);
     free(k);
@@ -263,7 +280,11 @@ static int linearize(const ag_head_input *h, ag_head_lin **out, ag_error *err)
     }
     if (h->rope)
         rope_tables(n, dh, h->rope_theta, L->cs, L->sn);
-    head_forward(h, h->x, h->ldx, L->cs, L->sn, L->q, L->k, L->A);
+    int rc = head_forward(h, h->x, h->ldx, L->cs, L->sn, L->q, L->k, L->A, err);
+    if (rc != AG_OK) {
+        ag_head_lin_free(L);
+        return rc;
+    }
     *out = L;
     return AG_OK;
 }
@@ -639,7 +660,8 @@ static int sensitivity(const ag_head_input *h, const double *A0, const ag_stabil
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < d; j++)
                 Xp[i * d + j] = h->x[i * h->ldx + j] + E[i * d + j];
-        head_forward(h, Xp, d, cs, sn, q, q + n * dh, A1);
+        if ((rc = head_forward(h, Xp, d, cs, sn, q, q + n * dh, A1, err)) != AG_OK)
+            goto done;
         cblas_daxpy((int)(n * n), -1.0, A0, 1, A1, 1);
         sum += (frob(A1, n * n) / na) / (ne / nx);
     }
@@ -749,15 +771,19 @@ int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *op
             return ag_error_set(err, AG_ENOMEM, "stability: out of memory");
         if (ON(AG_M_Q_MEAN_COSINE)) {
             project(h.x, n, h.d, h.ldx, h.wq, h.ldq, h.bq, dh, M);
-            rc = mean_cosine_key(M, n, dh, AG_M_Q_MEAN_COSINE, rec);
+            if (!(rc = check_overflow(M, n, dh, "Q = X W_Q", err)))
+                rc = mean_cosine_key(M, n, dh, AG_M_Q_MEAN_COSINE, rec);
         }
         if (!rc && ON(AG_M_K_MEAN_COSINE)) {
             project(h.x, n, h.d, h.ldx, h.wk, h.ldk, h.bk, dh, M);
-            rc = mean_cosine_key(M, n, dh, AG_M_K_MEAN_COSINE, rec);
+            if (!(rc = check_overflow(M, n, dh, "K = X W_K", err)))
+                rc = mean_cosine_key(M, n, dh, AG_M_K_MEAN_COSINE, rec);
         }
         free(M);
-        if (rc)
+        if (rc == AG_ENOMEM)
             return ag_error_set(err, rc, "stability: out of memory");
+        if (rc)
+            return rc;
     }
     if (!ON(AG_M_JACOBIAN_NORM) && !ON(AG_M_JACOBIAN_NORM_REL) && !ON(AG_M_SENSITIVITY) &&
         !ON(AG_M_QK_COS_MEAN))
@@ -777,6 +803,8 @@ int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *op
     if (!rc && (ON(AG_M_JACOBIAN_NORM) || ON(AG_M_JACOBIAN_NORM_REL))) {
         double jn = 0;
         rc = ag_head_jacobian_norm(L, &jn, NULL, err);
+        if (!rc && !isfinite(jn)) /* the products JᵀJv overflowed */
+            rc = ag_error_set(err, AG_ENONFINITE, "stability: jacobian_norm is not finite (float64 overflow)");
         if (!rc) {
             double nx = frob_strided(h.x, n, h.d, h.ldx), na = frob(L->A, n * n);
             if (ON(AG_M_JACOBIAN_NORM))

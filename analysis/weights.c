@@ -118,7 +118,9 @@ static int qk_trace_square(const ag_head_factors *f, double *out)
     return AG_OK;
 }
 
-static int qk_keys(const ag_head_factors *f, const ag_metric_set *sel, ag_record *rec)
+/* f's blocks are 2^-e_q·W_Q etc. (scaled_factors), e the exponent of
+ * their product: M_QK = 2^(e_q+e_k)·(the product of the scaled blocks). */
+static int qk_keys(const ag_head_factors *f, int e, const ag_metric_set *sel, ag_record *rec)
 {
     double *sigma = calloc(f->d, sizeof *sigma), frob = 0, tr2 = 0;
     if (!sigma)
@@ -126,7 +128,7 @@ static int qk_keys(const ag_head_factors *f, const ag_metric_set *sel, ag_record
     int status = product_sigma(f->wq, f->d, f->ldq, f->wk, f->d, f->ldk, f->d_h,
                                sigma, f->d, &frob);
     if (status == AG_OK)
-        ag_spectrum_keys(sigma, f->d, f->d, f->d, AG_M_QK_SIGMA_MAX, sel, rec);
+        ag_spectrum_keys_scaled(sigma, f->d, f->d, f->d, e, AG_M_QK_SIGMA_MAX, sel, rec);
     if (status == AG_OK && ON(AG_M_QK_SYMMETRY_SCORE)) {
         status = qk_trace_square(f, &tr2);
         if (status == AG_OK && frob > 0)
@@ -175,7 +177,7 @@ static void null_ov(const ag_metric_set *sel, ag_record *rec)
             ag_record_set(rec, (ag_metric)k, AG_V_NULL, 0);
 }
 
-static int ov_keys(const ag_head_factors *f, const ag_metric_set *sel, ag_record *rec)
+static int ov_keys(const ag_head_factors *f, int e, const ag_metric_set *sel, ag_record *rec)
 {
     if (!f->wv || !f->wo) {
         null_ov(sel, rec);
@@ -197,7 +199,7 @@ static int ov_keys(const ag_head_factors *f, const ag_metric_set *sel, ag_record
                                sigma, q, &frob);
     }
     if (status == AG_OK)
-        ag_spectrum_keys(sigma, q, f->d, f->d_out, AG_M_OV_SIGMA_MAX, sel, rec);
+        ag_spectrum_keys_scaled(sigma, q, f->d, f->d_out, e, AG_M_OV_SIGMA_MAX, sel, rec);
     if (status == AG_OK && ON(AG_M_OV_COPYING_SCORE)) {
         if (f->d_out == f->d)
             status = ov_copying(f, rec);
@@ -237,12 +239,64 @@ static int check_factors(const ag_head_factors *f, ag_error *err)
     return status;
 }
 
+/* ---- exact scaling of the factors (analysis/scale.c) ---- */
+
+typedef struct {
+    ag_head_factors f; /* the blocks, each scaled by 2^-e of its own */
+    int e_qk, e_ov;    /* exponents of M_QK and M_OV */
+    double *own[4];    /* the scaled copies (NULL: block used as it is) */
+} scaled_factors;
+
+/* One block into *p and *ld: itself within 2^±100, else a scaled copy. */
+static int scale_block(const double **p, size_t *ld, size_t rows, size_t cols, int *e,
+                       double **own)
+{
+    *e = *p ? ag_scale_exponent(*p, rows, cols, *ld) : 0;
+    if (!*e)
+        return AG_OK;
+    if (!(*own = ag_scaled_copy(*p, rows, cols, *ld, *e)))
+        return AG_ENOMEM;
+    *p = *own;
+    *ld = cols;
+    return AG_OK;
+}
+
+/* Products of factors near 1e308 (or 1e-308) overflow (underflow) long
+ * before their singular values do: run on the scaled blocks, scale back. */
+static int scale_factors(const ag_head_factors *f, scaled_factors *s)
+{
+    memset(s, 0, sizeof *s);
+    s->f = *f;
+    int e[4];
+    int rc = scale_block(&s->f.wq, &s->f.ldq, f->d, f->d_h, &e[0], &s->own[0]);
+    if (rc == AG_OK)
+        rc = scale_block(&s->f.wk, &s->f.ldk, f->d, f->d_h, &e[1], &s->own[1]);
+    if (rc == AG_OK)
+        rc = scale_block(&s->f.wv, &s->f.ldv, f->d, f->d_h, &e[2], &s->own[2]);
+    if (rc == AG_OK)
+        rc = scale_block(&s->f.wo, &s->f.ldo, f->d_h, f->d_out, &e[3], &s->own[3]);
+    s->e_qk = e[0] + e[1];
+    s->e_ov = rc == AG_OK ? e[2] + e[3] : 0;
+    return rc;
+}
+
+static void scaled_factors_free(scaled_factors *s)
+{
+    for (int k = 0; k < 4; k++)
+        free(s->own[k]);
+}
+
 int ag_weight_metrics(const ag_head_factors *f, const ag_metric_set *sel,
                       ag_record *rec, ag_error *err)
 {
     int status = check_factors(f, err);
     if (status != AG_OK)
         return status;
+    scaled_factors sf;
+    if (scale_factors(f, &sf) != AG_OK) {
+        scaled_factors_free(&sf);
+        return ag_error_set(err, AG_ENOMEM, "weight metrics (d %zu, d_h %zu): out of memory", f->d, f->d_h);
+    }
     rec->rows = rec->cols = f->d;
     for (int k = 0; k < AG_M_COUNT; k++)
         if (!sel->on[k])
@@ -253,9 +307,10 @@ int ag_weight_metrics(const ag_head_factors *f, const ag_metric_set *sel,
     for (int k = AG_M_OV_SIGMA_MAX; k <= AG_M_OV_COPYING_SCORE; k++)
         want_ov |= sel->on[k];
     if (want_qk)
-        status = qk_keys(f, sel, rec);
+        status = qk_keys(&sf.f, sf.e_qk, sel, rec);
     if (status == AG_OK && want_ov)
-        status = ov_keys(f, sel, rec);
+        status = ov_keys(&sf.f, sf.e_ov, sel, rec);
+    scaled_factors_free(&sf);
     if (status != AG_OK)
         return ag_error_set(err, status, "weight metrics (d %zu, d_h %zu): %s", f->d, f->d_h,
                             status == AG_ELAPACK ? "a LAPACK routine failed" : ag_strerror(status));

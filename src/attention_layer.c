@@ -61,12 +61,31 @@
 DEFINE_LAYER(float, f32, cblas_sgemm, expf)
 DEFINE_LAYER(double, f64, cblas_dgemm, exp)
 
-static int all_finite(const double *v, size_t cnt)
+/* Messages name the files the inputs came from when the caller says. */
+static const char *x_name(const ag_attn_layer_spec *s)
 {
-    for (size_t i = 0; v && i < cnt; i++)
-        if (!isfinite(v[i]))
-            return 0;
-    return 1;
+    return s->x_name ? s->x_name : "attention layer";
+}
+
+static const char *w_name(const ag_attn_layer_spec *s)
+{
+    return s->w_name ? s->w_name : "attention layer";
+}
+
+/* The first entry of the (rows, cols) block v that is not finite or, with
+ * f32, does not fit a float (it would become Inf); AG_ENONFINITE naming it. */
+static int check_block(const double *v, size_t rows, size_t cols, const char *file,
+                       const char *what, int f32, ag_error *err)
+{
+    for (size_t k = 0; v && k < rows * cols; k++) {
+        if (!isfinite(v[k]))
+            return ag_error_set(err, AG_ENONFINITE, "%s: %s holds a non-finite value (%g) at row %zu, column %zu",
+                                file, what, v[k], k / cols, k % cols);
+        if (f32 && isinf((float)v[k]))
+            return ag_error_set(err, AG_ENONFINITE, "%s: %s value %g at row %zu, column %zu overflows float32 (try --precision f64)",
+                                file, what, v[k], k / cols, k % cols);
+    }
+    return AG_OK;
 }
 
 static int check_spec(const ag_attn_layer_spec *s, ag_error *err)
@@ -79,11 +98,30 @@ static int check_spec(const ag_attn_layer_spec *s, ag_error *err)
     if (s->d_a % (size_t)s->n_head)
         return ag_error_set(err, AG_EINVAL, "attention layer: projection width %zu is not divisible by %d heads",
                             s->d_a, s->n_head);
-    if (!all_finite(s->x, s->n * s->d))
-        return ag_error_set(err, AG_ENONFINITE, "attention layer: X holds NaN or Inf");
-    if (!all_finite(s->wq, s->d * s->d_a) || !all_finite(s->wk, s->d * s->d_a) ||
-        !all_finite(s->bq, s->d_a) || !all_finite(s->bk, s->d_a))
-        return ag_error_set(err, AG_ENONFINITE, "attention layer: a weight or bias holds NaN or Inf");
+    int f32 = s->precision != AG_PRECISION_F64;
+    int rc = check_block(s->x, s->n, s->d, x_name(s), "X", f32, err);
+    if (rc == AG_OK)
+        rc = check_block(s->wq, s->d, s->d_a, w_name(s), "W_Q", f32, err);
+    if (rc == AG_OK)
+        rc = check_block(s->wk, s->d, s->d_a, w_name(s), "W_K", f32, err);
+    if (rc == AG_OK)
+        rc = check_block(s->bq, 1, s->d_a, w_name(s), "b_Q", f32, err);
+    if (rc == AG_OK)
+        rc = check_block(s->bk, 1, s->d_a, w_name(s), "b_K", f32, err);
+    return rc;
+}
+
+/* Finite inputs can still overflow in the products (the scores): every
+ * head's probabilities must be finite, or the layer fails naming the head. */
+static int check_heads(const ag_attn_layer_spec *s, const double *p, ag_error *err)
+{
+    size_t nn = s->n * s->n;
+    for (size_t k = 0; k < (size_t)s->n_head * nn; k++)
+        if (!isfinite(p[k]))
+            return ag_error_set(err, AG_ENONFINITE, "%s: head %zu: attention is not finite at query %zu (%s)",
+                                w_name(s), k / nn, k % nn / s->n,
+                                s->precision == AG_PRECISION_F64 ? "float64 overflow"
+                                                                 : "float32 overflow; try --precision f64");
     return AG_OK;
 }
 
@@ -141,11 +179,13 @@ int ag_attention_layer(const ag_attn_layer_spec *s, ag_array *out, ag_error *err
         return rc;
     double scale = s->scale > 0 ? s->scale : 1.0 / sqrt((double)(s->d_a / (size_t)s->n_head));
     rc = s->precision == AG_PRECISION_F64 ? run_f64(s, scale, out->data) : run_f32(s, scale, out->data);
-    if (rc != AG_OK) {
+    if (rc != AG_OK)
+        ag_error_set(err, rc, "attention layer: out of memory for %zu tokens", s->n);
+    else
+        rc = check_heads(s, out->data, err);
+    if (rc != AG_OK)
         ag_array_free(out);
-        return ag_error_set(err, rc, "attention layer: out of memory for %zu tokens", s->n);
-    }
-    return AG_OK;
+    return rc;
 }
 
 /* ---- tensor helpers ------------------------------------------------------- */

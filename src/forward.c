@@ -8,10 +8,40 @@
  * never kept. All of it belongs to the pass, so passes may run concurrently. */
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model_int.h"
+
+/* Where a pass met a value that is not finite (an overflow: the weights
+ * were checked finite at load). layer -1: outside the blocks; head -1: not
+ * per head; row: the token (the query for attention). */
+typedef struct {
+    const char *what;
+    int layer, head;
+    size_t row;
+} fwd_fault;
+
+static int set_fault(fwd_fault *f, const char *what, int layer, int head, size_t row)
+{
+    *f = (fwd_fault){.what = what, .layer = layer, .head = head, .row = row};
+    return AG_ENONFINITE;
+}
+
+/* "layer 3 head 5: attention is not finite at query 2 (float32 overflow;
+ * try --precision f64)". The caller names the model folder. */
+static void fault_error(const fwd_fault *f, int f64, ag_error *err)
+{
+    char place[64] = "";
+    if (f->layer >= 0 && f->head >= 0)
+        snprintf(place, sizeof place, "layer %d head %d: ", f->layer, f->head);
+    else if (f->layer >= 0)
+        snprintf(place, sizeof place, "layer %d: ", f->layer);
+    ag_error_set(err, AG_ENONFINITE, "%s%s is not finite at %s %zu (%s)", place, f->what,
+                 f->head >= 0 ? "query" : "token", f->row,
+                 f64 ? "float64 overflow" : "float32 overflow; try --precision f64");
+}
 
 #define R float
 #define SFX _f32

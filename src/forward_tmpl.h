@@ -29,6 +29,7 @@ typedef struct {
     R *w;      // (max_mat) one weight matrix converted to R (unused when
                // an F32 matrix is used in place by the f32 pass)
     double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
+    fwd_fault fault; // where the pass stopped on a non-finite value
 } FN(ws);
 
 static void FN(ws_free)(FN(ws) *s)
@@ -93,36 +94,96 @@ static void FN(linear)(const agm_lin *L, const R *x, size_t n, R *y, R *scratch)
                 y[i * L->out + j] += (R)L->b[j];
 }
 
-/* torch.nn.LayerNorm over the last dim: (x - mean)/sqrt(var + eps)*w + b,
- * biased variance. x, y (n, d); may alias. */
-static void FN(layernorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps)
+/* First non-finite value of x[0..cnt), or cnt. */
+static size_t FN(first_bad)(const R *x, size_t cnt)
 {
-    for (size_t i = 0; i < n; i++) {
-        const R *r = x + i * d;
-        double s = 0, ss = 0;
-        for (size_t j = 0; j < d; j++)
-            s += r[j];
-        R mean = (R)(s / d);
-        for (size_t j = 0; j < d; j++)
-            ss += (double)(r[j] - mean) * (r[j] - mean);
-        R inv = (R)1 / RSQRT((R)(ss / d) + (R)eps);
-        for (size_t j = 0; j < d; j++)
-            y[i * d + j] = (r[j] - mean) * inv * (R)nm->w[j] + (R)nm->b[j];
-    }
+    for (size_t i = 0; i < cnt; i++)
+        if (!isfinite(x[i]))
+            return i;
+    return cnt;
 }
 
-/* modeling_llama.py LlamaRMSNorm: w * (x * rsqrt(mean(x^2) + eps)). */
-static void FN(rmsnorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps)
+/* Exponent e such that the row r (d values) scaled by 2^-e has squares that
+ * can neither overflow nor underflow. Always 0 in the f32 pass, whose norms
+ * keep HF's float32 statistics (an overflowing variance is reported, see
+ * norm_check), and for rows within [2^-400, 2^400], whose results are then
+ * bit-identical to the unscaled formula. */
+static int FN(row_exp)(const R *r, size_t d)
 {
+#if IS_F64
+    double m = 0;
+    for (size_t j = 0; j < d; j++)
+        m = fmax(m, fabs(r[j]));
+    int e = 0;
+    if (m > 0 && (m < 0x1p-400 || m > 0x1p400))
+        frexp(m, &e);
+    return e;
+#else
+    (void)r;
+    (void)d;
+    return 0;
+#endif
+}
+
+/* r[j]·2^-e, exactly. */
+static inline R FN(sc)(R v, int e)
+{
+    return e ? (R)ldexp(v, -e) : v;
+}
+
+/* A norm's row is usable when its statistic (variance or mean square) is
+ * finite in R and so is every output: with a float32 variance of +inf HF
+ * silently outputs the bias, a wrong number. Returns the row or n. */
+static size_t FN(norm_check)(const R *y, size_t row, size_t d, R stat, size_t n)
+{
+    return (!isfinite(stat) || FN(first_bad)(y + row * d, d) < d) ? row : n;
+}
+
+/* torch.nn.LayerNorm over the last dim: (x - mean)/sqrt(var + eps)*w + b,
+ * biased variance. x, y (n, d); may alias. The f64 pass computes on
+ * x·2^-e (row_exp), the same quotient: (x - mean)·2^-e / sqrt((var + eps)·2^-2e).
+ * Returns the first row whose result is not finite, or n. */
+static size_t FN(layernorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps)
+{
+    size_t bad = n;
     for (size_t i = 0; i < n; i++) {
         const R *r = x + i * d;
+        int e = FN(row_exp)(r, d);
+        double s = 0, ss = 0;
+        for (size_t j = 0; j < d; j++)
+            s += FN(sc)(r[j], e);
+        R mean = (R)(s / d);
+        for (size_t j = 0; j < d; j++)
+            ss += (double)(FN(sc)(r[j], e) - mean) * (FN(sc)(r[j], e) - mean);
+        R var = (R)(ss / d);
+        R inv = (R)1 / RSQRT(var + (R)ldexp(eps, -2 * e)); // eps·2^-2e = inf: inv = 0, right
+        for (size_t j = 0; j < d; j++)
+            y[i * d + j] = (FN(sc)(r[j], e) - mean) * inv * (R)nm->w[j] + (R)nm->b[j];
+        if (bad == n)
+            bad = FN(norm_check)(y, i, d, var, n);
+    }
+    return bad;
+}
+
+/* modeling_llama.py LlamaRMSNorm: w * (x * rsqrt(mean(x^2) + eps)), scaled
+ * as layernorm in the f64 pass. Returns the first bad row, or n. */
+static size_t FN(rmsnorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps)
+{
+    size_t bad = n;
+    for (size_t i = 0; i < n; i++) {
+        const R *r = x + i * d;
+        int e = FN(row_exp)(r, d);
         double ss = 0;
         for (size_t j = 0; j < d; j++)
-            ss += (double)r[j] * r[j];
-        R inv = (R)1 / RSQRT((R)(ss / d) + (R)eps);
+            ss += (double)FN(sc)(r[j], e) * FN(sc)(r[j], e);
+        R ms = (R)(ss / d);
+        R inv = (R)1 / RSQRT(ms + (R)ldexp(eps, -2 * e));
         for (size_t j = 0; j < d; j++)
-            y[i * d + j] = (R)nm->w[j] * (r[j] * inv);
+            y[i * d + j] = (R)nm->w[j] * (FN(sc)(r[j], e) * inv);
+        if (bad == n)
+            bad = FN(norm_check)(y, i, d, ms, n);
     }
+    return bad;
 }
 
 /* activations.py: NewGELUActivation (tanh form), GELUActivation (erf),
@@ -189,10 +250,33 @@ static void FN(attend)(const R *q, const R *k, const R *v, size_t n, int H, int 
     }
 }
 
-/* Hand X (n, d) and P (H, n, n) to the callback as doubles. */
+/* A norm into y, or the fault naming it and the first row it could not
+ * produce (rms: RMSNorm, else LayerNorm). */
+static int FN(norm)(FN(ws) *s, int rms, const R *x, R *y, size_t n, size_t d,
+                    const agm_norm *nm, double eps, const char *what, int layer)
+{
+    size_t bad = rms ? FN(rmsnorm)(x, y, n, d, nm, eps) : FN(layernorm)(x, y, n, d, nm, eps);
+    return bad < n ? set_fault(&s->fault, what, layer, -1, bad) : AG_OK;
+}
+
+/* The fault at the first non-finite entry of x (rows of d values), if any. */
+static int FN(check_rows)(FN(ws) *s, const R *x, size_t n, size_t d, const char *what,
+                          int layer, int head)
+{
+    size_t k = FN(first_bad)(x, n * d);
+    return k < n * d ? set_fault(&s->fault, what, layer, head, k / d) : AG_OK;
+}
+
+/* Check every head's probabilities, then hand X (n, d) and P (H, n, n) to
+ * the callback as doubles: a callback never sees a non-finite value. */
 static int FN(emit)(FN(ws) *s, const R *x, int layer, size_t n, size_t d, int H,
                     ag_layer_fn fn, void *user)
 {
+    for (int h = 0; h < H; h++) {
+        int rc = FN(check_rows)(s, s->p + (size_t)h * n * n, n, n, "attention", layer, h);
+        if (rc)
+            return rc;
+    }
     if (!fn)
         return AG_OK;
     ag_layer_view view = {.layer = layer, .n = n, .d = d, .n_head = H};
@@ -225,7 +309,9 @@ static int FN(block_gpt2)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_laye
     const ag_model_config *g = &m->cfg;
     const agm_layer *y = &m->layers[l];
     size_t d = (size_t)g->d_model;
-    FN(layernorm)(s->h, s->xn, n, d, &y->ln1, g->norm_eps);
+    int rc = FN(norm)(s, 0, s->h, s->xn, n, d, &y->ln1, g->norm_eps, "ln_1 output", l);
+    if (rc)
+        return rc;
     FN(linear)(&y->qkv, s->xn, n, s->qkv, s->w); // (n, 3d)
     for (size_t i = 0; i < n; i++) {
         memcpy(s->q + i * d, s->qkv + i * 3 * d, d * sizeof(R));
@@ -236,12 +322,12 @@ static int FN(block_gpt2)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_laye
     if (g->scale_by_inverse_layer)
         sc /= (double)(l + 1);
     FN(attend)(s->q, s->k, s->v, n, g->n_head, g->n_head, g->head_dim, (R)sc, 1, s->p, s->ctx);
-    int rc = FN(emit)(s, s->xn, l, n, d, g->n_head, fn, user);
-    if (rc)
+    if ((rc = FN(emit)(s, s->xn, l, n, d, g->n_head, fn, user)) != AG_OK)
         return rc;
     FN(linear)(&y->o, s->ctx, n, s->t, s->w);
     FN(add)(s->h, s->t, n * d);
-    FN(layernorm)(s->h, s->xn, n, d, &y->ln2, g->norm_eps);
+    if ((rc = FN(norm)(s, 0, s->h, s->xn, n, d, &y->ln2, g->norm_eps, "ln_2 output", l)) != AG_OK)
+        return rc;
     FN(linear)(&y->up, s->xn, n, s->f1, s->w); // (n, d_ff)
     FN(activate)(s->f1, n * (size_t)g->d_ff, m->act);
     FN(linear)(&y->down, s->f1, n, s->t, s->w);
@@ -267,13 +353,14 @@ static int FN(block_bert)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_laye
         return rc;
     FN(linear)(&y->o, s->ctx, n, s->t, s->w);
     FN(add)(s->t, s->h, n * d); // BertSelfOutput: LayerNorm(dense(x) + input)
-    FN(layernorm)(s->t, s->h, n, d, &y->ln1, g->norm_eps);
+    if ((rc = FN(norm)(s, 0, s->t, s->h, n, d, &y->ln1, g->norm_eps,
+                       "attention.output.LayerNorm output", l)) != AG_OK)
+        return rc;
     FN(linear)(&y->up, s->h, n, s->f1, s->w);
     FN(activate)(s->f1, n * (size_t)g->d_ff, m->act);
     FN(linear)(&y->down, s->f1, n, s->t, s->w);
     FN(add)(s->t, s->h, n * d); // BertOutput
-    FN(layernorm)(s->t, s->h, n, d, &y->ln2, g->norm_eps);
-    return AG_OK;
+    return FN(norm)(s, 0, s->t, s->h, n, d, &y->ln2, g->norm_eps, "output.LayerNorm output", l);
 }
 
 /* modeling_llama.py apply_rotary_pos_emb: x*cos + rotate_half(x)*sin,
@@ -314,7 +401,9 @@ static int FN(block_llama)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_lay
     const ag_model_config *g = &m->cfg;
     const agm_layer *y = &m->layers[l];
     size_t d = (size_t)g->d_model, cnt = n * (size_t)g->d_ff;
-    FN(rmsnorm)(s->h, s->xn, n, d, &y->ln1, g->norm_eps);
+    int rc = FN(norm)(s, 1, s->h, s->xn, n, d, &y->ln1, g->norm_eps, "input_layernorm output", l);
+    if (rc)
+        return rc;
     FN(linear)(&y->q, s->xn, n, s->q, s->w);
     FN(linear)(&y->k, s->xn, n, s->k, s->w);
     FN(linear)(&y->v, s->xn, n, s->v, s->w);
@@ -322,12 +411,13 @@ static int FN(block_llama)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_lay
     FN(rope)(s->k, n, g->n_kv_head, g->head_dim, s->cos, s->sin);
     R sc = (R)(1.0 / sqrt((double)g->head_dim));
     FN(attend)(s->q, s->k, s->v, n, g->n_head, g->n_kv_head, g->head_dim, sc, 1, s->p, s->ctx);
-    int rc = FN(emit)(s, s->xn, l, n, d, g->n_head, fn, user);
-    if (rc)
+    if ((rc = FN(emit)(s, s->xn, l, n, d, g->n_head, fn, user)) != AG_OK)
         return rc;
     FN(linear)(&y->o, s->ctx, n, s->t, s->w);
     FN(add)(s->h, s->t, n * d);
-    FN(rmsnorm)(s->h, s->xn, n, d, &y->ln2, g->norm_eps);
+    if ((rc = FN(norm)(s, 1, s->h, s->xn, n, d, &y->ln2, g->norm_eps,
+                       "post_attention_layernorm output", l)) != AG_OK)
+        return rc;
     FN(linear)(&y->gate, s->xn, n, s->f1, s->w);
     FN(linear)(&y->up, s->xn, n, s->f2, s->w);
     FN(activate)(s->f1, cnt, m->act);
@@ -341,7 +431,7 @@ static int FN(block_llama)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_lay
 /* Embeddings into s->h (n, d): GPT-2 wte + wpe; BERT LN((word + type0) + pos)
  * (BertEmbeddings order); LLaMA embed_tokens. Only the rows used are
  * converted: the tokens' rows, positions 0..n-1, token type 0. */
-static void FN(embed)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s)
+static int FN(embed)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s)
 {
     size_t d = (size_t)m->cfg.d_model;
     R *pos = m->pos_emb.p ? s->t : NULL;   // (n, d) in the free projection buffer
@@ -360,7 +450,9 @@ static void FN(embed)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s
             s->h[i * d + j] = pos ? v + pos[i * d + j] : v;
         }
     if (m->cfg.arch == AG_ARCH_BERT)
-        FN(layernorm)(s->h, s->h, n, d, &m->emb_ln, m->cfg.norm_eps);
+        return FN(norm)(s, 0, s->h, s->h, n, d, &m->emb_ln, m->cfg.norm_eps,
+                        "embeddings.LayerNorm output", -1);
+    return FN(check_rows)(s, s->h, n, d, "embedding sum", -1, -1);
 }
 
 static void FN(store)(double *dst, const R *src, size_t cnt)
@@ -374,27 +466,32 @@ static int FN(run)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s,
                    ag_layer_fn fn, void *user, double *hidden)
 {
     const ag_model_config *g = &m->cfg;
-    size_t nd = n * (size_t)g->d_model;
-    FN(embed)(m, ids, n, s);
+    size_t d = (size_t)g->d_model, nd = n * d;
+    int rc = FN(embed)(m, ids, n, s);
+    if (rc)
+        return rc;
     if (g->arch == AG_ARCH_LLAMA)
         FN(rope_tables)(s->cos, s->sin, n, g->head_dim, g->rope_theta);
     for (int l = 0; l < g->n_layer; l++) {
         if (hidden)
             FN(store)(hidden + (size_t)l * nd, s->h, nd);
-        int rc = g->arch == AG_ARCH_GPT2   ? FN(block_gpt2)(m, l, s, n, fn, user)
-                 : g->arch == AG_ARCH_BERT ? FN(block_bert)(m, l, s, n, fn, user)
-                                           : FN(block_llama)(m, l, s, n, fn, user);
+        rc = g->arch == AG_ARCH_GPT2   ? FN(block_gpt2)(m, l, s, n, fn, user)
+             : g->arch == AG_ARCH_BERT ? FN(block_bert)(m, l, s, n, fn, user)
+                                       : FN(block_llama)(m, l, s, n, fn, user);
+        if (rc == AG_OK) // the block's output: an overflow in its MLP shows here
+            rc = FN(check_rows)(s, s->h, n, d, "hidden state", l, -1);
         if (rc)
             return rc;
     }
     if (!hidden)
         return AG_OK;
     if (g->arch == AG_ARCH_GPT2) // GPT2Model.forward: ln_f before the last append
-        FN(layernorm)(s->h, s->h, n, (size_t)g->d_model, &m->final_norm, g->norm_eps);
+        rc = FN(norm)(s, 0, s->h, s->h, n, d, &m->final_norm, g->norm_eps, "ln_f output", -1);
     else if (g->arch == AG_ARCH_LLAMA) // LlamaModel.forward: self.norm likewise
-        FN(rmsnorm)(s->h, s->h, n, (size_t)g->d_model, &m->final_norm, g->norm_eps);
-    FN(store)(hidden + (size_t)g->n_layer * nd, s->h, nd);
-    return AG_OK;
+        rc = FN(norm)(s, 1, s->h, s->h, n, d, &m->final_norm, g->norm_eps, "norm output", -1);
+    if (rc == AG_OK)
+        FN(store)(hidden + (size_t)g->n_layer * nd, s->h, nd);
+    return rc;
 }
 
 static int FN(forward)(const ag_model *m, const int32_t *ids, size_t n,
@@ -405,7 +502,9 @@ static int FN(forward)(const ag_model *m, const int32_t *ids, size_t n,
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
     int rc = FN(run)(m, ids, n, &s, fn, user, hidden);
     FN(ws_free)(&s);
-    if (rc)
+    if (rc && s.fault.what)
+        fault_error(&s.fault, IS_F64, err);
+    else if (rc)
         ag_error_set(err, rc, "forward pass stopped by the layer callback (status %d)", rc);
     return rc;
 }

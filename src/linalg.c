@@ -15,11 +15,20 @@
 
 #include "attngeom.h"
 
-static double *dup_matrix(const double *M, size_t count)
+/* A copy for LAPACK to overwrite, or NULL (*status AG_ENOMEM, or
+ * AG_ENONFINITE: LAPACK given Inf or NaN may not return, or may corrupt the
+ * heap, as Debian's OpenBLAS 0.3.21 dgeev does, so it never is). */
+static double *dup_matrix(const double *M, size_t count, int *status)
 {
+    for (size_t k = 0; k < count; k++)
+        if (!isfinite(M[k])) {
+            *status = AG_ENONFINITE;
+            return NULL;
+        }
     double *c = malloc((count ? count : 1) * sizeof *c);
     if (c)
         memcpy(c, M, count * sizeof *c);
+    *status = c ? AG_OK : AG_ENOMEM;
     return c;
 }
 
@@ -29,9 +38,10 @@ int ag_svd_values(const double *M, size_t m, size_t n, double *sigma)
         return AG_EINVAL;
     if (m > INT32_MAX || n > INT32_MAX || m > SIZE_MAX / sizeof(double) / n)
         return AG_ELIMIT;
-    double *a = dup_matrix(M, m * n);
+    int status;
+    double *a = dup_matrix(M, m * n, &status);
     if (!a)
-        return AG_ENOMEM;
+        return status;
     /* Column-major view: n rows, m columns, leading dimension n.
      * dgesdd, JOBZ='N': divide and conquer, values only (LAPACK Users' Guide
      * §2.4.4); relative accuracy of each σ_k is O(ε σ₁ / σ_k). */
@@ -82,9 +92,10 @@ int ag_eig_general_values(const double *A, size_t n, double *re, double *im)
         return AG_EINVAL;
     if (n > INT32_MAX || n > SIZE_MAX / sizeof(double) / n)
         return AG_ELIMIT;
-    double *a = dup_matrix(A, n * n);
+    int status;
+    double *a = dup_matrix(A, n * n, &status);
     if (!a)
-        return AG_ENOMEM;
+        return status;
     /* dgeev without eigenvectors: Hessenberg reduction + QR iteration
      * (LAPACK Users' Guide §2.4.5). Eigenvalues of Aᵀ = eigenvalues of A. */
     lapack_int info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', (lapack_int)n, a,
@@ -101,14 +112,15 @@ int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value)
         return AG_EINVAL;
     if (n > INT32_MAX || n > SIZE_MAX / sizeof(double) / n)
         return AG_ELIMIT;
-    double *a = dup_matrix(S, n * n);
+    int status;
+    double *a = dup_matrix(S, n * n, &status);
     lapack_int *isuppz = malloc(2 * n * sizeof *isuppz);
     double *w = malloc(n * sizeof *w);
     if (!a || !isuppz || !w) {
         free(a);
         free(isuppz);
         free(w);
-        return AG_ENOMEM;
+        return a ? AG_ENOMEM : status;
     }
     /* dsyevr, RANGE='I': only the k-th eigenvalue (MRRR after tridiagonal
      * reduction; LAPACK Users' Guide §2.4.4). abstol 0 = LAPACK's default
@@ -118,7 +130,7 @@ int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value)
                                      (lapack_int)n, a, (lapack_int)n, 0.0, 0.0,
                                      (lapack_int)k, (lapack_int)k, 0.0, &found,
                                      w, NULL, 1, isuppz);
-    int status = (info == 0 && found == 1) ? AG_OK : AG_ELAPACK;
+    status = (info == 0 && found == 1) ? AG_OK : AG_ELAPACK;
     if (status == AG_OK)
         *value = w[0];
     free(a);
@@ -170,12 +182,14 @@ int ag_eig_general_condition(const double *A, size_t n, double *re, double *im,
         return AG_EINVAL;
     if (n > 46340 || n > SIZE_MAX / sizeof(double) / n / 3)
         return AG_ELIMIT;
-    double *a = dup_matrix(A, n * n), *vl = malloc(n * n * sizeof *vl),
+    int status;
+    double *a = dup_matrix(A, n * n, &status), *vl = malloc(n * n * sizeof *vl),
            *vr = malloc(n * n * sizeof *vr), *wr = malloc(n * sizeof *wr),
            *wi = malloc(n * sizeof *wi), *rce = malloc(n * sizeof *rce),
            *rcv = malloc(n * sizeof *rcv), *scale = malloc(n * sizeof *scale);
     eig_entry *e = malloc(n * sizeof *e);
-    int status = (a && vl && vr && wr && wi && rce && rcv && scale && e) ? AG_OK : AG_ENOMEM;
+    if (a && !(vl && vr && wr && wi && rce && rcv && scale && e))
+        status = AG_ENOMEM;
     lapack_int ilo, ihi;
     double abnrm;
     /* dgeevx with BALANC='N' (condition numbers of A itself, not of a
@@ -206,8 +220,10 @@ int ag_eig_triangular_condition(const double *L, size_t n, double *re, double *i
         return AG_ELIMIT;
     eig_entry *e = malloc(n * sizeof *e);
     lapack_int *select = calloc(n, sizeof *select);
-    double *t = dup_matrix(L, n * n), *vl = calloc(n, sizeof *vl), *vr = calloc(n, sizeof *vr);
-    int status = (e && select && t && vl && vr) ? AG_OK : AG_ENOMEM;
+    int status;
+    double *t = dup_matrix(L, n * n, &status), *vl = calloc(n, sizeof *vl), *vr = calloc(n, sizeof *vr);
+    if (t && !(e && select && vl && vr))
+        status = AG_ENOMEM;
     if (status == AG_OK) {
         for (size_t i = 0; i < n; i++)
             e[i] = (eig_entry){.re = L[i * n + i], .index = i};

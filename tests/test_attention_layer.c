@@ -186,6 +186,47 @@ Test(layer, errors)
     ag_array_free(&a);
 }
 
+/* Every failure names the input it comes from: NaN in X names x_name (not
+ * the weights), a weight names w_name and the tensor, values beyond float32
+ * fail the f32 run, and scores that overflow name w_name and the head. */
+Test(layer, nonfinite_names_file_and_place)
+{
+    double x[4] = {1, 2, 3, NAN}, w[4] = {1, 0, 0, 1}, wbad[4] = {1, 0, INFINITY, 1};
+    ag_array a = {0};
+    ag_error err = {0};
+    ag_attn_layer_spec s = {.x = x, .n = 2, .d = 2, .wq = w, .wk = w, .d_a = 2, .n_head = 2,
+                            .x_name = "x.npy", .w_name = "w.safetensors"};
+    cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_ENONFINITE);
+    cr_assert_str_eq(err.message, "x.npy: X holds a non-finite value (nan) at row 1, column 1");
+    x[3] = 4;
+    s.wk = wbad;
+    cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_ENONFINITE);
+    cr_assert_str_eq(err.message, "w.safetensors: W_K holds a non-finite value (inf) at row 1, column 0");
+    s.wk = w;
+    x[2] = 1e39; /* finite in double, Inf in float */
+    cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_ENONFINITE);
+    cr_assert_str_eq(err.message, "x.npy: X value 1e+39 at row 1, column 0 overflows float32 (try --precision f64)");
+    /* head 1 sees x·1e20 (column 1): scores 1e40 and more overflow float32 */
+    double wh[4] = {1, 0, 0, 1e20};
+    x[2] = 3;
+    s.wq = s.wk = wh;
+    cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_ENONFINITE);
+    cr_assert_null(a.data);
+    cr_assert_str_eq(err.message, "w.safetensors: head 1: attention is not finite at query 0 "
+                                  "(float32 overflow; try --precision f64)");
+    s.precision = AG_PRECISION_F64; /* in double: scores 4e40, 1.6e41 are fine */
+    cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(a.data[4 + 3], 1.0); /* query 1 of head 1 attends to key 1 only */
+    ag_array_free(&a);
+    wh[3] = 1e160; /* now 1e320 overflows double too */
+    cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_ENONFINITE);
+    cr_assert_str_eq(err.message, "w.safetensors: head 1: attention is not finite at query 0 (float64 overflow)");
+    s.x_name = s.w_name = NULL;
+    x[0] = NAN;
+    cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_ENONFINITE);
+    cr_assert_str_eq(err.message, "attention layer: X holds a non-finite value (nan) at row 0, column 0");
+}
+
 /* The small extract holds exactly the full model's tensors (only checked
  * when $AG_TEST_MODELS/use-lite/model.safetensors is there). */
 Test(layer, use_lite_extract_is_exact)

@@ -40,6 +40,10 @@ typedef struct {
     int zero_qk;          /* Q and K projections all zero: uniform attention */
     int legacy_ln;        /* BERT LayerNorm.gamma/beta names */
     int shards;           /* write two shards + model.safetensors.index.json */
+    struct {
+        const char *name; /* tensor whose values are multiplied by `by` */
+        double by;
+    } scale[4];
 } sy_opts;
 
 typedef struct {
@@ -225,6 +229,9 @@ static inline int sy_write_st(const sy_model *m, int from, int to, const sy_opts
         memcpy(v, t->v, t->cnt * sizeof *v);
         if (sy_match(o->nan, t->name))
             v[0] = NAN;
+        for (int k = 0; k < 4; k++)
+            for (size_t e = 0; sy_match(o->scale[k].name, t->name) && e < t->cnt; e++)
+                v[e] *= o->scale[k].by;
         tio_encode_st(dt, v, cnt, data + off);
         free(v);
         json_t *shape = json_array();
@@ -681,6 +688,97 @@ Test(model, input_range)
         cr_assert_eq(ag_model_forward(m, ids, 6, AG_PRECISION_F64, NULL, NULL, NULL, &err), AG_OK, "%s", err.message);
         ag_model_free(m);
     }
+}
+
+/* ---- overflow: every number is right or the pass fails ------------------ */
+
+static int count_layers(const ag_layer_view *v, void *user)
+{
+    (*(int *)user)++;
+    for (size_t i = 0; i < (size_t)v->n_head * v->n * v->n; i++)
+        cr_assert(isfinite(v->attn[i]), "layer %d: a callback saw a non-finite probability", v->layer);
+    return 0;
+}
+
+/* Layer 1's Q/K weights ×1e20: its scores (~1e39) overflow float32, so the
+ * f32 pass stops there naming layer and head; in double they are finite. */
+Test(model, f32_score_overflow_names_layer_and_head)
+{
+    sy_opts o = {.scale = {{"h.1.attn.c_attn.weight", 1e20}}};
+    ag_model *m = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_model_load(sy_folder("ov", "gpt2", NULL, &o), &m, &err), AG_OK, "%s", err.message);
+    int32_t ids[5] = {3, 1, 4, 1, 5};
+    double *hidden = calloc(3 * 5 * SY_D, sizeof *hidden);
+    int calls = 0;
+    cr_assert_eq(ag_model_forward(m, ids, 5, AG_PRECISION_F32, count_layers, &calls, hidden, &err),
+                 AG_ENONFINITE);
+    cr_assert_eq(calls, 1, "layer 0 is fine, layer 1 must not reach the callback");
+    cr_assert(strncmp(err.message, "layer 1 head ", 13) == 0, "%s", err.message);
+    cr_assert(strstr(err.message, ": attention is not finite at query "), "%s", err.message);
+    cr_assert(strstr(err.message, "(float32 overflow; try --precision f64)"), "%s", err.message);
+    calls = 0;
+    cr_assert_eq(ag_model_forward(m, ids, 5, AG_PRECISION_F64, count_layers, &calls, hidden, &err),
+                 AG_OK, "%s", err.message);
+    cr_assert_eq(calls, 2);
+    for (size_t i = 0; i < 3 * 5 * SY_D; i++)
+        cr_assert(isfinite(hidden[i]));
+    free(hidden);
+    ag_model_free(m);
+}
+
+/* LLaMA with ReLU MLPs: scaling layer 0's post_attention_layernorm, gate,
+ * up and down weights by c (a power of two: exact in float32) scales its MLP
+ * output by c⁵ exactly (ReLU and the products are homogeneous), so once that
+ * dwarfs the residual, h₁ = c⁵·MLP and layer 1's RMSNorm(h₁), hence its
+ * attention, no longer depend on c. With c = 2^126 (h₁ ~ 1e190: h₁²
+ * overflows double) layer 1 must match c = 2^83 (nothing overflows). An unscaled RMSNorm
+ * gave mean(h²) = inf, X = 0 and uniform attention there. In f32 the MLP
+ * output itself overflows, which the pass reports. */
+static const char *relu_llama(const char *name, double c)
+{
+    sy_opts o = {.scale = {{"layers.0.post_attention_layernorm.weight", c},
+                           {"layers.0.mlp.gate_proj.weight", c},
+                           {"layers.0.mlp.up_proj.weight", c},
+                           {"layers.0.mlp.down_proj.weight", c}}};
+    return sy_folder(name, "llama",
+                     "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"num_attention_heads\": 2,"
+                     " \"num_key_value_heads\": 1, \"hidden_size\": 8, \"intermediate_size\": 16,"
+                     " \"max_position_embeddings\": 6, \"vocab_size\": 11, \"rms_norm_eps\": 1e-05,"
+                     " \"rope_theta\": 10000.0, \"hidden_act\": \"relu\"}", &o);
+}
+
+Test(model, f64_norm_of_huge_hidden_state)
+{
+    int32_t ids[5] = {3, 1, 4, 1, 5};
+    collect_ctx big, mid;
+    double *hb, *hm;
+    synth_run(relu_llama("big", 0x1p126), ids, 5, AG_PRECISION_F64, &big, &hb);
+    synth_run(relu_llama("mid", 0x1p83), ids, 5, AG_PRECISION_F64, &mid, &hm);
+    size_t per = (size_t)big.H * 25;
+    double worst = 0, spread = 0;
+    for (size_t k = 0; k < per; k++) {
+        worst = fmax(worst, fabs(big.attn[per + k] - mid.attn[per + k]));
+        spread = fmax(spread, fabs(mid.attn[per + k] - big.attn[per + k / 5 * 5]));
+    }
+    cr_assert_lt(worst, 1e-12, "layer 1 attention differs by %g", worst);
+    cr_assert_gt(spread, 1e-3, "layer 1 attention should not be uniform");
+    double hmax = 0;
+    for (size_t k = 0; k < 5 * SY_D; k++)
+        hmax = fmax(hmax, fabs(hb[2 * 5 * SY_D + k]));
+    cr_assert(isfinite(hmax) && hmax > 0);
+    cr_assert_gt(fabs(hb[1 * 5 * SY_D]), 1e154, "h1 must be large enough for h1² to overflow");
+    collect_free(&big, hb);
+    collect_free(&mid, hm);
+
+    ag_model *m = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_model_load(relu_llama("big32", 0x1p126), &m, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_model_forward(m, ids, 5, AG_PRECISION_F32, NULL, NULL, NULL, &err), AG_ENONFINITE);
+    cr_assert(strncmp(err.message, "layer 0: hidden state is not finite at token ", 45) == 0,
+              "%s", err.message);
+    cr_assert(strstr(err.message, "(float32 overflow; try --precision f64)"), "%s", err.message);
+    ag_model_free(m);
 }
 
 static int stop_at_1(const ag_layer_view *v, void *user)

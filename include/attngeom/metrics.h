@@ -154,6 +154,9 @@ int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
                          ag_record *rec, ag_error *err);
 
 /* ---- building blocks (also used by tests and other modules) ------------- */
+/* The LAPACK wrappers below return AG_OK, AG_ENOMEM, AG_ELIMIT, AG_ELAPACK,
+ * or AG_ENONFINITE for an input holding NaN or Inf (never handed to LAPACK,
+ * which may then fail to return or corrupt memory). */
 
 /* Singular values of the m×n row-major M, descending, into sigma[min(m,n)].
  * LAPACK dgesdd with JOBZ='N'. M is not modified. */

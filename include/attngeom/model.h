@@ -120,7 +120,11 @@ typedef int (*ag_layer_fn)(const ag_layer_view *view, void *user);
  * norm (ln_f / model.norm). Errors: AG_EINVAL (n = 0), AG_ERANGE (a token id
  * outside the vocabulary, or n above max_position_embeddings / n_positions,
  * the message names the field), AG_EUNSUPPORTED (n above an active sliding
- * window), AG_ENOMEM, or the callback's own status. */
+ * window), AG_ENOMEM, AG_ENONFINITE (an overflow in the pass's precision: a
+ * head's attention, a norm or the hidden state is not finite; the message
+ * names layer, head and token, e.g. "layer 1 head 0: attention is not finite
+ * at query 0 (float32 overflow; try --precision f64)"; the callback never
+ * sees such a layer), or the callback's own status. */
 int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
                      ag_precision precision, ag_layer_fn fn, void *user,
                      double *hidden, ag_error *err);
@@ -144,12 +148,17 @@ typedef struct {
     double scale;         /* <= 0: 1/sqrt(d_h); applied to Q after its bias */
     int causal;           /* mask j > i (probabilities exactly 0 there) */
     ag_precision precision;
+    const char *x_name;   /* for messages: where X and the weights came from */
+    const char *w_name;   /* (file names); NULL: "attention layer" */
 } ag_attn_layer_spec;
 
 /* A = softmax(scale·(XW_Q + b_Q)(XW_K + b_K)ᵀ + mask) per head. On success
  * *out owns a new (n_head, n, n) array. Errors: AG_EINVAL (null pointers,
- * n/d/d_a/n_head zero, d_a not divisible by n_head), AG_ENONFINITE (x or a
- * weight holds NaN/Inf), AG_ENOMEM. */
+ * n/d/d_a/n_head zero, d_a not divisible by n_head), AG_ENOMEM,
+ * AG_ENONFINITE: X or a weight holds NaN/Inf (the message names x_name or
+ * w_name, the tensor, row and column), with f32 a value beyond the float32
+ * range, or the scores overflow so that a head's probabilities are not
+ * finite (the message names w_name and the head; nothing is returned). */
 int ag_attention_layer(const ag_attn_layer_spec *spec, ag_array *out,
                        ag_error *err);
 

@@ -71,7 +71,7 @@ static int layer_records(const cli_tensor_opts *o, const cli_tensors *t, const a
         ag_record_init(r, 0, h, n, n);
         ag_matrix_options mo = {.edge_threshold = c->edge_threshold};
         if (ag_matrix_metrics_ex(attn->data + (size_t)h * n * n, n, n, &c->metrics, &mo, r, &err) != AG_OK)
-            return cli_fail("head %d: %s", h, err.message);
+            return cli_fail("%s: head %d: %s", o->weights, h, err.message);
         if (stability_selected(&c->metrics) && layer_stability(o, t, c, h, r) != 0)
             return 1;
     }
@@ -116,9 +116,9 @@ int cmd_layer(int argc, char **argv)
             .x = t.x.data, .n = t.x.shape[0], .d = t.x.shape[1],
             .wq = t.q.data, .wk = t.k.data, .bq = t.bq.data, .bk = t.bk.data,
             .d_a = t.q.shape[1], .n_head = o.heads, .scale = o.scale,
-            .causal = o.causal, .precision = prec.precision};
+            .causal = o.causal, .precision = prec.precision, .x_name = o.x, .w_name = o.weights};
         if (ag_attention_layer(&spec, &attn, &err) != AG_OK)
-            rc = cli_fail("%s: %s", o.weights, err.message);
+            rc = cli_fail_error(&err);
     }
     if (rc == 0)
         rc = layer_records(&o, &t, &attn, &common, &recs);

@@ -215,7 +215,10 @@ static int analyze_layer(const ag_layer_view *v, void *user)
         r->text = c->text;
         const double *A = v->attn + (size_t)h * v->n * v->n; // (n, n)
         ag_matrix_options mo = {.edge_threshold = c->common->edge_threshold};
-        status = ag_matrix_metrics_ex(A, v->n, v->n, &c->common->metrics, &mo, r, &c->err);
+        ag_error e = {0};
+        status = ag_matrix_metrics_ex(A, v->n, v->n, &c->common->metrics, &mo, r, &e);
+        if (status != AG_OK)
+            ag_error_set(&c->err, status, "layer %d head %d: %s", v->layer, h, e.message);
         if (status == AG_OK && stab)
             status = analyze_stability(c, v, &w, h, r);
     }

@@ -28,7 +28,14 @@ compares every record with the reference computed from the values as stored
   * the default selection (no --metrics) prints every A/B/C key;
   * --metrics sigma_max,entropy_mean prints only those keys;
   * --format csv: header layer, head, rows, cols, then metrics in SPEC 3 order,
-    and values equal to the JSON ones.
+    and values equal to the JSON ones;
+  * matrices 2^k M at the ends of the double range (|k| up to 1070: entries
+    near 1e308 and subnormal ones), where numpy/scipy themselves overflow or
+    lose digits: the reference is computed on M = 2^-k (2^k M as stored),
+    exactly, and carried over (scaled_reference): scale-free keys equal,
+    homogeneous keys times 2^k, entropies and row_sum_error from their
+    closed forms, null where the value lies beyond the double range
+    (docs/metrics.md, "Range").
 
 Prints a summary and exits 1 on any failure.  Mismatching inputs are copied to
 /tmp/ag_mismatch/.
@@ -335,9 +342,12 @@ def compare_condition(label, got, M):
     return None
 
 
-def compare_record(cmd, path, label, rec, exp, M, keys=None):
+def compare_record(cmd, path, label, rec, exp, M, keys=None, scale=None):
+    """scale: max|entries| of the matrix the CLI saw, when M is its scaled
+    stand-in (scaled_reference)."""
     bad = []
-    scale = float(np.max(np.abs(M)))
+    if scale is None:
+        scale = float(np.max(np.abs(M)))
     for key in (keys or R.ALL_KEYS):
         if key == "lambda2_condition":
             if key not in rec:
@@ -466,6 +476,75 @@ def check_file(cli, path, tensor, vals, desc, extra=None):
             if x is not None and x > 1e-9:
                 NOTES.append("reference: diagonal vs eigvals differ by %.2g on %s" % (x, label))
     return records
+
+
+# ------------------------------------------------------------ 2^k M
+
+def ldexp_or_none(v, k):
+    """v 2^k, or None (null) when that lies beyond the double range."""
+    if v is None:
+        return None
+    try:
+        return math.ldexp(v, k)
+    except OverflowError:
+        return None
+
+
+def scaled_reference(M, k, with_curvature):
+    """The reference record of A = 2^k M from M: scale-free keys are M's;
+    sigma_max, lambda2_abs, spectral_gap, sink_mass are 2^k times M's;
+    -sum a ln a over a row is 2^k (h_i - k ln2 r_i) with h_i = -sum m ln m and
+    r_i the row sum of M; row_sum_error is max |2^k r_i - 1|; family F runs
+    on M at the threshold 2^-k/n, the same graph as A at 1/n."""
+    exp = dict(reference_for(M, with_curvature=False))
+    for key in ("sigma_max", "lambda2_abs", "spectral_gap", "sink_mass"):
+        exp[key] = ldexp_or_none(exp[key], k)
+    m, n = M.shape
+    if m == n:
+        rows = [math.fsum(r) for r in M]
+        errs = [ldexp_or_none(r, k) for r in rows]
+        exp["row_sum_error"] = (None if any(e is None for e in errs)
+                                else max(abs(e - 1.0) for e in errs))
+        if exp["entropy_mean"] is not None:
+            inner = [math.fsum(-x * math.log(x) for x in r if x > 0) - k * math.log(2) * rs
+                     for r, rs in zip(M, rows)]
+            exp["entropy_mean"] = ldexp_or_none(math.fsum(inner) / n, k)
+            keys = [i for i in range(n) if (i + 1 if exp["causal"] else n) >= 2]
+            if keys:
+                exp["entropy_normalized"] = ldexp_or_none(math.fsum(
+                    inner[i] / math.log(i + 1 if exp["causal"] else n) for i in keys) / len(keys), k)
+    if with_curvature:
+        tau = ldexp_or_none(1.0 / n, -k)
+        exp.update(R.curvature(M, math.inf if tau is None else tau) if m == n else
+                   {key: None for key in R.CURVATURE_KEYS})
+    return exp
+
+
+def check_scaled(cli, d, rng):
+    """2^k M through `matrix --metrics all`, against scaled_reference."""
+    count = 0
+    cases = [("stoch12", stochastic(rng, 12), (1000, 600, -600, -1000, -1060)),
+             ("causal12", causal(rng, 12), (1020, -1065)),
+             ("signed10x8", signed(rng, 10, 8), (1000, -1060)),
+             ("sym_nonneg9", symmetric_nonneg(rng, 9), (1022, -1070)),
+             # sigma_max 3(0.75 2^1024) and the row sums beyond the range
+             ("threequarters3", np.full((3, 3), 0.75), (1024,))]
+    for name, M0, ks in cases:
+        for k in ks:
+            path = os.path.join(d, "%s_2^%d.npy" % (name, k))
+            A = write_npy(path, np.ldexp(M0, k), "<f8")
+            M = np.ldexp(A, -k)  # exact: what the CLI read, at scale 1
+            records, cmd, _ = run_json(cli, path, None, ["--metrics", "all"])
+            if records is None or len(records) != 1:
+                fail("%s: no record" % cmd)
+                save_mismatch(path, "%s: did not run" % cmd)
+                continue
+            exp = scaled_reference(M, k, with_curvature=True)
+            compare_record(cmd, path, "%s 2^%d" % (name, k), records[0], exp, M,
+                           scale=float(np.max(np.abs(A))))
+            STATS.matrices += 1
+            count += 1
+    return count
 
 
 # ------------------------------------------------------------ extra checks
@@ -738,6 +817,7 @@ def main():
         for path, tensor, vals, desc in cases:
             recs = check_file(cli, path, tensor, vals, desc)
             json_by_case[desc] = recs
+        scaled = check_scaled(cli, d, rng)
         check_default_and_subset(cli, os.path.join(d, "stoch64_f8.npy"), "stoch64")
         check_default_and_subset(cli, os.path.join(d, "layers2x3_causal20_f8.npy"), "l2x3")
         for desc, tensor in (("layers3x2_mixed12_f4_fortran.npy", None),
@@ -753,8 +833,9 @@ def main():
         shutil.rmtree(d, ignore_errors=True)
 
     print()
-    print("check_matrix: %d files/tensors, %d matrices compared, %d keys compared "
-          "(%.0f s)" % (len(cases), STATS.matrices, STATS.keys, time.time() - t0))
+    print("check_matrix: %d files/tensors (and %d scaled by 2^k), %d matrices compared, "
+          "%d keys compared (%.0f s)" % (len(cases), scaled, STATS.matrices, STATS.keys,
+                                         time.time() - t0))
     print("  max rel err: over expected values with |exp| > atol; max abs err: "
           "over |exp| <= atol (rounding noise around 0); atol = %g, times "
           "min(1, max|M|) for %s" % (ATOL, ", ".join(sorted(SCALED_KEYS))))
