@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "attngeom.h"
 
 enum { EXIT_USAGE = 2, EXIT_EXPECT = 3 };
@@ -48,6 +50,19 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "attngeom CMD: MESSAGE (see attngeom CMD --help)" and return 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Print one line on stderr as it is formatted, with control characters and
+ * bytes that are not UTF-8 escaped (ag_text_escape): what every message of
+ * the CLI goes through. */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A JSON string of s with its non-UTF-8 bytes escaped; NULL when out of
+ * memory. */
+json_t *cli_json_text(const char *s);
+/* Write one text cell of the human and delimited formats: s escaped with
+ * AG_TEXT_CONTROL, then quoted for fmt (CSV "" quoting, Markdown \|, LaTeX
+ * \verb). Returns 0 or -1 on a write error or when out of memory. */
+int cli_put_cell(FILE *fp, ag_format fmt, const char *s);
 
 /* Format the records, write them to -o (atomically: nothing is left behind
  * on failure) or stdout, then run --expect. Returns the exit status. */
