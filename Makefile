@@ -88,12 +88,13 @@ unit: $(TESTBIN)
 cli-test: $(CLI)
 	@for t in tests/cli/*.sh; do echo "== $$t"; sh $$t $(CLI) || exit 1; done
 
-ref-test: $(CLI)
+ref-test: $(CLI) $(LIB_SO)
 	/usr/bin/python3 -B tests/ref/check_matrix.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_models.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_weights.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_curvature.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_stability.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_npy_header.py $(CLI)
 
 valgrind: $(CLI)
 	sh tests/valgrind.sh $(CLI)

@@ -192,8 +192,13 @@ int ag_attention_layer(const ag_attn_layer_spec *s, ag_array *out, ag_error *err
 
 void ag_array_squeeze_leading(ag_array *a)
 {
+    ag_array_squeeze_to(a, 1);
+}
+
+void ag_array_squeeze_to(ag_array *a, int rank)
+{
     int drop = 0;
-    while (drop < a->ndim - 1 && a->shape[drop] == 1)
+    while (drop < a->ndim - rank && a->shape[drop] == 1)
         drop++;
     if (!drop)
         return;
@@ -203,7 +208,7 @@ void ag_array_squeeze_leading(ag_array *a)
 
 int ag_array_transpose2d(ag_array *a, ag_error *err)
 {
-    ag_array_squeeze_leading(a);
+    ag_array_squeeze_to(a, 2);
     if (a->ndim != 2)
         return ag_error_set(err, AG_ESHAPE, "transpose: expected a 2-D tensor, got %d dimensions", a->ndim);
     size_t r = a->shape[0], c = a->shape[1];
@@ -238,7 +243,7 @@ int ag_qkv_split(const ag_array *fused, const char *name, ag_array *q, ag_array 
     if (!fused || !q || !k)
         return ag_error_set(err, AG_EINVAL, "qkv split: missing argument");
     ag_array sq = *fused; /* shallow: only the shape is squeezed */
-    ag_array_squeeze_leading(&sq);
+    ag_array_squeeze_to(&sq, 2); /* [1, 3·d_a] is a kernel with d = 1 */
     name = name ? name : "qkv";
     if (sq.ndim != 1 && sq.ndim != 2)
         return ag_error_set(err, AG_ESHAPE, "tensor '%s': a fused Q|K|V tensor must be [d, 3*d_a] or [3*d_a], got %d dimensions",

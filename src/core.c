@@ -32,14 +32,15 @@ const char *ag_strerror(int status)
 int ag_error_set(ag_error *err, int status, const char *fmt, ...)
 {
     if (err) {
+        /* Names from files may hold newlines, escape sequences or bytes
+         * that are not UTF-8: the message is one line of text that is safe
+         * to print, whoever prints it. */
+        char raw[2 * sizeof err->message];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        vsnprintf(raw, sizeof raw, fmt, ap);
         va_end(ap);
-        /* The message is printed as exactly one line. */
-        for (char *p = err->message; *p; p++)
-            if (*p == '\n' || *p == '\r')
-                *p = ' ';
+        ag_text_escape(err->message, sizeof err->message, raw, AG_TEXT_CONTROL);
         err->status = status;
     }
     return status;

@@ -1,9 +1,8 @@
 /* npy.c — NumPy .npy reader and writer (format versions 1.0, 2.0, 3.0).
  *
- * The header is a Python dict literal, parsed here by hand: keys 'descr',
- * 'fortran_order' and 'shape' in any order, single or double quotes, optional
- * trailing comma, any whitespace. Every size is checked against the file
- * before anything is allocated. See docs/formats.md. */
+ * The header is a Python dict literal, read as NumPy reads it
+ * (npy_header.c). Every size is checked against the file before anything is
+ * allocated. See docs/formats.md. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,238 +11,12 @@
 #include <unistd.h>
 
 #include "io_internal.h"
+#include "npy_header.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
 #define NPY_ALIGN 64
 #define NPY_CHUNK (64u * 1024u)
-
-/* ---- header dict parser -------------------------------------------------- */
-
-typedef struct {
-    const char *s; /* header text (not NUL-terminated) */
-    size_t n, i;
-    const char *path;
-    ag_error *err;
-    /* results */
-    char descr[64];
-    int have_descr, have_fortran, have_shape;
-    int fortran;
-    int ndim;
-    size_t shape[AG_MAX_DIMS];
-} npy_parser;
-
-static int is_ws(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-static void skip_ws(npy_parser *p)
-{
-    while (p->i < p->n && is_ws(p->s[p->i]))
-        p->i++;
-}
-
-static int bad(npy_parser *p, const char *what)
-{
-    return ag_error_set(p->err, AG_EFORMAT,
-                        "%s: malformed .npy header: %s (at byte %zu of the "
-                        "header dict)",
-                        p->path, what, p->i);
-}
-
-/* Parse a quoted Python string into out (truncated to outsize-1, *full_len
- * gets the real length). Backslash escapes are kept as the escaped char. */
-static int parse_string(npy_parser *p, char *out, size_t outsize, size_t *full_len)
-{
-    if (p->i >= p->n || (p->s[p->i] != '\'' && p->s[p->i] != '"'))
-        return bad(p, "expected a quoted string");
-    char q = p->s[p->i++];
-    size_t len = 0;
-    for (;;) {
-        if (p->i >= p->n)
-            return bad(p, "unterminated string");
-        char c = p->s[p->i++];
-        if (c == q)
-            break;
-        if (c == '\n' || c == '\0')
-            return bad(p, "unterminated string");
-        if (c == '\\') {
-            if (p->i >= p->n)
-                return bad(p, "unterminated string");
-            c = p->s[p->i++];
-        }
-        if (len + 1 < outsize)
-            out[len] = c;
-        len++;
-    }
-    out[len + 1 < outsize ? len : outsize - 1] = '\0';
-    if (full_len)
-        *full_len = len;
-    return AG_OK;
-}
-
-static int match_word(npy_parser *p, const char *w)
-{
-    size_t l = strlen(w);
-    if (p->n - p->i < l || memcmp(p->s + p->i, w, l) != 0)
-        return 0;
-    /* the word must end here */
-    if (p->i + l < p->n) {
-        char c = p->s[p->i + l];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-            (c >= '0' && c <= '9') || c == '_')
-            return 0;
-    }
-    p->i += l;
-    return 1;
-}
-
-static int parse_shape(npy_parser *p)
-{
-    if (p->i >= p->n || p->s[p->i] != '(')
-        return bad(p, "'shape' must be a tuple such as (3, 4)");
-    p->i++;
-    int ndim = 0;
-    int trailing_comma = 0;
-    skip_ws(p);
-    while (p->i < p->n && p->s[p->i] != ')') {
-        if (p->s[p->i] == '-')
-            return ag_error_set(p->err, AG_ESHAPE,
-                                "%s: negative dimension in shape", p->path);
-        if (p->s[p->i] < '0' || p->s[p->i] > '9')
-            return bad(p, "shape entries must be non-negative integers");
-        size_t v = 0;
-        while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') {
-            size_t d = (size_t)(p->s[p->i] - '0');
-            if (v > (SIZE_MAX - d) / 10)
-                return ag_error_set(p->err, AG_ELIMIT,
-                                    "%s: shape dimension too large", p->path);
-            v = v * 10 + d;
-            p->i++;
-        }
-        if (p->i < p->n && p->s[p->i] == 'L') /* Python 2 long */
-            p->i++;
-        if (ndim >= AG_MAX_DIMS)
-            return ag_error_set(p->err, AG_ESHAPE,
-                                "%s: shape has more than %d dimensions",
-                                p->path, AG_MAX_DIMS);
-        p->shape[ndim++] = v;
-        skip_ws(p);
-        trailing_comma = 0;
-        if (p->i < p->n && p->s[p->i] == ',') {
-            p->i++;
-            trailing_comma = 1;
-            skip_ws(p);
-        } else if (p->i < p->n && p->s[p->i] != ')') {
-            return bad(p, "expected ',' or ')' in shape");
-        }
-    }
-    if (p->i >= p->n)
-        return bad(p, "unterminated shape tuple");
-    p->i++; /* ')' */
-    if (ndim == 1 && !trailing_comma)
-        return bad(p, "shape (n) is not a tuple; a 1-D shape is written (n,)");
-    p->ndim = ndim;
-    return AG_OK;
-}
-
-/* The value after one key. known is 0 when the key did not fit its buffer;
- * such a key is none of ours, whatever its truncated text says. */
-static int parse_value(npy_parser *p, const char *key, int known)
-{
-    int rc;
-    if (known && strcmp(key, "descr") == 0) {
-        if (p->have_descr)
-            return bad(p, "duplicate key 'descr'");
-        if (p->i < p->n && p->s[p->i] == '[')
-            return ag_error_set(p->err, AG_EDTYPE,
-                                "%s: unsupported dtype (structured array); "
-                                "accepted: '<f2', '<f4', '<f8'",
-                                p->path);
-        size_t dl;
-        if ((rc = parse_string(p, p->descr, sizeof p->descr, &dl)) != AG_OK)
-            return rc;
-        p->have_descr = 1;
-    } else if (known && strcmp(key, "fortran_order") == 0) {
-        if (p->have_fortran)
-            return bad(p, "duplicate key 'fortran_order'");
-        if (match_word(p, "True"))
-            p->fortran = 1;
-        else if (match_word(p, "False"))
-            p->fortran = 0;
-        else
-            return bad(p, "'fortran_order' must be True or False");
-        p->have_fortran = 1;
-    } else if (known && strcmp(key, "shape") == 0) {
-        if (p->have_shape)
-            return bad(p, "duplicate key 'shape'");
-        if ((rc = parse_shape(p)) != AG_OK)
-            return rc;
-        p->have_shape = 1;
-    } else {
-        return ag_error_set(p->err, AG_EFORMAT,
-                            "%s: malformed .npy header: unexpected key "
-                            "'%.40s'",
-                            p->path, key);
-    }
-    return AG_OK;
-}
-
-static int parse_header(npy_parser *p)
-{
-    int rc;
-    skip_ws(p);
-    if (p->i >= p->n || p->s[p->i] != '{')
-        return bad(p, "expected '{'");
-    p->i++;
-    for (;;) {
-        skip_ws(p);
-        if (p->i >= p->n)
-            return bad(p, "unterminated dict");
-        if (p->s[p->i] == '}') {
-            p->i++;
-            break;
-        }
-        char key[32];
-        size_t keylen;
-        if ((rc = parse_string(p, key, sizeof key, &keylen)) != AG_OK)
-            return rc;
-        skip_ws(p);
-        if (p->i >= p->n || p->s[p->i] != ':')
-            return bad(p, "expected ':' after a key");
-        p->i++;
-        skip_ws(p);
-        if ((rc = parse_value(p, key, keylen < sizeof key)) != AG_OK)
-            return rc;
-        skip_ws(p);
-        if (p->i < p->n && p->s[p->i] == ',') {
-            p->i++;
-            continue;
-        }
-        skip_ws(p);
-        if (p->i < p->n && p->s[p->i] == '}') {
-            p->i++;
-            break;
-        }
-        return bad(p, "expected ',' or '}'");
-    }
-    /* only padding may follow the dict */
-    skip_ws(p);
-    if (p->i != p->n)
-        return bad(p, "unexpected text after the dict");
-    if (!p->have_descr)
-        return ag_error_set(p->err, AG_EFORMAT,
-                            "%s: malformed .npy header: no 'descr' key", p->path);
-    if (!p->have_fortran)
-        return ag_error_set(p->err, AG_EFORMAT,
-                            "%s: malformed .npy header: no 'fortran_order' key",
-                            p->path);
-    if (!p->have_shape)
-        return ag_error_set(p->err, AG_EFORMAT,
-                            "%s: malformed .npy header: no 'shape' key", p->path);
-    return AG_OK;
-}
 
 /* ---- reader -------------------------------------------------------------- */
 
@@ -358,9 +131,8 @@ static int read_preamble(npy_file *f, ag_error *err)
     return AG_OK;
 }
 
-/* The header text, NUL-terminated, in *hdr (the caller's on success). Bytes
- * the dict parser must never see are refused here: NUL anywhere, and
- * non-ASCII in versions 1 and 2, whose latin-1 has no meaning in a dict. */
+/* The header text, NUL-terminated, in *hdr (the caller's on success). A NUL
+ * byte is refused here, as Python refuses it in source text. */
 static int read_header_text(const npy_file *f, char **hdr, ag_error *err)
 {
     int rc = AG_OK;
@@ -377,14 +149,6 @@ static int read_header_text(const npy_file *f, char **hdr, ag_error *err)
                           "%s: malformed .npy header: contains a NUL byte", f->path);
         goto fail;
     }
-    for (size_t i = 0; f->major < 3 && i < f->hlen; i++)
-        if ((unsigned char)h[i] >= 0x80) {
-            rc = ag_error_set(err, AG_EFORMAT,
-                              "%s: malformed .npy header: non-ASCII byte "
-                              "in a version %d.0 header",
-                              f->path, f->major);
-            goto fail;
-        }
     *hdr = h;
     return AG_OK;
 fail:
@@ -416,7 +180,7 @@ static int descr_dtype(const char *path, const char *descr, ag_dtype *dt,
 /* The data must be exactly what the shape needs: checked before anything is
  * allocated, so a forged shape cannot make us allocate for data that is not
  * there. The element count must also fit as doubles. */
-static int check_data_size(const npy_file *f, const npy_parser *p,
+static int check_data_size(const npy_file *f, const agi_npy_header *p,
                            size_t itemsize, ag_error *err)
 {
     char shp[AG_MAX_DIMS * 24 + 8];
@@ -452,9 +216,9 @@ static int read_npy(npy_file *f, ag_array *out, ag_error *err)
     if ((rc = read_preamble(f, err)) != AG_OK ||
         (rc = read_header_text(f, &hdr, err)) != AG_OK)
         return rc;
-    npy_parser p = {.s = hdr, .n = f->hlen, .path = f->path, .err = err};
-    rc = parse_header(&p);
-    free(hdr); /* p keeps only copies: descr, fortran, shape */
+    agi_npy_header p;
+    rc = agi_npy_parse_header(hdr, f->hlen, f->major, f->path, &p, err);
+    free(hdr);
     if (rc != AG_OK)
         return rc;
     ag_dtype dt = AG_DT_F64;

@@ -115,6 +115,16 @@ static json_t *record_json(const ag_record *r, const column_list *cols)
     return o;
 }
 
+/* A file name need not be UTF-8, which JSON requires: its other bytes are
+ * written \xNN (ag_text_escape). */
+static json_t *json_text(const char *s)
+{
+    char *t = ag_text_escape_dup(s, AG_TEXT_UTF8);
+    json_t *j = t ? json_string(t) : NULL;
+    free(t);
+    return j;
+}
+
 static int write_json(FILE *fp, const ag_record *recs, size_t count,
                       const column_list *cols, const ag_output_meta *meta)
 {
@@ -123,7 +133,7 @@ static int write_json(FILE *fp, const ag_record *recs, size_t count,
     if (ok && meta && meta->command)
         ok = json_object_set_new(root, "command", json_string(meta->command)) == 0;
     if (ok && meta && meta->source)
-        ok = json_object_set_new(root, "source", json_string(meta->source)) == 0;
+        ok = json_object_set_new(root, "source", json_text(meta->source)) == 0;
     if (ok)
         ok = json_object_set_new(root, "version", json_string(AG_VERSION_STRING)) == 0;
     for (size_t r = 0; ok && r < count; r++)

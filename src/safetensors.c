@@ -3,8 +3,9 @@
  * Layout: u64 little-endian header length N, N bytes of JSON, data area.
  * The header is parsed with jansson (duplicate keys rejected); every entry is
  * checked (dtype, shape, data_offsets inside the data area and consistent with
- * shape x dtype, no overlaps) before the handle is returned. Values are
- * converted on request from the read-only mapping. See docs/formats.md. */
+ * shape x dtype, tensors tiling the data area as upstream requires) before
+ * the handle is returned. Values are converted on request from the
+ * read-only mapping. See docs/formats.md. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -392,21 +393,47 @@ static int parse_tensors(ag_safetensors *st, json_t *root, size_t ntensors,
     return AG_OK;
 }
 
-/* Ascending offset, then no overlaps; offsets become absolute and the name
- * index is built. Sorting by (offset, nbytes, name) makes the reported pair
- * independent of header order. */
+/* The tensors must tile the data area, as upstream safetensors requires
+ * (Metadata::validate, then MetadataIncompleteBuffer): sorted by (begin, end),
+ * each begins where the one before it ends, the first at 0, and the last
+ * ends at the end of the data area. So no two tensors share a byte, no byte
+ * belongs to none, and a zero-size tensor sits between two others (or at
+ * either end), never inside one. */
+static int check_tiling(const ag_safetensors *st, ag_error *err)
+{
+    size_t pos = 0;
+    for (size_t i = 0; i < st->count; i++) {
+        const ag_tensor_info *t = &st->tensors[i], *prev = i ? &st->tensors[i - 1] : NULL;
+        if (t->offset < pos) /* prev ends at pos > 0, so there is one */
+            return ag_error_set(err, AG_EFORMAT,
+                                "%s: tensor '" NAME_FMT "' [%zu, %zu] begins inside '" NAME_FMT
+                                "' [%zu, %zu] (tensors must follow each other without overlap)",
+                                st->path, t->name, t->offset, t->offset + t->nbytes, prev->name,
+                                prev->offset, pos);
+        if (t->offset > pos)
+            return ag_error_set(err, AG_EFORMAT,
+                                "%s: bytes [%zu, %zu) of the data area belong to no tensor "
+                                "(before '" NAME_FMT "'; tensors must follow each other)",
+                                st->path, pos, t->offset, t->name);
+        pos = t->offset + t->nbytes;
+    }
+    if (pos != st->data_size)
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: bytes [%zu, %zu) of the data area belong to no tensor "
+                            "(the tensors must fill it to the end of the file)",
+                            st->path, pos, st->data_size);
+    return AG_OK;
+}
+
+/* Ascending offset, checked to tile the data area; offsets become absolute
+ * and the name index is built. Sorting by (offset, nbytes, name) makes the
+ * reported pair independent of header order. */
 static int sort_tensors(ag_safetensors *st, ag_error *err)
 {
     qsort(st->tensors, st->count, sizeof *st->tensors, cmp_offset);
-    for (size_t i = 1; i < st->count; i++) {
-        const ag_tensor_info *a = &st->tensors[i - 1], *b = &st->tensors[i];
-        if (b->offset < a->offset + a->nbytes)
-            return ag_error_set(err, AG_EFORMAT,
-                                "%s: tensors '" NAME_FMT "' [%zu, %zu] and '" NAME_FMT
-                                "' [%zu, %zu] overlap",
-                                st->path, a->name, a->offset, a->offset + a->nbytes,
-                                b->name, b->offset, b->offset + b->nbytes);
-    }
+    int rc = check_tiling(st, err);
+    if (rc != AG_OK)
+        return rc;
     for (size_t i = 0; i < st->count; i++) {
         st->tensors[i].offset += st->data_start;
         st->by_name[i] = i;

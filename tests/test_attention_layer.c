@@ -166,6 +166,39 @@ Test(layer, qkv_split_and_squeeze)
     ag_array_free(&f);
 }
 
+/* Leading 1s are dropped only down to the rank asked for: a (1, d) X is one
+ * token and a (1, 3·d_a) kernel is a matrix of one input row. */
+Test(layer, squeeze_keeps_the_rank)
+{
+    ag_array a = {0}, q = {0}, k = {0};
+    size_t shape[4] = {1, 1, 1, 6};
+    cr_assert_eq(ag_array_alloc(&a, 4, shape, NULL), AG_OK);
+    for (size_t i = 0; i < 6; i++)
+        a.data[i] = (double)i;
+    ag_array_squeeze_to(&a, 2);
+    cr_assert_eq(a.ndim, 2);
+    cr_assert_eq(a.shape[0], 1);
+    cr_assert_eq(a.shape[1], 6);
+    ag_array_squeeze_to(&a, 3); /* rank already below 3: unchanged */
+    cr_assert_eq(a.ndim, 2);
+    cr_assert_eq(ag_qkv_split(&a, "w", &q, &k, NULL, NULL), AG_OK);
+    cr_assert_eq(q.ndim, 2);
+    cr_assert_eq(q.shape[0], 1);
+    cr_assert_eq(q.shape[1], 2);
+    cr_assert_eq(k.data[0], 2);
+    cr_assert_eq(k.data[1], 3);
+    cr_assert_eq(ag_array_transpose2d(&q, NULL), AG_OK);
+    cr_assert_eq(q.shape[0], 2);
+    cr_assert_eq(q.shape[1], 1);
+    cr_assert_eq(q.data[1], 1);
+    ag_array_squeeze_leading(&a); /* the old rule: down to one dimension */
+    cr_assert_eq(a.ndim, 1);
+    cr_assert_eq(a.shape[0], 6);
+    ag_array_free(&a);
+    ag_array_free(&q);
+    ag_array_free(&k);
+}
+
 Test(layer, errors)
 {
     double x[4] = {1, 2, 3, NAN}, w[4] = {1, 0, 0, 1};

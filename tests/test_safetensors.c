@@ -417,20 +417,51 @@ Test(safetensors, err_overlapping_tensors)
                    4, AG_EFORMAT, "overlap");
 }
 
-Test(safetensors, adjacent_and_gapped_tensors_are_fine)
+/* Upstream's rule: sorted by offset, the tensors tile the data area; a
+ * zero-size tensor may sit at any boundary, first and last included. */
+Test(safetensors, tensors_tile_the_data_area)
 {
-    const char *p = tio_path("gap.safetensors");
-    unsigned char d[16] = {0};
+    const char *p = tio_path("tile.safetensors");
+    unsigned char d[8] = {0};
     tio_write_safetensors(p,
-                          "{\"b\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[8,12]},"
-                          "\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]},"
-                          "\"z\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[4,4]}}",
-                          d, 16);
+                          "{\"b\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]},"
+                          "\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
+                          "\"z\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[4,4]},"
+                          "\"y\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[0,0]},"
+                          "\"w\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[8,8]}}",
+                          d, 8);
     ag_safetensors *st = open_ok(p);
-    cr_assert_str_eq(ag_st_info(st, 0)->name, "z");
-    cr_assert_str_eq(ag_st_info(st, 1)->name, "a");
-    cr_assert_str_eq(ag_st_info(st, 2)->name, "b");
+    const char *order[5] = {"y", "a", "z", "b", "w"};
+    for (size_t k = 0; k < 5; k++)
+        cr_assert_str_eq(ag_st_info(st, k)->name, order[k]);
     ag_st_close(st);
+    /* only zero-size tensors, or none, and no data */
+    p = tio_path("empty.safetensors");
+    tio_write_safetensors(p, "{\"e\":{\"dtype\":\"F64\",\"shape\":[0],\"data_offsets\":[0,0]}}", "", 0);
+    ag_st_close(open_ok(p));
+}
+
+/* A zero-size tensor inside another's bytes, a gap, bytes before the first
+ * tensor or after the last: upstream refuses each (InvalidOffset,
+ * MetadataIncompleteBuffer), and so does ag_st_open, naming the place. */
+Test(safetensors, err_tensors_not_tiling)
+{
+    open_fails_hdr("inside.safetensors",
+                   "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+                   "\"z\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,8]}}",
+                   16, AG_EFORMAT, "tensor 'z' [8, 8] begins inside 'a' [0, 16]");
+    open_fails_hdr("hole.safetensors",
+                   "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
+                   "\"b\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[8,12]}}",
+                   12, AG_EFORMAT, "bytes [4, 8) of the data area belong to no tensor (before 'b'");
+    open_fails_hdr("lead.safetensors",
+                   "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]}}",
+                   8, AG_EFORMAT, "bytes [0, 4) of the data area belong to no tensor (before 'a'");
+    open_fails_hdr("tail.safetensors",
+                   "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}",
+                   6, AG_EFORMAT, "bytes [4, 6) of the data area belong to no tensor");
+    open_fails_hdr("nothing.safetensors", "{\"__metadata__\":{\"k\":\"v\"}}", 3, AG_EFORMAT,
+                   "bytes [0, 3) of the data area belong to no tensor");
 }
 
 Test(safetensors, err_name_too_long)

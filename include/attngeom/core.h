@@ -52,6 +52,29 @@ typedef struct {
 int ag_error_set(ag_error *err, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* ---- text to show ------------------------------------------------------ */
+
+/* Strings taken from files (file and tensor names, config values, tokens) may
+ * hold bytes that are not UTF-8, which JSON cannot carry, and control
+ * characters, which drive terminals. ag_text_escape writes every such byte as
+ * the four characters \xNN (lower-case hex), as Python's
+ * bytes.decode('utf-8', 'backslashreplace') does for invalid bytes:
+ *  - always: each byte that is not part of a valid UTF-8 character (overlong
+ *    forms, surrogates and code points above U+10FFFF are invalid);
+ *  - with AG_TEXT_CONTROL: also each byte of a control character: U+0000–
+ *    U+001F, U+007F and U+0080–U+009F (C1, written \xc2\xNN).
+ * A backslash is kept as it is, so escaping escaped text changes nothing.
+ * Error messages (ag_error_set) are escaped with AG_TEXT_CONTROL. */
+enum { AG_TEXT_UTF8 = 0, AG_TEXT_CONTROL = 1 };
+
+/* Write the escaped s into dst[size] (NUL-terminated when size > 0; cut only
+ * between characters or escapes) and return the length the whole escaped
+ * text needs, without the NUL (as snprintf does). dst may be NULL if size is
+ * 0. */
+size_t ag_text_escape(char *dst, size_t size, const char *s, unsigned flags);
+/* The escaped s as a new string (free()); NULL when out of memory. */
+char *ag_text_escape_dup(const char *s, unsigned flags);
+
 /* ---- dense arrays ------------------------------------------------------ */
 
 #define AG_MAX_DIMS 8

@@ -82,7 +82,9 @@ int ag_read_fd(int fd, const char *name, size_t max_bytes, char **buf, size_t *l
  * An 8-byte little-endian header length N, N bytes of JSON, then the data
  * area. Every entry must have a known dtype, a shape of non-negative ints and
  * data_offsets [begin, end] with begin <= end <= data size and
- * end - begin == product(shape) * bits / 8; entries must not overlap.
+ * end - begin == product(shape) * bits / 8; sorted by offset, the entries
+ * must tile the data area (each begins where the previous one ends, from 0 to
+ * the end of the file), as upstream safetensors requires.
  * "__metadata__" (a string-to-string object) is allowed. The file is mapped
  * read-only; tensor values are converted on request. */
 typedef struct ag_safetensors ag_safetensors;

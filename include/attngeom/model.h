@@ -162,15 +162,21 @@ typedef struct {
 int ag_attention_layer(const ag_attn_layer_spec *spec, ag_array *out,
                        ag_error *err);
 
-/* Drop leading dimensions of size 1 in place ([1,1,d,k] -> [d,k]). */
+/* Drop leading dimensions of size 1 in place ([1,1,d,k] -> [d,k]), keeping
+ * at least one dimension ([1,1] -> [1]). */
 void ag_array_squeeze_leading(ag_array *a);
 
+/* Drop leading dimensions of size 1 while a has more than `rank` of them:
+ * to rank 2, [1,1,n,d] -> [n,d] and [1,d] stays [1,d] (one row). An array
+ * already of rank <= `rank` is unchanged. */
+void ag_array_squeeze_to(ag_array *a, int rank);
+
 /* Transpose a 2-D array in place (its data is reallocated). AG_ESHAPE if a is
- * not 2-D after squeezing leading singleton dimensions, AG_ENOMEM. */
+ * not 2-D after ag_array_squeeze_to(a, 2), AG_ENOMEM. */
 int ag_array_transpose2d(ag_array *a, ag_error *err);
 
 /* Split a fused Q|K|V tensor into its three column blocks. `fused` (borrowed;
- * leading singleton dimensions ignored) is either a kernel [d, 3·d_a] ->
+ * leading dimensions of size 1 dropped while it has more than two) is either a kernel [d, 3·d_a] ->
  * q, k, v each (d, d_a), or a bias [3·d_a] -> each (d_a). q, k, v receive new
  * arrays owned by the caller (v may be NULL if not wanted). `name` is used in
  * error messages (AG_ESHAPE: rank other than 1-2 or a last dimension not

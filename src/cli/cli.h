@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "attngeom.h"
 
 enum { EXIT_USAGE = 2, EXIT_EXPECT = 3 };
@@ -91,6 +93,21 @@ int cli_outputs_finish(cli_outputs *tx, int rc);
  * status; tx is emptied. */
 int cli_emit_outputs(const cli_common *c, const ag_record *recs, size_t count,
                      const ag_output_meta *meta, cli_outputs *tx);
+
+/* Print one line on stderr as it is formatted, with control characters and
+ * bytes that are not UTF-8 escaped (ag_text_escape): what every message of
+ * the CLI goes through. */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A JSON string of s with its non-UTF-8 bytes escaped; NULL when out of
+ * memory. */
+json_t *cli_json_text(const char *s);
+/* Write one text cell of the human and delimited formats: s escaped with
+ * AG_TEXT_CONTROL, then quoted for fmt (CSV "" quoting, Markdown \|, LaTeX
+ * \verb). Returns 0 or -1 on a write error or when out of memory. */
+int cli_put_cell(FILE *fp, ag_format fmt, const char *s);
+
+/* cli_emit_outputs without staged outputs. */
 int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
              const ag_output_meta *meta);
 

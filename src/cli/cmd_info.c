@@ -34,11 +34,11 @@ static void tensors_json(const ag_safetensors *st, const char *file, json_t *arr
     for (size_t k = 0; k < ag_st_count(st); k++) {
         const ag_tensor_info *t = ag_st_info(st, k);
         json_t *o = json_object();
-        json_object_set_new(o, "name", json_string(t->name));
+        json_object_set_new(o, "name", cli_json_text(t->name));
         json_object_set_new(o, "dtype", json_string(ag_dtype_name(t->dtype)));
         json_object_set_new(o, "shape", shape_json(t->shape, t->ndim));
         if (file)
-            json_object_set_new(o, "file", json_string(file));
+            json_object_set_new(o, "file", cli_json_text(file));
         json_array_append_new(arr, o);
     }
 }
@@ -84,7 +84,7 @@ static json_t *config_json(const ag_model_config *g)
 {
     json_t *o = json_object();
     json_object_set_new(o, "architecture", json_string(arch_name(g->arch)));
-    json_object_set_new(o, "model_type", json_string(g->model_type));
+    json_object_set_new(o, "model_type", cli_json_text(g->model_type));
     json_object_set_new(o, "causal", json_boolean(g->causal));
     json_object_set_new(o, "layers", json_integer(g->n_layer));
     json_object_set_new(o, "heads", json_integer(g->n_head));
@@ -156,54 +156,68 @@ static void shape_text(const json_t *shape, char *buf, size_t size)
         snprintf(buf + used, size - used, "]");
 }
 
-/* Human formats: a summary, then one row per tensor. */
-static void write_text(FILE *fp, ag_format fmt, const char *path, const json_t *root)
+/* The table format's summary: the path, its kind, the config. */
+static void write_summary(FILE *fp, const char *path, const json_t *root)
 {
-    const json_t *cfg = json_object_get(root, "config"), *tensors = json_object_get(root, "tensors");
+    const json_t *cfg = json_object_get(root, "config"), *tok = json_object_get(root, "tokenizer");
+    char shape[256];
+    cli_put_cell(fp, AG_FORMAT_TABLE, path);
+    fprintf(fp, ": %s\n", json_string_value(json_object_get(root, "kind")));
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)cfg, key, v) {
+        fprintf(fp, "  %-14s ", key);
+        if (json_is_string(v))
+            cli_put_cell(fp, AG_FORMAT_TABLE, json_string_value(v));
+        else if (json_is_boolean(v))
+            fputs(json_is_true(v) ? "true" : "false", fp);
+        else
+            fprintf(fp, "%g", json_number_value(v));
+        fputc('\n', fp);
+    }
+    if (cfg)
+        fprintf(fp, "  %-14s %s\n", "tokenizer", json_is_string(tok) ? json_string_value(tok) : "none");
+    if (json_object_get(root, "shape")) {
+        shape_text(json_object_get(root, "shape"), shape, sizeof shape);
+        fprintf(fp, "  shape %s\n", shape);
+    }
+}
+
+static const char *tensor_field(const json_t *tensors, size_t k, const char *field)
+{
+    return json_string_value(json_object_get(json_array_get(tensors, k), field));
+}
+
+/* The table format's tensor list, names aligned as they are shown. */
+static void write_tensor_table(FILE *fp, const json_t *tensors)
+{
+    size_t count = json_array_size(tensors);
+    char shape[256];
+    int w = 4;
+    fprintf(fp, "tensors (%zu):\n", count);
+    for (size_t k = 0; k < count; k++) {
+        int len = (int)ag_text_escape(NULL, 0, tensor_field(tensors, k, "name"), AG_TEXT_CONTROL);
+        w = len > w ? len : w;
+    }
+    fprintf(fp, "  %-*s  %-7s  %s\n", w, "name", "dtype", "shape");
+    for (size_t k = 0; k < count; k++) {
+        const char *name = tensor_field(tensors, k, "name");
+        shape_text(json_object_get(json_array_get(tensors, k), "shape"), shape, sizeof shape);
+        fputs("  ", fp);
+        cli_put_cell(fp, AG_FORMAT_TABLE, name);
+        fprintf(fp, "%*s  %-7s  %s\n", w - (int)ag_text_escape(NULL, 0, name, AG_TEXT_CONTROL), "",
+                tensor_field(tensors, k, "dtype"), shape);
+    }
+}
+
+/* CSV, TSV, Markdown, LaTeX: one row per tensor. */
+static void write_tensor_rows(FILE *fp, ag_format fmt, const json_t *tensors)
+{
     const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
-                    : fmt == AG_FORMAT_MD ? " | " : fmt == AG_FORMAT_LATEX ? " & " : "  ";
+                    : fmt == AG_FORMAT_MD ? " | " : " & ";
     const char *pre = fmt == AG_FORMAT_MD ? "| " : "", *post = fmt == AG_FORMAT_MD ? " |"
                     : fmt == AG_FORMAT_LATEX ? " \\\\" : "";
     char shape[256];
-    if (fmt == AG_FORMAT_TABLE) {
-        fprintf(fp, "%s: %s\n", path, json_string_value(json_object_get(root, "kind")));
-        const char *key;
-        json_t *v;
-        json_object_foreach((json_t *)cfg, key, v) {
-            if (json_is_string(v))
-                fprintf(fp, "  %-14s %s\n", key, json_string_value(v));
-            else if (json_is_boolean(v))
-                fprintf(fp, "  %-14s %s\n", key, json_is_true(v) ? "true" : "false");
-            else
-                fprintf(fp, "  %-14s %g\n", key, json_number_value(v));
-        }
-        const json_t *tok = json_object_get(root, "tokenizer");
-        if (cfg)
-            fprintf(fp, "  %-14s %s\n", "tokenizer", json_is_string(tok) ? json_string_value(tok) : "none");
-        if (json_object_get(root, "shape")) {
-            shape_text(json_object_get(root, "shape"), shape, sizeof shape);
-            fprintf(fp, "  shape %s\n", shape);
-        }
-        if (tensors)
-            fprintf(fp, "tensors (%zu):\n", json_array_size(tensors));
-    }
-    if (!tensors)
-        return;
-    if (fmt == AG_FORMAT_TABLE) {
-        int w = 4;
-        for (size_t k = 0; k < json_array_size(tensors); k++) {
-            int len = (int)strlen(json_string_value(json_object_get(json_array_get(tensors, k), "name")));
-            w = len > w ? len : w;
-        }
-        fprintf(fp, "  %-*s  %-7s  %s\n", w, "name", "dtype", "shape");
-        for (size_t k = 0; k < json_array_size(tensors); k++) {
-            const json_t *t = json_array_get(tensors, k);
-            shape_text(json_object_get(t, "shape"), shape, sizeof shape);
-            fprintf(fp, "  %-*s  %-7s  %s\n", w, json_string_value(json_object_get(t, "name")),
-                    json_string_value(json_object_get(t, "dtype")), shape);
-        }
-        return;
-    }
     if (fmt == AG_FORMAT_LATEX)
         fputs("\\begin{tabular}{lll}\n\\toprule\n", fp);
     fprintf(fp, "%sname%sdtype%sshape%s\n", pre, sep, sep, post);
@@ -212,19 +226,26 @@ static void write_text(FILE *fp, ag_format fmt, const char *path, const json_t *
     if (fmt == AG_FORMAT_LATEX)
         fputs("\\midrule\n", fp);
     for (size_t k = 0; k < json_array_size(tensors); k++) {
-        const json_t *t = json_array_get(tensors, k);
-        shape_text(json_object_get(t, "shape"), shape, sizeof shape);
+        shape_text(json_object_get(json_array_get(tensors, k), "shape"), shape, sizeof shape);
+        fputs(pre, fp);
+        cli_put_cell(fp, fmt, tensor_field(tensors, k, "name"));
         const char *q = fmt == AG_FORMAT_CSV ? "\"" : "";
-        if (fmt == AG_FORMAT_LATEX)
-            fprintf(fp, "\\verb|%s|%s%s%s%s%s\n", json_string_value(json_object_get(t, "name")),
-                    sep, json_string_value(json_object_get(t, "dtype")), sep, shape, post);
-        else
-            fprintf(fp, "%s%s%s%s%s%s%s%s%s%s\n", pre, q, json_string_value(json_object_get(t, "name")),
-                    q, sep, json_string_value(json_object_get(t, "dtype")), sep, q, shape, q);
-        (void)post;
+        fprintf(fp, "%s%s%s%s%s%s%s\n", sep, tensor_field(tensors, k, "dtype"), sep, q, shape, q, post);
     }
     if (fmt == AG_FORMAT_LATEX)
         fputs("\\bottomrule\n\\end{tabular}\n", fp);
+}
+
+/* Human formats: a summary, then one row per tensor. */
+static void write_text(FILE *fp, ag_format fmt, const char *path, const json_t *root)
+{
+    const json_t *tensors = json_object_get(root, "tensors");
+    if (fmt == AG_FORMAT_TABLE)
+        write_summary(fp, path, root);
+    if (tensors && fmt == AG_FORMAT_TABLE)
+        write_tensor_table(fp, tensors);
+    else if (tensors)
+        write_tensor_rows(fp, fmt, tensors);
 }
 
 int cmd_info(int argc, char **argv)
@@ -255,7 +276,7 @@ int cmd_info(int argc, char **argv)
         return 1;
     struct stat sb;
     json_t *root = json_object();
-    json_object_set_new(root, "path", json_string(path));
+    json_object_set_new(root, "path", cli_json_text(path));
     int rc = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) ? info_model(path, root)
                                                          : info_file(path, root);
     char *buf = NULL;

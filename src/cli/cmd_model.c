@@ -25,7 +25,7 @@ static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
         for (size_t i = 0; i < n; i++) {
             const char *s = ag_tokenizer_token(tok, ids[i]);
             json_array_append_new(a, json_integer(ids[i]));
-            json_array_append_new(t, s ? json_string(s) : json_null());
+            json_array_append_new(t, s ? cli_json_text(s) : json_null());
         }
         json_object_set_new(root, "ids", a);
         json_object_set_new(root, "tokens", t);
@@ -34,42 +34,28 @@ static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
         fputc('\n', fp);
         return rc;
     }
-    if (fmt == AG_FORMAT_TABLE) {
-        fprintf(fp, "%5s  %6s  %s\n", "index", "id", "token");
-        for (size_t i = 0; i < n; i++) {
-            const char *s = ag_tokenizer_token(tok, ids[i]);
-            fprintf(fp, "%5zu  %6d  %s\n", i, ids[i], s ? s : "");
-        }
-        return ferror(fp) ? -1 : 0;
-    }
     const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
-                    : fmt == AG_FORMAT_MD ? " | " : fmt == AG_FORMAT_LATEX ? " & " : "  ";
+                    : fmt == AG_FORMAT_MD ? " | " : " & ";
     const char *pre = fmt == AG_FORMAT_MD ? "| " : "";
     const char *post = fmt == AG_FORMAT_MD ? " |" : fmt == AG_FORMAT_LATEX ? " \\\\" : "";
     if (fmt == AG_FORMAT_LATEX)
         fputs("\\begin{tabular}{rrl}\n\\toprule\n", fp);
-    fprintf(fp, "%sindex%sid%stoken%s\n", pre, sep, sep, post);
+    if (fmt == AG_FORMAT_TABLE)
+        fprintf(fp, "%5s  %6s  %s\n", "index", "id", "token");
+    else
+        fprintf(fp, "%sindex%sid%stoken%s\n", pre, sep, sep, post);
     if (fmt == AG_FORMAT_MD)
         fputs("| ---: | ---: | --- |\n", fp);
     if (fmt == AG_FORMAT_LATEX)
         fputs("\\midrule\n", fp);
     for (size_t i = 0; i < n; i++) {
-        const char *s = ag_tokenizer_token(tok, ids[i]);
-        fprintf(fp, "%s%zu%s%d%s", pre, i, sep, ids[i], sep);
-        if (fmt == AG_FORMAT_CSV) { /* RFC 4180 quoting */
-            fputc('"', fp);
-            for (const char *c = s ? s : ""; *c; c++)
-                fputs(*c == '"' ? "\"\"" : (char[]){*c, 0}, fp);
-            fputc('"', fp);
-        } else if (fmt == AG_FORMAT_LATEX) {
-            fputs("\\verb|", fp); /* tokens may hold any character but '|' rarely */
-            for (const char *c = s ? s : ""; *c; c++)
-                fputc(*c == '|' ? '!' : *c, fp);
-            fputc('|', fp);
-        } else {
-            fputs(s ? s : "", fp);
-        }
-        fprintf(fp, "%s\n", post);
+        if (fmt == AG_FORMAT_TABLE)
+            fprintf(fp, "%5zu  %6d  ", i, ids[i]);
+        else
+            fprintf(fp, "%s%zu%s%d%s", pre, i, sep, ids[i], sep);
+        if (cli_put_cell(fp, fmt, ag_tokenizer_token(tok, ids[i])) != 0)
+            return -1;
+        fprintf(fp, "%s\n", fmt == AG_FORMAT_TABLE ? "" : post);
     }
     if (fmt == AG_FORMAT_LATEX)
         fputs("\\bottomrule\n\\end{tabular}\n", fp);

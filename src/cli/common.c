@@ -24,24 +24,42 @@ void cli_common_init(cli_common *c, unsigned families)
     c->edge_threshold = -1;
 }
 
+/* head, the formatted message, tail: one escaped line on stderr. */
+static void message_line(const char *head, const char *fmt, va_list ap, const char *tail)
+{
+    char *raw = NULL, *safe = NULL;
+    if (vasprintf(&raw, fmt, ap) >= 0)
+        safe = ag_text_escape_dup(raw, AG_TEXT_CONTROL);
+    fprintf(stderr, "%s%s%s\n", head, safe ? safe : "out of memory formatting a message", tail);
+    free(safe);
+    free(raw);
+}
+
+void cli_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    message_line("", fmt, ap, "");
+    va_end(ap);
+}
+
 int cli_fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("attngeom: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    message_line("attngeom: ", fmt, ap, "");
     va_end(ap);
     return 1;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char head[64], tail[80];
+    snprintf(head, sizeof head, "attngeom %s: ", cmd);
+    snprintf(tail, sizeof tail, " (see attngeom %s --help)", cmd);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "attngeom %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see attngeom %s --help)\n", cmd);
+    message_line(head, fmt, ap, tail);
     va_end(ap);
     return EXIT_USAGE;
 }

@@ -87,7 +87,7 @@ static size_t compare_record(const cli_common *c, const json_t *exp,
             continue;
         value_text(ev, es, sizeof es);
         value_text(gv, gs, sizeof gs);
-        fprintf(stderr, "expect: %s: %s: expected %s, got %s\n", label, key, es, gs);
+        cli_note("expect: %s: %s: expected %s, got %s", label, key, es, gs);
         bad++;
     }
     return bad;
@@ -124,16 +124,16 @@ int cli_expect(const cli_common *c, const ag_record *recs, size_t count)
     }
     size_t bad = 0, n_exp = json_array_size(exp), n_got = json_array_size(got);
     if (n_exp != n_got) {
-        fprintf(stderr, "expect: record count: expected %zu, got %zu\n", n_exp, n_got);
+        cli_note("expect: record count: expected %zu, got %zu", n_exp, n_got);
         bad++;
     }
     for (size_t i = 0; i < n_exp && i < n_got; i++)
         bad += compare_record(c, json_array_get(exp, i), json_array_get(got, i), i);
     if (bad)
-        fprintf(stderr, "expect: %zu mismatch%s against %s (rtol %g, atol %g)\n", bad,
+        cli_note("expect: %zu mismatch%s against %s (rtol %g, atol %g)", bad,
                 bad == 1 ? "" : "es", c->expect_path, c->rtol, c->atol);
     else
-        fprintf(stderr, "expect: %zu records match %s\n", n_got, c->expect_path);
+        cli_note("expect: %zu records match %s", n_got, c->expect_path);
     json_decref(got);
     json_decref(golden);
     return bad ? EXIT_EXPECT : 0;

@@ -47,7 +47,7 @@ static int run(int argc, char **argv)
     for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
         if (strcmp(cmd, commands[k].name) == 0)
             return commands[k].run(argc - 1, argv + 1);
-    fprintf(stderr, "attngeom: unknown command '%s' (see attngeom --help)\n", cmd);
+    cli_fail("unknown command '%s' (see attngeom --help)", cmd);
     return EXIT_USAGE;
 }
 

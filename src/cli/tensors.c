@@ -94,15 +94,16 @@ void cli_tensors_free(cli_tensors *t)
         ag_array_free(all[k]);
 }
 
-/* Read tensor `name`, squeeze leading singleton dims, and check its rank;
- * 2-D weights are transposed when --linear. */
+/* Read tensor `name`, drop leading 1s down to `rank` (a [1, d_a] kernel of
+ * d = 1 stays a matrix), and check its rank; 2-D weights are transposed when
+ * --linear. */
 static int read_tensor(const ag_safetensors *st, const char *path, const char *name,
                        int rank, int linear, ag_array *out)
 {
     ag_error err = {0};
     if (ag_st_read(st, name, out, &err) != AG_OK)
         return cli_fail_error(&err);
-    ag_array_squeeze_leading(out);
+    ag_array_squeeze_to(out, rank);
     if (out->ndim != rank)
         return cli_fail("%s: tensor '%s' has %d dimensions after dropping leading 1s; "
                         "expected %s", path, name, out->ndim, rank == 2 ? "a matrix" : "a vector");
@@ -207,7 +208,7 @@ static int load_x(const cli_tensor_opts *o, cli_tensors *t)
     ag_error err = {0};
     if (ag_npy_read(o->x, &t->x, &err) != AG_OK)
         return cli_fail_error(&err);
-    ag_array_squeeze_leading(&t->x);
+    ag_array_squeeze_to(&t->x, 2); /* [1, d] is one token, [1, n, d] a batch of one */
     if (t->x.ndim != 2 || ag_array_size(&t->x) == 0)
         return cli_fail("%s: X must be a non-empty 2-D array [n, d] (after dropping leading 1s), "
                         "it has %d dimensions", o->x, t->x.ndim);

@@ -100,6 +100,13 @@ st("overlap.safetensors",
    {"attn": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
     "attn2": {"dtype": "F32", "shape": [2, 2], "data_offsets": [8, 24]}},
    f4 + f4[:8])
+# a zero-size tensor inside another's bytes, and a gap: the tensors must tile the data
+st("inside.safetensors",
+   {"attn": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
+    "empty": {"dtype": "F32", "shape": [0], "data_offsets": [8, 8]}}, f4)
+st("hole.safetensors",
+   {"attn": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
+    "attn2": {"dtype": "F32", "shape": [2, 2], "data_offsets": [20, 36]}}, f4 + b"\0" * 4 + f4)
 a = good.astype("<f2"); a[0, 0] = np.nan
 st("nan_f16.safetensors",
    {"attn": {"dtype": "F16", "shape": [2, 2], "data_offsets": [0, 8]}}, a.tobytes())
@@ -192,6 +199,10 @@ run_case 1 inconsistent.safetensors "offsets inconsistent with shape x dtype" \
     matrix "$T/inconsistent.safetensors" --tensor attn
 run_case 1 overlap.safetensors "overlapping offsets" \
     matrix "$T/overlap.safetensors" --tensor attn
+run_case 1 "'empty' [8, 8] begins inside 'attn' [0, 16]" "zero-size tensor inside another" \
+    matrix "$T/inside.safetensors" --tensor attn
+run_case 1 "bytes [16, 20) of the data area belong to no tensor" "a gap between tensors" \
+    matrix "$T/hole.safetensors" --tensor attn
 run_case 1 nan_f16.safetensors "NaN in an F16 tensor" \
     matrix "$T/nan_f16.safetensors" --tensor attn
 run_case 1 onedim.safetensors "1-D tensor" \

@@ -346,6 +346,32 @@ assert all(x == y for x, y in zip(an, mx)), "layer records differ from matrix on
 '
 pycheck "layer records = matrix on --save-attention" "$T/layer0f32.json" "$T/mxl.json"
 
+# A single token: X (1, d) is one row, not a vector (leading 1s are dropped only
+# down to rank 2); (1, 1, d) and the batch of one (1, n, d) keep working.
+"$PY" -c "import numpy as np, sys
+x = np.load(sys.argv[1])
+np.save(sys.argv[2] + '/x1.npy', x[:1]); np.save(sys.argv[2] + '/x11.npy', x[None, :1])
+np.save(sys.argv[2] + '/x1n.npy', x[None])" "$FIX/use-lite/x_0_layer0.npy" "$T"
+for x in x1 x11 x1n; do
+    runj layer_$x.json layer --x "$T/$x.npy" --weights "$USE" --qkv "$QKV0" --qkv-bias "$QB0" --heads 4 \
+        --scale 0.125 --save-attention "$T/A_$x.npy" --format json
+done
+runj an818.json analyze "$GPT2" --tokens 818 --layers 0 --format json
+PYSCRIPT='
+one, one11, batch, an, full = (records(p) for p in a[:5])
+A1, A1n = np.load(a[5]), np.load(a[6])
+assert A1.shape == (4, 1, 1) and (A1 == 1).all(), A1
+assert one == one11, "X (1, 1, d) differs from X (1, d)"
+for x, y in zip(one, an):
+    assert x["rows"] == x["cols"] == 1, x
+    assert {k: v for k, v in x.items() if k in y and k != "causal"} == \
+        {k: v for k, v in y.items() if k in x and k != "causal"}, "one-token layer differs from analyze --tokens 818"
+assert batch == full, "batch of one (1, n, d) differs from (n, d)"
+assert A1n.shape == (4, 12, 12)
+'
+pycheck "layer: one token (1, d), (1, 1, d) and a batch of one (1, n, d)" "$T/layer_x1.json" \
+    "$T/layer_x11.json" "$T/layer_x1n.json" "$T/an818.json" "$T/layer0f32.json" "$T/A_x1.npy" "$T/A_x1n.npy"
+
 # ---- error cases -----------------------------------------------------------------
 # run_case WANT NEEDLES DESC ARGS... : exit WANT, stdout empty, exactly one stderr
 # line containing one of the |-separated NEEDLES (none when empty), and nothing
