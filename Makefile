@@ -21,7 +21,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS  = $(PKG_LIBS) -lm
 
-LIB_SRCS  := $(wildcard src/*.c) $(wildcard analysis/*.c)
+LIB_SRCS  := $(wildcard src/*.c) $(wildcard src/tokenizer/*.c) $(wildcard analysis/*.c)
 CLI_SRCS  := $(wildcard src/cli/*.c)
 TEST_SRCS := $(wildcard tests/*.c)
 EX_SRCS   := $(wildcard examples/*.c)
@@ -30,7 +30,7 @@ BENCH_SRCS:= $(wildcard bench/*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
-HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h analysis/*.h src/cli/*.h tests/*.h)
+HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h src/tokenizer/*.h analysis/*.h src/cli/*.h tests/*.h)
 
 LIB_A   := $(BUILD)/libattngeom.a
 LIB_SO  := $(BUILD)/libattngeom.so

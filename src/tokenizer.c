@@ -14,59 +14,6 @@
 #include "io_internal.h"
 #include "tokenizer_int.h"
 
-/* ======================================================================
- * small containers
- * ====================================================================== */
-
-void *ag_tk_grow(void *arr, size_t *cap, size_t size)
-{
-    size_t nc = *cap ? *cap * 2 : 16;
-    if (nc > SIZE_MAX / size)
-        return NULL;
-    void *na = realloc(arr, nc * size);
-    if (na)
-        *cap = nc;
-    return na;
-}
-
-int ag_tk_ids_push(ag_tk_ids *o, int32_t id)
-{
-    if (o->n == o->cap) {
-        int32_t *nv = ag_tk_grow(o->v, &o->cap, sizeof *nv);
-        if (!nv)
-            return AG_ENOMEM;
-        o->v = nv;
-    }
-    o->v[o->n++] = id;
-    return AG_OK;
-}
-
-int ag_tk_buf_put(ag_tk_buf *o, const char *s, size_t len)
-{
-    if (o->n + len + 1 > o->cap) {
-        size_t nc = o->cap ? o->cap : 64;
-        while (nc < o->n + len + 1)
-            nc *= 2;
-        char *nb = realloc(o->b, nc);
-        if (!nb)
-            return AG_ENOMEM;
-        o->b = nb;
-        o->cap = nc;
-    }
-    if (len)
-        memcpy(o->b + o->n, s, len);
-    o->n += len;
-    o->b[o->n] = '\0';
-    return AG_OK;
-}
-
-int ag_tk_buf_putc(ag_tk_buf *o, int32_t cp)
-{
-    utf8proc_uint8_t u[4];
-    utf8proc_ssize_t k = utf8proc_encode_char(cp, u);
-    return ag_tk_buf_put(o, (const char *)u, k > 0 ? (size_t)k : 0);
-}
-
 /* Offset of the first byte that is not valid UTF-8 (no overlong forms,
  * surrogates or code points past U+10FFFF, as Python's codec), n if none. */
 static size_t utf8_bad_offset(const char *s, size_t n)

@@ -13,27 +13,7 @@
 #include "attngeom/core.h"
 #include "attngeom/tokenizer.h"
 #include "hashmap.h"
-
-/* arr (NULL or *cap elements of `size` bytes) reallocated to twice as many
- * (16 at first), *cap updated; NULL when out of memory (arr untouched). */
-void *ag_tk_grow(void *arr, size_t *cap, size_t size);
-
-/* ---- growable id vector --------------------------------------------------- */
-typedef struct {
-    int32_t *v;
-    size_t n, cap;
-} ag_tk_ids;
-
-int ag_tk_ids_push(ag_tk_ids *o, int32_t id);
-
-/* ---- byte buffer ---------------------------------------------------------- */
-typedef struct {
-    char *b;
-    size_t n, cap;
-} ag_tk_buf;
-
-int ag_tk_buf_put(ag_tk_buf *o, const char *s, size_t len);
-int ag_tk_buf_putc(ag_tk_buf *o, int32_t cp); /* UTF-8 encode */
+#include "tokenizer/tk.h"
 
 /* ---- the tokenizer -------------------------------------------------------- */
 typedef struct {
@@ -104,9 +84,5 @@ void ag_tk_bpe_init_bytes(ag_tokenizer *t);
 int ag_tk_bert_normalize(const ag_tokenizer *t, const char *s, size_t n, ag_tk_buf *out);
 /* BertPreTokenizer + WordPiece of one normalized section. */
 int ag_tk_wordpiece_section(const ag_tokenizer *t, const char *s, size_t n, ag_tk_ids *out);
-
-/* Unicode White_Space property (what Rust's char::is_whitespace and
- * Oniguruma's \s use). */
-int ag_tk_is_whitespace(int32_t cp);
 
 #endif

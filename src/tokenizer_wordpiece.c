@@ -7,13 +7,6 @@
 
 #include "tokenizer_int.h"
 
-int ag_tk_is_whitespace(int32_t c)
-{
-    return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 ||
-           c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
-           c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
-
 /* Rust tokenizers' is_control: any C* category (Cc, Cf, Cs, Co, Cn) except
  * \t \n \r. */
 static int is_control(int32_t c)

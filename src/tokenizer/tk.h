@@ -1,0 +1,127 @@
+/* tokenizer/tk.h — the tokenizer's internal interfaces: shared containers
+ * and the five kinds of component of Hugging Face's pipeline (added tokens,
+ * normalizer, pre-tokenizer, model, post-processor). Private to the library.
+ *
+ * Data flow (HF tokenizers, Rust, TokenizerImpl::encode_single_sequence):
+ * added tokens that are not `normalized` are matched in the raw text; every
+ * remaining segment is normalized on its own; `normalized` added tokens are
+ * matched in the normalized segments; the pre-tokenizer splits what is left
+ * into pieces; the model turns each piece into ids; the post-processor adds
+ * the special tokens.
+ *
+ * Offsets: ids depend on original offsets only through Metaspace's
+ * prepend_scheme "first" (prepend to a split whose original offset is 0).
+ * Each split carries that one fact, `at_start`. */
+#ifndef ATTNGEOM_TK_H
+#define ATTNGEOM_TK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "attngeom/core.h"
+
+/* ---- containers (containers.c) ------------------------------------------ */
+
+/* arr (NULL or *cap elements of `size` bytes) reallocated to twice as many
+ * (16 at first), *cap updated; NULL when out of memory (arr untouched). */
+void *ag_tk_grow(void *arr, size_t *cap, size_t size);
+
+/* Growable id vector. */
+typedef struct {
+    int32_t *v;
+    size_t n, cap;
+} ag_tk_ids;
+
+int ag_tk_ids_push(ag_tk_ids *o, int32_t id);
+
+/* Growable byte buffer, kept NUL-terminated after every put. */
+typedef struct {
+    char *b;
+    size_t n, cap;
+} ag_tk_buf;
+
+int ag_tk_buf_put(ag_tk_buf *o, const char *s, size_t len);
+int ag_tk_buf_putc(ag_tk_buf *o, int32_t cp); /* UTF-8 encode */
+
+/* One piece of text between two stages. */
+typedef struct {
+    char *s;        /* UTF-8, owned by the list (NUL-terminated) */
+    size_t n;
+    int at_start;   /* starts at offset 0 of the original input */
+    int32_t id;     /* >= 0: already a token (an added token); -1: text */
+} ag_tk_split;
+
+typedef struct {
+    ag_tk_split *v;
+    size_t n, cap;
+} ag_tk_splits;
+
+/* Append a copy of s. AG_OK or AG_ENOMEM. */
+int ag_tk_splits_push(ag_tk_splits *l, const char *s, size_t n, int at_start, int32_t id);
+/* Free the strings, keep the array for reuse. */
+void ag_tk_splits_clear(ag_tk_splits *l);
+void ag_tk_splits_free(ag_tk_splits *l);
+
+/* Unicode White_Space (Rust's char::is_whitespace, Oniguruma's \s). */
+int ag_tk_is_whitespace(int32_t cp);
+
+/* ---- normalizers (normalizers.c) ----------------------------------------- */
+
+typedef struct ag_tk_normalizer ag_tk_normalizer;
+
+/* j: the "normalizer" object of tokenizer.json; JSON null (or j NULL) gives
+ * *out = NULL, which normalizes nothing. An unknown type, a bad field or a
+ * broken charsmap: AG_EUNSUPPORTED / AG_EFORMAT, the message naming `path`
+ * and the component. */
+int ag_tk_normalizer_load(const char *path, json_t *j, ag_tk_normalizer **out, ag_error *err);
+/* Normalize n bytes of UTF-8 s into out (out->n reset to 0 first). nm may
+ * be NULL (a copy). */
+int ag_tk_normalize(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out,
+                    ag_error *err);
+void ag_tk_normalizer_free(ag_tk_normalizer *nm);
+
+/* ---- pre-tokenizers (pre_tokenizers.c) ----------------------------------- */
+
+typedef struct ag_tk_pretok ag_tk_pretok;
+
+/* j: the "pre_tokenizer" object; null gives *out = NULL (no splitting). */
+int ag_tk_pretok_load(const char *path, json_t *j, ag_tk_pretok **out, ag_error *err);
+/* Split every text split of `in` (id < 0) into pieces appended to `out`;
+ * splits with id >= 0 are copied through, in order. Never emits an empty
+ * text piece. The first piece of an at_start split keeps at_start, the
+ * others do not. p may be NULL (a copy). */
+int ag_tk_pretokenize(const ag_tk_pretok *p, const ag_tk_splits *in, ag_tk_splits *out,
+                      ag_error *err);
+void ag_tk_pretok_free(ag_tk_pretok *p);
+
+/* ---- models (models.c) ---------------------------------------------------- */
+
+typedef struct ag_tk_model ag_tk_model;
+
+/* j: the "model" object. The model owns its vocabulary. */
+int ag_tk_model_load(const char *path, json_t *j, ag_tk_model **out, ag_error *err);
+/* Append the ids of one pre-tokenized piece to out. */
+int ag_tk_model_tokenize(const ag_tk_model *m, const char *s, size_t n, ag_tk_ids *out,
+                         ag_error *err);
+/* 1 and *id when s is in the vocabulary, else 0. */
+int ag_tk_model_token_to_id(const ag_tk_model *m, const char *s, size_t n, int32_t *id);
+/* The token string of id, or NULL. Owned by the model. */
+const char *ag_tk_model_id_to_token(const ag_tk_model *m, int32_t id);
+/* One more than the largest id. */
+size_t ag_tk_model_vocab_size(const ag_tk_model *m);
+void ag_tk_model_free(ag_tk_model *m);
+
+/* ---- post-processors (post_processors.c) ---------------------------------- */
+
+typedef struct ag_tk_post ag_tk_post;
+
+/* j: the "post_processor" object; null gives *out = NULL (adds nothing). */
+int ag_tk_post_load(const char *path, json_t *j, ag_tk_post **out, ag_error *err);
+/* The sequence's ids become the post-processed ids (special tokens added
+ * when add_special). */
+int ag_tk_post_process(const ag_tk_post *p, ag_tk_ids *ids, int add_special, ag_error *err);
+void ag_tk_post_free(ag_tk_post *p);
+
+#endif
