@@ -64,8 +64,21 @@ int ag_tk_splits_push(ag_tk_splits *l, const char *s, size_t n, int at_start, in
 void ag_tk_splits_clear(ag_tk_splits *l);
 void ag_tk_splits_free(ag_tk_splits *l);
 
+/* The code point at s[*i] (n bytes in all), *i moved past it. Input is
+ * validated UTF-8 (ag_tokenizer_encode checks it); a bad byte still gives
+ * U+FFFD and one byte of progress, never a loop. */
+int32_t ag_tk_next_cp(const char *s, size_t n, size_t *i);
+
 /* Unicode White_Space (Rust's char::is_whitespace, Oniguruma's \s). */
 int ag_tk_is_whitespace(int32_t cp);
+/* HF's is_punctuation: ASCII punctuation and symbols (char::is_ascii_punctuation)
+ * or a P* category (BertPreTokenizer, Punctuation). */
+int ag_tk_is_punctuation(int32_t cp);
+/* Rust's char::is_numeric: Nd, Nl, No (Digits). */
+int ag_tk_is_numeric(int32_t cp);
+/* The regex crate's \w: Alphabetic, M*, Nd, Pc, Join_Control (Whitespace
+ * pre-tokenizer, added tokens' single_word). */
+int ag_tk_is_word(int32_t cp);
 
 /* ---- normalizers (normalizers.c) ----------------------------------------- */
 
