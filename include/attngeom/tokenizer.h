@@ -59,8 +59,9 @@ extern "C" {
 typedef struct ag_tokenizer ag_tokenizer;
 
 typedef enum {
-    AG_TOKENIZER_BPE = 1,       /* byte-level BPE */
-    AG_TOKENIZER_WORDPIECE = 2  /* BERT WordPiece */
+    AG_TOKENIZER_BPE = 1,       /* BPE (byte-level or with byte fallback) */
+    AG_TOKENIZER_WORDPIECE = 2, /* WordPiece (BERT) */
+    AG_TOKENIZER_UNIGRAM = 3    /* Unigram (T5, XLM-R, ALBERT) */
 } ag_tokenizer_kind;
 
 /* Flags for ag_tokenizer_encode_ex. */

@@ -126,6 +126,32 @@ const char *ag_tk_model_id_to_token(const ag_tk_model *m, int32_t id);
 size_t ag_tk_model_vocab_size(const ag_tk_model *m);
 void ag_tk_model_free(ag_tk_model *m);
 
+/* ---- added tokens (added_tokens.c) --------------------------------------- */
+
+typedef struct ag_tk_added ag_tk_added;
+
+/* arr: the "added_tokens" array of tokenizer.json (NULL or null: none).
+ * The ids are the file's; a repeated content keeps its first entry; an
+ * empty content is skipped (as Rust's AddedVocabulary::add_tokens). The
+ * contents of `normalized` tokens are normalized by nm, which must outlive
+ * nothing (it is only used here). */
+int ag_tk_added_load(const char *path, json_t *arr, const ag_tk_normalizer *nm, ag_tk_added **out,
+                     ag_error *err);
+/* Steps 1–3 of the pipeline on n bytes of s: the non-normalized tokens are
+ * matched in s, every text between them is normalized by nm, the normalized
+ * tokens are matched in that. Appends the splits to out: tokens (id >= 0)
+ * and non-empty normalized text (id -1), at_start on a text starting at
+ * offset 0 of s. a may be NULL (no added tokens). */
+int ag_tk_added_extract(const ag_tk_added *a, const ag_tk_normalizer *nm, const char *s, size_t n,
+                        ag_tk_splits *out, ag_error *err);
+/* 1 and *id when s is an added token's content, else 0. */
+int ag_tk_added_token_to_id(const ag_tk_added *a, const char *s, size_t n, int32_t *id);
+/* The content of the added token of that id, or NULL. */
+const char *ag_tk_added_id_to_token(const ag_tk_added *a, int32_t id);
+/* One more than the largest added id, 0 when none. */
+size_t ag_tk_added_id_end(const ag_tk_added *a);
+void ag_tk_added_free(ag_tk_added *a);
+
 /* ---- post-processors (post_processors.c) ---------------------------------- */
 
 typedef struct ag_tk_post ag_tk_post;
