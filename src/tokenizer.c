@@ -208,7 +208,7 @@ static int add_added(ag_tokenizer *t, const char *content, size_t len, int32_t i
     if (agi_strmap_get(&t->added_index, content, len, &known))
         return AG_OK;
     if (t->n_added == t->added_cap) {
-        ag_tk_added *na = ag_tk_grow(t->added, &t->added_cap, sizeof *na);
+        ag_tk_old_added *na = ag_tk_grow(t->added, &t->added_cap, sizeof *na);
         if (!na)
             return AG_ENOMEM;
         t->added = na;
@@ -216,7 +216,7 @@ static int add_added(ag_tokenizer *t, const char *content, size_t len, int32_t i
     const char *c;
     if (t->n_added >= INT32_MAX || agi_strmap_put(&t->added_index, content, len, (int32_t)t->n_added, &c) != AG_OK)
         return AG_ENOMEM;
-    ag_tk_added *a = &t->added[t->n_added++];
+    ag_tk_old_added *a = &t->added[t->n_added++];
     a->content = c;
     a->len = len;
     a->match = c;
@@ -865,7 +865,7 @@ static int load_folder(ag_tokenizer *t, const char *dir, ag_error *err)
 static int normalize_added(ag_tokenizer *t, ag_error *err)
 {
     for (size_t i = 0; t->bert_norm && i < t->n_added; i++) {
-        ag_tk_added *a = &t->added[i];
+        ag_tk_old_added *a = &t->added[i];
         if (!a->normalized)
             continue;
         ag_tk_buf nb = {0};
@@ -886,7 +886,7 @@ static int build_added_matchers(ag_tokenizer *t, ag_error *err)
 {
     int rc = AG_OK;
     for (size_t i = 0; rc == AG_OK && i < t->n_added; i++) {
-        const ag_tk_added *a = &t->added[i];
+        const ag_tk_old_added *a = &t->added[i];
         if (a->mlen > 0)
             rc = agi_ac_add(&t->added_ac[a->normalized ? 1 : 0], a->match, a->mlen, (int32_t)i);
     }
@@ -1037,7 +1037,7 @@ static int split_added(const ag_tokenizer *t, enc_ctx *c, const char *s, size_t 
             i++;
             continue;
         }
-        const ag_tk_added *best = &t->added[longest[i]];
+        const ag_tk_old_added *best = &t->added[longest[i]];
         size_t pe = i, ns = i + best->mlen;
         if (best->lstrip)
             pe = trailing_ws_start(s + seg, i - seg) + seg;

@@ -24,7 +24,7 @@ typedef struct {
     char *norm;          /* content normalized, when normalized (own allocation) */
     int32_t id;
     int lstrip, rstrip, single_word, normalized, special;
-} ag_tk_added;
+} ag_tk_old_added;
 
 enum { AG_TK_PRE_NONE = 0, AG_TK_PRE_BYTELEVEL, AG_TK_PRE_BERT };
 
@@ -35,7 +35,7 @@ struct ag_tokenizer {
     const char **id_to_tok;      /* borrowed strings, NULL for holes */
     size_t n_ids, ids_cap;
 
-    ag_tk_added *added;
+    ag_tk_old_added *added;
     size_t n_added, added_cap;
     agi_strmap added_index;      /* content -> index in added */
     agi_ac added_ac[2];          /* match strings by `normalized`, value = index */
