@@ -124,6 +124,8 @@ int ag_tk_model_token_to_id(const ag_tk_model *m, const char *s, size_t n, int32
 const char *ag_tk_model_id_to_token(const ag_tk_model *m, int32_t id);
 /* One more than the largest id. */
 size_t ag_tk_model_vocab_size(const ag_tk_model *m);
+/* "BPE", "WordPiece", "WordLevel" or "Unigram". */
+const char *ag_tk_model_type(const ag_tk_model *m);
 void ag_tk_model_free(ag_tk_model *m);
 
 /* ---- added tokens (added_tokens.c) --------------------------------------- */
