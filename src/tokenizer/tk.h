@@ -99,15 +99,24 @@ void ag_tk_normalizer_free(ag_tk_normalizer *nm);
 
 typedef struct ag_tk_pretok ag_tk_pretok;
 
-/* j: the "pre_tokenizer" object; null gives *out = NULL (no splitting). */
+/* j: the "pre_tokenizer" object; null gives *out = NULL (no splitting).
+ * An unknown type: AG_EUNSUPPORTED "PATH: pre_tokenizer type 'X' is not
+ * supported"; a bad field or an invalid regex: AG_EFORMAT naming the path,
+ * the component and PCRE2's message. Split regexes are Oniguruma's (HF's
+ * engine), translated for PCRE2. */
 int ag_tk_pretok_load(const char *path, json_t *j, ag_tk_pretok **out, ag_error *err);
 /* Split every text split of `in` (id < 0) into pieces appended to `out`;
  * splits with id >= 0 are copied through, in order. Never emits an empty
- * text piece. The first piece of an at_start split keeps at_start, the
- * others do not. p may be NULL (a copy). */
+ * text piece. A piece keeps at_start when its split had it and the piece
+ * begins at the split's first byte (Rust: its original offset is 0), so the
+ * first piece keeps it unless a removed delimiter led the split. p may be
+ * NULL (a copy). Text must be valid UTF-8 (PCRE2 runs without its check). */
 int ag_tk_pretokenize(const ag_tk_pretok *p, const ag_tk_splits *in, ag_tk_splits *out,
                       ag_error *err);
 void ag_tk_pretok_free(ag_tk_pretok *p);
+/* GPT-2's bytes_to_unicode: the code point byte b stands for in byte-level
+ * vocabularies (ByteLevel pre-tokenizer output). */
+int32_t ag_tk_bytelevel_cp(uint8_t b);
 
 /* ---- models (models.c) ---------------------------------------------------- */
 
