@@ -10,12 +10,14 @@
  * tests/data/tokenize/normalized/<family>.json, written by
  * tools/tokenize_ref/make_normalized.py from that same reference.
  *
- * Tests needing the real charsmap (tests/data/tokenizers/base/, xz) read the
- * family folders written by tools/tokenize_ref/materialize.py: into the
+ * A family's normalizer is read from its tokenizer.layout.json when that holds
+ * it whole; one with the real charsmap (tests/data/tokenizers/base/, xz) from
+ * the family folder tools/tokenize_ref/materialize.py writes into the
  * per-process temporary folder, or from $AG_TK_MATERIALIZED when set (a
  * folder that script already wrote). */
 #include <criterion/criterion.h>
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -456,30 +458,56 @@ Test(tk_precompiled, broken_charsmaps_are_errors)
 
 /* ---- the families' real normalizers ---------------------------------------- */
 
-/* The families' folders: the ones this process needs, written once. */
-#define FAMILIES "t5 albert bert gemma llama2-legacy pythia split-mix wordpiece-mix xlm-roberta"
-static const char *materialized(void)
+/* A "$include" directive of materialize.py anywhere in j. */
+static int has_include(json_t *j)
 {
-    static char dir[4200];
-    const char *env = getenv("AG_TK_MATERIALIZED");
-    if (env && *env)
-        return env;
-    if (!dir[0]) {
-        snprintf(dir, sizeof dir, "%s/tk", tio_tmpdir());
-        char cmd[8600];
-        snprintf(cmd, sizeof cmd, "/usr/bin/python3 tools/tokenize_ref/materialize.py '%s' " FAMILIES " >/dev/null", dir);
-        cr_assert_eq(system(cmd), 0, "%s failed", cmd);
+    const char *k;
+    size_t i;
+    json_t *v;
+    if (json_is_object(j)) {
+        json_object_foreach(j, k, v) if (!strcmp(k, "$include") || has_include(v)) return 1;
+    } else if (json_is_array(j)) {
+        json_array_foreach(j, i, v) if (has_include(v)) return 1;
     }
-    return dir;
+    return 0;
 }
 
+static json_t *load_json_path(const char *path)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    cr_assert_not_null(j, "%s: %s", path, je.text);
+    return j;
+}
+
+/* The normalizer of a family's tokenizer.json. When the layout file holds it
+ * whole, it is read from there; otherwise (a charsmap to include) the family
+ * folder is materialized first, into this process's temporary folder or
+ * found in $AG_TK_MATERIALIZED. *root owns the result. */
 static json_t *family_normalizer(const char *family, json_t **root)
 {
     char path[4400];
-    snprintf(path, sizeof path, "%s/%s/tokenizer.json", materialized(), family);
-    json_error_t je;
-    *root = json_load_file(path, 0, &je);
-    cr_assert_not_null(*root, "%s: %s", path, je.text);
+    snprintf(path, sizeof path, "tests/data/tokenizers/%s/tokenizer.json", family);
+    if (access(path, R_OK) != 0) {
+        snprintf(path, sizeof path, "tests/data/tokenizers/%s/tokenizer.layout.json", family);
+        *root = load_json_path(path);
+        if (!has_include(json_object_get(*root, "normalizer")))
+            return json_object_get(*root, "normalizer");
+        json_decref(*root);
+        const char *dir = getenv("AG_TK_MATERIALIZED");
+        if (!dir || !*dir) {
+            dir = tio_path("tk");
+            snprintf(path, sizeof path, "%s/%s/tokenizer.json", dir, family);
+            if (access(path, R_OK) != 0) {
+                char cmd[8800];
+                snprintf(cmd, sizeof cmd, "/usr/bin/python3 tools/tokenize_ref/materialize.py '%s' '%s' >/dev/null",
+                         dir, family);
+                cr_assert_eq(system(cmd), 0, "%s failed", cmd);
+            }
+        }
+        snprintf(path, sizeof path, "%s/%s/tokenizer.json", dir, family);
+    }
+    *root = load_json_path(path);
     return json_object_get(*root, "normalizer");
 }
 
@@ -526,7 +554,7 @@ Test(tk_charsmap_real, corrupted_real_charsmap)
     const char *b64 = json_string_value(json_object_get(j, "precompiled_charsmap"));
     size_t n = strlen(b64);
     char *buf = malloc(n + 1);
-    json_t *texts = json_load_file("tools/tokenize_ref/texts_families.json", 0, NULL);
+    json_t *texts = load_json_path("tools/tokenize_ref/texts_families.json");
     cr_assert(buf && json_is_array(texts));
     srand(12345);
     int loaded = 0, failed = 0;
@@ -571,23 +599,25 @@ Test(tk_charsmap_real, corrupted_real_charsmap)
  * the Python reference (tests/data/tokenize/normalized/). */
 Test(tk_families, all_texts_match_the_reference)
 {
-    static const char *files[] = {"albert",        "bert",      "gemma", "llama2-legacy", "pythia",
-                                  "split-mix",     "t5",        "wordpiece-mix", "xlm-roberta"};
-    json_t *texts = json_load_file("tools/tokenize_ref/texts_families.json", 0, NULL);
+    json_t *texts = load_json_path("tools/tokenize_ref/texts_families.json");
     cr_assert(json_is_array(texts) && json_array_size(texts) >= 400);
-    size_t total = 0, good = 0;
-    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
-        char path[256];
-        snprintf(path, sizeof path, "tests/data/tokenize/normalized/%s.json", files[f]);
-        json_error_t je;
-        json_t *exp = json_load_file(path, 0, &je);
-        cr_assert_not_null(exp, "%s: %s", path, je.text);
+    DIR *d = opendir("tests/data/tokenize/normalized");
+    cr_assert_not_null(d);
+    size_t total = 0, good = 0, files = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        char path[512], family[256];
+        snprintf(path, sizeof path, "tests/data/tokenize/normalized/%s", e->d_name);
+        snprintf(family, sizeof family, "%.*s", (int)(len - 5), e->d_name);
+        json_t *exp = load_json_path(path);
         json_t *want = json_object_get(exp, "normalized");
         cr_assert_eq(json_array_size(want), json_array_size(texts), "%s", path);
         json_t *root;
         ag_tk_normalizer *nm = NULL;
         ag_error err = {0};
-        cr_assert_eq(ag_tk_normalizer_load(files[f], family_normalizer(files[f], &root), &nm, &err), AG_OK, "%s",
+        cr_assert_eq(ag_tk_normalizer_load(family, family_normalizer(family, &root), &nm, &err), AG_OK, "%s",
                      err.message);
         ag_tk_buf out = {0};
         size_t i;
@@ -596,7 +626,7 @@ Test(tk_families, all_texts_match_the_reference)
             json_t *w = json_array_get(want, i);
             int rc = ag_tk_normalize(nm, json_string_value(t), json_string_length(t), &out, &err);
             int ok = rc == AG_OK && out.n == json_string_length(w) && memcmp(out.b, json_string_value(w), out.n) == 0;
-            cr_expect(ok, "%s[%zu] \"%s\" -> \"%.*s\", expected \"%s\"", files[f], i, json_string_value(t),
+            cr_expect(ok, "%s[%zu] \"%s\" -> \"%.*s\", expected \"%s\"", family, i, json_string_value(t),
                       (int)out.n, out.b, json_string_value(w));
             good += (size_t)ok;
             total++;
@@ -605,7 +635,10 @@ Test(tk_families, all_texts_match_the_reference)
         ag_tk_normalizer_free(nm);
         json_decref(root);
         json_decref(exp);
+        files++;
     }
+    closedir(d);
+    cr_expect_geq(files, 9, "%zu normalizer configurations", files);
     cr_expect_eq(good, total, "%zu of %zu normalized texts match", good, total);
     json_decref(texts);
 }
