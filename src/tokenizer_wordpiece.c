@@ -1,4 +1,4 @@
-/* tokenizer_wordpiece.c — BERT: BertNormalizer, BertPreTokenizer and greedy
+/* tokenizer_wordpiece.c — BERT: BertPreTokenizer and greedy
  * longest-match-first WordPiece, following HF tokenizers (Rust). */
 #include <stdlib.h>
 #include <string.h>
@@ -6,32 +6,6 @@
 #include <utf8proc.h>
 
 #include "tokenizer_int.h"
-
-/* Rust tokenizers' is_control: any C* category (Cc, Cf, Cs, Co, Cn) except
- * \t \n \r. */
-static int is_control(int32_t c)
-{
-    if (c == '\t' || c == '\n' || c == '\r')
-        return 0;
-    switch (utf8proc_category(c)) {
-    case UTF8PROC_CATEGORY_CC:
-    case UTF8PROC_CATEGORY_CF:
-    case UTF8PROC_CATEGORY_CS:
-    case UTF8PROC_CATEGORY_CO:
-    case UTF8PROC_CATEGORY_CN:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-static int is_chinese(int32_t c)
-{
-    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
-           (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
-           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
-           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
-}
 
 /* ASCII punctuation/symbols (33-47, 58-64, 91-96, 123-126) or Unicode P*. */
 static int is_punct(int32_t c)
@@ -66,69 +40,21 @@ static int32_t next_cp(const char *s, size_t n, size_t *i)
     return cp;
 }
 
+/* BertNormalizer of s: the normalizer component of tokenizer/normalizers.c
+ * with this tokenizer's options (kept until tokenizer.c uses the component
+ * directly). */
 int ag_tk_bert_normalize(const ag_tokenizer *t, const char *s, size_t n, ag_tk_buf *out)
 {
-    int rc = AG_OK;
-    ag_tk_buf a = {0};
-    out->n = 0;
-    /* clean_text and handle_chinese_chars, one pass. */
-    for (size_t i = 0; i < n && rc == AG_OK;) {
-        int32_t c = next_cp(s, n, &i);
-        if (t->clean_text) {
-            if (c == 0 || c == 0xFFFD || is_control(c))
-                continue;
-            if (ag_tk_is_whitespace(c))
-                c = ' ';
-        }
-        if (t->chinese && is_chinese(c)) {
-            rc = ag_tk_buf_putc(&a, ' ');
-            if (rc == AG_OK)
-                rc = ag_tk_buf_putc(&a, c);
-            if (rc == AG_OK)
-                rc = ag_tk_buf_putc(&a, ' ');
-        } else {
-            rc = ag_tk_buf_putc(&a, c);
-        }
-    }
-    int strip = t->strip_accents < 0 ? t->lowercase : t->strip_accents;
-    if (rc == AG_OK && strip && a.n > 0) {
-        /* NFD, then drop nonspacing marks (Mn). */
-        utf8proc_uint8_t *d = NULL;
-        utf8proc_ssize_t dn = utf8proc_map((const utf8proc_uint8_t *)a.b, (utf8proc_ssize_t)a.n,
-                                           &d, UTF8PROC_DECOMPOSE);
-        if (dn < 0) {
-            rc = dn == UTF8PROC_ERROR_NOMEM ? AG_ENOMEM : AG_EINVAL;
-        } else {
-            size_t w = 0;
-            for (size_t i = 0; i < (size_t)dn;) {
-                size_t st = i;
-                int32_t c = next_cp((const char *)d, (size_t)dn, &i);
-                if (utf8proc_category(c) == UTF8PROC_CATEGORY_MN)
-                    continue;
-                memmove(d + w, d + st, i - st);
-                w += i - st;
-            }
-            a.n = 0;
-            rc = ag_tk_buf_put(&a, (const char *)d, w);
-        }
-        free(d);
-    }
-    if (rc == AG_OK && t->lowercase) {
-        /* Rust's char::to_lowercase: the simple mapping except U+0130. */
-        for (size_t i = 0; i < a.n && rc == AG_OK;) {
-            int32_t c = next_cp(a.b, a.n, &i);
-            if (c == 0x130) {
-                rc = ag_tk_buf_putc(out, 'i');
-                if (rc == AG_OK)
-                    rc = ag_tk_buf_putc(out, 0x307);
-            } else {
-                rc = ag_tk_buf_putc(out, utf8proc_tolower(c));
-            }
-        }
-    } else if (rc == AG_OK) {
-        rc = ag_tk_buf_put(out, a.b ? a.b : "", a.n);
-    }
-    free(a.b);
+    json_t *j = json_pack("{s:s, s:b, s:b, s:o, s:b}", "type", "BertNormalizer", "clean_text", t->clean_text,
+                          "handle_chinese_chars", t->chinese, "strip_accents",
+                          t->strip_accents < 0 ? json_null() : json_boolean(t->strip_accents), "lowercase",
+                          t->lowercase);
+    ag_tk_normalizer *nm = NULL;
+    int rc = j ? ag_tk_normalizer_load("BertNormalizer", j, &nm, NULL) : AG_ENOMEM;
+    json_decref(j);
+    if (rc == AG_OK)
+        rc = ag_tk_normalize(nm, s, n, out, NULL);
+    ag_tk_normalizer_free(nm);
     return rc;
 }
 
