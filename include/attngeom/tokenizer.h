@@ -61,7 +61,8 @@ typedef struct ag_tokenizer ag_tokenizer;
 typedef enum {
     AG_TOKENIZER_BPE = 1,       /* BPE (byte-level or with byte fallback) */
     AG_TOKENIZER_WORDPIECE = 2, /* WordPiece (BERT) */
-    AG_TOKENIZER_UNIGRAM = 3    /* Unigram (T5, XLM-R, ALBERT) */
+    AG_TOKENIZER_UNIGRAM = 3,   /* Unigram (T5, XLM-R, ALBERT) */
+    AG_TOKENIZER_WORDLEVEL = 4  /* WordLevel (a token per pre-token) */
 } ag_tokenizer_kind;
 
 /* Flags for ag_tokenizer_encode_ex. */
