@@ -8,9 +8,10 @@
 #    line, exit 1; a file with no ids, exit 1; attention takes a file of one
 #    line only.
 #  - a tokenizer.json with an unknown normalizer / pre-tokenizer / model /
-#    post-processor type, an invalid regex, merges naming unknown tokens or a
-#    broken charsmap: `attngeom tokenize FOLDER --text x` exits 1 with one
-#    stderr line naming the file and the component.
+#    post-processor type (also inside a Sequence), an invalid regex, merges
+#    naming unknown tokens (tokenizer.json or merges.txt), an undefined
+#    template token or a broken charsmap: `attngeom tokenize FOLDER --text x`
+#    exits 1 with one stderr line naming the file and the component.
 # Run from the repository root. Exits non-zero if any check fails.
 
 CLI=${1:?usage: sh tests/cli/tokenizers.sh path/to/attngeom}
@@ -117,6 +118,60 @@ for cmd in residual rollout; do
     "$PY" -c 'import json, sys; sys.exit({r["text"] for r in json.load(open(sys.argv[1]))["records"]} != {0, 2})' \
         "$T/$cmd.json" || fail "records are not for lines 0 and 2"
 done
+
+# ---- bad tokenizer files: one line naming the file and the component ---------
+"$PY" - "$T" <<'EOF' || { echo "tokenizers.sh: could not make test folders" >&2; exit 1; }
+import base64, json, os, sys
+vocab = {"a": 0, "b": 1, "ab": 2, "<unk>": 3}
+base = {"model": {"type": "BPE", "vocab": vocab, "merges": ["a b"], "unk_token": "<unk>"}}
+seq_a = {"Sequence": {"id": "A", "type_id": 0}}
+cases = {
+    "norm_type": {"normalizer": {"type": "Fancy"}},
+    "norm_nested": {"normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Fancy"}]}},
+    "norm_regex": {"normalizer": {"type": "Replace", "pattern": {"Regex": "(a"}, "content": "b"}},
+    "pre_type": {"pre_tokenizer": {"type": "Fancy"}},
+    "pre_nested": {"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}, {"type": "Fancy"}]}},
+    "pre_regex": {"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "[a"}, "behavior": "Isolated"}},
+    "model_type": {"model": {"type": "Fancy", "vocab": vocab}},
+    "merges_unknown": {"model": {"type": "BPE", "vocab": vocab, "merges": ["a c"]}},
+    "merges_result": {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b"]}},
+    "post_type": {"post_processor": {"type": "Fancy"}},
+    "post_nested": {"post_processor": {"type": "Sequence", "processors": [{"type": "ByteLevel"}, {"type": "Fancy"}]}},
+    "post_template": {"post_processor": {"type": "TemplateProcessing", "special_tokens": {},
+                                         "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, seq_a]}},
+    "charsmap_base64": {"normalizer": {"type": "Precompiled", "precompiled_charsmap": "!!!"}},
+    "charsmap_trie": {"normalizer": {"type": "Precompiled",
+                                     "precompiled_charsmap": base64.b64encode(b"\x10\x00\x00\x00abc").decode()}},
+}
+for name, parts in cases.items():
+    os.makedirs(os.path.join(sys.argv[1], name))
+    with open(os.path.join(sys.argv[1], name, "tokenizer.json"), "w") as f:
+        json.dump(dict(base, **parts), f)
+os.makedirs(os.path.join(sys.argv[1], "slow_merges"))
+with open(os.path.join(sys.argv[1], "slow_merges", "vocab.json"), "w") as f:
+    json.dump(vocab, f)
+with open(os.path.join(sys.argv[1], "slow_merges", "merges.txt"), "w") as f:
+    f.write("#version: 0.2\na b\na c\n")
+EOF
+bad_file() {
+    expect_fail "bad tokenizer: $1" 1 "$T/$1/tokenizer.json" "$2" "$3" -- $CLI tokenize "$T/$1" --text x
+}
+bad_file norm_type "normalizer" "'Fancy'"
+bad_file norm_nested "normalizer" "'Fancy'"
+bad_file norm_regex "normalizer Replace" "invalid regex '(a'"
+bad_file pre_type "pre_tokenizer" "'Fancy'"
+bad_file pre_nested "pre_tokenizer" "'Fancy'"
+bad_file pre_regex "pre_tokenizer Split" "invalid regex '[a'"
+bad_file model_type "model type" "'Fancy'"
+bad_file merges_unknown "model.merges[0]" "'c' is not in the vocabulary"
+bad_file merges_result "model.merges[0]" "'ab' is not in the vocabulary"
+bad_file post_type "post_processor" "'Fancy'"
+bad_file post_nested "post_processor.processors[1]" "'Fancy'"
+bad_file post_template "post_processor" "'<s>'"
+bad_file charsmap_base64 "normalizer Precompiled" "precompiled_charsmap"
+bad_file charsmap_trie "normalizer Precompiled" "precompiled_charsmap"
+expect_fail "bad tokenizer: merges.txt naming an unknown token" 1 "$T/slow_merges/vocab.json + merges.txt" \
+    "model.merges[1]" "'c'" -- $CLI tokenize "$T/slow_merges" --text x
 
 if [ "$FAILS" -ne 0 ]; then
     echo "tokenizers.sh: $FAILS of $N checks failed"
