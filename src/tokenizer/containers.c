@@ -3,7 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <utf8proc.h>
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 #include "tk.h"
 
@@ -159,4 +169,10 @@ int ag_tk_is_word(int32_t c)
     default:
         return c == 0x200C || c == 0x200D;
     }
+}
+
+void ag_tk_regex_jit(pcre2_code *re)
+{
+    if (!RUNNING_ON_VALGRIND)
+        (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
 }

@@ -164,7 +164,9 @@ static int unicode_form(int opts, const char *s, size_t n, ag_tk_buf *out)
                 rc = m < 0 ? AG_EINVAL : ag_tk_buf_put(out, (const char *)tmp, (size_t)m);
                 break;
             }
-            utf8proc_int32_t *nt = realloc(tmp, (size_t)m * sizeof *nt);
+            /* + 1: utf8proc_reencode NUL-terminates, 4 bytes a code point
+             * fill the buffer exactly */
+            utf8proc_int32_t *nt = realloc(tmp, (size_t)m * sizeof *nt + 1);
             if (!nt) {
                 rc = AG_ENOMEM;
                 break;
@@ -614,7 +616,7 @@ static int compile_regex(const char *path, const char *pat, size_t len, pcre2_co
         return ag_error_set(err, AG_EFORMAT, "%s: normalizer Replace: invalid regex '%s': %s at offset %zu",
                             path, pat, (char *)msg, (size_t)eo);
     }
-    (void)pcre2_jit_compile(*re, PCRE2_JIT_COMPLETE); /* optional speed-up */
+    ag_tk_regex_jit(*re);
     return AG_OK;
 }
 

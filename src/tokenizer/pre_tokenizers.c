@@ -216,7 +216,7 @@ static int compile(const char *path, const char *where, const char *pat, size_t 
         return ag_error_set(err, AG_EFORMAT, "%s: %s: invalid regex '%.*s': PCRE2: %s", path,
                             where, (int)len, pat, (const char *)msg);
     }
-    (void)pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE); /* no JIT: the interpreter runs */
+    ag_tk_regex_jit(*out); /* no JIT: the interpreter runs */
     return AG_OK;
 }
 

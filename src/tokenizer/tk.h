@@ -69,6 +69,12 @@ void ag_tk_splits_free(ag_tk_splits *l);
  * U+FFFD and one byte of progress, never a loop. */
 int32_t ag_tk_next_cp(const char *s, size_t n, size_t *i);
 
+/* JIT-compile a PCRE2 pattern (pcre2_code *), an optional speed-up: not
+ * under valgrind, where the JIT's aligned SIMD loads past the end of the
+ * subject (harmless) would be reported; the interpreter matches the same. */
+struct pcre2_real_code_8;
+void ag_tk_regex_jit(struct pcre2_real_code_8 *re);
+
 /* Unicode White_Space (Rust's char::is_whitespace, Oniguruma's \s). */
 int ag_tk_is_whitespace(int32_t cp);
 /* HF's is_punctuation: ASCII punctuation and symbols (char::is_ascii_punctuation)
