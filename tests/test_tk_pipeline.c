@@ -292,3 +292,31 @@ Test(tk_pipeline, vocab_txt_options)
     IDS_SPECIAL(t, "Hello \xE4\xB8\xAD\xE6\x96\x87", 2, 5, 7, 3);
     ag_tokenizer_free(t);
 }
+
+/* vocab.json + merges.txt become GPT2Converter's tokenizer.json: byte-level
+ * BPE over the merges in file order, the config's added_tokens_decoder
+ * (with its flags) and its special tokens the vocabulary has matched whole;
+ * a bad added_tokens_decoder entry is an error naming tokenizer_config.json. */
+Test(tk_pipeline, slow_bpe_files)
+{
+    const char *dir = tio_path("slow");
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    char p[4400];
+    static const char vocab[] = "{\"a\": 0, \"b\": 1, \"ab\": 2, \"\\u0120\": 3, \"\\u0120ab\": 4, \"<eot>\": 5}";
+    static const char merges[] = "#version: 0.2\na b\n\n\xC4\xA0 ab\n";
+    snprintf(p, sizeof p, "%s/vocab.json", dir);
+    cr_assert_eq(tio_write_bytes(p, vocab, strlen(vocab)), 0);
+    snprintf(p, sizeof p, "%s/merges.txt", dir);
+    cr_assert_eq(tio_write_bytes(p, merges, strlen(merges)), 0);
+    snprintf(p, sizeof p, "%s/tokenizer_config.json", dir);
+    static const char cfg[] = "{\"eos_token\": \"<eot>\", \"added_tokens_decoder\": {\"9\": {\"content\": \"<m>\","
+                              " \"lstrip\": true, \"special\": true}}}";
+    cr_assert_eq(tio_write_bytes(p, cfg, strlen(cfg)), 0);
+    ag_tokenizer *t = load(dir);
+    IDS(t, "ab ab<eot> <m>", 2, 4, 5, 9);
+    cr_expect_eq(ag_tokenizer_vocab_size(t), 10);
+    ag_tokenizer_free(t);
+    static const char bad[] = "{\"added_tokens_decoder\": {\"9\": {\"content\": \"\"}}}";
+    cr_assert_eq(tio_write_bytes(p, bad, strlen(bad)), 0);
+    expect_load_error(dir, AG_EFORMAT, "tokenizer_config.json: added_tokens_decoder.9 is not a valid token");
+}

@@ -385,8 +385,10 @@ static int bpe_added(const side_files *sf, json_t *vocab, json_t *added, ag_erro
     json_object_foreach(atd, k, e) {
         char *endp;
         long long id = strtoll(k, &endp, 10);
-        if (!json_is_object(e) || !*k || *endp)
-            return ag_error_set(err, AG_EFORMAT, "%s: added_tokens_decoder.%s is not a valid token", sf->cfg_path, k);
+        json_t *c = json_object_get(e, "content");
+        if (!*k || *endp || id < 0 || id >= AG_TOKENIZER_ID_MAX || !json_is_string(c) || !json_string_length(c))
+            return ag_error_set(err, AG_EFORMAT, "%s: added_tokens_decoder.%.40s is not a valid token", sf->cfg_path,
+                                k);
         json_t *tok = json_deep_copy(e);
         if (!tok || jset(tok, "id", json_integer(id)) != AG_OK || json_array_append_new(added, tok))
             return ag_error_set(err, AG_ENOMEM, "out of memory");
