@@ -95,8 +95,9 @@ typedef struct ag_tk_normalizer ag_tk_normalizer;
  * broken charsmap: AG_EUNSUPPORTED / AG_EFORMAT, the message naming `path`
  * and the component. */
 int ag_tk_normalizer_load(const char *path, json_t *j, ag_tk_normalizer **out, ag_error *err);
-/* Normalize n bytes of UTF-8 s into out (out->n reset to 0 first). nm may
- * be NULL (a copy). */
+/* Normalize n bytes of UTF-8 s into out (out->n reset to 0 first; out->b
+ * is NUL-terminated, also when empty). nm may be NULL (a copy). Text that is
+ * not valid UTF-8: AG_EINVAL. */
 int ag_tk_normalize(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out,
                     ag_error *err);
 void ag_tk_normalizer_free(ag_tk_normalizer *nm);
