@@ -735,19 +735,18 @@ static int oom(run_ctx *c)
     return ag_error_set(c->err, AG_ENOMEM, "out of memory while pre-tokenizing");
 }
 
-/* Every byte as its byte-level character, into o (reset first). */
-static int bytelevel_map(const char *s, size_t n, ag_tk_buf *o)
+int ag_tk_bytelevel_map(const char *s, size_t n, ag_tk_buf *o)
 {
-    if (n > (SIZE_MAX - 1) / 2)
+    if (n > (SIZE_MAX - 1 - o->n) / 2)
         return AG_ENOMEM;
-    if (o->cap < 2 * n + 1) {
-        char *nb = realloc(o->b, 2 * n + 1);
+    if (o->cap < o->n + 2 * n + 1) {
+        char *nb = realloc(o->b, o->n + 2 * n + 1);
         if (!nb)
             return AG_ENOMEM;
         o->b = nb;
-        o->cap = 2 * n + 1;
+        o->cap = o->n + 2 * n + 1;
     }
-    char *w = o->b;
+    char *w = o->b + o->n;
     for (size_t k = 0; k < n; k++) {
         int32_t cp = ag_tk_bytelevel_cp((uint8_t)s[k]);
         if (cp < 0x80) {
@@ -777,7 +776,8 @@ static int prefix_stage(run_ctx *c, size_t i, const char *s, size_t n, int at_st
 static int bytemap_stage(run_ctx *c, size_t i, const char *s, size_t n, int at_start)
 {
     ag_tk_buf *o = &c->buf[2 * i];
-    if (bytelevel_map(s, n, o) != AG_OK)
+    o->n = 0;
+    if (ag_tk_bytelevel_map(s, n, o) != AG_OK)
         return oom(c);
     return feed(c, i + 1, o->b, o->n, at_start);
 }
