@@ -730,3 +730,29 @@ Test(tk_pretok, regex_limit_is_an_error)
     ag_tk_splits_free(&out);
     ag_tk_pretok_free(p);
 }
+
+/* GPT-2's bytes_to_unicode (closed form: printable Latin-1 bytes stand for
+ * themselves, the 68 others for U+0100.. in byte order): a bijection onto
+ * 256 code points; the map appends. */
+Test(tk_pretok, bytelevel_alphabet)
+{
+    cr_expect_eq(ag_tk_bytelevel_cp(' '), 0x120);  /* Ġ */
+    cr_expect_eq(ag_tk_bytelevel_cp('\n'), 0x10A); /* Ċ */
+    cr_expect_eq(ag_tk_bytelevel_cp(0), 0x100);
+    cr_expect_eq(ag_tk_bytelevel_cp('!'), '!');
+    cr_expect_eq(ag_tk_bytelevel_cp(0x7F), 0x121);
+    cr_expect_eq(ag_tk_bytelevel_cp(0xA0), 0x142);
+    cr_expect_eq(ag_tk_bytelevel_cp(0xAD), 0x143);
+    cr_expect_eq(ag_tk_bytelevel_cp(0xFF), 0xFF);
+    int seen[0x144] = {0};
+    for (int b = 0; b < 256; b++) {
+        int32_t cp = ag_tk_bytelevel_cp((uint8_t)b);
+        cr_assert(cp >= 0x21 && cp < 0x144, "byte %d -> %d", b, cp);
+        cr_expect_eq(seen[cp]++, 0, "code point %d twice", cp);
+    }
+    ag_tk_buf o = {0};
+    cr_assert_eq(ag_tk_buf_put(&o, "x", 1), AG_OK);
+    cr_assert_eq(ag_tk_bytelevel_map("\xc3\xa9 ", 3, &o), AG_OK);
+    cr_expect_str_eq(o.b, "x\xc3\x83\xc2\xa9\xc4\xa0");
+    free(o.b);
+}

@@ -355,7 +355,7 @@ static int load_metaspace(ag_tk_pretok *p, const char *path, const char *where, 
     return rc;
 }
 
-static int load_class(ag_tk_pretok *p, const char *path, const char *where, int cls, int behavior)
+static int load_class(ag_tk_pretok *p, int cls, int behavior)
 {
     stage *s = new_stage(p, S_CLASS);
     if (!s)
@@ -394,22 +394,22 @@ static int load_simple(ag_tk_pretok *p, const char *path, const char *where, con
 {
     int rc = AG_OK, b = B_ISOLATED;
     if (strcmp(type, "WhitespaceSplit") == 0) {
-        rc = load_class(p, path, where, C_WHITESPACE, B_REMOVED);
+        rc = load_class(p, C_WHITESPACE, B_REMOVED);
     } else if (strcmp(type, "BertPreTokenizer") == 0) {
-        rc = load_class(p, path, where, C_WHITESPACE, B_REMOVED);
+        rc = load_class(p, C_WHITESPACE, B_REMOVED);
         if (rc == AG_OK)
-            rc = load_class(p, path, where, C_PUNCT, B_ISOLATED);
+            rc = load_class(p, C_PUNCT, B_ISOLATED);
     } else if (strcmp(type, "Whitespace") == 0) {
         rc = new_stage(p, S_WHITESPACE) ? AG_OK : AG_ENOMEM;
     } else if (strcmp(type, "Punctuation") == 0) {
         rc = get_behavior(path, where, j, B_ISOLATED, &b, err);
         if (rc == AG_OK)
-            rc = load_class(p, path, where, C_PUNCT, b);
+            rc = load_class(p, C_PUNCT, b);
     } else if (strcmp(type, "Digits") == 0) {
         int individual;
         rc = get_bool(path, where, j, "individual_digits", 0, &individual, err);
         if (rc == AG_OK)
-            rc = load_class(p, path, where, C_NUMERIC, individual ? B_ISOLATED : B_CONTIGUOUS);
+            rc = load_class(p, C_NUMERIC, individual ? B_ISOLATED : B_CONTIGUOUS);
     }
     if (rc == AG_ENOMEM)
         return ag_error_set(err, rc, "%s: %s: out of memory", path, where);
@@ -423,7 +423,7 @@ static int load_delimiter(ag_tk_pretok *p, const char *path, const char *where, 
     size_t len;
     int32_t cp;
     int rc = get_char(path, where, j, "delimiter", NULL, rep, &len, &cp, err);
-    if (rc == AG_OK && load_class(p, path, where, C_CHAR, B_REMOVED) != AG_OK)
+    if (rc == AG_OK && load_class(p, C_CHAR, B_REMOVED) != AG_OK)
         rc = ag_error_set(err, AG_ENOMEM, "%s: %s: out of memory", path, where);
     if (rc == AG_OK)
         p->st[p->n - 1].ch = cp;
@@ -608,13 +608,37 @@ static int regex_failed(run_ctx *c, int r, size_t pos)
                         "pre-tokenizer regex failed at byte %zu: %s", pos, (const char *)msg);
 }
 
+/* PCRE2's JIT looks for a pattern's first character with wide aligned reads
+ * that may pass the end of the subject (harmless, within the page, but
+ * memcheck reports a branch on the bytes read there): the subject is
+ * matched from a copy followed by zeroed bytes. The copy costs a memcpy. */
+enum { SUBJECT_PAD = 64 };
+
+static const char *padded_copy(ag_tk_buf *o, const char *s, size_t n)
+{
+    if (n > SIZE_MAX - SUBJECT_PAD)
+        return NULL;
+    if (o->cap < n + SUBJECT_PAD) {
+        char *nb = realloc(o->b, n + SUBJECT_PAD);
+        if (!nb)
+            return NULL;
+        o->b = nb;
+        o->cap = n + SUBJECT_PAD;
+    }
+    memcpy(o->b, s, n);
+    memset(o->b + n, 0, SUBJECT_PAD);
+    o->n = n;
+    return o->b;
+}
+
 /* The regex's matches in s, as Oniguruma's find_iter yields them (an empty
  * match right after a match is skipped), fed to g as segments covering s. */
 static int regex_segments(run_ctx *c, size_t i, const pcre2_code *re, const char *s, size_t n,
                           segmenter *g)
 {
     pcre2_match_data *md = match_data(c, i, re);
-    if (!md)
+    s = padded_copy(&c->buf[2 * i], s, n);
+    if (!md || !s)
         return ag_error_set(c->err, AG_ENOMEM, "out of memory while pre-tokenizing");
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
     size_t last_end = 0, prev = 0;
@@ -711,19 +735,18 @@ static int oom(run_ctx *c)
     return ag_error_set(c->err, AG_ENOMEM, "out of memory while pre-tokenizing");
 }
 
-/* Every byte as its byte-level character, into o (reset first). */
-static int bytelevel_map(const char *s, size_t n, ag_tk_buf *o)
+int ag_tk_bytelevel_map(const char *s, size_t n, ag_tk_buf *o)
 {
-    if (n > (SIZE_MAX - 1) / 2)
+    if (n > (SIZE_MAX - 1 - o->n) / 2)
         return AG_ENOMEM;
-    if (o->cap < 2 * n + 1) {
-        char *nb = realloc(o->b, 2 * n + 1);
+    if (o->cap < o->n + 2 * n + 1) {
+        char *nb = realloc(o->b, o->n + 2 * n + 1);
         if (!nb)
             return AG_ENOMEM;
         o->b = nb;
-        o->cap = 2 * n + 1;
+        o->cap = o->n + 2 * n + 1;
     }
-    char *w = o->b;
+    char *w = o->b + o->n;
     for (size_t k = 0; k < n; k++) {
         int32_t cp = ag_tk_bytelevel_cp((uint8_t)s[k]);
         if (cp < 0x80) {
@@ -753,7 +776,8 @@ static int prefix_stage(run_ctx *c, size_t i, const char *s, size_t n, int at_st
 static int bytemap_stage(run_ctx *c, size_t i, const char *s, size_t n, int at_start)
 {
     ag_tk_buf *o = &c->buf[2 * i];
-    if (bytelevel_map(s, n, o) != AG_OK)
+    o->n = 0;
+    if (ag_tk_bytelevel_map(s, n, o) != AG_OK)
         return oom(c);
     return feed(c, i + 1, o->b, o->n, at_start);
 }

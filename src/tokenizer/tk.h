@@ -124,6 +124,9 @@ void ag_tk_pretok_free(ag_tk_pretok *p);
 /* GPT-2's bytes_to_unicode: the code point byte b stands for in byte-level
  * vocabularies (ByteLevel pre-tokenizer output). */
 int32_t ag_tk_bytelevel_cp(uint8_t b);
+/* Appends every byte of s as its byte-level character (UTF-8) to out:
+ * ByteLevel's mapping, for the ByteLevel normalizer too. */
+int ag_tk_bytelevel_map(const char *s, size_t n, ag_tk_buf *out);
 
 /* ---- models (models.c) ---------------------------------------------------- */
 
