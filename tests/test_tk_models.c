@@ -285,6 +285,47 @@ Test(tk_bpe, long_piece)
     ag_tk_model_free(m);
 }
 
+/* Pieces over 256 bytes are cut only between characters no merge joins
+ * (model_bpe.c, tokenize_long); the ids must be those of the whole piece.
+ * "ab" * 150 with "b a" ranked first: a (ba) * 149 b — a cut anywhere
+ * would change that. With "c" between two such runs (no merge touches c),
+ * each run gives the same ids. 300 unknown chars fuse into one unk. */
+static void expect_runs(const ag_tk_model *m, const char *piece, size_t runs)
+{
+    ag_tk_ids out = {0};
+    ag_error err = {0};
+    cr_assert_eq(ag_tk_model_tokenize(m, piece, strlen(piece), &out, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(out.n, runs * 151 + (runs - 1));
+    for (size_t r = 0, k = 0; r < runs; r++) {
+        cr_expect_eq(out.v[k++], 0);
+        for (int i = 0; i < 149; i++)
+            cr_expect_eq(out.v[k++], 3);
+        cr_expect_eq(out.v[k++], 1);
+        if (r + 1 < runs)
+            cr_expect_eq(out.v[k++], 5);
+    }
+    free(out.v);
+}
+
+Test(tk_bpe, long_piece_cut_only_where_no_merge_joins)
+{
+    ag_tk_model *m = load("{\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2, \"ba\": 3,"
+                          " \"<unk>\": 4, \"c\": 5}, \"merges\": [\"b a\", \"a b\"],"
+                          " \"unk_token\": \"<unk>\", \"fuse_unk\": true}");
+    char piece[1024] = "";
+    for (int i = 0; i < 150; i++)
+        strcat(piece, "ab");
+    expect_runs(m, piece, 1);
+    strcat(piece, "c");
+    for (int i = 0; i < 150; i++)
+        strcat(piece, "ab");
+    expect_runs(m, piece, 2);
+    memset(piece, 'x', 300);
+    piece[300] = '\0';
+    EXPECT_IDS(m, piece, 4);
+    ag_tk_model_free(m);
+}
+
 /* unk_token absent from the vocabulary: Rust fails only when a piece needs it. */
 Test(tk_bpe, missing_unk_token_fails_when_needed)
 {
