@@ -590,7 +590,7 @@ Test(tk_unigram, duplicate_piece_later_wins)
 
 static ag_tk_model *load_family_model(const char *family)
 {
-    char cmd[4096], path[4096];
+    char cmd[8448], path[4352];
     snprintf(cmd, sizeof cmd, "python3 tools/tokenize_ref/materialize.py '%s' '%s' >/dev/null",
              tio_tmpdir(), family);
     cr_assert_eq(system(cmd), 0, "%s failed", cmd);
