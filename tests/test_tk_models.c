@@ -524,6 +524,25 @@ Test(tk_unigram, viterbi_best_path)
     ag_tk_model_free(m);
 }
 
+/* Pieces sharing prefixes (the radix trie splits its edges at he, hel,
+ * help): "helpe" = help e (-6) over hel p e (-14); "hell" = hel l (-9)
+ * over he l l (-13). */
+Test(tk_unigram, shared_prefixes)
+{
+    ag_tk_model *m = load("{\"type\": \"Unigram\", \"unk_id\": 0, \"vocab\": [[\"<unk>\", 0.0],"
+                          " [\"hello\", -1.0], [\"help\", -1.0], [\"he\", -3.0], [\"h\", -5.0],"
+                          " [\"e\", -5.0], [\"l\", -5.0], [\"p\", -5.0], [\"o\", -5.0],"
+                          " [\"helper\", -1.5], [\"hel\", -4.0]]}");
+    EXPECT_IDS(m, "hello", 1);
+    EXPECT_IDS(m, "help", 2);
+    EXPECT_IDS(m, "helper", 9);
+    EXPECT_IDS(m, "helpe", 2, 5);
+    EXPECT_IDS(m, "hell", 10, 6);
+    EXPECT_IDS(m, "helo", 10, 8);
+    EXPECT_IDS(m, "ohe", 8, 3);
+    ag_tk_model_free(m);
+}
+
 /* Equal scores: the path found first stays (the earlier start): "ab" is one
  * piece (-2) against a + b (-1 + -1). */
 Test(tk_unigram, ties_keep_earliest_start)
