@@ -216,7 +216,8 @@ static int load_dropout(const char *path, json_t *j, ag_error *err)
     double p = json_number_value(d);
     if (!(p >= 0.0 && p <= 1.0))
         return ag_error_set(err, AG_EFORMAT, "%s: model.dropout %g is not in [0, 1]", path, p);
-    if (p > 0.0) /* random merges: ids would change from one run to the next */
+    /* Rust keeps an f32 and skips dropout when it equals 0.0 */
+    if ((float)p > 0.0f) /* random merges: ids would change from one run to the next */
         return ag_error_set(err, AG_EUNSUPPORTED,
                             "%s: model.dropout %g is not supported (BPE dropout is random; only null "
                             "or 0)",
