@@ -285,6 +285,47 @@ Test(tk_bpe, long_piece)
     ag_tk_model_free(m);
 }
 
+/* Pieces over 256 bytes are cut only between characters no merge joins
+ * (model_bpe.c, tokenize_long); the ids must be those of the whole piece.
+ * "ab" * 150 with "b a" ranked first: a (ba) * 149 b — a cut anywhere
+ * would change that. With "c" between two such runs (no merge touches c),
+ * each run gives the same ids. 300 unknown chars fuse into one unk. */
+static void expect_runs(const ag_tk_model *m, const char *piece, size_t runs)
+{
+    ag_tk_ids out = {0};
+    ag_error err = {0};
+    cr_assert_eq(ag_tk_model_tokenize(m, piece, strlen(piece), &out, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(out.n, runs * 151 + (runs - 1));
+    for (size_t r = 0, k = 0; r < runs; r++) {
+        cr_expect_eq(out.v[k++], 0);
+        for (int i = 0; i < 149; i++)
+            cr_expect_eq(out.v[k++], 3);
+        cr_expect_eq(out.v[k++], 1);
+        if (r + 1 < runs)
+            cr_expect_eq(out.v[k++], 5);
+    }
+    free(out.v);
+}
+
+Test(tk_bpe, long_piece_cut_only_where_no_merge_joins)
+{
+    ag_tk_model *m = load("{\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2, \"ba\": 3,"
+                          " \"<unk>\": 4, \"c\": 5}, \"merges\": [\"b a\", \"a b\"],"
+                          " \"unk_token\": \"<unk>\", \"fuse_unk\": true}");
+    char piece[1024] = "";
+    for (int i = 0; i < 150; i++)
+        strcat(piece, "ab");
+    expect_runs(m, piece, 1);
+    strcat(piece, "c");
+    for (int i = 0; i < 150; i++)
+        strcat(piece, "ab");
+    expect_runs(m, piece, 2);
+    memset(piece, 'x', 300);
+    piece[300] = '\0';
+    EXPECT_IDS(m, piece, 4);
+    ag_tk_model_free(m);
+}
+
 /* unk_token absent from the vocabulary: Rust fails only when a piece needs it. */
 Test(tk_bpe, missing_unk_token_fails_when_needed)
 {
@@ -483,6 +524,25 @@ Test(tk_unigram, viterbi_best_path)
     ag_tk_model_free(m);
 }
 
+/* Pieces sharing prefixes (the radix trie splits its edges at he, hel,
+ * help): "helpe" = help e (-6) over hel p e (-14); "hell" = hel l (-9)
+ * over he l l (-13). */
+Test(tk_unigram, shared_prefixes)
+{
+    ag_tk_model *m = load("{\"type\": \"Unigram\", \"unk_id\": 0, \"vocab\": [[\"<unk>\", 0.0],"
+                          " [\"hello\", -1.0], [\"help\", -1.0], [\"he\", -3.0], [\"h\", -5.0],"
+                          " [\"e\", -5.0], [\"l\", -5.0], [\"p\", -5.0], [\"o\", -5.0],"
+                          " [\"helper\", -1.5], [\"hel\", -4.0]]}");
+    EXPECT_IDS(m, "hello", 1);
+    EXPECT_IDS(m, "help", 2);
+    EXPECT_IDS(m, "helper", 9);
+    EXPECT_IDS(m, "helpe", 2, 5);
+    EXPECT_IDS(m, "hell", 10, 6);
+    EXPECT_IDS(m, "helo", 10, 8);
+    EXPECT_IDS(m, "ohe", 8, 3);
+    ag_tk_model_free(m);
+}
+
 /* Equal scores: the path found first stays (the earlier start): "ab" is one
  * piece (-2) against a + b (-1 + -1). */
 Test(tk_unigram, ties_keep_earliest_start)
@@ -549,7 +609,7 @@ Test(tk_unigram, duplicate_piece_later_wins)
 
 static ag_tk_model *load_family_model(const char *family)
 {
-    char cmd[4096], path[4096];
+    char cmd[8448], path[4352];
     snprintf(cmd, sizeof cmd, "python3 tools/tokenize_ref/materialize.py '%s' '%s' >/dev/null",
              tio_tmpdir(), family);
     cr_assert_eq(system(cmd), 0, "%s failed", cmd);

@@ -29,6 +29,12 @@ struct ag_tkm_bpe {
     int fuse_unk, byte_fallback, ignore_merges;
     int32_t byte_id[256];
     int32_t *char_id;    /* [CHAR_TABLE] when there is no prefix or suffix, else NULL */
+    /* Where merges can join: (last char of a merge's left token, first char
+     * of its right token), ASCII pairs in a bitmap, others in the map. Set
+     * (split_long) only without prefix/suffix and empty tokens. */
+    int split_long;
+    uint8_t junction_ascii[128 * 128 / 8];
+    agi_u64map junctions;
 };
 
 static uint64_t pair_key(int32_t a, int32_t b)
@@ -41,9 +47,57 @@ static int merge_get(const ag_tkm_bpe *b, int32_t left, int32_t right, uint64_t 
     return agi_u64map_get(&b->merges, pair_key(left, right), rank_merged);
 }
 
+/* The code point of the UTF-8 sequence p[0, len), len 1 to 4. */
+static uint32_t decode(const unsigned char *p, size_t len)
+{
+    switch (len) {
+    case 1:
+        return p[0];
+    case 2:
+        return (uint32_t)(p[0] & 0x1F) << 6 | (p[1] & 0x3F);
+    case 3:
+        return (uint32_t)(p[0] & 0x0F) << 12 | (uint32_t)(p[1] & 0x3F) << 6 | (p[2] & 0x3F);
+    default:
+        return (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3F) << 12 |
+               (uint32_t)(p[2] & 0x3F) << 6 | (p[3] & 0x3F);
+    }
+}
+
+static int is_junction(const ag_tkm_bpe *b, uint32_t left, uint32_t right)
+{
+    if (left < 128 && right < 128) {
+        uint32_t k = left << 7 | right;
+        return b->junction_ascii[k >> 3] >> (k & 7) & 1;
+    }
+    uint64_t v;
+    return agi_u64map_get(&b->junctions, (uint64_t)left << 32 | right, &v);
+}
+
 /* ======================================================================
  * loading
  * ====================================================================== */
+
+/* Record where merge a + b joins two characters (see tokenize_long). */
+static int add_junction(ag_tkm_bpe *bp, const char *a, size_t al, const char *b, size_t bl)
+{
+    if (al == 0 || bl == 0) { /* an empty token: no character to check */
+        bp->split_long = 0;
+        return AG_OK;
+    }
+    size_t k = al - 1;
+    while (k > 0 && ((unsigned char)a[k] & 0xC0) == 0x80)
+        k--;
+    uint32_t left = decode((const unsigned char *)a + k, al - k);
+    uint32_t right = decode((const unsigned char *)b, ag_tkm_utf8_len((unsigned char)b[0]) <= bl
+                                                          ? ag_tkm_utf8_len((unsigned char)b[0])
+                                                          : bl);
+    if (left < 128 && right < 128) {
+        uint32_t key = left << 7 | right;
+        bp->junction_ascii[key >> 3] |= (uint8_t)(1u << (key & 7));
+        return AG_OK;
+    }
+    return agi_u64map_add(&bp->junctions, (uint64_t)left << 32 | right, 1, NULL);
+}
 
 typedef struct {
     int32_t a, b, merged;
@@ -138,6 +192,8 @@ static int load_merges(ag_tkm_bpe *bp, const ag_tkm_vocab *v, const char *path, 
         rc = split_merge(path, i, e, strings, &a, &al, &b, &bl, err);
         if (rc == AG_OK)
             rc = resolve_merge(bp, v, path, i, a, al, b, bl, &cat, &ids[k++], err);
+        if (rc == AG_OK && bp->split_long && add_junction(bp, a, al, b, bl) != AG_OK)
+            rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     }
     if (rc == AG_OK && k >= (size_t)UINT32_MAX)
         rc = ag_error_set(err, AG_ELIMIT, "%s: model.merges: too many merges", path);
@@ -160,7 +216,8 @@ static int load_dropout(const char *path, json_t *j, ag_error *err)
     double p = json_number_value(d);
     if (!(p >= 0.0 && p <= 1.0))
         return ag_error_set(err, AG_EFORMAT, "%s: model.dropout %g is not in [0, 1]", path, p);
-    if (p > 0.0) /* random merges: ids would change from one run to the next */
+    /* Rust keeps an f32 and skips dropout when it equals 0.0 */
+    if ((float)p > 0.0f) /* random merges: ids would change from one run to the next */
         return ag_error_set(err, AG_EUNSUPPORTED,
                             "%s: model.dropout %g is not supported (BPE dropout is random; only null "
                             "or 0)",
@@ -232,6 +289,9 @@ int ag_tkm_bpe_load(const char *path, json_t *j, ag_tkm_vocab *v, ag_tkm_bpe **o
     if (!bp)
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     int rc = load_options(bp, path, j, err);
+    /* with a prefix or suffix token strings are not the text they cover;
+     * an empty unk token covers text without a character */
+    bp->split_long = !bp->prefix && !bp->suffix && !(bp->unk && !*bp->unk);
     if (rc == AG_OK)
         rc = load_merges(bp, v, path, json_object_get(j, "merges"), err);
     if (rc == AG_OK && !bp->prefix && !bp->suffix && build_char_table(bp, v) != AG_OK)
@@ -253,6 +313,7 @@ void ag_tkm_bpe_free(ag_tkm_bpe *b)
     if (!b)
         return;
     agi_u64map_free(&b->merges);
+    agi_u64map_free(&b->junctions);
     free(b->unk);
     free(b->prefix);
     free(b->suffix);
@@ -278,28 +339,31 @@ typedef struct {
 } cand;
 
 /* Per-call memory: on the stack for pieces up to STACK_SYMS symbols, else
- * one allocation. The model stays read-only, so threads may share it. */
+ * allocated (the heap of candidates then grows as needed). The model stays
+ * read-only, so threads may share it. */
 enum { STACK_SYMS = 64, STACK_KEY = 64 };
 
 typedef struct {
     sym *s;
     size_t n;
     cand *h;
-    size_t hn;
+    size_t hn, hcap;
     char *key;      /* prefix + char + suffix */
-    sym s_stack[STACK_SYMS];
-    cand h_stack[3 * STACK_SYMS];
-    char key_stack[STACK_KEY];
-    void *heap_mem;
+    int h_owned;    /* h was allocated */
+    void *mem;      /* s and key when allocated */
     /* pending unknown: id and bytes, id -1 when none */
     int32_t unk_id;
     uint32_t unk_len;
+    sym s_stack[STACK_SYMS];
+    cand h_stack[3 * STACK_SYMS]; /* 3 per symbol: the most a piece can push */
+    char key_stack[STACK_KEY];
 } work;
 
 static int work_init(work *w, const ag_tkm_bpe *b, size_t n)
 {
     w->n = w->hn = 0;
-    w->heap_mem = NULL;
+    w->mem = NULL;
+    w->h_owned = 0;
     w->unk_id = -1;
     /* symbols: one per char, or the bytes of prefix + char (+ suffix) */
     size_t max_syms = n;
@@ -311,21 +375,27 @@ static int work_init(work *w, const ag_tkm_bpe *b, size_t n)
     size_t key_max = b->plen + 4 + b->slen;
     if (max_syms >= (size_t)INT32_MAX / 4)
         return AG_ELIMIT;
+    w->h = w->h_stack;
+    w->hcap = sizeof w->h_stack / sizeof *w->h_stack;
     if (max_syms <= STACK_SYMS && key_max <= STACK_KEY) {
         w->s = w->s_stack;
-        w->h = w->h_stack;
         w->key = w->key_stack;
         return AG_OK;
     }
-    size_t bytes = max_syms * sizeof(sym) + 3 * max_syms * sizeof(cand) + key_max;
-    char *mem = malloc(bytes);
+    char *mem = malloc(max_syms * sizeof(sym) + key_max);
     if (!mem)
         return AG_ENOMEM;
-    w->heap_mem = mem;
-    w->h = (cand *)mem; /* cand first: the strictest alignment */
-    w->s = (sym *)(mem + 3 * max_syms * sizeof(cand));
-    w->key = mem + 3 * max_syms * sizeof(cand) + max_syms * sizeof(sym);
+    w->mem = mem;
+    w->s = (sym *)mem;
+    w->key = mem + max_syms * sizeof(sym);
     return AG_OK;
+}
+
+static void work_free(work *w)
+{
+    free(w->mem);
+    if (w->h_owned)
+        free(w->h);
 }
 
 static void add_sym(work *w, int32_t id, uint32_t len)
@@ -336,8 +406,24 @@ static void add_sym(work *w, int32_t id, uint32_t len)
         w->s[i - 1].next = i;
 }
 
-static void heap_push(work *w, cand c)
+static int heap_grow(work *w)
 {
+    size_t nc = w->hcap * 2;
+    cand *nh = w->h_owned ? realloc(w->h, nc * sizeof *nh) : malloc(nc * sizeof *nh);
+    if (!nh)
+        return AG_ENOMEM;
+    if (!w->h_owned)
+        memcpy(nh, w->h, w->hn * sizeof *nh);
+    w->h = nh;
+    w->hcap = nc;
+    w->h_owned = 1;
+    return AG_OK;
+}
+
+static int heap_push(work *w, cand c)
+{
+    if (w->hn == w->hcap && heap_grow(w) != AG_OK)
+        return AG_ENOMEM;
     size_t i = w->hn++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -347,6 +433,7 @@ static void heap_push(work *w, cand c)
         i = p;
     }
     w->h[i] = c;
+    return AG_OK;
 }
 
 static cand heap_pop(work *w)
@@ -369,14 +456,14 @@ static cand heap_pop(work *w)
     return top;
 }
 
-static void push_pair(const ag_tkm_bpe *b, work *w, int32_t pos)
+static int push_pair(const ag_tkm_bpe *b, work *w, int32_t pos)
 {
     int32_t nx = w->s[pos].next;
     uint64_t rm;
     if (nx < 0 || !merge_get(b, w->s[pos].id, w->s[nx].id, &rm))
-        return;
+        return AG_OK;
     cand c = {(rm & 0xFFFFFFFF00000000u) | (uint32_t)pos, w->s[pos].id, w->s[nx].id, (int32_t)(uint32_t)rm};
-    heap_push(w, c);
+    return heap_push(w, c);
 }
 
 /* Rust's stale test: the pair now at pos must merge into the same token.
@@ -391,11 +478,12 @@ static int still_valid(const ag_tkm_bpe *b, const work *w, const cand *c, int32_
 }
 
 /* Word::merge_all without dropout. */
-static void merge_all(const ag_tkm_bpe *b, work *w)
+static int merge_all(const ag_tkm_bpe *b, work *w)
 {
-    for (int32_t i = 0; i + 1 < (int32_t)w->n; i++)
-        push_pair(b, w, i);
-    while (w->hn > 0) {
+    int rc = AG_OK;
+    for (int32_t i = 0; i + 1 < (int32_t)w->n && rc == AG_OK; i++)
+        rc = push_pair(b, w, i);
+    while (w->hn > 0 && rc == AG_OK) {
         cand c = heap_pop(w);
         int32_t pos = (int32_t)(uint32_t)c.key;
         sym *s = w->s;
@@ -411,9 +499,11 @@ static void merge_all(const ag_tkm_bpe *b, work *w)
         if (s[pos].next >= 0)
             s[s[pos].next].prev = pos;
         if (s[pos].prev >= 0)
-            push_pair(b, w, s[pos].prev);
-        push_pair(b, w, pos);
+            rc = push_pair(b, w, s[pos].prev);
+        if (rc == AG_OK)
+            rc = push_pair(b, w, pos);
     }
+    return rc;
 }
 
 static int missing_unk(const ag_tkm_bpe *b, const char *path, ag_error *err)
@@ -483,20 +573,9 @@ static size_t char_key(const ag_tkm_bpe *b, char *key, const char *s, size_t i, 
  * table cannot tell (the hash map then decides). */
 static int32_t table_id(const ag_tkm_bpe *b, const unsigned char *p, size_t clen)
 {
-    uint32_t c;
-    switch (clen) {
-    case 1:
-        c = p[0];
-        break;
-    case 2:
-        c = (uint32_t)(p[0] & 0x1F) << 6 | (p[1] & 0x3F);
-        break;
-    case 3:
-        c = (uint32_t)(p[0] & 0x0F) << 12 | (uint32_t)(p[1] & 0x3F) << 6 | (p[2] & 0x3F);
-        break;
-    default:
+    if (clen > 3)
         return -2;
-    }
+    uint32_t c = decode(p, clen);
     return c < CHAR_TABLE ? b->char_id[c] : -2;
 }
 
@@ -531,6 +610,65 @@ static int initial_symbols(const ag_tkm_bpe *b, const ag_tkm_vocab *v, work *w, 
     return AG_OK;
 }
 
+/* BPE::merge_word of one piece, appended to out. */
+static int bpe_word(const ag_tkm_bpe *b, const ag_tkm_vocab *v, const char *path, const char *s,
+                    size_t n, ag_tk_ids *out, ag_error *err)
+{
+    work w;
+    int rc = work_init(&w, b, n);
+    if (rc == AG_ENOMEM)
+        return ag_error_set(err, rc, "out of memory while tokenizing");
+    if (rc != AG_OK)
+        return ag_error_set(err, rc, "%s: BPE: a piece of %zu bytes is too long", path, n);
+    rc = initial_symbols(b, v, &w, s, n, path, err);
+    if (rc == AG_OK && w.n > 0) {
+        rc = merge_all(b, &w);
+        for (int32_t i = 0; i >= 0 && rc == AG_OK; i = w.s[i].next)
+            rc = ag_tk_ids_push(out, w.s[i].id);
+        if (rc != AG_OK)
+            rc = ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
+    }
+    work_free(&w);
+    return rc;
+}
+
+/* A long piece (SentencePiece layouts hand the model a whole text) is cut
+ * between two characters c, d that are both tokens when no merge joins a
+ * left token ending in c to a right token starting with d: the symbol
+ * covering c always ends with c's token and the one covering d starts with
+ * d's (merged tokens are concatenations), so no merge ever crosses there,
+ * and each part evolves as it would inside the whole (the lowest-rank
+ * merge of the whole is the lowest of its part). No unk is pending at a
+ * known character, so unk fusing does not cross either. Same ids, and
+ * the merge heap stays small. */
+enum { LONG_PIECE = 256 };
+
+static int tokenize_long(const ag_tkm_bpe *b, const ag_tkm_vocab *v, const char *path,
+                         const char *s, size_t n, ag_tk_ids *out, ag_error *err)
+{
+    size_t start = 0;
+    uint32_t prev = 0;
+    int prev_known = 0;
+    for (size_t i = 0; i < n;) {
+        size_t clen = ag_tkm_utf8_len((unsigned char)s[i]);
+        if (clen > n - i)
+            clen = n - i;
+        uint32_t c = decode((const unsigned char *)s + i, clen);
+        int32_t id;
+        int known = c < CHAR_TABLE ? b->char_id[c] >= 0 : ag_tkm_vocab_get(v, s + i, clen, &id);
+        if (i > start && prev_known && known && !is_junction(b, prev, c)) {
+            int rc = bpe_word(b, v, path, s + start, i - start, out, err);
+            if (rc != AG_OK)
+                return rc;
+            start = i;
+        }
+        prev = c;
+        prev_known = known;
+        i += clen;
+    }
+    return bpe_word(b, v, path, s + start, n - start, out, err);
+}
+
 int ag_tkm_bpe_tokenize(const ag_tkm_bpe *b, const ag_tkm_vocab *v, const char *path,
                         const char *s, size_t n, ag_tk_ids *out, ag_error *err)
 {
@@ -541,20 +679,7 @@ int ag_tkm_bpe_tokenize(const ag_tkm_bpe *b, const ag_tkm_vocab *v, const char *
         return ag_tk_ids_push(out, id) == AG_OK
                    ? AG_OK
                    : ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
-    work w;
-    int rc = work_init(&w, b, n);
-    if (rc == AG_ENOMEM)
-        return ag_error_set(err, rc, "out of memory while tokenizing");
-    if (rc != AG_OK)
-        return ag_error_set(err, rc, "%s: BPE: a piece of %zu bytes is too long", path, n);
-    rc = initial_symbols(b, v, &w, s, n, path, err);
-    if (rc == AG_OK && w.n > 0) {
-        merge_all(b, &w);
-        for (int32_t i = 0; i >= 0 && rc == AG_OK; i = w.s[i].next)
-            rc = ag_tk_ids_push(out, w.s[i].id);
-        if (rc != AG_OK)
-            rc = ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
-    }
-    free(w.heap_mem);
-    return rc;
+    if (n > LONG_PIECE && b->split_long)
+        return tokenize_long(b, v, path, s, n, out, err);
+    return bpe_word(b, v, path, s, n, out, err);
 }

@@ -3,7 +3,7 @@
  * encode_optimized, tokenize), after SentencePiece's unigram_model.cc.
  *
  * Viterbi over the byte positions of the piece: every vocabulary piece that
- * starts at a character boundary (found by walking a byte trie of the
+ * starts at a character boundary (found by walking a radix trie of the
  * pieces) is a candidate, scored by its log-probability; a character with no
  * single-character piece gets an unk candidate scored min_score - 10. The
  * best path ending at each position keeps its first candidate among equal
@@ -20,6 +20,15 @@
 
 #define UNK_PENALTY 10.0 /* SentencePiece's kUnkPenalty */
 
+/* A node of the radix trie of the pieces: the bytes from the root to it
+ * are src[0, depth); the edge from its parent is src[parent depth, depth). */
+typedef struct {
+    const char *src;  /* a piece through this node (the vocabulary's copy) */
+    uint32_t depth;
+    int32_t parent;
+    int32_t piece;    /* id of the piece ending here, -1 */
+} tnode;
+
 struct ag_tkm_unigram {
     double *score;       /* of each id */
     size_t n;            /* pieces */
@@ -27,11 +36,12 @@ struct ag_tkm_unigram {
     int32_t unk_id;      /* -1: none */
     int byte_fallback;
     int32_t byte_id[256];
-    /* byte trie of the pieces: node 0 is the root */
-    int32_t *piece;      /* id of the piece ending at each node, -1 */
-    size_t nodes, nodes_cap;
-    int32_t root[256];   /* children of the root, -1 */
-    agi_u64map edges;    /* node << 8 | byte -> child, below the root */
+    /* radix trie: node 0 is the root; at most two nodes per piece, so its
+     * size follows the number of pieces, not their bytes */
+    tnode *node;
+    size_t nodes;
+    int32_t root[256];   /* children of the root by first byte, -1 */
+    agi_u64map edges;    /* node << 8 | first byte of the edge -> child, below the root */
 };
 
 /* ======================================================================
@@ -46,61 +56,105 @@ static int32_t child(const ag_tkm_unigram *u, int32_t node, unsigned char c)
     return agi_u64map_get(&u->edges, (uint64_t)node << 8 | c, &v) ? (int32_t)v : -1;
 }
 
-static int new_node(ag_tkm_unigram *u, int32_t *node)
+typedef struct {
+    const char *s;
+    uint32_t len;
+    int32_t id;
+} piece_ref;
+
+static int cmp_piece(const void *pa, const void *pb)
 {
-    if (u->nodes == u->nodes_cap) {
-        int32_t *np = ag_tk_grow(u->piece, &u->nodes_cap, sizeof *np);
-        if (!np)
-            return AG_ENOMEM;
-        u->piece = np;
+    const piece_ref *a = pa, *b = pb;
+    int c = memcmp(a->s, b->s, a->len < b->len ? a->len : b->len);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static int32_t add_node(ag_tkm_unigram *u, const char *src, size_t depth, int32_t parent, int32_t piece)
+{
+    int32_t k = (int32_t)u->nodes++;
+    u->node[k] = (tnode){src, (uint32_t)depth, parent, piece};
+    return k;
+}
+
+/* The radix trie of m distinct pieces sorted by bytes, built along the
+ * rightmost path: a piece shares lcp bytes with the one before; the path
+ * is cut back to that depth, an edge split there when no node sits at it.
+ * Edges are indexed once every node has its final parent. */
+static int build_trie(ag_tkm_unigram *u, const piece_ref *p, size_t m)
+{
+    int32_t *stack = malloc((m + 1) * sizeof *stack);
+    u->node = malloc((2 * m + 1) * sizeof *u->node);
+    if (!stack || !u->node) {
+        free(stack);
+        return AG_ENOMEM;
     }
-    if (u->nodes >= (size_t)INT32_MAX)
-        return AG_ELIMIT;
-    *node = (int32_t)u->nodes++;
-    u->piece[*node] = -1;
+    size_t top = 0;
+    stack[0] = add_node(u, NULL, 0, -1, -1);
+    for (size_t j = 0; j < m; j++) {
+        size_t l = 0;
+        if (j > 0)
+            while (l < p[j - 1].len && l < p[j].len && p[j - 1].s[l] == p[j].s[l])
+                l++;
+        int32_t last = -1;
+        while (u->node[stack[top]].depth > l)
+            last = stack[top--];
+        if (u->node[stack[top]].depth < l) { /* split the edge to `last` at depth l */
+            int32_t mid = add_node(u, p[j].s, l, stack[top], -1);
+            u->node[last].parent = mid;
+            stack[++top] = mid;
+        }
+        /* sorted distinct pieces: p[j] is longer than the path (l < len) */
+        int32_t leaf = add_node(u, p[j].s, p[j].len, stack[top], p[j].id);
+        stack[++top] = leaf;
+    }
+    free(stack);
+    for (size_t k = 1; k < u->nodes; k++) {
+        const tnode *t = &u->node[k];
+        unsigned char c = (unsigned char)t->src[u->node[t->parent].depth];
+        if (t->parent == 0)
+            u->root[c] = (int32_t)k;
+        else if (agi_u64map_add(&u->edges, (uint64_t)t->parent << 8 | c, k, NULL) != AG_OK)
+            return AG_ENOMEM;
+    }
     return AG_OK;
 }
 
-/* A later piece with the same string takes the node: Rust's token_to_ids
- * keeps the last id of a string, and the Viterbi uses it. */
-static int trie_insert(ag_tkm_unigram *u, const char *s, size_t n, int32_t id)
+/* Every distinct non-empty piece with the id the vocabulary keeps for it
+ * (a piece listed twice: the later, as Rust's token_to_ids and so its
+ * Viterbi), sorted, then the trie. The empty piece is never matched: Rust's
+ * trie yields no empty prefix. */
+static int index_pieces(ag_tkm_unigram *u, const ag_tkm_vocab *v, const uint32_t *len)
 {
-    int32_t node = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        int32_t next = child(u, node, c);
-        if (next < 0) {
-            int rc = new_node(u, &next);
-            if (rc != AG_OK)
-                return rc;
-            if (node == 0)
-                u->root[c] = next;
-            else if (agi_u64map_add(&u->edges, (uint64_t)node << 8 | c, (uint64_t)next, NULL) != AG_OK)
-                return AG_ENOMEM;
-        }
-        node = next;
+    piece_ref *p = malloc((u->n ? u->n : 1) * sizeof *p);
+    if (!p)
+        return AG_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < u->n; i++) {
+        int32_t id;
+        if (len[i] > 0 && ag_tkm_vocab_get(v, v->tok[i], len[i], &id) && (size_t)id == i)
+            p[m++] = (piece_ref){v->tok[i], len[i], (int32_t)i};
     }
-    if (node != 0) /* the empty piece is never matched (Rust's trie yields no empty prefix) */
-        u->piece[node] = id;
-    return AG_OK;
+    qsort(p, m, sizeof *p, cmp_piece);
+    int rc = build_trie(u, p, m);
+    free(p);
+    return rc;
 }
 
 static int load_piece(ag_tkm_unigram *u, ag_tkm_vocab *v, const char *path, size_t i, json_t *e,
-                      ag_error *err)
+                      uint32_t *len, ag_error *err)
 {
     json_t *p = json_array_get(e, 0), *sc = json_array_get(e, 1);
     if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(p) || !json_is_number(sc))
         return ag_error_set(err, AG_EFORMAT, "%s: model.vocab[%zu] is not [piece, score]", path, i);
-    const char *s = json_string_value(p);
     size_t n = json_string_length(p);
-    int rc = ag_tkm_vocab_add(v, path, "model.vocab", s, n, (long long)i, 1, err);
+    int rc = ag_tkm_vocab_add(v, path, "model.vocab", json_string_value(p), n, (long long)i, 1, err);
     if (rc != AG_OK)
         return rc;
+    len[i] = (uint32_t)n; /* vocab_add refused 4 GiB and more */
     u->score[i] = json_number_value(sc);
     if (u->score[i] < u->min_score)
         u->min_score = u->score[i];
-    rc = trie_insert(u, s, n, (int32_t)i);
-    return rc == AG_OK ? AG_OK : ag_error_set(err, rc, "%s: model.vocab: out of memory", path);
+    return AG_OK;
 }
 
 static int load_unk_id(ag_tkm_unigram *u, const char *path, json_t *j, ag_error *err)
@@ -128,13 +182,18 @@ static int load_vocab(ag_tkm_unigram *u, ag_tkm_vocab *v, const char *path, json
         return ag_error_set(err, AG_ELIMIT, "%s: model.vocab: %zu pieces, more than %d", path, u->n,
                             AG_TOKENIZER_ID_MAX);
     u->score = malloc((u->n ? u->n : 1) * sizeof *u->score);
-    int32_t root;
-    if (!u->score || new_node(u, &root) != AG_OK)
+    uint32_t *len = malloc((u->n ? u->n : 1) * sizeof *len);
+    if (!u->score || !len) {
+        free(len);
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+    }
     u->min_score = 1.0 / 0.0;
     int rc = AG_OK;
     for (size_t i = 0; i < u->n && rc == AG_OK; i++)
-        rc = load_piece(u, v, path, i, json_array_get(vocab, i), err);
+        rc = load_piece(u, v, path, i, json_array_get(vocab, i), len, err);
+    if (rc == AG_OK && index_pieces(u, v, len) != AG_OK)
+        rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+    free(len);
     return rc;
 }
 
@@ -165,7 +224,7 @@ void ag_tkm_unigram_free(ag_tkm_unigram *u)
     if (!u)
         return;
     free(u->score);
-    free(u->piece);
+    free(u->node);
     agi_u64map_free(&u->edges);
     free(u);
 }
@@ -204,12 +263,20 @@ static int viterbi(const ag_tkm_unigram *u, const char *s, size_t n, best *bp, c
             mblen = n - pos;
         int single = 0;
         int32_t node = 0;
-        for (size_t e = pos; e < n && (node = child(u, node, (unsigned char)s[e])) >= 0; e++) {
-            int32_t id = u->piece[node];
-            if (id < 0)
-                continue;
-            offer(&bp[e + 1], u->score[id] + till, id, pos);
-            single |= e + 1 - pos == mblen;
+        size_t d = 0; /* bytes matched from pos */
+        while (pos + d < n) {
+            int32_t c = child(u, node, (unsigned char)s[pos + d]);
+            if (c < 0)
+                break;
+            const tnode *t = &u->node[c];
+            if (t->depth > n - pos || memcmp(t->src + d + 1, s + pos + d + 1, t->depth - d - 1))
+                break;
+            node = c;
+            d = t->depth;
+            if (t->piece >= 0) {
+                offer(&bp[pos + d], u->score[t->piece] + till, t->piece, pos);
+                single |= d == mblen;
+            }
         }
         if (!single) {
             best *t = &bp[pos + mblen];

@@ -8,7 +8,8 @@ are what the model receives in the Python reference's pipeline
 (tests/ref/hf_tokenizer.py: added tokens, normalizer, pre-tokenizer) for the
 texts of texts_families.json, each distinct piece once, plus synthetic pieces
 that only the model sees (long runs, random strings over the vocabulary's
-alphabet, unknown characters) drawn with a fixed seed; the ids are the
+alphabet, unknown characters, concatenations of many pieces) drawn with a
+fixed seed; the ids are the
 reference model's (hf_tokenizer.BPE / WordPiece / Unigram .tokenize).
 Families whose model objects are identical share one file, named after the
 first of them. tests/test_tk_models.c reads these files and the folders that
@@ -33,6 +34,7 @@ import materialize  # noqa: E402
 OUT = os.path.join(ROOT, "tests", "data", "tokenize", "model")
 SKIP = {"tiny-llama"}  # GPT-2's model, already covered by gpt2
 SYNTHETIC = 60         # random pieces per model
+JOINED, JOINED_PARTS = 5, 25  # long pieces per model, made of that many pieces
 
 
 def pipeline_pieces(tok, text):
@@ -71,6 +73,14 @@ def synthetic_pieces(model_cfg, seed):
     return out
 
 
+def joined_pieces(pieces, seed):
+    """Long pieces made of many pipeline pieces: what a SentencePiece layout
+    without pre-tokenizer hands the model for a long text."""
+    rng = random.Random(seed + "/joined")
+    distinct = sorted(set(pieces))
+    return ["".join(rng.choice(distinct) for _ in range(JOINED_PARTS)) for _ in range(JOINED)]
+
+
 def model_key(cfg):
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()
 
@@ -99,6 +109,7 @@ def build(tok_dir, texts):
             for t in texts:
                 pieces.extend(pipeline_pieces(tok, t))
         pieces.extend(synthetic_pieces(cfgs[key], fams[0]))
+        pieces.extend(joined_pieces(pieces, fams[0]))
         for p in pieces:
             if p in seen:
                 continue
