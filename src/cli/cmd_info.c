@@ -110,10 +110,9 @@ static int info_model(const char *dir, json_t *root)
     json_object_set_new(root, "config", config_json(ag_model_get_config(m)));
     ag_model_free(m);
     ag_tokenizer *tok = NULL;
+    static const char *const kinds[] = {"", "BPE", "WordPiece", "Unigram", "WordLevel"};
     if (ag_tokenizer_load(dir, &tok, &err) == AG_OK)
-        json_object_set_new(root, "tokenizer",
-                            json_string(ag_tokenizer_get_kind(tok) == AG_TOKENIZER_BPE
-                                            ? "byte-level BPE" : "WordPiece"));
+        json_object_set_new(root, "tokenizer", json_string(kinds[ag_tokenizer_get_kind(tok)]));
     else
         json_object_set_new(root, "tokenizer", json_null());
     ag_tokenizer_free(tok);

@@ -173,6 +173,16 @@ bad_file charsmap_trie "normalizer Precompiled" "precompiled_charsmap"
 expect_fail "bad tokenizer: merges.txt naming an unknown token" 1 "$T/slow_merges/vocab.json + merges.txt" \
     "model.merges[1]" "'c'" -- $CLI tokenize "$T/slow_merges" --text x
 
+# ---- info names the model kind of the tokenizer ---------------------------------
+mkdir "$T/uni"
+ln -s "$GPT2/config.json" "$T/uni/config.json"
+ln -s "$GPT2/model.safetensors" "$T/uni/model.safetensors"
+printf '{"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]}}' >"$T/uni/tokenizer.json"
+DESC="info: Unigram tokenizer"
+N=$((N + 1))
+$CLI info "$T/uni" --format json | "$PY" -c 'import json, sys; sys.exit(json.load(sys.stdin)["tokenizer"] != "Unigram")' ||
+    fail "info does not say Unigram"
+
 if [ "$FAILS" -ne 0 ]; then
     echo "tokenizers.sh: $FAILS of $N checks failed"
     exit 1
