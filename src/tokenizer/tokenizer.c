@@ -166,9 +166,9 @@ static const struct {
     {"GPTNeoXTokenizer", 0, 0, "<|endoftext|>", "<|endoftext|>"},
 };
 
-/* "{bos}:0 $A:0 {eos}:0" as TemplateProcessing's JSON, one of the ends
- * possibly absent (id < 0). */
-static json_t *bos_eos_template(const char *bos, int32_t bos_id, const char *eos, int32_t eos_id)
+/* "{first}:0 $A:0 {last}:0" as TemplateProcessing's JSON (LLaMA's bos/eos,
+ * BERT's [CLS]/[SEP]), either end possibly absent (id < 0). */
+static json_t *frame_template(const char *bos, int32_t bos_id, const char *eos, int32_t eos_id)
 {
     json_t *single = json_array(), *specials = json_object();
     const char *names[2] = {bos, eos};
@@ -224,7 +224,7 @@ static int post_json(const ag_tokenizer *t, json_t *root, const side_files *sf, 
         if (rc != AG_OK)
             return rc;
         json_decref(*pp);
-        *pp = bos_eos_template(bos, bos_id, eos, eos_id);
+        *pp = frame_template(bos, bos_id, eos, eos_id);
         if (!*pp)
             return ag_error_set(err, AG_ENOMEM, "out of memory");
         break;
@@ -269,17 +269,20 @@ static int build(ag_tokenizer *t, const char *path, json_t *root, const side_fil
  * ByteLevel pre-tokenizer, BertTokenizerFast & co. do_lower_case,
  * strip_accents and tokenize_chinese_chars to a BertNormalizer. Keys absent
  * from the config leave the file as it is. */
+static int is_type(json_t *component, const char *type)
+{
+    const char *t = json_string_value(json_object_get(component, "type"));
+    return t && !strcmp(t, type);
+}
+
 static int apply_config(json_t *root, json_t *cfg)
 {
     json_t *pre = json_object_get(root, "pre_tokenizer"), *nm = json_object_get(root, "normalizer");
     json_t *v = json_object_get(cfg, "add_prefix_space");
     int rc = AG_OK;
-    if (json_is_boolean(v) && json_is_object(pre) &&
-        !strcmp(json_string_value(json_object_get(pre, "type")) ? json_string_value(json_object_get(pre, "type")) : "",
-                "ByteLevel"))
+    if (json_is_boolean(v) && is_type(pre, "ByteLevel"))
         rc = jset(pre, "add_prefix_space", json_boolean(json_is_true(v)));
-    const char *nt = json_string_value(json_object_get(nm, "type"));
-    if (!nt || strcmp(nt, "BertNormalizer"))
+    if (!is_type(nm, "BertNormalizer"))
         return rc;
     static const char *const keys[3][2] = {{"do_lower_case", "lowercase"},
                                            {"tokenize_chinese_chars", "handle_chinese_chars"},
@@ -478,7 +481,7 @@ static int vocab_txt_json(const char *vpath, const side_files *sf, json_t **root
             rc = ag_error_set(err, AG_ENOMEM, "out of memory");
     }
     if (rc == AG_OK && ids[VT_CLS] && ids[VT_SEP])
-        post = bos_eos_template(tok[VT_CLS], (int32_t)json_integer_value(ids[VT_CLS]), tok[VT_SEP],
+        post = frame_template(tok[VT_CLS], (int32_t)json_integer_value(ids[VT_CLS]), tok[VT_SEP],
                                 (int32_t)json_integer_value(ids[VT_SEP]));
     json_t *lc = json_object_get(sf->cfg, "do_lower_case"), *cc = json_object_get(sf->cfg, "tokenize_chinese_chars");
     json_t *sa = json_object_get(sf->cfg, "strip_accents");
