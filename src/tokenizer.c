@@ -318,6 +318,8 @@ static int load_json(const char *path, json_t **out, int optional, ag_error *err
     json_error_t je;
     json_t *j = json_loadb(buf, n, JSON_ALLOW_NUL, &je);
     free(buf);
+    if (!j && !je.text[0]) /* jansson gives no message when an allocation fails */
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     if (!j)
         return ag_error_set(err, AG_EFORMAT, "%s: invalid JSON at line %d column %d: %s", path,
                             je.line, je.column, je.text);
