@@ -333,15 +333,18 @@ static int load_json(const char *path, json_t **out, int optional, ag_error *err
 
 static int set_id_token(ag_tokenizer *t, int32_t id, const char *s)
 {
-    if ((size_t)id >= t->n_ids) {
-        size_t nn = (size_t)id + 1;
-        const char **nv = realloc(t->id_to_tok, nn * sizeof *nv);
+    if ((size_t)id >= t->cap_ids) { /* doubling: ids mostly arrive in order */
+        size_t nc = (size_t)id + 1 > 2 * t->cap_ids ? (size_t)id + 1 : 2 * t->cap_ids;
+        const char **nv = realloc(t->id_to_tok, nc * sizeof *nv);
         if (!nv)
             return AG_ENOMEM;
-        for (size_t i = t->n_ids; i < nn; i++)
-            nv[i] = NULL;
         t->id_to_tok = nv;
-        t->n_ids = nn;
+        t->cap_ids = nc;
+    }
+    if ((size_t)id >= t->n_ids) {
+        for (size_t i = t->n_ids; i <= (size_t)id; i++)
+            t->id_to_tok[i] = NULL;
+        t->n_ids = (size_t)id + 1;
     }
     t->id_to_tok[id] = s;
     return AG_OK;

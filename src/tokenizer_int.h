@@ -76,7 +76,7 @@ struct ag_tokenizer {
     ag_tokenizer_kind kind;
     ag_tk_smap vocab;            /* model vocabulary */
     const char **id_to_tok;      /* borrowed strings, NULL for holes */
-    size_t n_ids;
+    size_t n_ids, cap_ids;       /* ids in use, slots allocated */
 
     ag_tk_added *added;
     size_t n_added;
