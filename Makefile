@@ -98,8 +98,16 @@ test: deps
 	$(MAKE) build $(TESTBIN)
 	$(MAKE) unit cli-test ref-test valgrind
 
-unit: $(TESTBIN)
-	$(TESTBIN) --jobs 2
+# The tokenizer families of tests/data/tokenizers/, written out in full
+# (their vocabularies are stored once, compressed) for the unit tests.
+TOK_FAMILIES := $(BUILD)/tokenizers
+$(TOK_FAMILIES)/.stamp: tools/tokenize_ref/materialize.py $(shell find tests/data/tokenizers -type f 2>/dev/null)
+	rm -rf $(TOK_FAMILIES)
+	python3 tools/tokenize_ref/materialize.py $(TOK_FAMILIES) >/dev/null
+	touch $@
+
+unit: $(TESTBIN) $(TOK_FAMILIES)/.stamp
+	AG_TEST_TOKENIZERS=$(TOK_FAMILIES) $(TESTBIN) --jobs 2
 
 cli-test: $(CLI)
 	@for t in tests/cli/*.sh; do echo "== $$t"; sh $$t $(CLI) || exit 1; done
@@ -111,6 +119,7 @@ ref-test: $(CLI) $(LIB_SO)
 	/usr/bin/python3 -B tests/ref/check_curvature.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_stability.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_npy_header.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_tokenizers.py $(CLI)
 
 valgrind: $(CLI)
 	sh tests/valgrind.sh $(CLI)

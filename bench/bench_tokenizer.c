@@ -13,8 +13,20 @@
  * when a crafted case costs more than 3x its random one, or a large case more
  * than 5x its small one per token (quadratic work gives 10x).
  *
+ * Then speed: tokens per second on a 1 MiB English text (README.md and the
+ * docs/ *.md files repeated) for the cl100k tokenizer (the llama3 family:
+ * Split regex + ByteLevel BPE) and the LLaMA-2 one (llama2-legacy:
+ * Prepend/Replace + byte-fallback BPE, the whole text one piece), side by
+ * side with transformers.js on the same text and folders
+ * (tests/data/tokenizers/ written out by tools/tokenize_ref/materialize.py)
+ * through tools/tokenize_ref/bench_tokenize.mjs, when node and
+ * tools/tokenize_ref/node_modules are present (else a message says it was
+ * skipped). Encoding only, CPU time, fastest of `repeats` in each; the bench
+ * fails below 2x transformers.js (issue 9's goal).
+ *
  *   make bench   (or build/bench/bench_tokenizer [repeats]) */
 #include <ftw.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +44,8 @@ enum { N_LINES = 160000, N_MERGES = 160000, N_ADDED = 80000, N_MATCH = 40000, TE
  * caches, jansson's parse included), quadratic work 10 and more. */
 #define MAX_RATIO_CRAFTED 3.0
 #define MAX_RATIO_SCALING 5.0
+#define SPEED_TEXT_BYTES ((size_t)1 << 20)
+#define SPEED_GOAL 2.0 /* times transformers.js */
 
 typedef char token[CRAFTED_TOKEN_LEN + 1];
 
@@ -184,14 +198,14 @@ static double time_load(const char *dir, int reps, size_t *sz)
 }
 
 /* Best encode time of `reps`; *n gets the number of ids. */
-static double time_encode(const ag_tokenizer *t, const char *text, int reps, size_t *n)
+static double time_encode(const ag_tokenizer *t, const char *text, size_t len, int reps, size_t *n)
 {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         int32_t *ids = NULL;
         ag_error err = {0};
         double t0 = now();
-        if (ag_tokenizer_encode(t, text, strlen(text), &ids, n, &err) != AG_OK)
+        if (ag_tokenizer_encode(t, text, len, &ids, n, &err) != AG_OK)
             die(err.message);
         double dt = now() - t0;
         best = dt < best ? dt : best;
@@ -248,7 +262,7 @@ static int bench_added_match(const char *root, int reps)
     char *text = match_text(TEXT_CHARS, N_MATCH / 10);
     ag_tokenizer *ts = load(s), *tl = load(l);
     size_t ns, nl;
-    double es = time_encode(ts, text, reps, &ns), el = time_encode(tl, text, reps, &nl);
+    double es = time_encode(ts, text, strlen(text), reps, &ns), el = time_encode(tl, text, strlen(text), reps, &nl);
     if (ns != nl)
         die("added tokens: the two tokenizers disagree");
     ag_tokenizer_free(ts);
@@ -258,6 +272,123 @@ static int bench_added_match(const char *root, int reps)
     free(l);
     return report("encode 100000 chars", "with 4000 added tokens", es, "with 40000 added tokens", el,
                   el / es, MAX_RATIO_SCALING);
+}
+
+/* ---- speed against transformers.js ------------------------------------------ */
+
+static void append_file(const char *path, char **buf, size_t *n, size_t *cap)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        die(path);
+    char chunk[65536];
+    size_t k;
+    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (*n + k > *cap) {
+            *cap = 2 * (*n + k);
+            *buf = realloc(*buf, *cap);
+            if (!*buf)
+                die("out of memory");
+        }
+        memcpy(*buf + *n, chunk, k);
+        *n += k;
+    }
+    fclose(f);
+}
+
+/* README.md and docs/ *.md repeated to SPEED_TEXT_BYTES, cut at a character
+ * boundary; written to `path` too. */
+static char *english_text(const char *path, size_t *len)
+{
+    char *src = NULL;
+    size_t n = 0, cap = 0;
+    append_file("README.md", &src, &n, &cap);
+    glob_t g;
+    if (glob("docs/*.md", 0, NULL, &g) != 0)
+        die("docs/*.md not found (run from the repository root)");
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        append_file(g.gl_pathv[i], &src, &n, &cap);
+    globfree(&g);
+    char *text = malloc(SPEED_TEXT_BYTES + 1);
+    if (!text)
+        die("out of memory");
+    for (size_t k = 0; k < SPEED_TEXT_BYTES; k += n)
+        memcpy(text + k, src, k + n <= SPEED_TEXT_BYTES ? n : SPEED_TEXT_BYTES - k);
+    size_t end = SPEED_TEXT_BYTES;
+    while (end > 0 && ((unsigned char)text[end] & 0xC0) == 0x80)
+        end--;
+    text[end] = '\0';
+    free(src);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(text, 1, end, f) != end || fclose(f) != 0)
+        die(path);
+    *len = end;
+    return text;
+}
+
+static int have_transformers_js(void)
+{
+    struct stat st;
+    return system("node --version >/dev/null 2>&1") == 0 &&
+           stat("tools/tokenize_ref/node_modules/@huggingface/transformers/package.json", &st) == 0;
+}
+
+/* transformers.js on the same folder and text: 0 and *ids, *secs, or -1. */
+static int run_transformers_js(const char *dir, const char *text_path, int reps, size_t *ids, double *secs)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "node tools/tokenize_ref/bench_tokenize.mjs '%s' '%s' %d", dir, text_path, reps);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    int got = fscanf(p, "ids %zu cpu_seconds %lf", ids, secs);
+    int st = pclose(p);
+    return got == 2 && st == 0 ? 0 : -1;
+}
+
+/* One family's tokens per second, and transformers.js's when `js`. */
+static int speed_family(const char *root, const char *fam, const char *label, const char *text, size_t len,
+                        const char *text_path, int js, int reps)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/%s", root, fam);
+    ag_tokenizer *t = load(dir);
+    size_t n = 0, nj = 0;
+    double s = time_encode(t, text, len, reps, &n), sj = 0;
+    ag_tokenizer_free(t);
+    printf("%-24s attngeom %7zu ids %6.3f s %8.0f tokens/s", label, n, s, (double)n / s);
+    if (!js) {
+        printf("\n");
+        return 0;
+    }
+    if (run_transformers_js(dir, text_path, reps, &nj, &sj) != 0) {
+        printf("   transformers.js failed\n");
+        return 1;
+    }
+    double ratio = ((double)n / s) / ((double)nj / sj);
+    printf("   transformers.js %7zu ids %6.3f s %8.0f tokens/s   ratio %5.2f%s%s\n", nj, sj, (double)nj / sj, ratio,
+           ratio < SPEED_GOAL ? "  FAIL (goal 2x)" : "", nj != n ? "  (different id counts)" : "");
+    return ratio < SPEED_GOAL;
+}
+
+static int bench_speed(const char *root, int reps)
+{
+    char cmd[1024], text_path[600];
+    snprintf(cmd, sizeof cmd, "python3 tools/tokenize_ref/materialize.py '%s' llama3 llama2-legacy >/dev/null", root);
+    if (system(cmd) != 0)
+        die("materialize.py failed (run from the repository root)");
+    snprintf(text_path, sizeof text_path, "%s/english.txt", root);
+    size_t len;
+    char *text = english_text(text_path, &len);
+    int js = have_transformers_js();
+    printf("bench_tokenizer: %zu-byte English text (README.md + docs/*.md repeated), CPU time of encode, best of %d\n",
+           len, reps);
+    if (!js)
+        printf("    transformers.js skipped: needs node and `cd tools/tokenize_ref && npm install --ignore-scripts`\n");
+    int bad = speed_family(root, "llama3", "cl100k (llama3)", text, len, text_path, js, reps);
+    bad |= speed_family(root, "llama2-legacy", "LLaMA-2 (llama2-legacy)", text, len, text_path, js, reps);
+    free(text);
+    return bad;
 }
 
 static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
@@ -291,6 +422,7 @@ int main(int argc, char **argv)
     bad |= compare_loads(root, reps, &add, (side){"8000 added tokens", N_ADDED / 10, 0},
                          (side){"80000 added tokens", N_ADDED, 0});
     bad |= bench_added_match(root, reps);
+    bad |= bench_speed(root, reps);
     nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
     return bad;
 }

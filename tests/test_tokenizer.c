@@ -463,8 +463,8 @@ Test(tokenizer, error_unsupported_model)
     char dir[64], p[128];
     make_tmpdir(dir, sizeof dir);
     snprintf(p, sizeof p, "%s/tokenizer.json", dir);
-    write_file(p, "{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}");
-    expect_load_error(dir, AG_EUNSUPPORTED, "Unigram");
+    write_file(p, "{\"model\": {\"type\": \"Fancy\", \"vocab\": []}}");
+    expect_load_error(dir, AG_EUNSUPPORTED, "model type 'Fancy'");
     rm_tree(dir);
 }
 

@@ -139,6 +139,19 @@ printf 'In the beginning\n\nGod said\n' > texts.txt
 vg 0 info "$M"
 vg 0 tokenize "$M" --text "Don't panic: 42 cafés" --format json
 vg 0 tokenize "$BERT" --text "Don't panic: 42 cafés"
+# BertNormalizer's NFD on 13 four-byte characters (wrote one byte past its buffer)
+vg 0 tokenize "$BERT" --text "😀😀😀😀😀😀😀😀😀😀😀😀😀"
+# tokenizer families (tests/data/tokenizers/): Unigram + Precompiled +
+# Metaspace, and a Sequence normalizer with Split/Digits/Punctuation
+python3 "$ROOT/tools/tokenize_ref/materialize.py" fam t5 wordpiece-mix split-mix >/dev/null ||
+    { echo "valgrind.sh: materialize.py failed" >&2; exit 1; }
+vg 0 tokenize fam/t5 --text "ﬁ́ Héllo\r\n中文 😀 <extra_id_0> x" --format json
+vg 0 tokenize fam/wordpiece-mix --text " New York <br> Grüße, 12 @@ [MASK]  x"
+vg 0 tokenize fam/split-mix --text "ﬁx a=b --c d; e.<|endoftext|> 12"
+printf '818, 262 3290\n\n40 50\n' > ids.txt
+printf '1 2\n3 x\n' > ids_bad.txt
+vg 0 analyze "$M" --tokens-file ids.txt --layers 1 --heads 0
+vg 1 analyze "$M" --tokens-file ids_bad.txt
 vg 0 analyze "$M" --text "In the beginning God" --metrics all --format json
 vg 0 analyze "$BERT" --tokens 2,100,200,3 --metrics stability,spectrum --precision f64
 vg 0 analyze "$M" --text-file texts.txt --layers 1 --heads 0-1 --metrics curvature

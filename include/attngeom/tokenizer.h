@@ -1,37 +1,43 @@
 /* attngeom/tokenizer.h — Hugging Face compatible tokenizers.
  *
- * Gives exactly the token ids of a model folder's Hugging Face tokenizer for
- * the two families the supported models use:
- *   - byte-level BPE (GPT-2 and models reusing its tokenizer): GPT-2's
- *     pre-tokenizer regex, byte-to-unicode mapping, merges by rank;
- *   - WordPiece (BERT): BertNormalizer (clean text, CJK spacing, accent
- *     stripping, lower case), BertPreTokenizer, greedy longest-match-first
- *     with "##" continuations, [UNK] for words that cannot be covered.
- * Added tokens (e.g. "<|endoftext|>", "[CLS]") that appear literally in the
- * text are matched first (leftmost-longest, honouring lstrip/rstrip and
- * "normalized") and the post-processor's special tokens are added
- * (TemplateProcessing, BertProcessing, RobertaProcessing; ByteLevel adds none).
+ * Gives exactly the token ids of a model folder's Hugging Face tokenizer, as
+ * the Rust `tokenizers` library (Python transformers' fast tokenizers)
+ * computes them, for the tokenizer.json files of GPT-2, BERT, RoBERTa,
+ * LLaMA-2 / TinyLlama / Mistral, LLaMA-3, Qwen2, GPT-NeoX / Pythia,
+ * StarCoder, Gemma, T5, XLM-R, ALBERT and the like. The pipeline of the file
+ * is run as written (docs/tokenizers.md lists every component and family):
+ *   - added tokens (special, normalized, lstrip, rstrip, single_word),
+ *     matched first, leftmost-longest;
+ *   - normalizers Sequence, NFC, NFD, NFKC, NFKD, Lowercase, Strip,
+ *     StripAccents, Replace, Prepend, BertNormalizer, Precompiled
+ *     (SentencePiece charsmaps), Nmt, ByteLevel;
+ *   - pre-tokenizers Sequence, ByteLevel, Split (Oniguruma regexes, every
+ *     behaviour, invert), Metaspace, Whitespace, WhitespaceSplit,
+ *     BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit, FixedLength;
+ *   - models BPE (byte-level, byte_fallback, fuse_unk, continuing/end-of-word
+ *     affixes, ignore_merges), WordPiece, WordLevel, Unigram;
+ *   - post-processors TemplateProcessing, BertProcessing, RobertaProcessing,
+ *     ByteLevel, Sequence.
  *
- * Loading: `model_dir/tokenizer.json` when present (HF `tokenizers` format,
- * model.type "BPE" or "WordPiece"); otherwise `vocab.json` + `merges.txt`
- * (byte-level BPE) or `vocab.txt` (uncased-by-default BERT WordPiece, options
- * from `tokenizer_config.json`). `model_dir` may also name a tokenizer.json
- * file directly. Every file is size-checked before it is read. Loading takes
- * near-linear time whatever the files hold (keyed hash maps), and so does
- * encoding (an Aho–Corasick automaton for added tokens), except WordPiece
- * on words longer than max_input_chars_per_word's default; see
- * docs/engine.md. As Python
- * transformers' fast tokenizers do, keys present in tokenizer_config.json
- * override tokenizer.json: add_prefix_space (BPE), do_lower_case,
- * strip_accents, tokenize_chinese_chars (BERT).
+ * Loading: `model_dir/tokenizer.json` when present; otherwise `vocab.json` +
+ * `merges.txt` (byte-level BPE, as GPT2Converter builds it) or `vocab.txt`
+ * (BERT WordPiece, as BertConverter builds it, options from
+ * tokenizer_config.json). `model_dir` may also name a tokenizer.json file
+ * directly. As Python transformers' fast tokenizers do, tokenizer_config.json
+ * overrides tokenizer.json where present: add_prefix_space (ByteLevel),
+ * do_lower_case / strip_accents / tokenize_chinese_chars (BertNormalizer),
+ * and for LlamaTokenizer, CodeLlamaTokenizer, GemmaTokenizer and
+ * GPTNeoXTokenizer the bos/eos template of add_bos_token / add_eos_token.
+ * Every file is size-checked before it is read. Loading and encoding take
+ * near-linear time whatever the files hold (keyed hash maps, an
+ * Aho–Corasick automaton for added tokens, heap-based BPE); see
+ * docs/tokenizers.md, "Hostile folders".
  *
- * Fidelity: where transformers.js and HF tokenizers (Rust, used by Python
- * transformers) disagree, this follows Rust: U+0085 is whitespace in GPT-2's
- * regex (Oniguruma \s = White_Space), astral CJK ideographs are spaced by
- * BertNormalizer, lower-casing is per character (Greek capital sigma always
- * becomes σ, 'İ' becomes "i\u0307" when accents are kept). Not implemented:
- * an added token's single_word flag (treated as false), BPE dropout, and
- * model/normalizer/pre-tokenizer types other than the ones above.
+ * Fidelity: where transformers.js and the Rust library disagree
+ * (Precompiled, Digits, Unicode whitespace and word classes, Punctuation,
+ * lower-casing, ...), this follows Rust; docs/tokenizers.md lists the
+ * differences. Not implemented: pair sequences, offsets, decoding, BPE
+ * dropout.
  *
  * Ownership and threads: ag_tokenizer_load hands out a tokenizer owned by the
  * caller, released by ag_tokenizer_free (NULL allowed). A loaded tokenizer is
@@ -59,8 +65,10 @@ extern "C" {
 typedef struct ag_tokenizer ag_tokenizer;
 
 typedef enum {
-    AG_TOKENIZER_BPE = 1,       /* byte-level BPE */
-    AG_TOKENIZER_WORDPIECE = 2  /* BERT WordPiece */
+    AG_TOKENIZER_BPE = 1,       /* BPE (byte-level or with byte fallback) */
+    AG_TOKENIZER_WORDPIECE = 2, /* WordPiece (BERT) */
+    AG_TOKENIZER_UNIGRAM = 3,   /* Unigram (T5, XLM-R, ALBERT) */
+    AG_TOKENIZER_WORDLEVEL = 4  /* WordLevel (a token per pre-token) */
 } ag_tokenizer_kind;
 
 /* Flags for ag_tokenizer_encode_ex. */
@@ -68,16 +76,20 @@ typedef enum {
                                       tokens (HF add_special_tokens=False) */
 
 /* Load the tokenizer of a Hugging Face model folder (see above). On success
- * *out owns a new tokenizer. Errors (err->message names the file or field):
+ * *out owns a new tokenizer. Errors (one line: err->message names the file
+ * and the component or field):
  *   AG_EIO          folder or file cannot be opened/read (missing folder)
- *   AG_ENOTFOUND    no tokenizer files in the folder, or merges.txt missing
- *                   next to vocab.json, or a required field/token is absent
- *   AG_EFORMAT      malformed JSON, vocab or merges (a vocab.txt or merges.txt
- *                   line that is not UTF-8 is named by its number)
+ *   AG_ENOTFOUND    no tokenizer files in the folder, merges.txt missing
+ *                   next to vocab.json, or a bos/eos token that
+ *                   tokenizer_config.json asks for is not a token
+ *   AG_EFORMAT      malformed JSON, vocabulary, merges (also merges naming
+ *                   tokens not in the vocabulary), regex, charsmap or
+ *                   component field (a vocab.txt or merges.txt line that is
+ *                   not UTF-8 is named by its number)
  *   AG_ELIMIT       a file above AG_TOKENIZER_FILE_MAX or an id above
  *                   AG_TOKENIZER_ID_MAX
  *   AG_EUNSUPPORTED a model/normalizer/pre-tokenizer/post-processor type
- *                   this version does not implement
+ *                   (or field value) this version does not implement
  *   AG_ENOMEM */
 int ag_tokenizer_load(const char *model_dir, ag_tokenizer **out, ag_error *err);
 
@@ -86,7 +98,9 @@ int ag_tokenizer_load(const char *model_dir, ag_tokenizer **out, ag_error *err);
  * add_special_tokens=True. On success *ids is a malloc'ed array of *n ids
  * owned by the caller (free()); it may be NULL when *n is 0. On failure *ids
  * is NULL and *n is 0. Errors: AG_EINVAL (NULL arguments, invalid UTF-8 —
- * the message gives the byte offset), AG_ENOMEM, AG_ELIMIT. */
+ * the message gives the byte offset), AG_EFORMAT (the model cannot cover the
+ * text and its file names no usable unknown token: Rust fails too),
+ * AG_ENOMEM, AG_ELIMIT (a Split regex past PCRE2's match limit). */
 int ag_tokenizer_encode(const ag_tokenizer *tok, const char *text, size_t len,
                         int32_t **ids, size_t *n, ag_error *err);
 
@@ -95,8 +109,10 @@ int ag_tokenizer_encode_ex(const ag_tokenizer *tok, const char *text, size_t len
                            unsigned flags, int32_t **ids, size_t *n, ag_error *err);
 
 /* The vocabulary string of `id` as HF's convert_ids_to_tokens gives it
- * (byte-level BPE tokens in their mapped form, e.g. "\xC4\xA0the" = "Ġthe";
- * continuation pieces with "##"), or NULL for an unknown id. Owned by tok. */
+ * (an added token's content first, then the model's: byte-level BPE tokens
+ * in their mapped form, e.g. "\xC4\xA0the" = "Ġthe"; "##" continuations;
+ * "▁" word starts; "<0x41>" byte pieces), or NULL for an unknown id. Owned
+ * by tok. */
 const char *ag_tokenizer_token(const ag_tokenizer *tok, int32_t id);
 
 /* Id of a token string (vocabulary or added token), or -1. */
@@ -105,7 +121,7 @@ int32_t ag_tokenizer_token_id(const ag_tokenizer *tok, const char *token);
 /* One more than the largest id (vocabulary and added tokens). */
 size_t ag_tokenizer_vocab_size(const ag_tokenizer *tok);
 
-/* AG_TOKENIZER_BPE or AG_TOKENIZER_WORDPIECE. */
+/* The model's kind (AG_TOKENIZER_*). */
 ag_tokenizer_kind ag_tokenizer_get_kind(const ag_tokenizer *tok);
 
 /* Release a tokenizer. NULL is allowed. */

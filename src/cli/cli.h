@@ -138,24 +138,27 @@ typedef struct {
     const char *text;       /* --text S */
     const char *text_file;  /* --text-file F */
     const char *tokens;     /* --tokens 1,2,3 */
+    const char *tokens_file; /* --tokens-file F */
     const char *layers;     /* --layers 0,2-3 */
     const char *heads;      /* --heads 1,4-5 */
     ag_precision precision; /* --precision f32|f64 */
 } cli_input;
 
-/* One tokenized text. `line` is its 0-based line in --text-file, else -1. */
+/* One tokenized text. `line` is its 0-based line in --text-file or
+ * --tokens-file, else -1. */
 typedef struct {
     int32_t *ids;
     size_t n;
     long line;
 } cli_seq;
 
-/* Consume --text, --text-file, --tokens, --precision (and --layers/--heads
+/* Consume --text, --text-file, --tokens, --tokens-file, --precision (and --layers/--heads
  * when `selections` is set). 1 consumed, 0 not ours, -1 usage error printed. */
 int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
                      char **argv, int *i);
 /* The sequences to run: tokenized with the model folder's tokenizer, or
- * --tokens as given. Returns 0, or an exit status after printing. */
+ * --tokens / --tokens-file as given. Returns 0, or an exit status after
+ * printing. */
 int cli_input_sequences(const cli_input *in, const char *cmd,
                         const char *model_dir, cli_seq **seqs, size_t *count);
 void cli_seqs_free(cli_seq *seqs, size_t count);
@@ -178,6 +181,7 @@ typedef struct cli_model_run {
     unsigned char *head_on;  /* (n_head) --heads */
     int nlayer_sel;          /* indices --layers ranges over: n_layer + extra */
     cli_path outs[2];        /* checked by prepare when set (default: -o) */
+    const char *single;      /* set: what takes one sequence only (a --tokens-file of one line) */
 } cli_model_run;
 
 /* A command's own options: 1 consumed, 0 not its, -1 usage error printed. */
@@ -192,8 +196,8 @@ int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int
  * indices) and the tokenized inputs. Returns 0 or an exit status. */
 int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers);
 void cli_model_run_free(cli_model_run *r);
-/* Print a forward-pass error for sequence s (naming the text line) and
- * return 1. */
+/* Print a forward-pass error for sequence s (naming the line of
+ * --text-file or --tokens-file) and return 1. */
 int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error *err);
 
 /* A growable array of records. */

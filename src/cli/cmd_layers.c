@@ -11,7 +11,7 @@
 /* ---- residual ----------------------------------------------------------- */
 
 static const char residual_help[] =
-    "usage: attngeom residual MODEL (--text S | --text-file F | --tokens 1,2,3) [options]\n"
+    "usage: attngeom residual MODEL (--text S | --text-file F | --tokens 1,2,3 | --tokens-file F) [options]\n"
     "\n"
     "Run the forward pass and print the metrics of every hidden state of the\n"
     "residual stream (families spectrum and geometry of the [n, d] matrix): one\n"
@@ -19,7 +19,8 @@ static const char residual_help[] =
     "output_hidden_states order: 0 the embeddings, l the output of block l-1,\n"
     "L (GPT-2, LLaMA) after the final norm. res_ratio falling with depth is rank\n"
     "collapse; mean_cosine and pc1_share rising is anisotropy (docs/layers.md).\n"
-    "With --text-file, one set of records per text (\"text\" = 0-based line).\n"
+    "With --text-file or --tokens-file, one set of records per text (\"text\" =\n"
+    "0-based line).\n"
     "\n"
     "options:\n"
     "  --layers 0,2-3     hidden states to report, 0 ... L (default all)\n"
@@ -90,19 +91,20 @@ int cmd_residual(int argc, char **argv)
 /* ---- rollout ------------------------------------------------------------ */
 
 static const char rollout_help[] =
-    "usage: attngeom rollout MODEL (--text S | --text-file F | --tokens 1,2,3) [-o R.npy] [options]\n"
+    "usage: attngeom rollout MODEL (--text S | --text-file F | --tokens 1,2,3 | --tokens-file F)\n"
+    "                             [-o R.npy] [options]\n"
     "\n"
     "Attention rollout (Abnar & Zuidema 2020): with A_l the mean over the query\n"
     "heads of layer l and B_l = A_l/2 + I/2, R_0 = B_0 and R_l = B_l R_(l-1).\n"
     "Prints the metrics of every R_l (families spectrum, attention, geometry):\n"
-    "one record per layer (\"head\": -1), per text with --text-file (\"text\" =\n"
-    "0-based line). R_l[i][j]: how much of token j's input reaches position i\n"
+    "one record per layer (\"head\": -1), per text with --text-file or\n"
+    "--tokens-file (\"text\" = 0-based line). R_l[i][j]: how much of token j's input reaches position i\n"
     "after layer l (docs/layers.md).\n"
     "\n"
     "Here -o is not the records' destination: -o R.npy writes the rollout\n"
     "matrices [L, n, n] as <f8 .npy (the selected layers, all by default), as\n"
     "`attention -o` does, and the records still go to standard output. -o takes\n"
-    "one text (--text or --tokens), not --text-file.\n"
+    "one text (--text, --tokens, or a --tokens-file of one line), not --text-file.\n"
     "\n"
     "options:\n"
     "  -o R.npy           also write R_l of the selected layers, [count, n, n]\n"
@@ -195,6 +197,8 @@ int cmd_rollout(int argc, char **argv)
     r.common.out_path = NULL;
     if (npy_path && r.input.text_file)
         return cli_usage_error("rollout", "-o R.npy takes one text (--text or --tokens), not --text-file");
+    if (npy_path && r.input.tokens_file)
+        r.single = "rollout -o R.npy";
     r.outs[0] = (cli_path){"-o", npy_path};
     r.outs[1] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "rollout", 0);

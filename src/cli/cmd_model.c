@@ -119,11 +119,13 @@ int cmd_tokenize(int argc, char **argv)
 /* ---- analyze ------------------------------------------------------------ */
 
 static const char analyze_help[] =
-    "usage: attngeom analyze MODEL (--text S | --text-file F | --tokens 1,2,3) [options]\n"
+    "usage: attngeom analyze MODEL (--text S | --text-file F | --tokens 1,2,3 | --tokens-file F)\n"
+    "                             [options]\n"
     "\n"
     "Run the model's forward pass and print the metrics of every head's attention\n"
     "matrix (families spectrum, attention, geometry): one record per (layer, head),\n"
-    "and per text with --text-file (\"text\" = 0-based line index).\n"
+    "and per text with --text-file or --tokens-file (\"text\" = 0-based line index;\n"
+    "--tokens-file: one sequence of ids a line, separated by commas or spaces).\n"
     "--metrics stability (or its keys) adds family E, computed in double on each\n"
     "head's input X (docs/stability.md).\n"
     "\n"
@@ -242,12 +244,14 @@ int cmd_analyze(int argc, char **argv)
 /* ---- attention ---------------------------------------------------------- */
 
 static const char attention_help[] =
-    "usage: attngeom attention MODEL (--text S | --tokens 1,2,3) -o OUT.npy [--hidden H.npy]\n"
+    "usage: attngeom attention MODEL (--text S | --tokens 1,2,3 | --tokens-file F) -o OUT.npy\n"
+    "                               [--hidden H.npy]\n"
     "\n"
     "Run the forward pass and write the attention probabilities [L, H, n, n] as\n"
     "<f8 .npy (the selected layers and heads, all by default). --hidden also\n"
     "writes the hidden states [L+1, n, d] in Hugging Face's output_hidden_states\n"
     "convention (embeddings first; for GPT-2/LLaMA the last after the final norm).\n"
+    "One sequence: a --tokens-file must hold one line of ids.\n"
     "\n"
     "options: --layers LIST, --heads LIST, --precision f32|f64 (default f32)\n";
 
@@ -313,6 +317,7 @@ int cmd_attention(int argc, char **argv)
         return cli_usage_error("attention", "missing -o OUT.npy");
     if (r.input.text_file)
         return cli_usage_error("attention", "takes one text (--text or --tokens), not --text-file");
+    r.single = "attention";
     if ((rc = cli_reject_expect(&r.common, "attention")) != 0)
         return rc;
     r.outs[0] = (cli_path){"-o", r.common.out_path};

@@ -1,5 +1,6 @@
 /* input.c — model inputs shared by analyze/attention: texts, text files,
- * explicit token ids, layer/head selections, precision. */
+ * explicit token ids and files of them, layer/head selections, precision. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@ int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
         slot = &in->text_file, name = "--text-file";
     else if (cli_is_option(a, "--tokens"))
         slot = &in->tokens, name = "--tokens";
+    else if (cli_is_option(a, "--tokens-file"))
+        slot = &in->tokens_file, name = "--tokens-file";
     else if (selections && cli_is_option(a, "--layers"))
         slot = &in->layers, name = "--layers";
     else if (selections && cli_is_option(a, "--heads"))
@@ -114,21 +117,76 @@ static int read_text_file(const char **name, char **buf, size_t *len)
     return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
-/* One sequence per non-blank line; "text" in the records is the 0-based line
- * index, so blank lines are skipped but still counted. */
-static int text_file_sequences(const ag_tokenizer *tok, const char *path,
-                               cli_seq **seqs, size_t *count)
+/* The ids of one --tokens-file line: non-negative integers separated by
+ * commas or blanks (spaces, tabs), blanks allowed around commas. */
+static int parse_id_line(const char *path, long line, const char *s, size_t n, cli_seq *seq)
+{
+    size_t i = 0, cap = 0;
+    seq->line = line;
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    while (i < n) {
+        size_t st = i;
+        long long v = 0;
+        for (; i < n && isdigit((unsigned char)s[i]); i++)
+            if (v <= INT32_MAX)
+                v = v * 10 + (s[i] - '0');
+        size_t e = i;
+        while (e < n && s[e] != ',' && s[e] != ' ' && s[e] != '\t')
+            e++;
+        if (i == st || e > i)
+            return cli_fail("%s: line %ld: '%.*s' is not a token id (ids are non-negative integers separated by commas or spaces)",
+                            path, line + 1, (int)(e - st > 40 ? 40 : e - st), s + st);
+        if (v > INT32_MAX)
+            return cli_fail("%s: line %ld: token id %.*s is above %d", path, line + 1, (int)(e - st > 40 ? 40 : e - st),
+                            s + st, INT32_MAX);
+        if (seq->n == cap) {
+            int32_t *grown = realloc(seq->ids, (cap ? 2 * cap : 16) * sizeof *grown);
+            if (!grown)
+                return cli_fail("%s: out of memory", path);
+            seq->ids = grown;
+            cap = cap ? 2 * cap : 16;
+        }
+        seq->ids[seq->n++] = (int32_t)v;
+        while (i < n && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        if (i < n && s[i] == ',') {
+            for (i++; i < n && (s[i] == ' ' || s[i] == '\t'); i++)
+                ;
+            if (i == n || s[i] == ',')
+                return cli_fail("%s: line %ld: a comma without a token id after it", path, line + 1);
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    const ag_tokenizer *tok; /* NULL: the lines are token ids */
+    const char *path;
+} line_source;
+
+static int line_sequence(const line_source *src, long line, const char *s, size_t n, cli_seq *seq)
+{
+    if (src->tok)
+        return encode(src->tok, s, n, line, src->path, seq);
+    return parse_id_line(src->path, line, s, n, seq);
+}
+
+/* One sequence per non-blank line (of --text-file, or --tokens-file when
+ * src->tok is NULL); "text" in the records is the 0-based line index, so
+ * blank lines are skipped but still counted. */
+static int file_sequences(line_source *src, cli_seq **seqs, size_t *count)
 {
     char *buf = NULL;
     size_t len = 0, lines = 1;
-    if (read_text_file(&path, &buf, &len) != 0)
+    if (read_text_file(&src->path, &buf, &len) != 0)
         return 1;
     for (size_t k = 0; k < len; k++)
         lines += buf[k] == '\n';
     cli_seq *s = calloc(lines, sizeof *s);
     if (!s) {
         free(buf);
-        return cli_fail("%s: out of memory", path);
+        return cli_fail("%s: out of memory", src->path);
     }
     size_t used = 0, start = 0;
     long line = 0;
@@ -143,13 +201,13 @@ static int text_file_sequences(const ag_tokenizer *tok, const char *path,
         for (size_t j = start; j < end; j++)
             blank &= buf[j] == ' ' || buf[j] == '\t';
         if (!blank)
-            rc = encode(tok, buf + start, end - start, line, path, &s[used++]);
+            rc = line_sequence(src, line, buf + start, end - start, &s[used++]);
         start = k + 1;
         line++;
     }
     free(buf);
     if (rc == 0 && used == 0)
-        rc = cli_fail("%s: no text (every line is blank)", path);
+        rc = cli_fail("%s: no %s (every line is blank)", src->path, src->tok ? "text" : "token ids");
     if (rc) {
         cli_seqs_free(s, used);
         return rc;
@@ -162,12 +220,16 @@ static int text_file_sequences(const ag_tokenizer *tok, const char *path,
 int cli_input_sequences(const cli_input *in, const char *cmd,
                         const char *model_dir, cli_seq **seqs, size_t *count)
 {
-    int given = !!in->text + !!in->text_file + !!in->tokens;
+    int given = !!in->text + !!in->text_file + !!in->tokens + !!in->tokens_file;
     if (given != 1)
-        return cli_usage_error(cmd, given ? "give only one of --text, --text-file, --tokens"
-                                          : "missing input: --text S, --text-file F or --tokens 1,2,3");
+        return cli_usage_error(cmd, given ? "give only one of --text, --text-file, --tokens, --tokens-file"
+                                          : "missing input: --text S, --text-file F, --tokens 1,2,3 or --tokens-file F");
     *seqs = NULL;
     *count = 0;
+    if (in->tokens_file) {
+        line_source src = {NULL, in->tokens_file};
+        return file_sequences(&src, seqs, count);
+    }
     if (in->tokens) {
         cli_seq *s = calloc(1, sizeof *s);
         if (!s)
@@ -187,7 +249,8 @@ int cli_input_sequences(const cli_input *in, const char *cmd,
         return cli_fail_error(&err);
     int rc;
     if (in->text_file) {
-        rc = text_file_sequences(tok, in->text_file, seqs, count);
+        line_source src = {tok, in->text_file};
+        rc = file_sequences(&src, seqs, count);
     } else {
         cli_seq *s = calloc(1, sizeof *s);
         rc = s ? encode(tok, in->text, strlen(in->text), -1, NULL, s)

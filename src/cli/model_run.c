@@ -49,9 +49,9 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
     ag_error err = {0};
     cli_path def[] = {{"-o", r->common.out_path}},
              ins[] = {{"MODEL", r->model_dir}, {"--text-file", r->input.text_file},
-                      {"--expect", r->common.expect_path}};
+                      {"--tokens-file", r->input.tokens_file}, {"--expect", r->common.expect_path}};
     int own = r->outs[0].option != NULL;
-    if (cli_paths_check(own ? r->outs : def, own ? 2 : 1, ins, 3))
+    if (cli_paths_check(own ? r->outs : def, own ? 2 : 1, ins, 4))
         return 1;
     if (ag_model_load(r->model_dir, &r->model, &err) != AG_OK)
         return cli_fail_error(&err);
@@ -67,11 +67,15 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
         rc = cli_selection(cmd, r->input.heads, g->n_head, "heads", r->model_dir, r->head_on);
     if (rc == 0)
         rc = cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
+    if (rc == 0 && r->single && r->nseq != 1)
+        rc = cli_fail("%s: %s takes one sequence, the file has %zu", r->input.tokens_file, r->single, r->nseq);
     return rc;
 }
 
 int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error *err)
 {
+    if (s->line >= 0 && r->input.tokens_file)
+        return cli_fail("%s: %s: line %ld: %s", r->model_dir, r->input.tokens_file, s->line + 1, err->message);
     if (s->line >= 0)
         return cli_fail("%s: text line %ld: %s", r->model_dir, s->line + 1, err->message);
     return cli_fail("%s: %s", r->model_dir, err->message);

@@ -64,8 +64,27 @@ int ag_tk_splits_push(ag_tk_splits *l, const char *s, size_t n, int at_start, in
 void ag_tk_splits_clear(ag_tk_splits *l);
 void ag_tk_splits_free(ag_tk_splits *l);
 
+/* The code point at s[*i] (n bytes in all), *i moved past it. Input is
+ * validated UTF-8 (ag_tokenizer_encode checks it); a bad byte still gives
+ * U+FFFD and one byte of progress, never a loop. */
+int32_t ag_tk_next_cp(const char *s, size_t n, size_t *i);
+
+/* JIT-compile a PCRE2 pattern (pcre2_code *), an optional speed-up: not
+ * under valgrind, where the JIT's aligned SIMD loads past the end of the
+ * subject (harmless) would be reported; the interpreter matches the same. */
+struct pcre2_real_code_8;
+void ag_tk_regex_jit(struct pcre2_real_code_8 *re);
+
 /* Unicode White_Space (Rust's char::is_whitespace, Oniguruma's \s). */
 int ag_tk_is_whitespace(int32_t cp);
+/* HF's is_punctuation: ASCII punctuation and symbols (char::is_ascii_punctuation)
+ * or a P* category (BertPreTokenizer, Punctuation). */
+int ag_tk_is_punctuation(int32_t cp);
+/* Rust's char::is_numeric: Nd, Nl, No (Digits). */
+int ag_tk_is_numeric(int32_t cp);
+/* The regex crate's \w: Alphabetic, M*, Nd, Pc, Join_Control (Whitespace
+ * pre-tokenizer, added tokens' single_word). */
+int ag_tk_is_word(int32_t cp);
 
 /* ---- normalizers (normalizers.c) ----------------------------------------- */
 
@@ -76,8 +95,9 @@ typedef struct ag_tk_normalizer ag_tk_normalizer;
  * broken charsmap: AG_EUNSUPPORTED / AG_EFORMAT, the message naming `path`
  * and the component. */
 int ag_tk_normalizer_load(const char *path, json_t *j, ag_tk_normalizer **out, ag_error *err);
-/* Normalize n bytes of UTF-8 s into out (out->n reset to 0 first). nm may
- * be NULL (a copy). */
+/* Normalize n bytes of UTF-8 s into out (out->n reset to 0 first; out->b
+ * is NUL-terminated, also when empty). nm may be NULL (a copy). Text that is
+ * not valid UTF-8: AG_EINVAL. */
 int ag_tk_normalize(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out,
                     ag_error *err);
 void ag_tk_normalizer_free(ag_tk_normalizer *nm);
@@ -86,15 +106,27 @@ void ag_tk_normalizer_free(ag_tk_normalizer *nm);
 
 typedef struct ag_tk_pretok ag_tk_pretok;
 
-/* j: the "pre_tokenizer" object; null gives *out = NULL (no splitting). */
+/* j: the "pre_tokenizer" object; null gives *out = NULL (no splitting).
+ * An unknown type: AG_EUNSUPPORTED "PATH: pre_tokenizer type 'X' is not
+ * supported"; a bad field or an invalid regex: AG_EFORMAT naming the path,
+ * the component and PCRE2's message. Split regexes are Oniguruma's (HF's
+ * engine), translated for PCRE2. */
 int ag_tk_pretok_load(const char *path, json_t *j, ag_tk_pretok **out, ag_error *err);
 /* Split every text split of `in` (id < 0) into pieces appended to `out`;
  * splits with id >= 0 are copied through, in order. Never emits an empty
- * text piece. The first piece of an at_start split keeps at_start, the
- * others do not. p may be NULL (a copy). */
+ * text piece. A piece keeps at_start when its split had it and the piece
+ * begins at the split's first byte (Rust: its original offset is 0), so the
+ * first piece keeps it unless a removed delimiter led the split. p may be
+ * NULL (a copy). Text must be valid UTF-8 (PCRE2 runs without its check). */
 int ag_tk_pretokenize(const ag_tk_pretok *p, const ag_tk_splits *in, ag_tk_splits *out,
                       ag_error *err);
 void ag_tk_pretok_free(ag_tk_pretok *p);
+/* GPT-2's bytes_to_unicode: the code point byte b stands for in byte-level
+ * vocabularies (ByteLevel pre-tokenizer output). */
+int32_t ag_tk_bytelevel_cp(uint8_t b);
+/* Appends every byte of s as its byte-level character (UTF-8) to out:
+ * ByteLevel's mapping, for the ByteLevel normalizer too. */
+int ag_tk_bytelevel_map(const char *s, size_t n, ag_tk_buf *out);
 
 /* ---- models (models.c) ---------------------------------------------------- */
 
@@ -111,7 +143,35 @@ int ag_tk_model_token_to_id(const ag_tk_model *m, const char *s, size_t n, int32
 const char *ag_tk_model_id_to_token(const ag_tk_model *m, int32_t id);
 /* One more than the largest id. */
 size_t ag_tk_model_vocab_size(const ag_tk_model *m);
+/* "BPE", "WordPiece", "WordLevel" or "Unigram". */
+const char *ag_tk_model_type(const ag_tk_model *m);
 void ag_tk_model_free(ag_tk_model *m);
+
+/* ---- added tokens (added_tokens.c) --------------------------------------- */
+
+typedef struct ag_tk_added ag_tk_added;
+
+/* arr: the "added_tokens" array of tokenizer.json (NULL or null: none).
+ * The ids are the file's; a repeated content keeps its first entry; an
+ * empty content is skipped (as Rust's AddedVocabulary::add_tokens). The
+ * contents of `normalized` tokens are normalized by nm, which must outlive
+ * nothing (it is only used here). */
+int ag_tk_added_load(const char *path, json_t *arr, const ag_tk_normalizer *nm, ag_tk_added **out,
+                     ag_error *err);
+/* Steps 1–3 of the pipeline on n bytes of s: the non-normalized tokens are
+ * matched in s, every text between them is normalized by nm, the normalized
+ * tokens are matched in that. Appends the splits to out: tokens (id >= 0)
+ * and non-empty normalized text (id -1), at_start on a text starting at
+ * offset 0 of s. a may be NULL (no added tokens). */
+int ag_tk_added_extract(const ag_tk_added *a, const ag_tk_normalizer *nm, const char *s, size_t n,
+                        ag_tk_splits *out, ag_error *err);
+/* 1 and *id when s is an added token's content, else 0. */
+int ag_tk_added_token_to_id(const ag_tk_added *a, const char *s, size_t n, int32_t *id);
+/* The content of the added token of that id, or NULL. */
+const char *ag_tk_added_id_to_token(const ag_tk_added *a, int32_t id);
+/* One more than the largest added id, 0 when none. */
+size_t ag_tk_added_id_end(const ag_tk_added *a);
+void ag_tk_added_free(ag_tk_added *a);
 
 /* ---- post-processors (post_processors.c) ---------------------------------- */
 

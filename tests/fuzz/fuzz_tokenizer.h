@@ -18,11 +18,14 @@ static const char *const fz_texts[] = {
     "[CLS] [SEP] [UNK] [MASK] <|endoftext|> <s></s> <unk>",
     "a", "", "##ing unaffable don't I'll",
     "\xE2\x80\x85\xC2\xA0\xC2\x85 x\xCC\x81 \xC4\xB0",
+    /* Metaspace / byte fallback / Precompiled material */
+    "\xE2\x96\x81 <0x41> \r\n \xEF\xAC\x81\xCC\x81 \xEF\xBD\x88\xEF\xBD\x89 \x01\x7F 12345 \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD",
 };
 
 /* Encode text both ways; aborts on an id out of range (or without a token
  * when `named`) and on a failure that is not reported properly. Invalid
- * UTF-8 must be AG_EINVAL. */
+ * UTF-8 must be AG_EINVAL; AG_EFORMAT is a file whose model cannot cover
+ * the text (no unk token: Rust fails the encode too). */
 static inline void fz_encode_check(const ag_tokenizer *tok, const char *text, size_t len, int named)
 {
     for (unsigned flags = 0; flags <= AG_TOKENIZE_NO_SPECIAL; flags++) {
@@ -41,7 +44,7 @@ static inline void fz_encode_check(const ag_tokenizer *tok, const char *text, si
                     (void)ag_tokenizer_token_id(tok, s);
             }
         } else if (ids || n || err.status != rc || !err.message[0] ||
-                   (rc != AG_EINVAL && rc != AG_ENOMEM && rc != AG_ELIMIT)) {
+                   (rc != AG_EINVAL && rc != AG_ENOMEM && rc != AG_ELIMIT && rc != AG_EFORMAT)) {
             abort();
         }
         free(ids);
@@ -66,6 +69,22 @@ static inline ag_tokenizer *fz_load(const char *dir)
     if (rc != AG_OK && (tok || err.status != rc || !err.message[0]))
         abort();
     return tok;
+}
+
+/* Inputs of several files are split on FZ_SEP. */
+#define FZ_SEP "\n@@@\n"
+
+/* The next part of [*p, end) up to FZ_SEP (or the end); *p moves past it,
+ * NULL after the last part. 0 when there is no part left. */
+static inline int fz_next_part(const uint8_t **p, const uint8_t *end, const uint8_t **part, size_t *len)
+{
+    if (!*p)
+        return 0;
+    *part = *p;
+    const uint8_t *s = memmem(*p, (size_t)(end - *p), FZ_SEP, sizeof FZ_SEP - 1);
+    *len = (size_t)((s ? s : end) - *p);
+    *p = s ? s + sizeof FZ_SEP - 1 : NULL;
+    return 1;
 }
 
 #endif

@@ -18,22 +18,8 @@
 #include "fuzz_tokenizer.h"
 #include "fuzz_util.h"
 
-#define SEP "\n@@@\n"
-
 static const char *const txt_files[] = {"vocab.txt", "tokenizer_config.json", NULL};
 static const char *const bpe_files[] = {"vocab.json", "merges.txt", "tokenizer_config.json", NULL};
-
-/* The next part of [*p, end) up to SEP (or the end); *p moves past it. */
-static int next_part(const uint8_t **p, const uint8_t *end, const uint8_t **part, size_t *len)
-{
-    if (!*p)
-        return 0;
-    *part = *p;
-    const uint8_t *s = memmem(*p, (size_t)(end - *p), SEP, sizeof SEP - 1);
-    *len = (size_t)((s ? s : end) - *p);
-    *p = s ? s + sizeof SEP - 1 : NULL;
-    return 1;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -52,11 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     const uint8_t *p = data + 1, *end = data + size, *part = NULL;
     size_t len = 0;
-    for (; *files && next_part(&p, end, &part, &len); files++) {
+    for (; *files && fz_next_part(&p, end, &part, &len); files++) {
         snprintf(path, sizeof path, "%s/%s", dir, *files);
         fz_write(path, part, len);
     }
-    int has_text = !*files && next_part(&p, end, &part, &len);
+    int has_text = !*files && fz_next_part(&p, end, &part, &len);
 
     ag_tokenizer *tok = fz_load(dir);
     if (!tok)

@@ -2,7 +2,7 @@
 """Write the seed corpora of tests/fuzz/corpus/ (small valid and broken
 inputs). Run from the repository root: /usr/bin/python3 tests/fuzz/make_seeds.py
 The files are committed; this script only documents how they were made."""
-import io, json, os, struct
+import base64, io, json, os, struct
 import numpy as np
 
 OUT = "tests/fuzz/corpus"
@@ -148,6 +148,69 @@ put("fuzz_tokenizer_json", "bad_merge.json",
     '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b"]},'
     ' "pre_tokenizer": {"type": "ByteLevel"}}')
 put("fuzz_tokenizer_json", "truncated.json", json.dumps(wp)[:300])
+
+# ---- tokenizer.json of every family (tests/data/tokenizers/), shrunk ----
+# The family's layout and components as they are, its vocabulary cut to the
+# first pieces (and the pieces of the first merges), at most 12 added tokens,
+# a Precompiled charsmap replaced by a small one built like the real one
+# (tools/tokenize_ref/charsmap.py): each seed stays under -max_len (8192).
+import sys, tempfile
+sys.path.insert(0, "tools/tokenize_ref")
+import charsmap, materialize
+SMALL_CHARSMAP = base64.b64encode(charsmap.compile_charsmap({
+    (0xFB01,): (0x66, 0x69), (0x3000,): (0x20,), (0x0A,): (0x20,), (0x01,): (), (0xFF21,): (0x41,),
+    (0x0041, 0x030A): (0x00C5,), (0x2581,): (0x20,), (0xFEFF,): (0x20,)})).decode()
+
+def shrink_model(m, keep):
+    if m.get("type") == "Unigram":
+        m["vocab"] = m["vocab"][:keep]
+        m["unk_id"] = min(m.get("unk_id") or 0, keep - 1)
+        return
+    items = sorted(m["vocab"].items(), key=lambda kv: kv[1])
+    v = dict(items[:keep])
+    if "merges" in m:
+        prefix = m.get("continuing_subword_prefix") or ""
+        kept = []
+        for mg in m["merges"][:400]:
+            a, b = mg.split(" ", 1) if isinstance(mg, str) else mg
+            ab = a + (b[len(prefix):] if prefix and b.startswith(prefix) else b)
+            if a in v and b in v and ab in m["vocab"] and len(kept) < 40:
+                v[ab] = m["vocab"][ab]
+                kept.append(mg)
+        m["merges"] = kept
+    m["vocab"] = v
+
+def shrink_normalizer(n):
+    if isinstance(n, dict):
+        if n.get("type") == "Precompiled":
+            n["precompiled_charsmap"] = SMALL_CHARSMAP
+        for sub in n.get("normalizers", []):
+            shrink_normalizer(sub)
+
+tmp = tempfile.mkdtemp()
+for fam in materialize.families():
+    if fam == "tiny-llama":  # GPT-2's tokenizer.json again
+        continue
+    with open(os.path.join(materialize.materialize(fam, tmp), "tokenizer.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    for keep in (260, 200, 140, 90):
+        d = json.loads(json.dumps(doc))
+        shrink_model(d["model"], keep)
+        shrink_normalizer(d.get("normalizer"))
+        d["added_tokens"] = d.get("added_tokens", [])[:12]
+        data = json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode()
+        if len(data) <= 8000:
+            break
+    put("fuzz_tokenizer_json", "family_%s.json" % fam, data)
+    # tokenizer.json SEP tokenizer_config.json SEP text (fuzz_tokenizer_json.c)
+    config = {"llama2": {"tokenizer_class": "LlamaTokenizerFast", "add_bos_token": True,
+                         "add_eos_token": True, "bos_token": "<s>", "eos_token": {"content": "</s>"}},
+              "gemma": {"tokenizer_class": "GemmaTokenizer", "add_bos_token": False, "add_eos_token": True},
+              "gpt2": {"add_prefix_space": True, "tokenizer_class": "GPT2Tokenizer"},
+              "bert": {"do_lower_case": False, "strip_accents": True, "tokenize_chinese_chars": False}}.get(fam)
+    if config:
+        put("fuzz_tokenizer_json", "config_%s" % fam, data + b"\n@@@\n" + json.dumps(config).encode() +
+            "\n@@@\n Hello <s> w\u00f6rld</s>\u4e2d\U0001F600".encode())
 
 # ---- vocab.txt / vocab.json + merges.txt folders ----
 # byte 0: 0 = vocab.txt, 1 = vocab.json + merges.txt; then the files and the

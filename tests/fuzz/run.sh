@@ -49,9 +49,11 @@ FZ_CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 LIBS="$(pkg-config --libs $PKGS) -lm"
 mkdir -p $B/obj $B/artifacts
 # library objects, rebuilt when a source or any header is newer
-newest_h=$(ls -t include/*.h include/attngeom/*.h src/*.h analysis/*.h 2>/dev/null | head -n1)
-for s in src/*.c analysis/*.c; do
+newest_h=$(ls -t include/*.h include/attngeom/*.h src/*.h src/tokenizer/*.h analysis/*.h 2>/dev/null | head -n1)
+OBJS=""
+for s in src/*.c src/tokenizer/*.c analysis/*.c; do
     o=$B/obj/$(echo "$s" | tr / _ | sed 's/\.c$/.o/')
+    OBJS="$OBJS $o"
     if [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then
         echo "$CC $FZ_CFLAGS -fsanitize=fuzzer-no-link -c $s -o $o"
     fi
@@ -67,7 +69,7 @@ fi
 for t in "$@"; do
     [ -f $FZ/$t.c ] || { echo "fuzz: no harness $FZ/$t.c" >&2; exit 1; }
     echo "fuzz: linking $B/$t" >&2
-    $CC $FZ_CFLAGS ${LDFLAGS:-} -fsanitize=fuzzer -o $B/$t $FZ/$t.c $B/obj/*.o $LIBS
+    $CC $FZ_CFLAGS ${LDFLAGS:-} -fsanitize=fuzzer -o $B/$t $FZ/$t.c $OBJS $LIBS # not obj/*.o: stale objects of removed sources
 done
 
 # ---- run ----

@@ -1,0 +1,726 @@
+/* tokenizer/normalizers.c — the normalizers of tokenizer.json, as Hugging
+ * Face's tokenizers (Rust, tokenizers/src/normalizers/) applies them:
+ * Sequence, NFC, NFD, NFKC, NFKD, Lowercase, Strip, StripAccents, Replace,
+ * Prepend, BertNormalizer, Precompiled (precompiled.c), Nmt and ByteLevel.
+ *
+ * Every normalizer maps a whole string to a string; the alignments Rust keeps
+ * beside it do not change any id (tk.h), so none are kept here. */
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <utf8proc.h>
+
+#include "precompiled.h"
+#include "tk.h"
+
+typedef enum {
+    NM_SEQUENCE,
+    NM_NFC,
+    NM_NFD,
+    NM_NFKC,
+    NM_NFKD,
+    NM_LOWERCASE,
+    NM_STRIP,
+    NM_STRIP_ACCENTS,
+    NM_REPLACE,
+    NM_PREPEND,
+    NM_BERT,
+    NM_PRECOMPILED,
+    NM_NMT,
+    NM_BYTE_LEVEL,
+} nm_type;
+
+struct ag_tk_normalizer {
+    nm_type type;
+    ag_tk_normalizer **subs; /* Sequence */
+    size_t n_subs;
+    int strip_left, strip_right;                        /* Strip */
+    int clean_text, chinese, strip_accents, lowercase;  /* BertNormalizer */
+    char *text;           /* Replace: the String pattern; Prepend: the prefix */
+    size_t text_len;
+    char *content;        /* Replace */
+    size_t content_len;
+    pcre2_code *re;       /* Replace with a Regex pattern */
+    ag_tk_charsmap *charsmap; /* Precompiled */
+};
+
+/* ---- characters ---------------------------------------------------------- */
+
+/* The code point at s[*i] (valid UTF-8: ag_tk_normalize checked it). */
+static int32_t next_cp(const char *s, size_t n, size_t *i)
+{
+    utf8proc_int32_t cp = 0;
+    utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + *i,
+                                          (utf8proc_ssize_t)(n - *i), &cp);
+    *i += k > 0 ? (size_t)k : 1;
+    return k > 0 ? cp : 0xFFFD;
+}
+
+static int valid_utf8(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
+                                              (utf8proc_ssize_t)(n - i), &cp);
+        if (k <= 0)
+            return 0;
+        i += (size_t)k;
+    }
+    return 1;
+}
+
+/* Rust's char::to_lowercase: the simple mapping, except U+0130 whose full
+ * lowercase is two characters (no final-sigma or locale rule). */
+static int put_lower(ag_tk_buf *out, int32_t c)
+{
+    if (c == 0x130) {
+        int rc = ag_tk_buf_putc(out, 'i');
+        return rc == AG_OK ? ag_tk_buf_putc(out, 0x307) : rc;
+    }
+    return ag_tk_buf_putc(out, utf8proc_tolower(c));
+}
+
+static int lowercase(const char *s, size_t n, ag_tk_buf *out)
+{
+    int rc = AG_OK;
+    for (size_t i = 0; i < n && rc == AG_OK;) {
+        size_t j = i;
+        while (j < n && (unsigned char)s[j] < 0x80)
+            j++;
+        /* An ASCII run: copied, then lowered in place. */
+        rc = ag_tk_buf_put(out, s + i, j - i);
+        for (char *p = out->b + out->n - (j - i); rc == AG_OK && p < out->b + out->n; p++)
+            if (*p >= 'A' && *p <= 'Z')
+                *p = (char)(*p + 32);
+        i = j;
+        if (i < n && rc == AG_OK)
+            rc = put_lower(out, next_cp(s, n, &i));
+    }
+    return rc;
+}
+
+/* Drop the characters whose general category is in the mask (utf8proc's
+ * categories as bits). */
+#define CAT(c) (1u << (c))
+static int drop_categories(const char *s, size_t n, unsigned mask, ag_tk_buf *out)
+{
+    int rc = AG_OK;
+    size_t run = 0; /* start of the bytes kept but not yet copied */
+    for (size_t i = 0; i < n && rc == AG_OK;) {
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t st = i;
+        int32_t c = next_cp(s, n, &i);
+        if (mask & CAT(utf8proc_category(c))) {
+            rc = ag_tk_buf_put(out, s + run, st - run);
+            run = i;
+        }
+    }
+    return rc == AG_OK ? ag_tk_buf_put(out, s + run, n - run) : rc;
+}
+
+/* NFC / NFD / NFKC / NFKD (utf8proc options). ASCII never changes and never
+ * combines with what precedes it, so only the spans holding non-ASCII bytes
+ * go through utf8proc, each with the ASCII character before it (a base a
+ * combining mark may compose with). */
+static int unicode_form(int opts, const char *s, size_t n, ag_tk_buf *out)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    utf8proc_int32_t *tmp = NULL;
+    size_t cap = 0;
+    int rc = AG_OK;
+    size_t i = 0;
+    while (i < n && rc == AG_OK) {
+        size_t j = i;
+        while (j < n && u[j] < 0x80)
+            j++;
+        size_t start = j > i ? j - 1 : j;
+        rc = ag_tk_buf_put(out, s + i, start - i);
+        if (j == n || rc != AG_OK) {
+            if (rc == AG_OK)
+                rc = ag_tk_buf_put(out, s + start, n - start);
+            break;
+        }
+        size_t k = j;
+        while (k < n && u[k] >= 0x80)
+            k++;
+        for (;;) {
+            utf8proc_ssize_t m = utf8proc_decompose(u + start, (utf8proc_ssize_t)(k - start), tmp,
+                                                    (utf8proc_ssize_t)cap, opts);
+            if (m < 0) {
+                rc = m == UTF8PROC_ERROR_NOMEM ? AG_ENOMEM : AG_EINVAL;
+                break;
+            }
+            if ((size_t)m <= cap) {
+                m = utf8proc_reencode(tmp, m, opts); /* UTF-8, in place */
+                rc = m < 0 ? AG_EINVAL : ag_tk_buf_put(out, (const char *)tmp, (size_t)m);
+                break;
+            }
+            /* + 1: utf8proc_reencode NUL-terminates, 4 bytes a code point
+             * fill the buffer exactly */
+            utf8proc_int32_t *nt = realloc(tmp, (size_t)m * sizeof *nt + 1);
+            if (!nt) {
+                rc = AG_ENOMEM;
+                break;
+            }
+            tmp = nt;
+            cap = (size_t)m;
+        }
+        i = k;
+    }
+    free(tmp);
+    return rc;
+}
+
+#define NFC_OPTS (UTF8PROC_STABLE | UTF8PROC_COMPOSE)
+#define NFD_OPTS (UTF8PROC_STABLE | UTF8PROC_DECOMPOSE)
+#define NFKC_OPTS (UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT)
+#define NFKD_OPTS (UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT)
+
+/* ---- Strip, Prepend, Nmt, ByteLevel -------------------------------------- */
+
+static int strip(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out)
+{
+    size_t a = 0, b = n;
+    while (nm->strip_left && a < b) {
+        size_t i = a;
+        if (!ag_tk_is_whitespace(next_cp(s, n, &i)))
+            break;
+        a = i;
+    }
+    while (nm->strip_right && b > a) {
+        size_t st = b - 1;
+        while (st > a && ((unsigned char)s[st] & 0xC0) == 0x80)
+            st--;
+        size_t i = st;
+        if (!ag_tk_is_whitespace(next_cp(s, n, &i)))
+            break;
+        b = st;
+    }
+    return ag_tk_buf_put(out, s + a, b - a);
+}
+
+/* tokenizers' Nmt (normalizers/unicode.rs): drop some controls, turn other
+ * separators into a space. */
+static int nmt_dropped(int32_t c)
+{
+    return (c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F ||
+           c == 0x8F || c == 0x9F;
+}
+
+static int nmt_space(int32_t c)
+{
+    return c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 ||
+           (c >= 0x200B && c <= 0x200F) || c == 0x2028 || c == 0x2029 || c == 0x2581 ||
+           c == 0xFEFF || c == 0xFFFD;
+}
+
+static int nmt(const char *s, size_t n, ag_tk_buf *out)
+{
+    int rc = AG_OK;
+    size_t run = 0; /* start of the bytes kept as they are, not yet copied */
+    for (size_t i = 0; i < n && rc == AG_OK;) {
+        size_t st = i;
+        int32_t c = (unsigned char)s[i] < 0x80 ? (int32_t)s[i++] : next_cp(s, n, &i);
+        int drop = nmt_dropped(c), space = !drop && c != ' ' && nmt_space(c);
+        if (!drop && !space)
+            continue;
+        rc = ag_tk_buf_put(out, s + run, st - run);
+        if (rc == AG_OK && space)
+            rc = ag_tk_buf_put(out, " ", 1);
+        run = i;
+    }
+    return rc == AG_OK ? ag_tk_buf_put(out, s + run, n - run) : rc;
+}
+
+/* GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the
+ * 68 others for U+0100 onwards, in byte order. */
+static int32_t byte_char(unsigned b)
+{
+    if ((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE)
+        return (int32_t)b;
+    if (b <= 0x20)
+        return 256 + (int32_t)b;
+    if (b <= 0xA0)
+        return 256 + 33 + (int32_t)(b - 0x7F);
+    return 256 + 33 + 34; /* 0xAD */
+}
+
+static int byte_level(const char *s, size_t n, ag_tk_buf *out)
+{
+    int rc = AG_OK;
+    for (size_t i = 0; i < n && rc == AG_OK; i++)
+        rc = ag_tk_buf_putc(out, byte_char((unsigned char)s[i]));
+    return rc;
+}
+
+/* ---- BertNormalizer ------------------------------------------------------ */
+
+/* tokenizers' is_control: any C* category (Cc, Cf, Cs, Co, Cn) except
+ * \t \n \r. */
+static int is_control(int32_t c)
+{
+    if (c == '\t' || c == '\n' || c == '\r')
+        return 0;
+    switch (utf8proc_category(c)) {
+    case UTF8PROC_CATEGORY_CC:
+    case UTF8PROC_CATEGORY_CF:
+    case UTF8PROC_CATEGORY_CS:
+    case UTF8PROC_CATEGORY_CO:
+    case UTF8PROC_CATEGORY_CN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The CJK ideograph blocks of tokenizers' is_chinese_char. */
+static int is_chinese(int32_t c)
+{
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+           (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+/* An ASCII character clean_text keeps as it is. */
+static int bert_plain_ascii(unsigned char c)
+{
+    return c >= 0x20 && c != 0x7F;
+}
+
+/* clean_text and handle_chinese_chars, in one pass; runs of characters kept
+ * as they are are copied at once. */
+static int bert_clean(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out)
+{
+    int rc = AG_OK;
+    size_t i = 0;
+    while (i < n && rc == AG_OK) {
+        size_t j = i;
+        while (j < n && (unsigned char)s[j] < 0x80 && (!nm->clean_text || bert_plain_ascii((unsigned char)s[j])))
+            j++;
+        rc = ag_tk_buf_put(out, s + i, j - i);
+        i = j;
+        if (i == n || rc != AG_OK)
+            break;
+        int32_t c = next_cp(s, n, &i);
+        if (nm->clean_text) {
+            if (c == 0 || c == 0xFFFD || is_control(c))
+                continue;
+            if (ag_tk_is_whitespace(c))
+                c = ' ';
+        }
+        if (nm->chinese && is_chinese(c)) {
+            char sp = ' ';
+            rc = ag_tk_buf_put(out, &sp, 1);
+            if (rc == AG_OK)
+                rc = ag_tk_buf_putc(out, c);
+            if (rc == AG_OK)
+                rc = ag_tk_buf_put(out, &sp, 1);
+        } else {
+            rc = ag_tk_buf_putc(out, c);
+        }
+    }
+    return rc;
+}
+
+/* Order of tokenizers' BertNormalizer: clean text, space the CJK ideographs,
+ * strip accents (NFD, then drop Mn), lowercase. */
+static int bert(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out)
+{
+    ag_tk_buf a = {0}, b = {0};
+    int rc = bert_clean(nm, s, n, &a);
+    if (rc == AG_OK && nm->strip_accents && a.n > 0) {
+        rc = unicode_form(NFD_OPTS, a.b, a.n, &b);
+        a.n = 0;
+        if (rc == AG_OK)
+            rc = drop_categories(b.b, b.n, CAT(UTF8PROC_CATEGORY_MN), &a);
+    }
+    if (rc == AG_OK)
+        rc = nm->lowercase ? lowercase(a.b, a.n, out) : ag_tk_buf_put(out, a.b, a.n);
+    free(a.b);
+    free(b.b);
+    return rc;
+}
+
+/* ---- Replace ------------------------------------------------------------- */
+
+/* Every match of the String pattern: the leftmost, non-overlapping matches of
+ * Oniguruma's regex of the escaped string. An empty pattern matches at every
+ * character boundary. */
+static int replace_string(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out)
+{
+    int rc = AG_OK;
+    size_t i = 0;
+    if (nm->text_len == 0) {
+        while (rc == AG_OK) {
+            rc = ag_tk_buf_put(out, nm->content, nm->content_len);
+            if (i == n || rc != AG_OK)
+                break;
+            size_t st = i;
+            next_cp(s, n, &i);
+            rc = ag_tk_buf_put(out, s + st, i - st);
+        }
+        return rc;
+    }
+    while (rc == AG_OK) {
+        const char *m = memmem(s + i, n - i, nm->text, nm->text_len);
+        if (!m)
+            break;
+        size_t at = (size_t)(m - s);
+        rc = ag_tk_buf_put(out, s + i, at - i);
+        if (rc == AG_OK)
+            rc = ag_tk_buf_put(out, nm->content, nm->content_len);
+        i = at + nm->text_len;
+    }
+    return rc == AG_OK ? ag_tk_buf_put(out, s + i, n - i) : rc;
+}
+
+/* Every match of the Regex pattern, in the order and with the empty-match
+ * rule of the onig crate's find_iter (which tokenizers uses): after an empty
+ * match the search moves one character on, and an empty match found by the
+ * search that follows a non-empty match is skipped. */
+static int replace_regex(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out,
+                         ag_error *err)
+{
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(nm->re, NULL);
+    if (!md)
+        return AG_ENOMEM;
+    int rc = AG_OK, skip_next_empty = 0;
+    size_t last_end = 0, copied = 0;
+    while (rc == AG_OK && last_end <= n) {
+        int r = pcre2_match(nm->re, (PCRE2_SPTR)s, n, last_end, PCRE2_NO_UTF_CHECK, md, NULL);
+        if (r == PCRE2_ERROR_NOMATCH)
+            break;
+        if (r < 0) {
+            PCRE2_UCHAR msg[256];
+            pcre2_get_error_message(r, msg, sizeof msg);
+            rc = ag_error_set(err, AG_EINVAL, "normalizer Replace: regex match failed: %s", (char *)msg);
+            break;
+        }
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        size_t ms = ov[0], me = ov[1];
+        last_end = me;
+        if (ms == me) {
+            if (last_end < n)
+                next_cp(s, n, &last_end);
+            else
+                last_end++;
+            if (skip_next_empty) {
+                skip_next_empty = 0;
+                continue;
+            }
+        } else {
+            skip_next_empty = 1;
+        }
+        if (ms < copied) /* \K can start a match before the last one ended */
+            ms = copied;
+        rc = ag_tk_buf_put(out, s + copied, ms - copied);
+        if (rc == AG_OK)
+            rc = ag_tk_buf_put(out, nm->content, nm->content_len);
+        copied = me > copied ? me : copied;
+    }
+    pcre2_match_data_free(md);
+    return rc == AG_OK ? ag_tk_buf_put(out, s + copied, n - copied) : rc;
+}
+
+/* ---- applying ------------------------------------------------------------ */
+
+static int apply(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out, ag_error *err);
+
+/* Each normalizer of the list on the output of the one before. */
+static int sequence(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out,
+                    ag_error *err)
+{
+    if (nm->n_subs == 0)
+        return ag_tk_buf_put(out, s, n);
+    ag_tk_buf tmp[2] = {{0}};
+    const char *cur = s;
+    size_t cn = n;
+    int rc = AG_OK;
+    for (size_t k = 0; k < nm->n_subs && rc == AG_OK; k++) {
+        ag_tk_buf *dst = k + 1 == nm->n_subs ? out : &tmp[k % 2];
+        dst->n = 0;
+        rc = ag_tk_buf_put(dst, "", 0); /* dst->b is never NULL */
+        if (rc == AG_OK)
+            rc = apply(nm->subs[k], cur, cn, dst, err);
+        cur = dst->b;
+        cn = dst->n;
+    }
+    free(tmp[0].b);
+    free(tmp[1].b);
+    return rc;
+}
+
+/* Appends the normalized s to out. */
+static int apply(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out, ag_error *err)
+{
+    switch (nm->type) {
+    case NM_SEQUENCE:
+        return sequence(nm, s, n, out, err);
+    case NM_NFC:
+        return unicode_form(NFC_OPTS, s, n, out);
+    case NM_NFD:
+        return unicode_form(NFD_OPTS, s, n, out);
+    case NM_NFKC:
+        return unicode_form(NFKC_OPTS, s, n, out);
+    case NM_NFKD:
+        return unicode_form(NFKD_OPTS, s, n, out);
+    case NM_LOWERCASE:
+        return lowercase(s, n, out);
+    case NM_STRIP:
+        return strip(nm, s, n, out);
+    case NM_STRIP_ACCENTS: /* is_combining_mark: General_Category Mark */
+        return drop_categories(s, n,
+                               CAT(UTF8PROC_CATEGORY_MN) | CAT(UTF8PROC_CATEGORY_MC) |
+                                   CAT(UTF8PROC_CATEGORY_ME),
+                               out);
+    case NM_REPLACE:
+        if (n == 0) /* tokenizers finds no match in an empty string */
+            return AG_OK;
+        return nm->re ? replace_regex(nm, s, n, out, err) : replace_string(nm, s, n, out);
+    case NM_PREPEND:
+        if (n == 0)
+            return AG_OK;
+        return ag_tk_buf_put(out, nm->text, nm->text_len) == AG_OK ? ag_tk_buf_put(out, s, n)
+                                                                   : AG_ENOMEM;
+    case NM_BERT:
+        return bert(nm, s, n, out);
+    case NM_PRECOMPILED:
+        return ag_tk_charsmap_apply(nm->charsmap, s, n, out);
+    case NM_NMT:
+        return nmt(s, n, out);
+    case NM_BYTE_LEVEL:
+        return byte_level(s, n, out);
+    }
+    return AG_EINVAL;
+}
+
+int ag_tk_normalize(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out,
+                    ag_error *err)
+{
+    out->n = 0;
+    int rc = ag_tk_buf_put(out, "", 0); /* out->b is a string even when empty */
+    if (rc != AG_OK)
+        return ag_error_set(err, rc, "normalizer: out of memory");
+    if (!valid_utf8(s, n))
+        return ag_error_set(err, AG_EINVAL, "normalizer: the text is not valid UTF-8");
+    ag_error why = {0};
+    rc = nm ? apply(nm, s, n, out, &why) : ag_tk_buf_put(out, s, n);
+    if (rc == AG_OK)
+        return AG_OK;
+    if (why.status != AG_OK)
+        return ag_error_set(err, why.status, "%s", why.message);
+    return ag_error_set(err, rc, "normalizer: %s", rc == AG_ENOMEM ? "out of memory" : ag_strerror(rc));
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+void ag_tk_normalizer_free(ag_tk_normalizer *nm)
+{
+    if (!nm)
+        return;
+    for (size_t i = 0; i < nm->n_subs; i++)
+        ag_tk_normalizer_free(nm->subs[i]);
+    free(nm->subs);
+    free(nm->text);
+    free(nm->content);
+    pcre2_code_free(nm->re);
+    ag_tk_charsmap_free(nm->charsmap);
+    free(nm);
+}
+
+static int load_one(const char *path, json_t *j, ag_tk_normalizer **out, ag_error *err);
+
+/* A boolean field: absent gives dflt; anything but true/false is an error. */
+static int get_bool(const char *path, const char *type, json_t *j, const char *key, int dflt,
+                    int *v, ag_error *err)
+{
+    json_t *f = json_object_get(j, key);
+    if (!f) {
+        *v = dflt;
+        return AG_OK;
+    }
+    if (!json_is_boolean(f))
+        return ag_error_set(err, AG_EFORMAT, "%s: normalizer %s: \"%s\" must be true or false", path,
+                            type, key);
+    *v = json_is_true(f);
+    return AG_OK;
+}
+
+/* A required string field, copied. */
+static int get_string(const char *path, const char *type, json_t *j, const char *key, char **v,
+                      size_t *len, ag_error *err)
+{
+    json_t *f = json_object_get(j, key);
+    if (!json_is_string(f))
+        return ag_error_set(err, AG_EFORMAT, "%s: normalizer %s: \"%s\" must be a string", path,
+                            type, key);
+    *len = json_string_length(f);
+    *v = malloc(*len + 1);
+    if (!*v)
+        return ag_error_set(err, AG_ENOMEM, "%s: normalizer %s: out of memory", path, type);
+    memcpy(*v, json_string_value(f), *len + 1);
+    return AG_OK;
+}
+
+static int load_sequence(const char *path, json_t *j, ag_tk_normalizer *nm, ag_error *err)
+{
+    json_t *list = json_object_get(j, "normalizers");
+    if (!json_is_array(list))
+        return ag_error_set(err, AG_EFORMAT, "%s: normalizer Sequence: \"normalizers\" must be a list",
+                            path);
+    size_t n = json_array_size(list);
+    nm->subs = calloc(n ? n : 1, sizeof *nm->subs);
+    if (!nm->subs)
+        return ag_error_set(err, AG_ENOMEM, "%s: normalizer Sequence: out of memory", path);
+    for (size_t i = 0; i < n; i++) {
+        int rc = load_one(path, json_array_get(list, i), &nm->subs[i], err);
+        if (rc != AG_OK)
+            return rc;
+        nm->n_subs++;
+    }
+    return AG_OK;
+}
+
+static int load_strip(const char *path, json_t *j, ag_tk_normalizer *nm, ag_error *err)
+{
+    int rc = get_bool(path, "Strip", j, "strip_left", 1, &nm->strip_left, err);
+    return rc == AG_OK ? get_bool(path, "Strip", j, "strip_right", 1, &nm->strip_right, err) : rc;
+}
+
+/* Oniguruma's defaults (Ruby syntax), which tokenizers compiles with: ^ and
+ * $ match at every line, and a line ends at LF only. */
+static int compile_regex(const char *path, const char *pat, size_t len, pcre2_code **re,
+                         ag_error *err)
+{
+    pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
+    if (!cc)
+        return ag_error_set(err, AG_ENOMEM, "%s: normalizer Replace: out of memory", path);
+    pcre2_set_newline(cc, PCRE2_NEWLINE_LF);
+    int ec = 0;
+    PCRE2_SIZE eo = 0;
+    *re = pcre2_compile((PCRE2_SPTR)pat, len, PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE, &ec, &eo, cc);
+    pcre2_compile_context_free(cc);
+    if (!*re) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(ec, msg, sizeof msg);
+        return ag_error_set(err, AG_EFORMAT, "%s: normalizer Replace: invalid regex '%s': %s at offset %zu",
+                            path, pat, (char *)msg, (size_t)eo);
+    }
+    ag_tk_regex_jit(*re);
+    return AG_OK;
+}
+
+/* "pattern": {"String": s} or {"Regex": r}; "content": the replacement, taken
+ * literally (released tokenizers expand no $1 group references). */
+static int load_replace(const char *path, json_t *j, ag_tk_normalizer *nm, ag_error *err)
+{
+    json_t *pat = json_object_get(j, "pattern");
+    json_t *str = json_object_get(pat, "String"), *rx = json_object_get(pat, "Regex");
+    if (!json_is_object(pat) || json_object_size(pat) != 1 || !(json_is_string(str) || json_is_string(rx)))
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: normalizer Replace: \"pattern\" must be {\"String\": ...} or {\"Regex\": ...}",
+                            path);
+    int rc = get_string(path, "Replace", j, "content", &nm->content, &nm->content_len, err);
+    if (rc == AG_OK)
+        rc = get_string(path, "Replace", pat, str ? "String" : "Regex", &nm->text, &nm->text_len, err);
+    if (rc == AG_OK && rx)
+        rc = compile_regex(path, nm->text, nm->text_len, &nm->re, err);
+    return rc;
+}
+
+static int load_prepend(const char *path, json_t *j, ag_tk_normalizer *nm, ag_error *err)
+{
+    return get_string(path, "Prepend", j, "prepend", &nm->text, &nm->text_len, err);
+}
+
+/* Defaults of tokenizers' BertNormalizer; strip_accents null (or absent)
+ * follows lowercase, as in the Rust constructor's callers. */
+static int load_bert(const char *path, json_t *j, ag_tk_normalizer *nm, ag_error *err)
+{
+    const char *t = "BertNormalizer";
+    int rc = get_bool(path, t, j, "clean_text", 1, &nm->clean_text, err);
+    if (rc == AG_OK)
+        rc = get_bool(path, t, j, "handle_chinese_chars", 1, &nm->chinese, err);
+    if (rc == AG_OK)
+        rc = get_bool(path, t, j, "lowercase", 1, &nm->lowercase, err);
+    json_t *sa = json_object_get(j, "strip_accents");
+    if (rc == AG_OK && sa && !json_is_null(sa))
+        rc = get_bool(path, t, j, "strip_accents", 0, &nm->strip_accents, err);
+    else if (rc == AG_OK)
+        nm->strip_accents = nm->lowercase;
+    return rc;
+}
+
+static int load_precompiled(const char *path, json_t *j, ag_tk_normalizer *nm, ag_error *err)
+{
+    json_t *b64 = json_object_get(j, "precompiled_charsmap");
+    if (!json_is_string(b64))
+        return ag_error_set(err, AG_EFORMAT,
+                            "%s: normalizer Precompiled: \"precompiled_charsmap\" must be a base64 string",
+                            path);
+    return ag_tk_charsmap_load(path, json_string_value(b64), json_string_length(b64), &nm->charsmap,
+                               err);
+}
+
+static const struct {
+    const char *name;
+    nm_type type;
+    int (*load)(const char *path, json_t *j, ag_tk_normalizer *nm, ag_error *err); /* NULL: no fields */
+} TYPES[] = {
+    {"Sequence", NM_SEQUENCE, load_sequence},
+    {"NFC", NM_NFC, NULL},
+    {"NFD", NM_NFD, NULL},
+    {"NFKC", NM_NFKC, NULL},
+    {"NFKD", NM_NFKD, NULL},
+    {"Lowercase", NM_LOWERCASE, NULL},
+    {"Strip", NM_STRIP, load_strip},
+    {"StripAccents", NM_STRIP_ACCENTS, NULL},
+    {"Replace", NM_REPLACE, load_replace},
+    {"Prepend", NM_PREPEND, load_prepend},
+    {"BertNormalizer", NM_BERT, load_bert},
+    {"Precompiled", NM_PRECOMPILED, load_precompiled},
+    {"Nmt", NM_NMT, NULL},
+    {"ByteLevel", NM_BYTE_LEVEL, NULL},
+};
+
+static int load_one(const char *path, json_t *j, ag_tk_normalizer **out, ag_error *err)
+{
+    *out = NULL;
+    const char *type = json_string_value(json_object_get(j, "type"));
+    if (!json_is_object(j) || !type)
+        return ag_error_set(err, AG_EFORMAT, "%s: a normalizer must be an object with a \"type\"", path);
+    size_t k = 0;
+    while (k < sizeof TYPES / sizeof TYPES[0] && strcmp(TYPES[k].name, type) != 0)
+        k++;
+    if (k == sizeof TYPES / sizeof TYPES[0])
+        return ag_error_set(err, AG_EUNSUPPORTED, "%s: normalizer type '%s' is not supported", path, type);
+    ag_tk_normalizer *nm = calloc(1, sizeof *nm);
+    if (!nm)
+        return ag_error_set(err, AG_ENOMEM, "%s: normalizer %s: out of memory", path, type);
+    nm->type = TYPES[k].type;
+    int rc = TYPES[k].load ? TYPES[k].load(path, j, nm, err) : AG_OK;
+    if (rc != AG_OK) {
+        ag_tk_normalizer_free(nm);
+        return rc;
+    }
+    *out = nm;
+    return AG_OK;
+}
+
+int ag_tk_normalizer_load(const char *path, json_t *j, ag_tk_normalizer **out, ag_error *err)
+{
+    *out = NULL;
+    if (!j || json_is_null(j))
+        return AG_OK;
+    return load_one(path, j, out, err);
+}
