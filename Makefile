@@ -1,25 +1,41 @@
 # attngeom — build, test, demo, bench.
-#   make          installs missing packages, builds the library
-#                 (build/libattngeom.a, .so), CLI (build/attngeom) and examples
-#   make test     installs missing Debian packages, builds, runs every test
-#   make demo     installs missing packages, builds, runs the main job
-#   make bench    benchmarks (speed and memory are measured here, never in tests)
-#   make fuzz     libFuzzer harnesses of tests/fuzz/, FUZZ_SECONDS each (not in test)
+#   make           installs missing packages, builds the library
+#                  (build/libattngeom.a, .so), CLI (build/attngeom) and examples
+#   make test      installs missing Debian packages, builds, runs every test
+#   make sanitize  ASan + UBSan build in build-san/ (build/ is untouched), then
+#                  unit, CLI and reference tests under it (not valgrind)
+#   make demo      installs missing packages, builds, runs the main job
+#   make bench     benchmarks (speed and memory are measured here, never in tests)
+#   make fuzz      libFuzzer harnesses of tests/fuzz/, FUZZ_SECONDS each (not in test)
 #   make clean
-# WERROR=1 turns warnings into errors (CI sets it).
+# WERROR=1 turns warnings into errors (CI sets it). CPPFLAGS, CFLAGS and
+# LDFLAGS from the command line or the environment are added after the
+# project's own flags (AG_*), never instead of them: `make CFLAGS='-O0 -g'`
+# keeps -std=c11 -Iinclude ... and builds at -O0. CC=clang works too.
 
 CC      ?= cc
 BUILD   := build
 PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc
-CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
-           -Wno-unused-parameter -fPIC -Iinclude -Isrc
+AG_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc
+AG_CFLAGS   := -O2 -g -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
+               -Wno-unused-parameter -fPIC
+AG_LDFLAGS  :=
 ifeq ($(WERROR),1)
-CFLAGS  += -Werror
+AG_CFLAGS   += -Werror
+endif
+ifeq ($(SANITIZE),1)
+# float-cast-overflow: part of clang's "undefined", not of gcc's
+SAN_FLAGS   := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+               -fno-sanitize-recover=all
+AG_CFLAGS   += $(SAN_FLAGS)
+AG_LDFLAGS  += $(SAN_FLAGS)
 endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS  = $(PKG_LIBS) -lm
+# What every compile and link line gets; the user's flags come last and win.
+COMPILE = $(CC) $(AG_CPPFLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(AG_CFLAGS) $(CFLAGS)
+LINK    = $(CC) $(AG_LDFLAGS) $(CFLAGS) $(LDFLAGS)
 
 LIB_SRCS  := $(wildcard src/*.c) $(wildcard src/tokenizer/*.c) $(wildcard analysis/*.c)
 CLI_SRCS  := $(wildcard src/cli/*.c)
@@ -39,7 +55,7 @@ TESTBIN := $(BUILD)/tests/run_tests
 EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
 BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
 
-.PHONY: all build deps test unit cli-test ref-test valgrind demo bench examples fuzz clean
+.PHONY: all build deps test unit cli-test ref-test valgrind sanitize demo bench examples fuzz clean
 
 all: deps
 	$(MAKE) build
@@ -52,28 +68,28 @@ deps:
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+	$(COMPILE) -c $< -o $@
 
 $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
 $(LIB_SO): $(LIB_OBJS)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+	$(LINK) -shared -o $@ $^ $(LDLIBS)
 
 $(CLI): $(CLI_OBJS) $(LIB_A)
-	$(CC) -o $@ $(CLI_OBJS) $(LIB_A) $(LDLIBS)
+	$(LINK) -o $@ $(CLI_OBJS) $(LIB_A) $(LDLIBS)
 
 $(BUILD)/examples/%: examples/%.c $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(COMPILE) $(AG_LDFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(COMPILE) $(AG_LDFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
 $(TESTBIN): $(TEST_OBJS) $(LIB_A)
-	$(CC) -o $@ $(TEST_OBJS) $(LIB_A) $(LDLIBS) -lcriterion
+	$(LINK) -o $@ $(TEST_OBJS) $(LIB_A) $(LDLIBS) -lcriterion
 
 examples: $(EXAMPLES)
 
@@ -108,6 +124,29 @@ ref-test: $(CLI) $(LIB_SO)
 valgrind: $(CLI)
 	sh tests/valgrind.sh $(CLI)
 
+# ASan + UBSan over everything `make test` runs but valgrind (which cannot run
+# ASan binaries), built in $(SAN_BUILD)/ so build/ stays a normal build.
+# AG_SANITIZE makes the tests that cannot run under ASan (ulimit -v) skip.
+# Leaks are errors. A report exits 86 (ASan, LSan) or 87 (UBSan), never the
+# CLI's own statuses 0-3, so no test takes it for an expected failure; ASan
+# and LSan reports also go to $(SAN_BUILD)/reports/, and any file there fails
+# the run even if a test ignored the exit status (Criterion does, for the
+# process of a test that passed: a leak there shows only in the file; UBSan
+# writes to stderr and its exit status fails the test). ASAN_OPTIONS and
+# UBSAN_OPTIONS from the environment are appended.
+SAN_BUILD := build-san
+SAN_LOG   := $(CURDIR)/$(SAN_BUILD)/reports
+SAN_ENV   := AG_SANITIZE=1 \
+    ASAN_OPTIONS="detect_leaks=1:exitcode=86:log_path=$(SAN_LOG)/asan:$$ASAN_OPTIONS" \
+    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87:$$UBSAN_OPTIONS"
+sanitize: deps
+	$(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 build $(SAN_BUILD)/tests/run_tests
+	rm -rf $(SAN_LOG) && mkdir -p $(SAN_LOG)
+	$(SAN_ENV) $(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 unit cli-test ref-test; st=$$?; \
+	if [ -n "$$(ls $(SAN_LOG))" ]; then cat $(SAN_LOG)/*; \
+	    echo "sanitize: sanitizer reports (above, in $(SAN_LOG)/)"; exit 1; fi; \
+	exit $$st
+
 # The README's main command: tokenize a built-in text with the embedded model
 # (models/tiny-gpt2), run its forward pass, print every head's metrics.
 DEMO_TEXT := In the beginning God created the heaven and the earth.
@@ -121,9 +160,10 @@ bench: deps
 
 # Fuzzing (tests/fuzz/README.md): clang + ASan/UBSan builds of the harnesses,
 # each run for FUZZ_SECONDS, two at a time. Installs clang when missing.
+# run.sh adds CPPFLAGS, CFLAGS and LDFLAGS (exported by make) to its own.
 FUZZ_SECONDS ?= 60
 fuzz:
 	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD)

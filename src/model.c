@@ -98,6 +98,8 @@ static int wsrc_map(const char *path, agm_map *out, ag_error *err)
     void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     int e = errno;
     close(fd);
+    if (p == MAP_FAILED && e == ENOMEM) /* e.g. under ulimit -v */
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory: cannot map the file", path);
     if (p == MAP_FAILED)
         return ag_error_set(err, AG_EIO, "%s: cannot map the file: %s", path, strerror(e));
     *out = (agm_map){p, size};

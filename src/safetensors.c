@@ -474,6 +474,8 @@ static int map_data(ag_safetensors *st, int fd, ag_error *err)
     if (st->data_size == 0)
         return AG_OK;
     void *m = mmap(NULL, st->file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED && errno == ENOMEM) /* e.g. under ulimit -v */
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory: cannot map the file", st->path);
     if (m == MAP_FAILED)
         return ag_error_set(err, AG_EIO, "%s: cannot map the file: %s", st->path,
                             strerror(errno));

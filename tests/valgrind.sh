@@ -68,6 +68,14 @@ st("overlap.safetensors", {
     "a": {"dtype": "F32", "shape": [6, 6], "data_offsets": [0, 144]},
     "b": {"dtype": "F32", "shape": [2, 2], "data_offsets": [128, 144]}}, f32)
 st("range.safetensors", {"a": {"dtype": "F32", "shape": [6, 6], "data_offsets": [0, 1440]}}, f32)
+# the ends of the double range: scaled copies in the metrics, layer and weights
+np.save("huge.npy", np.full((4, 4), 1e308) * np.eye(4)[::-1].clip(0.5, 1))
+np.save("sub.npy", sm(rng.normal(size=(5, 5))) * 1e-310)
+w = rng.normal(size=(4, 6)) * 2.0 ** 600
+st("hw.safetensors", {"q": {"dtype": "F64", "shape": [4, 6], "data_offsets": [0, 192]},
+                      "o": {"dtype": "F64", "shape": [6, 4], "data_offsets": [192, 384]}},
+   w.astype("<f8").tobytes() + w.T.astype("<f8").tobytes())
+np.save("hx.npy", rng.normal(size=(3, 4)))
 EOF
 
 FAILS=0
@@ -105,6 +113,10 @@ vg 0 matrix good.safetensors --tensor abf --format json --metrics all --expect o
 import json; d = json.load(open('out.json')); d['records'][0]['sigma_max'] += 1
 json.dump(d, open('bad_gold.json', 'w'))"
 vg 3 matrix good.safetensors --tensor abf --format json --metrics all --expect bad_gold.json
+vg 0 matrix huge.npy --format json --metrics all
+vg 0 matrix sub.npy --format json --metrics all
+vg 0 weights --weights hw.safetensors --q q --k q --v q --o o --heads 2
+vg 1 layer --x hx.npy --weights hw.safetensors --q q --k q --heads 2 --precision f64
 vg 1 matrix good.safetensors --tensor ids
 vg 1 matrix good.safetensors --tensor nope
 vg 1 matrix badjson.safetensors --tensor a

@@ -10,6 +10,14 @@
  *  - Ownership: whatever a function hands out through an `out` pointer belongs
  *    to the caller and is released with the matching *_free / *_close.
  *    Inputs are borrowed and never retained after the call returns.
+ *  - BLAS threads belong to the caller: the library never sets OpenBLAS's
+ *    thread count or any other process-wide state. Set it with OpenBLAS's
+ *    openblas_set_num_threads() or OPENBLAS_NUM_THREADS (read when OpenBLAS
+ *    loads). Results differ in the last bits between thread counts. Under an
+ *    address-space limit (RLIMIT_AS), OpenBLAS 0.3.21 retries a failed
+ *    mapping of its 128 MiB per-thread buffer forever, in the calling thread
+ *    or in a worker: the attngeom CLI guards against that (docs/cli.md,
+ *    "BLAS threads and memory limits"); a program of yours must too.
  */
 #ifndef ATTNGEOM_CORE_H
 #define ATTNGEOM_CORE_H

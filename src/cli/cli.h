@@ -45,6 +45,12 @@ const char *cli_option_value(const char *cmd, const char *name, int argc,
 /* 1 if argv[i] is option `name` ("--x" or "--x=..."). */
 int cli_is_option(const char *arg, const char *name);
 
+/* Set OpenBLAS's thread count (AG_BLAS_THREADS, default 1) and, under an
+ * address-space limit, map its work buffer before a command that runs BLAS
+ * (runs_blas) so that a shortage is an error, not a hang (blas.c). Returns 0
+ * or the exit status after printing. Call once, first thing in main. */
+int cli_blas_setup(int runs_blas);
+
 /* Print "attngeom: MESSAGE" (one line) and return 1. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "attngeom CMD: MESSAGE (see attngeom CMD --help)" and return 2. */

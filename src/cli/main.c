@@ -39,14 +39,17 @@ static int run(int argc, char **argv)
     static const struct {
         const char *name;
         int (*run)(int, char **);
+        int runs_blas; /* see cli_blas_setup */
     } commands[] = {
-        {"matrix", cmd_matrix}, {"info", cmd_info}, {"tokenize", cmd_tokenize},
-        {"attention", cmd_attention}, {"analyze", cmd_analyze}, {"layer", cmd_layer},
-        {"weights", cmd_weights}, {"residual", cmd_residual}, {"rollout", cmd_rollout},
+        {"matrix", cmd_matrix, 1}, {"info", cmd_info, 0}, {"tokenize", cmd_tokenize, 0},
+        {"attention", cmd_attention, 1}, {"analyze", cmd_analyze, 1}, {"layer", cmd_layer, 1},
+        {"weights", cmd_weights, 1}, {"residual", cmd_residual, 1}, {"rollout", cmd_rollout, 1},
     };
     for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
-        if (strcmp(cmd, commands[k].name) == 0)
-            return commands[k].run(argc - 1, argv + 1);
+        if (strcmp(cmd, commands[k].name) == 0) {
+            int rc = cli_blas_setup(commands[k].runs_blas);
+            return rc ? rc : commands[k].run(argc - 1, argv + 1);
+        }
     cli_fail("unknown command '%s' (see attngeom --help)", cmd);
     return EXIT_USAGE;
 }

@@ -4,7 +4,8 @@
 # and csv/tsv/md/latex have the expected shape; -o writes the same bytes as
 # stdout and prints nothing; --expect against a golden made by the tool passes;
 # a golden changed beyond tolerance exits 3 and names the key; --rtol/--atol
-# are respected; the LaTeX output compiles when pdflatex is installed.
+# are respected; the LaTeX output compiles when pdflatex and the packages it
+# needs are installed (and the check skips, not fails, when they are not).
 # Exits non-zero if any check fails, printing each failure.
 
 CLI=${1:?usage: sh tests/cli/matrix.sh path/to/attngeom}
@@ -108,23 +109,54 @@ grep -q '\\begin{tabular}' out.latex || fail "no \\begin{tabular}"
 grep -q '\\end{tabular}' out.latex || fail "no \\end{tabular}"
 grep -q 'sigma\\_max' out.latex || fail "underscore in key not escaped (sigma\\_max)"
 
-check "latex compiles"
-if command -v pdflatex >/dev/null 2>&1; then
+# latex_compiles FILE — 0 if the LaTeX fragment FILE compiles in an article
+# with the packages its first line asks for, 1 (after fail) if it does not,
+# 2 (after a message) when pdflatex or one of the files is not installed:
+# Debian's texlive-latex-base alone has pdflatex without booktabs.sty.
+latex_compiles() {
+    command -v pdflatex >/dev/null 2>&1 || {
+        echo "matrix.sh: pdflatex not installed, skipping the LaTeX compile check"
+        return 2
+    }
+    pkgs=$(sed -n '1s/.*\\usepackage{\([^}]*\)}.*/\1/p' "$1" | tr ',' ' ')
+    missing=""
+    for f in article.cls geometry.sty $(for p in $pkgs; do echo "$p.sty"; done); do
+        [ -n "$(kpsewhich "$f" 2>/dev/null)" ] || missing="$missing $f"
+    done
+    if [ -n "$missing" ]; then
+        echo "matrix.sh: TeX lacks$missing (Debian: texlive-latex-recommended), skipping the LaTeX compile check"
+        return 2
+    fi
     {
-        printf '%s\n' '\documentclass{article}' '\usepackage{booktabs}' \
-            '\usepackage[margin=5mm,paperwidth=80cm,paperheight=20cm]{geometry}' \
+        printf '%s\n' '\documentclass{article}'
+        for p in $pkgs; do printf '\\usepackage{%s}\n' "$p"; done
+        printf '%s\n' '\usepackage[margin=5mm,paperwidth=80cm,paperheight=20cm]{geometry}' \
             '\begin{document}'
-        cat out.latex
+        cat "$1"
         printf '%s\n' '\end{document}'
     } >doc.tex
     if pdflatex -interaction=nonstopmode -halt-on-error doc.tex >latex.log 2>&1 && [ -s doc.pdf ]; then
-        :
-    else
-        fail "pdflatex failed: $(grep -m3 '^!' latex.log)"
+        return 0
     fi
-else
-    echo "matrix.sh: pdflatex not installed, skipping the LaTeX compile check"
-fi
+    fail "pdflatex failed: $(grep -m3 '^!' latex.log)"
+    return 1
+}
+
+check "latex names the packages it needs"
+head -n 1 out.latex | grep -q '\\usepackage{booktabs}' || fail "first line does not ask for booktabs: $(head -n 1 out.latex)"
+
+check "latex compiles"
+latex_compiles out.latex
+
+check "latex check skips when pdflatex lacks booktabs.sty"
+mkdir -p fakebin
+printf '#!/bin/sh\necho "! LaTeX Error: File \`booktabs.sty'"'"' not found."\nexit 1\n' >fakebin/pdflatex
+printf '#!/bin/sh\ncase $1 in booktabs.sty) exit 1 ;; *) echo "/usr/share/texmf/$1" ;; esac\n' >fakebin/kpsewhich
+chmod +x fakebin/pdflatex fakebin/kpsewhich
+msg=$(PATH=$(pwd)/fakebin:$PATH latex_compiles out.latex)
+rc=$?
+[ $rc -eq 2 ] || fail "status $rc, expected 2 (skipped): $msg"
+case $msg in *"lacks booktabs.sty"*) ;; *) fail "no skip message naming booktabs.sty: $msg" ;; esac
 
 check "--help"
 "$CLI" matrix --help >stdout 2>err; rc=$?

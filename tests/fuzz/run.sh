@@ -43,8 +43,9 @@ sh scripts/install-deps.sh
 # ---- build ----
 PKGS="lapacke openblas gsl jansson libpcre2-8 libutf8proc"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
--Iinclude -Isrc $(pkg-config --cflags $PKGS) $SAN"
+# the caller's CPPFLAGS / CFLAGS come after these, LDFLAGS on the link lines
+FZ_CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
+-Iinclude -Isrc $(pkg-config --cflags $PKGS) ${CPPFLAGS:-} $SAN ${CFLAGS:-}"
 LIBS="$(pkg-config --libs $PKGS) -lm"
 mkdir -p $B/obj $B/artifacts
 # library objects, rebuilt when a source or any header is newer
@@ -54,7 +55,7 @@ for s in src/*.c src/tokenizer/*.c analysis/*.c; do
     o=$B/obj/$(echo "$s" | tr / _ | sed 's/\.c$/.o/')
     OBJS="$OBJS $o"
     if [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then
-        echo "$CC $CFLAGS -fsanitize=fuzzer-no-link -c $s -o $o"
+        echo "$CC $FZ_CFLAGS -fsanitize=fuzzer-no-link -c $s -o $o"
     fi
 done >$B/lib.cmds
 if [ -s $B/lib.cmds ]; then
@@ -68,7 +69,7 @@ fi
 for t in "$@"; do
     [ -f $FZ/$t.c ] || { echo "fuzz: no harness $FZ/$t.c" >&2; exit 1; }
     echo "fuzz: linking $B/$t" >&2
-    $CC $CFLAGS -fsanitize=fuzzer -o $B/$t $FZ/$t.c $OBJS $LIBS # not obj/*.o: stale objects of removed sources
+    $CC $FZ_CFLAGS ${LDFLAGS:-} -fsanitize=fuzzer -o $B/$t $FZ/$t.c $OBJS $LIBS # not obj/*.o: stale objects of removed sources
 done
 
 # ---- run ----

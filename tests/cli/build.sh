@@ -1,0 +1,86 @@
+#!/bin/sh
+# tests/cli/build.sh CLI — the Makefile adds CPPFLAGS, CFLAGS and LDFLAGS
+# given on the command line or in the environment to its own flags instead
+# of replacing them (`make CFLAGS=-O0` used to drop -std=c11 -Iinclude ...):
+# every compile line of the library, CLI, tests, examples and benchmarks
+# keeps the project's flags and ends with the user's, every link line has
+# LDFLAGS; WERROR=1 and SANITIZE=1 add theirs. Dry runs (make -n): nothing
+# is built. Run from the repository root; CLI is only checked to exist.
+CLI=${1:?usage: sh tests/cli/build.sh path/to/attngeom}
+[ -x "$CLI" ] || { echo "build.sh: $CLI is not executable" >&2; exit 1; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/ag_build.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM HUP
+
+FAILS=0
+N=0
+fail() {
+    echo "FAIL [$DESC]: $*"
+    FAILS=$((FAILS + 1))
+}
+check() { N=$((N + 1)); DESC=$1; }
+
+B=$T/b
+TARGETS="$B/src/core.o $B/analysis/matrix.o $B/src/cli/main.o $B/tests/test_npy.o
+$B/libattngeom.so $B/attngeom $B/tests/run_tests $B/examples/matrix_metrics
+$B/bench/bench_weights"
+# dry ARGS... — the commands make would run for TARGETS, one per line, with
+# nothing inherited from a calling make (make test sets MAKEFLAGS).
+dry() {
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u CPPFLAGS -u LDFLAGS \
+        make -n -B BUILD="$B" "$@" $TARGETS 2>"$T/err" | grep -E '^(cc|gcc|clang) ' >"$T/cmds"
+    [ -s "$T/cmds" ] || fail "make -n printed no compiler commands: $(head -c 300 "$T/err")"
+}
+# has WORD... — every line of $T/cmds.$1 contains each word (fixed strings).
+has() {
+    kind=$1
+    shift
+    for w in "$@"; do
+        if grep -vqF -- " $w" "$T/cmds.$kind"; then
+            fail "a $kind line lacks '$w': $(grep -vF -- " $w" "$T/cmds.$kind" | head -n 1 | cut -c1-200)"
+        fi
+    done
+}
+split() {
+    grep -E ' -c ' "$T/cmds" >"$T/cmds.compile"
+    grep -E ' -o [^ ]*(/attngeom|\.so|/run_tests|/examples/[a-z_]+|/bench/[a-z_]+)( |$)' "$T/cmds" >"$T/cmds.link"
+    [ "$(wc -l <"$T/cmds.compile")" -ge 4 ] || fail "expected 4 or more compile lines"
+    [ "$(wc -l <"$T/cmds.link")" -eq 5 ] || fail "expected 5 link lines, got $(wc -l <"$T/cmds.link")"
+}
+PROJECT="-std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Wall -Wextra -fPIC"
+
+check "make CFLAGS=... CPPFLAGS=... LDFLAGS=... keeps the project's flags"
+dry CFLAGS='-O0 -g3' CPPFLAGS=-DAG_BUILD_PROBE=1 LDFLAGS=-Wl,--as-needed
+split
+has compile $PROJECT -DAG_BUILD_PROBE=1 "-O0 -g3"
+has link -Wl,--as-needed "-O0 -g3"
+# the user's optimisation comes after the project's -O2, so it wins
+grep -q -- '-O2 .*-O0 -g3' "$T/cmds.compile" || fail "-O0 does not follow -O2"
+
+check "CFLAGS and LDFLAGS from the environment"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL CFLAGS=-O1 LDFLAGS=-Wl,-z,now \
+    make -n -B BUILD="$B" $TARGETS 2>"$T/err" | grep -E '^(cc|gcc|clang) ' >"$T/cmds"
+split
+has compile $PROJECT -O1
+has link -Wl,-z,now -O1
+
+check "WERROR=1 with user CFLAGS"
+dry WERROR=1 CFLAGS=-O0
+split
+has compile $PROJECT -Werror -O0
+
+check "SANITIZE=1 (make sanitize's build) with user CFLAGS"
+dry SANITIZE=1 CFLAGS=-O1
+split
+has compile $PROJECT -fsanitize=address,undefined -fno-sanitize-recover=all -O1
+has link -fsanitize=address,undefined
+
+check "CC=clang"
+dry CC=clang CFLAGS=-O0
+grep -vq '^clang ' "$T/cmds" && fail "a line does not use clang: $(grep -v '^clang ' "$T/cmds" | head -n 1)"
+
+if [ $FAILS -ne 0 ]; then
+    echo "build.sh: $FAILS failure(s) in $N checks"
+    exit 1
+fi
+echo "build.sh: ok ($N checks)"

@@ -1,0 +1,119 @@
+#!/bin/sh
+# tests/cli/limits.sh CLI — under an address-space limit (ulimit -v) every
+# command ends: exit 0 with the same bytes as an unlimited run, or exit 1 with
+# one "out of memory" line on stderr and nothing on stdout. Without the CLI's
+# BLAS set-up (src/cli/blas.c) OpenBLAS 0.3.21 retries a failed 128 MiB buffer
+# mapping forever: a worker started at load time spins and exit() waits for
+# it (even --version hangs), or the main thread spins inside LAPACK. Each run
+# is under `timeout`, so a hang fails the check instead of stalling the suite.
+# Also: AG_BLAS_THREADS is validated. Skipped under AddressSanitizer
+# (AG_SANITIZE set by `make sanitize`): ASan reserves terabytes of address
+# space and cannot run under ulimit -v. Run from the repository root.
+
+CLI=${1:?usage: sh tests/cli/limits.sh path/to/attngeom}
+case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
+if [ ! -x "$CLI" ]; then
+    echo "limits.sh: $CLI is not executable" >&2
+    exit 1
+fi
+if [ -n "${AG_SANITIZE:-}" ]; then
+    echo "limits.sh: skipped under AddressSanitizer (it cannot run under ulimit -v)"
+    exit 0
+fi
+M=$(pwd)/models/tiny-gpt2
+PY=/usr/bin/python3
+T=$(mktemp -d "${TMPDIR:-/tmp}/ag_limits.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM HUP
+cd "$T" || exit 1
+
+FAILS=0
+N=0
+fail() {
+    echo "FAIL [$DESC]: $*"
+    FAILS=$((FAILS + 1))
+}
+check() { N=$((N + 1)); DESC=$1; }
+
+"$PY" - <<'EOF' || { echo "limits.sh: could not make test files" >&2; exit 1; }
+import numpy as np
+rng = np.random.default_rng(8)
+for n in (64, 400):
+    A = rng.random((n, n))
+    np.save(f"s{n}.npy", A / A.sum(axis=1, keepdims=True))
+EOF
+TEXT="In the beginning God created the heaven and the earth."
+
+# limited KB WANT ARGS... — run the CLI under `ulimit -v KB` and a timeout.
+# WANT is 0 (must succeed, output equal to the unlimited one-thread run's),
+# oom (must fail with one "out of memory" line) or any (either of the two).
+limited() {
+    kb=$1 want=$2
+    shift 2
+    env -u AG_BLAS_THREADS "$CLI" "$@" >ref.out 2>ref.err ||
+        { fail "unlimited run exited $?: $(head -c 200 ref.err)"; return; }
+    (ulimit -v "$kb" && exec timeout -k 5 60 "$CLI" "$@") >out 2>err </dev/null
+    rc=$?
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        fail "still running after 60 s under ulimit -v $kb (exit $rc)"
+        return
+    fi
+    if [ $rc -eq 0 ] && [ "$want" != oom ]; then
+        cmp -s out ref.out || fail "exit 0 under ulimit -v $kb but the output differs from the unlimited run"
+        [ -s err ] && fail "exit 0 but stderr: $(head -c 200 err)"
+    elif [ $rc -eq 1 ] && [ "$want" != 0 ]; then
+        [ "$(wc -l <err)" -eq 1 ] || fail "exit 1 with $(wc -l <err) stderr lines, expected 1: $(head -c 300 err)"
+        grep -q "^attngeom: .*out of memory" err || fail "exit 1 without 'out of memory': $(head -c 200 err)"
+        [ -s out ] && fail "exit 1 but stdout is not empty"
+    else
+        fail "exit $rc under ulimit -v $kb, expected $want: $(head -c 200 err)"
+    fi
+}
+
+# 100 MB: the libraries fit, OpenBLAS's 128 MiB buffer does not.
+check "--version under 100 MB (an OpenBLAS worker started at load used to block exit)"
+limited 100000 0 --version
+check "matrix under 100 MB"
+limited 100000 oom matrix s64.npy
+check "analyze under 100 MB"
+limited 100000 oom analyze "$M" --text "$TEXT"
+check "weights under 100 MB"
+limited 100000 oom weights "$M" --layers 0
+check "tokenize under 100 MB (no BLAS)"
+limited 100000 0 tokenize "$M" --text "$TEXT"
+
+# 300 MB: the buffer fits; the data may or may not (it did hang here).
+check "matrix 400x400 under 300 MB"
+limited 300000 any matrix s400.npy
+check "analyze under 300 MB"
+limited 300000 any analyze "$M" --text "$TEXT" --metrics spectrum,stability
+check "AG_BLAS_THREADS=2 under 300 MB (one thread, as a failing worker would spin)"
+export AG_BLAS_THREADS=2
+limited 300000 any matrix s400.npy --metrics spectrum
+unset AG_BLAS_THREADS
+
+# 2 GB: everything fits, the results are those of an unlimited run.
+check "matrix under 2 GB"
+limited 2000000 0 matrix s400.npy --format json
+check "analyze under 2 GB"
+limited 2000000 0 analyze "$M" --text "$TEXT" --format json --metrics all
+
+check "AG_BLAS_THREADS out of range"
+for v in 0 -1 x 2x 1025; do
+    AG_BLAS_THREADS=$v "$CLI" matrix s64.npy >out 2>err
+    rc=$?
+    [ $rc -eq 2 ] || fail "AG_BLAS_THREADS=$v: exit $rc, expected 2"
+    grep -q "AG_BLAS_THREADS must be an integer from 1 to 1024, got '$v'" err ||
+        fail "AG_BLAS_THREADS=$v: $(head -c 200 err)"
+done
+
+check "AG_BLAS_THREADS=2 agrees with one thread within --expect's default tolerances"
+"$CLI" matrix s400.npy --format json -o one.json 2>err || fail "1 thread: exit $?"
+AG_BLAS_THREADS=2 "$CLI" matrix s400.npy --expect one.json >/dev/null 2>err ||
+    fail "2 threads: exit $?: $(head -c 300 err)"
+
+if [ $FAILS -ne 0 ]; then
+    echo "limits.sh: $FAILS failure(s) in $N checks"
+    exit 1
+fi
+echo "limits.sh: ok ($N checks)"
