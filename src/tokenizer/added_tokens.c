@@ -31,7 +31,7 @@ struct ag_tk_added {
     agi_strmap index;     /* content -> index in v */
     agi_ac ac[2];         /* [normalized]: match strings, value = index in v */
     const char **by_id;   /* id -> content, NULL for none */
-    size_t id_end;
+    size_t id_end, id_cap;
 };
 
 /* A split of the string being matched: [start, stop), tok >= 0 an index in
@@ -64,18 +64,23 @@ static int jflag(json_t *o, const char *k, int dflt)
     return json_is_boolean(v) ? json_is_true(v) : dflt;
 }
 
+/* by_id grows by doubling: ids usually come one after another, and a
+ * realloc that always moves (ASan's) would make one slot a time quadratic. */
 static int set_by_id(ag_tk_added *a, int32_t id, const char *content)
 {
     size_t need = (size_t)id + 1;
-    if (need > a->id_end) {
-        const char **nv = realloc(a->by_id, need * sizeof *nv);
+    if (need > a->id_cap) {
+        size_t cap = a->id_cap ? a->id_cap : 64;
+        while (cap < need)
+            cap *= 2;
+        const char **nv = realloc(a->by_id, cap * sizeof *nv);
         if (!nv)
             return AG_ENOMEM;
-        for (size_t i = a->id_end; i < need; i++)
-            nv[i] = NULL;
         a->by_id = nv;
-        a->id_end = need;
+        a->id_cap = cap;
     }
+    for (; a->id_end < need; a->id_end++)
+        a->by_id[a->id_end] = NULL;
     if (!a->by_id[id])
         a->by_id[id] = content;
     return AG_OK;
