@@ -37,7 +37,7 @@ LDLIBS  = $(PKG_LIBS) -lm
 COMPILE = $(CC) $(AG_CPPFLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(AG_CFLAGS) $(CFLAGS)
 LINK    = $(CC) $(AG_LDFLAGS) $(CFLAGS) $(LDFLAGS)
 
-LIB_SRCS  := $(wildcard src/*.c) $(wildcard src/tokenizer/*.c) $(wildcard analysis/*.c)
+LIB_SRCS  := $(wildcard src/*.c) $(wildcard src/engine/*.c) $(wildcard src/io/*.c) $(wildcard src/tokenizer/*.c) $(wildcard analysis/*.c)
 CLI_SRCS  := $(wildcard src/cli/*.c)
 TEST_SRCS := $(wildcard tests/*.c)
 EX_SRCS   := $(wildcard examples/*.c)
@@ -46,7 +46,7 @@ BENCH_SRCS:= $(wildcard bench/*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
-HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h src/tokenizer/*.h analysis/*.h src/cli/*.h tests/*.h)
+HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h analysis/*.h src/cli/*.h tests/*.h)
 
 LIB_A   := $(BUILD)/libattngeom.a
 LIB_SO  := $(BUILD)/libattngeom.so

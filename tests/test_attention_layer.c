@@ -1,5 +1,5 @@
 /* test_attention_layer.c — the architecture-free attention layer
- * (src/attention_layer.c): USE-lite's real attention maps (TF.js fixtures)
+ * (src/engine/attention_layer.c): USE-lite's real attention maps (TF.js fixtures)
  * from its layer inputs and fused Q|K|V tensors, closed forms, the tensor
  * helpers and the errors. Run from the repository root. */
 #include <criterion/criterion.h>

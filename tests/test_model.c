@@ -1,4 +1,4 @@
-/* test_model.c — the attention engine (src/model.c, src/forward.c):
+/* test_model.c — the attention engine (src/engine/model.c, src/engine/forward.c):
  * Hugging Face reference fixtures for tiny-gpt2/-bert/-llama in f64 and f32
  * (tiny-gpt2 from models/tiny-gpt2 and tiny-bert from tests/data/models/tiny-bert
  * always run; tiny-llama needs AG_TEST_MODELS and is skipped otherwise),

@@ -1,5 +1,5 @@
 /* test_model_memory.c — weights stay in their mapped files in the stored
- * dtype (src/model.c, src/forward_tmpl.h): the pass gives bit-identical
+ * dtype (src/engine/model.c, src/engine/forward_tmpl.h): the pass gives bit-identical
  * results whether a model is stored as F32, BF16, F16 or as F32 at an
  * unaligned offset (values chosen exact in every dtype); NaN/Inf inside a
  * mapped matrix is still refused at load; the model keeps working after its

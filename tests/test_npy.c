@@ -1,4 +1,4 @@
-/* test_npy.c — the .npy reader and writer (src/npy.c, src/dtype.c). */
+/* test_npy.c — the .npy reader and writer (src/io/npy.c, src/io/dtype.c). */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* test_safetensors.c — the safetensors reader (src/safetensors.c). */
+/* test_safetensors.c — the safetensors reader (src/io/safetensors.c). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>

@@ -19,7 +19,7 @@
 
 #include "attngeom/core.h"
 #include "attngeom/tokenizer.h"
-#include "io_internal.h"
+#include "io/io_internal.h"
 #include "tk.h"
 
 struct ag_tokenizer {

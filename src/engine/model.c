@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "attngeom/io.h"
-#include "io_internal.h"
+#include "io/io_internal.h"
 #include "model_int.h"
 
 #define CAP_DIM   (1 << 20) /* any width, vocab or position count */
