@@ -1,0 +1,103 @@
+/* attention_kernel.h — the one place where an attention head is computed.
+ * Private to the library. Used by the forward pass (forward_tmpl.h), by
+ * ag_attention_layer (`attngeom layer`) and by family E
+ * (analysis/stability.c), so that every architecture's heads are the same
+ * numbers wherever they are measured.
+ *
+ * For query head h of a layer over n tokens (positions 0..n-1):
+ *   q = rope(Q_h), k = rope(K_g)          g = h / (n_head / n_kv_head)
+ *   s_ij = scale · q_i·k_j                 (GEMM alpha)
+ *   s_ij ← cap·tanh(s_ij / cap)            if softcap > 0 (Gemma-2)
+ *   visible(i, j) = 1                      not causal
+ *                 = j <= i                 causal, window = 0
+ *                 = 0 <= i - j < window    causal, window > 0 (HF's
+ *                                          sliding_window_overlay: kv_idx >
+ *                                          q_idx - sliding_window)
+ *   p_ij = softmax_j over visible keys; exactly 0 on hidden ones
+ *   ctx_h = P_h V_g
+ * The projections (and biases, and any scaling of Q itself, as OPT and
+ * DistilBERT do) are the caller's: the kernel starts from Q, K, V.
+ *
+ * RoPE (modeling_llama.py apply_rotary_pos_emb, rotate-half form) rotates the
+ * first rotary_dim dims of every head (GPT-NeoX rotary_pct, Phi-3
+ * partial_rotary_factor); pair (j, j + rotary_dim/2) of position i turns by
+ * i·inv_freq[j]. inv_freq follows modeling_rope_utils.py for the rope types
+ * below; the tables are computed in double and rounded to the pass's type.
+ *
+ * Every function is written once for R = float (suffix _f32: float
+ * activations and sgemm, HF float32 semantics; sums in double) and R = double
+ * (suffix _f64). Nothing allocates, prints or keeps state; buffers are the
+ * caller's and shapes are in the comments.
+ */
+#ifndef ATTNGEOM_ATTENTION_KERNEL_H
+#define ATTNGEOM_ATTENTION_KERNEL_H
+
+#include <stddef.h>
+
+/* rope_scaling "rope_type" (or legacy "type") values the engine implements. */
+typedef enum {
+    AGK_ROPE_DEFAULT, /* no rope_scaling: inv_freq[j] = theta^(-2j/rotary_dim) */
+    AGK_ROPE_LINEAR,  /* inv_freq / factor */
+    AGK_ROPE_DYNAMIC, /* NTK: for n > max_positions, theta ← theta·((factor·n/max)
+                         − (factor − 1))^(rotary_dim/(rotary_dim − 2)) */
+    AGK_ROPE_LLAMA3   /* Llama 3.1 band-wise rescaling (low/high_freq_factor) */
+} agk_rope_type;
+
+typedef struct {
+    int rotary_dim;          /* dims rotated per head: even, 0 < . <= head_dim; 0 = no RoPE */
+    double theta;            /* rope_theta (rotary_emb_base for GPT-NeoX) */
+    agk_rope_type type;
+    double factor;           /* linear, dynamic, llama3 */
+    double low_freq_factor;  /* llama3 */
+    double high_freq_factor; /* llama3 */
+    int original_max_positions; /* llama3: original_max_position_embeddings;
+                                   dynamic: max_position_embeddings */
+} agk_rope;
+
+/* The rotary frequencies for a pass over n tokens (dynamic scaling depends
+ * on n, as HF's dynamic_rope_update with seq_len = n): inv_freq
+ * (rotary_dim/2 doubles). */
+void agk_rope_inv_freq(const agk_rope *r, size_t n, double *inv_freq);
+
+/* One layer's attention, every head alike. */
+typedef struct {
+    int n_head, n_kv_head, head_dim; /* n_kv_head divides n_head */
+    double scale;   /* multiplies the scores */
+    double softcap; /* > 0: cap·tanh(s/cap) after the scale; 0: none */
+    int causal;
+    int window;     /* > 0 (with causal): key j visible iff 0 <= i - j < window */
+} agk_head;
+
+/* First and one-past-last visible key of query i: the visible keys of a
+ * row are always contiguous. */
+void agk_visible(const agk_head *c, size_t n, size_t i, size_t *lo, size_t *hi);
+
+/* cos, sin (n, rotary_dim/2): angle i·inv_freq[j], computed in double. */
+void agk_rope_tables_f32(const double *inv_freq, int rotary_dim, size_t n, float *cos, float *sin);
+void agk_rope_tables_f64(const double *inv_freq, int rotary_dim, size_t n, double *cos, double *sin);
+
+/* Rotate the first rotary_dim dims of each of `heads` heads (head_dim apart)
+ * of every row of x (n rows, row stride ld) in place; dir = +1 applies the
+ * rotation, dir = −1 its transpose (the inverse, for reverse-mode
+ * derivatives). */
+void agk_rope_apply_f32(float *x, size_t n, size_t ld, int heads, int head_dim, int rotary_dim,
+                        const float *cos, const float *sin, int dir);
+void agk_rope_apply_f64(double *x, size_t n, size_t ld, int heads, int head_dim, int rotary_dim,
+                        const double *cos, const double *sin, int dir);
+
+/* One head's probabilities p (n, n) from its q (n rows, stride ldq,
+ * head_dim values) and k (stride ldk), already rotated: scale, softcap,
+ * mask, row softmax (max-subtracted, denominator summed in double). */
+void agk_head_probs_f32(const agk_head *c, const float *q, size_t ldq, const float *k, size_t ldk,
+                        size_t n, float *p);
+void agk_head_probs_f64(const agk_head *c, const double *q, size_t ldq, const double *k, size_t ldk,
+                        size_t n, double *p);
+
+/* Every head: p (n_head, n, n) and ctx (n, n_head·head_dim) = P_h V_g, from
+ * q (n, n_head·head_dim), k and v (n, n_kv_head·head_dim), already rotated. */
+void agk_attend_f32(const agk_head *c, const float *q, const float *k, const float *v, size_t n,
+                    float *p, float *ctx);
+void agk_attend_f64(const agk_head *c, const double *q, const double *k, const double *v, size_t n,
+                    double *p, double *ctx);
+
+#endif
