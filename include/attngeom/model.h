@@ -35,6 +35,37 @@ extern "C" {
 
 typedef enum { AG_ARCH_GPT2, AG_ARCH_BERT, AG_ARCH_LLAMA } ag_arch;
 
+/* Rotary position embedding (RoPE) of a model's heads: pair (j, j + r/2) of
+ * the first r = rotary_dim dims of every query and key head at position i
+ * turns by the angle i·inv_freq[j] (rotate-half form, modeling_llama.py
+ * apply_rotary_pos_emb). rope_scaling types as in Hugging Face's
+ * modeling_rope_utils.py; other types are refused at load, by name. */
+typedef enum {
+    AG_ROPE_DEFAULT, /* no rope_scaling: inv_freq[j] = theta^(-2j/r) */
+    AG_ROPE_LINEAR,  /* inv_freq / factor */
+    AG_ROPE_DYNAMIC, /* NTK-aware: for n > original_max_positions, theta ←
+                        theta·((factor·n/max) − (factor − 1))^(r/(r − 2)) */
+    AG_ROPE_LLAMA3   /* Llama 3.1: low frequencies / factor, high ones kept,
+                        the band between interpolated (low/high_freq_factor) */
+} ag_rope_type;
+
+typedef struct {
+    int rotary_dim;          /* dims rotated per head, even; 0 = no RoPE */
+    double theta;            /* rope_theta (GPT-NeoX rotary_emb_base) */
+    ag_rope_type type;
+    double factor;           /* linear, dynamic, llama3 */
+    double low_freq_factor;  /* llama3 */
+    double high_freq_factor; /* llama3 */
+    int original_max_positions; /* llama3: original_max_position_embeddings;
+                                   dynamic: max_position_embeddings */
+} ag_rope;
+
+/* inv_freq (rotary_dim/2 doubles, caller's) for a pass over n tokens
+ * (dynamic scaling depends on n, as HF's dynamic_rope_update with seq_len =
+ * n). Computed in double. r must satisfy rotary_dim even > 0, theta > 0,
+ * factor >= 1 where used (checked at load). */
+void ag_rope_inv_freq(const ag_rope *r, size_t n, double *inv_freq);
+
 /* What config.json says, normalised across architectures. */
 typedef struct {
     ag_arch arch;

@@ -21,8 +21,9 @@
  * RoPE (modeling_llama.py apply_rotary_pos_emb, rotate-half form) rotates the
  * first rotary_dim dims of every head (GPT-NeoX rotary_pct, Phi-3
  * partial_rotary_factor); pair (j, j + rotary_dim/2) of position i turns by
- * i·inv_freq[j]. inv_freq follows modeling_rope_utils.py for the rope types
- * below; the tables are computed in double and rounded to the pass's type.
+ * i·inv_freq[j], inv_freq from ag_rope_inv_freq (public, attngeom/model.h:
+ * modeling_rope_utils.py); the tables are computed in double and rounded to
+ * the pass's type.
  *
  * Every function is written once for R = float (suffix _f32: float
  * activations and sgemm, HF float32 semantics; sums in double) and R = double
@@ -34,30 +35,7 @@
 
 #include <stddef.h>
 
-/* rope_scaling "rope_type" (or legacy "type") values the engine implements. */
-typedef enum {
-    AGK_ROPE_DEFAULT, /* no rope_scaling: inv_freq[j] = theta^(-2j/rotary_dim) */
-    AGK_ROPE_LINEAR,  /* inv_freq / factor */
-    AGK_ROPE_DYNAMIC, /* NTK: for n > max_positions, theta ← theta·((factor·n/max)
-                         − (factor − 1))^(rotary_dim/(rotary_dim − 2)) */
-    AGK_ROPE_LLAMA3   /* Llama 3.1 band-wise rescaling (low/high_freq_factor) */
-} agk_rope_type;
-
-typedef struct {
-    int rotary_dim;          /* dims rotated per head: even, 0 < . <= head_dim; 0 = no RoPE */
-    double theta;            /* rope_theta (rotary_emb_base for GPT-NeoX) */
-    agk_rope_type type;
-    double factor;           /* linear, dynamic, llama3 */
-    double low_freq_factor;  /* llama3 */
-    double high_freq_factor; /* llama3 */
-    int original_max_positions; /* llama3: original_max_position_embeddings;
-                                   dynamic: max_position_embeddings */
-} agk_rope;
-
-/* The rotary frequencies for a pass over n tokens (dynamic scaling depends
- * on n, as HF's dynamic_rope_update with seq_len = n): inv_freq
- * (rotary_dim/2 doubles). */
-void agk_rope_inv_freq(const agk_rope *r, size_t n, double *inv_freq);
+#include "attngeom/model.h" /* ag_rope, ag_rope_inv_freq */
 
 /* One layer's attention, every head alike. */
 typedef struct {
