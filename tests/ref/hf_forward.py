@@ -691,6 +691,10 @@ def _class_forward(cls):
     return lambda cfg, W, ids: cls(cfg, W).forward(ids)
 
 
+_DECODER_CLASSES = {"llama": Llama, "mistral": Llama, "qwen2": Llama, "gemma": Gemma, "gemma2": Gemma2,
+                    "phi3": Phi3}
+
+
 # model_type -> (forward, tensor-name prefixes, config key of the nominal
 # maximum positions).  The prefixes are those of the ForCausalLM /
 # ForMaskedLM classes' checkpoints; names without them (base-model saves)
@@ -741,6 +745,20 @@ class Model:
         self.limit = position_limit(self.cfg)
         self.vocab_size = self.cfg["vocab_size"]
         self.causal = mt not in ENCODERS
+
+    def layer_windows(self):
+        """Sliding window of every layer, 0 where there is none."""
+        cls = _DECODER_CLASSES.get(self.cfg["model_type"])
+        L = next(self.cfg[k] for k in ("n_layer", "num_hidden_layers", "n_layers") if k in self.cfg)
+        if cls is None:
+            return [0] * L
+        dec = cls(self.cfg, self.W)
+        return [dec.window(l) for l in range(L)]
+
+    def masked_keys(self, n):
+        """Bool (L, 1, n, n): the keys HF's mask hides, whose probability is
+        exactly 0."""
+        return np.stack([~visible_keys(n, self.causal, w)[None] for w in self.layer_windows()])
 
     def forward(self, ids):
         ids = np.asarray(ids, dtype=np.int64)
