@@ -512,7 +512,7 @@ def opt_forward(cfg, W, ids):
 
 
 class Llama:
-    """LlamaModel (modeling_llama.py @5dd4a6354885) and the models built on
+    """LlamaModel (modeling_llama.py @002272831fba) and the models built on
     its decoder layer.  LlamaDecoderLayer: h + attn(input_layernorm(h)), then
     h + mlp(post_attention_layernorm(h)); LlamaAttention: q/k/v_proj
     (attention_bias; Qwen2 always biases q, k, v: modular_qwen2.py
