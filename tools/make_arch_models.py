@@ -129,6 +129,28 @@ class Gen:
 
 # ------------------------------------------------------------- the cases ---
 
+# Tensor names of a layer with separate q, k, v, out projections, one norm
+# after (or before) attention, a two-matrix MLP and a second norm.
+OPT_LAYER = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
+             "self_attn_layer_norm", "fc1", "fc2", "final_layer_norm")
+BERT_LAYER = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",
+              "attention.output.LayerNorm", "intermediate.dense", "output.dense", "output.LayerNorm")
+DISTILBERT_LAYER = ("attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin",
+                    "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm")
+
+
+def attn_mlp_layer(g, q, d, ff, names):
+    wq, wk, wv, wo, norm1, fc1, fc2, norm2 = names
+    g.lin(q + wq, d, d, QK_GAIN)
+    g.lin(q + wk, d, d, QK_GAIN)
+    g.lin(q + wv, d, d)
+    g.lin(q + wo, d, d)
+    g.ln(q + norm1, d)
+    g.lin(q + fc1, ff, d)
+    g.lin(q + fc2, d, ff)
+    g.ln(q + norm2, d)
+
+
 def base_config(arch, model_type, dtype, **kw):
     c = {"architectures": [arch], "model_type": model_type,
          "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype],
@@ -186,15 +208,7 @@ def opt(name, pre_ln, proj_dim, prefix, dtype):
         g.lin(prefix + "project_in", d, e, bias=False)
         g.lin(prefix + "project_out", e, d, bias=False)
     for l in range(L):
-        q = "%slayers.%d." % (prefix, l)
-        g.lin(q + "self_attn.q_proj", d, d, QK_GAIN)
-        g.lin(q + "self_attn.k_proj", d, d, QK_GAIN)
-        g.lin(q + "self_attn.v_proj", d, d)
-        g.lin(q + "self_attn.out_proj", d, d)
-        g.ln(q + "self_attn_layer_norm", d)
-        g.lin(q + "fc1", ff, d)
-        g.lin(q + "fc2", d, ff)
-        g.ln(q + "final_layer_norm", d)
+        attn_mlp_layer(g, "%slayers.%d." % (prefix, l), d, ff, OPT_LAYER)
     if pre_ln:
         g.ln(prefix + "final_layer_norm", d)
     if prefix.startswith("model."):
@@ -221,7 +235,8 @@ def roberta(name, model_type, arch):
     g.emb(p + "embeddings.token_type_embeddings.weight", 1, d, std=0.5)
     g.ln(p + "embeddings.LayerNorm", d)
     g.raw(p + "embeddings.position_ids", np.arange(P)[None], "I64")
-    bert_layers(g, p + "encoder.layer.", L, d, ff)
+    for l in range(L):
+        attn_mlp_layer(g, "%sencoder.layer.%d." % (p, l), d, ff, BERT_LAYER)
     g.lin("lm_head.dense", d, d)
     g.ln("lm_head.layer_norm", d)
     g.lin("lm_head.decoder", V, d)
@@ -236,17 +251,6 @@ def roberta(name, model_type, arch):
     return cfg, g
 
 
-def bert_layers(g, prefix, L, d, ff):
-    for l in range(L):
-        q = "%s%d." % (prefix, l)
-        g.lin(q + "attention.self.query", d, d, QK_GAIN)
-        g.lin(q + "attention.self.key", d, d, QK_GAIN)
-        g.lin(q + "attention.self.value", d, d)
-        g.lin(q + "attention.output.dense", d, d)
-        g.ln(q + "attention.output.LayerNorm", d)
-        g.lin(q + "intermediate.dense", ff, d)
-        g.lin(q + "output.dense", d, ff)
-        g.ln(q + "output.LayerNorm", d)
 
 
 def distilbert(name):
@@ -259,15 +263,7 @@ def distilbert(name):
     g.emb(p + "embeddings.position_embeddings.weight", P, d, std=0.5)
     g.ln(p + "embeddings.LayerNorm", d)
     for l in range(L):
-        q = "%stransformer.layer.%d." % (p, l)
-        g.lin(q + "attention.q_lin", d, d, QK_GAIN)
-        g.lin(q + "attention.k_lin", d, d, QK_GAIN)
-        g.lin(q + "attention.v_lin", d, d)
-        g.lin(q + "attention.out_lin", d, d)
-        g.ln(q + "sa_layer_norm", d)
-        g.lin(q + "ffn.lin1", ff, d)
-        g.lin(q + "ffn.lin2", d, ff)
-        g.ln(q + "output_layer_norm", d)
+        attn_mlp_layer(g, "%stransformer.layer.%d." % (p, l), d, ff, DISTILBERT_LAYER)
     g.lin("vocab_transform", d, d)
     g.ln("vocab_layer_norm", d)
     g.lin("vocab_projector", V, d)
