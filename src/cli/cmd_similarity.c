@@ -42,7 +42,6 @@ static const char similarity_help[] =
 typedef struct {
     const cli_model_run *run;
     int last;         /* last selected layer */
-    size_t nh;        /* selected heads per layer */
     double *attn;     /* (K, n, n): this text's selected heads */
     size_t copied;    /* heads copied so far */
 } similarity_ctx;
@@ -172,7 +171,7 @@ static void pairs_text(FILE *fp, ag_format fmt, const head_id *ids, size_t K, co
 }
 
 /* The records in the chosen format, into a buffer (malloc'd); NULL when out
- * of memory. */
+ * of memory or for a format other than the six above. */
 static char *format_pairs(ag_format fmt, const head_id *ids, size_t K, const double *S,
                           const ag_output_meta *meta, size_t *len)
 {
@@ -181,7 +180,10 @@ static char *format_pairs(ag_format fmt, const head_id *ids, size_t K, const dou
     if (!mem)
         return NULL;
     int ok = 1;
-    if (fmt == AG_FORMAT_JSON) {
+    if (fmt != AG_FORMAT_JSON && fmt != AG_FORMAT_TABLE && fmt != AG_FORMAT_CSV &&
+        fmt != AG_FORMAT_TSV && fmt != AG_FORMAT_MD && fmt != AG_FORMAT_LATEX) {
+        ok = 0; /* a format this writer does not know: no guessed layout */
+    } else if (fmt == AG_FORMAT_JSON) {
         json_t *root = pairs_json(ids, K, S, meta);
         ok = root && json_dumpf(root, mem, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
                                                JSON_REAL_PRECISION(17)) == 0 &&
@@ -229,7 +231,8 @@ static int similarity_outputs(const cli_model_run *r, const char *npy_path, cons
     size_t len = 0;
     char *buf = rc ? NULL : format_pairs(r->common.format, ids, K, S, &meta, &len);
     if (rc == 0 && !buf)
-        rc = cli_fail("cannot format the records");
+        rc = cli_fail("similarity: cannot format the records (out of memory, or a --format it "
+                      "does not write)");
     if (rc == 0)
         rc = cli_outputs_add(&tx, "-", buf, len);
     free(buf);
