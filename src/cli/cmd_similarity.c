@@ -129,8 +129,11 @@ static json_t *pairs_json(const head_id *ids, size_t K, const double *S,
     return NULL;
 }
 
-/* One row of the text formats: ids then the distance, `digits` significant
- * digits (17 in CSV/TSV, which read back exactly; 6 in the human formats). */
+/* The records name two heads each, so they are not ag_records and
+ * ag_records_write cannot print them: the formats are written here, with
+ * ag_records_write's conventions (17 significant digits in JSON, CSV and
+ * TSV, which read back exactly; 6 in the human formats; LaTeX exponents as
+ * \times10^{k}). One row of the text formats: */
 static void pair_row(FILE *fp, ag_format fmt, head_id a, head_id b, double d)
 {
     int v[4] = {a.layer, a.head, b.layer, b.head};
