@@ -244,15 +244,29 @@ static int similarity_outputs(const cli_model_run *r, const char *npy_path, cons
     return rc;
 }
 
+/* --metrics and --expect, which every record command takes, mean nothing
+ * here: there are no metric keys to choose, and no metric records to
+ * compare. Refused before the common options see them (`--metrics all`
+ * would otherwise select nothing, silently). */
+static int similarity_option(cli_model_run *r, int argc, char **argv, int *i)
+{
+    (void)r;
+    (void)argc;
+    if (cli_is_option(argv[*i], "--metrics"))
+        return cli_usage_error("similarity", "takes no --metrics: it computes js_distance only"), -1;
+    if (cli_is_option(argv[*i], "--expect"))
+        return cli_usage_error("similarity", "takes no --expect: its records are pairs of heads"), -1;
+    return 0;
+}
+
 int cmd_similarity(int argc, char **argv)
 {
     cli_model_run r = {0};
-    cli_common_init(&r.common, 0); /* no metric keys: --metrics is refused */
-    int rc = cli_model_run_parse(&r, "similarity", similarity_help, argc, argv, NULL, 1);
+    cli_common_init(&r.common, 0);
+    int rc = cli_model_run_parse(&r, "similarity", similarity_help, argc, argv,
+                                 similarity_option, 1);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if (r.common.expect_path)
-        return cli_usage_error("similarity", "takes no --expect (its records are pairs of heads)");
     /* -o is the distance matrix; the records go to standard output. */
     const char *npy_path = r.common.out_path;
     r.common.out_path = NULL;

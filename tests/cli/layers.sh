@@ -328,8 +328,10 @@ run_case 1 nope "rollout: missing model folder" rollout "$T/nope" --text "$TEXT"
 run_case 1 vocab "residual: token id = vocab_size" residual "$GPT2" --tokens 1,50257 -o "$T/o/out.json"
 run_case 1 vocab "rollout: token id = vocab_size" rollout "$GPT2" --tokens 1,50257 -o "$T/o/R.npy"
 run_case 1 "" "rollout -o into a missing folder" rollout "$GPT2" --text "$TEXT" -o "$T/o/no/R.npy"
-run_case 2 "" "similarity --metrics (no metric keys)" similarity "$GPT2" --text "$TEXT" \
+run_case 2 metrics "similarity --metrics (no metric keys)" similarity "$GPT2" --text "$TEXT" \
     --metrics entropy_mean -o "$T/o/S.npy"
+run_case 2 metrics "similarity --metrics all" similarity "$GPT2" --text "$TEXT" --metrics=all \
+    -o "$T/o/S.npy"
 run_case 2 expect "similarity --expect" similarity "$GPT2" --text "$TEXT" --expect "$T/sim.json" \
     -o "$T/o/S.npy"
 run_case 1 vocab "similarity: token id = vocab_size" similarity "$GPT2" --tokens 1,50257 -o "$T/o/S.npy"
