@@ -97,6 +97,15 @@ const char *agk_rope_problem(const ag_rope *r, int head_dim, char *buf, size_t l
     return rope_scaling_problem(r, buf, len);
 }
 
+const char *agk_head_problem(const agk_head *c, const ag_rope *r, char *buf, size_t len)
+{
+    if (!(c->softcap >= 0) || !isfinite(c->softcap))
+        return snprintf(buf, len, "softcap %g is not a number >= 0", c->softcap), buf;
+    if (c->window < 0 || (c->window > 0 && !c->causal))
+        return snprintf(buf, len, "window %d needs causal and a size >= 1", c->window), buf;
+    return r ? agk_rope_problem(r, c->head_dim, buf, len) : NULL;
+}
+
 /* Causal rows see keys 0..i, a window cuts that to the last `window` of
  * them (masking_utils.py sliding_window_overlay: kv_idx > q_idx − window). */
 void agk_visible(const agk_head *c, size_t n, size_t i, size_t *lo, size_t *hi)

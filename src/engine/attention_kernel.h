@@ -52,6 +52,10 @@ typedef struct {
  * the caller's message ("rotary_dim 5 is odd"). buf holds the text. */
 const char *agk_rope_problem(const ag_rope *r, int head_dim, char *buf, size_t len);
 
+/* Likewise for a head's softcap (finite, >= 0) and window (>= 0, and > 0
+ * only with causal), then its rope r (NULL: none) for c->head_dim. */
+const char *agk_head_problem(const agk_head *c, const ag_rope *r, char *buf, size_t len);
+
 /* First and one-past-last visible key of query i: the visible keys of a
  * row are always contiguous. */
 void agk_visible(const agk_head *c, size_t n, size_t i, size_t *lo, size_t *hi);

@@ -16,6 +16,14 @@
 #include "attngeom/model.h"
 #include "attention_kernel.h"
 
+/* Every head of the layer as the kernel sees it: the scale is in Q already. */
+static agk_head kernel_head(const ag_attn_layer_spec *s)
+{
+    return (agk_head){.n_head = s->n_head, .n_kv_head = s->n_head,
+                      .head_dim = (int)(s->d_a / (size_t)s->n_head), .scale = 1,
+                      .softcap = s->softcap, .causal = s->causal, .window = s->window};
+}
+
 /* Generates layer_f32 / layer_f64: Q = scale·(XW_Q + b_Q) and K = XW_K + b_K
  * (n, d_a), both rotated when the spec has a rope, then every head's
  * probabilities by the attention kernel (scale 1: it is in Q already) into
@@ -67,8 +75,7 @@
             agk_rope_apply_##SFX(q, n, da, H, dh, rd, tab, sn, 1);                        \
             agk_rope_apply_##SFX(k, n, da, H, dh, rd, tab, sn, 1);                        \
         }                                                                                 \
-        agk_head c = {.n_head = H, .n_kv_head = H, .head_dim = dh, .scale = 1,            \
-                      .softcap = s->softcap, .causal = s->causal, .window = s->window};   \
+        agk_head c = kernel_head(s);                                                      \
         for (int h = 0; h < H; h++)                                                       \
             agk_head_probs_##SFX(&c, q + h * dh, da, k + h * dh, da, n,                   \
                                  p + (size_t)h * n * n);                                  \
@@ -115,13 +122,10 @@ static int check_spec(const ag_attn_layer_spec *s, ag_error *err)
         return ag_error_set(err, AG_EINVAL, "attention layer: projection width %zu is not divisible by %d heads",
                             s->d_a, s->n_head);
     char why[160];
-    const char *bad = agk_rope_problem(&s->rope, (int)(s->d_a / (size_t)s->n_head), why, sizeof why);
+    agk_head c = kernel_head(s);
+    const char *bad = agk_head_problem(&c, &s->rope, why, sizeof why);
     if (bad)
         return ag_error_set(err, AG_EINVAL, "attention layer: %s", bad);
-    if (!(s->softcap >= 0) || !isfinite(s->softcap))
-        return ag_error_set(err, AG_EINVAL, "attention layer: softcap %g is not a number >= 0", s->softcap);
-    if (s->window < 0 || (s->window > 0 && !s->causal))
-        return ag_error_set(err, AG_EINVAL, "attention layer: window %d needs causal and a size >= 1", s->window);
     int f32 = s->precision != AG_PRECISION_F64;
     int rc = check_block(s->x, s->n, s->d, x_name(s), "X", f32, err);
     if (rc == AG_OK)
