@@ -142,6 +142,12 @@ typedef struct {
     const char *layers;     /* --layers 0,2-3 */
     const char *heads;      /* --heads 1,4-5 */
     ag_precision precision; /* --precision f32|f64 */
+    size_t max_tokens;      /* --max-tokens N: cut longer texts to N tokens (0: none) */
+    int skip_long;          /* --skip-long: skip a text longer than the model's positions */
+    int progress;           /* --progress 1, --no-progress -1; 0 (default): when
+                               stderr is a terminal and there are several texts */
+    size_t positions;       /* the model's positions (set by cli_model_run_prepare) */
+    const char *positions_field; /* config.json's name of them, for messages */
 } cli_input;
 
 /* One tokenized text. `line` is its 0-based line in --text-file or
@@ -150,15 +156,22 @@ typedef struct {
     int32_t *ids;
     size_t n;
     long line;
+    size_t tokens;          /* its tokens before --max-tokens cut them (>= n) */
+    int skip;               /* --skip-long: longer than the model's positions, not run */
 } cli_seq;
 
-/* Consume --text, --text-file, --tokens, --tokens-file, --precision (and --layers/--heads
- * when `selections` is set). 1 consumed, 0 not ours, -1 usage error printed. */
+/* Consume --text, --text-file, --tokens, --tokens-file, --precision (and, when
+ * `selections` is set — a command that runs a model on texts — --layers,
+ * --heads, --max-tokens, --skip-long, --progress, --no-progress). 1
+ * consumed, 0 not ours, -1 usage error printed. */
 int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
                      char **argv, int *i);
 /* The sequences to run: tokenized with the model folder's tokenizer, or
- * --tokens / --tokens-file as given. Returns 0, or an exit status after
- * printing. */
+ * --tokens / --tokens-file as given, cut to --max-tokens (as Hugging Face's
+ * truncation=True, max_length=N: the special tokens stay) and checked
+ * against in->positions: a longer one is skipped with --skip-long (marked
+ * skip, one warning line each), an error otherwise. Every cut prints one
+ * warning line. Returns 0, or an exit status after printing. */
 int cli_input_sequences(const cli_input *in, const char *cmd,
                         const char *model_dir, cli_seq **seqs, size_t *count);
 void cli_seqs_free(cli_seq *seqs, size_t count);
@@ -199,6 +212,32 @@ void cli_model_run_free(cli_model_run *r);
 /* Print a forward-pass error for sequence s (naming the line of
  * --text-file or --tokens-file) and return 1. */
 int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error *err);
+
+/* ---- progress of a corpus run (progress.c; docs/cli.md, "Corpus runs") -- */
+
+typedef struct {
+    const char *cmd;
+    size_t total, done, skipped;
+    int on, tty;
+    double start, last; /* monotonic seconds: the run's start, the last line */
+} cli_progress;
+
+/* mode: cli_input.progress (1 on, -1 off, 0 on a terminal for more than
+ * one text). */
+void cli_progress_start(cli_progress *p, const char *cmd, int mode, size_t total);
+/* One more text done (skipped: not run, --skip-long). */
+void cli_progress_step(cli_progress *p, int skipped);
+/* The last line when every text is done; else the terminal's line erased. */
+void cli_progress_end(cli_progress *p);
+/* Erase a progress line drawn on the terminal, so that a message starts on
+ * a clean line (every message of the CLI calls it). */
+void cli_progress_erase(void);
+
+/* Run fn on every sequence of r that is not skipped, in order, with
+ * progress on stderr; stops at the first non-zero return, which it
+ * returns. */
+typedef int (*cli_text_fn)(cli_model_run *r, const cli_seq *s, void *user);
+int cli_model_run_each(cli_model_run *r, const char *cmd, cli_text_fn fn, void *user);
 
 /* A growable array of records. */
 typedef struct {

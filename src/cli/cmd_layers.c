@@ -33,8 +33,9 @@ static const char residual_help[] =
     "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
     "  --help             this text\n";
 
-static int residual_sequence(const cli_model_run *r, const cli_seq *s, cli_records *out)
+static int residual_sequence(cli_model_run *r, const cli_seq *s, void *user)
 {
+    cli_records *out = user;
     const ag_model_config *g = ag_model_get_config(r->model);
     size_t d = (size_t)g->d_model, nd = s->n * d;
     size_t count = (size_t)g->n_layer + 1;
@@ -77,8 +78,8 @@ int cmd_residual(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "residual", 1);
     cli_records recs = {0};
-    for (size_t k = 0; rc == 0 && k < r.nseq; k++)
-        rc = residual_sequence(&r, &r.seqs[k], &recs);
+    if (rc == 0)
+        rc = cli_model_run_each(&r, "residual", residual_sequence, &recs);
     if (rc == 0) {
         ag_output_meta meta = {.command = "residual", .source = r.model_dir};
         rc = cli_emit(&r.common, recs.items, recs.count, &meta);
@@ -154,9 +155,15 @@ static int rollout_layer(const ag_layer_view *v, void *user)
     return v->layer == c->last ? ROLLOUT_DONE : 0;
 }
 
-static int rollout_sequence(const cli_model_run *r, const cli_seq *s, ag_array *save,
-                            cli_records *out)
+typedef struct {
+    ag_array *save; /* -o R.npy, or NULL */
+    cli_records *out;
+} rollout_run;
+
+static int rollout_sequence(cli_model_run *r, const cli_seq *s, void *user)
 {
+    ag_array *save = ((rollout_run *)user)->save;
+    cli_records *out = ((rollout_run *)user)->out;
     size_t n = s->n;
     if (n > (size_t)-1 / sizeof(double) / n)
         return cli_fail("%s: %zu tokens: rollout matrix too large", r->model_dir, n);
@@ -203,18 +210,19 @@ int cmd_rollout(int argc, char **argv)
     r.outs[1] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "rollout", 0);
     ag_array save = {0};
-    if (rc == 0 && npy_path) {
+    if (rc == 0 && npy_path && !r.seqs[0].skip) {
         size_t shape[3] = {count_on(r.layer_on, r.nlayer_sel), r.seqs[0].n, r.seqs[0].n};
         ag_error err = {0};
         if (ag_array_alloc(&save, 3, shape, &err) != AG_OK)
             rc = cli_fail("%s: %s", npy_path, err.message);
     }
     cli_records recs = {0};
-    for (size_t k = 0; rc == 0 && k < r.nseq; k++)
-        rc = rollout_sequence(&r, &r.seqs[k], npy_path ? &save : NULL, &recs);
+    rollout_run run = {npy_path ? &save : NULL, &recs};
+    if (rc == 0)
+        rc = cli_model_run_each(&r, "rollout", rollout_sequence, &run);
     /* nothing partial: the records and the array, or neither */
     cli_outputs tx = {0};
-    if (rc == 0 && npy_path)
+    if (rc == 0 && npy_path && !r.seqs[0].skip) /* a skipped text writes no R */
         rc = cli_outputs_add_npy(&tx, npy_path, &save);
     if (rc == 0) {
         ag_output_meta meta = {.command = "rollout", .source = r.model_dir};

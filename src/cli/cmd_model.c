@@ -215,6 +215,16 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     return status;
 }
 
+static int analyze_text(cli_model_run *r, const cli_seq *s, void *user)
+{
+    analyze_ctx c = {.common = &r->common, .model = r->model, .layer_on = r->layer_on,
+                     .head_on = r->head_on, .text = s->line, .out = user};
+    ag_error err = {0};
+    int status = ag_model_forward(r->model, s->ids, s->n, r->input.precision, analyze_layer, &c,
+                                  NULL, &err);
+    return status == AG_OK ? 0 : cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
+}
+
 int cmd_analyze(int argc, char **argv)
 {
     cli_model_run r = {0};
@@ -224,15 +234,8 @@ int cmd_analyze(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "analyze", 0);
     cli_records recs = {0};
-    for (size_t k = 0; rc == 0 && k < r.nseq; k++) {
-        analyze_ctx c = {.common = &r.common, .model = r.model, .layer_on = r.layer_on,
-                         .head_on = r.head_on, .text = r.seqs[k].line, .out = &recs};
-        ag_error err = {0};
-        int status = ag_model_forward(r.model, r.seqs[k].ids, r.seqs[k].n,
-                                      r.input.precision, analyze_layer, &c, NULL, &err);
-        if (status != AG_OK)
-            rc = cli_model_run_fail(&r, &r.seqs[k], c.err.status ? &c.err : &err);
-    }
+    if (rc == 0)
+        rc = cli_model_run_each(&r, "analyze", analyze_text, &recs);
     if (rc == 0) {
         ag_output_meta meta = {.command = "analyze", .source = r.model_dir};
         rc = cli_emit(&r.common, recs.items, recs.count, &meta);
@@ -245,16 +248,27 @@ int cmd_analyze(int argc, char **argv)
 /* ---- attention ---------------------------------------------------------- */
 
 static const char attention_help[] =
-    "usage: attngeom attention MODEL (--text S | --tokens 1,2,3 | --tokens-file F) -o OUT.npy\n"
-    "                               [--hidden H.npy]\n"
+    "usage: attngeom attention MODEL (--text S | --tokens 1,2,3 | --text-file F | --tokens-file F)\n"
+    "                               -o OUT.npy [--hidden H.npy] [options]\n"
     "\n"
     "Run the forward pass and write the attention probabilities [L, H, n, n] as\n"
     "<f8 .npy (the selected layers and heads, all by default). --hidden also\n"
     "writes the hidden states [L+1, n, d] in Hugging Face's output_hidden_states\n"
     "convention (embeddings first; for GPT-2/LLaMA the last after the final norm).\n"
-    "One sequence: a --tokens-file must hold one line of ids.\n"
     "\n"
-    "options: --layers LIST, --heads LIST, --precision f32|f64 (default f32)\n";
+    "A corpus (--text-file or --tokens-file of several texts) writes one file per\n"
+    "text: {i} in OUT.npy (and H.npy) stands for the text's 0-based line index,\n"
+    "the \"text\" of analyze's records (-o attn_{i}.npy: attn_0.npy, attn_1.npy, ...;\n"
+    "blank and skipped lines leave gaps). Each text's files are written as it\n"
+    "finishes. A name without {i} takes one text only; with --text or --tokens,\n"
+    "{i} is 0.\n"
+    "\n"
+    "options:\n"
+    "  --layers LIST, --heads LIST   what to write (default all)\n"
+    "  --precision P      f32 (default) or f64\n"
+    "  --max-tokens N     cut longer texts to N tokens (special tokens kept)\n"
+    "  --skip-long        skip a text longer than the model's positions (a warning)\n"
+    "  --progress, --no-progress     progress on stderr (default: on a terminal)\n";
 
 typedef struct {
     const unsigned char *layer_on, *head_on;
@@ -294,6 +308,54 @@ static size_t count_on(const unsigned char *mask, int n)
     return c;
 }
 
+/* The file of text s: every {i} of pattern replaced by its line index (0
+ * for --text or --tokens); NULL for a NULL pattern or out of memory. */
+static char *text_path(const char *pattern, const cli_seq *s)
+{
+    if (!pattern)
+        return NULL;
+    char index[24];
+    snprintf(index, sizeof index, "%ld", s->line >= 0 ? s->line : 0L);
+    size_t marks = 0, len = strlen(pattern);
+    for (const char *p = strstr(pattern, "{i}"); p; p = strstr(p + 3, "{i}"))
+        marks++;
+    char *out = malloc(len + marks * strlen(index) + 1), *o = out;
+    for (const char *p = pattern; out && *p;) {
+        if (strncmp(p, "{i}", 3) == 0) {
+            o = stpcpy(o, index);
+            p += 3;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    if (out)
+        *o = '\0';
+    return out;
+}
+
+/* Before anything runs: a name without {i} takes one text, and every
+ * text's files pass the checks of any output (cli_paths_check). */
+static int check_text_paths(const cli_model_run *r)
+{
+    const char *names[2] = {r->common.out_path, hidden_path};
+    for (int k = 0; k < 2; k++)
+        if (names[k] && r->nseq > 1 && !strstr(names[k], "{i}"))
+            return cli_usage_error("attention", "%s %s names one file and the input holds %zu "
+                                   "texts: put {i} in it (%s attn_{i}.npy)", k ? "--hidden" : "-o",
+                                   names[k], r->nseq, k ? "--hidden" : "-o");
+    cli_path ins[] = {{"MODEL", r->model_dir}, {"--text-file", r->input.text_file},
+                      {"--tokens-file", r->input.tokens_file}};
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < r->nseq; k++) {
+        char *a = text_path(names[0], &r->seqs[k]), *h = text_path(names[1], &r->seqs[k]);
+        cli_path outs[] = {{"-o", a}, {"--hidden", h}};
+        rc = !a || (names[1] && !h) ? cli_fail("out of memory") : cli_paths_check(outs, 2, ins, 3);
+        free(a);
+        free(h);
+    }
+    return rc;
+}
+
 /* Both arrays or neither: each is staged, then both are committed, so a
  * failure leaves any earlier files untouched. */
 static int write_arrays(const char *attn_path, const ag_array *attn,
@@ -306,6 +368,36 @@ static int write_arrays(const char *attn_path, const ag_array *attn,
     return cli_outputs_finish(&tx, rc);
 }
 
+/* One text's arrays, written to its files as soon as it is done. */
+static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
+{
+    (void)user;
+    const ag_model_config *g = ag_model_get_config(r->model);
+    size_t n = s->n, nl = count_on(r->layer_on, g->n_layer), nh = count_on(r->head_on, g->n_head);
+    size_t ashape[4] = {nl, nh, n, n}, hshape[3] = {(size_t)g->n_layer + 1, n, (size_t)g->d_model};
+    ag_array attn = {0}, hidden = {0};
+    ag_error err = {0};
+    int rc = 0;
+    if (ag_array_alloc(&attn, 4, ashape, &err) != AG_OK ||
+        (hidden_path && ag_array_alloc(&hidden, 3, hshape, &err) != AG_OK))
+        rc = cli_fail_error(&err);
+    attention_ctx c = {.layer_on = r->layer_on, .head_on = r->head_on, .nl = nl, .nh = nh,
+                       .attn = &attn};
+    if (rc == 0 && ag_model_forward(r->model, s->ids, n, r->input.precision, copy_layer, &c,
+                                    hidden_path ? hidden.data : NULL, &err) != AG_OK)
+        rc = cli_model_run_fail(r, s, &err);
+    char *a = rc ? NULL : text_path(r->common.out_path, s), *h = text_path(hidden_path, s);
+    if (rc == 0 && (!a || (hidden_path && !h)))
+        rc = cli_fail("out of memory");
+    if (rc == 0)
+        rc = write_arrays(a, &attn, h, &hidden);
+    free(a);
+    free(h);
+    ag_array_free(&attn);
+    ag_array_free(&hidden);
+    return rc;
+}
+
 int cmd_attention(int argc, char **argv)
 {
     cli_model_run r = {0};
@@ -316,33 +408,16 @@ int cmd_attention(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (!r.common.out_path)
         return cli_usage_error("attention", "missing -o OUT.npy");
-    if (r.input.text_file)
-        return cli_usage_error("attention", "takes one text (--text or --tokens), not --text-file");
-    r.single = "attention";
     if ((rc = cli_reject_expect(&r.common, "attention")) != 0)
         return rc;
-    r.outs[0] = (cli_path){"-o", r.common.out_path};
-    r.outs[1] = (cli_path){"--hidden", hidden_path};
+    /* a name with {i} is checked for each text (check_text_paths) */
+    r.outs[0] = (cli_path){"-o", strstr(r.common.out_path, "{i}") ? NULL : r.common.out_path};
+    r.outs[1] = (cli_path){"--hidden", hidden_path && strstr(hidden_path, "{i}") ? NULL : hidden_path};
     rc = cli_model_run_prepare(&r, "attention", 0);
-    ag_array attn = {0}, hidden = {0};
-    if (rc == 0) {
-        const ag_model_config *g = ag_model_get_config(r.model);
-        size_t n = r.seqs[0].n, nl = count_on(r.layer_on, g->n_layer),
-               nh = count_on(r.head_on, g->n_head);
-        size_t ashape[4] = {nl, nh, n, n}, hshape[3] = {(size_t)g->n_layer + 1, n, (size_t)g->d_model};
-        ag_error err = {0};
-        if (ag_array_alloc(&attn, 4, ashape, &err) != AG_OK ||
-            (hidden_path && ag_array_alloc(&hidden, 3, hshape, &err) != AG_OK))
-            rc = cli_fail_error(&err);
-        attention_ctx c = {.layer_on = r.layer_on, .head_on = r.head_on, .nl = nl, .nh = nh, .attn = &attn};
-        if (rc == 0 && ag_model_forward(r.model, r.seqs[0].ids, n, r.input.precision, copy_layer,
-                                        &c, hidden_path ? hidden.data : NULL, &err) != AG_OK)
-            rc = cli_model_run_fail(&r, &r.seqs[0], &err);
-    }
     if (rc == 0)
-        rc = write_arrays(r.common.out_path, &attn, hidden_path, &hidden);
-    ag_array_free(&attn);
-    ag_array_free(&hidden);
+        rc = check_text_paths(&r);
+    if (rc == 0)
+        rc = cli_model_run_each(&r, "attention", attention_text, NULL);
     cli_model_run_free(&r);
     return rc;
 }

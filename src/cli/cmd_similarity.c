@@ -60,8 +60,18 @@ static int copy_heads(const ag_layer_view *v, void *user)
 
 /* One text: its selected heads' attention, then sum[a][b] += d(a, b) for
  * every pair a < b. */
-static int similarity_text(const cli_model_run *r, const cli_seq *s, size_t K, double *sum)
+typedef struct {
+    size_t K;
+    double *sum;  /* (K, K): the upper triangle's sums over texts */
+    size_t texts; /* texts added */
+} similarity_sums;
+
+static int similarity_text(cli_model_run *r, const cli_seq *s, void *user)
 {
+    similarity_sums *acc = user;
+    size_t K = acc->K;
+    double *sum = acc->sum;
+    acc->texts++;
     size_t n = s->n;
     if (n > (size_t)-1 / sizeof(double) / n / K)
         return cli_fail("%s: %zu tokens: the attention of %zu heads is too large", r->model_dir,
@@ -278,10 +288,14 @@ int cmd_similarity(int argc, char **argv)
     double *S = ids ? calloc(K * K + 1, sizeof *S) : NULL;
     if (rc == 0 && !S)
         rc = cli_fail("out of memory for %zu heads", K);
-    for (size_t k = 0; rc == 0 && k < r.nseq; k++)
-        rc = similarity_text(&r, &r.seqs[k], K, S);
+    similarity_sums acc = {K, S, 0};
+    if (rc == 0)
+        rc = cli_model_run_each(&r, "similarity", similarity_text, &acc);
+    if (rc == 0 && acc.texts == 0)
+        rc = cli_fail("%s: every text was skipped (--skip-long): no distance to average",
+                      r.model_dir);
     if (rc == 0) {
-        average(S, K, r.nseq);
+        average(S, K, acc.texts);
         rc = similarity_outputs(&r, npy_path, ids, K, S);
     }
     free(S);

@@ -28,6 +28,7 @@ void cli_common_init(cli_common *c, unsigned families)
 static void message_line(const char *head, const char *fmt, va_list ap, const char *tail)
 {
     char *raw = NULL, *safe = NULL;
+    cli_progress_erase();
     if (vasprintf(&raw, fmt, ap) >= 0)
         safe = ag_text_escape_dup(raw, AG_TEXT_CONTROL);
     fprintf(stderr, "%s%s%s\n", head, safe ? safe : "out of memory formatting a message", tail);

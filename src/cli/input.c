@@ -30,7 +30,26 @@ int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
         slot = &in->layers, name = "--layers";
     else if (selections && cli_is_option(a, "--heads"))
         slot = &in->heads, name = "--heads";
-    else if (cli_is_option(a, "--precision")) {
+    else if (selections && strcmp(a, "--skip-long") == 0)
+        return in->skip_long = 1;
+    else if (selections && strcmp(a, "--progress") == 0)
+        return in->progress = 1;
+    else if (selections && strcmp(a, "--no-progress") == 0)
+        return (in->progress = -1), 1;
+    else if (selections && cli_is_option(a, "--max-tokens")) {
+        const char *v = cli_option_value(cmd, "--max-tokens", argc, argv, i);
+        char *end;
+        if (!v)
+            return -1;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (end == v || *end || errno || v[0] == '-' || n == 0 || n > (1ull << 31)) {
+            cli_usage_error(cmd, "--max-tokens takes a number of tokens from 1 to 2^31, not '%s'", v);
+            return -1;
+        }
+        in->max_tokens = (size_t)n;
+        return 1;
+    } else if (cli_is_option(a, "--precision")) {
         const char *v = cli_option_value(cmd, "--precision", argc, argv, i);
         if (!v)
             return -1;
@@ -84,21 +103,57 @@ static int parse_tokens(const char *cmd, const char *list, cli_seq *seq)
     return cli_fail("out of memory reading --tokens");
 }
 
-static int encode(const ag_tokenizer *tok, const char *text, size_t len,
-                  long line, const char *source, cli_seq *seq)
+/* Hugging Face's truncation=True, max_length=max (tokenizers' encode: the
+ * text's own tokens are cut on the right to max minus the special tokens the
+ * post-processor adds, which are then added as usual, so [CLS] ... [SEP]
+ * stays whole). seq holds the full encoding; 0, or -1 with err set. */
+static int truncate_encoding(const ag_tokenizer *tok, const char *text, size_t len,
+                             size_t max, cli_seq *seq, ag_error *err)
+{
+    int32_t *own = NULL;
+    size_t c = 0, f = seq->n, p = 0;
+    if (ag_tokenizer_encode_ex(tok, text, len, AG_TOKENIZE_NO_SPECIAL, &own, &c, err) != AG_OK)
+        return -1;
+    /* the special tokens surround the text's own: find where they start */
+    while (c <= f && p <= f - c && memcmp(seq->ids + p, own, c * sizeof *own) != 0)
+        p++;
+    free(own);
+    if (c > f || p > f - c)
+        return ag_error_set(err, AG_EFORMAT, "the special tokens do not surround the text's "
+                            "own tokens: --max-tokens cannot cut it"), -1;
+    if (f - c >= max)
+        return ag_error_set(err, AG_EINVAL, "--max-tokens %zu leaves no token of the text: the "
+                            "tokenizer adds %zu special tokens", max, f - c), -1;
+    size_t keep = max - (f - c); /* of the text's own c tokens */
+    memmove(seq->ids + p + keep, seq->ids + p + c, (f - p - c) * sizeof *seq->ids);
+    seq->n = max;
+    return 0;
+}
+
+/* Where a text came from, for messages: "F: line N" or "--text". */
+static void text_place(char *buf, size_t size, const char *source, long line)
+{
+    if (line >= 0)
+        snprintf(buf, size, "%s: line %ld", source, line + 1);
+    else
+        snprintf(buf, size, "--text");
+}
+
+static int encode(const ag_tokenizer *tok, const char *text, size_t len, long line,
+                  const char *source, size_t max_tokens, cli_seq *seq)
 {
     ag_error err = {0};
+    char place[300];
+    text_place(place, sizeof place, source, line);
     seq->line = line;
-    if (ag_tokenizer_encode(tok, text, len, &seq->ids, &seq->n, &err) != AG_OK) {
-        if (line >= 0)
-            return cli_fail("%s: line %ld: %s", source, line + 1, err.message);
-        return cli_fail("--text: %s", err.message);
-    }
-    if (seq->n == 0) {
-        if (line >= 0)
-            return cli_fail("%s: line %ld: the text gives no tokens", source, line + 1);
-        return cli_fail("--text: the text gives no tokens");
-    }
+    if (ag_tokenizer_encode(tok, text, len, &seq->ids, &seq->n, &err) != AG_OK)
+        return cli_fail("%s: %s", place, err.message);
+    if (seq->n == 0)
+        return cli_fail("%s: the text gives no tokens", place);
+    seq->tokens = seq->n;
+    if (max_tokens && seq->n > max_tokens &&
+        truncate_encoding(tok, text, len, max_tokens, seq, &err) != 0)
+        return cli_fail("%s: %s", place, err.message);
     return 0;
 }
 
@@ -163,13 +218,25 @@ static int parse_id_line(const char *path, long line, const char *s, size_t n, c
 typedef struct {
     const ag_tokenizer *tok; /* NULL: the lines are token ids */
     const char *path;
+    size_t max_tokens;
 } line_source;
+
+/* Token ids given as they are: --max-tokens keeps the first N (no special
+ * tokens are known to keep). */
+static void cut_ids(cli_seq *seq, size_t max_tokens)
+{
+    seq->tokens = seq->n;
+    if (max_tokens && seq->n > max_tokens)
+        seq->n = max_tokens;
+}
 
 static int line_sequence(const line_source *src, long line, const char *s, size_t n, cli_seq *seq)
 {
     if (src->tok)
-        return encode(src->tok, s, n, line, src->path, seq);
-    return parse_id_line(src->path, line, s, n, seq);
+        return encode(src->tok, s, n, line, src->path, src->max_tokens, seq);
+    int rc = parse_id_line(src->path, line, s, n, seq);
+    cut_ids(seq, src->max_tokens);
+    return rc;
 }
 
 /* One sequence per non-blank line (of --text-file, or --tokens-file when
@@ -217,17 +284,11 @@ static int file_sequences(line_source *src, cli_seq **seqs, size_t *count)
     return 0;
 }
 
-int cli_input_sequences(const cli_input *in, const char *cmd,
-                        const char *model_dir, cli_seq **seqs, size_t *count)
+static int read_sequences(const cli_input *in, const char *cmd, const char *model_dir,
+                          cli_seq **seqs, size_t *count)
 {
-    int given = !!in->text + !!in->text_file + !!in->tokens + !!in->tokens_file;
-    if (given != 1)
-        return cli_usage_error(cmd, given ? "give only one of --text, --text-file, --tokens, --tokens-file"
-                                          : "missing input: --text S, --text-file F, --tokens 1,2,3 or --tokens-file F");
-    *seqs = NULL;
-    *count = 0;
     if (in->tokens_file) {
-        line_source src = {NULL, in->tokens_file};
+        line_source src = {NULL, in->tokens_file, in->max_tokens};
         return file_sequences(&src, seqs, count);
     }
     if (in->tokens) {
@@ -239,6 +300,7 @@ int cli_input_sequences(const cli_input *in, const char *cmd,
             free(s);
             return rc;
         }
+        cut_ids(s, in->max_tokens);
         *seqs = s;
         *count = 1;
         return 0;
@@ -249,11 +311,11 @@ int cli_input_sequences(const cli_input *in, const char *cmd,
         return cli_fail_error(&err);
     int rc;
     if (in->text_file) {
-        line_source src = {tok, in->text_file};
+        line_source src = {tok, in->text_file, in->max_tokens};
         rc = file_sequences(&src, seqs, count);
     } else {
         cli_seq *s = calloc(1, sizeof *s);
-        rc = s ? encode(tok, in->text, strlen(in->text), -1, NULL, s)
+        rc = s ? encode(tok, in->text, strlen(in->text), -1, NULL, in->max_tokens, s)
                : cli_fail("out of memory");
         if (rc == 0) {
             *seqs = s;
@@ -263,6 +325,56 @@ int cli_input_sequences(const cli_input *in, const char *cmd,
         }
     }
     ag_tokenizer_free(tok);
+    return rc;
+}
+
+/* One warning line per text --max-tokens cut or --skip-long skips; a text
+ * longer than the model's positions without either is an error before
+ * anything runs, naming both options. */
+static int fit_sequences(const cli_input *in, const char *model_dir, cli_seq *seqs, size_t count)
+{
+    const char *file = in->text_file ? in->text_file : in->tokens_file;
+    const char *source = file && strcmp(file, "-") == 0 ? "standard input" : file;
+    char place[300];
+    for (size_t k = 0; k < count; k++) {
+        cli_seq *s = &seqs[k];
+        text_place(place, sizeof place, source, s->line);
+        if (s->line < 0 && in->tokens)
+            snprintf(place, sizeof place, "--tokens");
+        if (s->tokens > s->n)
+            cli_note("attngeom: warning: %s: %zu tokens, cut to the first %zu (--max-tokens)",
+                     place, s->tokens, s->n);
+        if (!in->positions || s->n <= in->positions)
+            continue;
+        if (!in->skip_long)
+            return cli_fail("%s: %s: %zu tokens, more than the model's %s = %zu (--skip-long "
+                            "skips such texts, --max-tokens %zu cuts them)", model_dir, place,
+                            s->n, in->positions_field, in->positions, in->positions);
+        s->skip = 1;
+        cli_note("attngeom: warning: %s: %zu tokens, more than the model's %s = %zu: skipped "
+                 "(--skip-long)", place, s->n, in->positions_field, in->positions);
+    }
+    return 0;
+}
+
+int cli_input_sequences(const cli_input *in, const char *cmd,
+                        const char *model_dir, cli_seq **seqs, size_t *count)
+{
+    int given = !!in->text + !!in->text_file + !!in->tokens + !!in->tokens_file;
+    if (given != 1)
+        return cli_usage_error(cmd, given ? "give only one of --text, --text-file, --tokens, --tokens-file"
+                                          : "missing input: --text S, --text-file F, --tokens 1,2,3 or --tokens-file F");
+    *seqs = NULL;
+    *count = 0;
+    if (in->max_tokens && in->positions && in->max_tokens > in->positions)
+        return cli_fail("%s: --max-tokens %zu is more than the model's %s = %zu", model_dir,
+                        in->max_tokens, in->positions_field, in->positions);
+    int rc = read_sequences(in, cmd, model_dir, seqs, count);
+    if (rc == 0 && (rc = fit_sequences(in, model_dir, *seqs, *count)) != 0) {
+        cli_seqs_free(*seqs, *count);
+        *seqs = NULL;
+        *count = 0;
+    }
     return rc;
 }
 

@@ -65,6 +65,8 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
                            r->layer_on);
     if (rc == 0)
         rc = cli_selection(cmd, r->input.heads, g->n_head, "heads", r->model_dir, r->head_on);
+    r->input.positions = g->max_positions > 0 ? (size_t)g->max_positions : 0;
+    r->input.positions_field = g->arch == AG_ARCH_GPT2 ? "n_positions" : "max_position_embeddings";
     if (rc == 0)
         rc = cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
     if (rc == 0 && r->single && r->nseq != 1)
@@ -79,4 +81,19 @@ int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error 
     if (s->line >= 0)
         return cli_fail("%s: text line %ld: %s", r->model_dir, s->line + 1, err->message);
     return cli_fail("%s: %s", r->model_dir, err->message);
+}
+
+int cli_model_run_each(cli_model_run *r, const char *cmd, cli_text_fn fn, void *user)
+{
+    cli_progress p;
+    int rc = 0;
+    cli_progress_start(&p, cmd, r->input.progress, r->nseq);
+    for (size_t k = 0; rc == 0 && k < r->nseq; k++) {
+        if (!r->seqs[k].skip)
+            rc = fn(r, &r->seqs[k], user);
+        if (rc == 0)
+            cli_progress_step(&p, r->seqs[k].skip);
+    }
+    cli_progress_end(&p);
+    return rc;
 }
