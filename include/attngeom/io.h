@@ -124,6 +124,26 @@ int ag_st_read_f32(const ag_safetensors *st, const ag_tensor_info *info,
 double ag_half_to_double(uint16_t h);
 double ag_bfloat16_to_double(uint16_t b);
 
+/* ---- SHA-256 (FIPS 180-4): digests of the files a run read --------------- */
+
+typedef struct {
+    uint32_t h[8];
+    uint64_t bytes;
+    unsigned char block[64];
+    size_t fill;
+} ag_sha256;
+
+void ag_sha256_init(ag_sha256 *s);
+void ag_sha256_update(ag_sha256 *s, const void *data, size_t len);
+/* The digest of everything given to update; s must be initialised again
+ * before another use. */
+void ag_sha256_final(ag_sha256 *s, unsigned char digest[32]);
+/* 64 lower-case hex digits and a NUL, as sha256sum prints them. */
+void ag_sha256_hex(const unsigned char digest[32], char hex[65]);
+/* The digest of a regular file's bytes, in hex. AG_EIO (cannot open or
+ * read, not a regular file), AG_ENOMEM. */
+int ag_sha256_file(const char *path, char hex[65], ag_error *err);
+
 #ifdef __cplusplus
 }
 #endif
