@@ -25,6 +25,8 @@ typedef struct {
     int trials;               /* --trials, >= 1 (default 8) */
     unsigned long seed;       /* --seed (default 1) */
     double edge_threshold;    /* --edge-threshold in [0, 1]; < 0: 1/n */
+    const char *label;        /* --label NAME: the records' "model" */
+    char model_name[256];     /* else the model folder's (or input file's) name */
 } cli_common;
 
 /* Defaults: table, stdout; selected: the default families (A, B, C) among
@@ -56,6 +58,31 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "attngeom CMD: MESSAGE (see attngeom CMD --help)" and return 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* ---- records that stand alone (settings.c) ------------------------------ */
+
+/* The records' "model": --label, else the name of the folder or file `path`
+ * (its last component once resolved, so "." and "models/x/" name the
+ * folder). */
+void cli_set_model_name(cli_common *c, const char *path);
+/* --label or the name set; NULL when neither. */
+const char *cli_model(const cli_common *c);
+
+/* 1 for the formats that write a run's settings (JSON, JSONL). */
+int cli_format_has_settings(ag_format fmt);
+
+/* What a run's settings name besides c's options. */
+typedef struct {
+    const char *model_dir;           /* MODEL folder: its path, its weight files' SHA-256 */
+    const char *const *files;        /* (nfiles) input files whose SHA-256 to give; NULLs skipped */
+    size_t nfiles;
+    const struct cli_model_run *run; /* the texts and the pass's options, or NULL */
+    const char *metric;              /* the one key a command computes outside --metrics */
+} cli_settings_in;
+
+/* The settings object's text (JSON, malloc'd) in *out, or NULL when c's
+ * format writes none (nothing is hashed then). 0, or 1 after printing. */
+int cli_settings_text(const cli_common *c, const cli_settings_in *in, char **out);
 
 /* ---- outputs (outputs.c; the rules are docs/cli.md's "Outputs") ------- */
 
@@ -121,8 +148,8 @@ int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
  * Returns 0 or 1 after printing the error. */
 int cli_write_output(const char *path, const char *buf, size_t len);
 
-/* Usage error (returns 2) when --expect was given to a command that prints no
- * records (attention, tokenize, info); 0 otherwise. */
+/* Usage error (returns 2) when --expect or --label was given to a command
+ * that prints no records (attention, tokenize, info); 0 otherwise. */
 int cli_reject_expect(const cli_common *c, const char *cmd);
 
 /* Compare records with a golden JSON output (--expect). Prints each mismatch

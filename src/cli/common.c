@@ -162,6 +162,14 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
             cli_usage_error(cmd, "%s", err.message);
             return -1;
         }
+    } else if (cli_is_option(a, "--label")) {
+        if (!(v = cli_option_value(cmd, "--label", argc, argv, i)))
+            return -1;
+        if (!*v) {
+            cli_usage_error(cmd, "--label takes a non-empty name");
+            return -1;
+        }
+        c->label = v;
     } else if (cli_is_option(a, "--expect")) {
         if (!(v = cli_option_value(cmd, "--expect", argc, argv, i)))
             return -1;
@@ -185,7 +193,14 @@ int cli_reject_expect(const cli_common *c, const char *cmd)
 {
     if (c->expect_path)
         return cli_usage_error(cmd, "--expect compares printed records; this command prints none");
+    if (c->label)
+        return cli_usage_error(cmd, "--label names the model in records; this command prints none");
     return 0;
+}
+
+int cli_format_has_settings(ag_format fmt)
+{
+    return fmt == AG_FORMAT_JSON;
 }
 
 int cli_write_output(const char *path, const char *buf, size_t len)
