@@ -859,7 +859,7 @@ Test(model, attn_weights_gqa_layout)
     cr_assert_eq(ag_model_load(sy_folder("q", "qwen2", NULL, NULL), &m, NULL), AG_OK);
     cr_assert_eq(ag_model_attn_weights(m, 0, &w, NULL), AG_OK);
     cr_assert_eq(w.n_kv_head, 1);
-    cr_assert_eq(w.rope, 1);
+    cr_assert_eq(w.rope.rotary_dim, SY_D / 2);
     cr_assert_eq(w.wk.shape[0], SY_D);
     cr_assert_eq(w.wk.shape[1], SY_D / 2);
     const double *kproj = sm.t[3].v; /* layers.0.self_attn.k_proj.weight [out, in] */
