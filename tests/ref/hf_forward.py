@@ -1,29 +1,49 @@
-"""Independent float64 numpy forward passes of three Hugging Face models.
+"""Independent float64 numpy forward passes of Hugging Face models.
 
-Written from the Hugging Face modelling code's documented behaviour (and the
-model READMEs), not from the C sources:
+Written from Hugging Face's modelling code (huggingface/transformers, read
+with the search tool; the path and commit read are cited at each function),
+never from the C sources:
 
-  * GPT2LMHeadModel (modeling_gpt2.py): pre-LN blocks, Conv1D weights
-    stored [in, out] (y = x W + b), fused c_attn columns Q | K | V, head h =
-    columns h*d_h .. (h+1)*d_h - 1 of each block, scores / sqrt(d_h)
-    (scale_attn_weights; / (layer+1) with scale_attn_by_inverse_layer_idx),
-    causal, gelu_new (tanh form), ln_f on the last hidden state.
-  * BertForMaskedLM encoder (modeling_bert.py): embeddings
-    LayerNorm(word + token_type[0] + position), post-LN layers, nn.Linear
-    weights [out, in] (y = x W^T + b), exact erf GELU, no mask (one unpadded
-    segment, token type 0).
-  * LlamaForCausalLM (modeling_llama.py): RMSNorm w * (x * rsqrt(mean(x^2) +
-    eps)), RoPE rotate_half with rope_theta and head_dim, grouped-query
-    attention (query head h uses kv head h // (H / H_kv)), optional q/k/v/o
-    biases (attention_bias), SwiGLU MLP down(silu(gate(x)) * up(x)),
-    model.norm on the last hidden state.
+  gpt2         GPT2LMHeadModel (modeling_gpt2.py): pre-LN, Conv1D [in, out]
+               weights, fused c_attn Q | K | V column blocks, gelu_new, ln_f.
+  bert         BertForMaskedLM encoder (modeling_bert.py): LayerNorm(word +
+               token_type[0] + position), post-LN layers, erf GELU.
+  roberta,     RobertaModel (modeling_roberta.py): BERT with positions from
+  xlm-roberta  create_position_ids_from_input_ids (padding_idx + 1 + i).
+  distilbert   DistilBertModel (modeling_distilbert.py): q_lin/k_lin/v_lin/
+               out_lin, q / sqrt(dim_per_head), sa_layer_norm,
+               output_layer_norm, eps 1e-12.
+  gpt_neox     GPTNeoXModel (modeling_gpt_neox.py): per-head interleaved
+               query_key_value, partial rotary (rotary_pct), parallel or
+               sequential residual, final_layer_norm.
+  opt          OPTDecoder (modeling_opt.py): learned positions offset 2,
+               do_layer_norm_before, q scaled after its projection, ReLU,
+               project_in / project_out.
+  llama,       LlamaModel family (modeling_llama.py, modeling_rope_utils.py,
+  mistral,     masking_utils.py): RMSNorm, RoPE with rope_scaling default /
+  qwen2        linear / dynamic / llama3, grouped-query attention, SwiGLU;
+               Mistral's and Qwen2's sliding windows.
+  gemma        GemmaModel: RMSNorm x·(1 + w), embeddings × sqrt(hidden_size),
+               explicit head_dim, GeGLU (tanh GELU), multi-query attention.
+  gemma2       Gemma2Model: Gemma plus attn_logit_softcapping,
+               query_pre_attn_scalar, post-attention and pre/post feed-forward
+               norms, sliding window on even layers.
+  phi3         Phi3Model: fused qkv_proj and gate_up_proj, partial rotary,
+               sliding window in the mask.
 
 Everything is float64: the weights are read from the safetensors file exactly
-as stored (F32, F16, BF16, F64) and upcast.  Causally masked probabilities are
-exactly 0 (as HF's finfo.min mask gives after exp).
+as stored (F32, F16, BF16, F64) and upcast; RoPE angles, norms and softmax are
+computed in float64.  Masked probabilities are exactly 0 (as HF's finfo.min
+mask gives after exp).
 
 forward(folder, ids) -> (attn [L, H, n, n], hidden [L+1, n, d]) in HF's
-output_attentions / output_hidden_states conventions.
+output_attentions / output_hidden_states conventions: hidden[0] the input of
+the first block (after any embedding norm, scale or project_in), hidden[l]
+the output of block l-1, and for decoders with a final norm hidden[L] after
+it.  One sequence, no padding, token type 0.  One deviation, because the
+array has one width: OPT with project_out (word_embed_proj_dim !=
+hidden_size) gives hidden[L] before project_out, where HF gives
+project_out(hidden[L]) of width word_embed_proj_dim.
 
 Run directly to compare with the PyTorch fixtures in tests/data/fixtures:
     /usr/bin/python3 tests/ref/hf_forward.py [MODELS_DIR]
@@ -119,6 +139,14 @@ def rms_norm(x, w, eps):
     return w * (x * (1.0 / np.sqrt(var + eps)))
 
 
+def gemma_rms_norm(x, w, eps):
+    """GemmaRMSNorm / Gemma2RMSNorm (modeling_gemma.py @0125ac68d92d,
+    modeling_gemma2.py @006e86931247): x * rsqrt(mean(x^2) + eps) * (1 + w);
+    the weight is stored centred on 0."""
+    var = (x * x).mean(axis=-1, keepdims=True)
+    return (x * (1.0 / np.sqrt(var + eps))) * (1.0 + w)
+
+
 def gelu_tanh(x):
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
@@ -139,28 +167,49 @@ ACT = {"gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh, "gelu_fast": gelu_
        "gelu": gelu_erf, "silu": silu, "swish": silu, "relu": relu}
 
 
-def softmax_rows(s, causal):
-    """Row softmax of scores s [..., n, n]; causal: keys j > i get exactly 0."""
-    n = s.shape[-1]
-    s = s.copy()
-    if causal:
-        mask = np.triu(np.ones((n, n), dtype=bool), k=1)
-        s[..., mask] = -np.inf
+def activation(name):
+    if name not in ACT:
+        raise ValueError("unsupported activation %r" % name)
+    return ACT[name]
+
+
+def visible_keys(n, causal, window=0):
+    """Boolean [n, n]: key j visible from query i.  masking_utils.py
+    @2ccc6cae21fa: causal_mask_function kv_idx <= q_idx, and
+    sliding_window_overlay kv_idx > q_idx - sliding_window on top of it, so
+    0 <= i - j < window."""
+    i = np.arange(n)[:, None]
+    j = np.arange(n)[None, :]
+    if not causal:
+        return np.ones((n, n), dtype=bool)
+    vis = j <= i
+    if window:
+        vis &= j > i - window
+    return vis
+
+
+def softmax_rows(s, visible):
+    """Row softmax of scores s [..., n, n]; hidden keys get exactly 0."""
+    s = np.where(visible, s, -np.inf)
     m = s.max(axis=-1, keepdims=True)
     e = np.exp(s - m)  # exp(-inf) = 0 exactly
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def attention(q, k, v, scale, causal):
-    """q [H, n, dh], k/v [H, n, dh] (already expanded for GQA)."""
+def attention(q, k, v, scale, causal, window=0, softcap=0.0):
+    """q [H, n, dh], k/v [H, n, dh] (already expanded for GQA).  Gemma-2
+    soft-capping (modeling_gemma2.py @006e86931247 eager_attention_forward):
+    cap * tanh(s / cap) after the scale, before the mask."""
     s = np.einsum("hid,hjd->hij", q, k) * scale
-    p = softmax_rows(s, causal)
+    if softcap:
+        s = np.tanh(s / softcap) * softcap
+    p = softmax_rows(s, visible_keys(s.shape[-1], causal, window))
     return p, np.einsum("hij,hjd->hid", p, v)
 
 
-def split_heads(x, nh):
+def split_heads(x, nh, dh=None):
     n, d = x.shape
-    return x.reshape(n, nh, d // nh).transpose(1, 0, 2)
+    return x.reshape(n, nh, dh or d // nh).transpose(1, 0, 2)
 
 
 def merge_heads(x):
@@ -168,12 +217,88 @@ def merge_heads(x):
     return x.transpose(1, 0, 2).reshape(n, h * dh)
 
 
+def linear(x, W, name, bias=True):
+    """nn.Linear: y = x W^T (+ b when the module has a bias)."""
+    y = x @ W(name + ".weight").T
+    if bias:
+        y = y + W(name + ".bias")
+    return y
+
+
+# ------------------------------------------------------------------- RoPE ---
+
+def rope_scaling_type(cfg):
+    """(type, rope_scaling dict); "type" is the old key of "rope_type"
+    (modeling_rope_utils.py @ef46806472a6 rope_config_validation)."""
+    rs = cfg.get("rope_scaling") or {}
+    return rs.get("rope_type", rs.get("type", "default")), rs
+
+
+def rope_inv_freq(cfg, dim, theta, n, max_positions):
+    """inv_freq [dim/2] for a pass over positions 0..n-1, in float64.
+    modeling_rope_utils.py @ef46806472a6: _compute_default_rope_parameters,
+    _compute_linear_scaling_rope_parameters (inv_freq / factor),
+    _compute_dynamic_ntk_parameters with seq_len = max(position_ids) + 1 = n
+    as dynamic_rope_update passes it (it recomputes only when n exceeds
+    max_position_embeddings), _compute_llama3_parameters.  Other types
+    (yarn, longrope, ...) are refused by name."""
+    kind, rs = rope_scaling_type(cfg)
+    base = float(theta)
+    expo = np.arange(0, dim, 2, dtype=np.float64) / dim
+    if kind == "default":
+        return 1.0 / base ** expo
+    if kind == "linear":
+        return (1.0 / base ** expo) / float(rs["factor"])
+    if kind == "dynamic":
+        factor = float(rs["factor"])
+        seq_len = n if n > max_positions else max_positions
+        base = base * ((factor * seq_len / max_positions) - (factor - 1)) ** (dim / (dim - 2))
+        return 1.0 / base ** expo
+    if kind == "llama3":
+        inv_freq = 1.0 / base ** expo
+        factor = float(rs["factor"])
+        low_freq_factor = float(rs["low_freq_factor"])
+        high_freq_factor = float(rs["high_freq_factor"])
+        old_context_len = float(rs["original_max_position_embeddings"])
+        low_freq_wavelen = old_context_len / low_freq_factor
+        high_freq_wavelen = old_context_len / high_freq_factor
+        wavelen = 2 * math.pi / inv_freq
+        # wavelen < high_freq_wavelen: kept; > low_freq_wavelen: / factor
+        inv_freq_llama = np.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+        smooth_factor = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+        smoothed = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+        is_medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
+        return np.where(is_medium, smoothed, inv_freq_llama)
+    raise ValueError("unsupported rope_scaling type %r" % kind)
+
+
+def rope_cos_sin(inv_freq, n):
+    """cos, sin [n, dim]: emb = cat(freqs, freqs) (LlamaRotaryEmbedding)."""
+    ang = np.arange(n, dtype=np.float64)[:, None] * inv_freq[None, :]
+    ang = np.concatenate([ang, ang], axis=-1)
+    return np.cos(ang), np.sin(ang)
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+
+
+def apply_rope(x, cos, sin):
+    """x [heads, n, hd]: rotate-half RoPE on the first cos.shape[-1] dims, the
+    rest passed through (partial rotary: modular_gpt_neox.py @00dcc6dda6f6 and
+    modeling_phi3.py @00d4b3d2142c apply_rotary_pos_emb)."""
+    r = cos.shape[-1]
+    xr, xp = x[..., :r], x[..., r:]
+    return np.concatenate([xr * cos + rotate_half(xr) * sin, xp], axis=-1)
+
+
 # ----------------------------------------------------------------- models ---
 
 def gpt2_forward(cfg, W, ids):
     L, H, d = cfg["n_layer"], cfg["n_head"], cfg["n_embd"]
     eps = cfg.get("layer_norm_epsilon", 1e-5)
-    act = ACT[cfg.get("activation_function", "gelu_new")]
+    act = activation(cfg.get("activation_function", "gelu_new"))
     dh = d // H
     n = len(ids)
     pos = np.arange(n)
@@ -201,24 +326,19 @@ def gpt2_forward(cfg, W, ids):
     return np.stack(attns), np.stack(hidden)
 
 
-def linear(x, W, name, bias=True):
-    y = x @ W(name + ".weight").T
-    if bias:
-        b = W(name + ".bias", required=False)
-        if b is not None:
-            y = y + b
-    return y
-
-
-def bert_forward(cfg, W, ids):
+def bert_forward(cfg, W, ids, positions=None):
+    """BertModel (modeling_bert.py); RobertaModel passes its own positions."""
     L, H, d = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["hidden_size"]
     eps = cfg.get("layer_norm_eps", 1e-12)
-    act = ACT[cfg.get("hidden_act", "gelu")]
+    act = activation(cfg.get("hidden_act", "gelu"))
+    if cfg.get("position_embedding_type", "absolute") != "absolute":
+        raise ValueError("unsupported position_embedding_type %r" % cfg["position_embedding_type"])
     dh = d // H
     n = len(ids)
+    pos = np.arange(n) if positions is None else positions
     e = W("embeddings.word_embeddings.weight")[ids] \
         + W("embeddings.token_type_embeddings.weight")[np.zeros(n, dtype=int)]
-    e = e + W("embeddings.position_embeddings.weight")[np.arange(n)]
+    e = e + W("embeddings.position_embeddings.weight")[pos]
     h = layer_norm(e, W("embeddings.LayerNorm.weight"), W("embeddings.LayerNorm.bias"), eps)
     hidden = [h]
     attns = []
@@ -240,60 +360,374 @@ def bert_forward(cfg, W, ids):
     return np.stack(attns), np.stack(hidden)
 
 
-def rotate_half(x):
-    half = x.shape[-1] // 2
-    return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+def roberta_positions(cfg, ids):
+    """create_position_ids_from_input_ids (modeling_roberta.py
+    @000824f17f92): mask = ids != padding_idx; (cumsum(mask) * mask) +
+    padding_idx, so real tokens count from padding_idx + 1."""
+    pad = cfg.get("pad_token_id", 1)
+    mask = (ids != pad).astype(np.int64)
+    return np.cumsum(mask) * mask + pad
 
 
-def llama_forward(cfg, W, ids):
-    L, H, d = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["hidden_size"]
-    Hkv = cfg.get("num_key_value_heads") or H
-    dh = cfg.get("head_dim") or d // H
-    eps = cfg.get("rms_norm_eps", 1e-6)
-    theta = float(cfg.get("rope_theta", 10000.0))
-    act = ACT[cfg.get("hidden_act", "silu")]
-    qkv_bias = cfg.get("attention_bias", False) or cfg.get("model_type") == "qwen2"
-    o_bias = cfg.get("attention_bias", False)
-    mlp_bias = cfg.get("mlp_bias", False)
+def roberta_forward(cfg, W, ids):
+    """RobertaModel / XLMRobertaModel (modeling_roberta.py @000824f17f92):
+    RobertaEmbeddings = BertEmbeddings with roberta_positions; the encoder
+    is BERT's (the "Copied from ... Bert" classes)."""
+    return bert_forward(cfg, W, ids, roberta_positions(cfg, ids))
+
+
+def distilbert_forward(cfg, W, ids):
+    """DistilBertModel (modeling_distilbert.py @00b326f4caca): Embeddings
+    LayerNorm(word + position, eps 1e-12), no token types;
+    MultiHeadSelfAttention q = q_lin(x) / sqrt(dim_per_head), scores q k^T,
+    no mask for one unpadded sequence; TransformerBlock
+    sa_layer_norm(out_lin(ctx) + x), output_layer_norm(ffn(sa) + sa)."""
+    L, H, d = cfg["n_layers"], cfg["n_heads"], cfg["dim"]
+    act = activation(cfg.get("activation", "gelu"))
+    dh = d // H
     n = len(ids)
-    inv_freq = 1.0 / (theta ** (np.arange(0, dh, 2, dtype=np.float64) / dh))
-    ang = np.arange(n, dtype=np.float64)[:, None] * inv_freq[None, :]
-    ang = np.concatenate([ang, ang], axis=-1)  # [n, dh]
-    cos, sin = np.cos(ang), np.sin(ang)
-    group = H // Hkv
-    h = W("embed_tokens.weight")[ids]
+    e = W("embeddings.word_embeddings.weight")[ids] + W("embeddings.position_embeddings.weight")[np.arange(n)]
+    h = layer_norm(e, W("embeddings.LayerNorm.weight"), W("embeddings.LayerNorm.bias"), 1e-12)
+    hidden = [h]
+    attns = []
+    for l in range(L):
+        p = "transformer.layer.%d." % l
+        q = split_heads(linear(h, W, p + "attention.q_lin"), H) / math.sqrt(dh)
+        k = split_heads(linear(h, W, p + "attention.k_lin"), H)
+        v = split_heads(linear(h, W, p + "attention.v_lin"), H)
+        pr, o = attention(q, k, v, 1.0, False)
+        attns.append(pr)
+        sa = layer_norm(linear(merge_heads(o), W, p + "attention.out_lin") + h,
+                        W(p + "sa_layer_norm.weight"), W(p + "sa_layer_norm.bias"), 1e-12)
+        f = linear(act(linear(sa, W, p + "ffn.lin1")), W, p + "ffn.lin2")
+        h = layer_norm(f + sa, W(p + "output_layer_norm.weight"), W(p + "output_layer_norm.bias"), 1e-12)
+        hidden.append(h)
+    return np.stack(attns), np.stack(hidden)
+
+
+def gpt_neox_rotary(cfg):
+    """(rotary_ndims, base) of GPTNeoXAttention: int(head_size * rotary_pct)
+    and rotary_emb_base (modeling_gpt_neox.py @006bd23dd0ce); newer configs
+    name them partial_rotary_factor and rope_theta, also inside
+    rope_parameters (configuration_gpt_neox.py @008e57439125: defaults 0.25
+    and 10000)."""
+    rp = cfg.get("rope_parameters") or {}
+    head_size = cfg["hidden_size"] // cfg["num_attention_heads"]
+    pct = cfg.get("rotary_pct", cfg.get("partial_rotary_factor", rp.get("partial_rotary_factor", 0.25)))
+    base = cfg.get("rotary_emb_base", cfg.get("rope_theta", rp.get("rope_theta", 10000.0)))
+    return int(head_size * pct), float(base)
+
+
+def gpt_neox_forward(cfg, W, ids):
+    """GPTNeoXModel (modeling_gpt_neox.py @006bd23dd0ce, modular_gpt_neox.py
+    @00dcc6dda6f6): qkv.view(n, H, 3 * head_size) split into q | k | v per
+    head; RoPE on the first rotary_ndims dims; scores * head_size^-0.5;
+    GPTNeoXLayer x + attn(ln1(x)) + mlp(ln2(x)) (use_parallel_residual) or
+    sequential; final_layer_norm on the last hidden state."""
+    L, H, d = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["hidden_size"]
+    eps = cfg.get("layer_norm_eps", 1e-5)
+    act = activation(cfg.get("hidden_act", "gelu"))
+    bias = cfg.get("attention_bias", True)
+    parallel = cfg.get("use_parallel_residual", True)
+    hs = d // H
+    n = len(ids)
+    rot, base = gpt_neox_rotary(cfg)
+    cos, sin = rope_cos_sin(rope_inv_freq(cfg, rot, base, n, cfg["max_position_embeddings"]), n)
+
+    def ln(x, name):
+        return layer_norm(x, W(name + ".weight"), W(name + ".bias"), eps)
+
+    def mlp(x, p):
+        return linear(act(linear(x, W, p + "mlp.dense_h_to_4h")), W, p + "mlp.dense_4h_to_h")
+
+    h = W("embed_in.weight")[ids]
     hidden = [h]
     attns = []
     for l in range(L):
         p = "layers.%d." % l
-        x = rms_norm(h, W(p + "input_layernorm.weight"), eps)
-        q = linear(x, W, p + "self_attn.q_proj", qkv_bias)
-        k = linear(x, W, p + "self_attn.k_proj", qkv_bias)
-        v = linear(x, W, p + "self_attn.v_proj", qkv_bias)
-        q = q.reshape(n, H, dh).transpose(1, 0, 2)
-        k = k.reshape(n, Hkv, dh).transpose(1, 0, 2)
-        v = v.reshape(n, Hkv, dh).transpose(1, 0, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        kv_of = np.arange(H) // group
-        pr, o = attention(q, k[kv_of], v[kv_of], dh ** -0.5, True)
+        qkv = linear(ln(h, p + "input_layernorm"), W, p + "attention.query_key_value", bias)  # (n, 3d)
+        qkv = qkv.reshape(n, H, 3 * hs).transpose(1, 0, 2)                                   # (H, n, 3hs)
+        q, k, v = qkv[..., :hs], qkv[..., hs:2 * hs], qkv[..., 2 * hs:]
+        pr, o = attention(apply_rope(q, cos, sin), apply_rope(k, cos, sin), v, hs ** -0.5, True)
         attns.append(pr)
-        h = h + linear(merge_heads(o), W, p + "self_attn.o_proj", o_bias)
-        x = rms_norm(h, W(p + "post_attention_layernorm.weight"), eps)
-        m = act(linear(x, W, p + "mlp.gate_proj", mlp_bias)) * linear(x, W, p + "mlp.up_proj", mlp_bias)
-        h = h + linear(m, W, p + "mlp.down_proj", mlp_bias)
+        a = linear(merge_heads(o), W, p + "attention.dense", bias)
+        if parallel:
+            h = mlp(ln(h, p + "post_attention_layernorm"), p) + a + h
+        else:
+            a = a + h
+            h = mlp(ln(a, p + "post_attention_layernorm"), p) + a
         hidden.append(h)
-    hidden[-1] = rms_norm(h, W("norm.weight"), eps)
+    hidden[-1] = ln(h, "final_layer_norm")
     return np.stack(attns), np.stack(hidden)
 
 
+def opt_forward(cfg, W, ids):
+    """OPTDecoder (modeling_opt.py @0184d2087e15).  OPTLearnedPositionalEmbedding:
+    position_ids = cumsum(mask) * mask - 1 = 0..n-1 for an unpadded
+    sequence, looked up at + offset 2.  project_in when word_embed_proj_dim
+    != hidden_size.  OPTAttention: q = q_proj(x) * head_dim^-0.5, then
+    scores q k^T with scaling 1.0.  OPTDecoderLayer: LayerNorms (nn default
+    eps 1e-5) before attention and fc1 (do_layer_norm_before) or after the
+    residual adds (OPT-350m).  final_layer_norm only if do_layer_norm_before
+    and not _remove_final_layer_norm.  project_out is NOT applied to the last
+    hidden state (see the module docstring)."""
+    L, H, d = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["hidden_size"]
+    pre = cfg.get("do_layer_norm_before", True)
+    affine = cfg.get("layer_norm_elementwise_affine", True)
+    bias = cfg.get("enable_bias", True)
+    act = activation(cfg.get("activation_function", "relu"))
+    dh = d // H
+    n = len(ids)
+
+    def ln(x, name):
+        if affine:
+            return layer_norm(x, W(name + ".weight"), W(name + ".bias"), 1e-5)
+        return layer_norm(x, 1.0, 0.0, 1e-5)
+
+    e = W("embed_tokens.weight")[ids]
+    if cfg.get("word_embed_proj_dim", d) != d:
+        e = linear(e, W, "project_in", False)
+    h = e + W("embed_positions.weight")[np.arange(n) + 2]
+    hidden = [h]
+    attns = []
+    for l in range(L):
+        p = "layers.%d." % l
+        x = ln(h, p + "self_attn_layer_norm") if pre else h
+        q = linear(x, W, p + "self_attn.q_proj", bias) * dh ** -0.5
+        k = linear(x, W, p + "self_attn.k_proj", bias)
+        v = linear(x, W, p + "self_attn.v_proj", bias)
+        pr, o = attention(split_heads(q, H), split_heads(k, H), split_heads(v, H), 1.0, True)
+        attns.append(pr)
+        h = h + linear(merge_heads(o), W, p + "self_attn.out_proj", bias)
+        if not pre:
+            h = ln(h, p + "self_attn_layer_norm")
+        x = ln(h, p + "final_layer_norm") if pre else h
+        h = h + linear(act(linear(x, W, p + "fc1", bias)), W, p + "fc2", bias)
+        if not pre:
+            h = ln(h, p + "final_layer_norm")
+        hidden.append(h)
+    if pre and not cfg.get("_remove_final_layer_norm", False):
+        hidden[-1] = ln(h, "final_layer_norm")
+    return np.stack(attns), np.stack(hidden)
+
+
+class Llama:
+    """LlamaModel (modeling_llama.py @002272831fba) and the models built on
+    its decoder layer.  LlamaDecoderLayer: h + attn(input_layernorm(h)), then
+    h + mlp(post_attention_layernorm(h)); LlamaAttention: q/k/v_proj
+    (attention_bias; Qwen2 always biases q, k, v: modular_qwen2.py
+    @022c4a9b8834), RoPE, GQA with kv head h // (H / H_kv), scaling
+    head_dim^-0.5; LlamaMLP down(act(gate(x)) * up(x)); model.norm last.
+    Sliding windows: Mistral on every layer when sliding_window is set
+    (modular_mistral.py @0096ba4f66d4); Qwen2 on the layers of layer_types,
+    by default those with index >= max_window_layers when
+    use_sliding_window (configuration_qwen2.py @008e57439125)."""
+
+    mlp_norm = "post_attention_layernorm"
+
+    def __init__(self, cfg, W):
+        self.cfg, self.W = cfg, W
+        self.L, self.H, self.d = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["hidden_size"]
+        self.Hkv = cfg.get("num_key_value_heads") or self.H
+        self.dh = cfg.get("head_dim") or self.d // self.H
+        self.eps = cfg.get("rms_norm_eps", 1e-6)
+        self.act = activation(cfg.get("hidden_act", "silu"))
+        self.rotary_dim = int(self.dh * cfg.get("partial_rotary_factor", 1.0))
+        self.theta = float(cfg.get("rope_theta", 10000.0))
+        self.qkv_bias = bool(cfg.get("attention_bias", False)) or cfg["model_type"] == "qwen2"
+        self.o_bias = bool(cfg.get("attention_bias", False))
+        self.mlp_bias = bool(cfg.get("mlp_bias", False))
+
+    def window(self, l):
+        cfg = self.cfg
+        mt = cfg["model_type"]
+        if mt == "mistral":
+            return cfg.get("sliding_window") or 0
+        if mt == "qwen2":
+            sw = cfg.get("sliding_window") if cfg.get("use_sliding_window", False) else None
+            if not sw:
+                return 0
+            types = cfg.get("layer_types") or [
+                "sliding_attention" if i >= cfg.get("max_window_layers", 28) else "full_attention"
+                for i in range(self.L)]
+            return sw if types[l] == "sliding_attention" else 0
+        return 0
+
+    def scale(self):
+        return self.dh ** -0.5
+
+    def softcap(self):
+        return 0.0
+
+    def embed(self, ids):
+        return self.W("embed_tokens.weight")[ids]
+
+    def norm(self, x, name):
+        return rms_norm(x, self.W(name + ".weight"), self.eps)
+
+    def qkv(self, x, p):
+        return (linear(x, self.W, p + "self_attn.q_proj", self.qkv_bias),
+                linear(x, self.W, p + "self_attn.k_proj", self.qkv_bias),
+                linear(x, self.W, p + "self_attn.v_proj", self.qkv_bias))
+
+    def mlp(self, x, p):
+        W, b = self.W, self.mlp_bias
+        return linear(self.act(linear(x, W, p + "mlp.gate_proj", b)) * linear(x, W, p + "mlp.up_proj", b),
+                      W, p + "mlp.down_proj", b)
+
+    def after_attn(self, a, p):
+        return a
+
+    def after_mlp(self, m, p):
+        return m
+
+    def block(self, h, l, cos, sin):
+        p = "layers.%d." % l
+        q, k, v = self.qkv(self.norm(h, p + "input_layernorm"), p)
+        q = apply_rope(split_heads(q, self.H, self.dh), cos, sin)
+        k = apply_rope(split_heads(k, self.Hkv, self.dh), cos, sin)
+        v = split_heads(v, self.Hkv, self.dh)
+        kv = np.arange(self.H) // (self.H // self.Hkv)
+        pr, o = attention(q, k[kv], v[kv], self.scale(), True, self.window(l), self.softcap())
+        a = linear(merge_heads(o), self.W, p + "self_attn.o_proj", self.o_bias)
+        h = h + self.after_attn(a, p)
+        m = self.mlp(self.norm(h, p + self.mlp_norm), p)
+        return pr, h + self.after_mlp(m, p)
+
+    def forward(self, ids):
+        n = len(ids)
+        inv = rope_inv_freq(self.cfg, self.rotary_dim, self.theta, n, self.cfg["max_position_embeddings"])
+        cos, sin = rope_cos_sin(inv, n)
+        h = self.embed(ids)
+        hidden = [h]
+        attns = []
+        for l in range(self.L):
+            pr, h = self.block(h, l, cos, sin)
+            attns.append(pr)
+            hidden.append(h)
+        hidden[-1] = self.norm(h, "norm")
+        return np.stack(attns), np.stack(hidden)
+
+
+class Gemma(Llama):
+    """GemmaModel (modeling_gemma.py @0125ac68d92d; modular_gemma.py
+    @008e57439125).  Llama's layer with GemmaRMSNorm (1 + w), embeddings
+    times hidden_size**0.5 (HF rounds the normaliser to the hidden dtype:
+    here float64), head_dim from the config, q/k/v/o biases only with
+    attention_bias.  GemmaMLP uses ACT2FN[config.hidden_activation], and
+    gelu_pytorch_tanh when it is null, ignoring hidden_act (the code the
+    Gemma checkpoints were published with; HF later switched Gemma 1 to
+    hidden_act, Gemma 2 kept hidden_activation)."""
+
+    def __init__(self, cfg, W):
+        super().__init__(cfg, W)
+        self.act = activation(cfg.get("hidden_activation") or "gelu_pytorch_tanh")
+        self.qkv_bias = self.o_bias = bool(cfg.get("attention_bias", False))
+        self.mlp_bias = False
+
+    def embed(self, ids):
+        return self.W("embed_tokens.weight")[ids] * (self.d ** 0.5)
+
+    def norm(self, x, name):
+        return gemma_rms_norm(x, self.W(name + ".weight"), self.eps)
+
+
+class Gemma2(Gemma):
+    """Gemma2Model (modeling_gemma2.py @006e86931247).  Gemma2Attention:
+    scaling query_pre_attn_scalar**-0.5, attn_logit_softcapping, sliding
+    window on layers with layer_idx % 2 == 0 (newer configs: layer_types,
+    by default sliding_attention for even i).  Gemma2DecoderLayer:
+    h + post_attention_layernorm(attn(input_layernorm(h))), then
+    h + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(h)))."""
+
+    mlp_norm = "pre_feedforward_layernorm"
+
+    def window(self, l):
+        types = self.cfg.get("layer_types") or [
+            "sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(self.L)]
+        sw = self.cfg.get("sliding_window", 4096)
+        return sw if sw and types[l] == "sliding_attention" else 0
+
+    def scale(self):
+        return float(self.cfg.get("query_pre_attn_scalar", 256)) ** -0.5
+
+    def softcap(self):
+        return float(self.cfg.get("attn_logit_softcapping", 50.0) or 0.0)
+
+    def after_attn(self, a, p):
+        return self.norm(a, p + "post_attention_layernorm")
+
+    def after_mlp(self, m, p):
+        return self.norm(m, p + "post_feedforward_layernorm")
+
+
+class Phi3(Llama):
+    """Phi3Model (modeling_phi3.py @00d4b3d2142c).  Phi3Attention: qkv_proj
+    [(H + 2 H_kv) head_dim, d] split as q = first H·hd rows, k = next H_kv·hd,
+    v = the rest; no biases; RoPE over int(head_dim * partial_rotary_factor)
+    dims.  Phi3MLP: gate, up = gate_up_proj(x).chunk(2) (gate the first
+    half), down(up * act(gate)).  The mask is create_sliding_window_causal_mask
+    whenever config.sliding_window is set, on every layer."""
+
+    def __init__(self, cfg, W):
+        super().__init__(cfg, W)
+        self.qkv_bias = self.o_bias = self.mlp_bias = False
+
+    def window(self, l):
+        return self.cfg.get("sliding_window") or 0
+
+    def qkv(self, x, p):
+        qkv = linear(x, self.W, p + "self_attn.qkv_proj", False)
+        nq, nkv = self.H * self.dh, self.Hkv * self.dh
+        return qkv[:, :nq], qkv[:, nq:nq + nkv], qkv[:, nq + nkv:]
+
+    def mlp(self, x, p):
+        gu = linear(x, self.W, p + "mlp.gate_up_proj", False)
+        half = gu.shape[1] // 2
+        return linear(gu[:, half:] * self.act(gu[:, :half]), self.W, p + "mlp.down_proj", False)
+
+
+def _class_forward(cls):
+    return lambda cfg, W, ids: cls(cfg, W).forward(ids)
+
+
+_DECODER_CLASSES = {"llama": Llama, "mistral": Llama, "qwen2": Llama, "gemma": Gemma, "gemma2": Gemma2,
+                    "phi3": Phi3}
+
+
+# model_type -> (forward, tensor-name prefixes, config key of the nominal
+# maximum positions).  The prefixes are those of the ForCausalLM /
+# ForMaskedLM classes' checkpoints; names without them (base-model saves)
+# are found too.
 _MODELS = {
     "gpt2": (gpt2_forward, ["transformer."], "n_positions"),
     "bert": (bert_forward, ["bert."], "max_position_embeddings"),
-    "llama": (llama_forward, ["model."], "max_position_embeddings"),
-    "mistral": (llama_forward, ["model."], "max_position_embeddings"),
-    "qwen2": (llama_forward, ["model."], "max_position_embeddings"),
+    "roberta": (roberta_forward, ["roberta."], "max_position_embeddings"),
+    "xlm-roberta": (roberta_forward, ["roberta."], "max_position_embeddings"),
+    "distilbert": (distilbert_forward, ["distilbert."], "max_position_embeddings"),
+    "gpt_neox": (gpt_neox_forward, ["gpt_neox."], "max_position_embeddings"),
+    "opt": (opt_forward, ["model.decoder.", "decoder."], "max_position_embeddings"),
+    "llama": (_class_forward(Llama), ["model."], "max_position_embeddings"),
+    "mistral": (_class_forward(Llama), ["model."], "max_position_embeddings"),
+    "qwen2": (_class_forward(Llama), ["model."], "max_position_embeddings"),
+    "gemma": (_class_forward(Gemma), ["model."], "max_position_embeddings"),
+    "gemma2": (_class_forward(Gemma2), ["model."], "max_position_embeddings"),
+    "phi3": (_class_forward(Phi3), ["model."], "max_position_embeddings"),
 }
+ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert"}
+ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3"}
+
+
+def position_limit(cfg):
+    """Most tokens the model's position table admits; None for RoPE models,
+    which HF runs at any length.  RoBERTa's table starts at padding_idx + 1."""
+    mt = cfg["model_type"]
+    if mt in ROTARY:
+        return None
+    limit = cfg[_MODELS[mt][2]]
+    if mt in ("roberta", "xlm-roberta"):
+        limit -= cfg.get("pad_token_id", 1) + 1
+    return limit
 
 
 class Model:
@@ -308,12 +742,28 @@ class Model:
         self.fn, prefixes, self.pos_key = _MODELS[mt]
         self.W = Weights(load_weights(folder), prefixes)
         self.max_positions = self.cfg[self.pos_key]
+        self.limit = position_limit(self.cfg)
         self.vocab_size = self.cfg["vocab_size"]
+        self.causal = mt not in ENCODERS
+
+    def layer_windows(self):
+        """Sliding window of every layer, 0 where there is none."""
+        cls = _DECODER_CLASSES.get(self.cfg["model_type"])
+        L = next(self.cfg[k] for k in ("n_layer", "num_hidden_layers", "n_layers") if k in self.cfg)
+        if cls is None:
+            return [0] * L
+        dec = cls(self.cfg, self.W)
+        return [dec.window(l) for l in range(L)]
+
+    def masked_keys(self, n):
+        """Bool (L, 1, n, n): the keys HF's mask hides, whose probability is
+        exactly 0."""
+        return np.stack([~visible_keys(n, self.causal, w)[None] for w in self.layer_windows()])
 
     def forward(self, ids):
         ids = np.asarray(ids, dtype=np.int64)
-        if ids.ndim != 1 or len(ids) < 1 or len(ids) > self.max_positions:
-            raise ValueError("need 1..%d ids" % self.max_positions)
+        if ids.ndim != 1 or len(ids) < 1 or (self.limit is not None and len(ids) > self.limit):
+            raise ValueError("need 1..%s ids" % self.limit)
         if ids.min() < 0 or ids.max() >= self.vocab_size:
             raise ValueError("id outside the vocabulary")
         return self.fn(self.cfg, self.W, ids)
@@ -352,7 +802,7 @@ def check_fixtures(model, folder, fixdir, tol=1e-12):
             if not ca <= tol or not ch <= tol:
                 problems.append("text %d: attn err %.3g, hidden err %.3g (tol %g)" % (k, ca, ch, tol))
             # causal models: exact zeros above the diagonal on both sides
-            if model.cfg["model_type"] != "bert":
+            if model.causal:
                 up = np.triu(np.ones(a.shape[-1], dtype=bool), 1)
                 if np.any(a[..., up] != 0) or np.any(ra[..., up] != 0):
                     problems.append("text %d: masked probabilities not exactly 0" % k)

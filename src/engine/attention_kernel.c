@@ -1,0 +1,97 @@
+/* attention_kernel.c — the one attention kernel (attention_kernel.h) and the
+ * RoPE inverse frequencies (ag_rope_inv_freq, attngeom/model.h).
+ *
+ * ag_rope_inv_freq follows Hugging Face's src/transformers/modeling_rope_utils.py
+ * (read at commit 0044e3b3facff1a1ad60b235c69d5b45beae75a4):
+ * _compute_default_rope_parameters, _compute_linear_scaling_rope_parameters,
+ * _compute_dynamic_ntk_parameters (with seq_len as LlamaRotaryEmbedding.
+ * _dynamic_frequency_update passes it for positions 0..n-1: n) and
+ * _compute_llama3_parameters. HF evaluates inv_freq in float32; here it is
+ * evaluated in double, theta^(−2j/r) by pow, which is what the float64
+ * references and the existing fixtures do. */
+#include <cblas.h>
+#include <math.h>
+
+#include "attention_kernel.h"
+
+/* theta^(−2j/r) for the r/2 pairs: the default (unscaled) frequencies. */
+static void default_inv_freq(double theta, int r, double *inv_freq)
+{
+    for (int j = 0; j < r / 2; j++)
+        inv_freq[j] = pow(theta, -2.0 * j / r);
+}
+
+/* _compute_llama3_parameters: wavelengths below original/high_freq_factor
+ * kept, above original/low_freq_factor divided by factor, in between
+ * interpolated by smooth = (original/wavelen − low)/(high − low). The
+ * comparisons and the order of the operations are HF's. */
+static void llama3_inv_freq(const ag_rope *r, double *inv_freq)
+{
+    double old_len = r->original_max_positions, f = r->factor;
+    double low_wavelen = old_len / r->low_freq_factor, high_wavelen = old_len / r->high_freq_factor;
+    for (int j = 0; j < r->rotary_dim / 2; j++) {
+        double w = 2 * M_PI / inv_freq[j];
+        double v = w > low_wavelen ? inv_freq[j] / f : inv_freq[j];
+        if (!(w < high_wavelen) && !(w > low_wavelen)) {
+            double smooth = (old_len / w - r->low_freq_factor) /
+                            (r->high_freq_factor - r->low_freq_factor);
+            v = (1 - smooth) * v / f + smooth * v;
+        }
+        inv_freq[j] = v;
+    }
+}
+
+void ag_rope_inv_freq(const ag_rope *r, size_t n, double *inv_freq)
+{
+    double theta = r->theta;
+    int dim = r->rotary_dim;
+    if (r->type == AG_ROPE_DYNAMIC) {
+        /* seq_len defaults to max_position_embeddings and only grows. */
+        double max = r->original_max_positions;
+        double seq = (double)n > max ? (double)n : max;
+        theta = theta * pow((r->factor * seq / max) - (r->factor - 1), (double)dim / (dim - 2));
+    }
+    default_inv_freq(theta, dim, inv_freq);
+    if (r->type == AG_ROPE_LINEAR)
+        for (int j = 0; j < dim / 2; j++)
+            inv_freq[j] /= r->factor;
+    else if (r->type == AG_ROPE_LLAMA3)
+        llama3_inv_freq(r, inv_freq);
+}
+
+/* Causal rows see keys 0..i, a window cuts that to the last `window` of
+ * them (masking_utils.py sliding_window_overlay: kv_idx > q_idx − window). */
+void agk_visible(const agk_head *c, size_t n, size_t i, size_t *lo, size_t *hi)
+{
+    if (!c->causal) {
+        *lo = 0;
+        *hi = n;
+        return;
+    }
+    *hi = i + 1;
+    *lo = c->window > 0 && i + 1 > (size_t)c->window ? i + 1 - (size_t)c->window : 0;
+}
+
+#define R float
+#define SFX _f32
+#define GEMM cblas_sgemm
+#define REXP expf
+#define RTANH tanhf
+#include "attention_kernel_tmpl.h"
+#undef R
+#undef SFX
+#undef GEMM
+#undef REXP
+#undef RTANH
+
+#define R double
+#define SFX _f64
+#define GEMM cblas_dgemm
+#define REXP exp
+#define RTANH tanh
+#include "attention_kernel_tmpl.h"
+#undef R
+#undef SFX
+#undef GEMM
+#undef REXP
+#undef RTANH

@@ -1,0 +1,437 @@
+#!/usr/bin/python3
+"""Check the engine on the random-weight architecture folders of issue 10.
+
+Usage: /usr/bin/python3 tests/ref/check_archs.py path/to/attngeom
+
+Folders: tests/data/models/arch/<name>/ (made by tools/make_arch_models.py),
+references: tests/data/archref/<name>/{ids.json, attn.npy, hidden.npy} from
+tests/ref/hf_forward.py.
+
+1. The reference itself:
+   a. hf_forward reproduces the PyTorch fixtures (check_models.py part 1);
+   b. the stored references are what hf_forward computes now (to 1e-13) and
+      their zeros are exactly the keys HF's mask hides (causal, sliding
+      window per layer);
+   c. equivalent folders through the architectures the engine had before
+      issue 10, themselves verified against PyTorch (gpt2, bert, llama):
+      OPT pre-LN written as GPT-2, RoBERTa / XLM-RoBERTa / DistilBERT as
+      BERT, Phi-3 as LLaMA (on an input no longer than its window), LLaMA
+      dynamic RoPE as plain RoPE with HF's rescaled base, Gemma as LLaMA
+      with (1 + w) and sqrt(hidden_size) folded into float32 weights, and
+      the generator's llama / mistral / qwen2 variants with inputs inside
+      the window: `attention --precision f64` on the equivalent folder must
+      give the reference of the original to 1e-9 (Gemma: 1e-6, the float32
+      rounding of the folded weights, ~6e-8 relative, carried through two
+      layers).
+2. Every folder: `attention FOLDER --tokens IDS -o A.npy --hidden H.npy`
+   with --precision f64 (max |attn diff| <= 1e-9, hidden <= 1e-9 *
+   max(1, |ref|)) and the default f32 (1e-5 and 1e-4 * max(1, |ref|)), the
+   masked probabilities exactly 0; `info FOLDER`, `analyze FOLDER --tokens
+   IDS --metrics all` and `weights FOLDER` exit 0.
+3. Errors, on copies made in a temporary folder: an unknown model_type, a
+   rope_scaling of type "yarn" and a missing tensor each give exactly one
+   line on stderr naming the field value or tensor, and exit 1.
+Failures are reported per folder; inputs of failing attention cases are saved
+under /tmp/ag_arch_mismatch/. Exits 1 on any failure.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import check_models as CM  # noqa: E402
+import hf_forward as R  # noqa: E402
+import make_arch_models as MK  # noqa: E402
+
+ARCH = os.path.join(ROOT, "tests", "data", "models", "arch")
+REF = os.path.join(ROOT, "tests", "data", "archref")
+TOL = CM.TOL
+CM.MISMATCH_DIR = "/tmp/ag_arch_mismatch"
+
+
+def load_ref(name):
+    d = os.path.join(REF, name)
+    with open(os.path.join(d, "ids.json")) as f:
+        ids = json.load(f)["ids"]
+    return ids, np.load(os.path.join(d, "attn.npy")), np.load(os.path.join(d, "hidden.npy"))
+
+
+def run(cli, args):
+    p = subprocess.run([cli] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def engine_f64(cli, folder, ids, tmp):
+    """(attn, hidden) of `attention --precision f64`, or an error string."""
+    a, h = os.path.join(tmp, "eq_a.npy"), os.path.join(tmp, "eq_h.npy")
+    rc, _, err = run(cli, ["attention", folder, "--tokens", ",".join(map(str, ids)), "-o", a,
+                           "--hidden", h, "--precision", "f64"])
+    if rc != 0:
+        return "exit %d: %s" % (rc, err.strip())
+    return np.load(a), np.load(h)
+
+
+# ------------------------------------------- 1c. equivalent folders ---
+
+def _write(folder, cfg, tensors):
+    os.makedirs(folder)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    MK.write_safetensors(os.path.join(folder, "model.safetensors"),
+                         {k: (v, "F32") for k, v in tensors.items()})
+
+
+def _tensors(name):
+    return R.load_weights(os.path.join(ARCH, name))
+
+
+def _cfg(name):
+    with open(os.path.join(ARCH, name, "config.json")) as f:
+        return json.load(f)
+
+
+def opt_as_gpt2(name, out):
+    """OPT pre-LN = GPT-2 with wpe = embed_positions[2:], Conv1D = Linear^T,
+    c_attn = [Wq^T | Wk^T | Wv^T], ReLU (q scaled after its bias = scores
+    scaled)."""
+    c, t = _cfg(name), _tensors(name)
+    p = "model.decoder."
+    T = {"wte.weight": t[p + "embed_tokens.weight"], "wpe.weight": t[p + "embed_positions.weight"][2:],
+         "ln_f.weight": t[p + "final_layer_norm.weight"], "ln_f.bias": t[p + "final_layer_norm.bias"]}
+    for l in range(c["num_hidden_layers"]):
+        s, d = "%slayers.%d." % (p, l), "h.%d." % l
+        T[d + "ln_1.weight"], T[d + "ln_1.bias"] = t[s + "self_attn_layer_norm.weight"], t[s + "self_attn_layer_norm.bias"]
+        T[d + "attn.c_attn.weight"] = np.concatenate([t[s + "self_attn.%s_proj.weight" % x].T for x in "qkv"], 1)
+        T[d + "attn.c_attn.bias"] = np.concatenate([t[s + "self_attn.%s_proj.bias" % x] for x in "qkv"])
+        T[d + "attn.c_proj.weight"], T[d + "attn.c_proj.bias"] = t[s + "self_attn.out_proj.weight"].T, t[s + "self_attn.out_proj.bias"]
+        T[d + "ln_2.weight"], T[d + "ln_2.bias"] = t[s + "final_layer_norm.weight"], t[s + "final_layer_norm.bias"]
+        T[d + "mlp.c_fc.weight"], T[d + "mlp.c_fc.bias"] = t[s + "fc1.weight"].T, t[s + "fc1.bias"]
+        T[d + "mlp.c_proj.weight"], T[d + "mlp.c_proj.bias"] = t[s + "fc2.weight"].T, t[s + "fc2.bias"]
+    g = {"model_type": "gpt2", "n_embd": c["hidden_size"], "n_head": c["num_attention_heads"],
+         "n_layer": c["num_hidden_layers"], "n_positions": c["max_position_embeddings"],
+         "n_inner": c["ffn_dim"], "activation_function": "relu", "layer_norm_epsilon": 1e-5,
+         "vocab_size": c["vocab_size"]}
+    _write(out, g, T)
+
+
+BERT_NAMES = {  # distilbert layer tensor -> bert layer tensor
+    "attention.q_lin": "attention.self.query", "attention.k_lin": "attention.self.key",
+    "attention.v_lin": "attention.self.value", "attention.out_lin": "attention.output.dense",
+    "sa_layer_norm": "attention.output.LayerNorm", "ffn.lin1": "intermediate.dense",
+    "ffn.lin2": "output.dense", "output_layer_norm": "output.LayerNorm"}
+
+
+def _bert_cfg(c, eps, act, positions):
+    return {"model_type": "bert", "hidden_size": c.get("hidden_size", c.get("dim")),
+            "num_attention_heads": c.get("num_attention_heads", c.get("n_heads")),
+            "num_hidden_layers": c.get("num_hidden_layers", c.get("n_layers")),
+            "intermediate_size": c.get("intermediate_size", c.get("hidden_dim")),
+            "max_position_embeddings": positions, "type_vocab_size": 1, "layer_norm_eps": eps,
+            "hidden_act": act, "vocab_size": c["vocab_size"]}
+
+
+def roberta_as_bert(name, out):
+    """RoBERTa = BERT whose position table starts at row padding_idx + 1."""
+    c, t = _cfg(name), _tensors(name)
+    skip = c["pad_token_id"] + 1
+    T = {"bert." + k[len("roberta."):]: v for k, v in t.items() if k.startswith("roberta.")}
+    T["bert.embeddings.position_embeddings.weight"] = T["bert.embeddings.position_embeddings.weight"][skip:]
+    _write(out, _bert_cfg(c, c["layer_norm_eps"], c["hidden_act"], c["max_position_embeddings"] - skip), T)
+
+
+def distilbert_as_bert(name, out):
+    """DistilBERT = BERT with a zero token-type embedding, eps 1e-12, its
+    layer tensors renamed (q / sqrt(d_h) = scores / sqrt(d_h))."""
+    c, t = _cfg(name), _tensors(name)
+    T = {"bert.embeddings.token_type_embeddings.weight": np.zeros((1, c["dim"]))}
+    for k, v in t.items():
+        if k.startswith("distilbert.embeddings."):
+            T["bert." + k[len("distilbert."):]] = v
+        elif k.startswith("distilbert.transformer.layer."):
+            l, rest = k[len("distilbert.transformer.layer."):].split(".", 1)
+            mod, leaf = rest.rsplit(".", 1)
+            T["bert.encoder.layer.%s.%s.%s" % (l, BERT_NAMES[mod], leaf)] = v
+    _write(out, _bert_cfg(c, 1e-12, c["activation"], c["max_position_embeddings"]), T)
+
+
+def _llama_cfg(c, **kw):
+    keys = ("hidden_size", "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "intermediate_size",
+            "rms_norm_eps", "rope_theta", "vocab_size", "max_position_embeddings", "head_dim", "hidden_act")
+    g = {k: c[k] for k in keys if k in c}
+    g.update(model_type="llama", **kw)
+    return g
+
+
+def phi3_as_llama(name, out):
+    """Phi-3 = LLaMA with qkv_proj split into q | k | v rows and gate_up_proj
+    into gate | up halves (without its window: the input is no longer)."""
+    c, t = _cfg(name), _tensors(name)
+    T = {}
+    nq = c["num_attention_heads"] * (c["hidden_size"] // c["num_attention_heads"])
+    nkv = c["num_key_value_heads"] * (c["hidden_size"] // c["num_attention_heads"])
+    for k, v in t.items():
+        if k.endswith("self_attn.qkv_proj.weight"):
+            b = k[:-len("qkv_proj.weight")]
+            T[b + "q_proj.weight"], T[b + "k_proj.weight"], T[b + "v_proj.weight"] = v[:nq], v[nq:nq + nkv], v[nq + nkv:]
+        elif k.endswith("mlp.gate_up_proj.weight"):
+            b = k[:-len("gate_up_proj.weight")]
+            T[b + "gate_proj.weight"], T[b + "up_proj.weight"] = v[:len(v) // 2], v[len(v) // 2:]
+        else:
+            T[k] = v
+    _write(out, _llama_cfg(c), T)
+
+
+def dynamic_as_plain(name, out, n):
+    """Dynamic NTK RoPE over n > max_position_embeddings tokens = plain RoPE
+    with base·((factor·n/max) − (factor − 1))^(dim/(dim − 2))
+    (modeling_rope_utils.py @ef46806472a6 _compute_dynamic_ntk_parameters)."""
+    c, t = _cfg(name), _tensors(name)
+    f, P = c["rope_scaling"]["factor"], c["max_position_embeddings"]
+    dim = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
+    theta = c["rope_theta"] * ((f * n / P) - (f - 1)) ** (dim / (dim - 2))
+    _write(out, _llama_cfg(c, rope_theta=theta, max_position_embeddings=max(n, P)), t)
+
+
+def gemma_as_llama(name, out):
+    """Gemma = LLaMA with embed_tokens·sqrt(hidden_size) and norm weights
+    1 + w folded in (rounded to float32), gelu_pytorch_tanh."""
+    c, t = _cfg(name), _tensors(name)
+    T = {}
+    for k, v in t.items():
+        if k == "model.embed_tokens.weight":
+            v = v * c["hidden_size"] ** 0.5
+        elif k.endswith("norm.weight"):
+            v = 1.0 + v
+        T[k] = v
+    _write(out, _llama_cfg(c, hidden_act=c["hidden_activation"]), T)
+
+
+# name, converter, tolerance, ids (None: those of ids.json)
+EQUIVALENTS = [
+    ("opt", opt_as_gpt2, 1e-9),
+    ("roberta", roberta_as_bert, 1e-9),
+    ("xlm-roberta", roberta_as_bert, 1e-9),
+    ("distilbert", distilbert_as_bert, 1e-9),
+    ("phi3", phi3_as_llama, 1e-9),
+    ("llama-dynamic", None, 1e-9),
+    ("gemma", gemma_as_llama, 1e-6),
+]
+
+
+def check_equivalents(cli, tmp, failures):
+    rows = []
+    for name, conv, tol in EQUIVALENTS:
+        ids, ra, rh = load_ref(name)
+        folder = os.path.join(tmp, "eq-" + name)
+        if name == "phi3":  # no longer than the window: HF's mask is then plain causal
+            ids = ids[:_cfg(name)["sliding_window"]]
+            ra, rh = R.Model(os.path.join(ARCH, name)).forward(ids)
+        if conv is None:
+            dynamic_as_plain(name, folder, len(ids))
+        else:
+            conv(name, folder)
+        rows.append(compare_engine(cli, name, folder, ids, ra, rh, tol, tmp, failures))
+    cc = os.path.join(tmp, "crosscheck")
+    with open(os.devnull, "w") as null:
+        old, sys.stdout = sys.stdout, null
+        try:
+            MK.main(["make_arch_models.py", "--crosscheck", cc])
+        finally:
+            sys.stdout = old
+    for name in MK.CROSSCHECK:
+        folder = os.path.join(cc, name)
+        with open(os.path.join(folder, "ids.json")) as f:
+            ids = json.load(f)["ids"]
+        rows.append(compare_engine(cli, name, folder, ids, np.load(os.path.join(folder, "attn.npy")),
+                                   np.load(os.path.join(folder, "hidden.npy")), 1e-9, tmp, failures))
+    return rows
+
+
+def compare_engine(cli, name, folder, ids, ra, rh, tol, tmp, failures):
+    got = engine_f64(cli, folder, ids, tmp)
+    if isinstance(got, str):
+        failures.append("reference %s (equivalent folder): %s" % (name, got))
+        return (name, float("inf"), float("inf"), tol)
+    a, h = got
+    if a.shape != ra.shape or h.shape != rh.shape:
+        failures.append("reference %s (equivalent folder): shapes %s %s, expected %s %s"
+                        % (name, a.shape, h.shape, ra.shape, rh.shape))
+        return (name, float("inf"), float("inf"), tol)
+    ea, eh = float(np.max(np.abs(a - ra))), R.hidden_err(h, rh)
+    if not (ea <= tol and eh <= tol):
+        failures.append("reference %s (equivalent folder): attn err %.3g, hidden err %.3g > %g"
+                        % (name, ea, eh, tol))
+    return (name, ea, eh, tol)
+
+
+# --------------------------------------------------- 1b. stored refs ---
+
+def check_stored(failures):
+    for name in MK.CASES:
+        ids, ra, rh = load_ref(name)
+        m = R.Model(os.path.join(ARCH, name))
+        a, h = m.forward(ids)
+        ea, eh = float(np.max(np.abs(a - ra))), R.hidden_err(h, rh)
+        if not (ea <= 1e-13 and eh <= 1e-13):
+            failures.append("reference %s: stored archref differs from hf_forward (attn %.3g, hidden %.3g): "
+                            "rerun tools/make_arch_models.py" % (name, ea, eh))
+        if not np.array_equal(ra == 0, np.broadcast_to(m.masked_keys(len(ids)), ra.shape)):
+            failures.append("reference %s: its zeros are not exactly the masked keys" % name)
+
+
+# ------------------------------------------------ 2. every folder -----
+
+def check_folder(ch, cli, name, tmp):
+    folder = os.path.join(ARCH, name)
+    ids, ra, rh = load_ref(name)
+    masked = ra == 0
+    case = {"name": name, "text": None, "ids": ids}
+    err = {}
+    for prec in ("f64", "f32"):
+        err[prec] = ch.attention(name, folder, case, ra, rh, prec, masked)
+    tok = ",".join(map(str, ids))
+    for args in (["info", folder], ["analyze", folder, "--tokens", tok, "--metrics", "all"], ["weights", folder]):
+        rc, _, e = run(cli, args)
+        if rc != 0:
+            msg = "%s: `%s` exit %d: %s" % (name, " ".join(args[:1]), rc, e.strip())
+            ch.failures.append(msg)
+            print("FAIL", msg)
+    return err
+
+
+# ---------------------------------------------------- 3. error cases --
+
+def _copy(name, tmp, tag):
+    """A copy of folder `name` under a neutral path (a message naming the
+    path must not pass for one naming the field)."""
+    d = os.path.join(tmp, "err%d" % tag)
+    shutil.copytree(os.path.join(ARCH, name), d)
+    return d
+
+
+def _edit_config(folder, fn):
+    p = os.path.join(folder, "config.json")
+    with open(p) as f:
+        c = json.load(f)
+    fn(c)
+    with open(p, "w") as f:
+        json.dump(c, f)
+
+
+def _drop_tensor(folder, tensor):
+    p = os.path.join(folder, "model.safetensors")
+    t = {}
+    with open(p, "rb") as f:
+        raw = f.read()
+    hlen = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + hlen])
+    for k, info in header.items():
+        if k != "__metadata__" and k != tensor:
+            b, e = info["data_offsets"]
+            t[k] = (info, raw[8 + hlen + b:8 + hlen + e])
+    out, off = {}, 0
+    for k, (info, data) in t.items():
+        out[k] = {"dtype": info["dtype"], "shape": info["shape"], "data_offsets": [off, off + len(data)]}
+        off += len(data)
+    h = json.dumps(out).encode()
+    h += b" " * (-len(h) % 8)
+    with open(p, "wb") as f:
+        f.write(len(h).to_bytes(8, "little") + h + b"".join(d for _, d in t.values()))
+
+
+def check_errors(cli, tmp, failures):
+    ids, _, _ = load_ref("llama-linear")
+    tok = ",".join(map(str, ids))
+    cases = []
+    d = _copy("llama-linear", tmp, 0)
+    _edit_config(d, lambda c: c.update(model_type="falcon_mamba_xyz"))
+    cases.append(("unknown model_type", d, "falcon_mamba_xyz"))
+    d = _copy("llama-linear", tmp, 1)
+    _edit_config(d, lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 2.0,
+                                                     "original_max_position_embeddings": 32}))
+    cases.append(("rope_scaling yarn", d, "yarn"))
+    for k, (name, tensor) in enumerate((("llama-linear", "model.layers.1.self_attn.k_proj.weight"),
+                         ("gpt-neox-parallel", "gpt_neox.layers.0.attention.query_key_value.weight"),
+                         ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"))):
+        d = _copy(name, tmp, 2 + k)
+        _drop_tensor(d, tensor)
+        short = tensor.split(".", 1)[1]  # the message may name it without the class prefix
+        cases.append(("missing tensor (%s)" % name, d, short))
+    for what, folder, word in cases:
+        rc, _, err = run(cli, ["attention", folder, "--tokens", tok, "-o", os.path.join(tmp, "e.npy")])
+        lines = err.strip().split("\n") if err.strip() else []
+        ok = rc == 1 and len(lines) == 1 and word in lines[0]
+        print("  error %-32s exit %d: %s  %s" % (what, rc, err.strip(), "ok" if ok else "FAIL"))
+        if not ok:
+            failures.append("error case %s: exit %d, stderr %r (want exit 1, one line naming %r)"
+                            % (what, rc, err, word))
+
+
+# ------------------------------------------------------------ main ----
+
+def main(argv):
+    if len(argv) < 2:
+        print("usage: check_archs.py path/to/attngeom", file=sys.stderr)
+        return 2
+    cli = os.path.abspath(argv[1])
+    t0 = time.time()
+    if os.path.isdir(CM.MISMATCH_DIR):
+        shutil.rmtree(CM.MISMATCH_DIR)
+    ref_fail = []
+    # 1a. the reference against PyTorch
+    for name, folder in CM.model_folders():
+        k, ea, eh, probs = R.check_fixtures(R.Model(folder), folder,
+                                            os.path.join(ROOT, "tests", "data", "fixtures", name), CM.FIXTURE_TOL)
+        print("reference vs PyTorch fixtures: %-10s %d texts, attn %.2e, hidden %.2e  %s"
+              % (name, k, ea, eh, "FAIL" if probs else "ok"))
+        ref_fail += ["reference %s: %s" % (name, p) for p in probs]
+    check_stored(ref_fail)
+    tmp = tempfile.mkdtemp(prefix="ag_a.")
+    try:
+        print("reference vs the engine's gpt2/bert/llama paths on equivalent folders (f64):")
+        for name, ea, eh, tol in check_equivalents(cli, tmp, ref_fail):
+            print("  %-16s attn %.2e  hidden %.2e  (tol %g)" % (name, ea, eh, tol))
+        ch = CM.Checker(cli, tmp)
+        rows = []
+        for name in MK.CASES:
+            nfail = len(ch.failures)
+            err = check_folder(ch, cli, name, tmp)
+            rows.append((name, err, len(ch.failures) - nfail))
+        err_fail = []
+        print("error cases:")
+        check_errors(cli, tmp, err_fail)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    print()
+    print("%-20s %12s %12s %12s %12s %6s" % ("folder", "attn f64", "attn f32", "hidden f64", "hidden f32", "fails"))
+    for name, err, nf in rows:
+        e = [err[p][i] if err[p] else float("nan") for i in (0, 1) for p in ("f64", "f32")]
+        print("%-20s %12.2e %12.2e %12.2e %12.2e %6d" % ((name,) + tuple(e) + (nf,)))
+    print("tolerances: f64 attn %g, hidden %g*max(1,|ref|); f32 attn %g, hidden %g*max(1,|ref|)"
+          % (TOL["f64"] + TOL["f32"]))
+    failures = ref_fail + ch.failures + err_fail
+    bad = sorted({name for name, _, nf in rows if nf})
+    if bad:
+        print("failing folders: %s" % " ".join(bad))
+    for f in ref_fail + err_fail:
+        print("FAIL", f)
+    print("time %.1f s" % (time.time() - t0))
+    if failures:
+        print("check_archs.py: %d failure(s); attention inputs saved under %s" % (len(failures), CM.MISMATCH_DIR))
+        return 1
+    print("check_archs.py: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

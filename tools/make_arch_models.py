@@ -1,0 +1,474 @@
+#!/usr/bin/python3
+"""Write the small random-weight Hugging Face folders of tests/data/models/arch/
+and their float64 references in tests/data/archref/.
+
+Usage: /usr/bin/python3 tools/make_arch_models.py [--out DIR] [--ref DIR]
+                                                 [--crosscheck DIR]
+
+One folder per case of CASES: config.json with the keys Hugging Face's
+save_pretrained writes for that model_type (architectures, torch_dtype,
+tie_word_embeddings, bos/eos ids, ...), and model.safetensors written here
+(no torch) with the tensor names of real Hub checkpoints of the ForCausalLM /
+ForMaskedLM / base classes, including the head tensors (lm_head, embed_out,
+vocab_transform ...) and the buffers old checkpoints carry (GPT-NeoX
+attention.bias / masked_bias / rotary_emb.inv_freq, RoBERTa
+embeddings.position_ids), which a loader must ignore.
+
+Weights are deterministic (numpy seeded per case) and scaled so that the
+attention scores have a standard deviation of several units (attention far
+from uniform), norm weights are not 1 and biases not 0: a misplaced norm,
+bias or scale changes the result by far more than the tolerances.
+
+The reference of each case goes to REF/<name>/: ids.json ({"ids": [...]},
+a fixed sequence of 12 to 24 ids, longer than the sliding window for the
+window cases and than max_position_embeddings for llama-dynamic), attn.npy
+(L, H, n, n) and hidden.npy (L+1, n, d), float64, from tests/ref/hf_forward.py.
+
+--crosscheck DIR writes, instead, variants that the engine before issue 10
+already supports (llama without rope_scaling, mistral and qwen2 with inputs
+shorter than the window), each with its ids.json/attn.npy/hidden.npy inside
+the folder: they check this generator and hf_forward against an engine
+verified against PyTorch.
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+import zlib
+
+import numpy as np
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
+import hf_forward as HF  # noqa: E402
+
+TRANSFORMERS_VERSION = "4.44.2"
+
+
+# ------------------------------------------------------------ safetensors ---
+
+def _bf16_bits(a):
+    """float64 -> bfloat16 bit patterns, round to nearest even (as torch)."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return u.astype(np.uint16)
+
+
+def _encode(a, dtype):
+    if dtype == "F32":
+        return np.ascontiguousarray(a, dtype="<f4").tobytes()
+    if dtype == "F16":
+        return np.ascontiguousarray(a, dtype="<f2").tobytes()
+    if dtype == "BF16":
+        return _bf16_bits(a).astype("<u2").tobytes()
+    if dtype == "I64":
+        return np.ascontiguousarray(a, dtype="<i8").tobytes()
+    if dtype in ("U8", "BOOL"):
+        return np.ascontiguousarray(a, dtype="u1").tobytes()
+    raise ValueError(dtype)
+
+
+def write_safetensors(path, tensors):
+    """tensors: name -> (array, dtype). Header padded to 8 bytes with spaces."""
+    header, blobs, off = {"__metadata__": {"format": "pt"}}, [], 0
+    for name in sorted(tensors):
+        a, dt = tensors[name]
+        b = _encode(a, dt)
+        header[name] = {"dtype": dt, "shape": list(np.shape(a)), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little"))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+# ---------------------------------------------------------------- weights ---
+
+QK_GAIN = 2.0  # q and k entries ~ N(0, (2/sqrt(d_in))^2): score std ~ 4
+
+
+class Gen:
+    """Random tensors of one folder, all stored in one float dtype."""
+
+    def __init__(self, name, dtype):
+        self.rng = np.random.default_rng(zlib.crc32(name.encode()))
+        self.dtype = dtype
+        self.t = {}
+
+    def _put(self, name, a, dtype=None):
+        dt = dtype or self.dtype
+        if dt == "F16":
+            a = a.astype(np.float16).astype(np.float64)
+        self.t[name] = (a, dt)
+
+    def lin(self, name, out, inp, gain=1.0, bias=True, bias_std=0.2):
+        self._put(name + ".weight", self.rng.normal(0.0, gain / np.sqrt(inp), (out, inp)))
+        if bias:
+            self._put(name + ".bias", self.rng.normal(0.0, bias_std, out))
+
+    def emb(self, name, rows, d, std=1.0):
+        self._put(name, self.rng.normal(0.0, std, (rows, d)))
+
+    def ln(self, name, d, bias=True):
+        self._put(name + ".weight", self.rng.uniform(0.6, 1.4, d))
+        if bias:
+            self._put(name + ".bias", self.rng.normal(0.0, 0.2, d))
+
+    def gemma_norm(self, name, d):
+        """Gemma's RMSNorm weight is stored centred on 0 (it scales by 1 + w)."""
+        self._put(name + ".weight", self.rng.uniform(-0.4, 0.4, d))
+
+    def raw(self, name, a, dtype):
+        self.t[name] = (np.asarray(a), dtype)
+
+
+# ------------------------------------------------------------- the cases ---
+
+# Tensor names of a layer with separate q, k, v, out projections, one norm
+# after (or before) attention, a two-matrix MLP and a second norm.
+OPT_LAYER = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
+             "self_attn_layer_norm", "fc1", "fc2", "final_layer_norm")
+BERT_LAYER = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",
+              "attention.output.LayerNorm", "intermediate.dense", "output.dense", "output.LayerNorm")
+DISTILBERT_LAYER = ("attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin",
+                    "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm")
+
+
+def attn_mlp_layer(g, q, d, ff, names):
+    wq, wk, wv, wo, norm1, fc1, fc2, norm2 = names
+    g.lin(q + wq, d, d, QK_GAIN)
+    g.lin(q + wk, d, d, QK_GAIN)
+    g.lin(q + wv, d, d)
+    g.lin(q + wo, d, d)
+    g.ln(q + norm1, d)
+    g.lin(q + fc1, ff, d)
+    g.lin(q + fc2, d, ff)
+    g.ln(q + norm2, d)
+
+
+def base_config(arch, model_type, dtype, **kw):
+    c = {"architectures": [arch], "model_type": model_type,
+         "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype],
+         "transformers_version": TRANSFORMERS_VERSION}
+    c.update(kw)
+    return dict(sorted(c.items()))
+
+
+def gpt_neox(name, parallel, rotary_pct, old_buffers):
+    """GPTNeoXForCausalLM (Pythia): gpt_neox.* + embed_out."""
+    d, H, L, V, ff, P = 32, 2, 2, 80, 64, 64
+    g = Gen(name, "F32")
+    p = "gpt_neox."
+    g.emb(p + "embed_in.weight", V, d)
+    hs = d // H
+    for l in range(L):
+        q = "%slayers.%d." % (p, l)
+        g.ln(q + "input_layernorm", d)
+        g.ln(q + "post_attention_layernorm", d)
+        g.lin(q + "attention.query_key_value", 3 * d, d)
+        w, b = g.t[q + "attention.query_key_value.weight"][0], g.t[q + "attention.query_key_value.bias"][0]
+        for h in range(H):  # rows of head h: q (hs), k (hs), v (hs)
+            w[h * 3 * hs:h * 3 * hs + 2 * hs] *= QK_GAIN
+            b[h * 3 * hs:h * 3 * hs + 2 * hs] *= 2.0
+        g.lin(q + "attention.dense", d, d)
+        g.lin(q + "mlp.dense_h_to_4h", ff, d)
+        g.lin(q + "mlp.dense_4h_to_h", d, ff)
+        if old_buffers:  # transformers < 4.31 saved these persistent buffers
+            g.raw(q + "attention.bias", np.tril(np.ones((P, P), dtype=np.uint8))[None, None], "U8")
+            g.raw(q + "attention.masked_bias", np.array(-1e9), "F32")
+            rot = int(hs * rotary_pct)
+            g.raw(q + "attention.rotary_emb.inv_freq",
+                  1.0 / 10000.0 ** (np.arange(0, rot, 2) / rot), "F32")
+    g.ln(p + "final_layer_norm", d)
+    g.lin("embed_out", V, d, bias=False)
+    cfg = base_config("GPTNeoXForCausalLM", "gpt_neox", "F32", attention_bias=True, attention_dropout=0.0,
+                      bos_token_id=0, eos_token_id=0, classifier_dropout=0.1, hidden_act="gelu",
+                      hidden_dropout=0.0, hidden_size=d, initializer_range=0.02, intermediate_size=ff,
+                      layer_norm_eps=1e-5, max_position_embeddings=P, num_attention_heads=H,
+                      num_hidden_layers=L, rope_scaling=None, rotary_emb_base=10000, rotary_pct=rotary_pct,
+                      tie_word_embeddings=False, use_cache=True, use_parallel_residual=parallel,
+                      vocab_size=V)
+    return cfg, g
+
+
+def opt(name, pre_ln, proj_dim, prefix, dtype):
+    """OPTForCausalLM (prefix model.decoder., lm_head) or an OPTModel save
+    (prefix decoder., as facebook/opt-350m)."""
+    d, H, L, V, ff, P = 32, 4, 2, 80, 64, 40
+    g = Gen(name, dtype)
+    e = proj_dim or d
+    g.emb(prefix + "embed_tokens.weight", V, e)
+    g.emb(prefix + "embed_positions.weight", P + 2, d, std=0.5)
+    if proj_dim:
+        g.lin(prefix + "project_in", d, e, bias=False)
+        g.lin(prefix + "project_out", e, d, bias=False)
+    for l in range(L):
+        attn_mlp_layer(g, "%slayers.%d." % (prefix, l), d, ff, OPT_LAYER)
+    if pre_ln:
+        g.ln(prefix + "final_layer_norm", d)
+    if prefix.startswith("model."):
+        g.lin("lm_head", V, e, bias=False)
+    cfg = base_config("OPTForCausalLM", "opt", dtype, _remove_final_layer_norm=False, activation_dropout=0.0,
+                      activation_function="relu", attention_dropout=0.0, bos_token_id=2,
+                      do_layer_norm_before=pre_ln, dropout=0.1, enable_bias=True, eos_token_id=2,
+                      ffn_dim=ff, hidden_size=d, init_std=0.02, layer_norm_elementwise_affine=True,
+                      layerdrop=0.0, max_position_embeddings=P, num_attention_heads=H,
+                      num_hidden_layers=L, pad_token_id=1, prefix="</s>", use_cache=True,
+                      vocab_size=V, word_embed_proj_dim=e)
+    return cfg, g
+
+
+def roberta(name, model_type, arch):
+    """RobertaForMaskedLM / XLMRobertaForMaskedLM: roberta.* + lm_head.*, and
+    the position_ids buffer older checkpoints saved."""
+    d, H, L, V, ff, pad = 32, 4, 2, 80, 64, 1
+    P = 40 + pad + 1
+    g = Gen(name, "F32")
+    p = "roberta."
+    g.emb(p + "embeddings.word_embeddings.weight", V, d)
+    g.emb(p + "embeddings.position_embeddings.weight", P, d, std=0.5)
+    g.emb(p + "embeddings.token_type_embeddings.weight", 1, d, std=0.5)
+    g.ln(p + "embeddings.LayerNorm", d)
+    g.raw(p + "embeddings.position_ids", np.arange(P)[None], "I64")
+    for l in range(L):
+        attn_mlp_layer(g, "%sencoder.layer.%d." % (p, l), d, ff, BERT_LAYER)
+    g.lin("lm_head.dense", d, d)
+    g.ln("lm_head.layer_norm", d)
+    g.lin("lm_head.decoder", V, d)
+    g.raw("lm_head.bias", g.t["lm_head.decoder.bias"][0], "F32")
+    cfg = base_config(arch, model_type, "F32", attention_probs_dropout_prob=0.1, bos_token_id=0,
+                      classifier_dropout=None, eos_token_id=2, hidden_act="gelu",
+                      hidden_dropout_prob=0.1, hidden_size=d, initializer_range=0.02,
+                      intermediate_size=ff, layer_norm_eps=1e-5, max_position_embeddings=P,
+                      num_attention_heads=H, num_hidden_layers=L, pad_token_id=pad,
+                      position_embedding_type="absolute", type_vocab_size=1, use_cache=True,
+                      vocab_size=V)
+    return cfg, g
+
+
+
+
+def distilbert(name):
+    """DistilBertForMaskedLM: distilbert.* + vocab_transform / vocab_layer_norm
+    / vocab_projector."""
+    d, H, L, V, ff, P = 32, 4, 3, 80, 64, 40
+    g = Gen(name, "F32")
+    p = "distilbert."
+    g.emb(p + "embeddings.word_embeddings.weight", V, d)
+    g.emb(p + "embeddings.position_embeddings.weight", P, d, std=0.5)
+    g.ln(p + "embeddings.LayerNorm", d)
+    for l in range(L):
+        attn_mlp_layer(g, "%stransformer.layer.%d." % (p, l), d, ff, DISTILBERT_LAYER)
+    g.lin("vocab_transform", d, d)
+    g.ln("vocab_layer_norm", d)
+    g.lin("vocab_projector", V, d)
+    cfg = base_config("DistilBertForMaskedLM", "distilbert", "F32", activation="gelu", attention_dropout=0.1,
+                      dim=d, dropout=0.1, hidden_dim=ff, initializer_range=0.02,
+                      max_position_embeddings=P, n_heads=H, n_layers=L, pad_token_id=0,
+                      qa_dropout=0.1, seq_classif_dropout=0.2, sinusoidal_pos_embds=False,
+                      tie_weights_=True, vocab_size=V)
+    return cfg, g
+
+
+def rope_decoder(g, L, d, H, Hkv, hd, ff, norm, qkv_bias=False, fused=False, gemma2=False):
+    """model.layers.* of the LlamaForCausalLM family (Phi-3's fused
+    qkv_proj / gate_up_proj with fused=True; Gemma-2's four norms)."""
+    for l in range(L):
+        q = "model.layers.%d." % l
+        norm(q + "input_layernorm", d)
+        norm(q + "post_attention_layernorm", d)
+        if gemma2:
+            norm(q + "pre_feedforward_layernorm", d)
+            norm(q + "post_feedforward_layernorm", d)
+        if fused:
+            nq, nkv = H * hd, Hkv * hd
+            g.lin(q + "self_attn.qkv_proj", nq + 2 * nkv, d, bias=False)
+            g.t[q + "self_attn.qkv_proj.weight"][0][:nq + nkv] *= QK_GAIN
+            g.lin(q + "mlp.gate_up_proj", 2 * ff, d, bias=False)
+        else:
+            g.lin(q + "self_attn.q_proj", H * hd, d, QK_GAIN, bias=qkv_bias, bias_std=0.5)
+            g.lin(q + "self_attn.k_proj", Hkv * hd, d, QK_GAIN, bias=qkv_bias, bias_std=0.5)
+            g.lin(q + "self_attn.v_proj", Hkv * hd, d, bias=qkv_bias)
+            g.lin(q + "mlp.gate_proj", ff, d, bias=False)
+            g.lin(q + "mlp.up_proj", ff, d, bias=False)
+        g.lin(q + "self_attn.o_proj", d, H * hd, bias=False)
+        g.lin(q + "mlp.down_proj", d, ff, bias=False)
+    norm("model.norm", d)
+
+
+def llama_like(name, model_type, arch, dtype="F32", L=2, H=4, Hkv=2, d=32, hd=None, P=64, V=80,
+               rope_scaling=None, qkv_bias=False, **extra):
+    """LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM."""
+    ff = 64
+    hd = hd or d // H
+    g = Gen(name, dtype)
+    g.emb("model.embed_tokens.weight", V, d)
+    rope_decoder(g, L, d, H, Hkv, hd, ff, lambda n, k: g.ln(n, k, bias=False), qkv_bias=qkv_bias)
+    g.lin("lm_head", V, d, bias=False)
+    kw = dict(attention_dropout=0.0, bos_token_id=1, eos_token_id=2, hidden_act="silu", hidden_size=d,
+              initializer_range=0.02, intermediate_size=ff, max_position_embeddings=P,
+              num_attention_heads=H, num_hidden_layers=L, num_key_value_heads=Hkv, rms_norm_eps=1e-6,
+              rope_scaling=rope_scaling, rope_theta=10000.0, tie_word_embeddings=False, use_cache=True,
+              vocab_size=V)
+    if model_type == "llama":
+        kw.update(attention_bias=False, head_dim=hd, mlp_bias=False, pretraining_tp=1)
+    kw.update(extra)
+    return base_config(arch, model_type, dtype, **kw), g
+
+
+def gemma(name):
+    """GemmaForCausalLM, multi-query (num_key_value_heads 1), head_dim 16 !=
+    hidden_size / heads = 8, tied embeddings (no lm_head in the file)."""
+    d, H, Hkv, hd, L, V, ff = 32, 4, 1, 16, 2, 96, 64
+    g = Gen(name, "F32")
+    g.emb("model.embed_tokens.weight", V, d, std=0.3)
+    rope_decoder(g, L, d, H, Hkv, hd, ff, g.gemma_norm)
+    cfg = base_config("GemmaForCausalLM", "gemma", "F32", attention_bias=False, attention_dropout=0.0,
+                      bos_token_id=2, eos_token_id=1, head_dim=hd, hidden_act="gelu",
+                      hidden_activation="gelu_pytorch_tanh", hidden_size=d, initializer_range=0.02,
+                      intermediate_size=ff, max_position_embeddings=64, num_attention_heads=H,
+                      num_hidden_layers=L, num_key_value_heads=Hkv, pad_token_id=0, rms_norm_eps=1e-6,
+                      rope_scaling=None, rope_theta=10000.0, tie_word_embeddings=True, use_cache=True,
+                      vocab_size=V)
+    return cfg, g
+
+
+def gemma2(name):
+    """Gemma2ForCausalLM: 3 layers (0 and 2 windowed), sliding_window 6,
+    attn_logit_softcapping 10, query_pre_attn_scalar 24 != head_dim 16."""
+    d, H, Hkv, hd, L, V, ff = 32, 4, 2, 16, 3, 96, 64
+    g = Gen(name, "F32")
+    g.emb("model.embed_tokens.weight", V, d, std=0.3)
+    rope_decoder(g, L, d, H, Hkv, hd, ff, g.gemma_norm, gemma2=True)
+    cfg = base_config("Gemma2ForCausalLM", "gemma2", "F32", attention_bias=False, attention_dropout=0.0,
+                      attn_logit_softcapping=10.0, bos_token_id=2, cache_implementation="hybrid",
+                      eos_token_id=1, final_logit_softcapping=30.0, head_dim=hd,
+                      hidden_act="gelu_pytorch_tanh", hidden_activation="gelu_pytorch_tanh",
+                      hidden_size=d, initializer_range=0.02, intermediate_size=ff,
+                      max_position_embeddings=64, num_attention_heads=H, num_hidden_layers=L,
+                      num_key_value_heads=Hkv, pad_token_id=0, query_pre_attn_scalar=24,
+                      rms_norm_eps=1e-6, rope_theta=10000.0, sliding_window=6, tie_word_embeddings=True,
+                      use_cache=True, vocab_size=V)
+    return cfg, g
+
+
+def phi3(name):
+    """Phi3ForCausalLM: grouped-query fused qkv_proj [(4 + 2·2)·8, 32],
+    gate_up_proj, sliding_window 10 (Phi-3-mini-4k sets 2047)."""
+    d, H, Hkv, L, V, ff = 32, 4, 2, 2, 80, 64
+    g = Gen(name, "F32")
+    g.emb("model.embed_tokens.weight", V, d)
+    rope_decoder(g, L, d, H, Hkv, d // H, ff, lambda n, k: g.ln(n, k, bias=False), fused=True)
+    g.lin("lm_head", V, d, bias=False)
+    cfg = base_config("Phi3ForCausalLM", "phi3", "F32", attention_bias=False, attention_dropout=0.0,
+                      bos_token_id=1, embd_pdrop=0.0, eos_token_id=2, hidden_act="silu",
+                      hidden_size=d, initializer_range=0.02, intermediate_size=ff,
+                      max_position_embeddings=64, num_attention_heads=H, num_hidden_layers=L,
+                      num_key_value_heads=Hkv, original_max_position_embeddings=64, pad_token_id=0,
+                      resid_pdrop=0.0, rms_norm_eps=1e-5, rope_scaling=None, rope_theta=10000.0,
+                      sliding_window=10, tie_word_embeddings=False, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
+def ids_for(name, n, V, avoid=()):
+    rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
+    out = []
+    while len(out) < n:
+        i = int(rng.integers(3, V))
+        if i not in avoid:
+            out.append(i)
+    return out
+
+
+# name -> (builder, number of ids)
+CASES = {
+    "gpt-neox-parallel": (lambda n: gpt_neox(n, True, 0.25, False), 16),
+    "gpt-neox-sequential": (lambda n: gpt_neox(n, False, 0.5, True), 16),
+    "opt": (lambda n: opt(n, True, None, "model.decoder.", "F16"), 16),
+    "opt-350m-like": (lambda n: opt(n, False, 16, "decoder.", "F32"), 16),
+    "roberta": (lambda n: roberta(n, "roberta", "RobertaForMaskedLM"), 16),
+    "xlm-roberta": (lambda n: roberta(n, "xlm-roberta", "XLMRobertaForMaskedLM"), 16),
+    "distilbert": (distilbert, 16),
+    "gemma": (gemma, 16),
+    "gemma2": (gemma2, 16),
+    "phi3": (phi3, 16),
+    "llama-linear": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", H=4, Hkv=4,
+                                          rope_scaling={"factor": 2.0, "type": "linear"}), 16),
+    "llama-dynamic": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", P=12,
+                                           rope_scaling={"factor": 2.0, "rope_type": "dynamic"}), 18),
+    "llama3": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", "BF16", H=2, Hkv=1, hd=16, P=256, V=64,
+                                    rope_scaling={"factor": 8.0, "high_freq_factor": 4.0,
+                                                  "low_freq_factor": 1.0,
+                                                  "original_max_position_embeddings": 64,
+                                                  "rope_type": "llama3"}, rope_theta=10000.0), 20),
+    "mistral-window": (lambda n: llama_like(n, "mistral", "MistralForCausalLM", sliding_window=5,
+                                            head_dim=8), 14),
+    "qwen2-window": (lambda n: llama_like(n, "qwen2", "Qwen2ForCausalLM", L=3, qkv_bias=True,
+                                          max_window_layers=1, sliding_window=5, use_sliding_window=True,
+                                          use_mrope=False), 14),
+}
+
+# Variants the engine before issue 10 already runs (see --crosscheck).
+CROSSCHECK = {
+    "llama-plain": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", qkv_bias=False), 16),
+    "mistral-short": (lambda n: llama_like(n, "mistral", "MistralForCausalLM", sliding_window=20,
+                                           head_dim=8), 14),
+    "qwen2-short": (lambda n: llama_like(n, "qwen2", "Qwen2ForCausalLM", L=3, qkv_bias=True,
+                                         max_window_layers=1, sliding_window=20, use_sliding_window=True,
+                                         use_mrope=False), 14),
+}
+
+
+def build(name, case, folder, refdir):
+    builder, n = case
+    cfg, g = builder(name)
+    if os.path.isdir(folder):
+        shutil.rmtree(folder)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+        f.write("\n")
+    write_safetensors(os.path.join(folder, "model.safetensors"), g.t)
+    ids = ids_for(name, n, cfg["vocab_size"], avoid=(cfg.get("pad_token_id"),))
+    attn, hidden = HF.Model(folder).forward(ids)
+    os.makedirs(refdir, exist_ok=True)
+    with open(os.path.join(refdir, "ids.json"), "w") as f:
+        json.dump({"ids": ids}, f)
+        f.write("\n")
+    np.save(os.path.join(refdir, "attn.npy"), attn)
+    np.save(os.path.join(refdir, "hidden.npy"), hidden)
+    return attn, hidden
+
+
+def score_spread(attn):
+    """Smallest over heads of the mean max probability per row: 1/n would be
+    uniform attention."""
+    return float(attn.max(axis=-1).mean(axis=-1).min())
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "tests", "data", "models", "arch"))
+    ap.add_argument("--ref", default=os.path.join(ROOT, "tests", "data", "archref"))
+    ap.add_argument("--crosscheck", metavar="DIR")
+    a = ap.parse_args(argv[1:])
+    if a.crosscheck:
+        for name, case in CROSSCHECK.items():
+            folder = os.path.join(a.crosscheck, name)
+            build(name, case, folder, folder)
+            print("%-20s %s" % (name, folder))
+        return 0
+    for name, case in CASES.items():
+        attn, hidden = build(name, case, os.path.join(a.out, name), os.path.join(a.ref, name))
+        print("%-20s attn %s  hidden %s  min mean-max-prob %.2f  max|h| %.1f"
+              % (name, attn.shape, hidden.shape, score_spread(attn), np.abs(hidden).max()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
