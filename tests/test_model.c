@@ -17,6 +17,7 @@
 #include "attngeom/io.h"
 #include "attngeom/model.h"
 #include "test_io_util.h"
+#include "test_model_util.h"
 
 /* ---- tiny synthetic model folders ----------------------------------------
  * 2 layers, 2 heads, d = 8, vocab 11,
@@ -594,16 +595,6 @@ Test(model, qwen2_runs) { sy_opts o = {.prefix = "model."}; check_same("qwen2", 
 
 /* ---- errors --------------------------------------------------------------- */
 
-static void expect_load_error(const char *dir, int status, const char *needle)
-{
-    ag_model *m = NULL;
-    ag_error err = {0};
-    int rc = ag_model_load(dir, &m, &err);
-    cr_assert_eq(rc, status, "status %d (%s), expected %d: %s", rc, ag_strerror(rc), status, err.message);
-    cr_assert_null(m);
-    cr_assert(strstr(err.message, needle), "message lacks \"%s\": %s", needle, err.message);
-    cr_assert_null(strchr(err.message, '\n'));
-}
 
 Test(model, missing_tensor)
 {
