@@ -191,7 +191,10 @@ typedef struct ag_model ag_model;
  *   AG_EIO          folder or file missing/unreadable
  *   AG_EFORMAT      config.json or the index malformed, a field missing or
  *                   of the wrong type or value
- *   AG_EUNSUPPORTED unknown model_type or an option this version lacks
+ *   AG_EUNSUPPORTED unknown model_type (the message lists the supported
+ *                   ones), a rope_scaling type other than default, linear,
+ *                   dynamic, llama3 (named), or another option this version
+ *                   lacks (named)
  *   AG_ENOTFOUND    a tensor absent from the weights
  *   AG_ESHAPE       a tensor of the wrong shape (got and expected shapes)
  *   AG_EDTYPE       a tensor stored in a dtype other than F32, F16, BF16
@@ -257,18 +260,23 @@ typedef struct {
  * returned by ag_model_forward (use your own status, e.g. an AG_E* code). */
 typedef int (*ag_layer_fn)(const ag_layer_view *view, void *user);
 
-/* Run the forward pass on token ids[0..n-1] (one sequence, no padding; BERT
- * token type 0). fn may be NULL. hidden, if non-NULL, receives
- * (n_layer + 1, n, d_model) doubles in HF's output_hidden_states order:
- * [0] embeddings, [l] output of block l-1, [L] for GPT-2/LLaMA after the final
- * norm (ln_f / model.norm). Errors: AG_EINVAL (n = 0), AG_ERANGE (a token id
- * outside the vocabulary, or n above max_position_embeddings / n_positions,
- * the message names the field), AG_EUNSUPPORTED (n above an active sliding
- * window), AG_ENOMEM, AG_ENONFINITE (an overflow in the pass's precision: a
- * head's attention, a norm or the hidden state is not finite; the message
- * names layer, head and token, e.g. "layer 1 head 0: attention is not finite
- * at query 0 (float32 overflow; try --precision f64)"; the callback never
- * sees such a layer), or the callback's own status. */
+/* Run the forward pass on token ids[0..n-1] (one sequence, no padding, no
+ * attention mask; BERT-family token type 0; RoBERTa positions from the ids as
+ * HF's create_position_ids_from_input_ids). fn may be NULL. hidden, if
+ * non-NULL, receives (n_layer + 1, n, d_model) doubles in HF's
+ * output_hidden_states order: [0] embeddings (after any embedding norm,
+ * scale or project_in), [l] output of block l-1, [L] after the final norm
+ * when the model has one (cfg.final_norm: ln_f, norm, final_layer_norm); for
+ * OPT with project_out (word_embed_proj_dim != hidden_size) [L] is taken
+ * before project_out, where HF's is project_out of it (narrower). Layers
+ * with a sliding window mask keys beyond it (ag_model_layer_window).
+ * Errors: AG_EINVAL (n = 0), AG_ERANGE (a token id outside the vocabulary,
+ * or n above cfg.max_tokens, the message names the config field),
+ * AG_ENOMEM, AG_ENONFINITE (an overflow in the pass's precision: a head's
+ * attention, a norm or the hidden state is not finite; the message names
+ * layer, head and token, e.g. "layer 1 head 0: attention is not finite at
+ * query 0 (float32 overflow; try --precision f64)"; the callback never sees
+ * such a layer), or the callback's own status. */
 int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
                      ag_precision precision, ag_layer_fn fn, void *user,
                      double *hidden, ag_error *err);
