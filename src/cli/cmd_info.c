@@ -17,8 +17,9 @@ static const char info_help[] =
     "positions and RoPE scaling, score scale, soft-capping, sliding windows per\n"
     "layer; the tokenizer and every tensor), a .safetensors file (every\n"
     "tensor's dtype and shape) or a .npy file (its shape). CSV, TSV, Markdown\n"
-    "and LaTeX give a model folder's config as a key/value table, a blank line,\n"
-    "then the tensor table.\n";
+    "and LaTeX give one table: name, dtype, shape per tensor for a file; for a\n"
+    "model folder kind, name, value, dtype, shape, a \"config\" row per field\n"
+    "then a \"tensor\" row per tensor.\n";
 
 static json_t *shape_json(const size_t *shape, int ndim)
 {
@@ -270,40 +271,6 @@ static void write_summary(FILE *fp, const char *path, const json_t *root)
     }
 }
 
-/* CSV, TSV, Markdown, LaTeX of a model folder: the config as a key/value
- * table, then a blank line (the tensor table follows). */
-static void write_config_rows(FILE *fp, ag_format fmt, const json_t *cfg, const json_t *tok)
-{
-    const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
-                    : fmt == AG_FORMAT_MD ? " | " : " & ";
-    const char *pre = fmt == AG_FORMAT_MD ? "| " : "", *post = fmt == AG_FORMAT_MD ? " |"
-                    : fmt == AG_FORMAT_LATEX ? " \\\\" : "";
-    const char *key;
-    json_t *v;
-    if (fmt == AG_FORMAT_LATEX)
-        fputs("\\begin{tabular}{ll}\n\\toprule\n", fp);
-    fprintf(fp, "%skey%svalue%s\n", pre, sep, post);
-    if (fmt == AG_FORMAT_MD)
-        fputs("| --- | --- |\n", fp);
-    if (fmt == AG_FORMAT_LATEX)
-        fputs("\\midrule\n", fp);
-    json_object_foreach((json_t *)cfg, key, v) {
-        fputs(pre, fp);
-        cli_put_cell(fp, fmt, key);
-        fputs(sep, fp);
-        put_value(fp, fmt, v);
-        fprintf(fp, "%s\n", post);
-    }
-    fputs(pre, fp);
-    cli_put_cell(fp, fmt, "tokenizer");
-    fputs(sep, fp);
-    cli_put_cell(fp, fmt, json_is_string(tok) ? json_string_value(tok) : "none");
-    fprintf(fp, "%s\n", post);
-    if (fmt == AG_FORMAT_LATEX)
-        fputs("\\bottomrule\n\\end{tabular}\n", fp);
-    fputc('\n', fp);
-}
-
 static const char *tensor_field(const json_t *tensors, size_t k, const char *field)
 {
     return json_string_value(json_object_get(json_array_get(tensors, k), field));
@@ -331,27 +298,82 @@ static void write_tensor_table(FILE *fp, const json_t *tensors)
     }
 }
 
-/* CSV, TSV, Markdown, LaTeX: one row per tensor. */
-static void write_tensor_rows(FILE *fp, ag_format fmt, const json_t *tensors)
+/* One row of CSV, TSV, Markdown or LaTeX (NULL: an empty cell). Cells whose
+ * bit is set in `escaped` may hold any text and go through cli_put_cell;
+ * the others are the program's own words (kinds, dtypes, shapes), written as
+ * they are, in CSV quoted when they hold a comma. */
+static void put_row(FILE *fp, ag_format fmt, const char *const *cells, int n, unsigned escaped)
 {
     const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
                     : fmt == AG_FORMAT_MD ? " | " : " & ";
-    const char *pre = fmt == AG_FORMAT_MD ? "| " : "", *post = fmt == AG_FORMAT_MD ? " |"
-                    : fmt == AG_FORMAT_LATEX ? " \\\\" : "";
-    char shape[256];
+    fputs(fmt == AG_FORMAT_MD ? "| " : "", fp);
+    for (int i = 0; i < n; i++) {
+        const char *c = cells[i];
+        if (i)
+            fputs(sep, fp);
+        if (c && (escaped >> i & 1))
+            cli_put_cell(fp, fmt, c);
+        else if (c && fmt == AG_FORMAT_CSV && strchr(c, ','))
+            fprintf(fp, "\"%s\"", c);
+        else if (c)
+            fputs(c, fp);
+    }
+    fputs(fmt == AG_FORMAT_MD ? " |\n" : fmt == AG_FORMAT_LATEX ? " \\\\\n" : "\n", fp);
+}
+
+static void put_header(FILE *fp, ag_format fmt, const char *const *cells, int n)
+{
     if (fmt == AG_FORMAT_LATEX)
-        fputs("\\begin{tabular}{lll}\n\\toprule\n", fp);
-    fprintf(fp, "%sname%sdtype%sshape%s\n", pre, sep, sep, post);
+        fprintf(fp, "\\begin{tabular}{%.*s}\n\\toprule\n", n, "lllll");
+    put_row(fp, fmt, cells, n, 0);
     if (fmt == AG_FORMAT_MD)
-        fputs("| --- | --- | --- |\n", fp);
+        fprintf(fp, "|%.*s\n", 6 * n, " --- | --- | --- | --- | --- |");
     if (fmt == AG_FORMAT_LATEX)
         fputs("\\midrule\n", fp);
+}
+
+/* A config value as text (strings as they are, booleans, %g numbers). */
+static const char *value_text(const json_t *v, char *buf, size_t size)
+{
+    if (json_is_string(v))
+        return json_string_value(v);
+    if (json_is_boolean(v))
+        return json_is_true(v) ? "true" : "false";
+    snprintf(buf, size, "%g", json_number_value(v));
+    return buf;
+}
+
+/* CSV, TSV, Markdown, LaTeX: one table. A file: a row per tensor (name,
+ * dtype, shape). A model folder: kind, name, value, dtype, shape, with a
+ * "config" row per config field (and the tokenizer), then a "tensor" row
+ * per tensor. */
+static void write_rows(FILE *fp, ag_format fmt, const json_t *root)
+{
+    const json_t *tensors = json_object_get(root, "tensors"), *cfg = json_object_get(root, "config");
+    static const char *const file_cols[] = {"name", "dtype", "shape"};
+    static const char *const model_cols[] = {"kind", "name", "value", "dtype", "shape"};
+    char shape[256], num[64];
+    put_header(fp, fmt, cfg ? model_cols : file_cols, cfg ? 5 : 3);
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)cfg, key, v) {
+        const char *row[5] = {"config", key, value_text(v, num, sizeof num), NULL, NULL};
+        put_row(fp, fmt, row, 5, 6);
+    }
+    if (cfg) {
+        const json_t *tok = json_object_get(root, "tokenizer");
+        const char *row[5] = {"config", "tokenizer", json_is_string(tok) ? json_string_value(tok) : "none",
+                              NULL, NULL};
+        put_row(fp, fmt, row, 5, 6);
+    }
     for (size_t k = 0; k < json_array_size(tensors); k++) {
         shape_text(json_object_get(json_array_get(tensors, k), "shape"), shape, sizeof shape);
-        fputs(pre, fp);
-        cli_put_cell(fp, fmt, tensor_field(tensors, k, "name"));
-        const char *q = fmt == AG_FORMAT_CSV ? "\"" : "";
-        fprintf(fp, "%s%s%s%s%s%s%s\n", sep, tensor_field(tensors, k, "dtype"), sep, q, shape, q, post);
+        const char *name = tensor_field(tensors, k, "name"), *dt = tensor_field(tensors, k, "dtype");
+        const char *in_model[5] = {"tensor", name, NULL, dt, shape}, *in_file[3] = {name, dt, shape};
+        if (cfg)
+            put_row(fp, fmt, in_model, 5, 2); /* the name escaped */
+        else
+            put_row(fp, fmt, in_file, 3, 1);
     }
     if (fmt == AG_FORMAT_LATEX)
         fputs("\\bottomrule\n\\end{tabular}\n", fp);
@@ -361,15 +383,12 @@ static void write_tensor_rows(FILE *fp, ag_format fmt, const json_t *tensors)
 static void write_text(FILE *fp, ag_format fmt, const char *path, const json_t *root)
 {
     const json_t *tensors = json_object_get(root, "tensors");
-    const json_t *cfg = json_object_get(root, "config");
     if (fmt == AG_FORMAT_TABLE)
         write_summary(fp, path, root);
-    else if (cfg)
-        write_config_rows(fp, fmt, cfg, json_object_get(root, "tokenizer"));
     if (tensors && fmt == AG_FORMAT_TABLE)
         write_tensor_table(fp, tensors);
     else if (tensors)
-        write_tensor_rows(fp, fmt, tensors);
+        write_rows(fp, fmt, root);
 }
 
 int cmd_info(int argc, char **argv)
