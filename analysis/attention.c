@@ -13,6 +13,14 @@
  *   The Algebraic Eigenvalue Problem, §2.8; Golub & Van Loan §7.2.2).
  * asymmetry / symmetry_score: split A = S + N into symmetric and antisymmetric
  *   parts, ‖A‖² = ‖S‖² + ‖N‖² (Saponati et al. 2025).
+ * head roles: attention_distance, the attention-weighted mean of |i − j|
+ *   (Vig & Belinkov 2019, "Analyzing the structure of attention in a
+ *   transformer language model"); self_mass and prev_token_mass, the
+ *   positional heads of Clark et al. 2019 §3; max_mass, the "confidence" of
+ *   Voita et al. 2019 ("Analyzing multi-head self-attention: specialized
+ *   heads do the heavy lifting"); sink_ratio, the first key's mass against
+ *   what uniform attention over the allowed keys gives it (the attention
+ *   sink of Xiao et al. 2023), so that it does not fall with the length.
  */
 #include <float.h>
 #include <math.h>
@@ -257,6 +265,45 @@ static int spectral_keys(const double *A, const double *S, int e, size_t n, int 
     return AG_OK;
 }
 
+/* The head-role keys from S = 2^-e·A (each is homogeneous of degree 1 in
+ * A, so it is S's value times 2^e). k_i, the keys row i may attend to, is
+ * i + 1 in a causal matrix and n otherwise, as for entropy_normalized: a
+ * row whose first key is its only one (row 0 of a causal head, any row of a
+ * 1×1 matrix) says nothing about a sink and is left out of sink_ratio. */
+static void role_keys(const double *S, int e, size_t n, int causal, const ag_metric_set *sel,
+                      ag_record *rec)
+{
+    double dist = 0, self = 0, prev = 0, top = 0, sink = 0;
+    size_t sink_rows = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double *row = S + i * n;
+        double d = 0, mx = row[0];
+        for (size_t j = 0; j < n; j++) {
+            d += row[j] * (double)(i > j ? i - j : j - i);
+            mx = fmax(mx, row[j]);
+        }
+        size_t k = causal ? i + 1 : n;
+        dist += d;
+        self += row[i];
+        prev += i ? row[i - 1] : 0;
+        top += mx;
+        if (k >= 2) {
+            sink += row[0] * (double)k;
+            sink_rows++;
+        }
+    }
+    if (ON(AG_M_ATTENTION_DISTANCE))
+        ag_record_put(rec, AG_M_ATTENTION_DISTANCE, dist / (double)n, e);
+    if (ON(AG_M_SELF_MASS))
+        ag_record_put(rec, AG_M_SELF_MASS, self / (double)n, e);
+    if (ON(AG_M_PREV_TOKEN_MASS))
+        ag_record_put(rec, AG_M_PREV_TOKEN_MASS, n >= 2 ? prev / (double)(n - 1) : NAN, e);
+    if (ON(AG_M_MAX_MASS))
+        ag_record_put(rec, AG_M_MAX_MASS, top / (double)n, e);
+    if (ON(AG_M_SINK_RATIO))
+        ag_record_put(rec, AG_M_SINK_RATIO, sink_rows ? sink / (double)sink_rows : NAN, e);
+}
+
 /* max_i |Σ_j A_ij − 1| from the rows of S = 2^-e·A, whose sums cannot
  * overflow; null when a row's sum lies beyond the double range. */
 static void row_sum_error(const double *S, int e, size_t n, ag_record *rec)
@@ -279,6 +326,7 @@ int ag_attention_family(const double *A, const double *S, int e, size_t n,
     if (ON(AG_M_ROW_SUM_ERROR))
         row_sum_error(S, e, n, rec);
     entropy_keys(A, S, e, n, causal, negative, sel, rec);
+    role_keys(S, e, n, causal, sel, rec);
     int status = spectral_keys(A, S, e, n, causal, negative, sel, rec);
     if (status != AG_OK)
         return status;

@@ -1,14 +1,20 @@
 /* stability.c — family E: stability and angles of one attention head whose
  * input X is known (SPEC §3 E; docs/stability.md).
  *
- *   Q = R(XW_Q + b_Q), K = R(XW_K + b_K), S = c·QKᵀ, A = softmax_rows(S + mask)
+ *   Q = R(XW_Q + b_Q), K = R(XW_K + b_K), S = c·QKᵀ,
+ *   T = cap·tanh(S/cap) (soft-capping; T = S without), A = softmax_rows(T + mask)
  *
- * Derivatives (R is linear and orthogonal, row i rotated by position i):
- *   JVP  dQ = R(dX W_Q), dK = R(dX W_K), dS = c(dQ Kᵀ + Q dKᵀ),
- *        dA_i = A_i ⊙ (dS_i − ⟨A_i, dS_i⟩)              (masked entries 0;
+ * The forward map is the attention kernel's (src/engine/attention_kernel.h):
+ * its rotary tables and rotation, its scores, soft-capping, masks (causal,
+ * sliding window) and softmax, so that these numbers are the forward pass's.
+ *
+ * Derivatives (R is linear and orthogonal, row i rotated by position i; the
+ * cap's derivative is D = sech²(S/cap) = 1 − tanh²(S/cap), entrywise):
+ *   JVP  dQ = R(dX W_Q), dK = R(dX W_K), dS = c(dQ Kᵀ + Q dKᵀ), dT = D ⊙ dS,
+ *        dA_i = A_i ⊙ (dT_i − ⟨A_i, dT_i⟩)              (masked entries 0;
  *        evaluated around the row's largest entry, see softmax_tangent)
- *   VJP  G_S,i = A_i ⊙ (G_i − ⟨A_i, G_i⟩), G_Q = c G_S K, G_K = c G_Sᵀ Q,
- *        dX = (RᵀG_Q) W_Qᵀ + (RᵀG_K) W_Kᵀ
+ *   VJP  G_T,i = A_i ⊙ (G_i − ⟨A_i, G_i⟩), G_S = D ⊙ G_T, G_Q = c G_S K,
+ *        G_K = c G_Sᵀ Q, dX = (RᵀG_Q) W_Qᵀ + (RᵀG_K) W_Kᵀ
  * ‖J‖₂ is the square root of the largest eigenvalue of JᵀJ, found by
  * Lanczos with full reorthogonalisation; J is never formed (memory
  * O(n² + basis·n·d)).
@@ -26,6 +32,7 @@
 #include <lapacke.h>
 
 #include "analysis.h"
+#include "engine/attention_kernel.h"
 
 /* Lanczos parameters (documented in stability.h and docs/stability.md). */
 #define LZ_BASIS 40           /* vectors kept before an explicit restart */
@@ -37,10 +44,12 @@
 struct ag_head_lin {
     size_t n, d, dh;
     double c;
-    int causal;
+    agk_head hc;        /* the kernel's description of the head */
+    int rd;             /* rotary_dim, 0 without RoPE */
     double *wq, *wk;    /* (d, dh) contiguous copies */
     double *q, *k;      /* (n, dh) rotated projections (with biases) */
-    double *cs, *sn;    /* (n, dh/2) rotary tables, NULL without rope */
+    double *tab;        /* (2, n, rd/2) rotary cos | sin, NULL without RoPE */
+    double *dcap;       /* (n, n) sech²(S/cap), NULL without soft-capping */
     double *A;          /* (n, n) */
 };
 
@@ -69,6 +78,13 @@ static int check_finite(const double *p, size_t rows, size_t cols, size_t ld,
 }
 
 /* Check *in and copy it into *h with strides and scale resolved. */
+/* The head as the kernel sees it. */
+static agk_head kernel_head(const ag_head_input *h)
+{
+    return (agk_head){.n_head = 1, .n_kv_head = 1, .head_dim = (int)h->d_h, .scale = h->scale,
+                      .softcap = h->softcap, .causal = h->causal, .window = h->window};
+}
+
 static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *err)
 {
     if (!in)
@@ -94,9 +110,11 @@ static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *
         return ag_error_set(err, AG_EINVAL, "stability: scale %g is not a positive number", h->scale);
     if (h->scale == 0)
         h->scale = 1.0 / sqrt((double)h->d_h);
-    if (h->rope && (h->d_h % 2 != 0 || !(h->rope_theta > 0) || !isfinite(h->rope_theta)))
-        return ag_error_set(err, AG_EINVAL, "stability: rotary head needs an even d_h (got %zu) "
-                            "and rope_theta > 0 (got %g)", h->d_h, h->rope_theta);
+    char why[160];
+    agk_head hc = kernel_head(h);
+    const char *bad = agk_head_problem(&hc, &h->rope, why, sizeof why);
+    if (bad)
+        return ag_error_set(err, AG_EINVAL, "stability: %s", bad);
     int rc = check_finite(h->x, h->n, h->d, h->ldx, "X", err);
     if (!rc)
         rc = check_finite(h->wq, h->d, h->d_h, h->ldq, "W_Q", err);
@@ -132,53 +150,28 @@ static void project(const double *X, size_t n, size_t d, size_t ldx, const doubl
                 out[i * dh + j] += b[j];
 }
 
-/* The engine's rotary tables (src/forward_tmpl.h): angle i·θ^(−2j/dh). */
-static void rope_tables(size_t n, size_t dh, double theta, double *cs, double *sn)
+/* The rotary tables cos | sin (2, n, rotary_dim/2) of positions 0..n−1, or
+ * NULL without RoPE; *ok = 0 when out of memory. */
+static double *rope_tables(const ag_head_input *h, int *ok)
 {
-    size_t half = dh / 2;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < half; j++) {
-            double a = (double)i * pow(theta, -2.0 * (double)j / (double)dh);
-            cs[i * half + j] = cos(a);
-            sn[i * half + j] = sin(a);
-        }
+    size_t half = (size_t)h->rope.rotary_dim / 2;
+    *ok = 1;
+    if (!half)
+        return NULL;
+    double *t = malloc((2 * h->n + 1) * half * sizeof *t); /* + inv_freq (half) */
+    if (!t) {
+        *ok = 0;
+        return NULL;
+    }
+    ag_rope_inv_freq(&h->rope, h->n, t + 2 * h->n * half);
+    agk_rope_tables_f64(t + 2 * h->n * half, h->rope.rotary_dim, h->n, t, t + h->n * half);
+    return t;
 }
 
-/* Rotate-half rotation of each row of M (n, dh) by its position (dir = +1)
- * or its transpose, the inverse rotation (dir = −1). */
-static void rotate(double *M, size_t n, size_t dh, const double *cs, const double *sn, int dir)
+/* Rotate the rows of M (n, dh) by their positions (dir = +1) or back. */
+static void rotate(double *M, size_t n, size_t dh, int rd, const double *tab, int dir)
 {
-    size_t half = dh / 2;
-    for (size_t i = 0; i < n; i++) {
-        double *r = M + i * dh;
-        const double *c = cs + i * half, *s = sn + i * half;
-        for (size_t j = 0; j < half; j++) {
-            double a = r[j], b = r[j + half], sj = dir > 0 ? s[j] : -s[j];
-            r[j] = a * c[j] - b * sj;
-            r[j + half] = b * c[j] + a * sj;
-        }
-    }
-}
-
-/* A (n, n) = softmax_rows(c q kᵀ + mask); masked entries exactly 0. */
-static void attention_from_qk(const double *q, const double *k, size_t n, size_t dh, double c,
-                              int causal, double *A)
-{
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)dh, c, q, (int)dh,
-                k, (int)dh, 0.0, A, (int)n);
-    for (size_t i = 0; i < n; i++) {
-        double *a = A + i * n;
-        size_t lim = causal ? i + 1 : n;
-        double m = a[0], sum = 0;
-        for (size_t j = 1; j < lim; j++)
-            m = fmax(m, a[j]);
-        for (size_t j = 0; j < lim; j++)
-            sum += a[j] = exp(a[j] - m);
-        for (size_t j = 0; j < lim; j++)
-            a[j] /= sum;
-        for (size_t j = lim; j < n; j++)
-            a[j] = 0;
-    }
+    agk_rope_apply_f64(M, n, dh, 1, (int)dh, rd, tab, tab + n * (size_t)(rd / 2), dir);
 }
 
 /* AG_ENONFINITE naming the first row of M (rows of `cols`) that is not
@@ -194,18 +187,19 @@ static int check_overflow(const double *M, size_t rows, size_t cols, const char 
 }
 
 /* Q, K (rotated) and A of the head at input X (n, d) with row stride ldx.
- * q, k (n, dh), A (n, n) are the caller's; cs/sn the rotary tables or NULL.
+ * q, k (n, dh), A (n, n) are the caller's; tab the rotary tables or NULL.
  * AG_ENONFINITE when the products overflow (A is then not finite). */
-static int head_forward(const ag_head_input *h, const double *X, size_t ldx, const double *cs,
-                        const double *sn, double *q, double *k, double *A, ag_error *err)
+static int head_forward(const ag_head_input *h, const double *X, size_t ldx, const double *tab,
+                        double *q, double *k, double *A, ag_error *err)
 {
     project(X, h->n, h->d, ldx, h->wq, h->ldq, h->bq, h->d_h, q);
     project(X, h->n, h->d, ldx, h->wk, h->ldk, h->bk, h->d_h, k);
-    if (cs) {
-        rotate(q, h->n, h->d_h, cs, sn, 1);
-        rotate(k, h->n, h->d_h, cs, sn, 1);
+    if (tab) {
+        rotate(q, h->n, h->d_h, h->rope.rotary_dim, tab, 1);
+        rotate(k, h->n, h->d_h, h->rope.rotary_dim, tab, 1);
     }
-    attention_from_qk(q, k, h->n, h->d_h, h->scale, h->causal, A);
+    agk_head hc = kernel_head(h);
+    agk_head_probs_f64(&hc, q, h->d_h, k, h->d_h, h->n, A);
     int rc = check_overflow(q, h->n, h->d_h, "Q = X W_Q", err);
     if (rc == AG_OK)
         rc = check_overflow(k, h->n, h->d_h, "K = X W_K", err);
@@ -220,21 +214,17 @@ int ag_head_attention(const ag_head_input *in, double *A, ag_error *err)
         return rc;
     if (!A)
         return ag_error_set(err, AG_EINVAL, "stability: output A is NULL");
-    size_t n = h.n, dh = h.d_h, half = dh / 2;
+    size_t n = h.n, dh = h.d_h;
+    int tab_ok;
     double *q = malloc(n * dh * sizeof *q), *k = malloc(n * dh * sizeof *k);
-    double *cs = h.rope ? malloc(n * half * sizeof *cs) : NULL;
-    double *sn = h.rope ? malloc(n * half * sizeof *sn) : NULL;
-    if (!q || !k || (h.rope && (!cs || !sn))) {
+    double *tab = rope_tables(&h, &tab_ok);
+    if (!q || !k || !tab_ok)
         rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
-    } else {
-        if (h.rope)
-            rope_tables(n, dh, h.rope_theta, cs, sn);
-        rc = head_forward(&h, h.x, h.ldx, cs, sn, q, k, A, err);
-    }
+    else
+        rc = head_forward(&h, h.x, h.ldx, tab, q, k, A, err);
     free(q);
     free(k);
-    free(cs);
-    free(sn);
+    free(tab);
     return rc;
 }
 
@@ -248,29 +238,44 @@ void ag_head_lin_free(ag_head_lin *lin)
     free(lin->wk);
     free(lin->q);
     free(lin->k);
-    free(lin->cs);
-    free(lin->sn);
+    free(lin->tab);
+    free(lin->dcap);
     free(lin->A);
     free(lin);
 }
 
+/* D = sech²(S/cap) (n, n) at the linearisation point, S = c·QKᵀ recomputed
+ * as the kernel computed it: the cap's derivative 1 − tanh², evaluated as
+ * 1/cosh² so that it keeps its relative accuracy where tanh is near ±1. */
+static void softcap_derivative(ag_head_lin *L)
+{
+    size_t n = L->n;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)L->dh, L->c, L->q,
+                (int)L->dh, L->k, (int)L->dh, 0.0, L->dcap, (int)n);
+    for (size_t i = 0; i < n * n; i++) {
+        double ch = cosh(L->dcap[i] / L->hc.softcap);
+        L->dcap[i] = 1 / (ch * ch);
+    }
+}
+
 static int linearize(const ag_head_input *h, ag_head_lin **out, ag_error *err)
 {
-    size_t n = h->n, d = h->d, dh = h->d_h, half = dh / 2;
+    size_t n = h->n, d = h->d, dh = h->d_h;
     ag_head_lin *L = calloc(1, sizeof *L);
     if (!L)
         return ag_error_set(err, AG_ENOMEM, "stability: out of memory");
-    *L = (ag_head_lin){.n = n, .d = d, .dh = dh, .c = h->scale, .causal = h->causal};
+    int tab_ok;
+    *L = (ag_head_lin){.n = n, .d = d, .dh = dh, .c = h->scale, .hc = kernel_head(h),
+                       .rd = h->rope.rotary_dim};
     L->wq = malloc(d * dh * sizeof(double));
     L->wk = malloc(d * dh * sizeof(double));
     L->q = malloc(n * dh * sizeof(double));
     L->k = malloc(n * dh * sizeof(double));
     L->A = malloc(n * n * sizeof(double));
-    if (h->rope) {
-        L->cs = malloc(n * half * sizeof(double));
-        L->sn = malloc(n * half * sizeof(double));
-    }
-    if (!L->wq || !L->wk || !L->q || !L->k || !L->A || (h->rope && (!L->cs || !L->sn))) {
+    L->tab = rope_tables(h, &tab_ok);
+    if (h->softcap > 0)
+        L->dcap = malloc(n * n * sizeof(double));
+    if (!L->wq || !L->wk || !L->q || !L->k || !L->A || !tab_ok || (h->softcap > 0 && !L->dcap)) {
         ag_head_lin_free(L);
         return ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
     }
@@ -278,13 +283,13 @@ static int linearize(const ag_head_input *h, ag_head_lin **out, ag_error *err)
         memcpy(L->wq + i * dh, h->wq + i * h->ldq, dh * sizeof(double));
         memcpy(L->wk + i * dh, h->wk + i * h->ldk, dh * sizeof(double));
     }
-    if (h->rope)
-        rope_tables(n, dh, h->rope_theta, L->cs, L->sn);
-    int rc = head_forward(h, h->x, h->ldx, L->cs, L->sn, L->q, L->k, L->A, err);
+    int rc = head_forward(h, h->x, h->ldx, L->tab, L->q, L->k, L->A, err);
     if (rc != AG_OK) {
         ag_head_lin_free(L);
         return rc;
     }
+    if (L->dcap)
+        softcap_derivative(L);
     *out = L;
     return AG_OK;
 }
@@ -314,24 +319,35 @@ const double *ag_head_lin_attention(const ag_head_lin *lin)
  * This keeps every entry accurate when the row is nearly one-hot: the naive
  * M_ip − ⟨A_i, M_i⟩ cancels to rounding noise (A_ip rounds to 1), losing the
  * true value A_ip Σ_{j≠p} A_ij (M_ip − M_ij) once 1 − A_ip ≲ 1e-8. */
-static void softmax_tangent(const double *A, size_t n, int causal, double *M)
+static void softmax_tangent(const double *A, size_t n, const agk_head *hc, double *M)
 {
     for (size_t i = 0; i < n; i++) {
         const double *a = A + i * n;
         double *m = M + i * n;
-        size_t lim = causal ? i + 1 : n, p = 0;
-        for (size_t j = 1; j < lim; j++)
+        size_t lo, lim;
+        agk_visible(hc, n, i, &lo, &lim);
+        size_t p = lo;
+        for (size_t j = lo + 1; j < lim; j++)
             if (a[j] > a[p])
                 p = j;
         double mp = m[p], t = 0;
-        for (size_t j = 0; j < lim; j++)
+        for (size_t j = lo; j < lim; j++)
             if (j != p)
                 t += a[j] * (m[j] - mp);
-        for (size_t j = 0; j < lim; j++)
+        for (size_t j = lo; j < lim; j++)
             m[j] = j == p ? -a[p] * t : a[j] * ((m[j] - mp) - t);
+        for (size_t j = 0; j < lo; j++)
+            m[j] = 0;
         for (size_t j = lim; j < n; j++)
             m[j] = 0;
     }
+}
+
+/* M ← D ⊙ M: the soft-cap's (diagonal) derivative, its own transpose. */
+static void softcap_tangent(const ag_head_lin *L, double *M)
+{
+    for (size_t i = 0; L->dcap && i < L->n * L->n; i++)
+        M[i] *= L->dcap[i];
 }
 
 /* dA = J dX with scratch dq, dk (n, dh). */
@@ -340,29 +356,31 @@ static void jvp(const ag_head_lin *L, const double *dX, double *dA, double *dq, 
     size_t n = L->n, dh = L->dh;
     project(dX, n, L->d, L->d, L->wq, dh, NULL, dh, dq);
     project(dX, n, L->d, L->d, L->wk, dh, NULL, dh, dk);
-    if (L->cs) {
-        rotate(dq, n, dh, L->cs, L->sn, 1);
-        rotate(dk, n, dh, L->cs, L->sn, 1);
+    if (L->tab) {
+        rotate(dq, n, dh, L->rd, L->tab, 1);
+        rotate(dk, n, dh, L->rd, L->tab, 1);
     }
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)dh, L->c, dq,
                 (int)dh, L->k, (int)dh, 0.0, dA, (int)n);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)dh, L->c, L->q,
                 (int)dh, dk, (int)dh, 1.0, dA, (int)n);
-    softmax_tangent(L->A, n, L->causal, dA);
+    softcap_tangent(L, dA);
+    softmax_tangent(L->A, n, &L->hc, dA);
 }
 
 /* dX = Jᵀ G, overwriting G (n, n) with the score cotangent; scratch gq, gk. */
 static void vjp_inplace(const ag_head_lin *L, double *G, double *dX, double *gq, double *gk)
 {
     size_t n = L->n, dh = L->dh, d = L->d;
-    softmax_tangent(L->A, n, L->causal, G);
+    softmax_tangent(L->A, n, &L->hc, G);
+    softcap_tangent(L, G);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)dh, (int)n, L->c, G,
                 (int)n, L->k, (int)dh, 0.0, gq, (int)dh);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)n, (int)dh, (int)n, L->c, G,
                 (int)n, L->q, (int)dh, 0.0, gk, (int)dh);
-    if (L->cs) {
-        rotate(gq, n, dh, L->cs, L->sn, -1);
-        rotate(gk, n, dh, L->cs, L->sn, -1);
+    if (L->tab) {
+        rotate(gq, n, dh, L->rd, L->tab, -1);
+        rotate(gk, n, dh, L->rd, L->tab, -1);
     }
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)d, (int)dh, 1.0, gq,
                 (int)dh, L->wq, (int)dh, 0.0, dX, (int)d);
@@ -631,23 +649,21 @@ static double frob_strided(const double *X, size_t n, size_t d, size_t ld)
 static int sensitivity(const ag_head_input *h, const double *A0, const ag_stability_options *opt,
                        double *out, int *ok, ag_error *err)
 {
-    size_t n = h->n, d = h->d, dh = h->d_h, nd = n * d, half = dh / 2;
+    size_t n = h->n, d = h->d, dh = h->d_h, nd = n * d;
     double nx = frob_strided(h->x, n, d, h->ldx), na = frob(A0, n * n);
     *ok = 0;
     if (!(nx > 0))
         return AG_OK;
+    int tab_ok;
     double *E = malloc(nd * sizeof *E), *Xp = malloc(nd * sizeof *Xp);
     double *A1 = malloc(n * n * sizeof *A1), *q = malloc(2 * n * dh * sizeof *q);
-    double *cs = h->rope ? malloc(2 * n * half * sizeof *cs) : NULL;
+    double *tab = rope_tables(h, &tab_ok);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     int rc = AG_OK;
-    if (!E || !Xp || !A1 || !q || (h->rope && !cs) || !rng) {
+    if (!E || !Xp || !A1 || !q || !tab_ok || !rng) {
         rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for the sensitivity trials");
         goto done;
     }
-    double *sn = cs ? cs + n * half : NULL;
-    if (h->rope)
-        rope_tables(n, dh, h->rope_theta, cs, sn);
     gsl_rng_set(rng, opt->seed);
     double sum = 0;
     for (int t = 0; t < opt->trials; t++) {
@@ -660,7 +676,7 @@ static int sensitivity(const ag_head_input *h, const double *A0, const ag_stabil
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < d; j++)
                 Xp[i * d + j] = h->x[i * h->ldx + j] + E[i * d + j];
-        if ((rc = head_forward(h, Xp, d, cs, sn, q, q + n * dh, A1, err)) != AG_OK)
+        if ((rc = head_forward(h, Xp, d, tab, q, q + n * dh, A1, err)) != AG_OK)
             goto done;
         cblas_daxpy((int)(n * n), -1.0, A0, 1, A1, 1);
         sum += (frob(A1, n * n) / na) / (ne / nx);
@@ -672,7 +688,7 @@ done:
     free(Xp);
     free(A1);
     free(q);
-    free(cs);
+    free(tab);
     gsl_rng_free(rng);
     return rc;
 }
@@ -693,10 +709,21 @@ static int mean_cosine_key(const double *M, size_t n, size_t dh, ag_metric key, 
     return rc;
 }
 
+/* P ← P + sign·v/‖v‖ for a non-zero row v (dh); returns whether it was. */
+static int add_unit(const double *v, size_t dh, double sign, double *P)
+{
+    double vn = cblas_dnrm2((int)dh, v, 1);
+    if (!(vn > 0))
+        return 0;
+    cblas_daxpy((int)dh, sign / vn, v, 1, P, 1);
+    return 1;
+}
+
 /* Mean of q̂_iᵀk̂_j over the pairs the mask allows (rows that are zero
- * skipped), in O(n·dh): Σ_i q̂_i · (Σ_{allowed j} k̂_j). */
+ * skipped), in O(n·dh): Σ_i q̂_i · (Σ_{allowed j} k̂_j), the causal sum of
+ * keys kept as a running sum (a window drops key i − window at query i). */
 static int qk_cos_mean(const double *q, const double *k, size_t n, size_t dh, int causal,
-                       double *out)
+                       int window, double *out)
 {
     double *P = calloc(dh, sizeof *P), *qs = calloc(dh, sizeof *qs);
     if (!P || !qs) {
@@ -705,23 +732,16 @@ static int qk_cos_mean(const double *q, const double *k, size_t n, size_t dh, in
         return -1;
     }
     double num = 0, cnt = 0, nk = 0;
-    for (size_t i = 0; i < n; i++) {
-        double kn = cblas_dnrm2((int)dh, k + i * dh, 1);
-        if (kn > 0) {
-            cblas_daxpy((int)dh, 1.0 / kn, k + i * dh, 1, P, 1);
-            nk++;
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        nk += add_unit(k + i * dh, dh, 1.0, P);
     if (causal)
         memset(P, 0, dh * sizeof *P);
     double ck = 0;
     for (size_t i = 0; i < n; i++) {
         if (causal) {
-            double kn = cblas_dnrm2((int)dh, k + i * dh, 1);
-            if (kn > 0) {
-                cblas_daxpy((int)dh, 1.0 / kn, k + i * dh, 1, P, 1);
-                ck++;
-            }
+            ck += add_unit(k + i * dh, dh, 1.0, P);
+            if (window > 0 && i >= (size_t)window)
+                ck -= add_unit(k + (i - (size_t)window) * dh, dh, -1.0, P);
         }
         double qn = cblas_dnrm2((int)dh, q + i * dh, 1);
         if (!(qn > 0))
@@ -794,7 +814,7 @@ int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *op
         return rc;
     if (ON(AG_M_QK_COS_MEAN)) {
         double v = 0;
-        int ok = qk_cos_mean(L->q, L->k, n, dh, h.causal, &v);
+        int ok = qk_cos_mean(L->q, L->k, n, dh, h.causal, h.window, &v);
         if (ok < 0)
             rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory");
         else

@@ -3,6 +3,7 @@
  * from its layer inputs and fused Q|K|V tensors, closed forms, the tensor
  * helpers and the errors. Run from the repository root. */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,115 @@ Test(layer, two_token_closed_form)
             cr_assert_float_eq(a.data[i * 2 + 1], 1 - p0, 1e-15);
         }
         ag_array_free(&a);
+    }
+}
+
+/* RoPE over positions 0..1 with one pair (rotary_dim 2, inv_freq θ⁰ = 1):
+ * X = (1, 1), every q and k is e_0 before the rotation, so position 1 turns
+ * by 1 rad and the scores are c·cos(i − j). With d_h = 4 and rotary_dim 2
+ * the last two dims (here q = k = (0, 0, 2, 2)·x, not rotated) add c·8 to
+ * every score, which the softmax ignores; rotating them too does not:
+ * rotary_dim 4 pairs dims (0, 2) at frequency 1 and (1, 3) at θ^(−1/2). */
+Test(layer, rope_closed_form)
+{
+    double x[2] = {1, 1}, w2[2] = {1, 0}, w4[4] = {1, 0, 2, 2};
+    for (int p = 0; p < 2; p++)
+        for (int wide = 0; wide < 2; wide++) {
+            double c = 0.7, th = 100;
+            ag_attn_layer_spec s = {.x = x, .n = 2, .d = 1, .wq = wide ? w4 : w2,
+                                    .wk = wide ? w4 : w2, .d_a = wide ? 4 : 2, .n_head = 1,
+                                    .scale = c, .rope = {.rotary_dim = 2, .theta = th},
+                                    .precision = (ag_precision)p};
+            ag_array a = {0};
+            ag_error err = {0};
+            cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_OK, "%s", err.message);
+            double p0 = 1 / (1 + exp(c * cos(1.0) - c)); /* row 0: scores c, c·cos 1 */
+            /* f32: scores up to 9c ≈ 6 carry a few float ulps (≈ 5e-7). */
+            double tol = p ? 1e-15 : 16 * FLT_EPSILON;
+            cr_expect_float_eq(a.data[0], p0, tol);
+            cr_expect_float_eq(a.data[1], 1 - p0, tol);
+            cr_expect_float_eq(a.data[2], 1 - p0, tol); /* row 1: c·cos 1, c */
+            cr_expect_float_eq(a.data[3], p0, tol);
+            ag_array_free(&a);
+            if (!wide)
+                continue;
+            /* All four dims rotated: pair (0, 2) holds (1, 2) and turns by 1,
+             * pair (1, 3) holds (0, 2) and turns by 1/sqrt(100) at position 1:
+             * the off-diagonal score is c·(5·cos 1 + 4·cos 0.1). */
+            s.rope.rotary_dim = 4;
+            cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_OK, "%s", err.message);
+            double off = c * (5 * cos(1.0) + 4 * cos(0.1)), on = c * 9;
+            p0 = 1 / (1 + exp(off - on));
+            cr_expect_float_eq(a.data[0], p0, tol);
+            cr_expect_float_eq(a.data[3], p0, tol);
+            ag_array_free(&a);
+        }
+}
+
+/* A window of 1 leaves each query its own key only: the identity, exactly.
+ * A window of 2 with soft-capping: row i sees keys i − 1 and i, with the
+ * scores capped, in closed form (one head of width 1, q = k = x). */
+Test(layer, window_and_softcap)
+{
+    double x[4] = {0.5, -1, 2, 3}, w[1] = {1};
+    for (int p = 0; p < 2; p++) {
+        ag_attn_layer_spec s = {.x = x, .n = 4, .d = 1, .wq = w, .wk = w, .d_a = 1,
+                                .n_head = 1, .causal = 1, .window = 1,
+                                .precision = (ag_precision)p};
+        ag_array a = {0};
+        ag_error err = {0};
+        cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_OK, "%s", err.message);
+        for (int i = 0; i < 16; i++)
+            cr_expect_eq(a.data[i], i % 5 == 0 ? 1.0 : 0.0, "entry %d: %g", i, a.data[i]);
+        ag_array_free(&a);
+        s.window = 2;
+        s.softcap = 1.5;
+        cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_OK, "%s", err.message);
+        cr_expect_eq(a.data[0], 1.0);
+        for (int i = 1; i < 4; i++) {
+            double s0 = 1.5 * tanh(x[i] * x[i - 1] / 1.5), s1 = 1.5 * tanh(x[i] * x[i] / 1.5);
+            double p0 = 1 / (1 + exp(s1 - s0));
+            for (int j = 0; j < 4; j++) {
+                double want = j == i - 1 ? p0 : j == i ? 1 - p0 : 0;
+                cr_expect_float_eq(a.data[i * 4 + j], want, p ? 1e-15 : 1e-7, "(%d, %d)", i, j);
+                if (want == 0)
+                    cr_expect_eq(a.data[i * 4 + j], 0.0);
+            }
+        }
+        ag_array_free(&a);
+    }
+}
+
+/* The kernel's options are checked: each bad value is AG_EINVAL naming it. */
+Test(layer, kernel_option_errors)
+{
+    double x[4] = {1, 2, 3, 4}, w[4] = {1, 0, 0, 1};
+    ag_array a = {0};
+    ag_error err = {0};
+    ag_attn_layer_spec s = {.x = x, .n = 2, .d = 2, .wq = w, .wk = w, .d_a = 2, .n_head = 1};
+    struct {
+        ag_rope rope;
+        double softcap;
+        int window, causal;
+        const char *word;
+    } bad[] = {
+        {{.rotary_dim = 1, .theta = 10}, 0, 0, 0, "rotary_dim 1"},
+        {{.rotary_dim = 4, .theta = 10}, 0, 0, 0, "rotary_dim 4"},
+        {{.rotary_dim = 2, .theta = 0}, 0, 0, 0, "rope_theta 0"},
+        {{.rotary_dim = 2, .theta = 10, .type = AG_ROPE_LINEAR, .factor = 0.5}, 0, 0, 0, "factor 0.5"},
+        {{0}, -1, 0, 0, "softcap -1"},
+        {{0}, NAN, 0, 0, "softcap nan"},
+        {{0}, 0, 2, 0, "window 2 needs causal"},
+        {{0}, 0, -1, 1, "window -1"},
+    };
+    for (size_t t = 0; t < sizeof bad / sizeof *bad; t++) {
+        s.rope = bad[t].rope;
+        s.softcap = bad[t].softcap;
+        s.window = bad[t].window;
+        s.causal = bad[t].causal;
+        cr_expect_eq(ag_attention_layer(&s, &a, &err), AG_EINVAL, "case %zu", t);
+        cr_expect(strstr(err.message, bad[t].word), "case %zu: %s", t, err.message);
+        cr_expect_null(a.data);
     }
 }
 

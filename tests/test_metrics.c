@@ -9,47 +9,9 @@
 #include <criterion/criterion.h>
 
 #include "attngeom.h"
+#include "test_metrics_util.h"
 
 #define EPS DBL_EPSILON
-
-static ag_record run(const double *M, size_t m, size_t n)
-{
-    ag_metric_set all;
-    ag_error err = {0};
-    ag_record r;
-    ag_metric_set_parse(&all, "all", NULL);
-    ag_record_init(&r, 0, 0, 0, 0);
-    int status = ag_matrix_metrics(M, m, n, &all, &r, &err);
-    cr_assert_eq(status, AG_OK, "ag_matrix_metrics: %s", err.message);
-    return r;
-}
-
-static void expect_num(const ag_record *r, ag_metric k, double want, double tol)
-{
-    cr_assert_eq(r->kind[k], AG_V_NUMBER, "%s: expected a number, kind %d",
-                 ag_metric_name(k), r->kind[k]);
-    cr_assert(fabs(r->value[k] - want) <= tol, "%s = %.17g, expected %.17g (tol %g)",
-              ag_metric_name(k), r->value[k], want, tol);
-}
-
-static void expect_int(const ag_record *r, ag_metric k, long want)
-{
-    cr_assert_eq(r->kind[k], AG_V_INTEGER, "%s: not an integer", ag_metric_name(k));
-    cr_assert_eq((long)r->value[k], want, "%s = %g, expected %ld",
-                 ag_metric_name(k), r->value[k], want);
-}
-
-static void expect_bool(const ag_record *r, ag_metric k, int want)
-{
-    cr_assert_eq(r->kind[k], AG_V_BOOL, "%s: not a boolean", ag_metric_name(k));
-    cr_assert_eq(r->value[k] != 0, want, "%s = %g", ag_metric_name(k), r->value[k]);
-}
-
-static void expect_null(const ag_record *r, ag_metric k)
-{
-    cr_assert_eq(r->kind[k], AG_V_NULL, "%s: expected null, got kind %d value %g",
-                 ag_metric_name(k), r->kind[k], r->value[k]);
-}
 
 /* ---- closed forms -------------------------------------------------------- */
 
@@ -329,25 +291,13 @@ Test(metrics, negative_entries_null)
 static unsigned long long lcg_state = 88172645463325252ULL;
 static double uniform01(void)
 {
-    lcg_state ^= lcg_state << 13;
-    lcg_state ^= lcg_state >> 7;
-    lcg_state ^= lcg_state << 17;
-    return (double)(lcg_state >> 11) / 9007199254740992.0;
+    return test_uniform01(&lcg_state);
 }
 
 /* softmax of random logits, optionally causal. */
 static void random_attention(double *A, size_t n, int causal)
 {
-    for (size_t i = 0; i < n; i++) {
-        size_t s = causal ? i + 1 : n;
-        double z = 0;
-        for (size_t j = 0; j < n; j++) {
-            A[i * n + j] = j < s ? exp(4 * uniform01() - 2) : 0.0;
-            z += A[i * n + j];
-        }
-        for (size_t j = 0; j < s; j++)
-            A[i * n + j] /= z;
-    }
+    test_random_attention(A, n, causal, 4, &lcg_state);
 }
 
 Test(metrics, invariants_random_stochastic)

@@ -12,47 +12,9 @@
 #include <criterion/criterion.h>
 
 #include "attngeom.h"
+#include "test_metrics_util.h"
 
 TestSuite(range);
-
-static ag_record run_tau(const double *M, size_t m, size_t n, double tau)
-{
-    ag_metric_set all;
-    ag_error err = {0};
-    ag_record r;
-    ag_metric_set_parse(&all, "all", NULL);
-    ag_record_init(&r, 0, 0, 0, 0);
-    ag_matrix_options o = {.edge_threshold = tau};
-    cr_assert_eq(ag_matrix_metrics_ex(M, m, n, &all, &o, &r, &err), AG_OK, "%s", err.message);
-    return r;
-}
-
-static ag_record run(const double *M, size_t m, size_t n)
-{
-    return run_tau(M, m, n, -1);
-}
-
-static void expect_num(const ag_record *r, ag_metric k, double want, double tol)
-{
-    cr_assert_eq(r->kind[k], AG_V_NUMBER, "%s: expected %.17g, got kind %d", ag_metric_name(k),
-                 want, r->kind[k]);
-    cr_assert(fabs(r->value[k] - want) <= tol, "%s = %.17g, expected %.17g (tol %g)",
-              ag_metric_name(k), r->value[k], want, tol);
-}
-
-static void expect_int(const ag_record *r, ag_metric k, long want)
-{
-    cr_assert_eq(r->kind[k], AG_V_INTEGER, "%s: not an integer (kind %d)", ag_metric_name(k),
-                 r->kind[k]);
-    cr_assert_eq((long)r->value[k], want, "%s = %g, expected %ld", ag_metric_name(k),
-                 r->value[k], want);
-}
-
-static void expect_null(const ag_record *r, ag_metric k)
-{
-    cr_assert_eq(r->kind[k], AG_V_NULL, "%s: expected null, got kind %d value %.17g",
-                 ag_metric_name(k), r->kind[k], r->value[k]);
-}
 
 /* ---- c·I ------------------------------------------------------------------ */
 
@@ -164,13 +126,6 @@ Test(range, row_sums_beyond_double)
 /* ---- scale invariance ---------------------------------------------------- */
 
 static unsigned long long state = 0x9E3779B97F4A7C15ULL;
-static double uniform01(void)
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return (double)(state >> 11) / 9007199254740992.0;
-}
 
 /* Keys unchanged by M → c·M, c > 0 (edges and curvature at τ = 0: every
  * pair of a positive matrix is an edge whatever c). */
@@ -180,8 +135,10 @@ static const ag_metric invariant[] = {
     AG_M_MEAN_COSINE, AG_M_PC1_SHARE, AG_M_RES_RATIO, AG_M_LAMBDA2_CONDITION, AG_M_EDGES,
     AG_M_FORMAN_MEAN, AG_M_FORMAN_MIN, AG_M_OLLIVIER_MEAN, AG_M_OLLIVIER_MIN};
 /* Keys multiplied by c. */
-static const ag_metric homogeneous[] = {AG_M_SIGMA_MAX, AG_M_LAMBDA2_ABS, AG_M_SPECTRAL_GAP,
-                                        AG_M_SINK_MASS};
+static const ag_metric homogeneous[] = {
+    AG_M_SIGMA_MAX, AG_M_LAMBDA2_ABS, AG_M_SPECTRAL_GAP, AG_M_SINK_MASS,
+    AG_M_ATTENTION_DISTANCE, AG_M_SELF_MASS, AG_M_PREV_TOKEN_MASS, AG_M_MAX_MASS,
+    AG_M_SINK_RATIO};
 
 /* B: positive 6×6 (rows normalised, largest entry in [0.5, 1)). For 2^k·B
  * with |k| > 100 the library computes on 2^-k·(2^k·B) = B itself, so the
@@ -197,7 +154,7 @@ Test(range, power_of_two_scale_invariance)
     for (int i = 0; i < n; i++) {
         double z = 0;
         for (int j = 0; j < n; j++)
-            z += B[i * n + j] = exp(3 * uniform01());
+            z += B[i * n + j] = exp(3 * test_uniform01(&state));
         for (int j = 0; j < n; j++)
             mx = fmax(mx, B[i * n + j] /= z);
     }

@@ -49,8 +49,33 @@ static void case_make(head_case *c, unsigned long seed, size_t n, size_t d, size
     gsl_rng_free(r);
     c->in = (ag_head_input){.x = c->x, .n = n, .d = d, .wq = c->wq + dh, .ldq = ld,
                             .wk = c->wk + 2 * dh, .ldk = ld, .bq = c->bq, .bk = c->bk,
-                            .d_h = dh, .scale = scale, .causal = causal, .rope = rope,
-                            .rope_theta = 10.0};
+                            .d_h = dh, .scale = scale, .causal = causal,
+                            .rope = {.rotary_dim = rope ? (int)dh : 0, .theta = 10.0}};
+}
+
+/* The kernel's further options of a case: partial rotary (rotary_dim, with
+ * a linear RoPE scaling factor), soft-capping and a sliding window. */
+typedef struct {
+    int rotary_dim;
+    double softcap;
+    int window;
+} kernel_opts;
+
+static void case_kernel(head_case *c, const kernel_opts *k)
+{
+    if (!k)
+        return;
+    if (k->rotary_dim)
+        c->in.rope = (ag_rope){.rotary_dim = k->rotary_dim, .theta = 10.0,
+                               .type = AG_ROPE_LINEAR, .factor = 2};
+    c->in.softcap = k->softcap;
+    c->in.window = k->window;
+}
+
+/* Key j is hidden from query i by the head's mask. */
+static int hidden(const ag_head_input *in, size_t i, size_t j)
+{
+    return in->causal && (j > i || (in->window > 0 && i - j >= (size_t)in->window));
 }
 
 static void case_free(head_case *c)
@@ -125,11 +150,12 @@ static double frob(const double *a, size_t cnt)
 
 /* One configuration: explicit J (JVP columns) vs finite differences, the
  * SVD norm vs Lanczos, adjointness, masked rows of J. */
-static void check_case(const char *name, unsigned long seed, size_t n, size_t d, size_t dh,
-                       int causal, int bias, int rope, double scale)
+static void check_case_k(const char *name, unsigned long seed, size_t n, size_t d, size_t dh,
+                         int causal, int bias, int rope, double scale, const kernel_opts *ko)
 {
     head_case c;
     case_make(&c, seed, n, d, dh, causal, bias, rope, scale);
+    case_kernel(&c, ko);
     ag_head_lin *L = NULL;
     ag_error err = {0};
     cr_assert_eq(ag_head_linearize(&c.in, &L, &err), AG_OK, "%s", err.message);
@@ -141,8 +167,10 @@ static void check_case(const char *name, unsigned long seed, size_t n, size_t d,
         double s = 0;
         for (size_t j = 0; j < n; j++) {
             s += A[i * n + j];
-            if (causal && j > i)
+            if (hidden(&c.in, i, j))
                 cr_assert_eq(A[i * n + j], 0.0);
+            else
+                cr_assert_gt(A[i * n + j], 0.0);
         }
         cr_assert_float_eq(s, 1.0, 1e-14);
     }
@@ -154,10 +182,10 @@ static void check_case(const char *name, unsigned long seed, size_t n, size_t d,
         fd_err = fmax(fd_err, fabs(J[i] - F[i]));
     }
     /* Masked entries of A never move. */
-    for (size_t i = 0; causal && i < n; i++)
-        for (size_t j = i + 1; j < n; j++)
-            for (size_t k = 0; k < nd; k++)
-                cr_assert_eq(J[(i * n + j) * nd + k], 0.0);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            for (size_t m = 0; hidden(&c.in, i, j) && m < nd; m++)
+                cr_assert_eq(J[(i * n + j) * nd + m], 0.0);
 
     double s_jvp = sigma1(J, nn, nd), s_fd = sigma1(F, nn, nd), jn = -1;
     ag_lanczos_info info;
@@ -213,6 +241,12 @@ static void check_case(const char *name, unsigned long seed, size_t n, size_t d,
     case_free(&c);
 }
 
+static void check_case(const char *name, unsigned long seed, size_t n, size_t d, size_t dh,
+                       int causal, int bias, int rope, double scale)
+{
+    check_case_k(name, seed, n, d, dh, causal, bias, rope, scale, NULL);
+}
+
 Test(stability, jacobian_noncausal_bias)
 {
     check_case("noncausal+bias", 11, 5, 7, 4, 0, 1, 0, 0);
@@ -238,6 +272,39 @@ Test(stability, jacobian_rotary_noncausal)
     check_case("rotary+noncausal", 15, 6, 5, 6, 0, 0, 1, 0);
 }
 
+/* The kernel's options, each alone and together. Scale 2 makes the scores
+ * O(2), so a cap of 1.5 bends them well away from the identity (sech² down
+ * to ~0.2): a JVP/VJP that forgot the cap's derivative would miss the finite
+ * differences by far more than the tolerance (see softcap_changes_the_map). */
+Test(stability, jacobian_softcap)
+{
+    kernel_opts k = {.softcap = 1.5};
+    check_case_k("softcap", 17, 5, 6, 4, 0, 1, 0, 2.0, &k);
+    check_case_k("softcap+causal+rope", 18, 6, 5, 4, 1, 1, 1, 2.0, &k);
+}
+
+Test(stability, jacobian_window)
+{
+    kernel_opts k = {.window = 2};
+    check_case_k("window 2", 19, 6, 5, 4, 1, 1, 0, 0, &k);
+    k.window = 3;
+    check_case_k("window 3+rope", 20, 7, 4, 4, 1, 0, 1, 0, &k);
+}
+
+Test(stability, jacobian_partial_rotary)
+{
+    kernel_opts k = {.rotary_dim = 2};
+    check_case_k("rotary 2 of 6", 22, 6, 5, 6, 1, 1, 0, 0, &k);
+    k.rotary_dim = 4;
+    check_case_k("rotary 4 of 6, noncausal", 23, 5, 6, 6, 0, 0, 0, 0, &k);
+}
+
+Test(stability, jacobian_all_options)
+{
+    kernel_opts k = {.rotary_dim = 4, .softcap = 1.5, .window = 3};
+    check_case_k("rotary 4 of 6+cap+window", 24, 7, 5, 6, 1, 1, 0, 2.0, &k);
+}
+
 Test(stability, jacobian_sharp_softmax)
 {
     /* Large scores: nearly one-hot rows, a small and clustered spectrum. */
@@ -253,7 +320,7 @@ Test(stability, rotary_changes_the_map)
     double a_rot[25], a_plain[25];
     ag_error err = {0};
     cr_assert_eq(ag_head_attention(&c.in, a_rot, &err), AG_OK, "%s", err.message);
-    c.in.rope = 0;
+    c.in.rope.rotary_dim = 0;
     cr_assert_eq(ag_head_attention(&c.in, a_plain, &err), AG_OK, "%s", err.message);
     double diff = 0;
     for (int i = 0; i < 25; i++)
@@ -262,6 +329,54 @@ Test(stability, rotary_changes_the_map)
     /* Row 0 (position 0) is not rotated: only the causal first row, which
      * is [1, 0, ...] either way. */
     cr_expect_eq(a_rot[0], 1.0);
+    case_free(&c);
+}
+
+/* The cap and the window act: A changes by far more than rounding, the
+ * capped A is the softmax of cap·tanh(S/cap) with S recomputed here, and a
+ * window of 2 leaves each query itself and its predecessor. */
+Test(stability, softcap_and_window_change_the_map)
+{
+    head_case c;
+    enum { N = 5 };
+    case_make(&c, 25, N, 6, 4, 0, 1, 0, 2.0);
+    double a0[N * N], a1[N * N];
+    ag_error err = {0};
+    cr_assert_eq(ag_head_attention(&c.in, a0, &err), AG_OK, "%s", err.message);
+    c.in.softcap = 1.5;
+    cr_assert_eq(ag_head_attention(&c.in, a1, &err), AG_OK, "%s", err.message);
+    double diff = 0;
+    for (int i = 0; i < N * N; i++)
+        diff = fmax(diff, fabs(a1[i] - a0[i]));
+    cr_expect_gt(diff, 1e-2, "the cap did not act: %g", diff);
+    /* S = c·q kᵀ with q = x W_Q + b_Q, k = x W_K + b_K, c = 2 */
+    for (int i = 0; i < N; i++) {
+        double T[N], z = 0;
+        for (int j = 0; j < N; j++) {
+            double sij = 0;
+            for (int e = 0; e < 4; e++) {
+                double qe = c.bq[e], ke = c.bk[e];
+                for (int m = 0; m < 6; m++) {
+                    qe += c.x[i * 6 + m] * c.in.wq[m * c.in.ldq + e];
+                    ke += c.x[j * 6 + m] * c.in.wk[m * c.in.ldk + e];
+                }
+                sij += qe * ke;
+            }
+            T[j] = 1.5 * tanh(2.0 * sij / 1.5);
+            z += exp(T[j]);
+        }
+        for (int j = 0; j < N; j++)
+            cr_expect_float_eq(a1[i * N + j], exp(T[j]) / z, 1e-14, "(%d, %d)", i, j);
+    }
+    c.in.softcap = 0;
+    c.in.causal = 1;
+    c.in.window = 2;
+    cr_assert_eq(ag_head_attention(&c.in, a1, &err), AG_OK, "%s", err.message);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            if (j > i || i - j >= 2)
+                cr_expect_eq(a1[i * N + j], 0.0, "(%d, %d)", i, j);
+    cr_expect_eq(a1[0], 1.0);
     case_free(&c);
 }
 
@@ -348,7 +463,7 @@ Test(stability, sensitivity_bound_and_seed)
  * rope (θ arbitrary, d_h = 2: pair 0's frequency is θ⁰ = 1), the scores'
  * q_i, k_j turn by i radians more, so cos(q_i, k_j) = cos(phi_i + i − phi_j −
  * psi − j); q/k_mean_cosine use the unrotated rows. */
-static void angle_case(int causal, int rope)
+static void angle_case(int causal, int rope, int window)
 {
     const double phi[5] = {0.0, M_PI / 3, M_PI / 2, 0.0 /* zero row */, 2.5};
     const double psi = 0.4;
@@ -360,7 +475,7 @@ static void angle_case(int causal, int rope)
         x[2 * i + 1] = i == zero ? 0 : sin(phi[i]);
     }
     ag_head_input in = {.x = x, .n = 5, .d = 2, .wq = wq, .wk = wk, .d_h = 2, .causal = causal,
-                        .rope = rope, .rope_theta = 1234.5};
+                        .rope = {.rotary_dim = rope ? 2 : 0, .theta = 1234.5}, .window = window};
     ag_record rec;
     metrics_of(&in, NULL, "q_mean_cosine,k_mean_cosine,qk_cos_mean", &rec);
     double mc = 0, cnt = 0, qk = 0, qcnt = 0;
@@ -372,7 +487,7 @@ static void angle_case(int causal, int rope)
                 mc += cos(phi[i] - phi[j]);
                 cnt++;
             }
-            if (causal && j > i)
+            if (hidden(&in, (size_t)i, (size_t)j))
                 continue;
             double ri = rope ? i : 0, rj = rope ? j : 0;
             qk += cos(phi[i] + ri - phi[j] - psi - rj);
@@ -380,15 +495,22 @@ static void angle_case(int causal, int rope)
         }
     cr_expect_float_eq(rec.value[AG_M_Q_MEAN_COSINE], mc / cnt, 1e-14);
     cr_expect_float_eq(rec.value[AG_M_K_MEAN_COSINE], mc / cnt, 1e-14);
-    cr_expect_float_eq(rec.value[AG_M_QK_COS_MEAN], qk / qcnt, 1e-14, "causal %d rope %d: %.17g vs %.17g",
-                       causal, rope, rec.value[AG_M_QK_COS_MEAN], qk / qcnt);
+    cr_expect_float_eq(rec.value[AG_M_QK_COS_MEAN], qk / qcnt, 1e-14,
+                       "causal %d rope %d window %d: %.17g vs %.17g", causal, rope, window,
+                       rec.value[AG_M_QK_COS_MEAN], qk / qcnt);
 }
 
+/* Windows of 1 (the diagonal), 2 and 3 (the zero row 3 leaves and enters
+ * the running sum of keys) and 9 (the causal mask). */
 Test(stability, angles_known)
 {
     for (int causal = 0; causal < 2; causal++)
         for (int rope = 0; rope < 2; rope++)
-            angle_case(causal, rope);
+            angle_case(causal, rope, 0);
+    const int windows[4] = {1, 2, 3, 9};
+    for (int w = 0; w < 4; w++)
+        for (int rope = 0; rope < 2; rope++)
+            angle_case(1, rope, windows[w]);
 }
 
 /* Orthogonal and parallel Q/K; biases enter the angles; null cases. */
@@ -622,13 +744,32 @@ Test(stability, errors)
     in.scale = -1;
     cr_expect_eq(status_of(&in, NULL, &err), AG_EINVAL);
     in = c.in;
-    in.rope = 1;
+    in.rope = (ag_rope){.rotary_dim = 3, .theta = 10};
     in.d_h = 3; /* odd */
     in.ldq = in.ldk = 6;
     cr_expect_eq(status_of(&in, NULL, &err), AG_EINVAL);
+    cr_expect(strstr(err.message, "rotary_dim 3") != NULL, "%s", err.message);
     in.d_h = 2;
-    in.rope_theta = 0;
+    in.rope.rotary_dim = 4; /* above d_h */
     cr_expect_eq(status_of(&in, NULL, &err), AG_EINVAL);
+    in.rope.rotary_dim = 2;
+    in.rope.theta = 0;
+    cr_expect_eq(status_of(&in, NULL, &err), AG_EINVAL);
+    cr_expect(strstr(err.message, "rope_theta 0") != NULL, "%s", err.message);
+    in.rope = (ag_rope){.rotary_dim = 2, .theta = 10, .type = AG_ROPE_LLAMA3, .factor = 8,
+                        .low_freq_factor = 4, .high_freq_factor = 1, .original_max_positions = 8};
+    cr_expect_eq(status_of(&in, NULL, &err), AG_EINVAL);
+    cr_expect(strstr(err.message, "llama3") != NULL, "%s", err.message);
+    in = c.in;
+    in.softcap = -1;
+    cr_expect_eq(status_of(&in, NULL, &err), AG_EINVAL);
+    cr_expect(strstr(err.message, "softcap") != NULL, "%s", err.message);
+    in = c.in; /* non-causal */
+    in.window = 2;
+    cr_expect_eq(status_of(&in, NULL, &err), AG_EINVAL);
+    cr_expect(strstr(err.message, "window") != NULL, "%s", err.message);
+    in.causal = 1;
+    cr_expect_eq(status_of(&in, NULL, &err), AG_OK, "%s", err.message);
     ag_stability_options opt;
     ag_stability_options_init(&opt);
     opt.epsilon = 0;

@@ -24,6 +24,9 @@ typedef enum {
     AG_M_CAUSAL, AG_M_ROW_SUM_ERROR, AG_M_ENTROPY_MEAN, AG_M_ENTROPY_NORMALIZED,
     AG_M_SINK_MASS, AG_M_LAMBDA2_ABS, AG_M_SPECTRAL_GAP, AG_M_FIEDLER,
     AG_M_ASYMMETRY, AG_M_SYMMETRY_SCORE,
+    /* B, head roles: where each query's attention goes */
+    AG_M_ATTENTION_DISTANCE, AG_M_SELF_MASS, AG_M_PREV_TOKEN_MASS, AG_M_MAX_MASS,
+    AG_M_SINK_RATIO,
     /* C. row geometry */
     AG_M_MEAN_COSINE, AG_M_PC1_SHARE, AG_M_RES_RATIO,
     /* D. weight space: family A of M_QK = W_Q W_Kᵀ and M_OV = W_V W_O */
@@ -152,6 +155,20 @@ typedef struct {
 int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
                          const ag_metric_set *sel, const ag_matrix_options *opt,
                          ag_record *rec, ag_error *err);
+
+/* ---- head similarity ---------------------------------------------------- */
+
+/* The Jensen–Shannon distance between two heads' attention on the same
+ * tokens, averaged over the rows (Clark et al. 2019, §6; docs/metrics.md,
+ * "Head similarity"): *dist = (1/rows) Σ_i √JSD(A_i, B_i) with
+ * JSD(p, q) = ½ Σ_j [p_j ln(p_j/m_j) + q_j ln(q_j/m_j)], m = (p + q)/2,
+ * natural logarithms (each row's distance lies in [0, √ln 2]) and
+ * 0·ln 0 = 0. A and B are (rows, cols) row-major, used as given (not
+ * renormalised). Symmetric in A and B, and exactly 0 for equal rows.
+ * Errors: AG_EINVAL for rows or cols 0 or an entry outside [0, 1],
+ * AG_ENONFINITE for NaN/Inf. */
+int ag_js_distance(const double *A, const double *B, size_t rows, size_t cols, double *dist,
+                   ag_error *err);
 
 /* ---- building blocks (also used by tests and other modules) ------------- */
 /* The LAPACK wrappers below return AG_OK, AG_ENOMEM, AG_ELIMIT, AG_ELAPACK,

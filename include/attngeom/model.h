@@ -287,7 +287,8 @@ int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
  * [in, out] form (x ↦ xW): transpose nn.Linear [out, in] tensors first
  * (ag_array_transpose2d). Head h owns columns h·d_h … (h+1)·d_h − 1 of the Q
  * and K projections (d_h = d_a / n_head). V does not enter the probabilities
- * and is not taken. */
+ * and is not taken. rope, softcap and window are the attention kernel's
+ * (docs/engine.md); all zero (as in a {0}-initialised spec) turns them off. */
 typedef struct {
     const double *x;      /* (n, d) layer input */
     size_t n, d;
@@ -299,14 +300,23 @@ typedef struct {
     int n_head;
     double scale;         /* <= 0: 1/sqrt(d_h); applied to Q after its bias */
     int causal;           /* mask j > i (probabilities exactly 0 there) */
+    ag_rope rope;         /* rotary_dim > 0: rotate the first rotary_dim dims
+                             of every Q and K head by position 0..n-1 (after
+                             the scale); 0: none */
+    double softcap;       /* > 0: scores s ← softcap·tanh(s/softcap) */
+    int window;           /* > 0: sliding window, key j visible iff
+                             0 <= i − j < window; needs causal */
     ag_precision precision;
     const char *x_name;   /* for messages: where X and the weights came from */
     const char *w_name;   /* (file names); NULL: "attention layer" */
 } ag_attn_layer_spec;
 
-/* A = softmax(scale·(XW_Q + b_Q)(XW_K + b_K)ᵀ + mask) per head. On success
- * *out owns a new (n_head, n, n) array. Errors: AG_EINVAL (null pointers,
- * n/d/d_a/n_head zero, d_a not divisible by n_head), AG_ENOMEM,
+/* A = softmax(cap(rope(scale·(XW_Q + b_Q)) rope(XW_K + b_K)ᵀ) + mask) per
+ * head (rope and cap the identity when off). On success *out owns a new
+ * (n_head, n, n) array. Errors: AG_EINVAL (null pointers, n/d/d_a/n_head
+ * zero, d_a not divisible by n_head, a rope the kernel refuses (odd
+ * rotary_dim, rotary_dim above d_h, theta <= 0, a scaling type's factors),
+ * softcap negative or not finite, window negative or without causal), AG_ENOMEM,
  * AG_ENONFINITE: X or a weight holds NaN/Inf (the message names x_name or
  * w_name, the tensor, row and column), with f32 a value beyond the float32
  * range, or the scores overflow so that a head's probabilities are not

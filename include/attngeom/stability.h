@@ -4,11 +4,15 @@
  *
  * For one head,
  *     Q = R(XW_Q + b_Q),  K = R(XW_K + b_K),  S = c·QKᵀ,
- *     A(X) = softmax_rows(S + mask)
+ *     T = cap·tanh(S/cap) (soft-capping, when selected; T = S otherwise),
+ *     A(X) = softmax_rows(T + mask)
  * with X (n, d), W_Q and W_K (d, d_h) in the x ↦ xW convention, c the head's
- * scale, R the rotary rotation of rotary models (rotate-half, angle
- * i·θ^(−2j/d_h) for position i = 0..n−1 and pair j; identity otherwise) and
- * the causal mask when selected (keys j > i get probability exactly 0).
+ * scale, R the rotary rotation of rotary models (rotate-half over the first
+ * rotary_dim dims, angle i·inv_freq[j] for position i = 0..n−1 and pair j,
+ * inv_freq from ag_rope_inv_freq with the head's n; identity otherwise) and
+ * the mask when selected: causal (keys j > i get probability exactly 0),
+ * optionally with a sliding window (only keys 0 <= i − j < window visible).
+ * The map is the attention kernel's, the one the forward pass runs.
  *
  * Ownership: every pointer passed in is borrowed for the duration of the
  * call (ag_head_linearize keeps none: it copies what it needs). An
@@ -43,8 +47,11 @@ typedef struct {
     size_t d_h;
     double scale;      /* c > 0; 0 means 1/sqrt(d_h) */
     int causal;        /* mask keys j > i */
-    int rope;          /* rotate Q and K (rotate-half, positions 0..n-1) */
-    double rope_theta; /* base θ > 0 of the rotary angles (rope only) */
+    ag_rope rope;      /* rope.rotary_dim > 0: rotate the first rotary_dim
+                          dims of Q and K (rotate-half, positions 0..n-1);
+                          0: no rotation */
+    double softcap;    /* > 0: scores capped to softcap·tanh(S/softcap) */
+    int window;        /* > 0 (needs causal): keys 0 <= i − j < window */
 } ag_head_input;
 
 /* Options of the stochastic and iterative keys. */
@@ -75,7 +82,8 @@ void ag_stability_options_init(ag_stability_options *opt);
  *                      with the ROTATED q, k of the scores (pairs with a zero
  *                      vector skipped; null if none)
  * Errors: AG_EINVAL (null pointer, zero size, stride below its width, scale
- * < 0, rope with odd d_h or θ ≤ 0, ε ≤ 0 or trials < 1), AG_ENONFINITE (NaN
+ * < 0, a rope with rotary_dim odd or above d_h, θ ≤ 0 or bad scaling factors,
+ * softcap < 0, window < 0 or without causal, ε ≤ 0 or trials < 1), AG_ENONFINITE (NaN
  * or Inf in X, a weight or a bias; the message names it), AG_ENOMEM,
  * AG_ELAPACK (the tridiagonal eigensolver failed, or Lanczos did not reach
  * 1e-6 relative accuracy within its iteration cap). */

@@ -248,5 +248,6 @@ int cmd_layer(int argc, char **argv);
 int cmd_weights(int argc, char **argv);
 int cmd_residual(int argc, char **argv);
 int cmd_rollout(int argc, char **argv);
+int cmd_similarity(int argc, char **argv);
 
 #endif

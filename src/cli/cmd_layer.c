@@ -13,7 +13,8 @@ static const char layer_help[] =
     "                      --heads H [options]\n"
     "\n"
     "Attention probabilities softmax(c (XW_Q + b_Q)(XW_K + b_K)^T + mask) of one\n"
-    "layer, head by head, and their metrics (one record per head).\n"
+    "layer, head by head, and their metrics (one record per head); optionally with\n"
+    "RoPE on Q and K, soft-capped scores and a sliding window.\n"
     "\n"
     "  --x X.npy            layer input [n, d]; [1, d] is one token, [1, n, d] a batch\n"
     "                       of one (leading 1s are dropped down to rank 2)\n"
@@ -26,12 +27,84 @@ static const char layer_help[] =
     "  --heads H            number of heads\n"
     "  --scale C            score scale (default 1/sqrt(d_a/H))\n"
     "  --causal             mask keys after the query\n"
+    "  --window W           sliding window: query i sees keys i-W+1..i (implies --causal)\n"
+    "  --softcap C          soft-capping of the scores: C*tanh(s/C) (Gemma-2), C > 0\n"
+    "  --rotary-dim R       RoPE on the first R dims of every Q and K head (even, at most\n"
+    "                       the head dim; default the head dim when --rope-theta is given),\n"
+    "                       positions 0..n-1, rotate-half pairs (j, j + R/2)\n"
+    "  --rope-theta T       RoPE base, T > 0 (default 10000 when --rotary-dim is given)\n"
     "  --linear             tensors are nn.Linear [out, in] (default [in, out], x -> xW)\n"
     "  --precision f32|f64  float32 products (default) or double throughout\n"
     "  --save-attention A.npy   also write the probabilities [H, n, n]\n"
     "  --metrics, --format, -o, --expect as for every command\n"
     "  --epsilon E, --trials T, --seed S   sensitivity (--metrics stability, computed\n"
     "                       in double): defaults 1e-3, 8, 1\n";
+
+/* ---- the attention kernel's options ------------------------------------ */
+
+typedef struct {
+    int rotary_dim;  /* --rotary-dim, 0 when not given */
+    double theta;    /* --rope-theta, 0 when not given */
+    double softcap;  /* --softcap, 0 when not given */
+    int window;      /* --window, 0 when not given */
+} layer_kernel;
+
+/* A positive integer option value (at most 2^20), or -1. */
+static int positive_int(const char *v)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    return end == v || *end || x <= 0 || x > 1 << 20 ? -1 : (int)x;
+}
+
+/* --window, --softcap, --rotary-dim, --rope-theta: 1 consumed, 0 not one of
+ * them, -1 usage error printed. --window implies --causal: a sliding window
+ * is a band of the causal mask (HF's sliding_window_overlay). */
+static int kernel_option(layer_kernel *k, cli_tensor_opts *o, int argc, char **argv, int *i)
+{
+    static const char *const names[] = {"--window", "--softcap", "--rotary-dim", "--rope-theta"};
+    int which = -1;
+    for (int j = 0; j < 4; j++)
+        if (cli_is_option(argv[*i], names[j]))
+            which = j;
+    if (which < 0)
+        return 0;
+    const char *v = cli_option_value("layer", names[which], argc, argv, i);
+    if (!v)
+        return -1;
+    double x = 0;
+    int bad = 0;
+    if (which == 0) {
+        bad = (k->window = positive_int(v)) < 0;
+        o->causal = 1;
+    } else if (which == 2) {
+        k->rotary_dim = positive_int(v);
+        bad = k->rotary_dim < 0 || k->rotary_dim % 2;
+    } else {
+        bad = cli_parse_double(v, &x) != 0 || x == 0;
+        *(which == 1 ? &k->softcap : &k->theta) = x;
+    }
+    if (bad)
+        cli_usage_error("layer", "%s takes %s, not '%s'", names[which],
+                        which == 0 ? "a positive number of tokens"
+                        : which == 2 ? "a positive even number of dims" : "a number > 0", v);
+    return bad ? -1 : 1;
+}
+
+/* The RoPE of the options for heads of dh dims (none when neither
+ * --rotary-dim nor --rope-theta is given); a usage error (2) when
+ * --rotary-dim exceeds dh. */
+static int kernel_rope(const layer_kernel *k, size_t dh, ag_rope *r)
+{
+    *r = (ag_rope){0};
+    if (!k->rotary_dim && !k->theta)
+        return 0;
+    if ((size_t)k->rotary_dim > dh)
+        return cli_usage_error("layer", "--rotary-dim %d exceeds the head dim %zu", k->rotary_dim, dh);
+    *r = (ag_rope){.rotary_dim = k->rotary_dim ? k->rotary_dim : (int)dh,
+                   .theta = k->theta ? k->theta : 10000.0};
+    return 0;
+}
 
 /* ---- family E (stability): one head's input from the loaded tensors ---- */
 
@@ -43,8 +116,8 @@ static int stability_selected(const ag_metric_set *sel)
     return 0;
 }
 
-static int layer_stability(const cli_tensor_opts *o, const cli_tensors *t, const cli_common *c,
-                           int h, ag_record *r)
+static int layer_stability(const cli_tensor_opts *o, const ag_attn_layer_spec *spec,
+                           const cli_tensors *t, const cli_common *c, int h, ag_record *r)
 {
     size_t da = t->q.shape[1], dh = da / (size_t)o->heads;
     ag_head_input in = {
@@ -52,7 +125,8 @@ static int layer_stability(const cli_tensor_opts *o, const cli_tensors *t, const
         .wq = t->q.data + h * dh, .ldq = da, .wk = t->k.data + h * dh, .ldk = t->k.shape[1],
         .bq = t->bq.data ? t->bq.data + h * dh : NULL,
         .bk = t->bk.data ? t->bk.data + h * dh : NULL,
-        .d_h = dh, .scale = o->scale > 0 ? o->scale : 0, .causal = o->causal};
+        .d_h = dh, .scale = o->scale > 0 ? o->scale : 0, .causal = o->causal,
+        .rope = spec->rope, .softcap = spec->softcap, .window = spec->window};
     ag_stability_options opt = {.epsilon = c->epsilon, .trials = c->trials, .seed = c->seed};
     ag_error err = {0};
     if (ag_stability_metrics(&in, &opt, &c->metrics, r, &err) != AG_OK)
@@ -60,8 +134,9 @@ static int layer_stability(const cli_tensor_opts *o, const cli_tensors *t, const
     return 0;
 }
 
-static int layer_records(const cli_tensor_opts *o, const cli_tensors *t, const ag_array *attn,
-                         const cli_common *c, cli_records *recs)
+static int layer_records(const cli_tensor_opts *o, const ag_attn_layer_spec *spec,
+                         const cli_tensors *t, const ag_array *attn, const cli_common *c,
+                         cli_records *recs)
 {
     size_t n = attn->shape[1];
     for (int h = 0; h < o->heads; h++) {
@@ -73,7 +148,7 @@ static int layer_records(const cli_tensor_opts *o, const cli_tensors *t, const a
         ag_matrix_options mo = {.edge_threshold = c->edge_threshold};
         if (ag_matrix_metrics_ex(attn->data + (size_t)h * n * n, n, n, &c->metrics, &mo, r, &err) != AG_OK)
             return cli_fail("%s: head %d: %s", o->weights, h, err.message);
-        if (stability_selected(&c->metrics) && layer_stability(o, t, c, h, r) != 0)
+        if (stability_selected(&c->metrics) && layer_stability(o, spec, t, c, h, r) != 0)
             return 1;
     }
     return 0;
@@ -85,8 +160,11 @@ int cmd_layer(int argc, char **argv)
     cli_common_init(&common, AG_FAMILIES_HEADS);
     cli_tensor_opts o = {0};
     cli_input prec = {0};
+    layer_kernel kern = {0};
     for (int i = 1; i < argc; i++) {
         int used = cli_tensor_option(&o, "layer", argc, argv, &i);
+        if (used == 0)
+            used = kernel_option(&kern, &o, argc, argv, &i);
         if (used == 0)
             used = cli_common_option(&common, "layer", argc, argv, &i);
         if (used == 0 && cli_is_option(argv[i], "--precision"))
@@ -111,18 +189,24 @@ int cmd_layer(int argc, char **argv)
     ag_array attn = {0};
     cli_records recs = {0};
     rc = cli_tensors_load(&o, &t, 1);
+    ag_attn_layer_spec spec = {0};
     if (rc == 0) {
-        ag_error err = {0};
-        ag_attn_layer_spec spec = {
+        spec = (ag_attn_layer_spec){
             .x = t.x.data, .n = t.x.shape[0], .d = t.x.shape[1],
             .wq = t.q.data, .wk = t.k.data, .bq = t.bq.data, .bk = t.bk.data,
-            .d_a = t.q.shape[1], .n_head = o.heads, .scale = o.scale,
-            .causal = o.causal, .precision = prec.precision, .x_name = o.x, .w_name = o.weights};
+            .d_a = t.q.shape[1], .n_head = o.heads, .scale = o.scale, .causal = o.causal,
+            .softcap = kern.softcap, .window = kern.window, .precision = prec.precision,
+            .x_name = o.x, .w_name = o.weights};
+        if (spec.d_a % (size_t)o.heads == 0) /* else ag_attention_layer says so */
+            rc = kernel_rope(&kern, spec.d_a / (size_t)o.heads, &spec.rope);
+    }
+    if (rc == 0) {
+        ag_error err = {0};
         if (ag_attention_layer(&spec, &attn, &err) != AG_OK)
             rc = cli_fail_error(&err);
     }
     if (rc == 0)
-        rc = layer_records(&o, &t, &attn, &common, &recs);
+        rc = layer_records(&o, &spec, &t, &attn, &common, &recs);
     /* --save-attention is staged, and committed with the records: a later
      * failure (an unwritable -o, a malformed --expect) leaves it untouched */
     cli_outputs tx = {0};

@@ -22,6 +22,8 @@ static const char main_help[] =
     "  residual MODEL    forward pass; spectrum and geometry of every hidden state\n"
     "  rollout MODEL     forward pass; attention rollout R_l of every layer (its\n"
     "                    -o R.npy writes the R_l; the records go to stdout)\n"
+    "  similarity MODEL  forward pass; Jensen-Shannon distance between every pair\n"
+    "                    of heads (its -o S.npy writes the matrix)\n"
     "\n"
     "Every command takes --format table|json|csv|tsv|md|latex, -o FILE,\n"
     "--metrics LIST, --expect GOLDEN.json and --help.\n"
@@ -44,6 +46,7 @@ static int run(int argc, char **argv)
         {"matrix", cmd_matrix, 1}, {"info", cmd_info, 0}, {"tokenize", cmd_tokenize, 0},
         {"attention", cmd_attention, 1}, {"analyze", cmd_analyze, 1}, {"layer", cmd_layer, 1},
         {"weights", cmd_weights, 1}, {"residual", cmd_residual, 1}, {"rollout", cmd_rollout, 1},
+        {"similarity", cmd_similarity, 1},
     };
     for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
         if (strcmp(cmd, commands[k].name) == 0) {

@@ -11,6 +11,7 @@
  * references and the existing fixtures do. */
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "attention_kernel.h"
 
@@ -57,6 +58,52 @@ void ag_rope_inv_freq(const ag_rope *r, size_t n, double *inv_freq)
             inv_freq[j] /= r->factor;
     else if (r->type == AG_ROPE_LLAMA3)
         llama3_inv_freq(r, inv_freq);
+}
+
+/* What each type reads (HF's _validate_*_parameters warn on factor < 1; the
+ * formulas need the rest: dynamic raises to r/(r − 2), llama3 divides by
+ * high − low). */
+static const char *rope_scaling_problem(const ag_rope *r, char *buf, size_t len)
+{
+    if (r->type == AG_ROPE_DEFAULT)
+        return NULL;
+    if (r->type != AG_ROPE_LINEAR && r->type != AG_ROPE_DYNAMIC && r->type != AG_ROPE_LLAMA3)
+        return snprintf(buf, len, "unknown rope scaling type %d", (int)r->type), buf;
+    if (!(r->factor >= 1) || !isfinite(r->factor))
+        return snprintf(buf, len, "rope scaling factor %g is not a number >= 1", r->factor), buf;
+    if (r->type != AG_ROPE_LINEAR && r->original_max_positions < 1)
+        return snprintf(buf, len, "rope scaling needs original_max_positions >= 1 (got %d)",
+                        r->original_max_positions), buf;
+    if (r->type == AG_ROPE_DYNAMIC && r->rotary_dim <= 2)
+        return snprintf(buf, len, "dynamic rope scaling needs rotary_dim > 2 (got %d)",
+                        r->rotary_dim), buf;
+    if (r->type == AG_ROPE_LLAMA3 &&
+        !(r->low_freq_factor > 0 && r->high_freq_factor > r->low_freq_factor &&
+          isfinite(r->high_freq_factor)))
+        return snprintf(buf, len, "llama3 rope scaling needs 0 < low_freq_factor < high_freq_factor "
+                        "(got %g, %g)", r->low_freq_factor, r->high_freq_factor), buf;
+    return NULL;
+}
+
+const char *agk_rope_problem(const ag_rope *r, int head_dim, char *buf, size_t len)
+{
+    if (r->rotary_dim == 0)
+        return NULL;
+    if (r->rotary_dim < 0 || r->rotary_dim % 2 || r->rotary_dim > head_dim)
+        return snprintf(buf, len, "rotary_dim %d is not an even number in 2..%d (the head dim)",
+                        r->rotary_dim, head_dim), buf;
+    if (!(r->theta > 0) || !isfinite(r->theta))
+        return snprintf(buf, len, "rope_theta %g is not a positive number", r->theta), buf;
+    return rope_scaling_problem(r, buf, len);
+}
+
+const char *agk_head_problem(const agk_head *c, const ag_rope *r, char *buf, size_t len)
+{
+    if (!(c->softcap >= 0) || !isfinite(c->softcap))
+        return snprintf(buf, len, "softcap %g is not a number >= 0", c->softcap), buf;
+    if (c->window < 0 || (c->window > 0 && !c->causal))
+        return snprintf(buf, len, "window %d needs causal and a size >= 1", c->window), buf;
+    return r ? agk_rope_problem(r, c->head_dim, buf, len) : NULL;
 }
 
 /* Causal rows see keys 0..i, a window cuts that to the last `window` of

@@ -46,6 +46,16 @@ typedef struct {
     int window;     /* > 0 (with causal): key j visible iff 0 <= i - j < window */
 } agk_head;
 
+/* NULL if r can be given to ag_rope_inv_freq for heads of head_dim values
+ * (rotary_dim 0, or even in 2..head_dim with theta > 0, the type's factors
+ * as modeling_rope_utils.py needs them), else what is wrong with it, for
+ * the caller's message ("rotary_dim 5 is odd"). buf holds the text. */
+const char *agk_rope_problem(const ag_rope *r, int head_dim, char *buf, size_t len);
+
+/* Likewise for a head's softcap (finite, >= 0) and window (>= 0, and > 0
+ * only with causal), then its rope r (NULL: none) for c->head_dim. */
+const char *agk_head_problem(const agk_head *c, const ag_rope *r, char *buf, size_t len);
+
 /* First and one-past-last visible key of query i: the visible keys of a
  * row are always contiguous. */
 void agk_visible(const agk_head *c, size_t n, size_t i, size_t *lo, size_t *hi);

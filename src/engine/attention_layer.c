@@ -5,19 +5,31 @@
  *
  * The scale multiplies Q after its bias, as TF's MultiheadAttention (USE-lite)
  * does; HF models scale the scores instead, which is the same number up to
- * rounding. f32 runs sgemm on float copies of X and the weights (float
- * softmax), f64 runs everything in double. */
+ * rounding. RoPE, soft-capping, the masks and the softmax are the attention
+ * kernel's (attention_kernel.h). f32 runs sgemm on float copies of X and the
+ * weights (float softmax), f64 runs everything in double. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attngeom/model.h"
+#include "attention_kernel.h"
 
-/* Generates layer_f32 / layer_f64: Q (n, d_a), K (n, d_a) projections, then
- * per head the scaled scores and a row softmax into out (H, n, n). x (n, d),
- * wq/wk (d, d_a), bq/bk (d_a) or NULL, all already in type R. */
-#define DEFINE_LAYER(R, SFX, GEMM, EXP)                                                   \
+/* Every head of the layer as the kernel sees it: the scale is in Q already. */
+static agk_head kernel_head(const ag_attn_layer_spec *s)
+{
+    return (agk_head){.n_head = s->n_head, .n_kv_head = s->n_head,
+                      .head_dim = (int)(s->d_a / (size_t)s->n_head), .scale = 1,
+                      .softcap = s->softcap, .causal = s->causal, .window = s->window};
+}
+
+/* Generates layer_f32 / layer_f64: Q = scale·(XW_Q + b_Q) and K = XW_K + b_K
+ * (n, d_a), both rotated when the spec has a rope, then every head's
+ * probabilities by the attention kernel (scale 1: it is in Q already) into
+ * p (H, n, n). x (n, d), wq/wk (d, d_a), bq/bk (d_a) or NULL, all already in
+ * type R; tab the rope tables (rope_tables_*) or NULL. */
+#define DEFINE_LAYER(R, SFX, GEMM)                                                        \
     static void project_##SFX(const R *x, const R *w, const R *b, size_t n, size_t d,     \
                               size_t da, R *y)                                            \
     {                                                                                     \
@@ -27,39 +39,50 @@
             for (size_t j = 0; j < da; j++)                                               \
                 y[i * da + j] += b[j];                                                    \
     }                                                                                     \
-    static void softmax_##SFX(R *r, size_t n, size_t m)                                   \
+    /* cos | sin (2, n, rotary_dim/2) for positions 0..n-1, NULL without a rope;      \
+     * *ok = 0 when out of memory. */                                                     \
+    static R *rope_tables_##SFX(const ag_attn_layer_spec *s, int *ok)                     \
     {                                                                                     \
-        R mx = r[0];                                                                      \
-        double sum = 0;                                                                   \
-        for (size_t j = 1; j < m; j++)                                                    \
-            mx = r[j] > mx ? r[j] : mx;                                                   \
-        for (size_t j = 0; j < m; j++)                                                    \
-            sum += (r[j] = EXP(r[j] - mx));                                               \
-        for (size_t j = 0; j < m; j++)                                                    \
-            r[j] /= (R)sum;                                                               \
-        for (size_t j = m; j < n; j++)                                                    \
-            r[j] = 0; /* masked: exactly 0 */                                             \
+        size_t half = (size_t)s->rope.rotary_dim / 2;                                     \
+        *ok = 1;                                                                          \
+        if (!half)                                                                        \
+            return NULL;                                                                  \
+        double *f = malloc(half * sizeof *f);                                             \
+        R *t = malloc(2 * s->n * half * sizeof *t);                                       \
+        if (f && t) {                                                                     \
+            ag_rope_inv_freq(&s->rope, s->n, f);                                          \
+            agk_rope_tables_##SFX(f, s->rope.rotary_dim, s->n, t, t + s->n * half);      \
+        } else {                                                                          \
+            free(t);                                                                      \
+            t = NULL;                                                                     \
+            *ok = 0;                                                                      \
+        }                                                                                 \
+        free(f);                                                                          \
+        return t;                                                                         \
     }                                                                                     \
     static void layer_##SFX(const R *x, const R *wq, const R *wk, const R *bq,            \
-                            const R *bk, const ag_attn_layer_spec *s, R scale, R *q,      \
-                            R *k, R *p)                                                   \
+                            const R *bk, const ag_attn_layer_spec *s, R scale,            \
+                            const R *tab, R *q, R *k, R *p)                               \
     {                                                                                     \
-        size_t n = s->n, da = s->d_a, dh = da / (size_t)s->n_head;                       \
+        size_t n = s->n, da = s->d_a;                                                     \
+        int H = s->n_head, dh = (int)(da / (size_t)H), rd = s->rope.rotary_dim;          \
         project_##SFX(x, wq, bq, n, s->d, da, q); /* (n, d_a) */                         \
         project_##SFX(x, wk, bk, n, s->d, da, k); /* (n, d_a) */                         \
         for (size_t i = 0; i < n * da; i++)                                               \
             q[i] *= scale;                                                                \
-        for (int h = 0; h < s->n_head; h++) {                                             \
-            R *ph = p + (size_t)h * n * n; /* (n, n) */                                   \
-            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)dh, 1,     \
-                 q + h * dh, (int)da, k + h * dh, (int)da, 0, ph, (int)n);                \
-            for (size_t i = 0; i < n; i++)                                                \
-                softmax_##SFX(ph + i * n, n, s->causal ? i + 1 : n);                      \
+        if (tab) {                                                                        \
+            const R *sn = tab + n * (size_t)(rd / 2);                                     \
+            agk_rope_apply_##SFX(q, n, da, H, dh, rd, tab, sn, 1);                        \
+            agk_rope_apply_##SFX(k, n, da, H, dh, rd, tab, sn, 1);                        \
         }                                                                                 \
+        agk_head c = kernel_head(s);                                                      \
+        for (int h = 0; h < H; h++)                                                       \
+            agk_head_probs_##SFX(&c, q + h * dh, da, k + h * dh, da, n,                   \
+                                 p + (size_t)h * n * n);                                  \
     }
 
-DEFINE_LAYER(float, f32, cblas_sgemm, expf)
-DEFINE_LAYER(double, f64, cblas_dgemm, exp)
+DEFINE_LAYER(float, f32, cblas_sgemm)
+DEFINE_LAYER(double, f64, cblas_dgemm)
 
 /* Messages name the files the inputs came from when the caller says. */
 static const char *x_name(const ag_attn_layer_spec *s)
@@ -98,6 +121,11 @@ static int check_spec(const ag_attn_layer_spec *s, ag_error *err)
     if (s->d_a % (size_t)s->n_head)
         return ag_error_set(err, AG_EINVAL, "attention layer: projection width %zu is not divisible by %d heads",
                             s->d_a, s->n_head);
+    char why[160];
+    agk_head c = kernel_head(s);
+    const char *bad = agk_head_problem(&c, &s->rope, why, sizeof why);
+    if (bad)
+        return ag_error_set(err, AG_EINVAL, "attention layer: %s", bad);
     int f32 = s->precision != AG_PRECISION_F64;
     int rc = check_block(s->x, s->n, s->d, x_name(s), "X", f32, err);
     if (rc == AG_OK)
@@ -143,13 +171,15 @@ static int run_f32(const ag_attn_layer_spec *s, double scale, double *out)
     float *bq = to_float(s->bq, da), *bk = to_float(s->bk, da);
     float *q = malloc(n * da * sizeof *q), *k = malloc(n * da * sizeof *k); // (n, d_a)
     float *p = malloc(hnn * sizeof *p);                                    // (H, n, n)
-    int ok = x && wq && wk && q && k && p && (bq || !s->bq) && (bk || !s->bk);
-    if (ok) {
-        layer_f32(x, wq, wk, bq, bk, s, (float)scale, q, k, p);
+    int tab_ok, ok = x && wq && wk && q && k && p && (bq || !s->bq) && (bk || !s->bk);
+    float *tab = rope_tables_f32(s, &tab_ok);
+    if (ok && tab_ok) {
+        layer_f32(x, wq, wk, bq, bk, s, (float)scale, tab, q, k, p);
         for (size_t i = 0; i < hnn; i++)
             out[i] = p[i];
     }
-    float *all[] = {x, wq, wk, bq, bk, q, k, p};
+    ok = ok && tab_ok;
+    float *all[] = {x, wq, wk, bq, bk, q, k, p, tab};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(all[i]);
     return ok ? AG_OK : AG_ENOMEM;
@@ -158,11 +188,14 @@ static int run_f32(const ag_attn_layer_spec *s, double scale, double *out)
 static int run_f64(const ag_attn_layer_spec *s, double scale, double *out)
 {
     double *q = malloc(s->n * s->d_a * sizeof *q), *k = malloc(s->n * s->d_a * sizeof *k); // (n, d_a)
-    int ok = q && k;
+    int tab_ok;
+    double *tab = rope_tables_f64(s, &tab_ok);
+    int ok = q && k && tab_ok;
     if (ok)
-        layer_f64(s->x, s->wq, s->wk, s->bq, s->bk, s, scale, q, k, out);
+        layer_f64(s->x, s->wq, s->wk, s->bq, s->bk, s, scale, tab, q, k, out);
     free(q);
     free(k);
+    free(tab);
     return ok ? AG_OK : AG_ENOMEM;
 }
 

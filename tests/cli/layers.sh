@@ -2,7 +2,8 @@
 # tests/cli/layers.sh CLI — end-to-end checks of the commands across layers
 # (SPEC §3 G) on models/tiny-gpt2: residual (families A and C of every hidden
 # state) against `matrix` on the hidden states `attention --hidden` writes,
-# rollout against a numpy rollout of `attention -o`'s probabilities, the
+# rollout against a numpy rollout of `attention -o`'s probabilities,
+# similarity against numpy JS distances of the same probabilities, the
 # selections, --text-file, --expect, and the error cases: exit 1 (2 for usage
 # errors), exactly one stderr line, nothing on stdout, no file left behind.
 # Run from the repository root. Exits non-zero if any check fails.
@@ -199,6 +200,77 @@ assert len(lines) == 5 and all(l.split(",")[1] == "-1" for l in lines[1:]), line
 '
 pycheck "rollout --format csv: head -1" "$T/rolcsv.csv"
 
+# ---- similarity ----------------------------------------------------------------
+# Closed form: a one-token text gives every head the row [1], so every JS
+# distance is 0. Against numpy on attention -o (row-averaged √JSD, natural
+# log), 1e-12. A corpus is the mean over its texts, equal weight per text
+# (the blank line of three.txt is no text): exactly (S_0 + S_2)/2.
+runj sim1.json similarity "$GPT2" --tokens 464 --format json -o "$T/S1.npy"
+PYSCRIPT='
+r, S = records(a[0]), np.load(a[1])
+assert len(r) == 120 and S.shape == (16, 16) and S.dtype == np.dtype("<f8"), (len(r), S.shape)
+assert all(x["js_distance"] == 0 for x in r) and not S.any(), "one token: distances not 0"
+assert [(x["layer_a"], x["head_a"], x["layer_b"], x["head_b"]) for x in r[:5]] == \
+    [(0, 0, 0, 1), (0, 0, 0, 2), (0, 0, 0, 3), (0, 0, 1, 0), (0, 0, 1, 1)], r[:5]
+'
+pycheck "similarity of a one-token text: 120 pairs, all 0" "$T/sim1.json" "$T/S1.npy"
+runj sim.json similarity "$GPT2" --text "$TEXT" --format json -o "$T/S.npy"
+PYSCRIPT='
+r, S, A = records(a[0]), np.load(a[1]), np.load(a[2])
+heads = [(l, h) for l in range(4) for h in range(4)]
+def jsd(p, q):
+    m = (p + q) / 2
+    t = lambda x: np.where(x > 0, x * np.log(np.where(x > 0, x, 1) / np.where(m > 0, m, 1)), 0)
+    return np.maximum(0.5 * (t(p).sum(axis=1) + t(q).sum(axis=1)), 0)
+R = np.zeros((16, 16))
+for i, x in enumerate(heads):
+    for j, y in enumerate(heads):
+        R[i, j] = np.mean(np.sqrt(jsd(A[x], A[y])))
+assert (S == S.T).all() and not np.diag(S).any(), "not symmetric with a zero diagonal"
+e = abs(S - R).max()
+assert e <= 1e-12, "max |S - numpy| = %g" % e
+k = 0
+for i in range(16):
+    for j in range(i + 1, 16):
+        x = r[k]; k += 1
+        assert (x["layer_a"], x["head_a"], x["layer_b"], x["head_b"]) == heads[i] + heads[j], x
+        assert x["js_distance"] == S[i, j], (x, S[i, j])
+assert 0 < S[0, 1] < np.sqrt(np.log(2)), S[0, 1]
+'
+pycheck "similarity = numpy JS distance of attention -o (1e-12), records = matrix" \
+    "$T/sim.json" "$T/S.npy" "$T/A32.npy"
+runj simfile.json similarity "$GPT2" --text-file "$T/three.txt" --format json -o "$T/Sf.npy"
+runj simt0.json similarity "$GPT2" --text "In the beginning" --format json -o "$T/St0.npy"
+runj simt2.json similarity "$GPT2" --text "God created the heaven" --format json -o "$T/St2.npy"
+PYSCRIPT='
+Sf, S0, S2 = np.load(a[0]), np.load(a[1]), np.load(a[2])
+assert (Sf == (S0 + S2) / 2).all(), abs(Sf - (S0 + S2) / 2).max()
+assert "text" not in records(a[3])[0], records(a[3])[0]
+'
+pycheck "similarity --text-file: the mean of its two texts, exactly" "$T/Sf.npy" "$T/St0.npy" \
+    "$T/St2.npy" "$T/simfile.json"
+runj simsel.csv similarity "$GPT2" --text "$TEXT" --layers 1,3 --heads 0,2 --format csv -o "$T/Ss.npy"
+runj simone.md similarity "$GPT2" --text "$TEXT" --layers 2 --heads 3 --format md -o "$T/So.npy"
+runj simtex.tex similarity "$GPT2" --text "$TEXT" --layers 0 --format latex
+runj simtab.txt similarity "$GPT2" --text "$TEXT"
+PYSCRIPT='
+import csv
+S, Ss = np.load(a[0]), np.load(a[1])
+idx = [4, 6, 12, 14]
+assert (Ss == S[np.ix_(idx, idx)]).all(), "--layers 1,3 --heads 0,2: not the sub-matrix"
+rows = list(csv.reader(open(a[2])))
+assert rows[0] == ["layer_a", "head_a", "layer_b", "head_b", "js_distance"], rows[0]
+assert len(rows) == 7 and rows[1][:4] == ["1", "0", "1", "2"] and float(rows[1][4]) == Ss[0, 1], rows[1]
+one = open(a[3]).read().splitlines()
+assert len(one) == 2 and np.load(a[4]).tolist() == [[0.0]], (one, np.load(a[4]))
+tex = open(a[5]).read()
+assert tex.count("\\\\\n") == 7 and "js\\_distance" in tex and "\\bottomrule" in tex, tex
+tab = open(a[6]).read().splitlines()
+assert len(tab) == 121 and tab[0].split() == ["layer_a", "head_a", "layer_b", "head_b", "js_distance"], tab[:2]
+'
+pycheck "similarity --layers/--heads (sub-matrix, csv), one head (md), latex, table" "$T/S.npy" \
+    "$T/Ss.npy" "$T/simsel.csv" "$T/simone.md" "$T/So.npy" "$T/simtex.tex" "$T/simtab.txt"
+
 # --expect: each command against its own saved output
 for c in residual rollout; do
     N=$((N + 1)); DESC="$c --expect on its own output"
@@ -256,6 +328,16 @@ run_case 1 nope "rollout: missing model folder" rollout "$T/nope" --text "$TEXT"
 run_case 1 vocab "residual: token id = vocab_size" residual "$GPT2" --tokens 1,50257 -o "$T/o/out.json"
 run_case 1 vocab "rollout: token id = vocab_size" rollout "$GPT2" --tokens 1,50257 -o "$T/o/R.npy"
 run_case 1 "" "rollout -o into a missing folder" rollout "$GPT2" --text "$TEXT" -o "$T/o/no/R.npy"
+run_case 2 metrics "similarity --metrics (no metric keys)" similarity "$GPT2" --text "$TEXT" \
+    --metrics entropy_mean -o "$T/o/S.npy"
+run_case 2 metrics "similarity --metrics all" similarity "$GPT2" --text "$TEXT" --metrics=all \
+    -o "$T/o/S.npy"
+run_case 2 expect "similarity --expect" similarity "$GPT2" --text "$TEXT" --expect "$T/sim.json" \
+    -o "$T/o/S.npy"
+run_case 1 vocab "similarity: token id = vocab_size" similarity "$GPT2" --tokens 1,50257 -o "$T/o/S.npy"
+run_case 1 layers "similarity --layers 4 out of range" similarity "$GPT2" --text "$TEXT" --layers 4 \
+    -o "$T/o/S.npy"
+run_case 1 "" "similarity -o into a missing folder" similarity "$GPT2" --text "$TEXT" -o "$T/o/no/S.npy"
 
 if [ $FAILS -ne 0 ]; then
     echo "layers.sh: $FAILS failure(s) in $N checks"

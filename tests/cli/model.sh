@@ -372,6 +372,69 @@ assert A1n.shape == (4, 12, 12)
 pycheck "layer: one token (1, d), (1, 1, d) and a batch of one (1, n, d)" "$T/layer_x1.json" \
     "$T/layer_x11.json" "$T/layer_x1n.json" "$T/an818.json" "$T/layer0f32.json" "$T/A_x1.npy" "$T/A_x1n.npy"
 
+# ---- layer: the attention kernel's options ---------------------------------------
+# --window 1 leaves each query its own key: the identity, exactly (it implies
+# --causal). A cap far above the scores changes them by rounding only.
+UL="layer --x $FIX/use-lite/x_0_layer0.npy --weights $USE --qkv $QKV0 --qkv-bias $QB0 --heads 4 --scale 0.125"
+for p in f32 f64; do
+    # shellcheck disable=SC2086
+    runj win1$p.json $UL --window 1 --precision $p --save-attention "$T/W1$p.npy" --format json
+    # shellcheck disable=SC2086
+    runj cap$p.json $UL --softcap 1e12 --precision $p --save-attention "$T/C$p.npy" --format json
+done
+PYSCRIPT='
+for p, tol in (("f32", 1e-6), ("f64", 1e-13)):
+    W = np.load(a[0] + "/W1" + p + ".npy")
+    assert W.shape == (4, 12, 12) and (W == np.eye(12)[None]).all(), "window 1 is not the identity"
+    C, A = np.load(a[0] + "/C" + p + ".npy"), np.load(a[0] + "/L0" + p + ".npy")
+    e = abs(C - A).max()
+    assert e <= tol, "softcap 1e12 vs none: %g" % e
+'
+pycheck "layer --window 1 = identity; --softcap 1e12 = no cap" "$T"
+
+# RoPE with a known rotation: X = (1, 1, 1), one head of 4 dims, W_Q = W_K =
+# [1, 0, 2, 2], scale 1. --rotary-dim 2 turns pair (0, 1) = (1, 0) by i rad
+# (inv_freq = θ⁰ = 1) and leaves (2, 2): S_ij = cos(i − j) + 8. Rotating all
+# four dims (--rotary-dim 4, or --rope-theta alone) pairs (0, 2) = (1, 2) at
+# frequency 1 and (1, 3) = (0, 2) at θ^(-1/2): S_ij = 5 cos(i − j) + 4 cos((i − j)/√θ).
+"$PY" - "$T" <<'EOF' || fail "could not write the rotary test tensors"
+import json, struct, sys
+import numpy as np
+t = sys.argv[1]
+np.save(t + "/rx.npy", np.ones((3, 1)))
+w = np.array([[1, 0, 2, 2]], dtype="<f4").tobytes()
+hdr = {n: {"dtype": "F32", "shape": [1, 4], "data_offsets": [i * 16, i * 16 + 16]}
+       for i, n in enumerate(["q", "k"])}
+h = json.dumps(hdr).encode()
+open(t + "/rw.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + w + w)
+EOF
+RL="layer --x $T/rx.npy --weights $T/rw.safetensors --q q --k k --heads 1 --scale 1 --precision f64 --format json"
+# shellcheck disable=SC2086
+runj rot2.json $RL --rotary-dim 2 --rope-theta 100 --save-attention "$T/R2.npy"
+# shellcheck disable=SC2086
+runj rot4.json $RL --rotary-dim 4 --rope-theta 100 --save-attention "$T/R4.npy"
+# shellcheck disable=SC2086
+runj rot4t.json $RL --rope-theta 100 --save-attention "$T/R4t.npy"
+# shellcheck disable=SC2086
+runj rot2w.json $RL --rotary-dim 2 --window 2 --save-attention "$T/R2w.npy"
+PYSCRIPT='
+def sm(S, mask=None):
+    S = np.where(mask, S, -np.inf) if mask is not None else S
+    E = np.exp(S - S.max(axis=1, keepdims=True))
+    return E / E.sum(axis=1, keepdims=True)
+D = np.subtract.outer(np.arange(3.0), np.arange(3.0))
+R2, R4, R4t, R2w = (np.load(p)[0] for p in a)
+e2 = abs(R2 - sm(np.cos(D) + 8)).max()
+e4 = abs(R4 - sm(5 * np.cos(D) + 4 * np.cos(D / 10))).max()
+assert e2 <= 1e-14, "rotary-dim 2: %g" % e2
+assert e4 <= 1e-14, "rotary-dim 4: %g" % e4
+assert (R4t == R4).all(), "--rope-theta alone is not the whole head"
+band = (D >= 0) & (D < 2)
+ew = abs(R2w - sm(np.cos(D) + 8, band)).max()
+assert ew <= 1e-14 and (R2w[~band] == 0).all(), "rotary-dim 2 window 2: %g" % ew
+'
+pycheck "layer --rotary-dim/--rope-theta: known rotations" "$T/R2.npy" "$T/R4.npy" "$T/R4t.npy" "$T/R2w.npy"
+
 # ---- error cases -----------------------------------------------------------------
 # run_case WANT NEEDLES DESC ARGS... : exit WANT, stdout empty, exactly one stderr
 # line containing one of the |-separated NEEDLES (none when empty), and nothing
@@ -453,6 +516,13 @@ run_case 2 "" "info without PATH" info
 run_case 2 "" "layer without --heads" layer --x "$FIX/use-lite/x_0_layer0.npy" --weights "$USE" --qkv "$QKV0" \
     --save-attention "$T/o/A.npy"
 run_case 2 "" "layer without --x" layer --weights "$USE" --qkv "$QKV0" --heads 4 --save-attention "$T/o/A.npy"
+# the kernel's options: each bad value names its option
+for bad in "--softcap 0" "--softcap -1" "--softcap x" "--window 0" "--window 2.5" "--rotary-dim 3" \
+    "--rotary-dim 0" "--rotary-dim 66" "--rope-theta 0" "--rope-theta -5"; do
+    # shellcheck disable=SC2086
+    run_case 2 "${bad%% *}" "layer $bad" layer --x "$FIX/use-lite/x_0_layer0.npy" --weights "$USE" \
+        --qkv "$QKV0" --heads 4 $bad --save-attention "$T/o/A.npy" --format json -o "$T/o/out.json"
+done
 
 if [ $FAILS -ne 0 ]; then
     echo "model.sh: $FAILS failure(s) in $N checks"

@@ -6,13 +6,17 @@ Usage: /usr/bin/python3 tests/ref/check_stability.py path/to/attngeom
 
 For one head with input X [n, d] (the input of the Q/K projections):
   Q = X W_Q + b_Q,  K = X W_K + b_K              (unrotated)
-  Qr, Kr = rotary rotation of Q, K (rotate-half, rope_theta, positions
-           0..n-1) for LLaMA-family models, else Q, K
-  S = c Qr Kr^T,  A = softmax_rows(S + mask)
+  Qr, Kr = rotary rotation of Q, K (rotate-half over the first rotary_dim
+           dims, rope_theta, positions 0..n-1) for LLaMA-family models and
+           `layer --rotary-dim/--rope-theta`, else Q, K
+  S = c Qr Kr^T,  T = cap tanh(S / cap) with `layer --softcap` (else T = S),
+  A = softmax_rows(T + mask), the mask causal, or the band 0 <= i - j < W
+  of `layer --window W`
 The Jacobian J = d vec(A) / d vec(X) (n^2 x n d) is formed EXPLICITLY from
 closed-form derivatives, independently of the C code's JVP/VJP route:
   dS_ij / dX_tm = c [delta_it (R_i W_Q[m]) . kr_j + delta_jt qr_i . (R_j W_K[m])]
-  dA_ij = A_ij (dS_ij - sum_k A_ik dS_ik)
+  dT_ij = (1 - tanh^2(S_ij / cap)) dS_ij
+  dA_ij = A_ij (dT_ij - sum_k A_ik dT_ik)
 and, for the first head of every input, cross-checked against central finite
 differences of A(X) (h = 1e-6).  Then
   jacobian_norm     = largest singular value of J (numpy SVD)
@@ -34,7 +38,11 @@ Inputs:
     that folder exists (skipped with a message otherwise);
   * `attngeom layer` on USE-lite (tests/data/use-lite/qkv.safetensors, the
     X fixtures of tests/data/fixtures/use-lite; fused Q|K|V with biases,
-    4 heads, scales 0.125 / 0.0883883461356163, non-causal), both layers.
+    4 heads, scales 0.125 / 0.0883883461356163, non-causal), both layers;
+  * `attngeom layer` on USE-lite layer 0 with the attention kernel's options
+    (--window, --softcap, --rotary-dim with --rope-theta, and all together):
+    the records as above and the probabilities of --save-attention against
+    the reference's A (1e-12).
 
 Tolerances: 1e-6 relative for jacobian_norm / jacobian_norm_rel, 1e-9
 relative (plus 1e-12 absolute) for the cosines.  Prints the maximum errors
@@ -77,40 +85,62 @@ def rotate_half(x):
     return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
 
 
-def rope_tables(n, dh, theta):
-    inv = 1.0 / (theta ** (np.arange(0, dh, 2, dtype=np.float64) / dh))
+def rope_tables(n, r, theta):
+    """cos, sin [n, r/2]: angle i * theta^(-2j/r) of position i, pair j."""
+    inv = 1.0 / (theta ** (np.arange(0, r, 2, dtype=np.float64) / r))
     ang = np.arange(n, dtype=np.float64)[:, None] * inv[None, :]
-    ang = np.concatenate([ang, ang], axis=-1)
     return np.cos(ang), np.sin(ang)
 
 
-def softmax_masked(S, causal):
-    n = S.shape[0]
-    S = S.copy()
-    if causal:
-        S[np.triu_indices(n, 1)] = -np.inf
+def rotate_first(M, r, cos, sin):
+    """Rotate-half over the first r dims of the last axis of M, with cos and
+    sin broadcasting against M[..., :r/2]; the other dims unchanged."""
+    out = M.copy()
+    rot = M[..., :r]
+    out[..., :r] = (rot * np.concatenate([cos, cos], axis=-1)
+                    + rotate_half(rot) * np.concatenate([sin, sin], axis=-1))
+    return out
+
+
+def visible(n, causal, window):
+    """Boolean [n, n]: key j visible from query i."""
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    if not causal:
+        return np.ones((n, n), dtype=bool)
+    return (j <= i) & ((i - j < window) if window else True)
+
+
+def softmax_masked(S, allowed):
+    S = np.where(allowed, S, -np.inf)
     E = np.exp(S - S.max(axis=1, keepdims=True))
     return E / E.sum(axis=1, keepdims=True)
 
 
 class Head:
-    def __init__(self, X, wq, wk, bq, bk, scale, causal, theta=None):
+    def __init__(self, X, wq, wk, bq, bk, scale, causal, theta=None, rotary_dim=None,
+                 softcap=0.0, window=0):
         self.X, self.wq, self.wk = X, wq, wk
         self.bq = bq if bq is not None else np.zeros(wq.shape[1])
         self.bk = bk if bk is not None else np.zeros(wk.shape[1])
         self.c, self.causal, self.theta = scale, causal, theta
+        self.r = rotary_dim or wq.shape[1]
+        self.cap, self.window = softcap, window
+        self.allowed = visible(X.shape[0], causal, window)
 
     def rot(self, M):
         """Row i of M [n, dh] rotated by position i (identity without rope)."""
         if self.theta is None:
             return M
-        cos, sin = rope_tables(M.shape[0], M.shape[1], self.theta)
-        return M * cos + rotate_half(M) * sin
+        cos, sin = rope_tables(M.shape[0], self.r, self.theta)
+        return rotate_first(M, self.r, cos, sin)
+
+    def capped(self, S):
+        return self.cap * np.tanh(S / self.cap) if self.cap else S
 
     def attention(self, X):
         Qr = self.rot(X @ self.wq + self.bq)
         Kr = self.rot(X @ self.wk + self.bk)
-        return softmax_masked(self.c * Qr @ Kr.T, self.causal)
+        return softmax_masked(self.capped(self.c * Qr @ Kr.T), self.allowed)
 
     def jacobian(self):
         X = self.X
@@ -118,20 +148,23 @@ class Head:
         dh = self.wq.shape[1]
         Qr = self.rot(X @ self.wq + self.bq)
         Kr = self.rot(X @ self.wk + self.bk)
-        A = softmax_masked(self.c * Qr @ Kr.T, self.causal)
+        S = self.c * Qr @ Kr.T
+        A = softmax_masked(self.capped(S), self.allowed)
         if self.theta is None:
             WqR = np.broadcast_to(self.wq, (n, d, dh))
             WkR = np.broadcast_to(self.wk, (n, d, dh))
-        else:
-            cos, sin = rope_tables(n, dh, self.theta)
-            WqR = self.wq[None] * cos[:, None, :] + rotate_half(self.wq)[None] * sin[:, None, :]
-            WkR = self.wk[None] * cos[:, None, :] + rotate_half(self.wk)[None] * sin[:, None, :]
+        else:  # W's rows turned as the row of position i: [n, d, dh]
+            cos, sin = rope_tables(n, self.r, self.theta)
+            WqR = rotate_first(np.broadcast_to(self.wq, (n, d, dh)), self.r, cos[:, None, :], sin[:, None, :])
+            WkR = rotate_first(np.broadcast_to(self.wk, (n, d, dh)), self.r, cos[:, None, :], sin[:, None, :])
         Gq = self.c * np.einsum("imh,jh->ijm", WqR, Kr)  # dS_ij / dX_im
         Gk = self.c * np.einsum("ih,jmh->ijm", Qr, WkR)  # dS_ij / dX_jm
         dS = np.zeros((n, n, n, d))
         i = np.arange(n)
         dS[i[:, None], i[None, :], i[:, None], :] += Gq
         dS[i[:, None], i[None, :], i[None, :], :] += Gk
+        if self.cap:  # d(cap tanh(s/cap))/ds = 1 - tanh^2(s/cap)
+            dS *= (1 - np.tanh(S / self.cap) ** 2)[:, :, None, None]
         mean = np.einsum("ik,iktm->itm", A, dS)
         J = A[:, :, None, None] * (dS - mean[:, None, :, :])
         return J.reshape(n * n, n * d), A
@@ -160,7 +193,7 @@ class Head:
         K = self.X @ self.wk + self.bk
         out["q_mean_cosine"] = mean_cosine(Q)
         out["k_mean_cosine"] = mean_cosine(K)
-        out["qk_cos_mean"] = qk_cos_mean(self.rot(Q), self.rot(K), self.causal)
+        out["qk_cos_mean"] = qk_cos_mean(self.rot(Q), self.rot(K), self.allowed)
         return out, J
 
 
@@ -179,13 +212,9 @@ def mean_cosine(M):
     return float((C.sum() - np.trace(C)) / (k * (k - 1)))
 
 
-def qk_cos_mean(Qr, Kr, causal):
-    n = Qr.shape[0]
+def qk_cos_mean(Qr, Kr, mask):
     qn, kn = np.linalg.norm(Qr, axis=1), np.linalg.norm(Kr, axis=1)
-    allowed = np.ones((n, n), dtype=bool)
-    if causal:
-        allowed = np.tril(allowed)
-    allowed &= (qn[:, None] > 0) & (kn[None, :] > 0)
+    allowed = mask & (qn[:, None] > 0) & (kn[None, :] > 0)
     if not allowed.any():
         return None
     C = (Qr @ Kr.T) / np.where(allowed, np.outer(qn, kn), 1.0)
@@ -374,6 +403,55 @@ def check_use_lite(cli):
     print("  %-10s %d heads (layer command, 2 sentences x 2 layers)" % ("use-lite", count))
 
 
+KERNEL_CASES = [
+    # (layer options, Head keywords); softcap 3 is well inside USE-lite's
+    # scores (|S| up to 15), so the cap bends them
+    (["--window", "4"], dict(causal=True, window=4)),
+    (["--softcap", "3"], dict(softcap=3.0)),
+    (["--rotary-dim", "32", "--rope-theta", "100"], dict(theta=100.0, rotary_dim=32)),
+    (["--rotary-dim", "64", "--rope-theta", "50", "--softcap", "3", "--window", "5"],
+     dict(causal=True, window=5, theta=50.0, rotary_dim=64, softcap=3.0)),
+]
+
+
+def check_use_lite_kernel(cli):
+    """`layer` with the kernel's options on USE-lite sentence 0, layer 0."""
+    st_path = os.path.join(ROOT, "tests/data/use-lite/qkv.safetensors")
+    st = HF.read_safetensors(st_path)
+    xpath = os.path.join(ROOT, "tests/data/fixtures/use-lite/x_0_layer0.npy")
+    X = np.load(xpath)
+    Wf, bf = st[USE_K % 0].reshape(st[USE_K % 0].shape[-2:]), st[USE_B % 0]
+    da = Wf.shape[1] // 3
+    dh = da // 4
+    count = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for opts, kw in KERNEL_CASES:
+            save = os.path.join(tmp, "a.npy")
+            args = ["layer", "--x", xpath, "--weights", st_path, "--qkv", USE_K % 0,
+                    "--qkv-bias", USE_B % 0, "--heads", "4", "--scale", repr(USE_SCALE[0]),
+                    "--precision", "f64", "--format", "json"] + opts
+            recs = run_cli(cli, args + ["--metrics", "stability", "--save-attention", save])
+            A = np.load(save)
+            kw = dict(kw)
+            causal = kw.pop("causal", False)
+            for h in range(4):
+                where = "use-lite %s head %d" % (" ".join(opts), h)
+                head = Head(X, Wf[:, h * dh:(h + 1) * dh], Wf[:, da + h * dh:da + (h + 1) * dh],
+                            bf[h * dh:(h + 1) * dh], bf[da + h * dh:da + (h + 1) * dh],
+                            USE_SCALE[0], causal, **kw)
+                exp, J = head.metrics()
+                aerr = np.max(np.abs(A[h] - head.attention(X)))
+                note("layer --save-attention vs reference A (kernel options)", aerr)
+                if aerr > 1e-12 or np.any(A[h][~head.allowed] != 0):
+                    failures.append("%s: attention differs from the reference by %.2e" % (where, aerr))
+                if h == 0:
+                    fd_check(where, head, J)
+                compare(where, recs[h], exp)
+                count += 1
+            check_seed(cli, args, recs, "use-lite " + " ".join(opts))
+    print("  %-10s %d heads (layer command with --window, --softcap, --rotary-dim)" % ("use-lite", count))
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__.split("\n\n")[1])
@@ -391,6 +469,7 @@ def main(argv):
         print("  tiny-llama skipped: set AG_TEST_MODELS to a folder holding tiny-llama/ "
               "(rotary, grouped-query) to check it")
     check_use_lite(cli)
+    check_use_lite_kernel(cli)
     for key in sorted(worst):
         print("  max %-52s %.2e" % (key, worst[key]))
     if failures:

@@ -21,7 +21,9 @@ SPECTRUM_KEYS = ["sigma_max", "sigma_gap", "effective_rank", "stable_rank",
                  "participation_ratio", "numerical_rank"]
 ATTENTION_KEYS = ["causal", "row_sum_error", "entropy_mean",
                   "entropy_normalized", "sink_mass", "lambda2_abs",
-                  "spectral_gap", "fiedler", "asymmetry", "symmetry_score"]
+                  "spectral_gap", "fiedler", "asymmetry", "symmetry_score",
+                  "attention_distance", "self_mass", "prev_token_mass",
+                  "max_mass", "sink_ratio"]
 GEOMETRY_KEYS = ["mean_cosine", "pc1_share", "res_ratio"]
 # lambda2_condition belongs to family B but is defined after family E in SPEC
 # section 3, and takes that place in the CSV column order (after family C;
@@ -209,6 +211,24 @@ def attention(A, use_diagonal=None):
         fa = float(np.sqrt(np.sum(As * As)))
         out["asymmetry"] = float(np.sqrt(np.sum(N * N)) / fa)
         out["symmetry_score"] = float(np.sum(S * S) / np.sum(As * As))
+    out.update(head_roles(A, causal))
+    return out
+
+
+def head_roles(A, causal):
+    """The head-role keys of family B, from their definitions: weighted
+    |i - j| (Vig & Belinkov 2019), diagonal, subdiagonal, row maxima
+    (Voita et al. 2019's confidence), and A[i,0] * k_i over the rows with
+    k_i >= 2 allowed keys (k_i = i + 1 if causal, else n)."""
+    n = A.shape[0]
+    i, j = np.indices((n, n))
+    out = {"attention_distance": float(np.sum(A * np.abs(i - j)) / n),
+           "self_mass": float(np.trace(A) / n),
+           "prev_token_mass": float(np.mean(np.diag(A, k=-1))) if n >= 2 else None,
+           "max_mass": float(np.mean(A.max(axis=1)))}
+    k = np.arange(1, n + 1) if causal else np.full(n, n)
+    rows = k >= 2
+    out["sink_ratio"] = float(np.mean(A[rows, 0] * k[rows])) if np.any(rows) else None
     return out
 
 
@@ -431,6 +451,37 @@ def self_test():
             # centred I: n-1 equal singular values
             check("eye%d pc1_share" % n, r["pc1_share"], 1.0 / (n - 1))
             check("eye%d res_ratio" % n, r["res_ratio"], math.sqrt((n - 1) / n))
+    # head roles: the identity reads itself; the causal shift reads the
+    # previous token; uniform attention, causal or not, has sink_ratio 1
+    for n in (1, 2, 6):
+        r = metrics(np.eye(n))
+        check("eye%d self_mass" % n, r["self_mass"], 1.0)
+        check("eye%d attention_distance" % n, r["attention_distance"], 0.0)
+        check("eye%d max_mass" % n, r["max_mass"], 1.0)
+        check("eye%d prev_token_mass" % n, r["prev_token_mass"], None if n < 2 else 0.0)
+        check("eye%d sink_ratio" % n, r["sink_ratio"], None if n < 2 else 0.0)
+    for n in (2, 5, 33):
+        P = np.zeros((n, n))
+        P[0, 0] = 1
+        P[np.arange(1, n), np.arange(n - 1)] = 1
+        r = metrics(P)
+        check("shift%d prev_token_mass" % n, r["prev_token_mass"], 1.0)
+        check("shift%d attention_distance" % n, r["attention_distance"], (n - 1) / n)
+        check("shift%d sink_ratio" % n, r["sink_ratio"], 2 / (n - 1))
+        L = np.tril(np.ones((n, n)))
+        L /= L.sum(axis=1, keepdims=True)
+        check("causal%d sink_ratio" % n, metrics(L)["sink_ratio"], 1.0)
+        check("causal%d attention_distance" % n, metrics(L)["attention_distance"],
+              (n - 1) / 4)
+        U = np.full((n, n), 1.0 / n)
+        check("uniform%d sink_ratio" % n, metrics(U)["sink_ratio"], 1.0)
+        check("uniform%d attention_distance" % n, metrics(U)["attention_distance"],
+              (n * n - 1) / (3 * n))
+    r = metrics(np.array([[0.5, 0.3, 0.2], [0.1, 0.6, 0.3], [0.6, 0.2, 0.2]]))
+    for key, want in (("attention_distance", 5 / 6), ("self_mass", 13 / 30),
+                      ("prev_token_mass", 0.15), ("max_mass", 17 / 30),
+                      ("sink_ratio", 1.2)):
+        check("3x3 %s" % key, r[key], want)
     # zero matrix
     for shape in ((1, 1), (3, 3), (2, 5)):
         r = metrics(np.zeros(shape))

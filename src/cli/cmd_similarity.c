@@ -1,0 +1,291 @@
+/* cmd_similarity.c — `attngeom similarity MODEL INPUT`: how alike every pair
+ * of selected heads attends, as the Jensen–Shannon distance between their
+ * attention rows averaged over the rows (ag_js_distance; Clark et al. 2019,
+ * §6), then over the texts with equal weight per text. One forward pass per
+ * text; what is kept is the selected heads' attention of the text in hand
+ * (K·n² doubles for K heads) and the K×K sums, never a text's attention
+ * after its pairs are added up. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char similarity_help[] =
+    "usage: attngeom similarity MODEL (--text S | --text-file F | --tokens 1,2,3 | --tokens-file F)\n"
+    "                                [-o S.npy] [options]\n"
+    "\n"
+    "For every pair of selected heads (all heads of all layers by default), the\n"
+    "Jensen-Shannon distance between their attention rows (square root of the JS\n"
+    "divergence, natural log: each row's distance lies in [0, sqrt(ln 2) = 0.8326]),\n"
+    "averaged over the rows of the text (Clark et al. 2019, section 6), then\n"
+    "over the texts of --text-file or --tokens-file with equal weight per text.\n"
+    "0: the two heads attend alike on every row; sqrt(ln 2): never to the same\n"
+    "tokens. Records: one per pair a < b in the order of the selection (layer,\n"
+    "then head): layer_a, head_a, layer_b, head_b, js_distance (docs/metrics.md,\n"
+    "\"Head similarity\").\n"
+    "\n"
+    "Here -o is not the records' destination: -o S.npy writes the [K, K] matrix\n"
+    "(K selected heads, in the order of the selection; symmetric, zero diagonal)\n"
+    "as <f8 .npy, and the records still go to standard output.\n"
+    "\n"
+    "options:\n"
+    "  -o S.npy           also write the distance matrix\n"
+    "  --layers 0,2-3     layers whose heads take part (default all)\n"
+    "  --heads 1,4-5      heads of each selected layer (default all)\n"
+    "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
+    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  --help             this text\n";
+
+/* Returned by the callback after the last selected layer: stops the pass. */
+#define SIMILARITY_DONE 1001
+
+typedef struct {
+    const cli_model_run *run;
+    int last;         /* last selected layer */
+    double *attn;     /* (K, n, n): this text's selected heads */
+    size_t copied;    /* heads copied so far */
+} similarity_ctx;
+
+static int copy_heads(const ag_layer_view *v, void *user)
+{
+    similarity_ctx *c = user;
+    if (!c->run->layer_on[v->layer])
+        return 0;
+    size_t nn = v->n * v->n;
+    for (int h = 0; h < v->n_head; h++)
+        if (c->run->head_on[h])
+            memcpy(c->attn + c->copied++ * nn, v->attn + (size_t)h * nn, nn * sizeof(double));
+    return v->layer == c->last ? SIMILARITY_DONE : 0;
+}
+
+/* One text: its selected heads' attention, then sum[a][b] += d(a, b) for
+ * every pair a < b. */
+static int similarity_text(const cli_model_run *r, const cli_seq *s, size_t K, double *sum)
+{
+    size_t n = s->n;
+    if (n > (size_t)-1 / sizeof(double) / n / K)
+        return cli_fail("%s: %zu tokens: the attention of %zu heads is too large", r->model_dir,
+                        n, K);
+    similarity_ctx c = {.run = r};
+    for (int l = 0; l < r->nlayer_sel; l++)
+        if (r->layer_on[l])
+            c.last = l;
+    c.attn = malloc(K * n * n * sizeof *c.attn);
+    if (!c.attn)
+        return cli_fail("%s: out of memory for the attention of %zu heads on %zu tokens",
+                        r->model_dir, K, n);
+    ag_error err = {0};
+    int rc = 0, status = ag_model_forward(r->model, s->ids, n, r->input.precision, copy_heads,
+                                          &c, NULL, &err);
+    if (status != AG_OK && status != SIMILARITY_DONE)
+        rc = cli_model_run_fail(r, s, &err);
+    for (size_t a = 0; rc == 0 && a < K; a++)
+        for (size_t b = a + 1; rc == 0 && b < K; b++) {
+            double d = 0;
+            if (ag_js_distance(c.attn + a * n * n, c.attn + b * n * n, n, n, &d, &err) != AG_OK)
+                rc = cli_model_run_fail(r, s, &err);
+            sum[a * K + b] += d;
+        }
+    free(c.attn);
+    return rc;
+}
+
+/* The (layer, head) of each of the K selected heads, in selection order. */
+typedef struct {
+    int layer, head;
+} head_id;
+
+static head_id *selected_heads(const cli_model_run *r, size_t *K)
+{
+    const ag_model_config *g = ag_model_get_config(r->model);
+    head_id *ids = malloc(((size_t)g->n_layer * (size_t)g->n_head + 1) * sizeof *ids);
+    *K = 0;
+    for (int l = 0; ids && l < g->n_layer; l++)
+        for (int h = 0; h < g->n_head; h++)
+            if (r->layer_on[l] && r->head_on[h])
+                ids[(*K)++] = (head_id){l, h};
+    return ids;
+}
+
+static const char *const pair_keys[] = {"layer_a", "head_a", "layer_b", "head_b", "js_distance"};
+
+static json_t *pairs_json(const head_id *ids, size_t K, const double *S,
+                          const ag_output_meta *meta)
+{
+    json_t *root = json_object(), *arr = json_array();
+    int ok = root && arr && json_object_set_new(root, "command", json_string(meta->command)) == 0 &&
+             json_object_set_new(root, "source", cli_json_text(meta->source)) == 0 &&
+             json_object_set_new(root, "version", json_string(AG_VERSION_STRING)) == 0;
+    for (size_t a = 0; ok && a < K; a++)
+        for (size_t b = a + 1; ok && b < K; b++) {
+            json_t *o = json_pack("{sisisisisf}", pair_keys[0], ids[a].layer, pair_keys[1],
+                                  ids[a].head, pair_keys[2], ids[b].layer, pair_keys[3],
+                                  ids[b].head, pair_keys[4], S[a * K + b]);
+            ok = o && json_array_append_new(arr, o) == 0;
+        }
+    if (ok && json_object_set_new(root, "records", arr) == 0)
+        return root;
+    json_decref(root);
+    return NULL;
+}
+
+/* The records name two heads each, so they are not ag_records and
+ * ag_records_write cannot print them: the formats are written here, with
+ * ag_records_write's conventions (17 significant digits in JSON, CSV and
+ * TSV, which read back exactly; 6 in the human formats; LaTeX exponents as
+ * \times10^{k}). One row of the text formats: */
+static void pair_row(FILE *fp, ag_format fmt, head_id a, head_id b, double d)
+{
+    int v[4] = {a.layer, a.head, b.layer, b.head};
+    const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
+                    : fmt == AG_FORMAT_MD ? " | " : fmt == AG_FORMAT_LATEX ? " & " : "  ";
+    char num[40];
+    snprintf(num, sizeof num, "%.*g", fmt == AG_FORMAT_CSV || fmt == AG_FORMAT_TSV ? 17 : 6, d);
+    char *e = strchr(num, 'e');
+    if (fmt == AG_FORMAT_MD)
+        fputs("| ", fp);
+    for (int k = 0; k < 4; k++)
+        fprintf(fp, "%*d%s", fmt == AG_FORMAT_TABLE ? (int)strlen(pair_keys[k]) : 0, v[k], sep);
+    if (fmt == AG_FORMAT_LATEX && e)
+        fprintf(fp, "$%.*s\\times10^{%d}$ \\\\\n", (int)(e - num), num, atoi(e + 1));
+    else
+        fprintf(fp, fmt == AG_FORMAT_TABLE ? "%11s\n" : "%s%s\n", num,
+                fmt == AG_FORMAT_MD ? " |" : fmt == AG_FORMAT_LATEX ? " \\\\" : "");
+}
+
+static void pairs_text(FILE *fp, ag_format fmt, const head_id *ids, size_t K, const double *S)
+{
+    static const char *const latex_head = "layer\\_a & head\\_a & layer\\_b & head\\_b & js\\_distance \\\\\n";
+    if (fmt == AG_FORMAT_LATEX)
+        fprintf(fp, "%% attngeom " AG_VERSION_STRING ": needs \\usepackage{booktabs}\n"
+                    "\\begin{tabular}{rrrrr}\n\\toprule\n%s\\midrule\n", latex_head);
+    else if (fmt == AG_FORMAT_MD)
+        fputs("| layer_a | head_a | layer_b | head_b | js_distance |\n"
+              "| ---: | ---: | ---: | ---: | ---: |\n", fp);
+    else
+        for (int k = 0; k < 5; k++)
+            fprintf(fp, "%s%s", pair_keys[k], k == 4 ? "\n" : fmt == AG_FORMAT_CSV ? ","
+                                                    : fmt == AG_FORMAT_TSV ? "\t" : "  ");
+    for (size_t a = 0; a < K; a++)
+        for (size_t b = a + 1; b < K; b++)
+            pair_row(fp, fmt, ids[a], ids[b], S[a * K + b]);
+    if (fmt == AG_FORMAT_LATEX)
+        fputs("\\bottomrule\n\\end{tabular}\n", fp);
+}
+
+/* The records in the chosen format, into a buffer (malloc'd); NULL when out
+ * of memory or for a format other than the six above. */
+static char *format_pairs(ag_format fmt, const head_id *ids, size_t K, const double *S,
+                          const ag_output_meta *meta, size_t *len)
+{
+    char *buf = NULL;
+    FILE *mem = open_memstream(&buf, len);
+    if (!mem)
+        return NULL;
+    int ok = 1;
+    if (fmt != AG_FORMAT_JSON && fmt != AG_FORMAT_TABLE && fmt != AG_FORMAT_CSV &&
+        fmt != AG_FORMAT_TSV && fmt != AG_FORMAT_MD && fmt != AG_FORMAT_LATEX) {
+        ok = 0; /* a format this writer does not know: no guessed layout */
+    } else if (fmt == AG_FORMAT_JSON) {
+        json_t *root = pairs_json(ids, K, S, meta);
+        ok = root && json_dumpf(root, mem, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+                                               JSON_REAL_PRECISION(17)) == 0 &&
+             fputc('\n', mem) != EOF;
+        json_decref(root);
+    } else {
+        pairs_text(mem, fmt, ids, K, S);
+    }
+    ok = ok && !ferror(mem);
+    fclose(mem);
+    if (!ok) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* The mean over texts (equal weight per text) into both triangles; the
+ * diagonal stays 0. */
+static void average(double *S, size_t K, size_t texts)
+{
+    for (size_t a = 0; a < K; a++)
+        for (size_t b = a + 1; b < K; b++)
+            S[b * K + a] = S[a * K + b] /= (double)texts;
+}
+
+/* The records to standard output and, with -o, the matrix: both or neither. */
+static int similarity_outputs(const cli_model_run *r, const char *npy_path, const head_id *ids,
+                              size_t K, const double *S)
+{
+    cli_outputs tx = {0};
+    ag_array M = {0};
+    ag_error err = {0};
+    int rc = 0;
+    if (npy_path) {
+        size_t shape[2] = {K, K};
+        if (ag_array_alloc(&M, 2, shape, &err) != AG_OK)
+            rc = cli_fail("%s: %s", npy_path, err.message);
+        else
+            memcpy(M.data, S, K * K * sizeof *S);
+        if (rc == 0)
+            rc = cli_outputs_add_npy(&tx, npy_path, &M);
+    }
+    ag_output_meta meta = {.command = "similarity", .source = r->model_dir};
+    size_t len = 0;
+    char *buf = rc ? NULL : format_pairs(r->common.format, ids, K, S, &meta, &len);
+    if (rc == 0 && !buf)
+        rc = cli_fail("similarity: cannot format the records (out of memory, or a --format it "
+                      "does not write)");
+    if (rc == 0)
+        rc = cli_outputs_add(&tx, "-", buf, len);
+    free(buf);
+    rc = cli_outputs_finish(&tx, rc);
+    ag_array_free(&M);
+    return rc;
+}
+
+/* --metrics and --expect, which every record command takes, mean nothing
+ * here: there are no metric keys to choose, and no metric records to
+ * compare. Refused before the common options see them (`--metrics all`
+ * would otherwise select nothing, silently). */
+static int similarity_option(cli_model_run *r, int argc, char **argv, int *i)
+{
+    (void)r;
+    (void)argc;
+    if (cli_is_option(argv[*i], "--metrics"))
+        return cli_usage_error("similarity", "takes no --metrics: it computes js_distance only"), -1;
+    if (cli_is_option(argv[*i], "--expect"))
+        return cli_usage_error("similarity", "takes no --expect: its records are pairs of heads"), -1;
+    return 0;
+}
+
+int cmd_similarity(int argc, char **argv)
+{
+    cli_model_run r = {0};
+    cli_common_init(&r.common, 0);
+    int rc = cli_model_run_parse(&r, "similarity", similarity_help, argc, argv,
+                                 similarity_option, 1);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    /* -o is the distance matrix; the records go to standard output. */
+    const char *npy_path = r.common.out_path;
+    r.common.out_path = NULL;
+    r.outs[0] = (cli_path){"-o", npy_path};
+    r.outs[1] = (cli_path){"the records", "-"};
+    rc = cli_model_run_prepare(&r, "similarity", 0);
+    size_t K = 0;
+    head_id *ids = rc ? NULL : selected_heads(&r, &K);
+    double *S = ids ? calloc(K * K + 1, sizeof *S) : NULL;
+    if (rc == 0 && !S)
+        rc = cli_fail("out of memory for %zu heads", K);
+    for (size_t k = 0; rc == 0 && k < r.nseq; k++)
+        rc = similarity_text(&r, &r.seqs[k], K, S);
+    if (rc == 0) {
+        average(S, K, r.nseq);
+        rc = similarity_outputs(&r, npy_path, ids, K, S);
+    }
+    free(S);
+    free(ids);
+    cli_model_run_free(&r);
+    return rc;
+}
