@@ -872,3 +872,81 @@ Test(model_archs, config_per_architecture)
     cr_assert_eq(g->sliding_window, 0);
     ag_model_free(m);
 }
+
+/* ---- the weights of every layer reproduce its attention ----------------- */
+
+typedef struct {
+    const ag_model *m;
+    const char *name;
+    double max_err;
+} relayer_ctx;
+
+/* K (and its bias) with kv head g repeated for its H/H_kv query heads, so
+ * that head h of ag_attention_layer reads kv head h / (H/H_kv). */
+static double *repeat_kv(const ag_array *a, size_t rows, int nq, int nkv, int hd)
+{
+    if (!a->data)
+        return NULL;
+    size_t w = (size_t)nq * hd, wkv = (size_t)nkv * hd;
+    double *out = malloc(rows * w * sizeof *out);
+    for (size_t i = 0; i < rows; i++)
+        for (int h = 0; h < nq; h++)
+            memcpy(out + i * w + (size_t)h * hd, a->data + i * wkv + (size_t)(h / (nq / nkv)) * hd,
+                   (size_t)hd * sizeof *out);
+    return out;
+}
+
+static int relayer(const ag_layer_view *v, void *user)
+{
+    relayer_ctx *c = user;
+    ag_attn_weights w;
+    ag_error err = {0};
+    cr_assert_eq(ag_model_attn_weights(c->m, v->layer, &w, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(w.window, ag_model_layer_window(c->m, v->layer));
+    double *wk = repeat_kv(&w.wk, v->d, w.n_head, w.n_kv_head, w.head_dim);
+    double *bk = repeat_kv(&w.bk, 1, w.n_head, w.n_kv_head, w.head_dim);
+    ag_attn_layer_spec s = {.x = v->x, .n = v->n, .d = v->d, .wq = w.wq.data, .wk = wk, .bq = w.bq.data,
+                            .bk = bk, .d_a = w.wq.shape[1], .n_head = w.n_head, .scale = w.scale,
+                            .causal = w.causal, .rope = w.rope, .softcap = w.softcap, .window = w.window,
+                            .precision = AG_PRECISION_F64};
+    ag_array a = {0};
+    cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_OK, "%s layer %d: %s", c->name, v->layer, err.message);
+    for (size_t i = 0; i < ag_array_size(&a); i++) {
+        c->max_err = fmax(c->max_err, fabs(a.data[i] - v->attn[i]));
+        if (v->attn[i] == 0)
+            cr_assert_eq(a.data[i], 0.0, "%s layer %d: a masked key is visible", c->name, v->layer);
+    }
+    ag_array_free(&a);
+    free(wk);
+    free(bk);
+    ag_attn_weights_free(&w);
+    return 0;
+}
+
+/* Every folder of tests/data/models/arch/ (one per architecture case, see
+ * its README): ag_model_attn_weights' W_Q, W_K, biases, scale, rope,
+ * softcap and window, through ag_attention_layer on the callback's X, give
+ * the forward pass's probabilities. */
+Test(model_archs, attn_weights_reproduce_attention_every_architecture)
+{
+    const char *names[] = {"gpt-neox-parallel", "gpt-neox-sequential", "opt", "opt-350m-like", "roberta",
+                           "xlm-roberta", "distilbert", "gemma", "gemma2", "phi3", "llama-linear",
+                           "llama-dynamic", "llama3", "mistral-window", "qwen2-window"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        char dir[256];
+        snprintf(dir, sizeof dir, "tests/data/models/arch/%s", names[k]);
+        ag_model *m = at_load(dir);
+        const ag_model_config *g = ag_model_get_config(m);
+        size_t n = (size_t)(g->max_tokens < 18 ? g->max_tokens : 18);
+        int32_t ids[18];
+        for (size_t i = 0; i < n; i++)
+            ids[i] = (int32_t)((7 * i + 3) % (size_t)g->vocab_size);
+        relayer_ctx c = {.m = m, .name = names[k]};
+        ag_error err = {0};
+        cr_assert_eq(ag_model_forward(m, ids, n, AG_PRECISION_F64, relayer, &c, NULL, &err), AG_OK, "%s: %s",
+                     names[k], err.message);
+        cr_log_info("%s: max |attention from weights - pass| %.3g", names[k], c.max_err);
+        cr_assert_lt(c.max_err, 1e-12, "%s: %g", names[k], c.max_err);
+        ag_model_free(m);
+    }
+}

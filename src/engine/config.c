@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_kernel.h"
 #include "io/io_internal.h"
 #include "model_int.h"
 
@@ -260,6 +261,10 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model_config *g)
     if (r->rotary_dim <= 0 || r->rotary_dim % 2)
         return ag_error_set(c->err, AG_EFORMAT, "%s: rotary dims int(head_dim %d * %g) = %d must be even, above 0 and at most head_dim",
                             c->path, g->head_dim, frac, r->rotary_dim);
+    char buf[160];
+    const char *why = agk_rope_problem(r, g->head_dim, buf, sizeof buf); /* what the kernel needs */
+    if (why)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': %s", c->path, field, why);
     g->max_tokens = g->max_positions;
     if (r->type == AG_ROPE_DYNAMIC) /* the length the factor was chosen for, see docs/engine.md */
         g->max_tokens = (int)fmin(floor(r->factor * g->max_positions), AGM_CAP_DIM);
