@@ -173,8 +173,9 @@ typedef struct {
     int skip_long;          /* --skip-long: skip a text longer than the model's positions */
     int progress;           /* --progress 1, --no-progress -1; 0 (default): when
                                stderr is a terminal and there are several texts */
-    size_t positions;       /* the model's positions (set by cli_model_run_prepare) */
-    const char *positions_field; /* config.json's name of them, for messages */
+    /* set by cli_model_run_prepare: */
+    size_t positions;       /* the most tokens the model takes (ag_model_config.max_tokens) */
+    char positions_why[96]; /* the config field behind it, "n_positions = 256" */
 } cli_input;
 
 /* One tokenized text. `line` is its 0-based line in --text-file or

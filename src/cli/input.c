@@ -347,12 +347,12 @@ static int fit_sequences(const cli_input *in, const char *model_dir, cli_seq *se
         if (!in->positions || s->n <= in->positions)
             continue;
         if (!in->skip_long)
-            return cli_fail("%s: %s: %zu tokens, more than the model's %s = %zu (--skip-long "
-                            "skips such texts, --max-tokens %zu cuts them)", model_dir, place,
-                            s->n, in->positions_field, in->positions, in->positions);
+            return cli_fail("%s: %s: %zu tokens, more than the %zu the model takes (%s): "
+                            "--skip-long skips such texts, --max-tokens %zu cuts them", model_dir,
+                            place, s->n, in->positions, in->positions_why, in->positions);
         s->skip = 1;
-        cli_note("attngeom: warning: %s: %zu tokens, more than the model's %s = %zu: skipped "
-                 "(--skip-long)", place, s->n, in->positions_field, in->positions);
+        cli_note("attngeom: warning: %s: %zu tokens, more than the %zu the model takes (%s): "
+                 "skipped (--skip-long)", place, s->n, in->positions, in->positions_why);
     }
     return 0;
 }
@@ -367,8 +367,8 @@ int cli_input_sequences(const cli_input *in, const char *cmd,
     *seqs = NULL;
     *count = 0;
     if (in->max_tokens && in->positions && in->max_tokens > in->positions)
-        return cli_fail("%s: --max-tokens %zu is more than the model's %s = %zu", model_dir,
-                        in->max_tokens, in->positions_field, in->positions);
+        return cli_fail("%s: --max-tokens %zu is more than the %zu the model takes (%s)", model_dir,
+                        in->max_tokens, in->positions, in->positions_why);
     int rc = read_sequences(in, cmd, model_dir, seqs, count);
     if (rc == 0 && (rc = fit_sequences(in, model_dir, *seqs, *count)) != 0) {
         cli_seqs_free(*seqs, *count);

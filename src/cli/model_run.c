@@ -65,8 +65,9 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
                            r->layer_on);
     if (rc == 0)
         rc = cli_selection(cmd, r->input.heads, g->n_head, "heads", r->model_dir, r->head_on);
-    r->input.positions = g->max_positions > 0 ? (size_t)g->max_positions : 0;
-    r->input.positions_field = g->arch == AG_ARCH_GPT2 ? "n_positions" : "max_position_embeddings";
+    r->input.positions = g->max_tokens > 0 ? (size_t)g->max_tokens : 0;
+    snprintf(r->input.positions_why, sizeof r->input.positions_why, "%s = %d",
+             g->arch == AG_ARCH_GPT2 ? "n_positions" : "max_position_embeddings", g->max_positions);
     if (rc == 0)
         rc = cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
     if (rc == 0 && r->single && r->nseq != 1)

@@ -51,7 +51,7 @@ check "strict default: an over-long line stops the run before anything runs"
 rc=$?
 [ $rc -eq 1 ] || fail "exit $rc, expected 1"
 [ "$(lines err)" = 1 ] || fail "$(lines err) stderr lines, expected 1"
-grep -q "corpus.txt: line 250: 300 tokens, more than the model's n_positions = 256" err ||
+grep -q "corpus.txt: line 250: 300 tokens, more than the 256 the model takes (n_positions = 256)" err ||
     fail "the message does not name the line and the limit: $(cat err)"
 grep -q -- "--skip-long" err && grep -q -- "--max-tokens 256" err ||
     fail "the message does not name --skip-long and --max-tokens: $(cat err)"
@@ -124,7 +124,7 @@ EOF
 check "--max-tokens above the model's positions: exit 1 naming the field"
 "$CLI" analyze "$GPT2" --text hello --max-tokens 257 >out 2>err
 rc=$?
-[ $rc -eq 1 ] && grep -q "max-tokens 257 is more than the model's n_positions = 256" err ||
+[ $rc -eq 1 ] && grep -q "max-tokens 257 is more than the 256 the model takes (n_positions = 256)" err ||
     fail "exit $rc: $(cat err)"
 for bad in 0 -3 x 2147483649; do
     check "--max-tokens $bad: usage error"
