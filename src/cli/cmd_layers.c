@@ -72,6 +72,7 @@ int cmd_residual(int argc, char **argv)
 {
     cli_model_run r = {0};
     cli_common_init(&r.common, AG_FAMILIES_RESIDUAL);
+    r.common.agg.allowed = 1;
     int rc = cli_model_run_parse(&r, "residual", residual_help, argc, argv, NULL, 0);
     if (rc)
         return rc < 0 ? 0 : rc;
@@ -189,6 +190,7 @@ int cmd_rollout(int argc, char **argv)
 {
     cli_model_run r = {0};
     cli_common_init(&r.common, AG_FAMILIES_ROLLOUT);
+    r.common.agg.allowed = 1;
     int rc = cli_model_run_parse(&r, "rollout", rollout_help, argc, argv, NULL, 0);
     if (rc)
         return rc < 0 ? 0 : rc;

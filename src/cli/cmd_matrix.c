@@ -137,6 +137,7 @@ int cmd_matrix(int argc, char **argv)
 {
     cli_common common;
     cli_common_init(&common, AG_FAMILIES_MATRIX);
+    common.agg.allowed = 1;
     const char *path = NULL, *tensor = NULL;
     for (int i = 1; i < argc; i++) {
         int used = cli_common_option(&common, "matrix", argc, argv, &i);
@@ -161,6 +162,8 @@ int cmd_matrix(int argc, char **argv)
     }
     if (!path)
         return cli_usage_error("matrix", "missing FILE");
+    if (cli_common_check(&common, "matrix"))
+        return EXIT_USAGE;
     cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"FILE", path}, {"--expect", common.expect_path}};
     if (cli_paths_check(outs, 1, ins, 2))
         return 1;

@@ -20,7 +20,7 @@ static const char tokenize_help[] =
 static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
                         const int32_t *ids, size_t n)
 {
-    if (fmt == AG_FORMAT_JSON) {
+    if (fmt == AG_FORMAT_JSON || fmt == AG_FORMAT_JSONL) { /* one line: JSONL too */
         json_t *root = json_object(), *a = json_array(), *t = json_array();
         for (size_t i = 0; i < n; i++) {
             const char *s = ag_tokenizer_token(tok, ids[i]);
@@ -218,6 +218,7 @@ int cmd_analyze(int argc, char **argv)
 {
     cli_model_run r = {0};
     cli_common_init(&r.common, AG_FAMILIES_HEADS);
+    r.common.agg.allowed = 1;
     int rc = cli_model_run_parse(&r, "analyze", analyze_help, argc, argv, NULL, 1);
     if (rc)
         return rc < 0 ? 0 : rc;

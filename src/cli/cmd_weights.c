@@ -107,6 +107,7 @@ int cmd_weights(int argc, char **argv)
 {
     cli_common common;
     cli_common_init(&common, AG_FAMILIES_WEIGHTS);
+    common.agg.allowed = 1;
     cli_tensor_opts o = {0};
     const char *model = NULL, *layers = NULL, *heads = NULL;
     for (int i = 1; i < argc; i++) {
@@ -135,6 +136,8 @@ int cmd_weights(int argc, char **argv)
             return cli_usage_error("weights", "one MODEL only");
         model = argv[i];
     }
+    if (cli_common_check(&common, "weights"))
+        return EXIT_USAGE;
     cli_records recs = {0};
     int rc;
     if (model) {
