@@ -161,62 +161,53 @@ static int json_syntax(reader *r, size_t base_line, const json_error_t *je)
                         base_line + (je->line > 0 ? (size_t)je->line - 1 : 0), je->text);
 }
 
-/* JSONL: one value a line. */
-static int read_jsonl(reader *r, size_t start)
+/* The next JSON value from off (after blanks): a one-line value alone
+ * (JSONL), else a document over several lines, parsed whole (capped). */
+static json_t *next_value(reader *r, size_t off, size_t *used, size_t *line)
 {
-    size_t record = 0, line = line_at(r, start) - 1;
-    for (size_t off = start; off < r->len;) {
-        const char *nl = memchr(r->buf + off, '\n', r->len - off);
-        size_t end = nl ? (size_t)(nl - r->buf) : r->len, n = end - off;
-        line++;
-        if (n > AG_RECORDS_LINE_MAX)
-            return ag_error_set(r->err, AG_ELIMIT, "%s: line %zu: longer than %zu bytes",
-                                r->name, line, AG_RECORDS_LINE_MAX);
-        size_t k = 0;
-        while (k < n && isspace((unsigned char)r->buf[off + k]))
-            k++;
-        if (k < n) {
-            json_error_t je;
-            json_t *v = json_loadb(r->buf + off, n, JSON_REJECT_DUPLICATES, &je);
-            if (!v)
-                return json_syntax(r, line, &je);
-            int status = json_is_object(v) ? json_value(r, v, line, &record)
-                                           : ag_error_set(r->err, AG_EFORMAT,
-                                                          "%s: line %zu: not a JSON object",
-                                                          r->name, line);
-            json_decref(v);
-            if (status != AG_OK)
-                return status;
-        }
-        off = end + 1;
+    const char *nl = memchr(r->buf + off, '\n', r->len - off);
+    size_t n = nl ? (size_t)(nl - r->buf) - off : r->len - off;
+    json_error_t je;
+    json_t *v = NULL;
+    *line = line_at(r, off);
+    if (n <= AG_RECORDS_LINE_MAX)
+        v = json_loadb(r->buf + off, n, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
+    if (!v && r->len - off > AG_RECORDS_DOCUMENT_MAX) {
+        ag_error_set(r->err, AG_ELIMIT, "%s: line %zu: a JSON document larger than %zu bytes "
+                     "(write --format jsonl for larger outputs)", r->name, *line,
+                     AG_RECORDS_DOCUMENT_MAX);
+        return NULL;
     }
-    return AG_OK;
+    if (!v)
+        v = json_loadb(r->buf + off, r->len - off, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK,
+                       &je);
+    if (!v) {
+        json_syntax(r, *line, &je);
+        return NULL;
+    }
+    *used = je.position;
+    return v;
 }
 
-/* JSON documents, one after another (`cat a.json b.json`). */
-static int read_json_documents(reader *r, size_t start)
+/* JSON values one after another: JSONL lines, documents (`cat a.json
+ * b.json`), or both. */
+static int read_json(reader *r, size_t start)
 {
-    if (r->len - start > AG_RECORDS_DOCUMENT_MAX)
-        return ag_error_set(r->err, AG_ELIMIT,
-                            "%s: a JSON document larger than %zu bytes (write --format jsonl "
-                            "for larger outputs)", r->name, AG_RECORDS_DOCUMENT_MAX);
     size_t record = 0;
     for (size_t off = start; off < r->len;) {
         if (isspace((unsigned char)r->buf[off])) {
             off++;
             continue;
         }
-        json_error_t je;
-        size_t line = line_at(r, off);
-        json_t *v = json_loadb(r->buf + off, r->len - off,
-                               JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
+        size_t used = 0, line;
+        json_t *v = next_value(r, off, &used, &line);
         if (!v)
-            return json_syntax(r, line, &je);
-        int status = json_value(r, v, json_is_array(v) ? 0 : line, &record);
+            return r->err && r->err->status ? r->err->status : AG_EFORMAT;
+        int status = json_value(r, v, line, &record);
         json_decref(v);
         if (status != AG_OK)
             return status;
-        off += je.position;
+        off += used;
     }
     return AG_OK;
 }
@@ -387,8 +378,8 @@ static int csv_header(reader *r, csv_record *rec, char ***keys)
 static int csv_row(reader *r, csv_record *rec, char **keys, size_t ncol)
 {
     if (rec->count != ncol)
-        return ag_error_set(r->err, AG_EFORMAT, "%zu cells, the header has %zu", rec->count,
-                            ncol);
+        return ag_error_set(r->err, AG_EFORMAT, "%zu cell%s, the header has %zu", rec->count,
+                            rec->count == 1 ? "" : "s", ncol);
     int status = scratch(r, ncol);
     for (size_t k = 0; status == AG_OK && k < ncol; k++) {
         r->keys[k] = keys[k];
@@ -445,19 +436,6 @@ static int read_csv(reader *r, size_t start)
 
 /* ---- entry points ---------------------------------------------------------------- */
 
-/* 1 when the first line from `start` is a whole JSON object: JSONL. */
-static int first_line_is_object(const reader *r, size_t start)
-{
-    const char *nl = memchr(r->buf + start, '\n', r->len - start);
-    size_t n = nl ? (size_t)(nl - r->buf) - start : r->len - start;
-    if (n > AG_RECORDS_LINE_MAX)
-        return 0;
-    json_t *v = json_loadb(r->buf + start, n, 0, NULL);
-    int obj = json_is_object(v);
-    json_decref(v);
-    return obj;
-}
-
 int ag_records_read_buffer(const char *name, const char *buf, size_t len, ag_row_fn fn,
                            void *user, ag_error *err)
 {
@@ -472,10 +450,8 @@ int ag_records_read_buffer(const char *name, const char *buf, size_t len, ag_row
     int status = AG_OK;
     if (first == len)
         status = AG_OK; /* no records */
-    else if (buf[first] == '{' && first_line_is_object(&r, first))
-        status = read_jsonl(&r, start);
     else if (buf[first] == '{' || buf[first] == '[')
-        status = read_json_documents(&r, first);
+        status = read_json(&r, first);
     else {
         while (start < first && blank_line(&r, start)) { /* blank lines before the header */
             const char *nl = memchr(buf + start, '\n', len - start);
