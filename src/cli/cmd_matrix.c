@@ -21,10 +21,13 @@ static const char matrix_help[] =
     "                     curvature, all (default spectrum,attention,geometry)\n"
     "  --edge-threshold T curvature: edge {i,j} iff (A_ij + A_ji)/2 >= T, T in\n"
     "                     [0, 1] (default 1/n)\n"
-    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     "  -o FILE            write there instead of standard output\n"
     "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
     "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
+    "  --aggregate        print per (layer, head) group the mean, std, Student-t\n"
+    "                     interval and count of every metric instead of the records\n"
+    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     "  --help             this text\n";
 
 static int has_suffix(const char *s, const char *suffix)

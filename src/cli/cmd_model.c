@@ -135,9 +135,12 @@ static const char analyze_help[] =
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
     "  --metrics LIST     keys and families (default spectrum,attention,geometry)\n"
     "  --epsilon E, --trials T, --seed S   sensitivity (stability): defaults 1e-3, 8, 1\n"
-    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     "  -o FILE            write there instead of standard output\n"
-    "  --expect GOLDEN    compare with a saved --format json output (exit 3 on mismatch)\n";
+    "  --expect GOLDEN    compare with a saved --format json output (exit 3 on mismatch)\n"
+    "  --aggregate        print per (layer, head) group the mean, std, Student-t\n"
+    "                     interval and count of every metric instead of the records\n"
+    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n";
 
 typedef struct {
     const cli_common *common;

@@ -21,7 +21,10 @@ static const char weights_help[] =
     "  --weights F, --qkv/--q/--k/--v/--o NAME, --linear, --heads H\n"
     "                           the named-tensor path, as for attngeom layer\n"
     "  --metrics LIST           keys of family 'weights' (default all of them)\n"
-    "  --format F, -o FILE, --expect GOLDEN.json   as for every command\n";
+    "  --format F, -o FILE, --expect GOLDEN.json   as for every command\n"
+    "  --aggregate              per (layer, head) group the mean, std, Student-t\n"
+    "                           interval and count of every key instead of the\n"
+    "                           records (as `attngeom aggregate`; --by, --ci)\n";
 
 /* Family D of the heads of one layer's [in, out] projections. */
 static int head_records(const ag_attn_weights *w, size_t d, const unsigned char *head_on,
