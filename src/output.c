@@ -204,6 +204,28 @@ static char *table_cell(const ag_cell *c, char *buf, size_t size)
     return ag_text_escape_dup(c->text ? c->text : "", AG_TEXT_CONTROL);
 }
 
+/* A key as fmt shows it: a key read from a CSV header may hold any byte.
+ * JSON: not-UTF-8 bytes escaped; the text formats: control characters
+ * escaped too, and quoted where a bare key would break a row (a CSV key
+ * with a comma or a quote, a Markdown key with |). NULL when out of memory. */
+static char *shown_key(const char *key, ag_format fmt)
+{
+    if (fmt == AG_FORMAT_JSON || fmt == AG_FORMAT_JSONL)
+        return ag_text_escape_dup(key, AG_TEXT_UTF8);
+    if ((fmt == AG_FORMAT_CSV && strpbrk(key, ",\"")) || (fmt == AG_FORMAT_MD && strchr(key, '|'))) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        int ok = mem && ag_format_text(mem, fmt, key) == 0;
+        if (mem)
+            fclose(mem);
+        if (!ok)
+            free(buf);
+        return ok ? buf : NULL;
+    }
+    return ag_text_escape_dup(key, AG_TEXT_CONTROL);
+}
+
 static const ag_cell *cell_at(const ag_table *t, size_t r, size_t c)
 {
     return &t->cells[r * t->ncol + c];
@@ -226,19 +248,21 @@ static json_t *cell_json(const ag_cell *c)
     switch (c->kind) {
     case AG_CELL_NUMBER:
     case AG_CELL_MEAN_CI: return json_real(c->value);
-    case AG_CELL_INTEGER: return json_integer((json_int_t)c->value);
+    case AG_CELL_INTEGER: /* beyond ±2⁵³ a double holds no exact integer anyway */
+        return fabs(c->value) <= 9007199254740992.0 ? json_integer((json_int_t)c->value)
+                                                    : json_real(c->value);
     case AG_CELL_BOOL: return json_boolean(c->value != 0);
     case AG_CELL_TEXT: return json_text(c->text);
     default: return json_null();
     }
 }
 
-static json_t *row_json(const ag_table *t, size_t r)
+static json_t *row_json(const ag_table *t, char *const *keys, size_t r)
 {
     json_t *o = json_object();
     for (size_t c = 0; o && c < t->ncol; c++) {
         json_t *v = cell_json(cell_at(t, r, c));
-        if (!v || json_object_set_new(o, t->keys[c], v) != 0) {
+        if (!v || json_object_set_new(o, keys[c], v) != 0) {
             json_decref(o);
             return NULL;
         }
@@ -261,12 +285,12 @@ static int meta_json(json_t *o, const ag_output_meta *meta)
 
 #define JSON_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
 
-static int write_json(FILE *fp, const ag_table *t, const ag_output_meta *meta)
+static int write_json(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta)
 {
     json_t *root = json_object(), *arr = json_array();
     int ok = arr && meta_json(root, meta);
     for (size_t r = 0; ok && r < t->nrow; r++)
-        ok = json_array_append_new(arr, row_json(t, r)) == 0;
+        ok = json_array_append_new(arr, row_json(t, keys, r)) == 0;
     if (ok) {
         ok = json_object_set_new(root, "records", arr) == 0;
         arr = NULL;
@@ -280,7 +304,7 @@ static int write_json(FILE *fp, const ag_table *t, const ag_output_meta *meta)
 
 /* One object a line: the settings first, then every record, each line
  * flushed as it is written so that a reader of a pipe sees it at once. */
-static int write_jsonl(FILE *fp, const ag_table *t, const ag_output_meta *meta)
+static int write_jsonl(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta)
 {
     json_t *settings = json_object(), *head = json_object();
     int ok = head && meta_json(settings, meta) &&
@@ -290,7 +314,7 @@ static int write_jsonl(FILE *fp, const ag_table *t, const ag_output_meta *meta)
     ok = ok && json_dumpf(head, fp, JSON_COMPACT | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF;
     json_decref(head);
     for (size_t r = 0; ok && r < t->nrow; r++) {
-        json_t *o = row_json(t, r);
+        json_t *o = row_json(t, keys, r);
         ok = o && json_dumpf(o, fp, JSON_COMPACT | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF &&
              fflush(fp) == 0;
         json_decref(o);
@@ -300,11 +324,11 @@ static int write_jsonl(FILE *fp, const ag_table *t, const ag_output_meta *meta)
 
 /* ---- delimited and aligned text ------------------------------------------------ */
 
-static int write_delimited(FILE *fp, const ag_table *t, ag_format fmt)
+static int write_delimited(FILE *fp, const ag_table *t, char *const *keys, ag_format fmt)
 {
     char sep = fmt == AG_FORMAT_CSV ? ',' : '\t';
     for (size_t c = 0; c < t->ncol; c++)
-        fprintf(fp, "%s%c", t->keys[c], c + 1 < t->ncol ? sep : '\n');
+        fprintf(fp, "%s%c", keys[c], c + 1 < t->ncol ? sep : '\n');
     for (size_t r = 0; r < t->nrow; r++)
         for (size_t c = 0; c < t->ncol; c++) {
             if (put_cell(fp, fmt, cell_at(t, r, c)) != 0)
@@ -314,14 +338,14 @@ static int write_delimited(FILE *fp, const ag_table *t, ag_format fmt)
     return AG_OK;
 }
 
-static int write_table(FILE *fp, const ag_table *t)
+static int write_table(FILE *fp, const ag_table *t, char *const *keys)
 {
     size_t *width = calloc(t->ncol ? t->ncol : 1, sizeof *width);
     char buf[CELL_MAX];
     if (!width)
         return AG_ENOMEM;
     for (size_t c = 0; c < t->ncol; c++)
-        width[c] = display_width(t->keys[c]);
+        width[c] = display_width(keys[c]);
     for (size_t r = 0; r < t->nrow; r++)
         for (size_t c = 0; c < t->ncol; c++) {
             char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
@@ -334,7 +358,7 @@ static int write_table(FILE *fp, const ag_table *t)
         }
     /* right-aligned: pad by characters, not bytes */
     for (size_t c = 0; c < t->ncol; c++)
-        fprintf(fp, "%*s%s%s", (int)(width[c] - display_width(t->keys[c])), "", t->keys[c],
+        fprintf(fp, "%*s%s%s", (int)(width[c] - display_width(keys[c])), "", keys[c],
                 c + 1 < t->ncol ? "  " : "\n");
     for (size_t r = 0; r < t->nrow; r++)
         for (size_t c = 0; c < t->ncol; c++) {
@@ -350,11 +374,11 @@ static int write_table(FILE *fp, const ag_table *t)
     return AG_OK;
 }
 
-static int write_markdown(FILE *fp, const ag_table *t)
+static int write_markdown(FILE *fp, const ag_table *t, char *const *keys)
 {
     fputs("|", fp);
     for (size_t c = 0; c < t->ncol; c++)
-        fprintf(fp, " %s |", t->keys[c]);
+        fprintf(fp, " %s |", keys[c]);
     fputs("\n|", fp);
     for (size_t c = 0; c < t->ncol; c++)
         fputs(" ---: |", fp);
@@ -394,7 +418,7 @@ static int text_column(const ag_table *t, size_t c)
     return text > 0;
 }
 
-static int write_latex(FILE *fp, const ag_table *t)
+static int write_latex(FILE *fp, const ag_table *t, char *const *keys)
 {
     fputs("% attngeom " AG_VERSION_STRING ": needs \\usepackage{booktabs}\n", fp);
     fputs("\\begin{tabular}{", fp);
@@ -402,7 +426,7 @@ static int write_latex(FILE *fp, const ag_table *t)
         fputc(text_column(t, c) ? 'l' : 'r', fp);
     fputs("}\n\\toprule\n", fp);
     for (size_t c = 0; c < t->ncol; c++) {
-        latex_escaped(fp, t->keys[c]);
+        latex_escaped(fp, keys[c]);
         fputs(c + 1 < t->ncol ? " & " : " \\\\\n", fp);
     }
     fputs("\\midrule\n", fp);
@@ -416,19 +440,35 @@ static int write_latex(FILE *fp, const ag_table *t)
     return AG_OK;
 }
 
-int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta)
+static int write_format(FILE *fp, ag_format fmt, const ag_table *t, char *const *keys,
+                        const ag_output_meta *meta)
 {
-    int status;
     switch (fmt) {
-    case AG_FORMAT_JSON: status = write_json(fp, t, meta); break;
-    case AG_FORMAT_JSONL: status = write_jsonl(fp, t, meta); break;
+    case AG_FORMAT_JSON: return write_json(fp, t, keys, meta);
+    case AG_FORMAT_JSONL: return write_jsonl(fp, t, keys, meta);
     case AG_FORMAT_CSV:
-    case AG_FORMAT_TSV: status = write_delimited(fp, t, fmt); break;
-    case AG_FORMAT_MD: status = write_markdown(fp, t); break;
-    case AG_FORMAT_LATEX: status = write_latex(fp, t); break;
-    case AG_FORMAT_TABLE: status = write_table(fp, t); break;
+    case AG_FORMAT_TSV: return write_delimited(fp, t, keys, fmt);
+    case AG_FORMAT_MD: return write_markdown(fp, t, keys);
+    case AG_FORMAT_LATEX: return write_latex(fp, t, keys);
+    case AG_FORMAT_TABLE: return write_table(fp, t, keys);
     default: return AG_EINVAL;
     }
+}
+
+int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta)
+{
+    if ((int)fmt < 0 || fmt >= AG_FORMAT_COUNT)
+        return AG_EINVAL;
+    char **keys = calloc(t->ncol ? t->ncol : 1, sizeof *keys);
+    int status = keys ? AG_OK : AG_ENOMEM;
+    for (size_t c = 0; status == AG_OK && c < t->ncol; c++)
+        if (!(keys[c] = shown_key(t->keys[c], fmt)))
+            status = AG_ENOMEM;
+    if (status == AG_OK)
+        status = write_format(fp, fmt, t, keys, meta);
+    for (size_t c = 0; keys && c < t->ncol; c++)
+        free(keys[c]);
+    free(keys);
     if (status != AG_OK)
         return status;
     return ferror(fp) ? AG_EIO : AG_OK;

@@ -69,11 +69,11 @@ static int deliver(reader *r, size_t count)
     return r->fn(&row, r->user, r->err);
 }
 
-/* 1-based line of buf[off]. */
-static size_t line_at(const reader *r, size_t off)
+/* The line of buf[to], from the line `line` of buf[from] (from <= to):
+ * counted forward, so that a whole file is scanned once. */
+static size_t line_after(const reader *r, size_t from, size_t line, size_t to)
 {
-    size_t line = 1;
-    for (const char *p = r->buf; (p = memchr(p, '\n', (size_t)(r->buf + off - p))); p++)
+    for (const char *p = r->buf + from; (p = memchr(p, '\n', (size_t)(r->buf + to - p))); p++)
         line++;
     return line;
 }
@@ -163,18 +163,17 @@ static int json_syntax(reader *r, size_t base_line, const json_error_t *je)
 
 /* The next JSON value from off (after blanks): a one-line value alone
  * (JSONL), else a document over several lines, parsed whole (capped). */
-static json_t *next_value(reader *r, size_t off, size_t *used, size_t *line)
+static json_t *next_value(reader *r, size_t off, size_t *used, size_t line)
 {
     const char *nl = memchr(r->buf + off, '\n', r->len - off);
     size_t n = nl ? (size_t)(nl - r->buf) - off : r->len - off;
     json_error_t je;
     json_t *v = NULL;
-    *line = line_at(r, off);
     if (n <= AG_RECORDS_LINE_MAX)
         v = json_loadb(r->buf + off, n, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
     if (!v && r->len - off > AG_RECORDS_DOCUMENT_MAX) {
         ag_error_set(r->err, AG_ELIMIT, "%s: line %zu: a JSON document larger than %zu bytes "
-                     "(write --format jsonl for larger outputs)", r->name, *line,
+                     "(write --format jsonl for larger outputs)", r->name, line,
                      AG_RECORDS_DOCUMENT_MAX);
         return NULL;
     }
@@ -182,7 +181,7 @@ static json_t *next_value(reader *r, size_t off, size_t *used, size_t *line)
         v = json_loadb(r->buf + off, r->len - off, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK,
                        &je);
     if (!v) {
-        json_syntax(r, *line, &je);
+        json_syntax(r, line, &je);
         return NULL;
     }
     *used = je.position;
@@ -193,14 +192,16 @@ static json_t *next_value(reader *r, size_t off, size_t *used, size_t *line)
  * b.json`), or both. */
 static int read_json(reader *r, size_t start)
 {
-    size_t record = 0;
+    size_t record = 0, line = line_after(r, 0, 1, start), counted = start;
     for (size_t off = start; off < r->len;) {
         if (isspace((unsigned char)r->buf[off])) {
             off++;
             continue;
         }
-        size_t used = 0, line;
-        json_t *v = next_value(r, off, &used, &line);
+        line = line_after(r, counted, line, off);
+        counted = off;
+        size_t used = 0;
+        json_t *v = next_value(r, off, &used, line);
         if (!v)
             return r->err && r->err->status ? r->err->status : AG_EFORMAT;
         int status = json_value(r, v, line, &record);
@@ -258,7 +259,8 @@ static int csv_cell(reader *r, const char *key, char *s, int quoted, ag_cell *c)
         c->value = s[0] == 't';
     } else if (decimal_number(s, &integral)) {
         c->value = strtod(s, NULL);
-        c->kind = integral ? AG_CELL_INTEGER : AG_CELL_NUMBER;
+        /* an integer beyond ±2⁵³ is no longer exact: a number */
+        c->kind = integral && fabs(c->value) <= 9007199254740992.0 ? AG_CELL_INTEGER : AG_CELL_NUMBER;
         if (!isfinite(c->value))
             return ag_error_set(r->err, AG_EFORMAT, "key '%s': '%s' is out of range", key, s);
     } else {
@@ -404,7 +406,7 @@ static int read_csv(reader *r, size_t start)
     char sep = memchr(r->buf + start, '\t', hn) && !memchr(r->buf + start, ',', hn) ? '\t' : ',';
     csv_record rec = {0};
     char **keys = NULL;
-    size_t ncol = 0, line = line_at(r, start), off = start;
+    size_t ncol = 0, line = line_after(r, 0, 1, start), off = start;
     int status = csv_split(r, sep, &off, &line, &rec);
     if (status == AG_OK) {
         ncol = rec.count;
