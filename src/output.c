@@ -285,10 +285,35 @@ static int meta_json(json_t *o, const ag_output_meta *meta)
 
 #define JSON_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
 
+/* The settings object: command, source, version, then meta->settings'
+ * keys. NULL when out of memory or when meta->settings is not an object. */
+static json_t *settings_json(const ag_output_meta *meta)
+{
+    json_t *o = json_object();
+    if (!meta_json(o, meta)) {
+        json_decref(o);
+        return NULL;
+    }
+    if (!meta || !meta->settings)
+        return o;
+    json_t *more = json_loads(meta->settings, JSON_REJECT_DUPLICATES, NULL);
+    int ok = json_is_object(more) && json_object_update(o, more) == 0;
+    json_decref(more);
+    if (!ok)
+        json_decref(o);
+    return ok ? o : NULL;
+}
+
 static int write_json(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta)
 {
-    json_t *root = json_object(), *arr = json_array();
+    json_t *root = json_object(), *arr = json_array(), *settings = settings_json(meta);
+    if (!settings) {
+        json_decref(arr);
+        json_decref(root);
+        return meta && meta->settings ? AG_EINVAL : AG_ENOMEM;
+    }
     int ok = arr && meta_json(root, meta);
+    ok = ok ? json_object_set_new(root, "settings", settings) == 0 : (json_decref(settings), 0);
     for (size_t r = 0; ok && r < t->nrow; r++)
         ok = json_array_append_new(arr, row_json(t, keys, r)) == 0;
     if (ok) {
@@ -304,16 +329,22 @@ static int write_json(FILE *fp, const ag_table *t, char *const *keys, const ag_o
 
 /* One object a line: the settings first, then every record, each line
  * flushed as it is written so that a reader of a pipe sees it at once. */
-static int write_jsonl(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta)
+static int write_jsonl(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta,
+                       unsigned parts)
 {
-    json_t *settings = json_object(), *head = json_object();
-    int ok = head && meta_json(settings, meta) &&
-             json_object_set_new(head, "settings", settings) == 0;
-    if (!ok)
-        json_decref(settings);
-    ok = ok && json_dumpf(head, fp, JSON_COMPACT | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF;
-    json_decref(head);
-    for (size_t r = 0; ok && r < t->nrow; r++) {
+    int ok = 1;
+    if (parts & AG_WRITE_HEAD) {
+        json_t *settings = settings_json(meta), *head = json_object();
+        if (!settings) {
+            json_decref(head);
+            return meta && meta->settings ? AG_EINVAL : AG_ENOMEM;
+        }
+        ok = head && json_object_set_new(head, "settings", settings) == 0 &&
+             json_dumpf(head, fp, JSON_COMPACT | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF &&
+             fflush(fp) == 0;
+        json_decref(head);
+    }
+    for (size_t r = 0; ok && (parts & AG_WRITE_ROWS) && r < t->nrow; r++) {
         json_t *o = row_json(t, keys, r);
         ok = o && json_dumpf(o, fp, JSON_COMPACT | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF &&
              fflush(fp) == 0;
@@ -324,12 +355,13 @@ static int write_jsonl(FILE *fp, const ag_table *t, char *const *keys, const ag_
 
 /* ---- delimited and aligned text ------------------------------------------------ */
 
-static int write_delimited(FILE *fp, const ag_table *t, char *const *keys, ag_format fmt)
+static int write_delimited(FILE *fp, const ag_table *t, char *const *keys, ag_format fmt,
+                           unsigned parts)
 {
     char sep = fmt == AG_FORMAT_CSV ? ',' : '\t';
-    for (size_t c = 0; c < t->ncol; c++)
+    for (size_t c = 0; (parts & AG_WRITE_HEAD) && c < t->ncol; c++)
         fprintf(fp, "%s%c", keys[c], c + 1 < t->ncol ? sep : '\n');
-    for (size_t r = 0; r < t->nrow; r++)
+    for (size_t r = 0; (parts & AG_WRITE_ROWS) && r < t->nrow; r++)
         for (size_t c = 0; c < t->ncol; c++) {
             if (put_cell(fp, fmt, cell_at(t, r, c)) != 0)
                 return AG_ENOMEM;
@@ -374,16 +406,18 @@ static int write_table(FILE *fp, const ag_table *t, char *const *keys)
     return AG_OK;
 }
 
-static int write_markdown(FILE *fp, const ag_table *t, char *const *keys)
+static int write_markdown(FILE *fp, const ag_table *t, char *const *keys, unsigned parts)
 {
-    fputs("|", fp);
-    for (size_t c = 0; c < t->ncol; c++)
-        fprintf(fp, " %s |", keys[c]);
-    fputs("\n|", fp);
-    for (size_t c = 0; c < t->ncol; c++)
-        fputs(" ---: |", fp);
-    fputs("\n", fp);
-    for (size_t r = 0; r < t->nrow; r++) {
+    if (parts & AG_WRITE_HEAD) {
+        fputs("|", fp);
+        for (size_t c = 0; c < t->ncol; c++)
+            fprintf(fp, " %s |", keys[c]);
+        fputs("\n|", fp);
+        for (size_t c = 0; c < t->ncol; c++)
+            fputs(" ---: |", fp);
+        fputs("\n", fp);
+    }
+    for (size_t r = 0; (parts & AG_WRITE_ROWS) && r < t->nrow; r++) {
         fputs("|", fp);
         for (size_t c = 0; c < t->ncol; c++) {
             fputc(' ', fp);
@@ -418,7 +452,7 @@ static int text_column(const ag_table *t, size_t c)
     return text > 0;
 }
 
-static int write_latex(FILE *fp, const ag_table *t, char *const *keys)
+static void latex_head(FILE *fp, const ag_table *t, char *const *keys)
 {
     fputs("% attngeom " AG_VERSION_STRING ": needs \\usepackage{booktabs}\n", fp);
     fputs("\\begin{tabular}{", fp);
@@ -430,34 +464,54 @@ static int write_latex(FILE *fp, const ag_table *t, char *const *keys)
         fputs(c + 1 < t->ncol ? " & " : " \\\\\n", fp);
     }
     fputs("\\midrule\n", fp);
-    for (size_t r = 0; r < t->nrow; r++)
+}
+
+static int write_latex(FILE *fp, const ag_table *t, char *const *keys, unsigned parts)
+{
+    if (parts & AG_WRITE_HEAD)
+        latex_head(fp, t, keys);
+    for (size_t r = 0; (parts & AG_WRITE_ROWS) && r < t->nrow; r++)
         for (size_t c = 0; c < t->ncol; c++) {
             if (put_cell(fp, AG_FORMAT_LATEX, cell_at(t, r, c)) != 0)
                 return AG_ENOMEM;
             fputs(c + 1 < t->ncol ? " & " : " \\\\\n", fp);
         }
-    fputs("\\bottomrule\n\\end{tabular}\n", fp);
+    if (parts & AG_WRITE_TAIL)
+        fputs("\\bottomrule\n\\end{tabular}\n", fp);
     return AG_OK;
 }
 
 static int write_format(FILE *fp, ag_format fmt, const ag_table *t, char *const *keys,
-                        const ag_output_meta *meta)
+                        const ag_output_meta *meta, unsigned parts)
 {
     switch (fmt) {
     case AG_FORMAT_JSON: return write_json(fp, t, keys, meta);
-    case AG_FORMAT_JSONL: return write_jsonl(fp, t, keys, meta);
+    case AG_FORMAT_JSONL: return write_jsonl(fp, t, keys, meta, parts);
     case AG_FORMAT_CSV:
-    case AG_FORMAT_TSV: return write_delimited(fp, t, keys, fmt);
-    case AG_FORMAT_MD: return write_markdown(fp, t, keys);
-    case AG_FORMAT_LATEX: return write_latex(fp, t, keys);
+    case AG_FORMAT_TSV: return write_delimited(fp, t, keys, fmt, parts);
+    case AG_FORMAT_MD: return write_markdown(fp, t, keys, parts);
+    case AG_FORMAT_LATEX: return write_latex(fp, t, keys, parts);
     case AG_FORMAT_TABLE: return write_table(fp, t, keys);
     default: return AG_EINVAL;
     }
 }
 
+int ag_format_streams(ag_format fmt)
+{
+    return fmt == AG_FORMAT_JSONL || fmt == AG_FORMAT_CSV || fmt == AG_FORMAT_TSV ||
+           fmt == AG_FORMAT_MD || fmt == AG_FORMAT_LATEX;
+}
+
 int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta)
 {
-    if ((int)fmt < 0 || fmt >= AG_FORMAT_COUNT)
+    return ag_table_write_parts(fp, fmt, t, meta, AG_WRITE_ALL);
+}
+
+int ag_table_write_parts(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta,
+                         unsigned parts)
+{
+    if ((int)fmt < 0 || fmt >= AG_FORMAT_COUNT || (parts & ~(unsigned)AG_WRITE_ALL) ||
+        (!ag_format_streams(fmt) && parts != AG_WRITE_ALL))
         return AG_EINVAL;
     char **keys = calloc(t->ncol ? t->ncol : 1, sizeof *keys);
     int status = keys ? AG_OK : AG_ENOMEM;
@@ -465,7 +519,7 @@ int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_m
         if (!(keys[c] = shown_key(t->keys[c], fmt)))
             status = AG_ENOMEM;
     if (status == AG_OK)
-        status = write_format(fp, fmt, t, keys, meta);
+        status = write_format(fp, fmt, t, keys, meta, parts);
     for (size_t c = 0; keys && c < t->ncol; c++)
         free(keys[c]);
     free(keys);

@@ -54,6 +54,31 @@ int ag_table_set_text(ag_table *t, ag_cell *c, const char *s, ag_error *err)
     return AG_OK;
 }
 
+int ag_table_add_text_column(ag_table *t, const char *key, const char *s, ag_error *err)
+{
+    size_t w = t->ncol + 1;
+    char *k = strdup(key), **keys = realloc(t->keys, w * sizeof *keys);
+    ag_cell *cells = t->cap ? malloc(t->cap * w * sizeof *cells) : NULL;
+    if (keys)
+        t->keys = keys;
+    if (!k || !keys || (t->cap && !cells)) {
+        free(k);
+        free(cells);
+        return ag_error_set(err, AG_ENOMEM, "out of memory for a table's column '%s'", key);
+    }
+    for (size_t r = 0; r < t->nrow; r++) {
+        memcpy(cells + r * w, t->cells + r * t->ncol, t->ncol * sizeof *cells);
+        cells[r * w + t->ncol] = (ag_cell){.kind = AG_CELL_NULL};
+    }
+    free(t->cells);
+    t->cells = cells;
+    t->keys[t->ncol++] = k;
+    for (size_t r = 0; r < t->nrow; r++)
+        if (ag_table_set_text(t, &t->cells[r * w + w - 1], s, err) != AG_OK)
+            return AG_ENOMEM; /* the cells not set yet stay null: the table is whole */
+    return AG_OK;
+}
+
 ag_row ag_table_row(const ag_table *t, size_t r)
 {
     ag_row row = {.count = t->ncol, .keys = (const char *const *)t->keys,

@@ -254,6 +254,8 @@ int ag_format_from_name(const char *name);
 typedef struct {
     const char *command;  /* "matrix", "analyze", ... */
     const char *source;   /* input file or model */
+    const char *settings; /* the text of a JSON object: more keys of the
+                             "settings" JSON and JSONL write (records.h) */
 } ag_output_meta;
 
 /* Write records in the given format. The columns are layer, head, rows,

@@ -65,17 +65,39 @@ void ag_table_free(ag_table *t);
  * selected metrics in their order, then text when any record has one. */
 int ag_records_table(const ag_record *recs, size_t count, const ag_metric_set *sel,
                      ag_table *out, ag_error *err);
+/* Append a column `key` holding the text s in every row (a run's "model").
+ * AG_ENOMEM. */
+int ag_table_add_text_column(ag_table *t, const char *key, const char *s, ag_error *err);
 
 /* Write t in fmt. Machine formats (JSON, JSONL, CSV, TSV) write numbers
  * with 17 significant digits, so they read back exactly; the human formats
  * (table, Markdown, LaTeX) 6, and a mean ± half-width cell with the
  * half-width rounded to two significant digits and the mean to the same
- * place. JSON: {"command", "source", "version", "records": [...]}; JSONL: a
- * first line {"settings": {...}} (command, source, version), then one
- * record per line, the stream flushed after each. Text cells are escaped as
- * ag_text_escape says and quoted as their format needs (ag_format_text).
- * AG_EIO when a write fails, AG_ENOMEM. */
+ * place. The settings object S is {"command", "source", "version"} (those
+ * given, and the version) followed by the keys of meta->settings. JSON:
+ * {"command", "source", "version", "settings": S, "records": [...]}; JSONL:
+ * a first line {"settings": S}, then one record per line, the stream
+ * flushed after each. Text cells are escaped as ag_text_escape says and
+ * quoted as their format needs (ag_format_text). AG_EIO when a write fails,
+ * AG_ENOMEM, AG_EINVAL when meta->settings is not the text of a JSON
+ * object. */
 int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta);
+
+/* A table written in pieces as its rows come (a corpus run that streams):
+ * the head (JSONL's settings line, the CSV/TSV header, Markdown's header
+ * lines, LaTeX's preamble), rows, the tail (LaTeX's end). ag_table_write is
+ * all three at once, and a table written as head + rows of t1 + rows of t2
+ * + tail is byte for byte ag_table_write of t1's rows then t2's when t1
+ * and t2 have the same keys (LaTeX: and their columns hold text alike). */
+enum { AG_WRITE_HEAD = 1, AG_WRITE_ROWS = 2, AG_WRITE_TAIL = 4, AG_WRITE_ALL = 7 };
+/* 1 when fmt can be written in pieces: JSONL, CSV, TSV, Markdown, LaTeX.
+ * Not the aligned table (its widths need every row) nor JSON (one
+ * document). */
+int ag_format_streams(ag_format fmt);
+/* The pieces `parts` (AG_WRITE_*) of ag_table_write's output. AG_EINVAL
+ * for a format that does not stream and parts other than AG_WRITE_ALL. */
+int ag_table_write_parts(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta,
+                         unsigned parts);
 
 /* Write one text cell of a text format: s escaped with AG_TEXT_CONTROL,
  * then quoted for fmt (CSV: RFC 4180 quotes; Markdown: \|; LaTeX: \verb

@@ -106,9 +106,11 @@ int cli_aggregate_records(const cli_common *c, const ag_record *recs, size_t cou
         return rc;
     /* the records as the writer would print them, then aggregated like
      * records read back from a file */
-    int status = ag_records_table(recs, count, &c->metrics, &t, &err);
-    if (status == AG_OK)
-        status = ag_aggregate_add_table(a, &t, &err);
+    if (cli_records_table(c, recs, count, &t) != 0) {
+        ag_aggregate_free(a);
+        return 1;
+    }
+    int status = ag_aggregate_add_table(a, &t, &err);
     if (status == AG_OK)
         status = ag_aggregate_table(a, human_format(c->format), out, &err);
     ag_table_free(&t);

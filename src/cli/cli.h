@@ -92,6 +92,7 @@ typedef struct {
     size_t nfiles;
     const struct cli_model_run *run; /* the texts and the pass's options, or NULL */
     const char *metric;              /* the one key a command computes outside --metrics */
+    const char *precision;           /* without a run: "f32" or "f64", or NULL */
 } cli_settings_in;
 
 /* The settings object's text (JSON, malloc'd) in *out, or NULL when c's
@@ -125,6 +126,12 @@ typedef struct {
  * printing; on failure call cli_outputs_abort (or cli_outputs_finish). */
 int cli_outputs_add(cli_outputs *tx, const char *path, const char *buf, size_t len);
 int cli_outputs_add_npy(cli_outputs *tx, const char *path, const ag_array *a);
+/* Stage an output the command writes as it runs (records that stream):
+ * *fp writes to a file's temporary, renamed over the file at commit and
+ * removed at abort, so the file is still written whole or not at all; a
+ * device, FIFO or descriptor ("-": standard output) is written in place as
+ * the command goes. 0, or 1 after printing. */
+int cli_outputs_stream(cli_outputs *tx, const char *path, FILE **fp);
 /* Write the in-place outputs, then rename every temporary into place; on
  * the first failure nothing more is written and the temporaries go.
  * Returns 0 or 1; tx is emptied either way. */
@@ -153,6 +160,16 @@ json_t *cli_json_text(const char *s);
  * AG_TEXT_CONTROL, then quoted for fmt (CSV "" quoting, Markdown \|, LaTeX
  * \verb). Returns 0 or -1 on a write error or when out of memory. */
 int cli_put_cell(FILE *fp, ag_format fmt, const char *s);
+
+/* The table of the records as every format prints them: ag_records_table,
+ * then "model" (cli_model) when there is one. 0, or 1 after printing. */
+int cli_records_table(const cli_common *c, const ag_record *recs, size_t count, ag_table *out);
+
+/* cli_emit_outputs with the records' settings (commands that run no
+ * corpus: matrix, layer, weights). */
+int cli_emit_settings(const cli_common *c, const ag_record *recs, size_t count,
+                      const char *command, const char *source, const cli_settings_in *in,
+                      cli_outputs *tx);
 
 /* cli_emit_outputs without staged outputs. */
 int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
@@ -254,6 +271,7 @@ typedef struct cli_model_run {
     unsigned char *head_on;  /* (n_head) --heads */
     int nlayer_sel;          /* indices --layers ranges over: n_layer + extra */
     cli_path outs[2];        /* checked by prepare when set (default: -o) */
+    struct cli_sink *sink;   /* set: where cli_model_run_each sends each text's records */
     const char *single;      /* set: what takes one sequence only (a --tokens-file of one line) */
 } cli_model_run;
 
@@ -294,8 +312,8 @@ void cli_progress_end(cli_progress *p);
 void cli_progress_erase(void);
 
 /* Run fn on every sequence of r that is not skipped, in order, with
- * progress on stderr; stops at the first non-zero return, which it
- * returns. */
+ * progress on stderr, and hand each text's records to r->sink; stops at the
+ * first non-zero return, which it returns. */
 typedef int (*cli_text_fn)(cli_model_run *r, const cli_seq *s, void *user);
 int cli_model_run_each(cli_model_run *r, const char *cmd, cli_text_fn fn, void *user);
 
@@ -307,6 +325,35 @@ typedef struct {
 /* Append a zeroed record; NULL when out of memory. */
 ag_record *cli_records_add(cli_records *r);
 void cli_records_free(cli_records *r);
+
+/* ---- the records of a corpus run (sink.c; docs/cli.md, "Corpus runs") -- */
+
+typedef struct cli_sink {
+    const cli_common *c;
+    ag_output_meta meta;  /* command, source and the run's settings */
+    char *settings;       /* meta.settings (owned) */
+    cli_records recs;     /* the records of the text in hand, or all of them */
+    ag_aggregate *agg;    /* --aggregate: the running aggregate */
+    cli_outputs tx;       /* the streamed output */
+    FILE *fp;             /* where the records stream; NULL: written at the end */
+    int head;             /* the format's head is written */
+} cli_sink;
+
+/* Start the output of a run: its settings (cli_settings_text) and, when
+ * may_stream and c's format streams (ag_format_streams) without --expect or
+ * --aggregate, the streamed output (-o, or standard output). Add records
+ * to k->recs; call cli_sink_close in any case. 0, or 1 after printing. */
+int cli_sink_open(cli_sink *k, const cli_common *c, const char *command, const char *source,
+                  const cli_settings_in *in, int may_stream);
+/* The records added since the last call are one text's: written and
+ * flushed when the run streams, added to the aggregate with --aggregate,
+ * else kept. 0, or 1 after printing. */
+int cli_sink_text(cli_sink *k);
+/* rc 0: the rest written (the tail, or every kept record through
+ * cli_emit_outputs with `more`, the command's other staged outputs, or the
+ * aggregate) and committed; else everything staged is dropped. Frees k.
+ * Returns the exit status. */
+int cli_sink_close(cli_sink *k, int rc, cli_outputs *more);
 
 /* Print a library error as one line and return 1. */
 int cli_fail_error(const ag_error *err);

@@ -180,6 +180,7 @@ int cmd_layer(int argc, char **argv)
     int rc = cli_tensor_check_usage(&o, "layer", 1);
     if (rc)
         return rc;
+    cli_set_model_name(&common, o.weights ? o.weights : o.x);
     cli_path outs[] = {{common.out_path ? "-o" : "the records", common.out_path ? common.out_path : "-"},
                        {"--save-attention", o.save}},
              ins[] = {{"--x", o.x}, {"--weights", o.weights}, {"--expect", common.expect_path}};
@@ -213,8 +214,10 @@ int cmd_layer(int argc, char **argv)
     if (rc == 0 && o.save)
         rc = cli_outputs_add_npy(&tx, o.save, &attn);
     if (rc == 0) {
-        ag_output_meta meta = {.command = "layer", .source = o.weights};
-        rc = cli_emit_outputs(&common, recs.items, recs.count, &meta, &tx);
+        const char *files[] = {o.x, o.weights};
+        cli_settings_in in = {.files = files, .nfiles = 2,
+                              .precision = prec.precision == AG_PRECISION_F64 ? "f64" : "f32"};
+        rc = cli_emit_settings(&common, recs.items, recs.count, "layer", o.weights, &in, &tx);
     } else {
         cli_outputs_abort(&tx);
     }

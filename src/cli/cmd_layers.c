@@ -81,14 +81,14 @@ int cmd_residual(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "residual", 1);
-    cli_records recs = {0};
+    cli_sink sink = {0};
+    cli_settings_in in = {.model_dir = r.model_dir, .run = &r};
     if (rc == 0)
-        rc = cli_model_run_each(&r, "residual", residual_sequence, &recs);
-    if (rc == 0) {
-        ag_output_meta meta = {.command = "residual", .source = r.model_dir};
-        rc = cli_emit(&r.common, recs.items, recs.count, &meta);
-    }
-    cli_records_free(&recs);
+        rc = cli_sink_open(&sink, &r.common, "residual", r.model_dir, &in, 1);
+    r.sink = &sink;
+    if (rc == 0)
+        rc = cli_model_run_each(&r, "residual", residual_sequence, &sink.recs);
+    rc = cli_sink_close(&sink, rc, NULL);
     cli_model_run_free(&r);
     return rc;
 }
@@ -224,22 +224,21 @@ int cmd_rollout(int argc, char **argv)
         if (ag_array_alloc(&save, 3, shape, &err) != AG_OK)
             rc = cli_fail("%s: %s", npy_path, err.message);
     }
-    cli_records recs = {0};
-    rollout_run run = {npy_path ? &save : NULL, &recs};
+    /* -o R.npy: one text, whose records are kept to be written with R */
+    cli_sink sink = {0};
+    cli_settings_in in = {.model_dir = r.model_dir, .run = &r};
+    if (rc == 0)
+        rc = cli_sink_open(&sink, &r.common, "rollout", r.model_dir, &in, !npy_path);
+    r.sink = &sink;
+    rollout_run run = {npy_path ? &save : NULL, &sink.recs};
     if (rc == 0)
         rc = cli_model_run_each(&r, "rollout", rollout_sequence, &run);
     /* nothing partial: the records and the array, or neither */
     cli_outputs tx = {0};
     if (rc == 0 && npy_path && !r.seqs[0].skip) /* a skipped text writes no R */
         rc = cli_outputs_add_npy(&tx, npy_path, &save);
-    if (rc == 0) {
-        ag_output_meta meta = {.command = "rollout", .source = r.model_dir};
-        rc = cli_emit_outputs(&r.common, recs.items, recs.count, &meta, &tx);
-    } else {
-        cli_outputs_abort(&tx);
-    }
+    rc = cli_sink_close(&sink, rc, &tx);
     ag_array_free(&save);
-    cli_records_free(&recs);
     cli_model_run_free(&r);
     return rc;
 }

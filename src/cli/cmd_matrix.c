@@ -167,6 +167,7 @@ int cmd_matrix(int argc, char **argv)
         return cli_usage_error("matrix", "missing FILE");
     if (cli_common_check(&common, "matrix"))
         return EXIT_USAGE;
+    cli_set_model_name(&common, path);
     cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"FILE", path}, {"--expect", common.expect_path}};
     if (cli_paths_check(outs, 1, ins, 2))
         return 1;
@@ -183,8 +184,8 @@ int cmd_matrix(int argc, char **argv)
     }
     ag_array_free(&a);
     if (rc == 0) {
-        ag_output_meta meta = {.command = "matrix", .source = path};
-        rc = cli_emit(&common, recs, count, &meta);
+        cli_settings_in in = {.files = &path, .nfiles = 1};
+        rc = cli_emit_settings(&common, recs, count, "matrix", path, &in, NULL);
     }
     free(recs);
     return rc;

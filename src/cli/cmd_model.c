@@ -236,14 +236,14 @@ int cmd_analyze(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "analyze", 0);
-    cli_records recs = {0};
+    cli_sink sink = {0};
+    cli_settings_in in = {.model_dir = r.model_dir, .run = &r};
     if (rc == 0)
-        rc = cli_model_run_each(&r, "analyze", analyze_text, &recs);
-    if (rc == 0) {
-        ag_output_meta meta = {.command = "analyze", .source = r.model_dir};
-        rc = cli_emit(&r.common, recs.items, recs.count, &meta);
-    }
-    cli_records_free(&recs);
+        rc = cli_sink_open(&sink, &r.common, "analyze", r.model_dir, &in, 1);
+    r.sink = &sink;
+    if (rc == 0)
+        rc = cli_model_run_each(&r, "analyze", analyze_text, &sink.recs);
+    rc = cli_sink_close(&sink, rc, NULL);
     cli_model_run_free(&r);
     return rc;
 }

@@ -141,6 +141,8 @@ int cmd_weights(int argc, char **argv)
     }
     if (cli_common_check(&common, "weights"))
         return EXIT_USAGE;
+    if (model || o.weights)
+        cli_set_model_name(&common, model ? model : o.weights);
     cli_records recs = {0};
     int rc;
     if (model) {
@@ -162,8 +164,10 @@ int cmd_weights(int argc, char **argv)
         rc = check_paths(&common, model, &o) ? 1 : tensor_weights(&o, &common, &recs);
     }
     if (rc == 0) {
-        ag_output_meta meta = {.command = "weights", .source = model ? model : o.weights};
-        rc = cli_emit(&common, recs.items, recs.count, &meta);
+        const char *files[] = {o.weights};
+        cli_settings_in in = {.model_dir = model, .files = files, .nfiles = 1};
+        rc = cli_emit_settings(&common, recs.items, recs.count, "weights",
+                               model ? model : o.weights, &in, NULL);
     }
     cli_records_free(&recs);
     return rc;

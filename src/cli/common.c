@@ -213,7 +213,7 @@ int cli_reject_expect(const cli_common *c, const char *cmd)
 
 int cli_format_has_settings(ag_format fmt)
 {
-    return fmt == AG_FORMAT_JSON;
+    return fmt == AG_FORMAT_JSON || fmt == AG_FORMAT_JSONL;
 }
 
 int cli_write_output(const char *path, const char *buf, size_t len)
@@ -249,18 +249,26 @@ int cli_emit_table(const cli_common *c, const ag_table *t, const ag_output_meta 
     return cli_outputs_finish(tx, stage_table(c, t, meta, tx));
 }
 
+int cli_records_table(const cli_common *c, const ag_record *recs, size_t count, ag_table *out)
+{
+    ag_error err = {0};
+    int status = ag_records_table(recs, count, &c->metrics, out, &err);
+    if (status == AG_OK && cli_model(c) &&
+        (status = ag_table_add_text_column(out, "model", cli_model(c), &err)) != AG_OK)
+        ag_table_free(out);
+    return status == AG_OK ? 0 : cli_fail_error(&err);
+}
+
 int cli_emit_outputs(const cli_common *c, const ag_record *recs, size_t count,
                      const ag_output_meta *meta, cli_outputs *tx)
 {
     cli_outputs none = {0};
     ag_table t = {0};
-    ag_error err = {0};
     if (!tx)
         tx = &none;
     /* --aggregate: the aggregate of the records instead of them */
     int rc = c->agg.on ? cli_aggregate_records(c, recs, count, &t)
-             : ag_records_table(recs, count, &c->metrics, &t, &err) != AG_OK ? cli_fail_error(&err)
-                                                                            : 0;
+                       : cli_records_table(c, recs, count, &t);
     /* The golden file is read before anything is committed, so that a
      * broken one leaves every output as it was. */
     int expect_rc = rc == 0 && c->expect_path ? cli_expect(c, recs, count) : 0;

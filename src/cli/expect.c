@@ -14,7 +14,8 @@
 /* A golden file is a few records; a larger one is a mistake. */
 #define EXPECT_FILE_MAX ((size_t)256 * 1024 * 1024)
 
-/* This run's records as JSON objects, through the same writer as --format json. */
+/* This run's records as JSON objects (with their "model"), through the
+ * same writer as --format json. */
 static json_t *records_as_json(const cli_common *c, const ag_record *recs,
                                size_t count)
 {
@@ -23,7 +24,12 @@ static json_t *records_as_json(const cli_common *c, const ag_record *recs,
     FILE *mem = open_memstream(&buf, &len);
     if (!mem)
         return NULL;
-    int status = ag_records_write(mem, AG_FORMAT_JSON, recs, count, &c->metrics, NULL);
+    ag_table t;
+    int status = cli_records_table(c, recs, count, &t) == 0 ? AG_OK : AG_ENOMEM;
+    if (status == AG_OK) {
+        status = ag_table_write(mem, AG_FORMAT_JSON, &t, NULL);
+        ag_table_free(&t);
+    }
     fclose(mem);
     json_t *root = status == AG_OK ? json_loadb(buf, len, 0, NULL) : NULL;
     free(buf);

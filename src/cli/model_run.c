@@ -39,6 +39,7 @@ int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int
     }
     if (!r->model_dir)
         return cli_usage_error(cmd, "missing MODEL (a Hugging Face model folder)");
+    cli_set_model_name(&r->common, r->model_dir);
     if (!allow_heads && r->input.heads)
         return cli_usage_error(cmd, "takes no --heads: its records are per layer (\"head\": -1)");
     return cli_common_check(&r->common, cmd);
@@ -92,6 +93,8 @@ int cli_model_run_each(cli_model_run *r, const char *cmd, cli_text_fn fn, void *
     for (size_t k = 0; rc == 0 && k < r->nseq; k++) {
         if (!r->seqs[k].skip)
             rc = fn(r, &r->seqs[k], user);
+        if (rc == 0 && !r->seqs[k].skip && r->sink)
+            rc = cli_sink_text(r->sink);
         if (rc == 0)
             cli_progress_step(&p, r->seqs[k].skip);
     }

@@ -54,6 +54,7 @@ struct cli_staged {
     char *owned;          /* the copy a deferred output keeps until commit */
     size_t len;
     const ag_array *array;
+    FILE *stream;         /* streamed: what the command writes to as it runs */
 };
 
 /* ---- resolving a path ----------------------------------------------------- */
@@ -359,27 +360,42 @@ static void temp_mode(int fd, const out_target *t)
         (void)fchown(fd, t->st.st_uid, t->st.st_gid);
 }
 
-static int stage_temp(cli_staged *s)
+/* The temporary beside the target: its descriptor, or -1 after printing. */
+static int create_temp(cli_staged *s)
 {
     size_t size = strlen(s->t.target) + 16;
-    if (!(s->tmp = malloc(size)))
-        return cli_fail("%s: out of memory", s->name);
+    if (!(s->tmp = malloc(size))) {
+        cli_fail("%s: out of memory", s->name);
+        return -1;
+    }
     snprintf(s->tmp, size, "%s.tmpXXXXXX", s->t.target);
     int fd = mkstemp(s->tmp);
     if (fd < 0) {
         int e = errno;
         free(s->tmp);
         s->tmp = NULL;
-        return cli_fail("%s: cannot create a temporary file beside it: %s", s->name, strerror(e));
+        cli_fail("%s: cannot create a temporary file beside it: %s", s->name, strerror(e));
+        return -1;
     }
     temp_mode(fd, &s->t);
-    int rc = put(s, fd);
+    return fd;
+}
+
+/* Synced and closed: 0, or 1 after printing. */
+static int close_temp(cli_staged *s, int fd, int rc)
+{
     /* file systems that cannot sync (EINVAL, EROFS) still hold the data */
     if (rc == 0 && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
         rc = cli_fail("%s: cannot write: %s", s->name, strerror(errno));
     if (close(fd) != 0 && rc == 0)
         rc = cli_fail("%s: cannot write: %s", s->name, strerror(errno));
     return rc;
+}
+
+static int stage_temp(cli_staged *s)
+{
+    int fd = create_temp(s);
+    return fd < 0 ? 1 : close_temp(s, fd, put(s, fd));
 }
 
 /* Opened now (so a socket or a missing permission fails before anything is
@@ -402,8 +418,10 @@ static int stage_in_place(cli_staged *s)
     return 0;
 }
 
+static int open_stream(cli_staged *s);
+
 static int stage(cli_outputs *tx, const char *path, const char *buf, size_t len,
-                 const ag_array *a)
+                 const ag_array *a, int streamed)
 {
     cli_staged *grown = realloc(tx->items, (tx->count + 1) * sizeof *grown);
     if (!grown)
@@ -418,6 +436,8 @@ static int stage(cli_outputs *tx, const char *path, const char *buf, size_t len,
     if (resolve(path, &s->t) != 0)
         return 1;
     tx->count++;
+    if (streamed)
+        return open_stream(s);
     s->bytes = buf;
     s->len = len;
     if (s->t.kind == OUT_NEW || s->t.kind == OUT_FILE) {
@@ -435,12 +455,68 @@ static int stage(cli_outputs *tx, const char *path, const char *buf, size_t len,
 
 int cli_outputs_add(cli_outputs *tx, const char *path, const char *buf, size_t len)
 {
-    return stage(tx, path, buf, len, NULL);
+    return stage(tx, path, buf, len, NULL, 0);
 }
 
 int cli_outputs_add_npy(cli_outputs *tx, const char *path, const ag_array *a)
 {
-    return stage(tx, path, NULL, 0, a);
+    return stage(tx, path, NULL, 0, a, 0);
+}
+
+/* A stream on the output: a file's temporary, or the device, FIFO or
+ * descriptor itself (standard output through stdio's own stdout, so that
+ * nothing else written there is reordered). */
+static int open_stream(cli_staged *s)
+{
+    int fd;
+    if (s->t.kind == OUT_NEW || s->t.kind == OUT_FILE) {
+        if ((fd = create_temp(s)) < 0)
+            return 1;
+    } else if (s->t.kind == OUT_FD && s->t.fd == STDOUT_FILENO) {
+        s->stream = stdout;
+        return 0;
+    } else if (stage_in_place(s) != 0) {
+        return 1;
+    } else {
+        /* a descriptor of ours is written through a copy the stream closes */
+        fd = s->t.kind == OUT_FD ? dup(s->fd) : s->fd;
+        s->fd = -1; /* written by the stream, not at commit */
+        if (s->t.kind == OUT_INPLACE && S_ISREG(s->t.st.st_mode) && fd >= 0 && ftruncate(fd, 0) != 0) {
+            close(fd);
+            return cli_fail("%s: cannot write: %s", s->name, strerror(errno));
+        }
+    }
+    if (fd < 0 || !(s->stream = fdopen(fd, "w"))) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return cli_fail("%s: cannot open for writing: %s", s->name, strerror(e));
+    }
+    return 0;
+}
+
+int cli_outputs_stream(cli_outputs *tx, const char *path, FILE **fp)
+{
+    int rc = stage(tx, path, NULL, 0, NULL, 1);
+    *fp = rc ? NULL : tx->items[tx->count - 1].stream;
+    return rc;
+}
+
+/* The end of a stream: flushed and, but for stdout, closed (a temporary
+ * synced first). 0, or 1 after printing. */
+static int close_stream(cli_staged *s)
+{
+    FILE *f = s->stream;
+    s->stream = NULL;
+    int rc = fflush(f) != 0 || ferror(f) ? cli_fail("%s: cannot write: %s", s->name, strerror(errno)) : 0;
+    if (f == stdout)
+        return rc;
+    /* as close_temp: file systems that cannot sync still hold the data */
+    if (rc == 0 && s->tmp && fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS)
+        rc = cli_fail("%s: cannot write: %s", s->name, strerror(errno));
+    if (fclose(f) != 0 && rc == 0)
+        rc = cli_fail("%s: cannot write: %s", s->name, strerror(errno));
+    return rc;
 }
 
 /* ---- commit ----------------------------------------------------------------- */
@@ -464,6 +540,8 @@ void cli_outputs_abort(cli_outputs *tx)
 {
     for (size_t k = 0; k < tx->count; k++) {
         cli_staged *s = &tx->items[k];
+        if (s->stream && s->stream != stdout)
+            fclose(s->stream);
         if (s->tmp)
             unlink(s->tmp);
         if (s->t.kind == OUT_INPLACE && s->fd >= 0)
@@ -486,7 +564,10 @@ int cli_outputs_commit(cli_outputs *tx)
      * fail when the folder changed under us. A closed pipe must not kill
      * the process with temporaries left behind. */
     void (*pipe_was)(int) = temps ? signal(SIGPIPE, SIG_IGN) : SIG_DFL;
-    if (fflush(stdout) != 0)
+    for (size_t k = 0; k < tx->count && rc == 0; k++)
+        if (tx->items[k].stream)
+            rc = close_stream(&tx->items[k]);
+    if (rc == 0 && fflush(stdout) != 0)
         rc = cli_fail("standard output: cannot write: %s", strerror(errno));
     for (size_t k = 0; k < tx->count && rc == 0; k++)
         if (tx->items[k].fd >= 0)

@@ -25,8 +25,11 @@ static void last_component(const char *path, char *buf, size_t size)
 void cli_set_model_name(cli_common *c, const char *path)
 {
     char real[PATH_MAX];
-    /* "." or "models/x/" name the folder they resolve to */
-    last_component(realpath(path, real) ? real : path, c->model_name, sizeof c->model_name);
+    last_component(path, c->model_name, sizeof c->model_name);
+    /* "." and ".." name the folder they are; a symlink keeps its own name
+     * (a Hugging Face cache links its files to blobs named by hash) */
+    if ((!strcmp(c->model_name, ".") || !strcmp(c->model_name, "..")) && realpath(path, real))
+        last_component(real, c->model_name, sizeof c->model_name);
 }
 
 const char *cli_model(const cli_common *c)
@@ -154,11 +157,26 @@ int cli_settings_text(const cli_common *c, const cli_settings_in *in, char **out
                             c->edge_threshold >= 0 ? json_real(c->edge_threshold) : json_null());
         if (in->run)
             run_settings(o, in->run);
+        else if (in->precision)
+            json_object_set_new(o, "precision", json_string(in->precision));
         *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
         if (!*out)
             rc = cli_fail("out of memory");
     }
     json_decref(digests);
     json_decref(o);
+    return rc;
+}
+
+int cli_emit_settings(const cli_common *c, const ag_record *recs, size_t count,
+                      const char *command, const char *source, const cli_settings_in *in,
+                      cli_outputs *tx)
+{
+    cli_outputs none = {0};
+    char *settings = NULL;
+    int rc = cli_settings_text(c, in, &settings);
+    ag_output_meta meta = {.command = command, .source = source, .settings = settings};
+    rc = rc ? cli_outputs_finish(tx ? tx : &none, rc) : cli_emit_outputs(c, recs, count, &meta, tx);
+    free(settings);
     return rc;
 }

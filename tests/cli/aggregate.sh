@@ -31,7 +31,7 @@ done
 # ---- formats ---------------------------------------------------------------
 "$CLI" aggregate per.json --format csv > agg.csv
 check "aggregate csv header" test "$(head -1 agg.csv)" = \
-    "layer,head,n,rows,rows_std,rows_ci_low,rows_ci_high,rows_n,cols,cols_std,cols_ci_low,cols_ci_high,cols_n,causal,causal_std,causal_ci_low,causal_ci_high,causal_n,entropy_mean,entropy_mean_std,entropy_mean_ci_low,entropy_mean_ci_high,entropy_mean_n,sink_mass,sink_mass_std,sink_mass_ci_low,sink_mass_ci_high,sink_mass_n"
+    "model,layer,head,n,rows,rows_std,rows_ci_low,rows_ci_high,rows_n,cols,cols_std,cols_ci_low,cols_ci_high,cols_n,causal,causal_std,causal_ci_low,causal_ci_high,causal_n,entropy_mean,entropy_mean_std,entropy_mean_ci_low,entropy_mean_ci_high,entropy_mean_n,sink_mass,sink_mass_std,sink_mass_ci_low,sink_mass_ci_high,sink_mass_n"
 check "one record per (layer, head)" test "$(wc -l < agg.csv)" -eq 9
 for f in jsonl csv tsv; do
     "$CLI" aggregate per.$f --format csv > agg_$f.csv
@@ -50,8 +50,8 @@ for f in table json jsonl csv tsv md latex; do
 done
 check "jsonl: settings first" grep -q '^{"settings":{"command":"aggregate","source":"per.json"' out.jsonl
 check "jsonl: one record a line" test "$(wc -l < out.jsonl)" -eq 9
-check "md: mean ± half-width" grep -q '^| 0 | 0 | 4 | [0-9.]* ± [0-9.]* |' out.md
-check "latex: \\pm" grep -q '^0 & 0 & 4 & \$[0-9.]* \\pm [0-9.]*\$ & ' out.latex
+check "md: mean ± half-width" grep -q '^| tiny-gpt2 | 0 | 0 | 4 | [0-9.]* ± [0-9.]* |' out.md
+check "latex: \\pm" grep -q '^\\verb|tiny-gpt2| & 0 & 0 & 4 & \$[0-9.]* \\pm [0-9.]*\$ & ' out.latex
 check "table: mean ± half-width" grep -q ' ± ' out.table
 check "compare of a file with itself: diff 0, p 1" \
     grep -q '^"sink_mass",32,32,\([0-9.e-]*\),\1,0,-[0-9.e-]*,[0-9.e-]*,0,6[12][0-9.]*,1$' cmp.csv
@@ -67,7 +67,7 @@ for cmd in "residual $M --text-file corpus.txt" "rollout $M --text-file corpus.t
     "matrix $A"; do
     # shellcheck disable=SC2086
     "$CLI" $cmd --aggregate --format csv > a.csv 2> err
-    check "${cmd%% *} --aggregate" test $? -eq 0 -a "$(head -1 a.csv | cut -d, -f1-3)" = "layer,head,n" -a ! -s err
+    check "${cmd%% *} --aggregate" test $? -eq 0 -a "$(head -1 a.csv | cut -d, -f1-4)" = "model,layer,head,n" -a ! -s err
 done
 
 # ---- errors: exit 1, one line naming the file and the place, nothing written
@@ -97,7 +97,7 @@ expect_error "nested value" "nested.json: record 2: key 'x' holds an object" agg
 expect_error "no records" "empty.json: no records" aggregate empty.json
 expect_error "missing file" "nope.json:" aggregate nope.json
 expect_error "directory" "adir: is a directory" aggregate adir
-expect_error "unknown --by key" "--by 'model': no record has this key" aggregate per.json --by model
+expect_error "unknown --by key" "--by 'nope': no record has this key" aggregate per.json --by nope
 expect_error "compare: malformed B" "bad.csv: line 3:" compare per.json bad.csv
 expect_error "compare: unknown metric" "per.json: 'nope' is not a numeric key" compare per.json per.csv --metrics nope
 expect_error "output equal to an input" "is the same file as FILE" aggregate out.json

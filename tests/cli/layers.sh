@@ -95,8 +95,9 @@ assert all(x["head"] == -1 and x["rows"] == n and x["cols"] == 128 for x in r), 
 keys = {"sigma_max", "sigma_gap", "effective_rank", "stable_rank", "participation_ratio",
         "numerical_rank", "mean_cosine", "pc1_share", "res_ratio"}
 for x in r:
-    got = set(x) - {"layer", "head", "rows", "cols"}
+    got = set(x) - {"layer", "head", "rows", "cols", "model"}
     assert got == keys, ("keys", got ^ keys)
+    assert x["model"] == "tiny-gpt2", x["model"]
     assert 0 < x["res_ratio"] <= 1 and 0 < x["pc1_share"] <= 1, x
 '
 pycheck "residual --text: 5 records, head -1, cols 128, families A and C" "$T/res.json" "$NTOK"
@@ -108,8 +109,8 @@ rs, mx = strrecords(a[0]), strrecords(a[1])
 assert len(rs) == len(mx) == 5, (len(rs), len(mx))
 for l, (x, y) in enumerate(zip(rs, mx)):
     assert x["layer"] == l and x["head"] == -1 and y["head"] == l, (x["layer"], x["head"], y["head"])
-    x = {k: v for k, v in x.items() if k not in ("layer", "head")}
-    y = {k: v for k, v in y.items() if k not in ("layer", "head")}
+    x = {k: v for k, v in x.items() if k not in ("layer", "head", "model")}
+    y = {k: v for k, v in y.items() if k not in ("layer", "head", "model")}
     assert x == y, ("hidden state %d" % l, {k: (x.get(k), y.get(k)) for k in set(x) | set(y) if x.get(k) != y.get(k)})
 '
 runj att64.out attention "$GPT2" --tokens "$IDS" --precision f64 -o "$T/A64.npy" --hidden "$T/H64.npy"
@@ -126,7 +127,7 @@ s, r = records(a[0]), records(a[1])
 assert [x["layer"] for x in s] == [0, 4], [x["layer"] for x in s]
 for x in s:
     y = r[x["layer"]]
-    assert set(x) == {"layer", "head", "rows", "cols", "pc1_share", "res_ratio"}, set(x)
+    assert set(x) == {"layer", "head", "rows", "cols", "pc1_share", "res_ratio", "model"}, set(x)
     assert x["res_ratio"] == y["res_ratio"] and x["pc1_share"] == y["pc1_share"], (x, y)
 '
 pycheck "residual --layers 0,4 --metrics res_ratio,pc1_share" "$T/ressel.json" "$T/res.json"
@@ -163,7 +164,7 @@ for x, y in zip(r, m):
     assert y["head"] == x["layer"], (x["layer"], y["head"])
     assert set(x) == set(y), set(x) ^ set(y)
     for k in x:
-        if k not in ("layer", "head"):
+        if k not in ("layer", "head", "model"):
             assert close(x[k], y[k]), ("layer %d %s: rollout %r, matrix %r" % (x["layer"], k, x[k], y[k]))
 assert all(x["causal"] is True for x in r), "rollout of causal attention not causal"
 '
@@ -195,7 +196,7 @@ pycheck "rollout --text-file: texts 0 and 2, 4 records each" "$T/rolfile.json"
 runj rolcsv.csv rollout "$GPT2" --text "$TEXT" --format csv --metrics spectral_gap,res_ratio
 PYSCRIPT='
 lines = open(a[0]).read().splitlines()
-assert lines[0] == "layer,head,rows,cols,spectral_gap,res_ratio", lines[0]
+assert lines[0] == "layer,head,rows,cols,spectral_gap,res_ratio,model", lines[0]
 assert len(lines) == 5 and all(l.split(",")[1] == "-1" for l in lines[1:]), lines
 '
 pycheck "rollout --format csv: head -1" "$T/rolcsv.csv"

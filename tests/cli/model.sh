@@ -240,12 +240,12 @@ for i, (x, y) in enumerate(zip(an, mx)):
     for k in x:
         assert x[k] == y[k], ("record %d key %s: analyze %r, matrix %r" % (i, k, x[k], y[k]))
 '
-runj mx.json matrix "$T/A.npy" --format json
+runj mx.json matrix "$T/A.npy" --label tiny-gpt2 --format json
 pycheck "analyze --text = matrix on attention's file (f32)" "$T/an.json" "$T/mx.json"
 runj an64.json analyze "$GPT2" --tokens "$IDS" --precision f64 --format json
-runj mx64.json matrix "$T/A64.npy" --format json
+runj mx64.json matrix "$T/A64.npy" --label tiny-gpt2 --format json
 pycheck "analyze --tokens --precision f64 = matrix on attention's file" "$T/an64.json" "$T/mx64.json"
-runj mxsel.json matrix "$T/Asel.npy" --format json
+runj mxsel.json matrix "$T/Asel.npy" --label tiny-gpt2 --format json
 runj ansel2.json analyze "$GPT2" --text "$TEXT" --layers 1-2 --heads 0,3 --format json
 PYSCRIPT='
 an, mx = records(a[0]), records(a[1])
@@ -307,7 +307,7 @@ assert abs(A - ra).max() <= 1e-5 and (abs(H - rh) / np.maximum(1, abs(rh))).max(
     pycheck "attention tiny-bert f32 vs PyTorch fixture 0" "$T/BA.npy" "$T/BH.npy" \
         "$FIX/tiny-bert/attn_0.npy" "$FIX/tiny-bert/hidden_0.npy"
     runj ban.json analyze "$BERT" --text "$TEXT" --format json
-    runj bmx.json matrix "$T/BA.npy" --format json
+    runj bmx.json matrix "$T/BA.npy" --label tiny-bert --format json
     PYSCRIPT='
 an, mx = records(a[0]), records(a[1])
 assert len(an) == len(mx) == 16, (len(an), len(mx))
@@ -338,7 +338,7 @@ assert all(x["rows"] == x["cols"] == A.shape[1] for x in r)
     done
 done
 # layer's records equal matrix on its --save-attention file
-runj mxl.json matrix "$T/L0f32.npy" --format json
+runj mxl.json matrix "$T/L0f32.npy" --label "$(basename "$USE")" --format json
 PYSCRIPT='
 an, mx = records(a[0]), records(a[1])
 assert len(an) == len(mx) == 4
@@ -364,8 +364,8 @@ assert A1.shape == (4, 1, 1) and (A1 == 1).all(), A1
 assert one == one11, "X (1, 1, d) differs from X (1, d)"
 for x, y in zip(one, an):
     assert x["rows"] == x["cols"] == 1, x
-    assert {k: v for k, v in x.items() if k in y and k != "causal"} == \
-        {k: v for k, v in y.items() if k in x and k != "causal"}, "one-token layer differs from analyze --tokens 818"
+    assert {k: v for k, v in x.items() if k in y and k not in ("causal", "model")} == \
+        {k: v for k, v in y.items() if k in x and k not in ("causal", "model")}, "one-token layer differs from analyze --tokens 818"
 assert batch == full, "batch of one (1, n, d) differs from (n, d)"
 assert A1n.shape == (4, 12, 12)
 '

@@ -20,7 +20,7 @@ check "new file mode 644" test "$(stat -c %a eq.json)" = 644
 chmod 640 eq.json
 "$CLI" matrix "$A" --metrics sigma_max --format csv -o eq.json
 check "replaced file keeps its mode" test "$(stat -c %a eq.json)" = 640
-check "replaced file has the new content" grep -q "^layer,head,rows,cols,sigma_max$" eq.json
+check "replaced file has the new content" grep -q "^layer,head,rows,cols,sigma_max,model$" eq.json
 
 "$CLI" attention "$M" --tokens 818,262 -o a.npy --hidden h.npy
 check "attention writes both arrays" test -s a.npy -a -s h.npy

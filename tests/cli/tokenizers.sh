@@ -82,7 +82,7 @@ got = recs(f)
 sys.exit(0 if got == want else 1)
 EOF
 printf '818 262 3290\n' | $CLI $A --tokens-file - >"$T/stdin.json" || fail "stdin"
-$CLI $A --tokens 818,262,3290 | "$PY" -c 'import json,sys; j=json.load(sys.stdin); r=j["records"] if isinstance(j,dict) else j; [x.__setitem__("text",0) for x in r]; json.dump(j,open(sys.argv[1],"w"))' "$T/l0t.json"
+$CLI $A --tokens 818,262,3290 | "$PY" -c 'import json,sys; j=json.load(sys.stdin); r=j["records"] if isinstance(j,dict) else j; [x.__setitem__("text",0) for x in r]; j["settings"]["texts"][0]["text"]=0; json.dump(j,open(sys.argv[1],"w"))' "$T/l0t.json"
 same_json "tokens-file from standard input" "$T/stdin.json" "$T/l0t.json"
 
 printf '1,2\n3,x4\n' >"$T/syntax.txt"
@@ -104,7 +104,7 @@ printf '\n  \n\t\n' >"$T/blank.txt"
 expect_fail "tokens-file: blank lines only" 1 "$T/blank.txt" "no token ids" -- $CLI $A --tokens-file "$T/blank.txt"
 expect_fail "tokens-file: missing file" 1 "$T/none.txt" -- $CLI $A --tokens-file "$T/none.txt"
 expect_fail "tokens-file with --tokens" 2 "--tokens-file" -- $CLI $A --tokens-file "$T/ok.txt" --tokens 1
-expect_fail "attention: a tokens-file of two lines" 1 "$T/ok.txt" "one sequence" -- \
+expect_fail "attention: a tokens-file of two lines, -o without {i}" 2 "$T/a.npy" "holds 2 texts: put {i} in it" -- \
     $CLI attention "$GPT2" --tokens-file "$T/ok.txt" -o "$T/a.npy"
 printf '818 262 3290\n' >"$T/one.txt"
 DESC="attention: a tokens-file of one line = --tokens"
