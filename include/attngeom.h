@@ -10,6 +10,10 @@
  *   attngeom/stability.h   stability and angles of a head (SPEC §3 E)
  *   attngeom/curvature.h   curvature of the attention graph (SPEC §3 F)
  *   attngeom/layers.h   rollout and the residual stream across layers (§3 G)
+ *   attngeom/records.h  records with any keys: tables, every output format,
+ *                       reading JSON/JSONL/CSV records back
+ *   attngeom/aggregate.h   corpus statistics: means with Student-t
+ *                       intervals, shard merging, Welch comparisons
  *
  * Ownership, in one place: the library never prints and never exits; every
  * fallible function returns an int status (AG_OK = 0) and, given an ag_error,
@@ -34,5 +38,7 @@
 #include "attngeom/stability.h"
 #include "attngeom/curvature.h"
 #include "attngeom/layers.h"
+#include "attngeom/records.h"
+#include "attngeom/aggregate.h"
 
 #endif
