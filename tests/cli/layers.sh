@@ -260,14 +260,14 @@ S, Ss = np.load(a[0]), np.load(a[1])
 idx = [4, 6, 12, 14]
 assert (Ss == S[np.ix_(idx, idx)]).all(), "--layers 1,3 --heads 0,2: not the sub-matrix"
 rows = list(csv.reader(open(a[2])))
-assert rows[0] == ["layer_a", "head_a", "layer_b", "head_b", "js_distance"], rows[0]
+assert rows[0] == ["layer_a", "head_a", "layer_b", "head_b", "js_distance", "model"], rows[0]
 assert len(rows) == 7 and rows[1][:4] == ["1", "0", "1", "2"] and float(rows[1][4]) == Ss[0, 1], rows[1]
 one = open(a[3]).read().splitlines()
 assert len(one) == 2 and np.load(a[4]).tolist() == [[0.0]], (one, np.load(a[4]))
 tex = open(a[5]).read()
 assert tex.count("\\\\\n") == 7 and "js\\_distance" in tex and "\\bottomrule" in tex, tex
 tab = open(a[6]).read().splitlines()
-assert len(tab) == 121 and tab[0].split() == ["layer_a", "head_a", "layer_b", "head_b", "js_distance"], tab[:2]
+assert len(tab) == 121 and tab[0].split() == ["layer_a", "head_a", "layer_b", "head_b", "js_distance", "model"], tab[:2]
 '
 pycheck "similarity --layers/--heads (sub-matrix, csv), one head (md), latex, table" "$T/S.npy" \
     "$T/Ss.npy" "$T/simsel.csv" "$T/simone.md" "$T/So.npy" "$T/simtex.tex" "$T/simtab.txt"
