@@ -245,6 +245,193 @@ check "attention --label: usage error (it prints no records)"
 "$CLI" attention "$GPT2" --text hi -o l.npy --label x >out 2>err
 [ $? -eq 2 ] || fail "exit $?: $(cat err)"
 
+# ---- records stream as each text finishes ----------------------------------------------
+# Deterministic, no timing: the reader takes the first lines and then reads
+# nothing more, so a run that streams blocks on the full pipe (64 KiB, far
+# less than the 500 texts' records) long before its last text: when the
+# first record is read, the progress has no "done" line and the run is
+# alive. A run that printed only at the end would have finished every text
+# (its "done" line written) before the first record could be read.
+stream_check() { # DESC FORMAT OUTMODE (stdout or -o)
+    DESC=$1
+    N=$((N + 1))
+    rm -f out.fifo prog.err first
+    mkfifo out.fifo
+    if [ "$3" = stdout ]; then
+        "$CLI" analyze "$GPT2" --text-file corpus.txt --skip-long --metrics sigma_max --format "$2" \
+            --progress >out.fifo 2>prog.err &
+    else
+        "$CLI" analyze "$GPT2" --text-file corpus.txt --skip-long --metrics sigma_max --format "$2" \
+            --progress -o out.fifo 2>prog.err &
+    fi
+    pid=$!
+    exec 3<out.fifo
+    timeout 120 head -n 2 <&3 >first
+    hrc=$?
+    alive=0
+    kill -0 "$pid" 2>/dev/null && alive=1
+    done_lines=$(grep -c "done in" prog.err)
+    cat <&3 >/dev/null
+    exec 3<&-
+    wait "$pid"
+    rc=$?
+    [ $hrc -eq 0 ] || fail "no first lines within 120 s (head exit $hrc)"
+    [ "$(lines first)" = 2 ] || fail "$(lines first) lines read"
+    [ $alive = 1 ] || fail "the run had ended when its first record was read"
+    [ "$done_lines" = 0 ] || fail "every text was done before the first record was read"
+    [ $rc -eq 0 ] || fail "exit $rc: $(tail -2 prog.err)"
+}
+stream_check "jsonl on a pipe: the settings and the first record before the run ends" jsonl stdout
+grep -q '^{"settings":{"command":"analyze"' first || fail "first line: $(head -c 200 first)"
+grep -q '^{"layer":0,"head":0,"rows":[0-9]*,"cols":[0-9]*,"sigma_max":[0-9.e-]*,"text":0,"model":"tiny-gpt2"}$' first ||
+    fail "second line: $(tail -1 first)"
+stream_check "csv to -o FIFO: the header and the first record before the run ends" csv o
+[ "$(head -1 first)" = "layer,head,rows,cols,sigma_max,text,model" ] || fail "header: $(head -1 first)"
+stream_check "md on a pipe streams too" md stdout
+
+check "streamed jsonl and csv equal the same run's records read whole"
+"$CLI" analyze "$GPT2" --text-file corpus.txt --skip-long --metrics sigma_max --format jsonl >all.jsonl 2>err ||
+    fail "exit $?"
+"$CLI" analyze "$GPT2" --text-file corpus.txt --skip-long --metrics sigma_max --format json >all.json 2>err ||
+    fail "exit $?"
+"$PY" - all.jsonl all.json skip.csv <<'PYEOF' || fail "see above"
+import csv, json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+doc = json.load(open(sys.argv[2]))
+assert list(lines[0]) == ["settings"] and lines[0]["settings"] == doc["settings"], "settings differ"
+assert lines[1:] == doc["records"], "records differ"
+rows = list(csv.DictReader(open(sys.argv[3])))
+assert len(rows) == len(doc["records"]) and all(r["model"] == "tiny-gpt2" for r in rows)
+PYEOF
+
+check "-o FILE while streaming: written whole at the end, untouched when the run fails"
+printf '818 262\n464 3290\n818 50257\n' >bad_ids.txt
+echo keep >kept.csv
+"$CLI" analyze "$GPT2" --tokens-file bad_ids.txt --format csv -o kept.csv >out 2>err
+rc=$?
+[ $rc -eq 1 ] || fail "exit $rc"
+grep -q "bad_ids.txt: line 3: token id 50257" err || fail "$(cat err)"
+[ "$(cat kept.csv)" = keep ] || fail "kept.csv changed"
+ls | grep -q 'kept.csv.tmp' && fail "a temporary is left"
+check "on standard output a failing run leaves the texts before it (documented)"
+"$CLI" analyze "$GPT2" --tokens-file bad_ids.txt --format csv --metrics sigma_max >partial.csv 2>err
+rc=$?
+[ $rc -eq 1 ] && [ "$(lines err)" = 1 ] || fail "exit $rc, stderr: $(cat err)"
+[ "$(lines partial.csv)" = 33 ] || fail "$(lines partial.csv) lines, expected the header and 2 x 16 records"
+check "--aggregate over a corpus = aggregate of its streamed records"
+"$CLI" analyze "$GPT2" --text-file corpus.txt --skip-long --metrics sigma_max,entropy_mean --aggregate \
+    --format csv >agg_direct.csv 2>err || fail "exit $?: $(cat err)"
+"$CLI" analyze "$GPT2" --text-file corpus.txt --skip-long --metrics sigma_max,entropy_mean --format jsonl 2>/dev/null |
+    "$CLI" aggregate - --format csv >agg_after.csv 2>err || fail "exit $?: $(cat err)"
+cmp -s agg_direct.csv agg_after.csv || fail "they differ"
+[ "$(head -1 agg_direct.csv | cut -d, -f1-4)" = "model,layer,head,n" ] || fail "$(head -1 agg_direct.csv)"
+
+# ---- records that stand alone: model, --label, settings ---------------------------------
+SUM=$(sha256sum "$GPT2/model.safetensors" | cut -c1-64)
+check "settings: options, model path, the weight file's SHA-256 (= sha256sum), token counts"
+"$PY" - all.json cut.csv "$SUM" "$GPT2" <<'PYEOF' || fail "see above"
+import csv, json, os, sys
+s = json.load(open(sys.argv[1]))["settings"]
+want = {"command": "analyze", "source": sys.argv[4], "model": "tiny-gpt2",
+        "model_path": os.path.realpath(sys.argv[4]), "sha256": {"model.safetensors": sys.argv[3]},
+        "metrics": ["sigma_max"], "seed": 1, "epsilon": 0.001, "trials": 8, "edge_threshold": None,
+        "precision": "f32", "layers": None, "heads": None, "max_tokens": None, "skip_long": True}
+for k, v in want.items():
+    assert s[k] == v, (k, s[k], v)
+assert s["version"], s
+t = s["texts"]
+assert [x["text"] for x in t] == list(range(500)), [x["text"] for x in t][:5]
+assert t[249] == {"text": 249, "tokens": 300, "tokenized": 300, "skipped": True}, t[249]
+rows = {int(r["text"]): int(r["rows"]) for r in csv.DictReader(open(sys.argv[2]))}
+for x in t:
+    if x["text"] != 249:
+        assert not x["skipped"] and x["tokens"] == x["tokenized"] == rows[x["text"]], x
+PYEOF
+check "settings of a cut run: options, max_tokens, tokens and tokenized"
+"$CLI" analyze "$GPT2" --text-file three.txt --max-tokens 256 --precision f64 --layers 1 --heads 0-1 \
+    --metrics sigma_max,stability --seed 7 --epsilon 0.01 --trials 3 --edge-threshold 0.25 \
+    --format jsonl >cut.jsonl 2>err || fail "exit $?: $(cat err)"
+"$PY" - cut.jsonl <<'PYEOF' || fail "see above"
+import json, sys
+s = json.loads(open(sys.argv[1]).readline())["settings"]
+assert (s["precision"], s["layers"], s["heads"], s["max_tokens"], s["skip_long"]) == ("f64", "1", "0-1", 256, False), s
+assert (s["seed"], s["epsilon"], s["trials"], s["edge_threshold"]) == (7, 0.01, 3, 0.25), s
+assert s["metrics"][0] == "sigma_max" and len(s["metrics"]) > 1, s["metrics"]
+assert [(x["text"], x["tokens"], x["tokenized"]) for x in s["texts"]] == [(0, 3, 3), (2, 3, 3), (3, 256, 300)], s["texts"]
+PYEOF
+check "--label names the model in every record and in the settings"
+"$CLI" analyze "$GPT2" --text "hello world" --label "gpt2 tiny" --format jsonl --metrics sigma_max >lab.jsonl 2>err ||
+    fail "exit $?"
+"$PY" - lab.jsonl <<'PYEOF' || fail "see above"
+import json, sys
+l = [json.loads(x) for x in open(sys.argv[1])]
+assert l[0]["settings"]["model"] == "gpt2 tiny" and l[0]["settings"]["texts"] == \
+    [{"text": None, "tokens": 2, "tokenized": 2, "skipped": False}], l[0]
+assert len(l) == 17 and all(r["model"] == "gpt2 tiny" for r in l[1:]), l[1]
+PYEOF
+check "two models' records concatenate and aggregate apart"
+"$CLI" weights "$GPT2" --format csv >w1.csv 2>err && "$CLI" weights "$BERT" --format csv >w2.csv 2>>err ||
+    fail "exit $?: $(cat err)"
+"$CLI" aggregate w1.csv w2.csv --by model --format csv >wm.csv 2>err || fail "exit $?: $(cat err)"
+[ "$(cut -d, -f1,2 wm.csv | tr '\n' ' ')" = "model,n \"tiny-gpt2\",16 \"tiny-bert\",16 " ] ||
+    fail "$(cut -d, -f1,2 wm.csv | tr '\n' ' ')"
+check "the model of a folder given as . or with a trailing slash is its name"
+(cd "$GPT2" && "$CLI" weights . --format csv --metrics qk_sigma_max) | sed -n 2p | grep -q ',"tiny-gpt2"$' ||
+    fail "weights ."
+"$CLI" weights "$GPT2/" --format csv --metrics qk_sigma_max | sed -n 2p | grep -q ',"tiny-gpt2"$' || fail "weights M/"
+check "matrix: model is the file's name, settings hold its SHA-256"
+"$PY" -c 'import numpy as np; np.save("m.npy", np.full((3, 3), 1 / 3))'
+"$CLI" matrix m.npy --format json >m.json 2>err || fail "exit $?"
+"$PY" - m.json "$(sha256sum m.npy | cut -c1-64)" <<'PYEOF' || fail "see above"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["settings"]["sha256"] == {"m.npy": sys.argv[2]} and d["settings"]["model"] == "m.npy", d["settings"]
+assert "texts" not in d["settings"] and all(r["model"] == "m.npy" for r in d["records"])
+PYEOF
+check "a sharded model: the SHA-256 of every shard, the same records as one file"
+mkdir -p shard
+for f in config.json tokenizer.json tokenizer_config.json special_tokens_map.json; do
+    cp "$GPT2/$f" shard/
+done
+"$PY" - "$GPT2/model.safetensors" shard <<'PYEOF' || fail "could not shard the model"
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n]); data = raw[8 + n:]
+names = sorted(k for k in head if k != "__metadata__")
+index = {"weight_map": {}}
+for part, group in enumerate((names[::2], names[1::2])):
+    file = "model-%05d-of-00002.safetensors" % (part + 1)
+    h, blobs, off = {}, [], 0
+    for k in group:
+        a, b = head[k]["data_offsets"]
+        h[k] = dict(head[k], data_offsets=[off, off + b - a]); off += b - a
+        blobs.append(data[a:b]); index["weight_map"][k] = file
+    hb = json.dumps(h).encode(); hb += b" " * (-len(hb) % 8)
+    open(sys.argv[2] + "/" + file, "wb").write(struct.pack("<Q", len(hb)) + hb + b"".join(blobs))
+json.dump(index, open(sys.argv[2] + "/model.safetensors.index.json", "w"))
+PYEOF
+"$CLI" analyze shard --text "hello world" --format json --metrics sigma_max >sh.json 2>err || fail "exit $?: $(cat err)"
+"$CLI" analyze "$GPT2" --text "hello world" --format json --metrics sigma_max --label shard >one.json 2>err ||
+    fail "exit $?"
+"$PY" - sh.json one.json "$(sha256sum shard/model-00001-of-00002.safetensors | cut -c1-64)" \
+    "$(sha256sum shard/model-00002-of-00002.safetensors | cut -c1-64)" <<'PYEOF' || fail "see above"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["settings"]["sha256"] == {"model-00001-of-00002.safetensors": sys.argv[3],
+                                   "model-00002-of-00002.safetensors": sys.argv[4]}, a["settings"]["sha256"]
+assert a["records"] == b["records"], "sharded records differ"
+PYEOF
+check "similarity records carry model; --format jsonl with settings"
+"$CLI" similarity "$GPT2" --text "hello world" --layers 0 --format jsonl >sim.jsonl 2>err || fail "exit $?: $(cat err)"
+"$PY" - sim.jsonl <<'PYEOF' || fail "see above"
+import json, sys
+l = [json.loads(x) for x in open(sys.argv[1])]
+assert l[0]["settings"]["metrics"] == ["js_distance"] and l[0]["settings"]["command"] == "similarity", l[0]
+keys = {"layer_a", "head_a", "layer_b", "head_b", "js_distance", "model"}
+assert len(l) == 7 and all(r["model"] == "tiny-gpt2" and set(r) == keys for r in l[1:]), l[1]
+PYEOF
+
 if [ "$FAILS" -ne 0 ]; then
     echo "stream.sh: $FAILS failure(s) in $N checks"
     exit 1
