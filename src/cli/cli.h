@@ -237,6 +237,17 @@ typedef struct {
     int skip;               /* --skip-long: longer than the model's positions, not run */
 } cli_seq;
 
+/* The help lines of the options of a run over a corpus (analyze, residual,
+ * rollout, similarity; docs/cli.md, "Corpus runs"). */
+#define CLI_CORPUS_HELP \
+    "  --max-tokens N     cut a longer text to N tokens as Hugging Face's\n" \
+    "                     truncation does (special tokens kept); a warning each\n" \
+    "  --skip-long        skip a text longer than the model takes, a warning each\n" \
+    "                     (without either, such a text stops the run before it starts)\n" \
+    "  --progress, --no-progress   texts done, rate and time left on stderr\n" \
+    "                     (default: when stderr is a terminal)\n" \
+    "  --label NAME       the records' \"model\" (default: the folder's name)\n"
+
 /* Consume --text, --text-file, --tokens, --tokens-file, --precision (and, when
  * `selections` is set — a command that runs a model on texts — --layers,
  * --heads, --max-tokens, --skip-long, --progress, --no-progress). 1

@@ -37,6 +37,7 @@ static const char layer_help[] =
     "  --precision f32|f64  float32 products (default) or double throughout\n"
     "  --save-attention A.npy   also write the probabilities [H, n, n]\n"
     "  --metrics, --format, -o, --expect as for every command\n"
+    "  --label NAME       the records' \"model\" (default: the --weights file's name)\n"
     "  --epsilon E, --trials T, --seed S   sensitivity (--metrics stability, computed\n"
     "                       in double): defaults 1e-3, 8, 1\n";
 

@@ -34,6 +34,7 @@ static const char residual_help[] =
     "  --aggregate        print per layer the mean, std, Student-t\n"
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
+    CLI_CORPUS_HELP
     "  --help             this text\n";
 
 static int residual_sequence(cli_model_run *r, const cli_seq *s, void *user)
@@ -123,6 +124,7 @@ static const char rollout_help[] =
     "  --aggregate        print per layer the mean, std, Student-t\n"
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
+    CLI_CORPUS_HELP
     "  --help             this text\n";
 
 /* Returned by the callback after the last selected layer: stops the pass. */

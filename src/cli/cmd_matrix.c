@@ -28,6 +28,7 @@ static const char matrix_help[] =
     "  --aggregate        print per (layer, head) group the mean, std, Student-t\n"
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
+    "  --label NAME       the records' \"model\" (default: FILE's name)\n"
     "  --help             this text\n";
 
 static int has_suffix(const char *s, const char *suffix)

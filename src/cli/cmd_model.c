@@ -140,7 +140,13 @@ static const char analyze_help[] =
     "  --expect GOLDEN    compare with a saved --format json output (exit 3 on mismatch)\n"
     "  --aggregate        print per (layer, head) group the mean, std, Student-t\n"
     "                     interval and count of every metric instead of the records\n"
-    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n";
+    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
+    CLI_CORPUS_HELP
+    "\n"
+    "Records stream: in jsonl, csv, tsv, md and latex each text's records are\n"
+    "written (and flushed) as it finishes; json and table come at the end. JSON\n"
+    "and JSONL carry the run's settings (options, SHA-256 of the weights, token\n"
+    "counts); docs/cli.md, \"Corpus runs\".\n";
 
 typedef struct {
     const cli_common *common;
@@ -269,9 +275,11 @@ static const char attention_help[] =
     "options:\n"
     "  --layers LIST, --heads LIST   what to write (default all)\n"
     "  --precision P      f32 (default) or f64\n"
-    "  --max-tokens N     cut longer texts to N tokens (special tokens kept)\n"
-    "  --skip-long        skip a text longer than the model's positions (a warning)\n"
-    "  --progress, --no-progress     progress on stderr (default: on a terminal)\n";
+    "  --max-tokens N     cut a longer text to N tokens as Hugging Face's\n"
+    "                     truncation does (special tokens kept); a warning each\n"
+    "  --skip-long        skip a text longer than the model takes, a warning each\n"
+    "  --progress, --no-progress   texts done, rate and time left on stderr\n"
+    "                     (default: when stderr is a terminal)\n";
 
 typedef struct {
     const unsigned char *layer_on, *head_on;

@@ -34,8 +34,7 @@ static const char similarity_help[] =
     "  --heads 1,4-5      heads of each selected layer (default all)\n"
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
-    "  --label NAME       the records' \"model\" (default: the folder's name)\n"
-    "  --max-tokens N, --skip-long, --progress   as for analyze\n"
+    CLI_CORPUS_HELP
     "  --help             this text\n";
 
 /* Returned by the callback after the last selected layer: stops the pass. */
