@@ -189,6 +189,19 @@ vg 0 compare per.csv per.jsonl --by layer --permutations 50 --format csv
 vg 1 aggregate broken.json
 vg 1 compare per.csv broken.json
 vg 2 aggregate per.csv --by ,
+# corpus runs (docs/cli.md, "Corpus runs"): streamed records, a stream
+# dropped at a failure, cuts, skips, progress, settings, attention's {i}
+python3 -c "print('In the beginning\n' + 'word ' * 300 + '\nGod said')" > long.txt
+printf '818 262\n818 99999999\n' > ids_late.txt
+vg 0 analyze "$M" --text-file long.txt --skip-long --progress --layers 1 --format jsonl
+vg 0 rollout "$M" --text-file long.txt --max-tokens 8 --layers 1 --format latex
+vg 0 residual "$M" --text-file long.txt --skip-long --layers 1 --format tsv -o res.tsv
+vg 1 analyze "$M" --tokens-file ids_late.txt --layers 1 --format csv -o late.csv
+vg 0 analyze "$BERT" --text "Don't panic: 42 cafés" --max-tokens 5 --label bert --layers 0 --format json
+vg 0 attention "$M" --text-file long.txt --skip-long -o 'att_{i}.npy' --hidden 'hid_{i}.npy'
+vg 2 attention "$M" --text-file texts.txt -o att.npy
+vg 0 similarity "$M" --text-file long.txt --max-tokens 6 --layers 0 --format jsonl
+vg 0 weights "$M" --layers 0 --format json
 
 if [ $FAILS -ne 0 ]; then
     echo "valgrind.sh: $FAILS failure(s) in $N runs"
