@@ -94,5 +94,6 @@ void cli_progress_erase(void)
     if (!drawn)
         return;
     fputs("\r\033[K", stderr);
+    drawn->last = drawn->start - PROGRESS_TTY_SECONDS; /* drawn again at the next text */
     drawn = NULL;
 }

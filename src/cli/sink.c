@@ -9,6 +9,7 @@
  * --aggregate keeps only the running aggregate. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -34,6 +35,10 @@ static int stream_text(cli_sink *k)
     if (cli_records_table(k->c, k->recs.items, k->recs.count, &t) != 0)
         return 1;
     unsigned parts = AG_WRITE_ROWS | (k->head ? 0 : AG_WRITE_HEAD);
+    /* records and progress on one terminal: the records scroll, the
+     * progress line is drawn again below them */
+    if (k->fp == stdout && isatty(STDOUT_FILENO))
+        cli_progress_erase();
     int status = ag_table_write_parts(k->fp, k->c->format, &t, &k->meta, parts);
     ag_table_free(&t);
     k->head = 1;
