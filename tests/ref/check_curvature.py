@@ -179,7 +179,7 @@ def check_file(cli, path, stack, tau, label):
         fail("%s: %d records, expected %d" % (label, len(recs), flat.shape[0]))
         return
     for h, (rec, M) in enumerate(zip(recs, flat)):
-        got_keys = set(rec) - {"layer", "head", "rows", "cols"}
+        got_keys = set(rec) - {"layer", "head", "rows", "cols", "model"}
         if got_keys != set(KEYS):
             fail("%s: keys %s, expected %s" % (label, sorted(got_keys), KEYS))
         compare("%s [%d] tau=%s" % (label, h, tau), rec, curvature(M, tau))

@@ -552,6 +552,10 @@ def check_scaled(cli, d, rng):
 
 # ------------------------------------------------------------ extra checks
 
+# Keys that identify a record rather than measure it.
+ID_KEYS = {"layer", "head", "rows", "cols", "model"}
+
+
 def check_default_and_subset(cli, path, desc):
     recs, cmd, _ = run_json(cli, path, None, [])
     if recs:
@@ -560,14 +564,14 @@ def check_default_and_subset(cli, path, desc):
             if miss:
                 fail("%s (default selection): keys missing %s" % (cmd, miss))
                 break
-        extra = sorted(set(recs[0]) - set(R.DEFAULT_KEYS) - {"layer", "head", "rows", "cols"})
+        extra = sorted(set(recs[0]) - set(R.DEFAULT_KEYS) - ID_KEYS)
         if extra:
             NOTES.append("default selection also prints %s (not checked here)" % extra)
     recs, cmd, _ = run_json(cli, path, None, ["--metrics", "sigma_max,entropy_mean"])
     if recs:
         for r in recs:
             keys = set(r)
-            want = {"layer", "head", "rows", "cols", "sigma_max", "entropy_mean"}
+            want = ID_KEYS | {"sigma_max", "entropy_mean"}
             if keys != want:
                 fail("%s: keys %s, expected exactly %s" % (cmd, sorted(keys), sorted(want)))
                 break
@@ -575,7 +579,7 @@ def check_default_and_subset(cli, path, desc):
     for fam, keys in R.FAMILIES.items():
         recs, cmd, _ = run_json(cli, path, None, ["--metrics", fam])
         if recs:
-            got = set(recs[0]) - {"layer", "head", "rows", "cols"}
+            got = set(recs[0]) - ID_KEYS
             if not set(keys) <= got:
                 fail("%s: missing %s" % (cmd, sorted(set(keys) - got)))
             others = got - set(keys)
@@ -614,14 +618,18 @@ def check_csv(cli, path, tensor, json_records):
     if head[:4] != ["layer", "head", "rows", "cols"]:
         fail("%s: header starts %s, expected layer,head,rows,cols" % (cmd, head[:4]))
         return
-    metric_cols = head[4:]
+    # "model" (the file's name) closes every record (docs/cli.md, "Records that stand alone")
+    if head[-1:] != ["model"]:
+        fail("%s: header ends %s, expected model" % (cmd, head[-1:]))
+        return
+    metric_cols = head[4:-1]
     known = [k for k in metric_cols if k in R.ALL_KEYS]
     if known != [k for k in R.ALL_KEYS if k in known] or set(known) != set(R.ALL_KEYS):
         fail("%s: metric columns %s, expected SPEC 3 order %s" % (cmd, known, R.ALL_KEYS))
     unknown = [k for k in metric_cols if k not in R.ALL_KEYS]
     if unknown:
         NOTES.append("csv prints extra columns %s" % unknown)
-    jkeys = [k for k in json_records[0] if k not in ("layer", "head", "rows", "cols")]
+    jkeys = [k for k in json_records[0] if k not in ID_KEYS]
     if set(jkeys) != set(metric_cols):
         fail("%s: CSV columns %s differ from JSON keys %s" % (cmd, metric_cols, jkeys))
     if len(rows) - 1 != len(json_records):
@@ -633,6 +641,10 @@ def check_csv(cli, path, tensor, json_records):
             fail("%s: row has %d fields, header %d" % (cmd, len(row), len(head)))
             return
         for k, s in zip(head, row):
+            if k == "model":
+                if s != rec.get(k) or s != os.path.basename(path):
+                    fail("%s: model %r, JSON %r, file %r" % (cmd, s, rec.get(k), os.path.basename(path)))
+                continue
             try:
                 v = csv_value(s)
             except ValueError:
