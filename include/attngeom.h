@@ -10,6 +10,7 @@
  *   attngeom/stability.h   stability and angles of a head (SPEC §3 E)
  *   attngeom/curvature.h   curvature of the attention graph (SPEC §3 F)
  *   attngeom/layers.h   rollout and the residual stream across layers (§3 G)
+ *   attngeom/plot.h     figures (SVG, PDF, PNG with cairo): grids and lines
  *
  * Ownership, in one place: the library never prints and never exits; every
  * fallible function returns an int status (AG_OK = 0) and, given an ag_error,
@@ -34,5 +35,6 @@
 #include "attngeom/stability.h"
 #include "attngeom/curvature.h"
 #include "attngeom/layers.h"
+#include "attngeom/plot.h"
 
 #endif
