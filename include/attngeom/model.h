@@ -4,12 +4,14 @@
  * Model folders (see docs/engine.md for every detail):
  *   config.json + model.safetensors, or sharded model-0000N-of-0000M.safetensors
  *   listed in model.safetensors.index.json ("weight_map").
- *   model_type "gpt2" (GPT2Model), "bert" (BertModel), "llama", "mistral",
- *   "qwen2" (LlamaModel family: RoPE, RMSNorm, SwiGLU, grouped-query attention).
+ *   model_type "gpt2", "bert", "roberta", "xlm-roberta", "distilbert",
+ *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3".
  *
- * The forward pass reproduces Hugging Face's eager modeling code
- * (modeling_gpt2.py, modeling_bert.py, modeling_llama.py): per layer it hands
- * the attention input X and every head's attention probabilities to a
+ * Every architecture is a row of one table (src/engine/arch.c): tensor
+ * names, norm, activation, positions, residual wiring, fused layouts. One
+ * loader and one forward pass read it, reproducing Hugging Face's eager
+ * modeling code (modeling_<model_type>.py, cited per row): per layer the pass
+ * hands the attention input X and every head's attention probabilities to a
  * callback, and optionally fills the hidden states in HF's
  * output_hidden_states convention.
  *
@@ -33,7 +35,65 @@
 extern "C" {
 #endif
 
-typedef enum { AG_ARCH_GPT2, AG_ARCH_BERT, AG_ARCH_LLAMA } ag_arch;
+/* One value per supported model_type (config.json "model_type"). */
+typedef enum {
+    AG_ARCH_GPT2,        /* "gpt2"        modeling_gpt2.py */
+    AG_ARCH_BERT,        /* "bert"        modeling_bert.py */
+    AG_ARCH_ROBERTA,     /* "roberta"     modeling_roberta.py */
+    AG_ARCH_XLM_ROBERTA, /* "xlm-roberta" modeling_xlm_roberta.py */
+    AG_ARCH_DISTILBERT,  /* "distilbert"  modeling_distilbert.py */
+    AG_ARCH_GPT_NEOX,    /* "gpt_neox"    modeling_gpt_neox.py (Pythia) */
+    AG_ARCH_OPT,         /* "opt"         modeling_opt.py */
+    AG_ARCH_LLAMA,       /* "llama"       modeling_llama.py */
+    AG_ARCH_MISTRAL,     /* "mistral"     modeling_mistral.py */
+    AG_ARCH_QWEN2,       /* "qwen2"       modeling_qwen2.py */
+    AG_ARCH_GEMMA,       /* "gemma"       modeling_gemma.py */
+    AG_ARCH_GEMMA2,      /* "gemma2"      modeling_gemma2.py */
+    AG_ARCH_PHI3         /* "phi3"        modeling_phi3.py */
+} ag_arch;
+
+/* Normalisation of every norm of a model. */
+typedef enum {
+    AG_NORM_LAYER,  /* LayerNorm (x − mean)/√(var + eps)·w + b (no w, b: OPT
+                       layer_norm_elementwise_affine = false) */
+    AG_NORM_RMS,    /* LlamaRMSNorm w·x/√(mean(x²) + eps) */
+    AG_NORM_RMS_1P  /* GemmaRMSNorm (1 + w)·x/√(mean(x²) + eps) */
+} ag_norm_kind;
+
+/* How a block adds its sublayers to the residual stream h. */
+typedef enum {
+    AG_RESIDUAL_PRE,      /* h += attn(n₁(h)); h += mlp(n₂(h)) */
+    AG_RESIDUAL_POST,     /* h = n₁(h + attn(h)); h = n₂(h + mlp(h)) (BERT,
+                             OPT do_layer_norm_before = false) */
+    AG_RESIDUAL_PARALLEL  /* h = (mlp(n₂(h)) + attn(n₁(h))) + h (GPT-NeoX
+                             use_parallel_residual) */
+} ag_residual;
+
+/* Token positions. */
+typedef enum {
+    AG_POS_LEARNED, /* row position_offset + i of the position table */
+    AG_POS_PADDED,  /* RoBERTa: row pad + (non-pad tokens up to i) for a
+                       non-pad token, row pad for a pad token (pad =
+                       pad_token_id, position_offset = pad + 1) */
+    AG_POS_ROPE     /* rotary embedding of Q and K (cfg.rope) */
+} ag_positions;
+
+/* Where Q, K, V come from. */
+typedef enum {
+    AG_QKV_SEPARATE, /* three projections */
+    AG_QKV_BLOCKS,   /* one fused projection, column blocks Q | K | V
+                        (GPT-2 c_attn, Phi-3 qkv_proj with grouped widths) */
+    AG_QKV_PER_HEAD  /* one fused projection, per head q_h | k_h | v_h
+                        (GPT-NeoX query_key_value) */
+} ag_qkv_layout;
+
+/* The MLP. */
+typedef enum {
+    AG_MLP_PLAIN,      /* down(act(up(x))) */
+    AG_MLP_GATED,      /* down(act(gate(x))·up(x)) */
+    AG_MLP_GATED_FUSED /* the same from one gate_up projection, gate first
+                          (Phi-3 gate_up_proj) */
+} ag_mlp_layout;
 
 /* Rotary position embedding (RoPE) of a model's heads: pair (j, j + r/2) of
  * the first r = rotary_dim dims of every query and key head at position i
@@ -70,21 +130,59 @@ void ag_rope_inv_freq(const ag_rope *r, size_t n, double *inv_freq);
 typedef struct {
     ag_arch arch;
     char model_type[32];   /* as written in config.json ("gpt2", "qwen2", ...) */
-    int n_layer;           /* n_layer / num_hidden_layers */
+    const char *modeling;  /* the Hugging Face file followed, e.g.
+                              "modeling_gpt_neox.py" (static string) */
+    int n_layer;           /* n_layer / num_hidden_layers / n_layers */
     int n_head;            /* query heads */
-    int n_kv_head;         /* key/value heads (GQA); = n_head for GPT-2/BERT */
-    int d_model;           /* n_embd / hidden_size */
+    int n_kv_head;         /* key/value heads: n_head unless grouped-query or
+                              multi-query (num_key_value_heads) */
+    int d_model;           /* width of the residual stream (n_embd,
+                              hidden_size, dim) */
+    int d_embed;           /* width of the token embeddings: d_model, or OPT's
+                              word_embed_proj_dim (project_in maps it to d_model) */
     int head_dim;          /* d_model / n_head unless config.json sets head_dim */
     int d_ff;              /* MLP width (GPT-2: n_inner or 4·n_embd) */
     int max_positions;     /* n_positions / max_position_embeddings */
+    int max_tokens;        /* longest input ag_model_forward accepts: the rows
+                              of the position table past position_offset, or
+                              max_positions for RoPE (⌊factor·max_positions⌋
+                              with dynamic scaling) */
     int vocab_size;
-    int type_vocab_size;   /* BERT only, else 0 */
-    double norm_eps;       /* layer_norm_epsilon / layer_norm_eps / rms_norm_eps */
-    double rope_theta;     /* LLaMA family only, else 0 */
-    int causal;            /* 1 for decoders (GPT-2, LLaMA), 0 for BERT */
-    int sliding_window;    /* Mistral/Qwen2 sliding window if active, else 0 */
-    int scale_by_inverse_layer; /* GPT-2 scale_attn_by_inverse_layer_idx */
-    int scale_attn_weights;     /* GPT-2 scale_attn_weights (default 1) */
+    int type_vocab_size;   /* token-type rows (BERT, RoBERTa: type 0 is added),
+                              else 0 */
+    double norm_eps;       /* layer_norm_epsilon / layer_norm_eps / rms_norm_eps;
+                              DistilBERT 1e-12, OPT 1e-5 (fixed) */
+    ag_norm_kind norm;
+    ag_residual residual;
+    int sandwich_norms;    /* Gemma-2: each sublayer's output is normed
+                              (post_attention/post_feedforward_layernorm)
+                              before it is added */
+    int embed_norm;        /* LayerNorm on the embedding sum (BERT family) */
+    int final_norm;        /* the last hidden state is normed (ln_f, norm,
+                              final_layer_norm) */
+    char activation[32];   /* the MLP activation, HF ACT2FN name */
+    ag_qkv_layout qkv;
+    ag_mlp_layout mlp;
+    int qkv_bias, o_bias, mlp_bias; /* projections carry biases */
+    ag_positions positions;
+    int position_offset;   /* learned positions: table row of position 0
+                              (OPT 2, RoBERTa pad_token_id + 1), else 0 */
+    ag_rope rope;          /* rotary_dim 0 unless positions = AG_POS_ROPE */
+    double embed_scale;    /* token embeddings times this (Gemma √hidden_size
+                              rounded to the pass's type), else 1 */
+    double attn_scale;     /* multiplies the scores: head_dim^-0.5, Gemma-2
+                              query_pre_attn_scalar^-0.5, GPT-2 1 without
+                              scale_attn_weights */
+    int scale_by_inverse_layer; /* GPT-2 scale_attn_by_inverse_layer_idx: layer
+                                   l's scale is attn_scale / (l + 1) */
+    int scale_query;       /* OPT, DistilBERT: the scale multiplies Q before
+                              the product (same scores up to rounding) */
+    double softcap;        /* Gemma-2 attn_logit_softcapping: scores become
+                              cap·tanh(s/cap); 0 = none */
+    int causal;            /* 1 for decoders, 0 for the BERT family */
+    int sliding_window;    /* the window of the layers that have one (key j
+                              visible from query i iff 0 <= i − j < window),
+                              0 if none; which layers: ag_model_layer_window */
 } ag_model_config;
 
 typedef struct ag_model ag_model;
@@ -93,7 +191,10 @@ typedef struct ag_model ag_model;
  *   AG_EIO          folder or file missing/unreadable
  *   AG_EFORMAT      config.json or the index malformed, a field missing or
  *                   of the wrong type or value
- *   AG_EUNSUPPORTED unknown model_type or an option this version lacks
+ *   AG_EUNSUPPORTED unknown model_type (the message lists the supported
+ *                   ones), a rope_scaling type other than default, linear,
+ *                   dynamic, llama3 (named), or another option this version
+ *                   lacks (named)
  *   AG_ENOTFOUND    a tensor absent from the weights
  *   AG_ESHAPE       a tensor of the wrong shape (got and expected shapes)
  *   AG_EDTYPE       a tensor stored in a dtype other than F32, F16, BF16
@@ -101,18 +202,33 @@ typedef struct ag_model ag_model;
  *   AG_ENOMEM */
 int ag_model_load(const char *dir, ag_model **out, ag_error *err);
 const ag_model_config *ag_model_get_config(const ag_model *m);
+/* Layer `layer`'s sliding window (0: full causal or bidirectional
+ * attention, also for a layer outside 0..n_layer-1): Mistral and Phi-3 every
+ * layer when sliding_window is set, Qwen2 layers >= max_window_layers when
+ * use_sliding_window, Gemma-2 the even layers, or as config.json's
+ * layer_types says (Qwen2, Gemma-2). */
+int ag_model_layer_window(const ag_model *m, int layer);
 void ag_model_free(ag_model *m);
 
 /* One layer's attention projections as doubles in [in, out] form (x ↦ xW,
- * SPEC §3 D): nn.Linear weights transposed, GPT-2's fused c_attn split into
- * its Q|K|V column blocks. Query head h owns columns h·head_dim … of wq;
- * kv head g = h / (n_head / n_kv_head) owns those of wk and wv; rows
- * h·head_dim … of wo. Biases are empty arrays (data NULL) when the model has
- * none. scale is what the pass multiplies the scores by; rope is 1 for
- * rotary models (Q and K are rotated by position before the product). */
+ * SPEC §3 D): nn.Linear weights transposed, fused layouts split (GPT-2's
+ * c_attn and Phi-3's qkv_proj column blocks, GPT-NeoX's per-head
+ * query_key_value). Query head h owns columns h·head_dim … of wq; kv head
+ * g = h / (n_head / n_kv_head) owns those of wk and wv; rows h·head_dim … of
+ * wo. Biases are empty arrays (data NULL) when the model has none. The
+ * layer's probabilities are, per query head,
+ *   s_ij = scale·q_i·k_j,  q = rope(x W_Q + b_Q), k = rope(x W_K + b_K)
+ *   s_ij ← softcap·tanh(s_ij/softcap)        if softcap > 0
+ *   p_i = softmax over the visible keys: all (not causal), j <= i (causal),
+ *         0 <= i − j < window (causal, window > 0)
+ * with x the callback's X. */
 typedef struct {
-    int layer, n_head, n_kv_head, head_dim, rope, causal;
-    double scale;
+    int layer, n_head, n_kv_head, head_dim, causal;
+    ag_rope rope;        /* rotary_dim 0: no rotation */
+    double scale;        /* GPT-2 with scale_attn_by_inverse_layer_idx: already
+                            divided by layer + 1 */
+    double softcap;      /* 0: none */
+    int window;          /* 0: none */
     ag_array wq, wk, wv; /* (d, n_head·hd), (d, n_kv_head·hd), (d, n_kv_head·hd) */
     ag_array wo;         /* (n_head·hd, d) */
     ag_array bq, bk, bv; /* (n_head·hd), (n_kv_head·hd), (n_kv_head·hd) or empty */
@@ -144,18 +260,23 @@ typedef struct {
  * returned by ag_model_forward (use your own status, e.g. an AG_E* code). */
 typedef int (*ag_layer_fn)(const ag_layer_view *view, void *user);
 
-/* Run the forward pass on token ids[0..n-1] (one sequence, no padding; BERT
- * token type 0). fn may be NULL. hidden, if non-NULL, receives
- * (n_layer + 1, n, d_model) doubles in HF's output_hidden_states order:
- * [0] embeddings, [l] output of block l-1, [L] for GPT-2/LLaMA after the final
- * norm (ln_f / model.norm). Errors: AG_EINVAL (n = 0), AG_ERANGE (a token id
- * outside the vocabulary, or n above max_position_embeddings / n_positions,
- * the message names the field), AG_EUNSUPPORTED (n above an active sliding
- * window), AG_ENOMEM, AG_ENONFINITE (an overflow in the pass's precision: a
- * head's attention, a norm or the hidden state is not finite; the message
- * names layer, head and token, e.g. "layer 1 head 0: attention is not finite
- * at query 0 (float32 overflow; try --precision f64)"; the callback never
- * sees such a layer), or the callback's own status. */
+/* Run the forward pass on token ids[0..n-1] (one sequence, no padding, no
+ * attention mask; BERT-family token type 0; RoBERTa positions from the ids as
+ * HF's create_position_ids_from_input_ids). fn may be NULL. hidden, if
+ * non-NULL, receives (n_layer + 1, n, d_model) doubles in HF's
+ * output_hidden_states order: [0] embeddings (after any embedding norm,
+ * scale or project_in), [l] output of block l-1, [L] after the final norm
+ * when the model has one (cfg.final_norm: ln_f, norm, final_layer_norm); for
+ * OPT with project_out (word_embed_proj_dim != hidden_size) [L] is taken
+ * before project_out, where HF's is project_out of it (narrower). Layers
+ * with a sliding window mask keys beyond it (ag_model_layer_window).
+ * Errors: AG_EINVAL (n = 0), AG_ERANGE (a token id outside the vocabulary,
+ * or n above cfg.max_tokens, the message names the config field),
+ * AG_ENOMEM, AG_ENONFINITE (an overflow in the pass's precision: a head's
+ * attention, a norm or the hidden state is not finite; the message names
+ * layer, head and token, e.g. "layer 1 head 0: attention is not finite at
+ * query 0 (float32 overflow; try --precision f64)"; the callback never sees
+ * such a layer), or the callback's own status. */
 int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
                      ag_precision precision, ag_layer_fn fn, void *user,
                      double *hidden, ag_error *err);

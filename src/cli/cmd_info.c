@@ -12,14 +12,14 @@
 static const char info_help[] =
     "usage: attngeom info PATH [--format table|json|csv|tsv|md|latex] [-o FILE]\n"
     "\n"
-    "PATH is a Hugging Face model folder (architecture, layers, heads, widths,\n"
-    "tokenizer and every tensor), a .safetensors file (every tensor's dtype and\n"
-    "shape) or a .npy file (its shape).\n";
-
-static const char *arch_name(ag_arch a)
-{
-    return a == AG_ARCH_GPT2 ? "gpt2" : a == AG_ARCH_BERT ? "bert" : "llama";
-}
+    "PATH is a Hugging Face model folder (its architecture as the engine reads\n"
+    "it: model_type, sizes, norm, residual wiring, Q/K/V and MLP layouts,\n"
+    "positions and RoPE scaling, score scale, soft-capping, sliding windows per\n"
+    "layer; the tokenizer and every tensor), a .safetensors file (every\n"
+    "tensor's dtype and shape) or a .npy file (its shape). CSV, TSV, Markdown\n"
+    "and LaTeX give one table: name, dtype, shape per tensor for a file; for a\n"
+    "model folder kind, name, value, dtype, shape, a \"config\" row per field\n"
+    "then a \"tensor\" row per tensor.\n";
 
 static json_t *shape_json(const size_t *shape, int ndim)
 {
@@ -80,23 +80,102 @@ static int folder_tensors(const char *dir, json_t *arr)
     return rc;
 }
 
-static json_t *config_json(const ag_model_config *g)
+/* The layers with a sliding window: "none", "all" or "0, 2, 4". */
+static json_t *window_layers(const ag_model *m)
 {
+    const ag_model_config *g = ag_model_get_config(m);
+    char buf[4096] = "";
+    size_t used = 0;
+    int count = 0;
+    for (int l = 0; l < g->n_layer; l++)
+        if (ag_model_layer_window(m, l) && used < sizeof buf - 16) {
+            used += (size_t)snprintf(buf + used, sizeof buf - used, count ? ", %d" : "%d", l);
+            count++;
+        }
+    return json_string(count == 0 ? "none" : count == g->n_layer ? "all" : buf);
+}
+
+static json_t *biases(const ag_model_config *g)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%s%s%s", g->qkv_bias ? "qkv " : "", g->o_bias ? "o " : "",
+             g->mlp_bias ? "mlp " : "");
+    size_t n = strlen(buf);
+    if (n)
+        buf[n - 1] = 0;
+    return json_string(n ? buf : "none");
+}
+
+/* RoPE, when the model rotates Q and K. */
+static void rope_json(const ag_rope *r, json_t *o)
+{
+    static const char *const types[] = {"none", "linear", "dynamic", "llama3"};
+    json_object_set_new(o, "rope_theta", json_real(r->theta));
+    json_object_set_new(o, "rotary_dim", json_integer(r->rotary_dim));
+    json_object_set_new(o, "rope_scaling", json_string(types[r->type]));
+    if (r->type != AG_ROPE_DEFAULT)
+        json_object_set_new(o, "rope_factor", json_real(r->factor));
+    if (r->type == AG_ROPE_LLAMA3) {
+        json_object_set_new(o, "rope_low_freq_factor", json_real(r->low_freq_factor));
+        json_object_set_new(o, "rope_high_freq_factor", json_real(r->high_freq_factor));
+        json_object_set_new(o, "rope_original_max_positions", json_integer(r->original_max_positions));
+    }
+}
+
+/* How the blocks are built: norms, residual wiring, layouts, positions,
+ * score scale, soft-capping, windows. */
+static void wiring_json(const ag_model *m, json_t *o)
+{
+    static const char *const norms[] = {"LayerNorm", "RMSNorm", "RMSNorm (1 + w)"};
+    static const char *const res[] = {"pre-norm", "post-norm", "parallel"};
+    static const char *const qkv[] = {"separate", "fused column blocks Q|K|V", "fused per head q|k|v"};
+    static const char *const mlp[] = {"down(act(up x))", "down(act(gate x) * up x)",
+                                      "down(act(gate x) * up x), fused gate_up"};
+    static const char *const pos[] = {"learned", "learned, counted from pad_token_id + 1", "rotary"};
+    const ag_model_config *g = ag_model_get_config(m);
+    json_object_set_new(o, "norm", json_string(norms[g->norm]));
+    json_object_set_new(o, "norm_eps", json_real(g->norm_eps));
+    json_object_set_new(o, "residual", json_string(res[g->residual]));
+    json_object_set_new(o, "sandwich_norms", json_boolean(g->sandwich_norms));
+    json_object_set_new(o, "embedding_norm", json_boolean(g->embed_norm));
+    json_object_set_new(o, "final_norm", json_boolean(g->final_norm));
+    json_object_set_new(o, "activation", cli_json_text(g->activation));
+    json_object_set_new(o, "mlp", json_string(mlp[g->mlp]));
+    json_object_set_new(o, "qkv", json_string(qkv[g->qkv]));
+    json_object_set_new(o, "biases", biases(g));
+    json_object_set_new(o, "positions", json_string(pos[g->positions]));
+    if (g->positions != AG_POS_ROPE)
+        json_object_set_new(o, "position_offset", json_integer(g->position_offset));
+    else
+        rope_json(&g->rope, o);
+    json_object_set_new(o, "embed_scale", json_real(g->embed_scale));
+    json_object_set_new(o, "attn_scale", json_real(g->attn_scale));
+    json_object_set_new(o, "scale_by_inverse_layer", json_boolean(g->scale_by_inverse_layer));
+    json_object_set_new(o, "scale_query", json_boolean(g->scale_query));
+    json_object_set_new(o, "softcap", json_real(g->softcap));
+    json_object_set_new(o, "sliding_window", json_integer(g->sliding_window));
+    json_object_set_new(o, "window_layers", window_layers(m));
+}
+
+static json_t *config_json(const ag_model *m)
+{
+    const ag_model_config *g = ag_model_get_config(m);
     json_t *o = json_object();
-    json_object_set_new(o, "architecture", json_string(arch_name(g->arch)));
     json_object_set_new(o, "model_type", cli_json_text(g->model_type));
+    json_object_set_new(o, "modeling", json_string(g->modeling));
     json_object_set_new(o, "causal", json_boolean(g->causal));
     json_object_set_new(o, "layers", json_integer(g->n_layer));
     json_object_set_new(o, "heads", json_integer(g->n_head));
     json_object_set_new(o, "kv_heads", json_integer(g->n_kv_head));
     json_object_set_new(o, "d_model", json_integer(g->d_model));
+    json_object_set_new(o, "d_embed", json_integer(g->d_embed));
     json_object_set_new(o, "head_dim", json_integer(g->head_dim));
     json_object_set_new(o, "d_ff", json_integer(g->d_ff));
     json_object_set_new(o, "max_positions", json_integer(g->max_positions));
+    json_object_set_new(o, "max_tokens", json_integer(g->max_tokens));
     json_object_set_new(o, "vocab_size", json_integer(g->vocab_size));
-    json_object_set_new(o, "norm_eps", json_real(g->norm_eps));
-    if (g->arch == AG_ARCH_LLAMA)
-        json_object_set_new(o, "rope_theta", json_real(g->rope_theta));
+    json_object_set_new(o, "type_vocab_size", json_integer(g->type_vocab_size));
+    wiring_json(m, o);
     return o;
 }
 
@@ -107,7 +186,7 @@ static int info_model(const char *dir, json_t *root)
     if (ag_model_load(dir, &m, &err) != AG_OK)
         return cli_fail_error(&err);
     json_object_set_new(root, "kind", json_string("model"));
-    json_object_set_new(root, "config", config_json(ag_model_get_config(m)));
+    json_object_set_new(root, "config", config_json(m));
     ag_model_free(m);
     ag_tokenizer *tok = NULL;
     static const char *const kinds[] = {"", "BPE", "WordPiece", "Unigram", "WordLevel"};
@@ -155,6 +234,18 @@ static void shape_text(const json_t *shape, char *buf, size_t size)
         snprintf(buf + used, size - used, "]");
 }
 
+/* A config value as text: strings escaped for the format, booleans,
+ * numbers as %g. */
+static void put_value(FILE *fp, ag_format fmt, const json_t *v)
+{
+    if (json_is_string(v))
+        cli_put_cell(fp, fmt, json_string_value(v));
+    else if (json_is_boolean(v))
+        fputs(json_is_true(v) ? "true" : "false", fp);
+    else
+        fprintf(fp, "%g", json_number_value(v));
+}
+
 /* The table format's summary: the path, its kind, the config. */
 static void write_summary(FILE *fp, const char *path, const json_t *root)
 {
@@ -164,18 +255,16 @@ static void write_summary(FILE *fp, const char *path, const json_t *root)
     fprintf(fp, ": %s\n", json_string_value(json_object_get(root, "kind")));
     const char *key;
     json_t *v;
+    int w = 14;
+    json_object_foreach((json_t *)cfg, key, v)
+        w = (int)strlen(key) > w ? (int)strlen(key) : w;
     json_object_foreach((json_t *)cfg, key, v) {
-        fprintf(fp, "  %-14s ", key);
-        if (json_is_string(v))
-            cli_put_cell(fp, AG_FORMAT_TABLE, json_string_value(v));
-        else if (json_is_boolean(v))
-            fputs(json_is_true(v) ? "true" : "false", fp);
-        else
-            fprintf(fp, "%g", json_number_value(v));
+        fprintf(fp, "  %-*s ", w, key);
+        put_value(fp, AG_FORMAT_TABLE, v);
         fputc('\n', fp);
     }
     if (cfg)
-        fprintf(fp, "  %-14s %s\n", "tokenizer", json_is_string(tok) ? json_string_value(tok) : "none");
+        fprintf(fp, "  %-*s %s\n", w, "tokenizer", json_is_string(tok) ? json_string_value(tok) : "none");
     if (json_object_get(root, "shape")) {
         shape_text(json_object_get(root, "shape"), shape, sizeof shape);
         fprintf(fp, "  shape %s\n", shape);
@@ -209,27 +298,82 @@ static void write_tensor_table(FILE *fp, const json_t *tensors)
     }
 }
 
-/* CSV, TSV, Markdown, LaTeX: one row per tensor. */
-static void write_tensor_rows(FILE *fp, ag_format fmt, const json_t *tensors)
+/* One row of CSV, TSV, Markdown or LaTeX (NULL: an empty cell). Cells whose
+ * bit is set in `escaped` may hold any text and go through cli_put_cell;
+ * the others are the program's own words (kinds, dtypes, shapes), written as
+ * they are, in CSV quoted when they hold a comma. */
+static void put_row(FILE *fp, ag_format fmt, const char *const *cells, int n, unsigned escaped)
 {
     const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
                     : fmt == AG_FORMAT_MD ? " | " : " & ";
-    const char *pre = fmt == AG_FORMAT_MD ? "| " : "", *post = fmt == AG_FORMAT_MD ? " |"
-                    : fmt == AG_FORMAT_LATEX ? " \\\\" : "";
-    char shape[256];
+    fputs(fmt == AG_FORMAT_MD ? "| " : "", fp);
+    for (int i = 0; i < n; i++) {
+        const char *c = cells[i];
+        if (i)
+            fputs(sep, fp);
+        if (c && (escaped >> i & 1))
+            cli_put_cell(fp, fmt, c);
+        else if (c && fmt == AG_FORMAT_CSV && strchr(c, ','))
+            fprintf(fp, "\"%s\"", c);
+        else if (c)
+            fputs(c, fp);
+    }
+    fputs(fmt == AG_FORMAT_MD ? " |\n" : fmt == AG_FORMAT_LATEX ? " \\\\\n" : "\n", fp);
+}
+
+static void put_header(FILE *fp, ag_format fmt, const char *const *cells, int n)
+{
     if (fmt == AG_FORMAT_LATEX)
-        fputs("\\begin{tabular}{lll}\n\\toprule\n", fp);
-    fprintf(fp, "%sname%sdtype%sshape%s\n", pre, sep, sep, post);
+        fprintf(fp, "\\begin{tabular}{%.*s}\n\\toprule\n", n, "lllll");
+    put_row(fp, fmt, cells, n, 0);
     if (fmt == AG_FORMAT_MD)
-        fputs("| --- | --- | --- |\n", fp);
+        fprintf(fp, "|%.*s\n", 6 * n, " --- | --- | --- | --- | --- |");
     if (fmt == AG_FORMAT_LATEX)
         fputs("\\midrule\n", fp);
+}
+
+/* A config value as text (strings as they are, booleans, %g numbers). */
+static const char *value_text(const json_t *v, char *buf, size_t size)
+{
+    if (json_is_string(v))
+        return json_string_value(v);
+    if (json_is_boolean(v))
+        return json_is_true(v) ? "true" : "false";
+    snprintf(buf, size, "%g", json_number_value(v));
+    return buf;
+}
+
+/* CSV, TSV, Markdown, LaTeX: one table. A file: a row per tensor (name,
+ * dtype, shape). A model folder: kind, name, value, dtype, shape, with a
+ * "config" row per config field (and the tokenizer), then a "tensor" row
+ * per tensor. */
+static void write_rows(FILE *fp, ag_format fmt, const json_t *root)
+{
+    const json_t *tensors = json_object_get(root, "tensors"), *cfg = json_object_get(root, "config");
+    static const char *const file_cols[] = {"name", "dtype", "shape"};
+    static const char *const model_cols[] = {"kind", "name", "value", "dtype", "shape"};
+    char shape[256], num[64];
+    put_header(fp, fmt, cfg ? model_cols : file_cols, cfg ? 5 : 3);
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)cfg, key, v) {
+        const char *row[5] = {"config", key, value_text(v, num, sizeof num), NULL, NULL};
+        put_row(fp, fmt, row, 5, 6);
+    }
+    if (cfg) {
+        const json_t *tok = json_object_get(root, "tokenizer");
+        const char *row[5] = {"config", "tokenizer", json_is_string(tok) ? json_string_value(tok) : "none",
+                              NULL, NULL};
+        put_row(fp, fmt, row, 5, 6);
+    }
     for (size_t k = 0; k < json_array_size(tensors); k++) {
         shape_text(json_object_get(json_array_get(tensors, k), "shape"), shape, sizeof shape);
-        fputs(pre, fp);
-        cli_put_cell(fp, fmt, tensor_field(tensors, k, "name"));
-        const char *q = fmt == AG_FORMAT_CSV ? "\"" : "";
-        fprintf(fp, "%s%s%s%s%s%s%s\n", sep, tensor_field(tensors, k, "dtype"), sep, q, shape, q, post);
+        const char *name = tensor_field(tensors, k, "name"), *dt = tensor_field(tensors, k, "dtype");
+        const char *in_model[5] = {"tensor", name, NULL, dt, shape}, *in_file[3] = {name, dt, shape};
+        if (cfg)
+            put_row(fp, fmt, in_model, 5, 2); /* the name escaped */
+        else
+            put_row(fp, fmt, in_file, 3, 1);
     }
     if (fmt == AG_FORMAT_LATEX)
         fputs("\\bottomrule\n\\end{tabular}\n", fp);
@@ -244,7 +388,7 @@ static void write_text(FILE *fp, ag_format fmt, const char *path, const json_t *
     if (tensors && fmt == AG_FORMAT_TABLE)
         write_tensor_table(fp, tensors);
     else if (tensors)
-        write_tensor_rows(fp, fmt, tensors);
+        write_rows(fp, fmt, root);
 }
 
 int cmd_info(int argc, char **argv)

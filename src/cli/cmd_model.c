@@ -171,9 +171,8 @@ static int analyze_stability(analyze_ctx *c, const ag_layer_view *v, const ag_at
         .wk = w->wk.data + kv * hd, .ldk = w->wk.shape[1],
         .bq = w->bq.data ? w->bq.data + h * hd : NULL,
         .bk = w->bk.data ? w->bk.data + kv * hd : NULL,
-        .d_h = hd, .scale = w->scale, .causal = w->causal,
-        .rope = {.rotary_dim = w->rope ? (int)hd : 0,
-                 .theta = ag_model_get_config(c->model)->rope_theta}};
+        .d_h = hd, .scale = w->scale, .causal = w->causal, .rope = w->rope,
+        .softcap = w->softcap, .window = w->window};
     ag_stability_options opt = {.epsilon = c->common->epsilon, .trials = c->common->trials,
                                 .seed = c->common->seed};
     ag_error e = {0};

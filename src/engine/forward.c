@@ -1,6 +1,8 @@
 /* forward.c — the forward pass of a loaded model (see attngeom/model.h and
- * docs/engine.md). The pass itself is written once in forward_tmpl.h and
- * instantiated here for float (HF float32 semantics) and double.
+ * docs/engine.md). The pass itself is written once in forward_tmpl.h, for
+ * every architecture, and instantiated here for float (HF float32
+ * semantics) and double; each head is the attention kernel's
+ * (attention_kernel.h).
  *
  * Memory: one layer's attention (H, n, n), O(n·max(d, d_ff)) activations and
  * one weight matrix converted to the pass's type (the model's matrices stay
@@ -12,20 +14,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_kernel.h"
 #include "model_int.h"
 
 /* Where a pass met a value that is not finite (an overflow: the weights
  * were checked finite at load). layer -1: outside the blocks; head -1: not
  * per head; row: the token (the query for attention). */
 typedef struct {
-    const char *what;
-    int layer, head;
+    char what[96];
+    int set, layer, head;
     size_t row;
 } fwd_fault;
 
 static int set_fault(fwd_fault *f, const char *what, int layer, int head, size_t row)
 {
-    *f = (fwd_fault){.what = what, .layer = layer, .head = head, .row = row};
+    snprintf(f->what, sizeof f->what, "%s", what);
+    f->set = 1;
+    f->layer = layer;
+    f->head = head;
+    f->row = row;
     return AG_ENONFINITE;
 }
 
@@ -74,10 +81,19 @@ static void fault_error(const fwd_fault *f, int f64, ag_error *err)
 #define IS_F64 1
 #include "forward_tmpl.h"
 
-/* The config field that bounds the sequence length, for messages. */
-static const char *positions_field(const ag_model_config *g)
+/* Why n tokens are too many, naming the config field that bounds them. */
+static int too_long(const ag_model *m, size_t n, ag_error *err)
 {
-    return g->arch == AG_ARCH_GPT2 ? "n_positions" : "max_position_embeddings";
+    const ag_model_config *g = &m->cfg;
+    const char *field = m->arch->k_positions;
+    if (g->positions == AG_POS_ROPE && g->rope.type == AG_ROPE_DYNAMIC)
+        return ag_error_set(err, AG_ERANGE, "input of %zu tokens exceeds %d, the model's %s = %d times its dynamic rope_scaling factor %g",
+                            n, g->max_tokens, field, g->max_positions, g->rope.factor);
+    if (g->max_tokens != g->max_positions)
+        return ag_error_set(err, AG_ERANGE, "input of %zu tokens exceeds the %d positions of the model's %s = %d (position 0 is row %d)",
+                            n, g->max_tokens, field, g->max_positions, g->position_offset);
+    return ag_error_set(err, AG_ERANGE, "input of %zu tokens exceeds the model's %s = %d", n, field,
+                        g->max_positions);
 }
 
 static int check_input(const ag_model *m, const int32_t *ids, size_t n, ag_error *err)
@@ -87,12 +103,8 @@ static int check_input(const ag_model *m, const int32_t *ids, size_t n, ag_error
         return ag_error_set(err, AG_EINVAL, "forward pass: no tokens");
     if (!ids)
         return ag_error_set(err, AG_EINVAL, "forward pass: missing token ids");
-    if (n > (size_t)g->max_positions)
-        return ag_error_set(err, AG_ERANGE, "input of %zu tokens exceeds the model's %s = %d",
-                            n, positions_field(g), g->max_positions);
-    if (g->sliding_window > 0 && n > (size_t)g->sliding_window)
-        return ag_error_set(err, AG_EUNSUPPORTED, "input of %zu tokens exceeds sliding_window = %d (sliding-window masks are not implemented)",
-                            n, g->sliding_window);
+    if (n > (size_t)g->max_tokens)
+        return too_long(m, n, err);
     for (size_t i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= g->vocab_size)
             return ag_error_set(err, AG_ERANGE, "token id %ld at position %zu is outside the vocabulary (vocab_size = %d)",

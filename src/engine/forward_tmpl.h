@@ -4,6 +4,12 @@
  * double). Either way the weights are converted exactly from their stored
  * dtype to R one matrix at a time, into the pass's own scratch.
  *
+ * One pass for every architecture: the block follows the normalised config
+ * (norm kind, residual wiring, sandwich norms, Q/K/V and MLP layouts,
+ * positions), never the model_type. Attention itself (RoPE, scale,
+ * soft-capping, masks, softmax, the value mix) is the attention kernel's
+ * (attention_kernel.h).
+ *
  * Before inclusion define: R, SFX (name suffix), GEMM (cblas_sgemm/dgemm),
  * RSQRT/REXP/RTANH/RERF (math functions of R), CONV (agm_to_float/double),
  * IS_F64 (0/1).
@@ -18,14 +24,17 @@
 typedef struct {
     R *h;      // (n, d) residual stream
     R *xn;     // (n, d) normalised block input (attention input X)
-    R *t;      // (n, d) projection output before the residual add
-    R *qkv;    // (n, 3d) GPT-2 fused c_attn output
+    R *t;      // (n, d) a sublayer's output before the residual add
+    R *t2;     // (n, d) the MLP output of a parallel block
+    R *e;      // (n, d_embed) token embeddings before project_in (OPT)
+    R *qkv;    // (n, (H + 2·Hkv)·hd) fused Q/K/V projection output
     R *q;      // (n, H*hd)
     R *k, *v;  // (n, Hkv*hd)
     R *ctx;    // (n, H*hd) merged head outputs
     R *p;      // (H, n, n) attention probabilities of the current layer
-    R *f1, *f2;// (n, d_ff) MLP activations
-    R *cos, *sin; // (n, hd) RoPE tables
+    R *f1;     // (n, d_ff), (n, 2·d_ff) for a fused gate_up
+    R *f2;     // (n, d_ff)
+    R *cos, *sin; // (n, rotary_dim/2) RoPE tables
     R *w;      // (max_mat) one weight matrix converted to R (unused when
                // an F32 matrix is used in place by the f32 pass)
     double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
@@ -34,7 +43,7 @@ typedef struct {
 
 static void FN(ws_free)(FN(ws) *s)
 {
-    R *all[] = {s->h, s->xn, s->t, s->qkv, s->q, s->k, s->v, s->ctx, s->p,
+    R *all[] = {s->h, s->xn, s->t, s->t2, s->e, s->qkv, s->q, s->k, s->v, s->ctx, s->p,
                 s->f1, s->f2, s->cos, s->sin, s->w};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(all[i]);
@@ -42,25 +51,30 @@ static void FN(ws_free)(FN(ws) *s)
     free(s->pd);
 }
 
+/* calloc(cnt) of R when `need`, else leave NULL; 0 on failure. */
+static int FN(want)(R **p, int need, size_t cnt)
+{
+    return !need || (*p = calloc(cnt ? cnt : 1, sizeof(R))) != NULL;
+}
+
 static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n)
 {
     const ag_model_config *g = &m->cfg;
     size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim,
-           dkv = (size_t)g->n_kv_head * g->head_dim, H = (size_t)g->n_head;
+           dkv = (size_t)g->n_kv_head * g->head_dim, H = (size_t)g->n_head, ff = (size_t)g->d_ff,
+           half = (size_t)g->rope.rotary_dim / 2;
+    int rope = g->positions == AG_POS_ROPE, fused = g->mlp == AG_MLP_GATED_FUSED;
     memset(s, 0, sizeof *s);
-    int ok = (s->h = calloc(n * d, sizeof(R))) && (s->xn = calloc(n * d, sizeof(R))) &&
-             (s->t = calloc(n * d, sizeof(R))) && (s->q = calloc(n * dq, sizeof(R))) &&
-             (s->k = calloc(n * dkv, sizeof(R))) && (s->v = calloc(n * dkv, sizeof(R))) &&
-             (s->ctx = calloc(n * dq, sizeof(R))) && (s->p = calloc(H * n * n, sizeof(R))) &&
-             (s->f1 = calloc(n * (size_t)g->d_ff, sizeof(R))) &&
-             (s->f2 = calloc(n * (size_t)g->d_ff, sizeof(R)));
-    if (ok && g->arch == AG_ARCH_GPT2)
-        ok = (s->qkv = calloc(n * 3 * d, sizeof(R))) != NULL;
-    if (ok && g->arch == AG_ARCH_LLAMA)
-        ok = (s->cos = calloc(n * (size_t)g->head_dim, sizeof(R))) &&
-             (s->sin = calloc(n * (size_t)g->head_dim, sizeof(R)));
-    if (ok) // calloc: pages never written (all-F32 model, f32 pass) stay unmapped
-        ok = (s->w = calloc(m->max_mat ? m->max_mat : 1, sizeof(R))) != NULL;
+    int ok = FN(want)(&s->h, 1, n * d) && FN(want)(&s->xn, 1, n * d) && FN(want)(&s->t, 1, n * d) &&
+             FN(want)(&s->t2, g->residual == AG_RESIDUAL_PARALLEL, n * d) &&
+             FN(want)(&s->e, m->proj_in.w.p != NULL, n * (size_t)g->d_embed) &&
+             FN(want)(&s->qkv, g->qkv != AG_QKV_SEPARATE, n * (dq + 2 * dkv)) &&
+             FN(want)(&s->q, 1, n * dq) && FN(want)(&s->k, 1, n * dkv) && FN(want)(&s->v, 1, n * dkv) &&
+             FN(want)(&s->ctx, 1, n * dq) && FN(want)(&s->p, 1, H * n * n) &&
+             FN(want)(&s->f1, 1, n * ff * (fused ? 2 : 1)) && FN(want)(&s->f2, 1, n * ff) &&
+             FN(want)(&s->cos, rope, n * half) && FN(want)(&s->sin, rope, n * half) &&
+             // calloc: pages never written (all-F32 model, f32 pass) stay unmapped
+             FN(want)(&s->w, 1, m->max_mat);
     if (ok && !IS_F64)
         ok = (s->xd = calloc(n * d, sizeof(double))) && (s->pd = calloc(H * n * n, sizeof(double)));
     if (!ok)
@@ -140,7 +154,8 @@ static size_t FN(norm_check)(const R *y, size_t row, size_t d, R stat, size_t n)
 }
 
 /* torch.nn.LayerNorm over the last dim: (x - mean)/sqrt(var + eps)*w + b,
- * biased variance. x, y (n, d); may alias. The f64 pass computes on
+ * biased variance; without w, b (OPT elementwise_affine = false) the
+ * normalised value itself. x, y (n, d); may alias. The f64 pass computes on
  * x·2^-e (row_exp), the same quotient: (x - mean)·2^-e / sqrt((var + eps)·2^-2e).
  * Returns the first row whose result is not finite, or n. */
 static size_t FN(layernorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps)
@@ -157,17 +172,24 @@ static size_t FN(layernorm)(const R *x, R *y, size_t n, size_t d, const agm_norm
             ss += (double)(FN(sc)(r[j], e) - mean) * (FN(sc)(r[j], e) - mean);
         R var = (R)(ss / d);
         R inv = (R)1 / RSQRT(var + (R)ldexp(eps, -2 * e)); // eps·2^-2e = inf: inv = 0, right
-        for (size_t j = 0; j < d; j++)
-            y[i * d + j] = (FN(sc)(r[j], e) - mean) * inv * (R)nm->w[j] + (R)nm->b[j];
+        if (nm->w)
+            for (size_t j = 0; j < d; j++)
+                y[i * d + j] = (FN(sc)(r[j], e) - mean) * inv * (R)nm->w[j] + (R)nm->b[j];
+        else
+            for (size_t j = 0; j < d; j++)
+                y[i * d + j] = (FN(sc)(r[j], e) - mean) * inv;
         if (bad == n)
             bad = FN(norm_check)(y, i, d, var, n);
     }
     return bad;
 }
 
-/* modeling_llama.py LlamaRMSNorm: w * (x * rsqrt(mean(x^2) + eps)), scaled
- * as layernorm in the f64 pass. Returns the first bad row, or n. */
-static size_t FN(rmsnorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps)
+/* modeling_llama.py LlamaRMSNorm: w * (x * rsqrt(mean(x^2) + eps)); with
+ * one_plus GemmaRMSNorm: (x * rsqrt(...)) * (1 + w), 1 + w in R as HF's
+ * float32 `1.0 + self.weight.float()`. Scaled as layernorm in the f64 pass.
+ * Returns the first bad row, or n. */
+static size_t FN(rmsnorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps,
+                          int one_plus)
 {
     size_t bad = n;
     for (size_t i = 0; i < n; i++) {
@@ -178,8 +200,12 @@ static size_t FN(rmsnorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *
             ss += (double)FN(sc)(r[j], e) * FN(sc)(r[j], e);
         R ms = (R)(ss / d);
         R inv = (R)1 / RSQRT(ms + (R)ldexp(eps, -2 * e));
-        for (size_t j = 0; j < d; j++)
-            y[i * d + j] = (R)nm->w[j] * (FN(sc)(r[j], e) * inv);
+        if (one_plus)
+            for (size_t j = 0; j < d; j++)
+                y[i * d + j] = (FN(sc)(r[j], e) * inv) * ((R)1 + (R)nm->w[j]);
+        else
+            for (size_t j = 0; j < d; j++)
+                y[i * d + j] = (R)nm->w[j] * (FN(sc)(r[j], e) * inv);
         if (bad == n)
             bad = FN(norm_check)(y, i, d, ms, n);
     }
@@ -210,53 +236,21 @@ static void FN(activate)(R *x, size_t cnt, agm_act act)
     }
 }
 
-/* Row-wise softmax of one head's scores s (n, n) in place; with `causal`
- * the entries j > i get exactly 0, as HF's finfo.min mask gives after exp. */
-static void FN(softmax)(R *s, size_t n, int causal)
+/* The model's norm `nm` (named `stem` + " output" in a fault) of x into y. */
+static int FN(norm)(FN(ws) *s, const ag_model *m, const agm_norm *nm, const char *stem,
+                    const R *x, R *y, size_t n, int layer)
 {
-    for (size_t i = 0; i < n; i++) {
-        R *r = s + i * n;
-        size_t m = causal ? i + 1 : n;
-        R mx = r[0];
-        for (size_t j = 1; j < m; j++)
-            mx = r[j] > mx ? r[j] : mx;
-        double sum = 0;
-        for (size_t j = 0; j < m; j++)
-            sum += (r[j] = REXP(r[j] - mx));
-        R inv = (R)sum;
-        for (size_t j = 0; j < m; j++)
-            r[j] /= inv;
-        for (size_t j = m; j < n; j++)
-            r[j] = 0;
-    }
-}
-
-/* Scaled dot-product attention, every head: p (H, n, n) = softmax(scale ·
- * Q_h K_g^T + mask), ctx (n, H*hd) = P_h V_g with g = h / (H / Hkv)
- * (modeling_llama.py repeat_kv; H = Hkv for GPT-2 and BERT). q (n, H*hd),
- * k, v (n, Hkv*hd). */
-static void FN(attend)(const R *q, const R *k, const R *v, size_t n, int H, int Hkv,
-                       int hd, R scale, int causal, R *p, R *ctx)
-{
-    int lq = H * hd, lkv = Hkv * hd;
-    for (int h = 0; h < H; h++) {
-        int g = h / (H / Hkv);
-        R *ph = p + (size_t)h * n * n; // (n, n)
-        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, hd, scale,
-             q + h * hd, lq, k + g * hd, lkv, 0, ph, (int)n);
-        FN(softmax)(ph, n, causal);
-        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, hd, (int)n, 1, ph,
-             (int)n, v + g * hd, lkv, 0, ctx + h * hd, lq);
-    }
-}
-
-/* A norm into y, or the fault naming it and the first row it could not
- * produce (rms: RMSNorm, else LayerNorm). */
-static int FN(norm)(FN(ws) *s, int rms, const R *x, R *y, size_t n, size_t d,
-                    const agm_norm *nm, double eps, const char *what, int layer)
-{
-    size_t bad = rms ? FN(rmsnorm)(x, y, n, d, nm, eps) : FN(layernorm)(x, y, n, d, nm, eps);
-    return bad < n ? set_fault(&s->fault, what, layer, -1, bad) : AG_OK;
+    const ag_model_config *g = &m->cfg;
+    size_t d = (size_t)g->d_model, bad;
+    if (g->norm == AG_NORM_LAYER)
+        bad = FN(layernorm)(x, y, n, d, nm, g->norm_eps);
+    else
+        bad = FN(rmsnorm)(x, y, n, d, nm, g->norm_eps, g->norm == AG_NORM_RMS_1P);
+    if (bad == n)
+        return AG_OK;
+    char what[96];
+    snprintf(what, sizeof what, "%s output", stem);
+    return set_fault(&s->fault, what, layer, -1, bad);
 }
 
 /* The fault at the first non-finite entry of x (rows of d values), if any. */
@@ -300,146 +294,175 @@ static void FN(add)(R *acc, const R *x, size_t cnt)
         acc[i] += x[i];
 }
 
-/* modeling_gpt2.py GPT2Block: h += attn(ln_1(h)); h += mlp(ln_2(h)).
- * GPT2Attention: c_attn -> split Q|K|V (head h = columns h*hd.. in each
- * block), _attn scales by 1/sqrt(hd) (and 1/(layer+1) if
- * scale_attn_by_inverse_layer_idx), causal mask, softmax. */
-static int FN(block_gpt2)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn fn, void *user)
+/* Columns of `heads` heads (agm_cols c) of each row of src (n rows of width
+ * ld) into dst (n, heads·hd). */
+static void FN(gather)(R *dst, const R *src, size_t n, size_t ld, agm_cols c, int heads, int hd)
+{
+    size_t w = (size_t)heads * hd;
+    for (size_t i = 0; i < n; i++)
+        for (int h = 0; h < heads; h++)
+            memcpy(dst + i * w + (size_t)h * hd, src + i * ld + c.off + (size_t)h * c.stride,
+                   (size_t)hd * sizeof(R));
+}
+
+/* Q, K, V (n, heads·hd each) of X: three projections, or one fused
+ * projection split by agm_qkv_cols (GPT-2 and Phi-3 column blocks,
+ * GPT-NeoX per-head q|k|v). */
+static void FN(project_qkv)(const ag_model *m, const agm_layer *y, FN(ws) *s, const R *x, size_t n)
 {
     const ag_model_config *g = &m->cfg;
-    const agm_layer *y = &m->layers[l];
-    size_t d = (size_t)g->d_model;
-    int rc = FN(norm)(s, 0, s->h, s->xn, n, d, &y->ln1, g->norm_eps, "ln_1 output", l);
-    if (rc)
-        return rc;
-    FN(linear)(&y->qkv, s->xn, n, s->qkv, s->w); // (n, 3d)
-    for (size_t i = 0; i < n; i++) {
-        memcpy(s->q + i * d, s->qkv + i * 3 * d, d * sizeof(R));
-        memcpy(s->k + i * d, s->qkv + i * 3 * d + d, d * sizeof(R));
-        memcpy(s->v + i * d, s->qkv + i * 3 * d + 2 * d, d * sizeof(R));
+    if (g->qkv == AG_QKV_SEPARATE) {
+        FN(linear)(&y->q, x, n, s->q, s->w);
+        FN(linear)(&y->k, x, n, s->k, s->w);
+        FN(linear)(&y->v, x, n, s->v, s->w);
+        return;
     }
-    double sc = g->scale_attn_weights ? 1.0 / sqrt((double)g->head_dim) : 1.0;
-    if (g->scale_by_inverse_layer)
-        sc /= (double)(l + 1);
-    FN(attend)(s->q, s->k, s->v, n, g->n_head, g->n_head, g->head_dim, (R)sc, 1, s->p, s->ctx);
-    if ((rc = FN(emit)(s, s->xn, l, n, d, g->n_head, fn, user)) != AG_OK)
-        return rc;
-    FN(linear)(&y->o, s->ctx, n, s->t, s->w);
-    FN(add)(s->h, s->t, n * d);
-    if ((rc = FN(norm)(s, 0, s->h, s->xn, n, d, &y->ln2, g->norm_eps, "ln_2 output", l)) != AG_OK)
-        return rc;
-    FN(linear)(&y->up, s->xn, n, s->f1, s->w); // (n, d_ff)
-    FN(activate)(s->f1, n * (size_t)g->d_ff, m->act);
-    FN(linear)(&y->down, s->f1, n, s->t, s->w);
-    FN(add)(s->h, s->t, n * d);
-    return AG_OK;
+    FN(linear)(&y->qkv, x, n, s->qkv, s->w);
+    size_t ld = (size_t)y->qkv.out;
+    FN(gather)(s->q, s->qkv, n, ld, agm_qkv_cols(g, 0), g->n_head, g->head_dim);
+    FN(gather)(s->k, s->qkv, n, ld, agm_qkv_cols(g, 1), g->n_kv_head, g->head_dim);
+    FN(gather)(s->v, s->qkv, n, ld, agm_qkv_cols(g, 2), g->n_kv_head, g->head_dim);
 }
 
-/* modeling_bert.py BertLayer (post-LN): a = LN(h + O(attn(h)));
- * h = LN(a + down(act(up(a)))). BertSelfAttention scales by 1/sqrt(hd), no
- * mask for one unpadded sequence. */
-static int FN(block_bert)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn fn, void *user)
+/* Layer l's attention of X into s->t (n, d): projections, OPT/DistilBERT's
+ * scaled Q, RoPE, the kernel (scale, soft-capping, causal or sliding-window
+ * mask, softmax, P·V), the callback, the output projection. */
+static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t n,
+                         ag_layer_fn fn, void *user)
 {
     const ag_model_config *g = &m->cfg;
     const agm_layer *y = &m->layers[l];
-    size_t d = (size_t)g->d_model;
-    FN(linear)(&y->q, s->h, n, s->q, s->w);
-    FN(linear)(&y->k, s->h, n, s->k, s->w);
-    FN(linear)(&y->v, s->h, n, s->v, s->w);
-    R sc = (R)(1.0 / sqrt((double)g->head_dim));
-    FN(attend)(s->q, s->k, s->v, n, g->n_head, g->n_head, g->head_dim, sc, 0, s->p, s->ctx);
-    int rc = FN(emit)(s, s->h, l, n, d, g->n_head, fn, user);
-    if (rc)
-        return rc;
-    FN(linear)(&y->o, s->ctx, n, s->t, s->w);
-    FN(add)(s->t, s->h, n * d); // BertSelfOutput: LayerNorm(dense(x) + input)
-    if ((rc = FN(norm)(s, 0, s->t, s->h, n, d, &y->ln1, g->norm_eps,
-                       "attention.output.LayerNorm output", l)) != AG_OK)
-        return rc;
-    FN(linear)(&y->up, s->h, n, s->f1, s->w);
-    FN(activate)(s->f1, n * (size_t)g->d_ff, m->act);
-    FN(linear)(&y->down, s->f1, n, s->t, s->w);
-    FN(add)(s->t, s->h, n * d); // BertOutput
-    return FN(norm)(s, 0, s->t, s->h, n, d, &y->ln2, g->norm_eps, "output.LayerNorm output", l);
+    int H = g->n_head, Hkv = g->n_kv_head, hd = g->head_dim, rd = g->rope.rotary_dim;
+    double scale = g->attn_scale / (g->scale_by_inverse_layer ? l + 1 : 1);
+    FN(project_qkv)(m, y, s, x, n);
+    if (g->scale_query) { // modeling_opt.py q_proj(x)·scaling; DistilBERT q / √d_h
+        for (size_t i = 0; i < n * (size_t)H * hd; i++)
+            s->q[i] *= (R)scale;
+        scale = 1;
+    }
+    if (g->positions == AG_POS_ROPE) {
+        FN(agk_rope_apply)(s->q, n, (size_t)H * hd, H, hd, rd, s->cos, s->sin, 1);
+        FN(agk_rope_apply)(s->k, n, (size_t)Hkv * hd, Hkv, hd, rd, s->cos, s->sin, 1);
+    }
+    agk_head c = {.n_head = H, .n_kv_head = Hkv, .head_dim = hd, .scale = scale,
+                  .softcap = g->softcap, .causal = g->causal, .window = m->window[l]};
+    FN(agk_attend)(&c, s->q, s->k, s->v, n, s->p, s->ctx);
+    int rc = FN(emit)(s, x, l, n, (size_t)g->d_model, H, fn, user);
+    if (rc == AG_OK)
+        FN(linear)(&y->o, s->ctx, n, s->t, s->w);
+    return rc;
 }
 
-/* modeling_llama.py apply_rotary_pos_emb: x*cos + rotate_half(x)*sin,
- * rotate_half([x1, x2]) = [-x2, x1], on each of `heads` heads of x (n, heads*hd). */
-static void FN(rope)(R *x, size_t n, int heads, int hd, const R *cos, const R *sin)
-{
-    int half = hd / 2;
-    for (size_t i = 0; i < n; i++)
-        for (int h = 0; h < heads; h++) {
-            R *r = x + i * (size_t)heads * hd + (size_t)h * hd;
-            const R *c = cos + i * hd, *sn = sin + i * hd;
-            for (int j = 0; j < half; j++) {
-                R a = r[j], b = r[j + half];
-                r[j] = a * c[j] - b * sn[j];
-                r[j + half] = b * c[j + half] + a * sn[j + half];
-            }
-        }
-}
-
-/* LlamaRotaryEmbedding: inv_freq[j] = theta^(-2j/hd), angle = pos*inv_freq
- * duplicated over both halves. Computed in double (as the fixtures do) and
- * rounded to R. cos, sin (n, hd). */
-static void FN(rope_tables)(R *cos_t, R *sin_t, size_t n, int hd, double theta)
-{
-    int half = hd / 2;
-    for (size_t i = 0; i < n; i++)
-        for (int j = 0; j < half; j++) {
-            double a = (double)i * pow(theta, -2.0 * j / hd);
-            cos_t[i * hd + j] = cos_t[i * hd + j + half] = (R)cos(a);
-            sin_t[i * hd + j] = sin_t[i * hd + j + half] = (R)sin(a);
-        }
-}
-
-/* LlamaDecoderLayer: h += o(attn(rms1(h))); h += down(silu(gate(x)) * up(x)),
- * x = rms2(h). Scores scaled by head_dim^-0.5, causal. */
-static int FN(block_llama)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn fn, void *user)
+/* The MLP of x into out (n, d): down(act(up x)), down(act(gate x)·up x),
+ * or the same from Phi-3's gate_up (gate the first d_ff columns). */
+static void FN(mlp)(const ag_model *m, const agm_layer *y, FN(ws) *s, const R *x, size_t n, R *out)
 {
     const ag_model_config *g = &m->cfg;
+    size_t ff = (size_t)g->d_ff, cnt = n * ff;
+    const R *a = s->f1;
+    if (g->mlp == AG_MLP_PLAIN) {
+        FN(linear)(&y->up, x, n, s->f1, s->w);
+        FN(activate)(s->f1, cnt, m->act);
+    } else if (g->mlp == AG_MLP_GATED) {
+        FN(linear)(&y->gate, x, n, s->f1, s->w);
+        FN(linear)(&y->up, x, n, s->f2, s->w);
+        FN(activate)(s->f1, cnt, m->act);
+        for (size_t i = 0; i < cnt; i++)
+            s->f1[i] *= s->f2[i];
+    } else {
+        FN(linear)(&y->up, x, n, s->f1, s->w); // (n, 2·d_ff)
+        for (size_t i = 0; i < n; i++) {
+            R *gate = s->f1 + i * 2 * ff, *up = gate + ff;
+            FN(activate)(gate, ff, m->act);
+            for (size_t j = 0; j < ff; j++)
+                s->f2[i * ff + j] = up[j] * gate[j]; // modular_phi3.py up_states * act(gate)
+        }
+        a = s->f2;
+    }
+    FN(linear)(&y->down, a, n, out, s->w);
+}
+
+/* One block, every architecture (see ag_residual):
+ *   PRE       X = n₁(h); h += o(attn(X)); h += mlp(n₂(h))
+ *   POST      X = h; h = n₁(h + o(attn(X))); h = n₂(h + mlp(h))
+ *   PARALLEL  X = n₁(h); h = (mlp(n₂(h)) + o(attn(X))) + h
+ * with Gemma-2's sandwich norms on each sublayer's output before its add
+ * (modular_gemma2.py Gemma2DecoderLayer). */
+static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn fn, void *user)
+{
+    const ag_model_config *g = &m->cfg;
+    const agm_arch *a = m->arch;
     const agm_layer *y = &m->layers[l];
-    size_t d = (size_t)g->d_model, cnt = n * (size_t)g->d_ff;
-    int rc = FN(norm)(s, 1, s->h, s->xn, n, d, &y->ln1, g->norm_eps, "input_layernorm output", l);
-    if (rc)
+    size_t nd = n * (size_t)g->d_model;
+    int post = g->residual == AG_RESIDUAL_POST, sw = g->sandwich_norms, rc = AG_OK;
+    if (!post && (rc = FN(norm)(s, m, &y->n1, a->norm1, s->h, s->xn, n, l)))
         return rc;
-    FN(linear)(&y->q, s->xn, n, s->q, s->w);
-    FN(linear)(&y->k, s->xn, n, s->k, s->w);
-    FN(linear)(&y->v, s->xn, n, s->v, s->w);
-    FN(rope)(s->q, n, g->n_head, g->head_dim, s->cos, s->sin);
-    FN(rope)(s->k, n, g->n_kv_head, g->head_dim, s->cos, s->sin);
-    R sc = (R)(1.0 / sqrt((double)g->head_dim));
-    FN(attend)(s->q, s->k, s->v, n, g->n_head, g->n_kv_head, g->head_dim, sc, 1, s->p, s->ctx);
-    if ((rc = FN(emit)(s, s->xn, l, n, d, g->n_head, fn, user)) != AG_OK)
+    if ((rc = FN(attention)(m, l, s, post ? s->h : s->xn, n, fn, user)) ||
+        (sw && (rc = FN(norm)(s, m, &y->attn_out, a->attn_out_norm, s->t, s->t, n, l))))
         return rc;
-    FN(linear)(&y->o, s->ctx, n, s->t, s->w);
-    FN(add)(s->h, s->t, n * d);
-    if ((rc = FN(norm)(s, 1, s->h, s->xn, n, d, &y->ln2, g->norm_eps,
-                       "post_attention_layernorm output", l)) != AG_OK)
+    if (g->residual == AG_RESIDUAL_PARALLEL) { // modular_gpt_neox.py: mlp + attn + h
+        if ((rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l)))
+            return rc;
+        FN(mlp)(m, y, s, s->xn, n, s->t2);
+        FN(add)(s->t2, s->t, nd);
+        FN(add)(s->h, s->t2, nd);
+        return AG_OK;
+    }
+    if (post) { // modeling_bert.py BertSelfOutput: LayerNorm(dense(x) + input)
+        FN(add)(s->t, s->h, nd);
+        if ((rc = FN(norm)(s, m, &y->n1, a->norm1, s->t, s->h, n, l)))
+            return rc;
+        FN(mlp)(m, y, s, s->h, n, s->t);
+        FN(add)(s->t, s->h, nd); // BertOutput
+        return FN(norm)(s, m, &y->n2, a->norm2, s->t, s->h, n, l);
+    }
+    FN(add)(s->h, s->t, nd);
+    if ((rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l)))
         return rc;
-    FN(linear)(&y->gate, s->xn, n, s->f1, s->w);
-    FN(linear)(&y->up, s->xn, n, s->f2, s->w);
-    FN(activate)(s->f1, cnt, m->act);
-    for (size_t i = 0; i < cnt; i++)
-        s->f1[i] *= s->f2[i];
-    FN(linear)(&y->down, s->f1, n, s->t, s->w);
-    FN(add)(s->h, s->t, n * d);
+    FN(mlp)(m, y, s, s->xn, n, s->t);
+    if (sw && (rc = FN(norm)(s, m, &y->mlp_out, a->mlp_out_norm, s->t, s->t, n, l)))
+        return rc;
+    FN(add)(s->h, s->t, nd);
     return AG_OK;
 }
 
-/* Embeddings into s->h (n, d): GPT-2 wte + wpe; BERT LN((word + type0) + pos)
- * (BertEmbeddings order); LLaMA embed_tokens. Only the rows used are
- * converted: the tokens' rows, positions 0..n-1, token type 0. */
+/* Learned position rows into pos (n, d): row position_offset + i, or
+ * RoBERTa's create_position_ids_from_input_ids (modeling_roberta.py): pad
+ * + the count of non-pad tokens so far, pad itself for a pad token. */
+static void FN(positions)(const ag_model *m, const int32_t *ids, size_t n, R *pos)
+{
+    size_t d = (size_t)m->cfg.d_model, off = (size_t)m->cfg.position_offset, count = 0;
+    int32_t pad = (int32_t)off - 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t row = off + i;
+        if (m->cfg.positions == AG_POS_PADDED)
+            row = ids[i] == pad ? off - 1 : off + count++;
+        CONV(&m->pos_emb, row * d, d, pos + i * d);
+    }
+}
+
+/* Embeddings into s->h (n, d): GPT-2 wte + wpe; BERT family LN((word +
+ * type0) + pos) (BertEmbeddings order); OPT project_in(word) + pos; LLaMA
+ * family embed_tokens, times √d for Gemma (its normalizer in the pass's
+ * type, modeling_gemma.py). Only the rows used are converted. */
 static int FN(embed)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s)
 {
-    size_t d = (size_t)m->cfg.d_model;
-    R *pos = m->pos_emb.p ? s->t : NULL;   // (n, d) in the free projection buffer
-    R *type = m->type_emb.p ? s->xn : NULL; // (d) likewise
+    const ag_model_config *g = &m->cfg;
+    size_t d = (size_t)g->d_model, de = (size_t)g->d_embed;
+    R *e = m->proj_in.w.p ? s->e : s->h;     // (n, d_embed)
+    R *pos = m->pos_emb.p ? s->t : NULL;      // (n, d) in the free projection buffer
+    R *type = m->type_emb.p ? s->xn : NULL;   // (d) likewise
     for (size_t i = 0; i < n; i++)
-        CONV(&m->tok_emb, (size_t)ids[i] * d, d, s->h + i * d);
+        CONV(&m->tok_emb, (size_t)ids[i] * de, de, e + i * de);
+    if (m->proj_in.w.p)
+        FN(linear)(&m->proj_in, s->e, n, s->h, s->w);
+    if (g->embed_scale != 1) {
+        R sc = (R)g->embed_scale;
+        for (size_t i = 0; i < n * d; i++)
+            s->h[i] *= sc;
+    }
     if (pos)
-        CONV(&m->pos_emb, 0, n * d, pos);
+        FN(positions)(m, ids, n, pos);
     if (type)
         CONV(&m->type_emb, 0, d, type);
     for (size_t i = 0; i < n; i++)
@@ -449,9 +472,8 @@ static int FN(embed)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s)
                 v += type[j];
             s->h[i * d + j] = pos ? v + pos[i * d + j] : v;
         }
-    if (m->cfg.arch == AG_ARCH_BERT)
-        return FN(norm)(s, 0, s->h, s->h, n, d, &m->emb_ln, m->cfg.norm_eps,
-                        "embeddings.LayerNorm output", -1);
+    if (g->embed_norm)
+        return FN(norm)(s, m, &m->emb_norm, m->arch->emb_norm, s->h, s->h, n, -1);
     return FN(check_rows)(s, s->h, n, d, "embedding sum", -1, -1);
 }
 
@@ -461,6 +483,20 @@ static void FN(store)(double *dst, const R *src, size_t cnt)
         dst[i] = src[i];
 }
 
+/* cos, sin of positions 0..n-1 (modeling_rope_utils.py inv_freq, dynamic
+ * scaling for this n). */
+static int FN(rope_tables)(const ag_model *m, size_t n, FN(ws) *s)
+{
+    const ag_rope *r = &m->cfg.rope;
+    double *inv = malloc((size_t)r->rotary_dim / 2 * sizeof *inv);
+    if (!inv)
+        return AG_ENOMEM;
+    ag_rope_inv_freq(r, n, inv);
+    FN(agk_rope_tables)(inv, r->rotary_dim, n, s->cos, s->sin);
+    free(inv);
+    return AG_OK;
+}
+
 /* Layers in order; hidden (L+1, n, d) as HF's output_hidden_states. */
 static int FN(run)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s,
                    ag_layer_fn fn, void *user, double *hidden)
@@ -468,27 +504,19 @@ static int FN(run)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s,
     const ag_model_config *g = &m->cfg;
     size_t d = (size_t)g->d_model, nd = n * d;
     int rc = FN(embed)(m, ids, n, s);
-    if (rc)
-        return rc;
-    if (g->arch == AG_ARCH_LLAMA)
-        FN(rope_tables)(s->cos, s->sin, n, g->head_dim, g->rope_theta);
-    for (int l = 0; l < g->n_layer; l++) {
+    if (rc == AG_OK && g->positions == AG_POS_ROPE)
+        rc = FN(rope_tables)(m, n, s);
+    for (int l = 0; rc == AG_OK && l < g->n_layer; l++) {
         if (hidden)
             FN(store)(hidden + (size_t)l * nd, s->h, nd);
-        rc = g->arch == AG_ARCH_GPT2   ? FN(block_gpt2)(m, l, s, n, fn, user)
-             : g->arch == AG_ARCH_BERT ? FN(block_bert)(m, l, s, n, fn, user)
-                                       : FN(block_llama)(m, l, s, n, fn, user);
+        rc = FN(block)(m, l, s, n, fn, user);
         if (rc == AG_OK) // the block's output: an overflow in its MLP shows here
             rc = FN(check_rows)(s, s->h, n, d, "hidden state", l, -1);
-        if (rc)
-            return rc;
     }
-    if (!hidden)
-        return AG_OK;
-    if (g->arch == AG_ARCH_GPT2) // GPT2Model.forward: ln_f before the last append
-        rc = FN(norm)(s, 0, s->h, s->h, n, d, &m->final_norm, g->norm_eps, "ln_f output", -1);
-    else if (g->arch == AG_ARCH_LLAMA) // LlamaModel.forward: self.norm likewise
-        rc = FN(norm)(s, 1, s->h, s->h, n, d, &m->final_norm, g->norm_eps, "norm output", -1);
+    if (rc || !hidden)
+        return rc;
+    if (g->final_norm) // GPT2Model ln_f, LlamaModel norm...: before the last append
+        rc = FN(norm)(s, m, &m->final_norm, m->arch->final_norm, s->h, s->h, n, -1);
     if (rc == AG_OK)
         FN(store)(hidden + (size_t)g->n_layer * nd, s->h, nd);
     return rc;
@@ -502,8 +530,10 @@ static int FN(forward)(const ag_model *m, const int32_t *ids, size_t n,
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
     int rc = FN(run)(m, ids, n, &s, fn, user, hidden);
     FN(ws_free)(&s);
-    if (rc && s.fault.what)
+    if (rc && s.fault.set)
         fault_error(&s.fault, IS_F64, err);
+    else if (rc == AG_ENOMEM)
+        ag_error_set(err, rc, "forward pass: out of memory");
     else if (rc)
         ag_error_set(err, rc, "forward pass stopped by the layer callback (status %d)", rc);
     return rc;

@@ -1,27 +1,34 @@
-/* model_int.h — the in-memory model shared by model.c (loading) and
- * forward.c (the pass). Private to the library.
+/* model_int.h — the in-memory model shared by config.c (config.json),
+ * load.c (weights), forward.c (the pass) and attn_weights.c (family D).
+ * Private to the library.
  *
  * Memory: weight matrices stay in the mapped safetensors files in their
  * stored dtype (zero copy); only norms and biases are copied (as float). */
 #ifndef ATTNGEOM_MODEL_INT_H
 #define ATTNGEOM_MODEL_INT_H
 
+#include "arch.h"
 #include "attngeom/io.h"
 #include "attngeom/model.h"
 
+#define AGM_CAP_DIM    (1 << 20)         /* any width, vocab, position count or window */
+#define AGM_CAP_LAYER  4096
+#define AGM_CAP_SHARDS 4096
+#define AGM_CAP_JSON   ((size_t)64 << 20) /* bytes of config.json or the shard index */
+
 /* MLP activations, as named by HF's ACT2FN (activations.py). */
 typedef enum {
-    AGM_ACT_GELU_TANH, /* gelu_new, gelu_pytorch_tanh, gelu_fast-free tanh form */
+    AGM_ACT_GELU_TANH, /* gelu_new, gelu_pytorch_tanh */
     AGM_ACT_GELU_ERF,  /* gelu: exact erf form */
     AGM_ACT_RELU,
     AGM_ACT_SILU
 } agm_act;
 
 /* A weight matrix as the file stores it: little-endian F32, F16 or BF16
- * values inside a read-only mapping of its safetensors file (owned by the
- * model, see agm_map). Never converted as a whole: the pass converts one
- * matrix into its own scratch right before the product, and only the used
- * rows of an embedding table. */
+ * values inside the read-only mapping of its safetensors file (the model
+ * keeps the file open, see ag_model.files). Never converted as a whole: the
+ * pass converts one matrix into its own scratch right before the product,
+ * and only the used rows of an embedding table. */
 typedef struct {
     const unsigned char *p; /* first byte; NULL when the model has no such tensor */
     ag_dtype dt;            /* AG_DT_F32, AG_DT_F16 or AG_DT_BF16 */
@@ -36,6 +43,8 @@ void agm_to_double(const agm_tensor *t, size_t i0, size_t cnt, double *dst);
 /* The F32 values as a float array when they can be used in place (little-
  * endian host, 4-byte aligned); else NULL. */
 const float *agm_f32_in_place(const agm_tensor *t);
+/* Index of the first NaN/Inf among the stored values, or t->n. */
+size_t agm_first_nonfinite(const agm_tensor *t);
 
 /* A projection y = x W + b. `w` holds in·out values, stored as the file
  * has it: [in, out] for GPT-2 Conv1D (linear = 0), [out, in] for nn.Linear
@@ -47,39 +56,55 @@ typedef struct {
     int linear;
 } agm_lin;
 
-/* LayerNorm (w, b) or RMSNorm (w, b = NULL); d floats each, converted at
- * load (they are small). */
+/* A norm's parameters: LayerNorm w, b; RMSNorm w (b NULL); w = b = NULL
+ * for OPT's layer_norm_elementwise_affine = false. d floats each, converted
+ * at load (they are small). The kind is the model's (cfg.norm). */
 typedef struct {
     float *w, *b;
 } agm_norm;
 
-/* A safetensors file mapped read-only for the model's lifetime. */
+/* Where head h's q, k or v columns lie in a projection's output: column
+ * off + h·stride + c for c < head_dim (separate: 0, head_dim; GPT-2 and
+ * Phi-3 column blocks: the block's start, head_dim; GPT-NeoX per head:
+ * 0 / head_dim / 2·head_dim, 3·head_dim). */
 typedef struct {
-    void *p;
-    size_t len;
-} agm_map;
+    int off, stride;
+} agm_cols;
+
+/* The columns of Q (which = 0), K (1) or V (2) in layer output of the
+ * projection that carries them (the fused one, or its own). */
+agm_cols agm_qkv_cols(const ag_model_config *g, int which);
 
 typedef struct {
-    agm_norm ln1, ln2;  /* GPT-2 ln_1/ln_2, BERT attention.output/output
-                           LayerNorm, LLaMA input/post_attention_layernorm */
-    agm_lin qkv;        /* GPT-2 fused c_attn (Q|K|V column blocks) */
-    agm_lin q, k, v, o; /* BERT/LLaMA projections; o also GPT-2 attn.c_proj */
-    agm_lin up, gate, down; /* GPT-2 c_fc/-/c_proj, BERT intermediate/-/output,
-                               LLaMA up/gate/down */
+    agm_norm n1, n2;          /* the descriptor's norm1 / norm2 */
+    agm_norm attn_out, mlp_out; /* Gemma-2's sandwich norms */
+    agm_lin qkv;              /* fused Q/K/V (AG_QKV_BLOCKS, AG_QKV_PER_HEAD) */
+    agm_lin q, k, v;          /* AG_QKV_SEPARATE */
+    agm_lin o;
+    agm_lin up;               /* AG_MLP_GATED_FUSED: gate | up, 2·d_ff outputs */
+    agm_lin gate, down;
 } agm_layer;
 
 struct ag_model {
     ag_model_config cfg;
+    const agm_arch *arch;
     agm_act act;
-    agm_tensor tok_emb;  /* (vocab, d) */
-    agm_tensor pos_emb;  /* (max_positions, d); p NULL for LLaMA (RoPE) */
-    agm_tensor type_emb; /* (type_vocab, d); BERT only */
-    agm_norm emb_ln;     /* BERT embeddings.LayerNorm */
-    agm_norm final_norm; /* GPT-2 ln_f, LLaMA model.norm */
+    int norm_affine;     /* norms have parameters (OPT: layer_norm_elementwise_affine) */
+    int *window;         /* (n_layer) each layer's sliding window, 0: none */
+    agm_tensor tok_emb;  /* (vocab, d_embed) */
+    agm_tensor pos_emb;  /* (max_positions + pos_extra, d); p NULL for RoPE */
+    agm_tensor type_emb; /* (type_vocab, d); BERT family */
+    agm_lin proj_in;     /* OPT project_in (d_embed -> d); w.p NULL if none */
+    agm_norm emb_norm;   /* BERT family embeddings.LayerNorm */
+    agm_norm final_norm; /* ln_f, norm, final_layer_norm (cfg.final_norm) */
     agm_layer *layers;   /* n_layer */
     size_t max_mat;      /* largest projection matrix (elements): scratch size */
-    agm_map *maps;       /* nmaps files the tensors point into */
-    size_t nmaps;
+    ag_safetensors **files; /* nfiles weight files, open (and mapped once) for
+                               the model's lifetime: the tensors point into them */
+    size_t nfiles;
 };
+
+/* config.json of dir into m (cfg, arch, act, norm_affine, window). */
+int agm_read_config(const char *dir, ag_model *m, ag_error *err);
 
 #endif

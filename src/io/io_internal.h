@@ -66,6 +66,11 @@ static inline uint64_t agi_le64(const unsigned char *p)
     return (uint64_t)agi_le32(p) | ((uint64_t)agi_le32(p + 4) << 32);
 }
 
+/* The stored bytes of tensor t of st inside st's read-only mapping, valid
+ * while st is open (the engine keeps its weight files open for a model's
+ * lifetime, so each file is mapped once); NULL if t has no bytes there. */
+const unsigned char *agi_st_bytes(const ag_safetensors *st, const ag_tensor_info *t);
+
 /* Decode one little-endian float of the given dtype (F16, BF16, F32, F64). */
 double agi_decode_float(ag_dtype dt, const unsigned char *p);
 

@@ -80,6 +80,13 @@ const ag_tensor_info *ag_st_find(const ag_safetensors *st, const char *name)
     return NULL;
 }
 
+const unsigned char *agi_st_bytes(const ag_safetensors *st, const ag_tensor_info *t)
+{
+    if (!st || !t || !st->map || t->offset > st->map_len || t->nbytes > st->map_len - t->offset)
+        return NULL;
+    return st->map + t->offset;
+}
+
 const char *ag_st_metadata(const ag_safetensors *st, const char *key)
 {
     if (!st || !key)

@@ -1,0 +1,224 @@
+/* arch.c — the architectures the engine reads, one descriptor per
+ * model_type (see arch.h for the fields). Each row follows Hugging Face
+ * transformers' modeling file for that model_type; the commit cited is the
+ * version read (huggingface/transformers). Adding an architecture whose
+ * blocks are built from these parts is adding a row.
+ *
+ * Conventions shared by the rows: LayerNorm stems also accept the legacy
+ * gamma/beta names (TF-converted checkpoints, renamed by HF on load);
+ * buffers a checkpoint may carry (attn.bias, attention.masked_bias,
+ * rotary_emb.inv_freq, position_ids) and the heads (lm_head, embed_out,
+ * cls., pooler.) are never read. */
+#include <stddef.h>
+#include <string.h>
+
+#include "arch.h"
+
+#define BIAS_ALL .bias_qkv = {NULL, 1}, .bias_o = {NULL, 1}, .bias_mlp = {NULL, 1}
+#define BIAS_NONE .bias_qkv = {NULL, 0}, .bias_o = {NULL, 0}, .bias_mlp = {NULL, 0}
+
+/* The BERT family's tensors (modeling_bert.py BertModel; RoBERTa and
+ * XLM-RoBERTa copy them, "Copied from transformers.models.bert"). */
+#define BERT_TENSORS                                                                        \
+    .tok = "embeddings.word_embeddings.weight", .pos = "embeddings.position_embeddings.weight", \
+    .type = "embeddings.token_type_embeddings.weight", .emb_norm = "embeddings.LayerNorm",     \
+    .layer = "encoder.layer.%d.", .norm1 = "attention.output.LayerNorm",                       \
+    .norm2 = "output.LayerNorm", .q = "attention.self.query", .k = "attention.self.key",      \
+    .v = "attention.self.value", .o = "attention.output.dense", .up = "intermediate.dense",   \
+    .down = "output.dense"
+
+#define BERT_CONFIG                                                                         \
+    .k_layers = "num_hidden_layers", .k_heads = "num_attention_heads",                      \
+    .k_hidden = "hidden_size", .k_ff = "intermediate_size",                                 \
+    .k_positions = "max_position_embeddings", .k_eps = "layer_norm_eps", .eps = 1e-12,      \
+    .k_act = "hidden_act", .act = "gelu", .k_type_vocab = "type_vocab_size",                \
+    .k_pos_kind = "position_embedding_type", BIAS_ALL, .norm = AG_NORM_LAYER,               \
+    .residual = AG_RESIDUAL_POST, .causal = 0
+
+/* The LLaMA family's config keys and tensors (modeling_llama.py LlamaModel:
+ * RMSNorm, RoPE, grouped-query attention, gated MLP, model.norm). Split so
+ * that no row overrides a field (-Woverride-init). */
+#define LLAMA_KEYS                                                                          \
+    .prefixes = {"model."}, .k_layers = "num_hidden_layers",                                \
+    .k_heads = "num_attention_heads", .k_hidden = "hidden_size",                            \
+    .k_ff = "intermediate_size", .k_positions = "max_position_embeddings",                  \
+    .k_kv_heads = "num_key_value_heads", .k_head_dim = "head_dim", .k_eps = "rms_norm_eps", \
+    .k_theta = "rope_theta", .partial_dflt = 1.0, .residual = AG_RESIDUAL_PRE,              \
+    .positions = AG_POS_ROPE, .causal = 1
+
+#define LLAMA_PARTS                                                                         \
+    .eps = 1e-6, .k_act = "hidden_act", .act = "silu", .norm = AG_NORM_RMS,                 \
+    .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_GATED
+
+#define LLAMA_BASE                                                                          \
+    .tok = "embed_tokens.weight", .final_norm = "norm", .layer = "layers.%d.",              \
+    .norm1 = "input_layernorm", .o = "self_attn.o_proj", .down = "mlp.down_proj"
+
+#define LLAMA_QKV .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj"
+#define LLAMA_GATED .up = "mlp.up_proj", .gate = "mlp.gate_proj"
+#define LLAMA_TENSORS LLAMA_BASE, LLAMA_QKV, LLAMA_GATED, .norm2 = "post_attention_layernorm"
+
+static const agm_arch archs[] = {
+    /* modeling_gpt2.py GPT2Model: Conv1D [in, out] weights, c_attn's columns
+     * Q | K | V, pre-LN, ln_f, learned positions. */
+    {.model_type = "gpt2", .arch = AG_ARCH_GPT2, .modeling = "modeling_gpt2.py",
+     .prefixes = {"transformer."}, .k_layers = "n_layer", .k_heads = "n_head", .k_hidden = "n_embd",
+     .k_ff = "n_inner", .ff_mult = 4, .k_positions = "n_positions", .k_eps = "layer_norm_epsilon",
+     .eps = 1e-5, .k_act = "activation_function", .act = "gelu_new",
+     .k_scale_on = "scale_attn_weights", .k_inv_layer = "scale_attn_by_inverse_layer_idx", BIAS_ALL,
+     .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE, .positions = AG_POS_LEARNED, .causal = 1,
+     .conv1d = 1, .qkv = AG_QKV_BLOCKS, .mlp = AG_MLP_PLAIN, .tok = "wte.weight", .pos = "wpe.weight",
+     .final_norm = "ln_f", .layer = "h.%d.", .norm1 = "ln_1", .norm2 = "ln_2",
+     .qkv_fused = "attn.c_attn", .o = "attn.c_proj", .up = "mlp.c_fc", .down = "mlp.c_proj"},
+
+    /* modeling_bert.py BertModel: post-LN, word + token type 0 + position,
+     * embeddings.LayerNorm. */
+    {.model_type = "bert", .arch = AG_ARCH_BERT, .modeling = "modeling_bert.py",
+     .prefixes = {"bert."}, BERT_CONFIG, .positions = AG_POS_LEARNED, .qkv = AG_QKV_SEPARATE,
+     .mlp = AG_MLP_PLAIN, BERT_TENSORS},
+
+    /* modeling_roberta.py (000824f1) RobertaEmbeddings: BERT with positions
+     * from create_position_ids_from_input_ids: padding_idx + the running
+     * count of non-pad tokens, padding_idx itself for a pad token. */
+    {.model_type = "roberta", .arch = AG_ARCH_ROBERTA, .modeling = "modeling_roberta.py",
+     .prefixes = {"roberta."}, BERT_CONFIG, .k_pad = "pad_token_id", .positions = AG_POS_PADDED,
+     .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, BERT_TENSORS},
+
+    /* modeling_xlm_roberta.py: RoBERTa's classes copied, base_model_prefix
+     * "roberta". */
+    {.model_type = "xlm-roberta", .arch = AG_ARCH_XLM_ROBERTA, .modeling = "modeling_xlm_roberta.py",
+     .prefixes = {"roberta."}, BERT_CONFIG, .k_pad = "pad_token_id", .positions = AG_POS_PADDED,
+     .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, BERT_TENSORS},
+
+    /* modeling_distilbert.py (00b326f4): Embeddings word + position then
+     * LayerNorm(eps 1e-12), no token types; MultiHeadSelfAttention scales
+     * q by 1/√dim_per_head before q·k; TransformerBlock post-LN
+     * (sa_layer_norm, output_layer_norm, both eps 1e-12). */
+    {.model_type = "distilbert", .arch = AG_ARCH_DISTILBERT, .modeling = "modeling_distilbert.py",
+     .prefixes = {"distilbert."}, .k_layers = "n_layers", .k_heads = "n_heads", .k_hidden = "dim",
+     .k_ff = "hidden_dim", .k_positions = "max_position_embeddings", .eps = 1e-12,
+     .k_act = "activation", .act = "gelu", BIAS_ALL, .norm = AG_NORM_LAYER,
+     .residual = AG_RESIDUAL_POST, .positions = AG_POS_LEARNED, .causal = 0, .scale_query = 1,
+     .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, .tok = "embeddings.word_embeddings.weight",
+     .pos = "embeddings.position_embeddings.weight", .emb_norm = "embeddings.LayerNorm",
+     .layer = "transformer.layer.%d.", .norm1 = "sa_layer_norm", .norm2 = "output_layer_norm",
+     .q = "attention.q_lin", .k = "attention.k_lin", .v = "attention.v_lin",
+     .o = "attention.out_lin", .up = "ffn.lin1", .down = "ffn.lin2"},
+
+    /* modular_gpt_neox.py (00dcc6dd), configuration_gpt_neox.py (008e5743):
+     * query_key_value viewed (…, heads, 3·head_size) and chunked: per head
+     * q_h | k_h | v_h; RoPE on the first int(head_size·rotary_pct) dims
+     * (rotary_emb_base); GPTNeoXLayer parallel (x + attn(ln1(x)) +
+     * mlp(ln2(x))) or sequential residual; attention_bias on
+     * query_key_value and dense; final_layer_norm. */
+    {.model_type = "gpt_neox", .arch = AG_ARCH_GPT_NEOX, .modeling = "modeling_gpt_neox.py",
+     .prefixes = {"gpt_neox."}, .k_layers = "num_hidden_layers", .k_heads = "num_attention_heads",
+     .k_hidden = "hidden_size", .k_ff = "intermediate_size", .k_positions = "max_position_embeddings",
+     .k_eps = "layer_norm_eps", .eps = 1e-5, .k_act = "hidden_act", .act = "gelu",
+     .k_theta = "rotary_emb_base", .k_partial = "rotary_pct", .partial_dflt = 0.25,
+     .k_residual = "use_parallel_residual", .res_true = AG_RESIDUAL_PARALLEL,
+     .res_false = AG_RESIDUAL_PRE, .bias_qkv = {"attention_bias", 1}, .bias_o = {"attention_bias", 1},
+     .bias_mlp = {NULL, 1}, .norm = AG_NORM_LAYER, .positions = AG_POS_ROPE, .causal = 1,
+     .qkv = AG_QKV_PER_HEAD, .mlp = AG_MLP_PLAIN, .tok = "embed_in.weight",
+     .final_norm = "final_layer_norm", .layer = "layers.%d.", .norm1 = "input_layernorm",
+     .norm2 = "post_attention_layernorm", .qkv_fused = "attention.query_key_value",
+     .o = "attention.dense", .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h"},
+
+    /* modeling_opt.py (0184d208): OPTLearnedPositionalEmbedding rows
+     * position + 2; project_in when word_embed_proj_dim != hidden_size;
+     * OPTAttention q_proj(x)·head_dim^-0.5 then scaling 1.0;
+     * do_layer_norm_before chooses pre- or post-LN; final_layer_norm only
+     * with do_layer_norm_before and not _remove_final_layer_norm;
+     * nn.LayerNorm's default eps 1e-5. OPTModel saves "decoder.",
+     * OPTForCausalLM "model.decoder.". */
+    {.model_type = "opt", .arch = AG_ARCH_OPT, .modeling = "modeling_opt.py",
+     .prefixes = {"model.decoder.", "decoder."}, .k_layers = "num_hidden_layers",
+     .k_heads = "num_attention_heads", .k_hidden = "hidden_size", .k_ff = "ffn_dim",
+     .k_positions = "max_position_embeddings", .eps = 1e-5, .k_act = "activation_function",
+     .act = "relu", .k_embed_dim = "word_embed_proj_dim", .k_affine = "layer_norm_elementwise_affine",
+     .k_residual = "do_layer_norm_before", .res_true = AG_RESIDUAL_PRE, .res_false = AG_RESIDUAL_POST,
+     .k_no_final = "_remove_final_layer_norm", .bias_qkv = {"enable_bias", 1},
+     .bias_o = {"enable_bias", 1}, .bias_mlp = {"enable_bias", 1}, .norm = AG_NORM_LAYER,
+     .positions = AG_POS_LEARNED, .pos_extra = 2, .causal = 1, .scale_query = 1,
+     .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, .tok = "embed_tokens.weight",
+     .pos = "embed_positions.weight", .proj_in = "project_in", .final_norm = "final_layer_norm",
+     .layer = "layers.%d.", .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm",
+     .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
+     .o = "self_attn.out_proj", .up = "fc1", .down = "fc2"},
+
+    /* modeling_llama.py LlamaModel: attention_bias on q/k/v/o, mlp_bias. */
+    {.model_type = "llama", .arch = AG_ARCH_LLAMA, .modeling = "modeling_llama.py", LLAMA_KEYS,
+     LLAMA_PARTS,
+     .bias_qkv = {"attention_bias", 0}, .bias_o = {"attention_bias", 0},
+     .bias_mlp = {"mlp_bias", 0}, LLAMA_TENSORS},
+
+    /* modeling_mistral.py: bias-free projections; MistralModel uses
+     * create_sliding_window_causal_mask for every layer when sliding_window
+     * is set (configuration_mistral.py (008e5743) default 4096). */
+    {.model_type = "mistral", .arch = AG_ARCH_MISTRAL, .modeling = "modeling_mistral.py",
+     LLAMA_KEYS, LLAMA_PARTS, .windows = AGM_WIN_ALL, .window_dflt = 4096, BIAS_NONE, LLAMA_TENSORS},
+
+    /* modeling_qwen2.py: q/k/v biased, o_proj not; configuration_qwen2.py
+     * (008e5743): sliding_window only with use_sliding_window, on the layers
+     * layer_types names, by default those >= max_window_layers. */
+    {.model_type = "qwen2", .arch = AG_ARCH_QWEN2, .modeling = "modeling_qwen2.py", LLAMA_KEYS,
+     LLAMA_PARTS,
+     .windows = AGM_WIN_QWEN2, .window_dflt = 4096, .bias_qkv = {NULL, 1}, .bias_o = {NULL, 0},
+     .bias_mlp = {NULL, 0}, LLAMA_TENSORS},
+
+    /* modular_gemma.py (008e5743): GemmaRMSNorm (1 + w), embeddings times
+     * √hidden_size, head_dim (default 256), GeGLU; hidden_activation as in
+     * modeling_gemma.py (0125ac68), default gelu_pytorch_tanh. */
+    {.model_type = "gemma", .arch = AG_ARCH_GEMMA, .modeling = "modeling_gemma.py", LLAMA_KEYS,
+     .eps = 1e-6, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_GATED, .head_dim_dflt = 256, .k_act = "hidden_activation", .act = "gelu_pytorch_tanh",
+     .k_bidir = "use_bidirectional_attention", .bias_qkv = {"attention_bias", 0},
+     .bias_o = {"attention_bias", 0}, .bias_mlp = {NULL, 0}, .norm = AG_NORM_RMS_1P,
+     .embed_sqrt = 1, LLAMA_TENSORS},
+
+    /* modular_gemma2.py (008e5743): Gemma plus Gemma2DecoderLayer's
+     * sandwich norms (post_attention_layernorm on the attention output,
+     * pre_/post_feedforward_layernorm around the MLP),
+     * query_pre_attn_scalar^-0.5, attn_logit_softcapping, sliding window on
+     * layer_types' "sliding_attention" layers (default: the even ones). */
+    {.model_type = "gemma2", .arch = AG_ARCH_GEMMA2, .modeling = "modeling_gemma2.py", LLAMA_KEYS,
+     .eps = 1e-6, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_GATED, .head_dim_dflt = 256, .k_act = "hidden_activation", .act = "gelu_pytorch_tanh",
+     .k_query_scalar = "query_pre_attn_scalar", .k_softcap = "attn_logit_softcapping",
+     .k_bidir = "use_bidirectional_attention", .windows = AGM_WIN_ALTERNATE, .window_dflt = 4096,
+     .bias_qkv = {"attention_bias", 0}, .bias_o = {"attention_bias", 0}, .bias_mlp = {NULL, 0},
+     .norm = AG_NORM_RMS_1P, .sandwich = 1, .embed_sqrt = 1, LLAMA_BASE, LLAMA_QKV, LLAMA_GATED,
+     .norm2 = "pre_feedforward_layernorm", .attn_out_norm = "post_attention_layernorm",
+     .mlp_out_norm = "post_feedforward_layernorm"},
+
+    /* modular_phi3.py (06053b84), configuration_phi3.py (008e5743):
+     * qkv_proj columns Q (heads·hd) | K (kv·hd) | V (kv·hd), gate_up_proj
+     * chunked gate | up, partial_rotary_factor, no biases; the Mistral model
+     * class: one sliding-window mask for all layers when sliding_window is
+     * set (default None). */
+    {.model_type = "phi3", .arch = AG_ARCH_PHI3, .modeling = "modeling_phi3.py", LLAMA_KEYS,
+     .eps = 1e-5, .k_act = "hidden_act", .act = "silu", .norm = AG_NORM_RMS,
+     .k_partial = "partial_rotary_factor", .windows = AGM_WIN_ALL, BIAS_NONE,
+     .qkv = AG_QKV_BLOCKS, .mlp = AG_MLP_GATED_FUSED, LLAMA_BASE,
+     .norm2 = "post_attention_layernorm", .qkv_fused = "self_attn.qkv_proj",
+     .up = "mlp.gate_up_proj"},
+};
+
+#define N_ARCHS ((int)(sizeof archs / sizeof *archs))
+
+const agm_arch *agm_arch_find(const char *model_type)
+{
+    for (int i = 0; model_type && i < N_ARCHS; i++)
+        if (!strcmp(archs[i].model_type, model_type))
+            return &archs[i];
+    return NULL;
+}
+
+const agm_arch *agm_arch_at(int i)
+{
+    return i >= 0 && i < N_ARCHS ? &archs[i] : NULL;
+}
+
+const char *agm_arch_names(void)
+{
+    return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
+           "gemma, gemma2, phi3";
+}

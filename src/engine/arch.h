@@ -1,0 +1,98 @@
+/* arch.h — architectures as data: one descriptor per model_type (the table
+ * is src/engine/arch.c). config.c reads config.json through a descriptor's
+ * keys, load.c finds the weights through its tensor names, and the forward
+ * pass (forward_tmpl.h) follows the normalised ag_model_config it yields: no
+ * code anywhere is specific to one architecture. Private to the library.
+ *
+ * Tensor names are relative to the base-model prefix (one of `prefixes`,
+ * or none, detected once from the token embedding) and, per layer, to
+ * `layer` ("h.%d." with the layer index). A NULL name: the architecture has
+ * no such tensor. Stems (norms, projections) get ".weight" / ".bias". */
+#ifndef ATTNGEOM_ARCH_H
+#define ATTNGEOM_ARCH_H
+
+#include "attngeom/model.h"
+
+/* A config.json boolean with its default; key NULL: always the default. */
+typedef struct {
+    const char *key;
+    int dflt;
+} agm_flag;
+
+/* Which layers have a sliding window (config.c, cfg_windows). */
+typedef enum {
+    AGM_WIN_NONE,     /* none */
+    AGM_WIN_ALL,      /* every layer when `sliding_window` is set (Mistral,
+                         Phi-3: one sliding mask for all layers) */
+    AGM_WIN_QWEN2,    /* use_sliding_window, then layer_types or layers
+                         >= max_window_layers (configuration_qwen2.py) */
+    AGM_WIN_ALTERNATE /* layer_types, or the even layers (configuration_gemma2.py) */
+} agm_window_rule;
+
+typedef struct {
+    const char *model_type;
+    ag_arch arch;
+    const char *modeling;     /* the Hugging Face file followed */
+    const char *prefixes[3];  /* base-model prefixes, tried before none */
+
+    /* ---- config.json keys (NULL: not read) ---- */
+    const char *k_layers, *k_heads, *k_hidden, *k_ff, *k_positions;
+    int ff_mult;              /* k_ff absent or null: ff_mult·hidden (GPT-2 4),
+                                 0: k_ff required */
+    const char *k_kv_heads;   /* grouped-query heads, default n_head */
+    const char *k_head_dim;   /* explicit head_dim */
+    int head_dim_dflt;        /* head_dim when k_head_dim is absent; 0: d/H */
+    const char *k_eps;        /* NULL: eps is fixed (nn.LayerNorm default) */
+    double eps;
+    const char *k_act, *act;  /* activation key and default */
+    const char *k_type_vocab; /* token types (BERT family), default 2 */
+    const char *k_pos_kind;   /* position_embedding_type: only "absolute" */
+    const char *k_pad;        /* AG_POS_PADDED: pad_token_id, default 1 */
+    const char *k_embed_dim;  /* OPT word_embed_proj_dim (default hidden) */
+    const char *k_affine;     /* OPT layer_norm_elementwise_affine */
+    const char *k_theta;      /* RoPE base: rope_theta / rotary_emb_base */
+    const char *k_partial;    /* rotary fraction: partial_rotary_factor / rotary_pct */
+    double partial_dflt;
+    const char *k_residual;   /* a boolean choosing the residual wiring */
+    ag_residual res_true, res_false;
+    const char *k_no_final;   /* OPT _remove_final_layer_norm */
+    const char *k_scale_on;   /* GPT-2 scale_attn_weights (default true) */
+    const char *k_inv_layer;  /* GPT-2 scale_attn_by_inverse_layer_idx */
+    const char *k_query_scalar; /* Gemma-2 query_pre_attn_scalar (default 256) */
+    const char *k_softcap;    /* Gemma-2 attn_logit_softcapping (default 50) */
+    const char *k_bidir;      /* Gemma use_bidirectional_attention: refused */
+    agm_window_rule windows;
+    int window_dflt;          /* sliding_window when absent (0: none) */
+    agm_flag bias_qkv, bias_o, bias_mlp;
+
+    /* ---- the architecture ---- */
+    ag_norm_kind norm;
+    ag_residual residual;     /* unless k_residual */
+    ag_positions positions;
+    int pos_extra;            /* position rows beyond max_positions (OPT 2, its offset) */
+    int causal, sandwich, embed_sqrt, scale_query, conv1d;
+    ag_qkv_layout qkv;
+    ag_mlp_layout mlp;
+
+    /* ---- tensor names ---- */
+    const char *tok, *pos, *type, *emb_norm, *proj_in, *final_norm;
+    const char *layer;        /* per-layer prefix, "%d" = layer index */
+    const char *norm1;        /* before attention (PRE, PARALLEL) or after
+                                 its residual add (POST) */
+    const char *norm2;        /* before the MLP, or after its add (POST) */
+    const char *attn_out_norm, *mlp_out_norm; /* sandwich (Gemma-2) */
+    const char *q, *k, *v;    /* AG_QKV_SEPARATE */
+    const char *qkv_fused;    /* AG_QKV_BLOCKS, AG_QKV_PER_HEAD */
+    const char *o;
+    const char *up;           /* AG_MLP_GATED_FUSED: the gate_up projection */
+    const char *gate, *down;
+} agm_arch;
+
+/* The descriptor of a model_type, or NULL. */
+const agm_arch *agm_arch_find(const char *model_type);
+/* "gpt2, bert, ...": every supported model_type, for messages. */
+const char *agm_arch_names(void);
+/* Descriptor i (0..count-1), for tests and docs; NULL past the end. */
+const agm_arch *agm_arch_at(int i);
+
+#endif

@@ -1,0 +1,84 @@
+/* attn_weights.c — one layer's attention projections as doubles in [in, out]
+ * form (ag_model_attn_weights, family D and E): every head layout (separate,
+ * GPT-2 / Phi-3 column blocks, GPT-NeoX per-head interleave, grouped and
+ * multi-query) read through agm_qkv_cols, with the score scale, rotary
+ * embedding, soft-capping and window the forward pass uses for that layer. */
+#include <math.h>
+#include <string.h>
+
+#include "model_int.h"
+
+/* heads·hd columns of a projection, head h's from c.off + h·c.stride, as a
+ * (in, heads·hd) [in, out] array. */
+static int lin_heads(const agm_lin *l, agm_cols c, int heads, int hd, ag_array *out, ag_error *err)
+{
+    size_t w = (size_t)heads * hd, shape[2] = {(size_t)l->in, w};
+    int rc = ag_array_alloc(out, 2, shape, err);
+    for (size_t i = 0; rc == AG_OK && i < (size_t)l->in; i++)
+        for (size_t j = 0; j < w; j++) {
+            size_t col = (size_t)c.off + j / hd * c.stride + j % hd;
+            out->data[i * w + j] = agm_at(&l->w, l->linear ? col * l->in + i : i * l->out + col);
+        }
+    return rc;
+}
+
+/* The same columns of the projection's bias; an empty array if it has none. */
+static int bias_heads(const agm_lin *l, agm_cols c, int heads, int hd, ag_array *out, ag_error *err)
+{
+    if (!l->b)
+        return AG_OK;
+    size_t w = (size_t)heads * hd, shape[1] = {w};
+    int rc = ag_array_alloc(out, 1, shape, err);
+    for (size_t j = 0; rc == AG_OK && j < w; j++)
+        out->data[j] = l->b[(size_t)c.off + j / hd * c.stride + j % hd];
+    return rc;
+}
+
+/* W and b of Q (which 0), K (1) or V (2) into *w, *b. */
+static int qkv_part(const ag_model *m, const agm_layer *y, int which, ag_array *w, ag_array *b,
+                    ag_error *err)
+{
+    const ag_model_config *g = &m->cfg;
+    const agm_lin *sep[3] = {&y->q, &y->k, &y->v};
+    const agm_lin *l = g->qkv == AG_QKV_SEPARATE ? sep[which] : &y->qkv;
+    int heads = which ? g->n_kv_head : g->n_head;
+    agm_cols c = agm_qkv_cols(g, which);
+    int rc = lin_heads(l, c, heads, g->head_dim, w, err);
+    return rc ? rc : bias_heads(l, c, heads, g->head_dim, b, err);
+}
+
+int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag_error *err)
+{
+    if (!m || !out)
+        return ag_error_set(err, AG_EINVAL, "attention weights: missing argument");
+    memset(out, 0, sizeof *out);
+    const ag_model_config *g = &m->cfg;
+    if (layer < 0 || layer >= g->n_layer)
+        return ag_error_set(err, AG_ERANGE, "layer %d is outside 0..%d", layer, g->n_layer - 1);
+    const agm_layer *y = &m->layers[layer];
+    *out = (ag_attn_weights){.layer = layer, .n_head = g->n_head, .n_kv_head = g->n_kv_head,
+                             .head_dim = g->head_dim, .causal = g->causal,
+                             .scale = g->attn_scale / (g->scale_by_inverse_layer ? layer + 1 : 1),
+                             .softcap = g->softcap, .window = m->window[layer]};
+    if (g->positions == AG_POS_ROPE)
+        out->rope = g->rope;
+    int rc = qkv_part(m, y, 0, &out->wq, &out->bq, err);
+    if (rc == AG_OK)
+        rc = qkv_part(m, y, 1, &out->wk, &out->bk, err);
+    if (rc == AG_OK)
+        rc = qkv_part(m, y, 2, &out->wv, &out->bv, err);
+    if (rc == AG_OK) /* every output column of o: one "head" as wide as d */
+        rc = lin_heads(&y->o, (agm_cols){0, g->d_model}, 1, g->d_model, &out->wo, err);
+    if (rc != AG_OK)
+        ag_attn_weights_free(out);
+    return rc;
+}
+
+void ag_attn_weights_free(ag_attn_weights *w)
+{
+    if (!w)
+        return;
+    ag_array *all[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->bq, &w->bk, &w->bv};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        ag_array_free(all[i]);
+}

@@ -1,0 +1,452 @@
+/* config.c — config.json into ag_model_config, through the descriptor of its
+ * model_type (arch.h): which keys hold the sizes, norm epsilon, activation,
+ * biases, RoPE and its scaling, sliding windows per layer. Every value is
+ * validated and capped (CAP_*) before anything is allocated from it; an
+ * error is one line naming config.json and the field. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention_kernel.h"
+#include "io/io_internal.h"
+#include "model_int.h"
+
+typedef struct {
+    char path[4200];
+    json_t *root;
+    ag_error *err;
+} cfgctx;
+
+/* ---- typed fields ------------------------------------------------------- */
+
+/* Integer field of obj in min..CAP_DIM. dflt < 0: required. null counts as
+ * absent. */
+static int obj_int(cfgctx *c, json_t *obj, const char *key, int dflt, int min, int *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        if (dflt < 0)
+            return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' is missing", c->path, key);
+        *out = dflt;
+        return AG_OK;
+    }
+    if (!json_is_integer(v))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' must be an integer", c->path, key);
+    json_int_t x = json_integer_value(v);
+    if (x < min || x > AGM_CAP_DIM)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %lld is outside %d..%d",
+                            c->path, key, (long long)x, min, AGM_CAP_DIM);
+    *out = (int)x;
+    return AG_OK;
+}
+
+static int cfg_int(cfgctx *c, const char *key, int dflt, int min, int *out)
+{
+    return obj_int(c, c->root, key, dflt, min, out);
+}
+
+/* Positive finite number (integer or real) of obj with a default. */
+static int obj_num(cfgctx *c, json_t *obj, const char *key, double dflt, double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        *out = dflt;
+        return AG_OK;
+    }
+    if (!json_is_number(v) || !(json_number_value(v) > 0) || !isfinite(json_number_value(v)))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' must be a positive number", c->path, key);
+    *out = json_number_value(v);
+    return AG_OK;
+}
+
+static int cfg_num(cfgctx *c, const char *key, double dflt, double *out)
+{
+    return obj_num(c, c->root, key, dflt, out);
+}
+
+static int cfg_bool(cfgctx *c, const char *key, int dflt, int *out)
+{
+    json_t *v = key ? json_object_get(c->root, key) : NULL;
+    if (!v || json_is_null(v)) {
+        *out = dflt;
+        return AG_OK;
+    }
+    if (!json_is_boolean(v))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' must be true or false", c->path, key);
+    *out = json_is_true(v);
+    return AG_OK;
+}
+
+static int obj_str(cfgctx *c, json_t *obj, const char *key, const char *dflt, const char **out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        if (!dflt)
+            return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' is missing", c->path, key);
+        *out = dflt;
+        return AG_OK;
+    }
+    if (!json_is_string(v))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' must be a string", c->path, key);
+    *out = json_string_value(v);
+    return AG_OK;
+}
+
+static int cfg_str(cfgctx *c, const char *key, const char *dflt, const char **out)
+{
+    return obj_str(c, c->root, key, dflt, out);
+}
+
+/* HF activations.py ACT2FN names this engine implements. */
+static int cfg_act(cfgctx *c, const char *key, const char *dflt, ag_model *m)
+{
+    const char *s;
+    int rc = cfg_str(c, key, dflt, &s);
+    if (rc != AG_OK)
+        return rc;
+    if (!strcmp(s, "gelu_new") || !strcmp(s, "gelu_pytorch_tanh"))
+        m->act = AGM_ACT_GELU_TANH;
+    else if (!strcmp(s, "gelu"))
+        m->act = AGM_ACT_GELU_ERF;
+    else if (!strcmp(s, "relu"))
+        m->act = AGM_ACT_RELU;
+    else if (!strcmp(s, "silu") || !strcmp(s, "swish"))
+        m->act = AGM_ACT_SILU;
+    else
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' = \"%.64s\" is not a supported activation (gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish)",
+                            c->path, key, s);
+    snprintf(m->cfg.activation, sizeof m->cfg.activation, "%s", s);
+    return AG_OK;
+}
+
+/* ---- sizes -------------------------------------------------------------- */
+
+/* Heads, head_dim and their consistency with the width. */
+static int cfg_heads(cfgctx *c, const agm_arch *a, ag_model_config *g)
+{
+    int rc, hd = 0;
+    if (a->k_kv_heads && (rc = cfg_int(c, a->k_kv_heads, g->n_head, 1, &g->n_kv_head)))
+        return rc;
+    if (!a->k_kv_heads)
+        g->n_kv_head = g->n_head;
+    if (a->k_head_dim && (rc = cfg_int(c, a->k_head_dim, a->head_dim_dflt, 1, &hd)))
+        return rc;
+    if (g->n_head % g->n_kv_head)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d does not divide %s = %d",
+                            c->path, a->k_kv_heads, g->n_kv_head, a->k_heads, g->n_head);
+    if (!hd && g->d_model % g->n_head)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d does not divide the hidden size %d",
+                            c->path, a->k_heads, g->n_head, g->d_model);
+    g->head_dim = hd ? hd : g->d_model / g->n_head;
+    if ((long long)g->n_head * g->head_dim > AGM_CAP_DIM) /* the Q projection's width, an int */
+        return ag_error_set(c->err, AG_EFORMAT, "%s: %s * head_dim = %d * %d is above %d",
+                            c->path, a->k_heads, g->n_head, g->head_dim, AGM_CAP_DIM);
+    return AG_OK;
+}
+
+static int cfg_sizes(cfgctx *c, const agm_arch *a, ag_model *m)
+{
+    ag_model_config *g = &m->cfg;
+    int rc;
+    if ((rc = cfg_int(c, a->k_layers, -1, 1, &g->n_layer)) ||
+        (rc = cfg_int(c, a->k_heads, -1, 1, &g->n_head)) ||
+        (rc = cfg_int(c, a->k_hidden, -1, 1, &g->d_model)) ||
+        (rc = cfg_int(c, a->k_ff, a->ff_mult ? 0 : -1, 1, &g->d_ff)) ||
+        (rc = cfg_int(c, a->k_positions, -1, 1, &g->max_positions)) ||
+        (rc = cfg_int(c, "vocab_size", -1, 1, &g->vocab_size)))
+        return rc;
+    if (g->n_layer > AGM_CAP_LAYER)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d: more than %d layers", c->path,
+                            a->k_layers, g->n_layer, AGM_CAP_LAYER);
+    if (!g->d_ff) /* modeling_gpt2.py GPT2Block: n_inner or 4·n_embd */
+        g->d_ff = a->ff_mult * g->d_model;
+    if (g->d_ff > AGM_CAP_DIM)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: MLP width %d is above %d", c->path, g->d_ff, AGM_CAP_DIM);
+    g->d_embed = g->d_model;
+    if (a->k_embed_dim && (rc = cfg_int(c, a->k_embed_dim, g->d_model, 1, &g->d_embed)))
+        return rc;
+    if (a->k_type_vocab && (rc = cfg_int(c, a->k_type_vocab, 2, 1, &g->type_vocab_size)))
+        return rc;
+    return cfg_heads(c, a, g);
+}
+
+/* ---- positions and RoPE ------------------------------------------------- */
+
+/* modeling_rope_utils.py rope types: rope_scaling (or Transformers v5's
+ * rope_parameters) "rope_type", or the legacy "type". */
+static int rope_type(cfgctx *c, json_t *rs, const char *field, ag_rope *r)
+{
+    const char *t = "default";
+    json_t *v = json_object_get(rs, "rope_type");
+    if (!v || json_is_null(v))
+        v = json_object_get(rs, "type");
+    if (v && !json_is_null(v) && !(t = json_string_value(v)))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': rope_type must be a string", c->path, field);
+    if (!strcmp(t, "default"))
+        r->type = AG_ROPE_DEFAULT;
+    else if (!strcmp(t, "linear"))
+        r->type = AG_ROPE_LINEAR;
+    else if (!strcmp(t, "dynamic"))
+        r->type = AG_ROPE_DYNAMIC;
+    else if (!strcmp(t, "llama3"))
+        r->type = AG_ROPE_LLAMA3;
+    else
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' has rope_type \"%.64s\", which is not supported (default, linear, dynamic, llama3)",
+                            c->path, field, t);
+    return AG_OK;
+}
+
+/* The scaling parameters of rope_scaling / rope_parameters `rs`. */
+static int rope_scaling(cfgctx *c, json_t *rs, const char *field, ag_rope *r, int max_pos)
+{
+    int rc = rope_type(c, rs, field, r);
+    if (rc != AG_OK || r->type == AG_ROPE_DEFAULT)
+        return rc;
+    if ((rc = obj_num(c, rs, "factor", 0, &r->factor)))
+        return rc;
+    if (!(r->factor >= 1))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': factor must be a number >= 1", c->path, field);
+    r->original_max_positions = max_pos; /* dynamic: max_position_embeddings */
+    if (r->type != AG_ROPE_LLAMA3)
+        return AG_OK;
+    if ((rc = obj_num(c, rs, "low_freq_factor", 0, &r->low_freq_factor)) ||
+        (rc = obj_num(c, rs, "high_freq_factor", 0, &r->high_freq_factor)) ||
+        (rc = obj_int(c, rs, "original_max_position_embeddings", 0, 1, &r->original_max_positions)))
+        return rc;
+    if (!(r->low_freq_factor > 0) || !(r->high_freq_factor > r->low_freq_factor) || !r->original_max_positions)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': llama3 needs low_freq_factor > 0, high_freq_factor > low_freq_factor and original_max_position_embeddings",
+                            c->path, field);
+    return AG_OK;
+}
+
+/* The rotary embedding: theta, rotated dims (int(head_dim·fraction), as
+ * modeling_rope_utils.py), scaling. Transformers v5 writes them all into
+ * rope_parameters; earlier versions use rope_theta (GPT-NeoX
+ * rotary_emb_base), partial_rotary_factor (GPT-NeoX rotary_pct) and
+ * rope_scaling. */
+static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model_config *g)
+{
+    ag_rope *r = &g->rope;
+    json_t *rp = json_object_get(c->root, "rope_parameters"), *rs = json_object_get(c->root, "rope_scaling");
+    const char *field = "rope_scaling";
+    double frac, theta;
+    int rc;
+    if (rp && !json_is_null(rp)) {
+        const char *key;
+        json_t *v;
+        if (!json_is_object(rp))
+            return ag_error_set(c->err, AG_EFORMAT, "%s: field 'rope_parameters' must be an object", c->path);
+        json_object_foreach(rp, key, v) if (json_is_object(v))
+            return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field 'rope_parameters' has per-layer-type entries ('%.64s'), which are not supported",
+                                c->path, key);
+        rs = rp;
+        field = "rope_parameters";
+    }
+    frac = a->partial_dflt;
+    if ((rc = cfg_num(c, a->k_theta, 10000.0, &theta)) ||
+        (a->k_partial && (rc = cfg_num(c, a->k_partial, a->partial_dflt, &frac))))
+        return rc;
+    if (rs && !json_is_null(rs)) {
+        if (!json_is_object(rs))
+            return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' must be an object or null", c->path, field);
+        if ((rc = obj_num(c, rs, "rope_theta", theta, &theta)) ||
+            (rc = obj_num(c, rs, "partial_rotary_factor", frac, &frac)) ||
+            (rc = rope_scaling(c, rs, field, r, g->max_positions)))
+            return rc;
+    }
+    r->theta = theta;
+    r->rotary_dim = frac <= 1 ? (int)(g->head_dim * frac) : 0;
+    if (r->rotary_dim <= 0 || r->rotary_dim % 2)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: rotary dims int(head_dim %d * %g) = %d must be even, above 0 and at most head_dim",
+                            c->path, g->head_dim, frac, r->rotary_dim);
+    char buf[160];
+    const char *why = agk_rope_problem(r, g->head_dim, buf, sizeof buf); /* what the kernel needs */
+    if (why)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': %s", c->path, field, why);
+    g->max_tokens = g->max_positions;
+    if (r->type == AG_ROPE_DYNAMIC) /* the length the factor was chosen for, see docs/engine.md */
+        g->max_tokens = (int)fmin(floor(r->factor * g->max_positions), AGM_CAP_DIM);
+    return AG_OK;
+}
+
+/* Learned positions: table rows, the first row used, the longest input. */
+static int cfg_positions(cfgctx *c, const agm_arch *a, ag_model_config *g)
+{
+    int rc, pad = 0;
+    const char *kind;
+    g->positions = a->positions;
+    if (a->positions == AG_POS_ROPE)
+        return cfg_rope(c, a, g);
+    if (a->k_pos_kind && (rc = cfg_str(c, a->k_pos_kind, "absolute", &kind)))
+        return rc;
+    if (a->k_pos_kind && strcmp(kind, "absolute"))
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: position_embedding_type \"%.64s\" is not supported (only \"absolute\")",
+                            c->path, kind);
+    g->position_offset = a->pos_extra; /* OPT: rows position + 2 */
+    if (a->positions == AG_POS_PADDED) {
+        if ((rc = cfg_int(c, a->k_pad, 1, 0, &pad)))
+            return rc;
+        g->position_offset = pad + 1;
+    }
+    g->max_tokens = g->max_positions + a->pos_extra - g->position_offset;
+    if (g->max_tokens < 1)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d leaves no position below max_position_embeddings = %d",
+                            c->path, a->k_pad, pad, g->max_positions);
+    return AG_OK;
+}
+
+/* ---- sliding windows ---------------------------------------------------- */
+
+/* sliding_window: absent -> the architecture's default, null -> none. */
+static int window_size(cfgctx *c, const agm_arch *a, int *w)
+{
+    json_t *v = json_object_get(c->root, "sliding_window");
+    if (!v) {
+        *w = a->window_dflt;
+        return AG_OK;
+    }
+    *w = 0;
+    return json_is_null(v) ? AG_OK : cfg_int(c, "sliding_window", -1, 1, w);
+}
+
+/* layer_types (configuration_qwen2.py, configuration_gemma2.py): one
+ * "full_attention" or "sliding_attention" per layer. */
+static int layer_types(cfgctx *c, json_t *lt, int w, ag_model *m)
+{
+    if (!json_is_array(lt) || json_array_size(lt) != (size_t)m->cfg.n_layer)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field 'layer_types' must be an array of %d strings",
+                            c->path, m->cfg.n_layer);
+    for (int i = 0; i < m->cfg.n_layer; i++) {
+        const char *t = json_string_value(json_array_get(lt, (size_t)i));
+        if (t && !strcmp(t, "sliding_attention"))
+            m->window[i] = w;
+        else if (!t || strcmp(t, "full_attention"))
+            return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field 'layer_types' entry %d is \"%.64s\" (only full_attention, sliding_attention)",
+                                c->path, i, t ? t : "(not a string)");
+    }
+    return AG_OK;
+}
+
+static int cfg_windows(cfgctx *c, const agm_arch *a, ag_model *m)
+{
+    int w = 0, use = 1, first = 0, rc = AG_OK;
+    if (!(m->window = calloc((size_t)m->cfg.n_layer, sizeof *m->window)))
+        return ag_error_set(c->err, AG_ENOMEM, "%s: out of memory", c->path);
+    if (a->windows == AGM_WIN_NONE)
+        return AG_OK;
+    if ((rc = window_size(c, a, &w)))
+        return rc;
+    if (a->windows == AGM_WIN_QWEN2 &&
+        ((rc = cfg_bool(c, "use_sliding_window", 0, &use)) ||
+         (rc = cfg_int(c, "max_window_layers", 28, 0, &first))))
+        return rc;
+    if (!use || !w)
+        return AG_OK;
+    json_t *lt = json_object_get(c->root, "layer_types");
+    if (a->windows != AGM_WIN_ALL && lt && !json_is_null(lt))
+        rc = layer_types(c, lt, w, m);
+    else
+        for (int i = 0; i < m->cfg.n_layer; i++)
+            m->window[i] = a->windows == AGM_WIN_ALL ? w
+                           : a->windows == AGM_WIN_QWEN2 ? (i >= first ? w : 0)
+                                                         : (i % 2 == 0 ? w : 0);
+    for (int i = 0; i < m->cfg.n_layer; i++)
+        if (m->window[i])
+            m->cfg.sliding_window = w;
+    return rc;
+}
+
+/* ---- the rest of the architecture --------------------------------------- */
+
+static int cfg_flag(cfgctx *c, agm_flag f, int *out)
+{
+    return cfg_bool(c, f.key, f.dflt, out);
+}
+
+/* Residual wiring, norms, biases. */
+static int cfg_wiring(cfgctx *c, const agm_arch *a, ag_model *m)
+{
+    ag_model_config *g = &m->cfg;
+    int rc, sw = 1, no_final = 0;
+    if ((rc = cfg_bool(c, a->k_residual, 1, &sw)) || (rc = cfg_bool(c, a->k_no_final, 0, &no_final)) ||
+        (rc = cfg_bool(c, a->k_affine, 1, &m->norm_affine)) || (rc = cfg_flag(c, a->bias_qkv, &g->qkv_bias)) ||
+        (rc = cfg_flag(c, a->bias_o, &g->o_bias)) || (rc = cfg_flag(c, a->bias_mlp, &g->mlp_bias)))
+        return rc;
+    g->residual = a->k_residual ? (sw ? a->res_true : a->res_false) : a->residual;
+    g->norm = a->norm;
+    g->sandwich_norms = a->sandwich;
+    g->embed_norm = a->emb_norm != NULL;
+    /* modeling_opt.py OPTDecoder: a post-LN stack has no final norm. */
+    g->final_norm = a->final_norm && g->residual != AG_RESIDUAL_POST && !no_final;
+    g->qkv = a->qkv;
+    g->mlp = a->mlp;
+    g->causal = a->causal;
+    return AG_OK;
+}
+
+/* Score scale and soft-capping; Gemma's embedding scale. */
+static int cfg_scores(cfgctx *c, const agm_arch *a, ag_model_config *g)
+{
+    int rc, on = 1, bidir = 0;
+    double scalar = 0;
+    g->attn_scale = 1.0 / sqrt((double)g->head_dim);
+    g->scale_query = a->scale_query;
+    if ((rc = cfg_bool(c, a->k_scale_on, 1, &on)) ||
+        (rc = cfg_bool(c, a->k_inv_layer, 0, &g->scale_by_inverse_layer)) ||
+        (rc = cfg_bool(c, a->k_bidir, 0, &bidir)) ||
+        (a->k_query_scalar && (rc = cfg_num(c, a->k_query_scalar, 256, &scalar))))
+        return rc;
+    if (bidir)
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' is true; bidirectional Gemma is not supported",
+                            c->path, a->k_bidir);
+    if (!on) /* modeling_gpt2.py: scale_attn_weights = false */
+        g->attn_scale = 1.0;
+    if (scalar > 0) /* modeling_gemma2.py: query_pre_attn_scalar**-0.5 */
+        g->attn_scale = 1.0 / sqrt(scalar);
+    json_t *cap = a->k_softcap ? json_object_get(c->root, a->k_softcap) : NULL;
+    if (a->k_softcap && (!cap || !json_is_null(cap)) && (rc = cfg_num(c, a->k_softcap, 50.0, &g->softcap)))
+        return rc;
+    g->embed_scale = a->embed_sqrt ? sqrt((double)g->d_model) : 1.0;
+    return AG_OK;
+}
+
+/* ---- config.json -------------------------------------------------------- */
+
+static int cfg_model(cfgctx *c, ag_model *m)
+{
+    const char *mt;
+    int rc = cfg_str(c, "model_type", NULL, &mt);
+    if (rc != AG_OK)
+        return rc;
+    const agm_arch *a = agm_arch_find(mt);
+    if (!a)
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"%.64s\" is not supported (%s)", c->path, mt,
+                            agm_arch_names());
+    m->arch = a;
+    m->cfg.arch = a->arch;
+    m->cfg.modeling = a->modeling;
+    snprintf(m->cfg.model_type, sizeof m->cfg.model_type, "%s", mt);
+    if ((rc = cfg_sizes(c, a, m)) || (rc = cfg_act(c, a->k_act, a->act, m)) ||
+        (rc = (a->k_eps ? cfg_num(c, a->k_eps, a->eps, &m->cfg.norm_eps) : AG_OK)) ||
+        (rc = cfg_positions(c, a, &m->cfg)) || (rc = cfg_wiring(c, a, m)) ||
+        (rc = cfg_scores(c, a, &m->cfg)))
+        return rc;
+    if (!a->k_eps)
+        m->cfg.norm_eps = a->eps;
+    return cfg_windows(c, a, m);
+}
+
+int agm_read_config(const char *dir, ag_model *m, ag_error *err)
+{
+    cfgctx c = {.err = err};
+    snprintf(c.path, sizeof c.path, "%s/config.json", dir);
+    int rc = agi_json_load(c.path, AGM_CAP_JSON, JSON_REJECT_DUPLICATES, &c.root, err);
+    if (rc != AG_OK)
+        return rc;
+    rc = json_is_object(c.root) ? cfg_model(&c, m)
+                                : ag_error_set(err, AG_EFORMAT, "%s: not a JSON object", c.path);
+    json_decref(c.root);
+    return rc;
+}

@@ -1,0 +1,434 @@
+/* load.c — load a Hugging Face model folder: config.json (config.c), then
+ * the weights (model.safetensors or the shards listed in
+ * model.safetensors.index.json) named by the model_type's descriptor
+ * (arch.c), into the ag_model of model_int.h. One loader for every
+ * architecture: which tensors exist, their names and shapes all follow from
+ * the descriptor and the normalised config.
+ *
+ * Memory: the weight files stay open, each mapped once read-only (by its
+ * ag_safetensors handle), for the model's lifetime, and each matrix is a
+ * pointer into its file in the stored dtype (no copy, no conversion), so a
+ * model costs its file size in (shared, evictable) page cache plus a few
+ * small float vectors (norms, biases). Every check (dtype, shape, NaN/Inf)
+ * is still done at load, the last by one streaming scan of the stored bits.
+ *
+ * Tensor names follow what save_pretrained writes for the XModel and the
+ * XFor... head classes: the base-model prefix ("transformer.", "bert.",
+ * "model.", "model.decoder.", ...) is optional, detected once from the token
+ * embedding; error messages name the full name the file should hold. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "io/io_internal.h"
+#include "model_int.h"
+
+#define NAME_MAX_LEN 512
+
+/* ---- weight source: one file or the shards of an index ------------------ */
+
+typedef struct {
+    const char *dir;
+    const char *what;       /* "model.safetensors" or the index name, for messages */
+    ag_safetensors **st;    /* nst open files: names, dtypes, shapes, bytes */
+    size_t nst;
+    const char *prefix;     /* the detected base-model prefix, or "" */
+} wsrc;
+
+static void close_all(ag_safetensors **st, size_t n)
+{
+    for (size_t i = 0; st && i < n; i++)
+        ag_st_close(st[i]);
+    free(st);
+}
+
+/* The tensor called `name` and its file, or NULL. */
+static const ag_tensor_info *wsrc_find(const wsrc *w, const char *name, size_t *owner)
+{
+    for (size_t i = 0; i < w->nst; i++) {
+        const ag_tensor_info *t = ag_st_find(w->st[i], name);
+        if (t) {
+            *owner = i;
+            return t;
+        }
+    }
+    return NULL;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+static int wsrc_add(wsrc *w, const char *file, ag_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", w->dir, file);
+    ag_safetensors **grown = realloc(w->st, (w->nst + 1) * sizeof *grown);
+    if (!grown)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+    w->st = grown;
+    int rc = ag_st_open(path, &w->st[w->nst], err);
+    if (rc == AG_OK)
+        w->nst++;
+    return rc;
+}
+
+/* A shard name from the index must stay inside the folder. */
+static int shard_name_ok(const char *s)
+{
+    return s[0] && s[0] != '.' && !strchr(s, '/') && strlen(s) < 256;
+}
+
+static int already_listed(json_t *seen, const char *file)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(seen, i, v)
+        if (!strcmp(json_string_value(v), file))
+            return 1;
+    return 0;
+}
+
+/* model.safetensors.index.json: {"weight_map": {tensor: shard file}}. */
+static int wsrc_open_index(wsrc *w, const char *ipath, ag_error *err)
+{
+    json_t *root;
+    int rc = agi_json_load(ipath, AGM_CAP_JSON, JSON_REJECT_DUPLICATES, &root, err);
+    if (rc != AG_OK)
+        return rc;
+    json_t *map = json_object_get(root, "weight_map"), *seen = json_array();
+    if (!json_is_object(map))
+        rc = ag_error_set(err, AG_EFORMAT, "%s: field 'weight_map' is missing or not an object", ipath);
+    const char *key;
+    json_t *val;
+    json_object_foreach(map, key, val) {
+        if (rc != AG_OK)
+            break;
+        const char *f = json_string_value(val);
+        if (!f || !shard_name_ok(f))
+            rc = ag_error_set(err, AG_EFORMAT, "%s: weight_map entry '%.200s' is not a file name in the folder", ipath, key);
+        else if (!already_listed(seen, f)) {
+            if (json_array_size(seen) >= AGM_CAP_SHARDS)
+                rc = ag_error_set(err, AG_ELIMIT, "%s: more than %d shards", ipath, AGM_CAP_SHARDS);
+            else {
+                json_array_append_new(seen, json_string(f));
+                rc = wsrc_add(w, f, err);
+            }
+        }
+    }
+    json_decref(seen);
+    json_decref(root);
+    return rc;
+}
+
+/* Prefer model.safetensors, as transformers' from_pretrained does. */
+static int wsrc_open(wsrc *w, const char *dir, ag_error *err)
+{
+    char p[4096];
+    memset(w, 0, sizeof *w);
+    w->dir = dir;
+    w->prefix = "";
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    if (file_exists(p)) {
+        w->what = "model.safetensors";
+        return wsrc_add(w, "model.safetensors", err);
+    }
+    snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir);
+    if (file_exists(p)) {
+        w->what = "model.safetensors.index.json";
+        return wsrc_open_index(w, p, err);
+    }
+    return ag_error_set(err, AG_EIO, "%s: no model.safetensors or model.safetensors.index.json", dir);
+}
+
+/* The first of the descriptor's prefixes under which the token embedding
+ * exists, else none: a prefixed file is then read consistently. */
+static void wsrc_detect_prefix(wsrc *w, const agm_arch *a)
+{
+    char n[NAME_MAX_LEN];
+    size_t k;
+    for (int i = 0; i < 3 && a->prefixes[i]; i++) {
+        snprintf(n, sizeof n, "%s%s", a->prefixes[i], a->tok);
+        if (wsrc_find(w, n, &k)) {
+            w->prefix = a->prefixes[i];
+            return;
+        }
+    }
+}
+
+/* ---- tensors ------------------------------------------------------------ */
+
+typedef struct {
+    wsrc *w;
+    ag_model *m;
+    ag_error *err;
+    int layer;  /* names are relative to this layer's prefix; -1: the model's */
+} loader;
+
+/* prefix [layer prefix] stem suffix into full (NAME_MAX_LEN). */
+static void full_name(const loader *L, const char *stem, const char *suffix, char *full)
+{
+    char lp[64] = "";
+    if (L->layer >= 0)
+        snprintf(lp, sizeof lp, L->m->arch->layer, L->layer);
+    snprintf(full, NAME_MAX_LEN, "%s%s%s%s", L->w->prefix, lp, stem, suffix);
+}
+
+static void shape_str(char *buf, size_t size, int ndim, const size_t *shape)
+{
+    size_t k = (size_t)snprintf(buf, size, "(");
+    for (int i = 0; i < ndim && k < size; i++)
+        k += (size_t)snprintf(buf + k, size - k, i ? ", %zu" : "%zu", shape[i]);
+    if (k < size)
+        snprintf(buf + k, size - k, ndim == 1 ? ",)" : ")");
+}
+
+static int check_info(const loader *L, const char *full, const ag_tensor_info *t,
+                      int ndim, const size_t *shape)
+{
+    if (t->dtype != AG_DT_F32 && t->dtype != AG_DT_F16 && t->dtype != AG_DT_BF16)
+        return ag_error_set(L->err, AG_EDTYPE, "%s/%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16",
+                            L->w->dir, L->w->what, full, ag_dtype_name(t->dtype));
+    int same = t->ndim == ndim;
+    for (int i = 0; same && i < ndim; i++)
+        same = t->shape[i] == shape[i];
+    if (!same) {
+        char got[128], want[128];
+        shape_str(got, sizeof got, t->ndim, t->shape);
+        shape_str(want, sizeof want, ndim, shape);
+        return ag_error_set(L->err, AG_ESHAPE, "%s/%s: tensor '%s' has shape %s, expected %s",
+                            L->w->dir, L->w->what, full, got, want);
+    }
+    return AG_OK;
+}
+
+/* Find stem+suffix (or stem+alt when the first is absent; alt may be NULL),
+ * check its dtype, shape and values, and point *out at its stored bytes.
+ * The message of a missing tensor names the first (preferred) name. */
+static int find_tensor(const loader *L, const char *stem, const char *suffix, const char *alt,
+                       int ndim, const size_t *shape, agm_tensor *out)
+{
+    char full[NAME_MAX_LEN], full2[NAME_MAX_LEN];
+    size_t k = 0;
+    full_name(L, stem, suffix, full);
+    const ag_tensor_info *t = wsrc_find(L->w, full, &k);
+    if (!t && alt) {
+        full_name(L, stem, alt, full2);
+        if ((t = wsrc_find(L->w, full2, &k)))
+            memcpy(full, full2, sizeof full2);
+    }
+    if (!t)
+        return ag_error_set(L->err, AG_ENOTFOUND, "%s/%s: tensor '%s' not found",
+                            L->w->dir, L->w->what, full);
+    int rc = check_info(L, full, t, ndim, shape);
+    if (rc != AG_OK)
+        return rc;
+    *out = (agm_tensor){agi_st_bytes(L->w->st[k], t), t->dtype, t->nelem};
+    if (!out->p)
+        return ag_error_set(L->err, AG_EFORMAT, "%s/%s: tensor '%s' lies outside its file",
+                            L->w->dir, L->w->what, full);
+    size_t bad = agm_first_nonfinite(out);
+    if (bad < out->n)
+        return ag_error_set(L->err, AG_ENONFINITE, "%s/%s: tensor '%s' holds a non-finite value at index %zu",
+                            L->w->dir, L->w->what, full, bad);
+    return AG_OK;
+}
+
+/* A (rows, cols) matrix, left in its file. */
+static int load_mat(loader *L, const char *name, int rows, int cols, agm_tensor *out)
+{
+    size_t s[2] = {(size_t)rows, (size_t)cols};
+    return find_tensor(L, name, "", NULL, 2, s, out);
+}
+
+/* A vector of len values (a norm or a bias; alt as in find_tensor), copied
+ * into *out as malloc'ed floats: small, and used every layer in place. */
+static int load_vec(loader *L, const char *stem, const char *suffix, const char *alt, int len, float **out)
+{
+    size_t s[1] = {(size_t)len};
+    agm_tensor t;
+    int rc = find_tensor(L, stem, suffix, alt, 1, s, &t);
+    if (rc != AG_OK)
+        return rc;
+    if (!(*out = malloc((size_t)len * sizeof **out)))
+        return ag_error_set(L->err, AG_ENOMEM, "tensor '%s%s': out of memory", stem, suffix);
+    agm_to_float(&t, 0, t.n, *out);
+    return AG_OK;
+}
+
+/* "<stem>.weight"/"<stem>.bias" of a projection: nn.Linear [out, in], or
+ * GPT-2's Conv1D [in, out]. */
+static int load_lin(loader *L, const char *stem, int in, int out, int bias, agm_lin *lin)
+{
+    int linear = !L->m->arch->conv1d;
+    lin->in = in;
+    lin->out = out;
+    lin->linear = linear;
+    size_t s[2] = {(size_t)(linear ? out : in), (size_t)(linear ? in : out)};
+    int rc = find_tensor(L, stem, ".weight", NULL, 2, s, &lin->w);
+    if (rc == AG_OK && lin->w.n > L->m->max_mat)
+        L->m->max_mat = lin->w.n; /* the pass converts one such matrix at a time */
+    if (rc == AG_OK && bias)
+        rc = load_vec(L, stem, ".bias", NULL, out, &lin->b);
+    return rc;
+}
+
+/* A norm of the model's kind: LayerNorm weight and bias (legacy gamma/beta
+ * accepted: TF-converted BERT checkpoints, renamed by HF on load), RMSNorm
+ * weight; nothing when OPT's norms have no parameters. stem NULL: the
+ * architecture has no such norm. */
+static int load_norm(loader *L, const char *stem, agm_norm *nm)
+{
+    int d = L->m->cfg.d_model, layer = L->m->cfg.norm == AG_NORM_LAYER;
+    if (!stem || !L->m->norm_affine)
+        return AG_OK;
+    int rc = load_vec(L, stem, ".weight", layer ? ".gamma" : NULL, d, &nm->w);
+    if (rc == AG_OK && layer)
+        rc = load_vec(L, stem, ".bias", ".beta", d, &nm->b);
+    return rc;
+}
+
+/* ---- the model ---------------------------------------------------------- */
+
+agm_cols agm_qkv_cols(const ag_model_config *g, int which)
+{
+    int hd = g->head_dim, dq = g->n_head * hd, dkv = g->n_kv_head * hd;
+    if (g->qkv == AG_QKV_PER_HEAD) /* modeling_gpt_neox.py: view(..., heads, 3·hd).chunk(3) */
+        return (agm_cols){which * hd, 3 * hd};
+    if (g->qkv == AG_QKV_BLOCKS) /* c_attn split(n_embd); Phi-3 qkv[..., :query_pos] ... */
+        return (agm_cols){which == 0 ? 0 : which == 1 ? dq : dq + dkv, hd};
+    return (agm_cols){0, hd};
+}
+
+static int load_attention(loader *L, agm_layer *y)
+{
+    const ag_model_config *g = &L->m->cfg;
+    const agm_arch *a = L->m->arch;
+    int d = g->d_model, dq = g->n_head * g->head_dim, dkv = g->n_kv_head * g->head_dim, rc;
+    if (g->qkv != AG_QKV_SEPARATE)
+        rc = load_lin(L, a->qkv_fused, d, dq + 2 * dkv, g->qkv_bias, &y->qkv);
+    else if ((rc = load_lin(L, a->q, d, dq, g->qkv_bias, &y->q)) == AG_OK &&
+             (rc = load_lin(L, a->k, d, dkv, g->qkv_bias, &y->k)) == AG_OK)
+        rc = load_lin(L, a->v, d, dkv, g->qkv_bias, &y->v);
+    return rc ? rc : load_lin(L, a->o, dq, d, g->o_bias, &y->o);
+}
+
+static int load_mlp(loader *L, agm_layer *y)
+{
+    const ag_model_config *g = &L->m->cfg;
+    const agm_arch *a = L->m->arch;
+    int d = g->d_model, ff = g->d_ff, b = g->mlp_bias;
+    int rc = load_lin(L, a->up, d, g->mlp == AG_MLP_GATED_FUSED ? 2 * ff : ff, b, &y->up);
+    if (rc == AG_OK && g->mlp == AG_MLP_GATED)
+        rc = load_lin(L, a->gate, d, ff, b, &y->gate);
+    return rc ? rc : load_lin(L, a->down, ff, d, b, &y->down);
+}
+
+static int load_layer(loader *L, int i)
+{
+    const agm_arch *a = L->m->arch;
+    agm_layer *y = &L->m->layers[i];
+    int sw = L->m->cfg.sandwich_norms, rc;
+    L->layer = i;
+    if ((rc = load_norm(L, a->norm1, &y->n1)) || (rc = load_attention(L, y)) ||
+        (rc = load_norm(L, sw ? a->attn_out_norm : NULL, &y->attn_out)) ||
+        (rc = load_norm(L, a->norm2, &y->n2)) || (rc = load_mlp(L, y)) ||
+        (rc = load_norm(L, sw ? a->mlp_out_norm : NULL, &y->mlp_out)))
+        return rc;
+    L->layer = -1;
+    return AG_OK;
+}
+
+/* Embeddings, the final norm, then every layer. */
+static int load_weights(loader *L)
+{
+    ag_model *m = L->m;
+    const ag_model_config *g = &m->cfg;
+    const agm_arch *a = m->arch;
+    int d = g->d_model, rc;
+    wsrc_detect_prefix(L->w, a);
+    if ((rc = load_mat(L, a->tok, g->vocab_size, g->d_embed, &m->tok_emb)))
+        return rc;
+    if (a->pos && (rc = load_mat(L, a->pos, g->max_positions + a->pos_extra, d, &m->pos_emb)))
+        return rc;
+    if (a->type && (rc = load_mat(L, a->type, g->type_vocab_size, d, &m->type_emb)))
+        return rc;
+    if (g->d_embed != d && (rc = load_lin(L, a->proj_in, g->d_embed, d, 0, &m->proj_in)))
+        return rc;
+    if ((rc = load_norm(L, a->emb_norm, &m->emb_norm)) ||
+        (rc = load_norm(L, g->final_norm ? a->final_norm : NULL, &m->final_norm)))
+        return rc;
+    for (int i = 0; i < g->n_layer; i++)
+        if ((rc = load_layer(L, i)))
+            return rc;
+    return AG_OK;
+}
+
+int ag_model_load(const char *dir, ag_model **out, ag_error *err)
+{
+    if (!dir || !out)
+        return ag_error_set(err, AG_EINVAL, "ag_model_load: missing argument");
+    *out = NULL;
+    ag_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", dir);
+    int rc = agm_read_config(dir, m, err);
+    wsrc w = {0};
+    if (rc == AG_OK && !(m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers)))
+        rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", dir);
+    if (rc == AG_OK && (rc = wsrc_open(&w, dir, err)) == AG_OK) {
+        loader L = {&w, m, err, -1};
+        rc = load_weights(&L);
+    }
+    m->files = w.st; /* the tensors point into these files: the model keeps them */
+    m->nfiles = w.nst;
+    if (rc != AG_OK) {
+        ag_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return AG_OK;
+}
+
+const ag_model_config *ag_model_get_config(const ag_model *m)
+{
+    return m ? &m->cfg : NULL;
+}
+
+int ag_model_layer_window(const ag_model *m, int layer)
+{
+    return m && m->window && layer >= 0 && layer < m->cfg.n_layer ? m->window[layer] : 0;
+}
+
+static void free_norm(agm_norm *n)
+{
+    free(n->w);
+    free(n->b);
+}
+
+void ag_model_free(ag_model *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; m->layers && i < m->cfg.n_layer; i++) {
+        agm_layer *y = &m->layers[i];
+        agm_norm *norms[] = {&y->n1, &y->n2, &y->attn_out, &y->mlp_out};
+        for (size_t k = 0; k < sizeof norms / sizeof *norms; k++)
+            free_norm(norms[k]);
+        agm_lin *lins[] = {&y->qkv, &y->q, &y->k, &y->v, &y->o, &y->up, &y->gate, &y->down};
+        for (size_t k = 0; k < sizeof lins / sizeof *lins; k++)
+            free(lins[k]->b); /* the weights point into a file */
+    }
+    free(m->layers);
+    free(m->window);
+    free(m->proj_in.b);
+    free_norm(&m->emb_norm);
+    free_norm(&m->final_norm);
+    close_all(m->files, m->nfiles);
+    free(m);
+}

@@ -1,0 +1,85 @@
+/* stored.c — weight values as the safetensors file stores them (F32, F16,
+ * BF16 inside the model's mapping), converted exactly to float or double on
+ * demand, and scanned for NaN/Inf without converting (model_int.h). */
+#include <string.h>
+
+#include "io/io_internal.h"
+#include "model_int.h"
+
+static float float_from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* BF16 is the top half of a float32: widening is a shift. F16 goes through
+ * the library's exact half -> double conversion (its values are floats). */
+float agm_at(const agm_tensor *t, size_t i)
+{
+    switch (t->dt) {
+    case AG_DT_BF16:
+        return float_from_bits((uint32_t)agi_le16(t->p + 2 * i) << 16);
+    case AG_DT_F16:
+        return (float)ag_half_to_double(agi_le16(t->p + 2 * i));
+    default:
+        return float_from_bits(agi_le32(t->p + 4 * i));
+    }
+}
+
+/* The dtype switch is outside the loops so each loop is a plain widening. */
+void agm_to_float(const agm_tensor *t, size_t i0, size_t cnt, float *dst)
+{
+    const unsigned char *p = t->p + i0 * (t->dt == AG_DT_F32 ? 4 : 2);
+    if (t->dt == AG_DT_BF16)
+        for (size_t i = 0; i < cnt; i++)
+            dst[i] = float_from_bits((uint32_t)agi_le16(p + 2 * i) << 16);
+    else if (t->dt == AG_DT_F16)
+        for (size_t i = 0; i < cnt; i++)
+            dst[i] = (float)ag_half_to_double(agi_le16(p + 2 * i));
+    else
+        for (size_t i = 0; i < cnt; i++)
+            dst[i] = float_from_bits(agi_le32(p + 4 * i));
+}
+
+/* Through float in chunks: float -> double is exact, and this reuses the
+ * tight loops above. */
+void agm_to_double(const agm_tensor *t, size_t i0, size_t cnt, double *dst)
+{
+    float buf[1024];
+    for (size_t k = 0; k < cnt; k += 1024) {
+        size_t c = cnt - k < 1024 ? cnt - k : 1024;
+        agm_to_float(t, i0 + k, c, buf);
+        for (size_t i = 0; i < c; i++)
+            dst[k + i] = buf[i];
+    }
+}
+
+const float *agm_f32_in_place(const agm_tensor *t)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (t->dt == AG_DT_F32 && (uintptr_t)t->p % _Alignof(float) == 0)
+        return (const float *)(const void *)t->p;
+#endif
+    return NULL;
+}
+
+/* Index of the first NaN/Inf among the stored values (exponent bits all
+ * ones), or t->n. Reads the stored bits only; chunked so the inner loop has
+ * no early exit and vectorises. Equivalent to testing the converted floats:
+ * every finite F16/BF16/F32 value is a finite float. */
+size_t agm_first_nonfinite(const agm_tensor *t)
+{
+    int wide = t->dt == AG_DT_F32;
+    uint32_t e = wide ? 0x7f800000u : t->dt == AG_DT_F16 ? 0x7c00u : 0x7f80u;
+    for (size_t i0 = 0; i0 < t->n; i0 += 4096) {
+        size_t end = t->n - i0 < 4096 ? t->n : i0 + 4096;
+        int bad = 0;
+        for (size_t i = i0; i < end; i++)
+            bad |= ((wide ? agi_le32(t->p + 4 * i) : agi_le16(t->p + 2 * i)) & e) == e;
+        for (size_t i = i0; bad && i < end; i++)
+            if (((wide ? agi_le32(t->p + 4 * i) : agi_le16(t->p + 2 * i)) & e) == e)
+                return i;
+    }
+    return t->n;
+}
