@@ -15,7 +15,7 @@
 
 CC      ?= cc
 BUILD   := build
-PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc cairo
+PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc cairo fontconfig
 AG_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc
 AG_CFLAGS   := -O2 -g -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
                -Wno-unused-parameter -fPIC

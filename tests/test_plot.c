@@ -401,6 +401,16 @@ Test(plot, svg_same_bytes_in_one_process)
     expect_same_bytes(&a, &b);
 }
 
+/* After the process-wide caches are released, figures draw as before. */
+Test(plot, release_caches_then_draw)
+{
+    ag_plot_grid g = small_grid();
+    ag_plot_output a = render_grid(&g, AG_PLOT_SVG);
+    ag_plot_release_caches();
+    ag_plot_output b = render_grid(&g, AG_PLOT_SVG);
+    expect_same_bytes(&a, &b);
+}
+
 Test(plot, pdf_has_no_date_and_repeats)
 {
     ag_plot_grid g = small_grid();

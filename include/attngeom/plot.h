@@ -51,6 +51,12 @@ typedef struct {
 } ag_plot_output;
 void ag_plot_output_free(ag_plot_output *out);
 
+/* Release what cairo and fontconfig keep for the whole process (font
+ * caches, which a leak checker would otherwise report): for a program about
+ * to exit, when no figure is being drawn by any thread. Drawing afterwards
+ * works (the caches fill again). */
+void ag_plot_release_caches(void);
+
 /* ---- the colour map ------------------------------------------------------ */
 
 /* The 256 colours of viridis (van der Walt & Smith 2015), sRGB in [0, 1]:

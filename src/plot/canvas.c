@@ -14,6 +14,7 @@
  * Fonts are used unhinted, with unhinted metrics, on every surface: the
  * layout of a PNG is that of its SVG. */
 #include <cairo-pdf.h>
+#include <fontconfig/fontconfig.h>
 #include <cairo-svg.h>
 #include <math.h>
 #include <stdlib.h>
@@ -207,6 +208,13 @@ void ag_plot_output_free(ag_plot_output *out)
     free(out->data);
     out->data = NULL;
     out->len = 0;
+}
+
+void ag_plot_release_caches(void)
+{
+    /* cairo's font faces hold fontconfig patterns: cairo first */
+    cairo_debug_reset_static_data();
+    FcFini();
 }
 
 /* ---- text ------------------------------------------------------------------ */
