@@ -6,9 +6,10 @@
  *    CAIRO_PDF_METADATA_CREATE_DATE and _MOD_DATE set to "" leave both out
  *    (cairo-pdf-interchange.c parses the string and drops one that is no
  *    ISO 8601 date). No /ID is written by 1.16.
- *  - SVG: the page's group is named "surfaceN" after a process-wide counter
- *    of cairo surfaces, so a second figure drawn by the same process would
- *    differ; canvas_close renumbers those names from 1.
+ *  - SVG: the page's group and embedded images are named "surfaceN" and
+ *    "imageN" after a process-wide counter of cairo surfaces, so a second
+ *    figure drawn by the same process would differ; canvas_close renumbers
+ *    those names from 1.
  *  - PNG: libpng writes no time chunk; the pixels depend on the fonts
  *    fontconfig finds (DejaVu Sans).
  * Fonts are used unhinted, with unhinted metrics, on every surface: the
@@ -116,47 +117,57 @@ void canvas_discard(plot_canvas *c)
     memset(c, 0, sizeof *c);
 }
 
-/* Does "surface" followed by digits start at s[i], as an id or a reference
- * ('"' or '#' before it, '"' after)? Returns the end of the digits, or 0. */
-static size_t surface_name_end(const unsigned char *s, size_t len, size_t i)
+/* The names cairo 1.16 gives SVG elements after process-wide counters: the
+ * page's group ("surfaceN") and embedded images ("imageN", the surface's
+ * id). */
+static const char *const counted_names[2] = {"surface", "image"};
+
+/* Does one of counted_names followed by digits start at s[i], as an id or a
+ * reference ('"' or '#' before it, '"' after)? Returns the end of the
+ * digits (0 if not) and the name's index in *which. */
+static size_t counted_name_end(const unsigned char *s, size_t len, size_t i, int *which)
 {
-    static const char word[] = "surface";
-    size_t w = sizeof word - 1, k = i + w;
-    if (i == 0 || (s[i - 1] != '"' && s[i - 1] != '#') || len - i < w + 2 ||
-        memcmp(s + i, word, w) != 0)
+    if (i == 0 || (s[i - 1] != '"' && s[i - 1] != '#'))
         return 0;
-    while (k < len && s[k] >= '0' && s[k] <= '9')
-        k++;
-    return k > i + w && k < len && s[k] == '"' ? k : 0;
+    for (*which = 0; *which < 2; ++*which) {
+        size_t w = strlen(counted_names[*which]), k = i + w;
+        if (len - i < w + 2 || memcmp(s + i, counted_names[*which], w) != 0)
+            continue;
+        while (k < len && s[k] >= '0' && s[k] <= '9')
+            k++;
+        return k > i + w && k < len && s[k] == '"' ? k : 0;
+    }
+    return 0;
 }
 
-/* Rename cairo's "surfaceN" (N from the process-wide counter) to
- * surface1, surface2, ... in order of first appearance. A new name is
- * never longer than the old one (cairo's counter is past its own surfaces
- * before ours), else the old one is kept, so the output fits in len bytes.
- * Returns 0, or -1 when out of memory. */
-static int renumber_surfaces(plot_canvas *c)
+/* Rename them name1, name2, ... per name, in order of first appearance.
+ * A new number is never longer than the old one (cairo's counters are past
+ * its own surfaces before ours), else the old one is kept, so the output
+ * fits in len bytes. At most 64 distinct numbers per name (a figure has
+ * one or two). Returns 0, or -1 when out of memory. */
+static int renumber_ids(plot_canvas *c)
 {
-    long seen[64];
-    int nseen = 0;
+    long seen[2][64];
+    int nseen[2] = {0, 0}, which;
     unsigned char *out = malloc(c->len + 1);
     if (!out)
         return -1;
     size_t o = 0;
     for (size_t i = 0; i < c->len;) {
-        size_t end = surface_name_end(c->data, c->len, i);
+        size_t end = counted_name_end(c->data, c->len, i, &which);
         if (!end) {
             out[o++] = c->data[i++];
             continue;
         }
-        long n = strtol((const char *)c->data + i + 7, NULL, 10);
+        size_t w0 = strlen(counted_names[which]);
+        long n = strtol((const char *)c->data + i + w0, NULL, 10);
         int k = 0;
-        while (k < nseen && seen[k] != n)
+        while (k < nseen[which] && seen[which][k] != n)
             k++;
-        if (k == nseen && nseen < 64)
-            seen[nseen++] = n;
-        char name[32];
-        int w = snprintf(name, sizeof name, "surface%d", k + 1);
+        if (k == nseen[which] && k < 64)
+            seen[which][nseen[which]++] = n;
+        char name[48];
+        int w = snprintf(name, sizeof name, "%s%d", counted_names[which], k + 1);
         if (k < 64 && w > 0 && (size_t)w <= end - i)
             memcpy(out + o, name, (size_t)w);
         else
@@ -190,7 +201,7 @@ int canvas_close(plot_canvas *c, const char *what, ag_plot_output *out, ag_error
         status = ag_error_set(err, AG_ENOMEM, "%s: out of memory drawing the figure", what);
     else if (st != CAIRO_STATUS_SUCCESS)
         status = ag_error_set(err, AG_EIO, "%s: cairo: %s", what, cairo_status_to_string(st));
-    else if (c->format == AG_PLOT_SVG && renumber_surfaces(c) != 0)
+    else if (c->format == AG_PLOT_SVG && renumber_ids(c) != 0)
         status = ag_error_set(err, AG_ENOMEM, "%s: out of memory drawing the figure", what);
     if (status == AG_OK) {
         out->data = c->data;

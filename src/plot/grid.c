@@ -8,6 +8,7 @@
  * shrink with the cells down to MIN_LABEL points, below which only every
  * k-th is written. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,22 +294,47 @@ static void draw_axes(plot_canvas *c, const ag_plot_grid *g, const grid_layout *
     }
 }
 
-/* 256 bands, one per colour of the map, vmin at the bottom; ticks and
- * labels on the right, then the quantity's name, reading upward. */
+/* The 256 colours of the map as a 1×256 image, vmax's at the top: one
+ * small image instead of 256 rectangles (a 50 kB SVG). NULL when out of
+ * memory (cairo's error then fails the figure). */
+static cairo_surface_t *colour_ramp(void)
+{
+    cairo_surface_t *im = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 256);
+    if (cairo_surface_status(im) != CAIRO_STATUS_SUCCESS)
+        return im;
+    unsigned char *px = cairo_image_surface_get_data(im);
+    int stride = cairo_image_surface_get_stride(im);
+    cairo_surface_flush(im);
+    for (int k = 0; k < 256; k++) {
+        uint32_t v = 0;
+        for (int ch = 0; ch < 3; ch++)
+            v = v << 8 | (uint32_t)lround(255 * ag_plot_viridis_table[255 - k][ch]);
+        memcpy(px + (size_t)k * (size_t)stride, &v, sizeof v);
+    }
+    cairo_surface_mark_dirty(im);
+    return im;
+}
+
+/* The colour bar, vmin at the bottom; ticks and labels on the right, then
+ * the quantity's name, reading upward. */
 static void draw_colour_bar(plot_canvas *c, const ag_plot_grid *g, const grid_layout *L)
 {
     double gh = L->ch * (double)g->rows, x = L->x0 + L->cw * (double)g->cols + BAR_GAP;
     /* as tall as the grid, and not less than 120 points when the page has them */
     double h = fmax(gh, fmin(120, c->height - 2 * MARGIN));
     double top = fmax(MARGIN, fmin(L->y0 + (gh - h) / 2, c->height - MARGIN - h));
-    double bottom = top + h, band = h / 256;
-    for (int k = 0; k < 256; k++) {
-        cairo_set_source_rgb(c->cr, ag_plot_viridis_table[k][0], ag_plot_viridis_table[k][1],
-                             ag_plot_viridis_table[k][2]);
-        cairo_rectangle(c->cr, x, bottom - (k + 1) * band - (k < 255 ? 0.25 : 0), BAR_WIDTH,
-                        band + (k < 255 ? 0.25 : 0));
-        cairo_fill(c->cr);
-    }
+    double bottom = top + h;
+    cairo_surface_t *ramp = colour_ramp();
+    cairo_save(c->cr);
+    cairo_translate(c->cr, x, top);
+    cairo_scale(c->cr, BAR_WIDTH, h / 256);
+    cairo_set_source_surface(c->cr, ramp, 0, 0);
+    /* a PNG shows the 256 bands as they are; SVG viewers may smooth them */
+    cairo_pattern_set_filter(cairo_get_source(c->cr), CAIRO_FILTER_NEAREST);
+    cairo_rectangle(c->cr, 0, 0, 1, 256);
+    cairo_fill(c->cr);
+    cairo_restore(c->cr);
+    cairo_surface_destroy(ramp);
     cairo_set_source_rgb(c->cr, 0, 0, 0);
     cairo_set_line_width(c->cr, 0.6);
     cairo_rectangle(c->cr, x, top, BAR_WIDTH, h);
