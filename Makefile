@@ -122,6 +122,7 @@ ref-test: $(CLI) $(LIB_SO)
 	/usr/bin/python3 -B tests/ref/check_similarity.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_npy_header.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_tokenizers.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_aggregate.py $(CLI)
 
 valgrind: $(CLI)
 	sh tests/valgrind.sh $(CLI)

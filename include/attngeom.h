@@ -10,6 +10,10 @@
  *   attngeom/stability.h   stability and angles of a head (SPEC §3 E)
  *   attngeom/curvature.h   curvature of the attention graph (SPEC §3 F)
  *   attngeom/layers.h   rollout and the residual stream across layers (§3 G)
+ *   attngeom/records.h  records with any keys: tables, every output format,
+ *                       reading JSON/JSONL/CSV records back
+ *   attngeom/aggregate.h   corpus statistics: means with Student-t
+ *                       intervals, shard merging, Welch comparisons
  *   attngeom/plot.h     figures (SVG, PDF, PNG with cairo): grids and lines
  *
  * Ownership, in one place: the library never prints and never exits; every
@@ -35,6 +39,8 @@
 #include "attngeom/stability.h"
 #include "attngeom/curvature.h"
 #include "attngeom/layers.h"
+#include "attngeom/records.h"
+#include "attngeom/aggregate.h"
 #include "attngeom/plot.h"
 
 #endif

@@ -1,7 +1,9 @@
-/* output.c — records as a terminal table, JSON, CSV, TSV, Markdown or a
- * LaTeX booktabs table. Machine formats (JSON, CSV, TSV) print every number
- * with 17 significant digits, so they round-trip exactly; the human formats
- * (table, Markdown, LaTeX) print 6. */
+/* output.c — tables as a terminal table, JSON, JSONL, CSV, TSV, Markdown or
+ * a LaTeX booktabs table: the one writer of every record command. Machine
+ * formats (JSON, JSONL, CSV, TSV) print every number with 17 significant
+ * digits, so they round-trip exactly; the human formats (table, Markdown,
+ * LaTeX) print 6. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,7 @@
 #include "attngeom.h"
 
 static const char *const format_names[AG_FORMAT_COUNT] = {
-    "table", "json", "csv", "tsv", "md", "latex"};
+    "table", "json", "csv", "tsv", "md", "latex", "jsonl"};
 
 int ag_format_from_name(const char *name)
 {
@@ -21,93 +23,246 @@ int ag_format_from_name(const char *name)
     return -1;
 }
 
-/* ---- columns ------------------------------------------------------------ */
+/* ---- text cells ------------------------------------------------------------ */
 
-enum { COL_LAYER = -5, COL_HEAD, COL_TEXT, COL_ROWS, COL_COLS };
-
-typedef struct {
-    int ids[AG_M_COUNT + 5];
-    size_t count;
-} column_list;
-
-static void columns_for(const ag_record *recs, size_t count,
-                        const ag_metric_set *sel, column_list *cols)
+/* A \verb delimiter that does not occur in s, or 0. */
+static char verb_delimiter(const char *s)
 {
-    int has_text = 0;
-    for (size_t r = 0; r < count; r++)
-        has_text |= recs[r].text >= 0;
-    /* SPEC §2 fixes layer, head, rows, cols, then the metrics; "text" (the
-     * line of --text-file) comes last so those positions never shift. */
-    cols->count = 0;
-    cols->ids[cols->count++] = COL_LAYER;
-    cols->ids[cols->count++] = COL_HEAD;
-    cols->ids[cols->count++] = COL_ROWS;
-    cols->ids[cols->count++] = COL_COLS;
-    for (int m = 0; m < AG_M_COUNT; m++)
-        if (sel->on[m])
-            cols->ids[cols->count++] = m;
-    if (has_text)
-        cols->ids[cols->count++] = COL_TEXT;
+    static const char candidates[] = "|!+=@/:;\"'`~^.,?<>()[]-_0123456789";
+    for (const char *c = candidates; *c; c++)
+        if (!strchr(s, *c))
+            return *c;
+    return 0;
 }
 
-static const char *column_name(int id)
+static void put_quoted(FILE *fp, const char *s, char special, const char *replacement)
 {
-    switch (id) {
-    case COL_LAYER: return "layer";
-    case COL_HEAD: return "head";
-    case COL_TEXT: return "text";
-    case COL_ROWS: return "rows";
-    case COL_COLS: return "cols";
-    default: return ag_metric_name((ag_metric)id);
+    for (; *s; s++)
+        if (*s == special)
+            fputs(replacement, fp);
+        else
+            fputc(*s, fp);
+}
+
+int ag_format_text(FILE *fp, ag_format fmt, const char *s)
+{
+    char *t = ag_text_escape_dup(s ? s : "", AG_TEXT_CONTROL);
+    if (!t)
+        return -1;
+    if (fmt == AG_FORMAT_CSV) { /* RFC 4180 */
+        fputc('"', fp);
+        put_quoted(fp, t, '"', "\"\"");
+        fputc('"', fp);
+    } else if (fmt == AG_FORMAT_MD) { /* a bare | would end the cell */
+        put_quoted(fp, t, '|', "\\|");
+    } else if (fmt == AG_FORMAT_LATEX) {
+        char d = verb_delimiter(t);
+        fprintf(fp, "\\verb%c", d ? d : '|');
+        put_quoted(fp, t, d ? d : '|', "\\x7c"); /* only when every candidate occurs */
+        fputc(d ? d : '|', fp);
+    } else {
+        fputs(t, fp); /* escaped: no tab or newline can split a TSV or table row */
+    }
+    free(t);
+    return ferror(fp) ? -1 : 0;
+}
+
+/* ---- cells as text ---------------------------------------------------------- */
+
+#define CELL_MAX 96
+
+static int human(ag_format fmt)
+{
+    return fmt == AG_FORMAT_TABLE || fmt == AG_FORMAT_MD || fmt == AG_FORMAT_LATEX;
+}
+
+static const char *null_text(ag_format fmt)
+{
+    switch (fmt) {
+    case AG_FORMAT_TABLE: return "null";
+    case AG_FORMAT_MD: return "—";
+    case AG_FORMAT_LATEX: return "--";
+    default: return "";
     }
 }
 
-/* Text of one cell. `digits` significant digits for numbers; `null_text`
- * for undefined values. */
-static void cell_text(const ag_record *r, int id, int digits,
-                      const char *null_text, char *buf, size_t size)
+/* "2.5e-07" → "$2.5\times10^{-7}$"; without an exponent as it is. */
+static void latex_number(char *buf, size_t size)
 {
-    switch (id) {
-    case COL_LAYER: snprintf(buf, size, "%d", r->layer); return;
-    case COL_HEAD: snprintf(buf, size, "%d", r->head); return;
-    case COL_TEXT: snprintf(buf, size, "%ld", r->text); return;
-    case COL_ROWS: snprintf(buf, size, "%zu", r->rows); return;
-    case COL_COLS: snprintf(buf, size, "%zu", r->cols); return;
-    default: break;
+    char *e = strchr(buf, 'e');
+    if (!e)
+        return;
+    char tmp[CELL_MAX];
+    snprintf(tmp, sizeof tmp, "$%.*s\\times10^{%d}$", (int)(e - buf), buf, atoi(e + 1));
+    snprintf(buf, size, "%s", tmp);
+}
+
+/* mean ± 0 (every value equal): the mean to 6 digits. */
+static void mean_exact_text(double mean, ag_format fmt, char *buf, size_t size)
+{
+    char m[24]; /* "%.6g" needs 13 at most */
+    snprintf(m, sizeof m, "%.6g", mean);
+    char *e = strchr(m, 'e');
+    if (fmt != AG_FORMAT_LATEX)
+        snprintf(buf, size, "%s ± 0", m);
+    else if (e)
+        snprintf(buf, size, "$(%.*s \\pm 0)\\times10^{%d}$", (int)(e - m), m, atoi(e + 1));
+    else
+        snprintf(buf, size, "$%s \\pm 0$", m);
+}
+
+/* mean ± half-width: the half-width to two significant digits, the mean to
+ * the same decimal place; a common power of ten outside [1e-4, 1e6). An
+ * undefined half-width (one value) leaves the mean alone. */
+static void mean_ci_text(double mean, double half, ag_format fmt, char *buf, size_t size)
+{
+    if (!isfinite(half)) {
+        snprintf(buf, size, "%.6g", mean);
+        if (fmt == AG_FORMAT_LATEX)
+            latex_number(buf, size);
+        return;
     }
-    switch (r->kind[id]) {
-    case AG_V_NUMBER: snprintf(buf, size, "%.*g", digits, r->value[id]); return;
-    case AG_V_INTEGER: snprintf(buf, size, "%.0f", r->value[id]); return;
-    case AG_V_BOOL: snprintf(buf, size, "%s", r->value[id] != 0 ? "true" : "false"); return;
-    default: snprintf(buf, size, "%s", null_text); return;
+    if (half <= 0) {
+        mean_exact_text(mean, fmt, buf, size);
+        return;
+    }
+    const char *pm = fmt == AG_FORMAT_LATEX ? " \\pm " : " ± ";
+    const char *dollar = fmt == AG_FORMAT_LATEX ? "$" : "";
+    double top = fmax(fabs(mean), half);
+    int exp10 = 0;
+    if (top >= 1e6 || top < 1e-4)
+        exp10 = (int)floor(log10(top));
+    double scale = pow(10.0, -exp10), m = mean * scale, h = half * scale;
+    int decimals = 1 - (int)floor(log10(h));
+    if (decimals >= 0 && decimals <= 17 && round(h * pow(10.0, decimals)) >= 100)
+        decimals--; /* 0.9996 rounds to 1.0, not 1.00 */
+    if (decimals < 0) { /* round to tens, hundreds, ... */
+        double unit = pow(10.0, -decimals);
+        m = round(m / unit) * unit;
+        h = round(h / unit) * unit;
+        decimals = 0;
+    }
+    if (decimals > 17)
+        decimals = 17;
+    if (exp10 == 0)
+        snprintf(buf, size, "%s%.*f%s%.*f%s", dollar, decimals, m, pm, decimals, h, dollar);
+    else if (fmt == AG_FORMAT_LATEX)
+        snprintf(buf, size, "$(%.*f%s%.*f)\\times10^{%d}$", decimals, m, pm, decimals, h, exp10);
+    else
+        snprintf(buf, size, "(%.*f%s%.*f)e%+03d", decimals, m, pm, decimals, h, exp10);
+}
+
+/* The text of a non-text cell in fmt. */
+static void cell_text(const ag_cell *c, ag_format fmt, char *buf, size_t size)
+{
+    int digits = human(fmt) ? 6 : 17;
+    switch (c->kind) {
+    case AG_CELL_NUMBER:
+        snprintf(buf, size, "%.*g", digits, c->value);
+        break;
+    case AG_CELL_INTEGER: snprintf(buf, size, "%.0f", c->value); return;
+    case AG_CELL_BOOL: snprintf(buf, size, "%s", c->value != 0 ? "true" : "false"); return;
+    case AG_CELL_MEAN_CI:
+        if (human(fmt))
+            mean_ci_text(c->value, c->half, fmt, buf, size);
+        else
+            snprintf(buf, size, "%.17g", c->value);
+        return;
+    default: snprintf(buf, size, "%s", null_text(fmt)); return;
+    }
+    if (fmt == AG_FORMAT_LATEX)
+        latex_number(buf, size);
+}
+
+/* Write cell c; text cells quoted for fmt. 0 or -1. */
+static int put_cell(FILE *fp, ag_format fmt, const ag_cell *c)
+{
+    if (c->kind == AG_CELL_TEXT)
+        return ag_format_text(fp, fmt, c->text);
+    char buf[CELL_MAX];
+    cell_text(c, fmt, buf, sizeof buf);
+    fputs(buf, fp);
+    return 0;
+}
+
+/* Characters on a terminal: UTF-8 bytes but continuation bytes. */
+static size_t display_width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+/* The cell as the table shows it (text escaped), in buf or a new string. */
+static char *table_cell(const ag_cell *c, char *buf, size_t size)
+{
+    if (c->kind != AG_CELL_TEXT) {
+        cell_text(c, AG_FORMAT_TABLE, buf, size);
+        return buf;
+    }
+    return ag_text_escape_dup(c->text ? c->text : "", AG_TEXT_CONTROL);
+}
+
+/* A key as fmt shows it: a key read from a CSV header may hold any byte.
+ * JSON: not-UTF-8 bytes escaped; the text formats: control characters
+ * escaped too, and quoted where a bare key would break a row (a CSV key
+ * with a comma or a quote, a Markdown key with |). NULL when out of memory. */
+static char *shown_key(const char *key, ag_format fmt)
+{
+    if (fmt == AG_FORMAT_JSON || fmt == AG_FORMAT_JSONL)
+        return ag_text_escape_dup(key, AG_TEXT_UTF8);
+    if ((fmt == AG_FORMAT_CSV && strpbrk(key, ",\"")) || (fmt == AG_FORMAT_MD && strchr(key, '|'))) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        int ok = mem && ag_format_text(mem, fmt, key) == 0;
+        if (mem)
+            fclose(mem);
+        if (!ok)
+            free(buf);
+        return ok ? buf : NULL;
+    }
+    return ag_text_escape_dup(key, AG_TEXT_CONTROL);
+}
+
+static const ag_cell *cell_at(const ag_table *t, size_t r, size_t c)
+{
+    return &t->cells[r * t->ncol + c];
+}
+
+/* ---- JSON and JSONL ----------------------------------------------------------- */
+
+/* A file name need not be UTF-8, which JSON requires: its other bytes are
+ * written \xNN (ag_text_escape). */
+static json_t *json_text(const char *s)
+{
+    char *t = ag_text_escape_dup(s ? s : "", AG_TEXT_UTF8);
+    json_t *j = t ? json_string(t) : NULL;
+    free(t);
+    return j;
+}
+
+static json_t *cell_json(const ag_cell *c)
+{
+    switch (c->kind) {
+    case AG_CELL_NUMBER:
+    case AG_CELL_MEAN_CI: return json_real(c->value);
+    case AG_CELL_INTEGER: /* beyond ±2⁵³ a double holds no exact integer anyway */
+        return fabs(c->value) <= 9007199254740992.0 ? json_integer((json_int_t)c->value)
+                                                    : json_real(c->value);
+    case AG_CELL_BOOL: return json_boolean(c->value != 0);
+    case AG_CELL_TEXT: return json_text(c->text);
+    default: return json_null();
     }
 }
 
-#define CELL_MAX 64
-
-/* ---- JSON --------------------------------------------------------------- */
-
-static json_t *record_json(const ag_record *r, const column_list *cols)
+static json_t *row_json(const ag_table *t, char *const *keys, size_t r)
 {
     json_t *o = json_object();
-    for (size_t c = 0; o && c < cols->count; c++) {
-        int id = cols->ids[c];
-        json_t *v;
-        switch (id) {
-        case COL_LAYER: v = json_integer(r->layer); break;
-        case COL_HEAD: v = json_integer(r->head); break;
-        case COL_TEXT: v = r->text >= 0 ? json_integer(r->text) : json_null(); break;
-        case COL_ROWS: v = json_integer((json_int_t)r->rows); break;
-        case COL_COLS: v = json_integer((json_int_t)r->cols); break;
-        default:
-            switch (r->kind[id]) {
-            case AG_V_NUMBER: v = json_real(r->value[id]); break;
-            case AG_V_INTEGER: v = json_integer((json_int_t)r->value[id]); break;
-            case AG_V_BOOL: v = json_boolean(r->value[id] != 0); break;
-            default: v = json_null(); break;
-            }
-        }
-        if (!v || json_object_set_new(o, column_name(id), v) != 0) {
+    for (size_t c = 0; o && c < t->ncol; c++) {
+        json_t *v = cell_json(cell_at(t, r, c));
+        if (!v || json_object_set_new(o, keys[c], v) != 0) {
             json_decref(o);
             return NULL;
         }
@@ -115,101 +270,130 @@ static json_t *record_json(const ag_record *r, const column_list *cols)
     return o;
 }
 
-/* A file name need not be UTF-8, which JSON requires: its other bytes are
- * written \xNN (ag_text_escape). */
-static json_t *json_text(const char *s)
+/* command, source, version (the keys given) into o. */
+static int meta_json(json_t *o, const ag_output_meta *meta)
 {
-    char *t = ag_text_escape_dup(s, AG_TEXT_UTF8);
-    json_t *j = t ? json_string(t) : NULL;
-    free(t);
-    return j;
+    int ok = o != NULL;
+    if (ok && meta && meta->command)
+        ok = json_object_set_new(o, "command", json_string(meta->command)) == 0;
+    if (ok && meta && meta->source)
+        ok = json_object_set_new(o, "source", json_text(meta->source)) == 0;
+    if (ok)
+        ok = json_object_set_new(o, "version", json_string(AG_VERSION_STRING)) == 0;
+    return ok;
 }
 
-static int write_json(FILE *fp, const ag_record *recs, size_t count,
-                      const column_list *cols, const ag_output_meta *meta)
+#define JSON_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
+
+static int write_json(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta)
 {
     json_t *root = json_object(), *arr = json_array();
-    int ok = root && arr;
-    if (ok && meta && meta->command)
-        ok = json_object_set_new(root, "command", json_string(meta->command)) == 0;
-    if (ok && meta && meta->source)
-        ok = json_object_set_new(root, "source", json_text(meta->source)) == 0;
-    if (ok)
-        ok = json_object_set_new(root, "version", json_string(AG_VERSION_STRING)) == 0;
-    for (size_t r = 0; ok && r < count; r++)
-        ok = json_array_append_new(arr, record_json(&recs[r], cols)) == 0;
+    int ok = arr && meta_json(root, meta);
+    for (size_t r = 0; ok && r < t->nrow; r++)
+        ok = json_array_append_new(arr, row_json(t, keys, r)) == 0;
     if (ok) {
         ok = json_object_set_new(root, "records", arr) == 0;
         arr = NULL;
     }
     if (ok)
-        ok = json_dumpf(root, fp, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
-                                      JSON_REAL_PRECISION(17)) == 0 &&
-             fputc('\n', fp) != EOF;
+        ok = json_dumpf(root, fp, JSON_INDENT(1) | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF;
     json_decref(arr);
     json_decref(root);
     return ok ? AG_OK : AG_EIO;
 }
 
-/* ---- delimited and aligned text ----------------------------------------- */
-
-static void write_delimited(FILE *fp, const ag_record *recs, size_t count,
-                            const column_list *cols, char sep)
+/* One object a line: the settings first, then every record, each line
+ * flushed as it is written so that a reader of a pipe sees it at once. */
+static int write_jsonl(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta)
 {
-    char buf[CELL_MAX];
-    for (size_t c = 0; c < cols->count; c++)
-        fprintf(fp, "%s%c", column_name(cols->ids[c]),
-                c + 1 < cols->count ? sep : '\n');
-    for (size_t r = 0; r < count; r++)
-        for (size_t c = 0; c < cols->count; c++) {
-            cell_text(&recs[r], cols->ids[c], 17, "", buf, sizeof buf);
-            fprintf(fp, "%s%c", buf, c + 1 < cols->count ? sep : '\n');
-        }
-}
-
-static void write_table(FILE *fp, const ag_record *recs, size_t count,
-                        const column_list *cols)
-{
-    size_t width[AG_M_COUNT + 5];
-    char buf[CELL_MAX];
-    for (size_t c = 0; c < cols->count; c++) {
-        width[c] = strlen(column_name(cols->ids[c]));
-        for (size_t r = 0; r < count; r++) {
-            cell_text(&recs[r], cols->ids[c], 6, "null", buf, sizeof buf);
-            if (strlen(buf) > width[c])
-                width[c] = strlen(buf);
-        }
+    json_t *settings = json_object(), *head = json_object();
+    int ok = head && meta_json(settings, meta) &&
+             json_object_set_new(head, "settings", settings) == 0;
+    if (!ok)
+        json_decref(settings);
+    ok = ok && json_dumpf(head, fp, JSON_COMPACT | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF;
+    json_decref(head);
+    for (size_t r = 0; ok && r < t->nrow; r++) {
+        json_t *o = row_json(t, keys, r);
+        ok = o && json_dumpf(o, fp, JSON_COMPACT | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF &&
+             fflush(fp) == 0;
+        json_decref(o);
     }
-    for (size_t c = 0; c < cols->count; c++)
-        fprintf(fp, "%*s%s", (int)width[c], column_name(cols->ids[c]),
-                c + 1 < cols->count ? "  " : "\n");
-    for (size_t r = 0; r < count; r++)
-        for (size_t c = 0; c < cols->count; c++) {
-            cell_text(&recs[r], cols->ids[c], 6, "null", buf, sizeof buf);
-            fprintf(fp, "%*s%s", (int)width[c], buf,
-                    c + 1 < cols->count ? "  " : "\n");
-        }
+    return ok ? AG_OK : AG_EIO;
 }
 
-static void write_markdown(FILE *fp, const ag_record *recs, size_t count,
-                           const column_list *cols)
+/* ---- delimited and aligned text ------------------------------------------------ */
+
+static int write_delimited(FILE *fp, const ag_table *t, char *const *keys, ag_format fmt)
 {
+    char sep = fmt == AG_FORMAT_CSV ? ',' : '\t';
+    for (size_t c = 0; c < t->ncol; c++)
+        fprintf(fp, "%s%c", keys[c], c + 1 < t->ncol ? sep : '\n');
+    for (size_t r = 0; r < t->nrow; r++)
+        for (size_t c = 0; c < t->ncol; c++) {
+            if (put_cell(fp, fmt, cell_at(t, r, c)) != 0)
+                return AG_ENOMEM;
+            fputc(c + 1 < t->ncol ? sep : '\n', fp);
+        }
+    return AG_OK;
+}
+
+static int write_table(FILE *fp, const ag_table *t, char *const *keys)
+{
+    size_t *width = calloc(t->ncol ? t->ncol : 1, sizeof *width);
     char buf[CELL_MAX];
+    if (!width)
+        return AG_ENOMEM;
+    for (size_t c = 0; c < t->ncol; c++)
+        width[c] = display_width(keys[c]);
+    for (size_t r = 0; r < t->nrow; r++)
+        for (size_t c = 0; c < t->ncol; c++) {
+            char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
+            if (!s)
+                return free(width), AG_ENOMEM;
+            if (display_width(s) > width[c])
+                width[c] = display_width(s);
+            if (s != buf)
+                free(s);
+        }
+    /* right-aligned: pad by characters, not bytes */
+    for (size_t c = 0; c < t->ncol; c++)
+        fprintf(fp, "%*s%s%s", (int)(width[c] - display_width(keys[c])), "", keys[c],
+                c + 1 < t->ncol ? "  " : "\n");
+    for (size_t r = 0; r < t->nrow; r++)
+        for (size_t c = 0; c < t->ncol; c++) {
+            char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
+            if (!s)
+                return free(width), AG_ENOMEM;
+            fprintf(fp, "%*s%s%s", (int)(width[c] - display_width(s)), "", s,
+                    c + 1 < t->ncol ? "  " : "\n");
+            if (s != buf)
+                free(s);
+        }
+    free(width);
+    return AG_OK;
+}
+
+static int write_markdown(FILE *fp, const ag_table *t, char *const *keys)
+{
     fputs("|", fp);
-    for (size_t c = 0; c < cols->count; c++)
-        fprintf(fp, " %s |", column_name(cols->ids[c]));
+    for (size_t c = 0; c < t->ncol; c++)
+        fprintf(fp, " %s |", keys[c]);
     fputs("\n|", fp);
-    for (size_t c = 0; c < cols->count; c++)
+    for (size_t c = 0; c < t->ncol; c++)
         fputs(" ---: |", fp);
     fputs("\n", fp);
-    for (size_t r = 0; r < count; r++) {
+    for (size_t r = 0; r < t->nrow; r++) {
         fputs("|", fp);
-        for (size_t c = 0; c < cols->count; c++) {
-            cell_text(&recs[r], cols->ids[c], 6, "—", buf, sizeof buf);
-            fprintf(fp, " %s |", buf);
+        for (size_t c = 0; c < t->ncol; c++) {
+            fputc(' ', fp);
+            if (put_cell(fp, AG_FORMAT_MD, cell_at(t, r, c)) != 0)
+                return AG_ENOMEM;
+            fputs(" |", fp);
         }
         fputs("\n", fp);
     }
+    return AG_OK;
 }
 
 static void latex_escaped(FILE *fp, const char *s)
@@ -221,58 +405,83 @@ static void latex_escaped(FILE *fp, const char *s)
     }
 }
 
-/* "2.5e-07" → "$2.5\times10^{-7}$"; anything else as it is. */
-static void latex_number(FILE *fp, const char *text)
+/* 1 when column c holds text in every row that is not null, and some. */
+static int text_column(const ag_table *t, size_t c)
 {
-    const char *e = strchr(text, 'e');
-    if (!e) {
-        fputs(text, fp);
-        return;
+    size_t text = 0;
+    for (size_t r = 0; r < t->nrow; r++) {
+        ag_cell_kind k = cell_at(t, r, c)->kind;
+        if (k != AG_CELL_TEXT && k != AG_CELL_NULL)
+            return 0;
+        text += k == AG_CELL_TEXT;
     }
-    fprintf(fp, "$%.*s\\times10^{%d}$", (int)(e - text), text, atoi(e + 1));
+    return text > 0;
 }
 
-static void write_latex(FILE *fp, const ag_record *recs, size_t count,
-                        const column_list *cols, const ag_output_meta *meta)
+static int write_latex(FILE *fp, const ag_table *t, char *const *keys)
 {
-    char buf[CELL_MAX];
     fputs("% attngeom " AG_VERSION_STRING ": needs \\usepackage{booktabs}\n", fp);
     fputs("\\begin{tabular}{", fp);
-    for (size_t c = 0; c < cols->count; c++)
-        fputc('r', fp);
+    for (size_t c = 0; c < t->ncol; c++)
+        fputc(text_column(t, c) ? 'l' : 'r', fp);
     fputs("}\n\\toprule\n", fp);
-    for (size_t c = 0; c < cols->count; c++) {
-        latex_escaped(fp, column_name(cols->ids[c]));
-        fputs(c + 1 < cols->count ? " & " : " \\\\\n", fp);
+    for (size_t c = 0; c < t->ncol; c++) {
+        latex_escaped(fp, keys[c]);
+        fputs(c + 1 < t->ncol ? " & " : " \\\\\n", fp);
     }
     fputs("\\midrule\n", fp);
-    for (size_t r = 0; r < count; r++)
-        for (size_t c = 0; c < cols->count; c++) {
-            cell_text(&recs[r], cols->ids[c], 6, "--", buf, sizeof buf);
-            latex_number(fp, buf);
-            fputs(c + 1 < cols->count ? " & " : " \\\\\n", fp);
+    for (size_t r = 0; r < t->nrow; r++)
+        for (size_t c = 0; c < t->ncol; c++) {
+            if (put_cell(fp, AG_FORMAT_LATEX, cell_at(t, r, c)) != 0)
+                return AG_ENOMEM;
+            fputs(c + 1 < t->ncol ? " & " : " \\\\\n", fp);
         }
     fputs("\\bottomrule\n\\end{tabular}\n", fp);
-    (void)meta;
+    return AG_OK;
+}
+
+static int write_format(FILE *fp, ag_format fmt, const ag_table *t, char *const *keys,
+                        const ag_output_meta *meta)
+{
+    switch (fmt) {
+    case AG_FORMAT_JSON: return write_json(fp, t, keys, meta);
+    case AG_FORMAT_JSONL: return write_jsonl(fp, t, keys, meta);
+    case AG_FORMAT_CSV:
+    case AG_FORMAT_TSV: return write_delimited(fp, t, keys, fmt);
+    case AG_FORMAT_MD: return write_markdown(fp, t, keys);
+    case AG_FORMAT_LATEX: return write_latex(fp, t, keys);
+    case AG_FORMAT_TABLE: return write_table(fp, t, keys);
+    default: return AG_EINVAL;
+    }
+}
+
+int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta)
+{
+    if ((int)fmt < 0 || fmt >= AG_FORMAT_COUNT)
+        return AG_EINVAL;
+    char **keys = calloc(t->ncol ? t->ncol : 1, sizeof *keys);
+    int status = keys ? AG_OK : AG_ENOMEM;
+    for (size_t c = 0; status == AG_OK && c < t->ncol; c++)
+        if (!(keys[c] = shown_key(t->keys[c], fmt)))
+            status = AG_ENOMEM;
+    if (status == AG_OK)
+        status = write_format(fp, fmt, t, keys, meta);
+    for (size_t c = 0; keys && c < t->ncol; c++)
+        free(keys[c]);
+    free(keys);
+    if (status != AG_OK)
+        return status;
+    return ferror(fp) ? AG_EIO : AG_OK;
 }
 
 int ag_records_write(FILE *fp, ag_format fmt, const ag_record *recs,
                      size_t count, const ag_metric_set *sel,
                      const ag_output_meta *meta)
 {
-    column_list cols;
-    columns_for(recs, count, sel, &cols);
-    switch (fmt) {
-    case AG_FORMAT_JSON:
-        if (write_json(fp, recs, count, &cols, meta) != AG_OK)
-            return AG_EIO;
-        break;
-    case AG_FORMAT_CSV: write_delimited(fp, recs, count, &cols, ','); break;
-    case AG_FORMAT_TSV: write_delimited(fp, recs, count, &cols, '\t'); break;
-    case AG_FORMAT_MD: write_markdown(fp, recs, count, &cols); break;
-    case AG_FORMAT_LATEX: write_latex(fp, recs, count, &cols, meta); break;
-    case AG_FORMAT_TABLE: write_table(fp, recs, count, &cols); break;
-    default: return AG_EINVAL;
-    }
-    return ferror(fp) ? AG_EIO : AG_OK;
+    ag_table t;
+    int status = ag_records_table(recs, count, sel, &t, NULL);
+    if (status == AG_OK)
+        status = ag_table_write(fp, fmt, &t, meta);
+    ag_table_free(&t);
+    return status;
 }

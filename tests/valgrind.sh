@@ -179,6 +179,16 @@ vg 1 analyze "$M" --tokens 99999999
 vg 1 analyze "$ROOT/tests" --text "x"
 vg 1 weights --weights "$USE" --q nope --k nope --heads 4
 vg 2 analyze "$M" --text "x" --epsilon -1
+# corpus statistics: --aggregate, aggregate and compare, through every reader
+vg 0 analyze "$M" --text-file texts.txt --layers 1 --aggregate --format md
+vg 0 analyze "$M" --text-file texts.txt --layers 1 --format csv -o per.csv
+vg 0 analyze "$M" --text-file texts.txt --layers 1 --format jsonl -o per.jsonl
+vg 0 aggregate per.csv per.jsonl out.json --format latex
+vg 0 aggregate per.jsonl --by head --format json
+vg 0 compare per.csv per.jsonl --by layer --permutations 50 --format csv
+vg 1 aggregate broken.json
+vg 1 compare per.csv broken.json
+vg 2 aggregate per.csv --by ,
 
 if [ $FAILS -ne 0 ]; then
     echo "valgrind.sh: $FAILS failure(s) in $N runs"

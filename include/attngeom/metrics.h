@@ -241,10 +241,12 @@ int ag_weight_metrics(const ag_head_factors *f, const ag_metric_set *sel,
 
 typedef enum {
     AG_FORMAT_TABLE, AG_FORMAT_JSON, AG_FORMAT_CSV, AG_FORMAT_TSV,
-    AG_FORMAT_MD, AG_FORMAT_LATEX, AG_FORMAT_COUNT
+    AG_FORMAT_MD, AG_FORMAT_LATEX,
+    AG_FORMAT_JSONL, /* one JSON record per line (records.h) */
+    AG_FORMAT_COUNT
 } ag_format;
 
-/* Parse "table", "json", ...; -1 if unknown. */
+/* Parse "table", "json", "csv", "tsv", "md", "latex", "jsonl"; -1 if unknown. */
 int ag_format_from_name(const char *name);
 
 /* Extra top-level information written with the records (JSON keys, table

@@ -12,6 +12,15 @@
 
 enum { EXIT_USAGE = 2, EXIT_EXPECT = 3 };
 
+/* --aggregate, --by KEYS, --ci LEVEL (aggregate.c). */
+typedef struct {
+    int allowed;      /* the command takes --aggregate */
+    int on;           /* --aggregate given */
+    const char *by;   /* --by KEYS; NULL: the default grouping */
+    int ci_given;
+    double ci;        /* --ci LEVEL, in (0, 1); default 0.95 */
+} cli_agg;
+
 /* Options every record-printing subcommand takes. */
 typedef struct {
     ag_format format;
@@ -25,6 +34,7 @@ typedef struct {
     int trials;               /* --trials, >= 1 (default 8) */
     unsigned long seed;       /* --seed (default 1) */
     double edge_threshold;    /* --edge-threshold in [0, 1]; < 0: 1/n */
+    cli_agg agg;              /* --aggregate (analyze, residual, rollout, weights, matrix) */
 } cli_common;
 
 /* Defaults: table, stdout; selected: the default families (A, B, C) among
@@ -44,6 +54,10 @@ const char *cli_option_value(const char *cmd, const char *name, int argc,
                              char **argv, int *i);
 /* 1 if argv[i] is option `name` ("--x" or "--x=..."). */
 int cli_is_option(const char *arg, const char *name);
+
+/* After parsing: usage errors of option combinations (--by or --ci
+ * without --aggregate, --aggregate with --expect). 0 or 2 after printing. */
+int cli_common_check(const cli_common *c, const char *cmd);
 
 /* Set OpenBLAS's thread count (AG_BLAS_THREADS, default 1) and, under an
  * address-space limit, map its work buffer before a command that runs BLAS
@@ -120,6 +134,24 @@ int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
 /* Write buf to path by the rules above or, when path is NULL, to stdout.
  * Returns 0 or 1 after printing the error. */
 int cli_write_output(const char *path, const char *buf, size_t len);
+
+/* ---- aggregates (aggregate.c) ------------------------------------------ */
+
+/* Consume --by, --ci and, when g->allowed, --aggregate. 1 consumed, 0 not
+ * ours, -1 usage error printed. */
+int cli_agg_option(cli_agg *g, const char *cmd, int argc, char **argv, int *i);
+/* A new aggregate grouped as g says (pooled: no --by means one group, for
+ * compare). Returns 0 or the exit status after printing. */
+int cli_agg_new(const cli_agg *g, const char *cmd, int pooled, int keep_values,
+                ag_aggregate **out);
+/* Format an aggregate's (or compare's) table in c's format and stage it for
+ * c's -o (or stdout) into tx, then commit tx. Returns the exit status. */
+int cli_emit_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
+                   cli_outputs *tx);
+/* The run's records aggregated (--aggregate) into a table for c's format.
+ * 0 or 1 after printing. */
+int cli_aggregate_records(const cli_common *c, const ag_record *recs, size_t count,
+                          ag_table *out);
 
 /* Usage error (returns 2) when --expect was given to a command that prints no
  * records (attention, tokenize, info); 0 otherwise. */
@@ -249,5 +281,7 @@ int cmd_weights(int argc, char **argv);
 int cmd_residual(int argc, char **argv);
 int cmd_rollout(int argc, char **argv);
 int cmd_similarity(int argc, char **argv);
+int cmd_aggregate(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

@@ -426,8 +426,9 @@ int cmd_info(int argc, char **argv)
     size_t len = 0;
     if (rc == 0) {
         FILE *mem = open_memstream(&buf, &len);
-        if (common.format == AG_FORMAT_JSON) {
-            json_dumpf(root, mem, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        if (common.format == AG_FORMAT_JSON || common.format == AG_FORMAT_JSONL) {
+            json_dumpf(root, mem, (common.format == AG_FORMAT_JSONL ? JSON_COMPACT : JSON_INDENT(1)) |
+                                      JSON_PRESERVE_ORDER);
             fputc('\n', mem);
         } else {
             write_text(mem, common.format, path, root);

@@ -27,10 +27,13 @@ static const char residual_help[] =
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
     "  --metrics LIST     keys and families spectrum, geometry, all\n"
     "                     (default spectrum,geometry)\n"
-    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     "  -o FILE            write the records there instead of standard output\n"
     "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
     "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
+    "  --aggregate        print per layer the mean, std, Student-t\n"
+    "                     interval and count of every metric instead of the records\n"
+    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     "  --help             this text\n";
 
 static int residual_sequence(const cli_model_run *r, const cli_seq *s, cli_records *out)
@@ -72,6 +75,7 @@ int cmd_residual(int argc, char **argv)
 {
     cli_model_run r = {0};
     cli_common_init(&r.common, AG_FAMILIES_RESIDUAL);
+    r.common.agg.allowed = 1;
     int rc = cli_model_run_parse(&r, "residual", residual_help, argc, argv, NULL, 0);
     if (rc)
         return rc < 0 ? 0 : rc;
@@ -112,9 +116,12 @@ static const char rollout_help[] =
     "                     last selected one is still composed)\n"
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
     "  --metrics LIST     keys and families (default spectrum,attention,geometry)\n"
-    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
     "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
+    "  --aggregate        print per layer the mean, std, Student-t\n"
+    "                     interval and count of every metric instead of the records\n"
+    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     "  --help             this text\n";
 
 /* Returned by the callback after the last selected layer: stops the pass. */
@@ -189,6 +196,7 @@ int cmd_rollout(int argc, char **argv)
 {
     cli_model_run r = {0};
     cli_common_init(&r.common, AG_FAMILIES_ROLLOUT);
+    r.common.agg.allowed = 1;
     int rc = cli_model_run_parse(&r, "rollout", rollout_help, argc, argv, NULL, 0);
     if (rc)
         return rc < 0 ? 0 : rc;

@@ -21,10 +21,13 @@ static const char matrix_help[] =
     "                     curvature, all (default spectrum,attention,geometry)\n"
     "  --edge-threshold T curvature: edge {i,j} iff (A_ij + A_ji)/2 >= T, T in\n"
     "                     [0, 1] (default 1/n)\n"
-    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     "  -o FILE            write there instead of standard output\n"
     "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
     "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
+    "  --aggregate        print per (layer, head) group the mean, std, Student-t\n"
+    "                     interval and count of every metric instead of the records\n"
+    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     "  --help             this text\n";
 
 static int has_suffix(const char *s, const char *suffix)
@@ -137,6 +140,7 @@ int cmd_matrix(int argc, char **argv)
 {
     cli_common common;
     cli_common_init(&common, AG_FAMILIES_MATRIX);
+    common.agg.allowed = 1;
     const char *path = NULL, *tensor = NULL;
     for (int i = 1; i < argc; i++) {
         int used = cli_common_option(&common, "matrix", argc, argv, &i);
@@ -161,6 +165,8 @@ int cmd_matrix(int argc, char **argv)
     }
     if (!path)
         return cli_usage_error("matrix", "missing FILE");
+    if (cli_common_check(&common, "matrix"))
+        return EXIT_USAGE;
     cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"FILE", path}, {"--expect", common.expect_path}};
     if (cli_paths_check(outs, 1, ins, 2))
         return 1;

@@ -20,7 +20,7 @@ static const char tokenize_help[] =
 static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
                         const int32_t *ids, size_t n)
 {
-    if (fmt == AG_FORMAT_JSON) {
+    if (fmt == AG_FORMAT_JSON || fmt == AG_FORMAT_JSONL) { /* one line: JSONL too */
         json_t *root = json_object(), *a = json_array(), *t = json_array();
         for (size_t i = 0; i < n; i++) {
             const char *s = ag_tokenizer_token(tok, ids[i]);
@@ -135,9 +135,12 @@ static const char analyze_help[] =
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
     "  --metrics LIST     keys and families (default spectrum,attention,geometry)\n"
     "  --epsilon E, --trials T, --seed S   sensitivity (stability): defaults 1e-3, 8, 1\n"
-    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     "  -o FILE            write there instead of standard output\n"
-    "  --expect GOLDEN    compare with a saved --format json output (exit 3 on mismatch)\n";
+    "  --expect GOLDEN    compare with a saved --format json output (exit 3 on mismatch)\n"
+    "  --aggregate        print per (layer, head) group the mean, std, Student-t\n"
+    "                     interval and count of every metric instead of the records\n"
+    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n";
 
 typedef struct {
     const cli_common *common;
@@ -218,6 +221,7 @@ int cmd_analyze(int argc, char **argv)
 {
     cli_model_run r = {0};
     cli_common_init(&r.common, AG_FAMILIES_HEADS);
+    r.common.agg.allowed = 1;
     int rc = cli_model_run_parse(&r, "analyze", analyze_help, argc, argv, NULL, 1);
     if (rc)
         return rc < 0 ? 0 : rc;

@@ -21,7 +21,10 @@ static const char weights_help[] =
     "  --weights F, --qkv/--q/--k/--v/--o NAME, --linear, --heads H\n"
     "                           the named-tensor path, as for attngeom layer\n"
     "  --metrics LIST           keys of family 'weights' (default all of them)\n"
-    "  --format F, -o FILE, --expect GOLDEN.json   as for every command\n";
+    "  --format F, -o FILE, --expect GOLDEN.json   as for every command\n"
+    "  --aggregate              per (layer, head) group the mean, std, Student-t\n"
+    "                           interval and count of every key instead of the\n"
+    "                           records (as `attngeom aggregate`; --by, --ci)\n";
 
 /* Family D of the heads of one layer's [in, out] projections. */
 static int head_records(const ag_attn_weights *w, size_t d, const unsigned char *head_on,
@@ -107,6 +110,7 @@ int cmd_weights(int argc, char **argv)
 {
     cli_common common;
     cli_common_init(&common, AG_FAMILIES_WEIGHTS);
+    common.agg.allowed = 1;
     cli_tensor_opts o = {0};
     const char *model = NULL, *layers = NULL, *heads = NULL;
     for (int i = 1; i < argc; i++) {
@@ -135,6 +139,8 @@ int cmd_weights(int argc, char **argv)
             return cli_usage_error("weights", "one MODEL only");
         model = argv[i];
     }
+    if (cli_common_check(&common, "weights"))
+        return EXIT_USAGE;
     cli_records recs = {0};
     int rc;
     if (model) {

@@ -22,6 +22,7 @@ void cli_common_init(cli_common *c, unsigned families)
     c->trials = 8;
     c->seed = 1;
     c->edge_threshold = -1;
+    c->agg.ci = 0.95;
 }
 
 /* head, the formatted message, tail: one escaped line on stderr. */
@@ -146,7 +147,7 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
             return -1;
         int f = ag_format_from_name(v);
         if (f < 0) {
-            cli_usage_error(cmd, "unknown --format '%s' (table, json, csv, tsv, md, latex)", v);
+            cli_usage_error(cmd, "unknown --format '%s' (table, json, jsonl, csv, tsv, md, latex)", v);
             return -1;
         }
         c->format = (ag_format)f;
@@ -174,10 +175,22 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
                             is_r ? "--rtol" : "--atol", v);
             return -1;
         }
+    } else if (c->agg.allowed) {
+        int used = cli_agg_option(&c->agg, cmd, argc, argv, i);
+        return used ? used : stability_option(c, cmd, argc, argv, i);
     } else {
         return stability_option(c, cmd, argc, argv, i);
     }
     return 1;
+}
+
+int cli_common_check(const cli_common *c, const char *cmd)
+{
+    if (!c->agg.on && (c->agg.by || c->agg.ci_given))
+        return cli_usage_error(cmd, "%s goes with --aggregate", c->agg.by ? "--by" : "--ci");
+    if (c->agg.on && c->expect_path)
+        return cli_usage_error(cmd, "--expect compares per-head records, not --aggregate's");
+    return 0;
 }
 
 int cli_reject_expect(const cli_common *c, const char *cmd)
@@ -193,28 +206,51 @@ int cli_write_output(const char *path, const char *buf, size_t len)
     return cli_outputs_finish(&tx, cli_outputs_add(&tx, path ? path : "-", buf, len));
 }
 
+/* Format t in c's format and stage it for c's -o (or standard output).
+ * 0, or 1 after printing. */
+static int stage_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
+                       cli_outputs *tx)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem)
+        return cli_fail("out of memory formatting the output");
+    int status = ag_table_write(mem, c->format, t, meta);
+    fclose(mem);
+    int rc = status == AG_OK ? cli_outputs_add(tx, c->out_path ? c->out_path : "-", buf, len)
+                             : cli_fail("cannot format the output: %s", ag_strerror(status));
+    free(buf);
+    return rc;
+}
+
+int cli_emit_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
+                   cli_outputs *tx)
+{
+    cli_outputs none = {0};
+    if (!tx)
+        tx = &none;
+    return cli_outputs_finish(tx, stage_table(c, t, meta, tx));
+}
+
 int cli_emit_outputs(const cli_common *c, const ag_record *recs, size_t count,
                      const ag_output_meta *meta, cli_outputs *tx)
 {
     cli_outputs none = {0};
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
+    ag_table t = {0};
+    ag_error err = {0};
     if (!tx)
         tx = &none;
-    if (!mem)
-        return cli_outputs_finish(tx, cli_fail("out of memory formatting the output"));
-    int status = ag_records_write(mem, c->format, recs, count, &c->metrics, meta);
-    fclose(mem);
-    if (status != AG_OK) {
-        free(buf);
-        return cli_outputs_finish(tx, cli_fail("cannot format the output: %s", ag_strerror(status)));
-    }
+    /* --aggregate: the aggregate of the records instead of them */
+    int rc = c->agg.on ? cli_aggregate_records(c, recs, count, &t)
+             : ag_records_table(recs, count, &c->metrics, &t, &err) != AG_OK ? cli_fail_error(&err)
+                                                                            : 0;
     /* The golden file is read before anything is committed, so that a
      * broken one leaves every output as it was. */
-    int expect_rc = c->expect_path ? cli_expect(c, recs, count) : 0;
-    int rc = expect_rc == 1 ? 1 : cli_outputs_add(tx, c->out_path ? c->out_path : "-", buf, len);
-    free(buf);
+    int expect_rc = rc == 0 && c->expect_path ? cli_expect(c, recs, count) : 0;
+    if (rc == 0)
+        rc = expect_rc == 1 ? 1 : stage_table(c, &t, meta, tx);
+    ag_table_free(&t);
     rc = cli_outputs_finish(tx, rc);
     return rc ? rc : expect_rc;
 }

@@ -24,9 +24,14 @@ static const char main_help[] =
     "                    -o R.npy writes the R_l; the records go to stdout)\n"
     "  similarity MODEL  forward pass; Jensen-Shannon distance between every pair\n"
     "                    of heads (its -o S.npy writes the matrix)\n"
+    "  aggregate FILE... mean, std and confidence interval of every metric per\n"
+    "                    group (model, layer, head) of saved records\n"
+    "  compare A B       Welch t-test (and permutation test) of every metric of\n"
+    "                    two sets of saved records\n"
     "\n"
-    "Every command takes --format table|json|csv|tsv|md|latex, -o FILE,\n"
-    "--metrics LIST, --expect GOLDEN.json and --help.\n"
+    "Every command takes --format table|json|jsonl|csv|tsv|md|latex, -o FILE,\n"
+    "--metrics LIST, --expect GOLDEN.json and --help; analyze, residual,\n"
+    "rollout, weights and matrix take --aggregate [--by KEYS] [--ci LEVEL].\n"
     "Exit status: 0 success, 1 failure, 2 usage error, 3 --expect mismatch.\n";
 
 static int run(int argc, char **argv)
@@ -47,6 +52,7 @@ static int run(int argc, char **argv)
         {"attention", cmd_attention, 1}, {"analyze", cmd_analyze, 1}, {"layer", cmd_layer, 1},
         {"weights", cmd_weights, 1}, {"residual", cmd_residual, 1}, {"rollout", cmd_rollout, 1},
         {"similarity", cmd_similarity, 1},
+        {"aggregate", cmd_aggregate, 0}, {"compare", cmd_compare, 0},
     };
     for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
         if (strcmp(cmd, commands[k].name) == 0) {

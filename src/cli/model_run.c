@@ -41,7 +41,7 @@ int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int
         return cli_usage_error(cmd, "missing MODEL (a Hugging Face model folder)");
     if (!allow_heads && r->input.heads)
         return cli_usage_error(cmd, "takes no --heads: its records are per layer (\"head\": -1)");
-    return 0;
+    return cli_common_check(&r->common, cmd);
 }
 
 int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)

@@ -1,0 +1,365 @@
+/* aggregate.c — `attngeom aggregate`, `attngeom compare` and the
+ * --aggregate option of the record commands (docs/cli.md, "Corpus
+ * statistics"). Both commands and --aggregate go through one path: records
+ * (read from files, or this run's) into an ag_aggregate, its table out
+ * through the one writer. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* ---- options ------------------------------------------------------------------- */
+
+static int parse_level(const char *cmd, const char *v, double *out)
+{
+    double x;
+    if (cli_parse_double(v, &x) != 0 || !(x > 0 && x < 1))
+        return cli_usage_error(cmd, "--ci takes a confidence level in (0, 1), not '%s'", v);
+    *out = x;
+    return 0;
+}
+
+int cli_agg_option(cli_agg *g, const char *cmd, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v;
+    if (g->allowed && strcmp(a, "--aggregate") == 0) {
+        g->on = 1;
+        return 1;
+    }
+    if (cli_is_option(a, "--by")) {
+        if (!(g->by = cli_option_value(cmd, "--by", argc, argv, i)))
+            return -1;
+        return 1;
+    }
+    if (cli_is_option(a, "--ci")) {
+        if (!(v = cli_option_value(cmd, "--ci", argc, argv, i)))
+            return -1;
+        g->ci_given = 1;
+        return parse_level(cmd, v, &g->ci) ? -1 : 1;
+    }
+    return 0;
+}
+
+/* A comma-separated list into *out, a new array of *n strings (in one
+ * block); "" is the empty list. 0, or the exit status after printing. */
+static int split_list(const char *cmd, const char *option, const char *list, char ***out,
+                      size_t *n)
+{
+    size_t count = *list ? 1 : 0, len = strlen(list);
+    for (const char *p = list; *p; p++)
+        count += *p == ',';
+    char **items = malloc((count + 1) * sizeof *items + len + 1);
+    if (!items)
+        return cli_fail("out of memory");
+    char *text = (char *)(items + count + 1);
+    memcpy(text, list, len + 1);
+    for (size_t k = 0; k < count; k++) {
+        items[k] = text;
+        char *comma = strchr(text, ',');
+        if (comma)
+            *comma = '\0';
+        if (!*items[k]) {
+            free(items);
+            return cli_usage_error(cmd, "%s '%s': an empty key", option, list);
+        }
+        text = comma ? comma + 1 : text + strlen(text);
+    }
+    *out = items;
+    *n = count;
+    return 0;
+}
+
+int cli_agg_new(const cli_agg *g, const char *cmd, int pooled, int keep_values,
+                ag_aggregate **out)
+{
+    ag_aggregate_options opt = {.level = g->ci_given ? g->ci : 0.95, .keep_values = keep_values,
+                                .by_default = !g->by && !pooled};
+    char **by = NULL;
+    int rc = g->by ? split_list(cmd, "--by", g->by, &by, &opt.nby) : 0;
+    if (rc)
+        return rc;
+    opt.by = (const char *const *)by;
+    ag_error err = {0};
+    int status = ag_aggregate_new(&opt, out, &err);
+    free(by);
+    if (status == AG_EINVAL)
+        return cli_usage_error(cmd, "%s", err.message);
+    return status == AG_OK ? 0 : cli_fail_error(&err);
+}
+
+static int human_format(ag_format f)
+{
+    return f == AG_FORMAT_TABLE || f == AG_FORMAT_MD || f == AG_FORMAT_LATEX;
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+int cli_aggregate_records(const cli_common *c, const ag_record *recs, size_t count,
+                          ag_table *out)
+{
+    ag_aggregate *a = NULL;
+    ag_table t;
+    ag_error err = {0};
+    int rc = cli_agg_new(&c->agg, "--aggregate", 0, 0, &a);
+    if (rc)
+        return rc;
+    /* the records as the writer would print them, then aggregated like
+     * records read back from a file */
+    int status = ag_records_table(recs, count, &c->metrics, &t, &err);
+    if (status == AG_OK)
+        status = ag_aggregate_add_table(a, &t, &err);
+    if (status == AG_OK)
+        status = ag_aggregate_table(a, human_format(c->format), out, &err);
+    ag_table_free(&t);
+    ag_aggregate_free(a);
+    return status == AG_OK ? 0 : cli_fail_error(&err);
+}
+
+/* ---- reading files ---------------------------------------------------------------- */
+
+static int add_row(const ag_row *row, void *user, ag_error *err)
+{
+    return ag_aggregate_add(user, row, err);
+}
+
+/* Every record of path into a. 0 or 1 after printing. */
+static int read_into(ag_aggregate *a, const char *path)
+{
+    ag_error err = {0};
+    if (ag_records_read(path, add_row, a, &err) != AG_OK)
+        return cli_fail_error(&err);
+    return 0;
+}
+
+/* One "-" at most, and the outputs distinct from the inputs. */
+static int check_inputs(const char *cmd, const cli_common *c, char **files, size_t n)
+{
+    size_t dashes = 0;
+    for (size_t k = 0; k < n; k++)
+        dashes += strcmp(files[k], "-") == 0;
+    if (dashes > 1)
+        return cli_usage_error(cmd, "standard input ('-') can be read once only");
+    cli_path outs[] = {{"-o", c->out_path}}, ins[64];
+    for (size_t k = 0; k < n; k += 64) {
+        size_t m = n - k < 64 ? n - k : 64;
+        for (size_t j = 0; j < m; j++)
+            ins[j] = (cli_path){"FILE", files[k + j]};
+        if (cli_paths_check(outs, 1, ins, m))
+            return 1;
+    }
+    return 0;
+}
+
+/* --format and -o: 1 consumed, 0 not, -1 usage error printed. */
+static int output_option(cli_common *c, const char *cmd, int argc, char **argv, int *i)
+{
+    if (cli_is_option(argv[*i], "--format") || cli_is_option(argv[*i], "-o") ||
+        cli_is_option(argv[*i], "--output"))
+        return cli_common_option(c, cmd, argc, argv, i);
+    return 0;
+}
+
+/* ---- aggregate -------------------------------------------------------------------- */
+
+static const char aggregate_help[] =
+    "usage: attngeom aggregate FILE... [--by KEYS] [--ci LEVEL] [--format F] [-o FILE]\n"
+    "\n"
+    "One record per group of the records in FILE... (JSON, JSONL, CSV or TSV as\n"
+    "attngeom writes them; '-' is standard input): the group keys, n (records),\n"
+    "and for every numeric key K: K (mean of its non-null values), K_std (sample\n"
+    "standard deviation), K_ci_low, K_ci_high (Student-t interval for the mean)\n"
+    "and K_n (non-null values); booleans count as 0/1, so K is the fraction true.\n"
+    "Aggregated records aggregate again: shards of a corpus combine exactly.\n"
+    "The table, md and latex formats print K as mean ± half-width.\n"
+    "\n"
+    "options:\n"
+    "  --by KEYS          group keys (default: model, layer, head, ... as present,\n"
+    "                     never text); --by '' pools every record into one group\n"
+    "  --ci LEVEL         confidence of the intervals (default 0.95)\n"
+    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
+    "  -o FILE            write there instead of standard output\n"
+    "  --help             this text\n";
+
+static int aggregate_files(const cli_common *c, char **files, size_t n)
+{
+    ag_aggregate *a = NULL;
+    int rc = cli_agg_new(&c->agg, "aggregate", 0, 0, &a);
+    for (size_t k = 0; rc == 0 && k < n; k++)
+        rc = read_into(a, files[k]);
+    if (rc == 0 && ag_aggregate_records(a) == 0)
+        rc = cli_fail("%s: no records", n == 1 ? files[0] : "the inputs");
+    ag_table t = {0};
+    ag_error err = {0};
+    if (rc == 0 && ag_aggregate_table(a, human_format(c->format), &t, &err) != AG_OK)
+        rc = cli_fail_error(&err);
+    if (rc == 0) {
+        ag_output_meta meta = {.command = "aggregate", .source = n == 1 ? files[0] : NULL};
+        rc = cli_emit_table(c, &t, &meta, NULL);
+    }
+    ag_table_free(&t);
+    ag_aggregate_free(a);
+    return rc;
+}
+
+int cmd_aggregate(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c, AG_FAMILIES_MATRIX);
+    char **files = calloc((size_t)argc, sizeof *files);
+    size_t n = 0;
+    if (!files)
+        return cli_fail("out of memory");
+    int rc = 0;
+    for (int i = 1; rc == 0 && i < argc; i++) {
+        int used = output_option(&c, "aggregate", argc, argv, &i);
+        if (used == 0)
+            used = cli_agg_option(&c.agg, "aggregate", argc, argv, &i);
+        if (used < 0)
+            rc = EXIT_USAGE;
+        else if (used)
+            continue;
+        else if (strcmp(argv[i], "--help") == 0)
+            rc = -1;
+        else if (argv[i][0] == '-' && argv[i][1])
+            rc = cli_usage_error("aggregate", "unknown option '%s'", argv[i]);
+        else
+            files[n++] = argv[i];
+    }
+    if (rc == 0 && n == 0)
+        rc = cli_usage_error("aggregate", "missing FILE (records of any command; '-' for standard input)");
+    if (rc == 0)
+        rc = check_inputs("aggregate", &c, files, n);
+    if (rc == 0)
+        rc = aggregate_files(&c, files, n);
+    free(files);
+    return rc < 0 ? (fputs(aggregate_help, stdout), 0) : rc;
+}
+
+/* ---- compare ------------------------------------------------------------------------ */
+
+static const char compare_help[] =
+    "usage: attngeom compare A B [--by KEYS] [--metrics KEYS] [--ci LEVEL]\n"
+    "                        [--permutations N [--seed S]] [--format F] [-o FILE]\n"
+    "\n"
+    "Compare the records of A with those of B (files as for aggregate; '-' is\n"
+    "standard input), each pooled, or grouped by --by: one record per (group,\n"
+    "metric) with metric, n_a, n_b (non-null values), mean_a, mean_b, diff\n"
+    "(mean_a - mean_b), ci_low, ci_high (Welch interval for diff), t, df\n"
+    "(Welch-Satterthwaite) and p (two-sided Welch t-test); with --permutations\n"
+    "also p_perm, a two-sided permutation test of the difference of means.\n"
+    "\n"
+    "options:\n"
+    "  --by KEYS          compare group by group (default: everything pooled)\n"
+    "  --metrics KEYS     keys to compare (default: every numeric key both share)\n"
+    "  --ci LEVEL         confidence of the interval (default 0.95)\n"
+    "  --permutations N   random relabellings, 1 to 10000000 (default none)\n"
+    "  --seed S           seed of the permutations (GSL MT19937; default 1)\n"
+    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
+    "  -o FILE            write there instead of standard output\n"
+    "  --help             this text\n";
+
+#define PERMUTATIONS_MAX 10000000UL
+
+typedef struct {
+    const char *metrics;
+    unsigned long permutations, seed;
+    int seed_given;
+} compare_opts;
+
+static int parse_count(const char *cmd, const char *name, const char *v, unsigned long lo,
+                       unsigned long hi, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long x = strtoul(v, &end, 10);
+    if (end == v || *end || errno || v[0] == '-' || x < lo || x > hi)
+        return cli_usage_error(cmd, "%s takes an integer from %lu to %lu, not '%s'", name, lo, hi, v);
+    *out = x;
+    return 0;
+}
+
+static int compare_option(compare_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v;
+    if (cli_is_option(a, "--metrics"))
+        return (o->metrics = cli_option_value("compare", "--metrics", argc, argv, i)) ? 1 : -1;
+    int perm = cli_is_option(a, "--permutations");
+    if (!perm && !cli_is_option(a, "--seed"))
+        return 0;
+    const char *name = perm ? "--permutations" : "--seed";
+    if (!(v = cli_option_value("compare", name, argc, argv, i)))
+        return -1;
+    o->seed_given |= !perm;
+    return parse_count("compare", name, v, perm ? 1 : 0, perm ? PERMUTATIONS_MAX : (unsigned long)-1,
+                       perm ? &o->permutations : &o->seed) ? -1 : 1;
+}
+
+static int compare_files(const cli_common *c, const compare_opts *o, char **files)
+{
+    ag_aggregate *a = NULL, *b = NULL;
+    int keep = o->permutations > 0;
+    int rc = cli_agg_new(&c->agg, "compare", 1, keep, &a);
+    if (rc == 0)
+        rc = cli_agg_new(&c->agg, "compare", 1, keep, &b);
+    if (rc == 0)
+        rc = read_into(a, files[0]);
+    if (rc == 0)
+        rc = read_into(b, files[1]);
+    for (int k = 0; rc == 0 && k < 2; k++)
+        if (ag_aggregate_records(k ? b : a) == 0)
+            rc = cli_fail("%s: no records", files[k]);
+    char **metrics = NULL;
+    ag_compare_options opt = {.level = c->agg.ci_given ? c->agg.ci : 0.95,
+                              .permutations = o->permutations, .seed = o->seed,
+                              .name_a = files[0], .name_b = files[1]};
+    if (rc == 0 && o->metrics)
+        rc = split_list("compare", "--metrics", o->metrics, &metrics, &opt.nmetrics);
+    opt.metrics = (const char *const *)metrics;
+    ag_table t = {0};
+    ag_error err = {0};
+    if (rc == 0 && ag_compare_table(a, b, &opt, &t, &err) != AG_OK)
+        rc = cli_fail_error(&err);
+    if (rc == 0) {
+        ag_output_meta meta = {.command = "compare"};
+        rc = cli_emit_table(c, &t, &meta, NULL);
+    }
+    free(metrics);
+    ag_table_free(&t);
+    ag_aggregate_free(a);
+    ag_aggregate_free(b);
+    return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c, AG_FAMILIES_MATRIX);
+    compare_opts o = {.seed = 1};
+    char *files[2];
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        int used = output_option(&c, "compare", argc, argv, &i);
+        if (used == 0)
+            used = cli_agg_option(&c.agg, "compare", argc, argv, &i);
+        if (used == 0)
+            used = compare_option(&o, argc, argv, &i);
+        if (used < 0)
+            return EXIT_USAGE;
+        if (used)
+            continue;
+        if (strcmp(argv[i], "--help") == 0)
+            return fputs(compare_help, stdout), 0;
+        if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error("compare", "unknown option '%s'", argv[i]);
+        if (n == 2)
+            return cli_usage_error("compare", "two record files, A and B ('%s' is a third)", argv[i]);
+        files[n++] = argv[i];
+    }
+    if (n < 2)
+        return cli_usage_error("compare", "needs two record files, A and B");
+    if (o.seed_given && !o.permutations)
+        return cli_usage_error("compare", "--seed seeds --permutations, which is not given");
+    int rc = check_inputs("compare", &c, files, 2);
+    return rc ? rc : compare_files(&c, &o, files);
+}

@@ -1,0 +1,149 @@
+/* table.c — tables of records with any keys (records.h), and the table of a
+ * command's ag_records. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attngeom.h"
+
+int ag_table_init(ag_table *t, const char *const *keys, size_t ncol, ag_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->keys = calloc(ncol ? ncol : 1, sizeof *t->keys);
+    if (!t->keys)
+        return ag_error_set(err, AG_ENOMEM, "out of memory for a table of %zu columns", ncol);
+    for (t->ncol = 0; t->ncol < ncol; t->ncol++)
+        if (!(t->keys[t->ncol] = strdup(keys[t->ncol]))) {
+            ag_table_free(t);
+            return ag_error_set(err, AG_ENOMEM, "out of memory for a table's keys");
+        }
+    return AG_OK;
+}
+
+ag_cell *ag_table_add_row(ag_table *t, ag_error *err)
+{
+    size_t width = t->ncol ? t->ncol : 1;
+    if (t->nrow == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        if (cap > (size_t)-1 / sizeof(ag_cell) / width) {
+            ag_error_set(err, AG_ELIMIT, "a table of %zu rows is too large", t->nrow);
+            return NULL;
+        }
+        ag_cell *grown = realloc(t->cells, cap * width * sizeof *grown);
+        if (!grown) {
+            ag_error_set(err, AG_ENOMEM, "out of memory for %zu table rows", cap);
+            return NULL;
+        }
+        t->cells = grown;
+        t->cap = cap;
+    }
+    ag_cell *row = &t->cells[t->nrow++ * t->ncol];
+    memset(row, 0, t->ncol * sizeof *row); /* AG_CELL_NULL */
+    return row;
+}
+
+int ag_table_set_text(ag_table *t, ag_cell *c, const char *s, ag_error *err)
+{
+    char *copy = strdup(s ? s : "");
+    if (!copy)
+        return ag_error_set(err, AG_ENOMEM, "out of memory for a table's text");
+    if (c->kind == AG_CELL_TEXT)
+        free((char *)c->text);
+    (void)t;
+    c->kind = AG_CELL_TEXT;
+    c->text = copy;
+    return AG_OK;
+}
+
+ag_row ag_table_row(const ag_table *t, size_t r)
+{
+    ag_row row = {.count = t->ncol, .keys = (const char *const *)t->keys,
+                  .cells = t->cells + r * t->ncol};
+    return row;
+}
+
+void ag_table_free(ag_table *t)
+{
+    if (!t)
+        return;
+    for (size_t k = 0; k < t->nrow * t->ncol; k++)
+        if (t->cells[k].kind == AG_CELL_TEXT)
+            free((char *)t->cells[k].text);
+    for (size_t c = 0; c < t->ncol; c++)
+        free(t->keys[c]);
+    free(t->keys);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- the records of a command ----------------------------------------------- */
+
+enum { COL_LAYER = -5, COL_HEAD, COL_TEXT, COL_ROWS, COL_COLS };
+
+static const char *column_name(int id)
+{
+    switch (id) {
+    case COL_LAYER: return "layer";
+    case COL_HEAD: return "head";
+    case COL_TEXT: return "text";
+    case COL_ROWS: return "rows";
+    case COL_COLS: return "cols";
+    default: return ag_metric_name((ag_metric)id);
+    }
+}
+
+static ag_cell record_cell(const ag_record *r, int id)
+{
+    ag_cell c = {.kind = AG_CELL_INTEGER};
+    switch (id) {
+    case COL_LAYER: c.value = r->layer; return c;
+    case COL_HEAD: c.value = r->head; return c;
+    case COL_ROWS: c.value = (double)r->rows; return c;
+    case COL_COLS: c.value = (double)r->cols; return c;
+    case COL_TEXT:
+        c.value = (double)r->text;
+        c.kind = r->text >= 0 ? AG_CELL_INTEGER : AG_CELL_NULL;
+        return c;
+    default: break;
+    }
+    static const ag_cell_kind kinds[] = {
+        [AG_V_ABSENT] = AG_CELL_NULL, [AG_V_NULL] = AG_CELL_NULL, [AG_V_NUMBER] = AG_CELL_NUMBER,
+        [AG_V_INTEGER] = AG_CELL_INTEGER, [AG_V_BOOL] = AG_CELL_BOOL};
+    c.kind = r->kind[id] <= AG_V_BOOL ? kinds[r->kind[id]] : AG_CELL_NULL;
+    c.value = c.kind == AG_CELL_NULL ? 0 : r->value[id];
+    return c;
+}
+
+int ag_records_table(const ag_record *recs, size_t count, const ag_metric_set *sel,
+                     ag_table *out, ag_error *err)
+{
+    int ids[AG_M_COUNT + 5], has_text = 0;
+    const char *keys[AG_M_COUNT + 5];
+    size_t ncol = 0;
+    for (size_t r = 0; r < count; r++)
+        has_text |= recs[r].text >= 0;
+    /* layer, head, rows, cols, then the metrics (docs/metrics.md's order);
+     * "text" (the line of --text-file) comes last so those positions never
+     * shift. */
+    ids[ncol++] = COL_LAYER;
+    ids[ncol++] = COL_HEAD;
+    ids[ncol++] = COL_ROWS;
+    ids[ncol++] = COL_COLS;
+    for (int m = 0; m < AG_M_COUNT; m++)
+        if (sel->on[m])
+            ids[ncol++] = m;
+    if (has_text)
+        ids[ncol++] = COL_TEXT;
+    for (size_t c = 0; c < ncol; c++)
+        keys[c] = column_name(ids[c]);
+    int status = ag_table_init(out, keys, ncol, err);
+    for (size_t r = 0; status == AG_OK && r < count; r++) {
+        ag_cell *row = ag_table_add_row(out, err);
+        if (!row)
+            status = err && err->status ? err->status : AG_ENOMEM;
+        for (size_t c = 0; row && c < ncol; c++)
+            row[c] = record_cell(&recs[r], ids[c]);
+    }
+    if (status != AG_OK)
+        ag_table_free(out);
+    return status;
+}

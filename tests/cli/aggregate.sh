@@ -1,0 +1,127 @@
+#!/bin/sh
+# tests/cli/aggregate.sh CLI — `attngeom aggregate`, `compare` and
+# --aggregate: every output format works (Markdown and LaTeX print
+# mean ± half-width, JSONL starts with its settings line); records read
+# from standard input; the same table whatever format the records were
+# saved in; bad input (malformed JSON, JSONL, CSV; a missing file; a
+# directory; no records) fails with exit 1, exactly one line on stderr
+# naming the file and the line or record, nothing on stdout and no -o file
+# written or replaced; usage errors exit 2. The numbers themselves are
+# checked by tests/ref/check_aggregate.py and tests/test_aggregate.c.
+CLI=${1:?usage: sh tests/cli/aggregate.sh path/to/attngeom}
+case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
+M=$(pwd)/models/tiny-gpt2
+A=$(pwd)/examples/tiny_gpt2_attention.npy
+T=$(mktemp -d "${TMPDIR:-/tmp}/ag_agg.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+FAILS=0
+N=0
+check() { N=$((N + 1)); DESC=$1; shift; "$@" || { FAILS=$((FAILS + 1)); echo "FAIL [$DESC]"; }; }
+
+printf '%s\n' "The cat sat on the mat." "Call me Ishmael." "All happy families are alike." \
+    "In the beginning was the word." > corpus.txt
+"$CLI" analyze "$M" --text-file corpus.txt --layers 0,1 --metrics sink_mass,causal,entropy_mean \
+    --format json -o per.json || exit 1
+for f in jsonl csv tsv; do
+    "$CLI" analyze "$M" --text-file corpus.txt --layers 0,1 --metrics sink_mass,causal,entropy_mean \
+        --format $f -o per.$f || exit 1
+done
+
+# ---- formats ---------------------------------------------------------------
+"$CLI" aggregate per.json --format csv > agg.csv
+check "aggregate csv header" test "$(head -1 agg.csv)" = \
+    "layer,head,n,rows,rows_std,rows_ci_low,rows_ci_high,rows_n,cols,cols_std,cols_ci_low,cols_ci_high,cols_n,causal,causal_std,causal_ci_low,causal_ci_high,causal_n,entropy_mean,entropy_mean_std,entropy_mean_ci_low,entropy_mean_ci_high,entropy_mean_n,sink_mass,sink_mass_std,sink_mass_ci_low,sink_mass_ci_high,sink_mass_n"
+check "one record per (layer, head)" test "$(wc -l < agg.csv)" -eq 9
+for f in jsonl csv tsv; do
+    "$CLI" aggregate per.$f --format csv > agg_$f.csv
+    check "aggregate of the $f records = of the json ones" cmp -s agg.csv agg_$f.csv
+done
+"$CLI" analyze "$M" --text-file corpus.txt --layers 0,1 --metrics sink_mass,causal,entropy_mean \
+    --aggregate --format csv > direct.csv
+check "analyze --aggregate = aggregate of its records" cmp -s agg.csv direct.csv
+cat per.jsonl | "$CLI" aggregate - --format csv > stdin.csv
+check "records on standard input" cmp -s agg.csv stdin.csv
+for f in table json jsonl csv tsv md latex; do
+    "$CLI" aggregate per.json --format $f > out.$f 2> err
+    check "aggregate --format $f" test $? -eq 0 -a -s out.$f -a ! -s err
+    "$CLI" compare per.json per.csv --format $f > cmp.$f 2> err
+    check "compare --format $f" test $? -eq 0 -a -s cmp.$f -a ! -s err
+done
+check "jsonl: settings first" grep -q '^{"settings":{"command":"aggregate","source":"per.json"' out.jsonl
+check "jsonl: one record a line" test "$(wc -l < out.jsonl)" -eq 9
+check "md: mean ± half-width" grep -q '^| 0 | 0 | 4 | [0-9.]* ± [0-9.]* |' out.md
+check "latex: \\pm" grep -q '^0 & 0 & 4 & \$[0-9.]* \\pm [0-9.]*\$ & ' out.latex
+check "table: mean ± half-width" grep -q ' ± ' out.table
+check "compare of a file with itself: diff 0, p 1" \
+    grep -q '^"sink_mass",32,32,\([0-9.e-]*\),\1,0,-[0-9.e-]*,[0-9.e-]*,0,6[12][0-9.]*,1$' cmp.csv
+check "compare: booleans without spread have no test" grep -q '^"causal",32,32,1,1,0,,,,,$' cmp.csv
+"$CLI" compare per.json per.jsonl --metrics sink_mass --permutations 200 --seed 3 --format csv > perm.csv
+check "compare --permutations adds p_perm" test "$(head -1 perm.csv)" = \
+    "metric,n_a,n_b,mean_a,mean_b,diff,ci_low,ci_high,t,df,p,p_perm"
+check "p_perm of a file with itself is 1" grep -q '^"sink_mass",.*,1,1$' perm.csv
+"$CLI" compare per.json per.jsonl --by layer --metrics sink_mass,entropy_mean --format csv > by.csv
+check "compare --by layer: one row per (layer, metric)" test "$(wc -l < by.csv)" -eq 5
+check "compare --by layer: the key first" test "$(head -1 by.csv | cut -d, -f1,2)" = "layer,metric"
+for cmd in "residual $M --text-file corpus.txt" "rollout $M --text-file corpus.txt" "weights $M" \
+    "matrix $A"; do
+    # shellcheck disable=SC2086
+    "$CLI" $cmd --aggregate --format csv > a.csv 2> err
+    check "${cmd%% *} --aggregate" test $? -eq 0 -a "$(head -1 a.csv | cut -d, -f1-3)" = "layer,head,n" -a ! -s err
+done
+
+# ---- errors: exit 1, one line naming the file and the place, nothing written
+printf '{"layer": 0, "x": 1}\n{"layer": 0, "x": [1]}\n' > bad.jsonl
+printf '{\n "records": [\n  {"x": 1},\n  {"x": 2\n ]\n}\n' > bad.json
+printf 'layer,x\n0,1\n0\n' > bad.csv
+printf '{\n "records": [{"x": 1}, {"x": {"y": 2}}]\n}\n' > nested.json
+: > empty.json
+mkdir adir
+echo keep > out.json
+expect_error() { # DESC NEEDLE ARGS...
+    desc=$1 needle=$2
+    shift 2
+    "$CLI" "$@" -o out.json > stdout 2> stderr
+    rc=$?
+    check "$desc: exit 1" test $rc -eq 1
+    check "$desc: one line" test "$(wc -l < stderr)" -eq 1
+    check "$desc: names the place ($needle)" grep -qF -e "$needle" stderr
+    check "$desc: nothing on stdout" test ! -s stdout
+    check "$desc: -o left as it was" test "$(cat out.json)" = keep
+    check "$desc: no temporary left" test "$(ls | grep -c tmp)" -eq 0
+}
+expect_error "malformed JSONL" "bad.jsonl: line 2: key 'x' holds an array" aggregate per.json bad.jsonl
+expect_error "malformed JSON" "bad.json: line 5:" aggregate bad.json
+expect_error "CSV row too short" "bad.csv: line 3: 1 cell, the header has 2" aggregate bad.csv
+expect_error "nested value" "nested.json: record 2: key 'x' holds an object" aggregate nested.json
+expect_error "no records" "empty.json: no records" aggregate empty.json
+expect_error "missing file" "nope.json:" aggregate nope.json
+expect_error "directory" "adir: is a directory" aggregate adir
+expect_error "unknown --by key" "--by 'model': no record has this key" aggregate per.json --by model
+expect_error "compare: malformed B" "bad.csv: line 3:" compare per.json bad.csv
+expect_error "compare: unknown metric" "per.json: 'nope' is not a numeric key" compare per.json per.csv --metrics nope
+expect_error "output equal to an input" "is the same file as FILE" aggregate out.json
+
+usage() { # DESC ARGS...
+    desc=$1
+    shift
+    "$CLI" "$@" > stdout 2> stderr
+    check "$desc: exit 2, one line, nothing on stdout" \
+        test $? -eq 2 -a "$(wc -l < stderr)" -eq 1 -a ! -s stdout
+}
+usage "aggregate without FILE" aggregate
+usage "aggregate --ci 1" aggregate per.json --ci 1
+usage "aggregate --by with an empty key" aggregate per.json --by layer,,head
+usage "stdin twice" aggregate - -
+usage "compare with one file" compare per.json
+usage "compare with three files" compare per.json per.csv per.tsv
+usage "compare --seed without --permutations" compare per.json per.csv --seed 3
+usage "compare --permutations 0" compare per.json per.csv --permutations 0
+usage "--by without --aggregate" analyze "$M" --text hi --by layer
+usage "--ci without --aggregate" weights "$M" --ci 0.9
+usage "--aggregate with --expect" matrix per.json --aggregate --expect per.json
+usage "attention takes no --aggregate" attention "$M" --text hi -o x.npy --aggregate
+usage "layer takes no --aggregate" layer --aggregate
+
+[ $FAILS -eq 0 ] || { echo "aggregate.sh: $FAILS of $N checks failed"; exit 1; }
+echo "aggregate.sh: ok ($N checks)"
