@@ -170,6 +170,11 @@ vg 0 plot a.npy --kind spectrum --layer 0 -o spec.pdf
 vg 0 plot sim.npy --kind similarity --heads-per-layer 4 -o sim.png
 vg 1 plot a.npy --kind attention --layer 9 -o never.svg
 vg 2 plot a.npy --kind attention -o fig.jpg
+"$CLI" analyze "$M" --text-file texts.txt --metrics sink_ratio --format csv -o heads.csv
+"$CLI" analyze "$M" --text-file texts.txt --metrics sink_ratio --aggregate --format json -o heads_agg.json
+vg 0 plot heads.csv --kind heatmap --metric sink_ratio --values -o hm.pdf
+vg 0 plot heads_agg.json --kind depth --by head --metric sink_ratio -o depth.svg
+vg 1 plot heads.csv --kind heatmap --metric nope -o never.svg
 # outputs (docs/cli.md, "Outputs") and inputs that must not block
 ln -s out.json link.json
 mkfifo fifo.npy
