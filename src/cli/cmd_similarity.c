@@ -109,93 +109,37 @@ static head_id *selected_heads(const cli_model_run *r, size_t *K)
 
 static const char *const pair_keys[] = {"layer_a", "head_a", "layer_b", "head_b", "js_distance"};
 
-static json_t *pairs_json(const head_id *ids, size_t K, const double *S,
-                          const ag_output_meta *meta)
+/* The records, one per pair a < b, as a table for ag_table_write: the
+ * writer every record command prints through. AG_ENOMEM. */
+static int pairs_table(const head_id *ids, size_t K, const double *S, ag_table *t, ag_error *err)
 {
-    json_t *root = json_object(), *arr = json_array();
-    int ok = root && arr && json_object_set_new(root, "command", json_string(meta->command)) == 0 &&
-             json_object_set_new(root, "source", cli_json_text(meta->source)) == 0 &&
-             json_object_set_new(root, "version", json_string(AG_VERSION_STRING)) == 0;
-    for (size_t a = 0; ok && a < K; a++)
-        for (size_t b = a + 1; ok && b < K; b++) {
-            json_t *o = json_pack("{sisisisisf}", pair_keys[0], ids[a].layer, pair_keys[1],
-                                  ids[a].head, pair_keys[2], ids[b].layer, pair_keys[3],
-                                  ids[b].head, pair_keys[4], S[a * K + b]);
-            ok = o && json_array_append_new(arr, o) == 0;
+    int status = ag_table_init(t, pair_keys, 5, err);
+    for (size_t a = 0; status == AG_OK && a < K; a++)
+        for (size_t b = a + 1; status == AG_OK && b < K; b++) {
+            ag_cell *row = ag_table_add_row(t, err);
+            if (!row)
+                return AG_ENOMEM;
+            int v[4] = {ids[a].layer, ids[a].head, ids[b].layer, ids[b].head};
+            for (int k = 0; k < 4; k++)
+                row[k] = (ag_cell){.kind = AG_CELL_INTEGER, .value = v[k]};
+            row[4] = (ag_cell){.kind = AG_CELL_NUMBER, .value = S[a * K + b]};
         }
-    if (ok && json_object_set_new(root, "records", arr) == 0)
-        return root;
-    json_decref(root);
-    return NULL;
-}
-
-/* The records name two heads each, so they are not ag_records and
- * ag_records_write cannot print them: the formats are written here, with
- * ag_records_write's conventions (17 significant digits in JSON, CSV and
- * TSV, which read back exactly; 6 in the human formats; LaTeX exponents as
- * \times10^{k}). One row of the text formats: */
-static void pair_row(FILE *fp, ag_format fmt, head_id a, head_id b, double d)
-{
-    int v[4] = {a.layer, a.head, b.layer, b.head};
-    const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
-                    : fmt == AG_FORMAT_MD ? " | " : fmt == AG_FORMAT_LATEX ? " & " : "  ";
-    char num[40];
-    snprintf(num, sizeof num, "%.*g", fmt == AG_FORMAT_CSV || fmt == AG_FORMAT_TSV ? 17 : 6, d);
-    char *e = strchr(num, 'e');
-    if (fmt == AG_FORMAT_MD)
-        fputs("| ", fp);
-    for (int k = 0; k < 4; k++)
-        fprintf(fp, "%*d%s", fmt == AG_FORMAT_TABLE ? (int)strlen(pair_keys[k]) : 0, v[k], sep);
-    if (fmt == AG_FORMAT_LATEX && e)
-        fprintf(fp, "$%.*s\\times10^{%d}$ \\\\\n", (int)(e - num), num, atoi(e + 1));
-    else
-        fprintf(fp, fmt == AG_FORMAT_TABLE ? "%11s\n" : "%s%s\n", num,
-                fmt == AG_FORMAT_MD ? " |" : fmt == AG_FORMAT_LATEX ? " \\\\" : "");
-}
-
-static void pairs_text(FILE *fp, ag_format fmt, const head_id *ids, size_t K, const double *S)
-{
-    static const char *const latex_head = "layer\\_a & head\\_a & layer\\_b & head\\_b & js\\_distance \\\\\n";
-    if (fmt == AG_FORMAT_LATEX)
-        fprintf(fp, "%% attngeom " AG_VERSION_STRING ": needs \\usepackage{booktabs}\n"
-                    "\\begin{tabular}{rrrrr}\n\\toprule\n%s\\midrule\n", latex_head);
-    else if (fmt == AG_FORMAT_MD)
-        fputs("| layer_a | head_a | layer_b | head_b | js_distance |\n"
-              "| ---: | ---: | ---: | ---: | ---: |\n", fp);
-    else
-        for (int k = 0; k < 5; k++)
-            fprintf(fp, "%s%s", pair_keys[k], k == 4 ? "\n" : fmt == AG_FORMAT_CSV ? ","
-                                                    : fmt == AG_FORMAT_TSV ? "\t" : "  ");
-    for (size_t a = 0; a < K; a++)
-        for (size_t b = a + 1; b < K; b++)
-            pair_row(fp, fmt, ids[a], ids[b], S[a * K + b]);
-    if (fmt == AG_FORMAT_LATEX)
-        fputs("\\bottomrule\n\\end{tabular}\n", fp);
+    return status;
 }
 
 /* The records in the chosen format, into a buffer (malloc'd); NULL when out
- * of memory or for a format other than the six above. */
+ * of memory. */
 static char *format_pairs(ag_format fmt, const head_id *ids, size_t K, const double *S,
                           const ag_output_meta *meta, size_t *len)
 {
     char *buf = NULL;
+    ag_table t = {0};
+    ag_error err = {0};
     FILE *mem = open_memstream(&buf, len);
     if (!mem)
         return NULL;
-    int ok = 1;
-    if (fmt != AG_FORMAT_JSON && fmt != AG_FORMAT_TABLE && fmt != AG_FORMAT_CSV &&
-        fmt != AG_FORMAT_TSV && fmt != AG_FORMAT_MD && fmt != AG_FORMAT_LATEX) {
-        ok = 0; /* a format this writer does not know: no guessed layout */
-    } else if (fmt == AG_FORMAT_JSON) {
-        json_t *root = pairs_json(ids, K, S, meta);
-        ok = root && json_dumpf(root, mem, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
-                                               JSON_REAL_PRECISION(17)) == 0 &&
-             fputc('\n', mem) != EOF;
-        json_decref(root);
-    } else {
-        pairs_text(mem, fmt, ids, K, S);
-    }
-    ok = ok && !ferror(mem);
+    int ok = pairs_table(ids, K, S, &t, &err) == AG_OK && ag_table_write(mem, fmt, &t, meta) == AG_OK;
+    ag_table_free(&t);
     fclose(mem);
     if (!ok) {
         free(buf);
@@ -234,8 +178,7 @@ static int similarity_outputs(const cli_model_run *r, const char *npy_path, cons
     size_t len = 0;
     char *buf = rc ? NULL : format_pairs(r->common.format, ids, K, S, &meta, &len);
     if (rc == 0 && !buf)
-        rc = cli_fail("similarity: cannot format the records (out of memory, or a --format it "
-                      "does not write)");
+        rc = cli_fail("similarity: cannot format the records (out of memory)");
     if (rc == 0)
         rc = cli_outputs_add(&tx, "-", buf, len);
     free(buf);

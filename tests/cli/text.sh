@@ -137,14 +137,14 @@ check "info table: tab and newline as \\x09, \\x0a" grep -qF 'tab\x09nl\x0ax' "$
 check "info table: C1 CSI as \\xc2\\x9b" grep -qF 'c1\xc2\x9bz' "$T/n.table"
 check "info table: one line per tensor" test "$(wc -l <"$T/n.table")" -eq 7
 "$CLI" info "$T/names.safetensors" --format csv >"$T/n.csv"
-check "info csv: quotes doubled" grep -qF '"bar|quote""",F64,"[3, 3]"' "$T/n.csv"
+check "info csv: quotes doubled" grep -qF '"bar|quote""","F64","[3, 3]"' "$T/n.csv"
 check "info csv: parses as 4 rows of 3 fields" "$PY" -c 'import csv, sys
 r = list(csv.reader(open(sys.argv[1])))
 assert len(r) == 5 and all(len(x) == 3 for x in r), r' "$T/n.csv"
 "$CLI" info "$T/names.safetensors" --format md >"$T/n.md"
 check "info md: | escaped" grep -qF '| bar\|quote" | F64 | [3, 3] |' "$T/n.md"
 "$CLI" info "$T/names.safetensors" --format latex >"$T/n.tex"
-check "info latex: \\verb with a delimiter not in the name" grep -qF '\verb!bar|quote"! & F64' "$T/n.tex"
+check "info latex: \\verb with a delimiter not in the name" grep -qF '\verb!bar|quote"! & \verb|F64|' "$T/n.tex"
 "$CLI" info "$T/shard" --format json >"$T/s.json"
 check "info folder: a file name not UTF-8 is escaped" "$PY" -c 'import json, sys
 f = {t["file"] for t in json.load(open(sys.argv[1]))["tensors"]}
