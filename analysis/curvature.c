@@ -1,4 +1,4 @@
-/* curvature.c — SPEC §3 F: Forman and Ollivier curvature of the thresholded
+/* curvature.c — docs/metrics.md, family F: Forman and Ollivier curvature of the thresholded
  * attention graph, with the Wasserstein-1 distances of Ollivier's curvature
  * solved exactly.
  *
@@ -6,7 +6,7 @@
  * & Samal 2016, "Forman curvature for complex networks", J. Stat. Mech.,
  * eq. 5 with unit node weights); Ollivier–Ricci curvature (Ollivier 2009,
  * "Ricci curvature of Markov chains on metric spaces", J. Funct. Anal. 256)
- * with the lazy random walk m_i of SPEC §3 F (idleness ½, as in Lin, Lu & Yau
+ * with the lazy random walk m_i of docs/metrics.md, family F (idleness ½, as in Lin, Lu & Yau
  * 2011 and Ni, Lin, Gao, Gu & Saucan 2015/2019).
  *
  * ---- Why the transport problems are small and their costs are 0..3 ------

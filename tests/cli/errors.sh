@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/cli/errors.sh CLI — bad input and usage errors of `attngeom matrix`
-# (SPEC 1): for each case the exit status is 1 (2 for usage errors), stderr is
+# (docs/cli.md): for each case the exit status is 1 (2 for usage errors), stderr is
 # exactly one non-empty line, naming the file for file errors, stdout is empty,
 # and with `-o DIR/out.json` nothing at all is left in DIR.
 # Exits non-zero if any case fails, printing each failure.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/cli/layers.sh CLI — end-to-end checks of the commands across layers
-# (SPEC §3 G) on models/tiny-gpt2: residual (families A and C of every hidden
+# (docs/metrics.md, family G) on models/tiny-gpt2: residual (families A and C of every hidden
 # state) against `matrix` on the hidden states `attention --hidden` writes,
 # rollout against a numpy rollout of `attention -o`'s probabilities,
 # similarity against numpy JS distances of the same probabilities, the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/cli/matrix.sh CLI — happy-path checks of `attngeom matrix` (SPEC 1, 2):
+# tests/cli/matrix.sh CLI — happy-path checks of `attngeom matrix` (docs/cli.md, Records):
 # every --format runs (exit 0, output on stdout, nothing on stderr); JSON parses
 # and csv/tsv/md/latex have the expected shape; -o writes the same bytes as
 # stdout and prints nothing; --expect against a golden made by the tool passes;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/cli/model.sh CLI — end-to-end checks of the model commands (SPEC 1):
+# tests/cli/model.sh CLI — end-to-end checks of the model commands (docs/cli.md):
 # info, tokenize, attention, analyze and layer on models/tiny-gpt2 and the data
 # in tests/data (tiny-bert too when tests/data/models/tiny-bert is there), then
 # their error cases: exit 1 (2 for usage errors), exactly one stderr line

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/cli/stability.sh CLI — families E and F through the command line:
 # analyze/layer with --metrics stability and curvature, --seed reproducibility,
-# --edge-threshold, and the usage errors of SPEC/issue: negative or zero
+# --edge-threshold, and the usage errors of docs/cli.md: negative or zero
 # epsilon, zero trials, a threshold outside [0, 1] (exit 2), and families a
 # command does not compute. Values are checked by tests/ref/check_stability.py
 # and check_curvature.py.

@@ -1,13 +1,13 @@
 #!/usr/bin/python3
-"""Check SPEC 3 F (curvature of the attention graph) against an independent
+"""Check docs/metrics.md, family F (curvature of the attention graph) against an independent
 numpy/scipy/POT reference.
 
 Usage: /usr/bin/python3 tests/ref/check_curvature.py path/to/attngeom
 
-The reference is written from the SPEC text alone:
+The reference is written from the definitions of docs/metrics.md alone:
   * graph: W = (A + A.T)/2 (numpy), edge {i,j}, i != j, iff W_ij >= tau
     (default 1/n);
-  * Forman: the SPEC sum term by term (numpy; inf/nan where a neighbour
+  * Forman: the docs/metrics.md sum term by term (numpy; inf/nan where a neighbour
     weight is 0 -> the key is null);
   * Ollivier: hop distances of the whole graph by
     scipy.sparse.csgraph.shortest_path (BFS, unweighted), the lazy measures
@@ -50,7 +50,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def curvature(A, tau=None):
-    """SPEC 3 F for the square matrix A; dict key -> value (None = null)."""
+    """docs/metrics.md, family F for the square matrix A; dict key -> value (None = null)."""
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or np.any(A < 0):
         return {k: None for k in KEYS}
