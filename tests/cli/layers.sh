@@ -253,6 +253,7 @@ runj simsel.csv similarity "$GPT2" --text "$TEXT" --layers 1,3 --heads 0,2 --for
 runj simone.md similarity "$GPT2" --text "$TEXT" --layers 2 --heads 3 --format md -o "$T/So.npy"
 runj simtex.tex similarity "$GPT2" --text "$TEXT" --layers 0 --format latex
 runj simtab.txt similarity "$GPT2" --text "$TEXT"
+runj sim.jsonl similarity "$GPT2" --text "$TEXT" --format jsonl
 PYSCRIPT='
 import csv
 S, Ss = np.load(a[0]), np.load(a[1])
@@ -267,9 +268,13 @@ tex = open(a[5]).read()
 assert tex.count("\\\\\n") == 7 and "js\\_distance" in tex and "\\bottomrule" in tex, tex
 tab = open(a[6]).read().splitlines()
 assert len(tab) == 121 and tab[0].split() == ["layer_a", "head_a", "layer_b", "head_b", "js_distance"], tab[:2]
+lines = [json.loads(x) for x in open(a[7])]
+assert lines[0] == {"settings": {"command": "similarity", "source": a[9], "version": load(a[8])["version"]}}, lines[0]
+assert lines[1:] == records(a[8]), "jsonl records differ from json records"
 '
-pycheck "similarity --layers/--heads (sub-matrix, csv), one head (md), latex, table" "$T/S.npy" \
-    "$T/Ss.npy" "$T/simsel.csv" "$T/simone.md" "$T/So.npy" "$T/simtex.tex" "$T/simtab.txt"
+pycheck "similarity --layers/--heads (sub-matrix, csv), one head (md), latex, table, jsonl" "$T/S.npy" \
+    "$T/Ss.npy" "$T/simsel.csv" "$T/simone.md" "$T/So.npy" "$T/simtex.tex" "$T/simtab.txt" \
+    "$T/sim.jsonl" "$T/sim.json" "$GPT2"
 
 # --expect: each command against its own saved output
 for c in residual rollout; do
