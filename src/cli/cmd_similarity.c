@@ -33,7 +33,7 @@ static const char similarity_help[] =
     "  --layers 0,2-3     layers whose heads take part (default all)\n"
     "  --heads 1,4-5      heads of each selected layer (default all)\n"
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
-    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     "  --help             this text\n";
 
 /* Returned by the callback after the last selected layer: stops the pass. */
@@ -107,101 +107,23 @@ static head_id *selected_heads(const cli_model_run *r, size_t *K)
     return ids;
 }
 
-static const char *const pair_keys[] = {"layer_a", "head_a", "layer_b", "head_b", "js_distance"};
-
-static json_t *pairs_json(const head_id *ids, size_t K, const double *S,
-                          const ag_output_meta *meta)
+/* The records: one per pair a < b, in the order of the selection. */
+static int pairs_table(const head_id *ids, size_t K, const double *S, ag_table *t)
 {
-    json_t *root = json_object(), *arr = json_array();
-    int ok = root && arr && json_object_set_new(root, "command", json_string(meta->command)) == 0 &&
-             json_object_set_new(root, "source", cli_json_text(meta->source)) == 0 &&
-             json_object_set_new(root, "version", json_string(AG_VERSION_STRING)) == 0;
-    for (size_t a = 0; ok && a < K; a++)
-        for (size_t b = a + 1; ok && b < K; b++) {
-            json_t *o = json_pack("{sisisisisf}", pair_keys[0], ids[a].layer, pair_keys[1],
-                                  ids[a].head, pair_keys[2], ids[b].layer, pair_keys[3],
-                                  ids[b].head, pair_keys[4], S[a * K + b]);
-            ok = o && json_array_append_new(arr, o) == 0;
-        }
-    if (ok && json_object_set_new(root, "records", arr) == 0)
-        return root;
-    json_decref(root);
-    return NULL;
-}
-
-/* The records name two heads each, so they are not ag_records and
- * ag_records_write cannot print them: the formats are written here, with
- * ag_records_write's conventions (17 significant digits in JSON, CSV and
- * TSV, which read back exactly; 6 in the human formats; LaTeX exponents as
- * \times10^{k}). One row of the text formats: */
-static void pair_row(FILE *fp, ag_format fmt, head_id a, head_id b, double d)
-{
-    int v[4] = {a.layer, a.head, b.layer, b.head};
-    const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
-                    : fmt == AG_FORMAT_MD ? " | " : fmt == AG_FORMAT_LATEX ? " & " : "  ";
-    char num[40];
-    snprintf(num, sizeof num, "%.*g", fmt == AG_FORMAT_CSV || fmt == AG_FORMAT_TSV ? 17 : 6, d);
-    char *e = strchr(num, 'e');
-    if (fmt == AG_FORMAT_MD)
-        fputs("| ", fp);
-    for (int k = 0; k < 4; k++)
-        fprintf(fp, "%*d%s", fmt == AG_FORMAT_TABLE ? (int)strlen(pair_keys[k]) : 0, v[k], sep);
-    if (fmt == AG_FORMAT_LATEX && e)
-        fprintf(fp, "$%.*s\\times10^{%d}$ \\\\\n", (int)(e - num), num, atoi(e + 1));
-    else
-        fprintf(fp, fmt == AG_FORMAT_TABLE ? "%11s\n" : "%s%s\n", num,
-                fmt == AG_FORMAT_MD ? " |" : fmt == AG_FORMAT_LATEX ? " \\\\" : "");
-}
-
-static void pairs_text(FILE *fp, ag_format fmt, const head_id *ids, size_t K, const double *S)
-{
-    static const char *const latex_head = "layer\\_a & head\\_a & layer\\_b & head\\_b & js\\_distance \\\\\n";
-    if (fmt == AG_FORMAT_LATEX)
-        fprintf(fp, "%% attngeom " AG_VERSION_STRING ": needs \\usepackage{booktabs}\n"
-                    "\\begin{tabular}{rrrrr}\n\\toprule\n%s\\midrule\n", latex_head);
-    else if (fmt == AG_FORMAT_MD)
-        fputs("| layer_a | head_a | layer_b | head_b | js_distance |\n"
-              "| ---: | ---: | ---: | ---: | ---: |\n", fp);
-    else
-        for (int k = 0; k < 5; k++)
-            fprintf(fp, "%s%s", pair_keys[k], k == 4 ? "\n" : fmt == AG_FORMAT_CSV ? ","
-                                                    : fmt == AG_FORMAT_TSV ? "\t" : "  ");
+    static const char *const keys[] = {"layer_a", "head_a", "layer_b", "head_b", "js_distance"};
+    ag_error err = {0};
+    if (ag_table_init(t, keys, 5, &err) != AG_OK)
+        return cli_fail("similarity: %s", err.message);
     for (size_t a = 0; a < K; a++)
-        for (size_t b = a + 1; b < K; b++)
-            pair_row(fp, fmt, ids[a], ids[b], S[a * K + b]);
-    if (fmt == AG_FORMAT_LATEX)
-        fputs("\\bottomrule\n\\end{tabular}\n", fp);
-}
-
-/* The records in the chosen format, into a buffer (malloc'd); NULL when out
- * of memory or for a format other than the six above. */
-static char *format_pairs(ag_format fmt, const head_id *ids, size_t K, const double *S,
-                          const ag_output_meta *meta, size_t *len)
-{
-    char *buf = NULL;
-    FILE *mem = open_memstream(&buf, len);
-    if (!mem)
-        return NULL;
-    int ok = 1;
-    if (fmt != AG_FORMAT_JSON && fmt != AG_FORMAT_TABLE && fmt != AG_FORMAT_CSV &&
-        fmt != AG_FORMAT_TSV && fmt != AG_FORMAT_MD && fmt != AG_FORMAT_LATEX) {
-        ok = 0; /* a format this writer does not know: no guessed layout */
-    } else if (fmt == AG_FORMAT_JSON) {
-        json_t *root = pairs_json(ids, K, S, meta);
-        ok = root && json_dumpf(root, mem, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
-                                               JSON_REAL_PRECISION(17)) == 0 &&
-             fputc('\n', mem) != EOF;
-        json_decref(root);
-    } else {
-        pairs_text(mem, fmt, ids, K, S);
-    }
-    ok = ok && !ferror(mem);
-    fclose(mem);
-    if (!ok) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+        for (size_t b = a + 1; b < K; b++) {
+            ag_cell *row = ag_table_add_row(t, &err);
+            if (!row)
+                return cli_fail("similarity: %s", err.message);
+            double v[5] = {ids[a].layer, ids[a].head, ids[b].layer, ids[b].head, S[a * K + b]};
+            for (int k = 0; k < 5; k++)
+                row[k] = (ag_cell){.kind = k < 4 ? AG_CELL_INTEGER : AG_CELL_NUMBER, .value = v[k]};
+        }
+    return 0;
 }
 
 /* The mean over texts (equal weight per text) into both triangles; the
@@ -213,7 +135,8 @@ static void average(double *S, size_t K, size_t texts)
             S[b * K + a] = S[a * K + b] /= (double)texts;
 }
 
-/* The records to standard output and, with -o, the matrix: both or neither. */
+/* The records to standard output (r->common.out_path is NULL: -o is the
+ * matrix) and, with -o, the matrix: both or neither. */
 static int similarity_outputs(const cli_model_run *r, const char *npy_path, const head_id *ids,
                               size_t K, const double *S)
 {
@@ -231,15 +154,11 @@ static int similarity_outputs(const cli_model_run *r, const char *npy_path, cons
             rc = cli_outputs_add_npy(&tx, npy_path, &M);
     }
     ag_output_meta meta = {.command = "similarity", .source = r->model_dir};
-    size_t len = 0;
-    char *buf = rc ? NULL : format_pairs(r->common.format, ids, K, S, &meta, &len);
-    if (rc == 0 && !buf)
-        rc = cli_fail("similarity: cannot format the records (out of memory, or a --format it "
-                      "does not write)");
+    ag_table t = {0};
     if (rc == 0)
-        rc = cli_outputs_add(&tx, "-", buf, len);
-    free(buf);
-    rc = cli_outputs_finish(&tx, rc);
+        rc = pairs_table(ids, K, S, &t);
+    rc = rc ? cli_outputs_finish(&tx, rc) : cli_emit_table(&r->common, &t, &meta, &tx);
+    ag_table_free(&t);
     ag_array_free(&M);
     return rc;
 }

@@ -3,16 +3,11 @@
 # the mode of a new file (0666 less the umask, as any program's) and of a
 # replaced one (kept), `attention` writing both of its arrays or neither, and
 # --expect refused by commands that print no records (exit 2).
-CLI=${1:?usage: sh tests/cli/output.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-M=$(pwd)/models/tiny-gpt2
-A=$(pwd)/examples/tiny_gpt2_attention.npy
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_out.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+M=$GPT2
+A=$ROOT/examples/tiny_gpt2_attention.npy
 cd "$T" || exit 1
-FAILS=0
-N=0
-check() { N=$((N + 1)); DESC=$1; shift; "$@" || { FAILS=$((FAILS + 1)); echo "FAIL [$DESC]"; }; }
 umask 022
 "$CLI" matrix "$A" --metrics sigma_max --format json -o=eq.json
 check "-o=FILE writes the file" test -s eq.json
@@ -37,5 +32,4 @@ for cmd in "attention $M --tokens 818 -o x.npy" "tokenize $M --text hi" "info $M
 done
 check "refused attention wrote nothing" test ! -e x.npy
 
-[ $FAILS -eq 0 ] || { echo "output.sh: $FAILS of $N checks failed"; exit 1; }
-echo "output.sh: ok ($N checks)"
+finish
