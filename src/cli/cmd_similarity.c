@@ -33,7 +33,7 @@ static const char similarity_help[] =
     "  --layers 0,2-3     layers whose heads take part (default all)\n"
     "  --heads 1,4-5      heads of each selected layer (default all)\n"
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
-    "  --format F         table (default), json, csv, tsv, md, latex\n"
+    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     "  --help             this text\n";
 
 /* Returned by the callback after the last selected layer: stops the pass. */
@@ -107,45 +107,23 @@ static head_id *selected_heads(const cli_model_run *r, size_t *K)
     return ids;
 }
 
-static const char *const pair_keys[] = {"layer_a", "head_a", "layer_b", "head_b", "js_distance"};
-
-/* The records, one per pair a < b, as a table for ag_table_write: the
- * writer every record command prints through. AG_ENOMEM. */
-static int pairs_table(const head_id *ids, size_t K, const double *S, ag_table *t, ag_error *err)
+/* The records: one per pair a < b, in the order of the selection. */
+static int pairs_table(const head_id *ids, size_t K, const double *S, ag_table *t)
 {
-    int status = ag_table_init(t, pair_keys, 5, err);
-    for (size_t a = 0; status == AG_OK && a < K; a++)
-        for (size_t b = a + 1; status == AG_OK && b < K; b++) {
-            ag_cell *row = ag_table_add_row(t, err);
-            if (!row)
-                return AG_ENOMEM;
-            int v[4] = {ids[a].layer, ids[a].head, ids[b].layer, ids[b].head};
-            for (int k = 0; k < 4; k++)
-                row[k] = (ag_cell){.kind = AG_CELL_INTEGER, .value = v[k]};
-            row[4] = (ag_cell){.kind = AG_CELL_NUMBER, .value = S[a * K + b]};
-        }
-    return status;
-}
-
-/* The records in the chosen format, into a buffer (malloc'd); NULL when out
- * of memory. */
-static char *format_pairs(ag_format fmt, const head_id *ids, size_t K, const double *S,
-                          const ag_output_meta *meta, size_t *len)
-{
-    char *buf = NULL;
-    ag_table t = {0};
+    static const char *const keys[] = {"layer_a", "head_a", "layer_b", "head_b", "js_distance"};
     ag_error err = {0};
-    FILE *mem = open_memstream(&buf, len);
-    if (!mem)
-        return NULL;
-    int ok = pairs_table(ids, K, S, &t, &err) == AG_OK && ag_table_write(mem, fmt, &t, meta) == AG_OK;
-    ag_table_free(&t);
-    fclose(mem);
-    if (!ok) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    if (ag_table_init(t, keys, 5, &err) != AG_OK)
+        return cli_fail("similarity: %s", err.message);
+    for (size_t a = 0; a < K; a++)
+        for (size_t b = a + 1; b < K; b++) {
+            ag_cell *row = ag_table_add_row(t, &err);
+            if (!row)
+                return cli_fail("similarity: %s", err.message);
+            double v[5] = {ids[a].layer, ids[a].head, ids[b].layer, ids[b].head, S[a * K + b]};
+            for (int k = 0; k < 5; k++)
+                row[k] = (ag_cell){.kind = k < 4 ? AG_CELL_INTEGER : AG_CELL_NUMBER, .value = v[k]};
+        }
+    return 0;
 }
 
 /* The mean over texts (equal weight per text) into both triangles; the
@@ -157,7 +135,8 @@ static void average(double *S, size_t K, size_t texts)
             S[b * K + a] = S[a * K + b] /= (double)texts;
 }
 
-/* The records to standard output and, with -o, the matrix: both or neither. */
+/* The records to standard output (r->common.out_path is NULL: -o is the
+ * matrix) and, with -o, the matrix: both or neither. */
 static int similarity_outputs(const cli_model_run *r, const char *npy_path, const head_id *ids,
                               size_t K, const double *S)
 {
@@ -175,14 +154,11 @@ static int similarity_outputs(const cli_model_run *r, const char *npy_path, cons
             rc = cli_outputs_add_npy(&tx, npy_path, &M);
     }
     ag_output_meta meta = {.command = "similarity", .source = r->model_dir};
-    size_t len = 0;
-    char *buf = rc ? NULL : format_pairs(r->common.format, ids, K, S, &meta, &len);
-    if (rc == 0 && !buf)
-        rc = cli_fail("similarity: cannot format the records (out of memory)");
+    ag_table t = {0};
     if (rc == 0)
-        rc = cli_outputs_add(&tx, "-", buf, len);
-    free(buf);
-    rc = cli_outputs_finish(&tx, rc);
+        rc = pairs_table(ids, K, S, &t);
+    rc = rc ? cli_outputs_finish(&tx, rc) : cli_emit_table(&r->common, &t, &meta, &tx);
+    ag_table_free(&t);
     ag_array_free(&M);
     return rc;
 }

@@ -5,16 +5,11 @@
 # --expect refused by commands that print no records (exit 2), and the one
 # table writer (ag_table_write) behind info, tokenize and the record
 # commands: well-formed Markdown, CSV and LaTeX tables.
-CLI=${1:?usage: sh tests/cli/output.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-M=$(pwd)/models/tiny-gpt2
-A=$(pwd)/examples/tiny_gpt2_attention.npy
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_out.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+M=$GPT2
+A=$ROOT/examples/tiny_gpt2_attention.npy
 cd "$T" || exit 1
-FAILS=0
-N=0
-check() { N=$((N + 1)); DESC=$1; shift; "$@" || { FAILS=$((FAILS + 1)); echo "FAIL [$DESC]"; }; }
 umask 022
 "$CLI" matrix "$A" --metrics sigma_max --format json -o=eq.json
 check "-o=FILE writes the file" test -s eq.json
@@ -65,7 +60,6 @@ tex_ok() {
                       if (n != cols) bad = 1; body++ }
         END { exit bad || cols < 2 || body - 1 != rows || !/end\{tabular\}/ }' "$1"
 }
-PY=/usr/bin/python3
 "$CLI" info "$M" --format json > info.json
 IROWS=$("$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(len(d["config"]) + 1 + len(d["tensors"]))' info.json)
 "$CLI" info "$M" --format md > info.md
@@ -87,11 +81,11 @@ check "tokenize --format csv: $TROWS rows of 3 fields" csv_ok tok.csv "$TROWS"
 check "tokenize --format latex: $TROWS rows of 3 cells" tex_ok tok.latex "$TROWS"
 "$CLI" tokenize "$M" --text "$TXT" > tok.table
 check "tokenize table: header, then one line per token" test "$(wc -l < tok.table)" -eq $((TROWS + 1))
-"$CLI" analyze "$M" --text-file "$(dirname "$M")/../docs/figures/genesis1.txt" --layers 1 --heads 0-1 \
+"$CLI" analyze "$M" --text-file "$ROOT/docs/figures/genesis1.txt" --layers 1 --heads 0-1 \
     --metrics sink_ratio,causal > an.json --format json
 AROWS=$("$PY" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["records"]))' an.json)
 for f in md csv latex; do
-    "$CLI" analyze "$M" --text-file "$(dirname "$M")/../docs/figures/genesis1.txt" --layers 1 --heads 0-1 \
+    "$CLI" analyze "$M" --text-file "$ROOT/docs/figures/genesis1.txt" --layers 1 --heads 0-1 \
         --metrics sink_ratio,causal --format $f > an.$f
 done
 check "analyze --format md: $AROWS rows, each | ... |" md_ok an.md "$AROWS"
@@ -102,5 +96,4 @@ check "similarity --format md: 3 pairs, each | ... |" md_ok sim.md 3
 "$CLI" aggregate an.json --format md > agg.md
 check "aggregate --format md: 2 groups, each | ... |" md_ok agg.md 2
 
-[ $FAILS -eq 0 ] || { echo "output.sh: $FAILS of $N checks failed"; exit 1; }
-echo "output.sh: ok ($N checks)"
+finish

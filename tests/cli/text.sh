@@ -9,33 +9,10 @@
 # --text and --text-file is refused by every command that reads a text.
 # Run from the repository root. Exits non-zero if any check fails.
 
-CLI=${1:?usage: sh tests/cli/text.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-if [ ! -x "$CLI" ]; then
-    echo "text.sh: $CLI is not executable" >&2
-    exit 1
-fi
-ROOT=$(pwd)
-GPT2=$ROOT/models/tiny-gpt2
-[ -f "$GPT2/config.json" ] || { echo "text.sh: $GPT2 missing (run from the repository root)" >&2; exit 1; }
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_text.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+need "$GPT2/config.json"
 
-FAILS=0
-N=0
-fail() {
-    FAILS=$((FAILS + 1))
-    printf 'FAIL [%s]: %s\n' "$DESC" "$*"
-}
-# check DESC CMD... : CMD must succeed
-check() {
-    DESC=$1
-    shift
-    N=$((N + 1))
-    "$@" || fail "$*"
-}
 # no_controls FILE [tsv] : no byte below 0x20 but newline (and tab in a TSV
 # file, where each line must then hold the same number of tabs), no DEL, no C1
 no_controls() {
@@ -192,8 +169,4 @@ check "tokenize csv: quotes doubled" grep -qxF '2,366,"Ġ"""' "$T/t.csv"
 check "tokenize md: | escaped" grep -qxF '| 1 | 930 | Ġ\| |' "$T/t.md"
 check "tokenize latex: \\verb delimiter not in the token" grep -qxF '1 & 930 & \verb!Ġ|! \\' "$T/t.latex"
 
-if [ $FAILS -ne 0 ]; then
-    echo "text.sh: $FAILS failure(s) in $N checks"
-    exit 1
-fi
-echo "text.sh: ok ($N checks)"
+finish

@@ -36,6 +36,9 @@ import warnings
 import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_matrix import causal, stochastic  # noqa: E402  (the random attention makers)
+
 try:
     import ot  # POT, Debian python3-pot
 except ImportError:  # pragma: no cover
@@ -183,22 +186,6 @@ def check_file(cli, path, stack, tau, label):
         if got_keys != set(KEYS):
             fail("%s: keys %s, expected %s" % (label, sorted(got_keys), KEYS))
         compare("%s [%d] tau=%s" % (label, h, tau), rec, curvature(M, tau))
-
-
-def softmax_rows(L):
-    L = L - np.max(L, axis=1, keepdims=True)
-    E = np.exp(L)
-    return E / E.sum(axis=1, keepdims=True)
-
-
-def stochastic(rng, n, scale=2.0):
-    return softmax_rows(rng.normal(size=(n, n)) * scale)
-
-
-def causal(rng, n, scale=2.0):
-    L = rng.normal(size=(n, n)) * scale
-    L[np.triu_indices(n, 1)] = -np.inf
-    return softmax_rows(L)
 
 
 def random_cases(rng):
