@@ -1,5 +1,5 @@
 /* attention.c — family B: properties of a square, normally row-stochastic,
- * attention matrix A (SPEC §3 B).
+ * attention matrix A (docs/metrics.md, family B).
  *
  * entropy: the Shannon entropy of each query's attention distribution
  *   (Clark et al. 2019, "What does BERT look at?", §3; Vig & Belinkov 2019).
@@ -133,7 +133,7 @@ static int lambda2_simple(const double *re, const double *im, size_t n, double r
 
 /* |λ₁|, |λ₂| and, when want_cond, |y₂ᴴx₂| (the reciprocal condition number
  * of λ₂). For a causal (lower-triangular) A the eigenvalues are its diagonal
- * exactly, so no eigensolver runs (SPEC §3 B); its eigenvectors come from
+ * exactly, so no eigensolver runs (docs/metrics.md, family B); its eigenvectors come from
  * back substitution. */
 static int top_two(const double *A, size_t n, int causal, int want_cond, double *l1,
                    double *l2, double *rcond2)

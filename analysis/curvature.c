@@ -1,4 +1,4 @@
-/* curvature.c — SPEC §3 F: Forman and Ollivier curvature of the thresholded
+/* curvature.c — docs/metrics.md, family F: Forman and Ollivier curvature of the thresholded
  * attention graph, with the Wasserstein-1 distances of Ollivier's curvature
  * solved exactly.
  *
@@ -6,7 +6,7 @@
  * & Samal 2016, "Forman curvature for complex networks", J. Stat. Mech.,
  * eq. 5 with unit node weights); Ollivier–Ricci curvature (Ollivier 2009,
  * "Ricci curvature of Markov chains on metric spaces", J. Funct. Anal. 256)
- * with the lazy random walk m_i of SPEC §3 F (idleness ½, as in Lin, Lu & Yau
+ * with the lazy random walk m_i of docs/metrics.md, family F (idleness ½, as in Lin, Lu & Yau
  * 2011 and Ni, Lin, Gao, Gu & Saucan 2015/2019).
  *
  * ---- Why the transport problems are small and their costs are 0..3 ------
@@ -820,12 +820,15 @@ static int ollivier_edge(const graph *g, oll_ws *o, size_t i, size_t j, double *
     return 0;
 }
 
-static int check_input(const double *A, size_t n, double tau, int *negative, ag_error *err)
+/* The input of both entry points; a negative *tau becomes the default 1/n. */
+static int check_input(const double *A, size_t n, double *tau, int *negative, ag_error *err)
 {
     if (n == 0)
         return ag_error_set(err, AG_EINVAL, "curvature: empty matrix");
-    if (isnan(tau) || tau > 1)
-        return ag_error_set(err, AG_EINVAL, "curvature: edge threshold %g not in [0, 1]", tau);
+    if (*tau < 0)
+        *tau = 1.0 / (double)n;
+    if (isnan(*tau) || *tau > 1)
+        return ag_error_set(err, AG_EINVAL, "curvature: edge threshold %g not in [0, 1]", *tau);
     *negative = 0;
     for (size_t k = 0; k < n * n; k++) {
         if (!isfinite(A[k]))
@@ -898,9 +901,7 @@ int ag_curvature_metrics(const double *A, size_t n, double tau, const ag_metric_
                          ag_record *rec, ag_error *err)
 {
     int negative;
-    if (tau < 0)
-        tau = n ? 1.0 / (double)n : 0;
-    int status = check_input(A, n, tau, &negative, err);
+    int status = check_input(A, n, &tau, &negative, err);
     if (status != AG_OK)
         return status;
     static const ag_metric keys[] = {AG_M_EDGES, AG_M_FORMAN_MEAN, AG_M_FORMAN_MIN,
@@ -964,9 +965,7 @@ int ag_curvature_edges(const double *A, size_t n, double tau, int with_ollivier,
     int negative;
     *edges = NULL;
     *count = 0;
-    if (tau < 0)
-        tau = n ? 1.0 / (double)n : 0;
-    int status = check_input(A, n, tau, &negative, err);
+    int status = check_input(A, n, &tau, &negative, err);
     if (status != AG_OK)
         return status;
     if (negative)

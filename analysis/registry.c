@@ -1,5 +1,5 @@
 /* registry.c — metric keys, families, selections and records. The table
- * below is the single source of the key names and of their order (SPEC §3),
+ * below is the single source of the key names and of their order (docs/metrics.md),
  * which is also the CSV/TSV column order. */
 #include <math.h>
 #include <stdlib.h>

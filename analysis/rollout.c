@@ -1,4 +1,4 @@
-/* rollout.c — SPEC §3 G: attention rollout (Abnar & Zuidema 2020) and the
+/* rollout.c — docs/metrics.md, family G: attention rollout (Abnar & Zuidema 2020) and the
  * metrics of one hidden state of the residual stream. See attngeom/layers.h. */
 #include <math.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* stability.c — family E: stability and angles of one attention head whose
- * input X is known (SPEC §3 E; docs/stability.md).
+ * input X is known (docs/metrics.md, family E; docs/stability.md).
  *
  *   Q = R(XW_Q + b_Q), K = R(XW_K + b_K), S = c·QKᵀ,
  *   T = cap·tanh(S/cap) (soft-capping; T = S without), A = softmax_rows(T + mask)

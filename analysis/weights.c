@@ -1,4 +1,4 @@
-/* weights.c — family D: the weight-space geometry of one head (SPEC §3 D),
+/* weights.c — family D: the weight-space geometry of one head (docs/metrics.md, family D),
  * in factored form.
  *
  * M_QK = W_Q W_Kᵀ decides which token pairs can attend to each other and

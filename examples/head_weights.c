@@ -1,4 +1,4 @@
-/* head_weights.c — the weight-space metrics (SPEC §3 D) of a head built in
+/* head_weights.c — the weight-space metrics (docs/metrics.md, family D) of a head built in
  * C: a "copying" head whose OV circuit is 2·P, P the projection onto W_V's
  * columns, and whose QK circuit is symmetric (W_K = W_Q).
  *

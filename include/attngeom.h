@@ -7,13 +7,14 @@
  *   attngeom/metrics.h  metric keys, selections, records, families A–C, output
  *   attngeom/tokenizer.h  Hugging Face tokenizers (byte-level BPE, WordPiece)
  *   attngeom/model.h    model folders, the forward pass, the generic layer
- *   attngeom/stability.h   stability and angles of a head (SPEC §3 E)
- *   attngeom/curvature.h   curvature of the attention graph (SPEC §3 F)
+ *   attngeom/stability.h   stability and angles of a head (docs/metrics.md, family E)
+ *   attngeom/curvature.h   curvature of the attention graph (docs/metrics.md, family F)
  *   attngeom/layers.h   rollout and the residual stream across layers (§3 G)
  *   attngeom/records.h  records with any keys: tables, every output format,
  *                       reading JSON/JSONL/CSV records back
  *   attngeom/aggregate.h   corpus statistics: means with Student-t
  *                       intervals, shard merging, Welch comparisons
+ *   attngeom/plot.h     figures (SVG, PDF, PNG with cairo): grids and lines
  *
  * Ownership, in one place: the library never prints and never exits; every
  * fallible function returns an int status (AG_OK = 0) and, given an ag_error,
@@ -22,8 +23,8 @@
  * `out` parameter belong to the caller and are released with the matching
  * *_free / *_close function, which accept NULL or zeroed objects.
  *
- * The exact definitions of every metric are in docs/metrics.md (the contract
- * is SPEC.md, reproduced there).
+ * The exact definitions of every metric are in docs/metrics.md (and docs/cli.md
+ * the commands, formats and exit codes).
  */
 #ifndef ATTNGEOM_H
 #define ATTNGEOM_H
@@ -40,5 +41,6 @@
 #include "attngeom/layers.h"
 #include "attngeom/records.h"
 #include "attngeom/aggregate.h"
+#include "attngeom/plot.h"
 
 #endif

@@ -4,7 +4,8 @@
 set -eu
 PKGS="build-essential pkg-config liblapacke-dev libopenblas-dev libgsl-dev \
 libjansson-dev libpcre2-dev libutf8proc-dev libcriterion-dev \
-python3 python3-numpy python3-scipy python3-pot python3-regex valgrind"
+python3 python3-numpy python3-scipy python3-pot python3-regex valgrind \
+libcairo2-dev libfontconfig-dev fonts-dejavu-core"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

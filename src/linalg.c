@@ -139,7 +139,7 @@ int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value)
     return status;
 }
 
-/* ---- eigenvalue condition numbers (SPEC §3, lambda2_condition) --------- */
+/* ---- eigenvalue condition numbers (docs/metrics.md, family B, lambda2_condition) --------- */
 
 typedef struct {
     double re, im, mod, rcond;

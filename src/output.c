@@ -370,6 +370,31 @@ static int write_delimited(FILE *fp, const ag_table *t, char *const *keys, ag_fo
     return AG_OK;
 }
 
+/* 1 when column c holds text in every row that is not null, and some. */
+static int text_column(const ag_table *t, size_t c)
+{
+    size_t text = 0;
+    for (size_t r = 0; r < t->nrow; r++) {
+        ag_cell_kind k = cell_at(t, r, c)->kind;
+        if (k != AG_CELL_TEXT && k != AG_CELL_NULL)
+            return 0;
+        text += k == AG_CELL_TEXT;
+    }
+    return text > 0;
+}
+
+/* One cell of the table format, padded to width by characters, not bytes:
+ * numbers right-aligned, text left-aligned (no trailing blanks at the end
+ * of a line). */
+static void put_aligned(FILE *fp, const char *s, size_t width, int left, int last)
+{
+    int pad = (int)(width - display_width(s));
+    if (left)
+        fprintf(fp, "%s%*s%s", s, last ? 0 : pad, "", last ? "\n" : "  ");
+    else
+        fprintf(fp, "%*s%s%s", pad, "", s, last ? "\n" : "  ");
+}
+
 static int write_table(FILE *fp, const ag_table *t, char *const *keys)
 {
     size_t *width = calloc(t->ncol ? t->ncol : 1, sizeof *width);
@@ -388,17 +413,14 @@ static int write_table(FILE *fp, const ag_table *t, char *const *keys)
             if (s != buf)
                 free(s);
         }
-    /* right-aligned: pad by characters, not bytes */
     for (size_t c = 0; c < t->ncol; c++)
-        fprintf(fp, "%*s%s%s", (int)(width[c] - display_width(keys[c])), "", keys[c],
-                c + 1 < t->ncol ? "  " : "\n");
+        put_aligned(fp, keys[c], width[c], text_column(t, c), c + 1 == t->ncol);
     for (size_t r = 0; r < t->nrow; r++)
         for (size_t c = 0; c < t->ncol; c++) {
             char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
             if (!s)
                 return free(width), AG_ENOMEM;
-            fprintf(fp, "%*s%s%s", (int)(width[c] - display_width(s)), "", s,
-                    c + 1 < t->ncol ? "  " : "\n");
+            put_aligned(fp, s, width[c], text_column(t, c), c + 1 == t->ncol);
             if (s != buf)
                 free(s);
         }
@@ -412,9 +434,9 @@ static int write_markdown(FILE *fp, const ag_table *t, char *const *keys, unsign
         fputs("|", fp);
         for (size_t c = 0; c < t->ncol; c++)
             fprintf(fp, " %s |", keys[c]);
-        fputs("\n|", fp);
+        fputs("\n|", fp); /* text columns left-aligned, numbers right-aligned */
         for (size_t c = 0; c < t->ncol; c++)
-            fputs(" ---: |", fp);
+            fputs(text_column(t, c) ? " --- |" : " ---: |", fp);
         fputs("\n", fp);
     }
     for (size_t r = 0; (parts & AG_WRITE_ROWS) && r < t->nrow; r++) {
@@ -437,19 +459,6 @@ static void latex_escaped(FILE *fp, const char *s)
             fputc('\\', fp);
         fputc(*s, fp);
     }
-}
-
-/* 1 when column c holds text in every row that is not null, and some. */
-static int text_column(const ag_table *t, size_t c)
-{
-    size_t text = 0;
-    for (size_t r = 0; r < t->nrow; r++) {
-        ag_cell_kind k = cell_at(t, r, c)->kind;
-        if (k != AG_CELL_TEXT && k != AG_CELL_NULL)
-            return 0;
-        text += k == AG_CELL_TEXT;
-    }
-    return text > 0;
 }
 
 static void latex_head(FILE *fp, const ag_table *t, char *const *keys)

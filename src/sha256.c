@@ -1,9 +1,10 @@
 /* sha256.c — SHA-256 as FIPS 180-4 (August 2015) defines it, §4.1.2 (the
  * functions), §4.2.2 (the constants), §5.1.1 (padding), §5.3.3 (the initial
  * hash value) and §6.2.2 (the computation). For the settings of a run (the
- * weight files' digests): none of the libraries attngeom builds on (jansson,
- * GSL, LAPACKE/OpenBLAS, PCRE2, utf8proc) offers a hash, and one file is
- * not worth a crypto library. Tested against the standard's examples
+ * weight files' digests): none of the libraries attngeom links (jansson, GSL,
+ * LAPACKE/OpenBLAS, PCRE2, utf8proc, cairo) offers a hash; GLib has one but
+ * comes only with cairo's development package, and one hash is not worth
+ * linking GLib or a crypto library into the library. Tested against the standard's examples
  * (tests/test_sha256.c) and sha256sum (tests/cli/stream.sh). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* test_curvature.c — SPEC §3 F on graphs whose curvatures are derived by
+/* test_curvature.c — docs/metrics.md, family F on graphs whose curvatures are derived by
  * hand below. Notation: W = (A + Aᵀ)/2, edge iff W_ij ≥ τ; the lazy measure
  * m_i = ½δ_i + ½ Σ_{k∈N(i)} (W_ik/Σ W_ik') δ_k; κ = 1 − W₁(m_i, m_j) with the
  * hop distance; F(i,j) = 2 − Σ_{k∈N(i)∖j} √(W_ij/W_ik) − Σ_{k∈N(j)∖i} √(W_ij/W_jk).

@@ -1,4 +1,4 @@
-/* test_rollout.c — SPEC §3 G in the library: attention rollout against hand
+/* test_rollout.c — docs/metrics.md, family G in the library: attention rollout against hand
  * computations, its invariants (row-stochastic, lower-triangular for causal
  * attention), its errors, and the residual-stream metrics of a matrix with
  * identical rows. */

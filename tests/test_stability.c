@@ -1,4 +1,4 @@
-/* test_stability.c — family E (SPEC §3 E): the head's Jacobian against an
+/* test_stability.c — family E (docs/metrics.md, family E): the head's Jacobian against an
  * explicitly formed one (column by column from JVPs, and independently by
  * central finite differences of A(X)), JVP/VJP adjointness, the Lanczos norm
  * against a LAPACK SVD, the sensitivity bound and its seeding, the angle keys

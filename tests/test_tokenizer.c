@@ -388,6 +388,18 @@ static void expect_load_error(const char *dir, int status, const char *needle)
     cr_expect(strchr(err.message, '\n') == NULL, "message is not one line: '%s'", err.message);
 }
 
+/* A folder holding only `file` with content `text`: loading it fails with
+ * status, naming needle. */
+static void expect_file_error(const char *file, const char *text, int status, const char *needle)
+{
+    char dir[64], p[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/%s", dir, file);
+    write_file(p, text);
+    expect_load_error(dir, status, needle);
+    rm_tree(dir);
+}
+
 Test(tokenizer, error_missing_folder)
 {
     expect_load_error("/nonexistent/ag-no-such-model", AG_EIO, "/nonexistent/ag-no-such-model");
@@ -413,12 +425,8 @@ Test(tokenizer, error_vocab_json_without_merges)
 
 Test(tokenizer, error_broken_tokenizer_json)
 {
-    char dir[64], p[128];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
-    write_file(p, "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0");
-    expect_load_error(dir, AG_EFORMAT, "tokenizer.json");
-    rm_tree(dir);
+    expect_file_error("tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0",
+                      AG_EFORMAT, "tokenizer.json");
 }
 
 Test(tokenizer, error_tokenizer_json_without_vocab)
@@ -434,48 +442,33 @@ Test(tokenizer, error_tokenizer_json_without_vocab)
 
 Test(tokenizer, error_bad_merge)
 {
-    char dir[64], p[128];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
-    write_file(p, "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a b\"]},"
-                  " \"pre_tokenizer\": {\"type\": \"ByteLevel\"}}");
-    expect_load_error(dir, AG_EFORMAT, "tokenizer.json");
-    rm_tree(dir);
+    expect_file_error("tokenizer.json",
+                      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a b\"]},"
+                      " \"pre_tokenizer\": {\"type\": \"ByteLevel\"}}",
+                      AG_EFORMAT, "tokenizer.json");
 }
 
 /* A post-processor's [token, id] is range-checked like every other id
  * (was taken as is: encode then gave id -5). */
 Test(tokenizer, error_post_processor_id_out_of_range)
 {
-    char dir[64], p[128];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
-    write_file(p, "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 0, \"a\": 1}},"
-                  " \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"},"
-                  " \"post_processor\": {\"type\": \"BertProcessing\", \"cls\": [\"[CLS]\", -5],"
-                  " \"sep\": [\"[SEP]\", 1]}}");
-    expect_load_error(dir, AG_ELIMIT, "post_processor.cls");
-    rm_tree(dir);
+    expect_file_error("tokenizer.json",
+                      "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 0, \"a\": 1}},"
+                      " \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"},"
+                      " \"post_processor\": {\"type\": \"BertProcessing\", \"cls\": [\"[CLS]\", -5],"
+                      " \"sep\": [\"[SEP]\", 1]}}",
+                      AG_ELIMIT, "post_processor.cls");
 }
 
 Test(tokenizer, error_unsupported_model)
 {
-    char dir[64], p[128];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
-    write_file(p, "{\"model\": {\"type\": \"Fancy\", \"vocab\": []}}");
-    expect_load_error(dir, AG_EUNSUPPORTED, "model type 'Fancy'");
-    rm_tree(dir);
+    expect_file_error("tokenizer.json", "{\"model\": {\"type\": \"Fancy\", \"vocab\": []}}",
+                      AG_EUNSUPPORTED, "model type 'Fancy'");
 }
 
 Test(tokenizer, error_empty_vocab_txt)
 {
-    char dir[64], p[128];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(p, sizeof p, "%s/vocab.txt", dir);
-    write_file(p, "");
-    expect_load_error(dir, AG_EFORMAT, "vocab.txt");
-    rm_tree(dir);
+    expect_file_error("vocab.txt", "", AG_EFORMAT, "vocab.txt");
 }
 
 Test(tokenizer, error_file_too_large)

@@ -1,5 +1,5 @@
 /* test_weights.c — family D (weight space) in factored form against the
- * dense definition of SPEC §3 D, and closed forms derived below. */
+ * dense definition of docs/metrics.md, family D, and closed forms derived below. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>

@@ -163,6 +163,18 @@ vg 0 rollout "$M" --tokens 818,262,3726 -o r.npy --metrics all
 vg 0 similarity "$M" --text-file texts.txt --layers 1,3 -o sim.npy --format md
 vg 1 similarity "$M" --tokens 818,99999999 -o sim.npy
 vg 0 layer --x "$ROOT/tests/data/fixtures/use-lite/x_0_layer0.npy" --weights "$USE" --qkv "$QKV" --heads 4 --scale 0.125 --metrics all --save-attention la.npy
+# figures (cairo, fontconfig: their caches are released before exit)
+"$CLI" tokenize "$M" --text "In the beginning" --format json > tok.json
+vg 0 plot a.npy --kind attention --layer 1 --head 2 --tokens tok.json --values -o att.svg
+vg 0 plot a.npy --kind spectrum --layer 0 -o spec.pdf
+vg 0 plot sim.npy --kind similarity --heads-per-layer 4 -o sim.png
+vg 1 plot a.npy --kind attention --layer 9 -o never.svg
+vg 2 plot a.npy --kind attention -o fig.jpg
+"$CLI" analyze "$M" --text-file texts.txt --metrics sink_ratio --format csv -o heads.csv
+"$CLI" analyze "$M" --text-file texts.txt --metrics sink_ratio --aggregate --format json -o heads_agg.json
+vg 0 plot heads.csv --kind heatmap --metric sink_ratio --values -o hm.pdf
+vg 0 plot heads_agg.json --kind depth --by head --metric sink_ratio -o depth.svg
+vg 1 plot heads.csv --kind heatmap --metric nope -o never.svg
 # outputs (docs/cli.md, "Outputs") and inputs that must not block
 ln -s out.json link.json
 mkfifo fifo.npy

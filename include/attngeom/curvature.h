@@ -1,5 +1,5 @@
 /* attngeom/curvature.h — curvature of the thresholded attention graph
- * (SPEC §3 F). docs/curvature.md gives the definitions, their meaning for
+ * (docs/metrics.md, family F). docs/curvature.md gives the definitions, their meaning for
  * attention, the exact optimal-transport method and its cost.
  *
  * The graph: W = (A + Aᵀ)/2 on the n tokens, edge {i, j} (i ≠ j) iff

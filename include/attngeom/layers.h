@@ -1,4 +1,4 @@
-/* attngeom/layers.h — measurements across the layers of a model (SPEC §3 G):
+/* attngeom/layers.h — measurements across the layers of a model (docs/metrics.md, family G):
  * attention rollout and the geometry of the residual stream.
  *
  * Attention rollout (Abnar & Zuidema 2020, "Quantifying attention flow in

@@ -1,5 +1,5 @@
 /* attngeom/metrics.h — metric keys, selections, records and the matrix
- * metrics of SPEC §3 families A (spectrum), B (attention) and C (row geometry).
+ * metrics of docs/metrics.md families A (spectrum), B (attention) and C (row geometry).
  * docs/metrics.md gives each formula, its meaning for attention and its
  * reference.
  */
@@ -13,9 +13,9 @@
 extern "C" {
 #endif
 
-/* Metric keys, in the order of SPEC §3 (the column order of CSV/TSV).
+/* Metric keys, in the order of docs/metrics.md (the column order of CSV/TSV).
  * lambda2_condition belongs to family B (`attention`) but is defined after
- * family E's table in SPEC §3, and takes that place in the column order. */
+ * family E's table in docs/metrics.md, and takes that place in the column order. */
 typedef enum {
     /* A. spectrum */
     AG_M_SIGMA_MAX, AG_M_SIGMA_GAP, AG_M_EFFECTIVE_RANK, AG_M_STABLE_RANK,
@@ -39,7 +39,7 @@ typedef enum {
     /* E. stability and angles of one head, where its input is known */
     AG_M_JACOBIAN_NORM, AG_M_JACOBIAN_NORM_REL, AG_M_SENSITIVITY,
     AG_M_Q_MEAN_COSINE, AG_M_K_MEAN_COSINE, AG_M_QK_COS_MEAN,
-    /* B, defined with E in SPEC §3: condition number of λ₂ */
+    /* B, defined with E in docs/metrics.md: condition number of λ₂ */
     AG_M_LAMBDA2_CONDITION,
     /* F. curvature of the thresholded attention graph */
     AG_M_EDGES, AG_M_FORMAN_MEAN, AG_M_FORMAN_MIN, AG_M_OLLIVIER_MEAN,
@@ -130,7 +130,7 @@ void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v);
 /* Compute the selected metrics of families A, B and C (and F, see
  * ag_matrix_metrics_ex) of the m×n matrix M
  * (row-major, borrowed) into rec (whose layer/head the caller sets; rows and
- * cols are set here). Keys that do not apply are AG_V_NULL as SPEC §3 says;
+ * cols are set here). Keys that do not apply are AG_V_NULL as docs/metrics.md says;
  * unselected keys are AG_V_ABSENT.
  *
  * One SVD (singular values only) serves every family-A key; family B uses the
@@ -147,8 +147,8 @@ typedef struct {
 } ag_matrix_options;
 #define AG_MATRIX_OPTIONS_DEFAULT {.edge_threshold = -1}
 
-/* ag_matrix_metrics with options (NULL: the defaults), and family F (SPEC
- * §3 F, attngeom/curvature.h) for the selected curvature keys: null for a
+/* ag_matrix_metrics with options (NULL: the defaults), and family F (docs/metrics.md,
+ * family F; attngeom/curvature.h) for the selected curvature keys: null for a
  * non-square M or one with a negative entry. ag_matrix_metrics(...) is
  * ag_matrix_metrics_ex(..., NULL, ...). Also AG_EINVAL for an edge
  * threshold above 1 or NaN. */
@@ -227,7 +227,7 @@ typedef struct {
     const double *wo; size_t ldo;
 } ag_head_factors;
 
-/* SPEC §3 D for one head without forming a d×d product: singular values of
+/* docs/metrics.md, family D for one head without forming a d×d product: singular values of
  * M_QK = W_Q W_Kᵀ from the core R_Q R_Kᵀ of thin QR factorisations, those of
  * M_OV = W_V W_O from R_V R_Oᵀ (W_Oᵀ = Q_O R_O), eigenvalues of M_OV from
  * the d_h×d_h W_O W_V, and the symmetry score from

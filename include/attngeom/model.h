@@ -211,7 +211,7 @@ int ag_model_layer_window(const ag_model *m, int layer);
 void ag_model_free(ag_model *m);
 
 /* One layer's attention projections as doubles in [in, out] form (x ↦ xW,
- * SPEC §3 D): nn.Linear weights transposed, fused layouts split (GPT-2's
+ * docs/metrics.md, family D): nn.Linear weights transposed, fused layouts split (GPT-2's
  * c_attn and Phi-3's qkv_proj column blocks, GPT-NeoX's per-head
  * query_key_value). Query head h owns columns h·head_dim … of wq; kv head
  * g = h / (n_head / n_kv_head) owns those of wk and wv; rows h·head_dim … of

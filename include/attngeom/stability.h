@@ -1,5 +1,5 @@
 /* attngeom/stability.h — stability and angles of one attention head whose
- * input X is known (SPEC §3 E). docs/stability.md gives the definitions, the
+ * input X is known (docs/metrics.md, family E). docs/stability.md gives the definitions, the
  * JVP/VJP formulas, the Lanczos iteration and its convergence test.
  *
  * For one head,
@@ -64,7 +64,7 @@ typedef struct {
 /* The defaults above. */
 void ag_stability_options_init(ag_stability_options *opt);
 
-/* SPEC §3 E: the selected keys of family E (jacobian_norm,
+/* docs/metrics.md, family E: the selected keys of family E (jacobian_norm,
  * jacobian_norm_rel, sensitivity, q_mean_cosine, k_mean_cosine,
  * qk_cos_mean) into rec; nothing else in rec is touched (the caller sets
  * layer, head, rows, cols). opt NULL means the defaults. Keys:

@@ -29,7 +29,7 @@ typedef struct {
     const char *expect_path;  /* --expect GOLDEN.json */
     double rtol, atol;
     unsigned families;        /* what the command computes (AG_FAMILIES_*) */
-    /* Options of the costly families (SPEC §3 E, F), validated here. */
+    /* Options of the costly families (docs/metrics.md, families E, F), validated here. */
     double epsilon;           /* --epsilon, > 0 (default 1e-3) */
     int trials;               /* --trials, >= 1 (default 8) */
     unsigned long seed;       /* --seed (default 1) */
@@ -408,5 +408,6 @@ int cmd_rollout(int argc, char **argv);
 int cmd_similarity(int argc, char **argv);
 int cmd_aggregate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 #endif

@@ -298,97 +298,75 @@ static void write_tensor_table(FILE *fp, const json_t *tensors)
     }
 }
 
-/* One row of CSV, TSV, Markdown or LaTeX (NULL: an empty cell). Cells whose
- * bit is set in `escaped` may hold any text and go through cli_put_cell;
- * the others are the program's own words (kinds, dtypes, shapes), written as
- * they are, in CSV quoted when they hold a comma. */
-static void put_row(FILE *fp, ag_format fmt, const char *const *cells, int n, unsigned escaped)
+/* A config value as a cell: integers, numbers and booleans typed (so CSV
+ * reads them back as values), anything else as text. */
+static int put_value_cell(ag_table *t, ag_cell *c, const json_t *v, ag_error *err)
 {
-    const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
-                    : fmt == AG_FORMAT_MD ? " | " : " & ";
-    fputs(fmt == AG_FORMAT_MD ? "| " : "", fp);
-    for (int i = 0; i < n; i++) {
-        const char *c = cells[i];
-        if (i)
-            fputs(sep, fp);
-        if (c && (escaped >> i & 1))
-            cli_put_cell(fp, fmt, c);
-        else if (c && fmt == AG_FORMAT_CSV && strchr(c, ','))
-            fprintf(fp, "\"%s\"", c);
-        else if (c)
-            fputs(c, fp);
-    }
-    fputs(fmt == AG_FORMAT_MD ? " |\n" : fmt == AG_FORMAT_LATEX ? " \\\\\n" : "\n", fp);
+    if (json_is_integer(v))
+        *c = (ag_cell){.kind = AG_CELL_INTEGER, .value = (double)json_integer_value(v)};
+    else if (json_is_real(v))
+        *c = (ag_cell){.kind = AG_CELL_NUMBER, .value = json_real_value(v)};
+    else if (json_is_boolean(v))
+        *c = (ag_cell){.kind = AG_CELL_BOOL, .value = json_is_true(v)};
+    else
+        return ag_table_set_text(t, c, json_is_string(v) ? json_string_value(v) : "", err);
+    return AG_OK;
 }
 
-static void put_header(FILE *fp, ag_format fmt, const char *const *cells, int n)
+/* One row of text cells (NULL: a null cell). AG_ENOMEM. */
+static int add_text_row(ag_table *t, const char *const *cells, ag_error *err)
 {
-    if (fmt == AG_FORMAT_LATEX)
-        fprintf(fp, "\\begin{tabular}{%.*s}\n\\toprule\n", n, "lllll");
-    put_row(fp, fmt, cells, n, 0);
-    if (fmt == AG_FORMAT_MD)
-        fprintf(fp, "|%.*s\n", 6 * n, " --- | --- | --- | --- | --- |");
-    if (fmt == AG_FORMAT_LATEX)
-        fputs("\\midrule\n", fp);
+    ag_cell *row = ag_table_add_row(t, err);
+    if (!row)
+        return AG_ENOMEM;
+    for (size_t i = 0; i < t->ncol; i++)
+        if (cells[i] && ag_table_set_text(t, &row[i], cells[i], err) != AG_OK)
+            return AG_ENOMEM;
+    return AG_OK;
 }
 
-/* A config value as text (strings as they are, booleans, %g numbers). */
-static const char *value_text(const json_t *v, char *buf, size_t size)
-{
-    if (json_is_string(v))
-        return json_string_value(v);
-    if (json_is_boolean(v))
-        return json_is_true(v) ? "true" : "false";
-    snprintf(buf, size, "%g", json_number_value(v));
-    return buf;
-}
-
-/* CSV, TSV, Markdown, LaTeX: one table. A file: a row per tensor (name,
- * dtype, shape). A model folder: kind, name, value, dtype, shape, with a
- * "config" row per config field (and the tokenizer), then a "tensor" row
- * per tensor. */
-static void write_rows(FILE *fp, ag_format fmt, const json_t *root)
+/* CSV, TSV, Markdown, LaTeX: one table, written by ag_table_write like every
+ * command's records. A file: a row per tensor (name, dtype, shape). A model
+ * folder: kind, name, value, dtype, shape, with a "config" row per config
+ * field (and the tokenizer), then a "tensor" row per tensor. */
+static int build_rows(ag_table *t, const json_t *root, ag_error *err)
 {
     const json_t *tensors = json_object_get(root, "tensors"), *cfg = json_object_get(root, "config");
     static const char *const file_cols[] = {"name", "dtype", "shape"};
     static const char *const model_cols[] = {"kind", "name", "value", "dtype", "shape"};
-    char shape[256], num[64];
-    put_header(fp, fmt, cfg ? model_cols : file_cols, cfg ? 5 : 3);
+    char shape[256];
+    int status = ag_table_init(t, cfg ? model_cols : file_cols, cfg ? 5 : 3, err);
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)cfg, key, v) {
-        const char *row[5] = {"config", key, value_text(v, num, sizeof num), NULL, NULL};
-        put_row(fp, fmt, row, 5, 6);
+        const char *row[5] = {"config", key, NULL, NULL, NULL};
+        if (status == AG_OK)
+            status = add_text_row(t, row, err);
+        if (status == AG_OK)
+            status = put_value_cell(t, &t->cells[(t->nrow - 1) * t->ncol + 2], v, err);
     }
-    if (cfg) {
+    if (cfg && status == AG_OK) {
         const json_t *tok = json_object_get(root, "tokenizer");
         const char *row[5] = {"config", "tokenizer", json_is_string(tok) ? json_string_value(tok) : "none",
                               NULL, NULL};
-        put_row(fp, fmt, row, 5, 6);
+        status = add_text_row(t, row, err);
     }
-    for (size_t k = 0; k < json_array_size(tensors); k++) {
+    for (size_t k = 0; status == AG_OK && k < json_array_size(tensors); k++) {
         shape_text(json_object_get(json_array_get(tensors, k), "shape"), shape, sizeof shape);
         const char *name = tensor_field(tensors, k, "name"), *dt = tensor_field(tensors, k, "dtype");
         const char *in_model[5] = {"tensor", name, NULL, dt, shape}, *in_file[3] = {name, dt, shape};
-        if (cfg)
-            put_row(fp, fmt, in_model, 5, 2); /* the name escaped */
-        else
-            put_row(fp, fmt, in_file, 3, 1);
+        status = add_text_row(t, cfg ? in_model : in_file, err);
     }
-    if (fmt == AG_FORMAT_LATEX)
-        fputs("\\bottomrule\n\\end{tabular}\n", fp);
+    return status;
 }
 
-/* Human formats: a summary, then one row per tensor. */
-static void write_text(FILE *fp, ag_format fmt, const char *path, const json_t *root)
+/* The table format: a summary, then the tensors. */
+static void write_text(FILE *fp, const char *path, const json_t *root)
 {
     const json_t *tensors = json_object_get(root, "tensors");
-    if (fmt == AG_FORMAT_TABLE)
-        write_summary(fp, path, root);
-    if (tensors && fmt == AG_FORMAT_TABLE)
+    write_summary(fp, path, root);
+    if (tensors)
         write_tensor_table(fp, tensors);
-    else if (tensors)
-        write_rows(fp, fmt, root);
 }
 
 int cmd_info(int argc, char **argv)
@@ -424,17 +402,27 @@ int cmd_info(int argc, char **argv)
                                                          : info_file(path, root);
     char *buf = NULL;
     size_t len = 0;
-    if (rc == 0) {
+    ag_format f = common.format;
+    if (rc == 0 && f != AG_FORMAT_JSON && f != AG_FORMAT_JSONL && f != AG_FORMAT_TABLE) {
+        ag_table t = {0};
+        ag_error err = {0};
+        rc = build_rows(&t, root, &err) == AG_OK ? cli_emit_table(&common, &t, NULL, NULL)
+                                                 : cli_fail_error(&err);
+        ag_table_free(&t);
+    } else if (rc == 0) {
         FILE *mem = open_memstream(&buf, &len);
-        if (common.format == AG_FORMAT_JSON || common.format == AG_FORMAT_JSONL) {
-            json_dumpf(root, mem, (common.format == AG_FORMAT_JSONL ? JSON_COMPACT : JSON_INDENT(1)) |
-                                      JSON_PRESERVE_ORDER);
+        if (!mem)
+            rc = cli_fail("out of memory formatting the output");
+        else if (f == AG_FORMAT_TABLE)
+            write_text(mem, path, root);
+        else
+            json_dumpf(root, mem, (f == AG_FORMAT_JSONL ? JSON_COMPACT : JSON_INDENT(1)) | JSON_PRESERVE_ORDER);
+        if (mem && f != AG_FORMAT_TABLE)
             fputc('\n', mem);
-        } else {
-            write_text(mem, common.format, path, root);
-        }
-        fclose(mem);
-        rc = cli_write_output(common.out_path, buf, len);
+        if (mem)
+            fclose(mem);
+        if (rc == 0)
+            rc = cli_write_output(common.out_path, buf, len);
     }
     free(buf);
     json_decref(root);

@@ -1,6 +1,6 @@
 /* cmd_layer.c — `attngeom layer`: one attention layer of any architecture,
  * from an input X (.npy) and Q/K(/V/O) tensors named in a safetensors file
- * (SPEC §1, "layer options"). This is how a model the engine does not know is
+ * (docs/cli.md, "Analysing a model attngeom does not know"). This is how a model the engine does not know is
  * analysed: dump X, name the tensors. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* cmd_layers.c — the commands that measure across layers (SPEC §3 G):
+/* cmd_layers.c — the commands that measure across layers (docs/metrics.md, family G):
  * `residual` (families A and C of every hidden state h_0 … h_L) and `rollout`
  * (attention rollout R_l, families A, B, C; -o writes the R_l as .npy).
  * Both stream one forward pass per text; rollout keeps only R (n×n) and the

@@ -1,5 +1,5 @@
 /* cmd_model.c — the commands that run a model folder: tokenize, attention and
- * analyze (SPEC §1). The forward pass streams layer by layer into a callback,
+ * analyze (docs/cli.md). The forward pass streams layer by layer into a callback,
  * so memory grows with one layer's attention, not all layers'. */
 #include <stdlib.h>
 #include <string.h>
@@ -34,32 +34,27 @@ static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
         fputc('\n', fp);
         return rc;
     }
-    const char *sep = fmt == AG_FORMAT_CSV ? "," : fmt == AG_FORMAT_TSV ? "\t"
-                    : fmt == AG_FORMAT_MD ? " | " : " & ";
-    const char *pre = fmt == AG_FORMAT_MD ? "| " : "";
-    const char *post = fmt == AG_FORMAT_MD ? " |" : fmt == AG_FORMAT_LATEX ? " \\\\" : "";
-    if (fmt == AG_FORMAT_LATEX)
-        fputs("\\begin{tabular}{rrl}\n\\toprule\n", fp);
-    if (fmt == AG_FORMAT_TABLE)
-        fprintf(fp, "%5s  %6s  %s\n", "index", "id", "token");
-    else
-        fprintf(fp, "%sindex%sid%stoken%s\n", pre, sep, sep, post);
-    if (fmt == AG_FORMAT_MD)
-        fputs("| ---: | ---: | --- |\n", fp);
-    if (fmt == AG_FORMAT_LATEX)
-        fputs("\\midrule\n", fp);
-    for (size_t i = 0; i < n; i++) {
-        if (fmt == AG_FORMAT_TABLE)
-            fprintf(fp, "%5zu  %6d  ", i, ids[i]);
-        else
-            fprintf(fp, "%s%zu%s%d%s", pre, i, sep, ids[i], sep);
-        if (cli_put_cell(fp, fmt, ag_tokenizer_token(tok, ids[i])) != 0)
-            return -1;
-        fprintf(fp, "%s\n", fmt == AG_FORMAT_TABLE ? "" : post);
+    /* the other formats: a table through the one writer, ag_table_write */
+    static const char *const cols[] = {"index", "id", "token"};
+    ag_table t = {0};
+    ag_error err = {0};
+    int status = ag_table_init(&t, cols, 3, &err);
+    for (size_t i = 0; status == AG_OK && i < n; i++) {
+        ag_cell *row = ag_table_add_row(&t, &err);
+        const char *s = ag_tokenizer_token(tok, ids[i]);
+        if (!row)
+            status = AG_ENOMEM;
+        else {
+            row[0] = (ag_cell){.kind = AG_CELL_INTEGER, .value = (double)i};
+            row[1] = (ag_cell){.kind = AG_CELL_INTEGER, .value = ids[i]};
+            if (s)
+                status = ag_table_set_text(&t, &row[2], s, &err);
+        }
     }
-    if (fmt == AG_FORMAT_LATEX)
-        fputs("\\bottomrule\n\\end{tabular}\n", fp);
-    return ferror(fp) ? -1 : 0;
+    if (status == AG_OK)
+        status = ag_table_write(fp, fmt, &t, NULL);
+    ag_table_free(&t);
+    return status == AG_OK ? 0 : -1;
 }
 
 int cmd_tokenize(int argc, char **argv)

@@ -155,8 +155,9 @@ static void average(double *S, size_t K, size_t texts)
             S[b * K + a] = S[a * K + b] /= (double)texts;
 }
 
-/* The records to standard output and, with -o, the matrix: both or neither. */
-static int similarity_outputs(cli_model_run *r, const char *npy_path, const head_id *ids,
+/* The records to standard output (r->common.out_path is NULL: -o is the
+ * matrix) and, with -o, the matrix: both or neither. */
+static int similarity_outputs(const cli_model_run *r, const char *npy_path, const head_id *ids,
                               size_t K, const double *S)
 {
     cli_outputs tx = {0};

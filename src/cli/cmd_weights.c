@@ -1,4 +1,4 @@
-/* cmd_weights.c — `attngeom weights`: family D (SPEC §3 D) of every head,
+/* cmd_weights.c — `attngeom weights`: family D (docs/metrics.md, family D) of every head,
  * from a model folder or from tensors named in a safetensors file. Needs no
  * input text: M_QK and M_OV are properties of the weights alone. */
 #include <stdlib.h>

@@ -28,6 +28,7 @@ static const char main_help[] =
     "                    group (model, layer, head) of saved records\n"
     "  compare A B       Welch t-test (and permutation test) of every metric of\n"
     "                    two sets of saved records\n"
+    "  plot INPUT        a figure (SVG, PDF, PNG) of records or of a .npy\n"
     "\n"
     "Every command takes --format table|json|jsonl|csv|tsv|md|latex, -o FILE,\n"
     "--metrics LIST, --expect GOLDEN.json and --help; analyze, residual,\n"
@@ -53,6 +54,7 @@ static int run(int argc, char **argv)
         {"weights", cmd_weights, 1}, {"residual", cmd_residual, 1}, {"rollout", cmd_rollout, 1},
         {"similarity", cmd_similarity, 1},
         {"aggregate", cmd_aggregate, 0}, {"compare", cmd_compare, 0},
+        {"plot", cmd_plot, 1},
     };
     for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
         if (strcmp(cmd, commands[k].name) == 0) {

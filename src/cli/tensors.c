@@ -1,6 +1,6 @@
 /* tensors.c — the named-tensor options shared by `layer` and `weights`:
  * one attention layer's projections read from a safetensors file by name
- * (SPEC §1, "layer options"), in [in, out] form, with shapes checked against
+ * (docs/cli.md, "Analysing a model attngeom does not know"), in [in, out] form, with shapes checked against
  * each other before any metric runs. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* attention_layer.c — one attention layer of any architecture (SPEC §1
+/* attention_layer.c — one attention layer of any architecture (docs/cli.md,
  * `attngeom layer`): A_h = softmax(scale·(XW_Q + b_Q)_h (XW_K + b_K)_hᵀ + mask),
  * plus the tensor helpers the command needs (fused Q|K|V split, leading
  * singleton squeeze, transpose of nn.Linear weights).

@@ -185,7 +185,7 @@ static int unicode_form(int opts, const char *s, size_t n, ag_tk_buf *out)
 #define NFKC_OPTS (UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT)
 #define NFKD_OPTS (UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT)
 
-/* ---- Strip, Prepend, Nmt, ByteLevel -------------------------------------- */
+/* ---- Strip, Prepend, Nmt (ByteLevel: ag_tk_bytelevel_map) ---------------- */
 
 static int strip(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out)
 {
@@ -239,27 +239,6 @@ static int nmt(const char *s, size_t n, ag_tk_buf *out)
         run = i;
     }
     return rc == AG_OK ? ag_tk_buf_put(out, s + run, n - run) : rc;
-}
-
-/* GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the
- * 68 others for U+0100 onwards, in byte order. */
-static int32_t byte_char(unsigned b)
-{
-    if ((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE)
-        return (int32_t)b;
-    if (b <= 0x20)
-        return 256 + (int32_t)b;
-    if (b <= 0xA0)
-        return 256 + 33 + (int32_t)(b - 0x7F);
-    return 256 + 33 + 34; /* 0xAD */
-}
-
-static int byte_level(const char *s, size_t n, ag_tk_buf *out)
-{
-    int rc = AG_OK;
-    for (size_t i = 0; i < n && rc == AG_OK; i++)
-        rc = ag_tk_buf_putc(out, byte_char((unsigned char)s[i]));
-    return rc;
 }
 
 /* ---- BertNormalizer ------------------------------------------------------ */
@@ -498,8 +477,8 @@ static int apply(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf 
         return ag_tk_charsmap_apply(nm->charsmap, s, n, out);
     case NM_NMT:
         return nmt(s, n, out);
-    case NM_BYTE_LEVEL:
-        return byte_level(s, n, out);
+    case NM_BYTE_LEVEL: /* the pre-tokenizer's byte-to-character mapping */
+        return ag_tk_bytelevel_map(s, n, out);
     }
     return AG_EINVAL;
 }

@@ -8,16 +8,11 @@
 # naming the file and the line or record, nothing on stdout and no -o file
 # written or replaced; usage errors exit 2. The numbers themselves are
 # checked by tests/ref/check_aggregate.py and tests/test_aggregate.c.
-CLI=${1:?usage: sh tests/cli/aggregate.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-M=$(pwd)/models/tiny-gpt2
-A=$(pwd)/examples/tiny_gpt2_attention.npy
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_agg.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+M=$GPT2
+A=$ROOT/examples/tiny_gpt2_attention.npy
 cd "$T" || exit 1
-FAILS=0
-N=0
-check() { N=$((N + 1)); DESC=$1; shift; "$@" || { FAILS=$((FAILS + 1)); echo "FAIL [$DESC]"; }; }
 
 printf '%s\n' "The cat sat on the mat." "Call me Ishmael." "All happy families are alike." \
     "In the beginning was the word." > corpus.txt
@@ -123,5 +118,4 @@ usage "--aggregate with --expect" matrix per.json --aggregate --expect per.json
 usage "attention takes no --aggregate" attention "$M" --text hi -o x.npy --aggregate
 usage "layer takes no --aggregate" layer --aggregate
 
-[ $FAILS -eq 0 ] || { echo "aggregate.sh: $FAILS of $N checks failed"; exit 1; }
-echo "aggregate.sh: ok ($N checks)"
+finish

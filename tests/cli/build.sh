@@ -6,19 +6,8 @@
 # keeps the project's flags and ends with the user's, every link line has
 # LDFLAGS; WERROR=1 and SANITIZE=1 add theirs. Dry runs (make -n): nothing
 # is built. Run from the repository root; CLI is only checked to exist.
-CLI=${1:?usage: sh tests/cli/build.sh path/to/attngeom}
-[ -x "$CLI" ] || { echo "build.sh: $CLI is not executable" >&2; exit 1; }
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_build.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
-
-FAILS=0
-N=0
-fail() {
-    echo "FAIL [$DESC]: $*"
-    FAILS=$((FAILS + 1))
-}
-check() { N=$((N + 1)); DESC=$1; }
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
 
 B=$T/b
 TARGETS="$B/src/core.o $B/analysis/matrix.o $B/src/cli/main.o $B/tests/test_npy.o
@@ -79,8 +68,4 @@ check "CC=clang"
 dry CC=clang CFLAGS=-O0
 grep -vq '^clang ' "$T/cmds" && fail "a line does not use clang: $(grep -v '^clang ' "$T/cmds" | head -n 1)"
 
-if [ $FAILS -ne 0 ]; then
-    echo "build.sh: $FAILS failure(s) in $N checks"
-    exit 1
-fi
-echo "build.sh: ok ($N checks)"
+finish

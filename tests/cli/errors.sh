@@ -1,20 +1,12 @@
 #!/bin/sh
 # tests/cli/errors.sh CLI — bad input and usage errors of `attngeom matrix`
-# (SPEC 1): for each case the exit status is 1 (2 for usage errors), stderr is
+# (docs/cli.md): for each case the exit status is 1 (2 for usage errors), stderr is
 # exactly one non-empty line, naming the file for file errors, stdout is empty,
 # and with `-o DIR/out.json` nothing at all is left in DIR.
 # Exits non-zero if any case fails, printing each failure.
 
-CLI=${1:?usage: sh tests/cli/errors.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-if [ ! -x "$CLI" ]; then
-    echo "errors.sh: $CLI is not executable" >&2
-    exit 1
-fi
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_errors.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
 
 # ---- bad (and a few good) files ------------------------------------------
 "$PY" - "$T" <<'EOF' || { echo "errors.sh: could not make test files" >&2; exit 1; }
@@ -116,14 +108,9 @@ write("short.safetensors", b"\x10\x00\x00")
 EOF
 mkdir "$T/adir.npy" "$T/o"
 
-FAILS=0
-N=0
-fail() {
-    echo "FAIL [$DESC]: $*"
-    FAILS=$((FAILS + 1))
-}
-
-# run_case WANT_STATUS MUST_CONTAIN DESC ARGS...  (MUST_CONTAIN: "" for none)
+# run_case WANT_STATUS MUST_CONTAIN DESC ARGS... : the CLI with ARGS fails as
+# judge_error (lib.sh) says, run plain and again with -o into $T/o
+# (MUST_CONTAIN: "" for none)
 run_case() {
     want=$1 needle=$2 DESC=$3
     shift 3
@@ -137,25 +124,7 @@ run_case() {
             "$CLI" "$@" --format json -o "$T/o/out.json" >"$T/stdout" 2>"$T/stderr" </dev/null
         fi
         rc=$?
-        if [ $rc -ne "$want" ]; then
-            fail "($mode) exit status $rc, expected $want; stderr: $(head -c 300 "$T/stderr")"
-        fi
-        if [ -s "$T/stdout" ]; then
-            fail "($mode) stdout not empty: $(head -c 200 "$T/stdout")"
-        fi
-        lines=$(wc -l <"$T/stderr")
-        last=$(tail -c 1 "$T/stderr" | od -An -tx1 | tr -d ' \n')
-        if [ "$lines" -ne 1 ] || [ "$last" != 0a ]; then
-            fail "($mode) stderr has $lines line(s), expected exactly 1: $(head -c 300 "$T/stderr")"
-        elif [ -z "$(tr -d ' \t\n' <"$T/stderr")" ]; then
-            fail "($mode) stderr line is empty"
-        fi
-        if [ -n "$needle" ] && ! grep -qF -- "$needle" "$T/stderr"; then
-            fail "($mode) stderr does not name '$needle': $(head -c 300 "$T/stderr")"
-        fi
-        if [ $mode = output ] && [ -n "$(ls -A "$T/o")" ]; then
-            fail "(output) left behind in the -o folder: $(ls -A "$T/o" | tr '\n' ' ')"
-        fi
+        judge_error "$want" "$needle" "($mode) "
     done
 }
 
@@ -222,8 +191,4 @@ run_case 2 "" "unknown metric in --metrics" matrix "$T/good.npy" --metrics sigma
 run_case 2 "" "matrix without FILE"       matrix
 run_case 2 "" "--format without a value"  matrix "$T/good.npy" --metrics all --format
 
-if [ $FAILS -ne 0 ]; then
-    echo "errors.sh: $FAILS failure(s) in $N cases"
-    exit 1
-fi
-echo "errors.sh: ok ($N cases, each run plain and with -o)"
+finish

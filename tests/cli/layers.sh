@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/cli/layers.sh CLI — end-to-end checks of the commands across layers
-# (SPEC §3 G) on models/tiny-gpt2: residual (families A and C of every hidden
+# (docs/metrics.md, family G) on models/tiny-gpt2: residual (families A and C of every hidden
 # state) against `matrix` on the hidden states `attention --hidden` writes,
 # rollout against a numpy rollout of `attention -o`'s probabilities,
 # similarity against numpy JS distances of the same probabilities, the
@@ -8,45 +8,15 @@
 # errors), exactly one stderr line, nothing on stdout, no file left behind.
 # Run from the repository root. Exits non-zero if any check fails.
 
-CLI=${1:?usage: sh tests/cli/layers.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-if [ ! -x "$CLI" ]; then
-    echo "layers.sh: $CLI is not executable" >&2
-    exit 1
-fi
-ROOT=$(pwd)
-GPT2=$ROOT/models/tiny-gpt2
-[ -f "$GPT2/config.json" ] || { echo "layers.sh: $GPT2 missing (run from the repository root)" >&2; exit 1; }
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_layers.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
-
-FAILS=0
-N=0
-DESC=
-fail() {
-    FAILS=$((FAILS + 1))
-    echo "FAIL [$DESC]: $*"
-}
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+need "$GPT2/config.json"
 
 TEXT="In the beginning God created the heaven and the earth."
 printf 'In the beginning\n\nGod created the heaven\n' >"$T/three.txt"
 
-# pycheck DESC ARGS... : the Python assertions in $PYSCRIPT; prints its message on failure
-pycheck() {
-    DESC=$1
-    shift
-    N=$((N + 1))
-    out=$("$PY" - "$@" 2>&1 <<EOF
-import json, sys
-import numpy as np
-a = sys.argv[1:]
-def load(p):
-    with open(p) as f:
-        return json.load(f)
-def records(p):
-    return load(p)["records"]
+# Python helpers of this script's checks (pycheck, lib.sh)
+PYLIB='
 def strrecords(p):
     with open(p) as f:
         return json.load(f, parse_float=str)["records"]
@@ -62,24 +32,7 @@ def close(x, y, tol=1e-12):
     if isinstance(x, (bool, type(None))) or isinstance(y, (bool, type(None))):
         return x == y
     return abs(x - y) <= tol * max(1.0, abs(y))
-$PYSCRIPT
-EOF
-)
-    [ $? -eq 0 ] || fail "$(printf '%s' "$out" | tail -n 3)"
-}
-
-# runj NAME ARGS... : run the CLI, stdout to $T/NAME, must exit 0
-runj() {
-    name=$1
-    shift
-    "$CLI" "$@" >"$T/$name" 2>"$T/$name.err" </dev/null
-    rc=$?
-    if [ $rc -ne 0 ]; then
-        DESC="run $name"
-        N=$((N + 1))
-        fail "exit $rc from attngeom $*: $(head -c 300 "$T/$name.err")"
-    fi
-}
+'
 
 runj tok.json tokenize "$GPT2" --text "$TEXT" --format json
 IDS=$("$PY" -c 'import json,sys; print(",".join(map(str, json.load(open(sys.argv[1]))["ids"])))' "$T/tok.json" 2>/dev/null)
@@ -254,6 +207,7 @@ runj simsel.csv similarity "$GPT2" --text "$TEXT" --layers 1,3 --heads 0,2 --for
 runj simone.md similarity "$GPT2" --text "$TEXT" --layers 2 --heads 3 --format md -o "$T/So.npy"
 runj simtex.tex similarity "$GPT2" --text "$TEXT" --layers 0 --format latex
 runj simtab.txt similarity "$GPT2" --text "$TEXT"
+runj sim.jsonl similarity "$GPT2" --text "$TEXT" --format jsonl
 PYSCRIPT='
 import csv
 S, Ss = np.load(a[0]), np.load(a[1])
@@ -268,9 +222,15 @@ tex = open(a[5]).read()
 assert tex.count("\\\\\n") == 7 and "js\\_distance" in tex and "\\bottomrule" in tex, tex
 tab = open(a[6]).read().splitlines()
 assert len(tab) == 121 and tab[0].split() == ["layer_a", "head_a", "layer_b", "head_b", "js_distance", "model"], tab[:2]
+lines = [json.loads(x) for x in open(a[7])]
+s = lines[0]["settings"]
+assert list(lines[0]) == ["settings"] and s == load(a[8])["settings"], lines[0]
+assert (s["command"], s["source"], s["version"]) == ("similarity", a[9], load(a[8])["version"]), s
+assert lines[1:] == records(a[8]), "jsonl records differ from json records"
 '
-pycheck "similarity --layers/--heads (sub-matrix, csv), one head (md), latex, table" "$T/S.npy" \
-    "$T/Ss.npy" "$T/simsel.csv" "$T/simone.md" "$T/So.npy" "$T/simtex.tex" "$T/simtab.txt"
+pycheck "similarity --layers/--heads (sub-matrix, csv), one head (md), latex, table, jsonl" "$T/S.npy" \
+    "$T/Ss.npy" "$T/simsel.csv" "$T/simone.md" "$T/So.npy" "$T/simtex.tex" "$T/simtab.txt" \
+    "$T/sim.jsonl" "$T/sim.json" "$GPT2"
 
 # --expect: each command against its own saved output
 for c in residual rollout; do
@@ -291,29 +251,6 @@ rc=$?
 grep -q res_ratio "$T/err" || fail "the mismatch report does not name res_ratio: $(head -c 300 "$T/err")"
 
 # ---- error cases ----------------------------------------------------------------
-# run_case WANT NEEDLE DESC ARGS... : exit WANT, stdout empty, exactly one
-# stderr line (containing NEEDLE when not empty), nothing left in $T/o.
-run_case() {
-    want=$1 needle=$2 DESC=$3
-    shift 3
-    N=$((N + 1))
-    rm -rf "$T/o"
-    mkdir "$T/o"
-    "$CLI" "$@" >"$T/stdout" 2>"$T/stderr" </dev/null
-    rc=$?
-    [ $rc -eq "$want" ] || fail "exit status $rc, expected $want; stderr: $(head -c 300 "$T/stderr")"
-    [ -s "$T/stdout" ] && fail "stdout not empty: $(head -c 200 "$T/stdout")"
-    lines=$(wc -l <"$T/stderr")
-    last=$(tail -c 1 "$T/stderr" | od -An -tx1 | tr -d ' \n')
-    if [ "$lines" -ne 1 ] || [ "$last" != 0a ]; then
-        fail "stderr has $lines line(s), expected exactly 1: $(head -c 300 "$T/stderr")"
-    fi
-    if [ -n "$needle" ] && ! grep -qF -- "$needle" "$T/stderr"; then
-        fail "stderr does not name '$needle': $(head -c 300 "$T/stderr")"
-    fi
-    [ -n "$(ls -A "$T/o")" ] && fail "left behind: $(ls -A "$T/o" | tr '\n' ' ')"
-}
-
 run_case 2 MODEL "residual: missing MODEL" residual --text "$TEXT"
 run_case 2 MODEL "rollout: missing MODEL" rollout --text "$TEXT" -o "$T/o/R.npy"
 run_case 2 --text-file "rollout -o with --text-file" rollout "$GPT2" --text-file "$T/three.txt" -o "$T/o/R.npy"
@@ -340,8 +277,4 @@ run_case 1 layers "similarity --layers 4 out of range" similarity "$GPT2" --text
     -o "$T/o/S.npy"
 run_case 1 "" "similarity -o into a missing folder" similarity "$GPT2" --text "$TEXT" -o "$T/o/no/S.npy"
 
-if [ $FAILS -ne 0 ]; then
-    echo "layers.sh: $FAILS failure(s) in $N checks"
-    exit 1
-fi
-echo "layers.sh: ok ($N checks)"
+finish

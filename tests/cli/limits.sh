@@ -10,30 +10,14 @@
 # (AG_SANITIZE set by `make sanitize`): ASan reserves terabytes of address
 # space and cannot run under ulimit -v. Run from the repository root.
 
-CLI=${1:?usage: sh tests/cli/limits.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-if [ ! -x "$CLI" ]; then
-    echo "limits.sh: $CLI is not executable" >&2
-    exit 1
-fi
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
 if [ -n "${AG_SANITIZE:-}" ]; then
     echo "limits.sh: skipped under AddressSanitizer (it cannot run under ulimit -v)"
     exit 0
 fi
-M=$(pwd)/models/tiny-gpt2
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_limits.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
+M=$GPT2
 cd "$T" || exit 1
-
-FAILS=0
-N=0
-fail() {
-    echo "FAIL [$DESC]: $*"
-    FAILS=$((FAILS + 1))
-}
-check() { N=$((N + 1)); DESC=$1; }
 
 "$PY" - <<'EOF' || { echo "limits.sh: could not make test files" >&2; exit 1; }
 import numpy as np
@@ -112,8 +96,4 @@ check "AG_BLAS_THREADS=2 agrees with one thread within --expect's default tolera
 AG_BLAS_THREADS=2 "$CLI" matrix s400.npy --expect one.json >/dev/null 2>err ||
     fail "2 threads: exit $?: $(head -c 300 err)"
 
-if [ $FAILS -ne 0 ]; then
-    echo "limits.sh: $FAILS failure(s) in $N checks"
-    exit 1
-fi
-echo "limits.sh: ok ($N checks)"
+finish

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/cli/matrix.sh CLI — happy-path checks of `attngeom matrix` (SPEC 1, 2):
+# tests/cli/matrix.sh CLI — happy-path checks of `attngeom matrix` (docs/cli.md, Records):
 # every --format runs (exit 0, output on stdout, nothing on stderr); JSON parses
 # and csv/tsv/md/latex have the expected shape; -o writes the same bytes as
 # stdout and prints nothing; --expect against a golden made by the tool passes;
@@ -8,25 +8,9 @@
 # needs are installed (and the check skips, not fails, when they are not).
 # Exits non-zero if any check fails, printing each failure.
 
-CLI=${1:?usage: sh tests/cli/matrix.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-if [ ! -x "$CLI" ]; then
-    echo "matrix.sh: $CLI is not executable" >&2
-    exit 1
-fi
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_matrix.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
 cd "$T" || exit 1
-
-FAILS=0
-N=0
-fail() {
-    echo "FAIL [$DESC]: $*"
-    FAILS=$((FAILS + 1))
-}
-check() { N=$((N + 1)); DESC=$1; }
 
 # 3 heads of 6x6: stochastic, causal, signed (nulls for the entropy keys)
 "$PY" - <<'EOF' || { echo "matrix.sh: could not make test files" >&2; exit 1; }
@@ -244,8 +228,4 @@ expect_run 3 stable_rank --expect g6.json
 check "--expect golden missing"
 expect_run 1 no_such_golden.json --expect no_such_golden.json
 
-if [ $FAILS -ne 0 ]; then
-    echo "matrix.sh: $FAILS failure(s) in $N checks"
-    exit 1
-fi
-echo "matrix.sh: ok ($N checks)"
+finish

@@ -1,44 +1,17 @@
 #!/bin/sh
-# tests/cli/model.sh CLI — end-to-end checks of the model commands (SPEC 1):
+# tests/cli/model.sh CLI — end-to-end checks of the model commands (docs/cli.md):
 # info, tokenize, attention, analyze and layer on models/tiny-gpt2 and the data
 # in tests/data (tiny-bert too when tests/data/models/tiny-bert is there), then
 # their error cases: exit 1 (2 for usage errors), exactly one stderr line
 # naming the culprit, nothing on stdout, no output file left behind.
 # Run from the repository root. Exits non-zero if any check fails.
 
-CLI=${1:?usage: sh tests/cli/model.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-if [ ! -x "$CLI" ]; then
-    echo "model.sh: $CLI is not executable" >&2
-    exit 1
-fi
-ROOT=$(pwd)
-GPT2=$ROOT/models/tiny-gpt2
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
 BERT=$ROOT/tests/data/models/tiny-bert
 FIX=$ROOT/tests/data/fixtures
 USE=$ROOT/tests/data/use-lite/qkv.safetensors
-for f in "$GPT2/config.json" "$USE" "$FIX/use-lite/x_0_layer0.npy"; do
-    [ -f "$f" ] || { echo "model.sh: $f missing (run from the repository root)" >&2; exit 1; }
-done
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_model.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
-
-FAILS=0
-N=0
-DESC=
-fail() {
-    FAILS=$((FAILS + 1))
-    echo "FAIL [$DESC]: $*"
-}
-# check DESC CMD... : run a positive check, count it, report failures
-check() {
-    DESC=$1
-    shift
-    N=$((N + 1))
-    "$@" || fail "see above"
-}
+need "$GPT2/config.json" "$USE" "$FIX/use-lite/x_0_layer0.npy"
 
 TEXT="In the beginning God created the heaven and the earth."
 KQ='module/Encoder_en/KonaTransformer/Encode/Layer_%d/TransformerLayer/MultiheadAttention/qkv_transform_single/kernel/part_0'
@@ -106,39 +79,6 @@ for name, drop in (("syn_ok", None), ("syn_missing", "h.0.mlp.c_fc.weight")):
 # three lines, the middle one blank
 open(os.path.join(t, "three.txt"), "w").write("In the beginning\n\nGod created the heaven\n")
 EOF
-
-# pycheck DESC SCRIPT ARGS... : a Python assertion script; prints its message on failure
-pycheck() {
-    DESC=$1
-    shift
-    N=$((N + 1))
-    out=$("$PY" - "$@" 2>&1 <<EOF
-import json, sys
-import numpy as np
-a = sys.argv[1:]
-def load(p):
-    with open(p) as f:
-        return json.load(f)
-def records(p):
-    return load(p)["records"]
-$PYSCRIPT
-EOF
-)
-    [ $? -eq 0 ] || fail "$(printf '%s' "$out" | tail -n 3)"
-}
-
-# runj NAME ARGS... : run the CLI, stdout to $T/NAME, must exit 0
-runj() {
-    name=$1
-    shift
-    "$CLI" "$@" >"$T/$name" 2>"$T/$name.err" </dev/null
-    rc=$?
-    if [ $rc -ne 0 ]; then
-        DESC="run $name"
-        N=$((N + 1))
-        fail "exit $rc from attngeom $*: $(head -c 300 "$T/$name.err")"
-    fi
-}
 
 # ---- info --------------------------------------------------------------------
 runj info.json info "$GPT2" --format json
@@ -436,38 +376,6 @@ assert ew <= 1e-14 and (R2w[~band] == 0).all(), "rotary-dim 2 window 2: %g" % ew
 pycheck "layer --rotary-dim/--rope-theta: known rotations" "$T/R2.npy" "$T/R4.npy" "$T/R4t.npy" "$T/R2w.npy"
 
 # ---- error cases -----------------------------------------------------------------
-# run_case WANT NEEDLES DESC ARGS... : exit WANT, stdout empty, exactly one stderr
-# line containing one of the |-separated NEEDLES (none when empty), and nothing
-# left in $T/o (the case's output files point there).
-run_case() {
-    want=$1 needles=$2 DESC=$3
-    shift 3
-    N=$((N + 1))
-    rm -rf "$T/o"
-    mkdir "$T/o"
-    "$CLI" "$@" >"$T/stdout" 2>"$T/stderr" </dev/null
-    rc=$?
-    [ $rc -eq "$want" ] || fail "exit status $rc, expected $want; stderr: $(head -c 300 "$T/stderr")"
-    [ -s "$T/stdout" ] && fail "stdout not empty: $(head -c 200 "$T/stdout")"
-    lines=$(wc -l <"$T/stderr")
-    last=$(tail -c 1 "$T/stderr" | od -An -tx1 | tr -d ' \n')
-    if [ "$lines" -ne 1 ] || [ "$last" != 0a ]; then
-        fail "stderr has $lines line(s), expected exactly 1: $(head -c 300 "$T/stderr")"
-    elif [ -z "$(tr -d ' \t\n' <"$T/stderr")" ]; then
-        fail "stderr line is empty"
-    fi
-    if [ -n "$needles" ]; then
-        found=no
-        oldifs=$IFS
-        IFS='|'
-        for nd in $needles; do
-            grep -qF -- "$nd" "$T/stderr" && found=yes
-        done
-        IFS=$oldifs
-        [ $found = yes ] || fail "stderr does not name '$needles': $(head -c 300 "$T/stderr")"
-    fi
-    [ -n "$(ls -A "$T/o")" ] && fail "left behind: $(ls -A "$T/o" | tr '\n' ' ')"
-}
 # model errors, each through attention (two output files) and analyze (-o)
 model_case() {
     needles=$1 desc=$2 folder=$3
@@ -524,8 +432,4 @@ for bad in "--softcap 0" "--softcap -1" "--softcap x" "--window 0" "--window 2.5
         --qkv "$QKV0" --heads 4 $bad --save-attention "$T/o/A.npy" --format json -o "$T/o/out.json"
 done
 
-if [ $FAILS -ne 0 ]; then
-    echo "model.sh: $FAILS failure(s) in $N checks"
-    exit 1
-fi
-echo "model.sh: ok ($N checks)"
+finish

@@ -11,16 +11,8 @@
 #  - weights with huge factors: exact ratios, sigma_max null beyond the range.
 # Run from the repository root. Exits non-zero if any check fails.
 
-CLI=${1:?usage: sh tests/cli/numerics.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-if [ ! -x "$CLI" ]; then
-    echo "numerics.sh: $CLI is not executable" >&2
-    exit 1
-fi
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_numerics.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
 
 "$PY" - "$T" <<'EOF' || { echo "numerics.sh: could not make test files" >&2; exit 1; }
 import json, os, struct, sys
@@ -92,13 +84,6 @@ np.save(os.path.join(t, "cancel_rows.npy"), np.array([[1e308, -1e308], [0.5, 0.5
 np.save(os.path.join(t, "subnormal_eye.npy"), 5e-324 * np.eye(3))
 EOF
 
-FAILS=0
-N=0
-fail() {
-    FAILS=$((FAILS + 1))
-    echo "FAIL [$DESC]: $*"
-}
-
 # expect_fail REGEX DESC ARGS... : exit 1, empty stdout, stderr exactly one
 # line matching the extended REGEX as a whole, and $T/o left empty.
 expect_fail() {
@@ -115,33 +100,13 @@ expect_fail() {
     [ -n "$(ls -A "$T/o")" ] && fail "left behind: $(ls -A "$T/o" | tr '\n' ' ')"
 }
 
-# expect_ok NAME ARGS... : exit 0, stdout to $T/NAME
-expect_ok() {
-    name=$1 DESC="run $1"
-    shift
-    N=$((N + 1))
-    "$CLI" "$@" >"$T/$name" 2>"$T/$name.err" </dev/null ||
-        fail "exit $? from attngeom $*: $(head -c 300 "$T/$name.err")"
-}
-
-# pycheck DESC ARGS... : the Python assertions in $PYSCRIPT (a = ARGS)
-pycheck() {
-    DESC=$1
-    shift
-    N=$((N + 1))
-    out=$("$PY" - "$@" 2>&1 <<EOF
-import json, math, sys
-import numpy as np
-a = sys.argv[1:]
+# Python helpers of this script's checks (pycheck, lib.sh)
+PYLIB='
 def recs(p):
     s = open(p).read()
     assert "NaN" not in s and "Infinity" not in s, "non-finite token in " + p
     return json.loads(s)["records"]
-$PYSCRIPT
-EOF
-)
-    [ $? -eq 0 ] || fail "$(printf '%s' "$out" | tail -n 3)"
-}
+'
 
 # ---- a model whose float32 scores overflow ---------------------------------
 S=$T/syn_scores
@@ -157,9 +122,9 @@ expect_fail "attngeom: $T/syn_embed: layer 0: ln_1 output is not finite at token
     "attention, f32 ln_1 variance overflows" attention "$T/syn_embed" --tokens 1,2,3,4 -o "$T/o/A.npy"
 
 rm -rf "$T/o" && mkdir "$T/o"
-expect_ok f64.out attention "$S" --tokens 1,2,3,4 --precision f64 -o "$T/o/A.npy" --hidden "$T/o/H.npy"
-expect_ok f64.json analyze "$S" --tokens 1,2,3,4 --precision f64 --format json
-expect_ok embed.json residual "$T/syn_embed" --tokens 1,2,3,4 --precision f64 --format json
+runj f64.out attention "$S" --tokens 1,2,3,4 --precision f64 -o "$T/o/A.npy" --hidden "$T/o/H.npy"
+runj f64.json analyze "$S" --tokens 1,2,3,4 --precision f64 --format json
+runj embed.json residual "$T/syn_embed" --tokens 1,2,3,4 --precision f64 --format json
 PYSCRIPT='
 A, H = np.load(a[0]), np.load(a[1])
 assert A.shape == (2, 2, 4, 4) and H.shape == (3, 4, 8), (A.shape, H.shape)
@@ -181,12 +146,12 @@ expect_fail "attngeom: $T/xhuge.npy: X value 1e\\+39 at row 0, column 0 overflow
 expect_fail "attngeom: $W: head [01]: attention is not finite at query [0-3] \\(float32 overflow; try --precision f64\\)" \
     "layer: f32 scores overflow" layer --x "$T/x.npy" --weights "$W" --q qh --k kh --heads 2 \
     --save-attention "$T/o/A.npy" --format json -o "$T/o/out.json"
-expect_ok layer64.json layer --x "$T/x.npy" --weights "$W" --q qh --k kh --heads 2 --precision f64 \
+runj layer64.json layer --x "$T/x.npy" --weights "$W" --q qh --k kh --heads 2 --precision f64 \
     --format json
 
 # ---- matrices at the ends of the double range --------------------------------
 for m in huge_eye huge_ones huge_rows cancel_rows subnormal_eye; do
-    expect_ok "$m.json" matrix "$T/$m.npy" --metrics all --format json
+    runj "$m.json" matrix "$T/$m.npy" --metrics all --format json
 done
 PYSCRIPT='
 eye, ones, rows, cancel, sub = (recs(p)[0] for p in a)
@@ -210,7 +175,7 @@ pycheck "matrix: 1e308 I, 1e308 J, overflowing and cancelling rows, 5e-324 I" \
 
 # ---- weights: factors at 2^600 and 2^-600 -------------------------------------
 for s in "" _big _tiny; do
-    expect_ok "heads$s.json" weights --weights "$T/heads.safetensors" --q "q$s" --k "k$s" \
+    runj "heads$s.json" weights --weights "$T/heads.safetensors" --q "q$s" --k "k$s" \
         --v "v$s" --o "o$s" --heads 2 --format json
 done
 PYSCRIPT='
@@ -226,8 +191,4 @@ for r1, rb, rt in zip(one, big, tiny):
 pycheck "weights: scaled factors give the same ratios" "$T/heads.json" "$T/heads_big.json" \
     "$T/heads_tiny.json"
 
-if [ $FAILS -ne 0 ]; then
-    echo "numerics.sh: $FAILS failure(s) in $N checks"
-    exit 1
-fi
-echo "numerics.sh: ok ($N checks)"
+finish

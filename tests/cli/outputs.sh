@@ -11,22 +11,15 @@
 #    leaves earlier outputs byte-identical and no temporary file behind;
 #  - a FIFO as any input exits 1 at once (each run under `timeout 10`);
 #  - --help and --version to a full device exit 1.
-CLI=${1:?usage: sh tests/cli/outputs.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-ROOT=$(pwd)
-M=$ROOT/models/tiny-gpt2
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+M=$GPT2
 BERT=$ROOT/tests/data/models/tiny-bert
 A=$ROOT/examples/tiny_gpt2_attention.npy
 USE=$ROOT/tests/data/use-lite/qkv.safetensors
 X=$ROOT/tests/data/fixtures/use-lite/x_0_layer0.npy
 QKV='module/Encoder_en/KonaTransformer/Encode/Layer_0/TransformerLayer/MultiheadAttention/qkv_transform_single/kernel/part_0'
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_outputs.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
 cd "$T" || exit 1
-FAILS=0
-N=0
-check() { N=$((N + 1)); DESC=$1; shift; "$@" || { FAILS=$((FAILS + 1)); echo "FAIL [$DESC]"; }; }
 # run WANT DESC ARGS...: exit status WANT within 10 s; for WANT 1 exactly
 # one line on stderr
 run() {
@@ -185,5 +178,4 @@ check "--version with stdout closed exits 1" test $? -eq 1
 timeout 10 "$CLI" $MX > /dev/full 2> err
 check "records > /dev/full exit 1, one line" test $? -eq 1 -a "$(wc -l < err)" -eq 1
 
-[ $FAILS -eq 0 ] || { echo "outputs.sh: $FAILS of $N checks failed"; exit 1; }
-echo "outputs.sh: ok ($N checks)"
+finish

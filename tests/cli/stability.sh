@@ -1,19 +1,13 @@
 #!/bin/sh
 # tests/cli/stability.sh CLI — families E and F through the command line:
 # analyze/layer with --metrics stability and curvature, --seed reproducibility,
-# --edge-threshold, and the usage errors of SPEC/issue: negative or zero
+# --edge-threshold, and the usage errors of docs/cli.md: negative or zero
 # epsilon, zero trials, a threshold outside [0, 1] (exit 2), and families a
 # command does not compute. Values are checked by tests/ref/check_stability.py
 # and check_curvature.py.
-CLI=${1:?usage: sh tests/cli/stability.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-M=$(pwd)/models/tiny-gpt2
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_stab.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-FAILS=0
-N=0
-fail() { FAILS=$((FAILS + 1)); echo "FAIL [$DESC]: $*"; }
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+M=$GPT2
 TEXT="In the beginning God created the heaven and the earth."
 
 run() { # DESC OUT, then the command; expects exit 0
@@ -65,8 +59,4 @@ usage "threshold < 0" --edge-threshold "$CLI" matrix examples/tiny_gpt2_attentio
 usage "matrix has no input X" stability "$CLI" matrix examples/tiny_gpt2_attention.npy --metrics stability
 usage "weights family elsewhere" qk_sigma_max "$CLI" analyze "$M" --text "$TEXT" --metrics qk_sigma_max
 
-if [ $FAILS -ne 0 ]; then
-    echo "stability.sh: $FAILS of $N checks failed"
-    exit 1
-fi
-echo "stability.sh: ok ($N checks)"
+finish

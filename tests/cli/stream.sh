@@ -5,32 +5,19 @@
 # warning line each, naming the line); --max-tokens cuts as Hugging Face's
 # truncation=True does (special tokens kept); progress on stderr with
 # --progress; --text-file - reads standard input and -o - is standard output;
-# attention over a corpus writes one file per text from a {i} pattern.
+# attention over a corpus writes one file per text from a {i} pattern;
+# records stream as each text finishes (a pipe and a FIFO read before the
+# run ends), an -o file whole or not at all; records that stand alone
+# ("Records that stand alone"): model, --label, the settings of JSON and
+# JSONL (SHA-256 of the weight files against sha256sum, token counts).
 # Run from the repository root. Exits non-zero if any check fails.
 
-CLI=${1:?usage: sh tests/cli/stream.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-if [ ! -x "$CLI" ]; then
-    echo "stream.sh: $CLI is not executable" >&2
-    exit 1
-fi
-ROOT=$(pwd)
-GPT2=$ROOT/models/tiny-gpt2
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
 BERT=$ROOT/tests/data/models/tiny-bert
-[ -f "$GPT2/config.json" ] || { echo "stream.sh: $GPT2 missing (run from the repository root)" >&2; exit 1; }
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_stream.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
+need "$GPT2/config.json" "$BERT/config.json"
 cd "$T" || exit 1
 
-FAILS=0
-N=0
-fail() {
-    FAILS=$((FAILS + 1))
-    printf 'FAIL [%s]: %s\n' "$DESC" "$*"
-}
-check() { N=$((N + 1)); DESC=$1; }
 lines() { wc -l <"$1" | tr -d ' '; }
 
 # A corpus of 500 short lines; line 250 (1-based) is 300 words, more than
@@ -432,8 +419,4 @@ keys = {"layer_a", "head_a", "layer_b", "head_b", "js_distance", "model"}
 assert len(l) == 7 and all(r["model"] == "tiny-gpt2" and set(r) == keys for r in l[1:]), l[1]
 PYEOF
 
-if [ "$FAILS" -ne 0 ]; then
-    echo "stream.sh: $FAILS failure(s) in $N checks"
-    exit 1
-fi
-echo "stream.sh: ok ($N checks)"
+finish

@@ -9,33 +9,10 @@
 # --text and --text-file is refused by every command that reads a text.
 # Run from the repository root. Exits non-zero if any check fails.
 
-CLI=${1:?usage: sh tests/cli/text.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-if [ ! -x "$CLI" ]; then
-    echo "text.sh: $CLI is not executable" >&2
-    exit 1
-fi
-ROOT=$(pwd)
-GPT2=$ROOT/models/tiny-gpt2
-[ -f "$GPT2/config.json" ] || { echo "text.sh: $GPT2 missing (run from the repository root)" >&2; exit 1; }
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_text.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+need "$GPT2/config.json"
 
-FAILS=0
-N=0
-fail() {
-    FAILS=$((FAILS + 1))
-    printf 'FAIL [%s]: %s\n' "$DESC" "$*"
-}
-# check DESC CMD... : CMD must succeed
-check() {
-    DESC=$1
-    shift
-    N=$((N + 1))
-    "$@" || fail "$*"
-}
 # no_controls FILE [tsv] : no byte below 0x20 but newline (and tab in a TSV
 # file, where each line must then hold the same number of tabs), no DEL, no C1
 no_controls() {
@@ -137,14 +114,14 @@ check "info table: tab and newline as \\x09, \\x0a" grep -qF 'tab\x09nl\x0ax' "$
 check "info table: C1 CSI as \\xc2\\x9b" grep -qF 'c1\xc2\x9bz' "$T/n.table"
 check "info table: one line per tensor" test "$(wc -l <"$T/n.table")" -eq 7
 "$CLI" info "$T/names.safetensors" --format csv >"$T/n.csv"
-check "info csv: quotes doubled" grep -qF '"bar|quote""",F64,"[3, 3]"' "$T/n.csv"
+check "info csv: quotes doubled" grep -qF '"bar|quote""","F64","[3, 3]"' "$T/n.csv"
 check "info csv: parses as 4 rows of 3 fields" "$PY" -c 'import csv, sys
 r = list(csv.reader(open(sys.argv[1])))
 assert len(r) == 5 and all(len(x) == 3 for x in r), r' "$T/n.csv"
 "$CLI" info "$T/names.safetensors" --format md >"$T/n.md"
 check "info md: | escaped" grep -qF '| bar\|quote" | F64 | [3, 3] |' "$T/n.md"
 "$CLI" info "$T/names.safetensors" --format latex >"$T/n.tex"
-check "info latex: \\verb with a delimiter not in the name" grep -qF '\verb!bar|quote"! & F64' "$T/n.tex"
+check "info latex: \\verb with a delimiter not in the name" grep -qF '\verb!bar|quote"! & \verb|F64|' "$T/n.tex"
 "$CLI" info "$T/shard" --format json >"$T/s.json"
 check "info folder: a file name not UTF-8 is escaped" "$PY" -c 'import json, sys
 f = {t["file"] for t in json.load(open(sys.argv[1]))["tensors"]}
@@ -192,8 +169,4 @@ check "tokenize csv: quotes doubled" grep -qxF '2,366,"Ġ"""' "$T/t.csv"
 check "tokenize md: | escaped" grep -qxF '| 1 | 930 | Ġ\| |' "$T/t.md"
 check "tokenize latex: \\verb delimiter not in the token" grep -qxF '1 & 930 & \verb!Ġ|! \\' "$T/t.latex"
 
-if [ $FAILS -ne 0 ]; then
-    echo "text.sh: $FAILS failure(s) in $N checks"
-    exit 1
-fi
-echo "text.sh: ok ($N checks)"
+finish

@@ -14,26 +14,10 @@
 #    exits 1 with one stderr line naming the file and the component.
 # Run from the repository root. Exits non-zero if any check fails.
 
-CLI=${1:?usage: sh tests/cli/tokenizers.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-if [ ! -x "$CLI" ]; then
-    echo "tokenizers.sh: $CLI is not executable" >&2
-    exit 1
-fi
-ROOT=$(pwd)
-GPT2=$ROOT/models/tiny-gpt2
-[ -f "$GPT2/config.json" ] || { echo "tokenizers.sh: $GPT2 missing (run from the repository root)" >&2; exit 1; }
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_tokenizers.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+need "$GPT2/config.json"
 
-FAILS=0
-N=0
-fail() {
-    FAILS=$((FAILS + 1))
-    printf 'FAIL [%s]: %s\n' "$DESC" "$*"
-}
 # expect_fail DESC STATUS NEEDLE... -- CMD... : CMD exits STATUS with exactly
 # one stderr line containing every NEEDLE
 expect_fail() {
@@ -183,8 +167,4 @@ N=$((N + 1))
 $CLI info "$T/uni" --format json | "$PY" -c 'import json, sys; sys.exit(json.load(sys.stdin)["tokenizer"] != "Unigram")' ||
     fail "info does not say Unigram"
 
-if [ "$FAILS" -ne 0 ]; then
-    echo "tokenizers.sh: $FAILS of $N checks failed"
-    exit 1
-fi
-echo "tokenizers.sh: all $N checks passed"
+finish

@@ -6,15 +6,8 @@
 # non-finite weights (exit 1, one stderr line naming the culprit, nothing on
 # stdout, no -o file), usage errors (exit 2). Values themselves are checked
 # against a dense numpy computation by tests/ref/check_weights.py.
-CLI=${1:?usage: sh tests/cli/weights.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-GPT2=$(pwd)/models/tiny-gpt2
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_weights.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-FAILS=0
-N=0
-fail() { FAILS=$((FAILS + 1)); echo "FAIL [$DESC]: $*"; }
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
 
 # A safetensors file with the given float64 tensors: name=shape:generator.
 "$PY" - "$T" <<'PYEOF' || { echo "weights.sh: cannot make test files"; exit 1; }
@@ -96,8 +89,4 @@ bad "both inputs" 2 "not both" "$CLI" weights "$GPT2" --weights "$W" --q q --k k
 bad "layer-only option" 2 "--x" "$CLI" weights --weights "$W" --q q --k k --heads 4 --x a.npy
 bad "nothing" 2 "MODEL" "$CLI" weights
 
-if [ $FAILS -ne 0 ]; then
-    echo "weights.sh: $FAILS of $N checks failed"
-    exit 1
-fi
-echo "weights.sh: ok ($N checks)"
+finish

@@ -1,13 +1,13 @@
 #!/usr/bin/python3
-"""Check SPEC 3 F (curvature of the attention graph) against an independent
+"""Check docs/metrics.md, family F (curvature of the attention graph) against an independent
 numpy/scipy/POT reference.
 
 Usage: /usr/bin/python3 tests/ref/check_curvature.py path/to/attngeom
 
-The reference is written from the SPEC text alone:
+The reference is written from the definitions of docs/metrics.md alone:
   * graph: W = (A + A.T)/2 (numpy), edge {i,j}, i != j, iff W_ij >= tau
     (default 1/n);
-  * Forman: the SPEC sum term by term (numpy; inf/nan where a neighbour
+  * Forman: the docs/metrics.md sum term by term (numpy; inf/nan where a neighbour
     weight is 0 -> the key is null);
   * Ollivier: hop distances of the whole graph by
     scipy.sparse.csgraph.shortest_path (BFS, unweighted), the lazy measures
@@ -36,6 +36,9 @@ import warnings
 import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_matrix import causal, stochastic  # noqa: E402  (the random attention makers)
+
 try:
     import ot  # POT, Debian python3-pot
 except ImportError:  # pragma: no cover
@@ -50,7 +53,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def curvature(A, tau=None):
-    """SPEC 3 F for the square matrix A; dict key -> value (None = null)."""
+    """docs/metrics.md, family F for the square matrix A; dict key -> value (None = null)."""
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or np.any(A < 0):
         return {k: None for k in KEYS}
@@ -183,22 +186,6 @@ def check_file(cli, path, stack, tau, label):
         if got_keys != set(KEYS):
             fail("%s: keys %s, expected %s" % (label, sorted(got_keys), KEYS))
         compare("%s [%d] tau=%s" % (label, h, tau), rec, curvature(M, tau))
-
-
-def softmax_rows(L):
-    L = L - np.max(L, axis=1, keepdims=True)
-    E = np.exp(L)
-    return E / E.sum(axis=1, keepdims=True)
-
-
-def stochastic(rng, n, scale=2.0):
-    return softmax_rows(rng.normal(size=(n, n)) * scale)
-
-
-def causal(rng, n, scale=2.0):
-    L = rng.normal(size=(n, n)) * scale
-    L[np.triu_indices(n, 1)] = -np.inf
-    return softmax_rows(L)
 
 
 def random_cases(rng):

@@ -11,7 +11,7 @@ per file, one I64 tensor, __metadata__), runs
 compares every record with the reference computed from the values as stored
 (float16/bfloat16 rounding included):
 
-  * record count; layer/head per SPEC 2 (2-D: 0,0; 3-D: 0,h; 4-D: l,h);
+  * record count; layer/head per docs/cli.md, Records (2-D: 0,0; 3-D: 0,h; 4-D: l,h);
     rows, cols;
   * --metrics all on matrices up to CURV_MAX_N (128), else
     --metrics spectrum,attention,geometry (family F's reference is one
@@ -27,7 +27,7 @@ compares every record with the reference computed from the values as stored
   * no NaN/Infinity tokens in the JSON;
   * the default selection (no --metrics) prints every A/B/C key;
   * --metrics sigma_max,entropy_mean prints only those keys;
-  * --format csv: header layer, head, rows, cols, then metrics in SPEC 3 order,
+  * --format csv: header layer, head, rows, cols, then metrics in docs/metrics.md order,
     and values equal to the JSON ones;
   * matrices 2^k M at the ends of the double range (|k| up to 1070: entries
     near 1e308 and subnormal ones), where numpy/scipy themselves overflow or
@@ -411,7 +411,7 @@ def compare_record(cmd, path, label, rec, exp, M, keys=None, scale=None):
 
 
 def expected_records(vals):
-    """[(layer, head, matrix)] per SPEC 2 for a stored array."""
+    """[(layer, head, matrix)] per docs/cli.md, Records for a stored array."""
     if vals.ndim == 2:
         return [(0, 0, vals)]
     if vals.ndim == 3:
@@ -584,7 +584,7 @@ def check_default_and_subset(cli, path, desc):
                 fail("%s: missing %s" % (cmd, sorted(set(keys) - got)))
             others = got - set(keys)
             if fam == "attention":
-                others -= {"lambda2_condition"}  # SPEC 1: attention includes it
+                others -= {"lambda2_condition"}  # docs/metrics.md: attention includes it
             if others:
                 fail("%s: prints keys outside the family: %s" % (cmd, sorted(others)))
 
@@ -625,7 +625,7 @@ def check_csv(cli, path, tensor, json_records):
     metric_cols = head[4:-1]
     known = [k for k in metric_cols if k in R.ALL_KEYS]
     if known != [k for k in R.ALL_KEYS if k in known] or set(known) != set(R.ALL_KEYS):
-        fail("%s: metric columns %s, expected SPEC 3 order %s" % (cmd, known, R.ALL_KEYS))
+        fail("%s: metric columns %s, expected docs/metrics.md order %s" % (cmd, known, R.ALL_KEYS))
     unknown = [k for k in metric_cols if k not in R.ALL_KEYS]
     if unknown:
         NOTES.append("csv prints extra columns %s" % unknown)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Check family E (SPEC 3 E, `--metrics stability`) against an independent
+"""Check family E (docs/metrics.md, family E, `--metrics stability`) against an independent
 numpy reference.
 
 Usage: /usr/bin/python3 tests/ref/check_stability.py path/to/attngeom

@@ -29,6 +29,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools", "tokenize_ref"))
 import hf_tokenizer  # noqa: E402
+import libattngeom  # noqa: E402
 import materialize  # noqa: E402
 
 R = random.Random(int(os.environ.get("AG_TOKREF_SEED", "9")))
@@ -37,10 +38,6 @@ RANGES = [(0x20, 0x7E), (0x20, 0x7E), (0x20, 0x7E), (0x00A0, 0x024F), (0x0300, 0
           (0x2000, 0x206F), (0x3000, 0x30FF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3), (0xFF00, 0xFFEF),
           (0x1F300, 0x1F6FF), (0x1F900, 0x1F9FF), (0x01, 0x1F), (0x7F, 0x9F)]
 SPACES = [" ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", "\u00a0", "\u3000", "\u2009", "\u0085", "\u000b"]
-
-
-class Error(ctypes.Structure):
-    _fields_ = [("status", ctypes.c_int), ("message", ctypes.c_char * 512)]
 
 
 def fragment(texts, specials):
@@ -71,13 +68,13 @@ def random_text(texts, specials):
 class CTokenizer:
     def __init__(self, lib, folder):
         self.lib, self.tok = lib, ctypes.c_void_p()
-        err = Error()
+        err = libattngeom.Error()
         if lib.ag_tokenizer_load(folder.encode(), ctypes.byref(self.tok), ctypes.byref(err)) != 0:
             raise RuntimeError(err.message.decode(errors="replace"))
 
     def encode(self, text, special):
         b = text.encode("utf-8")
-        ids, n, err = ctypes.POINTER(ctypes.c_int32)(), ctypes.c_size_t(), Error()
+        ids, n, err = ctypes.POINTER(ctypes.c_int32)(), ctypes.c_size_t(), libattngeom.Error()
         rc = self.lib.ag_tokenizer_encode_ex(self.tok, b, ctypes.c_size_t(len(b)), ctypes.c_uint(0 if special else 1),
                                              ctypes.byref(ids), ctypes.byref(n), ctypes.byref(err))
         if rc != 0:
@@ -93,16 +90,9 @@ class CTokenizer:
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    if os.environ.get("AG_SANITIZE"):
-        # An ASan-built libattngeom.so cannot be loaded into an uninstrumented
-        # python ("ASan runtime does not come first"); `make test` runs this
-        # check on the normal build.
-        print("check_tokenizers: skipped under the sanitizers (ctypes would load an ASan library into python)")
+    lib = libattngeom.load(sys.argv[1], "check_tokenizers")
+    if lib is None:
         return 0
-    lib = ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), "libattngeom.so"))
-    lib.ag_tokenizer_free.argtypes = [ctypes.c_void_p]
-    lib.free = ctypes.CDLL(None).free
-    lib.free.argtypes = [ctypes.c_void_p]
     per_family = int(sys.argv[2]) if len(sys.argv) > 2 else 60
     with open(os.path.join(ROOT, "tools", "tokenize_ref", "texts_families.json"), encoding="utf-8") as f:
         texts = json.load(f)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Check `attngeom weights` (SPEC 3 D) against an independent DENSE reference.
+"""Check `attngeom weights` (docs/metrics.md, family D) against an independent DENSE reference.
 
 Usage: /usr/bin/python3 tests/ref/check_weights.py path/to/attngeom
 

@@ -1,10 +1,10 @@
-"""Independent numpy/scipy reference for SPEC.md section 3, families A, B, C.
+"""Independent numpy/scipy reference for docs/metrics.md, families A, B, C.
 
-Written from the SPEC text alone (not from the C sources).  Every function
+Written from the definitions of docs/metrics.md alone (not from the C sources).  Every function
 returns a dict key -> value, where value is None (JSON null), a bool, an int
 or a float.  Dense general-purpose routines are used throughout:
 numpy.linalg.svd for singular values, scipy.linalg.eigvals for the eigenvalues
-of A (the C code uses the diagonal for causal matrices, SPEC section 3.B; we
+of A (the C code uses the diagonal for causal matrices, docs/metrics.md, family B; we
 use eigvals unless told otherwise, see `eigen_values`), scipy.linalg.eigvalsh
 for the normalised Laplacian.
 
@@ -25,7 +25,7 @@ ATTENTION_KEYS = ["causal", "row_sum_error", "entropy_mean",
                   "attention_distance", "self_mass", "prev_token_mass",
                   "max_mass", "sink_ratio"]
 GEOMETRY_KEYS = ["mean_cosine", "pc1_share", "res_ratio"]
-# lambda2_condition belongs to family B but is defined after family E in SPEC
+# lambda2_condition belongs to family B but is defined after family E in docs/metrics.md
 # section 3, and takes that place in the CSV column order (after family C;
 # the D and E keys are not printed by `matrix`); then family F.
 CONDITION_KEYS = ["lambda2_condition"]
@@ -44,7 +44,7 @@ CONDITION_EIG_MAX_N = 600
 TIE_RTOL = 1e-9
 
 # For a causal (lower triangular) A the eigenvalues are exactly its diagonal
-# (SPEC 3.B), so the expected lambda2_abs / spectral_gap of a causal matrix are
+# (docs/metrics.md, family B), so the expected lambda2_abs / spectral_gap of a causal matrix are
 # taken from the diagonal: that is the exact value, whereas a dense
 # eigensolver on a triangular matrix with nearly repeated diagonal entries can
 # be off by far more than 1e-6.  To verify the shortcut independently,

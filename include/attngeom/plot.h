@@ -1,0 +1,163 @@
+/* attngeom/plot.h — figures: a grid of values (a metric over layer × head,
+ * an attention matrix, a head-similarity matrix) and lines (a metric against
+ * depth, a spectrum on a log scale), drawn with cairo as SVG, PDF or PNG.
+ * docs/cli.md, "plot", shows what `attngeom plot` makes of them.
+ *
+ * Publication figures: vector output (SVG, PDF; PNG at a chosen
+ * resolution), the viridis colour map (sequential, perceptually uniform,
+ * readable with colour-vision deficiencies), DejaVu Sans text, labelled axes
+ * with "nice" ticks, a colour bar naming the quantity. The same input gives
+ * the same bytes: no dates, no ids that depend on what the process drew
+ * before. Missing values (NaN) are drawn as light grey cells or as gaps in
+ * a line.
+ *
+ * Conventions as in core.h: int status codes, an optional ag_error, nothing
+ * printed; every pointer is borrowed for the duration of the call.
+ */
+#ifndef ATTNGEOM_PLOT_H
+#define ATTNGEOM_PLOT_H
+
+#include <stddef.h>
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- output ------------------------------------------------------------- */
+
+typedef enum { AG_PLOT_SVG, AG_PLOT_PDF, AG_PLOT_PNG } ag_plot_format;
+
+/* The format a file name asks for by its suffix (".svg", ".pdf", ".png",
+ * any case); -1 for any other name. */
+int ag_plot_format_from_path(const char *path);
+
+/* The page: its size in points (1/72 inch) and, for PNG, the resolution:
+ * the image is round(width·dpi/72) × round(height·dpi/72) pixels. */
+typedef struct {
+    ag_plot_format format;
+    double width, height; /* points, each in [72, 14400] */
+    double dpi;           /* PNG: in [18, 1200] */
+} ag_plot_page;
+
+/* The pixel size of a PNG page (0 for a size out of range). */
+size_t ag_plot_png_pixels(double points, double dpi);
+
+/* A rendered figure: the bytes of the file (malloc'd; free with
+ * ag_plot_output_free). */
+typedef struct {
+    unsigned char *data;
+    size_t len;
+} ag_plot_output;
+void ag_plot_output_free(ag_plot_output *out);
+
+/* Release what cairo and fontconfig keep for the whole process (font
+ * caches, which a leak checker would otherwise report): for a program about
+ * to exit, when no figure is being drawn by any thread. Drawing afterwards
+ * works (the caches fill again). */
+void ag_plot_release_caches(void);
+
+/* ---- the colour map ------------------------------------------------------ */
+
+/* The 256 colours of viridis (van der Walt & Smith 2015), sRGB in [0, 1]:
+ * matplotlib's table (lib/matplotlib/_cm_listed.py, _viridis_data; CC0). */
+extern const double ag_plot_viridis_table[256][3];
+
+/* The colour of t in [0, 1] as matplotlib's 256-colour ListedColormap maps
+ * it: entry min(floor(256·t), 255); t below 0 is entry 0, above 1 entry 255.
+ * NaN gives the colour of missing values (light grey, 0.85). */
+void ag_plot_viridis(double t, double rgb[3]);
+
+/* ---- axes ----------------------------------------------------------------- */
+
+/* Linear ticks for [lo, hi] (lo < hi, finite): the step is the smallest
+ * m·10^k with m in {1, 2, 5} that gives at most max_ticks (2 to 64) ticks,
+ * and the ticks are the multiples j·step in [lo, hi], each computed as
+ * j·m·10^k (j·m/10^−k for k < 0, so that the third tick of step 0.1 is
+ * 0.3, not 0.30000000000000004). ticks has room for max_ticks values. AG_EINVAL for
+ * an empty or non-finite range or max_ticks out of range. */
+int ag_plot_ticks(double lo, double hi, int max_ticks, double *ticks, int *count,
+                  double *step);
+
+/* A linear axis [lo, hi] for data in [dmin, dmax]: the data range widened
+ * to the multiples of a step around it, the smallest step m·10^k (m in {1,
+ * 2, 5}) for which the widened range holds at most max_ticks (3 to 64)
+ * multiples, so that its first and last tick are its ends. A single
+ * value v (dmin == dmax) becomes [v − 1, v + 1] when v is 0, else
+ * [v − |v|/2, v + |v|/2] before widening. AG_EINVAL for non-finite data. */
+int ag_plot_nice_range(double dmin, double dmax, int max_ticks, double *lo, double *hi);
+
+/* A log10 axis for positive data in [dmin, dmax]: lo = 10^floor(log10 dmin),
+ * hi = 10^ceil(log10 dmax), one decade more above when they are equal. The
+ * ticks are the powers of ten 10^e in [lo, hi] whose e is a multiple of s,
+ * s the first of 1, 2, 5, 10, 20, 50, ... that gives at most max_ticks (2 to
+ * 64); *exponents receives each e. AG_EINVAL for data that are not finite
+ * and positive. */
+int ag_plot_log_axis(double dmin, double dmax, int max_ticks, double *lo, double *hi,
+                     int *exponents, int *count);
+
+/* Where v lies on an axis from lo to hi, as a fraction (0 at lo, 1 at hi):
+ * (v − lo)/(hi − lo) on a linear axis, (log10 v − log10 lo)/(log10 hi −
+ * log10 lo) on a log axis (NaN for v ≤ 0). */
+double ag_plot_position(double v, double lo, double hi, int log_scale);
+
+/* A tick label: j·step written with as many decimals as step needs (0.2 →
+ * "0.2", 5 → "5", 0.05 → "0.05"), in scientific notation ("2e-05",
+ * "1.5e+06") when step < 1e-3 or |v| ≥ 1e6; "-0" is "0". Returns what
+ * snprintf returns. */
+int ag_plot_tick_label(char *buf, size_t size, double v, double step);
+
+/* ---- figures ------------------------------------------------------------- */
+
+/* A grid of values, one coloured cell each, with a colour bar. */
+typedef struct {
+    size_t rows, cols;
+    const double *values;           /* (rows, cols) row-major; NaN: no value */
+    const char *const *row_labels;  /* (rows), or NULL: 0, 1, ... */
+    const char *const *col_labels;  /* (cols), or NULL: 0, 1, ... */
+    const char *title;              /* above the grid, or NULL */
+    const char *row_title;          /* the vertical axis ("layer"), or NULL */
+    const char *col_title;          /* the horizontal axis ("head"), or NULL */
+    const char *value_title;        /* the colour bar's label (the metric) */
+    int show_values;                /* write each value (3 digits) in its cell */
+    int square;                     /* square cells (a matrix), else fill the page */
+    double vmin, vmax;              /* the colour range; NaN: the data's */
+} ag_plot_grid;
+
+/* Render a grid. Labels are drawn as given (UTF-8; bytes that are not are
+ * shown as \xNN); when the cells are too small for every label, every k-th
+ * is drawn. AG_EINVAL (no cells, vmin ≥ vmax, a page out of range),
+ * AG_ENOMEM, AG_EIO (cairo failed; the message says why). */
+int ag_plot_grid_render(const ag_plot_grid *g, const ag_plot_page *page, ag_plot_output *out,
+                        ag_error *err);
+
+/* One line of a line chart: points (x[i], y[i]); a NaN y (or a y ≤ 0 on a
+ * log axis) breaks the line there. lo/hi, when given, are a band drawn
+ * behind the line (a confidence interval) where both are finite. */
+typedef struct {
+    const char *label; /* legend entry, or NULL */
+    size_t count;
+    const double *x, *y;   /* (count) */
+    const double *lo, *hi; /* (count) or NULL */
+} ag_plot_series;
+
+typedef struct {
+    size_t nseries;
+    const ag_plot_series *series;
+    const char *title, *x_title, *y_title;
+    int log_y;     /* log10 y axis */
+    int integer_x; /* x ticks at integers only (layers, indices) */
+    int markers;   /* a dot at each point */
+} ag_plot_lines;
+
+/* Render a line chart: Okabe & Ito's colour-blind-safe palette of eight
+ * colours, then the same with dashes; a legend right of the axes when any
+ * series has a label. AG_EINVAL (no finite point, a page out of range),
+ * AG_ENOMEM, AG_EIO. */
+int ag_plot_lines_render(const ag_plot_lines *p, const ag_plot_page *page, ag_plot_output *out,
+                         ag_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,231 @@
+/* cmd_plot.c — `attngeom plot INPUT --kind KIND -o FIG.svg|.pdf|.png`:
+ * figures of what the other commands write (docs/cli.md, "plot"). The
+ * drawing is the library's (attngeom/plot.h); here the input is read and
+ * turned into a grid or lines: attention, spectrum and similarity from a
+ * .npy, heatmap and depth from records (plot_records.c). The figure is
+ * staged like every output (outputs.c), so -o is replaced only when all
+ * went well. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "plot_cli.h"
+
+static const char plot_help[] =
+    "usage: attngeom plot INPUT --kind KIND -o FIG.svg|FIG.pdf|FIG.png [options]\n"
+    "\n"
+    "Draw a figure of what attngeom wrote; the format is the suffix of -o: SVG\n"
+    "and PDF are vector graphics, PNG an image of --dpi pixels per inch. The same\n"
+    "input gives the same bytes.\n"
+    "\n"
+    "kinds:\n"
+    "  heatmap     a metric over layer x head (rows: layers, columns: heads), from\n"
+    "              records (JSON, JSONL or CSV; aggregated or per text: the mean of\n"
+    "              a cell's records); --metric K\n"
+    "  depth       a metric against layer, one line per model (--by model, the\n"
+    "              default) or per head (--by head), the mean of each point's\n"
+    "              records; with the confidence band of aggregated records\n"
+    "              (K_ci_low, K_ci_high); --metric K\n"
+    "  attention   one head's attention matrix from `attngeom attention -o A.npy`\n"
+    "              ([L, H, n, n]; [H, n, n] and [n, n] too), rows the queries;\n"
+    "              --tokens T.json (from `attngeom tokenize --format json`) puts\n"
+    "              the token strings on both axes\n"
+    "  spectrum    the singular values of that matrix, largest first, log scale\n"
+    "  similarity  the [K, K] matrix of `attngeom similarity -o S.npy`\n"
+    "\n"
+    "options:\n"
+    "  -o FIG             the figure (.svg, .pdf or .png)\n"
+    "  --kind KIND        what to draw (above)\n"
+    "  --metric K         heatmap, depth: the record key to draw\n"
+    "  --by model|head    depth: one line per model (default) or per head\n"
+    "  --model NAME       heatmap, depth: only the records of this model\n"
+    "  --layer L          attention, spectrum: the layer (default 0)\n"
+    "  --head H           attention, spectrum: the head (default 0)\n"
+    "  --tokens T.json    attention: the token strings\n"
+    "  --heads-per-layer H  similarity: label head k as L<k/H>H<k%H> (when the\n"
+    "                     matrix holds every head of every layer, the default)\n"
+    "  --values           write each value in its cell (heatmap, attention,\n"
+    "                     similarity)\n"
+    "  --vmin X, --vmax X the colour range (default: the data's; 0 to the\n"
+    "                     largest value for attention and similarity)\n"
+    "  --title S          the title (default: what the figure shows; '' for none)\n"
+    "  --size WxH         the page in points, 72 to 14400 each (default 432x324)\n"
+    "  --dpi N            PNG pixels per inch, 18 to 1200 (default 150)\n"
+    "  --help             this text\n";
+
+static const char *const kind_names[PLOT_KIND_COUNT] = {
+    [PLOT_HEATMAP] = "heatmap", [PLOT_DEPTH] = "depth", [PLOT_ATTENTION] = "attention",
+    [PLOT_SPECTRUM] = "spectrum", [PLOT_SIMILARITY] = "similarity"};
+
+/* A number option: finite, in [lo, hi]. */
+static int number_option(const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !isfinite(x) || x < lo || x > hi)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int index_option(const char *v, int *out)
+{
+    double x;
+    if (number_option(v, 0, 1e9, &x) != 0 || x != floor(x))
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+static int size_option(const char *v, plot_opts *o)
+{
+    char *x = strchr(v, 'x'), w[64];
+    if (!x || (size_t)(x - v) >= sizeof w)
+        return -1;
+    memcpy(w, v, (size_t)(x - v));
+    w[x - v] = '\0';
+    return number_option(w, 72, 14400, &o->page.width) == 0 &&
+                   number_option(x + 1, 72, 14400, &o->page.height) == 0
+               ? 0 : -1;
+}
+
+/* One option at argv[*i]: 1 consumed, -1 after a usage error. */
+static int plot_option(plot_opts *o, int argc, char **argv, int *i)
+{
+    static const char *const valued[] = {"-o", "--output", "--kind", "--metric", "--by", "--model",
+                                         "--layer", "--head", "--tokens", "--heads-per-layer",
+                                         "--vmin", "--vmax", "--title", "--size", "--dpi"};
+    const char *a = argv[*i], *name = NULL, *v;
+    for (size_t k = 0; k < sizeof valued / sizeof *valued && !name; k++)
+        if (cli_is_option(a, valued[k]))
+            name = valued[k];
+    if (!name) {
+        if (strcmp(a, "--values") != 0)
+            return cli_usage_error("plot", "unknown option '%s'", a), -1;
+        o->values = 1;
+        return 1;
+    }
+    if (!(v = cli_option_value("plot", name, argc, argv, i)))
+        return -1;
+    int bad = 0;
+    if (!strcmp(name, "-o") || !strcmp(name, "--output"))
+        o->out_path = v;
+    else if (!strcmp(name, "--kind")) {
+        o->kind = -1;
+        for (int k = 0; k < PLOT_KIND_COUNT; k++)
+            if (!strcmp(v, kind_names[k]))
+                o->kind = k;
+        if (o->kind < 0)
+            return cli_usage_error("plot", "unknown --kind '%s' (heatmap, depth, attention, "
+                                           "spectrum, similarity)", v), -1;
+    } else if (!strcmp(name, "--metric"))
+        o->metric = v;
+    else if (!strcmp(name, "--by")) {
+        if (strcmp(v, "model") && strcmp(v, "head"))
+            return cli_usage_error("plot", "--by takes model or head, not '%s'", v), -1;
+        o->by_head = !strcmp(v, "head");
+    } else if (!strcmp(name, "--model"))
+        o->model = v;
+    else if (!strcmp(name, "--layer"))
+        bad = index_option(v, &o->layer), o->layer_given = 1;
+    else if (!strcmp(name, "--head"))
+        bad = index_option(v, &o->head), o->head_given = 1;
+    else if (!strcmp(name, "--tokens"))
+        o->tokens = v;
+    else if (!strcmp(name, "--heads-per-layer"))
+        bad = index_option(v, &o->heads_per_layer) || o->heads_per_layer == 0;
+    else if (!strcmp(name, "--vmin") || !strcmp(name, "--vmax"))
+        bad = number_option(v, -HUGE_VAL, HUGE_VAL, !strcmp(name, "--vmin") ? &o->vmin : &o->vmax);
+    else if (!strcmp(name, "--title"))
+        o->title = v;
+    else if (!strcmp(name, "--size"))
+        bad = size_option(v, o);
+    else
+        bad = number_option(v, 18, 1200, &o->page.dpi);
+    if (bad)
+        return cli_usage_error("plot", "bad value '%s' for %s", v, name), -1;
+    return 1;
+}
+
+/* Which options belong to which kinds: one given to another kind is a
+ * usage error rather than silently ignored. */
+static int check_usage(const plot_opts *o)
+{
+    int records = o->kind == PLOT_HEATMAP || o->kind == PLOT_DEPTH;
+    int matrix = o->kind == PLOT_ATTENTION || o->kind == PLOT_SPECTRUM;
+    const char *wrong = records && (o->layer_given || o->head_given) ? "--layer/--head"
+                      : !records && o->metric ? "--metric"
+                      : !records && o->model ? "--model"
+                      : o->kind != PLOT_DEPTH && o->by_head ? "--by"
+                      : o->kind != PLOT_ATTENTION && o->tokens ? "--tokens"
+                      : !matrix && !records && (o->layer_given || o->head_given) ? "--layer/--head"
+                      : o->kind != PLOT_SIMILARITY && o->heads_per_layer ? "--heads-per-layer"
+                      : (o->kind == PLOT_DEPTH || o->kind == PLOT_SPECTRUM) && o->values ? "--values"
+                      : (o->kind == PLOT_DEPTH || o->kind == PLOT_SPECTRUM) &&
+                                (!isnan(o->vmin) || !isnan(o->vmax)) ? "--vmin/--vmax"
+                      : NULL;
+    if (wrong)
+        return cli_usage_error("plot", "%s does not apply to --kind %s", wrong, kind_names[o->kind]);
+    if (records && !o->metric)
+        return cli_usage_error("plot", "--kind %s needs --metric K", kind_names[o->kind]);
+    return 0;
+}
+
+static int plot_parse(plot_opts *o, int argc, char **argv)
+{
+    memset(o, 0, sizeof *o);
+    o->kind = -1;
+    o->vmin = o->vmax = NAN;
+    o->page = (ag_plot_page){.width = 432, .height = 324, .dpi = 150};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return fputs(plot_help, stdout), -1;
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            if (plot_option(o, argc, argv, &i) < 0)
+                return EXIT_USAGE;
+        } else if (o->input) {
+            return cli_usage_error("plot", "more than one INPUT ('%s', '%s')", o->input, argv[i]);
+        } else {
+            o->input = argv[i];
+        }
+    }
+    if (!o->input)
+        return cli_usage_error("plot", "missing INPUT");
+    if (o->kind < 0)
+        return cli_usage_error("plot", "missing --kind (heatmap, depth, attention, spectrum, "
+                                       "similarity)");
+    if (!o->out_path)
+        return cli_usage_error("plot", "missing -o FIG.svg|FIG.pdf|FIG.png");
+    int fmt = ag_plot_format_from_path(o->out_path);
+    if (fmt < 0)
+        return cli_usage_error("plot", "-o %s: unknown figure format (the name must end in .svg, "
+                                       ".pdf or .png)", o->out_path);
+    o->page.format = (ag_plot_format)fmt;
+    if (!isnan(o->vmin) && !isnan(o->vmax) && !(o->vmin < o->vmax))
+        return cli_usage_error("plot", "--vmin %g is not below --vmax %g", o->vmin, o->vmax);
+    return check_usage(o);
+}
+
+int cmd_plot(int argc, char **argv)
+{
+    plot_opts o;
+    int rc = plot_parse(&o, argc, argv);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    cli_path out = {"-o", o.out_path};
+    cli_path ins[2] = {{"INPUT", o.input}, {"--tokens", o.tokens}};
+    if ((rc = cli_paths_check(&out, 1, ins, 2)) != 0)
+        return rc;
+    ag_plot_output fig = {0};
+    if (o.kind == PLOT_HEATMAP || o.kind == PLOT_DEPTH)
+        rc = plot_records(&o, &fig);
+    else
+        rc = plot_npy(&o, &fig);
+    cli_outputs tx = {0};
+    if (rc == 0)
+        rc = cli_outputs_add(&tx, o.out_path, (const char *)fig.data, fig.len);
+    ag_plot_output_free(&fig);
+    ag_plot_release_caches(); /* the process ends here: valgrind sees no font cache */
+    return cli_outputs_finish(&tx, rc);
+}

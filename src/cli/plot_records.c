@@ -1,0 +1,349 @@
+/* plot_records.c — the figures of `attngeom plot` drawn from records (any
+ * file the record commands or `aggregate` write, read by ag_records_read):
+ * a metric over layer × head (heatmap) and a metric against layer (depth).
+ *
+ * A cell or a point is the mean of the metric over the records that fall
+ * on it: one aggregated record (whose K is already the mean), or the
+ * per-text records of a corpus. A point of depth gets a band when it is
+ * exactly one aggregated record with K_ci_low and K_ci_high: a mean of
+ * several intervals is no interval. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "plot_cli.h"
+
+typedef struct {
+    int model;             /* index into collect.models; 0 when none is named */
+    long layer, head;      /* head -1: none */
+    double value, lo, hi;  /* lo/hi NaN: no band */
+} point;
+
+typedef struct {
+    const plot_opts *o;
+    char *ci_low, *ci_high;  /* "K_ci_low", "K_ci_high" */
+    point *pts;
+    size_t count, cap;
+    char **models;           /* distinct models, first-appearance order */
+    size_t nmodels;
+    int metric_seen;         /* some record holds the key */
+} collect;
+
+static int cell_number(const ag_cell *c, double *v)
+{
+    if (c->kind != AG_CELL_NUMBER && c->kind != AG_CELL_INTEGER && c->kind != AG_CELL_BOOL &&
+        c->kind != AG_CELL_MEAN_CI)
+        return 0;
+    *v = c->value;
+    return 1;
+}
+
+/* An integral number key (layer, head); -1 when absent or null. */
+static int integer_key(const ag_cell *c, const char *key, long *out, ag_error *err)
+{
+    double v;
+    if (!c || c->kind == AG_CELL_NULL) {
+        *out = -1;
+        return AG_OK;
+    }
+    if (!cell_number(c, &v) || v != floor(v) || fabs(v) > 1e9)
+        return ag_error_set(err, AG_EFORMAT, "\"%s\" is not an integer", key);
+    *out = (long)v;
+    return AG_OK;
+}
+
+static const ag_cell *find(const ag_row *row, const char *key)
+{
+    for (size_t k = 0; k < row->count; k++)
+        if (strcmp(row->keys[k], key) == 0)
+            return &row->cells[k];
+    return NULL;
+}
+
+static int model_index(collect *c, const char *name, ag_error *err)
+{
+    for (size_t k = 0; k < c->nmodels; k++)
+        if (strcmp(c->models[k], name) == 0)
+            return (int)k;
+    char **grown = realloc(c->models, (c->nmodels + 1) * sizeof *grown);
+    if (!grown)
+        return ag_error_set(err, AG_ENOMEM, "out of memory"), -1;
+    c->models = grown;
+    if (!(c->models[c->nmodels] = strdup(name)))
+        return ag_error_set(err, AG_ENOMEM, "out of memory"), -1;
+    return (int)c->nmodels++;
+}
+
+static int add_point(collect *c, const point *p, ag_error *err)
+{
+    if (c->count == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 256;
+        point *grown = realloc(c->pts, cap * sizeof *grown);
+        if (!grown)
+            return ag_error_set(err, AG_ENOMEM, "out of memory for the records");
+        c->pts = grown;
+        c->cap = cap;
+    }
+    c->pts[c->count++] = *p;
+    return AG_OK;
+}
+
+static int on_record(const ag_row *row, void *user, ag_error *err)
+{
+    collect *c = user;
+    const ag_cell *model = find(row, "model"), *m = find(row, c->o->metric);
+    int named = model && model->kind == AG_CELL_TEXT;
+    if (c->o->model && (!named || strcmp(model->text, c->o->model) != 0))
+        return AG_OK;
+    if (!m)
+        return AG_OK;
+    c->metric_seen = 1;
+    point p = {.lo = NAN, .hi = NAN};
+    if (m->kind == AG_CELL_TEXT)
+        return ag_error_set(err, AG_EFORMAT, "\"%s\" holds text, not a number", c->o->metric);
+    if (!cell_number(m, &p.value))
+        return AG_OK; /* null: no value */
+    int st = integer_key(find(row, "layer"), "layer", &p.layer, err);
+    if (st == AG_OK)
+        st = integer_key(find(row, "head"), "head", &p.head, err);
+    if (st != AG_OK)
+        return st;
+    if (p.layer < 0)
+        return ag_error_set(err, AG_EFORMAT, "no \"layer\" (heatmap and depth draw per layer)");
+    const ag_cell *lo = find(row, c->ci_low), *hi = find(row, c->ci_high);
+    if (lo && hi && !find(row, "n"))
+        lo = hi = NULL; /* K_ci_* of something that is not an aggregate */
+    if (lo && hi && (!cell_number(lo, &p.lo) || !cell_number(hi, &p.hi)))
+        p.lo = p.hi = NAN;
+    if (named && (p.model = model_index(c, model->text, err)) < 0)
+        return AG_ENOMEM;
+    return add_point(c, &p, err);
+}
+
+static void collect_free(collect *c)
+{
+    free(c->ci_low);
+    free(c->ci_high);
+    free(c->pts);
+    for (size_t k = 0; k < c->nmodels; k++)
+        free(c->models[k]);
+    free(c->models);
+}
+
+/* ---- the distinct values of a key, sorted ---- */
+
+static int by_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorted distinct values of layer (which 0), head (1) or model (2). */
+static long *distinct(const collect *c, int which, size_t *n)
+{
+    long *v = malloc((c->count + 1) * sizeof *v);
+    *n = 0;
+    if (!v)
+        return NULL;
+    for (size_t k = 0; k < c->count; k++)
+        v[(*n)++] = which == 0 ? c->pts[k].layer : which == 1 ? c->pts[k].head : c->pts[k].model;
+    qsort(v, *n, sizeof *v, by_long);
+    size_t u = 0;
+    for (size_t k = 0; k < *n; k++)
+        if (u == 0 || v[u - 1] != v[k])
+            v[u++] = v[k];
+    *n = u;
+    return v;
+}
+
+static size_t position(const long *v, size_t n, long x)
+{
+    const long *p = bsearch(&x, v, n, sizeof *v, by_long);
+    return (size_t)(p - v);
+}
+
+/* The numbers v[n] as labels: the layers and heads present, which need not
+ * be 0..n-1 (records of --layers 1,3). */
+static char **number_labels(const long *v, size_t n)
+{
+    char **l = calloc(n ? n : 1, sizeof *l);
+    for (size_t k = 0; l && k < n; k++)
+        if (asprintf(&l[k], "%ld", v[k]) < 0) {
+            l[k] = NULL;
+            for (size_t j = 0; j < k; j++)
+                free(l[j]);
+            free(l);
+            return NULL;
+        }
+    return l;
+}
+
+static void labels_free(char **l, size_t n)
+{
+    for (size_t k = 0; l && k < n; k++)
+        free(l[k]);
+    free(l);
+}
+
+/* 0, or 1 after printing when the records name more than one model: a
+ * figure of one model (`what`) cannot mix them. */
+static int one_model(const plot_opts *o, const collect *c, const char *what)
+{
+    if (c->nmodels < 2)
+        return 0;
+    return cli_fail("%s: records of %zu models (%s, %s%s): %s draws one; choose it with --model "
+                    "NAME", o->input, c->nmodels, c->models[0], c->models[1],
+                    c->nmodels > 2 ? ", ..." : "", what);
+}
+
+/* 0, or 1 after printing when a record has no head (a per-layer record). */
+static int every_head(const plot_opts *o, const collect *c, const char *what)
+{
+    for (size_t k = 0; k < c->count; k++)
+        if (c->pts[k].head < 0)
+            return cli_fail("%s: records without \"head\" (per layer, as residual writes them): "
+                            "%s draws heads", o->input, what);
+    return 0;
+}
+
+/* ---- heatmap ---- */
+
+static int heatmap(const plot_opts *o, const collect *c, ag_plot_output *fig)
+{
+    if (one_model(o, c, "a heatmap") || every_head(o, c, "a heatmap"))
+        return 1;
+    size_t nl, nh;
+    long *layers = distinct(c, 0, &nl), *heads = distinct(c, 1, &nh);
+    double *sum = layers && heads ? calloc(2 * nl * nh, sizeof *sum) : NULL;
+    char **rl = sum ? number_labels(layers, nl) : NULL;
+    char **hl = rl ? number_labels(heads, nh) : NULL;
+    int rc = hl ? 0 : cli_fail("%s: out of memory", o->input);
+    double *cnt = sum ? sum + nl * nh : NULL;
+    for (size_t k = 0; rc == 0 && k < c->count; k++) {
+        size_t cell = position(layers, nl, c->pts[k].layer) * nh +
+                      position(heads, nh, c->pts[k].head);
+        sum[cell] += c->pts[k].value;
+        cnt[cell] += 1;
+    }
+    for (size_t k = 0; rc == 0 && k < nl * nh; k++)
+        sum[k] = cnt[k] > 0 ? sum[k] / cnt[k] : NAN;
+    char title[256];
+    snprintf(title, sizeof title, "%s%s%s", o->metric, c->nmodels ? ", " : "",
+             c->nmodels ? c->models[0] : "");
+    ag_plot_grid g = {.rows = nl, .cols = nh, .values = sum, .row_labels = (const char *const *)rl,
+                      .col_labels = (const char *const *)hl, .title = plot_title(o, title),
+                      .row_title = "layer", .col_title = "head", .value_title = o->metric,
+                      .show_values = o->values, .vmin = o->vmin, .vmax = o->vmax};
+    ag_error err = {0};
+    if (rc == 0 && ag_plot_grid_render(&g, &o->page, fig, &err) != AG_OK)
+        rc = cli_fail("%s: %s", o->out_path, err.message);
+    labels_free(rl, nl);
+    labels_free(hl, nh);
+    free(sum);
+    free(layers);
+    free(heads);
+    return rc;
+}
+
+/* ---- depth ---- */
+
+typedef struct {
+    double *x, *y, *lo, *hi; /* (nl) each, one block */
+    char *label;
+} depth_line;
+
+/* The mean of each (line, layer), a line being a head (by_head) or a
+ * model; the band of a lone aggregated record. */
+static void depth_values(const collect *c, int by_head, long line, const long *layers, size_t nl,
+                         depth_line *d, double *cnt)
+{
+    for (size_t j = 0; j < nl; j++) {
+        d->x[j] = (double)layers[j];
+        d->y[j] = d->lo[j] = d->hi[j] = 0;
+        cnt[j] = 0;
+    }
+    for (size_t k = 0; k < c->count; k++) {
+        const point *p = &c->pts[k];
+        if ((by_head ? p->head : p->model) != line)
+            continue;
+        size_t j = position(layers, nl, p->layer);
+        d->y[j] += p->value;
+        d->lo[j] = p->lo;
+        d->hi[j] = p->hi;
+        cnt[j] += 1;
+    }
+    for (size_t j = 0; j < nl; j++) {
+        d->y[j] = cnt[j] > 0 ? d->y[j] / cnt[j] : NAN;
+        if (cnt[j] != 1)
+            d->lo[j] = d->hi[j] = NAN;
+    }
+}
+
+static int depth(const plot_opts *o, const collect *c, ag_plot_output *fig)
+{
+    if (o->by_head && (one_model(o, c, "--by head") || every_head(o, c, "--by head")))
+        return 1;
+    size_t nl, nlines;
+    long *layers = distinct(c, 0, &nl), *lines = distinct(c, o->by_head ? 1 : 2, &nlines);
+    depth_line *d = layers && lines ? calloc(nlines, sizeof *d) : NULL;
+    ag_plot_series *s = d ? calloc(nlines, sizeof *s) : NULL;
+    double *cnt = s ? malloc(nl * sizeof *cnt) : NULL;
+    int rc = cnt ? 0 : cli_fail("%s: out of memory", o->input);
+    for (size_t k = 0; rc == 0 && k < nlines; k++) {
+        double *block = malloc(4 * nl * sizeof *block);
+        int named = o->by_head ? asprintf(&d[k].label, "head %ld", lines[k])
+                  : c->nmodels > 1 ? asprintf(&d[k].label, "%s", c->models[lines[k]]) : 0;
+        if (!block || named < 0) {
+            d[k].label = NULL;
+            free(block);
+            rc = cli_fail("%s: out of memory", o->input);
+            break;
+        }
+        d[k].x = block, d[k].y = block + nl, d[k].lo = block + 2 * nl, d[k].hi = block + 3 * nl;
+        depth_values(c, o->by_head, lines[k], layers, nl, &d[k], cnt);
+        s[k] = (ag_plot_series){.label = d[k].label, .count = nl, .x = d[k].x, .y = d[k].y,
+                                .lo = d[k].lo, .hi = d[k].hi};
+    }
+    char title[256];
+    snprintf(title, sizeof title, "%s by layer%s%s", o->metric, c->nmodels == 1 ? ", " : "",
+             c->nmodels == 1 ? c->models[0] : "");
+    ag_plot_lines p = {.nseries = nlines, .series = s, .title = plot_title(o, title),
+                       .x_title = "layer", .y_title = o->metric, .integer_x = 1, .markers = 1};
+    ag_error err = {0};
+    if (rc == 0 && ag_plot_lines_render(&p, &o->page, fig, &err) != AG_OK)
+        rc = cli_fail("%s: %s", o->out_path, err.message);
+    for (size_t k = 0; d && k < nlines; k++) {
+        free(d[k].x);
+        free(d[k].label);
+    }
+    free(d);
+    free(s);
+    free(cnt);
+    free(layers);
+    free(lines);
+    return rc;
+}
+
+int plot_records(const plot_opts *o, ag_plot_output *fig)
+{
+    collect c = {.o = o};
+    ag_error err = {0};
+    int rc = 0;
+    if (asprintf(&c.ci_low, "%s_ci_low", o->metric) < 0 ||
+        asprintf(&c.ci_high, "%s_ci_high", o->metric) < 0) {
+        c.ci_low = c.ci_high = NULL;
+        return cli_fail("out of memory");
+    }
+    if (ag_records_read(o->input, on_record, &c, &err) != AG_OK)
+        rc = cli_fail_error(&err);
+    else if (!c.metric_seen)
+        rc = cli_fail("%s: no record holds \"%s\"%s%s", o->input, o->metric,
+                      o->model ? " for --model " : "", o->model ? o->model : "");
+    else if (c.count == 0)
+        rc = cli_fail("%s: \"%s\" is null in every record", o->input, o->metric);
+    else
+        rc = o->kind == PLOT_HEATMAP ? heatmap(o, &c, fig) : depth(o, &c, fig);
+    collect_free(&c);
+    return rc;
+}

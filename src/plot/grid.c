@@ -1,0 +1,391 @@
+/* grid.c — a grid of values as coloured cells (ag_plot_grid_render): a
+ * metric over layer × head, an attention matrix, a similarity matrix. The
+ * colours are viridis over [vmin, vmax], shown by a colour bar on the right
+ * that carries the quantity's name; rows run top to bottom, as in a matrix.
+ *
+ * The layout is computed, not fixed: the margins hold the widest labels,
+ * the cells take the rest of the page (square when asked), and labels
+ * shrink with the cells down to MIN_LABEL points, below which only every
+ * k-th is written. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot_int.h"
+
+#define MARGIN 8.0     /* around the page, points */
+#define TICK 3.0       /* tick marks */
+#define GAP 4.0        /* between a tick and its label */
+#define BAR_GAP 14.0   /* grid to colour bar */
+#define BAR_WIDTH 12.0
+#define MIN_LABEL 5.0  /* smallest label font */
+#define MIN_VALUE 4.0  /* smallest cell-value font; below it no values */
+#define TITLE_SIZE 11.0
+
+typedef struct {
+    double F, lf;                /* base and label font sizes */
+    int row_stride, col_stride;  /* label every k-th row/column */
+    int rotate_cols;             /* column labels vertical */
+    double x0, y0, cw, ch;       /* grid origin (top left) and cell size */
+    double row_w, col_w;         /* widest row / column label at lf */
+    double vmin, vmax;           /* the colour range */
+    double ticks[8], step;       /* the colour bar's ticks */
+    int nticks;
+    double bar_label_w;          /* widest tick label of the colour bar */
+} grid_layout;
+
+/* ---- labels ---- */
+
+typedef struct {
+    char **owned; /* the numbers written for labels not given */
+    const char *const *text;
+} label_set;
+
+static int labels_make(label_set *ls, const char *const *given, size_t n)
+{
+    memset(ls, 0, sizeof *ls);
+    if (given) {
+        ls->text = given;
+        return 0;
+    }
+    if (!(ls->owned = calloc(n ? n : 1, sizeof *ls->owned)))
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        if (asprintf(&ls->owned[k], "%zu", k) < 0) {
+            ls->owned[k] = NULL;
+            return -1;
+        }
+    ls->text = (const char *const *)ls->owned;
+    return 0;
+}
+
+static void labels_free(label_set *ls, size_t n)
+{
+    for (size_t k = 0; ls->owned && k < n; k++)
+        free(ls->owned[k]);
+    free(ls->owned);
+}
+
+static double widest(plot_canvas *c, const char *const *text, size_t n)
+{
+    double w = 0;
+    for (size_t k = 0; k < n; k++) {
+        double t = canvas_text_width(c, text[k]);
+        w = t > w ? t : w;
+    }
+    return w;
+}
+
+/* ---- the colour range and the layout ---- */
+
+static int colour_range(const ag_plot_grid *g, grid_layout *L, ag_error *err)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t k = 0; k < g->rows * g->cols; k++)
+        if (isfinite(g->values[k])) {
+            lo = g->values[k] < lo ? g->values[k] : lo;
+            hi = g->values[k] > hi ? g->values[k] : hi;
+        }
+    if (!isfinite(lo)) /* no value at all: an empty scale */
+        lo = 0, hi = 1;
+    L->vmin = isnan(g->vmin) ? lo : g->vmin;
+    L->vmax = isnan(g->vmax) ? hi : g->vmax;
+    if (!isnan(g->vmin) && !isnan(g->vmax) && !(g->vmin < g->vmax))
+        return ag_error_set(err, AG_EINVAL, "the colour range [%g, %g] is empty", g->vmin, g->vmax);
+    if (L->vmin >= L->vmax) { /* one value (or a bound beyond the data) */
+        double v = isnan(g->vmin) ? L->vmax : L->vmin, half = v == 0 ? 1 : fabs(v) / 2;
+        if (isnan(g->vmin))
+            L->vmin = L->vmax - 2 * half;
+        if (isnan(g->vmax))
+            L->vmax = L->vmin + 2 * half;
+    }
+    return AG_OK;
+}
+
+/* The colour bar's ticks, and the right margin they need. */
+static double bar_margin(plot_canvas *c, const ag_plot_grid *g, grid_layout *L, double bar_h)
+{
+    int max = (int)(bar_h / (2.2 * L->F));
+    max = max < 2 ? 2 : max > 8 ? 8 : max;
+    if (ag_plot_ticks(L->vmin, L->vmax, max, L->ticks, &L->nticks, &L->step) != AG_OK)
+        L->nticks = 0;
+    L->bar_label_w = 0;
+    for (int k = 0; k < L->nticks; k++) {
+        char buf[48];
+        ag_plot_tick_label(buf, sizeof buf, L->ticks[k], L->step);
+        double w = canvas_text_width(c, buf);
+        L->bar_label_w = w > L->bar_label_w ? w : L->bar_label_w;
+    }
+    return BAR_GAP + BAR_WIDTH + TICK + GAP + L->bar_label_w +
+           (g->value_title ? GAP + 1.2 * L->F : 0) + MARGIN;
+}
+
+/* One pass of the layout for label font lf; returns the font the cells
+ * allow, so that the caller can iterate to a fixed point. */
+static double layout_pass(plot_canvas *c, const ag_plot_grid *g, const label_set *rl,
+                          const label_set *cl, double lf, grid_layout *L, double *avail_w,
+                          double *avail_h)
+{
+    double W = c->width, H = c->height, F = L->F;
+    canvas_font(c, lf, 0);
+    L->row_w = widest(c, rl->text, g->rows);
+    L->col_w = widest(c, cl->text, g->cols);
+    canvas_font(c, F, 0);
+    double top = MARGIN + (g->title ? 1.3 * TITLE_SIZE + GAP : 0);
+    double left = MARGIN + (g->row_title ? 1.2 * F + GAP : 0) + L->row_w + GAP + TICK;
+    double right = bar_margin(c, g, L, H - top - 2 * MARGIN);
+    *avail_w = W - left - right;
+    L->rotate_cols = L->col_w > 0.9 * (*avail_w / (double)g->cols);
+    double bottom = MARGIN + (g->col_title ? 1.2 * F + GAP : 0) +
+                    (L->rotate_cols ? L->col_w : 1.2 * lf) + GAP + TICK;
+    *avail_h = H - top - bottom;
+    L->cw = *avail_w / (double)g->cols;
+    L->ch = *avail_h / (double)g->rows;
+    if (g->square)
+        L->cw = L->ch = L->cw < L->ch ? L->cw : L->ch;
+    L->x0 = left + (*avail_w - L->cw * (double)g->cols) / 2;
+    L->y0 = top + (*avail_h - L->ch * (double)g->rows) / 2;
+    double fit = 0.85 * L->ch;
+    if (L->rotate_cols && 0.85 * L->cw < fit)
+        fit = 0.85 * L->cw;
+    return fit > F ? F : fit < MIN_LABEL ? MIN_LABEL : fit;
+}
+
+static int grid_layout_compute(plot_canvas *c, const ag_plot_grid *g, const label_set *rl,
+                               const label_set *cl, grid_layout *L, ag_error *err)
+{
+    double aw = 0, ah = 0, lf = L->F;
+    for (int pass = 0; pass < 4; pass++) {
+        double next = layout_pass(c, g, rl, cl, lf, L, &aw, &ah);
+        if (next == lf)
+            break;
+        lf = next;
+    }
+    layout_pass(c, g, rl, cl, lf, L, &aw, &ah);
+    L->lf = lf;
+    if (aw < 10 || ah < 10)
+        return ag_error_set(err, AG_EINVAL,
+                            "the page (%gx%g points) is too small for the labels of a %zux%zu grid",
+                            c->width, c->height, g->rows, g->cols);
+    L->row_stride = (int)ceil(1.1 * lf / L->ch);
+    L->col_stride = L->rotate_cols ? (int)ceil(1.1 * lf / L->cw) : 1;
+    return AG_OK;
+}
+
+/* ---- drawing ---- */
+
+static void set_rgb(plot_canvas *c, const double rgb[3])
+{
+    cairo_set_source_rgb(c->cr, rgb[0], rgb[1], rgb[2]);
+}
+
+/* Black or white, whichever reads on the colour: relative luminance (sRGB
+ * linearised, Rec. 709 weights) above 0.18, mid-grey, takes black. */
+static int dark_text_on(const double rgb[3])
+{
+    double y = 0;
+    static const double w[3] = {0.2126, 0.7152, 0.0722};
+    for (int k = 0; k < 3; k++) {
+        double v = rgb[k];
+        y += w[k] * (v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4));
+    }
+    return y > 0.18;
+}
+
+static double scaled(const grid_layout *L, double v)
+{
+    return (v - L->vmin) / (L->vmax - L->vmin);
+}
+
+/* Each cell reaches a little into its right and lower neighbours, which are
+ * drawn after it and cover that: no hairline seams where antialiased edges
+ * meet, in any viewer. */
+static void draw_cells(plot_canvas *c, const ag_plot_grid *g, const grid_layout *L)
+{
+    double over = fmin(0.5, fmin(L->cw, L->ch) / 4);
+    for (size_t i = 0; i < g->rows; i++)
+        for (size_t j = 0; j < g->cols; j++) {
+            double rgb[3];
+            ag_plot_viridis(isfinite(g->values[i * g->cols + j])
+                                ? scaled(L, g->values[i * g->cols + j]) : NAN, rgb);
+            set_rgb(c, rgb);
+            cairo_rectangle(c->cr, L->x0 + (double)j * L->cw, L->y0 + (double)i * L->ch,
+                            L->cw + (j + 1 < g->cols ? over : 0),
+                            L->ch + (i + 1 < g->rows ? over : 0));
+            cairo_fill(c->cr);
+        }
+}
+
+static void value_text(char *buf, size_t size, double v)
+{
+    snprintf(buf, size, "%.3g", v == 0 ? 0.0 : v);
+}
+
+static void draw_values(plot_canvas *c, const ag_plot_grid *g, const grid_layout *L)
+{
+    double vf = fmin(L->F, 0.45 * L->ch), w = 0;
+    char buf[48];
+    canvas_font(c, vf, 0);
+    for (size_t k = 0; k < g->rows * g->cols; k++)
+        if (isfinite(g->values[k])) {
+            value_text(buf, sizeof buf, g->values[k]);
+            w = fmax(w, canvas_text_width(c, buf));
+        }
+    if (w > 0.9 * L->cw)
+        vf *= 0.9 * L->cw / w;
+    if (vf < MIN_VALUE)
+        return; /* unreadable: the colours say it */
+    canvas_font(c, vf, 0);
+    for (size_t i = 0; i < g->rows; i++)
+        for (size_t j = 0; j < g->cols; j++) {
+            double v = g->values[i * g->cols + j], rgb[3];
+            if (!isfinite(v))
+                continue;
+            ag_plot_viridis(scaled(L, v), rgb);
+            double ink = dark_text_on(rgb) ? 0 : 1;
+            cairo_set_source_rgb(c->cr, ink, ink, ink);
+            value_text(buf, sizeof buf, v);
+            canvas_text(c, buf, L->x0 + ((double)j + 0.5) * L->cw,
+                        L->y0 + ((double)i + 0.5) * L->ch, 0.5, 0.5, 0);
+        }
+}
+
+static void draw_axes(plot_canvas *c, const ag_plot_grid *g, const grid_layout *L,
+                      const label_set *rl, const label_set *cl)
+{
+    double gw = L->cw * (double)g->cols, gh = L->ch * (double)g->rows;
+    cairo_set_source_rgb(c->cr, 0, 0, 0);
+    cairo_set_line_width(c->cr, 0.8);
+    cairo_rectangle(c->cr, L->x0, L->y0, gw, gh);
+    cairo_stroke(c->cr);
+    cairo_set_line_width(c->cr, 0.6);
+    canvas_font(c, L->lf, 0);
+    for (size_t i = 0; i < g->rows; i += (size_t)L->row_stride) {
+        double y = L->y0 + ((double)i + 0.5) * L->ch;
+        cairo_move_to(c->cr, L->x0, y);
+        cairo_line_to(c->cr, L->x0 - TICK, y);
+        cairo_stroke(c->cr);
+        canvas_text(c, rl->text[i], L->x0 - TICK - GAP, y, 1, 0.5, 0);
+    }
+    for (size_t j = 0; j < g->cols; j += (size_t)L->col_stride) {
+        double x = L->x0 + ((double)j + 0.5) * L->cw, y = L->y0 + gh;
+        cairo_move_to(c->cr, x, y);
+        cairo_line_to(c->cr, x, y + TICK);
+        cairo_stroke(c->cr);
+        if (L->rotate_cols) /* reads upward, its end at the tick */
+            canvas_text(c, cl->text[j], x, y + TICK + GAP, 1, 0.5, M_PI / 2);
+        else
+            canvas_text(c, cl->text[j], x, y + TICK + GAP, 0.5, 0, 0);
+    }
+    canvas_font(c, L->F, 0);
+    if (g->row_title)
+        canvas_text(c, g->row_title, L->x0 - TICK - GAP - L->row_w - GAP, L->y0 + gh / 2, 0.5, 1,
+                    M_PI / 2);
+    if (g->col_title)
+        canvas_text(c, g->col_title, L->x0 + gw / 2,
+                    L->y0 + gh + TICK + GAP + (L->rotate_cols ? L->col_w : 1.2 * L->lf) + GAP,
+                    0.5, 0, 0);
+    if (g->title) {
+        canvas_font(c, TITLE_SIZE, 1);
+        canvas_text(c, g->title, L->x0 + gw / 2, MARGIN, 0.5, 0, 0);
+        canvas_font(c, L->F, 0);
+    }
+}
+
+/* The 256 colours of the map as a 1×256 image, vmax's at the top: one
+ * small image instead of 256 rectangles (a 50 kB SVG). NULL when out of
+ * memory (cairo's error then fails the figure). */
+static cairo_surface_t *colour_ramp(void)
+{
+    cairo_surface_t *im = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 256);
+    if (cairo_surface_status(im) != CAIRO_STATUS_SUCCESS)
+        return im;
+    unsigned char *px = cairo_image_surface_get_data(im);
+    int stride = cairo_image_surface_get_stride(im);
+    cairo_surface_flush(im);
+    for (int k = 0; k < 256; k++) {
+        uint32_t v = 0;
+        for (int ch = 0; ch < 3; ch++)
+            v = v << 8 | (uint32_t)lround(255 * ag_plot_viridis_table[255 - k][ch]);
+        memcpy(px + (size_t)k * (size_t)stride, &v, sizeof v);
+    }
+    cairo_surface_mark_dirty(im);
+    return im;
+}
+
+/* The colour bar, vmin at the bottom; ticks and labels on the right, then
+ * the quantity's name, reading upward. */
+static void draw_colour_bar(plot_canvas *c, const ag_plot_grid *g, const grid_layout *L)
+{
+    double gh = L->ch * (double)g->rows, x = L->x0 + L->cw * (double)g->cols + BAR_GAP;
+    /* as tall as the grid, and not less than 120 points when the page has them */
+    double h = fmax(gh, fmin(120, c->height - 2 * MARGIN));
+    double top = fmax(MARGIN, fmin(L->y0 + (gh - h) / 2, c->height - MARGIN - h));
+    double bottom = top + h;
+    cairo_surface_t *ramp = colour_ramp();
+    cairo_save(c->cr);
+    cairo_translate(c->cr, x, top);
+    cairo_scale(c->cr, BAR_WIDTH, h / 256);
+    cairo_set_source_surface(c->cr, ramp, 0, 0);
+    /* a PNG shows the 256 bands as they are; SVG viewers may smooth them */
+    cairo_pattern_set_filter(cairo_get_source(c->cr), CAIRO_FILTER_NEAREST);
+    cairo_rectangle(c->cr, 0, 0, 1, 256);
+    cairo_fill(c->cr);
+    cairo_restore(c->cr);
+    cairo_surface_destroy(ramp);
+    cairo_set_source_rgb(c->cr, 0, 0, 0);
+    cairo_set_line_width(c->cr, 0.6);
+    cairo_rectangle(c->cr, x, top, BAR_WIDTH, h);
+    cairo_stroke(c->cr);
+    for (int k = 0; k < L->nticks; k++) {
+        double y = bottom - scaled(L, L->ticks[k]) * h;
+        char buf[48];
+        cairo_move_to(c->cr, x + BAR_WIDTH, y);
+        cairo_line_to(c->cr, x + BAR_WIDTH + TICK, y);
+        cairo_stroke(c->cr);
+        ag_plot_tick_label(buf, sizeof buf, L->ticks[k], L->step);
+        canvas_text(c, buf, x + BAR_WIDTH + TICK + GAP, y, 0, 0.5, 0);
+    }
+    if (g->value_title)
+        canvas_text(c, g->value_title, x + BAR_WIDTH + TICK + GAP + L->bar_label_w + GAP,
+                    top + h / 2, 0.5, 0, M_PI / 2);
+}
+
+int ag_plot_grid_render(const ag_plot_grid *g, const ag_plot_page *page, ag_plot_output *out,
+                        ag_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!g->values || g->rows == 0 || g->cols == 0 || g->rows > 100000 || g->cols > 100000)
+        return ag_error_set(err, AG_EINVAL, "a grid figure needs 1 to 100000 rows and columns, "
+                                            "not %zux%zu", g->rows, g->cols);
+    grid_layout L = {.F = AG_PLOT_FONT_SIZE};
+    int status = colour_range(g, &L, err);
+    if (status != AG_OK)
+        return status;
+    plot_canvas c;
+    if ((status = canvas_open(&c, page, err)) != AG_OK)
+        return status;
+    label_set rl, cl;
+    int ok = labels_make(&rl, g->row_labels, g->rows) == 0;
+    ok = labels_make(&cl, g->col_labels, g->cols) == 0 && ok;
+    if (!ok)
+        status = ag_error_set(err, AG_ENOMEM, "out of memory for the labels of a %zux%zu grid",
+                              g->rows, g->cols);
+    else
+        status = grid_layout_compute(&c, g, &rl, &cl, &L, err);
+    if (status == AG_OK) {
+        draw_cells(&c, g, &L);
+        if (g->show_values)
+            draw_values(&c, g, &L);
+        draw_axes(&c, g, &L, &rl, &cl);
+        draw_colour_bar(&c, g, &L);
+        status = canvas_close(&c, g->title ? g->title : "grid figure", out, err);
+    } else {
+        canvas_discard(&c);
+    }
+    labels_free(&rl, g->rows);
+    labels_free(&cl, g->cols);
+    return status;
+}
