@@ -147,8 +147,8 @@ int ag_records_table(const ag_record *recs, size_t count, const ag_metric_set *s
     for (size_t r = 0; r < count; r++)
         has_text |= recs[r].text >= 0;
     /* layer, head, rows, cols, then the metrics (docs/metrics.md's order);
-     * "text" (the line of --text-file) comes last so those positions never
-     * shift. */
+     * "text" (the line of --text-file) comes after them, and the CLI's
+     * "model" after it, so those positions never shift. */
     ids[ncol++] = COL_LAYER;
     ids[ncol++] = COL_HEAD;
     ids[ncol++] = COL_ROWS;
