@@ -7,6 +7,7 @@
  * written whole or not at all. The aligned table and JSON need every record
  * first; --expect compares them all; those keep the records to the end.
  * --aggregate keeps only the running aggregate. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -42,11 +43,14 @@ static int stream_text(cli_sink *k)
     int status = ag_table_write_parts(k->fp, k->c->format, &t, &k->meta, parts);
     ag_table_free(&t);
     k->head = 1;
-    if (status == AG_OK && fflush(k->fp) != 0)
+    /* a failed write: whatever the writer took it for (its text cells
+     * report -1 for both a write error and a full memory) */
+    if ((status == AG_OK && fflush(k->fp) != 0) || ferror(k->fp))
         status = AG_EIO;
     if (status == AG_EIO)
-        return cli_fail("%s: cannot write", k->c->out_path && strcmp(k->c->out_path, "-")
-                                                ? k->c->out_path : "standard output");
+        return cli_fail("%s: cannot write: %s", k->c->out_path && strcmp(k->c->out_path, "-")
+                                                    ? k->c->out_path : "standard output",
+                        strerror(errno ? errno : EIO));
     return status == AG_OK ? 0 : cli_fail("cannot format the output: %s", ag_strerror(status));
 }
 

@@ -305,6 +305,13 @@ check "on standard output a failing run leaves the texts before it (documented)"
 rc=$?
 [ $rc -eq 1 ] && [ "$(lines err)" = 1 ] || fail "exit $rc, stderr: $(cat err)"
 [ "$(lines partial.csv)" = 33 ] || fail "$(lines partial.csv) lines, expected the header and 2 x 16 records"
+for f in csv jsonl latex; do
+    check "a streamed $f on a full device: exit 1, one line naming the error"
+    "$CLI" analyze "$GPT2" --text-file short.txt --format $f --metrics sigma_max >/dev/full 2>err
+    rc=$?
+    [ $rc -eq 1 ] && [ "$(lines err)" = 1 ] && grep -q "standard output: cannot write: No space left on device" err ||
+        fail "exit $rc: $(cat err)"
+done
 check "--aggregate over a corpus = aggregate of its streamed records"
 "$CLI" analyze "$GPT2" --text-file corpus.txt --skip-long --metrics sigma_max,entropy_mean --aggregate \
     --format csv >agg_direct.csv 2>err || fail "exit $?: $(cat err)"
