@@ -327,6 +327,11 @@ void cli_progress_erase(void);
  * first non-zero return, which it returns. */
 typedef int (*cli_text_fn)(cli_model_run *r, const cli_seq *s, void *user);
 int cli_model_run_each(cli_model_run *r, const char *cmd, cli_text_fn fn, void *user);
+/* A run that prints records and nothing else (analyze, residual): its sink
+ * opened (streaming when the format allows), fn run on every text, adding
+ * each text's records to r->sink->recs, the sink closed. Returns the exit
+ * status. */
+int cli_model_run_records(cli_model_run *r, const char *cmd, cli_text_fn fn);
 
 /* A growable array of records. */
 typedef struct {

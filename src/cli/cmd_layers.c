@@ -39,7 +39,8 @@ static const char residual_help[] =
 
 static int residual_sequence(cli_model_run *r, const cli_seq *s, void *user)
 {
-    cli_records *out = user;
+    (void)user;
+    cli_records *out = &r->sink->recs;
     const ag_model_config *g = ag_model_get_config(r->model);
     size_t d = (size_t)g->d_model, nd = s->n * d;
     size_t count = (size_t)g->n_layer + 1;
@@ -82,14 +83,8 @@ int cmd_residual(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "residual", 1);
-    cli_sink sink = {0};
-    cli_settings_in in = {.model_dir = r.model_dir, .run = &r};
     if (rc == 0)
-        rc = cli_sink_open(&sink, &r.common, "residual", r.model_dir, &in, 1);
-    r.sink = &sink;
-    if (rc == 0)
-        rc = cli_model_run_each(&r, "residual", residual_sequence, &sink.recs);
-    rc = cli_sink_close(&sink, rc, NULL);
+        rc = cli_model_run_records(&r, "residual", residual_sequence);
     cli_model_run_free(&r);
     return rc;
 }

@@ -220,8 +220,9 @@ static int analyze_layer(const ag_layer_view *v, void *user)
 
 static int analyze_text(cli_model_run *r, const cli_seq *s, void *user)
 {
+    (void)user;
     analyze_ctx c = {.common = &r->common, .model = r->model, .layer_on = r->layer_on,
-                     .head_on = r->head_on, .text = s->line, .out = user};
+                     .head_on = r->head_on, .text = s->line, .out = &r->sink->recs};
     ag_error err = {0};
     int status = ag_model_forward(r->model, s->ids, s->n, r->input.precision, analyze_layer, &c,
                                   NULL, &err);
@@ -237,14 +238,8 @@ int cmd_analyze(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "analyze", 0);
-    cli_sink sink = {0};
-    cli_settings_in in = {.model_dir = r.model_dir, .run = &r};
     if (rc == 0)
-        rc = cli_sink_open(&sink, &r.common, "analyze", r.model_dir, &in, 1);
-    r.sink = &sink;
-    if (rc == 0)
-        rc = cli_model_run_each(&r, "analyze", analyze_text, &sink.recs);
-    rc = cli_sink_close(&sink, rc, NULL);
+        rc = cli_model_run_records(&r, "analyze", analyze_text);
     cli_model_run_free(&r);
     return rc;
 }
