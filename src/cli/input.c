@@ -1,5 +1,7 @@
-/* input.c — model inputs shared by analyze/attention: texts, text files,
- * explicit token ids and files of them, layer/head selections, precision. */
+/* input.c — model inputs shared by the commands that run a model: texts,
+ * text files, explicit token ids and files of them, layer/head selections,
+ * precision, and how a corpus run treats long texts (--max-tokens,
+ * --skip-long) and shows its progress. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -30,13 +32,14 @@ int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
         slot = &in->layers, name = "--layers";
     else if (selections && cli_is_option(a, "--heads"))
         slot = &in->heads, name = "--heads";
-    else if (selections && strcmp(a, "--skip-long") == 0)
-        return in->skip_long = 1;
-    else if (selections && strcmp(a, "--progress") == 0)
-        return in->progress = 1;
-    else if (selections && strcmp(a, "--no-progress") == 0)
-        return (in->progress = -1), 1;
-    else if (selections && cli_is_option(a, "--max-tokens")) {
+    else if (selections && (!strcmp(a, "--skip-long") || !strcmp(a, "--progress") ||
+                            !strcmp(a, "--no-progress"))) {
+        if (!strcmp(a, "--skip-long"))
+            in->skip_long = 1;
+        else
+            in->progress = !strcmp(a, "--progress") ? 1 : -1;
+        return 1;
+    } else if (selections && cli_is_option(a, "--max-tokens")) {
         const char *v = cli_option_value(cmd, "--max-tokens", argc, argv, i);
         char *end;
         if (!v)

@@ -188,6 +188,16 @@ assert b.count(b"499/499 texts") == 1, b[-300:]
 EOF
 fi
 
+head -250 corpus.txt | tail -1 >only_long.txt
+check "similarity: every text skipped is an error (no mean to take)"
+"$CLI" similarity "$GPT2" --text-file only_long.txt --skip-long >out 2>err
+rc=$?
+[ $rc -eq 1 ] && grep -q "every text was skipped" err && [ ! -s out ] || fail "exit $rc: $(cat err)"
+check "rollout -o R.npy of a skipped text: no R, no records, exit 0"
+"$CLI" rollout "$GPT2" --tokens "$(seq -s, 1000 1299)" --skip-long -o R.npy --format csv >out 2>err
+rc=$?
+[ $rc -eq 0 ] && [ ! -e R.npy ] && [ "$(lines err)" = 1 ] && grep -q "^attngeom: warning: --tokens: 300 tokens" err || fail "exit $rc, R.npy $(ls R.npy 2>&1): $(cat err)"
+
 # ---- standard input and standard output ---------------------------------------------------
 check "--text-file - reads the corpus from standard input"
 "$CLI" analyze "$GPT2" --text-file - --format csv --metrics sigma_max <short.txt >stdin.csv 2>err || fail "exit $?: $(cat err)"
