@@ -8,27 +8,9 @@
 # one stderr line, nothing on stdout, the -o file untouched.
 # Run from the repository root. Exits non-zero if any check fails.
 
-CLI=${1:?usage: sh tests/cli/plot.sh path/to/attngeom}
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
-if [ ! -x "$CLI" ]; then
-    echo "plot.sh: $CLI is not executable" >&2
-    exit 1
-fi
-ROOT=$(pwd)
-GPT2=$ROOT/models/tiny-gpt2
-[ -f "$GPT2/config.json" ] || { echo "plot.sh: $GPT2 missing (run from the repository root)" >&2; exit 1; }
-PY=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/ag_plot.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
-
-FAILS=0
-N=0
-DESC=
-fail() {
-    FAILS=$((FAILS + 1))
-    echo "FAIL [$DESC]: $*"
-}
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+need "$GPT2/config.json"
 
 if command -v pdftoppm >/dev/null 2>&1 && command -v pdftotext >/dev/null 2>&1; then
     POPPLER=1
@@ -45,7 +27,9 @@ Every morning she reads the news before work.
 EOF
 TEXT="The cat sat on the mat because it was warm."
 
-# runj NAME ARGS... : run the CLI, stdout to $T/NAME, must exit 0
+# runj NAME ARGS... : run the CLI, stdout to $T/NAME, must exit 0 with an
+# empty stderr (stricter than lib.sh's runj, which it replaces here: every
+# run here is a check of its own)
 runj() {
     name=$1
     shift
@@ -383,8 +367,4 @@ run_case 1 "--model tiny" "--model of no record" plot "$T/two_models.jsonl" --ki
 run_case 1 "" "-o into a missing folder" plot "$T/A.npy" --kind attention -o "$T/o/no/fig.svg"
 run_case 1 "same file" "-o is the input" plot "$T/o/keep.svg" --kind attention -o "$K"
 
-if [ $FAILS -ne 0 ]; then
-    echo "plot.sh: $FAILS failure(s) in $N checks"
-    exit 1
-fi
-echo "plot.sh: ok ($N checks)"
+finish
