@@ -128,6 +128,7 @@ static agi_strmap_slot *str_find(const agi_strmap *m, const char *key, size_t le
 
 int agi_strmap_put(agi_strmap *m, const char *key, size_t len, int32_t val, const char **stored)
 {
+    key = key ? key : ""; /* the empty key may come as NULL: memcpy/memcmp need a pointer */
     if (len >= UINT32_MAX)
         return AG_ELIMIT;
     if ((m->count + 1) * 2 > m->cap && strmap_grow(m) != AG_OK)
@@ -151,6 +152,7 @@ int agi_strmap_put(agi_strmap *m, const char *key, size_t len, int32_t val, cons
 
 int agi_strmap_get(const agi_strmap *m, const char *key, size_t len, int32_t *val)
 {
+    key = key ? key : "";
     if (!m->cap)
         return 0;
     const agi_strmap_slot *e = str_find(m, key, len);

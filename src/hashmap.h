@@ -39,7 +39,7 @@ typedef struct {
 } agi_strmap;
 
 /* Insert or replace. AG_OK, AG_ENOMEM, or AG_ELIMIT for a key of 4 GiB or
- * more. *stored (optional) receives the map's own copy of the key
+ * more. key may be NULL when len is 0 (the empty key). *stored (optional) receives the map's own copy of the key
  * (NUL-terminated, valid until the map is freed). */
 int agi_strmap_put(agi_strmap *m, const char *key, size_t len, int32_t val, const char **stored);
 /* 1 and *val when found, else 0. */

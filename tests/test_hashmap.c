@@ -77,6 +77,23 @@ Test(hashmap, strings_replace_and_keep_copies)
     cr_expect_not(agi_strmap_get(&m, "a", 1, &v), "a freed map is empty");
 }
 
+/* The empty key may come as (NULL, 0), as the pooled group of an aggregate
+ * does; it is the same key as "" (under UBSan, memcpy(k, NULL, 0) was an
+ * error). */
+Test(hashmap, empty_key_as_null)
+{
+    agi_strmap m = {0};
+    const char *stored = NULL;
+    int32_t v = -1;
+    cr_assert_eq(agi_strmap_put(&m, NULL, 0, 7, &stored), AG_OK);
+    cr_assert_str_eq(stored, "");
+    cr_expect(agi_strmap_get(&m, "", 0, &v) && v == 7);
+    cr_assert_eq(agi_strmap_put(&m, "", 0, 8, NULL), AG_OK);
+    cr_expect(agi_strmap_get(&m, NULL, 0, &v) && v == 8);
+    cr_expect_eq(m.count, 1);
+    agi_strmap_free(&m);
+}
+
 Test(hashmap, crafted_pairs_spread)
 {
     uint32_t(*pr)[2] = malloc(N_CRAFTED * sizeof *pr);
