@@ -151,13 +151,19 @@ static int encode(const ag_tokenizer *tok, const char *text, size_t len, long li
     seq->line = line;
     if (ag_tokenizer_encode(tok, text, len, &seq->ids, &seq->n, &err) != AG_OK)
         return cli_fail("%s: %s", place, err.message);
+    int rc = 0;
     if (seq->n == 0)
-        return cli_fail("%s: the text gives no tokens", place);
+        rc = cli_fail("%s: the text gives no tokens", place);
     seq->tokens = seq->n;
-    if (max_tokens && seq->n > max_tokens &&
+    if (rc == 0 && max_tokens && seq->n > max_tokens &&
         truncate_encoding(tok, text, len, max_tokens, seq, &err) != 0)
-        return cli_fail("%s: %s", place, err.message);
-    return 0;
+        rc = cli_fail("%s: %s", place, err.message);
+    if (rc != 0) { /* a failed sequence owns nothing */
+        free(seq->ids);
+        seq->ids = NULL;
+        seq->n = 0;
+    }
+    return rc;
 }
 
 /* The whole --text-file: a regular file (a FIFO or device is refused, not
