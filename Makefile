@@ -18,8 +18,8 @@ BUILD   := build
 PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc cairo fontconfig
 AG_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc
 AG_CFLAGS   := -O2 -g -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
-               -Wno-unused-parameter -fPIC
-AG_LDFLAGS  :=
+               -Wno-unused-parameter -fPIC -pthread
+AG_LDFLAGS  := -pthread
 ifeq ($(WERROR),1)
 AG_CFLAGS   += -Werror
 endif

@@ -15,6 +15,8 @@
  *   attngeom/aggregate.h   corpus statistics: means with Student-t
  *                       intervals, shard merging, Welch comparisons
  *   attngeom/plot.h     figures (SVG, PDF, PNG with cairo): grids and lines
+ *   attngeom/parallel.h a pool of threads for heads, layers and texts, with
+ *                       results that do not depend on the thread count
  *
  * Ownership, in one place: the library never prints and never exits; every
  * fallible function returns an int status (AG_OK = 0) and, given an ag_error,
@@ -42,5 +44,6 @@
 #include "attngeom/records.h"
 #include "attngeom/aggregate.h"
 #include "attngeom/plot.h"
+#include "attngeom/parallel.h"
 
 #endif
