@@ -862,3 +862,46 @@ Test(model, attn_weights_gqa_layout)
     ag_model_free(m);
     sy_free(&sm);
 }
+
+/* ag_forward_options.hidden_fn streams the same hidden states, bit for bit,
+ * as the (L+1, n, d) array, in order; its non-zero status stops the pass. */
+typedef struct {
+    const double *all; /* (L+1, n, d) from the array route */
+    int next, stop_at, mismatches;
+} hidden_stream;
+
+static int take_hidden(int index, size_t n, size_t d, const double *h, void *user)
+{
+    hidden_stream *st = user;
+    if (index != st->next++)
+        st->mismatches++;
+    if (memcmp(h, st->all + (size_t)index * n * d, n * d * sizeof *h) != 0)
+        st->mismatches++;
+    return index == st->stop_at ? 77 : 0;
+}
+
+Test(model, hidden_states_streamed_equal_array)
+{
+    ag_model *m;
+    ag_error err = {0};
+    cr_assert_eq(ag_model_load("models/tiny-gpt2", &m, &err), AG_OK, "%s", err.message);
+    const ag_model_config *g = ag_model_get_config(m);
+    int32_t ids[] = {464, 3290, 318, 257, 1332, 13};
+    size_t n = 6, d = (size_t)g->d_model, L = (size_t)g->n_layer;
+    double *all = calloc((L + 1) * n * d, sizeof *all);
+    for (int p = 0; p < 2; p++) {
+        ag_precision prec = p ? AG_PRECISION_F64 : AG_PRECISION_F32;
+        cr_assert_eq(ag_model_forward(m, ids, n, prec, NULL, NULL, all, &err), AG_OK, "%s", err.message);
+        hidden_stream st = {.all = all, .stop_at = -1};
+        ag_forward_options o = {.precision = prec, .hidden_fn = take_hidden, .hidden_user = &st};
+        cr_assert_eq(ag_model_forward_ex(m, ids, n, &o, NULL, NULL, NULL, &err), AG_OK, "%s", err.message);
+        cr_assert_eq(st.next, (int)L + 1);
+        cr_assert_eq(st.mismatches, 0);
+        hidden_stream stop = {.all = all, .stop_at = 1};
+        o.hidden_user = &stop;
+        cr_assert_eq(ag_model_forward_ex(m, ids, n, &o, NULL, NULL, NULL, &err), 77);
+        cr_assert_eq(stop.next, 2);
+    }
+    free(all);
+    ag_model_free(m);
+}

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "core.h"
+#include "parallel.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -280,6 +281,32 @@ typedef int (*ag_layer_fn)(const ag_layer_view *view, void *user);
 int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
                      ag_precision precision, ag_layer_fn fn, void *user,
                      double *hidden, ag_error *err);
+
+/* One hidden state, as seen by a callback: index 0..n_layer in the order of
+ * ag_model_forward's `hidden` ((n, d) doubles, borrowed for the call). A
+ * non-zero return stops the pass, as ag_layer_fn's does. */
+typedef int (*ag_hidden_fn)(int index, size_t n, size_t d, const double *h, void *user);
+
+/* How a pass runs. Zero-initialised: float32, no pool, no hidden callback. */
+typedef struct {
+    ag_precision precision;
+    ag_pool *pool;          /* heads of a layer on these threads (NULL: the
+                               calling thread); results are the same bytes
+                               for any pool (attngeom/parallel.h) */
+    ag_hidden_fn hidden_fn; /* called with each of the n_layer + 1 hidden
+                               states in order, as they are computed, so a
+                               caller can stream them instead of holding
+                               (n_layer + 1, n, d) */
+    void *hidden_user;
+} ag_forward_options;
+
+/* ag_model_forward with options (NULL: the zero-initialised defaults).
+ * ag_model_forward(m, ids, n, p, fn, user, hidden, err) is this with
+ * {.precision = p}. The layer callback and hidden_fn run in the calling
+ * thread, in order: hidden state l before layer l's callback. */
+int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
+                        const ag_forward_options *opt, ag_layer_fn fn, void *user,
+                        double *hidden, ag_error *err);
 
 /* ---- one attention layer of any architecture (`attngeom layer`) --------- */
 

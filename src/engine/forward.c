@@ -112,18 +112,28 @@ static int check_input(const ag_model *m, const int32_t *ids, size_t n, ag_error
     return AG_OK;
 }
 
-int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
-                     ag_precision precision, ag_layer_fn fn, void *user,
-                     double *hidden, ag_error *err)
+int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
+                        const ag_forward_options *opt, ag_layer_fn fn, void *user,
+                        double *hidden, ag_error *err)
 {
+    static const ag_forward_options defaults = {.precision = AG_PRECISION_F32};
+    const ag_forward_options *o = opt ? opt : &defaults;
     if (!m)
         return ag_error_set(err, AG_EINVAL, "forward pass: no model");
     int rc = check_input(m, ids, n, err);
     if (rc != AG_OK)
         return rc;
-    if (precision == AG_PRECISION_F64)
-        return forward_f64(m, ids, n, fn, user, hidden, err);
-    if (precision == AG_PRECISION_F32)
-        return forward_f32(m, ids, n, fn, user, hidden, err);
-    return ag_error_set(err, AG_EINVAL, "forward pass: unknown precision %d", (int)precision);
+    if (o->precision == AG_PRECISION_F64)
+        return forward_f64(m, ids, n, o, fn, user, hidden, err);
+    if (o->precision == AG_PRECISION_F32)
+        return forward_f32(m, ids, n, o, fn, user, hidden, err);
+    return ag_error_set(err, AG_EINVAL, "forward pass: unknown precision %d", (int)o->precision);
+}
+
+int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
+                     ag_precision precision, ag_layer_fn fn, void *user,
+                     double *hidden, ag_error *err)
+{
+    ag_forward_options o = {.precision = precision};
+    return ag_model_forward_ex(m, ids, n, &o, fn, user, hidden, err);
 }

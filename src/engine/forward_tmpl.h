@@ -497,45 +497,65 @@ static int FN(rope_tables)(const ag_model *m, size_t n, FN(ws) *s)
     return AG_OK;
 }
 
-/* Layers in order; hidden (L+1, n, d) as HF's output_hidden_states. */
+/* Hidden state `index` to the caller: into hidden (L+1, n, d) and/or to
+ * opt->hidden_fn (as doubles: s->xd is free between layers). */
+static int FN(give_hidden)(FN(ws) *s, const ag_forward_options *o, double *hidden, int index,
+                           size_t n, size_t d)
+{
+    if (hidden)
+        FN(store)(hidden + (size_t)index * n * d, s->h, n * d);
+    if (!o->hidden_fn)
+        return AG_OK;
+#if IS_F64
+    const double *h = s->h;
+#else
+    FN(store)(s->xd, s->h, n * d);
+    const double *h = s->xd;
+#endif
+    return o->hidden_fn(index, n, d, h, o->hidden_user);
+}
+
+/* Layers in order; hidden states (L+1 of them) as HF's output_hidden_states. */
 static int FN(run)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s,
-                   ag_layer_fn fn, void *user, double *hidden)
+                   const ag_forward_options *o, ag_layer_fn fn, void *user, double *hidden)
 {
     const ag_model_config *g = &m->cfg;
-    size_t d = (size_t)g->d_model, nd = n * d;
+    size_t d = (size_t)g->d_model;
+    int want_hidden = hidden || o->hidden_fn;
     int rc = FN(embed)(m, ids, n, s);
     if (rc == AG_OK && g->positions == AG_POS_ROPE)
         rc = FN(rope_tables)(m, n, s);
     for (int l = 0; rc == AG_OK && l < g->n_layer; l++) {
-        if (hidden)
-            FN(store)(hidden + (size_t)l * nd, s->h, nd);
+        if (want_hidden && (rc = FN(give_hidden)(s, o, hidden, l, n, d)))
+            break;
         rc = FN(block)(m, l, s, n, fn, user);
         if (rc == AG_OK) // the block's output: an overflow in its MLP shows here
             rc = FN(check_rows)(s, s->h, n, d, "hidden state", l, -1);
     }
-    if (rc || !hidden)
+    if (rc || !want_hidden)
         return rc;
     if (g->final_norm) // GPT2Model ln_f, LlamaModel norm...: before the last append
         rc = FN(norm)(s, m, &m->final_norm, m->arch->final_norm, s->h, s->h, n, -1);
     if (rc == AG_OK)
-        FN(store)(hidden + (size_t)g->n_layer * nd, s->h, nd);
+        rc = FN(give_hidden)(s, o, hidden, g->n_layer, n, d);
     return rc;
 }
 
 static int FN(forward)(const ag_model *m, const int32_t *ids, size_t n,
-                       ag_layer_fn fn, void *user, double *hidden, ag_error *err)
+                       const ag_forward_options *o, ag_layer_fn fn, void *user, double *hidden,
+                       ag_error *err)
 {
     FN(ws) s;
     if (FN(ws_alloc)(&s, m, n) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
-    int rc = FN(run)(m, ids, n, &s, fn, user, hidden);
+    int rc = FN(run)(m, ids, n, &s, o, fn, user, hidden);
     FN(ws_free)(&s);
     if (rc && s.fault.set)
         fault_error(&s.fault, IS_F64, err);
     else if (rc == AG_ENOMEM)
         ag_error_set(err, rc, "forward pass: out of memory");
     else if (rc)
-        ag_error_set(err, rc, "forward pass stopped by the layer callback (status %d)", rc);
+        ag_error_set(err, rc, "forward pass stopped by a callback (status %d)", rc);
     return rc;
 }
 
