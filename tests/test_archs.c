@@ -17,6 +17,7 @@
 #include "attngeom/core.h"
 #include "attngeom/io.h"
 #include "attngeom/model.h"
+#include "test_model_util.h"
 
 #define ARCH_DIR "tests/data/models/arch"
 #define REF_DIR "tests/data/archref"
@@ -24,18 +25,8 @@
 static int32_t *arch_ids(const char *name, size_t *n)
 {
     char p[512];
-    json_error_t je;
     snprintf(p, sizeof p, REF_DIR "/%s/ids.json", name);
-    json_t *root = json_load_file(p, 0, &je);
-    cr_assert_not_null(root, "%s: %s", p, je.text);
-    json_t *ids = json_object_get(root, "ids");
-    cr_assert(json_is_array(ids) && json_array_size(ids) > 0, "%s: no \"ids\" array", p);
-    *n = json_array_size(ids);
-    int32_t *out = malloc(*n * sizeof *out);
-    for (size_t i = 0; i < *n; i++)
-        out[i] = (int32_t)json_integer_value(json_array_get(ids, i));
-    json_decref(root);
-    return out;
+    return read_ids_json(p, n);
 }
 
 typedef struct {

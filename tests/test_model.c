@@ -326,17 +326,8 @@ static const char *model_dir(const char *name)
 static int32_t *fixture_ids(const char *model, int k, size_t *n)
 {
     char p[512];
-    json_error_t je;
     snprintf(p, sizeof p, FIX "/%s/tokens_%d.json", model, k);
-    json_t *root = json_load_file(p, 0, &je);
-    cr_assert_not_null(root, "%s: %s", p, je.text);
-    json_t *ids = json_object_get(root, "ids");
-    *n = json_array_size(ids);
-    int32_t *out = malloc(*n * sizeof *out);
-    for (size_t i = 0; i < *n; i++)
-        out[i] = (int32_t)json_integer_value(json_array_get(ids, i));
-    json_decref(root);
-    return out;
+    return read_ids_json(p, n);
 }
 
 typedef struct {

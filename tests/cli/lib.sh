@@ -91,8 +91,9 @@ runj() {
 # judge_error WANT NEEDLES [LABEL] : the run that just ended with status $rc,
 # its stdout in $T/stdout and stderr in $T/stderr, failed as it should: exit
 # WANT, stdout empty, exactly one non-blank stderr line containing one of
-# the |-separated NEEDLES (none when empty), nothing left in $T/o. LABEL
-# prefixes the failure messages.
+# the |-separated NEEDLES (none when empty), nothing left in $T/o (but for
+# the file named by $KEEP, which must still read "keep"). LABEL prefixes the
+# failure messages.
 judge_error() {
     want=$1 needles=$2 label=${3:-}
     [ $rc -eq "$want" ] || fail "${label}exit status $rc, expected $want; stderr: $(head -c 300 "$T/stderr")"
@@ -114,17 +115,24 @@ judge_error() {
         IFS=$oldifs
         [ $found = yes ] || fail "${label}stderr does not name '$needles': $(head -c 300 "$T/stderr")"
     fi
-    [ -n "$(ls -A "$T/o")" ] && fail "${label}left behind: $(ls -A "$T/o" | tr '\n' ' ')"
+    if [ -n "${KEEP:-}" ]; then
+        [ "$(cat "$T/o/$KEEP")" = keep ] || fail "${label}$KEEP was replaced"
+        [ "$(ls -A "$T/o")" = "$KEEP" ] || fail "${label}left behind: $(ls -A "$T/o" | tr '\n' ' ')"
+    else
+        [ -n "$(ls -A "$T/o")" ] && fail "${label}left behind: $(ls -A "$T/o" | tr '\n' ' ')"
+    fi
 }
 
 # run_case WANT NEEDLES DESC ARGS... : the CLI with ARGS fails as
-# judge_error says (the case's output files point into $T/o).
+# judge_error says (the case's output files point into $T/o). With KEEP set,
+# $T/o/$KEEP is made first, holding "keep": an -o naming it must stay so.
 run_case() {
     want=$1 needles=$2 DESC=$3
     shift 3
     N=$((N + 1))
     rm -rf "$T/o"
     mkdir "$T/o"
+    [ -n "${KEEP:-}" ] && echo keep >"$T/o/$KEEP"
     "$CLI" "$@" >"$T/stdout" 2>"$T/stderr" </dev/null
     rc=$?
     judge_error "$want" "$needles"
