@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "attngeom.h"
+#include "io/io_internal.h"
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -118,7 +119,7 @@ int ag_sha256_file(const char *path, char hex[65], ag_error *err)
         fd = open(path, O_RDONLY | O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0)
-        return ag_error_set(err, AG_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return ag_error_set(err, AG_EIO, "%s: cannot open: %s", path, agi_strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -144,7 +145,7 @@ int ag_sha256_file(const char *path, char hex[65], ag_error *err)
     free(buf);
     close(fd);
     if (got < 0)
-        return ag_error_set(err, AG_EIO, "%s: cannot read: %s", path, strerror(e));
+        return ag_error_set(err, AG_EIO, "%s: cannot read: %s", path, agi_strerror(e));
     ag_sha256_final(&s, digest);
     ag_sha256_hex(digest, hex);
     return AG_OK;

@@ -10,14 +10,25 @@
  *  - Ownership: whatever a function hands out through an `out` pointer belongs
  *    to the caller and is released with the matching *_free / *_close.
  *    Inputs are borrowed and never retained after the call returns.
+ *  - Threads: the library is thread-safe. It keeps no mutable global state
+ *    (no static buffers, no shared random generator — family E seeds a
+ *    generator of its own per call; errno texts come from strerror_r), so
+ *    any ag_ function may run in several threads at once on different
+ *    outputs, sharing read-only objects (attngeom/parallel.h gives the
+ *    rules and a pool of worker threads).
  *  - BLAS threads belong to the caller: the library never sets OpenBLAS's
- *    thread count or any other process-wide state. Set it with OpenBLAS's
- *    openblas_set_num_threads() or OPENBLAS_NUM_THREADS (read when OpenBLAS
- *    loads). Results differ in the last bits between thread counts. Under an
- *    address-space limit (RLIMIT_AS), OpenBLAS 0.3.21 retries a failed
- *    mapping of its 128 MiB per-thread buffer forever, in the calling thread
- *    or in a worker: the attngeom CLI guards against that (docs/cli.md,
- *    "BLAS threads and memory limits"); a program of yours must too.
+ *    thread count or any other process-wide state. A BLAS call split over
+ *    OpenBLAS threads sums in an order that depends on their count, so
+ *    results then differ in the last bits between thread counts. The
+ *    attngeom CLI therefore runs OpenBLAS on one thread in every call and
+ *    parallelises itself (-j: heads, layers, matrices, texts on its own
+ *    threads), which gives the same bytes for any -j and any
+ *    OPENBLAS_NUM_THREADS; a program of yours gets the same with
+ *    openblas_set_num_threads(1) and its own threads. Under an address-space
+ *    limit (RLIMIT_AS), OpenBLAS 0.3.21 maps a 128 MiB buffer for each
+ *    thread inside a BLAS call at once and retries a failed mapping
+ *    forever: the attngeom CLI guards against that (docs/cli.md, "BLAS
+ *    threads and memory limits"); a program of yours must too.
  */
 #ifndef ATTNGEOM_CORE_H
 #define ATTNGEOM_CORE_H

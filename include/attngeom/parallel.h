@@ -7,7 +7,7 @@
  * does not look at the thread count (one task per head, per text, per fixed
  * block of rows) and writes task i's result to its own slot gets the same
  * bytes for any number of threads. The attngeom CLI keeps OpenBLAS at one
- * thread (docs/performance.md) so each BLAS/LAPACK call inside a task is
+ * thread (docs/cli.md, "Threads") so each BLAS/LAPACK call inside a task is
  * itself sequential and reproducible.
  *
  * Thread safety of the library: every ag_ function may run concurrently in

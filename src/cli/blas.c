@@ -1,27 +1,35 @@
-/* blas.c — the CLI decides how many threads OpenBLAS runs, and makes sure an
- * address-space limit (ulimit -v) ends in "out of memory" instead of a hang.
+/* blas.c — the CLI keeps OpenBLAS on one thread in every call, and makes sure
+ * an address-space limit (ulimit -v) ends in "out of memory" instead of a hang.
  *
- * Why: Debian's OpenBLAS 0.3.21 (pthreads) starts its thread pool in its
- * library constructor, one worker per allowed core (or OPENBLAS_NUM_THREADS),
- * and each worker maps a 128 MiB work buffer as it starts; the main thread
- * maps one on its first level-2/3 call. blas_memory_alloc retries a failed
+ * One thread, always: the CLI parallelises itself (-j, over heads, layers,
+ * matrices and texts), so each BLAS/LAPACK call runs inside one task and must
+ * be sequential there: a call split over OpenBLAS threads sums in an order
+ * that depends on their count, and results would change with
+ * OPENBLAS_NUM_THREADS or the machine (docs/cli.md, "Threads").
+ *
+ * Why the care: Debian's OpenBLAS 0.3.21 (pthreads) starts its thread pool in
+ * its library constructor, one worker per allowed core (or
+ * OPENBLAS_NUM_THREADS), and each worker maps a 128 MiB work buffer as it
+ * starts; a thread that calls BLAS maps one on its first level-2/3 call when
+ * every buffer mapped so far is in use. blas_memory_alloc retries a failed
  * mapping forever, so under a limit a worker spins from load time on (and
- * exit() waits for it in OpenBLAS's destructor), or the main thread spins
- * inside LAPACK. The library leaves this global state alone
- * (attngeom/core.h); the CLI takes it over in three steps:
+ * exit() waits for it in OpenBLAS's destructor), or a caller spins inside
+ * LAPACK. The library leaves this global state alone (attngeom/core.h); the
+ * CLI takes it over in three steps:
  *  1. before any library constructor runs (.preinit_array of the executable)
  *     the process is pinned to one of its CPUs, so OpenBLAS, which sizes its
  *     pool from sched_getaffinity, starts no worker; setenv cannot do this,
  *     libc resets the environment after the preinit functions;
- *  2. main restores the CPU mask and sets the thread count: AG_BLAS_THREADS,
- *     default 1 (results then do not depend on the machine's core count);
- *     OpenBLAS starts the workers it then needs;
- *  3. under a finite RLIMIT_AS the CLI keeps one thread and, before a command
- *     that runs BLAS, checks that the buffer fits and makes OpenBLAS map it at
- *     once; OpenBLAS reuses it for every later call, so later shortages are
- *     plain malloc failures, reported as "out of memory". */
+ *  2. main restores the CPU mask and sets OpenBLAS's thread count to 1, so
+ *     it never starts a worker, whatever OPENBLAS_NUM_THREADS says;
+ *  3. under a finite RLIMIT_AS the CLI runs one thread of its own too
+ *     (cli_blas_callers_max: each thread calling BLAS at once needs its own
+ *     buffer) and, before a command that runs BLAS, checks that the buffer
+ *     fits and makes OpenBLAS map it at once; OpenBLAS reuses it for every
+ *     later call, so later shortages are plain malloc failures, reported as
+ *     "out of memory". */
 #include <cblas.h>
-#include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -29,9 +37,8 @@
 
 #include "cli.h"
 
-/* OpenBLAS's BUFFER_SIZE on x86-64 (32 << 22): one per thread. */
+/* OpenBLAS's BUFFER_SIZE on x86-64 (32 << 22): one per thread in a call. */
 #define OPENBLAS_BUFFER_BYTES ((size_t)128 << 20)
-#define BLAS_THREADS_MAX 1024
 
 static cpu_set_t saved_cpus;
 static int cpus_pinned;
@@ -63,29 +70,15 @@ static void unpin(void)
     cpus_pinned = 0;
 }
 
-/* AG_BLAS_THREADS, or 1. Returns 0, or EXIT_USAGE after printing. */
-static int requested_threads(int *threads)
-{
-    *threads = 1;
-    const char *v = getenv("AG_BLAS_THREADS");
-    if (!v || !*v)
-        return 0;
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (errno || *end || n < 1 || n > BLAS_THREADS_MAX) {
-        fprintf(stderr, "attngeom: AG_BLAS_THREADS must be an integer from 1 to %d, got '%s'\n",
-                BLAS_THREADS_MAX, v);
-        return EXIT_USAGE;
-    }
-    *threads = (int)n;
-    return 0;
-}
-
 static int address_space_limited(void)
 {
     struct rlimit rl;
     return getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
+int cli_blas_callers_max(void)
+{
+    return address_space_limited() ? 1 : INT_MAX;
 }
 
 /* Check that OpenBLAS's buffer fits under the limit, then have OpenBLAS map
@@ -111,15 +104,8 @@ static int map_blas_buffer(void)
 int cli_blas_setup(int runs_blas)
 {
     unpin();
-    int threads, rc = requested_threads(&threads);
-    if (rc)
-        return rc;
-    if (address_space_limited()) {
-        /* A worker that cannot map its buffer never returns; stay on one. */
-        threads = 1;
-        if (runs_blas && (rc = map_blas_buffer()) != 0)
-            return rc;
-    }
-    openblas_set_num_threads(threads);
+    openblas_set_num_threads(1);
+    if (runs_blas && address_space_limited())
+        return map_blas_buffer();
     return 0;
 }

@@ -37,7 +37,27 @@ typedef struct {
     const char *label;        /* --label NAME: the records' "model" */
     char model_name[256];     /* else the model folder's (or input file's) name */
     cli_agg agg;              /* --aggregate (analyze, residual, rollout, weights, matrix) */
+    int jobs_allowed;         /* the command takes -j */
+    int jobs;                 /* -j N, 1..AG_POOL_THREADS_MAX; 0: not given (the CPUs) */
 } cli_common;
+
+/* A growable array of records. */
+typedef struct {
+    ag_record *items;
+    size_t count, cap;
+} cli_records;
+/* Append a zeroed record; NULL when out of memory. */
+ag_record *cli_records_add(cli_records *r);
+void cli_records_free(cli_records *r);
+/* Move src's records to the end of dst (src emptied). 0, or -1 when out
+ * of memory (both unchanged). */
+int cli_records_move(cli_records *dst, cli_records *src);
+
+/* The help line of -j (docs/cli.md, "Threads"). */
+#define CLI_JOBS_HELP \
+    "  -j N               threads to run on (default: the CPUs the process may\n" \
+    "                     use); the output is the same bytes for any N\n"
+
 
 /* Defaults: table, stdout; selected: the default families (A, B, C) among
  * `families`, or all of `families` when it has none of them (weights). */
@@ -61,11 +81,84 @@ int cli_is_option(const char *arg, const char *name);
  * without --aggregate, --aggregate with --expect). 0 or 2 after printing. */
 int cli_common_check(const cli_common *c, const char *cmd);
 
-/* Set OpenBLAS's thread count (AG_BLAS_THREADS, default 1) and, under an
- * address-space limit, map its work buffer before a command that runs BLAS
- * (runs_blas) so that a shortage is an error, not a hang (blas.c). Returns 0
- * or the exit status after printing. Call once, first thing in main. */
+/* Keep OpenBLAS on one thread in every call (the CLI parallelises itself,
+ * -j) and, under an address-space limit, map its work buffer before a
+ * command that runs BLAS (runs_blas) so that a shortage is an error, not a
+ * hang (blas.c). Returns 0 or the exit status after printing. Call once,
+ * first thing in main. */
 int cli_blas_setup(int runs_blas);
+/* How many threads may call BLAS at once: 1 under an address-space limit
+ * (each needs its own 128 MiB OpenBLAS buffer, and a mapping that fails is
+ * retried forever), else INT_MAX. */
+int cli_blas_callers_max(void);
+
+/* ---- threads (workers.c; docs/cli.md, "Threads") ------------------------ */
+
+/* The threads of one command run: a pool of -j threads (fewer under an
+ * address-space limit). Work is split into tasks by a rule that ignores the
+ * thread count (one per matrix, head, layer or text), and each task writes
+ * its own slot, so the output is the same bytes for any -j. */
+typedef struct {
+    ag_pool *pool;
+    /* Per-worker metric workspaces go here (one ag_matrix_work per worker,
+     * indexed by ag_pool_worker()) once the library has them. */
+} cli_workers;
+
+/* A pool for c's -j. 0, or 1 after printing. */
+int cli_workers_new(const cli_common *c, cli_workers *w);
+void cli_workers_free(cli_workers *w);
+/* Run tasks 0..count-1 (ag_pool_run); a single task runs directly in the
+ * calling thread, so that the runs it makes itself (the heads of one text)
+ * still spread over the threads. Returns 0 or the lowest failed task's
+ * status. */
+int cli_workers_run(const cli_workers *w, size_t count, ag_task_fn fn, void *user);
+/* The task whose error to report after cli_workers_run failed: the first
+ * of errs[count] (one per task) that holds one. Every task below the lowest
+ * failed one ran, so this is the same for any thread count. */
+size_t cli_first_error(const ag_error *errs, size_t count);
+/* Families A-C and F of the m x n M under c's --metrics and
+ * --edge-threshold, on the calling worker (ag_matrix_metrics_ex). */
+int cli_matrix_metrics(const cli_workers *w, const cli_common *c, const double *M, size_t m,
+                       size_t n, ag_record *rec, ag_error *err);
+/* 1 when c's --metrics selects a key of family E (stability). */
+int cli_stability_selected(const ag_metric_set *sel);
+
+/* Family E of a head: its Q/K input, filled for head h by the command. */
+typedef void (*cli_head_input_fn)(const void *ctx, int h, ag_head_input *in);
+
+/* One layer's attention, the heads to measure and where family E comes
+ * from. */
+typedef struct {
+    const double *attn;            /* (n_head, n, n) */
+    size_t n;
+    int n_head, layer;
+    long text;                     /* the records' "text" */
+    const unsigned char *head_on;  /* (n_head) selected heads; NULL: all */
+    cli_head_input_fn input;       /* family E when selected: head h's input */
+    const void *input_ctx;
+} cli_layer_heads;
+
+/* Append the records of the selected heads of L (head order) to out: the
+ * matrix metrics and, when selected, family E, heads in parallel. Returns
+ * 0, or the status of the lowest head that failed with *failed its number
+ * and err its error. */
+int cli_layer_records(const cli_workers *w, const cli_common *c, const cli_layer_heads *L,
+                      cli_records *out, int *failed, ag_error *err);
+
+/* ---- messages held back (common.c) -------------------------------------- */
+
+/* stderr lines of a task, printed at its turn so that they come in input
+ * order and only up to the first failure, whatever the thread count. */
+typedef struct {
+    char *text;
+    size_t len;
+} cli_held;
+
+/* Until cli_hold(NULL), this thread's messages (cli_fail, cli_note,
+ * cli_usage_error) are appended to h instead of printed. */
+void cli_hold(cli_held *h);
+/* Print h's lines on stderr and empty it. */
+void cli_held_print(cli_held *h);
 
 /* Print "attngeom: MESSAGE" (one line) and return 1. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -282,7 +375,8 @@ typedef struct cli_model_run {
     unsigned char *head_on;  /* (n_head) --heads */
     int nlayer_sel;          /* indices --layers ranges over: n_layer + extra */
     cli_path outs[2];        /* checked by prepare when set (default: -o) */
-    struct cli_sink *sink;   /* set: where cli_model_run_each sends each text's records */
+    struct cli_sink *sink;   /* set: where cli_model_run_texts sends each text's records */
+    cli_workers workers;     /* -j: made by cli_model_run_prepare */
     const char *single;      /* set: what takes one sequence only (a --tokens-file of one line) */
 } cli_model_run;
 
@@ -322,25 +416,47 @@ void cli_progress_end(cli_progress *p);
  * a clean line (every message of the CLI calls it). */
 void cli_progress_erase(void);
 
-/* Run fn on every sequence of r that is not skipped, in order, with
- * progress on stderr, and hand each text's records to r->sink; stops at the
- * first non-zero return, which it returns. */
+/* Run fn on every sequence of r that is not skipped, one after the other in
+ * input order, with progress on stderr; stops at the first non-zero return,
+ * which it returns. For a command whose texts write their own outputs
+ * (attention). */
 typedef int (*cli_text_fn)(cli_model_run *r, const cli_seq *s, void *user);
 int cli_model_run_each(cli_model_run *r, const char *cmd, cli_text_fn fn, void *user);
-/* A run that prints records and nothing else (analyze, residual): its sink
- * opened (streaming when the format allows), fn run on every text, adding
- * each text's records to r->sink->recs, the sink closed. Returns the exit
- * status. */
-int cli_model_run_records(cli_model_run *r, const char *cmd, cli_text_fn fn);
 
-/* A growable array of records. */
+/* What one text of a corpus run leaves for its turn. */
 typedef struct {
-    ag_record *items;
-    size_t count, cap;
-} cli_records;
-/* Append a zeroed record; NULL when out of memory. */
-ag_record *cli_records_add(cli_records *r);
-void cli_records_free(cli_records *r);
+    cli_records recs; /* its records, handed to r->sink */
+    void *data;       /* the command's own result (free()d after the turn) */
+    cli_held held;    /* its messages */
+    int rc;           /* its exit status */
+} cli_text_out;
+
+/* One text's work: records to out->recs, anything else to out->data; runs
+ * on any thread, its messages held back (cli_hold). Returns 0 or an exit
+ * status after printing. */
+typedef int (*cli_text_work)(cli_model_run *r, const cli_seq *s, cli_text_out *out,
+                             void *user);
+/* A text's turn, in input order in the calling thread, before its records go
+ * to r->sink: 0 or an exit status after printing. */
+typedef int (*cli_text_turn)(cli_model_run *r, const cli_seq *s, cli_text_out *out,
+                             void *user);
+
+/* Run work on every sequence of r that is not skipped — several texts at
+ * once on r->workers' threads (at most one forward pass per thread), each
+ * text's heads on them all when it runs alone — and take each text's turn
+ * in input order: its held messages printed, turn (may be NULL) called, its
+ * records handed to r->sink (cli_sink_text), progress stepped. The first
+ * text that fails stops the run: the texts before it have had their turn,
+ * no text after it has; its status is returned. The same output for any
+ * -j (docs/cli.md, "Corpus runs"). */
+int cli_model_run_texts(cli_model_run *r, const char *cmd, cli_text_work work,
+                        cli_text_turn turn, void *user);
+/* A run that prints records and nothing else (analyze, residual): its sink
+ * opened (streaming when the format allows), work run on every text, the
+ * sink closed. Returns the exit status. */
+int cli_model_run_records(cli_model_run *r, const char *cmd, cli_text_work work);
+/* The options of r's forward passes: --precision and the run's threads. */
+ag_forward_options cli_forward_options(const cli_model_run *r);
 
 /* ---- the records of a corpus run (sink.c; docs/cli.md, "Corpus runs") -- */
 

@@ -39,7 +39,8 @@ static const char layer_help[] =
     "  --metrics, --format, -o, --expect as for every command\n"
     "  --label NAME       the records' \"model\" (default: the --weights file's name)\n"
     "  --epsilon E, --trials T, --seed S   sensitivity (--metrics stability, computed\n"
-    "                       in double): defaults 1e-3, 8, 1\n";
+    "                       in double): defaults 1e-3, 8, 1\n"
+    CLI_JOBS_HELP;
 
 /* ---- the attention kernel's options ------------------------------------ */
 
@@ -109,56 +110,50 @@ static int kernel_rope(const layer_kernel *k, size_t dh, ag_rope *r)
 
 /* ---- family E (stability): one head's input from the loaded tensors ---- */
 
-static int stability_selected(const ag_metric_set *sel)
-{
-    for (int m = 0; m < AG_M_COUNT; m++)
-        if (sel->on[m] && ag_metric_family((ag_metric)m) == AG_FAMILY_STABILITY)
-            return 1;
-    return 0;
-}
+typedef struct {
+    const cli_tensor_opts *o;
+    const ag_attn_layer_spec *spec;
+    const cli_tensors *t;
+} tensor_input;
 
-static int layer_stability(const cli_tensor_opts *o, const ag_attn_layer_spec *spec,
-                           const cli_tensors *t, const cli_common *c, int h, ag_record *r)
+static void tensor_head_input(const void *ctx, int h, ag_head_input *in)
 {
-    size_t da = t->q.shape[1], dh = da / (size_t)o->heads;
-    ag_head_input in = {
+    const tensor_input *ti = ctx;
+    const cli_tensors *t = ti->t;
+    size_t da = t->q.shape[1], dh = da / (size_t)ti->o->heads;
+    *in = (ag_head_input){
         .x = t->x.data, .n = t->x.shape[0], .d = t->x.shape[1],
         .wq = t->q.data + h * dh, .ldq = da, .wk = t->k.data + h * dh, .ldk = t->k.shape[1],
         .bq = t->bq.data ? t->bq.data + h * dh : NULL,
         .bk = t->bk.data ? t->bk.data + h * dh : NULL,
-        .d_h = dh, .scale = o->scale > 0 ? o->scale : 0, .causal = o->causal,
-        .rope = spec->rope, .softcap = spec->softcap, .window = spec->window};
-    ag_stability_options opt = {.epsilon = c->epsilon, .trials = c->trials, .seed = c->seed};
-    ag_error err = {0};
-    if (ag_stability_metrics(&in, &opt, &c->metrics, r, &err) != AG_OK)
-        return cli_fail("%s: head %d: %s", o->weights, h, err.message);
-    return 0;
+        .d_h = dh, .scale = ti->o->scale > 0 ? ti->o->scale : 0, .causal = ti->o->causal,
+        .rope = ti->spec->rope, .softcap = ti->spec->softcap, .window = ti->spec->window};
 }
 
+/* The records of every head, in parallel (cli_layer_records). */
 static int layer_records(const cli_tensor_opts *o, const ag_attn_layer_spec *spec,
                          const cli_tensors *t, const ag_array *attn, const cli_common *c,
                          cli_records *recs)
 {
-    size_t n = attn->shape[1];
-    for (int h = 0; h < o->heads; h++) {
-        ag_record *r = cli_records_add(recs);
-        ag_error err = {0};
-        if (!r)
-            return cli_fail("out of memory");
-        ag_record_init(r, 0, h, n, n);
-        ag_matrix_options mo = {.edge_threshold = c->edge_threshold};
-        if (ag_matrix_metrics_ex(attn->data + (size_t)h * n * n, n, n, &c->metrics, &mo, r, &err) != AG_OK)
-            return cli_fail("%s: head %d: %s", o->weights, h, err.message);
-        if (stability_selected(&c->metrics) && layer_stability(o, spec, t, c, h, r) != 0)
-            return 1;
-    }
-    return 0;
+    cli_workers w;
+    if (cli_workers_new(c, &w) != 0)
+        return 1;
+    tensor_input ti = {o, spec, t};
+    cli_layer_heads L = {.attn = attn->data, .n = attn->shape[1], .n_head = o->heads,
+                         .text = -1, .input = tensor_head_input, .input_ctx = &ti};
+    ag_error err = {0};
+    int h = -1, status = cli_layer_records(&w, c, &L, recs, &h, &err);
+    cli_workers_free(&w);
+    if (status == AG_OK)
+        return 0;
+    return h >= 0 ? cli_fail("%s: head %d: %s", o->weights, h, err.message) : cli_fail_error(&err);
 }
 
 int cmd_layer(int argc, char **argv)
 {
     cli_common common;
     cli_common_init(&common, AG_FAMILIES_HEADS);
+    common.jobs_allowed = 1;
     cli_tensor_opts o = {0};
     cli_input prec = {0};
     layer_kernel kern = {0};

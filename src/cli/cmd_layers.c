@@ -35,12 +35,65 @@ static const char residual_help[] =
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     CLI_CORPUS_HELP
+    CLI_JOBS_HELP
     "  --help             this text\n";
 
-static int residual_sequence(cli_model_run *r, const cli_seq *s, void *user)
+typedef struct {
+    const cli_model_run *r;
+    const cli_seq *s;
+    const double *hidden; /* (count, n, d) */
+    size_t d;
+    const size_t *state;  /* (tasks) the selected hidden states */
+    ag_record *recs;      /* (tasks) */
+    ag_error *errs;       /* (tasks) */
+} residual_job;
+
+static int residual_task(size_t i, int worker, void *user)
+{
+    (void)worker;
+    residual_job *j = user;
+    size_t l = j->state[i], n = j->s->n;
+    ag_record *rec = &j->recs[i];
+    ag_record_init(rec, (int)l, -1, n, j->d);
+    rec->text = j->s->line;
+    int status = ag_residual_metrics(j->hidden + l * n * j->d, n, j->d, &j->r->common.metrics,
+                                     rec, &j->errs[i]);
+    if (status != AG_OK) {
+        ag_error e = j->errs[i];
+        ag_error_set(&j->errs[i], e.status, "hidden state %zu: %s", l, e.message);
+    }
+    return status;
+}
+
+/* The metrics of the selected hidden states, in parallel. */
+static int residual_records(cli_model_run *r, const cli_seq *s, const double *hidden,
+                            cli_records *out)
+{
+    size_t count = (size_t)r->nlayer_sel, tasks = 0;
+    size_t *state = malloc(count * sizeof *state);
+    ag_error *errs = calloc(count, sizeof *errs);
+    for (size_t l = 0; state && l < count; l++)
+        if (r->layer_on[l])
+            state[tasks++] = l;
+    size_t first = out->count;
+    int ok = state && errs;
+    for (size_t k = 0; ok && k < tasks; k++)
+        ok = cli_records_add(out) != NULL;
+    int rc = ok ? 0 : cli_fail("out of memory for records");
+    if (rc == 0) {
+        residual_job j = {r, s, hidden, (size_t)ag_model_get_config(r->model)->d_model, state,
+                          out->items + first, errs};
+        if (cli_workers_run(&r->workers, tasks, residual_task, &j) != AG_OK)
+            rc = cli_model_run_fail(r, s, &errs[cli_first_error(errs, tasks)]);
+    }
+    free(state);
+    free(errs);
+    return rc;
+}
+
+static int residual_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
 {
     (void)user;
-    cli_records *out = &r->sink->recs;
     const ag_model_config *g = ag_model_get_config(r->model);
     size_t d = (size_t)g->d_model, nd = s->n * d;
     size_t count = (size_t)g->n_layer + 1;
@@ -50,26 +103,10 @@ static int residual_sequence(cli_model_run *r, const cli_seq *s, void *user)
     if (!hidden)
         return cli_fail("%s: out of memory for the hidden states of %zu tokens", r->model_dir, s->n);
     ag_error err = {0};
-    int rc = 0;
-    if (ag_model_forward(r->model, s->ids, s->n, r->input.precision, NULL, NULL, hidden,
-                         &err) != AG_OK)
-        rc = cli_model_run_fail(r, s, &err);
-    for (size_t l = 0; rc == 0 && l < count; l++) {
-        if (!r->layer_on[l])
-            continue;
-        ag_record *rec = cli_records_add(out);
-        if (!rec) {
-            rc = cli_fail("out of memory for records");
-            break;
-        }
-        ag_record_init(rec, (int)l, -1, s->n, d);
-        rec->text = s->line;
-        if (ag_residual_metrics(hidden + l * nd, s->n, d, &r->common.metrics, rec, &err) != AG_OK) {
-            ag_error e = err;
-            ag_error_set(&err, e.status, "hidden state %zu: %s", l, e.message);
-            rc = cli_model_run_fail(r, s, &err);
-        }
-    }
+    ag_forward_options opt = cli_forward_options(r);
+    int rc = ag_model_forward_ex(r->model, s->ids, s->n, &opt, NULL, NULL, hidden, &err) == AG_OK
+                 ? residual_records(r, s, hidden, &out->recs)
+                 : cli_model_run_fail(r, s, &err);
     free(hidden);
     return rc;
 }
@@ -120,6 +157,7 @@ static const char rollout_help[] =
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     CLI_CORPUS_HELP
+    CLI_JOBS_HELP
     "  --help             this text\n";
 
 /* Returned by the callback after the last selected layer: stops the pass. */
@@ -150,8 +188,7 @@ static int rollout_layer(const ag_layer_view *v, void *user)
         return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
     ag_record_init(rec, v->layer, -1, v->n, v->n);
     rec->text = c->text;
-    ag_matrix_options mo = {.edge_threshold = c->run->common.edge_threshold};
-    status = ag_matrix_metrics_ex(c->R, v->n, v->n, &c->run->common.metrics, &mo, rec, &e);
+    status = cli_matrix_metrics(&c->run->workers, &c->run->common, c->R, v->n, v->n, rec, &e);
     if (status != AG_OK)
         return ag_error_set(&c->err, status, "rollout R_%d: %s", v->layer, e.message);
     if (c->save)
@@ -161,13 +198,12 @@ static int rollout_layer(const ag_layer_view *v, void *user)
 
 typedef struct {
     ag_array *save; /* -o R.npy, or NULL */
-    cli_records *out;
 } rollout_run;
 
-static int rollout_sequence(cli_model_run *r, const cli_seq *s, void *user)
+static int rollout_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *text, void *user)
 {
     ag_array *save = ((rollout_run *)user)->save;
-    cli_records *out = ((rollout_run *)user)->out;
+    cli_records *out = &text->recs;
     size_t n = s->n;
     if (n > (size_t)-1 / sizeof(double) / n)
         return cli_fail("%s: %zu tokens: rollout matrix too large", r->model_dir, n);
@@ -180,8 +216,8 @@ static int rollout_sequence(cli_model_run *r, const cli_seq *s, void *user)
         return cli_fail("%s: out of memory for the %zux%zu rollout", r->model_dir, n, n);
     ag_error err = {0};
     int rc = 0;
-    int status = ag_model_forward(r->model, s->ids, n, r->input.precision, rollout_layer, &c,
-                                  NULL, &err);
+    ag_forward_options opt = cli_forward_options(r);
+    int status = ag_model_forward_ex(r->model, s->ids, n, &opt, rollout_layer, &c, NULL, &err);
     if (status != AG_OK && status != ROLLOUT_DONE)
         rc = cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
     free(c.R);
@@ -227,9 +263,9 @@ int cmd_rollout(int argc, char **argv)
     if (rc == 0)
         rc = cli_sink_open(&sink, &r.common, "rollout", r.model_dir, &in, !npy_path);
     r.sink = &sink;
-    rollout_run run = {npy_path ? &save : NULL, &sink.recs};
+    rollout_run run = {npy_path ? &save : NULL};
     if (rc == 0)
-        rc = cli_model_run_each(&r, "rollout", rollout_sequence, &run);
+        rc = cli_model_run_texts(&r, "rollout", rollout_sequence, NULL, &run);
     /* nothing partial: the records and the array, or neither */
     cli_outputs tx = {0};
     if (rc == 0 && npy_path && !r.seqs[0].skip) /* a skipped text writes no R */

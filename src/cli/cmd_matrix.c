@@ -29,6 +29,7 @@ static const char matrix_help[] =
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     "  --label NAME       the records' \"model\" (default: FILE's name)\n"
+    CLI_JOBS_HELP
     "  --help             this text\n";
 
 static int has_suffix(const char *s, const char *suffix)
@@ -110,31 +111,50 @@ static int check_array(const char *path, const ag_array *a)
     return 0;
 }
 
-static int matrix_records(const char *path, const ag_array *a,
-                          const ag_metric_set *sel, const ag_matrix_options *opt,
+/* One task per matrix: matrix i is layer i / H, head i % H. */
+typedef struct {
+    const cli_workers *w;
+    const cli_common *c;
+    const ag_array *a;
+    size_t H, m, n;
+    ag_record *recs; /* (L*H) */
+    ag_error *errs;  /* (L*H) */
+} matrix_job;
+
+static int matrix_task(size_t i, int worker, void *user)
+{
+    (void)worker;
+    matrix_job *j = user;
+    ag_record_init(&j->recs[i], (int)(i / j->H), (int)(i % j->H), j->m, j->n);
+    return cli_matrix_metrics(j->w, j->c, j->a->data + i * j->m * j->n, j->m, j->n, &j->recs[i],
+                              &j->errs[i]);
+}
+
+static int matrix_records(const char *path, const ag_array *a, const cli_common *c,
                           ag_record **out, size_t *count)
 {
     size_t L = a->ndim == 4 ? a->shape[0] : 1;
     size_t H = a->ndim >= 3 ? a->shape[a->ndim - 3] : 1;
     size_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
     ag_record *recs = calloc(L * H, sizeof *recs);
-    if (!recs)
-        return cli_fail("%s: out of memory for %zu records", path, L * H);
-    for (size_t l = 0; l < L; l++)
-        for (size_t h = 0; h < H; h++) {
-            ag_record *r = &recs[l * H + h];
-            ag_error err = {0};
-            ag_record_init(r, (int)l, (int)h, m, n);
-            const double *M = a->data + (l * H + h) * m * n;
-            if (ag_matrix_metrics_ex(M, m, n, sel, opt, r, &err) != AG_OK) {
-                free(recs);
-                return cli_fail("%s: layer %zu, head %zu: %s", path, l, h,
-                                err.message);
-            }
-        }
-    *out = recs;
-    *count = L * H;
-    return 0;
+    ag_error *errs = calloc(L * H, sizeof *errs);
+    cli_workers w = {0};
+    int rc = recs && errs ? cli_workers_new(c, &w)
+                          : cli_fail("%s: out of memory for %zu records", path, L * H);
+    matrix_job j = {&w, c, a, H, m, n, recs, errs};
+    if (rc == 0 && cli_workers_run(&w, L * H, matrix_task, &j) != AG_OK) {
+        size_t k = cli_first_error(errs, L * H);
+        rc = cli_fail("%s: layer %zu, head %zu: %s", path, k / H, k % H, errs[k].message);
+    }
+    cli_workers_free(&w);
+    free(errs);
+    if (rc == 0) {
+        *out = recs;
+        *count = L * H;
+    } else {
+        free(recs);
+    }
+    return rc;
 }
 
 int cmd_matrix(int argc, char **argv)
@@ -142,6 +162,7 @@ int cmd_matrix(int argc, char **argv)
     cli_common common;
     cli_common_init(&common, AG_FAMILIES_MATRIX);
     common.agg.allowed = 1;
+    common.jobs_allowed = 1;
     const char *path = NULL, *tensor = NULL;
     for (int i = 1; i < argc; i++) {
         int used = cli_common_option(&common, "matrix", argc, argv, &i);
@@ -179,10 +200,8 @@ int cmd_matrix(int argc, char **argv)
     int rc = check_array(path, &a);
     ag_record *recs = NULL;
     size_t count = 0;
-    if (rc == 0) {
-        ag_matrix_options opt = {.edge_threshold = common.edge_threshold};
-        rc = matrix_records(path, &a, &common.metrics, &opt, &recs, &count);
-    }
+    if (rc == 0)
+        rc = matrix_records(path, &a, &common, &recs, &count);
     ag_array_free(&a);
     if (rc == 0) {
         cli_settings_in in = {.files = &path, .nfiles = 1};

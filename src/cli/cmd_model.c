@@ -137,6 +137,7 @@ static const char analyze_help[] =
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     CLI_CORPUS_HELP
+    CLI_JOBS_HELP
     "\n"
     "Records stream: in jsonl, csv, tsv, md and latex each text's records are\n"
     "written (and flushed) as it finishes; json and table come at the end. JSON\n"
@@ -144,9 +145,7 @@ static const char analyze_help[] =
     "counts); docs/cli.md, \"Corpus runs\".\n";
 
 typedef struct {
-    const cli_common *common;
-    const ag_model *model; /* family E: the layer's Q/K weights */
-    const unsigned char *layer_on, *head_on;
+    cli_model_run *run;
     long text;
     cli_records *out;
     ag_error err;
@@ -154,22 +153,20 @@ typedef struct {
 
 /* ---- family E (stability) in analyze ---- */
 
-static int stability_selected(const ag_metric_set *sel)
-{
-    for (int m = 0; m < AG_M_COUNT; m++)
-        if (sel->on[m] && ag_metric_family((ag_metric)m) == AG_FAMILY_STABILITY)
-            return 1;
-    return 0;
-}
+typedef struct {
+    const ag_layer_view *v;
+    const ag_attn_weights *w;
+} layer_input;
 
-/* Family E of query head h from the view's X (the Q/K input, used in double
- * whatever the pass precision) and the layer's weights w; GQA: kv head
+/* Family E of query head h: the view's X (the Q/K input, used in double
+ * whatever the pass precision) and the layer's weights; GQA: kv head
  * h / (H / H_kv). */
-static int analyze_stability(analyze_ctx *c, const ag_layer_view *v, const ag_attn_weights *w,
-                             int h, ag_record *r)
+static void view_head_input(const void *ctx, int h, ag_head_input *in)
 {
+    const ag_layer_view *v = ((const layer_input *)ctx)->v;
+    const ag_attn_weights *w = ((const layer_input *)ctx)->w;
     size_t hd = (size_t)w->head_dim, kv = (size_t)(h / (w->n_head / w->n_kv_head));
-    ag_head_input in = {
+    *in = (ag_head_input){
         .x = v->x, .n = v->n, .d = v->d,
         .wq = w->wq.data + h * hd, .ldq = w->wq.shape[1],
         .wk = w->wk.data + kv * hd, .ldk = w->wk.shape[1],
@@ -177,55 +174,40 @@ static int analyze_stability(analyze_ctx *c, const ag_layer_view *v, const ag_at
         .bk = w->bk.data ? w->bk.data + kv * hd : NULL,
         .d_h = hd, .scale = w->scale, .causal = w->causal, .rope = w->rope,
         .softcap = w->softcap, .window = w->window};
-    ag_stability_options opt = {.epsilon = c->common->epsilon, .trials = c->common->trials,
-                                .seed = c->common->seed};
-    ag_error e = {0};
-    int status = ag_stability_metrics(&in, &opt, &c->common->metrics, r, &e);
-    if (status != AG_OK)
-        ag_error_set(&c->err, status, "layer %d head %d: %s", v->layer, h, e.message);
-    return status;
 }
 
+/* The records of the layer's selected heads, in parallel (cli_layer_records). */
 static int analyze_layer(const ag_layer_view *v, void *user)
 {
     analyze_ctx *c = user;
-    if (!c->layer_on[v->layer])
+    cli_model_run *r = c->run;
+    if (!r->layer_on[v->layer])
         return 0;
     ag_attn_weights w = {0};
-    int stab = stability_selected(&c->common->metrics), status = AG_OK;
-    if (stab && (status = ag_model_attn_weights(c->model, v->layer, &w, &c->err)) != AG_OK)
+    int stab = cli_stability_selected(&r->common.metrics), status = AG_OK, h = -1;
+    if (stab && (status = ag_model_attn_weights(r->model, v->layer, &w, &c->err)) != AG_OK)
         return status;
-    for (int h = 0; status == AG_OK && h < v->n_head; h++) {
-        if (!c->head_on[h])
-            continue;
-        ag_record *r = cli_records_add(c->out);
-        if (!r) {
-            status = ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
-            break;
-        }
-        ag_record_init(r, v->layer, h, v->n, v->n);
-        r->text = c->text;
-        const double *A = v->attn + (size_t)h * v->n * v->n; // (n, n)
-        ag_matrix_options mo = {.edge_threshold = c->common->edge_threshold};
-        ag_error e = {0};
-        status = ag_matrix_metrics_ex(A, v->n, v->n, &c->common->metrics, &mo, r, &e);
-        if (status != AG_OK)
-            ag_error_set(&c->err, status, "layer %d head %d: %s", v->layer, h, e.message);
-        if (status == AG_OK && stab)
-            status = analyze_stability(c, v, &w, h, r);
-    }
+    layer_input li = {v, &w};
+    cli_layer_heads L = {.attn = v->attn, .n = v->n, .n_head = v->n_head, .layer = v->layer,
+                         .text = c->text, .head_on = r->head_on,
+                         .input = stab ? view_head_input : NULL, .input_ctx = &li};
+    ag_error e = {0};
+    status = cli_layer_records(&r->workers, &r->common, &L, c->out, &h, &e);
+    if (status != AG_OK && h >= 0)
+        ag_error_set(&c->err, status, "layer %d head %d: %s", v->layer, h, e.message);
+    else if (status != AG_OK)
+        c->err = e;
     ag_attn_weights_free(&w);
     return status;
 }
 
-static int analyze_text(cli_model_run *r, const cli_seq *s, void *user)
+static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
 {
     (void)user;
-    analyze_ctx c = {.common = &r->common, .model = r->model, .layer_on = r->layer_on,
-                     .head_on = r->head_on, .text = s->line, .out = &r->sink->recs};
+    analyze_ctx c = {.run = r, .text = s->line, .out = &out->recs};
     ag_error err = {0};
-    int status = ag_model_forward(r->model, s->ids, s->n, r->input.precision, analyze_layer, &c,
-                                  NULL, &err);
+    ag_forward_options opt = cli_forward_options(r);
+    int status = ag_model_forward_ex(r->model, s->ids, s->n, &opt, analyze_layer, &c, NULL, &err);
     return status == AG_OK ? 0 : cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
 }
 
@@ -269,7 +251,8 @@ static const char attention_help[] =
     "                     truncation does (special tokens kept); a warning each\n"
     "  --skip-long        skip a text longer than the model takes, a warning each\n"
     "  --progress, --no-progress   texts done, rate and time left on stderr\n"
-    "                     (default: when stderr is a terminal)\n";
+    "                     (default: when stderr is a terminal)\n"
+    CLI_JOBS_HELP;
 
 typedef struct {
     const unsigned char *layer_on, *head_on;
@@ -384,8 +367,9 @@ static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
         rc = cli_fail_error(&err);
     attention_ctx c = {.layer_on = r->layer_on, .head_on = r->head_on, .nl = nl, .nh = nh,
                        .attn = &attn};
-    if (rc == 0 && ag_model_forward(r->model, s->ids, n, r->input.precision, copy_layer, &c,
-                                    hidden_path ? hidden.data : NULL, &err) != AG_OK)
+    ag_forward_options opt = cli_forward_options(r);
+    if (rc == 0 && ag_model_forward_ex(r->model, s->ids, n, &opt, copy_layer, &c,
+                                       hidden_path ? hidden.data : NULL, &err) != AG_OK)
         rc = cli_model_run_fail(r, s, &err);
     char *a = rc ? NULL : text_path(r->common.out_path, s), *h = text_path(hidden_path, s);
     if (rc == 0 && (!a || (hidden_path && !h)))

@@ -35,6 +35,7 @@ static const char similarity_help[] =
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     CLI_CORPUS_HELP
+    CLI_JOBS_HELP
     "  --help             this text\n";
 
 /* Returned by the callback after the last selected layer: stops the pass. */
@@ -59,21 +60,39 @@ static int copy_heads(const ag_layer_view *v, void *user)
     return v->layer == c->last ? SIMILARITY_DONE : 0;
 }
 
-/* One text: its selected heads' attention, then sum[a][b] += d(a, b) for
- * every pair a < b. */
+/* The sums over the texts so far. */
 typedef struct {
     size_t K;
     double *sum;  /* (K, K): the upper triangle's sums over texts */
     size_t texts; /* texts added */
 } similarity_sums;
 
-static int similarity_text(cli_model_run *r, const cli_seq *s, void *user)
+/* One text's distances d(a, b), a < b, one task per head a. */
+typedef struct {
+    const double *attn; /* (K, n, n) */
+    size_t K, n;
+    double *d;          /* (K, K): the upper triangle */
+    ag_error *errs;     /* (K) */
+} pairs_job;
+
+static int pairs_task(size_t a, int worker, void *user)
 {
-    similarity_sums *acc = user;
-    size_t K = acc->K;
-    double *sum = acc->sum;
-    acc->texts++;
-    size_t n = s->n;
+    (void)worker;
+    pairs_job *j = user;
+    size_t nn = j->n * j->n;
+    int status = AG_OK;
+    for (size_t b = a + 1; status == AG_OK && b < j->K; b++)
+        status = ag_js_distance(j->attn + a * nn, j->attn + b * nn, j->n, j->n,
+                                &j->d[a * j->K + b], &j->errs[a]);
+    return status;
+}
+
+/* One text: its selected heads' attention, then its distance between every
+ * pair into out->data, added to the sums at its turn (similarity_turn), in
+ * input order. */
+static int similarity_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
+{
+    size_t K = ((similarity_sums *)user)->K, n = s->n;
     if (n > (size_t)-1 / sizeof(double) / n / K)
         return cli_fail("%s: %zu tokens: the attention of %zu heads is too large", r->model_dir,
                         n, K);
@@ -82,23 +101,37 @@ static int similarity_text(cli_model_run *r, const cli_seq *s, void *user)
         if (r->layer_on[l])
             c.last = l;
     c.attn = malloc(K * n * n * sizeof *c.attn);
-    if (!c.attn)
+    double *d = out->data = calloc(K * K + 1, sizeof *d);
+    ag_error *errs = calloc(K + 1, sizeof *errs);
+    if (!c.attn || !d || !errs) {
+        free(c.attn);
+        free(errs);
         return cli_fail("%s: out of memory for the attention of %zu heads on %zu tokens",
                         r->model_dir, K, n);
+    }
     ag_error err = {0};
-    int rc = 0, status = ag_model_forward(r->model, s->ids, n, r->input.precision, copy_heads,
-                                          &c, NULL, &err);
+    ag_forward_options opt = cli_forward_options(r);
+    int rc = 0, status = ag_model_forward_ex(r->model, s->ids, n, &opt, copy_heads, &c, NULL, &err);
     if (status != AG_OK && status != SIMILARITY_DONE)
         rc = cli_model_run_fail(r, s, &err);
-    for (size_t a = 0; rc == 0 && a < K; a++)
-        for (size_t b = a + 1; rc == 0 && b < K; b++) {
-            double d = 0;
-            if (ag_js_distance(c.attn + a * n * n, c.attn + b * n * n, n, n, &d, &err) != AG_OK)
-                rc = cli_model_run_fail(r, s, &err);
-            sum[a * K + b] += d;
-        }
+    pairs_job j = {c.attn, K, n, d, errs};
+    if (rc == 0 && cli_workers_run(&r->workers, K, pairs_task, &j) != AG_OK)
+        rc = cli_model_run_fail(r, s, &errs[cli_first_error(errs, K)]);
     free(c.attn);
+    free(errs);
     return rc;
+}
+
+static int similarity_turn(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
+{
+    (void)r, (void)s;
+    similarity_sums *acc = user;
+    const double *d = out->data;
+    for (size_t a = 0; a < acc->K; a++)
+        for (size_t b = a + 1; b < acc->K; b++)
+            acc->sum[a * acc->K + b] += d[a * acc->K + b];
+    acc->texts++;
+    return 0;
 }
 
 /* The (layer, head) of each of the K selected heads, in selection order. */
@@ -228,7 +261,7 @@ int cmd_similarity(int argc, char **argv)
         rc = cli_fail("out of memory for %zu heads", K);
     similarity_sums acc = {K, S, 0};
     if (rc == 0)
-        rc = cli_model_run_each(&r, "similarity", similarity_text, &acc);
+        rc = cli_model_run_texts(&r, "similarity", similarity_text, similarity_turn, &acc);
     if (rc == 0 && acc.texts == 0)
         rc = cli_fail("%s: every text was skipped (--skip-long): no distance to average",
                       r.model_dir);

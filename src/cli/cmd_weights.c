@@ -26,33 +26,113 @@ static const char weights_help[] =
     "                           the --weights file's name)\n"
     "  --aggregate              per (layer, head) group the mean, std, Student-t\n"
     "                           interval and count of every key instead of the\n"
-    "                           records (as `attngeom aggregate`; --by, --ci)\n";
+    "                           records (as `attngeom aggregate`; --by, --ci)\n"
+    CLI_JOBS_HELP;
 
-/* Family D of the heads of one layer's [in, out] projections. */
-static int head_records(const ag_attn_weights *w, size_t d, const unsigned char *head_on,
-                        int layer, const cli_common *c, cli_records *recs, const char *src)
+/* Family D of the selected heads of one layer's [in, out] projections, one
+ * task per head. */
+typedef struct {
+    const ag_attn_weights *w;
+    size_t d;
+    int layer;
+    const int *head;  /* (count) */
+    ag_record *recs;  /* (count) */
+    ag_error *errs;   /* (count) */
+    const ag_metric_set *sel;
+} heads_job;
+
+static int head_task(size_t i, int worker, void *user)
 {
-    size_t hd = (size_t)w->head_dim, H = (size_t)w->n_head;
-    size_t group = H / (size_t)w->n_kv_head, d_out = w->wo.data ? w->wo.shape[1] : 0;
-    for (size_t h = 0; h < H; h++) {
-        if (head_on && !head_on[h])
-            continue;
-        size_t g = h / group; /* key/value head of query head h (GQA) */
-        ag_head_factors f = {
-            .d = d, .d_h = hd, .d_out = d_out,
-            .wq = w->wq.data + h * hd, .ldq = w->wq.shape[1],
-            .wk = w->wk.data + g * hd, .ldk = w->wk.shape[1],
-            .wv = w->wv.data ? w->wv.data + g * hd : NULL, .ldv = w->wv.data ? w->wv.shape[1] : 0,
-            .wo = w->wo.data ? w->wo.data + h * hd * d_out : NULL, .ldo = d_out};
-        ag_record *r = cli_records_add(recs);
-        ag_error err = {0};
-        if (!r)
-            return cli_fail("out of memory");
-        ag_record_init(r, layer, (int)h, d, d);
-        if (ag_weight_metrics(&f, &c->metrics, r, &err) != AG_OK)
-            return cli_fail("%s: layer %d, head %zu: %s", src, layer, h, err.message);
+    (void)worker;
+    const heads_job *j = user;
+    const ag_attn_weights *w = j->w;
+    size_t h = (size_t)j->head[i], hd = (size_t)w->head_dim;
+    size_t g = h / ((size_t)w->n_head / (size_t)w->n_kv_head); /* key/value head (GQA) */
+    size_t d_out = w->wo.data ? w->wo.shape[1] : 0;
+    ag_head_factors f = {
+        .d = j->d, .d_h = hd, .d_out = d_out,
+        .wq = w->wq.data + h * hd, .ldq = w->wq.shape[1],
+        .wk = w->wk.data + g * hd, .ldk = w->wk.shape[1],
+        .wv = w->wv.data ? w->wv.data + g * hd : NULL, .ldv = w->wv.data ? w->wv.shape[1] : 0,
+        .wo = w->wo.data ? w->wo.data + h * hd * d_out : NULL, .ldo = d_out};
+    ag_record_init(&j->recs[i], j->layer, (int)h, j->d, j->d);
+    return ag_weight_metrics(&f, j->sel, &j->recs[i], &j->errs[i]);
+}
+
+/* The layers to measure and where their records go: layer task k fills
+ * recs[k * nh ...] with its nh selected heads. */
+typedef struct {
+    const cli_workers *workers;
+    const cli_common *c;
+    const ag_model *m;          /* NULL: the one layer `tensors` */
+    const ag_attn_weights *tensors;
+    const int *layer, *head;    /* (nl), (nh) */
+    size_t nh, d;
+    ag_record *recs;            /* (nl * nh) */
+    ag_error *errs;             /* (nl): the layer's error, naming the head */
+} layers_job;
+
+static int layer_heads(const layers_job *j, size_t k, const ag_attn_weights *w)
+{
+    ag_error *errs = calloc(j->nh + 1, sizeof *errs);
+    if (!errs)
+        return ag_error_set(&j->errs[k], AG_ENOMEM, "out of memory");
+    heads_job hj = {w, j->d, j->layer[k], j->head, j->recs + k * j->nh, errs, &j->c->metrics};
+    int status = cli_workers_run(j->workers, j->nh, head_task, &hj);
+    if (status != AG_OK) {
+        size_t i = cli_first_error(errs, j->nh);
+        ag_error_set(&j->errs[k], status, "layer %d, head %d: %s", j->layer[k], j->head[i],
+                     errs[i].message);
     }
-    return 0;
+    free(errs);
+    return status;
+}
+
+static int layer_task(size_t k, int worker, void *user)
+{
+    (void)worker;
+    const layers_job *j = user;
+    if (!j->m)
+        return layer_heads(j, k, j->tensors);
+    ag_attn_weights w = {0};
+    int status = ag_model_attn_weights(j->m, j->layer[k], &w, &j->errs[k]);
+    if (status == AG_OK)
+        status = layer_heads(j, k, &w);
+    ag_attn_weights_free(&w);
+    return status;
+}
+
+/* Every selected layer's heads: layers in parallel (heads in parallel when
+ * there is one layer). 0, or 1 after printing the lowest layer's error. */
+static int weights_records(layers_job *j, size_t nl, const char *src, cli_records *recs)
+{
+    cli_workers w = {0};
+    j->recs = calloc(nl * j->nh + 1, sizeof *j->recs);
+    j->errs = calloc(nl + 1, sizeof *j->errs);
+    int rc = j->recs && j->errs ? cli_workers_new(j->c, &w) : cli_fail("out of memory");
+    j->workers = &w;
+    if (rc == 0 && cli_workers_run(&w, nl, layer_task, j) != AG_OK)
+        rc = cli_fail("%s: %s", src, j->errs[cli_first_error(j->errs, nl)].message);
+    cli_workers_free(&w);
+    if (rc == 0) {
+        cli_records_free(recs);
+        *recs = (cli_records){j->recs, nl * j->nh, nl * j->nh + 1};
+    } else {
+        free(j->recs);
+    }
+    free(j->errs);
+    return rc;
+}
+
+/* The indices i < n with mask[i] set (all when mask is NULL); *count of them. */
+static int *selected(const unsigned char *mask, int n, size_t *count)
+{
+    int *out = malloc(((size_t)n + 1) * sizeof *out);
+    *count = 0;
+    for (int i = 0; out && i < n; i++)
+        if (!mask || mask[i])
+            out[(*count)++] = i;
+    return out;
 }
 
 static int model_weights(const char *dir, const char *layers, const char *heads,
@@ -69,16 +149,17 @@ static int model_weights(const char *dir, const char *layers, const char *heads,
         rc = cli_selection("weights", layers, g->n_layer, "layers", dir, layer_on);
     if (rc == 0)
         rc = cli_selection("weights", heads, g->n_head, "heads", dir, head_on);
-    for (int l = 0; rc == 0 && l < g->n_layer; l++) {
-        if (!layer_on[l])
-            continue;
-        ag_attn_weights w = {0};
-        if (ag_model_attn_weights(m, l, &w, &err) != AG_OK)
-            rc = cli_fail("%s: %s", dir, err.message);
-        else
-            rc = head_records(&w, (size_t)g->d_model, head_on, l, c, recs, dir);
-        ag_attn_weights_free(&w);
-    }
+    size_t nl = 0, nh = 0;
+    int *layer = rc ? NULL : selected(layer_on, g->n_layer, &nl);
+    int *head = rc ? NULL : selected(head_on, g->n_head, &nh);
+    if (rc == 0 && (!layer || !head))
+        rc = cli_fail("out of memory");
+    layers_job j = {.c = c, .m = m, .layer = layer, .head = head, .nh = nh,
+                    .d = (size_t)g->d_model};
+    if (rc == 0)
+        rc = weights_records(&j, nl, dir, recs);
+    free(layer);
+    free(head);
     free(layer_on);
     free(head_on);
     ag_model_free(m);
@@ -91,10 +172,14 @@ static int tensor_weights(const cli_tensor_opts *o, const cli_common *c, cli_rec
     cli_tensors t = {0};
     int rc = cli_tensors_load(o, &t, 0);
     if (rc == 0) {
-        size_t hd = t.q.shape[1] / (size_t)o->heads;
+        size_t hd = t.q.shape[1] / (size_t)o->heads, nh = 0;
         ag_attn_weights w = {.n_head = o->heads, .n_kv_head = (int)(t.k.shape[1] / hd),
                              .head_dim = (int)hd, .wq = t.q, .wk = t.k, .wv = t.v, .wo = t.o};
-        rc = head_records(&w, t.q.shape[0], NULL, 0, c, recs, o->weights);
+        int zero = 0, *head = selected(NULL, o->heads, &nh);
+        layers_job j = {.c = c, .tensors = &w, .layer = &zero, .head = head, .nh = nh,
+                        .d = t.q.shape[0]};
+        rc = head ? weights_records(&j, 1, o->weights, recs) : cli_fail("out of memory");
+        free(head);
     }
     cli_tensors_free(&t);
     return rc;
@@ -113,6 +198,7 @@ int cmd_weights(int argc, char **argv)
     cli_common common;
     cli_common_init(&common, AG_FAMILIES_WEIGHTS);
     common.agg.allowed = 1;
+    common.jobs_allowed = 1;
     cli_tensor_opts o = {0};
     const char *model = NULL, *layers = NULL, *heads = NULL;
     for (int i = 1; i < argc; i++) {

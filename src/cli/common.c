@@ -25,14 +25,51 @@ void cli_common_init(cli_common *c, unsigned families)
     c->agg.ci = 0.95;
 }
 
-/* head, the formatted message, tail: one escaped line on stderr. */
+/* Where this thread's messages go: stderr, or a task's held lines. */
+static _Thread_local cli_held *held;
+
+void cli_hold(cli_held *h)
+{
+    held = h;
+}
+
+void cli_held_print(cli_held *h)
+{
+    if (h->len) {
+        cli_progress_erase();
+        fwrite(h->text, 1, h->len, stderr);
+    }
+    free(h->text);
+    *h = (cli_held){0};
+}
+
+/* Append a line to the held ones; -1 when out of memory. */
+static int hold_line(cli_held *h, const char *head, const char *msg, const char *tail)
+{
+    char *line = NULL;
+    int n = asprintf(&line, "%s%s%s\n", head, msg, tail);
+    char *grown = n < 0 ? NULL : realloc(h->text, h->len + (size_t)n);
+    if (grown) {
+        memcpy(grown + h->len, line, (size_t)n);
+        h->text = grown;
+        h->len += (size_t)n;
+    }
+    free(line);
+    return grown ? 0 : -1;
+}
+
+/* head, the formatted message, tail: one escaped line on stderr (or held). */
 static void message_line(const char *head, const char *fmt, va_list ap, const char *tail)
 {
     char *raw = NULL, *safe = NULL;
-    cli_progress_erase();
     if (vasprintf(&raw, fmt, ap) >= 0)
         safe = ag_text_escape_dup(raw, AG_TEXT_CONTROL);
-    fprintf(stderr, "%s%s%s\n", head, safe ? safe : "out of memory formatting a message", tail);
+    const char *msg = safe ? safe : "out of memory formatting a message";
+    if (!held || hold_line(held, head, msg, tail) != 0) {
+        if (!held)
+            cli_progress_erase();
+        fprintf(stderr, "%s%s%s\n", head, msg, tail);
+    }
     free(safe);
     free(raw);
 }
@@ -138,11 +175,32 @@ static int stability_option(cli_common *c, const char *cmd, int argc, char **arg
     return 0;
 }
 
+/* -j N, -jN: threads, 1..AG_POOL_THREADS_MAX. 1 consumed, -1 usage error. */
+static int jobs_option(cli_common *c, const char *cmd, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v = a[2] && a[2] != '=' ? a + 2
+                                                       : cli_option_value(cmd, "-j", argc, argv, i);
+    if (!v)
+        return -1;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || errno || n < 1 || n > AG_POOL_THREADS_MAX) {
+        cli_usage_error(cmd, "-j takes a number of threads from 1 to %d, not '%s'",
+                        AG_POOL_THREADS_MAX, v);
+        return -1;
+    }
+    c->jobs = (int)n;
+    return 1;
+}
+
 int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
                       int *i)
 {
     const char *a = argv[*i], *v;
     ag_error err = {0};
+    if (c->jobs_allowed && strncmp(a, "-j", 2) == 0)
+        return jobs_option(c, cmd, argc, argv, i);
     if (cli_is_option(a, "--format")) {
         if (!(v = cli_option_value(cmd, "--format", argc, argv, i)))
             return -1;

@@ -447,6 +447,28 @@ void cli_records_free(cli_records *r)
     memset(r, 0, sizeof *r);
 }
 
+int cli_records_move(cli_records *dst, cli_records *src)
+{
+    if (dst->count == 0) { /* take src's array whole */
+        cli_records_free(dst);
+        *dst = *src;
+        memset(src, 0, sizeof *src);
+        return 0;
+    }
+    if (dst->cap - dst->count < src->count) {
+        size_t cap = dst->count + src->count > 2 * dst->cap ? dst->count + src->count : 2 * dst->cap;
+        ag_record *grown = realloc(dst->items, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        dst->items = grown;
+        dst->cap = cap;
+    }
+    memcpy(dst->items + dst->count, src->items, src->count * sizeof *src->items);
+    dst->count += src->count;
+    cli_records_free(src);
+    return 0;
+}
+
 int cli_fail_error(const ag_error *err)
 {
     return cli_fail("%s", err->message);

@@ -32,7 +32,9 @@ static const char main_help[] =
     "\n"
     "Every command takes --format table|json|jsonl|csv|tsv|md|latex, -o FILE,\n"
     "--metrics LIST, --expect GOLDEN.json and --help; analyze, residual,\n"
-    "rollout, weights and matrix take --aggregate [--by KEYS] [--ci LEVEL].\n"
+    "rollout, weights and matrix take --aggregate [--by KEYS] [--ci LEVEL];\n"
+    "those and layer, similarity and attention take -j N (threads; the same\n"
+    "output for any N).\n"
     "Exit status: 0 success, 1 failure, 2 usage error, 3 --expect mismatch.\n";
 
 static int run(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* model_run.c — what every command that runs a model folder shares (analyze,
- * attention, residual, rollout): parsing MODEL and the input options,
- * loading the model, the layer/head selections and the tokenized inputs. */
+ * attention, residual, rollout, similarity): parsing MODEL and the input
+ * options, loading the model, the layer/head selections and the tokenized
+ * inputs, and the loop over the texts of a corpus. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 
 void cli_model_run_free(cli_model_run *r)
 {
+    cli_workers_free(&r->workers);
     ag_model_free(r->model);
     cli_seqs_free(r->seqs, r->nseq);
     free(r->layer_on);
@@ -17,6 +19,7 @@ void cli_model_run_free(cli_model_run *r)
 int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int argc,
                         char **argv, cli_extra_option extra, int allow_heads)
 {
+    r->common.jobs_allowed = 1;
     for (int i = 1; i < argc; i++) {
         int used = extra ? extra(r, argc, argv, &i) : 0;
         if (used == 0)
@@ -73,7 +76,14 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
         rc = cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
     if (rc == 0 && r->single && r->nseq != 1)
         rc = cli_fail("%s: %s takes one sequence, the file has %zu", r->input.tokens_file, r->single, r->nseq);
+    if (rc == 0)
+        rc = cli_workers_new(&r->common, &r->workers);
     return rc;
+}
+
+ag_forward_options cli_forward_options(const cli_model_run *r)
+{
+    return (ag_forward_options){.precision = r->input.precision, .pool = r->workers.pool};
 }
 
 int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error *err)
@@ -99,5 +109,92 @@ int cli_model_run_each(cli_model_run *r, const char *cmd, cli_text_fn fn, void *
             cli_progress_step(&p, r->seqs[k].skip);
     }
     cli_progress_end(&p);
+    return rc;
+}
+
+/* ---- texts at once ------------------------------------------------------ */
+
+/* Texts a batch holds per thread: enough that a thread seldom waits for the
+ * batch's slowest text, few enough that records stream soon after theirs
+ * is done. With one thread a batch is one text. */
+#define TEXTS_PER_THREAD 4
+
+typedef struct {
+    cli_model_run *r;
+    cli_text_work work;
+    void *user;
+    const size_t *seq;  /* (count) the batch's texts to run: indices into r->seqs */
+    cli_text_out *outs; /* (count) */
+} text_batch;
+
+static int text_task(size_t i, int worker, void *user)
+{
+    (void)worker;
+    text_batch *b = user;
+    cli_text_out *o = &b->outs[i];
+    cli_hold(&o->held);
+    o->rc = b->work(b->r, &b->r->seqs[b->seq[i]], o, b->user);
+    cli_hold(NULL);
+    return o->rc;
+}
+
+static void text_out_clear(cli_text_out *o)
+{
+    cli_records_free(&o->recs);
+    free(o->data);
+    free(o->held.text);
+    memset(o, 0, sizeof *o);
+}
+
+/* Text s's turn: its messages, turn, its records to the sink. */
+static int text_turn(cli_model_run *r, const cli_seq *s, cli_text_out *o, cli_text_turn turn,
+                     void *user)
+{
+    cli_held_print(&o->held);
+    int rc = o->rc;
+    if (rc == 0 && turn)
+        rc = turn(r, s, o, user);
+    if (rc == 0 && r->sink)
+        rc = cli_records_move(&r->sink->recs, &o->recs) != 0 ? cli_fail("out of memory for records")
+                                                             : cli_sink_text(r->sink);
+    return rc;
+}
+
+int cli_model_run_texts(cli_model_run *r, const char *cmd, cli_text_work work,
+                        cli_text_turn turn, void *user)
+{
+    int threads = ag_pool_threads(r->workers.pool);
+    size_t cap = threads == 1 ? 1 : (size_t)threads * TEXTS_PER_THREAD;
+    size_t *seq = malloc(cap * sizeof *seq);
+    cli_text_out *outs = calloc(cap, sizeof *outs);
+    if (!seq || !outs) {
+        free(seq);
+        free(outs);
+        return cli_fail("out of memory");
+    }
+    cli_progress p;
+    int rc = 0;
+    cli_progress_start(&p, cmd, r->input.progress, r->nseq);
+    for (size_t k = 0; rc == 0 && k < r->nseq;) {
+        size_t end = k, count = 0;
+        for (; end < r->nseq && count < cap; end++)
+            if (!r->seqs[end].skip)
+                seq[count++] = end;
+        text_batch b = {r, work, user, seq, outs};
+        cli_workers_run(&r->workers, count, text_task, &b); /* each text's status is its out's */
+        for (size_t t = 0; k < end; k++) {
+            const cli_seq *s = &r->seqs[k];
+            if (!s->skip) {
+                if (rc == 0)
+                    rc = text_turn(r, s, &outs[t], turn, user);
+                text_out_clear(&outs[t++]);
+            }
+            if (rc == 0)
+                cli_progress_step(&p, s->skip);
+        }
+    }
+    cli_progress_end(&p);
+    free(seq);
+    free(outs);
     return rc;
 }

@@ -32,11 +32,11 @@ int agi_open_input(const char *path, int *fd_out, struct stat *st, ag_error *err
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0)
-        return ag_error_set(err, AG_EIO, "%s: %s", path, strerror(errno));
+        return ag_error_set(err, AG_EIO, "%s: %s", path, agi_strerror(errno));
     if (fstat(fd, st) != 0) {
         int e = errno;
         close(fd);
-        return ag_error_set(err, AG_EIO, "%s: %s", path, strerror(e));
+        return ag_error_set(err, AG_EIO, "%s: %s", path, agi_strerror(e));
     }
     if (!S_ISREG(st->st_mode)) {
         close(fd);
@@ -81,7 +81,7 @@ int ag_read_fd(int fd, const char *name, size_t max_bytes, char **buf, size_t *l
         if (got < 0) {
             int e = errno;
             free(b);
-            return ag_error_set(err, AG_EIO, "%s: read error: %s", name, strerror(e));
+            return ag_error_set(err, AG_EIO, "%s: read error: %s", name, agi_strerror(e));
         }
         if (got == 0)
             break;

@@ -5,9 +5,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "attngeom.h"
+
+/* The text of errno value e, for messages. strerror may return a buffer
+ * shared by every thread (POSIX; glibc's manual marks it MT-Unsafe), so the
+ * library calls GNU strerror_r with a buffer of the calling block instead:
+ * the text lives until the end of the enclosing full block. */
+#define agi_strerror(e) strerror_r((e), (char[256]){0}, 256)
 
 /* Look up a safetensors dtype name ("F16", ...). Returns 0 and sets *out, or
  * -1 if the name is not a known dtype. */

@@ -26,7 +26,7 @@ static int read_error(const char *path, ag_error *err)
 {
     int e = errno;
     return ag_error_set(err, AG_EIO, "%s: read error: %s", path,
-                        e ? strerror(e) : "file ended early");
+                        e ? agi_strerror(e) : "file ended early");
 }
 
 static int read_data(int fd, size_t offset, ag_dtype dt, size_t itemsize,
@@ -348,7 +348,7 @@ static int open_temp(const char *path, char **tmp, int *fd, ag_error *err)
         int e = errno;
         free(t);
         return ag_error_set(err, AG_EIO, "%s: cannot create a temporary file: %s",
-                            path, strerror(e));
+                            path, agi_strerror(e));
     }
     /* mkstemp makes the file 0600; give it the usual mode (or keep the mode
      * of the file being replaced). */
@@ -400,7 +400,7 @@ int ag_npy_write_fd(int fd, const char *name, const ag_array *a, ag_error *err)
     int e = write_contents(fd, head, padded, a, nelem);
     free(head);
     if (e)
-        return ag_error_set(err, AG_EIO, "%s: cannot write: %s", name, strerror(e));
+        return ag_error_set(err, AG_EIO, "%s: cannot write: %s", name, agi_strerror(e));
     return AG_OK;
 }
 
@@ -430,7 +430,7 @@ int ag_npy_write(const char *path, const ag_array *a, ag_error *err)
     if (rc == AG_OK && !e && rename(tmp, path) != 0)
         e = errno;
     if (rc == AG_OK && e)
-        rc = ag_error_set(err, AG_EIO, "%s: cannot write: %s", path, strerror(e));
+        rc = ag_error_set(err, AG_EIO, "%s: cannot write: %s", path, agi_strerror(e));
     if (rc != AG_OK)
         unlink(tmp);
     free(tmp);

@@ -257,7 +257,7 @@ static int read_error(const char *path, ag_error *err)
 {
     int e = errno;
     return ag_error_set(err, AG_EIO, "%s: read error: %s", path,
-                        e ? strerror(e) : "file ended early");
+                        e ? agi_strerror(e) : "file ended early");
 }
 
 /* The u64 header length N: capped before it is trusted, then checked against
@@ -485,7 +485,7 @@ static int map_data(ag_safetensors *st, int fd, ag_error *err)
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory: cannot map the file", st->path);
     if (m == MAP_FAILED)
         return ag_error_set(err, AG_EIO, "%s: cannot map the file: %s", st->path,
-                            strerror(errno));
+                            agi_strerror(errno));
     st->map = m;
     st->map_len = st->file_size;
     return AG_OK;

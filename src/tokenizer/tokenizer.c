@@ -579,7 +579,7 @@ int ag_tokenizer_load(const char *model_dir, ag_tokenizer **out, ag_error *err)
         return ag_error_set(err, AG_EINVAL, "ag_tokenizer_load: no model folder given");
     struct stat st;
     if (stat(model_dir, &st) != 0)
-        return ag_error_set(err, AG_EIO, "%s: cannot open model folder: %s", model_dir, strerror(errno));
+        return ag_error_set(err, AG_EIO, "%s: cannot open model folder: %s", model_dir, agi_strerror(errno));
     ag_tokenizer *t = calloc(1, sizeof *t);
     if (!t)
         return ag_error_set(err, AG_ENOMEM, "out of memory");

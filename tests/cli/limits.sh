@@ -4,9 +4,12 @@
 # one "out of memory" line on stderr and nothing on stdout. Without the CLI's
 # BLAS set-up (src/cli/blas.c) OpenBLAS 0.3.21 retries a failed 128 MiB buffer
 # mapping forever: a worker started at load time spins and exit() waits for
-# it (even --version hangs), or the main thread spins inside LAPACK. Each run
-# is under `timeout`, so a hang fails the check instead of stalling the suite.
-# Also: AG_BLAS_THREADS is validated. Skipped under AddressSanitizer
+# it (even --version hangs), or the main thread spins inside LAPACK; and each
+# thread inside a BLAS call at once maps a buffer of its own, so -j N runs one
+# thread under a limit. Each run is under `timeout`, so a hang fails the check
+# instead of stalling the suite. The unlimited reference runs use every CPU
+# (the default -j): an output under a limit (one thread) must equal it byte
+# for byte. Skipped under AddressSanitizer
 # (AG_SANITIZE set by `make sanitize`): ASan reserves terabytes of address
 # space and cannot run under ulimit -v. Run from the repository root.
 
@@ -25,6 +28,8 @@ rng = np.random.default_rng(8)
 for n in (64, 400):
     A = rng.random((n, n))
     np.save(f"s{n}.npy", A / A.sum(axis=1, keepdims=True))
+A = rng.random((8, 400, 400))
+np.save("h400.npy", A / A.sum(axis=2, keepdims=True))
 EOF
 TEXT="In the beginning God created the heaven and the earth."
 
@@ -34,7 +39,7 @@ TEXT="In the beginning God created the heaven and the earth."
 limited() {
     kb=$1 want=$2
     shift 2
-    env -u AG_BLAS_THREADS "$CLI" "$@" >ref.out 2>ref.err ||
+    "$CLI" "$@" >ref.out 2>ref.err ||
         { fail "unlimited run exited $?: $(head -c 200 ref.err)"; return; }
     (ulimit -v "$kb" && exec timeout -k 5 60 "$CLI" "$@") >out 2>err </dev/null
     rc=$?
@@ -71,10 +76,13 @@ check "matrix 400x400 under 300 MB"
 limited 300000 any matrix s400.npy
 check "analyze under 300 MB"
 limited 300000 any analyze "$M" --text "$TEXT" --metrics spectrum,stability
-check "AG_BLAS_THREADS=2 under 300 MB (one thread, as a failing worker would spin)"
-export AG_BLAS_THREADS=2
-limited 300000 any matrix s400.npy --metrics spectrum
-unset AG_BLAS_THREADS
+check "-j 4 and OPENBLAS_NUM_THREADS=4 on 8 heads under 300 MB (one thread: a second buffer would spin)"
+export OPENBLAS_NUM_THREADS=4
+limited 300000 any matrix h400.npy --metrics spectrum -j 4
+check "analyze -j 4 of a corpus under 300 MB"
+printf '%s\nthe second text\nand a third one\n' "$TEXT" >three.txt
+limited 300000 any analyze "$M" --text-file three.txt --metrics spectrum -j 4
+unset OPENBLAS_NUM_THREADS
 
 # 2 GB: everything fits, the results are those of an unlimited run.
 check "matrix under 2 GB"
@@ -82,18 +90,7 @@ limited 2000000 0 matrix s400.npy --format json
 check "analyze under 2 GB"
 limited 2000000 0 analyze "$M" --text "$TEXT" --format json --metrics all
 
-check "AG_BLAS_THREADS out of range"
-for v in 0 -1 x 2x 1025; do
-    AG_BLAS_THREADS=$v "$CLI" matrix s64.npy >out 2>err
-    rc=$?
-    [ $rc -eq 2 ] || fail "AG_BLAS_THREADS=$v: exit $rc, expected 2"
-    grep -q "AG_BLAS_THREADS must be an integer from 1 to 1024, got '$v'" err ||
-        fail "AG_BLAS_THREADS=$v: $(head -c 200 err)"
-done
-
-check "AG_BLAS_THREADS=2 agrees with one thread within --expect's default tolerances"
-"$CLI" matrix s400.npy --format json -o one.json 2>err || fail "1 thread: exit $?"
-AG_BLAS_THREADS=2 "$CLI" matrix s400.npy --expect one.json >/dev/null 2>err ||
-    fail "2 threads: exit $?: $(head -c 300 err)"
+check "analyze of a corpus -j 3 under 2 GB: the bytes of the unlimited run"
+limited 2000000 0 analyze "$M" --text-file three.txt --format csv --metrics spectrum,curvature -j 3
 
 finish
