@@ -2,7 +2,7 @@
  * `residual` (families A and C of every hidden state h_0 … h_L) and `rollout`
  * (attention rollout R_l, families A, B, C; -o writes the R_l as .npy).
  * Both stream one forward pass per text; rollout keeps only R (n×n) and the
- * layer in hand (plus the selected R_l when -o asks for them). */
+ * layer in hand (-o writes each selected R_l as it comes). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,41 +37,42 @@ static const char residual_help[] =
     CLI_CORPUS_HELP
     "  --help             this text\n";
 
+typedef struct {
+    const cli_model_run *run;
+    long text;
+    cli_records *out;
+    ag_error err; /* the metrics' failure */
+} residual_ctx;
+
+/* The records of hidden state l, measured as the pass hands it over: no
+ * (L+1, n, d) array is held. */
+static int residual_state(int l, size_t n, size_t d, const double *h, void *user)
+{
+    residual_ctx *c = user;
+    if (!c->run->layer_on[l])
+        return 0;
+    ag_record *rec = cli_records_add(c->out);
+    if (!rec)
+        return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
+    ag_record_init(rec, l, -1, n, d);
+    rec->text = c->text;
+    ag_error e = {0};
+    int status = ag_residual_metrics(h, n, d, &c->run->common.metrics, rec, &e);
+    if (status != AG_OK)
+        ag_error_set(&c->err, status, "hidden state %d: %s", l, e.message);
+    return status;
+}
+
 static int residual_sequence(cli_model_run *r, const cli_seq *s, void *user)
 {
     (void)user;
-    cli_records *out = &r->sink->recs;
-    const ag_model_config *g = ag_model_get_config(r->model);
-    size_t d = (size_t)g->d_model, nd = s->n * d;
-    size_t count = (size_t)g->n_layer + 1;
-    if (nd > (size_t)-1 / sizeof(double) / count)
-        return cli_fail("%s: %zu tokens: hidden states too large", r->model_dir, s->n);
-    double *hidden = malloc(count * nd * sizeof *hidden);
-    if (!hidden)
-        return cli_fail("%s: out of memory for the hidden states of %zu tokens", r->model_dir, s->n);
+    residual_ctx c = {.run = r, .text = s->line, .out = &r->sink->recs};
+    ag_forward_options opt = {.precision = r->input.precision, .hidden_fn = residual_state,
+                              .hidden_user = &c};
     ag_error err = {0};
-    int rc = 0;
-    if (ag_model_forward(r->model, s->ids, s->n, r->input.precision, NULL, NULL, hidden,
-                         &err) != AG_OK)
-        rc = cli_model_run_fail(r, s, &err);
-    for (size_t l = 0; rc == 0 && l < count; l++) {
-        if (!r->layer_on[l])
-            continue;
-        ag_record *rec = cli_records_add(out);
-        if (!rec) {
-            rc = cli_fail("out of memory for records");
-            break;
-        }
-        ag_record_init(rec, (int)l, -1, s->n, d);
-        rec->text = s->line;
-        if (ag_residual_metrics(hidden + l * nd, s->n, d, &r->common.metrics, rec, &err) != AG_OK) {
-            ag_error e = err;
-            ag_error_set(&err, e.status, "hidden state %zu: %s", l, e.message);
-            rc = cli_model_run_fail(r, s, &err);
-        }
-    }
-    free(hidden);
-    return rc;
+    if (ag_model_forward_ex(r->model, s->ids, s->n, &opt, NULL, NULL, NULL, &err) == AG_OK)
+        return 0;
+    return cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
 }
 
 int cmd_residual(int argc, char **argv)
@@ -130,8 +131,8 @@ typedef struct {
     long text;
     int last;            /* last selected layer */
     double *R;           /* (n, n) */
-    ag_array *save;      /* (count, n, n) or NULL */
-    size_t saved;
+    ag_npy_writer *save; /* -o: R_l of the selected layers as they come, or NULL */
+    int save_failed;     /* err is that write's */
     cli_records *out;
     ag_error err;
 } rollout_ctx;
@@ -154,19 +155,21 @@ static int rollout_layer(const ag_layer_view *v, void *user)
     status = ag_matrix_metrics_ex(c->R, v->n, v->n, &c->run->common.metrics, &mo, rec, &e);
     if (status != AG_OK)
         return ag_error_set(&c->err, status, "rollout R_%d: %s", v->layer, e.message);
-    if (c->save)
-        memcpy(c->save->data + c->saved++ * v->n * v->n, c->R, v->n * v->n * sizeof *c->R);
+    if (c->save && ag_npy_writer_write(c->save, c->R, v->n * v->n, &c->err) != AG_OK) {
+        c->save_failed = 1;
+        return c->err.status;
+    }
     return v->layer == c->last ? ROLLOUT_DONE : 0;
 }
 
 typedef struct {
-    ag_array *save; /* -o R.npy, or NULL */
+    ag_npy_writer *save; /* -o R.npy, or NULL */
     cli_records *out;
 } rollout_run;
 
 static int rollout_sequence(cli_model_run *r, const cli_seq *s, void *user)
 {
-    ag_array *save = ((rollout_run *)user)->save;
+    ag_npy_writer *save = ((rollout_run *)user)->save;
     cli_records *out = ((rollout_run *)user)->out;
     size_t n = s->n;
     if (n > (size_t)-1 / sizeof(double) / n)
@@ -183,7 +186,8 @@ static int rollout_sequence(cli_model_run *r, const cli_seq *s, void *user)
     int status = ag_model_forward(r->model, s->ids, n, r->input.precision, rollout_layer, &c,
                                   NULL, &err);
     if (status != AG_OK && status != ROLLOUT_DONE)
-        rc = cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
+        rc = c.save_failed ? cli_fail_error(&c.err)
+                           : cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
     free(c.R);
     return rc;
 }
@@ -214,12 +218,13 @@ int cmd_rollout(int argc, char **argv)
     r.outs[0] = (cli_path){"-o", npy_path};
     r.outs[1] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "rollout", 0);
-    ag_array save = {0};
+    /* -o R.npy is written as the layers come (a skipped text writes no R),
+     * and committed with the records: both, or neither */
+    cli_outputs tx = {0};
+    ag_npy_writer *save = NULL;
     if (rc == 0 && npy_path && !r.seqs[0].skip) {
         size_t shape[3] = {count_on(r.layer_on, r.nlayer_sel), r.seqs[0].n, r.seqs[0].n};
-        ag_error err = {0};
-        if (ag_array_alloc(&save, 3, shape, &err) != AG_OK)
-            rc = cli_fail("%s: %s", npy_path, err.message);
+        rc = cli_outputs_npy(&tx, npy_path, 3, shape, &save);
     }
     /* -o R.npy: one text, whose records are kept to be written with R */
     cli_sink sink = {0};
@@ -227,15 +232,10 @@ int cmd_rollout(int argc, char **argv)
     if (rc == 0)
         rc = cli_sink_open(&sink, &r.common, "rollout", r.model_dir, &in, !npy_path);
     r.sink = &sink;
-    rollout_run run = {npy_path ? &save : NULL, &sink.recs};
+    rollout_run run = {save, &sink.recs};
     if (rc == 0)
         rc = cli_model_run_each(&r, "rollout", rollout_sequence, &run);
-    /* nothing partial: the records and the array, or neither */
-    cli_outputs tx = {0};
-    if (rc == 0 && npy_path && !r.seqs[0].skip) /* a skipped text writes no R */
-        rc = cli_outputs_add_npy(&tx, npy_path, &save);
     rc = cli_sink_close(&sink, rc, &tx);
-    ag_array_free(&save);
     cli_model_run_free(&r);
     return rc;
 }
