@@ -7,11 +7,12 @@
 #    both precisions, for a decoder and an encoder; a corpus's {i} files are
 #    the single-text runs' files;
 #  - standard output, /dev/fd/N into a pipe and a FIFO get the file's bytes;
-#    a FIFO gets them as the layers come: a pass that fails at layer 1
+#    a FIFO gets them as the layers come: a run that fails before layer 1
 #    leaves its reader the header and layer 0, exactly;
-#  - a run that fails mid-pass (float32 overflow, a write refused with EFBIG)
-#    or is stopped by SIGTERM, SIGINT or SIGXFSZ, before or during the pass,
-#    leaves no file under the final name and no temporary beside it.
+#  - a run that fails mid-pass (a write refused with EFBIG; numerics.sh has
+#    a float32 overflow) or is stopped by SIGTERM, SIGINT, SIGHUP or
+#    SIGXFSZ, before or during the pass, leaves no file under the final name
+#    and no temporary beside it.
 # Run from the repository root. Exits non-zero if any check fails.
 
 . "$(dirname "$0")/lib.sh"
@@ -22,37 +23,32 @@ cd "$T" || exit 1
 TXT="In the beginning God created the heaven and the earth, and the earth was without form."
 LONG=$(yes word | head -n 200 | tr '\n' ' ') # 200 tokens: 5 MB of attention in tiny-gpt2
 
-# A two-layer GPT-2 whose float32 scores overflow in layer 1 (as numerics.sh).
-"$PY" - <<'EOF' || { echo "arrays.sh: could not make the model" >&2; exit 1; }
-import json, os, struct
-import numpy as np
-rng = np.random.default_rng(8)
-d, V, P, L = 8, 20, 16, 2
-cfg = {"model_type": "gpt2", "n_layer": L, "n_head": 2, "n_embd": d, "n_positions": P,
-       "vocab_size": V, "n_inner": None, "layer_norm_epsilon": 1e-5,
-       "activation_function": "gelu_new"}
-w = {"wte.weight": rng.normal(0, 0.5, (V, d)), "wpe.weight": rng.normal(0, 0.5, (P, d)),
-     "ln_f.weight": np.ones(d), "ln_f.bias": np.zeros(d)}
-for l in range(L):
-    p = "h.%d." % l
-    w.update({p + "ln_1.weight": np.ones(d), p + "ln_1.bias": np.zeros(d),
-              p + "attn.c_attn.weight": rng.normal(0, 0.5, (d, 3 * d)) * (1e20 if l else 1),
-              p + "attn.c_attn.bias": np.zeros(3 * d),
-              p + "attn.c_proj.weight": rng.normal(0, 0.5, (d, d)), p + "attn.c_proj.bias": np.zeros(d),
-              p + "ln_2.weight": np.ones(d), p + "ln_2.bias": np.zeros(d),
-              p + "mlp.c_fc.weight": rng.normal(0, 0.5, (d, 4 * d)), p + "mlp.c_fc.bias": np.zeros(4 * d),
-              p + "mlp.c_proj.weight": rng.normal(0, 0.5, (4 * d, d)), p + "mlp.c_proj.bias": np.zeros(d)})
-header, blob = {}, b""
-for name, a in w.items():
-    a = np.ascontiguousarray(a, dtype="<f4")
-    header[name] = {"dtype": "F32", "shape": list(a.shape),
-                    "data_offsets": [len(blob), len(blob) + a.nbytes]}
-    blob += a.tobytes()
-h = json.dumps(header).encode()
-h += b" " * ((8 - len(h) % 8) % 8)
-os.mkdir("ovf")
-json.dump(cfg, open("ovf/config.json", "w"))
-open("ovf/model.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + blob)
+# launch.py LIMIT SIGNALS ARGS... : run ARGS (the CLI), with a file size
+# limit of LIMIT bytes (0: none) and the signals of SIGNALS (a
+# comma-separated list of NAME=ignore or NAME=default; sh sets SIGINT
+# ignored in a background job, and a child cannot reset what its shell
+# ignores) set so; SIGHUP, SIGINT and SIGTERM sent to it are passed on to
+# the run (and SIGKILL 10 s later if it is still there). Its exit status is a shell's, 128 + N for a death by signal N,
+# reported by Python so that the shell prints no "File size limit exceeded".
+cat > launch.py <<'EOF'
+import os, resource, signal, sys
+limit, sigs, argv = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+pid = os.fork()
+if pid == 0:
+    if limit:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+    for item in filter(None, sigs.split(",")):
+        name, how = item.split("=")
+        signal.signal(getattr(signal, "SIG" + name), signal.SIG_IGN if how == "ignore" else signal.SIG_DFL)
+    os.execv(argv[0], argv)
+def forward(n, frame):
+    os.kill(pid, n)
+    signal.alarm(10) # a run that survives it is killed: the check fails, no hang
+signal.signal(signal.SIGALRM, lambda n, f: os.kill(pid, signal.SIGKILL))
+for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+    signal.signal(s, forward)
+_, st = os.waitpid(pid, 0)
+sys.exit(128 + os.WTERMSIG(st) if os.WIFSIGNALED(st) else os.WEXITSTATUS(st))
 EOF
 
 # nothing_left DIR NAME... : none of the NAMEs in DIR, and no temporary
@@ -153,64 +149,38 @@ rc=$?
 wait
 check "rollout -o FIFO: the file's bytes" test $rc -eq 0 -a "$(cmp roll_fifo R_f32.npy && echo y)" = y
 
-# The FIFO is written as the layers come: a pass that fails in layer 1 has
-# sent the header and layer 0 (2 heads x 4 x 4 doubles), and nothing more.
+# The FIFO is written as the layers come. With a file size limit of 100 KiB
+# (SIGXFSZ ignored), --hidden's second state ((60, 128) doubles after one
+# of 61 KB) fails with EFBIG — after hidden state 0 and layer 0, before
+# layer 1 — so the FIFO's reader gets the header and layer 0 (4 heads of
+# 60 x 60), then the end; the limit does not apply to the FIFO.
+IDS=$(seq 1 60 | paste -sd, -)
+runj ids60 attention "$GPT2" --tokens "$IDS" -o ids60.npy
 mkdir o
 timeout 20 cat fifo > cut.npy &
-"$CLI" attention ovf --tokens 1,2,3,4 -o fifo --hidden o/H.npy >out 2>err
+"$PY" launch.py 102400 XFSZ=ignore "$CLI" attention "$GPT2" --tokens "$IDS" -o fifo --hidden o/H.npy \
+    >out 2>err
 rc=$?
 wait
-check "overflow in layer 1, -o FIFO: exit 1, one line naming the layer"
+check "EFBIG on --hidden mid-pass, -o FIFO: exit 1, one line naming the file"
 [ $rc -eq 1 ] || fail "exit $rc"
-[ "$(wc -l <err)" -eq 1 ] && grep -q "layer 1 head [01]: attention is not finite" err ||
+[ "$(wc -l <err)" -eq 1 ] && grep -q "o/H.npy: cannot write: File too large" err ||
     fail "stderr: $(head -c 300 err)"
 nothing_left o H.npy
-runj ovf64 attention ovf --tokens 1,2,3,4 --precision f64 -o ovf64.npy
 PYSCRIPT='
-raw = open("cut.npy", "rb").read()
-full = open("ovf64.npy", "rb").read()
-head = len(full) - 2 * 2 * 16 * 8 # (2, 2, 4, 4) doubles after the header
-assert raw[:head] == full[:head], "header: not the full shape (2, 2, 4, 4)"
-assert len(raw) == head + 2 * 16 * 8, "%d bytes, expected the header and layer 0" % len(raw)
-layer0 = np.frombuffer(raw[head:], "<f8").reshape(2, 4, 4)
-assert np.allclose(layer0.sum(axis=2), 1.0, atol=1e-6), "layer 0 rows are not distributions"
-assert np.allclose(layer0, np.load("ovf64.npy")[0], atol=1e-5), "not layer 0"
+raw, full = open("cut.npy", "rb").read(), open("ids60.npy", "rb").read()
+layer = 4 * 60 * 60 * 8
+head = len(full) - 4 * layer
+assert len(raw) == head + layer, "%d bytes, expected the header and layer 0" % len(raw)
+assert raw == full[:head + layer], "not the header and layer 0 of the whole file"
 '
 pycheck "the FIFO's reader got the header and layer 0, then the end"
 
 # ---- failures mid-pass leave nothing ---------------------------------------------
-rm -rf o && mkdir o
-"$CLI" attention ovf --tokens 1,2,3,4 -o o/A.npy --hidden o/H.npy >out 2>err
-rc=$?
-check "overflow in layer 1: exit 1, one line, no file, no temporary"
-[ $rc -eq 1 ] && [ "$(wc -l <err)" -eq 1 ] || fail "exit $rc: $(head -c 300 err)"
-nothing_left o A.npy H.npy
-"$CLI" rollout ovf --tokens 1,2,3,4 -o o/R.npy >out 2>err
-rc=$?
-check "rollout, overflow in layer 1: exit 1, no file, no temporary"
-[ $rc -eq 1 ] || fail "exit $rc: $(head -c 300 err)"
-nothing_left o R.npy
-
-# fsize_limited XFSZ ARGS... : the CLI with a file size limit of 100 KiB
-# and SIGXFSZ set as XFSZ says ("ignore" or "default"); exit status as a
-# shell's, 128 + N for a death by signal N (reported by Python, so that the
-# shell prints no "File size limit exceeded" of its own)
-fsize_limited() {
-    "$PY" - "$@" <<'EOF'
-import os, resource, signal, sys
-pid = os.fork()
-if pid == 0:
-    resource.setrlimit(resource.RLIMIT_FSIZE, (100 * 1024, resource.RLIM_INFINITY))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN if sys.argv[1] == "ignore" else signal.SIG_DFL)
-    os.execv(sys.argv[2], sys.argv[2:])
-_, st = os.waitpid(pid, 0)
-sys.exit(128 + os.WTERMSIG(st) if os.WIFSIGNALED(st) else os.WEXITSTATUS(st))
-EOF
-}
-
-# The array is 5 MB: with SIGXFSZ ignored the write that crosses the limit
+# The arrays are 5 MB: with SIGXFSZ ignored the write that crosses the limit
 # fails (EFBIG) in the middle of the pass; by default SIGXFSZ kills the run.
-fsize_limited ignore "$CLI" attention "$GPT2" --text "$LONG" -o o/A.npy --hidden o/H.npy \
+rm -rf o && mkdir o
+"$PY" launch.py 102400 XFSZ=ignore "$CLI" attention "$GPT2" --text "$LONG" -o o/A.npy --hidden o/H.npy \
     >out 2>err
 rc=$?
 check "EFBIG mid-pass: exit 1, one line naming the file, no file, no temporary"
@@ -218,7 +188,13 @@ check "EFBIG mid-pass: exit 1, one line naming the file, no file, no temporary"
 [ "$(wc -l <err)" -eq 1 ] && grep -Eq "o/[AH].npy: cannot write: File too large" err ||
     fail "stderr: $(head -c 300 err)"
 nothing_left o A.npy H.npy
-fsize_limited default "$CLI" attention "$GPT2" --text "$LONG" -o o/A.npy --hidden o/H.npy \
+"$PY" launch.py 102400 XFSZ=ignore "$CLI" rollout "$GPT2" --text "$LONG" -o o/R.npy >out 2>err
+rc=$?
+check "rollout, EFBIG mid-pass: exit 1, no file, no temporary, no records"
+[ $rc -eq 1 ] && grep -q "o/R.npy: cannot write: File too large" err || fail "exit $rc: $(head -c 300 err)"
+[ -s out ] && fail "records written"
+nothing_left o R.npy
+"$PY" launch.py 102400 XFSZ=default "$CLI" attention "$GPT2" --text "$LONG" -o o/A.npy --hidden o/H.npy \
     >out 2>err
 rc=$?
 check "SIGXFSZ mid-pass: killed by it, no file, no temporary"
@@ -226,33 +202,23 @@ check "SIGXFSZ mid-pass: killed by it, no file, no temporary"
 nothing_left o A.npy H.npy
 
 # ---- signals: the temporaries go ---------------------------------------------------
-# stopped before the pass: -o's temporary exists, --hidden's FIFO waits for
-# a reader
-rm -rf o && mkdir o && mkfifo o/hfifo
-"$CLI" attention "$GPT2" --text "$TXT" -o o/A.npy --hidden o/hfifo >out 2>err &
-pid=$!
-check "SIGTERM while a FIFO waits for its reader: the temporary goes"
-wait_for has_temp o || fail "no temporary appeared"
-stop TERM $pid
-[ $rc -eq 143 ] || fail "exit $rc, expected 143 (SIGTERM)"
-nothing_left o A.npy
+# Stopped before the pass: -o's temporary exists, --hidden's FIFO waits for
+# a reader. SIGINT is reset to its default in the run (launch.py).
+for sig in TERM:143 INT:130 HUP:129; do
+    rm -rf o && mkdir o && mkfifo o/hfifo
+    "$PY" launch.py 0 INT=default "$CLI" attention "$GPT2" --text "$TXT" -o o/A.npy --hidden o/hfifo \
+        >out 2>err &
+    pid=$!
+    check "SIG${sig%:*} while a FIFO waits for its reader: the temporary goes"
+    wait_for has_temp o || fail "no temporary appeared"
+    stop "${sig%:*}" $pid
+    [ $rc -eq "${sig#*:}" ] || fail "exit $rc, expected ${sig#*:}"
+    nothing_left o A.npy
+done
 
-# SIGINT, which sh sets ignored in a background job: reset in the child
-rm -rf o && mkdir o && mkfifo o/hfifo
-"$PY" -c 'import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.execv(sys.argv[1], sys.argv[1:])' "$CLI" attention "$GPT2" --text "$TXT" -o o/A.npy \
-    --hidden o/hfifo >out 2>err &
-pid=$!
-check "SIGINT while a FIFO waits for its reader: the temporary goes"
-wait_for has_temp o || fail "no temporary appeared"
-stop INT $pid
-[ $rc -eq 130 ] || fail "exit $rc, expected 130 (SIGINT)"
-nothing_left o A.npy
-
-# stopped in the middle of the pass: the reader of -o's FIFO takes 4 KiB
+# Stopped in the middle of the pass: the reader of -o's FIFO takes 4 KiB
 # and stops reading, so the pass waits on a full pipe with --hidden's
-# temporary written up to its layer
+# temporary written up to its layer.
 rm -rf o && mkdir o && mkfifo o/afifo
 (head -c 4096 > first.bin; exec sleep 30) < o/afifo &
 reader=$!
