@@ -1,11 +1,14 @@
 /* test_fileio.c — inputs are refused unless they are regular files, without
  * ever blocking on a FIFO (every reader: .npy, safetensors, model and
- * tokenizer folders, ag_read_file), and the .npy writer's descriptor form.
+ * tokenizer folders, ag_read_file), and the .npy writer's descriptor and
+ * incremental (ag_npy_writer) forms.
  * A FIFO with no writer blocks an ordinary open forever, so each test has a
  * timeout: a regression fails instead of hanging. */
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
+#include <math.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -181,4 +184,105 @@ Test(fileio, npy_write_refuses_special_files)
     TIO_ASSERT_FAILS(ag_npy_write(p, &a, &err), &err, AG_EIO, p);
     cr_assert_eq(lstat(p, &sb), 0);
     cr_assert(S_ISFIFO(sb.st_mode), "the FIFO was replaced");
+}
+
+/* ---- the incremental writer (ag_npy_writer) ---- */
+
+/* The bytes at path, in *len; the caller frees them. */
+static char *file_bytes(const char *path, size_t *len)
+{
+    char *buf = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_read_file(path, 1 << 24, &buf, len, &err), AG_OK, "%s", err.message);
+    return buf;
+}
+
+/* Pieces of any size — empty, one value, across the writer's 64 KiB buffer
+ * (8192 values) — give byte for byte what the whole-array writer gives, and
+ * the values read back exactly. */
+Test(fileio, npy_writer_pieces_match_whole_array)
+{
+    enum { COUNT = 4 * 8192 + 5 };
+    double *v = malloc(COUNT * sizeof *v);
+    cr_assert_not_null(v);
+    for (size_t i = 0; i < COUNT; i++)
+        v[i] = (i % 3 ? -1.0 : 1.0) * ldexp((double)i + 0.25, (int)(i % 41) - 20);
+    v[1] = -0.0;
+    ag_array a = {.ndim = 3, .shape = {1, COUNT, 1}, .data = v};
+    ag_error err = {0};
+    const char *p = tio_path("whole.npy"), *q = tio_path("pieces.npy");
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert_eq(ag_npy_write_fd(fd, p, &a, &err), AG_OK, "%s", err.message);
+    close(fd);
+    fd = open(q, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ag_npy_writer *w = NULL;
+    cr_assert_eq(ag_npy_writer_open(fd, q, a.ndim, a.shape, &w, &err), AG_OK, "%s", err.message);
+    static const size_t pieces[] = {0, 1, 7, 8191, 8192, 8193, 0};
+    size_t done = 0;
+    for (size_t k = 0; k < sizeof pieces / sizeof *pieces; k++, done += pieces[k - 1])
+        cr_assert_eq(ag_npy_writer_write(w, v + done, pieces[k], &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_npy_writer_write(w, v + done, COUNT - done, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_npy_writer_close(w, &err), AG_OK, "%s", err.message);
+    close(fd);
+    size_t nx, ny;
+    char *x = file_bytes(p, &nx), *y = file_bytes(q, &ny);
+    cr_assert_eq(nx, 128 + (size_t)COUNT * 8);
+    cr_assert(nx == ny && memcmp(x, y, nx) == 0, "pieces and whole array differ");
+    ag_array back = {0};
+    cr_assert_eq(ag_npy_read(q, &back, &err), AG_OK, "%s", err.message);
+    cr_assert(memcmp(back.data, v, COUNT * sizeof *v) == 0, "values differ");
+    ag_array_free(&back);
+    free(x);
+    free(y);
+    free(v);
+}
+
+/* One value too many is refused (nothing of it written) and sticks; close
+ * reports it. Too few values: close says how many came. */
+Test(fileio, npy_writer_counts_values)
+{
+    double v[4] = {1, 2, 3, 4};
+    size_t shape[2] = {1, 3};
+    ag_error err = {0};
+    int fd = open("/dev/null", O_WRONLY);
+    ag_npy_writer *w = NULL;
+    cr_assert_eq(ag_npy_writer_open(fd, "x.npy", 2, shape, &w, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_npy_writer_write(w, v, 2, &err), AG_OK);
+    TIO_ASSERT_FAILS(ag_npy_writer_write(w, v, 2, &err), &err, AG_ESHAPE, "x.npy");
+    TIO_ASSERT_MSG_HAS(&err, "1 more values than the shape's 3");
+    TIO_ASSERT_FAILS(ag_npy_writer_write(w, v, 1, &err), &err, AG_ESHAPE, "x.npy");
+    cr_assert_eq(ag_npy_writer_close(w, &err), AG_ESHAPE);
+    cr_assert_eq(ag_npy_writer_open(fd, "y.npy", 2, shape, &w, &err), AG_OK);
+    cr_assert_eq(ag_npy_writer_write(w, v, 2, &err), AG_OK);
+    TIO_ASSERT_FAILS(ag_npy_writer_close(w, &err), &err, AG_ESHAPE, "y.npy");
+    TIO_ASSERT_MSG_HAS(&err, "2 of the shape's 3 values written");
+    close(fd);
+}
+
+/* A device that takes nothing: the header fails at open, naming it; a
+ * failed write sticks, and close returns it. */
+Test(fileio, npy_writer_reports_errors)
+{
+    double v[2] = {1, 2};
+    size_t shape[1] = {2};
+    ag_error err = {0};
+    ag_npy_writer *w = (ag_npy_writer *)&err; /* set to NULL on failure */
+    int fd = open("/dev/full", O_WRONLY);
+    cr_assert_geq(fd, 0);
+    TIO_ASSERT_FAILS(ag_npy_writer_open(fd, "/dev/full", 1, shape, &w, &err), &err, AG_EIO,
+                     "/dev/full");
+    TIO_ASSERT_MSG_HAS(&err, "No space left on device");
+    cr_assert_null(w);
+    close(fd);
+    int pipefd[2];
+    cr_assert_eq(pipe(pipefd), 0);
+    cr_assert_eq(ag_npy_writer_open(pipefd[1], "pipe", 1, shape, &w, &err), AG_OK);
+    close(pipefd[0]); /* no reader: EPIPE (SIGPIPE ignored here) */
+    void (*was)(int) = signal(SIGPIPE, SIG_IGN);
+    TIO_ASSERT_FAILS(ag_npy_writer_write(w, v, 2, &err), &err, AG_EIO, "pipe");
+    TIO_ASSERT_MSG_HAS(&err, "Broken pipe");
+    TIO_ASSERT_FAILS(ag_npy_writer_write(w, v, 0, &err), &err, AG_EIO, "pipe");
+    cr_assert_eq(ag_npy_writer_close(w, &err), AG_EIO);
+    signal(SIGPIPE, was);
+    close(pipefd[1]);
 }

@@ -66,6 +66,25 @@ int ag_npy_write(const char *path, const ag_array *a, ag_error *err);
  * where and how the output lands (the CLI's -o: docs/cli.md, "Outputs"). */
 int ag_npy_write_fd(int fd, const char *name, const ag_array *a, ag_error *err);
 
+/* The same bytes written in pieces, for an array produced a piece at a time
+ * (a layer of attention, a hidden state) whose whole is never held: open
+ * writes the header of the full shape to fd (from its current position),
+ * each write appends `count` values in C order, close checks that exactly
+ * the shape's values came and frees the writer (the descriptor is neither
+ * synced nor closed; it is the caller's). `name` names the destination in
+ * messages. Errors: AG_EINVAL (null arguments), AG_ESHAPE (rank outside
+ * 0..AG_MAX_DIMS; more values than the shape holds; at close, fewer),
+ * AG_ELIMIT (shape too large), AG_EIO "NAME: cannot write: <strerror>",
+ * AG_ENOMEM. A failed write sticks: every later write returns its status,
+ * and close returns it too — call close in any case. A writer that failed
+ * midway has put a truncated file on fd: the caller removes it (or, on a
+ * pipe, the reader sees it end early). */
+typedef struct ag_npy_writer ag_npy_writer;
+int ag_npy_writer_open(int fd, const char *name, int ndim, const size_t *shape,
+                       ag_npy_writer **out, ag_error *err);
+int ag_npy_writer_write(ag_npy_writer *w, const double *values, size_t count, ag_error *err);
+int ag_npy_writer_close(ag_npy_writer *w, ag_error *err);
+
 /* ---- whole small files (JSON, text) ---------------------------------------
  * ag_read_file reads a regular file into a new NUL-terminated buffer (*buf,
  * the caller frees it; *len bytes before the NUL). Anything else (FIFO,

@@ -225,6 +225,14 @@ int cli_outputs_add_npy(cli_outputs *tx, const char *path, const ag_array *a);
  * device, FIFO or descriptor ("-": standard output) is written in place as
  * the command goes. 0, or 1 after printing. */
 int cli_outputs_stream(cli_outputs *tx, const char *path, FILE **fp);
+/* A streamed .npy of the given shape (known before the run): its header is
+ * written now, the command appends the values with ag_npy_writer_write as
+ * it produces them (a layer at a time), commit checks that all came. Lands
+ * as cli_outputs_stream's output does: a file whole or not at all, a FIFO,
+ * device or descriptor as the values come (a failed run leaves a reader
+ * of a FIFO a truncated array). *w belongs to tx. 0, or 1 after printing. */
+int cli_outputs_npy(cli_outputs *tx, const char *path, int ndim, const size_t *shape,
+                    ag_npy_writer **w);
 /* Write the in-place outputs, then rename every temporary into place; on
  * the first failure nothing more is written and the temporaries go.
  * Returns 0 or 1; tx is emptied either way. */

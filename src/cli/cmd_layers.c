@@ -2,7 +2,7 @@
  * `residual` (families A and C of every hidden state h_0 … h_L) and `rollout`
  * (attention rollout R_l, families A, B, C; -o writes the R_l as .npy).
  * Both stream one forward pass per text; rollout keeps only R (n×n) and the
- * layer in hand (plus the selected R_l when -o asks for them). */
+ * layer in hand (-o writes each selected R_l as it comes). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,76 +39,43 @@ static const char residual_help[] =
     "  --help             this text\n";
 
 typedef struct {
-    const cli_model_run *r;
-    const cli_seq *s;
-    const double *hidden; /* (count, n, d) */
-    size_t d;
-    const size_t *state;  /* (tasks) the selected hidden states */
-    ag_record *recs;      /* (tasks) */
-    ag_error *errs;       /* (tasks) */
-} residual_job;
+    const cli_model_run *run;
+    long text;
+    cli_records *out;
+    ag_error err; /* the metrics' failure */
+} residual_ctx;
 
-static int residual_task(size_t i, int worker, void *user)
+/* The records of hidden state l, measured as the pass hands it over: no
+ * (L+1, n, d) array is held. */
+static int residual_state(int l, size_t n, size_t d, const double *h, void *user)
 {
-    (void)worker;
-    residual_job *j = user;
-    size_t l = j->state[i], n = j->s->n;
-    ag_record *rec = &j->recs[i];
-    ag_record_init(rec, (int)l, -1, n, j->d);
-    rec->text = j->s->line;
-    int status = ag_residual_metrics(j->hidden + l * n * j->d, n, j->d, &j->r->common.metrics,
-                                     rec, &j->errs[i]);
-    if (status != AG_OK) {
-        ag_error e = j->errs[i];
-        ag_error_set(&j->errs[i], e.status, "hidden state %zu: %s", l, e.message);
-    }
+    residual_ctx *c = user;
+    if (!c->run->layer_on[l])
+        return 0;
+    ag_record *rec = cli_records_add(c->out);
+    if (!rec)
+        return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
+    ag_record_init(rec, l, -1, n, d);
+    rec->text = c->text;
+    ag_error e = {0};
+    int status = ag_residual_metrics(h, n, d, &c->run->common.metrics, rec, &e);
+    if (status != AG_OK)
+        ag_error_set(&c->err, status, "hidden state %d: %s", l, e.message);
     return status;
 }
 
-/* The metrics of the selected hidden states, in parallel. */
-static int residual_records(cli_model_run *r, const cli_seq *s, const double *hidden,
-                            cli_records *out)
-{
-    size_t count = (size_t)r->nlayer_sel, tasks = 0;
-    size_t *state = malloc(count * sizeof *state);
-    ag_error *errs = calloc(count, sizeof *errs);
-    for (size_t l = 0; state && l < count; l++)
-        if (r->layer_on[l])
-            state[tasks++] = l;
-    size_t first = out->count;
-    int ok = state && errs;
-    for (size_t k = 0; ok && k < tasks; k++)
-        ok = cli_records_add(out) != NULL;
-    int rc = ok ? 0 : cli_fail("out of memory for records");
-    if (rc == 0) {
-        residual_job j = {r, s, hidden, (size_t)ag_model_get_config(r->model)->d_model, state,
-                          out->items + first, errs};
-        if (cli_workers_run(&r->workers, tasks, residual_task, &j) != AG_OK)
-            rc = cli_model_run_fail(r, s, &errs[cli_first_error(errs, tasks)]);
-    }
-    free(state);
-    free(errs);
-    return rc;
-}
-
-static int residual_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
+static int residual_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *out,
+                             void *user)
 {
     (void)user;
-    const ag_model_config *g = ag_model_get_config(r->model);
-    size_t d = (size_t)g->d_model, nd = s->n * d;
-    size_t count = (size_t)g->n_layer + 1;
-    if (nd > (size_t)-1 / sizeof(double) / count)
-        return cli_fail("%s: %zu tokens: hidden states too large", r->model_dir, s->n);
-    double *hidden = malloc(count * nd * sizeof *hidden);
-    if (!hidden)
-        return cli_fail("%s: out of memory for the hidden states of %zu tokens", r->model_dir, s->n);
-    ag_error err = {0};
+    residual_ctx c = {.run = r, .text = s->line, .out = &out->recs};
     ag_forward_options opt = cli_forward_options(r);
-    int rc = ag_model_forward_ex(r->model, s->ids, s->n, &opt, NULL, NULL, hidden, &err) == AG_OK
-                 ? residual_records(r, s, hidden, &out->recs)
-                 : cli_model_run_fail(r, s, &err);
-    free(hidden);
-    return rc;
+    opt.hidden_fn = residual_state;
+    opt.hidden_user = &c;
+    ag_error err = {0};
+    if (ag_model_forward_ex(r->model, s->ids, s->n, &opt, NULL, NULL, NULL, &err) == AG_OK)
+        return 0;
+    return cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
 }
 
 int cmd_residual(int argc, char **argv)
@@ -168,8 +135,8 @@ typedef struct {
     long text;
     int last;            /* last selected layer */
     double *R;           /* (n, n) */
-    ag_array *save;      /* (count, n, n) or NULL */
-    size_t saved;
+    ag_npy_writer *save; /* -o: R_l of the selected layers as they come, or NULL */
+    int save_failed;     /* err is that write's */
     cli_records *out;
     ag_error err;
 } rollout_ctx;
@@ -191,18 +158,20 @@ static int rollout_layer(const ag_layer_view *v, void *user)
     status = cli_matrix_metrics(&c->run->workers, &c->run->common, c->R, v->n, v->n, rec, &e);
     if (status != AG_OK)
         return ag_error_set(&c->err, status, "rollout R_%d: %s", v->layer, e.message);
-    if (c->save)
-        memcpy(c->save->data + c->saved++ * v->n * v->n, c->R, v->n * v->n * sizeof *c->R);
+    if (c->save && ag_npy_writer_write(c->save, c->R, v->n * v->n, &c->err) != AG_OK) {
+        c->save_failed = 1;
+        return c->err.status;
+    }
     return v->layer == c->last ? ROLLOUT_DONE : 0;
 }
 
 typedef struct {
-    ag_array *save; /* -o R.npy, or NULL */
+    ag_npy_writer *save; /* -o R.npy, or NULL */
 } rollout_run;
 
 static int rollout_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *text, void *user)
 {
-    ag_array *save = ((rollout_run *)user)->save;
+    ag_npy_writer *save = ((rollout_run *)user)->save;
     cli_records *out = &text->recs;
     size_t n = s->n;
     if (n > (size_t)-1 / sizeof(double) / n)
@@ -219,7 +188,8 @@ static int rollout_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *te
     ag_forward_options opt = cli_forward_options(r);
     int status = ag_model_forward_ex(r->model, s->ids, n, &opt, rollout_layer, &c, NULL, &err);
     if (status != AG_OK && status != ROLLOUT_DONE)
-        rc = cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
+        rc = c.save_failed ? cli_fail_error(&c.err)
+                           : cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
     free(c.R);
     return rc;
 }
@@ -250,12 +220,13 @@ int cmd_rollout(int argc, char **argv)
     r.outs[0] = (cli_path){"-o", npy_path};
     r.outs[1] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "rollout", 0);
-    ag_array save = {0};
+    /* -o R.npy is written as the layers come (a skipped text writes no R),
+     * and committed with the records: both, or neither */
+    cli_outputs tx = {0};
+    ag_npy_writer *save = NULL;
     if (rc == 0 && npy_path && !r.seqs[0].skip) {
         size_t shape[3] = {count_on(r.layer_on, r.nlayer_sel), r.seqs[0].n, r.seqs[0].n};
-        ag_error err = {0};
-        if (ag_array_alloc(&save, 3, shape, &err) != AG_OK)
-            rc = cli_fail("%s: %s", npy_path, err.message);
+        rc = cli_outputs_npy(&tx, npy_path, 3, shape, &save);
     }
     /* -o R.npy: one text, whose records are kept to be written with R */
     cli_sink sink = {0};
@@ -263,15 +234,10 @@ int cmd_rollout(int argc, char **argv)
     if (rc == 0)
         rc = cli_sink_open(&sink, &r.common, "rollout", r.model_dir, &in, !npy_path);
     r.sink = &sink;
-    rollout_run run = {npy_path ? &save : NULL};
+    rollout_run run = {save};
     if (rc == 0)
         rc = cli_model_run_texts(&r, "rollout", rollout_sequence, NULL, &run);
-    /* nothing partial: the records and the array, or neither */
-    cli_outputs tx = {0};
-    if (rc == 0 && npy_path && !r.seqs[0].skip) /* a skipped text writes no R */
-        rc = cli_outputs_add_npy(&tx, npy_path, &save);
     rc = cli_sink_close(&sink, rc, &tx);
-    ag_array_free(&save);
     cli_model_run_free(&r);
     return rc;
 }

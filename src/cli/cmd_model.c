@@ -1,6 +1,7 @@
 /* cmd_model.c — the commands that run a model folder: tokenize, attention and
  * analyze (docs/cli.md). The forward pass streams layer by layer into a callback,
- * so memory grows with one layer's attention, not all layers'. */
+ * so memory grows with one layer's attention, not all layers' (attention's
+ * arrays too: they are written as the layers come). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +238,8 @@ static const char attention_help[] =
     "<f8 .npy (the selected layers and heads, all by default). --hidden also\n"
     "writes the hidden states [L+1, n, d] in Hugging Face's output_hidden_states\n"
     "convention (embeddings first; for GPT-2/LLaMA the last after the final norm).\n"
+    "The arrays are written a layer at a time as the pass runs (memory: the model\n"
+    "and one layer); a file is renamed into place only when the run succeeds.\n"
     "\n"
     "A corpus (--text-file or --tokens-file of several texts) writes one file per\n"
     "text: {i} in OUT.npy (and H.npy) stands for the text's 0-based line index,\n"
@@ -255,25 +258,34 @@ static const char attention_help[] =
     "                     (default: when stderr is a terminal)\n"
     CLI_JOBS_HELP;
 
+/* The arrays go out as the pass makes them, a layer at a time, so a run
+ * holds the model and one layer, never [L, H, n, n] (docs/cli.md, "Outputs"). */
 typedef struct {
     const unsigned char *layer_on, *head_on;
-    size_t nl, nh;    /* selected counts */
-    ag_array *attn;   /* (nl, nh, n, n) */
-    size_t li;        /* next selected layer slot */
+    ag_npy_writer *attn, *hidden; /* -o, and --hidden or NULL */
+    ag_error err;                 /* the write that failed */
 } attention_ctx;
 
-static int copy_layer(const ag_layer_view *v, void *user)
+/* The selected heads of a selected layer, appended to -o's array. */
+static int write_layer(const ag_layer_view *v, void *user)
 {
     attention_ctx *c = user;
     if (!c->layer_on[v->layer])
         return 0;
-    size_t nn = v->n * v->n, hi = 0;
+    size_t nn = v->n * v->n;
     for (int h = 0; h < v->n_head; h++)
-        if (c->head_on[h])
-            memcpy(c->attn->data + (c->li * c->nh + hi++) * nn,
-                   v->attn + (size_t)h * nn, nn * sizeof(double));
-    c->li++;
+        if (c->head_on[h] && ag_npy_writer_write(c->attn, v->attn + (size_t)h * nn, nn,
+                                                 &c->err) != AG_OK)
+            return c->err.status;
     return 0;
+}
+
+/* Hidden state `index` (they come in order), appended to --hidden's array. */
+static int write_hidden(int index, size_t n, size_t d, const double *h, void *user)
+{
+    (void)index;
+    attention_ctx *c = user;
+    return ag_npy_writer_write(c->hidden, h, n * d, &c->err);
 }
 
 static const char *hidden_path;
@@ -341,46 +353,40 @@ static int check_text_paths(const cli_model_run *r)
     return rc;
 }
 
-/* Both arrays or neither: each is staged, then both are committed, so a
- * failure leaves any earlier files untouched. */
-static int write_arrays(const char *attn_path, const ag_array *attn,
-                        const char *hid_path, const ag_array *hidden)
+/* The pass, writing as it goes: 0, or 1 after printing (a failed write names
+ * its file; anything else, the model and the text). */
+static int attention_pass(cli_model_run *r, const cli_seq *s, attention_ctx *c)
 {
-    cli_outputs tx = {0};
-    int rc = cli_outputs_add_npy(&tx, attn_path, attn);
-    if (rc == 0 && hid_path)
-        rc = cli_outputs_add_npy(&tx, hid_path, hidden);
-    return cli_outputs_finish(&tx, rc);
+    ag_forward_options opt = cli_forward_options(r);
+    opt.hidden_fn = c->hidden ? write_hidden : NULL;
+    opt.hidden_user = c;
+    ag_error err = {0};
+    if (ag_model_forward_ex(r->model, s->ids, s->n, &opt, write_layer, c, NULL, &err) == AG_OK)
+        return 0;
+    return c->err.status ? cli_fail_error(&c->err) : cli_model_run_fail(r, s, &err);
 }
 
-/* One text's arrays, written to its files as soon as it is done. */
+/* One text's arrays, streamed to its files during its pass. Both are staged
+ * and committed together, so a failure leaves any earlier files untouched. */
 static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
 {
     (void)user;
     const ag_model_config *g = ag_model_get_config(r->model);
     size_t n = s->n, nl = count_on(r->layer_on, g->n_layer), nh = count_on(r->head_on, g->n_head);
     size_t ashape[4] = {nl, nh, n, n}, hshape[3] = {(size_t)g->n_layer + 1, n, (size_t)g->d_model};
-    ag_array attn = {0}, hidden = {0};
-    ag_error err = {0};
-    int rc = 0;
-    if (ag_array_alloc(&attn, 4, ashape, &err) != AG_OK ||
-        (hidden_path && ag_array_alloc(&hidden, 3, hshape, &err) != AG_OK))
-        rc = cli_fail_error(&err);
-    attention_ctx c = {.layer_on = r->layer_on, .head_on = r->head_on, .nl = nl, .nh = nh,
-                       .attn = &attn};
-    ag_forward_options opt = cli_forward_options(r);
-    if (rc == 0 && ag_model_forward_ex(r->model, s->ids, n, &opt, copy_layer, &c,
-                                       hidden_path ? hidden.data : NULL, &err) != AG_OK)
-        rc = cli_model_run_fail(r, s, &err);
-    char *a = rc ? NULL : text_path(r->common.out_path, s), *h = text_path(hidden_path, s);
-    if (rc == 0 && (!a || (hidden_path && !h)))
-        rc = cli_fail("out of memory");
+    char *a = text_path(r->common.out_path, s), *h = text_path(hidden_path, s);
+    attention_ctx c = {.layer_on = r->layer_on, .head_on = r->head_on};
+    cli_outputs tx = {0};
+    int rc = !a || (hidden_path && !h) ? cli_fail("out of memory") : 0;
     if (rc == 0)
-        rc = write_arrays(a, &attn, h, &hidden);
+        rc = cli_outputs_npy(&tx, a, 4, ashape, &c.attn);
+    if (rc == 0 && h)
+        rc = cli_outputs_npy(&tx, h, 3, hshape, &c.hidden);
+    if (rc == 0)
+        rc = attention_pass(r, s, &c);
+    rc = cli_outputs_finish(&tx, rc);
     free(a);
     free(h);
-    ag_array_free(&attn);
-    ag_array_free(&hidden);
     return rc;
 }
 

@@ -9,7 +9,11 @@
  *    /dev/stdout, /proc/self/fd/N, bash's >(cmd)) is written in place, as a
  *    shell redirect writes it, every write checked; "-" is standard output;
  *  - all outputs of one command are staged first and committed together, so
- *    a command that fails leaves every earlier file as it was.
+ *    a command that fails leaves every earlier file as it was;
+ *  - a streamed output (records as texts finish, .npy arrays a layer at a
+ *    time) goes to a file's temporary as the command runs, and to a device,
+ *    FIFO or descriptor at once;
+ *  - a fatal signal (SIGINT, SIGTERM, ...) removes the temporaries first.
  *
  * cli_paths_check refuses, before anything runs, an output that is a
  * directory, a read-only file, an input of the command or another output. */
@@ -17,6 +21,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,6 +60,7 @@ struct cli_staged {
     size_t len;
     const ag_array *array;
     FILE *stream;         /* streamed: what the command writes to as it runs */
+    ag_npy_writer *npy;   /* a streamed .npy: its writer, on stream's descriptor */
 };
 
 /* ---- resolving a path ----------------------------------------------------- */
@@ -323,6 +329,74 @@ int cli_paths_check(const cli_path *outs, size_t nout, const cli_path *ins, size
     return rc;
 }
 
+/* ---- temporaries removed on a fatal signal --------------------------------- */
+
+/* A run stopped by SIGINT, SIGTERM, SIGHUP, SIGPIPE (its FIFO's reader went
+ * away) or SIGXFSZ must not leave its temporaries beside the outputs: the
+ * handler unlinks every temporary staged and not yet renamed (unlink is
+ * async-signal-safe; the slots are lock-free atomics, C11 7.14.1.1), then
+ * dies of the signal with the default action, so the exit status still says
+ * which. SIGKILL cannot be caught: it leaves the FILE.tmpXXXXXX, never a
+ * partial FILE. A signal a parent set to be ignored (nohup) stays ignored. */
+#if ATOMIC_POINTER_LOCK_FREE != 2
+#error "the temporaries' registry needs lock-free atomic pointers"
+#endif
+#define TEMP_SLOTS 64 /* staged at once; a command stages a handful */
+
+static _Atomic(char *) temp_slots[TEMP_SLOTS];
+static const int fatal_signals[] = {SIGHUP, SIGINT, SIGPIPE, SIGTERM, SIGXFSZ};
+
+static void on_fatal_signal(int sig)
+{
+    for (size_t k = 0; k < TEMP_SLOTS; k++) {
+        char *p = atomic_load(&temp_slots[k]);
+        if (p)
+            unlink(p);
+    }
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig); /* pending until the handler returns, then fatal */
+}
+
+static void install_cleanup(void)
+{
+    static int installed;
+    if (installed)
+        return;
+    installed = 1;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigfillset(&sa.sa_mask); /* one cleanup at a time */
+    for (size_t k = 0; k < sizeof fatal_signals / sizeof *fatal_signals; k++)
+        if (sigaction(fatal_signals[k], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+            sigaction(fatal_signals[k], &sa, NULL);
+}
+
+/* tmp is removed by a fatal signal from now on (until temp_unwatch). */
+static void temp_watch(char *tmp)
+{
+    install_cleanup();
+    for (size_t k = 0; k < TEMP_SLOTS; k++) {
+        char *none = NULL;
+        if (atomic_compare_exchange_strong(&temp_slots[k], &none, tmp))
+            return;
+    }
+}
+
+/* Before tmp is renamed away or freed. */
+static void temp_unwatch(const char *tmp)
+{
+    for (size_t k = 0; k < TEMP_SLOTS; k++) {
+        char *p = (char *)tmp;
+        if (atomic_compare_exchange_strong(&temp_slots[k], &p, NULL))
+            return;
+    }
+}
+
 /* ---- staging ---------------------------------------------------------------- */
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -377,6 +451,7 @@ static int create_temp(cli_staged *s)
         cli_fail("%s: cannot create a temporary file beside it: %s", s->name, strerror(e));
         return -1;
     }
+    temp_watch(s->tmp);
     temp_mode(fd, &s->t);
     return fd;
 }
@@ -502,10 +577,34 @@ int cli_outputs_stream(cli_outputs *tx, const char *path, FILE **fp)
     return rc;
 }
 
+int cli_outputs_npy(cli_outputs *tx, const char *path, int ndim, const size_t *shape,
+                    ag_npy_writer **w)
+{
+    *w = NULL;
+    int rc = stage(tx, path, NULL, 0, NULL, 1);
+    if (rc)
+        return rc;
+    cli_staged *s = &tx->items[tx->count - 1];
+    ag_error err = {0};
+    /* the writer writes the stream's descriptor itself: nothing may sit in
+     * stdio's buffer before it (standard output) */
+    if (fflush(s->stream) != 0)
+        return cli_fail("%s: cannot write: %s", s->name, strerror(errno));
+    if (ag_npy_writer_open(fileno(s->stream), s->name, ndim, shape, &s->npy, &err) != AG_OK)
+        return cli_fail_error(&err);
+    *w = s->npy;
+    return 0;
+}
+
 /* The end of a stream: flushed and, but for stdout, closed (a temporary
  * synced first). 0, or 1 after printing. */
 static int close_stream(cli_staged *s)
 {
+    ag_npy_writer *w = s->npy;
+    ag_error err = {0};
+    s->npy = NULL;
+    if (ag_npy_writer_close(w, &err) != AG_OK) /* an array cut short */
+        return cli_fail_error(&err);
     FILE *f = s->stream;
     s->stream = NULL;
     int rc = fflush(f) != 0 || ferror(f) ? cli_fail("%s: cannot write: %s", s->name, strerror(errno)) : 0;
@@ -540,10 +639,13 @@ void cli_outputs_abort(cli_outputs *tx)
 {
     for (size_t k = 0; k < tx->count; k++) {
         cli_staged *s = &tx->items[k];
+        ag_npy_writer_close(s->npy, NULL);
         if (s->stream && s->stream != stdout)
             fclose(s->stream);
-        if (s->tmp)
+        if (s->tmp) {
             unlink(s->tmp);
+            temp_unwatch(s->tmp);
+        }
         if (s->t.kind == OUT_INPLACE && s->fd >= 0)
             close(s->fd);
         free(s->tmp);
@@ -578,10 +680,13 @@ int cli_outputs_commit(cli_outputs *tx)
         cli_staged *s = &tx->items[k];
         if (!s->tmp)
             continue;
-        if (rename(s->tmp, s->t.target) != 0)
+        if (rename(s->tmp, s->t.target) != 0) {
             rc = cli_fail("%s: cannot write: %s", s->name, strerror(errno));
-        else
-            free(s->tmp), s->tmp = NULL;
+        } else {
+            temp_unwatch(s->tmp);
+            free(s->tmp);
+            s->tmp = NULL;
+        }
     }
     cli_outputs_abort(tx);
     return rc;

@@ -273,20 +273,18 @@ static int write_full(int fd, const void *buf, size_t len)
 
 /* Rank and size checks; *nelem is the element count. Sizes are checked as
  * bytes (8 per element) because that is what gets written. */
-static int check_writable(const char *path, const ag_array *a, size_t *nelem,
-                          ag_error *err)
+static int check_shape(const char *path, int ndim, const size_t *shape, size_t *nelem,
+                       ag_error *err)
 {
     size_t n = 1, nbytes;
-    if (a->ndim < 0 || a->ndim > AG_MAX_DIMS)
+    if (ndim < 0 || ndim > AG_MAX_DIMS)
         return ag_error_set(err, AG_ESHAPE, "%s: array rank %d is outside 0..%d",
-                            path, a->ndim, AG_MAX_DIMS);
-    for (int k = 0; k < a->ndim; k++)
-        if (agi_mul(n, a->shape[k], &n) != 0)
+                            path, ndim, AG_MAX_DIMS);
+    for (int k = 0; k < ndim; k++)
+        if (agi_mul(n, shape[k], &n) != 0)
             return ag_error_set(err, AG_ELIMIT, "%s: array too large", path);
     if (agi_mul(n, 8, &nbytes) != 0)
         return ag_error_set(err, AG_ELIMIT, "%s: array too large", path);
-    if (n > 0 && !a->data)
-        return ag_error_set(err, AG_EINVAL, "%s: array has no data", path);
     *nelem = n;
     return AG_OK;
 }
@@ -295,11 +293,11 @@ static int check_writable(const char *path, const ag_array *a, size_t *nelem,
  * header does not fit its 16-bit length, padded with spaces and a '\n' so
  * the data starts on a NPY_ALIGN boundary. *head (malloc'd, *padded bytes)
  * is the caller's on success. */
-static int build_header(const char *path, const ag_array *a, unsigned char **head,
+static int build_header(const char *path, int ndim, const size_t *shape, unsigned char **head,
                         size_t *padded, ag_error *err)
 {
     char shp[AG_MAX_DIMS * 24 + 8];
-    agi_format_shape(shp, sizeof shp, a->ndim, a->shape);
+    agi_format_shape(shp, sizeof shp, ndim, shape);
     char dict[512];
     int dl = snprintf(dict, sizeof dict,
                       "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }",
@@ -333,6 +331,117 @@ static int build_header(const char *path, const ag_array *a, unsigned char **hea
     return AG_OK;
 }
 
+/* ---- incremental writer: the header for the whole shape, then the values
+ * in pieces, so a caller producing an array piece by piece (a layer at a
+ * time) never holds all of it. */
+
+struct ag_npy_writer {
+    int fd;
+    char *name;         /* for messages */
+    size_t total, done; /* values the shape holds, values written */
+    int status;         /* the first failure (AG_OK: none), repeated after it */
+    unsigned char buf[NPY_CHUNK]; /* little-endian bytes on their way out */
+};
+
+/* A failed write: the first failure sticks, so every later call refuses
+ * with the same status (the bytes already out are a truncated file). */
+static int writer_io_error(ag_npy_writer *w, int e, ag_error *err)
+{
+    w->status = AG_EIO;
+    return ag_error_set(err, AG_EIO, "%s: cannot write: %s", w->name, agi_strerror(e));
+}
+
+int ag_npy_writer_open(int fd, const char *name, int ndim, const size_t *shape,
+                       ag_npy_writer **out, ag_error *err)
+{
+    size_t nelem = 0, padded = 0;
+    unsigned char *head = NULL;
+    int rc;
+    if (!out || !name || (ndim > 0 && !shape))
+        return ag_error_set(err, AG_EINVAL, "ag_npy_writer_open: no name, shape or output");
+    *out = NULL;
+    if ((rc = check_shape(name, ndim, shape, &nelem, err)) != AG_OK ||
+        (rc = build_header(name, ndim, shape, &head, &padded, err)) != AG_OK)
+        return rc;
+    ag_npy_writer *w = malloc(sizeof *w);
+    char *copy = strdup(name);
+    if (!w || !copy) {
+        free(w);
+        free(copy);
+        free(head);
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", name);
+    }
+    *w = (ag_npy_writer){.fd = fd, .name = copy, .total = nelem};
+    int e = write_full(fd, head, padded) != 0 ? errno : 0;
+    free(head);
+    if (e) {
+        rc = writer_io_error(w, e, err);
+        ag_npy_writer_close(w, NULL);
+        return rc;
+    }
+    *out = w;
+    return AG_OK;
+}
+
+/* The doubles little-endian whatever the host order, a buffer at a time. */
+int ag_npy_writer_write(ag_npy_writer *w, const double *values, size_t count, ag_error *err)
+{
+    if (!w || (count > 0 && !values))
+        return ag_error_set(err, AG_EINVAL, "ag_npy_writer_write: no writer or values");
+    if (w->status != AG_OK)
+        return ag_error_set(err, w->status, "%s: an earlier write failed", w->name);
+    if (count > w->total - w->done) {
+        w->status = AG_ESHAPE;
+        return ag_error_set(err, AG_ESHAPE, "%s: %zu more values than the shape's %zu",
+                            w->name, count - (w->total - w->done), w->total);
+    }
+    size_t per_buf = sizeof w->buf / 8;
+    for (size_t done = 0; done < count;) {
+        size_t m = count - done < per_buf ? count - done : per_buf;
+        for (size_t j = 0; j < m; j++) {
+            uint64_t u;
+            memcpy(&u, &values[done + j], 8);
+            for (int b = 0; b < 8; b++)
+                w->buf[8 * j + (size_t)b] = (unsigned char)(u >> (8 * b));
+        }
+        if (write_full(w->fd, w->buf, m * 8) != 0)
+            return writer_io_error(w, errno, err);
+        done += m;
+        w->done += m;
+    }
+    return AG_OK;
+}
+
+int ag_npy_writer_close(ag_npy_writer *w, ag_error *err)
+{
+    if (!w)
+        return AG_OK;
+    int rc = w->status;
+    if (rc == AG_OK && w->done != w->total)
+        rc = ag_error_set(err, AG_ESHAPE, "%s: %zu of the shape's %zu values written",
+                          w->name, w->done, w->total);
+    free(w->name);
+    free(w);
+    return rc;
+}
+
+int ag_npy_write_fd(int fd, const char *name, const ag_array *a, ag_error *err)
+{
+    if (!name || !a)
+        return ag_error_set(err, AG_EINVAL, "ag_npy_write_fd: no name or array");
+    size_t nelem = 0;
+    ag_npy_writer *w = NULL;
+    int rc = check_shape(name, a->ndim, a->shape, &nelem, err);
+    if (rc == AG_OK && nelem > 0 && !a->data)
+        rc = ag_error_set(err, AG_EINVAL, "%s: array has no data", name);
+    if (rc == AG_OK)
+        rc = ag_npy_writer_open(fd, name, a->ndim, a->shape, &w, err);
+    if (rc == AG_OK)
+        rc = ag_npy_writer_write(w, a->data, nelem, err);
+    int closed = ag_npy_writer_close(w, rc == AG_OK ? err : NULL);
+    return rc == AG_OK ? closed : rc;
+}
+
 /* A temporary file next to path (so the final rename stays on one file
  * system); *tmp, its name, is the caller's on success. */
 static int open_temp(const char *path, char **tmp, int *fd, ag_error *err)
@@ -359,48 +468,6 @@ static int open_temp(const char *path, char **tmp, int *fd, ag_error *err)
     (void)fchmod(f, mode);
     *tmp = t;
     *fd = f;
-    return AG_OK;
-}
-
-/* Header, then the doubles little-endian whatever the host order. Returns 0
- * or the errno of the first failure. */
-static int write_contents(int fd, const unsigned char *head, size_t padded,
-                          const ag_array *a, size_t nelem)
-{
-    int e = 0;
-    if (write_full(fd, head, padded) != 0)
-        e = errno;
-    unsigned char buf[8 * 1024];
-    size_t done = 0;
-    while (!e && done < nelem) {
-        size_t m = nelem - done < sizeof buf / 8 ? nelem - done : sizeof buf / 8;
-        for (size_t j = 0; j < m; j++) {
-            uint64_t u;
-            memcpy(&u, &a->data[done + j], 8);
-            for (int b = 0; b < 8; b++)
-                buf[8 * j + (size_t)b] = (unsigned char)(u >> (8 * b));
-        }
-        if (write_full(fd, buf, m * 8) != 0)
-            e = errno;
-        done += m;
-    }
-    return e;
-}
-
-int ag_npy_write_fd(int fd, const char *name, const ag_array *a, ag_error *err)
-{
-    int rc;
-    size_t nelem = 0, padded = 0;
-    unsigned char *head = NULL;
-    if (!name || !a)
-        return ag_error_set(err, AG_EINVAL, "ag_npy_write_fd: no name or array");
-    if ((rc = check_writable(name, a, &nelem, err)) != AG_OK ||
-        (rc = build_header(name, a, &head, &padded, err)) != AG_OK)
-        return rc;
-    int e = write_contents(fd, head, padded, a, nelem);
-    free(head);
-    if (e)
-        return ag_error_set(err, AG_EIO, "%s: cannot write: %s", name, agi_strerror(e));
     return AG_OK;
 }
 
