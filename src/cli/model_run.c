@@ -160,6 +160,17 @@ static int text_turn(cli_model_run *r, const cli_seq *s, cli_text_out *o, cli_te
     return rc;
 }
 
+/* The batch from text k on: up to cap texts to run (their indices in seq,
+ * *count of them) and the skipped ones between; returns the index after it. */
+static size_t next_batch(const cli_model_run *r, size_t k, size_t cap, size_t *seq,
+                         size_t *count)
+{
+    for (*count = 0; k < r->nseq && *count < cap; k++)
+        if (!r->seqs[k].skip)
+            seq[(*count)++] = k;
+    return k;
+}
+
 int cli_model_run_texts(cli_model_run *r, const char *cmd, cli_text_work work,
                         cli_text_turn turn, void *user)
 {
@@ -176,10 +187,7 @@ int cli_model_run_texts(cli_model_run *r, const char *cmd, cli_text_work work,
     int rc = 0;
     cli_progress_start(&p, cmd, r->input.progress, r->nseq);
     for (size_t k = 0; rc == 0 && k < r->nseq;) {
-        size_t end = k, count = 0;
-        for (; end < r->nseq && count < cap; end++)
-            if (!r->seqs[end].skip)
-                seq[count++] = end;
+        size_t count, end = next_batch(r, k, cap, seq, &count);
         text_batch b = {r, work, user, seq, outs};
         cli_workers_run(&r->workers, count, text_task, &b); /* each text's status is its out's */
         for (size_t t = 0; k < end; k++) {
