@@ -15,38 +15,66 @@
 
 #define ON(m) (sel->on[m])
 
-/* Σ (x_j·p)² for a power of two p = p[0]·p[1] = 2^-k with ‖x‖ = 2^k·√Σ.
- * When Σ x_j² lies in [2^-800, 2^800], p = 1 and one pass suffices: no
- * square overflowed, and those that underflowed are below 2^-200 of the
- * sum, far under its last place. Otherwise p brings max|x| into [0.5, 1)
- * (ag_pow2_factors), exactly, and a second pass sums. *k = 0 and 0 for
- * x = 0. */
-static double sumsq_pow2(const double *x, size_t count, int *k, double p[2])
+/* One pass over the rows of X: ss[i] = Σ_j x_ij² (in ag_sumsq's order)
+ * and, when diff is not NULL, diff[j] = Σ_i (x_ij − x_0j), the centring's
+ * column sums, each in the order of the rows. */
+static void row_pass(const double *X, size_t m, size_t n, double *ss, double *diff)
 {
-    double s = ag_sumsq(x, count);
-    *k = 0;
-    p[0] = p[1] = 1;
-    if (s >= 0x1p-800 && s <= 0x1p800)
-        return s;
-    double amax = ag_max_abs(x, count);
-    if (amax == 0)
-        return 0;
-    frexp(amax, k);
-    ag_pow2_factors(amax, p);
-    return ag_scaled_sumsq(x, count, p);
+    if (diff)
+        memset(diff, 0, n * sizeof *diff);
+    for (size_t i = 0; i < m; i++) {
+        const double *x = X + i * n;
+        if (!diff) {
+            ss[i] = ag_sumsq(x, n);
+            continue;
+        }
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        size_t j = 0;
+        for (; j + 4 <= n; j += 4) {
+            s0 += x[j] * x[j];
+            s1 += x[j + 1] * x[j + 1];
+            s2 += x[j + 2] * x[j + 2];
+            s3 += x[j + 3] * x[j + 3];
+            diff[j] += x[j] - X[j];
+            diff[j + 1] += x[j + 1] - X[j + 1];
+            diff[j + 2] += x[j + 2] - X[j + 2];
+            diff[j + 3] += x[j + 3] - X[j + 3];
+        }
+        for (; j < n; j++) {
+            s0 += x[j] * x[j];
+            diff[j] += x[j] - X[j];
+        }
+        ss[i] = (s0 + s1) + (s2 + s3);
+    }
 }
 
-/* Row x's unit vector u = (x·p[1])·(p[0]/√s) added to sum: ‖x‖ = 2^k·√s
- * with 2^-k = p[0]·p[1] as sumsq_pow2 gives it; x·p[1] is exact and
- * p[0]/√s finite (p[1] ≠ 1 only for rows below 2^-1000, p[0] ≤ 2^1000, and
- * s ≥ 2^-800 or ≥ 0.25). Returns ‖u‖², summed from the same u. */
-static double add_unit_row(const double *x, size_t n, double *sum)
+/* ‖x‖ = 2^k·√s with 2^-k = p[0]·p[1], from s2 = Σ x_j² (row_pass): when s2
+ * lies in [2^-800, 2^800], p = 1 and s = s2 (no square overflowed, and
+ * those that underflowed are below 2^-200 of the sum, far under its last
+ * place). Otherwise p brings max|x| into [0.5, 1) (ag_pow2_factors),
+ * exactly, and s is summed again from x·p. s = 0 for x = 0. */
+static double norm_parts(const double *x, size_t n, double s2, double p[2])
 {
-    int e;
-    double p[2], root = sqrt(sumsq_pow2(x, n, &e, p));
+    p[0] = p[1] = 1;
+    if (s2 >= 0x1p-800 && s2 <= 0x1p800)
+        return s2;
+    double amax = ag_max_abs(x, n);
+    if (amax == 0)
+        return 0;
+    ag_pow2_factors(amax, p);
+    return ag_scaled_sumsq(x, n, p);
+}
+
+/* Row x's unit vector u = (x·p[1])·(p[0]/√s) added to sum (norm_parts; x·p[1]
+ * is exact and p[0]/√s finite: p[1] ≠ 1 only for rows below 2^-1000,
+ * p[0] ≤ 2^1000, and s ≥ 2^-800 or ≥ 0.25). Returns ‖u‖², summed from the
+ * same u. */
+static double add_unit_row(const double *x, size_t n, double s2, double *sum)
+{
+    double p[2], root = sqrt(norm_parts(x, n, s2, p));
     if (root == 0)
         return 0;
-    double q = p[1], r = p[0] / root, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    double q = p[1], r = p[0] / root, s0 = 0, s1 = 0, s2u = 0, s3 = 0;
     size_t j = 0;
     for (; j + 4 <= n; j += 4) {
         double u0 = x[j] * q * r, u1 = x[j + 1] * q * r, u2 = x[j + 2] * q * r,
@@ -57,7 +85,7 @@ static double add_unit_row(const double *x, size_t n, double *sum)
         sum[j + 3] += u3;
         s0 += u0 * u0;
         s1 += u1 * u1;
-        s2 += u2 * u2;
+        s2u += u2 * u2;
         s3 += u3 * u3;
     }
     for (; j < n; j++) {
@@ -65,23 +93,24 @@ static double add_unit_row(const double *x, size_t n, double *sum)
         sum[j] += u;
         s0 += u * u;
     }
-    return (s0 + s1) + (s2 + s3);
+    return (s0 + s1) + (s2u + s3);
 }
 
 /* Mean of cos(x_i, x_j) over ordered pairs i ≠ j of non-zero rows:
  * with u_i = x_i/‖x_i‖, Σ_{i≠j} u_iᵀu_j = ‖Σ_i u_i‖² − Σ_i ‖u_i‖², O(mn).
- * Each row is brought next to 1 by a power of two (exact) when it needs to
- * be (sumsq_pow2): right for rows of any magnitude. Rows with disjoint
- * supports give exactly 0 (both sums add the same squares in the same
- * order). sum: n doubles of scratch. Returns 0 when fewer than two rows
- * are non-zero. */
-static int mean_cosine(const double *X, size_t m, size_t n, double *sum, double *out)
+ * Each row is brought next to 1 by a power of two (exact) when its squares
+ * could overflow or underflow (norm_parts): right for rows of any
+ * magnitude. Rows with disjoint supports give exactly 0 (both sums add the
+ * same squares in the same order). ss: the rows' Σx² (row_pass); sum: n
+ * doubles of scratch. Returns 0 when fewer than two rows are non-zero. */
+static int mean_cosine(const double *X, size_t m, size_t n, const double *ss, double *sum,
+                       double *out)
 {
     memset(sum, 0, n * sizeof *sum);
     size_t k = 0;
     double self = 0;
     for (size_t i = 0; i < m; i++) {
-        double u2 = add_unit_row(X + i * n, n, sum);
+        double u2 = add_unit_row(X + i * n, n, ss[i], sum);
         self += u2;
         k += u2 > 0;
     }
@@ -94,35 +123,37 @@ static int mean_cosine(const double *X, size_t m, size_t n, double *sum, double 
     return 1;
 }
 
-/* X − 1x̄ᵀ into Xc, with ‖X‖_F² (*ss_x) and ‖Xc‖_F² (*ss_c), summed from
- * each row while it is in cache (X within 2^±100, as
- * S = 2^-e·M is: its squares are safe). The mean is taken as
- * x_0 + mean(x_i − x_0): rows that are all identical then centre to
+/* Xc = X − 1x̄ᵀ from diff (row_pass) turned into the mean in place; returns
+ * ‖Xc‖_F², each row's squares summed as it is written. The mean is taken
+ * as x_0 + mean(x_i − x_0): rows that are all identical then centre to
  * exactly 0 (plain summation can leave rounding residue, which would turn
- * "undefined" into noise). Each column's sum in the order of its rows;
- * mean: n doubles of scratch. */
-static void centre_rows(const double *X, size_t m, size_t n, double *mean, double *Xc,
-                        double *ss_x, double *ss_c)
+ * "undefined" into noise). */
+static double centre_rows(const double *X, size_t m, size_t n, double *mean, double *Xc)
 {
-    double sx = 0, sc = 0;
-    memset(mean, 0, n * sizeof *mean);
-    for (size_t i = 0; i < m; i++) {
-        const double *x = X + i * n;
-        sx += ag_sumsq(x, n);
-        for (size_t j = 0; j < n; j++)
-            mean[j] += x[j] - X[j];
-    }
+    double sc = 0;
     for (size_t j = 0; j < n; j++)
         mean[j] = X[j] + mean[j] / (double)m;
     for (size_t i = 0; i < m; i++) {
         const double *x = X + i * n;
-        double *c = Xc + i * n;
-        for (size_t j = 0; j < n; j++)
+        double *c = Xc + i * n, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        size_t j = 0;
+        for (; j + 4 <= n; j += 4) {
             c[j] = x[j] - mean[j];
-        sc += ag_sumsq(c, n);
+            c[j + 1] = x[j + 1] - mean[j + 1];
+            c[j + 2] = x[j + 2] - mean[j + 2];
+            c[j + 3] = x[j + 3] - mean[j + 3];
+            s0 += c[j] * c[j];
+            s1 += c[j + 1] * c[j + 1];
+            s2 += c[j + 2] * c[j + 2];
+            s3 += c[j + 3] * c[j + 3];
+        }
+        for (; j < n; j++) {
+            c[j] = x[j] - mean[j];
+            s0 += c[j] * c[j];
+        }
+        sc += (s0 + s1) + (s2 + s3);
     }
-    *ss_x = sx;
-    *ss_c = sc;
+    return sc;
 }
 
 /* x ← x·p[0]·p[1] (exact: powers of two) and Σ of the new x², in four
@@ -150,20 +181,23 @@ static double scale_sumsq(double *x, size_t count, const double p[2])
     return (s0 + s1) + (s2 + s3);
 }
 
-/* pc1_share and res_ratio from S = 2^-e·X (analysis/scale.c): the
- * centring's differences and sums cannot overflow, subnormal entries become
- * normal, and both keys are ratios, unchanged by the scaling. S lies within
- * 2^±100, so σ₁² and ‖Xc‖_F² cannot overflow; a centred matrix with
+/* pc1_share and res_ratio from S = 2^-e·X (analysis/scale.c), with ss
+ * (Σx² of S's rows) and diff (the centring's column sums) from row_pass:
+ * the centring's differences and sums cannot overflow, subnormal entries
+ * become normal, and both keys are ratios, unchanged by the scaling. S lies
+ * within 2^±100, so σ₁² and ‖Xc‖_F² cannot overflow; a centred matrix with
  * ‖Xc‖_F² below 2^-800 is brought next to 1 by a power of two (exact), so
  * that they cannot underflow either. σ₁² comes from ag_sigma1_squared
  * (analysis/lanczos.c), not from an SVD. */
 static int centred_keys(const double *S, size_t m, size_t n, const ag_metric_set *sel,
-                        double *mean, ag_matrix_work *w, ag_record *rec)
+                        const double *ss, double *diff, ag_matrix_work *w, ag_record *rec)
 {
-    double *Xc = ag_work_doubles(w, AG_WK_COPY, m * n), ss_x, ss_c;
+    double *Xc = ag_work_doubles(w, AG_WK_COPY, m * n), ss_x = 0;
     if (!Xc)
         return AG_ENOMEM;
-    centre_rows(S, m, n, mean, Xc, &ss_x, &ss_c);
+    for (size_t i = 0; i < m; i++)
+        ss_x += ss[i];
+    double ss_c = centre_rows(S, m, n, diff, Xc);
     int kc = 0;
     double amax_c = ss_c < 0x1p-800 ? ag_max_abs(Xc, m * n) : 0;
     if (amax_c > 0) { /* Xc·2^-kc: its squares underflow */
@@ -188,18 +222,25 @@ static int centred_keys(const double *S, size_t m, size_t n, const ag_metric_set
     return status;
 }
 
+/* One pass over X's rows serves mean_cosine's norms and, when S is X (no
+ * scaling), ‖X‖_F² and the centring's column sums too. */
 int ag_geometry_family(const double *X, const double *S, size_t m, size_t n,
                        const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec)
 {
-    double *mean = ag_work_doubles(w, AG_WK_VECTORS, n);
-    if (!mean)
+    int centred = ON(AG_M_PC1_SHARE) || ON(AG_M_RES_RATIO), shared = centred && S == X;
+    double *v[3];
+    if (ag_work_vectors(w, AG_WK_VECTORS, m > n ? m : n, 3, v) != AG_OK)
         return AG_ENOMEM;
+    double *ss = v[0], *diff = v[1], *sum = v[2];
     if (ON(AG_M_MEAN_COSINE)) {
         double mc = 0;
-        int ok = mean_cosine(X, m, n, mean, &mc);
+        row_pass(X, m, n, ss, shared ? diff : NULL);
+        int ok = mean_cosine(X, m, n, ss, sum, &mc);
         ag_record_set(rec, AG_M_MEAN_COSINE, ok ? AG_V_NUMBER : AG_V_NULL, mc);
     }
-    if (!ON(AG_M_PC1_SHARE) && !ON(AG_M_RES_RATIO))
+    if (!centred)
         return AG_OK;
-    return centred_keys(S, m, n, sel, mean, w, rec);
+    if (!ON(AG_M_MEAN_COSINE) || !shared)
+        row_pass(S, m, n, ss, diff);
+    return centred_keys(S, m, n, sel, ss, diff, w, rec);
 }

@@ -80,23 +80,32 @@ static void gram_apply(const lanczos *L, const double *v, double *w)
     cblas_dgemv(CblasRowMajor, second, m, n, 1.0, L->X, n, L->tmp, 1, 0.0, w, 1);
 }
 
-/* w ← w − V_{0..j}(V_{0..j}ᵀ w), twice: one pass of classical Gram–Schmidt
- * leaves a residue of the size of the orthogonality already lost (GVL
- * §10.1.5, "twice is enough"). The removed component along v_j corrects
- * α_j. */
-static void reorthogonalise(lanczos *L, int j)
+/* w ← w − V_{0..j}(V_{0..j}ᵀ w), classical Gram–Schmidt, applied again
+ * only when a pass removed more than 1 − 1/√2 of w (the test of Daniel,
+ * Gragg, Kaufman & Stewart 1976, as ARPACK's dsaitr applies it): the pass
+ * then left a residue of the size of the orthogonality lost, and a second
+ * one brings w to working precision ("twice is enough", GVL §10.1.4 and
+ * Parlett §6-9). The removed components along v_j correct α_j. Returns
+ * ‖w‖. */
+static double reorthogonalise(lanczos *L, int j)
 {
     int q = (int)L->q;
+    double before = cblas_dnrm2(q, L->w, 1), after = before;
     for (int pass = 0; pass < 2; pass++) {
         cblas_dgemv(CblasRowMajor, CblasNoTrans, j + 1, q, 1.0, L->V, q, L->w, 1, 0.0, L->h, 1);
         cblas_dgemv(CblasRowMajor, CblasTrans, j + 1, q, -1.0, L->V, q, L->h, 1, 1.0, L->w, 1);
         L->alpha[j] += L->h[j];
+        after = cblas_dnrm2(q, L->w, 1);
+        if (after >= M_SQRT1_2 * before)
+            break;
+        before = after;
     }
+    return after;
 }
 
 /* θ, the largest eigenvalue of the k×k tridiagonal T_k = (α, β), and the
  * last entry of its unit eigenvector: dstevr, RANGE='I', that eigenpair
- * only (MRRR, O(k)). */
+ * only (bisection and inverse iteration, O(k) each). */
 static int ritz_top(lanczos *L, int k, double *theta, double *s_last)
 {
     memcpy(L->d, L->alpha, (size_t)k * sizeof *L->d);
@@ -126,8 +135,7 @@ static int lanczos_run(lanczos *L, double *theta, int *steps, int *done)
         cblas_daxpy((int)q, -L->alpha[j], vj, 1, L->w, 1);
         if (j > 0)
             cblas_daxpy((int)q, -L->beta[j - 1], vj - q, 1, L->w, 1);
-        reorthogonalise(L, j);
-        double b = cblas_dnrm2((int)q, L->w, 1);
+        double b = reorthogonalise(L, j);
         *steps = j + 1;
         int status = ritz_top(L, j + 1, theta, &s_last);
         if (status != AG_OK)
