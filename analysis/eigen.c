@@ -48,6 +48,7 @@ static int entry_order(const void *pa, const void *pb)
 
 static void sort_entries(eig_entry *e, size_t n, double *re, double *im, double *rcond)
 {
+    /* entry_order breaks exact ties by the original index */
     for (size_t i = 0; i < n; i++)
         e[i].mod = hypot(e[i].re, e[i].im);
     qsort(e, n, sizeof *e, entry_order);
@@ -57,6 +58,18 @@ static void sort_entries(eig_entry *e, size_t n, double *re, double *im, double 
         if (rcond)
             rcond[i] = e[i].rcond;
     }
+}
+
+int ag_eig_sort_by_modulus(double *re, double *im, size_t n)
+{
+    eig_entry *e = malloc((n ? n : 1) * sizeof *e);
+    if (!e)
+        return AG_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        e[i] = (eig_entry){.re = re[i], .im = im[i], .index = i};
+    sort_entries(e, n, re, im, NULL);
+    free(e);
+    return AG_OK;
 }
 
 int ag_eig_general_condition(const double *A, size_t n, double *re, double *im,

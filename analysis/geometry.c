@@ -24,27 +24,9 @@ static void row_pass(const double *X, size_t m, size_t n, double *ss, double *di
         memset(diff, 0, n * sizeof *diff);
     for (size_t i = 0; i < m; i++) {
         const double *x = X + i * n;
-        if (!diff) {
-            ss[i] = ag_sumsq(x, n);
-            continue;
-        }
-        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        size_t j = 0;
-        for (; j + 4 <= n; j += 4) {
-            s0 += x[j] * x[j];
-            s1 += x[j + 1] * x[j + 1];
-            s2 += x[j + 2] * x[j + 2];
-            s3 += x[j + 3] * x[j + 3];
+        ss[i] = ag_sumsq(x, n);
+        for (size_t j = 0; diff && j < n; j++) /* x is in cache now */
             diff[j] += x[j] - X[j];
-            diff[j + 1] += x[j + 1] - X[j + 1];
-            diff[j + 2] += x[j + 2] - X[j + 2];
-            diff[j + 3] += x[j + 3] - X[j + 3];
-        }
-        for (; j < n; j++) {
-            s0 += x[j] * x[j];
-            diff[j] += x[j] - X[j];
-        }
-        ss[i] = (s0 + s1) + (s2 + s3);
     }
 }
 
@@ -74,26 +56,10 @@ static double add_unit_row(const double *x, size_t n, double s2, double *sum)
     double p[2], root = sqrt(norm_parts(x, n, s2, p));
     if (root == 0)
         return 0;
-    double q = p[1], r = p[0] / root, s0 = 0, s1 = 0, s2u = 0, s3 = 0;
-    size_t j = 0;
-    for (; j + 4 <= n; j += 4) {
-        double u0 = x[j] * q * r, u1 = x[j + 1] * q * r, u2 = x[j + 2] * q * r,
-               u3 = x[j + 3] * q * r;
-        sum[j] += u0;
-        sum[j + 1] += u1;
-        sum[j + 2] += u2;
-        sum[j + 3] += u3;
-        s0 += u0 * u0;
-        s1 += u1 * u1;
-        s2u += u2 * u2;
-        s3 += u3 * u3;
-    }
-    for (; j < n; j++) {
-        double u = x[j] * q * r;
-        sum[j] += u;
-        s0 += u * u;
-    }
-    return (s0 + s1) + (s2u + s3);
+    double f[2] = {p[1], p[0] / root}; /* u_j = x_j·f[0]·f[1] */
+    for (size_t j = 0; j < n; j++)
+        sum[j] += x[j] * f[0] * f[1];
+    return ag_scaled_sumsq(x, n, f); /* x is in cache: the same u, squared */
 }
 
 /* Mean of cos(x_i, x_j) over ordered pairs i ≠ j of non-zero rows:

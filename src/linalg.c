@@ -73,56 +73,37 @@ int ag_lapack_svd_values(double *a, size_t m, size_t n, double *sigma, ag_matrix
                : AG_ELAPACK;
 }
 
+/* For the public wrappers: a checked copy of M for LAPACK to overwrite and
+ * a temporary workspace; both released by release_copy. */
+static int copy_with_work(const double *M, size_t count, double **a, ag_matrix_work **w)
+{
+    int status;
+    *w = NULL;
+    *a = ag_lapack_copy(M, count, &status);
+    if (*a && ag_matrix_work_new(w, NULL) != AG_OK)
+        status = AG_ENOMEM;
+    return status;
+}
+
+static void release_copy(double *a, ag_matrix_work *w)
+{
+    ag_matrix_work_free(w);
+    free(a);
+}
+
 int ag_svd_values(const double *M, size_t m, size_t n, double *sigma)
 {
     if (m == 0 || n == 0)
         return AG_EINVAL;
     if (too_large(m, n))
         return AG_ELIMIT;
-    ag_matrix_work *w = NULL;
-    int status;
-    double *a = ag_lapack_copy(M, m * n, &status);
-    if (a && ag_matrix_work_new(&w, NULL) != AG_OK)
-        status = AG_ENOMEM;
+    double *a;
+    ag_matrix_work *w;
+    int status = copy_with_work(M, m * n, &a, &w);
     if (status == AG_OK)
         status = ag_lapack_svd_values(a, m, n, sigma, w);
-    ag_matrix_work_free(w);
-    free(a);
+    release_copy(a, w);
     return status;
-}
-
-typedef struct {
-    double re, im, mod;
-} eig_pair;
-
-static int by_modulus_desc(const void *pa, const void *pb)
-{
-    const eig_pair *a = pa, *b = pb;
-    if (a->mod != b->mod)
-        return a->mod < b->mod ? 1 : -1;
-    /* Tie-break deterministically: larger real part first. */
-    if (a->re != b->re)
-        return a->re < b->re ? 1 : -1;
-    return (a->im < b->im) - (a->im > b->im);
-}
-
-int ag_eig_sort_by_modulus(double *re, double *im, size_t n)
-{
-    eig_pair *p = malloc((n ? n : 1) * sizeof *p);
-    if (!p)
-        return AG_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        p[i].re = re[i];
-        p[i].im = im[i];
-        p[i].mod = hypot(re[i], im[i]);
-    }
-    qsort(p, n, sizeof *p, by_modulus_desc);
-    for (size_t i = 0; i < n; i++) {
-        re[i] = p[i].re;
-        im[i] = p[i].im;
-    }
-    free(p);
-    return AG_OK;
 }
 
 int ag_eig_general_values(const double *A, size_t n, double *re, double *im)
@@ -181,15 +162,12 @@ int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value)
         return AG_EINVAL;
     if (too_large(n, n))
         return AG_ELIMIT;
-    ag_matrix_work *w = NULL;
-    int status;
-    double *a = ag_lapack_copy(S, n * n, &status);
-    if (a && ag_matrix_work_new(&w, NULL) != AG_OK)
-        status = AG_ENOMEM;
+    double *a;
+    ag_matrix_work *w;
+    int status = copy_with_work(S, n * n, &a, &w);
     if (status == AG_OK)
         status = ag_lapack_sym_kth(a, n, k, value, w);
-    ag_matrix_work_free(w);
-    free(a);
+    release_copy(a, w);
     return status;
 }
 
