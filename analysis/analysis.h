@@ -6,17 +6,36 @@
 #include <gsl/gsl_rng.h>
 
 #include "attngeom.h"
+#include "linalg.h"
 
 /* ---- exact power-of-two scaling (analysis/scale.c) ---- */
 
 /* e with max|a_ij| = f·2^e, f in [0.5, 1), when that is outside
  * [2^-100, 2^100]; 0 inside (no scaling needed) and for a zero block. */
 int ag_scale_exponent(const double *a, size_t rows, size_t cols, size_t ld);
+/* The same e for a block whose largest |entry| is amax. */
+int ag_scale_exponent_of(double amax);
+/* max|x_j| into *amax, in one pass; returns 0 when some x_j is NaN or
+ * Inf. */
+int ag_finite_max_abs(const double *x, size_t count, double *amax);
 /* A compact (rows, cols) copy of a·2^-e (NULL when out of memory). */
 double *ag_scaled_copy(const double *a, size_t rows, size_t cols, size_t ld, int e);
 /* Store v·2^e as a number; null when that lies beyond the double range
  * (|v·2^e| > 1.8e308: the value exists but no double is right). */
 void ag_record_put(ag_record *rec, ag_metric key, double v, int e);
+
+/* max|x_j| (0 for count = 0). */
+double ag_max_abs(const double *x, size_t count);
+/* Powers of two p[0], p[1] with x·p[0]·p[1] = x·2^-k exactly (whenever the
+ * result is normal) for amax = f·2^k, f in [0.5, 1): one factor when 2^-k
+ * is finite, two below 2^-1000. p = {1, 1} for amax = 0. */
+void ag_pow2_factors(double amax, double p[2]);
+/* Σ x_j·p[0]·p[1] and Σ (x_j·p[0]·p[1])², in a fixed order of four partial
+ * sums. */
+double ag_scaled_sum(const double *x, size_t count, const double p[2]);
+double ag_scaled_sumsq(const double *x, size_t count, const double p[2]);
+/* Σ x_j², in the same order. */
+double ag_sumsq(const double *x, size_t count);
 
 /* Family A from the singular values of 2^-e·M: sigma_max is σ₁·2^e, every
  * other key a ratio. */
@@ -25,10 +44,31 @@ void ag_spectrum_keys_scaled(const double *sigma, size_t q, size_t m, size_t n, 
 
 /* Family B of the square n×n row-major A (finite entries), S = 2^-e·A. */
 int ag_attention_family(const double *A, const double *S, int e, size_t n,
-                        const ag_metric_set *sel, ag_record *rec);
-/* Family C of the m×n row-major X (finite entries, any magnitude). */
-int ag_geometry_family(const double *X, size_t m, size_t n,
-                       const ag_metric_set *sel, ag_record *rec);
+                        const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec);
+/* Family C of the m×n row-major X (finite entries, any magnitude), S = 2^-e·X
+ * for some e (X itself when it needs no scaling). */
+int ag_geometry_family(const double *X, const double *S, size_t m, size_t n,
+                       const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec);
+
+/* What family B needs of the eigenvalues of S (analysis/eigen.c). */
+typedef struct {
+    double l1, l2; /* |λ₁|, |λ₂|, eigenvalues sorted by modulus (ties as
+                      ag_eig_sort_by_modulus, then by LAPACK's order) */
+    double rcond2; /* |y₂ᴴx₂|, only when asked; 0 when λ₂ is not simple */
+} ag_top_two;
+/* For the n×n S (n ≥ 2, finite, causal: lower triangular): one eigenvalue
+ * computation, and λ₂'s two eigenvectors when want_cond. Uses the slots
+ * AG_WK_COPY, AG_WK_COPY2, AG_WK_EIGS, AG_WK_VECTORS. */
+int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matrix_work *w,
+                   ag_top_two *out);
+
+/* σ₁² of the m×n row-major X (finite, max|X| in [2^-400, 2^400], so that
+ * σ₁² and the products can neither overflow nor underflow) by Lanczos
+ * (analysis/lanczos.c), *steps the Lanczos steps taken; X is overwritten
+ * only when they do not converge and dgesdd runs on it (*steps = 0). Uses
+ * the slot AG_WK_BASIS. */
+int ag_sigma1_squared(double *X, size_t m, size_t n, ag_matrix_work *w, double *theta,
+                      int *steps);
 /* v[0..n-1] = independent standard Gaussian draws from rng (GSL's
  * gsl_ran_gaussian; analysis/random.c). */
 void ag_fill_gaussian(gsl_rng *rng, double *v, size_t n);

@@ -114,149 +114,108 @@ static void entropy_keys(const double *A, const double *S, int e, size_t n, int 
         ag_record_put(rec, AG_M_SINK_MASS, sink / (double)n, e);
 }
 
-/* Whether λ₂ (re[1], im[1] of the sorted eigenvalues) is a simple eigenvalue
- * in floating point. The condition number 1/|y₂ᴴx₂| is defined only then: a
- * repeated λ₂ has no unique eigenvector pair (its value would depend on which
- * basis LAPACK happens to return), and a defective one has y₂ᴴx₂ = 0, which
- * rounding turns into |y₂ᴴx₂| ~ ε. So: no other eigenvalue within
- * 8·n·ε·|λ₁| of λ₂, and |y₂ᴴx₂| above n·ε. */
-static int lambda2_simple(const double *re, const double *im, size_t n, double rcond2)
+/* W = (S + Sᵀ)·2 into Wm, in tiles so that S's columns are read from
+ * cache. S = 2^-e·A: the sums cannot overflow. */
+#define TILE 64
+static void symmetrise(const double *S, size_t n, double *Wm)
 {
-    double scale = hypot(re[0], im[0]), tol = 8.0 * (double)n * DBL_EPSILON * scale;
-    if (!(rcond2 > (double)n * DBL_EPSILON))
-        return 0;
-    for (size_t k = 0; k < n; k++)
-        if (k != 1 && hypot(re[k] - re[1], im[k] - im[1]) <= tol)
-            return 0;
-    return 1;
+    for (size_t i0 = 0; i0 < n; i0 += TILE)
+        for (size_t j0 = 0; j0 < n; j0 += TILE)
+            for (size_t i = i0; i < n && i < i0 + TILE; i++)
+                for (size_t j = j0; j < n && j < j0 + TILE; j++)
+                    Wm[i * n + j] = S[i * n + j] + S[j * n + i];
 }
 
-/* |λ₁|, |λ₂| and, when want_cond, |y₂ᴴx₂| (the reciprocal condition number
- * of λ₂). For a causal (lower-triangular) A the eigenvalues are its diagonal
- * exactly, so no eigensolver runs (docs/metrics.md, family B); its eigenvectors come from
- * back substitution. */
-static int top_two(const double *A, size_t n, int causal, int want_cond, double *l1,
-                   double *l2, double *rcond2)
+/* Second-smallest eigenvalue of L = I − D^{-1/2} W D^{-1/2}, from
+ * S = 2^-e·A (only ratios of W enter). Each row is measured against the
+ * power of two p_i at or above its largest weight (exact): with
+ * t_i = Σ_j W_ij/p_i (in [0.5, n]), W_ij/d_i = (W_ij/p_i)/t_i and
+ * L_ij = −√(W_ij/d_i)·√(W_ij/d_j), factors in [0, 1]: no overflow, no loss
+ * for a row of tiny weights next to large ones, and exactly invariant under
+ * 2^k·A. L is formed over W in place, only the triangle dsyevr reads
+ * (row-major j ≤ i, the column-major upper one). */
+static int fiedler_value(const double *S, size_t n, ag_matrix_work *w, double *value)
 {
-    double *re = malloc(n * sizeof *re), *im = calloc(n, sizeof *im);
-    double *rc = want_cond && !causal ? malloc(n * sizeof *rc) : NULL;
-    int status = (re && im && (rc || !want_cond || causal)) ? AG_OK : AG_ENOMEM;
-    if (status == AG_OK) {
-        if (causal && want_cond) {
-            status = ag_eig_triangular_condition(A, n, re, im, rcond2);
-        } else if (causal) {
-            for (size_t i = 0; i < n; i++)
-                re[i] = AT(i, i);
-            status = ag_eig_sort_by_modulus(re, im, n);
-        } else if (want_cond) {
-            status = ag_eig_general_condition(A, n, re, im, rc);
-            if (status == AG_OK)
-                *rcond2 = rc[1];
-        } else {
-            status = ag_eig_general_values(A, n, re, im);
-        }
+    double *L = ag_work_doubles(w, AG_WK_COPY, n * n), *v[3];
+    if (!L || ag_work_vectors(w, AG_WK_VECTORS, n, 3, v) != AG_OK)
+        return AG_ENOMEM;
+    double *p0 = v[0], *p1 = v[1], *t = v[2]; /* row i: 1/p_i = p0[i]·p1[i] */
+    symmetrise(S, n, L);
+    for (size_t i = 0; i < n; i++) {
+        double p[2];
+        ag_pow2_factors(ag_max_abs(L + i * n, n), p);
+        p0[i] = p[0];
+        p1[i] = p[1];
+        t[i] = ag_scaled_sum(L + i * n, n, p);
     }
-    if (status == AG_OK) {
-        *l1 = hypot(re[0], im[0]);
-        *l2 = hypot(re[1], im[1]);
-        if (want_cond && !lambda2_simple(re, im, n, *rcond2))
-            *rcond2 = 0; /* no condition number: reported as null */
-    }
-    free(re);
-    free(im);
-    free(rc);
-    return status;
-}
-
-/* 2W_ij = A_ij + A_ji, or W_ij = A_ij/2 + A_ji/2 when the sum could
- * overflow (max|A| ≥ 2^1023, `halve`): only ratios of W are used below. */
-static double wpair(const double *A, size_t n, size_t i, size_t j, int halve)
-{
-    return halve ? 0.5 * AT(i, j) + 0.5 * AT(j, i) : AT(i, j) + AT(j, i);
-}
-
-/* Second-smallest eigenvalue of L = I − D^{-1/2} W D^{-1/2}, max|A| in
- * [2^(e-1), 2^e). Each row is measured against its own largest weight m_i:
- * with t_i = Σ_j W_ij/m_i (in [1, n]), W_ij/d_i = (W_ij/m_i)/t_i and
- * L_ij = −√(W_ij/d_i)·√(W_ij/d_j), factors in [0, 1]: no overflow for
- * weights near 1e308, no loss for a row of tiny weights next to large ones,
- * and exactly invariant under 2^k·A. */
-static int fiedler_value(const double *A, size_t n, int e, double *value)
-{
-    double *L = malloc(n * n * sizeof *L), *mx = calloc(n, sizeof *mx), *t = calloc(n, sizeof *t);
-    int status = L && mx && t ? AG_OK : AG_ENOMEM, halve = e > 1023;
-    for (size_t i = 0; status == AG_OK && i < n; i++) {
-        for (size_t j = 0; j < n; j++)
-            mx[i] = fmax(mx[i], wpair(A, n, i, j, halve));
-        for (size_t j = 0; mx[i] > 0 && j < n; j++)
-            t[i] += wpair(A, n, i, j, halve) / mx[i];
-    }
-    for (size_t i = 0; status == AG_OK && i < n; i++)
-        for (size_t j = 0; j < n; j++) {
-            double w = wpair(A, n, i, j, halve), ri = mx[i] > 0 ? w / mx[i] / t[i] : 0,
-                   rj = mx[j] > 0 ? w / mx[j] / t[j] : 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= i; j++) {
+            double wij = L[i * n + j], ri = t[i] > 0 ? wij * p0[i] * p1[i] / t[i] : 0,
+                   rj = t[j] > 0 ? wij * p0[j] * p1[j] / t[j] : 0;
             L[i * n + j] = (i == j ? 1.0 - ri : -sqrt(ri) * sqrt(rj));
         }
-    if (status == AG_OK)
-        status = ag_eig_symmetric_kth(L, n, 2, value);
-    free(L);
-    free(mx);
-    free(t);
-    return status;
+    return ag_lapack_sym_kth(L, n, 2, value, w);
 }
 
-/* ‖S‖_F² and ‖N‖_F² relative to ‖A‖_F², computed on A / max|A| so that
- * squares cannot overflow. Returns 0 when A = 0. */
-static int symmetry_split(const double *A, size_t n, double *sym2, double *anti2)
+/* ‖S‖_F² and ‖N‖_F² relative to ‖A‖_F², from S = 2^-e·A (the same
+ * ratios; its squares cannot overflow, and those that underflow are below
+ * 2^-800 of the largest). Each pair {i, j} once, in tiles so that the
+ * transposed entries are read from cache:
+ * ‖S‖² = Σ_i a_ii² + ½Σ_{i<j}(a_ij + a_ji)², ‖N‖² = ½Σ_{i<j}(a_ij − a_ji)².
+ * Returns 0 when A = 0. */
+static int symmetry_split(const double *S, size_t n, double *sym2, double *anti2)
 {
-    double amax = 0;
-    for (size_t k = 0; k < n * n; k++)
-        amax = fmax(amax, fabs(A[k]));
-    if (amax == 0)
-        return 0;
-    double s2 = 0, n2 = 0, a2 = 0;
+    double diag = 0, plus = 0, minus = 0, off = 0;
     for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++) {
-            double a = AT(i, j) / amax, b = AT(j, i) / amax;
-            s2 += 0.25 * (a + b) * (a + b);
-            n2 += 0.25 * (a - b) * (a - b);
-            a2 += a * a;
-        }
-    *sym2 = s2 / a2;
-    *anti2 = n2 / a2;
+        diag += S[i * n + i] * S[i * n + i];
+    for (size_t i0 = 0; i0 < n; i0 += TILE)
+        for (size_t j0 = i0; j0 < n; j0 += TILE)
+            for (size_t i = i0; i < n && i < i0 + TILE; i++)
+                for (size_t j = j0 > i ? j0 : i + 1; j < n && j < j0 + TILE; j++) {
+                    double a = S[i * n + j], b = S[j * n + i];
+                    plus += (a + b) * (a + b);
+                    minus += (a - b) * (a - b);
+                    off += a * a + b * b;
+                }
+    double all = diag + off;
+    if (all == 0)
+        return 0;
+    *sym2 = (diag + 0.5 * plus) / all;
+    *anti2 = 0.5 * minus / all;
     return 1;
 }
 
-/* Eigenvalues from S = 2^-e·A, moduli scaled back by 2^e; the Laplacian
- * from A (fiedler_value is scale-free by construction). */
+/* Eigenvalues from S = 2^-e·A, moduli scaled back by 2^e; fiedler is
+ * scale-free by construction. */
 static int spectral_keys(const double *A, const double *S, int e, size_t n, int causal,
-                         int negative, const ag_metric_set *sel, ag_record *rec)
+                         int negative, const ag_metric_set *sel, ag_matrix_work *w,
+                         ag_record *rec)
 {
     int want_cond = ON(AG_M_LAMBDA2_CONDITION);
     int want_eig = ON(AG_M_LAMBDA2_ABS) || ON(AG_M_SPECTRAL_GAP) || want_cond;
     if (want_eig) {
-        double l1 = 0, l2 = 0, rcond2 = 0;
+        ag_top_two t = {0};
         int ok = n >= 2;
         if (ok) {
-            int status = top_two(S, n, causal, want_cond, &l1, &l2, &rcond2);
+            int status = ag_eig_top_two(S, n, causal, want_cond, w, &t);
             if (status != AG_OK)
                 return status;
         }
-        /* 1/|y₂ᴴx₂|, null when λ₂ is not simple (see lambda2_simple). */
+        /* 1/|y₂ᴴx₂|, null when λ₂ is not simple (analysis/eigen.c). */
         if (want_cond)
             ag_record_set(rec, AG_M_LAMBDA2_CONDITION,
-                          ok && rcond2 > 0 ? AG_V_NUMBER : AG_V_NULL,
-                          ok && rcond2 > 0 ? 1.0 / rcond2 : 0);
+                          ok && t.rcond2 > 0 ? AG_V_NUMBER : AG_V_NULL,
+                          ok && t.rcond2 > 0 ? 1.0 / t.rcond2 : 0);
         if (ON(AG_M_LAMBDA2_ABS))
-            ag_record_put(rec, AG_M_LAMBDA2_ABS, ok ? l2 : NAN, e);
+            ag_record_put(rec, AG_M_LAMBDA2_ABS, ok ? t.l2 : NAN, e);
         if (ON(AG_M_SPECTRAL_GAP))
-            ag_record_put(rec, AG_M_SPECTRAL_GAP, ok ? l1 - l2 : NAN, e);
+            ag_record_put(rec, AG_M_SPECTRAL_GAP, ok ? t.l1 - t.l2 : NAN, e);
     }
     if (ON(AG_M_FIEDLER)) {
         double f = 0;
         int ok = n >= 2 && !negative;
         if (ok) {
-            int status = fiedler_value(A, n, e, &f);
+            int status = fiedler_value(S, n, w, &f);
             if (status != AG_OK)
                 return status;
         }
@@ -280,7 +239,7 @@ static void role_keys(const double *S, int e, size_t n, int causal, const ag_met
         double d = 0, mx = row[0];
         for (size_t j = 0; j < n; j++) {
             d += row[j] * (double)(i > j ? i - j : j - i);
-            mx = fmax(mx, row[j]);
+            mx = row[j] > mx ? row[j] : mx;
         }
         size_t k = causal ? i + 1 : n;
         dist += d;
@@ -309,14 +268,16 @@ static void role_keys(const double *S, int e, size_t n, int causal, const ag_met
 static void row_sum_error(const double *S, int e, size_t n, ag_record *rec)
 {
     double worst = 0;
-    for (size_t i = 0; i < n; i++)
-        worst = fmax(worst, fabs(ldexp(row_sum(S + i * n, n), e) - 1.0));
+    for (size_t i = 0; i < n; i++) {
+        double err = fabs(ldexp(row_sum(S + i * n, n), e) - 1.0);
+        worst = err > worst ? err : worst;
+    }
     ag_record_set(rec, AG_M_ROW_SUM_ERROR, isfinite(worst) ? AG_V_NUMBER : AG_V_NULL,
                   isfinite(worst) ? worst : 0);
 }
 
 int ag_attention_family(const double *A, const double *S, int e, size_t n,
-                        const ag_metric_set *sel, ag_record *rec)
+                        const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec)
 {
     const int causal = is_causal(A, n);
     const int negative = has_negative(A, n);
@@ -325,14 +286,19 @@ int ag_attention_family(const double *A, const double *S, int e, size_t n,
         ag_record_set(rec, AG_M_CAUSAL, AG_V_BOOL, causal);
     if (ON(AG_M_ROW_SUM_ERROR))
         row_sum_error(S, e, n, rec);
-    entropy_keys(A, S, e, n, causal, negative, sel, rec);
-    role_keys(S, e, n, causal, sel, rec);
-    int status = spectral_keys(A, S, e, n, causal, negative, sel, rec);
+    if (ON(AG_M_ENTROPY_MEAN) || ON(AG_M_ENTROPY_NORMALIZED) || ON(AG_M_SINK_MASS))
+        entropy_keys(A, S, e, n, causal, negative, sel, rec);
+    for (int k = AG_M_ATTENTION_DISTANCE; k <= AG_M_SINK_RATIO; k++)
+        if (ON(k)) {
+            role_keys(S, e, n, causal, sel, rec);
+            break;
+        }
+    int status = spectral_keys(A, S, e, n, causal, negative, sel, w, rec);
     if (status != AG_OK)
         return status;
     if (ON(AG_M_ASYMMETRY) || ON(AG_M_SYMMETRY_SCORE)) {
         double sym2 = 0, anti2 = 0;
-        int ok = symmetry_split(A, n, &sym2, &anti2);
+        int ok = symmetry_split(S, n, &sym2, &anti2);
         if (ON(AG_M_ASYMMETRY))
             ag_record_set(rec, AG_M_ASYMMETRY, ok ? AG_V_NUMBER : AG_V_NULL,
                           sqrt(anti2));

@@ -1,8 +1,11 @@
 /* matrix.c — ag_matrix_metrics: families A, B and C of one matrix, with one
  * SVD shared by every family-A key, and the curvature family F when it is
- * selected (analysis/curvature.c). */
+ * selected (analysis/curvature.c). Every buffer comes from one workspace
+ * (src/work.c), the caller's or a temporary one. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis.h"
 
@@ -14,18 +17,19 @@ int ag_family_selected(const ag_metric_set *sel, ag_family f)
     return 0;
 }
 
-/* Family A from the SVD of S = 2^-e·M. */
+/* Family A from the SVD of S = 2^-e·M (dgesdd on a copy: it overwrites). */
 static int spectrum_family(const double *S, int e, size_t m, size_t n,
-                           const ag_metric_set *sel, ag_record *rec)
+                           const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec)
 {
     size_t q = m < n ? m : n;
-    double *sigma = malloc(q * sizeof *sigma);
-    if (!sigma)
+    double *a = ag_work_doubles(w, AG_WK_COPY, m * n);
+    double *sigma = ag_work_doubles(w, AG_WK_VECTORS, q);
+    if (!a || !sigma)
         return AG_ENOMEM;
-    int status = ag_svd_values(S, m, n, sigma);
+    memcpy(a, S, m * n * sizeof *a);
+    int status = ag_lapack_svd_values(a, m, n, sigma, w);
     if (status == AG_OK)
         ag_spectrum_keys_scaled(sigma, q, m, n, e, AG_M_SIGMA_MAX, sel, rec);
-    free(sigma);
     return status;
 }
 
@@ -45,46 +49,71 @@ static const char *lapack_what(int status)
 int ag_matrix_metrics(const double *M, size_t m, size_t n,
                       const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
-    return ag_matrix_metrics_ex(M, m, n, sel, NULL, rec, err);
+    return ag_matrix_metrics_work(M, m, n, sel, NULL, NULL, rec, err);
 }
 
 int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
                          const ag_metric_set *sel, const ag_matrix_options *opt,
                          ag_record *rec, ag_error *err)
 {
+    return ag_matrix_metrics_work(M, m, n, sel, opt, NULL, rec, err);
+}
+
+/* Families A, B and C of the finite M. LAPACK and the sums run on
+ * S = 2^-e·M, largest entry in [0.5, 1) (analysis/scale.c): exact, and
+ * nothing can overflow or underflow; within 2^±100, S is M itself. */
+static int matrix_families(const double *M, size_t m, size_t n, double amax,
+                           const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec)
+{
+    int e = ag_scale_exponent_of(amax);
+    double *S = e ? ag_work_doubles(w, AG_WK_SCALED, m * n) : (double *)M;
+    if (!S)
+        return AG_ENOMEM;
+    for (size_t k = 0; e && k < m * n; k++)
+        S[k] = ldexp(M[k], -e);
+    int status = AG_OK;
+    if (ag_family_selected(sel, AG_FAMILY_SPECTRUM))
+        status = spectrum_family(S, e, m, n, sel, w, rec);
+    if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_ATTENTION)) {
+        if (m == n)
+            status = ag_attention_family(M, S, e, n, sel, w, rec);
+        else
+            null_family(sel, AG_FAMILY_ATTENTION, rec);
+    }
+    if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_GEOMETRY))
+        status = ag_geometry_family(M, S, m, n, sel, w, rec);
+    return status;
+}
+
+int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_set *sel,
+                           const ag_matrix_options *opt, ag_matrix_work *work, ag_record *rec,
+                           ag_error *err)
+{
     double tau = opt ? opt->edge_threshold : -1;
     if (isnan(tau) || tau > 1)
         return ag_error_set(err, AG_EINVAL, "edge threshold %g not in [0, 1]", tau);
     if (m == 0 || n == 0)
         return ag_error_set(err, AG_EINVAL, "empty %zux%zu matrix", m, n);
-    for (size_t k = 0; k < m * n; k++)
-        if (!isfinite(M[k]))
-            return ag_error_set(err, AG_ENONFINITE,
-                                "non-finite value (%g) at row %zu, column %zu",
-                                M[k], k / n, k % n);
+    if (m > SIZE_MAX / sizeof(double) / n)
+        return ag_error_set(err, AG_ELIMIT, "%zux%zu matrix: too large", m, n);
+    double amax;
+    if (!ag_finite_max_abs(M, m * n, &amax))
+        for (size_t k = 0; k < m * n; k++)
+            if (!isfinite(M[k]))
+                return ag_error_set(err, AG_ENONFINITE,
+                                    "non-finite value (%g) at row %zu, column %zu",
+                                    M[k], k / n, k % n);
     rec->rows = m;
     rec->cols = n;
     for (int k = 0; k < AG_M_COUNT; k++)
         if (!sel->on[k])
             rec->kind[k] = AG_V_ABSENT;
 
-    /* LAPACK and the sums run on S = 2^-e·M, largest entry in [0.5, 1)
-     * (analysis/scale.c): exact, and nothing can overflow or underflow. */
-    int e = ag_scale_exponent(M, m, n, n);
-    double *S = e ? ag_scaled_copy(M, m, n, n, e) : (double *)M;
-    int status = S ? AG_OK : AG_ENOMEM;
-    if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_SPECTRUM))
-        status = spectrum_family(S, e, m, n, sel, rec);
-    if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_ATTENTION)) {
-        if (m == n)
-            status = ag_attention_family(M, S, e, n, sel, rec);
-        else
-            null_family(sel, AG_FAMILY_ATTENTION, rec);
-    }
-    if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_GEOMETRY))
-        status = ag_geometry_family(M, m, n, sel, rec);
-    if (S != M)
-        free(S);
+    ag_matrix_work *own = NULL;
+    int status = work ? AG_OK : ag_matrix_work_new(&own, NULL);
+    if (status == AG_OK)
+        status = matrix_families(M, m, n, amax, sel, work ? work : own, rec);
+    ag_matrix_work_free(own);
     if (status != AG_OK)
         return ag_error_set(err, status, "%zux%zu matrix: %s", m, n,
                             lapack_what(status));

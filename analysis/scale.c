@@ -21,13 +21,39 @@
 int ag_scale_exponent(const double *a, size_t rows, size_t cols, size_t ld)
 {
     double amax = 0;
-    for (size_t i = 0; i < rows; i++)
-        for (size_t j = 0; j < cols; j++)
-            amax = fmax(amax, fabs(a[i * ld + j]));
+    for (size_t i = 0; i < rows; i++) {
+        double r = ag_max_abs(a + i * ld, cols);
+        amax = r > amax ? r : amax;
+    }
+    return ag_scale_exponent_of(amax);
+}
+
+int ag_scale_exponent_of(double amax)
+{
     int e = 0;
     if (amax > 0)
         frexp(amax, &e);
     return e < -SCALE_FREE || e > SCALE_FREE ? e : 0;
+}
+
+/* The larger of m and v; m when v is NaN. */
+static inline double keep_max(double m, double v)
+{
+    return v > m ? v : m;
+}
+
+/* The loops below run four independent chains (four maxima, four partial
+ * sums added pairwise at the end), unrolled by hand into registers: a fixed
+ * order, so the same bits on every run, and four times the throughput of
+ * one chain of additions. */
+
+int ag_finite_max_abs(const double *x, size_t count, double *amax)
+{
+    /* Σ x·0·0 is ±0 while every x is finite, NaN from the first NaN or Inf
+     * on: a second branch-free pass. */
+    static const double zero[2] = {0, 0};
+    *amax = ag_max_abs(x, count);
+    return ag_scaled_sum(x, count, zero) == 0;
 }
 
 double *ag_scaled_copy(const double *a, size_t rows, size_t cols, size_t ld, int e)
@@ -45,4 +71,77 @@ void ag_record_put(ag_record *rec, ag_metric key, double v, int e)
     double x = ldexp(v, e);
     /* beyond the double range: no number would be right (docs/metrics.md) */
     ag_record_set(rec, key, isfinite(x) ? AG_V_NUMBER : AG_V_NULL, isfinite(x) ? x : 0);
+}
+
+double ag_max_abs(const double *x, size_t count)
+{
+    double m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+    size_t j = 0;
+    for (; j + 4 <= count; j += 4) {
+        m0 = keep_max(m0, fabs(x[j]));
+        m1 = keep_max(m1, fabs(x[j + 1]));
+        m2 = keep_max(m2, fabs(x[j + 2]));
+        m3 = keep_max(m3, fabs(x[j + 3]));
+    }
+    for (; j < count; j++)
+        m0 = keep_max(m0, fabs(x[j]));
+    return keep_max(keep_max(m0, m1), keep_max(m2, m3));
+}
+
+void ag_pow2_factors(double amax, double p[2])
+{
+    int k = 0;
+    if (amax > 0)
+        frexp(amax, &k);
+    p[0] = k >= -1000 ? ldexp(1.0, -k) : 0x1p600;
+    p[1] = k >= -1000 ? 1.0 : ldexp(1.0, -k - 600);
+}
+
+double ag_scaled_sum(const double *x, size_t count, const double p[2])
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, p0 = p[0], p1 = p[1];
+    size_t j = 0;
+    for (; j + 4 <= count; j += 4) {
+        s0 += x[j] * p0 * p1;
+        s1 += x[j + 1] * p0 * p1;
+        s2 += x[j + 2] * p0 * p1;
+        s3 += x[j + 3] * p0 * p1;
+    }
+    for (; j < count; j++)
+        s0 += x[j] * p0 * p1;
+    return (s0 + s1) + (s2 + s3);
+}
+
+double ag_scaled_sumsq(const double *x, size_t count, const double p[2])
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, p0 = p[0], p1 = p[1];
+    size_t j = 0;
+    for (; j + 4 <= count; j += 4) {
+        double y0 = x[j] * p0 * p1, y1 = x[j + 1] * p0 * p1, y2 = x[j + 2] * p0 * p1,
+               y3 = x[j + 3] * p0 * p1;
+        s0 += y0 * y0;
+        s1 += y1 * y1;
+        s2 += y2 * y2;
+        s3 += y3 * y3;
+    }
+    for (; j < count; j++) {
+        double y = x[j] * p0 * p1;
+        s0 += y * y;
+    }
+    return (s0 + s1) + (s2 + s3);
+}
+
+double ag_sumsq(const double *x, size_t count)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t j = 0;
+    for (; j + 4 <= count; j += 4) {
+        s0 += x[j] * x[j];
+        s1 += x[j + 1] * x[j + 1];
+        s2 += x[j + 2] * x[j + 2];
+        s3 += x[j + 3] * x[j + 3];
+    }
+    for (; j < count; j++)
+        s0 += x[j] * x[j];
+    return (s0 + s1) + (s2 + s3);
 }

@@ -702,7 +702,11 @@ static int mean_cosine_key(const double *M, size_t n, size_t dh, ag_metric key, 
     one.on[AG_M_MEAN_COSINE] = 1;
     ag_record tmp;
     ag_record_init(&tmp, 0, 0, n, dh);
-    int rc = ag_geometry_family(M, n, dh, &one, &tmp);
+    ag_matrix_work *w = NULL;
+    int rc = ag_matrix_work_new(&w, NULL);
+    if (rc == AG_OK)
+        rc = ag_geometry_family(M, M, n, dh, &one, w, &tmp);
+    ag_matrix_work_free(w);
     if (rc == AG_OK)
         ag_record_set(rec, key, (ag_value_kind)tmp.kind[AG_M_MEAN_COSINE],
                       tmp.value[AG_M_MEAN_COSINE]);

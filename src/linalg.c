@@ -1,24 +1,25 @@
 /* linalg.c — thin wrappers over LAPACKE for the spectral quantities attngeom
- * needs. Every routine takes row-major input and never modifies it.
+ * needs: the public ones (metrics.h) take row-major input and never modify
+ * it; the internal ones (linalg.h) take their scratch from a workspace and
+ * use LAPACKE's _work entry points, which neither scan the input for NaN
+ * again nor allocate.
  *
  * Row-major data handed to LAPACK as column-major is the transpose. Singular
  * values and eigenvalues of Mᵀ equal those of M, so the wrappers pass the
  * buffer as a column-major Mᵀ and avoid LAPACKE's row-major transposition
  * copies (and its row-major leading-dimension checks).
  */
-#include <complex.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
 #include <lapacke.h>
 
 #include "attngeom.h"
+#include "linalg.h"
 
-/* A copy for LAPACK to overwrite, or NULL (*status AG_ENOMEM, or
- * AG_ENONFINITE: LAPACK given Inf or NaN may not return, or may corrupt the
- * heap, as Debian's OpenBLAS 0.3.21 dgeev does, so it never is). */
-static double *dup_matrix(const double *M, size_t count, int *status)
+double *ag_lapack_copy(const double *M, size_t count, int *status)
 {
     for (size_t k = 0; k < count; k++)
         if (!isfinite(M[k])) {
@@ -32,58 +33,77 @@ static double *dup_matrix(const double *M, size_t count, int *status)
     return c;
 }
 
+/* LAPACK's WORK (and IWORK) for one call, from the workspace: LAPACK
+ * answered the size query with *size (a double, for WORK). NULL when out
+ * of memory or beyond lapack_int. */
+static double *lapack_work(ag_matrix_work *w, double size, lapack_int *lwork)
+{
+    if (!(size < 2147483647.0))
+        return NULL;
+    *lwork = size < 1 ? 1 : (lapack_int)size;
+    return ag_work_doubles(w, AG_WK_LWORK, (size_t)*lwork);
+}
+
+static int too_large(size_t m, size_t n)
+{
+    return m > INT32_MAX || n > INT32_MAX || (n && m > SIZE_MAX / sizeof(double) / n);
+}
+
+int ag_lapack_svd_values(double *a, size_t m, size_t n, double *sigma, ag_matrix_work *w)
+{
+    if (too_large(m, n))
+        return AG_ELIMIT;
+    size_t q = m < n ? m : n;
+    lapack_int *iwork = ag_work_get(w, AG_WK_IWORK, 8 * q * sizeof *iwork), lwork;
+    double size = 0;
+    /* Column-major view: n rows, m columns, leading dimension n.
+     * dgesdd, JOBZ='N': divide and conquer, values only (LAPACK Users' Guide
+     * §2.4.4); relative accuracy of each σ_k is O(ε σ₁ / σ_k). */
+    if (!iwork)
+        return AG_ENOMEM;
+    if (LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)m, a, (lapack_int)n,
+                            sigma, NULL, 1, NULL, 1, &size, -1, iwork) != 0)
+        return AG_ELAPACK;
+    double *work = lapack_work(w, size, &lwork);
+    if (!work)
+        return AG_ENOMEM;
+    return LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)m, a,
+                               (lapack_int)n, sigma, NULL, 1, NULL, 1, work, lwork, iwork) == 0
+               ? AG_OK
+               : AG_ELAPACK;
+}
+
+/* For the public wrappers: a checked copy of M for LAPACK to overwrite and
+ * a temporary workspace; both released by release_copy. */
+static int copy_with_work(const double *M, size_t count, double **a, ag_matrix_work **w)
+{
+    int status;
+    *w = NULL;
+    *a = ag_lapack_copy(M, count, &status);
+    if (*a && ag_matrix_work_new(w, NULL) != AG_OK)
+        status = AG_ENOMEM;
+    return status;
+}
+
+static void release_copy(double *a, ag_matrix_work *w)
+{
+    ag_matrix_work_free(w);
+    free(a);
+}
+
 int ag_svd_values(const double *M, size_t m, size_t n, double *sigma)
 {
     if (m == 0 || n == 0)
         return AG_EINVAL;
-    if (m > INT32_MAX || n > INT32_MAX || m > SIZE_MAX / sizeof(double) / n)
+    if (too_large(m, n))
         return AG_ELIMIT;
-    int status;
-    double *a = dup_matrix(M, m * n, &status);
-    if (!a)
-        return status;
-    /* Column-major view: n rows, m columns, leading dimension n.
-     * dgesdd, JOBZ='N': divide and conquer, values only (LAPACK Users' Guide
-     * §2.4.4); relative accuracy of each σ_k is O(ε σ₁ / σ_k). */
-    lapack_int info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', (lapack_int)n,
-                                     (lapack_int)m, a, (lapack_int)n, sigma,
-                                     NULL, 1, NULL, 1);
-    free(a);
-    return info == 0 ? AG_OK : AG_ELAPACK;
-}
-
-typedef struct {
-    double re, im, mod;
-} eig_pair;
-
-static int by_modulus_desc(const void *pa, const void *pb)
-{
-    const eig_pair *a = pa, *b = pb;
-    if (a->mod != b->mod)
-        return a->mod < b->mod ? 1 : -1;
-    /* Tie-break deterministically: larger real part first. */
-    if (a->re != b->re)
-        return a->re < b->re ? 1 : -1;
-    return (a->im < b->im) - (a->im > b->im);
-}
-
-int ag_eig_sort_by_modulus(double *re, double *im, size_t n)
-{
-    eig_pair *p = malloc((n ? n : 1) * sizeof *p);
-    if (!p)
-        return AG_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        p[i].re = re[i];
-        p[i].im = im[i];
-        p[i].mod = hypot(re[i], im[i]);
-    }
-    qsort(p, n, sizeof *p, by_modulus_desc);
-    for (size_t i = 0; i < n; i++) {
-        re[i] = p[i].re;
-        im[i] = p[i].im;
-    }
-    free(p);
-    return AG_OK;
+    double *a;
+    ag_matrix_work *w;
+    int status = copy_with_work(M, m * n, &a, &w);
+    if (status == AG_OK)
+        status = ag_lapack_svd_values(a, m, n, sigma, w);
+    release_copy(a, w);
+    return status;
 }
 
 int ag_eig_general_values(const double *A, size_t n, double *re, double *im)
@@ -93,7 +113,7 @@ int ag_eig_general_values(const double *A, size_t n, double *re, double *im)
     if (n > INT32_MAX || n > SIZE_MAX / sizeof(double) / n)
         return AG_ELIMIT;
     int status;
-    double *a = dup_matrix(A, n * n, &status);
+    double *a = ag_lapack_copy(A, n * n, &status);
     if (!a)
         return status;
     /* dgeev without eigenvectors: Hessenberg reduction + QR iteration
@@ -106,147 +126,150 @@ int ag_eig_general_values(const double *A, size_t n, double *re, double *im)
     return ag_eig_sort_by_modulus(re, im, n);
 }
 
+int ag_lapack_sym_kth(double *a, size_t n, size_t k, double *value, ag_matrix_work *w)
+{
+    if (too_large(n, n))
+        return AG_ELIMIT;
+    lapack_int found = 0, isize = 0, lwork, pair[2];
+    double size = 0, one;
+    /* dsyevr, RANGE='I': only the k-th eigenvalue (MRRR after tridiagonal
+     * reduction; LAPACK Users' Guide §2.4.4). abstol 0 = LAPACK's default
+     * (ε‖T‖₁), giving the eigenvalue to high relative accuracy. The size
+     * query touches neither W nor ISUPPZ. */
+    if (LAPACKE_dsyevr_work(LAPACK_COL_MAJOR, 'N', 'I', 'U', (lapack_int)n, a, (lapack_int)n,
+                            0.0, 0.0, (lapack_int)k, (lapack_int)k, 0.0, &found, &one, NULL, 1,
+                            pair, &size, -1, &isize, -1) != 0)
+        return AG_ELAPACK;
+    /* W (n) before WORK in one buffer; IWORK then ISUPPZ (2) in another */
+    double *vals = lapack_work(w, size + (double)n, &lwork);
+    lapack_int liwork = isize < 1 ? 1 : isize;
+    lapack_int *iwork = ag_work_get(w, AG_WK_IWORK, ((size_t)liwork + 2) * sizeof *iwork);
+    if (!vals || !iwork)
+        return AG_ENOMEM;
+    lapack_int info = LAPACKE_dsyevr_work(LAPACK_COL_MAJOR, 'N', 'I', 'U', (lapack_int)n, a,
+                                          (lapack_int)n, 0.0, 0.0, (lapack_int)k, (lapack_int)k,
+                                          0.0, &found, vals, NULL, 1, iwork + liwork, vals + n,
+                                          lwork - (lapack_int)n, iwork, liwork);
+    if (info != 0 || found != 1)
+        return AG_ELAPACK;
+    *value = vals[0];
+    return AG_OK;
+}
+
 int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value)
 {
     if (n == 0 || k == 0 || k > n)
         return AG_EINVAL;
-    if (n > INT32_MAX || n > SIZE_MAX / sizeof(double) / n)
+    if (too_large(n, n))
         return AG_ELIMIT;
-    int status;
-    double *a = dup_matrix(S, n * n, &status);
-    lapack_int *isuppz = malloc(2 * n * sizeof *isuppz);
-    double *w = malloc(n * sizeof *w);
-    if (!a || !isuppz || !w) {
-        free(a);
-        free(isuppz);
-        free(w);
-        return a ? AG_ENOMEM : status;
-    }
-    /* dsyevr, RANGE='I': only the k-th eigenvalue (MRRR after tridiagonal
-     * reduction; LAPACK Users' Guide §2.4.4). abstol 0 = LAPACK's default
-     * (ε‖T‖₁), giving the eigenvalue to high relative accuracy. */
-    lapack_int found = 0;
-    lapack_int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'N', 'I', 'U',
-                                     (lapack_int)n, a, (lapack_int)n, 0.0, 0.0,
-                                     (lapack_int)k, (lapack_int)k, 0.0, &found,
-                                     w, NULL, 1, isuppz);
-    status = (info == 0 && found == 1) ? AG_OK : AG_ELAPACK;
+    double *a;
+    ag_matrix_work *w;
+    int status = copy_with_work(S, n * n, &a, &w);
     if (status == AG_OK)
-        *value = w[0];
-    free(a);
-    free(isuppz);
-    free(w);
+        status = ag_lapack_sym_kth(a, n, k, value, w);
+    release_copy(a, w);
     return status;
 }
 
-/* ---- eigenvalue condition numbers (docs/metrics.md, family B, lambda2_condition) --------- */
+/* ---- eigenvectors of one eigenvalue (docs/metrics.md, family B, lambda2_condition) ---- */
 
-typedef struct {
-    double re, im, mod, rcond;
-    size_t index;
-} eig_entry;
-
-/* Modulus descending, then real part descending, then imaginary part
- * descending, then original index: the order of ag_eig_sort_by_modulus, made
- * total so that ties are reproducible. */
-static int entry_order(const void *pa, const void *pb)
+int ag_lapack_eigenvalues(double *a, size_t n, double *h, double *wr, double *wi,
+                          ag_matrix_work *w)
 {
-    const eig_entry *a = pa, *b = pb;
-    if (a->mod != b->mod)
-        return a->mod < b->mod ? 1 : -1;
-    if (a->re != b->re)
-        return a->re < b->re ? 1 : -1;
-    if (a->im != b->im)
-        return a->im < b->im ? 1 : -1;
-    return (a->index > b->index) - (a->index < b->index);
-}
-
-static int sort_entries(eig_entry *e, size_t n, double *re, double *im, double *rcond)
-{
-    for (size_t i = 0; i < n; i++)
-        e[i].mod = hypot(e[i].re, e[i].im);
-    qsort(e, n, sizeof *e, entry_order);
-    for (size_t i = 0; i < n; i++) {
-        re[i] = e[i].re;
-        im[i] = e[i].im;
-        if (rcond)
-            rcond[i] = e[i].rcond;
-    }
-    return AG_OK;
-}
-
-int ag_eig_general_condition(const double *A, size_t n, double *re, double *im,
-                             double *rcond)
-{
-    if (n == 0)
-        return AG_EINVAL;
-    if (n > 46340 || n > SIZE_MAX / sizeof(double) / n / 3)
+    if (too_large(n, n))
         return AG_ELIMIT;
-    int status;
-    double *a = dup_matrix(A, n * n, &status), *vl = malloc(n * n * sizeof *vl),
-           *vr = malloc(n * n * sizeof *vr), *wr = malloc(n * sizeof *wr),
-           *wi = malloc(n * sizeof *wi), *rce = malloc(n * sizeof *rce),
-           *rcv = malloc(n * sizeof *rcv), *scale = malloc(n * sizeof *scale);
-    eig_entry *e = malloc(n * sizeof *e);
-    if (a && !(vl && vr && wr && wi && rce && rcv && scale && e))
-        status = AG_ENOMEM;
-    lapack_int ilo, ihi;
-    double abnrm;
-    /* dgeevx with BALANC='N' (condition numbers of A itself, not of a
-     * balanced similar matrix) and SENSE='E': RCONDE(j) = |y_jᴴ x_j| for unit
-     * left/right eigenvectors (LAPACK Users' Guide §4.8.1.1). The buffer is
-     * Aᵀ column-major; Aᵀ has the same eigenvalues and, with left and right
-     * eigenvectors swapped, the same condition numbers. */
-    if (status == AG_OK &&
-        LAPACKE_dgeevx(LAPACK_COL_MAJOR, 'N', 'V', 'V', 'E', (lapack_int)n, a, (lapack_int)n,
-                       wr, wi, vl, (lapack_int)n, vr, (lapack_int)n, &ilo, &ihi, scale,
-                       &abnrm, rce, rcv) != 0)
-        status = AG_ELAPACK;
-    if (status == AG_OK) {
-        for (size_t i = 0; i < n; i++)
-            e[i] = (eig_entry){.re = wr[i], .im = wi[i], .rcond = rce[i], .index = i};
-        sort_entries(e, n, re, im, rcond);
-    }
-    free(a); free(vl); free(vr); free(wr); free(wi); free(rce); free(rcv); free(scale); free(e);
-    return status;
+    lapack_int nn = (lapack_int)n, lwork;
+    double hrd = 0, hqr = 0, tau0 = 0;
+    if (LAPACKE_dgehrd_work(LAPACK_COL_MAJOR, nn, 1, nn, a, nn, &tau0, &hrd, -1) != 0 ||
+        LAPACKE_dhseqr_work(LAPACK_COL_MAJOR, 'E', 'N', nn, 1, nn, a, nn, wr, wi, NULL, 1, &hqr,
+                            -1) != 0)
+        return AG_ELAPACK;
+    /* TAU (n) before WORK in one buffer */
+    double *tau = lapack_work(w, (hrd > hqr ? hrd : hqr) + (double)n, &lwork);
+    if (!tau)
+        return AG_ENOMEM;
+    lwork -= nn;
+    /* No balancing (ILO = 1, IHI = n), as dgeevx with BALANC='N': the
+     * condition number is that of A itself. dgehrd: H = QᵀAQ by Householder
+     * reflections (Golub & Van Loan §7.4.3); dhseqr, JOB='E', COMPZ='N':
+     * the eigenvalues of H by the multishift QR algorithm with aggressive
+     * early deflation, without accumulating Q or the Schur form (LAPACK
+     * Users' Guide §2.4.5). */
+    if (LAPACKE_dgehrd_work(LAPACK_COL_MAJOR, nn, 1, nn, a, nn, tau, tau + n, lwork) != 0)
+        return AG_ELAPACK;
+    if (h)
+        memcpy(h, a, n * n * sizeof *h); /* dhseqr overwrites H */
+    return LAPACKE_dhseqr_work(LAPACK_COL_MAJOR, 'E', 'N', nn, 1, nn, a, nn, wr, wi, NULL, 1,
+                               tau + n, lwork) == 0
+               ? AG_OK
+               : AG_ELAPACK;
 }
 
-int ag_eig_triangular_condition(const double *L, size_t n, double *re, double *im,
-                                double *rcond2)
+/* SELECT with only `index` true, from the integer slot, followed by `extra`
+ * more integers for the caller. */
+static lapack_logical *select_one(ag_matrix_work *w, size_t n, size_t index, size_t extra)
 {
-    if (n < 2)
-        return AG_EINVAL;
-    if (n > 46340)
+    lapack_logical *select = ag_work_get(w, AG_WK_IWORK, (n + extra) * sizeof *select);
+    if (select) {
+        memset(select, 0, n * sizeof *select);
+        select[index] = 1;
+    }
+    return select;
+}
+
+int ag_lapack_hessenberg_vectors(const double *h, size_t n, size_t index, const double *wr,
+                                 const double *wi, double *vl, double *vr, ag_matrix_work *w)
+{
+    if (too_large(n + 2, n))
         return AG_ELIMIT;
-    eig_entry *e = malloc(n * sizeof *e);
-    lapack_int *select = calloc(n, sizeof *select);
-    int status;
-    double *t = dup_matrix(L, n * n, &status), *vl = calloc(n, sizeof *vl), *vr = calloc(n, sizeof *vr);
-    if (t && !(e && select && vl && vr))
-        status = AG_ENOMEM;
-    if (status == AG_OK) {
-        for (size_t i = 0; i < n; i++)
-            e[i] = (eig_entry){.re = L[i * n + i], .index = i};
-        sort_entries(e, n, re, im, NULL);
-        select[e[1].index] = 1;
-        /* Row-major lower-triangular L is the column-major upper-triangular
-         * T = Lᵀ, already in Schur form: dtrevc back-substitutes the right and
-         * left eigenvectors of the selected diagonal entry (no eigensolver
-         * runs). Condition numbers of T and L coincide. */
-        lapack_int m = 0;
-        if (LAPACKE_dtrevc(LAPACK_COL_MAJOR, 'B', 'S', select, (lapack_int)n, t, (lapack_int)n,
-                           vl, (lapack_int)n, vr, (lapack_int)n, 1, &m) != 0 || m != 1)
-            status = AG_ELAPACK;
-    }
-    if (status == AG_OK) {
-        double dot = 0, nl = 0, nr = 0;
-        for (size_t i = 0; i < n; i++) {
-            dot += vl[i] * vr[i];
-            nl += vl[i] * vl[i];
-            nr += vr[i] * vr[i];
-        }
-        *rcond2 = fabs(dot) / (sqrt(nl) * sqrt(nr));
-    }
-    free(e); free(select); free(t); free(vl); free(vr);
-    return status;
+    lapack_logical *select = select_one(w, n, index, 4);
+    double *work = ag_work_doubles(w, AG_WK_LWORK, (n + 3) * n);
+    if (!select || !work)
+        return AG_ENOMEM;
+    double *wr_copy = work + (n + 2) * n; /* dhsein may perturb WR */
+    memcpy(wr_copy, wr, n * sizeof *wr_copy);
+    memset(vl + n, 0, n * sizeof *vl);
+    memset(vr + n, 0, n * sizeof *vr);
+    lapack_int m = 0, *ifaill = select + n, *ifailr = select + n + 2;
+    /* dhsein, SIDE='B', EIGSRC='Q' (the eigenvalues are dhseqr's, so each
+     * belongs to the diagonal block of H holding its row), INITV='N':
+     * inverse iteration on H − λI for the selected λ only, O(n²) per vector
+     * (Golub & Van Loan §7.6.1). A complex λ gives xr, xi in two columns. */
+    lapack_int info = LAPACKE_dhsein_work(LAPACK_COL_MAJOR, 'B', 'Q', 'N', select, (lapack_int)n,
+                                          h, (lapack_int)n, wr_copy, wi, vl, (lapack_int)n, vr,
+                                          (lapack_int)n, 2, &m, work, ifaill, ifailr);
+    return info == 0 && m >= 1 ? AG_OK : AG_ELAPACK;
+}
+
+int ag_lapack_triangular_vectors(const double *t, size_t n, size_t index, double *vl,
+                                 double *vr, ag_matrix_work *w)
+{
+    if (too_large(n, n))
+        return AG_ELIMIT;
+    lapack_logical *select = select_one(w, n, index, 0);
+    double *work = ag_work_doubles(w, AG_WK_LWORK, 3 * n);
+    if (!select || !work)
+        return AG_ENOMEM;
+    lapack_int m = 0;
+    /* T is already in Schur form: dtrevc, HOWMNY='S', back-substitutes the
+     * right and left eigenvectors of the selected diagonal entry alone
+     * (O(n²); T is only read). */
+    lapack_int info = LAPACKE_dtrevc_work(LAPACK_COL_MAJOR, 'B', 'S', select, (lapack_int)n, t,
+                                          (lapack_int)n, vl, (lapack_int)n, vr, (lapack_int)n, 1,
+                                          &m, work);
+    return info == 0 && m == 1 ? AG_OK : AG_ELAPACK;
+}
+
+double ag_eigenvector_rcond(const double *vl, const double *vr, size_t n, int is_complex)
+{
+    int k = (int)n;
+    /* LAPACK dtrsna's formulas for JOB='E' */
+    if (!is_complex)
+        return fabs(cblas_ddot(k, vr, 1, vl, 1)) /
+               (cblas_dnrm2(k, vr, 1) * cblas_dnrm2(k, vl, 1));
+    double re = cblas_ddot(k, vr, 1, vl, 1) + cblas_ddot(k, vr + n, 1, vl + n, 1);
+    double im = cblas_ddot(k, vl, 1, vr + n, 1) - cblas_ddot(k, vl + n, 1, vr, 1);
+    double rn = hypot(cblas_dnrm2(k, vr, 1), cblas_dnrm2(k, vr + n, 1));
+    double ln = hypot(cblas_dnrm2(k, vl, 1), cblas_dnrm2(k, vl + n, 1));
+    return hypot(re, im) / (rn * ln);
 }

@@ -134,8 +134,15 @@ void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v);
  * unselected keys are AG_V_ABSENT.
  *
  * One SVD (singular values only) serves every family-A key; family B uses the
- * diagonal as eigenvalues when M is causal (lower triangular), a general
- * eigensolver otherwise, and a symmetric one for the Laplacian.
+ * diagonal as eigenvalues when M is causal (lower triangular), the
+ * eigenvalues of its Hessenberg form otherwise (once for lambda2_abs,
+ * spectral_gap and lambda2_condition), λ₂'s left and right eigenvectors
+ * alone for lambda2_condition, and a symmetric eigensolver for one
+ * eigenvalue of the Laplacian; family C's σ₁ comes from Lanczos
+ * (ag_svd_max), not from an SVD (docs/performance.md, "Floors of the
+ * matrix metrics"). Every buffer comes from one workspace (a temporary one
+ * here; ag_matrix_metrics_work reuses the caller's). Thread-safe: a call
+ * touches nothing but its arguments.
  * Errors: AG_ENONFINITE if M holds NaN/Inf, AG_EINVAL for m or n = 0,
  * AG_ENOMEM, AG_ELAPACK. */
 int ag_matrix_metrics(const double *M, size_t m, size_t n,
@@ -155,6 +162,22 @@ typedef struct {
 int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
                          const ag_metric_set *sel, const ag_matrix_options *opt,
                          ag_record *rec, ag_error *err);
+
+/* Scratch memory of the matrix metrics, for computing them on many
+ * matrices: every buffer is allocated once, grown when a larger matrix needs
+ * more, and reused (a pass over the heads of a model allocates once per
+ * workspace, not once per head). A workspace belongs to one thread at a
+ * time: give each worker thread its own. Results are bit-identical whether
+ * a workspace is fresh or has served other matrices before. */
+typedef struct ag_matrix_work ag_matrix_work; /* opaque; grows as needed */
+int ag_matrix_work_new(ag_matrix_work **out, ag_error *err);
+void ag_matrix_work_free(ag_matrix_work *w); /* NULL is fine */
+
+/* ag_matrix_metrics_ex with a workspace; work NULL uses a temporary one
+ * (ag_matrix_metrics_ex(...) is ag_matrix_metrics_work(..., NULL, ...)). */
+int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_set *sel,
+                           const ag_matrix_options *opt, ag_matrix_work *work, ag_record *rec,
+                           ag_error *err);
 
 /* ---- head similarity ---------------------------------------------------- */
 
@@ -178,6 +201,16 @@ int ag_js_distance(const double *A, const double *B, size_t rows, size_t cols, d
 /* Singular values of the m×n row-major M, descending, into sigma[min(m,n)].
  * LAPACK dgesdd with JOBZ='N'. M is not modified. */
 int ag_svd_values(const double *M, size_t m, size_t n, double *sigma);
+
+/* σ₁, the largest singular value of the m×n row-major M, without an SVD:
+ * Lanczos with full reorthogonalisation on MᵀM (or MMᵀ, whichever is
+ * smaller), stopping when the top Ritz value θ has residual bound
+ * β_k·|s_k| ≤ 4ε·θ, so that σ₁² = θ to a few units in the last place
+ * (docs/metrics.md, family C, pc1_share; Golub & Van Loan §10.1). When
+ * that takes more than 128 steps, LAPACK dgesdd gives σ₁ instead. *steps
+ * (may be NULL) is the number of Lanczos steps, each one product with M
+ * and one with Mᵀ; 0 when dgesdd was used. M is not modified. */
+int ag_svd_max(const double *M, size_t m, size_t n, double *sigma1, int *steps);
 
 /* Eigenvalues of the n×n row-major A (general, real) as (re, im) pairs,
  * sorted by modulus, largest first. LAPACK dgeev without vectors. */
