@@ -12,8 +12,10 @@
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "attention_kernel.h"
+#include "sgemm.h"
 
 /* theta^(−2j/r) for the r/2 pairs: the default (unscaled) frequencies. */
 static void default_inv_freq(double theta, int r, double *inv_freq)
@@ -119,26 +121,97 @@ void agk_visible(const agk_head *c, size_t n, size_t i, size_t *lo, size_t *hi)
     *lo = c->window > 0 && i + 1 > (size_t)c->window ? i + 1 - (size_t)c->window : 0;
 }
 
+/* A head's two products. float: the forward pass's sgemm (sgemm.h), keys
+ * and values packed once per head into the caller's scratch; double:
+ * cblas_dgemm on the strided views. */
+typedef struct {
+    agm_packed kp, vp; /* op(B) = Kᵀ (head_dim, n) and V (n, head_dim) */
+    size_t hd;
+} agk_mm_f32;
+
+static void mm_prepare_f32(agk_mm_f32 *m, size_t hd, size_t n, const float *k, size_t ldk,
+                           const float *v, size_t ldv, float *scratch)
+{
+    m->hd = hd;
+    m->kp = (agm_packed){scratch, hd, n};
+    agm_sgemm_pack(&m->kp, 1, k, ldk);
+    m->vp = (agm_packed){scratch + agm_sgemm_packed_size(hd, n), n, hd};
+    if (v)
+        agm_sgemm_pack(&m->vp, 0, v, ldv);
+}
+
+static void mm_scores_f32(const agk_mm_f32 *m, size_t rows, size_t keys, const float *q,
+                          size_t ldq, float *s, size_t lds)
+{
+    agm_sgemm_run(&m->kp, rows, keys, m->hd, q, ldq, s, lds, 0);
+}
+
+static void mm_mix_f32(const agk_mm_f32 *m, size_t rows, size_t keys, const float *p, size_t ldp,
+                       float *ctx, size_t ldctx)
+{
+    agm_sgemm_run(&m->vp, rows, m->hd, keys, p, ldp, ctx, ldctx, 0);
+}
+
+size_t agk_attend_scratch_f32(const agk_head *c, size_t n)
+{
+    size_t hd = (size_t)c->head_dim;
+    return agm_sgemm_packed_size(hd, n) + agm_sgemm_packed_size(n, hd);
+}
+
+typedef struct {
+    const double *k, *v;
+    size_t ldk, ldv, hd;
+} agk_mm_f64;
+
+static void mm_prepare_f64(agk_mm_f64 *m, size_t hd, size_t n, const double *k, size_t ldk,
+                           const double *v, size_t ldv, double *scratch)
+{
+    (void)n, (void)scratch;
+    *m = (agk_mm_f64){k, v, ldk, ldv, hd};
+}
+
+static void mm_scores_f64(const agk_mm_f64 *m, size_t rows, size_t keys, const double *q,
+                          size_t ldq, double *s, size_t lds)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)keys, (int)m->hd, 1, q,
+                (int)ldq, m->k, (int)m->ldk, 0, s, (int)lds);
+}
+
+static void mm_mix_f64(const agk_mm_f64 *m, size_t rows, size_t keys, const double *p,
+                       size_t ldp, double *ctx, size_t ldctx)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)m->hd, (int)keys, 1, p,
+                (int)ldp, m->v, (int)m->ldv, 0, ctx, (int)ldctx);
+}
+
+size_t agk_attend_scratch_f64(const agk_head *c, size_t n)
+{
+    (void)c, (void)n;
+    return 0;
+}
+
 #define R float
 #define SFX _f32
-#define GEMM cblas_sgemm
 #define REXP expf
 #define RTANH tanhf
 #include "attention_kernel_tmpl.h"
 #undef R
 #undef SFX
-#undef GEMM
 #undef REXP
 #undef RTANH
 
 #define R double
 #define SFX _f64
-#define GEMM cblas_dgemm
 #define REXP exp
 #define RTANH tanh
 #include "attention_kernel_tmpl.h"
 #undef R
 #undef SFX
-#undef GEMM
 #undef REXP
 #undef RTANH
+
+void agk_head_probs_f64(const agk_head *c, const double *q, size_t ldq, const double *k,
+                        size_t ldk, size_t n, double *p)
+{
+    agk_attend_head_f64(c, n, q, ldq, k, ldk, NULL, 0, p, NULL, 0, NULL, NULL);
+}

@@ -1,0 +1,74 @@
+/* sgemm.h — the float32 matrix products of the forward pass. Private to the
+ * library.
+ *
+ *   C (m, n) = A (m, k) · op(B),  op(B) = B (k, n) stored (k, n), or
+ *                                 op(B) = Bᵀ with B stored (n, k) (trans)
+ *
+ * row-major, leading dimensions in elements.
+ *
+ * On a CPU with AVX-512F (checked once, at run time) the products are this
+ * file's own kernel; anywhere else they are cblas_sgemm. The own kernel
+ * exists because OpenBLAS 0.3.21 (Debian 12) runs its AVX2 ("Haswell")
+ * kernels on CPUs it does not know, such as AMD Zen 5, at about half of
+ * what the hardware does with AVX-512 (docs/engine.md, "Speed").
+ *
+ * Each element of C computed by the kernel is one fixed sequence of float
+ * operations: the products a_il·b_lj are summed in order of l by fused
+ * multiply-adds, in blocks of AGM_SGEMM_KC (each block's sum starts at 0;
+ * C = block 0, then C = C + block b). It does not depend on m, n, on where
+ * the element lies in C or on how C is split into calls: a product split
+ * into tiles in any way, by any number of threads, gives the same bytes.
+ * The cblas_sgemm fallback promises none of this, so callers split C into
+ * tiles by a rule that does not depend on the thread count.
+ *
+ * B is used in a packed copy (the kernel's layout, or op(B) row-major for
+ * the fallback), made by agm_sgemm_pack once and used by any number of
+ * agm_sgemm_run calls (an attention head packs K once and multiplies each
+ * block of query rows by it). agm_sgemm does both for one product.
+ *
+ * Nothing allocates and nothing is kept: buffers are the caller's (64-byte
+ * aligned). Thread-safe. */
+#ifndef ATTNGEOM_SGEMM_H
+#define ATTNGEOM_SGEMM_H
+
+#include <stddef.h>
+
+#define AGM_SGEMM_KC 256 /* the k block: part of the result, see above */
+
+/* op(B) (k, n) packed into p (agm_sgemm_packed_size(k, n) floats). */
+typedef struct {
+    float *p;
+    size_t k, n;
+} agm_packed;
+
+size_t agm_sgemm_packed_size(size_t k, size_t n);
+
+/* op(B) into bp->p; bp->k, bp->n give its shape. */
+void agm_sgemm_pack(const agm_packed *bp, int trans, const float *b, size_t ldb);
+
+/* C (m, n) = A (m, k) · op(B)[0:k, 0:n] (add: C + that), n <= bp->n,
+ * k <= bp->k. With add, the product is added block by block as above; a
+ * product over k split into calls at multiples of AGM_SGEMM_KC (the first
+ * without add) is then the same as one call. */
+void agm_sgemm_run(const agm_packed *bp, size_t m, size_t n, size_t k, const float *a,
+                   size_t lda, float *c, size_t ldc, int add);
+
+/* Floats of scratch agm_sgemm needs for a product of n columns. */
+size_t agm_sgemm_scratch(size_t n);
+
+/* C = A · op(B) (k == 0: C = 0), packing B by blocks of AGM_SGEMM_KC rows
+ * into scratch. */
+void agm_sgemm(int trans, size_t m, size_t n, size_t k, const float *a, size_t lda,
+               const float *b, size_t ldb, float *c, size_t ldc, float *scratch);
+
+/* 1 when the CPU and the OS run AVX-512F (checked once). */
+int agm_cpu_avx512(void);
+
+/* 1 when the AVX-512 kernel runs (agm_cpu_avx512, unless forced off). */
+int agm_sgemm_native(void);
+
+/* Tests only: 0 forces the cblas_sgemm fallback, 1 the kernel (if the CPU
+ * has it), -1 the automatic choice again. Not while products run. */
+void agm_sgemm_force(int native);
+
+#endif
