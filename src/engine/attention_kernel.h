@@ -86,8 +86,9 @@ size_t agk_attend_scratch_f64(const agk_head *c, size_t n);
 /* One head: its probabilities p (n, n) and its output ctx (n rows, stride
  * ldctx, head_dim values) = P V, from q, k, v (n rows each, strides ldq,
  * ldk, ldv, head_dim values; already rotated: the caller picks the kv head
- * of a query head). pd (n, n), unless NULL, gets p as doubles; v NULL: no
- * value mix. Returns the first query whose probabilities are not finite (an
+ * of a query head). pd (n, n), unless NULL, gets p as doubles where a key
+ * can be visible (j < i + 1 when causal): the rest, zero for every head of
+ * every layer, is left to the caller to zero once. v NULL: no value mix. Returns the first query whose probabilities are not finite (an
  * overflowing score), or n. The float products are sgemm.h's, so the bytes
  * of a head do not depend on where or with what else it is computed. */
 size_t agk_attend_head_f32(const agk_head *c, size_t n, const float *q, size_t ldq,

@@ -1,7 +1,8 @@
 /* attention_kernel_tmpl.h — the kernel of attention_kernel.h written once
  * for a real type R, included twice by attention_kernel.c (R = float, then
- * R = double). Before inclusion define: R, SFX (_f32/_f64), REXP, RTANH
- * (math functions of R), and a head's
+ * R = double). Before inclusion define: R, SFX (_f32/_f64), RTANH (tanh of
+ * R), KFN(softmax) (a row's softmax, vmath.h's contract) and KFN(widen) (R
+ * to double), and a head's
  * products: the type KFN(agk_mm) and KFN(mm_prepare) (keys and values, once
  * per head), KFN(mm_scores) (raw scores of a block of queries), KFN(mm_mix)
  * (a block of probabilities times the values). */
@@ -43,33 +44,22 @@ void KFN(agk_rope_apply)(R *x, size_t n, size_t ld, int heads, int head_dim, int
 /* Scale, soft-capping, mask and softmax of one row r (n raw scores q·k) in
  * place (soft-capping as modeling_gemma2.py eager_attention_forward, commit
  * 006e86931247d7bacf94ad00ada1fb6baf11e94b: /cap, tanh, ·cap): the visible
- * keys [lo, hi) get softmax(cap·tanh(scale·r/cap)) (max-subtracted, the
- * denominator summed in double and rounded to R, as torch's float sums are
- * closer to exact than a naive float loop), the hidden ones exactly 0, as
- * HF's finfo.min mask gives after exp. The scale multiplies the finished
- * product, as HF's `matmul(q, kᵀ) * scaling` (and a GEMM's alpha) do.
- * Returns 1 when a probability is not finite (an overflowing score). */
+ * keys [lo, hi) get softmax(cap·tanh(scale·r/cap)) (KFN(softmax): max-
+ * subtracted, the denominator summed in double and rounded to R, as torch's
+ * float sums are closer to exact than a naive float loop), the hidden ones
+ * exactly 0, as HF's finfo.min mask gives after exp. The scale multiplies
+ * the finished product, as HF's `matmul(q, kᵀ) * scaling` (and a GEMM's
+ * alpha) do. Returns 1 when a probability is not finite (an overflowing
+ * score). */
 static int KFN(agk_row)(R *r, size_t n, size_t lo, size_t hi, R scale, double softcap)
 {
-    for (size_t j = lo; j < hi; j++)
-        r[j] *= scale;
     if (softcap > 0) {
         R cap = (R)softcap;
         for (size_t j = lo; j < hi; j++)
-            r[j] = RTANH(r[j] / cap) * cap;
+            r[j] = RTANH(r[j] * scale / cap) * cap;
+        scale = 1;
     }
-    R mx = r[lo];
-    for (size_t j = lo + 1; j < hi; j++)
-        mx = r[j] > mx ? r[j] : mx;
-    double sum = 0;
-    for (size_t j = lo; j < hi; j++)
-        sum += (r[j] = REXP(r[j] - mx));
-    R inv = (R)sum;
-    int bad = 0;
-    for (size_t j = lo; j < hi; j++) {
-        r[j] /= inv;
-        bad |= !isfinite(r[j]);
-    }
+    int bad = KFN(softmax)(r + lo, hi - lo, scale);
     memset(r, 0, lo * sizeof *r);
     memset(r + hi, 0, (n - hi) * sizeof *r);
     return bad;
@@ -94,8 +84,8 @@ size_t KFN(agk_attend_head)(const agk_head *c, size_t n, const R *q, size_t ldq,
             agk_visible(c, n, i, &lo, &hi);
             if (KFN(agk_row)(p + i * n, n, lo, hi, (R)c->scale, c->softcap) && bad == n)
                 bad = i;
-            for (size_t j = 0; pd && j < n; j++)
-                pd[i * n + j] = p[i * n + j];
+            if (pd) // past hi: zero in every layer, left as the caller keeps it
+                KFN(widen)(p + i * n, pd + i * n, hi);
         }
         if (v)
             KFN(mm_mix)(&mm, i1 - i0, keys, p + i0 * n, n, ctx + i0 * ldctx, ldctx);

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "attention_kernel.h"
-#include "gelu.h"
+#include "vmath.h"
 #include "model_int.h"
 #include "sgemm.h"
 

@@ -1,14 +1,17 @@
-/* sgemm.c — the forward pass's float32 product (sgemm.h): an AVX-512
- * kernel in the usual packed form (Goto and van de Geijn, "Anatomy of
+/* sgemm.c — the forward pass's float32 products (sgemm.h): an AVX-512
+ * kernel in the usual blocked form (Goto and van de Geijn, "Anatomy of
  * high-performance matrix multiplication", ACM TOMS 34(3), 2008; the loop
- * names jc, pc, ic, jr, ir are theirs), cblas_sgemm elsewhere.
+ * names pc, jc, ir, jr are theirs), cblas_sgemm elsewhere.
  *
- * C is computed in blocks of NC columns; for each block of KC of the k
- * products, B's block (KC, NC) is copied into panels of NR columns and A's
- * rows, MC at a time, into panels of MR rows (zero-padded at the edges), and
- * the micro-kernel computes an (MR, NR) tile of C: MR·NR/16 = 24 zmm
- * accumulators, each k step 4 loads of B, 6 broadcasts of A and 24 fused
- * multiply-adds. Padded rows and columns are computed and never stored. */
+ * For each block of KC of the k products and each block of NC columns
+ * (B's block stays in L2), every MR rows of A (their KC values stay in L1)
+ * meet every panel of NR columns of B: the micro-kernel keeps the (MR, NR)
+ * tile of C in MR·NR/16 = 24 zmm registers; each k step loads 4 vectors of
+ * B, broadcasts 6 values of A and does 24 fused multiply-adds. A is read in
+ * place (rows past the last repeat it: computed, never stored); B too when
+ * it is not transposed (lanes past the last column masked), else from a
+ * copy in panels of NR columns, each panel's KC rows one after the other
+ * (zeros past the last column). */
 #include <cblas.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -25,7 +28,7 @@
 #define MR 6
 #define NR 64
 #define KC AGM_SGEMM_KC
-#define NC 256 /* columns of B kept in L2 while the rows of A go by */
+#define NC 256
 
 static size_t min_z(size_t a, size_t b)
 {
@@ -47,32 +50,27 @@ size_t agm_sgemm_scratch(size_t n)
     return agm_sgemm_packed_size(KC, n);
 }
 
-/* Row r of op(B), columns [j0, j0 + cnt), into dst. */
-static void op_b_row(int trans, const float *b, size_t ldb, size_t r, size_t j0, size_t cnt,
-                     float *dst)
+/* The copy of op(B) = Bᵀ (B (n, k), rows ldb apart): blocks of KC rows of
+ * op(B) (the last one shorter), each (rows, round_up(n, NR)) as panels of
+ * NR columns, each panel its rows one after the other. Sixteen rows of the
+ * panel at a time, so reads and writes both stay in a few cache lines. */
+static void pack_trans(const float *b, size_t ldb, size_t k, size_t n, float *buf)
 {
-    if (!trans) {
-        memcpy(dst, b + r * ldb + j0, cnt * sizeof *dst);
-        return;
-    }
-    for (size_t j = 0; j < cnt; j++)
-        dst[j] = b[(j0 + j) * ldb + r];
-}
-
-/* The kernel's layout: blocks of KC rows of op(B) (the last one shorter),
- * each (rows, round_up(n, NR)) as panels of NR columns, each panel its rows
- * one after the other (zeros past column n). */
-static void pack_native(const agm_packed *bp, int trans, const float *b, size_t ldb)
-{
-    size_t npad = round_up(bp->n, NR);
-    for (size_t pc = 0; pc < bp->k; pc += KC) {
-        size_t kcb = min_z(KC, bp->k - pc);
-        for (size_t jr = 0; jr < bp->n; jr += NR) {
-            size_t nr = min_z(NR, bp->n - jr);
-            float *dst = bp->p + pc * npad + jr * kcb;
-            for (size_t kk = 0; kk < kcb; kk++) {
-                op_b_row(trans, b, ldb, pc + kk, jr, nr, dst + kk * NR);
-                memset(dst + kk * NR + nr, 0, (NR - nr) * sizeof *dst);
+    size_t npad = round_up(n, NR);
+    for (size_t pc = 0; pc < k; pc += KC) {
+        size_t kcb = min_z(KC, k - pc);
+        for (size_t jr = 0; jr < n; jr += NR) {
+            size_t nr = min_z(NR, n - jr);
+            float *dst = buf + pc * npad + jr * kcb;
+            for (size_t k0 = 0; k0 < kcb; k0 += 16) {
+                size_t k1 = min_z(k0 + 16, kcb);
+                for (size_t j = 0; j < nr; j++) {
+                    const float *col = b + (jr + j) * ldb + pc;
+                    for (size_t kk = k0; kk < k1; kk++)
+                        dst[kk * NR + j] = col[kk];
+                }
+                for (size_t kk = k0; nr < NR && kk < k1; kk++)
+                    memset(dst + kk * NR + nr, 0, (NR - nr) * sizeof *dst);
             }
         }
     }
@@ -119,25 +117,27 @@ static __mmask16 group_mask(size_t nr, int g)
         }                                                                                          \
     } while (0)
 
-/* The C tile of mr <= MR rows and nr <= NR columns (row stride ldc) = the
- * product of A's rows (stride lda, kc values each) and one packed panel of
- * B (first), or C + that product. Rows past mr repeat the last row: computed,
- * not stored. */
+/* The C tile of mr <= MR rows and nr <= NR columns (rows ldc apart) = the
+ * product over kc of A's rows (lda apart) and B's panel (rows ldb apart)
+ * (first), or C + that product. Rows past mr repeat the last row, columns
+ * past nr are neither read nor stored. */
 __attribute__((target("avx512f"))) static void kernel(size_t kc, const float *a, size_t lda,
-                                                      size_t mr, const float *bp, float *c,
-                                                      size_t ldc, size_t nr, int first)
+                                                      size_t mr, const float *b, size_t ldb,
+                                                      float *c, size_t ldc, size_t nr, int first)
 {
     const float *a0 = a, *a1 = a + min_z(1, mr - 1) * lda, *a2 = a + min_z(2, mr - 1) * lda,
                 *a3 = a + min_z(3, mr - 1) * lda, *a4 = a + min_z(4, mr - 1) * lda,
                 *a5 = a + min_z(5, mr - 1) * lda;
+    __mmask16 m0 = group_mask(nr, 0), m1 = group_mask(nr, 1), m2 = group_mask(nr, 2),
+              m3 = group_mask(nr, 3);
     __m512 z = _mm512_setzero_ps();
     __m512 c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z, c12 = z, c13 = z;
     __m512 c20 = z, c21 = z, c22 = z, c23 = z, c30 = z, c31 = z, c32 = z, c33 = z;
     __m512 c40 = z, c41 = z, c42 = z, c43 = z, c50 = z, c51 = z, c52 = z, c53 = z;
     for (size_t kk = 0; kk < kc; kk++) {
-        const float *bk = bp + kk * NR;
-        __m512 b0 = _mm512_load_ps(bk), b1 = _mm512_load_ps(bk + 16);
-        __m512 b2 = _mm512_load_ps(bk + 32), b3 = _mm512_load_ps(bk + 48);
+        const float *bk = b + kk * ldb;
+        __m512 b0 = _mm512_maskz_loadu_ps(m0, bk), b1 = _mm512_maskz_loadu_ps(m1, bk + 16);
+        __m512 b2 = _mm512_maskz_loadu_ps(m2, bk + 32), b3 = _mm512_maskz_loadu_ps(m3, bk + 48);
         AGM_ROW(0);
         AGM_ROW(1);
         AGM_ROW(2);
@@ -145,8 +145,6 @@ __attribute__((target("avx512f"))) static void kernel(size_t kc, const float *a,
         AGM_ROW(4);
         AGM_ROW(5);
     }
-    __mmask16 m0 = group_mask(nr, 0), m1 = group_mask(nr, 1), m2 = group_mask(nr, 2),
-              m3 = group_mask(nr, 3);
     AGM_STORE(0);
     AGM_STORE(1);
     AGM_STORE(2);
@@ -159,30 +157,32 @@ __attribute__((target("avx512f"))) static void kernel(size_t kc, const float *a,
 #undef AGM_STORE1
 #undef AGM_STORE
 
-/* Blocks of k, then of NC columns (B's block stays in L2), then MR rows
- * (their kc values stay in L1) against each panel. */
-static void run_native(const agm_packed *bp, size_t m, size_t n, size_t k, const float *a,
+/* Blocks of k, then of NC columns, then MR rows against each NR panel. */
+static void run_native(const agm_bmat *bm, size_t m, size_t n, size_t k, const float *a,
                        size_t lda, float *c, size_t ldc, int add)
 {
-    size_t npad = round_up(bp->n, NR);
+    size_t npad = round_up(bm->n, NR);
     for (size_t pc = 0; pc < k; pc += KC) {
-        size_t kcb = min_z(KC, bp->k - pc), kc = min_z(KC, k - pc);
-        const float *blk = bp->p + pc * npad;
+        size_t kcb = min_z(KC, bm->k - pc), kc = min_z(KC, k - pc);
         int first = !add && pc == 0;
         for (size_t jc = 0; jc < n; jc += NC)
             for (size_t ir = 0; ir < m; ir += MR)
-                for (size_t jr = jc; jr < min_z(jc + NC, n); jr += NR)
-                    kernel(kc, a + ir * lda + pc, lda, min_z(MR, m - ir), blk + jr * kcb,
-                           c + ir * ldc + jr, ldc, min_z(NR, n - jr), first);
+                for (size_t jr = jc; jr < min_z(jc + NC, n); jr += NR) {
+                    const float *b = bm->packed ? bm->packed + pc * npad + jr * kcb
+                                                : bm->b + pc * bm->ldb + jr;
+                    kernel(kc, a + ir * lda + pc, lda, min_z(MR, m - ir), b,
+                           bm->packed ? NR : bm->ldb, c + ir * ldc + jr, ldc, min_z(NR, n - jr),
+                           first);
+                }
     }
 }
 
 #else
 
-static void run_native(const agm_packed *bp, size_t m, size_t n, size_t k, const float *a,
+static void run_native(const agm_bmat *bm, size_t m, size_t n, size_t k, const float *a,
                        size_t lda, float *c, size_t ldc, int add)
 {
-    (void)bp, (void)m, (void)n, (void)k, (void)a, (void)lda, (void)c, (void)ldc, (void)add;
+    (void)bm, (void)m, (void)n, (void)k, (void)a, (void)lda, (void)c, (void)ldc, (void)add;
 }
 
 #endif
@@ -217,44 +217,45 @@ void agm_sgemm_force(int native)
     atomic_store_explicit(&forced, native, memory_order_relaxed);
 }
 
-void agm_sgemm_pack(const agm_packed *bp, int trans, const float *b, size_t ldb)
+void agm_sgemm_prepare(agm_bmat *bm, int trans, const float *b, size_t ldb, size_t k, size_t n,
+                       float *buf)
 {
-    if (agm_sgemm_native()) {
-        pack_native(bp, trans, b, ldb);
-        return;
+    *bm = (agm_bmat){b, ldb, trans, k, n, NULL};
+    if (trans && agm_sgemm_native()) {
+        pack_trans(b, ldb, k, n, buf);
+        bm->packed = buf;
     }
-    for (size_t r = 0; r < bp->k; r++) /* op(B) row-major for cblas */
-        op_b_row(trans, b, ldb, r, 0, bp->n, bp->p + r * bp->n);
 }
 
-void agm_sgemm_run(const agm_packed *bp, size_t m, size_t n, size_t k, const float *a,
-                   size_t lda, float *c, size_t ldc, int add)
+void agm_sgemm_run(const agm_bmat *bm, size_t m, size_t n, size_t k, const float *a, size_t lda,
+                   float *c, size_t ldc, int add)
 {
-    if (m == 0 || n == 0 || k == 0) {
+    if (m == 0 || n == 0)
+        return;
+    if (k == 0) {
         for (size_t i = 0; !add && i < m; i++)
             memset(c + i * ldc, 0, n * sizeof *c);
         return;
     }
     if (agm_sgemm_native())
-        run_native(bp, m, n, k, a, lda, c, ldc, add);
+        run_native(bm, m, n, k, a, lda, c, ldc, add);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
-                    (int)lda, bp->p, (int)bp->n, add ? 1.0f : 0.0f, c, (int)ldc);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, bm->trans ? CblasTrans : CblasNoTrans, (int)m,
+                    (int)n, (int)k, 1.0f, a, (int)lda, bm->b, (int)bm->ldb, add ? 1.0f : 0.0f, c,
+                    (int)ldc);
 }
 
 void agm_sgemm(int trans, size_t m, size_t n, size_t k, const float *a, size_t lda,
                const float *b, size_t ldb, float *c, size_t ldc, float *scratch)
 {
-    if (!agm_sgemm_native() && m && n && k) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, trans ? CblasTrans : CblasNoTrans, (int)m,
-                    (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
+    agm_bmat bm;
+    if (!trans || !agm_sgemm_native() || k == 0) {
+        agm_sgemm_prepare(&bm, trans, b, ldb, k, n, NULL);
+        agm_sgemm_run(&bm, m, n, k, a, lda, c, ldc, 0);
         return;
     }
-    if (k == 0)
-        agm_sgemm_run(NULL, m, n, 0, a, lda, c, ldc, 0);
-    for (size_t pc = 0; pc < k; pc += KC) { /* op(B)'s rows pc .. pc + kc */
-        agm_packed bp = {scratch, min_z(KC, k - pc), n};
-        pack_native(&bp, trans, trans ? b + pc : b + pc * ldb, ldb);
-        run_native(&bp, m, n, bp.k, a + pc, lda, c, ldc, pc > 0);
+    for (size_t pc = 0; pc < k; pc += KC) { /* op(B)'s rows pc .. pc + kc: B's columns */
+        agm_sgemm_prepare(&bm, 1, b + pc, ldb, min_z(KC, k - pc), n, scratch);
+        agm_sgemm_run(&bm, m, n, bm.k, a + pc, lda, c, ldc, pc > 0);
     }
 }

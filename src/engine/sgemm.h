@@ -21,10 +21,11 @@
  * The cblas_sgemm fallback promises none of this, so callers split C into
  * tiles by a rule that does not depend on the thread count.
  *
- * B is used in a packed copy (the kernel's layout, or op(B) row-major for
- * the fallback), made by agm_sgemm_pack once and used by any number of
- * agm_sgemm_run calls (an attention head packs K once and multiplies each
- * block of query rows by it). agm_sgemm does both for one product.
+ * The kernel reads B (k, n) in place; a transposed B is first copied into
+ * the kernel's layout (agm_sgemm_prepare: once, then any number of
+ * agm_sgemm_run calls; an attention head copies its keys once and
+ * multiplies each block of query rows by them). agm_sgemm does both for one
+ * product.
  *
  * Nothing allocates and nothing is kept: buffers are the caller's (64-byte
  * aligned). Thread-safe. */
@@ -35,29 +36,35 @@
 
 #define AGM_SGEMM_KC 256 /* the k block: part of the result, see above */
 
-/* op(B) (k, n) packed into p (agm_sgemm_packed_size(k, n) floats). */
+/* op(B) (k, n), as agm_sgemm_run reads it. */
 typedef struct {
-    float *p;
+    const float *b;      /* B as stored, rows ldb apart */
+    size_t ldb;
+    int trans;           /* op(B) = Bᵀ */
     size_t k, n;
-} agm_packed;
+    const float *packed; /* the kernel's copy of a transposed B, or NULL */
+} agm_bmat;
 
+/* Floats of the copy agm_sgemm_prepare may make of a (k, n) op(B). */
 size_t agm_sgemm_packed_size(size_t k, size_t n);
 
-/* op(B) into bp->p; bp->k, bp->n give its shape. */
-void agm_sgemm_pack(const agm_packed *bp, int trans, const float *b, size_t ldb);
+/* Describe op(B) = B (k, n) or, trans, Bᵀ with B (n, k); the copy, when the
+ * kernel needs one, goes to buf (agm_sgemm_packed_size(k, n) floats). */
+void agm_sgemm_prepare(agm_bmat *bm, int trans, const float *b, size_t ldb, size_t k, size_t n,
+                       float *buf);
 
-/* C (m, n) = A (m, k) · op(B)[0:k, 0:n] (add: C + that), n <= bp->n,
- * k <= bp->k. With add, the product is added block by block as above; a
+/* C (m, n) = A (m, k) · op(B)[0:k, 0:n] (add: C + that), n <= bm->n,
+ * k <= bm->k. With add, the product is added block by block as above; a
  * product over k split into calls at multiples of AGM_SGEMM_KC (the first
  * without add) is then the same as one call. */
-void agm_sgemm_run(const agm_packed *bp, size_t m, size_t n, size_t k, const float *a,
-                   size_t lda, float *c, size_t ldc, int add);
+void agm_sgemm_run(const agm_bmat *bm, size_t m, size_t n, size_t k, const float *a, size_t lda,
+                   float *c, size_t ldc, int add);
 
 /* Floats of scratch agm_sgemm needs for a product of n columns. */
 size_t agm_sgemm_scratch(size_t n);
 
-/* C = A · op(B) (k == 0: C = 0), packing B by blocks of AGM_SGEMM_KC rows
- * into scratch. */
+/* C = A · op(B) (k == 0: C = 0); a transposed B is copied a block of
+ * AGM_SGEMM_KC rows at a time into scratch. */
 void agm_sgemm(int trans, size_t m, size_t n, size_t k, const float *a, size_t lda,
                const float *b, size_t ldb, float *c, size_t ldc, float *scratch);
 
