@@ -157,6 +157,28 @@ static size_t FN(par_rows)(FN(ws) *s, size_t n, FN(rows_fn) fn, void *user)
     return NO_ROW;
 }
 
+/* acc[i] += x[i] (float: vmath.h's, vectorised): a residual add, or a
+ * bias (float in the model) with add_bias. */
+static void FN(add_vec)(R *acc, const R *x, size_t cnt)
+{
+#if IS_F64
+    for (size_t i = 0; i < cnt; i++)
+        acc[i] += x[i];
+#else
+    agm_add_f32(acc, x, cnt);
+#endif
+}
+
+static void FN(add_bias)(R *acc, const float *b, size_t cnt)
+{
+#if IS_F64
+    for (size_t i = 0; i < cnt; i++)
+        acc[i] += (R)b[i];
+#else
+    agm_add_f32(acc, b, cnt);
+#endif
+}
+
 /* acc (rows of d) += x, or, with mul, acc *= x. */
 typedef struct {
     R *acc;
@@ -175,8 +197,7 @@ static size_t FN(ew_rows)(void *user, size_t r0, size_t r1)
         for (size_t i = 0; i < cnt; i++)
             acc[i] *= x[i];
     else
-        for (size_t i = 0; i < cnt; i++)
-            acc[i] += x[i];
+        FN(add_vec)(acc, x, cnt);
     return NO_ROW;
 }
 
@@ -299,8 +320,8 @@ static int FN(lin_task)(size_t t, int worker, void *user)
     size_t act_end = j->act_cols < j0 + nb ? j->act_cols : j0 + nb;
     for (size_t i = 0; i < j->n; i++) {
         R *y = j->y + i * out;
-        for (size_t c = j0; L->b && c < j0 + nb; c++)
-            y[c] += (R)L->b[c];
+        if (L->b)
+            FN(add_bias)(y + j0, L->b + j0, nb);
         if (act_end > j0)
             FN(activate)(y + j0, act_end - j0, j->act);
     }
@@ -328,14 +349,15 @@ static size_t FN(first_bad)(const R *x, size_t cnt)
     return cnt;
 }
 
+#if IS_F64
 /* Exponent e such that the row r (d values) scaled by 2^-e has squares that
- * can neither overflow nor underflow. Always 0 in the f32 pass, whose norms
- * keep HF's float32 statistics (an overflowing variance is reported, see
- * norm_check), and for rows within [2^-400, 2^400], whose results are then
- * bit-identical to the unscaled formula. */
+ * can neither overflow nor underflow: 0 for rows within [2^-400, 2^400],
+ * whose results are then bit-identical to the unscaled formula. The f32
+ * pass's norms (vmath.h) keep HF's float32 statistics and report their
+ * overflow instead: with a float32 variance of +inf HF silently outputs the
+ * bias, a wrong number. */
 static int FN(row_exp)(const R *r, size_t d)
 {
-#if IS_F64
     double m = 0;
     for (size_t j = 0; j < d; j++)
         m = fmax(m, fabs(r[j]));
@@ -343,11 +365,6 @@ static int FN(row_exp)(const R *r, size_t d)
     if (m > 0 && (m < 0x1p-400 || m > 0x1p400))
         frexp(m, &e);
     return e;
-#else
-    (void)r;
-    (void)d;
-    return 0;
-#endif
 }
 
 /* r[j]·2^-e, exactly. */
@@ -363,6 +380,7 @@ static size_t FN(norm_check)(const R *y, size_t row, size_t d, R stat, size_t n)
 {
     return (!isfinite(stat) || FN(first_bad)(y + row * d, d) < d) ? row : n;
 }
+#endif
 
 /* torch.nn.LayerNorm over the last dim: (x - mean)/sqrt(var + eps)*w + b,
  * biased variance; without w, b (OPT elementwise_affine = false) the
@@ -371,6 +389,12 @@ static size_t FN(norm_check)(const R *y, size_t row, size_t d, R stat, size_t n)
  * Returns the first row whose result is not finite, or n. */
 static size_t FN(layernorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps)
 {
+#if !IS_F64 // vmath.h: the same formula, statistics in double by 8 partial sums
+    for (size_t i = 0; i < n; i++)
+        if (agm_layernorm_f32(x + i * d, y + i * d, d, nm->w, nm->b, (float)eps))
+            return i;
+    return n;
+#else
     size_t bad = n;
     for (size_t i = 0; i < n; i++) {
         const R *r = x + i * d;
@@ -393,6 +417,7 @@ static size_t FN(layernorm)(const R *x, R *y, size_t n, size_t d, const agm_norm
             bad = FN(norm_check)(y, i, d, var, n);
     }
     return bad;
+#endif
 }
 
 /* modeling_llama.py LlamaRMSNorm: w * (x * rsqrt(mean(x^2) + eps)); with
@@ -402,6 +427,12 @@ static size_t FN(layernorm)(const R *x, R *y, size_t n, size_t d, const agm_norm
 static size_t FN(rmsnorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps,
                           int one_plus)
 {
+#if !IS_F64
+    for (size_t i = 0; i < n; i++)
+        if (agm_rmsnorm_f32(x + i * d, y + i * d, d, nm->w, (float)eps, one_plus))
+            return i;
+    return n;
+#else
     size_t bad = n;
     for (size_t i = 0; i < n; i++) {
         const R *r = x + i * d;
@@ -421,6 +452,7 @@ static size_t FN(rmsnorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *
             bad = FN(norm_check)(y, i, d, ms, n);
     }
     return bad;
+#endif
 }
 
 /* A norm over rows [r0, r1) of x into y. */

@@ -191,7 +191,7 @@ static void run_native(const agm_bmat *bm, size_t m, size_t n, size_t k, const f
 
 static atomic_int has_avx512 = -1, forced = -1;
 
-int agm_cpu_avx512(void)
+int agm_avx512(void)
 {
     int has = atomic_load_explicit(&has_avx512, memory_order_relaxed);
     if (has < 0) { /* threads racing here all store the same value */
@@ -203,25 +203,20 @@ int agm_cpu_avx512(void)
 #endif
         atomic_store_explicit(&has_avx512, has, memory_order_relaxed);
     }
-    return has;
-}
-
-int agm_sgemm_native(void)
-{
     int f = atomic_load_explicit(&forced, memory_order_relaxed);
-    return f >= 0 ? f && agm_cpu_avx512() : agm_cpu_avx512();
+    return f >= 0 ? f && has : has;
 }
 
-void agm_sgemm_force(int native)
+void agm_avx512_force(int on)
 {
-    atomic_store_explicit(&forced, native, memory_order_relaxed);
+    atomic_store_explicit(&forced, on, memory_order_relaxed);
 }
 
 void agm_sgemm_prepare(agm_bmat *bm, int trans, const float *b, size_t ldb, size_t k, size_t n,
                        float *buf)
 {
     *bm = (agm_bmat){b, ldb, trans, k, n, NULL};
-    if (trans && agm_sgemm_native()) {
+    if (trans && agm_avx512()) {
         pack_trans(b, ldb, k, n, buf);
         bm->packed = buf;
     }
@@ -237,7 +232,7 @@ void agm_sgemm_run(const agm_bmat *bm, size_t m, size_t n, size_t k, const float
             memset(c + i * ldc, 0, n * sizeof *c);
         return;
     }
-    if (agm_sgemm_native())
+    if (agm_avx512())
         run_native(bm, m, n, k, a, lda, c, ldc, add);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, bm->trans ? CblasTrans : CblasNoTrans, (int)m,
@@ -249,7 +244,7 @@ void agm_sgemm(int trans, size_t m, size_t n, size_t k, const float *a, size_t l
                const float *b, size_t ldb, float *c, size_t ldc, float *scratch)
 {
     agm_bmat bm;
-    if (!trans || !agm_sgemm_native() || k == 0) {
+    if (!trans || !agm_avx512() || k == 0) {
         agm_sgemm_prepare(&bm, trans, b, ldb, k, n, NULL);
         agm_sgemm_run(&bm, m, n, k, a, lda, c, ldc, 0);
         return;

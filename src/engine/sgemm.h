@@ -68,14 +68,13 @@ size_t agm_sgemm_scratch(size_t n);
 void agm_sgemm(int trans, size_t m, size_t n, size_t k, const float *a, size_t lda,
                const float *b, size_t ldb, float *c, size_t ldc, float *scratch);
 
-/* 1 when the CPU and the OS run AVX-512F (checked once). */
-int agm_cpu_avx512(void);
+/* 1 when the AVX-512 paths run (here and in vmath.h): the CPU and the OS
+ * have AVX-512F (checked once), unless forced off. */
+int agm_avx512(void);
 
-/* 1 when the AVX-512 kernel runs (agm_cpu_avx512, unless forced off). */
-int agm_sgemm_native(void);
-
-/* Tests only: 0 forces the cblas_sgemm fallback, 1 the kernel (if the CPU
- * has it), -1 the automatic choice again. Not while products run. */
-void agm_sgemm_force(int native);
+/* Tests only: 0 forces the cblas_sgemm fallback and vmath.h's plain paths,
+ * 1 the AVX-512 ones (if the CPU has them), -1 the automatic choice again.
+ * Not while a pass runs. */
+void agm_avx512_force(int on);
 
 #endif

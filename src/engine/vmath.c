@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sgemm.h" /* agm_cpu_avx512 */
+#include "sgemm.h" /* agm_avx512 */
 #include "vmath.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -152,6 +152,49 @@ static void widen_plain(const float *x, double *y, size_t cnt)
         y[i] = x[i];
 }
 
+static void add_plain(float *acc, const float *x, size_t cnt)
+{
+    for (size_t i = 0; i < cnt; i++)
+        acc[i] += x[i];
+}
+
+static int any_nonfinite(const float *y, size_t d)
+{
+    int bad = 0;
+    for (size_t j = 0; j < d; j++)
+        bad |= !isfinite(y[j]);
+    return bad;
+}
+
+int agm_layernorm_f32_plain(const float *x, float *y, size_t d, const float *w, const float *b,
+                            float eps)
+{
+    double s[8] = {0}, ss[8] = {0};
+    for (size_t j = 0; j < d; j++)
+        s[j & 7] += x[j];
+    float mean = (float)(pairwise8(s) / (double)d);
+    for (size_t j = 0; j < d; j++) {
+        float c = x[j] - mean;
+        ss[j & 7] += (double)c * c;
+    }
+    float var = (float)(pairwise8(ss) / (double)d), inv = 1.0f / sqrtf(var + eps);
+    for (size_t j = 0; j < d; j++)
+        y[j] = w ? (x[j] - mean) * inv * w[j] + b[j] : (x[j] - mean) * inv;
+    return !isfinite(var) || any_nonfinite(y, d);
+}
+
+int agm_rmsnorm_f32_plain(const float *x, float *y, size_t d, const float *w, float eps,
+                          int one_plus)
+{
+    double ss[8] = {0};
+    for (size_t j = 0; j < d; j++)
+        ss[j & 7] += (double)x[j] * x[j];
+    float ms = (float)(pairwise8(ss) / (double)d), inv = 1.0f / sqrtf(ms + eps);
+    for (size_t j = 0; j < d; j++)
+        y[j] = one_plus ? (x[j] * inv) * (1.0f + w[j]) : w[j] * (x[j] * inv);
+    return !isfinite(ms) || any_nonfinite(y, d);
+}
+
 /* ---- AVX-512 ------------------------------------------------------------ */
 
 #if AGM_HAVE_AVX512
@@ -279,6 +322,93 @@ TGT static void widen_avx512(const float *x, double *y, size_t cnt)
     }
 }
 
+TGT static void add_avx512(float *acc, const float *x, size_t cnt)
+{
+    for (size_t i = 0; i < cnt; i += 16) {
+        __mmask16 k = first_lanes(cnt - i);
+        __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(k, acc + i), _mm512_maskz_loadu_ps(k, x + i));
+        _mm512_mask_storeu_ps(acc + i, k, v);
+    }
+}
+
+/* acc lane l += the values v_j (j = l mod 8 of the 16 in v, masked by k),
+ * in order of j: element j into partial sum j mod 8. */
+TGT static __m512d acc16(__m512d acc, __m512 v, __mmask16 k)
+{
+    acc = _mm512_mask_add_pd(acc, (__mmask8)k, acc, lo8(v));
+    return _mm512_mask_add_pd(acc, (__mmask8)(k >> 8), acc, hi8(v));
+}
+
+TGT static double sum8(__m512d acc)
+{
+    double part[8];
+    _mm512_storeu_pd(part, acc);
+    return pairwise8(part);
+}
+
+TGT static int bad16(__m512 y, __mmask16 k)
+{
+    const __m512i e = _mm512_set1_epi32(0x7f800000);
+    return _mm512_mask_cmpeq_epi32_mask(k, _mm512_and_si512(_mm512_castps_si512(y), e), e) != 0;
+}
+
+TGT static int layernorm_avx512(const float *x, float *y, size_t d, const float *w,
+                                const float *b, float eps)
+{
+    __m512d s = _mm512_setzero_pd(), ss = _mm512_setzero_pd();
+    for (size_t j = 0; j < d; j += 16) {
+        __mmask16 k = first_lanes(d - j);
+        s = acc16(s, _mm512_maskz_loadu_ps(k, x + j), k);
+    }
+    float mean = (float)(sum8(s) / (double)d);
+    __m512 vm = _mm512_set1_ps(mean);
+    for (size_t j = 0; j < d; j += 16) {
+        __mmask16 k = first_lanes(d - j);
+        __m512 c = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), vm);
+        __m512d lo = lo8(c), hi = hi8(c);
+        ss = _mm512_mask_add_pd(ss, (__mmask8)k, ss, _mm512_mul_pd(lo, lo));
+        ss = _mm512_mask_add_pd(ss, (__mmask8)(k >> 8), ss, _mm512_mul_pd(hi, hi));
+    }
+    float var = (float)(sum8(ss) / (double)d), inv = 1.0f / sqrtf(var + eps);
+    __m512 vi = _mm512_set1_ps(inv);
+    int bad = !isfinite(var);
+    for (size_t j = 0; j < d; j += 16) {
+        __mmask16 k = first_lanes(d - j);
+        __m512 v = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), vm), vi);
+        if (w)
+            v = _mm512_add_ps(_mm512_mul_ps(v, _mm512_maskz_loadu_ps(k, w + j)),
+                              _mm512_maskz_loadu_ps(k, b + j));
+        _mm512_mask_storeu_ps(y + j, k, v);
+        bad |= bad16(v, k);
+    }
+    return bad;
+}
+
+TGT static int rmsnorm_avx512(const float *x, float *y, size_t d, const float *w, float eps,
+                              int one_plus)
+{
+    __m512d ss = _mm512_setzero_pd();
+    for (size_t j = 0; j < d; j += 16) {
+        __mmask16 k = first_lanes(d - j);
+        __m512 v = _mm512_maskz_loadu_ps(k, x + j);
+        __m512d lo = lo8(v), hi = hi8(v);
+        ss = _mm512_mask_add_pd(ss, (__mmask8)k, ss, _mm512_mul_pd(lo, lo));
+        ss = _mm512_mask_add_pd(ss, (__mmask8)(k >> 8), ss, _mm512_mul_pd(hi, hi));
+    }
+    float ms = (float)(sum8(ss) / (double)d), inv = 1.0f / sqrtf(ms + eps);
+    __m512 vi = _mm512_set1_ps(inv), one = _mm512_set1_ps(1.0f);
+    int bad = !isfinite(ms);
+    for (size_t j = 0; j < d; j += 16) {
+        __mmask16 k = first_lanes(d - j);
+        __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + j), vi);
+        __m512 wj = _mm512_maskz_loadu_ps(k, w + j);
+        v = one_plus ? _mm512_mul_ps(v, _mm512_add_ps(one, wj)) : _mm512_mul_ps(wj, v);
+        _mm512_mask_storeu_ps(y + j, k, v);
+        bad |= bad16(v, k);
+    }
+    return bad;
+}
+
 #endif
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -286,7 +416,7 @@ TGT static void widen_avx512(const float *x, double *y, size_t cnt)
 void agm_gelu_tanh_f32(float *x, size_t cnt)
 {
 #if AGM_HAVE_AVX512
-    if (agm_cpu_avx512()) {
+    if (agm_avx512()) {
         gelu_avx512(x, cnt);
         return;
     }
@@ -297,7 +427,7 @@ void agm_gelu_tanh_f32(float *x, size_t cnt)
 int agm_softmax_f32(float *r, size_t cnt, float scale)
 {
 #if AGM_HAVE_AVX512
-    if (agm_cpu_avx512())
+    if (agm_avx512())
         return softmax_avx512(r, cnt, scale);
 #endif
     return agm_softmax_f32_plain(r, cnt, scale);
@@ -306,10 +436,40 @@ int agm_softmax_f32(float *r, size_t cnt, float scale)
 void agm_widen_f32(const float *x, double *y, size_t cnt)
 {
 #if AGM_HAVE_AVX512
-    if (agm_cpu_avx512()) {
+    if (agm_avx512()) {
         widen_avx512(x, y, cnt);
         return;
     }
 #endif
     widen_plain(x, y, cnt);
+}
+
+void agm_add_f32(float *acc, const float *x, size_t cnt)
+{
+#if AGM_HAVE_AVX512
+    if (agm_avx512()) {
+        add_avx512(acc, x, cnt);
+        return;
+    }
+#endif
+    add_plain(acc, x, cnt);
+}
+
+int agm_layernorm_f32(const float *x, float *y, size_t d, const float *w, const float *b,
+                      float eps)
+{
+#if AGM_HAVE_AVX512
+    if (agm_avx512())
+        return layernorm_avx512(x, y, d, w, b, eps);
+#endif
+    return agm_layernorm_f32_plain(x, y, d, w, b, eps);
+}
+
+int agm_rmsnorm_f32(const float *x, float *y, size_t d, const float *w, float eps, int one_plus)
+{
+#if AGM_HAVE_AVX512
+    if (agm_avx512())
+        return rmsnorm_avx512(x, y, d, w, eps, one_plus);
+#endif
+    return agm_rmsnorm_f32_plain(x, y, d, w, eps, one_plus);
 }
