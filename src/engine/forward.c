@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "attention_kernel.h"
 #include "vmath.h"
@@ -25,6 +26,27 @@
 #define LIN_COLS 128            /* output columns of a projection per task */
 #define ROW_BLOCK 16            /* tokens per task of a row-wise step */
 #define CONV_CHUNK ((size_t)1 << 16) /* weights converted per task */
+
+/* A zeroed buffer of a pass. One of 2 MiB or more is 2 MiB-aligned and
+ * asks for transparent huge pages: a pass's big buffers (attention, its
+ * double copy, the MLP activations: tens of MB) are new in every pass, and
+ * touching them 4 KiB at a time cost thousands of page faults per pass. */
+#define BIG_BUFFER ((size_t)2 << 20)
+
+static void *zalloc(size_t bytes)
+{
+    if (bytes < BIG_BUFFER)
+        return calloc(1, bytes ? bytes : 1);
+    size_t rounded = (bytes + BIG_BUFFER - 1) / BIG_BUFFER * BIG_BUFFER;
+    void *p = NULL;
+    if (posix_memalign(&p, BIG_BUFFER, rounded))
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, rounded, MADV_HUGEPAGE); /* advice: ignored where unsupported */
+#endif
+    memset(p, 0, bytes);
+    return p;
+}
 
 /* The double counterpart of agm_sgemm (sgemm.h) for the f64 pass. */
 static void gemm_tile_f64(int trans, size_t m, size_t n, size_t k, const double *a, size_t lda,

@@ -67,10 +67,11 @@ static void FN(ws_free)(FN(ws) *s)
     free(s->bad);
 }
 
-/* calloc(cnt) of R when `need`, else leave NULL; 0 on failure. */
+/* cnt zeroed values of R (zalloc) when `need`, else leave NULL; 0 on
+ * failure. */
 static int FN(want)(R **p, int need, size_t cnt)
 {
-    return !need || (*p = calloc(cnt ? cnt : 1, sizeof(R))) != NULL;
+    return !need || (*p = zalloc(cnt * sizeof(R))) != NULL;
 }
 
 /* Per-worker scratch, in R values, 64-byte aligned (the sgemm kernel's
@@ -101,15 +102,16 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, i
              FN(want)(&s->qkv, !sep, n * (dq + 2 * dkv)) && FN(want)(&s->q, sep, n * dq) &&
              FN(want)(&s->k, sep, n * dkv) && FN(want)(&s->v, sep, n * dkv) &&
              FN(want)(&s->ctx, 1, n * dq) && FN(want)(&s->p, 1, H * n * n) &&
-             FN(want)(&s->f1, 1, n * ff * (fused ? 2 : 1)) && FN(want)(&s->f2, 1, n * ff) &&
+             FN(want)(&s->f1, 1, n * ff * (fused ? 2 : 1)) &&
+             FN(want)(&s->f2, g->mlp != AG_MLP_PLAIN, n * ff) &&
              FN(want)(&s->cos, rope, n * half) && FN(want)(&s->sin, rope, n * half) &&
              // calloc: pages never written (all-F32 model, f32 pass) stay unmapped
-             FN(want)(&s->w, 1, m->max_mat) &&
+             (s->w = calloc(m->max_mat ? m->max_mat : 1, sizeof(R))) &&
              (s->scr = aligned_alloc(64, (size_t)s->workers * s->scr_len * sizeof(R))) &&
              (s->bad = malloc((H > blocks ? H : blocks) * sizeof *s->bad));
     if (ok && !IS_F64) // X for the callbacks and hidden states; P only for a layer callback
-        ok = (s->xd = calloc(n * d, sizeof(double))) &&
-             (!want_pd || (s->pd = calloc(H * n * n, sizeof(double))));
+        ok = (s->xd = zalloc(n * d * sizeof(double))) &&
+             (!want_pd || (s->pd = zalloc(H * n * n * sizeof(double))));
     if (!ok)
         FN(ws_free)(s);
     return ok ? AG_OK : AG_ENOMEM;
