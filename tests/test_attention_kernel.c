@@ -274,6 +274,26 @@ Test(attention_kernel, inv_freq_llama3)
         cr_expect_gt(bands[b], 0, "band %d empty", b);
 }
 
+/* Every head of a layer through agk_attend_head, as the forward pass runs
+ * them: query head h on kv head h / (H / H_kv). */
+#define DEFINE_ATTEND_ALL(R, SFX)                                                                   \
+    static void attend_all_##SFX(const agk_head *c, const R *q, const R *k, const R *v, size_t n, \
+                                 R *p, R *ctx)                                                    \
+    {                                                                                             \
+        size_t hd = (size_t)c->head_dim, lq = (size_t)c->n_head * hd,                             \
+               lkv = (size_t)c->n_kv_head * hd;                                                   \
+        R *scr = aligned_alloc(64, (agk_attend_scratch_##SFX(c, n) * sizeof(R) + 64) / 64 * 64);  \
+        cr_assert_not_null(scr);                                                                  \
+        for (int h = 0; h < c->n_head; h++) {                                                     \
+            size_t g = (size_t)(h / (c->n_head / c->n_kv_head));                                  \
+            agk_attend_head_##SFX(c, n, q + h * hd, lq, k + g * hd, lkv, v + g * hd, lkv,         \
+                                  p + (size_t)h * n * n, ctx + h * hd, lq, NULL, scr);           \
+        }                                                                                         \
+        free(scr);                                                                                \
+    }
+DEFINE_ATTEND_ALL(float, f32)
+DEFINE_ATTEND_ALL(double, f64)
+
 /* Every head with grouped-query attention (4 query heads on 2 kv heads):
  * head h's probabilities are agk_head_probs of q_h and k_{h/2}, its context
  * the sum Σ_j p_ij v_{g,j} computed here. */
@@ -287,7 +307,7 @@ Test(attention_kernel, attend_grouped_heads)
     gaussian(23, 1.0, v, sizeof v / sizeof *v);
     agk_head c = {.n_head = H, .n_kv_head = HKV, .head_dim = HD, .scale = 0.6, .softcap = 2,
                   .causal = 1, .window = 3};
-    agk_attend_f64(&c, q, k, v, N, p, ctx);
+    attend_all_f64(&c, q, k, v, N, p, ctx);
     for (int h = 0; h < H; h++) {
         int g = h / 2;
         agk_head_probs_f64(&c, q + h * HD, H * HD, k + g * HD, HKV * HD, N, ph);
@@ -335,8 +355,8 @@ Test(attention_kernel, f32_matches_f64)
     for (int causal = 0; causal < 2; causal++) {
         agk_head c = {.n_head = H, .n_kv_head = HKV, .head_dim = HD, .scale = 1 / sqrt(HD),
                       .softcap = 3, .causal = causal, .window = causal ? 4 : 0};
-        agk_attend_f64(&c, q, k, v, N, p, ctx);
-        agk_attend_f32(&c, qf, kf, vf, N, pf, ctxf);
+        attend_all_f64(&c, q, k, v, N, p, ctx);
+        attend_all_f32(&c, qf, kf, vf, N, pf, ctxf);
         double ep = 0, ec = 0;
         for (int i = 0; i < H * N * N; i++) {
             ep = fmax(ep, fabs(pf[i] - p[i]));

@@ -12,8 +12,11 @@
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "attention_kernel.h"
+#include "sgemm.h"
+#include "vmath.h"
 
 /* theta^(−2j/r) for the r/2 pairs: the default (unscaled) frequencies. */
 static void default_inv_freq(double theta, int r, double *inv_freq)
@@ -119,26 +122,118 @@ void agk_visible(const agk_head *c, size_t n, size_t i, size_t *lo, size_t *hi)
     *lo = c->window > 0 && i + 1 > (size_t)c->window ? i + 1 - (size_t)c->window : 0;
 }
 
+/* A head's two products. float: the forward pass's sgemm (sgemm.h), the
+ * keys copied once per head into the caller's scratch (the kernel's layout
+ * of Kᵀ), the values read in place; double: cblas_dgemm on the views. */
+typedef struct {
+    agm_bmat kt, v; /* op(B) = Kᵀ (head_dim, n) and V (n, head_dim) */
+    size_t hd;
+} agk_mm_f32;
+
+static void mm_prepare_f32(agk_mm_f32 *m, size_t hd, size_t n, const float *k, size_t ldk,
+                           const float *v, size_t ldv, float *scratch)
+{
+    m->hd = hd;
+    agm_sgemm_prepare(&m->kt, 1, k, ldk, hd, n, scratch);
+    agm_sgemm_prepare(&m->v, 0, v, ldv, n, hd, NULL);
+}
+
+static void mm_scores_f32(const agk_mm_f32 *m, size_t rows, size_t keys, const float *q,
+                          size_t ldq, float *s, size_t lds)
+{
+    agm_sgemm_run(&m->kt, rows, keys, m->hd, q, ldq, s, lds, 0);
+}
+
+static void mm_mix_f32(const agk_mm_f32 *m, size_t rows, size_t keys, const float *p, size_t ldp,
+                       float *ctx, size_t ldctx)
+{
+    agm_sgemm_run(&m->v, rows, m->hd, keys, p, ldp, ctx, ldctx, 0);
+}
+
+size_t agk_attend_scratch_f32(const agk_head *c, size_t n)
+{
+    return agm_sgemm_packed_size((size_t)c->head_dim, n);
+}
+
+typedef struct {
+    const double *k, *v;
+    size_t ldk, ldv, hd;
+} agk_mm_f64;
+
+static void mm_prepare_f64(agk_mm_f64 *m, size_t hd, size_t n, const double *k, size_t ldk,
+                           const double *v, size_t ldv, double *scratch)
+{
+    (void)n, (void)scratch;
+    *m = (agk_mm_f64){k, v, ldk, ldv, hd};
+}
+
+static void mm_scores_f64(const agk_mm_f64 *m, size_t rows, size_t keys, const double *q,
+                          size_t ldq, double *s, size_t lds)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)keys, (int)m->hd, 1, q,
+                (int)ldq, m->k, (int)m->ldk, 0, s, (int)lds);
+}
+
+static void mm_mix_f64(const agk_mm_f64 *m, size_t rows, size_t keys, const double *p,
+                       size_t ldp, double *ctx, size_t ldctx)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)m->hd, (int)keys, 1, p,
+                (int)ldp, m->v, (int)m->ldv, 0, ctx, (int)ldctx);
+}
+
+size_t agk_attend_scratch_f64(const agk_head *c, size_t n)
+{
+    (void)c, (void)n;
+    return 0;
+}
+
+/* The row softmax: float, vmath.h's (exp in double rounded to float,
+ * vectorised); double, the plain loops (exp from libm, the denominator
+ * summed in order). */
+#define softmax_f32 agm_softmax_f32
+#define widen_f32 agm_widen_f32
+
+static int softmax_f64(double *r, size_t cnt, double scale)
+{
+    double mx = r[0] *= scale;
+    for (size_t j = 1; j < cnt; j++) {
+        r[j] *= scale;
+        mx = r[j] > mx ? r[j] : mx;
+    }
+    double sum = 0;
+    for (size_t j = 0; j < cnt; j++)
+        sum += (r[j] = exp(r[j] - mx));
+    int bad = 0;
+    for (size_t j = 0; j < cnt; j++) {
+        r[j] /= sum;
+        bad |= !isfinite(r[j]);
+    }
+    return bad;
+}
+
+static void widen_f64(const double *x, double *y, size_t cnt)
+{
+    memcpy(y, x, cnt * sizeof *y);
+}
+
 #define R float
 #define SFX _f32
-#define GEMM cblas_sgemm
-#define REXP expf
 #define RTANH tanhf
 #include "attention_kernel_tmpl.h"
 #undef R
 #undef SFX
-#undef GEMM
-#undef REXP
 #undef RTANH
 
 #define R double
 #define SFX _f64
-#define GEMM cblas_dgemm
-#define REXP exp
 #define RTANH tanh
 #include "attention_kernel_tmpl.h"
 #undef R
 #undef SFX
-#undef GEMM
-#undef REXP
 #undef RTANH
+
+void agk_head_probs_f64(const agk_head *c, const double *q, size_t ldq, const double *k,
+                        size_t ldk, size_t n, double *p)
+{
+    agk_attend_head_f64(c, n, q, ldq, k, ldk, NULL, 0, p, NULL, 0, NULL, NULL);
+}

@@ -28,7 +28,8 @@
  * Every function is written once for R = float (suffix _f32: float
  * activations and sgemm, HF float32 semantics; sums in double) and R = double
  * (suffix _f64). Nothing allocates, prints or keeps state; buffers are the
- * caller's and shapes are in the comments.
+ * caller's and shapes are in the comments. Thread-safe: the forward pass
+ * runs one head per task of its pool.
  */
 #ifndef ATTNGEOM_ATTENTION_KERNEL_H
 #define ATTNGEOM_ATTENTION_KERNEL_H
@@ -73,19 +74,33 @@ void agk_rope_apply_f32(float *x, size_t n, size_t ld, int heads, int head_dim, 
 void agk_rope_apply_f64(double *x, size_t n, size_t ld, int heads, int head_dim, int rotary_dim,
                         const double *cos, const double *sin, int dir);
 
-/* One head's probabilities p (n, n) from its q (n rows, stride ldq,
- * head_dim values) and k (stride ldk), already rotated: scale, softcap,
- * mask, row softmax (max-subtracted, denominator summed in double). */
-void agk_head_probs_f32(const agk_head *c, const float *q, size_t ldq, const float *k, size_t ldk,
-                        size_t n, float *p);
+/* Queries per block of agk_attend_head (part of the result: a block's
+ * scores and value mix are one product each). */
+#define AGK_ROWS 48
+
+/* Values of R in the scratch of agk_attend_head for heads c over n tokens
+ * (64-byte aligned; the f64 scratch is empty: NULL will do). */
+size_t agk_attend_scratch_f32(const agk_head *c, size_t n);
+size_t agk_attend_scratch_f64(const agk_head *c, size_t n);
+
+/* One head: its probabilities p (n, n) and its output ctx (n rows, stride
+ * ldctx, head_dim values) = P V, from q, k, v (n rows each, strides ldq,
+ * ldk, ldv, head_dim values; already rotated: the caller picks the kv head
+ * of a query head). pd (n, n), unless NULL, gets p as doubles where a key
+ * can be visible (j < i + 1 when causal): the rest, zero for every head of
+ * every layer, is left to the caller to zero once. v NULL: no value mix. Returns the first query whose probabilities are not finite (an
+ * overflowing score), or n. The float products are sgemm.h's, so the bytes
+ * of a head do not depend on where or with what else it is computed. */
+size_t agk_attend_head_f32(const agk_head *c, size_t n, const float *q, size_t ldq,
+                           const float *k, size_t ldk, const float *v, size_t ldv, float *p,
+                           float *ctx, size_t ldctx, double *pd, float *scratch);
+size_t agk_attend_head_f64(const agk_head *c, size_t n, const double *q, size_t ldq,
+                           const double *k, size_t ldk, const double *v, size_t ldv, double *p,
+                           double *ctx, size_t ldctx, double *pd, double *scratch);
+
+/* agk_attend_head_f64 without values (and without scratch, which f64 does
+ * not use): one head's probabilities p (n, n) alone. */
 void agk_head_probs_f64(const agk_head *c, const double *q, size_t ldq, const double *k, size_t ldk,
                         size_t n, double *p);
-
-/* Every head: p (n_head, n, n) and ctx (n, n_head·head_dim) = P_h V_g, from
- * q (n, n_head·head_dim), k and v (n, n_kv_head·head_dim), already rotated. */
-void agk_attend_f32(const agk_head *c, const float *q, const float *k, const float *v, size_t n,
-                    float *p, float *ctx);
-void agk_attend_f64(const agk_head *c, const double *q, const double *k, const double *v, size_t n,
-                    double *p, double *ctx);
 
 #endif

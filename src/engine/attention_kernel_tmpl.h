@@ -1,11 +1,11 @@
 /* attention_kernel_tmpl.h — the kernel of attention_kernel.h written once
  * for a real type R, included twice by attention_kernel.c (R = float, then
- * R = double). Before inclusion define: R, SFX (_f32/_f64), GEMM
- * (cblas_sgemm/dgemm), REXP, RTANH (math functions of R).
- *
- * The operations and their order are those of the forward pass's former
- * FN(softmax)/FN(attend)/FN(rope), so that the plain cases (no softcap, no
- * window, full rotary) give the same bits as before. */
+ * R = double). Before inclusion define: R, SFX (_f32/_f64), RTANH (tanh of
+ * R), KFN(softmax) (a row's softmax, vmath.h's contract) and KFN(widen) (R
+ * to double), and a head's
+ * products: the type KFN(agk_mm) and KFN(mm_prepare) (keys and values, once
+ * per head), KFN(mm_scores) (raw scores of a block of queries), KFN(mm_mix)
+ * (a block of probabilities times the values). */
 
 #define AGK_CAT2(a, b) a##b
 #define AGK_CAT(a, b) AGK_CAT2(a, b)
@@ -41,59 +41,56 @@ void KFN(agk_rope_apply)(R *x, size_t n, size_t ld, int heads, int head_dim, int
         }
 }
 
-/* Soft-capping, mask and softmax of one row r (n scores) in place (soft-
- * capping as modeling_gemma2.py eager_attention_forward, commit
- * 006e86931247d7bacf94ad00ada1fb6baf11e94b: /cap, tanh, ·cap): the
- * visible keys [lo, hi) get softmax(cap·tanh(r/cap)) (max-subtracted, the
- * denominator summed in double and rounded to R, as torch's float sums are
- * closer to exact than a naive float loop), the hidden ones exactly 0, as
- * HF's finfo.min mask gives after exp. */
-static void KFN(agk_row)(R *r, size_t n, size_t lo, size_t hi, double softcap)
+/* Scale, soft-capping, mask and softmax of one row r (n raw scores q·k) in
+ * place (soft-capping as modeling_gemma2.py eager_attention_forward, commit
+ * 006e86931247d7bacf94ad00ada1fb6baf11e94b: /cap, tanh, ·cap): the visible
+ * keys [lo, hi) get softmax(cap·tanh(scale·r/cap)) (KFN(softmax): max-
+ * subtracted, the denominator summed in double and rounded to R, as torch's
+ * float sums are closer to exact than a naive float loop), the hidden ones
+ * exactly 0, as HF's finfo.min mask gives after exp. The scale multiplies
+ * the finished product, as HF's `matmul(q, kᵀ) * scaling` (and a GEMM's
+ * alpha) do. Returns 1 when a probability is not finite (an overflowing
+ * score). */
+static int KFN(agk_row)(R *r, size_t n, size_t lo, size_t hi, R scale, double softcap)
 {
     if (softcap > 0) {
         R cap = (R)softcap;
         for (size_t j = lo; j < hi; j++)
-            r[j] = RTANH(r[j] / cap) * cap;
+            r[j] = RTANH(r[j] * scale / cap) * cap;
+        scale = 1;
     }
-    R mx = r[lo];
-    for (size_t j = lo + 1; j < hi; j++)
-        mx = r[j] > mx ? r[j] : mx;
-    double sum = 0;
-    for (size_t j = lo; j < hi; j++)
-        sum += (r[j] = REXP(r[j] - mx));
-    R inv = (R)sum;
-    for (size_t j = lo; j < hi; j++)
-        r[j] /= inv;
-    for (size_t j = 0; j < lo; j++)
-        r[j] = 0;
-    for (size_t j = hi; j < n; j++)
-        r[j] = 0;
+    int bad = KFN(softmax)(r + lo, hi - lo, scale);
+    memset(r, 0, lo * sizeof *r);
+    memset(r + hi, 0, (n - hi) * sizeof *r);
+    return bad;
 }
 
-void KFN(agk_head_probs)(const agk_head *c, const R *q, size_t ldq, const R *k, size_t ldk,
-                         size_t n, R *p)
+/* Blocks of AGK_ROWS queries: their scores against the keys they may see
+ * (causal: up to the block's last query; computed entries above the
+ * diagonal are then masked), their rows, then their value mix over those
+ * keys (the masked probabilities are exact zeros). */
+size_t KFN(agk_attend_head)(const agk_head *c, size_t n, const R *q, size_t ldq, const R *k,
+                            size_t ldk, const R *v, size_t ldv, R *p, R *ctx, size_t ldctx,
+                            double *pd, R *scratch)
 {
-    GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, c->head_dim, (R)c->scale, q,
-         (int)ldq, k, (int)ldk, 0, p, (int)n); // (n, n)
-    for (size_t i = 0; i < n; i++) {
-        size_t lo, hi;
-        agk_visible(c, n, i, &lo, &hi);
-        KFN(agk_row)(p + i * n, n, lo, hi, c->softcap);
+    KFN(agk_mm) mm;
+    KFN(mm_prepare)(&mm, (size_t)c->head_dim, n, k, ldk, v, ldv, scratch);
+    size_t bad = n;
+    for (size_t i0 = 0; i0 < n; i0 += AGK_ROWS) {
+        size_t i1 = i0 + AGK_ROWS < n ? i0 + AGK_ROWS : n, keys = c->causal ? i1 : n;
+        KFN(mm_scores)(&mm, i1 - i0, keys, q + i0 * ldq, ldq, p + i0 * n, n);
+        for (size_t i = i0; i < i1; i++) {
+            size_t lo, hi;
+            agk_visible(c, n, i, &lo, &hi);
+            if (KFN(agk_row)(p + i * n, n, lo, hi, (R)c->scale, c->softcap) && bad == n)
+                bad = i;
+            if (pd) // past hi: zero in every layer, left as the caller keeps it
+                KFN(widen)(p + i * n, pd + i * n, hi);
+        }
+        if (v)
+            KFN(mm_mix)(&mm, i1 - i0, keys, p + i0 * n, n, ctx + i0 * ldctx, ldctx);
     }
-}
-
-/* modeling_llama.py repeat_kv: query head h reads kv head h / (H / Hkv). */
-void KFN(agk_attend)(const agk_head *c, const R *q, const R *k, const R *v, size_t n, R *p,
-                     R *ctx)
-{
-    int H = c->n_head, hd = c->head_dim, lq = H * hd, lkv = c->n_kv_head * hd;
-    for (int h = 0; h < H; h++) {
-        int g = h / (H / c->n_kv_head);
-        R *ph = p + (size_t)h * n * n; // (n, n)
-        KFN(agk_head_probs)(c, q + h * hd, (size_t)lq, k + g * hd, (size_t)lkv, n, ph);
-        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, hd, (int)n, 1, ph, (int)n,
-             v + g * hd, lkv, 0, ctx + h * hd, lq);
-    }
+    return bad;
 }
 
 #undef KFN

@@ -28,7 +28,8 @@ static agk_head kernel_head(const ag_attn_layer_spec *s)
  * (n, d_a), both rotated when the spec has a rope, then every head's
  * probabilities by the attention kernel (scale 1: it is in Q already) into
  * p (H, n, n). x (n, d), wq/wk (d, d_a), bq/bk (d_a) or NULL, all already in
- * type R; tab the rope tables (rope_tables_*) or NULL. */
+ * type R; tab the rope tables (rope_tables_*) or NULL; scratch the kernel's
+ * (agk_attend_scratch_*). */
 #define DEFINE_LAYER(R, SFX, GEMM)                                                        \
     static void project_##SFX(const R *x, const R *w, const R *b, size_t n, size_t d,     \
                               size_t da, R *y)                                            \
@@ -62,7 +63,7 @@ static agk_head kernel_head(const ag_attn_layer_spec *s)
     }                                                                                     \
     static void layer_##SFX(const R *x, const R *wq, const R *wk, const R *bq,            \
                             const R *bk, const ag_attn_layer_spec *s, R scale,            \
-                            const R *tab, R *q, R *k, R *p)                               \
+                            const R *tab, R *q, R *k, R *p, R *scratch)                   \
     {                                                                                     \
         size_t n = s->n, da = s->d_a;                                                     \
         int H = s->n_head, dh = (int)(da / (size_t)H), rd = s->rope.rotary_dim;          \
@@ -77,8 +78,8 @@ static agk_head kernel_head(const ag_attn_layer_spec *s)
         }                                                                                 \
         agk_head c = kernel_head(s);                                                      \
         for (int h = 0; h < H; h++)                                                       \
-            agk_head_probs_##SFX(&c, q + h * dh, da, k + h * dh, da, n,                   \
-                                 p + (size_t)h * n * n);                                  \
+            agk_attend_head_##SFX(&c, n, q + h * dh, da, k + h * dh, da, NULL, 0,         \
+                                  p + (size_t)h * n * n, NULL, 0, NULL, scratch);         \
     }
 
 DEFINE_LAYER(float, f32, cblas_sgemm)
@@ -171,15 +172,18 @@ static int run_f32(const ag_attn_layer_spec *s, double scale, double *out)
     float *bq = to_float(s->bq, da), *bk = to_float(s->bk, da);
     float *q = malloc(n * da * sizeof *q), *k = malloc(n * da * sizeof *k); // (n, d_a)
     float *p = malloc(hnn * sizeof *p);                                    // (H, n, n)
-    int tab_ok, ok = x && wq && wk && q && k && p && (bq || !s->bq) && (bk || !s->bk);
+    agk_head c = kernel_head(s);
+    size_t scr_bytes = (agk_attend_scratch_f32(&c, n) * sizeof(float) + 63) / 64 * 64;
+    float *scr = aligned_alloc(64, scr_bytes ? scr_bytes : 64);
+    int tab_ok, ok = x && wq && wk && q && k && p && scr && (bq || !s->bq) && (bk || !s->bk);
     float *tab = rope_tables_f32(s, &tab_ok);
     if (ok && tab_ok) {
-        layer_f32(x, wq, wk, bq, bk, s, (float)scale, tab, q, k, p);
+        layer_f32(x, wq, wk, bq, bk, s, (float)scale, tab, q, k, p, scr);
         for (size_t i = 0; i < hnn; i++)
             out[i] = p[i];
     }
     ok = ok && tab_ok;
-    float *all[] = {x, wq, wk, bq, bk, q, k, p, tab};
+    float *all[] = {x, wq, wk, bq, bk, q, k, p, tab, scr};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(all[i]);
     return ok ? AG_OK : AG_ENOMEM;
@@ -192,7 +196,7 @@ static int run_f64(const ag_attn_layer_spec *s, double scale, double *out)
     double *tab = rope_tables_f64(s, &tab_ok);
     int ok = q && k && tab_ok;
     if (ok)
-        layer_f64(s->x, s->wq, s->wk, s->bq, s->bk, s, scale, tab, q, k, out);
+        layer_f64(s->x, s->wq, s->wk, s->bq, s->bk, s, scale, tab, q, k, out, NULL);
     free(q);
     free(k);
     free(tab);

@@ -4,18 +4,58 @@
  * semantics) and double; each head is the attention kernel's
  * (attention_kernel.h).
  *
- * Memory: one layer's attention (H, n, n), O(n·max(d, d_ff)) activations and
+ * Memory: one layer's attention (H, n, n), O(n·max(d, d_ff)) activations,
  * one weight matrix converted to the pass's type (the model's matrices stay
- * in their mapped files, see model_int.h); previous layers' attention is
- * never kept. All of it belongs to the pass, so passes may run concurrently. */
+ * in their mapped files, see model_int.h) and a small scratch per thread of
+ * the pool; previous layers' attention is never kept. All of it belongs to
+ * the pass, so passes may run concurrently. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "attention_kernel.h"
+#include "vmath.h"
 #include "model_int.h"
+#include "sgemm.h"
+
+/* Fixed task sizes (docs/engine.md, "Threads"): they decide how work is
+ * split, never what it computes. */
+#define LIN_COLS 128            /* output columns of a projection per task */
+#define ROW_BLOCK 16            /* tokens per task of a row-wise step */
+#define CONV_CHUNK ((size_t)1 << 16) /* weights converted per task */
+
+/* A zeroed buffer of a pass. One of 2 MiB or more is 2 MiB-aligned and
+ * asks for transparent huge pages: a pass's big buffers (attention, its
+ * double copy, the MLP activations: tens of MB) are new in every pass, and
+ * touching them 4 KiB at a time cost thousands of page faults per pass. */
+#define BIG_BUFFER ((size_t)2 << 20)
+
+static void *zalloc(size_t bytes)
+{
+    if (bytes < BIG_BUFFER)
+        return calloc(1, bytes ? bytes : 1);
+    size_t rounded = (bytes + BIG_BUFFER - 1) / BIG_BUFFER * BIG_BUFFER;
+    void *p = NULL;
+    if (posix_memalign(&p, BIG_BUFFER, rounded))
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, rounded, MADV_HUGEPAGE); /* advice: ignored where unsupported */
+#endif
+    memset(p, 0, bytes);
+    return p;
+}
+
+/* The double counterpart of agm_sgemm (sgemm.h) for the f64 pass. */
+static void gemm_tile_f64(int trans, size_t m, size_t n, size_t k, const double *a, size_t lda,
+                          const double *b, size_t ldb, double *c, size_t ldc, double *scratch)
+{
+    (void)scratch;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, trans ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, c, (int)ldc);
+}
 
 /* Where a pass met a value that is not finite (an overflow: the weights
  * were checked finite at load). layer -1: outside the blocks; head -1: not
@@ -52,7 +92,7 @@ static void fault_error(const fwd_fault *f, int f64, ag_error *err)
 
 #define R float
 #define SFX _f32
-#define GEMM cblas_sgemm
+#define GEMM_TILE agm_sgemm
 #define RSQRT sqrtf
 #define REXP expf
 #define RTANH tanhf
@@ -62,7 +102,7 @@ static void fault_error(const fwd_fault *f, int f64, ag_error *err)
 #include "forward_tmpl.h"
 #undef R
 #undef SFX
-#undef GEMM
+#undef GEMM_TILE
 #undef RSQRT
 #undef REXP
 #undef RTANH
@@ -72,7 +112,7 @@ static void fault_error(const fwd_fault *f, int f64, ag_error *err)
 
 #define R double
 #define SFX _f64
-#define GEMM cblas_dgemm
+#define GEMM_TILE gemm_tile_f64
 #define RSQRT sqrt
 #define REXP exp
 #define RTANH tanh

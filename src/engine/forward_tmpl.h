@@ -2,7 +2,8 @@
  * included twice by forward.c: R = float (HF float32 semantics: float
  * activations, sgemm, float softmax/norms) and R = double (the whole pass in
  * double). Either way the weights are converted exactly from their stored
- * dtype to R one matrix at a time, into the pass's own scratch.
+ * dtype to R one matrix at a time, into the pass's own scratch (an aligned
+ * float32 matrix is used in place by the f32 pass).
  *
  * One pass for every architecture: the block follows the normalised config
  * (norm kind, residual wiring, sandwich norms, Q/K/V and MLP layouts,
@@ -10,9 +11,16 @@
  * soft-capping, masks, softmax, the value mix) is the attention kernel's
  * (attention_kernel.h).
  *
- * Before inclusion define: R, SFX (name suffix), GEMM (cblas_sgemm/dgemm),
- * RSQRT/REXP/RTANH/RERF (math functions of R), CONV (agm_to_float/double),
- * IS_F64 (0/1).
+ * Parallel, deterministic (docs/engine.md, "Threads"): every step of a layer
+ * is split into tasks of opt->pool by a fixed rule — a projection by blocks
+ * of LIN_COLS output columns, attention by head, row-wise steps (norms,
+ * residual adds, gating) by blocks of ROW_BLOCK tokens — and each task
+ * writes only its own part, computed as it would be alone: the bytes do not
+ * depend on the pool.
+ *
+ * Before inclusion define: R, SFX (name suffix), GEMM_TILE (agm_sgemm or
+ * gemm_tile_f64, same arguments), RSQRT/REXP/RTANH/RERF (math functions of
+ * R), CONV (agm_to_float/double), IS_F64 (0/1).
  * Sums (means, variances, softmax denominators) are accumulated in double in
  * both precisions; torch's float reductions are pairwise/vectorised and thus
  * closer to the exact sum than a naive float loop would be. */
@@ -21,6 +29,8 @@
 #define CAT(a, b) CAT2(a, b)
 #define FN(name) CAT(name, SFX)
 
+#define NO_ROW ((size_t)-1) /* no bad row */
+
 typedef struct {
     R *h;      // (n, d) residual stream
     R *xn;     // (n, d) normalised block input (attention input X)
@@ -28,7 +38,7 @@ typedef struct {
     R *t2;     // (n, d) the MLP output of a parallel block
     R *e;      // (n, d_embed) token embeddings before project_in (OPT)
     R *qkv;    // (n, (H + 2·Hkv)·hd) fused Q/K/V projection output
-    R *q;      // (n, H*hd)
+    R *q;      // (n, H*hd) separate projections
     R *k, *v;  // (n, Hkv*hd)
     R *ctx;    // (n, H*hd) merged head outputs
     R *p;      // (H, n, n) attention probabilities of the current layer
@@ -38,74 +48,298 @@ typedef struct {
     R *w;      // (max_mat) one weight matrix converted to R (unused when
                // an F32 matrix is used in place by the f32 pass)
     double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
+    ag_pool *pool;   // opt->pool (NULL: the calling thread)
+    int workers;     // its threads: one scratch each
+    R *scr;          // (workers, scr_len): a product's packed weights, a head's keys and values
+    size_t scr_len;
+    size_t *bad;     // (max(H, row blocks)) each task's first non-finite row, or NO_ROW
     fwd_fault fault; // where the pass stopped on a non-finite value
 } FN(ws);
 
 static void FN(ws_free)(FN(ws) *s)
 {
     R *all[] = {s->h, s->xn, s->t, s->t2, s->e, s->qkv, s->q, s->k, s->v, s->ctx, s->p,
-                s->f1, s->f2, s->cos, s->sin, s->w};
+                s->f1, s->f2, s->cos, s->sin, s->w, s->scr};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(all[i]);
     free(s->xd);
     free(s->pd);
+    free(s->bad);
 }
 
-/* calloc(cnt) of R when `need`, else leave NULL; 0 on failure. */
+/* cnt zeroed values of R (zalloc) when `need`, else leave NULL; 0 on
+ * failure. */
 static int FN(want)(R **p, int need, size_t cnt)
 {
-    return !need || (*p = calloc(cnt ? cnt : 1, sizeof(R))) != NULL;
+    return !need || (*p = zalloc(cnt * sizeof(R))) != NULL;
 }
 
-static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n)
+/* Per-worker scratch, in R values, 64-byte aligned (the sgemm kernel's
+ * packed panels are read with aligned loads). */
+static size_t FN(scratch_len)(const ag_model_config *g, size_t n)
+{
+    agk_head c = {.head_dim = g->head_dim};
+    size_t a = FN(agk_attend_scratch)(&c, n), b = IS_F64 ? 0 : agm_sgemm_scratch(LIN_COLS);
+    size_t len = (a > b ? a : b) + 1, per_line = 64 / sizeof(R);
+    return (len + per_line - 1) / per_line * per_line;
+}
+
+static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, int want_pd)
 {
     const ag_model_config *g = &m->cfg;
     size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim,
            dkv = (size_t)g->n_kv_head * g->head_dim, H = (size_t)g->n_head, ff = (size_t)g->d_ff,
-           half = (size_t)g->rope.rotary_dim / 2;
-    int rope = g->positions == AG_POS_ROPE, fused = g->mlp == AG_MLP_GATED_FUSED;
+           half = (size_t)g->rope.rotary_dim / 2, blocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
+    int rope = g->positions == AG_POS_ROPE, fused = g->mlp == AG_MLP_GATED_FUSED,
+        sep = g->qkv == AG_QKV_SEPARATE;
     memset(s, 0, sizeof *s);
+    s->pool = pool;
+    s->workers = ag_pool_threads(pool);
+    s->scr_len = FN(scratch_len)(g, n);
     int ok = FN(want)(&s->h, 1, n * d) && FN(want)(&s->xn, 1, n * d) && FN(want)(&s->t, 1, n * d) &&
              FN(want)(&s->t2, g->residual == AG_RESIDUAL_PARALLEL, n * d) &&
              FN(want)(&s->e, m->proj_in.w.p != NULL, n * (size_t)g->d_embed) &&
-             FN(want)(&s->qkv, g->qkv != AG_QKV_SEPARATE, n * (dq + 2 * dkv)) &&
-             FN(want)(&s->q, 1, n * dq) && FN(want)(&s->k, 1, n * dkv) && FN(want)(&s->v, 1, n * dkv) &&
+             FN(want)(&s->qkv, !sep, n * (dq + 2 * dkv)) && FN(want)(&s->q, sep, n * dq) &&
+             FN(want)(&s->k, sep, n * dkv) && FN(want)(&s->v, sep, n * dkv) &&
              FN(want)(&s->ctx, 1, n * dq) && FN(want)(&s->p, 1, H * n * n) &&
-             FN(want)(&s->f1, 1, n * ff * (fused ? 2 : 1)) && FN(want)(&s->f2, 1, n * ff) &&
+             FN(want)(&s->f1, 1, n * ff * (fused ? 2 : 1)) &&
+             FN(want)(&s->f2, g->mlp != AG_MLP_PLAIN, n * ff) &&
              FN(want)(&s->cos, rope, n * half) && FN(want)(&s->sin, rope, n * half) &&
              // calloc: pages never written (all-F32 model, f32 pass) stay unmapped
-             FN(want)(&s->w, 1, m->max_mat);
-    if (ok && !IS_F64)
-        ok = (s->xd = calloc(n * d, sizeof(double))) && (s->pd = calloc(H * n * n, sizeof(double)));
+             (s->w = calloc(m->max_mat ? m->max_mat : 1, sizeof(R))) &&
+             (s->scr = aligned_alloc(64, (size_t)s->workers * s->scr_len * sizeof(R))) &&
+             (s->bad = malloc((H > blocks ? H : blocks) * sizeof *s->bad));
+    if (ok && !IS_F64) // X for the callbacks and hidden states; P only for a layer callback
+        ok = (s->xd = zalloc(n * d * sizeof(double))) &&
+             (!want_pd || (s->pd = zalloc(H * n * n * sizeof(double))));
     if (!ok)
         FN(ws_free)(s);
     return ok ? AG_OK : AG_ENOMEM;
 }
 
+/* The scratch of the thread running a task: a nested (in-place) run may
+ * report a worker number of an outer pool, and runs alone. */
+static R *FN(scratch)(const FN(ws) *s, int worker)
+{
+    return s->scr + (size_t)(worker % s->workers) * s->scr_len;
+}
+
+/* ---- rows in parallel --------------------------------------------------- */
+
+/* Rows [r0, r1) of a row-wise step; returns the first row whose result is
+ * not finite, or NO_ROW. */
+typedef size_t (*FN(rows_fn))(void *user, size_t r0, size_t r1);
+
+typedef struct {
+    FN(rows_fn) fn;
+    void *user;
+    size_t n;
+    size_t *bad;
+} FN(rows_job);
+
+static int FN(rows_task)(size_t t, int worker, void *user)
+{
+    (void)worker;
+    FN(rows_job) *j = user;
+    size_t r0 = t * ROW_BLOCK, r1 = r0 + ROW_BLOCK < j->n ? r0 + ROW_BLOCK : j->n;
+    j->bad[t] = j->fn(j->user, r0, r1);
+    return 0;
+}
+
+/* fn over n rows in blocks of ROW_BLOCK on the pool; the first bad row of
+ * all (the same for any pool), or NO_ROW. */
+static size_t FN(par_rows)(FN(ws) *s, size_t n, FN(rows_fn) fn, void *user)
+{
+    size_t blocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
+    FN(rows_job) j = {fn, user, n, s->bad};
+    ag_pool_run(s->pool, blocks, FN(rows_task), &j);
+    for (size_t t = 0; t < blocks; t++)
+        if (s->bad[t] != NO_ROW)
+            return s->bad[t];
+    return NO_ROW;
+}
+
+/* acc[i] += x[i] (float: vmath.h's, vectorised): a residual add, or a
+ * bias (float in the model) with add_bias. */
+static void FN(add_vec)(R *acc, const R *x, size_t cnt)
+{
+#if IS_F64
+    for (size_t i = 0; i < cnt; i++)
+        acc[i] += x[i];
+#else
+    agm_add_f32(acc, x, cnt);
+#endif
+}
+
+static void FN(add_bias)(R *acc, const float *b, size_t cnt)
+{
+#if IS_F64
+    for (size_t i = 0; i < cnt; i++)
+        acc[i] += (R)b[i];
+#else
+    agm_add_f32(acc, b, cnt);
+#endif
+}
+
+/* acc (rows of d) += x, or, with mul, acc *= x. */
+typedef struct {
+    R *acc;
+    const R *x;
+    size_t d;
+    int mul;
+} FN(ew_job);
+
+static size_t FN(ew_rows)(void *user, size_t r0, size_t r1)
+{
+    FN(ew_job) *j = user;
+    R *acc = j->acc + r0 * j->d;
+    const R *x = j->x + r0 * j->d;
+    size_t cnt = (r1 - r0) * j->d;
+    if (j->mul)
+        for (size_t i = 0; i < cnt; i++)
+            acc[i] *= x[i];
+    else
+        FN(add_vec)(acc, x, cnt);
+    return NO_ROW;
+}
+
+static void FN(add)(FN(ws) *s, R *acc, const R *x, size_t n, size_t d)
+{
+    FN(ew_job) j = {acc, x, d, 0};
+    FN(par_rows)(s, n, FN(ew_rows), &j);
+}
+
+static void FN(mul)(FN(ws) *s, R *acc, const R *x, size_t n, size_t d)
+{
+    FN(ew_job) j = {acc, x, d, 1};
+    FN(par_rows)(s, n, FN(ew_rows), &j);
+}
+
+/* Phi-3's gated rows: out = up · act(gate), gate_up (n, 2·ff) with the
+ * activation applied to its gate half already. */
+typedef struct {
+    const R *gate_up;
+    R *out;
+    size_t ff;
+} FN(gate_up_job);
+
+static size_t FN(gate_up_rows)(void *user, size_t r0, size_t r1)
+{
+    FN(gate_up_job) *j = user;
+    for (size_t i = r0; i < r1; i++) {
+        const R *gate = j->gate_up + i * 2 * j->ff, *up = gate + j->ff;
+        for (size_t c = 0; c < j->ff; c++)
+            j->out[i * j->ff + c] = up[c] * gate[c]; // modular_phi3.py up_states * act(gate)
+    }
+    return NO_ROW;
+}
+
+/* ---- projections -------------------------------------------------------- */
+
+/* Elements [i·CONV_CHUNK, ...) of a stored matrix into R, one task each. */
+typedef struct {
+    const agm_tensor *t;
+    R *dst;
+} FN(conv_job);
+
+static int FN(conv_task)(size_t i, int worker, void *user)
+{
+    (void)worker;
+    FN(conv_job) *j = user;
+    size_t i0 = i * CONV_CHUNK, cnt = j->t->n - i0 < CONV_CHUNK ? j->t->n - i0 : CONV_CHUNK;
+    CONV(j->t, i0, cnt, j->dst + i0);
+    return 0;
+}
+
 /* A stored matrix as R: stored F32 used in place by the f32 pass when it
- * can be, anything else converted exactly into the scratch (t->n values). */
-static const R *FN(wget)(const agm_tensor *t, R *scratch)
+ * can be, anything else converted exactly into s->w (t->n values). */
+static const R *FN(wget)(FN(ws) *s, const agm_tensor *t)
 {
 #if !IS_F64
     const float *w = agm_f32_in_place(t);
     if (w)
         return w;
 #endif
-    CONV(t, 0, t->n, scratch);
-    return scratch;
+    FN(conv_job) j = {t, s->w};
+    ag_pool_run(s->pool, (t->n + CONV_CHUNK - 1) / CONV_CHUNK, FN(conv_task), &j);
+    return s->w;
 }
 
-/* y (n, out) = x (n, in) @ W + b. nn.Linear [out,in] is used transposed
- * (F.linear: x @ W^T + b); Conv1D [in,out] as is (pytorch_utils.Conv1D). */
-static void FN(linear)(const agm_lin *L, const R *x, size_t n, R *y, R *scratch)
+/* activations.py: NewGELUActivation (tanh form), GELUActivation (erf),
+ * ReLU, SiLU. The f32 tanh form is gelu.h's (tanh in double, rounded). */
+static void FN(activate)(R *x, size_t cnt, agm_act act)
 {
-    const R *w = FN(wget)(&L->w, scratch);
-    GEMM(CblasRowMajor, CblasNoTrans, L->linear ? CblasTrans : CblasNoTrans,
-         (int)n, L->out, L->in, 1, x, L->in, w, L->linear ? L->in : L->out, 0, y, L->out);
-    if (L->b)
-        for (size_t i = 0; i < n; i++)
-            for (int j = 0; j < L->out; j++)
-                y[i * L->out + j] += (R)L->b[j];
+    const R c = (R)0.7978845608028654; /* sqrt(2/pi) */
+    switch (act) {
+    case AGM_ACT_GELU_TANH:
+#if IS_F64
+        for (size_t i = 0; i < cnt; i++)
+            x[i] = (R)0.5 * x[i] * ((R)1 + RTANH(c * (x[i] + (R)0.044715 * x[i] * x[i] * x[i])));
+#else
+        (void)c;
+        agm_gelu_tanh_f32(x, cnt);
+#endif
+        break;
+    case AGM_ACT_GELU_ERF:
+        for (size_t i = 0; i < cnt; i++)
+            x[i] = (R)0.5 * x[i] * ((R)1 + RERF(x[i] * (R)0.7071067811865476));
+        break;
+    case AGM_ACT_RELU:
+        for (size_t i = 0; i < cnt; i++)
+            x[i] = x[i] > 0 ? x[i] : 0;
+        break;
+    case AGM_ACT_SILU:
+        for (size_t i = 0; i < cnt; i++)
+            x[i] = x[i] / ((R)1 + REXP(-x[i]));
+        break;
+    }
+}
+
+/* y (n, out) = x (n, in) @ W + b, then the activation on output columns
+ * [0, act_cols). nn.Linear [out,in] is used transposed (F.linear:
+ * x @ W^T + b); Conv1D [in,out] as is (pytorch_utils.Conv1D). */
+typedef struct {
+    const FN(ws) *s;
+    const agm_lin *L;
+    const R *w, *x;
+    size_t n;
+    R *y;
+    agm_act act;
+    size_t act_cols;
+} FN(lin_job);
+
+/* Output columns [t·LIN_COLS, +LIN_COLS) of every row, then their bias and
+ * activation while they are in cache. */
+static int FN(lin_task)(size_t t, int worker, void *user)
+{
+    const FN(lin_job) *j = user;
+    const agm_lin *L = j->L;
+    size_t in = (size_t)L->in, out = (size_t)L->out, j0 = t * LIN_COLS;
+    size_t nb = out - j0 < LIN_COLS ? out - j0 : LIN_COLS;
+    const R *w = L->linear ? j->w + j0 * in : j->w + j0;
+    GEMM_TILE(L->linear, j->n, nb, in, j->x, in, w, L->linear ? in : out, j->y + j0, out,
+              FN(scratch)(j->s, worker));
+    size_t act_end = j->act_cols < j0 + nb ? j->act_cols : j0 + nb;
+    for (size_t i = 0; i < j->n; i++) {
+        R *y = j->y + i * out;
+        if (L->b)
+            FN(add_bias)(y + j0, L->b + j0, nb);
+        if (act_end > j0)
+            FN(activate)(y + j0, act_end - j0, j->act);
+    }
+    return 0;
+}
+
+static void FN(linear_act)(FN(ws) *s, const agm_lin *L, const R *x, size_t n, R *y, agm_act act,
+                           size_t act_cols)
+{
+    FN(lin_job) j = {s, L, FN(wget)(s, &L->w), x, n, y, act, act_cols};
+    ag_pool_run(s->pool, ((size_t)L->out + LIN_COLS - 1) / LIN_COLS, FN(lin_task), &j);
+}
+
+static void FN(linear)(FN(ws) *s, const agm_lin *L, const R *x, size_t n, R *y)
+{
+    FN(linear_act)(s, L, x, n, y, AGM_ACT_RELU, 0);
 }
 
 /* First non-finite value of x[0..cnt), or cnt. */
@@ -117,14 +351,15 @@ static size_t FN(first_bad)(const R *x, size_t cnt)
     return cnt;
 }
 
+#if IS_F64
 /* Exponent e such that the row r (d values) scaled by 2^-e has squares that
- * can neither overflow nor underflow. Always 0 in the f32 pass, whose norms
- * keep HF's float32 statistics (an overflowing variance is reported, see
- * norm_check), and for rows within [2^-400, 2^400], whose results are then
- * bit-identical to the unscaled formula. */
+ * can neither overflow nor underflow: 0 for rows within [2^-400, 2^400],
+ * whose results are then bit-identical to the unscaled formula. The f32
+ * pass's norms (vmath.h) keep HF's float32 statistics and report their
+ * overflow instead: with a float32 variance of +inf HF silently outputs the
+ * bias, a wrong number. */
 static int FN(row_exp)(const R *r, size_t d)
 {
-#if IS_F64
     double m = 0;
     for (size_t j = 0; j < d; j++)
         m = fmax(m, fabs(r[j]));
@@ -132,11 +367,6 @@ static int FN(row_exp)(const R *r, size_t d)
     if (m > 0 && (m < 0x1p-400 || m > 0x1p400))
         frexp(m, &e);
     return e;
-#else
-    (void)r;
-    (void)d;
-    return 0;
-#endif
 }
 
 /* r[j]·2^-e, exactly. */
@@ -152,6 +382,7 @@ static size_t FN(norm_check)(const R *y, size_t row, size_t d, R stat, size_t n)
 {
     return (!isfinite(stat) || FN(first_bad)(y + row * d, d) < d) ? row : n;
 }
+#endif
 
 /* torch.nn.LayerNorm over the last dim: (x - mean)/sqrt(var + eps)*w + b,
  * biased variance; without w, b (OPT elementwise_affine = false) the
@@ -160,6 +391,12 @@ static size_t FN(norm_check)(const R *y, size_t row, size_t d, R stat, size_t n)
  * Returns the first row whose result is not finite, or n. */
 static size_t FN(layernorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps)
 {
+#if !IS_F64 // vmath.h: the same formula, statistics in double by 8 partial sums
+    for (size_t i = 0; i < n; i++)
+        if (agm_layernorm_f32(x + i * d, y + i * d, d, nm->w, nm->b, (float)eps))
+            return i;
+    return n;
+#else
     size_t bad = n;
     for (size_t i = 0; i < n; i++) {
         const R *r = x + i * d;
@@ -182,6 +419,7 @@ static size_t FN(layernorm)(const R *x, R *y, size_t n, size_t d, const agm_norm
             bad = FN(norm_check)(y, i, d, var, n);
     }
     return bad;
+#endif
 }
 
 /* modeling_llama.py LlamaRMSNorm: w * (x * rsqrt(mean(x^2) + eps)); with
@@ -191,6 +429,12 @@ static size_t FN(layernorm)(const R *x, R *y, size_t n, size_t d, const agm_norm
 static size_t FN(rmsnorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *nm, double eps,
                           int one_plus)
 {
+#if !IS_F64
+    for (size_t i = 0; i < n; i++)
+        if (agm_rmsnorm_f32(x + i * d, y + i * d, d, nm->w, (float)eps, one_plus))
+            return i;
+    return n;
+#else
     size_t bad = n;
     for (size_t i = 0; i < n; i++) {
         const R *r = x + i * d;
@@ -210,30 +454,30 @@ static size_t FN(rmsnorm)(const R *x, R *y, size_t n, size_t d, const agm_norm *
             bad = FN(norm_check)(y, i, d, ms, n);
     }
     return bad;
+#endif
 }
 
-/* activations.py: NewGELUActivation (tanh form), GELUActivation (erf),
- * ReLU, SiLU. */
-static void FN(activate)(R *x, size_t cnt, agm_act act)
+/* A norm over rows [r0, r1) of x into y. */
+typedef struct {
+    const R *x;
+    R *y;
+    size_t d;
+    const agm_norm *nm;
+    double eps;
+    ag_norm_kind kind;
+} FN(norm_job);
+
+static size_t FN(norm_rows)(void *user, size_t r0, size_t r1)
 {
-    const R c = (R)0.7978845608028654; /* sqrt(2/pi) */
-    for (size_t i = 0; i < cnt; i++) {
-        R v = x[i];
-        switch (act) {
-        case AGM_ACT_GELU_TANH:
-            x[i] = (R)0.5 * v * ((R)1 + RTANH(c * (v + (R)0.044715 * v * v * v)));
-            break;
-        case AGM_ACT_GELU_ERF:
-            x[i] = (R)0.5 * v * ((R)1 + RERF(v * (R)0.7071067811865476));
-            break;
-        case AGM_ACT_RELU:
-            x[i] = v > 0 ? v : 0;
-            break;
-        case AGM_ACT_SILU:
-            x[i] = v / ((R)1 + REXP(-v));
-            break;
-        }
-    }
+    FN(norm_job) *j = user;
+    size_t cnt = r1 - r0, bad;
+    const R *x = j->x + r0 * j->d;
+    R *y = j->y + r0 * j->d;
+    if (j->kind == AG_NORM_LAYER)
+        bad = FN(layernorm)(x, y, cnt, j->d, j->nm, j->eps);
+    else
+        bad = FN(rmsnorm)(x, y, cnt, j->d, j->nm, j->eps, j->kind == AG_NORM_RMS_1P);
+    return bad < cnt ? r0 + bad : NO_ROW;
 }
 
 /* The model's norm `nm` (named `stem` + " output" in a fault) of x into y. */
@@ -241,12 +485,9 @@ static int FN(norm)(FN(ws) *s, const ag_model *m, const agm_norm *nm, const char
                     const R *x, R *y, size_t n, int layer)
 {
     const ag_model_config *g = &m->cfg;
-    size_t d = (size_t)g->d_model, bad;
-    if (g->norm == AG_NORM_LAYER)
-        bad = FN(layernorm)(x, y, n, d, nm, g->norm_eps);
-    else
-        bad = FN(rmsnorm)(x, y, n, d, nm, g->norm_eps, g->norm == AG_NORM_RMS_1P);
-    if (bad == n)
+    FN(norm_job) j = {x, y, (size_t)g->d_model, nm, g->norm_eps, g->norm};
+    size_t bad = FN(par_rows)(s, n, FN(norm_rows), &j);
+    if (bad == NO_ROW)
         return AG_OK;
     char what[96];
     snprintf(what, sizeof what, "%s output", stem);
@@ -261,16 +502,95 @@ static int FN(check_rows)(FN(ws) *s, const R *x, size_t n, size_t d, const char 
     return k < n * d ? set_fault(&s->fault, what, layer, head, k / d) : AG_OK;
 }
 
-/* Check every head's probabilities, then hand X (n, d) and P (H, n, n) to
- * the callback as doubles: a callback never sees a non-finite value. */
+/* ---- attention ---------------------------------------------------------- */
+
+/* Q, K or V of a layer where the projection left them: head h's values
+ * are columns c.off + h·c.stride .. + head_dim of rows ld apart. */
+typedef struct {
+    R *p;
+    size_t ld;
+    agm_cols c;
+} FN(view);
+
+static R *FN(head_of)(const FN(view) *v, int h)
+{
+    return v->p + v->c.off + (size_t)h * (size_t)v->c.stride;
+}
+
+/* Q, K, V of X: three projections, or one fused projection whose columns
+ * agm_qkv_cols describes (GPT-2 and Phi-3 column blocks, GPT-NeoX per-head
+ * q|k|v), used where they are: the kernel reads strided heads. */
+static void FN(project_qkv)(const ag_model *m, const agm_layer *y, FN(ws) *s, const R *x, size_t n,
+                            FN(view) qkv[3])
+{
+    const ag_model_config *g = &m->cfg;
+    if (g->qkv == AG_QKV_SEPARATE) {
+        FN(linear)(s, &y->q, x, n, s->q);
+        FN(linear)(s, &y->k, x, n, s->k);
+        FN(linear)(s, &y->v, x, n, s->v);
+        R *dst[3] = {s->q, s->k, s->v};
+        for (int i = 0; i < 3; i++)
+            qkv[i] = (FN(view)){dst[i], (size_t)(i ? g->n_kv_head : g->n_head) * g->head_dim,
+                                agm_qkv_cols(g, i)};
+        return;
+    }
+    FN(linear)(s, &y->qkv, x, n, s->qkv);
+    for (int i = 0; i < 3; i++)
+        qkv[i] = (FN(view)){s->qkv, (size_t)y->qkv.out, agm_qkv_cols(g, i)};
+}
+
+/* OPT/DistilBERT's scaled Q, then RoPE on every head of Q and K. */
+static void FN(prepare_qk)(const ag_model *m, FN(ws) *s, FN(view) *q, FN(view) *k, size_t n,
+                           R scale)
+{
+    const ag_model_config *g = &m->cfg;
+    int hd = g->head_dim, rd = g->rope.rotary_dim;
+    for (int h = 0; g->scale_query && h < g->n_head; h++) // modeling_opt.py q_proj(x)·scaling
+        for (size_t i = 0; i < n; i++) {
+            R *r = FN(head_of)(q, h) + i * q->ld;
+            for (int c = 0; c < hd; c++)
+                r[c] *= scale;
+        }
+    for (int h = 0; g->positions == AG_POS_ROPE && h < g->n_head; h++)
+        FN(agk_rope_apply)(FN(head_of)(q, h), n, q->ld, 1, hd, rd, s->cos, s->sin, 1);
+    for (int h = 0; g->positions == AG_POS_ROPE && h < g->n_kv_head; h++)
+        FN(agk_rope_apply)(FN(head_of)(k, h), n, k->ld, 1, hd, rd, s->cos, s->sin, 1);
+}
+
+typedef struct {
+    FN(ws) *s;
+    const agk_head *c;
+    size_t n;
+    const FN(view) *qkv;
+    double *pd;
+} FN(heads_job);
+
+/* Query head h (kv head h / (H / Hkv), modeling_llama.py repeat_kv): its
+ * probabilities into s->p, its output into its columns of s->ctx. */
+static int FN(head_task)(size_t h, int worker, void *user)
+{
+    FN(heads_job) *j = user;
+    const agk_head *c = j->c;
+    size_t n = j->n, hd = (size_t)c->head_dim;
+    int g = (int)h / (c->n_head / c->n_kv_head);
+    const FN(view) *q = &j->qkv[0], *k = &j->qkv[1], *v = &j->qkv[2];
+    j->s->bad[h] = FN(agk_attend_head)(c, n, FN(head_of)(q, (int)h), q->ld, FN(head_of)(k, g),
+                                       k->ld, FN(head_of)(v, g), v->ld, j->s->p + h * n * n,
+                                       j->s->ctx + h * hd, (size_t)c->n_head * hd,
+                                       j->pd ? j->pd + h * n * n : NULL,
+                                       FN(scratch)(j->s, worker));
+    return 0;
+}
+
+/* Hand X (n, d) and P (H, n, n) to the callback as doubles (P converted by
+ * the heads, X here), after checking every head's probabilities in order:
+ * a callback never sees a non-finite value. */
 static int FN(emit)(FN(ws) *s, const R *x, int layer, size_t n, size_t d, int H,
                     ag_layer_fn fn, void *user)
 {
-    for (int h = 0; h < H; h++) {
-        int rc = FN(check_rows)(s, s->p + (size_t)h * n * n, n, n, "attention", layer, h);
-        if (rc)
-            return rc;
-    }
+    for (int h = 0; h < H; h++)
+        if (s->bad[h] < n)
+            return set_fault(&s->fault, "attention", layer, h, s->bad[h]);
     if (!fn)
         return AG_OK;
     ag_layer_view view = {.layer = layer, .n = n, .d = d, .n_head = H};
@@ -280,106 +600,59 @@ static int FN(emit)(FN(ws) *s, const R *x, int layer, size_t n, size_t d, int H,
 #else
     for (size_t i = 0; i < n * d; i++)
         s->xd[i] = x[i];
-    for (size_t i = 0; i < (size_t)H * n * n; i++)
-        s->pd[i] = s->p[i];
     view.x = s->xd;
     view.attn = s->pd;
 #endif
     return fn(&view, user);
 }
 
-static void FN(add)(R *acc, const R *x, size_t cnt)
-{
-    for (size_t i = 0; i < cnt; i++)
-        acc[i] += x[i];
-}
-
-/* Columns of `heads` heads (agm_cols c) of each row of src (n rows of width
- * ld) into dst (n, heads·hd). */
-static void FN(gather)(R *dst, const R *src, size_t n, size_t ld, agm_cols c, int heads, int hd)
-{
-    size_t w = (size_t)heads * hd;
-    for (size_t i = 0; i < n; i++)
-        for (int h = 0; h < heads; h++)
-            memcpy(dst + i * w + (size_t)h * hd, src + i * ld + c.off + (size_t)h * c.stride,
-                   (size_t)hd * sizeof(R));
-}
-
-/* Q, K, V (n, heads·hd each) of X: three projections, or one fused
- * projection split by agm_qkv_cols (GPT-2 and Phi-3 column blocks,
- * GPT-NeoX per-head q|k|v). */
-static void FN(project_qkv)(const ag_model *m, const agm_layer *y, FN(ws) *s, const R *x, size_t n)
-{
-    const ag_model_config *g = &m->cfg;
-    if (g->qkv == AG_QKV_SEPARATE) {
-        FN(linear)(&y->q, x, n, s->q, s->w);
-        FN(linear)(&y->k, x, n, s->k, s->w);
-        FN(linear)(&y->v, x, n, s->v, s->w);
-        return;
-    }
-    FN(linear)(&y->qkv, x, n, s->qkv, s->w);
-    size_t ld = (size_t)y->qkv.out;
-    FN(gather)(s->q, s->qkv, n, ld, agm_qkv_cols(g, 0), g->n_head, g->head_dim);
-    FN(gather)(s->k, s->qkv, n, ld, agm_qkv_cols(g, 1), g->n_kv_head, g->head_dim);
-    FN(gather)(s->v, s->qkv, n, ld, agm_qkv_cols(g, 2), g->n_kv_head, g->head_dim);
-}
-
 /* Layer l's attention of X into s->t (n, d): projections, OPT/DistilBERT's
- * scaled Q, RoPE, the kernel (scale, soft-capping, causal or sliding-window
- * mask, softmax, P·V), the callback, the output projection. */
+ * scaled Q, RoPE, the kernel on every head (scale, soft-capping, causal or
+ * sliding-window mask, softmax, P·V), the callback, the output projection. */
 static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t n,
                          ag_layer_fn fn, void *user)
 {
     const ag_model_config *g = &m->cfg;
     const agm_layer *y = &m->layers[l];
-    int H = g->n_head, Hkv = g->n_kv_head, hd = g->head_dim, rd = g->rope.rotary_dim;
     double scale = g->attn_scale / (g->scale_by_inverse_layer ? l + 1 : 1);
-    FN(project_qkv)(m, y, s, x, n);
-    if (g->scale_query) { // modeling_opt.py q_proj(x)·scaling; DistilBERT q / √d_h
-        for (size_t i = 0; i < n * (size_t)H * hd; i++)
-            s->q[i] *= (R)scale;
+    FN(view) qkv[3];
+    FN(project_qkv)(m, y, s, x, n, qkv);
+    FN(prepare_qk)(m, s, &qkv[0], &qkv[1], n, (R)scale);
+    if (g->scale_query) // DistilBERT q / √d_h: in Q already
         scale = 1;
-    }
-    if (g->positions == AG_POS_ROPE) {
-        FN(agk_rope_apply)(s->q, n, (size_t)H * hd, H, hd, rd, s->cos, s->sin, 1);
-        FN(agk_rope_apply)(s->k, n, (size_t)Hkv * hd, Hkv, hd, rd, s->cos, s->sin, 1);
-    }
-    agk_head c = {.n_head = H, .n_kv_head = Hkv, .head_dim = hd, .scale = scale,
-                  .softcap = g->softcap, .causal = g->causal, .window = m->window[l]};
-    FN(agk_attend)(&c, s->q, s->k, s->v, n, s->p, s->ctx);
-    int rc = FN(emit)(s, x, l, n, (size_t)g->d_model, H, fn, user);
+    agk_head c = {.n_head = g->n_head, .n_kv_head = g->n_kv_head, .head_dim = g->head_dim,
+                  .scale = scale, .softcap = g->softcap, .causal = g->causal,
+                  .window = m->window[l]};
+    FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : s->pd};
+    ag_pool_run(s->pool, (size_t)g->n_head, FN(head_task), &j);
+    int rc = FN(emit)(s, x, l, n, (size_t)g->d_model, g->n_head, fn, user);
     if (rc == AG_OK)
-        FN(linear)(&y->o, s->ctx, n, s->t, s->w);
+        FN(linear)(s, &y->o, s->ctx, n, s->t);
     return rc;
 }
+
+/* ---- the block ---------------------------------------------------------- */
 
 /* The MLP of x into out (n, d): down(act(up x)), down(act(gate x)·up x),
  * or the same from Phi-3's gate_up (gate the first d_ff columns). */
 static void FN(mlp)(const ag_model *m, const agm_layer *y, FN(ws) *s, const R *x, size_t n, R *out)
 {
     const ag_model_config *g = &m->cfg;
-    size_t ff = (size_t)g->d_ff, cnt = n * ff;
+    size_t ff = (size_t)g->d_ff;
     const R *a = s->f1;
     if (g->mlp == AG_MLP_PLAIN) {
-        FN(linear)(&y->up, x, n, s->f1, s->w);
-        FN(activate)(s->f1, cnt, m->act);
+        FN(linear_act)(s, &y->up, x, n, s->f1, m->act, ff);
     } else if (g->mlp == AG_MLP_GATED) {
-        FN(linear)(&y->gate, x, n, s->f1, s->w);
-        FN(linear)(&y->up, x, n, s->f2, s->w);
-        FN(activate)(s->f1, cnt, m->act);
-        for (size_t i = 0; i < cnt; i++)
-            s->f1[i] *= s->f2[i];
+        FN(linear_act)(s, &y->gate, x, n, s->f1, m->act, ff);
+        FN(linear)(s, &y->up, x, n, s->f2);
+        FN(mul)(s, s->f1, s->f2, n, ff);
     } else {
-        FN(linear)(&y->up, x, n, s->f1, s->w); // (n, 2·d_ff)
-        for (size_t i = 0; i < n; i++) {
-            R *gate = s->f1 + i * 2 * ff, *up = gate + ff;
-            FN(activate)(gate, ff, m->act);
-            for (size_t j = 0; j < ff; j++)
-                s->f2[i * ff + j] = up[j] * gate[j]; // modular_phi3.py up_states * act(gate)
-        }
+        FN(linear_act)(s, &y->up, x, n, s->f1, m->act, ff); // (n, 2·d_ff), gate first
+        FN(gate_up_job) j = {s->f1, s->f2, ff};
+        FN(par_rows)(s, n, FN(gate_up_rows), &j);
         a = s->f2;
     }
-    FN(linear)(&y->down, a, n, out, s->w);
+    FN(linear)(s, &y->down, a, n, out);
 }
 
 /* One block, every architecture (see ag_residual):
@@ -393,7 +666,7 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     const ag_model_config *g = &m->cfg;
     const agm_arch *a = m->arch;
     const agm_layer *y = &m->layers[l];
-    size_t nd = n * (size_t)g->d_model;
+    size_t d = (size_t)g->d_model;
     int post = g->residual == AG_RESIDUAL_POST, sw = g->sandwich_norms, rc = AG_OK;
     if (!post && (rc = FN(norm)(s, m, &y->n1, a->norm1, s->h, s->xn, n, l)))
         return rc;
@@ -404,25 +677,25 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
         if ((rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l)))
             return rc;
         FN(mlp)(m, y, s, s->xn, n, s->t2);
-        FN(add)(s->t2, s->t, nd);
-        FN(add)(s->h, s->t2, nd);
+        FN(add)(s, s->t2, s->t, n, d);
+        FN(add)(s, s->h, s->t2, n, d);
         return AG_OK;
     }
     if (post) { // modeling_bert.py BertSelfOutput: LayerNorm(dense(x) + input)
-        FN(add)(s->t, s->h, nd);
+        FN(add)(s, s->t, s->h, n, d);
         if ((rc = FN(norm)(s, m, &y->n1, a->norm1, s->t, s->h, n, l)))
             return rc;
         FN(mlp)(m, y, s, s->h, n, s->t);
-        FN(add)(s->t, s->h, nd); // BertOutput
+        FN(add)(s, s->t, s->h, n, d); // BertOutput
         return FN(norm)(s, m, &y->n2, a->norm2, s->t, s->h, n, l);
     }
-    FN(add)(s->h, s->t, nd);
+    FN(add)(s, s->h, s->t, n, d);
     if ((rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l)))
         return rc;
     FN(mlp)(m, y, s, s->xn, n, s->t);
     if (sw && (rc = FN(norm)(s, m, &y->mlp_out, a->mlp_out_norm, s->t, s->t, n, l)))
         return rc;
-    FN(add)(s->h, s->t, nd);
+    FN(add)(s, s->h, s->t, n, d);
     return AG_OK;
 }
 
@@ -455,7 +728,7 @@ static int FN(embed)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s)
     for (size_t i = 0; i < n; i++)
         CONV(&m->tok_emb, (size_t)ids[i] * de, de, e + i * de);
     if (m->proj_in.w.p)
-        FN(linear)(&m->proj_in, s->e, n, s->h, s->w);
+        FN(linear)(s, &m->proj_in, s->e, n, s->h);
     if (g->embed_scale != 1) {
         R sc = (R)g->embed_scale;
         for (size_t i = 0; i < n * d; i++)
@@ -546,7 +819,7 @@ static int FN(forward)(const ag_model *m, const int32_t *ids, size_t n,
                        ag_error *err)
 {
     FN(ws) s;
-    if (FN(ws_alloc)(&s, m, n) != AG_OK)
+    if (FN(ws_alloc)(&s, m, n, o->pool, fn != NULL) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
     int rc = FN(run)(m, ids, n, &s, o, fn, user, hidden);
     FN(ws_free)(&s);
