@@ -5,7 +5,9 @@
 #   make sanitize  ASan + UBSan build in build-san/ (build/ is untouched), then
 #                  unit, CLI and reference tests under it (not valgrind)
 #   make demo      installs missing packages, builds, runs the main job
-#   make bench     benchmarks (speed and memory are measured here, never in tests)
+#   make bench     benchmarks (speed and memory are measured here, never in tests):
+#                  bench/*.c, then attngeom side by side with numpy/scipy and
+#                  PyTorch (bench/peers.py; BENCH_REPS=N runs each, default 3)
 #   make fuzz      libFuzzer harnesses of tests/fuzz/, FUZZ_SECONDS each (not in test)
 #   make clean
 # WERROR=1 turns warnings into errors (CI sets it). CPPFLAGS, CFLAGS and
@@ -158,9 +160,15 @@ demo: deps
 	$(MAKE) $(CLI)
 	$(CLI) analyze models/tiny-gpt2 --text "$(DEMO_TEXT)"
 
+# bench/*.c, then bench/peers.py: attngeom against numpy/scipy and PyTorch
+# (Debian packages, scripts/install-bench-deps.sh; `make test` needs neither),
+# whole processes, alternating, BENCH_REPS runs each (default 3), one table
+# (docs/performance.md).
 bench: deps
-	$(MAKE) $(BENCHES)
+	@sh scripts/install-bench-deps.sh
+	$(MAKE) $(BENCHES) $(CLI)
 	@for b in $(BENCHES); do $$b || exit 1; done
+	/usr/bin/python3 -B bench/peers.py $(CLI)
 
 # Fuzzing (tests/fuzz/README.md): clang + ASan/UBSan builds of the harnesses,
 # each run for FUZZ_SECONDS, two at a time. Installs clang when missing.

@@ -1,11 +1,13 @@
 #!/bin/sh
-# Install the Debian 12 packages attngeom needs to build and test, if missing.
+# Install the Debian 12 packages attngeom needs to build and test, if missing
+# (with arguments: those packages instead; scripts/install-bench-deps.sh).
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 PKGS="build-essential pkg-config liblapacke-dev libopenblas-dev libgsl-dev \
 libjansson-dev libpcre2-dev libutf8proc-dev libcriterion-dev \
 python3 python3-numpy python3-scipy python3-pot python3-regex valgrind \
 libcairo2-dev libfontconfig-dev fonts-dejavu-core"
+[ $# -gt 0 ] && PKGS="$*"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -123,15 +123,17 @@ def is_causal(A):
     return n >= 2 and not np.any(np.triu(A, k=1) != 0.0)
 
 
-def eigen_values(A, causal, use_diagonal=None):
-    """Eigenvalues of A, sorted by modulus, largest first."""
+def eigen_values(A, causal, use_diagonal=None, lam=None):
+    """Eigenvalues of A, sorted by modulus, largest first.  lam: A's
+    eigenvalues already computed (by the caller's scipy.linalg.eig), used
+    instead of eigvals when the diagonal is not."""
     if use_diagonal is None:
         use_diagonal = causal
     if use_diagonal:
         if not causal:
             raise ValueError("diagonal eigenvalues only for causal matrices")
         lam = np.diag(A).astype(np.complex128)
-    else:
+    elif lam is None:
         lam = scipy.linalg.eigvals(A, check_finite=True)
     order = np.argsort(-np.abs(lam), kind="stable")
     return lam[order]
@@ -161,8 +163,8 @@ def fiedler(A):
     return float(np.sort(ev)[1])
 
 
-def attention(A, use_diagonal=None):
-    """Family B."""
+def attention(A, use_diagonal=None, lam=None):
+    """Family B.  lam: as for eigen_values."""
     A = np.asarray(A, dtype=np.float64)
     m, n = A.shape
     if m != n:
@@ -191,7 +193,7 @@ def attention(A, use_diagonal=None):
         out["entropy_normalized"] = None
         out["sink_mass"] = None
     if n >= 2:
-        lam = eigen_values(A, causal, use_diagonal)
+        lam = eigen_values(A, causal, use_diagonal, lam)
         a1, a2 = float(abs(lam[0])), float(abs(lam[1]))
         out["lambda2_abs"] = a2
         out["spectral_gap"] = a1 - a2
@@ -293,7 +295,7 @@ def _triangular_condition(L, k):
     return None if s == 0 else 1.0 / s
 
 
-def lambda2_condition_info(A):
+def lambda2_condition_info(A, eig=None):
     """(value, accepted, kind) for lambda2_condition.
 
     value: the reference 1/|y2^H x2| (unit left/right eigenvectors from
@@ -309,7 +311,9 @@ def lambda2_condition_info(A):
     accepted), "repeated" (lambda_2 is a multiple eigenvalue up to TIE_RTOL
     relative plus 1e-10 |lambda_1| absolute:
     the condition of one eigenvalue of a cluster depends on the basis the
-    solver picks, so only >= 1 is checked)."""
+    solver picks, so only >= 1 is checked).
+    eig: (lam, vl, vr) of scipy.linalg.eig(A, left=True, right=True), when
+    the caller has it already."""
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 2:
         return None, [None], ""
@@ -319,7 +323,8 @@ def lambda2_condition_info(A):
         lam = np.diag(A).astype(np.complex128)
         conds = None
     else:
-        lam, vl, vr = scipy.linalg.eig(A, left=True, right=True)
+        lam, vl, vr = eig if eig is not None else \
+            scipy.linalg.eig(A, left=True, right=True)
         vl = vl / np.linalg.norm(vl, axis=0)
         vr = vr / np.linalg.norm(vr, axis=0)
         s = np.abs(np.sum(np.conj(vl) * vr, axis=0))

@@ -1,0 +1,482 @@
+#!/usr/bin/python3
+"""make bench, second part: attngeom side by side with its peers.
+
+Usage: /usr/bin/python3 bench/peers.py path/to/attngeom
+
+Whole processes are timed (wall clock, fork to exit) and their peak RSS read
+from os.wait4's rusage (ru_maxrss). Where there is a peer, attngeom and the
+peer run alternately, BENCH_REPS times each (default 3), and the medians are
+compared; the cases without a peer run BENCH_SOLO_REPS times (default 1).
+All inputs are made here from fixed seeds in a temporary folder, removed at
+the end:
+
+  matrix   `attngeom matrix X.npy --format csv` (default metrics: the 25 keys
+           of families A, B, C and lambda2_condition) against
+           bench/peer_matrix.py (numpy/scipy, tests/ref/reference.py) on
+           random softmax matrices at n = 512: [2,12,n,n] causal and
+           [1,12,n,n] non-causal; the peer's values are compared with
+           attngeom's (a warning line if they differ).
+  forward  `attngeom analyze MODEL --tokens-file T --metrics entropy_mean
+           --format csv` (float32, the default precision) against
+           bench/peer_torch_gpt2.py (the same GPT-2 forward in torch ops,
+           float32, one text at a time, torch.set_num_threads(cores)) on a
+           GPT-2-small-shaped model with random weights and 16 texts of 470
+           random token ids; throughput in tokens/s; entropies compared
+           (rel 1e-4).
+  analyze  `attngeom analyze MODEL` default metrics on one text of 1024 ids.
+  attention `attngeom attention MODEL -o A.npy` on that text.
+
+`-j N` (N = the cores this process may run on) is passed to a command only
+if its --help mentions -j; otherwise attngeom's defaults apply. The
+environment (OPENBLAS_NUM_THREADS ...) is passed through unchanged.
+Prints the machine, progress lines, then one table. Exit 1 if a run fails;
+a value mismatch is a warning, not a failure (this is a benchmark).
+"""
+import ctypes
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "ref"))
+from check_matrix import csv_value  # noqa: E402  (CSV field -> None/bool/int/float)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PY = "/usr/bin/python3"
+SEED = 20240612
+N_MATRIX = 512
+# GPT-2 small (Radford et al. 2019; Hugging Face's "gpt2" config.json).
+GPT2_SMALL = {"n_layer": 12, "n_head": 12, "n_embd": 768, "n_inner": None,
+              "n_positions": 1024, "n_ctx": 1024, "vocab_size": 50257}
+D_FF = 3072                        # n_inner null: 4 * n_embd
+TEXTS, TEXT_TOKENS, LONG_TOKENS = 16, 470, 1024
+MATRIX_RTOL, MATRIX_ATOL = 1e-6, 1e-9   # loose: the reference checks use 1e-6 / 1e-12
+ENTROPY_RTOL = 1e-4
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+WARNINGS = []
+
+
+def say(msg):
+    print("peers: " + msg, flush=True)
+
+
+def warn(msg):
+    WARNINGS.append(msg)
+    say("WARNING: " + msg)
+
+
+def env_int(name, default):
+    v = os.environ.get(name, "")
+    if not v:
+        return default
+    if not v.isdigit() or int(v) < 1:
+        raise SystemExit("peers: %s=%r: expected a positive integer" % (name, v))
+    return int(v)
+
+
+# ------------------------------------------------------------ the machine
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+def mem_total_gib():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) / 2**20
+    return float("nan")
+
+
+def deb_version(pkg):
+    p = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return p.stdout.decode().strip() or "not installed"
+
+
+def openblas_config(cli):
+    """openblas_get_config() of the libopenblas the CLI is linked with."""
+    p = subprocess.run(["ldd", cli], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    m = re.search(r"libopenblas[^ ]* => (\S+)", p.stdout.decode())
+    if not m:
+        return "not found by ldd"
+    try:
+        lib = ctypes.CDLL(m.group(1))
+        lib.openblas_get_config.restype = ctypes.c_char_p
+        return lib.openblas_get_config().decode()
+    except (OSError, AttributeError):
+        return m.group(1)
+
+
+def machine_lines(cli, cores):
+    return ["CPU %s, %d cores available (os.cpu_count %d), %.1f GiB RAM, "
+            "load average %.2f %.2f %.2f at the start"
+            % ((cpu_model(), cores, os.cpu_count(), mem_total_gib()) + os.getloadavg()),
+            "OpenBLAS: %s" % openblas_config(cli),
+            "Debian python3-numpy %s, python3-scipy %s, python3-torch %s"
+            % (deb_version("python3-numpy"), deb_version("python3-scipy"),
+               deb_version("python3-torch"))]
+
+
+# ------------------------------------------------------------ running
+
+class Run:
+    def __init__(self, wall, rss_kb):
+        self.wall, self.rss_kb = wall, rss_kb
+
+
+def run_measured(argv, stdout_path, stderr_path):
+    """Wall time and peak RSS (ru_maxrss, KiB) of one whole process."""
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, stdout=out, stderr=err)
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        except BaseException:   # interrupted: leave no process behind
+            p.kill()
+            p.wait()
+            raise
+        wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        with open(stderr_path, "rb") as f:
+            tail = f.read()[-2000:].decode("utf-8", "replace")
+        raise SystemExit("peers: %s exited %d:\n%s" % (" ".join(argv), p.returncode, tail))
+    return Run(wall, usage.ru_maxrss)
+
+
+def jobs_option(cli, command, cores):
+    """["-j", cores] if `attngeom COMMAND --help` offers -j, else []."""
+    p = subprocess.run([cli, command, "--help"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    return ["-j", str(cores)] if re.search(r"(^|\s)-j[\s,=N]", p.stdout.decode()) else []
+
+
+class Series:
+    """Runs of one command: median wall time, largest peak RSS."""
+
+    def __init__(self):
+        self.runs = []
+
+    def add(self, run):
+        self.runs.append(run)
+
+    @property
+    def wall(self):
+        return statistics.median(r.wall for r in self.runs)
+
+    @property
+    def rss_gib(self):
+        return max(r.rss_kb for r in self.runs) / 2**20
+
+    def spread(self):
+        w = [r.wall for r in self.runs]
+        return "%.2f-%.2f s" % (min(w), max(w))
+
+
+def alternate(label, reps, ours, peer):
+    """ours/peer: callables (rep) -> Run, run alternately. (Series, Series)."""
+    a, b = Series(), Series()
+    for rep in range(reps):
+        a.add(ours(rep))
+        b.add(peer(rep))
+        say("%s rep %d/%d: attngeom %.2f s, peer %.2f s"
+            % (label, rep + 1, reps, a.runs[-1].wall, b.runs[-1].wall))
+    return a, b
+
+
+# ------------------------------------------------------------ inputs
+
+def softmax_heads(rng, shape, causal):
+    """Random row-softmax matrices, logits N(0, 2^2) (as check_matrix.py)."""
+    logits = rng.normal(size=shape) * 2.0
+    n = shape[-1]
+    if causal:
+        logits[..., np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]] = -np.inf
+    logits -= logits.max(axis=-1, keepdims=True)
+    e = np.exp(logits)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def gpt2_tensors(rng):
+    """(name, shape, kind) of a GPT-2 checkpoint, in the sorted order
+    save_pretrained writes; kind: w (N(0, 0.02²)), one (LN weight), b (bias)."""
+    d, f = GPT2_SMALL["n_embd"], D_FF
+    t = [("wte.weight", (GPT2_SMALL["vocab_size"], d), "w"),
+         ("wpe.weight", (GPT2_SMALL["n_positions"], d), "w"),
+         ("ln_f.weight", (d,), "one"), ("ln_f.bias", (d,), "b")]
+    for i in range(GPT2_SMALL["n_layer"]):
+        p = "h.%d." % i
+        t += [(p + "ln_1.weight", (d,), "one"), (p + "ln_1.bias", (d,), "b"),
+              (p + "attn.c_attn.weight", (d, 3 * d), "w"), (p + "attn.c_attn.bias", (3 * d,), "b"),
+              (p + "attn.c_proj.weight", (d, d), "w"), (p + "attn.c_proj.bias", (d,), "b"),
+              (p + "ln_2.weight", (d,), "one"), (p + "ln_2.bias", (d,), "b"),
+              (p + "mlp.c_fc.weight", (d, f), "w"), (p + "mlp.c_fc.bias", (f,), "b"),
+              (p + "mlp.c_proj.weight", (f, d), "w"), (p + "mlp.c_proj.bias", (d,), "b")]
+    return sorted(t)
+
+
+def write_gpt2_small(folder, rng):
+    """A GPT-2-small-shaped Hugging Face folder with random float32 weights
+    (std 0.02 as GPT-2's initializer_range, LN weights 1, biases N(0, 0.01²));
+    config.json and the tokenizer files of models/tiny-gpt2 (GPT-2's vocabulary),
+    resized. Returns the file size in bytes."""
+    os.makedirs(folder)
+    with open(os.path.join(ROOT, "models", "tiny-gpt2", "config.json")) as f:
+        cfg = json.load(f)
+    if cfg.get("model_type") != "gpt2" or cfg.get("vocab_size") != GPT2_SMALL["vocab_size"]:
+        raise SystemExit("peers: models/tiny-gpt2 is no longer a GPT-2 with its vocabulary")
+    cfg.update(GPT2_SMALL)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    for name in TOKENIZER_FILES:
+        shutil.copy(os.path.join(ROOT, "models", "tiny-gpt2", name), folder)
+    tensors = gpt2_tensors(rng)
+    header, off = {"__metadata__": {"format": "pt"}}, 0
+    for name, shape, _ in tensors:
+        size = 4 * math.prod(shape)
+        header[name] = {"dtype": "F32", "shape": list(shape), "data_offsets": [off, off + size]}
+        off += size
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    path = os.path.join(folder, "model.safetensors")
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little") + h)
+        for name, shape, kind in tensors:
+            if kind == "one":
+                a = np.ones(shape, dtype="<f4")
+            else:
+                a = rng.standard_normal(shape, dtype=np.float32) * \
+                    np.float32(0.02 if kind == "w" else 0.01)
+            f.write(a.astype("<f4").tobytes())
+    return os.path.getsize(path)
+
+
+def write_tokens(path, rng, texts, length):
+    ids = rng.integers(0, GPT2_SMALL["vocab_size"], size=(texts, length))
+    with open(path, "w") as f:
+        for row in ids:
+            f.write(",".join(map(str, row)) + "\n")
+
+
+# ------------------------------------------------------------ value checks
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def compare_matrix(label, ours_csv, peer_json):
+    """Peer's 25 keys against attngeom's: bools and integers equal, numbers
+    within MATRIX_RTOL·|peer| + MATRIX_ATOL. Returns the worst relative gap."""
+    ours = read_csv(ours_csv)
+    with open(peer_json) as f:
+        peer = json.load(f)
+    if len(ours) != len(peer):
+        warn("%s: attngeom printed %d records, the peer %d" % (label, len(ours), len(peer)))
+        return None
+    bad, worst = [], (0.0, "")
+    for o, p in zip(ours, peer):
+        for key, want in p.items():
+            if key in ("layer", "head"):
+                continue
+            got = csv_value(o.get(key, ""))
+            if isinstance(want, float) and isinstance(got, (int, float)) and \
+                    not isinstance(got, bool):
+                gap = abs(got - want)
+                if abs(want) > MATRIX_ATOL and gap / abs(want) > worst[0]:
+                    worst = (gap / abs(want), key)
+                ok = gap <= MATRIX_RTOL * abs(want) + MATRIX_ATOL
+            else:
+                ok = got == want and type(got) is type(want)
+            if not ok:
+                bad.append("(%s,%s) %s: attngeom %r, peer %r" % (o["layer"], o["head"],
+                                                                 key, got, want))
+    if bad:
+        warn("%s: %d values differ from the peer's, e.g. %s" % (label, len(bad), bad[0]))
+    return worst
+
+
+def compare_entropy(ours_csv, peer_json):
+    ours = read_csv(ours_csv)
+    with open(peer_json) as f:
+        peer = json.load(f)
+    bad, worst = 0, 0.0
+    for r in ours:
+        want = peer["entropy"][int(r["text"])][int(r["layer"])][int(r["head"])]
+        rel = abs(float(r["entropy_mean"]) - want) / abs(want)
+        worst = max(worst, rel)
+        bad += rel > ENTROPY_RTOL
+    expected = TEXTS * GPT2_SMALL["n_layer"] * GPT2_SMALL["n_head"]
+    if len(ours) != expected:
+        warn("forward: attngeom printed %d records, expected %d" % (len(ours), expected))
+    if bad:
+        warn("forward: %d of %d entropy_mean values differ from torch's by more than "
+             "rel %g (worst %.2g)" % (bad, len(ours), ENTROPY_RTOL, worst))
+    return worst
+
+
+# ------------------------------------------------------------ the cases
+
+def bench_matrix(cli, tmp, rng, reps, causal, shape):
+    kind = "causal" if causal else "noncausal"
+    x = os.path.join(tmp, "%s.npy" % kind)
+    np.save(x, softmax_heads(rng, shape, causal))
+    ours_out, peer_out = os.path.join(tmp, kind + ".csv"), os.path.join(tmp, kind + ".json")
+    err = os.path.join(tmp, "stderr.txt")
+    argv = [cli, "matrix", x, "--format", "csv"] + jobs_option(cli, "matrix", CORES)
+    a, b = alternate("matrix %s" % kind, reps,
+                     lambda r: run_measured(argv, ours_out, err),
+                     lambda r: run_measured([PY, os.path.join(HERE, "peer_matrix.py"),
+                                             x, peer_out], os.devnull, err))
+    worst = compare_matrix("matrix %s" % kind, ours_out, peer_out)
+    os.unlink(x)
+    return a, b, worst
+
+
+def bench_forward(cli, tmp, model, tokens, reps):
+    ours_out, peer_out = os.path.join(tmp, "forward.csv"), os.path.join(tmp, "forward.json")
+    err = os.path.join(tmp, "stderr.txt")
+    argv = [cli, "analyze", model, "--tokens-file", tokens, "--metrics", "entropy_mean",
+            "--format", "csv", "--no-progress"] + jobs_option(cli, "analyze", CORES)
+    fwd = []
+
+    def peer(rep):
+        r = run_measured([PY, os.path.join(HERE, "peer_torch_gpt2.py"), model, tokens,
+                          peer_out, str(CORES)], os.devnull, err)
+        with open(peer_out) as f:
+            fwd.append(json.load(f)["forward_s"])
+        return r
+    a, b = alternate("forward", reps, lambda r: run_measured(argv, ours_out, err), peer)
+    worst = compare_entropy(ours_out, peer_out)
+    return a, b, worst, statistics.median(fwd)
+
+
+def bench_solo(label, reps, argv, stdout_path, tmp, cleanup=None):
+    s = Series()
+    for rep in range(reps):
+        s.add(run_measured(argv, stdout_path, os.path.join(tmp, "stderr.txt")))
+        if cleanup:
+            cleanup()
+        say("%s rep %d/%d: %.2f s, peak RSS %.2f GiB"
+            % (label, rep + 1, reps, s.runs[-1].wall, s.runs[-1].rss_kb / 2**20))
+    return s
+
+
+# ------------------------------------------------------------ the table
+
+def row(case, ours, peer, ratio, target):
+    return "%-44s %-18s %-18s %-8s %s" % (case, ours, peer, ratio, target)
+
+
+def timed(s):
+    return "%.2f s %.2f GiB" % (s.wall, s.rss_gib)
+
+
+def print_table(machine, reps, solo, m_c, m_n, fw, an, at):
+    print()
+    print("== make bench: attngeom and its peers (whole processes; medians of %d "
+          "alternating runs, %d for the cases without a peer; RSS = peak ru_maxrss)"
+          % (reps, solo))
+    for line in machine:
+        print("   " + line)
+    print(row("case", "attngeom", "peer", "ratio", "target"))
+    for label, (a, b, _), target in (
+            ("matrix, 25 default keys, 2x12 causal n=512", m_c, ">= 4x"),
+            ("matrix, 25 default keys, 1x12 non-causal", m_n, ">= 3x")):
+        print(row(label, timed(a), timed(b), "%.2fx" % (b.wall / a.wall), target))
+    a, b, _, torch_fwd = fw
+    tokens = TEXTS * TEXT_TOKENS
+    print(row("forward f32, 16 x %d tokens, entropy_mean" % TEXT_TOKENS,
+              "%.0f tok/s" % (tokens / a.wall), "%.0f tok/s" % (tokens / b.wall),
+              "%.2fx" % (b.wall / a.wall), ">= 1.3x"))
+    print(row("", timed(a), timed(b), "", "(peer: PyTorch)"))
+    print(row("analyze, default metrics, n=%d" % LONG_TOKENS, timed(an), "-", "-", ""))
+    print(row("attention -o A.npy, n=%d" % LONG_TOKENS, timed(at), "-", "-",
+              "RSS <= 0.93 GiB (1 GB)"))
+    print("notes: load average at the end %.2f %.2f %.2f." % os.getloadavg())
+    print("   ratio = peer time / attngeom time (matrix: numpy/scipy, "
+          "tests/ref/reference.py; forward: PyTorch, same math).")
+    print("   forward: PyTorch's passes alone (in process, without import and load) "
+          "took %.2f s = %.0f tok/s." % (torch_fwd, tokens / torch_fwd))
+    print("   values: matrix worst rel gap to the peer %s (causal), %s (non-causal); "
+          "entropy_mean worst rel gap to torch %.1e."
+          % (gap_text(m_c[2]), gap_text(m_n[2]), fw[2]))
+    print("   runs (min-max): matrix causal %s / %s, non-causal %s / %s; forward %s / %s."
+          % (m_c[0].spread(), m_c[1].spread(), m_n[0].spread(), m_n[1].spread(),
+             fw[0].spread(), fw[1].spread()))
+    print("   The machine may be shared: timings are noisy; the ratios come from "
+          "alternating runs.")
+    if WARNINGS:
+        print("   %d warning(s) above." % len(WARNINGS))
+
+
+def gap_text(worst):
+    return "n/a" if worst is None else "%.1e (%s)" % worst
+
+
+# ------------------------------------------------------------ main
+
+CORES = len(os.sched_getaffinity(0))
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: peers.py path/to/attngeom", file=sys.stderr)
+        return 2
+    cli = os.path.abspath(sys.argv[1])
+    reps, solo = env_int("BENCH_REPS", 3), env_int("BENCH_SOLO_REPS", 1)
+    machine = machine_lines(cli, CORES)
+    for line in machine:
+        say(line)
+    # SIGTERM/SIGHUP as SystemExit, so that the finally below removes the folder
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda s, f: sys.exit(128 + s))
+    tmp = tempfile.mkdtemp(prefix="ag_bench_peers.")
+    try:
+        rng = np.random.default_rng(SEED)
+        m_c = bench_matrix(cli, tmp, rng, reps, True, (2, 12, N_MATRIX, N_MATRIX))
+        m_n = bench_matrix(cli, tmp, rng, reps, False, (1, 12, N_MATRIX, N_MATRIX))
+        model = os.path.join(tmp, "gpt2-small-random")
+        t0 = time.perf_counter()
+        size = write_gpt2_small(model, rng)
+        say("wrote a GPT-2-small-shaped model (%.0f MB) in %.1f s"
+            % (size / 1e6, time.perf_counter() - t0))
+        tokens, long_tokens = os.path.join(tmp, "texts.txt"), os.path.join(tmp, "long.txt")
+        write_tokens(tokens, rng, TEXTS, TEXT_TOKENS)
+        write_tokens(long_tokens, rng, 1, LONG_TOKENS)
+        fw = bench_forward(cli, tmp, model, tokens, reps)
+        an = bench_solo("analyze n=%d" % LONG_TOKENS, solo,
+                        [cli, "analyze", model, "--tokens-file", long_tokens, "--format", "csv",
+                         "--no-progress"] + jobs_option(cli, "analyze", CORES),
+                        os.path.join(tmp, "analyze.csv"), tmp)
+        npy = os.path.join(tmp, "attention.npy")
+        at = bench_solo("attention n=%d" % LONG_TOKENS, solo,
+                        [cli, "attention", model, "--tokens-file", long_tokens, "-o", npy,
+                         "--no-progress"] + jobs_option(cli, "attention", CORES),
+                        os.devnull, tmp, cleanup=lambda: os.unlink(npy))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print_table(machine, reps, solo, m_c, m_n, fw, an, at)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
