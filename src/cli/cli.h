@@ -100,8 +100,9 @@ int cli_blas_callers_max(void);
  * its own slot, so the output is the same bytes for any -j. */
 typedef struct {
     ag_pool *pool;
-    /* Per-worker metric workspaces go here (one ag_matrix_work per worker,
-     * indexed by ag_pool_worker()) once the library has them. */
+    ag_matrix_work **work; /* one per worker, indexed by ag_pool_worker():
+                              a thread reuses its buffers across matrices */
+    int nwork;
 } cli_workers;
 
 /* A pool for c's -j. 0, or 1 after printing. */
@@ -117,7 +118,8 @@ int cli_workers_run(const cli_workers *w, size_t count, ag_task_fn fn, void *use
  * failed one ran, so this is the same for any thread count. */
 size_t cli_first_error(const ag_error *errs, size_t count);
 /* Families A-C and F of the m x n M under c's --metrics and
- * --edge-threshold, on the calling worker (ag_matrix_metrics_ex). */
+ * --edge-threshold, in the calling worker's workspace
+ * (ag_matrix_metrics_work). */
 int cli_matrix_metrics(const cli_workers *w, const cli_common *c, const double *M, size_t m,
                        size_t n, ag_record *rec, ag_error *err);
 /* 1 when c's --metrics selects a key of family E (stability). */

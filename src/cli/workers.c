@@ -30,12 +30,24 @@ int cli_workers_new(const cli_common *c, cli_workers *w)
     if (threads > cli_blas_callers_max())
         threads = cli_blas_callers_max();
     ag_error err = {0};
-    return ag_pool_new(threads, &w->pool, &err) == AG_OK ? 0 : cli_fail_error(&err);
+    if (ag_pool_new(threads, &w->pool, &err) != AG_OK)
+        return cli_fail_error(&err);
+    int ok = (w->work = calloc((size_t)threads, sizeof *w->work)) != NULL;
+    w->nwork = ok ? threads : 0;
+    for (int i = 0; ok && i < threads; i++)
+        ok = ag_matrix_work_new(&w->work[i], &err) == AG_OK;
+    if (ok)
+        return 0;
+    cli_workers_free(w); /* a failed start leaves nothing to free */
+    return cli_fail("out of memory");
 }
 
 void cli_workers_free(cli_workers *w)
 {
     ag_pool_free(w->pool);
+    for (int i = 0; i < w->nwork; i++)
+        ag_matrix_work_free(w->work[i]);
+    free(w->work);
     memset(w, 0, sizeof *w);
 }
 
@@ -57,9 +69,10 @@ size_t cli_first_error(const ag_error *errs, size_t count)
 int cli_matrix_metrics(const cli_workers *w, const cli_common *c, const double *M, size_t m,
                        size_t n, ag_record *rec, ag_error *err)
 {
-    (void)w; /* with workspaces: ag_matrix_metrics_work(..., w->work[ag_pool_worker()], ...) */
+    int k = ag_pool_worker();
+    ag_matrix_work *work = w && k < w->nwork ? w->work[k] : NULL;
     ag_matrix_options opt = {.edge_threshold = c->edge_threshold};
-    return ag_matrix_metrics_ex(M, m, n, &c->metrics, &opt, rec, err);
+    return ag_matrix_metrics_work(M, m, n, &c->metrics, &opt, work, rec, err);
 }
 
 int cli_stability_selected(const ag_metric_set *sel)
