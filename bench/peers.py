@@ -28,7 +28,9 @@ the end:
 
 `-j N` (N = the cores this process may run on) is passed to a command only
 if its --help mentions -j; otherwise attngeom's defaults apply. The
-environment (OPENBLAS_NUM_THREADS ...) is passed through unchanged.
+environment (OPENBLAS_NUM_THREADS ...) is passed through unchanged, with
+OMP_WAIT_POLICY=PASSIVE and (on an AVX-512 CPU) OPENBLAS_CORETYPE=SkylakeX
+added where unset (TUNED_ENV: the peers' fastest configuration here).
 Prints the machine, progress lines, then one table. Exit 1 if a run fails;
 a value mismatch is a warning, not a failure (this is a benchmark).
 """
@@ -125,14 +127,48 @@ def openblas_config(cli):
         return m.group(1)
 
 
-def machine_lines(cli, cores):
+def cpu_flags():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+# Every process of the bench (attngeom and the peers alike) runs with these
+# unless the caller's environment sets them: the fastest configuration of the
+# peers found on the project's machine (docs/performance.md, "Threads").
+#  - OMP_WAIT_POLICY=PASSIVE: torch's OpenMP threads otherwise spin after
+#    each parallel region, on the cores OpenBLAS's threads need (PyTorch's
+#    16 forward passes: 23.5 s active, 14.8 s passive).
+#  - OPENBLAS_CORETYPE=SkylakeX on a CPU with AVX-512 F/BW/DQ/VL: OpenBLAS
+#    0.3.21 runs its AVX2 kernels on CPUs it does not know (AMD Zen 4 and
+#    later); told the core, it runs its AVX-512 ones (torch: 14.8 -> 11.5 s).
+TUNED_ENV = (("OMP_WAIT_POLICY", "PASSIVE", None),
+             ("OPENBLAS_CORETYPE", "SkylakeX", {"avx512f", "avx512bw", "avx512dq", "avx512vl"}))
+
+
+def tune_env():
+    """Sets TUNED_ENV where unset; returns the NAME=value lines in effect."""
+    flags, lines = cpu_flags(), []
+    for name, value, needs in TUNED_ENV:
+        if name in os.environ:
+            lines.append("%s=%s (the caller's)" % (name, os.environ[name]))
+        elif needs is None or needs <= flags:
+            os.environ[name] = value
+            lines.append("%s=%s (set by the bench)" % (name, value))
+    return lines
+
+
+def machine_lines(cli, cores, env_lines):
     return ["CPU %s, %d cores available (os.cpu_count %d), %.1f GiB RAM, "
             "load average %.2f %.2f %.2f at the start"
             % ((cpu_model(), cores, os.cpu_count(), mem_total_gib()) + os.getloadavg()),
             "OpenBLAS: %s" % openblas_config(cli),
             "Debian python3-numpy %s, python3-scipy %s, python3-torch %s"
             % (deb_version("python3-numpy"), deb_version("python3-scipy"),
-               deb_version("python3-torch"))]
+               deb_version("python3-torch")),
+            "environment of every run: %s" % (", ".join(env_lines) or "as inherited")]
 
 
 # ------------------------------------------------------------ running
@@ -443,7 +479,7 @@ def main():
         return 2
     cli = os.path.abspath(sys.argv[1])
     reps, solo = env_int("BENCH_REPS", 3), env_int("BENCH_SOLO_REPS", 1)
-    machine = machine_lines(cli, CORES)
+    machine = machine_lines(cli, CORES, tune_env())
     for line in machine:
         say(line)
     # SIGTERM/SIGHUP as SystemExit, so that the finally below removes the folder
