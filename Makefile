@@ -2,6 +2,7 @@
 #   make           installs missing packages, builds the library
 #                  (build/libattngeom.a, .so), CLI (build/attngeom) and examples
 #   make test      installs missing Debian packages, builds, runs every test
+#                  (the Python package's too: make python-test)
 #   make sanitize  ASan + UBSan build in build-san/ (build/ is untouched), then
 #                  unit, CLI and reference tests under it (not valgrind)
 #   make demo      installs missing packages, builds, runs the main job
@@ -57,7 +58,7 @@ TESTBIN := $(BUILD)/tests/run_tests
 EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
 BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
 
-.PHONY: all build deps test unit cli-test ref-test valgrind sanitize demo bench examples fuzz clean
+.PHONY: all build deps test unit cli-test ref-test python-test valgrind sanitize demo bench examples fuzz clean
 
 all: deps
 	$(MAKE) build
@@ -98,7 +99,7 @@ examples: $(EXAMPLES)
 # The README's test command. Every stage must pass.
 test: deps
 	$(MAKE) build $(TESTBIN)
-	$(MAKE) unit cli-test ref-test valgrind
+	$(MAKE) unit cli-test ref-test python-test valgrind
 
 # The tokenizer families of tests/data/tokenizers/, written out in full
 # (their vocabularies are stored once, compressed) for the unit tests.
@@ -126,6 +127,12 @@ ref-test: $(CLI) $(LIB_SO)
 	/usr/bin/python3 -B tests/ref/check_npy_header.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_tokenizers.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_aggregate.py $(CLI)
+
+# The Python package (python/attngeom, docs/python.md) against the library
+# and the CLI just built: Debian's python3-pytest; torch and pandas optional.
+python-test: $(CLI) $(LIB_SO)
+	ATTNGEOM_LIB=$(CURDIR)/$(LIB_SO) ATTNGEOM_CLI=$(CURDIR)/$(CLI) \
+	    /usr/bin/python3 -B -m pytest -q -p no:cacheprovider tests/python
 
 valgrind: $(CLI)
 	sh tests/valgrind.sh $(CLI)

@@ -17,6 +17,8 @@
  *   attngeom/plot.h     figures (SVG, PDF, PNG with cairo): grids and lines
  *   attngeom/parallel.h a pool of threads for heads, layers and texts, with
  *                       results that do not depend on the thread count
+ *   attngeom/access.h   the library without struct layouts: opaque heap
+ *                       objects and getters, for bindings (docs/python.md)
  *
  * Ownership, in one place: the library never prints and never exits; every
  * fallible function returns an int status (AG_OK = 0) and, given an ag_error,
@@ -45,5 +47,6 @@
 #include "attngeom/aggregate.h"
 #include "attngeom/plot.h"
 #include "attngeom/parallel.h"
+#include "attngeom/access.h"
 
 #endif

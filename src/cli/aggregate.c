@@ -41,48 +41,12 @@ int cli_agg_option(cli_agg *g, const char *cmd, int argc, char **argv, int *i)
     return 0;
 }
 
-/* A comma-separated list into *out, a new array of *n strings (in one
- * block); "" is the empty list. 0, or the exit status after printing. */
-static int split_list(const char *cmd, const char *option, const char *list, char ***out,
-                      size_t *n)
-{
-    size_t count = *list ? 1 : 0, len = strlen(list);
-    for (const char *p = list; *p; p++)
-        count += *p == ',';
-    char **items = malloc((count + 1) * sizeof *items + len + 1);
-    if (!items)
-        return cli_fail("out of memory");
-    char *text = (char *)(items + count + 1);
-    memcpy(text, list, len + 1);
-    for (size_t k = 0; k < count; k++) {
-        items[k] = text;
-        char *comma = strchr(text, ',');
-        if (comma)
-            *comma = '\0';
-        if (!*items[k]) {
-            free(items);
-            return cli_usage_error(cmd, "%s '%s': an empty key", option, list);
-        }
-        text = comma ? comma + 1 : text + strlen(text);
-    }
-    *out = items;
-    *n = count;
-    return 0;
-}
-
 int cli_agg_new(const cli_agg *g, const char *cmd, int pooled, int keep_values,
                 ag_aggregate **out)
 {
-    ag_aggregate_options opt = {.level = g->ci_given ? g->ci : 0.95, .keep_values = keep_values,
-                                .by_default = !g->by && !pooled};
-    char **by = NULL;
-    int rc = g->by ? split_list(cmd, "--by", g->by, &by, &opt.nby) : 0;
-    if (rc)
-        return rc;
-    opt.by = (const char *const *)by;
     ag_error err = {0};
-    int status = ag_aggregate_new(&opt, out, &err);
-    free(by);
+    int status = ag_aggregate_create(g->by ? g->by : pooled ? "" : NULL,
+                                     g->ci_given ? g->ci : 0.95, keep_values, out, &err);
     if (status == AG_EINVAL)
         return cli_usage_error(cmd, "%s", err.message);
     return status == AG_OK ? 0 : cli_fail_error(&err);
@@ -311,23 +275,19 @@ static int compare_files(const cli_common *c, const compare_opts *o, char **file
     for (int k = 0; rc == 0 && k < 2; k++)
         if (ag_aggregate_records(k ? b : a) == 0)
             rc = cli_fail("%s: no records", files[k]);
-    char **metrics = NULL;
-    ag_compare_options opt = {.level = c->agg.ci_given ? c->agg.ci : 0.95,
-                              .permutations = o->permutations, .seed = o->seed,
-                              .name_a = files[0], .name_b = files[1]};
-    if (rc == 0 && o->metrics)
-        rc = split_list("compare", "--metrics", o->metrics, &metrics, &opt.nmetrics);
-    opt.metrics = (const char *const *)metrics;
-    ag_table t = {0};
+    ag_table *t = NULL;
     ag_error err = {0};
-    if (rc == 0 && ag_compare_table(a, b, &opt, &t, &err) != AG_OK)
+    int status = rc ? AG_OK : ag_compare_result(a, b, o->metrics, c->agg.ci_given ? c->agg.ci : 0.95,
+                                                o->permutations, o->seed, files[0], files[1], &t, &err);
+    if (status == AG_EINVAL) /* the only one the CLI can meet: an empty --metrics key */
+        rc = cli_usage_error("compare", "%s", err.message);
+    else if (status != AG_OK)
         rc = cli_fail_error(&err);
     if (rc == 0) {
         ag_output_meta meta = {.command = "compare"};
-        rc = cli_emit_table(c, &t, &meta, NULL);
+        rc = cli_emit_table(c, t, &meta, NULL);
     }
-    free(metrics);
-    ag_table_free(&t);
+    ag_table_delete(t);
     ag_aggregate_free(a);
     ag_aggregate_free(b);
     return rc;

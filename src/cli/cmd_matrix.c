@@ -72,42 +72,19 @@ static int read_matrix_file(const char *path, const char *tensor, ag_array *out)
     return 0;
 }
 
-static void shape_text(const ag_array *a, char *buf, size_t size)
-{
-    int n = snprintf(buf, size, "(");
-    for (int d = 0; d < a->ndim && n > 0 && (size_t)n < size; d++)
-        n += snprintf(buf + n, size - n, "%zu%s", a->shape[d],
-                      d + 1 < a->ndim ? ", " : (a->ndim == 1 ? ",)" : ")"));
-    if (a->ndim == 0)
-        snprintf(buf, size, "()");
-}
-
-/* Shape and values checks the metrics need, with the file named. */
+/* Shape and values checks the metrics need (ag_matrices_check), with the
+ * file named. */
 static int check_array(const char *path, const ag_array *a)
 {
-    char shape[160];
-    shape_text(a, shape, sizeof shape);
-    if (a->ndim < 2 || a->ndim > 4)
-        return cli_fail("%s: %d-D array of shape %s; expected 2-D [n,m], "
-                        "3-D [H,n,m] or 4-D [L,H,n,m]", path, a->ndim, shape);
-    size_t total = ag_array_size(a);
-    if (total == 0)
-        return cli_fail("%s: empty array of shape %s", path, shape);
-    for (size_t k = 0; k < total; k++)
-        if (!isfinite(a->data[k])) {
-            size_t idx[AG_MAX_DIMS], rest = k;
-            for (int d = a->ndim - 1; d >= 0; d--) {
-                idx[d] = rest % a->shape[d];
-                rest /= a->shape[d];
-            }
-            char where[160];
-            int n = snprintf(where, sizeof where, "[");
-            for (int d = 0; d < a->ndim; d++)
-                n += snprintf(where + n, sizeof where - n, "%zu%s", idx[d],
-                              d + 1 < a->ndim ? ", " : "]");
-            return cli_fail("%s: non-finite value (%s) at index %s", path,
-                            isnan(a->data[k]) ? "NaN" : "Inf", where);
-        }
+    ptrdiff_t strides[AG_MAX_DIMS];
+    ptrdiff_t stride = 1;
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        strides[d] = stride;
+        stride *= (ptrdiff_t)a->shape[d];
+    }
+    ag_error err = {0};
+    if (ag_matrices_check(a->data, a->ndim, a->shape, strides, &err) != AG_OK)
+        return cli_fail("%s: %s", path, err.message);
     return 0;
 }
 

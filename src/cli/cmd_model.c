@@ -161,21 +161,11 @@ typedef struct {
 } layer_input;
 
 /* Family E of query head h: the view's X (the Q/K input, used in double
- * whatever the pass precision) and the layer's weights; GQA: kv head
- * h / (H / H_kv). */
+ * whatever the pass precision) and the layer's weights. */
 static void view_head_input(const void *ctx, int h, ag_head_input *in)
 {
-    const ag_layer_view *v = ((const layer_input *)ctx)->v;
-    const ag_attn_weights *w = ((const layer_input *)ctx)->w;
-    size_t hd = (size_t)w->head_dim, kv = (size_t)(h / (w->n_head / w->n_kv_head));
-    *in = (ag_head_input){
-        .x = v->x, .n = v->n, .d = v->d,
-        .wq = w->wq.data + h * hd, .ldq = w->wq.shape[1],
-        .wk = w->wk.data + kv * hd, .ldk = w->wk.shape[1],
-        .bq = w->bq.data ? w->bq.data + h * hd : NULL,
-        .bk = w->bk.data ? w->bk.data + kv * hd : NULL,
-        .d_h = hd, .scale = w->scale, .causal = w->causal, .rope = w->rope,
-        .softcap = w->softcap, .window = w->window};
+    const layer_input *li = ctx;
+    ag_attn_weights_head_input(li->w, li->v->x, li->v->n, li->v->d, h, in);
 }
 
 /* The records of the layer's selected heads, in parallel (cli_layer_records). */

@@ -45,17 +45,10 @@ static int head_task(size_t i, int worker, void *user)
 {
     (void)worker;
     const heads_job *j = user;
-    const ag_attn_weights *w = j->w;
-    size_t h = (size_t)j->head[i], hd = (size_t)w->head_dim;
-    size_t g = h / ((size_t)w->n_head / (size_t)w->n_kv_head); /* key/value head (GQA) */
-    size_t d_out = w->wo.data ? w->wo.shape[1] : 0;
-    ag_head_factors f = {
-        .d = j->d, .d_h = hd, .d_out = d_out,
-        .wq = w->wq.data + h * hd, .ldq = w->wq.shape[1],
-        .wk = w->wk.data + g * hd, .ldk = w->wk.shape[1],
-        .wv = w->wv.data ? w->wv.data + g * hd : NULL, .ldv = w->wv.data ? w->wv.shape[1] : 0,
-        .wo = w->wo.data ? w->wo.data + h * hd * d_out : NULL, .ldo = d_out};
-    ag_record_init(&j->recs[i], j->layer, (int)h, j->d, j->d);
+    int h = j->head[i];
+    ag_head_factors f;
+    ag_attn_weights_head_factors(j->w, j->d, h, &f);
+    ag_record_init(&j->recs[i], j->layer, h, j->d, j->d);
     return ag_weight_metrics(&f, j->sel, &j->recs[i], &j->errs[i]);
 }
 

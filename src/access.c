@@ -1,0 +1,435 @@
+/* access.c — attngeom/access.h, first half: errors, selections, records,
+ * run options and the matrices of `attngeom matrix`, behind pointers the
+ * library allocates (why: the header). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access_int.h"
+
+/* ---- errors and memory -------------------------------------------------- */
+
+ag_error *ag_error_new(void)
+{
+    return calloc(1, sizeof(ag_error));
+}
+
+void ag_error_free(ag_error *err)
+{
+    free(err);
+}
+
+int ag_error_status(const ag_error *err)
+{
+    return err ? err->status : AG_EINVAL;
+}
+
+const char *ag_error_message(const ag_error *err)
+{
+    return err ? err->message : "";
+}
+
+void ag_free(void *p)
+{
+    free(p);
+}
+
+/* ---- metric keys and selections ----------------------------------------- */
+
+int ag_metric_count(void)
+{
+    return AG_M_COUNT;
+}
+
+unsigned ag_command_families(const char *command)
+{
+    static const struct {
+        const char *name;
+        unsigned families;
+    } commands[] = {{"matrix", AG_FAMILIES_MATRIX}, {"attention", AG_FAMILIES_MATRIX},
+                    {"analyze", AG_FAMILIES_HEADS}, {"weights", AG_FAMILIES_WEIGHTS}};
+    for (size_t k = 0; command && k < sizeof commands / sizeof *commands; k++)
+        if (strcmp(command, commands[k].name) == 0)
+            return commands[k].families;
+    return 0;
+}
+
+int ag_metric_set_new(unsigned families, const char *list, ag_metric_set **out, ag_error *err)
+{
+    *out = NULL;
+    ag_metric_set *set = calloc(1, sizeof *set);
+    if (!set)
+        return ag_error_set(err, AG_ENOMEM, "out of memory");
+    int status = AG_OK;
+    if (list)
+        status = ag_metric_set_parse_families(set, list, families, err);
+    else /* the rule of every command's default (cli_common_init) */
+        ag_metric_set_families(set, families & AG_FAMILIES_DEFAULT ? families & AG_FAMILIES_DEFAULT
+                                                                    : families);
+    if (status != AG_OK) {
+        free(set);
+        return status;
+    }
+    *out = set;
+    return AG_OK;
+}
+
+void ag_metric_set_free(ag_metric_set *set)
+{
+    free(set);
+}
+
+int ag_metric_set_has(const ag_metric_set *set, int m)
+{
+    return set && m >= 0 && m < AG_M_COUNT && set->on[m] != 0;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+ag_record *ag_record_new(void)
+{
+    ag_record *r = malloc(sizeof *r);
+    if (r)
+        ag_record_init(r, 0, 0, 0, 0);
+    return r;
+}
+
+void ag_record_free(ag_record *r)
+{
+    free(r);
+}
+
+int ag_record_layer(const ag_record *r)
+{
+    return r->layer;
+}
+
+int ag_record_head(const ag_record *r)
+{
+    return r->head;
+}
+
+long ag_record_text(const ag_record *r)
+{
+    return r->text;
+}
+
+size_t ag_record_rows(const ag_record *r)
+{
+    return r->rows;
+}
+
+size_t ag_record_cols(const ag_record *r)
+{
+    return r->cols;
+}
+
+int ag_record_value(const ag_record *r, int m, double *value)
+{
+    int kind = m >= 0 && m < AG_M_COUNT ? r->kind[m] : AG_V_ABSENT;
+    if (value)
+        *value = kind == AG_V_NUMBER || kind == AG_V_INTEGER || kind == AG_V_BOOL ? r->value[m] : 0;
+    return kind;
+}
+
+ag_record_list *ag_record_list_alloc(size_t count, ag_error *err)
+{
+    ag_record_list *l = calloc(1, sizeof *l);
+    if (l && !(l->items = calloc(count + 1, sizeof *l->items))) {
+        free(l);
+        l = NULL;
+    }
+    if (!l)
+        ag_error_set(err, AG_ENOMEM, "out of memory for %zu records", count);
+    else
+        l->count = count;
+    return l;
+}
+
+size_t ag_record_list_count(const ag_record_list *list)
+{
+    return list ? list->count : 0;
+}
+
+const ag_record *ag_record_list_get(const ag_record_list *list, size_t i)
+{
+    return list && i < list->count ? &list->items[i] : NULL;
+}
+
+void ag_record_list_free(ag_record_list *list)
+{
+    if (list)
+        free(list->items);
+    free(list);
+}
+
+/* ---- options of a run --------------------------------------------------- */
+
+ag_run_options *ag_run_options_new(void)
+{
+    ag_run_options *o = calloc(1, sizeof *o);
+    if (o)
+        *o = (ag_run_options){.threads = 1, .precision = AG_PRECISION_F32,
+                              .edge_threshold = -1, .epsilon = 1e-3, .trials = 8, .seed = 1};
+    return o;
+}
+
+void ag_run_options_free(ag_run_options *opt)
+{
+    if (opt) {
+        free(opt->layers);
+        free(opt->heads);
+    }
+    free(opt);
+}
+
+static int is_integer(double v, double lo, double hi)
+{
+    return v >= lo && v <= hi && v == floor(v);
+}
+
+int ag_run_options_set(ag_run_options *opt, const char *key, double v, ag_error *err)
+{
+    const char *k = key ? key : "(null)";
+    int ok = 1;
+    if (strcmp(k, "threads") == 0 && (ok = is_integer(v, 1, AG_POOL_THREADS_MAX)))
+        opt->threads = (int)v;
+    else if (strcmp(k, "precision") == 0 && (ok = v == 32 || v == 64))
+        opt->precision = v == 64 ? AG_PRECISION_F64 : AG_PRECISION_F32;
+    else if (strcmp(k, "edge_threshold") == 0 && (ok = v == -1 || (v >= 0 && v <= 1)))
+        opt->edge_threshold = v;
+    else if (strcmp(k, "epsilon") == 0 && (ok = v > 0 && isfinite(v)))
+        opt->epsilon = v;
+    else if (strcmp(k, "trials") == 0 && (ok = is_integer(v, 1, 1 << 30)))
+        opt->trials = (int)v;
+    else if (strcmp(k, "seed") == 0 && (ok = is_integer(v, 0, 9007199254740992.0)))
+        opt->seed = (unsigned long)v;
+    else if (ok)
+        return ag_error_set(err, AG_EINVAL, "unknown option '%s' (threads, precision, "
+                            "edge_threshold, epsilon, trials, seed)", k);
+    return ok ? AG_OK : ag_error_set(err, AG_EINVAL, "option %s: %.17g is out of range", k, v);
+}
+
+static int compare_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int ag_run_options_select(ag_run_options *opt, const char *what, const int *idx, size_t count,
+                          ag_error *err)
+{
+    int layers = what && strcmp(what, "layers") == 0;
+    if (!layers && !(what && strcmp(what, "heads") == 0))
+        return ag_error_set(err, AG_EINVAL, "select takes \"layers\" or \"heads\"");
+    for (size_t k = 0; k < count; k++)
+        if (idx[k] < 0)
+            return ag_error_set(err, AG_EINVAL, "%s: negative index %d", what, idx[k]);
+    int *sorted = count ? malloc(count * sizeof *sorted) : NULL;
+    if (count && !sorted)
+        return ag_error_set(err, AG_ENOMEM, "out of memory");
+    size_t n = 0;
+    if (count) {
+        memcpy(sorted, idx, count * sizeof *sorted);
+        qsort(sorted, count, sizeof *sorted, compare_int);
+        for (size_t k = 0; k < count; k++)
+            if (n == 0 || sorted[n - 1] != sorted[k])
+                sorted[n++] = sorted[k];
+    }
+    free(layers ? opt->layers : opt->heads);
+    *(layers ? &opt->layers : &opt->heads) = sorted;
+    *(layers ? &opt->nlayers : &opt->nheads) = n;
+    return AG_OK;
+}
+
+/* ---- workers ------------------------------------------------------------ */
+
+int ag_access_workers_new(const ag_run_options *opt, size_t tasks, ag_access_workers *w,
+                          ag_error *err)
+{
+    memset(w, 0, sizeof *w);
+    int threads = opt ? opt->threads : 1;
+    if ((size_t)threads > tasks)
+        threads = tasks ? (int)tasks : 1;
+    if (threads > 1 && ag_pool_new(threads, &w->pool, err) != AG_OK)
+        return err ? err->status : AG_ENOMEM;
+    w->work = calloc((size_t)threads, sizeof *w->work);
+    int status = w->work ? AG_OK : ag_error_set(err, AG_ENOMEM, "out of memory");
+    w->nwork = w->work ? threads : 0;
+    for (int k = 0; status == AG_OK && k < threads; k++)
+        status = ag_matrix_work_new(&w->work[k], err);
+    if (status != AG_OK)
+        ag_access_workers_free(w);
+    return status;
+}
+
+void ag_access_workers_free(ag_access_workers *w)
+{
+    ag_pool_free(w->pool);
+    for (int k = 0; k < w->nwork; k++)
+        ag_matrix_work_free(w->work[k]);
+    free(w->work);
+    memset(w, 0, sizeof *w);
+}
+
+ag_matrix_work *ag_access_work(const ag_access_workers *w)
+{
+    int k = ag_pool_worker();
+    return k < w->nwork ? w->work[k] : NULL;
+}
+
+/* ---- matrices ----------------------------------------------------------- */
+
+/* "(2, 3)", "(5,)", "()" as numpy prints shapes. */
+static void shape_text(int ndim, const size_t *shape, char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "(");
+    for (int d = 0; d < ndim && n > 0 && (size_t)n < size; d++)
+        n += snprintf(buf + n, size - n, "%zu%s", shape[d],
+                      d + 1 < ndim ? ", " : (ndim == 1 ? ",)" : ")"));
+    if (ndim == 0)
+        snprintf(buf, size, "()");
+}
+
+/* The first non-finite element in C order: 1 with its index in idx. */
+static int find_nonfinite(const double *data, int ndim, const size_t *shape,
+                          const ptrdiff_t *strides, size_t *idx, double *bad)
+{
+    memset(idx, 0, (size_t)ndim * sizeof *idx);
+    for (;;) {
+        ptrdiff_t off = 0;
+        for (int d = 0; d < ndim; d++)
+            off += (ptrdiff_t)idx[d] * strides[d];
+        if (!isfinite(data[off]))
+            return *bad = data[off], 1;
+        int d = ndim - 1;
+        while (d >= 0 && ++idx[d] == shape[d])
+            idx[d--] = 0;
+        if (d < 0)
+            return 0;
+    }
+}
+
+int ag_matrices_check(const double *data, int ndim, const size_t *shape,
+                      const ptrdiff_t *strides, ag_error *err)
+{
+    char text[160];
+    if (ndim < 0 || ndim > AG_MAX_DIMS)
+        return ag_error_set(err, AG_ESHAPE, "%d-D array; expected 2-D [n,m], 3-D [H,n,m] or "
+                            "4-D [L,H,n,m]", ndim);
+    shape_text(ndim, shape, text, sizeof text);
+    if (ndim < 2 || ndim > 4)
+        return ag_error_set(err, AG_ESHAPE, "%d-D array of shape %s; expected 2-D [n,m], "
+                            "3-D [H,n,m] or 4-D [L,H,n,m]", ndim, text);
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] == 0)
+            return ag_error_set(err, AG_EINVAL, "empty array of shape %s", text);
+    size_t idx[AG_MAX_DIMS];
+    double bad;
+    if (!find_nonfinite(data, ndim, shape, strides, idx, &bad))
+        return AG_OK;
+    char where[160];
+    int n = snprintf(where, sizeof where, "[");
+    for (int d = 0; d < ndim; d++)
+        n += snprintf(where + n, sizeof where - n, "%zu%s", idx[d], d + 1 < ndim ? ", " : "]");
+    return ag_error_set(err, AG_ENONFINITE, "non-finite value (%s) at index %s",
+                        isnan(bad) ? "NaN" : "Inf", where);
+}
+
+/* One task per matrix: matrix i is layer i / H, head i % H. */
+typedef struct {
+    const ag_access_workers *w;
+    const double *data;
+    size_t H, m, n;
+    ptrdiff_t sl, sh, sr, sc; /* strides of layer, head, row, column */
+    const ag_metric_set *sel;
+    ag_matrix_options mo;
+    double **gather;          /* (threads) m·n doubles each, for strided matrices */
+    ag_record *recs;
+    ag_error *errs;
+} matrix_job;
+
+static int matrix_task(size_t i, int worker, void *user)
+{
+    const matrix_job *j = user;
+    const double *M = j->data + (ptrdiff_t)(i / j->H) * j->sl + (ptrdiff_t)(i % j->H) * j->sh;
+    if (j->gather) { /* exact copies into C order: the same values */
+        double *g = j->gather[worker];
+        for (size_t r = 0; r < j->m; r++)
+            for (size_t c = 0; c < j->n; c++)
+                g[r * j->n + c] = M[(ptrdiff_t)r * j->sr + (ptrdiff_t)c * j->sc];
+        M = g;
+    }
+    ag_record_init(&j->recs[i], (int)(i / j->H), (int)(i % j->H), j->m, j->n);
+    return ag_matrix_metrics_work(M, j->m, j->n, j->sel, &j->mo, ag_access_work(j->w),
+                                  &j->recs[i], &j->errs[i]);
+}
+
+static int gather_new(matrix_job *j, int threads, ag_error *err)
+{
+    if (j->sc == 1 && (j->sr == (ptrdiff_t)j->n || j->m == 1))
+        return AG_OK; /* rows contiguous: measured in place */
+    if (!(j->gather = calloc((size_t)threads, sizeof *j->gather)))
+        return ag_error_set(err, AG_ENOMEM, "out of memory");
+    for (int k = 0; k < threads; k++)
+        if (!(j->gather[k] = malloc(j->m * j->n * sizeof(double))))
+            return ag_error_set(err, AG_ENOMEM, "out of memory for a %zu x %zu matrix", j->m, j->n);
+    return AG_OK;
+}
+
+static void gather_free(matrix_job *j, int threads)
+{
+    for (int k = 0; j->gather && k < threads; k++)
+        free(j->gather[k]);
+    free(j->gather);
+}
+
+static int run_matrices(matrix_job *j, size_t count, const ag_run_options *opt, ag_error *err)
+{
+    ag_access_workers w;
+    int status = ag_access_workers_new(opt, count, &w, err);
+    if (status != AG_OK)
+        return status;
+    j->w = &w;
+    int threads = w.nwork;
+    status = gather_new(j, threads, err);
+    if (status == AG_OK && (status = ag_pool_run(w.pool, count, matrix_task, j)) != AG_OK) {
+        size_t k = 0;
+        while (k + 1 < count && j->errs[k].status == AG_OK)
+            k++;
+        ag_error_set(err, status, "layer %zu, head %zu: %s", k / j->H, k % j->H,
+                     j->errs[k].message);
+    }
+    gather_free(j, threads);
+    ag_access_workers_free(&w);
+    return status;
+}
+
+int ag_matrix_records(const double *data, int ndim, const size_t *shape,
+                      const ptrdiff_t *strides, const ag_metric_set *sel,
+                      const ag_run_options *opt, ag_record_list **out, ag_error *err)
+{
+    *out = NULL;
+    int status = ag_matrices_check(data, ndim, shape, strides, err);
+    if (status != AG_OK)
+        return status;
+    size_t L = ndim == 4 ? shape[0] : 1, H = ndim >= 3 ? shape[ndim - 3] : 1;
+    matrix_job j = {.data = data, .H = H, .m = shape[ndim - 2], .n = shape[ndim - 1],
+                    .sl = ndim == 4 ? strides[0] : 0, .sh = ndim >= 3 ? strides[ndim - 3] : 0,
+                    .sr = strides[ndim - 2], .sc = strides[ndim - 1], .sel = sel,
+                    .mo = {.edge_threshold = opt ? opt->edge_threshold : -1}};
+    ag_record_list *list = ag_record_list_alloc(L * H, err);
+    j.errs = list ? calloc(L * H, sizeof *j.errs) : NULL;
+    if (!j.errs) {
+        ag_record_list_free(list);
+        return ag_error_set(err, AG_ENOMEM, "out of memory for %zu records", L * H);
+    }
+    j.recs = list->items;
+    status = run_matrices(&j, L * H, opt, err);
+    free(j.errs);
+    if (status != AG_OK)
+        ag_record_list_free(list);
+    else
+        *out = list;
+    return status;
+}

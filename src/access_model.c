@@ -1,0 +1,510 @@
+/* access_model.c — attngeom/access.h, second half: model runs (attention,
+ * analyze, weights), the heads of a layer's weights, corpus statistics and
+ * tables, each through the library calls of the command it stands for. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "access_int.h"
+
+/* ---- heads of a layer's weights ----------------------------------------- */
+
+void ag_attn_weights_head_input(const ag_attn_weights *w, const double *x, size_t n, size_t d,
+                                int h, ag_head_input *in)
+{
+    size_t hd = (size_t)w->head_dim, kv = (size_t)(h / (w->n_head / w->n_kv_head));
+    *in = (ag_head_input){
+        .x = x, .n = n, .d = d,
+        .wq = w->wq.data + h * hd, .ldq = w->wq.shape[1],
+        .wk = w->wk.data + kv * hd, .ldk = w->wk.shape[1],
+        .bq = w->bq.data ? w->bq.data + h * hd : NULL,
+        .bk = w->bk.data ? w->bk.data + kv * hd : NULL,
+        .d_h = hd, .scale = w->scale, .causal = w->causal, .rope = w->rope,
+        .softcap = w->softcap, .window = w->window};
+}
+
+void ag_attn_weights_head_factors(const ag_attn_weights *w, size_t d, int h, ag_head_factors *f)
+{
+    size_t hd = (size_t)w->head_dim, head = (size_t)h;
+    size_t g = head / ((size_t)w->n_head / (size_t)w->n_kv_head); /* key/value head (GQA) */
+    size_t d_out = w->wo.data ? w->wo.shape[1] : 0;
+    *f = (ag_head_factors){
+        .d = d, .d_h = hd, .d_out = d_out,
+        .wq = w->wq.data + head * hd, .ldq = w->wq.shape[1],
+        .wk = w->wk.data + g * hd, .ldk = w->wk.shape[1],
+        .wv = w->wv.data ? w->wv.data + g * hd : NULL, .ldv = w->wv.data ? w->wv.shape[1] : 0,
+        .wo = w->wo.data ? w->wo.data + head * hd * d_out : NULL, .ldo = d_out};
+}
+
+/* ---- model config and selections ---------------------------------------- */
+
+int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err)
+{
+    const ag_model_config *g = ag_model_get_config(m);
+    const struct {
+        const char *name;
+        int value;
+    } dims[] = {{"n_layer", g->n_layer}, {"n_head", g->n_head}, {"n_kv_head", g->n_kv_head},
+                {"d_model", g->d_model}, {"head_dim", g->head_dim}, {"d_ff", g->d_ff},
+                {"max_positions", g->max_positions}, {"max_tokens", g->max_tokens},
+                {"vocab_size", g->vocab_size}, {"causal", g->causal}};
+    for (size_t k = 0; name && k < sizeof dims / sizeof *dims; k++)
+        if (strcmp(name, dims[k].name) == 0)
+            return *value = dims[k].value, AG_OK;
+    return ag_error_set(err, AG_ENOTFOUND, "no config value '%s'", name ? name : "(null)");
+}
+
+const char *ag_model_type(const ag_model *m)
+{
+    return ag_model_get_config(m)->model_type;
+}
+
+/* mask[limit] of the selected indices (all when none are). AG_ERANGE for an
+ * index the model lacks. */
+static int selection_mask(const int *idx, size_t count, int limit, const char *what,
+                          unsigned char *mask, ag_error *err)
+{
+    memset(mask, idx ? 0 : 1, (size_t)limit);
+    for (size_t k = 0; idx && k < count; k++) {
+        if (idx[k] >= limit)
+            return ag_error_set(err, AG_ERANGE, "%s: %d is outside 0..%d", what, idx[k], limit - 1);
+        mask[idx[k]] = 1;
+    }
+    return AG_OK;
+}
+
+/* The run's layer and head masks (malloc'ed; free both). */
+typedef struct {
+    unsigned char *layer_on, *head_on;
+    size_t nl, nh;
+} selection;
+
+static int selection_new(const ag_model *m, const ag_run_options *opt, selection *s,
+                         ag_error *err)
+{
+    const ag_model_config *g = ag_model_get_config(m);
+    s->layer_on = malloc((size_t)g->n_layer + 1);
+    s->head_on = malloc((size_t)g->n_head + 1);
+    if (!s->layer_on || !s->head_on)
+        return ag_error_set(err, AG_ENOMEM, "out of memory");
+    int status = selection_mask(opt ? opt->layers : NULL, opt ? opt->nlayers : 0, g->n_layer,
+                                "layers", s->layer_on, err);
+    if (status == AG_OK)
+        status = selection_mask(opt ? opt->heads : NULL, opt ? opt->nheads : 0, g->n_head,
+                                "heads", s->head_on, err);
+    s->nl = s->nh = 0;
+    for (int l = 0; l < g->n_layer; l++)
+        s->nl += s->layer_on[l];
+    for (int h = 0; h < g->n_head; h++)
+        s->nh += s->head_on[h];
+    return status;
+}
+
+static void selection_free(selection *s)
+{
+    free(s->layer_on);
+    free(s->head_on);
+}
+
+int ag_model_selected(const ag_model *m, const ag_run_options *opt, size_t *layers,
+                      size_t *heads, ag_error *err)
+{
+    selection s = {0};
+    int status = selection_new(m, opt, &s, err);
+    *layers = s.nl;
+    *heads = s.nh;
+    selection_free(&s);
+    return status;
+}
+
+/* ---- attention (`attngeom attention`) ----------------------------------- */
+
+typedef struct {
+    const selection *s;
+    double *attn; /* where the next selected head goes */
+} attention_ctx;
+
+static int copy_layer(const ag_layer_view *v, void *user)
+{
+    attention_ctx *c = user;
+    if (!c->s->layer_on[v->layer])
+        return 0;
+    size_t nn = v->n * v->n;
+    for (int h = 0; h < v->n_head; h++)
+        if (c->s->head_on[h]) {
+            memcpy(c->attn, v->attn + (size_t)h * nn, nn * sizeof *c->attn);
+            c->attn += nn;
+        }
+    return 0;
+}
+
+static ag_forward_options forward_options(const ag_run_options *opt, const ag_access_workers *w)
+{
+    return (ag_forward_options){.precision = opt ? opt->precision : AG_PRECISION_F32,
+                                .pool = w->pool};
+}
+
+int ag_model_attention_into(const ag_model *m, const int32_t *ids, size_t n,
+                            const ag_run_options *opt, double *attn, double *hidden,
+                            ag_error *err)
+{
+    selection s = {0};
+    ag_access_workers w = {0};
+    int status = selection_new(m, opt, &s, err);
+    if (status == AG_OK)
+        status = ag_access_workers_new(opt, (size_t)ag_model_get_config(m)->n_head, &w, err);
+    if (status == AG_OK) {
+        attention_ctx c = {&s, attn};
+        ag_forward_options fo = forward_options(opt, &w);
+        status = ag_model_forward_ex(m, ids, n, &fo, attn ? copy_layer : NULL, &c, hidden, err);
+    }
+    ag_access_workers_free(&w);
+    selection_free(&s);
+    return status;
+}
+
+/* ---- analyze (`attngeom analyze`) --------------------------------------- */
+
+typedef struct {
+    const ag_model *m;
+    const ag_run_options *opt;
+    const ag_metric_set *sel;
+    const selection *s;
+    const ag_access_workers *w;
+    long text;
+    int stability;           /* sel holds a key of family E */
+    ag_record *next;         /* where the next layer's records go */
+    ag_error err;            /* the failure, naming layer and head */
+    /* the layer in hand */
+    const ag_layer_view *v;
+    const ag_attn_weights *weights;
+    const int *head;         /* (nh) selected heads */
+    ag_error *errs;          /* (nh) */
+} analyze_ctx;
+
+static int head_task(size_t i, int worker, void *user)
+{
+    (void)worker;
+    const analyze_ctx *c = user;
+    const ag_layer_view *v = c->v;
+    int h = c->head[i];
+    ag_record *r = &c->next[i];
+    ag_record_init(r, v->layer, h, v->n, v->n);
+    r->text = c->text;
+    ag_matrix_options mo = {.edge_threshold = c->opt ? c->opt->edge_threshold : -1};
+    int status = ag_matrix_metrics_work(v->attn + (size_t)h * v->n * v->n, v->n, v->n, c->sel,
+                                        &mo, ag_access_work(c->w), r, &c->errs[i]);
+    if (status == AG_OK && c->stability) {
+        ag_head_input in;
+        ag_attn_weights_head_input(c->weights, v->x, v->n, v->d, h, &in);
+        ag_stability_options so;
+        ag_stability_options_init(&so);
+        if (c->opt)
+            so = (ag_stability_options){.epsilon = c->opt->epsilon, .trials = c->opt->trials,
+                                        .seed = c->opt->seed};
+        status = ag_stability_metrics(&in, &so, c->sel, r, &c->errs[i]);
+    }
+    return status;
+}
+
+static int analyze_heads(analyze_ctx *c)
+{
+    int status = ag_pool_run(c->w->pool, c->s->nh, head_task, c);
+    if (status != AG_OK) {
+        size_t k = 0;
+        while (k + 1 < c->s->nh && c->errs[k].status == AG_OK)
+            k++;
+        ag_error_set(&c->err, status, "layer %d head %d: %s", c->v->layer, c->head[k],
+                     c->errs[k].message);
+    }
+    return status;
+}
+
+static int analyze_layer(const ag_layer_view *v, void *user)
+{
+    analyze_ctx *c = user;
+    if (!c->s->layer_on[v->layer])
+        return 0;
+    ag_attn_weights weights = {0};
+    int status = c->stability ? ag_model_attn_weights(c->m, v->layer, &weights, &c->err) : AG_OK;
+    c->v = v;
+    c->weights = &weights;
+    if (status == AG_OK)
+        status = analyze_heads(c);
+    ag_attn_weights_free(&weights);
+    c->next += c->s->nh;
+    return status;
+}
+
+static int family_selected(const ag_metric_set *sel, ag_family f)
+{
+    for (int m = 0; m < AG_M_COUNT; m++)
+        if (sel->on[m] && ag_metric_family((ag_metric)m) == f)
+            return 1;
+    return 0;
+}
+
+/* The selected heads in order (h with head_on[h]) into head[nh]. */
+static void selected_heads(const selection *s, int n_head, int *head)
+{
+    size_t k = 0;
+    for (int h = 0; h < n_head; h++)
+        if (s->head_on[h])
+            head[k++] = h;
+}
+
+int ag_model_analyze(const ag_model *m, const int32_t *ids, size_t n, long text,
+                     const ag_metric_set *sel, const ag_run_options *opt,
+                     ag_record_list **out, ag_error *err)
+{
+    *out = NULL;
+    selection s = {0};
+    ag_access_workers w = {0};
+    ag_record_list *list = NULL;
+    int n_head = ag_model_get_config(m)->n_head;
+    int *head = malloc(((size_t)n_head + 1) * sizeof *head);
+    ag_error *errs = calloc((size_t)n_head + 1, sizeof *errs);
+    int status = head && errs ? selection_new(m, opt, &s, err)
+                              : ag_error_set(err, AG_ENOMEM, "out of memory");
+    if (status == AG_OK)
+        status = ag_access_workers_new(opt, s.nh, &w, err);
+    if (status == AG_OK && !(list = ag_record_list_alloc(s.nl * s.nh, err)))
+        status = AG_ENOMEM;
+    if (status == AG_OK) {
+        selected_heads(&s, n_head, head);
+        analyze_ctx c = {.m = m, .opt = opt, .sel = sel, .s = &s, .w = &w, .text = text,
+                         .stability = family_selected(sel, AG_FAMILY_STABILITY),
+                         .next = list->items, .head = head, .errs = errs};
+        ag_forward_options fo = forward_options(opt, &w);
+        status = ag_model_forward_ex(m, ids, n, &fo, analyze_layer, &c, NULL, err);
+        if (status != AG_OK && c.err.status != AG_OK)
+            *err = c.err;
+    }
+    if (status == AG_OK)
+        *out = list;
+    else
+        ag_record_list_free(list);
+    ag_access_workers_free(&w);
+    selection_free(&s);
+    free(head);
+    free(errs);
+    return status;
+}
+
+/* ---- weights (`attngeom weights MODEL`) --------------------------------- */
+
+typedef struct {
+    const ag_model *m;
+    const ag_metric_set *sel;
+    const int *layer, *head; /* (nl), (nh) */
+    size_t nh, d;
+    ag_record *recs;         /* (nl * nh) */
+    ag_error *errs;          /* (nl) */
+} weights_job;
+
+/* One task per layer, its heads in order (the CLI's tasks compute the same
+ * values: every head is one ag_weight_metrics call). */
+static int weights_layer(size_t k, int worker, void *user)
+{
+    (void)worker;
+    const weights_job *j = user;
+    ag_attn_weights w = {0};
+    ag_error e = {0};
+    int status = ag_model_attn_weights(j->m, j->layer[k], &w, &j->errs[k]);
+    for (size_t i = 0; status == AG_OK && i < j->nh; i++) {
+        ag_head_factors f;
+        ag_attn_weights_head_factors(&w, j->d, j->head[i], &f);
+        ag_record *r = &j->recs[k * j->nh + i];
+        ag_record_init(r, j->layer[k], j->head[i], j->d, j->d);
+        if ((status = ag_weight_metrics(&f, j->sel, r, &e)) != AG_OK)
+            ag_error_set(&j->errs[k], status, "layer %d, head %d: %s", j->layer[k], j->head[i],
+                         e.message);
+    }
+    ag_attn_weights_free(&w);
+    return status;
+}
+
+static int weights_run(weights_job *j, size_t nl, const ag_run_options *opt, ag_error *err)
+{
+    ag_access_workers w = {0};
+    int status = ag_access_workers_new(opt, nl, &w, err);
+    if (status == AG_OK && (status = ag_pool_run(w.pool, nl, weights_layer, j)) != AG_OK) {
+        size_t k = 0;
+        while (k + 1 < nl && j->errs[k].status == AG_OK)
+            k++;
+        *err = j->errs[k];
+    }
+    ag_access_workers_free(&w);
+    return status;
+}
+
+int ag_model_weight_records(const ag_model *m, const ag_metric_set *sel,
+                            const ag_run_options *opt, ag_record_list **out, ag_error *err)
+{
+    *out = NULL;
+    const ag_model_config *g = ag_model_get_config(m);
+    selection s = {0};
+    ag_record_list *list = NULL;
+    int *layer = malloc(((size_t)g->n_layer + 1) * sizeof *layer);
+    int *head = malloc(((size_t)g->n_head + 1) * sizeof *head);
+    ag_error *errs = calloc((size_t)g->n_layer + 1, sizeof *errs);
+    int status = layer && head && errs ? selection_new(m, opt, &s, err)
+                                       : ag_error_set(err, AG_ENOMEM, "out of memory");
+    if (status == AG_OK && !(list = ag_record_list_alloc(s.nl * s.nh, err)))
+        status = AG_ENOMEM;
+    if (status == AG_OK) {
+        size_t k = 0;
+        for (int l = 0; l < g->n_layer; l++)
+            if (s.layer_on[l])
+                layer[k++] = l;
+        selected_heads(&s, g->n_head, head);
+        weights_job j = {m, sel, layer, head, s.nh, (size_t)g->d_model, list->items, errs};
+        status = weights_run(&j, s.nl, opt, err);
+    }
+    if (status == AG_OK)
+        *out = list;
+    else
+        ag_record_list_free(list);
+    selection_free(&s);
+    free(layer);
+    free(head);
+    free(errs);
+    return status;
+}
+
+/* ---- corpus statistics -------------------------------------------------- */
+
+/* A comma-separated list as an array of strings in one block (*out, free());
+ * AG_EINVAL for an empty item. */
+static int split_keys(const char *option, const char *list, char ***out, size_t *n,
+                      ag_error *err)
+{
+    size_t count = *list ? 1 : 0, len = strlen(list);
+    for (const char *p = list; *p; p++)
+        count += *p == ',';
+    char **items = malloc((count + 1) * sizeof *items + len + 1);
+    if (!items)
+        return ag_error_set(err, AG_ENOMEM, "out of memory");
+    char *text = memcpy((char *)(items + count + 1), list, len + 1);
+    for (size_t k = 0; k < count; k++) {
+        items[k] = text;
+        char *comma = strchr(text, ',');
+        if (comma)
+            *comma = '\0';
+        if (!*items[k]) {
+            free(items);
+            return ag_error_set(err, AG_EINVAL, "%s '%s': an empty key", option, list);
+        }
+        text = comma ? comma + 1 : text + strlen(text);
+    }
+    *out = items;
+    *n = count;
+    return AG_OK;
+}
+
+int ag_aggregate_create(const char *by, double level, int keep_values, ag_aggregate **out,
+                        ag_error *err)
+{
+    *out = NULL;
+    ag_aggregate_options opt = {.level = level, .keep_values = keep_values, .by_default = !by};
+    char **keys = NULL;
+    int status = by ? split_keys("--by", by, &keys, &opt.nby, err) : AG_OK;
+    opt.by = (const char *const *)keys;
+    if (status == AG_OK)
+        status = ag_aggregate_new(&opt, out, err);
+    free(keys);
+    return status;
+}
+
+int ag_aggregate_add_cells(ag_aggregate *a, size_t count, const char *const *keys,
+                           const int *kinds, const double *values, const char *const *texts,
+                           ag_error *err)
+{
+    ag_cell *cells = calloc(count + 1, sizeof *cells);
+    if (!cells)
+        return ag_error_set(err, AG_ENOMEM, "out of memory");
+    int status = AG_OK;
+    for (size_t k = 0; status == AG_OK && k < count; k++) {
+        if (kinds[k] < AG_CELL_NULL || kinds[k] > AG_CELL_TEXT)
+            status = ag_error_set(err, AG_EINVAL, "key '%s': cell kind %d", keys[k], kinds[k]);
+        cells[k] = (ag_cell){.kind = (ag_cell_kind)kinds[k], .value = values ? values[k] : 0,
+                             .text = kinds[k] == AG_CELL_TEXT && texts ? texts[k] : NULL};
+        if (status == AG_OK && cells[k].kind == AG_CELL_TEXT && !cells[k].text)
+            status = ag_error_set(err, AG_EINVAL, "key '%s': text cell without text", keys[k]);
+    }
+    ag_row row = {count, keys, cells};
+    if (status == AG_OK)
+        status = ag_aggregate_add(a, &row, err);
+    free(cells);
+    return status;
+}
+
+static int table_out(int status, ag_table *t, ag_table **out)
+{
+    if (status == AG_OK)
+        *out = t;
+    else
+        ag_table_delete(t);
+    return status;
+}
+
+int ag_aggregate_result(const ag_aggregate *a, ag_table **out, ag_error *err)
+{
+    *out = NULL;
+    ag_table *t = calloc(1, sizeof *t);
+    if (!t)
+        return ag_error_set(err, AG_ENOMEM, "out of memory");
+    return table_out(ag_aggregate_table(a, 0, t, err), t, out);
+}
+
+int ag_compare_result(const ag_aggregate *a, const ag_aggregate *b, const char *metrics,
+                      double level, unsigned long permutations, unsigned long seed,
+                      const char *name_a, const char *name_b, ag_table **out, ag_error *err)
+{
+    *out = NULL;
+    ag_compare_options opt = {.level = level, .permutations = permutations, .seed = seed,
+                              .name_a = name_a ? name_a : "a", .name_b = name_b ? name_b : "b"};
+    char **keys = NULL;
+    ag_table *t = calloc(1, sizeof *t);
+    int status = t ? AG_OK : ag_error_set(err, AG_ENOMEM, "out of memory");
+    if (status == AG_OK && metrics)
+        status = split_keys("--metrics", metrics, &keys, &opt.nmetrics, err);
+    opt.metrics = (const char *const *)keys;
+    if (status == AG_OK)
+        status = ag_compare_table(a, b, &opt, t, err);
+    free(keys);
+    return table_out(status, t, out);
+}
+
+/* ---- tables ------------------------------------------------------------- */
+
+size_t ag_table_columns(const ag_table *t)
+{
+    return t ? t->ncol : 0;
+}
+
+size_t ag_table_rows(const ag_table *t)
+{
+    return t ? t->nrow : 0;
+}
+
+const char *ag_table_key(const ag_table *t, size_t c)
+{
+    return t && c < t->ncol ? t->keys[c] : NULL;
+}
+
+int ag_table_cell(const ag_table *t, size_t r, size_t c, double *value, const char **text)
+{
+    const ag_cell *cell = t && r < t->nrow && c < t->ncol ? &t->cells[r * t->ncol + c] : NULL;
+    if (value)
+        *value = cell && cell->kind != AG_CELL_NULL && cell->kind != AG_CELL_TEXT ? cell->value : 0;
+    if (text)
+        *text = cell && cell->kind == AG_CELL_TEXT ? cell->text : NULL;
+    return cell ? (int)cell->kind : AG_CELL_NULL;
+}
+
+void ag_table_delete(ag_table *t)
+{
+    if (t)
+        ag_table_free(t);
+    free(t);
+}
