@@ -1,0 +1,103 @@
+"""What the binding promises beyond values: no leak over 10,000 calls, the
+GIL released during long calls, the library found as docs/python.md says,
+and the PyTorch hook example when torch is installed."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import attngeom
+from conftest import ROOT, TINY_GPT2
+
+
+def rss_pages():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1])
+
+
+def test_no_leak_over_10000_calls():
+    A = np.random.default_rng(0).random((2, 4, 4))
+    bad = A.copy()
+    bad[0, 0, 0] = np.nan
+
+    def calls(n):
+        for k in range(n):
+            attngeom.matrix_metrics(A, "all", jobs=1)
+            if k % 10 == 0:
+                with pytest.raises(attngeom.Error):
+                    attngeom.matrix_metrics(bad)
+    calls(1000)  # warm-up: allocator pools, Python caches
+    before = rss_pages()
+    calls(10000)
+    grown = (rss_pages() - before) * os.sysconf("SC_PAGE_SIZE")
+    # a leak of one record list per call (~10 kB) would be ~100 MB
+    assert grown < 2 << 20, "RSS grew by %d bytes over 10,000 calls" % grown
+
+
+def test_model_no_leak():
+    m = attngeom.Model(TINY_GPT2)
+    for _ in range(50):
+        m.analyze("Hi there", jobs=1)
+    before = rss_pages()
+    for _ in range(1000):
+        m.analyze("Hi there", jobs=1)
+        m.attention([1, 2, 3])
+    grown = (rss_pages() - before) * os.sysconf("SC_PAGE_SIZE")
+    assert grown < 2 << 20, "RSS grew by %d bytes over 1,000 passes" % grown
+
+
+def test_gil_released_during_a_call():
+    """While a long library call runs in a thread, Python code runs in this
+    one: a CDLL call releases the GIL (PyDLL would not)."""
+    A = np.random.default_rng(1).random((400, 400))
+    span = {}
+
+    def work():
+        span["start"] = time.perf_counter()
+        attngeom.matrix_metrics(A, "all", jobs=1)
+        span["end"] = time.perf_counter()
+
+    t = threading.Thread(target=work)
+    ticks = []
+    t.start()
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    assert span["end"] - span["start"] > 0.02, "the call is too short to tell"
+    inside = [x for x in ticks if span["start"] + 0.005 < x < span["end"] - 0.005]
+    assert len(inside) >= 3, "the main thread did not run during the call"
+
+
+def test_library_from_env_and_bad_env(tmp_path):
+    code = "import attngeom, sys; print(attngeom._lib.lib._name)"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    env["ATTNGEOM_LIB"] = str(ROOT / "build" / "libattngeom.so")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout.strip() == env["ATTNGEOM_LIB"], p.stderr
+    env["ATTNGEOM_LIB"] = str(tmp_path / "missing.so")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert p.returncode == 1
+    assert "ImportError: attngeom: cannot load libattngeom.so (tried ATTNGEOM_LIB=%s)" \
+        % env["ATTNGEOM_LIB"] in p.stderr
+
+
+def test_version():
+    assert isinstance(attngeom.__version__, str) and attngeom.__version__
+
+
+def test_torch_hook_example():
+    pytest.importorskip("torch")
+    p = subprocess.run([sys.executable, str(ROOT / "examples" / "python" / "torch_hook.py")],
+                       env=dict(os.environ, PYTHONPATH=str(ROOT / "python")),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].split()[:3] == ["layer", "head", "entropy_mean"]
+    assert len([l for l in lines if l[:1].isdigit()]) == 16  # 4 layers x 4 heads
+    assert "attention equals attngeom's own: True" in p.stdout

@@ -1,0 +1,79 @@
+"""attngeom.aggregate and attngeom.compare equal `attngeom aggregate` and
+`attngeom compare` on the same records written by the CLI."""
+
+import json
+
+import pytest
+
+import attngeom
+from conftest import TINY_GPT2, cli_error, run_cli
+
+TEXTS = ["The cat sat on the mat.", "A dog ran far away from home today.", "Hello there!"]
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory):
+    """Records of two corpora, from the CLI (JSON files) and from Python."""
+    tmp = tmp_path_factory.mktemp("stats")
+    model = attngeom.Model(TINY_GPT2)
+    out = {}
+    for name, texts in (("a", TEXTS[:2]), ("b", TEXTS[1:])):
+        path = tmp / (name + ".txt")
+        path.write_text("\n".join(texts) + "\n")
+        run_cli("analyze", TINY_GPT2, "--text-file", path, "--format", "json", "-o",
+                tmp / (name + ".json"))
+        py = [r for i, t in enumerate(texts) for r in model.analyze(t, text=i)]
+        cli = json.loads((tmp / (name + ".json")).read_text())["records"]
+        assert py == cli
+        out[name] = (tmp / (name + ".json"), py)
+    return out
+
+
+def test_aggregate_equals_cli(corpora):
+    path, recs = corpora["a"]
+    for by in (None, "layer", ""):
+        args = [] if by is None else ["--by", by]
+        cli = run_cli("aggregate", path, "--format", "json", *args)["records"]
+        assert attngeom.aggregate(recs, by=by) == cli
+
+
+def test_aggregate_of_aggregates(corpora):
+    recs = corpora["a"][1]
+    by_text = [attngeom.aggregate([r for r in recs if r["text"] == t]) for t in (0, 1)]
+    assert attngeom.aggregate(by_text[0] + by_text[1])[0]["sigma_max"] == \
+        pytest.approx(attngeom.aggregate(recs)[0]["sigma_max"], rel=1e-15)
+
+
+def test_compare_equals_cli(corpora):
+    (pa, a), (pb, b) = corpora["a"], corpora["b"]
+    cli = run_cli("compare", pa, pb, "--metrics", "entropy_mean,sink_mass", "--by", "layer",
+                  "--permutations", "200", "--seed", "3", "--format", "json")["records"]
+    assert attngeom.compare(a, b, by="layer", metrics=["entropy_mean", "sink_mass"],
+                            permutations=200, seed=3) == cli
+    assert attngeom.compare(a, b) == run_cli("compare", pa, pb, "--format", "json")["records"]
+
+
+def test_pandas_in_and_out(corpora):
+    pytest.importorskip("pandas")
+    recs = corpora["a"][1]
+    df = attngeom.aggregate(attngeom.Model(TINY_GPT2).analyze(TEXTS[0], to_pandas=True),
+                            to_pandas=True)
+    assert list(df["n"]) == [1] * 16
+    assert attngeom.aggregate(recs, "layer", to_pandas=True)["n"].tolist() == [8] * 4
+
+
+def test_bad_records(tmp_path):
+    with pytest.raises(attngeom.Error, match="records: no records"):
+        attngeom.aggregate([])
+    with pytest.raises(attngeom.Error, match="--by 'a,,b': an empty key"):
+        attngeom.aggregate([{"x": 1.0}], by="a,,b")
+    with pytest.raises(attngeom.Error, match="record 2: key 'x': a value of type list"):
+        attngeom.aggregate([{"x": 1.0}, {"x": [1]}])
+    with pytest.raises(attngeom.Error) as e:
+        attngeom.compare([{"x": 1.0}], [{"x": 2.0}], metrics="y")
+    for name, rec in (("a", '[{"x": 1.0}]'), ("b", '[{"x": 2.0}]')):
+        (tmp_path / name).write_text(rec)
+    msg = cli_error("compare", tmp_path / "a", tmp_path / "b", "--metrics", "y")
+    # the same message, naming the input ("a" here, the file there)
+    assert msg == "%s: 'y' is not a numeric key of its records" % (tmp_path / "a")
+    assert str(e.value) == "a: 'y' is not a numeric key of its records"
