@@ -101,3 +101,36 @@ def test_torch_hook_example():
     assert lines[0].split()[:3] == ["layer", "head", "entropy_mean"]
     assert len([l for l in lines if l[:1].isdigit()]) == 16  # 4 layers x 4 heads
     assert "attention equals attngeom's own: True" in p.stdout
+
+
+def test_table_example():
+    pytest.importorskip("pandas")
+    p = subprocess.run([sys.executable, str(ROOT / "examples" / "python" / "table.py")],
+                       env=dict(os.environ, PYTHONPATH=str(ROOT / "python")),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("64 records: 4 texts x 4 layers x 4 heads")
+    assert "attngeom.aggregate" in p.stdout
+
+
+def test_pip_install_offline(tmp_path):
+    """docs/python.md's install command: a venv that sees Debian's numpy,
+    pip without the network or build isolation (Debian's setuptools)."""
+    import shutil
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "python", src, ignore=shutil.ignore_patterns("__pycache__"))
+    venv = tmp_path / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)],
+                   check=True)
+    p = subprocess.run([str(venv / "bin" / "pip"), "install", "--no-index", "--no-build-isolation",
+                        str(src)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    code = ("import attngeom, numpy as np; print(attngeom.__file__); "
+            "print(attngeom.matrix_metrics(np.eye(3), 'sigma_max')[0]['sigma_max'])")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["ATTNGEOM_LIB"] = str(ROOT / "build" / "libattngeom.so")
+    p = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, env=env,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    where, value = p.stdout.split()
+    assert where.startswith(str(venv)) and value == "1.0"
