@@ -91,12 +91,18 @@ def test_version():
     assert isinstance(attngeom.__version__, str) and attngeom.__version__
 
 
-def test_torch_hook_example():
-    pytest.importorskip("torch")
-    p = subprocess.run([sys.executable, str(ROOT / "examples" / "python" / "torch_hook.py")],
+def run_example(name):
+    """examples/python/NAME with the package from the source tree; it must succeed."""
+    p = subprocess.run([sys.executable, str(ROOT / "examples" / "python" / name)],
                        env=dict(os.environ, PYTHONPATH=str(ROOT / "python")),
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
+    return p
+
+
+def test_torch_hook_example():
+    pytest.importorskip("torch")
+    p = run_example("torch_hook.py")
     lines = p.stdout.splitlines()
     assert lines[0].split()[:3] == ["layer", "head", "entropy_mean"]
     assert len([l for l in lines if l[:1].isdigit()]) == 16  # 4 layers x 4 heads
@@ -105,10 +111,7 @@ def test_torch_hook_example():
 
 def test_table_example():
     pytest.importorskip("pandas")
-    p = subprocess.run([sys.executable, str(ROOT / "examples" / "python" / "table.py")],
-                       env=dict(os.environ, PYTHONPATH=str(ROOT / "python")),
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
+    p = run_example("table.py")
     assert p.stdout.startswith("64 records: 4 texts x 4 layers x 4 heads")
     assert "attngeom.aggregate" in p.stdout
 
