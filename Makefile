@@ -119,6 +119,37 @@ $(TESTBIN): $(TEST_OBJS) $(LIB_A)
 
 examples: $(EXAMPLES)
 
+# make install / uninstall (scripts/install.sh; docs/library.md, "Install").
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+MANDIR       ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+PYTHONDIR    ?=
+LDCONFIG     ?= ldconfig
+# attngeom.pc: the dependencies whose .pc files are complete go to
+# Requires.private; LAPACKE and OpenBLAS are written out in Libs.private in
+# static link order because Debian 12's openblas.pc omits libquadmath, which
+# its libgfortran.a needs (pkg-config puts Libs.private before the libraries
+# of Requires.private, so nothing could be appended after them). Shared
+# linking uses neither: libattngeom.so records its own dependencies.
+PC_REQUIRES     := $(filter-out lapacke openblas,$(PKGS))
+PC_LIBS_PRIVATE  = $(shell pkg-config --libs-only-L openblas 2>/dev/null) -llapacke -lopenblas \
+                   -lgfortran -lquadmath -lm -pthread
+INSTALL_ENV = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" LIBDIR="$(LIBDIR)" \
+    INCLUDEDIR="$(INCLUDEDIR)" MANDIR="$(MANDIR)" PKGCONFIGDIR="$(PKGCONFIGDIR)" \
+    PYTHONDIR="$(PYTHONDIR)" BUILD="$(BUILD)" VERSION="$(VERSION)" SONAME="$(SONAME)" \
+    PC_REQUIRES="$(PC_REQUIRES)" PC_LIBS_PRIVATE="$(strip $(PC_LIBS_PRIVATE))" LDCONFIG="$(LDCONFIG)"
+
+install: $(CLI) $(LIB_SO_FILE) $(LIB_A)
+	@echo "install: into $(DESTDIR)$(PREFIX)"
+	@$(INSTALL_ENV) sh scripts/install.sh install
+
+uninstall:
+	@echo "uninstall: from $(DESTDIR)$(PREFIX)"
+	@$(INSTALL_ENV) sh scripts/install.sh uninstall
+
 # The README's test command. Every stage must pass.
 test: deps
 	$(MAKE) build $(TESTBIN)
