@@ -1,4 +1,5 @@
-/* attngeom/core.h — status codes, error details and the dense array type.
+/* attngeom/core.h — the version, exports and ABI rule, status codes, error
+ * details and the dense array type.
  *
  * Conventions shared by the whole library (see attngeom.h for the overview):
  *  - Every fallible function returns an int status: AG_OK (0) or one of the
@@ -44,7 +45,9 @@ extern "C" {
 
 /* The version, in this one place: the Makefile reads these three lines for
  * the file name of the shared library (libattngeom.so.0.MINOR.PATCH) and
- * attngeom.pc, the CLI prints ag_version() (--version, "version" in JSON). */
+ * attngeom.pc, the CLI prints ag_version() (--version, "version" in JSON).
+ * The example output in docs/man/attngeom.3 shows it too: tests/cli/install.sh
+ * fails until a new version is written there. */
 #define AG_VERSION_MAJOR 0
 #define AG_VERSION_MINOR 1
 #define AG_VERSION_PATCH 0
