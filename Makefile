@@ -10,6 +10,10 @@
 #                  bench/*.c, then attngeom side by side with numpy/scipy and
 #                  PyTorch (bench/peers.py; BENCH_REPS=N runs each, default 3)
 #   make fuzz      libFuzzer harnesses of tests/fuzz/, FUZZ_SECONDS each (not in test)
+#   make install   PREFIX=/usr/local (default) DESTDIR= : the CLI, the shared
+#                  and static library, headers, attngeom.pc, man pages, and the
+#                  Python package when PYTHONDIR is given (docs/library.md)
+#   make uninstall the same variables: removes exactly what install installed
 #   make clean
 # WERROR=1 turns warnings into errors (CI sets it). CPPFLAGS, CFLAGS and
 # LDFLAGS from the command line or the environment are added after the
@@ -51,6 +55,17 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h src/plot/*.h analysis/*.h src/cli/*.h tests/*.h)
 
+# The version has one home, include/attngeom/core.h (AG_VERSION_MAJOR, ...).
+VERSION_PART = $(shell sed -n 's/^\#define AG_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' include/attngeom/core.h)
+VERSION_MAJOR := $(call VERSION_PART,MAJOR)
+VERSION       := $(VERSION_MAJOR).$(call VERSION_PART,MINOR).$(call VERSION_PART,PATCH)
+# The shared library: the file libattngeom.so.MAJOR.MINOR.PATCH, its SONAME
+# libattngeom.so.MAJOR (what programs record and the loader looks for) and the
+# link-time name libattngeom.so, both symlinks to the file (ABI rule: core.h).
+SONAME      := libattngeom.so.$(VERSION_MAJOR)
+LIB_SO_FILE := $(BUILD)/libattngeom.so.$(VERSION)
+LIB_SO_MAJ  := $(BUILD)/$(SONAME)
+
 LIB_A   := $(BUILD)/libattngeom.a
 LIB_SO  := $(BUILD)/libattngeom.so
 CLI     := $(BUILD)/attngeom
@@ -58,13 +73,14 @@ TESTBIN := $(BUILD)/tests/run_tests
 EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
 BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
 
-.PHONY: all build deps test unit cli-test ref-test python-test valgrind sanitize demo bench examples fuzz clean
+.PHONY: all build deps test unit cli-test ref-test python-test valgrind sanitize demo bench examples fuzz clean \
+        install uninstall
 
 all: deps
 	$(MAKE) build
 
 # What `all` builds, without the package check.
-build: $(LIB_A) $(LIB_SO) $(CLI) $(EXAMPLES)
+build: $(LIB_A) $(LIB_SO) $(LIB_SO_MAJ) $(CLI) $(EXAMPLES)
 
 deps:
 	@sh scripts/install-deps.sh
@@ -73,12 +89,20 @@ $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(COMPILE) -c $< -o $@
 
+# The library exports only what its headers mark AG_EXPORT (the public ag_
+# API); internal functions stay inside it. Static linking (the CLI, tests,
+# examples use libattngeom.a) sees every symbol regardless.
+$(LIB_OBJS): AG_CFLAGS += -fvisibility=hidden
+
 $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJS)
-	$(LINK) -shared -o $@ $^ $(LDLIBS)
+$(LIB_SO_FILE): $(LIB_OBJS)
+	$(LINK) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
+
+$(LIB_SO_MAJ) $(LIB_SO): $(LIB_SO_FILE)
+	ln -sf $(notdir $<) $@
 
 $(CLI): $(CLI_OBJS) $(LIB_A)
 	$(LINK) -o $@ $(CLI_OBJS) $(LIB_A) $(LDLIBS)
@@ -95,6 +119,37 @@ $(TESTBIN): $(TEST_OBJS) $(LIB_A)
 	$(LINK) -o $@ $(TEST_OBJS) $(LIB_A) $(LDLIBS) -lcriterion
 
 examples: $(EXAMPLES)
+
+# make install / uninstall (scripts/install.sh; docs/library.md, "Install").
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+MANDIR       ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+PYTHONDIR    ?=
+LDCONFIG     ?= ldconfig
+# attngeom.pc: the dependencies whose .pc files are complete go to
+# Requires.private; LAPACKE and OpenBLAS are written out in Libs.private in
+# static link order because Debian 12's openblas.pc omits libquadmath, which
+# its libgfortran.a needs (pkg-config puts Libs.private before the libraries
+# of Requires.private, so nothing could be appended after them). Shared
+# linking uses neither: libattngeom.so records its own dependencies.
+PC_REQUIRES     := $(filter-out lapacke openblas,$(PKGS))
+PC_LIBS_PRIVATE  = $(shell pkg-config --libs-only-L openblas 2>/dev/null) -llapacke -lopenblas \
+                   -lgfortran -lquadmath -lm -pthread
+INSTALL_ENV = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" LIBDIR="$(LIBDIR)" \
+    INCLUDEDIR="$(INCLUDEDIR)" MANDIR="$(MANDIR)" PKGCONFIGDIR="$(PKGCONFIGDIR)" \
+    PYTHONDIR="$(PYTHONDIR)" BUILD="$(BUILD)" VERSION="$(VERSION)" SONAME="$(SONAME)" \
+    PC_REQUIRES="$(PC_REQUIRES)" PC_LIBS_PRIVATE="$(strip $(PC_LIBS_PRIVATE))" LDCONFIG="$(LDCONFIG)"
+
+install: $(CLI) $(LIB_SO_FILE) $(LIB_A)
+	@echo "install: into $(DESTDIR)$(PREFIX)"
+	@$(INSTALL_ENV) sh scripts/install.sh install
+
+uninstall:
+	@echo "uninstall: from $(DESTDIR)$(PREFIX)"
+	@$(INSTALL_ENV) sh scripts/install.sh uninstall
 
 # The README's test command. Every stage must pass.
 test: deps

@@ -2,7 +2,8 @@
  * geometry of attention in trained transformers.
  *
  * Modules (one header each, all included here):
- *   attngeom/core.h     status codes, ag_error, the dense ag_array
+ *   attngeom/core.h     version, exports and the ABI rule, status codes,
+ *                       ag_error, the dense ag_array
  *   attngeom/io.h       .npy and safetensors readers/writers
  *   attngeom/metrics.h  metric keys, selections, records, families A–C, output
  *   attngeom/tokenizer.h  Hugging Face tokenizers (byte-level BPE, WordPiece)
@@ -32,8 +33,6 @@
  */
 #ifndef ATTNGEOM_H
 #define ATTNGEOM_H
-
-#define AG_VERSION_STRING "0.1.0"
 
 #include "attngeom/core.h"
 #include "attngeom/io.h"

@@ -1,13 +1,16 @@
 #!/bin/sh
 # Install the Debian 12 packages attngeom needs to build and test, if missing
 # (with arguments: those packages instead; scripts/install-bench-deps.sh).
+# man-db and groff-base render the man pages, libgfortran-12-dev is what
+# a static link against OpenBLAS needs (tests/cli/install.sh checks both).
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 PKGS="build-essential pkg-config liblapacke-dev libopenblas-dev libgsl-dev \
 libjansson-dev libpcre2-dev libutf8proc-dev libcriterion-dev \
 python3 python3-numpy python3-scipy python3-pot python3-regex python3-pytest \
 python3-setuptools python3-pip python3-venv valgrind \
-libcairo2-dev libfontconfig-dev fonts-dejavu-core"
+libcairo2-dev libfontconfig-dev fonts-dejavu-core \
+man-db groff-base libgfortran-12-dev"
 [ $# -gt 0 ] && PKGS="$*"
 missing=""
 for p in $PKGS; do

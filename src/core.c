@@ -1,4 +1,4 @@
-/* core.c — status strings, error recording and the dense array type. */
+/* core.c — the version, status strings, error recording and the dense array type. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +21,11 @@ static const char *const status_text[AG_STATUS_COUNT] = {
     [AG_ERANGE] = "selection out of range",
     [AG_EUNSUPPORTED] = "unsupported input",
 };
+
+const char *ag_version(void)
+{
+    return AG_VERSION_STRING;
+}
 
 const char *ag_strerror(int status)
 {

@@ -279,7 +279,7 @@ static int meta_json(json_t *o, const ag_output_meta *meta)
     if (ok && meta && meta->source)
         ok = json_object_set_new(o, "source", json_text(meta->source)) == 0;
     if (ok)
-        ok = json_object_set_new(o, "version", json_string(AG_VERSION_STRING)) == 0;
+        ok = json_object_set_new(o, "version", json_string(ag_version())) == 0;
     return ok;
 }
 

@@ -41,10 +41,6 @@
 #include "records.h"
 #include "stability.h"
 
-#ifndef AG_EXPORT
-#define AG_EXPORT __attribute__((visibility("default")))
-#endif
-
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -23,18 +23,18 @@ typedef struct {
 } ag_moments;
 
 /* Add one value (Welford's update). */
-void ag_moments_add(ag_moments *m, double x);
+AG_EXPORT void ag_moments_add(ag_moments *m, double x);
 /* Merge `from` into `into`: the moments of the union of both samples, by the
  * parallel update of Chan, Golub & LeVeque (1979): with d = mean_b − mean_a
  * and n = n_a + n_b, mean = mean_a + d·n_b/n and
  * M2 = M2_a + M2_b + d²·n_a·n_b/n. Exact up to rounding, in any order. */
-void ag_moments_merge(ag_moments *into, const ag_moments *from);
+AG_EXPORT void ag_moments_merge(ag_moments *into, const ag_moments *from);
 /* Sample standard deviation sqrt(M2/(n − 1)) (ddof 1); NaN when n < 2. */
-double ag_moments_std(const ag_moments *m);
+AG_EXPORT double ag_moments_std(const ag_moments *m);
 /* The two-sided Student-t interval for the mean at confidence `level`
  * (0 < level < 1): mean ± t_{(1+level)/2, n−1}·std/√n, the quantile from
  * GSL (gsl_cdf_tdist_Pinv). NaN bounds when n < 2. */
-void ag_moments_ci(const ag_moments *m, double level, double *lo, double *hi);
+AG_EXPORT void ag_moments_ci(const ag_moments *m, double level, double *lo, double *hi);
 
 /* ---- aggregation -------------------------------------------------------- */
 
@@ -56,8 +56,8 @@ typedef struct {
 typedef struct ag_aggregate ag_aggregate;
 
 /* AG_EINVAL for a level outside (0, 1) or an empty or repeated --by key. */
-int ag_aggregate_new(const ag_aggregate_options *opt, ag_aggregate **out, ag_error *err);
-void ag_aggregate_free(ag_aggregate *a);
+AG_EXPORT int ag_aggregate_new(const ag_aggregate_options *opt, ag_aggregate **out, ag_error *err);
+AG_EXPORT void ag_aggregate_free(ag_aggregate *a);
 
 /* Add one record to its group. Every key that is neither a group key nor an
  * identifying key is a metric: numbers and booleans (as 0/1) are added to
@@ -67,14 +67,14 @@ void ag_aggregate_free(ag_aggregate *a);
  * (K_n, K, K_std²·(K_n − 1)) and n records, so aggregates of shards
  * aggregate again. AG_EFORMAT (a malformed aggregated record), AG_ELIMIT
  * (more than AG_RECORDS_KEYS_MAX metrics, or 2³¹ − 1 groups), AG_ENOMEM. */
-int ag_aggregate_add(ag_aggregate *a, const ag_row *row, ag_error *err);
+AG_EXPORT int ag_aggregate_add(ag_aggregate *a, const ag_row *row, ag_error *err);
 /* Add every row of t. */
-int ag_aggregate_add_table(ag_aggregate *a, const ag_table *t, ag_error *err);
+AG_EXPORT int ag_aggregate_add_table(ag_aggregate *a, const ag_table *t, ag_error *err);
 /* Merge the groups of `from` into `into` (same grouping options), each
  * group's moments by ag_moments_merge. AG_EINVAL for other options. */
-int ag_aggregate_merge(ag_aggregate *into, const ag_aggregate *from, ag_error *err);
+AG_EXPORT int ag_aggregate_merge(ag_aggregate *into, const ag_aggregate *from, ag_error *err);
 /* Records added (the sum of n). */
-uint64_t ag_aggregate_records(const ag_aggregate *a);
+AG_EXPORT uint64_t ag_aggregate_records(const ag_aggregate *a);
 
 /* One row per group, in the order groups first appear: the group keys, n,
  * then for each metric K (in the order metrics first appear) K (mean of
@@ -82,7 +82,7 @@ uint64_t ag_aggregate_records(const ag_aggregate *a);
  * K_ci_high (ag_moments_ci) — those three null when K_n < 2 — and K_n
  * (integer). human: for the table, Markdown and LaTeX formats, the group
  * keys, n and one AG_CELL_MEAN_CI column K per metric instead. */
-int ag_aggregate_table(const ag_aggregate *a, int human, ag_table *out, ag_error *err);
+AG_EXPORT int ag_aggregate_table(const ag_aggregate *a, int human, ag_table *out, ag_error *err);
 
 /* ---- comparison --------------------------------------------------------- */
 
@@ -95,7 +95,7 @@ int ag_aggregate_table(const ag_aggregate *a, int human, ag_table *out, ag_error
 typedef struct {
     double mean_a, mean_b, diff, ci_low, ci_high, t, df, p;
 } ag_welch;
-void ag_welch_test(const ag_moments *a, const ag_moments *b, double level, ag_welch *out);
+AG_EXPORT void ag_welch_test(const ag_moments *a, const ag_moments *b, double level, ag_welch *out);
 
 /* Two-sided permutation test of the difference of means: `permutations`
  * random relabellings of the pooled values (GSL's MT19937 seeded with
@@ -103,8 +103,8 @@ void ag_welch_test(const ag_moments *a, const ag_moments *b, double level, ag_we
  * p = (1 + #{|d*| ≥ |d|}) / (1 + permutations), a relabelling's |d*|
  * counting as at least |d| within 1e-12 relative (rounding). NaN when a
  * sample is empty. AG_ENOMEM. */
-int ag_permutation_p(const double *a, size_t na, const double *b, size_t nb,
-                     unsigned long permutations, unsigned long seed, double *p, ag_error *err);
+AG_EXPORT int ag_permutation_p(const double *a, size_t na, const double *b, size_t nb,
+                               unsigned long permutations, unsigned long seed, double *p, ag_error *err);
 
 typedef struct {
     const char *const *metrics; /* keys to compare; NULL: every metric of a that b has too */
@@ -121,8 +121,8 @@ typedef struct {
  * permutations > 0 (ag_permutation_p, the generator reseeded for each
  * row). a and b must be grouped alike. AG_ENOTFOUND for a metric that is
  * not a numeric key of an input; AG_EINVAL. */
-int ag_compare_table(const ag_aggregate *a, const ag_aggregate *b,
-                     const ag_compare_options *opt, ag_table *out, ag_error *err);
+AG_EXPORT int ag_compare_table(const ag_aggregate *a, const ag_aggregate *b,
+                               const ag_compare_options *opt, ag_table *out, ag_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/* attngeom/core.h — status codes, error details and the dense array type.
+/* attngeom/core.h — the version, exports and ABI rule, status codes, error
+ * details and the dense array type.
  *
  * Conventions shared by the whole library (see attngeom.h for the overview):
  *  - Every fallible function returns an int status: AG_OK (0) or one of the
@@ -40,6 +41,59 @@
 extern "C" {
 #endif
 
+/* ---- version and exports ------------------------------------------------ */
+
+/* The version, in this one place: the Makefile reads these three lines for
+ * the file name of the shared library (libattngeom.so.0.MINOR.PATCH) and
+ * attngeom.pc, the CLI prints ag_version() (--version, "version" in JSON).
+ * The example output in docs/man/attngeom.3 shows it too: tests/cli/install.sh
+ * fails until a new version is written there. */
+#define AG_VERSION_MAJOR 0
+#define AG_VERSION_MINOR 1
+#define AG_VERSION_PATCH 0
+#define AG_VERSION_STR_(x) #x
+#define AG_VERSION_STR(x) AG_VERSION_STR_(x)
+/* "MAJOR.MINOR.PATCH" of the headers compiled against. */
+#define AG_VERSION_STRING AG_VERSION_STR(AG_VERSION_MAJOR) "." \
+    AG_VERSION_STR(AG_VERSION_MINOR) "." AG_VERSION_STR(AG_VERSION_PATCH)
+
+/* Marks what the shared library exports. The library is compiled with
+ * -fvisibility=hidden, so every function declared in these headers carries
+ * AG_EXPORT and nothing else is visible: `nm -D libattngeom.so` lists only
+ * ag_ functions, and internal ones may change in any release. */
+#if defined(__GNUC__) || defined(__clang__)
+#define AG_EXPORT __attribute__((visibility("default")))
+#else
+#define AG_EXPORT
+#endif
+
+/* ABI rule.
+ *  - The shared library's SONAME is libattngeom.so.MAJOR (libattngeom.so.0);
+ *    its file is libattngeom.so.MAJOR.MINOR.PATCH.
+ *  - Stable now: a PATCH release changes no exported function, no public
+ *    type and no constant of these headers, so a program built against
+ *    0.1.0 runs unchanged with 0.1.x. A MINOR release keeps the name,
+ *    parameters and meaning of every exported function and the values of
+ *    existing enumerators (status codes, dtypes, formats); it may add
+ *    functions and enumerators before the *_COUNT ones.
+ *  - Not stable yet (while MAJOR is 0): the size and layout of the structs
+ *    defined in these headers may change in a MINOR release. ag_record and
+ *    ag_metric_set hold arrays of AG_M_COUNT entries, so a new metric
+ *    changes their size; options structs may gain fields. A program that
+ *    passes such structs must be rebuilt against the headers of the MINOR
+ *    release it runs with; the SONAME does not change for that, so check
+ *    at run time that ag_version() begins with the MAJOR.MINOR of
+ *    AG_VERSION_STRING. Objects handed out by pointer only (ag_model,
+ *    ag_tokenizer, ag_safetensors, ag_aggregate, ag_pool, ...) are opaque
+ *    and unaffected. Making the records opaque (or sized) is the step that
+ *    will let 1.0 promise: within a MAJOR, additions only. */
+
+/* The version of the library running ("0.1.0"), which may differ from the
+ * AG_VERSION_STRING the program was compiled with. Static string. */
+AG_EXPORT const char *ag_version(void);
+
+/* ---- status codes and errors -------------------------------------------- */
+
 enum {
     AG_OK = 0,
     AG_EINVAL,     /* invalid argument or option value */
@@ -58,7 +112,7 @@ enum {
 };
 
 /* Short description of a status code ("malformed file", ...). Never NULL. */
-const char *ag_strerror(int status);
+AG_EXPORT const char *ag_strerror(int status);
 
 #define AG_ERROR_MESSAGE_MAX 512
 
@@ -68,7 +122,7 @@ typedef struct {
 } ag_error;
 
 /* Record a failure in err (if non-NULL) and return status. printf-style. */
-int ag_error_set(ag_error *err, int status, const char *fmt, ...)
+AG_EXPORT int ag_error_set(ag_error *err, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* ---- text to show ------------------------------------------------------ */
@@ -90,9 +144,9 @@ enum { AG_TEXT_UTF8 = 0, AG_TEXT_CONTROL = 1 };
  * between characters or escapes) and return the length the whole escaped
  * text needs, without the NUL (as snprintf does). dst may be NULL if size is
  * 0. */
-size_t ag_text_escape(char *dst, size_t size, const char *s, unsigned flags);
+AG_EXPORT size_t ag_text_escape(char *dst, size_t size, const char *s, unsigned flags);
 /* The escaped s as a new string (free()); NULL when out of memory. */
-char *ag_text_escape_dup(const char *s, unsigned flags);
+AG_EXPORT char *ag_text_escape_dup(const char *s, unsigned flags);
 
 /* ---- dense arrays ------------------------------------------------------ */
 
@@ -108,11 +162,11 @@ typedef struct {
 
 /* Allocate an array of the given shape, zero-filled. Fails with AG_ELIMIT if
  * the element count overflows size_t. */
-int ag_array_alloc(ag_array *a, int ndim, const size_t *shape, ag_error *err);
+AG_EXPORT int ag_array_alloc(ag_array *a, int ndim, const size_t *shape, ag_error *err);
 /* Number of elements (product of the shape; 1 for ndim 0). */
-size_t ag_array_size(const ag_array *a);
+AG_EXPORT size_t ag_array_size(const ag_array *a);
 /* Release a->data and reset *a. Safe on a zeroed or already freed array. */
-void ag_array_free(ag_array *a);
+AG_EXPORT void ag_array_free(ag_array *a);
 
 #ifdef __cplusplus
 }

@@ -33,8 +33,8 @@ extern "C" {
  * Unselected keys are left as they are. Only the Ollivier keys pay for the
  * transport problems. Errors: AG_EINVAL (n = 0, tau > 1 or NaN),
  * AG_ENONFINITE, AG_ENOMEM. */
-int ag_curvature_metrics(const double *A, size_t n, double tau,
-                         const ag_metric_set *sel, ag_record *rec, ag_error *err);
+AG_EXPORT int ag_curvature_metrics(const double *A, size_t n, double tau,
+                                   const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
 /* One edge of the graph and its curvatures (i < j). */
 typedef struct {
@@ -49,8 +49,8 @@ typedef struct {
  * (NULL when *count = 0) and released with free(). with_ollivier = 0 skips the
  * transport problems (ollivier = NaN). Errors: AG_EINVAL (n = 0, a negative
  * entry, bad tau), AG_ENONFINITE, AG_ENOMEM. */
-int ag_curvature_edges(const double *A, size_t n, double tau, int with_ollivier,
-                       ag_curvature_edge **edges, size_t *count, ag_error *err);
+AG_EXPORT int ag_curvature_edges(const double *A, size_t n, double tau, int with_ollivier,
+                                 ag_curvature_edge **edges, size_t *count, ag_error *err);
 
 /* Exact W₁(mu, nu) between two measures of equal total mass on k points,
  * with a ground metric whose values are integers in {0, 1, 2, 3}:
@@ -61,8 +61,8 @@ int ag_curvature_edges(const double *A, size_t n, double tau, int with_ollivier,
  * maximum flow (see analysis/curvature.c). Errors: AG_EINVAL (negative or
  * non-finite mass, a cost outside 0..3, masses that differ by more than
  * rounding), AG_ENOMEM. */
-int ag_wasserstein1_hops(const double *mu, const double *nu, size_t k,
-                         const unsigned char *hops, double *w1, ag_error *err);
+AG_EXPORT int ag_wasserstein1_hops(const double *mu, const double *nu, size_t k,
+                                   const unsigned char *hops, double *w1, ag_error *err);
 
 #ifdef __cplusplus
 }

@@ -38,11 +38,11 @@ typedef enum {
 } ag_dtype;
 
 /* Safetensors name of a dtype ("F16", "BF16", ...). */
-const char *ag_dtype_name(ag_dtype dt);
+AG_EXPORT const char *ag_dtype_name(ag_dtype dt);
 /* Size of one element in bits (4 for F4, 6 for F6_*, 8 for U8, ...). */
-unsigned ag_dtype_bits(ag_dtype dt);
+AG_EXPORT unsigned ag_dtype_bits(ag_dtype dt);
 /* 1 if values of this dtype convert to floating point (F16, BF16, F32, F64). */
-int ag_dtype_is_float(ag_dtype dt);
+AG_EXPORT int ag_dtype_is_float(ag_dtype dt);
 
 /* ---- NumPy .npy ----------------------------------------------------------
  * Format versions 1.0, 2.0 and 3.0; dtypes '<f2', '<f4', '<f8'; C or Fortran
@@ -51,20 +51,20 @@ int ag_dtype_is_float(ag_dtype dt);
  * Non-finite values are read as they are (callers decide). On success *out
  * owns a new array. Errors: AG_EIO, AG_EFORMAT, AG_EDTYPE, AG_ESHAPE,
  * AG_ELIMIT, AG_ENOMEM; err->message names `path`. */
-int ag_npy_read(const char *path, ag_array *out, ag_error *err);
+AG_EXPORT int ag_npy_read(const char *path, ag_array *out, ag_error *err);
 
 /* Write `a` as a version 1.0 '<f8' C-order .npy (version 2.0 if the header
  * needs it). Writes to a temporary file in the same folder and renames it into
  * place, so a failed write leaves no file behind. The rename replaces what
  * is at `path` (a symlink itself, not its target); a device or FIFO there is
  * refused (AG_EIO "is not a regular file"): write to it with ag_npy_write_fd. */
-int ag_npy_write(const char *path, const ag_array *a, ag_error *err);
+AG_EXPORT int ag_npy_write(const char *path, const ag_array *a, ag_error *err);
 
 /* Write the same bytes to an open descriptor (a temporary file, a pipe, a
  * device), from its current position; nothing is synced or closed. `name`
  * names the destination in messages. For callers that decide themselves
  * where and how the output lands (the CLI's -o: docs/cli.md, "Outputs"). */
-int ag_npy_write_fd(int fd, const char *name, const ag_array *a, ag_error *err);
+AG_EXPORT int ag_npy_write_fd(int fd, const char *name, const ag_array *a, ag_error *err);
 
 /* The same bytes written in pieces, for an array produced a piece at a time
  * (a layer of attention, a hidden state) whose whole is never held: open
@@ -80,10 +80,10 @@ int ag_npy_write_fd(int fd, const char *name, const ag_array *a, ag_error *err);
  * midway has put a truncated file on fd: the caller removes it (or, on a
  * pipe, the reader sees it end early). */
 typedef struct ag_npy_writer ag_npy_writer;
-int ag_npy_writer_open(int fd, const char *name, int ndim, const size_t *shape,
-                       ag_npy_writer **out, ag_error *err);
-int ag_npy_writer_write(ag_npy_writer *w, const double *values, size_t count, ag_error *err);
-int ag_npy_writer_close(ag_npy_writer *w, ag_error *err);
+AG_EXPORT int ag_npy_writer_open(int fd, const char *name, int ndim, const size_t *shape,
+                                 ag_npy_writer **out, ag_error *err);
+AG_EXPORT int ag_npy_writer_write(ag_npy_writer *w, const double *values, size_t count, ag_error *err);
+AG_EXPORT int ag_npy_writer_close(ag_npy_writer *w, ag_error *err);
 
 /* ---- whole small files (JSON, text) ---------------------------------------
  * ag_read_file reads a regular file into a new NUL-terminated buffer (*buf,
@@ -93,9 +93,9 @@ int ag_npy_writer_close(ag_npy_writer *w, ag_error *err);
  * max_bytes: AG_ELIMIT. Every reader of the library opens its files this way.
  * ag_read_fd reads an open descriptor to its end (standard input, a pipe the
  * caller chose to read) with the same cap; `name` names it in messages. */
-int ag_read_file(const char *path, size_t max_bytes, char **buf, size_t *len, ag_error *err);
-int ag_read_fd(int fd, const char *name, size_t max_bytes, char **buf, size_t *len,
-               ag_error *err);
+AG_EXPORT int ag_read_file(const char *path, size_t max_bytes, char **buf, size_t *len, ag_error *err);
+AG_EXPORT int ag_read_fd(int fd, const char *name, size_t max_bytes, char **buf, size_t *len,
+                         ag_error *err);
 
 /* ---- safetensors ---------------------------------------------------------
  * An 8-byte little-endian header length N, N bytes of JSON, then the data
@@ -119,29 +119,29 @@ typedef struct {
 } ag_tensor_info;
 
 /* Open and validate. On success *out owns a handle (ag_st_close). */
-int ag_st_open(const char *path, ag_safetensors **out, ag_error *err);
-void ag_st_close(ag_safetensors *st);
-const char *ag_st_path(const ag_safetensors *st);
-size_t ag_st_count(const ag_safetensors *st);
+AG_EXPORT int ag_st_open(const char *path, ag_safetensors **out, ag_error *err);
+AG_EXPORT void ag_st_close(ag_safetensors *st);
+AG_EXPORT const char *ag_st_path(const ag_safetensors *st);
+AG_EXPORT size_t ag_st_count(const ag_safetensors *st);
 /* i-th tensor in ascending data-offset order; NULL if i is out of range. */
-const ag_tensor_info *ag_st_info(const ag_safetensors *st, size_t i);
+AG_EXPORT const ag_tensor_info *ag_st_info(const ag_safetensors *st, size_t i);
 /* Lookup by exact name; NULL if absent. */
-const ag_tensor_info *ag_st_find(const ag_safetensors *st, const char *name);
+AG_EXPORT const ag_tensor_info *ag_st_find(const ag_safetensors *st, const char *name);
 /* Value of a "__metadata__" key, or NULL. */
-const char *ag_st_metadata(const ag_safetensors *st, const char *key);
+AG_EXPORT const char *ag_st_metadata(const ag_safetensors *st, const char *key);
 
 /* Values of tensor `name` converted to double, C order, shape as stored.
  * AG_ENOTFOUND if absent, AG_EDTYPE if its dtype is not a float type. */
-int ag_st_read(const ag_safetensors *st, const char *name, ag_array *out,
-               ag_error *err);
+AG_EXPORT int ag_st_read(const ag_safetensors *st, const char *name, ag_array *out,
+                         ag_error *err);
 /* The same into a caller-provided float buffer of exactly info->nelem floats
  * (for float32 consumers that must not hold a double copy). */
-int ag_st_read_f32(const ag_safetensors *st, const ag_tensor_info *info,
-                   float *dst, ag_error *err);
+AG_EXPORT int ag_st_read_f32(const ag_safetensors *st, const ag_tensor_info *info,
+                             float *dst, ag_error *err);
 
 /* ---- element conversion (exact) ---------------------------------------- */
-double ag_half_to_double(uint16_t h);
-double ag_bfloat16_to_double(uint16_t b);
+AG_EXPORT double ag_half_to_double(uint16_t h);
+AG_EXPORT double ag_bfloat16_to_double(uint16_t b);
 
 /* ---- SHA-256 (FIPS 180-4): digests of the files a run read --------------- */
 
@@ -152,16 +152,16 @@ typedef struct {
     size_t fill;
 } ag_sha256;
 
-void ag_sha256_init(ag_sha256 *s);
-void ag_sha256_update(ag_sha256 *s, const void *data, size_t len);
+AG_EXPORT void ag_sha256_init(ag_sha256 *s);
+AG_EXPORT void ag_sha256_update(ag_sha256 *s, const void *data, size_t len);
 /* The digest of everything given to update; s must be initialised again
  * before another use. */
-void ag_sha256_final(ag_sha256 *s, unsigned char digest[32]);
+AG_EXPORT void ag_sha256_final(ag_sha256 *s, unsigned char digest[32]);
 /* 64 lower-case hex digits and a NUL, as sha256sum prints them. */
-void ag_sha256_hex(const unsigned char digest[32], char hex[65]);
+AG_EXPORT void ag_sha256_hex(const unsigned char digest[32], char hex[65]);
 /* The digest of a regular file's bytes, in hex. AG_EIO (cannot open or
  * read, not a regular file), AG_ENOMEM. */
-int ag_sha256_file(const char *path, char hex[65], ag_error *err);
+AG_EXPORT int ag_sha256_file(const char *path, char hex[65], ag_error *err);
 
 #ifdef __cplusplus
 }

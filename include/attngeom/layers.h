@@ -51,23 +51,23 @@ extern "C" {
  * pointer; AG_ENONFINITE for a NaN/Inf in attn (or in R when first == 0),
  * the message naming head, row and column; AG_ELIMIT when n² overflows;
  * AG_ENOMEM. */
-int ag_rollout_step(double *R, const double *attn, int n_head, size_t n,
-                    int first, ag_error *err);
+AG_EXPORT int ag_rollout_step(double *R, const double *attn, int n_head, size_t n,
+                              int first, ag_error *err);
 
 /* The whole rollout of a stored attention array attn (n_layer, n_head, n, n)
  * into R_out (n_layer, n, n), caller-allocated: R_out[l] = R_l. Errors as
  * ag_rollout_step (AG_EINVAL also for n_layer < 1), the message then naming
  * the layer. On failure R_out's contents are unspecified. */
-int ag_rollout(const double *attn, int n_layer, int n_head, size_t n,
-               double *R_out, ag_error *err);
+AG_EXPORT int ag_rollout(const double *attn, int n_layer, int n_head, size_t n,
+                         double *R_out, ag_error *err);
 
 /* Families A and C of one hidden state X (n, d), row-major: the keys of
  * `sel` in those two families are computed (the others are left
  * AG_V_ABSENT), rec->rows = n, rec->cols = d; the caller sets layer/head.
  * Identical rows give res_ratio 0 and pc1_share null (the centred matrix is
  * 0). Errors as ag_matrix_metrics. */
-int ag_residual_metrics(const double *X, size_t n, size_t d,
-                        const ag_metric_set *sel, ag_record *rec, ag_error *err);
+AG_EXPORT int ag_residual_metrics(const double *X, size_t n, size_t d,
+                                  const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
 #ifdef __cplusplus
 }

@@ -58,13 +58,13 @@ typedef enum {
 } ag_family;
 
 /* Key as printed ("sigma_max"); NULL for an out-of-range id. */
-const char *ag_metric_name(ag_metric m);
+AG_EXPORT const char *ag_metric_name(ag_metric m);
 /* Id of a key, or -1 if unknown. */
-int ag_metric_from_name(const char *name);
-ag_family ag_metric_family(ag_metric m);
+AG_EXPORT int ag_metric_from_name(const char *name);
+AG_EXPORT ag_family ag_metric_family(ag_metric m);
 /* Family name as accepted by --metrics ("spectrum", "attention", "geometry",
  * "weights", "stability", "curvature"). */
-const char *ag_family_name(ag_family f);
+AG_EXPORT const char *ag_family_name(ag_family f);
 
 /* Bit masks of families, for selections restricted to what a command
  * computes. */
@@ -90,17 +90,17 @@ typedef struct {
 } ag_metric_set;
 
 /* The default selection: spectrum, attention, geometry. */
-void ag_metric_set_default(ag_metric_set *set);
+AG_EXPORT void ag_metric_set_default(ag_metric_set *set);
 /* Parse a comma-separated list of keys and family names ("all" included).
  * AG_EINVAL with a message naming the unknown item. */
-int ag_metric_set_parse(ag_metric_set *set, const char *list, ag_error *err);
+AG_EXPORT int ag_metric_set_parse(ag_metric_set *set, const char *list, ag_error *err);
 /* The same, limited to the families in the mask `families`: "all" means all
  * of them, and a key or family outside them is AG_EINVAL. */
-int ag_metric_set_parse_families(ag_metric_set *set, const char *list,
-                                 unsigned families, ag_error *err);
+AG_EXPORT int ag_metric_set_parse_families(ag_metric_set *set, const char *list,
+                                           unsigned families, ag_error *err);
 /* Every key of the families in the mask. */
-void ag_metric_set_families(ag_metric_set *set, unsigned families);
-size_t ag_metric_set_count(const ag_metric_set *set);
+AG_EXPORT void ag_metric_set_families(ag_metric_set *set, unsigned families);
+AG_EXPORT size_t ag_metric_set_count(const ag_metric_set *set);
 
 /* ---- records ------------------------------------------------------------ */
 
@@ -121,9 +121,9 @@ typedef struct {
     double value[AG_M_COUNT];
 } ag_record;
 
-void ag_record_init(ag_record *r, int layer, int head, size_t rows, size_t cols);
+AG_EXPORT void ag_record_init(ag_record *r, int layer, int head, size_t rows, size_t cols);
 /* Set a value; a non-finite number is stored as AG_V_NULL, never printed. */
-void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v);
+AG_EXPORT void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v);
 
 /* ---- the matrix metrics ------------------------------------------------- */
 
@@ -145,8 +145,8 @@ void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v);
  * touches nothing but its arguments.
  * Errors: AG_ENONFINITE if M holds NaN/Inf, AG_EINVAL for m or n = 0,
  * AG_ENOMEM, AG_ELAPACK. */
-int ag_matrix_metrics(const double *M, size_t m, size_t n,
-                      const ag_metric_set *sel, ag_record *rec, ag_error *err);
+AG_EXPORT int ag_matrix_metrics(const double *M, size_t m, size_t n,
+                                const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
 /* Options of the matrix metrics. */
 typedef struct {
@@ -159,9 +159,9 @@ typedef struct {
  * non-square M or one with a negative entry. ag_matrix_metrics(...) is
  * ag_matrix_metrics_ex(..., NULL, ...). Also AG_EINVAL for an edge
  * threshold above 1 or NaN. */
-int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
-                         const ag_metric_set *sel, const ag_matrix_options *opt,
-                         ag_record *rec, ag_error *err);
+AG_EXPORT int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
+                                   const ag_metric_set *sel, const ag_matrix_options *opt,
+                                   ag_record *rec, ag_error *err);
 
 /* Scratch memory of the matrix metrics, for computing them on many
  * matrices: every buffer is allocated once, grown when a larger matrix needs
@@ -170,14 +170,14 @@ int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
  * time: give each worker thread its own. Results are bit-identical whether
  * a workspace is fresh or has served other matrices before. */
 typedef struct ag_matrix_work ag_matrix_work; /* opaque; grows as needed */
-int ag_matrix_work_new(ag_matrix_work **out, ag_error *err);
-void ag_matrix_work_free(ag_matrix_work *w); /* NULL is fine */
+AG_EXPORT int ag_matrix_work_new(ag_matrix_work **out, ag_error *err);
+AG_EXPORT void ag_matrix_work_free(ag_matrix_work *w); /* NULL is fine */
 
 /* ag_matrix_metrics_ex with a workspace; work NULL uses a temporary one
  * (ag_matrix_metrics_ex(...) is ag_matrix_metrics_work(..., NULL, ...)). */
-int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_set *sel,
-                           const ag_matrix_options *opt, ag_matrix_work *work, ag_record *rec,
-                           ag_error *err);
+AG_EXPORT int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_set *sel,
+                                     const ag_matrix_options *opt, ag_matrix_work *work, ag_record *rec,
+                                     ag_error *err);
 
 /* ---- head similarity ---------------------------------------------------- */
 
@@ -190,8 +190,8 @@ int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_
  * renormalised). Symmetric in A and B, and exactly 0 for equal rows.
  * Errors: AG_EINVAL for rows or cols 0 or an entry outside [0, 1],
  * AG_ENONFINITE for NaN/Inf. */
-int ag_js_distance(const double *A, const double *B, size_t rows, size_t cols, double *dist,
-                   ag_error *err);
+AG_EXPORT int ag_js_distance(const double *A, const double *B, size_t rows, size_t cols, double *dist,
+                             ag_error *err);
 
 /* ---- building blocks (also used by tests and other modules) ------------- */
 /* The LAPACK wrappers below return AG_OK, AG_ENOMEM, AG_ELIMIT, AG_ELAPACK,
@@ -200,7 +200,7 @@ int ag_js_distance(const double *A, const double *B, size_t rows, size_t cols, d
 
 /* Singular values of the m×n row-major M, descending, into sigma[min(m,n)].
  * LAPACK dgesdd with JOBZ='N'. M is not modified. */
-int ag_svd_values(const double *M, size_t m, size_t n, double *sigma);
+AG_EXPORT int ag_svd_values(const double *M, size_t m, size_t n, double *sigma);
 
 /* σ₁, the largest singular value of the m×n row-major M, without an SVD:
  * Lanczos with full reorthogonalisation on MᵀM (or MMᵀ, whichever is
@@ -210,41 +210,41 @@ int ag_svd_values(const double *M, size_t m, size_t n, double *sigma);
  * that takes more than 128 steps, LAPACK dgesdd gives σ₁ instead. *steps
  * (may be NULL) is the number of Lanczos steps, each one product with M
  * and one with Mᵀ; 0 when dgesdd was used. M is not modified. */
-int ag_svd_max(const double *M, size_t m, size_t n, double *sigma1, int *steps);
+AG_EXPORT int ag_svd_max(const double *M, size_t m, size_t n, double *sigma1, int *steps);
 
 /* Eigenvalues of the n×n row-major A (general, real) as (re, im) pairs,
  * sorted by modulus, largest first. LAPACK dgeev without vectors. */
-int ag_eig_general_values(const double *A, size_t n, double *re, double *im);
+AG_EXPORT int ag_eig_general_values(const double *A, size_t n, double *re, double *im);
 
 /* Sort eigenvalue pairs in place by modulus, largest first (ties: larger
  * real part first). */
-int ag_eig_sort_by_modulus(double *re, double *im, size_t n);
+AG_EXPORT int ag_eig_sort_by_modulus(double *re, double *im, size_t n);
 
 /* Eigenvalues of the general n×n row-major A sorted as above (ties broken
  * by the original order), with rcond[i] = |y_iᴴx_i| for unit left/right
  * eigenvectors (LAPACK dgeevx, BALANC='N', RCONDE): the eigenvalue's
  * condition number is 1/rcond[i]. */
-int ag_eig_general_condition(const double *A, size_t n, double *re, double *im,
-                             double *rcond);
+AG_EXPORT int ag_eig_general_condition(const double *A, size_t n, double *re, double *im,
+                                       double *rcond);
 
 /* The same for a lower-triangular L (n ≥ 2) without an eigensolver: the
  * eigenvalues are its diagonal (sorted into re/im) and *rcond2 = |y₂ᴴx₂|
  * for λ₂ = the second of them, from eigenvectors back-substituted by LAPACK
  * dtrevc. */
-int ag_eig_triangular_condition(const double *L, size_t n, double *re, double *im,
-                                double *rcond2);
+AG_EXPORT int ag_eig_triangular_condition(const double *L, size_t n, double *re, double *im,
+                                          double *rcond2);
 
 /* The k-th smallest (1-based) eigenvalue of the symmetric n×n row-major S.
  * LAPACK dsyevr with RANGE='I'. */
-int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value);
+AG_EXPORT int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value);
 
 /* Family A from singular values (descending, q of them) of an m×n matrix. */
-void ag_spectrum_from_sigma(const double *sigma, size_t q, size_t m, size_t n,
-                            const ag_metric_set *sel, ag_record *rec);
+AG_EXPORT void ag_spectrum_from_sigma(const double *sigma, size_t q, size_t m, size_t n,
+                                      const ag_metric_set *sel, ag_record *rec);
 /* The same into the six keys starting at `first` (AG_M_SIGMA_MAX,
  * AG_M_QK_SIGMA_MAX or AG_M_OV_SIGMA_MAX), which follow family A's order. */
-void ag_spectrum_keys(const double *sigma, size_t q, size_t m, size_t n,
-                      ag_metric first, const ag_metric_set *sel, ag_record *rec);
+AG_EXPORT void ag_spectrum_keys(const double *sigma, size_t q, size_t m, size_t n,
+                                ag_metric first, const ag_metric_set *sel, ag_record *rec);
 
 /* ---- family D: weight space of one head, in factored form ------------- */
 
@@ -267,8 +267,8 @@ typedef struct {
  * tr(M²) = tr((W_KᵀW_Q)²) and ‖M‖_F = ‖R_Q R_Kᵀ‖_F. O(d·d_h²) per head.
  * rec->rows = rec->cols = d. Errors: AG_EINVAL (zero sizes, missing W_Q/W_K),
  * AG_ENONFINITE, AG_ENOMEM, AG_ELAPACK. */
-int ag_weight_metrics(const ag_head_factors *f, const ag_metric_set *sel,
-                      ag_record *rec, ag_error *err);
+AG_EXPORT int ag_weight_metrics(const ag_head_factors *f, const ag_metric_set *sel,
+                                ag_record *rec, ag_error *err);
 
 /* ---- output ------------------------------------------------------------- */
 
@@ -280,7 +280,7 @@ typedef enum {
 } ag_format;
 
 /* Parse "table", "json", "csv", "tsv", "md", "latex", "jsonl"; -1 if unknown. */
-int ag_format_from_name(const char *name);
+AG_EXPORT int ag_format_from_name(const char *name);
 
 /* Extra top-level information written with the records (JSON keys, table
  * caption). All fields optional (NULL). */
@@ -294,9 +294,9 @@ typedef struct {
 /* Write records in the given format. The columns are layer, head, rows,
  * cols, the selected metrics in §3 order, then text when any record has one. Returns AG_EIO if a
  * write fails. */
-int ag_records_write(FILE *fp, ag_format fmt, const ag_record *recs,
-                     size_t count, const ag_metric_set *sel,
-                     const ag_output_meta *meta);
+AG_EXPORT int ag_records_write(FILE *fp, ag_format fmt, const ag_record *recs,
+                               size_t count, const ag_metric_set *sel,
+                               const ag_output_meta *meta);
 
 #ifdef __cplusplus
 }

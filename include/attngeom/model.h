@@ -125,7 +125,7 @@ typedef struct {
  * (dynamic scaling depends on n, as HF's dynamic_rope_update with seq_len =
  * n). Computed in double. r must satisfy rotary_dim even > 0, theta > 0,
  * factor >= 1 where used (checked at load). */
-void ag_rope_inv_freq(const ag_rope *r, size_t n, double *inv_freq);
+AG_EXPORT void ag_rope_inv_freq(const ag_rope *r, size_t n, double *inv_freq);
 
 /* What config.json says, normalised across architectures. */
 typedef struct {
@@ -201,15 +201,15 @@ typedef struct ag_model ag_model;
  *   AG_EDTYPE       a tensor stored in a dtype other than F32, F16, BF16
  *   AG_ENONFINITE   a NaN/Inf weight
  *   AG_ENOMEM */
-int ag_model_load(const char *dir, ag_model **out, ag_error *err);
-const ag_model_config *ag_model_get_config(const ag_model *m);
+AG_EXPORT int ag_model_load(const char *dir, ag_model **out, ag_error *err);
+AG_EXPORT const ag_model_config *ag_model_get_config(const ag_model *m);
 /* Layer `layer`'s sliding window (0: full causal or bidirectional
  * attention, also for a layer outside 0..n_layer-1): Mistral and Phi-3 every
  * layer when sliding_window is set, Qwen2 layers >= max_window_layers when
  * use_sliding_window, Gemma-2 the even layers, or as config.json's
  * layer_types says (Qwen2, Gemma-2). */
-int ag_model_layer_window(const ag_model *m, int layer);
-void ag_model_free(ag_model *m);
+AG_EXPORT int ag_model_layer_window(const ag_model *m, int layer);
+AG_EXPORT void ag_model_free(ag_model *m);
 
 /* One layer's attention projections as doubles in [in, out] form (x ↦ xW,
  * docs/metrics.md, family D): nn.Linear weights transposed, fused layouts split (GPT-2's
@@ -237,9 +237,9 @@ typedef struct {
 
 /* Fill *out (owned by the caller: ag_attn_weights_free) for `layer`.
  * AG_ERANGE for a layer outside 0..n_layer-1, AG_ENOMEM. */
-int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
-                          ag_error *err);
-void ag_attn_weights_free(ag_attn_weights *w);
+AG_EXPORT int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
+                                    ag_error *err);
+AG_EXPORT void ag_attn_weights_free(ag_attn_weights *w);
 
 typedef enum {
     AG_PRECISION_F32, /* HF float32: sgemm on float activations, float softmax/norms */
@@ -278,9 +278,9 @@ typedef int (*ag_layer_fn)(const ag_layer_view *view, void *user);
  * layer, head and token, e.g. "layer 1 head 0: attention is not finite at
  * query 0 (float32 overflow; try --precision f64)"; the callback never sees
  * such a layer), or the callback's own status. */
-int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
-                     ag_precision precision, ag_layer_fn fn, void *user,
-                     double *hidden, ag_error *err);
+AG_EXPORT int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
+                               ag_precision precision, ag_layer_fn fn, void *user,
+                               double *hidden, ag_error *err);
 
 /* One hidden state, as seen by a callback: index 0..n_layer in the order of
  * ag_model_forward's `hidden` ((n, d) doubles, borrowed for the call). A
@@ -304,9 +304,9 @@ typedef struct {
  * ag_model_forward(m, ids, n, p, fn, user, hidden, err) is this with
  * {.precision = p}. The layer callback and hidden_fn run in the calling
  * thread, in order: hidden state l before layer l's callback. */
-int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
-                        const ag_forward_options *opt, ag_layer_fn fn, void *user,
-                        double *hidden, ag_error *err);
+AG_EXPORT int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
+                                  const ag_forward_options *opt, ag_layer_fn fn, void *user,
+                                  double *hidden, ag_error *err);
 
 /* ---- one attention layer of any architecture (`attngeom layer`) --------- */
 
@@ -348,21 +348,21 @@ typedef struct {
  * w_name, the tensor, row and column), with f32 a value beyond the float32
  * range, or the scores overflow so that a head's probabilities are not
  * finite (the message names w_name and the head; nothing is returned). */
-int ag_attention_layer(const ag_attn_layer_spec *spec, ag_array *out,
-                       ag_error *err);
+AG_EXPORT int ag_attention_layer(const ag_attn_layer_spec *spec, ag_array *out,
+                                 ag_error *err);
 
 /* Drop leading dimensions of size 1 in place ([1,1,d,k] -> [d,k]), keeping
  * at least one dimension ([1,1] -> [1]). */
-void ag_array_squeeze_leading(ag_array *a);
+AG_EXPORT void ag_array_squeeze_leading(ag_array *a);
 
 /* Drop leading dimensions of size 1 while a has more than `rank` of them:
  * to rank 2, [1,1,n,d] -> [n,d] and [1,d] stays [1,d] (one row). An array
  * already of rank <= `rank` is unchanged. */
-void ag_array_squeeze_to(ag_array *a, int rank);
+AG_EXPORT void ag_array_squeeze_to(ag_array *a, int rank);
 
 /* Transpose a 2-D array in place (its data is reallocated). AG_ESHAPE if a is
  * not 2-D after ag_array_squeeze_to(a, 2), AG_ENOMEM. */
-int ag_array_transpose2d(ag_array *a, ag_error *err);
+AG_EXPORT int ag_array_transpose2d(ag_array *a, ag_error *err);
 
 /* Split a fused Q|K|V tensor into its three column blocks. `fused` (borrowed;
  * leading dimensions of size 1 dropped while it has more than two) is either a kernel [d, 3·d_a] ->
@@ -370,8 +370,8 @@ int ag_array_transpose2d(ag_array *a, ag_error *err);
  * arrays owned by the caller (v may be NULL if not wanted). `name` is used in
  * error messages (AG_ESHAPE: rank other than 1-2 or a last dimension not
  * divisible by 3). */
-int ag_qkv_split(const ag_array *fused, const char *name, ag_array *q,
-                 ag_array *k, ag_array *v, ag_error *err);
+AG_EXPORT int ag_qkv_split(const ag_array *fused, const char *name, ag_array *q,
+                           ag_array *k, ag_array *v, ag_error *err);
 
 #ifdef __cplusplus
 }

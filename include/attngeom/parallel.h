@@ -37,10 +37,10 @@ typedef struct ag_pool ag_pool;
  * threads - 1 are started; threads = 1 starts none and runs every task in
  * the caller). AG_EINVAL for threads outside 1..AG_POOL_THREADS_MAX,
  * AG_ENOMEM when a thread cannot be started. */
-int ag_pool_new(int threads, ag_pool **out, ag_error *err);
-void ag_pool_free(ag_pool *pool);
+AG_EXPORT int ag_pool_new(int threads, ag_pool **out, ag_error *err);
+AG_EXPORT void ag_pool_free(ag_pool *pool);
 /* Threads of the pool (1 for NULL). */
-int ag_pool_threads(const ag_pool *pool);
+AG_EXPORT int ag_pool_threads(const ag_pool *pool);
 
 /* A task: `task` is its number in 0..count-1, `worker` the running thread's
  * number in 0..threads-1 (an index into per-thread workspaces; never part
@@ -56,11 +56,11 @@ typedef int (*ag_task_fn)(size_t task, int worker, void *user);
  * A NULL pool, a pool of one thread, or a call made from inside a task (a
  * nested run) runs the tasks in the calling thread, in order, with the
  * caller's worker number. */
-int ag_pool_run(ag_pool *pool, size_t count, ag_task_fn fn, void *user);
+AG_EXPORT int ag_pool_run(ag_pool *pool, size_t count, ag_task_fn fn, void *user);
 
 /* The worker number of the calling thread inside a task of ag_pool_run,
  * 0 outside any. */
-int ag_pool_worker(void);
+AG_EXPORT int ag_pool_worker(void);
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,7 @@ typedef enum { AG_PLOT_SVG, AG_PLOT_PDF, AG_PLOT_PNG } ag_plot_format;
 
 /* The format a file name asks for by its suffix (".svg", ".pdf", ".png",
  * any case); -1 for any other name. */
-int ag_plot_format_from_path(const char *path);
+AG_EXPORT int ag_plot_format_from_path(const char *path);
 
 /* The page: its size in points (1/72 inch) and, for PNG, the resolution:
  * the image is round(width·dpi/72) × round(height·dpi/72) pixels. */
@@ -41,7 +41,7 @@ typedef struct {
 } ag_plot_page;
 
 /* The pixel size of a PNG page (0 for a size out of range). */
-size_t ag_plot_png_pixels(double points, double dpi);
+AG_EXPORT size_t ag_plot_png_pixels(double points, double dpi);
 
 /* A rendered figure: the bytes of the file (malloc'd; free with
  * ag_plot_output_free). */
@@ -49,13 +49,13 @@ typedef struct {
     unsigned char *data;
     size_t len;
 } ag_plot_output;
-void ag_plot_output_free(ag_plot_output *out);
+AG_EXPORT void ag_plot_output_free(ag_plot_output *out);
 
 /* Release what cairo and fontconfig keep for the whole process (font
  * caches, which a leak checker would otherwise report): for a program about
  * to exit, when no figure is being drawn by any thread. Drawing afterwards
  * works (the caches fill again). */
-void ag_plot_release_caches(void);
+AG_EXPORT void ag_plot_release_caches(void);
 
 /* ---- the colour map ------------------------------------------------------ */
 
@@ -66,7 +66,7 @@ extern const double ag_plot_viridis_table[256][3];
 /* The colour of t in [0, 1] as matplotlib's 256-colour ListedColormap maps
  * it: entry min(floor(256·t), 255); t below 0 is entry 0, above 1 entry 255.
  * NaN gives the colour of missing values (light grey, 0.85). */
-void ag_plot_viridis(double t, double rgb[3]);
+AG_EXPORT void ag_plot_viridis(double t, double rgb[3]);
 
 /* ---- axes ----------------------------------------------------------------- */
 
@@ -76,8 +76,8 @@ void ag_plot_viridis(double t, double rgb[3]);
  * j·m·10^k (j·m/10^−k for k < 0, so that the third tick of step 0.1 is
  * 0.3, not 0.30000000000000004). ticks has room for max_ticks values. AG_EINVAL for
  * an empty or non-finite range or max_ticks out of range. */
-int ag_plot_ticks(double lo, double hi, int max_ticks, double *ticks, int *count,
-                  double *step);
+AG_EXPORT int ag_plot_ticks(double lo, double hi, int max_ticks, double *ticks, int *count,
+                            double *step);
 
 /* A linear axis [lo, hi] for data in [dmin, dmax]: the data range widened
  * to the multiples of a step around it, the smallest step m·10^k (m in {1,
@@ -85,7 +85,7 @@ int ag_plot_ticks(double lo, double hi, int max_ticks, double *ticks, int *count
  * multiples, so that its first and last tick are its ends. A single
  * value v (dmin == dmax) becomes [v − 1, v + 1] when v is 0, else
  * [v − |v|/2, v + |v|/2] before widening. AG_EINVAL for non-finite data. */
-int ag_plot_nice_range(double dmin, double dmax, int max_ticks, double *lo, double *hi);
+AG_EXPORT int ag_plot_nice_range(double dmin, double dmax, int max_ticks, double *lo, double *hi);
 
 /* A log10 axis for positive data in [dmin, dmax]: lo = 10^floor(log10 dmin),
  * hi = 10^ceil(log10 dmax), one decade more above when they are equal. The
@@ -93,19 +93,19 @@ int ag_plot_nice_range(double dmin, double dmax, int max_ticks, double *lo, doub
  * s the first of 1, 2, 5, 10, 20, 50, ... that gives at most max_ticks (2 to
  * 64); *exponents receives each e. AG_EINVAL for data that are not finite
  * and positive. */
-int ag_plot_log_axis(double dmin, double dmax, int max_ticks, double *lo, double *hi,
-                     int *exponents, int *count);
+AG_EXPORT int ag_plot_log_axis(double dmin, double dmax, int max_ticks, double *lo, double *hi,
+                               int *exponents, int *count);
 
 /* Where v lies on an axis from lo to hi, as a fraction (0 at lo, 1 at hi):
  * (v − lo)/(hi − lo) on a linear axis, (log10 v − log10 lo)/(log10 hi −
  * log10 lo) on a log axis (NaN for v ≤ 0). */
-double ag_plot_position(double v, double lo, double hi, int log_scale);
+AG_EXPORT double ag_plot_position(double v, double lo, double hi, int log_scale);
 
 /* A tick label: j·step written with as many decimals as step needs (0.2 →
  * "0.2", 5 → "5", 0.05 → "0.05"), in scientific notation ("2e-05",
  * "1.5e+06") when step < 1e-3 or |v| ≥ 1e6; "-0" is "0". Returns what
  * snprintf returns. */
-int ag_plot_tick_label(char *buf, size_t size, double v, double step);
+AG_EXPORT int ag_plot_tick_label(char *buf, size_t size, double v, double step);
 
 /* ---- figures ------------------------------------------------------------- */
 
@@ -128,8 +128,8 @@ typedef struct {
  * shown as \xNN); when the cells are too small for every label, every k-th
  * is drawn. AG_EINVAL (no cells, vmin ≥ vmax, a page out of range),
  * AG_ENOMEM, AG_EIO (cairo failed; the message says why). */
-int ag_plot_grid_render(const ag_plot_grid *g, const ag_plot_page *page, ag_plot_output *out,
-                        ag_error *err);
+AG_EXPORT int ag_plot_grid_render(const ag_plot_grid *g, const ag_plot_page *page, ag_plot_output *out,
+                                  ag_error *err);
 
 /* One line of a line chart: points (x[i], y[i]); a NaN y (or a y ≤ 0 on a
  * log axis) breaks the line there. lo/hi, when given, are a band drawn
@@ -154,8 +154,8 @@ typedef struct {
  * colours, then the same with dashes; a legend right of the axes when any
  * series has a label. AG_EINVAL (no finite point, a page out of range),
  * AG_ENOMEM, AG_EIO. */
-int ag_plot_lines_render(const ag_plot_lines *p, const ag_plot_page *page, ag_plot_output *out,
-                         ag_error *err);
+AG_EXPORT int ag_plot_lines_render(const ag_plot_lines *p, const ag_plot_page *page, ag_plot_output *out,
+                                   ag_error *err);
 
 #ifdef __cplusplus
 }

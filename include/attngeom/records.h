@@ -51,23 +51,23 @@ typedef struct {
 } ag_table;
 
 /* An empty table with these column keys (copied). AG_ENOMEM. */
-int ag_table_init(ag_table *t, const char *const *keys, size_t ncol, ag_error *err);
+AG_EXPORT int ag_table_init(ag_table *t, const char *const *keys, size_t ncol, ag_error *err);
 /* Append a row of ncol null cells and return it; NULL (err set) when out of
  * memory. The pointer is valid until the next ag_table_add_row. */
-ag_cell *ag_table_add_row(ag_table *t, ag_error *err);
+AG_EXPORT ag_cell *ag_table_add_row(ag_table *t, ag_error *err);
 /* Make *c a text cell holding a copy of s, owned by t. AG_ENOMEM. */
-int ag_table_set_text(ag_table *t, ag_cell *c, const char *s, ag_error *err);
+AG_EXPORT int ag_table_set_text(ag_table *t, ag_cell *c, const char *s, ag_error *err);
 /* Row r of t as an ag_row (borrowed from t). */
-ag_row ag_table_row(const ag_table *t, size_t r);
-void ag_table_free(ag_table *t);
+AG_EXPORT ag_row ag_table_row(const ag_table *t, size_t r);
+AG_EXPORT void ag_table_free(ag_table *t);
 
 /* The table ag_records_write prints: columns layer, head, rows, cols, the
  * selected metrics in their order, then text when any record has one. */
-int ag_records_table(const ag_record *recs, size_t count, const ag_metric_set *sel,
-                     ag_table *out, ag_error *err);
+AG_EXPORT int ag_records_table(const ag_record *recs, size_t count, const ag_metric_set *sel,
+                               ag_table *out, ag_error *err);
 /* Append a column `key` holding the text s in every row (a run's "model").
  * AG_ENOMEM. */
-int ag_table_add_text_column(ag_table *t, const char *key, const char *s, ag_error *err);
+AG_EXPORT int ag_table_add_text_column(ag_table *t, const char *key, const char *s, ag_error *err);
 
 /* Write t in fmt. Machine formats (JSON, JSONL, CSV, TSV) write numbers
  * with 17 significant digits, so they read back exactly; the human formats
@@ -81,7 +81,7 @@ int ag_table_add_text_column(ag_table *t, const char *key, const char *s, ag_err
  * quoted as their format needs (ag_format_text). AG_EIO when a write fails,
  * AG_ENOMEM, AG_EINVAL when meta->settings is not the text of a JSON
  * object. */
-int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta);
+AG_EXPORT int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta);
 
 /* A table written in pieces as its rows come (a corpus run that streams):
  * the head (JSONL's settings line, the CSV/TSV header, Markdown's header
@@ -93,17 +93,17 @@ enum { AG_WRITE_HEAD = 1, AG_WRITE_ROWS = 2, AG_WRITE_TAIL = 4, AG_WRITE_ALL = 7
 /* 1 when fmt can be written in pieces: JSONL, CSV, TSV, Markdown, LaTeX.
  * Not the aligned table (its widths need every row) nor JSON (one
  * document). */
-int ag_format_streams(ag_format fmt);
+AG_EXPORT int ag_format_streams(ag_format fmt);
 /* The pieces `parts` (AG_WRITE_*) of ag_table_write's output. AG_EINVAL
  * for a format that does not stream and parts other than AG_WRITE_ALL. */
-int ag_table_write_parts(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta,
-                         unsigned parts);
+AG_EXPORT int ag_table_write_parts(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta,
+                                   unsigned parts);
 
 /* Write one text cell of a text format: s escaped with AG_TEXT_CONTROL,
  * then quoted for fmt (CSV: RFC 4180 quotes; Markdown: \|; LaTeX: \verb
  * with a delimiter s does not hold; TSV and table: as escaped). Returns 0,
  * or -1 on a write error or when out of memory. */
-int ag_format_text(FILE *fp, ag_format fmt, const char *s);
+AG_EXPORT int ag_format_text(FILE *fp, ag_format fmt, const char *s);
 
 /* ---- reading records ---------------------------------------------------- */
 
@@ -134,11 +134,11 @@ typedef int (*ag_row_fn)(const ag_row *row, void *user, ag_error *err);
  * (AG_EFORMAT; AG_ELIMIT over a cap; AG_EIO) name the file and the line
  * ("records.jsonl: line 4: ...") or, in a JSON document, the record
  * ("records.json: record 3: ..."). Empty input is no records. */
-int ag_records_read(const char *path, ag_row_fn fn, void *user, ag_error *err);
+AG_EXPORT int ag_records_read(const char *path, ag_row_fn fn, void *user, ag_error *err);
 /* The same from a buffer (buf[len], not necessarily NUL-terminated); name
  * is the file in messages. */
-int ag_records_read_buffer(const char *name, const char *buf, size_t len, ag_row_fn fn,
-                           void *user, ag_error *err);
+AG_EXPORT int ag_records_read_buffer(const char *name, const char *buf, size_t len, ag_row_fn fn,
+                                     void *user, ag_error *err);
 
 #ifdef __cplusplus
 }

@@ -62,7 +62,7 @@ typedef struct {
 } ag_stability_options;
 
 /* The defaults above. */
-void ag_stability_options_init(ag_stability_options *opt);
+AG_EXPORT void ag_stability_options_init(ag_stability_options *opt);
 
 /* docs/metrics.md, family E: the selected keys of family E (jacobian_norm,
  * jacobian_norm_rel, sensitivity, q_mean_cosine, k_mean_cosine,
@@ -87,29 +87,29 @@ void ag_stability_options_init(ag_stability_options *opt);
  * or Inf in X, a weight or a bias; the message names it), AG_ENOMEM,
  * AG_ELAPACK (the tridiagonal eigensolver failed, or Lanczos did not reach
  * 1e-6 relative accuracy within its iteration cap). */
-int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *opt,
-                         const ag_metric_set *sel, ag_record *rec, ag_error *err);
+AG_EXPORT int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *opt,
+                                   const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
 /* ---- building blocks ---------------------------------------------------- */
 
 /* A(X) of the head into A (n·n doubles, caller's; masked entries 0).
  * Errors as ag_stability_metrics. */
-int ag_head_attention(const ag_head_input *in, double *A, ag_error *err);
+AG_EXPORT int ag_head_attention(const ag_head_input *in, double *A, ag_error *err);
 
 /* The head linearised at X: A(X) and what the Jacobian-vector products need
  * (rotated Q and K, copies of the weights). Memory O(n² + (n + d)·d_h). */
 typedef struct ag_head_lin ag_head_lin;
 
-int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err);
-void ag_head_lin_free(ag_head_lin *lin);
+AG_EXPORT int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err);
+AG_EXPORT void ag_head_lin_free(ag_head_lin *lin);
 /* A(X) (n, n), owned by lin. */
-const double *ag_head_lin_attention(const ag_head_lin *lin);
+AG_EXPORT const double *ag_head_lin_attention(const ag_head_lin *lin);
 
 /* Forward mode: dA = J·dX. dX (n, d) row-major, dA (n, n) row-major; masked
  * entries of dA are 0. O(n²d_h + n·d·d_h). Returns AG_OK or AG_ENOMEM. */
-int ag_head_jvp(const ag_head_lin *lin, const double *dX, double *dA);
+AG_EXPORT int ag_head_jvp(const ag_head_lin *lin, const double *dX, double *dA);
 /* Reverse mode: dX = Jᵀ·dA (same shapes; masked entries of dA ignored). */
-int ag_head_vjp(const ag_head_lin *lin, const double *dA, double *dX);
+AG_EXPORT int ag_head_vjp(const ag_head_lin *lin, const double *dA, double *dX);
 
 /* Diagnostics of the Lanczos iteration. */
 typedef struct {
@@ -128,8 +128,8 @@ typedef struct {
  * most 40 vectors of n·d doubles; when full, the iteration restarts from the
  * top Ritz vector; after 600 products it accepts a bound ≤ 1e-6 relative or
  * fails with AG_ELAPACK. info may be NULL. */
-int ag_head_jacobian_norm(const ag_head_lin *lin, double *norm, ag_lanczos_info *info,
-                          ag_error *err);
+AG_EXPORT int ag_head_jacobian_norm(const ag_head_lin *lin, double *norm, ag_lanczos_info *info,
+                                    ag_error *err);
 
 #ifdef __cplusplus
 }

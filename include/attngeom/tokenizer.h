@@ -91,7 +91,7 @@ typedef enum {
  *   AG_EUNSUPPORTED a model/normalizer/pre-tokenizer/post-processor type
  *                   (or field value) this version does not implement
  *   AG_ENOMEM */
-int ag_tokenizer_load(const char *model_dir, ag_tokenizer **out, ag_error *err);
+AG_EXPORT int ag_tokenizer_load(const char *model_dir, ag_tokenizer **out, ag_error *err);
 
 /* Encode `len` bytes of UTF-8 `text` (need not be NUL-terminated; may be
  * NULL when len is 0) exactly as the HF tokenizer's encode() with its default
@@ -101,31 +101,31 @@ int ag_tokenizer_load(const char *model_dir, ag_tokenizer **out, ag_error *err);
  * the message gives the byte offset), AG_EFORMAT (the model cannot cover the
  * text and its file names no usable unknown token: Rust fails too),
  * AG_ENOMEM, AG_ELIMIT (a Split regex past PCRE2's match limit). */
-int ag_tokenizer_encode(const ag_tokenizer *tok, const char *text, size_t len,
-                        int32_t **ids, size_t *n, ag_error *err);
+AG_EXPORT int ag_tokenizer_encode(const ag_tokenizer *tok, const char *text, size_t len,
+                                  int32_t **ids, size_t *n, ag_error *err);
 
 /* As ag_tokenizer_encode, with flags (AG_TOKENIZE_*). */
-int ag_tokenizer_encode_ex(const ag_tokenizer *tok, const char *text, size_t len,
-                           unsigned flags, int32_t **ids, size_t *n, ag_error *err);
+AG_EXPORT int ag_tokenizer_encode_ex(const ag_tokenizer *tok, const char *text, size_t len,
+                                     unsigned flags, int32_t **ids, size_t *n, ag_error *err);
 
 /* The vocabulary string of `id` as HF's convert_ids_to_tokens gives it
  * (an added token's content first, then the model's: byte-level BPE tokens
  * in their mapped form, e.g. "\xC4\xA0the" = "Ġthe"; "##" continuations;
  * "▁" word starts; "<0x41>" byte pieces), or NULL for an unknown id. Owned
  * by tok. */
-const char *ag_tokenizer_token(const ag_tokenizer *tok, int32_t id);
+AG_EXPORT const char *ag_tokenizer_token(const ag_tokenizer *tok, int32_t id);
 
 /* Id of a token string (vocabulary or added token), or -1. */
-int32_t ag_tokenizer_token_id(const ag_tokenizer *tok, const char *token);
+AG_EXPORT int32_t ag_tokenizer_token_id(const ag_tokenizer *tok, const char *token);
 
 /* One more than the largest id (vocabulary and added tokens). */
-size_t ag_tokenizer_vocab_size(const ag_tokenizer *tok);
+AG_EXPORT size_t ag_tokenizer_vocab_size(const ag_tokenizer *tok);
 
 /* The model's kind (AG_TOKENIZER_*). */
-ag_tokenizer_kind ag_tokenizer_get_kind(const ag_tokenizer *tok);
+AG_EXPORT ag_tokenizer_kind ag_tokenizer_get_kind(const ag_tokenizer *tok);
 
 /* Release a tokenizer. NULL is allowed. */
-void ag_tokenizer_free(ag_tokenizer *tok);
+AG_EXPORT void ag_tokenizer_free(ag_tokenizer *tok);
 
 #ifdef __cplusplus
 }

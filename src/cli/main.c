@@ -45,7 +45,7 @@ static int run(int argc, char **argv)
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
         return fputs(main_help, stdout), 0;
     if (strcmp(cmd, "--version") == 0)
-        return puts("attngeom " AG_VERSION_STRING), 0;
+        return printf("attngeom %s\n", ag_version()), 0;
     static const struct {
         const char *name;
         int (*run)(int, char **);

@@ -4,8 +4,10 @@
 # of replacing them (`make CFLAGS=-O0` used to drop -std=c11 -Iinclude ...):
 # every compile line of the library, CLI, tests, examples and benchmarks
 # keeps the project's flags and ends with the user's, every link line has
-# LDFLAGS; WERROR=1 and SANITIZE=1 add theirs. Dry runs (make -n): nothing
-# is built. Run from the repository root; CLI is only checked to exist.
+# LDFLAGS; WERROR=1 and SANITIZE=1 add theirs. The library's objects are
+# compiled with -fvisibility=hidden (only AG_EXPORT functions are exported;
+# tests/cli/install.sh checks the result) and the shared library is linked
+# with its SONAME. Dry runs (make -n): nothing is built. Run from the repository root; CLI is only checked to exist.
 . "$(dirname "$0")/lib.sh"
 ag_setup "$@"
 
@@ -32,7 +34,7 @@ has() {
 }
 split() {
     grep -E ' -c ' "$T/cmds" >"$T/cmds.compile"
-    grep -E ' -o [^ ]*(/attngeom|\.so|/run_tests|/examples/[a-z_]+|/bench/[a-z_]+)( |$)' "$T/cmds" >"$T/cmds.link"
+    grep -E ' -o [^ ]*(/attngeom|\.so[.0-9]*|/run_tests|/examples/[a-z_]+|/bench/[a-z_]+)( |$)' "$T/cmds" >"$T/cmds.link"
     [ "$(wc -l <"$T/cmds.compile")" -ge 4 ] || fail "expected 4 or more compile lines"
     [ "$(wc -l <"$T/cmds.link")" -eq 5 ] || fail "expected 5 link lines, got $(wc -l <"$T/cmds.link")"
 }
@@ -63,6 +65,16 @@ dry SANITIZE=1 CFLAGS=-O1
 split
 has compile $PROJECT -fsanitize=address,undefined -fno-sanitize-recover=all -O1
 has link -fsanitize=address,undefined
+
+check "library objects hidden by default, the shared library has a SONAME"
+dry CFLAGS=-O1
+split
+grep -F " -o $B/src/core.o" "$T/cmds.compile" | grep -qF -- ' -fvisibility=hidden ' \
+    || fail "src/core.o is not compiled with -fvisibility=hidden"
+grep -F " -o $B/src/cli/main.o" "$T/cmds.compile" | grep -qF -- '-fvisibility' \
+    && fail "the CLI is compiled with -fvisibility (only the library is)"
+grep -E ' -shared ' "$T/cmds.link" | grep -qE -- '-Wl,-soname,libattngeom\.so\.[0-9]+ ' \
+    || fail "the shared library is not linked with -Wl,-soname,libattngeom.so.MAJOR"
 
 check "CC=clang"
 dry CC=clang CFLAGS=-O0
