@@ -6,7 +6,8 @@
 #   DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR MANDIR PKGCONFIGDIR
 #                where to install (DESTDIR is prepended to every path but
 #                is not written into attngeom.pc)
-#   PYTHONDIR    optional: python/attngeom/*.py go to $PYTHONDIR/attngeom
+#   PYTHONDIR    optional: python/attngeom/*.py go to $PYTHONDIR/attngeom,
+#                with _libdir.py naming the installed library
 #   BUILD        the build folder (the CLI, libraries, the record below)
 #   VERSION      MAJOR.MINOR.PATCH; SONAME libattngeom.so.MAJOR
 #   PC_REQUIRES, PC_LIBS_PRIVATE   Requires.private and Libs.private of
@@ -110,6 +111,13 @@ do_install() {
     for f in $(python_files); do
         put 0644 "$f" "$D$PYTHONDIR/attngeom"
     done
+    if [ -n "$(python_files)" ]; then
+        # where the installed package finds the installed library (its
+        # loader reads this after ATTNGEOM_LIB, before the loader's path)
+        printf '# written by make install\nLIBRARY = %s\n' \
+            "'$LIBDIR/$SONAME'" >"$BUILD/_libdir.py"
+        put 0644 "$BUILD/_libdir.py" "$D$PYTHONDIR/attngeom"
+    fi
     run_ldconfig
 }
 
@@ -133,6 +141,8 @@ do_uninstall() {
         name=$(basename "$f" .py)
         rm -f "$D$PYTHONDIR/attngeom/$name.py" "$D$PYTHONDIR/attngeom/__pycache__/$name".*.pyc
     done
+    [ -z "$(python_files)" ] || rm -f "$D$PYTHONDIR/attngeom/_libdir.py" \
+        "$D$PYTHONDIR/attngeom/__pycache__/_libdir".*.pyc
     [ -z "$(python_files)" ] || rmempty "$D$PYTHONDIR/attngeom/__pycache__" "$D$PYTHONDIR/attngeom"
     if [ -f "$RECORD" ]; then
         # deepest first: a child sorts after its parent

@@ -34,6 +34,11 @@ def _candidates():
     built = root / "build" / "libattngeom.so"
     if (root / "include" / "attngeom.h").is_file() and built.is_file():
         found.append(str(built))  # run from the source tree
+    try:  # written by make install PYTHONDIR=...: the library installed with it
+        from . import _libdir
+        found.append(_libdir.LIBRARY)
+    except ImportError:
+        pass
     name = ctypes.util.find_library("attngeom")
     if name:
         found.append(name)

@@ -186,6 +186,28 @@ if [ -d python/attngeom ]; then
     for f in python/attngeom/*.py; do
         cmp -s "$f" "$P/py/attngeom/${f##*/}" || fail "$P/py/attngeom/${f##*/} is not $f"
     done
+    check "PYTHONDIR: import attngeom from the installed location, outside the tree: the installed library, matrix_metrics = the installed attngeom matrix"
+    (cd "$T" && env -u ATTNGEOM_LIB PYTHONPATH="$P/py" "$PY" - "$P" <<'EOF'
+import json, subprocess, sys
+import numpy as np
+import attngeom
+prefix = sys.argv[1]
+assert attngeom.__file__.startswith(prefix + "/py/attngeom/"), attngeom.__file__
+lib = attngeom._lib.lib._name
+assert lib == prefix + "/lib/libattngeom.so.0", lib
+rng = np.random.default_rng(3)
+A = rng.random((2, 6, 6))
+A /= A.sum(axis=-1, keepdims=True)
+np.save("py_in.npy", A)
+got = attngeom.matrix_metrics(A)
+cli = json.loads(subprocess.run([prefix + "/bin/attngeom", "matrix", "py_in.npy", "--format", "json"],
+                                stdout=subprocess.PIPE, check=True).stdout)["records"]
+for r in cli:
+    del r["model"]  # the CLI names its input; the Python records have no source
+assert got == cli, (got[0], cli[0])
+print("installed package ok:", attngeom.__version__, len(got), "records")
+EOF
+    ) >"$T/py.out" 2>&1 || fail "$(tail -n 5 "$T/py.out")"
     imake uninstall PREFIX="$P" PYTHONDIR="$P/py"
     [ -z "$(ls -A "$P")" ] || fail "left in $P: $(cd "$P" && find . | head -n 5 | tr '\n' ' ')"
 fi
