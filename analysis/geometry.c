@@ -18,16 +18,20 @@
 /* One pass over the rows of X: ss[i] = Σ_j x_ij² (in ag_sumsq's order)
  * and, when diff is not NULL, diff[j] = Σ_i (x_ij − x_0j), the centring's
  * column sums, each in the order of the rows. */
+static void row_visit(const double *X, size_t i, size_t n, double *ss, double *diff)
+{
+    const double *x = X + i * n;
+    ss[i] = ag_sumsq(x, n);
+    for (size_t j = 0; diff && j < n; j++) /* x is in cache now */
+        diff[j] += x[j] - X[j];
+}
+
 static void row_pass(const double *X, size_t m, size_t n, double *ss, double *diff)
 {
     if (diff)
         memset(diff, 0, n * sizeof *diff);
-    for (size_t i = 0; i < m; i++) {
-        const double *x = X + i * n;
-        ss[i] = ag_sumsq(x, n);
-        for (size_t j = 0; diff && j < n; j++) /* x is in cache now */
-            diff[j] += x[j] - X[j];
-    }
+    for (size_t i = 0; i < m; i++)
+        row_visit(X, i, n, ss, diff);
 }
 
 /* ‖x‖ = 2^k·√s with 2^-k = p[0]·p[1], from s2 = Σ x_j² (row_pass): when s2
@@ -67,15 +71,19 @@ static double add_unit_row(const double *x, size_t n, double s2, double *sum)
  * Each row is brought next to 1 by a power of two (exact) when its squares
  * could overflow or underflow (norm_parts): right for rows of any
  * magnitude. Rows with disjoint supports give exactly 0 (both sums add the
- * same squares in the same order). ss: the rows' Σx² (row_pass); sum: n
- * doubles of scratch. Returns 0 when fewer than two rows are non-zero. */
-static int mean_cosine(const double *X, size_t m, size_t n, const double *ss, double *sum,
-                       double *out)
+ * same squares in the same order). Fills ss and diff as row_pass does, in
+ * the same pass (diff may be NULL); sum: n doubles of scratch. Returns 0
+ * when fewer than two rows are non-zero. */
+static int mean_cosine(const double *X, size_t m, size_t n, double *ss, double *diff,
+                       double *sum, double *out)
 {
     memset(sum, 0, n * sizeof *sum);
+    if (diff)
+        memset(diff, 0, n * sizeof *diff);
     size_t k = 0;
     double self = 0;
     for (size_t i = 0; i < m; i++) {
+        row_visit(X, i, n, ss, diff); /* row_pass fused: x stays in L1 */
         double u2 = add_unit_row(X + i * n, n, ss[i], sum);
         self += u2;
         k += u2 > 0;
@@ -200,8 +208,7 @@ int ag_geometry_family(const double *X, const double *S, size_t m, size_t n,
     double *ss = v[0], *diff = v[1], *sum = v[2];
     if (ON(AG_M_MEAN_COSINE)) {
         double mc = 0;
-        row_pass(X, m, n, ss, shared ? diff : NULL);
-        int ok = mean_cosine(X, m, n, ss, sum, &mc);
+        int ok = mean_cosine(X, m, n, ss, shared ? diff : NULL, sum, &mc);
         ag_record_set(rec, AG_M_MEAN_COSINE, ok ? AG_V_NUMBER : AG_V_NULL, mc);
     }
     if (!centred)

@@ -49,11 +49,27 @@ static inline double keep_max(double m, double v)
 
 int ag_finite_max_abs(const double *x, size_t count, double *amax)
 {
-    /* Σ x·0·0 is ±0 while every x is finite, NaN from the first NaN or Inf
-     * on: a second branch-free pass. */
-    static const double zero[2] = {0, 0};
-    *amax = ag_max_abs(x, count);
-    return ag_scaled_sum(x, count, zero) == 0;
+    /* Σ x·0 is ±0 while every x is finite, NaN from the first NaN or Inf
+     * on: branch-free, in the same pass as the maxima (the whole matrix is
+     * read once; ag_max_abs's maxima, so *amax has its bits). */
+    double m0 = 0, m1 = 0, m2 = 0, m3 = 0, z0 = 0, z1 = 0, z2 = 0, z3 = 0;
+    size_t j = 0;
+    for (; j + 4 <= count; j += 4) {
+        m0 = keep_max(m0, fabs(x[j]));
+        m1 = keep_max(m1, fabs(x[j + 1]));
+        m2 = keep_max(m2, fabs(x[j + 2]));
+        m3 = keep_max(m3, fabs(x[j + 3]));
+        z0 += x[j] * 0.0;
+        z1 += x[j + 1] * 0.0;
+        z2 += x[j + 2] * 0.0;
+        z3 += x[j + 3] * 0.0;
+    }
+    for (; j < count; j++) {
+        m0 = keep_max(m0, fabs(x[j]));
+        z0 += x[j] * 0.0;
+    }
+    *amax = keep_max(keep_max(m0, m1), keep_max(m2, m3));
+    return (z0 + z1) + (z2 + z3) == 0;
 }
 
 double *ag_scaled_copy(const double *a, size_t rows, size_t cols, size_t ld, int e)

@@ -85,8 +85,16 @@ extern "C" {
  *    at run time that ag_version() begins with the MAJOR.MINOR of
  *    AG_VERSION_STRING. Objects handed out by pointer only (ag_model,
  *    ag_tokenizer, ag_safetensors, ag_aggregate, ag_pool, ...) are opaque
- *    and unaffected. Making the records opaque (or sized) is the step that
- *    will let 1.0 promise: within a MAJOR, additions only. */
+ *    and unaffected, and so is everything of attngeom/access.h: records,
+ *    record lists, selections, errors and tables behind pointers with
+ *    getters, and ag_metric_count() at run time. A program (or binding)
+ *    that must survive MINOR releases without a rebuild uses those; the
+ *    Python package does. Making the struct forms opaque too is the step
+ *    that will let 1.0 promise: within a MAJOR, additions only.
+ *  - Metric ids (ag_metric): a MINOR release adds a metric just before
+ *    AG_M_COUNT, so existing ids keep their values; since the tables'
+ *    column order is the ids' order, a new metric's column comes after
+ *    those of earlier releases (as lambda2_condition's did). */
 
 /* The version of the library running ("0.1.0"), which may differ from the
  * AG_VERSION_STRING the program was compiled with. Static string. */
