@@ -51,7 +51,8 @@ int ag_finite_max_abs(const double *x, size_t count, double *amax)
 {
     /* Σ x·0 is ±0 while every x is finite, NaN from the first NaN or Inf
      * on: branch-free, in the same pass as the maxima (the whole matrix is
-     * read once; ag_max_abs's maxima, so *amax has its bits). */
+     * read once; ag_max_abs is this function's *amax). NaN never wins
+ * keep_max, so the maxima are those of the finite entries and ±Inf. */
     double m0 = 0, m1 = 0, m2 = 0, m3 = 0, z0 = 0, z1 = 0, z2 = 0, z3 = 0;
     size_t j = 0;
     for (; j + 4 <= count; j += 4) {
@@ -91,17 +92,10 @@ void ag_record_put(ag_record *rec, ag_metric key, double v, int e)
 
 double ag_max_abs(const double *x, size_t count)
 {
-    double m0 = 0, m1 = 0, m2 = 0, m3 = 0;
-    size_t j = 0;
-    for (; j + 4 <= count; j += 4) {
-        m0 = keep_max(m0, fabs(x[j]));
-        m1 = keep_max(m1, fabs(x[j + 1]));
-        m2 = keep_max(m2, fabs(x[j + 2]));
-        m3 = keep_max(m3, fabs(x[j + 3]));
-    }
-    for (; j < count; j++)
-        m0 = keep_max(m0, fabs(x[j]));
-    return keep_max(keep_max(m0, m1), keep_max(m2, m3));
+    /* one loop for both: the finiteness sums cost nothing next to the loads */
+    double amax;
+    ag_finite_max_abs(x, count, &amax);
+    return amax;
 }
 
 void ag_pow2_factors(double amax, double p[2])
