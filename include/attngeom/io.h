@@ -60,6 +60,15 @@ AG_EXPORT int ag_npy_read(const char *path, ag_array *out, ag_error *err);
  * refused (AG_EIO "is not a regular file"): write to it with ag_npy_write_fd. */
 AG_EXPORT int ag_npy_write(const char *path, const ag_array *a, ag_error *err);
 
+/* The same for float32 values (a C-ordered array of `shape`, product(shape)
+ * floats at `data`): a version 1.0 '<f4' .npy written and renamed into
+ * place as ag_npy_write does; the values are written bit for bit. For
+ * arrays whose float32 form is the one to keep (Whisper's input features,
+ * attngeom/audio.h). Errors: AG_EINVAL, AG_ESHAPE, AG_ELIMIT, AG_EIO,
+ * AG_ENOMEM, naming `path`. */
+AG_EXPORT int ag_npy_write_f32(const char *path, int ndim, const size_t *shape,
+                               const float *data, ag_error *err);
+
 /* Write the same bytes to an open descriptor (a temporary file, a pipe, a
  * device), from its current position; nothing is synced or closed. `name`
  * names the destination in messages. For callers that decide themselves

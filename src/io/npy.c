@@ -272,9 +272,9 @@ static int write_full(int fd, const void *buf, size_t len)
 }
 
 /* Rank and size checks; *nelem is the element count. Sizes are checked as
- * bytes (8 per element) because that is what gets written. */
-static int check_shape(const char *path, int ndim, const size_t *shape, size_t *nelem,
-                       ag_error *err)
+ * bytes (itemsize per element) because that is what gets written. */
+static int check_shape(const char *path, int ndim, const size_t *shape, size_t itemsize,
+                       size_t *nelem, ag_error *err)
 {
     size_t n = 1, nbytes;
     if (ndim < 0 || ndim > AG_MAX_DIMS)
@@ -283,7 +283,7 @@ static int check_shape(const char *path, int ndim, const size_t *shape, size_t *
     for (int k = 0; k < ndim; k++)
         if (agi_mul(n, shape[k], &n) != 0)
             return ag_error_set(err, AG_ELIMIT, "%s: array too large", path);
-    if (agi_mul(n, 8, &nbytes) != 0)
+    if (agi_mul(n, itemsize, &nbytes) != 0)
         return ag_error_set(err, AG_ELIMIT, "%s: array too large", path);
     *nelem = n;
     return AG_OK;
@@ -293,15 +293,15 @@ static int check_shape(const char *path, int ndim, const size_t *shape, size_t *
  * header does not fit its 16-bit length, padded with spaces and a '\n' so
  * the data starts on a NPY_ALIGN boundary. *head (malloc'd, *padded bytes)
  * is the caller's on success. */
-static int build_header(const char *path, int ndim, const size_t *shape, unsigned char **head,
-                        size_t *padded, ag_error *err)
+static int build_header(const char *path, const char *descr, int ndim, const size_t *shape,
+                        unsigned char **head, size_t *padded, ag_error *err)
 {
     char shp[AG_MAX_DIMS * 24 + 8];
     agi_format_shape(shp, sizeof shp, ndim, shape);
     char dict[512];
     int dl = snprintf(dict, sizeof dict,
-                      "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }",
-                      shp);
+                      "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
+                      descr, shp);
     if (dl < 0 || (size_t)dl >= sizeof dict)
         return ag_error_set(err, AG_EINVAL, "%s: header too long", path);
     int major = 1;
@@ -360,8 +360,8 @@ int ag_npy_writer_open(int fd, const char *name, int ndim, const size_t *shape,
     if (!out || !name || (ndim > 0 && !shape))
         return ag_error_set(err, AG_EINVAL, "ag_npy_writer_open: no name, shape or output");
     *out = NULL;
-    if ((rc = check_shape(name, ndim, shape, &nelem, err)) != AG_OK ||
-        (rc = build_header(name, ndim, shape, &head, &padded, err)) != AG_OK)
+    if ((rc = check_shape(name, ndim, shape, 8, &nelem, err)) != AG_OK ||
+        (rc = build_header(name, "<f8", ndim, shape, &head, &padded, err)) != AG_OK)
         return rc;
     ag_npy_writer *w = malloc(sizeof *w);
     char *copy = strdup(name);
@@ -431,7 +431,7 @@ int ag_npy_write_fd(int fd, const char *name, const ag_array *a, ag_error *err)
         return ag_error_set(err, AG_EINVAL, "ag_npy_write_fd: no name or array");
     size_t nelem = 0;
     ag_npy_writer *w = NULL;
-    int rc = check_shape(name, a->ndim, a->shape, &nelem, err);
+    int rc = check_shape(name, a->ndim, a->shape, 8, &nelem, err);
     if (rc == AG_OK && nelem > 0 && !a->data)
         rc = ag_error_set(err, AG_EINVAL, "%s: array has no data", name);
     if (rc == AG_OK)
@@ -471,23 +471,24 @@ static int open_temp(const char *path, char **tmp, int *fd, ag_error *err)
     return AG_OK;
 }
 
+/* Writes a whole .npy to an open descriptor; ctx is what to write. */
+typedef int (*npy_fd_writer)(int fd, const char *name, const void *ctx, ag_error *err);
+
 /* Written to a temporary file and renamed over path, so readers never see a
  * half-written array and a failure leaves any old file intact. A device or
  * FIFO at path is refused: renaming over it would replace it (as root,
  * /dev/null itself). */
-int ag_npy_write(const char *path, const ag_array *a, ag_error *err)
+static int write_atomic(const char *path, npy_fd_writer write_fd, const void *ctx, ag_error *err)
 {
     int rc, fd = -1;
     char *tmp = NULL;
     struct stat old;
-    if (!path || !a)
-        return ag_error_set(err, AG_EINVAL, "ag_npy_write: no path or array");
     if (stat(path, &old) == 0 && !S_ISREG(old.st_mode) && !S_ISDIR(old.st_mode))
         return ag_error_set(err, AG_EIO, "%s: is not a regular file (ag_npy_write_fd writes "
                             "to a device or FIFO)", path);
     if ((rc = open_temp(path, &tmp, &fd, err)) != AG_OK)
         return rc;
-    rc = ag_npy_write_fd(fd, path, a, err);
+    rc = write_fd(fd, path, ctx, err);
     int e = 0;
     /* file systems that cannot sync (EINVAL, EROFS) still wrote the data */
     if (rc == AG_OK && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
@@ -502,4 +503,67 @@ int ag_npy_write(const char *path, const ag_array *a, ag_error *err)
         unlink(tmp);
     free(tmp);
     return rc;
+}
+
+static int write_array_fd(int fd, const char *name, const void *ctx, ag_error *err)
+{
+    return ag_npy_write_fd(fd, name, ctx, err);
+}
+
+int ag_npy_write(const char *path, const ag_array *a, ag_error *err)
+{
+    if (!path || !a)
+        return ag_error_set(err, AG_EINVAL, "ag_npy_write: no path or array");
+    return write_atomic(path, write_array_fd, a, err);
+}
+
+/* ---- float32 arrays ('<f4'): features and inputs kept as the model reads
+ * them (attngeom/audio.h) --------------------------------------------------- */
+
+typedef struct {
+    int ndim;
+    const size_t *shape;
+    const float *data;
+} f32_array;
+
+/* The '<f4' header, then the floats little-endian whatever the host order,
+ * a buffer at a time. */
+static int write_f32_fd(int fd, const char *name, const void *ctx, ag_error *err)
+{
+    const f32_array *a = ctx;
+    size_t nelem = 0, padded = 0;
+    unsigned char *head = NULL;
+    int rc = check_shape(name, a->ndim, a->shape, 4, &nelem, err);
+    if (rc == AG_OK && nelem > 0 && !a->data)
+        rc = ag_error_set(err, AG_EINVAL, "%s: array has no data", name);
+    if (rc == AG_OK)
+        rc = build_header(name, "<f4", a->ndim, a->shape, &head, &padded, err);
+    if (rc != AG_OK)
+        return rc;
+    int failed = write_full(fd, head, padded) != 0;
+    free(head);
+    unsigned char buf[4096];
+    for (size_t done = 0; !failed && done < nelem;) {
+        size_t m = nelem - done < sizeof buf / 4 ? nelem - done : sizeof buf / 4;
+        for (size_t j = 0; j < m; j++) {
+            uint32_t u;
+            memcpy(&u, &a->data[done + j], 4);
+            for (int b = 0; b < 4; b++)
+                buf[4 * j + (size_t)b] = (unsigned char)(u >> (8 * b));
+        }
+        failed = write_full(fd, buf, m * 4) != 0;
+        done += m;
+    }
+    if (failed)
+        return ag_error_set(err, AG_EIO, "%s: cannot write: %s", name, agi_strerror(errno));
+    return AG_OK;
+}
+
+int ag_npy_write_f32(const char *path, int ndim, const size_t *shape, const float *data,
+                     ag_error *err)
+{
+    if (!path || (ndim > 0 && !shape))
+        return ag_error_set(err, AG_EINVAL, "ag_npy_write_f32: no path or shape");
+    f32_array a = {.ndim = ndim, .shape = shape, .data = data};
+    return write_atomic(path, write_f32_fd, &a, err);
 }
