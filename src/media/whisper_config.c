@@ -125,11 +125,12 @@ static int parse_fields(const char *path, json_t *root, ag_whisper_fe_config *c,
         c->n_samples = (size_t)chunk * (size_t)rate;
         c->nb_max_frames = c->n_samples / (size_t)hop;
     }
-    if ((nsamp >= 0 && (size_t)nsamp != c->n_samples) ||
-        (nframes >= 0 && (size_t)nframes != c->nb_max_frames))
-        return ag_error_set(err, AG_EFORMAT, "%s: n_samples %lld / nb_max_frames %lld disagree "
-                            "with chunk_length * sampling_rate = %zu / hop_length = %zu", path,
-                            nsamp, nframes, c->n_samples, c->nb_max_frames);
+    if (nsamp >= 0 && (size_t)nsamp != c->n_samples)
+        return ag_error_set(err, AG_EFORMAT, "%s: n_samples %lld disagrees with chunk_length * "
+                            "sampling_rate = %zu", path, nsamp, c->n_samples);
+    if (nframes >= 0 && (size_t)nframes != c->nb_max_frames)
+        return ag_error_set(err, AG_EFORMAT, "%s: nb_max_frames %lld disagrees with n_samples / "
+                            "hop_length = %zu", path, nframes, c->nb_max_frames);
     return check_bounds(path, c, AG_EFORMAT, err);
 }
 
