@@ -135,7 +135,11 @@ LDCONFIG     ?= ldconfig
 # its libgfortran.a needs (pkg-config puts Libs.private before the libraries
 # of Requires.private, so nothing could be appended after them). Shared
 # linking uses neither: libattngeom.so records its own dependencies.
-PC_REQUIRES     := $(filter-out lapacke openblas,$(PKGS))
+# sndfile is left out too: Debian 12 ships no static libsndfile (nor
+# libmp3lame.a, which its .pc names), so `-static` could not link anything;
+# a static program that leaves attngeom/audio.h alone never needs it, one
+# that calls it cannot be static (docs/library.md, docs/audio.md).
+PC_REQUIRES     := $(filter-out lapacke openblas sndfile,$(PKGS))
 PC_LIBS_PRIVATE  = $(shell pkg-config --libs-only-L openblas 2>/dev/null) -llapacke -lopenblas \
                    -lgfortran -lquadmath -lm -pthread
 INSTALL_ENV = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" LIBDIR="$(LIBDIR)" \
