@@ -296,3 +296,8 @@ put("fuzz_matrix_metrics", "identity6_tau0", mat(np.eye(6), 0.0))
 put("fuzz_matrix_metrics", "zeros2", mat(np.zeros((2, 2))))
 put("fuzz_matrix_metrics", "nan3", mat([[1, 0, 0], [0, np.nan, 0], [0, 0, 1]]))
 put("fuzz_matrix_metrics", "single", mat([[1.0]]))
+
+# ---- sound files: the small WAVs of tests/data/audio/ (tests/ref/make_wavs.py) ----
+for name in ["truncated", "huge_rf64", "empty", "rate_8k", "tone_pcm8", "stereo"]:
+    put("fuzz_audio", name, open("tests/data/audio/%s.wav" % name, "rb").read())
+put("fuzz_audio", "float_cut", open("tests/data/audio/tone_float.wav", "rb").read()[:3044])
