@@ -239,16 +239,25 @@ static void clamp_and_scale(float *x, size_t count)
         x[i] = (fmaxf(x[i], floor_) + 4.0f) / 4.0f;
 }
 
+/* frames 0 (all), or an even count 2..total. */
+static int check_frames(const char *name, size_t frames, size_t total, ag_error *err)
+{
+    if (frames != 0 && (frames % 2 != 0 || frames < 2 || frames > total))
+        return ag_error_set(err, AG_EINVAL, "%s: %zu frames asked for; an even count within "
+                            "2..%zu is needed", name, frames, total);
+    return AG_OK;
+}
+
 /* Keep the first `frames` columns of the (n_mels, F) x in place; frames 0:
  * all of them. */
 static int keep_frames(const char *name, float *x, size_t n_mels, size_t total, size_t frames,
                        ag_whisper_features *out, ag_error *err)
 {
+    int rc = check_frames(name, frames, total, err);
+    if (rc != AG_OK)
+        return rc;
     if (frames == 0)
         frames = total;
-    if (frames % 2 != 0 || frames < 2 || frames > total)
-        return ag_error_set(err, AG_EINVAL, "%s: %zu frames asked for; an even count within "
-                            "2..%zu is needed", name, frames, total);
     for (size_t m = 1; m < n_mels; m++)
         memmove(x + m * frames, x + m * total, frames * sizeof *x);
     *out = (ag_whisper_features){.n_mels = n_mels, .frames = frames, .data = x};
@@ -259,8 +268,8 @@ static int features_compute(const char *name, const ag_whisper_fe_config *cfg, c
                             size_t n, size_t frames, ag_whisper_features *out, ag_error *err)
 {
     stft_plan p;
-    int rc = plan_init(&p, cfg, err);
-    if (rc != AG_OK)
+    int rc = check_frames(name, frames, cfg->nb_max_frames, err);
+    if (rc != AG_OK || (rc = plan_init(&p, cfg, err)) != AG_OK)
         return rc;
     size_t total = cfg->nb_max_frames, n_mels = p.n_mels; /* spectrogram's frames less the last */
     double *w = padded_waveform(cfg, x, n);
