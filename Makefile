@@ -182,6 +182,7 @@ ref-test: $(CLI) $(LIB_SO)
 	/usr/bin/python3 -B tests/ref/check_npy_header.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_tokenizers.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_aggregate.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_encoders.py $(CLI)
 
 # The Python package (python/attngeom, docs/python.md) against the library
 # and the CLI just built: Debian's python3-pytest; torch and pandas optional.
