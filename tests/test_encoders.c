@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "attngeom/access.h"
 #include "attngeom/core.h"
 #include "attngeom/io.h"
 #include "attngeom/model.h"
@@ -208,6 +209,19 @@ Test(encoders, config_and_input_shapes)
         size_t sh[2] = {80, frames[i][0]};
         cr_assert_eq(ag_model_input_positions(w, 2, sh, &n, &err), AG_OK, "%s", err.message);
         cr_assert_eq(n, frames[i][1], "T = %zu: n = %zu", frames[i][0], n);
+    }
+    /* the layout-free getter of attngeom/access.h */
+    const char *keys[] = {"input_kind", "in_channels", "max_frames", "n_layer"};
+    long want[] = {AG_INPUT_FEATURES, 80, 3000, 2}, got = -1;
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(ag_model_dim(w, keys[i], &got, &err), AG_OK, "%s", err.message);
+        cr_assert_eq(got, want[i], "%s = %ld", keys[i], got);
+    }
+    const char *vkeys[] = {"input_kind", "image_height", "image_width", "patch_height", "patch_width"};
+    long vwant[] = {AG_INPUT_PIXELS, 32, 32, 8, 8};
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(ag_model_dim(v, vkeys[i], &got, &err), AG_OK, "%s", err.message);
+        cr_assert_eq(got, vwant[i], "%s = %ld", vkeys[i], got);
     }
     cr_assert_eq(ag_model_input_kind(NULL), AG_INPUT_TOKENS);
     ag_model *gpt2 = load("models/tiny-gpt2");

@@ -298,7 +298,8 @@ typedef int (*ag_layer_fn)(const ag_layer_view *view, void *user);
  * OPT with project_out (word_embed_proj_dim != hidden_size) [L] is taken
  * before project_out, where HF's is project_out of it (narrower). Layers
  * with a sliding window mask keys beyond it (ag_model_layer_window).
- * Errors: AG_EINVAL (n = 0), AG_ERANGE (a token id outside the vocabulary,
+ * Errors: AG_EINVAL (n = 0, or a model whose input is a tensor: ViT and
+ * Whisper take ag_model_forward_values), AG_ERANGE (a token id outside the vocabulary,
  * or n above cfg.max_tokens, the message names the config field),
  * AG_ENOMEM, AG_ENONFINITE (an overflow in the pass's precision: a head's
  * attention, a norm or the hidden state is not finite; the message names
