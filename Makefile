@@ -187,6 +187,7 @@ ref-test: $(CLI) $(LIB_SO)
 	/usr/bin/python3 -B tests/ref/check_tokenizers.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_aggregate.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_whisper_features.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_encoders.py $(CLI)
 
 # The Python package (python/attngeom, docs/python.md) against the library
 # and the CLI just built: Debian's python3-pytest; torch and pandas optional.

@@ -46,7 +46,11 @@ int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err
     } dims[] = {{"n_layer", g->n_layer}, {"n_head", g->n_head}, {"n_kv_head", g->n_kv_head},
                 {"d_model", g->d_model}, {"head_dim", g->head_dim}, {"d_ff", g->d_ff},
                 {"max_positions", g->max_positions}, {"max_tokens", g->max_tokens},
-                {"vocab_size", g->vocab_size}, {"causal", g->causal}};
+                {"vocab_size", g->vocab_size}, {"causal", g->causal},
+                {"input_kind", (int)g->input_kind}, {"in_channels", g->in_channels},
+                {"image_height", g->image_height}, {"image_width", g->image_width},
+                {"patch_height", g->patch_height}, {"patch_width", g->patch_width},
+                {"max_frames", g->max_frames}};
     for (size_t k = 0; name && k < sizeof dims / sizeof *dims; k++)
         if (strcmp(name, dims[k].name) == 0)
             return *value = dims[k].value, AG_OK;

@@ -152,7 +152,10 @@ AG_EXPORT int ag_matrix_records(const double *data, int ndim, const size_t *shap
 
 /* A config value of a loaded model by its ag_model_config name: "n_layer",
  * "n_head", "n_kv_head", "d_model", "head_dim", "d_ff", "max_positions",
- * "max_tokens", "vocab_size", "causal". AG_ENOTFOUND for another name. */
+ * "max_tokens", "vocab_size", "causal", and for models whose input is a
+ * tensor (attngeom/model.h) "input_kind" (an ag_input_kind), "in_channels",
+ * "image_height", "image_width", "patch_height", "patch_width",
+ * "max_frames" (0 for token models). AG_ENOTFOUND for another name. */
 AG_EXPORT int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err);
 /* config.json's model_type ("gpt2", ...), owned by m. */
 AG_EXPORT const char *ag_model_type(const ag_model *m);

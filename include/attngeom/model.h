@@ -5,7 +5,9 @@
  *   config.json + model.safetensors, or sharded model-0000N-of-0000M.safetensors
  *   listed in model.safetensors.index.json ("weight_map").
  *   model_type "gpt2", "bert", "roberta", "xlm-roberta", "distilbert",
- *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3".
+ *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3"
+ *   (token ids: ag_model_forward), "vit" (pixels) and "whisper" (the
+ *   encoder, log-mel features): ag_model_forward_values.
  *
  * Every architecture is a row of one table (src/engine/arch.c): tensor
  * names, norm, activation, positions, residual wiring, fused layouts. One
@@ -50,8 +52,22 @@ typedef enum {
     AG_ARCH_QWEN2,       /* "qwen2"       modeling_qwen2.py */
     AG_ARCH_GEMMA,       /* "gemma"       modeling_gemma.py */
     AG_ARCH_GEMMA2,      /* "gemma2"      modeling_gemma2.py */
-    AG_ARCH_PHI3         /* "phi3"        modeling_phi3.py */
+    AG_ARCH_PHI3,        /* "phi3"        modeling_phi3.py */
+    AG_ARCH_VIT,         /* "vit"         modeling_vit.py (input: pixels) */
+    AG_ARCH_WHISPER      /* "whisper"     modeling_whisper.py, the encoder
+                            (input: log-mel features) */
 } ag_arch;
+
+/* What a model's forward pass takes (ag_model_input_kind). */
+typedef enum {
+    AG_INPUT_TOKENS,  /* token ids: ag_model_forward, ag_model_forward_ex */
+    AG_INPUT_PIXELS,  /* ViT pixel_values (num_channels, H, W), as
+                         ViTImageProcessor returns pixel_values[0]:
+                         ag_model_forward_values */
+    AG_INPUT_FEATURES /* Whisper input_features (num_mel_bins, T), as
+                         WhisperFeatureExtractor returns them:
+                         ag_model_forward_values */
+} ag_input_kind;
 
 /* Normalisation of every norm of a model. */
 typedef enum {
@@ -184,6 +200,17 @@ typedef struct {
     int sliding_window;    /* the window of the layers that have one (key j
                               visible from query i iff 0 <= i − j < window),
                               0 if none; which layers: ag_model_layer_window */
+
+    /* ---- models whose input is a tensor (appended: the fields above keep
+     * their offsets). Zero for token models. ---- */
+    ag_input_kind input_kind;
+    int in_channels;       /* ViT num_channels, Whisper num_mel_bins */
+    int image_height, image_width; /* ViT image_size: the only input size
+                              accepted (no interpolate_pos_encoding) */
+    int patch_height, patch_width;  /* ViT patch_size: the convolution's kernel
+                              and stride */
+    int max_frames;        /* Whisper: 2·max_source_positions, the most
+                              input_features frames (positions ⌈T/2⌉) */
 } ag_model_config;
 
 typedef struct ag_model ag_model;
@@ -271,7 +298,8 @@ typedef int (*ag_layer_fn)(const ag_layer_view *view, void *user);
  * OPT with project_out (word_embed_proj_dim != hidden_size) [L] is taken
  * before project_out, where HF's is project_out of it (narrower). Layers
  * with a sliding window mask keys beyond it (ag_model_layer_window).
- * Errors: AG_EINVAL (n = 0), AG_ERANGE (a token id outside the vocabulary,
+ * Errors: AG_EINVAL (n = 0, or a model whose input is a tensor: ViT and
+ * Whisper take ag_model_forward_values), AG_ERANGE (a token id outside the vocabulary,
  * or n above cfg.max_tokens, the message names the config field),
  * AG_ENOMEM, AG_ENONFINITE (an overflow in the pass's precision: a head's
  * attention, a norm or the hidden state is not finite; the message names
@@ -307,6 +335,51 @@ typedef struct {
 AG_EXPORT int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
                                   const ag_forward_options *opt, ag_layer_fn fn, void *user,
                                   double *hidden, ag_error *err);
+
+/* ---- models whose input is a tensor (ViT, the Whisper encoder) -------- */
+
+/* What m's forward pass takes: AG_INPUT_TOKENS (also for m NULL),
+ * AG_INPUT_PIXELS (vit) or AG_INPUT_FEATURES (whisper). */
+AG_EXPORT ag_input_kind ag_model_input_kind(const ag_model *m);
+
+/* The input shape m expects into shape[0..2]; returns its rank: 3 for ViT
+ * (num_channels, image_height, image_width), 2 for Whisper (num_mel_bins,
+ * max_frames: the longest; any T in 1..max_frames is accepted), 0 for a
+ * token model (shape untouched). */
+AG_EXPORT int ag_model_input_shape(const ag_model *m, size_t shape[3]);
+
+/* Check an input shape against m and give the positions n its pass runs
+ * on: ViT 1 + ⌊H/p_h⌋·⌊W/p_w⌋ (the CLS token, then the patches row by
+ * row), Whisper ⌈T/2⌉ (conv2's stride 2). Leading dimensions of size 1 (a
+ * batch of one, as HF's [1, C, H, W]) are dropped first. Errors:
+ * AG_EINVAL (a token model, null arguments), AG_ESHAPE (the message names
+ * the shape given and the one expected: channels, image size, frames). */
+AG_EXPORT int ag_model_input_positions(const ag_model *m, int ndim, const size_t *shape,
+                                       size_t *n, ag_error *err);
+
+/* ag_model_forward_ex for a model whose input is a tensor: `input` holds
+ * the values of `shape` (ndim dims, row-major, borrowed), checked by
+ * ag_model_input_positions; they are rounded to float32 by the f32 pass
+ * (exact for the float32 tensors HF's processors return, as HF's own
+ * `pixel_values.to(weight dtype)`) and used as they are by the f64 pass.
+ * The embedding stage is the architecture's (docs/engine.md, "Models whose
+ * input is a tensor"):
+ *   ViT      h = [cls; conv(pixels)] + position_embeddings (a p_h×p_w
+ *            convolution of stride p: one row per patch, row-major)
+ *   Whisper  h = gelu(conv2(gelu(conv1(features)))) + embed_positions[0..n)
+ * then the same layers, callback, hidden-state order, precision, pool and
+ * byte-for-byte reproducibility as ag_model_forward_ex. hidden (optional):
+ * (n_layer + 1, n, d_model) doubles; for ViT [L] is the last layer's output
+ * (ViTModel's final layernorm is on last_hidden_state only), for Whisper
+ * [L] is after the encoder's layer_norm (as HF returns it). Errors: those
+ * of ag_model_input_positions, AG_EINVAL for a token model ("this model
+ * takes token ids"; ag_model_forward on a ViT or Whisper model is AG_EINVAL
+ * likewise), AG_ENONFINITE (a NaN/Inf input value, named by index, or an
+ * overflow as ag_model_forward_ex), AG_ENOMEM, or the callback's status. */
+AG_EXPORT int ag_model_forward_values(const ag_model *m, const double *input, int ndim,
+                                      const size_t *shape, const ag_forward_options *opt,
+                                      ag_layer_fn fn, void *user, double *hidden,
+                                      ag_error *err);
 
 /* ---- one attention layer of any architecture (`attngeom layer`) --------- */
 

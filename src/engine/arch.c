@@ -200,6 +200,52 @@ static const agm_arch archs[] = {
      .qkv = AG_QKV_BLOCKS, .mlp = AG_MLP_GATED_FUSED, LLAMA_BASE,
      .norm2 = "post_attention_layernorm", .qkv_fused = "self_attn.qkv_proj",
      .up = "mlp.gate_up_proj"},
+
+    /* modeling_vit.py (005db820) ViTModel: ViTEmbeddings cat(cls_token,
+     * ViTPatchEmbeddings' Conv2d(C, d, kernel = stride = patch_size)) +
+     * position_embeddings; ViTLayer pre-LN (layernorm_before,
+     * layernorm_after), ViTSelfAttention scores · head_dim^-0.5 (eager),
+     * qkv_bias; ViTEncoder's hidden states end with the last layer's output:
+     * the final `layernorm` is on last_hidden_state only and is not read.
+     * ViTForImageClassification saves "vit." + these (pooler, classifier
+     * ignored). */
+    {.model_type = "vit", .arch = AG_ARCH_VIT, .modeling = "modeling_vit.py", .prefixes = {"vit."},
+     .input = AG_INPUT_PIXELS, .k_layers = "num_hidden_layers", .k_heads = "num_attention_heads",
+     .k_hidden = "hidden_size", .k_ff = "intermediate_size", .k_eps = "layer_norm_eps",
+     .eps = 1e-12, .k_act = "hidden_act", .act = "gelu", .k_channels = "num_channels",
+     .channels_dflt = 3, .k_image = "image_size", .image_dflt = 224, .k_patch = "patch_size",
+     .patch_dflt = 16, .bias_qkv = {"qkv_bias", 1}, .bias_o = {NULL, 1}, .bias_mlp = {NULL, 1},
+     .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE, .positions = AG_POS_LEARNED,
+     .causal = 0, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,
+     .probe = "embeddings.cls_token", .cls = "embeddings.cls_token",
+     .pos = "embeddings.position_embeddings", .conv1 = "embeddings.patch_embeddings.projection",
+     .layer = "encoder.layer.%d.", .norm1 = "layernorm_before", .norm2 = "layernorm_after",
+     .q = "attention.attention.query", .k = "attention.attention.key",
+     .v = "attention.attention.value", .o = "attention.output.dense", .up = "intermediate.dense",
+     .down = "output.dense"},
+
+    /* modeling_whisper.py (5c48f71a) WhisperEncoder: gelu(conv1) (kernel 3,
+     * padding 1), gelu(conv2) (kernel 3, stride 2, padding 1), both
+     * nn.functional.gelu (erf), + embed_positions rows; WhisperEncoderLayer
+     * pre-LN (self_attn_layer_norm, final_layer_norm), WhisperAttention
+     * q_proj(x)·head_dim^-0.5, k_proj without bias; activation_function;
+     * nn.LayerNorm's eps 1e-5; the encoder's layer_norm before the last
+     * hidden state. embed_scale (scale_embedding) is computed by
+     * WhisperEncoder but never applied. WhisperModel saves "encoder.",
+     * WhisperForConditionalGeneration "model.encoder."; the decoder is not
+     * read. */
+    {.model_type = "whisper", .arch = AG_ARCH_WHISPER, .modeling = "modeling_whisper.py",
+     .prefixes = {"model."}, .input = AG_INPUT_FEATURES, .k_layers = "encoder_layers",
+     .k_heads = "encoder_attention_heads", .k_hidden = "d_model", .k_ff = "encoder_ffn_dim",
+     .k_positions = "max_source_positions", .eps = 1e-5, .k_act = "activation_function",
+     .act = "gelu", .k_channels = "num_mel_bins", .channels_dflt = 80, BIAS_ALL, .no_k_bias = 1,
+     .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE, .positions = AG_POS_LEARNED,
+     .causal = 0, .scale_query = 1, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,
+     .probe = "encoder.conv1.weight", .pos = "encoder.embed_positions.weight",
+     .conv1 = "encoder.conv1", .conv2 = "encoder.conv2", .final_norm = "encoder.layer_norm",
+     .layer = "encoder.layers.%d.", .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm",
+     .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
+     .o = "self_attn.out_proj", .up = "fc1", .down = "fc2"},
 };
 
 #define N_ARCHS ((int)(sizeof archs / sizeof *archs))
@@ -220,5 +266,5 @@ const agm_arch *agm_arch_at(int i)
 const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
-           "gemma, gemma2, phi3";
+           "gemma, gemma2, phi3, vit, whisper";
 }

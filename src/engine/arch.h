@@ -86,6 +86,20 @@ typedef struct {
     const char *o;
     const char *up;           /* AG_MLP_GATED_FUSED: the gate_up projection */
     const char *gate, *down;
+
+    /* ---- models whose input is a tensor (ViT, the Whisper encoder) ---- */
+    ag_input_kind input;      /* AG_INPUT_TOKENS (0) for the rows above */
+    const char *k_channels;   /* ViT num_channels, Whisper num_mel_bins */
+    int channels_dflt;
+    const char *k_image, *k_patch; /* ViT image_size, patch_size: an int or [h, w] */
+    int image_dflt, patch_dflt;
+    int no_k_bias;            /* Whisper: k_proj has no bias even when q, v have */
+    const char *probe;        /* the tensor whose name detects the prefix (the
+                                 token embedding `tok` when NULL) */
+    const char *cls;          /* ViT cls_token (1, 1, d) */
+    const char *conv1;        /* ViT: the patch projection, Conv2d (d, C, p_h, p_w);
+                                 Whisper: conv1, Conv1d (d, n_mels, 3) */
+    const char *conv2;        /* Whisper conv2, Conv1d (d, d, 3), stride 2 */
 } agm_arch;
 
 /* The descriptor of a model_type, or NULL. */

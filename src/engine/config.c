@@ -146,16 +146,74 @@ static int cfg_heads(cfgctx *c, const agm_arch *a, ag_model_config *g)
     return AG_OK;
 }
 
+/* ---- models whose input is a tensor ------------------------------------ */
+
+/* An int or a [h, w] pair (ViTConfig image_size, patch_size: HF's
+ * ViTPatchEmbeddings takes either) in 1..CAP_DIM. */
+static int cfg_pair(cfgctx *c, const char *key, int dflt, int out[2])
+{
+    json_t *v = json_object_get(c->root, key);
+    if (!json_is_array(v)) {
+        int rc = cfg_int(c, key, dflt, 1, &out[0]);
+        out[1] = out[0];
+        return rc;
+    }
+    if (json_array_size(v) != 2)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' must be an integer or [height, width]", c->path, key);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *x = json_array_get(v, i);
+        json_int_t k = json_is_integer(x) ? json_integer_value(x) : 0;
+        if (k < 1 || k > AGM_CAP_DIM)
+            return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' entry %zu must be an integer in 1..%d",
+                                c->path, key, i, AGM_CAP_DIM);
+        out[i] = (int)k;
+    }
+    return AG_OK;
+}
+
+/* ViT: channels, image and patch size, positions 1 + patches
+ * (modeling_vit.py ViTPatchEmbeddings num_patches = (H // p_h)·(W // p_w));
+ * Whisper: mel bins, frames 2·max_source_positions (conv2's stride). */
+static int cfg_input(cfgctx *c, const agm_arch *a, ag_model_config *g)
+{
+    int rc, img[2], patch[2];
+    g->input_kind = a->input;
+    if ((rc = cfg_int(c, a->k_channels, a->channels_dflt, 1, &g->in_channels)))
+        return rc;
+    if (a->input == AG_INPUT_FEATURES) {
+        int scale = 0; /* read for its type only: WhisperEncoder never applies it */
+        g->max_frames = 2 * g->max_positions;
+        return cfg_bool(c, "scale_embedding", 0, &scale);
+    }
+    if ((rc = cfg_pair(c, a->k_image, a->image_dflt, img)) || (rc = cfg_pair(c, a->k_patch, a->patch_dflt, patch)))
+        return rc;
+    if (patch[0] > img[0] || patch[1] > img[1])
+        return ag_error_set(c->err, AG_EFORMAT, "%s: patch_size %dx%d is larger than image_size %dx%d",
+                            c->path, patch[0], patch[1], img[0], img[1]);
+    long long np = (long long)(img[0] / patch[0]) * (img[1] / patch[1]) + 1;
+    if (np > AGM_CAP_DIM || (long long)g->in_channels * patch[0] * patch[1] > AGM_CAP_DIM)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: image_size %dx%d in patches of %dx%d (%d channels) is above %d",
+                            c->path, img[0], img[1], patch[0], patch[1], g->in_channels, AGM_CAP_DIM);
+    g->image_height = img[0];
+    g->image_width = img[1];
+    g->patch_height = patch[0];
+    g->patch_width = patch[1];
+    g->max_positions = (int)np;
+    return AG_OK;
+}
+
 static int cfg_sizes(cfgctx *c, const agm_arch *a, ag_model *m)
 {
     ag_model_config *g = &m->cfg;
     int rc;
+    int tokens = a->input == AG_INPUT_TOKENS;
     if ((rc = cfg_int(c, a->k_layers, -1, 1, &g->n_layer)) ||
         (rc = cfg_int(c, a->k_heads, -1, 1, &g->n_head)) ||
         (rc = cfg_int(c, a->k_hidden, -1, 1, &g->d_model)) ||
         (rc = cfg_int(c, a->k_ff, a->ff_mult ? 0 : -1, 1, &g->d_ff)) ||
-        (rc = cfg_int(c, a->k_positions, -1, 1, &g->max_positions)) ||
-        (rc = cfg_int(c, "vocab_size", -1, 1, &g->vocab_size)))
+        (a->k_positions && (rc = cfg_int(c, a->k_positions, -1, 1, &g->max_positions))) ||
+        (tokens && (rc = cfg_int(c, "vocab_size", -1, 1, &g->vocab_size))) ||
+        (!tokens && (rc = cfg_input(c, a, g))))
         return rc;
     if (g->n_layer > AGM_CAP_LAYER)
         return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d: more than %d layers", c->path,

@@ -10,6 +10,7 @@
  * the pool; previous layers' attention is never kept. All of it belongs to
  * the pass, so passes may run concurrently. */
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,15 @@ static void fault_error(const fwd_fault *f, int f64, ag_error *err)
                  f64 ? "float64 overflow" : "float32 overflow; try --precision f64");
 }
 
+/* What a pass runs on: token ids, or the values of a tensor input (its
+ * leading dimensions of size 1 dropped): ViT pixels dim = (C, H, W),
+ * Whisper features dim = (n_mels, T), row-major. */
+typedef struct {
+    const int32_t *ids;
+    const double *values;
+    size_t dim[3];
+} fwd_input;
+
 #define R float
 #define SFX _f32
 #define GEMM_TILE agm_sgemm
@@ -152,22 +162,38 @@ static int check_input(const ag_model *m, const int32_t *ids, size_t n, ag_error
     return AG_OK;
 }
 
+static const char *input_name(ag_input_kind k)
+{
+    return k == AG_INPUT_PIXELS ? "pixels" : k == AG_INPUT_FEATURES ? "log-mel features" : "token ids";
+}
+
+/* Either precision's pass on a checked input of n positions. */
+static int run_pass(const ag_model *m, const fwd_input *in, size_t n, const ag_forward_options *opt,
+                    ag_layer_fn fn, void *user, double *hidden, ag_error *err)
+{
+    static const ag_forward_options defaults = {.precision = AG_PRECISION_F32};
+    const ag_forward_options *o = opt ? opt : &defaults;
+    if (o->precision == AG_PRECISION_F64)
+        return forward_f64(m, in, n, o, fn, user, hidden, err);
+    if (o->precision == AG_PRECISION_F32)
+        return forward_f32(m, in, n, o, fn, user, hidden, err);
+    return ag_error_set(err, AG_EINVAL, "forward pass: unknown precision %d", (int)o->precision);
+}
+
 int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
                         const ag_forward_options *opt, ag_layer_fn fn, void *user,
                         double *hidden, ag_error *err)
 {
-    static const ag_forward_options defaults = {.precision = AG_PRECISION_F32};
-    const ag_forward_options *o = opt ? opt : &defaults;
     if (!m)
         return ag_error_set(err, AG_EINVAL, "forward pass: no model");
+    if (m->cfg.input_kind != AG_INPUT_TOKENS)
+        return ag_error_set(err, AG_EINVAL, "forward pass: this model (model_type %s) takes %s, not token ids (ag_model_forward_values)",
+                            m->cfg.model_type, input_name(m->cfg.input_kind));
     int rc = check_input(m, ids, n, err);
     if (rc != AG_OK)
         return rc;
-    if (o->precision == AG_PRECISION_F64)
-        return forward_f64(m, ids, n, o, fn, user, hidden, err);
-    if (o->precision == AG_PRECISION_F32)
-        return forward_f32(m, ids, n, o, fn, user, hidden, err);
-    return ag_error_set(err, AG_EINVAL, "forward pass: unknown precision %d", (int)o->precision);
+    fwd_input in = {.ids = ids};
+    return run_pass(m, &in, n, opt, fn, user, hidden, err);
 }
 
 int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
@@ -176,4 +202,104 @@ int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
 {
     ag_forward_options o = {.precision = precision};
     return ag_model_forward_ex(m, ids, n, &o, fn, user, hidden, err);
+}
+
+/* ---- models whose input is a tensor ------------------------------------- */
+
+/* The shape without its leading 1s (down to `rank` dims) into in->dim. */
+static int squeeze_shape(const ag_model *m, int ndim, const size_t *shape, fwd_input *in,
+                         ag_error *err)
+{
+    int rank = m->cfg.input_kind == AG_INPUT_PIXELS ? 3 : 2, skip = 0;
+    char got[128];
+    while (ndim - skip > rank && shape[skip] == 1)
+        skip++;
+    agm_shape_str(got, sizeof got, ndim, shape);
+    if (ndim - skip != rank)
+        return ag_error_set(err, AG_ESHAPE, "%s input of shape %s: the model (model_type %s) takes %s",
+                            input_name(m->cfg.input_kind), got, m->cfg.model_type,
+                            rank == 3 ? "(num_channels, height, width)" : "(num_mel_bins, frames)");
+    for (int i = 0; i < rank; i++)
+        in->dim[i] = shape[skip + i];
+    return AG_OK;
+}
+
+/* ViT: exactly (num_channels, image_size) (modeling_vit.py
+ * ViTPatchEmbeddings refuses other sizes without interpolate_pos_encoding,
+ * which is not supported); n = 1 + patches. */
+static int pixel_positions(const ag_model_config *g, const size_t *dim, size_t *n, ag_error *err)
+{
+    if (dim[0] != (size_t)g->in_channels || dim[1] != (size_t)g->image_height ||
+        dim[2] != (size_t)g->image_width)
+        return ag_error_set(err, AG_ESHAPE, "pixel_values of shape (%zu, %zu, %zu): the model takes (%d, %d, %d) (num_channels, image_size; other sizes would need interpolate_pos_encoding, which is not supported)",
+                            dim[0], dim[1], dim[2], g->in_channels, g->image_height, g->image_width);
+    *n = (size_t)g->max_positions;
+    return AG_OK;
+}
+
+/* Whisper: num_mel_bins rows, 1..2·max_source_positions frames; n = ⌈T/2⌉
+ * (conv2: (T + 2 − 3) / 2 + 1). HF itself takes exactly 2·max_source_positions. */
+static int feature_positions(const ag_model_config *g, const size_t *dim, size_t *n, ag_error *err)
+{
+    if (dim[0] != (size_t)g->in_channels)
+        return ag_error_set(err, AG_ESHAPE, "input_features of shape (%zu, %zu): the model takes %d mel bins (num_mel_bins), not %zu",
+                            dim[0], dim[1], g->in_channels, dim[0]);
+    if (dim[1] == 0 || dim[1] > (size_t)g->max_frames)
+        return ag_error_set(err, AG_ESHAPE, "input_features of shape (%zu, %zu): the frames must be 1..%d (2 * max_source_positions = 2 * %d)",
+                            dim[0], dim[1], g->max_frames, g->max_positions);
+    *n = (dim[1] + 1) / 2;
+    return AG_OK;
+}
+
+static int input_positions(const ag_model *m, int ndim, const size_t *shape, fwd_input *in,
+                           size_t *n, ag_error *err)
+{
+    if (!m || !shape || !n || ndim < 1 || ndim > AG_MAX_DIMS)
+        return ag_error_set(err, AG_EINVAL, "input shape: missing argument or a rank outside 1..%d", AG_MAX_DIMS);
+    if (m->cfg.input_kind == AG_INPUT_TOKENS)
+        return ag_error_set(err, AG_EINVAL, "forward pass: this model (model_type %s) takes token ids (ag_model_forward)",
+                            m->cfg.model_type);
+    int rc = squeeze_shape(m, ndim, shape, in, err);
+    if (rc != AG_OK)
+        return rc;
+    return m->cfg.input_kind == AG_INPUT_PIXELS ? pixel_positions(&m->cfg, in->dim, n, err)
+                                                : feature_positions(&m->cfg, in->dim, n, err);
+}
+
+int ag_model_input_positions(const ag_model *m, int ndim, const size_t *shape, size_t *n,
+                             ag_error *err)
+{
+    fwd_input in = {0};
+    return input_positions(m, ndim, shape, &in, n, err);
+}
+
+/* Every value finite, and within float32 for the f32 pass (HF's
+ * pixel_values.to(float32) would make it Inf). */
+static int check_values(const fwd_input *in, size_t cnt, int f32, ag_error *err)
+{
+    for (size_t i = 0; i < cnt; i++) {
+        double v = in->values[i];
+        if (!isfinite(v) || (f32 && fabs(v) > FLT_MAX))
+            return ag_error_set(err, AG_ENONFINITE, "input value %zu (%g) is %s", i, v,
+                                isfinite(v) ? "beyond float32 (try --precision f64)" : "not finite");
+    }
+    return AG_OK;
+}
+
+int ag_model_forward_values(const ag_model *m, const double *input, int ndim,
+                            const size_t *shape, const ag_forward_options *opt,
+                            ag_layer_fn fn, void *user, double *hidden, ag_error *err)
+{
+    fwd_input in = {.values = input};
+    size_t n = 0;
+    int rc = input_positions(m, ndim, shape, &in, &n, err);
+    if (rc != AG_OK)
+        return rc;
+    if (!input)
+        return ag_error_set(err, AG_EINVAL, "forward pass: missing input values");
+    size_t cnt = in.dim[0] * in.dim[1] * (m->cfg.input_kind == AG_INPUT_PIXELS ? in.dim[2] : 1);
+    int f32 = !opt || opt->precision == AG_PRECISION_F32;
+    if ((rc = check_values(&in, cnt, f32, err)))
+        return rc;
+    return run_pass(m, &in, n, opt, fn, user, hidden, err);
 }

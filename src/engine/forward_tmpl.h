@@ -750,6 +750,87 @@ static int FN(embed)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s)
     return FN(check_rows)(s, s->h, n, d, "embedding sum", -1, -1);
 }
 
+/* h (n, d) += the position rows 0..n-1 of the model's table (ViT
+ * position_embeddings (1, n, d), Whisper embed_positions[0..n)), converted
+ * into the free projection buffer s->t. */
+static void FN(add_position_rows)(const ag_model *m, size_t n, FN(ws) *s)
+{
+    size_t cnt = n * (size_t)m->cfg.d_model;
+    CONV(&m->pos_emb, 0, cnt, s->t);
+    for (size_t i = 0; i < cnt; i++)
+        s->h[i] += s->t[i];
+}
+
+/* modeling_vit.py ViTEmbeddings (no interpolate_pos_encoding): row 0 the
+ * cls_token, row 1 + py·⌊W/p_w⌋ + px patch (py, px) through
+ * ViTPatchEmbeddings' Conv2d (kernel = stride = patch: one product of its
+ * im2col rows by the flattened kernel), then + position_embeddings. */
+static int FN(embed_pixels)(const ag_model *m, const fwd_input *in, size_t n, FN(ws) *s)
+{
+    const ag_model_config *g = &m->cfg;
+    size_t d = (size_t)g->d_model, C = in->dim[0], H = in->dim[1], W = in->dim[2];
+    size_t ph = (size_t)g->patch_height, pw = (size_t)g->patch_width, gw = W / pw, np = n - 1;
+    size_t k = C * ph * pw;
+    R *col = zalloc(np * k * sizeof(R)); // (patches, C·p_h·p_w), the kernel's order
+    if (!col)
+        return AG_ENOMEM;
+    for (size_t r = 0; r < np; r++) {
+        size_t y0 = r / gw * ph, x0 = r % gw * pw;
+        R *row = col + r * k;
+        for (size_t c = 0; c < C; c++)
+            for (size_t ky = 0; ky < ph; ky++)
+                for (size_t kx = 0; kx < pw; kx++)
+                    *row++ = (R)in->values[(c * H + y0 + ky) * W + x0 + kx];
+    }
+    FN(linear)(s, &m->conv1, col, np, s->h + d);
+    free(col);
+    CONV(&m->cls, 0, d, s->h);
+    FN(add_position_rows)(m, n, s);
+    return FN(check_rows)(s, s->h, n, d, "embedding sum", -1, -1);
+}
+
+/* im2col of a kernel-3, padding-1 Conv1d over time-major rows: out row i,
+ * column c·3 + k = x at time stride·i + k − 1, channel c (0 outside 0..T-1);
+ * x_t(t, c) is x[t·ts + c·cs]. */
+static void FN(im2col3)(const double *xd, const R *xr, size_t T, size_t C, size_t ts, size_t cs,
+                        size_t stride, size_t rows, R *col)
+{
+    for (size_t i = 0; i < rows; i++)
+        for (size_t c = 0; c < C; c++)
+            for (size_t k = 0; k < 3; k++) {
+                size_t t = stride * i + k; // the time + 1
+                size_t at = (t - 1) * ts + c * cs;
+                R v = 0;
+                if (t >= 1 && t - 1 < T)
+                    v = xd ? (R)xd[at] : xr[at];
+                col[(i * C + c) * 3 + k] = v;
+            }
+}
+
+/* modeling_whisper.py WhisperEncoder: gelu(conv1(x)) (kernel 3, padding 1),
+ * gelu(conv2(·)) (kernel 3, stride 2, padding 1: ⌈T/2⌉ rows), GELU the erf
+ * form (nn.functional.gelu), then + embed_positions[0..n). */
+static int FN(embed_features)(const ag_model *m, const fwd_input *in, size_t n, FN(ws) *s)
+{
+    size_t d = (size_t)m->cfg.d_model, M = in->dim[0], T = in->dim[1];
+    R *col1 = zalloc(T * 3 * M * sizeof(R)); // (T, 3·n_mels)
+    R *h1 = zalloc(T * d * sizeof(R));       // (T, d) conv1's output, time-major
+    R *col2 = zalloc(n * 3 * d * sizeof(R)); // (n, 3·d)
+    int rc = col1 && h1 && col2 ? AG_OK : AG_ENOMEM;
+    if (rc == AG_OK) {
+        FN(im2col3)(in->values, NULL, T, M, 1, T, 1, T, col1); // x is (n_mels, T)
+        FN(linear_act)(s, &m->conv1, col1, T, h1, AGM_ACT_GELU_ERF, d);
+        FN(im2col3)(NULL, h1, T, d, d, 1, 2, n, col2);
+        FN(linear_act)(s, &m->conv2, col2, n, s->h, AGM_ACT_GELU_ERF, d);
+        FN(add_position_rows)(m, n, s);
+        rc = FN(check_rows)(s, s->h, n, d, "embedding sum", -1, -1);
+    }
+    free(col1);
+    free(h1);
+    free(col2);
+    return rc;
+}
+
 static void FN(store)(double *dst, const R *src, size_t cnt)
 {
     for (size_t i = 0; i < cnt; i++)
@@ -789,13 +870,15 @@ static int FN(give_hidden)(FN(ws) *s, const ag_forward_options *o, double *hidde
 }
 
 /* Layers in order; hidden states (L+1 of them) as HF's output_hidden_states. */
-static int FN(run)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s,
+static int FN(run)(const ag_model *m, const fwd_input *in, size_t n, FN(ws) *s,
                    const ag_forward_options *o, ag_layer_fn fn, void *user, double *hidden)
 {
     const ag_model_config *g = &m->cfg;
     size_t d = (size_t)g->d_model;
     int want_hidden = hidden || o->hidden_fn;
-    int rc = FN(embed)(m, ids, n, s);
+    int rc = g->input_kind == AG_INPUT_PIXELS     ? FN(embed_pixels)(m, in, n, s)
+             : g->input_kind == AG_INPUT_FEATURES ? FN(embed_features)(m, in, n, s)
+                                                  : FN(embed)(m, in->ids, n, s);
     if (rc == AG_OK && g->positions == AG_POS_ROPE)
         rc = FN(rope_tables)(m, n, s);
     for (int l = 0; rc == AG_OK && l < g->n_layer; l++) {
@@ -814,14 +897,14 @@ static int FN(run)(const ag_model *m, const int32_t *ids, size_t n, FN(ws) *s,
     return rc;
 }
 
-static int FN(forward)(const ag_model *m, const int32_t *ids, size_t n,
+static int FN(forward)(const ag_model *m, const fwd_input *in, size_t n,
                        const ag_forward_options *o, ag_layer_fn fn, void *user, double *hidden,
                        ag_error *err)
 {
     FN(ws) s;
     if (FN(ws_alloc)(&s, m, n, o->pool, fn != NULL) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
-    int rc = FN(run)(m, ids, n, &s, o, fn, user, hidden);
+    int rc = FN(run)(m, in, n, &s, o, fn, user, hidden);
     FN(ws_free)(&s);
     if (rc && s.fault.set)
         fault_error(&s.fault, IS_F64, err);

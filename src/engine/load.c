@@ -147,13 +147,14 @@ static int wsrc_open(wsrc *w, const char *dir, ag_error *err)
 }
 
 /* The first of the descriptor's prefixes under which the token embedding
+ * (or the descriptor's probe tensor: ViT's cls_token, Whisper's conv1)
  * exists, else none: a prefixed file is then read consistently. */
 static void wsrc_detect_prefix(wsrc *w, const agm_arch *a)
 {
     char n[NAME_MAX_LEN];
     size_t k;
     for (int i = 0; i < 3 && a->prefixes[i]; i++) {
-        snprintf(n, sizeof n, "%s%s", a->prefixes[i], a->tok);
+        snprintf(n, sizeof n, "%s%s", a->prefixes[i], a->probe ? a->probe : a->tok);
         if (wsrc_find(w, n, &k)) {
             w->prefix = a->prefixes[i];
             return;
@@ -179,7 +180,7 @@ static void full_name(const loader *L, const char *stem, const char *suffix, cha
     snprintf(full, NAME_MAX_LEN, "%s%s%s%s", L->w->prefix, lp, stem, suffix);
 }
 
-static void shape_str(char *buf, size_t size, int ndim, const size_t *shape)
+void agm_shape_str(char *buf, size_t size, int ndim, const size_t *shape)
 {
     size_t k = (size_t)snprintf(buf, size, "(");
     for (int i = 0; i < ndim && k < size; i++)
@@ -199,8 +200,8 @@ static int check_info(const loader *L, const char *full, const ag_tensor_info *t
         same = t->shape[i] == shape[i];
     if (!same) {
         char got[128], want[128];
-        shape_str(got, sizeof got, t->ndim, t->shape);
-        shape_str(want, sizeof want, ndim, shape);
+        agm_shape_str(got, sizeof got, t->ndim, t->shape);
+        agm_shape_str(want, sizeof want, ndim, shape);
         return ag_error_set(L->err, AG_ESHAPE, "%s/%s: tensor '%s' has shape %s, expected %s",
                             L->w->dir, L->w->what, full, got, want);
     }
@@ -313,7 +314,7 @@ static int load_attention(loader *L, agm_layer *y)
     if (g->qkv != AG_QKV_SEPARATE)
         rc = load_lin(L, a->qkv_fused, d, dq + 2 * dkv, g->qkv_bias, &y->qkv);
     else if ((rc = load_lin(L, a->q, d, dq, g->qkv_bias, &y->q)) == AG_OK &&
-             (rc = load_lin(L, a->k, d, dkv, g->qkv_bias, &y->k)) == AG_OK)
+             (rc = load_lin(L, a->k, d, dkv, g->qkv_bias && !a->no_k_bias, &y->k)) == AG_OK)
         rc = load_lin(L, a->v, d, dkv, g->qkv_bias, &y->v);
     return rc ? rc : load_lin(L, a->o, dq, d, g->o_bias, &y->o);
 }
@@ -344,6 +345,54 @@ static int load_layer(loader *L, int i)
     return AG_OK;
 }
 
+/* A convolution "<stem>.weight" of shape (out, ndim - 1 more dims) and its
+ * bias (out), as the nn.Linear [out, in] its flattened kernel is (in = the
+ * product of the other dims): im2col rows times it are the convolution. */
+static int load_conv(loader *L, const char *stem, int ndim, const size_t *shape, agm_lin *lin)
+{
+    size_t in = 1;
+    for (int i = 1; i < ndim; i++)
+        in *= shape[i];
+    *lin = (agm_lin){.in = (int)in, .out = (int)shape[0], .linear = 1};
+    int rc = find_tensor(L, stem, ".weight", NULL, ndim, shape, &lin->w);
+    if (rc == AG_OK && lin->w.n > L->m->max_mat)
+        L->m->max_mat = lin->w.n;
+    return rc ? rc : load_vec(L, stem, ".bias", NULL, lin->out, &lin->b);
+}
+
+/* The embedding stage of a model whose input is a tensor: ViT cls_token
+ * (1, 1, d), position_embeddings (1, 1 + patches, d), the patch Conv2d
+ * (d, C, p_h, p_w); Whisper conv1 (d, n_mels, 3), conv2 (d, d, 3),
+ * embed_positions (max_source_positions, d). */
+static int load_input_stage(loader *L)
+{
+    ag_model *m = L->m;
+    const ag_model_config *g = &m->cfg;
+    const agm_arch *a = m->arch;
+    size_t d = (size_t)g->d_model, C = (size_t)g->in_channels, P = (size_t)g->max_positions;
+    int rc;
+    if (g->input_kind == AG_INPUT_FEATURES) {
+        size_t c1[3] = {d, C, 3}, c2[3] = {d, d, 3};
+        if ((rc = load_conv(L, a->conv1, 3, c1, &m->conv1)) || (rc = load_conv(L, a->conv2, 3, c2, &m->conv2)))
+            return rc;
+        return load_mat(L, a->pos, (int)P, (int)d, &m->pos_emb);
+    }
+    size_t cls[3] = {1, 1, d}, pos[3] = {1, P, d},
+           k[4] = {d, C, (size_t)g->patch_height, (size_t)g->patch_width};
+    if ((rc = find_tensor(L, a->cls, "", NULL, 3, cls, &m->cls)) ||
+        (rc = find_tensor(L, a->pos, "", NULL, 3, pos, &m->pos_emb)))
+        return rc;
+    return load_conv(L, a->conv1, 4, k, &m->conv1);
+}
+
+static int load_layers(loader *L)
+{
+    for (int i = 0, rc; i < L->m->cfg.n_layer; i++)
+        if ((rc = load_layer(L, i)))
+            return rc;
+    return AG_OK;
+}
+
 /* Embeddings, the final norm, then every layer. */
 static int load_weights(loader *L)
 {
@@ -352,6 +401,12 @@ static int load_weights(loader *L)
     const agm_arch *a = m->arch;
     int d = g->d_model, rc;
     wsrc_detect_prefix(L->w, a);
+    if (g->input_kind != AG_INPUT_TOKENS) {
+        if ((rc = load_input_stage(L)) ||
+            (rc = load_norm(L, g->final_norm ? a->final_norm : NULL, &m->final_norm)))
+            return rc;
+        return load_layers(L);
+    }
     if ((rc = load_mat(L, a->tok, g->vocab_size, g->d_embed, &m->tok_emb)))
         return rc;
     if (a->pos && (rc = load_mat(L, a->pos, g->max_positions + a->pos_extra, d, &m->pos_emb)))
@@ -363,10 +418,7 @@ static int load_weights(loader *L)
     if ((rc = load_norm(L, a->emb_norm, &m->emb_norm)) ||
         (rc = load_norm(L, g->final_norm ? a->final_norm : NULL, &m->final_norm)))
         return rc;
-    for (int i = 0; i < g->n_layer; i++)
-        if ((rc = load_layer(L, i)))
-            return rc;
-    return AG_OK;
+    return load_layers(L);
 }
 
 int ag_model_load(const char *dir, ag_model **out, ag_error *err)
@@ -400,6 +452,26 @@ const ag_model_config *ag_model_get_config(const ag_model *m)
     return m ? &m->cfg : NULL;
 }
 
+ag_input_kind ag_model_input_kind(const ag_model *m)
+{
+    return m ? m->cfg.input_kind : AG_INPUT_TOKENS;
+}
+
+int ag_model_input_shape(const ag_model *m, size_t shape[3])
+{
+    const ag_model_config *g = m ? &m->cfg : NULL;
+    if (!g || !shape || g->input_kind == AG_INPUT_TOKENS)
+        return 0;
+    shape[0] = (size_t)g->in_channels;
+    if (g->input_kind == AG_INPUT_FEATURES) {
+        shape[1] = (size_t)g->max_frames;
+        return 2;
+    }
+    shape[1] = (size_t)g->image_height;
+    shape[2] = (size_t)g->image_width;
+    return 3;
+}
+
 int ag_model_layer_window(const ag_model *m, int layer)
 {
     return m && m->window && layer >= 0 && layer < m->cfg.n_layer ? m->window[layer] : 0;
@@ -427,6 +499,8 @@ void ag_model_free(ag_model *m)
     free(m->layers);
     free(m->window);
     free(m->proj_in.b);
+    free(m->conv1.b);
+    free(m->conv2.b);
     free_norm(&m->emb_norm);
     free_norm(&m->final_norm);
     close_all(m->files, m->nfiles);

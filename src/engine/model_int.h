@@ -97,12 +97,20 @@ struct ag_model {
     agm_lin proj_in;     /* OPT project_in (d_embed -> d); w.p NULL if none */
     agm_norm emb_norm;   /* BERT family embeddings.LayerNorm */
     agm_norm final_norm; /* ln_f, norm, final_layer_norm (cfg.final_norm) */
+    agm_tensor cls;      /* ViT cls_token (d) */
+    agm_lin conv1;       /* ViT patch projection, Whisper conv1: the kernel
+                            (d, C, k_h, k_w) read as an nn.Linear [out, in]
+                            of in = C·k_h·k_w (the flattened kernel) */
+    agm_lin conv2;       /* Whisper conv2: (d, d, 3), in = 3·d */
     agm_layer *layers;   /* n_layer */
     size_t max_mat;      /* largest projection matrix (elements): scratch size */
     ag_safetensors **files; /* nfiles weight files, open (and mapped once) for
                                the model's lifetime: the tensors point into them */
     size_t nfiles;
 };
+
+/* "(3, 64, 64)", "(5,)": a shape for messages, as numpy prints it. */
+void agm_shape_str(char *buf, size_t size, int ndim, const size_t *shape);
 
 /* config.json of dir into m (cfg, arch, act, norm_affine, window). */
 int agm_read_config(const char *dir, ag_model *m, ag_error *err);

@@ -1,0 +1,229 @@
+#!/usr/bin/python3
+"""Check the engine's ViT and Whisper encoder (issue 15) against the float64
+references of encoders_ref.py, through libattngeom.so (ctypes:
+ag_model_load, ag_model_input_positions, ag_model_forward_values).
+
+Usage: /usr/bin/python3 tests/ref/check_encoders.py path/to/attngeom
+(the library is the libattngeom.so beside the CLI).
+
+1. The committed folders tests/data/models/tiny-vit (ViTModel names),
+   tiny-vit-cls (ViTForImageClassification: "vit." prefix, classifier,
+   qkv_bias false, gelu_new) and tiny-whisper (model.encoder.*, decoder
+   tensors ignored) are what make_encoders.py writes now, byte for byte.
+2. Every case: attention (L, H, n, n) from the layer callback and hidden
+   (L + 1, n, d) against the reference: --precision f64 within 1e-8, f32
+   within 1e-4 (attention absolute; hidden |diff| / max(1, |ref|)), and the
+   number of positions n ag_model_input_positions gives. Cases: both ViT
+   folders; a non-square ViT (image_size [32, 24], patch [8, 4]) written to a
+   temporary folder; tiny-whisper with 3000 frames (n = 1500), 200 and an odd
+   199 (n = 100); a WhisperModel-named ("encoder.", no prefix) variant with
+   gelu_new, max_source_positions 12, 24 and 7 frames.
+3. Refusals, each one status and a message naming the sizes: ViT pixels of
+   another size or channel count (AG_ESHAPE), Whisper 3001 frames or 79 mel
+   bins (AG_ESHAPE), a NaN input value (AG_ENONFINITE), token ids on a ViT
+   model and values on a token model (AG_EINVAL).
+Prints the measured maximum errors; exits 1 on any failure.
+"""
+import ctypes
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+import encoders_ref as REF  # noqa: E402
+import libattngeom  # noqa: E402
+import make_encoders as MK  # noqa: E402
+
+MODELS = os.path.join(ROOT, "tests", "data", "models")
+TOL = {"f64": 1e-8, "f32": 1e-4}
+PREC = {"f32": 0, "f64": 1}  # ag_precision
+AG_EINVAL, AG_ESHAPE, AG_ENONFINITE = 1, 6, 7
+
+
+class LayerView(ctypes.Structure):
+    _fields_ = [("layer", ctypes.c_int), ("n", ctypes.c_size_t), ("d", ctypes.c_size_t),
+                ("n_head", ctypes.c_int), ("x", ctypes.POINTER(ctypes.c_double)),
+                ("attn", ctypes.POINTER(ctypes.c_double))]
+
+
+LAYER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(LayerView), ctypes.c_void_p)
+
+
+class ForwardOptions(ctypes.Structure):
+    """ag_forward_options (attngeom/model.h)."""
+    _fields_ = [("precision", ctypes.c_int), ("pool", ctypes.c_void_p), ("hidden_fn", ctypes.c_void_p),
+                ("hidden_user", ctypes.c_void_p)]
+
+
+class Engine:
+    def __init__(self, cli):
+        self.lib = lib = libattngeom.load(cli, "check_encoders")
+        if lib is None:
+            return
+        P = ctypes.POINTER
+        lib.ag_model_load.argtypes = [ctypes.c_char_p, P(ctypes.c_void_p), P(libattngeom.Error)]
+        lib.ag_model_free.argtypes = [ctypes.c_void_p]
+        lib.ag_model_input_positions.argtypes = [ctypes.c_void_p, ctypes.c_int, P(ctypes.c_size_t),
+                                                 P(ctypes.c_size_t), P(libattngeom.Error)]
+        lib.ag_model_forward_values.argtypes = [ctypes.c_void_p, P(ctypes.c_double), ctypes.c_int,
+                                                P(ctypes.c_size_t), P(ForwardOptions), LAYER_FN,
+                                                ctypes.c_void_p, P(ctypes.c_double), P(libattngeom.Error)]
+        lib.ag_model_forward.argtypes = [ctypes.c_void_p, P(ctypes.c_int32), ctypes.c_size_t, ctypes.c_int,
+                                         LAYER_FN, ctypes.c_void_p, P(ctypes.c_double), P(libattngeom.Error)]
+
+    def load(self, folder):
+        m, err = ctypes.c_void_p(), libattngeom.Error()
+        rc = self.lib.ag_model_load(folder.encode(), ctypes.byref(m), ctypes.byref(err))
+        if rc:
+            raise RuntimeError("%s: load: %s" % (folder, err.message.decode()))
+        return m
+
+    def positions(self, m, shape):
+        s = (ctypes.c_size_t * len(shape))(*shape)
+        n, err = ctypes.c_size_t(), libattngeom.Error()
+        rc = self.lib.ag_model_input_positions(m, len(shape), s, ctypes.byref(n), ctypes.byref(err))
+        return rc, n.value, err.message.decode()
+
+    def forward(self, m, x, prec, L, d):
+        """(status, message, attn (L, H, n, n), hidden (L + 1, n, d))."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        shape = (ctypes.c_size_t * x.ndim)(*x.shape)
+        rc, n, msg = self.positions(m, x.shape)
+        if rc:
+            return rc, msg, None, None
+        hidden = np.zeros((L + 1, n, d))
+        attn = []
+
+        def on_layer(view, user):
+            v = view.contents
+            attn.append(np.ctypeslib.as_array(v.attn, shape=(v.n_head, v.n, v.n)).copy())
+            return 0
+
+        cb = LAYER_FN(on_layer)
+        opt, err = ForwardOptions(precision=PREC[prec]), libattngeom.Error()
+        rc = self.lib.ag_model_forward_values(m, x.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), x.ndim, shape,
+                                              ctypes.byref(opt), cb, None,
+                                              hidden.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+                                              ctypes.byref(err))
+        return rc, err.message.decode(), (np.array(attn) if attn else None), hidden
+
+
+def errors(a, h, ra, rh):
+    return float(np.max(np.abs(a - ra))), float(np.max(np.abs(h - rh) / np.maximum(1.0, np.abs(rh))))
+
+
+def check_case(eng, name, folder, x, ref_fn, L, d, fails):
+    ra, rh = ref_fn(folder, x)
+    m = eng.load(folder)
+    try:
+        for prec in ("f64", "f32"):
+            rc, msg, a, h = eng.forward(m, x, prec, L, d)
+            if rc:
+                fails.append("%s %s: status %d: %s" % (name, prec, rc, msg))
+                continue
+            if a.shape != ra.shape or h.shape != rh.shape:
+                fails.append("%s %s: shapes %s %s, reference %s %s" % (name, prec, a.shape, h.shape, ra.shape, rh.shape))
+                continue
+            ea, eh = errors(a, h, ra, rh)
+            ok = ea <= TOL[prec] and eh <= TOL[prec]
+            print("%-34s %s n=%-5d attention %.1e  hidden %.1e  %s" % (name, prec, ra.shape[-1], ea, eh,
+                                                                         "ok" if ok else "FAIL"))
+            if not ok:
+                fails.append("%s %s: attention %.2e, hidden %.2e above %g" % (name, prec, ea, eh, TOL[prec]))
+    finally:
+        eng.lib.ag_model_free(m)
+
+
+def expect_refusal(eng, name, folder, x, status, needles, fails):
+    m = eng.load(folder)
+    try:
+        rc, msg, _, _ = eng.forward(m, x, "f64", 2, 32)
+    finally:
+        eng.lib.ag_model_free(m)
+    missing = [s for s in needles if s not in msg]
+    if rc != status or missing or "\n" in msg:
+        fails.append("%s: status %d, message %r (expected status %d naming %s)" % (name, rc, msg, status, needles))
+    else:
+        print("%-34s refused: %s" % (name, msg))
+
+
+def check_committed(tmp, fails):
+    MK.make_all(tmp, quiet=True)
+    for name in ("tiny-vit", "tiny-vit-cls", "tiny-whisper"):
+        for f in ("config.json", "model.safetensors"):
+            with open(os.path.join(tmp, name, f), "rb") as a, open(os.path.join(MODELS, name, f), "rb") as b:
+                if a.read() != b.read():
+                    fails.append("%s/%s differs from what make_encoders.py writes" % (name, f))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    eng = Engine(sys.argv[1])
+    if eng.lib is None:
+        return
+    fails = []
+    rng = np.random.default_rng(2024)
+    tmp = tempfile.mkdtemp(prefix="ag_encoders_")
+    try:
+        check_committed(os.path.join(tmp, "made"), fails)
+        pixels = rng.uniform(-1, 1, (3, 32, 32)).astype(np.float32)
+        for name in ("tiny-vit", "tiny-vit-cls"):
+            check_case(eng, name, os.path.join(MODELS, name), pixels, REF.vit_forward, 2, 32, fails)
+        cfg = MK.vit_config(image_size=[32, 24], patch_size=[8, 4], num_hidden_layers=3)
+        wide = os.path.join(tmp, "vit-nonsquare")
+        MK.write_folder(wide, cfg, MK.vit_tensors(cfg, 21))
+        check_case(eng, "vit-nonsquare [32,24]/[8,4]", wide, rng.uniform(-1, 1, (3, 32, 24)).astype(np.float32),
+                   REF.vit_forward, 3, 32, fails)
+
+        whisper = os.path.join(MODELS, "tiny-whisper")
+        # log-mel features as WhisperFeatureExtractor leaves them: within
+        # [max - 2, max] (its clamp), about (log10 + 4) / 4
+        for T in (3000, 200, 199):
+            feats = (rng.uniform(-0.9, 1.1, (80, T)) * np.linspace(0.5, 1.0, T)).astype(np.float32)
+            check_case(eng, "tiny-whisper T=%d" % T, whisper, feats, REF.whisper_forward, 2, 32, fails)
+        cfg = MK.whisper_config(activation_function="gelu_new", max_source_positions=12, num_mel_bins=16,
+                                architectures=["WhisperModel"])
+        small = os.path.join(tmp, "whisper-model-names")
+        MK.write_folder(small, cfg, MK.whisper_tensors(cfg, 22, prefix=""))
+        for T in (24, 7):
+            check_case(eng, "whisper encoder.* gelu_new T=%d" % T, small,
+                       rng.uniform(-1, 1, (16, T)).astype(np.float32), REF.whisper_forward, 2, 32, fails)
+
+        vit = os.path.join(MODELS, "tiny-vit")
+        expect_refusal(eng, "vit 64x64", vit, np.zeros((3, 64, 64)), AG_ESHAPE, ["(3, 64, 64)", "(3, 32, 32)"], fails)
+        expect_refusal(eng, "vit 1 channel", vit, np.zeros((1, 32, 32)), AG_ESHAPE, ["(1, 32, 32)", "(3, 32, 32)"],
+                       fails)
+        expect_refusal(eng, "whisper 3001 frames", whisper, np.zeros((80, 3001)), AG_ESHAPE, ["3001", "1..3000"],
+                       fails)
+        expect_refusal(eng, "whisper 79 mel bins", whisper, np.zeros((79, 100)), AG_ESHAPE, ["79", "80"], fails)
+        bad = np.zeros((1, 80, 10))
+        bad[0, 3, 4] = np.nan
+        expect_refusal(eng, "whisper NaN input", whisper, bad, AG_ENONFINITE, ["input value 34"], fails)
+        gpt2 = os.path.join(ROOT, "models", "tiny-gpt2")
+        expect_refusal(eng, "values on gpt2", gpt2, np.zeros((3, 4)), AG_EINVAL, ["takes token ids"], fails)
+        m = eng.load(vit)
+        err = libattngeom.Error()
+        ids = (ctypes.c_int32 * 2)(1, 2)
+        rc = eng.lib.ag_model_forward(m, ids, 2, 1, LAYER_FN(0), None, None, ctypes.byref(err))
+        eng.lib.ag_model_free(m)
+        msg = err.message.decode()
+        if rc != AG_EINVAL or "takes pixels" not in msg:
+            fails.append("token ids on vit: status %d, %r" % (rc, msg))
+        else:
+            print("%-34s refused: %s" % ("token ids on vit", msg))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for f in fails:
+        print("FAIL " + f)
+    print("check_encoders: %s" % ("FAILED (%d)" % len(fails) if fails else "ok"))
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()

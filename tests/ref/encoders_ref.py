@@ -1,0 +1,213 @@
+"""Float64 numpy ports of Hugging Face's ViT and Whisper encoder, the
+references of issue 15 (numpy only). Read with the search tool from
+huggingface/transformers:
+
+- src/transformers/models/vit/modeling_vit.py @ 005db8208dee:
+  ViTPatchEmbeddings (Conv2d kernel = stride = patch_size; refuses other
+  image sizes without interpolate_pos_encoding), ViTEmbeddings (cat(cls,
+  patches) + position_embeddings), ViTSelfAttention / eager_attention_forward
+  (softmax(q·kᵀ · head_dim^-0.5), qkv_bias), ViTSelfOutput, ViTIntermediate
+  (ACT2FN[hidden_act]), ViTOutput (+ residual), ViTLayer (layernorm_before ->
+  attention -> + h; layernorm_after -> MLP -> + h), ViTEncoder (hidden states:
+  the embeddings, then every layer's output), ViTModel (layernorm on
+  last_hidden_state only).
+- src/transformers/models/whisper/modeling_whisper.py @ 5c48f71a682f:
+  WhisperEncoder (gelu(conv1), gelu(conv2) with stride 2, + embed_positions,
+  layers, layer_norm, whose output replaces the last hidden state),
+  WhisperEncoderLayer (pre-LN), WhisperAttention (q_proj(x) · head_dim^-0.5,
+  k_proj without bias), nn.LayerNorm default eps 1e-5;
+  configuration_whisper.py for the defaults.
+
+Both return (attentions (L, H, n, n), hidden (L + 1, n, d)) as float64,
+computed from the folder's F32 weights upcast exactly. The convolutions are
+written as their definitions (sums over kernel offsets), not as the
+engine's im2col product.
+"""
+import json
+import math
+import os
+import struct
+
+import numpy as np
+
+_DT = {"F32": "<f4", "F16": "<f2", "F64": "<f8"}
+
+
+def read_safetensors(path):
+    """{name: float64 array} of a safetensors file (F32/F16/F64)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (hlen,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + hlen])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        b, e = info["data_offsets"]
+        a = np.frombuffer(raw[8 + hlen + b:8 + hlen + e], dtype=_DT[info["dtype"]])
+        out[name] = a.astype(np.float64).reshape(info["shape"])
+    return out
+
+
+def load(folder):
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    return cfg, read_safetensors(os.path.join(folder, "model.safetensors"))
+
+
+_erf = np.vectorize(math.erf)
+
+
+def act(name, x):
+    """activations.py ACT2FN: gelu (GELUActivation, erf), gelu_new /
+    gelu_pytorch_tanh (tanh form), relu, silu/swish."""
+    if name == "gelu":
+        return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+    if name in ("gelu_new", "gelu_pytorch_tanh"):
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    if name == "relu":
+        return np.maximum(x, 0)
+    if name in ("silu", "swish"):
+        return x / (1.0 + np.exp(-x))
+    raise ValueError("activation %s" % name)
+
+
+def layer_norm(x, w, b, eps):
+    """torch.nn.LayerNorm over the last dim, biased variance."""
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * w + b
+
+
+def linear(x, W, b=None):
+    """nn.Linear: x @ Wᵀ + b."""
+    y = x @ W.T
+    return y if b is None else y + b
+
+
+def softmax(s):
+    s = s - s.max(-1, keepdims=True)
+    e = np.exp(s)
+    return e / e.sum(-1, keepdims=True)
+
+
+def heads(x, H):
+    """(n, H·hd) -> (H, n, hd): transpose_for_scores / _shape."""
+    n, w = x.shape
+    return x.reshape(n, H, w // H).transpose(1, 0, 2)
+
+
+def pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def _prefix(t, probe, prefixes):
+    for p in prefixes:
+        if p + probe in t:
+            return p
+    return ""
+
+
+# ---- ViT (modeling_vit.py) ------------------------------------------------
+
+def vit_forward(folder, pixels):
+    """ViTModel(pixel_values[None], output_attentions=True,
+    output_hidden_states=True) on pixels (C, H, W)."""
+    cfg, t = load(folder)
+    p = _prefix(t, "embeddings.cls_token", ["vit."])
+    d, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    eps, hact = cfg.get("layer_norm_eps", 1e-12), cfg.get("hidden_act", "gelu")
+    (ih, iw), (ph, pw) = pair(cfg.get("image_size", 224)), pair(cfg.get("patch_size", 16))
+    C, qkv_bias = cfg.get("num_channels", 3), cfg.get("qkv_bias", True)
+    x = np.asarray(pixels, dtype=np.float64)
+    # ViTPatchEmbeddings.forward: channel and size checks
+    assert x.shape == (C, ih, iw), "ViT takes (%d, %d, %d), got %s" % (C, ih, iw, x.shape)
+    W = t[p + "embeddings.patch_embeddings.projection.weight"]  # (d, C, ph, pw)
+    bconv = t[p + "embeddings.patch_embeddings.projection.bias"]
+    gh, gw = ih // ph, iw // pw
+    # Conv2d(stride = kernel): out[o, i, j] = b[o] + sum_{c,ky,kx} W[o,c,ky,kx] x[c, i·ph+ky, j·pw+kx]
+    conv = np.empty((d, gh, gw))
+    for i in range(gh):
+        for j in range(gw):
+            patch = x[:, i * ph:(i + 1) * ph, j * pw:(j + 1) * pw]
+            conv[:, i, j] = np.tensordot(W, patch, axes=([1, 2, 3], [0, 1, 2])) + bconv
+    emb = conv.reshape(d, gh * gw).T  # .flatten(2).transpose(1, 2)
+    # ViTEmbeddings.forward: cat((cls_tokens, embeddings)) + position_embeddings
+    h = np.concatenate([t[p + "embeddings.cls_token"][0], emb], axis=0) + t[p + "embeddings.position_embeddings"][0]
+    hd = d // H
+    scaling = hd ** -0.5
+    hidden, attns = [], []
+    for l in range(L):
+        q_ = "%sencoder.layer.%d." % (p, l)
+        g = lambda k: t.get(q_ + k)  # noqa: E731
+        hidden.append(h)  # ViTEncoder: before each layer
+        x_ln = layer_norm(h, g("layernorm_before.weight"), g("layernorm_before.bias"), eps)
+        # ViTSelfAttention: query, key, value are nn.Linear(bias=config.qkv_bias)
+        bias = (lambda k: g(k)) if qkv_bias else (lambda k: None)
+        k = heads(linear(x_ln, g("attention.attention.key.weight"), bias("attention.attention.key.bias")), H)
+        v = heads(linear(x_ln, g("attention.attention.value.weight"), bias("attention.attention.value.bias")), H)
+        q = heads(linear(x_ln, g("attention.attention.query.weight"), bias("attention.attention.query.bias")), H)
+        # eager_attention_forward: matmul(q, kᵀ) * scaling, softmax
+        a = softmax(np.matmul(q, k.transpose(0, 2, 1)) * scaling)
+        attns.append(a)
+        ctx = np.matmul(a, v).transpose(1, 0, 2).reshape(-1, d)
+        h = linear(ctx, g("attention.output.dense.weight"), g("attention.output.dense.bias")) + h
+        y = layer_norm(h, g("layernorm_after.weight"), g("layernorm_after.bias"), eps)
+        y = act(hact, linear(y, g("intermediate.dense.weight"), g("intermediate.dense.bias")))
+        h = linear(y, g("output.dense.weight"), g("output.dense.bias")) + h
+    hidden.append(h)  # ViTEncoder appends the last layer's output; ViTModel's layernorm is not in it
+    return np.array(attns), np.array(hidden)
+
+
+# ---- Whisper encoder (modeling_whisper.py) --------------------------------
+
+def conv1d(x, W, b, stride, padding):
+    """nn.Conv1d (cross-correlation) on x (C_in, T): out[o, i] = b[o] +
+    sum_{c,k} W[o, c, k] · xpad[c, stride·i + k]."""
+    C, T = x.shape
+    K = W.shape[2]
+    xp = np.zeros((C, T + 2 * padding))
+    xp[:, padding:padding + T] = x
+    n = (T + 2 * padding - K) // stride + 1
+    out = np.tile(b[:, None], (1, n))
+    for k in range(K):
+        out += W[:, :, k] @ xp[:, k:k + stride * (n - 1) + 1:stride]
+    return out
+
+
+def whisper_forward(folder, features):
+    """WhisperEncoder(input_features[None], output_attentions=True,
+    output_hidden_states=True) on features (n_mels, T). HF accepts only
+    T = 2·max_source_positions; for fewer frames this is the same code with
+    embed_positions rows 0 … n−1 (issue 15's extension)."""
+    cfg, t = load(folder)
+    p = _prefix(t, "encoder.conv1.weight", ["model."]) + "encoder."
+    d, H, L = cfg["d_model"], cfg["encoder_attention_heads"], cfg["encoder_layers"]
+    hact, eps = cfg.get("activation_function", "gelu"), 1e-5  # nn.LayerNorm(embed_dim)
+    x = np.asarray(features, dtype=np.float64)
+    assert x.shape[0] == cfg.get("num_mel_bins", 80)
+    h = act("gelu", conv1d(x, t[p + "conv1.weight"], t[p + "conv1.bias"], 1, 1))  # nn.functional.gelu
+    h = act("gelu", conv1d(h, t[p + "conv2.weight"], t[p + "conv2.bias"], 2, 1))
+    h = h.T  # permute(0, 2, 1)
+    n = h.shape[0]
+    h = h + t[p + "embed_positions.weight"][:n]
+    hd = d // H
+    scaling = hd ** -0.5
+    hidden, attns = [], []
+    for l in range(L):
+        q_ = "%slayers.%d." % (p, l)
+        g = lambda k: t.get(q_ + k)  # noqa: E731
+        hidden.append(h)
+        x_ln = layer_norm(h, g("self_attn_layer_norm.weight"), g("self_attn_layer_norm.bias"), eps)
+        q = linear(x_ln, g("self_attn.q_proj.weight"), g("self_attn.q_proj.bias")) * scaling
+        k = linear(x_ln, g("self_attn.k_proj.weight"))  # no bias
+        v = linear(x_ln, g("self_attn.v_proj.weight"), g("self_attn.v_proj.bias"))
+        a = softmax(np.matmul(heads(q, H), heads(k, H).transpose(0, 2, 1)))
+        attns.append(a)
+        ctx = np.matmul(a, heads(v, H)).transpose(1, 0, 2).reshape(-1, d)
+        h = h + linear(ctx, g("self_attn.out_proj.weight"), g("self_attn.out_proj.bias"))
+        y = layer_norm(h, g("final_layer_norm.weight"), g("final_layer_norm.bias"), eps)
+        y = act(hact, linear(y, g("fc1.weight"), g("fc1.bias")))
+        h = h + linear(y, g("fc2.weight"), g("fc2.bias"))
+    hidden.append(layer_norm(h, t[p + "layer_norm.weight"], t[p + "layer_norm.bias"], eps))
+    return np.array(attns), np.array(hidden)

@@ -1,0 +1,207 @@
+#!/usr/bin/python3
+"""Write the random-weight ViT and Whisper-encoder folders of issue 15 in
+Hugging Face's layout (config.json + model.safetensors, F32), numpy only.
+
+Usage: /usr/bin/python3 tests/ref/make_encoders.py [OUT_DIR]
+(default tests/data/models: tiny-vit, tiny-vit-cls, tiny-whisper).
+
+- tiny-vit: ViTModel names (no prefix) with its pooler, 32x32 images in 8x8
+  patches (17 positions), d 32, 2 layers, 4 heads, hidden_act gelu.
+- tiny-vit-cls: ViTForImageClassification names ("vit." + the same, no
+  pooler) and a classifier, qkv_bias false, hidden_act gelu_new.
+- tiny-whisper: WhisperForConditionalGeneration names (model.encoder.*,
+  k_proj without bias), num_mel_bins 80, max_source_positions 1500 with
+  sinusoidal embed_positions (modeling_whisper.py sinusoids, as HF
+  initialises them), plus decoder tensors and proj_out, which the engine
+  must ignore.
+
+Weights have a realistic scale (q and k of std ~1.5 per element after the
+norms) so the attention is far from uniform. The same seeds give the same
+bytes. check_encoders.py imports `write_folder`, `vit_tensors` and
+`whisper_tensors` to make more variants in a temporary folder.
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+
+
+def write_safetensors(path, tensors):
+    """tensors: list of (name, float array); stored F32 in that order. The
+    header is padded with spaces to a multiple of 8 bytes (as the reference
+    writer does)."""
+    header, blobs, off = {}, [], 0
+    for name, a in tensors:
+        b = np.ascontiguousarray(a, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(np.shape(a)), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    header["__metadata__"] = {"format": "pt"}
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def write_folder(folder, config, tensors):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write("\n")
+    write_safetensors(os.path.join(folder, "model.safetensors"), tensors)
+
+
+def f32(a):
+    return np.asarray(a, dtype=np.float32)
+
+
+def lin(rng, out, inp, gain=1.0, bias=True):
+    """nn.Linear [out, in] weight with std gain/sqrt(in) and a bias."""
+    w = f32(rng.normal(0, gain / np.sqrt(inp), (out, inp)))
+    return w, (f32(rng.normal(0, 0.1, out)) if bias else None)
+
+
+def norm(rng, d):
+    return f32(1 + rng.normal(0, 0.2, d)), f32(rng.normal(0, 0.1, d))
+
+
+def add_lin(t, name, wb):
+    t.append((name + ".weight", wb[0]))
+    if wb[1] is not None:
+        t.append((name + ".bias", wb[1]))
+
+
+def add_norm(t, name, wb):
+    t.append((name + ".weight", wb[0]))
+    t.append((name + ".bias", wb[1]))
+
+
+def vit_config(**over):
+    c = {"model_type": "vit", "architectures": ["ViTModel"], "hidden_size": 32,
+         "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64,
+         "hidden_act": "gelu", "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0,
+         "initializer_range": 0.02, "layer_norm_eps": 1e-12, "image_size": 32, "patch_size": 8,
+         "num_channels": 3, "qkv_bias": True, "encoder_stride": 8}
+    c.update(over)
+    return c
+
+
+def pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def vit_tensors(cfg, seed, prefix="", pooler=False, classifier=0):
+    """The tensors of a ViT folder: ViTModel's names after `prefix`."""
+    rng = np.random.default_rng(seed)
+    d, ff, C = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_channels"]
+    (ih, iw), (ph, pw) = pair(cfg["image_size"]), pair(cfg["patch_size"])
+    n = (ih // ph) * (iw // pw) + 1
+    qb = cfg.get("qkv_bias", True)
+    t = [(prefix + "embeddings.cls_token", f32(rng.normal(0, 0.5, (1, 1, d)))),
+         (prefix + "embeddings.position_embeddings", f32(rng.normal(0, 0.5, (1, n, d)))),
+         (prefix + "embeddings.patch_embeddings.projection.weight",
+          f32(rng.normal(0, 1.5 / np.sqrt(C * ph * pw), (d, C, ph, pw)))),
+         (prefix + "embeddings.patch_embeddings.projection.bias", f32(rng.normal(0, 0.1, d)))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = "%sencoder.layer.%d." % (prefix, i)
+        add_norm(t, p + "layernorm_before", norm(rng, d))
+        add_lin(t, p + "attention.attention.query", lin(rng, d, d, 1.5, qb))
+        add_lin(t, p + "attention.attention.key", lin(rng, d, d, 1.5, qb))
+        add_lin(t, p + "attention.attention.value", lin(rng, d, d, 1.0, qb))
+        add_lin(t, p + "attention.output.dense", lin(rng, d, d))
+        add_norm(t, p + "layernorm_after", norm(rng, d))
+        add_lin(t, p + "intermediate.dense", lin(rng, ff, d))
+        add_lin(t, p + "output.dense", lin(rng, d, ff))
+    add_norm(t, prefix + "layernorm", norm(rng, d))
+    if pooler:
+        add_lin(t, prefix + "pooler.dense", lin(rng, d, d))
+    if classifier:
+        add_lin(t, "classifier", lin(rng, classifier, d))
+    return t
+
+
+def sinusoids(length, channels, max_timescale=10000.0):
+    """modeling_whisper.py sinusoids: [sin(t·inv) | cos(t·inv)], inv =
+    exp(-log(max_timescale)/(channels/2 - 1) · j). Computed in float64
+    here (HF: float32), then stored F32."""
+    inc = np.log(max_timescale) / (channels // 2 - 1)
+    inv = np.exp(-inc * np.arange(channels // 2))
+    st = np.arange(length)[:, None] * inv[None, :]
+    return np.concatenate([np.sin(st), np.cos(st)], axis=1)
+
+
+def whisper_config(**over):
+    c = {"model_type": "whisper", "architectures": ["WhisperForConditionalGeneration"],
+         "d_model": 32, "encoder_layers": 2, "encoder_attention_heads": 4, "encoder_ffn_dim": 64,
+         "decoder_layers": 1, "decoder_attention_heads": 4, "decoder_ffn_dim": 64,
+         "num_mel_bins": 80, "max_source_positions": 1500, "max_target_positions": 16,
+         "vocab_size": 100, "activation_function": "gelu", "scale_embedding": False,
+         "dropout": 0.0, "attention_dropout": 0.0, "activation_dropout": 0.0,
+         "pad_token_id": 99, "bos_token_id": 98, "eos_token_id": 99, "decoder_start_token_id": 98}
+    c.update(over)
+    return c
+
+
+def whisper_tensors(cfg, seed, prefix="model."):
+    """WhisperEncoder's tensors under prefix + "encoder.", then a few of the
+    decoder's and proj_out (never read by the engine)."""
+    rng = np.random.default_rng(seed)
+    d, ff, M, P = cfg["d_model"], cfg["encoder_ffn_dim"], cfg["num_mel_bins"], cfg["max_source_positions"]
+    e = prefix + "encoder."
+    t = [(e + "conv1.weight", f32(rng.normal(0, 1.5 / np.sqrt(3 * M), (d, M, 3)))),
+         (e + "conv1.bias", f32(rng.normal(0, 0.1, d))),
+         (e + "conv2.weight", f32(rng.normal(0, 1.5 / np.sqrt(3 * d), (d, d, 3)))),
+         (e + "conv2.bias", f32(rng.normal(0, 0.1, d))),
+         (e + "embed_positions.weight", f32(sinusoids(P, d)))]
+    for i in range(cfg["encoder_layers"]):
+        p = "%slayers.%d." % (e, i)
+        add_lin(t, p + "self_attn.k_proj", lin(rng, d, d, 1.5, bias=False))
+        add_lin(t, p + "self_attn.v_proj", lin(rng, d, d))
+        add_lin(t, p + "self_attn.q_proj", lin(rng, d, d, 1.5))
+        add_lin(t, p + "self_attn.out_proj", lin(rng, d, d))
+        add_norm(t, p + "self_attn_layer_norm", norm(rng, d))
+        add_lin(t, p + "fc1", lin(rng, ff, d))
+        add_lin(t, p + "fc2", lin(rng, d, ff))
+        add_norm(t, p + "final_layer_norm", norm(rng, d))
+    add_norm(t, e + "layer_norm", norm(rng, d))
+    dec = prefix + "decoder."
+    emb = f32(rng.normal(0, 0.5, (cfg["vocab_size"], d)))
+    t.append((dec + "embed_tokens.weight", emb))
+    t.append((dec + "embed_positions.weight", f32(rng.normal(0, 0.5, (cfg["max_target_positions"], d)))))
+    add_lin(t, dec + "layers.0.self_attn.k_proj", lin(rng, d, d, bias=False))
+    add_lin(t, dec + "layers.0.encoder_attn.q_proj", lin(rng, d, d))
+    add_norm(t, dec + "layer_norm", norm(rng, d))
+    if prefix:
+        t.append(("proj_out.weight", emb))  # tied to embed_tokens
+    return t
+
+
+def make_all(out, quiet=False):
+    """The three committed folders under out."""
+    cv = vit_config()
+    write_folder(os.path.join(out, "tiny-vit"), cv, vit_tensors(cv, 15, pooler=True))
+    cc = vit_config(architectures=["ViTForImageClassification"], qkv_bias=False, hidden_act="gelu_new",
+                    id2label={"0": "a", "1": "b", "2": "c"}, label2id={"a": 0, "b": 1, "c": 2})
+    write_folder(os.path.join(out, "tiny-vit-cls"), cc, vit_tensors(cc, 16, prefix="vit.", classifier=3))
+    cw = whisper_config()
+    write_folder(os.path.join(out, "tiny-whisper"), cw, whisper_tensors(cw, 17))
+    for name in ("tiny-vit", "tiny-vit-cls", "tiny-whisper"):
+        p = os.path.join(out, name, "model.safetensors")
+        if not quiet:
+            print("%s: %d bytes" % (p, os.path.getsize(p)))
+
+
+def main():
+    make_all(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "data", "models"))
+
+
+if __name__ == "__main__":
+    main()
