@@ -22,7 +22,7 @@
 
 CC      ?= cc
 BUILD   := build
-PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc cairo fontconfig
+PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc cairo fontconfig libpng libjpeg
 AG_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc
 AG_CFLAGS   := -O2 -g -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
                -Wno-unused-parameter -fPIC -pthread
@@ -44,7 +44,7 @@ LDLIBS  = $(PKG_LIBS) -lm
 COMPILE = $(CC) $(AG_CPPFLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(AG_CFLAGS) $(CFLAGS)
 LINK    = $(CC) $(AG_LDFLAGS) $(CFLAGS) $(LDFLAGS)
 
-LIB_SRCS  := $(wildcard src/*.c) $(wildcard src/engine/*.c) $(wildcard src/io/*.c) $(wildcard src/tokenizer/*.c) $(wildcard src/plot/*.c) $(wildcard analysis/*.c)
+LIB_SRCS  := $(wildcard src/*.c) $(wildcard src/engine/*.c) $(wildcard src/io/*.c) $(wildcard src/tokenizer/*.c) $(wildcard src/plot/*.c) $(wildcard src/media/*.c) $(wildcard analysis/*.c)
 CLI_SRCS  := $(wildcard src/cli/*.c)
 TEST_SRCS := $(wildcard tests/*.c)
 EX_SRCS   := $(wildcard examples/*.c)
@@ -53,7 +53,7 @@ BENCH_SRCS:= $(wildcard bench/*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
-HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h src/plot/*.h analysis/*.h src/cli/*.h tests/*.h)
+HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h src/plot/*.h src/media/*.h analysis/*.h src/cli/*.h tests/*.h)
 
 # The version has one home, include/attngeom/core.h (AG_VERSION_MAJOR, ...).
 VERSION_PART = $(shell sed -n 's/^\#define AG_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' include/attngeom/core.h)
@@ -93,6 +93,9 @@ $(BUILD)/%.o: %.c $(HEADERS)
 # API); internal functions stay inside it. Static linking (the CLI, tests,
 # examples use libattngeom.a) sees every symbol regardless.
 $(LIB_OBJS): AG_CFLAGS += -fvisibility=hidden
+# Pillow's resampling and HF's float32 normalisation are matched bit for bit:
+# no multiply-add may be fused there (docs/vision.md).
+$(BUILD)/src/media/%.o: AG_CFLAGS += -ffp-contract=off
 
 $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(dir $@)

@@ -20,6 +20,8 @@
  *                       results that do not depend on the thread count
  *   attngeom/access.h   the library without struct layouts: opaque heap
  *                       objects and getters, for bindings (docs/python.md)
+ *   attngeom/image.h    PNG/JPEG images and ViTImageProcessor's preprocessing
+ *                       (docs/vision.md)
  *
  * Ownership, in one place: the library never prints and never exits; every
  * fallible function returns an int status (AG_OK = 0) and, given an ag_error,
@@ -47,5 +49,6 @@
 #include "attngeom/plot.h"
 #include "attngeom/parallel.h"
 #include "attngeom/access.h"
+#include "attngeom/image.h"
 
 #endif
