@@ -174,7 +174,7 @@ cli-test: $(CLI)
 	@for t in tests/cli/*.sh; do [ $$t = tests/cli/lib.sh ] && continue; \
 	    echo "== $$t"; sh $$t $(CLI) || exit 1; done
 
-ref-test: $(CLI) $(LIB_SO)
+ref-test: $(CLI) $(LIB_SO) $(BUILD)/examples/image_pixels
 	/usr/bin/python3 -B tests/ref/check_matrix.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_models.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_archs.py $(CLI)
@@ -185,6 +185,7 @@ ref-test: $(CLI) $(LIB_SO)
 	/usr/bin/python3 -B tests/ref/check_npy_header.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_tokenizers.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_aggregate.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_image.py $(BUILD)/examples/image_pixels
 
 # The Python package (python/attngeom, docs/python.md) against the library
 # and the CLI just built: Debian's python3-pytest; torch and pandas optional.

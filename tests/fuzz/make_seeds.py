@@ -296,3 +296,12 @@ put("fuzz_matrix_metrics", "identity6_tau0", mat(np.eye(6), 0.0))
 put("fuzz_matrix_metrics", "zeros2", mat(np.zeros((2, 2))))
 put("fuzz_matrix_metrics", "nan3", mat([[1, 0, 0], [0, np.nan, 0], [0, 0, 1]]))
 put("fuzz_matrix_metrics", "single", mat([[1.0]]))
+
+# ---- images (fuzz_image): the small test images, one truncated ----
+IMG = "tests/data/images"
+for name in ["rgb8_3x2.png", "gray2_19x13.png", "pal2_adam7_11x10.png", "gray16_26x18.png",
+             "rgb444_33x17.jpg", "gray_30x22.jpg", "progressive_48x36.jpg"]:
+    with open(os.path.join(IMG, name), "rb") as f:
+        put("fuzz_image", name, f.read())
+with open(os.path.join(IMG, "rgb420_40x30.jpg"), "rb") as f:
+    put("fuzz_image", "cut_rgb420.jpg", f.read()[:700])

@@ -41,7 +41,7 @@ fi
 sh scripts/install-deps.sh
 
 # ---- build ----
-PKGS="lapacke openblas gsl jansson libpcre2-8 libutf8proc"
+PKGS="lapacke openblas gsl jansson libpcre2-8 libutf8proc libpng libjpeg"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 # the caller's CPPFLAGS / CFLAGS come after these, LDFLAGS on the link lines
 FZ_CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
@@ -49,9 +49,9 @@ FZ_CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 LIBS="$(pkg-config --libs $PKGS) -lm"
 mkdir -p $B/obj $B/artifacts
 # library objects, rebuilt when a source or any header is newer
-newest_h=$(ls -t include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h analysis/*.h 2>/dev/null | head -n1)
+newest_h=$(ls -t include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h src/media/*.h analysis/*.h 2>/dev/null | head -n1)
 OBJS=""
-for s in src/*.c src/engine/*.c src/io/*.c src/tokenizer/*.c analysis/*.c; do
+for s in src/*.c src/engine/*.c src/io/*.c src/tokenizer/*.c src/media/*.c analysis/*.c; do
     o=$B/obj/$(echo "$s" | tr / _ | sed 's/\.c$/.o/')
     OBJS="$OBJS $o"
     if [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then
@@ -82,6 +82,7 @@ max_len() {
         fuzz_tokenize_text) echo 1024 ;;
         fuzz_model_config) echo 2048 ;;
         fuzz_matrix_metrics) echo 2058 ;;
+        fuzz_image) echo 8192 ;;
         *) echo 4096 ;;
     esac
 }

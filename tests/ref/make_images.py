@@ -8,7 +8,8 @@ five row filters, Adam7 interlacing, palettes with tRNS. JPEGs need cjpeg
 and djpeg (Debian's libjpeg-turbo-progs) at generation time only: each
 NAME.jpg is committed with NAME.jpg.ppm, djpeg's decoding of it with the
 default settings (islow DCT, fancy upsampling), the pixels the decoders are
-compared with (tests/ref/image_ref.py).
+compared with (tests/ref/image_ref.py). cmyk_8x6.jpg, which must be
+refused, is written with Pillow (python3-pil).
 
     /usr/bin/python3 tests/ref/make_images.py [OUTDIR]
 """
@@ -163,6 +164,13 @@ def make_jpegs(out, rng):
             subprocess.run(["djpeg", "-pnm", "-outfile", dst + ".ppm", dst], check=True)
 
 
+def make_cmyk(out):
+    """A CMYK JPEG, which the decoder refuses: cjpeg cannot write one, Pillow
+    (python3-pil) can."""
+    from PIL import Image
+    Image.new("CMYK", (8, 6), (10, 200, 30, 40)).save(os.path.join(out, "cmyk_8x6.jpg"))
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(__file__), "..", "data", "images")
@@ -170,6 +178,7 @@ def main():
     rng = np.random.default_rng(15)
     make_pngs(out, rng)
     make_jpegs(out, rng)
+    make_cmyk(out)
 
 
 if __name__ == "__main__":
