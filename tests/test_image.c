@@ -170,7 +170,8 @@ Test(image, png_16bit_as_pil)
     free(p.b);
 }
 
-/* Low bit depths scale by 255 / (2^d - 1), as PIL's "1", L;2, L;4. */
+/* Low bit depths scale by 255 / (2^d - 1), as PIL's "1", L;2, L;4;
+ * palettes are PIL's. */
 Test(image, png_low_depth_gray_and_palette)
 {
     const unsigned char g2[] = {0, 0x1b};  /* 00 01 10 11 */
@@ -188,6 +189,15 @@ Test(image, png_low_depth_gray_and_palette)
     cr_assert_eq(decode_buf(&p, "p1.png", &img, &err), AG_OK, "%s", err.message);
     expect_pixel(&img, 0, 0, 10, 20, 30);
     expect_pixel(&img, 1, 0, 40, 50, 60);
+    ag_image_free(&img);
+    free(p.b);
+    /* an index past the PLTE: Pillow's palette starts as the gray ramp */
+    const unsigned char idx8[] = {0, 1, 5, 200};
+    p = make_png(3, 1, 8, 3, idx8, sizeof idx8, pal, sizeof pal);
+    cr_assert_eq(decode_buf(&p, "p8.png", &img, &err), AG_OK, "%s", err.message);
+    expect_pixel(&img, 0, 0, 40, 50, 60);
+    expect_pixel(&img, 1, 0, 5, 5, 5);
+    expect_pixel(&img, 2, 0, 200, 200, 200);
     ag_image_free(&img);
     free(p.b);
 }

@@ -8,7 +8,10 @@
  *   other 16-bit    -> the high byte of each sample ("RGB;16B", "LA;16B",
  *                      "RGBA;16B");
  *   alpha, tRNS     -> dropped, never composited;
- *   palette         -> looked up.
+ *   palette         -> looked up in PIL's palette: 256 entries, the gray
+ *                      ramp (i, i, i) under the file's PLTE entries
+ *                      (ImagingPaletteNew), so indices past the PLTE give
+ *                      gray, as in Pillow (libpng would give black).
  * libpng reports errors through longjmp: everything that must be freed
  * after a failure lives in a pngctx reached through a pointer, and the
  * setjmp sits in decode_with_libpng alone. */
@@ -27,6 +30,8 @@ typedef struct {
     png_structp png;
     png_infop info;
     unsigned char *rows;       /* (passes > 1 ? height : 1, rowbytes) */
+    int paletted;
+    unsigned char lut[256][3]; /* palette index -> RGB, when paletted */
     char message[200];         /* libpng's error text */
 } pngctx;
 
@@ -58,14 +63,17 @@ static unsigned be16(const unsigned char *p)
     return ((unsigned)p[0] << 8) | p[1];
 }
 
-/* One decoded row (8 or 16 bits, 1-4 channels, after libpng's expansions)
- * into RGB, as PIL's unpackers and convert("RGB") do. */
+/* One decoded row (8 or 16 bits, 1-4 channels, after libpng's expansions;
+ * palette indices when lut is given) into RGB, as PIL's unpackers and
+ * convert("RGB") do. */
 static void row_to_rgb(const unsigned char *s, size_t width, int channels, int depth,
-                       unsigned char *rgb)
+                       const unsigned char (*lut)[3], unsigned char *rgb)
 {
     size_t step = (size_t)channels * (depth == 16 ? 2 : 1);
     for (size_t x = 0; x < width; x++, s += step, rgb += 3) {
-        if (channels >= 3) {
+        if (lut) {
+            memcpy(rgb, lut[s[0]], 3);
+        } else if (channels >= 3) {
             for (int k = 0; k < 3; k++)
                 rgb[k] = s[k * (depth / 8)];  /* the sample, or its high byte */
         } else {
@@ -91,6 +99,24 @@ static int ihdr_dims(const unsigned char *b, size_t len, size_t *w, size_t *h)
     return 1;
 }
 
+/* PIL's palette for a P image: the gray ramp, then the PLTE's entries;
+ * the indices are unpacked to a byte each (png_set_packing). */
+static void palette_lut(pngctx *c)
+{
+    png_colorp plte = NULL;
+    int n = 0;
+    for (int i = 0; i < 256; i++)
+        c->lut[i][0] = c->lut[i][1] = c->lut[i][2] = (unsigned char)i;
+    if (png_get_PLTE(c->png, c->info, &plte, &n) == PNG_INFO_PLTE)
+        for (int i = 0; i < n && i < 256; i++) {
+            c->lut[i][0] = plte[i].red;
+            c->lut[i][1] = plte[i].green;
+            c->lut[i][2] = plte[i].blue;
+        }
+    c->paletted = 1;
+    png_set_packing(c->png);
+}
+
 /* Everything libpng does, under its setjmp. Returns 0, or 1 after a libpng
  * error (c->message says which). */
 static int decode_with_libpng(pngctx *c, ag_image *out)
@@ -107,7 +133,7 @@ static int decode_with_libpng(pngctx *c, ag_image *out)
     int color = png_get_color_type(c->png, c->info);
     int depth = png_get_bit_depth(c->png, c->info);
     if (color == PNG_COLOR_TYPE_PALETTE)
-        png_set_palette_to_rgb(c->png);
+        palette_lut(c);
     else if (color == PNG_COLOR_TYPE_GRAY && depth < 8)
         png_set_expand_gray_1_2_4_to_8(c->png);
     int passes = png_set_interlace_handling(c->png);
@@ -118,6 +144,9 @@ static int decode_with_libpng(pngctx *c, ag_image *out)
     if ((depth != 8 && depth != 16) || channels < 1 || channels > 4 ||
         rowbytes < (size_t)width * (size_t)channels * (size_t)(depth / 8))
         png_error(c->png, "unexpected layout after expansion");
+    if (c->paletted && (channels != 1 || depth != 8))
+        png_error(c->png, "unexpected palette layout");
+    const unsigned char (*lut)[3] = c->paletted ? (const unsigned char (*)[3])c->lut : NULL;
     size_t nrows = passes > 1 ? height : 1;
     c->rows = malloc(rowbytes * nrows);
     if (!c->rows)
@@ -128,12 +157,12 @@ static int decode_with_libpng(pngctx *c, ag_image *out)
             for (png_uint_32 y = 0; y < height; y++)
                 png_read_row(c->png, c->rows + y * rowbytes, NULL);
         for (png_uint_32 y = 0; y < height; y++)
-            row_to_rgb(c->rows + y * rowbytes, width, channels, depth,
+            row_to_rgb(c->rows + y * rowbytes, width, channels, depth, lut,
                        out->rgb + (size_t)y * width * 3);
     } else {
         for (png_uint_32 y = 0; y < height; y++) {
             png_read_row(c->png, c->rows, NULL);
-            row_to_rgb(c->rows, width, channels, depth, out->rgb + (size_t)y * width * 3);
+            row_to_rgb(c->rows, width, channels, depth, lut, out->rgb + (size_t)y * width * 3);
         }
     }
     return 0;

@@ -23,6 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     volatile unsigned sink = 0;
     for (size_t i = 0; i < img.width * img.height * 3; i++)
         sink += img.rgb[i];
+    (void)sink;
     ag_image_config cfg;
     ag_image_config_default(&cfg);
     cfg.height = 1 + size % 13;

@@ -79,27 +79,32 @@ def compare(label, tensor, resized, ref_tensor, ref_resized, stats):
     return None if d <= TOL else "%s: tensor differs by %g" % (label, d)
 
 
-def main():
-    prog = sys.argv[1]
+def check_all(prog, reference, title):
+    """Compare the C side with reference(image, **kw) -> (tensor, resized)
+    over every image and case; print the figures, exit 1 on a failure."""
     stats, failures = {"max": 0.0, "n": 0, "exact": 0}, []
     with tempfile.TemporaryDirectory() as tmp:
         for image in images():
-            rgb = image_ref.decoded_rgb(image)
             for config, kw in cases():
                 tensor, resized = run_c(prog, image, config, tmp)
-                ref_t = image_ref.hf_pixels(rgb, **kw)
-                ref_r = image_ref.resize(rgb, *kw["size"], kw.get("resample", 2)) \
-                    if kw.get("do_resize", True) else rgb
+                ref_t, ref_r = reference(image, **kw)
                 label = "%s %s" % (os.path.basename(image), json.dumps(config))
                 f = compare(label, tensor, resized, ref_t, ref_r, stats)
                 if f:
                     failures.append(f)
     for f in failures[:20]:
         print("FAIL", f)
-    print("check_image: %d comparisons, %d exact, max |C - reference| = %g (tolerance %g)"
-          % (stats["n"], stats["exact"], stats["max"], TOL))
+    print("%s: %d comparisons, %d exact, max |C - reference| = %g (tolerance %g)"
+          % (title, stats["n"], stats["exact"], stats["max"], TOL))
     sys.exit(1 if failures or stats["n"] == 0 else 0)
 
 
+def numpy_reference(image, **kw):
+    rgb = image_ref.decoded_rgb(image)
+    resized = image_ref.resize(rgb, *kw["size"], kw.get("resample", 2)) \
+        if kw.get("do_resize", True) else rgb
+    return image_ref.hf_pixels(rgb, **kw), resized
+
+
 if __name__ == "__main__":
-    main()
+    check_all(sys.argv[1], numpy_reference, "check_image")

@@ -8,17 +8,15 @@ make test does not run it.
 
     /usr/bin/python3 tests/ref/check_image_pil.py build/examples/image_pixels
 """
-import json
 import os
 import sys
-import tempfile
 import warnings
 
 import numpy as np
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_image import TOL, cases, compare, images, run_c  # noqa: E402
+from check_image import check_all  # noqa: E402
 
 
 def pil_pixels(path, size=(224, 224), resample=2, do_resize=True, do_rescale=True,
@@ -39,24 +37,5 @@ def pil_pixels(path, size=(224, 224), resample=2, do_resize=True, do_rescale=Tru
     return x.transpose(2, 0, 1), u8
 
 
-def main():
-    prog = sys.argv[1]
-    stats, failures = {"max": 0.0, "n": 0, "exact": 0}, []
-    with tempfile.TemporaryDirectory() as tmp:
-        for image in images():
-            for config, kw in cases():
-                tensor, resized = run_c(prog, image, config, tmp)
-                ref_t, ref_r = pil_pixels(image, **kw)
-                label = "%s %s" % (os.path.basename(image), json.dumps(config))
-                f = compare(label, tensor, resized, ref_t, ref_r, stats)
-                if f:
-                    failures.append(f)
-    for f in failures[:20]:
-        print("FAIL", f)
-    print("check_image_pil (Pillow %s): %d comparisons, %d exact, max |C - PIL+numpy| = %g "
-          "(tolerance %g)" % (Image.__version__, stats["n"], stats["exact"], stats["max"], TOL))
-    sys.exit(1 if failures or stats["n"] == 0 else 0)
-
-
 if __name__ == "__main__":
-    main()
+    check_all(sys.argv[1], pil_pixels, "check_image_pil (Pillow %s)" % Image.__version__)

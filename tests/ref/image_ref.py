@@ -104,8 +104,10 @@ def png_samples(data):
 def png_rgb(data):
     """PIL's Image.open(...).convert("RGB") of a PNG, as (h, w, 3) uint8."""
     s, color, depth, palette = png_samples(data)
-    if color == 3:
-        return palette[s[..., 0]]
+    if color == 3:  # PIL's palette: the gray ramp (i, i, i) under the PLTE's entries
+        lut = np.repeat(np.arange(256, dtype=np.uint8)[:, None], 3, axis=1)
+        lut[: len(palette)] = palette
+        return lut[s[..., 0]]
     if color in (0, 4):  # modes 1, L (L;2, L;4 scaled), I;16, LA, LA;16B
         g = s[..., 0]
         if depth < 8:

@@ -179,6 +179,11 @@ def main():
     make_pngs(out, rng)
     make_jpegs(out, rng)
     make_cmyk(out)
+    # indices past a 5-entry PLTE: PIL's palette is a gray ramp beneath it
+    # (its own generator, so the files above stay as they were)
+    rng = np.random.default_rng(16)
+    write_png(os.path.join(out, "pal8_short_12x10.png"), scene(10, 12, 1, rng), 3, 8,
+              palette=rng.integers(0, 256, size=(5, 3)))
 
 
 if __name__ == "__main__":
