@@ -53,7 +53,9 @@ AG_EXPORT void ag_image_free(ag_image *img);
  *       (PIL's mode I;16): each value v becomes min(v, 255), as Pillow's
  *       I;16 -> RGB conversion does; other 16-bit types keep the high byte
  *       of each sample (PIL's rawmodes RGB;16B, RGBA;16B, LA;16B). Alpha
- *       and tRNS are dropped, never composited; palettes are looked up.
+ *       and tRNS are dropped, never composited; palettes are looked up in
+ *       PIL's 256-entry palette (an index past the file's PLTE gives the
+ *       gray (i, i, i), as in Pillow).
  *       No gamma or colour-profile correction (PIL applies none).
  *  JPEG (libjpeg, its default decoder settings as Pillow leaves them:
  *       islow DCT, fancy upsampling): grayscale and YCbCr/RGB. CMYK and
