@@ -22,7 +22,7 @@
 
 CC      ?= cc
 BUILD   := build
-PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc cairo fontconfig sndfile
+PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc cairo fontconfig sndfile libpng libjpeg
 AG_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc
 AG_CFLAGS   := -O2 -g -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
                -Wno-unused-parameter -fPIC -pthread
@@ -93,6 +93,9 @@ $(BUILD)/%.o: %.c $(HEADERS)
 # API); internal functions stay inside it. Static linking (the CLI, tests,
 # examples use libattngeom.a) sees every symbol regardless.
 $(LIB_OBJS): AG_CFLAGS += -fvisibility=hidden
+# Pillow's resampling and HF's float32 normalisation are matched bit for bit:
+# no multiply-add may be fused there (docs/vision.md).
+$(BUILD)/src/media/%.o: AG_CFLAGS += -ffp-contract=off
 
 $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -175,7 +178,7 @@ cli-test: $(CLI)
 	@for t in tests/cli/*.sh; do [ $$t = tests/cli/lib.sh ] && continue; \
 	    echo "== $$t"; sh $$t $(CLI) || exit 1; done
 
-ref-test: $(CLI) $(LIB_SO)
+ref-test: $(CLI) $(LIB_SO) $(BUILD)/examples/image_pixels
 	/usr/bin/python3 -B tests/ref/check_matrix.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_models.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_archs.py $(CLI)
@@ -188,6 +191,7 @@ ref-test: $(CLI) $(LIB_SO)
 	/usr/bin/python3 -B tests/ref/check_aggregate.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_whisper_features.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_encoders.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_image.py $(BUILD)/examples/image_pixels
 
 # The Python package (python/attngeom, docs/python.md) against the library
 # and the CLI just built: Debian's python3-pytest; torch and pandas optional.

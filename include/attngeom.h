@@ -22,6 +22,8 @@
  *                       objects and getters, for bindings (docs/python.md)
  *   attngeom/audio.h    sound files (libsndfile) and Whisper's log-mel input
  *                       features as Hugging Face computes them (docs/audio.md)
+ *   attngeom/image.h    PNG/JPEG images and ViTImageProcessor's preprocessing
+ *                       (docs/vision.md)
  *
  * Ownership, in one place: the library never prints and never exits; every
  * fallible function returns an int status (AG_OK = 0) and, given an ag_error,
@@ -50,5 +52,6 @@
 #include "attngeom/parallel.h"
 #include "attngeom/access.h"
 #include "attngeom/audio.h"
+#include "attngeom/image.h"
 
 #endif

@@ -41,7 +41,7 @@ fi
 sh scripts/install-deps.sh
 
 # ---- build ----
-PKGS="lapacke openblas gsl jansson libpcre2-8 libutf8proc sndfile"
+PKGS="lapacke openblas gsl jansson libpcre2-8 libutf8proc sndfile libpng libjpeg"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 # the caller's CPPFLAGS / CFLAGS come after these, LDFLAGS on the link lines
 FZ_CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
@@ -82,6 +82,7 @@ max_len() {
         fuzz_tokenize_text) echo 1024 ;;
         fuzz_model_config) echo 2048 ;;
         fuzz_matrix_metrics) echo 2058 ;;
+        fuzz_image) echo 8192 ;;
         *) echo 4096 ;;
     esac
 }

@@ -1,0 +1,76 @@
+/* image_pixels.c — the pixel_values a ViT sees for an image file: decode
+ * (PNG or JPEG), ViTImageProcessor's preprocessing from a
+ * preprocessor_config.json (attngeom/image.h, docs/vision.md), the float32
+ * tensor (3, H, W) written as .npy.
+ *
+ *   build/examples/image_pixels IMAGE CONFIG.json OUT.npy [RESIZED.npy]
+ *
+ * CONFIG may be "-" for ViTImageProcessor's defaults. RESIZED, if given,
+ * receives the uint8 image after resizing, (H, W, 3) (before rescaling;
+ * the decoded image when do_resize is false). tests/ref/check_image.py
+ * drives this program; on failure it prints the library's one line and
+ * exits 1. */
+#include <stdio.h>
+#include <string.h>
+
+#include <attngeom.h>
+
+static int fail(const ag_error *err)
+{
+    fprintf(stderr, "image_pixels: %s\n", err->message);
+    return 1;
+}
+
+/* The uint8 image as a (H, W, 3) .npy of exact values. */
+static int write_rgb(const char *path, const ag_image *img, ag_error *err)
+{
+    size_t shape[3] = {img->height, img->width, 3};
+    ag_array a = {0};
+    int rc = ag_array_alloc(&a, 3, shape, err);
+    if (rc != AG_OK)
+        return rc;
+    for (size_t i = 0; i < img->height * img->width * 3; i++)
+        a.data[i] = img->rgb[i];
+    rc = ag_npy_write(path, &a, err);
+    ag_array_free(&a);
+    return rc;
+}
+
+static int write_resized(const char *path, const ag_image *img, const ag_image_config *cfg,
+                         ag_error *err)
+{
+    if (!cfg->do_resize)
+        return write_rgb(path, img, err);
+    ag_image resized = {0};
+    int rc = ag_image_resize(img, cfg->width, cfg->height, cfg->resample, &resized, err);
+    if (rc == AG_OK)
+        rc = write_rgb(path, &resized, err);
+    ag_image_free(&resized);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: image_pixels IMAGE CONFIG.json|- OUT.npy [RESIZED.npy]\n");
+        return 2;
+    }
+    ag_error err = {0};
+    ag_image_config cfg;
+    ag_image img = {0};
+    ag_image_tensor t = {0};
+    if (strcmp(argv[2], "-") == 0)
+        ag_image_config_default(&cfg);
+    else if (ag_image_config_load(argv[2], &cfg, &err) != AG_OK)
+        return fail(&err);
+    int rc = ag_image_read(argv[1], &img, &err);
+    if (rc == AG_OK)
+        rc = ag_image_preprocess(&img, &cfg, &t, &err);
+    if (rc == AG_OK)
+        rc = ag_image_tensor_write_npy(argv[3], &t, &err);
+    if (rc == AG_OK && argc == 5)
+        rc = write_resized(argv[4], &img, &cfg, &err);
+    ag_image_tensor_free(&t);
+    ag_image_free(&img);
+    return rc == AG_OK ? 0 : fail(&err);
+}

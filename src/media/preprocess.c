@@ -1,0 +1,305 @@
+/* preprocess.c — transformers' ViTImageProcessor
+ * (models/vit/image_processing_vit.py) on one decoded RGB image:
+ * preprocessor_config.json over __init__'s defaults, then preprocess():
+ * resize (image_transforms.resize -> PIL Image.resize), rescale
+ * (image_transforms.rescale: float64 product cast to float32), normalize
+ * (image_transforms.normalize: float32, mean and std cast to float32),
+ * channels first. */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io_internal.h"
+#include "media_int.h"
+
+/* preprocessor_config.json is a few hundred bytes; this is generous. */
+#define CONFIG_MAX_BYTES (1u << 20)
+
+/* transformers' image_utils.IMAGENET_STANDARD_MEAN / _STD. */
+#define IMAGENET_STANDARD 0.5
+
+void ag_image_config_default(ag_image_config *cfg)
+{
+    if (!cfg)
+        return;
+    *cfg = (ag_image_config){
+        .do_resize = 1, .height = 224, .width = 224, .resample = AG_RESAMPLE_BILINEAR,
+        .do_rescale = 1, .rescale_factor = 1.0 / 255, .do_normalize = 1,
+        .image_mean = {IMAGENET_STANDARD, IMAGENET_STANDARD, IMAGENET_STANDARD},
+        .image_std = {IMAGENET_STANDARD, IMAGENET_STANDARD, IMAGENET_STANDARD},
+        .do_convert_rgb = 0,
+    };
+}
+
+/* ---- preprocessor_config.json ------------------------------------------ */
+
+typedef struct {
+    const char *path;
+    json_t *root;
+    ag_error *err;
+} cfgctx;
+
+/* A do_* flag: true/false; null is Python's None, which preprocess() takes
+ * as false (`if do_resize:`); absent keeps the default. */
+static int get_flag(cfgctx *c, const char *key, int *out)
+{
+    json_t *v = json_object_get(c->root, key);
+    if (!v)
+        return AG_OK;
+    if (!json_is_boolean(v) && !json_is_null(v))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: '%s' must be true or false", c->path, key);
+    *out = json_is_true(v);
+    return AG_OK;
+}
+
+/* One side of "size": a positive integer within the caps. */
+static int get_side(cfgctx *c, json_t *v, const char *what, size_t *out)
+{
+    if (!json_is_integer(v))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: 'size' %s must be an integer", c->path, what);
+    json_int_t n = json_integer_value(v);
+    if (n < 1)
+        return ag_error_set(c->err, AG_EINVAL, "%s: 'size' %s = %lld must be at least 1", c->path,
+                            what, (long long)n);
+    if (n > AG_IMAGE_MAX_SIDE)
+        return ag_error_set(c->err, AG_ELIMIT, "%s: 'size' %s = %lld exceeds the limit of %u",
+                            c->path, what, (long long)n, AG_IMAGE_MAX_SIDE);
+    *out = (size_t)n;
+    return AG_OK;
+}
+
+/* get_size_dict(size) as ViTImageProcessor.__init__ calls it
+ * (default_to_square): an int S is {S, S}, [H, W] is {H, W}; a dict must
+ * have exactly the keys height and width, since ViTImageProcessor.resize
+ * refuses the others ({"shortest_edge"} belongs to processors that crop). */
+static int get_size(cfgctx *c, ag_image_config *cfg)
+{
+    json_t *v = json_object_get(c->root, "size");
+    int rc;
+    if (!v || json_is_null(v))
+        return AG_OK;
+    if (json_is_integer(v)) {
+        if ((rc = get_side(c, v, "", &cfg->height)) == AG_OK)
+            cfg->width = cfg->height;
+    } else if (json_is_array(v) && json_array_size(v) == 2) {
+        if ((rc = get_side(c, json_array_get(v, 0), "[0] (height)", &cfg->height)) == AG_OK)
+            rc = get_side(c, json_array_get(v, 1), "[1] (width)", &cfg->width);
+    } else if (json_is_object(v)) {
+        json_t *h = json_object_get(v, "height"), *w = json_object_get(v, "width");
+        if (!h || !w || json_object_size(v) != 2)
+            return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: 'size' must be {\"height\": H, "
+                                "\"width\": W} (ViTImageProcessor resizes to a fixed size; "
+                                "shortest_edge and other forms are not supported)", c->path);
+        if ((rc = get_side(c, h, "height", &cfg->height)) == AG_OK)
+            rc = get_side(c, w, "width", &cfg->width);
+    } else {
+        return ag_error_set(c->err, AG_EFORMAT, "%s: 'size' must be an integer, [height, width] "
+                            "or {\"height\": H, \"width\": W}", c->path);
+    }
+    if (rc == AG_OK)
+        rc = agmi_check_dims(c->path, cfg->width, cfg->height, c->err);
+    return rc;
+}
+
+static int get_resample(cfgctx *c, ag_image_config *cfg)
+{
+    json_t *v = json_object_get(c->root, "resample");
+    if (!v || json_is_null(v))  /* None: image_transforms.resize uses BILINEAR */
+        return AG_OK;
+    if (!json_is_integer(v))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: 'resample' must be an integer (PIL's "
+                            "Resampling: 0 nearest ... 5 hamming)", c->path);
+    json_int_t r = json_integer_value(v);
+    if (r < 0 || r >= AG_RESAMPLE_COUNT)
+        return ag_error_set(c->err, AG_EINVAL, "%s: 'resample' = %lld is not one of PIL's "
+                            "filters 0-5", c->path, (long long)r);
+    cfg->resample = (int)r;
+    return AG_OK;
+}
+
+static int get_number(cfgctx *c, json_t *v, const char *key, double *out)
+{
+    if (!json_is_number(v) || !isfinite(json_number_value(v)))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: '%s' must be a finite number or a list "
+                            "of 3", c->path, key);
+    *out = json_number_value(v);
+    return AG_OK;
+}
+
+/* image_mean / image_std: one number for every channel, or one per
+ * channel (normalize() wants as many as the image has: 3). */
+static int get_triple(cfgctx *c, const char *key, double out[3])
+{
+    json_t *v = json_object_get(c->root, key);
+    int rc = AG_OK;
+    if (!v || json_is_null(v))
+        return AG_OK;
+    if (json_is_array(v)) {
+        if (json_array_size(v) != 3)
+            return ag_error_set(c->err, AG_EFORMAT, "%s: '%s' has %zu values; an RGB image "
+                                "needs 3", c->path, key, json_array_size(v));
+        for (size_t i = 0; i < 3 && rc == AG_OK; i++)
+            rc = get_number(c, json_array_get(v, i), key, &out[i]);
+        return rc;
+    }
+    if ((rc = get_number(c, v, key, &out[0])) == AG_OK)
+        out[1] = out[2] = out[0];
+    return rc;
+}
+
+/* The processors whose preprocess() this is. Others (DeiT, BEiT, CLIP,
+ * BiT, ...) crop, resize by the shortest edge or convert differently. */
+static int check_type(cfgctx *c, const char *key)
+{
+    json_t *v = json_object_get(c->root, key);
+    if (!v || json_is_null(v))
+        return AG_OK;
+    const char *t = json_string_value(v);
+    if (t && (strcmp(t, "ViTImageProcessor") == 0 || strcmp(t, "ViTFeatureExtractor") == 0))
+        return AG_OK;
+    return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: '%s' is %s%s%s; only ViTImageProcessor's "
+                        "preprocessing is implemented", c->path, key, t ? "'" : "",
+                        t ? t : "not a string", t ? "'" : "");
+}
+
+static int check_values(cfgctx *c, const ag_image_config *cfg)
+{
+    json_t *crop = json_object_get(c->root, "do_center_crop");
+    if (crop && json_is_true(crop))
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: 'do_center_crop' is true; "
+                            "ViTImageProcessor does not crop", c->path);
+    for (int k = 0; k < 3; k++)
+        if (cfg->do_normalize && cfg->image_std[k] == 0)
+            return ag_error_set(c->err, AG_EINVAL, "%s: 'image_std'[%d] is 0", c->path, k);
+    return AG_OK;
+}
+
+static int read_fields(cfgctx *c, ag_image_config *cfg)
+{
+    int rc;
+    json_t *rf = json_object_get(c->root, "rescale_factor");
+    if ((rc = check_type(c, "image_processor_type")) != AG_OK ||
+        (rc = check_type(c, "feature_extractor_type")) != AG_OK ||
+        (rc = get_flag(c, "do_resize", &cfg->do_resize)) != AG_OK ||
+        (rc = get_flag(c, "do_rescale", &cfg->do_rescale)) != AG_OK ||
+        (rc = get_flag(c, "do_normalize", &cfg->do_normalize)) != AG_OK ||
+        (rc = get_flag(c, "do_convert_rgb", &cfg->do_convert_rgb)) != AG_OK ||
+        (rc = get_size(c, cfg)) != AG_OK || (rc = get_resample(c, cfg)) != AG_OK ||
+        (rc = get_triple(c, "image_mean", cfg->image_mean)) != AG_OK ||
+        (rc = get_triple(c, "image_std", cfg->image_std)) != AG_OK)
+        return rc;
+    if (rf && !json_is_null(rf) && (rc = get_number(c, rf, "rescale_factor",
+                                                     &cfg->rescale_factor)) != AG_OK)
+        return rc;
+    if (rf && json_is_null(rf) && cfg->do_rescale)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: 'rescale_factor' is null while "
+                            "do_rescale is true", c->path);
+    return check_values(c, cfg);
+}
+
+int ag_image_config_load(const char *path, ag_image_config *cfg, ag_error *err)
+{
+    if (!path || !cfg)
+        return ag_error_set(err, AG_EINVAL, "ag_image_config_load: no path or config");
+    ag_image_config_default(cfg);
+    json_t *root = NULL;
+    int rc = agi_json_load(path, CONFIG_MAX_BYTES, 0, &root, err);
+    if (rc != AG_OK)
+        return rc;
+    if (!json_is_object(root))
+        rc = ag_error_set(err, AG_EFORMAT, "%s: not a JSON object", path);
+    else
+        rc = read_fields(&(cfgctx){.path = path, .root = root, .err = err}, cfg);
+    json_decref(root);
+    if (rc != AG_OK)
+        ag_image_config_default(cfg);
+    return rc;
+}
+
+/* ---- rescale, normalize, channels first -------------------------------- */
+
+void ag_image_tensor_free(ag_image_tensor *t)
+{
+    if (!t)
+        return;
+    free(t->data);
+    *t = (ag_image_tensor){0};
+}
+
+/* The uint8 image (H, W, 3) into the float32 tensor (3, H, W):
+ *   rescale:   r = float32((double)u * rescale_factor)   [rescale()]
+ *   normalize: (r - float32(mean[c])) / float32(std[c])  [normalize(), in
+ *              float32; without rescale r = float32(u)] */
+static void to_tensor(const ag_image *img, const ag_image_config *cfg, float *dst)
+{
+    size_t hw = img->width * img->height;
+    for (int ch = 0; ch < 3; ch++) {
+        float mean = (float)cfg->image_mean[ch], std = (float)cfg->image_std[ch];
+        float *plane = dst + (size_t)ch * hw;
+        for (size_t i = 0; i < hw; i++) {
+            unsigned char u = img->rgb[i * 3 + (size_t)ch];
+            float r = cfg->do_rescale ? (float)((double)u * cfg->rescale_factor) : (float)u;
+            plane[i] = cfg->do_normalize ? (r - mean) / std : r;
+        }
+    }
+}
+
+int ag_image_preprocess(const ag_image *img, const ag_image_config *cfg, ag_image_tensor *out,
+                        ag_error *err)
+{
+    if (!out)
+        return ag_error_set(err, AG_EINVAL, "ag_image_preprocess: no output");
+    *out = (ag_image_tensor){0};
+    if (!img || !img->rgb || img->width == 0 || img->height == 0 || !cfg)
+        return ag_error_set(err, AG_EINVAL, "ag_image_preprocess: no image or config");
+    ag_image resized = {0};
+    const ag_image *src = img;
+    int rc;
+    if (cfg->do_resize) {
+        rc = ag_image_resize(img, cfg->width, cfg->height, cfg->resample, &resized, err);
+        if (rc != AG_OK)
+            return rc;
+        src = &resized;
+    }
+    float *data = malloc(src->width * src->height * 3 * sizeof *data);
+    if (!data) {
+        ag_image_free(&resized);
+        return ag_error_set(err, AG_ENOMEM, "preprocess: out of memory");
+    }
+    to_tensor(src, cfg, data);
+    *out = (ag_image_tensor){.channels = 3, .height = src->height, .width = src->width,
+                             .data = data};
+    ag_image_free(&resized);
+    return AG_OK;
+}
+
+int ag_image_load_pixels(const char *path, const ag_image_config *cfg, ag_image_tensor *out,
+                         ag_error *err)
+{
+    ag_image img = {0};
+    if (out)
+        *out = (ag_image_tensor){0};
+    int rc = ag_image_read(path, &img, err);
+    if (rc == AG_OK)
+        rc = ag_image_preprocess(&img, cfg, out, err);
+    ag_image_free(&img);
+    return rc;
+}
+
+int ag_image_tensor_write_npy(const char *path, const ag_image_tensor *t, ag_error *err)
+{
+    if (!path || !t || !t->data)
+        return ag_error_set(err, AG_EINVAL, "ag_image_tensor_write_npy: no path or tensor");
+    size_t shape[3] = {t->channels, t->height, t->width};
+    ag_array a = {0};
+    int rc = ag_array_alloc(&a, 3, shape, err);
+    if (rc != AG_OK)
+        return rc;
+    size_t n = ag_array_size(&a);
+    for (size_t i = 0; i < n; i++)
+        a.data[i] = t->data[i];  /* exact: every float32 is a double */
+    rc = ag_npy_write(path, &a, err);
+    ag_array_free(&a);
+    return rc;
+}
