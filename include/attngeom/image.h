@@ -151,11 +151,9 @@ AG_EXPORT int ag_image_preprocess(const ag_image *img, const ag_image_config *cf
 AG_EXPORT int ag_image_load_pixels(const char *path, const ag_image_config *cfg,
                                    ag_image_tensor *out, ag_error *err);
 
-/* Write `t` as a .npy of shape (channels, height, width) through
- * ag_npy_write (attngeom/io.h): the file's dtype is '<f8' and every value
- * is the float32 value exactly (float32 -> float64 is exact), so
- * np.load(path).astype(np.float32) equals pixel_values[0] bit for bit.
- * Errors as ag_npy_write's, and AG_ENOMEM. */
+/* Write `t` as a float32 .npy ('<f4') of shape (channels, height, width)
+ * through ag_npy_write_f32 (attngeom/io.h): np.load(path) equals
+ * pixel_values[0] bit for bit. Errors as ag_npy_write_f32's. */
 AG_EXPORT int ag_image_tensor_write_npy(const char *path, const ag_image_tensor *t,
                                         ag_error *err);
 

@@ -292,14 +292,5 @@ int ag_image_tensor_write_npy(const char *path, const ag_image_tensor *t, ag_err
     if (!path || !t || !t->data)
         return ag_error_set(err, AG_EINVAL, "ag_image_tensor_write_npy: no path or tensor");
     size_t shape[3] = {t->channels, t->height, t->width};
-    ag_array a = {0};
-    int rc = ag_array_alloc(&a, 3, shape, err);
-    if (rc != AG_OK)
-        return rc;
-    size_t n = ag_array_size(&a);
-    for (size_t i = 0; i < n; i++)
-        a.data[i] = t->data[i];  /* exact: every float32 is a double */
-    rc = ag_npy_write(path, &a, err);
-    ag_array_free(&a);
-    return rc;
+    return ag_npy_write_f32(path, 3, shape, t->data, err); /* <f4: what the model saw */
 }
