@@ -20,6 +20,7 @@
 #include "vmath.h"
 #include "model_int.h"
 #include "sgemm.h"
+#include "sized_int.h"
 
 /* Fixed task sizes (docs/engine.md, "Threads"): they decide how work is
  * split, never what it computes. */
@@ -156,8 +157,10 @@ int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
                         const ag_forward_options *opt, ag_layer_fn fn, void *user,
                         double *hidden, ag_error *err)
 {
-    static const ag_forward_options defaults = {.precision = AG_PRECISION_F32};
-    const ag_forward_options *o = opt ? opt : &defaults;
+    ag_forward_options given = AG_FORWARD_OPTIONS_DEFAULT;
+    if (opt && AG_SIZED_READ(&given, opt, ag_forward_options, err) != AG_OK)
+        return AG_EINVAL;
+    const ag_forward_options *o = &given;
     if (!m)
         return ag_error_set(err, AG_EINVAL, "forward pass: no model");
     int rc = check_input(m, ids, n, err);
@@ -170,10 +173,21 @@ int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
     return ag_error_set(err, AG_EINVAL, "forward pass: unknown precision %d", (int)o->precision);
 }
 
+size_t ag_layer_view_copy_heads(const ag_layer_view *v, const unsigned char *head_on,
+                                double *dst)
+{
+    size_t nn = v->n * v->n, count = 0;
+    for (int h = 0; h < v->n_head; h++)
+        if (!head_on || head_on[h])
+            memcpy(dst + count++ * nn, v->attn + (size_t)h * nn, nn * sizeof *dst);
+    return count;
+}
+
 int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
                      ag_precision precision, ag_layer_fn fn, void *user,
                      double *hidden, ag_error *err)
 {
-    ag_forward_options o = {.precision = precision};
+    ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+    o.precision = precision;
     return ag_model_forward_ex(m, ids, n, &o, fn, user, hidden, err);
 }
