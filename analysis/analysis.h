@@ -5,7 +5,7 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "attngeom.h"
+#include "metrics_int.h"
 #include "linalg.h"
 
 /* ---- exact power-of-two scaling (analysis/scale.c) ---- */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "sized_int.h"
 
 int ag_family_selected(const ag_metric_set *sel, ag_family f)
 {
@@ -89,7 +90,10 @@ int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_
                            const ag_matrix_options *opt, ag_matrix_work *work, ag_record *rec,
                            ag_error *err)
 {
-    double tau = opt ? opt->edge_threshold : -1;
+    ag_matrix_options o = AG_MATRIX_OPTIONS_DEFAULT;
+    if (opt && AG_SIZED_READ(&o, opt, ag_matrix_options, err) != AG_OK)
+        return AG_EINVAL;
+    double tau = o.edge_threshold;
     if (isnan(tau) || tau > 1)
         return ag_error_set(err, AG_EINVAL, "edge threshold %g not in [0, 1]", tau);
     if (m == 0 || n == 0)

@@ -1,11 +1,12 @@
-/* registry.c — metric keys, families, selections and records. The table
+/* registry.c — metric keys, families, selections, records and record
+ * lists (their layouts: src/metrics_int.h). The table
  * below is the single source of the key names and of their order (docs/metrics.md),
  * which is also the CSV/TSV column order. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attngeom.h"
+#include "metrics_int.h"
 
 static const struct {
     const char *name;
@@ -141,10 +142,10 @@ static int select_item(ag_metric_set *set, const char *item, unsigned families)
     return 1;
 }
 
-int ag_metric_set_parse_families(ag_metric_set *set, const char *list,
+int ag_metric_set_parse_families(ag_metric_set *out, const char *list,
                                  unsigned families, ag_error *err)
 {
-    memset(set, 0, sizeof *set);
+    ag_metric_set parsed = {{0}}, *set = &parsed; /* *out changes on success only */
     const char *p = list;
     for (;;) {
         const char *end = strchr(p, ',');
@@ -166,6 +167,7 @@ int ag_metric_set_parse_families(ag_metric_set *set, const char *list,
             break;
         p = end + 1;
     }
+    *out = parsed;
     return AG_OK;
 }
 
@@ -202,4 +204,199 @@ void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v)
     }
     r->kind[m] = (unsigned char)kind;
     r->value[m] = kind == AG_V_NULL ? 0.0 : v;
+}
+
+void ag_record_set_text(ag_record *r, long text)
+{
+    r->text = text;
+}
+
+/* ---- on the heap (the opaque forms of metrics.h) ------------------------ */
+
+int ag_metric_count(void)
+{
+    return AG_M_COUNT;
+}
+
+unsigned ag_command_families(const char *command)
+{
+    static const struct {
+        const char *name;
+        unsigned families;
+    } commands[] = {{"matrix", AG_FAMILIES_MATRIX}, {"attention", AG_FAMILIES_MATRIX},
+                    {"analyze", AG_FAMILIES_HEADS}, {"weights", AG_FAMILIES_WEIGHTS}};
+    for (size_t k = 0; command && k < sizeof commands / sizeof *commands; k++)
+        if (strcmp(command, commands[k].name) == 0)
+            return commands[k].families;
+    return 0;
+}
+
+int ag_metric_set_new(unsigned families, const char *list, ag_metric_set **out, ag_error *err)
+{
+    *out = NULL;
+    ag_metric_set *set = calloc(1, sizeof *set);
+    if (!set)
+        return ag_error_set(err, AG_ENOMEM, "out of memory");
+    int status = AG_OK;
+    if (list)
+        status = ag_metric_set_parse_families(set, list, families, err);
+    else /* every command's default */
+        ag_metric_set_families(set, families & AG_FAMILIES_DEFAULT ? families & AG_FAMILIES_DEFAULT
+                                                                    : families);
+    if (status != AG_OK) {
+        free(set);
+        return status;
+    }
+    *out = set;
+    return AG_OK;
+}
+
+void ag_metric_set_free(ag_metric_set *set)
+{
+    free(set);
+}
+
+int ag_metric_set_has(const ag_metric_set *set, int m)
+{
+    return set && m >= 0 && m < AG_M_COUNT && set->on[m] != 0;
+}
+
+ag_record *ag_record_new(void)
+{
+    ag_record *r = malloc(sizeof *r);
+    if (r)
+        ag_record_init(r, 0, 0, 0, 0);
+    return r;
+}
+
+void ag_record_free(ag_record *r)
+{
+    free(r);
+}
+
+int ag_record_layer(const ag_record *r)
+{
+    return r->layer;
+}
+
+int ag_record_head(const ag_record *r)
+{
+    return r->head;
+}
+
+long ag_record_text(const ag_record *r)
+{
+    return r->text;
+}
+
+size_t ag_record_rows(const ag_record *r)
+{
+    return r->rows;
+}
+
+size_t ag_record_cols(const ag_record *r)
+{
+    return r->cols;
+}
+
+int ag_record_value(const ag_record *r, int m, double *value)
+{
+    int kind = m >= 0 && m < AG_M_COUNT ? r->kind[m] : AG_V_ABSENT;
+    if (value)
+        *value = kind == AG_V_NUMBER || kind == AG_V_INTEGER || kind == AG_V_BOOL ? r->value[m] : 0;
+    return kind;
+}
+
+/* ---- record lists ------------------------------------------------------- */
+
+/* Room for `more` records after the last; 0 or -1 (list unchanged). */
+static int list_reserve(ag_record_list *l, size_t more)
+{
+    if (l->cap - l->count >= more)
+        return 0;
+    size_t need = l->count + more;
+    if (need < l->count || need > SIZE_MAX / sizeof *l->items / 2)
+        return -1;
+    size_t cap = l->cap ? 2 * l->cap : 64;
+    if (cap < need)
+        cap = need;
+    ag_record *grown = realloc(l->items, cap * sizeof *grown);
+    if (!grown)
+        return -1;
+    l->items = grown;
+    l->cap = cap;
+    return 0;
+}
+
+ag_record_list *ag_record_list_new(void)
+{
+    return calloc(1, sizeof(ag_record_list));
+}
+
+ag_record_list *ag_record_list_alloc(size_t count, ag_error *err)
+{
+    ag_record_list *l = ag_record_list_new();
+    if (!l || list_reserve(l, count + 1) != 0) {
+        ag_record_list_free(l);
+        ag_error_set(err, AG_ENOMEM, "out of memory for %zu records", count);
+        return NULL;
+    }
+    for (l->count = 0; l->count < count; l->count++)
+        ag_record_init(&l->items[l->count], 0, 0, 0, 0);
+    return l;
+}
+
+void ag_record_list_free(ag_record_list *list)
+{
+    if (list)
+        free(list->items);
+    free(list);
+}
+
+ag_record *ag_record_list_add(ag_record_list *list, ag_error *err)
+{
+    if (list_reserve(list, 1) != 0) {
+        ag_error_set(err, AG_ENOMEM, "out of memory for %zu records", list->count + 1);
+        return NULL;
+    }
+    ag_record *r = &list->items[list->count++];
+    ag_record_init(r, 0, 0, 0, 0);
+    return r;
+}
+
+int ag_record_list_move(ag_record_list *dst, ag_record_list *src, ag_error *err)
+{
+    if (dst->count == 0) { /* take src's array whole */
+        ag_record_list kept = *dst;
+        *dst = *src;
+        *src = kept;
+        return AG_OK;
+    }
+    if (list_reserve(dst, src->count) != 0)
+        return ag_error_set(err, AG_ENOMEM, "out of memory for %zu records",
+                            dst->count + src->count);
+    memcpy(dst->items + dst->count, src->items, src->count * sizeof *src->items);
+    dst->count += src->count;
+    src->count = 0;
+    return AG_OK;
+}
+
+void ag_record_list_clear(ag_record_list *list)
+{
+    list->count = 0;
+}
+
+size_t ag_record_list_count(const ag_record_list *list)
+{
+    return list ? list->count : 0;
+}
+
+const ag_record *ag_record_list_get(const ag_record_list *list, size_t i)
+{
+    return list && i < list->count ? &list->items[i] : NULL;
+}
+
+ag_record *ag_record_list_at(ag_record_list *list, size_t i)
+{
+    return list && i < list->count ? &list->items[i] : NULL;
 }

@@ -33,6 +33,7 @@
 
 #include "analysis.h"
 #include "engine/attention_kernel.h"
+#include "sized_int.h"
 
 /* Lanczos parameters (documented in stability.h and docs/stability.md). */
 #define LZ_BASIS 40           /* vectors kept before an explicit restart */
@@ -55,6 +56,7 @@ struct ag_head_lin {
 
 void ag_stability_options_init(ag_stability_options *opt)
 {
+    opt->size = sizeof *opt;
     opt->epsilon = 1e-3;
     opt->trials = 8;
     opt->seed = 1;
@@ -772,13 +774,13 @@ static int qk_cos_mean(const double *q, const double *k, size_t n, size_t dh, in
 
 #define ON(m) (sel->on[m])
 
-int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *opt,
+int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *given,
                          const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
-    ag_stability_options defaults;
-    ag_stability_options_init(&defaults);
-    if (!opt)
-        opt = &defaults;
+    ag_stability_options o = AG_STABILITY_OPTIONS_DEFAULT;
+    if (given && AG_SIZED_READ(&o, given, ag_stability_options, err) != AG_OK)
+        return AG_EINVAL;
+    const ag_stability_options *opt = &o;
     if (!sel || !rec)
         return ag_error_set(err, AG_EINVAL, "stability: missing selection or record");
     ag_head_input h;

@@ -45,10 +45,15 @@ static int per_layer(const ag_layer_view *v, void *user)
 {
     bench_ctx *c = user;
     ag_attn_weights w = {0};
-    ag_metric_set jac, oll;
-    ag_metric_set_parse(&jac, "jacobian_norm", NULL);
-    ag_metric_set_parse(&oll, "ollivier_mean", NULL);
-    int status = ag_model_attn_weights(c->model, v->layer, &w, NULL);
+    ag_metric_set *jac = NULL, *oll = NULL;
+    ag_record *r = ag_record_new();
+    int status = r ? AG_OK : AG_ENOMEM;
+    if (status == AG_OK)
+        status = ag_metric_set_new(AG_FAMILIES_HEADS, "jacobian_norm", &jac, NULL);
+    if (status == AG_OK)
+        status = ag_metric_set_new(AG_FAMILIES_HEADS, "ollivier_mean", &oll, NULL);
+    if (status == AG_OK)
+        status = ag_model_attn_weights(c->model, v->layer, &w, NULL);
     for (int h = 0; status == AG_OK && h < v->n_head; h++) {
         size_t hd = (size_t)w.head_dim;
         ag_head_input in = {.x = v->x, .n = v->n, .d = v->d,
@@ -57,20 +62,25 @@ static int per_layer(const ag_layer_view *v, void *user)
                             .bq = w.bq.data ? w.bq.data + h * hd : NULL,
                             .bk = w.bk.data ? w.bk.data + h * hd : NULL,
                             .d_h = hd, .scale = w.scale, .causal = w.causal};
-        ag_record r;
-        ag_record_init(&r, v->layer, h, v->n, v->n);
+        ag_record_init(r, v->layer, h, v->n, v->n);
         double t0 = now();
-        status = ag_stability_metrics(&in, NULL, &jac, &r, NULL);
+        status = ag_stability_metrics(&in, NULL, jac, r, NULL);
         double t1 = now();
         if (status == AG_OK)
-            status = ag_matrix_metrics(v->attn + (size_t)h * v->n * v->n, v->n, v->n, &oll, &r, NULL);
+            status = ag_matrix_metrics(v->attn + (size_t)h * v->n * v->n, v->n, v->n, oll, r, NULL);
         double t2 = now();
         c->t_jacobian += t1 - t0;
         c->t_ollivier += t2 - t1;
-        c->sum += r.value[AG_M_JACOBIAN_NORM] + r.value[AG_M_OLLIVIER_MEAN];
+        double jn, om;
+        ag_record_value(r, AG_M_JACOBIAN_NORM, &jn);
+        ag_record_value(r, AG_M_OLLIVIER_MEAN, &om);
+        c->sum += jn + om;
         c->heads++;
     }
     ag_attn_weights_free(&w);
+    ag_record_free(r);
+    ag_metric_set_free(jac);
+    ag_metric_set_free(oll);
     return status;
 }
 

@@ -40,6 +40,14 @@ static void softmax_head(gsl_rng *rng, size_t n, int causal, double *A)
     }
 }
 
+/* Metric m of r (0 unless a number). */
+static double value(const ag_record *r, ag_metric m)
+{
+    double v;
+    ag_record_value(r, m, &v);
+    return v;
+}
+
 int main(int argc, char **argv)
 {
     int repeats = argc > 1 ? atoi(argv[1]) : 3;
@@ -48,8 +56,13 @@ int main(int argc, char **argv)
     const size_t sizes[] = {64, 256, 512};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 1);
-    ag_metric_set sel;
-    ag_metric_set_parse(&sel, "curvature", NULL);
+    ag_metric_set *sel = NULL, *fsel = NULL; /* every key of F; its Forman keys */
+    ag_record *r = ag_record_new(), *rf = ag_record_new();
+    if (ag_metric_set_new(AG_FAMILIES_MATRIX, "curvature", &sel, NULL) != AG_OK ||
+        ag_metric_set_new(AG_FAMILIES_MATRIX, "edges,forman_mean,forman_min", &fsel, NULL) !=
+            AG_OK ||
+        !r || !rf)
+        return fprintf(stderr, "bench_curvature: out of memory\n"), 1;
     printf("bench_curvature: one head, default tau = 1/n, best of %d\n", repeats);
     printf("  %-8s %5s %9s %12s %12s %14s\n", "kind", "n", "edges", "ms/head", "forman only",
            "ollivier_mean");
@@ -61,28 +74,28 @@ int main(int argc, char **argv)
                 return 1;
             softmax_head(rng, n, causal, A);
             double best = INFINITY, bestf = INFINITY;
-            ag_record r;
             for (int k = 0; k < repeats; k++) {
                 ag_error err = {0};
-                ag_record_init(&r, 0, 0, n, n);
+                ag_record_init(r, 0, 0, n, n);
                 double t0 = now();
-                if (ag_curvature_metrics(A, n, -1, &sel, &r, &err) != AG_OK) {
+                if (ag_curvature_metrics(A, n, -1, sel, r, &err) != AG_OK) {
                     fprintf(stderr, "bench_curvature: %s\n", err.message);
                     return 1;
                 }
                 best = fmin(best, now() - t0);
-                ag_metric_set fsel = {{0}};
-                fsel.on[AG_M_EDGES] = fsel.on[AG_M_FORMAN_MEAN] = fsel.on[AG_M_FORMAN_MIN] = 1;
-                ag_record rf;
-                ag_record_init(&rf, 0, 0, n, n);
+                ag_record_init(rf, 0, 0, n, n);
                 t0 = now();
-                ag_curvature_metrics(A, n, -1, &fsel, &rf, &err);
+                ag_curvature_metrics(A, n, -1, fsel, rf, &err);
                 bestf = fmin(bestf, now() - t0);
             }
             printf("  %-8s %5zu %9.0f %12.1f %12.2f %14.6f\n", causal ? "causal" : "softmax", n,
-                   r.value[AG_M_EDGES], 1e3 * best, 1e3 * bestf, r.value[AG_M_OLLIVIER_MEAN]);
+                   value(r, AG_M_EDGES), 1e3 * best, 1e3 * bestf, value(r, AG_M_OLLIVIER_MEAN));
             free(A);
         }
+    ag_record_free(r);
+    ag_record_free(rf);
+    ag_metric_set_free(sel);
+    ag_metric_set_free(fsel);
     gsl_rng_free(rng);
     return 0;
 }

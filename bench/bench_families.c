@@ -81,14 +81,17 @@ typedef struct {
 /* One timed library call with the family's keys. */
 static double time_library(const bench_case *c, const char *metrics)
 {
-    ag_metric_set sel;
-    ag_record r;
+    ag_metric_set *sel = NULL;
+    ag_record *r = ag_record_new();
     ag_error err = {0};
-    ag_metric_set_parse(&sel, metrics, NULL);
-    ag_record_init(&r, 0, 0, 0, 0);
+    int status = r ? ag_metric_set_new(AG_FAMILIES_MATRIX, metrics, &sel, &err)
+                   : ag_error_set(&err, AG_ENOMEM, "out of memory");
     double t = cpu_now();
-    int status = ag_matrix_metrics_work(c->A, N, N, &sel, NULL, c->mw, &r, &err);
+    if (status == AG_OK)
+        status = ag_matrix_metrics_work(c->A, N, N, sel, NULL, c->mw, r, &err);
     t = cpu_now() - t;
+    ag_record_free(r);
+    ag_metric_set_free(sel);
     if (status != AG_OK) {
         fprintf(stderr, "bench_families: %s\n", err.message);
         exit(1);

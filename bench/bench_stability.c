@@ -60,8 +60,10 @@ int main(int argc, char **argv)
            *wk = malloc(D * DH * sizeof *wk), *b = malloc(2 * DH * sizeof *b);
     if (!rng || !x || !wq || !wk || !b)
         return fprintf(stderr, "bench_stability: out of memory\n"), 1;
-    ag_metric_set sel = {0};
-    sel.on[AG_M_JACOBIAN_NORM] = 1;
+    ag_metric_set *sel = NULL;
+    ag_record *rec = ag_record_new();
+    if (ag_metric_set_new(AG_FAMILIES_HEADS, "jacobian_norm", &sel, NULL) != AG_OK || !rec)
+        return fprintf(stderr, "bench_stability: out of memory\n"), 1;
     printf("bench_stability: jacobian_norm of random heads, d = %d, d_h = %d, %d heads per size\n",
            D, DH, heads);
     for (int s = 0; s < 2; s++)
@@ -74,16 +76,17 @@ int main(int argc, char **argv)
                 fill(rng, x, n, wq, wk, b);
                 ag_head_input in = {.x = x, .n = n, .d = D, .wq = wq, .wk = wk, .bq = b,
                                     .bk = b + DH, .d_h = DH, .causal = causal};
-                ag_record rec;
-                ag_record_init(&rec, 0, k, n, n);
+                ag_record_init(rec, 0, k, n, n);
                 ag_error err = {0};
                 double t0 = now();
-                if (ag_stability_metrics(&in, NULL, &sel, &rec, &err) != AG_OK)
+                if (ag_stability_metrics(&in, NULL, sel, rec, &err) != AG_OK)
                     return fprintf(stderr, "bench_stability: %s\n", err.message), 1;
                 double dt = now() - t0;
                 total += dt;
                 worst = fmax(worst, dt);
-                sum_norm += rec.value[AG_M_JACOBIAN_NORM];
+                double norm;
+                ag_record_value(rec, AG_M_JACOBIAN_NORM, &norm);
+                sum_norm += norm;
                 /* the same head again for the iteration's diagnostics */
                 ag_head_lin *lin = NULL;
                 ag_lanczos_info info;
@@ -105,6 +108,8 @@ int main(int argc, char **argv)
     free(wq);
     free(wk);
     free(b);
+    ag_record_free(rec);
+    ag_metric_set_free(sel);
     gsl_rng_free(rng);
     return 0;
 }

@@ -66,8 +66,10 @@ int main(int argc, char **argv)
         wv[k] = 0.04 * (gsl_rng_uniform(rng) - 0.5);
         wo[k] = 0.04 * (gsl_rng_uniform(rng) - 0.5);
     }
-    ag_metric_set sel;
-    ag_metric_set_families(&sel, AG_FAMILIES_WEIGHTS);
+    ag_metric_set *sel = NULL;
+    ag_record *r = ag_record_new();
+    if (ag_metric_set_new(AG_FAMILIES_WEIGHTS, NULL, &sel, NULL) != AG_OK || !r)
+        return fprintf(stderr, "bench_weights: out of memory\n"), 1;
     double best_f = INFINITY, best_d = INFINITY, sum_f = 0, sum_d = 0;
     for (int rep = 0; rep < repeats; rep++) {
         double t0 = now();
@@ -75,12 +77,16 @@ int main(int argc, char **argv)
             ag_head_factors f = {.d = D, .d_h = DH, .d_out = D,
                                  .wq = wq + h * DH, .ldq = H * DH, .wk = wk + h * DH, .ldk = H * DH,
                                  .wv = wv + h * DH, .ldv = H * DH, .wo = wo + h * DH * D, .ldo = D};
-            ag_record r;
-            ag_record_init(&r, 0, (int)h, D, D);
-            if (ag_weight_metrics(&f, &sel, &r, NULL) != AG_OK)
+            ag_record_init(r, 0, (int)h, D, D);
+            if (ag_weight_metrics(&f, sel, r, NULL) != AG_OK)
                 return fprintf(stderr, "bench_weights: factored failed\n"), 1;
-            sum_f += r.value[AG_M_QK_SIGMA_MAX] + r.value[AG_M_QK_SYMMETRY_SCORE] +
-                     r.value[AG_M_OV_SIGMA_MAX] + r.value[AG_M_OV_COPYING_SCORE];
+            const ag_metric keys[] = {AG_M_QK_SIGMA_MAX, AG_M_QK_SYMMETRY_SCORE,
+                                      AG_M_OV_SIGMA_MAX, AG_M_OV_COPYING_SCORE};
+            for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+                double v;
+                ag_record_value(r, keys[k], &v);
+                sum_f += v;
+            }
         }
         double t1 = now();
         for (size_t h = 0; h < H; h++)
@@ -99,6 +105,8 @@ int main(int argc, char **argv)
            D, DH, H, repeats, 1e3 * best_f, 1e3 * best_d, best_d / best_f,
            agree ? "agree" : "DISAGREE");
     free(wq); free(wk); free(wv); free(wo); free(m); free(sigma); free(re); free(im);
+    ag_record_free(r);
+    ag_metric_set_free(sel);
     gsl_rng_free(rng);
     return agree ? 0 : 1;
 }

@@ -24,15 +24,27 @@ int main(void)
 
     ag_head_factors f = {.d = D, .d_h = DH, .d_out = D, .wq = wq, .ldq = DH,
                          .wk = wq, .ldk = DH, .wv = wq, .ldv = DH, .wo = wo, .ldo = D};
-    ag_metric_set sel;
-    ag_metric_set_families(&sel, AG_FAMILIES_WEIGHTS);
-    ag_record rec;
-    ag_record_init(&rec, 0, 0, D, D);
+    /* The selection and the records are the library's (opaque: the ABI
+     * rule of attngeom/core.h): the selection of every family-D key, and
+     * a list holding the one record. */
     ag_error err = {0};
-    if (ag_weight_metrics(&f, &sel, &rec, &err) != AG_OK) {
-        fprintf(stderr, "head_weights: %s\n", err.message);
-        return 1;
+    ag_metric_set *sel = NULL;
+    ag_record_list *recs = ag_record_list_new();
+    ag_record *rec = recs ? ag_record_list_add(recs, &err) : NULL;
+    int status = rec ? ag_metric_set_new(AG_FAMILIES_WEIGHTS, NULL, &sel, &err) : AG_ENOMEM;
+    if (status == AG_OK) {
+        ag_record_init(rec, 0, 0, D, D);
+        status = ag_weight_metrics(&f, sel, rec, &err);
     }
-    ag_output_meta meta = {.command = "example", .source = "copying head"};
-    return ag_records_write(stdout, AG_FORMAT_JSON, &rec, 1, &sel, &meta) == AG_OK ? 0 : 1;
+    if (status == AG_OK) {
+        ag_output_meta meta = AG_OUTPUT_META_DEFAULT;
+        meta.command = "example";
+        meta.source = "copying head";
+        status = ag_records_write(stdout, AG_FORMAT_JSON, recs, sel, &meta);
+    } else {
+        fprintf(stderr, "head_weights: %s\n", err.message[0] ? err.message : ag_strerror(status));
+    }
+    ag_metric_set_free(sel);
+    ag_record_list_free(recs);
+    return status == AG_OK ? 0 : 1;
 }

@@ -25,17 +25,27 @@ int main(int argc, char **argv)
         for (size_t j = 0; j <= i; j++)
             A[i * n + j] = 1.0 / (double)(i + 1);
 
-    ag_metric_set sel;
-    ag_metric_set_default(&sel);
-    ag_record rec;
-    ag_record_init(&rec, 0, 0, n, n);
+    /* The selection (families A, B, C) and the record list are allocated
+     * by the library: their layouts are its own (ABI rule, core.h). */
     ag_error err = {0};
-    int status = ag_matrix_metrics(A, n, n, &sel, &rec, &err);
-    free(A);
-    if (status != AG_OK) {
-        fprintf(stderr, "matrix_metrics: %s (%s)\n", err.message, ag_strerror(status));
-        return 1;
+    ag_metric_set *sel = NULL;
+    ag_record_list *recs = ag_record_list_new();
+    ag_record *rec = recs ? ag_record_list_add(recs, &err) : NULL;
+    int status = rec ? ag_metric_set_new(AG_FAMILIES_DEFAULT, NULL, &sel, &err) : AG_ENOMEM;
+    if (status == AG_OK) {
+        ag_record_init(rec, 0, 0, n, n);
+        status = ag_matrix_metrics(A, n, n, sel, rec, &err);
     }
-    ag_output_meta meta = {.command = "example", .source = "causal uniform"};
-    return ag_records_write(stdout, AG_FORMAT_JSON, &rec, 1, &sel, &meta) == AG_OK ? 0 : 1;
+    free(A);
+    if (status == AG_OK) {
+        ag_output_meta meta = AG_OUTPUT_META_DEFAULT;
+        meta.command = "example";
+        meta.source = "causal uniform";
+        status = ag_records_write(stdout, AG_FORMAT_JSON, recs, sel, &meta);
+    } else {
+        fprintf(stderr, "matrix_metrics: %s (%s)\n", err.message, ag_strerror(status));
+    }
+    ag_metric_set_free(sel);
+    ag_record_list_free(recs);
+    return status == AG_OK ? 0 : 1;
 }

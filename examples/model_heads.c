@@ -12,21 +12,30 @@
 
 #include <attngeom.h>
 
+/* What the callback measures with: the selection and one record, reused
+ * for every head (both the library's: ABI rule, core.h). */
+typedef struct {
+    const ag_metric_set *sel;
+    ag_record *rec;
+} heads_ctx;
+
 static int print_layer(const ag_layer_view *v, void *user)
 {
-    const ag_metric_set *sel = user;
+    const heads_ctx *c = user;
     for (int h = 0; h < v->n_head; h++) {
-        ag_record rec;
         ag_error err = {0};
-        ag_record_init(&rec, v->layer, h, v->n, v->n);
+        ag_record_init(c->rec, v->layer, h, v->n, v->n);
         const double *A = v->attn + (size_t)h * v->n * v->n; // (n, n)
-        int status = ag_matrix_metrics(A, v->n, v->n, sel, &rec, &err);
+        int status = ag_matrix_metrics(A, v->n, v->n, c->sel, c->rec, &err);
         if (status != AG_OK) {
             fprintf(stderr, "model_heads: layer %d head %d: %s\n", v->layer, h, err.message);
             return status; /* stops the pass; ag_model_forward returns it */
         }
+        double entropy, sink;
+        ag_record_value(c->rec, AG_M_ENTROPY_NORMALIZED, &entropy);
+        ag_record_value(c->rec, AG_M_SINK_MASS, &sink);
         printf("layer %d head %d: entropy_normalized %.4f  sink_mass %.4f\n", v->layer, h,
-               rec.value[AG_M_ENTROPY_NORMALIZED], rec.value[AG_M_SINK_MASS]);
+               entropy, sink);
     }
     return 0;
 }
@@ -47,12 +56,19 @@ int main(int argc, char **argv)
         status = ag_tokenizer_load(argv[1], &tok, &err);
     if (status == AG_OK)
         status = ag_tokenizer_encode(tok, argv[2], strlen(argv[2]), &ids, &n, &err);
+    ag_metric_set *sel = NULL;
+    ag_record *rec = NULL;
+    if (status == AG_OK)
+        status = ag_metric_set_new(AG_FAMILIES_MATRIX, "entropy_normalized,sink_mass", &sel, &err);
+    if (status == AG_OK && !(rec = ag_record_new()))
+        status = ag_error_set(&err, AG_ENOMEM, "out of memory");
     if (status == AG_OK) {
-        ag_metric_set sel;
-        ag_metric_set_parse(&sel, "entropy_normalized,sink_mass", NULL);
+        heads_ctx c = {sel, rec};
         printf("%zu tokens\n", n);
-        status = ag_model_forward(model, ids, n, AG_PRECISION_F32, print_layer, &sel, NULL, &err);
+        status = ag_model_forward(model, ids, n, AG_PRECISION_F32, print_layer, &c, NULL, &err);
     }
+    ag_record_free(rec);
+    ag_metric_set_free(sel);
     if (status != AG_OK && err.message[0])
         fprintf(stderr, "model_heads: %s\n", err.message);
     free(ids);

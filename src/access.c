@@ -1,6 +1,6 @@
-/* access.c — attngeom/access.h, first half: errors, selections, records,
- * run options and the matrices of `attngeom matrix`, behind pointers the
- * library allocates (why: the header). */
+/* access.c — attngeom/access.h, first half: errors, run options and the
+ * matrices of `attngeom matrix`, behind pointers the library allocates
+ * (why: the header). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,135 +32,6 @@ const char *ag_error_message(const ag_error *err)
 void ag_free(void *p)
 {
     free(p);
-}
-
-/* ---- metric keys and selections ----------------------------------------- */
-
-int ag_metric_count(void)
-{
-    return AG_M_COUNT;
-}
-
-unsigned ag_command_families(const char *command)
-{
-    static const struct {
-        const char *name;
-        unsigned families;
-    } commands[] = {{"matrix", AG_FAMILIES_MATRIX}, {"attention", AG_FAMILIES_MATRIX},
-                    {"analyze", AG_FAMILIES_HEADS}, {"weights", AG_FAMILIES_WEIGHTS}};
-    for (size_t k = 0; command && k < sizeof commands / sizeof *commands; k++)
-        if (strcmp(command, commands[k].name) == 0)
-            return commands[k].families;
-    return 0;
-}
-
-int ag_metric_set_new(unsigned families, const char *list, ag_metric_set **out, ag_error *err)
-{
-    *out = NULL;
-    ag_metric_set *set = calloc(1, sizeof *set);
-    if (!set)
-        return ag_error_set(err, AG_ENOMEM, "out of memory");
-    int status = AG_OK;
-    if (list)
-        status = ag_metric_set_parse_families(set, list, families, err);
-    else /* the rule of every command's default (cli_common_init) */
-        ag_metric_set_families(set, families & AG_FAMILIES_DEFAULT ? families & AG_FAMILIES_DEFAULT
-                                                                    : families);
-    if (status != AG_OK) {
-        free(set);
-        return status;
-    }
-    *out = set;
-    return AG_OK;
-}
-
-void ag_metric_set_free(ag_metric_set *set)
-{
-    free(set);
-}
-
-int ag_metric_set_has(const ag_metric_set *set, int m)
-{
-    return set && m >= 0 && m < AG_M_COUNT && set->on[m] != 0;
-}
-
-/* ---- records ------------------------------------------------------------ */
-
-ag_record *ag_record_new(void)
-{
-    ag_record *r = malloc(sizeof *r);
-    if (r)
-        ag_record_init(r, 0, 0, 0, 0);
-    return r;
-}
-
-void ag_record_free(ag_record *r)
-{
-    free(r);
-}
-
-int ag_record_layer(const ag_record *r)
-{
-    return r->layer;
-}
-
-int ag_record_head(const ag_record *r)
-{
-    return r->head;
-}
-
-long ag_record_text(const ag_record *r)
-{
-    return r->text;
-}
-
-size_t ag_record_rows(const ag_record *r)
-{
-    return r->rows;
-}
-
-size_t ag_record_cols(const ag_record *r)
-{
-    return r->cols;
-}
-
-int ag_record_value(const ag_record *r, int m, double *value)
-{
-    int kind = m >= 0 && m < AG_M_COUNT ? r->kind[m] : AG_V_ABSENT;
-    if (value)
-        *value = kind == AG_V_NUMBER || kind == AG_V_INTEGER || kind == AG_V_BOOL ? r->value[m] : 0;
-    return kind;
-}
-
-ag_record_list *ag_record_list_alloc(size_t count, ag_error *err)
-{
-    ag_record_list *l = calloc(1, sizeof *l);
-    if (l && !(l->items = calloc(count + 1, sizeof *l->items))) {
-        free(l);
-        l = NULL;
-    }
-    if (!l)
-        ag_error_set(err, AG_ENOMEM, "out of memory for %zu records", count);
-    else
-        l->count = count;
-    return l;
-}
-
-size_t ag_record_list_count(const ag_record_list *list)
-{
-    return list ? list->count : 0;
-}
-
-const ag_record *ag_record_list_get(const ag_record_list *list, size_t i)
-{
-    return list && i < list->count ? &list->items[i] : NULL;
-}
-
-void ag_record_list_free(ag_record_list *list)
-{
-    if (list)
-        free(list->items);
-    free(list);
 }
 
 /* ---- options of a run --------------------------------------------------- */
@@ -244,38 +115,12 @@ int ag_run_options_select(ag_run_options *opt, const char *what, const int *idx,
 
 /* ---- workers ------------------------------------------------------------ */
 
-int ag_access_workers_new(const ag_run_options *opt, size_t tasks, ag_access_workers *w,
-                          ag_error *err)
+int ag_run_workers(const ag_run_options *opt, size_t tasks, ag_workers **w, ag_error *err)
 {
-    memset(w, 0, sizeof *w);
     int threads = opt ? opt->threads : 1;
     if ((size_t)threads > tasks)
         threads = tasks ? (int)tasks : 1;
-    if (threads > 1 && ag_pool_new(threads, &w->pool, err) != AG_OK)
-        return err ? err->status : AG_ENOMEM;
-    w->work = calloc((size_t)threads, sizeof *w->work);
-    int status = w->work ? AG_OK : ag_error_set(err, AG_ENOMEM, "out of memory");
-    w->nwork = w->work ? threads : 0;
-    for (int k = 0; status == AG_OK && k < threads; k++)
-        status = ag_matrix_work_new(&w->work[k], err);
-    if (status != AG_OK)
-        ag_access_workers_free(w);
-    return status;
-}
-
-void ag_access_workers_free(ag_access_workers *w)
-{
-    ag_pool_free(w->pool);
-    for (int k = 0; k < w->nwork; k++)
-        ag_matrix_work_free(w->work[k]);
-    free(w->work);
-    memset(w, 0, sizeof *w);
-}
-
-ag_matrix_work *ag_access_work(const ag_access_workers *w)
-{
-    int k = ag_pool_worker();
-    return k < w->nwork ? w->work[k] : NULL;
+    return ag_workers_new(threads, w, err);
 }
 
 /* ---- matrices ----------------------------------------------------------- */
@@ -338,7 +183,7 @@ int ag_matrices_check(const double *data, int ndim, const size_t *shape,
 
 /* One task per matrix: matrix i is layer i / H, head i % H. */
 typedef struct {
-    const ag_access_workers *w;
+    const ag_workers *w;
     const double *data;
     size_t H, m, n;
     ptrdiff_t sl, sh, sr, sc; /* strides of layer, head, row, column */
@@ -361,7 +206,7 @@ static int matrix_task(size_t i, int worker, void *user)
         M = g;
     }
     ag_record_init(&j->recs[i], (int)(i / j->H), (int)(i % j->H), j->m, j->n);
-    return ag_matrix_metrics_work(M, j->m, j->n, j->sel, &j->mo, ag_access_work(j->w),
+    return ag_matrix_metrics_work(M, j->m, j->n, j->sel, &j->mo, ag_workers_work(j->w),
                                   &j->recs[i], &j->errs[i]);
 }
 
@@ -386,14 +231,15 @@ static void gather_free(matrix_job *j, int threads)
 
 static int run_matrices(matrix_job *j, size_t count, const ag_run_options *opt, ag_error *err)
 {
-    ag_access_workers w;
-    int status = ag_access_workers_new(opt, count, &w, err);
+    ag_workers *w = NULL;
+    int status = ag_run_workers(opt, count, &w, err);
     if (status != AG_OK)
         return status;
-    j->w = &w;
-    int threads = w.nwork;
+    j->w = w;
+    int threads = ag_pool_threads(ag_workers_pool(w));
     status = gather_new(j, threads, err);
-    if (status == AG_OK && (status = ag_pool_run(w.pool, count, matrix_task, j)) != AG_OK) {
+    if (status == AG_OK &&
+        (status = ag_pool_run(ag_workers_pool(w), count, matrix_task, j)) != AG_OK) {
         size_t k = 0;
         while (k + 1 < count && j->errs[k].status == AG_OK)
             k++;
@@ -401,7 +247,7 @@ static int run_matrices(matrix_job *j, size_t count, const ag_run_options *opt, 
                      j->errs[k].message);
     }
     gather_free(j, threads);
-    ag_access_workers_free(&w);
+    ag_workers_free(w);
     return status;
 }
 
@@ -417,7 +263,8 @@ int ag_matrix_records(const double *data, int ndim, const size_t *shape,
     matrix_job j = {.data = data, .H = H, .m = shape[ndim - 2], .n = shape[ndim - 1],
                     .sl = ndim == 4 ? strides[0] : 0, .sh = ndim >= 3 ? strides[ndim - 3] : 0,
                     .sr = strides[ndim - 2], .sc = strides[ndim - 1], .sel = sel,
-                    .mo = {.edge_threshold = opt ? opt->edge_threshold : -1}};
+                    .mo = {.size = sizeof(ag_matrix_options),
+                           .edge_threshold = opt ? opt->edge_threshold : -1}};
     ag_record_list *list = ag_record_list_alloc(L * H, err);
     j.errs = list ? calloc(L * H, sizeof *j.errs) : NULL;
     if (!j.errs) {

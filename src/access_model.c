@@ -132,19 +132,15 @@ static int copy_layer(const ag_layer_view *v, void *user)
     attention_ctx *c = user;
     if (!c->s->layer_on[v->layer])
         return 0;
-    size_t nn = v->n * v->n;
-    for (int h = 0; h < v->n_head; h++)
-        if (c->s->head_on[h]) {
-            memcpy(c->attn, v->attn + (size_t)h * nn, nn * sizeof *c->attn);
-            c->attn += nn;
-        }
+    c->attn += ag_layer_view_copy_heads(v, c->s->head_on, c->attn) * v->n * v->n;
     return 0;
 }
 
-static ag_forward_options forward_options(const ag_run_options *opt, const ag_access_workers *w)
+static ag_forward_options forward_options(const ag_run_options *opt, const ag_workers *w)
 {
-    return (ag_forward_options){.precision = opt ? opt->precision : AG_PRECISION_F32,
-                                .pool = w->pool};
+    return (ag_forward_options){.size = sizeof(ag_forward_options),
+                                .precision = opt ? opt->precision : AG_PRECISION_F32,
+                                .pool = ag_workers_pool(w)};
 }
 
 int ag_model_attention_into(const ag_model *m, const int32_t *ids, size_t n,
@@ -152,16 +148,16 @@ int ag_model_attention_into(const ag_model *m, const int32_t *ids, size_t n,
                             ag_error *err)
 {
     selection s = {0};
-    ag_access_workers w = {0};
+    ag_workers *w = NULL;
     int status = selection_new(m, opt, &s, err);
     if (status == AG_OK)
-        status = ag_access_workers_new(opt, (size_t)ag_model_get_config(m)->n_head, &w, err);
+        status = ag_run_workers(opt, (size_t)ag_model_get_config(m)->n_head, &w, err);
     if (status == AG_OK) {
         attention_ctx c = {&s, attn};
-        ag_forward_options fo = forward_options(opt, &w);
+        ag_forward_options fo = forward_options(opt, w);
         status = ag_model_forward_ex(m, ids, n, &fo, attn ? copy_layer : NULL, &c, hidden, err);
     }
-    ag_access_workers_free(&w);
+    ag_workers_free(w);
     selection_free(&s);
     return status;
 }
@@ -173,7 +169,7 @@ typedef struct {
     const ag_run_options *opt;
     const ag_metric_set *sel;
     const selection *s;
-    const ag_access_workers *w;
+    const ag_workers *w;
     long text;
     int stability;           /* sel holds a key of family E */
     ag_record *next;         /* where the next layer's records go */
@@ -194,16 +190,18 @@ static int head_task(size_t i, int worker, void *user)
     ag_record *r = &c->next[i];
     ag_record_init(r, v->layer, h, v->n, v->n);
     r->text = c->text;
-    ag_matrix_options mo = {.edge_threshold = c->opt ? c->opt->edge_threshold : -1};
+    ag_matrix_options mo = {.size = sizeof(ag_matrix_options),
+                            .edge_threshold = c->opt ? c->opt->edge_threshold : -1};
     int status = ag_matrix_metrics_work(v->attn + (size_t)h * v->n * v->n, v->n, v->n, c->sel,
-                                        &mo, ag_access_work(c->w), r, &c->errs[i]);
+                                        &mo, ag_workers_work(c->w), r, &c->errs[i]);
     if (status == AG_OK && c->stability) {
         ag_head_input in;
         ag_attn_weights_head_input(c->weights, v->x, v->n, v->d, h, &in);
         ag_stability_options so;
         ag_stability_options_init(&so);
         if (c->opt)
-            so = (ag_stability_options){.epsilon = c->opt->epsilon, .trials = c->opt->trials,
+            so = (ag_stability_options){.size = sizeof(ag_stability_options),
+                                        .epsilon = c->opt->epsilon, .trials = c->opt->trials,
                                         .seed = c->opt->seed};
         status = ag_stability_metrics(&in, &so, c->sel, r, &c->errs[i]);
     }
@@ -212,7 +210,7 @@ static int head_task(size_t i, int worker, void *user)
 
 static int analyze_heads(analyze_ctx *c)
 {
-    int status = ag_pool_run(c->w->pool, c->s->nh, head_task, c);
+    int status = ag_pool_run(ag_workers_pool(c->w), c->s->nh, head_task, c);
     if (status != AG_OK) {
         size_t k = 0;
         while (k + 1 < c->s->nh && c->errs[k].status == AG_OK)
@@ -262,7 +260,7 @@ int ag_model_analyze(const ag_model *m, const int32_t *ids, size_t n, long text,
 {
     *out = NULL;
     selection s = {0};
-    ag_access_workers w = {0};
+    ag_workers *w = NULL;
     ag_record_list *list = NULL;
     int n_head = ag_model_get_config(m)->n_head;
     int *head = malloc(((size_t)n_head + 1) * sizeof *head);
@@ -270,15 +268,15 @@ int ag_model_analyze(const ag_model *m, const int32_t *ids, size_t n, long text,
     int status = head && errs ? selection_new(m, opt, &s, err)
                               : ag_error_set(err, AG_ENOMEM, "out of memory");
     if (status == AG_OK)
-        status = ag_access_workers_new(opt, s.nh, &w, err);
+        status = ag_run_workers(opt, s.nh, &w, err);
     if (status == AG_OK && !(list = ag_record_list_alloc(s.nl * s.nh, err)))
         status = AG_ENOMEM;
     if (status == AG_OK) {
         selected_heads(&s, n_head, head);
-        analyze_ctx c = {.m = m, .opt = opt, .sel = sel, .s = &s, .w = &w, .text = text,
+        analyze_ctx c = {.m = m, .opt = opt, .sel = sel, .s = &s, .w = w, .text = text,
                          .stability = family_selected(sel, AG_FAMILY_STABILITY),
                          .next = list->items, .head = head, .errs = errs};
-        ag_forward_options fo = forward_options(opt, &w);
+        ag_forward_options fo = forward_options(opt, w);
         status = ag_model_forward_ex(m, ids, n, &fo, analyze_layer, &c, NULL, err);
         if (status != AG_OK && c.err.status != AG_OK)
             *err = c.err;
@@ -287,7 +285,7 @@ int ag_model_analyze(const ag_model *m, const int32_t *ids, size_t n, long text,
         *out = list;
     else
         ag_record_list_free(list);
-    ag_access_workers_free(&w);
+    ag_workers_free(w);
     selection_free(&s);
     free(head);
     free(errs);
@@ -329,15 +327,16 @@ static int weights_layer(size_t k, int worker, void *user)
 
 static int weights_run(weights_job *j, size_t nl, const ag_run_options *opt, ag_error *err)
 {
-    ag_access_workers w = {0};
-    int status = ag_access_workers_new(opt, nl, &w, err);
-    if (status == AG_OK && (status = ag_pool_run(w.pool, nl, weights_layer, j)) != AG_OK) {
+    ag_workers *w = NULL;
+    int status = ag_run_workers(opt, nl, &w, err);
+    if (status == AG_OK &&
+        (status = ag_pool_run(ag_workers_pool(w), nl, weights_layer, j)) != AG_OK) {
         size_t k = 0;
         while (k + 1 < nl && j->errs[k].status == AG_OK)
             k++;
         *err = j->errs[k];
     }
-    ag_access_workers_free(&w);
+    ag_workers_free(w);
     return status;
 }
 
@@ -409,7 +408,8 @@ int ag_aggregate_create(const char *by, double level, int keep_values, ag_aggreg
                         ag_error *err)
 {
     *out = NULL;
-    ag_aggregate_options opt = {.level = level, .keep_values = keep_values, .by_default = !by};
+    ag_aggregate_options opt = {.size = sizeof(ag_aggregate_options),
+                                .level = level, .keep_values = keep_values, .by_default = !by};
     char **keys = NULL;
     int status = by ? split_keys("--by", by, &keys, &opt.nby, err) : AG_OK;
     opt.by = (const char *const *)keys;
@@ -465,7 +465,8 @@ int ag_compare_result(const ag_aggregate *a, const ag_aggregate *b, const char *
                       const char *name_a, const char *name_b, ag_table **out, ag_error *err)
 {
     *out = NULL;
-    ag_compare_options opt = {.level = level, .permutations = permutations, .seed = seed,
+    ag_compare_options opt = {.size = sizeof(ag_compare_options),
+                              .level = level, .permutations = permutations, .seed = seed,
                               .name_a = name_a ? name_a : "a", .name_b = name_b ? name_b : "b"};
     char **keys = NULL;
     ag_table *t = calloc(1, sizeof *t);

@@ -10,6 +10,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "aggregate_int.h"
+#include "sized_int.h"
 
 /* ---- moments ------------------------------------------------------------------ */
 
@@ -124,9 +125,13 @@ static int set_schema(ag_aggregate *a, const ag_aggregate_options *opt, ag_error
     return AG_OK;
 }
 
-int ag_aggregate_new(const ag_aggregate_options *opt, ag_aggregate **out, ag_error *err)
+int ag_aggregate_new(const ag_aggregate_options *given, ag_aggregate **out, ag_error *err)
 {
     *out = NULL;
+    ag_aggregate_options o = AG_AGGREGATE_OPTIONS_DEFAULT;
+    if (given && AG_SIZED_READ(&o, given, ag_aggregate_options, err) != AG_OK)
+        return AG_EINVAL;
+    const ag_aggregate_options *opt = &o;
     if (!(opt->level > 0 && opt->level < 1))
         return ag_error_set(err, AG_EINVAL, "a confidence level is in (0, 1), not %g", opt->level);
     ag_aggregate *a = calloc(1, sizeof *a);

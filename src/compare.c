@@ -9,6 +9,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "aggregate_int.h"
+#include "sized_int.h"
 
 void ag_welch_test(const ag_moments *a, const ag_moments *b, double level, ag_welch *out)
 {
@@ -196,9 +197,13 @@ static int compare_all(const ag_aggregate *a, const ag_aggregate *b, const metri
 }
 
 int ag_compare_table(const ag_aggregate *a, const ag_aggregate *b,
-                     const ag_compare_options *opt, ag_table *out, ag_error *err)
+                     const ag_compare_options *given, ag_table *out, ag_error *err)
 {
     memset(out, 0, sizeof *out);
+    ag_compare_options o = AG_COMPARE_OPTIONS_DEFAULT;
+    if (given && AG_SIZED_READ(&o, given, ag_compare_options, err) != AG_OK)
+        return AG_EINVAL;
+    const ag_compare_options *opt = &o;
     if (a->by_default || b->by_default || a->nschema != b->nschema)
         return ag_error_set(err, AG_EINVAL, "compare: both inputs grouped by the same --by keys");
     for (size_t k = 0; k < a->nschema; k++)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attngeom.h"
+#include "sized_int.h"
 
 static const char *const status_text[AG_STATUS_COUNT] = {
     [AG_OK] = "success",
@@ -86,4 +86,22 @@ void ag_array_free(ag_array *a)
         return;
     free(a->data);
     memset(a, 0, sizeof *a);
+}
+
+/* ---- structs that carry their size (ABI rule, core.h) ------------------ */
+
+int ag_sized_read(void *dst, size_t known, const void *src, const char *type, ag_error *err)
+{
+    size_t given;
+    memcpy(&given, src, sizeof given);
+    if (given < sizeof given)
+        return ag_error_set(err, AG_EINVAL, "%s: size %zu: the size is not set (start from "
+                            "its _DEFAULT initializer)", type, given);
+    if (given > known)
+        return ag_error_set(err, AG_EINVAL, "%s: size %zu is larger than the %zu bytes this "
+                            "library (attngeom %s) knows: the program was built against newer "
+                            "headers", type, given, known, ag_version());
+    memcpy(dst, src, given);
+    memcpy(dst, &known, sizeof known);
+    return AG_OK;
 }

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "attngeom.h"
+#include "sized_int.h"
 
 static const char *const format_names[AG_FORMAT_COUNT] = {
     "table", "json", "csv", "tsv", "md", "latex", "jsonl"};
@@ -516,12 +516,16 @@ int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_m
     return ag_table_write_parts(fp, fmt, t, meta, AG_WRITE_ALL);
 }
 
-int ag_table_write_parts(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta,
+int ag_table_write_parts(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *given,
                          unsigned parts)
 {
     if ((int)fmt < 0 || fmt >= AG_FORMAT_COUNT || (parts & ~(unsigned)AG_WRITE_ALL) ||
         (!ag_format_streams(fmt) && parts != AG_WRITE_ALL))
         return AG_EINVAL;
+    ag_output_meta known = AG_OUTPUT_META_DEFAULT;
+    if (given && AG_SIZED_READ(&known, given, ag_output_meta, NULL) != AG_OK)
+        return AG_EINVAL;
+    const ag_output_meta *meta = given ? &known : NULL;
     char **keys = calloc(t->ncol ? t->ncol : 1, sizeof *keys);
     int status = keys ? AG_OK : AG_ENOMEM;
     for (size_t c = 0; status == AG_OK && c < t->ncol; c++)
@@ -537,12 +541,11 @@ int ag_table_write_parts(FILE *fp, ag_format fmt, const ag_table *t, const ag_ou
     return ferror(fp) ? AG_EIO : AG_OK;
 }
 
-int ag_records_write(FILE *fp, ag_format fmt, const ag_record *recs,
-                     size_t count, const ag_metric_set *sel,
-                     const ag_output_meta *meta)
+int ag_records_write(FILE *fp, ag_format fmt, const ag_record_list *recs,
+                     const ag_metric_set *sel, const ag_output_meta *meta)
 {
     ag_table t;
-    int status = ag_records_table(recs, count, sel, &t, NULL);
+    int status = ag_records_table(recs, sel, &t, NULL);
     if (status == AG_OK)
         status = ag_table_write(fp, fmt, &t, meta);
     ag_table_free(&t);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "attngeom/parallel.h"
+#include "attngeom.h"
 
 struct ag_pool {
     int threads;
@@ -209,4 +209,54 @@ int ag_pool_run(ag_pool *p, size_t count, ag_task_fn fn, void *user)
     int rc = p->fail_at == SIZE_MAX ? 0 : p->fail_status;
     pthread_mutex_unlock(&p->mu);
     return rc;
+}
+
+/* ---- workers ------------------------------------------------------------ */
+
+struct ag_workers {
+    ag_pool *pool;
+    ag_matrix_work **work; /* (threads) one per worker number */
+    int nwork;
+};
+
+int ag_workers_new(int threads, ag_workers **out, ag_error *err)
+{
+    *out = NULL;
+    ag_workers *w = calloc(1, sizeof *w);
+    if (!w)
+        return ag_error_set(err, AG_ENOMEM, "out of memory");
+    int status = ag_pool_new(threads, &w->pool, err);
+    if (status == AG_OK && !(w->work = calloc((size_t)threads, sizeof *w->work)))
+        status = ag_error_set(err, AG_ENOMEM, "out of memory");
+    if (status == AG_OK)
+        w->nwork = threads;
+    for (int k = 0; status == AG_OK && k < threads; k++)
+        status = ag_matrix_work_new(&w->work[k], err);
+    if (status != AG_OK)
+        ag_workers_free(w);
+    else
+        *out = w;
+    return status;
+}
+
+void ag_workers_free(ag_workers *w)
+{
+    if (!w)
+        return;
+    ag_pool_free(w->pool);
+    for (int k = 0; k < w->nwork; k++)
+        ag_matrix_work_free(w->work[k]);
+    free(w->work);
+    free(w);
+}
+
+ag_pool *ag_workers_pool(const ag_workers *w)
+{
+    return w ? w->pool : NULL;
+}
+
+ag_matrix_work *ag_workers_work(const ag_workers *w)
+{
+    int k = ag_pool_worker();
+    return w && k < w->nwork ? w->work[k] : NULL;
 }

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attngeom.h"
+#include "metrics_int.h"
 
 int ag_table_init(ag_table *t, const char *const *keys, size_t ncol, ag_error *err)
 {
@@ -138,9 +138,11 @@ static ag_cell record_cell(const ag_record *r, int id)
     return c;
 }
 
-int ag_records_table(const ag_record *recs, size_t count, const ag_metric_set *sel,
-                     ag_table *out, ag_error *err)
+int ag_records_table(const ag_record_list *list, const ag_metric_set *sel, ag_table *out,
+                     ag_error *err)
 {
+    const ag_record *recs = list ? list->items : NULL;
+    size_t count = list ? list->count : 0;
     int ids[AG_M_COUNT + 5], has_text = 0;
     const char *keys[AG_M_COUNT + 5];
     size_t ncol = 0;

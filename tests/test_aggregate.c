@@ -136,7 +136,8 @@ static void add(ag_aggregate *a, const row_builder *b)
 
 static ag_aggregate *new_aggregate(int by_default, const char *const *by, size_t nby)
 {
-    ag_aggregate_options opt = {.by_default = by_default, .by = by, .nby = nby, .level = 0.95};
+    ag_aggregate_options opt = {.size = sizeof(ag_aggregate_options),
+                                .by_default = by_default, .by = by, .nby = nby, .level = 0.95};
     ag_aggregate *a = NULL;
     ag_error err = {0};
     cr_assert_eq(ag_aggregate_new(&opt, &a, &err), AG_OK, "%s", err.message);
@@ -306,7 +307,8 @@ Test(aggregate, explicit_by)
 Test(aggregate, bad_options_and_records)
 {
     static const char *const twice[] = {"head", "head"};
-    ag_aggregate_options opt = {.by = twice, .nby = 2, .level = 0.95};
+    ag_aggregate_options opt = {.size = sizeof(ag_aggregate_options),
+                                .by = twice, .nby = 2, .level = 0.95};
     ag_aggregate *a = NULL;
     ag_error err = {0};
     cr_assert_eq(ag_aggregate_new(&opt, &a, &err), AG_EINVAL);
@@ -393,14 +395,16 @@ Test(aggregate, permutation_distribution)
 Test(aggregate, compare_table)
 {
     static const char *const by[] = {"head"};
-    ag_aggregate_options opt = {.by = by, .nby = 1, .level = 0.95, .keep_values = 1};
+    ag_aggregate_options opt = {.size = sizeof(ag_aggregate_options),
+                                .by = by, .nby = 1, .level = 0.95, .keep_values = 1};
     ag_aggregate *a = NULL, *b = NULL;
     cr_assert_eq(ag_aggregate_new(&opt, &a, NULL), AG_OK);
     cr_assert_eq(ag_aggregate_new(&opt, &b, NULL), AG_OK);
     corpus(a, 0, 3);
     corpus(b, 1, 4);
     static const char *const metrics[] = {"x"};
-    ag_compare_options co = {.metrics = metrics, .nmetrics = 1, .level = 0.95,
+    ag_compare_options co = {.size = sizeof(ag_compare_options),
+                             .metrics = metrics, .nmetrics = 1, .level = 0.95,
                              .permutations = 100, .seed = 3, .name_a = "A", .name_b = "B"};
     ag_table t;
     ag_error err = {0};

@@ -51,7 +51,8 @@ static double use_case(const ag_safetensors *st, int k, int l, ag_precision prec
     cr_assert_eq(ag_qkv_split(&b, "bias", &bq, &bk, NULL, &err), AG_OK, "%s", err.message);
     cr_assert_eq(wq.ndim, 2);
     cr_assert_eq(wq.shape[0], x.shape[1]);
-    ag_attn_layer_spec s = {.x = x.data, .n = x.shape[0], .d = x.shape[1], .wq = wq.data,
+    ag_attn_layer_spec s = {.size = sizeof(ag_attn_layer_spec),
+                            .x = x.data, .n = x.shape[0], .d = x.shape[1], .wq = wq.data,
                             .wk = wk.data, .bq = bq.data, .bk = bk.data, .d_a = wq.shape[1],
                             .n_head = 4, .scale = scale[l], .precision = prec};
     cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_OK, "%s", err.message);
@@ -89,7 +90,8 @@ Test(layer, uniform_when_keys_are_constant)
     double bk[4] = {1, -1, 2, 0};
     for (int causal = 0; causal < 2; causal++)
         for (int p = 0; p < 2; p++) {
-            ag_attn_layer_spec s = {.x = x, .n = 3, .d = 2, .wq = wq, .wk = wk, .bk = bk, .d_a = 4,
+            ag_attn_layer_spec s = {.size = sizeof(ag_attn_layer_spec),
+                                    .x = x, .n = 3, .d = 2, .wq = wq, .wk = wk, .bk = bk, .d_a = 4,
                                     .n_head = 2, .causal = causal, .precision = (ag_precision)p};
             ag_array a = {0};
             ag_error err = {0};
@@ -112,7 +114,8 @@ Test(layer, two_token_closed_form)
     double x[2] = {1, 2}, wq[1] = {0.5}, wk[1] = {1.5}, bq[1] = {0.25};
     for (int sc = 0; sc < 2; sc++) {
         double c = sc ? 0.3 : 1.0;
-        ag_attn_layer_spec s = {.x = x, .n = 2, .d = 1, .wq = wq, .wk = wk, .bq = bq, .d_a = 1,
+        ag_attn_layer_spec s = {.size = sizeof(ag_attn_layer_spec),
+                                .x = x, .n = 2, .d = 1, .wq = wq, .wk = wk, .bq = bq, .d_a = 1,
                                 .n_head = 1, .scale = sc ? 0.3 : 0, .precision = AG_PRECISION_F64};
         ag_array a = {0};
         cr_assert_eq(ag_attention_layer(&s, &a, NULL), AG_OK);
@@ -138,7 +141,8 @@ Test(layer, rope_closed_form)
     for (int p = 0; p < 2; p++)
         for (int wide = 0; wide < 2; wide++) {
             double c = 0.7, th = 100;
-            ag_attn_layer_spec s = {.x = x, .n = 2, .d = 1, .wq = wide ? w4 : w2,
+            ag_attn_layer_spec s = {.size = sizeof(ag_attn_layer_spec),
+                                    .x = x, .n = 2, .d = 1, .wq = wide ? w4 : w2,
                                     .wk = wide ? w4 : w2, .d_a = wide ? 4 : 2, .n_head = 1,
                                     .scale = c, .rope = {.rotary_dim = 2, .theta = th},
                                     .precision = (ag_precision)p};
@@ -175,7 +179,8 @@ Test(layer, window_and_softcap)
 {
     double x[4] = {0.5, -1, 2, 3}, w[1] = {1};
     for (int p = 0; p < 2; p++) {
-        ag_attn_layer_spec s = {.x = x, .n = 4, .d = 1, .wq = w, .wk = w, .d_a = 1,
+        ag_attn_layer_spec s = {.size = sizeof(ag_attn_layer_spec),
+                                .x = x, .n = 4, .d = 1, .wq = w, .wk = w, .d_a = 1,
                                 .n_head = 1, .causal = 1, .window = 1,
                                 .precision = (ag_precision)p};
         ag_array a = {0};
@@ -208,7 +213,8 @@ Test(layer, kernel_option_errors)
     double x[4] = {1, 2, 3, 4}, w[4] = {1, 0, 0, 1};
     ag_array a = {0};
     ag_error err = {0};
-    ag_attn_layer_spec s = {.x = x, .n = 2, .d = 2, .wq = w, .wk = w, .d_a = 2, .n_head = 1};
+    ag_attn_layer_spec s = {.size = sizeof(ag_attn_layer_spec),
+                            .x = x, .n = 2, .d = 2, .wq = w, .wk = w, .d_a = 2, .n_head = 1};
     struct {
         ag_rope rope;
         double softcap;
@@ -314,7 +320,8 @@ Test(layer, errors)
     double x[4] = {1, 2, 3, NAN}, w[4] = {1, 0, 0, 1};
     ag_array a = {0};
     ag_error err = {0};
-    ag_attn_layer_spec s = {.x = x, .n = 2, .d = 2, .wq = w, .wk = w, .d_a = 2, .n_head = 1};
+    ag_attn_layer_spec s = {.size = sizeof(ag_attn_layer_spec),
+                            .x = x, .n = 2, .d = 2, .wq = w, .wk = w, .d_a = 2, .n_head = 1};
     cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_ENONFINITE);
     cr_assert_null(a.data);
     x[3] = 4;
@@ -337,7 +344,8 @@ Test(layer, nonfinite_names_file_and_place)
     double x[4] = {1, 2, 3, NAN}, w[4] = {1, 0, 0, 1}, wbad[4] = {1, 0, INFINITY, 1};
     ag_array a = {0};
     ag_error err = {0};
-    ag_attn_layer_spec s = {.x = x, .n = 2, .d = 2, .wq = w, .wk = w, .d_a = 2, .n_head = 2,
+    ag_attn_layer_spec s = {.size = sizeof(ag_attn_layer_spec),
+                            .x = x, .n = 2, .d = 2, .wq = w, .wk = w, .d_a = 2, .n_head = 2,
                             .x_name = "x.npy", .w_name = "w.safetensors"};
     cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_ENONFINITE);
     cr_assert_str_eq(err.message, "x.npy: X holds a non-finite value (nan) at row 1, column 1");

@@ -16,6 +16,7 @@
 #include <criterion/criterion.h>
 
 #include "attngeom.h"
+#include "metrics_int.h" // the layouts of records and selections
 
 #define TOL 1e-13
 
@@ -31,7 +32,7 @@ static result curv(const double *A, size_t m, size_t n, double tau)
     result out;
     cr_assert_eq(ag_metric_set_parse(&sel, "curvature", &err), AG_OK, "%s", err.message);
     ag_record_init(&out.r, 0, 0, m, n);
-    ag_matrix_options opt = {.edge_threshold = tau};
+    ag_matrix_options opt = {.size = sizeof(ag_matrix_options), .edge_threshold = tau};
     out.status = ag_matrix_metrics_ex(A, m, n, &sel, &opt, &out.r, &err);
     cr_assert_eq(out.status, AG_OK, "ag_matrix_metrics_ex: %s", err.message);
     return out;
@@ -350,7 +351,7 @@ Test(curvature, selection_and_errors)
     cr_assert_eq(r.kind[AG_M_EDGES], AG_V_ABSENT);
     cr_assert_eq(r.kind[AG_M_OLLIVIER_MEAN], AG_V_ABSENT);
     cr_assert_eq(r.kind[AG_M_SIGMA_MAX], AG_V_ABSENT);
-    ag_matrix_options bad = {.edge_threshold = 1.5};
+    ag_matrix_options bad = {.size = sizeof(ag_matrix_options), .edge_threshold = 1.5};
     cr_assert_eq(ag_matrix_metrics_ex(U, 3, 3, &sel, &bad, &r, &err), AG_EINVAL);
     bad.edge_threshold = NAN;
     cr_assert_eq(ag_matrix_metrics_ex(U, 3, 3, &sel, &bad, &r, &err), AG_EINVAL);

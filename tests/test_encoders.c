@@ -152,9 +152,10 @@ static int check_layer(const ag_layer_view *v, void *user)
     ag_attn_weights w;
     ag_error err = {0};
     cr_assert_eq(ag_model_attn_weights(c->m, v->layer, &w, &err), AG_OK, "%s", err.message);
-    ag_attn_layer_spec s = {.x = v->x, .n = v->n, .d = v->d, .wq = w.wq.data, .wk = w.wk.data,
-                            .bq = w.bq.data, .bk = w.bk.data, .d_a = w.wq.shape[1], .n_head = w.n_head,
-                            .scale = w.scale, .causal = w.causal, .precision = AG_PRECISION_F64};
+    ag_attn_layer_spec s = {.size = sizeof s, .x = v->x, .n = v->n, .d = v->d, .wq = w.wq.data,
+                            .wk = w.wk.data, .bq = w.bq.data, .bk = w.bk.data, .d_a = w.wq.shape[1],
+                            .n_head = w.n_head, .scale = w.scale, .causal = w.causal,
+                            .precision = AG_PRECISION_F64};
     ag_array a = {0};
     cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_OK, "%s", err.message);
     for (size_t i = 0; i < ag_array_size(&a); i++)
@@ -168,7 +169,9 @@ static int check_layer(const ag_layer_view *v, void *user)
 static void run(const ag_model *m, const double *x, int ndim, const size_t *shape, int prec, ag_pool *pool,
                 fwd_check *c, double *hidden)
 {
-    ag_forward_options o = {.precision = (ag_precision)prec, .pool = pool};
+    ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+    o.precision = (ag_precision)prec;
+    o.pool = pool;
     ag_error err = {0};
     c->m = m;
     c->prec = prec;
@@ -462,7 +465,8 @@ Test(encoders, wrong_inputs_are_refused_naming_the_shapes)
     x[100] = 1e39; /* finite, beyond float32: refused by the f32 pass only */
     cr_assert_eq(ag_model_forward_values(v, x, 3, s, NULL, NULL, NULL, NULL, &err), AG_ENONFINITE);
     cr_assert(strstr(err.message, "float32"), "%s", err.message);
-    ag_forward_options o64 = {.precision = AG_PRECISION_F64};
+    ag_forward_options o64 = AG_FORWARD_OPTIONS_DEFAULT;
+    o64.precision = AG_PRECISION_F64;
     x[100] = 0;
     cr_assert_eq(ag_model_forward_values(v, x, 3, s, &o64, NULL, NULL, NULL, &err), AG_OK, "%s", err.message);
     free(x);

@@ -174,7 +174,8 @@ static void run(const pass *p, outputs *o)
     memset(o, 0, sizeof *o);
     o->hlen = (size_t)(g->n_layer + 1) * p->n * (size_t)g->d_model;
     o->hidden = malloc(o->hlen * sizeof *o->hidden);
-    ag_forward_options opt = {.precision = p->prec, .pool = p->pool};
+    ag_forward_options opt = {.size = sizeof(ag_forward_options),
+                              .precision = p->prec, .pool = p->pool};
     ag_error err = {0};
     int rc = ag_model_forward_ex(p->m, p->ids, p->n, &opt, record, o, o->hidden, &err);
     cr_assert_eq(rc, AG_OK, "forward: %s", err.message);

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "attngeom.h"
+#include "metrics_int.h" // the layouts of records and selections
 
 /* Every key (--metrics all) of the m×n M at edge threshold tau (< 0: the
  * default 1/n); the call must succeed. */
@@ -21,7 +22,7 @@ static inline ag_record run_tau(const double *M, size_t m, size_t n, double tau)
     ag_record r;
     ag_metric_set_parse(&all, "all", NULL);
     ag_record_init(&r, 0, 0, 0, 0);
-    ag_matrix_options o = {.edge_threshold = tau};
+    ag_matrix_options o = {.size = sizeof(ag_matrix_options), .edge_threshold = tau};
     cr_assert_eq(ag_matrix_metrics_ex(M, m, n, &all, &o, &r, &err), AG_OK, "%s", err.message);
     return r;
 }

@@ -797,7 +797,8 @@ static int relayer(const ag_layer_view *v, void *user)
     cr_assert_eq(ag_model_attn_weights(c->m, v->layer, &w, &err), AG_OK, "%s", err.message);
     cr_assert_eq(w.wq.shape[0], v->d);
     cr_assert_eq(w.wo.shape[1], v->d);
-    ag_attn_layer_spec s = {.x = v->x, .n = v->n, .d = v->d, .wq = w.wq.data, .wk = w.wk.data,
+    ag_attn_layer_spec s = {.size = sizeof(ag_attn_layer_spec),
+                            .x = v->x, .n = v->n, .d = v->d, .wq = w.wq.data, .wk = w.wk.data,
                             .bq = w.bq.data, .bk = w.bk.data, .d_a = w.wq.shape[1],
                             .n_head = w.n_head, .scale = w.scale, .causal = w.causal,
                             .precision = AG_PRECISION_F64};
@@ -884,7 +885,8 @@ Test(model, hidden_states_streamed_equal_array)
         ag_precision prec = p ? AG_PRECISION_F64 : AG_PRECISION_F32;
         cr_assert_eq(ag_model_forward(m, ids, n, prec, NULL, NULL, all, &err), AG_OK, "%s", err.message);
         hidden_stream st = {.all = all, .stop_at = -1};
-        ag_forward_options o = {.precision = prec, .hidden_fn = take_hidden, .hidden_user = &st};
+        ag_forward_options o = {.size = sizeof(ag_forward_options),
+                                .precision = prec, .hidden_fn = take_hidden, .hidden_user = &st};
         cr_assert_eq(ag_model_forward_ex(m, ids, n, &o, NULL, NULL, NULL, &err), AG_OK, "%s", err.message);
         cr_assert_eq(st.next, (int)L + 1);
         cr_assert_eq(st.mismatches, 0);

@@ -905,9 +905,11 @@ static int relayer(const ag_layer_view *v, void *user)
     cr_assert_eq(w.window, ag_model_layer_window(c->m, v->layer));
     double *wk = repeat_kv(&w.wk, v->d, w.n_head, w.n_kv_head, w.head_dim);
     double *bk = repeat_kv(&w.bk, 1, w.n_head, w.n_kv_head, w.head_dim);
-    ag_attn_layer_spec s = {.x = v->x, .n = v->n, .d = v->d, .wq = w.wq.data, .wk = wk, .bq = w.bq.data,
-                            .bk = bk, .d_a = w.wq.shape[1], .n_head = w.n_head, .scale = w.scale,
-                            .causal = w.causal, .rope = w.rope, .softcap = w.softcap, .window = w.window,
+    ag_attn_layer_spec s = {.size = sizeof(ag_attn_layer_spec),
+                            .x = v->x, .n = v->n, .d = v->d, .wq = w.wq.data, .wk = wk,
+                            .bq = w.bq.data, .bk = bk, .d_a = w.wq.shape[1],
+                            .n_head = w.n_head, .scale = w.scale, .causal = w.causal,
+                            .rope = w.rope, .softcap = w.softcap, .window = w.window,
                             .precision = AG_PRECISION_F64};
     ag_array a = {0};
     cr_assert_eq(ag_attention_layer(&s, &a, &err), AG_OK, "%s layer %d: %s", c->name, v->layer, err.message);

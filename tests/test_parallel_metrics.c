@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attngeom.h"
+#include "metrics_int.h" // the layouts of records and selections
 #include "test_metrics_util.h"
 
 TestSuite(parallel_metrics);
@@ -115,7 +116,8 @@ static int stability_task(size_t i, int worker, void *user)
     stability_job *j = user;
     ag_head_input in = {.x = j->x[i], .n = N, .d = D, .wq = j->wq[i], .wk = j->wk[i], .d_h = DH,
                         .causal = (int)(i % 2)};
-    ag_stability_options opt = {.epsilon = 1e-3, .trials = 4, .seed = 7};
+    ag_stability_options opt = {.size = sizeof(ag_stability_options),
+                                .epsilon = 1e-3, .trials = 4, .seed = 7};
     ag_record_init(&j->rec[i], 0, (int)i, N, N);
     return ag_stability_metrics(&in, &opt, &j->stab, &j->rec[i], NULL);
 }

@@ -278,14 +278,16 @@ static const double two_by_three[6] = {0, 0.25, 0.5, 0.75, 1, NAN};
 
 static ag_plot_grid small_grid(void)
 {
-    return (ag_plot_grid){.rows = 2, .cols = 3, .values = two_by_three, .title = "t",
+    return (ag_plot_grid){.size = sizeof(ag_plot_grid),
+                          .rows = 2, .cols = 3, .values = two_by_three, .title = "t",
                           .row_title = "layer", .col_title = "head", .value_title = "metric",
                           .vmin = NAN, .vmax = NAN};
 }
 
 static ag_plot_output render_grid(const ag_plot_grid *g, ag_plot_format f)
 {
-    ag_plot_page page = {.format = f, .width = 300, .height = 200, .dpi = 144};
+    ag_plot_page page = {.size = sizeof(ag_plot_page),
+                         .format = f, .width = 300, .height = 200, .dpi = 144};
     ag_plot_output out = {0};
     ag_error err = {0};
     cr_assert_eq(ag_plot_grid_render(g, &page, &out, &err), AG_OK, "%s", err.message);
@@ -363,7 +365,8 @@ Test(plot, grid_png_colours_and_size)
 Test(plot, grid_fixed_range)
 {
     const double v[2] = {0.5, 0};
-    ag_plot_grid g = {.rows = 1, .cols = 2, .values = v, .vmin = 0, .vmax = 2};
+    ag_plot_grid g = {.size = sizeof(ag_plot_grid),
+                      .rows = 1, .cols = 2, .values = v, .vmin = 0, .vmax = 2};
     ag_plot_output out = render_grid(&g, AG_PLOT_PNG);
     double q[3], top[3];
     int w, h;
@@ -438,7 +441,8 @@ Test(plot, labels_that_are_not_utf8)
 
 Test(plot, grid_errors)
 {
-    ag_plot_page page = {.format = AG_PLOT_SVG, .width = 300, .height = 200, .dpi = 144};
+    ag_plot_page page = {.size = sizeof(ag_plot_page),
+                         .format = AG_PLOT_SVG, .width = 300, .height = 200, .dpi = 144};
     ag_plot_output out;
     ag_error err = {0};
     ag_plot_grid g = small_grid();
@@ -473,9 +477,11 @@ Test(plot, lines_render)
     const double x[4] = {0, 1, 2, 3}, y[4] = {1, 0.5, NAN, 0.1};
     const double lo[4] = {0.8, 0.4, NAN, 0.05}, hi[4] = {1.2, 0.6, NAN, 0.2};
     ag_plot_series s = {.label = "a", .count = 4, .x = x, .y = y, .lo = lo, .hi = hi};
-    ag_plot_lines p = {.nseries = 1, .series = &s, .x_title = "layer", .y_title = "v",
+    ag_plot_lines p = {.size = sizeof(ag_plot_lines),
+                       .nseries = 1, .series = &s, .x_title = "layer", .y_title = "v",
                        .integer_x = 1, .markers = 1};
-    ag_plot_page page = {.format = AG_PLOT_PNG, .width = 300, .height = 200, .dpi = 144};
+    ag_plot_page page = {.size = sizeof(ag_plot_page),
+                         .format = AG_PLOT_PNG, .width = 300, .height = 200, .dpi = 144};
     ag_plot_output out = {0};
     ag_error err = {0};
     for (int log_y = 0; log_y < 2; log_y++) {

@@ -49,7 +49,8 @@ static char *mem_close(mem *m)
     return m->buf;
 }
 
-static const ag_output_meta meta = {.command = "analyze", .source = "models/x",
+static const ag_output_meta meta = {.size = sizeof(ag_output_meta),
+                                    .command = "analyze", .source = "models/x",
                                     .settings = "{\"seed\":1,\"texts\":[{\"text\":0,\"tokens\":3}]}"};
 
 Test(table_stream, pieces_equal_the_whole)
@@ -155,7 +156,7 @@ Test(table_stream, settings_must_be_an_object)
     make_table(&t, 0, 1);
     const char *bad[] = {"[1, 2]", "{\"a\": ", "3", "{\"a\": 1, \"a\": 2}"};
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-        ag_output_meta m2 = {.command = "x", .settings = bad[k]};
+        ag_output_meta m2 = {.size = sizeof(ag_output_meta), .command = "x", .settings = bad[k]};
         mem m;
         mem_open(&m);
         cr_expect_eq(ag_table_write(m.fp, AG_FORMAT_JSON, &t, &m2), AG_EINVAL, "%s", bad[k]);

@@ -1,28 +1,29 @@
-/* attngeom/access.h — the library without its struct layouts: heap objects
- * behind opaque pointers, getters and run-time counts, for bindings (the
+/* attngeom/access.h — the library without struct layouts, for bindings (the
  * Python package python/attngeom/, docs/python.md) and for C programs that
- * must keep working when the library grows.
+ * must keep working when the library grows: errors on the heap, the options
+ * of a run by name, and whole command runs (the matrices of `attngeom
+ * matrix`, a model's analyze and weights records, aggregates and tables)
+ * behind pointers the library allocates. Records, record lists and metric
+ * selections, opaque everywhere, are in attngeom/metrics.h.
  *
- * Why: ag_record and ag_metric_set hold arrays of AG_M_COUNT entries, and
- * ag_error, ag_table, ag_cell and the option structs are public layouts. A
- * program that allocates them itself bakes today's sizes into its binary;
- * a binding over a shared library (ctypes) would have to copy them by hand.
- * Everything here is reached through pointers the library allocates, so a
- * new metric or field changes nothing a caller sees but ag_metric_count().
+ * Why: ag_error and ag_table are public layouts, fixed in size (ABI rule,
+ * core.h) but awkward to copy by hand through a foreign-function interface;
+ * everything here is reached through pointers and getters, so a binding
+ * declares no struct at all.
  *
  * The functions here compute exactly what the attngeom commands compute,
  * through the same library calls and in the same order (docs/python.md
  * lists the command behind each): matrix records equal `attngeom matrix`'s
  * to the last bit, model attention `attngeom attention`'s, and so on.
  *
- * Ownership: every object handed out here (ag_error, ag_metric_set,
- * ag_record, ag_record_list, ag_run_options, ag_table, an ag_aggregate)
- * belongs to the caller and is released with its *_free function (NULL
- * accepted). Pointers a getter returns (a record of a list, a key or a
- * text of a table, an error's message) are borrowed from their object and
- * live until it is freed. Memory the library malloc'ed for the caller (token
- * ids of ag_tokenizer_encode) is released with ag_free, so a binding never
- * needs the C library's free. Inputs are borrowed for the call.
+ * Ownership: every object handed out here (ag_error, ag_run_options,
+ * ag_table, an ag_aggregate, an ag_record_list) belongs to the caller and
+ * is released with its *_free function (NULL accepted). Pointers a getter
+ * returns (a key or a text of a table, an error's message) are borrowed
+ * from their object and live until it is freed. Memory the library
+ * malloc'ed for the caller (token ids of ag_tokenizer_encode) is released
+ * with ag_free, so a binding never needs the C library's free. Inputs are
+ * borrowed for the call.
  *
  * Threads: the calls that run a pool (ag_run_options "threads") start and
  * join it inside the call; results are the same bytes for any thread count
@@ -56,49 +57,6 @@ AG_EXPORT int ag_error_status(const ag_error *err);
 AG_EXPORT const char *ag_error_message(const ag_error *err);
 /* Release memory the library allocated for the caller (token ids). */
 AG_EXPORT void ag_free(void *p);
-
-/* ---- metric keys and selections ----------------------------------------- */
-
-/* AG_M_COUNT of the library that runs: metric ids are 0..count-1, their
- * keys ag_metric_name(id). */
-AG_EXPORT int ag_metric_count(void);
-/* The families a command computes, as its --metrics accepts them:
- * "matrix" (and "attention") AG_FAMILIES_MATRIX, "analyze" AG_FAMILIES_HEADS,
- * "weights" AG_FAMILIES_WEIGHTS; 0 for another name. */
-AG_EXPORT unsigned ag_command_families(const char *command);
-/* A new selection within `families` (*out, the caller's): list NULL gives
- * the command's default (the cheap families A, B, C among them, or all of
- * them when it has none: weights), else ag_metric_set_parse_families(list).
- * AG_EINVAL naming an unknown or foreign item, AG_ENOMEM. */
-AG_EXPORT int ag_metric_set_new(unsigned families, const char *list, ag_metric_set **out,
-                                ag_error *err);
-AG_EXPORT void ag_metric_set_free(ag_metric_set *set);
-/* 1 when metric id m is selected, 0 otherwise (also out of range). */
-AG_EXPORT int ag_metric_set_has(const ag_metric_set *set, int m);
-
-/* ---- records ------------------------------------------------------------ */
-
-/* A record on the heap, as ag_record_init(r, 0, 0, 0, 0) leaves it; NULL
- * when out of memory. */
-AG_EXPORT ag_record *ag_record_new(void);
-AG_EXPORT void ag_record_free(ag_record *r);
-AG_EXPORT int ag_record_layer(const ag_record *r);
-AG_EXPORT int ag_record_head(const ag_record *r);
-/* The record's text (line of a corpus), -1 when it has none. */
-AG_EXPORT long ag_record_text(const ag_record *r);
-AG_EXPORT size_t ag_record_rows(const ag_record *r);
-AG_EXPORT size_t ag_record_cols(const ag_record *r);
-/* The kind of metric m's value (an ag_value_kind: AG_V_ABSENT for an
- * unselected key and for m out of range), and the value in *value (0 unless
- * a number, integer or bool; value may be NULL). */
-AG_EXPORT int ag_record_value(const ag_record *r, int m, double *value);
-
-/* Records the library allocated, in output order. */
-typedef struct ag_record_list ag_record_list;
-AG_EXPORT size_t ag_record_list_count(const ag_record_list *list);
-/* Record i (borrowed from list), NULL for i out of range. */
-AG_EXPORT const ag_record *ag_record_list_get(const ag_record_list *list, size_t i);
-AG_EXPORT void ag_record_list_free(ag_record_list *list);
 
 /* ---- options of a run --------------------------------------------------- */
 

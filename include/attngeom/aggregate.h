@@ -42,7 +42,10 @@ AG_EXPORT void ag_moments_ci(const ag_moments *m, double level, double *lo, doub
  * and (but "text") the default grouping. NULL-terminated. */
 extern const char *const ag_identifying_keys[];
 
+/* Carries its size (ABI rule, core.h): start from
+ * AG_AGGREGATE_OPTIONS_DEFAULT (the default grouping, level 0.95). */
 typedef struct {
+    size_t size;     /* sizeof(ag_aggregate_options), set by the macro */
     /* Group keys. by_default: every identifying key present in the records
      * but "text" (model, layer, head, ...), in ag_identifying_keys' order;
      * else exactly the nby keys of `by` (nby = 0: one group of everything). */
@@ -52,6 +55,8 @@ typedef struct {
     double level;    /* confidence of the intervals, in (0, 1) */
     int keep_values; /* keep every value (compare's permutation test) */
 } ag_aggregate_options;
+#define AG_AGGREGATE_OPTIONS_DEFAULT \
+    {.size = sizeof(ag_aggregate_options), .by_default = 1, .level = 0.95}
 
 typedef struct ag_aggregate ag_aggregate;
 
@@ -106,7 +111,11 @@ AG_EXPORT void ag_welch_test(const ag_moments *a, const ag_moments *b, double le
 AG_EXPORT int ag_permutation_p(const double *a, size_t na, const double *b, size_t nb,
                                unsigned long permutations, unsigned long seed, double *p, ag_error *err);
 
+/* Carries its size (ABI rule, core.h): start from
+ * AG_COMPARE_OPTIONS_DEFAULT (every metric, level 0.95, no permutation
+ * test, seed 1). */
 typedef struct {
+    size_t size;                /* sizeof(ag_compare_options), set by the macro */
     const char *const *metrics; /* keys to compare; NULL: every metric of a that b has too */
     size_t nmetrics;
     double level;
@@ -114,6 +123,8 @@ typedef struct {
     unsigned long seed;
     const char *name_a, *name_b; /* the inputs, in messages */
 } ag_compare_options;
+#define AG_COMPARE_OPTIONS_DEFAULT \
+    {.size = sizeof(ag_compare_options), .level = 0.95, .seed = 1}
 
 /* One row per (group, metric), groups of a first (then those only b has):
  * the group keys, metric, n_a, n_b (non-null values), mean_a, mean_b, diff,

@@ -67,34 +67,62 @@ extern "C" {
 #define AG_EXPORT
 #endif
 
-/* ABI rule.
- *  - The shared library's SONAME is libattngeom.so.MAJOR (libattngeom.so.0);
- *    its file is libattngeom.so.MAJOR.MINOR.PATCH.
- *  - Stable now: a PATCH release changes no exported function, no public
- *    type and no constant of these headers, so a program built against
- *    0.1.0 runs unchanged with 0.1.x. A MINOR release keeps the name,
- *    parameters and meaning of every exported function and the values of
- *    existing enumerators (status codes, dtypes, formats); it may add
- *    functions and enumerators before the *_COUNT ones.
- *  - Not stable yet (while MAJOR is 0): the size and layout of the structs
- *    defined in these headers may change in a MINOR release. ag_record and
- *    ag_metric_set hold arrays of AG_M_COUNT entries, so a new metric
- *    changes their size; options structs may gain fields. A program that
- *    passes such structs must be rebuilt against the headers of the MINOR
- *    release it runs with; the SONAME does not change for that, so check
- *    at run time that ag_version() begins with the MAJOR.MINOR of
- *    AG_VERSION_STRING. Objects handed out by pointer only (ag_model,
- *    ag_tokenizer, ag_safetensors, ag_aggregate, ag_pool, ...) are opaque
- *    and unaffected, and so is everything of attngeom/access.h: records,
- *    record lists, selections, errors and tables behind pointers with
- *    getters, and ag_metric_count() at run time. A program (or binding)
- *    that must survive MINOR releases without a rebuild uses those; the
- *    Python package does. Making the struct forms opaque too is the step
- *    that will let 1.0 promise: within a MAJOR, additions only.
- *  - Metric ids (ag_metric): a MINOR release adds a metric just before
- *    AG_M_COUNT, so existing ids keep their values; since the tables'
- *    column order is the ids' order, a new metric's column comes after
- *    those of earlier releases (as lambda2_condition's did). */
+/* ABI rule. A program compiled against the headers of release X.Y.Z runs
+ * unchanged with the library of any later X.y.z (same MAJOR X).
+ *  - Files: the shared library's SONAME is libattngeom.so.MAJOR
+ *    (libattngeom.so.0); its file is libattngeom.so.MAJOR.MINOR.PATCH.
+ *  - Functions and constants: a PATCH release changes no exported function,
+ *    type or constant. A MINOR release keeps the name, parameters and
+ *    meaning of every exported function and the values of existing
+ *    enumerators (status codes, dtypes, formats, metric ids); it only adds
+ *    functions, enumerators (before the *_COUNT ones) and fields at the end
+ *    of the structs that allow it (below). Metric ids: a new metric comes
+ *    just before AG_M_COUNT, so the tables' column order (the ids' order)
+ *    puts it after the columns of earlier releases (as lambda2_condition's).
+ *  - AG_M_COUNT and AG_FAMILY_COUNT are the header's counts, not the
+ *    running library's: loop to ag_metric_count() instead, and size no
+ *    array of your own by them across releases.
+ *  - Structs, by who allocates them:
+ *    1. Opaque — the library allocates, the caller holds a pointer and
+ *       uses functions: ag_record, ag_record_list and ag_metric_set
+ *       (metrics.h: they hold one entry per metric, so a new metric would
+ *       change their size), and ag_model, ag_tokenizer, ag_safetensors,
+ *       ag_aggregate, ag_pool, ag_workers, ag_matrix_work, ag_head_lin, ag_npy_writer,
+ *       ag_run_options. Nothing of their size or layout is public.
+ *    2. Library memory handed out by const pointer — the caller reads
+ *       fields, never allocates or copies one: ag_model_config
+ *       (ag_model_get_config), ag_layer_view (a callback's view),
+ *       ag_tensor_info (ag_st_info). They may gain fields at their end.
+ *    3. Options the caller allocates and the library reads carry their own
+ *       size in a leading `size_t size`, set by their *_DEFAULT initializer
+ *       (start from it, then set fields): ag_matrix_options,
+ *       ag_stability_options, ag_forward_options, ag_attn_layer_spec,
+ *       ag_aggregate_options, ag_compare_options, ag_output_meta,
+ *       ag_plot_page, ag_plot_grid, ag_plot_lines. They may gain fields at
+ *       their end: the library reads only the `size` bytes the caller's
+ *       header knew and takes its defaults for the rest, so an older
+ *       program gets today's behaviour for what it never set. A size of 0
+ *       (the macro not used) or larger than the library knows (headers
+ *       newer than the library) is refused with AG_EINVAL, the message
+ *       naming the struct.
+ *    4. Fixed — structs the caller allocates that never change within a
+ *       MAJOR, because their content is fixed by what they describe or the
+ *       library writes them whole into the caller's memory: ag_error and
+ *       ag_array (core.h), ag_cell, ag_row and ag_table (records.h), ag_moments
+ *       and ag_welch (aggregate.h), ag_sha256 (io.h), ag_head_factors,
+ *       ag_head_input, ag_rope, ag_attn_weights, ag_lanczos_info,
+ *       ag_curvature_edge, ag_plot_series, ag_plot_output; the decoded
+ *       inputs ag_image and ag_image_tensor (image.h), ag_audio and
+ *       ag_whisper_features (audio.h); and the preprocessing settings
+ *       ag_image_config and ag_whisper_fe_config, which hold the fields of
+ *       Hugging Face's ViTImageProcessor and WhisperFeatureExtractor that
+ *       this MAJOR implements (an option beyond them is refused when a
+ *       config file asks for it). What they lack
+ *       comes as a new struct and new functions in a MINOR release (a new
+ *       kind of position encoding: a new head description), never as a
+ *       field; new enumerators (a cell kind, a RoPE type) may be added.
+ *    A new public struct joins one of these four kinds and is listed here
+ *    (tests/test_abi.c and tests/cli/abi.sh check the rule). */
 
 /* The version of the library running ("0.1.0"), which may differ from the
  * AG_VERSION_STRING the program was compiled with. Static string. */

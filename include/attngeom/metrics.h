@@ -84,15 +84,38 @@ AG_EXPORT const char *ag_family_name(ag_family f);
                              AG_FAMILY_BIT(AG_FAMILY_ATTENTION) | \
                              AG_FAMILY_BIT(AG_FAMILY_GEOMETRY))
 
-/* Which metrics to compute and print. */
-typedef struct {
-    unsigned char on[AG_M_COUNT];
-} ag_metric_set;
+/* AG_M_COUNT of the library that runs: metric ids are 0..count-1, their
+ * keys ag_metric_name(id). A program that must run with later MINOR
+ * releases loops to this, not to its header's AG_M_COUNT. */
+AG_EXPORT int ag_metric_count(void);
+/* The families a command computes, as its --metrics accepts them:
+ * "matrix" (and "attention") AG_FAMILIES_MATRIX, "analyze" AG_FAMILIES_HEADS,
+ * "weights" AG_FAMILIES_WEIGHTS; 0 for another name. */
+AG_EXPORT unsigned ag_command_families(const char *command);
 
+/* ---- selections --------------------------------------------------------- */
+
+/* Which metrics to compute and print. Opaque (ABI rule, core.h): the
+ * library allocates it (ag_metric_set_new) and the functions below read
+ * and change it. */
+typedef struct ag_metric_set ag_metric_set;
+
+/* A new selection within `families` (*out, the caller's: ag_metric_set_free):
+ * list NULL gives a command's default (the cheap families A, B, C among
+ * them, or all of them when it has none: weights), else
+ * ag_metric_set_parse_families(list). AG_EINVAL naming an unknown or
+ * foreign item, AG_ENOMEM. */
+AG_EXPORT int ag_metric_set_new(unsigned families, const char *list, ag_metric_set **out,
+                                ag_error *err);
+AG_EXPORT void ag_metric_set_free(ag_metric_set *set); /* NULL is fine */
+/* 1 when metric id m is selected, 0 otherwise (also out of range). */
+AG_EXPORT int ag_metric_set_has(const ag_metric_set *set, int m);
+
+/* The functions below replace what *set selects. */
 /* The default selection: spectrum, attention, geometry. */
 AG_EXPORT void ag_metric_set_default(ag_metric_set *set);
 /* Parse a comma-separated list of keys and family names ("all" included).
- * AG_EINVAL with a message naming the unknown item. */
+ * AG_EINVAL with a message naming the unknown item (set then unchanged). */
 AG_EXPORT int ag_metric_set_parse(ag_metric_set *set, const char *list, ag_error *err);
 /* The same, limited to the families in the mask `families`: "all" means all
  * of them, and a key or family outside them is AG_EINVAL. */
@@ -100,6 +123,7 @@ AG_EXPORT int ag_metric_set_parse_families(ag_metric_set *set, const char *list,
                                            unsigned families, ag_error *err);
 /* Every key of the families in the mask. */
 AG_EXPORT void ag_metric_set_families(ag_metric_set *set, unsigned families);
+/* How many keys are selected. */
 AG_EXPORT size_t ag_metric_set_count(const ag_metric_set *set);
 
 /* ---- records ------------------------------------------------------------ */
@@ -112,18 +136,65 @@ typedef enum {
     AG_V_BOOL        /* value is 0.0 or 1.0 */
 } ag_value_kind;
 
-/* One output record: a matrix (layer, head) and its metric values. */
-typedef struct {
-    int layer, head;
-    long text;                   /* line index for --text-file, else -1 */
-    size_t rows, cols;
-    unsigned char kind[AG_M_COUNT];
-    double value[AG_M_COUNT];
-} ag_record;
+/* One output record: a matrix (layer, head), its size, the text it came
+ * from and the value of each selected metric. Opaque (ABI rule, core.h): a
+ * record is allocated by the library, alone (ag_record_new) or in a list
+ * (ag_record_list_add), and read through the getters below. */
+typedef struct ag_record ag_record;
 
+/* A record on the heap, as ag_record_init(r, 0, 0, 0, 0) leaves it; NULL
+ * when out of memory. */
+AG_EXPORT ag_record *ag_record_new(void);
+AG_EXPORT void ag_record_free(ag_record *r); /* NULL is fine */
+
+/* Reset r: every metric AG_V_ABSENT, text -1, and the given matrix. */
 AG_EXPORT void ag_record_init(ag_record *r, int layer, int head, size_t rows, size_t cols);
-/* Set a value; a non-finite number is stored as AG_V_NULL, never printed. */
+/* Set a value; a non-finite number is stored as AG_V_NULL, never printed.
+ * An id out of range is ignored. */
 AG_EXPORT void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v);
+/* Set the record's text: the 0-based line of the corpus it was measured on
+ * (-1: none; the column "text" is written when any record has one). */
+AG_EXPORT void ag_record_set_text(ag_record *r, long text);
+
+AG_EXPORT int ag_record_layer(const ag_record *r);
+AG_EXPORT int ag_record_head(const ag_record *r);
+/* The record's text (line of a corpus), -1 when it has none. */
+AG_EXPORT long ag_record_text(const ag_record *r);
+AG_EXPORT size_t ag_record_rows(const ag_record *r);
+AG_EXPORT size_t ag_record_cols(const ag_record *r);
+/* The kind of metric m's value (an ag_value_kind: AG_V_ABSENT for an
+ * unselected key and for m out of range), and the value in *value (0 unless
+ * a number, integer or bool; value may be NULL). */
+AG_EXPORT int ag_record_value(const ag_record *r, int m, double *value);
+
+/* ---- lists of records --------------------------------------------------- */
+
+/* Records in output order, owned by the list (opaque). Every function that
+ * writes or tabulates several records takes one. */
+typedef struct ag_record_list ag_record_list;
+
+/* A new empty list (the caller's: ag_record_list_free); NULL when out of
+ * memory. */
+AG_EXPORT ag_record_list *ag_record_list_new(void);
+AG_EXPORT void ag_record_list_free(ag_record_list *list); /* NULL is fine */
+/* Append a record, as ag_record_init(r, 0, 0, 0, 0) leaves it, and return
+ * it (owned by the list); NULL with AG_ENOMEM in err when out of memory.
+ * Records are stored together: a record pointer of the list stays valid
+ * until the list grows again (ag_record_list_add, ag_record_list_move) or
+ * is cleared or freed; look records up again by index after that. */
+AG_EXPORT ag_record *ag_record_list_add(ag_record_list *list, ag_error *err);
+/* Move every record of src to the end of dst, in order; src is left empty.
+ * AG_ENOMEM (both unchanged). */
+AG_EXPORT int ag_record_list_move(ag_record_list *dst, ag_record_list *src, ag_error *err);
+/* Remove every record (the memory is kept for the next ones). */
+AG_EXPORT void ag_record_list_clear(ag_record_list *list);
+/* The number of records; 0 for NULL. */
+AG_EXPORT size_t ag_record_list_count(const ag_record_list *list);
+/* Record i (borrowed from list), NULL for i out of range. */
+AG_EXPORT const ag_record *ag_record_list_get(const ag_record_list *list, size_t i);
+/* The same, to change it (to fill records added beforehand from several
+ * threads, each its own). */
+AG_EXPORT ag_record *ag_record_list_at(ag_record_list *list, size_t i);
 
 /* ---- the matrix metrics ------------------------------------------------- */
 
@@ -148,11 +219,13 @@ AG_EXPORT void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, doub
 AG_EXPORT int ag_matrix_metrics(const double *M, size_t m, size_t n,
                                 const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
-/* Options of the matrix metrics. */
+/* Options of the matrix metrics. Carries its size (ABI rule, core.h):
+ * start from AG_MATRIX_OPTIONS_DEFAULT. */
 typedef struct {
+    size_t size;           /* sizeof(ag_matrix_options), set by the macro */
     double edge_threshold; /* family F: edge iff W_ij >= τ; < 0 means 1/n */
 } ag_matrix_options;
-#define AG_MATRIX_OPTIONS_DEFAULT {.edge_threshold = -1}
+#define AG_MATRIX_OPTIONS_DEFAULT {.size = sizeof(ag_matrix_options), .edge_threshold = -1}
 
 /* ag_matrix_metrics with options (NULL: the defaults), and family F (docs/metrics.md,
  * family F; attngeom/curvature.h) for the selected curvature keys: null for a
@@ -283,20 +356,22 @@ typedef enum {
 AG_EXPORT int ag_format_from_name(const char *name);
 
 /* Extra top-level information written with the records (JSON keys, table
- * caption). All fields optional (NULL). */
+ * caption). All fields optional (NULL). Carries its size (ABI rule,
+ * core.h): start from AG_OUTPUT_META_DEFAULT; a NULL meta is none. */
 typedef struct {
+    size_t size;          /* sizeof(ag_output_meta), set by the macro */
     const char *command;  /* "matrix", "analyze", ... */
     const char *source;   /* input file or model */
     const char *settings; /* the text of a JSON object: more keys of the
                              "settings" JSON and JSONL write (records.h) */
 } ag_output_meta;
+#define AG_OUTPUT_META_DEFAULT {.size = sizeof(ag_output_meta)}
 
 /* Write records in the given format. The columns are layer, head, rows,
  * cols, the selected metrics in §3 order, then text when any record has one. Returns AG_EIO if a
  * write fails. */
-AG_EXPORT int ag_records_write(FILE *fp, ag_format fmt, const ag_record *recs,
-                               size_t count, const ag_metric_set *sel,
-                               const ag_output_meta *meta);
+AG_EXPORT int ag_records_write(FILE *fp, ag_format fmt, const ag_record_list *recs,
+                               const ag_metric_set *sel, const ag_output_meta *meta);
 
 #ifdef __cplusplus
 }

@@ -284,6 +284,12 @@ typedef struct {
                              weight of query i on key j; masked entries are 0 */
 } ag_layer_view;
 
+/* Copy the attention of the view's heads h with head_on[h] set (head_on
+ * NULL: every head), in head order, into dst (the caller's, (count, n, n)
+ * doubles); returns count, the heads copied. */
+AG_EXPORT size_t ag_layer_view_copy_heads(const ag_layer_view *v, const unsigned char *head_on,
+                                          double *dst);
+
 /* Called once per layer, in order. A non-zero return stops the pass and is
  * returned by ag_model_forward (use your own status, e.g. an AG_E* code). */
 typedef int (*ag_layer_fn)(const ag_layer_view *view, void *user);
@@ -315,8 +321,10 @@ AG_EXPORT int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
  * non-zero return stops the pass, as ag_layer_fn's does. */
 typedef int (*ag_hidden_fn)(int index, size_t n, size_t d, const double *h, void *user);
 
-/* How a pass runs. Zero-initialised: float32, no pool, no hidden callback. */
+/* How a pass runs. Carries its size (ABI rule, core.h): start from
+ * AG_FORWARD_OPTIONS_DEFAULT (float32, no pool, no hidden callback). */
 typedef struct {
+    size_t size;            /* sizeof(ag_forward_options), set by the macro */
     ag_precision precision;
     ag_pool *pool;          /* heads of a layer on these threads (NULL: the
                                calling thread); results are the same bytes
@@ -327,11 +335,15 @@ typedef struct {
                                (n_layer + 1, n, d) */
     void *hidden_user;
 } ag_forward_options;
+#define AG_FORWARD_OPTIONS_DEFAULT \
+    {.size = sizeof(ag_forward_options), .precision = AG_PRECISION_F32}
 
-/* ag_model_forward with options (NULL: the zero-initialised defaults).
- * ag_model_forward(m, ids, n, p, fn, user, hidden, err) is this with
- * {.precision = p}. The layer callback and hidden_fn run in the calling
- * thread, in order: hidden state l before layer l's callback. */
+/* ag_model_forward with options (NULL: AG_FORWARD_OPTIONS_DEFAULT).
+ * ag_model_forward(m, ids, n, p, fn, user, hidden, err) is this with the
+ * defaults and .precision = p. AG_EINVAL for an options size the library
+ * refuses (ag_forward_options.size: 0, or a newer header's). The layer
+ * callback and hidden_fn run in the calling thread, in order: hidden state
+ * l before layer l's callback. */
 AG_EXPORT int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
                                   const ag_forward_options *opt, ag_layer_fn fn, void *user,
                                   double *hidden, ag_error *err);
@@ -388,8 +400,10 @@ AG_EXPORT int ag_model_forward_values(const ag_model *m, const double *input, in
  * (ag_array_transpose2d). Head h owns columns h·d_h … (h+1)·d_h − 1 of the Q
  * and K projections (d_h = d_a / n_head). V does not enter the probabilities
  * and is not taken. rope, softcap and window are the attention kernel's
- * (docs/engine.md); all zero (as in a {0}-initialised spec) turns them off. */
+ * (docs/engine.md); all zero turns them off. Carries its size (ABI rule,
+ * core.h): start from AG_ATTN_LAYER_SPEC_DEFAULT (every other field zero). */
 typedef struct {
+    size_t size;          /* sizeof(ag_attn_layer_spec), set by the macro */
     const double *x;      /* (n, d) layer input */
     size_t n, d;
     const double *wq;     /* (d, d_a) */
@@ -410,6 +424,7 @@ typedef struct {
     const char *x_name;   /* for messages: where X and the weights came from */
     const char *w_name;   /* (file names); NULL: "attention layer" */
 } ag_attn_layer_spec;
+#define AG_ATTN_LAYER_SPEC_DEFAULT {.size = sizeof(ag_attn_layer_spec)}
 
 /* A = softmax(cap(rope(scale·(XW_Q + b_Q)) rope(XW_K + b_K)ᵀ) + mask) per
  * head (rope and cap the identity when off). On success *out owns a new

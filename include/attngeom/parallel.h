@@ -62,6 +62,26 @@ AG_EXPORT int ag_pool_run(ag_pool *pool, size_t count, ag_task_fn fn, void *user
  * 0 outside any. */
 AG_EXPORT int ag_pool_worker(void);
 
+/* ---- workers: a pool with a matrix workspace per thread ----------------- */
+
+typedef struct ag_matrix_work ag_matrix_work; /* attngeom/metrics.h */
+
+/* A pool and one ag_matrix_work per thread, so that tasks measuring
+ * matrices (a head each) reuse their thread's buffers: what the attngeom
+ * commands and the runs of attngeom/access.h use. Opaque (ABI rule,
+ * core.h); the caller's, released with ag_workers_free (NULL is fine). */
+typedef struct ag_workers ag_workers;
+/* `threads` in all, the caller included (ag_pool_new's rule: 1 starts no
+ * thread). AG_EINVAL for threads outside 1..AG_POOL_THREADS_MAX,
+ * AG_ENOMEM. */
+AG_EXPORT int ag_workers_new(int threads, ag_workers **out, ag_error *err);
+AG_EXPORT void ag_workers_free(ag_workers *w);
+/* The pool (borrowed from w), for ag_pool_run and ag_forward_options. */
+AG_EXPORT ag_pool *ag_workers_pool(const ag_workers *w);
+/* The workspace of the calling thread: worker ag_pool_worker()'s inside a
+ * task of w's pool, worker 0's outside one (borrowed from w). */
+AG_EXPORT ag_matrix_work *ag_workers_work(const ag_workers *w);
+
 #ifdef __cplusplus
 }
 #endif

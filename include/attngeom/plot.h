@@ -17,6 +17,7 @@
 #ifndef ATTNGEOM_PLOT_H
 #define ATTNGEOM_PLOT_H
 
+#include <math.h> /* NAN, in AG_PLOT_GRID_DEFAULT */
 #include <stddef.h>
 #include "core.h"
 
@@ -33,12 +34,17 @@ typedef enum { AG_PLOT_SVG, AG_PLOT_PDF, AG_PLOT_PNG } ag_plot_format;
 AG_EXPORT int ag_plot_format_from_path(const char *path);
 
 /* The page: its size in points (1/72 inch) and, for PNG, the resolution:
- * the image is round(width·dpi/72) × round(height·dpi/72) pixels. */
+ * the image is round(width·dpi/72) × round(height·dpi/72) pixels. Carries
+ * its size (ABI rule, core.h): start from AG_PLOT_PAGE_DEFAULT (SVG, 432 ×
+ * 324 points, 150 dpi). */
 typedef struct {
+    size_t size;          /* sizeof(ag_plot_page), set by the macro */
     ag_plot_format format;
     double width, height; /* points, each in [72, 14400] */
     double dpi;           /* PNG: in [18, 1200] */
 } ag_plot_page;
+#define AG_PLOT_PAGE_DEFAULT \
+    {.size = sizeof(ag_plot_page), .format = AG_PLOT_SVG, .width = 432, .height = 324, .dpi = 150}
 
 /* The pixel size of a PNG page (0 for a size out of range). */
 AG_EXPORT size_t ag_plot_png_pixels(double points, double dpi);
@@ -109,8 +115,11 @@ AG_EXPORT int ag_plot_tick_label(char *buf, size_t size, double v, double step);
 
 /* ---- figures ------------------------------------------------------------- */
 
-/* A grid of values, one coloured cell each, with a colour bar. */
+/* A grid of values, one coloured cell each, with a colour bar. Carries its
+ * size (ABI rule, core.h): start from AG_PLOT_GRID_DEFAULT (no cells, no
+ * labels, the colour range the data's). */
 typedef struct {
+    size_t size;                    /* sizeof(ag_plot_grid), set by the macro */
     size_t rows, cols;
     const double *values;           /* (rows, cols) row-major; NaN: no value */
     const char *const *row_labels;  /* (rows), or NULL: 0, 1, ... */
@@ -123,6 +132,7 @@ typedef struct {
     int square;                     /* square cells (a matrix), else fill the page */
     double vmin, vmax;              /* the colour range; NaN: the data's */
 } ag_plot_grid;
+#define AG_PLOT_GRID_DEFAULT {.size = sizeof(ag_plot_grid), .vmin = NAN, .vmax = NAN}
 
 /* Render a grid. Labels are drawn as given (UTF-8; bytes that are not are
  * shown as \xNN); when the cells are too small for every label, every k-th
@@ -141,7 +151,12 @@ typedef struct {
     const double *lo, *hi; /* (count) or NULL */
 } ag_plot_series;
 
+/* A line chart. Carries its size (ABI rule, core.h): start from
+ * AG_PLOT_LINES_DEFAULT (no series, linear axes). ag_plot_series, an
+ * element of an array, is fixed (a new property of a line would come as a
+ * new field here). */
 typedef struct {
+    size_t size;   /* sizeof(ag_plot_lines), set by the macro */
     size_t nseries;
     const ag_plot_series *series;
     const char *title, *x_title, *y_title;
@@ -149,6 +164,7 @@ typedef struct {
     int integer_x; /* x ticks at integers only (layers, indices) */
     int markers;   /* a dot at each point */
 } ag_plot_lines;
+#define AG_PLOT_LINES_DEFAULT {.size = sizeof(ag_plot_lines)}
 
 /* Render a line chart: Okabe & Ito's colour-blind-safe palette of eight
  * colours, then the same with dashes; a legend right of the axes when any

@@ -62,8 +62,9 @@ AG_EXPORT ag_row ag_table_row(const ag_table *t, size_t r);
 AG_EXPORT void ag_table_free(ag_table *t);
 
 /* The table ag_records_write prints: columns layer, head, rows, cols, the
- * selected metrics in their order, then text when any record has one. */
-AG_EXPORT int ag_records_table(const ag_record *recs, size_t count, const ag_metric_set *sel,
+ * selected metrics in their order, then text when any record has one.
+ * recs NULL: no records (the header alone). */
+AG_EXPORT int ag_records_table(const ag_record_list *recs, const ag_metric_set *sel,
                                ag_table *out, ag_error *err);
 /* Append a column `key` holding the text s in every row (a run's "model").
  * AG_ENOMEM. */
@@ -80,7 +81,8 @@ AG_EXPORT int ag_table_add_text_column(ag_table *t, const char *key, const char 
  * flushed after each. Text cells are escaped as ag_text_escape says and
  * quoted as their format needs (ag_format_text). AG_EIO when a write fails,
  * AG_ENOMEM, AG_EINVAL when meta->settings is not the text of a JSON
- * object. */
+ * object or meta->size is refused (0, or larger than this library knows:
+ * core.h's ABI rule). */
 AG_EXPORT int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta);
 
 /* A table written in pieces as its rows come (a corpus run that streams):

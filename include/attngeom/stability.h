@@ -54,14 +54,18 @@ typedef struct {
     int window;        /* > 0 (needs causal): keys 0 <= i − j < window */
 } ag_head_input;
 
-/* Options of the stochastic and iterative keys. */
+/* Options of the stochastic and iterative keys. Carries its size (ABI
+ * rule, core.h): start from AG_STABILITY_OPTIONS_DEFAULT. */
 typedef struct {
+    size_t size;        /* sizeof(ag_stability_options), set by the macro */
     double epsilon;     /* sensitivity: ‖E‖_F = ε‖X‖_F, ε > 0 (default 1e-3) */
     int trials;         /* sensitivity: T ≥ 1 trials (default 8) */
     unsigned long seed; /* gsl_rng_mt19937 seed (default 1; GSL maps 0 to 4357) */
 } ag_stability_options;
+#define AG_STABILITY_OPTIONS_DEFAULT \
+    {.size = sizeof(ag_stability_options), .epsilon = 1e-3, .trials = 8, .seed = 1}
 
-/* The defaults above. */
+/* The defaults above (AG_STABILITY_OPTIONS_DEFAULT). */
 AG_EXPORT void ag_stability_options_init(ag_stability_options *opt);
 
 /* docs/metrics.md, family E: the selected keys of family E (jacobian_norm,

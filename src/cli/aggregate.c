@@ -59,8 +59,7 @@ static int human_format(ag_format f)
 
 /* ---- output ---------------------------------------------------------------------- */
 
-int cli_aggregate_records(const cli_common *c, const ag_record *recs, size_t count,
-                          ag_table *out)
+int cli_aggregate_records(const cli_common *c, const ag_record_list *recs, ag_table *out)
 {
     ag_aggregate *a = NULL;
     ag_table t;
@@ -70,7 +69,7 @@ int cli_aggregate_records(const cli_common *c, const ag_record *recs, size_t cou
         return rc;
     /* the records as the writer would print them, then aggregated like
      * records read back from a file */
-    if (cli_records_table(c, recs, count, &t) != 0) {
+    if (cli_records_table(c, recs, &t) != 0) {
         ag_aggregate_free(a);
         return 1;
     }
@@ -160,7 +159,8 @@ static int aggregate_files(const cli_common *c, char **files, size_t n)
     if (rc == 0 && ag_aggregate_table(a, human_format(c->format), &t, &err) != AG_OK)
         rc = cli_fail_error(&err);
     if (rc == 0) {
-        ag_output_meta meta = {.command = "aggregate", .source = n == 1 ? files[0] : NULL};
+        ag_output_meta meta = {.size = sizeof(ag_output_meta),
+                               .command = "aggregate", .source = n == 1 ? files[0] : NULL};
         rc = cli_emit_table(c, &t, &meta, NULL);
     }
     ag_table_free(&t);
@@ -171,7 +171,8 @@ static int aggregate_files(const cli_common *c, char **files, size_t n)
 int cmd_aggregate(int argc, char **argv)
 {
     cli_common c;
-    cli_common_init(&c, AG_FAMILIES_MATRIX);
+    if (cli_common_init(&c, AG_FAMILIES_MATRIX))
+        return 1;
     char **files = calloc((size_t)argc, sizeof *files);
     size_t n = 0;
     if (!files)
@@ -284,7 +285,7 @@ static int compare_files(const cli_common *c, const compare_opts *o, char **file
     else if (status != AG_OK)
         rc = cli_fail_error(&err);
     if (rc == 0) {
-        ag_output_meta meta = {.command = "compare"};
+        ag_output_meta meta = {.size = sizeof(ag_output_meta), .command = "compare"};
         rc = cli_emit_table(c, t, &meta, NULL);
     }
     ag_table_delete(t);
@@ -296,7 +297,8 @@ static int compare_files(const cli_common *c, const compare_opts *o, char **file
 int cmd_compare(int argc, char **argv)
 {
     cli_common c;
-    cli_common_init(&c, AG_FAMILIES_MATRIX);
+    if (cli_common_init(&c, AG_FAMILIES_MATRIX))
+        return 1;
     compare_opts o = {.seed = 1};
     char *files[2];
     int n = 0;

@@ -25,7 +25,7 @@ typedef struct {
 typedef struct {
     ag_format format;
     const char *out_path;     /* -o FILE, or NULL for stdout */
-    ag_metric_set metrics;
+    ag_metric_set *metrics;   /* --metrics (process-owned: cli_common_init) */
     const char *expect_path;  /* --expect GOLDEN.json */
     double rtol, atol;
     unsigned families;        /* what the command computes (AG_FAMILIES_*) */
@@ -41,17 +41,16 @@ typedef struct {
     int jobs;                 /* -j N, 1..AG_POOL_THREADS_MAX; 0: not given (the CPUs) */
 } cli_common;
 
-/* A growable array of records. */
-typedef struct {
-    ag_record *items;
-    size_t count, cap;
-} cli_records;
-/* Append a zeroed record; NULL when out of memory. */
-ag_record *cli_records_add(cli_records *r);
-void cli_records_free(cli_records *r);
-/* Move src's records to the end of dst (src emptied). 0, or -1 when out
+/* Records of a run are an ag_record_list made on first use: a NULL list
+ * is an empty one. */
+/* Append a record to *list (made when NULL); NULL when out of memory. */
+ag_record *cli_records_add(ag_record_list **list);
+/* A new list of count records, for tasks that fill record i each
+ * (ag_record_list_at); NULL when out of memory. */
+ag_record_list *cli_records_new(size_t count);
+/* Move *src's records to the end of *dst (*src emptied). 0, or -1 when out
  * of memory (both unchanged). */
-int cli_records_move(cli_records *dst, cli_records *src);
+int cli_records_move(ag_record_list **dst, ag_record_list **src);
 
 /* The help line of -j (docs/cli.md, "Threads"). */
 #define CLI_JOBS_HELP \
@@ -60,8 +59,13 @@ int cli_records_move(cli_records *dst, cli_records *src);
 
 
 /* Defaults: table, stdout; selected: the default families (A, B, C) among
- * `families`, or all of `families` when it has none of them (weights). */
-void cli_common_init(cli_common *c, unsigned families);
+ * `families`, or all of `families` when it has none of them (weights). The
+ * selection belongs to the process and is freed by cli_common_release at
+ * the end of main, so that every return path of a command may leave it. 0,
+ * or 1 after printing (out of memory). */
+int cli_common_init(cli_common *c, unsigned families);
+/* Free the selections cli_common_init made (main, after the command). */
+void cli_common_release(void);
 
 /* Try to consume a common option at argv[*i] (advancing *i past its value).
  * Returns 1 if consumed, 0 if not a common option, -1 after printing a usage
@@ -99,10 +103,8 @@ int cli_blas_callers_max(void);
  * thread count (one per matrix, head, layer or text), and each task writes
  * its own slot, so the output is the same bytes for any -j. */
 typedef struct {
-    ag_pool *pool;
-    ag_matrix_work **work; /* one per worker, indexed by ag_pool_worker():
-                              a thread reuses its buffers across matrices */
-    int nwork;
+    ag_workers *workers; /* the pool and a matrix workspace per thread
+                            (parallel.h): a thread reuses its buffers */
 } cli_workers;
 
 /* A pool for c's -j. 0, or 1 after printing. */
@@ -145,7 +147,7 @@ typedef struct {
  * 0, or the status of the lowest head that failed with *failed its number
  * and err its error. */
 int cli_layer_records(const cli_workers *w, const cli_common *c, const cli_layer_heads *L,
-                      cli_records *out, int *failed, ag_error *err);
+                      ag_record_list **out, int *failed, ag_error *err);
 
 /* ---- messages held back (common.c) -------------------------------------- */
 
@@ -248,7 +250,7 @@ int cli_outputs_finish(cli_outputs *tx, int rc);
  * together with what tx holds already (NULL: nothing). A malformed golden
  * file commits nothing; a mismatch (3) still writes. Returns the exit
  * status; tx is emptied. */
-int cli_emit_outputs(const cli_common *c, const ag_record *recs, size_t count,
+int cli_emit_outputs(const cli_common *c, const ag_record_list *recs,
                      const ag_output_meta *meta, cli_outputs *tx);
 
 /* Print one line on stderr as it is formatted, with control characters and
@@ -266,17 +268,15 @@ int cli_put_cell(FILE *fp, ag_format fmt, const char *s);
 
 /* The table of the records as every format prints them: ag_records_table,
  * then "model" (cli_model) when there is one. 0, or 1 after printing. */
-int cli_records_table(const cli_common *c, const ag_record *recs, size_t count, ag_table *out);
+int cli_records_table(const cli_common *c, const ag_record_list *recs, ag_table *out);
 
 /* cli_emit_outputs with the records' settings (commands that run no
  * corpus: matrix, layer, weights). */
-int cli_emit_settings(const cli_common *c, const ag_record *recs, size_t count,
-                      const char *command, const char *source, const cli_settings_in *in,
-                      cli_outputs *tx);
+int cli_emit_settings(const cli_common *c, const ag_record_list *recs, const char *command,
+                      const char *source, const cli_settings_in *in, cli_outputs *tx);
 
 /* cli_emit_outputs without staged outputs. */
-int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
-             const ag_output_meta *meta);
+int cli_emit(const cli_common *c, const ag_record_list *recs, const ag_output_meta *meta);
 
 /* Write buf to path by the rules above or, when path is NULL, to stdout.
  * Returns 0 or 1 after printing the error. */
@@ -297,8 +297,7 @@ int cli_emit_table(const cli_common *c, const ag_table *t, const ag_output_meta 
                    cli_outputs *tx);
 /* The run's records aggregated (--aggregate) into a table for c's format.
  * 0 or 1 after printing. */
-int cli_aggregate_records(const cli_common *c, const ag_record *recs, size_t count,
-                          ag_table *out);
+int cli_aggregate_records(const cli_common *c, const ag_record_list *recs, ag_table *out);
 
 /* Usage error (returns 2) when --expect or --label was given to a command
  * that prints no records (attention, tokenize, info); 0 otherwise. */
@@ -306,7 +305,7 @@ int cli_reject_expect(const cli_common *c, const char *cmd);
 
 /* Compare records with a golden JSON output (--expect). Prints each mismatch
  * on stderr. Returns 0 (all match), 3 (mismatch) or 1 (golden unreadable). */
-int cli_expect(const cli_common *c, const ag_record *recs, size_t count);
+int cli_expect(const cli_common *c, const ag_record_list *recs);
 
 /* Parse a non-negative number; 0 on success. */
 int cli_parse_double(const char *s, double *out);
@@ -435,7 +434,7 @@ int cli_model_run_each(cli_model_run *r, const char *cmd, cli_text_fn fn, void *
 
 /* What one text of a corpus run leaves for its turn. */
 typedef struct {
-    cli_records recs; /* its records, handed to r->sink */
+    ag_record_list *recs; /* its records, handed to r->sink (NULL: none) */
     void *data;       /* the command's own result (free()d after the turn) */
     cli_held held;    /* its messages */
     int rc;           /* its exit status */
@@ -474,7 +473,7 @@ typedef struct cli_sink {
     const cli_common *c;
     ag_output_meta meta;  /* command, source and the run's settings */
     char *settings;       /* meta.settings (owned) */
-    cli_records recs;     /* the records of the text in hand, or all of them */
+    ag_record_list *recs; /* the records of the text in hand, or all of them */
     ag_aggregate *agg;    /* --aggregate: the running aggregate */
     cli_outputs tx;       /* the streamed output */
     FILE *fp;             /* where the records stream; NULL: written at the end */

@@ -372,7 +372,8 @@ static void write_text(FILE *fp, const char *path, const json_t *root)
 int cmd_info(int argc, char **argv)
 {
     cli_common common;
-    cli_common_init(&common, AG_FAMILIES_MATRIX);
+    if (cli_common_init(&common, AG_FAMILIES_MATRIX))
+        return 1;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         int used = cli_common_option(&common, "info", argc, argv, &i);

@@ -133,7 +133,7 @@ static void tensor_head_input(const void *ctx, int h, ag_head_input *in)
 /* The records of every head, in parallel (cli_layer_records). */
 static int layer_records(const cli_tensor_opts *o, const ag_attn_layer_spec *spec,
                          const cli_tensors *t, const ag_array *attn, const cli_common *c,
-                         cli_records *recs)
+                         ag_record_list **recs)
 {
     cli_workers w;
     if (cli_workers_new(c, &w) != 0)
@@ -152,7 +152,8 @@ static int layer_records(const cli_tensor_opts *o, const ag_attn_layer_spec *spe
 int cmd_layer(int argc, char **argv)
 {
     cli_common common;
-    cli_common_init(&common, AG_FAMILIES_HEADS);
+    if (cli_common_init(&common, AG_FAMILIES_HEADS))
+        return 1;
     common.jobs_allowed = 1;
     cli_tensor_opts o = {0};
     cli_input prec = {0};
@@ -184,11 +185,11 @@ int cmd_layer(int argc, char **argv)
         return 1;
     cli_tensors t = {0};
     ag_array attn = {0};
-    cli_records recs = {0};
+    ag_record_list *recs = NULL;
     rc = cli_tensors_load(&o, &t, 1);
     ag_attn_layer_spec spec = {0};
     if (rc == 0) {
-        spec = (ag_attn_layer_spec){
+        spec = (ag_attn_layer_spec){.size = sizeof(ag_attn_layer_spec),
             .x = t.x.data, .n = t.x.shape[0], .d = t.x.shape[1],
             .wq = t.q.data, .wk = t.k.data, .bq = t.bq.data, .bk = t.bk.data,
             .d_a = t.q.shape[1], .n_head = o.heads, .scale = o.scale, .causal = o.causal,
@@ -213,11 +214,11 @@ int cmd_layer(int argc, char **argv)
         const char *files[] = {o.x, o.weights};
         cli_settings_in in = {.files = files, .nfiles = 2,
                               .precision = prec.precision == AG_PRECISION_F64 ? "f64" : "f32"};
-        rc = cli_emit_settings(&common, recs.items, recs.count, "layer", o.weights, &in, &tx);
+        rc = cli_emit_settings(&common, recs, "layer", o.weights, &in, &tx);
     } else {
         cli_outputs_abort(&tx);
     }
-    cli_records_free(&recs);
+    ag_record_list_free(recs);
     ag_array_free(&attn);
     cli_tensors_free(&t);
     return rc;

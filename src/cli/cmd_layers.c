@@ -41,7 +41,7 @@ static const char residual_help[] =
 typedef struct {
     const cli_model_run *run;
     long text;
-    cli_records *out;
+    ag_record_list **out;
     ag_error err; /* the metrics' failure */
 } residual_ctx;
 
@@ -56,9 +56,9 @@ static int residual_state(int l, size_t n, size_t d, const double *h, void *user
     if (!rec)
         return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
     ag_record_init(rec, l, -1, n, d);
-    rec->text = c->text;
+    ag_record_set_text(rec, c->text);
     ag_error e = {0};
-    int status = ag_residual_metrics(h, n, d, &c->run->common.metrics, rec, &e);
+    int status = ag_residual_metrics(h, n, d, c->run->common.metrics, rec, &e);
     if (status != AG_OK)
         ag_error_set(&c->err, status, "hidden state %d: %s", l, e.message);
     return status;
@@ -81,7 +81,8 @@ static int residual_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *o
 int cmd_residual(int argc, char **argv)
 {
     cli_model_run r = {0};
-    cli_common_init(&r.common, AG_FAMILIES_RESIDUAL);
+    if (cli_common_init(&r.common, AG_FAMILIES_RESIDUAL))
+        return 1;
     r.common.agg.allowed = 1;
     int rc = cli_model_run_parse(&r, "residual", residual_help, argc, argv, NULL, 0);
     if (rc)
@@ -137,7 +138,7 @@ typedef struct {
     double *R;           /* (n, n) */
     ag_npy_writer *save; /* -o: R_l of the selected layers as they come, or NULL */
     int save_failed;     /* err is that write's */
-    cli_records *out;
+    ag_record_list **out;
     ag_error err;
 } rollout_ctx;
 
@@ -154,7 +155,7 @@ static int rollout_layer(const ag_layer_view *v, void *user)
     if (!rec)
         return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
     ag_record_init(rec, v->layer, -1, v->n, v->n);
-    rec->text = c->text;
+    ag_record_set_text(rec, c->text);
     status = cli_matrix_metrics(&c->run->workers, &c->run->common, c->R, v->n, v->n, rec, &e);
     if (status != AG_OK)
         return ag_error_set(&c->err, status, "rollout R_%d: %s", v->layer, e.message);
@@ -172,7 +173,7 @@ typedef struct {
 static int rollout_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *text, void *user)
 {
     ag_npy_writer *save = ((rollout_run *)user)->save;
-    cli_records *out = &text->recs;
+    ag_record_list **out = &text->recs;
     size_t n = s->n;
     if (n > (size_t)-1 / sizeof(double) / n)
         return cli_fail("%s: %zu tokens: rollout matrix too large", r->model_dir, n);
@@ -205,7 +206,8 @@ static size_t count_on(const unsigned char *mask, int n)
 int cmd_rollout(int argc, char **argv)
 {
     cli_model_run r = {0};
-    cli_common_init(&r.common, AG_FAMILIES_ROLLOUT);
+    if (cli_common_init(&r.common, AG_FAMILIES_ROLLOUT))
+        return 1;
     r.common.agg.allowed = 1;
     int rc = cli_model_run_parse(&r, "rollout", rollout_help, argc, argv, NULL, 0);
     if (rc)

@@ -94,7 +94,7 @@ typedef struct {
     const cli_common *c;
     const ag_array *a;
     size_t H, m, n;
-    ag_record *recs; /* (L*H) */
+    ag_record_list *recs; /* (L*H) */
     ag_error *errs;  /* (L*H) */
 } matrix_job;
 
@@ -102,18 +102,19 @@ static int matrix_task(size_t i, int worker, void *user)
 {
     (void)worker;
     matrix_job *j = user;
-    ag_record_init(&j->recs[i], (int)(i / j->H), (int)(i % j->H), j->m, j->n);
-    return cli_matrix_metrics(j->w, j->c, j->a->data + i * j->m * j->n, j->m, j->n, &j->recs[i],
+    ag_record *r = ag_record_list_at(j->recs, i);
+    ag_record_init(r, (int)(i / j->H), (int)(i % j->H), j->m, j->n);
+    return cli_matrix_metrics(j->w, j->c, j->a->data + i * j->m * j->n, j->m, j->n, r,
                               &j->errs[i]);
 }
 
 static int matrix_records(const char *path, const ag_array *a, const cli_common *c,
-                          ag_record **out, size_t *count)
+                          ag_record_list **out)
 {
     size_t L = a->ndim == 4 ? a->shape[0] : 1;
     size_t H = a->ndim >= 3 ? a->shape[a->ndim - 3] : 1;
     size_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
-    ag_record *recs = calloc(L * H, sizeof *recs);
+    ag_record_list *recs = cli_records_new(L * H);
     ag_error *errs = calloc(L * H, sizeof *errs);
     cli_workers w = {0};
     int rc = recs && errs ? cli_workers_new(c, &w)
@@ -125,19 +126,18 @@ static int matrix_records(const char *path, const ag_array *a, const cli_common 
     }
     cli_workers_free(&w);
     free(errs);
-    if (rc == 0) {
+    if (rc == 0)
         *out = recs;
-        *count = L * H;
-    } else {
-        free(recs);
-    }
+    else
+        ag_record_list_free(recs);
     return rc;
 }
 
 int cmd_matrix(int argc, char **argv)
 {
     cli_common common;
-    cli_common_init(&common, AG_FAMILIES_MATRIX);
+    if (cli_common_init(&common, AG_FAMILIES_MATRIX))
+        return 1;
     common.agg.allowed = 1;
     common.jobs_allowed = 1;
     const char *path = NULL, *tensor = NULL;
@@ -175,15 +175,14 @@ int cmd_matrix(int argc, char **argv)
     if (read_matrix_file(path, tensor, &a) != 0)
         return 1;
     int rc = check_array(path, &a);
-    ag_record *recs = NULL;
-    size_t count = 0;
+    ag_record_list *recs = NULL;
     if (rc == 0)
-        rc = matrix_records(path, &a, &common, &recs, &count);
+        rc = matrix_records(path, &a, &common, &recs);
     ag_array_free(&a);
     if (rc == 0) {
         cli_settings_in in = {.files = &path, .nfiles = 1};
-        rc = cli_emit_settings(&common, recs, count, "matrix", path, &in, NULL);
+        rc = cli_emit_settings(&common, recs, "matrix", path, &in, NULL);
     }
-    free(recs);
+    ag_record_list_free(recs);
     return rc;
 }

@@ -61,7 +61,8 @@ static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
 int cmd_tokenize(int argc, char **argv)
 {
     cli_common common;
-    cli_common_init(&common, AG_FAMILIES_MATRIX);
+    if (cli_common_init(&common, AG_FAMILIES_MATRIX))
+        return 1;
     const char *model = NULL, *text = NULL;
     for (int i = 1; i < argc; i++) {
         int used = cli_common_option(&common, "tokenize", argc, argv, &i);
@@ -149,7 +150,7 @@ static const char analyze_help[] =
 typedef struct {
     cli_model_run *run;
     long text;
-    cli_records *out;
+    ag_record_list **out;
     ag_error err;
 } analyze_ctx;
 
@@ -176,7 +177,7 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     if (!r->layer_on[v->layer])
         return 0;
     ag_attn_weights w = {0};
-    int stab = cli_stability_selected(&r->common.metrics), status = AG_OK, h = -1;
+    int stab = cli_stability_selected(r->common.metrics), status = AG_OK, h = -1;
     if (stab && (status = ag_model_attn_weights(r->model, v->layer, &w, &c->err)) != AG_OK)
         return status;
     layer_input li = {v, &w};
@@ -206,7 +207,8 @@ static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, v
 int cmd_analyze(int argc, char **argv)
 {
     cli_model_run r = {0};
-    cli_common_init(&r.common, AG_FAMILIES_HEADS);
+    if (cli_common_init(&r.common, AG_FAMILIES_HEADS))
+        return 1;
     r.common.agg.allowed = 1;
     int rc = cli_model_run_parse(&r, "analyze", analyze_help, argc, argv, NULL, 1);
     if (rc)
@@ -383,7 +385,8 @@ static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
 int cmd_attention(int argc, char **argv)
 {
     cli_model_run r = {0};
-    cli_common_init(&r.common, AG_FAMILIES_MATRIX);
+    if (cli_common_init(&r.common, AG_FAMILIES_MATRIX))
+        return 1;
     hidden_path = NULL;
     int rc = cli_model_run_parse(&r, "attention", attention_help, argc, argv, attention_option, 1);
     if (rc)

@@ -177,7 +177,7 @@ static int plot_parse(plot_opts *o, int argc, char **argv)
     memset(o, 0, sizeof *o);
     o->kind = -1;
     o->vmin = o->vmax = NAN;
-    o->page = (ag_plot_page){.width = 432, .height = 324, .dpi = 150};
+    o->page = (ag_plot_page){.size = sizeof(ag_plot_page), .width = 432, .height = 324, .dpi = 150};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return fputs(plot_help, stdout), -1;

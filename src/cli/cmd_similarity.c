@@ -53,10 +53,7 @@ static int copy_heads(const ag_layer_view *v, void *user)
     similarity_ctx *c = user;
     if (!c->run->layer_on[v->layer])
         return 0;
-    size_t nn = v->n * v->n;
-    for (int h = 0; h < v->n_head; h++)
-        if (c->run->head_on[h])
-            memcpy(c->attn + c->copied++ * nn, v->attn + (size_t)h * nn, nn * sizeof(double));
+    c->copied += ag_layer_view_copy_heads(v, c->run->head_on, c->attn + c->copied * v->n * v->n);
     return v->layer == c->last ? SIMILARITY_DONE : 0;
 }
 
@@ -214,7 +211,8 @@ static int similarity_outputs(const cli_model_run *r, const char *npy_path, cons
     if (rc == 0)
         rc = pairs_table(&r->common, ids, K, S, &t);
     if (rc == 0) {
-        ag_output_meta meta = {.command = "similarity", .source = r->model_dir, .settings = settings};
+        ag_output_meta meta = {.size = sizeof(ag_output_meta), .command = "similarity",
+                               .source = r->model_dir, .settings = settings};
         rc = cli_emit_table(&r->common, &t, &meta, &tx);
         ag_table_free(&t);
     } else {
@@ -243,7 +241,8 @@ static int similarity_option(cli_model_run *r, int argc, char **argv, int *i)
 int cmd_similarity(int argc, char **argv)
 {
     cli_model_run r = {0};
-    cli_common_init(&r.common, 0);
+    if (cli_common_init(&r.common, 0))
+        return 1;
     int rc = cli_model_run_parse(&r, "similarity", similarity_help, argc, argv,
                                  similarity_option, 1);
     if (rc)

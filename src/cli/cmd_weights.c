@@ -36,7 +36,8 @@ typedef struct {
     size_t d;
     int layer;
     const int *head;  /* (count) */
-    ag_record *recs;  /* (count) */
+    ag_record_list *recs; /* head i's record is first + i */
+    size_t first;
     ag_error *errs;   /* (count) */
     const ag_metric_set *sel;
 } heads_job;
@@ -48,8 +49,9 @@ static int head_task(size_t i, int worker, void *user)
     int h = j->head[i];
     ag_head_factors f;
     ag_attn_weights_head_factors(j->w, j->d, h, &f);
-    ag_record_init(&j->recs[i], j->layer, h, j->d, j->d);
-    return ag_weight_metrics(&f, j->sel, &j->recs[i], &j->errs[i]);
+    ag_record *r = ag_record_list_at(j->recs, j->first + i);
+    ag_record_init(r, j->layer, h, j->d, j->d);
+    return ag_weight_metrics(&f, j->sel, r, &j->errs[i]);
 }
 
 /* The layers to measure and where their records go: layer task k fills
@@ -61,7 +63,7 @@ typedef struct {
     const ag_attn_weights *tensors;
     const int *layer, *head;    /* (nl), (nh) */
     size_t nh, d;
-    ag_record *recs;            /* (nl * nh) */
+    ag_record_list *recs;       /* (nl * nh) */
     ag_error *errs;             /* (nl): the layer's error, naming the head */
 } layers_job;
 
@@ -70,7 +72,7 @@ static int layer_heads(const layers_job *j, size_t k, const ag_attn_weights *w)
     ag_error *errs = calloc(j->nh + 1, sizeof *errs);
     if (!errs)
         return ag_error_set(&j->errs[k], AG_ENOMEM, "out of memory");
-    heads_job hj = {w, j->d, j->layer[k], j->head, j->recs + k * j->nh, errs, &j->c->metrics};
+    heads_job hj = {w, j->d, j->layer[k], j->head, j->recs, k * j->nh, errs, j->c->metrics};
     int status = cli_workers_run(j->workers, j->nh, head_task, &hj);
     if (status != AG_OK) {
         size_t i = cli_first_error(errs, j->nh);
@@ -97,10 +99,10 @@ static int layer_task(size_t k, int worker, void *user)
 
 /* Every selected layer's heads: layers in parallel (heads in parallel when
  * there is one layer). 0, or 1 after printing the lowest layer's error. */
-static int weights_records(layers_job *j, size_t nl, const char *src, cli_records *recs)
+static int weights_records(layers_job *j, size_t nl, const char *src, ag_record_list **recs)
 {
     cli_workers w = {0};
-    j->recs = calloc(nl * j->nh + 1, sizeof *j->recs);
+    j->recs = cli_records_new(nl * j->nh);
     j->errs = calloc(nl + 1, sizeof *j->errs);
     int rc = j->recs && j->errs ? cli_workers_new(j->c, &w) : cli_fail("out of memory");
     j->workers = &w;
@@ -108,10 +110,10 @@ static int weights_records(layers_job *j, size_t nl, const char *src, cli_record
         rc = cli_fail("%s: %s", src, j->errs[cli_first_error(j->errs, nl)].message);
     cli_workers_free(&w);
     if (rc == 0) {
-        cli_records_free(recs);
-        *recs = (cli_records){j->recs, nl * j->nh, nl * j->nh + 1};
+        ag_record_list_free(*recs);
+        *recs = j->recs;
     } else {
-        free(j->recs);
+        ag_record_list_free(j->recs);
     }
     free(j->errs);
     return rc;
@@ -129,7 +131,7 @@ static int *selected(const unsigned char *mask, int n, size_t *count)
 }
 
 static int model_weights(const char *dir, const char *layers, const char *heads,
-                         const cli_common *c, cli_records *recs)
+                         const cli_common *c, ag_record_list **recs)
 {
     ag_model *m = NULL;
     ag_error err = {0};
@@ -160,7 +162,7 @@ static int model_weights(const char *dir, const char *layers, const char *heads,
 }
 
 /* The named-tensor path: one layer, heads counted by --heads H. */
-static int tensor_weights(const cli_tensor_opts *o, const cli_common *c, cli_records *recs)
+static int tensor_weights(const cli_tensor_opts *o, const cli_common *c, ag_record_list **recs)
 {
     cli_tensors t = {0};
     int rc = cli_tensors_load(o, &t, 0);
@@ -189,7 +191,8 @@ static int check_paths(const cli_common *c, const char *model, const cli_tensor_
 int cmd_weights(int argc, char **argv)
 {
     cli_common common;
-    cli_common_init(&common, AG_FAMILIES_WEIGHTS);
+    if (cli_common_init(&common, AG_FAMILIES_WEIGHTS))
+        return 1;
     common.agg.allowed = 1;
     common.jobs_allowed = 1;
     cli_tensor_opts o = {0};
@@ -224,7 +227,7 @@ int cmd_weights(int argc, char **argv)
         return EXIT_USAGE;
     if (model || o.weights)
         cli_set_model_name(&common, model ? model : o.weights);
-    cli_records recs = {0};
+    ag_record_list *recs = NULL;
     int rc;
     if (model) {
         if (o.weights)
@@ -247,9 +250,9 @@ int cmd_weights(int argc, char **argv)
     if (rc == 0) {
         const char *files[] = {o.weights};
         cli_settings_in in = {.model_dir = model, .files = files, .nfiles = 1};
-        rc = cli_emit_settings(&common, recs.items, recs.count, "weights",
+        rc = cli_emit_settings(&common, recs, "weights",
                                model ? model : o.weights, &in, NULL);
     }
-    cli_records_free(&recs);
+    ag_record_list_free(recs);
     return rc;
 }

@@ -9,13 +9,28 @@
 
 #include "cli.h"
 
-void cli_common_init(cli_common *c, unsigned families)
+/* The selections of the cli_common of this process (one per command run;
+ * compare's inputs make none of their own). */
+static ag_metric_set *selections[4];
+static size_t nselections;
+
+void cli_common_release(void)
+{
+    while (nselections)
+        ag_metric_set_free(selections[--nselections]);
+}
+
+int cli_common_init(cli_common *c, unsigned families)
 {
     memset(c, 0, sizeof *c);
     c->format = AG_FORMAT_TABLE;
     c->families = families;
-    ag_metric_set_families(&c->metrics, families & AG_FAMILIES_DEFAULT ? families & AG_FAMILIES_DEFAULT
-                                                                        : families);
+    ag_error err = {0};
+    if (nselections == sizeof selections / sizeof *selections)
+        return cli_fail("internal error: too many option sets");
+    if (ag_metric_set_new(families, NULL, &c->metrics, &err) != AG_OK)
+        return cli_fail_error(&err);
+    selections[nselections++] = c->metrics;
     c->rtol = 1e-9;
     c->atol = 1e-12;
     c->epsilon = 1e-3;
@@ -23,6 +38,7 @@ void cli_common_init(cli_common *c, unsigned families)
     c->seed = 1;
     c->edge_threshold = -1;
     c->agg.ci = 0.95;
+    return 0;
 }
 
 /* Where this thread's messages go: stderr, or a task's held lines. */
@@ -217,7 +233,7 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
     } else if (cli_is_option(a, "--metrics")) {
         if (!(v = cli_option_value(cmd, "--metrics", argc, argv, i)))
             return -1;
-        if (ag_metric_set_parse_families(&c->metrics, v, c->families, &err) != AG_OK) {
+        if (ag_metric_set_parse_families(c->metrics, v, c->families, &err) != AG_OK) {
             cli_usage_error(cmd, "%s", err.message);
             return -1;
         }
@@ -307,17 +323,17 @@ int cli_emit_table(const cli_common *c, const ag_table *t, const ag_output_meta 
     return cli_outputs_finish(tx, stage_table(c, t, meta, tx));
 }
 
-int cli_records_table(const cli_common *c, const ag_record *recs, size_t count, ag_table *out)
+int cli_records_table(const cli_common *c, const ag_record_list *recs, ag_table *out)
 {
     ag_error err = {0};
-    int status = ag_records_table(recs, count, &c->metrics, out, &err);
+    int status = ag_records_table(recs, c->metrics, out, &err);
     if (status == AG_OK && cli_model(c) &&
         (status = ag_table_add_text_column(out, "model", cli_model(c), &err)) != AG_OK)
         ag_table_free(out);
     return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
-int cli_emit_outputs(const cli_common *c, const ag_record *recs, size_t count,
+int cli_emit_outputs(const cli_common *c, const ag_record_list *recs,
                      const ag_output_meta *meta, cli_outputs *tx)
 {
     cli_outputs none = {0};
@@ -325,11 +341,10 @@ int cli_emit_outputs(const cli_common *c, const ag_record *recs, size_t count,
     if (!tx)
         tx = &none;
     /* --aggregate: the aggregate of the records instead of them */
-    int rc = c->agg.on ? cli_aggregate_records(c, recs, count, &t)
-                       : cli_records_table(c, recs, count, &t);
+    int rc = c->agg.on ? cli_aggregate_records(c, recs, &t) : cli_records_table(c, recs, &t);
     /* The golden file is read before anything is committed, so that a
      * broken one leaves every output as it was. */
-    int expect_rc = rc == 0 && c->expect_path ? cli_expect(c, recs, count) : 0;
+    int expect_rc = rc == 0 && c->expect_path ? cli_expect(c, recs) : 0;
     if (rc == 0)
         rc = expect_rc == 1 ? 1 : stage_table(c, &t, meta, tx);
     ag_table_free(&t);
@@ -337,8 +352,7 @@ int cli_emit_outputs(const cli_common *c, const ag_record *recs, size_t count,
     return rc ? rc : expect_rc;
 }
 
-int cli_emit(const cli_common *c, const ag_record *recs, size_t count,
-             const ag_output_meta *meta)
+int cli_emit(const cli_common *c, const ag_record_list *recs, const ag_output_meta *meta)
 {
-    return cli_emit_outputs(c, recs, count, meta, NULL);
+    return cli_emit_outputs(c, recs, meta, NULL);
 }

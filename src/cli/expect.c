@@ -16,8 +16,7 @@
 
 /* This run's records as JSON objects (with their "model"), through the
  * same writer as --format json. */
-static json_t *records_as_json(const cli_common *c, const ag_record *recs,
-                               size_t count)
+static json_t *records_as_json(const cli_common *c, const ag_record_list *recs)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -25,7 +24,7 @@ static json_t *records_as_json(const cli_common *c, const ag_record *recs,
     if (!mem)
         return NULL;
     ag_table t;
-    int status = cli_records_table(c, recs, count, &t) == 0 ? AG_OK : AG_ENOMEM;
+    int status = cli_records_table(c, recs, &t) == 0 ? AG_OK : AG_ENOMEM;
     if (status == AG_OK) {
         status = ag_table_write(mem, AG_FORMAT_JSON, &t, NULL);
         ag_table_free(&t);
@@ -99,7 +98,7 @@ static size_t compare_record(const cli_common *c, const json_t *exp,
     return bad;
 }
 
-int cli_expect(const cli_common *c, const ag_record *recs, size_t count)
+int cli_expect(const cli_common *c, const ag_record_list *recs)
 {
     json_error_t jerr;
     ag_error err = {0};
@@ -123,7 +122,7 @@ int cli_expect(const cli_common *c, const ag_record *recs, size_t count)
             json_decref(golden);
             return cli_fail("%s: record %zu is not an object", c->expect_path, i);
         }
-    json_t *got = records_as_json(c, recs, count);
+    json_t *got = records_as_json(c, recs);
     if (!got) {
         json_decref(golden);
         return cli_fail("out of memory comparing with %s", c->expect_path);

@@ -426,47 +426,32 @@ int cli_selection(const char *cmd, const char *spec, int limit, const char *what
     }
 }
 
-ag_record *cli_records_add(cli_records *r)
+ag_record *cli_records_add(ag_record_list **list)
 {
-    if (r->count == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 64;
-        ag_record *grown = realloc(r->items, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        r->items = grown;
-        r->cap = cap;
-    }
-    ag_record *rec = &r->items[r->count++];
-    memset(rec, 0, sizeof *rec);
-    return rec;
+    if (!*list && !(*list = ag_record_list_new()))
+        return NULL;
+    return ag_record_list_add(*list, NULL);
 }
 
-void cli_records_free(cli_records *r)
+ag_record_list *cli_records_new(size_t count)
 {
-    free(r->items);
-    memset(r, 0, sizeof *r);
+    ag_record_list *list = ag_record_list_new();
+    for (size_t i = 0; list && i < count; i++)
+        if (!ag_record_list_add(list, NULL)) {
+            ag_record_list_free(list);
+            list = NULL;
+        }
+    return list;
 }
 
-int cli_records_move(cli_records *dst, cli_records *src)
+int cli_records_move(ag_record_list **dst, ag_record_list **src)
 {
-    if (dst->count == 0) { /* take src's array whole */
-        cli_records_free(dst);
+    if (!*dst) { /* take src's list whole */
         *dst = *src;
-        memset(src, 0, sizeof *src);
+        *src = NULL;
         return 0;
     }
-    if (dst->cap - dst->count < src->count) {
-        size_t cap = dst->count + src->count > 2 * dst->cap ? dst->count + src->count : 2 * dst->cap;
-        ag_record *grown = realloc(dst->items, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        dst->items = grown;
-        dst->cap = cap;
-    }
-    memcpy(dst->items + dst->count, src->items, src->count * sizeof *src->items);
-    dst->count += src->count;
-    cli_records_free(src);
-    return 0;
+    return *src && ag_record_list_move(*dst, *src, NULL) != AG_OK ? -1 : 0;
 }
 
 int cli_fail_error(const ag_error *err)

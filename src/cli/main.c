@@ -73,6 +73,7 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
     int rc = run(argc, argv);
+    cli_common_release();
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0)
         rc = cli_fail("standard output: cannot write: %s", strerror(errno));
     return rc;

@@ -83,7 +83,9 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
 
 ag_forward_options cli_forward_options(const cli_model_run *r)
 {
-    return (ag_forward_options){.precision = r->input.precision, .pool = r->workers.pool};
+    return (ag_forward_options){.size = sizeof(ag_forward_options),
+                                .precision = r->input.precision,
+                                .pool = ag_workers_pool(r->workers.workers)};
 }
 
 int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error *err)
@@ -140,7 +142,7 @@ static int text_task(size_t i, int worker, void *user)
 
 static void text_out_clear(cli_text_out *o)
 {
-    cli_records_free(&o->recs);
+    ag_record_list_free(o->recs);
     free(o->data);
     free(o->held.text);
     memset(o, 0, sizeof *o);
@@ -174,7 +176,7 @@ static size_t next_batch(const cli_model_run *r, size_t k, size_t cap, size_t *s
 int cli_model_run_texts(cli_model_run *r, const char *cmd, cli_text_work work,
                         cli_text_turn turn, void *user)
 {
-    int threads = ag_pool_threads(r->workers.pool);
+    int threads = ag_pool_threads(ag_workers_pool(r->workers.workers));
     size_t cap = threads == 1 ? 1 : (size_t)threads * TEXTS_PER_THREAD;
     size_t *seq = malloc(cap * sizeof *seq);
     cli_text_out *outs = calloc(cap, sizeof *outs);

@@ -120,7 +120,7 @@ static int plot_attention(const plot_opts *o, const ag_array *a, ag_plot_output 
         snprintf(title, sizeof title, "attention, layer %d, head %d", o->layer, o->head);
     else
         snprintf(title, sizeof title, a->ndim == 3 ? "layer %d" : "attention", o->layer);
-    ag_plot_grid g = {
+    ag_plot_grid g = {.size = sizeof(ag_plot_grid),
         .rows = n, .cols = n, .values = M,
         .row_labels = (const char *const *)tokens, .col_labels = (const char *const *)tokens,
         .title = plot_title(o, title), .row_title = "query", .col_title = "key",
@@ -153,7 +153,8 @@ static int plot_spectrum(const plot_opts *o, const ag_array *a, ag_plot_output *
         snprintf(title, sizeof title, a->ndim == 3 ? "singular values, layer %d"
                                                    : "singular values", o->layer);
     ag_plot_series s = {.count = n, .x = index, .y = sigma};
-    ag_plot_lines p = {.nseries = 1, .series = &s, .title = plot_title(o, title),
+    ag_plot_lines p = {.size = sizeof(ag_plot_lines),
+                       .nseries = 1, .series = &s, .title = plot_title(o, title),
                        .x_title = "index i", .y_title = "singular value \xcf\x83\xe1\xb5\xa2",
                        .log_y = 1, .integer_x = 1, .markers = 1};
     ag_error err = {0};
@@ -194,7 +195,7 @@ static int plot_similarity(const plot_opts *o, const ag_array *a, ag_plot_output
     size_t K = a->shape[0];
     char **labels = NULL;
     int rc = similarity_labels(o, K, &labels);
-    ag_plot_grid g = {
+    ag_plot_grid g = {.size = sizeof(ag_plot_grid),
         .rows = K, .cols = K, .values = a->data,
         .row_labels = (const char *const *)labels, .col_labels = (const char *const *)labels,
         .title = plot_title(o, "head similarity"),

@@ -231,7 +231,8 @@ static int heatmap(const plot_opts *o, const collect *c, ag_plot_output *fig)
     char title[256];
     snprintf(title, sizeof title, "%s%s%s", o->metric, c->nmodels ? ", " : "",
              c->nmodels ? c->models[0] : "");
-    ag_plot_grid g = {.rows = nl, .cols = nh, .values = sum, .row_labels = (const char *const *)rl,
+    ag_plot_grid g = {.size = sizeof(ag_plot_grid),
+                      .rows = nl, .cols = nh, .values = sum, .row_labels = (const char *const *)rl,
                       .col_labels = (const char *const *)hl, .title = plot_title(o, title),
                       .row_title = "layer", .col_title = "head", .value_title = o->metric,
                       .show_values = o->values, .vmin = o->vmin, .vmax = o->vmax};
@@ -308,7 +309,8 @@ static int depth(const plot_opts *o, const collect *c, ag_plot_output *fig)
     char title[256];
     snprintf(title, sizeof title, "%s by layer%s%s", o->metric, c->nmodels == 1 ? ", " : "",
              c->nmodels == 1 ? c->models[0] : "");
-    ag_plot_lines p = {.nseries = nlines, .series = s, .title = plot_title(o, title),
+    ag_plot_lines p = {.size = sizeof(ag_plot_lines),
+                       .nseries = nlines, .series = s, .title = plot_title(o, title),
                        .x_title = "layer", .y_title = o->metric, .integer_x = 1, .markers = 1};
     ag_error err = {0};
     if (rc == 0 && ag_plot_lines_render(&p, &o->page, fig, &err) != AG_OK)

@@ -90,8 +90,8 @@ static json_t *metric_list(const cli_common *c, const char *only)
     json_t *a = json_array();
     if (only)
         json_array_append_new(a, json_string(only));
-    for (int m = 0; !only && m < AG_M_COUNT; m++)
-        if (c->metrics.on[m])
+    for (int m = 0; !only && m < ag_metric_count(); m++)
+        if (ag_metric_set_has(c->metrics, m))
             json_array_append_new(a, json_string(ag_metric_name((ag_metric)m)));
     return a;
 }
@@ -168,15 +168,15 @@ int cli_settings_text(const cli_common *c, const cli_settings_in *in, char **out
     return rc;
 }
 
-int cli_emit_settings(const cli_common *c, const ag_record *recs, size_t count,
-                      const char *command, const char *source, const cli_settings_in *in,
-                      cli_outputs *tx)
+int cli_emit_settings(const cli_common *c, const ag_record_list *recs, const char *command,
+                      const char *source, const cli_settings_in *in, cli_outputs *tx)
 {
     cli_outputs none = {0};
     char *settings = NULL;
     int rc = cli_settings_text(c, in, &settings);
-    ag_output_meta meta = {.command = command, .source = source, .settings = settings};
-    rc = rc ? cli_outputs_finish(tx ? tx : &none, rc) : cli_emit_outputs(c, recs, count, &meta, tx);
+    ag_output_meta meta = {.size = sizeof(ag_output_meta),
+                           .command = command, .source = source, .settings = settings};
+    rc = rc ? cli_outputs_finish(tx ? tx : &none, rc) : cli_emit_outputs(c, recs, &meta, tx);
     free(settings);
     return rc;
 }

@@ -19,7 +19,8 @@ int cli_sink_open(cli_sink *k, const cli_common *c, const char *command, const c
 {
     memset(k, 0, sizeof *k);
     k->c = c;
-    k->meta = (ag_output_meta){.command = command, .source = source};
+    k->meta = (ag_output_meta){.size = sizeof(ag_output_meta),
+                               .command = command, .source = source};
     int rc = cli_settings_text(c, in, &k->settings);
     k->meta.settings = k->settings;
     if (rc == 0 && c->agg.on)
@@ -33,7 +34,7 @@ int cli_sink_open(cli_sink *k, const cli_common *c, const char *command, const c
 static int stream_text(cli_sink *k)
 {
     ag_table t;
-    if (cli_records_table(k->c, k->recs.items, k->recs.count, &t) != 0)
+    if (cli_records_table(k->c, k->recs, &t) != 0)
         return 1;
     unsigned parts = AG_WRITE_ROWS | (k->head ? 0 : AG_WRITE_HEAD);
     /* records and progress on one terminal: the records scroll, the
@@ -58,7 +59,7 @@ static int aggregate_text(cli_sink *k)
 {
     ag_table t;
     ag_error err = {0};
-    if (cli_records_table(k->c, k->recs.items, k->recs.count, &t) != 0)
+    if (cli_records_table(k->c, k->recs, &t) != 0)
         return 1;
     int status = ag_aggregate_add_table(k->agg, &t, &err);
     ag_table_free(&t);
@@ -70,7 +71,8 @@ int cli_sink_text(cli_sink *k)
     if (!k->fp && !k->agg)
         return 0; /* kept to the end */
     int rc = k->fp ? stream_text(k) : aggregate_text(k);
-    k->recs.count = 0;
+    if (k->recs)
+        ag_record_list_clear(k->recs);
     return rc;
 }
 
@@ -80,7 +82,7 @@ static int finish_stream(cli_sink *k)
 {
     ag_table t;
     unsigned parts = AG_WRITE_TAIL | (k->head ? 0 : AG_WRITE_HEAD);
-    int status = cli_records_table(k->c, NULL, 0, &t) == 0 ? AG_OK : AG_ENOMEM;
+    int status = cli_records_table(k->c, NULL, &t) == 0 ? AG_OK : AG_ENOMEM;
     if (status == AG_OK) {
         status = ag_table_write_parts(k->fp, k->c->format, &t, &k->meta, parts);
         ag_table_free(&t);
@@ -118,10 +120,10 @@ int cli_sink_close(cli_sink *k, int rc, cli_outputs *more)
     } else if (k->agg) {
         rc = finish_aggregate(k, more);
     } else {
-        rc = cli_emit_outputs(k->c, k->recs.items, k->recs.count, &k->meta, more);
+        rc = cli_emit_outputs(k->c, k->recs, &k->meta, more);
     }
     ag_aggregate_free(k->agg);
-    cli_records_free(&k->recs);
+    ag_record_list_free(k->recs);
     free(k->settings);
     memset(k, 0, sizeof *k);
     return rc;

@@ -30,32 +30,22 @@ int cli_workers_new(const cli_common *c, cli_workers *w)
     if (threads > cli_blas_callers_max())
         threads = cli_blas_callers_max();
     ag_error err = {0};
-    if (ag_pool_new(threads, &w->pool, &err) != AG_OK)
-        return cli_fail_error(&err);
-    int ok = (w->work = calloc((size_t)threads, sizeof *w->work)) != NULL;
-    w->nwork = ok ? threads : 0;
-    for (int i = 0; ok && i < threads; i++)
-        ok = ag_matrix_work_new(&w->work[i], &err) == AG_OK;
-    if (ok)
-        return 0;
-    cli_workers_free(w); /* a failed start leaves nothing to free */
-    return cli_fail("out of memory");
+    if (ag_workers_new(threads, &w->workers, &err) != AG_OK)
+        return cli_fail_error(&err); /* a failed start leaves nothing to free */
+    return 0;
 }
 
 void cli_workers_free(cli_workers *w)
 {
-    ag_pool_free(w->pool);
-    for (int i = 0; i < w->nwork; i++)
-        ag_matrix_work_free(w->work[i]);
-    free(w->work);
-    memset(w, 0, sizeof *w);
+    ag_workers_free(w->workers);
+    w->workers = NULL;
 }
 
 int cli_workers_run(const cli_workers *w, size_t count, ag_task_fn fn, void *user)
 {
     if (count == 1)
         return fn(0, ag_pool_worker(), user);
-    return ag_pool_run(w->pool, count, fn, user);
+    return ag_pool_run(ag_workers_pool(w->workers), count, fn, user);
 }
 
 size_t cli_first_error(const ag_error *errs, size_t count)
@@ -69,16 +59,16 @@ size_t cli_first_error(const ag_error *errs, size_t count)
 int cli_matrix_metrics(const cli_workers *w, const cli_common *c, const double *M, size_t m,
                        size_t n, ag_record *rec, ag_error *err)
 {
-    int k = ag_pool_worker();
-    ag_matrix_work *work = w && k < w->nwork ? w->work[k] : NULL;
-    ag_matrix_options opt = {.edge_threshold = c->edge_threshold};
-    return ag_matrix_metrics_work(M, m, n, &c->metrics, &opt, work, rec, err);
+    ag_matrix_work *work = w ? ag_workers_work(w->workers) : NULL;
+    ag_matrix_options opt = {.size = sizeof(ag_matrix_options),
+                             .edge_threshold = c->edge_threshold};
+    return ag_matrix_metrics_work(M, m, n, c->metrics, &opt, work, rec, err);
 }
 
 int cli_stability_selected(const ag_metric_set *sel)
 {
-    for (int m = 0; m < AG_M_COUNT; m++)
-        if (sel->on[m] && ag_metric_family((ag_metric)m) == AG_FAMILY_STABILITY)
+    for (int m = 0; m < ag_metric_count(); m++)
+        if (ag_metric_set_has(sel, m) && ag_metric_family((ag_metric)m) == AG_FAMILY_STABILITY)
             return 1;
     return 0;
 }
@@ -90,7 +80,8 @@ typedef struct {
     const cli_common *c;
     const cli_layer_heads *L;
     const int *head;  /* (count) selected heads */
-    ag_record *recs;  /* (count) */
+    ag_record_list *recs; /* records first..first+count-1 are the heads' */
+    size_t first;
     ag_error *errs;   /* (count) */
     int stability;
 } heads_job;
@@ -101,25 +92,26 @@ static int head_task(size_t i, int worker, void *user)
     heads_job *j = user;
     const cli_layer_heads *L = j->L;
     int h = j->head[i];
-    ag_record *r = &j->recs[i];
+    ag_record *r = ag_record_list_at(j->recs, j->first + i);
     ag_record_init(r, L->layer, h, L->n, L->n);
-    r->text = L->text;
+    ag_record_set_text(r, L->text);
     int status = cli_matrix_metrics(j->w, j->c, L->attn + (size_t)h * L->n * L->n, L->n, L->n,
                                     r, &j->errs[i]);
     if (status == AG_OK && j->stability) {
         ag_head_input in;
         L->input(L->input_ctx, h, &in);
-        ag_stability_options opt = {.epsilon = j->c->epsilon, .trials = j->c->trials,
+        ag_stability_options opt = {.size = sizeof(ag_stability_options),
+                                    .epsilon = j->c->epsilon, .trials = j->c->trials,
                                     .seed = j->c->seed};
-        status = ag_stability_metrics(&in, &opt, &j->c->metrics, r, &j->errs[i]);
+        status = ag_stability_metrics(&in, &opt, j->c->metrics, r, &j->errs[i]);
     }
     return status;
 }
 
 int cli_layer_records(const cli_workers *w, const cli_common *c, const cli_layer_heads *L,
-                      cli_records *out, int *failed, ag_error *err)
+                      ag_record_list **out, int *failed, ag_error *err)
 {
-    size_t count = 0, first = out->count;
+    size_t count = 0, first = ag_record_list_count(*out);
     int *head = malloc(((size_t)L->n_head + 1) * sizeof *head);
     for (int h = 0; head && h < L->n_head; h++)
         if (!L->head_on || L->head_on[h])
@@ -133,8 +125,8 @@ int cli_layer_records(const cli_workers *w, const cli_common *c, const cli_layer
     if (status != AG_OK) {
         ag_error_set(err, status, "out of memory for records");
     } else {
-        heads_job j = {w, c, L, head, out->items + first, errs,
-                       L->input && cli_stability_selected(&c->metrics)};
+        heads_job j = {w, c, L, head, *out, first, errs,
+                       L->input && cli_stability_selected(c->metrics)};
         status = cli_workers_run(w, count, head_task, &j);
         if (status != AG_OK) {
             size_t k = cli_first_error(errs, count);

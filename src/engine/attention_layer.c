@@ -15,6 +15,7 @@
 
 #include "attngeom/model.h"
 #include "attention_kernel.h"
+#include "sized_int.h"
 
 /* Every head of the layer as the kernel sees it: the scale is in Q already. */
 static agk_head kernel_head(const ag_attn_layer_spec *s)
@@ -203,11 +204,15 @@ static int run_f64(const ag_attn_layer_spec *s, double scale, double *out)
     return ok ? AG_OK : AG_ENOMEM;
 }
 
-int ag_attention_layer(const ag_attn_layer_spec *s, ag_array *out, ag_error *err)
+int ag_attention_layer(const ag_attn_layer_spec *spec, ag_array *out, ag_error *err)
 {
     if (!out)
         return ag_error_set(err, AG_EINVAL, "attention layer: no output array");
     memset(out, 0, sizeof *out);
+    ag_attn_layer_spec given = AG_ATTN_LAYER_SPEC_DEFAULT;
+    if (spec && AG_SIZED_READ(&given, spec, ag_attn_layer_spec, err) != AG_OK)
+        return AG_EINVAL;
+    const ag_attn_layer_spec *s = spec ? &given : NULL;
     int rc = check_spec(s, err);
     if (rc != AG_OK)
         return rc;

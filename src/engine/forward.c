@@ -21,6 +21,7 @@
 #include "vmath.h"
 #include "model_int.h"
 #include "sgemm.h"
+#include "sized_int.h"
 
 /* Fixed task sizes (docs/engine.md, "Threads"): they decide how work is
  * split, never what it computes. */
@@ -167,12 +168,20 @@ static const char *input_name(ag_input_kind k)
     return k == AG_INPUT_PIXELS ? "pixels" : k == AG_INPUT_FEATURES ? "log-mel features" : "token ids";
 }
 
-/* Either precision's pass on a checked input of n positions. */
-static int run_pass(const ag_model *m, const fwd_input *in, size_t n, const ag_forward_options *opt,
+/* The caller's options over the defaults (NULL: the defaults), read only as
+ * far as its size says (ABI rule, attngeom/core.h). */
+static int read_options(const ag_forward_options *opt, ag_forward_options *given, ag_error *err)
+{
+    *given = (ag_forward_options)AG_FORWARD_OPTIONS_DEFAULT;
+    if (opt && AG_SIZED_READ(given, opt, ag_forward_options, err) != AG_OK)
+        return AG_EINVAL;
+    return AG_OK;
+}
+
+/* Either precision's pass on a checked input of n positions, options read. */
+static int run_pass(const ag_model *m, const fwd_input *in, size_t n, const ag_forward_options *o,
                     ag_layer_fn fn, void *user, double *hidden, ag_error *err)
 {
-    static const ag_forward_options defaults = {.precision = AG_PRECISION_F32};
-    const ag_forward_options *o = opt ? opt : &defaults;
     if (o->precision == AG_PRECISION_F64)
         return forward_f64(m, in, n, o, fn, user, hidden, err);
     if (o->precision == AG_PRECISION_F32)
@@ -184,6 +193,9 @@ int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
                         const ag_forward_options *opt, ag_layer_fn fn, void *user,
                         double *hidden, ag_error *err)
 {
+    ag_forward_options o;
+    if (read_options(opt, &o, err) != AG_OK)
+        return AG_EINVAL;
     if (!m)
         return ag_error_set(err, AG_EINVAL, "forward pass: no model");
     if (m->cfg.input_kind != AG_INPUT_TOKENS)
@@ -193,14 +205,25 @@ int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
     if (rc != AG_OK)
         return rc;
     fwd_input in = {.ids = ids};
-    return run_pass(m, &in, n, opt, fn, user, hidden, err);
+    return run_pass(m, &in, n, &o, fn, user, hidden, err);
+}
+
+size_t ag_layer_view_copy_heads(const ag_layer_view *v, const unsigned char *head_on,
+                                double *dst)
+{
+    size_t nn = v->n * v->n, count = 0;
+    for (int h = 0; h < v->n_head; h++)
+        if (!head_on || head_on[h])
+            memcpy(dst + count++ * nn, v->attn + (size_t)h * nn, nn * sizeof *dst);
+    return count;
 }
 
 int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
                      ag_precision precision, ag_layer_fn fn, void *user,
                      double *hidden, ag_error *err)
 {
-    ag_forward_options o = {.precision = precision};
+    ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+    o.precision = precision;
     return ag_model_forward_ex(m, ids, n, &o, fn, user, hidden, err);
 }
 
@@ -290,6 +313,9 @@ int ag_model_forward_values(const ag_model *m, const double *input, int ndim,
                             const size_t *shape, const ag_forward_options *opt,
                             ag_layer_fn fn, void *user, double *hidden, ag_error *err)
 {
+    ag_forward_options o;
+    if (read_options(opt, &o, err) != AG_OK)
+        return AG_EINVAL;
     fwd_input in = {.values = input};
     size_t n = 0;
     int rc = input_positions(m, ndim, shape, &in, &n, err);
@@ -298,8 +324,7 @@ int ag_model_forward_values(const ag_model *m, const double *input, int ndim,
     if (!input)
         return ag_error_set(err, AG_EINVAL, "forward pass: missing input values");
     size_t cnt = in.dim[0] * in.dim[1] * (m->cfg.input_kind == AG_INPUT_PIXELS ? in.dim[2] : 1);
-    int f32 = !opt || opt->precision == AG_PRECISION_F32;
-    if ((rc = check_values(&in, cnt, f32, err)))
+    if ((rc = check_values(&in, cnt, o.precision == AG_PRECISION_F32, err)))
         return rc;
-    return run_pass(m, &in, n, opt, fn, user, hidden, err);
+    return run_pass(m, &in, n, &o, fn, user, hidden, err);
 }

@@ -23,6 +23,7 @@
 
 #include "attngeom.h"
 #include "plot_int.h"
+#include "sized_int.h"
 
 static cairo_status_t grow_write(void *closure, const unsigned char *data, unsigned int length)
 {
@@ -68,9 +69,13 @@ static cairo_surface_t *make_surface(plot_canvas *c, const ag_plot_page *p)
                                       (int)ag_plot_png_pixels(p->height, p->dpi));
 }
 
-int canvas_open(plot_canvas *c, const ag_plot_page *page, ag_error *err)
+int canvas_open(plot_canvas *c, const ag_plot_page *given, ag_error *err)
 {
     memset(c, 0, sizeof *c);
+    ag_plot_page known = AG_PLOT_PAGE_DEFAULT;
+    if (AG_SIZED_READ(&known, given, ag_plot_page, err) != AG_OK)
+        return AG_EINVAL;
+    const ag_plot_page *page = &known;
     if (!page_ok(page))
         return ag_error_set(err, AG_EINVAL,
                             "figure page %gx%g points%s is out of range (%g to %g points, %g to "

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "plot_int.h"
+#include "sized_int.h"
 
 #define MARGIN 8.0     /* around the page, points */
 #define TICK 3.0       /* tick marks */
@@ -353,10 +354,14 @@ static void draw_colour_bar(plot_canvas *c, const ag_plot_grid *g, const grid_la
                     top + h / 2, 0.5, 0, M_PI / 2);
 }
 
-int ag_plot_grid_render(const ag_plot_grid *g, const ag_plot_page *page, ag_plot_output *out,
+int ag_plot_grid_render(const ag_plot_grid *grid, const ag_plot_page *page, ag_plot_output *out,
                         ag_error *err)
 {
     memset(out, 0, sizeof *out);
+    ag_plot_grid given = AG_PLOT_GRID_DEFAULT;
+    if (AG_SIZED_READ(&given, grid, ag_plot_grid, err) != AG_OK)
+        return AG_EINVAL;
+    const ag_plot_grid *g = &given;
     if (!g->values || g->rows == 0 || g->cols == 0 || g->rows > 100000 || g->cols > 100000)
         return ag_error_set(err, AG_EINVAL, "a grid figure needs 1 to 100000 rows and columns, "
                                             "not %zux%zu", g->rows, g->cols);

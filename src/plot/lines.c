@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plot_int.h"
+#include "sized_int.h"
 
 #define MARGIN 8.0
 #define TICK 3.0
@@ -349,10 +350,14 @@ static void draw_legend(plot_canvas *c, const ag_plot_lines *p, const lines_layo
     canvas_font(c, L->F, 0);
 }
 
-int ag_plot_lines_render(const ag_plot_lines *p, const ag_plot_page *page, ag_plot_output *out,
+int ag_plot_lines_render(const ag_plot_lines *lines, const ag_plot_page *page, ag_plot_output *out,
                          ag_error *err)
 {
     memset(out, 0, sizeof *out);
+    ag_plot_lines given = AG_PLOT_LINES_DEFAULT;
+    if (AG_SIZED_READ(&given, lines, ag_plot_lines, err) != AG_OK)
+        return AG_EINVAL;
+    const ag_plot_lines *p = &given;
     for (size_t s = 0; s < p->nseries; s++)
         if (p->series[s].count && (!p->series[s].x || !p->series[s].y))
             return ag_error_set(err, AG_EINVAL, "line %zu of the chart has no values", s);

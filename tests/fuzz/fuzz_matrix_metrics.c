@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "attngeom.h"
+#include "metrics_int.h" // the layouts of records and selections
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -26,7 +26,8 @@ static void write_all(const ag_table *t)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    ag_aggregate_options opt = {.by_default = 1, .level = 0.95};
+    ag_aggregate_options opt = {.size = sizeof(ag_aggregate_options),
+                                .by_default = 1, .level = 0.95};
     ag_aggregate *a = NULL;
     ag_error err = {0};
     if (ag_aggregate_new(&opt, &a, &err) != AG_OK)

@@ -56,7 +56,7 @@ LAYER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(LayerView), ctypes.c_vo
 
 class ForwardOptions(ctypes.Structure):
     """ag_forward_options (attngeom/model.h)."""
-    _fields_ = [("precision", ctypes.c_int), ("pool", ctypes.c_void_p), ("hidden_fn", ctypes.c_void_p),
+    _fields_ = [("size", ctypes.c_size_t), ("precision", ctypes.c_int), ("pool", ctypes.c_void_p), ("hidden_fn", ctypes.c_void_p),
                 ("hidden_user", ctypes.c_void_p)]
 
 
@@ -105,7 +105,7 @@ class Engine:
             return 0
 
         cb = LAYER_FN(on_layer)
-        opt, err = ForwardOptions(precision=PREC[prec]), libattngeom.Error()
+        opt, err = ForwardOptions(size=ctypes.sizeof(ForwardOptions), precision=PREC[prec]), libattngeom.Error()
         rc = self.lib.ag_model_forward_values(m, x.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), x.ndim, shape,
                                               ctypes.byref(opt), cb, None,
                                               hidden.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
