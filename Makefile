@@ -194,7 +194,7 @@ ref-test: $(CLI) $(LIB_SO) $(BUILD)/examples/image_pixels
 	/usr/bin/python3 -B tests/ref/check_image.py $(BUILD)/examples/image_pixels
 
 # The Python package (python/attngeom, docs/python.md) against the library
-# and the CLI just built: Debian's python3-pytest; torch and pandas optional.
+# and the CLI just built: Debian's python3-pytest and python3-pandas; torch optional.
 python-test: $(CLI) $(LIB_SO)
 	ATTNGEOM_LIB=$(CURDIR)/$(LIB_SO) ATTNGEOM_CLI=$(CURDIR)/$(CLI) \
 	    /usr/bin/python3 -B -m pytest -q -p no:cacheprovider tests/python
