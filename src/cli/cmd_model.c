@@ -90,6 +90,10 @@ int cmd_tokenize(int argc, char **argv)
     cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"MODEL", model}};
     if (cli_paths_check(outs, 1, ins, 1))
         return 1;
+    char type[32];
+    if (cli_model_takes_tensors(model, type))
+        return cli_usage_error("tokenize", "%s is a %s model: its input is %s, not token ids", model,
+                               type, strcmp(type, "vit") ? "audio features" : "an image");
     ag_tokenizer *tok = NULL;
     ag_error err = {0};
     if (ag_tokenizer_load(model, &tok, &err) != AG_OK)
@@ -200,7 +204,7 @@ static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, v
     analyze_ctx c = {.run = r, .text = s->line, .out = &out->recs};
     ag_error err = {0};
     ag_forward_options opt = cli_forward_options(r);
-    int status = ag_model_forward_ex(r->model, s->ids, s->n, &opt, analyze_layer, &c, NULL, &err);
+    int status = cli_forward(r, s, &opt, analyze_layer, &c, NULL, &err);
     return status == AG_OK ? 0 : cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
 }
 
@@ -216,8 +220,7 @@ int cmd_analyze(int argc, char **argv)
     rc = cli_model_run_prepare(&r, "analyze", 0);
     if (rc == 0)
         rc = cli_model_run_records(&r, "analyze", analyze_text);
-    cli_model_run_free(&r);
-    return rc;
+    return cli_model_run_finish(&r, rc);
 }
 
 /* ---- attention ---------------------------------------------------------- */
@@ -353,7 +356,7 @@ static int attention_pass(cli_model_run *r, const cli_seq *s, attention_ctx *c)
     opt.hidden_fn = c->hidden ? write_hidden : NULL;
     opt.hidden_user = c;
     ag_error err = {0};
-    if (ag_model_forward_ex(r->model, s->ids, s->n, &opt, write_layer, c, NULL, &err) == AG_OK)
+    if (cli_forward(r, s, &opt, write_layer, c, NULL, &err) == AG_OK)
         return 0;
     return c->err.status ? cli_fail_error(&c->err) : cli_model_run_fail(r, s, &err);
 }
@@ -403,6 +406,5 @@ int cmd_attention(int argc, char **argv)
         rc = check_text_paths(&r);
     if (rc == 0)
         rc = cli_model_run_each(&r, "attention", attention_text, NULL);
-    cli_model_run_free(&r);
-    return rc;
+    return cli_model_run_finish(&r, rc);
 }
