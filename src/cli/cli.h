@@ -434,6 +434,8 @@ int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error 
 
 /* The help lines of those options. */
 #define CLI_MEDIA_HELP \
+    "ViT and Whisper models take, instead of a text (\"input\" in the records\n" \
+    "names the file; list paths are relative to the current folder):\n" \
     "  --image FILE, --image-file LIST, --pixels P.npy   a ViT's input: a PNG or\n" \
     "                     JPEG preprocessed as preprocessor_config.json says, a\n" \
     "                     file of image paths (one a line), or pixel_values[0]\n" \

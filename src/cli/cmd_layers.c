@@ -35,6 +35,7 @@ static const char residual_help[] =
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     CLI_CORPUS_HELP
+    CLI_MEDIA_HELP
     CLI_JOBS_HELP
     "  --help             this text\n";
 
@@ -124,6 +125,7 @@ static const char rollout_help[] =
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     CLI_CORPUS_HELP
+    CLI_MEDIA_HELP
     CLI_JOBS_HELP
     "  --help             this text\n";
 

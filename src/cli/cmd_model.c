@@ -143,6 +143,7 @@ static const char analyze_help[] =
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     CLI_CORPUS_HELP
+    CLI_MEDIA_HELP
     CLI_JOBS_HELP
     "\n"
     "Records stream: in jsonl, csv, tsv, md and latex each text's records are\n"
@@ -251,6 +252,7 @@ static const char attention_help[] =
     "  --skip-long        skip a text longer than the model takes, a warning each\n"
     "  --progress, --no-progress   texts done, rate and time left on stderr\n"
     "                     (default: when stderr is a terminal)\n"
+    CLI_MEDIA_HELP
     CLI_JOBS_HELP;
 
 /* The arrays go out as the pass makes them, a layer at a time, so a run

@@ -35,6 +35,7 @@ static const char similarity_help[] =
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     CLI_CORPUS_HELP
+    CLI_MEDIA_HELP
     CLI_JOBS_HELP
     "  --help             this text\n";
 
