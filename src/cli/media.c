@@ -294,8 +294,10 @@ static int stage_saved_input(cli_model_run *r)
     size_t nout = 1;
     if (r->outs[0].option)
         outs[nout++] = r->outs[0], outs[nout++] = r->outs[1];
-    else
+    else if (r->common.out_path)
         outs[nout++] = (cli_path){"-o", r->common.out_path};
+    else /* the records go to standard output */
+        outs[nout++] = (cli_path){"the records", "-"};
     cli_path ins[] = {{"MODEL", r->model_dir}, {media_option(&r->input), s->source},
                       {"--expect", r->common.expect_path}};
     if (cli_paths_check(outs, nout, ins, 3))

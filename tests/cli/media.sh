@@ -166,6 +166,8 @@ run_case 2 "vit model" "tokenize on a ViT" tokenize "$VIT" --text hi
 run_case 2 "whisper model" "tokenize on Whisper" tokenize "$WH" --text hi
 run_case 2 "one input" "rollout -o with an image list" rollout "$VIT" --image-file images.txt -o o/r.npy
 run_case 1 "same file" "--save-input over the input" analyze "$VIT" --pixels in.npy --save-input in.npy
+run_case 1 "--save-input" "--save-input - with the records on standard output" analyze "$VIT" \
+    --image "$IMG/rgb8_37x23.png" --save-input -
 run_case 1 "frames" "an odd --frames" analyze "$WH" --audio "$AUD/chirp_1s.wav" --frames 7
 
 # ---- plot: the patch grid ---------------------------------------------------------
