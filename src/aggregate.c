@@ -56,7 +56,15 @@ void ag_moments_ci(const ag_moments *m, double level, double *lo, double *hi)
 /* ---- the aggregate ---------------------------------------------------------------- */
 
 const char *const ag_identifying_keys[] = {
-    "model", "layer", "head", "layer_a", "head_a", "layer_b", "head_b", "metric", "text", NULL};
+    "model", "layer", "head", "layer_a", "head_a", "layer_b", "head_b", "metric", "text", "input",
+    NULL};
+
+/* The keys that name a record's input (a text's line, an image or sound
+ * file): the default grouping pools over them. */
+static int names_input(const char *key)
+{
+    return strcmp(key, "text") == 0 || strcmp(key, "input") == 0;
+}
 
 static int identifying(const char *key)
 {
@@ -100,7 +108,7 @@ static int set_schema(ag_aggregate *a, const ag_aggregate_options *opt, ag_error
     size_t n = 0;
     if (opt->by_default)
         for (const char *const *k = ag_identifying_keys; *k; k++)
-            n += strcmp(*k, "text") != 0;
+            n += !names_input(*k);
     else
         n = opt->nby;
     if (n > AG_RECORDS_KEYS_MAX)
@@ -111,7 +119,7 @@ static int set_schema(ag_aggregate *a, const ag_aggregate_options *opt, ag_error
         return ag_error_set(err, AG_ENOMEM, "out of memory");
     for (size_t i = 0, k = 0; i < n; k++) {
         const char *key = opt->by_default ? ag_identifying_keys[k] : opt->by[k];
-        if (opt->by_default && strcmp(key, "text") == 0)
+        if (opt->by_default && names_input(key))
             continue;
         if (!*key)
             return ag_error_set(err, AG_EINVAL, "an empty --by key");

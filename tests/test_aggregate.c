@@ -432,3 +432,49 @@ Test(aggregate, compare_table)
     ag_aggregate_free(a);
     ag_aggregate_free(b);
 }
+
+/* "input" (the image or sound file of a record, docs/cli.md "Images and
+ * audio") names the record's input as "text" does: identifying, so never a
+ * metric, and out of the default grouping, which pools the inputs; --by
+ * input keeps them apart. Two files, x = 1, 3 and 5, 7 (per head 0, 1). */
+static void media_records(ag_aggregate *a)
+{
+    static const char *const files[] = {"a.png", "b.png"};
+    for (int k = 0; k < 2; k++)
+        for (int h = 0; h < 2; h++) {
+            row_builder b = {0};
+            put(&b, "layer", AG_CELL_INTEGER, 0);
+            put(&b, "head", AG_CELL_INTEGER, h);
+            put(&b, "x", AG_CELL_NUMBER, 1 + 2 * h + 4 * k);
+            put(&b, "text", AG_CELL_INTEGER, k);
+            b.keys[b.n] = "input";
+            b.cells[b.n++] = (ag_cell){.kind = AG_CELL_TEXT, .text = files[k]};
+            add(a, &b);
+        }
+}
+
+Test(aggregate, input_pooled_by_default)
+{
+    static const char *const by[] = {"input"};
+    ag_aggregate *pooled = new_aggregate(1, NULL, 0), *apart = new_aggregate(0, by, 1);
+    media_records(pooled);
+    media_records(apart);
+    ag_table t;
+    ag_error err = {0};
+    cr_assert_eq(ag_aggregate_table(pooled, 0, &t, &err), AG_OK, "%s", err.message);
+    for (size_t c = 0; c < t.ncol; c++)
+        cr_assert(strcmp(t.keys[c], "input") && strcmp(t.keys[c], "text"), "column %s", t.keys[c]);
+    cr_assert_eq(t.nrow, 2, "one group per (layer, head)");
+    cr_assert_eq(at(&t, 0, "n")->value, 2);
+    near(at(&t, 0, "x")->value, 3, 1e-15, "head 0: mean of 1 and 5");
+    near(at(&t, 1, "x")->value, 5, 1e-15, "head 1: mean of 3 and 7");
+    ag_table_free(&t);
+    cr_assert_eq(ag_aggregate_table(apart, 0, &t, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(t.nrow, 2, "one group per file");
+    cr_assert_str_eq(at(&t, 0, "input")->text, "a.png");
+    near(at(&t, 0, "x")->value, 2, 1e-15, "a.png: mean of 1 and 3");
+    near(at(&t, 1, "x")->value, 6, 1e-15, "b.png: mean of 5 and 7");
+    ag_table_free(&t);
+    ag_aggregate_free(pooled);
+    ag_aggregate_free(apart);
+}

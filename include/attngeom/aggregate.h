@@ -39,7 +39,8 @@ AG_EXPORT void ag_moments_ci(const ag_moments *m, double level, double *lo, doub
 /* ---- aggregation -------------------------------------------------------- */
 
 /* The keys that identify a record rather than measure it: never aggregated,
- * and (but "text") the default grouping. NULL-terminated. */
+ * and (but "text" and "input", which name the record's input: a text's
+ * line, an image or sound file) the default grouping. NULL-terminated. */
 extern const char *const ag_identifying_keys[];
 
 /* Carries its size (ABI rule, core.h): start from
@@ -47,7 +48,8 @@ extern const char *const ag_identifying_keys[];
 typedef struct {
     size_t size;     /* sizeof(ag_aggregate_options), set by the macro */
     /* Group keys. by_default: every identifying key present in the records
-     * but "text" (model, layer, head, ...), in ag_identifying_keys' order;
+     * but "text" and "input" (model, layer, head, ...), in
+     * ag_identifying_keys' order;
      * else exactly the nby keys of `by` (nby = 0: one group of everything). */
     int by_default;
     const char *const *by;

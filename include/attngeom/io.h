@@ -68,6 +68,10 @@ AG_EXPORT int ag_npy_write(const char *path, const ag_array *a, ag_error *err);
  * AG_ENOMEM, naming `path`. */
 AG_EXPORT int ag_npy_write_f32(const char *path, int ndim, const size_t *shape,
                                const float *data, ag_error *err);
+/* The same bytes to an open descriptor, as ag_npy_write_fd (nothing synced
+ * or closed; `name` names the destination in messages). */
+AG_EXPORT int ag_npy_write_f32_fd(int fd, const char *name, int ndim, const size_t *shape,
+                                  const float *data, ag_error *err);
 
 /* Write the same bytes to an open descriptor (a temporary file, a pipe, a
  * device), from its current position; nothing is synced or closed. `name`

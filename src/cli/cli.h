@@ -39,6 +39,10 @@ typedef struct {
     cli_agg agg;              /* --aggregate (analyze, residual, rollout, weights, matrix) */
     int jobs_allowed;         /* the command takes -j */
     int jobs;                 /* -j N, 1..AG_POOL_THREADS_MAX; 0: not given (the CPUs) */
+    /* image or audio inputs (media.c): the records' "input", the file a
+     * record's "text" (line index, -1 for one input) names; NULL: none */
+    const char *(*input_name)(const void *ctx, long text);
+    const void *input_ctx;
 } cli_common;
 
 /* Records of a run are an ag_record_list made on first use: a NULL list
@@ -324,6 +328,17 @@ typedef struct {
     int skip_long;          /* --skip-long: skip a text longer than the model's positions */
     int progress;           /* --progress 1, --no-progress -1; 0 (default): when
                                stderr is a terminal and there are several texts */
+    /* inputs of ViT and Whisper models (media.c; docs/cli.md, "Images and audio") */
+    const char *pixels;     /* --pixels P.npy: pixel_values[0], (3, H, W) */
+    const char *image;      /* --image FILE (PNG, JPEG) */
+    const char *image_file; /* --image-file LIST: one image path a line */
+    const char *features;   /* --features F.npy: input_features, (n_mels, T) */
+    const char *audio;      /* --audio FILE.wav */
+    const char *audio_file; /* --audio-file LIST: one sound file a line */
+    const char *save_input; /* --save-input IN.npy: the float32 tensor the model saw */
+    size_t frames;          /* --frames N: the first N feature frames (0: all) */
+    ag_image_config image_cfg;       /* set by cli_model_inputs: the preprocessing */
+    ag_whisper_fe_config audio_cfg;
     /* set by cli_model_run_prepare: */
     size_t positions;       /* the most tokens the model takes (ag_model_config.max_tokens) */
     char positions_why[96]; /* the config field behind it, "n_positions = 256" */
@@ -337,6 +352,11 @@ typedef struct {
     long line;
     size_t tokens;          /* its tokens before --max-tokens cut them (>= n) */
     int skip;               /* --skip-long: longer than the model's positions, not run */
+    /* an image or audio input (media.c): ids NULL, n its positions */
+    char *source;           /* the file as given (a list's line), owned */
+    double *values;         /* (shape) the model's input; NULL: read again at its pass */
+    int ndim;
+    size_t shape[3];
 } cli_seq;
 
 /* The help lines of the options of a run over a corpus (analyze, residual,
@@ -365,6 +385,10 @@ int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
 int cli_input_sequences(const cli_input *in, const char *cmd,
                         const char *model_dir, cli_seq **seqs, size_t *count);
 void cli_seqs_free(cli_seq *seqs, size_t count);
+/* The whole of a text or list file, at most `max` bytes: a regular file (a
+ * FIFO or device is refused, not waited on), or standard input for "-"
+ * (*name becomes "standard input"). 0, or 1 after printing. */
+int cli_read_text_file(const char **name, size_t max, char **buf, size_t *len);
 
 /* Parse a selection "0,2-5" over 0..limit-1 into mask[limit] (all selected
  * when spec is NULL). Returns 0, 2 after a usage error (syntax), 1 after an
@@ -387,6 +411,7 @@ typedef struct cli_model_run {
     struct cli_sink *sink;   /* set: where cli_model_run_texts sends each text's records */
     cli_workers workers;     /* -j: made by cli_model_run_prepare */
     const char *single;      /* set: what takes one sequence only (a --tokens-file of one line) */
+    cli_outputs save_input;  /* --save-input, staged by cli_model_inputs */
 } cli_model_run;
 
 /* A command's own options: 1 consumed, 0 not its, -1 usage error printed. */
@@ -404,6 +429,45 @@ void cli_model_run_free(cli_model_run *r);
 /* Print a forward-pass error for sequence s (naming the line of
  * --text-file or --tokens-file) and return 1. */
 int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error *err);
+
+/* ---- image and audio inputs (media.c; docs/cli.md, "Images and audio") -- */
+
+/* The help lines of those options. */
+#define CLI_MEDIA_HELP \
+    "ViT and Whisper models take, instead of a text (\"input\" in the records\n" \
+    "names the file; list paths are relative to the current folder):\n" \
+    "  --image FILE, --image-file LIST, --pixels P.npy   a ViT's input: a PNG or\n" \
+    "                     JPEG preprocessed as preprocessor_config.json says, a\n" \
+    "                     file of image paths (one a line), or pixel_values[0]\n" \
+    "  --audio FILE, --audio-file LIST, --features F.npy   a Whisper encoder's:\n" \
+    "                     a 16 kHz mono sound file, a list of them, or\n" \
+    "                     input_features (n_mels, T); --frames N keeps the first N\n" \
+    "                     frames (even; N/2 positions)\n" \
+    "  --save-input IN.npy  the float32 tensor the model saw (one input)\n"
+
+/* Consume --pixels, --image, --image-file, --features, --audio,
+ * --audio-file, --frames, --save-input. 1 consumed, 0 not ours, -1 usage
+ * error printed. */
+int cli_media_option(cli_input *in, const char *cmd, int argc, char **argv, int *i);
+/* 1 when an image or audio option was given. */
+int cli_media_given(const cli_input *in);
+/* r's sequences once its model is loaded: tokenized texts for a token
+ * model (cli_input_sequences), else the image or audio inputs, each read
+ * and checked against the model now (a single one kept, a list's read again
+ * at its pass); options of the other kind are a usage error. The records
+ * name the inputs ("input"). 0, or an exit status after printing. */
+int cli_model_inputs(cli_model_run *r, const char *cmd);
+/* Run r's forward pass on s (ag_model_forward_ex on token ids,
+ * ag_model_forward_values on a tensor, read again first when not kept). A
+ * failure to read the input is AG_EIO etc. with err naming the file. */
+int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
+                ag_layer_fn fn, void *user, double *hidden, ag_error *err);
+/* Commit --save-input when rc is 0 (drop it otherwise), then free r.
+ * Returns the command's status. */
+int cli_model_run_finish(cli_model_run *r, int rc);
+/* 1 when MODEL's config.json names a model whose input is a tensor (vit,
+ * whisper); its model_type in type[32]. */
+int cli_model_takes_tensors(const char *model_dir, char type[32]);
 
 /* ---- progress of a corpus run (progress.c; docs/cli.md, "Corpus runs") -- */
 

@@ -157,12 +157,37 @@ static void wiring_json(const ag_model *m, json_t *o)
     json_object_set_new(o, "window_layers", window_layers(m));
 }
 
+/* What the pass takes: "input" tokens, pixels or features; for a tensor
+ * model its shape ("[3, 224, 224]"; Whisper "[80, 2..3000]": any even
+ * frame count up to the most) and a ViT's patch grid. */
+static void input_json(const ag_model *m, json_t *o)
+{
+    static const char *const kinds[] = {"tokens", "pixels", "features"};
+    const ag_model_config *g = ag_model_get_config(m);
+    size_t shape[3];
+    char text[96];
+    int nd = ag_model_input_shape(m, shape);
+    json_object_set_new(o, "input", json_string(kinds[ag_model_input_kind(m)]));
+    if (nd == 3)
+        snprintf(text, sizeof text, "[%zu, %zu, %zu]", shape[0], shape[1], shape[2]);
+    else if (nd == 2)
+        snprintf(text, sizeof text, "[%zu, 2..%zu]", shape[0], shape[1]);
+    if (nd)
+        json_object_set_new(o, "input_shape", json_string(text));
+    if (nd == 3) {
+        snprintf(text, sizeof text, "%dx%d", g->image_height / g->patch_height,
+                 g->image_width / g->patch_width);
+        json_object_set_new(o, "patch_grid", json_string(text));
+    }
+}
+
 static json_t *config_json(const ag_model *m)
 {
     const ag_model_config *g = ag_model_get_config(m);
     json_t *o = json_object();
     json_object_set_new(o, "model_type", cli_json_text(g->model_type));
     json_object_set_new(o, "modeling", json_string(g->modeling));
+    input_json(m, o);
     json_object_set_new(o, "causal", json_boolean(g->causal));
     json_object_set_new(o, "layers", json_integer(g->n_layer));
     json_object_set_new(o, "heads", json_integer(g->n_head));

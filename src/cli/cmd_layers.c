@@ -35,6 +35,7 @@ static const char residual_help[] =
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     CLI_CORPUS_HELP
+    CLI_MEDIA_HELP
     CLI_JOBS_HELP
     "  --help             this text\n";
 
@@ -73,7 +74,7 @@ static int residual_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *o
     opt.hidden_fn = residual_state;
     opt.hidden_user = &c;
     ag_error err = {0};
-    if (ag_model_forward_ex(r->model, s->ids, s->n, &opt, NULL, NULL, NULL, &err) == AG_OK)
+    if (cli_forward(r, s, &opt, NULL, NULL, NULL, &err) == AG_OK)
         return 0;
     return cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
 }
@@ -90,8 +91,7 @@ int cmd_residual(int argc, char **argv)
     rc = cli_model_run_prepare(&r, "residual", 1);
     if (rc == 0)
         rc = cli_model_run_records(&r, "residual", residual_sequence);
-    cli_model_run_free(&r);
-    return rc;
+    return cli_model_run_finish(&r, rc);
 }
 
 /* ---- rollout ------------------------------------------------------------ */
@@ -125,6 +125,7 @@ static const char rollout_help[] =
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     CLI_CORPUS_HELP
+    CLI_MEDIA_HELP
     CLI_JOBS_HELP
     "  --help             this text\n";
 
@@ -187,7 +188,7 @@ static int rollout_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *te
     ag_error err = {0};
     int rc = 0;
     ag_forward_options opt = cli_forward_options(r);
-    int status = ag_model_forward_ex(r->model, s->ids, n, &opt, rollout_layer, &c, NULL, &err);
+    int status = cli_forward(r, s, &opt, rollout_layer, &c, NULL, &err);
     if (status != AG_OK && status != ROLLOUT_DONE)
         rc = c.save_failed ? cli_fail_error(&c.err)
                            : cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
@@ -215,8 +216,10 @@ int cmd_rollout(int argc, char **argv)
     /* -o is the rollout array; the records go to standard output. */
     const char *npy_path = r.common.out_path;
     r.common.out_path = NULL;
-    if (npy_path && r.input.text_file)
-        return cli_usage_error("rollout", "-o R.npy takes one text (--text or --tokens), not --text-file");
+    if (npy_path && (r.input.text_file || r.input.image_file || r.input.audio_file))
+        return cli_usage_error("rollout", "-o R.npy takes one input, not %s",
+                               r.input.text_file ? "--text-file" : r.input.image_file ? "--image-file"
+                                                                  : "--audio-file");
     if (npy_path && r.input.tokens_file)
         r.single = "rollout -o R.npy";
     r.outs[0] = (cli_path){"-o", npy_path};
@@ -240,6 +243,5 @@ int cmd_rollout(int argc, char **argv)
     if (rc == 0)
         rc = cli_model_run_texts(&r, "rollout", rollout_sequence, NULL, &run);
     rc = cli_sink_close(&sink, rc, &tx);
-    cli_model_run_free(&r);
-    return rc;
+    return cli_model_run_finish(&r, rc);
 }

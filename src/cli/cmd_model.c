@@ -90,6 +90,10 @@ int cmd_tokenize(int argc, char **argv)
     cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"MODEL", model}};
     if (cli_paths_check(outs, 1, ins, 1))
         return 1;
+    char type[32];
+    if (cli_model_takes_tensors(model, type))
+        return cli_usage_error("tokenize", "%s is a %s model: its input is %s, not token ids", model,
+                               type, strcmp(type, "vit") ? "audio features" : "an image");
     ag_tokenizer *tok = NULL;
     ag_error err = {0};
     if (ag_tokenizer_load(model, &tok, &err) != AG_OK)
@@ -139,6 +143,7 @@ static const char analyze_help[] =
     "                     interval and count of every metric instead of the records\n"
     "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
     CLI_CORPUS_HELP
+    CLI_MEDIA_HELP
     CLI_JOBS_HELP
     "\n"
     "Records stream: in jsonl, csv, tsv, md and latex each text's records are\n"
@@ -200,7 +205,7 @@ static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, v
     analyze_ctx c = {.run = r, .text = s->line, .out = &out->recs};
     ag_error err = {0};
     ag_forward_options opt = cli_forward_options(r);
-    int status = ag_model_forward_ex(r->model, s->ids, s->n, &opt, analyze_layer, &c, NULL, &err);
+    int status = cli_forward(r, s, &opt, analyze_layer, &c, NULL, &err);
     return status == AG_OK ? 0 : cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
 }
 
@@ -216,8 +221,7 @@ int cmd_analyze(int argc, char **argv)
     rc = cli_model_run_prepare(&r, "analyze", 0);
     if (rc == 0)
         rc = cli_model_run_records(&r, "analyze", analyze_text);
-    cli_model_run_free(&r);
-    return rc;
+    return cli_model_run_finish(&r, rc);
 }
 
 /* ---- attention ---------------------------------------------------------- */
@@ -248,6 +252,7 @@ static const char attention_help[] =
     "  --skip-long        skip a text longer than the model takes, a warning each\n"
     "  --progress, --no-progress   texts done, rate and time left on stderr\n"
     "                     (default: when stderr is a terminal)\n"
+    CLI_MEDIA_HELP
     CLI_JOBS_HELP;
 
 /* The arrays go out as the pass makes them, a layer at a time, so a run
@@ -353,7 +358,7 @@ static int attention_pass(cli_model_run *r, const cli_seq *s, attention_ctx *c)
     opt.hidden_fn = c->hidden ? write_hidden : NULL;
     opt.hidden_user = c;
     ag_error err = {0};
-    if (ag_model_forward_ex(r->model, s->ids, s->n, &opt, write_layer, c, NULL, &err) == AG_OK)
+    if (cli_forward(r, s, &opt, write_layer, c, NULL, &err) == AG_OK)
         return 0;
     return c->err.status ? cli_fail_error(&c->err) : cli_model_run_fail(r, s, &err);
 }
@@ -403,6 +408,5 @@ int cmd_attention(int argc, char **argv)
         rc = check_text_paths(&r);
     if (rc == 0)
         rc = cli_model_run_each(&r, "attention", attention_text, NULL);
-    cli_model_run_free(&r);
-    return rc;
+    return cli_model_run_finish(&r, rc);
 }

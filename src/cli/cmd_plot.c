@@ -56,7 +56,7 @@ static const char plot_help[] =
 
 static const char *const kind_names[PLOT_KIND_COUNT] = {
     [PLOT_HEATMAP] = "heatmap", [PLOT_DEPTH] = "depth", [PLOT_ATTENTION] = "attention",
-    [PLOT_SPECTRUM] = "spectrum", [PLOT_SIMILARITY] = "similarity"};
+    [PLOT_SPECTRUM] = "spectrum", [PLOT_SIMILARITY] = "similarity", [PLOT_PATCHES] = "patches"};
 
 /* A number option: finite, in [lo, hi]. */
 static int number_option(const char *v, double lo, double hi, double *out)
@@ -90,20 +90,37 @@ static int size_option(const char *v, plot_opts *o)
                ? 0 : -1;
 }
 
+/* --grid RxC: whole numbers from 1 to 4096 each. */
+static int grid_option(const char *v, plot_opts *o)
+{
+    char *x = strchr(v, 'x'), *end;
+    if (!x || x == v)
+        return -1;
+    unsigned long r = strtoul(v, &end, 10), c;
+    if (end != x || v[0] == '-' || x[1] == '-' || r < 1 || r > 4096)
+        return -1;
+    c = strtoul(x + 1, &end, 10);
+    if (end == x + 1 || *end || c < 1 || c > 4096)
+        return -1;
+    o->grid_rows = r, o->grid_cols = c;
+    return 0;
+}
+
 /* One option at argv[*i]: 1 consumed, -1 after a usage error. */
 static int plot_option(plot_opts *o, int argc, char **argv, int *i)
 {
     static const char *const valued[] = {"-o", "--output", "--kind", "--metric", "--by", "--model",
                                          "--layer", "--head", "--tokens", "--heads-per-layer",
-                                         "--vmin", "--vmax", "--title", "--size", "--dpi"};
+                                         "--vmin", "--vmax", "--title", "--size", "--dpi",
+                                         "--grid", "--query"};
     const char *a = argv[*i], *name = NULL, *v;
     for (size_t k = 0; k < sizeof valued / sizeof *valued && !name; k++)
         if (cli_is_option(a, valued[k]))
             name = valued[k];
     if (!name) {
-        if (strcmp(a, "--values") != 0)
+        if (strcmp(a, "--values") != 0 && strcmp(a, "--relative") != 0)
             return cli_usage_error("plot", "unknown option '%s'", a), -1;
-        o->values = 1;
+        *(strcmp(a, "--values") ? &o->relative : &o->values) = 1;
         return 1;
     }
     if (!(v = cli_option_value("plot", name, argc, argv, i)))
@@ -118,7 +135,7 @@ static int plot_option(plot_opts *o, int argc, char **argv, int *i)
                 o->kind = k;
         if (o->kind < 0)
             return cli_usage_error("plot", "unknown --kind '%s' (heatmap, depth, attention, "
-                                           "spectrum, similarity)", v), -1;
+                                           "spectrum, similarity, patches)", v), -1;
     } else if (!strcmp(name, "--metric"))
         o->metric = v;
     else if (!strcmp(name, "--by")) {
@@ -141,6 +158,10 @@ static int plot_option(plot_opts *o, int argc, char **argv, int *i)
         o->title = v;
     else if (!strcmp(name, "--size"))
         bad = size_option(v, o);
+    else if (!strcmp(name, "--grid"))
+        bad = grid_option(v, o);
+    else if (!strcmp(name, "--query"))
+        bad = index_option(v, &o->query), o->query_given = 1;
     else
         bad = number_option(v, 18, 1200, &o->page.dpi);
     if (bad)
@@ -153,7 +174,7 @@ static int plot_option(plot_opts *o, int argc, char **argv, int *i)
 static int check_usage(const plot_opts *o)
 {
     int records = o->kind == PLOT_HEATMAP || o->kind == PLOT_DEPTH;
-    int matrix = o->kind == PLOT_ATTENTION || o->kind == PLOT_SPECTRUM;
+    int matrix = o->kind == PLOT_ATTENTION || o->kind == PLOT_SPECTRUM || o->kind == PLOT_PATCHES;
     const char *wrong = records && (o->layer_given || o->head_given) ? "--layer/--head"
                       : !records && o->metric ? "--metric"
                       : !records && o->model ? "--model"
@@ -161,6 +182,10 @@ static int check_usage(const plot_opts *o)
                       : o->kind != PLOT_ATTENTION && o->tokens ? "--tokens"
                       : !matrix && !records && (o->layer_given || o->head_given) ? "--layer/--head"
                       : o->kind != PLOT_SIMILARITY && o->heads_per_layer ? "--heads-per-layer"
+                      : o->kind != PLOT_ATTENTION && o->kind != PLOT_PATCHES && o->grid_rows ? "--grid"
+                      : o->kind != PLOT_PATCHES && o->query_given ? "--query"
+                      : o->kind != PLOT_DEPTH && o->relative ? "--relative"
+                      : o->kind == PLOT_ATTENTION && o->grid_rows && o->tokens ? "--grid with --tokens"
                       : (o->kind == PLOT_DEPTH || o->kind == PLOT_SPECTRUM) && o->values ? "--values"
                       : (o->kind == PLOT_DEPTH || o->kind == PLOT_SPECTRUM) &&
                                 (!isnan(o->vmin) || !isnan(o->vmax)) ? "--vmin/--vmax"
@@ -194,7 +219,7 @@ static int plot_parse(plot_opts *o, int argc, char **argv)
         return cli_usage_error("plot", "missing INPUT");
     if (o->kind < 0)
         return cli_usage_error("plot", "missing --kind (heatmap, depth, attention, spectrum, "
-                                       "similarity)");
+                                       "similarity, patches)");
     if (!o->out_path)
         return cli_usage_error("plot", "missing -o FIG.svg|FIG.pdf|FIG.png");
     int fmt = ag_plot_format_from_path(o->out_path);

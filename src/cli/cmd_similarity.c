@@ -35,6 +35,7 @@ static const char similarity_help[] =
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     CLI_CORPUS_HELP
+    CLI_MEDIA_HELP
     CLI_JOBS_HELP
     "  --help             this text\n";
 
@@ -108,7 +109,7 @@ static int similarity_text(cli_model_run *r, const cli_seq *s, cli_text_out *out
     }
     ag_error err = {0};
     ag_forward_options opt = cli_forward_options(r);
-    int rc = 0, status = ag_model_forward_ex(r->model, s->ids, n, &opt, copy_heads, &c, NULL, &err);
+    int rc = 0, status = cli_forward(r, s, &opt, copy_heads, &c, NULL, &err);
     if (status != AG_OK && status != SIMILARITY_DONE)
         rc = cli_model_run_fail(r, s, &err);
     pairs_job j = {c.attn, K, n, d, errs};
@@ -270,6 +271,5 @@ int cmd_similarity(int argc, char **argv)
     }
     free(S);
     free(ids);
-    cli_model_run_free(&r);
-    return rc;
+    return cli_model_run_finish(&r, rc);
 }

@@ -166,17 +166,15 @@ static int encode(const ag_tokenizer *tok, const char *text, size_t len, long li
     return rc;
 }
 
-/* The whole --text-file: a regular file (a FIFO or device is refused, not
- * waited on), or standard input for "-". *name names it in messages. */
-static int read_text_file(const char **name, char **buf, size_t *len)
+int cli_read_text_file(const char **name, size_t max, char **buf, size_t *len)
 {
     ag_error err = {0};
     int status;
     if (strcmp(*name, "-") == 0) {
         *name = "standard input";
-        status = ag_read_fd(0, *name, TEXT_FILE_MAX, buf, len, &err);
+        status = ag_read_fd(0, *name, max, buf, len, &err);
     } else {
-        status = ag_read_file(*name, TEXT_FILE_MAX, buf, len, &err);
+        status = ag_read_file(*name, max, buf, len, &err);
     }
     return status == AG_OK ? 0 : cli_fail_error(&err);
 }
@@ -255,7 +253,7 @@ static int file_sequences(line_source *src, cli_seq **seqs, size_t *count)
 {
     char *buf = NULL;
     size_t len = 0, lines = 1;
-    if (read_text_file(&src->path, &buf, &len) != 0)
+    if (cli_read_text_file(&src->path, TEXT_FILE_MAX, &buf, &len) != 0)
         return 1;
     for (size_t k = 0; k < len; k++)
         lines += buf[k] == '\n';
@@ -389,8 +387,11 @@ int cli_input_sequences(const cli_input *in, const char *cmd,
 
 void cli_seqs_free(cli_seq *seqs, size_t count)
 {
-    for (size_t k = 0; seqs && k < count; k++)
+    for (size_t k = 0; seqs && k < count; k++) {
         free(seqs[k].ids);
+        free(seqs[k].source);
+        free(seqs[k].values);
+    }
     free(seqs);
 }
 

@@ -26,6 +26,8 @@ int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int
             used = cli_common_option(&r->common, cmd, argc, argv, &i);
         if (used == 0)
             used = cli_input_option(&r->input, cmd, 1, argc, argv, &i);
+        if (used == 0)
+            used = cli_media_option(&r->input, cmd, argc, argv, &i);
         if (used < 0)
             return EXIT_USAGE;
         if (used)
@@ -53,9 +55,12 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
     ag_error err = {0};
     cli_path def[] = {{"-o", r->common.out_path}},
              ins[] = {{"MODEL", r->model_dir}, {"--text-file", r->input.text_file},
-                      {"--tokens-file", r->input.tokens_file}, {"--expect", r->common.expect_path}};
+                      {"--tokens-file", r->input.tokens_file}, {"--expect", r->common.expect_path},
+                      {"--image-file", r->input.image_file}, {"--audio-file", r->input.audio_file},
+                      {"--pixels", r->input.pixels}, {"--features", r->input.features},
+                      {"--image", r->input.image}, {"--audio", r->input.audio}};
     int own = r->outs[0].option != NULL;
-    if (cli_paths_check(own ? r->outs : def, own ? 2 : 1, ins, 4))
+    if (cli_paths_check(own ? r->outs : def, own ? 2 : 1, ins, sizeof ins / sizeof *ins))
         return 1;
     if (ag_model_load(r->model_dir, &r->model, &err) != AG_OK)
         return cli_fail_error(&err);
@@ -73,7 +78,7 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
     snprintf(r->input.positions_why, sizeof r->input.positions_why, "%s = %d",
              g->arch == AG_ARCH_GPT2 ? "n_positions" : "max_position_embeddings", g->max_positions);
     if (rc == 0)
-        rc = cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
+        rc = cli_model_inputs(r, cmd);
     if (rc == 0 && r->single && r->nseq != 1)
         rc = cli_fail("%s: %s takes one sequence, the file has %zu", r->input.tokens_file, r->single, r->nseq);
     if (rc == 0)
@@ -90,6 +95,8 @@ ag_forward_options cli_forward_options(const cli_model_run *r)
 
 int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error *err)
 {
+    if (s->source)
+        return cli_fail("%s: %s: %s", r->model_dir, s->source, err->message);
     if (s->line >= 0 && r->input.tokens_file)
         return cli_fail("%s: %s: line %ld: %s", r->model_dir, r->input.tokens_file, s->line + 1, err->message);
     if (s->line >= 0)

@@ -5,7 +5,8 @@
 
 #include "attngeom.h"
 
-enum { PLOT_HEATMAP, PLOT_DEPTH, PLOT_ATTENTION, PLOT_SPECTRUM, PLOT_SIMILARITY, PLOT_KIND_COUNT };
+enum { PLOT_HEATMAP, PLOT_DEPTH, PLOT_ATTENTION, PLOT_SPECTRUM, PLOT_SIMILARITY, PLOT_PATCHES,
+       PLOT_KIND_COUNT };
 
 typedef struct {
     const char *input, *out_path;
@@ -14,6 +15,9 @@ typedef struct {
     int by_head, values;
     int layer, head, layer_given, head_given;
     int heads_per_layer; /* 0: not given */
+    size_t grid_rows, grid_cols; /* --grid RxC: a ViT's patches (0: not given) */
+    int query, query_given;      /* --query Q: patches' query row (default 0, CLS) */
+    int relative;                /* --relative: depth against layer / last layer */
     double vmin, vmax;   /* NaN: not given */
     ag_plot_page page;
 } plot_opts;

@@ -106,6 +106,43 @@ static int draw_grid(const plot_opts *o, const ag_plot_grid *g, ag_plot_output *
            : cli_fail("%s: %s", o->out_path, err.message);
 }
 
+/* The patch grid R x C of a ViT's n = 1 + R·C tokens: --grid, or the
+ * square one (patches: when n − 1 is a square). 0, or 1 after printing. */
+static int patch_grid(const plot_opts *o, size_t n, size_t *R, size_t *C)
+{
+    *R = o->grid_rows, *C = o->grid_cols;
+    if (!*R) {
+        size_t g = (size_t)llround(sqrt((double)(n - 1)));
+        if (n < 2 || g * g != n - 1)
+            return cli_fail("%s: %zu tokens are not a CLS token and a square patch grid: give "
+                            "--grid RxC", o->input, n);
+        *R = *C = g;
+    }
+    if (*R * *C + 1 != n)
+        return cli_fail("%s: --grid %zux%zu means %zu tokens (CLS and the patches), the matrix "
+                        "has %zu", o->input, *R, *C, *R * *C + 1, n);
+    return 0;
+}
+
+/* ViT token labels: "CLS", then "(r,c)" row by row (modeling_vit.py
+ * ViTEmbeddings: the CLS token, then the patches flattened row-major). */
+static int patch_labels(const plot_opts *o, size_t n, char ***labels)
+{
+    size_t R, C;
+    *labels = NULL;
+    if (patch_grid(o, n, &R, &C))
+        return 1;
+    if (!(*labels = calloc(n, sizeof **labels)))
+        return cli_fail("%s: out of memory", o->input);
+    for (size_t k = 0; k < n; k++)
+        if ((k ? asprintf(&(*labels)[k], "(%zu,%zu)", (k - 1) / C, (k - 1) % C)
+               : asprintf(&(*labels)[k], "CLS")) < 0) {
+            (*labels)[k] = NULL;
+            return cli_fail("%s: out of memory", o->input);
+        }
+    return 0;
+}
+
 static int plot_attention(const plot_opts *o, const ag_array *a, ag_plot_output *fig)
 {
     const double *M;
@@ -114,6 +151,8 @@ static int plot_attention(const plot_opts *o, const ag_array *a, ag_plot_output 
     int rc = pick_matrix(o, a, &M, &n);
     if (rc == 0 && o->tokens)
         rc = read_tokens(o->tokens, n, &tokens);
+    else if (rc == 0 && o->grid_rows)
+        rc = patch_labels(o, n, &tokens);
     if (rc)
         return rc;
     if (a->ndim == 4)
@@ -209,6 +248,37 @@ static int plot_similarity(const plot_opts *o, const ag_array *a, ag_plot_output
     return rc;
 }
 
+/* One query's row of a ViT head, its weights on the patches laid out as
+ * the R x C grid (the CLS key's weight is not drawn: it is in the title). */
+static int plot_patches(const plot_opts *o, const ag_array *a, ag_plot_output *fig)
+{
+    const double *M;
+    size_t n, R, C, q = (size_t)o->query;
+    int rc = pick_matrix(o, a, &M, &n);
+    if (rc == 0)
+        rc = patch_grid(o, n, &R, &C);
+    if (rc == 0 && q >= n)
+        rc = cli_fail("%s: --query %zu is out of range: the matrix has %zu tokens", o->input, q, n);
+    if (rc)
+        return rc;
+    char who[64], title[192];
+    if (q)
+        snprintf(who, sizeof who, "patch (%zu,%zu)", (q - 1) / C, (q - 1) % C);
+    else
+        snprintf(who, sizeof who, "CLS");
+    if (a->ndim == 4)
+        snprintf(title, sizeof title, "layer %d, head %d: %s \xe2\x86\x92 patches (CLS key %.3g)",
+                 o->layer, o->head, who, M[q * n]);
+    else
+        snprintf(title, sizeof title, "%s \xe2\x86\x92 patches (CLS key %.3g)", who, M[q * n]);
+    ag_plot_grid g = {.size = sizeof(ag_plot_grid),
+        .rows = R, .cols = C, .values = M + q * n + 1,
+        .title = plot_title(o, title), .row_title = "patch row", .col_title = "patch column",
+        .value_title = "attention weight", .show_values = o->values, .square = 1,
+        .vmin = isnan(o->vmin) ? 0 : o->vmin, .vmax = o->vmax};
+    return draw_grid(o, &g, fig);
+}
+
 int plot_npy(const plot_opts *o, ag_plot_output *fig)
 {
     ag_array a = {0};
@@ -217,6 +287,7 @@ int plot_npy(const plot_opts *o, ag_plot_output *fig)
         return cli_fail_error(&err);
     int rc = o->kind == PLOT_ATTENTION ? plot_attention(o, &a, fig)
            : o->kind == PLOT_SPECTRUM ? plot_spectrum(o, &a, fig)
+           : o->kind == PLOT_PATCHES ? plot_patches(o, &a, fig)
            : plot_similarity(o, &a, fig);
     ag_array_free(&a);
     return rc;

@@ -281,6 +281,18 @@ static void depth_values(const collect *c, int by_head, long line, const long *l
     }
 }
 
+/* --relative: x = layer / the line's last layer (0 when it has one layer),
+ * so that models of different depths share the axis 0..1. */
+static void relative_depth(depth_line *d, const double *cnt, size_t nl)
+{
+    double last = 0;
+    for (size_t j = 0; j < nl; j++)
+        if (cnt[j] > 0 && d->x[j] > last)
+            last = d->x[j];
+    for (size_t j = 0; j < nl; j++)
+        d->x[j] = cnt[j] == 0 ? NAN : last > 0 ? d->x[j] / last : 0;
+}
+
 static int depth(const plot_opts *o, const collect *c, ag_plot_output *fig)
 {
     if (o->by_head && (one_model(o, c, "--by head") || every_head(o, c, "--by head")))
@@ -303,15 +315,18 @@ static int depth(const plot_opts *o, const collect *c, ag_plot_output *fig)
         }
         d[k].x = block, d[k].y = block + nl, d[k].lo = block + 2 * nl, d[k].hi = block + 3 * nl;
         depth_values(c, o->by_head, lines[k], layers, nl, &d[k], cnt);
+        if (o->relative)
+            relative_depth(&d[k], cnt, nl);
         s[k] = (ag_plot_series){.label = d[k].label, .count = nl, .x = d[k].x, .y = d[k].y,
                                 .lo = d[k].lo, .hi = d[k].hi};
     }
     char title[256];
-    snprintf(title, sizeof title, "%s by layer%s%s", o->metric, c->nmodels == 1 ? ", " : "",
-             c->nmodels == 1 ? c->models[0] : "");
+    snprintf(title, sizeof title, "%s by %s%s%s", o->metric, o->relative ? "relative depth" : "layer",
+             c->nmodels == 1 ? ", " : "", c->nmodels == 1 ? c->models[0] : "");
     ag_plot_lines p = {.size = sizeof(ag_plot_lines),
                        .nseries = nlines, .series = s, .title = plot_title(o, title),
-                       .x_title = "layer", .y_title = o->metric, .integer_x = 1, .markers = 1};
+                       .x_title = o->relative ? "relative depth (layer / last layer)" : "layer",
+                       .y_title = o->metric, .integer_x = !o->relative, .markers = 1};
     ag_error err = {0};
     if (rc == 0 && ag_plot_lines_render(&p, &o->page, fig, &err) != AG_OK)
         rc = cli_fail("%s: %s", o->out_path, err.message);

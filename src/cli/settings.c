@@ -105,6 +105,8 @@ static json_t *text_list(const cli_model_run *r)
                                            s->line >= 0 ? json_integer(s->line) : json_null(),
                                            "tokens", (json_int_t)s->n, "tokenized",
                                            (json_int_t)s->tokens, "skipped", s->skip));
+        if (s->source) /* an image or sound file: its name, its positions */
+            json_object_set_new(json_array_get(a, k), "input", cli_json_text(s->source));
     }
     return a;
 }

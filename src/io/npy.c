@@ -567,3 +567,12 @@ int ag_npy_write_f32(const char *path, int ndim, const size_t *shape, const floa
     f32_array a = {.ndim = ndim, .shape = shape, .data = data};
     return write_atomic(path, write_f32_fd, &a, err);
 }
+
+int ag_npy_write_f32_fd(int fd, const char *name, int ndim, const size_t *shape,
+                        const float *data, ag_error *err)
+{
+    if (!name || (ndim > 0 && !shape))
+        return ag_error_set(err, AG_EINVAL, "ag_npy_write_f32_fd: no name or shape");
+    f32_array a = {.ndim = ndim, .shape = shape, .data = data};
+    return write_f32_fd(fd, name, &a, err);
+}

@@ -1,0 +1,371 @@
+/* media.c — the inputs of models whose input is a tensor (docs/cli.md,
+ * "Images and audio"): a ViT's pixel_values from --pixels, --image or
+ * --image-file, a Whisper encoder's input_features from --features,
+ * --audio or --audio-file, preprocessed as the model folder's
+ * preprocessor_config.json says (attngeom/image.h, attngeom/audio.h); the
+ * one forward call every command makes (cli_forward); --save-input. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* A list file may name at most this many bytes of paths. */
+#define LIST_FILE_MAX ((size_t)64 * 1024 * 1024)
+
+int cli_media_option(cli_input *in, const char *cmd, int argc, char **argv, int *i)
+{
+    static const char *const names[] = {"--pixels", "--image", "--image-file", "--features",
+                                        "--audio", "--audio-file", "--save-input"};
+    const char **slots[] = {&in->pixels, &in->image, &in->image_file, &in->features,
+                            &in->audio, &in->audio_file, &in->save_input};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (cli_is_option(argv[*i], names[k]))
+            return (*slots[k] = cli_option_value(cmd, names[k], argc, argv, i)) ? 1 : -1;
+    if (!cli_is_option(argv[*i], "--frames"))
+        return 0;
+    const char *v = cli_option_value(cmd, "--frames", argc, argv, i);
+    if (!v)
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (end == v || *end || errno || v[0] == '-' || n < 2 || n > AG_WHISPER_FRAMES_MAX) {
+        cli_usage_error(cmd, "--frames takes a number of frames from 2 to %u, not '%s'",
+                        AG_WHISPER_FRAMES_MAX, v);
+        return -1;
+    }
+    in->frames = (size_t)n;
+    return 1;
+}
+
+static int image_given(const cli_input *in)
+{
+    return in->pixels || in->image || in->image_file;
+}
+
+static int audio_given(const cli_input *in)
+{
+    return in->features || in->audio || in->audio_file;
+}
+
+int cli_media_given(const cli_input *in)
+{
+    return image_given(in) || audio_given(in) || in->save_input || in->frames;
+}
+
+/* The option that names the input, for messages. */
+static const char *media_option(const cli_input *in)
+{
+    return in->pixels ? "--pixels" : in->image ? "--image" : in->image_file ? "--image-file"
+         : in->features ? "--features" : in->audio ? "--audio" : "--audio-file";
+}
+
+static const char *media_path(const cli_input *in)
+{
+    return in->pixels ? in->pixels : in->image ? in->image : in->image_file ? in->image_file
+         : in->features ? in->features : in->audio ? in->audio : in->audio_file;
+}
+
+int cli_model_takes_tensors(const char *model_dir, char type[32])
+{
+    char path[PATH_MAX];
+    type[0] = '\0';
+    if ((size_t)snprintf(path, sizeof path, "%s/config.json", model_dir) >= sizeof path)
+        return 0;
+    json_t *root = json_load_file(path, 0, NULL);
+    const char *t = json_string_value(json_object_get(root, "model_type"));
+    if (t)
+        snprintf(type, 32, "%s", t);
+    json_decref(root); /* t with it */
+    return !strcmp(type, "vit") || !strcmp(type, "whisper");
+}
+
+/* ---- option combinations ----------------------------------------------- */
+
+/* Usage errors that depend on the model's input kind: what its input is,
+ * one source, --frames and --save-input with what they apply to, no
+ * --max-tokens or --skip-long. 0 or 2 after printing. */
+static int check_kind(const cli_model_run *r, const char *cmd, ag_input_kind kind)
+{
+    const cli_input *in = &r->input;
+    const char *type = ag_model_get_config(r->model)->model_type;
+    int texts = !!in->text + !!in->text_file + !!in->tokens + !!in->tokens_file;
+    int media = !!in->pixels + !!in->image + !!in->image_file + !!in->features + !!in->audio +
+                !!in->audio_file;
+    if (kind == AG_INPUT_TOKENS && cli_media_given(in))
+        return cli_usage_error(cmd, "%s is a %s model: it takes token ids (--text, --text-file, "
+                               "--tokens, --tokens-file), not %s", r->model_dir, type,
+                               media ? media_option(in) : in->frames ? "--frames" : "--save-input");
+    if (kind == AG_INPUT_TOKENS)
+        return 0;
+    const char *takes = kind == AG_INPUT_PIXELS ? "images (--image, --image-file, --pixels)"
+                                                : "audio (--audio, --audio-file, --features)";
+    if (texts)
+        return cli_usage_error(cmd, "%s is a %s model: it takes %s, not %s", r->model_dir, type,
+                               takes, in->text ? "--text" : in->text_file ? "--text-file"
+                                      : in->tokens ? "--tokens" : "--tokens-file");
+    if ((kind == AG_INPUT_PIXELS && audio_given(in)) || (kind == AG_INPUT_FEATURES && image_given(in)))
+        return cli_usage_error(cmd, "%s is a %s model: it takes %s, not %s", r->model_dir, type,
+                               takes, media_option(in));
+    if (media != 1)
+        return cli_usage_error(cmd, media ? "give only one input option" : "missing input: %s",
+                               takes);
+    if (in->frames && !audio_given(in))
+        return cli_usage_error(cmd, "--frames applies to audio (--audio, --audio-file, --features)");
+    if (in->save_input && (in->image_file || in->audio_file))
+        return cli_usage_error(cmd, "--save-input takes one input, not %s", media_option(in));
+    if (in->max_tokens || in->skip_long)
+        return cli_usage_error(cmd, "%s does not apply to an image or audio input (its positions "
+                               "are fixed by the model)", in->max_tokens ? "--max-tokens" : "--skip-long");
+    return 0;
+}
+
+/* ---- preprocessing ----------------------------------------------------- */
+
+/* The folder's preprocessor_config.json, or (absent) the processor's
+ * defaults made to fit the model: a ViT's image size, a Whisper's mel
+ * bins (docs/cli.md, "Images and audio"). 0, or 1 after printing. */
+static int load_preprocessor(cli_model_run *r, ag_input_kind kind)
+{
+    const ag_model_config *g = ag_model_get_config(r->model);
+    char path[PATH_MAX];
+    ag_error err = {0};
+    if ((size_t)snprintf(path, sizeof path, "%s/preprocessor_config.json", r->model_dir) >= sizeof path)
+        return cli_fail("%s: path too long", r->model_dir);
+    int present = access(path, F_OK) == 0, status = AG_OK;
+    if (kind == AG_INPUT_PIXELS) {
+        ag_image_config_default(&r->input.image_cfg);
+        r->input.image_cfg.height = (size_t)g->image_height;
+        r->input.image_cfg.width = (size_t)g->image_width;
+        if (present)
+            status = ag_image_config_load(path, &r->input.image_cfg, &err);
+    } else {
+        ag_whisper_fe_config_default(&r->input.audio_cfg);
+        r->input.audio_cfg.n_mels = g->in_channels;
+        if (present)
+            status = ag_whisper_fe_config_load(path, &r->input.audio_cfg, &err);
+    }
+    return status == AG_OK ? 0 : cli_fail_error(&err);
+}
+
+/* The tensor of input `path` as r's options say: pixels (3, H, W) or
+ * features (n_mels, T), as doubles (*values new, shape in shape[]). */
+static int read_tensor(const cli_model_run *r, const char *path, double **values, int *ndim,
+                       size_t shape[3], ag_error *err)
+{
+    const cli_input *in = &r->input;
+    float *f = NULL;
+    size_t count = 0;
+    int status;
+    ag_image_tensor t = {0};
+    ag_whisper_features w = {0};
+    ag_array a = {0};
+    *values = NULL;
+    if (in->pixels) {
+        if ((status = ag_npy_read(path, &a, err)) != AG_OK)
+            return status;
+        int lead = 0; /* a batch of one, [1, 3, H, W], is the same values */
+        while (a.ndim - lead > 3 && a.shape[lead] == 1)
+            lead++;
+        if (a.ndim - lead > 3) {
+            ag_array_free(&a);
+            return ag_error_set(err, AG_ESHAPE, "%s: a %d-dimensional array, not pixel_values "
+                                "(3, H, W)", path, a.ndim);
+        }
+        *ndim = a.ndim - lead;
+        for (int k = 0; k < *ndim; k++)
+            shape[k] = a.shape[lead + k];
+        *values = a.data; /* owned now */
+        return AG_OK;
+    }
+    if (in->image || in->image_file) {
+        status = ag_image_load_pixels(path, &in->image_cfg, &t, err);
+        f = t.data, *ndim = 3, shape[0] = t.channels, shape[1] = t.height, shape[2] = t.width;
+    } else {
+        status = in->features ? ag_whisper_features_read_npy(path, &in->audio_cfg, in->frames, &w, err)
+                              : ag_whisper_features_from_audio(path, &in->audio_cfg, in->frames, &w, err);
+        f = w.data, *ndim = 2, shape[0] = w.n_mels, shape[1] = w.frames;
+    }
+    if (status == AG_OK) {
+        count = shape[0] * shape[1] * (*ndim == 3 ? shape[2] : 1);
+        if (!(*values = malloc(count * sizeof **values)))
+            status = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+        for (size_t k = 0; *values && k < count; k++)
+            (*values)[k] = f[k];
+    }
+    ag_image_tensor_free(&t);
+    ag_whisper_features_free(&w);
+    return status;
+}
+
+/* ---- the inputs -------------------------------------------------------- */
+
+/* The non-blank lines of LIST as inputs; "text" is the line's 0-based index
+ * (blank lines counted, as --text-file's). Paths are taken as given:
+ * relative to the current folder. */
+static int list_sequences(const char *list, cli_seq **seqs, size_t *count)
+{
+    char *buf = NULL;
+    size_t len = 0, lines = 1;
+    const char *name = list;
+    if (cli_read_text_file(&name, LIST_FILE_MAX, &buf, &len) != 0)
+        return 1;
+    for (size_t k = 0; k < len; k++)
+        lines += buf[k] == '\n';
+    cli_seq *s = calloc(lines, sizeof *s);
+    size_t used = 0, start = 0;
+    int rc = s ? 0 : cli_fail("%s: out of memory", name);
+    for (size_t k = 0, line = 0; rc == 0 && k <= len; k++) {
+        if (k < len && buf[k] != '\n')
+            continue;
+        size_t end = k;
+        if (end > start && buf[end - 1] == '\r')
+            end--;
+        size_t b = start;
+        while (b < end && (buf[b] == ' ' || buf[b] == '\t'))
+            b++;
+        if (b < end) {
+            s[used].line = (long)line;
+            if (memchr(buf + start, '\0', end - start))
+                rc = cli_fail("%s: line %zu: a NUL byte in a path", name, line + 1);
+            else if (!(s[used++].source = strndup(buf + start, end - start)))
+                rc = cli_fail("%s: out of memory", name);
+        }
+        start = k + 1;
+        line++;
+    }
+    free(buf);
+    if (rc == 0 && used == 0)
+        rc = cli_fail("%s: no input (every line is blank)", name);
+    if (rc) {
+        cli_seqs_free(s, used);
+        return rc;
+    }
+    *seqs = s;
+    *count = used;
+    return 0;
+}
+
+/* Read input s once to check it and learn its positions; a single input
+ * keeps its values for the pass. 0, or 1 after printing. */
+static int check_input(cli_model_run *r, cli_seq *s, int keep)
+{
+    ag_error err = {0};
+    if (read_tensor(r, s->source, &s->values, &s->ndim, s->shape, &err) != AG_OK)
+        return cli_fail_error(&err);
+    int rc = 0;
+    if (ag_model_input_positions(r->model, s->ndim, s->shape, &s->n, &err) != AG_OK)
+        rc = cli_fail("%s: %s", s->source, err.message);
+    s->tokens = s->n;
+    if (rc || !keep) {
+        free(s->values);
+        s->values = NULL;
+    }
+    return rc;
+}
+
+/* The records' "input": the file of the input whose "text" is `text` (the
+ * sequences are in line order). */
+static const char *input_name(const void *ctx, long text)
+{
+    const cli_model_run *r = ctx;
+    size_t lo = 0, hi = r->nseq;
+    if (text < 0)
+        return r->nseq ? r->seqs[0].source : NULL;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->seqs[mid].line < text)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->nseq && r->seqs[lo].line == text ? r->seqs[lo].source : NULL;
+}
+
+/* --save-input: its path checked as every output's is, the float32 tensor
+ * staged in r->save_input (committed by cli_model_run_finish). */
+static int stage_saved_input(cli_model_run *r)
+{
+    const cli_seq *s = &r->seqs[0];
+    cli_path outs[4] = {{"--save-input", r->input.save_input}};
+    size_t nout = 1;
+    if (r->outs[0].option)
+        outs[nout++] = r->outs[0], outs[nout++] = r->outs[1];
+    else if (r->common.out_path)
+        outs[nout++] = (cli_path){"-o", r->common.out_path};
+    else /* the records go to standard output */
+        outs[nout++] = (cli_path){"the records", "-"};
+    cli_path ins[] = {{"MODEL", r->model_dir}, {media_option(&r->input), s->source},
+                      {"--expect", r->common.expect_path}};
+    if (cli_paths_check(outs, nout, ins, 3))
+        return 1;
+    size_t count = s->shape[0] * s->shape[1] * (s->ndim == 3 ? s->shape[2] : 1);
+    float *f = malloc(count * sizeof *f);
+    FILE *fp = NULL;
+    ag_error err = {0};
+    if (!f)
+        return cli_fail("%s: out of memory", r->input.save_input);
+    for (size_t k = 0; k < count; k++)
+        f[k] = (float)s->values[k]; /* exact for the float32 tensors of a processor */
+    int rc = cli_outputs_stream(&r->save_input, r->input.save_input, &fp);
+    if (rc == 0 && (fflush(fp) != 0 ||
+                    ag_npy_write_f32_fd(fileno(fp), r->input.save_input, s->ndim, s->shape, f, &err) != AG_OK))
+        rc = err.status ? cli_fail_error(&err) : cli_fail("%s: cannot write", r->input.save_input);
+    free(f);
+    return rc;
+}
+
+int cli_model_inputs(cli_model_run *r, const char *cmd)
+{
+    ag_input_kind kind = ag_model_input_kind(r->model);
+    int rc = check_kind(r, cmd, kind);
+    if (rc || kind == AG_INPUT_TOKENS)
+        return rc ? rc : cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
+    if ((rc = load_preprocessor(r, kind)) != 0)
+        return rc;
+    const char *list = r->input.image_file ? r->input.image_file : r->input.audio_file;
+    if (list) {
+        rc = list_sequences(list, &r->seqs, &r->nseq);
+    } else if (!(r->seqs = calloc(1, sizeof *r->seqs)) ||
+               !(r->seqs[0].source = strdup(media_path(&r->input)))) {
+        rc = cli_fail("out of memory");
+    } else {
+        r->nseq = 1;
+        r->seqs[0].line = -1;
+    }
+    for (size_t k = 0; rc == 0 && k < r->nseq; k++)
+        rc = check_input(r, &r->seqs[k], !list);
+    if (rc == 0 && r->input.save_input)
+        rc = stage_saved_input(r);
+    r->common.input_name = input_name;
+    r->common.input_ctx = r;
+    return rc;
+}
+
+int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
+                ag_layer_fn fn, void *user, double *hidden, ag_error *err)
+{
+    if (!s->source)
+        return ag_model_forward_ex(r->model, s->ids, s->n, opt, fn, user, hidden, err);
+    double *v = s->values;
+    int ndim = s->ndim, status = AG_OK;
+    size_t shape[3] = {0};
+    if (!v && (status = read_tensor(r, s->source, &v, &ndim, shape, err)) == AG_OK &&
+        (ndim != s->ndim || memcmp(shape, s->shape, (size_t)ndim * sizeof *shape) != 0))
+        status = ag_error_set(err, AG_ESHAPE, "%s: changed shape during the run", s->source);
+    if (status == AG_OK)
+        status = ag_model_forward_values(r->model, v, s->ndim, s->shape, opt, fn, user, hidden, err);
+    if (v != s->values)
+        free(v);
+    return status;
+}
+
+int cli_model_run_finish(cli_model_run *r, int rc)
+{
+    rc = cli_outputs_finish(&r->save_input, rc);
+    cli_model_run_free(r);
+    return rc;
+}
