@@ -111,8 +111,9 @@ typedef struct {
     float *data;           /* (n_mels, frames) C order, owned */
 } ag_whisper_features;
 
-/* `frames` below: 0 keeps every frame; otherwise an even count from 2 to
- * the frames there are keeps the first `frames` (AG_EINVAL otherwise).
+/* `frames` below: 0 keeps every frame; otherwise a count from 1 to the
+ * frames there are keeps the first `frames` (AG_EINVAL otherwise; an odd
+ * count T gives the encoder ceil(T/2) positions).
  * Frames are dropped after the whole 30 s window was computed and clamped
  * to its maximum - 8 (docs/audio.md), so the frames kept are exactly the
  * first columns of what Hugging Face returns. */
@@ -132,7 +133,7 @@ AG_EXPORT int ag_whisper_features_from_audio(const char *path, const ag_whisper_
 
 /* Features saved by Python (np.save of input_features): a '<f4' or '<f8'
  * .npy of shape (n_mels, F) or (1, n_mels, F), n_mels equal to cfg's, F
- * even and 2..cfg's frame count, every value finite. '<f8' values are
+ * 1..cfg's frame count (even as Hugging Face writes it, odd accepted), every value finite. '<f8' values are
  * rounded to float32. Errors: those of ag_npy_read, AG_ESHAPE, AG_EINVAL
  * (frames), AG_ENONFINITE, each naming `path`. */
 AG_EXPORT int ag_whisper_features_read_npy(const char *path, const ag_whisper_fe_config *cfg,

@@ -158,7 +158,7 @@ static void wiring_json(const ag_model *m, json_t *o)
 }
 
 /* What the pass takes: "input" tokens, pixels or features; for a tensor
- * model its shape ("[3, 224, 224]"; Whisper "[80, 2..3000]": any even
+ * model its shape ("[3, 224, 224]"; Whisper "[80, 1..3000]": any
  * frame count up to the most) and a ViT's patch grid. */
 static void input_json(const ag_model *m, json_t *o)
 {
@@ -171,7 +171,7 @@ static void input_json(const ag_model *m, json_t *o)
     if (nd == 3)
         snprintf(text, sizeof text, "[%zu, %zu, %zu]", shape[0], shape[1], shape[2]);
     else if (nd == 2)
-        snprintf(text, sizeof text, "[%zu, 2..%zu]", shape[0], shape[1]);
+        snprintf(text, sizeof text, "[%zu, 1..%zu]", shape[0], shape[1]);
     if (nd)
         json_object_set_new(o, "input_shape", json_string(text));
     if (nd == 3) {

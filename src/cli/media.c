@@ -32,8 +32,8 @@ int cli_media_option(cli_input *in, const char *cmd, int argc, char **argv, int 
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    if (end == v || *end || errno || v[0] == '-' || n < 2 || n > AG_WHISPER_FRAMES_MAX) {
-        cli_usage_error(cmd, "--frames takes a number of frames from 2 to %u, not '%s'",
+    if (end == v || *end || errno || v[0] == '-' || n < 1 || n > AG_WHISPER_FRAMES_MAX) {
+        cli_usage_error(cmd, "--frames takes a number of frames from 1 to %u, not '%s'",
                         AG_WHISPER_FRAMES_MAX, v);
         return -1;
     }

@@ -239,12 +239,13 @@ static void clamp_and_scale(float *x, size_t count)
         x[i] = (fmaxf(x[i], floor_) + 4.0f) / 4.0f;
 }
 
-/* frames 0 (all), or an even count 2..total. */
+/* frames 0 (all), or a count 1..total (an odd count T runs ceil(T/2)
+ * positions: the encoder's second convolution has stride 2). */
 static int check_frames(const char *name, size_t frames, size_t total, ag_error *err)
 {
-    if (frames != 0 && (frames % 2 != 0 || frames < 2 || frames > total))
-        return ag_error_set(err, AG_EINVAL, "%s: %zu frames asked for; an even count within "
-                            "2..%zu is needed", name, frames, total);
+    if (frames > total)
+        return ag_error_set(err, AG_EINVAL, "%s: %zu frames asked for; a count within "
+                            "1..%zu is needed", name, frames, total);
     return AG_OK;
 }
 
@@ -336,8 +337,9 @@ int ag_whisper_features_from_audio(const char *path, const ag_whisper_fe_config 
 
 /* ---- features files ------------------------------------------------------ */
 
-/* Shape (n_mels, F) or (1, n_mels, F) with cfg's n_mels and an even F in
- * 2..nb_max_frames; *total is F. */
+/* Shape (n_mels, F) or (1, n_mels, F) with cfg's n_mels and F in
+ * 1..nb_max_frames (Hugging Face's extractor gives an even F; an odd one
+ * runs too); *total is F. */
 static int check_features_shape(const char *path, const ag_array *a,
                                 const ag_whisper_fe_config *cfg, size_t *total, ag_error *err)
 {
@@ -349,8 +351,8 @@ static int check_features_shape(const char *path, const ag_array *a,
     if (mels != (size_t)cfg->n_mels)
         return ag_error_set(err, AG_ESHAPE, "%s: %zu mel bins; the feature extractor has %d",
                             path, mels, cfg->n_mels);
-    if (f % 2 != 0 || f < 2 || f > cfg->nb_max_frames)
-        return ag_error_set(err, AG_ESHAPE, "%s: %zu frames; an even count within 2..%zu is "
+    if (f < 1 || f > cfg->nb_max_frames)
+        return ag_error_set(err, AG_ESHAPE, "%s: %zu frames; a count within 1..%zu is "
                             "needed", path, f, cfg->nb_max_frames);
     *total = f;
     return AG_OK;

@@ -97,7 +97,7 @@ check "info shows the input kind, shape and patch grid" \
     grep -q "input_shape *\[3, 32, 32\]" info.txt
 check "info: patch grid" grep -q "patch_grid *4x4" info.txt
 runj infow.txt info "$WH"
-check "info on whisper: features [80, 2..3000]" grep -q "input_shape *\[80, 2..3000\]" infow.txt
+check "info on whisper: features [80, 1..3000]" grep -q "input_shape *\[80, 1..3000\]" infow.txt
 
 # --aggregate: one group per (layer, head), "input" pooled like "text"
 runj agg.json analyze "$VIT" --image-file images.txt --aggregate --format json
@@ -154,7 +154,8 @@ run_case 2 "gpt2 model|--image" "--image on GPT-2" analyze "$GPT2" --image "$IMG
 run_case 2 "whisper model|--image" "--image on Whisper" analyze "$WH" --image "$IMG/rgb8_37x23.png"
 run_case 2 "vit model|--audio" "--audio on a ViT" analyze "$VIT" --audio "$AUD/chirp_1s.wav"
 run_case 2 "--frames" "--frames on an image" analyze "$VIT" --image "$IMG/rgb8_37x23.png" --frames 8
-run_case 2 "--frames" "--frames 1" analyze "$WH" --audio "$AUD/chirp_1s.wav" --frames 1
+run_case 2 "--frames" "--frames 0" analyze "$WH" --audio "$AUD/chirp_1s.wav" --frames 0
+run_case 2 "--frames" "--frames 3001" analyze "$WH" --audio "$AUD/chirp_1s.wav" --frames 3001
 run_case 2 "--save-input" "--save-input with a list" analyze "$VIT" --image-file images.txt \
     --save-input o/x.npy
 run_case 2 "--save-input" "--save-input on a token model" analyze "$GPT2" --text hi --save-input o/x.npy
@@ -168,7 +169,8 @@ run_case 2 "one input" "rollout -o with an image list" rollout "$VIT" --image-fi
 run_case 1 "same file" "--save-input over the input" analyze "$VIT" --pixels in.npy --save-input in.npy
 run_case 1 "--save-input" "--save-input - with the records on standard output" analyze "$VIT" \
     --image "$IMG/rgb8_37x23.png" --save-input -
-run_case 1 "frames" "an odd --frames" analyze "$WH" --audio "$AUD/chirp_1s.wav" --frames 7
+"$CLI" analyze "$WH" --audio "$AUD/chirp_1s.wav" --frames 30 --save-input feat30.npy -o o/f30.csv 2>/dev/null
+run_case 1 "feat30.npy" "more --frames than the features hold" analyze "$WH" --features feat30.npy --frames 31
 
 # ---- plot: the patch grid ---------------------------------------------------------
 # The labels are checked in the PDF's text when poppler's pdftotext is

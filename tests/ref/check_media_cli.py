@@ -157,6 +157,12 @@ def check_audio(cli, tmp):
     a = os.path.join(tmp, "a.npy")
     run(cli, "attention", WHISPER, "--audio", wav, "--frames", 100, "-o", a)
     check(np.load(a).shape == (2, 4, 50, 50), "--frames 100: n = 50, got %s" % (np.load(a).shape,))
+    run(cli, "attention", WHISPER, "--audio", wav, "--frames", 37, "-o", a, "--save-input", saved)
+    check(np.load(a).shape == (2, 4, 19, 19), "--frames 37: n = ceil(37/2) = 19, got %s" % (np.load(a).shape,))
+    check(np.array_equal(np.load(saved), ref[:, :37].astype(np.float32)) or
+          np.abs(np.load(saved) - ref[:, :37]).max() <= 1e-4, "--frames 37: the first 37 frames")
+    compare_pass(cli, tmp, WHISPER, encoders_ref.whisper_forward, "whisper --audio --frames 37 (odd)",
+                 ["--audio", wav, "--frames", 37], np.load(saved))
     return wav
 
 
