@@ -5,6 +5,9 @@
 #                  (the Python package's too: make python-test)
 #   make sanitize  ASan + UBSan build in build-san/ (build/ is untouched), then
 #                  unit, CLI and reference tests under it (not valgrind)
+#   make mpi       attngeom-mpi (build/attngeom-mpi): the corpus and weight
+#                  commands over the ranks of an MPI job (docs/scaling.md);
+#                  needs Open MPI (libopenmpi-dev, which make installs)
 #   make demo      installs missing packages, builds, runs the main job
 #   make bench     benchmarks (speed and memory are measured here, never in tests):
 #                  bench/*.c, then attngeom side by side with numpy/scipy and
@@ -53,7 +56,7 @@ BENCH_SRCS:= $(wildcard bench/*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
-HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h src/plot/*.h src/media/*.h analysis/*.h src/cli/*.h tests/*.h)
+HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h src/plot/*.h src/media/*.h analysis/*.h src/cli/*.h src/mpi/*.h tests/*.h)
 
 # The version has one home, include/attngeom/core.h (AG_VERSION_MAJOR, ...).
 VERSION_PART = $(shell sed -n 's/^\#define AG_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' include/attngeom/core.h)
@@ -73,7 +76,7 @@ TESTBIN := $(BUILD)/tests/run_tests
 EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
 BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
 
-.PHONY: all build deps test unit cli-test ref-test python-test valgrind sanitize demo bench examples fuzz clean \
+.PHONY: all build deps mpi test unit cli-test ref-test python-test valgrind sanitize demo bench examples fuzz clean \
         install uninstall
 
 all: deps
@@ -123,6 +126,22 @@ $(TESTBIN): $(TEST_OBJS) $(LIB_A)
 
 examples: $(EXAMPLES)
 
+# attngeom-mpi (docs/scaling.md): the CLI's objects but main.o, and src/mpi/,
+# against Open MPI (pkg-config ompi-c). MPI stays out of the library and
+# of attngeom: the CLI reaches it only through cli_dist_hook (src/cli/dist.c).
+MPI_PKGS  := ompi-c
+MPI_CLI   := $(BUILD)/attngeom-mpi
+MPI_SRCS  := $(wildcard src/mpi/*.c)
+MPI_OBJS  := $(MPI_SRCS:%.c=$(BUILD)/%.o)
+HAVE_MPI   = $(shell pkg-config --exists $(MPI_PKGS) 2>/dev/null && echo 1)
+$(MPI_OBJS): AG_CFLAGS += $(shell pkg-config --cflags $(MPI_PKGS) 2>/dev/null)
+$(MPI_CLI): $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJS)) $(MPI_OBJS) $(LIB_A)
+	$(LINK) -o $@ $(filter %.o,$^) $(LIB_A) $(LDLIBS) $(shell pkg-config --libs $(MPI_PKGS))
+
+mpi: deps
+	@pkg-config --exists $(MPI_PKGS) || { echo "make mpi: Open MPI not found (pkg-config $(MPI_PKGS)); scripts/install-deps.sh installs it" >&2; exit 1; }
+	$(MAKE) $(MPI_CLI)
+
 # make install / uninstall (scripts/install.sh; docs/library.md, "Install").
 PREFIX       ?= /usr/local
 BINDIR       ?= $(PREFIX)/bin
@@ -160,7 +179,7 @@ uninstall:
 
 # The README's test command. Every stage must pass.
 test: deps
-	$(MAKE) build $(TESTBIN)
+	$(MAKE) build $(TESTBIN) $(if $(HAVE_MPI),$(MPI_CLI))
 	$(MAKE) unit cli-test ref-test python-test valgrind
 
 # The tokenizer families of tests/data/tokenizers/, written out in full
