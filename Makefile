@@ -193,7 +193,7 @@ $(TOK_FAMILIES)/.stamp: tools/tokenize_ref/materialize.py $(shell find tests/dat
 unit: $(TESTBIN) $(TOK_FAMILIES)/.stamp
 	AG_TEST_TOKENIZERS=$(TOK_FAMILIES) $(TESTBIN) --jobs 2
 
-cli-test: $(CLI)
+cli-test: $(CLI) $(if $(HAVE_MPI),$(MPI_CLI))
 	@for t in tests/cli/*.sh; do [ $$t = tests/cli/lib.sh ] && continue; \
 	    echo "== $$t"; sh $$t $(CLI) || exit 1; done
 
