@@ -169,7 +169,7 @@ INSTALL_ENV = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" LIBDIR=
     PYTHONDIR="$(PYTHONDIR)" BUILD="$(BUILD)" VERSION="$(VERSION)" SONAME="$(SONAME)" \
     PC_REQUIRES="$(PC_REQUIRES)" PC_LIBS_PRIVATE="$(strip $(PC_LIBS_PRIVATE))" LDCONFIG="$(LDCONFIG)"
 
-install: $(CLI) $(LIB_SO_FILE) $(LIB_A)
+install: $(CLI) $(LIB_SO_FILE) $(LIB_A) $(if $(HAVE_MPI),$(MPI_CLI))
 	@echo "install: into $(DESTDIR)$(PREFIX)"
 	@$(INSTALL_ENV) sh scripts/install.sh install
 
