@@ -121,8 +121,9 @@ $(BUILD)/bench/%: bench/%.c $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(COMPILE) $(AG_LDFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
-$(TESTBIN): $(TEST_OBJS) $(LIB_A)
-	$(LINK) -o $@ $(TEST_OBJS) $(LIB_A) $(LDLIBS) -lcriterion
+# src/mpi/assign.c needs no MPI: the unit tests check the split of the work.
+$(TESTBIN): $(TEST_OBJS) $(BUILD)/src/mpi/assign.o $(LIB_A)
+	$(LINK) -o $@ $(TEST_OBJS) $(BUILD)/src/mpi/assign.o $(LIB_A) $(LDLIBS) -lcriterion
 
 examples: $(EXAMPLES)
 

@@ -51,50 +51,7 @@ int dist_rank(void)
     return rank;
 }
 
-/* ---- assignment ---------------------------------------------------------- */
-
-typedef struct {
-    uint64_t cost;
-    size_t index;
-} item;
-
-static int longest_first(const void *a, const void *b)
-{
-    const item *x = a, *y = b;
-    if (x->cost != y->cost)
-        return x->cost > y->cost ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
-int dist_assign(const uint64_t *cost, size_t count, int nranks, int *owner)
-{
-    item *items = malloc((count + 1) * sizeof *items);
-    uint64_t *load = calloc((size_t)nranks, sizeof *load);
-    if (!items || !load) {
-        free(items);
-        free(load);
-        return -1;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < count; i++) {
-        owner[i] = -1;
-        if (cost[i])
-            items[n++] = (item){cost[i], i};
-    }
-    qsort(items, n, sizeof *items, longest_first);
-    for (size_t i = 0; i < n; i++) {
-        int best = 0;
-        for (int q = 1; q < nranks; q++)
-            if (load[q] < load[best])
-                best = q;
-        owner[items[i].index] = best;
-        load[best] = load[best] > UINT64_MAX - items[i].cost ? UINT64_MAX
-                                                              : load[best] + items[i].cost;
-    }
-    free(items);
-    free(load);
-    return 0;
-}
+/* ---- assignment (assign.c) -------------------------------------------- */
 
 /* The ranks of r's texts: cost n^3 (the spectra of n x n attention
  * matrices dominate a text's time), a skipped text none. */
