@@ -528,14 +528,14 @@ void cli_tensors_free(cli_tensors *t);
 
 /* ---- a run spread over processes (attngeom-mpi; docs/scaling.md) ------- */
 
-/* Tasks whose results are records: task k (of count) fills
- * recs[k * per_task ...] (per_task of them) and errs[k] (weights: one task
- * per layer; matrix: one per matrix). */
+/* Tasks whose results are records: task k (of count) fills records
+ * k * per_task ... of recs (per_task of them, ag_record_list_at) and
+ * errs[k] (weights: one task per layer; matrix: one per matrix). */
 typedef struct {
     size_t count;
     ag_task_fn fn;
     void *user;
-    ag_record *recs;  /* (count * per_task) */
+    ag_record_list *recs; /* (count * per_task) */
     size_t per_task;
     ag_error *errs;   /* (count) */
 } cli_dist_tasks;

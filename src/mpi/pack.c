@@ -1,8 +1,9 @@
 /* pack.c — a text's or a task's result as bytes for the trip to rank 0
- * (docs/scaling.md, "What goes over the wire"). Numbers travel as their
+ * (docs/scaling.md, "How the work is split", what travels). Numbers travel as their
  * bytes in the host's order (every host of a job is the same kind of
  * machine), so rank 0 writes the very bits the owner computed. A record is
- * read through the public getters and rebuilt with ag_record_init and
+ * read through the public getters (ag_record_value: its layout is the
+ * library's) and rebuilt with ag_record_init, ag_record_set_text and
  * ag_record_set, which keep a finite value's bits. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,7 +128,7 @@ static void get_record(dist_reader *rd, ag_record *r)
     int64_t layer = get_i64(rd), head = get_i64(rd), text = get_i64(rd);
     uint64_t rows = get_u64(rd), cols = get_u64(rd), present = get_u64(rd);
     ag_record_init(r, (int)layer, (int)head, (size_t)rows, (size_t)cols);
-    r->text = (long)text;
+    ag_record_set_text(r, (long)text);
     int count = ag_metric_count();
     for (uint64_t i = 0; !rd->bad && i < present; i++) {
         int64_t m = get_i64(rd), kind = get_i64(rd);
@@ -148,9 +149,10 @@ void dist_pack_text(dist_buf *b, size_t k, const cli_text_out *o)
     put_i64(b, o->rc);
     put_u64(b, o->held.len);
     put(b, o->held.text, o->held.len);
-    put_u64(b, o->recs.count);
-    for (size_t i = 0; i < o->recs.count; i++)
-        put_record(b, &o->recs.items[i]);
+    size_t count = ag_record_list_count(o->recs);
+    put_u64(b, count);
+    for (size_t i = 0; i < count; i++)
+        put_record(b, ag_record_list_get(o->recs, i));
     put_u64(b, o->data ? o->data_size : 0);
     if (o->data)
         put(b, o->data, o->data_size);
@@ -189,7 +191,7 @@ void dist_pack_task(dist_buf *b, const cli_dist_tasks *t, size_t k)
     put_u64(b, len);
     put(b, e->message, len);
     for (size_t i = 0; i < t->per_task; i++)
-        put_record(b, &t->recs[k * t->per_task + i]);
+        put_record(b, ag_record_list_get(t->recs, k * t->per_task + i));
 }
 
 int dist_unpack_task(dist_reader *rd, const cli_dist_tasks *t)
@@ -205,7 +207,12 @@ int dist_unpack_task(dist_reader *rd, const cli_dist_tasks *t)
     t->errs[k] = (ag_error){.status = status};
     snprintf(t->errs[k].message, sizeof t->errs[k].message, "%s", msg ? msg : "");
     free(msg);
-    for (size_t i = 0; !rd->bad && i < t->per_task; i++)
-        get_record(rd, &t->recs[k * t->per_task + i]);
+    for (size_t i = 0; !rd->bad && i < t->per_task; i++) {
+        ag_record *r = ag_record_list_at(t->recs, k * t->per_task + i);
+        if (!r)
+            rd->bad = 1;
+        else
+            get_record(rd, r);
+    }
     return rd->bad ? -1 : 0;
 }
