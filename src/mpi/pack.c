@@ -19,7 +19,7 @@ void dist_buf_free(dist_buf *b)
 
 static void put(dist_buf *b, const void *p, size_t n)
 {
-    if (b->oom)
+    if (b->oom || n == 0) /* p may be NULL then (no held messages) */
         return;
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -49,7 +49,7 @@ static void put_i64(dist_buf *b, int64_t v)
 
 static void get(dist_reader *rd, void *out, size_t n)
 {
-    if (n == 0)
+    if (n == 0) /* out may be NULL then */
         return;
     if (rd->bad || rd->left < n) {
         rd->bad = 1;
