@@ -5,6 +5,9 @@
 #                  (the Python package's too: make python-test)
 #   make sanitize  ASan + UBSan build in build-san/ (build/ is untouched), then
 #                  unit, CLI and reference tests under it (not valgrind)
+#   make mpi       attngeom-mpi (build/attngeom-mpi): the corpus and weight
+#                  commands over the ranks of an MPI job (docs/scaling.md);
+#                  needs Open MPI (libopenmpi-dev, which make installs)
 #   make demo      installs missing packages, builds, runs the main job
 #   make bench     benchmarks (speed and memory are measured here, never in tests):
 #                  bench/*.c, then attngeom side by side with numpy/scipy and
@@ -53,7 +56,7 @@ BENCH_SRCS:= $(wildcard bench/*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
-HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h src/plot/*.h src/media/*.h analysis/*.h src/cli/*.h tests/*.h)
+HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h src/plot/*.h src/media/*.h analysis/*.h src/cli/*.h src/mpi/*.h tests/*.h)
 
 # The version has one home, include/attngeom/core.h (AG_VERSION_MAJOR, ...).
 VERSION_PART = $(shell sed -n 's/^\#define AG_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' include/attngeom/core.h)
@@ -73,7 +76,7 @@ TESTBIN := $(BUILD)/tests/run_tests
 EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
 BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
 
-.PHONY: all build deps test unit cli-test ref-test python-test valgrind sanitize demo bench examples fuzz clean \
+.PHONY: all build deps mpi test unit cli-test ref-test python-test valgrind sanitize demo bench examples fuzz clean \
         install uninstall
 
 all: deps
@@ -118,10 +121,27 @@ $(BUILD)/bench/%: bench/%.c $(LIB_A) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(COMPILE) $(AG_LDFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
-$(TESTBIN): $(TEST_OBJS) $(LIB_A)
-	$(LINK) -o $@ $(TEST_OBJS) $(LIB_A) $(LDLIBS) -lcriterion
+# src/mpi/assign.c needs no MPI: the unit tests check the split of the work.
+$(TESTBIN): $(TEST_OBJS) $(BUILD)/src/mpi/assign.o $(LIB_A)
+	$(LINK) -o $@ $(TEST_OBJS) $(BUILD)/src/mpi/assign.o $(LIB_A) $(LDLIBS) -lcriterion
 
 examples: $(EXAMPLES)
+
+# attngeom-mpi (docs/scaling.md): the CLI's objects but main.o, and src/mpi/,
+# against Open MPI (pkg-config ompi-c). MPI stays out of the library and
+# of attngeom: the CLI reaches it only through cli_dist_hook (src/cli/dist.c).
+MPI_PKGS  := ompi-c
+MPI_CLI   := $(BUILD)/attngeom-mpi
+MPI_SRCS  := $(wildcard src/mpi/*.c)
+MPI_OBJS  := $(MPI_SRCS:%.c=$(BUILD)/%.o)
+HAVE_MPI   = $(shell pkg-config --exists $(MPI_PKGS) 2>/dev/null && echo 1)
+$(MPI_OBJS): AG_CFLAGS += $(shell pkg-config --cflags $(MPI_PKGS) 2>/dev/null)
+$(MPI_CLI): $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJS)) $(MPI_OBJS) $(LIB_A)
+	$(LINK) -o $@ $(filter %.o,$^) $(LIB_A) $(LDLIBS) $(shell pkg-config --libs $(MPI_PKGS))
+
+mpi: deps
+	@pkg-config --exists $(MPI_PKGS) || { echo "make mpi: Open MPI not found (pkg-config $(MPI_PKGS)); scripts/install-deps.sh installs it" >&2; exit 1; }
+	$(MAKE) $(MPI_CLI)
 
 # make install / uninstall (scripts/install.sh; docs/library.md, "Install").
 PREFIX       ?= /usr/local
@@ -150,7 +170,7 @@ INSTALL_ENV = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" LIBDIR=
     PYTHONDIR="$(PYTHONDIR)" BUILD="$(BUILD)" VERSION="$(VERSION)" SONAME="$(SONAME)" \
     PC_REQUIRES="$(PC_REQUIRES)" PC_LIBS_PRIVATE="$(strip $(PC_LIBS_PRIVATE))" LDCONFIG="$(LDCONFIG)"
 
-install: $(CLI) $(LIB_SO_FILE) $(LIB_A)
+install: $(CLI) $(LIB_SO_FILE) $(LIB_A) $(if $(HAVE_MPI),$(MPI_CLI))
 	@echo "install: into $(DESTDIR)$(PREFIX)"
 	@$(INSTALL_ENV) sh scripts/install.sh install
 
@@ -160,7 +180,7 @@ uninstall:
 
 # The README's test command. Every stage must pass.
 test: deps
-	$(MAKE) build $(TESTBIN)
+	$(MAKE) build $(TESTBIN) $(if $(HAVE_MPI),$(MPI_CLI))
 	$(MAKE) unit cli-test ref-test python-test valgrind
 
 # The tokenizer families of tests/data/tokenizers/, written out in full
@@ -174,7 +194,7 @@ $(TOK_FAMILIES)/.stamp: tools/tokenize_ref/materialize.py $(shell find tests/dat
 unit: $(TESTBIN) $(TOK_FAMILIES)/.stamp
 	AG_TEST_TOKENIZERS=$(TOK_FAMILIES) $(TESTBIN) --jobs 2
 
-cli-test: $(CLI)
+cli-test: $(CLI) $(if $(HAVE_MPI),$(MPI_CLI))
 	@for t in tests/cli/*.sh; do [ $$t = tests/cli/lib.sh ] && continue; \
 	    echo "== $$t"; sh $$t $(CLI) || exit 1; done
 

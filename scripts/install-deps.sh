@@ -2,7 +2,8 @@
 # Install the Debian 12 packages attngeom needs to build and test, if missing
 # (with arguments: those packages instead; scripts/install-bench-deps.sh).
 # man-db and groff-base render the man pages, libgfortran-12-dev is what
-# a static link against OpenBLAS needs (tests/cli/install.sh checks both).
+# a static link against OpenBLAS needs (tests/cli/install.sh checks both);
+# libopenmpi-dev and openmpi-bin build and test attngeom-mpi (make mpi).
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 PKGS="build-essential pkg-config liblapacke-dev libopenblas-dev libgsl-dev \
@@ -10,7 +11,8 @@ libjansson-dev libpcre2-dev libutf8proc-dev libcriterion-dev \
 python3 python3-numpy python3-scipy python3-pot python3-regex python3-pytest \
 python3-setuptools python3-pip python3-venv python3-pandas valgrind \
 libcairo2-dev libfontconfig-dev fonts-dejavu-core libpng-dev libjpeg-dev \
-man-db groff-base libgfortran-12-dev libsndfile1-dev"
+man-db groff-base libgfortran-12-dev libsndfile1-dev \
+libopenmpi-dev openmpi-bin"
 [ $# -gt 0 ] && PKGS="$*"
 missing=""
 for p in $PKGS; do

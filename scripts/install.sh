@@ -96,6 +96,10 @@ run_ldconfig() {
 do_install() {
     mkdir -p "$BUILD"
     put 0755 "$BUILD/attngeom" "$D$BINDIR"
+    # attngeom-mpi when it was built (make mpi; docs/scaling.md)
+    if [ -f "$BUILD/attngeom-mpi" ]; then
+        put 0755 "$BUILD/attngeom-mpi" "$D$BINDIR"
+    fi
     put 0644 "$BUILD/$LIBFILE" "$D$LIBDIR"
     ln -sf "$LIBFILE" "$D$LIBDIR/$SONAME"
     ln -sf "$LIBFILE" "$D$LIBDIR/libattngeom.so"
@@ -129,7 +133,7 @@ rmempty() {
 }
 
 do_uninstall() {
-    rm -f "$D$BINDIR/attngeom" "$D$LIBDIR/$LIBFILE" "$D$LIBDIR/$SONAME" \
+    rm -f "$D$BINDIR/attngeom" "$D$BINDIR/attngeom-mpi" "$D$LIBDIR/$LIBFILE" "$D$LIBDIR/$SONAME" \
         "$D$LIBDIR/libattngeom.so" "$D$LIBDIR/libattngeom.a" \
         "$D$INCLUDEDIR/attngeom.h" "$D$PKGCONFIGDIR/attngeom.pc" \
         "$D$MANDIR/man1/attngeom.1" "$D$MANDIR/man3/attngeom.3"

@@ -502,6 +502,7 @@ typedef struct {
     void *data;       /* the command's own result (free()d after the turn) */
     cli_held held;    /* its messages */
     int rc;           /* its exit status */
+    size_t data_size; /* bytes of data, for a run over processes (cli_dist_hook) */
 } cli_text_out;
 
 /* One text's work: records to out->recs, anything else to out->data; runs
@@ -588,6 +589,50 @@ int cli_tensor_check_usage(const cli_tensor_opts *o, const char *cmd, int need_x
  * or 1 after printing the error. */
 int cli_tensors_load(const cli_tensor_opts *o, cli_tensors *t, int need_x);
 void cli_tensors_free(cli_tensors *t);
+
+/* ---- a run spread over processes (attngeom-mpi; docs/scaling.md) ------- */
+
+/* Tasks whose results are records: task k (of count) fills records
+ * k * per_task ... of recs (per_task of them, ag_record_list_at) and
+ * errs[k] (weights: one task per layer; matrix: one per matrix). */
+typedef struct {
+    size_t count;
+    ag_task_fn fn;
+    void *user;
+    ag_record_list *recs; /* (count * per_task) */
+    size_t per_task;
+    ag_error *errs;   /* (count) */
+} cli_dist_tasks;
+
+/* How a command's work is spread over processes. NULL in attngeom (every
+ * run is one process); attngeom-mpi's main sets it (src/mpi/). */
+typedef struct {
+    /* cli_model_run_texts over every process: the same turns, in input
+     * order, at rank 0; 1 (nothing written) at the other ranks. */
+    int (*texts)(cli_model_run *r, const char *cmd, cli_text_work work, cli_text_turn turn,
+                 void *user);
+    /* cli_workers_run of t over every process: at rank 0 every task's
+     * records and error as if all ran here; a failure at the others. */
+    int (*tasks)(const cli_workers *w, const cli_dist_tasks *t);
+} cli_dist;
+extern const cli_dist *cli_dist_hook;
+
+/* t's tasks: through cli_dist_hook when set, else cli_workers_run. */
+int cli_tasks_run(const cli_workers *w, const cli_dist_tasks *t);
+
+/* The pieces of cli_model_run_texts (model_run.c), for cli_dist_hook. */
+/* Texts a batch of cli_texts_run holds: 1 with one thread, else 4 per thread. */
+size_t cli_texts_per_batch(const cli_model_run *r);
+/* Run work on the texts seq[count] (indices into r->seqs) on r->workers'
+ * threads, text i's result into outs[i] (its messages held). */
+void cli_texts_run(cli_model_run *r, cli_text_work work, void *user, const size_t *seq,
+                   size_t count, cli_text_out *outs);
+/* Text s's turn: its held messages, turn (may be NULL), its records to
+ * r->sink. 0 or an exit status. */
+int cli_text_take_turn(cli_model_run *r, const cli_seq *s, cli_text_out *o, cli_text_turn turn,
+                       void *user);
+/* Free what o holds and zero it. */
+void cli_text_out_clear(cli_text_out *o);
 
 /* Subcommands. */
 int cmd_matrix(int argc, char **argv);

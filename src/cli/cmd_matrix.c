@@ -120,7 +120,8 @@ static int matrix_records(const char *path, const ag_array *a, const cli_common 
     int rc = recs && errs ? cli_workers_new(c, &w)
                           : cli_fail("%s: out of memory for %zu records", path, L * H);
     matrix_job j = {&w, c, a, H, m, n, recs, errs};
-    if (rc == 0 && cli_workers_run(&w, L * H, matrix_task, &j) != AG_OK) {
+    cli_dist_tasks t = {L * H, matrix_task, &j, recs, 1, errs};
+    if (rc == 0 && cli_tasks_run(&w, &t) != AG_OK) {
         size_t k = cli_first_error(errs, L * H);
         rc = cli_fail("%s: layer %zu, head %zu: %s", path, k / H, k % H, errs[k].message);
     }

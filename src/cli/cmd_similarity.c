@@ -100,6 +100,7 @@ static int similarity_text(cli_model_run *r, const cli_seq *s, cli_text_out *out
             c.last = l;
     c.attn = malloc(K * n * n * sizeof *c.attn);
     double *d = out->data = calloc(K * K + 1, sizeof *d);
+    out->data_size = (K * K + 1) * sizeof *d;
     ag_error *errs = calloc(K + 1, sizeof *errs);
     if (!c.attn || !d || !errs) {
         free(c.attn);

@@ -106,7 +106,8 @@ static int weights_records(layers_job *j, size_t nl, const char *src, ag_record_
     j->errs = calloc(nl + 1, sizeof *j->errs);
     int rc = j->recs && j->errs ? cli_workers_new(j->c, &w) : cli_fail("out of memory");
     j->workers = &w;
-    if (rc == 0 && cli_workers_run(&w, nl, layer_task, j) != AG_OK)
+    cli_dist_tasks t = {nl, layer_task, j, j->recs, j->nh, j->errs};
+    if (rc == 0 && cli_tasks_run(&w, &t) != AG_OK)
         rc = cli_fail("%s: %s", src, j->errs[cli_first_error(j->errs, nl)].message);
     cli_workers_free(&w);
     if (rc == 0) {

@@ -147,7 +147,7 @@ static int text_task(size_t i, int worker, void *user)
     return o->rc;
 }
 
-static void text_out_clear(cli_text_out *o)
+void cli_text_out_clear(cli_text_out *o)
 {
     ag_record_list_free(o->recs);
     free(o->data);
@@ -155,9 +155,8 @@ static void text_out_clear(cli_text_out *o)
     memset(o, 0, sizeof *o);
 }
 
-/* Text s's turn: its messages, turn, its records to the sink. */
-static int text_turn(cli_model_run *r, const cli_seq *s, cli_text_out *o, cli_text_turn turn,
-                     void *user)
+int cli_text_take_turn(cli_model_run *r, const cli_seq *s, cli_text_out *o, cli_text_turn turn,
+                       void *user)
 {
     cli_held_print(&o->held);
     int rc = o->rc;
@@ -180,11 +179,25 @@ static size_t next_batch(const cli_model_run *r, size_t k, size_t cap, size_t *s
     return k;
 }
 
+size_t cli_texts_per_batch(const cli_model_run *r)
+{
+    int threads = ag_pool_threads(ag_workers_pool(r->workers.workers));
+    return threads == 1 ? 1 : (size_t)threads * TEXTS_PER_THREAD;
+}
+
+void cli_texts_run(cli_model_run *r, cli_text_work work, void *user, const size_t *seq,
+                   size_t count, cli_text_out *outs)
+{
+    text_batch b = {r, work, user, seq, outs};
+    cli_workers_run(&r->workers, count, text_task, &b); /* each text's status is its out's */
+}
+
 int cli_model_run_texts(cli_model_run *r, const char *cmd, cli_text_work work,
                         cli_text_turn turn, void *user)
 {
-    int threads = ag_pool_threads(ag_workers_pool(r->workers.workers));
-    size_t cap = threads == 1 ? 1 : (size_t)threads * TEXTS_PER_THREAD;
+    if (cli_dist_hook)
+        return cli_dist_hook->texts(r, cmd, work, turn, user);
+    size_t cap = cli_texts_per_batch(r);
     size_t *seq = malloc(cap * sizeof *seq);
     cli_text_out *outs = calloc(cap, sizeof *outs);
     if (!seq || !outs) {
@@ -197,14 +210,13 @@ int cli_model_run_texts(cli_model_run *r, const char *cmd, cli_text_work work,
     cli_progress_start(&p, cmd, r->input.progress, r->nseq);
     for (size_t k = 0; rc == 0 && k < r->nseq;) {
         size_t count, end = next_batch(r, k, cap, seq, &count);
-        text_batch b = {r, work, user, seq, outs};
-        cli_workers_run(&r->workers, count, text_task, &b); /* each text's status is its out's */
+        cli_texts_run(r, work, user, seq, count, outs);
         for (size_t t = 0; k < end; k++) {
             const cli_seq *s = &r->seqs[k];
             if (!s->skip) {
                 if (rc == 0)
-                    rc = text_turn(r, s, &outs[t], turn, user);
-                text_out_clear(&outs[t++]);
+                    rc = cli_text_take_turn(r, s, &outs[t], turn, user);
+                cli_text_out_clear(&outs[t++]);
             }
             if (rc == 0)
                 cli_progress_step(&p, s->skip);

@@ -4,8 +4,8 @@
 # and linked with the shared library never needs the size of a record or a
 # selection nor AG_M_COUNT (poisoned below), and measures what `attngeom
 # matrix` measures, value for value; a program that asks for those sizes
-# or layouts does not compile; the CLI, examples and benchmarks include no
-# private header. Run from the repository root after `make build`.
+# or layouts does not compile; the CLI (attngeom-mpi too), examples and
+# benchmarks include no private header. Run from the repository root after `make build`.
 . "$(dirname "$0")/lib.sh"
 ag_setup "$@"
 B=$(dirname "$CLI")
@@ -95,9 +95,9 @@ bad "sizeof(ag_record_list)" "return (int)sizeof(ag_record_list);"
 
 check "user programs include no private header"
 # the library's own headers: src/ and analysis/ but the CLI's
-find "$ROOT/src" "$ROOT/analysis" -name '*.h' ! -path "$ROOT/src/cli/*" -exec basename {} \; |
+find "$ROOT/src" "$ROOT/analysis" -name '*.h' ! -path "$ROOT/src/cli/*" ! -path "$ROOT/src/mpi/*" -exec basename {} \; |
     sed 's/\./\\./g; s|^|[/"]|; s|$|"|' > "$T/private.pat"
-grep -Hn '#include' "$ROOT"/src/cli/*.[ch] "$ROOT"/examples/*.c "$ROOT"/bench/*.c |
+grep -Hn '#include' "$ROOT"/src/cli/*.[ch] "$ROOT"/src/mpi/*.[ch] "$ROOT"/examples/*.c "$ROOT"/bench/*.c |
     grep -f "$T/private.pat" > "$T/private"
 [ -s "$T/private.pat" ] || fail "no private header found to look for"
 [ -s "$T/private" ] && fail "$(cat "$T/private")"

@@ -46,6 +46,7 @@ LIB=$P/lib
 check "exactly the documented files, with their modes"
 {
     echo "bin/attngeom 755"
+    [ -f "$BUILD/attngeom-mpi" ] && echo "bin/attngeom-mpi 755"
     echo "include/attngeom.h 644"
     for h in include/attngeom/*.h; do echo "include/attngeom/${h##*/} 644"; done
     echo "lib/libattngeom.a 644"
@@ -158,7 +159,11 @@ for c in $commands; do
 done
 for c in '' $commands; do
     "$CLI" $c --help
-done | grep -oE '(^|[][ ,(/|])--?[a-zA-Z][a-zA-Z0-9-]*' | sed -E 's/^[][ ,(/|]//' | sort -u >"$T/options"
+done >"$T/helps"
+# attngeom-mpi's own --help (its commands' are attngeom's)
+[ -x "$BUILD/attngeom-mpi" ] && "$BUILD/attngeom-mpi" --help >>"$T/helps"
+grep -q '^\.SH MPI' "$T/page1" || fail "attngeom.1 has no MPI section"
+cat "$T/helps" | grep -oE '(^|[][ ,(/|])--?[a-zA-Z][a-zA-Z0-9-]*' | sed -E 's/^[][ ,(/|]//' | sort -u >"$T/options"
 [ "$(wc -l <"$T/options")" -ge 50 ] || fail "only $(wc -l <"$T/options") options found in --help"
 while IFS= read -r o; do
     grep -qE -- "(^|[^a-zA-Z0-9-])$o([^a-zA-Z0-9-]|\$)" "$T/page1" || fail "attngeom.1 lacks $o"
