@@ -13,6 +13,10 @@ audio") end to end against the independent numpy references of issue 15
 - --features and --audio (a WAV synthesized here) on tiny-whisper: the
   features within 1e-4 of whisper_features_ref.py, --frames N giving
   n = N/2 positions, attention and hidden states as above;
+- --audio of a committed WAV: the features within 1e-4 of those
+  transformers.js (@huggingface/transformers 3, an engine independent of
+  ours and of Hugging Face's Python) computed for it, a fixture made by
+  tests/ref/tjs/whisper_features.mjs (its first 400 frames);
 - analyze --metrics all on both: layers x heads x inputs records, rows of
   attention summing to 1 (row_sum_error), "input" naming each file, and
   --aggregate over --image-file / --audio-file pooling the inputs (n, and
@@ -166,6 +170,20 @@ def check_audio(cli, tmp):
     return wav
 
 
+def check_transformers_js(cli, tmp):
+    """Features of chirp_noise_2s3.wav against transformers.js's."""
+    audio = os.path.join(ROOT, "tests/data/audio")
+    js = np.load(os.path.join(audio, "chirp_noise_2s3.tjs.npy"))
+    saved = os.path.join(tmp, "tjs_in.npy")
+    run(cli, "attention", WHISPER, "--audio", os.path.join(audio, "chirp_noise_2s3.wav"),
+        "--frames", js.shape[1], "--layers", 0, "--heads", 0, "-o", os.path.join(tmp, "tjs_a.npy"),
+        "--save-input", saved)
+    got = np.load(saved)
+    err = float(np.abs(got.astype(np.float64) - js).max())
+    print("%-44s features %.2e" % ("whisper --audio vs transformers.js", err))
+    check(got.shape == js.shape and err <= 1e-4, "--audio vs transformers.js: %s %.3g" % (got.shape, err))
+
+
 def records(text):
     return json.loads(text)["records"]
 
@@ -211,6 +229,7 @@ def main():
         check_images(cli, tmp)
         check_pixels(cli, tmp)
         wav = check_audio(cli, tmp)
+        check_transformers_js(cli, tmp)
         imgs = [os.path.join(IMAGES, n) for n in ("rgb8_37x23.png", "gray8_40x30.png", "rgb444_33x17.jpg")]
         check_analyze(cli, tmp, VIT, "--image", imgs, "--image-file")
         wav2 = os.path.join(tmp, "short.wav")
