@@ -262,6 +262,9 @@ bench: deps
 	$(MAKE) $(BENCHES) $(CLI)
 	@for b in $(BENCHES); do $$b || exit 1; done
 	/usr/bin/python3 -B bench/peers.py $(CLI)
+	@if command -v mpirun > /dev/null && command -v mpicc > /dev/null; then \
+	    $(MAKE) mpi && sh bench/mpi_speedup.sh $(CLI) $(BUILD)/attngeom-mpi; \
+	else echo "bench: mpirun not installed, attngeom-mpi's speed-up not measured"; fi
 
 # Fuzzing (tests/fuzz/README.md): clang + ASan/UBSan builds of the harnesses,
 # each run for FUZZ_SECONDS, two at a time. Installs clang when missing.
