@@ -54,7 +54,8 @@ static void append(buf *o, const void *p, size_t n)
 {
     o->b = realloc(o->b, o->n + n);
     cr_assert_not_null(o->b);
-    memcpy(o->b + o->n, p, n);
+    if (n) /* an empty chunk's data may be NULL */
+        memcpy(o->b + o->n, p, n);
     o->n += n;
 }
 

@@ -57,7 +57,11 @@ int main(int argc, char **argv)
 }
 EOF
 check "a program on the public headers compiles and links"
-"$CC" -std=c11 -Wall -Wextra -Werror -I"$ROOT/include" "$T/prog.c" -o "$T/prog" \
+# Under make sanitize the library is an ASan build: the program links the
+# sanitizers' runtime too, which must come first.
+SAN=
+[ -n "${AG_SANITIZE:-}" ] && SAN="-fsanitize=address,undefined,float-cast-overflow"
+"$CC" -std=c11 -Wall -Wextra -Werror $SAN -I"$ROOT/include" "$T/prog.c" -o "$T/prog" \
     -L"$B" -lattngeom -Wl,-rpath,"$B" 2> "$T/cc.err" || { fail "$(head -5 "$T/cc.err")"; finish; }
 
 check "it measures what attngeom matrix measures"
