@@ -12,7 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "attngeom.h"
+#include "io/io_internal.h"
 #include "test_io_util.h"
 
 TestSuite(fileio, .fini = tio_cleanup, .timeout = 20);
@@ -285,4 +288,39 @@ Test(fileio, npy_writer_reports_errors)
     cr_assert_eq(ag_npy_writer_close(w, &err), AG_EIO);
     signal(SIGPIPE, was);
     close(pipefd[1]);
+}
+
+/* Hugging Face writes Python ints of any size (LLaMA-3's tokenizer_config.json:
+ * "model_max_length": int(1e30)); jansson alone refuses the whole file. Beyond
+ * int64 a literal reads as a real; within it, as the integer it is; text in
+ * strings is never touched. */
+Test(fileio, json_integers_beyond_64_bits)
+{
+    static const char doc[] =
+        "{\"big\": 1000000000000000019884624838656, \"neg\": -99999999999999999999,"
+        " \"max\": 9223372036854775807, \"min\": -9223372036854775808,"
+        " \"over\": 9223372036854775808,"
+        " \"s\": \"123456789012345678901234 \\\" 99999999999999999999\","
+        " \"r\": 1.5e300, \"a\": [18446744073709551616, 7]}";
+    const char *p = tio_path("big.json");
+    cr_assert_eq(tio_write_bytes(p, doc, sizeof doc - 1), 0);
+    json_t *root = NULL;
+    ag_error err = {0};
+    cr_assert_eq(agi_json_load(p, 1 << 20, JSON_REJECT_DUPLICATES, &root, &err), AG_OK, "%s", err.message);
+    cr_assert(json_is_real(json_object_get(root, "big")));
+    cr_assert_eq(json_real_value(json_object_get(root, "big")), 1e30);
+    cr_assert_eq(json_real_value(json_object_get(root, "neg")), -1e20);
+    cr_assert(json_is_integer(json_object_get(root, "max")));
+    cr_assert_eq(json_integer_value(json_object_get(root, "max")), INT64_MAX);
+    cr_assert(json_is_integer(json_object_get(root, "min")));
+    cr_assert_eq(json_integer_value(json_object_get(root, "min")), INT64_MIN);
+    cr_assert(json_is_real(json_object_get(root, "over")));
+    cr_assert_eq(json_real_value(json_object_get(root, "over")), 9223372036854775808.0);
+    cr_assert_str_eq(json_string_value(json_object_get(root, "s")),
+                     "123456789012345678901234 \" 99999999999999999999");
+    cr_assert_eq(json_real_value(json_object_get(root, "r")), 1.5e300);
+    json_t *a = json_object_get(root, "a");
+    cr_assert_eq(json_real_value(json_array_get(a, 0)), 18446744073709551616.0);
+    cr_assert_eq(json_integer_value(json_array_get(a, 1)), 7);
+    json_decref(root);
 }

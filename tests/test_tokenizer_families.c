@@ -34,7 +34,7 @@ typedef struct {
 
 static family families[] = {
     {"albert"}, {"bert"},       {"bpe-prefix"}, {"gemma"},       {"gpt2"},       {"llama2"},   {"llama2-legacy"},
-    {"llama3"}, {"llama3-bos"}, {"openai-gpt"}, {"pythia"},      {"qwen2"},      {"roberta"},  {"split-mix"},
+    {"llama3"}, {"llama3-bos"}, {"llama3.1"}, {"openai-gpt"}, {"pythia"},      {"qwen2"},      {"roberta"},  {"split-mix"},
     {"starcoder"}, {"t5"},      {"unigram-bytes"}, {"wordpiece-mix"}, {"xlm-roberta"},
 };
 #define N_FAMILIES (sizeof families / sizeof *families)

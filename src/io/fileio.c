@@ -2,6 +2,7 @@
  * opens its files here, so that a FIFO, a terminal or a device named as an
  * input fails at once with one line instead of blocking forever (opening a
  * FIFO for reading waits for a writer; reading it waits for data). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -114,15 +115,116 @@ int ag_read_file(const char *path, size_t max_bytes, char **buf, size_t *len, ag
     return rc;
 }
 
+/* Does the integer literal s[0..n) (an optional '-', then digits) fit
+ * json_int_t (int64)? jansson refuses the file ("too big integer") when it
+ * does not. */
+static int fits_int64(const char *s, size_t n)
+{
+    static const char max_pos[] = "9223372036854775807", max_neg[] = "9223372036854775808";
+    const char *lim = max_pos;
+    if (*s == '-') {
+        s++;
+        n--;
+        lim = max_neg;
+    }
+    while (n > 1 && *s == '0') {
+        s++;
+        n--;
+    }
+    size_t w = sizeof max_pos - 1;
+    return n < w || (n == w && memcmp(s, lim, w) <= 0);
+}
+
+/* The length of the number token at s[0..end) and whether it is an integer
+ * literal (no fraction, no exponent). */
+static size_t number_token(const char *s, size_t end, int *integral)
+{
+    size_t i = 0;
+    *integral = 1;
+    if (i < end && s[i] == '-')
+        i++;
+    while (i < end && s[i] && (isdigit((unsigned char)s[i]) || strchr(".eE+-", s[i]))) {
+        if (!isdigit((unsigned char)s[i]))
+            *integral = 0;
+        i++;
+    }
+    return i;
+}
+
+/* Hugging Face writes Python ints of any size (LLaMA-3's tokenizer_config.json
+ * holds "model_max_length": 1000000000000000019884624838656, int(1e30)), and
+ * jansson stops at an integer beyond int64. Such a literal is rewritten with
+ * ".0" appended, so it reads as the real number it is and a field that must
+ * be an integer is refused (or range-checked) where it is used. One pass
+ * outside strings; *out is NULL when the text has no such literal (the
+ * common case), else a new buffer of *out_n bytes (at most 2 per literal
+ * more: the caller checked the size before). Returns -1 out of memory. */
+static int widen_big_integers(const char *s, size_t n, char **out, size_t *out_n)
+{
+    char *w = NULL;
+    size_t wn = 0, copied = 0, extra = 0;
+    *out = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        int in_str = 0;
+        for (size_t i = 0; i < n;) {
+            char c = s[i];
+            if (in_str) {
+                in_str = c != '"';
+                i += c == '\\' ? 2 : 1;
+                continue;
+            }
+            if (c == '"' || !(c == '-' || isdigit((unsigned char)c))) {
+                in_str = c == '"';
+                i++;
+                continue;
+            }
+            int integral;
+            size_t len = number_token(s + i, n - i, &integral);
+            if (len == 0)
+                len = 1;
+            if (integral && !fits_int64(s + i, len)) {
+                if (pass == 0) {
+                    extra += 2;
+                } else {
+                    memcpy(w + wn, s + copied, i + len - copied);
+                    wn += i + len - copied;
+                    memcpy(w + wn, ".0", 2);
+                    wn += 2;
+                    copied = i + len;
+                }
+            }
+            i += len;
+        }
+        if (extra == 0)
+            return 0;
+        if (pass == 0 && !(w = malloc(n + extra + 1)))
+            return -1;
+    }
+    memcpy(w + wn, s + copied, n - copied);
+    wn += n - copied;
+    w[wn] = '\0';
+    *out = w;
+    *out_n = wn;
+    return 0;
+}
+
 int agi_json_load(const char *path, size_t max_bytes, size_t flags, json_t **out, ag_error *err)
 {
-    char *buf;
+    char *buf, *wide;
     size_t n;
     json_error_t je;
     *out = NULL;
     int rc = ag_read_file(path, max_bytes, &buf, &n, err);
     if (rc != AG_OK)
         return rc;
+    if (widen_big_integers(buf, n, &wide, &n) != 0) {
+        free(buf);
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+    }
+    if (wide) {
+        free(buf);
+        buf = wide;
+    }
     *out = json_loadb(buf, n, flags, &je);
     free(buf);
     if (!*out)
