@@ -238,6 +238,12 @@ AG_EXPORT const ag_model_config *ag_model_get_config(const ag_model *m);
 AG_EXPORT int ag_model_layer_window(const ag_model *m, int layer);
 AG_EXPORT void ag_model_free(ag_model *m);
 
+/* Check token ids[0..n-1] as ag_model_forward will, without running it: a
+ * corpus is checked whole before its first text is computed. AG_EINVAL for
+ * n = 0 or ids NULL; AG_ERANGE for more than the model's max_tokens or
+ * "token id I at position P is outside the vocabulary (vocab_size = V)". */
+AG_EXPORT int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n, ag_error *err);
+
 /* One layer's attention projections as doubles in [in, out] form (x ↦ xW,
  * docs/metrics.md, family D): nn.Linear weights transposed, fused layouts split (GPT-2's
  * c_attn and Phi-3's qkv_proj column blocks, GPT-NeoX's per-head

@@ -50,6 +50,20 @@ int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int
     return cli_common_check(&r->common, cmd);
 }
 
+/* Every sequence's ids against the vocabulary, before the first text is
+ * computed: a bad id on the last line of a long --tokens-file fails the run
+ * at once, with the message the forward pass would give there. */
+static int check_corpus_ids(const cli_model_run *r)
+{
+    ag_error err = {0};
+    for (size_t k = 0; k < r->nseq; k++) {
+        const cli_seq *s = &r->seqs[k];
+        if (!s->skip && s->ids && ag_model_check_ids(r->model, s->ids, s->n, &err) != AG_OK)
+            return cli_model_run_fail(r, s, &err);
+    }
+    return 0;
+}
+
 int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
 {
     ag_error err = {0};
@@ -79,6 +93,8 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
              g->arch == AG_ARCH_GPT2 ? "n_positions" : "max_position_embeddings", g->max_positions);
     if (rc == 0)
         rc = cli_model_inputs(r, cmd);
+    if (rc == 0)
+        rc = check_corpus_ids(r);
     if (rc == 0 && r->single && r->nseq != 1)
         rc = cli_fail("%s: %s takes one sequence, the file has %zu", r->input.tokens_file, r->single, r->nseq);
     if (rc == 0)

@@ -147,7 +147,7 @@ static int too_long(const ag_model *m, size_t n, ag_error *err)
                         g->max_positions);
 }
 
-static int check_input(const ag_model *m, const int32_t *ids, size_t n, ag_error *err)
+int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n, ag_error *err)
 {
     const ag_model_config *g = &m->cfg;
     if (n == 0)
@@ -201,7 +201,7 @@ int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
     if (m->cfg.input_kind != AG_INPUT_TOKENS)
         return ag_error_set(err, AG_EINVAL, "forward pass: this model (model_type %s) takes %s, not token ids (ag_model_forward_values)",
                             m->cfg.model_type, input_name(m->cfg.input_kind));
-    int rc = check_input(m, ids, n, err);
+    int rc = ag_model_check_ids(m, ids, n, err);
     if (rc != AG_OK)
         return rc;
     fwd_input in = {.ids = ids};

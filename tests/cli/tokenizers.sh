@@ -82,6 +82,17 @@ expect_fail "tokens-file: id above int32" 1 "$T/big.txt" "line 1" "99999999999" 
 printf '1 2\n5 50257\n' >"$T/vocab.txt"
 expect_fail "tokens-file: id outside the vocabulary" 1 "$T/vocab.txt" "line 2" "50257" -- \
     $CLI $A --tokens-file "$T/vocab.txt"
+# Every line's ids are checked before the first text is computed: a bad id on
+# the last of 10,000 lines fails at once, with nothing streamed to stdout.
+$PY -c "
+import sys
+with open(sys.argv[1], 'w') as f:
+    f.write('464 3290 318 257 1332\n' * 9999 + '1,2,50257\n')" "$T/late.txt"
+for cmd in analyze residual rollout similarity; do
+    expect_fail "$cmd --tokens-file: a bad id on line 10000 fails before any text" 1 "$T/late.txt" \
+        "line 10000" "50257" -- $CLI $cmd "$GPT2" --tokens-file "$T/late.txt" --format jsonl
+    [ ! -s "$T/out" ] || fail "$(wc -l <"$T/out") lines on stdout before the failure"
+done
 : >"$T/empty.txt"
 expect_fail "tokens-file: empty file" 1 "$T/empty.txt" "no token ids" -- $CLI $A --tokens-file "$T/empty.txt"
 printf '\n  \n\t\n' >"$T/blank.txt"
