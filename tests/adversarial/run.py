@@ -692,7 +692,7 @@ def run_case(c, build, cli, san, tmp, slow):
     lines = errtext.splitlines()
 
     def short(s, n=160):
-        s = s.strip().replace("\n", " | ")
+        s = s.strip().replace("\n", " | ") or "(no stderr)"
         return s if len(s) <= n else s[:n] + "..."
 
     reasons = []
@@ -709,11 +709,19 @@ def run_case(c, build, cli, san, tmp, slow):
     kind = e if isinstance(e, str) else e[0]
     words = () if isinstance(e, str) else e[1:]
 
+    def exit_text(code):
+        if code < 0:
+            try:
+                return "killed by %s" % signal.Signals(-code).name
+            except ValueError:
+                return "killed by signal %d" % -code
+        return "exit %d" % code
+
     def one_line(status=1):
         # usage errors (exit 2) say "attngeom COMMAND: ...", the others "attngeom: ..."
         prefix = "attngeom " if status == 2 else "attngeom: "
         if rc != status:
-            return "exit %d, expected %d: %s" % (rc, status, short(errtext))
+            return "%s, expected %d: %s" % (exit_text(rc), status, short(errtext))
         if len(lines) != 1:
             return "%d stderr lines, expected 1: %s" % (len(lines), short(errtext))
         if not lines[0].startswith(prefix):
@@ -727,7 +735,7 @@ def run_case(c, build, cli, san, tmp, slow):
         reasons.append("exit 0 with stderr: " + short(errtext))
     if kind == "ok":
         if rc != 0:
-            reasons.append("exit %d, expected 0: %s" % (rc, short(errtext)))
+            reasons.append("%s, expected 0: %s" % (exit_text(rc), short(errtext)))
     elif kind == "fail":
         r = one_line()
         if r:
