@@ -13,6 +13,9 @@
 #                  bench/*.c, then attngeom side by side with numpy/scipy and
 #                  PyTorch (bench/peers.py; BENCH_REPS=N runs each, default 3)
 #   make fuzz      libFuzzer harnesses of tests/fuzz/, FUZZ_SECONDS each (not in test)
+#   make adversarial  hostile inputs of every known class (tests/adversarial/):
+#                  builds build/ and build-san/, runs every case on each, prints
+#                  a table of verdicts (not in test; ADV_FILTER=TEXT picks cases)
 #   make install   PREFIX=/usr/local (default) DESTDIR= : the CLI, the shared
 #                  and static library, headers, attngeom.pc, man pages, and the
 #                  Python package when PYTHONDIR is given (docs/library.md)
@@ -77,6 +80,7 @@ EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
 BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
 
 .PHONY: all build deps mpi test unit cli-test ref-test python-test valgrind sanitize demo bench examples fuzz clean \
+        adversarial \
         install uninstall
 
 all: deps
@@ -244,6 +248,25 @@ sanitize: deps
 	$(SAN_ENV) $(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 unit cli-test ref-test; st=$$?; \
 	if [ -n "$$(ls $(SAN_LOG))" ]; then cat $(SAN_LOG)/*; \
 	    echo "sanitize: sanitizer reports (above, in $(SAN_LOG)/)"; exit 1; fi; \
+	exit $$st
+
+# The adversarial runner (tests/adversarial/README.md): hostile inputs of every
+# class of issue 24 and of the earlier reliability work, against the plain
+# build and the sanitizer one (the same ASan/UBSan build as `make sanitize`;
+# SAN_ENV's options, each case's reports sent to a folder of its own, which
+# must stay empty; the Python cases run with the sanitizer runtime preloaded
+# and leak checking off, as Python itself never frees everything). Both runs
+# always happen; the target fails when either table holds a failure.
+ADV_FILTER ?=
+ADV_ARGS = $(if $(ADV_FILTER),--filter '$(ADV_FILTER)')
+adversarial: deps
+	$(MAKE) build
+	$(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 build
+	@st=0; /usr/bin/python3 -B tests/adversarial/run.py --build $(BUILD) $(ADV_ARGS) || st=1; \
+	rm -rf $(SAN_LOG) && mkdir -p $(SAN_LOG); \
+	$(SAN_ENV) /usr/bin/python3 -B tests/adversarial/run.py --build $(SAN_BUILD) $(ADV_ARGS) || st=1; \
+	if [ -n "$$(ls $(SAN_LOG))" ]; then cat $(SAN_LOG)/*; \
+	    echo "adversarial: sanitizer reports outside the cases' folders (above, in $(SAN_LOG)/)"; st=1; fi; \
 	exit $$st
 
 # The README's main command: tokenize a built-in text with the embedded model
