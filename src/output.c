@@ -398,33 +398,38 @@ static void put_aligned(FILE *fp, const char *s, size_t width, int left, int las
 static int write_table(FILE *fp, const ag_table *t, char *const *keys)
 {
     size_t *width = calloc(t->ncol ? t->ncol : 1, sizeof *width);
+    /* each column's alignment, found once: text_column reads every row */
+    unsigned char *left = calloc(t->ncol ? t->ncol : 1, 1);
     char buf[CELL_MAX];
-    if (!width)
-        return AG_ENOMEM;
-    for (size_t c = 0; c < t->ncol; c++)
+    if (!width || !left)
+        return free(width), free(left), AG_ENOMEM;
+    for (size_t c = 0; c < t->ncol; c++) {
         width[c] = display_width(keys[c]);
+        left[c] = (unsigned char)text_column(t, c);
+    }
     for (size_t r = 0; r < t->nrow; r++)
         for (size_t c = 0; c < t->ncol; c++) {
             char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
             if (!s)
-                return free(width), AG_ENOMEM;
+                return free(width), free(left), AG_ENOMEM;
             if (display_width(s) > width[c])
                 width[c] = display_width(s);
             if (s != buf)
                 free(s);
         }
     for (size_t c = 0; c < t->ncol; c++)
-        put_aligned(fp, keys[c], width[c], text_column(t, c), c + 1 == t->ncol);
+        put_aligned(fp, keys[c], width[c], left[c], c + 1 == t->ncol);
     for (size_t r = 0; r < t->nrow; r++)
         for (size_t c = 0; c < t->ncol; c++) {
             char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
             if (!s)
-                return free(width), AG_ENOMEM;
-            put_aligned(fp, s, width[c], text_column(t, c), c + 1 == t->ncol);
+                return free(width), free(left), AG_ENOMEM;
+            put_aligned(fp, s, width[c], left[c], c + 1 == t->ncol);
             if (s != buf)
                 free(s);
         }
     free(width);
+    free(left);
     return AG_OK;
 }
 
