@@ -2,6 +2,7 @@
  * matrices of `attngeom matrix`, behind pointers the library allocates
  * (why: the header). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,13 @@ int ag_matrices_check(const double *data, int ndim, const size_t *shape,
     for (int d = 0; d < ndim; d++)
         if (shape[d] == 0)
             return ag_error_set(err, AG_EINVAL, "empty array of shape %s", text);
+    /* strides count doubles: an aligned data pointer aligns every element,
+     * and a misaligned one is refused before anything is read through it */
+    if (!data)
+        return ag_error_set(err, AG_EINVAL, "no data (NULL) for an array of shape %s", text);
+    if ((uintptr_t)data % _Alignof(double) != 0)
+        return ag_error_set(err, AG_EINVAL, "data at %p is not aligned for float64 (%zu bytes)",
+                            (const void *)data, _Alignof(double));
     size_t idx[AG_MAX_DIMS];
     double bad;
     if (!find_nonfinite(data, ndim, shape, strides, idx, &bad))

@@ -37,8 +37,16 @@ void ag_attn_weights_head_factors(const ag_attn_weights *w, size_t d, int h, ag_
 
 /* ---- model config and selections ---------------------------------------- */
 
+/* A binding's closed handle arrives as NULL: refused, never dereferenced. */
+static int no_model(ag_error *err)
+{
+    return ag_error_set(err, AG_EINVAL, "no model (NULL)");
+}
+
 int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err)
 {
+    if (!m)
+        return no_model(err);
     const ag_model_config *g = ag_model_get_config(m);
     const struct {
         const char *name;
@@ -59,7 +67,7 @@ int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err
 
 const char *ag_model_type(const ag_model *m)
 {
-    return ag_model_get_config(m)->model_type;
+    return m ? ag_model_get_config(m)->model_type : "";
 }
 
 /* mask[limit] of the selected indices (all when none are). AG_ERANGE for an
@@ -113,7 +121,7 @@ int ag_model_selected(const ag_model *m, const ag_run_options *opt, size_t *laye
                       size_t *heads, ag_error *err)
 {
     selection s = {0};
-    int status = selection_new(m, opt, &s, err);
+    int status = m ? selection_new(m, opt, &s, err) : no_model(err);
     *layers = s.nl;
     *heads = s.nh;
     selection_free(&s);
@@ -149,7 +157,7 @@ int ag_model_attention_into(const ag_model *m, const int32_t *ids, size_t n,
 {
     selection s = {0};
     ag_workers *w = NULL;
-    int status = selection_new(m, opt, &s, err);
+    int status = m ? selection_new(m, opt, &s, err) : no_model(err);
     if (status == AG_OK)
         status = ag_run_workers(opt, (size_t)ag_model_get_config(m)->n_head, &w, err);
     if (status == AG_OK) {
@@ -259,6 +267,8 @@ int ag_model_analyze(const ag_model *m, const int32_t *ids, size_t n, long text,
                      ag_record_list **out, ag_error *err)
 {
     *out = NULL;
+    if (!m)
+        return no_model(err);
     selection s = {0};
     ag_workers *w = NULL;
     ag_record_list *list = NULL;
@@ -344,6 +354,8 @@ int ag_model_weight_records(const ag_model *m, const ag_metric_set *sel,
                             const ag_run_options *opt, ag_record_list **out, ag_error *err)
 {
     *out = NULL;
+    if (!m)
+        return no_model(err);
     const ag_model_config *g = ag_model_get_config(m);
     selection s = {0};
     ag_record_list *list = NULL;

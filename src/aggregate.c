@@ -464,6 +464,13 @@ static int add_metric(ag_aggregate *a, agg_group *g, const ag_row *row, size_t k
 
 int ag_aggregate_add(ag_aggregate *a, const ag_row *row, ag_error *err)
 {
+    /* before anything changes: a refused record leaves no trace (records
+     * built in memory reach here unread by ag_records_read) */
+    for (size_t k = 0; k < row->count; k++) {
+        int status = ag_record_key_check(row->keys[k], err);
+        if (status != AG_OK)
+            return status;
+    }
     ag_cell keys[64];
     ag_cell *kv = a->nschema <= 64 ? keys : calloc(a->nschema, sizeof *kv);
     if (!kv)

@@ -196,12 +196,31 @@ static int compare_all(const ag_aggregate *a, const ag_aggregate *b, const metri
     return status;
 }
 
+/* The options of a caller of any version (sized, core.h) as this one's. */
+static int compare_options_read(const ag_compare_options *given, ag_compare_options *o,
+                                ag_error *err)
+{
+    *o = (ag_compare_options)AG_COMPARE_OPTIONS_DEFAULT;
+    if (given && AG_SIZED_READ(o, given, ag_compare_options, err) != AG_OK)
+        return AG_EINVAL;
+    if (o->permutations > AG_COMPARE_PERMUTATIONS_MAX)
+        return ag_error_set(err, AG_EINVAL, "--permutations takes an integer from 1 to %lu, "
+                            "not '%lu'", AG_COMPARE_PERMUTATIONS_MAX, o->permutations);
+    return AG_OK;
+}
+
+int ag_compare_options_check(const ag_compare_options *opt, ag_error *err)
+{
+    ag_compare_options o;
+    return compare_options_read(opt, &o, err);
+}
+
 int ag_compare_table(const ag_aggregate *a, const ag_aggregate *b,
                      const ag_compare_options *given, ag_table *out, ag_error *err)
 {
     memset(out, 0, sizeof *out);
-    ag_compare_options o = AG_COMPARE_OPTIONS_DEFAULT;
-    if (given && AG_SIZED_READ(&o, given, ag_compare_options, err) != AG_OK)
+    ag_compare_options o;
+    if (compare_options_read(given, &o, err) != AG_OK)
         return AG_EINVAL;
     const ag_compare_options *opt = &o;
     if (a->by_default || b->by_default || a->nschema != b->nschema)

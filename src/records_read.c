@@ -54,12 +54,12 @@ static int scratch(reader *r, size_t count)
     return AG_OK;
 }
 
-static int check_key(reader *r, const char *key)
+int ag_record_key_check(const char *key, ag_error *err)
 {
-    if (!*key)
-        return ag_error_set(r->err, AG_EFORMAT, "an empty key");
-    if (strlen(key) > AG_RECORDS_KEY_MAX)
-        return ag_error_set(r->err, AG_ELIMIT, "a key longer than %d bytes", AG_RECORDS_KEY_MAX);
+    if (!key || !*key)
+        return ag_error_set(err, AG_EFORMAT, "an empty key");
+    if (strnlen(key, AG_RECORDS_KEY_MAX + 1) > AG_RECORDS_KEY_MAX)
+        return ag_error_set(err, AG_ELIMIT, "a key longer than %d bytes", AG_RECORDS_KEY_MAX);
     return AG_OK;
 }
 
@@ -120,7 +120,7 @@ static int json_record(reader *r, const json_t *o)
     json_t *v;
     json_object_foreach((json_t *)o, key, v) {
         if (status == AG_OK)
-            status = check_key(r, key);
+            status = ag_record_key_check(key, r->err);
         if (status == AG_OK)
             status = json_cell(r, key, v, &r->cells[k]);
         r->keys[k++] = key;
@@ -365,7 +365,7 @@ static int csv_header(reader *r, csv_record *rec, char ***keys)
         return ag_error_set(r->err, AG_ENOMEM, "out of memory for the header");
     for (size_t k = 0; k < rec->count; k++) {
         const char *key = rec->text + rec->starts[k];
-        int status = check_key(r, key);
+        int status = ag_record_key_check(key, r->err);
         for (size_t j = 0; status == AG_OK && j < k; j++)
             if (strcmp((*keys)[j], key) == 0)
                 status = ag_error_set(r->err, AG_EFORMAT, "key '%s' twice in the header", key);

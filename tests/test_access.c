@@ -269,3 +269,100 @@ Test(access, aggregate_tables)
     cr_assert_str_eq(err.message, "--by 'a,,b': an empty key");
     cr_assert_null(a);
 }
+
+/* A closed binding's model arrives as NULL: refused with one message,
+ * never dereferenced (it segfaulted in ag_model_selected). */
+Test(access, null_model_refused)
+{
+    ag_error err = {0};
+    ag_record_list *list = (ag_record_list *)&err; /* must be reset */
+    size_t nl = 7, nh = 7;
+    long v = 5;
+    int32_t ids[] = {1, 2, 3};
+    double attn[9];
+    cr_assert_eq(ag_model_dim(NULL, "n_layer", &v, &err), AG_EINVAL);
+    cr_assert_str_eq(err.message, "no model (NULL)");
+    cr_assert_eq(v, 5);
+    cr_assert_str_eq(ag_model_type(NULL), "");
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(ag_model_selected(NULL, NULL, &nl, &nh, &err), AG_EINVAL);
+    cr_assert(nl == 0 && nh == 0 && strcmp(err.message, "no model (NULL)") == 0);
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(ag_model_attention_into(NULL, ids, 3, NULL, attn, NULL, &err), AG_EINVAL);
+    cr_assert_str_eq(err.message, "no model (NULL)");
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(ag_model_analyze(NULL, ids, 3, -1, NULL, NULL, &list, &err), AG_EINVAL);
+    cr_assert(list == NULL && strcmp(err.message, "no model (NULL)") == 0);
+    memset(&err, 0, sizeof err);
+    list = (ag_record_list *)&err;
+    cr_assert_eq(ag_model_weight_records(NULL, NULL, NULL, &list, &err), AG_EINVAL);
+    cr_assert(list == NULL && strcmp(err.message, "no model (NULL)") == 0);
+}
+
+/* A pointer not aligned for a double is refused before anything is read
+ * through it (UBSan: misaligned load in find_nonfinite); the same values
+ * aligned are measured. */
+Test(access, misaligned_data_refused)
+{
+    _Alignas(double) unsigned char buf[4 * sizeof(double) + 8];
+    const double vals[4] = {0.25, 0.75, 0.5, 0.5};
+    size_t shape[2] = {2, 2};
+    ptrdiff_t st[2] = {2, 1};
+    ag_error err = {0};
+    char want[96];
+    for (size_t off = 1; off < 8; off++) {
+        memcpy(buf + off, vals, sizeof vals);
+        const double *p = (const double *)(const void *)(buf + off);
+        cr_assert_eq(ag_matrices_check(p, 2, shape, st, &err), AG_EINVAL, "offset %zu", off);
+        snprintf(want, sizeof want, "data at %p is not aligned for float64 (8 bytes)",
+                 (const void *)p);
+        cr_assert_str_eq(err.message, want);
+    }
+    cr_assert_eq(ag_matrices_check(vals, 2, shape, st, &err), AG_OK);
+    cr_assert_eq(ag_matrices_check(NULL, 2, shape, st, &err), AG_EINVAL);
+    cr_assert_str_eq(err.message, "no data (NULL) for an array of shape (2, 2)");
+}
+
+/* Limits the CLI had to itself, now the library's, met by the Python
+ * package too: an empty or 257-byte record key, and more permutations
+ * than AG_COMPARE_PERMUTATIONS_MAX. A refused record adds nothing. */
+Test(access, aggregate_and_compare_limits)
+{
+    ag_aggregate *a = NULL, *b = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_aggregate_create("", 0.95, 1, &a, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_aggregate_create("", 0.95, 1, &b, &err), AG_OK, "%s", err.message);
+    char longest[AG_RECORDS_KEY_MAX + 2];
+    memset(longest, 'k', sizeof longest - 1);
+    longest[sizeof longest - 1] = '\0';
+    const char *keys[2] = {"x", ""};
+    int kinds[2] = {AG_CELL_NUMBER, AG_CELL_NUMBER};
+    double values[2] = {1, 2};
+    cr_assert_eq(ag_aggregate_add_cells(a, 2, keys, kinds, values, NULL, &err), AG_EFORMAT);
+    cr_assert_str_eq(err.message, "an empty key");
+    keys[1] = longest;
+    cr_assert_eq(ag_aggregate_add_cells(a, 2, keys, kinds, values, NULL, &err), AG_ELIMIT);
+    cr_assert_str_eq(err.message, "a key longer than 256 bytes");
+    cr_assert_eq(ag_aggregate_records(a), 0);
+    longest[AG_RECORDS_KEY_MAX] = '\0'; /* 256 bytes: allowed */
+    for (int k = 0; k < 4; k++) {
+        values[0] = k;
+        cr_assert_eq(ag_aggregate_add_cells(k % 2 ? b : a, 2, keys, kinds, values, NULL, &err),
+                     AG_OK, "%s", err.message);
+    }
+    ag_table *t = (ag_table *)&err; /* must be reset */
+    cr_assert_eq(ag_compare_result(a, b, "x", 0.95, AG_COMPARE_PERMUTATIONS_MAX + 1, 1, "a", "b",
+                                   &t, &err), AG_EINVAL);
+    cr_assert_str_eq(err.message,
+                     "--permutations takes an integer from 1 to 10000000, not '10000001'");
+    cr_assert_null(t);
+    ag_compare_options opt = AG_COMPARE_OPTIONS_DEFAULT;
+    opt.permutations = AG_COMPARE_PERMUTATIONS_MAX;
+    cr_assert_eq(ag_compare_options_check(&opt, &err), AG_OK);
+    cr_assert_eq(ag_compare_result(a, b, "x", 0.95, 100, 1, "a", "b", &t, &err), AG_OK,
+                 "%s", err.message);
+    cr_assert_eq(ag_table_rows(t), 1);
+    ag_table_delete(t);
+    ag_aggregate_free(a);
+    ag_aggregate_free(b);
+}

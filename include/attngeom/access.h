@@ -89,7 +89,11 @@ AG_EXPORT int ag_run_options_select(ag_run_options *opt, const char *what, const
  * empty array (AG_EINVAL "empty array of shape (0, 4)"), every value finite
  * (AG_ENONFINITE "non-finite value (NaN) at index [0, 1]", the first in C
  * order). data[sum_k i_k·strides[k]] is element (i_0, ..., i_{ndim-1});
- * strides count doubles and may be negative or zero. */
+ * strides count doubles and may be negative or zero, so every element is
+ * aligned when data is: data not aligned for a double is AG_EINVAL "data
+ * at 0x... is not aligned for float64 (8 bytes)", NULL data AG_EINVAL too
+ * (a binding copies a misaligned array first; nothing is read through a
+ * misaligned pointer). */
 AG_EXPORT int ag_matrices_check(const double *data, int ndim, const size_t *shape,
                                 const ptrdiff_t *strides, ag_error *err);
 
@@ -107,6 +111,9 @@ AG_EXPORT int ag_matrix_records(const double *data, int ndim, const size_t *shap
                                 const ag_run_options *opt, ag_record_list **out, ag_error *err);
 
 /* ---- models ------------------------------------------------------------- */
+
+/* Every function below taking a model refuses a NULL one (a closed
+ * binding's handle) with AG_EINVAL "no model (NULL)"; ag_model_type gives "". */
 
 /* A config value of a loaded model by its ag_model_config name: "n_layer",
  * "n_head", "n_kv_head", "d_model", "head_dim", "d_ff", "max_positions",

@@ -72,7 +72,8 @@ AG_EXPORT void ag_aggregate_free(ag_aggregate *a);
  * is not a metric. A record holding "n" is an aggregated record (what
  * ag_aggregate_table writes): for each metric K with K_n it adds the moments
  * (K_n, K, K_std²·(K_n − 1)) and n records, so aggregates of shards
- * aggregate again. AG_EFORMAT (a malformed aggregated record), AG_ELIMIT
+ * aggregate again. Every key is checked first (ag_record_key_check: the
+ * record is refused whole). AG_EFORMAT (a malformed aggregated record), AG_ELIMIT
  * (more than AG_RECORDS_KEYS_MAX metrics, or 2³¹ − 1 groups), AG_ENOMEM. */
 AG_EXPORT int ag_aggregate_add(ag_aggregate *a, const ag_row *row, ag_error *err);
 /* Add every row of t. */
@@ -127,13 +128,21 @@ typedef struct {
 } ag_compare_options;
 #define AG_COMPARE_OPTIONS_DEFAULT \
     {.size = sizeof(ag_compare_options), .level = 0.95, .seed = 1}
+/* The most permutations a comparison runs (`attngeom compare --permutations`). */
+#define AG_COMPARE_PERMUTATIONS_MAX 10000000UL
+
+/* The check of the options ag_compare_table makes first, for callers that
+ * check them sooner (the CLI, while parsing): AG_EINVAL "--permutations
+ * takes an integer from 1 to 10000000, not 'N'" for more than
+ * AG_COMPARE_PERMUTATIONS_MAX permutations (0: no permutation test). */
+AG_EXPORT int ag_compare_options_check(const ag_compare_options *opt, ag_error *err);
 
 /* One row per (group, metric), groups of a first (then those only b has):
  * the group keys, metric, n_a, n_b (non-null values), mean_a, mean_b, diff,
  * ci_low, ci_high, t, df, p (ag_welch_test), and p_perm when
  * permutations > 0 (ag_permutation_p, the generator reseeded for each
- * row). a and b must be grouped alike. AG_ENOTFOUND for a metric that is
- * not a numeric key of an input; AG_EINVAL. */
+ * row). a and b must be grouped alike. ag_compare_options_check's errors,
+ * AG_ENOTFOUND for a metric that is not a numeric key of an input; AG_EINVAL. */
 AG_EXPORT int ag_compare_table(const ag_aggregate *a, const ag_aggregate *b,
                                const ag_compare_options *opt, ag_table *out, ag_error *err);
 

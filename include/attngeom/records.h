@@ -116,6 +116,11 @@ AG_EXPORT int ag_format_text(FILE *fp, ag_format fmt, const char *s);
 #define AG_RECORDS_KEYS_MAX 4096                    /* keys of one record */
 #define AG_RECORDS_KEY_MAX 256                      /* bytes of one key */
 
+/* The one check of a record's key, wherever records come from (the reader
+ * below, ag_aggregate_add for records built in memory): AG_EFORMAT "an
+ * empty key", AG_ELIMIT "a key longer than 256 bytes" (AG_RECORDS_KEY_MAX). */
+AG_EXPORT int ag_record_key_check(const char *key, ag_error *err);
+
 /* Called once per record, in file order. Keys and text are valid during the
  * call only. A non-zero return stops the reading and is returned; a message
  * set in err is prefixed with the file and the line (or record). */

@@ -9,17 +9,23 @@ Python documentation, "ctypes": only PyDLL keeps it), so a long call lets
 other Python threads run; the library is thread-safe (attngeom/core.h).
 """
 
+import contextlib
 import ctypes
 import ctypes.util
+import functools
 import os
+import threading
 from pathlib import Path
+
+
+AG_EINVAL = 1  # attngeom/core.h
 
 
 class Error(Exception):
     """A failure of the library: str(e) is its one-line message (ag_error),
     e.status its status code (AG_EINVAL, ...)."""
 
-    def __init__(self, message, status=1):
+    def __init__(self, message, status=AG_EINVAL):
         super().__init__(message)
         self.status = status
 
@@ -207,6 +213,53 @@ class Owned:
     @property
     def _as_parameter_(self):
         return self.ptr
+
+
+class Guard:
+    """The calls in flight on library objects that close() frees.
+
+    Why: the GIL is released during every library call (CDLL), so another
+    thread can call close() while a call runs, and freeing then would be a
+    use-after-free. Every call runs inside `with guard.use():`. close() marks
+    the guard closed at once (a call starting later raises Error "WHAT is
+    closed"), waits until the calls in flight have returned, then frees."""
+
+    def __init__(self, what):
+        self._what = what
+        self._cond = threading.Condition()
+        self._calls = 0
+        self._closed = False
+
+    @contextlib.contextmanager
+    def use(self):
+        with self._cond:
+            if self._closed:
+                raise Error("%s is closed" % self._what)
+            self._calls += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._calls -= 1
+                self._cond.notify_all()
+
+    def close(self, free):
+        """Refuse new calls, wait for those in flight, then call free()
+        under the lock, so that concurrent closes free once (free must do
+        nothing the second time: Owned.close)."""
+        with self._cond:
+            self._closed = True
+            self._cond.wait_for(lambda: self._calls == 0)
+            free()
+
+
+def guarded(method):
+    """A method of an object with a Guard in self._guard, run inside it."""
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        with self._guard.use():
+            return method(self, *args, **kwargs)
+    return call
 
 
 def new(fn, free, *args, prefix=None):

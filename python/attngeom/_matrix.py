@@ -12,21 +12,38 @@ from ._records import metric_set, records, result, run_options
 _EXACT = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
 
 
+_F64 = np.dtype(np.float64)
+
+
+def _aligned(A):
+    """Whether every element of A (float64) is at an address aligned for its
+    dtype, for any strides: the first element's address and every stride
+    are multiples of the alignment (then so is every sum of them). The
+    library reads the array through a double pointer and counts strides in
+    doubles, so it needs both; it refuses a misaligned pointer itself."""
+    align = _F64.alignment
+    return A.ctypes.data % align == 0 and all(s % align == 0 for s in A.strides)
+
+
 def as_float64(A):
     """A as a float64 numpy array, and whether that copied it.
 
-    float64 in native byte order is used as it is, whatever its strides
-    (C, Fortran, slices, negative steps): no copy. float16 and float32 (any
-    byte order) and byte-swapped float64 are converted exactly into a new
-    C-ordered array. Anything else is refused: integers are not attention
-    matrices, and wider floats (longdouble) would be rounded."""
+    Native float64 whose elements are all aligned (_aligned) is used as it
+    is, whatever its strides (C, Fortran, slices, negative steps): no copy.
+    float16 and float32 (any byte order), byte-swapped float64 and
+    misaligned float64 (a view at an odd byte offset of a buffer, odd byte
+    strides) are converted exactly into a new C-ordered array. Anything else
+    is refused: integers are not attention matrices, and wider floats
+    (longdouble) would be rounded."""
     A = np.asarray(A)
     dt = A.dtype.newbyteorder("=") if A.dtype.byteorder not in "=|" else A.dtype
     if dt not in _EXACT:
         raise Error("dtype %s: expected float16, float32 or float64" % A.dtype)
-    if A.dtype == np.float64 and A.dtype.isnative and all(s % 8 == 0 for s in A.strides):
+    if A.dtype == _F64 and A.dtype.isnative and _aligned(A):
         return A, False
-    return np.ascontiguousarray(A, dtype=np.float64), True
+    # a new array (numpy allocates it aligned); ascontiguousarray would
+    # return a misaligned C-ordered float64 view as it is
+    return np.array(A, dtype=np.float64, order="C"), True
 
 
 def call_matrices(A, sel, opt):

@@ -3,10 +3,11 @@ as `attngeom tokenize`, `attention`, `analyze` and `weights` run it."""
 
 import ctypes
 import os
+import threading
 
 import numpy as np
 
-from ._lib import Call, Error, Owned, c_long, c_size, lib, new, text
+from ._lib import Call, Error, Guard, Owned, c_long, c_size, guarded, lib, new, text
 from ._records import metric_set, records, result, run_options
 
 
@@ -14,12 +15,18 @@ class Model:
     """A loaded model folder (config.json + safetensors, docs/engine.md) and,
     when the folder has one, its tokenizer (loaded on first use).
 
-    label: the records' "model" (default: the folder's name, as the CLI's)."""
+    label: the records' "model" (default: the folder's name, as the CLI's).
+
+    close() (or leaving a `with` block) waits for the calls other threads
+    are making on the model, then frees it; every method called afterwards
+    raises attngeom.Error "... is closed" (docs/python.md, "Threads")."""
 
     def __init__(self, path, label=None):
         self.path = os.fspath(path)
         self._model = new(lib.ag_model_load, lib.ag_model_free, self.path.encode())
         self._tokenizer = None
+        self._tok_lock = threading.Lock()  # one tokenizer, however many threads ask
+        self._guard = Guard("model %s" % self.path)
         self.label = label if label is not None else \
             os.path.basename(os.path.realpath(self.path).rstrip("/"))
         self.config = {k: self._dim(k) for k in (
@@ -28,11 +35,16 @@ class Model:
         self.config["model_type"] = text(lib.ag_model_type(self._model))
 
     def close(self):
-        """Release the model now (else when the object goes away)."""
+        """Release the model now (else when the object goes away), once the
+        calls in flight in other threads have returned."""
+        self._guard.close(self._free)
+
+    def _free(self):
         self._model.close()
         if self._tokenizer:
             self._tokenizer.close()
 
+    @guarded
     def __enter__(self):
         return self
 
@@ -49,14 +61,19 @@ class Model:
     # ---- tokens -------------------------------------------------------------
 
     def _tok(self):
-        if self._tokenizer is None:
-            self._tokenizer = new(lib.ag_tokenizer_load, lib.ag_tokenizer_free,
-                                  self.path.encode())
+        with self._tok_lock:
+            if self._tokenizer is None:
+                self._tokenizer = new(lib.ag_tokenizer_load, lib.ag_tokenizer_free,
+                                      self.path.encode())
         return self._tokenizer
 
+    @guarded
     def tokenize(self, text_):
         """Token ids of text_ as the folder's Hugging Face tokenizer gives them
         (special tokens included): `attngeom tokenize MODEL --text S`."""
+        return self._encode(text_)
+
+    def _encode(self, text_):
         data = text_.encode("utf-8") if isinstance(text_, str) else bytes(text_)
         ids = ctypes.POINTER(ctypes.c_int32)()
         n = c_size()
@@ -68,6 +85,7 @@ class Model:
         finally:
             lib.ag_free(ids)
 
+    @guarded
     def tokens(self, ids):
         """The vocabulary strings of ids (None for an unknown id)."""
         tok = self._tok()
@@ -76,7 +94,7 @@ class Model:
     def _ids(self, text_or_ids):
         """The token ids of a text (str) or the ids given, as int32."""
         if isinstance(text_or_ids, (str, bytes)):
-            ids = self.tokenize(text_or_ids)
+            ids = self._encode(text_or_ids)
             if not ids:
                 raise Error("text: the text gives no tokens")
         else:
@@ -96,6 +114,7 @@ class Model:
                 attn.ctypes.data if attn is not None else None,
                 hidden.ctypes.data if hidden is not None else None, c.err), self.path)
 
+    @guarded
     def attention(self, text_or_ids, *, precision="f32", layers=None, heads=None, jobs=None):
         """Attention probabilities [L, H, n, n] (float64) of the selected layers
         and heads (all by default), as `attngeom attention -o OUT.npy` writes
@@ -110,6 +129,7 @@ class Model:
         self._forward(ids, opt, attn, None)
         return attn
 
+    @guarded
     def hidden_states(self, text_or_ids, *, precision="f32", jobs=None):
         """Hidden states [L + 1, n, d_model] in Hugging Face's
         output_hidden_states order, as `attngeom attention --hidden` writes them."""
@@ -122,6 +142,7 @@ class Model:
 
     # ---- records ------------------------------------------------------------
 
+    @guarded
     def analyze(self, text_or_ids, metrics=None, *, precision="f32", layers=None, heads=None,
                 edge_threshold=None, epsilon=None, trials=None, seed=None, jobs=None,
                 text=None, to_pandas=False):
@@ -149,6 +170,7 @@ class Model:
         as `attngeom analyze --metrics stability`."""
         return self.analyze(text_or_ids, metrics, **options)
 
+    @guarded
     def weights(self, metrics=None, *, layers=None, heads=None, jobs=None, to_pandas=False):
         """`attngeom weights MODEL`: family D (QK and OV circuits) of every
         selected head, from the weights alone."""

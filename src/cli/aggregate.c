@@ -226,23 +226,39 @@ static const char compare_help[] =
     "  -o FILE            write there instead of standard output\n"
     "  --help             this text\n";
 
-#define PERMUTATIONS_MAX 10000000UL
-
 typedef struct {
     const char *metrics;
     unsigned long permutations, seed;
     int seed_given;
 } compare_opts;
 
-static int parse_count(const char *cmd, const char *name, const char *v, unsigned long lo,
-                       unsigned long hi, unsigned long *out)
+/* A non-negative decimal count into *out, else a usage error naming the
+ * range lo..hi (what the option takes) and the text given. */
+static int parse_count(const char *name, const char *v, unsigned long lo, unsigned long hi,
+                       unsigned long *out)
 {
     char *end;
     errno = 0;
     unsigned long x = strtoul(v, &end, 10);
-    if (end == v || *end || errno || v[0] == '-' || x < lo || x > hi)
-        return cli_usage_error(cmd, "%s takes an integer from %lu to %lu, not '%s'", name, lo, hi, v);
+    if (end == v || *end || errno || v[0] == '-' || x < lo)
+        return cli_usage_error("compare", "%s takes an integer from %lu to %lu, not '%s'", name,
+                               lo, hi, v);
     *out = x;
+    return 0;
+}
+
+/* --permutations N: at least 1 (given means a test); the upper limit is the
+ * library's (ag_compare_options_check, the one check Python meets too),
+ * made now so that the usage error comes before any input is read. */
+static int parse_permutations(const char *v, unsigned long *out)
+{
+    if (parse_count("--permutations", v, 1, AG_COMPARE_PERMUTATIONS_MAX, out) != 0)
+        return -1;
+    ag_compare_options opt = AG_COMPARE_OPTIONS_DEFAULT;
+    ag_error err = {0};
+    opt.permutations = *out;
+    if (ag_compare_options_check(&opt, &err) != AG_OK)
+        return cli_usage_error("compare", "%s", err.message);
     return 0;
 }
 
@@ -258,8 +274,9 @@ static int compare_option(compare_opts *o, int argc, char **argv, int *i)
     if (!(v = cli_option_value("compare", name, argc, argv, i)))
         return -1;
     o->seed_given |= !perm;
-    return parse_count("compare", name, v, perm ? 1 : 0, perm ? PERMUTATIONS_MAX : (unsigned long)-1,
-                       perm ? &o->permutations : &o->seed) ? -1 : 1;
+    if (perm)
+        return parse_permutations(v, &o->permutations) ? -1 : 1;
+    return parse_count(name, v, 0, (unsigned long)-1, &o->seed) ? -1 : 1;
 }
 
 static int compare_files(const cli_common *c, const compare_opts *o, char **files)

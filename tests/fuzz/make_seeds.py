@@ -310,3 +310,17 @@ for name in ["rgb8_3x2.png", "gray2_19x13.png", "pal2_adam7_11x10.png", "gray16_
         put("fuzz_image", name, f.read())
 with open(os.path.join(IMG, "rgb420_40x30.jpg"), "rb") as f:
     put("fuzz_image", "cut_rgb420.jpg", f.read()[:700])
+
+# ---- array intake: ndim, dtype, byte offset, (size, stride + 4) per dim, values ----
+def intake(values, dtype, shift, dims):
+    head = bytes([len(dims), {"<f2": 0, "<f4": 1, "<f8": 2}[dtype], shift])
+    return head + bytes(b for s, st in dims for b in (s, st + 4)) + \
+        np.asarray(values, dtype=dtype).tobytes()
+y = np.random.default_rng(2).random((4, 4)); y /= y.sum(1, keepdims=True)
+put("fuzz_array_intake", "c_order_f8", intake(y, "<f8", 0, [(4, 4), (4, 1)]))
+put("fuzz_array_intake", "unaligned_f8", intake(y, "<f8", 1, [(4, 4), (4, 1)]))
+put("fuzz_array_intake", "transposed_f4", intake(y, "<f4", 0, [(4, 1), (4, 4)]))
+put("fuzz_array_intake", "reversed_3d_f2", intake(y, "<f2", 0, [(2, 4), (2, -2), (2, -1)]))
+put("fuzz_array_intake", "zero_stride_4d", intake(y, "<f8", 0, [(1, 0), (2, 4), (2, 0), (4, 1)]))
+put("fuzz_array_intake", "empty", intake([], "<f8", 0, [(0, 1), (3, 1)]))
+put("fuzz_array_intake", "nan_f2", intake([1, np.nan, 0, 1], "<f2", 0, [(2, 2), (2, 1)]))

@@ -70,6 +70,53 @@ def test_float64_views_are_not_copied():
     assert as_float64(A.astype(np.float32))[1]
 
 
+def placed(A, offset, step=8):
+    """A copy of A's values (float64) in a fresh buffer, at byte `offset`,
+    consecutive elements `step` bytes apart (C order): misaligned unless
+    both are multiples of 8."""
+    strides = [step * int(np.prod(A.shape[k + 1:])) for k in range(A.ndim)]
+    buf = bytearray(offset + A.size * step + 8)
+    V = np.ndarray(A.shape, np.float64, buffer=buf, offset=offset, strides=strides)
+    V[...] = A
+    return V
+
+
+@pytest.mark.parametrize("view", [
+    lambda A: placed(A, 1)[0],                  # the issue's: offset 1, C order
+    lambda A: placed(A, 4)[1],                  # 4-aligned, not 8
+    lambda A: placed(A, 7)[0, ::-1, :],         # rows reversed
+    lambda A: placed(A, 3)[1].T,                # transposed
+    lambda A: placed(A, 5)[0, :, ::2],          # every other column
+    lambda A: placed(A, 6, 16)[1],              # every other double of a misaligned buffer
+    lambda A: placed(A, 2)[:, ::2, 1:],         # 3-D, misaligned and strided
+])
+def test_unaligned_views_equal_aligned(view):
+    """Every element address must be aligned for float64, for any strides:
+    a view that breaks it is copied (the library would refuse it), and its
+    values are the aligned array's to the last bit."""
+    from attngeom._matrix import as_float64
+    A = attention_like((2, 6, 6), 12)
+    V = view(A)
+    assert np.array_equal(V, view(A.copy()))
+    out, copied = as_float64(V)
+    assert copied and out.ctypes.data % 8 == 0 and np.array_equal(out, V)
+    aligned = np.array(V, order="C")  # a new, aligned array
+    assert aligned.ctypes.data % 8 == 0
+    assert attngeom.matrix_metrics(V, "all") == attngeom.matrix_metrics(aligned, "all")
+
+
+def test_library_refuses_a_misaligned_pointer():
+    """The library checks alignment itself: ag_matrix_records given a
+    pointer one byte past an aligned one refuses it before reading."""
+    from attngeom._matrix import call_matrices
+    from attngeom._records import metric_set, run_options
+    V = placed(attention_like((4, 4), 13), 1)
+    assert V.ctypes.data % 8 == 1
+    with pytest.raises(attngeom.Error, match=r"^data at 0x[0-9a-f]+ is not aligned for float64 "
+                                             r"\(8 bytes\)$"):
+        call_matrices(V, metric_set("matrix", None), run_options(jobs=1))
+
+
 def test_edge_threshold_and_jobs(tmp):
     A = attention_like((2, 3, 6, 6), 5)
     py = attngeom.matrix_metrics(A, "curvature", edge_threshold=0.2, jobs=1)

@@ -3,6 +3,8 @@
 weights write them, token ids as tokenize."""
 
 import json
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -111,3 +113,100 @@ def test_bad_ids_and_selections(gpt2):
         gpt2.analyze("hi", "weights")
     with pytest.raises(attngeom.Error, match="ids: expected a sequence of non-negative"):
         gpt2.analyze([-1, 3])
+
+
+# ---- close() ------------------------------------------------------------------
+
+# Every public method but close, and __enter__: what a closed model refuses.
+CLOSED_CALLS = {
+    "tokenize": lambda m: m.tokenize(TEXT),
+    "tokens": lambda m: m.tokens([1, 2]),
+    "attention": lambda m: m.attention([1, 2, 3]),
+    "hidden_states": lambda m: m.hidden_states([1, 2, 3]),
+    "analyze": lambda m: m.analyze([1, 2, 3]),
+    "stability": lambda m: m.stability([1, 2, 3]),
+    "weights": lambda m: m.weights(),
+    "__enter__": lambda m: m.__enter__(),
+}
+
+
+# from the class, so that a method added without an entry above fails
+METHODS = {n for n in dir(attngeom.Model) if not n.startswith("_")
+           and callable(getattr(attngeom.Model, n))} - {"close"} | {"__enter__"}
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_use_after_close_raises(name):
+    m = attngeom.Model(TINY_GPT2)
+    m.tokenize("hi")  # the tokenizer loaded: close frees it too
+    m.close()
+    with pytest.raises(attngeom.Error) as e:
+        CLOSED_CALLS[name](m)
+    assert str(e.value) == "model %s is closed" % TINY_GPT2 and e.value.status == 1
+    m.close()  # again: nothing to do
+    assert m.config["n_layer"] == 4  # plain attributes stay
+
+
+def test_close_after_with_block():
+    with attngeom.Model(TINY_GPT2) as m:
+        m.weights(layers=[0])
+    with pytest.raises(attngeom.Error, match="is closed"):
+        m.weights()
+
+
+IDS = list(range(1, 31))
+
+
+def test_close_waits_for_a_call_in_flight(monkeypatch):
+    """close() from another thread while analyze runs in the library (GIL
+    released) returns only once that call has returned, whose records are
+    whole and right; the model is freed after it, not under it."""
+    reference = attngeom.Model(TINY_GPT2).analyze(IDS, "all", jobs=1)
+    lib = attngeom._lib.lib
+    real, entered, ended = lib.ag_model_analyze, threading.Event(), []
+
+    def analyze(*args):
+        entered.set()
+        status = real(*args)
+        ended.append(time.perf_counter())
+        return status
+    monkeypatch.setattr(lib, "ag_model_analyze", analyze)
+    m = attngeom.Model(TINY_GPT2)
+    out = {}
+    t = threading.Thread(target=lambda: out.update(recs=m.analyze(IDS, "all", jobs=1)))
+    t.start()
+    assert entered.wait(60)
+    m.close()
+    closed = time.perf_counter()
+    t.join()
+    assert ended and ended[0] < closed, "close() returned while analyze was running"
+    assert out["recs"] == reference
+    with pytest.raises(attngeom.Error, match="is closed"):
+        m.analyze(IDS)
+
+
+def test_close_while_threads_keep_calling():
+    """Threads calling analyze in a loop while another closes: every call
+    either gives the whole right records or raises "is closed"; none crashes."""
+    reference = attngeom.Model(TINY_GPT2).analyze(IDS[:12], jobs=1)
+    m = attngeom.Model(TINY_GPT2)
+    results, errors = [], []
+
+    def loop():
+        while True:
+            try:
+                results.append(m.analyze(IDS[:12], jobs=1))
+            except attngeom.Error as e:
+                errors.append(str(e))
+                return
+    threads = [threading.Thread(target=loop) for _ in range(3)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 120
+    while len(results) < 6 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    m.close()
+    for t in threads:
+        t.join()
+    assert all(r == reference for r in results)
+    assert errors == ["model %s is closed" % TINY_GPT2] * 3

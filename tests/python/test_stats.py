@@ -77,3 +77,42 @@ def test_bad_records(tmp_path):
     # the same message, naming the input ("a" here, the file there)
     assert msg == "%s: 'y' is not a numeric key of its records" % (tmp_path / "a")
     assert str(e.value) == "a: 'y' is not a numeric key of its records"
+
+
+# ---- the CLI's limits, checked by the library for both ------------------------
+
+def write_records(path, key):
+    path.write_text(json.dumps({"records": [{key: 1.0}, {key: 2.0}]}))
+    return path
+
+
+@pytest.mark.parametrize("key,message,status", [
+    ("", "an empty key", 4),                                   # AG_EFORMAT
+    ("k" * 257, "a key longer than 256 bytes", 9),              # AG_ELIMIT
+    ("k" * 300, "a key longer than 256 bytes", 9),
+], ids=["empty", "257 bytes", "300 bytes"])
+def test_record_keys_refused_as_by_the_cli(tmp_path, key, message, status):
+    """What `attngeom aggregate` refuses in a file, Python refuses in a
+    record, with the library's message and status, before anything of the
+    record is added."""
+    cli = cli_error("aggregate", write_records(tmp_path / "r.json", key))
+    assert cli == "%s: record 1: %s" % (tmp_path / "r.json", message)
+    for call in (lambda r: attngeom.aggregate(r), lambda r: attngeom.compare(r, r)):
+        with pytest.raises(attngeom.Error) as e:
+            call([{"x": 1.0, key: 2.0}])
+        assert str(e.value).endswith("record 1: " + message) and e.value.status == status
+    longest = "k" * 256  # the limit itself is a key
+    assert attngeom.aggregate([{longest: 1.0}, {longest: 3.0}], "")[0][longest] == 2.0
+
+
+def test_permutations_limit_as_the_cli(tmp_path):
+    a = write_records(tmp_path / "a.json", "x")
+    p = run_cli("compare", a, a, "--permutations", "100000000", ok=False)
+    assert p.returncode == 2
+    msg = "--permutations takes an integer from 1 to 10000000, not '100000000'"
+    assert p.stderr == "attngeom compare: %s (see attngeom compare --help)\n" % msg
+    recs = [{"x": 1.0}, {"x": 2.0}]
+    with pytest.raises(attngeom.Error) as e:
+        attngeom.compare(recs, recs, permutations=10**8)
+    assert str(e.value) == msg and e.value.status == 1
+    assert attngeom.compare(recs, recs, permutations=10)[0]["p_perm"] == 1.0
