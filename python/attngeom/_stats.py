@@ -105,6 +105,10 @@ def compare(a, b, by="", *, metrics=None, ci=0.95, permutations=0, seed=1, to_pa
     p) and, with permutations > 0, p_perm of a permutation test (GSL MT19937
     seeded with seed). by: "" (default) pools each input, as the CLI does;
     metrics: the keys to compare (default every numeric key both share)."""
+    if not isinstance(permutations, numbers.Integral) or isinstance(permutations, bool) or permutations < 0:
+        raise Error("permutations=%r: a count of permutations, an integer >= 0" % (permutations,))
+    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+        raise Error("seed=%r: an integer >= 0" % (seed,))
     keep = permutations > 0
     aa = _aggregate(a, by, ci, keep, "a")
     bb = _aggregate(b, by, ci, keep, "b")

@@ -116,3 +116,12 @@ def test_permutations_limit_as_the_cli(tmp_path):
         attngeom.compare(recs, recs, permutations=10**8)
     assert str(e.value) == msg and e.value.status == 1
     assert attngeom.compare(recs, recs, permutations=10)[0]["p_perm"] == 1.0
+
+
+def test_permutations_and_seed_must_be_counts():
+    recs = [{"x": 1.0}, {"x": 2.0}]
+    for kw in ({"permutations": -1}, {"permutations": 2.5}, {"permutations": True}, {"seed": -3}):
+        with pytest.raises(attngeom.Error) as e:
+            attngeom.compare(recs, recs, **kw)
+        name = next(iter(kw))
+        assert str(e.value).startswith("%s=%r: " % (name, kw[name]))
