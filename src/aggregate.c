@@ -83,11 +83,13 @@ void ag_aggregate_free(ag_aggregate *a)
         for (size_t k = 0; k < a->nschema; k++)
             if (grp->keys[k].kind == AG_CELL_TEXT)
                 free((char *)grp->keys[k].text);
-        for (size_t s = 0; s < grp->nstat; s++)
-            free(grp->stats[s].vals);
         free(grp->keys);
-        free(grp->stats);
     }
+    for (size_t s = 0; s < a->nstat; s++)
+        free(a->stats[s].vals);
+    free(a->stats);
+    agi_u64map_free(&a->stat_map);
+    agi_strmap_free(&a->schema_map);
     for (size_t k = 0; k < a->nschema; k++)
         free(a->schema[k]);
     for (size_t m = 0; m < a->nmetric; m++)
@@ -101,6 +103,12 @@ void ag_aggregate_free(ag_aggregate *a)
     agi_strmap_free(&a->metric_map);
     agi_strmap_free(&a->group_map);
     free(a);
+}
+
+static int schema_index(const ag_aggregate *a, const char *key)
+{
+    int32_t k;
+    return agi_strmap_get(&a->schema_map, key, strlen(key), &k) ? k : -1;
 }
 
 static int set_schema(ag_aggregate *a, const ag_aggregate_options *opt, ag_error *err)
@@ -123,12 +131,13 @@ static int set_schema(ag_aggregate *a, const ag_aggregate_options *opt, ag_error
             continue;
         if (!*key)
             return ag_error_set(err, AG_EINVAL, "an empty --by key");
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(a->schema[j], key) == 0)
-                return ag_error_set(err, AG_EINVAL, "--by names '%s' twice", key);
-        if (!(a->schema[i++] = strdup(key)))
+        if (schema_index(a, key) >= 0)
+            return ag_error_set(err, AG_EINVAL, "--by names '%s' twice", key);
+        a->schema[i] = strdup(key);
+        a->nschema = ++i; /* freed with the aggregate even when the map fails */
+        if (!a->schema[i - 1] ||
+            agi_strmap_put(&a->schema_map, key, strlen(key), (int32_t)(i - 1), NULL) != AG_OK)
             return ag_error_set(err, AG_ENOMEM, "out of memory");
-        a->nschema = i;
     }
     return AG_OK;
 }
@@ -168,14 +177,6 @@ int agg_metric_index(const ag_aggregate *a, const char *name)
     return agi_strmap_get(&a->metric_map, name, strlen(name), &v) ? v : -1;
 }
 
-static int schema_index(const ag_aggregate *a, const char *key)
-{
-    for (size_t k = 0; k < a->nschema; k++)
-        if (strcmp(a->schema[k], key) == 0)
-            return (int)k;
-    return -1;
-}
-
 /* The index of metric `name`, added when new; -1 (err set) on failure. */
 static int metric_add(ag_aggregate *a, const char *name, ag_error *err)
 {
@@ -210,20 +211,40 @@ static int metric_add(ag_aggregate *a, const char *name, ag_error *err)
     return (int)a->nmetric++;
 }
 
-/* The statistics of metric m in group g, grown as needed; NULL when out of
- * memory. */
-static agg_stat *stat_of(agg_group *g, size_t m, size_t nmetric)
+static uint64_t stat_key(size_t group, size_t metric)
 {
-    if (m >= g->nstat) {
-        size_t n = nmetric > m ? nmetric : m + 1;
-        agg_stat *grown = realloc(g->stats, n * sizeof *grown);
+    return (uint64_t)group << 32 | metric; /* group < 2^31, metric <= 4096 */
+}
+
+const agg_stat *agg_stat_of(const ag_aggregate *a, const agg_group *g, size_t metric)
+{
+    static const agg_stat empty;
+    uint64_t i;
+    if (g && agi_u64map_get(&a->stat_map, stat_key((size_t)(g - a->groups), metric), &i))
+        return &a->stats[i];
+    return &empty;
+}
+
+/* The statistics of metric m in group gi, created when new; NULL when out
+ * of memory. */
+static agg_stat *stat_of(ag_aggregate *a, size_t gi, size_t m)
+{
+    uint64_t i;
+    if (agi_u64map_get(&a->stat_map, stat_key(gi, m), &i))
+        return &a->stats[i];
+    if (a->nstat == a->scap) {
+        size_t cap = a->scap ? 2 * a->scap : 64;
+        agg_stat *grown = realloc(a->stats, cap * sizeof *grown);
         if (!grown)
             return NULL;
-        memset(grown + g->nstat, 0, (n - g->nstat) * sizeof *grown);
-        g->stats = grown;
-        g->nstat = n;
+        a->stats = grown;
+        a->scap = cap;
     }
-    return &g->stats[m];
+    if (agi_u64map_add(&a->stat_map, stat_key(gi, m), a->nstat, NULL) != AG_OK)
+        return NULL;
+    agg_stat *s = &a->stats[a->nstat++];
+    *s = (agg_stat){.group = (uint32_t)gi, .metric = (uint32_t)m};
+    return s;
 }
 
 /* Keep x among the values (compare's permutations). */
@@ -353,16 +374,39 @@ long agg_find_group(const ag_aggregate *a, const agg_group *g)
 
 /* ---- adding records ---------------------------------------------------------------- */
 
-static const ag_cell *row_get(const ag_row *row, const char *key)
+/* A record's keys, looked up by name: scanned when few, hashed when many,
+ * so that a record's companions and group keys cost linear time. */
+#define ROW_SCAN_MAX 16
+
+typedef struct {
+    const ag_row *row;
+    agi_strmap map; /* key -> index; empty when the row is scanned */
+} row_index;
+
+static int row_index_init(row_index *ri, const ag_row *row, ag_error *err)
 {
-    for (size_t k = 0; k < row->count; k++)
-        if (strcmp(row->keys[k], key) == 0)
-            return &row->cells[k];
+    memset(ri, 0, sizeof *ri);
+    ri->row = row;
+    for (size_t k = 0; row->count > ROW_SCAN_MAX && k < row->count; k++)
+        if (agi_strmap_put(&ri->map, row->keys[k], strlen(row->keys[k]), (int32_t)k, NULL) != AG_OK)
+            return ag_error_set(err, AG_ENOMEM, "out of memory for a record's keys");
+    return AG_OK;
+}
+
+static const ag_cell *row_get(const row_index *ri, const char *key)
+{
+    const ag_row *row = ri->row;
+    int32_t k;
+    if (row->count > ROW_SCAN_MAX)
+        return agi_strmap_get(&ri->map, key, strlen(key), &k) ? &row->cells[k] : NULL;
+    for (size_t i = 0; i < row->count; i++)
+        if (strcmp(row->keys[i], key) == 0)
+            return &row->cells[i];
     return NULL;
 }
 
 /* The cell of key K + suffix in row, or NULL. */
-static const ag_cell *companion(const ag_row *row, const char *key, const char *suffix)
+static const ag_cell *companion(const row_index *row, const char *key, const char *suffix)
 {
     char name[AG_RECORDS_KEY_MAX + 16];
     size_t k = strlen(key), s = strlen(suffix);
@@ -376,7 +420,7 @@ static const ag_cell *companion(const ag_row *row, const char *key, const char *
 static const char *const suffixes[] = {"_n", "_std", "_ci_low", "_ci_high"};
 
 /* 1 when key is K_n, K_std, K_ci_low or K_ci_high of a key K of the row. */
-static int is_companion(const ag_row *row, const char *key)
+static int is_companion(const row_index *row, const char *key)
 {
     size_t n = strlen(key);
     for (size_t s = 0; s < sizeof suffixes / sizeof *suffixes; s++) {
@@ -409,7 +453,7 @@ static int count_of(const ag_cell *c, uint64_t *n)
 }
 
 /* The moments an aggregated record gives for key (cells v and K_n). */
-static int summary_moments(const ag_row *row, const char *key, const ag_cell *v,
+static int summary_moments(const row_index *row, const char *key, const ag_cell *v,
                            const ag_cell *cn, ag_moments *m, ag_error *err)
 {
     const ag_cell *sd = companion(row, key, "_std");
@@ -432,17 +476,18 @@ static int summary_moments(const ag_row *row, const char *key, const ag_cell *v,
 }
 
 /* One key of a record that is neither a group key nor identifying. */
-static int add_metric(ag_aggregate *a, agg_group *g, const ag_row *row, size_t k, int summary,
+static int add_metric(ag_aggregate *a, size_t gi, const row_index *ri, size_t k, int summary,
                       ag_error *err)
 {
+    const ag_row *row = ri->row;
     const char *key = row->keys[k];
-    const ag_cell *c = &row->cells[k], *cn = summary ? companion(row, key, "_n") : NULL;
-    if (summary && is_companion(row, key))
+    const ag_cell *c = &row->cells[k], *cn = summary ? companion(ri, key, "_n") : NULL;
+    if (summary && is_companion(ri, key))
         return AG_OK;
     int m = metric_add(a, key, err);
     if (m < 0)
         return err && err->status ? err->status : AG_ENOMEM;
-    agg_stat *s = stat_of(g, (size_t)m, a->nmetric);
+    agg_stat *s = stat_of(a, gi, (size_t)m);
     if (!s)
         return ag_error_set(err, AG_ENOMEM, "out of memory for a group's metrics");
     if (c->kind == AG_CELL_TEXT) {
@@ -454,12 +499,55 @@ static int add_metric(ag_aggregate *a, agg_group *g, const ag_row *row, size_t k
             return ag_error_set(err, AG_EINVAL, "an aggregated record ('%s_n') has no values "
                                 "to permute", key);
         ag_moments part;
-        int status = summary_moments(row, key, c, cn, &part, err);
+        int status = summary_moments(ri, key, c, cn, &part, err);
         if (status == AG_OK)
             ag_moments_merge(&s->m, &part);
         return status;
     }
     return numeric(c) ? stat_value(s, c->value, a->keep_values, err) : AG_OK;
+}
+
+/* The group of a record, created when new; NULL (err set) on failure. */
+static agg_group *row_group(ag_aggregate *a, const row_index *ri, ag_error *err)
+{
+    ag_cell keys[64];
+    ag_cell *kv = a->nschema <= 64 ? keys : calloc(a->nschema, sizeof *kv);
+    if (!kv) {
+        ag_error_set(err, AG_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (size_t k = 0; k < a->nschema; k++) {
+        const ag_cell *c = row_get(ri, a->schema[k]);
+        kv[k] = c ? *c : (ag_cell){0};
+        a->present[k] |= c != NULL;
+    }
+    agg_group *g = serialize(a, kv, err) == AG_OK ? group_for(a, kv, err) : NULL;
+    if (kv != keys)
+        free(kv);
+    return g;
+}
+
+/* The metrics of a record into group g; n its records (1, or its "n"). */
+static int row_metrics(ag_aggregate *a, agg_group *g, const row_index *ri, ag_error *err)
+{
+    const ag_row *row = ri->row;
+    uint64_t n = 1;
+    const ag_cell *cn = row_get(ri, "n");
+    int summary = cn != NULL, status = AG_OK;
+    if (summary && !count_of(cn, &n))
+        return ag_error_set(err, AG_EFORMAT, "'n' is not a count of records");
+    a->summaries |= summary;
+    for (size_t k = 0; status == AG_OK && k < row->count; k++) {
+        const char *key = row->keys[k];
+        if (schema_index(a, key) >= 0 || identifying(key) || (summary && strcmp(key, "n") == 0))
+            continue;
+        status = add_metric(a, (size_t)(g - a->groups), ri, k, summary, err);
+    }
+    if (status == AG_OK) {
+        g->n += n;
+        a->records += n;
+    }
+    return status;
 }
 
 int ag_aggregate_add(ag_aggregate *a, const ag_row *row, ag_error *err)
@@ -471,37 +559,12 @@ int ag_aggregate_add(ag_aggregate *a, const ag_row *row, ag_error *err)
         if (status != AG_OK)
             return status;
     }
-    ag_cell keys[64];
-    ag_cell *kv = a->nschema <= 64 ? keys : calloc(a->nschema, sizeof *kv);
-    if (!kv)
-        return ag_error_set(err, AG_ENOMEM, "out of memory");
-    for (size_t k = 0; k < a->nschema; k++) {
-        const ag_cell *c = row_get(row, a->schema[k]);
-        kv[k] = c ? *c : (ag_cell){0};
-        a->present[k] |= c != NULL;
-    }
-    int status = serialize(a, kv, err);
-    agg_group *g = status == AG_OK ? group_for(a, kv, err) : NULL;
-    if (kv != keys)
-        free(kv);
-    if (!g)
-        return status != AG_OK ? status : err && err->status ? err->status : AG_ENOMEM;
-    uint64_t n = 1;
-    const ag_cell *cn = row_get(row, "n");
-    int summary = cn != NULL;
-    if (summary && !count_of(cn, &n))
-        return ag_error_set(err, AG_EFORMAT, "'n' is not a count of records");
-    a->summaries |= summary;
-    for (size_t k = 0; status == AG_OK && k < row->count; k++) {
-        const char *key = row->keys[k];
-        if (schema_index(a, key) >= 0 || identifying(key) || (summary && strcmp(key, "n") == 0))
-            continue;
-        status = add_metric(a, g, row, k, summary, err);
-    }
-    if (status == AG_OK) {
-        g->n += n;
-        a->records += n;
-    }
+    row_index ri;
+    int status = row_index_init(&ri, row, err);
+    agg_group *g = status == AG_OK ? row_group(a, &ri, err) : NULL;
+    if (status == AG_OK)
+        status = g ? row_metrics(a, g, &ri, err) : err && err->status ? err->status : AG_ENOMEM;
+    agi_strmap_free(&ri.map);
     return status;
 }
 
@@ -538,26 +601,31 @@ static int merge_stat(agg_stat *into, const agg_stat *from, int keep, ag_error *
     return AG_OK;
 }
 
-static int merge_group(ag_aggregate *into, const ag_aggregate *from, const agg_group *fg,
-                       ag_error *err)
+static int merge_group(ag_aggregate *into, const agg_group *fg, ag_error *err)
 {
     into->idlen = 0;
     int status = id_append(into, fg->id, fg->idlen, err);
     agg_group *g = status == AG_OK ? group_for(into, fg->keys, err) : NULL;
     if (!g)
         return status != AG_OK ? status : err && err->status ? err->status : AG_ENOMEM;
-    for (size_t m = 0; m < fg->nstat && m < from->nmetric; m++) {
-        int im = metric_add(into, from->metric[m], err);
-        if (im < 0)
-            return err && err->status ? err->status : AG_ENOMEM;
-        into->metric_text[im] |= from->metric_text[m];
-        agg_stat *s = stat_of(g, (size_t)im, into->nmetric);
+    g->n += fg->n;
+    return AG_OK;
+}
+
+/* from's statistics into into's, whose groups and metrics hold from's. */
+static int merge_stats(ag_aggregate *into, const ag_aggregate *from, ag_error *err)
+{
+    for (size_t i = 0; i < from->nstat; i++) {
+        const agg_stat *fs = &from->stats[i];
+        long g = agg_find_group(into, &from->groups[fs->group]);
+        int m = agg_metric_index(into, from->metric[fs->metric]);
+        agg_stat *s = g >= 0 && m >= 0 ? stat_of(into, (size_t)g, (size_t)m) : NULL;
         if (!s)
             return ag_error_set(err, AG_ENOMEM, "out of memory for a group's metrics");
-        if ((status = merge_stat(s, &fg->stats[m], into->keep_values, err)) != AG_OK)
+        int status = merge_stat(s, fs, into->keep_values, err);
+        if (status != AG_OK)
             return status;
     }
-    g->n += fg->n;
     return AG_OK;
 }
 
@@ -574,10 +642,13 @@ int ag_aggregate_merge(ag_aggregate *into, const ag_aggregate *from, ag_error *e
         into->metric_text[im] |= from->metric_text[m];
     }
     for (size_t g = 0; g < from->ngroup; g++) {
-        int status = merge_group(into, from, &from->groups[g], err);
+        int status = merge_group(into, &from->groups[g], err);
         if (status != AG_OK)
             return status;
     }
+    int status = merge_stats(into, from, err);
+    if (status != AG_OK)
+        return status;
     for (size_t k = 0; k < into->nschema; k++)
         into->present[k] |= from->present[k];
     into->records += from->records;
@@ -693,7 +764,7 @@ int ag_aggregate_table(const ag_aggregate *a, int human, ag_table *out, ag_error
         row[c++] = (ag_cell){.kind = AG_CELL_INTEGER, .value = (double)grp->n};
         for (size_t m = 0; m < a->nmetric; m++)
             if (!a->metric_text[m])
-                c += metric_cells(a, &agg_stat_of(grp, m)->m, human, &row[c]);
+                c += metric_cells(a, &agg_stat_of(a, grp, m)->m, human, &row[c]);
     }
     free(cols);
     if (status != AG_OK)

@@ -6,11 +6,13 @@
 #include "attngeom.h"
 #include "hashmap.h"
 
-/* One metric of one group. */
+/* One metric of one group: only the pairs the records hold exist, so an
+ * aggregate grows with its input, not with groups × metrics. */
 typedef struct {
     ag_moments m;
     double *vals; /* (nval) with keep_values */
     size_t nval, vcap;
+    uint32_t group, metric; /* whose */
 } agg_stat;
 
 typedef struct {
@@ -18,8 +20,6 @@ typedef struct {
     const char *id;   /* the serialized keys (owned by group_map) */
     uint32_t idlen;
     uint64_t n;       /* records */
-    agg_stat *stats;  /* (nstat) by metric index; missing ones are empty */
-    size_t nstat;
 } agg_group;
 
 struct ag_aggregate {
@@ -35,18 +35,19 @@ struct ag_aggregate {
     agg_group *groups;
     size_t ngroup, gcap;
     agi_strmap group_map;   /* serialized keys -> group index */
+    agi_strmap schema_map;  /* group key -> schema index */
+    agg_stat *stats;        /* (nstat) every (group, metric) met */
+    size_t nstat, scap;
+    agi_u64map stat_map;    /* agg_stat_key(group, metric) -> index into stats */
     uint64_t records;
     int summaries;          /* some record was an aggregated one */
     char *idbuf;            /* scratch for a serialized key */
     size_t idlen, idcap;
 };
 
-/* The empty statistics of a metric a group never saw. */
-static inline const agg_stat *agg_stat_of(const agg_group *g, size_t metric)
-{
-    static const agg_stat empty;
-    return metric < g->nstat ? &g->stats[metric] : &empty;
-}
+/* The statistics of metric `metric` in group g (NULL: none), empty when
+ * the group never saw it. */
+const agg_stat *agg_stat_of(const ag_aggregate *a, const agg_group *g, size_t metric);
 
 /* Index of metric `name` in a, or -1. */
 int agg_metric_index(const ag_aggregate *a, const char *name);

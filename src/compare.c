@@ -164,7 +164,6 @@ static int compare_group(const ag_aggregate *a, const ag_aggregate *b, const agg
                          const agg_group *gb, const metric_pairs *mp, const size_t *cols,
                          size_t nkey, const ag_compare_options *opt, ag_table *out, ag_error *err)
 {
-    static const agg_group none;
     const agg_group *ka = ga ? ga : gb;
     for (size_t k = 0; k < mp->count; k++) {
         ag_cell *row = ag_table_add_row(out, err);
@@ -172,8 +171,8 @@ static int compare_group(const ag_aggregate *a, const ag_aggregate *b, const agg
             return err && err->status ? err->status : AG_ENOMEM;
         int status = agg_put_keys(ga ? a : b, ka, cols, nkey, out, row, err);
         if (status == AG_OK)
-            status = compare_row(opt, a->metric[mp->ia[k]], agg_stat_of(ga ? ga : &none, (size_t)mp->ia[k]),
-                                 agg_stat_of(gb ? gb : &none, (size_t)mp->ib[k]), out, row + nkey, err);
+            status = compare_row(opt, a->metric[mp->ia[k]], agg_stat_of(a, ga, (size_t)mp->ia[k]),
+                                 agg_stat_of(b, gb, (size_t)mp->ib[k]), out, row + nkey, err);
         if (status != AG_OK)
             return status;
     }

@@ -114,13 +114,16 @@ static int json_record(reader *r, const json_t *o)
     if (!json_is_object(o))
         return ag_error_set(r->err, AG_EFORMAT, "a record is a JSON object, not %s",
                             json_is_array(o) ? "an array" : "a value");
-    int status = scratch(r, json_object_size(o));
-    size_t k = 0;
+    size_t count = json_object_size(o), k = 0;
+    int status = scratch(r, count);
     const char *key;
     json_t *v;
+    /* nothing is stored past what scratch() granted: a refused record
+     * stops here, and k never passes the object's size */
     json_object_foreach((json_t *)o, key, v) {
-        if (status == AG_OK)
-            status = ag_record_key_check(key, r->err);
+        if (status != AG_OK || k == count)
+            break;
+        status = ag_record_key_check(key, r->err);
         if (status == AG_OK)
             status = json_cell(r, key, v, &r->cells[k]);
         r->keys[k++] = key;
@@ -155,37 +158,41 @@ static int json_value(reader *r, const json_t *v, size_t line, size_t *record)
     return AG_OK;
 }
 
-static int json_syntax(reader *r, size_t base_line, const json_error_t *je)
+/* jansson names few of its allocation failures (a NULL result with no
+ * reason is one): either is "out of memory", never an empty message. */
+static int json_failed(reader *r, size_t base_line, const json_error_t *je)
 {
-    return ag_error_set(r->err, AG_EFORMAT, "%s: line %zu: %s", r->name,
-                        base_line + (je->line > 0 ? (size_t)je->line - 1 : 0), je->text);
+    size_t line = base_line + (je->line > 0 ? (size_t)je->line - 1 : 0);
+    if (json_error_code(je) == json_error_out_of_memory || !je->text[0])
+        return ag_error_set(r->err, AG_ENOMEM, "%s: line %zu: out of memory", r->name, line);
+    return ag_error_set(r->err, AG_EFORMAT, "%s: line %zu: %s", r->name, line, je->text);
 }
 
-/* The next JSON value from off (after blanks): a one-line value alone
- * (JSONL), else a document over several lines, parsed whole (capped). */
-static json_t *next_value(reader *r, size_t off, size_t *used, size_t line)
+/* The next JSON value from off (after blanks) into *v: a one-line value
+ * alone (JSONL), else a document over several lines, parsed whole
+ * (capped). */
+static int next_value(reader *r, size_t off, size_t line, json_t **v, size_t *used)
 {
+    const size_t flags = JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK;
     const char *nl = memchr(r->buf + off, '\n', r->len - off);
     size_t n = nl ? (size_t)(nl - r->buf) - off : r->len - off;
     json_error_t je;
-    json_t *v = NULL;
-    if (n <= AG_RECORDS_LINE_MAX)
-        v = json_loadb(r->buf + off, n, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
-    if (!v && r->len - off > AG_RECORDS_DOCUMENT_MAX) {
-        ag_error_set(r->err, AG_ELIMIT, "%s: line %zu: a JSON document larger than %zu bytes "
-                     "(write --format jsonl for larger outputs)", r->name, line,
-                     AG_RECORDS_DOCUMENT_MAX);
-        return NULL;
+    *v = NULL;
+    if (n <= AG_RECORDS_LINE_MAX) {
+        *v = json_loadb(r->buf + off, n, flags, &je);
+        if (!*v && json_error_code(&je) == json_error_out_of_memory)
+            return json_failed(r, line, &je);
     }
-    if (!v)
-        v = json_loadb(r->buf + off, r->len - off, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK,
-                       &je);
-    if (!v) {
-        json_syntax(r, line, &je);
-        return NULL;
-    }
+    if (!*v && r->len - off > AG_RECORDS_DOCUMENT_MAX)
+        return ag_error_set(r->err, AG_ELIMIT, "%s: line %zu: a JSON document larger than %zu "
+                            "bytes (write --format jsonl for larger outputs)", r->name, line,
+                            AG_RECORDS_DOCUMENT_MAX);
+    if (!*v)
+        *v = json_loadb(r->buf + off, r->len - off, flags, &je);
+    if (!*v)
+        return json_failed(r, line, &je);
     *used = je.position;
-    return v;
+    return AG_OK;
 }
 
 /* JSON values one after another: JSONL lines, documents (`cat a.json
@@ -201,10 +208,11 @@ static int read_json(reader *r, size_t start)
         line = line_after(r, counted, line, off);
         counted = off;
         size_t used = 0;
-        json_t *v = next_value(r, off, &used, line);
-        if (!v)
-            return r->err && r->err->status ? r->err->status : AG_EFORMAT;
-        int status = json_value(r, v, line, &record);
+        json_t *v;
+        int status = next_value(r, off, line, &v, &used);
+        if (status != AG_OK)
+            return status;
+        status = json_value(r, v, line, &record);
         json_decref(v);
         if (status != AG_OK)
             return status;
@@ -320,6 +328,9 @@ static int csv_split(reader *r, char sep, size_t *off, size_t *line, csv_record 
     size_t n = end - start;
     if (n && r->buf[start + n - 1] == '\r')
         n--;
+    /* a cell is a C string from here on: a NUL would cut it short */
+    if (memchr(r->buf + start, '\0', n))
+        return ag_error_set(r->err, AG_EFORMAT, "a NUL byte in a cell");
     if (n + 1 > rec->cap) {
         char *t = realloc(rec->text, n + 1);
         if (!t)

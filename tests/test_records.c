@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 
 #include "attngeom.h"
 
@@ -169,6 +170,68 @@ Test(records, caps)
     line[big] = '\0';
     read_fails(line, AG_ELIMIT, "in: line 3: longer than 16777216 bytes");
     free(line);
+}
+
+/* "{"k0": 0, ..., "kN": N}" of n keys, after `before` (malloc'd). */
+static char *wide_object(const char *before, size_t n, const char *after)
+{
+    char *s = malloc(strlen(before) + n * 16 + strlen(after) + 4), *p = s;
+    p += sprintf(p, "%s{", before);
+    for (size_t k = 0; k < n; k++)
+        p += sprintf(p, "\"k%zu\": %zu%s", k, k, k + 1 < n ? ", " : "");
+    sprintf(p, "}%s", after);
+    return s;
+}
+
+/* A record over the key cap is refused, alone or after another: nothing
+ * is stored past the refusal (was a NULL store, then a heap overflow). */
+Test(records, more_keys_than_the_cap)
+{
+    size_t n = AG_RECORDS_KEYS_MAX + 1;
+    char *lone = wide_object("", n, "\n"), *second = wide_object("{\"a\": 1}\n", n, "\n");
+    char *array = wide_object("[\n{\"a\": 1},\n", n, "]\n");
+    read_fails(lone, AG_ELIMIT, "in: line 1: more than 4096 keys in a record");
+    read_fails(second, AG_ELIMIT, "in: line 2: more than 4096 keys in a record");
+    read_fails(array, AG_ELIMIT, "in: record 2: more than 4096 keys in a record");
+    free(lone);
+    free(second);
+    free(array);
+    /* exactly at the cap is a record */
+    char *full = wide_object("{\"a\": 1}\n", AG_RECORDS_KEYS_MAX, "\n");
+    collected c = read_ok(full);
+    cr_assert_eq(c.records, 2);
+    free(full);
+}
+
+/* A NUL byte inside a CSV cell is refused, not a cell cut short ("ab\0c"
+ * was "ab", merged with the group "ab"). */
+Test(records, csv_nul_refused)
+{
+    static const char quoted[] = "model,x\n\"ab\0c\",1\nab,2\n", bare[] = "model\tx\nab\0c\t1\n";
+    const char *texts[] = {quoted, bare};
+    const size_t lens[] = {sizeof quoted - 1, sizeof bare - 1};
+    for (int t = 0; t < 2; t++) {
+        collected c = {0};
+        ag_error err = {0};
+        cr_assert_eq(ag_records_read_buffer("in", texts[t], lens[t], collect, &c, &err), AG_EFORMAT);
+        cr_assert_str_eq(err.message, "in: line 2: a NUL byte in a cell");
+        cr_assert_eq(c.records, 0);
+    }
+}
+
+static void *refuse_alloc(size_t n)
+{
+    (void)n;
+    return NULL;
+}
+
+/* jansson out of memory is named so (was "in: line 1: " and nothing). */
+Test(records, json_out_of_memory_named)
+{
+    json_set_alloc_funcs(refuse_alloc, free);
+    read_fails("{\"a\": 1}\n", AG_ENOMEM, "in: line 1: out of memory");
+    read_fails("{\n\"records\": [{\"a\": 1}]}\n", AG_ENOMEM, "in: line 1: out of memory");
+    json_set_alloc_funcs(malloc, free);
 }
 
 Test(records, file_errors)
