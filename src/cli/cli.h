@@ -390,6 +390,11 @@ void cli_seqs_free(cli_seq *seqs, size_t count);
  * (*name becomes "standard input"). 0, or 1 after printing. */
 int cli_read_text_file(const char **name, size_t max, char **buf, size_t *len);
 
+/* A JSON file the CLI reads itself, parsed with jansson `flags`, through
+ * the same regular-file check (cli_read_text_file). 0 (*out the caller's),
+ * or 1 after printing. */
+int cli_read_json(const char *path, size_t flags, json_t **out);
+
 /* Parse a selection "0,2-5" over 0..limit-1 into mask[limit] (all selected
  * when spec is NULL). Returns 0, 2 after a usage error (syntax), 1 after an
  * out-of-range error. `what` is "layers" or "heads". */
@@ -466,7 +471,8 @@ int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_optio
  * Returns the command's status. */
 int cli_model_run_finish(cli_model_run *r, int rc);
 /* 1 when MODEL's config.json names a model whose input is a tensor (vit,
- * whisper); its model_type in type[32]. */
+ * whisper); its model_type in type[32]. 0 when it names another or is
+ * absent; -1 after printing when it cannot be read (a FIFO, bad JSON). */
 int cli_model_takes_tensors(const char *model_dir, char type[32]);
 
 /* ---- progress of a corpus run (progress.c; docs/cli.md, "Corpus runs") -- */

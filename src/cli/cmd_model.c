@@ -91,7 +91,10 @@ int cmd_tokenize(int argc, char **argv)
     if (cli_paths_check(outs, 1, ins, 1))
         return 1;
     char type[32];
-    if (cli_model_takes_tensors(model, type))
+    int tensors = cli_model_takes_tensors(model, type);
+    if (tensors < 0)
+        return 1;
+    if (tensors)
         return cli_usage_error("tokenize", "%s is a %s model: its input is %s, not token ids", model,
                                type, strcmp(type, "vit") ? "audio features" : "an image");
     ag_tokenizer *tok = NULL;

@@ -72,10 +72,14 @@ static const char *media_path(const cli_input *in)
 int cli_model_takes_tensors(const char *model_dir, char type[32])
 {
     char path[PATH_MAX];
+    json_t *root = NULL;
     type[0] = '\0';
     if ((size_t)snprintf(path, sizeof path, "%s/config.json", model_dir) >= sizeof path)
         return 0;
-    json_t *root = json_load_file(path, 0, NULL);
+    /* no config.json (MODEL a tokenizer.json, a folder without one) is no
+     * tensor model; one that is there must be a regular file: a FIFO fails */
+    if (access(path, F_OK) == 0 && cli_read_json(path, 0, &root) != 0)
+        return -1;
     const char *t = json_string_value(json_object_get(root, "model_type"));
     if (t)
         snprintf(type, 32, "%s", t);
