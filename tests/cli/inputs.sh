@@ -56,4 +56,52 @@ for c in analyze attention; do
     refuse "list.txt: is not a regular file" "FIFO --audio-file: $c" \
         $c "$WH" --audio-file list.txt -o 'o/x_{i}.npy'
 done
+# ---- the identity rule: an input is never an output ---------------------------
+# keep NEEDLES DESC FILE ARGS... : refused as `refuse` says, FILE byte for
+# byte as it was; FILE is restored after, so that a regression fails this
+# check alone.
+keep() {
+    needles=$1 desc=$2 file=$3
+    shift 3
+    cp "$file" "$file.before"
+    refuse "$needles" "$desc" "$@"
+    check "$desc: $file unchanged" cmp -s "$file" "$file.before"
+    cp "$file.before" "$file"
+}
+cp "$IMG/rgb8_37x23.png" a.png
+cp "$IMG/gray8_40x30.png" b.png
+printf '%s\n' b.png a.png >l.txt
+keep "-o a.png is the same file as a.png, listed in --image-file l.txt" \
+    "analyze -o an image of the list" a.png analyze "$VIT" --image-file l.txt -o a.png
+cp "$AUD/chirp_1s.wav" c.wav
+printf '%s\n' c.wav >al.txt
+keep "-o c.wav is the same file as c.wav, listed in --audio-file al.txt" \
+    "analyze -o a WAV of the list" c.wav analyze "$WH" --audio-file al.txt --frames 20 -o c.wav
+# x_1.npy is line 1 of the list and what -o x_{i}.npy names for it
+cp a.png x_1.npy
+printf '%s\n' b.png x_1.npy >lx.txt
+keep "-o x_1.npy is the same file as x_1.npy, listed in --image-file lx.txt" \
+    "attention -o x_{i}.npy naming an image of the list" x_1.npy \
+    attention "$VIT" --image-file lx.txt -o 'x_{i}.npy'
+check "attention -o x_{i}.npy: no x_0.npy written first" test ! -e x_0.npy
+ln -s x_1.npy h_1.npy
+keep "--hidden h_1.npy is the same file as x_1.npy" "attention --hidden h_{i}.npy: a symlink to an input" \
+    x_1.npy attention "$VIT" --image-file lx.txt -o 'o/a_{i}.npy' --hidden 'h_{i}.npy'
+ln -s a.png link.png
+keep "-o link.png is the same file as a.png, listed in --image-file l.txt" \
+    "analyze -o a symlink to an image of the list" a.png analyze "$VIT" --image-file l.txt -o link.png
+printf '%s\n' a.png >list0.txt
+keep "-o list0.txt is the same file as --image-file list0.txt" \
+    "attention -o list{i}.txt: the list itself" list0.txt \
+    attention "$VIT" --image-file list0.txt -o 'list{i}.txt'
+# the model's own files: one it takes only for images, and weights reached
+# through a symlink of the folder (the file outside it is what is read)
+cp -r "$VIT" mv
+printf '{"size": {"height": 32, "width": 32}}\n' >mv/preprocessor_config.json
+keep "a file of the model folder MODEL mv" "analyze -o the model's preprocessor_config.json" \
+    mv/preprocessor_config.json analyze mv --image a.png -o mv/preprocessor_config.json
+mv mv/model.safetensors weights.st && ln -s ../weights.st mv/model.safetensors
+keep "is the same file as mv/model.safetensors, a file of the model folder MODEL mv" \
+    "analyze -o the weights a model file links to" weights.st \
+    analyze mv --image-file l.txt -o weights.st
 finish
