@@ -8,7 +8,9 @@
 #  - an output that is an input of the run — an entry of an image or audio
 #    list, a file a {i} pattern expands to, a symlink to an input, the list
 #    itself, a model file — is refused before anything runs (exit 1, one
-#    line naming both) and stays byte for byte as it was.
+#    line naming both) and stays byte for byte as it was;
+#  - a progressive JPEG of more than 100 scans (AG_JPEG_SCANS_MAX) is
+#    refused, alone or in a list, with nothing written.
 # Run from the repository root.
 
 . "$(dirname "$0")/lib.sh"
@@ -104,4 +106,11 @@ mv mv/model.safetensors weights.st && ln -s ../weights.st mv/model.safetensors
 keep "is the same file as mv/model.safetensors, a file of the model folder MODEL mv" \
     "analyze -o the weights a model file links to" weights.st \
     analyze mv --image-file l.txt -o weights.st
+# ---- a progressive JPEG past 100 scans: refused, not decoded for minutes --------
+refuse "scans_101_48x36.jpg: progressive JPEG with more than 100 scans" \
+    "--image: a JPEG of 101 scans" analyze "$VIT" --image "$IMG/scans_101_48x36.jpg" -o o/x.csv
+printf '%s\n' "$IMG/progressive_48x36.jpg" "$IMG/scans_101_48x36.jpg" >scans.txt
+refuse "scans_101_48x36.jpg: progressive JPEG with more than 100 scans" \
+    "--image-file: a JPEG of 101 scans on line 2" attention "$VIT" --image-file scans.txt -o 'o/x_{i}.npy'
+
 finish
