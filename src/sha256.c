@@ -7,7 +7,6 @@
  * linking GLib or a crypto library into the library. Tested against the standard's examples
  * (tests/test_sha256.c) and sha256sum (tests/cli/stream.sh). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -115,16 +114,11 @@ void ag_sha256_hex(const unsigned char digest[32], char hex[65])
 int ag_sha256_file(const char *path, char hex[65], ag_error *err)
 {
     int fd;
-    do {
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0)
-        return ag_error_set(err, AG_EIO, "%s: cannot open: %s", path, agi_strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return ag_error_set(err, AG_EIO, "%s: is not a regular file", path);
-    }
+    /* the regular-file check every input goes through: a FIFO must not block */
+    int rc = agi_open_input(path, &fd, &st, err);
+    if (rc != AG_OK)
+        return rc;
     enum { CHUNK = 1 << 20 };
     unsigned char *buf = malloc(CHUNK), digest[32];
     if (!buf) {

@@ -291,6 +291,29 @@ Test(image, truncated_jpeg_every_prefix)
     expect_failure(p, AG_EFORMAT, "truncated");
 }
 
+/* A progressive JPEG past AG_JPEG_SCANS_MAX scans (progressive_48x36.jpg
+ * with a scan repeated, tests/ref/make_images.py) is refused before it is
+ * decoded; cut to its first 100 scans it decodes. */
+Test(image, jpeg_scan_cap)
+{
+    cr_assert_eq(AG_JPEG_SCANS_MAX, 100);
+    expect_failure(IMAGES "scans_101_48x36.jpg", AG_ELIMIT,
+                   "progressive JPEG with more than 100 scans");
+    buf b = slurp(IMAGES "scans_101_48x36.jpg");
+    size_t last = 0, scans = 0;
+    for (size_t i = 0; i + 1 < b.n; i++)
+        if (b.b[i] == 0xff && b.b[i + 1] == 0xda)
+            last = i, scans++;
+    cr_assert_eq(scans, 101);
+    memmove(b.b + last, b.b + b.n - 2, 2); /* the EOI in place of scan 101 */
+    ag_image img;
+    ag_error err = {0};
+    cr_assert_eq(ag_image_decode(b.b, last + 2, "scans_100", &img, &err), AG_OK, "%s", err.message);
+    cr_expect(img.width == 48 && img.height == 36);
+    ag_image_free(&img);
+    free(b.b);
+}
+
 Test(image, huge_and_empty_headers)
 {
     const unsigned char scan[] = {0, 1, 2, 3};

@@ -35,6 +35,14 @@ extern "C" {
 #define AG_IMAGE_MAX_SIDE   65500u
 #define AG_IMAGE_MAX_PIXELS 89478485u
 #define AG_IMAGE_FILE_MAX   (512u * 1024 * 1024)
+/* A progressive JPEG may have at most this many scans. Each scan passes
+ * over the whole image again, so a small file repeating its last scan
+ * thousands of times decodes for minutes, while encoders emit about ten
+ * (libjpeg's jpeg_simple_progression, cjpeg -progress: 10 for colour, 6
+ * for gray). libjpeg-turbo's djpeg -maxscans and TurboJPEG's scan limit
+ * stop such files the same way (AG_ELIMIT, "progressive JPEG with more
+ * than 100 scans"). */
+#define AG_JPEG_SCANS_MAX   100
 
 /* An RGB image, 8 bits per channel, rows top to bottom, no padding. */
 typedef struct {

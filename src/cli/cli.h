@@ -203,15 +203,29 @@ int cli_settings_text(const cli_common *c, const cli_settings_in *in, char **out
 /* ---- outputs (outputs.c; the rules are docs/cli.md's "Outputs") ------- */
 
 /* An option and its path, for messages ("-o", "a.npy"); path may be NULL
- * (option not given). "-" is standard output. */
+ * (option not given). "-" is standard output (or input). */
 typedef struct {
     const char *option, *path;
 } cli_path;
 
-/* Before anything runs: refuse (one line, returns 1) an output that is a
- * directory, a read-only file, a missing folder's file, the same file as an
- * input (an existing file, or a model file of an input folder) or as
- * another output (or the same descriptor). At most 8 outputs. */
+/* The identity rule (docs/cli.md, "Outputs"): no output is a file the run
+ * reads. The files of inputs `ins` are looked up once — each one's device
+ * and inode (through symlinks), or its canonical path while nothing is
+ * there; a folder (MODEL) stands for the files it is read from. 0, or 1
+ * after printing (out of memory). */
+typedef struct cli_inputs cli_inputs;
+int cli_inputs_new(const cli_path *ins, size_t nin, cli_inputs **set);
+/* One more input: `path`, a line of list file `list` given as `option`
+ * ("--image-file"); the strings must outlive set. 0, or 1 after printing. */
+int cli_inputs_add_listed(cli_inputs *set, const char *option, const char *list, const char *path);
+void cli_inputs_free(cli_inputs *set);
+/* Before anything runs: refuse (one line naming both, returns 1) an output
+ * that is a directory, a read-only file, a missing folder's file, one of
+ * `set`'s files (the same device and inode, or the same path while neither
+ * exists) or the same file as another output (or the same descriptor). At
+ * most 8 outputs. */
+int cli_outputs_check(const cli_path *outs, size_t nout, const cli_inputs *set);
+/* cli_outputs_check against the inputs ins[nin]. */
 int cli_paths_check(const cli_path *outs, size_t nout, const cli_path *ins, size_t nin);
 
 /* The outputs of one command, committed together. */
@@ -390,6 +404,11 @@ void cli_seqs_free(cli_seq *seqs, size_t count);
  * (*name becomes "standard input"). 0, or 1 after printing. */
 int cli_read_text_file(const char **name, size_t max, char **buf, size_t *len);
 
+/* A JSON file the CLI reads itself, parsed with jansson `flags`, through
+ * the same regular-file check (cli_read_text_file). 0 (*out the caller's),
+ * or 1 after printing. */
+int cli_read_json(const char *path, size_t flags, json_t **out);
+
 /* Parse a selection "0,2-5" over 0..limit-1 into mask[limit] (all selected
  * when spec is NULL). Returns 0, 2 after a usage error (syntax), 1 after an
  * out-of-range error. `what` is "layers" or "heads". */
@@ -426,6 +445,16 @@ int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int
  * indices) and the tokenized inputs. Returns 0 or an exit status. */
 int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers);
 void cli_model_run_free(cli_model_run *r);
+/* The identity rule over r's whole run (docs/cli.md, "Outputs"): every
+ * output — the command's own or -o, --save-input, and for a name with {i}
+ * the file of each text — against every file the run reads: MODEL's files,
+ * the text, token, image and audio files, each line of a list, --expect.
+ * Called once the sequences are known, before any is run or decoded. 0, or
+ * 1 after printing. */
+int cli_model_run_check_paths(const cli_model_run *r);
+/* The file of text s: every {i} of pattern replaced by its line index (0
+ * for a single input); NULL for a NULL pattern or out of memory. */
+char *cli_text_path(const char *pattern, const cli_seq *s);
 /* Print a forward-pass error for sequence s (naming the line of
  * --text-file or --tokens-file) and return 1. */
 int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error *err);
@@ -466,7 +495,8 @@ int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_optio
  * Returns the command's status. */
 int cli_model_run_finish(cli_model_run *r, int rc);
 /* 1 when MODEL's config.json names a model whose input is a tensor (vit,
- * whisper); its model_type in type[32]. */
+ * whisper); its model_type in type[32]. 0 when it names another or is
+ * absent; -1 after printing when it cannot be read (a FIFO, bad JSON). */
 int cli_model_takes_tensors(const char *model_dir, char type[32]);
 
 /* ---- progress of a corpus run (progress.c; docs/cli.md, "Corpus runs") -- */

@@ -91,7 +91,10 @@ int cmd_tokenize(int argc, char **argv)
     if (cli_paths_check(outs, 1, ins, 1))
         return 1;
     char type[32];
-    if (cli_model_takes_tensors(model, type))
+    int tensors = cli_model_takes_tensors(model, type);
+    if (tensors < 0)
+        return 1;
+    if (tensors)
         return cli_usage_error("tokenize", "%s is a %s model: its input is %s, not token ids", model,
                                type, strcmp(type, "vit") ? "audio features" : "an image");
     ag_tokenizer *tok = NULL;
@@ -302,33 +305,8 @@ static size_t count_on(const unsigned char *mask, int n)
     return c;
 }
 
-/* The file of text s: every {i} of pattern replaced by its line index (0
- * for --text or --tokens); NULL for a NULL pattern or out of memory. */
-static char *text_path(const char *pattern, const cli_seq *s)
-{
-    if (!pattern)
-        return NULL;
-    char index[24];
-    snprintf(index, sizeof index, "%ld", s->line >= 0 ? s->line : 0L);
-    size_t marks = 0, len = strlen(pattern);
-    for (const char *p = strstr(pattern, "{i}"); p; p = strstr(p + 3, "{i}"))
-        marks++;
-    char *out = malloc(len + marks * strlen(index) + 1), *o = out;
-    for (const char *p = pattern; out && *p;) {
-        if (strncmp(p, "{i}", 3) == 0) {
-            o = stpcpy(o, index);
-            p += 3;
-        } else {
-            *o++ = *p++;
-        }
-    }
-    if (out)
-        *o = '\0';
-    return out;
-}
-
-/* Before anything runs: a name without {i} takes one text, and every
- * text's files pass the checks of any output (cli_paths_check). */
+/* Before anything runs: a name without {i} takes one text (the files of
+ * every text are checked with the run's inputs, cli_model_run_check_paths). */
 static int check_text_paths(const cli_model_run *r)
 {
     const char *names[2] = {r->common.out_path, hidden_path};
@@ -337,17 +315,7 @@ static int check_text_paths(const cli_model_run *r)
             return cli_usage_error("attention", "%s %s names one file and the input holds %zu "
                                    "texts: put {i} in it (%s attn_{i}.npy)", k ? "--hidden" : "-o",
                                    names[k], r->nseq, k ? "--hidden" : "-o");
-    cli_path ins[] = {{"MODEL", r->model_dir}, {"--text-file", r->input.text_file},
-                      {"--tokens-file", r->input.tokens_file}};
-    int rc = 0;
-    for (size_t k = 0; rc == 0 && k < r->nseq; k++) {
-        char *a = text_path(names[0], &r->seqs[k]), *h = text_path(names[1], &r->seqs[k]);
-        cli_path outs[] = {{"-o", a}, {"--hidden", h}};
-        rc = !a || (names[1] && !h) ? cli_fail("out of memory") : cli_paths_check(outs, 2, ins, 3);
-        free(a);
-        free(h);
-    }
-    return rc;
+    return 0;
 }
 
 /* The pass, writing as it goes: 0, or 1 after printing (a failed write names
@@ -371,7 +339,7 @@ static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
     const ag_model_config *g = ag_model_get_config(r->model);
     size_t n = s->n, nl = count_on(r->layer_on, g->n_layer), nh = count_on(r->head_on, g->n_head);
     size_t ashape[4] = {nl, nh, n, n}, hshape[3] = {(size_t)g->n_layer + 1, n, (size_t)g->d_model};
-    char *a = text_path(r->common.out_path, s), *h = text_path(hidden_path, s);
+    char *a = cli_text_path(r->common.out_path, s), *h = cli_text_path(hidden_path, s);
     attention_ctx c = {.layer_on = r->layer_on, .head_on = r->head_on};
     cli_outputs tx = {0};
     int rc = !a || (hidden_path && !h) ? cli_fail("out of memory") : 0;
@@ -400,9 +368,9 @@ int cmd_attention(int argc, char **argv)
         return cli_usage_error("attention", "missing -o OUT.npy");
     if ((rc = cli_reject_expect(&r.common, "attention")) != 0)
         return rc;
-    /* a name with {i} is checked for each text (check_text_paths) */
-    r.outs[0] = (cli_path){"-o", strstr(r.common.out_path, "{i}") ? NULL : r.common.out_path};
-    r.outs[1] = (cli_path){"--hidden", hidden_path && strstr(hidden_path, "{i}") ? NULL : hidden_path};
+    /* a name with {i} is checked for each text (cli_model_run_check_paths) */
+    r.outs[0] = (cli_path){"-o", r.common.out_path};
+    r.outs[1] = (cli_path){"--hidden", hidden_path};
     rc = cli_model_run_prepare(&r, "attention", 0);
     if (rc == 0)
         rc = check_text_paths(&r);

@@ -179,6 +179,25 @@ int cli_read_text_file(const char **name, size_t max, char **buf, size_t *len)
     return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
+/* A configuration file the CLI reads itself (config.json, a shard index):
+ * through ag_read_file's regular-file check, so that a FIFO fails at once. */
+#define CLI_JSON_FILE_MAX ((size_t)64 * 1024 * 1024)
+
+int cli_read_json(const char *path, size_t flags, json_t **out)
+{
+    const char *name = path;
+    char *buf = NULL;
+    size_t len = 0;
+    json_error_t je;
+    *out = NULL;
+    if (cli_read_text_file(&name, CLI_JSON_FILE_MAX, &buf, &len) != 0)
+        return 1;
+    *out = json_loadb(buf, len, flags, &je);
+    free(buf);
+    return *out ? 0 : cli_fail("%s: invalid JSON at line %d column %d: %s", path, je.line,
+                               je.column, je.text);
+}
+
 /* The ids of one --tokens-file line: non-negative integers separated by
  * commas or blanks (spaces, tabs), blanks allowed around commas. */
 static int parse_id_line(const char *path, long line, const char *s, size_t n, cli_seq *seq)

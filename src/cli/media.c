@@ -72,10 +72,14 @@ static const char *media_path(const cli_input *in)
 int cli_model_takes_tensors(const char *model_dir, char type[32])
 {
     char path[PATH_MAX];
+    json_t *root = NULL;
     type[0] = '\0';
     if ((size_t)snprintf(path, sizeof path, "%s/config.json", model_dir) >= sizeof path)
         return 0;
-    json_t *root = json_load_file(path, 0, NULL);
+    /* no config.json (MODEL a tokenizer.json, a folder without one) is no
+     * tensor model; one that is there must be a regular file: a FIFO fails */
+    if (access(path, F_OK) == 0 && cli_read_json(path, 0, &root) != 0)
+        return -1;
     const char *t = json_string_value(json_object_get(root, "model_type"));
     if (t)
         snprintf(type, 32, "%s", t);
@@ -285,23 +289,12 @@ static const char *input_name(const void *ctx, long text)
     return lo < r->nseq && r->seqs[lo].line == text ? r->seqs[lo].source : NULL;
 }
 
-/* --save-input: its path checked as every output's is, the float32 tensor
- * staged in r->save_input (committed by cli_model_run_finish). */
+/* --save-input (its path checked with the run's, cli_model_run_check_paths):
+ * the float32 tensor staged in r->save_input (committed by
+ * cli_model_run_finish). */
 static int stage_saved_input(cli_model_run *r)
 {
     const cli_seq *s = &r->seqs[0];
-    cli_path outs[4] = {{"--save-input", r->input.save_input}};
-    size_t nout = 1;
-    if (r->outs[0].option)
-        outs[nout++] = r->outs[0], outs[nout++] = r->outs[1];
-    else if (r->common.out_path)
-        outs[nout++] = (cli_path){"-o", r->common.out_path};
-    else /* the records go to standard output */
-        outs[nout++] = (cli_path){"the records", "-"};
-    cli_path ins[] = {{"MODEL", r->model_dir}, {media_option(&r->input), s->source},
-                      {"--expect", r->common.expect_path}};
-    if (cli_paths_check(outs, nout, ins, 3))
-        return 1;
     size_t count = s->shape[0] * s->shape[1] * (s->ndim == 3 ? s->shape[2] : 1);
     float *f = malloc(count * sizeof *f);
     FILE *fp = NULL;
@@ -322,8 +315,11 @@ int cli_model_inputs(cli_model_run *r, const char *cmd)
 {
     ag_input_kind kind = ag_model_input_kind(r->model);
     int rc = check_kind(r, cmd, kind);
-    if (rc || kind == AG_INPUT_TOKENS)
-        return rc ? rc : cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
+    if (rc || kind == AG_INPUT_TOKENS) {
+        if (rc == 0)
+            rc = cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
+        return rc ? rc : cli_model_run_check_paths(r);
+    }
     if ((rc = load_preprocessor(r, kind)) != 0)
         return rc;
     const char *list = r->input.image_file ? r->input.image_file : r->input.audio_file;
@@ -336,6 +332,9 @@ int cli_model_inputs(cli_model_run *r, const char *cmd)
         r->nseq = 1;
         r->seqs[0].line = -1;
     }
+    /* the identity rule before any input is decoded or any output staged */
+    if (rc == 0)
+        rc = cli_model_run_check_paths(r);
     for (size_t k = 0; rc == 0 && k < r->nseq; k++)
         rc = check_input(r, &r->seqs[k], !list);
     if (rc == 0 && r->input.save_input)

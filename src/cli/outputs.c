@@ -16,7 +16,9 @@
  *  - a fatal signal (SIGINT, SIGTERM, ...) removes the temporaries first.
  *
  * cli_paths_check refuses, before anything runs, an output that is a
- * directory, a read-only file, an input of the command or another output. */
+ * directory, a read-only file, another output or a file the run reads (the
+ * identity rule: by device and inode, or by path while nothing is there). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -242,12 +244,13 @@ static char *canonical(const char *target)
     return out ? out : strdup(target);
 }
 
-/* Files a model folder is read from (model.c, tokenizer.c). */
+/* Files a model folder is read from (model.c, tokenizer.c, media.c). */
 static int model_file(const char *base)
 {
     static const char *const names[] = {"config.json", "tokenizer.json", "tokenizer_config.json",
                                         "special_tokens_map.json", "vocab.json", "merges.txt",
-                                        "vocab.txt", "model.safetensors.index.json"};
+                                        "vocab.txt", "model.safetensors.index.json",
+                                        "preprocessor_config.json"};
     size_t n = strlen(base);
     for (size_t k = 0; k < sizeof names / sizeof *names; k++)
         if (strcmp(base, names[k]) == 0)
@@ -260,27 +263,136 @@ static int same_inode(const struct stat *a, const struct stat *b)
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-/* 1 (after printing) when output o, resolved as t, is input `in`: the same
- * file, or a model file in the same folder. */
-static int is_input(const cli_path *o, const out_target *t, const cli_path *in)
+/* ---- the identity rule: no output is a file the run reads ----------------- */
+
+/* One file the run reads, looked up once: what stat finds there (through
+ * symlinks), or, when nothing is there yet, where it would be. */
+typedef struct {
+    const char *option, *path; /* as given (not owned) */
+    const char *list;   /* the list file that names it; NULL: the command line */
+    char *file;         /* a model folder's file, MODEL/NAME (owned); NULL: in->path */
+    int exists;
+    struct stat st;
+    char *where;        /* not there: canonical(path) (owned) */
+} in_file;
+
+struct cli_inputs {
+    in_file *files;
+    size_t count, cap;
+};
+
+static int add_file(cli_inputs *set, const cli_path *in, const char *list, char *file)
 {
-    struct stat is, ds;
-    if (!in->path || strcmp(in->path, "-") == 0 || !S_ISREG(t->st.st_mode) ||
-        stat(in->path, &is) != 0)
+    if (set->count == set->cap) {
+        size_t cap = set->cap ? 2 * set->cap : 16;
+        in_file *grown = realloc(set->files, cap * sizeof *grown);
+        if (!grown) {
+            free(file);
+            return cli_fail("out of memory");
+        }
+        set->files = grown;
+        set->cap = cap;
+    }
+    in_file *f = &set->files[set->count++];
+    const char *path = file ? file : in->path;
+    *f = (in_file){.option = in->option, .path = in->path, .list = list, .file = file};
+    f->exists = stat(path, &f->st) == 0;
+    f->where = f->exists ? NULL : canonical(path);
+    return 0;
+}
+
+/* The files model folder `in` is read from: every entry model_file names
+ * (a symlink's target is what is read, and what stat compares). */
+static int add_folder(cli_inputs *set, const cli_path *in)
+{
+    DIR *d = opendir(in->path);
+    struct dirent *e;
+    int rc = 0;
+    while (d && rc == 0 && (e = readdir(d))) {
+        if (!model_file(e->d_name))
+            continue;
+        size_t size = strlen(in->path) + strlen(e->d_name) + 2;
+        char *file = malloc(size);
+        if (file)
+            snprintf(file, size, "%s/%s", in->path, e->d_name);
+        rc = file ? add_file(set, in, NULL, file) : cli_fail("out of memory");
+    }
+    if (d)
+        closedir(d);
+    return rc;
+}
+
+int cli_inputs_new(const cli_path *ins, size_t nin, cli_inputs **out)
+{
+    cli_inputs *set = calloc(1, sizeof *set);
+    int rc = set ? 0 : cli_fail("out of memory");
+    for (size_t k = 0; rc == 0 && k < nin; k++) {
+        struct stat st;
+        if (!ins[k].path || strcmp(ins[k].path, "-") == 0)
+            continue; /* not given, or standard input */
+        if (stat(ins[k].path, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = add_folder(set, &ins[k]);
+        else
+            rc = add_file(set, &ins[k], NULL, NULL);
+    }
+    if (rc) {
+        cli_inputs_free(set);
+        set = NULL;
+    }
+    *out = set;
+    return rc;
+}
+
+int cli_inputs_add_listed(cli_inputs *set, const char *option, const char *list, const char *path)
+{
+    cli_path in = {option, path};
+    return add_file(set, &in, list, NULL);
+}
+
+void cli_inputs_free(cli_inputs *set)
+{
+    for (size_t k = 0; set && k < set->count; k++) {
+        free(set->files[k].file);
+        free(set->files[k].where);
+    }
+    if (set)
+        free(set->files);
+    free(set);
+}
+
+/* Print why output o may not be f, and return 1. */
+static int refuse_input(const cli_path *o, const in_file *f)
+{
+    if (f->file)
+        return cli_fail("%s %s is the same file as %s, a file of the model folder %s %s; "
+                        "refusing to overwrite it", o->option, o->path, f->file, f->option,
+                        f->path);
+    if (f->list)
+        return cli_fail("%s %s is the same file as %s, listed in %s %s, an input of this run; "
+                        "refusing to overwrite it", o->option, o->path, f->path, f->option,
+                        f->list);
+    return cli_fail("%s %s is the same file as %s %s, an input of this run; refusing to "
+                    "overwrite it", o->option, o->path, f->option, f->path);
+}
+
+/* 1 (after printing) when output o, resolved as t, is a file of `set`: the
+ * same device and inode, or, while neither exists, the same path. Only a
+ * file can be lost: a device or FIFO output is written in place. */
+static int is_input(const cli_path *o, const out_target *t, const cli_inputs *set)
+{
+    int fresh = t->kind == OUT_NEW;
+    if (!fresh && !S_ISREG(t->st.st_mode))
         return 0;
-    if (same_inode(&t->st, &is))
-        return cli_fail("%s %s is the same file as %s %s, an input of this command; "
-                        "nothing was written", o->option, o->path, in->option, in->path);
-    if (!S_ISDIR(is.st_mode) || t->kind != OUT_FILE)
-        return 0;
-    char *dir = parent_of(t->target);
-    const char *base = strrchr(t->target, '/');
-    int in_folder = dir && stat(dir, &ds) == 0 && same_inode(&ds, &is) &&
-                    model_file(base ? base + 1 : t->target);
-    free(dir);
-    return in_folder ? cli_fail("%s %s is a file of the model folder %s %s; nothing was written",
-                                o->option, o->path, in->option, in->path)
-                     : 0;
+    char *where = fresh ? canonical(t->target) : NULL;
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < set->count; k++) {
+        const in_file *f = &set->files[k];
+        if (fresh ? !f->exists && where && f->where && strcmp(where, f->where) == 0
+                  : f->exists && same_inode(&t->st, &f->st))
+            rc = refuse_input(o, f);
+    }
+    free(where);
+    return rc;
 }
 
 /* 1 (after printing) when outputs a and b land on the same file. */
@@ -306,7 +418,7 @@ static int same_output(const cli_path *a, const out_target *ta, const cli_path *
                     ta->kind == OUT_FD ? "descriptor" : "file");
 }
 
-int cli_paths_check(const cli_path *outs, size_t nout, const cli_path *ins, size_t nin)
+int cli_outputs_check(const cli_path *outs, size_t nout, const cli_inputs *set)
 {
     out_target t[8];
     size_t done = 0;
@@ -317,8 +429,7 @@ int cli_paths_check(const cli_path *outs, size_t nout, const cli_path *ins, size
         if ((rc = resolve(outs[k].path, &t[k])) != 0)
             break;
         done = k + 1;
-        for (size_t i = 0; i < nin && rc == 0; i++)
-            rc = is_input(&outs[k], &t[k], &ins[i]);
+        rc = is_input(&outs[k], &t[k], set);
         for (size_t j = 0; j < k && rc == 0; j++)
             if (outs[j].path)
                 rc = same_output(&outs[j], &t[j], &outs[k], &t[k]);
@@ -326,6 +437,16 @@ int cli_paths_check(const cli_path *outs, size_t nout, const cli_path *ins, size
     for (size_t k = 0; k < done; k++)
         if (outs[k].path)
             free(t[k].target);
+    return rc;
+}
+
+int cli_paths_check(const cli_path *outs, size_t nout, const cli_path *ins, size_t nin)
+{
+    cli_inputs *set;
+    int rc = cli_inputs_new(ins, nin, &set);
+    if (rc == 0)
+        rc = cli_outputs_check(outs, nout, set);
+    cli_inputs_free(set);
     return rc;
 }
 

@@ -62,8 +62,9 @@ static int weight_digests(const char *dir, json_t *digests)
     if (access(path, F_OK) == 0)
         return add_digest(digests, "model.safetensors", path);
     snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
-    json_error_t jerr;
-    json_t *index = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *index;
+    if (cli_read_json(path, JSON_REJECT_DUPLICATES, &index) != 0)
+        return 1;
     json_t *map = json_object_get(index, "weight_map");
     if (!json_is_object(map)) {
         json_decref(index);

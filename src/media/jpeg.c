@@ -7,8 +7,13 @@
  * libjpeg reports errors through error_exit, which must not return: ours
  * longjmps back to decode_with_libjpeg. A file that ends early makes
  * libjpeg warn (JWRN_JPEG_EOF) and pad with gray; PIL refuses such a file
- * ("image file is truncated"), and so does this decoder. */
+ * ("image file is truncated"), and so does this decoder.
+ *
+ * A progressive file's scans are counted by libjpeg's progress monitor,
+ * called while it absorbs them: past AG_JPEG_SCANS_MAX it longjmps out as
+ * error_exit does (attngeom/image.h says why). */
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +33,7 @@ typedef struct {
     const char *name;
     struct jpeg_decompress_struct cinfo;
     jerr err;
+    struct jpeg_progress_mgr progress;
     unsigned char *row;        /* (output_width * output_components) */
     int status;                /* AG_EFORMAT, or AG_EUNSUPPORTED / AG_ELIMIT */
 } jpegctx;
@@ -48,6 +54,18 @@ static void on_message(j_common_ptr cinfo, int level)
         snprintf(e->message, sizeof e->message, "file is truncated");
         longjmp(e->jump, 1);
     }
+}
+
+/* The scan cap: libjpeg numbers the scans it has started. */
+static void on_progress(j_common_ptr cinfo)
+{
+    jpegctx *c = (jpegctx *)((char *)cinfo->progress - offsetof(jpegctx, progress));
+    if (c->cinfo.input_scan_number <= AG_JPEG_SCANS_MAX)
+        return;
+    snprintf(c->err.message, sizeof c->err.message, "progressive JPEG with more than %d scans",
+             AG_JPEG_SCANS_MAX);
+    c->status = AG_ELIMIT;
+    longjmp(c->err.jump, 1);
 }
 
 /* One output row (1 or 3 components) into RGB. */
@@ -143,7 +161,9 @@ int agmi_jpeg_decode(const unsigned char *bytes, size_t len, const char *name, a
     c->err.pub.error_exit = on_error_exit;
     c->err.pub.emit_message = on_message;
     int rc = AG_OK;
-    jpeg_create_decompress(&c->cinfo);
+    jpeg_create_decompress(&c->cinfo);  /* zeroes cinfo but for err */
+    c->progress.progress_monitor = on_progress;
+    c->cinfo.progress = &c->progress;
     if (decode_with_libjpeg(c, bytes, len, out, err) != 0) {
         if (c->err.message[0])
             rc = ag_error_set(err, c->status, "%s: %s%s", name,

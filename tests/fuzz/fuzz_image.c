@@ -2,7 +2,10 @@
  * libjpeg; attngeom/image.h) on arbitrary bytes; a decoded image is then
  * preprocessed as ViTImageProcessor does, at a small size, with the filter
  * picked by the input's length. Every failure must carry its status and a
- * message; a success must give an image whose every byte is readable. */
+ * message; a success must give an image whose every byte is readable. The
+ * decoder's caps apply here as in the library (a progressive JPEG past
+ * AG_JPEG_SCANS_MAX scans fails with AG_ELIMIT: seed scans_101_48x36.jpg),
+ * so a file repeating a scan cannot make an input run for minutes. */
 #include <stdint.h>
 #include <stdlib.h>
 

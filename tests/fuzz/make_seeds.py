@@ -302,10 +302,11 @@ for name in ["truncated", "huge_rf64", "empty", "rate_8k", "tone_pcm8", "stereo"
     put("fuzz_audio", name, open("tests/data/audio/%s.wav" % name, "rb").read())
 put("fuzz_audio", "float_cut", open("tests/data/audio/tone_float.wav", "rb").read()[:3044])
 
-# ---- images (fuzz_image): the small test images, one truncated ----
+# ---- images (fuzz_image): the small test images, one truncated, one with too many scans ----
 IMG = "tests/data/images"
 for name in ["rgb8_3x2.png", "gray2_19x13.png", "pal2_adam7_11x10.png", "gray16_26x18.png",
-             "rgb444_33x17.jpg", "gray_30x22.jpg", "progressive_48x36.jpg"]:
+             "rgb444_33x17.jpg", "gray_30x22.jpg", "progressive_48x36.jpg",
+             "scans_101_48x36.jpg"]:  # past AG_JPEG_SCANS_MAX: refused at scan 101
     with open(os.path.join(IMG, name), "rb") as f:
         put("fuzz_image", name, f.read())
 with open(os.path.join(IMG, "rgb420_40x30.jpg"), "rb") as f:

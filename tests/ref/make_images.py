@@ -9,9 +9,11 @@ and djpeg (Debian's libjpeg-turbo-progs) at generation time only: each
 NAME.jpg is committed with NAME.jpg.ppm, djpeg's decoding of it with the
 default settings (islow DCT, fancy upsampling), the pixels the decoders are
 compared with (tests/ref/image_ref.py). cmyk_8x6.jpg, which must be
-refused, is written with Pillow (python3-pil).
+refused, is written with Pillow (python3-pil). scans_101_48x36.jpg, refused
+too, is progressive_48x36.jpg with one of its scans repeated
+(make_many_scans; `make_images.py --scans` writes it alone).
 
-    /usr/bin/python3 tests/ref/make_images.py [OUTDIR]
+    /usr/bin/python3 tests/ref/make_images.py [--scans] [OUTDIR]
 """
 import os
 import struct
@@ -164,6 +166,31 @@ def make_jpegs(out, rng):
             subprocess.run(["djpeg", "-pnm", "-outfile", dst + ".ppm", dst], check=True)
 
 
+SCANS_MAX = 100  # AG_JPEG_SCANS_MAX (attngeom/image.h)
+
+
+def make_many_scans(out):
+    """progressive_48x36.jpg with its smallest scan (the SOS segment with its
+    entropy-coded data, 56 bytes) repeated right after itself until the file
+    has one scan more than AG_JPEG_SCANS_MAX: what a hostile file does to make
+    a decoder pass over the image thousands of times. The smallest, so that
+    the file (6.9 KB) fits the fuzzer's 8192-byte inputs (tests/fuzz/)."""
+    with open(os.path.join(out, "progressive_48x36.jpg"), "rb") as f:
+        jpg = f.read()
+    # FF DA cannot occur inside entropy-coded data (an FF there is followed
+    # by 00 or a restart marker), so the scans start at its occurrences
+    starts, at = [], jpg.find(b"\xff\xda")
+    while at >= 0:
+        starts.append(at)
+        at = jpg.find(b"\xff\xda", at + 2)
+    ends = starts[1:] + [len(jpg) - 2]  # the last scan ends at EOI
+    k = min(range(len(starts)), key=lambda i: ends[i] - starts[i])
+    scan = jpg[starts[k]:ends[k]]
+    extra = SCANS_MAX + 1 - len(starts)
+    with open(os.path.join(out, "scans_101_48x36.jpg"), "wb") as f:
+        f.write(jpg[:ends[k]] + scan * extra + jpg[ends[k]:])
+
+
 def make_cmyk(out):
     """A CMYK JPEG, which the decoder refuses: cjpeg cannot write one, Pillow
     (python3-pil) can."""
@@ -172,12 +199,16 @@ def make_cmyk(out):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(__file__), "..", "data", "images")
+    args = [a for a in sys.argv[1:] if a != "--scans"]
+    out = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "data", "images")
     os.makedirs(out, exist_ok=True)
+    if "--scans" in sys.argv:
+        make_many_scans(out)
+        return
     rng = np.random.default_rng(15)
     make_pngs(out, rng)
     make_jpegs(out, rng)
+    make_many_scans(out)
     make_cmyk(out)
     # indices past a 5-entry PLTE: PIL's palette is a gray ramp beneath it
     # (its own generator, so the files above stay as they were)
