@@ -740,6 +740,30 @@ static size_t metric_cells(const ag_aggregate *a, const ag_moments *m, int human
     return 5;
 }
 
+/* A table of every group by every metric is mostly empty when each group
+ * holds few of the metrics (2,000 records of one group and one metric each:
+ * 80 KB of input, 20 million cells, 640 MB). Such a table is refused before
+ * it is built: past AG_AGGREGATE_SPARSE_CELLS cells, at most
+ * AG_AGGREGATE_SPARSE_RATIO cells a value met. A dense table of any size
+ * (every head of a long corpus) is built as before. */
+static int refuse_sparse(const ag_aggregate *a, size_t nkey, int human, ag_error *err)
+{
+    size_t per = human ? 1 : 5, nnum = 0;
+    for (size_t m = 0; m < a->nmetric; m++)
+        nnum += !a->metric_text[m];
+    double cells = (double)a->ngroup * (double)(nkey + 1 + per * nnum);
+    double held = (double)a->ngroup * (double)(nkey + 1) + (double)a->nstat * (double)per;
+    if (cells <= AG_AGGREGATE_SPARSE_CELLS || cells <= AG_AGGREGATE_SPARSE_RATIO * held)
+        return AG_OK;
+    return ag_error_set(err, AG_ELIMIT,
+                        "%zu groups by %zu metrics make a table of %.0f cells, %.0f of them "
+                        "empty (each group holds few of the metrics); an aggregate table of "
+                        "more than %d cells must hold a value in at least 1 of %d: "
+                        "group the records by fewer keys (--by) or aggregate each metric's "
+                        "records apart", a->ngroup, nnum, cells, cells - held,
+                        AG_AGGREGATE_SPARSE_CELLS, AG_AGGREGATE_SPARSE_RATIO);
+}
+
 int ag_aggregate_table(const ag_aggregate *a, int human, ag_table *out, ag_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -751,7 +775,9 @@ int ag_aggregate_table(const ag_aggregate *a, int human, ag_table *out, ag_error
     if (!cols)
         return ag_error_set(err, AG_ENOMEM, "out of memory");
     size_t nkey = agg_key_columns(a, cols);
-    int status = table_columns(a, cols, nkey, human, out, err);
+    int status = refuse_sparse(a, nkey, human, err);
+    if (status == AG_OK)
+        status = table_columns(a, cols, nkey, human, out, err);
     for (size_t g = 0; status == AG_OK && g < a->ngroup; g++) {
         const agg_group *grp = &a->groups[g];
         ag_cell *row = ag_table_add_row(out, err);

@@ -478,3 +478,43 @@ Test(aggregate, input_pooled_by_default)
     ag_aggregate_free(pooled);
     ag_aggregate_free(apart);
 }
+
+/* One group and one metric a record: G records ask for G x (2 + 5G) cells,
+ * nearly all empty. Past AG_AGGREGATE_SPARSE_CELLS such a table is refused
+ * before it is built; a dense table of the same size is built. */
+Test(aggregate, sparse_table_refused_dense_built)
+{
+    enum { G = 460 }; /* 460 x (1 + 1 + 5 x 460) = 1,058,920 cells > 2^20, 460 x 7 held */
+    static char names[G][8];
+    ag_aggregate *a = new_aggregate(1, NULL, 0);
+    for (int i = 0; i < G; i++) {
+        row_builder b = {0};
+        snprintf(names[i], sizeof names[i], "m%d", i);
+        put(&b, "layer", AG_CELL_INTEGER, i);
+        put(&b, names[i], AG_CELL_NUMBER, 1.5);
+        add(a, &b);
+    }
+    ag_table t;
+    ag_error err = {0};
+    cr_assert_eq(ag_aggregate_table(a, 0, &t, &err), AG_ELIMIT);
+    cr_assert(strstr(err.message, "460 groups by 460 metrics make a table of 1058920 cells, "
+                                  "1055700 of them empty") != NULL, "%s", err.message);
+    cr_assert_eq(t.nrow, 0);
+    ag_aggregate_free(a);
+    /* every group holds every metric: 62,500 x (2 + 5 x 3) = 1,062,500 cells */
+    a = new_aggregate(1, NULL, 0);
+    for (int i = 0; i < 62500; i++) {
+        row_builder b = {0};
+        put(&b, "layer", AG_CELL_INTEGER, i);
+        put(&b, "x", AG_CELL_NUMBER, i);
+        put(&b, "y", AG_CELL_NUMBER, 2);
+        put(&b, "z", AG_CELL_NUMBER, -1);
+        add(a, &b);
+    }
+    cr_assert_eq(ag_aggregate_table(a, 0, &t, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(t.nrow, 62500);
+    cr_assert_eq(t.ncol, 17);
+    cr_assert_eq(at(&t, 62499, "x")->value, 62499);
+    ag_table_free(&t);
+    ag_aggregate_free(a);
+}

@@ -62,6 +62,14 @@ typedef struct {
 
 typedef struct ag_aggregate ag_aggregate;
 
+/* ag_aggregate_table refuses (AG_ELIMIT) a table of more than
+ * AG_AGGREGATE_SPARSE_CELLS cells that holds a value in fewer than 1 of
+ * AG_AGGREGATE_SPARSE_RATIO of them: a small input whose every record is a
+ * group and a metric of its own would otherwise ask for groups x metrics
+ * cells (docs/cli.md, "Corpus statistics"). */
+#define AG_AGGREGATE_SPARSE_CELLS (1 << 20)
+#define AG_AGGREGATE_SPARSE_RATIO 16
+
 /* AG_EINVAL for a level outside (0, 1) or an empty or repeated --by key. */
 AG_EXPORT int ag_aggregate_new(const ag_aggregate_options *opt, ag_aggregate **out, ag_error *err);
 AG_EXPORT void ag_aggregate_free(ag_aggregate *a);

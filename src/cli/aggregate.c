@@ -157,7 +157,7 @@ static int aggregate_files(const cli_common *c, char **files, size_t n)
     ag_table t = {0};
     ag_error err = {0};
     if (rc == 0 && ag_aggregate_table(a, human_format(c->format), &t, &err) != AG_OK)
-        rc = cli_fail_error(&err);
+        rc = cli_fail("%s: %s", n == 1 ? files[0] : "the inputs", err.message);
     if (rc == 0) {
         ag_output_meta meta = {.size = sizeof(ag_output_meta),
                                .command = "aggregate", .source = n == 1 ? files[0] : NULL};
