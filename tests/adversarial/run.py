@@ -397,6 +397,11 @@ case("plot-heatmap-1000-diagonal", "quadratic",
      timeout=10, check=lambda d, out: size_check(d, "f.svg", 20 << 20))
 case("aggregate-40k-groups-table", "quadratic", ["aggregate", "g.jsonl"], "ok",
      setup=many_groups(40000), timeout=5)
+case("aggregate-2000-own-groups-own-metrics", "quadratic", ["aggregate", "r.jsonl", "--format", "jsonl"],
+     ("fail", "r.jsonl", "2000 groups by 2000 metrics", "empty"),
+     setup=lambda d: write(d, "r.jsonl", "".join('{"layer": %d, "m%d": 1.5}\n' % (i, i)
+                                                 for i in range(2000))),
+     timeout=3, rss_mb=200)
 case("aggregate-2000-groups", "quadratic", ["aggregate", "r.jsonl", "--format", "jsonl"], "ok",
      setup=lambda d: write(d, "r.jsonl", "".join('{"g%d": "a", "m%d": 1.5}\n' % (i, i)
                                                  for i in range(2000))),
