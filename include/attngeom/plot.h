@@ -115,6 +115,15 @@ AG_EXPORT int ag_plot_tick_label(char *buf, size_t size, double v, double step);
 
 /* ---- figures ------------------------------------------------------------- */
 
+/* The most cells a grid figure draws (256 x 256) and the most points a
+ * line chart draws over all its lines. An SVG or PDF holds a shape per cell
+ * or point (about 200 bytes of SVG a cell): a grid whose sides come from a
+ * small input (a heatmap of 1000 layers x 1000 heads from 1000 records)
+ * would be hundreds of megabytes that no viewer shows at a readable size.
+ * More is AG_ELIMIT, refused before anything is drawn. */
+#define AG_PLOT_MAX_CELLS 65536
+#define AG_PLOT_MAX_LINE_POINTS 65536
+
 /* A grid of values, one coloured cell each, with a colour bar. Carries its
  * size (ABI rule, core.h): start from AG_PLOT_GRID_DEFAULT (no cells, no
  * labels, the colour range the data's). */
@@ -137,7 +146,8 @@ typedef struct {
 /* Render a grid. Labels are drawn as given (UTF-8; bytes that are not are
  * shown as \xNN); when the cells are too small for every label, every k-th
  * is drawn. AG_EINVAL (no cells, vmin ≥ vmax, a page out of range),
- * AG_ENOMEM, AG_EIO (cairo failed; the message says why). */
+ * AG_ELIMIT (more than AG_PLOT_MAX_CELLS cells), AG_ENOMEM, AG_EIO (cairo
+ * failed; the message says why). */
 AG_EXPORT int ag_plot_grid_render(const ag_plot_grid *g, const ag_plot_page *page, ag_plot_output *out,
                                   ag_error *err);
 
@@ -169,7 +179,7 @@ typedef struct {
 /* Render a line chart: Okabe & Ito's colour-blind-safe palette of eight
  * colours, then the same with dashes; a legend right of the axes when any
  * series has a label. AG_EINVAL (no finite point, a page out of range),
- * AG_ENOMEM, AG_EIO. */
+ * AG_ELIMIT (more than AG_PLOT_MAX_LINE_POINTS points), AG_ENOMEM, AG_EIO. */
 AG_EXPORT int ag_plot_lines_render(const ag_plot_lines *p, const ag_plot_page *page, ag_plot_output *out,
                                    ag_error *err);
 

@@ -362,9 +362,12 @@ int ag_plot_grid_render(const ag_plot_grid *grid, const ag_plot_page *page, ag_p
     if (AG_SIZED_READ(&given, grid, ag_plot_grid, err) != AG_OK)
         return AG_EINVAL;
     const ag_plot_grid *g = &given;
-    if (!g->values || g->rows == 0 || g->cols == 0 || g->rows > 100000 || g->cols > 100000)
-        return ag_error_set(err, AG_EINVAL, "a grid figure needs 1 to 100000 rows and columns, "
-                                            "not %zux%zu", g->rows, g->cols);
+    if (!g->values || g->rows == 0 || g->cols == 0)
+        return ag_error_set(err, AG_EINVAL, "a grid figure needs a row and a column, not %zux%zu",
+                            g->rows, g->cols);
+    if (g->rows > AG_PLOT_MAX_CELLS / g->cols) /* plot.h: the figure's size */
+        return ag_error_set(err, AG_ELIMIT, "a grid figure draws at most %d cells, not %zux%zu",
+                            AG_PLOT_MAX_CELLS, g->rows, g->cols);
     grid_layout L = {.F = AG_PLOT_FONT_SIZE};
     int status = colour_range(g, &L, err);
     if (status != AG_OK)

@@ -358,9 +358,16 @@ int ag_plot_lines_render(const ag_plot_lines *lines, const ag_plot_page *page, a
     if (AG_SIZED_READ(&given, lines, ag_plot_lines, err) != AG_OK)
         return AG_EINVAL;
     const ag_plot_lines *p = &given;
-    for (size_t s = 0; s < p->nseries; s++)
+    size_t points = 0;
+    for (size_t s = 0; s < p->nseries; s++) {
         if (p->series[s].count && (!p->series[s].x || !p->series[s].y))
             return ag_error_set(err, AG_EINVAL, "line %zu of the chart has no values", s);
+        points += p->series[s].count > AG_PLOT_MAX_LINE_POINTS ? AG_PLOT_MAX_LINE_POINTS + 1
+                                                                : p->series[s].count;
+        if (points > AG_PLOT_MAX_LINE_POINTS) /* plot.h: the figure's size */
+            return ag_error_set(err, AG_ELIMIT, "a line chart draws at most %d points over its "
+                                "lines; these have more", AG_PLOT_MAX_LINE_POINTS);
+    }
     plot_canvas c;
     int status = canvas_open(&c, page, err);
     if (status != AG_OK)
