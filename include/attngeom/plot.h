@@ -36,11 +36,16 @@ AG_EXPORT int ag_plot_format_from_path(const char *path);
 /* The page: its size in points (1/72 inch) and, for PNG, the resolution:
  * the image is round(width·dpi/72) × round(height·dpi/72) pixels. Carries
  * its size (ABI rule, core.h): start from AG_PLOT_PAGE_DEFAULT (SVG, 432 ×
- * 324 points, 150 dpi). */
+ * 324 points, 150 dpi). A width and height of 0 ask for the page that fits
+ * the figure: 432 × 324, grown (to at most 2880 points a side) where the
+ * labels, cells or legend need room: a grid's margins hold every label at
+ * the full 10-point font and its cells get 12 points each (up to a grid of
+ * 1152 points a side); a line chart's legend holds every entry at 10
+ * points beside a plot 240 points wide. */
 typedef struct {
     size_t size;          /* sizeof(ag_plot_page), set by the macro */
     ag_plot_format format;
-    double width, height; /* points, each in [72, 14400] */
+    double width, height; /* points, each in [72, 14400]; both 0: fit the figure */
     double dpi;           /* PNG: in [18, 1200] */
 } ag_plot_page;
 #define AG_PLOT_PAGE_DEFAULT \

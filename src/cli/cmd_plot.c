@@ -50,7 +50,8 @@ static const char plot_help[] =
     "  --vmin X, --vmax X the colour range (default: the data's; 0 to the\n"
     "                     largest value for attention and similarity)\n"
     "  --title S          the title (default: what the figure shows; '' for none)\n"
-    "  --size WxH         the page in points, 72 to 14400 each (default 432x324)\n"
+    "  --size WxH         the page in points, 72 to 14400 each (default: 432x324,\n"
+    "                     larger where the labels, cells or legend need it)\n"
     "  --dpi N            PNG pixels per inch, 18 to 1200 (default 150)\n"
     "  --help             this text\n";
 
@@ -202,7 +203,8 @@ static int plot_parse(plot_opts *o, int argc, char **argv)
     memset(o, 0, sizeof *o);
     o->kind = -1;
     o->vmin = o->vmax = NAN;
-    o->page = (ag_plot_page){.size = sizeof(ag_plot_page), .width = 432, .height = 324, .dpi = 150};
+    /* no --size: the page that fits the figure (0 x 0, attngeom/plot.h) */
+    o->page = (ag_plot_page){.size = sizeof(ag_plot_page), .width = 0, .height = 0, .dpi = 150};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return fputs(plot_help, stdout), -1;

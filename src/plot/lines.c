@@ -350,6 +350,35 @@ static void draw_legend(plot_canvas *c, const ag_plot_lines *p, const lines_layo
     canvas_font(c, L->F, 0);
 }
 
+#define FIT_PLOT 240.0   /* the plot area of a fitted page is at least this wide */
+#define FIT_PAGE 2880.0  /* and the page at most 40 inches a side */
+
+/* The default page (432 x 324) grown where the chart needs it (a page of
+ * 0 x 0): taller until the legend's entries fit at the full font, wider
+ * until the legend leaves the plot FIT_PLOT points. A chart with no finite
+ * point keeps the default (its error comes from the render). */
+static int fit_page(const ag_plot_lines *p, ag_plot_page *page, ag_error *err)
+{
+    ag_plot_page probe = AG_PLOT_PAGE_DEFAULT;
+    plot_canvas c;
+    int status = canvas_open(&c, &probe, err), entries;
+    if (status != AG_OK)
+        return status;
+    lines_layout L = {.F = AG_PLOT_FONT_SIZE};
+    ag_error ignored = {0};
+    double dx[2], dy[2], w = probe.width, h = probe.height;
+    if (data_range(p, dx, dy)) {
+        lines_layout_compute(&c, p, &L, &ignored); /* sets px and ph, whether or not they fit */
+        double legend = legend_width(&c, p, &entries); /* at the full font */
+        w = fmax(w, L.px + FIT_PLOT + legend + MARGIN);
+        h = fmax(h, probe.height - L.ph + 1.4 * L.F * entries);
+    }
+    canvas_discard(&c);
+    page->width = fmin(ceil(w), FIT_PAGE); /* whole points */
+    page->height = fmin(ceil(h), FIT_PAGE);
+    return AG_OK;
+}
+
 int ag_plot_lines_render(const ag_plot_lines *lines, const ag_plot_page *page, ag_plot_output *out,
                          ag_error *err)
 {
@@ -368,8 +397,13 @@ int ag_plot_lines_render(const ag_plot_lines *lines, const ag_plot_page *page, a
             return ag_error_set(err, AG_ELIMIT, "a line chart draws at most %d points over its "
                                 "lines; these have more", AG_PLOT_MAX_LINE_POINTS);
     }
+    ag_plot_page pg = AG_PLOT_PAGE_DEFAULT;
+    if (AG_SIZED_READ(&pg, page, ag_plot_page, err) != AG_OK)
+        return AG_EINVAL;
+    int status = pg.width == 0 && pg.height == 0 ? fit_page(p, &pg, err) : AG_OK;
     plot_canvas c;
-    int status = canvas_open(&c, page, err);
+    if (status == AG_OK)
+        status = canvas_open(&c, &pg, err);
     if (status != AG_OK)
         return status;
     lines_layout L = {.F = AG_PLOT_FONT_SIZE};
