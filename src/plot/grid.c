@@ -184,8 +184,9 @@ static int grid_layout_compute(plot_canvas *c, const ag_plot_grid *g, const labe
 
 /* The default page (432 x 324) grown where the grid needs it: the margins
  * then hold every label at the full font, and the cells get FIT_CELL
- * points each, the grid FIT_MIN_GRID to FIT_GRID a side. Measured on a probe page twice, as the
- * column labels turn upright or not with the width. */
+ * points each, the grid FIT_MIN_GRID to FIT_GRID a side. Measured on a
+ * probe page twice, as the column labels turn upright or not with the
+ * width. */
 static int fit_page(const ag_plot_grid *g, const label_set *rl, const label_set *cl,
                     grid_layout *L, ag_plot_page *page, ag_error *err)
 {
