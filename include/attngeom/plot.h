@@ -68,6 +68,15 @@ AG_EXPORT void ag_plot_output_free(ag_plot_output *out);
  * works (the caches fill again). */
 AG_EXPORT void ag_plot_release_caches(void);
 
+/* Load fontconfig's configuration and find the figures' font (DejaVu
+ * Sans, or what fontconfig substitutes): what the first figure would do,
+ * done when the caller chooses. fontconfig writes its own diagnostics on
+ * standard error (dozens of lines when memory runs out while it parses its
+ * configuration); a program that keeps its stderr to itself calls this
+ * once, with stderr pointed elsewhere, before drawing. AG_ENOMEM when
+ * fontconfig cannot load (it fails only for want of memory). */
+AG_EXPORT int ag_plot_fonts_init(ag_error *err);
+
 /* ---- the colour map ------------------------------------------------------ */
 
 /* The 256 colours of viridis (van der Walt & Smith 2015), sRGB in [0, 1]:

@@ -195,6 +195,10 @@ int canvas_close(plot_canvas *c, const char *what, ag_plot_output *out, ag_error
     if (st == CAIRO_STATUS_SUCCESS && c->format == AG_PLOT_PNG) {
         cairo_surface_flush(c->surface);
         st = cairo_surface_write_to_png_stream(c->surface, grow_write, c);
+        /* libpng, writing a whole image to memory, fails only when its
+         * own allocations do */
+        if (st == CAIRO_STATUS_PNG_ERROR)
+            st = CAIRO_STATUS_NO_MEMORY;
     }
     cairo_surface_finish(c->surface);
     if (st == CAIRO_STATUS_SUCCESS)
@@ -231,6 +235,22 @@ void ag_plot_release_caches(void)
     /* cairo's font faces hold fontconfig patterns: cairo first */
     cairo_debug_reset_static_data();
     FcFini();
+}
+
+int ag_plot_fonts_init(ag_error *err)
+{
+    FcPattern *want = FcInit() ? FcNameParse((const FcChar8 *)AG_PLOT_FONT) : NULL, *got = NULL;
+    FcResult res;
+    if (want && FcConfigSubstitute(NULL, want, FcMatchPattern)) {
+        FcDefaultSubstitute(want);
+        got = FcFontMatch(NULL, want, &res);
+    }
+    if (want)
+        FcPatternDestroy(want);
+    if (!got)
+        return ag_error_set(err, AG_ENOMEM, "out of memory loading the fonts (fontconfig)");
+    FcPatternDestroy(got);
+    return AG_OK;
 }
 
 /* ---- text ------------------------------------------------------------------ */
