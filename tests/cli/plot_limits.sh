@@ -97,18 +97,10 @@ EOF
 FONTCONFIG_FILE=$T/fonts.conf
 export FONTCONFIG_FILE
 ARGS="plot a6.npy --kind attention --tokens t6.json -o fig.png"
-# drawn KB : 0 when the figure is drawn under ulimit -v KB
-drawn() {
-    (ulimit -v "$1" && exec timeout -k 5 60 "$CLI" $ARGS) >/dev/null 2>&1 </dev/null
-}
 "$CLI" $ARGS 2>ref.err || { echo "plot_limits.sh: the unlimited run fails: $(cat ref.err)" >&2; exit 1; }
 mv fig.png ref.png
-lo=50000 hi=1000000
-drawn $hi || { echo "plot_limits.sh: no figure under ulimit -v $hi" >&2; exit 1; }
-while [ $((hi - lo)) -gt 50 ]; do
-    mid=$(((lo + hi) / 2))
-    if drawn $mid; then hi=$mid; else lo=$mid; fi
-done
+hi=$(smallest_limit 50000 1000000 "$CLI" $ARGS)
+[ -n "$hi" ] || { echo "plot_limits.sh: no figure under ulimit -v 1000000" >&2; exit 1; }
 kb=$((hi - 8000))
 while [ $kb -le $((hi + 200)) ]; do
     check "plot under ulimit -v $kb (figures from $hi)"
@@ -119,8 +111,7 @@ while [ $kb -le $((hi + 200)) ]; do
         cmp -s fig.png ref.png || fail "exit 0 but the figure differs from the unlimited run's"
         [ -s err ] && fail "exit 0 but stderr: $(head -c 200 err)"
     elif [ $rc -eq 1 ]; then
-        [ "$(wc -l <err)" -eq 1 ] || fail "exit 1 with $(wc -l <err) stderr lines: $(head -c 300 err)"
-        grep -q "^attngeom: .*out of memory" err || fail "exit 1 without 'out of memory': $(head -c 200 err)"
+        oom_line err
         [ -e fig.png ] && fail "exit 1 but fig.png was written"
     else
         fail "exit $rc: $(head -c 200 err)"
