@@ -609,3 +609,21 @@ Test(plot, fonts_init)
     cr_expect_eq(ag_plot_fonts_init(&err), AG_OK, "%s", err.message);
     cr_expect_eq(ag_plot_fonts_init(&err), AG_OK, "%s", err.message); /* again: a no-op */
 }
+
+/* A label is drawn to its first 48 characters and an ellipsis: a token of
+ * 3000 gets the page of that cut (it would need 30,000 points). */
+Test(plot, long_labels_cut)
+{
+    static char long_label[3001], cut_label[52];
+    memset(long_label, 'W', 3000);
+    memset(cut_label, 'W', 48);
+    memcpy(cut_label + 48, "\xe2\x80\xa6", 4);
+    const char *rows_long[2] = {long_label, "a"}, *rows_cut[2] = {cut_label, "a"};
+    ag_plot_grid g = small_grid();
+    int w1, h1, w2, h2;
+    g.row_labels = rows_long;
+    fitted_size(&g, NULL, &w1, &h1);
+    g.row_labels = rows_cut;
+    fitted_size(&g, NULL, &w2, &h2);
+    cr_expect(w1 == w2 && h1 == h2 && w1 > 432 && w1 < 1000, "%dx%d, %dx%d", w1, h1, w2, h2);
+}

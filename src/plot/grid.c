@@ -73,7 +73,7 @@ static double widest(plot_canvas *c, const char *const *text, size_t n)
 {
     double w = 0;
     for (size_t k = 0; k < n; k++) {
-        double t = canvas_text_width(c, text[k]);
+        double t = canvas_label_width(c, text[k]);
         w = t > w ? t : w;
     }
     return w;
@@ -302,7 +302,7 @@ static void draw_axes(plot_canvas *c, const ag_plot_grid *g, const grid_layout *
         cairo_move_to(c->cr, L->x0, y);
         cairo_line_to(c->cr, L->x0 - TICK, y);
         cairo_stroke(c->cr);
-        canvas_text(c, rl->text[i], L->x0 - TICK - GAP, y, 1, 0.5, 0);
+        canvas_label(c, rl->text[i], L->x0 - TICK - GAP, y, 1, 0.5, 0);
     }
     for (size_t j = 0; j < g->cols; j += (size_t)L->col_stride) {
         double x = L->x0 + ((double)j + 0.5) * L->cw, y = L->y0 + gh;
@@ -310,9 +310,9 @@ static void draw_axes(plot_canvas *c, const ag_plot_grid *g, const grid_layout *
         cairo_line_to(c->cr, x, y + TICK);
         cairo_stroke(c->cr);
         if (L->rotate_cols) /* reads upward, its end at the tick */
-            canvas_text(c, cl->text[j], x, y + TICK + GAP, 1, 0.5, M_PI / 2);
+            canvas_label(c, cl->text[j], x, y + TICK + GAP, 1, 0.5, M_PI / 2);
         else
-            canvas_text(c, cl->text[j], x, y + TICK + GAP, 0.5, 0, 0);
+            canvas_label(c, cl->text[j], x, y + TICK + GAP, 0.5, 0, 0);
     }
     canvas_font(c, L->F, 0);
     if (g->row_title)

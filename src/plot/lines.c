@@ -151,7 +151,7 @@ static double legend_width(plot_canvas *c, const ag_plot_lines *p, int *entries)
     *entries = 0;
     for (size_t s = 0; s < p->nseries; s++)
         if (p->series[s].label) {
-            w = fmax(w, canvas_text_width(c, p->series[s].label));
+            w = fmax(w, canvas_label_width(c, p->series[s].label));
             ++*entries;
         }
     return *entries ? LEGEND_GAP + SWATCH + GAP + w : 0;
@@ -344,7 +344,7 @@ static void draw_legend(plot_canvas *c, const ag_plot_lines *p, const lines_layo
             cairo_fill(c->cr);
         }
         cairo_set_source_rgb(c->cr, 0, 0, 0);
-        canvas_text(c, p->series[s].label, x + SWATCH + GAP, mid, 0, 0.5, 0);
+        canvas_label(c, p->series[s].label, x + SWATCH + GAP, mid, 0, 0.5, 0);
         y += row;
     }
     canvas_font(c, L->F, 0);
