@@ -320,11 +320,12 @@ static int write_json(FILE *fp, const ag_table *t, char *const *keys, const ag_o
         ok = json_object_set_new(root, "records", arr) == 0;
         arr = NULL;
     }
-    if (ok)
-        ok = json_dumpf(root, fp, JSON_INDENT(1) | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF;
+    int wrote = ok && json_dumpf(root, fp, JSON_INDENT(1) | JSON_FLAGS) == 0 &&
+                fputc('\n', fp) != EOF;
     json_decref(arr);
     json_decref(root);
-    return ok ? AG_OK : AG_EIO;
+    /* a document that could not be built is memory; one not written, the stream */
+    return !ok ? AG_ENOMEM : wrote ? AG_OK : AG_EIO;
 }
 
 /* One object a line: the settings first, then every record, each line
@@ -339,14 +340,18 @@ static int write_jsonl(FILE *fp, const ag_table *t, char *const *keys, const ag_
             json_decref(head);
             return meta && meta->settings ? AG_EINVAL : AG_ENOMEM;
         }
-        ok = head && json_object_set_new(head, "settings", settings) == 0 &&
+        if (!head)
+            return json_decref(settings), AG_ENOMEM;
+        ok = json_object_set_new(head, "settings", settings) == 0 &&
              json_dumpf(head, fp, JSON_COMPACT | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF &&
              fflush(fp) == 0;
         json_decref(head);
     }
     for (size_t r = 0; ok && (parts & AG_WRITE_ROWS) && r < t->nrow; r++) {
         json_t *o = row_json(t, keys, r);
-        ok = o && json_dumpf(o, fp, JSON_COMPACT | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF &&
+        if (!o)
+            return AG_ENOMEM; /* not the stream's fault */
+        ok = json_dumpf(o, fp, JSON_COMPACT | JSON_FLAGS) == 0 && fputc('\n', fp) != EOF &&
              fflush(fp) == 0;
         json_decref(o);
     }

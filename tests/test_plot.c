@@ -502,3 +502,128 @@ Test(plot, lines_render)
     cr_expect_eq(ag_plot_lines_render(&p, &page, &out, &err), AG_OK, "%s", err.message);
     ag_plot_output_free(&out);
 }
+
+/* ---- caps, and the page that fits ------------------------------------------- */
+
+/* A grid of more than AG_PLOT_MAX_CELLS cells is refused before drawing
+ * (a 1000 x 1000 heatmap was a 207 MB SVG); 256 x 256 is drawn. */
+Test(plot, grid_cells_cap)
+{
+    static double v[257 * 256];
+    for (size_t k = 0; k < sizeof v / sizeof *v; k++)
+        v[k] = (double)(k % 7);
+    ag_plot_grid g = {.size = sizeof(ag_plot_grid), .rows = 257, .cols = 256, .values = v,
+                      .vmin = NAN, .vmax = NAN};
+    ag_plot_page page = {.size = sizeof(ag_plot_page),
+                         .format = AG_PLOT_PNG, .width = 300, .height = 200, .dpi = 36};
+    ag_plot_output out = {0};
+    ag_error err = {0};
+    cr_expect_eq(ag_plot_grid_render(&g, &page, &out, &err), AG_ELIMIT);
+    cr_expect(strstr(err.message, "at most 65536 cells, not 257x256") != NULL, "%s", err.message);
+    cr_expect_null(out.data);
+    g.rows = 256;
+    cr_assert_eq(ag_plot_grid_render(&g, &page, &out, &err), AG_OK, "%s", err.message);
+    cr_expect_gt(out.len, 0);
+    ag_plot_output_free(&out);
+}
+
+/* More than AG_PLOT_MAX_LINE_POINTS points over the lines: refused. */
+Test(plot, lines_points_cap)
+{
+    static double x[40000], y[40000];
+    for (size_t k = 0; k < 40000; k++)
+        x[k] = (double)k, y[k] = 1;
+    ag_plot_series s[2] = {{.count = 40000, .x = x, .y = y}, {.count = 25536, .x = x, .y = y}};
+    ag_plot_lines p = {.size = sizeof(ag_plot_lines), .nseries = 2, .series = s};
+    ag_plot_page page = {.size = sizeof(ag_plot_page),
+                         .format = AG_PLOT_PNG, .width = 300, .height = 200, .dpi = 36};
+    ag_plot_output out = {0};
+    ag_error err = {0};
+    cr_assert_eq(ag_plot_lines_render(&p, &page, &out, &err), AG_OK, "%s", err.message);
+    ag_plot_output_free(&out);
+    s[1].count = 25537; /* 65,537 */
+    cr_expect_eq(ag_plot_lines_render(&p, &page, &out, &err), AG_ELIMIT);
+    cr_expect(strstr(err.message, "at most 65536 points") != NULL, "%s", err.message);
+    cr_expect_null(out.data);
+}
+
+/* The PNG of a 0 x 0 page (the page that fits) at 72 dpi: its pixels are
+ * its points. */
+static void fitted_size(const ag_plot_grid *g, const ag_plot_lines *p, int *w, int *h)
+{
+    ag_plot_page page = {.size = sizeof(ag_plot_page), .format = AG_PLOT_PNG, .dpi = 72};
+    ag_plot_output out = {0};
+    ag_error err = {0};
+    int st = g ? ag_plot_grid_render(g, &page, &out, &err) : ag_plot_lines_render(p, &page, &out, &err);
+    cr_assert_eq(st, AG_OK, "%s", err.message);
+    const double none[3] = {-1, -1, -1};
+    count_colour(&out, none, w, h);
+    ag_plot_output_free(&out);
+}
+
+/* A small grid keeps 432 x 324; labels wider than that page, refused on
+ * it, and 40 x 40 cells get a page that holds them: 12 points a cell. */
+Test(plot, grid_page_fits)
+{
+    int w, h;
+    ag_plot_grid g = small_grid();
+    fitted_size(&g, NULL, &w, &h);
+    cr_expect(w == 432 && h == 324, "%dx%d", w, h);
+    static char wide[61];
+    memset(wide, 'W', sizeof wide - 1);
+    const char *rows[2] = {wide, wide}, *cols[3] = {wide, wide, wide};
+    g.row_labels = rows, g.col_labels = cols;
+    ag_plot_page page = AG_PLOT_PAGE_DEFAULT;
+    ag_plot_output out = {0};
+    ag_error err = {0};
+    cr_expect_eq(ag_plot_grid_render(&g, &page, &out, &err), AG_EINVAL);
+    fitted_size(&g, NULL, &w, &h);
+    cr_expect(w > 432 + 216 && h > 324, "%dx%d", w, h); /* the labels, and 216 points of grid */
+    static double v[1600];
+    g = (ag_plot_grid){.size = sizeof(ag_plot_grid), .rows = 40, .cols = 40, .values = v,
+                       .square = 1, .vmin = NAN, .vmax = NAN};
+    fitted_size(&g, NULL, &w, &h);
+    cr_expect(w >= 480 && h >= 480 && w < 700 && h < 650, "%dx%d", w, h);
+}
+
+/* 32 named lines: the page grows until the legend holds each at 10 points
+ * (1.4 x 10 points a row). */
+Test(plot, lines_page_fits)
+{
+    const double x[2] = {0, 1}, y[2] = {0, 1};
+    ag_plot_series s[32];
+    for (int k = 0; k < 32; k++)
+        s[k] = (ag_plot_series){.label = "line", .count = 2, .x = x, .y = y};
+    ag_plot_lines p = {.size = sizeof(ag_plot_lines), .nseries = 1, .series = s, .title = "t"};
+    int w, h;
+    fitted_size(NULL, &p, &w, &h);
+    cr_expect(w == 432 && h == 324, "%dx%d", w, h);
+    p.nseries = 32;
+    fitted_size(NULL, &p, &w, &h);
+    cr_expect(w == 432 && h >= 32 * 14 && h < 32 * 14 + 100, "%dx%d", w, h);
+}
+
+Test(plot, fonts_init)
+{
+    ag_error err = {0};
+    cr_expect_eq(ag_plot_fonts_init(&err), AG_OK, "%s", err.message);
+    cr_expect_eq(ag_plot_fonts_init(&err), AG_OK, "%s", err.message); /* again: a no-op */
+}
+
+/* A label is drawn to its first 48 characters and an ellipsis: a token of
+ * 3000 gets the page of that cut (it would need 30,000 points). */
+Test(plot, long_labels_cut)
+{
+    static char long_label[3001], cut_label[52];
+    memset(long_label, 'W', 3000);
+    memset(cut_label, 'W', 48);
+    memcpy(cut_label + 48, "\xe2\x80\xa6", 4);
+    const char *rows_long[2] = {long_label, "a"}, *rows_cut[2] = {cut_label, "a"};
+    ag_plot_grid g = small_grid();
+    int w1, h1, w2, h2;
+    g.row_labels = rows_long;
+    fitted_size(&g, NULL, &w1, &h1);
+    g.row_labels = rows_cut;
+    fitted_size(&g, NULL, &w2, &h2);
+    cr_expect(w1 == w2 && h1 == h2 && w1 > 432 && w1 < 1000, "%dx%d, %dx%d", w1, h1, w2, h2);
+}

@@ -36,11 +36,16 @@ AG_EXPORT int ag_plot_format_from_path(const char *path);
 /* The page: its size in points (1/72 inch) and, for PNG, the resolution:
  * the image is round(width·dpi/72) × round(height·dpi/72) pixels. Carries
  * its size (ABI rule, core.h): start from AG_PLOT_PAGE_DEFAULT (SVG, 432 ×
- * 324 points, 150 dpi). */
+ * 324 points, 150 dpi). A width and height of 0 ask for the page that fits
+ * the figure: 432 × 324, grown (to at most 2880 points a side) where the
+ * labels, cells or legend need room: a grid's margins hold every label at
+ * the full 10-point font and its cells get 12 points each (up to a grid of
+ * 1152 points a side); a line chart's legend holds every entry at 10
+ * points beside a plot 240 points wide. */
 typedef struct {
     size_t size;          /* sizeof(ag_plot_page), set by the macro */
     ag_plot_format format;
-    double width, height; /* points, each in [72, 14400] */
+    double width, height; /* points, each in [72, 14400]; both 0: fit the figure */
     double dpi;           /* PNG: in [18, 1200] */
 } ag_plot_page;
 #define AG_PLOT_PAGE_DEFAULT \
@@ -62,6 +67,15 @@ AG_EXPORT void ag_plot_output_free(ag_plot_output *out);
  * to exit, when no figure is being drawn by any thread. Drawing afterwards
  * works (the caches fill again). */
 AG_EXPORT void ag_plot_release_caches(void);
+
+/* Load fontconfig's configuration and find the figures' font (DejaVu
+ * Sans, or what fontconfig substitutes): what the first figure would do,
+ * done when the caller chooses. fontconfig writes its own diagnostics on
+ * standard error (dozens of lines when memory runs out while it parses its
+ * configuration); a program that keeps its stderr to itself calls this
+ * once, with stderr pointed elsewhere, before drawing. AG_ENOMEM when
+ * fontconfig cannot load (it fails only for want of memory). */
+AG_EXPORT int ag_plot_fonts_init(ag_error *err);
 
 /* ---- the colour map ------------------------------------------------------ */
 
@@ -115,6 +129,15 @@ AG_EXPORT int ag_plot_tick_label(char *buf, size_t size, double v, double step);
 
 /* ---- figures ------------------------------------------------------------- */
 
+/* The most cells a grid figure draws (256 x 256) and the most points a
+ * line chart draws over all its lines. An SVG or PDF holds a shape per cell
+ * or point (about 200 bytes of SVG a cell): a grid whose sides come from a
+ * small input (a heatmap of 1000 layers x 1000 heads from 1000 records)
+ * would be hundreds of megabytes that no viewer shows at a readable size.
+ * More is AG_ELIMIT, refused before anything is drawn. */
+#define AG_PLOT_MAX_CELLS 65536
+#define AG_PLOT_MAX_LINE_POINTS 65536
+
 /* A grid of values, one coloured cell each, with a colour bar. Carries its
  * size (ABI rule, core.h): start from AG_PLOT_GRID_DEFAULT (no cells, no
  * labels, the colour range the data's). */
@@ -137,7 +160,8 @@ typedef struct {
 /* Render a grid. Labels are drawn as given (UTF-8; bytes that are not are
  * shown as \xNN); when the cells are too small for every label, every k-th
  * is drawn. AG_EINVAL (no cells, vmin ≥ vmax, a page out of range),
- * AG_ENOMEM, AG_EIO (cairo failed; the message says why). */
+ * AG_ELIMIT (more than AG_PLOT_MAX_CELLS cells), AG_ENOMEM, AG_EIO (cairo
+ * failed; the message says why). */
 AG_EXPORT int ag_plot_grid_render(const ag_plot_grid *g, const ag_plot_page *page, ag_plot_output *out,
                                   ag_error *err);
 
@@ -169,7 +193,7 @@ typedef struct {
 /* Render a line chart: Okabe & Ito's colour-blind-safe palette of eight
  * colours, then the same with dashes; a legend right of the axes when any
  * series has a label. AG_EINVAL (no finite point, a page out of range),
- * AG_ENOMEM, AG_EIO. */
+ * AG_ELIMIT (more than AG_PLOT_MAX_LINE_POINTS points), AG_ENOMEM, AG_EIO. */
 AG_EXPORT int ag_plot_lines_render(const ag_plot_lines *p, const ag_plot_page *page, ag_plot_output *out,
                                    ag_error *err);
 

@@ -299,6 +299,11 @@ int cli_emit(const cli_common *c, const ag_record_list *recs, const ag_output_me
 /* Write buf to path by the rules above or, when path is NULL, to stdout.
  * Returns 0 or 1 after printing the error. */
 int cli_write_output(const char *path, const char *buf, size_t len);
+/* c's -o as messages name it: the path, or "standard output". */
+const char *cli_output_name(const cli_common *c);
+/* Print that the output could not be formatted: "out of memory" for
+ * AG_ENOMEM, naming the output; returns 1. */
+int cli_format_fail(const cli_common *c, int status);
 
 /* ---- aggregates (aggregate.c) ------------------------------------------ */
 

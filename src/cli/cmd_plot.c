@@ -5,9 +5,11 @@
  * .npy, heatmap and depth from records (plot_records.c). The figure is
  * staged like every output (outputs.c), so -o is replaced only when all
  * went well. */
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "plot_cli.h"
@@ -50,7 +52,8 @@ static const char plot_help[] =
     "  --vmin X, --vmax X the colour range (default: the data's; 0 to the\n"
     "                     largest value for attention and similarity)\n"
     "  --title S          the title (default: what the figure shows; '' for none)\n"
-    "  --size WxH         the page in points, 72 to 14400 each (default 432x324)\n"
+    "  --size WxH         the page in points, 72 to 14400 each (default: 432x324,\n"
+    "                     larger where the labels, cells or legend need it)\n"
     "  --dpi N            PNG pixels per inch, 18 to 1200 (default 150)\n"
     "  --help             this text\n";
 
@@ -202,7 +205,8 @@ static int plot_parse(plot_opts *o, int argc, char **argv)
     memset(o, 0, sizeof *o);
     o->kind = -1;
     o->vmin = o->vmax = NAN;
-    o->page = (ag_plot_page){.size = sizeof(ag_plot_page), .width = 432, .height = 324, .dpi = 150};
+    /* no --size: the page that fits the figure (0 x 0, attngeom/plot.h) */
+    o->page = (ag_plot_page){.size = sizeof(ag_plot_page), .width = 0, .height = 0, .dpi = 150};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return fputs(plot_help, stdout), -1;
@@ -232,6 +236,28 @@ static int plot_parse(plot_opts *o, int argc, char **argv)
     return check_usage(o);
 }
 
+/* fontconfig writes its diagnostics on stderr: when memory runs out while
+ * it parses its configuration, dozens of "Fontconfig error" lines before
+ * attngeom's one. Its initialisation is done here, once, before anything
+ * is drawn, with fd 2 on /dev/null; then stderr is attngeom's again (a
+ * sanitizer's report of a later fault still shows). 0, or 1 after
+ * printing. */
+static int fonts_init(const plot_opts *o)
+{
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    int quiet = saved >= 0 && null >= 0 && dup2(null, STDERR_FILENO) >= 0;
+    ag_error err = {0};
+    int st = ag_plot_fonts_init(&err);
+    if (quiet)
+        dup2(saved, STDERR_FILENO);
+    if (saved >= 0)
+        close(saved);
+    if (null >= 0)
+        close(null);
+    return st == AG_OK ? 0 : cli_fail("%s: %s", o->out_path, err.message);
+}
+
 int cmd_plot(int argc, char **argv)
 {
     plot_opts o;
@@ -240,7 +266,7 @@ int cmd_plot(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     cli_path out = {"-o", o.out_path};
     cli_path ins[2] = {{"INPUT", o.input}, {"--tokens", o.tokens}};
-    if ((rc = cli_paths_check(&out, 1, ins, 2)) != 0)
+    if ((rc = cli_paths_check(&out, 1, ins, 2)) != 0 || (rc = fonts_init(&o)) != 0)
         return rc;
     ag_plot_output fig = {0};
     if (o.kind == PLOT_HEATMAP || o.kind == PLOT_DEPTH)

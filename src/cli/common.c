@@ -296,6 +296,18 @@ int cli_write_output(const char *path, const char *buf, size_t len)
     return cli_outputs_finish(&tx, cli_outputs_add(&tx, path ? path : "-", buf, len));
 }
 
+const char *cli_output_name(const cli_common *c)
+{
+    return c->out_path && strcmp(c->out_path, "-") != 0 ? c->out_path : "standard output";
+}
+
+int cli_format_fail(const cli_common *c, int status)
+{
+    if (status == AG_ENOMEM)
+        return cli_fail("%s: out of memory formatting the output", cli_output_name(c));
+    return cli_fail("%s: cannot format the output: %s", cli_output_name(c), ag_strerror(status));
+}
+
 /* Format t in c's format and stage it for c's -o (or standard output).
  * 0, or 1 after printing. */
 static int stage_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
@@ -305,11 +317,13 @@ static int stage_table(const cli_common *c, const ag_table *t, const ag_output_m
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
     if (!mem)
-        return cli_fail("out of memory formatting the output");
+        return cli_format_fail(c, AG_ENOMEM);
     int status = ag_table_write(mem, c->format, t, meta);
-    fclose(mem);
+    /* a stream in memory fails to write only when it cannot grow */
+    if (fclose(mem) != 0 || status == AG_EIO)
+        status = status == AG_OK || status == AG_EIO ? AG_ENOMEM : status;
     int rc = status == AG_OK ? cli_outputs_add(tx, c->out_path ? c->out_path : "-", buf, len)
-                             : cli_fail("cannot format the output: %s", ag_strerror(status));
+                             : cli_format_fail(c, status);
     free(buf);
     return rc;
 }

@@ -28,6 +28,15 @@ typedef struct {
 int plot_npy(const plot_opts *o, ag_plot_output *fig);
 int plot_records(const plot_opts *o, ag_plot_output *fig);
 
+/* 0, or 1 after printing when a grid of rows x cols is more than a figure
+ * draws (AG_PLOT_MAX_CELLS): the message names the file, `what` ("a
+ * heatmap") with its size in row_noun and col_noun, the cap, and `advice`,
+ * how to get a figure. Checked before anything is drawn or allocated. */
+int plot_grid_fits(const plot_opts *o, const char *what, size_t rows, const char *row_noun,
+                   size_t cols, const char *col_noun, const char *advice);
+/* n with thousands separated by commas ("65,536"), in buf. */
+const char *plot_count(char buf[32], size_t n);
+
 /* The title to draw: --title ("" for none) or the default. */
 const char *plot_title(const plot_opts *o, const char *dflt);
 

@@ -3,6 +3,8 @@
  * axes), that matrix's singular values on a log scale, and the
  * head-similarity matrix of `attngeom similarity -o S.npy`. */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,33 @@ const char *plot_title(const plot_opts *o, const char *dflt)
     if (o->title)
         return *o->title ? o->title : NULL;
     return dflt;
+}
+
+const char *plot_count(char buf[32], size_t n)
+{
+    char digits[24];
+    int len = snprintf(digits, sizeof digits, "%zu", n), o = 0;
+    for (int k = 0; k < len; k++) {
+        if (k && (len - k) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[k];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+int plot_grid_fits(const plot_opts *o, const char *what, size_t rows, const char *row_noun,
+                   size_t cols, const char *col_noun, const char *advice)
+{
+    if (rows <= AG_PLOT_MAX_CELLS / cols)
+        return 0;
+    char cells[32], cap[32];
+    /* rows·cols may overflow only past 2^64: say "more than" then */
+    size_t n = rows > SIZE_MAX / cols ? SIZE_MAX : rows * cols;
+    return cli_fail("%s: %s of %zu %s x %zu %s has %s%s cells, more than the %s a figure draws "
+                    "(each cell is a shape in the file); %s", o->input, what, rows, row_noun, cols,
+                    col_noun, n == SIZE_MAX ? "over " : "", plot_count(cells, n),
+                    plot_count(cap, AG_PLOT_MAX_CELLS), advice);
 }
 
 static void shape_text(const ag_array *a, char *buf, size_t size)
@@ -56,6 +85,13 @@ static int pick_matrix(const plot_opts *o, const ag_array *a, const double **M, 
     return 0;
 }
 
+static void free_tokens(char **tokens, size_t n)
+{
+    for (size_t k = 0; tokens && k < n; k++)
+        free(tokens[k]);
+    free(tokens);
+}
+
 /* The "tokens" of `attngeom tokenize --format json`, n of them, as new
  * strings (*tokens[n], free with free_tokens). 0, or 1 after printing. */
 static int read_tokens(const char *path, size_t n, char ***tokens)
@@ -89,14 +125,11 @@ static int read_tokens(const char *path, size_t n, char ***tokens)
             rc = cli_fail("%s: out of memory", path);
     }
     json_decref(root);
+    if (rc) { /* the strings copied before the error */
+        free_tokens(*tokens, n);
+        *tokens = NULL;
+    }
     return rc;
-}
-
-static void free_tokens(char **tokens, size_t n)
-{
-    for (size_t k = 0; tokens && k < n; k++)
-        free(tokens[k]);
-    free(tokens);
 }
 
 static int draw_grid(const plot_opts *o, const ag_plot_grid *g, ag_plot_output *fig)
@@ -153,8 +186,13 @@ static int plot_attention(const plot_opts *o, const ag_array *a, ag_plot_output 
         rc = read_tokens(o->tokens, n, &tokens);
     else if (rc == 0 && o->grid_rows)
         rc = patch_labels(o, n, &tokens);
-    if (rc)
+    if (rc == 0)
+        rc = plot_grid_fits(o, "an attention matrix", n, "queries", n, "keys",
+                            "plot the attention of a shorter text (at most 256 tokens)");
+    if (rc) {
+        free_tokens(tokens, tokens ? n : 0);
         return rc;
+    }
     if (a->ndim == 4)
         snprintf(title, sizeof title, "attention, layer %d, head %d", o->layer, o->head);
     else
@@ -233,7 +271,11 @@ static int plot_similarity(const plot_opts *o, const ag_array *a, ag_plot_output
                         o->input, shape);
     size_t K = a->shape[0];
     char **labels = NULL;
-    int rc = similarity_labels(o, K, &labels);
+    int rc = plot_grid_fits(o, "a similarity matrix", K, "heads", K, "heads",
+                            "compute it over fewer heads (`similarity --layers/--heads`, at most "
+                            "256 heads)");
+    if (rc == 0)
+        rc = similarity_labels(o, K, &labels);
     ag_plot_grid g = {.size = sizeof(ag_plot_grid),
         .rows = K, .cols = K, .values = a->data,
         .row_labels = (const char *const *)labels, .col_labels = (const char *const *)labels,
@@ -257,6 +299,9 @@ static int plot_patches(const plot_opts *o, const ag_array *a, ag_plot_output *f
     int rc = pick_matrix(o, a, &M, &n);
     if (rc == 0)
         rc = patch_grid(o, n, &R, &C);
+    if (rc == 0)
+        rc = plot_grid_fits(o, "a patch grid", R, "rows", C, "columns",
+                            "the image has too many patches to draw one by one");
     if (rc == 0 && q >= n)
         rc = cli_fail("%s: --query %zu is out of range: the matrix has %zu tokens", o->input, q, n);
     if (rc)

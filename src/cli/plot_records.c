@@ -7,6 +7,7 @@
  * per-text records of a corpus. A point of depth gets a band when it is
  * exactly one aggregated record with K_ci_low and K_ci_high: a mean of
  * several intervals is no interval. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ typedef struct {
     size_t count, cap;
     char **models;           /* distinct models, first-appearance order */
     size_t nmodels;
+    json_t *index;           /* model name -> its index in models */
     int metric_seen;         /* some record holds the key */
 } collect;
 
@@ -61,17 +63,23 @@ static const ag_cell *find(const ag_row *row, const char *key)
     return NULL;
 }
 
+/* The index of a model's name, a new one at first appearance. The names
+ * are looked up in a jansson object (a hash table with a random seed): a
+ * linear search made 80,000 models 30 s. */
 static int model_index(collect *c, const char *name, ag_error *err)
 {
-    for (size_t k = 0; k < c->nmodels; k++)
-        if (strcmp(c->models[k], name) == 0)
-            return (int)k;
+    json_t *known = json_object_get(c->index, name);
+    if (known)
+        return (int)json_integer_value(known);
+    if (c->nmodels == (size_t)INT_MAX)
+        return ag_error_set(err, AG_ELIMIT, "more than %d models", INT_MAX), -1;
     char **grown = realloc(c->models, (c->nmodels + 1) * sizeof *grown);
     if (!grown)
         return ag_error_set(err, AG_ENOMEM, "out of memory"), -1;
     c->models = grown;
-    if (!(c->models[c->nmodels] = strdup(name)))
-        return ag_error_set(err, AG_ENOMEM, "out of memory"), -1;
+    if (!(c->models[c->nmodels] = strdup(name)) ||
+        json_object_set_new_nocheck(c->index, name, json_integer((json_int_t)c->nmodels)) != 0)
+        return free(c->models[c->nmodels]), ag_error_set(err, AG_ENOMEM, "out of memory"), -1;
     return (int)c->nmodels++;
 }
 
@@ -117,7 +125,7 @@ static int on_record(const ag_row *row, void *user, ag_error *err)
     if (lo && hi && (!cell_number(lo, &p.lo) || !cell_number(hi, &p.hi)))
         p.lo = p.hi = NAN;
     if (named && (p.model = model_index(c, model->text, err)) < 0)
-        return AG_ENOMEM;
+        return err->status;
     return add_point(c, &p, err);
 }
 
@@ -129,6 +137,7 @@ static void collect_free(collect *c)
     for (size_t k = 0; k < c->nmodels; k++)
         free(c->models[k]);
     free(c->models);
+    json_decref(c->index);
 }
 
 /* ---- the distinct values of a key, sorted ---- */
@@ -215,6 +224,14 @@ static int heatmap(const plot_opts *o, const collect *c, ag_plot_output *fig)
         return 1;
     size_t nl, nh;
     long *layers = distinct(c, 0, &nl), *heads = distinct(c, 1, &nh);
+    if (layers && heads &&
+        plot_grid_fits(o, "a heatmap", nl, "layers", nh, "heads",
+                       "make the records of fewer layers and heads (--layers/--heads of the "
+                       "command that wrote them)") != 0) {
+        free(layers);
+        free(heads);
+        return 1;
+    }
     double *sum = layers && heads ? calloc(2 * nl * nh, sizeof *sum) : NULL;
     char **rl = sum ? number_labels(layers, nl) : NULL;
     char **hl = rl ? number_labels(heads, nh) : NULL;
@@ -293,12 +310,42 @@ static void relative_depth(depth_line *d, const double *cnt, size_t nl)
         d->x[j] = cnt[j] == 0 ? NAN : last > 0 ? d->x[j] / last : 0;
 }
 
+/* The most lines a depth figure draws: its line styles (Okabe & Ito's
+ * eight colours, solid then dashed) repeat after 16, and its legend holds
+ * about 32 entries at the smallest font; past that a line cannot be told
+ * from another, and every line of every record was a figure of minutes. */
+#define DEPTH_MAX_LINES 32
+
+/* 0, or 1 after printing when nlines lines of nl layers are more than a
+ * depth figure draws (checked before anything is allocated for them). */
+static int depth_fits(const plot_opts *o, size_t nlines, size_t nl)
+{
+    char cap[32];
+    if (nlines > DEPTH_MAX_LINES)
+        return cli_fail("%s: records of %zu %s: a depth figure draws at most %d lines (past 16 "
+                        "their styles repeat, past 32 the legend cannot name them); %s", o->input,
+                        nlines, o->by_head ? "heads" : "models", DEPTH_MAX_LINES,
+                        o->by_head ? "make the records of fewer heads (--heads of the command "
+                                     "that wrote them)"
+                                   : "choose one with --model NAME");
+    if (nl > AG_PLOT_MAX_LINE_POINTS / nlines)
+        return cli_fail("%s: %zu lines of %zu layers are more than the %s points a figure draws; "
+                        "make the records of fewer layers (--layers of the command that wrote "
+                        "them)", o->input, nlines, nl, plot_count(cap, AG_PLOT_MAX_LINE_POINTS));
+    return 0;
+}
+
 static int depth(const plot_opts *o, const collect *c, ag_plot_output *fig)
 {
     if (o->by_head && (one_model(o, c, "--by head") || every_head(o, c, "--by head")))
         return 1;
     size_t nl, nlines;
     long *layers = distinct(c, 0, &nl), *lines = distinct(c, o->by_head ? 1 : 2, &nlines);
+    if (layers && lines && depth_fits(o, nlines, nl) != 0) {
+        free(layers);
+        free(lines);
+        return 1;
+    }
     depth_line *d = layers && lines ? calloc(nlines, sizeof *d) : NULL;
     ag_plot_series *s = d ? calloc(nlines, sizeof *s) : NULL;
     double *cnt = s ? malloc(nl * sizeof *cnt) : NULL;
@@ -344,13 +391,17 @@ static int depth(const plot_opts *o, const collect *c, ag_plot_output *fig)
 
 int plot_records(const plot_opts *o, ag_plot_output *fig)
 {
-    collect c = {.o = o};
+    collect c = {.o = o, .index = json_object()};
     ag_error err = {0};
     int rc = 0;
-    if (asprintf(&c.ci_low, "%s_ci_low", o->metric) < 0 ||
-        asprintf(&c.ci_high, "%s_ci_high", o->metric) < 0) {
-        c.ci_low = c.ci_high = NULL;
-        return cli_fail("out of memory");
+    int ok = c.index != NULL;
+    if (ok && asprintf(&c.ci_low, "%s_ci_low", o->metric) < 0)
+        c.ci_low = NULL, ok = 0;
+    if (ok && asprintf(&c.ci_high, "%s_ci_high", o->metric) < 0)
+        c.ci_high = NULL, ok = 0;
+    if (!ok) {
+        collect_free(&c);
+        return cli_fail("%s: out of memory", o->input);
     }
     if (ag_records_read(o->input, on_record, &c, &err) != AG_OK)
         rc = cli_fail_error(&err);

@@ -49,10 +49,9 @@ static int stream_text(cli_sink *k)
     if ((status == AG_OK && fflush(k->fp) != 0) || ferror(k->fp))
         status = AG_EIO;
     if (status == AG_EIO)
-        return cli_fail("%s: cannot write: %s", k->c->out_path && strcmp(k->c->out_path, "-")
-                                                    ? k->c->out_path : "standard output",
+        return cli_fail("%s: cannot write: %s", cli_output_name(k->c),
                         strerror(errno ? errno : EIO));
-    return status == AG_OK ? 0 : cli_fail("cannot format the output: %s", ag_strerror(status));
+    return status == AG_OK ? 0 : cli_format_fail(k->c, status);
 }
 
 static int aggregate_text(cli_sink *k)
@@ -88,8 +87,7 @@ static int finish_stream(cli_sink *k)
         ag_table_free(&t);
     }
     if (status != AG_OK)
-        return cli_outputs_finish(&k->tx, cli_fail("cannot format the output: %s",
-                                                   ag_strerror(status)));
+        return cli_outputs_finish(&k->tx, cli_format_fail(k->c, status));
     return cli_outputs_commit(&k->tx);
 }
 

@@ -195,6 +195,10 @@ int canvas_close(plot_canvas *c, const char *what, ag_plot_output *out, ag_error
     if (st == CAIRO_STATUS_SUCCESS && c->format == AG_PLOT_PNG) {
         cairo_surface_flush(c->surface);
         st = cairo_surface_write_to_png_stream(c->surface, grow_write, c);
+        /* libpng, writing a whole image to memory, fails only when its
+         * own allocations do */
+        if (st == CAIRO_STATUS_PNG_ERROR)
+            st = CAIRO_STATUS_NO_MEMORY;
     }
     cairo_surface_finish(c->surface);
     if (st == CAIRO_STATUS_SUCCESS)
@@ -233,6 +237,22 @@ void ag_plot_release_caches(void)
     FcFini();
 }
 
+int ag_plot_fonts_init(ag_error *err)
+{
+    FcPattern *want = FcInit() ? FcNameParse((const FcChar8 *)AG_PLOT_FONT) : NULL, *got = NULL;
+    FcResult res;
+    if (want && FcConfigSubstitute(NULL, want, FcMatchPattern)) {
+        FcDefaultSubstitute(want);
+        got = FcFontMatch(NULL, want, &res);
+    }
+    if (want)
+        FcPatternDestroy(want);
+    if (!got)
+        return ag_error_set(err, AG_ENOMEM, "out of memory loading the fonts (fontconfig)");
+    FcPatternDestroy(got);
+    return AG_OK;
+}
+
 /* ---- text ------------------------------------------------------------------ */
 
 void canvas_font(plot_canvas *c, double size, int bold)
@@ -243,20 +263,44 @@ void canvas_font(plot_canvas *c, double size, int bold)
 }
 
 /* cairo refuses text that is not UTF-8 (and the context stays in error):
- * what is drawn is always the escaped text. NULL when out of memory. */
-static char *drawable(const char *s)
+ * what is drawn is always the escaped text, cut to its first max
+ * characters and an ellipsis when max is not 0. NULL when out of memory. */
+static char *drawable(const char *s, size_t max)
 {
-    return ag_text_escape_dup(s ? s : "", AG_TEXT_CONTROL);
+    char *t = ag_text_escape_dup(s ? s : "", AG_TEXT_CONTROL);
+    if (!t || !max)
+        return t;
+    size_t at = 0, chars = 0; /* at: where the (max+1)-th character begins */
+    for (; t[at]; at++)
+        if (((unsigned char)t[at] & 0xC0) != 0x80 && chars++ == max) /* a UTF-8 lead byte */
+            break;
+    if (!t[at])
+        return t;
+    char *cut = realloc(t, at + 4);
+    if (!cut)
+        return free(t), NULL;
+    memcpy(cut + at, "\xe2\x80\xa6", 4); /* U+2026 and the NUL */
+    return cut;
 }
 
-double canvas_text_width(plot_canvas *c, const char *s)
+static double width_of(plot_canvas *c, const char *s, size_t max)
 {
-    char *t = drawable(s);
+    char *t = drawable(s, max);
     cairo_text_extents_t ext = {0};
     if (t)
         cairo_text_extents(c->cr, t, &ext);
     free(t);
     return ext.x_advance;
+}
+
+double canvas_text_width(plot_canvas *c, const char *s)
+{
+    return width_of(c, s, 0);
+}
+
+double canvas_label_width(plot_canvas *c, const char *s)
+{
+    return width_of(c, s, AG_PLOT_MAX_LABEL);
 }
 
 /* The baseline of text anchored at y with vertical alignment va, in the
@@ -268,10 +312,10 @@ static double baseline(plot_canvas *c, double y, double va)
     return y + fe.ascent - va * (fe.ascent + fe.descent);
 }
 
-void canvas_text(plot_canvas *c, const char *s, double x, double y, double ha, double va,
-                 double angle)
+static void draw_text(plot_canvas *c, const char *s, size_t max, double x, double y, double ha,
+                      double va, double angle)
 {
-    char *t = drawable(s);
+    char *t = drawable(s, max);
     if (!t)
         return;
     cairo_text_extents_t te;
@@ -283,6 +327,18 @@ void canvas_text(plot_canvas *c, const char *s, double x, double y, double ha, d
     cairo_show_text(c->cr, t);
     cairo_restore(c->cr);
     free(t);
+}
+
+void canvas_text(plot_canvas *c, const char *s, double x, double y, double ha, double va,
+                 double angle)
+{
+    draw_text(c, s, 0, x, y, ha, va, angle);
+}
+
+void canvas_label(plot_canvas *c, const char *s, double x, double y, double ha, double va,
+                  double angle)
+{
+    draw_text(c, s, AG_PLOT_MAX_LABEL, x, y, ha, va, angle);
 }
 
 /* The exponent's size and rise above the baseline, relative to the font

@@ -73,7 +73,7 @@ static double widest(plot_canvas *c, const char *const *text, size_t n)
 {
     double w = 0;
     for (size_t k = 0; k < n; k++) {
-        double t = canvas_text_width(c, text[k]);
+        double t = canvas_label_width(c, text[k]);
         w = t > w ? t : w;
     }
     return w;
@@ -175,6 +175,40 @@ static int grid_layout_compute(plot_canvas *c, const ag_plot_grid *g, const labe
     return AG_OK;
 }
 
+/* ---- the page that fits (a page of 0 x 0) ---- */
+
+#define FIT_CELL 12.0   /* a cell of a fitted page: room for a 10-point label */
+#define FIT_MIN_GRID 216.0 /* the grid at least 3 inches a side, however long the labels */
+#define FIT_GRID 1152.0 /* ... up to a grid of 16 inches a side; smaller cells past it */
+#define FIT_PAGE 2880.0 /* and a page of 40 inches: a PNG of 150 dpi stays 6000 pixels */
+
+/* The default page (432 x 324) grown where the grid needs it: the margins
+ * then hold every label at the full font, and the cells get FIT_CELL
+ * points each, the grid FIT_MIN_GRID to FIT_GRID a side. Measured on a
+ * probe page twice, as the column labels turn upright or not with the
+ * width. */
+static int fit_page(const ag_plot_grid *g, const label_set *rl, const label_set *cl,
+                    grid_layout *L, ag_plot_page *page, ag_error *err)
+{
+    ag_plot_page probe = AG_PLOT_PAGE_DEFAULT;
+    double need_w = fmin(fmax(FIT_CELL * (double)g->cols, FIT_MIN_GRID), FIT_GRID);
+    double need_h = fmin(fmax(FIT_CELL * (double)g->rows, FIT_MIN_GRID), FIT_GRID), aw, ah;
+    for (int pass = 0; pass < 2; pass++) {
+        plot_canvas c;
+        int status = canvas_open(&c, &probe, err);
+        if (status != AG_OK)
+            return status;
+        layout_pass(&c, g, rl, cl, L->F, L, &aw, &ah);
+        canvas_discard(&c);
+        double w = fmax(432, probe.width - aw + need_w), h = fmax(324, probe.height - ah + need_h);
+        probe.width = fmin(ceil(w), FIT_PAGE); /* whole points */
+        probe.height = fmin(ceil(h), FIT_PAGE);
+    }
+    page->width = probe.width;
+    page->height = probe.height;
+    return AG_OK;
+}
+
 /* ---- drawing ---- */
 
 static void set_rgb(plot_canvas *c, const double rgb[3])
@@ -268,7 +302,7 @@ static void draw_axes(plot_canvas *c, const ag_plot_grid *g, const grid_layout *
         cairo_move_to(c->cr, L->x0, y);
         cairo_line_to(c->cr, L->x0 - TICK, y);
         cairo_stroke(c->cr);
-        canvas_text(c, rl->text[i], L->x0 - TICK - GAP, y, 1, 0.5, 0);
+        canvas_label(c, rl->text[i], L->x0 - TICK - GAP, y, 1, 0.5, 0);
     }
     for (size_t j = 0; j < g->cols; j += (size_t)L->col_stride) {
         double x = L->x0 + ((double)j + 0.5) * L->cw, y = L->y0 + gh;
@@ -276,9 +310,9 @@ static void draw_axes(plot_canvas *c, const ag_plot_grid *g, const grid_layout *
         cairo_line_to(c->cr, x, y + TICK);
         cairo_stroke(c->cr);
         if (L->rotate_cols) /* reads upward, its end at the tick */
-            canvas_text(c, cl->text[j], x, y + TICK + GAP, 1, 0.5, M_PI / 2);
+            canvas_label(c, cl->text[j], x, y + TICK + GAP, 1, 0.5, M_PI / 2);
         else
-            canvas_text(c, cl->text[j], x, y + TICK + GAP, 0.5, 0, 0);
+            canvas_label(c, cl->text[j], x, y + TICK + GAP, 0.5, 0, 0);
     }
     canvas_font(c, L->F, 0);
     if (g->row_title)
@@ -362,23 +396,31 @@ int ag_plot_grid_render(const ag_plot_grid *grid, const ag_plot_page *page, ag_p
     if (AG_SIZED_READ(&given, grid, ag_plot_grid, err) != AG_OK)
         return AG_EINVAL;
     const ag_plot_grid *g = &given;
-    if (!g->values || g->rows == 0 || g->cols == 0 || g->rows > 100000 || g->cols > 100000)
-        return ag_error_set(err, AG_EINVAL, "a grid figure needs 1 to 100000 rows and columns, "
-                                            "not %zux%zu", g->rows, g->cols);
+    if (!g->values || g->rows == 0 || g->cols == 0)
+        return ag_error_set(err, AG_EINVAL, "a grid figure needs a row and a column, not %zux%zu",
+                            g->rows, g->cols);
+    if (g->rows > AG_PLOT_MAX_CELLS / g->cols) /* plot.h: the figure's size */
+        return ag_error_set(err, AG_ELIMIT, "a grid figure draws at most %d cells, not %zux%zu",
+                            AG_PLOT_MAX_CELLS, g->rows, g->cols);
     grid_layout L = {.F = AG_PLOT_FONT_SIZE};
     int status = colour_range(g, &L, err);
     if (status != AG_OK)
         return status;
-    plot_canvas c;
-    if ((status = canvas_open(&c, page, err)) != AG_OK)
-        return status;
+    ag_plot_page pg = AG_PLOT_PAGE_DEFAULT;
+    if (AG_SIZED_READ(&pg, page, ag_plot_page, err) != AG_OK)
+        return AG_EINVAL;
     label_set rl, cl;
     int ok = labels_make(&rl, g->row_labels, g->rows) == 0;
     ok = labels_make(&cl, g->col_labels, g->cols) == 0 && ok;
     if (!ok)
         status = ag_error_set(err, AG_ENOMEM, "out of memory for the labels of a %zux%zu grid",
                               g->rows, g->cols);
-    else
+    else if (pg.width == 0 && pg.height == 0)
+        status = fit_page(g, &rl, &cl, &L, &pg, err);
+    plot_canvas c = {0};
+    if (status == AG_OK)
+        status = canvas_open(&c, &pg, err);
+    if (status == AG_OK)
         status = grid_layout_compute(&c, g, &rl, &cl, &L, err);
     if (status == AG_OK) {
         draw_cells(&c, g, &L);

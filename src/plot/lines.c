@@ -151,7 +151,7 @@ static double legend_width(plot_canvas *c, const ag_plot_lines *p, int *entries)
     *entries = 0;
     for (size_t s = 0; s < p->nseries; s++)
         if (p->series[s].label) {
-            w = fmax(w, canvas_text_width(c, p->series[s].label));
+            w = fmax(w, canvas_label_width(c, p->series[s].label));
             ++*entries;
         }
     return *entries ? LEGEND_GAP + SWATCH + GAP + w : 0;
@@ -344,10 +344,39 @@ static void draw_legend(plot_canvas *c, const ag_plot_lines *p, const lines_layo
             cairo_fill(c->cr);
         }
         cairo_set_source_rgb(c->cr, 0, 0, 0);
-        canvas_text(c, p->series[s].label, x + SWATCH + GAP, mid, 0, 0.5, 0);
+        canvas_label(c, p->series[s].label, x + SWATCH + GAP, mid, 0, 0.5, 0);
         y += row;
     }
     canvas_font(c, L->F, 0);
+}
+
+#define FIT_PLOT 240.0   /* the plot area of a fitted page is at least this wide */
+#define FIT_PAGE 2880.0  /* and the page at most 40 inches a side */
+
+/* The default page (432 x 324) grown where the chart needs it (a page of
+ * 0 x 0): taller until the legend's entries fit at the full font, wider
+ * until the legend leaves the plot FIT_PLOT points. A chart with no finite
+ * point keeps the default (its error comes from the render). */
+static int fit_page(const ag_plot_lines *p, ag_plot_page *page, ag_error *err)
+{
+    ag_plot_page probe = AG_PLOT_PAGE_DEFAULT;
+    plot_canvas c;
+    int status = canvas_open(&c, &probe, err), entries;
+    if (status != AG_OK)
+        return status;
+    lines_layout L = {.F = AG_PLOT_FONT_SIZE};
+    ag_error ignored = {0};
+    double dx[2], dy[2], w = probe.width, h = probe.height;
+    if (data_range(p, dx, dy)) {
+        lines_layout_compute(&c, p, &L, &ignored); /* sets px and ph, whether or not they fit */
+        double legend = legend_width(&c, p, &entries); /* at the full font */
+        w = fmax(w, L.px + FIT_PLOT + legend + MARGIN);
+        h = fmax(h, probe.height - L.ph + 1.4 * L.F * entries);
+    }
+    canvas_discard(&c);
+    page->width = fmin(ceil(w), FIT_PAGE); /* whole points */
+    page->height = fmin(ceil(h), FIT_PAGE);
+    return AG_OK;
 }
 
 int ag_plot_lines_render(const ag_plot_lines *lines, const ag_plot_page *page, ag_plot_output *out,
@@ -358,11 +387,23 @@ int ag_plot_lines_render(const ag_plot_lines *lines, const ag_plot_page *page, a
     if (AG_SIZED_READ(&given, lines, ag_plot_lines, err) != AG_OK)
         return AG_EINVAL;
     const ag_plot_lines *p = &given;
-    for (size_t s = 0; s < p->nseries; s++)
+    size_t points = 0;
+    for (size_t s = 0; s < p->nseries; s++) {
         if (p->series[s].count && (!p->series[s].x || !p->series[s].y))
             return ag_error_set(err, AG_EINVAL, "line %zu of the chart has no values", s);
+        points += p->series[s].count > AG_PLOT_MAX_LINE_POINTS ? AG_PLOT_MAX_LINE_POINTS + 1
+                                                                : p->series[s].count;
+        if (points > AG_PLOT_MAX_LINE_POINTS) /* plot.h: the figure's size */
+            return ag_error_set(err, AG_ELIMIT, "a line chart draws at most %d points over its "
+                                "lines; these have more", AG_PLOT_MAX_LINE_POINTS);
+    }
+    ag_plot_page pg = AG_PLOT_PAGE_DEFAULT;
+    if (AG_SIZED_READ(&pg, page, ag_plot_page, err) != AG_OK)
+        return AG_EINVAL;
+    int status = pg.width == 0 && pg.height == 0 ? fit_page(p, &pg, err) : AG_OK;
     plot_canvas c;
-    int status = canvas_open(&c, page, err);
+    if (status == AG_OK)
+        status = canvas_open(&c, &pg, err);
     if (status != AG_OK)
         return status;
     lines_layout L = {.F = AG_PLOT_FONT_SIZE};

@@ -44,6 +44,13 @@ void canvas_discard(plot_canvas *c);
 void canvas_font(plot_canvas *c, double size, int bold);
 /* Width of s in the current font (s escaped as canvas_text draws it). */
 double canvas_text_width(plot_canvas *c, const char *s);
+/* A label (a token on an axis, a line's name in the legend) is drawn to
+ * its first AG_PLOT_MAX_LABEL characters and an ellipsis: a token of
+ * thousands of characters would otherwise take a page of its own. */
+#define AG_PLOT_MAX_LABEL 48
+double canvas_label_width(plot_canvas *c, const char *s);
+void canvas_label(plot_canvas *c, const char *s, double x, double y, double ha, double va,
+                  double angle);
 /* Draw s with its anchor at (x, y), rotated by `angle` radians
  * (counter-clockwise on the page): ha 0/0.5/1 puts the anchor at the
  * text's left/centre/right, va 0/0.5/1 at its top/middle/bottom (the font's

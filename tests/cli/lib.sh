@@ -138,6 +138,31 @@ run_case() {
     judge_error "$want" "$needles"
 }
 
+# smallest_limit LO HI CMD... : the smallest `ulimit -v` (KB, within 50 of
+# it, between LO and HI) under which CMD succeeds, found by bisection;
+# empty when it fails even under HI.
+smallest_limit() {
+    lo=$1 hi=$2
+    shift 2
+    (ulimit -v "$hi" && exec timeout -k 5 60 "$@") >/dev/null 2>&1 </dev/null || return 0
+    while [ $((hi - lo)) -gt 50 ]; do
+        mid=$(((lo + hi) / 2))
+        if (ulimit -v "$mid" && exec timeout -k 5 60 "$@") >/dev/null 2>&1 </dev/null; then
+            hi=$mid
+        else
+            lo=$mid
+        fi
+    done
+    echo "$hi"
+}
+
+# oom_line FILE : FILE (a failed run's stderr) is one line naming out of
+# memory, as attngeom words it
+oom_line() {
+    [ "$(wc -l <"$1")" -eq 1 ] || fail "exit 1 with $(wc -l <"$1") stderr lines: $(head -c 300 "$1")"
+    grep -q "^attngeom: .*out of memory" "$1" || fail "exit 1 without 'out of memory': $(head -c 200 "$1")"
+}
+
 # finish : the summary line; exit 1 if any check failed
 finish() {
     if [ "$FAILS" -ne 0 ]; then

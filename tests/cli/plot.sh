@@ -276,6 +276,50 @@ echo old >"$T/old.svg"
 runj p.out plot "$T/S.npy" --kind similarity -o "$T/old.svg"
 figure "$T/old.svg" 432 324 150
 
+# ---- the default page fits what it draws -------------------------------------------
+# Without --size the page is 432x324, grown where the labels or the cells
+# need room (it was 432x324 always: six tokens of 60 characters did not fit).
+# Each matrix with the tokens file `tokenize --format json` writes.
+"$PY" - "$T" <<'EOF'
+import json, sys
+import numpy as np
+rng = np.random.default_rng(5)
+for n, toks in ((1, ["only"]), (2, ["a-rather-long-token-string-number-%d" % k for k in range(2)]),
+                (6, ["t%d" % k + "x" * 60 for k in range(6)]), (40, ["tok%d" % k for k in range(40)])):
+    A = rng.random((n, n))
+    np.save("%s/m%d.npy" % (sys.argv[1], n), A / A.sum(axis=1, keepdims=True))
+    json.dump({"ids": list(range(n)), "tokens": toks}, open("%s/m%d.json" % (sys.argv[1], n), "w"))
+EOF
+# "n W H": the page of the n x n figure, in points, where the text is
+# measured with the fonts of the README's figure (cairo 1.16.0, DejaVu
+# 2.37-6); elsewhere the page must be at least 432x324.
+if [ "$(pkg-config --modversion cairo 2>/dev/null)" = 1.16.0 ] &&
+    [ "$(dpkg-query -W -f '${Version}' fonts-dejavu-core 2>/dev/null)" = 2.37-6 ]; then
+    FONTS_KNOWN=1
+else
+    FONTS_KNOWN=0
+fi
+for case in "1 432 324" "2 503 456" "6 619 566" "40 619 566"; do
+    set -- $case
+    runj p.out plot "$T/m$1.npy" --kind attention --tokens "$T/m$1.json" -o "$T/m$1.svg"
+    if [ $FONTS_KNOWN -eq 0 ]; then
+        set -- "$1" $("$PY" -c 'import re, sys
+w, h = re.search(r"width=\"([0-9.]+)pt\" height=\"([0-9.]+)pt\"", open(sys.argv[1]).read()).groups()
+print(max(float(w), 432), max(float(h), 324))' "$T/m$1.svg")
+    fi
+    figure "$T/m$1.svg" "$2" "$3" 150
+    runj p.out plot "$T/m$1.npy" --kind attention --tokens "$T/m$1.json" -o "$T/m$1.pdf"
+    figure "$T/m$1.pdf" "$2" "$3" 150 query key
+done
+# an explicit --size is kept, and may be refused when too small for the labels
+runj p.out plot "$T/m40.npy" --kind attention --tokens "$T/m40.json" --size 432x324 -o "$T/m40s.svg"
+figure "$T/m40s.svg" 432 324 150
+KEEP=keep.svg
+K=$T/o/keep.svg
+run_case 1 "too small for the labels" "--size too small for long tokens" plot "$T/m6.npy" \
+    --kind attention --tokens "$T/m6.json" --size 432x324 -o "$K"
+KEEP=
+
 # ---- error cases ----------------------------------------------------------------
 # Every failing case below must leave an existing figure alone.
 KEEP=keep.svg
@@ -285,6 +329,9 @@ head -c 100 "$T/A.npy" >"$T/trunc.npy"
 printf '{"ids": [1, 2], "tokens": ["a", "b"]}\n' >"$T/short.json"
 printf 'not json\n' >"$T/bad.json"
 printf '{"ids": [1]}\n' >"$T/notok.json"
+# strings before the one that is not: read_tokens freed them (LeakSanitizer)
+"$PY" -c 'import json, sys; json.dump({"ids": list(range(11)), "tokens": ["a", "b", 3] + ["c"] * 8}, open(sys.argv[1], "w"))' \
+    "$T/numtok.json"
 
 run_case 2 ".jpg" "unknown suffix" plot "$T/A.npy" --kind attention -o "$T/o/fig.jpg"
 run_case 2 ".svg" "no suffix" plot "$T/A.npy" --kind attention -o "$T/o/fig"
@@ -311,6 +358,8 @@ run_case 1 "trunc.npy" "truncated .npy" plot "$T/trunc.npy" --kind attention -o 
 run_case 1 "nope.npy" "missing input" plot "$T/nope.npy" --kind attention -o "$K"
 run_case 1 "short.json" "token count mismatch" plot "$T/A.npy" --kind attention --tokens "$T/short.json" -o "$K"
 run_case 1 "bad.json" "tokens not JSON" plot "$T/A.npy" --kind attention --tokens "$T/bad.json" -o "$K"
+run_case 1 "token 2 is not a string" "a token not a string" plot "$T/A.npy" --kind attention \
+    --tokens "$T/numtok.json" -o "$K"
 run_case 1 "notok.json" "no tokens array" plot "$T/A.npy" --kind attention --tokens "$T/notok.json" -o "$K"
 run_case 1 "--heads-per-layer" "heads not whole layers" plot "$T/S.npy" --kind similarity \
     --heads-per-layer 5 -o "$K"
