@@ -218,7 +218,7 @@ case("py-model-after-close", "memory", PY_CLOSED, "ok", python=True, timeout=10)
 
 PY_CLOSE_THREAD = r"""
 import attngeom, sys, threading, time
-text = " ".join(["the quick brown fox jumps over the lazy dog"] * 20)
+text = " ".join(["the quick brown fox jumps over the lazy dog"] * 5)
 for trial in range(4):
     m = attngeom.Model(sys.argv[1])
     out = []
