@@ -232,7 +232,7 @@ int cli_paths_check(const cli_path *outs, size_t nout, const cli_path *ins, size
 typedef struct cli_staged cli_staged;
 typedef struct {
     cli_staged *items;
-    size_t count;
+    size_t count, cap;
 } cli_outputs;
 
 /* Stage an output: a file is written to a temporary beside it now; a

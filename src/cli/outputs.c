@@ -619,10 +619,14 @@ static int open_stream(cli_staged *s);
 static int stage(cli_outputs *tx, const char *path, const char *buf, size_t len,
                  const ag_array *a, int streamed)
 {
-    cli_staged *grown = realloc(tx->items, (tx->count + 1) * sizeof *grown);
-    if (!grown)
-        return cli_fail("%s: out of memory", path);
-    tx->items = grown;
+    if (tx->count == tx->cap) { /* doubled: a corpus stages one file a text */
+        size_t cap = tx->cap ? 2 * tx->cap : 16;
+        cli_staged *grown = realloc(tx->items, cap * sizeof *grown);
+        if (!grown)
+            return cli_fail("%s: out of memory", path);
+        tx->items = grown;
+        tx->cap = cap;
+    }
     cli_staged *s = &tx->items[tx->count];
     memset(s, 0, sizeof *s);
     s->fd = -1;

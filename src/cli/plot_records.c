@@ -27,7 +27,7 @@ typedef struct {
     point *pts;
     size_t count, cap;
     char **models;           /* distinct models, first-appearance order */
-    size_t nmodels;
+    size_t nmodels, models_cap;
     json_t *index;           /* model name -> its index in models */
     int metric_seen;         /* some record holds the key */
 } collect;
@@ -73,10 +73,14 @@ static int model_index(collect *c, const char *name, ag_error *err)
         return (int)json_integer_value(known);
     if (c->nmodels == (size_t)INT_MAX)
         return ag_error_set(err, AG_ELIMIT, "more than %d models", INT_MAX), -1;
-    char **grown = realloc(c->models, (c->nmodels + 1) * sizeof *grown);
-    if (!grown)
-        return ag_error_set(err, AG_ENOMEM, "out of memory"), -1;
-    c->models = grown;
+    if (c->nmodels == c->models_cap) { /* doubled: one more a model copied them all */
+        size_t cap = c->models_cap ? 2 * c->models_cap : 16;
+        char **grown = realloc(c->models, cap * sizeof *grown);
+        if (!grown)
+            return ag_error_set(err, AG_ENOMEM, "out of memory"), -1;
+        c->models = grown;
+        c->models_cap = cap;
+    }
     if (!(c->models[c->nmodels] = strdup(name)) ||
         json_object_set_new_nocheck(c->index, name, json_integer((json_int_t)c->nmodels)) != 0)
         return free(c->models[c->nmodels]), ag_error_set(err, AG_ENOMEM, "out of memory"), -1;
