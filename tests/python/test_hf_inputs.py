@@ -243,3 +243,13 @@ def test_a_tensor_on_another_device_is_refused(torch):
     cpu = torch.from_numpy(attention_like((1, 2, 4, 4), 43))
     with pytest.raises(attngeom.Error, match=r"^attention_mask: a tensor on meta"):
         attngeom.matrix_metrics((cpu,), attention_mask=torch.ones(1, 4, device="meta"))
+
+
+def test_a_failure_names_the_sequence():
+    """The library's message, with the sequence in front; the index is in
+    that sequence's [L, H, n, n]."""
+    layers = hf_layers(B=2)
+    layers[2][1, 0, 3, 4] = np.nan
+    with pytest.raises(attngeom.Error) as e:
+        attngeom.matrix_metrics(layers)
+    assert str(e.value) == "batch 1: non-finite value (NaN) at index [2, 0, 3, 4]"
