@@ -132,7 +132,7 @@ def arrange(A, layout, copy):
 def kept_tokens(mask, batch, copy):
     """Per sequence the tokens attention_mask keeps (1 = real token, as
     Hugging Face passes it): a slice when they are consecutive (right or
-    left padding: a view, no copy), else an index array. None: no mask."""
+    left padding: a view, no copy), else an index array; no mask keeps all."""
     if mask is None:
         return [slice(None)] * batch.size
     M = to_numpy(mask, "attention_mask", copy)
