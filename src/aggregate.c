@@ -57,13 +57,14 @@ void ag_moments_ci(const ag_moments *m, double level, double *lo, double *hi)
 
 const char *const ag_identifying_keys[] = {
     "model", "layer", "head", "layer_a", "head_a", "layer_b", "head_b", "metric", "text", "input",
-    NULL};
+    "batch", NULL};
 
 /* The keys that name a record's input (a text's line, an image or sound
- * file): the default grouping pools over them. */
+ * file, a sequence of a batch given to the Python package): the default
+ * grouping pools over them. */
 static int names_input(const char *key)
 {
-    return strcmp(key, "text") == 0 || strcmp(key, "input") == 0;
+    return strcmp(key, "text") == 0 || strcmp(key, "input") == 0 || strcmp(key, "batch") == 0;
 }
 
 static int identifying(const char *key)

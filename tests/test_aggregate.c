@@ -517,4 +517,44 @@ Test(aggregate, sparse_table_refused_dense_built)
     cr_assert_eq(at(&t, 62499, "x")->value, 62499);
     ag_table_free(&t);
     ag_aggregate_free(a);
+
+/* "batch" (the Python package's index of a sequence in a batch,
+ * docs/python.md "Batches") names a record's input as "text" does: never
+ * averaged as a metric, pooled by the default grouping; --by batch keeps
+ * the sequences apart. Two sequences, x = 1, 3 and 5, 7 (per head 0, 1). */
+static void batch_records(ag_aggregate *a)
+{
+    for (int k = 0; k < 2; k++)
+        for (int h = 0; h < 2; h++) {
+            row_builder b = {0};
+            put(&b, "layer", AG_CELL_INTEGER, 0);
+            put(&b, "head", AG_CELL_INTEGER, h);
+            put(&b, "x", AG_CELL_NUMBER, 1 + 2 * h + 4 * k);
+            put(&b, "batch", AG_CELL_INTEGER, k);
+            add(a, &b);
+        }
+}
+
+Test(aggregate, batch_pooled_by_default)
+{
+    static const char *const by[] = {"batch"};
+    ag_aggregate *pooled = new_aggregate(1, NULL, 0), *apart = new_aggregate(0, by, 1);
+    batch_records(pooled);
+    batch_records(apart);
+    ag_table t;
+    ag_error err = {0};
+    cr_assert_eq(ag_aggregate_table(pooled, 0, &t, &err), AG_OK, "%s", err.message);
+    for (size_t c = 0; c < t.ncol; c++)
+        cr_assert(strncmp(t.keys[c], "batch", 5), "column %s", t.keys[c]);
+    cr_assert_eq(t.nrow, 2, "one group per (layer, head)");
+    near(at(&t, 0, "x")->value, 3, 1e-15, "head 0: mean of 1 and 5");
+    near(at(&t, 1, "x")->value, 5, 1e-15, "head 1: mean of 3 and 7");
+    ag_table_free(&t);
+    cr_assert_eq(ag_aggregate_table(apart, 0, &t, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(t.nrow, 2, "one group per sequence");
+    cr_assert_eq(at(&t, 1, "batch")->value, 1);
+    near(at(&t, 1, "x")->value, 6, 1e-15, "sequence 1: mean of 5 and 7");
+    ag_table_free(&t);
+    ag_aggregate_free(pooled);
+    ag_aggregate_free(apart);
 }

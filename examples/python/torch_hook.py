@@ -18,6 +18,7 @@ import math
 import struct
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -65,22 +66,27 @@ class Block(nn.Module):
         return nn.functional.layer_norm(x, x.shape[-1:], self.w[name + ".weight"],
                                         self.w[name + ".bias"], self.eps)
 
-    def attn(self, x):
-        n, d = x.shape
+    def attn(self, x, real):
+        B, n, d = x.shape
         hd = d // self.n_head
         qkv = x @ self.w["attn.c_attn.weight"] + self.w["attn.c_attn.bias"]  # Conv1D: x W + b
-        q, k, v = (t.reshape(n, self.n_head, hd).transpose(0, 1) for t in qkv.split(d, dim=1))
-        s = q @ k.transpose(1, 2) / math.sqrt(hd)
-        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
-        p = self.probs(torch.softmax(s, dim=-1))  # [H, n, n]: the hook sees this
-        out = (p @ v).transpose(0, 1).reshape(n, d)
-        return out @ self.w["attn.c_proj.weight"] + self.w["attn.c_proj.bias"]
+        q, k, v = (t.reshape(B, n, self.n_head, hd).transpose(1, 2) for t in qkv.split(d, dim=2))
+        s = q @ k.transpose(-1, -2) / math.sqrt(hd)
+        # the future and padded keys; HF fills with the dtype's minimum (not
+        # -inf) so that a padding row has no NaN; a real row's weights are
+        # the same, exp(min - max) being 0
+        hide = torch.ones(n, n, dtype=torch.bool).triu(1) | ~real[:, None, None, :]
+        s = s.masked_fill(hide, torch.finfo(s.dtype).min)
+        p = self.probs(torch.softmax(s, dim=-1))  # [B, H, n, n]: the hook sees this
+        out = (p @ v).transpose(1, 2).reshape(B, n, d)
+        return out @ self.w["attn.c_proj.weight"] + self.w["attn.c_proj.bias"], p
 
-    def forward(self, x):
-        x = x + self.attn(self.ln(x, "ln_1"))
+    def forward(self, x, real):
+        a, p = self.attn(self.ln(x, "ln_1"), real)
+        x = x + a
         h = self.ln(x, "ln_2") @ self.w["mlp.c_fc.weight"] + self.w["mlp.c_fc.bias"]
         h = nn.functional.gelu(h, approximate="tanh")  # gelu_new
-        return x + h @ self.w["mlp.c_proj.weight"] + self.w["mlp.c_proj.bias"]
+        return x + h @ self.w["mlp.c_proj.weight"] + self.w["mlp.c_proj.bias"], p
 
 
 class GPT2(nn.Module):
@@ -91,11 +97,19 @@ class GPT2(nn.Module):
         self.blocks = nn.ModuleList(Block(self.w, i, cfg["n_head"], cfg["layer_norm_epsilon"])
                                     for i in range(cfg["n_layer"]))
 
-    def forward(self, ids):
-        x = self.w["wte.weight"][ids] + self.w["wpe.weight"][: len(ids)]
+    def forward(self, ids, attention_mask=None):
+        """ids [batch, n] (right-padded: positions count from 0 in every
+        row); attention_mask [batch, n], 1 = real token, as Hugging Face
+        takes it. Returns .last_hidden_state and .attentions, HF's tuple of
+        per-layer [batch, H, n, n] probabilities."""
+        real = torch.ones_like(ids, dtype=torch.bool) if attention_mask is None \
+            else attention_mask.bool()
+        x = self.w["wte.weight"][ids] + self.w["wpe.weight"][: ids.shape[1]]
+        attentions = []
         for b in self.blocks:
-            x = b(x)
-        return x
+            x, p = b(x, real)
+            attentions.append(p)
+        return SimpleNamespace(last_hidden_state=x, attentions=tuple(attentions))
 
 
 def main():
@@ -107,14 +121,13 @@ def main():
     for b in model.blocks:  # one hook per layer: keep the probabilities it saw
         b.probs.register_forward_hook(lambda mod, inp, out: captured.append(out.detach()))
     with torch.no_grad():
-        model(torch.tensor(ids))
+        model(torch.tensor([ids]))  # a batch of one text
     rows = []
     for layer, p in enumerate(captured):
-        a = p.numpy()  # float64, shares the tensor's memory: no copy here or in attngeom
-        for r in attngeom.matrix_metrics(a, ["entropy_mean", "sink_mass", "prev_token_mass",
-                                             "effective_rank"]):
-            r["layer"] = layer
-            rows.append(r)
+        # p: [1, H, n, n], one layer of a batch (layout "BHNN"); float64, read
+        # in the tensor's memory: no copy here or in attngeom
+        rows += attngeom.matrix_metrics(p, ["entropy_mean", "sink_mass", "prev_token_mass",
+                                            "effective_rank"], layout="BHNN", layer_offset=layer)
     print("%-5s %-4s %12s %10s %15s %14s" % ("layer", "head", "entropy_mean", "sink_mass",
                                              "prev_token_mass", "effective_rank"))
     for r in rows:
@@ -123,7 +136,7 @@ def main():
             r["effective_rank"]))
     # the same model run by attngeom's engine, in float64 too
     theirs = ours.attention(ids, precision="f64")
-    mine = np.stack([p.numpy() for p in captured])
+    mine = np.stack([p[0].numpy() for p in captured])
     diff = float(np.abs(mine - theirs).max())
     print("tokens: %d; max |attention difference| = %.3g" % (len(ids), diff))
     print("attention equals attngeom's own: %s" % (diff < 1e-12))

@@ -39,8 +39,9 @@ AG_EXPORT void ag_moments_ci(const ag_moments *m, double level, double *lo, doub
 /* ---- aggregation -------------------------------------------------------- */
 
 /* The keys that identify a record rather than measure it: never aggregated,
- * and (but "text" and "input", which name the record's input: a text's
- * line, an image or sound file) the default grouping. NULL-terminated. */
+ * and (but "text", "input" and "batch", which name the record's input: a
+ * text's line, an image or sound file, a sequence of a batch) the default
+ * grouping. NULL-terminated. */
 extern const char *const ag_identifying_keys[];
 
 /* Carries its size (ABI rule, core.h): start from
@@ -48,7 +49,7 @@ extern const char *const ag_identifying_keys[];
 typedef struct {
     size_t size;     /* sizeof(ag_aggregate_options), set by the macro */
     /* Group keys. by_default: every identifying key present in the records
-     * but "text" and "input" (model, layer, head, ...), in
+     * but "text", "input" and "batch" (model, layer, head, ...), in
      * ag_identifying_keys' order;
      * else exactly the nby keys of `by` (nby = 0: one group of everything). */
     int by_default;

@@ -66,14 +66,16 @@ def _value(kind, v):
     return None
 
 
-def records(rec_list, sel, model=None):
-    """The records of an ag_record_list as a list of dicts."""
+def records(rec_list, sel, model=None, batch=None, layer_offset=0):
+    """The records of an ag_record_list as a list of dicts; batch: their
+    "batch" (a sequence of a batch, matrix_metrics), before "model";
+    layer_offset is added to their layers."""
     keys = [m for m in range(METRIC_COUNT) if lib.ag_metric_set_has(sel, m)]
     value = ctypes.c_double()
     out, texts = [], False
     for i in range(lib.ag_record_list_count(rec_list)):
         r = lib.ag_record_list_get(rec_list, i)
-        d = {"layer": lib.ag_record_layer(r), "head": lib.ag_record_head(r),
+        d = {"layer": lib.ag_record_layer(r) + layer_offset, "head": lib.ag_record_head(r),
              "rows": lib.ag_record_rows(r), "cols": lib.ag_record_cols(r)}
         for m in keys:
             kind = lib.ag_record_value(r, m, ctypes.byref(value))
@@ -86,6 +88,8 @@ def records(rec_list, sel, model=None):
         t = d.pop("text")
         if texts:
             d["text"] = t if t >= 0 else None
+        if batch is not None:
+            d["batch"] = batch
         if model is not None:
             d["model"] = model
     return out

@@ -162,8 +162,8 @@ def test_inf_in_a_view():
 
 @pytest.mark.parametrize("shape,message", [
     ((5,), "1-D array of shape (5,); expected 2-D [n,m], 3-D [H,n,m] or 4-D [L,H,n,m]"),
-    ((1, 1, 1, 2, 2), "5-D array of shape (1, 1, 1, 2, 2); expected 2-D [n,m], 3-D [H,n,m] "
-                      "or 4-D [L,H,n,m]"),
+    ((1, 1, 1, 1, 2, 2), "6-D array of shape (1, 1, 1, 1, 2, 2); expected 2-D [n,m], "
+                         "3-D [H,n,m] or 4-D [L,H,n,m]"),
     ((0, 4), "empty array of shape (0, 4)"),
     ((2, 3, 0), "empty array of shape (2, 3, 0)"),
 ])

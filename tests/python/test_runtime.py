@@ -117,6 +117,20 @@ def test_torch_hook_example():
     assert "attention equals attngeom's own: True" in p.stdout
 
 
+def test_hf_attentions_example():
+    """outputs.attentions of a padded batch in one call: a record per
+    (sequence, layer, head), each sequence cut to its own tokens."""
+    pytest.importorskip("torch", reason="torch is not installed (Debian: python3-torch)")
+    p = run_example("hf_attentions.py")
+    lines = p.stdout.splitlines()
+    assert lines[0].split()[:4] == ["batch", "layer", "head", "rows"]
+    records = [l.split() for l in lines if l[:1].isdigit() and len(l.split()) == 7]
+    assert len(records) == 48  # 3 texts x 4 layers x 4 heads
+    assert {(r[0], r[3]) for r in records} == {("0", "11"), ("1", "10"), ("2", "5")}
+    assert "3 texts of 11, 10, 5 tokens" in p.stdout
+    assert "attention equals attngeom's own: True" in p.stdout
+
+
 def test_table_example():
     pytest.importorskip("pandas")
     p = run_example("table.py")
