@@ -517,6 +517,7 @@ Test(aggregate, sparse_table_refused_dense_built)
     cr_assert_eq(at(&t, 62499, "x")->value, 62499);
     ag_table_free(&t);
     ag_aggregate_free(a);
+}
 
 /* "batch" (the Python package's index of a sequence in a batch,
  * docs/python.md "Batches") names a record's input as "text" does: never
