@@ -197,7 +197,7 @@ for victim in 1 0; do
     job=$!
     pid=
     for _ in $(seq 100); do # up to 20 s for the ranks to start
-        for p in $(pgrep -f "attngeom-mpi analyze"); do
+        for p in $(pgrep -f "$MPI analyze"); do # this run's ranks only
             tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$victim" && pid=$p
         done
         [ -n "$pid" ] && break
