@@ -3,6 +3,7 @@
 #                  (build/libattngeom.a, .so), CLI (build/attngeom) and examples
 #   make test      installs missing Debian packages, builds, runs every test
 #                  (the Python package's too: make python-test)
+#   make arch-test the structure checks of tests/arch/ (part of test; tests/README.md)
 #   make sanitize  ASan + UBSan build in build-san/ (build/ is untouched), then
 #                  unit, CLI, reference and Python tests under it (not valgrind)
 #   make mpi       attngeom-mpi (build/attngeom-mpi): the corpus and weight
@@ -88,7 +89,7 @@ TESTBIN := $(BUILD)/tests/run_tests
 EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
 BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
 
-.PHONY: all build deps mpi test unit cli-test ref-test python-test valgrind sanitize demo bench examples fuzz clean \
+.PHONY: all build deps mpi test unit cli-test ref-test arch-test python-test valgrind sanitize demo bench examples fuzz clean \
         adversarial \
         install uninstall
 
@@ -209,7 +210,7 @@ uninstall:
 # The README's test command. Every stage must pass.
 test: deps
 	$(MAKE) build $(TESTBIN) $(if $(HAVE_MPI),$(MPI_CLI))
-	$(MAKE) unit cli-test ref-test python-test valgrind
+	$(MAKE) arch-test unit cli-test ref-test python-test valgrind
 
 # The tokenizer families of tests/data/tokenizers/, written out in full
 # (their vocabularies are stored once, compressed) for the unit tests.
@@ -221,6 +222,15 @@ $(TOK_FAMILIES)/.stamp: tools/tokenize_ref/materialize.py $(shell find tests/dat
 
 unit: $(TESTBIN) $(TOK_FAMILIES)/.stamp
 	AG_TEST_TOKENIZERS=$(TOK_FAMILIES) $(TESTBIN) --jobs 2
+
+# The structure checks (tests/arch/, tests/README.md): no -Isrc outside the
+# library and the tests, no dependency cycle across folders (the objects of
+# the build give the symbol edges), no per-head, per-layer or selection loop
+# outside src/run/. A few seconds; their baselines only shrink.
+arch-test: $(CLI)
+	sh tests/arch/isrc.sh
+	/usr/bin/python3 -B tests/arch/cycles.py $(BUILD)
+	sh tests/arch/loops.sh
 
 cli-test: $(CLI) $(if $(HAVE_MPI),$(MPI_CLI))
 	@for t in tests/cli/*.sh; do [ $$t = tests/cli/lib.sh ] && continue; \
