@@ -3,6 +3,7 @@
 #                  (build/libattngeom.a, .so), CLI (build/attngeom) and examples
 #   make test      installs missing Debian packages, builds, runs every test
 #                  (the Python package's too: make python-test)
+#   make arch-test the structure checks of tests/arch/ (part of test; tests/README.md)
 #   make sanitize  ASan + UBSan build in build-san/ (build/ is untouched), then
 #                  unit, CLI, reference and Python tests under it (not valgrind)
 #   make mpi       attngeom-mpi (build/attngeom-mpi): the corpus and weight
@@ -29,7 +30,14 @@
 CC      ?= cc
 BUILD   := build
 PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc cairo fontconfig sndfile libpng libjpeg
-AG_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Isrc
+# -Iinclude only: the CLI, the MPI driver, the examples and the benchmarks see
+# the public API and nothing else (tests/cli/build.sh checks make -n). The
+# library's objects and the unit tests add -Isrc below (INTERNAL_CPPFLAGS).
+AG_CPPFLAGS := -D_GNU_SOURCE -Iinclude
+INTERNAL_CPPFLAGS := -Isrc
+# Header dependencies: every compile writes a .d file next to its output
+# (-MP: a deleted header is no error); see "Dependencies" below.
+DEPFLAGS    := -MMD -MP
 AG_CFLAGS   := -O2 -g -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
                -Wno-unused-parameter -fPIC -pthread
 AG_LDFLAGS  := -pthread
@@ -50,7 +58,10 @@ LDLIBS  = $(PKG_LIBS) -lm
 COMPILE = $(CC) $(AG_CPPFLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(AG_CFLAGS) $(CFLAGS)
 LINK    = $(CC) $(AG_LDFLAGS) $(CFLAGS) $(LDFLAGS)
 
-LIB_SRCS  := $(wildcard src/*.c) $(wildcard src/engine/*.c) $(wildcard src/io/*.c) $(wildcard src/tokenizer/*.c) $(wildcard src/plot/*.c) $(wildcard src/media/*.c) $(wildcard analysis/*.c)
+# The library: every source under src/ (one folder deep) and analysis/ but the
+# CLI's and the MPI driver's, so moving a file between its folders never
+# touches this Makefile.
+LIB_SRCS  := $(filter-out src/cli/% src/mpi/%,$(wildcard src/*.c src/*/*.c analysis/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 TEST_SRCS := $(wildcard tests/*.c)
 EX_SRCS   := $(wildcard examples/*.c)
@@ -59,7 +70,6 @@ BENCH_SRCS:= $(wildcard bench/*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
-HEADERS   := $(wildcard include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h src/plot/*.h src/media/*.h analysis/*.h src/cli/*.h src/mpi/*.h tests/*.h)
 
 # The version has one home, include/attngeom/core.h (AG_VERSION_MAJOR, ...).
 VERSION_PART = $(shell sed -n 's/^\#define AG_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' include/attngeom/core.h)
@@ -79,7 +89,7 @@ TESTBIN := $(BUILD)/tests/run_tests
 EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
 BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
 
-.PHONY: all build deps mpi test unit cli-test ref-test python-test valgrind sanitize demo bench examples fuzz clean \
+.PHONY: all build deps mpi test unit cli-test ref-test arch-test python-test valgrind sanitize demo bench examples fuzz clean \
         adversarial \
         install uninstall
 
@@ -92,9 +102,13 @@ build: $(LIB_A) $(LIB_SO) $(LIB_SO_MAJ) $(CLI) $(EXAMPLES)
 deps:
 	@sh scripts/install-deps.sh
 
-$(BUILD)/%.o: %.c $(HEADERS)
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(COMPILE) -c $< -o $@
+	$(COMPILE) $(DEPFLAGS) -c $< -o $@
+
+# Only the library's objects and the unit tests may include src/'s private
+# headers.
+$(LIB_OBJS) $(TEST_OBJS): AG_CPPFLAGS += $(INTERNAL_CPPFLAGS)
 
 # The library exports only what its headers mark AG_EXPORT (the public ag_
 # API); internal functions stay inside it. Static linking (the CLI, tests,
@@ -117,13 +131,14 @@ $(LIB_SO_MAJ) $(LIB_SO): $(LIB_SO_FILE)
 $(CLI): $(CLI_OBJS) $(LIB_A)
 	$(LINK) -o $@ $(CLI_OBJS) $(LIB_A) $(LDLIBS)
 
-$(BUILD)/examples/%: examples/%.c $(LIB_A) $(HEADERS)
+# Examples and benchmarks compile and link in one step; their .d is $@.d.
+$(BUILD)/examples/%: examples/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(COMPILE) $(AG_LDFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(COMPILE) $(DEPFLAGS) -MF $@.d -MT $@ $(AG_LDFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(LIB_A) $(HEADERS)
+$(BUILD)/bench/%: bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(COMPILE) $(AG_LDFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(COMPILE) $(DEPFLAGS) -MF $@.d -MT $@ $(AG_LDFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
 # src/mpi/assign.c needs no MPI: the unit tests check the split of the work.
 $(TESTBIN): $(TEST_OBJS) $(BUILD)/src/mpi/assign.o $(LIB_A)
@@ -142,6 +157,20 @@ HAVE_MPI   = $(shell pkg-config --exists $(MPI_PKGS) 2>/dev/null && echo 1)
 $(MPI_OBJS): AG_CFLAGS += $(shell pkg-config --cflags $(MPI_PKGS) 2>/dev/null)
 $(MPI_CLI): $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJS)) $(MPI_OBJS) $(LIB_A)
 	$(LINK) -o $@ $(filter %.o,$^) $(LIB_A) $(LDLIBS) $(shell pkg-config --libs $(MPI_PKGS))
+
+# Dependencies. Each output's .d (written by the compiler, DEPFLAGS) lists the
+# headers it includes, so touching a header rebuilds exactly its includers.
+# An output that exists without its .d (a build/ from before -MMD, a deleted
+# .d) is rebuilt once (FORCE), as its headers are unknown. (Not by making the
+# .d a prerequisite: clang writes it after the object, which would then never
+# be up to date.)
+DEPFILES := $(patsubst %.o,%.d,$(LIB_OBJS) $(CLI_OBJS) $(TEST_OBJS) $(MPI_OBJS)) \
+            $(EXAMPLES:=.d) $(BENCHES:=.d)
+include $(wildcard $(DEPFILES))
+NO_DEPFILE := $(foreach d,$(DEPFILES),$(if $(wildcard $(d)),,$(wildcard $(d:.d=.o) $(d:.d=))))
+$(NO_DEPFILE): FORCE
+.PHONY: FORCE
+FORCE:
 
 mpi: deps
 	@pkg-config --exists $(MPI_PKGS) || { echo "make mpi: Open MPI not found (pkg-config $(MPI_PKGS)); scripts/install-deps.sh installs it" >&2; exit 1; }
@@ -185,7 +214,7 @@ uninstall:
 # The README's test command. Every stage must pass.
 test: deps
 	$(MAKE) build $(TESTBIN) $(if $(HAVE_MPI),$(MPI_CLI))
-	$(MAKE) unit cli-test ref-test python-test valgrind
+	$(MAKE) arch-test unit cli-test ref-test python-test valgrind
 
 # The tokenizer families of tests/data/tokenizers/, written out in full
 # (their vocabularies are stored once, compressed) for the unit tests.
@@ -197,6 +226,15 @@ $(TOK_FAMILIES)/.stamp: tools/tokenize_ref/materialize.py $(shell find tests/dat
 
 unit: $(TESTBIN) $(TOK_FAMILIES)/.stamp
 	AG_TEST_TOKENIZERS=$(TOK_FAMILIES) $(TESTBIN) --jobs 2
+
+# The structure checks (tests/arch/, tests/README.md): no -Isrc outside the
+# library and the tests, no dependency cycle across folders (the objects of
+# the build give the symbol edges), no per-head, per-layer or selection loop
+# outside src/run/. A few seconds; their baselines only shrink.
+arch-test: $(CLI)
+	sh tests/arch/isrc.sh
+	/usr/bin/python3 -B tests/arch/cycles.py $(BUILD)
+	sh tests/arch/loops.sh
 
 cli-test: $(CLI) $(if $(HAVE_MPI),$(MPI_CLI))
 	@for t in tests/cli/*.sh; do [ $$t = tests/cli/lib.sh ] && continue; \

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/cli.h"
+#include "../cli/cli.h"
 
 /* ---- bytes (pack.c) ------------------------------------------------------ */
 

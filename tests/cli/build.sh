@@ -38,7 +38,7 @@ split() {
     [ "$(wc -l <"$T/cmds.compile")" -ge 4 ] || fail "expected 4 or more compile lines"
     [ "$(wc -l <"$T/cmds.link")" -eq 5 ] || fail "expected 5 link lines, got $(wc -l <"$T/cmds.link")"
 }
-PROJECT="-std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Wall -Wextra -fPIC"
+PROJECT="-std=c11 -D_GNU_SOURCE -Iinclude -Wall -Wextra -fPIC"
 
 check "make CFLAGS=... CPPFLAGS=... LDFLAGS=... keeps the project's flags"
 dry CFLAGS='-O0 -g3' CPPFLAGS=-DAG_BUILD_PROBE=1 LDFLAGS=-Wl,--as-needed
@@ -65,6 +65,24 @@ dry SANITIZE=1 CFLAGS=-O1
 split
 has compile $PROJECT -fsanitize=address,undefined -fno-sanitize-recover=all -O1
 has link -fsanitize=address,undefined
+
+check "-Isrc for the library and the unit tests only (tests/arch/isrc.sh checks every line)"
+dry CFLAGS=-O1
+split
+for o in src/core.o analysis/matrix.o tests/test_npy.o; do
+    grep -F " -o $B/$o" "$T/cmds.compile" | grep -qF -- ' -Isrc ' || fail "$o is compiled without -Isrc"
+done
+grep -F " -o $B/src/cli/main.o" "$T/cmds.compile" | grep -qF -- ' -Isrc ' \
+    && fail "the CLI is compiled with -Isrc (it may use only include/)"
+grep -E -- "-o $B/(examples|bench)/" "$T/cmds" | grep -qF -- ' -Isrc ' \
+    && fail "an example or benchmark is compiled with -Isrc"
+
+check "header dependencies: every compile writes its .d (-MMD -MP)"
+dry CFLAGS=-O1
+split
+has compile -MMD -MP
+grep -E -- "-o $B/(examples|bench)/" "$T/cmds" | grep -vqF -- "-MF " \
+    && fail "an example or benchmark line has no -MF"
 
 check "library objects hidden by default, the shared library has a SONAME"
 dry CFLAGS=-O1
