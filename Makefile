@@ -50,7 +50,7 @@ LDLIBS  = $(PKG_LIBS) -lm
 COMPILE = $(CC) $(AG_CPPFLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(AG_CFLAGS) $(CFLAGS)
 LINK    = $(CC) $(AG_LDFLAGS) $(CFLAGS) $(LDFLAGS)
 
-LIB_SRCS  := $(wildcard src/*.c) $(wildcard src/engine/*.c) $(wildcard src/io/*.c) $(wildcard src/tokenizer/*.c) $(wildcard src/plot/*.c) $(wildcard src/media/*.c) $(wildcard analysis/*.c)
+LIB_SRCS  := $(wildcard src/*.c) $(wildcard src/kernel/*.c) $(wildcard src/engine/*.c) $(wildcard src/io/*.c) $(wildcard src/tokenizer/*.c) $(wildcard src/plot/*.c) $(wildcard src/media/*.c) $(wildcard analysis/*.c)
 CLI_SRCS  := $(wildcard src/cli/*.c)
 TEST_SRCS := $(wildcard tests/*.c)
 EX_SRCS   := $(wildcard examples/*.c)

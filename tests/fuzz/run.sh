@@ -49,9 +49,9 @@ FZ_CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 LIBS="$(pkg-config --libs $PKGS) -lm"
 mkdir -p $B/obj $B/artifacts
 # library objects, rebuilt when a source or any header is newer
-newest_h=$(ls -t include/*.h include/attngeom/*.h src/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h src/media/*.h analysis/*.h 2>/dev/null | head -n1)
+newest_h=$(ls -t include/*.h include/attngeom/*.h src/*.h src/kernel/*.h src/engine/*.h src/io/*.h src/tokenizer/*.h src/media/*.h analysis/*.h 2>/dev/null | head -n1)
 OBJS=""
-for s in src/*.c src/engine/*.c src/io/*.c src/tokenizer/*.c src/media/*.c analysis/*.c; do
+for s in src/*.c src/kernel/*.c src/engine/*.c src/io/*.c src/tokenizer/*.c src/media/*.c analysis/*.c; do
     o=$B/obj/$(echo "$s" | tr / _ | sed 's/\.c$/.o/')
     OBJS="$OBJS $o"
     if [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then
