@@ -72,6 +72,26 @@ int ag_eig_sort_by_modulus(double *re, double *im, size_t n)
     return AG_OK;
 }
 
+int ag_eig_general_values(const double *A, size_t n, double *re, double *im)
+{
+    if (n == 0)
+        return AG_EINVAL;
+    if (n > INT32_MAX || n > SIZE_MAX / sizeof(double) / n)
+        return AG_ELIMIT;
+    int status;
+    double *a = ag_lapack_copy(A, n * n, &status);
+    if (!a)
+        return status;
+    /* dgeev without eigenvectors: Hessenberg reduction + QR iteration
+     * (LAPACK Users' Guide §2.4.5). Eigenvalues of Aᵀ = eigenvalues of A. */
+    lapack_int info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', (lapack_int)n, a,
+                                    (lapack_int)n, re, im, NULL, 1, NULL, 1);
+    free(a);
+    if (info != 0)
+        return AG_ELAPACK;
+    return ag_eig_sort_by_modulus(re, im, n);
+}
+
 int ag_eig_general_condition(const double *A, size_t n, double *re, double *im,
                              double *rcond)
 {

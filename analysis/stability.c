@@ -4,7 +4,7 @@
  *   Q = R(XW_Q + b_Q), K = R(XW_K + b_K), S = c·QKᵀ,
  *   T = cap·tanh(S/cap) (soft-capping; T = S without), A = softmax_rows(T + mask)
  *
- * The forward map is the attention kernel's (src/engine/attention_kernel.h):
+ * The forward map is the attention kernel's (src/kernel/attention_kernel.h):
  * its rotary tables and rotation, its scores, soft-capping, masks (causal,
  * sliding window) and softmax, so that these numbers are the forward pass's.
  *
@@ -32,7 +32,7 @@
 #include <lapacke.h>
 
 #include "analysis.h"
-#include "engine/attention_kernel.h"
+#include "kernel/attention_kernel.h"
 #include "sized_int.h"
 
 /* Lanczos parameters (documented in stability.h and docs/stability.md). */

@@ -1,4 +1,4 @@
-/* test_attention_kernel.c — the one attention kernel (src/engine/
+/* test_attention_kernel.c — the one attention kernel (src/kernel/
  * attention_kernel.c): soft-capping of known scores, the visible sets of the
  * masks, the softmax rows, the rotary rotation (norms, inverse, partial
  * rotary, relative positions), the RoPE scaling types against closed forms
@@ -13,7 +13,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "engine/attention_kernel.h"
+#include "kernel/attention_kernel.h"
 
 TestSuite(attention_kernel);
 

@@ -20,7 +20,7 @@
 
 #include "attngeom/model.h"
 #include "attngeom/parallel.h"
-#include "engine/sgemm.h" /* agm_avx512_force */
+#include "kernel/sgemm.h" /* agm_avx512_force */
 #include "test_io_util.h"
 
 TestSuite(forward_threads, .fini = tio_cleanup);

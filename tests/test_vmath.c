@@ -1,5 +1,5 @@
 /* test_vmath.c — the float32 pass's own products and elementwise math
- * (src/engine/sgemm.h, src/engine/vmath.h):
+ * (src/kernel/sgemm.h, src/kernel/vmath.h):
  *   sgemm: every element within the standard error bound of a k-term dot
  *     product, γ_k·Σ|a||b| (Higham, Accuracy and Stability of Numerical
  *     Algorithms, 2nd ed., §3.1), on both paths; with the AVX-512 kernel,
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/sgemm.h"
-#include "engine/vmath.h"
+#include "kernel/sgemm.h"
+#include "kernel/vmath.h"
 
 static unsigned long long rng_state = 1;
 

@@ -1,6 +1,13 @@
 /* cli.h — shared pieces of the attngeom command line. The CLI is built only on
  * the public API (attngeom.h); it owns all printing and exit codes:
- * 0 success, 1 failure (one line on stderr), 2 usage error, 3 failed --expect. */
+ * 0 success, 1 failure (one line on stderr), 2 usage error, 3 failed --expect.
+ *
+ * Each file calls only files before it in this list, so that no call cycle
+ * joins two of them (issue 25):
+ *   progress.c text.c messages.c args.c outputs.c blas.c plot_npy.c input.c
+ *   run_paths.c tensors.c plot_records.c settings.c media.c workers.c dist.c
+ *   records.c expect.c agg.c common.c emit.c sink.c model_run.c cmd_*.c main.c
+ */
 #ifndef AG_CLI_H
 #define AG_CLI_H
 
@@ -12,7 +19,7 @@
 
 enum { EXIT_USAGE = 2, EXIT_EXPECT = 3 };
 
-/* --aggregate, --by KEYS, --ci LEVEL (aggregate.c). */
+/* --aggregate, --by KEYS, --ci LEVEL (agg.c). */
 typedef struct {
     int allowed;      /* the command takes --aggregate */
     int on;           /* --aggregate given */
@@ -153,7 +160,7 @@ typedef struct {
 int cli_layer_records(const cli_workers *w, const cli_common *c, const cli_layer_heads *L,
                       ag_record_list **out, int *failed, ag_error *err);
 
-/* ---- messages held back (common.c) -------------------------------------- */
+/* ---- messages (messages.c) ---------------------------------------------- */
 
 /* stderr lines of a task, printed at its turn so that they come in input
  * order and only up to the first failure, whatever the thread count. */
@@ -173,6 +180,8 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "attngeom CMD: MESSAGE (see attngeom CMD --help)" and return 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Print a library error as one line and return 1. */
+int cli_fail_error(const ag_error *err);
 
 /* ---- records that stand alone (settings.c) ------------------------------ */
 
@@ -305,7 +314,7 @@ const char *cli_output_name(const cli_common *c);
  * AG_ENOMEM, naming the output; returns 1. */
 int cli_format_fail(const cli_common *c, int status);
 
-/* ---- aggregates (aggregate.c) ------------------------------------------ */
+/* ---- aggregates (agg.c; cli_emit_table is emit.c's) -------------------- */
 
 /* Consume --by, --ci and, when g->allowed, --aggregate. 1 consumed, 0 not
  * ours, -1 usage error printed. */
@@ -314,6 +323,9 @@ int cli_agg_option(cli_agg *g, const char *cmd, int argc, char **argv, int *i);
  * compare). Returns 0 or the exit status after printing. */
 int cli_agg_new(const cli_agg *g, const char *cmd, int pooled, int keep_values,
                 ag_aggregate **out);
+/* 1 for the formats read by people (table, md, latex), which get an
+ * aggregate's table in their form. */
+int cli_agg_human_format(ag_format f);
 /* Format an aggregate's (or compare's) table in c's format and stage it for
  * c's -o (or stdout) into tx, then commit tx. Returns the exit status. */
 int cli_emit_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
@@ -450,7 +462,10 @@ int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int
  * indices) and the tokenized inputs. Returns 0 or an exit status. */
 int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers);
 void cli_model_run_free(cli_model_run *r);
-/* The identity rule over r's whole run (docs/cli.md, "Outputs"): every
+/* Commit --save-input when rc is 0 (drop it otherwise), then free r.
+ * Returns the command's status. */
+int cli_model_run_finish(cli_model_run *r, int rc);
+/* The identity rule (run_paths.c) over r's whole run (docs/cli.md, "Outputs"): every
  * output — the command's own or -o, --save-input, and for a name with {i}
  * the file of each text — against every file the run reads: MODEL's files,
  * the text, token, image and audio files, each line of a list, --expect.
@@ -496,9 +511,6 @@ int cli_model_inputs(cli_model_run *r, const char *cmd);
  * failure to read the input is AG_EIO etc. with err naming the file. */
 int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
                 ag_layer_fn fn, void *user, double *hidden, ag_error *err);
-/* Commit --save-input when rc is 0 (drop it otherwise), then free r.
- * Returns the command's status. */
-int cli_model_run_finish(cli_model_run *r, int rc);
 /* 1 when MODEL's config.json names a model whose input is a tensor (vit,
  * whisper); its model_type in type[32]. 0 when it names another or is
  * absent; -1 after printing when it cannot be read (a FIFO, bad JSON). */
@@ -596,8 +608,6 @@ int cli_sink_text(cli_sink *k);
  * Returns the exit status. */
 int cli_sink_close(cli_sink *k, int rc, cli_outputs *more);
 
-/* Print a library error as one line and return 1. */
-int cli_fail_error(const ag_error *err);
 
 /* ---- named tensors (layer, weights) ------------------------------------ */
 

@@ -473,8 +473,3 @@ int cli_records_move(ag_record_list **dst, ag_record_list **src)
     }
     return *src && ag_record_list_move(*dst, *src, NULL) != AG_OK ? -1 : 0;
 }
-
-int cli_fail_error(const ag_error *err)
-{
-    return cli_fail("%s", err->message);
-}

@@ -361,10 +361,3 @@ int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_optio
         free(v);
     return status;
 }
-
-int cli_model_run_finish(cli_model_run *r, int rc)
-{
-    rc = cli_outputs_finish(&r->save_input, rc);
-    cli_model_run_free(r);
-    return rc;
-}

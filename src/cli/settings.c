@@ -130,6 +130,11 @@ static void run_settings(json_t *o, const cli_model_run *r)
     json_object_set_new(o, "texts", text_list(r));
 }
 
+int cli_format_has_settings(ag_format fmt)
+{
+    return fmt == AG_FORMAT_JSON || fmt == AG_FORMAT_JSONL;
+}
+
 int cli_settings_text(const cli_common *c, const cli_settings_in *in, char **out)
 {
     *out = NULL;
@@ -168,18 +173,5 @@ int cli_settings_text(const cli_common *c, const cli_settings_in *in, char **out
     }
     json_decref(digests);
     json_decref(o);
-    return rc;
-}
-
-int cli_emit_settings(const cli_common *c, const ag_record_list *recs, const char *command,
-                      const char *source, const cli_settings_in *in, cli_outputs *tx)
-{
-    cli_outputs none = {0};
-    char *settings = NULL;
-    int rc = cli_settings_text(c, in, &settings);
-    ag_output_meta meta = {.size = sizeof(ag_output_meta),
-                           .command = command, .source = source, .settings = settings};
-    rc = rc ? cli_outputs_finish(tx ? tx : &none, rc) : cli_emit_outputs(c, recs, &meta, tx);
-    free(settings);
     return rc;
 }

@@ -126,15 +126,3 @@ int cli_sink_close(cli_sink *k, int rc, cli_outputs *more)
     memset(k, 0, sizeof *k);
     return rc;
 }
-
-int cli_model_run_records(cli_model_run *r, const char *cmd, cli_text_work work)
-{
-    cli_sink sink;
-    cli_settings_in in = {.model_dir = r->model_dir, .run = r};
-    int rc = cli_sink_open(&sink, &r->common, cmd, r->model_dir, &in, 1);
-    r->sink = &sink;
-    if (rc == 0)
-        rc = cli_model_run_texts(r, cmd, work, NULL, NULL);
-    r->sink = NULL;
-    return cli_sink_close(&sink, rc, NULL);
-}

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "attngeom/model.h"
-#include "attention_kernel.h"
+#include "kernel/attention_kernel.h"
 #include "sized_int.h"
 
 /* Every head of the layer as the kernel sees it: the scale is in Q already. */

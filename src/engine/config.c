@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention_kernel.h"
+#include "kernel/attention_kernel.h"
 #include "io/io_internal.h"
 #include "model_int.h"
 

@@ -17,10 +17,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "attention_kernel.h"
-#include "vmath.h"
+#include "kernel/attention_kernel.h"
+#include "kernel/vmath.h"
 #include "model_int.h"
-#include "sgemm.h"
+#include "kernel/sgemm.h"
 #include "sized_int.h"
 
 /* Fixed task sizes (docs/engine.md, "Threads"): they decide how work is

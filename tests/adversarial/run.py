@@ -473,7 +473,7 @@ except Exception as e:
     sys.exit("%%r, not attngeom.Error" %% e)
 sys.exit("accepted")
 """
-# The CLI's limits (docs/cli.md "Records in", src/cli/aggregate.c): keys of
+# The CLI's limits (docs/cli.md "Records in", src/cli/cmd_aggregate.c): keys of
 # 1 to 256 bytes, at most 4,096 per record, --permutations 1 to 10^7.
 for name, call in (
         ("aggregate-empty-key", 'attngeom.aggregate([{"": 1.0, "x": 2.0}])'),

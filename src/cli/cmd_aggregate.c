@@ -1,85 +1,13 @@
-/* aggregate.c — `attngeom aggregate`, `attngeom compare` and the
- * --aggregate option of the record commands (docs/cli.md, "Corpus
- * statistics"). Both commands and --aggregate go through one path: records
- * (read from files, or this run's) into an ag_aggregate, its table out
- * through the one writer. */
+/* cmd_aggregate.c — `attngeom aggregate` and `attngeom compare`
+ * (docs/cli.md, "Corpus statistics"). Both commands and the --aggregate
+ * option of the record commands (agg.c) go through one path: records (read
+ * from files, or this run's) into an ag_aggregate, its table out through
+ * the one writer. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-/* ---- options ------------------------------------------------------------------- */
-
-static int parse_level(const char *cmd, const char *v, double *out)
-{
-    double x;
-    if (cli_parse_double(v, &x) != 0 || !(x > 0 && x < 1))
-        return cli_usage_error(cmd, "--ci takes a confidence level in (0, 1), not '%s'", v);
-    *out = x;
-    return 0;
-}
-
-int cli_agg_option(cli_agg *g, const char *cmd, int argc, char **argv, int *i)
-{
-    const char *a = argv[*i], *v;
-    if (g->allowed && strcmp(a, "--aggregate") == 0) {
-        g->on = 1;
-        return 1;
-    }
-    if (cli_is_option(a, "--by")) {
-        if (!(g->by = cli_option_value(cmd, "--by", argc, argv, i)))
-            return -1;
-        return 1;
-    }
-    if (cli_is_option(a, "--ci")) {
-        if (!(v = cli_option_value(cmd, "--ci", argc, argv, i)))
-            return -1;
-        g->ci_given = 1;
-        return parse_level(cmd, v, &g->ci) ? -1 : 1;
-    }
-    return 0;
-}
-
-int cli_agg_new(const cli_agg *g, const char *cmd, int pooled, int keep_values,
-                ag_aggregate **out)
-{
-    ag_error err = {0};
-    int status = ag_aggregate_create(g->by ? g->by : pooled ? "" : NULL,
-                                     g->ci_given ? g->ci : 0.95, keep_values, out, &err);
-    if (status == AG_EINVAL)
-        return cli_usage_error(cmd, "%s", err.message);
-    return status == AG_OK ? 0 : cli_fail_error(&err);
-}
-
-static int human_format(ag_format f)
-{
-    return f == AG_FORMAT_TABLE || f == AG_FORMAT_MD || f == AG_FORMAT_LATEX;
-}
-
-/* ---- output ---------------------------------------------------------------------- */
-
-int cli_aggregate_records(const cli_common *c, const ag_record_list *recs, ag_table *out)
-{
-    ag_aggregate *a = NULL;
-    ag_table t;
-    ag_error err = {0};
-    int rc = cli_agg_new(&c->agg, "--aggregate", 0, 0, &a);
-    if (rc)
-        return rc;
-    /* the records as the writer would print them, then aggregated like
-     * records read back from a file */
-    if (cli_records_table(c, recs, &t) != 0) {
-        ag_aggregate_free(a);
-        return 1;
-    }
-    int status = ag_aggregate_add_table(a, &t, &err);
-    if (status == AG_OK)
-        status = ag_aggregate_table(a, human_format(c->format), out, &err);
-    ag_table_free(&t);
-    ag_aggregate_free(a);
-    return status == AG_OK ? 0 : cli_fail_error(&err);
-}
 
 /* ---- reading files ---------------------------------------------------------------- */
 
@@ -156,7 +84,7 @@ static int aggregate_files(const cli_common *c, char **files, size_t n)
         rc = cli_fail("%s: no records", n == 1 ? files[0] : "the inputs");
     ag_table t = {0};
     ag_error err = {0};
-    if (rc == 0 && ag_aggregate_table(a, human_format(c->format), &t, &err) != AG_OK)
+    if (rc == 0 && ag_aggregate_table(a, cli_agg_human_format(c->format), &t, &err) != AG_OK)
         rc = cli_fail("%s: %s", n == 1 ? files[0] : "the inputs", err.message);
     if (rc == 0) {
         ag_output_meta meta = {.size = sizeof(ag_output_meta),

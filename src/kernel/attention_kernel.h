@@ -1,8 +1,10 @@
 /* attention_kernel.h — the one place where an attention head is computed.
- * Private to the library. Used by the forward pass (forward_tmpl.h), by
- * ag_attention_layer (`attngeom layer`) and by family E
- * (analysis/stability.c), so that every architecture's heads are the same
- * numbers wherever they are measured.
+ * Module src/kernel/, prefix agk_ (sgemm.h and vmath.h, beside it, keep the
+ * engine's agm_ for now). It includes no header of the engine, which calls
+ * it from above, as analysis/ does. Private to the library. Used by the
+ * forward pass (forward_tmpl.h), by ag_attention_layer (`attngeom layer`)
+ * and by family E (analysis/stability.c), so that every architecture's heads
+ * are the same numbers wherever they are measured.
  *
  * For query head h of a layer over n tokens (positions 0..n-1):
  *   q = rope(Q_h), k = rope(K_g)          g = h / (n_head / n_kv_head)

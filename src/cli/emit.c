@@ -1,0 +1,92 @@
+/* emit.c — the top of the output path: records (or their --aggregate)
+ * formatted in the chosen format, compared with --expect, with their
+ * settings, and staged for -o or standard output (outputs.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_write_output(const char *path, const char *buf, size_t len)
+{
+    cli_outputs tx = {0};
+    return cli_outputs_finish(&tx, cli_outputs_add(&tx, path ? path : "-", buf, len));
+}
+
+const char *cli_output_name(const cli_common *c)
+{
+    return c->out_path && strcmp(c->out_path, "-") != 0 ? c->out_path : "standard output";
+}
+
+int cli_format_fail(const cli_common *c, int status)
+{
+    if (status == AG_ENOMEM)
+        return cli_fail("%s: out of memory formatting the output", cli_output_name(c));
+    return cli_fail("%s: cannot format the output: %s", cli_output_name(c), ag_strerror(status));
+}
+
+/* Format t in c's format and stage it for c's -o (or standard output).
+ * 0, or 1 after printing. */
+static int stage_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
+                       cli_outputs *tx)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem)
+        return cli_format_fail(c, AG_ENOMEM);
+    int status = ag_table_write(mem, c->format, t, meta);
+    /* a stream in memory fails to write only when it cannot grow */
+    if (fclose(mem) != 0 || status == AG_EIO)
+        status = status == AG_OK || status == AG_EIO ? AG_ENOMEM : status;
+    int rc = status == AG_OK ? cli_outputs_add(tx, c->out_path ? c->out_path : "-", buf, len)
+                             : cli_format_fail(c, status);
+    free(buf);
+    return rc;
+}
+
+int cli_emit_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
+                   cli_outputs *tx)
+{
+    cli_outputs none = {0};
+    if (!tx)
+        tx = &none;
+    return cli_outputs_finish(tx, stage_table(c, t, meta, tx));
+}
+
+int cli_emit_outputs(const cli_common *c, const ag_record_list *recs,
+                     const ag_output_meta *meta, cli_outputs *tx)
+{
+    cli_outputs none = {0};
+    ag_table t = {0};
+    if (!tx)
+        tx = &none;
+    /* --aggregate: the aggregate of the records instead of them */
+    int rc = c->agg.on ? cli_aggregate_records(c, recs, &t) : cli_records_table(c, recs, &t);
+    /* The golden file is read before anything is committed, so that a
+     * broken one leaves every output as it was. */
+    int expect_rc = rc == 0 && c->expect_path ? cli_expect(c, recs) : 0;
+    if (rc == 0)
+        rc = expect_rc == 1 ? 1 : stage_table(c, &t, meta, tx);
+    ag_table_free(&t);
+    rc = cli_outputs_finish(tx, rc);
+    return rc ? rc : expect_rc;
+}
+
+int cli_emit(const cli_common *c, const ag_record_list *recs, const ag_output_meta *meta)
+{
+    return cli_emit_outputs(c, recs, meta, NULL);
+}
+
+int cli_emit_settings(const cli_common *c, const ag_record_list *recs, const char *command,
+                      const char *source, const cli_settings_in *in, cli_outputs *tx)
+{
+    cli_outputs none = {0};
+    char *settings = NULL;
+    int rc = cli_settings_text(c, in, &settings);
+    ag_output_meta meta = {.size = sizeof(ag_output_meta),
+                           .command = command, .source = source, .settings = settings};
+    rc = rc ? cli_outputs_finish(tx ? tx : &none, rc) : cli_emit_outputs(c, recs, &meta, tx);
+    free(settings);
+    return rc;
+}
