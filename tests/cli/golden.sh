@@ -11,7 +11,9 @@
 #   GOLDEN_UPDATE=1  rewrite expected.txt from this run and print the diff
 #                    (only for an intended change of output; say so in the
 #                    commit)
-#   GOLDEN_QUICK=1   skip the -j and mpirun repeats
+#   GOLDEN_QUICK=1   skip the -j and mpirun repeats (the default under make
+#                    sanitize, AG_SANITIZE set, where parallel.sh and mpi.sh
+#                    check the thread and rank counts; GOLDEN_QUICK=0 keeps them)
 #   GOLDEN_ONLY=RE   only the cases whose ID matches the grep -E RE
 # Run from the repository root.
 
@@ -20,6 +22,8 @@ ag_setup "$@"
 GD=$ROOT/tests/golden
 need "$GD/cases.txt" "$GD/expected.txt" "$GPT2/config.json" "$GD/data/A4.npy"
 MPI=$(dirname "$CLI")/attngeom-mpi
+[ -n "${AG_SANITIZE:-}" ] && : "${GOLDEN_QUICK:=1}"
+[ "${GOLDEN_QUICK:-0}" = 0 ] && GOLDEN_QUICK=
 MPIRUN=
 if [ -n "${GOLDEN_QUICK:-}" ]; then
     :
