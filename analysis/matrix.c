@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "sized_int.h"
+#include "base/sized_int.h"
 
 int ag_family_selected(const ag_metric_set *sel, ag_family f)
 {

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aho_corasick.h"
+#include "tokenizer/aho_corasick.h"
 #include "attngeom/core.h"
-#include "hashmap.h"
+#include "base/hashmap.h"
 #include "tokenizer_crafted.h"
 
 enum { N_CRAFTED = 20000 };

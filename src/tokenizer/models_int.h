@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "attngeom/core.h"
-#include "hashmap.h"
+#include "base/hashmap.h"
 #include "tk.h"
 
 typedef struct {

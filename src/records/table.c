@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics_int.h"
+#include "../../analysis/metrics_int.h"
 
 int ag_table_init(ag_table *t, const char *const *keys, size_t ncol, ag_error *err)
 {

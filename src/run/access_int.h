@@ -3,7 +3,7 @@
 #ifndef AG_ACCESS_INT_H
 #define AG_ACCESS_INT_H
 
-#include "metrics_int.h"
+#include "../../analysis/metrics_int.h"
 
 struct ag_run_options {
     int threads;

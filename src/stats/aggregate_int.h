@@ -4,7 +4,7 @@
 #define AG_AGGREGATE_INT_H
 
 #include "attngeom.h"
-#include "hashmap.h"
+#include "base/hashmap.h"
 
 /* One metric of one group: only the pairs the records hold exist, so an
  * aggregate grows with its input, not with groups × metrics. */
