@@ -1,7 +1,7 @@
 /* matrix.c — ag_matrix_metrics: families A, B and C of one matrix, with one
  * SVD shared by every family-A key, and the curvature family F when it is
  * selected (analysis/curvature.c). Every buffer comes from one workspace
- * (src/work.c), the caller's or a temporary one. */
+ * (analysis/work.c), the caller's or a temporary one. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* test_hashmap.c — the keyed hash maps (src/hashmap.c) and the reversed
- * Aho–Corasick automaton (src/aho_corasick.c) that the tokenizer loads
+/* test_hashmap.c — the keyed hash maps (src/base/hashmap.c) and the reversed
+ * Aho–Corasick automaton (src/tokenizer/aho_corasick.c) that the tokenizer loads
  * untrusted files into (library internals, through their private headers).
  *
  * Crafted keys come from tests/tokenizer_crafted.h: under the former

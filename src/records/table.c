@@ -1,3 +1,4 @@
+/* Internal prefix: agc_ (module src/records/: table.c, output.c, records_read.c; no internal header yet). */
 /* table.c — tables of records with any keys (records.h), and the table of a
  * command's ag_records. */
 #include <stdlib.h>

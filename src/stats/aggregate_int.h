@@ -1,3 +1,4 @@
+/* Internal prefix: ags_ (module src/stats/; today agg_, renamed in a later step of plan-25). */
 /* aggregate_int.h — the inside of an ag_aggregate, shared by aggregate.c and
  * compare.c. Private to the library. */
 #ifndef AG_AGGREGATE_INT_H

@@ -49,7 +49,7 @@ FZ_CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 LIBS="$(pkg-config --libs $PKGS) -lm"
 mkdir -p $B/obj $B/artifacts
 # library objects, rebuilt when a source or any header is newer: every
-# source of src/ (one folder deep) and analysis/ but the CLI's, the MPI
+# source of src/'s module folders and analysis/ but the CLI's, the MPI
 # driver's and the plots' (cairo is not linked here), as the Makefile's
 # LIB_SRCS, so that moving files between folders needs no edit here. The
 # harnesses are tests: they keep -Isrc (tests/arch/isrc.sh).
