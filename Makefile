@@ -58,10 +58,10 @@ LDLIBS  = $(PKG_LIBS) -lm
 COMPILE = $(CC) $(AG_CPPFLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(AG_CFLAGS) $(CFLAGS)
 LINK    = $(CC) $(AG_LDFLAGS) $(CFLAGS) $(LDFLAGS)
 
-# The library: every source under src/ (one folder deep) and analysis/ but the
-# CLI's and the MPI driver's, so moving a file between its folders never
-# touches this Makefile.
-LIB_SRCS  := $(filter-out src/cli/% src/mpi/%,$(wildcard src/*.c src/*/*.c analysis/*.c))
+# The library: every source of src/'s module folders (src/ holds no files of
+# its own) and of analysis/ but the CLI's and the MPI driver's, so moving a
+# file between its folders never touches this Makefile.
+LIB_SRCS  := $(filter-out src/cli/% src/mpi/%,$(wildcard src/*/*.c analysis/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 TEST_SRCS := $(wildcard tests/*.c)
 EX_SRCS   := $(wildcard examples/*.c)

@@ -1,3 +1,4 @@
+/* Internal prefix: aga_ (module analysis/; today ag_lapack_*, ag_work_get, ag_scale_*, ag_family_selected, renamed in a later step of plan-25). */
 /* analysis.h — private interface between the metric families and the
  * ag_matrix_metrics driver (analysis/matrix.c). */
 #ifndef AG_ANALYSIS_H

@@ -1,14 +1,14 @@
 /* matrix.c — ag_matrix_metrics: families A, B and C of one matrix, with one
  * SVD shared by every family-A key, and the curvature family F when it is
  * selected (analysis/curvature.c). Every buffer comes from one workspace
- * (src/work.c), the caller's or a temporary one. */
+ * (analysis/work.c), the caller's or a temporary one. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
-#include "sized_int.h"
+#include "base/sized_int.h"
 
 int ag_family_selected(const ag_metric_set *sel, ag_family f)
 {

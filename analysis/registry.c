@@ -1,5 +1,5 @@
 /* registry.c — metric keys, families, selections, records and record
- * lists (their layouts: src/metrics_int.h). The table
+ * lists (their layouts: analysis/metrics_int.h). The table
  * below is the single source of the key names and of their order (docs/metrics.md),
  * which is also the CSV/TSV column order. */
 #include <math.h>

@@ -33,7 +33,7 @@
 
 #include "analysis.h"
 #include "kernel/attention_kernel.h"
-#include "sized_int.h"
+#include "base/sized_int.h"
 
 /* Lanczos parameters (documented in stability.h and docs/stability.md). */
 #define LZ_BASIS 40           /* vectors kept before an explicit restart */

@@ -13,7 +13,7 @@
 #include <criterion/criterion.h>
 
 #include "attngeom.h"
-#include "metrics_int.h" // the layouts, to check the getters against
+#include "../analysis/metrics_int.h" // the layouts, to check the getters against
 
 /* A 4 x 4 causal attention matrix. Its graph W = (A + Aᵀ)/2 has W_01 =
  * 0.3, W_02 = 0.25 and every other pair below 0.2, so the edges are

@@ -10,7 +10,7 @@
 #include <criterion/criterion.h>
 
 #include "attngeom.h"
-#include "metrics_int.h" // the layouts of records and selections
+#include "../analysis/metrics_int.h" // the layouts of records and selections
 
 #define TINY_GPT2 "models/tiny-gpt2"
 

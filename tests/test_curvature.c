@@ -16,7 +16,7 @@
 #include <criterion/criterion.h>
 
 #include "attngeom.h"
-#include "metrics_int.h" // the layouts of records and selections
+#include "../analysis/metrics_int.h" // the layouts of records and selections
 
 #define TOL 1e-13
 

@@ -1,5 +1,5 @@
-/* test_hashmap.c — the keyed hash maps (src/hashmap.c) and the reversed
- * Aho–Corasick automaton (src/aho_corasick.c) that the tokenizer loads
+/* test_hashmap.c — the keyed hash maps (src/base/hashmap.c) and the reversed
+ * Aho–Corasick automaton (src/tokenizer/aho_corasick.c) that the tokenizer loads
  * untrusted files into (library internals, through their private headers).
  *
  * Crafted keys come from tests/tokenizer_crafted.h: under the former
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aho_corasick.h"
+#include "tokenizer/aho_corasick.h"
 #include "attngeom/core.h"
-#include "hashmap.h"
+#include "base/hashmap.h"
 #include "tokenizer_crafted.h"
 
 enum { N_CRAFTED = 20000 };

@@ -11,7 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "attngeom.h"
-#include "metrics_int.h" // the layouts of records and selections
+#include "../analysis/metrics_int.h" // the layouts of records and selections
 
 /* Every key (--metrics all) of the m×n M at edge threshold tau (< 0: the
  * default 1/n); the call must succeed. */

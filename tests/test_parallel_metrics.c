@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "attngeom.h"
-#include "metrics_int.h" // the layouts of records and selections
+#include "../analysis/metrics_int.h" // the layouts of records and selections
 #include "test_metrics_util.h"
 
 TestSuite(parallel_metrics);

@@ -1,4 +1,4 @@
-/* test_sha256.c — SHA-256 (src/sha256.c) against the examples of FIPS 180-4
+/* test_sha256.c — SHA-256 (src/base/sha256.c) against the examples of FIPS 180-4
  * (NIST's "SHA256.pdf", "SHA256_2.pdf" and the long-message example of
  * csrc.nist.gov), messages around the padding boundaries (55, 56, 63, 64,
  * 65, 119, 120 bytes: digests from coreutils' sha256sum, an independent

@@ -13,7 +13,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "attngeom.h"
-#include "metrics_int.h" // the layouts of records and selections
+#include "../analysis/metrics_int.h" // the layouts of records and selections
 #include "../analysis/analysis.h" /* ag_jacobian_norm_basis */
 
 TestSuite(stability);

@@ -1,4 +1,4 @@
-/* test_text.c — ag_text_escape (src/text.c) and the messages of ag_error_set:
+/* test_text.c — ag_text_escape (src/base/text.c) and the messages of ag_error_set:
  * bytes that are not UTF-8 and control characters written \xNN. */
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "attngeom.h"
-#include "metrics_int.h" // the layouts of records and selections
+#include "../analysis/metrics_int.h" // the layouts of records and selections
 
 static gsl_rng *rng;
 

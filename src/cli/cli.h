@@ -1,3 +1,4 @@
+/* Internal prefix: cli_ (module src/cli/). */
 /* cli.h — shared pieces of the attngeom command line. The CLI is built only on
  * the public API (attngeom.h); it owns all printing and exit codes:
  * 0 success, 1 failure (one line on stderr), 2 usage error, 3 failed --expect.

@@ -15,7 +15,7 @@
 
 #include "attngeom/model.h"
 #include "kernel/attention_kernel.h"
-#include "sized_int.h"
+#include "base/sized_int.h"
 
 /* Every head of the layer as the kernel sees it: the scale is in Q already. */
 static agk_head kernel_head(const ag_attn_layer_spec *s)

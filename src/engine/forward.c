@@ -21,7 +21,7 @@
 #include "kernel/vmath.h"
 #include "model_int.h"
 #include "kernel/sgemm.h"
-#include "sized_int.h"
+#include "base/sized_int.h"
 
 /* Fixed task sizes (docs/engine.md, "Threads"): they decide how work is
  * split, never what it computes. */

@@ -1,3 +1,4 @@
+/* Internal prefix: agm_ (module src/engine/). */
 /* model_int.h — the in-memory model shared by config.c (config.json),
  * load.c (weights), forward.c (the pass) and attn_weights.c (family D).
  * Private to the library.

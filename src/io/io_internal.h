@@ -1,3 +1,4 @@
+/* Internal prefix: agi_ (module src/io/). */
 /* io_internal.h — helpers shared by the .npy and safetensors readers.
  * Private to the library (not installed). */
 #ifndef ATTNGEOM_IO_INTERNAL_H

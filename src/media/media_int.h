@@ -1,3 +1,4 @@
+/* Internal prefix: agmi_ (module src/media/). */
 /* media_int.h — what the decoders, the resampler and the preprocessor of
  * src/media/ share. Private to the library (not installed). */
 #ifndef ATTNGEOM_MEDIA_INT_H

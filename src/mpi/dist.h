@@ -1,3 +1,4 @@
+/* Internal prefix: dist_ (module src/mpi/). */
 /* dist.h — attngeom-mpi's pieces (docs/scaling.md): the CLI's commands run
  * on every rank, their work spread by cli_dist_hook, results sent to rank 0
  * as bytes (pack.c) and written there exactly as one process writes them. */

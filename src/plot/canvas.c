@@ -23,7 +23,7 @@
 
 #include "attngeom.h"
 #include "plot_int.h"
-#include "sized_int.h"
+#include "base/sized_int.h"
 
 static cairo_status_t grow_write(void *closure, const unsigned char *data, unsigned int length)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "plot_int.h"
-#include "sized_int.h"
+#include "base/sized_int.h"
 
 #define MARGIN 8.0     /* around the page, points */
 #define TICK 3.0       /* tick marks */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "plot_int.h"
-#include "sized_int.h"
+#include "base/sized_int.h"
 
 #define MARGIN 8.0
 #define TICK 3.0

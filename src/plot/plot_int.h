@@ -1,3 +1,4 @@
+/* Internal prefix: agp_ (module src/plot/; today canvas_, renamed in a later step of plan-25). */
 /* plot_int.h — private interface of the plotting subsystem (src/plot/):
  * limits, and the canvas every figure draws on (canvas.c): a cairo surface
  * of the page's format whose bytes land in memory, and text helpers. */

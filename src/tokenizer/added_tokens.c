@@ -13,7 +13,7 @@
 
 #include "aho_corasick.h"
 #include "attngeom/tokenizer.h"
-#include "hashmap.h"
+#include "base/hashmap.h"
 #include "tk.h"
 
 typedef struct {

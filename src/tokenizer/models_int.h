@@ -2,7 +2,7 @@
  * to model_bpe.c, model_wordpiece.c, model_unigram.c). Private to them.
  *
  * Every model keeps its vocabulary in an ag_tkm_vocab: a keyed hash map
- * token -> id (src/hashmap.h: a file choosing its tokens cannot make loading
+ * token -> id (src/base/hashmap.h: a file choosing its tokens cannot make loading
  * quadratic) and the reverse array id -> token. */
 #ifndef ATTNGEOM_TK_MODELS_INT_H
 #define ATTNGEOM_TK_MODELS_INT_H
@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "attngeom/core.h"
-#include "hashmap.h"
+#include "base/hashmap.h"
 #include "tk.h"
 
 typedef struct {

@@ -1,3 +1,4 @@
+/* Internal prefix: ag_tk (module src/tokenizer/: ag_tk_ and ag_tkm_; aho_corasick.h's agi_ac becomes ag_tk_ac in a later step). */
 /* tokenizer/tk.h — the tokenizer's internal interfaces: shared containers
  * and the five kinds of component of Hugging Face's pipeline (added tokens,
  * normalizer, pre-tokenizer, model, post-processor). Private to the library.

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "attngeom.h"
-#include "metrics_int.h" // the layouts of records and selections
+#include "../../analysis/metrics_int.h" // the layouts of records and selections
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

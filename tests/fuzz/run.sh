@@ -49,13 +49,13 @@ FZ_CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 LIBS="$(pkg-config --libs $PKGS) -lm"
 mkdir -p $B/obj $B/artifacts
 # library objects, rebuilt when a source or any header is newer: every
-# source of src/ (one folder deep) and analysis/ but the CLI's, the MPI
+# source of src/'s module folders and analysis/ but the CLI's, the MPI
 # driver's and the plots' (cairo is not linked here), as the Makefile's
 # LIB_SRCS, so that moving files between folders needs no edit here. The
 # harnesses are tests: they keep -Isrc (tests/arch/isrc.sh).
-newest_h=$(ls -t include/*.h include/attngeom/*.h src/*.h src/*/*.h analysis/*.h 2>/dev/null | head -n1)
+newest_h=$(ls -t include/*.h include/attngeom/*.h src/*/*.h analysis/*.h 2>/dev/null | head -n1)
 OBJS=""
-for s in src/*.c src/*/*.c analysis/*.c; do
+for s in src/*/*.c analysis/*.c; do
     case $s in src/cli/*|src/mpi/*|src/plot/*) continue ;; esac
     o=$B/obj/$(echo "$s" | tr / _ | sed 's/\.c$/.o/')
     OBJS="$OBJS $o"

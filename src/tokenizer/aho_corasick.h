@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hashmap.h"
+#include "base/hashmap.h"
 
 #define AGI_AC_NARROW 8
 

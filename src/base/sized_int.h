@@ -1,3 +1,4 @@
+/* Internal prefix: agb_ (module src/base/; ag_sized_read becomes agb_sized_read in a later step of plan-25). */
 /* sized_int.h — reading the caller's structs that carry their own size
  * (the ABI rule of attngeom/core.h): private to the library. */
 #ifndef AG_SIZED_INT_H

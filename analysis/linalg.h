@@ -1,5 +1,5 @@
 /* linalg.h — the LAPACK calls of the matrix metrics, with their scratch from
- * a workspace (src/work.h) and no checks of the input (the callers have made
+ * a workspace (analysis/work.h) and no checks of the input (the callers have made
  * sure it is finite and scaled; docs/metrics.md, "Range"). Matrices are
  * column-major here: a row-major buffer is the transpose, whose singular
  * values, eigenvalues and eigenvalue condition numbers are the same (the

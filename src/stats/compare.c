@@ -9,7 +9,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "aggregate_int.h"
-#include "sized_int.h"
+#include "base/sized_int.h"
 
 void ag_welch_test(const ag_moments *a, const ag_moments *b, double level, ag_welch *out)
 {

@@ -10,7 +10,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "aggregate_int.h"
-#include "sized_int.h"
+#include "base/sized_int.h"
 
 /* ---- moments ------------------------------------------------------------------ */
 

@@ -1,3 +1,4 @@
+/* Internal prefix: agb_ (module src/base/; these maps are still agi_strmap/agi_u64map, renamed to agb_ in a later step of plan-25). */
 /* hashmap.h — hash maps for keys that come from files. Private to the
  * library (not installed).
  *

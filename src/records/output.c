@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "sized_int.h"
+#include "base/sized_int.h"
 
 static const char *const format_names[AG_FORMAT_COUNT] = {
     "table", "json", "csv", "tsv", "md", "latex", "jsonl"};

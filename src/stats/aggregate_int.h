@@ -1,10 +1,11 @@
+/* Internal prefix: ags_ (module src/stats/; today agg_, renamed in a later step of plan-25). */
 /* aggregate_int.h — the inside of an ag_aggregate, shared by aggregate.c and
  * compare.c. Private to the library. */
 #ifndef AG_AGGREGATE_INT_H
 #define AG_AGGREGATE_INT_H
 
 #include "attngeom.h"
-#include "hashmap.h"
+#include "base/hashmap.h"
 
 /* One metric of one group: only the pairs the records hold exist, so an
  * aggregate grows with its input, not with groups × metrics. */

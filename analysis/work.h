@@ -1,4 +1,4 @@
-/* work.h — the scratch buffers of ag_matrix_work (src/work.c), one per
+/* work.h — the scratch buffers of ag_matrix_work (analysis/work.c), one per
  * purpose. A buffer lives from ag_work_get to the next request of the same
  * slot: a routine that calls another must not hold a slot the callee uses
  * (the callers' slots are listed here with them). */
@@ -18,7 +18,7 @@ typedef enum {
     AG_WK_VECTORS, /* a family's vectors of length n (ag_work_vectors) */
     AG_WK_EIGS,    /* eigenvalues and their order (analysis/eigen.c) */
     AG_WK_BASIS,   /* the Lanczos basis and its vectors (analysis/lanczos.c) */
-    AG_WK_LWORK,   /* LAPACK WORK, within one call (src/linalg.c) */
+    AG_WK_LWORK,   /* LAPACK WORK, within one call (analysis/linalg.c) */
     AG_WK_IWORK,   /* LAPACK IWORK and integer arrays, within one call */
     AG_WK_COUNT
 } ag_work_slot;

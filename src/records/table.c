@@ -1,9 +1,10 @@
+/* Internal prefix: agc_ (module src/records/: table.c, output.c, records_read.c; no internal header yet). */
 /* table.c — tables of records with any keys (records.h), and the table of a
  * command's ag_records. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics_int.h"
+#include "../../analysis/metrics_int.h"
 
 int ag_table_init(ag_table *t, const char *const *keys, size_t ncol, ag_error *err)
 {
