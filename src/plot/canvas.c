@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "attngeom.h"
 #include "plot_int.h"
@@ -237,8 +238,23 @@ void ag_plot_release_caches(void)
     FcFini();
 }
 
+/* fontconfig (Debian 12's 2.14) dereferences NULL when an allocation fails
+ * while expat parses its configuration: seen at the edge of ulimit -v, one
+ * run in ~600 of plot_limits.sh's sweep. Starting it takes about 0.3 MiB of
+ * address space; it is started only when FONTS_HEADROOM is free (a probe
+ * mapping, counted against RLIMIT_AS like the real allocations, as the
+ * CLI's OpenBLAS buffer check does), else refused as out of memory. */
+#define FONTS_HEADROOM ((size_t)8 << 20)
+
 int ag_plot_fonts_init(ag_error *err)
 {
+    void *probe = mmap(NULL, FONTS_HEADROOM, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+    if (probe == MAP_FAILED)
+        return ag_error_set(err, AG_ENOMEM,
+                            "out of memory: less than the %zu MiB of address space fontconfig "
+                            "needs to start is left", FONTS_HEADROOM >> 20);
+    munmap(probe, FONTS_HEADROOM);
     FcPattern *want = FcInit() ? FcNameParse((const FcChar8 *)AG_PLOT_FONT) : NULL, *got = NULL;
     FcResult res;
     if (want && FcConfigSubstitute(NULL, want, FcMatchPattern)) {
