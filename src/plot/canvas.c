@@ -29,20 +29,10 @@
 static cairo_status_t grow_write(void *closure, const unsigned char *data, unsigned int length)
 {
     plot_canvas *c = closure;
-    if (c->len + length > c->cap) {
-        size_t cap = c->cap ? c->cap : 65536;
-        while (cap < c->len + length)
-            cap *= 2;
-        unsigned char *grown = realloc(c->data, cap);
-        if (!grown) {
-            c->out_of_memory = 1;
-            return CAIRO_STATUS_WRITE_ERROR;
-        }
-        c->data = grown;
-        c->cap = cap;
+    if (agb_buf_put(&c->bytes, data, length) != 0) {
+        c->out_of_memory = 1;
+        return CAIRO_STATUS_WRITE_ERROR;
     }
-    memcpy(c->data + c->len, data, length);
-    c->len += length;
     return CAIRO_STATUS_SUCCESS;
 }
 
@@ -115,11 +105,11 @@ void canvas_discard(plot_canvas *c)
     if (c->cr)
         cairo_destroy(c->cr);
     if (c->surface) {
-        /* finishing writes the rest of an SVG or PDF into c->data */
+        /* finishing writes the rest of an SVG or PDF into c->bytes */
         cairo_surface_finish(c->surface);
         cairo_surface_destroy(c->surface);
     }
-    free(c->data);
+    free(c->bytes.b);
     memset(c, 0, sizeof *c);
 }
 
@@ -155,18 +145,20 @@ static int renumber_ids(plot_canvas *c)
 {
     long seen[2][64];
     int nseen[2] = {0, 0}, which;
-    unsigned char *out = malloc(c->len + 1);
+    const unsigned char *data = (const unsigned char *)c->bytes.b;
+    size_t len = c->bytes.n;
+    char *out = malloc(len + 1);
     if (!out)
         return -1;
     size_t o = 0;
-    for (size_t i = 0; i < c->len;) {
-        size_t end = counted_name_end(c->data, c->len, i, &which);
+    for (size_t i = 0; i < len;) {
+        size_t end = counted_name_end(data, len, i, &which);
         if (!end) {
-            out[o++] = c->data[i++];
+            out[o++] = (char)data[i++];
             continue;
         }
         size_t w0 = strlen(counted_names[which]);
-        long n = strtol((const char *)c->data + i + w0, NULL, 10);
+        long n = strtol(c->bytes.b + i + w0, NULL, 10);
         int k = 0;
         while (k < nseen[which] && seen[which][k] != n)
             k++;
@@ -177,14 +169,13 @@ static int renumber_ids(plot_canvas *c)
         if (k < 64 && w > 0 && (size_t)w <= end - i)
             memcpy(out + o, name, (size_t)w);
         else
-            memcpy(out + o, c->data + i, (size_t)(w = (int)(end - i)));
+            memcpy(out + o, data + i, (size_t)(w = (int)(end - i)));
         o += (size_t)w;
         i = end;
     }
-    free(c->data);
-    c->data = out;
-    c->len = o;
-    c->cap = c->len + 1;
+    out[o] = '\0';
+    free(c->bytes.b);
+    c->bytes = (agb_buf){out, o, len + 1};
     return 0;
 }
 
@@ -214,9 +205,9 @@ int canvas_close(plot_canvas *c, const char *what, ag_plot_output *out, ag_error
     else if (c->format == AG_PLOT_SVG && renumber_ids(c) != 0)
         status = ag_error_set(err, AG_ENOMEM, "%s: out of memory drawing the figure", what);
     if (status == AG_OK) {
-        out->data = c->data;
-        out->len = c->len;
-        c->data = NULL;
+        out->data = (unsigned char *)c->bytes.b;
+        out->len = c->bytes.n;
+        c->bytes.b = NULL;
     }
     canvas_discard(c);
     return status;

@@ -8,6 +8,7 @@
 #include <cairo.h>
 
 #include "attngeom/plot.h"
+#include "base/vec.h"
 
 #define AG_PLOT_MIN_POINTS 72.0
 #define AG_PLOT_MAX_POINTS 14400.0
@@ -25,8 +26,7 @@ typedef struct {
     cairo_surface_t *surface;
     cairo_t *cr;
     double width, height; /* points */
-    unsigned char *data;  /* the file's bytes so far (SVG, PDF), or the PNG's */
-    size_t len, cap;
+    agb_buf bytes;        /* the file's bytes so far (SVG, PDF), or the PNG's */
     int out_of_memory;    /* the stream could not grow */
 } plot_canvas;
 

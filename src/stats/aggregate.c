@@ -11,6 +11,7 @@
 
 #include "aggregate_int.h"
 #include "base/sized_int.h"
+#include "base/vec.h"
 
 /* ---- moments ------------------------------------------------------------------ */
 
@@ -233,14 +234,8 @@ static agg_stat *stat_of(ag_aggregate *a, size_t gi, size_t m)
     uint64_t i;
     if (agi_u64map_get(&a->stat_map, stat_key(gi, m), &i))
         return &a->stats[i];
-    if (a->nstat == a->scap) {
-        size_t cap = a->scap ? 2 * a->scap : 64;
-        agg_stat *grown = realloc(a->stats, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        a->stats = grown;
-        a->scap = cap;
-    }
+    if (AGB_VEC_RESERVE(a->stats, a->scap, a->nstat + 1) != 0)
+        return NULL;
     if (agi_u64map_add(&a->stat_map, stat_key(gi, m), a->nstat, NULL) != AG_OK)
         return NULL;
     agg_stat *s = &a->stats[a->nstat++];
@@ -251,14 +246,8 @@ static agg_stat *stat_of(ag_aggregate *a, size_t gi, size_t m)
 /* Keep x among the values (compare's permutations). */
 static int stat_keep(agg_stat *s, double x, ag_error *err)
 {
-    if (s->nval == s->vcap) {
-        size_t cap = s->vcap ? 2 * s->vcap : 16;
-        double *grown = realloc(s->vals, cap * sizeof *grown);
-        if (!grown)
-            return ag_error_set(err, AG_ENOMEM, "out of memory for the values of a metric");
-        s->vals = grown;
-        s->vcap = cap;
-    }
+    if (AGB_VEC_RESERVE(s->vals, s->vcap, s->nval + 1) != 0)
+        return ag_error_set(err, AG_ENOMEM, "out of memory for the values of a metric");
     s->vals[s->nval++] = x;
     return AG_OK;
 }
@@ -334,15 +323,9 @@ static agg_group *group_for(ag_aggregate *a, const ag_cell *keys, ag_error *err)
         ag_error_set(err, AG_ELIMIT, "more than %d groups", INT32_MAX);
         return NULL;
     }
-    if (a->ngroup == a->gcap) {
-        size_t cap = a->gcap ? 2 * a->gcap : 16;
-        agg_group *grown = realloc(a->groups, cap * sizeof *grown);
-        if (!grown) {
-            ag_error_set(err, AG_ENOMEM, "out of memory for groups");
-            return NULL;
-        }
-        a->groups = grown;
-        a->gcap = cap;
+    if (AGB_VEC_RESERVE(a->groups, a->gcap, a->ngroup + 1) != 0) {
+        ag_error_set(err, AG_ENOMEM, "out of memory for groups");
+        return NULL;
     }
     agg_group *g = &a->groups[a->ngroup];
     memset(g, 0, sizeof *g);

@@ -48,12 +48,8 @@ typedef struct {
 
 static int ranges_push(ranges *r, size_t start, size_t stop, int32_t tok)
 {
-    if (r->n == r->cap) {
-        range *nv = ag_tk_grow(r->v, &r->cap, sizeof *nv);
-        if (!nv)
-            return AG_ENOMEM;
-        r->v = nv;
-    }
+    if (AGB_VEC_RESERVE(r->v, r->cap, r->n + 1) != 0)
+        return AG_ENOMEM;
     r->v[r->n++] = (range){start, stop, tok};
     return AG_OK;
 }
@@ -115,12 +111,8 @@ static int add_token(ag_tk_added *a, const char *path, size_t i, json_t *e, cons
     int32_t known;
     if (len == 0 || agi_strmap_get(&a->index, json_string_value(c), len, &known))
         return AG_OK;
-    if (a->n == a->cap) {
-        added_tok *nv = ag_tk_grow(a->v, &a->cap, sizeof *nv);
-        if (!nv)
-            return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-        a->v = nv;
-    }
+    if (AGB_VEC_RESERVE(a->v, a->cap, a->n + 1) != 0)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     added_tok *t = &a->v[a->n];
     memset(t, 0, sizeof *t);
     if (a->n >= INT32_MAX || agi_strmap_put(&a->index, json_string_value(c), len, (int32_t)a->n, &t->content) != AG_OK ||

@@ -5,6 +5,7 @@
 
 #include "aho_corasick.h"
 #include "attngeom/core.h"
+#include "base/vec.h"
 
 static uint64_t edge_key(uint32_t node, unsigned char c)
 {
@@ -28,28 +29,22 @@ static int child(const agi_ac *a, uint32_t node, unsigned char c, uint32_t *to)
     return 0;
 }
 
-#define GROW(field)                                                                                \
-    do {                                                                                           \
-        void *p_ = realloc(a->field, nc * sizeof *a->field);                                       \
-        if (!p_)                                                                                   \
-            return AG_ENOMEM;                                                                      \
-        a->field = p_;                                                                             \
-    } while (0)
-
+/* Room for one more node in each of the parallel arrays (one capacity). */
 static int reserve_node(agi_ac *a)
 {
     if (a->n < a->cap)
         return AG_OK;
     if (a->cap >= (size_t)INT32_MAX / 2)
         return AG_ELIMIT;
-    size_t nc = a->cap ? a->cap * 2 : 64;
-    GROW(first);
-    GROW(next);
-    GROW(byte);
-    GROW(kids);
-    GROW(val);
-    GROW(parent);
-    a->cap = nc;
+    size_t c[6] = {a->cap, a->cap, a->cap, a->cap, a->cap, a->cap}, need = a->n + 1;
+    if (AGB_VEC_RESERVE(a->first, c[0], need) || AGB_VEC_RESERVE(a->next, c[1], need) ||
+        AGB_VEC_RESERVE(a->byte, c[2], need) || AGB_VEC_RESERVE(a->kids, c[3], need) ||
+        AGB_VEC_RESERVE(a->val, c[4], need) || AGB_VEC_RESERVE(a->parent, c[5], need))
+        return AG_ENOMEM;
+    a->cap = c[0];
+    for (int i = 1; i < 6; i++) /* equal unless one was capped at its byte limit */
+        if (c[i] < a->cap)
+            a->cap = c[i];
     return AG_OK;
 }
 

@@ -17,46 +17,17 @@
 
 #include "tk.h"
 
-void *ag_tk_grow(void *arr, size_t *cap, size_t size)
-{
-    size_t nc = *cap ? *cap * 2 : 16;
-    if (nc > SIZE_MAX / size)
-        return NULL;
-    void *na = realloc(arr, nc * size);
-    if (na)
-        *cap = nc;
-    return na;
-}
-
 int ag_tk_ids_push(ag_tk_ids *o, int32_t id)
 {
-    if (o->n == o->cap) {
-        int32_t *nv = ag_tk_grow(o->v, &o->cap, sizeof *nv);
-        if (!nv)
-            return AG_ENOMEM;
-        o->v = nv;
-    }
+    if (AGB_VEC_RESERVE(o->v, o->cap, o->n + 1) != 0)
+        return AG_ENOMEM;
     o->v[o->n++] = id;
     return AG_OK;
 }
 
 int ag_tk_buf_put(ag_tk_buf *o, const char *s, size_t len)
 {
-    if (o->n + len + 1 > o->cap) {
-        size_t nc = o->cap ? o->cap : 64;
-        while (nc < o->n + len + 1)
-            nc *= 2;
-        char *nb = realloc(o->b, nc);
-        if (!nb)
-            return AG_ENOMEM;
-        o->b = nb;
-        o->cap = nc;
-    }
-    if (len)
-        memcpy(o->b + o->n, s, len);
-    o->n += len;
-    o->b[o->n] = '\0';
-    return AG_OK;
+    return agb_buf_put(o, s, len) == 0 ? AG_OK : AG_ENOMEM;
 }
 
 int ag_tk_buf_putc(ag_tk_buf *o, int32_t cp)
@@ -68,12 +39,8 @@ int ag_tk_buf_putc(ag_tk_buf *o, int32_t cp)
 
 int ag_tk_splits_push(ag_tk_splits *l, const char *s, size_t n, int at_start, int32_t id)
 {
-    if (l->n == l->cap) {
-        ag_tk_split *nv = ag_tk_grow(l->v, &l->cap, sizeof *nv);
-        if (!nv)
-            return AG_ENOMEM;
-        l->v = nv;
-    }
+    if (AGB_VEC_RESERVE(l->v, l->cap, l->n + 1) != 0)
+        return AG_ENOMEM;
     char *copy = malloc(n + 1);
     if (!copy)
         return AG_ENOMEM;

@@ -47,12 +47,8 @@ void ag_tk_post_free(ag_tk_post *p)
 
 static template *new_template(ag_tk_post *p)
 {
-    if (p->n == p->cap) {
-        template *nv = ag_tk_grow(p->v, &p->cap, sizeof *nv);
-        if (!nv)
-            return NULL;
-        p->v = nv;
-    }
+    if (AGB_VEC_RESERVE(p->v, p->cap, p->n + 1) != 0)
+        return NULL;
     template *t = &p->v[p->n++];
     memset(t, 0, sizeof *t);
     return t;
@@ -61,12 +57,8 @@ static template *new_template(ag_tk_post *p)
 /* Appends a piece; ids (n of them, or NULL for the sequence) are copied. */
 static int add_piece(template *t, const int32_t *ids, size_t n)
 {
-    if (t->n == t->cap) {
-        piece *nv = ag_tk_grow(t->v, &t->cap, sizeof *nv);
-        if (!nv)
-            return AG_ENOMEM;
-        t->v = nv;
-    }
+    if (AGB_VEC_RESERVE(t->v, t->cap, t->n + 1) != 0)
+        return AG_ENOMEM;
     piece pc = {NULL, n};
     if (ids) {
         pc.ids = malloc((n ? n : 1) * sizeof *pc.ids);

@@ -178,12 +178,8 @@ static int onig_to_pcre2(const char *p, size_t n, ag_tk_buf *o, const char **bad
 
 static stage *new_stage(ag_tk_pretok *p, int kind)
 {
-    if (p->n == p->cap) {
-        stage *nv = ag_tk_grow(p->st, &p->cap, sizeof *nv);
-        if (!nv)
-            return NULL;
-        p->st = nv;
-    }
+    if (AGB_VEC_RESERVE(p->st, p->cap, p->n + 1) != 0)
+        return NULL;
     stage *s = &p->st[p->n++];
     memset(s, 0, sizeof *s);
     s->kind = kind;

@@ -22,12 +22,11 @@
 #include <jansson.h>
 
 #include "attngeom/core.h"
+#include "base/vec.h"
 
 /* ---- containers (containers.c) ------------------------------------------ */
 
-/* arr (NULL or *cap elements of `size` bytes) reallocated to twice as many
- * (16 at first), *cap updated; NULL when out of memory (arr untouched). */
-void *ag_tk_grow(void *arr, size_t *cap, size_t size);
+/* Growable arrays use base/vec.h (AGB_VEC_RESERVE). */
 
 /* Growable id vector. */
 typedef struct {
@@ -37,12 +36,10 @@ typedef struct {
 
 int ag_tk_ids_push(ag_tk_ids *o, int32_t id);
 
-/* Growable byte buffer, kept NUL-terminated after every put. */
-typedef struct {
-    char *b;
-    size_t n, cap;
-} ag_tk_buf;
+/* Growable byte buffer, kept NUL-terminated after every put (base/vec.h). */
+typedef agb_buf ag_tk_buf;
 
+/* agb_buf_put with the library's status: AG_OK or AG_ENOMEM. */
 int ag_tk_buf_put(ag_tk_buf *o, const char *s, size_t len);
 int ag_tk_buf_putc(ag_tk_buf *o, int32_t cp); /* UTF-8 encode */
 
