@@ -149,7 +149,7 @@ typedef struct {
     size_t n;
     int n_head, layer;
     long text;                     /* the records' "text" */
-    const unsigned char *head_on;  /* (n_head) selected heads; NULL: all */
+    const ag_selection *heads;     /* the selected heads (over n_head); NULL: all */
     cli_head_input_fn input;       /* family E when selected: head h's input */
     const void *input_ctx;
 } cli_layer_heads;

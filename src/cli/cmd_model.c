@@ -190,7 +190,7 @@ static int analyze_layer(const ag_layer_view *v, void *user)
         return status;
     layer_input li = {v, &w};
     cli_layer_heads L = {.attn = v->attn, .n = v->n, .n_head = v->n_head, .layer = v->layer,
-                         .text = c->text, .head_on = r->head_on,
+                         .text = c->text, .heads = r->heads,
                          .input = stab ? view_head_input : NULL, .input_ctx = &li};
     ag_error e = {0};
     status = cli_layer_records(&r->workers, &r->common, &L, c->out, &h, &e);
