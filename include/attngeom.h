@@ -24,6 +24,8 @@
  *                       features as Hugging Face computes them (docs/audio.md)
  *   attngeom/image.h    PNG/JPEG images and ViTImageProcessor's preprocessing
  *                       (docs/vision.md)
+ *   attngeom/run.h      the run module: which layers and heads a run
+ *                       computes (selections from "0,2-3" or index lists)
  *
  * Ownership, in one place: the library never prints and never exits; every
  * fallible function returns an int status (AG_OK = 0) and, given an ag_error,
@@ -53,5 +55,6 @@
 #include "attngeom/access.h"
 #include "attngeom/audio.h"
 #include "attngeom/image.h"
+#include "attngeom/run.h"
 
 #endif

@@ -149,7 +149,7 @@ typedef struct {
     size_t n;
     int n_head, layer;
     long text;                     /* the records' "text" */
-    const unsigned char *head_on;  /* (n_head) selected heads; NULL: all */
+    const ag_selection *heads;     /* the selected heads (over n_head); NULL: all */
     cli_head_input_fn input;       /* family E when selected: head h's input */
     const void *input_ctx;
 } cli_layer_heads;
@@ -427,11 +427,12 @@ int cli_read_text_file(const char **name, size_t max, char **buf, size_t *len);
  * or 1 after printing. */
 int cli_read_json(const char *path, size_t flags, json_t **out);
 
-/* Parse a selection "0,2-5" over 0..limit-1 into mask[limit] (all selected
- * when spec is NULL). Returns 0, 2 after a usage error (syntax), 1 after an
- * out-of-range error. `what` is "layers" or "heads". */
+/* The selection spec "0,2-5" over 0..limit-1 (attngeom/run.h; all when
+ * spec is NULL) into *out (ag_selection_free). Returns 0, 2 after a usage
+ * error (syntax), 1 after an out-of-range error, naming `source`. `what` is
+ * "layers" or "heads". */
 int cli_selection(const char *cmd, const char *spec, int limit, const char *what,
-                  const char *source, unsigned char *mask);
+                  const char *source, ag_selection **out);
 
 /* A command that runs a model folder: options, model, inputs, selections. */
 typedef struct cli_model_run {
@@ -441,8 +442,9 @@ typedef struct cli_model_run {
     ag_model *model;
     cli_seq *seqs;
     size_t nseq;
-    unsigned char *layer_on; /* (nlayer_sel) --layers */
-    unsigned char *head_on;  /* (n_head) --heads */
+    ag_selection *layers, *heads;  /* --layers (over nlayer_sel), --heads */
+    const unsigned char *layer_on; /* (nlayer_sel) their masks */
+    const unsigned char *head_on;  /* (n_head) */
     int nlayer_sel;          /* indices --layers ranges over: n_layer + extra */
     cli_path outs[2];        /* checked by prepare when set (default: -o) */
     struct cli_sink *sink;   /* set: where cli_model_run_texts sends each text's records */

@@ -179,9 +179,7 @@ static int rollout_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *te
     if (n > (size_t)-1 / sizeof(double) / n)
         return cli_fail("%s: %zu tokens: rollout matrix too large", r->model_dir, n);
     rollout_ctx c = {.run = r, .text = s->line, .save = save, .out = out};
-    for (int l = 0; l < r->nlayer_sel; l++)
-        if (r->layer_on[l])
-            c.last = l;
+    c.last = ag_selection_last(r->layers);
     c.R = malloc(n * n * sizeof *c.R);
     if (!c.R)
         return cli_fail("%s: out of memory for the %zux%zu rollout", r->model_dir, n, n);
@@ -194,14 +192,6 @@ static int rollout_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *te
                            : cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
     free(c.R);
     return rc;
-}
-
-static size_t count_on(const unsigned char *mask, int n)
-{
-    size_t c = 0;
-    for (int k = 0; k < n; k++)
-        c += mask[k];
-    return c;
 }
 
 int cmd_rollout(int argc, char **argv)
@@ -230,7 +220,7 @@ int cmd_rollout(int argc, char **argv)
     cli_outputs tx = {0};
     ag_npy_writer *save = NULL;
     if (rc == 0 && npy_path && !r.seqs[0].skip) {
-        size_t shape[3] = {count_on(r.layer_on, r.nlayer_sel), r.seqs[0].n, r.seqs[0].n};
+        size_t shape[3] = {ag_selection_count(r.layers), r.seqs[0].n, r.seqs[0].n};
         rc = cli_outputs_npy(&tx, npy_path, 3, shape, &save);
     }
     /* -o R.npy: one text, whose records are kept to be written with R */

@@ -190,7 +190,7 @@ static int analyze_layer(const ag_layer_view *v, void *user)
         return status;
     layer_input li = {v, &w};
     cli_layer_heads L = {.attn = v->attn, .n = v->n, .n_head = v->n_head, .layer = v->layer,
-                         .text = c->text, .head_on = r->head_on,
+                         .text = c->text, .heads = r->heads,
                          .input = stab ? view_head_input : NULL, .input_ctx = &li};
     ag_error e = {0};
     status = cli_layer_records(&r->workers, &r->common, &L, c->out, &h, &e);
@@ -297,14 +297,6 @@ static int attention_option(cli_model_run *r, int argc, char **argv, int *i)
     return (hidden_path = cli_option_value("attention", "--hidden", argc, argv, i)) ? 1 : -1;
 }
 
-static size_t count_on(const unsigned char *mask, int n)
-{
-    size_t c = 0;
-    for (int k = 0; k < n; k++)
-        c += mask[k];
-    return c;
-}
-
 /* Before anything runs: a name without {i} takes one text (the files of
  * every text are checked with the run's inputs, cli_model_run_check_paths). */
 static int check_text_paths(const cli_model_run *r)
@@ -337,7 +329,8 @@ static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
 {
     (void)user;
     const ag_model_config *g = ag_model_get_config(r->model);
-    size_t n = s->n, nl = count_on(r->layer_on, g->n_layer), nh = count_on(r->head_on, g->n_head);
+    size_t n = s->n, nl = ag_selection_count(r->layers),
+           nh = ag_selection_count(r->heads);
     size_t ashape[4] = {nl, nh, n, n}, hshape[3] = {(size_t)g->n_layer + 1, n, (size_t)g->d_model};
     char *a = cli_text_path(r->common.out_path, s), *h = cli_text_path(hidden_path, s);
     attention_ctx c = {.layer_on = r->layer_on, .head_on = r->head_on};

@@ -95,9 +95,7 @@ static int similarity_text(cli_model_run *r, const cli_seq *s, cli_text_out *out
         return cli_fail("%s: %zu tokens: the attention of %zu heads is too large", r->model_dir,
                         n, K);
     similarity_ctx c = {.run = r};
-    for (int l = 0; l < r->nlayer_sel; l++)
-        if (r->layer_on[l])
-            c.last = l;
+    c.last = ag_selection_last(r->layers);
     c.attn = malloc(K * n * n * sizeof *c.attn);
     double *d = out->data = calloc(K * K + 1, sizeof *d);
     out->data_size = (K * K + 1) * sizeof *d;
@@ -140,13 +138,13 @@ typedef struct {
 
 static head_id *selected_heads(const cli_model_run *r, size_t *K)
 {
-    const ag_model_config *g = ag_model_get_config(r->model);
-    head_id *ids = malloc(((size_t)g->n_layer * (size_t)g->n_head + 1) * sizeof *ids);
+    size_t nl = ag_selection_count(r->layers), nh = ag_selection_count(r->heads);
+    head_id *ids = malloc((nl * nh + 1) * sizeof *ids);
     *K = 0;
-    for (int l = 0; ids && l < g->n_layer; l++)
-        for (int h = 0; h < g->n_head; h++)
-            if (r->layer_on[l] && r->head_on[h])
-                ids[(*K)++] = (head_id){l, h};
+    for (size_t i = 0; ids && i < nl; i++)
+        for (size_t k = 0; k < nh; k++)
+            ids[(*K)++] = (head_id){ag_selection_index(r->layers, i),
+                                    ag_selection_index(r->heads, k)};
     return ids;
 }
 

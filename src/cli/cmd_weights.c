@@ -120,17 +120,6 @@ static int weights_records(layers_job *j, size_t nl, const char *src, ag_record_
     return rc;
 }
 
-/* The indices i < n with mask[i] set (all when mask is NULL); *count of them. */
-static int *selected(const unsigned char *mask, int n, size_t *count)
-{
-    int *out = malloc(((size_t)n + 1) * sizeof *out);
-    *count = 0;
-    for (int i = 0; out && i < n; i++)
-        if (!mask || mask[i])
-            out[(*count)++] = i;
-    return out;
-}
-
 static int model_weights(const char *dir, const char *layers, const char *heads,
                          const cli_common *c, ag_record_list **recs)
 {
@@ -139,25 +128,17 @@ static int model_weights(const char *dir, const char *layers, const char *heads,
     if (ag_model_load(dir, &m, &err) != AG_OK)
         return cli_fail_error(&err);
     const ag_model_config *g = ag_model_get_config(m);
-    unsigned char *layer_on = malloc((size_t)g->n_layer), *head_on = malloc((size_t)g->n_head);
-    int rc = (layer_on && head_on) ? 0 : cli_fail("out of memory");
+    ag_selection *layer = NULL, *head = NULL;
+    int rc = cli_selection("weights", layers, g->n_layer, "layers", dir, &layer);
     if (rc == 0)
-        rc = cli_selection("weights", layers, g->n_layer, "layers", dir, layer_on);
-    if (rc == 0)
-        rc = cli_selection("weights", heads, g->n_head, "heads", dir, head_on);
-    size_t nl = 0, nh = 0;
-    int *layer = rc ? NULL : selected(layer_on, g->n_layer, &nl);
-    int *head = rc ? NULL : selected(head_on, g->n_head, &nh);
-    if (rc == 0 && (!layer || !head))
-        rc = cli_fail("out of memory");
-    layers_job j = {.c = c, .m = m, .layer = layer, .head = head, .nh = nh,
+        rc = cli_selection("weights", heads, g->n_head, "heads", dir, &head);
+    layers_job j = {.c = c, .m = m, .layer = ag_selection_indices(layer),
+                    .head = ag_selection_indices(head), .nh = ag_selection_count(head),
                     .d = (size_t)g->d_model};
     if (rc == 0)
-        rc = weights_records(&j, nl, dir, recs);
-    free(layer);
-    free(head);
-    free(layer_on);
-    free(head_on);
+        rc = weights_records(&j, ag_selection_count(layer), dir, recs);
+    ag_selection_free(layer);
+    ag_selection_free(head);
     ag_model_free(m);
     return rc;
 }
@@ -168,14 +149,20 @@ static int tensor_weights(const cli_tensor_opts *o, const cli_common *c, ag_reco
     cli_tensors t = {0};
     int rc = cli_tensors_load(o, &t, 0);
     if (rc == 0) {
-        size_t hd = t.q.shape[1] / (size_t)o->heads, nh = 0;
+        size_t hd = t.q.shape[1] / (size_t)o->heads;
         ag_attn_weights w = {.n_head = o->heads, .n_kv_head = (int)(t.k.shape[1] / hd),
                              .head_dim = (int)hd, .wq = t.q, .wk = t.k, .wv = t.v, .wo = t.o};
-        int zero = 0, *head = selected(NULL, o->heads, &nh);
-        layers_job j = {.c = c, .tensors = &w, .layer = &zero, .head = head, .nh = nh,
+        int zero = 0;
+        ag_selection *head = NULL;
+        ag_error err = {0};
+        rc = ag_selection_parse(NULL, o->heads, "heads", &head, &err) == AG_OK
+                 ? 0 : cli_fail_error(&err);
+        layers_job j = {.c = c, .tensors = &w, .layer = &zero,
+                        .head = ag_selection_indices(head), .nh = ag_selection_count(head),
                         .d = t.q.shape[0]};
-        rc = head ? weights_records(&j, 1, o->weights, recs) : cli_fail("out of memory");
-        free(head);
+        if (rc == 0)
+            rc = weights_records(&j, 1, o->weights, recs);
+        ag_selection_free(head);
     }
     cli_tensors_free(&t);
     return rc;

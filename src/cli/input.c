@@ -415,35 +415,15 @@ void cli_seqs_free(cli_seq *seqs, size_t count)
 }
 
 int cli_selection(const char *cmd, const char *spec, int limit, const char *what,
-                  const char *source, unsigned char *mask)
+                  const char *source, ag_selection **out)
 {
-    memset(mask, spec ? 0 : 1, (size_t)limit);
-    if (!spec)
-        return 0;
-    const char *p = spec;
-    for (;;) {
-        char *end;
-        errno = 0;
-        long lo = strtol(p, &end, 10), hi = lo;
-        if (end == p || errno || lo < 0)
-            return cli_usage_error(cmd, "--%s takes a list like 0,2-3, not '%s'", what, spec);
-        if (*end == '-') {
-            const char *q = end + 1;
-            hi = strtol(q, &end, 10);
-            if (end == q || errno || hi < lo)
-                return cli_usage_error(cmd, "--%s takes a list like 0,2-3, not '%s'", what, spec);
-        }
-        if (*end && *end != ',')
-            return cli_usage_error(cmd, "--%s takes a list like 0,2-3, not '%s'", what, spec);
-        if (hi >= limit)
-            return cli_fail("%s: --%s %s is out of range: there are %d %s (0-%d)", source,
-                            what, spec, limit, what, limit - 1);
-        for (long k = lo; k <= hi; k++)
-            mask[k] = 1;
-        if (!*end)
-            return 0;
-        p = end + 1;
-    }
+    ag_error err = {0};
+    int status = ag_selection_parse(spec, limit, what, out, &err);
+    if (status == AG_EINVAL)
+        return cli_usage_error(cmd, "--%s", err.message);
+    if (status == AG_ERANGE)
+        return cli_fail("%s: --%s", source, err.message);
+    return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
 ag_record *cli_records_add(ag_record_list **list)

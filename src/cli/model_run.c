@@ -12,8 +12,8 @@ void cli_model_run_free(cli_model_run *r)
     cli_workers_free(&r->workers);
     ag_model_free(r->model);
     cli_seqs_free(r->seqs, r->nseq);
-    free(r->layer_on);
-    free(r->head_on);
+    ag_selection_free(r->layers);
+    ag_selection_free(r->heads);
 }
 
 int cli_model_run_finish(cli_model_run *r, int rc)
@@ -78,14 +78,12 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
         return cli_fail_error(&err);
     const ag_model_config *g = ag_model_get_config(r->model);
     r->nlayer_sel = g->n_layer + extra_layers;
-    r->layer_on = malloc((size_t)r->nlayer_sel);
-    r->head_on = malloc((size_t)g->n_head);
-    if (!r->layer_on || !r->head_on)
-        return cli_fail("out of memory");
     int rc = cli_selection(cmd, r->input.layers, r->nlayer_sel, "layers", r->model_dir,
-                           r->layer_on);
+                           &r->layers);
     if (rc == 0)
-        rc = cli_selection(cmd, r->input.heads, g->n_head, "heads", r->model_dir, r->head_on);
+        rc = cli_selection(cmd, r->input.heads, g->n_head, "heads", r->model_dir, &r->heads);
+    r->layer_on = ag_selection_mask(r->layers);
+    r->head_on = ag_selection_mask(r->heads);
     r->input.positions = g->max_tokens > 0 ? (size_t)g->max_tokens : 0;
     snprintf(r->input.positions_why, sizeof r->input.positions_why, "%s = %d",
              g->arch == AG_ARCH_GPT2 ? "n_positions" : "max_position_embeddings", g->max_positions);

@@ -111,13 +111,15 @@ static int head_task(size_t i, int worker, void *user)
 int cli_layer_records(const cli_workers *w, const cli_common *c, const cli_layer_heads *L,
                       ag_record_list **out, int *failed, ag_error *err)
 {
-    size_t count = 0, first = ag_record_list_count(*out);
-    int *head = malloc(((size_t)L->n_head + 1) * sizeof *head);
-    for (int h = 0; head && h < L->n_head; h++)
-        if (!L->head_on || L->head_on[h])
-            head[count++] = h;
-    ag_error *errs = head ? calloc(count + 1, sizeof *errs) : NULL;
-    int status = errs ? AG_OK : AG_ENOMEM;
+    size_t first = ag_record_list_count(*out);
+    ag_selection *all = NULL;
+    int status = L->heads ? AG_OK : ag_selection_parse(NULL, L->n_head, "heads", &all, NULL);
+    const ag_selection *heads = L->heads ? L->heads : all;
+    const int *head = ag_selection_indices(heads);
+    size_t count = ag_selection_count(heads);
+    ag_error *errs = status == AG_OK ? calloc(count + 1, sizeof *errs) : NULL;
+    if (status == AG_OK && !errs)
+        status = AG_ENOMEM;
     for (size_t k = 0; status == AG_OK && k < count; k++)
         if (!cli_records_add(out))
             status = AG_ENOMEM;
@@ -135,6 +137,6 @@ int cli_layer_records(const cli_workers *w, const cli_common *c, const cli_layer
         }
     }
     free(errs);
-    free(head);
+    ag_selection_free(all);
     return status;
 }

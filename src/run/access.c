@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "access_int.h"
+#include "select_int.h"
 
 /* ---- errors and memory -------------------------------------------------- */
 
@@ -82,32 +83,17 @@ int ag_run_options_set(ag_run_options *opt, const char *key, double v, ag_error 
     return ok ? AG_OK : ag_error_set(err, AG_EINVAL, "option %s: %.17g is out of range", k, v);
 }
 
-static int compare_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 int ag_run_options_select(ag_run_options *opt, const char *what, const int *idx, size_t count,
                           ag_error *err)
 {
     int layers = what && strcmp(what, "layers") == 0;
     if (!layers && !(what && strcmp(what, "heads") == 0))
         return ag_error_set(err, AG_EINVAL, "select takes \"layers\" or \"heads\"");
-    for (size_t k = 0; k < count; k++)
-        if (idx[k] < 0)
-            return ag_error_set(err, AG_EINVAL, "%s: negative index %d", what, idx[k]);
-    int *sorted = count ? malloc(count * sizeof *sorted) : NULL;
-    if (count && !sorted)
-        return ag_error_set(err, AG_ENOMEM, "out of memory");
+    int *sorted = NULL;
     size_t n = 0;
-    if (count) {
-        memcpy(sorted, idx, count * sizeof *sorted);
-        qsort(sorted, count, sizeof *sorted, compare_int);
-        for (size_t k = 0; k < count; k++)
-            if (n == 0 || sorted[n - 1] != sorted[k])
-                sorted[n++] = sorted[k];
-    }
+    int status = agr_select_unique(idx, count, what, &sorted, &n, err);
+    if (status != AG_OK)
+        return status;
     free(layers ? opt->layers : opt->heads);
     *(layers ? &opt->layers : &opt->heads) = sorted;
     *(layers ? &opt->nlayers : &opt->nheads) = n;

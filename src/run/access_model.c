@@ -70,51 +70,34 @@ const char *ag_model_type(const ag_model *m)
     return m ? ag_model_get_config(m)->model_type : "";
 }
 
-/* mask[limit] of the selected indices (all when none are). AG_ERANGE for an
- * index the model lacks. */
-static int selection_mask(const int *idx, size_t count, int limit, const char *what,
-                          unsigned char *mask, ag_error *err)
-{
-    memset(mask, idx ? 0 : 1, (size_t)limit);
-    for (size_t k = 0; idx && k < count; k++) {
-        if (idx[k] >= limit)
-            return ag_error_set(err, AG_ERANGE, "%s: %d is outside 0..%d", what, idx[k], limit - 1);
-        mask[idx[k]] = 1;
-    }
-    return AG_OK;
-}
-
-/* The run's layer and head masks (malloc'ed; free both). */
+/* The run's layer and head selections (attngeom/run.h; free with
+ * selection_free): AG_ERANGE for an index the model lacks. */
 typedef struct {
-    unsigned char *layer_on, *head_on;
-    size_t nl, nh;
+    ag_selection *layers, *heads;
+    const unsigned char *layer_on, *head_on; /* their masks */
+    size_t nl, nh;                           /* their counts */
 } selection;
 
 static int selection_new(const ag_model *m, const ag_run_options *opt, selection *s,
                          ag_error *err)
 {
     const ag_model_config *g = ag_model_get_config(m);
-    s->layer_on = malloc((size_t)g->n_layer + 1);
-    s->head_on = malloc((size_t)g->n_head + 1);
-    if (!s->layer_on || !s->head_on)
-        return ag_error_set(err, AG_ENOMEM, "out of memory");
-    int status = selection_mask(opt ? opt->layers : NULL, opt ? opt->nlayers : 0, g->n_layer,
-                                "layers", s->layer_on, err);
+    int status = ag_selection_from_list(opt ? opt->layers : NULL, opt ? opt->nlayers : 0,
+                                        g->n_layer, "layers", &s->layers, err);
     if (status == AG_OK)
-        status = selection_mask(opt ? opt->heads : NULL, opt ? opt->nheads : 0, g->n_head,
-                                "heads", s->head_on, err);
-    s->nl = s->nh = 0;
-    for (int l = 0; l < g->n_layer; l++)
-        s->nl += s->layer_on[l];
-    for (int h = 0; h < g->n_head; h++)
-        s->nh += s->head_on[h];
+        status = ag_selection_from_list(opt ? opt->heads : NULL, opt ? opt->nheads : 0,
+                                        g->n_head, "heads", &s->heads, err);
+    s->layer_on = ag_selection_mask(s->layers);
+    s->head_on = ag_selection_mask(s->heads);
+    s->nl = ag_selection_count(s->layers);
+    s->nh = ag_selection_count(s->heads);
     return status;
 }
 
 static void selection_free(selection *s)
 {
-    free(s->layer_on);
-    free(s->head_on);
+    ag_selection_free(s->layers);
+    ag_selection_free(s->heads);
 }
 
 int ag_model_selected(const ag_model *m, const ag_run_options *opt, size_t *layers,
@@ -253,15 +236,6 @@ static int family_selected(const ag_metric_set *sel, ag_family f)
     return 0;
 }
 
-/* The selected heads in order (h with head_on[h]) into head[nh]. */
-static void selected_heads(const selection *s, int n_head, int *head)
-{
-    size_t k = 0;
-    for (int h = 0; h < n_head; h++)
-        if (s->head_on[h])
-            head[k++] = h;
-}
-
 int ag_model_analyze(const ag_model *m, const int32_t *ids, size_t n, long text,
                      const ag_metric_set *sel, const ag_run_options *opt,
                      ag_record_list **out, ag_error *err)
@@ -273,16 +247,15 @@ int ag_model_analyze(const ag_model *m, const int32_t *ids, size_t n, long text,
     ag_workers *w = NULL;
     ag_record_list *list = NULL;
     int n_head = ag_model_get_config(m)->n_head;
-    int *head = malloc(((size_t)n_head + 1) * sizeof *head);
     ag_error *errs = calloc((size_t)n_head + 1, sizeof *errs);
-    int status = head && errs ? selection_new(m, opt, &s, err)
+    int status = errs ? selection_new(m, opt, &s, err)
                               : ag_error_set(err, AG_ENOMEM, "out of memory");
     if (status == AG_OK)
         status = ag_run_workers(opt, s.nh, &w, err);
     if (status == AG_OK && !(list = ag_record_list_alloc(s.nl * s.nh, err)))
         status = AG_ENOMEM;
     if (status == AG_OK) {
-        selected_heads(&s, n_head, head);
+        const int *head = ag_selection_indices(s.heads);
         analyze_ctx c = {.m = m, .opt = opt, .sel = sel, .s = &s, .w = w, .text = text,
                          .stability = family_selected(sel, AG_FAMILY_STABILITY),
                          .next = list->items, .head = head, .errs = errs};
@@ -297,7 +270,6 @@ int ag_model_analyze(const ag_model *m, const int32_t *ids, size_t n, long text,
         ag_record_list_free(list);
     ag_workers_free(w);
     selection_free(&s);
-    free(head);
     free(errs);
     return status;
 }
@@ -359,20 +331,13 @@ int ag_model_weight_records(const ag_model *m, const ag_metric_set *sel,
     const ag_model_config *g = ag_model_get_config(m);
     selection s = {0};
     ag_record_list *list = NULL;
-    int *layer = malloc(((size_t)g->n_layer + 1) * sizeof *layer);
-    int *head = malloc(((size_t)g->n_head + 1) * sizeof *head);
     ag_error *errs = calloc((size_t)g->n_layer + 1, sizeof *errs);
-    int status = layer && head && errs ? selection_new(m, opt, &s, err)
-                                       : ag_error_set(err, AG_ENOMEM, "out of memory");
+    int status = errs ? selection_new(m, opt, &s, err)
+                      : ag_error_set(err, AG_ENOMEM, "out of memory");
     if (status == AG_OK && !(list = ag_record_list_alloc(s.nl * s.nh, err)))
         status = AG_ENOMEM;
     if (status == AG_OK) {
-        size_t k = 0;
-        for (int l = 0; l < g->n_layer; l++)
-            if (s.layer_on[l])
-                layer[k++] = l;
-        selected_heads(&s, g->n_head, head);
-        weights_job j = {m, sel, layer, head, s.nh, (size_t)g->d_model, list->items, errs};
+        weights_job j = {m, sel, ag_selection_indices(s.layers), ag_selection_indices(s.heads), s.nh, (size_t)g->d_model, list->items, errs};
         status = weights_run(&j, s.nl, opt, err);
     }
     if (status == AG_OK)
@@ -380,8 +345,6 @@ int ag_model_weight_records(const ag_model *m, const ag_metric_set *sel,
     else
         ag_record_list_free(list);
     selection_free(&s);
-    free(layer);
-    free(head);
     free(errs);
     return status;
 }
