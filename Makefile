@@ -63,7 +63,7 @@ LINK    = $(CC) $(AG_LDFLAGS) $(CFLAGS) $(LDFLAGS)
 # file between its folders never touches this Makefile.
 LIB_SRCS  := $(filter-out src/cli/% src/mpi/%,$(wildcard src/*/*.c analysis/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
-TEST_SRCS := $(wildcard tests/*.c)
+TEST_SRCS := $(wildcard tests/*/test_*.c)
 EX_SRCS   := $(wildcard examples/*.c)
 BENCH_SRCS:= $(wildcard bench/*.c)
 

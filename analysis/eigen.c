@@ -114,7 +114,7 @@ int ag_eig_general_condition(const double *A, size_t n, double *re, double *im,
      * left/right eigenvectors (LAPACK Users' Guide §4.8.1.1). The buffer is
      * Aᵀ column-major; Aᵀ has the same eigenvalues and, with left and right
      * eigenvectors swapped, the same condition numbers. Every eigenvector:
-     * the reference for family B's one-vector route (tests/test_floors.c). */
+     * the reference for family B's one-vector route (tests/analysis/test_floors.c). */
     if (status == AG_OK &&
         LAPACKE_dgeevx(LAPACK_COL_MAJOR, 'N', 'V', 'V', 'E', (lapack_int)n, a, (lapack_int)n,
                        wr, wi, vl, (lapack_int)n, vr, (lapack_int)n, &ilo, &ihi, scale,

@@ -8,7 +8,7 @@
  * to an alignment, which changes the order of their sums, so the alignment
  * of a buffer must not depend on which workspace holds it. Nobody reads what
  * a buffer held before it was handed out: results do not depend on whether
- * a workspace is fresh or reused (tests/test_floors.c). */
+ * a workspace is fresh or reused (tests/analysis/test_floors.c). */
 #include <stdint.h>
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /* bench_tokenizer.c — tokenizer folders built to stall the loader and the
- * added-token matcher (tests/tokenizer_crafted.h), against ordinary ones of
+ * added-token matcher (tests/util/tokenizer_crafted.h), against ordinary ones of
  * the same size:
  *   - vocab.txt of 160 000 lines (1.7 MB) crafted for the former string hash
  *     against random lines;
@@ -36,7 +36,7 @@
 
 #include <attngeom.h>
 
-#include "../tests/tokenizer_crafted.h"
+#include "../tests/util/tokenizer_crafted.h"
 
 enum { N_LINES = 160000, N_MERGES = 160000, N_ADDED = 80000, N_MATCH = 40000, TEXT_CHARS = 100000 };
 /* Crafted against random: the issue's bound. Large against small, per

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Extract the attention Q|K|V kernels and biases of USE-lite's two layers
 from the full model.safetensors (27 MB) into a small safetensors file
-(about 3.9 MB) for tests/test_attention_layer.c.
+(about 3.9 MB) for tests/engine/test_attention_layer.c.
 
 The tensors keep their names, dtypes, shapes and bytes exactly (F32
 [1,1,d,3d] kernels, [3d] biases); only these 4 tensors are written.

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Regenerate tests/npy_header_cases.h: .npy headers with the verdict NumPy
+"""Regenerate tests/io/npy_header_cases.h: .npy headers with the verdict NumPy
 gives on them (np.load of a file holding the header and its data), for the
-header grammar test in tests/test_npy.c. Run with Debian 12's python3-numpy
+header grammar test in tests/io/test_npy.c. Run with Debian 12's python3-numpy
 (1.24) from the repository root:
 
-    /usr/bin/python3 tools/npy_header_cases.py > tests/npy_header_cases.h
+    /usr/bin/python3 tools/npy_header_cases.py > tests/io/npy_header_cases.h
 """
 import os
 import sys
@@ -180,7 +180,7 @@ def main():
     print(" * {version, float64 elements of data, NumPy reads it, header, what}. */")
     for v, hb, why, nelem in rows:
         body = c_string(hb)
-        if len(body) > 300:  # tests/test_npy.c builds the long ones (header_grammar_limits)
+        if len(body) > 300:  # tests/io/test_npy.c builds the long ones (header_grammar_limits)
             continue
         data = np.arange(nelem, dtype="<f8").tobytes()
         with open(path, "wb") as f:

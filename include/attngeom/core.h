@@ -122,7 +122,7 @@ extern "C" {
  *       kind of position encoding: a new head description), never as a
  *       field; new enumerators (a cell kind, a RoPE type) may be added.
  *    A new public struct joins one of these four kinds and is listed here
- *    (tests/test_abi.c and tests/cli/abi.sh check the rule). */
+ *    (tests/base/test_abi.c and tests/cli/abi.sh check the rule). */
 
 /* The version of the library running ("0.1.0"), which may differ from the
  * AG_VERSION_STRING the program was compiled with. Static string. */

@@ -5,7 +5,7 @@
  * LAPACKE/OpenBLAS, PCRE2, utf8proc, cairo) offers a hash; GLib has one but
  * comes only with cairo's development package, and one hash is not worth
  * linking GLib or a crypto library into the library. Tested against the standard's examples
- * (tests/test_sha256.c) and sha256sum (tests/cli/stream.sh). */
+ * (tests/base/test_sha256.c) and sha256sum (tests/cli/stream.sh). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

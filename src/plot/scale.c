@@ -2,7 +2,7 @@
  * the rule of Heckbert's "Nice numbers for graph labels", Graphics Gems,
  * 1990), log10 axes in decades, positions on an axis, tick labels; and the
  * output format a file name asks for. No cairo here: all of it is
- * arithmetic that tests/test_plot.c checks against closed forms. */
+ * arithmetic that tests/plot/test_plot.c checks against closed forms. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

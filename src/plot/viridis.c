@@ -3,7 +3,7 @@
  * domain). The 256 sRGB colours below are matplotlib's table, copied
  * digit for digit from lib/matplotlib/_cm_listed.py (_viridis_data) of
  * matplotlib/matplotlib at commit 07d25f3cc4619c518c6b296190259429265d8a53;
- * tests/test_plot.c checks entries against it and its smoothness. The
+ * tests/plot/test_plot.c checks entries against it and its smoothness. The
  * lookup is matplotlib's ListedColormap with N = 256 (colors.py,
  * Colormap.__call__): index floor(N·t), clipped to [0, N − 1]. */
 #include <math.h>

@@ -7,7 +7,7 @@
 # directory; no records) fails with exit 1, exactly one line on stderr
 # naming the file and the line or record, nothing on stdout and no -o file
 # written or replaced; usage errors exit 2. The numbers themselves are
-# checked by tests/ref/check_aggregate.py and tests/test_aggregate.c.
+# checked by tests/ref/check_aggregate.py and tests/stats/test_aggregate.c.
 . "$(dirname "$0")/lib.sh"
 ag_setup "$@"
 M=$GPT2

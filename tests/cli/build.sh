@@ -12,7 +12,7 @@
 ag_setup "$@"
 
 B=$T/b
-TARGETS="$B/src/base/core.o $B/analysis/matrix.o $B/src/cli/main.o $B/tests/test_npy.o
+TARGETS="$B/src/base/core.o $B/analysis/matrix.o $B/src/cli/main.o $B/tests/io/test_npy.o
 $B/libattngeom.so $B/attngeom $B/tests/run_tests $B/examples/matrix_metrics
 $B/bench/bench_weights"
 # dry ARGS... — the commands make would run for TARGETS, one per line, with
@@ -69,7 +69,7 @@ has link -fsanitize=address,undefined
 check "-Isrc for the library and the unit tests only (tests/arch/isrc.sh checks every line)"
 dry CFLAGS=-O1
 split
-for o in src/base/core.o analysis/matrix.o tests/test_npy.o; do
+for o in src/base/core.o analysis/matrix.o tests/io/test_npy.o; do
     grep -F " -o $B/$o" "$T/cmds.compile" | grep -qF -- ' -Isrc ' || fail "$o is compiled without -Isrc"
 done
 grep -F " -o $B/src/cli/main.o" "$T/cmds.compile" | grep -qF -- ' -Isrc ' \

@@ -33,7 +33,7 @@ IMAGENET = ([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
 
 def images():
     """Every test image but the refused ones (cmyk_8x6.jpg and scans_101_48x36.jpg,
-    past AG_JPEG_SCANS_MAX: tests/test_image.c)."""
+    past AG_JPEG_SCANS_MAX: tests/media/test_image.c)."""
     found = glob.glob(os.path.join(IMAGES, "*.png")) + glob.glob(os.path.join(IMAGES, "*.jpg"))
     refused = ("cmyk", "scans_")
     return sorted(p for p in found if not os.path.basename(p).startswith(refused))

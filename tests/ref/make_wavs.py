@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Write the test audio of tests/data/audio/ (tests/test_audio.c,
+"""Write the test audio of tests/data/audio/ (tests/media/test_audio.c,
 tests/ref/check_whisper_features.py): small deterministic WAV files made
 with the standard library only (wave, struct, math, random).
 

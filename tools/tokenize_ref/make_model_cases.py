@@ -12,7 +12,7 @@ alphabet, unknown characters, concatenations of many pieces) drawn with a
 fixed seed; the ids are the
 reference model's (hf_tokenizer.BPE / WordPiece / Unigram .tokenize).
 Families whose model objects are identical share one file, named after the
-first of them. tests/test_tk_models.c reads these files and the folders that
+first of them. tests/tokenizer/test_tk_models.c reads these files and the folders that
 tools/tokenize_ref/materialize.py writes.
 
 --check compares with the committed files instead of writing them.

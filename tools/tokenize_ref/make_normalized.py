@@ -8,7 +8,7 @@ configuration of the family folders, by the Python reference
 One file per distinct configuration, named after the first family (sorted)
 that has it: {"families": [every family with that normalizer],
 "normalized": [one string per text, in the order of texts_families.json]}.
-tests/test_tk_normalizers.c reads the normalizer from the materialized
+tests/tokenizer/test_tk_normalizers.c reads the normalizer from the materialized
 tokenizer.json of the first family and compares. --check compares with the
 committed files instead of writing them (exit 1 when any differs).
 """

@@ -9,7 +9,7 @@ Each text goes to the pre-tokenizer alone (no normalizer, no added tokens),
 as one split at offset 0. Families sharing a pre_tokenizer object share one
 entry. Two configurations no family uses are added: o200k_base's Split regex
 (tiktoken's, as Hugging Face's tiktoken converter writes it) and Metaspace
-with prepend_scheme "never". tests/test_tk_pretok.c compares the C
+with prepend_scheme "never". tests/tokenizer/test_tk_pretok.c compares the C
 pre-tokenizers with this file. --check compares instead of writing (exit 1
 when it differs). Needs Debian's python3-regex.
 """
