@@ -101,28 +101,10 @@ static int map_blas_buffer(void)
     return 0;
 }
 
-/* Under RLIMIT_AS the kernel charges the main thread's stack growth to the
- * limit as well: a deep call (cairo, libpng, LAPACK) made once the heap has
- * taken nearly all of it cannot grow the stack and dies of SIGSEGV, where an
- * allocation would have failed with a message. So the stack is grown now,
- * while the space is free: STACK_RESERVE bytes touched page by page. */
-enum { STACK_RESERVE = 2 << 20 };
-__attribute__((noinline)) static void grow_stack(void)
-{
-    volatile char pad[STACK_RESERVE];
-    for (size_t k = 0; k < sizeof pad; k += 4096)
-        pad[k] = 0;
-    pad[sizeof pad - 1] = 0;
-}
-
 int cli_blas_setup(int runs_blas)
 {
     unpin();
     openblas_set_num_threads(1);
-    struct rlimit st; /* never more than half what the stack may take */
-    if (address_space_limited() && getrlimit(RLIMIT_STACK, &st) == 0 &&
-        (st.rlim_cur == RLIM_INFINITY || st.rlim_cur >= 2 * (rlim_t)STACK_RESERVE))
-        grow_stack();
     if (runs_blas && address_space_limited())
         return map_blas_buffer();
     return 0;

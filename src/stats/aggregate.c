@@ -403,6 +403,13 @@ static const ag_cell *companion(const row_index *row, const char *key, const cha
 
 static const char *const suffixes[] = {"_n", "_std", "_ci_low", "_ci_high"};
 
+/* The columns of one metric in an output table: K alone (human formats),
+ * else K and its four companions. */
+static size_t columns_per_metric(int human)
+{
+    return human ? 1 : 1 + sizeof suffixes / sizeof *suffixes;
+}
+
 /* 1 when key is K_n, K_std, K_ci_low or K_ci_high of a key K of the row. */
 static int is_companion(const row_index *row, const char *key)
 {
@@ -673,7 +680,7 @@ int agg_put_keys(const ag_aggregate *a, const agg_group *g, const size_t *cols, 
 static int table_columns(const ag_aggregate *a, const size_t *cols, size_t nkey, int human,
                          ag_table *out, ag_error *err)
 {
-    size_t per = human ? 1 : 1 + sizeof suffixes / sizeof *suffixes, n = 0;
+    size_t per = columns_per_metric(human), n = 0;
     char **names = calloc(nkey + 1 + a->nmetric * per, sizeof *names);
     int status = names ? AG_OK : ag_error_set(err, AG_ENOMEM, "out of memory");
     for (size_t k = 0; status == AG_OK && k < nkey; k++)
@@ -732,7 +739,7 @@ static size_t metric_cells(const ag_aggregate *a, const ag_moments *m, int human
  * (every head of a long corpus) is built as before. */
 static int refuse_sparse(const ag_aggregate *a, size_t nkey, int human, ag_error *err)
 {
-    size_t per = human ? 1 : 5, nnum = 0;
+    size_t per = columns_per_metric(human), nnum = 0;
     for (size_t m = 0; m < a->nmetric; m++)
         nnum += !a->metric_text[m];
     double cells = (double)a->ngroup * (double)(nkey + 1 + per * nnum);
