@@ -13,6 +13,9 @@
 #define ATTNGEOM_RUN_H
 
 #include "core.h"
+#include "metrics.h"
+#include "model.h"
+#include "parallel.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +57,126 @@ AG_EXPORT const int *ag_selection_indices(const ag_selection *s);
 AG_EXPORT int ag_selection_index(const ag_selection *s, size_t i);
 /* The last (largest) selected index; -1 when none is selected. */
 AG_EXPORT int ag_selection_last(const ag_selection *s);
+
+
+/* ---- options of a run (the object of attngeom/access.h) ----------------- */
+
+typedef struct ag_run_options ag_run_options; /* also in access.h (C11) */
+
+/* ag_run_options (access.h: ag_run_options_new/set/select) holds every
+ * option a run computes with; the callers fill it — the CLI from argv,
+ * Python from keyword arguments, attngeom-mpi adds the distribution. */
+
+/* The metrics the run computes (families A-F as each entry point says);
+ * NULL: the entry point's default. BORROWED: sel must outlive the runs
+ * made with opt. */
+AG_EXPORT void ag_run_options_set_metrics(ag_run_options *opt, const ag_metric_set *sel);
+/* The seed of family E at full width (ag_run_options_set takes seeds up
+ * to 2^53 only, as a double holds them). */
+AG_EXPORT void ag_run_options_set_seed(ag_run_options *opt, unsigned long seed);
+/* The metrics set (NULL when none). */
+AG_EXPORT const ag_metric_set *ag_run_options_metrics(const ag_run_options *opt);
+/* A number option by its ag_run_options_set key ("threads", "precision"
+ * (32 or 64), "edge_threshold", "epsilon", "trials", "seed"); NaN for an
+ * unknown key. */
+AG_EXPORT double ag_run_options_get(const ag_run_options *opt, const char *key);
+/* The selected layers or heads over 0..count-1 (what: "layers", "heads")
+ * as a selection (*out the caller's: ag_selection_free); every index when
+ * none was selected. AG_ERANGE for a selected index >= count, AG_EINVAL
+ * for another `what`. */
+AG_EXPORT int ag_run_options_selection(const ag_run_options *opt, const char *what, int count,
+                                       ag_selection **out, ag_error *err);
+
+/* The distribution of a run over processes (attngeom-mpi implements it;
+ * no MPI in the library). Its layout is below (section "distribution"). */
+typedef struct ag_run_dist ag_run_dist;
+/* Spread the tasks and inputs of runs made with opt over d's processes
+ * (NULL: one process). BORROWED. */
+AG_EXPORT void ag_run_options_set_dist(ag_run_options *opt, const ag_run_dist *d);
+AG_EXPORT const ag_run_dist *ag_run_options_dist(const ag_run_options *opt);
+
+/* ---- tasks: the deterministic fan-out ------------------------------------ */
+
+/* Tasks 0..count-1 of one run. Task k writes only its own slots: errs[k]
+ * and, when recs is set, records k*per_task .. k*per_task+per_task-1 of
+ * recs (ag_record_list_at; the caller makes recs with count*per_task
+ * records). cost[k] (NULL: all 1) is what a distribution balances. */
+typedef struct {
+    size_t size;          /* sizeof(ag_run_tasks) */
+    size_t count;
+    ag_task_fn fn;
+    void *user;
+    ag_record_list *recs; /* (count * per_task) or NULL */
+    size_t per_task;
+    ag_error *errs;       /* (count) */
+    const uint64_t *cost; /* (count) or NULL */
+} ag_run_tasks;
+
+/* Run t's tasks on w's threads (one task: inline in the calling thread,
+ * so that the runs it makes itself still spread over the threads) or,
+ * with opt's distribution, over its processes (then the root holds every
+ * task's records and error as if all ran here; the other ranks return
+ * AG_EINVAL "not the root"). Returns AG_OK, or the status of the LOWEST
+ * failed task with *first (may be NULL) its index: every task below it
+ * ran, so the answer is the same for any thread and process count. w may
+ * be NULL: a pool of opt's "threads" (at most count) for this call. */
+AG_EXPORT int ag_run_tasks_run(ag_workers *w, const ag_run_tasks *t, const ag_run_options *opt,
+                               size_t *first);
+
+/* ---- one input of a model run ------------------------------------------- */
+
+/* What a model run is fed: token ids (token models), or the model's input
+ * tensor (ViT pixel_values (C, H, W), Whisper input_features (n_mels, T);
+ * attngeom/model.h, ag_model_forward_values). */
+typedef struct {
+    size_t size;           /* sizeof(ag_run_input) */
+    const int32_t *ids;    /* (n) token ids, or NULL: */
+    size_t n;
+    const double *values;  /* (shape) the input tensor */
+    int ndim;
+    const size_t *shape;
+    long text;             /* the records' "text" (-1: one input) */
+} ag_run_input;
+
+/* The options of a pass for opt: its precision, w's pool (w may be NULL:
+ * the calling thread), no hidden callback. */
+AG_EXPORT ag_forward_options ag_run_forward_options(const ag_run_options *opt, ag_workers *w);
+/* The forward pass on `in` (ag_model_forward_ex on ids, else
+ * ag_model_forward_values), the layers streamed to fn, hidden as those
+ * take it. AG_EINVAL when `in` has neither ids nor values. */
+AG_EXPORT int ag_run_forward(const ag_model *m, const ag_run_input *in,
+                             const ag_forward_options *fo, ag_layer_fn fn, void *user,
+                             double *hidden, ag_error *err);
+
+/* ---- distribution over processes: the layout of ag_run_dist ------------ */
+
+/* (step 13) */
+
+
+/* ---- a corpus: inputs run in order, results delivered in input order ---- */
+
+/* (step 16) */
+
+
+/* ---- inputs: texts, token ids, images and audio for a model ------------- */
+
+/* (step 17) */
+
+
+/* ---- per-head work: analyze, attention, weights, matrices ---------------- */
+
+/* (steps 14, 15) */
+
+
+/* ---- per-layer and across-layer work: residual, rollout, similarity ----- */
+
+/* (step 18) */
+
+
+/* ---- tensors of one layer (`attngeom layer`) and figures (`attngeom plot`) */
+
+/* (step 19) */
+
 
 #ifdef __cplusplus
 }

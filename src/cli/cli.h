@@ -6,7 +6,7 @@
  * Each file calls only files before it in this list, so that no call cycle
  * joins two of them (issue 25):
  *   progress.c text.c messages.c args.c outputs.c blas.c plot_npy.c input.c
- *   run_paths.c tensors.c plot_records.c settings.c media.c workers.c dist.c
+ *   run_options.c run_paths.c tensors.c plot_records.c settings.c media.c workers.c dist.c
  *   records.c expect.c agg.c common.c emit.c sink.c model_run.c cmd_*.c main.c
  */
 #ifndef AG_CLI_H
@@ -107,6 +107,12 @@ int cli_blas_setup(int runs_blas);
  * (each needs its own 128 MiB OpenBLAS buffer, and a mapping that fails is
  * retried forever), else INT_MAX. */
 int cli_blas_callers_max(void);
+
+/* c's options (threads = -j when given, precision, --edge-threshold,
+ * --epsilon, --trials, --seed, --metrics borrowed from c) as the library's
+ * run options (attngeom/run.h); *out the caller's (ag_run_options_free).
+ * 0, or 1 after printing. */
+int cli_run_options(const cli_common *c, ag_precision precision, ag_run_options **out);
 
 /* ---- threads (workers.c; docs/cli.md, "Threads") ------------------------ */
 

@@ -14,7 +14,16 @@ struct ag_run_options {
     unsigned long seed;
     int *layers, *heads; /* selected indices, sorted, no repeats; NULL: all */
     size_t nlayers, nheads;
+    const ag_metric_set *metrics; /* borrowed; NULL: the entry point's default */
+    const ag_run_dist *dist;      /* borrowed; NULL: one process */
 };
+#define AGR_OPTIONS_DEFAULT                                                                  \
+    {.threads = 1, .precision = AG_PRECISION_F32, .edge_threshold = -1, .epsilon = 1e-3,    \
+     .trials = 8, .seed = 1}
+
+/* t's tasks over opt's distribution (attngeom/run.h, ag_run_tasks_run);
+ * called only when opt has one. */
+int agr_tasks_dist(ag_workers *w, const ag_run_tasks *t, const ag_run_options *opt);
 
 /* Workers (attngeom/parallel.h) for the tasks of one call: opt's threads,
  * no more than there are tasks. */
