@@ -127,6 +127,7 @@ typedef struct {
     ag_error *errs;       /* (count) */
     const uint64_t *cost; /* (count) or NULL */
 } ag_run_tasks;
+#define AG_RUN_TASKS_DEFAULT {.size = sizeof(ag_run_tasks)}
 
 /* Run t's tasks on w's threads (one task: inline in the calling thread,
  * so that the runs it makes itself still spread over the threads) or,
@@ -153,6 +154,7 @@ typedef struct {
     const size_t *shape;
     long text;             /* the records' "text" (-1: one input) */
 } ag_run_input;
+#define AG_RUN_INPUT_DEFAULT {.size = sizeof(ag_run_input), .text = -1}
 
 /* The options of a pass for opt: its precision, w's pool (w may be NULL:
  * the calling thread), no hidden callback. */
