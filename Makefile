@@ -140,9 +140,8 @@ $(BUILD)/bench/%: bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(COMPILE) $(DEPFLAGS) -MF $@.d -MT $@ $(AG_LDFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
-# src/mpi/assign.c needs no MPI: the unit tests check the split of the work.
-$(TESTBIN): $(TEST_OBJS) $(BUILD)/src/mpi/assign.o $(LIB_A)
-	$(LINK) -o $@ $(TEST_OBJS) $(BUILD)/src/mpi/assign.o $(LIB_A) $(LDLIBS) -lcriterion
+$(TESTBIN): $(TEST_OBJS) $(LIB_A)
+	$(LINK) -o $@ $(TEST_OBJS) $(LIB_A) $(LDLIBS) -lcriterion
 
 examples: $(EXAMPLES)
 
