@@ -147,7 +147,8 @@ examples: $(EXAMPLES)
 
 # attngeom-mpi (docs/scaling.md): the CLI's objects but main.o, and src/mpi/,
 # against Open MPI (pkg-config ompi-c). MPI stays out of the library and
-# of attngeom: the CLI reaches it only through cli_dist_hook (src/cli/dist.c).
+# of attngeom: src/mpi/ gives the library an ag_run_dist (attngeom/run.h)
+# and runs the commands through cli_command (src/cli/driver.h).
 MPI_PKGS  := ompi-c
 MPI_CLI   := $(BUILD)/attngeom-mpi
 MPI_SRCS  := $(wildcard src/mpi/*.c)

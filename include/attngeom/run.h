@@ -156,7 +156,7 @@ AG_EXPORT int ag_run_forward(const ag_model *m, const ag_run_input *in,
  * their results to the root (rank 0) as bytes, and the root delivers every
  * turn, records and error exactly as one process does. Kind 3 of core.h's
  * ABI rule (leading size). The library calls these on the thread that
- * called the run, never on a worker. */
+ * called the run, never on a worker. Start from AG_RUN_DIST_DEFAULT. */
 struct ag_run_dist {
     size_t size; /* sizeof(ag_run_dist) */
     void *user;  /* the transport's, passed to every call */
@@ -180,6 +180,7 @@ struct ag_run_dist {
      * then (after every send of this rank has gone). */
     int (*stopped)(void *user, int wait);
 };
+#define AG_RUN_DIST_DEFAULT {.size = sizeof(ag_run_dist), .ranks = 1}
 
 /* Which rank runs each of count items of cost cost[i]: the longest first
  * (ties: the lower index), each to the least loaded rank (ties: the lower
@@ -215,7 +216,8 @@ typedef int (*ag_run_work_fn)(size_t k, int worker, ag_run_result *res, void *us
  * 0 to go on, else the run stops and returns it. */
 typedef int (*ag_run_turn_fn)(size_t k, ag_run_result *res, void *user);
 
-/* An ordered parallel map over inputs 0..count-1. */
+/* An ordered parallel map over inputs 0..count-1 (kind 3 of core.h's ABI
+ * rule: start from AG_RUN_MAP_DEFAULT). */
 typedef struct {
     size_t size;          /* sizeof(ag_run_map) */
     size_t count;
@@ -232,6 +234,7 @@ typedef struct {
     ag_run_turn_fn turn;  /* NULL: none */
     void *user;
 } ag_run_map;
+#define AG_RUN_MAP_DEFAULT {.size = sizeof(ag_run_map)}
 
 /* The cost of an input of n positions for ag_run_map.cost: n^3 (the
  * spectra of its n x n attention matrices dominate), at least 1. */
@@ -262,7 +265,7 @@ AG_EXPORT int ag_run_result_pack(size_t k, const ag_run_result *res, unsigned ch
  * for bytes that are not a result (res left zeroed) or AG_ENOMEM. */
 AG_EXPORT int ag_run_result_unpack(const unsigned char *bytes, size_t len, size_t *k,
                                    ag_run_result *res, ag_error *err);
-/* Free what res holds and zero it (not res itself). */
+/* Free what res holds and zero it but its size (not res itself). */
 AG_EXPORT void ag_run_result_clear(ag_run_result *res);
 
 

@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "attngeom.h"
-#include "main.h"
+#include "driver.h"
 
 enum { EXIT_USAGE = 2, EXIT_EXPECT = 3 };
 
@@ -175,7 +175,7 @@ int cli_layer_records(const cli_workers *w, const cli_common *c, const cli_layer
 
 /* ---- messages (messages.c) ---------------------------------------------- */
 
-/* cli_held (main.h): stderr lines of a task, printed at its turn so that
+/* cli_held (driver.h): stderr lines of a task, printed at its turn so that
  * they come in input order and only up to the first failure, whatever the
  * thread count. */
 

@@ -1,4 +1,4 @@
-/* command.c — one command of attngeom by name (main.h, cli_command): for
+/* command.c — one command of attngeom by name (driver.h, cli_command): for
  * attngeom's main and for attngeom-mpi, which brings its distribution. */
 #include <string.h>
 

@@ -1,13 +1,13 @@
 /* Internal prefix: dist_ (module src/mpi/). */
 /* dist.h — attngeom-mpi's pieces (docs/scaling.md): the CLI's commands run
- * on every rank (src/cli/main.h), their runs spread by the library over
+ * on every rank (src/cli/driver.h), their runs spread by the library over
  * the transport made here (an ag_run_dist over MPI: attngeom/run.h), the
  * results sent to rank 0 as bytes and written there exactly as one process
  * writes them. */
 #ifndef AG_MPI_DIST_H
 #define AG_MPI_DIST_H
 
-#include "../cli/main.h"
+#include "../cli/driver.h"
 
 /* After MPI_Init: this rank and the count; ranks other than 0 write
  * nothing on standard output. */

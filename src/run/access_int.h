@@ -24,9 +24,13 @@ struct ag_run_options {
 /* ---- distribution (tasks.c) ---------------------------------------------- */
 
 /* A run's share of a distribution: which rank runs which item. */
-typedef struct {
-    const ag_run_dist *dist; /* NULL: every item runs here (no distribution, or
-                                a run inside a distributed run's work) */
+typedef struct agr_share {
+    ag_run_dist d;           /* the distribution's, read by its size */
+    const ag_run_dist *dist; /* &d, or NULL: every item runs here (no
+                                distribution, or a run inside a distributed
+                                run's work) */
+    const ag_run_dist *given;   /* the options' (the key of a run under way) */
+    struct agr_share *next; /* the next distributed run under way (tasks.c) */
     int *owner;              /* (count) ag_run_assign's */
     size_t *mine;            /* (nmine) this rank's items, increasing */
     size_t nmine;
@@ -35,9 +39,10 @@ typedef struct {
 /* Start the share of a run of count items of cost cost[] (NULL: all 1)
  * under opt's distribution: through the gate (AG_EIO when another rank
  * failed), the items assigned. s->dist stays NULL when opt has none or a
- * distributed run is under way in this process already (only the
- * outermost run is spread; the runs its work makes stay on its rank). Call
- * agr_share_end in any case. */
+ * run over the same distribution is under way in this process already
+ * (only the outermost run is spread; the runs its work makes stay on its
+ * rank). s must stay where it is until agr_share_end, to be called in any
+ * case. */
 int agr_share_begin(agr_share *s, const ag_run_options *opt, const uint64_t *cost,
                     size_t count, ag_error *err);
 void agr_share_end(agr_share *s);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/sized_int.h"
 #include "access_int.h"
 
 /* Inputs a batch holds per thread (ag_run_map.batch 0). */
@@ -221,10 +222,14 @@ static int run_root(ag_workers *w, const ag_run_map *m, const agr_share *s, size
 
 /* ---- the run --------------------------------------------------------------- */
 
-int ag_run_map_run(ag_workers *w, const ag_run_map *m, const ag_run_options *opt, ag_error *err)
+int ag_run_map_run(ag_workers *w, const ag_run_map *given, const ag_run_options *opt,
+                   ag_error *err)
 {
-    if (!m || !m->work)
-        return ag_error_set(err, AG_EINVAL, "ag_run_map_run: no work");
+    ag_run_map map = AG_RUN_MAP_DEFAULT, *m = &map;
+    if (!given || AG_SIZED_READ(m, given, ag_run_map, err) != AG_OK)
+        return given ? AG_EINVAL : ag_error_set(err, AG_EINVAL, "ag_run_map_run: no map");
+    if (!m->work)
+        return ag_error_set(err, AG_EINVAL, "ag_run_map: no work");
     ag_workers *own = NULL;
     agr_share s;
     size_t cap = 0, *seq = NULL;

@@ -5,10 +5,11 @@
  * distribution (ag_run_dist) each rank runs its share and the root gathers
  * every task's records and error; the share pieces here serve the corpus
  * run (corpus.c) too. */
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/sized_int.h"
 #include "access_int.h"
 
 /* The task to report after a failed run: the first whose slot holds an
@@ -56,19 +57,51 @@ int ag_run_tasks_run(ag_workers *w, const ag_run_tasks *t, const ag_run_options 
 
 /* ---- a run's share of a distribution ----------------------------------- */
 
-/* Set while the process runs a distributed run: the runs its work makes
- * (a text's heads, a layer's) stay on their rank. */
-static atomic_int spreading;
+/* The distributed runs under way in this process, linked by next: the
+ * runs their work makes (a text's heads, a layer's) stay on their rank. */
+static pthread_mutex_t spreading_lock = PTHREAD_MUTEX_INITIALIZER;
+static agr_share *spreading;
+
+/* Push s when no run over d is under way. 1 when pushed. */
+static int spread(agr_share *s, const ag_run_dist *d)
+{
+    pthread_mutex_lock(&spreading_lock);
+    agr_share *u = spreading;
+    while (u && u->given != d)
+        u = u->next;
+    if (!u) {
+        s->given = d;
+        s->next = spreading;
+        spreading = s;
+    }
+    pthread_mutex_unlock(&spreading_lock);
+    return !u;
+}
+
+static void unspread(agr_share *s)
+{
+    pthread_mutex_lock(&spreading_lock);
+    agr_share **link = &spreading;
+    while (*link && *link != s)
+        link = &(*link)->next;
+    if (*link)
+        *link = s->next;
+    pthread_mutex_unlock(&spreading_lock);
+}
 
 int agr_share_begin(agr_share *s, const ag_run_options *opt, const uint64_t *cost,
                     size_t count, ag_error *err)
 {
     memset(s, 0, sizeof *s);
     const ag_run_dist *d = opt ? opt->dist : NULL;
-    int idle = 0;
-    if (!d || !atomic_compare_exchange_strong(&spreading, &idle, 1))
+    if (!d || !spread(s, d))
         return AG_OK;
-    s->dist = d;
+    s->dist = &s->d;
+    ag_run_dist dflt = AG_RUN_DIST_DEFAULT;
+    s->d = dflt;
+    if (AG_SIZED_READ(&s->d, d, ag_run_dist, err) != AG_OK)
+        return AG_EINVAL;
+    d = &s->d;
     if (!d->gate(d->user, 1))
         return ag_error_set(err, AG_EIO, "another process of the run failed");
     uint64_t *ones = cost ? NULL : malloc((count + 1) * sizeof *ones);
@@ -90,8 +123,8 @@ int agr_share_begin(agr_share *s, const ag_run_options *opt, const uint64_t *cos
 
 void agr_share_end(agr_share *s)
 {
-    if (s->dist)
-        atomic_store(&spreading, 0);
+    if (s->given)
+        unspread(s);
     free(s->owner);
     free(s->mine);
     memset(s, 0, sizeof *s);

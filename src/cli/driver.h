@@ -1,8 +1,8 @@
-/* main.h — the attngeom command line as a function, for the programs that
+/* driver.h — the attngeom command line as a function, for the programs that
  * run it: attngeom's own main and attngeom-mpi (src/mpi/), which reach the
  * CLI only through this header and the public API. */
-#ifndef AG_CLI_MAIN_H
-#define AG_CLI_MAIN_H
+#ifndef AG_CLI_DRIVER_H
+#define AG_CLI_DRIVER_H
 
 #include "attngeom.h"
 
