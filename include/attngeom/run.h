@@ -1,4 +1,6 @@
-/* attngeom/run.h — the run module: which layers and heads a run computes.
+/* attngeom/run.h — the run module: which layers and heads a run computes,
+ * the fan-out of its tasks, the corpus run (inputs in batches, turns in
+ * input order) and their distribution over processes (ag_run_dist).
  *
  * One implementation of layer/head selection for the library, the CLI and
  * the Python package (issue 25): a selection over `count` items (the layers
@@ -118,8 +120,10 @@ typedef struct {
  * task's records and error as if all ran here; the other ranks return
  * AG_EINVAL "not the root"). Returns AG_OK, or the status of the LOWEST
  * failed task with *first (may be NULL) its index: every task below it
- * ran, so the answer is the same for any thread and process count. w may
- * be NULL: a pool of opt's "threads" (at most count) for this call. */
+ * ran, so the answer is the same for any thread and process count. A run
+ * made inside the tasks or work of a run over the same distribution runs
+ * on its own process (a text's heads stay on the text's rank). w may be
+ * NULL: a pool of opt's "threads" (at most count) for this call. */
 AG_EXPORT int ag_run_tasks_run(ag_workers *w, const ag_run_tasks *t, const ag_run_options *opt,
                                size_t *first);
 
