@@ -263,7 +263,7 @@ class Model:
             kept.append(np.ctypeslib.as_array(M, shape=(n, n)).copy())
             return 0
 
-        fn = MATRIX_FN(keep) if arrays else None
+        fn = MATRIX_FN(keep) if arrays else MATRIX_FN()  # NULL: no arrays
         out = ctypes.c_void_p()
         with Call() as c:
             status = lib.ag_run_rollout(self._model, ctypes.addressof(inp), opt, None, fn, None,
