@@ -1,8 +1,9 @@
 /* cmd_layers.c — the commands that measure across layers (docs/metrics.md, family G):
  * `residual` (families A and C of every hidden state h_0 … h_L) and `rollout`
  * (attention rollout R_l, families A, B, C; -o writes the R_l as .npy).
- * Both stream one forward pass per text; rollout keeps only R (n×n) and the
- * layer in hand (-o writes each selected R_l as it comes). */
+ * The work of a text is the library's (attngeom/run.h: ag_run_residual,
+ * ag_run_rollout, one streamed forward pass each); here are the options,
+ * the corpus run and the outputs (-o writes each selected R_l as it comes). */
 #include <stdlib.h>
 #include <string.h>
 

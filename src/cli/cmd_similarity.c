@@ -1,10 +1,10 @@
 /* cmd_similarity.c — `attngeom similarity MODEL INPUT`: how alike every pair
  * of selected heads attends, as the Jensen–Shannon distance between their
  * attention rows averaged over the rows (ag_js_distance; Clark et al. 2019,
- * §6), then over the texts with equal weight per text. One forward pass per
- * text; what is kept is the selected heads' attention of the text in hand
- * (K·n² doubles for K heads) and the K×K sums, never a text's attention
- * after its pairs are added up. */
+ * §6), then over the texts with equal weight per text. A text's distances
+ * are the library's (ag_run_similarity: one forward pass, the selected
+ * heads' attention of the text in hand); here are the K×K sums over the
+ * texts, the records and -o. */
 #include <stdlib.h>
 #include <string.h>
 
