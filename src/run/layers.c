@@ -6,17 +6,21 @@
 
 #include "access_int.h"
 #include "attngeom/layers.h"
+#include "base/sized_int.h"
 #include "layers_int.h"
 
 /* ---- one input's run over the layers ------------------------------------ */
 
-int agr_pass_begin(agr_pass *p, const ag_model *m, const ag_run_options *opt, int extra,
-                   ag_workers *w, size_t tasks, ag_error *err)
+int agr_pass_begin(agr_pass *p, const ag_model *m, const ag_run_input *in,
+                   const ag_run_options *opt, int extra, ag_workers *w, size_t tasks,
+                   ag_error *err)
 {
-    *p = (agr_pass){0};
+    *p = (agr_pass){.in = AG_RUN_INPUT_DEFAULT};
     if (!m)
         return ag_error_set(err, AG_EINVAL, "no model (NULL)");
-    int status = ag_run_options_selection(opt, "layers", ag_model_get_config(m)->n_layer + extra,
+    int status = in ? AG_SIZED_READ(&p->in, in, ag_run_input, err) : AG_OK;
+    if (status == AG_OK)
+        status = ag_run_options_selection(opt, "layers", ag_model_get_config(m)->n_layer + extra,
                                           &p->layers, err);
     if (status == AG_OK && !w)
         status = ag_run_workers(opt, tasks, &p->own, err);
@@ -34,11 +38,11 @@ void agr_pass_end(agr_pass *p)
     *p = (agr_pass){0};
 }
 
-int agr_pass_run(const agr_pass *p, const ag_model *m, const ag_run_input *in, ag_layer_fn fn,
-                 void *user, const ag_error *ctx_err, ag_error *err)
+int agr_pass_run(const agr_pass *p, const ag_model *m, ag_layer_fn fn, void *user,
+                 const ag_error *ctx_err, ag_error *err)
 {
     ag_error e = {0}; /* a pass stopped at AGR_PASS_DONE leaves its note here */
-    int status = ag_run_forward(m, in, &p->fo, fn, user, NULL, &e);
+    int status = ag_run_forward(m, &p->in, &p->fo, fn, user, NULL, &e);
     if (status == AGR_PASS_DONE || status == AG_OK)
         return AG_OK;
     *err = ctx_err->status ? *ctx_err : e;
@@ -100,15 +104,15 @@ int ag_run_residual(const ag_model *m, const ag_run_input *in, const ag_run_opti
 {
     agr_pass p;
     ag_metric_set *own = NULL;
-    int status = agr_pass_begin(&p, m, opt, 1, w, (size_t)-1, err);
-    residual_ctx c = {.text = in ? in->text : -1, .out = out};
+    int status = agr_pass_begin(&p, m, in, opt, 1, w, (size_t)-1, err);
+    residual_ctx c = {.text = p.in.text, .out = out};
     if (status == AG_OK && !(c.sel = metrics_or_default(opt, AG_FAMILIES_RESIDUAL, &own, err)))
         status = err->status;
     if (status == AG_OK) {
         c.layer_on = ag_selection_mask(p.layers);
         p.fo.hidden_fn = residual_state;
         p.fo.hidden_user = &c;
-        status = agr_pass_run(&p, m, in, NULL, NULL, &c.err, err);
+        status = agr_pass_run(&p, m, NULL, NULL, &c.err, err);
     }
     ag_metric_set_free(own);
     agr_pass_end(&p);
@@ -181,15 +185,15 @@ int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_optio
 {
     agr_pass p;
     ag_metric_set *own = NULL;
-    int status = agr_pass_begin(&p, m, opt, 0, w, (size_t)-1, err);
-    rollout_ctx c = {.opt = opt, .w = p.w, .text = in ? in->text : -1, .fn = fn, .user = user,
+    int status = agr_pass_begin(&p, m, in, opt, 0, w, (size_t)-1, err);
+    rollout_ctx c = {.opt = opt, .w = p.w, .text = p.in.text, .fn = fn, .user = user,
                      .out = out};
     if (status == AG_OK && !(c.sel = metrics_or_default(opt, AG_FAMILIES_ROLLOUT, &own, err)))
         status = err->status;
     if (status == AG_OK) {
         c.layer_on = ag_selection_mask(p.layers);
         c.last = ag_selection_last(p.layers);
-        status = agr_pass_run(&p, m, in, rollout_layer, &c, &c.err, err);
+        status = agr_pass_run(&p, m, rollout_layer, &c, &c.err, err);
     }
     free(c.R);
     ag_metric_set_free(own);

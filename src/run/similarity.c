@@ -135,7 +135,7 @@ int ag_run_similarity(const ag_model *m, const ag_run_input *in, const ag_run_op
 {
     agr_pass p;
     ag_selection *heads = NULL;
-    int status = agr_pass_begin(&p, m, opt, 0, w, (size_t)-1, err);
+    int status = agr_pass_begin(&p, m, in, opt, 0, w, (size_t)-1, err);
     if (status == AG_OK)
         status = heads_select(m, opt, &heads, err);
     copy_ctx c = {0};
@@ -143,7 +143,7 @@ int ag_run_similarity(const ag_model *m, const ag_run_input *in, const ag_run_op
         c = (copy_ctx){.layer_on = ag_selection_mask(p.layers),
                        .head_on = ag_selection_mask(heads), .last = ag_selection_last(p.layers),
                        .K = ag_selection_count(p.layers) * ag_selection_count(heads)};
-        status = agr_pass_run(&p, m, in, copy_heads, &c, &c.err, err);
+        status = agr_pass_run(&p, m, copy_heads, &c, &c.err, err);
     }
     if (status == AG_OK)
         status = pairs_run(p.w, opt, &c, dist, err);

@@ -25,7 +25,11 @@ static ag_model *load(void)
 
 static ag_run_input input(long text)
 {
-    return (ag_run_input){.size = sizeof(ag_run_input), .ids = ids, .n = N, .text = text};
+    ag_run_input in = AG_RUN_INPUT_DEFAULT;
+    in.ids = ids;
+    in.n = N;
+    in.text = text;
+    return in;
 }
 
 /* Options with `threads` and the layers (heads) idx[n] selected (n 0: all). */
@@ -245,8 +249,11 @@ Test(layers, errors)
     ag_run_options_free(o);
     cr_assert_eq(ag_run_residual(NULL, &in, NULL, NULL, &out, &err), AG_EINVAL);
     cr_assert_str_eq(err.message, "no model (NULL)");
-    ag_run_input none = {.size = sizeof none};
+    ag_run_input none = AG_RUN_INPUT_DEFAULT, unsized = {.ids = ids, .n = N};
     cr_assert_eq(ag_run_residual(m, &none, NULL, NULL, &out, &err), AG_EINVAL);
+    cr_assert_str_eq(err.message, "an input needs token ids or an input tensor");
+    cr_assert_eq(ag_run_rollout(m, &unsized, NULL, NULL, NULL, NULL, &out, &err), AG_EINVAL);
+    cr_assert(strstr(err.message, "ag_run_input"), "%s", err.message);
     cr_assert_eq(ag_record_list_count(out), 1); /* the one made above, kept */
     ag_record_list_free(out);
     ag_model_free(m);
