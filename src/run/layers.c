@@ -2,6 +2,7 @@
  * `attngeom residual` (families A and C of each selected hidden state) and
  * `attngeom rollout` (the metrics of R_l). Both stream one forward pass:
  * no (L+1, n, d) or (L, n, n) array is held, only the state or R in hand. */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "access_int.h"
@@ -12,8 +13,7 @@
 /* ---- one input's run over the layers ------------------------------------ */
 
 int agr_pass_begin(agr_pass *p, const ag_model *m, const ag_run_input *in,
-                   const ag_run_options *opt, int extra, ag_workers *w, size_t tasks,
-                   ag_error *err)
+                   const ag_run_options *opt, int extra, ag_workers *w, ag_error *err)
 {
     *p = (agr_pass){.in = AG_RUN_INPUT_DEFAULT};
     if (!m)
@@ -23,7 +23,7 @@ int agr_pass_begin(agr_pass *p, const ag_model *m, const ag_run_input *in,
         status = ag_run_options_selection(opt, "layers", ag_model_get_config(m)->n_layer + extra,
                                           &p->layers, err);
     if (status == AG_OK && !w)
-        status = ag_run_workers(opt, tasks, &p->own, err);
+        status = ag_run_workers(opt, SIZE_MAX, &p->own, err);
     p->w = w ? w : p->own;
     p->fo = ag_run_forward_options(opt, p->w);
     if (status != AG_OK)
@@ -104,7 +104,7 @@ int ag_run_residual(const ag_model *m, const ag_run_input *in, const ag_run_opti
 {
     agr_pass p;
     ag_metric_set *own = NULL;
-    int status = agr_pass_begin(&p, m, in, opt, 1, w, (size_t)-1, err);
+    int status = agr_pass_begin(&p, m, in, opt, 1, w, err);
     residual_ctx c = {.text = p.in.text, .out = out};
     if (status == AG_OK && !(c.sel = metrics_or_default(opt, AG_FAMILIES_RESIDUAL, &own, err)))
         status = err->status;
@@ -185,7 +185,7 @@ int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_optio
 {
     agr_pass p;
     ag_metric_set *own = NULL;
-    int status = agr_pass_begin(&p, m, in, opt, 0, w, (size_t)-1, err);
+    int status = agr_pass_begin(&p, m, in, opt, 0, w, err);
     rollout_ctx c = {.opt = opt, .w = p.w, .text = p.in.text, .fn = fn, .user = user,
                      .out = out};
     if (status == AG_OK && !(c.sel = metrics_or_default(opt, AG_FAMILIES_ROLLOUT, &own, err)))

@@ -13,8 +13,8 @@
 /* One input's run over the layers: the input (read by its size: NULL is
  * one with neither ids nor values), the selection of opt's "layers" over
  * n_layer + extra (extra 1: the hidden states 0..n_layer), the workers
- * (w, or a pool of opt's threads, at most `tasks`, owned here) and the
- * pass's options on them. */
+ * (w, or a pool of opt's threads owned here) and the pass's options on
+ * them. */
 typedef struct {
     ag_run_input in;
     ag_selection *layers;
@@ -23,8 +23,7 @@ typedef struct {
 } agr_pass;
 
 int agr_pass_begin(agr_pass *p, const ag_model *m, const ag_run_input *in,
-                   const ag_run_options *opt, int extra, ag_workers *w, size_t tasks,
-                   ag_error *err);
+                   const ag_run_options *opt, int extra, ag_workers *w, ag_error *err);
 void agr_pass_end(agr_pass *p);
 /* The pass on p's input with fn per layer; the callbacks' own error (ctx_err,
  * set when they failed) wins over the pass's, AGR_PASS_DONE is AG_OK. */

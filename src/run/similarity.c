@@ -135,7 +135,7 @@ int ag_run_similarity(const ag_model *m, const ag_run_input *in, const ag_run_op
 {
     agr_pass p;
     ag_selection *heads = NULL;
-    int status = agr_pass_begin(&p, m, in, opt, 0, w, (size_t)-1, err);
+    int status = agr_pass_begin(&p, m, in, opt, 0, w, err);
     if (status == AG_OK)
         status = heads_select(m, opt, &heads, err);
     copy_ctx c = {0};
