@@ -90,7 +90,8 @@ AG_EXPORT const char *ag_family_name(ag_family f);
 AG_EXPORT int ag_metric_count(void);
 /* The families a command computes, as its --metrics accepts them:
  * "matrix" (and "attention") AG_FAMILIES_MATRIX, "analyze" AG_FAMILIES_HEADS,
- * "weights" AG_FAMILIES_WEIGHTS; 0 for another name. */
+ * "weights" AG_FAMILIES_WEIGHTS, "residual" and "rollout" theirs
+ * (attngeom/layers.h); 0 for another name. */
 AG_EXPORT unsigned ag_command_families(const char *command);
 
 /* ---- selections --------------------------------------------------------- */

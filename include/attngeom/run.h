@@ -104,6 +104,11 @@ AG_EXPORT double ag_run_options_get(const ag_run_options *opt, const char *key);
  * for another `what`. */
 AG_EXPORT int ag_run_options_selection(const ag_run_options *opt, const char *what, int count,
                                        ag_selection **out, ag_error *err);
+/* Select sel's items as the layers or heads (what) of runs made with opt
+ * (ag_run_options_select of its indices; the CLI's parsed --layers and
+ * --heads). sel is copied. AG_EINVAL for another `what`, AG_ENOMEM. */
+AG_EXPORT int ag_run_options_set_selection(ag_run_options *opt, const char *what,
+                                           const ag_selection *sel, ag_error *err);
 
 /* The distribution of a run over processes (attngeom-mpi implements it;
  * no MPI in the library). Its layout is below (section "distribution"). */
@@ -303,7 +308,56 @@ AG_EXPORT void ag_run_result_clear(ag_run_result *res);
 
 /* ---- per-layer and across-layer work: residual, rollout, similarity ----- */
 
-/* (step 18) */
+/* One input's pass (ag_run_forward on w's pool; w NULL: a pool of opt's
+ * "threads" for the call) measured layer by layer as it runs: no array of
+ * every layer is held. Records carry layer l, head -1 and text in->text.
+ * They are appended to *out (a new list when *out is NULL; the caller's:
+ * ag_record_list_free), those made before a failure included. Errors: the
+ * pass's (ag_run_forward), AG_ERANGE for a selected layer the model lacks
+ * (ag_run_options_selection), then the run's own as each function says. */
+
+/* `attngeom residual`: families A and C (opt's metrics; NULL: the default,
+ * spectrum and geometry) of every selected hidden state h_l, one record
+ * (l, -1, n, d) each in order. opt's "layers" range over the n_layer + 1
+ * hidden states 0..n_layer (Hugging Face's output_hidden_states order).
+ * A state's failure: "hidden state l: <message>". */
+AG_EXPORT int ag_run_residual(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                              ag_workers *w, ag_record_list **out, ag_error *err);
+
+/* What a run hands over of each selected layer l: an (n, n) matrix,
+ * borrowed for the call. Return AG_OK to go on; another status stops the
+ * run, which returns it with err as the callback set it. */
+typedef int (*ag_run_matrix_fn)(int layer, const double *M, size_t n, void *user, ag_error *err);
+
+/* `attngeom rollout` (Abnar & Zuidema 2020; ag_rollout_step): R_l composed
+ * layer by layer up to the last selected layer (the later ones are not
+ * computed), and for each selected l, in order, one record (l, -1, n, n) of
+ * the matrix families of R_l (opt's metrics, NULL: spectrum, attention,
+ * geometry; opt's edge_threshold; the worker's workspace), then fn (may be
+ * NULL) with R_l (`rollout -o`). Failures: "layer l: <message>" (a step),
+ * "rollout R_l: <message>" (the metrics), AG_ELIMIT/AG_ENOMEM "<n> tokens:
+ * rollout matrix too large", "out of memory for the nxn rollout". */
+AG_EXPORT int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                             ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
+                             ag_error *err);
+
+/* The K heads `attngeom similarity` compares: the selected heads (opt's
+ * "heads") of every selected layer, layer-major. *pairs gets (K, 2) ints,
+ * (layer, head) each (the caller's: ag_free), *count K. AG_ERANGE for a
+ * selected layer or head the model lacks. */
+AG_EXPORT int ag_run_similarity_heads(const ag_model *m, const ag_run_options *opt, int **pairs,
+                                      size_t *count, ag_error *err);
+/* One input's Jensen–Shannon distance (ag_js_distance, averaged over the
+ * rows) between the attention of every pair of those K heads into dist
+ * (the caller's, (K, K) doubles: symmetric, zero diagonal). The pass stops
+ * after the last selected layer; the pairs run one task per head a through
+ * ag_run_tasks_run on w (in this process, whatever opt's distribution).
+ * Failures: a pair's ag_js_distance error (the lowest head a), AG_ELIMIT/
+ * AG_ENOMEM "<n> tokens: the attention of K heads is too large", "out of
+ * memory for the attention of K heads on n tokens". */
+AG_EXPORT int ag_run_similarity(const ag_model *m, const ag_run_input *in,
+                                const ag_run_options *opt, ag_workers *w, double *dist,
+                                ag_error *err);
 
 
 /* ---- tensors of one layer (`attngeom layer`) and figures (`attngeom plot`) */

@@ -138,6 +138,17 @@ _PROTOTYPES = {
     "ag_table_delete": (None, [P]),
 }
 
+# per-layer and across-layer runs (attngeom/run.h): residual, rollout, similarity
+MATRIX_FN = ctypes.CFUNCTYPE(c_int, c_int, ctypes.POINTER(c_double), c_size, P, P)
+_PROTOTYPES.update({
+    "ag_run_options_set_metrics": (None, [P, P]),
+    "ag_run_residual": (c_int, [P, P, P, P, PP, P]),
+    "ag_run_rollout": (c_int, [P, P, P, P, MATRIX_FN, P, PP, P]),
+    "ag_run_similarity_heads": (c_int, [P, P, ctypes.POINTER(ctypes.POINTER(c_int)),
+                                        ctypes.POINTER(c_size), P]),
+    "ag_run_similarity": (c_int, [P, P, P, P, P, P]),
+})
+
 for _name, (_res, _args) in _PROTOTYPES.items():
     _f = getattr(lib, _name)
     _f.restype, _f.argtypes = _res, _args

@@ -1,5 +1,6 @@
 """attngeom.Model: a Hugging Face model folder, run by the library's engine
-as `attngeom tokenize`, `attention`, `analyze` and `weights` run it."""
+as `attngeom tokenize`, `attention`, `analyze`, `weights`, `residual`,
+`rollout` and `similarity` run it."""
 
 import ctypes
 import os
@@ -7,8 +8,35 @@ import threading
 
 import numpy as np
 
-from ._lib import Call, Error, Guard, Owned, c_long, c_size, guarded, lib, new, text
+from ._lib import (MATRIX_FN, Call, Error, Guard, Owned, c_long, c_size, guarded, lib, new,
+                   text)
 from ._records import metric_set, records, result, run_options
+
+
+class _RunInput(ctypes.Structure):
+    """ag_run_input (attngeom/run.h; its leading size lets the library check
+    the layout): one input of a model run, here token ids."""
+    _fields_ = [("size", c_size), ("ids", ctypes.POINTER(ctypes.c_int32)), ("n", c_size),
+                ("values", ctypes.POINTER(ctypes.c_double)), ("ndim", ctypes.c_int),
+                ("shape", ctypes.POINTER(c_size)), ("text", c_long)]
+
+
+# The library's names for an option, as the Python keyword that sets it.
+_KEYWORDS = (("--metrics: ", "metrics"), ("option threads: ", "jobs"),
+             ("option edge_threshold: ", "edge_threshold"))
+
+
+def _keyword_errors(fn, *args, **kwargs):
+    """fn(...), its attngeom.Error naming the Python keyword (metrics,
+    jobs, ...) where the library's message names the CLI's option."""
+    try:
+        return fn(*args, **kwargs)
+    except Error as e:
+        msg = str(e)
+        for prefix, keyword in _KEYWORDS:
+            if msg.startswith(prefix):
+                raise Error("%s: %s" % (keyword, msg[len(prefix):]), e.status) from None
+        raise
 
 
 class Model:
@@ -182,3 +210,96 @@ class Model:
                     self.path)
         recs = Owned(out.value, lib.ag_record_list_free)
         return result(records(recs, sel, self.label), to_pandas)
+
+    # ---- per-layer and across-layer runs (attngeom/run.h) ---------------------
+
+    def _layer_run(self, command, text_, tokens, metrics=None, **options):
+        """The ids, input, metric selection and options of a per-layer run
+        (residual, rollout, similarity): exactly one of text_ (a str) and
+        tokens (ids)."""
+        if (text_ is None) == (tokens is None):
+            raise Error("%s takes one input: text= or tokens=" % command)
+        ids = self._ids(text_ if tokens is None else tokens)
+        sel = _keyword_errors(metric_set, command, metrics) if command != "similarity" else None
+        opt = _keyword_errors(run_options, **options)
+        inp = _RunInput(ctypes.sizeof(_RunInput),
+                        ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), ids.size,
+                        None, 0, None, -1)
+        if sel is not None:
+            lib.ag_run_options_set_metrics(opt, sel)
+        return ids, inp, sel, opt
+
+    @guarded
+    def residual(self, text=None, metrics=None, *, tokens=None, layers=None, precision=None,
+                 jobs=None, label=None, to_pandas=False):
+        """`attngeom residual MODEL --text S`: one record per selected hidden
+        state l = 0 ... n_layer (layers= ranges over them; 0 the embeddings)
+        of families spectrum and geometry of the [n, d_model] matrix
+        (head -1). tokens= instead of text: the token ids."""
+        ids, inp, sel, opt = self._layer_run("residual", text, tokens, metrics, jobs=jobs,
+                                             precision=precision, layers=layers)
+        out = ctypes.c_void_p()
+        with Call() as c:
+            status = lib.ag_run_residual(self._model, ctypes.addressof(inp), opt, None,
+                                         ctypes.byref(out), c.err)
+            recs = Owned(out.value, lib.ag_record_list_free)
+            c.check(status, self.path)
+        return result(records(recs, sel, self.label if label is None else label), to_pandas)
+
+    @guarded
+    def rollout(self, text=None, metrics=None, *, tokens=None, layers=None, precision=None,
+                edge_threshold=None, jobs=None, label=None, to_pandas=False, arrays=False):
+        """`attngeom rollout MODEL --text S`: one record per selected layer l
+        of the metrics (default spectrum, attention, geometry) of the
+        attention rollout R_l (head -1). arrays=True: (records, R) with R the
+        float64 [layers, n, n] array of the selected R_l, what `rollout -o`
+        writes."""
+        ids, inp, sel, opt = self._layer_run("rollout", text, tokens, metrics, jobs=jobs,
+                                             precision=precision, layers=layers,
+                                             edge_threshold=edge_threshold)
+        kept = []
+
+        def keep(layer, M, n, user, err):
+            kept.append(np.ctypeslib.as_array(M, shape=(n, n)).copy())
+            return 0
+
+        fn = MATRIX_FN(keep) if arrays else MATRIX_FN()  # NULL: no arrays
+        out = ctypes.c_void_p()
+        with Call() as c:
+            status = lib.ag_run_rollout(self._model, ctypes.addressof(inp), opt, None, fn, None,
+                                        ctypes.byref(out), c.err)
+            recs = Owned(out.value, lib.ag_record_list_free)
+            c.check(status, self.path)
+        rows = result(records(recs, sel, self.label if label is None else label), to_pandas)
+        if not arrays:
+            return rows
+        return rows, np.array(kept, dtype=np.float64).reshape(len(kept), ids.size, ids.size)
+
+    @guarded
+    def similarity(self, text=None, *, tokens=None, layers=None, heads=None, precision=None,
+                   jobs=None, label=None, to_pandas=False):
+        """`attngeom similarity MODEL --text S`: (records, S). S is the
+        float64 [K, K] Jensen-Shannon distance between the attention of the
+        K selected heads (layer-major; symmetric, zero diagonal), what
+        `similarity -o S.npy` writes; the records are its pairs a < b:
+        layer_a, head_a, layer_b, head_b, js_distance, model."""
+        ids, inp, _, opt = self._layer_run("similarity", text, tokens, jobs=jobs,
+                                           precision=precision, layers=layers, heads=heads)
+        pairs, count = ctypes.POINTER(ctypes.c_int)(), c_size()
+        with Call() as c:
+            c.check(lib.ag_run_similarity_heads(self._model, opt, ctypes.byref(pairs),
+                                                ctypes.byref(count), c.err), self.path)
+        try:
+            K = count.value
+            heads_ = [(pairs[2 * k], pairs[2 * k + 1]) for k in range(K)]
+        finally:
+            lib.ag_free(pairs)
+        S = np.zeros((K, K), dtype=np.float64)
+        with Call() as c:
+            c.check(lib.ag_run_similarity(self._model, ctypes.addressof(inp), opt, None,
+                                          S.ctypes.data, c.err), self.path)
+        model = self.label if label is None else label
+        rows = [{"layer_a": heads_[a][0], "head_a": heads_[a][1], "layer_b": heads_[b][0],
+                 "head_b": heads_[b][1], "js_distance": float(S[a, b]), "model": model}
+                for a in range(K) for b in range(a + 1, K)]
+        return result(rows, to_pandas), S

@@ -119,6 +119,10 @@ int cli_blas_callers_max(void);
  * from c) as the library's run options (attngeom/run.h); *out the caller's
  * (ag_run_options_free). 0, or 1 after printing. */
 int cli_run_options(const cli_common *c, ag_precision precision, ag_run_options **out);
+/* cli_run_options of r's common options and --precision, with r's
+ * --layers and --heads selected. 0, or 1 after printing. */
+struct cli_model_run;
+int cli_model_run_options(const struct cli_model_run *r, ag_run_options **out);
 
 /* ---- threads (workers.c; docs/cli.md, "Threads") ------------------------ */
 
@@ -524,6 +528,19 @@ int cli_model_inputs(cli_model_run *r, const char *cmd);
  * failure to read the input is AG_EIO etc. with err naming the file. */
 int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
                 ag_layer_fn fn, void *user, double *hidden, ag_error *err);
+/* s as the library's input of a run (attngeom/run.h): its ids, or its
+ * tensor, read again first when not kept (*read, the caller's to free,
+ * holds it then). Errors as cli_forward's reading. */
+int cli_run_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **read,
+                  ag_error *err);
+/* A library run of one text: fn on r's run options (cli_model_run_options)
+ * and s's input (cli_run_input). Returns fn's status (err set when not
+ * AG_OK; the caller prints it), or -1 after printing that the options
+ * could not be made. */
+typedef int (*cli_run_fn)(const cli_model_run *r, const ag_run_options *opt,
+                          const ag_run_input *in, void *user, ag_error *err);
+int cli_run_text(const cli_model_run *r, const cli_seq *s, cli_run_fn fn, void *user,
+                 ag_error *err);
 /* 1 when MODEL's config.json names a model whose input is a tensor (vit,
  * whisper); its model_type in type[32]. 0 when it names another or is
  * absent; -1 after printing when it cannot be read (a FIFO, bad JSON). */

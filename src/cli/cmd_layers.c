@@ -1,8 +1,9 @@
 /* cmd_layers.c — the commands that measure across layers (docs/metrics.md, family G):
  * `residual` (families A and C of every hidden state h_0 … h_L) and `rollout`
  * (attention rollout R_l, families A, B, C; -o writes the R_l as .npy).
- * Both stream one forward pass per text; rollout keeps only R (n×n) and the
- * layer in hand (-o writes each selected R_l as it comes). */
+ * The work of a text is the library's (attngeom/run.h: ag_run_residual,
+ * ag_run_rollout, one streamed forward pass each); here are the options,
+ * the corpus run and the outputs (-o writes each selected R_l as it comes). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,44 +40,21 @@ static const char residual_help[] =
     CLI_JOBS_HELP
     "  --help             this text\n";
 
-typedef struct {
-    const cli_model_run *run;
-    long text;
-    ag_record_list **out;
-    ag_error err; /* the metrics' failure */
-} residual_ctx;
-
-/* The records of hidden state l, measured as the pass hands it over: no
- * (L+1, n, d) array is held. */
-static int residual_state(int l, size_t n, size_t d, const double *h, void *user)
+static int residual_run(const cli_model_run *r, const ag_run_options *opt,
+                        const ag_run_input *in, void *user, ag_error *err)
 {
-    residual_ctx *c = user;
-    if (!c->run->layer_on[l])
-        return 0;
-    ag_record *rec = cli_records_add(c->out);
-    if (!rec)
-        return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
-    ag_record_init(rec, l, -1, n, d);
-    ag_record_set_text(rec, c->text);
-    ag_error e = {0};
-    int status = ag_residual_metrics(h, n, d, c->run->common.metrics, rec, &e);
-    if (status != AG_OK)
-        ag_error_set(&c->err, status, "hidden state %d: %s", l, e.message);
-    return status;
+    return ag_run_residual(r->model, in, opt, r->workers.workers, user, err);
 }
 
+/* One text's records: its hidden states measured as the pass hands them
+ * over (ag_run_residual). */
 static int residual_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *out,
                              void *user)
 {
     (void)user;
-    residual_ctx c = {.run = r, .text = s->line, .out = &out->recs};
-    ag_forward_options opt = cli_forward_options(r);
-    opt.hidden_fn = residual_state;
-    opt.hidden_user = &c;
     ag_error err = {0};
-    if (cli_forward(r, s, &opt, NULL, NULL, NULL, &err) == AG_OK)
-        return 0;
-    return cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
+    int status = cli_run_text(r, s, residual_run, &out->recs, &err);
+    return status == AG_OK ? 0 : status < 0 ? 1 : cli_model_run_fail(r, s, &err);
 }
 
 int cmd_residual(int argc, char **argv)
@@ -129,69 +107,42 @@ static const char rollout_help[] =
     CLI_JOBS_HELP
     "  --help             this text\n";
 
-/* Returned by the callback after the last selected layer: stops the pass. */
-#define ROLLOUT_DONE 1000
-
 typedef struct {
-    const cli_model_run *run;
-    long text;
-    int last;            /* last selected layer */
-    double *R;           /* (n, n) */
-    ag_npy_writer *save; /* -o: R_l of the selected layers as they come, or NULL */
-    int save_failed;     /* err is that write's */
-    ag_record_list **out;
-    ag_error err;
-} rollout_ctx;
+    ag_npy_writer *save; /* -o R.npy, or NULL */
+    int save_failed;     /* the write's error is the run's */
+} rollout_run;
 
-static int rollout_layer(const ag_layer_view *v, void *user)
+/* -o: R_l of the selected layers as they come. */
+static int rollout_save(int layer, const double *R, size_t n, void *user, ag_error *err)
 {
-    rollout_ctx *c = user;
-    ag_error e = {0};
-    int status = ag_rollout_step(c->R, v->attn, v->n_head, v->n, v->layer == 0, &e);
-    if (status != AG_OK)
-        return ag_error_set(&c->err, status, "layer %d: %s", v->layer, e.message);
-    if (!c->run->layer_on[v->layer])
-        return 0;
-    ag_record *rec = cli_records_add(c->out);
-    if (!rec)
-        return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
-    ag_record_init(rec, v->layer, -1, v->n, v->n);
-    ag_record_set_text(rec, c->text);
-    status = cli_matrix_metrics(&c->run->workers, &c->run->common, c->R, v->n, v->n, rec, &e);
-    if (status != AG_OK)
-        return ag_error_set(&c->err, status, "rollout R_%d: %s", v->layer, e.message);
-    if (c->save && ag_npy_writer_write(c->save, c->R, v->n * v->n, &c->err) != AG_OK) {
-        c->save_failed = 1;
-        return c->err.status;
-    }
-    return v->layer == c->last ? ROLLOUT_DONE : 0;
+    (void)layer;
+    rollout_run *run = user;
+    int status = ag_npy_writer_write(run->save, R, n * n, err);
+    run->save_failed = status != AG_OK;
+    return status;
 }
 
 typedef struct {
-    ag_npy_writer *save; /* -o R.npy, or NULL */
-} rollout_run;
+    rollout_run *run;
+    ag_record_list **out;
+} rollout_text;
+
+static int rollout_run_text(const cli_model_run *r, const ag_run_options *opt,
+                            const ag_run_input *in, void *user, ag_error *err)
+{
+    rollout_text *t = user;
+    return ag_run_rollout(r->model, in, opt, r->workers.workers,
+                          t->run->save ? rollout_save : NULL, t->run, t->out, err);
+}
 
 static int rollout_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *text, void *user)
 {
-    ag_npy_writer *save = ((rollout_run *)user)->save;
-    ag_record_list **out = &text->recs;
-    size_t n = s->n;
-    if (n > (size_t)-1 / sizeof(double) / n)
-        return cli_fail("%s: %zu tokens: rollout matrix too large", r->model_dir, n);
-    rollout_ctx c = {.run = r, .text = s->line, .save = save, .out = out};
-    c.last = ag_selection_last(r->layers);
-    c.R = malloc(n * n * sizeof *c.R);
-    if (!c.R)
-        return cli_fail("%s: out of memory for the %zux%zu rollout", r->model_dir, n, n);
+    rollout_text t = {user, &text->recs};
     ag_error err = {0};
-    int rc = 0;
-    ag_forward_options opt = cli_forward_options(r);
-    int status = cli_forward(r, s, &opt, rollout_layer, &c, NULL, &err);
-    if (status != AG_OK && status != ROLLOUT_DONE)
-        rc = c.save_failed ? cli_fail_error(&c.err)
-                           : cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
-    free(c.R);
-    return rc;
+    int status = cli_run_text(r, s, rollout_run_text, &t, &err);
+    if (status == AG_OK)
+        return 0;
+    return status < 0 ? 1 : t.run->save_failed ? cli_fail_error(&err) : cli_model_run_fail(r, s, &err);
 }
 
 int cmd_rollout(int argc, char **argv)
@@ -229,7 +180,7 @@ int cmd_rollout(int argc, char **argv)
     if (rc == 0)
         rc = cli_sink_open(&sink, &r.common, "rollout", r.model_dir, &in, !npy_path);
     r.sink = &sink;
-    rollout_run run = {save};
+    rollout_run run = {save, 0};
     if (rc == 0)
         rc = cli_model_run_texts(&r, "rollout", rollout_sequence, NULL, &run);
     rc = cli_sink_close(&sink, rc, &tx);

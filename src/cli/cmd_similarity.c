@@ -1,10 +1,10 @@
 /* cmd_similarity.c — `attngeom similarity MODEL INPUT`: how alike every pair
  * of selected heads attends, as the Jensen–Shannon distance between their
  * attention rows averaged over the rows (ag_js_distance; Clark et al. 2019,
- * §6), then over the texts with equal weight per text. One forward pass per
- * text; what is kept is the selected heads' attention of the text in hand
- * (K·n² doubles for K heads) and the K×K sums, never a text's attention
- * after its pairs are added up. */
+ * §6), then over the texts with equal weight per text. A text's distances
+ * are the library's (ag_run_similarity: one forward pass, the selected
+ * heads' attention of the text in hand); here are the K×K sums over the
+ * texts, the records and -o. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,25 +39,6 @@ static const char similarity_help[] =
     CLI_JOBS_HELP
     "  --help             this text\n";
 
-/* Returned by the callback after the last selected layer: stops the pass. */
-#define SIMILARITY_DONE 1001
-
-typedef struct {
-    const cli_model_run *run;
-    int last;         /* last selected layer */
-    double *attn;     /* (K, n, n): this text's selected heads */
-    size_t copied;    /* heads copied so far */
-} similarity_ctx;
-
-static int copy_heads(const ag_layer_view *v, void *user)
-{
-    similarity_ctx *c = user;
-    if (!c->run->layer_on[v->layer])
-        return 0;
-    c->copied += ag_layer_view_copy_heads(v, c->run->head_on, c->attn + c->copied * v->n * v->n);
-    return v->layer == c->last ? SIMILARITY_DONE : 0;
-}
-
 /* The sums over the texts so far. */
 typedef struct {
     size_t K;
@@ -65,58 +46,26 @@ typedef struct {
     size_t texts; /* texts added */
 } similarity_sums;
 
-/* One text's distances d(a, b), a < b, one task per head a. */
-typedef struct {
-    const double *attn; /* (K, n, n) */
-    size_t K, n;
-    double *d;          /* (K, K): the upper triangle */
-    ag_error *errs;     /* (K) */
-} pairs_job;
-
-static int pairs_task(size_t a, int worker, void *user)
+static int similarity_run(const cli_model_run *r, const ag_run_options *opt,
+                          const ag_run_input *in, void *user, ag_error *err)
 {
-    (void)worker;
-    pairs_job *j = user;
-    size_t nn = j->n * j->n;
-    int status = AG_OK;
-    for (size_t b = a + 1; status == AG_OK && b < j->K; b++)
-        status = ag_js_distance(j->attn + a * nn, j->attn + b * nn, j->n, j->n,
-                                &j->d[a * j->K + b], &j->errs[a]);
-    return status;
+    return ag_run_similarity(r->model, in, opt, r->workers.workers, user, err);
 }
 
-/* One text: its selected heads' attention, then its distance between every
- * pair into out->data, added to the sums at its turn (similarity_turn), in
+/* One text: its distance between every pair into out->data
+ * (ag_run_similarity), added to the sums at its turn (similarity_turn), in
  * input order. */
 static int similarity_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
 {
-    size_t K = ((similarity_sums *)user)->K, n = s->n;
-    if (n > (size_t)-1 / sizeof(double) / n / K)
-        return cli_fail("%s: %zu tokens: the attention of %zu heads is too large", r->model_dir,
-                        n, K);
-    similarity_ctx c = {.run = r};
-    c.last = ag_selection_last(r->layers);
-    c.attn = malloc(K * n * n * sizeof *c.attn);
+    size_t K = ((similarity_sums *)user)->K;
     double *d = out->data = calloc(K * K + 1, sizeof *d);
     out->data_size = (K * K + 1) * sizeof *d;
-    ag_error *errs = calloc(K + 1, sizeof *errs);
-    if (!c.attn || !d || !errs) {
-        free(c.attn);
-        free(errs);
+    if (!d)
         return cli_fail("%s: out of memory for the attention of %zu heads on %zu tokens",
-                        r->model_dir, K, n);
-    }
+                        r->model_dir, K, s->n);
     ag_error err = {0};
-    ag_forward_options opt = cli_forward_options(r);
-    int rc = 0, status = cli_forward(r, s, &opt, copy_heads, &c, NULL, &err);
-    if (status != AG_OK && status != SIMILARITY_DONE)
-        rc = cli_model_run_fail(r, s, &err);
-    pairs_job j = {c.attn, K, n, d, errs};
-    if (rc == 0 && cli_workers_run(&r->workers, K, pairs_task, &j) != AG_OK)
-        rc = cli_model_run_fail(r, s, &errs[cli_first_error(errs, K)]);
-    free(c.attn);
-    free(errs);
-    return rc;
+    int status = cli_run_text(r, s, similarity_run, d, &err);
+    return status == AG_OK ? 0 : status < 0 ? 1 : cli_model_run_fail(r, s, &err);
 }
 
 static int similarity_turn(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
@@ -131,28 +80,11 @@ static int similarity_turn(cli_model_run *r, const cli_seq *s, cli_text_out *out
     return 0;
 }
 
-/* The (layer, head) of each of the K selected heads, in selection order. */
-typedef struct {
-    int layer, head;
-} head_id;
-
-static head_id *selected_heads(const cli_model_run *r, size_t *K)
-{
-    size_t nl = ag_selection_count(r->layers), nh = ag_selection_count(r->heads);
-    head_id *ids = malloc((nl * nh + 1) * sizeof *ids);
-    *K = 0;
-    for (size_t i = 0; ids && i < nl; i++)
-        for (size_t k = 0; k < nh; k++)
-            ids[(*K)++] = (head_id){ag_selection_index(r->layers, i),
-                                    ag_selection_index(r->heads, k)};
-    return ids;
-}
-
 static const char *const pair_keys[] = {"layer_a", "head_a", "layer_b", "head_b", "js_distance"};
 
 /* The records, one per pair a < b, as a table for the one writer; with
  * "model" as every command's. 0, or 1 after printing. */
-static int pairs_table(const cli_common *c, const head_id *ids, size_t K, const double *S,
+static int pairs_table(const cli_common *c, const int *pairs, size_t K, const double *S,
                        ag_table *t)
 {
     ag_error err = {0};
@@ -164,7 +96,7 @@ static int pairs_table(const cli_common *c, const head_id *ids, size_t K, const 
                 status = AG_ENOMEM;
                 break;
             }
-            double v[4] = {ids[a].layer, ids[a].head, ids[b].layer, ids[b].head};
+            double v[4] = {pairs[2 * a], pairs[2 * a + 1], pairs[2 * b], pairs[2 * b + 1]};
             for (int k = 0; k < 4; k++)
                 row[k] = (ag_cell){.kind = AG_CELL_INTEGER, .value = v[k]};
             row[4] = (ag_cell){.kind = AG_CELL_NUMBER, .value = S[a * K + b]};
@@ -187,7 +119,7 @@ static void average(double *S, size_t K, size_t texts)
 
 /* The records to standard output (r->common.out_path is NULL: -o is the
  * matrix) and, with -o, the matrix: both or neither. */
-static int similarity_outputs(const cli_model_run *r, const char *npy_path, const head_id *ids,
+static int similarity_outputs(const cli_model_run *r, const char *npy_path, const int *pairs,
                               size_t K, const double *S)
 {
     cli_outputs tx = {0};
@@ -209,7 +141,7 @@ static int similarity_outputs(const cli_model_run *r, const char *npy_path, cons
     if (rc == 0)
         rc = cli_settings_text(&r->common, &in, &settings);
     if (rc == 0)
-        rc = pairs_table(&r->common, ids, K, S, &t);
+        rc = pairs_table(&r->common, pairs, K, S, &t);
     if (rc == 0) {
         ag_output_meta meta = {.size = sizeof(ag_output_meta), .command = "similarity",
                                .source = r->model_dir, .settings = settings};
@@ -238,6 +170,18 @@ static int similarity_option(cli_model_run *r, int argc, char **argv, int *i)
     return 0;
 }
 
+/* The K heads compared, (layer, head) each. 0, or 1 after printing. */
+static int similarity_heads(const cli_model_run *r, int **pairs, size_t *K)
+{
+    ag_run_options *opt = NULL;
+    ag_error err = {0};
+    if (cli_model_run_options(r, &opt))
+        return 1;
+    int status = ag_run_similarity_heads(r->model, opt, pairs, K, &err);
+    ag_run_options_free(opt);
+    return status == AG_OK ? 0 : cli_fail_error(&err);
+}
+
 int cmd_similarity(int argc, char **argv)
 {
     cli_model_run r = {0};
@@ -254,9 +198,11 @@ int cmd_similarity(int argc, char **argv)
     r.outs[1] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "similarity", 0);
     size_t K = 0;
-    head_id *ids = rc ? NULL : selected_heads(&r, &K);
-    double *S = ids ? calloc(K * K + 1, sizeof *S) : NULL;
-    if (rc == 0 && !S)
+    int *pairs = NULL;
+    double *S = NULL;
+    if (rc == 0)
+        rc = similarity_heads(&r, &pairs, &K);
+    if (rc == 0 && !(S = calloc(K * K + 1, sizeof *S)))
         rc = cli_fail("out of memory for %zu heads", K);
     similarity_sums acc = {K, S, 0};
     if (rc == 0)
@@ -266,9 +212,9 @@ int cmd_similarity(int argc, char **argv)
                       r.model_dir);
     if (rc == 0) {
         average(S, K, acc.texts);
-        rc = similarity_outputs(&r, npy_path, ids, K, S);
+        rc = similarity_outputs(&r, npy_path, pairs, K, S);
     }
     free(S);
-    free(ids);
+    ag_free(pairs);
     return cli_model_run_finish(&r, rc);
 }

@@ -344,20 +344,48 @@ int cli_model_inputs(cli_model_run *r, const char *cmd)
     return rc;
 }
 
+int cli_run_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **read,
+                  ag_error *err)
+{
+    *in = (ag_run_input){.size = sizeof *in, .ids = s->ids, .n = s->n, .values = s->values,
+                         .ndim = s->ndim, .shape = s->shape, .text = s->line};
+    *read = NULL;
+    if (!s->source || s->values)
+        return AG_OK;
+    int ndim = 0;
+    size_t shape[3] = {0};
+    int status = read_tensor(r, s->source, read, &ndim, shape, err);
+    if (status == AG_OK &&
+        (ndim != s->ndim || memcmp(shape, s->shape, (size_t)ndim * sizeof *shape) != 0))
+        status = ag_error_set(err, AG_ESHAPE, "%s: changed shape during the run", s->source);
+    in->values = *read;
+    return status;
+}
+
+int cli_run_text(const cli_model_run *r, const cli_seq *s, cli_run_fn fn, void *user,
+                 ag_error *err)
+{
+    ag_run_options *opt = NULL;
+    if (cli_model_run_options(r, &opt))
+        return -1;
+    ag_run_input in;
+    double *read = NULL;
+    int status = cli_run_input(r, s, &in, &read, err);
+    if (status == AG_OK)
+        status = fn(r, opt, &in, user, err);
+    free(read);
+    ag_run_options_free(opt);
+    return status;
+}
+
 int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
                 ag_layer_fn fn, void *user, double *hidden, ag_error *err)
 {
-    if (!s->source)
-        return ag_model_forward_ex(r->model, s->ids, s->n, opt, fn, user, hidden, err);
-    double *v = s->values;
-    int ndim = s->ndim, status = AG_OK;
-    size_t shape[3] = {0};
-    if (!v && (status = read_tensor(r, s->source, &v, &ndim, shape, err)) == AG_OK &&
-        (ndim != s->ndim || memcmp(shape, s->shape, (size_t)ndim * sizeof *shape) != 0))
-        status = ag_error_set(err, AG_ESHAPE, "%s: changed shape during the run", s->source);
+    ag_run_input in;
+    double *read = NULL;
+    int status = cli_run_input(r, s, &in, &read, err);
     if (status == AG_OK)
-        status = ag_model_forward_values(r->model, v, s->ndim, s->shape, opt, fn, user, hidden, err);
-    if (v != s->values)
-        free(v);
+        status = ag_run_forward(r->model, &in, opt, fn, user, hidden, err);
+    free(read);
     return status;
 }

@@ -28,3 +28,18 @@ int cli_run_options(const cli_common *c, ag_precision precision, ag_run_options 
     *out = o;
     return 0;
 }
+
+int cli_model_run_options(const cli_model_run *r, ag_run_options **out)
+{
+    if (cli_run_options(&r->common, r->input.precision, out))
+        return 1;
+    ag_error err = {0};
+    int status = ag_run_options_set_selection(*out, "layers", r->layers, &err);
+    if (status == AG_OK)
+        status = ag_run_options_set_selection(*out, "heads", r->heads, &err);
+    if (status == AG_OK)
+        return 0;
+    ag_run_options_free(*out);
+    *out = NULL;
+    return cli_fail_error(&err);
+}

@@ -73,6 +73,13 @@ int ag_run_options_select(ag_run_options *opt, const char *what, const int *idx,
     return AG_OK;
 }
 
+int ag_run_options_set_selection(ag_run_options *opt, const char *what, const ag_selection *sel,
+                                 ag_error *err)
+{
+    return ag_run_options_select(opt, what, ag_selection_indices(sel), ag_selection_count(sel),
+                                 err);
+}
+
 /* ---- workers ------------------------------------------------------------ */
 
 int ag_run_workers(const ag_run_options *opt, size_t tasks, ag_workers **w, ag_error *err)

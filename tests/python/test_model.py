@@ -126,6 +126,9 @@ CLOSED_CALLS = {
     "analyze": lambda m: m.analyze([1, 2, 3]),
     "stability": lambda m: m.stability([1, 2, 3]),
     "weights": lambda m: m.weights(),
+    "residual": lambda m: m.residual(tokens=[1, 2, 3]),
+    "rollout": lambda m: m.rollout(tokens=[1, 2, 3]),
+    "similarity": lambda m: m.similarity(tokens=[1, 2, 3]),
     "__enter__": lambda m: m.__enter__(),
 }
 

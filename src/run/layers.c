@@ -1,0 +1,202 @@
+/* layers.c — attngeom/run.h, per-layer and across-layer work of one input:
+ * `attngeom residual` (families A and C of each selected hidden state) and
+ * `attngeom rollout` (the metrics of R_l). Both stream one forward pass:
+ * no (L+1, n, d) or (L, n, n) array is held, only the state or R in hand. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "access_int.h"
+#include "attngeom/layers.h"
+#include "base/sized_int.h"
+#include "layers_int.h"
+
+/* ---- one input's run over the layers ------------------------------------ */
+
+int agr_pass_begin(agr_pass *p, const ag_model *m, const ag_run_input *in,
+                   const ag_run_options *opt, int extra, ag_workers *w, ag_error *err)
+{
+    *p = (agr_pass){.in = AG_RUN_INPUT_DEFAULT};
+    if (!m)
+        return ag_error_set(err, AG_EINVAL, "no model (NULL)");
+    int status = in ? AG_SIZED_READ(&p->in, in, ag_run_input, err) : AG_OK;
+    if (status == AG_OK)
+        status = ag_run_options_selection(opt, "layers", ag_model_get_config(m)->n_layer + extra,
+                                          &p->layers, err);
+    if (status == AG_OK && !w)
+        status = ag_run_workers(opt, SIZE_MAX, &p->own, err);
+    p->w = w ? w : p->own;
+    p->fo = ag_run_forward_options(opt, p->w);
+    if (status != AG_OK)
+        agr_pass_end(p);
+    return status;
+}
+
+void agr_pass_end(agr_pass *p)
+{
+    ag_selection_free(p->layers);
+    ag_workers_free(p->own);
+    *p = (agr_pass){0};
+}
+
+int agr_pass_run(const agr_pass *p, const ag_model *m, ag_layer_fn fn, void *user,
+                 const ag_error *ctx_err, ag_error *err)
+{
+    ag_error e = {0}; /* a pass stopped at AGR_PASS_DONE leaves its note here */
+    int status = ag_run_forward(m, &p->in, &p->fo, fn, user, NULL, &e);
+    if (status == AGR_PASS_DONE || status == AG_OK)
+        return AG_OK;
+    *err = ctx_err->status ? *ctx_err : e;
+    return status;
+}
+
+/* A record appended to *out (made when NULL). */
+static ag_record *record_add(ag_record_list **out, ag_error *err)
+{
+    if (!*out && !(*out = ag_record_list_new())) {
+        ag_error_set(err, AG_ENOMEM, "out of memory for records");
+        return NULL;
+    }
+    ag_record *rec = ag_record_list_add(*out, err);
+    if (!rec)
+        ag_error_set(err, AG_ENOMEM, "out of memory for records");
+    return rec;
+}
+
+/* opt's metrics, or the default of `families` made into *own. */
+static const ag_metric_set *metrics_or_default(const ag_run_options *opt, unsigned families,
+                                               ag_metric_set **own, ag_error *err)
+{
+    *own = NULL;
+    if (opt && opt->metrics)
+        return opt->metrics;
+    return ag_metric_set_new(families, NULL, own, err) == AG_OK ? *own : NULL;
+}
+
+/* ---- residual ------------------------------------------------------------ */
+
+typedef struct {
+    const unsigned char *layer_on; /* (n_layer + 1) */
+    const ag_metric_set *sel;
+    long text;
+    ag_record_list **out;
+    ag_error err; /* the metrics' failure */
+} residual_ctx;
+
+static int residual_state(int l, size_t n, size_t d, const double *h, void *user)
+{
+    residual_ctx *c = user;
+    if (!c->layer_on[l])
+        return 0;
+    ag_record *rec = record_add(c->out, &c->err);
+    if (!rec)
+        return AG_ENOMEM;
+    ag_record_init(rec, l, -1, n, d);
+    ag_record_set_text(rec, c->text);
+    ag_error e = {0};
+    int status = ag_residual_metrics(h, n, d, c->sel, rec, &e);
+    if (status != AG_OK)
+        ag_error_set(&c->err, status, "hidden state %d: %s", l, e.message);
+    return status;
+}
+
+int ag_run_residual(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                    ag_workers *w, ag_record_list **out, ag_error *err)
+{
+    agr_pass p;
+    ag_metric_set *own = NULL;
+    int status = agr_pass_begin(&p, m, in, opt, 1, w, err);
+    residual_ctx c = {.text = p.in.text, .out = out};
+    if (status == AG_OK && !(c.sel = metrics_or_default(opt, AG_FAMILIES_RESIDUAL, &own, err)))
+        status = err->status;
+    if (status == AG_OK) {
+        c.layer_on = ag_selection_mask(p.layers);
+        p.fo.hidden_fn = residual_state;
+        p.fo.hidden_user = &c;
+        status = agr_pass_run(&p, m, NULL, NULL, &c.err, err);
+    }
+    ag_metric_set_free(own);
+    agr_pass_end(&p);
+    return status;
+}
+
+/* ---- rollout ------------------------------------------------------------- */
+
+typedef struct {
+    const ag_run_options *opt;
+    const ag_metric_set *sel;
+    ag_workers *w;
+    const unsigned char *layer_on; /* (n_layer) */
+    int last;                      /* the last selected layer */
+    long text;
+    double *R;                     /* (n, n), made at layer 0 */
+    ag_run_matrix_fn fn;           /* each selected R_l, or NULL */
+    void *user;
+    ag_record_list **out;
+    ag_error err;
+} rollout_ctx;
+
+static int rollout_alloc(rollout_ctx *c, size_t n)
+{
+    if (n > (size_t)-1 / sizeof(double) / n)
+        return ag_error_set(&c->err, AG_ELIMIT, "%zu tokens: rollout matrix too large", n);
+    if (!(c->R = malloc(n * n * sizeof *c->R)))
+        return ag_error_set(&c->err, AG_ENOMEM, "out of memory for the %zux%zu rollout", n, n);
+    return AG_OK;
+}
+
+/* R_l's record: the matrix families under opt's --metrics and
+ * edge threshold, in the calling worker's workspace. */
+static int rollout_record(rollout_ctx *c, int layer, size_t n)
+{
+    ag_record *rec = record_add(c->out, &c->err);
+    if (!rec)
+        return AG_ENOMEM;
+    ag_record_init(rec, layer, -1, n, n);
+    ag_record_set_text(rec, c->text);
+    ag_matrix_options mo = {.size = sizeof(ag_matrix_options),
+                            .edge_threshold = c->opt ? c->opt->edge_threshold : -1};
+    ag_error e = {0};
+    int status = ag_matrix_metrics_work(c->R, n, n, c->sel, &mo, ag_workers_work(c->w), rec, &e);
+    if (status != AG_OK)
+        return ag_error_set(&c->err, status, "rollout R_%d: %s", layer, e.message);
+    return AG_OK;
+}
+
+static int rollout_layer(const ag_layer_view *v, void *user)
+{
+    rollout_ctx *c = user;
+    ag_error e = {0};
+    int status = c->R ? AG_OK : rollout_alloc(c, v->n);
+    if (status == AG_OK &&
+        (status = ag_rollout_step(c->R, v->attn, v->n_head, v->n, v->layer == 0, &e)) != AG_OK)
+        return ag_error_set(&c->err, status, "layer %d: %s", v->layer, e.message);
+    if (status != AG_OK || !c->layer_on[v->layer])
+        return status;
+    if ((status = rollout_record(c, v->layer, v->n)) != AG_OK)
+        return status;
+    if (c->fn && (status = c->fn(v->layer, c->R, v->n, c->user, &c->err)) != AG_OK)
+        return status;
+    return v->layer == c->last ? AGR_PASS_DONE : AG_OK;
+}
+
+int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                   ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
+                   ag_error *err)
+{
+    agr_pass p;
+    ag_metric_set *own = NULL;
+    int status = agr_pass_begin(&p, m, in, opt, 0, w, err);
+    rollout_ctx c = {.opt = opt, .w = p.w, .text = p.in.text, .fn = fn, .user = user,
+                     .out = out};
+    if (status == AG_OK && !(c.sel = metrics_or_default(opt, AG_FAMILIES_ROLLOUT, &own, err)))
+        status = err->status;
+    if (status == AG_OK) {
+        c.layer_on = ag_selection_mask(p.layers);
+        c.last = ag_selection_last(p.layers);
+        status = agr_pass_run(&p, m, rollout_layer, &c, &c.err, err);
+    }
+    free(c.R);
+    ag_metric_set_free(own);
+    agr_pass_end(&p);
+    return status;
+}

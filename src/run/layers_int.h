@@ -1,0 +1,33 @@
+/* Internal prefix: agr_ (module src/run/). */
+/* layers_int.h — what the per-layer runs (layers.c, similarity.c) share:
+ * the run of one input over a model's selected layers. */
+#ifndef AG_LAYERS_INT_H
+#define AG_LAYERS_INT_H
+
+#include "attngeom/run.h"
+
+/* Returned by a layer callback after the last selected layer: the layers
+ * after it are not computed. Not an AG_ status, so never a failure. */
+#define AGR_PASS_DONE 1000
+
+/* One input's run over the layers: the input (read by its size: NULL is
+ * one with neither ids nor values), the selection of opt's "layers" over
+ * n_layer + extra (extra 1: the hidden states 0..n_layer), the workers
+ * (w, or a pool of opt's threads owned here) and the pass's options on
+ * them. */
+typedef struct {
+    ag_run_input in;
+    ag_selection *layers;
+    ag_workers *w, *own;
+    ag_forward_options fo;
+} agr_pass;
+
+int agr_pass_begin(agr_pass *p, const ag_model *m, const ag_run_input *in,
+                   const ag_run_options *opt, int extra, ag_workers *w, ag_error *err);
+void agr_pass_end(agr_pass *p);
+/* The pass on p's input with fn per layer; the callbacks' own error (ctx_err,
+ * set when they failed) wins over the pass's, AGR_PASS_DONE is AG_OK. */
+int agr_pass_run(const agr_pass *p, const ag_model *m, ag_layer_fn fn, void *user,
+                 const ag_error *ctx_err, ag_error *err);
+
+#endif
