@@ -238,6 +238,36 @@ AG_EXPORT int ag_run_attention(const ag_model *m, const ag_run_input *in,
                                ag_hidden_fn hidden_fn, void *user, double *hidden,
                                ag_error *err);
 
+/* `attngeom weights`'s records: family D (ag_weight_metrics; default
+ * metrics AG_FAMILIES_WEIGHTS) of every selected head of every selected
+ * layer of m, or (m NULL) of every head 0..n_head-1 of the one layer
+ * `tensors` as layer 0; rows = cols = d (m's d_model, tensors' wq rows).
+ * One task per layer (through ag_run_tasks_run with opt: its distribution
+ * spreads the layers), the layer's heads in parallel inside it. Errors:
+ * AG_EINVAL "no model (NULL)" when both are NULL, the selections',
+ * ag_model_attn_weights's, and a head's as "layer L, head H: <message>"
+ * (the lowest failed head of the lowest failed layer). *out the caller's
+ * (ag_record_list_free); NULL on failure. w NULL: a pool of "threads", at
+ * most the layers. */
+AG_EXPORT int ag_run_weights(const ag_model *m, const ag_attn_weights *tensors,
+                             const ag_run_options *opt, ag_workers *w, ag_record_list **out,
+                             ag_error *err);
+
+/* `attngeom matrix`'s records: families A-C and F (default metrics
+ * AG_FAMILIES_MATRIX, opt's "edge_threshold") of every matrix of the array
+ * (2-D [n,m] one matrix, 3-D [H,n,m] heads, 4-D [L,H,n,m] layers x heads;
+ * records (layer, head) in that order) with any strides in doubles
+ * (ag_matrices_check, which runs first); a matrix whose rows are not
+ * contiguous is gathered into its worker's buffer first (exact copies: the
+ * same values). One task per matrix, through ag_run_tasks_run with opt.
+ * Errors: ag_matrices_check's, AG_ENOMEM "out of memory for N records", a
+ * matrix's as "layer L, head H: <message>" (the lowest failed one). *out
+ * the caller's (ag_record_list_free); NULL on failure. w NULL: a pool of
+ * "threads", at most the matrices. */
+AG_EXPORT int ag_run_matrix(const double *data, int ndim, const size_t *shape,
+                            const ptrdiff_t *strides, const ag_run_options *opt, ag_workers *w,
+                            ag_record_list **out, ag_error *err);
+
 
 /* ---- per-layer and across-layer work: residual, rollout, similarity ----- */
 

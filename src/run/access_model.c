@@ -141,79 +141,14 @@ int ag_model_analyze(const ag_model *m, const int32_t *ids, size_t n, long text,
     return ag_run_analyze(m, &in, &o, NULL, out, err);
 }
 
-/* ---- weights (`attngeom weights MODEL`) --------------------------------- */
-
-typedef struct {
-    const ag_model *m;
-    const ag_metric_set *sel;
-    const int *layer, *head; /* (nl), (nh) */
-    size_t nh, d;
-    ag_record *recs;         /* (nl * nh) */
-    ag_error *errs;          /* (nl) */
-} weights_job;
-
-/* One task per layer, its heads in order (the CLI's tasks compute the same
- * values: every head is one ag_weight_metrics call). */
-static int weights_layer(size_t k, int worker, void *user)
-{
-    (void)worker;
-    const weights_job *j = user;
-    ag_attn_weights w = {0};
-    ag_error e = {0};
-    int status = ag_model_attn_weights(j->m, j->layer[k], &w, &j->errs[k]);
-    for (size_t i = 0; status == AG_OK && i < j->nh; i++) {
-        ag_head_factors f;
-        ag_attn_weights_head_factors(&w, j->d, j->head[i], &f);
-        ag_record *r = &j->recs[k * j->nh + i];
-        ag_record_init(r, j->layer[k], j->head[i], j->d, j->d);
-        if ((status = ag_weight_metrics(&f, j->sel, r, &e)) != AG_OK)
-            ag_error_set(&j->errs[k], status, "layer %d, head %d: %s", j->layer[k], j->head[i],
-                         e.message);
-    }
-    ag_attn_weights_free(&w);
-    return status;
-}
-
-static int weights_run(weights_job *j, size_t nl, const ag_run_options *opt, ag_error *err)
-{
-    ag_workers *w = NULL;
-    int status = ag_run_workers(opt, nl, &w, err);
-    if (status == AG_OK &&
-        (status = ag_pool_run(ag_workers_pool(w), nl, weights_layer, j)) != AG_OK) {
-        size_t k = 0;
-        while (k + 1 < nl && j->errs[k].status == AG_OK)
-            k++;
-        *err = j->errs[k];
-    }
-    ag_workers_free(w);
-    return status;
-}
+/* ---- weights: a wrapper of attngeom/run.h ------------------------------ */
 
 int ag_model_weight_records(const ag_model *m, const ag_metric_set *sel,
                             const ag_run_options *opt, ag_record_list **out, ag_error *err)
 {
-    *out = NULL;
-    if (!m)
-        return no_model(err);
-    const ag_model_config *g = ag_model_get_config(m);
-    selection s = {0};
-    ag_record_list *list = NULL;
-    ag_error *errs = calloc((size_t)g->n_layer + 1, sizeof *errs);
-    int status = errs ? selection_new(m, opt, &s, err)
-                      : ag_error_set(err, AG_ENOMEM, "out of memory");
-    if (status == AG_OK && !(list = ag_record_list_alloc(s.nl * s.nh, err)))
-        status = AG_ENOMEM;
-    if (status == AG_OK) {
-        weights_job j = {m, sel, ag_selection_indices(s.layers), ag_selection_indices(s.heads), s.nh, (size_t)g->d_model, list->items, errs};
-        status = weights_run(&j, s.nl, opt, err);
-    }
-    if (status == AG_OK)
-        *out = list;
-    else
-        ag_record_list_free(list);
-    selection_free(&s);
-    free(errs);
-    return status;
+    ag_run_options o = *agr_options(opt);
+    o.metrics = sel;
+    return ag_run_weights(m, NULL, &o, NULL, out, err);
 }
 
 /* ---- corpus statistics -------------------------------------------------- */
