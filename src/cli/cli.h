@@ -57,9 +57,6 @@ typedef struct {
  * is an empty one. */
 /* Append a record to *list (made when NULL); NULL when out of memory. */
 ag_record *cli_records_add(ag_record_list **list);
-/* A new list of count records, for tasks that fill record i each
- * (ag_record_list_at); NULL when out of memory. */
-ag_record_list *cli_records_new(size_t count);
 /* Move *src's records to the end of *dst (*src emptied). 0, or -1 when out
  * of memory (both unchanged). */
 int cli_records_move(ag_record_list **dst, ag_record_list **src);
