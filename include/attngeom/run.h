@@ -205,8 +205,9 @@ typedef struct {
  * Returns AG_OK, or the status of the lowest failed head with *failed its
  * number and err its own message (the caller names layer and head); a
  * failure before any head ran (AG_ENOMEM "out of memory for records")
- * leaves *failed -1, as does AG_EINVAL for L's size (ABI rule). out holds
- * the records of the heads that ran. */
+ * leaves *failed -1, as does AG_EINVAL for L's size (ABI rule). After a
+ * head's failure out holds a record per selected head, those from the
+ * failed one on not to be used. out is the caller's and stays so. */
 AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_run_options *opt,
                            ag_record_list *out, int *failed, ag_error *err);
 
@@ -231,7 +232,8 @@ typedef int (*ag_run_heads_fn)(int layer, const double *attn, size_t heads, size
  * selected layer's selected heads in layer order, hidden_fn (may be NULL)
  * every hidden state as the pass makes it, and hidden (may be NULL) all of
  * them, (n_layer + 1, n, d_model) as ag_run_forward fills it. Errors: the
- * selections', the pass's, a callback's status. w NULL: a pool of
+ * selections', the pass's, AG_ENOMEM (a copy of the selected heads when
+ * not all are), a callback's status. w NULL: a pool of
  * "threads", at most n_head. */
 AG_EXPORT int ag_run_attention(const ag_model *m, const ag_run_input *in,
                                const ag_run_options *opt, ag_workers *w, ag_run_heads_fn fn,
