@@ -1,12 +1,10 @@
-/* access.c — attngeom/access.h, first half: errors, behind pointers the
- * library allocates (why: the header). The matrices of `attngeom matrix`
- * are in matrix.c. */
+/* errors.c — attngeom/access.h's errors and memory: an ag_error on the heap
+ * with getters, and ag_free, so that a binding declares no struct and never
+ * needs the C library's free (why: access.h). Recording an error is
+ * ag_error_set's, in core.c. */
 #include <stdlib.h>
 
-#include "access_int.h"
-#include "select_int.h"
-
-/* ---- errors and memory -------------------------------------------------- */
+#include "attngeom.h"
 
 ag_error *ag_error_new(void)
 {
