@@ -202,6 +202,9 @@ int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_optio
     *out = NULL;
     if (!m)
         return ag_error_set(err, AG_EINVAL, "no model (NULL)");
+    ag_run_input given = AG_RUN_INPUT_DEFAULT; /* for its text; the pass reads the rest */
+    if (in && AG_SIZED_READ(&given, in, ag_run_input, err) != AG_OK)
+        return AG_EINVAL;
     ag_run_options o = *agr_options(opt);
     ag_metric_set *own_sel = NULL;
     ag_workers *own = NULL;
@@ -216,7 +219,7 @@ int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_optio
         status = ag_error_set(err, AG_ENOMEM, "out of memory");
     if (status == AG_OK) {
         analyze_job a = {.m = m, .opt = &o, .w = w, .layer_on = ag_selection_mask(layers),
-                         .heads = heads, .text = in ? in->text : -1, .recs = recs,
+                         .heads = heads, .text = given.text, .recs = recs,
                          .stability = ag_family_selected(o.metrics, AG_FAMILY_STABILITY)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
         status = ag_run_forward(m, in, &fo, analyze_layer, &a, NULL, err);
