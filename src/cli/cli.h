@@ -60,9 +60,6 @@ typedef struct {
  * is an empty one. */
 /* Append a record to *list (made when NULL); NULL when out of memory. */
 ag_record *cli_records_add(ag_record_list **list);
-/* A new list of count records, for tasks that fill record i each
- * (ag_record_list_at); NULL when out of memory. */
-ag_record_list *cli_records_new(size_t count);
 /* Move *src's records to the end of *dst (*src emptied). 0, or -1 when out
  * of memory (both unchanged). */
 int cli_records_move(ag_record_list **dst, ag_record_list **src);
@@ -152,31 +149,6 @@ size_t cli_first_error(const ag_error *errs, size_t count);
  * (ag_matrix_metrics_work). */
 int cli_matrix_metrics(const cli_workers *w, const cli_common *c, const double *M, size_t m,
                        size_t n, ag_record *rec, ag_error *err);
-/* 1 when c's --metrics selects a key of family E (stability). */
-int cli_stability_selected(const ag_metric_set *sel);
-
-/* Family E of a head: its Q/K input, filled for head h by the command. */
-typedef void (*cli_head_input_fn)(const void *ctx, int h, ag_head_input *in);
-
-/* One layer's attention, the heads to measure and where family E comes
- * from. */
-typedef struct {
-    const double *attn;            /* (n_head, n, n) */
-    size_t n;
-    int n_head, layer;
-    long text;                     /* the records' "text" */
-    const ag_selection *heads;     /* the selected heads (over n_head); NULL: all */
-    cli_head_input_fn input;       /* family E when selected: head h's input */
-    const void *input_ctx;
-} cli_layer_heads;
-
-/* Append the records of the selected heads of L (head order) to out: the
- * matrix metrics and, when selected, family E, heads in parallel. Returns
- * 0, or the status of the lowest head that failed with *failed its number
- * and err its error. */
-int cli_layer_records(const cli_workers *w, const cli_common *c, const cli_layer_heads *L,
-                      ag_record_list **out, int *failed, ag_error *err);
-
 /* ---- messages (messages.c) ---------------------------------------------- */
 
 /* cli_held (driver.h): stderr lines of a task, printed at its turn so that
@@ -528,13 +500,13 @@ int cli_model_inputs(cli_model_run *r, const char *cmd);
  * failure to read the input is AG_EIO etc. with err naming the file. */
 int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
                 ag_layer_fn fn, void *user, double *hidden, ag_error *err);
-/* s as the library's input of a run (attngeom/run.h): its ids, or its
- * tensor, read again first when not kept (*read, the caller's to free,
- * holds it then). Errors as cli_forward's reading. */
-int cli_run_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **read,
+/* s as a run's input (attngeom/run.h): its token ids, or its tensor, read
+ * again when not kept (then *owned, the caller frees it; else NULL). A
+ * failure to read is cli_forward's. */
+int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **owned,
                   ag_error *err);
 /* A library run of one text: fn on r's run options (cli_model_run_options)
- * and s's input (cli_run_input). Returns fn's status (err set when not
+ * and s's input (cli_seq_input). Returns fn's status (err set when not
  * AG_OK; the caller prints it), or -1 after printing that the options
  * could not be made. */
 typedef int (*cli_run_fn)(const cli_model_run *r, const ag_run_options *opt,

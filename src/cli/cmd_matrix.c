@@ -72,9 +72,10 @@ static int read_matrix_file(const char *path, const char *tensor, ag_array *out)
     return 0;
 }
 
-/* Shape and values checks the metrics need (ag_matrices_check), with the
- * file named. */
-static int check_array(const char *path, const ag_array *a)
+/* Every matrix's records (ag_run_matrix on the array's C-order strides)
+ * into *out. 0, or 1 after printing the error, after the file. */
+static int matrix_records(const char *path, const ag_array *a, const cli_common *c,
+                          ag_record_list **out)
 {
     ptrdiff_t strides[AG_MAX_DIMS];
     ptrdiff_t stride = 1;
@@ -82,59 +83,17 @@ static int check_array(const char *path, const ag_array *a)
         strides[d] = stride;
         stride *= (ptrdiff_t)a->shape[d];
     }
-    ag_error err = {0};
-    if (ag_matrices_check(a->data, a->ndim, a->shape, strides, &err) != AG_OK)
-        return cli_fail("%s: %s", path, err.message);
-    return 0;
-}
-
-/* One task per matrix: matrix i is layer i / H, head i % H. */
-typedef struct {
-    const cli_workers *w;
-    const cli_common *c;
-    const ag_array *a;
-    size_t H, m, n;
-    ag_record_list *recs; /* (L*H) */
-    ag_error *errs;  /* (L*H) */
-} matrix_job;
-
-static int matrix_task(size_t i, int worker, void *user)
-{
-    (void)worker;
-    matrix_job *j = user;
-    ag_record *r = ag_record_list_at(j->recs, i);
-    ag_record_init(r, (int)(i / j->H), (int)(i % j->H), j->m, j->n);
-    return cli_matrix_metrics(j->w, j->c, j->a->data + i * j->m * j->n, j->m, j->n, r,
-                              &j->errs[i]);
-}
-
-static int matrix_records(const char *path, const ag_array *a, const cli_common *c,
-                          ag_record_list **out)
-{
-    size_t L = a->ndim == 4 ? a->shape[0] : 1;
-    size_t H = a->ndim >= 3 ? a->shape[a->ndim - 3] : 1;
-    size_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1];
-    ag_record_list *recs = cli_records_new(L * H);
-    ag_error *errs = calloc(L * H, sizeof *errs);
+    ag_run_options *opt = NULL;
     cli_workers w = {0};
-    int rc = recs && errs ? cli_workers_new(c, &w)
-                          : cli_fail("%s: out of memory for %zu records", path, L * H);
-    matrix_job j = {&w, c, a, H, m, n, recs, errs};
-    ag_run_options *o = NULL;
+    ag_error err = {0};
+    int rc = cli_run_options(c, AG_PRECISION_F32, &opt);
     if (rc == 0)
-        rc = cli_run_options(c, AG_PRECISION_F32, &o);
-    ag_run_tasks t = {sizeof t, L * H, matrix_task, &j, recs, 1, errs, NULL};
-    if (rc == 0 && ag_run_tasks_run(w.workers, &t, o, NULL) != AG_OK) {
-        size_t k = cli_first_error(errs, L * H);
-        rc = cli_fail("%s: layer %zu, head %zu: %s", path, k / H, k % H, errs[k].message);
-    }
-    ag_run_options_free(o);
+        rc = cli_workers_new(c, &w);
+    if (rc == 0 && ag_run_matrix(a->data, a->ndim, a->shape, strides, opt, w.workers, out,
+                                 &err) != AG_OK)
+        rc = cli_fail("%s: %s", path, err.message);
     cli_workers_free(&w);
-    free(errs);
-    if (rc == 0)
-        *out = recs;
-    else
-        ag_record_list_free(recs);
+    ag_run_options_free(opt);
     return rc;
 }
 
@@ -179,10 +138,8 @@ int cmd_matrix(int argc, char **argv)
     ag_array a = {0};
     if (read_matrix_file(path, tensor, &a) != 0)
         return 1;
-    int rc = check_array(path, &a);
     ag_record_list *recs = NULL;
-    if (rc == 0)
-        rc = matrix_records(path, &a, &common, &recs);
+    int rc = matrix_records(path, &a, &common, &recs);
     ag_array_free(&a);
     if (rc == 0) {
         cli_settings_in in = {.files = &path, .nfiles = 1};

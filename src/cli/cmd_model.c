@@ -155,61 +155,25 @@ static const char analyze_help[] =
     "and JSONL carry the run's settings (options, SHA-256 of the weights, token\n"
     "counts); docs/cli.md, \"Corpus runs\".\n";
 
-typedef struct {
-    cli_model_run *run;
-    long text;
-    ag_record_list **out;
-    ag_error err;
-} analyze_ctx;
+/* analyze's options (cli_model_run_options), one for every text */
+static ag_run_options *analyze_opt;
 
-/* ---- family E (stability) in analyze ---- */
-
-typedef struct {
-    const ag_layer_view *v;
-    const ag_attn_weights *w;
-} layer_input;
-
-/* Family E of query head h: the view's X (the Q/K input, used in double
- * whatever the pass precision) and the layer's weights. */
-static void view_head_input(const void *ctx, int h, ag_head_input *in)
-{
-    const layer_input *li = ctx;
-    ag_attn_weights_head_input(li->w, li->v->x, li->v->n, li->v->d, h, in);
-}
-
-/* The records of the layer's selected heads, in parallel (cli_layer_records). */
-static int analyze_layer(const ag_layer_view *v, void *user)
-{
-    analyze_ctx *c = user;
-    cli_model_run *r = c->run;
-    if (!r->layer_on[v->layer])
-        return 0;
-    ag_attn_weights w = {0};
-    int stab = cli_stability_selected(r->common.metrics), status = AG_OK, h = -1;
-    if (stab && (status = ag_model_attn_weights(r->model, v->layer, &w, &c->err)) != AG_OK)
-        return status;
-    layer_input li = {v, &w};
-    cli_layer_heads L = {.attn = v->attn, .n = v->n, .n_head = v->n_head, .layer = v->layer,
-                         .text = c->text, .heads = r->heads,
-                         .input = stab ? view_head_input : NULL, .input_ctx = &li};
-    ag_error e = {0};
-    status = cli_layer_records(&r->workers, &r->common, &L, c->out, &h, &e);
-    if (status != AG_OK && h >= 0)
-        ag_error_set(&c->err, status, "layer %d head %d: %s", v->layer, h, e.message);
-    else if (status != AG_OK)
-        c->err = e;
-    ag_attn_weights_free(&w);
-    return status;
-}
-
+/* One text's records (ag_run_analyze) into out. */
 static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
 {
     (void)user;
-    analyze_ctx c = {.run = r, .text = s->line, .out = &out->recs};
+    ag_run_input in;
+    double *owned = NULL;
+    ag_record_list *recs = NULL;
     ag_error err = {0};
-    ag_forward_options opt = cli_forward_options(r);
-    int status = cli_forward(r, s, &opt, analyze_layer, &c, NULL, &err);
-    return status == AG_OK ? 0 : cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
+    int status = cli_seq_input(r, s, &in, &owned, &err);
+    if (status == AG_OK)
+        status = ag_run_analyze(r->model, &in, analyze_opt, r->workers.workers, &recs, &err);
+    free(owned);
+    if (status == AG_OK && cli_records_move(&out->recs, &recs) != 0)
+        status = ag_error_set(&err, AG_ENOMEM, "out of memory for records");
+    ag_record_list_free(recs);
+    return status == AG_OK ? 0 : cli_model_run_fail(r, s, &err);
 }
 
 int cmd_analyze(int argc, char **argv)
@@ -223,7 +187,11 @@ int cmd_analyze(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "analyze", 0);
     if (rc == 0)
+        rc = cli_model_run_options(&r, &analyze_opt);
+    if (rc == 0)
         rc = cli_model_run_records(&r, "analyze", analyze_text);
+    ag_run_options_free(analyze_opt);
+    analyze_opt = NULL;
     return cli_model_run_finish(&r, rc);
 }
 
@@ -261,23 +229,16 @@ static const char attention_help[] =
 /* The arrays go out as the pass makes them, a layer at a time, so a run
  * holds the model and one layer, never [L, H, n, n] (docs/cli.md, "Outputs"). */
 typedef struct {
-    const unsigned char *layer_on, *head_on;
     ag_npy_writer *attn, *hidden; /* -o, and --hidden or NULL */
     ag_error err;                 /* the write that failed */
 } attention_ctx;
 
 /* The selected heads of a selected layer, appended to -o's array. */
-static int write_layer(const ag_layer_view *v, void *user)
+static int write_heads(int layer, const double *attn, size_t heads, size_t n, void *user)
 {
+    (void)layer;
     attention_ctx *c = user;
-    if (!c->layer_on[v->layer])
-        return 0;
-    size_t nn = v->n * v->n;
-    for (int h = 0; h < v->n_head; h++)
-        if (c->head_on[h] && ag_npy_writer_write(c->attn, v->attn + (size_t)h * nn, nn,
-                                                 &c->err) != AG_OK)
-            return c->err.status;
-    return 0;
+    return ag_npy_writer_write(c->attn, attn, heads * n * n, &c->err);
 }
 
 /* Hidden state `index` (they come in order), appended to --hidden's array. */
@@ -310,15 +271,20 @@ static int check_text_paths(const cli_model_run *r)
     return 0;
 }
 
-/* The pass, writing as it goes: 0, or 1 after printing (a failed write names
- * its file; anything else, the model and the text). */
-static int attention_pass(cli_model_run *r, const cli_seq *s, attention_ctx *c)
+/* The pass (ag_run_attention), writing as it goes: 0, or 1 after printing
+ * (a failed write names its file; anything else, the model and the text). */
+static int attention_pass(cli_model_run *r, const cli_seq *s, const ag_run_options *opt,
+                          attention_ctx *c)
 {
-    ag_forward_options opt = cli_forward_options(r);
-    opt.hidden_fn = c->hidden ? write_hidden : NULL;
-    opt.hidden_user = c;
+    ag_run_input in;
+    double *owned = NULL;
     ag_error err = {0};
-    if (cli_forward(r, s, &opt, write_layer, c, NULL, &err) == AG_OK)
+    int status = cli_seq_input(r, s, &in, &owned, &err);
+    if (status == AG_OK)
+        status = ag_run_attention(r->model, &in, opt, r->workers.workers, write_heads,
+                                  c->hidden ? write_hidden : NULL, c, NULL, &err);
+    free(owned);
+    if (status == AG_OK)
         return 0;
     return c->err.status ? cli_fail_error(&c->err) : cli_model_run_fail(r, s, &err);
 }
@@ -327,13 +293,12 @@ static int attention_pass(cli_model_run *r, const cli_seq *s, attention_ctx *c)
  * and committed together, so a failure leaves any earlier files untouched. */
 static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
 {
-    (void)user;
     const ag_model_config *g = ag_model_get_config(r->model);
     size_t n = s->n, nl = ag_selection_count(r->layers),
            nh = ag_selection_count(r->heads);
     size_t ashape[4] = {nl, nh, n, n}, hshape[3] = {(size_t)g->n_layer + 1, n, (size_t)g->d_model};
     char *a = cli_text_path(r->common.out_path, s), *h = cli_text_path(hidden_path, s);
-    attention_ctx c = {.layer_on = r->layer_on, .head_on = r->head_on};
+    attention_ctx c = {0};
     cli_outputs tx = {0};
     int rc = !a || (hidden_path && !h) ? cli_fail("out of memory") : 0;
     if (rc == 0)
@@ -341,7 +306,7 @@ static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
     if (rc == 0 && h)
         rc = cli_outputs_npy(&tx, h, 3, hshape, &c.hidden);
     if (rc == 0)
-        rc = attention_pass(r, s, &c);
+        rc = attention_pass(r, s, user, &c);
     rc = cli_outputs_finish(&tx, rc);
     free(a);
     free(h);
@@ -367,7 +332,11 @@ int cmd_attention(int argc, char **argv)
     rc = cli_model_run_prepare(&r, "attention", 0);
     if (rc == 0)
         rc = check_text_paths(&r);
+    ag_run_options *opt = NULL;
     if (rc == 0)
-        rc = cli_model_run_each(&r, "attention", attention_text, NULL);
+        rc = cli_model_run_options(&r, &opt);
+    if (rc == 0)
+        rc = cli_model_run_each(&r, "attention", attention_text, opt);
+    ag_run_options_free(opt);
     return cli_model_run_finish(&r, rc);
 }

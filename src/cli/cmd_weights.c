@@ -29,98 +29,31 @@ static const char weights_help[] =
     "                           records (as `attngeom aggregate`; --by, --ci)\n"
     CLI_JOBS_HELP;
 
-/* Family D of the selected heads of one layer's [in, out] projections, one
- * task per head. */
-typedef struct {
-    const ag_attn_weights *w;
-    size_t d;
-    int layer;
-    const int *head;  /* (count) */
-    ag_record_list *recs; /* head i's record is first + i */
-    size_t first;
-    ag_error *errs;   /* (count) */
-    const ag_metric_set *sel;
-} heads_job;
-
-static int head_task(size_t i, int worker, void *user)
+/* Family D of the selected heads of the selected layers (ag_run_weights,
+ * with opt's layers and heads) or of every head of `tensors`, into *recs.
+ * 0, or 1 after printing the error, after `src`. */
+static int weights_records(const ag_model *m, const ag_attn_weights *tensors,
+                           const ag_selection *layers, const ag_selection *heads,
+                           const cli_common *c, const char *src, ag_record_list **recs)
 {
-    (void)worker;
-    const heads_job *j = user;
-    int h = j->head[i];
-    ag_head_factors f;
-    ag_attn_weights_head_factors(j->w, j->d, h, &f);
-    ag_record *r = ag_record_list_at(j->recs, j->first + i);
-    ag_record_init(r, j->layer, h, j->d, j->d);
-    return ag_weight_metrics(&f, j->sel, r, &j->errs[i]);
-}
-
-/* The layers to measure and where their records go: layer task k fills
- * recs[k * nh ...] with its nh selected heads. */
-typedef struct {
-    const cli_workers *workers;
-    const cli_common *c;
-    const ag_model *m;          /* NULL: the one layer `tensors` */
-    const ag_attn_weights *tensors;
-    const int *layer, *head;    /* (nl), (nh) */
-    size_t nh, d;
-    ag_record_list *recs;       /* (nl * nh) */
-    ag_error *errs;             /* (nl): the layer's error, naming the head */
-} layers_job;
-
-static int layer_heads(const layers_job *j, size_t k, const ag_attn_weights *w)
-{
-    ag_error *errs = calloc(j->nh + 1, sizeof *errs);
-    if (!errs)
-        return ag_error_set(&j->errs[k], AG_ENOMEM, "out of memory");
-    heads_job hj = {w, j->d, j->layer[k], j->head, j->recs, k * j->nh, errs, j->c->metrics};
-    int status = cli_workers_run(j->workers, j->nh, head_task, &hj);
-    if (status != AG_OK) {
-        size_t i = cli_first_error(errs, j->nh);
-        ag_error_set(&j->errs[k], status, "layer %d, head %d: %s", j->layer[k], j->head[i],
-                     errs[i].message);
-    }
-    free(errs);
-    return status;
-}
-
-static int layer_task(size_t k, int worker, void *user)
-{
-    (void)worker;
-    const layers_job *j = user;
-    if (!j->m)
-        return layer_heads(j, k, j->tensors);
-    ag_attn_weights w = {0};
-    int status = ag_model_attn_weights(j->m, j->layer[k], &w, &j->errs[k]);
-    if (status == AG_OK)
-        status = layer_heads(j, k, &w);
-    ag_attn_weights_free(&w);
-    return status;
-}
-
-/* Every selected layer's heads: layers in parallel (heads in parallel when
- * there is one layer). 0, or 1 after printing the lowest layer's error. */
-static int weights_records(layers_job *j, size_t nl, const char *src, ag_record_list **recs)
-{
+    ag_run_options *opt = NULL;
     cli_workers w = {0};
-    j->recs = cli_records_new(nl * j->nh);
-    j->errs = calloc(nl + 1, sizeof *j->errs);
-    int rc = j->recs && j->errs ? cli_workers_new(j->c, &w) : cli_fail("out of memory");
-    j->workers = &w;
-    ag_run_options *o = NULL;
+    ag_error err = {0};
+    int rc = cli_run_options(c, AG_PRECISION_F32, &opt);
+    if (rc == 0 && m && (ag_run_options_set_selection(opt, "layers", layers, &err) != AG_OK ||
+                         ag_run_options_set_selection(opt, "heads", heads, &err) != AG_OK))
+        rc = cli_fail_error(&err);
     if (rc == 0)
-        rc = cli_run_options(j->c, AG_PRECISION_F32, &o);
-    ag_run_tasks t = {sizeof t, nl, layer_task, j, j->recs, j->nh, j->errs, NULL};
-    if (rc == 0 && ag_run_tasks_run(w.workers, &t, o, NULL) != AG_OK)
-        rc = cli_fail("%s: %s", src, j->errs[cli_first_error(j->errs, nl)].message);
-    ag_run_options_free(o);
-    cli_workers_free(&w);
+        rc = cli_workers_new(c, &w);
+    ag_record_list *list = NULL;
+    if (rc == 0 && ag_run_weights(m, tensors, opt, w.workers, &list, &err) != AG_OK)
+        rc = cli_fail("%s: %s", src, err.message);
     if (rc == 0) {
         ag_record_list_free(*recs);
-        *recs = j->recs;
-    } else {
-        ag_record_list_free(j->recs);
+        *recs = list;
     }
-    free(j->errs);
+    cli_workers_free(&w);
+    ag_run_options_free(opt);
     return rc;
 }
 
@@ -136,11 +69,8 @@ static int model_weights(const char *dir, const char *layers, const char *heads,
     int rc = cli_selection("weights", layers, g->n_layer, "layers", dir, &layer);
     if (rc == 0)
         rc = cli_selection("weights", heads, g->n_head, "heads", dir, &head);
-    layers_job j = {.c = c, .m = m, .layer = ag_selection_indices(layer),
-                    .head = ag_selection_indices(head), .nh = ag_selection_count(head),
-                    .d = (size_t)g->d_model};
     if (rc == 0)
-        rc = weights_records(&j, ag_selection_count(layer), dir, recs);
+        rc = weights_records(m, NULL, layer, head, c, dir, recs);
     ag_selection_free(layer);
     ag_selection_free(head);
     ag_model_free(m);
@@ -156,17 +86,7 @@ static int tensor_weights(const cli_tensor_opts *o, const cli_common *c, ag_reco
         size_t hd = t.q.shape[1] / (size_t)o->heads;
         ag_attn_weights w = {.n_head = o->heads, .n_kv_head = (int)(t.k.shape[1] / hd),
                              .head_dim = (int)hd, .wq = t.q, .wk = t.k, .wv = t.v, .wo = t.o};
-        int zero = 0;
-        ag_selection *head = NULL;
-        ag_error err = {0};
-        rc = ag_selection_parse(NULL, o->heads, "heads", &head, &err) == AG_OK
-                 ? 0 : cli_fail_error(&err);
-        layers_job j = {.c = c, .tensors = &w, .layer = &zero,
-                        .head = ag_selection_indices(head), .nh = ag_selection_count(head),
-                        .d = t.q.shape[0]};
-        if (rc == 0)
-            rc = weights_records(&j, 1, o->weights, recs);
-        ag_selection_free(head);
+        rc = weights_records(NULL, &w, NULL, NULL, c, o->weights, recs);
     }
     cli_tensors_free(&t);
     return rc;

@@ -433,17 +433,6 @@ ag_record *cli_records_add(ag_record_list **list)
     return ag_record_list_add(*list, NULL);
 }
 
-ag_record_list *cli_records_new(size_t count)
-{
-    ag_record_list *list = ag_record_list_new();
-    for (size_t i = 0; list && i < count; i++)
-        if (!ag_record_list_add(list, NULL)) {
-            ag_record_list_free(list);
-            list = NULL;
-        }
-    return list;
-}
-
 int cli_records_move(ag_record_list **dst, ag_record_list **src)
 {
     if (!*dst) { /* take src's list whole */

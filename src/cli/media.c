@@ -344,21 +344,23 @@ int cli_model_inputs(cli_model_run *r, const char *cmd)
     return rc;
 }
 
-int cli_run_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **read,
+int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **owned,
                   ag_error *err)
 {
-    *in = (ag_run_input){.size = sizeof *in, .ids = s->ids, .n = s->n, .values = s->values,
-                         .ndim = s->ndim, .shape = s->shape, .text = s->line};
-    *read = NULL;
-    if (!s->source || s->values)
+    *owned = NULL;
+    *in = (ag_run_input){.size = sizeof *in, .ids = s->ids, .n = s->n, .text = s->line};
+    if (!s->source)
         return AG_OK;
-    int ndim = 0;
+    double *v = s->values;
+    int ndim = s->ndim, status = AG_OK;
     size_t shape[3] = {0};
-    int status = read_tensor(r, s->source, read, &ndim, shape, err);
-    if (status == AG_OK &&
+    if (!v && (status = read_tensor(r, s->source, &v, &ndim, shape, err)) == AG_OK &&
         (ndim != s->ndim || memcmp(shape, s->shape, (size_t)ndim * sizeof *shape) != 0))
         status = ag_error_set(err, AG_ESHAPE, "%s: changed shape during the run", s->source);
-    in->values = *read;
+    if (v != s->values)
+        *owned = v;
+    *in = (ag_run_input){.size = sizeof *in, .values = v, .ndim = s->ndim, .shape = s->shape,
+                         .text = s->line};
     return status;
 }
 
@@ -369,11 +371,11 @@ int cli_run_text(const cli_model_run *r, const cli_seq *s, cli_run_fn fn, void *
     if (cli_model_run_options(r, &opt))
         return -1;
     ag_run_input in;
-    double *read = NULL;
-    int status = cli_run_input(r, s, &in, &read, err);
+    double *owned = NULL;
+    int status = cli_seq_input(r, s, &in, &owned, err);
     if (status == AG_OK)
         status = fn(r, opt, &in, user, err);
-    free(read);
+    free(owned);
     ag_run_options_free(opt);
     return status;
 }
@@ -382,10 +384,10 @@ int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_optio
                 ag_layer_fn fn, void *user, double *hidden, ag_error *err)
 {
     ag_run_input in;
-    double *read = NULL;
-    int status = cli_run_input(r, s, &in, &read, err);
+    double *owned = NULL;
+    int status = cli_seq_input(r, s, &in, &owned, err);
     if (status == AG_OK)
         status = ag_run_forward(r->model, &in, opt, fn, user, hidden, err);
-    free(read);
+    free(owned);
     return status;
 }

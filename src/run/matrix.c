@@ -1,14 +1,13 @@
-/* access.c — attngeom/access.h's matrices of `attngeom matrix`: checked,
- * then measured per head over the run's workers (why: the header). */
+/* matrix.c — families A-C and F of every matrix of an array
+ * (attngeom/run.h, ag_run_matrix), for `attngeom matrix` (its file's
+ * C-order array) and Python (any strides) alike: one task per matrix, the
+ * run's tasks, which a distribution spreads. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "access_int.h"
-#include "select_int.h"
-
-/* ---- matrices ----------------------------------------------------------- */
 
 /* "(2, 3)", "(5,)", "()" as numpy prints shapes. */
 static void shape_text(int ndim, const size_t *shape, char *buf, size_t size)
@@ -75,15 +74,16 @@ int ag_matrices_check(const double *data, int ndim, const size_t *shape,
 
 /* One task per matrix: matrix i is layer i / H, head i % H. */
 typedef struct {
-    const ag_workers *w;
+    ag_workers *w;
     const double *data;
     size_t H, m, n;
     ptrdiff_t sl, sh, sr, sc; /* strides of layer, head, row, column */
     const ag_metric_set *sel;
     ag_matrix_options mo;
     double **gather;          /* (threads) m·n doubles each, for strided matrices */
-    ag_record *recs;
-    ag_error *errs;
+    int threads;
+    ag_record_list *recs;     /* (L*H) */
+    ag_error *errs;           /* (L*H) */
 } matrix_job;
 
 static int matrix_task(size_t i, int worker, void *user)
@@ -97,55 +97,47 @@ static int matrix_task(size_t i, int worker, void *user)
                 g[r * j->n + c] = M[(ptrdiff_t)r * j->sr + (ptrdiff_t)c * j->sc];
         M = g;
     }
-    ag_record_init(&j->recs[i], (int)(i / j->H), (int)(i % j->H), j->m, j->n);
-    return ag_matrix_metrics_work(M, j->m, j->n, j->sel, &j->mo, ag_workers_work(j->w),
-                                  &j->recs[i], &j->errs[i]);
+    ag_record *rec = ag_record_list_at(j->recs, i);
+    ag_record_init(rec, (int)(i / j->H), (int)(i % j->H), j->m, j->n);
+    return ag_matrix_metrics_work(M, j->m, j->n, j->sel, &j->mo, ag_workers_work(j->w), rec,
+                                  &j->errs[i]);
 }
 
-static int gather_new(matrix_job *j, int threads, ag_error *err)
+static int gather_new(matrix_job *j, ag_error *err)
 {
     if (j->sc == 1 && (j->sr == (ptrdiff_t)j->n || j->m == 1))
         return AG_OK; /* rows contiguous: measured in place */
-    if (!(j->gather = calloc((size_t)threads, sizeof *j->gather)))
+    j->threads = ag_pool_threads(ag_workers_pool(j->w));
+    if (!(j->gather = calloc((size_t)j->threads, sizeof *j->gather)))
         return ag_error_set(err, AG_ENOMEM, "out of memory");
-    for (int k = 0; k < threads; k++)
+    for (int k = 0; k < j->threads; k++)
         if (!(j->gather[k] = malloc(j->m * j->n * sizeof(double))))
             return ag_error_set(err, AG_ENOMEM, "out of memory for a %zu x %zu matrix", j->m, j->n);
     return AG_OK;
 }
 
-static void gather_free(matrix_job *j, int threads)
+static void gather_free(matrix_job *j)
 {
-    for (int k = 0; j->gather && k < threads; k++)
+    for (int k = 0; j->gather && k < j->threads; k++)
         free(j->gather[k]);
     free(j->gather);
 }
 
 static int run_matrices(matrix_job *j, size_t count, const ag_run_options *opt, ag_error *err)
 {
-    ag_workers *w = NULL;
-    int status = ag_run_workers(opt, count, &w, err);
-    if (status != AG_OK)
-        return status;
-    j->w = w;
-    int threads = ag_pool_threads(ag_workers_pool(w));
-    status = gather_new(j, threads, err);
-    if (status == AG_OK &&
-        (status = ag_pool_run(ag_workers_pool(w), count, matrix_task, j)) != AG_OK) {
-        size_t k = 0;
-        while (k + 1 < count && j->errs[k].status == AG_OK)
-            k++;
+    int status = gather_new(j, err);
+    ag_run_tasks t = {.size = sizeof t, .count = count, .fn = matrix_task, .user = j,
+                      .recs = j->recs, .per_task = 1, .errs = j->errs};
+    size_t k = 0;
+    if (status == AG_OK && (status = ag_run_tasks_run(j->w, &t, opt, &k)) != AG_OK)
         ag_error_set(err, status, "layer %zu, head %zu: %s", k / j->H, k % j->H,
                      j->errs[k].message);
-    }
-    gather_free(j, threads);
-    ag_workers_free(w);
+    gather_free(j);
     return status;
 }
 
-int ag_matrix_records(const double *data, int ndim, const size_t *shape,
-                      const ptrdiff_t *strides, const ag_metric_set *sel,
-                      const ag_run_options *opt, ag_record_list **out, ag_error *err)
+int ag_run_matrix(const double *data, int ndim, const size_t *shape, const ptrdiff_t *strides,
+                  const ag_run_options *opt, ag_workers *w, ag_record_list **out, ag_error *err)
 {
     *out = NULL;
     int status = ag_matrices_check(data, ndim, shape, strides, err);
@@ -154,21 +146,37 @@ int ag_matrix_records(const double *data, int ndim, const size_t *shape,
     size_t L = ndim == 4 ? shape[0] : 1, H = ndim >= 3 ? shape[ndim - 3] : 1;
     matrix_job j = {.data = data, .H = H, .m = shape[ndim - 2], .n = shape[ndim - 1],
                     .sl = ndim == 4 ? strides[0] : 0, .sh = ndim >= 3 ? strides[ndim - 3] : 0,
-                    .sr = strides[ndim - 2], .sc = strides[ndim - 1], .sel = sel,
-                    .mo = {.size = sizeof(ag_matrix_options),
-                           .edge_threshold = opt ? opt->edge_threshold : -1}};
-    ag_record_list *list = ag_record_list_alloc(L * H, err);
-    j.errs = list ? calloc(L * H, sizeof *j.errs) : NULL;
-    if (!j.errs) {
-        ag_record_list_free(list);
-        return ag_error_set(err, AG_ENOMEM, "out of memory for %zu records", L * H);
+                    .sr = strides[ndim - 2], .sc = strides[ndim - 1],
+                    .mo = AG_MATRIX_OPTIONS_DEFAULT};
+    j.mo.edge_threshold = agr_options(opt)->edge_threshold;
+    ag_metric_set *own_sel = NULL;
+    ag_workers *own = NULL;
+    status = agr_metrics(opt, AG_FAMILIES_MATRIX, &j.sel, &own_sel, err);
+    if (status == AG_OK) {
+        j.recs = ag_record_list_alloc(L * H, err);
+        j.errs = j.recs ? calloc(L * H, sizeof *j.errs) : NULL;
+        if (!j.errs)
+            status = ag_error_set(err, AG_ENOMEM, "out of memory for %zu records", L * H);
     }
-    j.recs = list->items;
-    status = run_matrices(&j, L * H, opt, err);
-    free(j.errs);
-    if (status != AG_OK)
-        ag_record_list_free(list);
+    if (status == AG_OK)
+        status = agr_workers(w, opt, L * H, &j.w, &own, err);
+    if (status == AG_OK)
+        status = run_matrices(&j, L * H, opt, err);
+    if (status == AG_OK)
+        *out = j.recs;
     else
-        *out = list;
+        ag_record_list_free(j.recs);
+    free(j.errs);
+    ag_workers_free(own);
+    ag_metric_set_free(own_sel);
     return status;
+}
+
+int ag_matrix_records(const double *data, int ndim, const size_t *shape,
+                      const ptrdiff_t *strides, const ag_metric_set *sel,
+                      const ag_run_options *opt, ag_record_list **out, ag_error *err)
+{
+    ag_run_options o = *agr_options(opt);
+    o.metrics = sel;
+    return ag_run_matrix(data, ndim, shape, strides, &o, NULL, out, err);
 }
