@@ -510,11 +510,11 @@ int cli_media_given(const cli_input *in);
  * at its pass); options of the other kind are a usage error. The records
  * name the inputs ("input"). 0, or an exit status after printing. */
 int cli_model_inputs(cli_model_run *r, const char *cmd);
-/* The run input of s: its token ids, or its tensor, read again into *read
- * when not kept (*read the caller's: ag_run_tensor_free, also on failure).
- * A failure to read it is AG_EIO etc. with err naming the file. */
-int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in,
-                  ag_run_tensor *read, ag_error *err);
+/* s as a run's input (attngeom/run.h): its token ids, or its tensor, read
+ * again when not kept (then *owned, the caller frees it; else NULL). A
+ * failure to read it is AG_EIO etc. with err naming the file. */
+int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **owned,
+                  ag_error *err);
 /* Run r's forward pass on s (ag_run_forward on cli_seq_input's input). */
 int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
                 ag_layer_fn fn, void *user, double *hidden, ag_error *err);

@@ -272,18 +272,20 @@ int cli_model_inputs(cli_model_run *r, const char *cmd)
     return rc;
 }
 
-int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in,
-                  ag_run_tensor *read, ag_error *err)
+int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **owned,
+                  ag_error *err)
 {
-    *read = (ag_run_tensor){0};
-    *in = (ag_run_input){.size = sizeof *in, .ids = s->ids, .n = s->n, .text = s->line};
-    if (!s->source)
-        return AG_OK;
     const ag_run_tensor *t = &s->tensor;
-    if (!t->values && ag_run_media_read(r->model, &r->input.media, media_kind(&r->input),
-                                        s->source, r->input.frames, t, read, err) != AG_OK)
+    ag_run_tensor read = {0};
+    *owned = NULL;
+    if (s->source && !t->values &&
+        ag_run_media_read(r->model, &r->input.media, media_kind(&r->input), s->source,
+                          r->input.frames, t, &read, err) != AG_OK)
         return err->status;
-    *in = ag_run_tensor_input(t->values ? t : read);
+    *in = s->source ? ag_run_tensor_input(t) : (ag_run_input){.size = sizeof *in, .ids = s->ids,
+                                                              .n = s->n};
+    if (read.values) /* the shape was checked equal to t's */
+        in->values = *owned = read.values;
     in->text = s->line;
     return AG_OK;
 }
@@ -292,10 +294,10 @@ int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_optio
                 ag_layer_fn fn, void *user, double *hidden, ag_error *err)
 {
     ag_run_input in;
-    ag_run_tensor read;
-    int status = cli_seq_input(r, s, &in, &read, err);
+    double *owned = NULL;
+    int status = cli_seq_input(r, s, &in, &owned, err);
     if (status == AG_OK)
         status = ag_run_forward(r->model, &in, opt, fn, user, hidden, err);
-    ag_run_tensor_free(&read);
+    free(owned);
     return status;
 }
