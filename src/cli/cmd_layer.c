@@ -130,7 +130,7 @@ static void tensor_head_input(const void *ctx, int h, ag_head_input *in)
         .rope = ti->spec->rope, .softcap = ti->spec->softcap, .window = ti->spec->window};
 }
 
-/* The records of every head, in parallel (cli_layer_records). */
+/* The records of every head, in parallel (ag_run_heads). */
 static int layer_records(const cli_tensor_opts *o, const ag_attn_layer_spec *spec,
                          const cli_tensors *t, const ag_array *attn, const cli_common *c,
                          ag_record_list **recs)
@@ -138,11 +138,25 @@ static int layer_records(const cli_tensor_opts *o, const ag_attn_layer_spec *spe
     cli_workers w;
     if (cli_workers_new(c, &w) != 0)
         return 1;
+    ag_run_options *opt = NULL;
+    if (cli_run_options(c, spec->precision, &opt) != 0) {
+        cli_workers_free(&w);
+        return 1;
+    }
     tensor_input ti = {o, spec, t};
-    cli_layer_heads L = {.attn = attn->data, .n = attn->shape[1], .n_head = o->heads,
-                         .text = -1, .input = tensor_head_input, .input_ctx = &ti};
+    ag_run_layer_heads L = AG_RUN_LAYER_HEADS_DEFAULT;
+    L.attn = attn->data;
+    L.n = attn->shape[1];
+    L.n_head = o->heads;
+    L.input = tensor_head_input;
+    L.input_ctx = &ti;
     ag_error err = {0};
-    int h = -1, status = cli_layer_records(&w, c, &L, recs, &h, &err);
+    int h = -1, status = AG_OK;
+    if (!*recs && !(*recs = ag_record_list_new()))
+        status = ag_error_set(&err, AG_ENOMEM, "out of memory for records");
+    if (status == AG_OK)
+        status = ag_run_heads(w.workers, &L, opt, *recs, &h, &err);
+    ag_run_options_free(opt);
     cli_workers_free(&w);
     if (status == AG_OK)
         return 0;
