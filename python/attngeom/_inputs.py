@@ -239,6 +239,22 @@ class ModelInput:
         return False
 
 
+def text_ids(model, text):
+    """The token ids (int32) of a text for model's tokenizer, special tokens
+    included (ag_run_tokenize, as --text is tokenized); Error "text: the
+    text gives no tokens"."""
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    ids = ctypes.POINTER(ctypes.c_int32)()
+    n = c_size()
+    with Call() as c:
+        c.check(lib.ag_run_tokenize(model._tok(), data, len(data), 0, ctypes.byref(ids),
+                                    ctypes.byref(n), None, c.err), "text")
+    try:
+        return np.array(ids[:n.value], dtype=np.int32)
+    finally:
+        lib.ag_free(ids)
+
+
 def _frames_value(frames):
     if frames is None:
         return 0

@@ -141,6 +141,9 @@ _PROTOTYPES = {
     "ag_table_delete": (None, [P]),
     # a model run's input and its run (attngeom/run.h: the structs are
     # passed by reference; _inputs.py lays them out)
+    "ag_run_tokenize": (c_int, [P, c_str, c_size, c_size,
+                                ctypes.POINTER(ctypes.POINTER(ctypes.c_int32)),
+                                ctypes.POINTER(c_size), P, P]),
     "ag_model_input_kind": (c_int, [P]),
     "ag_run_media_config_load": (c_int, [P, c_str, P, P]),
     "ag_run_media_read": (c_int, [P, P, c_int, c_str, c_size, P, P, P]),

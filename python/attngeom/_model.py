@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from ._inputs import model_input
+from ._inputs import model_input, text_ids
 from ._lib import HEADS_FN, Call, Error, Guard, Owned, c_long, c_size, guarded, lib, new, text
 from ._records import metric_set, records, result, run_options
 
@@ -95,11 +95,8 @@ class Model:
     def _ids(self, text_or_ids):
         """The token ids of a text (str) or the ids given, as int32."""
         if isinstance(text_or_ids, (str, bytes)):
-            ids = self._encode(text_or_ids)
-            if not ids:
-                raise Error("text: the text gives no tokens")
-        else:
-            ids = list(text_or_ids)
+            return text_ids(self, text_or_ids)
+        ids = list(text_or_ids)
         arr = np.ascontiguousarray(ids, dtype=np.int64)
         if arr.ndim != 1 or (arr.size and (arr.min() < 0 or arr.max() > 2**31 - 1)):
             raise Error("ids: expected a sequence of non-negative token ids")
