@@ -98,8 +98,8 @@ extern "C" {
  *       (start from it, then set fields): ag_matrix_options,
  *       ag_stability_options, ag_forward_options, ag_attn_layer_spec,
  *       ag_aggregate_options, ag_compare_options, ag_output_meta,
- *       ag_plot_page, ag_plot_grid, ag_plot_lines, ag_run_layer_heads (run.h).
- *       They may gain fields at
+ *       ag_plot_page, ag_plot_grid, ag_plot_lines, and run.h's ag_run_tasks,
+ *       ag_run_input, ag_run_dist and ag_run_layer_heads. They may gain fields at
  *       their end: the library reads only the `size` bytes the caller's
  *       header knew and takes its defaults for the rest, so an older
  *       program gets today's behaviour for what it never set. A size of 0

@@ -63,6 +63,22 @@ AG_EXPORT int ag_selection_index(const ag_selection *s, size_t i);
 AG_EXPORT int ag_selection_last(const ag_selection *s);
 
 
+/* ---- what a path holds (`attngeom info`) ---------------------------------- */
+
+/* What path holds, as one JSON object (UTF-8, compact, keys in this order):
+ * "path"; for a model folder "kind": "model", "config" (the architecture as
+ * the engine reads it: model_type, modeling, input, causal, layers, heads,
+ * kv_heads, sizes, norm, residual wiring, Q/K/V and MLP layouts, biases,
+ * positions and RoPE scaling, scales, softcap, sliding window and the
+ * layers that use it), "tokenizer" ("BPE", "WordPiece", "Unigram",
+ * "WordLevel" or null) and "tensors" (every *.safetensors file's tensors,
+ * files in name order: name, dtype, shape, file); for a .npy file "kind":
+ * "npy", "shape"; for a .safetensors file "kind": "safetensors",
+ * "tensors". Strings carry their non-UTF-8 bytes escaped (AG_TEXT_UTF8).
+ * *json (NUL-terminated, *len bytes) is the caller's: ag_free. Errors are
+ * those of ag_model_load, ag_st_open and ag_npy_read, naming the file. */
+AG_EXPORT int ag_info(const char *path, char **json, size_t *len, ag_error *err);
+
 /* ---- options of a run (the object of attngeom/access.h) ----------------- */
 
 typedef struct ag_run_options ag_run_options; /* also in access.h (C11) */
@@ -120,6 +136,7 @@ typedef struct {
     ag_error *errs;       /* (count) */
     const uint64_t *cost; /* (count) or NULL */
 } ag_run_tasks;
+#define AG_RUN_TASKS_DEFAULT {.size = sizeof(ag_run_tasks)}
 
 /* Run t's tasks on w's threads (one task: inline in the calling thread,
  * so that the runs it makes itself still spread over the threads) or,
@@ -146,6 +163,7 @@ typedef struct {
     const size_t *shape;
     long text;             /* the records' "text" (-1: one input) */
 } ag_run_input;
+#define AG_RUN_INPUT_DEFAULT {.size = sizeof(ag_run_input), .text = -1}
 
 /* The options of a pass for opt: its precision, w's pool (w may be NULL:
  * the calling thread), no hidden callback. */

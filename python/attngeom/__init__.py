@@ -6,6 +6,7 @@ aggregate and compare for corpus statistics. Values are those of the
 attngeom command line to the last bit. docs/python.md is the manual.
 """
 
+from ._info import info
 from ._lib import Error, METRIC_NAMES, version as _version
 from ._matrix import matrix_metrics
 from ._model import Model
@@ -25,5 +26,5 @@ def _package_version():
 __version__ = _version() or _package_version()
 metric_names = list(METRIC_NAMES)
 
-__all__ = ["Error", "Model", "aggregate", "compare", "matrix_metrics", "metric_names",
+__all__ = ["Error", "Model", "aggregate", "compare", "info", "matrix_metrics", "metric_names",
            "__version__"]

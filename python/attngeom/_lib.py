@@ -118,6 +118,7 @@ _PROTOTYPES = {
     "ag_model_free": (None, [P]),
     "ag_model_dim": (c_int, [P, c_str, ctypes.POINTER(c_long), P]),
     "ag_model_type": (c_str, [P]),
+    "ag_info": (c_int, [c_str, PP, ctypes.POINTER(c_size), P]),
     "ag_model_selected": (c_int, [P, P, ctypes.POINTER(c_size), ctypes.POINTER(c_size), P]),
     "ag_model_attention_into": (c_int, [P, ctypes.POINTER(ctypes.c_int32), c_size, P, P, P, P]),
     "ag_model_analyze": (c_int, [P, ctypes.POINTER(ctypes.c_int32), c_size, c_long, P, P, PP, P]),

@@ -282,8 +282,9 @@ int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, do
         ag_run_media_read(r->model, &r->input.media, media_kind(&r->input), s->source,
                           r->input.frames, t, &read, err) != AG_OK)
         return err->status;
-    *in = s->source ? ag_run_tensor_input(t) : (ag_run_input){.size = sizeof *in, .ids = s->ids,
-                                                              .n = s->n};
+    *in = s->source ? ag_run_tensor_input(t) : (ag_run_input)AG_RUN_INPUT_DEFAULT;
+    if (!s->source)
+        in->ids = s->ids, in->n = s->n;
     if (read.values) /* the shape was checked equal to t's */
         in->values = *owned = read.values;
     in->text = s->line;

@@ -1,6 +1,8 @@
-/* Internal prefix: agr_ (module src/run/). access.c and access_model.c are the Python facade of attngeom/access.h, moved here whole: they are to be split and folded into the run module (plan-25 C: errors -> base, head inputs -> engine, aggregate results -> stats). */
-/* access_int.h — what the two halves of attngeom/access.h share: the
- * layout of ag_run_options, private to the library. */
+/* Internal prefix: agr_ (module src/run/). */
+/* access_int.h — what the run module's files share: the layout of
+ * ag_run_options, private to the library. The other parts of
+ * attngeom/access.h live in the modules they serve (base/errors.c,
+ * engine/, stats/access.c, records/table.c). */
 #ifndef AG_ACCESS_INT_H
 #define AG_ACCESS_INT_H
 

@@ -154,8 +154,9 @@ void ag_run_tensor_free(ag_run_tensor *t)
 
 ag_run_input ag_run_tensor_input(const ag_run_tensor *t)
 {
-    return (ag_run_input){.size = sizeof(ag_run_input), .values = t->values, .ndim = t->ndim,
-                          .shape = t->shape, .text = -1};
+    ag_run_input in = AG_RUN_INPUT_DEFAULT;
+    in.values = t->values, in.ndim = t->ndim, in.shape = t->shape;
+    return in;
 }
 
 /* 1 when kind is an input m takes. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "access_int.h"
+#include "base/sized_int.h"
 
 /* The task to report after a failed run: the first whose slot holds an
  * error (the tasks below the lowest failed one all ran and succeeded). */
@@ -30,10 +31,12 @@ int ag_run_tasks_run(ag_workers *w, const ag_run_tasks *t, const ag_run_options 
         *first = 0;
     if (!t || !t->fn || !t->errs)
         return AG_EINVAL;
-    if (t->count == 0)
-        return AG_OK;
+    ag_run_tasks given = AG_RUN_TASKS_DEFAULT;
+    int status = AG_SIZED_READ(&given, t, ag_run_tasks, &t->errs[0]);
+    if (status != AG_OK || given.count == 0)
+        return status;
+    t = &given;
     ag_workers *own = NULL;
-    int status = AG_OK;
     if (!w && t->count > 1) {
         if ((status = ag_run_workers(opt, t->count, &own, &t->errs[0])) != AG_OK)
             return status;
