@@ -140,6 +140,12 @@ AG_EXPORT int ag_whisper_features_read_npy(const char *path, const ag_whisper_fe
                                            size_t frames, ag_whisper_features *out,
                                            ag_error *err);
 
+/* The same checks and frames on an array already read (name: the array's
+ * name in messages); a is borrowed. */
+AG_EXPORT int ag_whisper_features_from_array(const char *name, const ag_array *a,
+                                             const ag_whisper_fe_config *cfg, size_t frames,
+                                             ag_whisper_features *out, ag_error *err);
+
 /* Write f as a '<f4' .npy of shape (n_mels, frames) (ag_npy_write_f32):
  * np.load gives back the same float32 bits. */
 AG_EXPORT int ag_whisper_features_write_npy(const char *path, const ag_whisper_features *f,

@@ -116,7 +116,8 @@ extern "C" {
  *       ag_head_input, ag_rope, ag_attn_weights, ag_lanczos_info,
  *       ag_curvature_edge, ag_plot_series, ag_plot_output; the decoded
  *       inputs ag_image and ag_image_tensor (image.h), ag_audio and
- *       ag_whisper_features (audio.h); and the preprocessing settings
+ *       ag_whisper_features (audio.h), ag_run_tensor (run.h); and the
+ *       preprocessing settings ag_run_media_config (run.h),
  *       ag_image_config and ag_whisper_fe_config, which hold the fields of
  *       Hugging Face's ViTImageProcessor and WhisperFeatureExtractor that
  *       this MAJOR implements (an option beyond them is refused when a

@@ -14,11 +14,14 @@
 #ifndef ATTNGEOM_RUN_H
 #define ATTNGEOM_RUN_H
 
+#include "audio.h"
 #include "core.h"
+#include "image.h"
 #include "metrics.h"
 #include "model.h"
 #include "parallel.h"
 #include "stability.h"
+#include "tokenizer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -299,7 +302,91 @@ AG_EXPORT void ag_run_result_clear(ag_run_result *res);
 
 /* ---- inputs: texts, token ids, images and audio for a model ------------- */
 
-/* (step 17) */
+/* Messages below name no source: the caller puts in front where the input
+ * came from ("--text", "F: line 3", a file) and the model folder, as its
+ * own messages do. */
+
+/* The token ids of text (len bytes) by tok, special tokens included, cut
+ * when longer than max_tokens (0: no cut) as Hugging Face's
+ * truncation=True, max_length=max_tokens: the text's own tokens are cut on
+ * the right, the special tokens around them stay. *ids (n kept, ag_free)
+ * the caller's; *tokens (may be NULL) the count before the cut. Errors:
+ * the tokenizer's; AG_EINVAL "the text gives no tokens"; AG_EFORMAT when
+ * the special tokens do not surround the text's own; AG_EINVAL
+ * "--max-tokens N leaves no token of the text: ..." (*ids NULL then). */
+AG_EXPORT int ag_run_tokenize(const ag_tokenizer *tok, const char *text, size_t len,
+                              size_t max_tokens, int32_t **ids, size_t *n, size_t *tokens,
+                              ag_error *err);
+
+/* A warning of an input (one line, no newline, without the program's
+ * "name: warning: "); the caller prints it. */
+typedef void (*ag_run_note_fn)(const char *line, void *user);
+
+/* How a sequence of `tokens` tokens, cut to n (n <= tokens), fits m: a cut
+ * gives the note "PLACE: T tokens, cut to the first N (--max-tokens)"; n
+ * above the positions m takes is AG_ERANGE "PLACE: N tokens, more than the
+ * P the model takes (FIELD = P): --skip-long skips such texts,
+ * --max-tokens P cuts them", or with skip_long *skip = 1 and the note
+ * "PLACE: ... skipped (--skip-long)". note may be NULL. */
+AG_EXPORT int ag_run_fit(const ag_model *m, const char *place, size_t tokens, size_t n,
+                         int skip_long, ag_run_note_fn note, void *user, int *skip,
+                         ag_error *err);
+/* AG_ERANGE "--max-tokens N is more than the P the model takes (FIELD =
+ * P)" when a cut to max_tokens could still not fit m; AG_OK otherwise. */
+AG_EXPORT int ag_run_check_max_tokens(const ag_model *m, size_t max_tokens, ag_error *err);
+
+/* What a ViT's or a Whisper encoder's input is given as. */
+typedef enum {
+    AG_RUN_IMAGE,   /* a PNG or JPEG file, preprocessed (ViT) */
+    AG_RUN_PIXELS,  /* pixel_values (3, H, W), leading axes of 1 dropped (ViT) */
+    AG_RUN_AUDIO,   /* a sound file, as log-mel input_features (Whisper) */
+    AG_RUN_FEATURES /* input_features (n_mels, T) or (1, n_mels, T) (Whisper) */
+} ag_run_media_kind;
+
+/* The preprocessing of a model folder's inputs: its
+ * preprocessor_config.json or, absent, the processor's defaults made to
+ * fit the model (a ViT's image size, a Whisper's mel bins). */
+typedef struct {
+    ag_input_kind kind;         /* the model's */
+    ag_image_config image;      /* AG_INPUT_PIXELS */
+    ag_whisper_fe_config audio; /* AG_INPUT_FEATURES */
+} ag_run_media_config;
+
+/* cfg for m, loaded from folder dir. Errors: those of ag_image_config_load
+ * / ag_whisper_fe_config_load naming the file; AG_EINVAL for a token
+ * model or a path too long ("DIR: path too long"). */
+AG_EXPORT int ag_run_media_config_load(const ag_model *m, const char *dir,
+                                       ag_run_media_config *cfg, ag_error *err);
+
+/* One input tensor of a model: values (shape; ndim 3 for a ViT, 2 for a
+ * Whisper) OWNED (ag_run_tensor_free) and the positions n of its pass. */
+typedef struct {
+    double *values;
+    int ndim;
+    size_t shape[3];
+    size_t n;
+} ag_run_tensor;
+
+/* The tensor m's pass takes for the file `path` given as kind (an image,
+ * a .npy of pixels or features, a sound file), preprocessed as cfg says,
+ * audio and features cut to their first `frames` frames (0: all), with its
+ * positions. was (NULL: first read) is the tensor an earlier read gave:
+ * a read again must give its shape (AG_ESHAPE "PATH: changed shape during
+ * the run"). Errors name the file: the readers' and decoders', AG_ESHAPE
+ * for a shape m does not take, AG_EINVAL for a kind m does not take. *out
+ * zeroed on failure. */
+AG_EXPORT int ag_run_media_read(const ag_model *m, const ag_run_media_config *cfg,
+                                ag_run_media_kind kind, const char *path, size_t frames,
+                                const ag_run_tensor *was, ag_run_tensor *out, ag_error *err);
+/* The same for an array a (BORROWED) of pixels or features, named `name`
+ * in messages, checked as the .npy file holding it would be. */
+AG_EXPORT int ag_run_media_array(const ag_model *m, const ag_run_media_config *cfg,
+                                 ag_run_media_kind kind, const ag_array *a, const char *name,
+                                 size_t frames, ag_run_tensor *out, ag_error *err);
+/* Accepts NULL; zeroes t. */
+AG_EXPORT void ag_run_tensor_free(ag_run_tensor *t);
+/* The run input of t (text -1), values borrowed from t. */
+AG_EXPORT ag_run_input ag_run_tensor_input(const ag_run_tensor *t);
 
 
 /* ---- per-head work: analyze, attention, weights, matrices ---------------- */

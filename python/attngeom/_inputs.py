@@ -1,17 +1,21 @@
-"""Attention as PyTorch and Hugging Face hand it over, for matrix_metrics:
-torch tensors, a tuple of per-layer [batch, H, n, n] tensors
-(outputs.attentions), stacked 5-D arrays with a layout, and the padding
-mask (attention_mask) that cuts each sequence to its real tokens.
+"""Inputs as Python hands them over. For matrix_metrics, attention as
+PyTorch and Hugging Face give it: torch tensors, a tuple of per-layer
+[batch, H, n, n] tensors (outputs.attentions), stacked 5-D arrays with a
+layout, and the padding mask (attention_mask) that cuts each sequence to
+its real tokens. For a Model's runs (model_input), the one input: a text,
+token ids, or an image, sound, pixels or features, read by the library.
 
 torch stays optional: it is never imported here. A tensor can only exist
 once torch is imported, so sys.modules tells whether an object may be one."""
 
+import ctypes
 import operator
+import os
 import sys
 
 import numpy as np
 
-from ._lib import Error
+from ._lib import Call, Error, c_size, lib
 
 # layout -> its number of axes. A 4-D array is [L, H, n, m] unless layout
 # says "BHNN" (one layer of a batch: what a Hugging Face hook returns).
@@ -153,3 +157,163 @@ def kept_tokens(mask, batch, copy):
         consecutive = idx[-1] - idx[0] + 1 == idx.size
         keep.append(slice(int(idx[0]), int(idx[-1]) + 1) if consecutive else idx)
     return keep
+
+
+# ---- what a Model run is fed (attngeom/run.h, "inputs") -----------------------
+
+# The structs of run.h's inputs section, as C lays them out (core.h's ABI
+# rule: ag_run_input is kind 3, its leading size telling the library which
+# fields this header knew; the others are fixed, kind 4).
+class _ImageConfig(ctypes.Structure):
+    _fields_ = [("do_resize", ctypes.c_int), ("height", c_size), ("width", c_size),
+                ("resample", ctypes.c_int), ("do_rescale", ctypes.c_int),
+                ("rescale_factor", ctypes.c_double), ("do_normalize", ctypes.c_int),
+                ("image_mean", ctypes.c_double * 3), ("image_std", ctypes.c_double * 3),
+                ("do_convert_rgb", ctypes.c_int)]
+
+
+class _AudioConfig(ctypes.Structure):
+    _fields_ = [("n_mels", ctypes.c_int), ("n_fft", ctypes.c_int), ("hop_length", ctypes.c_int),
+                ("sampling_rate", ctypes.c_int), ("chunk_length", ctypes.c_int),
+                ("n_samples", c_size), ("nb_max_frames", c_size),
+                ("padding_value", ctypes.c_float)]
+
+
+class MediaConfig(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("image", _ImageConfig), ("audio", _AudioConfig)]
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("values", ctypes.POINTER(ctypes.c_double)), ("ndim", ctypes.c_int),
+                ("shape", c_size * 3), ("n", c_size)]
+
+
+class _Array(ctypes.Structure):
+    _fields_ = [("ndim", ctypes.c_int), ("shape", c_size * 8),
+                ("data", ctypes.POINTER(ctypes.c_double))]
+
+
+class RunInput(ctypes.Structure):
+    _fields_ = [("size", c_size), ("ids", ctypes.POINTER(ctypes.c_int32)), ("n", c_size),
+                ("values", ctypes.POINTER(ctypes.c_double)), ("ndim", ctypes.c_int),
+                ("shape", ctypes.POINTER(c_size)), ("text", ctypes.c_long)]
+
+
+AG_INPUT_TOKENS, AG_INPUT_PIXELS, AG_INPUT_FEATURES = range(3)  # attngeom/model.h
+AG_RUN_IMAGE, AG_RUN_PIXELS, AG_RUN_AUDIO, AG_RUN_FEATURES = range(4)  # attngeom/run.h
+_MEDIA = {"image": AG_RUN_IMAGE, "pixels": AG_RUN_PIXELS, "audio": AG_RUN_AUDIO,
+          "features": AG_RUN_FEATURES}
+_TAKES = {AG_INPUT_TOKENS: "token ids (text or tokens=)",
+          AG_INPUT_PIXELS: "images (image= or pixels=)",
+          AG_INPUT_FEATURES: "audio (audio= or features=)"}
+
+
+class ModelInput:
+    """One input of a Model's run: `.struct` the ag_run_input to pass by
+    reference, `.n` its positions, `.source` the file it was read from (the
+    records' "input"; None for a text, ids or an array); it owns the
+    buffers the struct points to (the ids, or the tensor the library read:
+    freed by close())."""
+
+    def __init__(self, ids=None, tensor=None, source=None):
+        self._ids, self._tensor, self.source = ids, tensor, source
+        self.struct = RunInput(size=ctypes.sizeof(RunInput), text=-1)
+        if ids is not None:
+            self.struct.ids = ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
+            self.struct.n = self.n = ids.size
+        else:
+            self.struct.values, self.struct.ndim = tensor.values, tensor.ndim
+            self.struct.shape = ctypes.cast(tensor.shape, ctypes.POINTER(c_size))
+            self.n = tensor.n
+
+    def close(self):
+        if self._tensor is not None:
+            lib.ag_run_tensor_free(ctypes.byref(self._tensor))
+            self._tensor = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def text_ids(model, text):
+    """The token ids (int32) of a text for model's tokenizer, special tokens
+    included (ag_run_tokenize, as --text is tokenized); Error "text: the
+    text gives no tokens"."""
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    ids = ctypes.POINTER(ctypes.c_int32)()
+    n = c_size()
+    with Call() as c:
+        c.check(lib.ag_run_tokenize(model._tok(), data, len(data), 0, ctypes.byref(ids),
+                                    ctypes.byref(n), None, c.err), "text")
+    try:
+        return np.array(ids[:n.value], dtype=np.int32)
+    finally:
+        lib.ag_free(ids)
+
+
+def _frames_value(frames):
+    if frames is None:
+        return 0
+    if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
+        raise Error("frames=: expected a number of frames >= 1, not %r" % (frames,))
+    return frames
+
+
+def _tensor(model, name, value, frames):
+    """The library's tensor for input `name` (image, audio: a file;
+    pixels, features: a .npy file or an array)."""
+    cfg, t = MediaConfig(), Tensor()
+    kind = _MEDIA[name]
+    with Call() as c:
+        c.check(lib.ag_run_media_config_load(model._model, model.path.encode(), ctypes.byref(cfg),
+                                             c.err), model.path)
+        if isinstance(value, (str, bytes, os.PathLike)) or name in ("image", "audio"):
+            path = os.fsencode(value)
+            c.check(lib.ag_run_media_read(model._model, ctypes.byref(cfg), kind, path, frames,
+                                          None, ctypes.byref(t), c.err), name + "=")
+            return t
+        X = np.ascontiguousarray(to_numpy(value, name + "=", False), dtype=np.float64)
+        if X.ndim > 8:
+            raise Error("%s=: a %d-dimensional array" % (name, X.ndim))
+        a = _Array(ndim=X.ndim, shape=(c_size * 8)(*X.shape),
+                   data=X.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        c.check(lib.ag_run_media_array(model._model, ctypes.byref(cfg), kind, ctypes.byref(a),
+                                       (name + "=").encode(), frames, ctypes.byref(t), c.err))
+    return t
+
+
+def model_input(model, text=None, *, tokens=None, image=None, audio=None, pixels=None,
+                features=None, frames=None):
+    """The one input of a Model run (a ModelInput; close it, or use it in a
+    `with`): text (a str, or a list of token ids as before), tokens= (ids),
+    or for a ViT image= (PNG/JPEG file) or pixels= (pixel_values (3, H, W)
+    or (1, 3, H, W): an array or .npy), for a Whisper encoder audio= (a
+    sound file) or features= (input_features (n_mels, T): an array or .npy),
+    with frames= the first frames kept. Read, preprocessed and checked by
+    the library as `attngeom analyze MODEL --image F` etc. read them."""
+    inputs = {"text": text, "tokens": tokens, "image": image, "audio": audio, "pixels": pixels,
+              "features": features}
+    given = [k for k, v in inputs.items() if v is not None]
+    if len(given) != 1:
+        raise Error("give one input: text, tokens=, image=, audio=, pixels= or features=%s"
+                    % (" (got %s)" % ", ".join(k + "=" for k in given) if given else ""))
+    name = given[0]
+    kind = lib.ag_model_input_kind(model._model)
+    wants = AG_INPUT_TOKENS if name in ("text", "tokens") else \
+        AG_INPUT_PIXELS if name in ("image", "pixels") else AG_INPUT_FEATURES
+    if kind != wants:
+        raise Error("%s: %s is a %s model: it takes %s"
+                    % (name if name == "text" else name + "=", model.path,
+                       model.config["model_type"], _TAKES[kind]))
+    if frames is not None and wants != AG_INPUT_FEATURES:
+        raise Error("frames=: applies to audio= or features=, not %s"
+                    % (name if name == "text" else name + "="))
+    if wants == AG_INPUT_TOKENS:
+        return ModelInput(ids=model._ids(inputs[name]))
+    value = inputs[name]
+    source = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    return ModelInput(tensor=_tensor(model, name, value, _frames_value(frames)), source=source)

@@ -2,7 +2,9 @@
 
 Only the layout-free API of include/attngeom/access.h (and plain functions
 of the other headers that take pointers and scalars) is used: no struct of
-the library is copied here, so a library with more metrics works unchanged.
+the library is copied here, so a library with more metrics works unchanged;
+the one exception, a model run's input (attngeom/run.h), is laid out in
+_inputs.py, from structs that core.h's ABI rule keeps fixed or sized.
 
 ctypes.CDLL releases the GIL for the whole of every foreign call (the
 Python documentation, "ctypes": only PyDLL keeps it), so a long call lets
@@ -75,6 +77,8 @@ c_str = ctypes.c_char_p
 c_ulong, c_unsigned = ctypes.c_ulong, ctypes.c_uint
 c_ssize = ctypes.c_ssize_t  # ptrdiff_t
 PP = ctypes.POINTER(ctypes.c_void_p)
+# ag_run_heads_fn (attngeom/run.h): one layer's selected heads (heads, n, n)
+HEADS_FN = ctypes.CFUNCTYPE(c_int, c_int, ctypes.POINTER(c_double), c_size, c_size, P)
 
 _PROTOTYPES = {
     # errors and memory
@@ -136,6 +140,19 @@ _PROTOTYPES = {
     "ag_table_key": (c_str, [P, c_size]),
     "ag_table_cell": (c_int, [P, c_size, c_size, ctypes.POINTER(c_double), ctypes.POINTER(c_str)]),
     "ag_table_delete": (None, [P]),
+    # a model run's input and its run (attngeom/run.h: the structs are
+    # passed by reference; _inputs.py lays them out)
+    "ag_run_tokenize": (c_int, [P, c_str, c_size, c_size,
+                                ctypes.POINTER(ctypes.POINTER(ctypes.c_int32)),
+                                ctypes.POINTER(c_size), P, P]),
+    "ag_model_input_kind": (c_int, [P]),
+    "ag_run_media_config_load": (c_int, [P, c_str, P, P]),
+    "ag_run_media_read": (c_int, [P, P, c_int, c_str, c_size, P, P, P]),
+    "ag_run_media_array": (c_int, [P, P, c_int, P, c_str, c_size, P, P]),
+    "ag_run_tensor_free": (None, [P]),
+    "ag_run_options_set_metrics": (None, [P, P]),
+    "ag_run_analyze": (c_int, [P, P, P, P, PP, P]),
+    "ag_run_attention": (c_int, [P, P, P, P, HEADS_FN, P, P, P, P]),
 }
 
 # per-layer and across-layer runs (attngeom/run.h): residual, rollout, similarity

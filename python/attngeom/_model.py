@@ -8,8 +8,9 @@ import threading
 
 import numpy as np
 
-from ._lib import (MATRIX_FN, Call, Error, Guard, Owned, c_long, c_size, guarded, lib, new,
-                   text)
+from ._inputs import model_input, text_ids
+from ._lib import (HEADS_FN, MATRIX_FN, Call, Error, Guard, Owned, c_long, c_size, guarded, lib,
+                   new, text)
 from ._records import metric_set, records, result, run_options
 
 
@@ -122,11 +123,8 @@ class Model:
     def _ids(self, text_or_ids):
         """The token ids of a text (str) or the ids given, as int32."""
         if isinstance(text_or_ids, (str, bytes)):
-            ids = self._encode(text_or_ids)
-            if not ids:
-                raise Error("text: the text gives no tokens")
-        else:
-            ids = list(text_or_ids)
+            return text_ids(self, text_or_ids)
+        ids = list(text_or_ids)
         arr = np.ascontiguousarray(ids, dtype=np.int64)
         if arr.ndim != 1 or (arr.size and (arr.min() < 0 or arr.max() > 2**31 - 1)):
             raise Error("ids: expected a sequence of non-negative token ids")
@@ -134,63 +132,101 @@ class Model:
 
     # ---- the forward pass ----------------------------------------------------
 
-    def _forward(self, ids, opt, attn, hidden):
-        p32 = ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
+    # Every run takes one input: text_or_ids (a str, or token ids), or one of
+    # these keywords (_inputs.model_input; frames= with audio= or features=).
+    _INPUT_DOC = """text_or_ids: a text or token ids; or tokens= (ids), image= (a
+        PNG/JPEG file), pixels= (pixel_values: an array or .npy), audio= (a sound
+        file), features= (input_features: an array or .npy), frames= (the first
+        frames of audio= or features=): the CLI's --tokens, --image, --pixels,
+        --audio, --features and --frames."""
+
+    def _attention_run(self, inp, opt, attn, hidden):
+        """ag_run_attention on inp: the selected heads of the selected layers
+        into attn [L, H, n, n] in layer order, hidden states into hidden."""
+        done = [0]
+
+        def take(layer, a, heads, n, user):
+            size = heads * n * n * attn.itemsize
+            ctypes.memmove(attn.ctypes.data + done[0], a, size)
+            done[0] += size
+            return 0
+
+        fn = HEADS_FN(take) if attn is not None else HEADS_FN()
         with Call() as c:
-            c.check(lib.ag_model_attention_into(
-                self._model, p32, ids.size, opt,
-                attn.ctypes.data if attn is not None else None,
+            c.check(lib.ag_run_attention(
+                self._model, ctypes.byref(inp.struct), opt, None, fn, None, None,
                 hidden.ctypes.data if hidden is not None else None, c.err), self.path)
 
     @guarded
-    def attention(self, text_or_ids, *, precision="f32", layers=None, heads=None, jobs=None):
+    def attention(self, text_or_ids=None, *, tokens=None, image=None, audio=None, pixels=None,
+                  features=None, frames=None, precision="f32", layers=None, heads=None,
+                  jobs=None):
         """Attention probabilities [L, H, n, n] (float64) of the selected layers
         and heads (all by default), as `attngeom attention -o OUT.npy` writes
         them. precision: "f32" (Hugging Face's float32 pass) or "f64"."""
-        ids = self._ids(text_or_ids)
-        opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads)
-        nl, nh = c_size(), c_size()
-        with Call() as c:
-            c.check(lib.ag_model_selected(self._model, opt, ctypes.byref(nl), ctypes.byref(nh),
-                                          c.err), self.path)
-        attn = np.empty((nl.value, nh.value, ids.size, ids.size), dtype=np.float64)
-        self._forward(ids, opt, attn, None)
+        with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
+                         pixels=pixels, features=features, frames=frames) as inp:
+            opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads)
+            nl, nh = c_size(), c_size()
+            with Call() as c:
+                c.check(lib.ag_model_selected(self._model, opt, ctypes.byref(nl),
+                                              ctypes.byref(nh), c.err), self.path)
+            attn = np.empty((nl.value, nh.value, inp.n, inp.n), dtype=np.float64)
+            self._attention_run(inp, opt, attn, None)
         return attn
 
     @guarded
-    def hidden_states(self, text_or_ids, *, precision="f32", jobs=None):
+    def hidden_states(self, text_or_ids=None, *, tokens=None, image=None, audio=None,
+                      pixels=None, features=None, frames=None, precision="f32", jobs=None):
         """Hidden states [L + 1, n, d_model] in Hugging Face's
         output_hidden_states order, as `attngeom attention --hidden` writes them."""
-        ids = self._ids(text_or_ids)
-        opt = run_options(jobs=jobs, precision=precision)
-        hidden = np.empty((self.config["n_layer"] + 1, ids.size, self.config["d_model"]),
-                          dtype=np.float64)
-        self._forward(ids, opt, None, hidden)
+        with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
+                         pixels=pixels, features=features, frames=frames) as inp:
+            opt = run_options(jobs=jobs, precision=precision)
+            hidden = np.empty((self.config["n_layer"] + 1, inp.n, self.config["d_model"]),
+                              dtype=np.float64)
+            self._attention_run(inp, opt, None, hidden)
         return hidden
+
+    attention.__doc__ += "\n\n        " + _INPUT_DOC
+    hidden_states.__doc__ += "\n\n        " + _INPUT_DOC
 
     # ---- records ------------------------------------------------------------
 
     @guarded
-    def analyze(self, text_or_ids, metrics=None, *, precision="f32", layers=None, heads=None,
-                edge_threshold=None, epsilon=None, trials=None, seed=None, jobs=None,
-                text=None, to_pandas=False):
-        """`attngeom analyze MODEL --text S`: one record per selected (layer,
-        head) of the metrics (default spectrum, attention, geometry; also
-        curvature and stability) of its attention. text: the records' "text"
-        (a corpus line index; default none)."""
-        ids = self._ids(text_or_ids)
-        sel = metric_set("analyze", metrics)
-        opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads,
-                          edge_threshold=edge_threshold, epsilon=epsilon, trials=trials,
-                          seed=seed)
-        out = ctypes.c_void_p()
-        p32 = ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
-        with Call() as c:
-            c.check(lib.ag_model_analyze(self._model, p32, ids.size,
-                                         -1 if text is None else int(text), sel, opt,
-                                         ctypes.byref(out), c.err), self.path)
+    def analyze(self, text_or_ids=None, metrics=None, *, tokens=None, image=None, audio=None,
+                pixels=None, features=None, frames=None, precision="f32", layers=None,
+                heads=None, edge_threshold=None, epsilon=None, trials=None, seed=None,
+                jobs=None, text=None, to_pandas=False):
+        """`attngeom analyze MODEL --text S` (or --image F, --audio F, ...): one
+        record per selected (layer, head) of the metrics (default spectrum,
+        attention, geometry; also curvature and stability) of its attention.
+        text: the records' "text" (a corpus line index; default none)."""
+        with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
+                         pixels=pixels, features=features, frames=frames) as inp:
+            sel = metric_set("analyze", metrics)
+            opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads,
+                              edge_threshold=edge_threshold, epsilon=epsilon, trials=trials,
+                              seed=seed)
+            line = -1 if text is None else int(text)
+            out = ctypes.c_void_p()
+            with Call() as c:
+                if inp.struct.ids:  # ag_model_analyze: ag_run_analyze on token ids
+                    status = lib.ag_model_analyze(self._model, inp.struct.ids, inp.n, line, sel,
+                                                  opt, ctypes.byref(out), c.err)
+                else:
+                    lib.ag_run_options_set_metrics(opt, sel)
+                    inp.struct.text = line
+                    status = lib.ag_run_analyze(self._model, ctypes.byref(inp.struct), opt, None,
+                                                ctypes.byref(out), c.err)
+                c.check(status, self.path)
         recs = Owned(out.value, lib.ag_record_list_free)
-        return result(records(recs, sel, self.label), to_pandas)
+        rows = records(recs, sel, self.label)
+        for r in rows if inp.source is not None else ():  # as the CLI names a file input
+            r["input"] = inp.source
+        return result(rows, to_pandas)
+
+    analyze.__doc__ += "\n\n        " + _INPUT_DOC
 
     def stability(self, text_or_ids, metrics="stability", **options):
         """Family E (docs/stability.md) of every head: analyze with

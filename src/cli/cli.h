@@ -355,11 +355,7 @@ typedef struct {
     const char *audio_file; /* --audio-file LIST: one sound file a line */
     const char *save_input; /* --save-input IN.npy: the float32 tensor the model saw */
     size_t frames;          /* --frames N: the first N feature frames (0: all) */
-    ag_image_config image_cfg;       /* set by cli_model_inputs: the preprocessing */
-    ag_whisper_fe_config audio_cfg;
-    /* set by cli_model_run_prepare: */
-    size_t positions;       /* the most tokens the model takes (ag_model_config.max_tokens) */
-    char positions_why[96]; /* the config field behind it, "n_positions = 256" */
+    ag_run_media_config media; /* set by cli_model_inputs: the preprocessing */
 } cli_input;
 
 /* One tokenized text. `line` is its 0-based line in --text-file or
@@ -372,9 +368,7 @@ typedef struct {
     int skip;               /* --skip-long: longer than the model's positions, not run */
     /* an image or audio input (media.c): ids NULL, n its positions */
     char *source;           /* the file as given (a list's line), owned */
-    double *values;         /* (shape) the model's input; NULL: read again at its pass */
-    int ndim;
-    size_t shape[3];
+    ag_run_tensor tensor;   /* the model's input; values NULL: read again at its pass */
 } cli_seq;
 
 /* The help lines of the options of a run over a corpus (analyze, residual,
@@ -394,13 +388,14 @@ typedef struct {
  * consumed, 0 not ours, -1 usage error printed. */
 int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
                      char **argv, int *i);
-/* The sequences to run: tokenized with the model folder's tokenizer, or
- * --tokens / --tokens-file as given, cut to --max-tokens (as Hugging Face's
- * truncation=True, max_length=N: the special tokens stay) and checked
- * against in->positions: a longer one is skipped with --skip-long (marked
- * skip, one warning line each), an error otherwise. Every cut prints one
- * warning line. Returns 0, or an exit status after printing. */
-int cli_input_sequences(const cli_input *in, const char *cmd,
+/* The sequences to run on m: tokenized with the model folder's tokenizer,
+ * or --tokens / --tokens-file as given, cut to --max-tokens (as Hugging
+ * Face's truncation=True, max_length=N: the special tokens stay) and
+ * checked against m's positions: a longer one is skipped with --skip-long
+ * (marked skip, one warning line each), an error otherwise (ag_run_fit).
+ * Every cut prints one warning line. Returns 0, or an exit status after
+ * printing. */
+int cli_input_sequences(const cli_input *in, const char *cmd, const ag_model *m,
                         const char *model_dir, cli_seq **seqs, size_t *count);
 void cli_seqs_free(cli_seq *seqs, size_t count);
 /* The whole of a text or list file, at most `max` bytes: a regular file (a
@@ -495,16 +490,14 @@ int cli_media_given(const cli_input *in);
  * at its pass); options of the other kind are a usage error. The records
  * name the inputs ("input"). 0, or an exit status after printing. */
 int cli_model_inputs(cli_model_run *r, const char *cmd);
-/* Run r's forward pass on s (ag_model_forward_ex on token ids,
- * ag_model_forward_values on a tensor, read again first when not kept). A
- * failure to read the input is AG_EIO etc. with err naming the file. */
-int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
-                ag_layer_fn fn, void *user, double *hidden, ag_error *err);
 /* s as a run's input (attngeom/run.h): its token ids, or its tensor, read
  * again when not kept (then *owned, the caller frees it; else NULL). A
- * failure to read is cli_forward's. */
+ * failure to read it is AG_EIO etc. with err naming the file. */
 int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **owned,
                   ag_error *err);
+/* Run r's forward pass on s (ag_run_forward on cli_seq_input's input). */
+int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
+                ag_layer_fn fn, void *user, double *hidden, ag_error *err);
 /* A library run of one text: fn on r's run options (cli_model_run_options)
  * and s's input (cli_seq_input). Returns fn's status (err set when not
  * AG_OK; the caller prints it), or -1 after printing that the options

@@ -106,33 +106,6 @@ static int parse_tokens(const char *cmd, const char *list, cli_seq *seq)
     return cli_fail("out of memory reading --tokens");
 }
 
-/* Hugging Face's truncation=True, max_length=max (tokenizers' encode: the
- * text's own tokens are cut on the right to max minus the special tokens the
- * post-processor adds, which are then added as usual, so [CLS] ... [SEP]
- * stays whole). seq holds the full encoding; 0, or -1 with err set. */
-static int truncate_encoding(const ag_tokenizer *tok, const char *text, size_t len,
-                             size_t max, cli_seq *seq, ag_error *err)
-{
-    int32_t *own = NULL;
-    size_t c = 0, f = seq->n, p = 0;
-    if (ag_tokenizer_encode_ex(tok, text, len, AG_TOKENIZE_NO_SPECIAL, &own, &c, err) != AG_OK)
-        return -1;
-    /* the special tokens surround the text's own: find where they start */
-    while (c <= f && p <= f - c && memcmp(seq->ids + p, own, c * sizeof *own) != 0)
-        p++;
-    free(own);
-    if (c > f || p > f - c)
-        return ag_error_set(err, AG_EFORMAT, "the special tokens do not surround the text's "
-                            "own tokens: --max-tokens cannot cut it"), -1;
-    if (f - c >= max)
-        return ag_error_set(err, AG_EINVAL, "--max-tokens %zu leaves no token of the text: the "
-                            "tokenizer adds %zu special tokens", max, f - c), -1;
-    size_t keep = max - (f - c); /* of the text's own c tokens */
-    memmove(seq->ids + p + keep, seq->ids + p + c, (f - p - c) * sizeof *seq->ids);
-    seq->n = max;
-    return 0;
-}
-
 /* Where a text came from, for messages: "F: line N" or "--text". */
 static void text_place(char *buf, size_t size, const char *source, long line)
 {
@@ -147,23 +120,11 @@ static int encode(const ag_tokenizer *tok, const char *text, size_t len, long li
 {
     ag_error err = {0};
     char place[300];
-    text_place(place, sizeof place, source, line);
     seq->line = line;
-    if (ag_tokenizer_encode(tok, text, len, &seq->ids, &seq->n, &err) != AG_OK)
-        return cli_fail("%s: %s", place, err.message);
-    int rc = 0;
-    if (seq->n == 0)
-        rc = cli_fail("%s: the text gives no tokens", place);
-    seq->tokens = seq->n;
-    if (rc == 0 && max_tokens && seq->n > max_tokens &&
-        truncate_encoding(tok, text, len, max_tokens, seq, &err) != 0)
-        rc = cli_fail("%s: %s", place, err.message);
-    if (rc != 0) { /* a failed sequence owns nothing */
-        free(seq->ids);
-        seq->ids = NULL;
-        seq->n = 0;
-    }
-    return rc;
+    if (ag_run_tokenize(tok, text, len, max_tokens, &seq->ids, &seq->n, &seq->tokens, &err) == AG_OK)
+        return 0;
+    text_place(place, sizeof place, source, line);
+    return cli_fail("%s: %s", place, err.message);
 }
 
 int cli_read_text_file(const char **name, size_t max, char **buf, size_t *len)
@@ -354,49 +315,47 @@ static int read_sequences(const cli_input *in, const char *cmd, const char *mode
     return rc;
 }
 
+static void warn(const char *line, void *user)
+{
+    (void)user;
+    cli_note("attngeom: warning: %s", line);
+}
+
 /* One warning line per text --max-tokens cut or --skip-long skips; a text
  * longer than the model's positions without either is an error before
  * anything runs, naming both options. */
-static int fit_sequences(const cli_input *in, const char *model_dir, cli_seq *seqs, size_t count)
+static int fit_sequences(const cli_input *in, const ag_model *m, const char *model_dir,
+                         cli_seq *seqs, size_t count)
 {
     const char *file = in->text_file ? in->text_file : in->tokens_file;
     const char *source = file && strcmp(file, "-") == 0 ? "standard input" : file;
     char place[300];
+    ag_error err = {0};
     for (size_t k = 0; k < count; k++) {
         cli_seq *s = &seqs[k];
         text_place(place, sizeof place, source, s->line);
         if (s->line < 0 && in->tokens)
             snprintf(place, sizeof place, "--tokens");
-        if (s->tokens > s->n)
-            cli_note("attngeom: warning: %s: %zu tokens, cut to the first %zu (--max-tokens)",
-                     place, s->tokens, s->n);
-        if (!in->positions || s->n <= in->positions)
-            continue;
-        if (!in->skip_long)
-            return cli_fail("%s: %s: %zu tokens, more than the %zu the model takes (%s): "
-                            "--skip-long skips such texts, --max-tokens %zu cuts them", model_dir,
-                            place, s->n, in->positions, in->positions_why, in->positions);
-        s->skip = 1;
-        cli_note("attngeom: warning: %s: %zu tokens, more than the %zu the model takes (%s): "
-                 "skipped (--skip-long)", place, s->n, in->positions, in->positions_why);
+        if (ag_run_fit(m, place, s->tokens, s->n, in->skip_long, warn, NULL, &s->skip, &err) != AG_OK)
+            return cli_fail("%s: %s", model_dir, err.message);
     }
     return 0;
 }
 
-int cli_input_sequences(const cli_input *in, const char *cmd,
+int cli_input_sequences(const cli_input *in, const char *cmd, const ag_model *m,
                         const char *model_dir, cli_seq **seqs, size_t *count)
 {
+    ag_error err = {0};
     int given = !!in->text + !!in->text_file + !!in->tokens + !!in->tokens_file;
     if (given != 1)
         return cli_usage_error(cmd, given ? "give only one of --text, --text-file, --tokens, --tokens-file"
                                           : "missing input: --text S, --text-file F, --tokens 1,2,3 or --tokens-file F");
     *seqs = NULL;
     *count = 0;
-    if (in->max_tokens && in->positions && in->max_tokens > in->positions)
-        return cli_fail("%s: --max-tokens %zu is more than the %zu the model takes (%s)", model_dir,
-                        in->max_tokens, in->positions, in->positions_why);
+    if (ag_run_check_max_tokens(m, in->max_tokens, &err) != AG_OK)
+        return cli_fail("%s: %s", model_dir, err.message);
     int rc = read_sequences(in, cmd, model_dir, seqs, count);
-    if (rc == 0 && (rc = fit_sequences(in, model_dir, *seqs, *count)) != 0) {
+    if (rc == 0 && (rc = fit_sequences(in, m, model_dir, *seqs, *count)) != 0) {
         cli_seqs_free(*seqs, *count);
         *seqs = NULL;
         *count = 0;
@@ -409,7 +368,7 @@ void cli_seqs_free(cli_seq *seqs, size_t count)
     for (size_t k = 0; seqs && k < count; k++) {
         free(seqs[k].ids);
         free(seqs[k].source);
-        free(seqs[k].values);
+        free(seqs[k].tensor.values);
     }
     free(seqs);
 }

@@ -127,82 +127,11 @@ static int check_kind(const cli_model_run *r, const char *cmd, ag_input_kind kin
     return 0;
 }
 
-/* ---- preprocessing ----------------------------------------------------- */
-
-/* The folder's preprocessor_config.json, or (absent) the processor's
- * defaults made to fit the model: a ViT's image size, a Whisper's mel
- * bins (docs/cli.md, "Images and audio"). 0, or 1 after printing. */
-static int load_preprocessor(cli_model_run *r, ag_input_kind kind)
+/* The kind of r's input option (check_kind allowed one). */
+static ag_run_media_kind media_kind(const cli_input *in)
 {
-    const ag_model_config *g = ag_model_get_config(r->model);
-    char path[PATH_MAX];
-    ag_error err = {0};
-    if ((size_t)snprintf(path, sizeof path, "%s/preprocessor_config.json", r->model_dir) >= sizeof path)
-        return cli_fail("%s: path too long", r->model_dir);
-    int present = access(path, F_OK) == 0, status = AG_OK;
-    if (kind == AG_INPUT_PIXELS) {
-        ag_image_config_default(&r->input.image_cfg);
-        r->input.image_cfg.height = (size_t)g->image_height;
-        r->input.image_cfg.width = (size_t)g->image_width;
-        if (present)
-            status = ag_image_config_load(path, &r->input.image_cfg, &err);
-    } else {
-        ag_whisper_fe_config_default(&r->input.audio_cfg);
-        r->input.audio_cfg.n_mels = g->in_channels;
-        if (present)
-            status = ag_whisper_fe_config_load(path, &r->input.audio_cfg, &err);
-    }
-    return status == AG_OK ? 0 : cli_fail_error(&err);
-}
-
-/* The tensor of input `path` as r's options say: pixels (3, H, W) or
- * features (n_mels, T), as doubles (*values new, shape in shape[]). */
-static int read_tensor(const cli_model_run *r, const char *path, double **values, int *ndim,
-                       size_t shape[3], ag_error *err)
-{
-    const cli_input *in = &r->input;
-    float *f = NULL;
-    size_t count = 0;
-    int status;
-    ag_image_tensor t = {0};
-    ag_whisper_features w = {0};
-    ag_array a = {0};
-    *values = NULL;
-    if (in->pixels) {
-        if ((status = ag_npy_read(path, &a, err)) != AG_OK)
-            return status;
-        int lead = 0; /* a batch of one, [1, 3, H, W], is the same values */
-        while (a.ndim - lead > 3 && a.shape[lead] == 1)
-            lead++;
-        if (a.ndim - lead > 3) {
-            ag_array_free(&a);
-            return ag_error_set(err, AG_ESHAPE, "%s: a %d-dimensional array, not pixel_values "
-                                "(3, H, W)", path, a.ndim);
-        }
-        *ndim = a.ndim - lead;
-        for (int k = 0; k < *ndim; k++)
-            shape[k] = a.shape[lead + k];
-        *values = a.data; /* owned now */
-        return AG_OK;
-    }
-    if (in->image || in->image_file) {
-        status = ag_image_load_pixels(path, &in->image_cfg, &t, err);
-        f = t.data, *ndim = 3, shape[0] = t.channels, shape[1] = t.height, shape[2] = t.width;
-    } else {
-        status = in->features ? ag_whisper_features_read_npy(path, &in->audio_cfg, in->frames, &w, err)
-                              : ag_whisper_features_from_audio(path, &in->audio_cfg, in->frames, &w, err);
-        f = w.data, *ndim = 2, shape[0] = w.n_mels, shape[1] = w.frames;
-    }
-    if (status == AG_OK) {
-        count = shape[0] * shape[1] * (*ndim == 3 ? shape[2] : 1);
-        if (!(*values = malloc(count * sizeof **values)))
-            status = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-        for (size_t k = 0; *values && k < count; k++)
-            (*values)[k] = f[k];
-    }
-    ag_image_tensor_free(&t);
-    ag_whisper_features_free(&w);
-    return status;
+    return in->pixels ? AG_RUN_PIXELS : in->image || in->image_file ? AG_RUN_IMAGE
+         : in->features ? AG_RUN_FEATURES : AG_RUN_AUDIO;
 }
 
 /* ---- the inputs -------------------------------------------------------- */
@@ -258,17 +187,15 @@ static int list_sequences(const char *list, cli_seq **seqs, size_t *count)
 static int check_input(cli_model_run *r, cli_seq *s, int keep)
 {
     ag_error err = {0};
-    if (read_tensor(r, s->source, &s->values, &s->ndim, s->shape, &err) != AG_OK)
+    if (ag_run_media_read(r->model, &r->input.media, media_kind(&r->input), s->source,
+                          r->input.frames, NULL, &s->tensor, &err) != AG_OK)
         return cli_fail_error(&err);
-    int rc = 0;
-    if (ag_model_input_positions(r->model, s->ndim, s->shape, &s->n, &err) != AG_OK)
-        rc = cli_fail("%s: %s", s->source, err.message);
-    s->tokens = s->n;
-    if (rc || !keep) {
-        free(s->values);
-        s->values = NULL;
+    s->n = s->tokens = s->tensor.n;
+    if (!keep) {
+        free(s->tensor.values);
+        s->tensor.values = NULL;
     }
-    return rc;
+    return 0;
 }
 
 /* The records' "input": the file of the input whose "text" is `text` (the
@@ -294,7 +221,7 @@ static const char *input_name(const void *ctx, long text)
  * cli_model_run_finish). */
 static int stage_saved_input(cli_model_run *r)
 {
-    const cli_seq *s = &r->seqs[0];
+    const ag_run_tensor *s = &r->seqs[0].tensor;
     size_t count = s->shape[0] * s->shape[1] * (s->ndim == 3 ? s->shape[2] : 1);
     float *f = malloc(count * sizeof *f);
     FILE *fp = NULL;
@@ -317,11 +244,12 @@ int cli_model_inputs(cli_model_run *r, const char *cmd)
     int rc = check_kind(r, cmd, kind);
     if (rc || kind == AG_INPUT_TOKENS) {
         if (rc == 0)
-            rc = cli_input_sequences(&r->input, cmd, r->model_dir, &r->seqs, &r->nseq);
+            rc = cli_input_sequences(&r->input, cmd, r->model, r->model_dir, &r->seqs, &r->nseq);
         return rc ? rc : cli_model_run_check_paths(r);
     }
-    if ((rc = load_preprocessor(r, kind)) != 0)
-        return rc;
+    ag_error err = {0};
+    if (ag_run_media_config_load(r->model, r->model_dir, &r->input.media, &err) != AG_OK)
+        return cli_fail_error(&err);
     const char *list = r->input.image_file ? r->input.image_file : r->input.audio_file;
     if (list) {
         rc = list_sequences(list, &r->seqs, &r->nseq);
@@ -347,21 +275,20 @@ int cli_model_inputs(cli_model_run *r, const char *cmd)
 int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **owned,
                   ag_error *err)
 {
+    const ag_run_tensor *t = &s->tensor;
+    ag_run_tensor read = {0};
     *owned = NULL;
-    *in = (ag_run_input){.size = sizeof *in, .ids = s->ids, .n = s->n, .text = s->line};
+    if (s->source && !t->values &&
+        ag_run_media_read(r->model, &r->input.media, media_kind(&r->input), s->source,
+                          r->input.frames, t, &read, err) != AG_OK)
+        return err->status;
+    *in = s->source ? ag_run_tensor_input(t) : (ag_run_input)AG_RUN_INPUT_DEFAULT;
     if (!s->source)
-        return AG_OK;
-    double *v = s->values;
-    int ndim = s->ndim, status = AG_OK;
-    size_t shape[3] = {0};
-    if (!v && (status = read_tensor(r, s->source, &v, &ndim, shape, err)) == AG_OK &&
-        (ndim != s->ndim || memcmp(shape, s->shape, (size_t)ndim * sizeof *shape) != 0))
-        status = ag_error_set(err, AG_ESHAPE, "%s: changed shape during the run", s->source);
-    if (v != s->values)
-        *owned = v;
-    *in = (ag_run_input){.size = sizeof *in, .values = v, .ndim = s->ndim, .shape = s->shape,
-                         .text = s->line};
-    return status;
+        in->ids = s->ids, in->n = s->n;
+    if (read.values) /* the shape was checked equal to t's */
+        in->values = *owned = read.values;
+    in->text = s->line;
+    return AG_OK;
 }
 
 int cli_run_text(const cli_model_run *r, const cli_seq *s, cli_run_fn fn, void *user,

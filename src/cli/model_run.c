@@ -84,9 +84,6 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
         rc = cli_selection(cmd, r->input.heads, g->n_head, "heads", r->model_dir, &r->heads);
     r->layer_on = ag_selection_mask(r->layers);
     r->head_on = ag_selection_mask(r->heads);
-    r->input.positions = g->max_tokens > 0 ? (size_t)g->max_tokens : 0;
-    snprintf(r->input.positions_why, sizeof r->input.positions_why, "%s = %d",
-             g->arch == AG_ARCH_GPT2 ? "n_positions" : "max_position_embeddings", g->max_positions);
     if (rc == 0)
         rc = cli_model_inputs(r, cmd);
     if (rc == 0)

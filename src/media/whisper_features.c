@@ -358,6 +358,37 @@ static int check_features_shape(const char *path, const ag_array *a,
     return AG_OK;
 }
 
+int ag_whisper_features_from_array(const char *name, const ag_array *a,
+                                   const ag_whisper_fe_config *cfg, size_t frames,
+                                   ag_whisper_features *out, ag_error *err)
+{
+    ag_whisper_fe_config dflt;
+    int rc = start(&cfg, &dflt, out, err);
+    if (rc != AG_OK)
+        return rc;
+    size_t total = 0;
+    if (!a || (a->ndim > 0 && !a->data))
+        return ag_error_set(err, AG_EINVAL, "%s: no array", name);
+    if ((rc = check_features_shape(name, a, cfg, &total, err)) != AG_OK)
+        return rc;
+    size_t count = (size_t)cfg->n_mels * total;
+    float *x = malloc(count * sizeof *x);
+    if (!x)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", name);
+    for (size_t i = 0; rc == AG_OK && i < count; i++) {
+        if (!isfinite(a->data[i]) || !isfinite((float)a->data[i]))
+            rc = ag_error_set(err, AG_ENONFINITE, "%s: value %zu (mel %zu, frame %zu) is not a "
+                              "finite float32", name, i, i / total, i % total);
+        else
+            x[i] = (float)a->data[i];
+    }
+    if (rc == AG_OK)
+        rc = keep_frames(name, x, (size_t)cfg->n_mels, total, frames, out, err);
+    if (rc != AG_OK)
+        free(x);
+    return rc;
+}
+
 int ag_whisper_features_read_npy(const char *path, const ag_whisper_fe_config *cfg,
                                  size_t frames, ag_whisper_features *out, ag_error *err)
 {
@@ -366,26 +397,10 @@ int ag_whisper_features_read_npy(const char *path, const ag_whisper_fe_config *c
     if (rc != AG_OK)
         return rc;
     ag_array a = {0};
-    size_t total = 0;
     if ((rc = ag_npy_read(path, &a, err)) != AG_OK)
         return rc;
-    rc = check_features_shape(path, &a, cfg, &total, err);
-    size_t count = (size_t)cfg->n_mels * total;
-    float *x = rc == AG_OK ? malloc(count * sizeof *x) : NULL;
-    if (rc == AG_OK && !x)
-        rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-    for (size_t i = 0; rc == AG_OK && i < count; i++) {
-        if (!isfinite(a.data[i]) || !isfinite((float)a.data[i]))
-            rc = ag_error_set(err, AG_ENONFINITE, "%s: value %zu (mel %zu, frame %zu) is not a "
-                              "finite float32", path, i, i / total, i % total);
-        else
-            x[i] = (float)a.data[i];
-    }
+    rc = ag_whisper_features_from_array(path, &a, cfg, frames, out, err);
     ag_array_free(&a);
-    if (rc == AG_OK)
-        rc = keep_frames(path, x, (size_t)cfg->n_mels, total, frames, out, err);
-    if (rc != AG_OK)
-        free(x);
     return rc;
 }
 
