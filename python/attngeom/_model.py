@@ -14,17 +14,17 @@ from ._lib import (HEADS_FN, MATRIX_FN, Call, Error, Guard, Owned, c_long, c_siz
 from ._records import metric_set, records, result, run_options
 
 
-class _RunInput(ctypes.Structure):
-    """ag_run_input (attngeom/run.h; its leading size lets the library check
-    the layout): one input of a model run, here token ids."""
-    _fields_ = [("size", c_size), ("ids", ctypes.POINTER(ctypes.c_int32)), ("n", c_size),
-                ("values", ctypes.POINTER(ctypes.c_double)), ("ndim", ctypes.c_int),
-                ("shape", ctypes.POINTER(c_size)), ("text", c_long)]
-
-
 # The library's names for an option, as the Python keyword that sets it.
 _KEYWORDS = (("--metrics: ", "metrics"), ("option threads: ", "jobs"),
              ("option edge_threshold: ", "edge_threshold"))
+
+
+def _named(rows, inp):
+    """rows with "input", the file inp was read from, as the CLI's records
+    name an image or audio file (nothing for a text, ids or an array)."""
+    for r in rows if inp.source is not None else ():
+        r["input"] = inp.source
+    return rows
 
 
 def _keyword_errors(fn, *args, **kwargs):
@@ -221,10 +221,7 @@ class Model:
                                                 ctypes.byref(out), c.err)
                 c.check(status, self.path)
         recs = Owned(out.value, lib.ag_record_list_free)
-        rows = records(recs, sel, self.label)
-        for r in rows if inp.source is not None else ():  # as the CLI names a file input
-            r["input"] = inp.source
-        return result(rows, to_pandas)
+        return result(_named(records(recs, sel, self.label), inp), to_pandas)
 
     analyze.__doc__ += "\n\n        " + _INPUT_DOC
 
@@ -249,50 +246,50 @@ class Model:
 
     # ---- per-layer and across-layer runs (attngeom/run.h) ---------------------
 
-    def _layer_run(self, command, text_, tokens, metrics=None, **options):
-        """The ids, input, metric selection and options of a per-layer run
-        (residual, rollout, similarity): exactly one of text_ (a str) and
-        tokens (ids)."""
-        if (text_ is None) == (tokens is None):
-            raise Error("%s takes one input: text= or tokens=" % command)
-        ids = self._ids(text_ if tokens is None else tokens)
+    def _layer_run(self, command, inputs, metrics=None, **options):
+        """The input (a ModelInput: close it), metric selection and options
+        of a per-layer run (residual, rollout, similarity)."""
         sel = _keyword_errors(metric_set, command, metrics) if command != "similarity" else None
         opt = _keyword_errors(run_options, **options)
-        inp = _RunInput(ctypes.sizeof(_RunInput),
-                        ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), ids.size,
-                        None, 0, None, -1)
         if sel is not None:
             lib.ag_run_options_set_metrics(opt, sel)
-        return ids, inp, sel, opt
+        return model_input(self, **inputs), sel, opt
 
     @guarded
-    def residual(self, text=None, metrics=None, *, tokens=None, layers=None, precision=None,
+    def residual(self, text=None, metrics=None, *, tokens=None, image=None, audio=None,
+                 pixels=None, features=None, frames=None, layers=None, precision=None,
                  jobs=None, label=None, to_pandas=False):
         """`attngeom residual MODEL --text S`: one record per selected hidden
         state l = 0 ... n_layer (layers= ranges over them; 0 the embeddings)
         of families spectrum and geometry of the [n, d_model] matrix
         (head -1). tokens= instead of text: the token ids."""
-        ids, inp, sel, opt = self._layer_run("residual", text, tokens, metrics, jobs=jobs,
-                                             precision=precision, layers=layers)
+        inp, sel, opt = self._layer_run(
+            "residual", dict(text=text, tokens=tokens, image=image, audio=audio, pixels=pixels,
+                             features=features, frames=frames),
+            metrics, jobs=jobs, precision=precision, layers=layers)
         out = ctypes.c_void_p()
-        with Call() as c:
-            status = lib.ag_run_residual(self._model, ctypes.addressof(inp), opt, None,
+        with inp, Call() as c:
+            status = lib.ag_run_residual(self._model, ctypes.byref(inp.struct), opt, None,
                                          ctypes.byref(out), c.err)
             recs = Owned(out.value, lib.ag_record_list_free)
             c.check(status, self.path)
-        return result(records(recs, sel, self.label if label is None else label), to_pandas)
+        rows = records(recs, sel, self.label if label is None else label)
+        return result(_named(rows, inp), to_pandas)
 
     @guarded
-    def rollout(self, text=None, metrics=None, *, tokens=None, layers=None, precision=None,
+    def rollout(self, text=None, metrics=None, *, tokens=None, image=None, audio=None,
+                pixels=None, features=None, frames=None, layers=None, precision=None,
                 edge_threshold=None, jobs=None, label=None, to_pandas=False, arrays=False):
         """`attngeom rollout MODEL --text S`: one record per selected layer l
         of the metrics (default spectrum, attention, geometry) of the
         attention rollout R_l (head -1). arrays=True: (records, R) with R the
         float64 [layers, n, n] array of the selected R_l, what `rollout -o`
         writes."""
-        ids, inp, sel, opt = self._layer_run("rollout", text, tokens, metrics, jobs=jobs,
-                                             precision=precision, layers=layers,
-                                             edge_threshold=edge_threshold)
+        inp, sel, opt = self._layer_run(
+            "rollout", dict(text=text, tokens=tokens, image=image, audio=audio, pixels=pixels,
+                            features=features, frames=frames),
+            metrics, jobs=jobs, precision=precision, layers=layers,
+            edge_threshold=edge_threshold)
         kept = []
 
         def keep(layer, M, n, user, err):
@@ -301,38 +298,45 @@ class Model:
 
         fn = MATRIX_FN(keep) if arrays else MATRIX_FN()  # NULL: no arrays
         out = ctypes.c_void_p()
-        with Call() as c:
-            status = lib.ag_run_rollout(self._model, ctypes.addressof(inp), opt, None, fn, None,
-                                        ctypes.byref(out), c.err)
+        with inp, Call() as c:
+            status = lib.ag_run_rollout(self._model, ctypes.byref(inp.struct), opt, None, fn,
+                                        None, ctypes.byref(out), c.err)
             recs = Owned(out.value, lib.ag_record_list_free)
             c.check(status, self.path)
-        rows = result(records(recs, sel, self.label if label is None else label), to_pandas)
+        rows = records(recs, sel, self.label if label is None else label)
+        rows = result(_named(rows, inp), to_pandas)
         if not arrays:
             return rows
-        return rows, np.array(kept, dtype=np.float64).reshape(len(kept), ids.size, ids.size)
+        return rows, np.array(kept, dtype=np.float64).reshape(len(kept), inp.n, inp.n)
 
     @guarded
-    def similarity(self, text=None, *, tokens=None, layers=None, heads=None, precision=None,
+    def similarity(self, text=None, *, tokens=None, image=None, audio=None, pixels=None,
+                   features=None, frames=None, layers=None, heads=None, precision=None,
                    jobs=None, label=None, to_pandas=False):
         """`attngeom similarity MODEL --text S`: (records, S). S is the
         float64 [K, K] Jensen-Shannon distance between the attention of the
         K selected heads (layer-major; symmetric, zero diagonal), what
         `similarity -o S.npy` writes; the records are its pairs a < b:
         layer_a, head_a, layer_b, head_b, js_distance, model."""
-        ids, inp, _, opt = self._layer_run("similarity", text, tokens, jobs=jobs,
-                                           precision=precision, layers=layers, heads=heads)
+        inp, _, opt = self._layer_run(
+            "similarity", dict(text=text, tokens=tokens, image=image, audio=audio, pixels=pixels,
+                               features=features, frames=frames),
+            jobs=jobs, precision=precision, layers=layers, heads=heads)
         pairs, count = ctypes.POINTER(ctypes.c_int)(), c_size()
         with Call() as c:
-            c.check(lib.ag_run_similarity_heads(self._model, opt, ctypes.byref(pairs),
-                                                ctypes.byref(count), c.err), self.path)
+            status = lib.ag_run_similarity_heads(self._model, opt, ctypes.byref(pairs),
+                                                 ctypes.byref(count), c.err)
+            if status:
+                inp.close()
+            c.check(status, self.path)
         try:
             K = count.value
             heads_ = [(pairs[2 * k], pairs[2 * k + 1]) for k in range(K)]
         finally:
             lib.ag_free(pairs)
         S = np.zeros((K, K), dtype=np.float64)
-        with Call() as c:
-            c.check(lib.ag_run_similarity(self._model, ctypes.addressof(inp), opt, None,
+        with inp, Call() as c:
+            c.check(lib.ag_run_similarity(self._model, ctypes.byref(inp.struct), opt, None,
                                           S.ctypes.data, c.err), self.path)
         model = self.label if label is None else label
         rows = [{"layer_a": heads_[a][0], "head_a": heads_[a][1], "layer_b": heads_[b][0],

@@ -104,8 +104,10 @@ def test_to_pandas(gpt2):
     (lambda m: m.rollout(TEXT, jobs=0), "jobs: 0 is out of range"),
     (lambda m: m.rollout(TEXT, edge_threshold=2), "edge_threshold: 2 is out of range"),
     (lambda m: m.similarity(TEXT, precision="f16"), "precision takes 'f32' or 'f64'"),
-    (lambda m: m.residual(), "residual takes one input: text= or tokens="),
-    (lambda m: m.rollout(TEXT, tokens=[1, 2]), "rollout takes one input: text= or tokens="),
+    (lambda m: m.residual(), "give one input: text, tokens=, image=, audio=, pixels= or "
+                             "features="),
+    (lambda m: m.rollout(TEXT, tokens=[1, 2]), "give one input: text, tokens=, image=, audio=, "
+                                               "pixels= or features= (got text=, tokens=)"),
     (lambda m: m.similarity(tokens=[1, 70000]), "70000"),
 ])
 def test_errors_name_the_keyword(gpt2, call, keyword):

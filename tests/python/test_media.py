@@ -141,3 +141,29 @@ def test_errors_name_the_parameter(vit, whisper):
     with pytest.raises(attngeom.Error, match=r"^pixels=: a 5-dimensional array, not "
                        r"pixel_values \(3, H, W\)$"):
         vit.analyze(pixels=np.zeros((2, 1, 3, 32, 32)))
+
+
+# residual, rollout and similarity take the same inputs: their records and
+# arrays equal the CLI's on an image and on audio
+MEDIA = [(VIT, {"image": IMAGE}, ["--image", IMAGE]),
+         (WHISPER, {"audio": WAV, "frames": FRAMES}, ["--audio", WAV, "--frames", str(FRAMES)])]
+
+
+@pytest.mark.parametrize("model,given,cli_in", MEDIA)
+def test_residual_rollout_media_equal_cli(model, given, cli_in, tmp):
+    m = attngeom.Model(model)
+    same_records(m.residual(**given), run_cli("residual", model, *cli_in,
+                                              "--format", "json")["records"])
+    cli = run_cli("rollout", model, *cli_in, "-o", tmp / "R.npy", "--format", "json")
+    rows, R = m.rollout(arrays=True, **given)
+    same_records(rows, cli["records"])
+    assert rows[0]["input"] == cli_in[1]
+    assert R.tobytes() == np.load(tmp / "R.npy").tobytes()
+
+
+@pytest.mark.parametrize("model,given,cli_in", MEDIA)
+def test_similarity_media_equals_cli(model, given, cli_in, tmp):
+    cli = run_cli("similarity", model, *cli_in, "-o", tmp / "S.npy", "--format", "json")
+    rows, S = attngeom.Model(model).similarity(**given)
+    assert S.tobytes() == np.load(tmp / "S.npy").tobytes()
+    assert [r["js_distance"] for r in rows] == [r["js_distance"] for r in cli["records"]]
