@@ -98,7 +98,7 @@ extern "C" {
  *       (start from it, then set fields): ag_matrix_options,
  *       ag_stability_options, ag_forward_options, ag_attn_layer_spec,
  *       ag_aggregate_options, ag_compare_options, ag_output_meta,
- *       ag_plot_page, ag_plot_grid, ag_plot_lines. They may gain fields at
+ *       ag_plot_page, ag_plot_grid, ag_plot_lines, ag_run_plot_spec. They may gain fields at
  *       their end: the library reads only the `size` bytes the caller's
  *       header knew and takes its defaults for the rest, so an older
  *       program gets today's behaviour for what it never set. A size of 0

@@ -5,8 +5,8 @@
  *
  * Each file calls only files before it in this list, so that no call cycle
  * joins two of them (issue 25):
- *   progress.c text.c messages.c args.c outputs.c blas.c plot_npy.c input.c
- *   run_options.c run_paths.c tensors.c plot_records.c settings.c media.c workers.c dist.c
+ *   progress.c text.c messages.c args.c outputs.c blas.c input.c
+ *   run_options.c run_paths.c tensors.c settings.c media.c workers.c dist.c
  *   records.c expect.c agg.c common.c emit.c sink.c model_run.c cmd_*.c main.c
  */
 #ifndef AG_CLI_H
