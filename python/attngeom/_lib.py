@@ -3,6 +3,8 @@
 Only the layout-free API of include/attngeom/access.h (and plain functions
 of the other headers that take pointers and scalars) is used: no struct of
 the library is copied here, so a library with more metrics works unchanged.
+(_plot.py copies two: ag_run_plot_spec, which carries its size, and the
+fixed ag_plot_output.)
 
 ctypes.CDLL releases the GIL for the whole of every foreign call (the
 Python documentation, "ctypes": only PyDLL keeps it), so a long call lets
@@ -135,6 +137,11 @@ _PROTOTYPES = {
     "ag_table_key": (c_str, [P, c_size]),
     "ag_table_cell": (c_int, [P, c_size, c_size, ctypes.POINTER(c_double), ctypes.POINTER(c_str)]),
     "ag_table_delete": (None, [P]),
+    # figures (_plot.py: ag_run_plot_spec and ag_plot_output, sized and fixed structs)
+    "ag_plot_kind_from_name": (c_int, [c_str]),
+    "ag_plot_format_from_path": (c_int, [c_str]),
+    "ag_run_plot": (c_int, [P, P, P]),
+    "ag_plot_output_free": (None, [P]),
 }
 
 for _name, (_res, _args) in _PROTOTYPES.items():
