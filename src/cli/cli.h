@@ -628,9 +628,7 @@ typedef struct {
     ag_precision precision;
 } cli_tensor_opts;
 
-typedef struct {
-    ag_array x, q, k, v, o, bq, bk, bv;
-} cli_tensors;
+typedef ag_run_tensors cli_tensors;
 
 /* Consume one of the tensor options (--x, --weights, --qkv, --q, --k, --v,
  * --o, biases, --heads H, --scale, --causal, --linear, --save-attention).
@@ -638,9 +636,12 @@ typedef struct {
 int cli_tensor_option(cli_tensor_opts *o, const char *cmd, int argc, char **argv, int *i);
 /* Check the combination of options; returns 0 or 2 after a usage error. */
 int cli_tensor_check_usage(const cli_tensor_opts *o, const char *cmd, int need_x);
-/* Read X (when need_x) and the named tensors as [in, out] doubles, and check
- * their shapes (grouped-query K/V widths are allowed without X). Returns 0
- * or 1 after printing the error. */
+/* The named-tensor fields of s from o (X only when need_x); s's kernel
+ * options are left as they are. */
+void cli_tensor_spec(const cli_tensor_opts *o, int need_x, ag_run_layer_spec *s);
+/* ag_run_tensors_load of o's spec: X (when need_x) and the named tensors as
+ * [in, out] doubles, shapes checked (grouped-query K/V widths are allowed
+ * without X). Returns 0 or 1 after printing the error. */
 int cli_tensors_load(const cli_tensor_opts *o, cli_tensors *t, int need_x);
 void cli_tensors_free(cli_tensors *t);
 
