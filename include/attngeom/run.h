@@ -87,6 +87,11 @@ AG_EXPORT double ag_run_options_get(const ag_run_options *opt, const char *key);
  * for another `what`. */
 AG_EXPORT int ag_run_options_selection(const ag_run_options *opt, const char *what, int count,
                                        ag_selection **out, ag_error *err);
+/* Select sel's indices (what: "layers", "heads"), as ag_run_options_select
+ * does with an index list (copied: sel may be freed after). AG_EINVAL for
+ * another `what`. */
+AG_EXPORT int ag_run_options_set_selection(ag_run_options *opt, const char *what,
+                                           const ag_selection *sel, ag_error *err);
 
 /* The distribution of a run over processes (attngeom-mpi implements it;
  * no MPI in the library). Its layout is below (section "distribution"). */
@@ -166,7 +171,72 @@ AG_EXPORT int ag_run_forward(const ag_model *m, const ag_run_input *in,
 
 /* ---- per-head work: analyze, attention, weights, matrices ---------------- */
 
-/* (steps 14, 15) */
+/* These run in this process: a distribution in opt is used by
+ * ag_run_weights and ag_run_matrix only (their tasks are the run's); the
+ * per-input ones (heads, analyze, attention) leave it to the corpus loop.
+ * w (may be NULL: a pool of opt's "threads" for the call) runs the tasks
+ * and lends each its worker's matrix workspace. opt may be NULL (the
+ * defaults); its metrics NULL: the entry point's default families. */
+
+/* Family E's input of head h: the Q/K projection input and weights of
+ * the head, filled by the caller (ag_attn_weights_head_input for a model's
+ * layer, which groups keys by GQA; `attngeom layer` its own tensors). */
+typedef void (*ag_run_head_input_fn)(const void *ctx, int h, ag_head_input *in);
+
+/* One layer's attention and what to measure of it. */
+typedef struct {
+    size_t size;                /* set by AG_RUN_LAYER_HEADS_DEFAULT */
+    const double *attn;         /* (n_head, n, n) */
+    size_t n;
+    int n_head, layer;
+    long text;                  /* the records' "text" (-1: none) */
+    const ag_selection *heads;  /* over n_head; NULL: every head */
+    ag_run_head_input_fn input; /* NULL: no family E even when selected */
+    const void *input_ctx;
+} ag_run_layer_heads;
+/* Kind 3 of core.h's ABI rule: start from it. */
+#define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}
+
+/* Append to out one record per selected head of L, in head order (layer,
+ * head, rows = cols = n, text): families A-C and F of its attention
+ * (ag_matrix_metrics_work, opt's "edge_threshold") and, when opt's metrics
+ * select family E and L has an input, ag_stability_metrics ("epsilon",
+ * "trials", "seed"); heads in parallel (default metrics AG_FAMILIES_HEADS).
+ * Returns AG_OK, or the status of the lowest failed head with *failed its
+ * number and err its own message (the caller names layer and head); a
+ * failure before any head ran (AG_ENOMEM "out of memory for records")
+ * leaves *failed -1, as does AG_EINVAL for L's size (ABI rule). out holds
+ * the records of the heads that ran. */
+AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_run_options *opt,
+                           ag_record_list *out, int *failed, ag_error *err);
+
+/* `attngeom analyze`'s records of one input: the pass on `in`
+ * (ag_run_forward, opt's precision) and, per selected layer in order
+ * (ag_run_options_selection), ag_run_heads of its selected heads with the
+ * layer's input X as family E's (GQA-grouped keys); records carry
+ * in->text. Errors: the selections' (AG_ERANGE "heads: 9 is outside
+ * 0..3"), the pass's, ag_model_attn_weights's, and a head's as "layer L
+ * head H: <message>" (the lowest failed head of the first failed layer).
+ * *out the caller's (ag_record_list_free); NULL on failure. w NULL: a pool
+ * of "threads", at most the selected heads. */
+AG_EXPORT int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                             ag_workers *w, ag_record_list **out, ag_error *err);
+
+/* The attention of one selected layer: its selected heads (heads, n, n)
+ * contiguous in head order, borrowed for the call. Non-zero stops the
+ * pass and is returned (keep your own error, as for ag_layer_fn). */
+typedef int (*ag_run_heads_fn)(int layer, const double *attn, size_t heads, size_t n, void *user);
+
+/* `attngeom attention`'s pass on `in`: fn (may be NULL) gets every
+ * selected layer's selected heads in layer order, hidden_fn (may be NULL)
+ * every hidden state as the pass makes it, and hidden (may be NULL) all of
+ * them, (n_layer + 1, n, d_model) as ag_run_forward fills it. Errors: the
+ * selections', the pass's, a callback's status. w NULL: a pool of
+ * "threads", at most n_head. */
+AG_EXPORT int ag_run_attention(const ag_model *m, const ag_run_input *in,
+                               const ag_run_options *opt, ag_workers *w, ag_run_heads_fn fn,
+                               ag_hidden_fn hidden_fn, void *user, double *hidden,
+                               ag_error *err);
 
 
 /* ---- per-layer and across-layer work: residual, rollout, similarity ----- */
@@ -230,6 +300,22 @@ AG_EXPORT int ag_run_layer_attention(const ag_run_layer_spec *s, const ag_run_te
  * layer`'s values), s's kernel options. Borrows t's data. */
 AG_EXPORT void ag_run_layer_head_input(const ag_run_layer_spec *s, const ag_run_tensors *t, int h,
                                        ag_head_input *in);
+
+/* Append to out a record per head of attn (ag_run_layer_attention's):
+ * ag_run_heads of every head, family E's input ag_run_layer_head_input's.
+ * Errors: ag_run_heads's, a head's as "<s->weights>: head H: <message>"
+ * (the lowest failed head). w NULL: a pool of opt's "threads". */
+AG_EXPORT int ag_run_layer_records(const ag_run_layer_spec *s, const ag_run_tensors *t,
+                                   const ag_array *attn, const ag_run_options *opt, ag_workers *w,
+                                   ag_record_list *out, ag_error *err);
+
+/* `attngeom layer` whole: ag_run_tensors_load (s->x required, else
+ * AG_EINVAL), ag_run_layer_attention, ag_run_layer_records. *out (a new
+ * list) and *attn ([H, n, n]; attn may be NULL: not kept) are the
+ * caller's (ag_record_list_free, ag_array_free); on failure *out is NULL
+ * and *attn untouched. Errors: those of the three steps, in that order. */
+AG_EXPORT int ag_run_layer(const ag_run_layer_spec *s, const ag_run_options *opt, ag_workers *w,
+                           ag_array *attn, ag_record_list **out, ag_error *err);
 
 
 #ifdef __cplusplus

@@ -113,6 +113,10 @@ int cli_blas_callers_max(void);
  * run options (attngeom/run.h); *out the caller's (ag_run_options_free).
  * 0, or 1 after printing. */
 int cli_run_options(const cli_common *c, ag_precision precision, ag_run_options **out);
+/* cli_run_options of r (its --precision) with its --layers and --heads
+ * selected. 0, or 1 after printing. */
+struct cli_model_run;
+int cli_model_run_options(const struct cli_model_run *r, ag_run_options **out);
 
 /* ---- threads (workers.c; docs/cli.md, "Threads") ------------------------ */
 
@@ -142,31 +146,6 @@ size_t cli_first_error(const ag_error *errs, size_t count);
  * (ag_matrix_metrics_work). */
 int cli_matrix_metrics(const cli_workers *w, const cli_common *c, const double *M, size_t m,
                        size_t n, ag_record *rec, ag_error *err);
-/* 1 when c's --metrics selects a key of family E (stability). */
-int cli_stability_selected(const ag_metric_set *sel);
-
-/* Family E of a head: its Q/K input, filled for head h by the command. */
-typedef void (*cli_head_input_fn)(const void *ctx, int h, ag_head_input *in);
-
-/* One layer's attention, the heads to measure and where family E comes
- * from. */
-typedef struct {
-    const double *attn;            /* (n_head, n, n) */
-    size_t n;
-    int n_head, layer;
-    long text;                     /* the records' "text" */
-    const ag_selection *heads;     /* the selected heads (over n_head); NULL: all */
-    cli_head_input_fn input;       /* family E when selected: head h's input */
-    const void *input_ctx;
-} cli_layer_heads;
-
-/* Append the records of the selected heads of L (head order) to out: the
- * matrix metrics and, when selected, family E, heads in parallel. Returns
- * 0, or the status of the lowest head that failed with *failed its number
- * and err its error. */
-int cli_layer_records(const cli_workers *w, const cli_common *c, const cli_layer_heads *L,
-                      ag_record_list **out, int *failed, ag_error *err);
-
 /* ---- messages (messages.c) ---------------------------------------------- */
 
 /* stderr lines of a task, printed at its turn so that they come in input
@@ -520,6 +499,11 @@ int cli_model_inputs(cli_model_run *r, const char *cmd);
  * failure to read the input is AG_EIO etc. with err naming the file. */
 int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
                 ag_layer_fn fn, void *user, double *hidden, ag_error *err);
+/* s as a run's input (attngeom/run.h): its token ids, or its tensor, read
+ * again when not kept (then *owned, the caller frees it; else NULL). A
+ * failure to read is cli_forward's. */
+int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **owned,
+                  ag_error *err);
 /* 1 when MODEL's config.json names a model whose input is a tensor (vit,
  * whisper); its model_type in type[32]. 0 when it names another or is
  * absent; -1 after printing when it cannot be read (a FIFO, bad JSON). */

@@ -86,36 +86,27 @@ static int kernel_option(ag_run_layer_spec *k, cli_tensor_opts *o, int argc, cha
     return bad ? -1 : 1;
 }
 
-/* ---- family E (stability): one head's input from the loaded tensors ---- */
-
-typedef struct {
-    const ag_run_layer_spec *spec;
-    const cli_tensors *t;
-} tensor_input;
-
-static void tensor_head_input(const void *ctx, int h, ag_head_input *in)
-{
-    const tensor_input *ti = ctx;
-    ag_run_layer_head_input(ti->spec, ti->t, h, in);
-}
-
-/* The records of every head, in parallel (cli_layer_records). */
+/* The records of every head, in parallel (ag_run_layer_records). */
 static int layer_records(const ag_run_layer_spec *spec, const cli_tensors *t,
                          const ag_array *attn, const cli_common *c, ag_record_list **recs)
 {
     cli_workers w;
     if (cli_workers_new(c, &w) != 0)
         return 1;
-    tensor_input ti = {spec, t};
-    cli_layer_heads L = {.attn = attn->data, .n = attn->shape[1], .n_head = spec->heads,
-                         .text = -1, .input = tensor_head_input, .input_ctx = &ti};
+    ag_run_options *opt = NULL;
+    if (cli_run_options(c, spec->precision, &opt) != 0) {
+        cli_workers_free(&w);
+        return 1;
+    }
     ag_error err = {0};
-    int h = -1, status = cli_layer_records(&w, c, &L, recs, &h, &err);
-    cli_workers_free(&w);
+    int status = AG_OK;
+    if (!(*recs = ag_record_list_new()))
+        status = ag_error_set(&err, AG_ENOMEM, "out of memory for records");
     if (status == AG_OK)
-        return 0;
-    return h >= 0 ? cli_fail("%s: head %d: %s", spec->weights, h, err.message)
-                  : cli_fail_error(&err);
+        status = ag_run_layer_records(spec, t, attn, opt, w.workers, *recs, &err);
+    ag_run_options_free(opt);
+    cli_workers_free(&w);
+    return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
 int cmd_layer(int argc, char **argv)

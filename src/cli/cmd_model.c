@@ -155,61 +155,25 @@ static const char analyze_help[] =
     "and JSONL carry the run's settings (options, SHA-256 of the weights, token\n"
     "counts); docs/cli.md, \"Corpus runs\".\n";
 
-typedef struct {
-    cli_model_run *run;
-    long text;
-    ag_record_list **out;
-    ag_error err;
-} analyze_ctx;
+/* analyze's options (cli_model_run_options), one for every text */
+static ag_run_options *analyze_opt;
 
-/* ---- family E (stability) in analyze ---- */
-
-typedef struct {
-    const ag_layer_view *v;
-    const ag_attn_weights *w;
-} layer_input;
-
-/* Family E of query head h: the view's X (the Q/K input, used in double
- * whatever the pass precision) and the layer's weights. */
-static void view_head_input(const void *ctx, int h, ag_head_input *in)
-{
-    const layer_input *li = ctx;
-    ag_attn_weights_head_input(li->w, li->v->x, li->v->n, li->v->d, h, in);
-}
-
-/* The records of the layer's selected heads, in parallel (cli_layer_records). */
-static int analyze_layer(const ag_layer_view *v, void *user)
-{
-    analyze_ctx *c = user;
-    cli_model_run *r = c->run;
-    if (!r->layer_on[v->layer])
-        return 0;
-    ag_attn_weights w = {0};
-    int stab = cli_stability_selected(r->common.metrics), status = AG_OK, h = -1;
-    if (stab && (status = ag_model_attn_weights(r->model, v->layer, &w, &c->err)) != AG_OK)
-        return status;
-    layer_input li = {v, &w};
-    cli_layer_heads L = {.attn = v->attn, .n = v->n, .n_head = v->n_head, .layer = v->layer,
-                         .text = c->text, .heads = r->heads,
-                         .input = stab ? view_head_input : NULL, .input_ctx = &li};
-    ag_error e = {0};
-    status = cli_layer_records(&r->workers, &r->common, &L, c->out, &h, &e);
-    if (status != AG_OK && h >= 0)
-        ag_error_set(&c->err, status, "layer %d head %d: %s", v->layer, h, e.message);
-    else if (status != AG_OK)
-        c->err = e;
-    ag_attn_weights_free(&w);
-    return status;
-}
-
+/* One text's records (ag_run_analyze) into out. */
 static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
 {
     (void)user;
-    analyze_ctx c = {.run = r, .text = s->line, .out = &out->recs};
+    ag_run_input in;
+    double *owned = NULL;
+    ag_record_list *recs = NULL;
     ag_error err = {0};
-    ag_forward_options opt = cli_forward_options(r);
-    int status = cli_forward(r, s, &opt, analyze_layer, &c, NULL, &err);
-    return status == AG_OK ? 0 : cli_model_run_fail(r, s, c.err.status ? &c.err : &err);
+    int status = cli_seq_input(r, s, &in, &owned, &err);
+    if (status == AG_OK)
+        status = ag_run_analyze(r->model, &in, analyze_opt, r->workers.workers, &recs, &err);
+    free(owned);
+    if (status == AG_OK && cli_records_move(&out->recs, &recs) != 0)
+        status = ag_error_set(&err, AG_ENOMEM, "out of memory for records");
+    ag_record_list_free(recs);
+    return status == AG_OK ? 0 : cli_model_run_fail(r, s, &err);
 }
 
 int cmd_analyze(int argc, char **argv)
@@ -223,7 +187,11 @@ int cmd_analyze(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "analyze", 0);
     if (rc == 0)
+        rc = cli_model_run_options(&r, &analyze_opt);
+    if (rc == 0)
         rc = cli_model_run_records(&r, "analyze", analyze_text);
+    ag_run_options_free(analyze_opt);
+    analyze_opt = NULL;
     return cli_model_run_finish(&r, rc);
 }
 

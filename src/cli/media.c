@@ -344,20 +344,34 @@ int cli_model_inputs(cli_model_run *r, const char *cmd)
     return rc;
 }
 
-int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
-                ag_layer_fn fn, void *user, double *hidden, ag_error *err)
+int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, double **owned,
+                  ag_error *err)
 {
+    *owned = NULL;
+    *in = (ag_run_input){.size = sizeof *in, .ids = s->ids, .n = s->n, .text = s->line};
     if (!s->source)
-        return ag_model_forward_ex(r->model, s->ids, s->n, opt, fn, user, hidden, err);
+        return AG_OK;
     double *v = s->values;
     int ndim = s->ndim, status = AG_OK;
     size_t shape[3] = {0};
     if (!v && (status = read_tensor(r, s->source, &v, &ndim, shape, err)) == AG_OK &&
         (ndim != s->ndim || memcmp(shape, s->shape, (size_t)ndim * sizeof *shape) != 0))
         status = ag_error_set(err, AG_ESHAPE, "%s: changed shape during the run", s->source);
-    if (status == AG_OK)
-        status = ag_model_forward_values(r->model, v, s->ndim, s->shape, opt, fn, user, hidden, err);
     if (v != s->values)
-        free(v);
+        *owned = v;
+    *in = (ag_run_input){.size = sizeof *in, .values = v, .ndim = s->ndim, .shape = s->shape,
+                         .text = s->line};
+    return status;
+}
+
+int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
+                ag_layer_fn fn, void *user, double *hidden, ag_error *err)
+{
+    ag_run_input in;
+    double *owned = NULL;
+    int status = cli_seq_input(r, s, &in, &owned, err);
+    if (status == AG_OK)
+        status = ag_run_forward(r->model, &in, opt, fn, user, hidden, err);
+    free(owned);
     return status;
 }

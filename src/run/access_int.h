@@ -29,4 +29,19 @@ int agr_tasks_dist(ag_workers *w, const ag_run_tasks *t, const ag_run_options *o
  * no more than there are tasks. */
 int ag_run_workers(const ag_run_options *opt, size_t tasks, ag_workers **w, ag_error *err);
 
+/* opt, or (NULL) the defaults (AGR_OPTIONS_DEFAULT). */
+const ag_run_options *agr_options(const ag_run_options *opt);
+/* opt's selected layers over m's n_layer and heads over its n_head, both
+ * the caller's to free (also on failure). */
+int agr_model_selections(const ag_model *m, const ag_run_options *opt, ag_selection **layers,
+                         ag_selection **heads, ag_error *err);
+/* What a run computes: opt's metrics, or (none set) a new set of
+ * `families` into *own, the caller's to free. */
+int agr_metrics(const ag_run_options *opt, unsigned families, const ag_metric_set **sel,
+                ag_metric_set **own, ag_error *err);
+/* The workers of a call: w, or (NULL) new ones for `tasks` tasks of opt
+ * into *own, the caller's to free. */
+int agr_workers(ag_workers *w, const ag_run_options *opt, size_t tasks, ag_workers **use,
+                ag_workers **own, ag_error *err);
+
 #endif

@@ -111,167 +111,34 @@ int ag_model_selected(const ag_model *m, const ag_run_options *opt, size_t *laye
     return status;
 }
 
-/* ---- attention (`attngeom attention`) ----------------------------------- */
+/* ---- attention and analyze: wrappers of attngeom/run.h ----------------- */
 
-typedef struct {
-    const selection *s;
-    double *attn; /* where the next selected head goes */
-} attention_ctx;
-
-static int copy_layer(const ag_layer_view *v, void *user)
+static int copy_heads(int layer, const double *attn, size_t heads, size_t n, void *user)
 {
-    attention_ctx *c = user;
-    if (!c->s->layer_on[v->layer])
-        return 0;
-    c->attn += ag_layer_view_copy_heads(v, c->s->head_on, c->attn) * v->n * v->n;
+    (void)layer;
+    double **next = user;
+    memcpy(*next, attn, heads * n * n * sizeof **next);
+    *next += heads * n * n;
     return 0;
-}
-
-static ag_forward_options forward_options(const ag_run_options *opt, const ag_workers *w)
-{
-    return (ag_forward_options){.size = sizeof(ag_forward_options),
-                                .precision = opt ? opt->precision : AG_PRECISION_F32,
-                                .pool = ag_workers_pool(w)};
 }
 
 int ag_model_attention_into(const ag_model *m, const int32_t *ids, size_t n,
                             const ag_run_options *opt, double *attn, double *hidden,
                             ag_error *err)
 {
-    selection s = {0};
-    ag_workers *w = NULL;
-    int status = m ? selection_new(m, opt, &s, err) : no_model(err);
-    if (status == AG_OK)
-        status = ag_run_workers(opt, (size_t)ag_model_get_config(m)->n_head, &w, err);
-    if (status == AG_OK) {
-        attention_ctx c = {&s, attn};
-        ag_forward_options fo = forward_options(opt, w);
-        status = ag_model_forward_ex(m, ids, n, &fo, attn ? copy_layer : NULL, &c, hidden, err);
-    }
-    ag_workers_free(w);
-    selection_free(&s);
-    return status;
-}
-
-/* ---- analyze (`attngeom analyze`) --------------------------------------- */
-
-typedef struct {
-    const ag_model *m;
-    const ag_run_options *opt;
-    const ag_metric_set *sel;
-    const selection *s;
-    const ag_workers *w;
-    long text;
-    int stability;           /* sel holds a key of family E */
-    ag_record *next;         /* where the next layer's records go */
-    ag_error err;            /* the failure, naming layer and head */
-    /* the layer in hand */
-    const ag_layer_view *v;
-    const ag_attn_weights *weights;
-    const int *head;         /* (nh) selected heads */
-    ag_error *errs;          /* (nh) */
-} analyze_ctx;
-
-static int head_task(size_t i, int worker, void *user)
-{
-    (void)worker;
-    const analyze_ctx *c = user;
-    const ag_layer_view *v = c->v;
-    int h = c->head[i];
-    ag_record *r = &c->next[i];
-    ag_record_init(r, v->layer, h, v->n, v->n);
-    r->text = c->text;
-    ag_matrix_options mo = {.size = sizeof(ag_matrix_options),
-                            .edge_threshold = c->opt ? c->opt->edge_threshold : -1};
-    int status = ag_matrix_metrics_work(v->attn + (size_t)h * v->n * v->n, v->n, v->n, c->sel,
-                                        &mo, ag_workers_work(c->w), r, &c->errs[i]);
-    if (status == AG_OK && c->stability) {
-        ag_head_input in;
-        ag_attn_weights_head_input(c->weights, v->x, v->n, v->d, h, &in);
-        ag_stability_options so;
-        ag_stability_options_init(&so);
-        if (c->opt)
-            so = (ag_stability_options){.size = sizeof(ag_stability_options),
-                                        .epsilon = c->opt->epsilon, .trials = c->opt->trials,
-                                        .seed = c->opt->seed};
-        status = ag_stability_metrics(&in, &so, c->sel, r, &c->errs[i]);
-    }
-    return status;
-}
-
-static int analyze_heads(analyze_ctx *c)
-{
-    int status = ag_pool_run(ag_workers_pool(c->w), c->s->nh, head_task, c);
-    if (status != AG_OK) {
-        size_t k = 0;
-        while (k + 1 < c->s->nh && c->errs[k].status == AG_OK)
-            k++;
-        ag_error_set(&c->err, status, "layer %d head %d: %s", c->v->layer, c->head[k],
-                     c->errs[k].message);
-    }
-    return status;
-}
-
-static int analyze_layer(const ag_layer_view *v, void *user)
-{
-    analyze_ctx *c = user;
-    if (!c->s->layer_on[v->layer])
-        return 0;
-    ag_attn_weights weights = {0};
-    int status = c->stability ? ag_model_attn_weights(c->m, v->layer, &weights, &c->err) : AG_OK;
-    c->v = v;
-    c->weights = &weights;
-    if (status == AG_OK)
-        status = analyze_heads(c);
-    ag_attn_weights_free(&weights);
-    c->next += c->s->nh;
-    return status;
-}
-
-static int family_selected(const ag_metric_set *sel, ag_family f)
-{
-    for (int m = 0; m < AG_M_COUNT; m++)
-        if (sel->on[m] && ag_metric_family((ag_metric)m) == f)
-            return 1;
-    return 0;
+    ag_run_input in = {.size = sizeof in, .ids = ids, .n = n, .text = -1};
+    return ag_run_attention(m, &in, opt, NULL, attn ? copy_heads : NULL, NULL, &attn, hidden,
+                            err);
 }
 
 int ag_model_analyze(const ag_model *m, const int32_t *ids, size_t n, long text,
                      const ag_metric_set *sel, const ag_run_options *opt,
                      ag_record_list **out, ag_error *err)
 {
-    *out = NULL;
-    if (!m)
-        return no_model(err);
-    selection s = {0};
-    ag_workers *w = NULL;
-    ag_record_list *list = NULL;
-    int n_head = ag_model_get_config(m)->n_head;
-    ag_error *errs = calloc((size_t)n_head + 1, sizeof *errs);
-    int status = errs ? selection_new(m, opt, &s, err)
-                              : ag_error_set(err, AG_ENOMEM, "out of memory");
-    if (status == AG_OK)
-        status = ag_run_workers(opt, s.nh, &w, err);
-    if (status == AG_OK && !(list = ag_record_list_alloc(s.nl * s.nh, err)))
-        status = AG_ENOMEM;
-    if (status == AG_OK) {
-        const int *head = ag_selection_indices(s.heads);
-        analyze_ctx c = {.m = m, .opt = opt, .sel = sel, .s = &s, .w = w, .text = text,
-                         .stability = family_selected(sel, AG_FAMILY_STABILITY),
-                         .next = list->items, .head = head, .errs = errs};
-        ag_forward_options fo = forward_options(opt, w);
-        status = ag_model_forward_ex(m, ids, n, &fo, analyze_layer, &c, NULL, err);
-        if (status != AG_OK && c.err.status != AG_OK)
-            *err = c.err;
-    }
-    if (status == AG_OK)
-        *out = list;
-    else
-        ag_record_list_free(list);
-    ag_workers_free(w);
-    selection_free(&s);
-    free(errs);
-    return status;
+    ag_run_options o = *agr_options(opt);
+    o.metrics = sel;
+    ag_run_input in = {.size = sizeof in, .ids = ids, .n = n, .text = text};
+    return ag_run_analyze(m, &in, &o, NULL, out, err);
 }
 
 /* ---- weights (`attngeom weights MODEL`) --------------------------------- */

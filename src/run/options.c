@@ -140,6 +140,13 @@ int ag_run_options_selection(const ag_run_options *opt, const char *what, int co
     return ag_selection_from_list(idx, n, count, what, out, err);
 }
 
+int ag_run_options_set_selection(ag_run_options *opt, const char *what,
+                                 const ag_selection *sel, ag_error *err)
+{
+    return ag_run_options_select(opt, what, ag_selection_indices(sel), ag_selection_count(sel),
+                                 err);
+}
+
 /* ---- the input and forward pass of a model run -------------------------- */
 
 ag_forward_options ag_run_forward_options(const ag_run_options *opt, ag_workers *w)

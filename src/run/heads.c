@@ -1,0 +1,289 @@
+/* heads.c — the per-head work on a model's input (attngeom/run.h,
+ * "per-head work"): the records of a layer's selected heads, analyze's
+ * records of one input and attention's selected heads. The CLI, Python and
+ * attngeom-mpi all call these, so every command measures a head one way. */
+#include <stdlib.h>
+
+#include "access_int.h"
+#include "../../analysis/analysis.h"
+#include "base/sized_int.h"
+
+const ag_run_options *agr_options(const ag_run_options *opt)
+{
+    static const ag_run_options defaults = AGR_OPTIONS_DEFAULT;
+    return opt ? opt : &defaults;
+}
+
+int agr_metrics(const ag_run_options *opt, unsigned families, const ag_metric_set **sel,
+                ag_metric_set **own, ag_error *err)
+{
+    *own = NULL;
+    if ((*sel = agr_options(opt)->metrics) != NULL)
+        return AG_OK;
+    int status = ag_metric_set_new(families, NULL, own, err);
+    *sel = *own;
+    return status;
+}
+
+int agr_workers(ag_workers *w, const ag_run_options *opt, size_t tasks, ag_workers **use,
+                ag_workers **own, ag_error *err)
+{
+    *own = NULL;
+    *use = w;
+    if (w)
+        return AG_OK;
+    int status = ag_run_workers(opt, tasks, own, err);
+    *use = *own;
+    return status;
+}
+
+int agr_model_selections(const ag_model *m, const ag_run_options *opt, ag_selection **layers,
+                         ag_selection **heads, ag_error *err)
+{
+    *heads = NULL;
+    const ag_model_config *g = ag_model_get_config(m);
+    int status = ag_run_options_selection(opt, "layers", g->n_layer, layers, err);
+    if (status == AG_OK)
+        status = ag_run_options_selection(opt, "heads", g->n_head, heads, err);
+    return status;
+}
+
+/* ---- the selected heads of one layer ------------------------------------ */
+
+typedef struct {
+    const ag_run_layer_heads *L;
+    const ag_run_options *opt;
+    const ag_metric_set *sel;
+    ag_workers *w;
+    const int *head;      /* (count) selected heads */
+    ag_record_list *recs; /* head i's record is first + i */
+    size_t first;
+    ag_error *errs;       /* (count) */
+    int stability;
+} heads_job;
+
+static int head_task(size_t i, int worker, void *user)
+{
+    (void)worker;
+    const heads_job *j = user;
+    const ag_run_layer_heads *L = j->L;
+    int h = j->head[i];
+    ag_record *r = ag_record_list_at(j->recs, j->first + i);
+    ag_record_init(r, L->layer, h, L->n, L->n);
+    ag_record_set_text(r, L->text);
+    ag_matrix_options mo = AG_MATRIX_OPTIONS_DEFAULT;
+    mo.edge_threshold = j->opt->edge_threshold;
+    int status = ag_matrix_metrics_work(L->attn + (size_t)h * L->n * L->n, L->n, L->n, j->sel,
+                                        &mo, ag_workers_work(j->w), r, &j->errs[i]);
+    if (status == AG_OK && j->stability) {
+        ag_head_input in;
+        L->input(L->input_ctx, h, &in);
+        ag_stability_options so = {.size = sizeof(ag_stability_options),
+                                   .epsilon = j->opt->epsilon, .trials = j->opt->trials,
+                                   .seed = j->opt->seed};
+        status = ag_stability_metrics(&in, &so, j->sel, r, &j->errs[i]);
+    }
+    return status;
+}
+
+/* The heads' tasks on w, in this process: they are one input's, and a
+ * distribution spreads inputs, never the heads inside one. */
+static int run_heads(heads_job *j, size_t count, int *failed, ag_error *err)
+{
+    ag_run_tasks t = {.size = sizeof t, .count = count, .fn = head_task, .user = j,
+                      .errs = j->errs};
+    size_t k = 0;
+    int status = ag_run_tasks_run(j->w, &t, NULL, &k);
+    if (status != AG_OK) {
+        *failed = j->head[k];
+        *err = j->errs[k];
+    }
+    return status;
+}
+
+int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_run_options *opt,
+                 ag_record_list *out, int *failed, ag_error *err)
+{
+    *failed = -1;
+    ag_run_layer_heads given = AG_RUN_LAYER_HEADS_DEFAULT;
+    if (AG_SIZED_READ(&given, L, ag_run_layer_heads, err) != AG_OK)
+        return AG_EINVAL;
+    L = &given;
+    opt = agr_options(opt);
+    heads_job j = {.L = L, .opt = opt, .recs = out, .first = ag_record_list_count(out)};
+    ag_metric_set *own_sel = NULL;
+    ag_workers *own = NULL;
+    ag_selection *all = NULL;
+    int status = agr_metrics(opt, AG_FAMILIES_HEADS, &j.sel, &own_sel, err);
+    if (status == AG_OK && !L->heads)
+        status = ag_selection_parse(NULL, L->n_head, "heads", &all, err);
+    const ag_selection *heads = L->heads ? L->heads : all;
+    size_t count = ag_selection_count(heads);
+    if (status == AG_OK)
+        status = agr_workers(w, opt, count, &j.w, &own, err);
+    if (status == AG_OK && !(j.errs = calloc(count + 1, sizeof *j.errs)))
+        status = AG_ENOMEM;
+    for (size_t k = 0; status == AG_OK && k < count; k++)
+        if (!ag_record_list_add(out, NULL))
+            status = AG_ENOMEM;
+    if (status == AG_ENOMEM)
+        ag_error_set(err, status, "out of memory for records");
+    if (status == AG_OK) {
+        j.head = ag_selection_indices(heads);
+        j.stability = L->input && ag_family_selected(j.sel, AG_FAMILY_STABILITY);
+        status = run_heads(&j, count, failed, err);
+    }
+    free(j.errs);
+    ag_selection_free(all);
+    ag_workers_free(own);
+    ag_metric_set_free(own_sel);
+    return status;
+}
+
+/* ---- analyze: one input's records --------------------------------------- */
+
+typedef struct {
+    const ag_model *m;
+    const ag_run_options *opt; /* its metrics set */
+    ag_workers *w;
+    const unsigned char *layer_on;
+    const ag_selection *heads;
+    int stability;
+    long text;
+    ag_record_list *recs;
+    ag_error err; /* the failure, naming layer and head */
+} analyze_job;
+
+typedef struct {
+    const ag_layer_view *v;
+    const ag_attn_weights *w;
+} layer_input;
+
+/* Family E of query head h: the view's X (the Q/K input, used in double
+ * whatever the pass precision) and the layer's weights. */
+static void view_head_input(const void *ctx, int h, ag_head_input *in)
+{
+    const layer_input *li = ctx;
+    ag_attn_weights_head_input(li->w, li->v->x, li->v->n, li->v->d, h, in);
+}
+
+static int analyze_layer(const ag_layer_view *v, void *user)
+{
+    analyze_job *a = user;
+    if (!a->layer_on[v->layer])
+        return 0;
+    ag_attn_weights weights = {0};
+    int status = a->stability ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err) : AG_OK;
+    layer_input li = {v, &weights};
+    ag_run_layer_heads L = AG_RUN_LAYER_HEADS_DEFAULT;
+    L.attn = v->attn;
+    L.n = v->n;
+    L.n_head = v->n_head;
+    L.layer = v->layer;
+    L.text = a->text;
+    L.heads = a->heads;
+    L.input = a->stability ? view_head_input : NULL;
+    L.input_ctx = &li;
+    int h = -1;
+    ag_error e = {0};
+    if (status == AG_OK && (status = ag_run_heads(a->w, &L, a->opt, a->recs, &h, &e)) != AG_OK) {
+        if (h >= 0)
+            ag_error_set(&a->err, status, "layer %d head %d: %s", v->layer, h, e.message);
+        else
+            a->err = e;
+    }
+    ag_attn_weights_free(&weights);
+    return status;
+}
+
+int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                   ag_workers *w, ag_record_list **out, ag_error *err)
+{
+    *out = NULL;
+    if (!m)
+        return ag_error_set(err, AG_EINVAL, "no model (NULL)");
+    ag_run_options o = *agr_options(opt);
+    ag_metric_set *own_sel = NULL;
+    ag_workers *own = NULL;
+    ag_selection *layers = NULL, *heads = NULL;
+    ag_record_list *recs = NULL;
+    int status = agr_metrics(&o, AG_FAMILIES_HEADS, &o.metrics, &own_sel, err);
+    if (status == AG_OK)
+        status = agr_model_selections(m, &o, &layers, &heads, err);
+    if (status == AG_OK)
+        status = agr_workers(w, &o, ag_selection_count(heads), &w, &own, err);
+    if (status == AG_OK && !(recs = ag_record_list_new()))
+        status = ag_error_set(err, AG_ENOMEM, "out of memory");
+    if (status == AG_OK) {
+        analyze_job a = {.m = m, .opt = &o, .w = w, .layer_on = ag_selection_mask(layers),
+                         .heads = heads, .text = in ? in->text : -1, .recs = recs,
+                         .stability = ag_family_selected(o.metrics, AG_FAMILY_STABILITY)};
+        ag_forward_options fo = ag_run_forward_options(&o, w);
+        status = ag_run_forward(m, in, &fo, analyze_layer, &a, NULL, err);
+        if (status != AG_OK && a.err.status != AG_OK)
+            *err = a.err;
+    }
+    if (status == AG_OK)
+        *out = recs;
+    else
+        ag_record_list_free(recs);
+    ag_selection_free(layers);
+    ag_selection_free(heads);
+    ag_workers_free(own);
+    ag_metric_set_free(own_sel);
+    return status;
+}
+
+/* ---- attention: the selected heads of the selected layers --------------- */
+
+typedef struct {
+    const unsigned char *layer_on, *head_on;
+    size_t nh;
+    double *buf; /* (nh, n, n): the selected heads when not all are */
+    ag_run_heads_fn fn;
+    void *user;
+    ag_error err;
+} attention_job;
+
+static int attention_layer(const ag_layer_view *v, void *user)
+{
+    attention_job *a = user;
+    if (!a->layer_on[v->layer])
+        return 0;
+    const double *attn = v->attn;
+    if (a->nh < (size_t)v->n_head) {
+        if (!a->buf && !(a->buf = malloc(a->nh * v->n * v->n * sizeof *a->buf)))
+            return ag_error_set(&a->err, AG_ENOMEM, "out of memory for %zu heads", a->nh);
+        ag_layer_view_copy_heads(v, a->head_on, a->buf);
+        attn = a->buf;
+    }
+    return a->fn(v->layer, attn, a->nh, v->n, a->user);
+}
+
+int ag_run_attention(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                     ag_workers *w, ag_run_heads_fn fn, ag_hidden_fn hidden_fn, void *user,
+                     double *hidden, ag_error *err)
+{
+    if (!m)
+        return ag_error_set(err, AG_EINVAL, "no model (NULL)");
+    ag_selection *layers = NULL, *heads = NULL;
+    ag_workers *own = NULL;
+    int status = agr_model_selections(m, opt, &layers, &heads, err);
+    if (status == AG_OK)
+        status = agr_workers(w, opt, (size_t)ag_model_get_config(m)->n_head, &w, &own, err);
+    attention_job a = {.layer_on = ag_selection_mask(layers), .head_on = ag_selection_mask(heads),
+                       .nh = ag_selection_count(heads), .fn = fn, .user = user};
+    if (status == AG_OK) {
+        ag_forward_options fo = ag_run_forward_options(opt, w);
+        fo.hidden_fn = hidden_fn;
+        fo.hidden_user = user;
+        status = ag_run_forward(m, in, &fo, fn ? attention_layer : NULL, &a, hidden, err);
+        if (status != AG_OK && a.err.status != AG_OK)
+            *err = a.err;
+    }
+    free(a.buf);
+    ag_selection_free(layers);
+    ag_selection_free(heads);
+    ag_workers_free(own);
+    return status;
+}
