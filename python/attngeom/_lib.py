@@ -3,8 +3,8 @@
 Only the layout-free API of include/attngeom/access.h (and plain functions
 of the other headers that take pointers and scalars) is used: no struct of
 the library is copied here, so a library with more metrics works unchanged.
-(_plot.py copies two: ag_run_plot_spec, which carries its size, and the
-fixed ag_plot_output.)
+(_plot.py and _layer.py copy a few: ag_run_plot_spec and ag_run_layer_spec,
+which carry their size, and the fixed ag_plot_output and ag_array.)
 
 ctypes.CDLL releases the GIL for the whole of every foreign call (the
 Python documentation, "ctypes": only PyDLL keeps it), so a long call lets
@@ -137,11 +137,15 @@ _PROTOTYPES = {
     "ag_table_key": (c_str, [P, c_size]),
     "ag_table_cell": (c_int, [P, c_size, c_size, ctypes.POINTER(c_double), ctypes.POINTER(c_str)]),
     "ag_table_delete": (None, [P]),
-    # figures (_plot.py: ag_run_plot_spec and ag_plot_output, sized and fixed structs)
+    # figures (_plot.py: ag_run_plot_spec, sized, and ag_plot_output, fixed)
     "ag_plot_kind_from_name": (c_int, [c_str]),
     "ag_plot_format_from_path": (c_int, [c_str]),
     "ag_run_plot": (c_int, [P, P, P]),
     "ag_plot_output_free": (None, [P]),
+    # one layer from named tensors (_layer.py: ag_run_layer_spec, sized, and ag_array, fixed)
+    "ag_run_options_set_metrics": (None, [P, P]),
+    "ag_run_layer": (c_int, [P, P, P, P, PP, P]),
+    "ag_array_free": (None, [P]),
 }
 
 for _name, (_res, _args) in _PROTOTYPES.items():
