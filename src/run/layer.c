@@ -40,12 +40,11 @@ int ag_run_layer_records(const ag_run_layer_spec *s, const ag_run_tensors *t,
 int ag_run_layer(const ag_run_layer_spec *s, const ag_run_options *opt, ag_workers *w,
                  ag_array *attn, ag_record_list **out, ag_error *err)
 {
-    ag_run_tensors t;
+    ag_run_tensors t = {0};
     ag_array a = {0};
     *out = NULL;
-    int status = ag_run_tensors_load(s, &t, err);
-    if (status == AG_OK && !s->x)
-        status = ag_error_set(err, AG_EINVAL, "ag_run_layer: needs x");
+    int status = s->x ? ag_run_tensors_load(s, &t, err)
+                      : ag_error_set(err, AG_EINVAL, "ag_run_layer: needs x");
     if (status == AG_OK)
         status = ag_run_layer_attention(s, &t, &a, err);
     if (status == AG_OK && !(*out = ag_record_list_new()))

@@ -135,3 +135,38 @@ Test(tensors, head_input_takes_the_columns_as_they_are)
     cr_expect_eq(in.rope.rotary_dim, 0);
     ag_run_tensors_free(&t);
 }
+
+/* ag_run_layer: a record per head whose entropy is that of the head's
+ * attention as ag_matrix_metrics_ex measures it; a missing X refused. */
+Test(tensors, layer_records_per_head)
+{
+    ag_run_layer_spec s = spec_of(x_file(), weights_file(), "wk");
+    ag_array attn = {0};
+    ag_record_list *recs = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_run_layer(&s, NULL, NULL, &attn, &recs, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_record_list_count(recs), 2);
+    ag_metric_set *sel = NULL;
+    cr_assert_eq(ag_metric_set_new(AG_FAMILIES_MATRIX, "entropy_mean", &sel, &err), AG_OK);
+    ag_record_list *one = ag_record_list_new();
+    ag_matrix_options opt = AG_MATRIX_OPTIONS_DEFAULT;
+    for (int h = 0; h < 2; h++) {
+        const ag_record *r = ag_record_list_get(recs, (size_t)h);
+        ag_record *want = ag_record_list_add(one, &err);
+        ag_record_init(want, 0, h, 3, 3);
+        cr_assert_eq(ag_matrix_metrics_ex(attn.data + 9 * h, 3, 3, sel, &opt, want, &err), AG_OK);
+        double a, b;
+        ag_record_value(r, AG_M_ENTROPY_MEAN, &a);
+        ag_record_value(want, AG_M_ENTROPY_MEAN, &b);
+        cr_expect_eq(ag_record_head(r), h);
+        cr_expect_eq(a, b, "head %d: entropy %.17g, expected %.17g", h, a, b);
+    }
+    ag_record_list_free(one);
+    ag_metric_set_free(sel);
+    ag_record_list_free(recs);
+    ag_array_free(&attn);
+    s.x = NULL;
+    cr_expect_eq(ag_run_layer(&s, NULL, NULL, NULL, &recs, &err), AG_EINVAL);
+    cr_expect_str_eq(err.message, "ag_run_layer: needs x");
+    cr_expect_null(recs);
+}
