@@ -197,6 +197,65 @@ typedef struct {
 AG_EXPORT int ag_plot_lines_render(const ag_plot_lines *p, const ag_plot_page *page, ag_plot_output *out,
                                    ag_error *err);
 
+/* ---- figures of attngeom's outputs (`attngeom plot`) ------------------- */
+
+/* What a figure of ag_run_plot draws (`attngeom plot --help`). */
+typedef enum {
+    AG_PLOT_HEATMAP,    /* a metric over layer x head, from records */
+    AG_PLOT_DEPTH,      /* a metric against layer, one line per model or head, from records */
+    AG_PLOT_ATTENTION,  /* one head's attention matrix, from a .npy */
+    AG_PLOT_SPECTRUM,   /* that matrix's singular values, log scale */
+    AG_PLOT_SIMILARITY, /* the [K, K] matrix of `attngeom similarity -o` */
+    AG_PLOT_PATCHES,    /* one query's weights on a ViT's patch grid */
+    AG_PLOT_KIND_COUNT
+} ag_plot_kind;
+
+/* The kind's name ("heatmap", ...), NULL out of range; the kind of a
+ * name, -1 for an unknown one. */
+AG_EXPORT const char *ag_plot_kind_name(int kind);
+AG_EXPORT int ag_plot_kind_from_name(const char *name);
+
+/* What to draw and from what: the options of `attngeom plot`. Carries its
+ * size (ABI rule, core.h): start from AG_RUN_PLOT_SPEC_DEFAULT. Every
+ * pointer is borrowed for the call. */
+typedef struct {
+    size_t size;               /* sizeof(ag_run_plot_spec), set by the macro */
+    int kind;                  /* ag_plot_kind */
+    const char *input;         /* records (heatmap, depth: JSON, JSONL, CSV) or a .npy */
+    const char *name;          /* the figure in messages of drawing (the CLI: -o); NULL: "figure" */
+    const char *metric;        /* heatmap, depth: the record key (required) */
+    const char *model;         /* heatmap, depth: only this model's records; NULL: all */
+    const char *tokens;        /* attention: `tokenize --format json` file; NULL: indices */
+    const char *title;         /* NULL: what the figure shows; "": none */
+    int by_head;               /* depth: a line per head (else per model) */
+    int values;                /* write each value in its cell */
+    int relative;              /* depth: x = layer / last layer */
+    int layer, head;           /* attention, spectrum, patches: -1 not given (0; given, the
+                                  array must have that axis) */
+    int heads_per_layer;       /* similarity: labels L<k/H>H<k%H>; 0: indices */
+    size_t grid_rows, grid_cols; /* attention, patches: a ViT's patch grid; 0: square */
+    int query;                 /* patches: the query row (0: CLS) */
+    double vmin, vmax;         /* the colour range; NaN: the data's (0 for the matrices) */
+    ag_plot_page page;         /* format, size (0 x 0: fit), dpi */
+} ag_run_plot_spec;
+#define AG_RUN_PLOT_SPEC_DEFAULT                                                          \
+    {.size = sizeof(ag_run_plot_spec), .kind = AG_PLOT_HEATMAP, .layer = -1, .head = -1, \
+     .vmin = NAN, .vmax = NAN,                                                            \
+     .page = {.size = sizeof(ag_plot_page), .format = AG_PLOT_SVG, .dpi = 150}}
+
+/* The bytes of the figure `attngeom plot` writes for s, into *out (the
+ * caller's: ag_plot_output_free). Reads s->input (and s->tokens); writes
+ * nothing. Errors, the CLI's messages after "attngeom: ": those of reading
+ * the input (AG_EIO, AG_EFORMAT, ...); AG_EFORMAT for records or arrays
+ * that do not make the figure (no record holds the metric, records of
+ * several models for one-model figures, an array of the wrong shape);
+ * AG_ERANGE for --layer/--head/--query outside the array; AG_ELIMIT for a
+ * figure past AG_PLOT_MAX_CELLS or the lines a depth figure draws; AG_EINVAL
+ * for a spec without metric where one is needed, or an unknown kind; then
+ * the renderers' (prefixed by s->name). Fonts: ag_plot_fonts_init first if
+ * fontconfig's own messages must not reach stderr. */
+AG_EXPORT int ag_run_plot(const ag_run_plot_spec *s, ag_plot_output *out, ag_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -547,7 +547,76 @@ AG_EXPORT int ag_run_similarity(const ag_model *m, const ag_run_input *in,
 
 /* ---- tensors of one layer (`attngeom layer`) and figures (`attngeom plot`) */
 
-/* (step 19) */
+/* One attention layer of any architecture from named tensors: the options
+ * of `attngeom layer` (and of `weights --weights`, which takes no x).
+ * Carries its size (ABI rule, core.h): start from AG_RUN_LAYER_SPEC_DEFAULT.
+ * Every pointer is borrowed for the call. The figures of `attngeom plot`
+ * are attngeom/plot.h's ag_run_plot. */
+typedef struct {
+    size_t size;                   /* sizeof(ag_run_layer_spec), set by the macro */
+    const char *x;                 /* X.npy, [n, d] after dropping leading 1s; NULL: none */
+    const char *weights;           /* the safetensors file holding the tensors below */
+    const char *qkv;               /* fused [d, 3 d_a] Q|K|V, or NULL and: */
+    const char *q, *k, *v;         /* separate [d, d_a] (v optional) */
+    const char *o;                 /* output projection [d_a, d_out] or NULL */
+    const char *qkv_bias, *q_bias, *k_bias, *v_bias; /* or NULL */
+    int heads;                     /* H */
+    int causal, linear;            /* mask keys after the query; tensors are [out, in] */
+    double scale;                  /* 0: 1/sqrt(d_a/H) */
+    int rotary_dim;                /* RoPE on the first R dims of each head; 0 with */
+    double rope_theta;             /* theta 0: no RoPE (either given: the other's default) */
+    double softcap;                /* 0: none */
+    int window;                    /* sliding window (needs causal); 0: none */
+    ag_precision precision;
+} ag_run_layer_spec;
+#define AG_RUN_LAYER_SPEC_DEFAULT {.size = sizeof(ag_run_layer_spec), .precision = AG_PRECISION_F32}
+
+/* The tensors of a spec as [in, out] doubles (fixed: ABI kind 4). */
+typedef struct {
+    ag_array x, q, k, v, o, bq, bk, bv; /* absent ones empty (data NULL) */
+} ag_run_tensors;
+
+/* Read s's X (when s->x) and named tensors into *t (zeroed first; the
+ * caller's: ag_run_tensors_free, also after a failure) and check their
+ * shapes against each other; without X, K and V may be grouped-query
+ * narrower. Errors name the file and tensor (the CLI's text): those of
+ * reading (AG_EIO, AG_EFORMAT, AG_ENOTFOUND, ...), AG_ESHAPE for a shape
+ * that does not fit. */
+AG_EXPORT int ag_run_tensors_load(const ag_run_layer_spec *s, ag_run_tensors *t, ag_error *err);
+AG_EXPORT void ag_run_tensors_free(ag_run_tensors *t);
+
+/* The RoPE of s for heads of d_h dims (*r zero when s asks for none).
+ * AG_EINVAL "--rotary-dim R exceeds the head dim D" (the CLI's usage
+ * error). */
+AG_EXPORT int ag_run_layer_rope(const ag_run_layer_spec *s, size_t d_h, ag_rope *r, ag_error *err);
+
+/* The attention probabilities [H, n, n] of the loaded tensors t (X
+ * needed) into *attn (the caller's: ag_array_free): ag_attention_layer
+ * with s's kernel options, RoPE from ag_run_layer_rope. Its errors. */
+AG_EXPORT int ag_run_layer_attention(const ag_run_layer_spec *s, const ag_run_tensors *t,
+                                     ag_array *attn, ag_error *err);
+
+/* Head h's input for family E (ag_stability_metrics) from t: its columns
+ * of Q and K taken as they are (K not grouped by query group: `attngeom
+ * layer`'s values), s's kernel options. Borrows t's data. */
+AG_EXPORT void ag_run_layer_head_input(const ag_run_layer_spec *s, const ag_run_tensors *t, int h,
+                                       ag_head_input *in);
+
+/* Append to out a record per head of attn (ag_run_layer_attention's):
+ * ag_run_heads of every head, family E's input ag_run_layer_head_input's.
+ * Errors: ag_run_heads's, a head's as "<s->weights>: head H: <message>"
+ * (the lowest failed head). w NULL: a pool of opt's "threads". */
+AG_EXPORT int ag_run_layer_records(const ag_run_layer_spec *s, const ag_run_tensors *t,
+                                   const ag_array *attn, const ag_run_options *opt, ag_workers *w,
+                                   ag_record_list *out, ag_error *err);
+
+/* `attngeom layer` whole: ag_run_tensors_load (s->x required, else
+ * AG_EINVAL), ag_run_layer_attention, ag_run_layer_records. *out (a new
+ * list) and *attn ([H, n, n]; attn may be NULL: not kept) are the
+ * caller's (ag_record_list_free, ag_array_free); on failure *out is NULL
+ * and *attn untouched. Errors: those of the three steps, in that order. */
+AG_EXPORT int ag_run_layer(const ag_run_layer_spec *s, const ag_run_options *opt, ag_workers *w,
+                           ag_array *attn, ag_record_list **out, ag_error *err);
 
 
 #ifdef __cplusplus

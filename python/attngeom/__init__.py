@@ -1,15 +1,18 @@
 """attngeom: the geometry of attention in trained transformers, from Python.
 
 A pure-Python package over libattngeom.so (ctypes; nothing to compile):
-matrix_metrics on numpy arrays, Model for Hugging Face model folders,
-aggregate and compare for corpus statistics. Values are those of the
-attngeom command line to the last bit. docs/python.md is the manual.
+matrix_metrics on numpy arrays, Model for Hugging Face model folders, layer
+for one attention layer from named tensors, aggregate and compare for
+corpus statistics, plot for figures. Values are those of the attngeom
+command line to the last bit. docs/python.md is the manual.
 """
 
 from ._info import info
 from ._lib import Error, METRIC_NAMES, version as _version
+from ._layer import layer
 from ._matrix import matrix_metrics
 from ._model import Model
+from ._plot import plot
 from ._stats import aggregate, compare
 
 
@@ -26,5 +29,5 @@ def _package_version():
 __version__ = _version() or _package_version()
 metric_names = list(METRIC_NAMES)
 
-__all__ = ["Error", "Model", "aggregate", "compare", "info", "matrix_metrics", "metric_names",
-           "__version__"]
+__all__ = ["Error", "Model", "aggregate", "compare", "info", "layer", "matrix_metrics",
+           "metric_names", "plot", "__version__"]

@@ -3,8 +3,10 @@
 Only the layout-free API of include/attngeom/access.h (and plain functions
 of the other headers that take pointers and scalars) is used: no struct of
 the library is copied here, so a library with more metrics works unchanged;
-the one exception, a model run's input (attngeom/run.h), is laid out in
-_inputs.py, from structs that core.h's ABI rule keeps fixed or sized.
+the exceptions are laid out from structs that core.h's ABI rule keeps fixed
+or sized: a model run's input (attngeom/run.h) in _inputs.py, and
+ag_run_plot_spec, ag_run_layer_spec, ag_plot_output and ag_array in
+_plot.py and _layer.py.
 
 ctypes.CDLL releases the GIL for the whole of every foreign call (the
 Python documentation, "ctypes": only PyDLL keeps it), so a long call lets
@@ -153,6 +155,14 @@ _PROTOTYPES = {
     "ag_run_options_set_metrics": (None, [P, P]),
     "ag_run_analyze": (c_int, [P, P, P, P, PP, P]),
     "ag_run_attention": (c_int, [P, P, P, P, HEADS_FN, P, P, P, P]),
+    # figures (_plot.py: ag_run_plot_spec, sized, and ag_plot_output, fixed)
+    "ag_plot_kind_from_name": (c_int, [c_str]),
+    "ag_plot_format_from_path": (c_int, [c_str]),
+    "ag_run_plot": (c_int, [P, P, P]),
+    "ag_plot_output_free": (None, [P]),
+    # one layer from named tensors (_layer.py: ag_run_layer_spec, sized, and ag_array, fixed)
+    "ag_run_layer": (c_int, [P, P, P, P, PP, P]),
+    "ag_array_free": (None, [P]),
 }
 
 # per-layer and across-layer runs (attngeom/run.h): residual, rollout, similarity

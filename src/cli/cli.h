@@ -5,8 +5,8 @@
  *
  * Each file calls only files before it in this list, so that no call cycle
  * joins two of them (issue 25):
- *   progress.c text.c messages.c args.c outputs.c blas.c plot_npy.c input.c
- *   run_options.c run_paths.c tensors.c plot_records.c settings.c media.c workers.c
+ *   progress.c text.c messages.c args.c outputs.c blas.c input.c
+ *   run_options.c run_paths.c tensors.c settings.c media.c workers.c
  *   records.c expect.c agg.c common.c emit.c sink.c model_run.c cmd_*.c command.c main.c
  */
 #ifndef AG_CLI_H
@@ -610,9 +610,7 @@ typedef struct {
     ag_precision precision;
 } cli_tensor_opts;
 
-typedef struct {
-    ag_array x, q, k, v, o, bq, bk, bv;
-} cli_tensors;
+typedef ag_run_tensors cli_tensors;
 
 /* Consume one of the tensor options (--x, --weights, --qkv, --q, --k, --v,
  * --o, biases, --heads H, --scale, --causal, --linear, --save-attention).
@@ -620,9 +618,12 @@ typedef struct {
 int cli_tensor_option(cli_tensor_opts *o, const char *cmd, int argc, char **argv, int *i);
 /* Check the combination of options; returns 0 or 2 after a usage error. */
 int cli_tensor_check_usage(const cli_tensor_opts *o, const char *cmd, int need_x);
-/* Read X (when need_x) and the named tensors as [in, out] doubles, and check
- * their shapes (grouped-query K/V widths are allowed without X). Returns 0
- * or 1 after printing the error. */
+/* The named-tensor fields of s from o (X only when need_x); s's kernel
+ * options are left as they are. */
+void cli_tensor_spec(const cli_tensor_opts *o, int need_x, ag_run_layer_spec *s);
+/* ag_run_tensors_load of o's spec: X (when need_x) and the named tensors as
+ * [in, out] doubles, shapes checked (grouped-query K/V widths are allowed
+ * without X). Returns 0 or 1 after printing the error. */
 int cli_tensors_load(const cli_tensor_opts *o, cli_tensors *t, int need_x);
 void cli_tensors_free(cli_tensors *t);
 

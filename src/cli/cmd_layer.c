@@ -44,13 +44,6 @@ static const char layer_help[] =
 
 /* ---- the attention kernel's options ------------------------------------ */
 
-typedef struct {
-    int rotary_dim;  /* --rotary-dim, 0 when not given */
-    double theta;    /* --rope-theta, 0 when not given */
-    double softcap;  /* --softcap, 0 when not given */
-    int window;      /* --window, 0 when not given */
-} layer_kernel;
-
 /* A positive integer option value (at most 2^20), or -1. */
 static int positive_int(const char *v)
 {
@@ -59,10 +52,10 @@ static int positive_int(const char *v)
     return end == v || *end || x <= 0 || x > 1 << 20 ? -1 : (int)x;
 }
 
-/* --window, --softcap, --rotary-dim, --rope-theta: 1 consumed, 0 not one of
- * them, -1 usage error printed. --window implies --causal: a sliding window
- * is a band of the causal mask (HF's sliding_window_overlay). */
-static int kernel_option(layer_kernel *k, cli_tensor_opts *o, int argc, char **argv, int *i)
+/* --window, --softcap, --rotary-dim, --rope-theta into k: 1 consumed, 0
+ * not one of them, -1 usage error printed. --window implies --causal: a
+ * sliding window is a band of the causal mask (HF's sliding_window_overlay). */
+static int kernel_option(ag_run_layer_spec *k, cli_tensor_opts *o, int argc, char **argv, int *i)
 {
     static const char *const names[] = {"--window", "--softcap", "--rotary-dim", "--rope-theta"};
     int which = -1;
@@ -84,7 +77,7 @@ static int kernel_option(layer_kernel *k, cli_tensor_opts *o, int argc, char **a
         bad = k->rotary_dim < 0 || k->rotary_dim % 2;
     } else {
         bad = cli_parse_double(v, &x) != 0 || x == 0;
-        *(which == 1 ? &k->softcap : &k->theta) = x;
+        *(which == 1 ? &k->softcap : &k->rope_theta) = x;
     }
     if (bad)
         cli_usage_error("layer", "%s takes %s, not '%s'", names[which],
@@ -93,47 +86,9 @@ static int kernel_option(layer_kernel *k, cli_tensor_opts *o, int argc, char **a
     return bad ? -1 : 1;
 }
 
-/* The RoPE of the options for heads of dh dims (none when neither
- * --rotary-dim nor --rope-theta is given); a usage error (2) when
- * --rotary-dim exceeds dh. */
-static int kernel_rope(const layer_kernel *k, size_t dh, ag_rope *r)
-{
-    *r = (ag_rope){0};
-    if (!k->rotary_dim && !k->theta)
-        return 0;
-    if ((size_t)k->rotary_dim > dh)
-        return cli_usage_error("layer", "--rotary-dim %d exceeds the head dim %zu", k->rotary_dim, dh);
-    *r = (ag_rope){.rotary_dim = k->rotary_dim ? k->rotary_dim : (int)dh,
-                   .theta = k->theta ? k->theta : 10000.0};
-    return 0;
-}
-
-/* ---- family E (stability): one head's input from the loaded tensors ---- */
-
-typedef struct {
-    const cli_tensor_opts *o;
-    const ag_attn_layer_spec *spec;
-    const cli_tensors *t;
-} tensor_input;
-
-static void tensor_head_input(const void *ctx, int h, ag_head_input *in)
-{
-    const tensor_input *ti = ctx;
-    const cli_tensors *t = ti->t;
-    size_t da = t->q.shape[1], dh = da / (size_t)ti->o->heads;
-    *in = (ag_head_input){
-        .x = t->x.data, .n = t->x.shape[0], .d = t->x.shape[1],
-        .wq = t->q.data + h * dh, .ldq = da, .wk = t->k.data + h * dh, .ldk = t->k.shape[1],
-        .bq = t->bq.data ? t->bq.data + h * dh : NULL,
-        .bk = t->bk.data ? t->bk.data + h * dh : NULL,
-        .d_h = dh, .scale = ti->o->scale > 0 ? ti->o->scale : 0, .causal = ti->o->causal,
-        .rope = ti->spec->rope, .softcap = ti->spec->softcap, .window = ti->spec->window};
-}
-
-/* The records of every head, in parallel (ag_run_heads). */
-static int layer_records(const cli_tensor_opts *o, const ag_attn_layer_spec *spec,
-                         const cli_tensors *t, const ag_array *attn, const cli_common *c,
-                         ag_record_list **recs)
+/* The records of every head, in parallel (ag_run_layer_records). */
+static int layer_records(const ag_run_layer_spec *spec, const cli_tensors *t,
+                         const ag_array *attn, const cli_common *c, ag_record_list **recs)
 {
     cli_workers w;
     if (cli_workers_new(c, &w) != 0)
@@ -143,24 +98,15 @@ static int layer_records(const cli_tensor_opts *o, const ag_attn_layer_spec *spe
         cli_workers_free(&w);
         return 1;
     }
-    tensor_input ti = {o, spec, t};
-    ag_run_layer_heads L = AG_RUN_LAYER_HEADS_DEFAULT;
-    L.attn = attn->data;
-    L.n = attn->shape[1];
-    L.n_head = o->heads;
-    L.input = tensor_head_input;
-    L.input_ctx = &ti;
     ag_error err = {0};
-    int h = -1, status = AG_OK;
-    if (!*recs && !(*recs = ag_record_list_new()))
+    int status = AG_OK;
+    if (!(*recs = ag_record_list_new()))
         status = ag_error_set(&err, AG_ENOMEM, "out of memory for records");
     if (status == AG_OK)
-        status = ag_run_heads(w.workers, &L, opt, *recs, &h, &err);
+        status = ag_run_layer_records(spec, t, attn, opt, w.workers, *recs, &err);
     ag_run_options_free(opt);
     cli_workers_free(&w);
-    if (status == AG_OK)
-        return 0;
-    return h >= 0 ? cli_fail("%s: head %d: %s", o->weights, h, err.message) : cli_fail_error(&err);
+    return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
 int cmd_layer(int argc, char **argv)
@@ -171,11 +117,11 @@ int cmd_layer(int argc, char **argv)
     common.jobs_allowed = 1;
     cli_tensor_opts o = {0};
     cli_input prec = {0};
-    layer_kernel kern = {0};
+    ag_run_layer_spec spec = AG_RUN_LAYER_SPEC_DEFAULT; /* the kernel options, then o's */
     for (int i = 1; i < argc; i++) {
         int used = cli_tensor_option(&o, "layer", argc, argv, &i);
         if (used == 0)
-            used = kernel_option(&kern, &o, argc, argv, &i);
+            used = kernel_option(&spec, &o, argc, argv, &i);
         if (used == 0)
             used = cli_common_option(&common, "layer", argc, argv, &i);
         if (used == 0 && cli_is_option(argv[i], "--precision"))
@@ -201,24 +147,18 @@ int cmd_layer(int argc, char **argv)
     ag_array attn = {0};
     ag_record_list *recs = NULL;
     rc = cli_tensors_load(&o, &t, 1);
-    ag_attn_layer_spec spec = {0};
-    if (rc == 0) {
-        spec = (ag_attn_layer_spec){.size = sizeof(ag_attn_layer_spec),
-            .x = t.x.data, .n = t.x.shape[0], .d = t.x.shape[1],
-            .wq = t.q.data, .wk = t.k.data, .bq = t.bq.data, .bk = t.bk.data,
-            .d_a = t.q.shape[1], .n_head = o.heads, .scale = o.scale, .causal = o.causal,
-            .softcap = kern.softcap, .window = kern.window, .precision = prec.precision,
-            .x_name = o.x, .w_name = o.weights};
-        if (spec.d_a % (size_t)o.heads == 0) /* else ag_attention_layer says so */
-            rc = kernel_rope(&kern, spec.d_a / (size_t)o.heads, &spec.rope);
-    }
-    if (rc == 0) {
-        ag_error err = {0};
-        if (ag_attention_layer(&spec, &attn, &err) != AG_OK)
-            rc = cli_fail_error(&err);
-    }
+    cli_tensor_spec(&o, 1, &spec);
+    spec.precision = prec.precision;
+    ag_error err = {0};
+    size_t da = t.q.shape[1];
+    ag_rope rope;
+    if (rc == 0 && da % (size_t)o.heads == 0 && /* else the layer says so */
+        ag_run_layer_rope(&spec, da / (size_t)o.heads, &rope, &err) != AG_OK)
+        rc = cli_usage_error("layer", "%s", err.message);
+    if (rc == 0 && ag_run_layer_attention(&spec, &t, &attn, &err) != AG_OK)
+        rc = cli_fail_error(&err);
     if (rc == 0)
-        rc = layer_records(&o, &spec, &t, &attn, &common, &recs);
+        rc = layer_records(&spec, &t, &attn, &common, &recs);
     /* --save-attention is staged, and committed with the records: a later
      * failure (an unwritable -o, a malformed --expect) leaves it untouched */
     cli_outputs tx = {0};

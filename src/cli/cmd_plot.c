@@ -1,10 +1,8 @@
 /* cmd_plot.c — `attngeom plot INPUT --kind KIND -o FIG.svg|.pdf|.png`:
- * figures of what the other commands write (docs/cli.md, "plot"). The
- * drawing is the library's (attngeom/plot.h); here the input is read and
- * turned into a grid or lines: attention, spectrum and similarity from a
- * .npy, heatmap and depth from records (plot_records.c). The figure is
- * staged like every output (outputs.c), so -o is replaced only when all
- * went well. */
+ * figures of what the other commands write (docs/cli.md, "plot"). argv
+ * becomes an ag_run_plot_spec, the library makes the figure's bytes
+ * (ag_run_plot, attngeom/plot.h), and they are staged like every output
+ * (outputs.c), so -o is replaced only when all went well. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
@@ -12,7 +10,14 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "plot_cli.h"
+
+/* The spec plus what only the command line has: -o, and which options were
+ * given (an option of another kind is a usage error). */
+typedef struct {
+    ag_run_plot_spec s;
+    const char *out_path;
+    int query_given;
+} plot_opts;
 
 static const char plot_help[] =
     "usage: attngeom plot INPUT --kind KIND -o FIG.svg|FIG.pdf|FIG.png [options]\n"
@@ -57,10 +62,6 @@ static const char plot_help[] =
     "  --dpi N            PNG pixels per inch, 18 to 1200 (default 150)\n"
     "  --help             this text\n";
 
-static const char *const kind_names[PLOT_KIND_COUNT] = {
-    [PLOT_HEATMAP] = "heatmap", [PLOT_DEPTH] = "depth", [PLOT_ATTENTION] = "attention",
-    [PLOT_SPECTRUM] = "spectrum", [PLOT_SIMILARITY] = "similarity", [PLOT_PATCHES] = "patches"};
-
 /* A number option: finite, in [lo, hi]. */
 static int number_option(const char *v, double lo, double hi, double *out)
 {
@@ -81,7 +82,7 @@ static int index_option(const char *v, int *out)
     return 0;
 }
 
-static int size_option(const char *v, plot_opts *o)
+static int size_option(const char *v, ag_run_plot_spec *o)
 {
     char *x = strchr(v, 'x'), w[64];
     if (!x || (size_t)(x - v) >= sizeof w)
@@ -94,7 +95,7 @@ static int size_option(const char *v, plot_opts *o)
 }
 
 /* --grid RxC: whole numbers from 1 to 4096 each. */
-static int grid_option(const char *v, plot_opts *o)
+static int grid_option(const char *v, ag_run_plot_spec *o)
 {
     char *x = strchr(v, 'x'), *end;
     if (!x || x == v)
@@ -110,8 +111,9 @@ static int grid_option(const char *v, plot_opts *o)
 }
 
 /* One option at argv[*i]: 1 consumed, -1 after a usage error. */
-static int plot_option(plot_opts *o, int argc, char **argv, int *i)
+static int plot_option(plot_opts *po, int argc, char **argv, int *i)
 {
+    ag_run_plot_spec *o = &po->s;
     static const char *const valued[] = {"-o", "--output", "--kind", "--metric", "--by", "--model",
                                          "--layer", "--head", "--tokens", "--heads-per-layer",
                                          "--vmin", "--vmax", "--title", "--size", "--dpi",
@@ -130,13 +132,9 @@ static int plot_option(plot_opts *o, int argc, char **argv, int *i)
         return -1;
     int bad = 0;
     if (!strcmp(name, "-o") || !strcmp(name, "--output"))
-        o->out_path = v;
+        po->out_path = v;
     else if (!strcmp(name, "--kind")) {
-        o->kind = -1;
-        for (int k = 0; k < PLOT_KIND_COUNT; k++)
-            if (!strcmp(v, kind_names[k]))
-                o->kind = k;
-        if (o->kind < 0)
+        if ((o->kind = ag_plot_kind_from_name(v)) < 0)
             return cli_usage_error("plot", "unknown --kind '%s' (heatmap, depth, attention, "
                                            "spectrum, similarity, patches)", v), -1;
     } else if (!strcmp(name, "--metric"))
@@ -148,9 +146,9 @@ static int plot_option(plot_opts *o, int argc, char **argv, int *i)
     } else if (!strcmp(name, "--model"))
         o->model = v;
     else if (!strcmp(name, "--layer"))
-        bad = index_option(v, &o->layer), o->layer_given = 1;
+        bad = index_option(v, &o->layer);
     else if (!strcmp(name, "--head"))
-        bad = index_option(v, &o->head), o->head_given = 1;
+        bad = index_option(v, &o->head);
     else if (!strcmp(name, "--tokens"))
         o->tokens = v;
     else if (!strcmp(name, "--heads-per-layer"))
@@ -164,7 +162,7 @@ static int plot_option(plot_opts *o, int argc, char **argv, int *i)
     else if (!strcmp(name, "--grid"))
         bad = grid_option(v, o);
     else if (!strcmp(name, "--query"))
-        bad = index_option(v, &o->query), o->query_given = 1;
+        bad = index_option(v, &o->query), po->query_given = 1;
     else
         bad = number_option(v, 18, 1200, &o->page.dpi);
     if (bad)
@@ -174,44 +172,50 @@ static int plot_option(plot_opts *o, int argc, char **argv, int *i)
 
 /* Which options belong to which kinds: one given to another kind is a
  * usage error rather than silently ignored. */
-static int check_usage(const plot_opts *o)
+static int check_usage(const plot_opts *po)
 {
-    int records = o->kind == PLOT_HEATMAP || o->kind == PLOT_DEPTH;
-    int matrix = o->kind == PLOT_ATTENTION || o->kind == PLOT_SPECTRUM || o->kind == PLOT_PATCHES;
-    const char *wrong = records && (o->layer_given || o->head_given) ? "--layer/--head"
+    const ag_run_plot_spec *o = &po->s;
+    int records = o->kind == AG_PLOT_HEATMAP || o->kind == AG_PLOT_DEPTH;
+    int matrix = o->kind == AG_PLOT_ATTENTION || o->kind == AG_PLOT_SPECTRUM ||
+                 o->kind == AG_PLOT_PATCHES;
+    int layer_head = o->layer >= 0 || o->head >= 0;
+    const char *wrong = records && layer_head ? "--layer/--head"
                       : !records && o->metric ? "--metric"
                       : !records && o->model ? "--model"
-                      : o->kind != PLOT_DEPTH && o->by_head ? "--by"
-                      : o->kind != PLOT_ATTENTION && o->tokens ? "--tokens"
-                      : !matrix && !records && (o->layer_given || o->head_given) ? "--layer/--head"
-                      : o->kind != PLOT_SIMILARITY && o->heads_per_layer ? "--heads-per-layer"
-                      : o->kind != PLOT_ATTENTION && o->kind != PLOT_PATCHES && o->grid_rows ? "--grid"
-                      : o->kind != PLOT_PATCHES && o->query_given ? "--query"
-                      : o->kind != PLOT_DEPTH && o->relative ? "--relative"
-                      : o->kind == PLOT_ATTENTION && o->grid_rows && o->tokens ? "--grid with --tokens"
-                      : (o->kind == PLOT_DEPTH || o->kind == PLOT_SPECTRUM) && o->values ? "--values"
-                      : (o->kind == PLOT_DEPTH || o->kind == PLOT_SPECTRUM) &&
+                      : o->kind != AG_PLOT_DEPTH && o->by_head ? "--by"
+                      : o->kind != AG_PLOT_ATTENTION && o->tokens ? "--tokens"
+                      : !matrix && !records && layer_head ? "--layer/--head"
+                      : o->kind != AG_PLOT_SIMILARITY && o->heads_per_layer ? "--heads-per-layer"
+                      : o->kind != AG_PLOT_ATTENTION && o->kind != AG_PLOT_PATCHES && o->grid_rows
+                          ? "--grid"
+                      : o->kind != AG_PLOT_PATCHES && po->query_given ? "--query"
+                      : o->kind != AG_PLOT_DEPTH && o->relative ? "--relative"
+                      : o->kind == AG_PLOT_ATTENTION && o->grid_rows && o->tokens
+                          ? "--grid with --tokens"
+                      : (o->kind == AG_PLOT_DEPTH || o->kind == AG_PLOT_SPECTRUM) && o->values
+                          ? "--values"
+                      : (o->kind == AG_PLOT_DEPTH || o->kind == AG_PLOT_SPECTRUM) &&
                                 (!isnan(o->vmin) || !isnan(o->vmax)) ? "--vmin/--vmax"
                       : NULL;
+    const char *kind = ag_plot_kind_name(o->kind);
     if (wrong)
-        return cli_usage_error("plot", "%s does not apply to --kind %s", wrong, kind_names[o->kind]);
+        return cli_usage_error("plot", "%s does not apply to --kind %s", wrong, kind);
     if (records && !o->metric)
-        return cli_usage_error("plot", "--kind %s needs --metric K", kind_names[o->kind]);
+        return cli_usage_error("plot", "--kind %s needs --metric K", kind);
     return 0;
 }
 
-static int plot_parse(plot_opts *o, int argc, char **argv)
+static int plot_parse(plot_opts *po, int argc, char **argv)
 {
-    memset(o, 0, sizeof *o);
-    o->kind = -1;
-    o->vmin = o->vmax = NAN;
     /* no --size: the page that fits the figure (0 x 0, attngeom/plot.h) */
-    o->page = (ag_plot_page){.size = sizeof(ag_plot_page), .width = 0, .height = 0, .dpi = 150};
+    *po = (plot_opts){.s = AG_RUN_PLOT_SPEC_DEFAULT};
+    ag_run_plot_spec *o = &po->s;
+    o->kind = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return fputs(plot_help, stdout), -1;
         if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            if (plot_option(o, argc, argv, &i) < 0)
+            if (plot_option(po, argc, argv, &i) < 0)
                 return EXIT_USAGE;
         } else if (o->input) {
             return cli_usage_error("plot", "more than one INPUT ('%s', '%s')", o->input, argv[i]);
@@ -224,16 +228,17 @@ static int plot_parse(plot_opts *o, int argc, char **argv)
     if (o->kind < 0)
         return cli_usage_error("plot", "missing --kind (heatmap, depth, attention, spectrum, "
                                        "similarity, patches)");
-    if (!o->out_path)
+    if (!po->out_path)
         return cli_usage_error("plot", "missing -o FIG.svg|FIG.pdf|FIG.png");
-    int fmt = ag_plot_format_from_path(o->out_path);
+    int fmt = ag_plot_format_from_path(po->out_path);
     if (fmt < 0)
         return cli_usage_error("plot", "-o %s: unknown figure format (the name must end in .svg, "
-                                       ".pdf or .png)", o->out_path);
+                                       ".pdf or .png)", po->out_path);
     o->page.format = (ag_plot_format)fmt;
+    o->name = po->out_path;
     if (!isnan(o->vmin) && !isnan(o->vmax) && !(o->vmin < o->vmax))
         return cli_usage_error("plot", "--vmin %g is not below --vmax %g", o->vmin, o->vmax);
-    return check_usage(o);
+    return check_usage(po);
 }
 
 /* fontconfig writes its diagnostics on stderr: when memory runs out while
@@ -265,14 +270,13 @@ int cmd_plot(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     cli_path out = {"-o", o.out_path};
-    cli_path ins[2] = {{"INPUT", o.input}, {"--tokens", o.tokens}};
+    cli_path ins[2] = {{"INPUT", o.s.input}, {"--tokens", o.s.tokens}};
     if ((rc = cli_paths_check(&out, 1, ins, 2)) != 0 || (rc = fonts_init(&o)) != 0)
         return rc;
     ag_plot_output fig = {0};
-    if (o.kind == PLOT_HEATMAP || o.kind == PLOT_DEPTH)
-        rc = plot_records(&o, &fig);
-    else
-        rc = plot_npy(&o, &fig);
+    ag_error err = {0};
+    if (ag_run_plot(&o.s, &fig, &err) != AG_OK)
+        rc = cli_fail_error(&err);
     cli_outputs tx = {0};
     if (rc == 0)
         rc = cli_outputs_add(&tx, o.out_path, (const char *)fig.data, fig.len);

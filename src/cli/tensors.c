@@ -1,7 +1,6 @@
 /* tensors.c — the named-tensor options shared by `layer` and `weights`:
- * one attention layer's projections read from a safetensors file by name
- * (docs/cli.md, "Analysing a model attngeom does not know"), in [in, out] form, with shapes checked against
- * each other before any metric runs. */
+ * argv into an ag_run_layer_spec, whose tensors the library reads and
+ * checks (src/run/tensors.c: ag_run_tensors_load). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,146 +84,25 @@ int cli_tensor_check_usage(const cli_tensor_opts *o, const char *cmd, int need_x
     return 0;
 }
 
-/* The layer's tensors as [in, out] doubles. */
-
-void cli_tensors_free(cli_tensors *t)
+void cli_tensor_spec(const cli_tensor_opts *o, int need_x, ag_run_layer_spec *s)
 {
-    ag_array *all[] = {&t->x, &t->q, &t->k, &t->v, &t->o, &t->bq, &t->bk, &t->bv};
-    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
-        ag_array_free(all[k]);
-}
-
-/* Read tensor `name`, drop leading 1s down to `rank` (a [1, d_a] kernel of
- * d = 1 stays a matrix), and check its rank; 2-D weights are transposed when
- * --linear. */
-static int read_tensor(const ag_safetensors *st, const char *path, const char *name,
-                       int rank, int linear, ag_array *out)
-{
-    ag_error err = {0};
-    if (ag_st_read(st, name, out, &err) != AG_OK)
-        return cli_fail_error(&err);
-    ag_array_squeeze_to(out, rank);
-    if (out->ndim != rank)
-        return cli_fail("%s: tensor '%s' has %d dimensions after dropping leading 1s; "
-                        "expected %s", path, name, out->ndim, rank == 2 ? "a matrix" : "a vector");
-    if (rank == 2 && linear && ag_array_transpose2d(out, &err) != AG_OK)
-        return cli_fail("%s: tensor '%s': %s", path, name, err.message);
-    return 0;
-}
-
-static int read_qkv(const ag_safetensors *st, const cli_tensor_opts *o, cli_tensors *t)
-{
-    ag_error err = {0};
-    ag_array fused = {0};
-    int rc = 0;
-    if (o->qkv) {
-        rc = read_tensor(st, o->weights, o->qkv, 2, o->linear, &fused);
-        if (rc == 0 && ag_qkv_split(&fused, o->qkv, &t->q, &t->k, &t->v, &err) != AG_OK)
-            rc = cli_fail("%s: %s", o->weights, err.message);
-        ag_array_free(&fused);
-    } else {
-        rc = read_tensor(st, o->weights, o->q, 2, o->linear, &t->q);
-        if (rc == 0)
-            rc = read_tensor(st, o->weights, o->k, 2, o->linear, &t->k);
-        if (rc == 0 && o->v)
-            rc = read_tensor(st, o->weights, o->v, 2, o->linear, &t->v);
-    }
-    if (rc == 0 && o->qkv_bias) {
-        rc = read_tensor(st, o->weights, o->qkv_bias, 1, 0, &fused);
-        if (rc == 0 && ag_qkv_split(&fused, o->qkv_bias, &t->bq, &t->bk, &t->bv, &err) != AG_OK)
-            rc = cli_fail("%s: %s", o->weights, err.message);
-        ag_array_free(&fused);
-    }
-    const char *bias_names[3] = {o->q_bias, o->k_bias, o->v_bias};
-    ag_array *bias[3] = {&t->bq, &t->bk, &t->bv};
-    for (int b = 0; b < 3 && rc == 0; b++)
-        if (bias_names[b])
-            rc = read_tensor(st, o->weights, bias_names[b], 1, 0, bias[b]);
-    if (rc == 0 && o->o)
-        rc = read_tensor(st, o->weights, o->o, 2, o->linear, &t->o);
-    return rc;
-}
-
-static int shape_error(const cli_tensor_opts *o, const char *name, const ag_array *a,
-                       const char *expected)
-{
-    if (a->ndim == 1)
-        return cli_fail("%s: tensor '%s' has shape (%zu,); expected %s", o->weights, name,
-                        a->shape[0], expected);
-    return cli_fail("%s: tensor '%s' has shape (%zu, %zu) as [in, out]; expected %s",
-                    o->weights, name, a->shape[0], a->shape[1], expected);
-}
-
-/* Every shape must agree with the input width d (X's, or Q's rows without
- * X) and with d_a = Q's width. With allow_gqa, K and V may be narrower:
- * H_kv = width / d_h heads, with H_kv dividing H (grouped-query attention). */
-static int check_shapes(const cli_tensor_opts *o, const cli_tensors *t, int allow_gqa)
-{
-    size_t d = t->x.data ? t->x.shape[1] : t->q.shape[0], da = t->q.shape[1];
-    size_t dh = da / (size_t)o->heads;
-    char want[128];
-    const char *qn = o->qkv ? o->qkv : o->q, *kn = o->qkv ? o->qkv : o->k;
-    const char *vn = o->qkv ? o->qkv : o->v;
-    snprintf(want, sizeof want, "(%zu, %zu)%s", d, da, t->x.data ? " to match X's width" : "");
-    if (t->q.shape[0] != d)
-        return shape_error(o, qn, &t->q, want);
-    if (da == 0 || d == 0)
-        return shape_error(o, qn, &t->q, "a non-empty (d, d_a) matrix");
-    if (da % (size_t)o->heads != 0)
-        return cli_fail("%s: tensor '%s': width %zu is not divisible by --heads %d", o->weights,
-                        qn, da, o->heads);
-    const ag_array *kv[2] = {&t->k, &t->v};
-    const char *kvn[2] = {kn, vn};
-    for (int k = 0; k < 2; k++) {
-        if (!kv[k]->data)
-            continue;
-        size_t w = kv[k]->shape[1]; /* dh ≥ 1: da ≥ heads was checked above */
-        int gqa_ok = allow_gqa && w > 0 && w % dh == 0 && (size_t)o->heads % (w / dh) == 0;
-        if (kv[k]->shape[0] != d || (w != da && !gqa_ok)) {
-            snprintf(want, sizeof want, "(%zu, %zu)%s", d, da,
-                     allow_gqa ? " or a grouped-query width dividing the heads" : "");
-            return shape_error(o, kvn[k], kv[k], want);
-        }
-    }
-    /* Each bias is as wide as its projection's output. */
-    const ag_array *b[3] = {&t->bq, &t->bk, &t->bv}, *proj[3] = {&t->q, &t->k, &t->v};
-    const char *bn[3] = {o->qkv_bias ? o->qkv_bias : o->q_bias,
-                         o->qkv_bias ? o->qkv_bias : o->k_bias,
-                         o->qkv_bias ? o->qkv_bias : o->v_bias};
-    for (int k = 0; k < 3; k++) {
-        size_t width = proj[k]->data ? proj[k]->shape[1] : da;
-        snprintf(want, sizeof want, "(%zu,): the width of its projection", width);
-        if (b[k]->data && b[k]->shape[0] != width)
-            return shape_error(o, bn[k], b[k], want);
-    }
-    snprintf(want, sizeof want, "(%zu, d_out): one row per output of the query heads", da);
-    if (t->o.data && t->o.shape[0] != da)
-        return shape_error(o, o->o, &t->o, want);
-    return 0;
-}
-
-static int load_x(const cli_tensor_opts *o, cli_tensors *t)
-{
-    ag_error err = {0};
-    if (ag_npy_read(o->x, &t->x, &err) != AG_OK)
-        return cli_fail_error(&err);
-    ag_array_squeeze_to(&t->x, 2); /* [1, d] is one token, [1, n, d] a batch of one */
-    if (t->x.ndim != 2 || ag_array_size(&t->x) == 0)
-        return cli_fail("%s: X must be a non-empty 2-D array [n, d] (after dropping leading 1s), "
-                        "it has %d dimensions", o->x, t->x.ndim);
-    return 0;
+    s->x = need_x ? o->x : NULL;
+    s->weights = o->weights, s->qkv = o->qkv, s->q = o->q, s->k = o->k, s->v = o->v, s->o = o->o;
+    s->qkv_bias = o->qkv_bias, s->q_bias = o->q_bias, s->k_bias = o->k_bias;
+    s->v_bias = o->v_bias;
+    s->heads = o->heads, s->causal = o->causal, s->linear = o->linear, s->scale = o->scale;
+    s->precision = o->precision;
 }
 
 int cli_tensors_load(const cli_tensor_opts *o, cli_tensors *t, int need_x)
 {
+    ag_run_layer_spec s = AG_RUN_LAYER_SPEC_DEFAULT;
+    cli_tensor_spec(o, need_x, &s);
     ag_error err = {0};
-    int rc = need_x ? load_x(o, t) : 0;
-    if (rc)
-        return rc;
-    ag_safetensors *st = NULL;
-    if (ag_st_open(o->weights, &st, &err) != AG_OK)
-        return cli_fail_error(&err);
-    rc = read_qkv(st, o, t);
-    ag_st_close(st);
-    return rc ? rc : check_shapes(o, t, !need_x);
+    return ag_run_tensors_load(&s, t, &err) == AG_OK ? 0 : cli_fail_error(&err);
+}
+
+void cli_tensors_free(cli_tensors *t)
+{
+    ag_run_tensors_free(t);
 }

@@ -1,4 +1,4 @@
-/* plot_records.c — the figures of `attngeom plot` drawn from records (any
+/* records.c — the figures of ag_run_plot (`attngeom plot`) drawn from records (any
  * file the record commands or `aggregate` write, read by ag_records_read):
  * a metric over layer × head (heatmap) and a metric against layer (depth).
  *
@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "plot_cli.h"
+#include <jansson.h>
+
+#include "figures_int.h"
 
 typedef struct {
     int model;             /* index into collect.models; 0 when none is named */
@@ -22,7 +23,7 @@ typedef struct {
 } point;
 
 typedef struct {
-    const plot_opts *o;
+    const ag_run_plot_spec *o;
     char *ci_low, *ci_high;  /* "K_ci_low", "K_ci_high" */
     point *pts;
     size_t count, cap;
@@ -199,67 +200,72 @@ static void labels_free(char **l, size_t n)
     free(l);
 }
 
-/* 0, or 1 after printing when the records name more than one model: a
- * figure of one model (`what`) cannot mix them. */
-static int one_model(const plot_opts *o, const collect *c, const char *what)
+/* AG_EFORMAT when the records name more than one model: a figure of one
+ * model (`what`) cannot mix them. */
+static int one_model(const ag_run_plot_spec *o, const collect *c, const char *what,
+                     ag_error *err)
 {
     if (c->nmodels < 2)
-        return 0;
-    return cli_fail("%s: records of %zu models (%s, %s%s): %s draws one; choose it with --model "
+        return AG_OK;
+    return ag_error_set(err, AG_EFORMAT, "%s: records of %zu models (%s, %s%s): %s draws one; choose it with --model "
                     "NAME", o->input, c->nmodels, c->models[0], c->models[1],
                     c->nmodels > 2 ? ", ..." : "", what);
 }
 
-/* 0, or 1 after printing when a record has no head (a per-layer record). */
-static int every_head(const plot_opts *o, const collect *c, const char *what)
+/* AG_EFORMAT when a record has no head (a per-layer record). */
+static int every_head(const ag_run_plot_spec *o, const collect *c, const char *what,
+                      ag_error *err)
 {
     for (size_t k = 0; k < c->count; k++)
         if (c->pts[k].head < 0)
-            return cli_fail("%s: records without \"head\" (per layer, as residual writes them): "
-                            "%s draws heads", o->input, what);
-    return 0;
+            return ag_error_set(err, AG_EFORMAT, "%s: records without \"head\" (per layer, as "
+                                "residual writes them): %s draws heads", o->input, what);
+    return AG_OK;
 }
 
 /* ---- heatmap ---- */
 
-static int heatmap(const plot_opts *o, const collect *c, ag_plot_output *fig)
+static int heatmap(const ag_run_plot_spec *o, const collect *c, ag_plot_output *fig,
+                   ag_error *err)
 {
-    if (one_model(o, c, "a heatmap") || every_head(o, c, "a heatmap"))
-        return 1;
+    int rc = one_model(o, c, "a heatmap", err);
+    if (rc == AG_OK)
+        rc = every_head(o, c, "a heatmap", err);
+    if (rc != AG_OK)
+        return rc;
     size_t nl, nh;
     long *layers = distinct(c, 0, &nl), *heads = distinct(c, 1, &nh);
     if (layers && heads &&
-        plot_grid_fits(o, "a heatmap", nl, "layers", nh, "heads",
-                       "make the records of fewer layers and heads (--layers/--heads of the "
-                       "command that wrote them)") != 0) {
+        (rc = agp_grid_fits(o, "a heatmap", nl, "layers", nh, "heads",
+                            "make the records of fewer layers and heads (--layers/--heads of "
+                            "the command that wrote them)", err)) != AG_OK) {
         free(layers);
         free(heads);
-        return 1;
+        return rc;
     }
     double *sum = layers && heads ? calloc(2 * nl * nh, sizeof *sum) : NULL;
     char **rl = sum ? number_labels(layers, nl) : NULL;
     char **hl = rl ? number_labels(heads, nh) : NULL;
-    int rc = hl ? 0 : cli_fail("%s: out of memory", o->input);
+    rc = hl ? AG_OK : ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
     double *cnt = sum ? sum + nl * nh : NULL;
-    for (size_t k = 0; rc == 0 && k < c->count; k++) {
+    for (size_t k = 0; rc == AG_OK && k < c->count; k++) {
         size_t cell = position(layers, nl, c->pts[k].layer) * nh +
                       position(heads, nh, c->pts[k].head);
         sum[cell] += c->pts[k].value;
         cnt[cell] += 1;
     }
-    for (size_t k = 0; rc == 0 && k < nl * nh; k++)
+    for (size_t k = 0; rc == AG_OK && k < nl * nh; k++)
         sum[k] = cnt[k] > 0 ? sum[k] / cnt[k] : NAN;
     char title[256];
     snprintf(title, sizeof title, "%s%s%s", o->metric, c->nmodels ? ", " : "",
              c->nmodels ? c->models[0] : "");
     ag_plot_grid g = {.size = sizeof(ag_plot_grid),
                       .rows = nl, .cols = nh, .values = sum, .row_labels = (const char *const *)rl,
-                      .col_labels = (const char *const *)hl, .title = plot_title(o, title),
+                      .col_labels = (const char *const *)hl, .title = agp_title(o, title),
                       .row_title = "layer", .col_title = "head", .value_title = o->metric,
                       .show_values = o->values, .vmin = o->vmin, .vmax = o->vmax};
-    ag_error err = {0};
-    if (rc == 0 && ag_plot_grid_render(&g, &o->page, fig, &err) != AG_OK)
-        rc = cli_fail("%s: %s", o->out_path, err.message);
+    if (rc == AG_OK)
+        rc = agp_draw_grid(o, &g, fig, err);
     labels_free(rl, nl);
     labels_free(hl, nh);
     free(sum);
@@ -320,48 +326,54 @@ static void relative_depth(depth_line *d, const double *cnt, size_t nl)
  * from another, and every line of every record was a figure of minutes. */
 #define DEPTH_MAX_LINES 32
 
-/* 0, or 1 after printing when nlines lines of nl layers are more than a
- * depth figure draws (checked before anything is allocated for them). */
-static int depth_fits(const plot_opts *o, size_t nlines, size_t nl)
+/* AG_ELIMIT when nlines lines of nl layers are more than a depth figure
+ * draws (checked before anything is allocated for them). */
+static int depth_fits(const ag_run_plot_spec *o, size_t nlines, size_t nl, ag_error *err)
 {
     char cap[32];
     if (nlines > DEPTH_MAX_LINES)
-        return cli_fail("%s: records of %zu %s: a depth figure draws at most %d lines (past 16 "
-                        "their styles repeat, past 32 the legend cannot name them); %s", o->input,
-                        nlines, o->by_head ? "heads" : "models", DEPTH_MAX_LINES,
-                        o->by_head ? "make the records of fewer heads (--heads of the command "
-                                     "that wrote them)"
-                                   : "choose one with --model NAME");
+        return ag_error_set(err, AG_ELIMIT, "%s: records of %zu %s: a depth figure draws at most "
+                            "%d lines (past 16 their styles repeat, past 32 the legend cannot "
+                            "name them); %s", o->input, nlines, o->by_head ? "heads" : "models",
+                            DEPTH_MAX_LINES,
+                            o->by_head ? "make the records of fewer heads (--heads of the "
+                                         "command that wrote them)"
+                                       : "choose one with --model NAME");
     if (nl > AG_PLOT_MAX_LINE_POINTS / nlines)
-        return cli_fail("%s: %zu lines of %zu layers are more than the %s points a figure draws; "
-                        "make the records of fewer layers (--layers of the command that wrote "
-                        "them)", o->input, nlines, nl, plot_count(cap, AG_PLOT_MAX_LINE_POINTS));
-    return 0;
+        return ag_error_set(err, AG_ELIMIT, "%s: %zu lines of %zu layers are more than the %s "
+                            "points a figure draws; make the records of fewer layers (--layers "
+                            "of the command that wrote them)", o->input, nlines, nl,
+                            agp_count(cap, AG_PLOT_MAX_LINE_POINTS));
+    return AG_OK;
 }
 
-static int depth(const plot_opts *o, const collect *c, ag_plot_output *fig)
+static int depth(const ag_run_plot_spec *o, const collect *c, ag_plot_output *fig,
+                 ag_error *err)
 {
-    if (o->by_head && (one_model(o, c, "--by head") || every_head(o, c, "--by head")))
-        return 1;
+    int rc = o->by_head ? one_model(o, c, "--by head", err) : AG_OK;
+    if (rc == AG_OK && o->by_head)
+        rc = every_head(o, c, "--by head", err);
+    if (rc != AG_OK)
+        return rc;
     size_t nl, nlines;
     long *layers = distinct(c, 0, &nl), *lines = distinct(c, o->by_head ? 1 : 2, &nlines);
-    if (layers && lines && depth_fits(o, nlines, nl) != 0) {
+    if (layers && lines && (rc = depth_fits(o, nlines, nl, err)) != AG_OK) {
         free(layers);
         free(lines);
-        return 1;
+        return rc;
     }
     depth_line *d = layers && lines ? calloc(nlines, sizeof *d) : NULL;
     ag_plot_series *s = d ? calloc(nlines, sizeof *s) : NULL;
     double *cnt = s ? malloc(nl * sizeof *cnt) : NULL;
-    int rc = cnt ? 0 : cli_fail("%s: out of memory", o->input);
-    for (size_t k = 0; rc == 0 && k < nlines; k++) {
+    rc = cnt ? AG_OK : ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
+    for (size_t k = 0; rc == AG_OK && k < nlines; k++) {
         double *block = malloc(4 * nl * sizeof *block);
         int named = o->by_head ? asprintf(&d[k].label, "head %ld", lines[k])
                   : c->nmodels > 1 ? asprintf(&d[k].label, "%s", c->models[lines[k]]) : 0;
         if (!block || named < 0) {
             d[k].label = NULL;
             free(block);
-            rc = cli_fail("%s: out of memory", o->input);
+            rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
             break;
         }
         d[k].x = block, d[k].y = block + nl, d[k].lo = block + 2 * nl, d[k].hi = block + 3 * nl;
@@ -375,12 +387,11 @@ static int depth(const plot_opts *o, const collect *c, ag_plot_output *fig)
     snprintf(title, sizeof title, "%s by %s%s%s", o->metric, o->relative ? "relative depth" : "layer",
              c->nmodels == 1 ? ", " : "", c->nmodels == 1 ? c->models[0] : "");
     ag_plot_lines p = {.size = sizeof(ag_plot_lines),
-                       .nseries = nlines, .series = s, .title = plot_title(o, title),
+                       .nseries = nlines, .series = s, .title = agp_title(o, title),
                        .x_title = o->relative ? "relative depth (layer / last layer)" : "layer",
                        .y_title = o->metric, .integer_x = !o->relative, .markers = 1};
-    ag_error err = {0};
-    if (rc == 0 && ag_plot_lines_render(&p, &o->page, fig, &err) != AG_OK)
-        rc = cli_fail("%s: %s", o->out_path, err.message);
+    if (rc == AG_OK)
+        rc = agp_draw_lines(o, &p, fig, err);
     for (size_t k = 0; d && k < nlines; k++) {
         free(d[k].x);
         free(d[k].label);
@@ -393,11 +404,9 @@ static int depth(const plot_opts *o, const collect *c, ag_plot_output *fig)
     return rc;
 }
 
-int plot_records(const plot_opts *o, ag_plot_output *fig)
+int agp_plot_records(const ag_run_plot_spec *o, ag_plot_output *fig, ag_error *err)
 {
     collect c = {.o = o, .index = json_object()};
-    ag_error err = {0};
-    int rc = 0;
     int ok = c.index != NULL;
     if (ok && asprintf(&c.ci_low, "%s_ci_low", o->metric) < 0)
         c.ci_low = NULL, ok = 0;
@@ -405,17 +414,17 @@ int plot_records(const plot_opts *o, ag_plot_output *fig)
         c.ci_high = NULL, ok = 0;
     if (!ok) {
         collect_free(&c);
-        return cli_fail("%s: out of memory", o->input);
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
     }
-    if (ag_records_read(o->input, on_record, &c, &err) != AG_OK)
-        rc = cli_fail_error(&err);
-    else if (!c.metric_seen)
-        rc = cli_fail("%s: no record holds \"%s\"%s%s", o->input, o->metric,
-                      o->model ? " for --model " : "", o->model ? o->model : "");
-    else if (c.count == 0)
-        rc = cli_fail("%s: \"%s\" is null in every record", o->input, o->metric);
-    else
-        rc = o->kind == PLOT_HEATMAP ? heatmap(o, &c, fig) : depth(o, &c, fig);
+    int rc = ag_records_read(o->input, on_record, &c, err);
+    if (rc == AG_OK && !c.metric_seen)
+        rc = ag_error_set(err, AG_EFORMAT, "%s: no record holds \"%s\"%s%s", o->input, o->metric,
+                          o->model ? " for --model " : "", o->model ? o->model : "");
+    else if (rc == AG_OK && c.count == 0)
+        rc = ag_error_set(err, AG_EFORMAT, "%s: \"%s\" is null in every record", o->input,
+                          o->metric);
+    else if (rc == AG_OK)
+        rc = o->kind == AG_PLOT_HEATMAP ? heatmap(o, &c, fig, err) : depth(o, &c, fig, err);
     collect_free(&c);
     return rc;
 }

@@ -1,0 +1,319 @@
+/* npy.c — the figures of ag_run_plot (`attngeom plot`) drawn from a .npy:
+ * one head's attention matrix (with the tokens of `tokenize --format json`
+ * on its axes, or a ViT's patch positions), that matrix's singular values
+ * on a log scale, one query's weights on the patch grid, and the
+ * head-similarity matrix of `attngeom similarity -o S.npy`. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "figures_int.h"
+
+#define TOKENS_FILE_MAX ((size_t)64 << 20)
+
+/* --layer, --head: 0 when not given. */
+static int layer_of(const ag_run_plot_spec *o)
+{
+    return o->layer < 0 ? 0 : o->layer;
+}
+
+static int head_of(const ag_run_plot_spec *o)
+{
+    return o->head < 0 ? 0 : o->head;
+}
+
+static void shape_text(const ag_array *a, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < a->ndim && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%zu", d ? ", " : "", a->shape[d]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
+}
+
+/* The (n, n) matrix of --layer/--head in a [L, H, n, n], [L, n, n] (rollout's
+ * R.npy: layers only) or [n, n] array. */
+static int pick_matrix(const ag_run_plot_spec *o, const ag_array *a, const double **M, size_t *n,
+                       ag_error *err)
+{
+    char shape[160];
+    shape_text(a, shape, sizeof shape);
+    if (a->ndim < 2 || a->ndim > 4 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2] ||
+        a->shape[a->ndim - 1] == 0)
+        return ag_error_set(err, AG_ESHAPE, "%s: holds %s, not attention [L, H, n, n], "
+                            "[L, n, n] or [n, n]", o->input, shape);
+    if (a->ndim < 4 && o->head >= 0)
+        return ag_error_set(err, AG_ESHAPE, "%s: holds %s, which has no head axis (--head applies "
+                            "to [L, H, n, n])", o->input, shape);
+    if (a->ndim < 3 && o->layer >= 0)
+        return ag_error_set(err, AG_ESHAPE, "%s: holds %s, which has no layer axis (--layer "
+                            "applies to [L, H, n, n] and [L, n, n])", o->input, shape);
+    size_t layer = (size_t)layer_of(o), head = (size_t)head_of(o);
+    if (a->ndim >= 3 && layer >= a->shape[0])
+        return ag_error_set(err, AG_ERANGE, "%s: --layer %zu is out of range: %s holds %zu layers",
+                            o->input, layer, shape, a->shape[0]);
+    if (a->ndim == 4 && head >= a->shape[1])
+        return ag_error_set(err, AG_ERANGE, "%s: --head %zu is out of range: %s holds %zu heads",
+                            o->input, head, shape, a->shape[1]);
+    *n = a->shape[a->ndim - 1];
+    size_t index = a->ndim == 4 ? layer * a->shape[1] + head : a->ndim == 3 ? layer : 0;
+    *M = a->data + index * *n * *n;
+    return AG_OK;
+}
+
+static void free_tokens(char **tokens, size_t n)
+{
+    for (size_t k = 0; tokens && k < n; k++)
+        free(tokens[k]);
+    free(tokens);
+}
+
+/* The "tokens" of `attngeom tokenize --format json`, n of them, as new
+ * strings (*tokens[n], free with free_tokens). */
+static int read_tokens(const char *path, size_t n, char ***tokens, ag_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *tokens = NULL;
+    int rc = ag_read_file(path, TOKENS_FILE_MAX, &text, &len, err);
+    if (rc != AG_OK)
+        return rc;
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, 0, &jerr);
+    free(text);
+    if (!root)
+        return ag_error_set(err, AG_EFORMAT, "%s: line %d: %s", path, jerr.line, jerr.text);
+    json_t *arr = json_object_get(root, "tokens");
+    if (!json_is_array(arr))
+        rc = ag_error_set(err, AG_EFORMAT, "%s: no \"tokens\" array (the JSON of `attngeom "
+                          "tokenize --format json`)", path);
+    else if (json_array_size(arr) != n)
+        rc = ag_error_set(err, AG_ESHAPE, "%s: %zu tokens, but the matrix is %zu x %zu", path,
+                          json_array_size(arr), n, n);
+    *tokens = rc ? NULL : calloc(n, sizeof **tokens);
+    if (rc == AG_OK && !*tokens)
+        rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+    for (size_t k = 0; rc == AG_OK && k < n; k++) {
+        json_t *t = json_array_get(arr, k);
+        if (!json_is_string(t))
+            rc = ag_error_set(err, AG_EFORMAT, "%s: token %zu is not a string", path, k);
+        else if (!((*tokens)[k] = strdup(json_string_value(t))))
+            rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
+    }
+    json_decref(root);
+    if (rc) { /* the strings copied before the error */
+        free_tokens(*tokens, n);
+        *tokens = NULL;
+    }
+    return rc;
+}
+
+/* The patch grid R x C of a ViT's n = 1 + R·C tokens: --grid, or the
+ * square one (patches: when n − 1 is a square). */
+static int patch_grid(const ag_run_plot_spec *o, size_t n, size_t *R, size_t *C, ag_error *err)
+{
+    *R = o->grid_rows, *C = o->grid_cols;
+    if (!*R) {
+        size_t g = (size_t)llround(sqrt((double)(n - 1)));
+        if (n < 2 || g * g != n - 1)
+            return ag_error_set(err, AG_ESHAPE, "%s: %zu tokens are not a CLS token and a "
+                                "square patch grid: give --grid RxC", o->input, n);
+        *R = *C = g;
+    }
+    if (*R * *C + 1 != n)
+        return ag_error_set(err, AG_ESHAPE, "%s: --grid %zux%zu means %zu tokens (CLS and the "
+                            "patches), the matrix has %zu", o->input, *R, *C, *R * *C + 1, n);
+    return AG_OK;
+}
+
+/* ViT token labels: "CLS", then "(r,c)" row by row (modeling_vit.py
+ * ViTEmbeddings: the CLS token, then the patches flattened row-major). */
+static int patch_labels(const ag_run_plot_spec *o, size_t n, char ***labels, ag_error *err)
+{
+    size_t R, C;
+    *labels = NULL;
+    int rc = patch_grid(o, n, &R, &C, err);
+    if (rc != AG_OK)
+        return rc;
+    if (!(*labels = calloc(n, sizeof **labels)))
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
+    for (size_t k = 0; k < n; k++)
+        if ((k ? asprintf(&(*labels)[k], "(%zu,%zu)", (k - 1) / C, (k - 1) % C)
+               : asprintf(&(*labels)[k], "CLS")) < 0) {
+            (*labels)[k] = NULL;
+            return ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
+        }
+    return AG_OK;
+}
+
+static int plot_attention(const ag_run_plot_spec *o, const ag_array *a, ag_plot_output *fig,
+                          ag_error *err)
+{
+    const double *M;
+    size_t n;
+    char **tokens = NULL, title[96];
+    int rc = pick_matrix(o, a, &M, &n, err);
+    if (rc == AG_OK && o->tokens)
+        rc = read_tokens(o->tokens, n, &tokens, err);
+    else if (rc == AG_OK && o->grid_rows)
+        rc = patch_labels(o, n, &tokens, err);
+    if (rc == AG_OK)
+        rc = agp_grid_fits(o, "an attention matrix", n, "queries", n, "keys",
+                           "plot the attention of a shorter text (at most 256 tokens)", err);
+    if (rc != AG_OK) {
+        free_tokens(tokens, tokens ? n : 0);
+        return rc;
+    }
+    if (a->ndim == 4)
+        snprintf(title, sizeof title, "attention, layer %d, head %d", layer_of(o), head_of(o));
+    else
+        snprintf(title, sizeof title, a->ndim == 3 ? "layer %d" : "attention", layer_of(o));
+    ag_plot_grid g = {.size = sizeof(ag_plot_grid),
+        .rows = n, .cols = n, .values = M,
+        .row_labels = (const char *const *)tokens, .col_labels = (const char *const *)tokens,
+        .title = agp_title(o, title), .row_title = "query", .col_title = "key",
+        .value_title = "attention weight", .show_values = o->values, .square = 1,
+        .vmin = isnan(o->vmin) ? 0 : o->vmin, .vmax = o->vmax};
+    rc = agp_draw_grid(o, &g, fig, err);
+    free_tokens(tokens, n);
+    return rc;
+}
+
+static int plot_spectrum(const ag_run_plot_spec *o, const ag_array *a, ag_plot_output *fig,
+                         ag_error *err)
+{
+    const double *M;
+    size_t n;
+    int rc = pick_matrix(o, a, &M, &n, err);
+    if (rc != AG_OK)
+        return rc;
+    double *sigma = malloc(2 * n * sizeof *sigma), *index = sigma + n;
+    if (!sigma)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
+    int st = ag_svd_values(M, n, n, sigma);
+    if (st != AG_OK)
+        rc = ag_error_set(err, st, "%s: the singular values of the matrix: %s", o->input,
+                          ag_strerror(st));
+    for (size_t k = 0; k < n; k++)
+        index[k] = (double)(k + 1);
+    char title[96];
+    if (a->ndim == 4)
+        snprintf(title, sizeof title, "singular values, layer %d, head %d", layer_of(o),
+                 head_of(o));
+    else
+        snprintf(title, sizeof title, a->ndim == 3 ? "singular values, layer %d"
+                                                   : "singular values", layer_of(o));
+    ag_plot_series s = {.count = n, .x = index, .y = sigma};
+    ag_plot_lines p = {.size = sizeof(ag_plot_lines),
+                       .nseries = 1, .series = &s, .title = agp_title(o, title),
+                       .x_title = "index i", .y_title = "singular value \xcf\x83\xe1\xb5\xa2",
+                       .log_y = 1, .integer_x = 1, .markers = 1};
+    if (rc == AG_OK)
+        rc = agp_draw_lines(o, &p, fig, err);
+    free(sigma);
+    return rc;
+}
+
+/* Labels L<l>H<h> of head k = l·H + h, or NULL (indices) without
+ * --heads-per-layer. */
+static int similarity_labels(const ag_run_plot_spec *o, size_t K, char ***labels, ag_error *err)
+{
+    *labels = NULL;
+    if (!o->heads_per_layer)
+        return AG_OK;
+    size_t H = (size_t)o->heads_per_layer;
+    if (K % H != 0)
+        return ag_error_set(err, AG_ESHAPE, "%s: %zu heads are not whole layers of "
+                            "--heads-per-layer %zu", o->input, K, H);
+    if (!(*labels = calloc(K, sizeof **labels)))
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
+    for (size_t k = 0; k < K; k++)
+        if (asprintf(&(*labels)[k], "L%zuH%zu", k / H, k % H) < 0) {
+            (*labels)[k] = NULL;
+            return ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
+        }
+    return AG_OK;
+}
+
+static int plot_similarity(const ag_run_plot_spec *o, const ag_array *a, ag_plot_output *fig,
+                           ag_error *err)
+{
+    char shape[160];
+    shape_text(a, shape, sizeof shape);
+    if (a->ndim != 2 || a->shape[0] != a->shape[1] || a->shape[0] == 0)
+        return ag_error_set(err, AG_ESHAPE, "%s: holds %s, not the [K, K] matrix of `attngeom "
+                            "similarity -o`", o->input, shape);
+    size_t K = a->shape[0];
+    char **labels = NULL;
+    int rc = agp_grid_fits(o, "a similarity matrix", K, "heads", K, "heads",
+                           "compute it over fewer heads (`similarity --layers/--heads`, at most "
+                           "256 heads)", err);
+    if (rc == AG_OK)
+        rc = similarity_labels(o, K, &labels, err);
+    ag_plot_grid g = {.size = sizeof(ag_plot_grid),
+        .rows = K, .cols = K, .values = a->data,
+        .row_labels = (const char *const *)labels, .col_labels = (const char *const *)labels,
+        .title = agp_title(o, "head similarity"),
+        .row_title = o->heads_per_layer ? "head" : "head (selection order)",
+        .col_title = o->heads_per_layer ? "head" : "head (selection order)",
+        .value_title = "Jensen\xe2\x80\x93Shannon distance", .show_values = o->values,
+        .square = 1, .vmin = isnan(o->vmin) ? 0 : o->vmin, .vmax = o->vmax};
+    if (rc == AG_OK)
+        rc = agp_draw_grid(o, &g, fig, err);
+    free_tokens(labels, labels ? K : 0);
+    return rc;
+}
+
+/* One query's row of a ViT head, its weights on the patches laid out as
+ * the R x C grid (the CLS key's weight is not drawn: it is in the title). */
+static int plot_patches(const ag_run_plot_spec *o, const ag_array *a, ag_plot_output *fig,
+                        ag_error *err)
+{
+    const double *M;
+    size_t n, R, C, q = o->query < 0 ? 0 : (size_t)o->query;
+    int rc = pick_matrix(o, a, &M, &n, err);
+    if (rc == AG_OK)
+        rc = patch_grid(o, n, &R, &C, err);
+    if (rc == AG_OK)
+        rc = agp_grid_fits(o, "a patch grid", R, "rows", C, "columns",
+                           "the image has too many patches to draw one by one", err);
+    if (rc == AG_OK && q >= n)
+        rc = ag_error_set(err, AG_ERANGE, "%s: --query %zu is out of range: the matrix has %zu "
+                          "tokens", o->input, q, n);
+    if (rc != AG_OK)
+        return rc;
+    char who[64], title[192];
+    if (q)
+        snprintf(who, sizeof who, "patch (%zu,%zu)", (q - 1) / C, (q - 1) % C);
+    else
+        snprintf(who, sizeof who, "CLS");
+    if (a->ndim == 4)
+        snprintf(title, sizeof title, "layer %d, head %d: %s \xe2\x86\x92 patches (CLS key %.3g)",
+                 layer_of(o), head_of(o), who, M[q * n]);
+    else
+        snprintf(title, sizeof title, "%s \xe2\x86\x92 patches (CLS key %.3g)", who, M[q * n]);
+    ag_plot_grid g = {.size = sizeof(ag_plot_grid),
+        .rows = R, .cols = C, .values = M + q * n + 1,
+        .title = agp_title(o, title), .row_title = "patch row", .col_title = "patch column",
+        .value_title = "attention weight", .show_values = o->values, .square = 1,
+        .vmin = isnan(o->vmin) ? 0 : o->vmin, .vmax = o->vmax};
+    return agp_draw_grid(o, &g, fig, err);
+}
+
+int agp_plot_npy(const ag_run_plot_spec *o, ag_plot_output *fig, ag_error *err)
+{
+    ag_array a = {0};
+    int rc = ag_npy_read(o->input, &a, err);
+    if (rc != AG_OK)
+        return rc;
+    rc = o->kind == AG_PLOT_ATTENTION ? plot_attention(o, &a, fig, err)
+       : o->kind == AG_PLOT_SPECTRUM ? plot_spectrum(o, &a, fig, err)
+       : o->kind == AG_PLOT_PATCHES ? plot_patches(o, &a, fig, err)
+       : plot_similarity(o, &a, fig, err);
+    ag_array_free(&a);
+    return rc;
+}

@@ -1,0 +1,151 @@
+/* test_figures.c — ag_run_plot (attngeom/plot.h), the figures of `attngeom
+ * plot`: the bytes equal those of the renderer given the cell values the
+ * figure should hold (one head picked from [L, H, n, n], a cell the mean of
+ * its records), and the data errors carry the CLI's messages. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "attngeom.h"
+#include "../util/test_io_util.h"
+
+static void fini(void)
+{
+    ag_plot_release_caches();
+    tio_cleanup();
+}
+
+TestSuite(figures, .fini = fini);
+
+static int same(const ag_plot_output *a, const ag_plot_output *b)
+{
+    return a->len == b->len && a->len > 0 && memcmp(a->data, b->data, a->len) == 0;
+}
+
+/* A [2, 2, 3, 3] array whose entry (l, h, i, j) is (l·2 + h)·10 + i·3 + j. */
+static const char *attention_npy(void)
+{
+    static double v[36];
+    for (size_t k = 0; k < 36; k++)
+        v[k] = (double)((k / 9) * 10 + k % 9);
+    const char *path = tio_path("A.npy");
+    size_t shape[4] = {2, 2, 3, 3};
+    cr_assert_eq(tio_write_npy(path, "<f8", 0, 1, 4, shape, v), 0);
+    return path;
+}
+
+Test(figures, attention_draws_the_chosen_head)
+{
+    ag_run_plot_spec s = AG_RUN_PLOT_SPEC_DEFAULT;
+    s.kind = AG_PLOT_ATTENTION;
+    s.input = attention_npy();
+    s.layer = 1;
+    s.head = 0;
+    ag_plot_output got = {0}, want = {0};
+    ag_error err = {0};
+    cr_assert_eq(ag_run_plot(&s, &got, &err), AG_OK, "%s", err.message);
+    double M[9];
+    for (int k = 0; k < 9; k++)
+        M[k] = 20 + k; /* (l, h) = (1, 0) */
+    ag_plot_grid g = AG_PLOT_GRID_DEFAULT;
+    g.rows = g.cols = 3;
+    g.values = M;
+    g.title = "attention, layer 1, head 0";
+    g.row_title = "query", g.col_title = "key", g.value_title = "attention weight";
+    g.square = 1;
+    g.vmin = 0;
+    ag_plot_page page = s.page;
+    cr_assert_eq(ag_plot_grid_render(&g, &page, &want, &err), AG_OK, "%s", err.message);
+    cr_expect(same(&got, &want), "ag_run_plot's bytes differ from the grid of head (1, 0)");
+    ag_plot_output_free(&got);
+    ag_plot_output_free(&want);
+}
+
+Test(figures, array_errors_name_the_input)
+{
+    const char *path = tio_path("M.npy");
+    size_t shape[2] = {3, 3};
+    cr_assert_eq(tio_write_npy(path, "<f8", 0, 1, 2, shape, NULL), 0);
+    ag_run_plot_spec s = AG_RUN_PLOT_SPEC_DEFAULT;
+    s.kind = AG_PLOT_SPECTRUM;
+    s.input = path;
+    s.head = 0;
+    ag_plot_output fig = {0};
+    ag_error err = {0};
+    char want[600];
+    cr_assert_eq(ag_run_plot(&s, &fig, &err), AG_ESHAPE);
+    snprintf(want, sizeof want, "%s: holds [3, 3], which has no head axis (--head applies to "
+             "[L, H, n, n])", path);
+    cr_expect_str_eq(err.message, want);
+    cr_expect_null(fig.data);
+
+    s.kind = AG_PLOT_ATTENTION;
+    s.input = attention_npy();
+    s.head = 2;
+    cr_assert_eq(ag_run_plot(&s, &fig, &err), AG_ERANGE);
+    snprintf(want, sizeof want, "%s: --head 2 is out of range: [2, 2, 3, 3] holds 2 heads",
+             s.input);
+    cr_expect_str_eq(err.message, want);
+}
+
+/* Records of one model: cell (0, 1) twice (its mean is drawn), (1, 0) once. */
+static const char *records_jsonl(void)
+{
+    static const char text[] =
+        "{\"model\": \"m\", \"layer\": 0, \"head\": 1, \"x\": 1.0}\n"
+        "{\"model\": \"m\", \"layer\": 0, \"head\": 1, \"x\": 4.0}\n"
+        "{\"model\": \"m\", \"layer\": 1, \"head\": 0, \"x\": 0.5}\n";
+    const char *path = tio_path("r.jsonl");
+    cr_assert_eq(tio_write_bytes(path, text, sizeof text - 1), 0);
+    return path;
+}
+
+Test(figures, heatmap_cells_are_means_of_records)
+{
+    ag_run_plot_spec s = AG_RUN_PLOT_SPEC_DEFAULT;
+    s.kind = AG_PLOT_HEATMAP;
+    s.input = records_jsonl();
+    s.metric = "x";
+    s.page.format = AG_PLOT_PNG;
+    ag_plot_output got = {0}, want = {0};
+    ag_error err = {0};
+    cr_assert_eq(ag_run_plot(&s, &got, &err), AG_OK, "%s", err.message);
+    const double cells[4] = {NAN, 2.5, 0.5, NAN};
+    const char *const labels[2] = {"0", "1"};
+    ag_plot_grid g = AG_PLOT_GRID_DEFAULT;
+    g.rows = g.cols = 2;
+    g.values = cells;
+    g.row_labels = g.col_labels = labels;
+    g.title = "x, m";
+    g.row_title = "layer", g.col_title = "head", g.value_title = "x";
+    cr_assert_eq(ag_plot_grid_render(&g, &s.page, &want, &err), AG_OK, "%s", err.message);
+    cr_expect(same(&got, &want), "the heatmap is not the grid of the records' means");
+    ag_plot_output_free(&got);
+    ag_plot_output_free(&want);
+}
+
+Test(figures, records_errors_and_bad_specs)
+{
+    ag_run_plot_spec s = AG_RUN_PLOT_SPEC_DEFAULT;
+    s.kind = AG_PLOT_DEPTH;
+    s.input = records_jsonl();
+    s.metric = "y";
+    ag_plot_output fig = {0};
+    ag_error err = {0};
+    char want[600];
+    cr_assert_eq(ag_run_plot(&s, &fig, &err), AG_EFORMAT);
+    snprintf(want, sizeof want, "%s: no record holds \"y\"", s.input);
+    cr_expect_str_eq(err.message, want);
+
+    s.metric = NULL;
+    cr_expect_eq(ag_run_plot(&s, &fig, &err), AG_EINVAL);
+    cr_expect_str_eq(err.message, "--kind depth needs --metric K");
+    s.size = 0; /* not from AG_RUN_PLOT_SPEC_DEFAULT */
+    cr_expect_eq(ag_run_plot(&s, &fig, &err), AG_EINVAL);
+    cr_expect_eq(ag_plot_kind_from_name("patches"), AG_PLOT_PATCHES);
+    cr_expect_eq(ag_plot_kind_from_name("bars"), -1);
+    cr_expect_str_eq(ag_plot_kind_name(AG_PLOT_SIMILARITY), "similarity");
+    cr_expect_null(ag_plot_kind_name(AG_PLOT_KIND_COUNT));
+}

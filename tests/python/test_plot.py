@@ -1,0 +1,84 @@
+"""attngeom.plot against `attngeom plot`: the same bytes for every kind and
+format (the figures carry no date: the same input gives the same file), the
+same messages for data that do not make a figure."""
+
+import pytest
+
+from conftest import ROOT, cli_error, run_cli
+
+import attngeom
+
+np = pytest.importorskip("numpy")
+
+D = ROOT / "tests" / "golden" / "data"
+
+# (kind, input, CLI options, keywords): the golden set's plot cases
+CASES = [
+    ("heatmap", D / "h.jsonl", ["--metric", "sigma_max", "--model", "m0", "--values"],
+     dict(metric="sigma_max", model="m0", values=True)),
+    ("depth", D / "h.jsonl", ["--metric", "entropy_mean"], dict(metric="entropy_mean")),
+    ("depth", D / "h.jsonl", ["--by", "head", "--metric", "sigma_max", "--model", "m0",
+                              "--title", "T", "--size", "500x400", "--relative"],
+     dict(by="head", metric="sigma_max", model="m0", title="T", size=(500, 400),
+          relative=True)),
+    ("attention", D / "A4.npy", ["--layer", "1", "--head", "2", "--tokens", D / "tok.json"],
+     dict(layer=1, head=2, tokens=D / "tok.json")),
+    ("spectrum", D / "A4.npy", ["--head", "1", "--dpi", "72"], dict(head=1, dpi=72)),
+    ("similarity", D / "S.npy", ["--heads-per-layer", "3", "--vmin", "0.1"],
+     dict(heads_per_layer=3, vmin=0.1)),
+]
+
+
+def cli_bytes(tmp, kind, path, opts, fmt):
+    out = tmp / ("cli." + fmt)
+    run_cli("plot", path, "--kind", kind, *opts, "-o", out)
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("fmt", ["svg", "pdf", "png"])
+@pytest.mark.parametrize("kind,path,opts,kw", CASES, ids=[c[0] for c in CASES])
+def test_bytes_equal_the_cli(tmp, kind, path, opts, kw, fmt):
+    want = cli_bytes(tmp, kind, path, opts, fmt)
+    got = attngeom.plot(kind, path, format=fmt, **kw)
+    assert got == want
+    out = tmp / ("py." + fmt)  # out=: written too, the format from its suffix
+    assert attngeom.plot(kind, path, out=out, **kw) == want
+    assert out.read_bytes() == want
+
+
+def vit_attention():
+    """[2, 2, 5, 5]: a CLS token and a 2 x 2 patch grid, rows summing to 1."""
+    a = np.arange(100, dtype=np.float64).reshape(2, 2, 5, 5) % 7 + 1
+    return a / a.sum(axis=-1, keepdims=True)
+
+
+def test_patches_and_an_array_input(tmp):
+    path = tmp / "vit.npy"
+    a = vit_attention()
+    np.save(path, a)
+    opts = ["--layer", "1", "--head", "0", "--query", "3", "--grid", "2x2"]
+    want = cli_bytes(tmp, "patches", path, opts, "png")
+    kw = dict(layer=1, head=0, query=3, grid="2x2", format="png")
+    assert attngeom.plot("patches", path, **kw) == want
+    assert attngeom.plot("patches", a, **kw) == want
+    want = cli_bytes(tmp, "attention", path, ["--grid", "2x2"], "svg")
+    assert attngeom.plot("attention", a, grid=(2, 2)) == want
+
+
+def test_data_errors_carry_the_cli_message(tmp):
+    msg = cli_error("plot", D / "h.jsonl", "--kind", "heatmap", "--metric", "nope",
+                    "-o", tmp / "f.svg")
+    with pytest.raises(attngeom.Error) as e:
+        attngeom.plot("heatmap", D / "h.jsonl", metric="nope")
+    assert str(e.value) == msg
+    msg = cli_error("plot", D / "S.npy", "--kind", "attention", "--layer", "0", "-o", tmp / "f.svg")
+    with pytest.raises(attngeom.Error) as e:
+        attngeom.plot("attention", D / "S.npy", layer=0)
+    assert str(e.value) == msg
+    with pytest.raises(attngeom.Error) as e:
+        attngeom.plot("spectrum", np.zeros((2, 3)))
+    assert str(e.value) == "<array>: holds [2, 3], not attention [L, H, n, n], [L, n, n] or [n, n]"
+    with pytest.raises(ValueError):
+        attngeom.plot("bars", D / "S.npy")
+    with pytest.raises(ValueError):
+        attngeom.plot("similarity", D / "S.npy", format="gif")
