@@ -135,20 +135,6 @@ typedef struct {
 /* A pool for c's -j. 0, or 1 after printing. */
 int cli_workers_new(const cli_common *c, cli_workers *w);
 void cli_workers_free(cli_workers *w);
-/* Run tasks 0..count-1 (ag_pool_run); a single task runs directly in the
- * calling thread, so that the runs it makes itself (the heads of one text)
- * still spread over the threads. Returns 0 or the lowest failed task's
- * status. */
-int cli_workers_run(const cli_workers *w, size_t count, ag_task_fn fn, void *user);
-/* The task whose error to report after cli_workers_run failed: the first
- * of errs[count] (one per task) that holds one. Every task below the lowest
- * failed one ran, so this is the same for any thread count. */
-size_t cli_first_error(const ag_error *errs, size_t count);
-/* Families A-C and F of the m x n M under c's --metrics and
- * --edge-threshold, in the calling worker's workspace
- * (ag_matrix_metrics_work). */
-int cli_matrix_metrics(const cli_workers *w, const cli_common *c, const double *M, size_t m,
-                       size_t n, ag_record *rec, ag_error *err);
 /* ---- messages (messages.c) ---------------------------------------------- */
 
 /* cli_held (driver.h): stderr lines of a task, printed at its turn so that
@@ -424,8 +410,6 @@ typedef struct cli_model_run {
     cli_seq *seqs;
     size_t nseq;
     ag_selection *layers, *heads;  /* --layers (over nlayer_sel), --heads */
-    const unsigned char *layer_on; /* (nlayer_sel) their masks */
-    const unsigned char *head_on;  /* (n_head) */
     int nlayer_sel;          /* indices --layers ranges over: n_layer + extra */
     cli_path outs[2];        /* checked by prepare when set (default: -o) */
     struct cli_sink *sink;   /* set: where cli_model_run_texts sends each text's records */

@@ -82,8 +82,6 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
                            &r->layers);
     if (rc == 0)
         rc = cli_selection(cmd, r->input.heads, g->n_head, "heads", r->model_dir, &r->heads);
-    r->layer_on = ag_selection_mask(r->layers);
-    r->head_on = ag_selection_mask(r->heads);
     if (rc == 0)
         rc = cli_model_inputs(r, cmd);
     if (rc == 0)

@@ -40,27 +40,3 @@ void cli_workers_free(cli_workers *w)
     ag_workers_free(w->workers);
     w->workers = NULL;
 }
-
-int cli_workers_run(const cli_workers *w, size_t count, ag_task_fn fn, void *user)
-{
-    if (count == 1)
-        return fn(0, ag_pool_worker(), user);
-    return ag_pool_run(ag_workers_pool(w->workers), count, fn, user);
-}
-
-size_t cli_first_error(const ag_error *errs, size_t count)
-{
-    size_t k = 0;
-    while (k + 1 < count && errs[k].status == AG_OK)
-        k++;
-    return k;
-}
-
-int cli_matrix_metrics(const cli_workers *w, const cli_common *c, const double *M, size_t m,
-                       size_t n, ag_record *rec, ag_error *err)
-{
-    ag_matrix_work *work = w ? ag_workers_work(w->workers) : NULL;
-    ag_matrix_options opt = {.size = sizeof(ag_matrix_options),
-                             .edge_threshold = c->edge_threshold};
-    return ag_matrix_metrics_work(M, m, n, c->metrics, &opt, work, rec, err);
-}

@@ -8,8 +8,11 @@
 # the per-layer and per-head work) and src/base/ (the thread pool); analysis/
 # (which defines the metrics) is not scanned. python/attngeom/*.py is scanned
 # for the same names. A finding is one of
-#   selection  a use of layer_on, head_on, cli_selection, selection_mask or
-#              ag_run_options_select (the layer/head masks and their parsers);
+#   selection  a use of layer_on, head_on or selection_mask (the layer/head
+#              masks a loop walks; parsing a spec is ag_selection_parse's and
+#              filling the options is ag_run_options_select's, both in
+#              src/run/, so their callers — the CLI's cli_selection, Python's
+#              keyword arguments — are not loops);
 #   call       a call of a per-head or per-layer computation:
 #              ag_matrix_metrics_work, ag_stability_metrics, ag_weight_metrics,
 #              ag_residual_metrics, ag_rollout_step, ag_js_distance,
@@ -32,7 +35,7 @@ T=${TMPDIR:-/tmp}/ag-loops.$$
 mkdir -p "$T" || exit 1
 trap 'rm -rf "$T"' EXIT INT TERM
 
-SEL='layer_on|head_on|cli_selection|selection_mask|ag_run_options_select'
+SEL='layer_on|head_on|selection_mask'
 CALL='ag_matrix_metrics_work|ag_stability_metrics|ag_weight_metrics|ag_residual_metrics|ag_rollout_step|ag_js_distance|ag_pool_run|ag_model_forward_ex|ag_model_forward_values|ag_attention_layer'
 
 find src -name '*.c' ! -path 'src/run/*' ! -path 'src/engine/*' \
