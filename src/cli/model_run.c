@@ -111,20 +111,55 @@ int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error 
     return cli_fail("%s: %s", r->model_dir, err->message);
 }
 
+/* One text at a time through the library's corpus run: a batch of one runs
+ * its work on this thread, then its turn, so fn's outputs come in input
+ * order as it writes them. */
+typedef struct {
+    cli_model_run *r;
+    cli_text_fn fn;
+    void *user;
+    cli_progress progress;
+    int rc; /* the status a text or its turn stopped the run with */
+} each_run;
+
+static int each_work(size_t k, int worker, ag_run_result *res, void *user)
+{
+    (void)worker;
+    each_run *x = user;
+    return res->status = x->fn(x->r, &x->r->seqs[k], x->user); /* printed its failure */
+}
+
+static int each_turn(size_t k, ag_run_result *res, void *user)
+{
+    (void)k;
+    each_run *x = user;
+    int rc = res->skipped ? 0 : res->status;
+    if (rc == 0 && !res->skipped && x->r->sink)
+        rc = cli_sink_text(x->r->sink);
+    if (rc == 0)
+        cli_progress_step(&x->progress, res->skipped);
+    return x->rc = rc;
+}
+
 int cli_model_run_each(cli_model_run *r, const char *cmd, cli_text_fn fn, void *user)
 {
-    cli_progress p;
-    int rc = 0;
-    cli_progress_start(&p, cmd, r->input.progress, r->nseq);
-    for (size_t k = 0; rc == 0 && k < r->nseq; k++) {
-        if (!r->seqs[k].skip)
-            rc = fn(r, &r->seqs[k], user);
-        if (rc == 0 && !r->seqs[k].skip && r->sink)
-            rc = cli_sink_text(r->sink);
-        if (rc == 0)
-            cli_progress_step(&p, r->seqs[k].skip);
-    }
-    cli_progress_end(&p);
+    each_run x = {.r = r, .fn = fn, .user = user};
+    uint64_t *cost = malloc((r->nseq + 1) * sizeof *cost);
+    ag_run_options *o = NULL;
+    int rc = cost ? cli_run_options(&r->common, r->input.precision, &o) : cli_fail("out of memory");
+    for (size_t k = 0; rc == 0 && k < r->nseq; k++)
+        cost[k] = r->seqs[k].skip ? 0 : 1;
+    if (rc == 0)
+        ag_run_options_set_dist(o, NULL); /* the texts write their own outputs here */
+    cli_progress_start(&x.progress, cmd, r->input.progress, r->nseq);
+    ag_run_map m = {.size = sizeof m, .count = r->nseq, .cost = cost, .batch = 1,
+                    .work = each_work, .turn = each_turn, .user = &x};
+    ag_error err = {0};
+    if (rc == 0 && ag_run_map_run(r->workers.workers, &m, o, &err) != 0)
+        rc = x.rc ? x.rc : cli_fail_error(&err);
+    cli_progress_end(&x.progress);
+    ag_run_options_free(o);
+    free(cost);
     return rc;
 }
 
