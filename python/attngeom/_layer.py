@@ -30,16 +30,16 @@ class _Array(ctypes.Structure):  # ag_array (core.h)
 
 
 def _usage(qkv, q, k, v, qkv_bias, q_bias, k_bias, v_bias, heads):
-    """The CLI's usage checks of the named tensors (its messages)."""
-    wrong = ("give either --qkv NAME or --q NAME --k NAME" if bool(qkv) == bool(q or k)
-             else "--q and --k go together" if not qkv and not (q and k)
-             else "--v goes with --q/--k, not with --qkv" if qkv and v
-             else "give either --qkv-bias or --q-bias/--k-bias/--v-bias"
+    """The CLI's usage checks of the named tensors, naming the keywords."""
+    wrong = ("give either qkv= or q= and k=" if bool(qkv) == bool(q or k)
+             else "q= and k= go together" if not qkv and not (q and k)
+             else "v= goes with q=/k=, not with qkv=" if qkv and v
+             else "give either qkv_bias= or q_bias=/k_bias=/v_bias="
              if qkv_bias and (q_bias or k_bias or v_bias) else None)
     if wrong:
         raise Error(wrong, AG_EINVAL)
     if not isinstance(heads, int) or heads <= 0:
-        raise Error("--heads takes a positive number of heads, not %r" % (heads,), AG_EINVAL)
+        raise Error("heads: a positive number of heads, not %r" % (heads,), AG_EINVAL)
 
 
 def _path(p):

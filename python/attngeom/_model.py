@@ -14,30 +14,12 @@ from ._lib import (HEADS_FN, MATRIX_FN, Call, Error, Guard, Owned, c_long, c_siz
 from ._records import metric_set, records, result, run_options
 
 
-# The library's names for an option, as the Python keyword that sets it.
-_KEYWORDS = (("--metrics: ", "metrics"), ("option threads: ", "jobs"),
-             ("option edge_threshold: ", "edge_threshold"))
-
-
 def _named(rows, inp):
     """rows with "input", the file inp was read from, as the CLI's records
     name an image or audio file (nothing for a text, ids or an array)."""
     for r in rows if inp.source is not None else ():
         r["input"] = inp.source
     return rows
-
-
-def _keyword_errors(fn, *args, **kwargs):
-    """fn(...), its attngeom.Error naming the Python keyword (metrics,
-    jobs, ...) where the library's message names the CLI's option."""
-    try:
-        return fn(*args, **kwargs)
-    except Error as e:
-        msg = str(e)
-        for prefix, keyword in _KEYWORDS:
-            if msg.startswith(prefix):
-                raise Error("%s: %s" % (keyword, msg[len(prefix):]), e.status) from None
-        raise
 
 
 class Model:
@@ -249,8 +231,8 @@ class Model:
     def _layer_run(self, command, inputs, metrics=None, **options):
         """The input (a ModelInput: close it), metric selection and options
         of a per-layer run (residual, rollout, similarity)."""
-        sel = _keyword_errors(metric_set, command, metrics) if command != "similarity" else None
-        opt = _keyword_errors(run_options, **options)
+        sel = metric_set(command, metrics) if command != "similarity" else None
+        opt = run_options(**options)
         if sel is not None:
             lib.ag_run_options_set_metrics(opt, sel)
         return model_input(self, **inputs), sel, opt

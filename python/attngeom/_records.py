@@ -11,14 +11,34 @@ from ._lib import Call, Error, METRIC_COUNT, METRIC_NAMES, Owned, lib, new
 AG_V_ABSENT, AG_V_NULL, AG_V_NUMBER, AG_V_INTEGER, AG_V_BOOL = range(5)
 
 
+# The Python entry point of each command, for messages.
+_ENTRY = {"matrix": "matrix_metrics", "analyze": "Model.analyze", "weights": "Model.weights",
+          "residual": "Model.residual", "rollout": "Model.rollout", "layer": "layer"}
+
+
+def _python_words(error, prefix, keyword, command=None):
+    """error with the library's name of an option (its CLI spelling) as the
+    Python keyword, and "this command" as the Python entry point."""
+    msg = str(error)
+    if msg.startswith(prefix):
+        msg = keyword + ": " + msg[len(prefix):]
+    if command is not None:
+        msg = msg.replace("this command", _ENTRY.get(command, command))
+    return Error(msg, error.status)
+
+
 def metric_set(command, metrics):
-    """The selection of `command` ("matrix", "analyze", "weights"): metrics
-    None (the command's default), a comma-separated string or a list."""
+    """The selection of `command` ("matrix", "analyze", "weights", ...):
+    metrics None (the command's default), a comma-separated string or a
+    list. Errors name the keyword: "metrics: unknown metric ..."."""
     if metrics is not None and not isinstance(metrics, str):
         metrics = ",".join(metrics)
     families = lib.ag_command_families(command.encode())
     listing = None if metrics is None else metrics.encode()
-    return new(lib.ag_metric_set_new, lib.ag_metric_set_free, families, listing)
+    try:
+        return new(lib.ag_metric_set_new, lib.ag_metric_set_free, families, listing)
+    except Error as e:
+        raise _python_words(e, "--metrics: ", "metrics", command) from None
 
 
 def default_jobs():
@@ -47,7 +67,11 @@ def run_options(jobs=None, precision=None, edge_threshold=None, epsilon=None, tr
     with Call() as c:
         for key, value in values.items():
             if value is not None:
-                c.check(lib.ag_run_options_set(opt, key.encode(), float(value), c.err))
+                try:
+                    c.check(lib.ag_run_options_set(opt, key.encode(), float(value), c.err))
+                except Error as e:  # "option threads: 0 is out of range"
+                    raise _python_words(e, "option %s: " % key,
+                                        "jobs" if key == "threads" else key) from None
         for what, idx in (("layers", layers), ("heads", heads)):
             if idx is not None:
                 idx = [int(i) for i in ([idx] if isinstance(idx, int) else idx)]

@@ -63,5 +63,9 @@ def test_messages_are_the_cli_s():
                             "leading 1s), it has 3 dimensions")
     with pytest.raises(attngeom.Error, match="exceeds the head dim 32"):
         attngeom.layer(X, rotary_dim=64, **KW)
-    with pytest.raises(attngeom.Error, match="give either --qkv NAME or --q NAME --k NAME"):
+    with pytest.raises(attngeom.Error, match="^give either qkv= or q= and k=$"):
         attngeom.layer(X, weights=W, heads=4)
+    with pytest.raises(attngeom.Error, match="^q= and k= go together$"):
+        attngeom.layer(X, weights=W, heads=4, q="h.0.attn.c_attn.weight")
+    with pytest.raises(attngeom.Error, match="^heads: a positive number of heads, not 0$"):
+        attngeom.layer(X, **dict(KW, heads=0))

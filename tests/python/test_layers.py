@@ -100,7 +100,7 @@ def test_to_pandas(gpt2):
     (lambda m: m.similarity(TEXT, heads=[4]), "heads: 4 is outside 0..3"),
     (lambda m: m.residual(TEXT, layers=[-1]), "layers: negative index -1"),
     (lambda m: m.residual(TEXT, "foo"), "metrics: unknown metric or family 'foo'"),
-    (lambda m: m.rollout(TEXT, "stability"), "metrics: 'stability' is not computed by this"),
+    (lambda m: m.rollout(TEXT, "stability"), "metrics: 'stability' is not computed by Model.rollout"),
     (lambda m: m.rollout(TEXT, jobs=0), "jobs: 0 is out of range"),
     (lambda m: m.rollout(TEXT, edge_threshold=2), "edge_threshold: 2 is out of range"),
     (lambda m: m.similarity(TEXT, precision="f16"), "precision takes 'f32' or 'f64'"),

@@ -109,7 +109,7 @@ def test_bad_ids_and_selections(gpt2):
         gpt2.attention("")
     with pytest.raises(attngeom.Error, match="precision takes 'f32' or 'f64'"):
         gpt2.attention("hi", precision="f16")
-    with pytest.raises(attngeom.Error, match="'weights' is not computed by this command"):
+    with pytest.raises(attngeom.Error, match="^metrics: 'weights' is not computed by Model.analyze$"):
         gpt2.analyze("hi", "weights")
     with pytest.raises(attngeom.Error, match="ids: expected a sequence of non-negative"):
         gpt2.analyze([-1, 3])
