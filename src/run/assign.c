@@ -6,7 +6,7 @@
  * assignment from the same costs. */
 #include <stdlib.h>
 
-#include "access_int.h"
+#include "run_int.h"
 
 typedef struct {
     uint64_t cost;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../base/sized_int.h"
-#include "access_int.h"
+#include "run_int.h"
 
 /* Inputs a batch holds per thread (ag_run_map.batch 0). */
 #define INPUTS_PER_THREAD 4

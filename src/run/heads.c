@@ -4,7 +4,7 @@
  * attngeom-mpi all call these, so every command measures a head one way. */
 #include <stdlib.h>
 
-#include "access_int.h"
+#include "run_int.h"
 #include "../../analysis/analysis.h"
 #include "base/sized_int.h"
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "access_int.h"
+#include "run_int.h"
 #include "attngeom/layers.h"
 #include "base/sized_int.h"
 #include "layers_int.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "access_int.h"
+#include "run_int.h"
 
 /* "(2, 3)", "(5,)", "()" as numpy prints shapes. */
 static void shape_text(int ndim, const size_t *shape, char *buf, size_t size)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "access_int.h"
+#include "run_int.h"
 #include "base/sized_int.h"
 #include "select_int.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../base/vec.h"
-#include "access_int.h"
+#include "run_int.h"
 
 /* ---- writing: an agb_buf with a sticky failure ------------------------ */
 

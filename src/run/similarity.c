@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "access_int.h"
+#include "run_int.h"
 #include "layers_int.h"
 
 /* The selected heads of the selected layers over m's layers and heads. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "access_int.h"
+#include "run_int.h"
 #include "base/sized_int.h"
 
 /* The task to report after a failed run: the first whose slot holds an

@@ -6,7 +6,7 @@
  * lowest failed head, whatever the thread count. */
 #include <stdlib.h>
 
-#include "access_int.h"
+#include "run_int.h"
 
 typedef struct {
     const ag_model *m;               /* NULL: `tensors`, layer 0 */

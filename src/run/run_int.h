@@ -1,10 +1,10 @@
 /* Internal prefix: agr_ (module src/run/). */
-/* access_int.h — what the run module's files share: the layout of
+/* run_int.h — what the run module's files share: the layout of
  * ag_run_options, private to the library. The other parts of
  * attngeom/access.h live in the modules they serve (base/errors.c,
  * engine/, stats/access.c, records/table.c). */
-#ifndef AG_ACCESS_INT_H
-#define AG_ACCESS_INT_H
+#ifndef AG_RUN_INT_H
+#define AG_RUN_INT_H
 
 #include "../../analysis/metrics_int.h"
 

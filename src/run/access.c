@@ -3,54 +3,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "access_int.h"
+#include "run_int.h"
 
-/* ---- model config and selections ---------------------------------------- */
+/* ---- selections --------------------------------------------------------- */
 
-/* A binding's closed handle arrives as NULL: refused, never dereferenced. */
-static int no_model(ag_error *err)
-{
-    return ag_error_set(err, AG_EINVAL, "no model (NULL)");
-}
-
-/* The run's layer and head selections (attngeom/run.h; free with
- * selection_free): AG_ERANGE for an index the model lacks. */
-typedef struct {
-    ag_selection *layers, *heads;
-    const unsigned char *layer_on, *head_on; /* their masks */
-    size_t nl, nh;                           /* their counts */
-} selection;
-
-static int selection_new(const ag_model *m, const ag_run_options *opt, selection *s,
-                         ag_error *err)
-{
-    const ag_model_config *g = ag_model_get_config(m);
-    int status = ag_selection_from_list(opt ? opt->layers : NULL, opt ? opt->nlayers : 0,
-                                        g->n_layer, "layers", &s->layers, err);
-    if (status == AG_OK)
-        status = ag_selection_from_list(opt ? opt->heads : NULL, opt ? opt->nheads : 0,
-                                        g->n_head, "heads", &s->heads, err);
-    s->layer_on = ag_selection_mask(s->layers);
-    s->head_on = ag_selection_mask(s->heads);
-    s->nl = ag_selection_count(s->layers);
-    s->nh = ag_selection_count(s->heads);
-    return status;
-}
-
-static void selection_free(selection *s)
-{
-    ag_selection_free(s->layers);
-    ag_selection_free(s->heads);
-}
-
+/* The sizes of ag_model_attention_into's attn. A binding's closed handle
+ * arrives as NULL: refused, never dereferenced. */
 int ag_model_selected(const ag_model *m, const ag_run_options *opt, size_t *layers,
                       size_t *heads, ag_error *err)
 {
-    selection s = {0};
-    int status = m ? selection_new(m, opt, &s, err) : no_model(err);
-    *layers = s.nl;
-    *heads = s.nh;
-    selection_free(&s);
+    ag_selection *l = NULL, *h = NULL;
+    int status = m ? agr_model_selections(m, opt, &l, &h, err)
+                   : ag_error_set(err, AG_EINVAL, "no model (NULL)");
+    *layers = status == AG_OK ? ag_selection_count(l) : 0;
+    *heads = status == AG_OK ? ag_selection_count(h) : 0;
+    ag_selection_free(l);
+    ag_selection_free(h);
     return status;
 }
 
