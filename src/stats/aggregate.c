@@ -875,8 +875,10 @@ static int add_summary_metric(ag_aggregate *a, size_t gi, const row_index *ri, s
     const ag_row *row = ri->row;
     const char *key = row->keys[k];
     const ag_cell *c = &row->cells[k], *cn = companion(ri, key, "_n");
-    if (!cn || is_companion(ri, key))
-        return cn ? AG_OK : add_metric(a, gi, ri, k, u, err);
+    if (is_companion(ri, key))
+        return AG_OK;
+    if (!cn) /* a plain value beside the summaries */
+        return add_metric(a, gi, ri, k, u, err);
     agg_stat *s;
     int status = metric_stat(a, gi, key, c, &s, err);
     if (status != AG_OK || !s)
@@ -1227,8 +1229,8 @@ static int refuse_sparse(const ag_aggregate *a, size_t nkey, int human, ag_error
     size_t per = columns_per_metric(a, human), nnum = 0;
     for (size_t m = 0; m < a->nmetric; m++)
         nnum += !a->metric_text[m];
-    double cells = (double)a->ngroup * (double)(nkey + 3 + per * nnum);
-    double held = (double)a->ngroup * (double)(nkey + 3) + (double)a->nstat * (double)per;
+    double cells = (double)a->ngroup * (double)(nkey + 1 + per * nnum);
+    double held = (double)a->ngroup * (double)(nkey + 1) + (double)a->nstat * (double)per;
     if (cells <= AG_AGGREGATE_SPARSE_CELLS || cells <= AG_AGGREGATE_SPARSE_RATIO * held)
         return AG_OK;
     return ag_error_set(err, AG_ELIMIT,

@@ -38,9 +38,7 @@ static double *sorted_copy(const double *x, size_t n)
     return s;
 }
 
-/* Efron (1987), section 2, with the jackknife acceleration of section 6:
- * the bounds' quantile levels of the bootstrap distribution. */
-static void bca_levels(const double *x, size_t n, double theta, const double *boot, size_t B,
+void ags_bca_levels(const double *x, size_t n, double theta, const double *boot, size_t B,
                        double level, double *q1, double *q2)
 {
     size_t below = 0;
@@ -95,7 +93,7 @@ int ags_bootstrap(const double *x0, size_t n, unsigned long resamples, unsigned 
         theta += x[i];
     theta /= (double)n;
     double q1, q2;
-    bca_levels(x, n, theta, boot, resamples, level, &q1, &q2);
+    ags_bca_levels(x, n, theta, boot, resamples, level, &q1, &q2);
     qsort(boot, resamples, sizeof *boot, ascending);
     bounds[0] = ags_quantile_sorted(boot, resamples, (1 - level) / 2);
     bounds[1] = ags_quantile_sorted(boot, resamples, (1 + level) / 2);

@@ -52,6 +52,12 @@ double ags_quantile_sorted(const double *x, size_t n, double q);
 int ags_bootstrap(const double *x, size_t n, unsigned long resamples, unsigned long seed,
                   double level, double bounds[4], ag_error *err);
 
+/* The BCa interval's quantile levels q1, q2 of the bootstrap means boot[B]
+ * of the mean theta of x[n] (Efron 1987, section 2, with the jackknife
+ * acceleration of section 6): NaN when z0 or the acceleration is not finite. */
+void ags_bca_levels(const double *x, size_t n, double theta, const double *boot, size_t B,
+                    double level, double *q1, double *q2);
+
 /* Two-sided sign-flip permutation test of mean(d) = 0 for paired
  * differences d[n] (Fisher 1935, section 21): `permutations` random sign
  * vectors (GSL's MT19937 seeded with seed, one gsl_rng_uniform_int(rng, 2)
