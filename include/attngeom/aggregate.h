@@ -158,6 +158,12 @@ AG_EXPORT void ag_welch_test(const ag_moments *a, const ag_moments *b, double le
  * comma-separated list (--unit KEYS), NULL or "" the default unit.
  * AG_EINVAL for an empty or repeated key or an aggregate with records. */
 AG_EXPORT int ag_aggregate_set_unit(ag_aggregate *a, const char *keys, ag_error *err);
+/* The records added from now on come from input `source` (0 at first):
+ * the default unit is the input of one source, since "text" numbers the
+ * lines of one file (`aggregate FILE...` numbers its files): text 0 of one
+ * file and text 0 of another are two units. Explicit --unit keys are not
+ * qualified (one head is one unit in every file). */
+AG_EXPORT void ag_aggregate_set_source(ag_aggregate *a, unsigned source);
 /* Bootstrap intervals in ag_aggregate_table (aggregate --bootstrap N
  * --seed S); 0 resamples: none. Keeps the unit means. AG_EINVAL for more
  * than AG_AGGREGATE_BOOTSTRAP_MAX or an aggregate with records. */

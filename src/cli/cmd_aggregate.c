@@ -117,8 +117,10 @@ static int aggregate_files(const cli_common *c, const aggregate_opts *o, char **
     ag_error berr = {0};
     if (rc == 0 && ag_aggregate_set_bootstrap(a, o->bootstrap, o->seed, &berr) != AG_OK)
         rc = cli_usage_error("aggregate", "%s", berr.message);
-    for (size_t k = 0; rc == 0 && k < n; k++)
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        ag_aggregate_set_source(a, (unsigned)k); /* text 0 of two files: two units */
         rc = read_into(a, files[k]);
+    }
     if (rc == 0 && ag_aggregate_records(a) == 0)
         rc = cli_fail("%s: no records", n == 1 ? files[0] : "the inputs");
     ag_table t = {0};

@@ -231,6 +231,11 @@ int ag_aggregate_set_unit(ag_aggregate *a, const char *keys, ag_error *err)
     return status;
 }
 
+void ag_aggregate_set_source(ag_aggregate *a, unsigned source)
+{
+    a->source = source;
+}
+
 int ag_aggregate_set_bootstrap(ag_aggregate *a, unsigned long resamples, unsigned long seed,
                                ag_error *err)
 {
@@ -708,7 +713,13 @@ static int record_unit(ag_aggregate *a, const row_index *ri, uint32_t *u, ag_err
         *u = AGG_UNIT_RECORD;
         a->record_units = 1;
     } else {
-        long ui = serialize_n(a, kv, a->nukey, err) == AG_OK ? unit_for(a, kv, err) : -1;
+        int status2 = serialize_n(a, kv, a->nukey, err);
+        if (status2 == AG_OK && a->unit_default) { /* the input of one file */
+            char src[24];
+            int len = snprintf(src, sizeof src, "s%u;", a->source);
+            status2 = id_append(a, src, (size_t)len, err);
+        }
+        long ui = status2 == AG_OK ? unit_for(a, kv, err) : -1;
         if (ui < 0)
             status = err && err->status ? err->status : AG_ENOMEM;
         else

@@ -71,6 +71,7 @@ struct ag_aggregate {
     agi_u64map slot_map;    /* stat << 32 | unit -> slot index */
     agi_u64map group_units; /* group << 32 | unit: the group holds the unit */
     unsigned long bootstrap, seed;
+    unsigned source;        /* ag_aggregate_set_source: qualifies the default unit */
     char *idbuf;            /* scratch for a serialized key */
     size_t idlen, idcap;
 };
