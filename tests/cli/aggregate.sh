@@ -66,6 +66,28 @@ for cmd in "residual $M --text-file corpus.txt" "rollout $M --text-file corpus.t
     check "${cmd%% *} --aggregate" test $? -eq 0 -a "$(head -1 a.csv | cut -d, -f1-6)" = "model,layer,head,unit,n,n_units" -a ! -s err
 done
 
+# ---- units, paired, bootstrap (values: tests/python/test_stats.py) --------
+"$CLI" aggregate per.json --by model --unit layer,head --format csv > unit.csv
+check "--unit layer,head: one value per head" grep -q '^"tiny-gpt2","layer,head",32,8,' unit.csv
+"$CLI" analyze "$M" --text-file corpus.txt --layers 0,1 --metrics sink_mass,causal,entropy_mean \
+    --aggregate --by model --unit layer,head --format csv > unit_direct.csv
+check "--aggregate --unit = aggregate --unit of the records" cmp -s unit.csv unit_direct.csv
+"$CLI" analyze "$M" --text "hi" --unit layer > out 2> err
+check "--unit without --aggregate: usage error" test $? -eq 2 -a ! -s out
+"$CLI" aggregate per.json --bootstrap 400 --seed 2 -j 1 --format csv > b1.csv
+"$CLI" aggregate per.json --bootstrap 400 --seed 2 -j 2 --format csv > b2.csv
+check "--bootstrap: the same at -j 1 and -j 2" cmp -s b1.csv b2.csv
+check "--bootstrap adds percentile and BCa bounds" grep -q ',sink_mass_pct_low,sink_mass_pct_high,sink_mass_bca_low,sink_mass_bca_high$' b1.csv
+"$CLI" aggregate per.json --seed 2 > out 2> err
+check "--seed without --bootstrap: usage error" test $? -eq 2 -a ! -s out
+"$CLI" compare per.json per.csv --paired --by layer,head --format csv > paired.csv
+check "compare --paired: p_wilcoxon and dz" test "$(head -1 paired.csv | cut -d, -f21-)" = "p_wilcoxon,dz"
+head -4 corpus.txt | tail -3 > short.txt
+"$CLI" analyze "$M" --text-file short.txt --layers 0,1 --metrics sink_mass --format json -o short.json
+"$CLI" compare short.json per.json --paired --metrics sink_mass > out 2> err
+check "compare --paired: an unmatched unit is named" test $? -eq 1 -a ! -s out -a "$(cat err)" = \
+    "attngeom: compare --paired: the unit text=3 of per.json has no match in short.json"
+
 # ---- errors: exit 1, one line naming the file and the place, nothing written
 printf '{"layer": 0, "x": 1}\n{"layer": 0, "x": [1]}\n' > bad.jsonl
 printf '{\n "records": [\n  {"x": 1},\n  {"x": 2\n ]\n}\n' > bad.json
