@@ -704,6 +704,10 @@ static int record_unit(ag_aggregate *a, const row_index *ri, uint32_t *u, ag_err
     size_t held = 0;
     for (size_t k = 0; k < a->nukey; k++) {
         const ag_cell *c = row_get(ri, a->ukey[k]);
+        /* the default unit of a grouping that keeps the inputs apart (--by
+         * text): one input per group, so the records are the units */
+        if (c && a->unit_default && schema_index(a, a->ukey[k]) >= 0)
+            c = NULL;
         kv[k] = c ? *c : (ag_cell){0};
         held += c != NULL;
         a->upresent[k] |= c != NULL;

@@ -385,3 +385,16 @@ def test_bootstrap_deterministic_at_any_jobs(gen):
                           random_state=1).confidence_interval
     assert outs[0][0]["x_pct_low"] == pytest.approx(ref.low, abs=0.05)
     assert outs[0][0]["x_pct_high"] == pytest.approx(ref.high, abs=0.05)
+
+
+def test_by_text_makes_records_the_units(gen):
+    """--by text keeps the inputs apart: one input per group, its records
+    (heads) are the units."""
+    tmp, a, _, pa, _ = gen
+    cli = run_cli("aggregate", pa, "--by", "text", "--format", "json")["records"]
+    assert attngeom.aggregate(a, by="text") == cli
+    for rec in cli:
+        vals = np.array([r["x"] for r in a if r["text"] == rec["text"]])
+        assert rec["unit"] == "record" and rec["n_units"] == rec["n"] == len(vals)
+        close(rec["x"], vals.mean(), "x")
+        close(rec["x_std"], vals.std(ddof=1), "x_std")
