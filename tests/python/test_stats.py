@@ -385,6 +385,10 @@ def test_bootstrap_deterministic_at_any_jobs(gen):
                           random_state=1).confidence_interval
     assert outs[0][0]["x_pct_low"] == pytest.approx(ref.low, abs=0.05)
     assert outs[0][0]["x_pct_high"] == pytest.approx(ref.high, abs=0.05)
+    bca = stats.bootstrap((v,), np.mean, n_resamples=20000, method="BCa",
+                          random_state=1).confidence_interval
+    assert outs[0][0]["x_bca_low"] == pytest.approx(bca.low, abs=0.05)
+    assert outs[0][0]["x_bca_high"] == pytest.approx(bca.high, abs=0.05)
 
 
 def test_by_text_makes_records_the_units(gen):
