@@ -140,15 +140,15 @@ $(BUILD)/bench/%: bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(COMPILE) $(DEPFLAGS) -MF $@.d -MT $@ $(AG_LDFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
-# src/mpi/assign.c needs no MPI: the unit tests check the split of the work.
-$(TESTBIN): $(TEST_OBJS) $(BUILD)/src/mpi/assign.o $(LIB_A)
-	$(LINK) -o $@ $(TEST_OBJS) $(BUILD)/src/mpi/assign.o $(LIB_A) $(LDLIBS) -lcriterion
+$(TESTBIN): $(TEST_OBJS) $(LIB_A)
+	$(LINK) -o $@ $(TEST_OBJS) $(LIB_A) $(LDLIBS) -lcriterion
 
 examples: $(EXAMPLES)
 
 # attngeom-mpi (docs/scaling.md): the CLI's objects but main.o, and src/mpi/,
 # against Open MPI (pkg-config ompi-c). MPI stays out of the library and
-# of attngeom: the CLI reaches it only through cli_dist_hook (src/cli/dist.c).
+# of attngeom: src/mpi/ gives the library an ag_run_dist (attngeom/run.h)
+# and runs the commands through cli_command (src/cli/driver.h).
 MPI_PKGS  := ompi-c
 MPI_CLI   := $(BUILD)/attngeom-mpi
 MPI_SRCS  := $(wildcard src/mpi/*.c)

@@ -1,3 +1,4 @@
+/* Internal prefix: aga_ (module analysis/; today ag_lapack_*, renamed in a later step of plan-25). */
 /* linalg.h — the LAPACK calls of the matrix metrics, with their scratch from
  * a workspace (analysis/work.h) and no checks of the input (the callers have made
  * sure it is finite and scaled; docs/metrics.md, "Range"). Matrices are

@@ -1,3 +1,4 @@
+/* Internal prefix: aga_ (module analysis/; today ag_record_init and ag_record_list_alloc, renamed in a later step of plan-25). */
 /* metrics_int.h — the layouts of ag_record, ag_metric_set and
  * ag_record_list, private to the library (and its Criterion tests, which
  * may use internals). Public code sees them as incomplete types

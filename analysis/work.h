@@ -1,3 +1,4 @@
+/* Internal prefix: aga_ (module analysis/; today ag_work_*, renamed in a later step of plan-25). */
 /* work.h — the scratch buffers of ag_matrix_work (analysis/work.c), one per
  * purpose. A buffer lives from ag_work_get to the next request of the same
  * slot: a routine that calls another must not hold a slot the callee uses

@@ -92,14 +92,17 @@ extern "C" {
  *    2. Library memory handed out by const pointer — the caller reads
  *       fields, never allocates or copies one: ag_model_config
  *       (ag_model_get_config), ag_layer_view (a callback's view),
- *       ag_tensor_info (ag_st_info). They may gain fields at their end.
+ *       ag_tensor_info (ag_st_info); and ag_run_result (run.h), which the
+ *       library zeroes and a corpus run's callbacks fill. They may gain
+ *       fields at their end.
  *    3. Options the caller allocates and the library reads carry their own
  *       size in a leading `size_t size`, set by their *_DEFAULT initializer
  *       (start from it, then set fields): ag_matrix_options,
  *       ag_stability_options, ag_forward_options, ag_attn_layer_spec,
  *       ag_aggregate_options, ag_compare_options, ag_output_meta,
- *       ag_plot_page, ag_plot_grid, ag_plot_lines. They may gain fields at
- *       their end: the library reads only the `size` bytes the caller's
+ *       ag_plot_page, ag_plot_grid, ag_plot_lines, ag_run_tasks,
+ *       ag_run_input, ag_run_map and ag_run_dist (run.h). They may gain
+ *       fields at their end: the library reads only the `size` bytes the caller's
  *       header knew and takes its defaults for the rest, so an older
  *       program gets today's behaviour for what it never set. A size of 0
  *       (the macro not used) or larger than the library knows (headers

@@ -6,8 +6,8 @@
  * Each file calls only files before it in this list, so that no call cycle
  * joins two of them (issue 25):
  *   progress.c text.c messages.c args.c outputs.c blas.c plot_npy.c input.c
- *   run_options.c run_paths.c tensors.c plot_records.c settings.c media.c workers.c dist.c
- *   records.c expect.c agg.c common.c emit.c sink.c model_run.c cmd_*.c main.c
+ *   run_options.c run_paths.c tensors.c plot_records.c settings.c media.c workers.c
+ *   records.c expect.c agg.c common.c emit.c sink.c model_run.c cmd_*.c command.c main.c
  */
 #ifndef AG_CLI_H
 #define AG_CLI_H
@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "attngeom.h"
+#include "driver.h"
 
 enum { EXIT_USAGE = 2, EXIT_EXPECT = 3 };
 
@@ -52,6 +53,8 @@ typedef struct {
      * record's "text" (line index, -1 for one input) names; NULL: none */
     const char *(*input_name)(const void *ctx, long text);
     const void *input_ctx;
+    const ag_run_dist *dist;  /* the processes its runs spread over (cli_command's
+                                 driver; borrowed); NULL: one process */
 } cli_common;
 
 /* Records of a run are an ag_record_list made on first use: a NULL list
@@ -72,12 +75,15 @@ int cli_records_move(ag_record_list **dst, ag_record_list **src);
 
 
 /* Defaults: table, stdout; selected: the default families (A, B, C) among
- * `families`, or all of `families` when it has none of them (weights). The
- * selection belongs to the process and is freed by cli_common_release at
- * the end of main, so that every return path of a command may leave it. 0,
- * or 1 after printing (out of memory). */
+ * `families`, or all of `families` when it has none of them (weights); the
+ * distribution of the command being run (cli_common_start). The selection
+ * belongs to the process and is freed by cli_common_release at the end of
+ * the command, so that every return path of a command may leave it. 0, or
+ * 1 after printing (out of memory). */
 int cli_common_init(cli_common *c, unsigned families);
-/* Free the selections cli_common_init made (main, after the command). */
+/* Before a command (cli_command): the distribution its cli_common carry. */
+void cli_common_start(const ag_run_dist *dist);
+/* Free the selections cli_common_init made (after the command). */
 void cli_common_release(void);
 
 /* Try to consume a common option at argv[*i] (advancing *i past its value).
@@ -110,9 +116,9 @@ int cli_blas_setup(int runs_blas);
 int cli_blas_callers_max(void);
 
 /* c's options (threads = -j when given, precision, --edge-threshold,
- * --epsilon, --trials, --seed, --metrics borrowed from c) as the library's
- * run options (attngeom/run.h); *out the caller's (ag_run_options_free).
- * 0, or 1 after printing. */
+ * --epsilon, --trials, --seed, --metrics and the distribution borrowed
+ * from c) as the library's run options (attngeom/run.h); *out the caller's
+ * (ag_run_options_free). 0, or 1 after printing. */
 int cli_run_options(const cli_common *c, ag_precision precision, ag_run_options **out);
 
 /* ---- threads (workers.c; docs/cli.md, "Threads") ------------------------ */
@@ -170,16 +176,14 @@ int cli_layer_records(const cli_workers *w, const cli_common *c, const cli_layer
 
 /* ---- messages (messages.c) ---------------------------------------------- */
 
-/* stderr lines of a task, printed at its turn so that they come in input
- * order and only up to the first failure, whatever the thread count. */
-typedef struct {
-    char *text;
-    size_t len;
-} cli_held;
+/* cli_held (driver.h): stderr lines of a task, printed at its turn so that
+ * they come in input order and only up to the first failure, whatever the
+ * thread count. */
 
 /* Until cli_hold(NULL), this thread's messages (cli_fail, cli_note,
- * cli_usage_error) are appended to h instead of printed. */
-void cli_hold(cli_held *h);
+ * cli_usage_error) are appended to h instead of printed. Returns where
+ * they went before (to put back). */
+cli_held *cli_hold(cli_held *h);
 /* Print h's lines on stderr and empty it. */
 void cli_held_print(cli_held *h);
 
@@ -553,14 +557,10 @@ void cli_progress_erase(void);
 typedef int (*cli_text_fn)(cli_model_run *r, const cli_seq *s, void *user);
 int cli_model_run_each(cli_model_run *r, const char *cmd, cli_text_fn fn, void *user);
 
-/* What one text of a corpus run leaves for its turn. */
-typedef struct {
-    ag_record_list *recs; /* its records, handed to r->sink (NULL: none) */
-    void *data;       /* the command's own result (free()d after the turn) */
-    cli_held held;    /* its messages */
-    int rc;           /* its exit status */
-    size_t data_size; /* bytes of data, for a run over processes (cli_dist_hook) */
-} cli_text_out;
+/* What one text of a corpus run leaves for its turn (attngeom/run.h):
+ * recs, its records, handed to r->sink; data (data_size bytes), the
+ * command's own result; its messages are held in notes. */
+typedef ag_run_result cli_text_out;
 
 /* One text's work: records to out->recs, anything else to out->data; runs
  * on any thread, its messages held back (cli_hold). Returns 0 or an exit
@@ -572,14 +572,14 @@ typedef int (*cli_text_work)(cli_model_run *r, const cli_seq *s, cli_text_out *o
 typedef int (*cli_text_turn)(cli_model_run *r, const cli_seq *s, cli_text_out *out,
                              void *user);
 
-/* Run work on every sequence of r that is not skipped — several texts at
- * once on r->workers' threads (at most one forward pass per thread), each
- * text's heads on them all when it runs alone — and take each text's turn
- * in input order: its held messages printed, turn (may be NULL) called, its
- * records handed to r->sink (cli_sink_text), progress stepped. The first
- * text that fails stops the run: the texts before it have had their turn,
- * no text after it has; its status is returned. The same output for any
- * -j (docs/cli.md, "Corpus runs"). */
+/* Run work on every sequence of r that is not skipped — the library's
+ * corpus run (ag_run_map_run) on r->workers' threads, over r's processes
+ * when the command runs on several — and take each text's turn in input
+ * order: its held messages printed, turn (may be NULL) called, its records
+ * handed to r->sink (cli_sink_text), progress stepped. The first text that
+ * fails stops the run: the texts before it have had their turn, no text
+ * after it has; its status is returned. The same output for any -j and
+ * any process count (docs/cli.md, "Corpus runs"). */
 int cli_model_run_texts(cli_model_run *r, const char *cmd, cli_text_work work,
                         cli_text_turn turn, void *user);
 /* A run that prints records and nothing else (analyze, residual): its sink
@@ -644,50 +644,6 @@ int cli_tensor_check_usage(const cli_tensor_opts *o, const char *cmd, int need_x
  * or 1 after printing the error. */
 int cli_tensors_load(const cli_tensor_opts *o, cli_tensors *t, int need_x);
 void cli_tensors_free(cli_tensors *t);
-
-/* ---- a run spread over processes (attngeom-mpi; docs/scaling.md) ------- */
-
-/* Tasks whose results are records: task k (of count) fills records
- * k * per_task ... of recs (per_task of them, ag_record_list_at) and
- * errs[k] (weights: one task per layer; matrix: one per matrix). */
-typedef struct {
-    size_t count;
-    ag_task_fn fn;
-    void *user;
-    ag_record_list *recs; /* (count * per_task) */
-    size_t per_task;
-    ag_error *errs;   /* (count) */
-} cli_dist_tasks;
-
-/* How a command's work is spread over processes. NULL in attngeom (every
- * run is one process); attngeom-mpi's main sets it (src/mpi/). */
-typedef struct {
-    /* cli_model_run_texts over every process: the same turns, in input
-     * order, at rank 0; 1 (nothing written) at the other ranks. */
-    int (*texts)(cli_model_run *r, const char *cmd, cli_text_work work, cli_text_turn turn,
-                 void *user);
-    /* cli_workers_run of t over every process: at rank 0 every task's
-     * records and error as if all ran here; a failure at the others. */
-    int (*tasks)(const cli_workers *w, const cli_dist_tasks *t);
-} cli_dist;
-extern const cli_dist *cli_dist_hook;
-
-/* t's tasks: through cli_dist_hook when set, else cli_workers_run. */
-int cli_tasks_run(const cli_workers *w, const cli_dist_tasks *t);
-
-/* The pieces of cli_model_run_texts (model_run.c), for cli_dist_hook. */
-/* Texts a batch of cli_texts_run holds: 1 with one thread, else 4 per thread. */
-size_t cli_texts_per_batch(const cli_model_run *r);
-/* Run work on the texts seq[count] (indices into r->seqs) on r->workers'
- * threads, text i's result into outs[i] (its messages held). */
-void cli_texts_run(cli_model_run *r, cli_text_work work, void *user, const size_t *seq,
-                   size_t count, cli_text_out *outs);
-/* Text s's turn: its held messages, turn (may be NULL), its records to
- * r->sink. 0 or an exit status. */
-int cli_text_take_turn(cli_model_run *r, const cli_seq *s, cli_text_out *o, cli_text_turn turn,
-                       void *user);
-/* Free what o holds and zero it. */
-void cli_text_out_clear(cli_text_out *o);
 
 /* Subcommands. */
 int cmd_matrix(int argc, char **argv);

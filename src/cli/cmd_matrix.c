@@ -120,11 +120,15 @@ static int matrix_records(const char *path, const ag_array *a, const cli_common 
     int rc = recs && errs ? cli_workers_new(c, &w)
                           : cli_fail("%s: out of memory for %zu records", path, L * H);
     matrix_job j = {&w, c, a, H, m, n, recs, errs};
-    cli_dist_tasks t = {L * H, matrix_task, &j, recs, 1, errs};
-    if (rc == 0 && cli_tasks_run(&w, &t) != AG_OK) {
+    ag_run_options *o = NULL;
+    if (rc == 0)
+        rc = cli_run_options(c, AG_PRECISION_F32, &o);
+    ag_run_tasks t = {sizeof t, L * H, matrix_task, &j, recs, 1, errs, NULL};
+    if (rc == 0 && ag_run_tasks_run(w.workers, &t, o, NULL) != AG_OK) {
         size_t k = cli_first_error(errs, L * H);
         rc = cli_fail("%s: layer %zu, head %zu: %s", path, k / H, k % H, errs[k].message);
     }
+    ag_run_options_free(o);
     cli_workers_free(&w);
     free(errs);
     if (rc == 0)

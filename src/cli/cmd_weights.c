@@ -106,9 +106,13 @@ static int weights_records(layers_job *j, size_t nl, const char *src, ag_record_
     j->errs = calloc(nl + 1, sizeof *j->errs);
     int rc = j->recs && j->errs ? cli_workers_new(j->c, &w) : cli_fail("out of memory");
     j->workers = &w;
-    cli_dist_tasks t = {nl, layer_task, j, j->recs, j->nh, j->errs};
-    if (rc == 0 && cli_tasks_run(&w, &t) != AG_OK)
+    ag_run_options *o = NULL;
+    if (rc == 0)
+        rc = cli_run_options(j->c, AG_PRECISION_F32, &o);
+    ag_run_tasks t = {sizeof t, nl, layer_task, j, j->recs, j->nh, j->errs, NULL};
+    if (rc == 0 && ag_run_tasks_run(w.workers, &t, o, NULL) != AG_OK)
         rc = cli_fail("%s: %s", src, j->errs[cli_first_error(j->errs, nl)].message);
+    ag_run_options_free(o);
     cli_workers_free(&w);
     if (rc == 0) {
         ag_record_list_free(*recs);

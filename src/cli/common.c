@@ -15,11 +15,19 @@
  * compare's inputs make none of their own). */
 static ag_metric_set *selections[4];
 static size_t nselections;
+/* The distribution of the command being run (cli_command's driver). */
+static const ag_run_dist *command_dist;
+
+void cli_common_start(const ag_run_dist *dist)
+{
+    command_dist = dist;
+}
 
 void cli_common_release(void)
 {
     while (nselections)
         ag_metric_set_free(selections[--nselections]);
+    command_dist = NULL;
 }
 
 int cli_common_init(cli_common *c, unsigned families)
@@ -40,6 +48,7 @@ int cli_common_init(cli_common *c, unsigned families)
     c->seed = 1;
     c->edge_threshold = -1;
     c->agg.ci = 0.95;
+    c->dist = command_dist;
     return 0;
 }
 

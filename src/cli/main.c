@@ -1,4 +1,4 @@
-/* main.c — the attngeom command: dispatch to subcommands. */
+/* main.c — the attngeom command: its help, then the command (command.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,25 +46,7 @@ static int run(int argc, char **argv)
         return fputs(main_help, stdout), 0;
     if (strcmp(cmd, "--version") == 0)
         return printf("attngeom %s\n", ag_version()), 0;
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-        int runs_blas; /* see cli_blas_setup */
-    } commands[] = {
-        {"matrix", cmd_matrix, 1}, {"info", cmd_info, 0}, {"tokenize", cmd_tokenize, 0},
-        {"attention", cmd_attention, 1}, {"analyze", cmd_analyze, 1}, {"layer", cmd_layer, 1},
-        {"weights", cmd_weights, 1}, {"residual", cmd_residual, 1}, {"rollout", cmd_rollout, 1},
-        {"similarity", cmd_similarity, 1},
-        {"aggregate", cmd_aggregate, 0}, {"compare", cmd_compare, 0},
-        {"plot", cmd_plot, 1},
-    };
-    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
-        if (strcmp(cmd, commands[k].name) == 0) {
-            int rc = cli_blas_setup(commands[k].runs_blas);
-            return rc ? rc : commands[k].run(argc - 1, argv + 1);
-        }
-    cli_fail("unknown command '%s' (see attngeom --help)", cmd);
-    return EXIT_USAGE;
+    return cli_command(argc - 1, argv + 1, NULL);
 }
 
 /* Whatever went to stdout through stdio (--help, --version) is checked
@@ -73,7 +55,6 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
     int rc = run(argc, argv);
-    cli_common_release();
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0)
         rc = cli_fail("standard output: cannot write: %s", strerror(errno));
     return rc;

@@ -11,9 +11,11 @@
 /* Where this thread's messages go: stderr, or a task's held lines. */
 static _Thread_local cli_held *held;
 
-void cli_hold(cli_held *h)
+cli_held *cli_hold(cli_held *h)
 {
+    cli_held *was = held;
     held = h;
+    return was;
 }
 
 void cli_held_print(cli_held *h)

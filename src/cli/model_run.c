@@ -1,7 +1,7 @@
 /* model_run.c — what every command that runs a model folder shares (analyze,
  * attention, residual, rollout, similarity): parsing MODEL and the input
  * options, loading the model, the layer/head selections and the tokenized
- * inputs, and the loop over the texts of a corpus. */
+ * inputs, and the turns of a corpus run (the library's, ag_run_map_run). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,110 +133,77 @@ int cli_model_run_each(cli_model_run *r, const char *cmd, cli_text_fn fn, void *
     return rc;
 }
 
-/* ---- texts at once ------------------------------------------------------ */
-
-/* Texts a batch holds per thread: enough that a thread seldom waits for the
- * batch's slowest text, few enough that records stream soon after theirs
- * is done. With one thread a batch is one text. */
-#define TEXTS_PER_THREAD 4
+/* ---- texts at once: the library's corpus run ------------------------------ */
 
 typedef struct {
     cli_model_run *r;
     cli_text_work work;
+    cli_text_turn turn;
     void *user;
-    const size_t *seq;  /* (count) the batch's texts to run: indices into r->seqs */
-    cli_text_out *outs; /* (count) */
-} text_batch;
+    cli_progress progress;
+    int rc; /* the status a turn stopped the run with */
+} texts_run;
 
-static int text_task(size_t i, int worker, void *user)
+/* A text's work, its messages held in its result's notes. */
+static int text_work(size_t k, int worker, ag_run_result *res, void *user)
 {
     (void)worker;
-    text_batch *b = user;
-    cli_text_out *o = &b->outs[i];
-    cli_hold(&o->held);
-    o->rc = b->work(b->r, &b->r->seqs[b->seq[i]], o, b->user);
-    cli_hold(NULL);
-    return o->rc;
+    texts_run *x = user;
+    cli_held held = {0};
+    cli_held *was = cli_hold(&held);
+    res->status = x->work(x->r, &x->r->seqs[k], res, x->user);
+    cli_hold(was);
+    res->notes = held.text;
+    res->notes_len = held.len;
+    return res->status;
 }
 
-void cli_text_out_clear(cli_text_out *o)
+/* Text k's turn: its messages, the command's turn, its records to the sink. */
+static int text_turn(size_t k, ag_run_result *res, void *user)
 {
-    ag_record_list_free(o->recs);
-    free(o->data);
-    free(o->held.text);
-    memset(o, 0, sizeof *o);
-}
-
-int cli_text_take_turn(cli_model_run *r, const cli_seq *s, cli_text_out *o, cli_text_turn turn,
-                       void *user)
-{
-    cli_held_print(&o->held);
-    int rc = o->rc;
-    if (rc == 0 && turn)
-        rc = turn(r, s, o, user);
-    if (rc == 0 && r->sink)
-        rc = cli_records_move(&r->sink->recs, &o->recs) != 0 ? cli_fail("out of memory for records")
-                                                             : cli_sink_text(r->sink);
-    return rc;
-}
-
-/* The batch from text k on: up to cap texts to run (their indices in seq,
- * *count of them) and the skipped ones between; returns the index after it. */
-static size_t next_batch(const cli_model_run *r, size_t k, size_t cap, size_t *seq,
-                         size_t *count)
-{
-    for (*count = 0; k < r->nseq && *count < cap; k++)
-        if (!r->seqs[k].skip)
-            seq[(*count)++] = k;
-    return k;
-}
-
-size_t cli_texts_per_batch(const cli_model_run *r)
-{
-    int threads = ag_pool_threads(ag_workers_pool(r->workers.workers));
-    return threads == 1 ? 1 : (size_t)threads * TEXTS_PER_THREAD;
-}
-
-void cli_texts_run(cli_model_run *r, cli_text_work work, void *user, const size_t *seq,
-                   size_t count, cli_text_out *outs)
-{
-    text_batch b = {r, work, user, seq, outs};
-    cli_workers_run(&r->workers, count, text_task, &b); /* each text's status is its out's */
+    texts_run *x = user;
+    cli_model_run *r = x->r;
+    int rc = 0;
+    if (!res->skipped) {
+        cli_held held = {res->notes, res->notes_len};
+        cli_held_print(&held);
+        res->notes = NULL;
+        res->notes_len = 0;
+        rc = res->status;
+        if (rc == 0 && x->turn)
+            rc = x->turn(r, &r->seqs[k], res, x->user);
+        if (rc == 0 && r->sink)
+            rc = cli_records_move(&r->sink->recs, &res->recs) != 0
+                     ? cli_fail("out of memory for records")
+                     : cli_sink_text(r->sink);
+    }
+    if (rc == 0)
+        cli_progress_step(&x->progress, res->skipped);
+    return x->rc = rc;
 }
 
 int cli_model_run_texts(cli_model_run *r, const char *cmd, cli_text_work work,
                         cli_text_turn turn, void *user)
 {
-    if (cli_dist_hook)
-        return cli_dist_hook->texts(r, cmd, work, turn, user);
-    size_t cap = cli_texts_per_batch(r);
-    size_t *seq = malloc(cap * sizeof *seq);
-    cli_text_out *outs = calloc(cap, sizeof *outs);
-    if (!seq || !outs) {
-        free(seq);
-        free(outs);
-        return cli_fail("out of memory");
-    }
-    cli_progress p;
-    int rc = 0;
-    cli_progress_start(&p, cmd, r->input.progress, r->nseq);
-    for (size_t k = 0; rc == 0 && k < r->nseq;) {
-        size_t count, end = next_batch(r, k, cap, seq, &count);
-        cli_texts_run(r, work, user, seq, count, outs);
-        for (size_t t = 0; k < end; k++) {
-            const cli_seq *s = &r->seqs[k];
-            if (!s->skip) {
-                if (rc == 0)
-                    rc = cli_text_take_turn(r, s, &outs[t], turn, user);
-                cli_text_out_clear(&outs[t++]);
-            }
-            if (rc == 0)
-                cli_progress_step(&p, s->skip);
-        }
-    }
-    cli_progress_end(&p);
-    free(seq);
-    free(outs);
+    texts_run x = {.r = r, .work = work, .turn = turn, .user = user};
+    uint64_t *cost = malloc((r->nseq + 1) * sizeof *cost);
+    ag_run_options *o = NULL;
+    int rc = cost ? cli_run_options(&r->common, r->input.precision, &o) : cli_fail("out of memory");
+    for (size_t k = 0; rc == 0 && k < r->nseq; k++)
+        cost[k] = r->seqs[k].skip ? 0 : ag_run_input_cost(r->seqs[k].n);
+    /* the root takes the turns: only its progress is drawn */
+    int progress = rc == 0 && (!r->common.dist || r->common.dist->rank == 0);
+    if (progress)
+        cli_progress_start(&x.progress, cmd, r->input.progress, r->nseq);
+    ag_run_map m = {.size = sizeof m, .count = r->nseq, .cost = cost, .work = text_work,
+                    .turn = text_turn, .user = &x};
+    ag_error err = {0};
+    if (rc == 0 && ag_run_map_run(r->workers.workers, &m, o, &err) != 0)
+        rc = x.rc ? x.rc : cli_fail_error(&err);
+    if (progress)
+        cli_progress_end(&x.progress);
+    ag_run_options_free(o);
+    free(cost);
     return rc;
 }
 

@@ -1,3 +1,4 @@
+/* Internal prefix: cli_ (module src/cli/); the pieces of `attngeom plot` declared here keep plot_. */
 /* plot_cli.h — the pieces of `attngeom plot` (cmd_plot.c): its options, and
  * the readers that turn its input into a figure. */
 #ifndef AG_PLOT_CLI_H

@@ -24,6 +24,7 @@ int cli_run_options(const cli_common *c, ag_precision precision, ag_run_options 
     }
     ag_run_options_set_seed(o, c->seed);
     ag_run_options_set_metrics(o, c->metrics);
+    ag_run_options_set_dist(o, c->dist);
     *out = o;
     return 0;
 }

@@ -1,3 +1,4 @@
+/* Internal prefix: agm_ (module src/engine/). */
 /* arch.h — architectures as data: one descriptor per model_type (the table
  * is src/engine/arch.c). config.c reads config.json through a descriptor's
  * keys, load.c finds the weights through its tensor names, and the forward

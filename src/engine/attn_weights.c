@@ -2,10 +2,12 @@
  * form (ag_model_attn_weights, family D and E): every head layout (separate,
  * GPT-2 / Phi-3 column blocks, GPT-NeoX per-head interleave, grouped and
  * multi-query) read through agm_qkv_cols, with the score scale, rotary
- * embedding, soft-capping and window the forward pass uses for that layer. */
+ * embedding, soft-capping and window the forward pass uses for that layer;
+ * then one head's view of them (ag_attn_weights_head_input, _head_factors). */
 #include <math.h>
 #include <string.h>
 
+#include "attngeom/access.h"
 #include "model_int.h"
 
 /* heads·hd columns of a projection, head h's from c.off + h·c.stride, as a
@@ -81,4 +83,33 @@ void ag_attn_weights_free(ag_attn_weights *w)
     ag_array *all[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->bq, &w->bk, &w->bv};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         ag_array_free(all[i]);
+}
+
+/* ---- heads of a layer's weights (attngeom/access.h) --------------------- */
+
+void ag_attn_weights_head_input(const ag_attn_weights *w, const double *x, size_t n, size_t d,
+                                int h, ag_head_input *in)
+{
+    size_t hd = (size_t)w->head_dim, kv = (size_t)(h / (w->n_head / w->n_kv_head));
+    *in = (ag_head_input){
+        .x = x, .n = n, .d = d,
+        .wq = w->wq.data + h * hd, .ldq = w->wq.shape[1],
+        .wk = w->wk.data + kv * hd, .ldk = w->wk.shape[1],
+        .bq = w->bq.data ? w->bq.data + h * hd : NULL,
+        .bk = w->bk.data ? w->bk.data + kv * hd : NULL,
+        .d_h = hd, .scale = w->scale, .causal = w->causal, .rope = w->rope,
+        .softcap = w->softcap, .window = w->window};
+}
+
+void ag_attn_weights_head_factors(const ag_attn_weights *w, size_t d, int h, ag_head_factors *f)
+{
+    size_t hd = (size_t)w->head_dim, head = (size_t)h;
+    size_t g = head / ((size_t)w->n_head / (size_t)w->n_kv_head); /* key/value head (GQA) */
+    size_t d_out = w->wo.data ? w->wo.shape[1] : 0;
+    *f = (ag_head_factors){
+        .d = d, .d_h = hd, .d_out = d_out,
+        .wq = w->wq.data + head * hd, .ldq = w->wq.shape[1],
+        .wk = w->wk.data + g * hd, .ldk = w->wk.shape[1],
+        .wv = w->wv.data ? w->wv.data + g * hd : NULL, .ldv = w->wv.data ? w->wv.shape[1] : 0,
+        .wo = w->wo.data ? w->wo.data + head * hd * d_out : NULL, .ldo = d_out};
 }

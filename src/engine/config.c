@@ -2,13 +2,15 @@
  * model_type (arch.h): which keys hold the sizes, norm epsilon, activation,
  * biases, RoPE and its scaling, sliding windows per layer. Every value is
  * validated and capped (CAP_*) before anything is allocated from it; an
- * error is one line naming config.json and the field. */
+ * error is one line naming config.json and the field. At the end, a loaded
+ * model's config by name for bindings (ag_model_dim, ag_model_type). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attngeom/access.h"
 #include "kernel/attention_kernel.h"
 #include "io/io_internal.h"
 #include "model_int.h"
@@ -507,4 +509,33 @@ int agm_read_config(const char *dir, ag_model *m, ag_error *err)
                                 : ag_error_set(err, AG_EFORMAT, "%s: not a JSON object", c.path);
     json_decref(c.root);
     return rc;
+}
+
+/* ---- a loaded model's config by name (attngeom/access.h) ------------------ */
+
+int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err)
+{
+    if (!m) /* a binding's closed handle arrives as NULL */
+        return ag_error_set(err, AG_EINVAL, "no model (NULL)");
+    const ag_model_config *g = ag_model_get_config(m);
+    const struct {
+        const char *name;
+        int value;
+    } dims[] = {{"n_layer", g->n_layer}, {"n_head", g->n_head}, {"n_kv_head", g->n_kv_head},
+                {"d_model", g->d_model}, {"head_dim", g->head_dim}, {"d_ff", g->d_ff},
+                {"max_positions", g->max_positions}, {"max_tokens", g->max_tokens},
+                {"vocab_size", g->vocab_size}, {"causal", g->causal},
+                {"input_kind", (int)g->input_kind}, {"in_channels", g->in_channels},
+                {"image_height", g->image_height}, {"image_width", g->image_width},
+                {"patch_height", g->patch_height}, {"patch_width", g->patch_width},
+                {"max_frames", g->max_frames}};
+    for (size_t k = 0; name && k < sizeof dims / sizeof *dims; k++)
+        if (strcmp(name, dims[k].name) == 0)
+            return *value = dims[k].value, AG_OK;
+    return ag_error_set(err, AG_ENOTFOUND, "no config value '%s'", name ? name : "(null)");
+}
+
+const char *ag_model_type(const ag_model *m)
+{
+    return m ? ag_model_get_config(m)->model_type : "";
 }

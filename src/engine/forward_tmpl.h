@@ -1,3 +1,4 @@
+/* Internal prefix: agm_ (module src/engine/). */
 /* forward_tmpl.h — the forward pass, written once for a real type R and
  * included twice by forward.c: R = float (HF float32 semantics: float
  * activations, sgemm, float softmax/norms) and R = double (the whole pass in

@@ -1,3 +1,4 @@
+/* Internal prefix: agi_ (module src/io/). */
 /* npy_header.h — the header dict of a .npy file, read as NumPy reads it.
  * Private to the library. */
 #ifndef ATTNGEOM_NPY_HEADER_H

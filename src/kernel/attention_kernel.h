@@ -1,7 +1,7 @@
+/* Internal prefix: agk_ (module src/kernel/; sgemm.h and vmath.h, beside it, keep the engine's agm_ for now). */
 /* attention_kernel.h — the one place where an attention head is computed.
- * Module src/kernel/, prefix agk_ (sgemm.h and vmath.h, beside it, keep the
- * engine's agm_ for now). It includes no header of the engine, which calls
- * it from above, as analysis/ does. Private to the library. Used by the
+ * It includes no header of the engine, which calls it from above, as
+ * analysis/ does. Private to the library. Used by the
  * forward pass (forward_tmpl.h), by ag_attention_layer (`attngeom layer`)
  * and by family E (analysis/stability.c), so that every architecture's heads
  * are the same numbers wherever they are measured.

@@ -1,3 +1,4 @@
+/* Internal prefix: agk_ (module src/kernel/). */
 /* attention_kernel_tmpl.h — the kernel of attention_kernel.h written once
  * for a real type R, included twice by attention_kernel.c (R = float, then
  * R = double). Before inclusion define: R, SFX (_f32/_f64), RTANH (tanh of

@@ -1,3 +1,4 @@
+/* Internal prefix: agk_ (module src/kernel/; these are still the engine's agm_ for now). */
 /* sgemm.h — the float32 matrix products of the forward pass. Private to the
  * library.
  *

@@ -1,3 +1,4 @@
+/* Internal prefix: agk_ (module src/kernel/; these are still the engine's agm_ for now). */
 /* vmath.h — the elementwise math of the float32 forward pass: the tanh-form
  * GELU and the softmax of a row of attention scores. Private to the
  * library.

@@ -1,24 +1,19 @@
-/* dist.c — a command's work spread over the ranks of an MPI job
- * (docs/scaling.md). Every rank parses the same arguments, loads the model
- * (memory-mapped: ranks on one host share its pages) and tokenizes the
- * corpus; then
+/* dist.c — attngeom-mpi's transport (docs/scaling.md): the ag_run_dist
+ * the library's runs use (attngeom/run.h) over MPI. Every rank parses the
+ * same arguments, loads the model (memory-mapped: ranks on one host share
+ * its pages) and tokenizes the corpus; then
  *  - the gate: one collective says whether every rank got this far; if not,
  *    rank 0 prints the first failing rank's error (its own, or the last
  *    line another rank held) and every rank ends with status 1;
- *  - texts (analyze, residual, rollout, similarity) go to ranks by a fixed
- *    assignment (dist_assign on cost n^3); each rank runs its own on its
- *    threads, in input order, and sends each result to rank 0 as soon as
- *    its batch is done (nonblocking, so it keeps computing); rank 0 takes
- *    every text's turn in input order — its messages, the command's turn,
- *    its records to the sink — exactly as one process does, so standard
- *    output, -o, warnings, progress and the first error are the
- *    one-process run's;
- *  - tasks (weights' layers, matrix's matrices) go to ranks the same way;
- *    rank 0 gathers every task's records and error and goes on as if it
- *    had run them all.
+ *  - the library assigns the texts or tasks to ranks (ag_run_assign); the
+ *    other ranks send each result (nonblocking, so they keep computing) and
+ *    rank 0 takes every turn in input order exactly as one process does;
+ *  - rank 0 stops the others (END) once it needs no more results, and drops
+ *    what they sent until each said DONE.
  * Ranks other than 0 write nothing: their commands end with a failure that
  * aborts whatever they staged, and every rank exits with rank 0's status. */
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,16 +24,16 @@
 
 #include "dist.h"
 
-enum { TAG_GATE = 1, TAG_RESULT, TAG_DONE, TAG_END, TAG_TASKS, TAG_STDIN };
+enum { TAG_GATE = 1, TAG_RESULT, TAG_DONE, TAG_END, TAG_STDIN };
 
 static int rank, ranks;
 static int gated;          /* this rank has been through the gate */
 static int remote_failed;  /* rank 0: another rank failed before the gate */
 static cli_held held_main; /* ranks > 0: every message of the main thread */
-static cli_held dropped;   /* rank 0 after a failed gate: messages of a run that is over */
+static int saved_stderr = -1; /* rank 0 after a failed gate: stderr, put aside */
 
 /* Out of memory for the driver's own bookkeeping, or bytes that do not
- * parse (a bug): nothing sensible is left to do but stop the job. */
+ * travel (a bug): nothing sensible is left to do but stop the job. */
 static void die(const char *what)
 {
     fprintf(stderr, "attngeom: rank %d: %s\n", rank, what);
@@ -51,35 +46,20 @@ int dist_rank(void)
     return rank;
 }
 
-/* ---- assignment (assign.c) -------------------------------------------- */
-
-/* The ranks of r's texts: cost n^3 (the spectra of n x n attention
- * matrices dominate a text's time), a skipped text none. */
-static int *text_owners(const cli_model_run *r)
+/* An escaped line (the CLI's rule for messages) on stderr, at rank 0 only:
+ * every rank says the same about its arguments. */
+void dist_say(const char *fmt, ...)
 {
-    uint64_t *cost = malloc((r->nseq + 1) * sizeof *cost);
-    int *owner = malloc((r->nseq + 1) * sizeof *owner);
-    for (size_t k = 0; cost && k < r->nseq; k++) {
-        uint64_t n = r->seqs[k].n ? r->seqs[k].n : 1;
-        cost[k] = r->seqs[k].skip ? 0 : n > 2000000 ? UINT64_MAX / 4 : n * n * n;
-    }
-    if (!cost || !owner || dist_assign(cost, r->nseq, ranks, owner) != 0)
-        die("out of memory assigning the texts");
-    free(cost);
-    return owner;
-}
-
-/* The indices of items owned by this rank, in order; *n of them. */
-static size_t *mine(const int *owner, size_t count, size_t *n)
-{
-    size_t *out = malloc((count + 1) * sizeof *out);
-    if (!out)
-        die("out of memory assigning the work");
-    *n = 0;
-    for (size_t i = 0; i < count; i++)
-        if (owner[i] == rank)
-            out[(*n)++] = i;
-    return out;
+    char *raw = NULL, *safe = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (rank == 0 && vasprintf(&raw, fmt, ap) >= 0)
+        safe = ag_text_escape_dup(raw, AG_TEXT_CONTROL);
+    va_end(ap);
+    if (rank == 0)
+        fprintf(stderr, "%s\n", safe ? safe : "out of memory formatting a message");
+    free(safe);
+    free(raw);
 }
 
 /* ---- the gate ------------------------------------------------------------ */
@@ -100,8 +80,9 @@ static const char *last_line(const cli_held *h, size_t *len)
 /* Collective: 1 when every rank is ok. Otherwise the lowest failing rank's
  * error is on rank 0's stderr (printed there already when it is rank 0's)
  * and 0 is returned everywhere. */
-static int gate(int ok)
+static int gate(void *user, int ok)
 {
+    (void)user;
     gated = 1;
     int me = ok ? ranks : rank, first;
     MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -126,51 +107,36 @@ static int gate(int ok)
         fflush(stderr);
         free(line);
         remote_failed = 1;
-        cli_hold(&dropped); /* what the command says while it unwinds */
+        /* what the command says while it unwinds: a run that is over */
+        saved_stderr = dup(STDERR_FILENO);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0 && dup2(null, STDERR_FILENO) >= 0)
+            close(null);
     }
     return 0;
 }
 
 int dist_end(int rc)
 {
-    if (!gated && !gate(rc == 0) && rank == 0 && rc == 0)
+    if (!gated && !gate(NULL, rc == 0) && rank == 0 && rc == 0)
         rc = 1;
     if (rank == 0 && remote_failed && rc == 0)
         rc = 1;
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free(held_main.text);
-    free(dropped.text);
+    if (saved_stderr >= 0 && dup2(saved_stderr, STDERR_FILENO) >= 0)
+        close(saved_stderr);
     return rc;
 }
 
-/* ---- texts: the other ranks ---------------------------------------------- */
+/* ---- results: the other ranks --------------------------------------------- */
 
 /* Sends in flight: a buffer for each until it completes. */
 typedef struct {
     MPI_Request *req;
-    dist_buf *buf;
+    unsigned char **buf;
     size_t count, cap;
 } sends;
-
-static void sends_add(sends *s, dist_buf *b)
-{
-    if (s->count == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        MPI_Request *req = realloc(s->req, cap * sizeof *req);
-        dist_buf *buf = req ? realloc(s->buf, cap * sizeof *buf) : NULL;
-        if (req)
-            s->req = req;
-        if (!buf)
-            die("out of memory for the results in flight");
-        s->buf = buf;
-        s->cap = cap;
-    }
-    if (b->len > (size_t)INT32_MAX)
-        die("a text's result is over 2 GiB");
-    s->buf[s->count] = *b;
-    MPI_Isend(b->data, (int)b->len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD, &s->req[s->count]);
-    s->count++;
-}
 
 /* Free the buffers of the sends that completed (all of them with wait). */
 static void sends_reap(sends *s, int wait)
@@ -183,7 +149,7 @@ static void sends_reap(sends *s, int wait)
         else
             MPI_Test(&s->req[i], &done, MPI_STATUS_IGNORE);
         if (done) {
-            dist_buf_free(&s->buf[i]);
+            free(s->buf[i]);
         } else {
             s->req[kept] = s->req[i];
             s->buf[kept++] = s->buf[i];
@@ -192,91 +158,77 @@ static void sends_reap(sends *s, int wait)
     s->count = kept;
 }
 
-static int end_arrived(void)
+static int send_result(void *user, const unsigned char *bytes, size_t len)
 {
-    int flag = 0;
-    MPI_Iprobe(0, TAG_END, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-    return flag;
+    sends *s = user;
+    if (s->count == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        MPI_Request *req = realloc(s->req, cap * sizeof *req);
+        unsigned char **buf = req ? realloc(s->buf, cap * sizeof *buf) : NULL;
+        if (req)
+            s->req = req;
+        if (!buf)
+            die("out of memory for the results in flight");
+        s->buf = buf;
+        s->cap = cap;
+    }
+    if (len > (size_t)INT32_MAX)
+        die("a result is over 2 GiB");
+    unsigned char *copy = malloc(len + 1);
+    if (!copy)
+        die("out of memory for a result");
+    memcpy(copy, bytes, len);
+    s->buf[s->count] = copy;
+    MPI_Isend(copy, (int)len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD, &s->req[s->count]);
+    s->count++;
+    sends_reap(s, 0);
+    return 0;
 }
 
-/* Run this rank's texts a batch at a time, each result sent as its batch
- * ends; stop at rank 0's word or after a failed text (rank 0 stops there or
- * before: nothing after it is needed). Then DONE, and wait for END. */
-static void peer_texts(cli_model_run *r, cli_text_work work, void *user, const int *owner)
+/* Polled: rank 0's END has come. With wait: every send done, DONE said,
+ * and END taken. */
+static int stopped(void *user, int wait)
 {
-    size_t n, cap = cli_texts_per_batch(r), *seq = mine(owner, r->nseq, &n);
-    cli_text_out *outs = calloc(cap, sizeof *outs);
-    if (!outs)
-        die("out of memory");
-    sends s = {0};
-    int failed = 0;
-    for (size_t i = 0; i < n && !failed && !end_arrived(); i += cap) {
-        size_t count = n - i < cap ? n - i : cap;
-        cli_texts_run(r, work, user, seq + i, count, outs);
-        for (size_t t = 0; t < count; t++) {
-            dist_buf b = {0};
-            dist_pack_text(&b, seq[i + t], &outs[t]);
-            if (b.oom)
-                die("out of memory packing a result");
-            failed |= outs[t].rc != 0;
-            cli_text_out_clear(&outs[t]);
-            sends_add(&s, &b);
-        }
-        sends_reap(&s, 0);
+    sends *s = user;
+    int flag = 0;
+    if (!wait) {
+        MPI_Iprobe(0, TAG_END, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        return flag;
     }
-    sends_reap(&s, 1);
-    free(s.req);
-    free(s.buf);
+    sends_reap(s, 1);
+    free(s->req);
+    free(s->buf);
+    *s = (sends){0};
     int done = 1;
     MPI_Send(&done, 1, MPI_INT, 0, TAG_DONE, MPI_COMM_WORLD);
     MPI_Recv(&done, 1, MPI_INT, 0, TAG_END, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    free(outs);
-    free(seq);
+    return 1;
 }
 
-/* ---- texts: rank 0 -------------------------------------------------------- */
+/* ---- results: rank 0 -------------------------------------------------------- */
 
-typedef struct {
-    cli_text_out *outs;  /* (nseq) results waiting for their turn */
-    unsigned char *ready; /* (nseq) */
-    size_t nseq;
-} results;
-
-/* Receive one result from any rank (wait: block until one comes). 1 when
- * one came, 0 when none was there. With keep 0 it is dropped. */
-static int receive(results *res, int wait, int keep)
+static int receive_result(void *user, int wait, unsigned char **bytes, size_t *len)
 {
+    (void)user;
     MPI_Status st;
-    int flag = 1, len;
+    int flag = 1, n;
     if (wait)
         MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st);
     else
         MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &st);
     if (!flag)
         return 0;
-    MPI_Get_count(&st, MPI_BYTE, &len);
-    unsigned char *bytes = malloc((size_t)len + 1);
-    if (!bytes)
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    if (!(*bytes = malloc((size_t)n + 1)))
         die("out of memory receiving a result");
-    MPI_Recv(bytes, len, MPI_BYTE, st.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    cli_text_out o = {0};
-    size_t k;
-    dist_reader rd = {bytes, (size_t)len, 0};
-    if (dist_unpack_text(&rd, &k, &o) != 0 || k >= res->nseq || res->ready[k])
-        die("a malformed result");
-    free(bytes);
-    if (keep) {
-        res->outs[k] = o;
-        res->ready[k] = 1;
-    } else {
-        cli_text_out_clear(&o);
-    }
+    MPI_Recv(*bytes, n, MPI_BYTE, st.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    *len = (size_t)n;
     return 1;
 }
 
 /* The run is over: END to every rank, and their results dropped until each
  * said DONE (so no send of theirs is left waiting). */
-static void finish_peers(results *res)
+static void stop(void *user)
 {
     MPI_Request *req = malloc((size_t)ranks * sizeof *req);
     int end = 1, dones = 0;
@@ -288,7 +240,10 @@ static void finish_peers(results *res)
         MPI_Status st;
         MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
         if (st.MPI_TAG == TAG_RESULT) {
-            receive(res, 1, 0);
+            unsigned char *bytes;
+            size_t len;
+            receive_result(user, 1, &bytes, &len);
+            free(bytes);
         } else {
             int done;
             MPI_Recv(&done, 1, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
@@ -300,163 +255,12 @@ static void finish_peers(results *res)
     free(req);
 }
 
-/* Rank 0's own texts: the next batch of them, in input order. Returns 1
- * when one of them failed (none after it is needed). */
-static int own_batch(cli_model_run *r, cli_text_work work, void *user, const size_t *seq,
-                     size_t count, results *res, cli_text_out *tmp)
-{
-    int failed = 0;
-    cli_texts_run(r, work, user, seq, count, tmp);
-    for (size_t t = 0; t < count; t++) {
-        res->outs[seq[t]] = tmp[t];
-        res->ready[seq[t]] = 1;
-        failed |= tmp[t].rc != 0;
-        tmp[t] = (cli_text_out){0};
-    }
-    return failed;
-}
-
-static int root_texts(cli_model_run *r, const char *cmd, cli_text_work work,
-                      cli_text_turn turn, void *user, const int *owner)
-{
-    size_t n, pos = 0, next = 0, cap = cli_texts_per_batch(r), *seq = mine(owner, r->nseq, &n);
-    results res = {calloc(r->nseq + 1, sizeof *res.outs), calloc(r->nseq + 1, 1), r->nseq};
-    cli_text_out *tmp = calloc(cap, sizeof *tmp);
-    if (!res.outs || !res.ready || !tmp)
-        die("out of memory");
-    cli_progress p;
-    int rc = 0, own_failed = 0;
-    cli_progress_start(&p, cmd, r->input.progress, r->nseq);
-    for (;;) {
-        for (; next < r->nseq; next++) { /* every turn that can be taken */
-            const cli_seq *s = &r->seqs[next];
-            if (!s->skip && !res.ready[next])
-                break;
-            if (!s->skip) {
-                rc = cli_text_take_turn(r, s, &res.outs[next], turn, user);
-                cli_text_out_clear(&res.outs[next]);
-            }
-            if (rc)
-                break;
-            cli_progress_step(&p, s->skip);
-        }
-        if (rc || next == r->nseq)
-            break;
-        if (receive(&res, 0, 1))
-            continue;
-        if (pos < n && !own_failed) { /* compute while the others do */
-            size_t count = n - pos < cap ? n - pos : cap;
-            own_failed = own_batch(r, work, user, seq + pos, count, &res, tmp);
-            pos += count;
-        } else {
-            receive(&res, 1, 1);
-        }
-    }
-    cli_progress_end(&p);
-    finish_peers(&res);
-    for (size_t k = 0; k < r->nseq; k++)
-        cli_text_out_clear(&res.outs[k]);
-    free(res.outs);
-    free(res.ready);
-    free(tmp);
-    free(seq);
-    return rc;
-}
-
-static int dist_texts(cli_model_run *r, const char *cmd, cli_text_work work, cli_text_turn turn,
-                      void *user)
-{
-    if (!gate(1))
-        return 1;
-    int *owner = text_owners(r), rc = 1;
-    if (rank == 0)
-        rc = root_texts(r, cmd, work, turn, user, owner);
-    else
-        peer_texts(r, work, user, owner);
-    free(owner);
-    return rc;
-}
-
-/* ---- tasks --------------------------------------------------------------- */
-
-typedef struct {
-    const cli_dist_tasks *t;
-    const size_t *index; /* this rank's tasks */
-} my_tasks;
-
-static int my_task(size_t i, int worker, void *user)
-{
-    const my_tasks *m = user;
-    size_t k = m->index[i];
-    int status = m->t->fn(k, worker, m->t->user);
-    if (status != AG_OK && m->t->errs[k].status == AG_OK)
-        m->t->errs[k].status = status;
-    return status;
-}
-
-/* Rank 0: every other rank's tasks, received whole. */
-static void gather_tasks(const cli_dist_tasks *t)
-{
-    for (int q = 1; q < ranks; q++) {
-        MPI_Status st;
-        int len;
-        MPI_Probe(q, TAG_TASKS, MPI_COMM_WORLD, &st);
-        MPI_Get_count(&st, MPI_BYTE, &len);
-        unsigned char *bytes = malloc((size_t)len + 1);
-        if (!bytes)
-            die("out of memory receiving results");
-        MPI_Recv(bytes, len, MPI_BYTE, q, TAG_TASKS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        dist_reader rd = {bytes, (size_t)len, 0};
-        while (rd.left > 0)
-            if (dist_unpack_task(&rd, t) != 0)
-                die("a malformed result");
-        free(bytes);
-    }
-}
-
-static int dist_tasks(const cli_workers *w, const cli_dist_tasks *t)
-{
-    if (!gate(1))
-        return AG_EIO;
-    uint64_t *cost = malloc((t->count + 1) * sizeof *cost);
-    int *owner = malloc((t->count + 1) * sizeof *owner);
-    for (size_t k = 0; cost && k < t->count; k++)
-        cost[k] = 1; /* a layer or a matrix costs what the next does */
-    if (!cost || !owner || dist_assign(cost, t->count, ranks, owner) != 0)
-        die("out of memory assigning the tasks");
-    size_t n, *index = mine(owner, t->count, &n);
-    my_tasks m = {t, index};
-    cli_workers_run(w, n, my_task, &m);
-    int status = AG_OK;
-    if (rank == 0) {
-        gather_tasks(t);
-        for (size_t k = 0; status == AG_OK && k < t->count; k++)
-            status = t->errs[k].status;
-    } else {
-        dist_buf b = {0};
-        for (size_t i = 0; i < n; i++)
-            dist_pack_task(&b, t, index[i]);
-        if (b.oom || b.len > (size_t)INT32_MAX)
-            die("out of memory packing the results");
-        MPI_Send(b.data, (int)b.len, MPI_BYTE, 0, TAG_TASKS, MPI_COMM_WORLD);
-        dist_buf_free(&b);
-        status = AG_EIO; /* this rank writes nothing */
-    }
-    free(index);
-    free(owner);
-    free(cost);
-    return status;
-}
-
 /* ---- start, standard input ----------------------------------------------- */
-
-static const cli_dist hook = {dist_texts, dist_tasks};
 
 void dist_start(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    cli_dist_hook = &hook;
     if (rank == 0)
         return;
     int null = open("/dev/null", O_WRONLY);
@@ -464,7 +268,6 @@ void dist_start(void)
         dup2(null, STDOUT_FILENO);
         close(null);
     }
-    cli_hold(&held_main);
 }
 
 /* 1 when argv reads standard input: --text-file - or --tokens-file -. */
@@ -488,23 +291,30 @@ static int reads_stdin(int argc, char **argv)
  * larger input is the one process's. */
 #define STDIN_MAX ((size_t)256 << 20)
 
-int dist_share_stdin(int argc, char **argv)
+typedef struct {
+    int argc;
+    char **argv;
+} args;
+
+/* With --text-file - or --tokens-file -: rank 0 reads standard input to its
+ * end and every rank gets the bytes as its standard input (a memory file),
+ * so every rank tokenizes the same corpus. AG_OK, or rank 0's error on
+ * every rank (printed by rank 0 only: the others hold theirs). */
+static int share_stdin(void *user, ag_error *e)
 {
-    if (!reads_stdin(argc, argv))
-        return 0;
+    const args *a = user;
+    if (!reads_stdin(a->argc, a->argv))
+        return AG_OK;
     char *buf = NULL;
     size_t len = 0;
     long long size = -1;
-    if (rank == 0) {
-        ag_error err = {0};
-        if (ag_read_fd(STDIN_FILENO, "standard input", STDIN_MAX, &buf, &len, &err) == AG_OK)
-            size = (long long)len;
-        else
-            cli_fail_error(&err);
-    }
+    int status = rank == 0 ? ag_read_fd(STDIN_FILENO, "standard input", STDIN_MAX, &buf, &len, e)
+                           : AG_OK;
+    if (status == AG_OK && rank == 0)
+        size = (long long)len;
     MPI_Bcast(&size, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     if (size < 0)
-        return 1;
+        return status != AG_OK ? status : ag_error_set(e, AG_EIO, "standard input: not read");
     if (rank != 0 && !(buf = malloc((size_t)size + 1)))
         die("out of memory for standard input");
     for (size_t off = 0; off < (size_t)size;) {
@@ -525,5 +335,23 @@ int dist_share_stdin(int argc, char **argv)
     free(buf);
     if (!ok)
         die("cannot hold standard input in memory");
-    return 0;
+    return AG_OK;
+}
+
+const cli_driver *dist_driver(int argc, char **argv)
+{
+    static sends out;
+    static const ag_run_dist transport = {
+        .size = sizeof transport, .user = &out, .gate = gate, .send = send_result,
+        .receive = receive_result, .stop = stop, .stopped = stopped};
+    static ag_run_dist dist;
+    static args a;
+    static cli_driver drv;
+    dist = transport;
+    dist.rank = rank;
+    dist.ranks = ranks;
+    a = (args){argc, argv};
+    drv = (cli_driver){.dist = &dist, .held = rank ? &held_main : NULL, .ready = share_stdin,
+                       .user = &a};
+    return &drv;
 }

@@ -34,29 +34,20 @@ static const char main_help[] =
 static int run(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_note("attngeom-mpi: missing COMMAND (see attngeom-mpi --help)"), EXIT_USAGE;
+        return dist_say("attngeom-mpi: missing COMMAND (see attngeom-mpi --help)"), 2;
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
         return fputs(main_help, stdout), 0;
     if (strcmp(cmd, "--version") == 0)
         return printf("attngeom-mpi %s\n", ag_version()), 0;
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-    } commands[] = {
-        {"analyze", cmd_analyze}, {"residual", cmd_residual}, {"rollout", cmd_rollout},
-        {"similarity", cmd_similarity}, {"matrix", cmd_matrix}, {"weights", cmd_weights},
-    };
+    static const char *const commands[] = {"analyze", "residual", "rollout", "similarity",
+                                           "matrix", "weights"};
     for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
-        if (strcmp(cmd, commands[k].name) == 0) {
-            int rc = cli_blas_setup(1);
-            if (rc == 0)
-                rc = dist_share_stdin(argc, argv);
-            return rc ? rc : commands[k].run(argc - 1, argv + 1);
-        }
-    cli_note("attngeom-mpi: unknown command '%s' (it runs analyze, residual, rollout, "
+        if (strcmp(cmd, commands[k]) == 0)
+            return cli_command(argc - 1, argv + 1, dist_driver(argc, argv));
+    dist_say("attngeom-mpi: unknown command '%s' (it runs analyze, residual, rollout, "
              "similarity, matrix and weights; the others run in attngeom)", cmd);
-    return EXIT_USAGE;
+    return 2;
 }
 
 int main(int argc, char **argv)
@@ -67,7 +58,7 @@ int main(int argc, char **argv)
     dist_start();
     int rc = run(argc, argv);
     if (dist_rank() == 0 && (fflush(stdout) != 0 || ferror(stdout)) && rc == 0)
-        rc = cli_fail("standard output: cannot write: %s", strerror(errno));
+        dist_say("attngeom: standard output: cannot write: %s", strerror(errno)), rc = 1;
     rc = dist_end(rc);
     MPI_Finalize();
     return rc;

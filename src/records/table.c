@@ -1,6 +1,6 @@
 /* Internal prefix: agc_ (module src/records/: table.c, output.c, records_read.c; no internal header yet). */
-/* table.c — tables of records with any keys (records.h), and the table of a
- * command's ag_records. */
+/* table.c — tables of records with any keys (records.h), their getters for
+ * bindings (access.h), and the table of a command's ag_records. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +99,40 @@ void ag_table_free(ag_table *t)
     free(t->keys);
     free(t->cells);
     memset(t, 0, sizeof *t);
+}
+
+/* ---- on the heap, through getters (attngeom/access.h) ----------------------- */
+
+size_t ag_table_columns(const ag_table *t)
+{
+    return t ? t->ncol : 0;
+}
+
+size_t ag_table_rows(const ag_table *t)
+{
+    return t ? t->nrow : 0;
+}
+
+const char *ag_table_key(const ag_table *t, size_t c)
+{
+    return t && c < t->ncol ? t->keys[c] : NULL;
+}
+
+int ag_table_cell(const ag_table *t, size_t r, size_t c, double *value, const char **text)
+{
+    const ag_cell *cell = t && r < t->nrow && c < t->ncol ? &t->cells[r * t->ncol + c] : NULL;
+    if (value)
+        *value = cell && cell->kind != AG_CELL_NULL && cell->kind != AG_CELL_TEXT ? cell->value : 0;
+    if (text)
+        *text = cell && cell->kind == AG_CELL_TEXT ? cell->text : NULL;
+    return cell ? (int)cell->kind : AG_CELL_NULL;
+}
+
+void ag_table_delete(ag_table *t)
+{
+    if (t)
+        ag_table_free(t);
+    free(t);
 }
 
 /* ---- the records of a command ----------------------------------------------- */

@@ -1,6 +1,5 @@
-/* access.c — attngeom/access.h, first half: errors, run options and the
- * matrices of `attngeom matrix`, behind pointers the library allocates
- * (why: the header). */
+/* access.c — attngeom/access.h's matrices of `attngeom matrix`: checked,
+ * then measured per head over the run's workers (why: the header). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,33 +7,6 @@
 
 #include "access_int.h"
 #include "select_int.h"
-
-/* ---- errors and memory -------------------------------------------------- */
-
-ag_error *ag_error_new(void)
-{
-    return calloc(1, sizeof(ag_error));
-}
-
-void ag_error_free(ag_error *err)
-{
-    free(err);
-}
-
-int ag_error_status(const ag_error *err)
-{
-    return err ? err->status : AG_EINVAL;
-}
-
-const char *ag_error_message(const ag_error *err)
-{
-    return err ? err->message : "";
-}
-
-void ag_free(void *p)
-{
-    free(p);
-}
 
 /* ---- matrices ----------------------------------------------------------- */
 

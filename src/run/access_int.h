@@ -1,6 +1,8 @@
-/* Internal prefix: agr_ (module src/run/). access.c and access_model.c are the Python facade of attngeom/access.h, moved here whole: they are to be split and folded into the run module (plan-25 C: errors -> base, head inputs -> engine, aggregate results -> stats). */
-/* access_int.h — what the two halves of attngeom/access.h share: the
- * layout of ag_run_options, private to the library. */
+/* Internal prefix: agr_ (module src/run/). */
+/* access_int.h — what the run module's files share: the layout of
+ * ag_run_options, private to the library. The other parts of
+ * attngeom/access.h live in the modules they serve (base/errors.c,
+ * engine/, stats/access.c, records/table.c). */
 #ifndef AG_ACCESS_INT_H
 #define AG_ACCESS_INT_H
 
@@ -21,9 +23,41 @@ struct ag_run_options {
     {.threads = 1, .precision = AG_PRECISION_F32, .edge_threshold = -1, .epsilon = 1e-3,    \
      .trials = 8, .seed = 1}
 
-/* t's tasks over opt's distribution (attngeom/run.h, ag_run_tasks_run);
- * called only when opt has one. */
-int agr_tasks_dist(ag_workers *w, const ag_run_tasks *t, const ag_run_options *opt);
+/* ---- distribution (tasks.c) ---------------------------------------------- */
+
+/* A run's share of a distribution: which rank runs which item. */
+typedef struct agr_share {
+    ag_run_dist d;           /* the distribution's, read by its size */
+    const ag_run_dist *dist; /* &d, or NULL: every item runs here (no
+                                distribution, or a run inside a distributed
+                                run's work) */
+    const ag_run_dist *given;   /* the options' (the key of a run under way) */
+    struct agr_share *next; /* the next distributed run under way (tasks.c) */
+    int *owner;              /* (count) ag_run_assign's */
+    size_t *mine;            /* (nmine) this rank's items, increasing */
+    size_t nmine;
+} agr_share;
+
+/* Start the share of a run of count items of cost cost[] (NULL: all 1)
+ * under opt's distribution: through the gate (AG_EIO when another rank
+ * failed), the items assigned. s->dist stays NULL when opt has none or a
+ * run over the same distribution is under way in this process already
+ * (only the outermost run is spread; the runs its work makes stay on its
+ * rank). s must stay where it is until agr_share_end, to be called in any
+ * case. */
+int agr_share_begin(agr_share *s, const ag_run_options *opt, const uint64_t *cost,
+                    size_t count, ag_error *err);
+void agr_share_end(agr_share *s);
+/* Item k's result to the root. AG_OK, AG_ENOMEM or AG_EIO. */
+int agr_share_send(const agr_share *s, size_t k, const ag_run_result *res, ag_error *err);
+/* The root: the next result from another rank, unpacked into *res, its
+ * item in *k (< count, another rank's); *got 0 when none has come (wait
+ * 0). AG_OK, or AG_EIO / AG_EINVAL / AG_ENOMEM (err set). */
+int agr_share_receive(const agr_share *s, size_t count, int wait, int *got, size_t *k,
+                      ag_run_result *res, ag_error *err);
+
+/* Run t's tasks here (ag_run_tasks_run without a distribution). */
+int agr_tasks_local(ag_workers *w, const ag_run_tasks *t);
 
 /* Workers (attngeom/parallel.h) for the tasks of one call: opt's threads,
  * no more than there are tasks. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "access_int.h"
+#include "base/sized_int.h"
 #include "select_int.h"
 
 /* ---- options of a run --------------------------------------------------- */
@@ -155,10 +156,14 @@ int ag_run_forward(const ag_model *m, const ag_run_input *in, const ag_forward_o
 {
     if (!m)
         return ag_error_set(err, AG_EINVAL, "no model (NULL)");
-    if (in && in->ids)
-        return ag_model_forward_ex(m, in->ids, in->n, fo, fn, user, hidden, err);
-    if (in && in->values)
-        return ag_model_forward_values(m, in->values, in->ndim, in->shape, fo, fn, user, hidden,
-                                       err);
+    ag_run_input given = AG_RUN_INPUT_DEFAULT; /* in NULL: neither ids nor values */
+    int status = in ? AG_SIZED_READ(&given, in, ag_run_input, err) : AG_OK;
+    if (status != AG_OK)
+        return status;
+    if (given.ids)
+        return ag_model_forward_ex(m, given.ids, given.n, fo, fn, user, hidden, err);
+    if (given.values)
+        return ag_model_forward_values(m, given.values, given.ndim, given.shape, fo, fn, user,
+                                       hidden, err);
     return ag_error_set(err, AG_EINVAL, "an input needs token ids or an input tensor");
 }

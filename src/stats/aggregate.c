@@ -162,7 +162,7 @@ static int set_schema(ag_aggregate *a, const ag_aggregate_options *opt, ag_error
 }
 
 /* The unit keys: keys[n] (--unit), else the default "text", "input". */
-static int set_units(ag_aggregate *a, const char *const *keys, size_t n, ag_error *err)
+int agg_set_units(ag_aggregate *a, const char *const *keys, size_t n, ag_error *err)
 {
     static const char *const input[] = {"text", "input"};
     if (a->records || a->nunit)
@@ -196,39 +196,6 @@ static int set_units(ag_aggregate *a, const char *const *keys, size_t n, ag_erro
         a->nukey = i + 1;
     }
     return AG_OK;
-}
-
-int ag_aggregate_set_unit(ag_aggregate *a, const char *keys, ag_error *err)
-{
-    if (!keys || !*keys)
-        return set_units(a, NULL, 0, err);
-    char *copy = strdup(keys);
-    size_t n = 1;
-    for (const char *c = keys; *c; c++)
-        n += *c == ',';
-    const char **list = calloc(n, sizeof *list);
-    if (!copy || !list) {
-        free(copy);
-        free(list);
-        return ag_error_set(err, AG_ENOMEM, "out of memory");
-    }
-    char *c = copy;
-    for (size_t k = 0; k < n; k++) {
-        list[k] = c;
-        char *comma = strchr(c, ',');
-        if (comma)
-            *comma = '\0';
-        c = comma ? comma + 1 : c + strlen(c);
-    }
-    int status = AG_OK;
-    for (size_t k = 0; k < n; k++)
-        if (!*list[k])
-            status = ag_error_set(err, AG_EINVAL, "--unit '%s': an empty key", keys);
-    if (status == AG_OK)
-        status = set_units(a, list, n, err);
-    free(list);
-    free(copy);
-    return status;
 }
 
 void ag_aggregate_set_source(ag_aggregate *a, unsigned source)
@@ -267,7 +234,7 @@ int ag_aggregate_new(const ag_aggregate_options *given, ag_aggregate **out, ag_e
     a->level = opt->level;
     int status = set_schema(a, opt, err);
     if (status == AG_OK)
-        status = set_units(a, opt->unit, opt->unit ? opt->nunit : 0, err);
+        status = agg_set_units(a, opt->unit, opt->unit ? opt->nunit : 0, err);
     if (status == AG_OK)
         status = ag_aggregate_set_bootstrap(a, opt->bootstrap, opt->seed, err);
     if (status != AG_OK) {

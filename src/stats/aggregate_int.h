@@ -76,6 +76,9 @@ struct ag_aggregate {
     size_t idlen, idcap;
 };
 
+/* The unit keys of an aggregate without records: keys[n], n = 0 the
+ * default ("text", "input"). AG_EINVAL for an empty or repeated key. */
+int agg_set_units(ag_aggregate *a, const char *const *keys, size_t n, ag_error *err);
 /* The moments of a stat's unit means (slots in order, then direct). */
 void agg_stat_moments(const agg_stat *s, ag_moments *m);
 /* The unit means of a stat into a new array (*out, caller frees; NULL

@@ -1,3 +1,4 @@
+/* Internal prefix: ag_tk (module src/tokenizer/; this automaton is still agi_ac, renamed ag_tk_ac in a later step of plan-25). */
 /* aho_corasick.h — longest pattern starting at every position of a text, in
  * one pass. Private to the library (not installed).
  *

@@ -1,3 +1,4 @@
+/* Internal prefix: ag_tk (module src/tokenizer/: ag_tk_ and ag_tkm_). */
 /* tokenizer/models_int.h — what the model files share (models.c dispatches
  * to model_bpe.c, model_wordpiece.c, model_unigram.c). Private to them.
  *

@@ -1,3 +1,4 @@
+/* Internal prefix: ag_tk (module src/tokenizer/: ag_tk_ and ag_tkm_). */
 /* tokenizer/precompiled.h — SentencePiece's precompiled_charsmap, the rule
  * table of the `Precompiled` normalizer (T5, XLM-R, ALBERT, ...). Private to
  * normalizers.c. */

@@ -1,11 +1,12 @@
-/* assign.c — which rank runs each text, layer or matrix (docs/scaling.md,
- * "How the work is split"): the longest-processing-time rule (Graham 1969,
- * "Bounds on multiprocessing timing anomalies": its largest load is at most
- * 4/3 - 1/(3K) of the best possible). Pure C, no MPI: every rank computes
- * the same assignment from the same costs. */
+/* assign.c — which rank runs each input or task of a distributed run
+ * (attngeom/run.h, ag_run_assign; docs/scaling.md, "How the work is
+ * split"): the longest-processing-time rule (Graham 1969, "Bounds on
+ * multiprocessing timing anomalies": its largest load is at most
+ * 4/3 - 1/(3K) of the best possible). Every rank computes the same
+ * assignment from the same costs. */
 #include <stdlib.h>
 
-#include "dist.h"
+#include "access_int.h"
 
 typedef struct {
     uint64_t cost;
@@ -20,14 +21,16 @@ static int longest_first(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-int dist_assign(const uint64_t *cost, size_t count, int nranks, int *owner)
+int ag_run_assign(const uint64_t *cost, size_t count, int nranks, int *owner, ag_error *err)
 {
+    if (nranks < 1 || (count && (!cost || !owner)))
+        return ag_error_set(err, AG_EINVAL, "assign: %d ranks", nranks);
     item *items = malloc((count + 1) * sizeof *items);
     uint64_t *load = calloc((size_t)nranks, sizeof *load);
     if (!items || !load) {
         free(items);
         free(load);
-        return -1;
+        return ag_error_set(err, AG_ENOMEM, "out of memory assigning %zu items", count);
     }
     size_t n = 0;
     for (size_t i = 0; i < count; i++) {
@@ -47,6 +50,11 @@ int dist_assign(const uint64_t *cost, size_t count, int nranks, int *owner)
     }
     free(items);
     free(load);
-    return 0;
+    return AG_OK;
 }
 
+uint64_t ag_run_input_cost(size_t n)
+{
+    uint64_t m = n ? n : 1;
+    return m > 2000000 ? UINT64_MAX / 4 : m * m * m;
+}
