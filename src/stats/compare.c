@@ -251,24 +251,25 @@ static int unmatched(const ag_aggregate *x, uint32_t u, const char *in, const ch
                         name, in, other);
 }
 
-/* The units of every group of x are in the same group of y. */
+/* The units of every group of x are in the same group of y; else the
+ * error naming the first unmatched one (lowest group, then unit, in x's
+ * order of first appearance). One pass over x's (group, unit) pairs. */
 static int check_matched(const ag_aggregate *x, const ag_aggregate *y, const char *nx,
                          const char *ny, ag_error *err)
 {
     const agi_u64map *m = &x->group_units;
-    /* in the order of x's units, so that the first one named is the first met */
-    for (size_t g = 0; g < x->ngroup; g++) {
-        long gy = agg_find_group(y, &x->groups[g]);
-        for (uint32_t u = 0; u < x->nunit; u++) {
-            uint64_t v;
-            if (!agi_u64map_get(m, (uint64_t)g << 32 | u, &v))
-                continue;
-            long uy = agg_find_unit(y, x, u);
-            if (gy < 0 || uy < 0 || !agg_group_has_unit(y, &y->groups[gy], (uint32_t)uy))
-                return unmatched(x, u, nx, ny, err);
-        }
+    uint64_t first = UINT64_MAX;
+    for (size_t i = 0; m->slots && i < m->cap; i++) {
+        uint64_t key = m->slots[i].key;
+        if (key == AGI_U64MAP_EMPTY || key >= first)
+            continue;
+        long gy = agg_find_group(y, &x->groups[key >> 32]);
+        long uy = agg_find_unit(y, x, (uint32_t)(key & 0xffffffffu));
+        if (gy < 0 || uy < 0 || !agg_group_has_unit(y, &y->groups[gy], (uint32_t)uy))
+            first = key;
     }
-    return AG_OK;
+    return first == UINT64_MAX ? AG_OK
+                               : unmatched(x, (uint32_t)(first & 0xffffffffu), nx, ny, err);
 }
 
 /* A paired row: the differences of the units both hold a value for. */
