@@ -7,8 +7,16 @@ import ctypes
 import math
 import numbers
 
-from ._lib import Call, Error, Owned, c_double, c_int, c_str, lib, new, text
+from ._lib import P, PP, Call, Error, Owned, c_double, c_int, c_str, c_ulong, lib, new, text
 from ._records import result
+
+# The unit and paired entry points of include/attngeom/aggregate.h.
+lib.ag_aggregate_set_unit.restype, lib.ag_aggregate_set_unit.argtypes = c_int, [P, c_str, P]
+lib.ag_aggregate_set_bootstrap.restype = c_int
+lib.ag_aggregate_set_bootstrap.argtypes = [P, c_ulong, c_ulong, P]
+lib.ag_compare_result_paired.restype = c_int
+lib.ag_compare_result_paired.argtypes = [P, P, c_str, c_double, c_ulong, c_ulong, c_int, c_str,
+                                         c_str, PP, P]
 
 AG_CELL_NULL, AG_CELL_NUMBER, AG_CELL_INTEGER, AG_CELL_BOOL, AG_CELL_TEXT, AG_CELL_MEAN_CI = \
     range(6)
@@ -54,8 +62,19 @@ def _by(by):
     return by.encode("utf-8")
 
 
-def _aggregate(records, by, level, keep, name):
+def _count(name, v, lo=0):
+    if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < lo:
+        raise Error("%s=%r: an integer >= %d" % (name, v, lo))
+    return int(v)
+
+
+def _aggregate(records, by, level, keep, name, unit=None, bootstrap=0, seed=1):
     agg = new(lib.ag_aggregate_create, lib.ag_aggregate_free, _by(by), float(level), int(keep))
+    with Call() as c:
+        if unit is not None:
+            c.check(lib.ag_aggregate_set_unit(agg, _by(unit), c.err))
+        if bootstrap:
+            c.check(lib.ag_aggregate_set_bootstrap(agg, bootstrap, seed, c.err))
     rows = _rows(records)
     if not rows:
         raise Error("%s: no records" % name)
@@ -85,38 +104,51 @@ def _table(tab):
     return rows
 
 
-def aggregate(records, by=None, *, ci=0.95, to_pandas=False):
-    """`attngeom aggregate`: per group the keys, n, and for each metric K its
-    mean K, K_std, K_ci_low, K_ci_high (Student-t, confidence ci) and K_n.
+def aggregate(records, by=None, *, unit=None, ci=0.95, bootstrap=0, seed=1, to_pandas=False):
+    """`attngeom aggregate`: per group the keys, unit, n (records), n_units,
+    and for each metric K over the unit means: K, K_std, K_ci_low, K_ci_high
+    (Student-t, confidence ci) and K_n (units); with bootstrap=N also
+    K_pct_low, K_pct_high, K_bca_low, K_bca_high (N resamples of the units,
+    GSL MT19937 seeded with seed; `--bootstrap N --seed S`).
     records: a list of dicts (what analyze, matrix_metrics, weights return,
     or records read back) or a DataFrame. by: None groups by the identifying
     keys present (model, layer, head, ...; never text), "" or [] pools
-    everything, else the keys (a list or a comma-separated string)."""
-    agg = _aggregate(records, by, ci, False, "records")
+    everything, else the keys (a list or a comma-separated string).
+    unit: None the default unit (the text/input key, else the record),
+    else the unit keys (`--unit KEYS`, e.g. ["layer", "head"])."""
+    bootstrap = _count("bootstrap", bootstrap)
+    seed = _count("seed", seed)
+    agg = _aggregate(records, by, ci, False, "records", unit, bootstrap, seed)
     out = ctypes.c_void_p()
     with Call() as c:
         c.check(lib.ag_aggregate_result(agg, ctypes.byref(out), c.err))
     return result(_table(Owned(out.value, lib.ag_table_delete)), to_pandas)
 
 
-def compare(a, b, by="", *, metrics=None, ci=0.95, permutations=0, seed=1, to_pandas=False):
-    """`attngeom compare A B`: per (group, metric) the Welch t-test of
-    mean_a - mean_b (n_a, n_b, mean_a, mean_b, diff, ci_low, ci_high, t, df,
-    p) and, with permutations > 0, p_perm of a permutation test (GSL MT19937
-    seeded with seed). by: "" (default) pools each input, as the CLI does;
-    metrics: the keys to compare (default every numeric key both share)."""
+def compare(a, b, by="", *, unit=None, paired=False, metrics=None, ci=0.95, permutations=0,
+            seed=1, to_pandas=False):
+    """`attngeom compare A B`: per (group, metric) over the unit means the
+    Welch t-test of mean_a - mean_b (unit, n_a, n_b, n_units, mean_a, mean_b,
+    diff, ci_low, ci_high, t, df, p), p_holm and q_bh over every row,
+    hedges_g with its interval; paired=True (`--paired`): the paired t-test
+    on per-unit differences, p_wilcoxon and dz; with permutations > 0,
+    p_perm (relabelling, or sign flips when paired; GSL MT19937 seeded with
+    seed), p_perm_holm, q_perm_bh. by: "" (default) pools each input, as
+    the CLI does; unit: as aggregate's; metrics: the keys to compare
+    (default every numeric key both share)."""
     if not isinstance(permutations, numbers.Integral) or isinstance(permutations, bool) or permutations < 0:
         raise Error("permutations=%r: a count of permutations, an integer >= 0" % (permutations,))
     if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
         raise Error("seed=%r: an integer >= 0" % (seed,))
-    keep = permutations > 0
-    aa = _aggregate(a, by, ci, keep, "a")
-    bb = _aggregate(b, by, ci, keep, "b")
+    keep = permutations > 0 or bool(paired)
+    aa = _aggregate(a, by, ci, keep, "a", unit)
+    bb = _aggregate(b, by, ci, keep, "b", unit)
     if metrics is not None and not isinstance(metrics, str):
         metrics = ",".join(metrics)
     out = ctypes.c_void_p()
     with Call() as c:
-        c.check(lib.ag_compare_result(aa, bb, None if metrics is None else metrics.encode(),
-                                      float(ci), int(permutations), int(seed), b"a", b"b",
-                                      ctypes.byref(out), c.err))
+        c.check(lib.ag_compare_result_paired(aa, bb, None if metrics is None else metrics.encode(),
+                                             float(ci), int(permutations), int(seed),
+                                             int(bool(paired)), b"a", b"b", ctypes.byref(out),
+                                             c.err))
     return result(_table(Owned(out.value, lib.ag_table_delete)), to_pandas)

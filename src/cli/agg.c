@@ -1,4 +1,4 @@
-/* agg.c — --aggregate, --by KEYS and --ci LEVEL, and the aggregate of a
+/* agg.c — --aggregate, --by KEYS, --unit KEYS and --ci LEVEL, and the aggregate of a
  * run's records in place of them (docs/cli.md, "Corpus statistics"); the
  * commands aggregate and compare are cmd_aggregate.c. */
 #include <string.h>
@@ -26,6 +26,11 @@ int cli_agg_option(cli_agg *g, const char *cmd, int argc, char **argv, int *i)
             return -1;
         return 1;
     }
+    if (cli_is_option(a, "--unit")) {
+        if (!(g->unit = cli_option_value(cmd, "--unit", argc, argv, i)))
+            return -1;
+        return 1;
+    }
     if (cli_is_option(a, "--ci")) {
         if (!(v = cli_option_value(cmd, "--ci", argc, argv, i)))
             return -1;
@@ -41,6 +46,10 @@ int cli_agg_new(const cli_agg *g, const char *cmd, int pooled, int keep_values,
     ag_error err = {0};
     int status = ag_aggregate_create(g->by ? g->by : pooled ? "" : NULL,
                                      g->ci_given ? g->ci : 0.95, keep_values, out, &err);
+    if (status == AG_OK && g->unit && (status = ag_aggregate_set_unit(*out, g->unit, &err)) != AG_OK) {
+        ag_aggregate_free(*out);
+        *out = NULL;
+    }
     if (status == AG_EINVAL)
         return cli_usage_error(cmd, "%s", err.message);
     return status == AG_OK ? 0 : cli_fail_error(&err);

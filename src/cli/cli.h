@@ -21,11 +21,12 @@
 
 enum { EXIT_USAGE = 2, EXIT_EXPECT = 3 };
 
-/* --aggregate, --by KEYS, --ci LEVEL (agg.c). */
+/* --aggregate, --by KEYS, --unit KEYS, --ci LEVEL (agg.c). */
 typedef struct {
     int allowed;      /* the command takes --aggregate */
     int on;           /* --aggregate given */
     const char *by;   /* --by KEYS; NULL: the default grouping */
+    const char *unit; /* --unit KEYS; NULL: the default unit (the input, else the record) */
     int ci_given;
     double ci;        /* --ci LEVEL, in (0, 1); default 0.95 */
 } cli_agg;
@@ -289,7 +290,7 @@ int cli_format_fail(const cli_common *c, int status);
 
 /* ---- aggregates (agg.c; cli_emit_table is emit.c's) -------------------- */
 
-/* Consume --by, --ci and, when g->allowed, --aggregate. 1 consumed, 0 not
+/* Consume --by, --unit, --ci and, when g->allowed, --aggregate. 1 consumed, 0 not
  * ours, -1 usage error printed. */
 int cli_agg_option(cli_agg *g, const char *cmd, int argc, char **argv, int *i);
 /* A new aggregate grouped as g says (pooled: no --by means one group, for

@@ -44,10 +44,10 @@ static int check_inputs(const char *cmd, const cli_common *c, char **files, size
     return 0;
 }
 
-/* --format and -o: 1 consumed, 0 not, -1 usage error printed. */
+/* --format, -o and (aggregate) -j: 1 consumed, 0 not, -1 usage error printed. */
 static int output_option(cli_common *c, const char *cmd, int argc, char **argv, int *i)
 {
-    if (cli_is_option(argv[*i], "--format") || cli_is_option(argv[*i], "-o") ||
+    if ((c->jobs_allowed && strncmp(argv[*i], "-j", 2) == 0) || cli_is_option(argv[*i], "--format") || cli_is_option(argv[*i], "-o") ||
         cli_is_option(argv[*i], "--output"))
         return cli_common_option(c, cmd, argc, argv, i);
     return 0;
@@ -56,30 +56,71 @@ static int output_option(cli_common *c, const char *cmd, int argc, char **argv, 
 /* ---- aggregate -------------------------------------------------------------------- */
 
 static const char aggregate_help[] =
-    "usage: attngeom aggregate FILE... [--by KEYS] [--ci LEVEL] [--format F] [-o FILE]\n"
+    "usage: attngeom aggregate FILE... [--by KEYS] [--unit KEYS] [--ci LEVEL]\n"
+    "                          [--bootstrap N [--seed S]] [--format F] [-o FILE]\n"
     "\n"
     "One record per group of the records in FILE... (JSON, JSONL, CSV or TSV as\n"
-    "attngeom writes them; '-' is standard input): the group keys, n (records),\n"
-    "and for every numeric key K: K (mean of its non-null values), K_std (sample\n"
-    "standard deviation), K_ci_low, K_ci_high (Student-t interval for the mean)\n"
-    "and K_n (non-null values); booleans count as 0/1, so K is the fraction true.\n"
+    "attngeom writes them; '-' is standard input). The records of one unit (by\n"
+    "default one input: its text or input key; a record without one is a unit of\n"
+    "its own) are averaged first; every statistic is over the unit means: the\n"
+    "group keys, unit (the unit keys), n (records), n_units, and for every\n"
+    "numeric key K: K (mean of the unit means), K_std (their standard deviation),\n"
+    "K_ci_low, K_ci_high (Student-t interval for the mean) and K_n (units with a\n"
+    "value); booleans count as 0/1. With --bootstrap also K_pct_low, K_pct_high\n"
+    "(percentile) and K_bca_low, K_bca_high (BCa) intervals from resampling units.\n"
     "Aggregated records aggregate again: shards of a corpus combine exactly.\n"
     "The table, md and latex formats print K as mean ± half-width.\n"
     "\n"
     "options:\n"
     "  --by KEYS          group keys (default: model, layer, head, ... as present,\n"
     "                     never text); --by '' pools every record into one group\n"
+    "  --unit KEYS        the unit of replication (default: text/input, else the\n"
+    "                     record); e.g. --unit layer,head: one value per head\n"
     "  --ci LEVEL         confidence of the intervals (default 0.95)\n"
+    "  --bootstrap N      bootstrap resamples of the units, 1 to 1000000\n"
+    "  --seed S           seed of the resamples (GSL MT19937; default 1)\n"
+    "  -j N               accepted as every command takes it; the aggregate is\n"
+    "                     computed in one thread, the same for any N\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     "  -o FILE            write there instead of standard output\n"
     "  --help             this text\n";
 
-static int aggregate_files(const cli_common *c, char **files, size_t n)
+typedef struct {
+    unsigned long bootstrap, seed;
+    int seed_given;
+} aggregate_opts;
+
+static int parse_count(const char *cmd, const char *name, const char *v, unsigned long lo,
+                       unsigned long hi, unsigned long *out);
+
+/* --bootstrap N and --seed S: 1 consumed, 0 not, -1 usage error printed. */
+static int aggregate_option(aggregate_opts *o, int argc, char **argv, int *i)
+{
+    int boot = cli_is_option(argv[*i], "--bootstrap");
+    if (!boot && !cli_is_option(argv[*i], "--seed"))
+        return 0;
+    const char *name = boot ? "--bootstrap" : "--seed";
+    const char *v = cli_option_value("aggregate", name, argc, argv, i);
+    if (!v)
+        return -1;
+    o->seed_given |= !boot;
+    if (boot)
+        return parse_count("aggregate", name, v, 1, AG_AGGREGATE_BOOTSTRAP_MAX, &o->bootstrap)
+                   ? -1 : 1;
+    return parse_count("aggregate", name, v, 0, (unsigned long)-1, &o->seed) ? -1 : 1;
+}
+
+static int aggregate_files(const cli_common *c, const aggregate_opts *o, char **files, size_t n)
 {
     ag_aggregate *a = NULL;
     int rc = cli_agg_new(&c->agg, "aggregate", 0, 0, &a);
-    for (size_t k = 0; rc == 0 && k < n; k++)
+    ag_error berr = {0};
+    if (rc == 0 && ag_aggregate_set_bootstrap(a, o->bootstrap, o->seed, &berr) != AG_OK)
+        rc = cli_usage_error("aggregate", "%s", berr.message);
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        ag_aggregate_set_source(a, (unsigned)k); /* text 0 of two files: two units */
         rc = read_into(a, files[k]);
+    }
     if (rc == 0 && ag_aggregate_records(a) == 0)
         rc = cli_fail("%s: no records", n == 1 ? files[0] : "the inputs");
     ag_table t = {0};
@@ -101,15 +142,19 @@ int cmd_aggregate(int argc, char **argv)
     cli_common c;
     if (cli_common_init(&c, AG_FAMILIES_MATRIX))
         return 1;
+    c.jobs_allowed = 1;
     char **files = calloc((size_t)argc, sizeof *files);
     size_t n = 0;
     if (!files)
         return cli_fail("out of memory");
     int rc = 0;
+    aggregate_opts o = {.seed = 1};
     for (int i = 1; rc == 0 && i < argc; i++) {
         int used = output_option(&c, "aggregate", argc, argv, &i);
         if (used == 0)
             used = cli_agg_option(&c.agg, "aggregate", argc, argv, &i);
+        if (used == 0)
+            used = aggregate_option(&o, argc, argv, &i);
         if (used < 0)
             rc = EXIT_USAGE;
         else if (used)
@@ -123,10 +168,12 @@ int cmd_aggregate(int argc, char **argv)
     }
     if (rc == 0 && n == 0)
         rc = cli_usage_error("aggregate", "missing FILE (records of any command; '-' for standard input)");
+    if (rc == 0 && o.seed_given && !o.bootstrap)
+        rc = cli_usage_error("aggregate", "--seed seeds --bootstrap, which is not given");
     if (rc == 0)
         rc = check_inputs("aggregate", &c, files, n);
     if (rc == 0)
-        rc = aggregate_files(&c, files, n);
+        rc = aggregate_files(&c, &o, files, n);
     free(files);
     return rc < 0 ? (fputs(aggregate_help, stdout), 0) : rc;
 }
@@ -134,18 +181,27 @@ int cmd_aggregate(int argc, char **argv)
 /* ---- compare ------------------------------------------------------------------------ */
 
 static const char compare_help[] =
-    "usage: attngeom compare A B [--by KEYS] [--metrics KEYS] [--ci LEVEL]\n"
-    "                        [--permutations N [--seed S]] [--format F] [-o FILE]\n"
+    "usage: attngeom compare A B [--by KEYS] [--unit KEYS] [--paired] [--metrics KEYS]\n"
+    "                        [--ci LEVEL] [--permutations N [--seed S]] [--format F]\n"
+    "                        [-o FILE]\n"
     "\n"
     "Compare the records of A with those of B (files as for aggregate; '-' is\n"
-    "standard input), each pooled, or grouped by --by: one record per (group,\n"
-    "metric) with metric, n_a, n_b (non-null values), mean_a, mean_b, diff\n"
+    "standard input), each pooled, or grouped by --by, over their units (the\n"
+    "records of a unit averaged first; see aggregate): one record per (group,\n"
+    "metric) with metric, unit, n_a, n_b, n_units (units), mean_a, mean_b, diff\n"
     "(mean_a - mean_b), ci_low, ci_high (Welch interval for diff), t, df\n"
-    "(Welch-Satterthwaite) and p (two-sided Welch t-test); with --permutations\n"
-    "also p_perm, a two-sided permutation test of the difference of means.\n"
+    "(Welch-Satterthwaite), p (two-sided Welch t-test), p_holm and q_bh (Holm and\n"
+    "Benjamini-Hochberg over every row), hedges_g with hedges_g_ci_low/high.\n"
+    "--paired: the same units on both sides; t, df, p, the interval from the\n"
+    "per-unit differences (paired t-test), p_wilcoxon (signed-rank) and dz.\n"
+    "With --permutations also p_perm (relabelling, or sign flips when paired),\n"
+    "p_perm_holm and q_perm_bh.\n"
     "\n"
     "options:\n"
     "  --by KEYS          compare group by group (default: everything pooled)\n"
+    "  --unit KEYS        the unit of replication (default: text/input, else the\n"
+    "                     record)\n"
+    "  --paired           paired design: every unit in both A and B\n"
     "  --metrics KEYS     keys to compare (default: every numeric key both share)\n"
     "  --ci LEVEL         confidence of the interval (default 0.95)\n"
     "  --permutations N   random relabellings, 1 to 10000000 (default none)\n"
@@ -157,19 +213,19 @@ static const char compare_help[] =
 typedef struct {
     const char *metrics;
     unsigned long permutations, seed;
-    int seed_given;
+    int seed_given, paired;
 } compare_opts;
 
 /* A non-negative decimal count into *out, else a usage error naming the
  * range lo..hi (what the option takes) and the text given. */
-static int parse_count(const char *name, const char *v, unsigned long lo, unsigned long hi,
-                       unsigned long *out)
+static int parse_count(const char *cmd, const char *name, const char *v, unsigned long lo,
+                       unsigned long hi, unsigned long *out)
 {
     char *end;
     errno = 0;
     unsigned long x = strtoul(v, &end, 10);
-    if (end == v || *end || errno || v[0] == '-' || x < lo)
-        return cli_usage_error("compare", "%s takes an integer from %lu to %lu, not '%s'", name,
+    if (end == v || *end || errno || v[0] == '-' || x < lo || x > hi)
+        return cli_usage_error(cmd, "%s takes an integer from %lu to %lu, not '%s'", name,
                                lo, hi, v);
     *out = x;
     return 0;
@@ -180,7 +236,7 @@ static int parse_count(const char *name, const char *v, unsigned long lo, unsign
  * made now so that the usage error comes before any input is read. */
 static int parse_permutations(const char *v, unsigned long *out)
 {
-    if (parse_count("--permutations", v, 1, AG_COMPARE_PERMUTATIONS_MAX, out) != 0)
+    if (parse_count("compare", "--permutations", v, 1, (unsigned long)-1, out) != 0)
         return -1;
     ag_compare_options opt = AG_COMPARE_OPTIONS_DEFAULT;
     ag_error err = {0};
@@ -195,6 +251,8 @@ static int compare_option(compare_opts *o, int argc, char **argv, int *i)
     const char *a = argv[*i], *v;
     if (cli_is_option(a, "--metrics"))
         return (o->metrics = cli_option_value("compare", "--metrics", argc, argv, i)) ? 1 : -1;
+    if (strcmp(a, "--paired") == 0)
+        return o->paired = 1;
     int perm = cli_is_option(a, "--permutations");
     if (!perm && !cli_is_option(a, "--seed"))
         return 0;
@@ -204,13 +262,13 @@ static int compare_option(compare_opts *o, int argc, char **argv, int *i)
     o->seed_given |= !perm;
     if (perm)
         return parse_permutations(v, &o->permutations) ? -1 : 1;
-    return parse_count(name, v, 0, (unsigned long)-1, &o->seed) ? -1 : 1;
+    return parse_count("compare", name, v, 0, (unsigned long)-1, &o->seed) ? -1 : 1;
 }
 
 static int compare_files(const cli_common *c, const compare_opts *o, char **files)
 {
     ag_aggregate *a = NULL, *b = NULL;
-    int keep = o->permutations > 0;
+    int keep = o->permutations > 0 || o->paired;
     int rc = cli_agg_new(&c->agg, "compare", 1, keep, &a);
     if (rc == 0)
         rc = cli_agg_new(&c->agg, "compare", 1, keep, &b);
@@ -223,9 +281,11 @@ static int compare_files(const cli_common *c, const compare_opts *o, char **file
             rc = cli_fail("%s: no records", files[k]);
     ag_table *t = NULL;
     ag_error err = {0};
-    int status = rc ? AG_OK : ag_compare_result(a, b, o->metrics, c->agg.ci_given ? c->agg.ci : 0.95,
-                                                o->permutations, o->seed, files[0], files[1], &t, &err);
-    if (status == AG_EINVAL) /* the only one the CLI can meet: an empty --metrics key */
+    int status = rc ? AG_OK
+                    : ag_compare_result_paired(a, b, o->metrics, c->agg.ci_given ? c->agg.ci : 0.95,
+                                               o->permutations, o->seed, o->paired, files[0],
+                                               files[1], &t, &err);
+    if (status == AG_EINVAL && strncmp(err.message, "--metrics", 9) == 0)
         rc = cli_usage_error("compare", "%s", err.message);
     else if (status != AG_OK)
         rc = cli_fail_error(&err);

@@ -171,8 +171,9 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
 
 int cli_common_check(const cli_common *c, const char *cmd)
 {
-    if (!c->agg.on && (c->agg.by || c->agg.ci_given))
-        return cli_usage_error(cmd, "%s goes with --aggregate", c->agg.by ? "--by" : "--ci");
+    if (!c->agg.on && (c->agg.by || c->agg.unit || c->agg.ci_given))
+        return cli_usage_error(cmd, "%s goes with --aggregate",
+                               c->agg.by ? "--by" : c->agg.unit ? "--unit" : "--ci");
     if (c->agg.on && c->expect_path)
         return cli_usage_error(cmd, "--expect compares per-head records, not --aggregate's");
     return 0;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attngeom.h"
+#include "aggregate_int.h"
 
 /* A comma-separated list as an array of strings in one block (*out, free());
  * AG_EINVAL for an empty item. */
@@ -95,10 +95,20 @@ int ag_compare_result(const ag_aggregate *a, const ag_aggregate *b, const char *
                       double level, unsigned long permutations, unsigned long seed,
                       const char *name_a, const char *name_b, ag_table **out, ag_error *err)
 {
+    return ag_compare_result_paired(a, b, metrics, level, permutations, seed, 0, name_a, name_b,
+                                    out, err);
+}
+
+int ag_compare_result_paired(const ag_aggregate *a, const ag_aggregate *b, const char *metrics,
+                             double level, unsigned long permutations, unsigned long seed,
+                             int paired, const char *name_a, const char *name_b, ag_table **out,
+                             ag_error *err)
+{
     *out = NULL;
     ag_compare_options opt = {.size = sizeof(ag_compare_options),
                               .level = level, .permutations = permutations, .seed = seed,
-                              .name_a = name_a ? name_a : "a", .name_b = name_b ? name_b : "b"};
+                              .name_a = name_a ? name_a : "a", .name_b = name_b ? name_b : "b",
+                              .paired = paired};
     char **keys = NULL;
     ag_table *t = calloc(1, sizeof *t);
     int status = t ? AG_OK : ag_error_set(err, AG_ENOMEM, "out of memory");
@@ -109,4 +119,15 @@ int ag_compare_result(const ag_aggregate *a, const ag_aggregate *b, const char *
         status = ag_compare_table(a, b, &opt, t, err);
     free(keys);
     return table_out(status, t, out);
+}
+
+int ag_aggregate_set_unit(ag_aggregate *a, const char *keys, ag_error *err)
+{
+    char **list = NULL;
+    size_t n = 0;
+    int status = keys ? split_keys("--unit", keys, &list, &n, err) : AG_OK;
+    if (status == AG_OK)
+        status = agg_set_units(a, (const char *const *)list, n, err);
+    free(list);
+    return status;
 }

@@ -1,6 +1,8 @@
-/* compare.c — two sets of records, metric by metric: Welch's t-test and
- * interval for the difference of the means, and optionally a permutation
- * test (aggregate.h). */
+/* compare.c — two sets of records, metric by metric, over their units:
+ * Welch's t-test and interval for the difference of the means (or the
+ * paired t-test, Wilcoxon's signed-rank test and a sign-flip test on
+ * per-unit differences), Holm and Benjamini–Hochberg adjustments over the
+ * table, Hedges' g, and optionally a permutation test (aggregate.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 
 #include "aggregate_int.h"
 #include "base/sized_int.h"
+#include "stats_int.h"
 
 void ag_welch_test(const ag_moments *a, const ag_moments *b, double level, ag_welch *out)
 {
@@ -80,6 +83,25 @@ int ag_permutation_p(const double *a, size_t na, const double *b, size_t nb,
     return AG_OK;
 }
 
+void ags_hedges_g(const ag_moments *a, const ag_moments *b, double level, double out[3])
+{
+    out[0] = out[1] = out[2] = NAN;
+    if (a->n < 2 || b->n < 2)
+        return;
+    double na = (double)a->n, nb = (double)b->n, m = na + nb - 2;
+    double sp = sqrt((a->m2 + b->m2) / m);
+    if (!(sp > 0))
+        return;
+    double g = (1 - 3 / (4 * m - 1)) * (a->mean - b->mean) / sp;
+    double se = sqrt((na + nb) / (na * nb) + g * g / (2 * (na + nb)));
+    out[0] = g;
+    if (level > 0 && level < 1) {
+        double z = gsl_cdf_ugaussian_Pinv((1 + level) / 2);
+        out[1] = g - z * se;
+        out[2] = g + z * se;
+    }
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 /* The metrics to compare, as indices into a and b. */
@@ -116,19 +138,42 @@ static int pick_metrics(const ag_aggregate *a, const ag_aggregate *b,
     return AG_OK;
 }
 
-static int compare_columns(const ag_aggregate *a, const size_t *cols, size_t nkey, int perm,
-                           ag_table *out, ag_error *err)
+/* The columns after the group keys; the paired and permutation ones only
+ * when asked for. */
+enum {
+    C_METRIC, C_UNIT, C_NA, C_NB, C_NUNITS, C_MEAN_A, C_MEAN_B, C_DIFF, C_CI_LOW, C_CI_HIGH,
+    C_T, C_DF, C_P, C_P_HOLM, C_Q_BH, C_G, C_G_LOW, C_G_HIGH, C_P_WILCOXON, C_DZ, C_P_PERM,
+    C_P_PERM_HOLM, C_Q_PERM_BH, C_COUNT
+};
+static const char *const column_names[C_COUNT] = {
+    "metric", "unit", "n_a", "n_b", "n_units", "mean_a", "mean_b", "diff", "ci_low", "ci_high",
+    "t", "df", "p", "p_holm", "q_bh", "hedges_g", "hedges_g_ci_low", "hedges_g_ci_high",
+    "p_wilcoxon", "dz", "p_perm", "p_perm_holm", "q_perm_bh"};
+
+/* Column c's index after the keys, or -1 when the table has none. */
+static int column_at(const ag_compare_options *opt, int c)
 {
-    static const char *const stats[] = {"metric", "n_a", "n_b", "mean_a", "mean_b", "diff",
-                                        "ci_low", "ci_high", "t", "df", "p", "p_perm"};
-    const char *names[64 + sizeof stats / sizeof *stats];
+    if (c < C_P_WILCOXON)
+        return c;
+    if (c < C_P_PERM)
+        return opt->paired ? c : -1;
+    if (!opt->permutations)
+        return -1;
+    return opt->paired ? c : c - 2;
+}
+
+static int compare_columns(const ag_aggregate *a, const size_t *cols, size_t nkey,
+                           const ag_compare_options *opt, ag_table *out, ag_error *err)
+{
+    const char *names[64 + C_COUNT];
     size_t n = 0;
     if (nkey > 64)
         return ag_error_set(err, AG_ELIMIT, "more than 64 --by keys");
     for (size_t k = 0; k < nkey; k++)
         names[n++] = a->schema[cols[k]];
-    for (size_t s = 0; s < sizeof stats / sizeof *stats - !perm; s++)
-        names[n++] = stats[s];
+    for (int c = 0; c < C_COUNT; c++)
+        if (column_at(opt, c) >= 0)
+            names[n++] = column_names[c];
     return ag_table_init(out, names, n, err);
 }
 
@@ -138,25 +183,169 @@ static ag_cell num(double v)
     return c;
 }
 
-/* The row of one metric of one group (ga or gb may be NULL: absent). */
-static int compare_row(const ag_compare_options *opt, const char *metric, const agg_stat *sa,
-                       const agg_stat *sb, ag_table *out, ag_cell *row, ag_error *err)
+static void put(const ag_compare_options *opt, ag_cell *row, int c, double v)
 {
+    int at = column_at(opt, c);
+    if (at >= 0)
+        row[at] = num(v);
+}
+
+static void put_count(ag_cell *row, int c, uint64_t n)
+{
+    row[c] = (ag_cell){.kind = AG_CELL_INTEGER, .value = (double)n};
+}
+
+static int ascending(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* An unpaired row: Welch over the unit means, Hedges' g, p_perm. */
+static int unpaired_row(const ag_aggregate *a, const ag_aggregate *b, const ag_compare_options *opt,
+                        const agg_stat *sa, const agg_stat *sb, ag_cell *row, ag_error *err)
+{
+    ag_moments ma, mb;
+    agg_stat_moments(sa, &ma);
+    agg_stat_moments(sb, &mb);
     ag_welch w;
-    ag_welch_test(&sa->m, &sb->m, opt->level, &w);
-    int status = ag_table_set_text(out, &row[0], metric, err);
-    row[1] = (ag_cell){.kind = AG_CELL_INTEGER, .value = (double)sa->m.n};
-    row[2] = (ag_cell){.kind = AG_CELL_INTEGER, .value = (double)sb->m.n};
+    ag_welch_test(&ma, &mb, opt->level, &w);
+    put_count(row, C_NA, ma.n);
+    put_count(row, C_NB, mb.n);
+    put_count(row, C_NUNITS, ma.n + mb.n);
     const double v[] = {w.mean_a, w.mean_b, w.diff, w.ci_low, w.ci_high, w.t, w.df, w.p};
     for (size_t k = 0; k < sizeof v / sizeof *v; k++)
-        row[3 + k] = num(v[k]);
-    if (status == AG_OK && opt->permutations) {
-        double p;
-        status = ag_permutation_p(sa->vals, sa->nval, sb->vals, sb->nval, opt->permutations,
-                                  opt->seed, &p, err);
-        row[11] = num(p);
+        put(opt, row, C_MEAN_A + (int)k, v[k]);
+    double g[3];
+    ags_hedges_g(&ma, &mb, opt->level, g);
+    put(opt, row, C_G, g[0]);
+    put(opt, row, C_G_LOW, g[1]);
+    put(opt, row, C_G_HIGH, g[2]);
+    if (!opt->permutations)
+        return AG_OK;
+    double *xa = NULL, *xb = NULL, p = NAN;
+    size_t na = 0, nb = 0;
+    int status = agg_stat_values(a, sa, &xa, &na, err);
+    if (status == AG_OK)
+        status = agg_stat_values(b, sb, &xb, &nb, err);
+    if (status == AG_OK) { /* sorted: the draws do not depend on the order records came in */
+        if (na)
+            qsort(xa, na, sizeof *xa, ascending);
+        if (nb)
+            qsort(xb, nb, sizeof *xb, ascending);
+        status = ag_permutation_p(xa, na, xb, nb, opt->permutations, opt->seed, &p, err);
     }
+    put(opt, row, C_P_PERM, p);
+    free(xa);
+    free(xb);
     return status;
+}
+
+/* The error for a unit of x's group gx (named as given) the other lacks. */
+static int unmatched(const ag_aggregate *x, uint32_t u, const char *in, const char *other,
+                     ag_error *err)
+{
+    char name[256];
+    agg_unit_name(x, u, name, sizeof name);
+    return ag_error_set(err, AG_EINVAL, "compare --paired: the unit %s of %s has no match in %s",
+                        name, in, other);
+}
+
+/* The units of every group of x are in the same group of y; else the
+ * error naming the first unmatched one (lowest group, then unit, in x's
+ * order of first appearance). One pass over x's (group, unit) pairs. */
+static int check_matched(const ag_aggregate *x, const ag_aggregate *y, const char *nx,
+                         const char *ny, ag_error *err)
+{
+    const agi_u64map *m = &x->group_units;
+    uint64_t first = UINT64_MAX;
+    for (size_t i = 0; m->slots && i < m->cap; i++) {
+        uint64_t key = m->slots[i].key;
+        if (key == AGI_U64MAP_EMPTY || key >= first)
+            continue;
+        long gy = agg_find_group(y, &x->groups[key >> 32]);
+        long uy = agg_find_unit(y, x, (uint32_t)(key & 0xffffffffu));
+        if (gy < 0 || uy < 0 || !agg_group_has_unit(y, &y->groups[gy], (uint32_t)uy))
+            first = key;
+    }
+    return first == UINT64_MAX ? AG_OK
+                               : unmatched(x, (uint32_t)(first & 0xffffffffu), nx, ny, err);
+}
+
+/* A paired row: the differences of the units both hold a value for. */
+static int paired_row(const ag_aggregate *a, const ag_aggregate *b, const ag_compare_options *opt,
+                      const agg_stat *sa, const agg_stat *sb, ag_cell *row, ag_error *err)
+{
+    size_t n = 0;
+    double *d = malloc((sa->nslot ? sa->nslot : 1) * sizeof *d);
+    if (!d)
+        return ag_error_set(err, AG_ENOMEM, "out of memory for paired differences");
+    ag_moments ma = {0}, mb = {0}, md = {0};
+    for (size_t i = 0; i < sa->nslot; i++) {
+        long ub = agg_find_unit(b, a, sa->slots[i].unit);
+        const agg_slot *yb = ub >= 0 ? agg_slot_of(b, sb, (uint32_t)ub) : NULL;
+        if (!yb)
+            continue;
+        double x = sa->slots[i].sum / sa->slots[i].w, y = yb->sum / yb->w;
+        ag_moments_add(&ma, x);
+        ag_moments_add(&mb, y);
+        d[n++] = x - y;
+    }
+    qsort(d, n, sizeof *d, ascending); /* the same sums in any order of arrival */
+    for (size_t i = 0; i < n; i++)
+        ag_moments_add(&md, d[i]);
+    put_count(row, C_NA, n);
+    put_count(row, C_NB, n);
+    put_count(row, C_NUNITS, n);
+    put(opt, row, C_MEAN_A, n ? ma.mean : NAN);
+    put(opt, row, C_MEAN_B, n ? mb.mean : NAN);
+    put(opt, row, C_DIFF, n ? md.mean : NAN);
+    double sd = ag_moments_std(&md);
+    if (n >= 2 && sd > 0) { /* Student (1908): t on n − 1 df */
+        double se = sd / sqrt((double)n), df = (double)(n - 1), t = md.mean / se;
+        double half = gsl_cdf_tdist_Pinv((1.0 + opt->level) / 2, df) * se;
+        put(opt, row, C_T, t);
+        put(opt, row, C_DF, df);
+        put(opt, row, C_P, 2 * gsl_cdf_tdist_Q(fabs(t), df));
+        put(opt, row, C_CI_LOW, md.mean - half);
+        put(opt, row, C_CI_HIGH, md.mean + half);
+        put(opt, row, C_DZ, md.mean / sd);
+    }
+    double g[3], pw = NAN, pp = NAN;
+    ags_hedges_g(&ma, &mb, opt->level, g);
+    put(opt, row, C_G, g[0]);
+    put(opt, row, C_G_LOW, g[1]);
+    put(opt, row, C_G_HIGH, g[2]);
+    int status = ags_wilcoxon_p(d, n, &pw, err);
+    put(opt, row, C_P_WILCOXON, pw);
+    if (status == AG_OK && opt->permutations)
+        status = ags_signflip_p(d, n, opt->permutations, opt->seed, &pp, err);
+    put(opt, row, C_P_PERM, pp);
+    free(d);
+    return status;
+}
+
+/* The row of one metric of one group (ga or gb may be NULL: absent). */
+static int compare_row(const ag_aggregate *a, const ag_aggregate *b,
+                       const ag_compare_options *opt, const char *metric, const agg_stat *sa,
+                       const agg_stat *sb, ag_table *out, ag_cell *row, ag_error *err)
+{
+    char label[AG_RECORDS_KEY_MAX * 4];
+    agg_unit_label(a, label, sizeof label);
+    for (int c = 0; c < C_COUNT; c++)
+        if (column_at(opt, c) >= 0)
+            row[column_at(opt, c)] = (ag_cell){0};
+    int status = ag_table_set_text(out, &row[C_METRIC], metric, err);
+    if (status == AG_OK)
+        status = ag_table_set_text(out, &row[C_UNIT], label, err);
+    if (status == AG_OK && opt->paired && (sa->direct.n || sb->direct.n))
+        status = ag_error_set(err, AG_EINVAL, "compare --paired: '%s' of %s has units known by "
+                              "their moments only (aggregated records merged as shards): "
+                              "nothing to pair", metric, sa->direct.n ? opt->name_a : opt->name_b);
+    if (status != AG_OK)
+        return status;
+    return opt->paired ? paired_row(a, b, opt, sa, sb, row, err)
+                       : unpaired_row(a, b, opt, sa, sb, row, err);
 }
 
 /* The rows of group ga of a (and its match in b), or of gb alone. */
@@ -171,7 +360,8 @@ static int compare_group(const ag_aggregate *a, const ag_aggregate *b, const agg
             return err && err->status ? err->status : AG_ENOMEM;
         int status = agg_put_keys(ga ? a : b, ka, cols, nkey, out, row, err);
         if (status == AG_OK)
-            status = compare_row(opt, a->metric[mp->ia[k]], agg_stat_of(a, ga, (size_t)mp->ia[k]),
+            status = compare_row(a, b, opt, a->metric[mp->ia[k]],
+                                 agg_stat_of(a, ga, (size_t)mp->ia[k]),
                                  agg_stat_of(b, gb, (size_t)mp->ib[k]), out, row + nkey, err);
         if (status != AG_OK)
             return status;
@@ -193,6 +383,32 @@ static int compare_all(const ag_aggregate *a, const ag_aggregate *b, const metri
         if (agg_find_group(a, &b->groups[g]) < 0)
             status = compare_group(a, b, NULL, &b->groups[g], mp, cols, nkey, opt, out, err);
     return status;
+}
+
+/* Column `from`'s p-values adjusted over every row into columns holm, bh. */
+static int adjust(ag_table *t, size_t nkey, const ag_compare_options *opt, int from, int holm,
+                  int bh, ag_error *err)
+{
+    if (column_at(opt, from) < 0 || t->nrow == 0)
+        return AG_OK;
+    size_t n = t->nrow;
+    double *p = malloc(n * sizeof *p), *q = malloc(n * sizeof *q);
+    int status = p && q ? AG_OK : AG_ENOMEM;
+    for (size_t r = 0; status == AG_OK && r < n; r++) {
+        const ag_cell *c = &t->cells[r * t->ncol + nkey + (size_t)column_at(opt, from)];
+        p[r] = c->kind == AG_CELL_NULL ? NAN : c->value;
+    }
+    if (status == AG_OK)
+        status = ags_holm(p, n, q);
+    for (size_t r = 0; status == AG_OK && r < n; r++)
+        t->cells[r * t->ncol + nkey + (size_t)column_at(opt, holm)] = num(q[r]);
+    if (status == AG_OK)
+        status = ags_bh(p, n, q);
+    for (size_t r = 0; status == AG_OK && r < n; r++)
+        t->cells[r * t->ncol + nkey + (size_t)column_at(opt, bh)] = num(q[r]);
+    free(p);
+    free(q);
+    return status == AG_OK ? AG_OK : ag_error_set(err, status, "out of memory for adjusted p-values");
 }
 
 /* The options of a caller of any version (sized, core.h) as this one's. */
@@ -227,8 +443,18 @@ int ag_compare_table(const ag_aggregate *a, const ag_aggregate *b,
     for (size_t k = 0; k < a->nschema; k++)
         if (strcmp(a->schema[k], b->schema[k]) != 0)
             return ag_error_set(err, AG_EINVAL, "compare: both inputs grouped by the same --by keys");
-    if (opt->permutations && (!a->keep_values || !b->keep_values))
-        return ag_error_set(err, AG_EINVAL, "compare: a permutation test needs the values kept");
+    if ((opt->permutations || opt->paired) && (!a->keep_values || !b->keep_values))
+        return ag_error_set(err, AG_EINVAL, "compare: a permutation test or a paired comparison "
+                            "needs the unit means kept (keep_values)");
+    if (a->unit_default != b->unit_default || a->nukey != b->nukey)
+        return ag_error_set(err, AG_EINVAL, "compare: both inputs with the same --unit keys");
+    for (size_t k = 0; k < a->nukey; k++)
+        if (strcmp(a->ukey[k], b->ukey[k]) != 0)
+            return ag_error_set(err, AG_EINVAL, "compare: both inputs with the same --unit keys");
+    if (opt->paired && (a->record_units || b->record_units))
+        return ag_error_set(err, AG_EINVAL, "compare --paired: the records of %s have no unit "
+                            "to match (no text or input key): name the unit with --unit KEYS",
+                            a->record_units ? opt->name_a : opt->name_b);
     for (size_t k = 0; k < a->nschema; k++)
         if ((a->records && !a->present[k]) || (b->records && !b->present[k]))
             return ag_error_set(err, AG_ENOTFOUND, "%s: --by '%s': no record has this key",
@@ -238,10 +464,18 @@ int ag_compare_table(const ag_aggregate *a, const ag_aggregate *b,
     size_t *cols = calloc(a->nschema ? a->nschema : 1, sizeof *cols);
     int status = cols ? pick_metrics(a, b, opt, &mp, err) : ag_error_set(err, AG_ENOMEM, "out of memory");
     size_t nkey = cols ? agg_key_columns(a, cols) : 0;
+    if (status == AG_OK && opt->paired)
+        status = check_matched(a, b, opt->name_a, opt->name_b, err);
+    if (status == AG_OK && opt->paired)
+        status = check_matched(b, a, opt->name_b, opt->name_a, err);
     if (status == AG_OK)
-        status = compare_columns(a, cols, nkey, opt->permutations > 0, out, err);
+        status = compare_columns(a, cols, nkey, opt, out, err);
     if (status == AG_OK)
         status = compare_all(a, b, &mp, cols, nkey, opt, out, err);
+    if (status == AG_OK)
+        status = adjust(out, nkey, opt, C_P, C_P_HOLM, C_Q_BH, err);
+    if (status == AG_OK)
+        status = adjust(out, nkey, opt, C_P_PERM, C_P_PERM_HOLM, C_Q_PERM_BH, err);
     if (cols) {
         free(mp.ia);
         free(mp.ib);

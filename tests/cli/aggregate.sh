@@ -26,7 +26,7 @@ done
 # ---- formats ---------------------------------------------------------------
 "$CLI" aggregate per.json --format csv > agg.csv
 check "aggregate csv header" test "$(head -1 agg.csv)" = \
-    "model,layer,head,n,rows,rows_std,rows_ci_low,rows_ci_high,rows_n,cols,cols_std,cols_ci_low,cols_ci_high,cols_n,causal,causal_std,causal_ci_low,causal_ci_high,causal_n,entropy_mean,entropy_mean_std,entropy_mean_ci_low,entropy_mean_ci_high,entropy_mean_n,sink_mass,sink_mass_std,sink_mass_ci_low,sink_mass_ci_high,sink_mass_n"
+    "model,layer,head,unit,n,n_units,rows,rows_std,rows_ci_low,rows_ci_high,rows_n,cols,cols_std,cols_ci_low,cols_ci_high,cols_n,causal,causal_std,causal_ci_low,causal_ci_high,causal_n,entropy_mean,entropy_mean_std,entropy_mean_ci_low,entropy_mean_ci_high,entropy_mean_n,sink_mass,sink_mass_std,sink_mass_ci_low,sink_mass_ci_high,sink_mass_n"
 check "one record per (layer, head)" test "$(wc -l < agg.csv)" -eq 9
 for f in jsonl csv tsv; do
     "$CLI" aggregate per.$f --format csv > agg_$f.csv
@@ -45,16 +45,17 @@ for f in table json jsonl csv tsv md latex; do
 done
 check "jsonl: settings first" grep -q '^{"settings":{"command":"aggregate","source":"per.json"' out.jsonl
 check "jsonl: one record a line" test "$(wc -l < out.jsonl)" -eq 9
-check "md: mean ± half-width" grep -q '^| tiny-gpt2 | 0 | 0 | 4 | [0-9.]* ± [0-9.]* |' out.md
-check "latex: \\pm" grep -q '^\\verb|tiny-gpt2| & 0 & 0 & 4 & \$[0-9.]* \\pm [0-9.]*\$ & ' out.latex
+check "md: mean ± half-width" grep -q '^| tiny-gpt2 | 0 | 0 | text | 4 | 4 | [0-9.]* ± [0-9.]* |' out.md
+check "latex: \\pm" grep -q '^\\verb|tiny-gpt2| & 0 & 0 & \\verb|text| & 4 & 4 & \$[0-9.]* \\pm [0-9.]*\$ & ' out.latex
 check "table: mean ± half-width" grep -q ' ± ' out.table
+# the units are the 4 texts (each the mean of its 8 heads' records)
 check "compare of a file with itself: diff 0, p 1" \
-    grep -q '^"sink_mass",32,32,\([0-9.e-]*\),\1,0,-[0-9.e-]*,[0-9.e-]*,0,6[12][0-9.]*,1$' cmp.csv
-check "compare: booleans without spread have no test" grep -q '^"causal",32,32,1,1,0,,,,,$' cmp.csv
+    grep -q '^"sink_mass","text",4,4,8,\([0-9.e-]*\),\1,0,-[0-9.e-]*,[0-9.e-]*,0,6,1,1,1,0,' cmp.csv
+check "compare: booleans without spread have no test" grep -q '^"causal","text",4,4,8,1,1,0,,,,,,,,,,$' cmp.csv
 "$CLI" compare per.json per.jsonl --metrics sink_mass --permutations 200 --seed 3 --format csv > perm.csv
 check "compare --permutations adds p_perm" test "$(head -1 perm.csv)" = \
-    "metric,n_a,n_b,mean_a,mean_b,diff,ci_low,ci_high,t,df,p,p_perm"
-check "p_perm of a file with itself is 1" grep -q '^"sink_mass",.*,1,1$' perm.csv
+    "metric,unit,n_a,n_b,n_units,mean_a,mean_b,diff,ci_low,ci_high,t,df,p,p_holm,q_bh,hedges_g,hedges_g_ci_low,hedges_g_ci_high,p_perm,p_perm_holm,q_perm_bh"
+check "p_perm of a file with itself is 1" grep -q '^"sink_mass",.*,1,1,1$' perm.csv
 "$CLI" compare per.json per.jsonl --by layer --metrics sink_mass,entropy_mean --format csv > by.csv
 check "compare --by layer: one row per (layer, metric)" test "$(wc -l < by.csv)" -eq 5
 check "compare --by layer: the key first" test "$(head -1 by.csv | cut -d, -f1,2)" = "layer,metric"
@@ -62,8 +63,30 @@ for cmd in "residual $M --text-file corpus.txt" "rollout $M --text-file corpus.t
     "matrix $A"; do
     # shellcheck disable=SC2086
     "$CLI" $cmd --aggregate --format csv > a.csv 2> err
-    check "${cmd%% *} --aggregate" test $? -eq 0 -a "$(head -1 a.csv | cut -d, -f1-4)" = "model,layer,head,n" -a ! -s err
+    check "${cmd%% *} --aggregate" test $? -eq 0 -a "$(head -1 a.csv | cut -d, -f1-6)" = "model,layer,head,unit,n,n_units" -a ! -s err
 done
+
+# ---- units, paired, bootstrap (values: tests/python/test_stats.py) --------
+"$CLI" aggregate per.json --by model --unit layer,head --format csv > unit.csv
+check "--unit layer,head: one value per head" grep -q '^"tiny-gpt2","layer,head",32,8,' unit.csv
+"$CLI" analyze "$M" --text-file corpus.txt --layers 0,1 --metrics sink_mass,causal,entropy_mean \
+    --aggregate --by model --unit layer,head --format csv > unit_direct.csv
+check "--aggregate --unit = aggregate --unit of the records" cmp -s unit.csv unit_direct.csv
+"$CLI" analyze "$M" --text "hi" --unit layer > out 2> err
+check "--unit without --aggregate: usage error" test $? -eq 2 -a ! -s out
+"$CLI" aggregate per.json --bootstrap 400 --seed 2 -j 1 --format csv > b1.csv
+"$CLI" aggregate per.json --bootstrap 400 --seed 2 -j 2 --format csv > b2.csv
+check "--bootstrap: the same at -j 1 and -j 2" cmp -s b1.csv b2.csv
+check "--bootstrap adds percentile and BCa bounds" grep -q ',sink_mass_pct_low,sink_mass_pct_high,sink_mass_bca_low,sink_mass_bca_high$' b1.csv
+"$CLI" aggregate per.json --seed 2 > out 2> err
+check "--seed without --bootstrap: usage error" test $? -eq 2 -a ! -s out
+"$CLI" compare per.json per.csv --paired --by layer,head --format csv > paired.csv
+check "compare --paired: p_wilcoxon and dz" test "$(head -1 paired.csv | cut -d, -f21-)" = "p_wilcoxon,dz"
+head -4 corpus.txt | tail -3 > short.txt
+"$CLI" analyze "$M" --text-file short.txt --layers 0,1 --metrics sink_mass --format json -o short.json
+"$CLI" compare short.json per.json --paired --metrics sink_mass > out 2> err
+check "compare --paired: an unmatched unit is named" test $? -eq 1 -a ! -s out -a "$(cat err)" = \
+    "attngeom: compare --paired: the unit text=3 of per.json has no match in short.json"
 
 # ---- errors: exit 1, one line naming the file and the place, nothing written
 printf '{"layer": 0, "x": 1}\n{"layer": 0, "x": [1]}\n' > bad.jsonl

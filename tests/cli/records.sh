@@ -80,9 +80,9 @@ check "20,000 records of their own group and key: small under ulimit -v"
 (ulimit -v 400000 && exec timeout -k 5 60 "$CLI" aggregate sparse.jsonl --format csv) >out 2>err
 rc=$?
 [ $rc -eq 0 ] || fail "exit $rc: $(head -c 200 err)"
-[ "$(head -1 out)" = "model,n,v,v_std,v_ci_low,v_ci_high,v_n" ] || fail "header $(head -1 out)"
+[ "$(head -1 out)" = "model,unit,n,n_units,v,v_std,v_ci_low,v_ci_high,v_n" ] || fail "header $(head -1 out)"
 [ "$(wc -l <out)" -eq 20001 ] || fail "$(wc -l <out) lines, expected 20001"
-grep -qx '"g19999",1,0,,,,1' out || fail "the last group's row is missing"
+grep -qx '"g19999","record",1,1,0,,,,1' out || fail "the last group's row is missing"
 
 check "a JSON document jansson cannot hold: out of memory"
 (ulimit -v 150000 && exec timeout -k 5 60 "$CLI" aggregate many.json --format csv) >out 2>err

@@ -328,7 +328,7 @@ check "--aggregate over a corpus = aggregate of its streamed records"
 "$CLI" analyze "$GPT2" --text-file corpus.txt --skip-long --metrics sigma_max,entropy_mean --format jsonl 2>/dev/null |
     "$CLI" aggregate - --format csv >agg_after.csv 2>err || fail "exit $?: $(cat err)"
 cmp -s agg_direct.csv agg_after.csv || fail "they differ"
-[ "$(head -1 agg_direct.csv | cut -d, -f1-4)" = "model,layer,head,n" ] || fail "$(head -1 agg_direct.csv)"
+[ "$(head -1 agg_direct.csv | cut -d, -f1-6)" = "model,layer,head,unit,n,n_units" ] || fail "$(head -1 agg_direct.csv)"
 
 # ---- records that stand alone: model, --label, settings ---------------------------------
 SUM=$(sha256sum "$GPT2/model.safetensors" | cut -c1-64)
@@ -377,8 +377,8 @@ check "two models' records concatenate and aggregate apart"
 "$CLI" weights "$GPT2" --format csv >w1.csv 2>err && "$CLI" weights "$BERT" --format csv >w2.csv 2>>err ||
     fail "exit $?: $(cat err)"
 "$CLI" aggregate w1.csv w2.csv --by model --format csv >wm.csv 2>err || fail "exit $?: $(cat err)"
-[ "$(cut -d, -f1,2 wm.csv | tr '\n' ' ')" = "model,n \"tiny-gpt2\",16 \"tiny-bert\",16 " ] ||
-    fail "$(cut -d, -f1,2 wm.csv | tr '\n' ' ')"
+[ "$(cut -d, -f1,3 wm.csv | tr '\n' ' ')" = "model,n \"tiny-gpt2\",16 \"tiny-bert\",16 " ] ||
+    fail "$(cut -d, -f1,3 wm.csv | tr '\n' ' ')"
 check "the model of a folder given as . or with a trailing slash is its name"
 (cd "$GPT2" && "$CLI" weights . --format csv --metrics qk_sigma_max) | sed -n 2p | grep -q ',"tiny-gpt2"$' ||
     fail "weights ."

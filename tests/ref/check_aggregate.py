@@ -10,12 +10,15 @@ below, one per line) written as JSON, JSONL, CSV and TSV; `residual` and
 of examples/tiny_gpt2_attention.npy.
 
 Reference, per group (model/layer/head as present, never text) and per key
-K (every key but the group keys and text; booleans as 0/1, nulls dropped):
-  K = numpy mean, K_std = numpy std(ddof=1), K_n = count, and the Student-t
+K (every key but the group keys and text; booleans as 0/1, nulls dropped),
+over the unit means (the unit: the record's text, or the record itself when
+it has none; the mean of a unit's non-null values first; docs/metrics.md):
+  K = numpy mean, K_std = numpy std(ddof=1), K_n = units, and the Student-t
   interval K ± q·K_std/sqrt(K_n) with q the (1+level)/2 quantile of t with
   K_n − 1 degrees of freedom, computed as sqrt(nu(1−x)/x),
   x = scipy.special.betaincinv(nu/2, 1/2, 1 − level) (accurate to ~1e-12);
-  K_std and the interval null when K_n < 2, K null when K_n = 0; n = records.
+  K_std and the interval null when K_n < 2, K null when K_n = 0; n = records,
+  n_units = units, unit = "text" or "record".
 Compared to 1e-9 relative (exact zeros exactly). scipy.stats.t.interval is
 checked too, with its own error allowed: scipy 1.10's t.ppf (cephes
 stdtrit) is off by up to 4.6e-9 relative (e.g. 4.302652729911275 for
@@ -123,20 +126,25 @@ def reference(recs, by=None, level=0.95):
     if by is None:
         by = [k for k in IDENT if any(k in r for r in recs)]
     groups = {}
-    for r in recs:
+    for i, r in enumerate(recs):
         gk = tuple(r.get(k) for k in by)
-        g = groups.setdefault(gk, ({k: r.get(k) for k in by}, [], {}))
+        g = groups.setdefault(gk, ({k: r.get(k) for k in by}, [], {}, {}))
         g[1].append(r)
+        unit = ("text", r["text"]) if "text" in r else ("record", i)
+        g[3][unit] = True
         for k, v in r.items():
             if k in by or k in IDENT or k == "text":
                 continue
-            vals = g[2].setdefault(k, [])
+            units = g[2].setdefault(k, {})
             if value(v) is not None:
-                vals.append(value(v))
+                units.setdefault(unit, []).append(value(v))
     out = []
-    for keys, rs, metrics in groups.values():
+    for keys, rs, per_unit, all_units in groups.values():
         rec = dict(keys)
+        rec["unit"] = "text" if any("text" in r for r in recs) else "record"
         rec["n"] = len(rs)
+        rec["n_units"] = len(all_units)
+        metrics = {k: [float(np.mean(v)) for v in us.values()] for k, us in per_unit.items()}
         for k, vals in metrics.items():
             v = np.array(vals)
             n = len(v)
@@ -163,7 +171,7 @@ def check_aggregate(name, got, recs, by=None, level=0.95, scipy_check=True):
             continue
         label = ",".join("%s" % g[k] for k in g if k in IDENT)
         for k in e:
-            if k in IDENT or k.endswith("_n") or k == "n":
+            if k in IDENT or k.endswith("_n") or k in ("n", "unit", "n_units"):
                 if g[k] != e[k]:
                     fail("%s %s %s: %r, expected %r" % (name, label, k, g[k], e[k]))
                 continue
@@ -192,7 +200,7 @@ def same_tables(name, got, exp, rtol=1e-12):
             return
         for k in e:
             if isinstance(e[k], (int, float)) and not isinstance(e[k], bool) and e[k] is not None \
-                    and g[k] is not None and not (k.endswith("_n") or k == "n"):
+                    and g[k] is not None and not (k.endswith("_n") or k in ("n", "n_units")):
                 close("same:%s %s" % (name, k), g[k], e[k], rtol)
             elif g[k] != e[k]:
                 fail("%s %s: %r, expected %r" % (name, k, g[k], e[k]))

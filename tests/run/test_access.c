@@ -253,13 +253,16 @@ Test(access, aggregate_tables)
     ag_table *t = NULL;
     cr_assert_eq(ag_aggregate_result(a, &t, &err), AG_OK, "%s", err.message);
     cr_assert_eq(ag_table_rows(t), 1);
-    cr_assert_str_eq(ag_table_key(t, 0), "n");
+    cr_assert_str_eq(ag_table_key(t, 0), "unit"); /* records as units: "record" */
+    cr_assert_str_eq(ag_table_key(t, 1), "n");
     double v;
     const char *s;
-    cr_assert_eq(ag_table_cell(t, 0, 0, &v, &s), AG_CELL_INTEGER);
+    cr_assert_eq(ag_table_cell(t, 0, 0, &v, &s), AG_CELL_TEXT);
+    cr_assert_str_eq(s, "record");
+    cr_assert_eq(ag_table_cell(t, 0, 1, &v, &s), AG_CELL_INTEGER);
     cr_assert(v == 3 && s == NULL);
-    cr_assert_str_eq(ag_table_key(t, 1), "x");
-    cr_assert_eq(ag_table_cell(t, 0, 1, &v, NULL), AG_CELL_NUMBER);
+    cr_assert_str_eq(ag_table_key(t, 3), "x");
+    cr_assert_eq(ag_table_cell(t, 0, 3, &v, NULL), AG_CELL_NUMBER);
     cr_assert(v == 2, "mean of 1, 2, 3: %.17g", v);
     cr_assert_eq(ag_table_cell(t, 9, 9, &v, &s), AG_CELL_NULL);
     cr_assert_null(ag_table_key(t, 99));

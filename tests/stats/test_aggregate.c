@@ -182,7 +182,7 @@ Test(aggregate, groups_nulls_booleans)
     ag_table t;
     ag_error err = {0};
     cr_assert_eq(ag_aggregate_table(a, 0, &t, &err), AG_OK, "%s", err.message);
-    static const char *const keys[] = {"layer", "head", "n", "x", "x_std", "x_ci_low",
+    static const char *const keys[] = {"layer", "head", "unit", "n", "n_units", "x", "x_std", "x_ci_low",
                                        "x_ci_high", "x_n", "causal", "causal_std",
                                        "causal_ci_low", "causal_ci_high", "causal_n"};
     cr_assert_eq(t.ncol, sizeof keys / sizeof *keys, "columns: no text, no model");
@@ -211,7 +211,7 @@ Test(aggregate, groups_nulls_booleans)
     ag_table_free(&t);
     /* human: mean ± half-width cells */
     cr_assert_eq(ag_aggregate_table(a, 1, &t, &err), AG_OK, "%s", err.message);
-    cr_assert_eq(t.ncol, 5);
+    cr_assert_eq(t.ncol, 7);
     cr_assert_eq(at(&t, 0, "x")->kind, AG_CELL_MEAN_CI);
     near(at(&t, 0, "x")->half, half, 1e-13, "half");
     cr_assert(isnan(at(&t, 1, "x")->half));
@@ -230,7 +230,7 @@ Test(aggregate, empty_metric_is_null)
     cr_assert_eq(ag_aggregate_table(a, 0, &t, NULL), AG_OK);
     cr_assert_eq(at(&t, 0, "y")->kind, AG_CELL_NULL, "K_n = 0: K is null");
     cr_assert_eq(at(&t, 0, "y_n")->value, 0);
-    cr_assert_eq(t.ncol, 7, "layer, n and y's five keys: no head column");
+    cr_assert_eq(t.ncol, 9, "layer, unit, n, n_units and y's five keys: no head column");
     ag_table_free(&t);
     ag_aggregate_free(a);
 }
@@ -289,15 +289,19 @@ Test(aggregate, explicit_by)
     ag_error err = {0};
     cr_assert_eq(ag_aggregate_table(a, 0, &t, &err), AG_OK);
     cr_assert_str_eq(t.keys[0], "head");
-    cr_assert_str_eq(t.keys[1], "n", "layer is identifying: neither a group nor a metric");
+    cr_assert_str_eq(t.keys[1], "unit");
+    cr_assert_str_eq(t.keys[2], "n");
+    cr_assert_str_eq(t.keys[3], "n_units", "layer is identifying: neither a group nor a metric");
     ag_table_free(&t);
     cr_assert_eq(ag_aggregate_table(b, 0, &t, &err), AG_ENOTFOUND);
     cr_assert(strstr(err.message, "model"), "%s", err.message);
     cr_assert_eq(ag_aggregate_table(pooled, 0, &t, &err), AG_OK);
     cr_assert_eq(t.nrow, 1);
     cr_assert_eq(at(&t, 0, "n")->value, 6);
-    cr_assert_eq(at(&t, 0, "x_n")->value, 4);
-    near(at(&t, 0, "x")->value, 7.0 / 4, 1e-15, "pooled x");
+    /* the units are the texts: x's unit means 1 (text 0: 1 and 1), 2, 3 */
+    cr_assert_eq(at(&t, 0, "n_units")->value, 3);
+    cr_assert_eq(at(&t, 0, "x_n")->value, 3);
+    near(at(&t, 0, "x")->value, 2, 1e-15, "pooled x");
     ag_table_free(&t);
     ag_aggregate_free(a);
     ag_aggregate_free(b);
@@ -409,8 +413,10 @@ Test(aggregate, compare_table)
     ag_table t;
     ag_error err = {0};
     cr_assert_eq(ag_compare_table(a, b, &co, &t, &err), AG_OK, "%s", err.message);
-    static const char *const keys[] = {"head", "metric", "n_a", "n_b", "mean_a", "mean_b", "diff",
-                                       "ci_low", "ci_high", "t", "df", "p", "p_perm"};
+    static const char *const keys[] = {"head", "metric", "unit", "n_a", "n_b", "n_units",
+                                       "mean_a", "mean_b", "diff", "ci_low", "ci_high", "t", "df",
+                                       "p", "p_holm", "q_bh", "hedges_g", "hedges_g_ci_low",
+                                       "hedges_g_ci_high", "p_perm", "p_perm_holm", "q_perm_bh"};
     cr_assert_eq(t.ncol, sizeof keys / sizeof *keys);
     for (size_t c = 0; c < t.ncol; c++)
         cr_assert_str_eq(t.keys[c], keys[c]);
@@ -513,7 +519,7 @@ Test(aggregate, sparse_table_refused_dense_built)
     }
     cr_assert_eq(ag_aggregate_table(a, 0, &t, &err), AG_OK, "%s", err.message);
     cr_assert_eq(t.nrow, 62500);
-    cr_assert_eq(t.ncol, 17);
+    cr_assert_eq(t.ncol, 19);
     cr_assert_eq(at(&t, 62499, "x")->value, 62499);
     ag_table_free(&t);
     ag_aggregate_free(a);

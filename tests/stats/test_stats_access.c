@@ -85,8 +85,10 @@ Test(stats_access, compare_names_and_metrics)
     cr_assert_eq(ag_table_rows(t), 1, "one group, one metric");
     /* x = 0, 1, 2 against 0 .. 4: variances 1 and 2.5, so Welch's
      * t = -1 / sqrt(1/3 + 1/2) = -sqrt(6/5) and df = (5/6)^2 / (1/18 + 1/16) = 100/17 */
-    const char *want[] = {"model", "metric", "n_a", "n_b", "mean_a", "mean_b", "diff"};
-    const double value[] = {0, 0, 3, 5, 1, 2, -1};
+    /* records without text: each its own unit ("record") */
+    const char *want[] = {"model", "metric", "unit", "n_a", "n_b", "n_units", "mean_a", "mean_b",
+                          "diff"};
+    const double value[] = {0, 0, 0, 3, 5, 8, 1, 2, -1};
     for (size_t c = 0; c < sizeof want / sizeof *want; c++) {
         double v;
         cr_assert_str_eq(ag_table_key(t, c), want[c]);
@@ -97,9 +99,9 @@ Test(stats_access, compare_names_and_metrics)
     cr_assert_eq(ag_table_cell(t, 0, 1, NULL, &metric), AG_CELL_TEXT);
     cr_assert_str_eq(metric, "x");
     double t_stat, df;
-    cr_assert_str_eq(ag_table_key(t, 9), "t");
-    ag_table_cell(t, 0, 9, &t_stat, NULL);
-    ag_table_cell(t, 0, 10, &df, NULL);
+    cr_assert_str_eq(ag_table_key(t, 11), "t");
+    ag_table_cell(t, 0, 11, &t_stat, NULL);
+    ag_table_cell(t, 0, 12, &df, NULL);
     cr_assert(fabs(t_stat + sqrt(6.0 / 5)) < 1e-15 && fabs(df - 100.0 / 17) < 1e-13,
               "t = %.17g, df = %.17g", t_stat, df);
     ag_table_delete(t);
