@@ -62,6 +62,12 @@ static const struct {
     [AG_M_FORMAN_MIN] = {"forman_min", AG_FAMILY_CURVATURE},
     [AG_M_OLLIVIER_MEAN] = {"ollivier_mean", AG_FAMILY_CURVATURE},
     [AG_M_OLLIVIER_MIN] = {"ollivier_min", AG_FAMILY_CURVATURE},
+    [AG_M_PREV_TOKEN_RATIO] = {"prev_token_ratio", AG_FAMILY_ATTENTION},
+    [AG_M_SELF_RATIO] = {"self_ratio", AG_FAMILY_ATTENTION},
+    [AG_M_DUPLICATE_TOKEN_SCORE] = {"duplicate_token_score", AG_FAMILY_ATTENTION},
+    [AG_M_DUPLICATE_TOKEN_BASELINE] = {"duplicate_token_baseline", AG_FAMILY_ATTENTION},
+    [AG_M_INDUCTION_SCORE] = {"induction_score", AG_FAMILY_ATTENTION},
+    [AG_M_INDUCTION_BASELINE] = {"induction_baseline", AG_FAMILY_ATTENTION},
 };
 
 static const char *const family_names[AG_FAMILY_COUNT] = {

@@ -15,7 +15,9 @@ extern "C" {
 
 /* Metric keys, in the order of docs/metrics.md (the column order of CSV/TSV).
  * lambda2_condition belongs to family B (`attention`) but is defined after
- * family E's table in docs/metrics.md, and takes that place in the column order. */
+ * family E's table in docs/metrics.md, and takes that place in the column
+ * order; so do the head detectors of family B (prev_token_ratio ...
+ * induction_baseline), printed after family F. */
 typedef enum {
     /* A. spectrum */
     AG_M_SIGMA_MAX, AG_M_SIGMA_GAP, AG_M_EFFECTIVE_RANK, AG_M_STABLE_RANK,
@@ -44,6 +46,13 @@ typedef enum {
     /* F. curvature of the thresholded attention graph */
     AG_M_EDGES, AG_M_FORMAN_MEAN, AG_M_FORMAN_MIN, AG_M_OLLIVIER_MEAN,
     AG_M_OLLIVIER_MIN,
+    /* B, head detectors against uniform attention (added after F, ABI rule:
+     * core.h): every square matrix ... */
+    AG_M_PREV_TOKEN_RATIO, AG_M_SELF_RATIO,
+    /* ... and where the token ids are known (ag_token_pattern_metrics; null
+     * otherwise) */
+    AG_M_DUPLICATE_TOKEN_SCORE, AG_M_DUPLICATE_TOKEN_BASELINE, AG_M_INDUCTION_SCORE,
+    AG_M_INDUCTION_BASELINE,
     AG_M_COUNT
 } ag_metric;
 
@@ -251,6 +260,35 @@ AG_EXPORT void ag_matrix_work_free(ag_matrix_work *w); /* NULL is fine */
 AG_EXPORT int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_set *sel,
                                      const ag_matrix_options *opt, ag_matrix_work *work, ag_record *rec,
                                      ag_error *err);
+
+/* ---- head detectors that need the token ids ----------------------------- */
+
+/* The token-pattern keys of family B (docs/metrics.md, family B, "Head
+ * detectors") of the n×n row-major attention matrix A (query rows, key
+ * columns, borrowed) of a text whose token ids are ids[0..n-1]:
+ * duplicate_token_score, induction_score and their uniform-attention
+ * baselines duplicate_token_baseline, induction_baseline, for the keys
+ * selected in sel (the others are left as they are). The detection patterns
+ * D are TransformerLens's (transformer_lens/head_detector.py,
+ * get_duplicate_token_head_detection_pattern and
+ * get_induction_head_detection_pattern): D_ij = 1 iff j < i and
+ * ids[j] = ids[i] (duplicate), iff 1 ≤ j ≤ i and ids[j−1] = ids[i]
+ * (induction). The score is their "mul" measure (compute_head_attention_
+ * similarity_score, exclude_bos and exclude_current_token False, A used as
+ * given) over the rows R where D has a 1: Σ_{i∈R} Σ_j A_ij D_ij /
+ * Σ_{i∈R} Σ_j A_ij; the baseline is that score for attention uniform over
+ * the k_i keys row i may attend to, mean over R of (Σ_j D_ij)/k_i.
+ * causal: 1 or 0 for k_i = i + 1 or n; < 0 to detect it from A as the key
+ * `causal` does (every entry above the diagonal exactly 0, n ≥ 2). Both
+ * patterns have their 1s in the same rows, as many per row (D_ind is D_dup
+ * moved one column right), so R and the two baselines are the same. ids
+ * NULL: every selected key null (as ag_matrix_metrics, which has no ids,
+ * leaves them). Null also when R is empty (no token id occurs twice), and
+ * a score when Σ_{i∈R} Σ_j A_ij = 0. Sets nothing else of rec: call it
+ * after ag_matrix_metrics on the same A. Thread-safe. Errors: AG_EINVAL
+ * for A NULL or n = 0, AG_ENONFINITE for NaN/Inf in A (naming the entry). */
+AG_EXPORT int ag_token_pattern_metrics(const double *A, size_t n, int causal, const int32_t *ids,
+                                       const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
 /* ---- head similarity ---------------------------------------------------- */
 
