@@ -21,6 +21,14 @@
  *   heads do the heavy lifting"); sink_ratio, the first key's mass against
  *   what uniform attention over the allowed keys gives it (the attention
  *   sink of Xiao et al. 2023), so that it does not fall with the length.
+ * head detectors: prev_token_ratio and self_ratio, A_{i,i−1} and A_ii
+ *   against uniform attention as sink_ratio measures A_i0 (the previous-token
+ *   and self heads of Clark et al. 2019 §3 and of TransformerLens's
+ *   head_detector); with the token ids, ag_token_pattern_metrics:
+ *   duplicate_token_score and induction_score, TransformerLens's
+ *   head_detector patterns and "mul" score (the induction heads of Olsson
+ *   et al. 2022, "In-context learning and induction heads"), and their
+ *   scores under uniform attention.
  */
 #include <float.h>
 #include <math.h>
@@ -228,12 +236,14 @@ static int spectral_keys(const double *A, const double *S, int e, size_t n, int 
  * A, so it is S's value times 2^e). k_i, the keys row i may attend to, is
  * i + 1 in a causal matrix and n otherwise, as for entropy_normalized: a
  * row whose first key is its only one (row 0 of a causal head, any row of a
- * 1×1 matrix) says nothing about a sink and is left out of sink_ratio. */
+ * 1×1 matrix) says nothing about a sink and is left out of sink_ratio;
+ * self_ratio and prev_token_ratio weigh A_ii and A_{i,i−1} by k_i the same
+ * way, over the same rows (prev_token_ratio: those with i ≥ 1). */
 static void role_keys(const double *S, int e, size_t n, int causal, const ag_metric_set *sel,
                       ag_record *rec)
 {
-    double dist = 0, self = 0, prev = 0, top = 0, sink = 0;
-    size_t sink_rows = 0;
+    double dist = 0, self = 0, prev = 0, top = 0, sink = 0, self_k = 0, prev_k = 0;
+    size_t sink_rows = 0, prev_rows = 0;
     for (size_t i = 0; i < n; i++) {
         const double *row = S + i * n;
         double d = 0, mx = row[0];
@@ -246,9 +256,14 @@ static void role_keys(const double *S, int e, size_t n, int causal, const ag_met
         self += row[i];
         prev += i ? row[i - 1] : 0;
         top += mx;
-        if (k >= 2) {
+        if (k >= 2) { /* the rows of sink_ratio, self_ratio and (i ≥ 1) prev_token_ratio */
             sink += row[0] * (double)k;
+            self_k += row[i] * (double)k;
             sink_rows++;
+            if (i) {
+                prev_k += row[i - 1] * (double)k;
+                prev_rows++;
+            }
         }
     }
     if (ON(AG_M_ATTENTION_DISTANCE))
@@ -261,6 +276,10 @@ static void role_keys(const double *S, int e, size_t n, int causal, const ag_met
         ag_record_put(rec, AG_M_MAX_MASS, top / (double)n, e);
     if (ON(AG_M_SINK_RATIO))
         ag_record_put(rec, AG_M_SINK_RATIO, sink_rows ? sink / (double)sink_rows : NAN, e);
+    if (ON(AG_M_PREV_TOKEN_RATIO))
+        ag_record_put(rec, AG_M_PREV_TOKEN_RATIO, prev_rows ? prev_k / (double)prev_rows : NAN, e);
+    if (ON(AG_M_SELF_RATIO))
+        ag_record_put(rec, AG_M_SELF_RATIO, sink_rows ? self_k / (double)sink_rows : NAN, e);
 }
 
 /* max_i |Σ_j A_ij − 1| from the rows of S = 2^-e·A, whose sums cannot
@@ -288,11 +307,19 @@ int ag_attention_family(const double *A, const double *S, int e, size_t n,
         row_sum_error(S, e, n, rec);
     if (ON(AG_M_ENTROPY_MEAN) || ON(AG_M_ENTROPY_NORMALIZED) || ON(AG_M_SINK_MASS))
         entropy_keys(A, S, e, n, causal, negative, sel, rec);
-    for (int k = AG_M_ATTENTION_DISTANCE; k <= AG_M_SINK_RATIO; k++)
-        if (ON(k)) {
+    static const ag_metric roles[] = {AG_M_ATTENTION_DISTANCE, AG_M_SELF_MASS,
+                                      AG_M_PREV_TOKEN_MASS,    AG_M_MAX_MASS,
+                                      AG_M_SINK_RATIO,         AG_M_PREV_TOKEN_RATIO,
+                                      AG_M_SELF_RATIO};
+    for (size_t k = 0; k < sizeof roles / sizeof *roles; k++)
+        if (ON(roles[k])) {
             role_keys(S, e, n, causal, sel, rec);
             break;
         }
+    /* the token-pattern keys need the ids: ag_token_pattern_metrics */
+    for (int k = AG_M_DUPLICATE_TOKEN_SCORE; k <= AG_M_INDUCTION_BASELINE; k++)
+        if (ON(k))
+            ag_record_set(rec, (ag_metric)k, AG_V_NULL, 0);
     int status = spectral_keys(A, S, e, n, causal, negative, sel, w, rec);
     if (status != AG_OK)
         return status;
@@ -306,5 +333,76 @@ int ag_attention_family(const double *A, const double *S, int e, size_t n,
             ag_record_set(rec, AG_M_SYMMETRY_SCORE, ok ? AG_V_NUMBER : AG_V_NULL,
                           sym2);
     }
+    return AG_OK;
+}
+
+/* ---- head detectors that need the token ids (attngeom/metrics.h) -------- */
+
+/* TransformerLens's patterns (transformer_lens/head_detector.py):
+ * get_duplicate_token_head_detection_pattern is tril(ids_i = ids_j) with
+ * its diagonal set to 0, so D_ij = 1 iff j < i and ids[j] = ids[i];
+ * get_induction_head_detection_pattern rolls it one column right, zeroes
+ * column 0 and takes tril again, so D_i,j+1 = 1 for the same pairs (j + 1
+ * ≤ i: no 1 is lost). Each pair (i, j) with j < i and ids[j] = ids[i] is a
+ * 1 of row i in both; R, the rows holding one, is the same for both, and so
+ * is each row's count c_i. The score, their "mul" measure over R (see
+ * metrics.h), is a ratio: it is summed on 2^-e·A (largest entry in
+ * [0.5, 1), ag_pow2_factors), where no sum can overflow nor a subnormal
+ * lose its digits. */
+int ag_token_pattern_metrics(const double *A, size_t n, int causal, const int32_t *ids,
+                             const ag_metric_set *sel, ag_record *rec, ag_error *err)
+{
+    static const ag_metric keys[] = {AG_M_DUPLICATE_TOKEN_SCORE, AG_M_DUPLICATE_TOKEN_BASELINE,
+                                     AG_M_INDUCTION_SCORE, AG_M_INDUCTION_BASELINE};
+    if (!A || !sel || !rec || n == 0)
+        return ag_error_set(err, AG_EINVAL, "token patterns: %s",
+                            n ? "no matrix, selection or record" : "empty matrix");
+    if (n > SIZE_MAX / sizeof(double) / n)
+        return ag_error_set(err, AG_ELIMIT, "token patterns: %zux%zu matrix: too large", n, n);
+    double amax;
+    if (!ag_finite_max_abs(A, n * n, &amax))
+        for (size_t k = 0; k < n * n; k++)
+            if (!isfinite(A[k]))
+                return ag_error_set(err, AG_ENONFINITE,
+                                    "non-finite value (%g) at row %zu, column %zu", A[k], k / n,
+                                    k % n);
+    int any = 0;
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        any |= ON(keys[k]);
+    if (!any)
+        return AG_OK;
+    double dup = 0, ind = 0, mass = 0, base = 0;
+    size_t rows = 0;
+    if (ids) {
+        if (causal < 0)
+            causal = is_causal(A, n);
+        double p[2];
+        ag_pow2_factors(amax, p);
+        for (size_t i = 0; i < n; i++) {
+            const double *row = A + i * n;
+            double d = 0, t = 0;
+            size_t c = 0;
+            for (size_t j = 0; j < i; j++)
+                if (ids[j] == ids[i]) {
+                    d += row[j] * p[0] * p[1];
+                    t += row[j + 1] * p[0] * p[1];
+                    c++;
+                }
+            if (!c)
+                continue;
+            dup += d;
+            ind += t;
+            mass += ag_scaled_sum(row, n, p);
+            base += (double)c / (double)(causal ? i + 1 : n);
+            rows++;
+        }
+    }
+    int scored = rows && mass != 0;
+    const double value[] = {scored ? dup / mass : NAN, rows ? base / (double)rows : NAN,
+                            scored ? ind / mass : NAN, rows ? base / (double)rows : NAN};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        if (ON(keys[k]))
+            ag_record_set(rec, keys[k], isfinite(value[k]) ? AG_V_NUMBER : AG_V_NULL,
+                          isfinite(value[k]) ? value[k] : 0);
     return AG_OK;
 }

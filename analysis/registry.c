@@ -62,6 +62,12 @@ static const struct {
     [AG_M_FORMAN_MIN] = {"forman_min", AG_FAMILY_CURVATURE},
     [AG_M_OLLIVIER_MEAN] = {"ollivier_mean", AG_FAMILY_CURVATURE},
     [AG_M_OLLIVIER_MIN] = {"ollivier_min", AG_FAMILY_CURVATURE},
+    [AG_M_PREV_TOKEN_RATIO] = {"prev_token_ratio", AG_FAMILY_ATTENTION},
+    [AG_M_SELF_RATIO] = {"self_ratio", AG_FAMILY_ATTENTION},
+    [AG_M_DUPLICATE_TOKEN_SCORE] = {"duplicate_token_score", AG_FAMILY_ATTENTION},
+    [AG_M_DUPLICATE_TOKEN_BASELINE] = {"duplicate_token_baseline", AG_FAMILY_ATTENTION},
+    [AG_M_INDUCTION_SCORE] = {"induction_score", AG_FAMILY_ATTENTION},
+    [AG_M_INDUCTION_BASELINE] = {"induction_baseline", AG_FAMILY_ATTENTION},
 };
 
 static const char *const family_names[AG_FAMILY_COUNT] = {
@@ -96,10 +102,20 @@ const char *ag_family_name(ag_family f)
     return (unsigned)f < AG_FAMILY_COUNT ? family_names[f] : NULL;
 }
 
-static void select_family(ag_metric_set *set, ag_family f)
+/* 1 when key m is computed by a command of these families: its family is
+ * one of them and, for a key that needs token ids, the command knows them
+ * (AG_FAMILIES_TOKEN_IDS). */
+static int computed(int m, unsigned families)
+{
+    int needs_ids = m >= AG_M_DUPLICATE_TOKEN_SCORE && m <= AG_M_INDUCTION_BASELINE;
+    return (families & AG_FAMILY_BIT(metric_table[m].family)) &&
+           (!needs_ids || (families & AG_FAMILIES_TOKEN_IDS));
+}
+
+static void select_family(ag_metric_set *set, ag_family f, unsigned families)
 {
     for (int m = 0; m < AG_M_COUNT; m++)
-        if (metric_table[m].family == f)
+        if (metric_table[m].family == f && computed(m, families))
             set->on[m] = 1;
 }
 
@@ -108,7 +124,7 @@ void ag_metric_set_families(ag_metric_set *set, unsigned families)
     memset(set, 0, sizeof *set);
     for (int f = 0; f < AG_FAMILY_COUNT; f++)
         if (families & AG_FAMILY_BIT(f))
-            select_family(set, (ag_family)f);
+            select_family(set, (ag_family)f, families);
 }
 
 void ag_metric_set_default(ag_metric_set *set)
@@ -122,7 +138,7 @@ static int select_item(ag_metric_set *set, const char *item, unsigned families)
 {
     if (strcmp(item, "all") == 0) {
         for (int m = 0; m < AG_M_COUNT; m++)
-            if (families & AG_FAMILY_BIT(metric_table[m].family))
+            if (computed(m, families))
                 set->on[m] = 1;
         return 1;
     }
@@ -130,13 +146,13 @@ static int select_item(ag_metric_set *set, const char *item, unsigned families)
         if (strcmp(item, family_names[f]) == 0) {
             if (!(families & AG_FAMILY_BIT(f)))
                 return -1;
-            select_family(set, (ag_family)f);
+            select_family(set, (ag_family)f, families);
             return 1;
         }
     int m = ag_metric_from_name(item);
     if (m < 0)
         return 0;
-    if (!(families & AG_FAMILY_BIT(metric_table[m].family)))
+    if (!computed(m, families))
         return -1;
     set->on[m] = 1;
     return 1;
@@ -224,7 +240,7 @@ unsigned ag_command_families(const char *command)
         const char *name;
         unsigned families;
     } commands[] = {{"matrix", AG_FAMILIES_MATRIX}, {"attention", AG_FAMILIES_MATRIX},
-                    {"analyze", AG_FAMILIES_HEADS}, {"weights", AG_FAMILIES_WEIGHTS},
+                    {"analyze", AG_FAMILIES_ANALYZE}, {"layer", AG_FAMILIES_HEADS}, {"weights", AG_FAMILIES_WEIGHTS},
                     {"residual", AG_FAMILIES_RESIDUAL}, {"rollout", AG_FAMILIES_ROLLOUT}};
     for (size_t k = 0; command && k < sizeof commands / sizeof *commands; k++)
         if (strcmp(command, commands[k].name) == 0)
@@ -242,8 +258,9 @@ int ag_metric_set_new(unsigned families, const char *list, ag_metric_set **out, 
     if (list)
         status = ag_metric_set_parse_families(set, list, families, err);
     else /* every command's default */
-        ag_metric_set_families(set, families & AG_FAMILIES_DEFAULT ? families & AG_FAMILIES_DEFAULT
-                                                                    : families);
+        ag_metric_set_families(set, families & AG_FAMILIES_DEFAULT
+                                        ? families & (AG_FAMILIES_DEFAULT | AG_FAMILIES_TOKEN_IDS)
+                                        : families);
     if (status != AG_OK) {
         free(set);
         return status;

@@ -15,7 +15,9 @@ extern "C" {
 
 /* Metric keys, in the order of docs/metrics.md (the column order of CSV/TSV).
  * lambda2_condition belongs to family B (`attention`) but is defined after
- * family E's table in docs/metrics.md, and takes that place in the column order. */
+ * family E's table in docs/metrics.md, and takes that place in the column
+ * order; so do the head detectors of family B (prev_token_ratio ...
+ * induction_baseline), printed after family F. */
 typedef enum {
     /* A. spectrum */
     AG_M_SIGMA_MAX, AG_M_SIGMA_GAP, AG_M_EFFECTIVE_RANK, AG_M_STABLE_RANK,
@@ -44,6 +46,13 @@ typedef enum {
     /* F. curvature of the thresholded attention graph */
     AG_M_EDGES, AG_M_FORMAN_MEAN, AG_M_FORMAN_MIN, AG_M_OLLIVIER_MEAN,
     AG_M_OLLIVIER_MIN,
+    /* B, head detectors against uniform attention (added after F, ABI rule:
+     * core.h): every square matrix ... */
+    AG_M_PREV_TOKEN_RATIO, AG_M_SELF_RATIO,
+    /* ... and where the token ids are known (ag_token_pattern_metrics; null
+     * otherwise) */
+    AG_M_DUPLICATE_TOKEN_SCORE, AG_M_DUPLICATE_TOKEN_BASELINE, AG_M_INDUCTION_SCORE,
+    AG_M_INDUCTION_BASELINE,
     AG_M_COUNT
 } ag_metric;
 
@@ -79,6 +88,14 @@ AG_EXPORT const char *ag_family_name(ag_family f);
 /* What a command computes on attention heads whose input is known
  * (analyze, layer): the matrix families plus stability. */
 #define AG_FAMILIES_HEADS (AG_FAMILIES_MATRIX | AG_FAMILY_BIT(AG_FAMILY_STABILITY))
+/* Not a family: a command that knows each input's token ids (analyze)
+ * adds it to its families, so that the keys that need them
+ * (duplicate_token_*, induction_*) are computed. Without it --metrics
+ * refuses them as keys the command does not compute and "all" or a
+ * family name leaves them out (matrix, layer, rollout have no ids). */
+#define AG_FAMILIES_TOKEN_IDS (1u << 31)
+/* What analyze computes: the heads' families, token-id keys included. */
+#define AG_FAMILIES_ANALYZE (AG_FAMILIES_HEADS | AG_FAMILIES_TOKEN_IDS)
 /* The default selection: the cheap families A, B, C. */
 #define AG_FAMILIES_DEFAULT (AG_FAMILY_BIT(AG_FAMILY_SPECTRUM) | \
                              AG_FAMILY_BIT(AG_FAMILY_ATTENTION) | \
@@ -89,8 +106,8 @@ AG_EXPORT const char *ag_family_name(ag_family f);
  * releases loops to this, not to its header's AG_M_COUNT. */
 AG_EXPORT int ag_metric_count(void);
 /* The families a command computes, as its --metrics accepts them:
- * "matrix" (and "attention") AG_FAMILIES_MATRIX, "analyze" AG_FAMILIES_HEADS,
- * "weights" AG_FAMILIES_WEIGHTS, "residual" and "rollout" theirs
+ * "matrix" (and "attention") AG_FAMILIES_MATRIX, "analyze" AG_FAMILIES_ANALYZE,
+ * "layer" AG_FAMILIES_HEADS, "weights" AG_FAMILIES_WEIGHTS, "residual" and "rollout" theirs
  * (attngeom/layers.h); 0 for another name. */
 AG_EXPORT unsigned ag_command_families(const char *command);
 
@@ -202,8 +219,9 @@ AG_EXPORT ag_record *ag_record_list_at(ag_record_list *list, size_t i);
 /* Compute the selected metrics of families A, B and C (and F, see
  * ag_matrix_metrics_ex) of the m×n matrix M
  * (row-major, borrowed) into rec (whose layer/head the caller sets; rows and
- * cols are set here). Keys that do not apply are AG_V_NULL as docs/metrics.md says;
- * unselected keys are AG_V_ABSENT.
+ * cols are set here). Keys that do not apply are AG_V_NULL as docs/metrics.md says
+ * (so are family B's token-pattern keys, which need the token ids:
+ * ag_token_pattern_metrics fills them); unselected keys are AG_V_ABSENT.
  *
  * One SVD (singular values only) serves every family-A key; family B uses the
  * diagonal as eigenvalues when M is causal (lower triangular), the
@@ -252,6 +270,35 @@ AG_EXPORT void ag_matrix_work_free(ag_matrix_work *w); /* NULL is fine */
 AG_EXPORT int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_set *sel,
                                      const ag_matrix_options *opt, ag_matrix_work *work, ag_record *rec,
                                      ag_error *err);
+
+/* ---- head detectors that need the token ids ----------------------------- */
+
+/* The token-pattern keys of family B (docs/metrics.md, family B, "Head
+ * detectors") of the n×n row-major attention matrix A (query rows, key
+ * columns, borrowed) of a text whose token ids are ids[0..n-1]:
+ * duplicate_token_score, induction_score and their uniform-attention
+ * baselines duplicate_token_baseline, induction_baseline, for the keys
+ * selected in sel (the others are left as they are). The detection patterns
+ * D are TransformerLens's (transformer_lens/head_detector.py,
+ * get_duplicate_token_head_detection_pattern and
+ * get_induction_head_detection_pattern): D_ij = 1 iff j < i and
+ * ids[j] = ids[i] (duplicate), iff 1 ≤ j ≤ i and ids[j−1] = ids[i]
+ * (induction). The score is their "mul" measure (compute_head_attention_
+ * similarity_score, exclude_bos and exclude_current_token False, A used as
+ * given) over the rows R where D has a 1: Σ_{i∈R} Σ_j A_ij D_ij /
+ * Σ_{i∈R} Σ_j A_ij; the baseline is that score for attention uniform over
+ * the k_i keys row i may attend to, mean over R of (Σ_j D_ij)/k_i.
+ * causal: 1 or 0 for k_i = i + 1 or n; < 0 to detect it from A as the key
+ * `causal` does (every entry above the diagonal exactly 0, n ≥ 2). Both
+ * patterns have their 1s in the same rows, as many per row (D_ind is D_dup
+ * moved one column right), so R and the two baselines are the same. ids
+ * NULL: every selected key null (as ag_matrix_metrics, which has no ids,
+ * leaves them). Null also when R is empty (no token id occurs twice), and
+ * a score when Σ_{i∈R} Σ_j A_ij = 0. Sets nothing else of rec: call it
+ * after ag_matrix_metrics on the same A. Thread-safe. Errors: AG_EINVAL
+ * for A NULL or n = 0, AG_ENONFINITE for NaN/Inf in A (naming the entry). */
+AG_EXPORT int ag_token_pattern_metrics(const double *A, size_t n, int causal, const int32_t *ids,
+                                       const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
 /* ---- head similarity ---------------------------------------------------- */
 

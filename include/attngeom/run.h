@@ -413,15 +413,18 @@ typedef struct {
     const ag_selection *heads;  /* over n_head; NULL: every head */
     ag_run_head_input_fn input; /* NULL: no family E even when selected */
     const void *input_ctx;
+    const int32_t *ids;         /* (n) the input's token ids: the token-pattern
+                                   keys (ag_token_pattern_metrics); NULL: null */
 } ag_run_layer_heads;
 /* Kind 3 of core.h's ABI rule: start from it. */
 #define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}
 
 /* Append to out one record per selected head of L, in head order (layer,
  * head, rows = cols = n, text): families A-C and F of its attention
- * (ag_matrix_metrics_work, opt's "edge_threshold") and, when opt's metrics
- * select family E and L has an input, ag_stability_metrics ("epsilon",
- * "trials", "seed"); heads in parallel (default metrics AG_FAMILIES_HEADS).
+ * (ag_matrix_metrics_work, opt's "edge_threshold"), with L's ids the
+ * token-pattern keys (ag_token_pattern_metrics, the mask detected from A)
+ * and, when opt's metrics select family E and L has an input,
+ * ag_stability_metrics ("epsilon", "trials", "seed"); heads in parallel (default metrics AG_FAMILIES_HEADS).
  * Returns AG_OK, or the status of the lowest failed head with *failed its
  * number and err its own message (the caller names layer and head); a
  * failure before any head ran (AG_ENOMEM "out of memory for records")

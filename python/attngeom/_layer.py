@@ -73,7 +73,7 @@ def layer(x, *, weights, heads, qkv=None, q=None, k=None, v=None, o=None, qkv_bi
               causal=bool(causal or window), linear=bool(linear), scale=scale or 0,
               rotary_dim=rotary_dim or 0, rope_theta=rope_theta or 0, softcap=softcap or 0,
               window=window or 0, precision=_PRECISION[precision])
-    sel = metric_set("analyze", metrics)
+    sel = metric_set("layer", metrics)
     opt = run_options(jobs=jobs, precision=precision, edge_threshold=edge_threshold,
                       epsilon=epsilon, trials=trials, seed=seed)
     lib.ag_run_options_set_metrics(opt, sel)

@@ -179,7 +179,7 @@ static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, v
 int cmd_analyze(int argc, char **argv)
 {
     cli_model_run r = {0};
-    if (cli_common_init(&r.common, AG_FAMILIES_HEADS))
+    if (cli_common_init(&r.common, AG_FAMILIES_ANALYZE))
         return 1;
     r.common.agg.allowed = 1;
     int rc = cli_model_run_parse(&r, "analyze", analyze_help, argc, argv, NULL, 1);

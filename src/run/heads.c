@@ -73,8 +73,11 @@ static int head_task(size_t i, int worker, void *user)
     ag_record_set_text(r, L->text);
     ag_matrix_options mo = AG_MATRIX_OPTIONS_DEFAULT;
     mo.edge_threshold = j->opt->edge_threshold;
-    int status = ag_matrix_metrics_work(L->attn + (size_t)h * L->n * L->n, L->n, L->n, j->sel,
-                                        &mo, ag_workers_work(j->w), r, &j->errs[i]);
+    const double *A = L->attn + (size_t)h * L->n * L->n;
+    int status = ag_matrix_metrics_work(A, L->n, L->n, j->sel, &mo, ag_workers_work(j->w), r,
+                                        &j->errs[i]);
+    if (status == AG_OK && L->ids)
+        status = ag_token_pattern_metrics(A, L->n, -1, L->ids, j->sel, r, &j->errs[i]);
     if (status == AG_OK && j->stability) {
         ag_head_input in;
         L->input(L->input_ctx, h, &in);
@@ -150,6 +153,7 @@ typedef struct {
     const ag_selection *heads;
     int stability;
     long text;
+    const int32_t *ids;        /* (n) the input's token ids; NULL for a tensor input */
     ag_record_list *recs;
     ag_error err; /* the failure, naming layer and head */
 } analyze_job;
@@ -184,6 +188,7 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     L.heads = a->heads;
     L.input = a->stability ? view_head_input : NULL;
     L.input_ctx = &li;
+    L.ids = a->ids;
     int h = -1;
     ag_error e = {0};
     if (status == AG_OK && (status = ag_run_heads(a->w, &L, a->opt, a->recs, &h, &e)) != AG_OK) {
@@ -210,7 +215,7 @@ int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_optio
     ag_workers *own = NULL;
     ag_selection *layers = NULL, *heads = NULL;
     ag_record_list *recs = NULL;
-    int status = agr_metrics(&o, AG_FAMILIES_HEADS, &o.metrics, &own_sel, err);
+    int status = agr_metrics(&o, AG_FAMILIES_ANALYZE, &o.metrics, &own_sel, err);
     if (status == AG_OK)
         status = agr_model_selections(m, &o, &layers, &heads, err);
     if (status == AG_OK)
@@ -219,7 +224,7 @@ int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_optio
         status = ag_error_set(err, AG_ENOMEM, "out of memory");
     if (status == AG_OK) {
         analyze_job a = {.m = m, .opt = &o, .w = w, .layer_on = ag_selection_mask(layers),
-                         .heads = heads, .text = given.text, .recs = recs,
+                         .heads = heads, .text = given.text, .ids = given.ids, .recs = recs,
                          .stability = ag_family_selected(o.metrics, AG_FAMILY_STABILITY)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
         status = ag_run_forward(m, in, &fo, analyze_layer, &a, NULL, err);

@@ -139,7 +139,7 @@ static const ag_metric invariant[] = {
 static const ag_metric homogeneous[] = {
     AG_M_SIGMA_MAX, AG_M_LAMBDA2_ABS, AG_M_SPECTRAL_GAP, AG_M_SINK_MASS,
     AG_M_ATTENTION_DISTANCE, AG_M_SELF_MASS, AG_M_PREV_TOKEN_MASS, AG_M_MAX_MASS,
-    AG_M_SINK_RATIO};
+    AG_M_SINK_RATIO, AG_M_PREV_TOKEN_RATIO, AG_M_SELF_RATIO};
 
 /* B: positive 6×6 (rows normalised, largest entry in [0.5, 1)). For 2^k·B
  * with |k| > 100 the library computes on 2^-k·(2^k·B) = B itself, so the

@@ -17,13 +17,6 @@
 
 TestSuite(roles);
 
-static double *square(size_t n)
-{
-    double *A = calloc(n * n, sizeof *A);
-    cr_assert_not_null(A);
-    return A;
-}
-
 /* ---- head-role keys: closed forms ----------------------------------------- */
 
 /* I_n: every query reads itself. Σ_j A_ij |i−j| = 0, A_ii = 1 = max_j A_ij,
@@ -32,7 +25,7 @@ static double *square(size_t n)
 Test(roles, identity)
 {
     for (size_t n = 2; n <= 17; n += 5) {
-        double *A = square(n);
+        double *A = test_square(n);
         for (size_t i = 0; i < n; i++)
             A[i * n + i] = 1;
         ag_record r = run(A, n, n);
@@ -53,7 +46,7 @@ Test(roles, identity)
 Test(roles, causal_shift)
 {
     for (size_t n = 2; n <= 30; n += 7) {
-        double *A = square(n);
+        double *A = test_square(n);
         A[0] = 1;
         for (size_t i = 1; i < n; i++)
             A[i * n + i - 1] = 1;
@@ -76,7 +69,7 @@ Test(roles, causal_shift)
 Test(roles, uniform_causal)
 {
     for (size_t n = 2; n <= 200; n = n * 3 / 2 + 1) {
-        double *A = square(n), harmonic = 0;
+        double *A = test_square(n), harmonic = 0;
         for (size_t i = 0; i < n; i++) {
             for (size_t j = 0; j <= i; j++)
                 A[i * n + j] = 1.0 / (double)(i + 1);
@@ -101,7 +94,7 @@ Test(roles, uniform_causal)
 Test(roles, uniform_noncausal)
 {
     for (size_t n = 2; n <= 200; n = n * 3 / 2 + 1) {
-        double *A = square(n);
+        double *A = test_square(n);
         for (size_t k = 0; k < n * n; k++)
             A[k] = 1.0 / (double)n;
         ag_record r = run(A, n, n);
@@ -226,7 +219,7 @@ static double js(const double *A, const double *B, size_t rows, size_t cols)
 Test(roles, js_identity_vs_uniform)
 {
     for (size_t n = 1; n <= 64; n = 2 * n + 1) {
-        double *I = square(n), *U = square(n), *C = square(n), causal = 0;
+        double *I = test_square(n), *U = test_square(n), *C = test_square(n), causal = 0;
         for (size_t i = 0; i < n; i++) {
             I[i * n + i] = 1;
             for (size_t j = 0; j < n; j++)

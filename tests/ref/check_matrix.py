@@ -72,7 +72,7 @@ ATOL = 1e-12
 # accept any value at all.  The other keys are scale-free (ratios, ranks,
 # cosines, the normalised Laplacian's fiedler) and keep ATOL.
 HEAD_ROLE_KEYS = ("attention_distance", "self_mass", "prev_token_mass",
-                  "max_mass", "sink_ratio")
+                  "max_mass", "sink_ratio", "prev_token_ratio", "self_ratio")
 SCALED_KEYS = {"sigma_max", "lambda2_abs", "spectral_gap", "sink_mass",
                "entropy_mean", "entropy_normalized"} | set(HEAD_ROLE_KEYS)
 MISMATCH_DIR = "/tmp/ag_mismatch"
@@ -495,7 +495,8 @@ def ldexp_or_none(v, k):
 def scaled_reference(M, k, with_curvature):
     """The reference record of A = 2^k M from M: scale-free keys are M's;
     sigma_max, lambda2_abs, spectral_gap, sink_mass and the head-role keys
-    (attention_distance ... sink_ratio) are 2^k times M's;
+    (attention_distance ... sink_ratio, prev_token_ratio, self_ratio) are
+    2^k times M's;
     -sum a ln a over a row is 2^k (h_i - k ln2 r_i) with h_i = -sum m ln m and
     r_i the row sum of M; row_sum_error is max |2^k r_i - 1|; family F runs
     on M at the threshold 2^-k/n, the same graph as A at 1/n."""

@@ -31,10 +31,15 @@ GEOMETRY_KEYS = ["mean_cosine", "pc1_share", "res_ratio"]
 CONDITION_KEYS = ["lambda2_condition"]
 CURVATURE_KEYS = ["edges", "forman_mean", "forman_min", "ollivier_mean",
                   "ollivier_min"]
-DEFAULT_KEYS = SPECTRUM_KEYS + ATTENTION_KEYS + GEOMETRY_KEYS + CONDITION_KEYS
-ALL_KEYS = DEFAULT_KEYS + CURVATURE_KEYS
+# Family B's head detectors, added after family F (the ABI rule of core.h);
+# the token-pattern keys (duplicate_token_*, induction_*) need token ids:
+# `matrix` does not compute them (only analyze does).
+DETECTOR_KEYS = ["prev_token_ratio", "self_ratio"]
+DEFAULT_KEYS = SPECTRUM_KEYS + ATTENTION_KEYS + GEOMETRY_KEYS + CONDITION_KEYS + DETECTOR_KEYS
+ALL_KEYS = (SPECTRUM_KEYS + ATTENTION_KEYS + GEOMETRY_KEYS + CONDITION_KEYS + CURVATURE_KEYS
+            + DETECTOR_KEYS)
 FAMILIES = {"spectrum": SPECTRUM_KEYS,
-            "attention": ATTENTION_KEYS + CONDITION_KEYS,
+            "attention": ATTENTION_KEYS + CONDITION_KEYS + DETECTOR_KEYS,
             "geometry": GEOMETRY_KEYS, "curvature": CURVATURE_KEYS}
 # Above this size the dense eig with eigenvectors of a causal matrix is
 # replaced by triangular substitution (same definition, O(n^2) per vector).
@@ -168,7 +173,7 @@ def attention(A, use_diagonal=None, lam=None):
     A = np.asarray(A, dtype=np.float64)
     m, n = A.shape
     if m != n:
-        return {k: None for k in ATTENTION_KEYS}
+        return {k: None for k in ATTENTION_KEYS + DETECTOR_KEYS}
     out = {}
     causal = is_causal(A)
     out["causal"] = bool(causal)
@@ -231,6 +236,12 @@ def head_roles(A, causal):
     k = np.arange(1, n + 1) if causal else np.full(n, n)
     rows = k >= 2
     out["sink_ratio"] = float(np.mean(A[rows, 0] * k[rows])) if np.any(rows) else None
+    # the head detectors: A_ii k_i over the same rows, A_{i,i-1} k_i over
+    # those with i >= 1
+    out["self_ratio"] = float(np.mean(np.diag(A)[rows] * k[rows])) if np.any(rows) else None
+    prev = rows & (np.arange(n) >= 1)
+    out["prev_token_ratio"] = (float(np.mean(A[np.arange(1, n), np.arange(n - 1)] * k[1:]))
+                               if np.any(prev) else None)
     return out
 
 
@@ -482,10 +493,18 @@ def self_test():
         check("uniform%d sink_ratio" % n, metrics(U)["sink_ratio"], 1.0)
         check("uniform%d attention_distance" % n, metrics(U)["attention_distance"],
               (n * n - 1) / (3 * n))
+        # the ratios: 1 for uniform attention, causal or not; the shift
+        # gives mean over i >= 1 of (i + 1) = (n + 2)/2
+        for name, M in (("causal", L), ("uniform", U)):
+            check("%s%d prev_token_ratio" % (name, n), metrics(M)["prev_token_ratio"], 1.0)
+            check("%s%d self_ratio" % (name, n), metrics(M)["self_ratio"], 1.0)
+        check("shift%d prev_token_ratio" % n, r["prev_token_ratio"], (n + 2) / 2)
+        check("shift%d self_ratio" % n, r["self_ratio"], 0.0)
     r = metrics(np.array([[0.5, 0.3, 0.2], [0.1, 0.6, 0.3], [0.6, 0.2, 0.2]]))
     for key, want in (("attention_distance", 5 / 6), ("self_mass", 13 / 30),
                       ("prev_token_mass", 0.15), ("max_mass", 17 / 30),
-                      ("sink_ratio", 1.2)):
+                      ("sink_ratio", 1.2), ("self_ratio", 1.3),
+                      ("prev_token_ratio", 0.45)):
         check("3x3 %s" % key, r[key], want)
     # zero matrix
     for shape in ((1, 1), (3, 3), (2, 5)):
@@ -505,7 +524,7 @@ def self_test():
             check("zero fiedler", r["fiedler"], 1.0)  # L = I
             check("zero asymmetry", r["asymmetry"], None)
         if shape == (2, 5):
-            for key in ATTENTION_KEYS:
+            for key in ATTENTION_KEYS + DETECTOR_KEYS:
                 check("zero(2,5) %s" % key, r[key], None)
     # permutation (cyclic shift): eigenvalues = n-th roots of unity
     n = 5
@@ -590,7 +609,7 @@ def self_test():
     check("rank4 participation_ratio", r["participation_ratio"],
           float(np.sum(s ** 2) ** 2 / np.sum(s ** 4)), rtol=1e-9)
     check("rank4 sigma_gap", r["sigma_gap"], 1 - 3 / 5, rtol=1e-9)
-    for key in ATTENTION_KEYS:
+    for key in ATTENTION_KEYS + DETECTOR_KEYS:
         check("30x20 %s" % key, r[key], None)
     # mean_cosine with a zero row: zero rows are ignored
     X = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 2.0]])

@@ -18,7 +18,8 @@ Test(access, counts_errors_and_selections)
 {
     cr_assert_eq(ag_metric_count(), AG_M_COUNT);
     cr_assert_eq(ag_command_families("matrix"), AG_FAMILIES_MATRIX);
-    cr_assert_eq(ag_command_families("analyze"), AG_FAMILIES_HEADS);
+    cr_assert_eq(ag_command_families("analyze"), AG_FAMILIES_ANALYZE);
+    cr_assert_eq(ag_command_families("layer"), AG_FAMILIES_HEADS);
     cr_assert_eq(ag_command_families("weights"), AG_FAMILIES_WEIGHTS);
     cr_assert_eq(ag_command_families("nope"), 0);
     ag_error *err = ag_error_new();

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include <criterion/criterion.h>
 
@@ -58,6 +59,14 @@ static inline void expect_null(const ag_record *r, ag_metric k)
 {
     cr_assert_eq(r->kind[k], AG_V_NULL, "%s: expected null, got kind %d value %.17g",
                  ag_metric_name(k), r->kind[k], r->value[k]);
+}
+
+/* A zero n×n matrix on the heap (the caller frees it). */
+static inline double *test_square(size_t n)
+{
+    double *A = calloc(n * n, sizeof *A);
+    cr_assert_not_null(A);
+    return A;
 }
 
 /* Uniform on [0, 1), 53 bits. */
