@@ -154,6 +154,10 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "attngeom CMD: MESSAGE (see attngeom CMD --help)" and return 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The usage error for an unknown option arg of cmd (returns 2), with "did
+ * you mean" the closest option (Damerau–Levenshtein distance ≤ 2) among
+ * those cmd's help text names and those every command takes. */
+int cli_unknown_option(const char *cmd, const char *help, const char *arg);
 /* Print a library error as one line and return 1. */
 int cli_fail_error(const ag_error *err);
 
@@ -615,6 +619,7 @@ void cli_tensors_free(cli_tensors *t);
 /* Subcommands. */
 int cmd_matrix(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);

@@ -124,7 +124,7 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
             name = valued[k];
     if (!name) {
         if (strcmp(a, "--values") != 0 && strcmp(a, "--relative") != 0)
-            return cli_usage_error("plot", "unknown option '%s'", a), -1;
+            return cli_unknown_option("plot", plot_help, a), -1;
         *(strcmp(a, "--values") ? &o->relative : &o->values) = 1;
         return 1;
     }

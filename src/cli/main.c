@@ -29,6 +29,7 @@ static const char main_help[] =
     "  compare A B       Welch t-test (and permutation test) of every metric of\n"
     "                    two sets of saved records\n"
     "  plot INPUT        a figure (SVG, PDF, PNG) of records or of a .npy\n"
+    "  metrics [KEYS]    every metric key: family, definition, null case, reference\n"
     "\n"
     "Every command takes --format table|json|jsonl|csv|tsv|md|latex, -o FILE,\n"
     "--metrics LIST, --expect GOLDEN.json and --help; analyze, residual,\n"
