@@ -156,8 +156,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The usage error for an unknown option arg of cmd (returns 2), with "did
  * you mean" the closest option (Damerau–Levenshtein distance ≤ 2) among
- * those cmd's help text names and those every command takes. */
-int cli_unknown_option(const char *cmd, const char *help, const char *arg);
+ * those cmd's help text names and, when takes_common, those of
+ * cli_common_option. */
+int cli_unknown_option(const char *cmd, const char *help, int takes_common, const char *arg);
 /* Print a library error as one line and return 1. */
 int cli_fail_error(const ag_error *err);
 

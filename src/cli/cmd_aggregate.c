@@ -162,7 +162,7 @@ int cmd_aggregate(int argc, char **argv)
         else if (strcmp(argv[i], "--help") == 0)
             rc = -1;
         else if (argv[i][0] == '-' && argv[i][1])
-            rc = cli_unknown_option("aggregate", aggregate_help, argv[i]);
+            rc = cli_unknown_option("aggregate", aggregate_help, 1, argv[i]);
         else
             files[n++] = argv[i];
     }
@@ -320,7 +320,7 @@ int cmd_compare(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0)
             return fputs(compare_help, stdout), 0;
         if (argv[i][0] == '-' && argv[i][1])
-            return cli_unknown_option("compare", compare_help, argv[i]);
+            return cli_unknown_option("compare", compare_help, 1, argv[i]);
         if (n == 2)
             return cli_usage_error("compare", "two record files, A and B ('%s' is a third)", argv[i]);
         files[n++] = argv[i];

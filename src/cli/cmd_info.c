@@ -193,7 +193,7 @@ int cmd_info(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0)
             return fputs(info_help, stdout), 0;
         if (argv[i][0] == '-' && argv[i][1])
-            return cli_unknown_option("info", info_help, argv[i]);
+            return cli_unknown_option("info", info_help, 1, argv[i]);
         if (path)
             return cli_usage_error("info", "one PATH only");
         path = argv[i];

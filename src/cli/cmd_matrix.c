@@ -119,7 +119,7 @@ int cmd_matrix(int argc, char **argv)
             if (!(tensor = cli_option_value("matrix", "--tensor", argc, argv, &i)))
                 return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_unknown_option("matrix", matrix_help, argv[i]);
+            return cli_unknown_option("matrix", matrix_help, 1, argv[i]);
         } else if (path) {
             return cli_usage_error("matrix", "one FILE only ('%s' and '%s')", path, argv[i]);
         } else {

@@ -80,7 +80,7 @@ int cmd_metrics(int argc, char **argv)
             if (strcmp(argv[i], "--help") == 0)
                 return fputs(metrics_help, stdout), 0;
             if (argv[i][0] == '-' && argv[i][1])
-                return cli_unknown_option("metrics", metrics_help, argv[i]);
+                return cli_unknown_option("metrics", metrics_help, 1, argv[i]);
             v = argv[i];
         }
         if (list)

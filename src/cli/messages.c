@@ -94,13 +94,16 @@ int cli_fail_error(const ag_error *err)
 }
 
 /* The options a command names in its help text: each "-x" or "--name"
- * that begins a word (after a space, '[', '(' , '|' or a line start), at
+ * that begins a word (after a space, '[', '(' , '|' or a line start) and
+ * is not quoted in backticks (`attngeom tokenize --format json`), at
  * most max of them, each copied into names[k] (up to 31 bytes). */
 static size_t help_options(const char *help, char names[][32], size_t max)
 {
     size_t n = 0;
+    int quoted = 0; /* inside `...`: another command's words, not this one's */
     for (const char *p = help; *p && n < max; p++) {
-        if (*p != '-' || (p > help && !strchr(" [(|\n", p[-1])))
+        quoted ^= *p == '`';
+        if (quoted || *p != '-' || (p > help && !strchr(" [(|\n", p[-1])))
             continue;
         size_t len = strspn(p + 1, "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") + 1;
         if (len < 2 || len > 31 || (p[1] == '-' && len < 3))
@@ -116,10 +119,10 @@ static size_t help_options(const char *help, char names[][32], size_t max)
     return n;
 }
 
-int cli_unknown_option(const char *cmd, const char *help, const char *arg)
+int cli_unknown_option(const char *cmd, const char *help, int takes_common, const char *arg)
 {
     /* every command's own options are in its help; these, which every
-     * command takes (cli_common_option), may not be */
+     * command but plot takes (cli_common_option), may not be */
     static const char *const common[] = {"--format", "-o", "--output", "--metrics",
                                          "--expect", "--rtol", "--atol", "--label", "--help"};
     enum { NCOMMON = sizeof common / sizeof *common, MAX = 96 };
@@ -129,7 +132,7 @@ int cli_unknown_option(const char *cmd, const char *help, const char *arg)
     for (size_t k = 0; k < n; k++)
         cands[k] = names[k];
     for (size_t k = 0; k < NCOMMON; k++)
-        cands[n + k] = common[k];
+        cands[n + k] = takes_common ? common[k] : NULL;
     /* --name=VALUE: the name alone is what was misspelt */
     size_t len = strcspn(arg, "=");
     snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), arg);

@@ -1,0 +1,122 @@
+#!/bin/sh
+# tests/cli/help.sh CLI — help that cannot drift (issue 26, item 6):
+#  - `attngeom metrics` lists exactly the keys of docs/metrics.md's tables
+#    (their first column; "`qk_` + every family-A key" expanded), in the
+#    records' column order, and each key's definition and null case are the
+#    cells of its row there (`\|` read as `|`; families E and F have no
+#    null column: their null cases are the prose's, checked as non-empty);
+#  - `metrics FAMILY|KEY` and every format;
+#  - "did you mean" (Damerau–Levenshtein ≤ 2) in the one error line for an
+#    unknown metric, command and option of every command, and none when
+#    nothing is that close;
+#  - every option a command's --help names is accepted by its parser (it is
+#    never "unknown option").
+
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+need docs/metrics.md
+
+runj all metrics --format json
+runj allcsv metrics --format csv
+runj spectrum metrics spectrum --format json
+runj one metrics sigma_max,geometry --format jsonl
+runj table metrics
+
+PYSCRIPT='
+import csv, re
+rows = {}
+A = []
+for line in open("docs/metrics.md", encoding="utf-8"):
+    if line.startswith("## Null cases at a glance"):
+        break
+    if not line.startswith("| `"):
+        continue
+    cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.rstrip("\n"))[1:-1]]
+    keys = re.findall(r"`([a-z0-9_]+)`", cells[0])
+    if "family-A key" in cells[0]:
+        keys = [keys[0] + k for k in A]
+    elif len(A) < 6:
+        A += keys
+    for k in keys:
+        assert k not in rows, "key twice in docs/metrics.md: " + k
+        rows[k] = cells[1:]
+got = load(a[0])["records"]
+keys = [r["key"] for r in got]
+assert len(keys) == len(set(keys)), "a key twice"
+assert set(keys) == set(rows), ("registry only", sorted(set(keys) - set(rows)), "docs only", sorted(set(rows) - set(keys)))
+assert len(keys) == 56
+for r in got:
+    doc = rows[r["key"]]
+    assert r["definition"] == doc[0], (r["key"], r["definition"], doc[0])
+    if len(doc) > 1:
+        assert r["null_when"] == doc[1], (r["key"], r["null_when"], doc[1])
+    assert r["null_when"] and r["reference"], r["key"]
+    assert r["family"] in ("spectrum", "attention", "geometry", "weights", "stability", "curvature")
+# the column order of the records (docs/metrics.md: A, B, C, D, E, lambda2_condition, F, detectors)
+assert keys[:3] == ["sigma_max", "sigma_gap", "effective_rank"] and keys[-1] == "induction_baseline"
+assert keys.index("lambda2_condition") == keys.index("qk_cos_mean") + 1
+# CSV carries the same cells
+with open(a[1], encoding="utf-8", newline="") as f:
+    c = list(csv.DictReader(f))
+assert [r["key"] for r in c] == keys and [r["definition"] for r in c] == [r["definition"] for r in got]
+# a family, and a list of a key and a family
+sp = [r["key"] for r in load(a[2])["records"]]
+assert sp == A == ["sigma_max", "sigma_gap", "effective_rank", "stable_rank", "participation_ratio", "numerical_rank"], sp
+lines = [json.loads(l) for l in open(a[3])]
+one = [l["key"] for l in lines if "key" in l]
+assert one == ["sigma_max", "mean_cosine", "pc1_share", "res_ratio"], one
+# the table: one block per key, its first line "key (family)"
+heads = [l for l in open(a[4], encoding="utf-8") if l.strip() and not l.startswith(" ")]
+assert [h.split(" (")[0] for h in heads] == keys
+assert heads[0] == "sigma_max (spectrum)\n"
+'
+pycheck "metrics lists exactly docs/metrics.md's keys, definitions and null cases" \
+    "$T/all" "$T/allcsv" "$T/spectrum" "$T/one" "$T/table"
+
+# ---- did you mean ---------------------------------------------------------
+"$PY" -c 'import numpy as np; np.save("'"$T"'/a.npy", np.full((3, 3), 1 / 3))'
+run_case 2 "'sigma_mx' (did you mean sigma_max?)" "metric typo (deletion)" matrix "$T/a.npy" --metrics sigma_mx
+run_case 2 "'entropy_maen' (did you mean entropy_mean?)" "metric typo (transposition)" \
+    matrix "$T/a.npy" --metrics entropy_maen
+run_case 2 "'spectrm' (did you mean spectrum?)" "family typo" matrix "$T/a.npy" --metrics spectrm
+run_case 2 "(did you mean induction_score?)" "metric typo, analyze's keys" \
+    analyze "$GPT2" --text hi --metrics inducton_score
+run_case 2 "'nothing_like_it'" "no suggestion beyond distance 2" matrix "$T/a.npy" --metrics nothing_like_it
+DESC="no suggestion beyond distance 2: none given"; N=$((N + 1))
+grep -q "did you mean" "$T/stderr" && fail "$(cat "$T/stderr")"
+run_case 2 "unknown command 'anaylze' (did you mean analyze?" "command typo" anaylze "$GPT2"
+run_case 2 "unknown command 'metrcs' (did you mean metrics?" "command typo, metrics" metrcs
+run_case 2 "unknown command 'frobnicate'" "unknown command, nothing close" frobnicate
+DESC="unknown command, nothing close: no suggestion"; N=$((N + 1))
+grep -q "did you mean" "$T/stderr" && fail "$(cat "$T/stderr")"
+
+# an option typo for every command: --fromat is 1 from --format, which all
+# but plot take
+for cmd in matrix info tokenize attention analyze layer weights residual rollout similarity \
+    aggregate compare metrics; do
+    run_case 2 "unknown option '--fromat' (did you mean --format?)" "option typo: $cmd" $cmd --fromat json
+done
+run_case 2 "unknown option '--fromat'" "plot takes no --format: nothing suggested" plot --fromat svg
+DESC="plot --fromat: no suggestion"; N=$((N + 1))
+grep -q "did you mean" "$T/stderr" && fail "$(cat "$T/stderr")"
+run_case 2 "(did you mean --tokens?)" "option typo, a command's own option" plot x.jsonl --tokesn 3
+run_case 2 "(did you mean --query?)" "option typo, plot --query (now in its help)" plot x.jsonl --qeury 3
+run_case 2 "(did you mean --aggregate?)" "option typo, --aggregate" analyze "$GPT2" --agregate
+run_case 2 "'--frmat=jsn'" "--name=VALUE typo: the value is not the option" matrix "$T/a.npy" --frmat=jsn
+DESC="--frmat=jsn suggests --format"; N=$((N + 1))
+grep -qF "(did you mean --format?)" "$T/stderr" || fail "$(cat "$T/stderr")"
+
+# ---- every option --help names is accepted ---------------------------------
+for cmd in matrix info tokenize attention analyze layer weights residual rollout similarity \
+    aggregate compare plot metrics; do
+    "$CLI" $cmd --help >"$T/help.$cmd" 2>&1 || { check "$cmd --help"; fail "exit $?"; continue; }
+    # options quoted in backticks are another command's (`tokenize --format json`)
+    for opt in $(sed 's/`[^`]*`//g' "$T/help.$cmd" | grep -oE '(^|[ [(|])--?[A-Za-z][-A-Za-z0-9]*' |
+        sed 's/^[ [(|]//' | sort -u); do
+        check "$cmd --help names $opt: the parser takes it"
+        "$CLI" $cmd "$opt" >"$T/o.opt" 2>&1 </dev/null
+        grep -q "unknown option" "$T/o.opt" && fail "$(head -c 300 "$T/o.opt")"
+    done
+done
+
+finish
