@@ -159,6 +159,17 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * those cmd's help text names and, when takes_common, those of
  * cli_common_option. */
 int cli_unknown_option(const char *cmd, const char *help, int takes_common, const char *arg);
+/* A file given to the wrong reader, named for what it is: when path's first
+ * bytes are of one of the kinds in `wrong` (AG_FILE_BIT of ag_file_kind),
+ * print "PATH is a .npy file; CMD takes TAKES" and return 1; else (also for
+ * "-" and a file that cannot be read, which the reader reports) 0. */
+#define AG_FILE_BIT(k) (1u << (k))
+#define CLI_NOT_RECORDS (AG_FILE_BIT(AG_FILE_NPY) | AG_FILE_BIT(AG_FILE_SAFETENSORS) | \
+                         AG_FILE_BIT(AG_FILE_PNG) | AG_FILE_BIT(AG_FILE_JPEG) | AG_FILE_BIT(AG_FILE_WAV))
+#define CLI_NOT_TENSORS (AG_FILE_BIT(AG_FILE_PNG) | AG_FILE_BIT(AG_FILE_JPEG) | \
+                         AG_FILE_BIT(AG_FILE_WAV) | AG_FILE_BIT(AG_FILE_JSON) | \
+                         AG_FILE_BIT(AG_FILE_TEXT_TABLE))
+int cli_wrong_reader(const char *cmd, const char *path, unsigned wrong, const char *takes);
 /* Print a library error as one line and return 1. */
 int cli_fail_error(const ag_error *err);
 

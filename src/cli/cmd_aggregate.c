@@ -41,6 +41,9 @@ static int check_inputs(const char *cmd, const cli_common *c, char **files, size
         if (cli_paths_check(outs, 1, ins, m))
             return 1;
     }
+    for (size_t k = 0; k < n; k++)
+        if (cli_wrong_reader(cmd, files[k], CLI_NOT_RECORDS, "records (JSON/JSONL/CSV/TSV)"))
+            return 1;
     return 0;
 }
 

@@ -132,7 +132,8 @@ int cmd_matrix(int argc, char **argv)
         return EXIT_USAGE;
     cli_set_model_name(&common, path);
     cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"FILE", path}, {"--expect", common.expect_path}};
-    if (cli_paths_check(outs, 1, ins, 2))
+    if (cli_paths_check(outs, 1, ins, 2) ||
+        cli_wrong_reader("matrix", path, CLI_NOT_TENSORS, "a .npy or .safetensors file"))
         return 1;
 
     ag_array a = {0};

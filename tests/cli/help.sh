@@ -10,7 +10,9 @@
 #    unknown metric, command and option of every command, and none when
 #    nothing is that close;
 #  - every option a command's --help names is accepted by its parser (it is
-#    never "unknown option").
+#    never "unknown option");
+#  - a file given to the wrong reader is named for what it is (.npy,
+#    safetensors, PNG, WAV where records are expected, and vice versa).
 
 . "$(dirname "$0")/lib.sh"
 ag_setup "$@"
@@ -105,6 +107,27 @@ run_case 2 "(did you mean --aggregate?)" "option typo, --aggregate" analyze "$GP
 run_case 2 "'--frmat=jsn'" "--name=VALUE typo: the value is not the option" matrix "$T/a.npy" --frmat=jsn
 DESC="--frmat=jsn suggests --format"; N=$((N + 1))
 grep -qF "(did you mean --format?)" "$T/stderr" || fail "$(cat "$T/stderr")"
+
+# ---- a file given to the wrong reader ---------------------------------------
+D=$ROOT/tests/golden/data PNG=$ROOT/tests/data/images/rgb8_37x23.png WAV=$ROOT/tests/data/audio/chirp_1s.wav
+printf 'layer,head,sigma_max\n0,0,1\n' >"$T/r.csv"
+run_case 1 "$D/A4.npy is a .npy file; plot takes records (JSON/JSONL/CSV/TSV) with --kind heatmap|depth, or an attention .npy with --kind attention|spectrum|similarity|patches" \
+    "plot a .npy as records" plot "$D/A4.npy" --kind heatmap --metric sigma_max -o "$T/o/f.svg"
+run_case 1 "$D/h.jsonl is a JSON file; plot takes an attention .npy" "plot records as a matrix" \
+    plot "$D/h.jsonl" --kind attention -o "$T/o/f.svg"
+run_case 1 "$D/A4.npy is a .npy file; aggregate takes records (JSON/JSONL/CSV/TSV)" "aggregate a .npy" aggregate "$D/A4.npy"
+run_case 1 "$GPT2/model.safetensors is a safetensors file; aggregate takes records" "aggregate a safetensors" \
+    aggregate "$GPT2/model.safetensors"
+run_case 1 "$PNG is a PNG image; compare takes records" "compare a PNG" compare "$D/h.jsonl" "$PNG"
+run_case 1 "$WAV is a WAV audio file; matrix takes a .npy or .safetensors file" "matrix a WAV" matrix "$WAV"
+run_case 1 "$T/r.csv is a CSV/TSV file; matrix takes a .npy or .safetensors file" "matrix records" matrix "$T/r.csv"
+run_case 1 "$D/A4.npy: not a sound file: it is a .npy file" "--audio a .npy" \
+    analyze "$ROOT/tests/data/models/tiny-whisper" --audio "$D/A4.npy" --frames 40
+run_case 1 "$WAV: not a PNG or JPEG image: it is a WAV audio file" "--image a WAV" \
+    analyze "$ROOT/tests/data/models/tiny-vit" --image "$WAV"
+runj csvok aggregate "$T/r.csv" --format csv
+check "a CSV of records still aggregates"
+grep -q "^layer,head" "$T/csvok" || fail "$(head -c 200 "$T/csvok")"
 
 # ---- every option --help names is accepted ---------------------------------
 for cmd in matrix info tokenize attention analyze layer weights residual rollout similarity \
