@@ -188,7 +188,7 @@ typedef enum {
     AG_FILE_JPEG,
     AG_FILE_WAV,          /* RIFF ... WAVE */
     AG_FILE_JSON,         /* '{' or '[' after blanks: JSON or JSONL records */
-    AG_FILE_TEXT_TABLE    /* a printable first line with ',' or a tab: CSV/TSV */
+    AG_FILE_TEXT_TABLE    /* a first line of keys and , or tab separators: CSV/TSV */
 } ag_file_kind;
 
 /* The kind of the n bytes at head (a file's start; 256 bytes are plenty). */

@@ -136,7 +136,9 @@ int cli_unknown_option(const char *cmd, const char *help, int takes_common, cons
     /* --name=VALUE: the name alone is what was misspelt */
     size_t len = strcspn(arg, "=");
     snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), arg);
-    long k = ag_text_closest(word, cands, n + NCOMMON, 2);
+    /* a one- or two-letter name (-j) is within 2 of every short option:
+     * no suggestion is better than a wrong one */
+    long k = strlen(word + strspn(word, "-")) < 3 ? -1 : ag_text_closest(word, cands, n + NCOMMON, 2);
     if (k >= 0 && strcmp(cands[k], word) != 0)
         return cli_usage_error(cmd, "unknown option '%s' (did you mean %s?)", arg, cands[k]);
     return cli_usage_error(cmd, "unknown option '%s'", arg);

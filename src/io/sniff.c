@@ -9,7 +9,8 @@
  *  - JPEG: FF D8 FF, SOI and the first marker's prefix (ITU T.81, B.1.1.3);
  *  - WAV: "RIFF" size "WAVE" (Microsoft RIFF, the WAVE form);
  *  - records as attngeom writes them: JSON (a '{' or '[' first, after
- *    blanks) or CSV/TSV (a printable first line holding ',' or a tab). */
+ *    blanks) or CSV/TSV (a first line of keys and ',' or tab separators). */
+#include <ctype.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -43,11 +44,15 @@ ag_file_kind ag_file_kind_of(const void *head, size_t n)
         k++;
     if (k < n && (b[k] == '{' || b[k] == '['))
         return AG_FILE_JSON;
+    /* a header line as the records' writers give it: keys (letters,
+     * digits, '_', '.', '-', quoted or not) and at least one separator; a
+     * sentence with a comma is not one */
     int sep = 0;
-    for (k = 0; k < n && b[k] != '\n'; k++) {
-        if (b[k] < 0x20 && b[k] != '\t' && b[k] != '\r')
-            return AG_FILE_UNKNOWN; /* a control byte: not text */
-        sep |= b[k] == ',' || b[k] == '\t';
+    for (k = 0; k < n && b[k] != '\n' && !(b[k] == '\r' && k + 1 < n && b[k + 1] == '\n'); k++) {
+        if (b[k] == ',' || b[k] == '\t')
+            sep = 1;
+        else if (!isalnum(b[k]) && !strchr("_.-\"", b[k]))
+            return AG_FILE_UNKNOWN;
     }
     return sep ? AG_FILE_TEXT_TABLE : AG_FILE_UNKNOWN;
 }

@@ -11,6 +11,8 @@
 #    nothing is that close;
 #  - every option a command's --help names is accepted by its parser (it is
 #    never "unknown option");
+#  - --help and attngeom.1 agree per command (tests/cli/help_man.py says
+#    how): what one names for a command, the other gives it;
 #  - a file given to the wrong reader is named for what it is (.npy,
 #    safetensors, PNG, WAV where records are expected, and vice versa).
 
@@ -104,6 +106,9 @@ grep -q "did you mean" "$T/stderr" && fail "$(cat "$T/stderr")"
 run_case 2 "(did you mean --tokens?)" "option typo, a command's own option" plot x.jsonl --tokesn 3
 run_case 2 "(did you mean --query?)" "option typo, plot --query (now in its help)" plot x.jsonl --qeury 3
 run_case 2 "(did you mean --aggregate?)" "option typo, --aggregate" analyze "$GPT2" --agregate
+run_case 2 "unknown option '-j'" "a short option: nothing suggested" tokenize "$GPT2" --text hi -j 2
+DESC="-j: no suggestion"; N=$((N + 1))
+grep -q "did you mean" "$T/stderr" && fail "$(cat "$T/stderr")"
 run_case 2 "'--frmat=jsn'" "--name=VALUE typo: the value is not the option" matrix "$T/a.npy" --frmat=jsn
 DESC="--frmat=jsn suggests --format"; N=$((N + 1))
 grep -qF "(did you mean --format?)" "$T/stderr" || fail "$(cat "$T/stderr")"
@@ -141,5 +146,10 @@ for cmd in matrix info tokenize attention analyze layer weights residual rollout
         grep -q "unknown option" "$T/o.opt" && fail "$(head -c 300 "$T/o.opt")"
     done
 done
+
+check "--help and attngeom.1 name the same options, per command"
+"$PY" "$ROOT/tests/cli/help_man.py" "$ROOT/docs/man/attngeom.1" "$T" matrix info tokenize \
+    attention analyze layer weights residual rollout similarity aggregate compare plot metrics \
+    >"$T/man.out" 2>&1 || fail "$(cat "$T/man.out")"
 
 finish

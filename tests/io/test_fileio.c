@@ -344,6 +344,9 @@ Test(fileio, file_kind_signatures)
     cr_assert_eq(ag_file_kind_of("layer\thead\n", 11), AG_FILE_TEXT_TABLE);
     cr_assert_eq(ag_file_kind_of("hello world\n", 12), AG_FILE_UNKNOWN); /* no separator */
     cr_assert_eq(ag_file_kind_of("a,b\x01", 4), AG_FILE_UNKNOWN);        /* a control byte */
+    cr_assert_eq(ag_file_kind_of("\"model\",\"layer\"\r\n", 17), AG_FILE_TEXT_TABLE);
+    /* a sentence with a comma is not a header */
+    cr_assert_eq(ag_file_kind_of("this is text, not a RIFF file\n", 30), AG_FILE_UNKNOWN);
     cr_assert_eq(ag_file_kind_of("", 0), AG_FILE_UNKNOWN);
     cr_assert_str_eq(ag_file_kind_name(AG_FILE_NPY), "a .npy file");
     cr_assert_str_eq(ag_file_kind_name(AG_FILE_WAV), "a WAV audio file");
