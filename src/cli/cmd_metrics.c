@@ -8,17 +8,25 @@
 
 #include "cli.h"
 
-static const char metrics_help[] =
-    "usage: attngeom metrics [FAMILY|KEY[,...]] [--format table|json|jsonl|csv|tsv|md|latex]\n"
-    "                        [-o FILE]\n"
+static const char metrics_usage[] =
+    "usage: attngeom metrics [FAMILY|KEY[,...]] [--format F] [-o FILE]\n"
     "\n"
     "Every metric key --metrics accepts, in the column order of the records:\n"
     "key, family, its one-line definition, when it is null (\"—\": never) and\n"
     "the reference it follows (docs/metrics.md explains each); the table format\n"
     "gives a block of lines per key, the others a row. FAMILY (spectrum,\n"
     "attention, geometry, weights, stability, curvature, all) or KEY, or a\n"
-    "comma-separated list of them as --metrics takes it, lists those only;\n"
-    "--metrics LIST is the same.\n";
+    "comma-separated list of them as --metrics takes it, lists those only.\n";
+
+/* The parser's and the help's one list (options.c). */
+static const cli_option metrics_options[] = {
+    {"--metrics", "LIST", "the same as FAMILY|KEY[,...]"},
+    {"--format", "F", "table (default), json, jsonl, csv, tsv, md, latex"},
+    {"-o", "FILE", "write there instead of standard output"},
+    {"--output", "FILE", "the same as -o"},
+    {"--help", NULL, "this text"},
+    {NULL, NULL, NULL},
+};
 
 /* The selected keys as a table of text cells. AG_ENOMEM. */
 static int build_rows(ag_table *t, const ag_metric_set *set, ag_error *err)
@@ -67,28 +75,28 @@ int cmd_metrics(int argc, char **argv)
         return 1;
     const char *list = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        if (cli_is_option(argv[i], "--metrics")) {
+        const char *v = argv[i];
+        if (argv[i][0] == '-' && argv[i][1]) {
+            const cli_option *o = cli_option_find(metrics_options, argv[i]);
+            if (!o)
+                return cli_options_unknown("metrics", metrics_options, argv[i]);
+            if (strcmp(o->name, "--help") == 0) {
+                fputs(metrics_usage, stdout);
+                cli_options_help(stdout, metrics_options);
+                return 0;
+            }
+            if (strcmp(o->name, "--metrics") != 0) { /* --format, -o, --output */
+                if (cli_common_option(&common, "metrics", argc, argv, &i) < 0)
+                    return EXIT_USAGE;
+                continue;
+            }
             if (!(v = cli_option_value("metrics", "--metrics", argc, argv, &i)))
                 return EXIT_USAGE;
-        } else {
-            int used = cli_common_option(&common, "metrics", argc, argv, &i);
-            if (used < 0)
-                return EXIT_USAGE;
-            if (used)
-                continue;
-            if (strcmp(argv[i], "--help") == 0)
-                return fputs(metrics_help, stdout), 0;
-            if (argv[i][0] == '-' && argv[i][1])
-                return cli_unknown_option("metrics", metrics_help, 1, argv[i]);
-            v = argv[i];
         }
         if (list)
             return cli_usage_error("metrics", "one FAMILY|KEY list only");
         list = v;
     }
-    if (cli_reject_expect(&common, "metrics"))
-        return EXIT_USAGE;
     cli_path outs[] = {{"-o", common.out_path}};
     if (cli_paths_check(outs, 1, NULL, 0))
         return 1;

@@ -126,19 +126,25 @@ int cli_unknown_option(const char *cmd, const char *help, int takes_common, cons
     static const char *const common[] = {"--format", "-o", "--output", "--metrics",
                                          "--expect", "--rtol", "--atol", "--label", "--help"};
     enum { NCOMMON = sizeof common / sizeof *common, MAX = 96 };
-    char names[MAX][32], word[32];
+    char names[MAX][32];
     size_t n = help ? help_options(help, names, MAX) : 0;
     const char *cands[MAX + NCOMMON];
     for (size_t k = 0; k < n; k++)
         cands[k] = names[k];
     for (size_t k = 0; k < NCOMMON; k++)
         cands[n + k] = takes_common ? common[k] : NULL;
+    return cli_unknown_option_among(cmd, cands, n + NCOMMON, arg);
+}
+
+int cli_unknown_option_among(const char *cmd, const char *const *cands, size_t n, const char *arg)
+{
+    char word[32];
     /* --name=VALUE: the name alone is what was misspelt */
     size_t len = strcspn(arg, "=");
     snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), arg);
     /* a one- or two-letter name (-j) is within 2 of every short option:
      * no suggestion is better than a wrong one */
-    long k = strlen(word + strspn(word, "-")) < 3 ? -1 : ag_text_closest(word, cands, n + NCOMMON, 2);
+    long k = strlen(word + strspn(word, "-")) < 3 ? -1 : ag_text_closest(word, cands, n, 2);
     if (k >= 0 && strcmp(cands[k], word) != 0)
         return cli_usage_error(cmd, "unknown option '%s' (did you mean %s?)", arg, cands[k]);
     return cli_usage_error(cmd, "unknown option '%s'", arg);
