@@ -8,66 +8,240 @@
 
 #include "metrics_int.h"
 
+/* Each key's one-line definition and null case are the cells of its row in
+ * docs/metrics.md (that page's tables are the contract; tests/cli/help.sh
+ * checks them against this table cell by cell, with `\\|` read as `|`), and
+ * its reference the source its definition follows (or the page that
+ * derives it, where the definition is attngeom's own). */
 static const struct {
     const char *name;
     ag_family family;
+    const char *definition, *null_when, *reference;
 } metric_table[AG_M_COUNT] = {
-    [AG_M_SIGMA_MAX] = {"sigma_max", AG_FAMILY_SPECTRUM},
-    [AG_M_SIGMA_GAP] = {"sigma_gap", AG_FAMILY_SPECTRUM},
-    [AG_M_EFFECTIVE_RANK] = {"effective_rank", AG_FAMILY_SPECTRUM},
-    [AG_M_STABLE_RANK] = {"stable_rank", AG_FAMILY_SPECTRUM},
-    [AG_M_PARTICIPATION_RATIO] = {"participation_ratio", AG_FAMILY_SPECTRUM},
-    [AG_M_NUMERICAL_RANK] = {"numerical_rank", AG_FAMILY_SPECTRUM},
-    [AG_M_CAUSAL] = {"causal", AG_FAMILY_ATTENTION},
-    [AG_M_ROW_SUM_ERROR] = {"row_sum_error", AG_FAMILY_ATTENTION},
-    [AG_M_ENTROPY_MEAN] = {"entropy_mean", AG_FAMILY_ATTENTION},
-    [AG_M_ENTROPY_NORMALIZED] = {"entropy_normalized", AG_FAMILY_ATTENTION},
-    [AG_M_SINK_MASS] = {"sink_mass", AG_FAMILY_ATTENTION},
-    [AG_M_LAMBDA2_ABS] = {"lambda2_abs", AG_FAMILY_ATTENTION},
-    [AG_M_SPECTRAL_GAP] = {"spectral_gap", AG_FAMILY_ATTENTION},
-    [AG_M_FIEDLER] = {"fiedler", AG_FAMILY_ATTENTION},
-    [AG_M_ASYMMETRY] = {"asymmetry", AG_FAMILY_ATTENTION},
-    [AG_M_SYMMETRY_SCORE] = {"symmetry_score", AG_FAMILY_ATTENTION},
-    [AG_M_ATTENTION_DISTANCE] = {"attention_distance", AG_FAMILY_ATTENTION},
-    [AG_M_SELF_MASS] = {"self_mass", AG_FAMILY_ATTENTION},
-    [AG_M_PREV_TOKEN_MASS] = {"prev_token_mass", AG_FAMILY_ATTENTION},
-    [AG_M_MAX_MASS] = {"max_mass", AG_FAMILY_ATTENTION},
-    [AG_M_SINK_RATIO] = {"sink_ratio", AG_FAMILY_ATTENTION},
-    [AG_M_MEAN_COSINE] = {"mean_cosine", AG_FAMILY_GEOMETRY},
-    [AG_M_PC1_SHARE] = {"pc1_share", AG_FAMILY_GEOMETRY},
-    [AG_M_RES_RATIO] = {"res_ratio", AG_FAMILY_GEOMETRY},
-    [AG_M_QK_SIGMA_MAX] = {"qk_sigma_max", AG_FAMILY_WEIGHTS},
-    [AG_M_QK_SIGMA_GAP] = {"qk_sigma_gap", AG_FAMILY_WEIGHTS},
-    [AG_M_QK_EFFECTIVE_RANK] = {"qk_effective_rank", AG_FAMILY_WEIGHTS},
-    [AG_M_QK_STABLE_RANK] = {"qk_stable_rank", AG_FAMILY_WEIGHTS},
-    [AG_M_QK_PARTICIPATION_RATIO] = {"qk_participation_ratio", AG_FAMILY_WEIGHTS},
-    [AG_M_QK_NUMERICAL_RANK] = {"qk_numerical_rank", AG_FAMILY_WEIGHTS},
-    [AG_M_QK_SYMMETRY_SCORE] = {"qk_symmetry_score", AG_FAMILY_WEIGHTS},
-    [AG_M_OV_SIGMA_MAX] = {"ov_sigma_max", AG_FAMILY_WEIGHTS},
-    [AG_M_OV_SIGMA_GAP] = {"ov_sigma_gap", AG_FAMILY_WEIGHTS},
-    [AG_M_OV_EFFECTIVE_RANK] = {"ov_effective_rank", AG_FAMILY_WEIGHTS},
-    [AG_M_OV_STABLE_RANK] = {"ov_stable_rank", AG_FAMILY_WEIGHTS},
-    [AG_M_OV_PARTICIPATION_RATIO] = {"ov_participation_ratio", AG_FAMILY_WEIGHTS},
-    [AG_M_OV_NUMERICAL_RANK] = {"ov_numerical_rank", AG_FAMILY_WEIGHTS},
-    [AG_M_OV_COPYING_SCORE] = {"ov_copying_score", AG_FAMILY_WEIGHTS},
-    [AG_M_JACOBIAN_NORM] = {"jacobian_norm", AG_FAMILY_STABILITY},
-    [AG_M_JACOBIAN_NORM_REL] = {"jacobian_norm_rel", AG_FAMILY_STABILITY},
-    [AG_M_SENSITIVITY] = {"sensitivity", AG_FAMILY_STABILITY},
-    [AG_M_Q_MEAN_COSINE] = {"q_mean_cosine", AG_FAMILY_STABILITY},
-    [AG_M_K_MEAN_COSINE] = {"k_mean_cosine", AG_FAMILY_STABILITY},
-    [AG_M_QK_COS_MEAN] = {"qk_cos_mean", AG_FAMILY_STABILITY},
-    [AG_M_LAMBDA2_CONDITION] = {"lambda2_condition", AG_FAMILY_ATTENTION},
-    [AG_M_EDGES] = {"edges", AG_FAMILY_CURVATURE},
-    [AG_M_FORMAN_MEAN] = {"forman_mean", AG_FAMILY_CURVATURE},
-    [AG_M_FORMAN_MIN] = {"forman_min", AG_FAMILY_CURVATURE},
-    [AG_M_OLLIVIER_MEAN] = {"ollivier_mean", AG_FAMILY_CURVATURE},
-    [AG_M_OLLIVIER_MIN] = {"ollivier_min", AG_FAMILY_CURVATURE},
-    [AG_M_PREV_TOKEN_RATIO] = {"prev_token_ratio", AG_FAMILY_ATTENTION},
-    [AG_M_SELF_RATIO] = {"self_ratio", AG_FAMILY_ATTENTION},
-    [AG_M_DUPLICATE_TOKEN_SCORE] = {"duplicate_token_score", AG_FAMILY_ATTENTION},
-    [AG_M_DUPLICATE_TOKEN_BASELINE] = {"duplicate_token_baseline", AG_FAMILY_ATTENTION},
-    [AG_M_INDUCTION_SCORE] = {"induction_score", AG_FAMILY_ATTENTION},
-    [AG_M_INDUCTION_BASELINE] = {"induction_baseline", AG_FAMILY_ATTENTION},
+    [AG_M_SIGMA_MAX] = {"sigma_max", AG_FAMILY_SPECTRUM,
+        "σ₁, the spectral norm",
+        "σ₁ > 1.8e308 (beyond the double range, see Range)",
+        "Golub & Van Loan 2013, §2.3 (LAPACK dgesdd)"},
+    [AG_M_SIGMA_GAP] = {"sigma_gap", AG_FAMILY_SPECTRUM,
+        "1 − σ₂/σ₁",
+        "q < 2 or σ₁ = 0",
+        "Golub & Van Loan 2013, §2.4 (LAPACK dgesdd)"},
+    [AG_M_EFFECTIVE_RANK] = {"effective_rank", AG_FAMILY_SPECTRUM,
+        "exp(−Σ p_k ln p_k), p_k = σ_k / Σσ (terms with p_k = 0 dropped)",
+        "σ₁ = 0",
+        "Roy & Vetterli 2007"},
+    [AG_M_STABLE_RANK] = {"stable_rank", AG_FAMILY_SPECTRUM,
+        "Σσ² / σ₁² = ‖M‖_F² / ‖M‖₂²",
+        "σ₁ = 0",
+        "Rudelson & Vershynin 2007"},
+    [AG_M_PARTICIPATION_RATIO] = {"participation_ratio", AG_FAMILY_SPECTRUM,
+        "(Σσ²)² / Σσ⁴",
+        "σ₁ = 0",
+        "the inverse participation ratio of the σ² spectrum (Gao et al. 2017)"},
+    [AG_M_NUMERICAL_RANK] = {"numerical_rank", AG_FAMILY_SPECTRUM,
+        "#{k : σ_k > σ₁ · max(m,n) · ε} (an integer)",
+        "—",
+        "numpy.linalg.matrix_rank default tolerance (Press et al. 2007, §2.6)"},
+    [AG_M_CAUSAL] = {"causal", AG_FAMILY_ATTENTION,
+        "true iff n ≥ 2 and every entry above the diagonal is exactly 0",
+        "not square",
+        "docs/metrics.md, family B"},
+    [AG_M_ROW_SUM_ERROR] = {"row_sum_error", AG_FAMILY_ATTENTION,
+        "max_i |Σ_j A_ij − 1|",
+        "not square, or a row sum beyond ±1.8e308",
+        "Neumaier 1974 (compensated summation)"},
+    [AG_M_ENTROPY_MEAN] = {"entropy_mean", AG_FAMILY_ATTENTION,
+        "(1/n) Σ_i H_i, H_i = −Σ_{j: A_ij>0} A_ij ln A_ij",
+        "any entry < 0",
+        "Clark et al. 2019, §3; Vig & Belinkov 2019"},
+    [AG_M_ENTROPY_NORMALIZED] = {"entropy_normalized", AG_FAMILY_ATTENTION,
+        "mean of H_i / ln s_i over the rows with s_i ≥ 2; s_i = i+1 (0-based i) if `causal`, else n",
+        "any entry < 0, or no such row",
+        "Clark et al. 2019, §3"},
+    [AG_M_SINK_MASS] = {"sink_mass", AG_FAMILY_ATTENTION,
+        "(1/n) Σ_i A_i0",
+        "any entry < 0",
+        "Xiao et al. 2023"},
+    [AG_M_LAMBDA2_ABS] = {"lambda2_abs", AG_FAMILY_ATTENTION,
+        "|λ₂|, eigenvalues sorted by modulus, largest first",
+        "n < 2",
+        "Levin, Peres & Wilmer 2009, ch. 12 (mixing of a Markov chain)"},
+    [AG_M_SPECTRAL_GAP] = {"spectral_gap", AG_FAMILY_ATTENTION,
+        "|λ₁| − |λ₂|",
+        "n < 2",
+        "Levin, Peres & Wilmer 2009, ch. 12"},
+    [AG_M_FIEDLER] = {"fiedler", AG_FAMILY_ATTENTION,
+        "second-smallest eigenvalue of L = I − D^{-1/2} W D^{-1/2}, W = (A + Aᵀ)/2 including its diagonal, D = diag(row sums of W); where a row sum is 0 that entry of D^{-1/2} is 0",
+        "n < 2 or any entry < 0",
+        "Fiedler 1973; Chung 1997 (normalised Laplacian)"},
+    [AG_M_ASYMMETRY] = {"asymmetry", AG_FAMILY_ATTENTION,
+        "‖N‖_F / ‖A‖_F, N = (A − Aᵀ)/2",
+        "‖A‖_F = 0",
+        "docs/metrics.md, family B (Frobenius antisymmetric part)"},
+    [AG_M_SYMMETRY_SCORE] = {"symmetry_score", AG_FAMILY_ATTENTION,
+        "‖S‖_F² / ‖A‖_F², S = (A + Aᵀ)/2",
+        "‖A‖_F = 0",
+        "Saponati et al. 2025"},
+    [AG_M_ATTENTION_DISTANCE] = {"attention_distance", AG_FAMILY_ATTENTION,
+        "(1/n) Σ_i Σ_j A_ij |i − j|",
+        "—",
+        "Vig & Belinkov 2019"},
+    [AG_M_SELF_MASS] = {"self_mass", AG_FAMILY_ATTENTION,
+        "(1/n) Σ_i A_ii",
+        "—",
+        "Clark et al. 2019; Voita et al. 2019"},
+    [AG_M_PREV_TOKEN_MASS] = {"prev_token_mass", AG_FAMILY_ATTENTION,
+        "(1/(n−1)) Σ_{i≥1} A_{i,i−1}, the mean over rows i ≥ 1",
+        "n < 2",
+        "Clark et al. 2019; Voita et al. 2019"},
+    [AG_M_MAX_MASS] = {"max_mass", AG_FAMILY_ATTENTION,
+        "(1/n) Σ_i max_j A_ij",
+        "—",
+        "Voita et al. 2019 (\"confidence\")"},
+    [AG_M_SINK_RATIO] = {"sink_ratio", AG_FAMILY_ATTENTION,
+        "mean of A_i0 · k_i over the rows with k_i ≥ 2, k_i = i+1 (0-based i) if `causal`, else n",
+        "no such row (n = 1)",
+        "Xiao et al. 2023 (against uniform attention)"},
+    [AG_M_MEAN_COSINE] = {"mean_cosine", AG_FAMILY_GEOMETRY,
+        "mean of cos(x_i, x_j) over ordered pairs i ≠ j of non-zero rows",
+        "fewer than 2 non-zero rows",
+        "Ethayarajh 2019, §3.2"},
+    [AG_M_PC1_SHARE] = {"pc1_share", AG_FAMILY_GEOMETRY,
+        "σ₁² / Σσ² of the centred matrix X − 1x̄ᵀ (x̄ the mean row)",
+        "the centred matrix is 0",
+        "Ethayarajh 2019"},
+    [AG_M_RES_RATIO] = {"res_ratio", AG_FAMILY_GEOMETRY,
+        "‖X − 1x̄ᵀ‖_F / ‖X‖_F",
+        "‖X‖_F = 0",
+        "Dong, Cordonnier & Loukas 2021, §2"},
+    [AG_M_QK_SIGMA_MAX] = {"qk_sigma_max", AG_FAMILY_WEIGHTS,
+        "family A of M_QK",
+        "as in family A",
+        "Elhage et al. 2021 (QK circuit); Golub & Van Loan 2013, §2.3 (LAPACK dgesdd)"},
+    [AG_M_QK_SIGMA_GAP] = {"qk_sigma_gap", AG_FAMILY_WEIGHTS,
+        "family A of M_QK",
+        "as in family A",
+        "Elhage et al. 2021 (QK circuit); Golub & Van Loan 2013, §2.4 (LAPACK dgesdd)"},
+    [AG_M_QK_EFFECTIVE_RANK] = {"qk_effective_rank", AG_FAMILY_WEIGHTS,
+        "family A of M_QK",
+        "as in family A",
+        "Elhage et al. 2021 (QK circuit); Roy & Vetterli 2007"},
+    [AG_M_QK_STABLE_RANK] = {"qk_stable_rank", AG_FAMILY_WEIGHTS,
+        "family A of M_QK",
+        "as in family A",
+        "Elhage et al. 2021 (QK circuit); Rudelson & Vershynin 2007"},
+    [AG_M_QK_PARTICIPATION_RATIO] = {"qk_participation_ratio", AG_FAMILY_WEIGHTS,
+        "family A of M_QK",
+        "as in family A",
+        "Elhage et al. 2021 (QK circuit); the inverse participation ratio of the σ² spectrum (Gao et al. 2017)"},
+    [AG_M_QK_NUMERICAL_RANK] = {"qk_numerical_rank", AG_FAMILY_WEIGHTS,
+        "family A of M_QK",
+        "as in family A",
+        "Elhage et al. 2021 (QK circuit); numpy.linalg.matrix_rank default tolerance (Press et al. 2007, §2.6)"},
+    [AG_M_QK_SYMMETRY_SCORE] = {"qk_symmetry_score", AG_FAMILY_WEIGHTS,
+        "`symmetry_score` (family B) of M_QK",
+        "M_QK = 0",
+        "Saponati et al. 2025; Elhage et al. 2021"},
+    [AG_M_OV_SIGMA_MAX] = {"ov_sigma_max", AG_FAMILY_WEIGHTS,
+        "family A of M_OV",
+        "as in family A",
+        "Elhage et al. 2021 (OV circuit); Golub & Van Loan 2013, §2.3 (LAPACK dgesdd)"},
+    [AG_M_OV_SIGMA_GAP] = {"ov_sigma_gap", AG_FAMILY_WEIGHTS,
+        "family A of M_OV",
+        "as in family A",
+        "Elhage et al. 2021 (OV circuit); Golub & Van Loan 2013, §2.4 (LAPACK dgesdd)"},
+    [AG_M_OV_EFFECTIVE_RANK] = {"ov_effective_rank", AG_FAMILY_WEIGHTS,
+        "family A of M_OV",
+        "as in family A",
+        "Elhage et al. 2021 (OV circuit); Roy & Vetterli 2007"},
+    [AG_M_OV_STABLE_RANK] = {"ov_stable_rank", AG_FAMILY_WEIGHTS,
+        "family A of M_OV",
+        "as in family A",
+        "Elhage et al. 2021 (OV circuit); Rudelson & Vershynin 2007"},
+    [AG_M_OV_PARTICIPATION_RATIO] = {"ov_participation_ratio", AG_FAMILY_WEIGHTS,
+        "family A of M_OV",
+        "as in family A",
+        "Elhage et al. 2021 (OV circuit); the inverse participation ratio of the σ² spectrum (Gao et al. 2017)"},
+    [AG_M_OV_NUMERICAL_RANK] = {"ov_numerical_rank", AG_FAMILY_WEIGHTS,
+        "family A of M_OV",
+        "as in family A",
+        "Elhage et al. 2021 (OV circuit); numpy.linalg.matrix_rank default tolerance (Press et al. 2007, §2.6)"},
+    [AG_M_OV_COPYING_SCORE] = {"ov_copying_score", AG_FAMILY_WEIGHTS,
+        "Σ Re λ_i / Σ |λ_i| over the eigenvalues of M_OV (Elhage et al. 2021, on the residual stream)",
+        "every λ is 0, or M_OV is not square (an output projection that changes the width)",
+        "Elhage et al. 2021"},
+    [AG_M_JACOBIAN_NORM] = {"jacobian_norm", AG_FAMILY_STABILITY,
+        "‖J‖₂, J = ∂vec(A)/∂vec(X), the spectral norm (relative accuracy 1e-6)",
+        "—",
+        "docs/stability.md"},
+    [AG_M_JACOBIAN_NORM_REL] = {"jacobian_norm_rel", AG_FAMILY_STABILITY,
+        "‖J‖₂ · ‖X‖_F / ‖A‖_F",
+        "—",
+        "docs/stability.md"},
+    [AG_M_SENSITIVITY] = {"sensitivity", AG_FAMILY_STABILITY,
+        "mean over T trials of (‖A(X+E) − A(X)‖_F / ‖A(X)‖_F) / (‖E‖_F / ‖X‖_F), E Gaussian with ‖E‖_F = ε‖X‖_F; defaults ε = 1e-3 (`--epsilon`), T = 8 (`--trials`), GSL `gsl_rng_mt19937` seeded by `--seed` (default 1): the same seed gives the same value",
+        "X = 0 (‖E‖/‖X‖ undefined)",
+        "docs/stability.md"},
+    [AG_M_Q_MEAN_COSINE] = {"q_mean_cosine", AG_FAMILY_STABILITY,
+        "`mean_cosine` (family C) of the rows of Q = XW_Q + b_Q and K = XW_K + b_K",
+        "fewer than 2 non-zero rows of Q (family C's rule)",
+        "Ethayarajh 2019 (on Q)"},
+    [AG_M_K_MEAN_COSINE] = {"k_mean_cosine", AG_FAMILY_STABILITY,
+        "`mean_cosine` (family C) of the rows of Q = XW_Q + b_Q and K = XW_K + b_K",
+        "fewer than 2 non-zero rows of K (family C's rule)",
+        "Ethayarajh 2019 (on K)"},
+    [AG_M_QK_COS_MEAN] = {"qk_cos_mean", AG_FAMILY_STABILITY,
+        "mean of cos(q_i, k_j) = q̂_iᵀk̂_j over the pairs (i, j) the mask allows",
+        "no pair (i, j) with q_i ≠ 0 and k_j ≠ 0 left",
+        "docs/stability.md"},
+    [AG_M_LAMBDA2_CONDITION] = {"lambda2_condition", AG_FAMILY_ATTENTION,
+        "1/|y₂ᴴx₂|, the condition number of λ₂ (unit right and left eigenvectors x₂, y₂; what LAPACK `dgeevx` returns as RCONDE)",
+        "n < 2, or λ₂ not a simple eigenvalue: another eigenvalue within 8·n·ε·|λ₁| of it (repeated: no unique eigenvectors), or |y₂ᴴx₂| ≤ n·ε (defective)",
+        "Wilkinson 1965; LAPACK dgeevx (RCONDE)"},
+    [AG_M_EDGES] = {"edges", AG_FAMILY_CURVATURE,
+        "number of edges",
+        "no edge",
+        "docs/curvature.md"},
+    [AG_M_FORMAN_MEAN] = {"forman_mean", AG_FAMILY_CURVATURE,
+        "over edges, F(i,j) = 2 − Σ_{k∈N(i)∖{j}} √(W_ij/W_ik) − Σ_{k∈N(j)∖{i}} √(W_ij/W_jk) (weighted Forman–Ricci, Sreejith et al. 2016, unit node weights)",
+        "no edge",
+        "Sreejith et al. 2016"},
+    [AG_M_FORMAN_MIN] = {"forman_min", AG_FAMILY_CURVATURE,
+        "over edges, F(i,j) = 2 − Σ_{k∈N(i)∖{j}} √(W_ij/W_ik) − Σ_{k∈N(j)∖{i}} √(W_ij/W_jk) (weighted Forman–Ricci, Sreejith et al. 2016, unit node weights)",
+        "no edge",
+        "Sreejith et al. 2016"},
+    [AG_M_OLLIVIER_MEAN] = {"ollivier_mean", AG_FAMILY_CURVATURE,
+        "over edges, κ(i,j) = 1 − W₁(m_i, m_j), m_i = ½δ_i + ½Σ_{k∈N(i)} (W_ik / Σ_{k'∈N(i)} W_ik') δ_k, ground cost the hop distance in the graph; W₁ solved exactly (no entropic smoothing) — Ollivier 2009",
+        "no edge",
+        "Ollivier 2009"},
+    [AG_M_OLLIVIER_MIN] = {"ollivier_min", AG_FAMILY_CURVATURE,
+        "over edges, κ(i,j) = 1 − W₁(m_i, m_j), m_i = ½δ_i + ½Σ_{k∈N(i)} (W_ik / Σ_{k'∈N(i)} W_ik') δ_k, ground cost the hop distance in the graph; W₁ solved exactly (no entropic smoothing) — Ollivier 2009",
+        "no edge",
+        "Ollivier 2009"},
+    [AG_M_PREV_TOKEN_RATIO] = {"prev_token_ratio", AG_FAMILY_ATTENTION,
+        "mean of A_{i,i−1} · k_i over the rows i ≥ 1 with k_i ≥ 2 (k_i as for `sink_ratio`)",
+        "no such row (n = 1)",
+        "Voita et al. 2019 (positional heads), against uniform attention"},
+    [AG_M_SELF_RATIO] = {"self_ratio", AG_FAMILY_ATTENTION,
+        "mean of A_ii · k_i over the rows with k_i ≥ 2",
+        "no such row (n = 1)",
+        "against uniform attention (docs/metrics.md)"},
+    [AG_M_DUPLICATE_TOKEN_SCORE] = {"duplicate_token_score", AG_FAMILY_ATTENTION,
+        "Σ_{i∈R} Σ_j A_ij D_ij / Σ_{i∈R} Σ_j A_ij, D the duplicate-token pattern: D_ij = 1 iff j < i and t_j = t_i (t the token ids); R the rows where D has a 1",
+        "token ids unknown (`matrix`, `layer`, rollout, dumps), R empty (no id occurs twice), or Σ_{i∈R} Σ_j A_ij = 0",
+        "TransformerLens head_detector (\"mul\" mode)"},
+    [AG_M_DUPLICATE_TOKEN_BASELINE] = {"duplicate_token_baseline", AG_FAMILY_ATTENTION,
+        "the same score for uniform attention over the allowed keys: mean over R of c_i/k_i, c_i = Σ_j D_ij",
+        "token ids unknown, or R empty",
+        "TransformerLens head_detector pattern, uniform attention"},
+    [AG_M_INDUCTION_SCORE] = {"induction_score", AG_FAMILY_ATTENTION,
+        "as `duplicate_token_score` with the induction pattern: D_ij = 1 iff 1 ≤ j ≤ i and t_{j−1} = t_i",
+        "as `duplicate_token_score`",
+        "Olsson et al. 2022; TransformerLens head_detector"},
+    [AG_M_INDUCTION_BASELINE] = {"induction_baseline", AG_FAMILY_ATTENTION,
+        "mean over R of c_i/k_i for the induction pattern (equal to `duplicate_token_baseline`: see below)",
+        "as `duplicate_token_baseline`",
+        "Olsson et al. 2022, uniform attention"},
 };
 
 static const char *const family_names[AG_FAMILY_COUNT] = {
@@ -95,6 +269,29 @@ int ag_metric_from_name(const char *name)
 ag_family ag_metric_family(ag_metric m)
 {
     return metric_table[m].family;
+}
+
+const char *ag_metric_definition(ag_metric m)
+{
+    return (unsigned)m < AG_M_COUNT ? metric_table[m].definition : NULL;
+}
+
+const char *ag_metric_null_when(ag_metric m)
+{
+    return (unsigned)m < AG_M_COUNT ? metric_table[m].null_when : NULL;
+}
+
+const char *ag_metric_reference(ag_metric m)
+{
+    return (unsigned)m < AG_M_COUNT ? metric_table[m].reference : NULL;
+}
+
+int ag_family_from_name(const char *name)
+{
+    for (int f = 0; f < AG_FAMILY_COUNT; f++)
+        if (strcmp(family_names[f], name) == 0)
+            return f;
+    return -1;
 }
 
 const char *ag_family_name(ag_family f)
@@ -158,6 +355,25 @@ static int select_item(ag_metric_set *set, const char *item, unsigned families)
     return 1;
 }
 
+/* AG_EINVAL for an unknown item, with the closest key or family name the
+ * command computes (Damerau–Levenshtein distance ≤ 2) as "did you mean". */
+static int unknown_item(const char *item, unsigned families, ag_error *err)
+{
+    const char *names[AG_M_COUNT + AG_FAMILY_COUNT + 1];
+    size_t n = 0;
+    for (int m = 0; m < AG_M_COUNT; m++)
+        names[n++] = computed(m, families) ? metric_table[m].name : NULL;
+    for (int f = 0; f < AG_FAMILY_COUNT; f++)
+        names[n++] = families & AG_FAMILY_BIT(f) ? family_names[f] : NULL;
+    names[n++] = "all";
+    long k = ag_text_closest(item, names, n, 2);
+    if (k >= 0)
+        return ag_error_set(err, AG_EINVAL,
+                            "--metrics: unknown metric or family '%s' (did you mean %s?)",
+                            item, names[k]);
+    return ag_error_set(err, AG_EINVAL, "--metrics: unknown metric or family '%s'", item);
+}
+
 int ag_metric_set_parse_families(ag_metric_set *out, const char *list,
                                  unsigned families, ag_error *err)
 {
@@ -174,8 +390,7 @@ int ag_metric_set_parse_families(ag_metric_set *out, const char *list,
         item[len] = '\0';
         int found = select_item(set, item, families);
         if (found == 0)
-            return ag_error_set(err, AG_EINVAL,
-                                "--metrics: unknown metric or family '%s'", item);
+            return unknown_item(item, families, err);
         if (found < 0)
             return ag_error_set(err, AG_EINVAL,
                                 "--metrics: '%s' is not computed by this command", item);

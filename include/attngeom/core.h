@@ -189,6 +189,17 @@ AG_EXPORT size_t ag_text_escape(char *dst, size_t size, const char *s, unsigned 
 /* The escaped s as a new string (free()); NULL when out of memory. */
 AG_EXPORT char *ag_text_escape_dup(const char *s, unsigned flags);
 
+/* For "did you mean ...": the Damerau–Levenshtein distance between a and b
+ * (unrestricted: insertions, deletions, substitutions and transpositions of
+ * adjacent bytes, each costing 1; Lowrance & Wagner 1975), -1 when out of
+ * memory. */
+AG_EXPORT long ag_text_distance(const char *a, const char *b);
+/* The index of the candidate closest to word at a distance of at most max
+ * (ties: the first in order), or -1 when none is that close. NULL
+ * candidates are skipped. */
+AG_EXPORT long ag_text_closest(const char *word, const char *const *candidates, size_t n,
+                               long max);
+
 /* ---- dense arrays ------------------------------------------------------ */
 
 #define AG_MAX_DIMS 8

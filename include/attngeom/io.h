@@ -176,6 +176,30 @@ AG_EXPORT void ag_sha256_hex(const unsigned char digest[32], char hex[65]);
  * read, not a regular file), AG_ENOMEM. */
 AG_EXPORT int ag_sha256_file(const char *path, char hex[65], ag_error *err);
 
+/* ---- what a file looks like ---------------------------------------------- */
+
+/* From a file's first bytes (src/io/sniff.c gives the signatures), so that a
+ * command given the wrong kind of file can say what it was given. */
+typedef enum {
+    AG_FILE_UNKNOWN,      /* none of the below */
+    AG_FILE_NPY,          /* "\x93NUMPY" */
+    AG_FILE_SAFETENSORS,  /* an 8-byte header length, then '{' */
+    AG_FILE_PNG,
+    AG_FILE_JPEG,
+    AG_FILE_WAV,          /* RIFF ... WAVE */
+    AG_FILE_JSON,         /* '{' or '[' after blanks: JSON or JSONL records */
+    AG_FILE_TEXT_TABLE    /* a first line of keys and , or tab separators: CSV/TSV */
+} ag_file_kind;
+
+/* The kind of the n bytes at head (a file's start; 256 bytes are plenty). */
+AG_EXPORT ag_file_kind ag_file_kind_of(const void *head, size_t n);
+/* For messages: "a .npy file", "a PNG image", "a JSON file" ... */
+AG_EXPORT const char *ag_file_kind_name(ag_file_kind k);
+/* The kind of the regular file at path (its first 256 bytes). AG_EIO as
+ * the readers say it (cannot open, a directory, not a regular file: a FIFO
+ * is refused, never read). */
+AG_EXPORT int ag_file_kind_read(const char *path, ag_file_kind *out, ag_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -74,6 +74,16 @@ AG_EXPORT ag_family ag_metric_family(ag_metric m);
 /* Family name as accepted by --metrics ("spectrum", "attention", "geometry",
  * "weights", "stability", "curvature"). */
 AG_EXPORT const char *ag_family_name(ag_family f);
+/* Id of a family name, or -1 if unknown. */
+AG_EXPORT int ag_family_from_name(const char *name);
+/* What `attngeom metrics` lists, from the one registry of keys: key m's
+ * one-line definition, the case where its value is null ("—": never) and
+ * the reference its definition follows, as UTF-8 text in the words and
+ * symbols of docs/metrics.md (its table cells; static strings, never to be
+ * freed); NULL for an id out of range. */
+AG_EXPORT const char *ag_metric_definition(ag_metric m);
+AG_EXPORT const char *ag_metric_null_when(ag_metric m);
+AG_EXPORT const char *ag_metric_reference(ag_metric m);
 
 /* Bit masks of families, for selections restricted to what a command
  * computes. */

@@ -60,3 +60,58 @@ char *ag_text_escape_dup(const char *s, unsigned flags)
         ag_text_escape(d, n + 1, s, flags);
     return d;
 }
+
+/* The Damerau–Levenshtein distance in its unrestricted form (insertions,
+ * deletions, substitutions and transpositions of adjacent characters, a
+ * substring edited more than once allowed): the algorithm of Lowrance &
+ * Wagner 1975 ("An extension of the string-to-string correction problem",
+ * JACM 22(2)), over bytes. The restricted "optimal string alignment"
+ * variant would give 3, not 2, for "ca" → "abc". */
+long ag_text_distance(const char *a, const char *b)
+{
+    size_t m = strlen(a), n = strlen(b), w = n + 2;
+    /* d[(i+1)*w + (j+1)]: distance of a[0..i) and b[0..j); row and column 0
+     * hold the sentinel m + n, larger than any distance. */
+    size_t *d = malloc((m + 2) * w * sizeof *d);
+    if (!d)
+        return -1;
+    size_t inf = m + n, last_row[256] = {0}; /* last row (1-based) of each byte in a */
+    d[0] = inf;
+    for (size_t i = 0; i <= m; i++)
+        d[(i + 1) * w] = inf, d[(i + 1) * w + 1] = i;
+    for (size_t j = 0; j <= n; j++)
+        d[j + 1] = inf, d[w + j + 1] = j;
+    for (size_t i = 1; i <= m; i++) {
+        size_t last_col = 0; /* last column (1-based) in this row where a[i-1] matched */
+        for (size_t j = 1; j <= n; j++) {
+            size_t k = last_row[(unsigned char)b[j - 1]], l = last_col;
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            if (!cost)
+                last_col = j;
+            size_t best = d[i * w + j] + cost;              /* substitution */
+            size_t ins = d[(i + 1) * w + j] + 1, del = d[i * w + j + 1] + 1;
+            size_t swap = d[k * w + l] + (i - k - 1) + 1 + (j - l - 1); /* transposition */
+            best = ins < best ? ins : best;
+            best = del < best ? del : best;
+            best = swap < best ? swap : best;
+            d[(i + 1) * w + j + 1] = best;
+        }
+        last_row[(unsigned char)a[i - 1]] = i;
+    }
+    long r = (long)d[(m + 1) * w + n + 1];
+    free(d);
+    return r;
+}
+
+long ag_text_closest(const char *word, const char *const *candidates, size_t n, long max)
+{
+    long best = -1, best_d = max + 1;
+    for (size_t k = 0; k < n; k++) {
+        if (!candidates[k])
+            continue;
+        long dist = ag_text_distance(word, candidates[k]);
+        if (dist >= 0 && dist < best_d) /* strictly less: ties go to the first */
+            best = (long)k, best_d = dist;
+    }
+    return best;
+}

@@ -154,6 +154,45 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "attngeom CMD: MESSAGE (see attngeom CMD --help)" and return 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The usage error for an unknown option arg of cmd (returns 2), with "did
+ * you mean" the closest option (Damerau–Levenshtein distance ≤ 2) among
+ * those cmd's help text names and, when takes_common, those of
+ * cli_common_option. */
+int cli_unknown_option(const char *cmd, const char *help, int takes_common, const char *arg);
+/* The same among the option names cands[n] (NULLs skipped). */
+int cli_unknown_option_among(const char *cmd, const char *const *cands, size_t n, const char *arg);
+
+/* ---- option tables (options.c) ------------------------------------------ */
+
+/* One option of a command: the table a converted command (info, metrics)
+ * parses with and prints its --help's option list from, so that the two
+ * cannot differ (issue 26, item 6). A table ends with {NULL}. */
+typedef struct {
+    const char *name;  /* "--format", "-o" */
+    const char *value; /* placeholder of its value ("F"), NULL for a flag */
+    const char *help;  /* one line */
+} cli_option;
+
+/* The entry of opts that arg names (NAME, or NAME=VALUE for an option
+ * with a value), or NULL. */
+const cli_option *cli_option_find(const cli_option *opts, const char *arg);
+/* The help's option list: "options:" and a line per entry, the help
+ * aligned at one column. */
+void cli_options_help(FILE *fp, const cli_option *opts);
+/* The usage error for an option not in opts, with the closest as "did you
+ * mean". Returns 2. */
+int cli_options_unknown(const char *cmd, const cli_option *opts, const char *arg);
+/* A file given to the wrong reader, named for what it is: when path's first
+ * bytes are of one of the kinds in `wrong` (AG_FILE_BIT of ag_file_kind),
+ * print "PATH is a .npy file; CMD takes TAKES" and return 1; else (also for
+ * "-" and a file that cannot be read, which the reader reports) 0. */
+#define AG_FILE_BIT(k) (1u << (k))
+#define CLI_NOT_RECORDS (AG_FILE_BIT(AG_FILE_NPY) | AG_FILE_BIT(AG_FILE_SAFETENSORS) | \
+                         AG_FILE_BIT(AG_FILE_PNG) | AG_FILE_BIT(AG_FILE_JPEG) | AG_FILE_BIT(AG_FILE_WAV))
+#define CLI_NOT_TENSORS (AG_FILE_BIT(AG_FILE_PNG) | AG_FILE_BIT(AG_FILE_JPEG) | \
+                         AG_FILE_BIT(AG_FILE_WAV) | AG_FILE_BIT(AG_FILE_JSON) | \
+                         AG_FILE_BIT(AG_FILE_TEXT_TABLE))
+int cli_wrong_reader(const char *cmd, const char *path, unsigned wrong, const char *takes);
 /* Print a library error as one line and return 1. */
 int cli_fail_error(const ag_error *err);
 
@@ -615,6 +654,7 @@ void cli_tensors_free(cli_tensors *t);
 /* Subcommands. */
 int cmd_matrix(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);

@@ -41,6 +41,9 @@ static int check_inputs(const char *cmd, const cli_common *c, char **files, size
         if (cli_paths_check(outs, 1, ins, m))
             return 1;
     }
+    for (size_t k = 0; k < n; k++)
+        if (cli_wrong_reader(cmd, files[k], CLI_NOT_RECORDS, "records (JSON/JSONL/CSV/TSV)"))
+            return 1;
     return 0;
 }
 
@@ -162,7 +165,7 @@ int cmd_aggregate(int argc, char **argv)
         else if (strcmp(argv[i], "--help") == 0)
             rc = -1;
         else if (argv[i][0] == '-' && argv[i][1])
-            rc = cli_usage_error("aggregate", "unknown option '%s'", argv[i]);
+            rc = cli_unknown_option("aggregate", aggregate_help, 1, argv[i]);
         else
             files[n++] = argv[i];
     }
@@ -320,7 +323,7 @@ int cmd_compare(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0)
             return fputs(compare_help, stdout), 0;
         if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("compare", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("compare", compare_help, 1, argv[i]);
         if (n == 2)
             return cli_usage_error("compare", "two record files, A and B ('%s' is a third)", argv[i]);
         files[n++] = argv[i];

@@ -8,7 +8,7 @@
 #include "cli.h"
 
 static const char info_help[] =
-    "usage: attngeom info PATH [--format table|json|csv|tsv|md|latex] [-o FILE]\n"
+    "usage: attngeom info PATH [--format F] [-o FILE]\n"
     "\n"
     "PATH is a Hugging Face model folder (its architecture as the engine reads\n"
     "it: model_type, sizes, norm, residual wiring, Q/K/V and MLP layouts,\n"
@@ -18,6 +18,15 @@ static const char info_help[] =
     "and LaTeX give one table: name, dtype, shape per tensor for a file; for a\n"
     "model folder kind, name, value, dtype, shape, a \"config\" row per field\n"
     "then a \"tensor\" row per tensor.\n";
+
+/* The parser's and the help's one list (options.c). */
+static const cli_option info_options[] = {
+    {"--format", "F", "table (default), json, jsonl, csv, tsv, md, latex"},
+    {"-o", "FILE", "write there instead of standard output"},
+    {"--output", "FILE", "the same as -o"},
+    {"--help", NULL, "this text"},
+    {NULL, NULL, NULL},
+};
 
 static void shape_text(const json_t *shape, char *buf, size_t size)
 {
@@ -185,23 +194,25 @@ int cmd_info(int argc, char **argv)
         return 1;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
-        int used = cli_common_option(&common, "info", argc, argv, &i);
-        if (used < 0)
-            return EXIT_USAGE;
-        if (used)
+        if (argv[i][0] == '-' && argv[i][1]) {
+            const cli_option *o = cli_option_find(info_options, argv[i]);
+            if (!o)
+                return cli_options_unknown("info", info_options, argv[i]);
+            if (strcmp(o->name, "--help") == 0) {
+                fputs(info_help, stdout);
+                cli_options_help(stdout, info_options);
+                return 0;
+            }
+            if (cli_common_option(&common, "info", argc, argv, &i) < 0) /* --format, -o */
+                return EXIT_USAGE;
             continue;
-        if (strcmp(argv[i], "--help") == 0)
-            return fputs(info_help, stdout), 0;
-        if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("info", "unknown option '%s'", argv[i]);
+        }
         if (path)
             return cli_usage_error("info", "one PATH only");
         path = argv[i];
     }
     if (!path)
         return cli_usage_error("info", "missing PATH");
-    if (cli_reject_expect(&common, "info"))
-        return EXIT_USAGE;
     cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"PATH", path}};
     if (cli_paths_check(outs, 1, ins, 1))
         return 1;

@@ -132,6 +132,8 @@ int cmd_layer(int argc, char **argv)
             continue;
         if (strcmp(argv[i], "--help") == 0)
             return fputs(layer_help, stdout), 0;
+        if (argv[i][0] == '-' && argv[i][1])
+            return cli_unknown_option("layer", layer_help, 1, argv[i]);
         return cli_usage_error("layer", "unknown argument '%s'", argv[i]);
     }
     int rc = cli_tensor_check_usage(&o, "layer", 1);

@@ -119,7 +119,7 @@ int cmd_matrix(int argc, char **argv)
             if (!(tensor = cli_option_value("matrix", "--tensor", argc, argv, &i)))
                 return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_usage_error("matrix", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("matrix", matrix_help, 1, argv[i]);
         } else if (path) {
             return cli_usage_error("matrix", "one FILE only ('%s' and '%s')", path, argv[i]);
         } else {
@@ -132,7 +132,8 @@ int cmd_matrix(int argc, char **argv)
         return EXIT_USAGE;
     cli_set_model_name(&common, path);
     cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"FILE", path}, {"--expect", common.expect_path}};
-    if (cli_paths_check(outs, 1, ins, 2))
+    if (cli_paths_check(outs, 1, ins, 2) ||
+        cli_wrong_reader("matrix", path, CLI_NOT_TENSORS, "a .npy or .safetensors file"))
         return 1;
 
     ag_array a = {0};

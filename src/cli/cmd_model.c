@@ -76,7 +76,7 @@ int cmd_tokenize(int argc, char **argv)
             if (!(text = cli_option_value("tokenize", "--text", argc, argv, &i)))
                 return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("tokenize", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("tokenize", tokenize_help, 1, argv[i]);
         } else if (model) {
             return cli_usage_error("tokenize", "one MODEL only");
         } else {

@@ -40,6 +40,8 @@ static const char plot_help[] =
     "              the token strings on both axes\n"
     "  spectrum    the singular values of that matrix, largest first, log scale\n"
     "  similarity  the [K, K] matrix of `attngeom similarity -o S.npy`\n"
+    "  patches     one query's row of a ViT's attention as its patch grid\n"
+    "              (--grid RxC, --query Q)\n"
     "\n"
     "options:\n"
     "  -o FIG             the figure (.svg, .pdf or .png)\n"
@@ -52,6 +54,9 @@ static const char plot_help[] =
     "  --tokens T.json    attention: the token strings\n"
     "  --heads-per-layer H  similarity: label head k as L<k/H>H<k%H> (when the\n"
     "                     matrix holds every head of every layer, the default)\n"
+    "  --relative         depth: x = layer / the line's last layer (0 to 1)\n"
+    "  --grid RxC         attention, patches: a ViT's patch grid (CLS, then R x C)\n"
+    "  --query Q          patches: the query row (default 0, the CLS token)\n"
     "  --values           write each value in its cell (heatmap, attention,\n"
     "                     similarity)\n"
     "  --vmin X, --vmax X the colour range (default: the data's; 0 to the\n"
@@ -124,7 +129,7 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
             name = valued[k];
     if (!name) {
         if (strcmp(a, "--values") != 0 && strcmp(a, "--relative") != 0)
-            return cli_usage_error("plot", "unknown option '%s'", a), -1;
+            return cli_unknown_option("plot", plot_help, 0, a), -1;
         *(strcmp(a, "--values") ? &o->relative : &o->values) = 1;
         return 1;
     }
@@ -271,7 +276,15 @@ int cmd_plot(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     cli_path out = {"-o", o.out_path};
     cli_path ins[2] = {{"INPUT", o.s.input}, {"--tokens", o.s.tokens}};
-    if ((rc = cli_paths_check(&out, 1, ins, 2)) != 0 || (rc = fonts_init(&o)) != 0)
+    /* a file of the other kind: say what it is, and which kinds draw it */
+    int records = o.s.kind == AG_PLOT_HEATMAP || o.s.kind == AG_PLOT_DEPTH;
+    unsigned wrong = records ? CLI_NOT_RECORDS : CLI_NOT_TENSORS | AG_FILE_BIT(AG_FILE_SAFETENSORS);
+    const char *takes = records ? "records (JSON/JSONL/CSV/TSV) with --kind heatmap|depth, or an "
+                                  "attention .npy with --kind attention|spectrum|similarity|patches"
+                                : "an attention .npy with --kind attention|spectrum|similarity|"
+                                  "patches, or records (JSON/JSONL/CSV/TSV) with --kind heatmap|depth";
+    if ((rc = cli_paths_check(&out, 1, ins, 2)) != 0 ||
+        (rc = cli_wrong_reader("plot", o.s.input, wrong, takes)) != 0 || (rc = fonts_init(&o)) != 0)
         return rc;
     ag_plot_output fig = {0};
     ag_error err = {0};

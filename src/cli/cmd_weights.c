@@ -130,7 +130,7 @@ int cmd_weights(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0)
             return fputs(weights_help, stdout), 0;
         if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("weights", "unknown option '%s'", argv[i]);
+            return cli_unknown_option("weights", weights_help, 1, argv[i]);
         if (model)
             return cli_usage_error("weights", "one MODEL only");
         model = argv[i];

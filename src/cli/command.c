@@ -16,7 +16,7 @@ int cli_command(int argc, char **argv, const cli_driver *drv)
         {"weights", cmd_weights, 1}, {"residual", cmd_residual, 1}, {"rollout", cmd_rollout, 1},
         {"similarity", cmd_similarity, 1},
         {"aggregate", cmd_aggregate, 0}, {"compare", cmd_compare, 0},
-        {"plot", cmd_plot, 1},
+        {"plot", cmd_plot, 1}, {"metrics", cmd_metrics, 0},
     };
     const cli_driver one = {0};
     drv = drv ? drv : &one;
@@ -26,7 +26,15 @@ int cli_command(int argc, char **argv, const cli_driver *drv)
         k++;
     int rc;
     if (k == sizeof commands / sizeof *commands) {
-        cli_fail("unknown command '%s' (see attngeom --help)", argv[0]);
+        const char *names[sizeof commands / sizeof *commands];
+        for (size_t c = 0; c < k; c++)
+            names[c] = commands[c].name;
+        long near = ag_text_closest(argv[0], names, k, 2); /* Damerau–Levenshtein ≤ 2 */
+        if (near >= 0)
+            cli_fail("unknown command '%s' (did you mean %s? see attngeom --help)", argv[0],
+                     names[near]);
+        else
+            cli_fail("unknown command '%s' (see attngeom --help)", argv[0]);
         rc = EXIT_USAGE;
     } else if ((rc = cli_blas_setup(commands[k].runs_blas)) == 0) {
         ag_error err = {0};

@@ -401,3 +401,15 @@ int cli_records_move(ag_record_list **dst, ag_record_list **src)
     }
     return *src && ag_record_list_move(*dst, *src, NULL) != AG_OK ? -1 : 0;
 }
+
+int cli_wrong_reader(const char *cmd, const char *path, unsigned wrong, const char *takes)
+{
+    ag_file_kind kind;
+    ag_error err = {0};
+    if (!path || strcmp(path, "-") == 0 || ag_file_kind_read(path, &kind, &err) != AG_OK)
+        return 0; /* standard input is read once, by the reader; an unreadable
+                     file is the reader's to report */
+    if (!(wrong & AG_FILE_BIT(kind)))
+        return 0;
+    return cli_fail("%s is %s; %s takes %s", path, ag_file_kind_name(kind), cmd, takes);
+}

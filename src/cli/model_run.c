@@ -44,7 +44,7 @@ int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int
             return -1;
         }
         if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+            return cli_unknown_option(cmd, help, 1, argv[i]);
         if (r->model_dir)
             return cli_usage_error(cmd, "one MODEL only ('%s' and '%s')", r->model_dir, argv[i]);
         r->model_dir = argv[i];

@@ -128,12 +128,21 @@ int ag_audio_read(const char *path, int sample_rate, size_t max_samples, ag_audi
         return rc;
     uint64_t fsize = (uint64_t)st.st_size;
     data_chunk d = find_data_chunk(fd, fsize);
+    /* what the file looks like, read before libsndfile, which may close fd
+     * when it fails: a file of a kind attngeom knows is named for it */
+    unsigned char head[256];
+    ssize_t n = pread(fd, head, sizeof head, 0);
+    ag_file_kind kind = n > 0 ? ag_file_kind_of(head, (size_t)n) : AG_FILE_UNKNOWN;
     SF_INFO info = {0};
     SNDFILE *sf = sf_open_fd(fd, SFM_READ, &info, 0);
     if (!sf) {
         /* sf_strerror(NULL): libsndfile's last open error, a global of its own */
-        rc = ag_error_set(err, AG_EFORMAT, "%s: not a sound file libsndfile can read (%s)",
-                          path, sf_strerror(NULL));
+        if (kind != AG_FILE_UNKNOWN && kind != AG_FILE_WAV)
+            rc = ag_error_set(err, AG_EFORMAT, "%s: not a sound file: it is %s", path,
+                              ag_file_kind_name(kind));
+        else
+            rc = ag_error_set(err, AG_EFORMAT, "%s: not a sound file libsndfile can read (%s)",
+                              path, sf_strerror(NULL));
         close(fd);
         return rc;
     }

@@ -58,6 +58,10 @@ int ag_image_decode(const void *bytes, size_t len, const char *name, ag_image *o
         return agmi_png_decode(b, len, name, out, err);
     if (len >= sizeof JPEG_SIGNATURE && memcmp(b, JPEG_SIGNATURE, sizeof JPEG_SIGNATURE) == 0)
         return agmi_jpeg_decode(b, len, name, out, err);
+    ag_file_kind kind = ag_file_kind_of(b, len); /* say what it is when it is known */
+    if (kind != AG_FILE_UNKNOWN)
+        return ag_error_set(err, AG_EFORMAT, "%s: not a PNG or JPEG image: it is %s", name,
+                            ag_file_kind_name(kind));
     return ag_error_set(err, AG_EFORMAT, "%s: not a PNG or JPEG image (unknown signature)", name);
 }
 

@@ -1,4 +1,5 @@
-/* test_text.c — ag_text_escape (src/base/text.c) and the messages of ag_error_set:
+/* test_text.c — ag_text_escape, ag_text_distance and ag_text_closest
+ * (src/base/text.c) and the messages of ag_error_set:
  * bytes that are not UTF-8 and control characters written \xNN. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -80,4 +81,37 @@ Test(text, error_messages_are_escaped)
     size_t n = strlen(err.message);
     cr_assert(n % 4 == 0 && n + 4 >= sizeof err.message, "length %zu", n);
     cr_assert(strncmp(err.message + n - 4, "\\x1b", 4) == 0);
+}
+
+/* Damerau–Levenshtein distances worked by hand. */
+Test(text, distance_hand_worked)
+{
+    cr_assert_eq(ag_text_distance("", ""), 0);
+    cr_assert_eq(ag_text_distance("", "abc"), 3);           /* three insertions */
+    cr_assert_eq(ag_text_distance("abc", ""), 3);
+    cr_assert_eq(ag_text_distance("kitten", "sitting"), 3); /* k→s, e→i, +g */
+    cr_assert_eq(ag_text_distance("sigma_max", "sigma_mx"), 1);  /* deletion */
+    cr_assert_eq(ag_text_distance("matrix", "matirx"), 1);  /* one transposition, ri→ir */
+    cr_assert_eq(ag_text_distance("analyze", "anaylze"), 1);
+    cr_assert_eq(ag_text_distance("--format", "--fromat"), 1);
+    /* Levenshtein alone would count the transposition as 2 substitutions */
+    cr_assert_eq(ag_text_distance("ab", "ba"), 1);
+    /* unrestricted: "ca" → "ac" (transpose) → "abc" (insert b) = 2; the
+     * restricted optimal-string-alignment variant gives 3 */
+    cr_assert_eq(ag_text_distance("ca", "abc"), 2);
+    cr_assert_eq(ag_text_distance("flaw", "lawn"), 2);     /* -f, +n */
+    cr_assert_eq(ag_text_distance("abc", "xyz"), 3);
+}
+
+Test(text, closest_within_two_ties_by_order)
+{
+    const char *c[] = {"sigma_max", "sigma_gap", NULL, "stable_rank"};
+    cr_assert_eq(ag_text_closest("sigma_mx", c, 4, 2), 0);
+    /* "sigma_map" is 1 from both sigma_max and sigma_gap: the first */
+    cr_assert_eq(ag_text_closest("sigma_map", c, 4, 2), 0);
+    cr_assert_eq(ag_text_closest("sigma_gp", c, 4, 2), 1);
+    cr_assert_eq(ag_text_closest("stabel_rank", c, 4, 2), 3);
+    cr_assert_eq(ag_text_closest("entropy", c, 4, 2), -1); /* nothing within 2 */
+    cr_assert_eq(ag_text_closest("sigmamx", c, 4, 1), -1); /* 2 (two insertions) > max 1 */
+    cr_assert_eq(ag_text_closest("sigmamx", c, 4, 2), 0);
 }

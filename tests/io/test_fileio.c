@@ -324,3 +324,30 @@ Test(fileio, json_integers_beyond_64_bits)
     cr_assert_eq(json_integer_value(json_array_get(a, 1)), 7);
     json_decref(root);
 }
+
+/* ag_file_kind_of: the signatures of src/io/sniff.c on hand-built heads. */
+Test(fileio, file_kind_signatures)
+{
+    static const unsigned char st[] = {0x10, 0, 0, 0, 0, 0, 0, 0, '{', '"'};
+    static const unsigned char st_huge[] = {0, 0, 0, 0, 0, 0, 0, 1, '{', '"'}; /* 2^56 bytes */
+    cr_assert_eq(ag_file_kind_of("\x93NUMPY\x01\x00", 8), AG_FILE_NPY);
+    cr_assert_eq(ag_file_kind_of(st, sizeof st), AG_FILE_SAFETENSORS);
+    cr_assert_eq(ag_file_kind_of(st_huge, sizeof st_huge), AG_FILE_UNKNOWN);
+    cr_assert_eq(ag_file_kind_of("\x89PNG\r\n\x1a\n\0\0", 10), AG_FILE_PNG);
+    cr_assert_eq(ag_file_kind_of("\x89PNG\r\n", 6), AG_FILE_UNKNOWN); /* cut short */
+    cr_assert_eq(ag_file_kind_of("\xff\xd8\xff\xe0", 4), AG_FILE_JPEG);
+    cr_assert_eq(ag_file_kind_of("RIFF\x24\0\0\0WAVEfmt ", 16), AG_FILE_WAV);
+    cr_assert_eq(ag_file_kind_of("RIFF\x24\0\0\0AVI LIST", 16), AG_FILE_UNKNOWN);
+    cr_assert_eq(ag_file_kind_of(" \n{\"records\": []}", 17), AG_FILE_JSON);
+    cr_assert_eq(ag_file_kind_of("[1, 2]", 6), AG_FILE_JSON);
+    cr_assert_eq(ag_file_kind_of("layer,head,sigma_max\n0,0,1\n", 27), AG_FILE_TEXT_TABLE);
+    cr_assert_eq(ag_file_kind_of("layer\thead\n", 11), AG_FILE_TEXT_TABLE);
+    cr_assert_eq(ag_file_kind_of("hello world\n", 12), AG_FILE_UNKNOWN); /* no separator */
+    cr_assert_eq(ag_file_kind_of("a,b\x01", 4), AG_FILE_UNKNOWN);        /* a control byte */
+    cr_assert_eq(ag_file_kind_of("\"model\",\"layer\"\r\n", 17), AG_FILE_TEXT_TABLE);
+    /* a sentence with a comma is not a header */
+    cr_assert_eq(ag_file_kind_of("this is text, not a RIFF file\n", 30), AG_FILE_UNKNOWN);
+    cr_assert_eq(ag_file_kind_of("", 0), AG_FILE_UNKNOWN);
+    cr_assert_str_eq(ag_file_kind_name(AG_FILE_NPY), "a .npy file");
+    cr_assert_str_eq(ag_file_kind_name(AG_FILE_WAV), "a WAV audio file");
+}
