@@ -197,6 +197,32 @@ typedef struct {
 AG_EXPORT int ag_plot_lines_render(const ag_plot_lines *p, const ag_plot_page *page, ag_plot_output *out,
                                    ag_error *err);
 
+/* A forest plot: one row per head or group, its mean as a dot and its
+ * confidence interval as a bar, the first row at the top, with a dashed
+ * vertical reference line (a baseline: 1 for the ratio scores). Carries
+ * its size (ABI rule, core.h): start from AG_PLOT_FOREST_DEFAULT (no rows,
+ * no reference line). */
+typedef struct {
+    size_t size;                 /* sizeof(ag_plot_forest), set by the macro */
+    size_t rows;
+    const char *const *labels;   /* (rows), or NULL: 0, 1, ... */
+    const double *mean;          /* (rows); NaN: no dot */
+    const double *lo, *hi;       /* (rows) or NULL; NaN: no bar */
+    double ref;                  /* the reference line's x; NaN: none */
+    const char *title, *x_title; /* or NULL */
+} ag_plot_forest;
+#define AG_PLOT_FOREST_DEFAULT {.size = sizeof(ag_plot_forest), .ref = NAN}
+/* The most rows a forest plot draws: on the largest fitted page (2880
+ * points) each of them has 5.6 points, the smallest readable label. */
+#define AG_PLOT_MAX_FOREST_ROWS 480
+
+/* Render a forest plot. The labels' font is 10 points, smaller when the
+ * page (given) is too short for the rows at that size, down to 4 points.
+ * AG_EINVAL (no rows, no finite value, a page out of range or too small),
+ * AG_ELIMIT (more than AG_PLOT_MAX_FOREST_ROWS rows), AG_ENOMEM, AG_EIO. */
+AG_EXPORT int ag_plot_forest_render(const ag_plot_forest *f, const ag_plot_page *page,
+                                    ag_plot_output *out, ag_error *err);
+
 /* ---- figures of attngeom's outputs (`attngeom plot`) ------------------- */
 
 /* What a figure of ag_run_plot draws (`attngeom plot --help`). */
@@ -207,6 +233,7 @@ typedef enum {
     AG_PLOT_SPECTRUM,   /* that matrix's singular values, log scale */
     AG_PLOT_SIMILARITY, /* the [K, K] matrix of `attngeom similarity -o` */
     AG_PLOT_PATCHES,    /* one query's weights on a ViT's patch grid */
+    AG_PLOT_FOREST,     /* a metric's mean and interval per head or group, from records */
     AG_PLOT_KIND_COUNT
 } ag_plot_kind;
 
@@ -237,10 +264,17 @@ typedef struct {
     int query;                 /* patches: the query row (0: CLS) */
     double vmin, vmax;         /* the colour range; NaN: the data's (0 for the matrices) */
     ag_plot_page page;         /* format, size (0 x 0: fit), dpi */
+    /* forest: the groups and their intervals as `aggregate` makes them
+     * (attngeom/aggregate.h): group_by the --by keys, comma-separated
+     * (NULL: the default grouping, one row per model, layer and head);
+     * unit the --unit keys (NULL: the default unit); level the interval's
+     * confidence, in (0, 1); ref the reference line (NaN: none). */
+    const char *group_by, *unit;
+    double level, ref;
 } ag_run_plot_spec;
 #define AG_RUN_PLOT_SPEC_DEFAULT                                                          \
     {.size = sizeof(ag_run_plot_spec), .kind = AG_PLOT_HEATMAP, .layer = -1, .head = -1, \
-     .vmin = NAN, .vmax = NAN,                                                            \
+     .vmin = NAN, .vmax = NAN, .level = 0.95, .ref = NAN,                                 \
      .page = {.size = sizeof(ag_plot_page), .format = AG_PLOT_SVG, .dpi = 150}}
 
 /* The bytes of the figure `attngeom plot` writes for s, into *out (the

@@ -17,6 +17,8 @@ typedef struct {
     ag_run_plot_spec s;
     const char *out_path;
     int query_given;
+    int forest_given; /* --ci, --ref or --unit: forest's options */
+    const char *by;   /* --by as given */
 } plot_opts;
 
 static const char plot_help[] =
@@ -40,6 +42,9 @@ static const char plot_help[] =
     "              the token strings on both axes\n"
     "  spectrum    the singular values of that matrix, largest first, log scale\n"
     "  similarity  the [K, K] matrix of `attngeom similarity -o S.npy`\n"
+    "  forest      a metric's mean and Student-t interval per head (or per group\n"
+    "              of --by KEYS), grouped over units as `aggregate` does, one row\n"
+    "              each, sorted by the mean; --metric K\n"
     "\n"
     "options:\n"
     "  -o FIG             the figure (.svg, .pdf or .png)\n"
@@ -60,6 +65,9 @@ static const char plot_help[] =
     "  --size WxH         the page in points, 72 to 14400 each (default: 432x324,\n"
     "                     larger where the labels, cells or legend need it)\n"
     "  --dpi N            PNG pixels per inch, 18 to 1200 (default 150)\n"
+    "  --ci LEVEL         forest: the interval's confidence (default 0.95)\n"
+    "  --ref X            forest: a reference line at X (1 for the ratio scores)\n"
+    "  --unit KEYS        forest: the unit of replication (as aggregate's)\n"
     "  --help             this text\n";
 
 /* A number option: finite, in [lo, hi]. */
@@ -117,7 +125,7 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
     static const char *const valued[] = {"-o", "--output", "--kind", "--metric", "--by", "--model",
                                          "--layer", "--head", "--tokens", "--heads-per-layer",
                                          "--vmin", "--vmax", "--title", "--size", "--dpi",
-                                         "--grid", "--query"};
+                                         "--grid", "--query", "--ci", "--ref", "--unit"};
     const char *a = argv[*i], *name = NULL, *v;
     for (size_t k = 0; k < sizeof valued / sizeof *valued && !name; k++)
         if (cli_is_option(a, valued[k]))
@@ -136,14 +144,20 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
     else if (!strcmp(name, "--kind")) {
         if ((o->kind = ag_plot_kind_from_name(v)) < 0)
             return cli_usage_error("plot", "unknown --kind '%s' (heatmap, depth, attention, "
-                                           "spectrum, similarity, patches)", v), -1;
+                                           "spectrum, similarity, patches, forest)", v), -1;
     } else if (!strcmp(name, "--metric"))
         o->metric = v;
-    else if (!strcmp(name, "--by")) {
-        if (strcmp(v, "model") && strcmp(v, "head"))
-            return cli_usage_error("plot", "--by takes model or head, not '%s'", v), -1;
-        o->by_head = !strcmp(v, "head");
-    } else if (!strcmp(name, "--model"))
+    /* forest's options (issue 26 item 7) */
+    else if (!strcmp(name, "--ci"))
+        bad = number_option(v, 0, 1, &o->level) || o->level <= 0 || o->level >= 1,
+        po->forest_given = 1;
+    else if (!strcmp(name, "--ref"))
+        bad = number_option(v, -HUGE_VAL, HUGE_VAL, &o->ref), po->forest_given = 1;
+    else if (!strcmp(name, "--unit"))
+        o->unit = v, po->forest_given = 1;
+    else if (!strcmp(name, "--by"))
+        po->by = v; /* depth's model|head or forest's keys: checked once --kind is known */
+    else if (!strcmp(name, "--model"))
         o->model = v;
     else if (!strcmp(name, "--layer"))
         bad = index_option(v, &o->layer);
@@ -175,13 +189,18 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
 static int check_usage(const plot_opts *po)
 {
     const ag_run_plot_spec *o = &po->s;
-    int records = o->kind == AG_PLOT_HEATMAP || o->kind == AG_PLOT_DEPTH;
+    int records = o->kind == AG_PLOT_HEATMAP || o->kind == AG_PLOT_DEPTH ||
+                  o->kind == AG_PLOT_FOREST;
     int matrix = o->kind == AG_PLOT_ATTENTION || o->kind == AG_PLOT_SPECTRUM ||
                  o->kind == AG_PLOT_PATCHES;
     int layer_head = o->layer >= 0 || o->head >= 0;
     const char *wrong = records && layer_head ? "--layer/--head"
                       : !records && o->metric ? "--metric"
                       : !records && o->model ? "--model"
+                      : o->kind != AG_PLOT_FOREST && po->forest_given ? "--ci/--ref/--unit"
+                      : o->kind == AG_PLOT_FOREST && (o->values || o->relative) ? "--values/--relative"
+                      : o->kind == AG_PLOT_FOREST && (!isnan(o->vmin) || !isnan(o->vmax))
+                          ? "--vmin/--vmax"
                       : o->kind != AG_PLOT_DEPTH && o->by_head ? "--by"
                       : o->kind != AG_PLOT_ATTENTION && o->tokens ? "--tokens"
                       : !matrix && !records && layer_head ? "--layer/--head"
@@ -227,7 +246,7 @@ static int plot_parse(plot_opts *po, int argc, char **argv)
         return cli_usage_error("plot", "missing INPUT");
     if (o->kind < 0)
         return cli_usage_error("plot", "missing --kind (heatmap, depth, attention, spectrum, "
-                                       "similarity, patches)");
+                                       "similarity, patches, forest)");
     if (!po->out_path)
         return cli_usage_error("plot", "missing -o FIG.svg|FIG.pdf|FIG.png");
     int fmt = ag_plot_format_from_path(po->out_path);
@@ -235,6 +254,12 @@ static int plot_parse(plot_opts *po, int argc, char **argv)
         return cli_usage_error("plot", "-o %s: unknown figure format (the name must end in .svg, "
                                        ".pdf or .png)", po->out_path);
     o->page.format = (ag_plot_format)fmt;
+    if (po->by && o->kind == AG_PLOT_FOREST)
+        o->group_by = po->by;
+    else if (po->by && strcmp(po->by, "model") && strcmp(po->by, "head"))
+        return cli_usage_error("plot", "--by takes model or head, not '%s'", po->by);
+    else if (po->by)
+        o->by_head = !strcmp(po->by, "head");
     o->name = po->out_path;
     if (!isnan(o->vmin) && !isnan(o->vmax) && !(o->vmin < o->vmax))
         return cli_usage_error("plot", "--vmin %g is not below --vmax %g", o->vmin, o->vmax);
