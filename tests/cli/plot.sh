@@ -276,6 +276,74 @@ echo old >"$T/old.svg"
 runj p.out plot "$T/S.npy" --kind similarity -o "$T/old.svg"
 figure "$T/old.svg" 432 324 150
 
+# ---- forest, from records ------------------------------------------------------
+# One row per head: the mean and Student-t interval over the texts (the
+# units) that `aggregate` gives, so the per-text records, analyze's
+# --aggregate output and aggregate's output of the same records draw the
+# same bytes. With poppler the rows' labels read from top to bottom in the
+# order of aggregate's means, largest first.
+for fmt in svg pdf png; do
+    runj p.out plot "$T/heads.jsonl" --kind forest --metric sink_ratio --ref 1 -o "$T/forest.$fmt"
+    figure "$T/forest.$fmt" 432 324 150 "sink_ratio: mean and 95% interval per head, tiny-gpt2"
+    same "forest.$fmt" "$T/heads.jsonl" --kind forest --metric sink_ratio --ref 1
+done
+runj agg_forest.json aggregate "$T/heads.jsonl" --format json
+for src in heads_agg.json agg_forest.json; do
+    runj p.out plot "$T/$src" --kind forest --metric sink_ratio --ref 1 -o "$T/forest_$src.svg"
+    N=$((N + 1))
+    DESC="forest of $src = forest of the per-text records"
+    cmp -s "$T/forest.svg" "$T/forest_$src.svg" || fail "the figures differ"
+done
+N=$((N + 1))
+DESC="forest: --ref draws a line"
+"$CLI" plot "$T/heads.jsonl" --kind forest --metric sink_ratio -o "$T/forest_noref.svg" 2>/dev/null
+cmp -s "$T/forest.svg" "$T/forest_noref.svg" && fail "the same figure without --ref"
+# The SVG's rows: one dot (a filled blue circle) and one bar per head, top
+# to bottom in decreasing order of the mean; every dot's x and bar's ends
+# are one linear map of aggregate's mean, ci_low and ci_high (to 0.01 pt).
+N=$((N + 1))
+DESC="forest: one row per head, sorted, at aggregate's values"
+"$PY" - "$T/agg_forest.json" "$T/forest.svg" <<'EOF' || fail "the rows are not aggregate's"
+import json, re, sys
+recs = sorted(json.load(open(sys.argv[1]))["records"], key=lambda r: -r["sink_ratio"])
+svg = open(sys.argv[2]).read()
+blue = "rgb(0%,44.705882%,69.803922%)"
+dots, bars = [], []
+for style, d in re.findall(r'<path style="([^"]*)" d="([^"]*)"', svg):
+    if blue not in style:
+        continue
+    v = [float(t) for t in re.findall(r"-?\d+\.?\d*", d)]
+    if "fill:" + blue in style:
+        dots.append(((v[0] + v[6]) / 2, v[1]))  # the circle's right and left ends
+    else:
+        bars.append((v[0], v[2], v[1]))         # lo, hi, y
+assert len(dots) == len(recs) == 16 and len(bars) == 16, (len(dots), len(bars))
+assert [y for _, y in dots] == sorted(y for _, y in dots), "rows not top to bottom"
+m = [r["sink_ratio"] for r in recs]
+b = (dots[-1][0] - dots[0][0]) / (m[-1] - m[0])
+a = dots[0][0] - b * m[0]
+assert b > 0, "larger means not to the right"
+for (x, _), r, (lo, hi, _) in zip(dots, recs, bars):
+    assert abs(x - (a + b * r["sink_ratio"])) < 0.01, (x, r)
+    assert abs(lo - (a + b * r["sink_ratio_ci_low"])) < 0.01, (lo, r)
+    assert abs(hi - (a + b * r["sink_ratio_ci_high"])) < 0.01, (hi, r)
+EOF
+if [ $POPPLER -eq 1 ]; then
+    N=$((N + 1))
+    DESC="forest: rows sorted by aggregate's means"
+    pdftotext -layout "$T/forest.pdf" "$T/forest.txt" 2>/dev/null
+    "$PY" - "$T/agg_forest.json" "$T/forest.txt" <<'EOF' || fail "rows out of order"
+import json, re, sys
+recs = json.load(open(sys.argv[1]))["records"]
+want = ["L%d H%d" % (r["layer"], r["head"])
+        for r in sorted(recs, key=lambda r: -r["sink_ratio"])]
+got = re.findall(r"L\d+ H\d+", open(sys.argv[2]).read())
+assert got == want, (got, want)
+EOF
+fi
+runj p.out plot "$T/heads.jsonl" --kind forest --metric sink_ratio --by layer --ci 0.9 -o "$T/forest_l.pdf"
+figure "$T/forest_l.pdf" 432 324 150 "sink_ratio: mean and 90% interval per layer" L0 L3
+
 # ---- the default page fits what it draws -------------------------------------------
 # Without --size the page is 432x324, grown where the labels or the cells
 # need room (it was 432x324 always: six tokens of 60 characters did not fit).
@@ -389,6 +457,11 @@ run_case 1 "--model" "two models --by head" plot "$T/two_models.jsonl" --kind de
     --metric mean_cosine -o "$K"
 run_case 1 "--model tiny" "--model of no record" plot "$T/two_models.jsonl" --kind depth \
     --metric mean_cosine --model tiny -o "$K"
+run_case 2 "--ref" "--ref with heatmap" plot "$T/heads.csv" --kind heatmap --metric sink_ratio --ref 1 -o "$K"
+run_case 2 "--ci" "--ci out of (0, 1)" plot "$T/heads.csv" --kind forest --metric sink_ratio --ci 1 -o "$K"
+run_case 2 "--values" "--values with forest" plot "$T/heads.csv" --kind forest --metric sink_ratio --values -o "$K"
+run_case 2 "--metric" "forest without --metric" plot "$T/heads.csv" --kind forest -o "$K"
+run_case 1 "nope" "forest of a missing metric" plot "$T/heads.csv" --kind forest --metric nope -o "$K"
 run_case 1 "" "-o into a missing folder" plot "$T/A.npy" --kind attention -o "$T/o/no/fig.svg"
 run_case 1 "same file" "-o is the input" plot "$T/o/keep.svg" --kind attention -o "$K"
 
