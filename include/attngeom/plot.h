@@ -197,6 +197,25 @@ typedef struct {
 AG_EXPORT int ag_plot_lines_render(const ag_plot_lines *p, const ag_plot_page *page, ag_plot_output *out,
                                    ag_error *err);
 
+/* ---- clustering ---------------------------------------------------------- */
+
+/* The most items ag_plot_cluster_order clusters (its time is O(n³)). */
+#define AG_PLOT_MAX_CLUSTER 2048
+
+/* Average-linkage (UPGMA) hierarchical clustering of n items from their
+ * (n, n) distance matrix dist (row-major, symmetric, finite; the diagonal
+ * is not read): the order of the leaves of its dendrogram into order (n),
+ * as scipy.cluster.hierarchy.leaves_list(linkage(squareform(dist),
+ * method="average")) gives it, and, when linkage is not NULL, scipy's
+ * linkage matrix Z into it ((n − 1) × 4: the two clusters merged, smaller
+ * id first, leaves 0..n−1 and row i's cluster n + i; their distance; the
+ * new cluster's size), rows by increasing distance. The same tree as
+ * scipy's when no two distances tie; ties merge the pair of least (smaller
+ * id, larger id). AG_EINVAL (n = 0, a matrix that is not finite and
+ * symmetric), AG_ELIMIT (n > AG_PLOT_MAX_CLUSTER), AG_ENOMEM. */
+AG_EXPORT int ag_plot_cluster_order(const double *dist, size_t n, size_t *order,
+                                    double *linkage, ag_error *err);
+
 /* A forest plot: one row per head or group, its mean as a dot and its
  * confidence interval as a bar, the first row at the top, with a dashed
  * vertical reference line (a baseline: 1 for the ratio scores). Carries

@@ -17,7 +17,7 @@ typedef struct {
     ag_run_plot_spec s;
     const char *out_path;
     int query_given;
-    int forest_given; /* --ci, --ref or --unit: forest's options */
+    const char *forest_given; /* --ci, --ref or --unit (the last given): forest's options */
     const char *by;   /* --by as given */
 } plot_opts;
 
@@ -150,11 +150,11 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
     /* forest's options (issue 26 item 7) */
     else if (!strcmp(name, "--ci"))
         bad = number_option(v, 0, 1, &o->level) || o->level <= 0 || o->level >= 1,
-        po->forest_given = 1;
+        po->forest_given = name;
     else if (!strcmp(name, "--ref"))
-        bad = number_option(v, -HUGE_VAL, HUGE_VAL, &o->ref), po->forest_given = 1;
+        bad = number_option(v, -HUGE_VAL, HUGE_VAL, &o->ref), po->forest_given = name;
     else if (!strcmp(name, "--unit"))
-        o->unit = v, po->forest_given = 1;
+        o->unit = v, po->forest_given = name;
     else if (!strcmp(name, "--by"))
         po->by = v; /* depth's model|head or forest's keys: checked once --kind is known */
     else if (!strcmp(name, "--model"))
@@ -197,7 +197,7 @@ static int check_usage(const plot_opts *po)
     const char *wrong = records && layer_head ? "--layer/--head"
                       : !records && o->metric ? "--metric"
                       : !records && o->model ? "--model"
-                      : o->kind != AG_PLOT_FOREST && po->forest_given ? "--ci/--ref/--unit"
+                      : o->kind != AG_PLOT_FOREST && po->forest_given ? po->forest_given
                       : o->kind == AG_PLOT_FOREST && (o->values || o->relative) ? "--values/--relative"
                       : o->kind == AG_PLOT_FOREST && (!isnan(o->vmin) || !isnan(o->vmax))
                           ? "--vmin/--vmax"
