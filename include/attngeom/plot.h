@@ -154,6 +154,10 @@ typedef struct {
     int show_values;                /* write each value (3 digits) in its cell */
     int square;                     /* square cells (a matrix), else fill the page */
     double vmin, vmax;              /* the colour range; NaN: the data's */
+    /* A dendrogram above the grid: the (cols − 1) × 4 linkage matrix of
+     * ag_plot_cluster_order over the columns' items, the columns being in
+     * its leaf order (leaves_list); NULL: none. */
+    const double *linkage;
 } ag_plot_grid;
 #define AG_PLOT_GRID_DEFAULT {.size = sizeof(ag_plot_grid), .vmin = NAN, .vmax = NAN}
 
@@ -290,6 +294,10 @@ typedef struct {
      * confidence, in (0, 1); ref the reference line (NaN: none). */
     const char *group_by, *unit;
     double level, ref;
+    /* similarity: 0 the heads ordered by average-linkage clustering of the
+     * distances, with its dendrogram (ag_plot_cluster_order); 1 in the
+     * matrix's order (--order layer) */
+    int order_layer;
 } ag_run_plot_spec;
 #define AG_RUN_PLOT_SPEC_DEFAULT                                                          \
     {.size = sizeof(ag_run_plot_spec), .kind = AG_PLOT_HEATMAP, .layer = -1, .head = -1, \

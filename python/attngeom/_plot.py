@@ -32,7 +32,8 @@ class _Spec(ctypes.Structure):
                 ("page", _Page),
                 # forest (--by KEYS, --unit, --ci, --ref)
                 ("group_by", ctypes.c_char_p), ("unit", ctypes.c_char_p),
-                ("level", ctypes.c_double), ("ref", ctypes.c_double)]
+                ("level", ctypes.c_double), ("ref", ctypes.c_double),
+                ("order_layer", ctypes.c_int)]
 
 
 class _Output(ctypes.Structure):
@@ -76,7 +77,7 @@ def _index(v, what):
 
 def _spec(kind, path, out, fmt, metric, by, model, layer, head, tokens, heads_per_layer,
           values, vmin, vmax, title, size, dpi, grid, query, relative, ci=0.95, ref=None,
-          unit=None):
+          unit=None, order="cluster"):
     code = lib.ag_plot_kind_from_name(kind.encode())
     if code < 0:
         raise ValueError("unknown kind %r (heatmap, depth, attention, spectrum, similarity, "
@@ -93,6 +94,9 @@ def _spec(kind, path, out, fmt, metric, by, model, layer, head, tokens, heads_pe
     if by not in (None, "model", "head"):
         raise ValueError("by takes 'model' or 'head', not %r" % (by,))
     s.level = ci
+    if order not in ("cluster", "layer"):
+        raise ValueError("order takes 'cluster' or 'layer', not %r" % (order,))
+    s.order_layer = order == "layer"
     s.ref = math.nan if ref is None else ref
     s.input, s.name = _enc(path), _enc(out) or b"figure"
     s.metric, s.model, s.tokens = metric and metric.encode(), model and model.encode(), _enc(tokens)
@@ -123,7 +127,7 @@ def _render(spec):
 def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None, layer=None,
          head=None, tokens=None, heads_per_layer=None, values=False, vmin=None, vmax=None,
          title=None, size=None, dpi=150, grid=None, query=None, relative=False, ci=0.95,
-         ref=None, unit=None):
+         ref=None, unit=None, order="cluster"):
     """The figure `attngeom plot INPUT --kind KIND` draws, as bytes.
 
     input: a records file (heatmap, depth) or a .npy path; for the array
@@ -133,7 +137,8 @@ def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None
     (W, H) in points, grid "RxC" or (R, C); by: depth's "model" (the
     default) or "head", forest's group keys ("layer" or ["model", "layer"];
     None: one row per head), with unit (the unit keys), ci (the interval's
-    level) and ref (the reference line). An option of another kind is
+    level) and ref (the reference line); order: similarity's "cluster"
+    (average linkage, the default) or "layer". An option of another kind is
     ignored. The same input gives the bytes the command writes. Raises
     attngeom.Error with the command's message when the data do not make
     the figure."""
@@ -142,10 +147,10 @@ def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None
                            model=model, layer=layer, head=head, tokens=tokens,
                            heads_per_layer=heads_per_layer, values=values, vmin=vmin, vmax=vmax,
                            title=title, size=size, dpi=dpi, grid=grid, query=query,
-                           relative=relative)
+                           relative=relative, ci=ci, ref=ref, unit=unit, order=order)
     data = _render(_spec(kind, input, out, format, metric, by, model, layer, head, tokens,
                          heads_per_layer, values, vmin, vmax, title, size, dpi, grid, query,
-                         relative, ci, ref, unit))
+                         relative, ci, ref, unit, order))
     if out is not None:
         with open(out, "wb") as f:
             f.write(data)

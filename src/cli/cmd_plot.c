@@ -19,6 +19,7 @@ typedef struct {
     int query_given;
     const char *forest_given; /* --ci, --ref or --unit (the last given): forest's options */
     const char *by;   /* --by as given */
+    int order_given;
 } plot_opts;
 
 static const char plot_help[] =
@@ -41,7 +42,8 @@ static const char plot_help[] =
     "              --tokens T.json (from `attngeom tokenize --format json`) puts\n"
     "              the token strings on both axes\n"
     "  spectrum    the singular values of that matrix, largest first, log scale\n"
-    "  similarity  the [K, K] matrix of `attngeom similarity -o S.npy`\n"
+    "  similarity  the [K, K] matrix of `attngeom similarity -o S.npy`, the heads\n"
+    "              ordered by average-linkage clustering, its dendrogram above\n"
     "  forest      a metric's mean and Student-t interval per head (or per group\n"
     "              of --by KEYS), grouped over units as `aggregate` does, one row\n"
     "              each, sorted by the mean; --metric K\n"
@@ -65,6 +67,8 @@ static const char plot_help[] =
     "  --size WxH         the page in points, 72 to 14400 each (default: 432x324,\n"
     "                     larger where the labels, cells or legend need it)\n"
     "  --dpi N            PNG pixels per inch, 18 to 1200 (default 150)\n"
+    "  --order cluster|layer  similarity: heads by clustering (default) or as in\n"
+    "                     the matrix\n"
     "  --ci LEVEL         forest: the interval's confidence (default 0.95)\n"
     "  --ref X            forest: a reference line at X (1 for the ratio scores)\n"
     "  --unit KEYS        forest: the unit of replication (as aggregate's)\n"
@@ -125,7 +129,8 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
     static const char *const valued[] = {"-o", "--output", "--kind", "--metric", "--by", "--model",
                                          "--layer", "--head", "--tokens", "--heads-per-layer",
                                          "--vmin", "--vmax", "--title", "--size", "--dpi",
-                                         "--grid", "--query", "--ci", "--ref", "--unit"};
+                                         "--grid", "--query", "--ci", "--ref", "--unit",
+                                         "--order"};
     const char *a = argv[*i], *name = NULL, *v;
     for (size_t k = 0; k < sizeof valued / sizeof *valued && !name; k++)
         if (cli_is_option(a, valued[k]))
@@ -155,6 +160,11 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
         bad = number_option(v, -HUGE_VAL, HUGE_VAL, &o->ref), po->forest_given = name;
     else if (!strcmp(name, "--unit"))
         o->unit = v, po->forest_given = name;
+    else if (!strcmp(name, "--order")) { /* similarity */
+        if (strcmp(v, "cluster") && strcmp(v, "layer"))
+            return cli_usage_error("plot", "--order takes cluster or layer, not '%s'", v), -1;
+        o->order_layer = !strcmp(v, "layer"), po->order_given = 1;
+    }
     else if (!strcmp(name, "--by"))
         po->by = v; /* depth's model|head or forest's keys: checked once --kind is known */
     else if (!strcmp(name, "--model"))
@@ -205,6 +215,7 @@ static int check_usage(const plot_opts *po)
                       : o->kind != AG_PLOT_ATTENTION && o->tokens ? "--tokens"
                       : !matrix && !records && layer_head ? "--layer/--head"
                       : o->kind != AG_PLOT_SIMILARITY && o->heads_per_layer ? "--heads-per-layer"
+                      : o->kind != AG_PLOT_SIMILARITY && po->order_given ? "--order"
                       : o->kind != AG_PLOT_ATTENTION && o->kind != AG_PLOT_PATCHES && o->grid_rows
                           ? "--grid"
                       : o->kind != AG_PLOT_PATCHES && po->query_given ? "--query"

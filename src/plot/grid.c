@@ -24,6 +24,7 @@
 #define MIN_LABEL 5.0  /* smallest label font */
 #define MIN_VALUE 4.0  /* smallest cell-value font; below it no values */
 #define TITLE_SIZE 11.0
+#define DENDRO 48.0    /* the dendrogram's height above the grid */
 
 typedef struct {
     double F, lf;                /* base and label font sizes */
@@ -134,7 +135,8 @@ static double layout_pass(plot_canvas *c, const ag_plot_grid *g, const label_set
     L->row_w = widest(c, rl->text, g->rows);
     L->col_w = widest(c, cl->text, g->cols);
     canvas_font(c, F, 0);
-    double top = MARGIN + (g->title ? 1.3 * TITLE_SIZE + GAP : 0);
+    double top = MARGIN + (g->title ? 1.3 * TITLE_SIZE + GAP : 0) +
+                 (g->linkage ? DENDRO + GAP : 0);
     double left = MARGIN + (g->row_title ? 1.2 * F + GAP : 0) + L->row_w + GAP + TICK;
     double right = bar_margin(c, g, L, H - top - 2 * MARGIN);
     *avail_w = W - left - right;
@@ -329,6 +331,70 @@ static void draw_axes(plot_canvas *c, const ag_plot_grid *g, const grid_layout *
     }
 }
 
+/* Z is a linkage of n leaves: row k joins two distinct clusters made
+ * before it (ids below n + k), each used once, at a finite height. */
+static int linkage_valid(const double *Z, size_t n)
+{
+    unsigned char *used = calloc(2 * n, 1);
+    int ok = used != NULL;
+    for (size_t k = 0; ok && k + 1 < n; k++)
+        for (int side = 0; ok && side < 2; side++) {
+            double v = Z[4 * k + side];
+            ok = v >= 0 && v < (double)(n + k) && v == floor(v) && !used[(size_t)v] &&
+                 isfinite(Z[4 * k + 2]) && Z[4 * k + 2] >= 0;
+            if (ok)
+                used[(size_t)v] = 1;
+        }
+    free(used);
+    return ok;
+}
+
+/* The dendrogram of g->linkage above the columns (scipy's dendrogram
+ * drawing: each merge a ⊓ joining its two parts at its height, a leaf at
+ * its column's centre, a cluster at the middle of its parts), the largest
+ * merge DENDRO points above the grid. */
+static void draw_dendrogram(plot_canvas *c, const ag_plot_grid *g, const grid_layout *L)
+{
+    size_t n = g->cols;
+    double *x = malloc(3 * n * sizeof *x), *h = x ? x + 2 * n - 1 : NULL; /* (2n − 1), (n − 1) */
+    size_t *stack = x ? malloc(2 * n * sizeof *stack) : NULL;
+    if (!stack) { /* out of memory: the figure without its dendrogram */
+        free(x);
+        return;
+    }
+    /* the leaves in pre-order are the columns, left to right */
+    size_t top = 0, col = 0;
+    stack[top++] = 2 * n - 2;
+    while (top > 0) {
+        size_t k = stack[--top];
+        if (k < n) {
+            x[k] = L->x0 + ((double)col++ + 0.5) * L->cw;
+            continue;
+        }
+        stack[top++] = (size_t)g->linkage[4 * (k - n) + 1];
+        stack[top++] = (size_t)g->linkage[4 * (k - n)];
+    }
+    double hmax = g->linkage[4 * (n - 2) + 2], base = L->y0 - GAP;
+    hmax = hmax > 0 ? hmax : 1;
+    cairo_set_source_rgb(c->cr, 0.25, 0.25, 0.25);
+    cairo_set_line_width(c->cr, 0.8);
+    for (size_t k = 0; k + 1 < n; k++) {
+        const double *row = &g->linkage[4 * k];
+        size_t a = (size_t)row[0], b = (size_t)row[1];
+        double ha = a < n ? 0 : h[a - n], hb = b < n ? 0 : h[b - n];
+        double y = base - row[2] / hmax * DENDRO;
+        cairo_move_to(c->cr, x[a], base - ha / hmax * DENDRO);
+        cairo_line_to(c->cr, x[a], y);
+        cairo_line_to(c->cr, x[b], y);
+        cairo_line_to(c->cr, x[b], base - hb / hmax * DENDRO);
+        x[n + k] = (x[a] + x[b]) / 2;
+        h[k] = row[2];
+    }
+    cairo_stroke(c->cr);
+    free(x);
+    free(stack);
+}
+
 /* The 256 colours of the map as a 1×256 image, vmax's at the top: one
  * small image instead of 256 rectangles (a 50 kB SVG). NULL when out of
  * memory (cairo's error then fails the figure). */
@@ -402,6 +468,9 @@ int ag_plot_grid_render(const ag_plot_grid *grid, const ag_plot_page *page, ag_p
     if (g->rows > AG_PLOT_MAX_CELLS / g->cols) /* plot.h: the figure's size */
         return ag_error_set(err, AG_ELIMIT, "a grid figure draws at most %d cells, not %zux%zu",
                             AG_PLOT_MAX_CELLS, g->rows, g->cols);
+    if (g->linkage && !linkage_valid(g->linkage, g->cols))
+        return ag_error_set(err, AG_EINVAL, "the dendrogram's linkage is not a tree over the "
+                            "%zu columns", g->cols);
     grid_layout L = {.F = AG_PLOT_FONT_SIZE};
     int status = colour_range(g, &L, err);
     if (status != AG_OK)
@@ -427,6 +496,8 @@ int ag_plot_grid_render(const ag_plot_grid *grid, const ag_plot_page *page, ag_p
         if (g->show_values)
             draw_values(&c, g, &L);
         draw_axes(&c, g, &L, &rl, &cl);
+        if (g->linkage && g->cols > 1)
+            draw_dendrogram(&c, g, &L);
         draw_colour_bar(&c, g, &L);
         status = canvas_close(&c, g->title ? g->title : "grid figure", out, err);
     } else {

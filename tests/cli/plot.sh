@@ -137,7 +137,7 @@ for fmt in svg pdf png; do
 
     runj p.out plot "$T/S.npy" --kind similarity --heads-per-layer 4 --size 500x450 \
         -o "$T/sim.$fmt"
-    figure "$T/sim.$fmt" 500 450 150 "head similarity" "Jensen" L0H0 L3H3
+    figure "$T/sim.$fmt" 500 450 150 "distance between heads" "Jensen" L0H0 L3H3
     same "sim.$fmt" "$T/S.npy" --kind similarity --heads-per-layer 4 --size 500x450
 done
 
@@ -271,9 +271,17 @@ DESC="another head gives another figure"
     -o "$T/att13.svg" 2>/dev/null
 cmp -s "$T/att.svg" "$T/att13.svg" && fail "heads 2 and 3 of layer 1 drew the same SVG"
 
+# similarity: clustered by default, --order layer the matrix's order
+runj p.out plot "$T/S.npy" --kind similarity --order layer -o "$T/sim_layer.svg"
+figure "$T/sim_layer.svg" 432 324 150
+N=$((N + 1))
+DESC="similarity: --order layer differs from the clustered figure"
+"$CLI" plot "$T/S.npy" --kind similarity -o "$T/sim_cluster.svg" 2>/dev/null
+cmp -s "$T/sim_layer.svg" "$T/sim_cluster.svg" && fail "the same figure"
+
 # -o replaces an existing figure (atomically, outputs.c)
 echo old >"$T/old.svg"
-runj p.out plot "$T/S.npy" --kind similarity -o "$T/old.svg"
+runj p.out plot "$T/S.npy" --kind similarity --order layer -o "$T/old.svg"
 figure "$T/old.svg" 432 324 150
 
 # ---- forest, from records ------------------------------------------------------
@@ -457,6 +465,8 @@ run_case 1 "--model" "two models --by head" plot "$T/two_models.jsonl" --kind de
     --metric mean_cosine -o "$K"
 run_case 1 "--model tiny" "--model of no record" plot "$T/two_models.jsonl" --kind depth \
     --metric mean_cosine --model tiny -o "$K"
+run_case 2 "--order" "--order with heatmap" plot "$T/heads.csv" --kind heatmap --metric sink_ratio --order layer -o "$K"
+run_case 2 "--order" "--order neither cluster nor layer" plot "$T/S.npy" --kind similarity --order size -o "$K"
 run_case 2 "--ref" "--ref with heatmap" plot "$T/heads.csv" --kind heatmap --metric sink_ratio --ref 1 -o "$K"
 run_case 2 "--ci" "--ci out of (0, 1)" plot "$T/heads.csv" --kind forest --metric sink_ratio --ci 1 -o "$K"
 run_case 2 "--values" "--values with forest" plot "$T/heads.csv" --kind forest --metric sink_ratio --values -o "$K"

@@ -290,3 +290,81 @@ Test(figures, forest_errors)
     cr_expect_eq(ag_plot_forest_render(&f, &page, &fig, &err), AG_OK, "%s", err.message);
     ag_plot_output_free(&fig);
 }
+
+/* ---- similarity: the clustered order and its dendrogram ---- */
+
+Test(figures, similarity_is_ordered_by_average_linkage)
+{
+    /* two tight pairs far apart: {0, 2} at 1, {1, 3} at 2, between them 10;
+     * average linkage joins (0, 2), then (1, 3), then both at 10, and its
+     * leaves are 0, 2, 1, 3 (scipy's leaves_list) */
+    double S[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            S[i * 4 + j] = i == j ? 0 : 10;
+    S[0 * 4 + 2] = S[2 * 4 + 0] = 1;
+    S[1 * 4 + 3] = S[3 * 4 + 1] = 2;
+    const char *path = tio_path("S4.npy");
+    size_t shape[2] = {4, 4};
+    cr_assert_eq(tio_write_npy(path, "<f8", 0, 1, 2, shape, S), 0);
+    size_t order[4];
+    double Z[12];
+    ag_error err = {0};
+    cr_assert_eq(ag_plot_cluster_order(S, 4, order, Z, &err), AG_OK, "%s", err.message);
+    const size_t want_order[4] = {0, 2, 1, 3};
+    const double want_Z[12] = {0, 2, 1, 2, 1, 3, 2, 2, 4, 5, 10, 4};
+    for (int k = 0; k < 4; k++)
+        cr_expect_eq(order[k], want_order[k]);
+    for (int k = 0; k < 12; k++)
+        cr_expect_eq(Z[k], want_Z[k], "Z[%d] = %g", k, Z[k]);
+
+    ag_run_plot_spec s = AG_RUN_PLOT_SPEC_DEFAULT;
+    s.kind = AG_PLOT_SIMILARITY;
+    s.input = path;
+    s.heads_per_layer = 2;
+    ag_plot_output got = {0}, want = {0};
+    cr_assert_eq(ag_run_plot(&s, &got, &err), AG_OK, "%s", err.message);
+    double P[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            P[i * 4 + j] = S[want_order[i] * 4 + want_order[j]];
+    const char *const labels[4] = {"L0H0", "L1H0", "L0H1", "L1H1"};
+    ag_plot_grid g = AG_PLOT_GRID_DEFAULT;
+    g.rows = g.cols = 4;
+    g.values = P;
+    g.row_labels = g.col_labels = labels;
+    g.title = "Jensen\xe2\x80\x93Shannon distance between heads";
+    g.row_title = g.col_title = "head (average-linkage order)";
+    g.value_title = "Jensen\xe2\x80\x93Shannon distance";
+    g.square = 1;
+    g.vmin = 0;
+    g.linkage = want_Z;
+    cr_assert_eq(ag_plot_grid_render(&g, &s.page, &want, &err), AG_OK, "%s", err.message);
+    cr_expect(same(&got, &want), "not the clustered matrix with its dendrogram");
+    ag_plot_output_free(&got);
+    ag_plot_output_free(&want);
+
+    /* --order layer: the matrix as it is, no dendrogram */
+    s.order_layer = 1;
+    cr_assert_eq(ag_run_plot(&s, &got, &err), AG_OK, "%s", err.message);
+    const char *const in_order[4] = {"L0H0", "L0H1", "L1H0", "L1H1"};
+    g.values = S;
+    g.row_labels = g.col_labels = in_order;
+    g.row_title = g.col_title = "head";
+    g.linkage = NULL;
+    cr_assert_eq(ag_plot_grid_render(&g, &s.page, &want, &err), AG_OK, "%s", err.message);
+    cr_expect(same(&got, &want), "--order layer is not the matrix as it is");
+    ag_plot_output_free(&got);
+    ag_plot_output_free(&want);
+
+    /* a linkage that is not a tree is refused */
+    const double bad[12] = {0, 2, 1, 2, 0, 3, 2, 2, 4, 5, 10, 4}; /* leaf 0 twice */
+    g.linkage = bad;
+    cr_expect_eq(ag_plot_grid_render(&g, &s.page, &want, &err), AG_EINVAL);
+    /* an asymmetric matrix cannot be clustered: the message says what to do */
+    S[1] = 3;
+    cr_assert_eq(tio_write_npy(path, "<f8", 0, 1, 2, shape, S), 0);
+    s.order_layer = 0;
+    cr_expect_eq(ag_run_plot(&s, &got, &err), AG_EINVAL);
+    cr_expect(strstr(err.message, "--order layer") != NULL, "%s", err.message);
+}

@@ -26,6 +26,7 @@ CASES = [
     ("spectrum", D / "A4.npy", ["--head", "1", "--dpi", "72"], dict(head=1, dpi=72)),
     ("similarity", D / "S.npy", ["--heads-per-layer", "3", "--vmin", "0.1"],
      dict(heads_per_layer=3, vmin=0.1)),
+    ("similarity", D / "S.npy", ["--order", "layer"], dict(order="layer")),
     ("forest", D / "h.jsonl", ["--metric", "sigma_max", "--ref", "1"],
      dict(metric="sigma_max", ref=1)),
     ("forest", D / "h.jsonl", ["--metric", "entropy_mean", "--by", "model,layer", "--ci", "0.9",
