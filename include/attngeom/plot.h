@@ -265,6 +265,10 @@ typedef enum {
 AG_EXPORT const char *ag_plot_kind_name(int kind);
 AG_EXPORT int ag_plot_kind_from_name(const char *name);
 
+/* Why depth --by head is refused (AG_EINVAL): a line per head index
+ * joins unrelated heads of successive layers. */
+extern const char *const ag_plot_by_head_refusal;
+
 /* What to draw and from what: the options of `attngeom plot`. Carries its
  * size (ABI rule, core.h): start from AG_RUN_PLOT_SPEC_DEFAULT. Every
  * pointer is borrowed for the call. */
@@ -277,7 +281,7 @@ typedef struct {
     const char *model;         /* heatmap, depth: only this model's records; NULL: all */
     const char *tokens;        /* attention: `tokenize --format json` file; NULL: indices */
     const char *title;         /* NULL: what the figure shows; "": none */
-    int by_head;               /* depth: a line per head (else per model) */
+    int by_head;               /* depth: refused (ag_plot_by_head_refusal says why) */
     int values;                /* write each value in its cell */
     int relative;              /* depth: x = layer / last layer */
     int layer, head;           /* attention, spectrum, patches: -1 not given (0; given, the

@@ -33,10 +33,10 @@ static const char plot_help[] =
     "  heatmap     a metric over layer x head (rows: layers, columns: heads), from\n"
     "              records (JSON, JSONL or CSV; aggregated or per text: the mean of\n"
     "              a cell's records); --metric K\n"
-    "  depth       a metric against layer, one line per model (--by model, the\n"
-    "              default) or per head (--by head), the mean of each point's\n"
-    "              records; with the confidence band of aggregated records\n"
-    "              (K_ci_low, K_ci_high); --metric K\n"
+    "  depth       a metric against layer, one line per model, the mean of each\n"
+    "              point's records; with the confidence band of aggregated records\n"
+    "              (K_ci_low, K_ci_high); --metric K (--by head is refused: a line\n"
+    "              would join unrelated heads of successive layers)\n"
     "  attention   one head's attention matrix from `attngeom attention -o A.npy`\n"
     "              ([L, H, n, n]; [H, n, n] and [n, n] too), rows the queries;\n"
     "              --tokens T.json (from `attngeom tokenize --format json`) puts\n"
@@ -52,7 +52,8 @@ static const char plot_help[] =
     "  -o FIG             the figure (.svg, .pdf or .png)\n"
     "  --kind KIND        what to draw (above)\n"
     "  --metric K         heatmap, depth: the record key to draw\n"
-    "  --by model|head    depth: one line per model (default) or per head\n"
+    "  --by model         depth: one line per model (the default)\n"
+    "  --by KEYS          forest: the group keys (default: model, layer, head)\n"
     "  --model NAME       heatmap, depth: only the records of this model\n"
     "  --layer L          attention, spectrum: the layer (default 0)\n"
     "  --head H           attention, spectrum: the head (default 0)\n"
@@ -269,6 +270,8 @@ static int plot_parse(plot_opts *po, int argc, char **argv)
         o->group_by = po->by;
     else if (po->by && strcmp(po->by, "model") && strcmp(po->by, "head"))
         return cli_usage_error("plot", "--by takes model or head, not '%s'", po->by);
+    else if (po->by && o->kind == AG_PLOT_DEPTH && !strcmp(po->by, "head"))
+        return cli_usage_error("plot", "%s", ag_plot_by_head_refusal);
     else if (po->by)
         o->by_head = !strcmp(po->by, "head");
     o->name = po->out_path;

@@ -150,10 +150,6 @@ for fmt in svg pdf png; do
     runj p.out plot "$T/res_agg.csv" --kind depth --metric mean_cosine -o "$T/depth.$fmt"
     figure "$T/depth.$fmt" 432 324 150 "mean_cosine by layer" layer
     same "depth.$fmt" "$T/res_agg.csv" --kind depth --metric mean_cosine
-
-    runj p.out plot "$T/heads_agg.json" --kind depth --by head --metric sink_ratio -o "$T/byhead.$fmt"
-    figure "$T/byhead.$fmt" 432 324 150 "sink_ratio by layer" "head 0" "head 3"
-    same "byhead.$fmt" "$T/heads_agg.json" --kind depth --by head --metric sink_ratio
 done
 
 # The numbers drawn: each cell of the heatmap is the mean over the texts of
@@ -457,11 +453,10 @@ run_case 1 "null in every record" "metric always null" plot "$T/nulls.csv" --kin
 run_case 1 "nolayer.csv" "no layer" plot "$T/nolayer.csv" --kind depth --metric v -o "$K"
 run_case 1 "broken.json" "malformed records" plot "$T/broken.json" --kind heatmap --metric v -o "$K"
 run_case 1 "head" "heatmap of per-layer records" plot "$T/res_agg.csv" --kind heatmap --metric mean_cosine -o "$K"
-run_case 1 "head" "depth --by head of per-layer records" plot "$T/res.jsonl" --kind depth --by head \
-    --metric mean_cosine -o "$K"
+# a line per head index would join unrelated heads of successive layers
+run_case 2 "unrelated heads" "depth --by head" plot "$T/heads_agg.json" --kind depth --by head \
+    --metric sink_ratio -o "$K"
 run_case 1 "--model" "two models in a heatmap" plot "$T/two_models.jsonl" --kind heatmap \
-    --metric mean_cosine -o "$K"
-run_case 1 "--model" "two models --by head" plot "$T/two_models.jsonl" --kind depth --by head \
     --metric mean_cosine -o "$K"
 run_case 1 "--model tiny" "--model of no record" plot "$T/two_models.jsonl" --kind depth \
     --metric mean_cosine --model tiny -o "$K"
