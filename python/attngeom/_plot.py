@@ -135,7 +135,8 @@ def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None
     suffix of out, else svg). out: also write the bytes there. The other
     keywords are the command's options (docs/cli.md, "plot"): size "WxH" or
     (W, H) in points, grid "RxC" or (R, C); by: depth's "model" (the
-    default; "head" is refused: its lines would join unrelated heads), forest's group keys ("layer" or ["model", "layer"];
+    default; "head" is refused: its lines would join unrelated heads),
+    forest's group keys ("layer" or ["model", "layer"];
     None: one row per head), with unit (the unit keys), ci (the interval's
     level) and ref (the reference line); order: similarity's "cluster"
     (average linkage, the default) or "layer". An option of another kind is

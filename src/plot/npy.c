@@ -171,12 +171,16 @@ static int plot_attention(const ag_run_plot_spec *o, const ag_array *a, ag_plot_
     if (a->ndim == 4)
         snprintf(title, sizeof title, "attention, layer %d, head %d", layer_of(o), head_of(o));
     else
-        snprintf(title, sizeof title, a->ndim == 3 ? "layer %d" : "attention", layer_of(o));
+        /* [L, n, n] is rollout's R (`rollout -o`): R_l is the attention
+         * flow through layers 0..l (Abnar & Zuidema 2020) */
+        snprintf(title, sizeof title, a->ndim == 3 ? "rollout through layer %d" : "attention",
+                 layer_of(o));
     ag_plot_grid g = {.size = sizeof(ag_plot_grid),
         .rows = n, .cols = n, .values = M,
         .row_labels = (const char *const *)tokens, .col_labels = (const char *const *)tokens,
         .title = agp_title(o, title), .row_title = "query", .col_title = "key",
-        .value_title = "attention weight", .show_values = o->values, .square = 1,
+        .value_title = a->ndim == 3 ? "rollout weight" : "attention weight",
+        .show_values = o->values, .square = 1,
         .vmin = isnan(o->vmin) ? 0 : o->vmin, .vmax = o->vmax};
     rc = agp_draw_grid(o, &g, fig, err);
     free_tokens(tokens, n);
@@ -205,7 +209,7 @@ static int plot_spectrum(const ag_run_plot_spec *o, const ag_array *a, ag_plot_o
         snprintf(title, sizeof title, "singular values, layer %d, head %d", layer_of(o),
                  head_of(o));
     else
-        snprintf(title, sizeof title, a->ndim == 3 ? "singular values, layer %d"
+        snprintf(title, sizeof title, a->ndim == 3 ? "singular values, rollout through layer %d"
                                                    : "singular values", layer_of(o));
     ag_plot_series s = {.count = n, .x = index, .y = sigma};
     ag_plot_lines p = {.size = sizeof(ag_plot_lines),

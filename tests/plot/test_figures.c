@@ -368,3 +368,32 @@ Test(figures, similarity_is_ordered_by_average_linkage)
     cr_expect_eq(ag_run_plot(&s, &got, &err), AG_EINVAL);
     cr_expect(strstr(err.message, "--order layer") != NULL, "%s", err.message);
 }
+
+Test(figures, rollout_is_titled_by_its_layer)
+{
+    /* rollout's R [L, n, n]: R_l is the flow through layers 0..l */
+    double R[2 * 9];
+    for (int k = 0; k < 18; k++)
+        R[k] = (double)k / 17;
+    const char *path = tio_path("R.npy");
+    size_t shape[3] = {2, 3, 3};
+    cr_assert_eq(tio_write_npy(path, "<f8", 0, 1, 3, shape, R), 0);
+    ag_run_plot_spec s = AG_RUN_PLOT_SPEC_DEFAULT;
+    s.kind = AG_PLOT_ATTENTION;
+    s.input = path;
+    s.layer = 1;
+    ag_plot_output got = {0}, want = {0};
+    ag_error err = {0};
+    cr_assert_eq(ag_run_plot(&s, &got, &err), AG_OK, "%s", err.message);
+    ag_plot_grid g = AG_PLOT_GRID_DEFAULT;
+    g.rows = g.cols = 3;
+    g.values = R + 9;
+    g.title = "rollout through layer 1";
+    g.row_title = "query", g.col_title = "key", g.value_title = "rollout weight";
+    g.square = 1;
+    g.vmin = 0;
+    cr_assert_eq(ag_plot_grid_render(&g, &s.page, &want, &err), AG_OK, "%s", err.message);
+    cr_expect(same(&got, &want), "not titled 'rollout through layer 1'");
+    ag_plot_output_free(&got);
+    ag_plot_output_free(&want);
+}
