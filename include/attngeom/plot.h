@@ -151,7 +151,9 @@ typedef struct {
     const char *row_title;          /* the vertical axis ("layer"), or NULL */
     const char *col_title;          /* the horizontal axis ("head"), or NULL */
     const char *value_title;        /* the colour bar's label (the metric) */
-    int show_values;                /* write each value (3 digits) in its cell */
+    int show_values;                /* write each value (3 digits) in its cell, at the
+                                       size that fits (a fitted page grows the cells
+                                       until the values fit at 7 points) */
     int square;                     /* square cells (a matrix), else fill the page */
     double vmin, vmax;              /* the colour range; NaN: the data's */
     /* A dendrogram above the grid: the (cols − 1) × 4 linkage matrix of
@@ -163,8 +165,9 @@ typedef struct {
 
 /* Render a grid. Labels are drawn as given (UTF-8; bytes that are not are
  * shown as \xNN); when the cells are too small for every label, every k-th
- * is drawn. AG_EINVAL (no cells, vmin ≥ vmax, a page out of range),
- * AG_ELIMIT (more than AG_PLOT_MAX_CELLS cells), AG_ENOMEM, AG_EIO (cairo
+ * is drawn. AG_EINVAL (no cells, vmin ≥ vmax, a page out of range,
+ * show_values on cells too small for the values at 4 points: the message
+ * gives the cell size they need; a linkage that is not a tree), AG_ELIMIT (more than AG_PLOT_MAX_CELLS cells), AG_ENOMEM, AG_EIO (cairo
  * failed; the message says why). */
 AG_EXPORT int ag_plot_grid_render(const ag_plot_grid *g, const ag_plot_page *page, ag_plot_output *out,
                                   ag_error *err);

@@ -80,6 +80,38 @@ static double widest(plot_canvas *c, const char *const *text, size_t n)
     return w;
 }
 
+/* ---- the values in the cells (--values) ---- */
+
+#define VALUE_FIT 7.0  /* a fitted page's cells hold the values at this size */
+
+static void value_text(char *buf, size_t size, double v)
+{
+    snprintf(buf, size, "%.3g", v == 0 ? 0.0 : v);
+}
+
+/* The widest value's width per point of font size (text scales linearly). */
+static double value_width(plot_canvas *c, const ag_plot_grid *g)
+{
+    double w = 0;
+    char buf[48];
+    canvas_font(c, 10, 0);
+    for (size_t k = 0; k < g->rows * g->cols; k++)
+        if (isfinite(g->values[k])) {
+            value_text(buf, sizeof buf, g->values[k]);
+            w = fmax(w, canvas_text_width(c, buf));
+        }
+    canvas_font(c, AG_PLOT_FONT_SIZE, 0);
+    return w / 10;
+}
+
+/* The values' font in cells of cw x ch: at most the labels' size and 45 %
+ * of the cell's height, its widest value at most 90 % of the cell's width. */
+static double value_font(double F, double unit_w, double cw, double ch)
+{
+    double vf = fmin(F, 0.45 * ch);
+    return unit_w * vf > 0.9 * cw ? 0.9 * cw / unit_w : vf;
+}
+
 /* ---- the colour range and the layout ---- */
 
 static int colour_range(const ag_plot_grid *g, grid_layout *L, ag_error *err)
@@ -193,8 +225,20 @@ static int fit_page(const ag_plot_grid *g, const label_set *rl, const label_set 
                     grid_layout *L, ag_plot_page *page, ag_error *err)
 {
     ag_plot_page probe = AG_PLOT_PAGE_DEFAULT;
-    double need_w = fmin(fmax(FIT_CELL * (double)g->cols, FIT_MIN_GRID), FIT_GRID);
-    double need_h = fmin(fmax(FIT_CELL * (double)g->rows, FIT_MIN_GRID), FIT_GRID), aw, ah;
+    double cell_w = FIT_CELL, cell_h = FIT_CELL;
+    if (g->show_values) { /* cells that hold the values at VALUE_FIT points */
+        plot_canvas c;
+        int status = canvas_open(&c, &probe, err);
+        if (status != AG_OK)
+            return status;
+        cell_w = fmax(cell_w, ceil(value_width(&c, g) * VALUE_FIT / 0.9));
+        cell_h = fmax(cell_h, ceil(VALUE_FIT / 0.45));
+        if (g->square) /* square cells: the larger side for both */
+            cell_w = cell_h = fmax(cell_w, cell_h);
+        canvas_discard(&c);
+    }
+    double need_w = fmin(fmax(cell_w * (double)g->cols, FIT_MIN_GRID), FIT_GRID);
+    double need_h = fmin(fmax(cell_h * (double)g->rows, FIT_MIN_GRID), FIT_GRID), aw, ah;
     for (int pass = 0; pass < 2; pass++) {
         plot_canvas c;
         int status = canvas_open(&c, &probe, err);
@@ -255,25 +299,9 @@ static void draw_cells(plot_canvas *c, const ag_plot_grid *g, const grid_layout 
         }
 }
 
-static void value_text(char *buf, size_t size, double v)
+static void draw_values(plot_canvas *c, const ag_plot_grid *g, const grid_layout *L, double vf)
 {
-    snprintf(buf, size, "%.3g", v == 0 ? 0.0 : v);
-}
-
-static void draw_values(plot_canvas *c, const ag_plot_grid *g, const grid_layout *L)
-{
-    double vf = fmin(L->F, 0.45 * L->ch), w = 0;
     char buf[48];
-    canvas_font(c, vf, 0);
-    for (size_t k = 0; k < g->rows * g->cols; k++)
-        if (isfinite(g->values[k])) {
-            value_text(buf, sizeof buf, g->values[k]);
-            w = fmax(w, canvas_text_width(c, buf));
-        }
-    if (w > 0.9 * L->cw)
-        vf *= 0.9 * L->cw / w;
-    if (vf < MIN_VALUE)
-        return; /* unreadable: the colours say it */
     canvas_font(c, vf, 0);
     for (size_t i = 0; i < g->rows; i++)
         for (size_t j = 0; j < g->cols; j++) {
@@ -491,10 +519,23 @@ int ag_plot_grid_render(const ag_plot_grid *grid, const ag_plot_page *page, ag_p
         status = canvas_open(&c, &pg, err);
     if (status == AG_OK)
         status = grid_layout_compute(&c, g, &rl, &cl, &L, err);
+    double vf = 0, unit_w = 0;
+    if (status == AG_OK && g->show_values) {
+        /* the values at the size that fits the cells, or the reason none does */
+        unit_w = value_width(&c, g);
+        vf = value_font(L.F, unit_w, L.cw, L.ch);
+        if (vf < MIN_VALUE)
+            status = ag_error_set(err, AG_EINVAL, "the cells (%.3gx%.3g points) are too small "
+                                  "for the values: at the smallest font (%g points) they need "
+                                  "%.3gx%.3g points; give a larger --size, draw fewer cells, or "
+                                  "leave out --values", L.cw, L.ch, MIN_VALUE,
+                                  ceil(unit_w * MIN_VALUE / 0.9 * 10) / 10,
+                                  ceil(MIN_VALUE / 0.45 * 10) / 10);
+    }
     if (status == AG_OK) {
         draw_cells(&c, g, &L);
         if (g->show_values)
-            draw_values(&c, g, &L);
+            draw_values(&c, g, &L, vf);
         draw_axes(&c, g, &L, &rl, &cl);
         if (g->linkage && g->cols > 1)
             draw_dendrogram(&c, g, &L);

@@ -58,7 +58,7 @@ if f.endswith(".png"):
     n, tag = struct.unpack(">I4s", b[8:16])
     assert tag == b"IHDR" and n == 13, "first chunk %r" % tag
     pw, ph = struct.unpack(">II", b[16:24])
-    want = (round(w * dpi / 72), round(h * dpi / 72))
+    want = (int(w * dpi / 72 + 0.5), int(h * dpi / 72 + 0.5))  # C's round(): half away from 0
     assert (pw, ph) == want, "PNG %dx%d, expected %dx%d" % (pw, ph, want[0], want[1])
     assert b[-8:-4] == b"IEND", "no IEND chunk at the end"
 elif f.endswith(".svg"):
@@ -123,10 +123,20 @@ runj res.jsonl residual "$GPT2" --text-file "$T/corpus.txt" --format jsonl
 runj res_agg.csv aggregate "$T/res.jsonl" --format csv
 
 # ---- attention, spectrum, similarity in every format -------------------------------
+# --values: the fitted page grows (from 432x324 points, by as much as the
+# fonts' widths ask) until every cell holds its value at 7 points (square
+# cells at least 16 points); the SVG's size is the page of the other formats.
+"$CLI" plot "$T/A.npy" --kind attention --layer 1 --head 2 --tokens "$T/tok.json" --values \
+    -o "$T/att_w.svg" 2>/dev/null
+set -- $("$PY" -c 'import re, sys
+w, h = map(float, re.search(r"width=\"([0-9.]+)pt\" height=\"([0-9.]+)pt\"",
+                            open(sys.argv[1]).read()).groups())
+print("%g %g" % (w, h) if w >= 432 and h >= 16 * 11 else "too-small too-small")' "$T/att_w.svg")
+ATT_W=$1 ATT_H=$2
 for fmt in svg pdf png; do
     runj p.out plot "$T/A.npy" --kind attention --layer 1 --head 2 --tokens "$T/tok.json" --values \
         -o "$T/att.$fmt"
-    figure "$T/att.$fmt" 432 324 150 "attention, layer 1, head 2" "attention weight" query key \
+    figure "$T/att.$fmt" "$ATT_W" "$ATT_H" 150 "attention, layer 1, head 2" "attention weight" query key \
         "Ġcat" "Ġbecause"
     same "att.$fmt" "$T/A.npy" --kind attention --layer 1 --head 2 --tokens "$T/tok.json" --values
 
@@ -460,6 +470,9 @@ run_case 1 "--model" "two models in a heatmap" plot "$T/two_models.jsonl" --kind
     --metric mean_cosine -o "$K"
 run_case 1 "--model tiny" "--model of no record" plot "$T/two_models.jsonl" --kind depth \
     --metric mean_cosine --model tiny -o "$K"
+# --values on cells too small for 4-point text: refused with the size they need
+run_case 1 "too small for the values" "--values on small cells" plot "$T/m40.npy" --kind attention \
+    --values --size 432x324 -o "$K"
 run_case 2 "--order" "--order with heatmap" plot "$T/heads.csv" --kind heatmap --metric sink_ratio --order layer -o "$K"
 run_case 2 "--order" "--order neither cluster nor layer" plot "$T/S.npy" --kind similarity --order size -o "$K"
 run_case 2 "--ref" "--ref with heatmap" plot "$T/heads.csv" --kind heatmap --metric sink_ratio --ref 1 -o "$K"
