@@ -36,14 +36,22 @@ static int on_record(const ag_row *row, void *user, ag_error *err)
     return ag_aggregate_add(r->agg, row, err);
 }
 
-/* The --by keys, split at commas into keys[] (pointers into buf). */
+/* The --by keys, split at commas into keys[] (pointers into buf); empty
+ * keys are kept, for ag_aggregate_new to refuse. (size_t)-1 for more than
+ * max keys. */
 static size_t split_keys(char *buf, const char **keys, size_t max)
 {
     size_t n = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n < max;
-         t = strtok_r(NULL, ",", &save))
+    for (char *t = buf;; t++) {
+        char *comma = strchr(t, ',');
+        if (n == max)
+            return (size_t)-1;
         keys[n++] = t;
-    return n;
+        if (!comma)
+            return n;
+        *comma = '\0';
+        t = comma;
+    }
 }
 
 static ptrdiff_t column(const ag_table *t, const char *key)
@@ -120,7 +128,11 @@ int agp_forest_rows(const ag_run_plot_spec *o, agp_forest *out, ag_error *err)
             return ag_error_set(err, AG_ENOMEM, "out of memory");
         opt.by_default = 0;
         opt.by = by;
-        opt.nby = split_keys(by_buf, by, 64);
+        opt.nby = split_keys(by_buf, by, sizeof by / sizeof *by);
+        if (opt.nby == (size_t)-1) {
+            free(by_buf);
+            return ag_error_set(err, AG_EINVAL, "--by: more than %zu keys", sizeof by / sizeof *by);
+        }
     }
     forest_read r = {.o = o};
     ag_table t = {0};

@@ -274,6 +274,11 @@ Test(figures, forest_errors)
     s.level = 1;
     cr_expect_eq(ag_run_plot(&s, &fig, &err), AG_EINVAL);
     cr_expect_str_eq(err.message, "--ci takes a level in (0, 1), not 1");
+    s.level = 0.95;
+    s.group_by = "layer,,head"; /* an empty key is refused, not skipped */
+    cr_expect_eq(ag_run_plot(&s, &fig, &err), AG_EINVAL);
+    cr_expect(strstr(err.message, "empty") != NULL, "%s", err.message);
+    s.group_by = NULL;
     cr_expect_str_eq(ag_plot_kind_name(AG_PLOT_FOREST), "forest");
     /* the renderer: no rows, too many rows, a page too short for them */
     ag_plot_forest f = AG_PLOT_FOREST_DEFAULT;
