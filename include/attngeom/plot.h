@@ -151,16 +151,23 @@ typedef struct {
     const char *row_title;          /* the vertical axis ("layer"), or NULL */
     const char *col_title;          /* the horizontal axis ("head"), or NULL */
     const char *value_title;        /* the colour bar's label (the metric) */
-    int show_values;                /* write each value (3 digits) in its cell */
+    int show_values;                /* write each value (3 digits) in its cell, at the
+                                       size that fits (a fitted page grows the cells
+                                       until the values fit at 7 points) */
     int square;                     /* square cells (a matrix), else fill the page */
     double vmin, vmax;              /* the colour range; NaN: the data's */
+    /* A dendrogram above the grid: the (cols − 1) × 4 linkage matrix of
+     * ag_plot_cluster_order over the columns' items, the columns being in
+     * its leaf order (leaves_list); NULL: none. */
+    const double *linkage;
 } ag_plot_grid;
 #define AG_PLOT_GRID_DEFAULT {.size = sizeof(ag_plot_grid), .vmin = NAN, .vmax = NAN}
 
 /* Render a grid. Labels are drawn as given (UTF-8; bytes that are not are
  * shown as \xNN); when the cells are too small for every label, every k-th
- * is drawn. AG_EINVAL (no cells, vmin ≥ vmax, a page out of range),
- * AG_ELIMIT (more than AG_PLOT_MAX_CELLS cells), AG_ENOMEM, AG_EIO (cairo
+ * is drawn. AG_EINVAL (no cells, vmin ≥ vmax, a page out of range,
+ * show_values on cells too small for the values at 4 points: the message
+ * gives the cell size they need; a linkage that is not a tree), AG_ELIMIT (more than AG_PLOT_MAX_CELLS cells), AG_ENOMEM, AG_EIO (cairo
  * failed; the message says why). */
 AG_EXPORT int ag_plot_grid_render(const ag_plot_grid *g, const ag_plot_page *page, ag_plot_output *out,
                                   ag_error *err);
@@ -197,6 +204,51 @@ typedef struct {
 AG_EXPORT int ag_plot_lines_render(const ag_plot_lines *p, const ag_plot_page *page, ag_plot_output *out,
                                    ag_error *err);
 
+/* ---- clustering ---------------------------------------------------------- */
+
+/* The most items ag_plot_cluster_order clusters (its time is O(n³)). */
+#define AG_PLOT_MAX_CLUSTER 2048
+
+/* Average-linkage (UPGMA) hierarchical clustering of n items from their
+ * (n, n) distance matrix dist (row-major, symmetric, finite; the diagonal
+ * is not read): the order of the leaves of its dendrogram into order (n),
+ * as scipy.cluster.hierarchy.leaves_list(linkage(squareform(dist),
+ * method="average")) gives it, and, when linkage is not NULL, scipy's
+ * linkage matrix Z into it ((n − 1) × 4: the two clusters merged, smaller
+ * id first, leaves 0..n−1 and row i's cluster n + i; their distance; the
+ * new cluster's size), rows by increasing distance. The same tree as
+ * scipy's when no two distances tie; ties merge the pair of least (smaller
+ * id, larger id). AG_EINVAL (n = 0, a matrix that is not finite and
+ * symmetric), AG_ELIMIT (n > AG_PLOT_MAX_CLUSTER), AG_ENOMEM. */
+AG_EXPORT int ag_plot_cluster_order(const double *dist, size_t n, size_t *order,
+                                    double *linkage, ag_error *err);
+
+/* A forest plot: one row per head or group, its mean as a dot and its
+ * confidence interval as a bar, the first row at the top, with a dashed
+ * vertical reference line (a baseline: 1 for the ratio scores). Carries
+ * its size (ABI rule, core.h): start from AG_PLOT_FOREST_DEFAULT (no rows,
+ * no reference line). */
+typedef struct {
+    size_t size;                 /* sizeof(ag_plot_forest), set by the macro */
+    size_t rows;
+    const char *const *labels;   /* (rows), or NULL: 0, 1, ... */
+    const double *mean;          /* (rows); NaN: no dot */
+    const double *lo, *hi;       /* (rows) or NULL; NaN: no bar */
+    double ref;                  /* the reference line's x; NaN: none */
+    const char *title, *x_title; /* or NULL */
+} ag_plot_forest;
+#define AG_PLOT_FOREST_DEFAULT {.size = sizeof(ag_plot_forest), .ref = NAN}
+/* The most rows a forest plot draws: on the largest fitted page (2880
+ * points) each of them has 5.6 points, the smallest readable label. */
+#define AG_PLOT_MAX_FOREST_ROWS 480
+
+/* Render a forest plot. The labels' font is 10 points, smaller when the
+ * page (given) is too short for the rows at that size, down to 4 points.
+ * AG_EINVAL (no rows, no finite value, a page out of range or too small),
+ * AG_ELIMIT (more than AG_PLOT_MAX_FOREST_ROWS rows), AG_ENOMEM, AG_EIO. */
+AG_EXPORT int ag_plot_forest_render(const ag_plot_forest *f, const ag_plot_page *page,
+                                    ag_plot_output *out, ag_error *err);
+
 /* ---- figures of attngeom's outputs (`attngeom plot`) ------------------- */
 
 /* What a figure of ag_run_plot draws (`attngeom plot --help`). */
@@ -207,6 +259,7 @@ typedef enum {
     AG_PLOT_SPECTRUM,   /* that matrix's singular values, log scale */
     AG_PLOT_SIMILARITY, /* the [K, K] matrix of `attngeom similarity -o` */
     AG_PLOT_PATCHES,    /* one query's weights on a ViT's patch grid */
+    AG_PLOT_FOREST,     /* a metric's mean and interval per head or group, from records */
     AG_PLOT_KIND_COUNT
 } ag_plot_kind;
 
@@ -214,6 +267,10 @@ typedef enum {
  * name, -1 for an unknown one. */
 AG_EXPORT const char *ag_plot_kind_name(int kind);
 AG_EXPORT int ag_plot_kind_from_name(const char *name);
+
+/* Why depth --by head is refused (AG_EINVAL): a line per head index
+ * joins unrelated heads of successive layers. */
+extern const char *const ag_plot_by_head_refusal;
 
 /* What to draw and from what: the options of `attngeom plot`. Carries its
  * size (ABI rule, core.h): start from AG_RUN_PLOT_SPEC_DEFAULT. Every
@@ -227,7 +284,7 @@ typedef struct {
     const char *model;         /* heatmap, depth: only this model's records; NULL: all */
     const char *tokens;        /* attention: `tokenize --format json` file; NULL: indices */
     const char *title;         /* NULL: what the figure shows; "": none */
-    int by_head;               /* depth: a line per head (else per model) */
+    int by_head;               /* depth: refused (ag_plot_by_head_refusal says why) */
     int values;                /* write each value in its cell */
     int relative;              /* depth: x = layer / last layer */
     int layer, head;           /* attention, spectrum, patches: -1 not given (0; given, the
@@ -237,10 +294,21 @@ typedef struct {
     int query;                 /* patches: the query row (0: CLS) */
     double vmin, vmax;         /* the colour range; NaN: the data's (0 for the matrices) */
     ag_plot_page page;         /* format, size (0 x 0: fit), dpi */
+    /* forest: the groups and their intervals as `aggregate` makes them
+     * (attngeom/aggregate.h): group_by the --by keys, comma-separated
+     * (NULL: the default grouping, one row per model, layer and head);
+     * unit the --unit keys (NULL: the default unit); level the interval's
+     * confidence, in (0, 1); ref the reference line (NaN: none). */
+    const char *group_by, *unit;
+    double level, ref;
+    /* similarity: 0 the heads ordered by average-linkage clustering of the
+     * distances, with its dendrogram (ag_plot_cluster_order); 1 in the
+     * matrix's order (--order layer) */
+    int order_layer;
 } ag_run_plot_spec;
 #define AG_RUN_PLOT_SPEC_DEFAULT                                                          \
     {.size = sizeof(ag_run_plot_spec), .kind = AG_PLOT_HEATMAP, .layer = -1, .head = -1, \
-     .vmin = NAN, .vmax = NAN,                                                            \
+     .vmin = NAN, .vmax = NAN, .level = 0.95, .ref = NAN,                                 \
      .page = {.size = sizeof(ag_plot_page), .format = AG_PLOT_SVG, .dpi = 150}}
 
 /* The bytes of the figure `attngeom plot` writes for s, into *out (the

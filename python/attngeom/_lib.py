@@ -160,6 +160,7 @@ _PROTOTYPES = {
     "ag_plot_format_from_path": (c_int, [c_str]),
     "ag_run_plot": (c_int, [P, P, P]),
     "ag_plot_output_free": (None, [P]),
+    "ag_plot_cluster_order": (c_int, [P, c_size, P, P, P]),
     # one layer from named tensors (_layer.py: ag_run_layer_spec, sized, and ag_array, fixed)
     "ag_run_layer": (c_int, [P, P, P, P, PP, P]),
     "ag_array_free": (None, [P]),

@@ -29,7 +29,11 @@ class _Spec(ctypes.Structure):
                 ("heads_per_layer", ctypes.c_int),
                 ("grid_rows", ctypes.c_size_t), ("grid_cols", ctypes.c_size_t),
                 ("query", ctypes.c_int), ("vmin", ctypes.c_double), ("vmax", ctypes.c_double),
-                ("page", _Page)]
+                ("page", _Page),
+                # forest (--by KEYS, --unit, --ci, --ref)
+                ("group_by", ctypes.c_char_p), ("unit", ctypes.c_char_p),
+                ("level", ctypes.c_double), ("ref", ctypes.c_double),
+                ("order_layer", ctypes.c_int)]
 
 
 class _Output(ctypes.Structure):
@@ -72,14 +76,28 @@ def _index(v, what):
 
 
 def _spec(kind, path, out, fmt, metric, by, model, layer, head, tokens, heads_per_layer,
-          values, vmin, vmax, title, size, dpi, grid, query, relative):
+          values, vmin, vmax, title, size, dpi, grid, query, relative, ci=0.95, ref=None,
+          unit=None, order="cluster"):
     code = lib.ag_plot_kind_from_name(kind.encode())
     if code < 0:
         raise ValueError("unknown kind %r (heatmap, depth, attention, spectrum, similarity, "
-                         "patches)" % (kind,))
-    if by not in ("model", "head"):
-        raise ValueError("by takes 'model' or 'head', not %r" % (by,))
+                         "patches, forest)" % (kind,))
     s = _Spec(size=ctypes.sizeof(_Spec), kind=code)
+    if kind == "forest":  # by: the group keys, a string "layer,head" or a list
+        s.group_by = (",".join(by) if isinstance(by, (list, tuple)) else by).encode() \
+            if by is not None else None
+        s.unit = (",".join(unit) if isinstance(unit, (list, tuple)) else unit).encode() \
+            if unit is not None else None
+        by = None
+    elif by is None:
+        by = "model"
+    if by not in (None, "model", "head"):
+        raise ValueError("by takes 'model' or 'head', not %r" % (by,))
+    s.level = ci
+    if order not in ("cluster", "layer"):
+        raise ValueError("order takes 'cluster' or 'layer', not %r" % (order,))
+    s.order_layer = order == "layer"
+    s.ref = math.nan if ref is None else ref
     s.input, s.name = _enc(path), _enc(out) or b"figure"
     s.metric, s.model, s.tokens = metric and metric.encode(), model and model.encode(), _enc(tokens)
     s.title = title.encode() if title is not None else None
@@ -106,16 +124,22 @@ def _render(spec):
         lib.ag_plot_output_free(ctypes.byref(fig))
 
 
-def plot(kind, input, *, format=None, out=None, metric=None, by="model", model=None, layer=None,
+def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None, layer=None,
          head=None, tokens=None, heads_per_layer=None, values=False, vmin=None, vmax=None,
-         title=None, size=None, dpi=150, grid=None, query=None, relative=False):
+         title=None, size=None, dpi=150, grid=None, query=None, relative=False, ci=0.95,
+         ref=None, unit=None, order="cluster"):
     """The figure `attngeom plot INPUT --kind KIND` draws, as bytes.
 
     input: a records file (heatmap, depth) or a .npy path; for the array
     kinds also a numpy array. format: "svg", "pdf" or "png" (default: the
     suffix of out, else svg). out: also write the bytes there. The other
     keywords are the command's options (docs/cli.md, "plot"): size "WxH" or
-    (W, H) in points, grid "RxC" or (R, C); an option of another kind is
+    (W, H) in points, grid "RxC" or (R, C); by: depth's "model" (the
+    default; "head" is refused: its lines would join unrelated heads),
+    forest's group keys ("layer" or ["model", "layer"];
+    None: one row per head), with unit (the unit keys), ci (the interval's
+    level) and ref (the reference line); order: similarity's "cluster"
+    (average linkage, the default) or "layer". An option of another kind is
     ignored. The same input gives the bytes the command writes. Raises
     attngeom.Error with the command's message when the data do not make
     the figure."""
@@ -124,10 +148,10 @@ def plot(kind, input, *, format=None, out=None, metric=None, by="model", model=N
                            model=model, layer=layer, head=head, tokens=tokens,
                            heads_per_layer=heads_per_layer, values=values, vmin=vmin, vmax=vmax,
                            title=title, size=size, dpi=dpi, grid=grid, query=query,
-                           relative=relative)
+                           relative=relative, ci=ci, ref=ref, unit=unit, order=order)
     data = _render(_spec(kind, input, out, format, metric, by, model, layer, head, tokens,
                          heads_per_layer, values, vmin, vmax, title, size, dpi, grid, query,
-                         relative))
+                         relative, ci, ref, unit, order))
     if out is not None:
         with open(out, "wb") as f:
             f.write(data)

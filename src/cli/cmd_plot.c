@@ -17,6 +17,9 @@ typedef struct {
     ag_run_plot_spec s;
     const char *out_path;
     int query_given;
+    const char *forest_given; /* --ci, --ref or --unit (the last given): forest's options */
+    const char *by;   /* --by as given */
+    int order_given;
 } plot_opts;
 
 static const char plot_help[] =
@@ -30,24 +33,29 @@ static const char plot_help[] =
     "  heatmap     a metric over layer x head (rows: layers, columns: heads), from\n"
     "              records (JSON, JSONL or CSV; aggregated or per text: the mean of\n"
     "              a cell's records); --metric K\n"
-    "  depth       a metric against layer, one line per model (--by model, the\n"
-    "              default) or per head (--by head), the mean of each point's\n"
-    "              records; with the confidence band of aggregated records\n"
-    "              (K_ci_low, K_ci_high); --metric K\n"
+    "  depth       a metric against layer, one line per model, the mean of each\n"
+    "              point's records; with the confidence band of aggregated records\n"
+    "              (K_ci_low, K_ci_high); --metric K (--by head is refused: a line\n"
+    "              would join unrelated heads of successive layers)\n"
     "  attention   one head's attention matrix from `attngeom attention -o A.npy`\n"
     "              ([L, H, n, n]; [H, n, n] and [n, n] too), rows the queries;\n"
     "              --tokens T.json (from `attngeom tokenize --format json`) puts\n"
     "              the token strings on both axes\n"
     "  spectrum    the singular values of that matrix, largest first, log scale\n"
-    "  similarity  the [K, K] matrix of `attngeom similarity -o S.npy`\n"
+    "  similarity  the [K, K] matrix of `attngeom similarity -o S.npy`, the heads\n"
+    "              ordered by average-linkage clustering, its dendrogram above\n"
     "  patches     one query's row of a ViT's attention as its patch grid\n"
     "              (--grid RxC, --query Q)\n"
+    "  forest      a metric's mean and Student-t interval per head (or per group\n"
+    "              of --by KEYS), grouped over units as `aggregate` does, one row\n"
+    "              each, sorted by the mean; --metric K\n"
     "\n"
     "options:\n"
     "  -o FIG             the figure (.svg, .pdf or .png)\n"
     "  --kind KIND        what to draw (above)\n"
     "  --metric K         heatmap, depth: the record key to draw\n"
-    "  --by model|head    depth: one line per model (default) or per head\n"
+    "  --by model         depth: one line per model (the default)\n"
+    "  --by KEYS          forest: the group keys (default: model, layer, head)\n"
     "  --model NAME       heatmap, depth: only the records of this model\n"
     "  --layer L          attention, spectrum: the layer (default 0)\n"
     "  --head H           attention, spectrum: the head (default 0)\n"
@@ -65,6 +73,11 @@ static const char plot_help[] =
     "  --size WxH         the page in points, 72 to 14400 each (default: 432x324,\n"
     "                     larger where the labels, cells or legend need it)\n"
     "  --dpi N            PNG pixels per inch, 18 to 1200 (default 150)\n"
+    "  --order cluster|layer  similarity: heads by clustering (default) or as in\n"
+    "                     the matrix\n"
+    "  --ci LEVEL         forest: the interval's confidence (default 0.95)\n"
+    "  --ref X            forest: a reference line at X (1 for the ratio scores)\n"
+    "  --unit KEYS        forest: the unit of replication (as aggregate's)\n"
     "  --help             this text\n";
 
 /* A number option: finite, in [lo, hi]. */
@@ -122,7 +135,8 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
     static const char *const valued[] = {"-o", "--output", "--kind", "--metric", "--by", "--model",
                                          "--layer", "--head", "--tokens", "--heads-per-layer",
                                          "--vmin", "--vmax", "--title", "--size", "--dpi",
-                                         "--grid", "--query"};
+                                         "--grid", "--query", "--ci", "--ref", "--unit",
+                                         "--order"};
     const char *a = argv[*i], *name = NULL, *v;
     for (size_t k = 0; k < sizeof valued / sizeof *valued && !name; k++)
         if (cli_is_option(a, valued[k]))
@@ -141,14 +155,25 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
     else if (!strcmp(name, "--kind")) {
         if ((o->kind = ag_plot_kind_from_name(v)) < 0)
             return cli_usage_error("plot", "unknown --kind '%s' (heatmap, depth, attention, "
-                                           "spectrum, similarity, patches)", v), -1;
+                                           "spectrum, similarity, patches, forest)", v), -1;
     } else if (!strcmp(name, "--metric"))
         o->metric = v;
-    else if (!strcmp(name, "--by")) {
-        if (strcmp(v, "model") && strcmp(v, "head"))
-            return cli_usage_error("plot", "--by takes model or head, not '%s'", v), -1;
-        o->by_head = !strcmp(v, "head");
-    } else if (!strcmp(name, "--model"))
+    /* forest's options (issue 26 item 7) */
+    else if (!strcmp(name, "--ci"))
+        bad = number_option(v, 0, 1, &o->level) || o->level <= 0 || o->level >= 1,
+        po->forest_given = name;
+    else if (!strcmp(name, "--ref"))
+        bad = number_option(v, -HUGE_VAL, HUGE_VAL, &o->ref), po->forest_given = name;
+    else if (!strcmp(name, "--unit"))
+        o->unit = v, po->forest_given = name;
+    else if (!strcmp(name, "--order")) { /* similarity */
+        if (strcmp(v, "cluster") && strcmp(v, "layer"))
+            return cli_usage_error("plot", "--order takes cluster or layer, not '%s'", v), -1;
+        o->order_layer = !strcmp(v, "layer"), po->order_given = 1;
+    }
+    else if (!strcmp(name, "--by"))
+        po->by = v; /* depth's model|head or forest's keys: checked once --kind is known */
+    else if (!strcmp(name, "--model"))
         o->model = v;
     else if (!strcmp(name, "--layer"))
         bad = index_option(v, &o->layer);
@@ -180,17 +205,23 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
 static int check_usage(const plot_opts *po)
 {
     const ag_run_plot_spec *o = &po->s;
-    int records = o->kind == AG_PLOT_HEATMAP || o->kind == AG_PLOT_DEPTH;
+    int records = o->kind == AG_PLOT_HEATMAP || o->kind == AG_PLOT_DEPTH ||
+                  o->kind == AG_PLOT_FOREST;
     int matrix = o->kind == AG_PLOT_ATTENTION || o->kind == AG_PLOT_SPECTRUM ||
                  o->kind == AG_PLOT_PATCHES;
     int layer_head = o->layer >= 0 || o->head >= 0;
     const char *wrong = records && layer_head ? "--layer/--head"
                       : !records && o->metric ? "--metric"
                       : !records && o->model ? "--model"
+                      : o->kind != AG_PLOT_FOREST && po->forest_given ? po->forest_given
+                      : o->kind == AG_PLOT_FOREST && (o->values || o->relative) ? "--values/--relative"
+                      : o->kind == AG_PLOT_FOREST && (!isnan(o->vmin) || !isnan(o->vmax))
+                          ? "--vmin/--vmax"
                       : o->kind != AG_PLOT_DEPTH && o->by_head ? "--by"
                       : o->kind != AG_PLOT_ATTENTION && o->tokens ? "--tokens"
                       : !matrix && !records && layer_head ? "--layer/--head"
                       : o->kind != AG_PLOT_SIMILARITY && o->heads_per_layer ? "--heads-per-layer"
+                      : o->kind != AG_PLOT_SIMILARITY && po->order_given ? "--order"
                       : o->kind != AG_PLOT_ATTENTION && o->kind != AG_PLOT_PATCHES && o->grid_rows
                           ? "--grid"
                       : o->kind != AG_PLOT_PATCHES && po->query_given ? "--query"
@@ -232,7 +263,7 @@ static int plot_parse(plot_opts *po, int argc, char **argv)
         return cli_usage_error("plot", "missing INPUT");
     if (o->kind < 0)
         return cli_usage_error("plot", "missing --kind (heatmap, depth, attention, spectrum, "
-                                       "similarity, patches)");
+                                       "similarity, patches, forest)");
     if (!po->out_path)
         return cli_usage_error("plot", "missing -o FIG.svg|FIG.pdf|FIG.png");
     int fmt = ag_plot_format_from_path(po->out_path);
@@ -240,6 +271,14 @@ static int plot_parse(plot_opts *po, int argc, char **argv)
         return cli_usage_error("plot", "-o %s: unknown figure format (the name must end in .svg, "
                                        ".pdf or .png)", po->out_path);
     o->page.format = (ag_plot_format)fmt;
+    if (po->by && o->kind == AG_PLOT_FOREST)
+        o->group_by = po->by;
+    else if (po->by && strcmp(po->by, "model") && strcmp(po->by, "head"))
+        return cli_usage_error("plot", "--by takes model or head, not '%s'", po->by);
+    else if (po->by && o->kind == AG_PLOT_DEPTH && !strcmp(po->by, "head"))
+        return cli_usage_error("plot", "%s", ag_plot_by_head_refusal);
+    else if (po->by)
+        o->by_head = !strcmp(po->by, "head");
     o->name = po->out_path;
     if (!isnan(o->vmin) && !isnan(o->vmax) && !(o->vmin < o->vmax))
         return cli_usage_error("plot", "--vmin %g is not below --vmax %g", o->vmin, o->vmax);

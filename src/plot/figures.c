@@ -12,7 +12,12 @@
 static const char *const kind_names[AG_PLOT_KIND_COUNT] = {
     [AG_PLOT_HEATMAP] = "heatmap", [AG_PLOT_DEPTH] = "depth", [AG_PLOT_ATTENTION] = "attention",
     [AG_PLOT_SPECTRUM] = "spectrum", [AG_PLOT_SIMILARITY] = "similarity",
-    [AG_PLOT_PATCHES] = "patches"};
+    [AG_PLOT_PATCHES] = "patches", [AG_PLOT_FOREST] = "forest"};
+
+const char *const ag_plot_by_head_refusal =
+    "depth --by head would join head h of one layer to head h of the next, which are "
+    "unrelated heads (a head's index names no head across layers); draw the heads with "
+    "--kind heatmap (layer x head) or --kind forest (each head's mean and interval)";
 
 const char *ag_plot_kind_name(int kind)
 {
@@ -92,8 +97,14 @@ int ag_run_plot(const ag_run_plot_spec *s, ag_plot_output *out, ag_error *err)
         return ag_error_set(err, AG_EINVAL, "ag_run_plot: %s", o.input ? "unknown kind" : "no input");
     if (!o.name)
         o.name = "figure";
-    int records = o.kind == AG_PLOT_HEATMAP || o.kind == AG_PLOT_DEPTH;
+    int records = o.kind == AG_PLOT_HEATMAP || o.kind == AG_PLOT_DEPTH || o.kind == AG_PLOT_FOREST;
     if (records && !o.metric)
         return ag_error_set(err, AG_EINVAL, "--kind %s needs --metric K", kind_names[o.kind]);
+    if (o.kind == AG_PLOT_DEPTH && o.by_head)
+        return ag_error_set(err, AG_EINVAL, "%s", ag_plot_by_head_refusal);
+    if (o.kind == AG_PLOT_FOREST && !(o.level > 0 && o.level < 1))
+        return ag_error_set(err, AG_EINVAL, "--ci takes a level in (0, 1), not %g", o.level);
+    if (o.kind == AG_PLOT_FOREST)
+        return agp_plot_forest(&o, out, err);
     return records ? agp_plot_records(&o, out, err) : agp_plot_npy(&o, out, err);
 }

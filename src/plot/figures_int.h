@@ -11,6 +11,21 @@
 int agp_plot_records(const ag_run_plot_spec *o, ag_plot_output *fig, ag_error *err);
 int agp_plot_npy(const ag_run_plot_spec *o, ag_plot_output *fig, ag_error *err);
 
+/* The forest plot (forest_data.c): its rows, the groups of `aggregate`
+ * over o->input (o->group_by, o->unit, o->level) with a value of
+ * o->metric, sorted by the mean, largest first (ties: first appearance).
+ * A label names the group keys that vary over the rows ("L3 H2"); constant
+ * is the text of the first constant text key (the model), or NULL. */
+typedef struct {
+    size_t rows;
+    char **labels;
+    double *mean, *lo, *hi; /* one block from mean */
+    char *constant;
+} agp_forest;
+int agp_forest_rows(const ag_run_plot_spec *o, agp_forest *out, ag_error *err);
+void agp_forest_free(agp_forest *f);
+int agp_plot_forest(const ag_run_plot_spec *o, ag_plot_output *fig, ag_error *err);
+
 /* AG_OK, or AG_ELIMIT when a grid of rows x cols is more than a figure
  * draws (AG_PLOT_MAX_CELLS): the message names the input, `what` ("a
  * heatmap") with its size in row_noun and col_noun, the cap, and `advice`,

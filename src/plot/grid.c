@@ -24,6 +24,7 @@
 #define MIN_LABEL 5.0  /* smallest label font */
 #define MIN_VALUE 4.0  /* smallest cell-value font; below it no values */
 #define TITLE_SIZE 11.0
+#define DENDRO 48.0    /* the dendrogram's height above the grid */
 
 typedef struct {
     double F, lf;                /* base and label font sizes */
@@ -77,6 +78,38 @@ static double widest(plot_canvas *c, const char *const *text, size_t n)
         w = t > w ? t : w;
     }
     return w;
+}
+
+/* ---- the values in the cells (--values) ---- */
+
+#define VALUE_FIT 7.0  /* a fitted page's cells hold the values at this size */
+
+static void value_text(char *buf, size_t size, double v)
+{
+    snprintf(buf, size, "%.3g", v == 0 ? 0.0 : v);
+}
+
+/* The widest value's width per point of font size (text scales linearly). */
+static double value_width(plot_canvas *c, const ag_plot_grid *g)
+{
+    double w = 0;
+    char buf[48];
+    canvas_font(c, 10, 0);
+    for (size_t k = 0; k < g->rows * g->cols; k++)
+        if (isfinite(g->values[k])) {
+            value_text(buf, sizeof buf, g->values[k]);
+            w = fmax(w, canvas_text_width(c, buf));
+        }
+    canvas_font(c, AG_PLOT_FONT_SIZE, 0);
+    return w / 10;
+}
+
+/* The values' font in cells of cw x ch: at most the labels' size and 45 %
+ * of the cell's height, its widest value at most 90 % of the cell's width. */
+static double value_font(double F, double unit_w, double cw, double ch)
+{
+    double vf = fmin(F, 0.45 * ch);
+    return unit_w * vf > 0.9 * cw ? 0.9 * cw / unit_w : vf;
 }
 
 /* ---- the colour range and the layout ---- */
@@ -134,7 +167,8 @@ static double layout_pass(plot_canvas *c, const ag_plot_grid *g, const label_set
     L->row_w = widest(c, rl->text, g->rows);
     L->col_w = widest(c, cl->text, g->cols);
     canvas_font(c, F, 0);
-    double top = MARGIN + (g->title ? 1.3 * TITLE_SIZE + GAP : 0);
+    double top = MARGIN + (g->title ? 1.3 * TITLE_SIZE + GAP : 0) +
+                 (g->linkage ? DENDRO + GAP : 0);
     double left = MARGIN + (g->row_title ? 1.2 * F + GAP : 0) + L->row_w + GAP + TICK;
     double right = bar_margin(c, g, L, H - top - 2 * MARGIN);
     *avail_w = W - left - right;
@@ -191,8 +225,20 @@ static int fit_page(const ag_plot_grid *g, const label_set *rl, const label_set 
                     grid_layout *L, ag_plot_page *page, ag_error *err)
 {
     ag_plot_page probe = AG_PLOT_PAGE_DEFAULT;
-    double need_w = fmin(fmax(FIT_CELL * (double)g->cols, FIT_MIN_GRID), FIT_GRID);
-    double need_h = fmin(fmax(FIT_CELL * (double)g->rows, FIT_MIN_GRID), FIT_GRID), aw, ah;
+    double cell_w = FIT_CELL, cell_h = FIT_CELL;
+    if (g->show_values) { /* cells that hold the values at VALUE_FIT points */
+        plot_canvas c;
+        int status = canvas_open(&c, &probe, err);
+        if (status != AG_OK)
+            return status;
+        cell_w = fmax(cell_w, ceil(value_width(&c, g) * VALUE_FIT / 0.9));
+        cell_h = fmax(cell_h, ceil(VALUE_FIT / 0.45));
+        if (g->square) /* square cells: the larger side for both */
+            cell_w = cell_h = fmax(cell_w, cell_h);
+        canvas_discard(&c);
+    }
+    double need_w = fmin(fmax(cell_w * (double)g->cols, FIT_MIN_GRID), FIT_GRID);
+    double need_h = fmin(fmax(cell_h * (double)g->rows, FIT_MIN_GRID), FIT_GRID), aw, ah;
     for (int pass = 0; pass < 2; pass++) {
         plot_canvas c;
         int status = canvas_open(&c, &probe, err);
@@ -253,25 +299,9 @@ static void draw_cells(plot_canvas *c, const ag_plot_grid *g, const grid_layout 
         }
 }
 
-static void value_text(char *buf, size_t size, double v)
+static void draw_values(plot_canvas *c, const ag_plot_grid *g, const grid_layout *L, double vf)
 {
-    snprintf(buf, size, "%.3g", v == 0 ? 0.0 : v);
-}
-
-static void draw_values(plot_canvas *c, const ag_plot_grid *g, const grid_layout *L)
-{
-    double vf = fmin(L->F, 0.45 * L->ch), w = 0;
     char buf[48];
-    canvas_font(c, vf, 0);
-    for (size_t k = 0; k < g->rows * g->cols; k++)
-        if (isfinite(g->values[k])) {
-            value_text(buf, sizeof buf, g->values[k]);
-            w = fmax(w, canvas_text_width(c, buf));
-        }
-    if (w > 0.9 * L->cw)
-        vf *= 0.9 * L->cw / w;
-    if (vf < MIN_VALUE)
-        return; /* unreadable: the colours say it */
     canvas_font(c, vf, 0);
     for (size_t i = 0; i < g->rows; i++)
         for (size_t j = 0; j < g->cols; j++) {
@@ -327,6 +357,70 @@ static void draw_axes(plot_canvas *c, const ag_plot_grid *g, const grid_layout *
         canvas_text(c, g->title, L->x0 + gw / 2, MARGIN, 0.5, 0, 0);
         canvas_font(c, L->F, 0);
     }
+}
+
+/* Z is a linkage of n leaves: row k joins two distinct clusters made
+ * before it (ids below n + k), each used once, at a finite height. */
+static int linkage_valid(const double *Z, size_t n)
+{
+    unsigned char *used = calloc(2 * n, 1);
+    int ok = used != NULL;
+    for (size_t k = 0; ok && k + 1 < n; k++)
+        for (int side = 0; ok && side < 2; side++) {
+            double v = Z[4 * k + side];
+            ok = v >= 0 && v < (double)(n + k) && v == floor(v) && !used[(size_t)v] &&
+                 isfinite(Z[4 * k + 2]) && Z[4 * k + 2] >= 0;
+            if (ok)
+                used[(size_t)v] = 1;
+        }
+    free(used);
+    return ok;
+}
+
+/* The dendrogram of g->linkage above the columns (scipy's dendrogram
+ * drawing: each merge a ⊓ joining its two parts at its height, a leaf at
+ * its column's centre, a cluster at the middle of its parts), the largest
+ * merge DENDRO points above the grid. */
+static void draw_dendrogram(plot_canvas *c, const ag_plot_grid *g, const grid_layout *L)
+{
+    size_t n = g->cols;
+    double *x = malloc(3 * n * sizeof *x), *h = x ? x + 2 * n - 1 : NULL; /* (2n − 1), (n − 1) */
+    size_t *stack = x ? malloc(2 * n * sizeof *stack) : NULL;
+    if (!stack) { /* out of memory: the figure without its dendrogram */
+        free(x);
+        return;
+    }
+    /* the leaves in pre-order are the columns, left to right */
+    size_t top = 0, col = 0;
+    stack[top++] = 2 * n - 2;
+    while (top > 0) {
+        size_t k = stack[--top];
+        if (k < n) {
+            x[k] = L->x0 + ((double)col++ + 0.5) * L->cw;
+            continue;
+        }
+        stack[top++] = (size_t)g->linkage[4 * (k - n) + 1];
+        stack[top++] = (size_t)g->linkage[4 * (k - n)];
+    }
+    double hmax = g->linkage[4 * (n - 2) + 2], base = L->y0 - GAP;
+    hmax = hmax > 0 ? hmax : 1;
+    cairo_set_source_rgb(c->cr, 0.25, 0.25, 0.25);
+    cairo_set_line_width(c->cr, 0.8);
+    for (size_t k = 0; k + 1 < n; k++) {
+        const double *row = &g->linkage[4 * k];
+        size_t a = (size_t)row[0], b = (size_t)row[1];
+        double ha = a < n ? 0 : h[a - n], hb = b < n ? 0 : h[b - n];
+        double y = base - row[2] / hmax * DENDRO;
+        cairo_move_to(c->cr, x[a], base - ha / hmax * DENDRO);
+        cairo_line_to(c->cr, x[a], y);
+        cairo_line_to(c->cr, x[b], y);
+        cairo_line_to(c->cr, x[b], base - hb / hmax * DENDRO);
+        x[n + k] = (x[a] + x[b]) / 2;
+        h[k] = row[2];
+    }
+    cairo_stroke(c->cr);
+    free(x);
+    free(stack);
 }
 
 /* The 256 colours of the map as a 1×256 image, vmax's at the top: one
@@ -402,6 +496,9 @@ int ag_plot_grid_render(const ag_plot_grid *grid, const ag_plot_page *page, ag_p
     if (g->rows > AG_PLOT_MAX_CELLS / g->cols) /* plot.h: the figure's size */
         return ag_error_set(err, AG_ELIMIT, "a grid figure draws at most %d cells, not %zux%zu",
                             AG_PLOT_MAX_CELLS, g->rows, g->cols);
+    if (g->linkage && !linkage_valid(g->linkage, g->cols))
+        return ag_error_set(err, AG_EINVAL, "the dendrogram's linkage is not a tree over the "
+                            "%zu columns", g->cols);
     grid_layout L = {.F = AG_PLOT_FONT_SIZE};
     int status = colour_range(g, &L, err);
     if (status != AG_OK)
@@ -422,11 +519,26 @@ int ag_plot_grid_render(const ag_plot_grid *grid, const ag_plot_page *page, ag_p
         status = canvas_open(&c, &pg, err);
     if (status == AG_OK)
         status = grid_layout_compute(&c, g, &rl, &cl, &L, err);
+    double vf = 0, unit_w = 0;
+    if (status == AG_OK && g->show_values) {
+        /* the values at the size that fits the cells, or the reason none does */
+        unit_w = value_width(&c, g);
+        vf = value_font(L.F, unit_w, L.cw, L.ch);
+        if (vf < MIN_VALUE)
+            status = ag_error_set(err, AG_EINVAL, "the cells (%.3gx%.3g points) are too small "
+                                  "for the values: at the smallest font (%g points) they need "
+                                  "%.3gx%.3g points; give a larger --size, draw fewer cells, or "
+                                  "leave out --values", L.cw, L.ch, MIN_VALUE,
+                                  ceil(unit_w * MIN_VALUE / 0.9 * 10) / 10,
+                                  ceil(MIN_VALUE / 0.45 * 10) / 10);
+    }
     if (status == AG_OK) {
         draw_cells(&c, g, &L);
         if (g->show_values)
-            draw_values(&c, g, &L);
+            draw_values(&c, g, &L, vf);
         draw_axes(&c, g, &L, &rl, &cl);
+        if (g->linkage && g->cols > 1)
+            draw_dendrogram(&c, g, &L);
         draw_colour_bar(&c, g, &L);
         status = canvas_close(&c, g->title ? g->title : "grid figure", out, err);
     } else {

@@ -171,12 +171,16 @@ static int plot_attention(const ag_run_plot_spec *o, const ag_array *a, ag_plot_
     if (a->ndim == 4)
         snprintf(title, sizeof title, "attention, layer %d, head %d", layer_of(o), head_of(o));
     else
-        snprintf(title, sizeof title, a->ndim == 3 ? "layer %d" : "attention", layer_of(o));
+        /* [L, n, n] is rollout's R (`rollout -o`): R_l is the attention
+         * flow through layers 0..l (Abnar & Zuidema 2020) */
+        snprintf(title, sizeof title, a->ndim == 3 ? "rollout through layer %d" : "attention",
+                 layer_of(o));
     ag_plot_grid g = {.size = sizeof(ag_plot_grid),
         .rows = n, .cols = n, .values = M,
         .row_labels = (const char *const *)tokens, .col_labels = (const char *const *)tokens,
         .title = agp_title(o, title), .row_title = "query", .col_title = "key",
-        .value_title = "attention weight", .show_values = o->values, .square = 1,
+        .value_title = a->ndim == 3 ? "rollout weight" : "attention weight",
+        .show_values = o->values, .square = 1,
         .vmin = isnan(o->vmin) ? 0 : o->vmin, .vmax = o->vmax};
     rc = agp_draw_grid(o, &g, fig, err);
     free_tokens(tokens, n);
@@ -205,7 +209,7 @@ static int plot_spectrum(const ag_run_plot_spec *o, const ag_array *a, ag_plot_o
         snprintf(title, sizeof title, "singular values, layer %d, head %d", layer_of(o),
                  head_of(o));
     else
-        snprintf(title, sizeof title, a->ndim == 3 ? "singular values, layer %d"
+        snprintf(title, sizeof title, a->ndim == 3 ? "singular values, rollout through layer %d"
                                                    : "singular values", layer_of(o));
     ag_plot_series s = {.count = n, .x = index, .y = sigma};
     ag_plot_lines p = {.size = sizeof(ag_plot_lines),
@@ -239,6 +243,37 @@ static int similarity_labels(const ag_run_plot_spec *o, size_t K, char ***labels
     return AG_OK;
 }
 
+/* The clustered order (ag_plot_cluster_order): the matrix permuted into
+ * *P (malloc'd), the labels (given, or the selection indices) into
+ * *labels in that order, the linkage into *Z (malloc'd). */
+static int cluster_similarity(const ag_run_plot_spec *o, const double *S, size_t K,
+                              char ***labels, double **P, double **Z, ag_error *err)
+{
+    size_t *order = malloc(K * sizeof *order);
+    char **named = calloc(K, sizeof *named);
+    *P = malloc(K * K * sizeof **P);
+    *Z = malloc((K > 1 ? K - 1 : 1) * 4 * sizeof **Z);
+    ag_error inner = {0};
+    int rc = order && named && *P && *Z ? AG_OK
+           : ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
+    if (rc == AG_OK && (rc = ag_plot_cluster_order(S, K, order, *Z, &inner)) != AG_OK)
+        ag_error_set(err, rc, "%s: cannot order the heads by clustering: %s (--order layer "
+                     "draws the matrix as it is)", o->input, inner.message);
+    for (size_t i = 0; rc == AG_OK && i < K; i++) {
+        for (size_t j = 0; j < K; j++)
+            (*P)[i * K + j] = S[order[i] * K + order[j]];
+        if (*labels)
+            named[i] = (*labels)[order[i]], (*labels)[order[i]] = NULL;
+        else if (asprintf(&named[i], "%zu", order[i]) < 0)
+            named[i] = NULL, rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
+    }
+    if (*labels)
+        free_tokens(*labels, K);
+    *labels = named;
+    free(order);
+    return rc;
+}
+
 static int plot_similarity(const ag_run_plot_spec *o, const ag_array *a, ag_plot_output *fig,
                            ag_error *err)
 {
@@ -249,22 +284,30 @@ static int plot_similarity(const ag_run_plot_spec *o, const ag_array *a, ag_plot
                             "similarity -o`", o->input, shape);
     size_t K = a->shape[0];
     char **labels = NULL;
+    double *P = NULL, *Z = NULL;
+    int clustered = !o->order_layer && K > 1;
     int rc = agp_grid_fits(o, "a similarity matrix", K, "heads", K, "heads",
                            "compute it over fewer heads (`similarity --layers/--heads`, at most "
                            "256 heads)", err);
     if (rc == AG_OK)
         rc = similarity_labels(o, K, &labels, err);
+    if (rc == AG_OK && clustered)
+        rc = cluster_similarity(o, a->data, K, &labels, &P, &Z, err);
+    const char *axis = o->heads_per_layer ? (clustered ? "head (average-linkage order)" : "head")
+                     : clustered ? "head index (average-linkage order)" : "head (selection order)";
     ag_plot_grid g = {.size = sizeof(ag_plot_grid),
-        .rows = K, .cols = K, .values = a->data,
+        .rows = K, .cols = K, .values = clustered ? P : a->data,
         .row_labels = (const char *const *)labels, .col_labels = (const char *const *)labels,
-        .title = agp_title(o, "head similarity"),
-        .row_title = o->heads_per_layer ? "head" : "head (selection order)",
-        .col_title = o->heads_per_layer ? "head" : "head (selection order)",
+        .title = agp_title(o, "Jensen\xe2\x80\x93Shannon distance between heads"),
+        .row_title = axis, .col_title = axis,
         .value_title = "Jensen\xe2\x80\x93Shannon distance", .show_values = o->values,
-        .square = 1, .vmin = isnan(o->vmin) ? 0 : o->vmin, .vmax = o->vmax};
+        .square = 1, .vmin = isnan(o->vmin) ? 0 : o->vmin, .vmax = o->vmax,
+        .linkage = clustered ? Z : NULL};
     if (rc == AG_OK)
         rc = agp_draw_grid(o, &g, fig, err);
     free_tokens(labels, labels ? K : 0);
+    free(P);
+    free(Z);
     return rc;
 }
 

@@ -281,9 +281,9 @@ typedef struct {
     char *label;
 } depth_line;
 
-/* The mean of each (line, layer), a line being a head (by_head) or a
- * model; the band of a lone aggregated record. */
-static void depth_values(const collect *c, int by_head, long line, const long *layers, size_t nl,
+/* The mean of each (line, layer), a line being a model; the band of a
+ * lone aggregated record. */
+static void depth_values(const collect *c, long line, const long *layers, size_t nl,
                          depth_line *d, double *cnt)
 {
     for (size_t j = 0; j < nl; j++) {
@@ -293,7 +293,7 @@ static void depth_values(const collect *c, int by_head, long line, const long *l
     }
     for (size_t k = 0; k < c->count; k++) {
         const point *p = &c->pts[k];
-        if ((by_head ? p->head : p->model) != line)
+        if (p->model != line)
             continue;
         size_t j = position(layers, nl, p->layer);
         d->y[j] += p->value;
@@ -334,11 +334,8 @@ static int depth_fits(const ag_run_plot_spec *o, size_t nlines, size_t nl, ag_er
     if (nlines > DEPTH_MAX_LINES)
         return ag_error_set(err, AG_ELIMIT, "%s: records of %zu %s: a depth figure draws at most "
                             "%d lines (past 16 their styles repeat, past 32 the legend cannot "
-                            "name them); %s", o->input, nlines, o->by_head ? "heads" : "models",
-                            DEPTH_MAX_LINES,
-                            o->by_head ? "make the records of fewer heads (--heads of the "
-                                         "command that wrote them)"
-                                       : "choose one with --model NAME");
+                            "name them); choose one with --model NAME", o->input, nlines,
+                            "models", DEPTH_MAX_LINES);
     if (nl > AG_PLOT_MAX_LINE_POINTS / nlines)
         return ag_error_set(err, AG_ELIMIT, "%s: %zu lines of %zu layers are more than the %s "
                             "points a figure draws; make the records of fewer layers (--layers "
@@ -350,13 +347,9 @@ static int depth_fits(const ag_run_plot_spec *o, size_t nlines, size_t nl, ag_er
 static int depth(const ag_run_plot_spec *o, const collect *c, ag_plot_output *fig,
                  ag_error *err)
 {
-    int rc = o->by_head ? one_model(o, c, "--by head", err) : AG_OK;
-    if (rc == AG_OK && o->by_head)
-        rc = every_head(o, c, "--by head", err);
-    if (rc != AG_OK)
-        return rc;
+    int rc;
     size_t nl, nlines;
-    long *layers = distinct(c, 0, &nl), *lines = distinct(c, o->by_head ? 1 : 2, &nlines);
+    long *layers = distinct(c, 0, &nl), *lines = distinct(c, 2, &nlines);
     if (layers && lines && (rc = depth_fits(o, nlines, nl, err)) != AG_OK) {
         free(layers);
         free(lines);
@@ -368,8 +361,7 @@ static int depth(const ag_run_plot_spec *o, const collect *c, ag_plot_output *fi
     rc = cnt ? AG_OK : ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
     for (size_t k = 0; rc == AG_OK && k < nlines; k++) {
         double *block = malloc(4 * nl * sizeof *block);
-        int named = o->by_head ? asprintf(&d[k].label, "head %ld", lines[k])
-                  : c->nmodels > 1 ? asprintf(&d[k].label, "%s", c->models[lines[k]]) : 0;
+        int named = c->nmodels > 1 ? asprintf(&d[k].label, "%s", c->models[lines[k]]) : 0;
         if (!block || named < 0) {
             d[k].label = NULL;
             free(block);
@@ -377,7 +369,7 @@ static int depth(const ag_run_plot_spec *o, const collect *c, ag_plot_output *fi
             break;
         }
         d[k].x = block, d[k].y = block + nl, d[k].lo = block + 2 * nl, d[k].hi = block + 3 * nl;
-        depth_values(c, o->by_head, lines[k], layers, nl, &d[k], cnt);
+        depth_values(c, lines[k], layers, nl, &d[k], cnt);
         if (o->relative)
             relative_depth(&d[k], cnt, nl);
         s[k] = (ag_plot_series){.label = d[k].label, .count = nl, .x = d[k].x, .y = d[k].y,

@@ -58,7 +58,7 @@ if f.endswith(".png"):
     n, tag = struct.unpack(">I4s", b[8:16])
     assert tag == b"IHDR" and n == 13, "first chunk %r" % tag
     pw, ph = struct.unpack(">II", b[16:24])
-    want = (round(w * dpi / 72), round(h * dpi / 72))
+    want = (int(w * dpi / 72 + 0.5), int(h * dpi / 72 + 0.5))  # C's round(): half away from 0
     assert (pw, ph) == want, "PNG %dx%d, expected %dx%d" % (pw, ph, want[0], want[1])
     assert b[-8:-4] == b"IEND", "no IEND chunk at the end"
 elif f.endswith(".svg"):
@@ -123,10 +123,20 @@ runj res.jsonl residual "$GPT2" --text-file "$T/corpus.txt" --format jsonl
 runj res_agg.csv aggregate "$T/res.jsonl" --format csv
 
 # ---- attention, spectrum, similarity in every format -------------------------------
+# --values: the fitted page grows (from 432x324 points, by as much as the
+# fonts' widths ask) until every cell holds its value at 7 points (square
+# cells at least 16 points); the SVG's size is the page of the other formats.
+"$CLI" plot "$T/A.npy" --kind attention --layer 1 --head 2 --tokens "$T/tok.json" --values \
+    -o "$T/att_w.svg" 2>/dev/null
+set -- $("$PY" -c 'import re, sys
+w, h = map(float, re.search(r"width=\"([0-9.]+)pt\" height=\"([0-9.]+)pt\"",
+                            open(sys.argv[1]).read()).groups())
+print("%g %g" % (w, h) if w >= 432 and h >= 16 * 11 else "too-small too-small")' "$T/att_w.svg")
+ATT_W=$1 ATT_H=$2
 for fmt in svg pdf png; do
     runj p.out plot "$T/A.npy" --kind attention --layer 1 --head 2 --tokens "$T/tok.json" --values \
         -o "$T/att.$fmt"
-    figure "$T/att.$fmt" 432 324 150 "attention, layer 1, head 2" "attention weight" query key \
+    figure "$T/att.$fmt" "$ATT_W" "$ATT_H" 150 "attention, layer 1, head 2" "attention weight" query key \
         "Ġcat" "Ġbecause"
     same "att.$fmt" "$T/A.npy" --kind attention --layer 1 --head 2 --tokens "$T/tok.json" --values
 
@@ -137,7 +147,7 @@ for fmt in svg pdf png; do
 
     runj p.out plot "$T/S.npy" --kind similarity --heads-per-layer 4 --size 500x450 \
         -o "$T/sim.$fmt"
-    figure "$T/sim.$fmt" 500 450 150 "head similarity" "Jensen" L0H0 L3H3
+    figure "$T/sim.$fmt" 500 450 150 "distance between heads" "Jensen" L0H0 L3H3
     same "sim.$fmt" "$T/S.npy" --kind similarity --heads-per-layer 4 --size 500x450
 done
 
@@ -150,10 +160,6 @@ for fmt in svg pdf png; do
     runj p.out plot "$T/res_agg.csv" --kind depth --metric mean_cosine -o "$T/depth.$fmt"
     figure "$T/depth.$fmt" 432 324 150 "mean_cosine by layer" layer
     same "depth.$fmt" "$T/res_agg.csv" --kind depth --metric mean_cosine
-
-    runj p.out plot "$T/heads_agg.json" --kind depth --by head --metric sink_ratio -o "$T/byhead.$fmt"
-    figure "$T/byhead.$fmt" 432 324 150 "sink_ratio by layer" "head 0" "head 3"
-    same "byhead.$fmt" "$T/heads_agg.json" --kind depth --by head --metric sink_ratio
 done
 
 # The numbers drawn: each cell of the heatmap is the mean over the texts of
@@ -271,10 +277,86 @@ DESC="another head gives another figure"
     -o "$T/att13.svg" 2>/dev/null
 cmp -s "$T/att.svg" "$T/att13.svg" && fail "heads 2 and 3 of layer 1 drew the same SVG"
 
+# similarity: clustered by default, --order layer the matrix's order
+runj p.out plot "$T/S.npy" --kind similarity --order layer -o "$T/sim_layer.svg"
+figure "$T/sim_layer.svg" 432 324 150
+N=$((N + 1))
+DESC="similarity: --order layer differs from the clustered figure"
+"$CLI" plot "$T/S.npy" --kind similarity -o "$T/sim_cluster.svg" 2>/dev/null
+cmp -s "$T/sim_layer.svg" "$T/sim_cluster.svg" && fail "the same figure"
+
 # -o replaces an existing figure (atomically, outputs.c)
 echo old >"$T/old.svg"
-runj p.out plot "$T/S.npy" --kind similarity -o "$T/old.svg"
+runj p.out plot "$T/S.npy" --kind similarity --order layer -o "$T/old.svg"
 figure "$T/old.svg" 432 324 150
+
+# ---- forest, from records ------------------------------------------------------
+# One row per head: the mean and Student-t interval over the texts (the
+# units) that `aggregate` gives, so the per-text records, analyze's
+# --aggregate output and aggregate's output of the same records draw the
+# same bytes. With poppler the rows' labels read from top to bottom in the
+# order of aggregate's means, largest first.
+for fmt in svg pdf png; do
+    runj p.out plot "$T/heads.jsonl" --kind forest --metric sink_ratio --ref 1 -o "$T/forest.$fmt"
+    figure "$T/forest.$fmt" 432 324 150 "sink_ratio: mean and 95% interval per head, tiny-gpt2"
+    same "forest.$fmt" "$T/heads.jsonl" --kind forest --metric sink_ratio --ref 1
+done
+runj agg_forest.json aggregate "$T/heads.jsonl" --format json
+for src in heads_agg.json agg_forest.json; do
+    runj p.out plot "$T/$src" --kind forest --metric sink_ratio --ref 1 -o "$T/forest_$src.svg"
+    N=$((N + 1))
+    DESC="forest of $src = forest of the per-text records"
+    cmp -s "$T/forest.svg" "$T/forest_$src.svg" || fail "the figures differ"
+done
+N=$((N + 1))
+DESC="forest: --ref draws a line"
+"$CLI" plot "$T/heads.jsonl" --kind forest --metric sink_ratio -o "$T/forest_noref.svg" 2>/dev/null
+cmp -s "$T/forest.svg" "$T/forest_noref.svg" && fail "the same figure without --ref"
+# The SVG's rows: one dot (a filled blue circle) and one bar per head, top
+# to bottom in decreasing order of the mean; every dot's x and bar's ends
+# are one linear map of aggregate's mean, ci_low and ci_high (to 0.01 pt).
+N=$((N + 1))
+DESC="forest: one row per head, sorted, at aggregate's values"
+"$PY" - "$T/agg_forest.json" "$T/forest.svg" <<'EOF' || fail "the rows are not aggregate's"
+import json, re, sys
+recs = sorted(json.load(open(sys.argv[1]))["records"], key=lambda r: -r["sink_ratio"])
+svg = open(sys.argv[2]).read()
+blue = "rgb(0%,44.705882%,69.803922%)"
+dots, bars = [], []
+for style, d in re.findall(r'<path style="([^"]*)" d="([^"]*)"', svg):
+    if blue not in style:
+        continue
+    v = [float(t) for t in re.findall(r"-?\d+\.?\d*", d)]
+    if "fill:" + blue in style:
+        dots.append(((v[0] + v[6]) / 2, v[1]))  # the circle's right and left ends
+    else:
+        bars.append((v[0], v[2], v[1]))         # lo, hi, y
+assert len(dots) == len(recs) == 16 and len(bars) == 16, (len(dots), len(bars))
+assert [y for _, y in dots] == sorted(y for _, y in dots), "rows not top to bottom"
+m = [r["sink_ratio"] for r in recs]
+b = (dots[-1][0] - dots[0][0]) / (m[-1] - m[0])
+a = dots[0][0] - b * m[0]
+assert b > 0, "larger means not to the right"
+for (x, _), r, (lo, hi, _) in zip(dots, recs, bars):
+    assert abs(x - (a + b * r["sink_ratio"])) < 0.01, (x, r)
+    assert abs(lo - (a + b * r["sink_ratio_ci_low"])) < 0.01, (lo, r)
+    assert abs(hi - (a + b * r["sink_ratio_ci_high"])) < 0.01, (hi, r)
+EOF
+if [ $POPPLER -eq 1 ]; then
+    N=$((N + 1))
+    DESC="forest: rows sorted by aggregate's means"
+    pdftotext -layout "$T/forest.pdf" "$T/forest.txt" 2>/dev/null
+    "$PY" - "$T/agg_forest.json" "$T/forest.txt" <<'EOF' || fail "rows out of order"
+import json, re, sys
+recs = json.load(open(sys.argv[1]))["records"]
+want = ["L%d H%d" % (r["layer"], r["head"])
+        for r in sorted(recs, key=lambda r: -r["sink_ratio"])]
+got = re.findall(r"L\d+ H\d+", open(sys.argv[2]).read())
+assert got == want, (got, want)
+EOF
+fi
+runj p.out plot "$T/heads.jsonl" --kind forest --metric sink_ratio --by layer --ci 0.9 -o "$T/forest_l.pdf"
+figure "$T/forest_l.pdf" 432 324 150 "sink_ratio: mean and 90% interval per layer" L0 L3
 
 # ---- the default page fits what it draws -------------------------------------------
 # Without --size the page is 432x324, grown where the labels or the cells
@@ -381,14 +463,23 @@ run_case 1 "null in every record" "metric always null" plot "$T/nulls.csv" --kin
 run_case 1 "nolayer.csv" "no layer" plot "$T/nolayer.csv" --kind depth --metric v -o "$K"
 run_case 1 "broken.json" "malformed records" plot "$T/broken.json" --kind heatmap --metric v -o "$K"
 run_case 1 "head" "heatmap of per-layer records" plot "$T/res_agg.csv" --kind heatmap --metric mean_cosine -o "$K"
-run_case 1 "head" "depth --by head of per-layer records" plot "$T/res.jsonl" --kind depth --by head \
-    --metric mean_cosine -o "$K"
+# a line per head index would join unrelated heads of successive layers
+run_case 2 "unrelated heads" "depth --by head" plot "$T/heads_agg.json" --kind depth --by head \
+    --metric sink_ratio -o "$K"
 run_case 1 "--model" "two models in a heatmap" plot "$T/two_models.jsonl" --kind heatmap \
-    --metric mean_cosine -o "$K"
-run_case 1 "--model" "two models --by head" plot "$T/two_models.jsonl" --kind depth --by head \
     --metric mean_cosine -o "$K"
 run_case 1 "--model tiny" "--model of no record" plot "$T/two_models.jsonl" --kind depth \
     --metric mean_cosine --model tiny -o "$K"
+# --values on cells too small for 4-point text: refused with the size they need
+run_case 1 "too small for the values" "--values on small cells" plot "$T/m40.npy" --kind attention \
+    --values --size 432x324 -o "$K"
+run_case 2 "--order" "--order with heatmap" plot "$T/heads.csv" --kind heatmap --metric sink_ratio --order layer -o "$K"
+run_case 2 "--order" "--order neither cluster nor layer" plot "$T/S.npy" --kind similarity --order size -o "$K"
+run_case 2 "--ref" "--ref with heatmap" plot "$T/heads.csv" --kind heatmap --metric sink_ratio --ref 1 -o "$K"
+run_case 2 "--ci" "--ci out of (0, 1)" plot "$T/heads.csv" --kind forest --metric sink_ratio --ci 1 -o "$K"
+run_case 2 "--values" "--values with forest" plot "$T/heads.csv" --kind forest --metric sink_ratio --values -o "$K"
+run_case 2 "--metric" "forest without --metric" plot "$T/heads.csv" --kind forest -o "$K"
+run_case 1 "nope" "forest of a missing metric" plot "$T/heads.csv" --kind forest --metric nope -o "$K"
 run_case 1 "" "-o into a missing folder" plot "$T/A.npy" --kind attention -o "$T/o/no/fig.svg"
 run_case 1 "same file" "-o is the input" plot "$T/o/keep.svg" --kind attention -o "$K"
 

@@ -627,3 +627,35 @@ Test(plot, long_labels_cut)
     fitted_size(&g, NULL, &w2, &h2);
     cr_expect(w1 == w2 && h1 == h2 && w1 > 432 && w1 < 1000, "%dx%d, %dx%d", w1, h1, w2, h2);
 }
+
+/* --values: the fitted page grows until the values fit at 7 points; on a
+ * given page too small for 4-point values the render says so */
+Test(plot, values_fit_or_are_refused)
+{
+    static double v[40 * 40];
+    for (size_t k = 0; k < 40 * 40; k++)
+        v[k] = 0.123 + (double)k / 1e4;
+    ag_plot_grid g = AG_PLOT_GRID_DEFAULT;
+    g.rows = g.cols = 40;
+    g.values = v;
+    g.show_values = 1;
+    ag_plot_page page = AG_PLOT_PAGE_DEFAULT;
+    ag_plot_output out = {0};
+    ag_error err = {0};
+    cr_expect_eq(ag_plot_grid_render(&g, &page, &out, &err), AG_EINVAL);
+    cr_expect(strstr(err.message, "too small for the values") != NULL, "%s", err.message);
+    g.show_values = 0; /* the same page without values draws */
+    cr_expect_eq(ag_plot_grid_render(&g, &page, &out, &err), AG_OK, "%s", err.message);
+    ag_plot_output_free(&out);
+    /* fitted: 40 cells of 16 points (7 / 0.45) and more fit in 1152 points */
+    g.show_values = 1;
+    page.width = page.height = 0;
+    cr_expect_eq(ag_plot_grid_render(&g, &page, &out, &err), AG_OK, "%s", err.message);
+    ag_plot_output_free(&out);
+    /* 256 x 256 cells: the fitted grid's 1152 points give 4.5 points a cell */
+    static double big[256 * 256];
+    g.rows = g.cols = 256;
+    g.values = big;
+    cr_expect_eq(ag_plot_grid_render(&g, &page, &out, &err), AG_EINVAL);
+    cr_expect(strstr(err.message, "leave out --values") != NULL, "%s", err.message);
+}

@@ -17,15 +17,20 @@ CASES = [
     ("heatmap", D / "h.jsonl", ["--metric", "sigma_max", "--model", "m0", "--values"],
      dict(metric="sigma_max", model="m0", values=True)),
     ("depth", D / "h.jsonl", ["--metric", "entropy_mean"], dict(metric="entropy_mean")),
-    ("depth", D / "h.jsonl", ["--by", "head", "--metric", "sigma_max", "--model", "m0",
+    ("depth", D / "h.jsonl", ["--metric", "sigma_max", "--model", "m0",
                               "--title", "T", "--size", "500x400", "--relative"],
-     dict(by="head", metric="sigma_max", model="m0", title="T", size=(500, 400),
-          relative=True)),
+     dict(metric="sigma_max", model="m0", title="T", size=(500, 400), relative=True)),
     ("attention", D / "A4.npy", ["--layer", "1", "--head", "2", "--tokens", D / "tok.json"],
      dict(layer=1, head=2, tokens=D / "tok.json")),
     ("spectrum", D / "A4.npy", ["--head", "1", "--dpi", "72"], dict(head=1, dpi=72)),
     ("similarity", D / "S.npy", ["--heads-per-layer", "3", "--vmin", "0.1"],
      dict(heads_per_layer=3, vmin=0.1)),
+    ("similarity", D / "S.npy", ["--order", "layer"], dict(order="layer")),
+    ("forest", D / "h.jsonl", ["--metric", "sigma_max", "--ref", "1"],
+     dict(metric="sigma_max", ref=1)),
+    ("forest", D / "h.jsonl", ["--metric", "entropy_mean", "--by", "model,layer", "--ci", "0.9",
+                               "--unit", "text"],
+     dict(metric="entropy_mean", by=["model", "layer"], ci=0.9, unit="text")),
 ]
 
 
@@ -82,3 +87,9 @@ def test_data_errors_carry_the_cli_message(tmp):
         attngeom.plot("bars", D / "S.npy")
     with pytest.raises(ValueError):
         attngeom.plot("similarity", D / "S.npy", format="gif")
+
+
+def test_depth_by_head_is_refused():
+    """a line per head index would join unrelated heads of successive layers"""
+    with pytest.raises(attngeom.Error, match="unrelated heads"):
+        attngeom.plot("depth", D / "h.jsonl", metric="sigma_max", by="head")
