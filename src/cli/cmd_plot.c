@@ -316,12 +316,15 @@ int cmd_plot(int argc, char **argv)
     cli_path out = {"-o", o.out_path};
     cli_path ins[2] = {{"INPUT", o.s.input}, {"--tokens", o.s.tokens}};
     /* a file of the other kind: say what it is, and which kinds draw it */
-    int records = o.s.kind == AG_PLOT_HEATMAP || o.s.kind == AG_PLOT_DEPTH;
+    int records = o.s.kind == AG_PLOT_HEATMAP || o.s.kind == AG_PLOT_DEPTH ||
+                  o.s.kind == AG_PLOT_FOREST;
     unsigned wrong = records ? CLI_NOT_RECORDS : CLI_NOT_TENSORS | AG_FILE_BIT(AG_FILE_SAFETENSORS);
-    const char *takes = records ? "records (JSON/JSONL/CSV/TSV) with --kind heatmap|depth, or an "
-                                  "attention .npy with --kind attention|spectrum|similarity|patches"
+    const char *takes = records ? "records (JSON/JSONL/CSV/TSV) with --kind heatmap|depth|forest, "
+                                  "or an attention .npy with --kind attention|spectrum|similarity|"
+                                  "patches"
                                 : "an attention .npy with --kind attention|spectrum|similarity|"
-                                  "patches, or records (JSON/JSONL/CSV/TSV) with --kind heatmap|depth";
+                                  "patches, or records (JSON/JSONL/CSV/TSV) with --kind "
+                                  "heatmap|depth|forest";
     if ((rc = cli_paths_check(&out, 1, ins, 2)) != 0 ||
         (rc = cli_wrong_reader("plot", o.s.input, wrong, takes)) != 0 || (rc = fonts_init(&o)) != 0)
         return rc;
