@@ -412,6 +412,11 @@ typedef struct {
     const char *source;   /* input file or model */
     const char *settings; /* the text of a JSON object: more keys of the
                              "settings" JSON and JSONL write (records.h) */
+    size_t width;         /* the table format's line width in characters
+                             (records.h, ag_table_write): 0, the default,
+                             is no limit; the other formats ignore it.
+                             Library code reads no environment: the
+                             caller finds the terminal's width. */
 } ag_output_meta;
 #define AG_OUTPUT_META_DEFAULT {.size = sizeof(ag_output_meta)}
 

@@ -290,6 +290,11 @@ int cli_format_fail(const cli_common *c, int status);
 
 /* ---- aggregates (agg.c; cli_emit_table is emit.c's) -------------------- */
 
+/* The width the terminal table fits (docs/cli.md, "The terminal table"):
+ * COLUMNS when it is a positive integer, else the width of the terminal
+ * standard output is, else 80. */
+size_t cli_terminal_width(void);
+
 /* Consume --by, --unit, --ci and, when g->allowed, --aggregate. 1 consumed, 0 not
  * ours, -1 usage error printed. */
 int cli_agg_option(cli_agg *g, const char *cmd, int argc, char **argv, int *i);

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -25,6 +27,21 @@ int cli_format_fail(const cli_common *c, int status)
     return cli_fail("%s: cannot format the output: %s", cli_output_name(c), ag_strerror(status));
 }
 
+size_t cli_terminal_width(void)
+{
+    /* COLUMNS as the shell sets it (a positive integer; anything else is
+     * not a width and is passed over), then the terminal standard output
+     * is, then 80: the width a table fits when written to a file or pipe */
+    const char *env = getenv("COLUMNS");
+    if (env && *env >= '1' && *env <= '9' && strspn(env, "0123456789") == strlen(env) &&
+        strlen(env) <= 6)
+        return (size_t)strtoul(env, NULL, 10);
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return 80;
+}
+
 /* Format t in c's format and stage it for c's -o (or standard output).
  * 0, or 1 after printing. */
 static int stage_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
@@ -35,7 +52,11 @@ static int stage_table(const cli_common *c, const ag_table *t, const ag_output_m
     FILE *mem = open_memstream(&buf, &len);
     if (!mem)
         return cli_format_fail(c, AG_ENOMEM);
-    int status = ag_table_write(mem, c->format, t, meta);
+    /* the terminal table fits the terminal (the library reads no
+     * environment: the width comes from here) */
+    ag_output_meta fit = meta ? *meta : (ag_output_meta)AG_OUTPUT_META_DEFAULT;
+    fit.width = cli_terminal_width();
+    int status = ag_table_write(mem, c->format, t, c->format == AG_FORMAT_TABLE ? &fit : meta);
     /* a stream in memory fails to write only when it cannot grow */
     if (fclose(mem) != 0 || status == AG_EIO)
         status = status == AG_OK || status == AG_EIO ? AG_ENOMEM : status;

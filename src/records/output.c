@@ -390,52 +390,182 @@ static int text_column(const ag_table *t, size_t c)
 
 /* One cell of the table format, padded to width by characters, not bytes:
  * numbers right-aligned, text left-aligned (no trailing blanks at the end
- * of a line). */
+ * of a line). Text wider than width (only a folded table narrows a column
+ * below its widest cell) is cut at a character and ends in "…", so that
+ * the cut shows. */
 static void put_aligned(FILE *fp, const char *s, size_t width, int left, int last)
 {
-    int pad = (int)(width - display_width(s));
+    size_t shown = display_width(s);
+    if (shown > width && width > 0) {
+        size_t keep = width - 1, n = 0;
+        const char *p = s;
+        for (; *p; p++) { /* stop before the lead byte of character keep + 1 */
+            if (((unsigned char)*p & 0xC0) != 0x80 && n++ == keep)
+                break;
+        }
+        fwrite(s, 1, (size_t)(p - s), fp);
+        fputs("…", fp);
+        fputs(last ? "\n" : "  ", fp);
+        return;
+    }
+    int pad = shown > width ? 0 : (int)(width - shown);
     if (left)
         fprintf(fp, "%s%*s%s", s, last ? 0 : pad, "", last ? "\n" : "  ");
     else
         fprintf(fp, "%*s%s%s", pad, "", s, last ? "\n" : "  ");
 }
 
-static int write_table(FILE *fp, const ag_table *t, char *const *keys)
+/* The identifying columns a folded table repeats in every block, so that
+ * each line of a block says which record it is (docs/cli.md, "The terminal
+ * table"). */
+static int id_column(const char *key)
+{
+    static const char *const ids[] = {"layer", "head", "text", "input", "metric"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+        if (strcmp(key, ids[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The header and the rows of the columns cols[0..n) of t. */
+static int write_block(FILE *fp, const ag_table *t, char *const *keys, const size_t *cols, size_t n,
+                       const size_t *width, const unsigned char *left)
+{
+    char buf[CELL_MAX];
+    for (size_t i = 0; i < n; i++)
+        put_aligned(fp, keys[cols[i]], width[cols[i]], left[cols[i]], i + 1 == n);
+    for (size_t r = 0; r < t->nrow; r++)
+        for (size_t i = 0; i < n; i++) {
+            size_t c = cols[i];
+            char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
+            if (!s)
+                return AG_ENOMEM;
+            put_aligned(fp, s, width[c], left[c], i + 1 == n);
+            if (s != buf)
+                free(s);
+        }
+    return AG_OK;
+}
+
+/* A text column of a folded table is never cut below this many characters
+ * (nor a number column's header): fewer say too little to tell rows apart. */
+#define FOLD_TEXT_MIN 8
+
+/* Fold the columns into blocks no wider than limit characters: each block
+ * is the identifying columns then as many of the others, in table order, as
+ * fit; blocks are separated by an empty line. Numbers are never cut: when
+ * the identifying columns and one number column do not fit in limit, the
+ * text identifying columns are narrowed first (down to FOLD_TEXT_MIN), then
+ * headers and text cells are cut with "…"; a line is wider than limit only
+ * when the numbers alone do not fit. cellw[c] is column c's widest cell. */
+static int write_folded(FILE *fp, const ag_table *t, char *const *keys, size_t *width,
+                        const size_t *cellw, const unsigned char *left, size_t limit)
+{
+    size_t *order = malloc(t->ncol * sizeof *order), *block = malloc(t->ncol * sizeof *block);
+    size_t *floor_w = malloc(t->ncol * sizeof *floor_w);
+    if (!order || !block || !floor_w)
+        return free(order), free(block), free(floor_w), AG_ENOMEM;
+    size_t nid = 0, keyw = 0, need = 0;
+    for (size_t c = 0; c < t->ncol; c++) {
+        size_t m = width[c] < FOLD_TEXT_MIN ? width[c] : FOLD_TEXT_MIN;
+        floor_w[c] = left[c] || cellw[c] < m ? m : cellw[c];
+        if (id_column(t->keys[c])) {
+            order[nid++] = c;
+            keyw += width[c] + 2;
+        } else if (floor_w[c] > need) {
+            need = floor_w[c];
+        }
+    }
+    size_t nother = 0;
+    for (size_t c = 0; c < t->ncol; c++)
+        if (!id_column(t->keys[c]))
+            order[nid + nother++] = c;
+    /* the narrowest block: the identifying columns and the widest number;
+     * without other columns, the identifying columns alone (no separator) */
+    size_t narrowest = nother ? keyw + need : keyw - 2;
+    for (size_t i = 0; i < nid && narrowest > limit; i++) {
+        size_t c = order[i];
+        if (!left[c] || width[c] <= floor_w[c])
+            continue;
+        size_t cut = width[c] - floor_w[c];
+        if (cut > narrowest - limit)
+            cut = narrowest - limit;
+        width[c] -= cut;
+        keyw -= cut;
+        narrowest -= cut;
+    }
+    size_t room = limit > keyw ? limit - keyw : 0;
+    for (size_t i = nid; i < t->ncol; i++) {
+        size_t c = order[i];
+        if (width[c] > room)
+            width[c] = room > floor_w[c] ? room : floor_w[c];
+    }
+    int status = AG_OK;
+    size_t i = nid;
+    if (nother == 0)
+        status = write_block(fp, t, keys, order, nid, width, left);
+    while (status == AG_OK && i < t->ncol) {
+        size_t n = nid, line = keyw, first = i;
+        memcpy(block, order, nid * sizeof *block);
+        do { /* at least one column a block, whatever its width */
+            block[n++] = order[i];
+            line += width[order[i]] + 2;
+            i++;
+        } while (i < t->ncol && line + width[order[i]] <= limit);
+        if (first != nid && fputc('\n', fp) == EOF) /* not before the first block */
+            status = AG_EIO;
+        if (status == AG_OK)
+            status = write_block(fp, t, keys, block, n, width, left);
+    }
+    free(order);
+    free(block);
+    free(floor_w);
+    return status;
+}
+
+/* The aligned table: as wide as its cells, or folded into blocks when
+ * limit (characters, 0 none) is narrower. */
+static int write_table(FILE *fp, const ag_table *t, char *const *keys, size_t limit)
 {
     size_t *width = calloc(t->ncol ? t->ncol : 1, sizeof *width);
+    size_t *cellw = calloc(t->ncol ? t->ncol : 1, sizeof *cellw);
     /* each column's alignment, found once: text_column reads every row */
     unsigned char *left = calloc(t->ncol ? t->ncol : 1, 1);
+    size_t *all = malloc((t->ncol ? t->ncol : 1) * sizeof *all);
     char buf[CELL_MAX];
-    if (!width || !left)
-        return free(width), free(left), AG_ENOMEM;
-    for (size_t c = 0; c < t->ncol; c++) {
+    int status = width && cellw && left && all ? AG_OK : AG_ENOMEM;
+    for (size_t c = 0; status == AG_OK && c < t->ncol; c++) {
         width[c] = display_width(keys[c]);
         left[c] = (unsigned char)text_column(t, c);
+        all[c] = c;
     }
-    for (size_t r = 0; r < t->nrow; r++)
-        for (size_t c = 0; c < t->ncol; c++) {
+    for (size_t r = 0; status == AG_OK && r < t->nrow; r++)
+        for (size_t c = 0; status == AG_OK && c < t->ncol; c++) {
             char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
-            if (!s)
-                return free(width), free(left), AG_ENOMEM;
-            if (display_width(s) > width[c])
-                width[c] = display_width(s);
+            if (!s) {
+                status = AG_ENOMEM;
+                break;
+            }
+            if (display_width(s) > cellw[c])
+                cellw[c] = display_width(s);
             if (s != buf)
                 free(s);
         }
-    for (size_t c = 0; c < t->ncol; c++)
-        put_aligned(fp, keys[c], width[c], left[c], c + 1 == t->ncol);
-    for (size_t r = 0; r < t->nrow; r++)
-        for (size_t c = 0; c < t->ncol; c++) {
-            char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
-            if (!s)
-                return free(width), free(left), AG_ENOMEM;
-            put_aligned(fp, s, width[c], left[c], c + 1 == t->ncol);
-            if (s != buf)
-                free(s);
-        }
+    size_t line = 0;
+    for (size_t c = 0; status == AG_OK && c < t->ncol; c++) {
+        if (cellw[c] > width[c])
+            width[c] = cellw[c];
+        line += width[c] + (c ? 2 : 0);
+    }
+    if (status == AG_OK)
+        status = limit == 0 || line <= limit || t->ncol == 0
+                     ? write_block(fp, t, keys, all, t->ncol, width, left)
+                     : write_folded(fp, t, keys, width, cellw, left, limit);
     free(width);
+    free(cellw);
     free(left);
-    return AG_OK;
+    free(all);
+    return status;
 }
 
 static int write_markdown(FILE *fp, const ag_table *t, char *const *keys, unsigned parts)
@@ -503,6 +633,7 @@ static int write_latex(FILE *fp, const ag_table *t, char *const *keys, unsigned 
 static int write_format(FILE *fp, ag_format fmt, const ag_table *t, char *const *keys,
                         const ag_output_meta *meta, unsigned parts)
 {
+    size_t limit = meta ? meta->width : 0;
     switch (fmt) {
     case AG_FORMAT_JSON: return write_json(fp, t, keys, meta);
     case AG_FORMAT_JSONL: return write_jsonl(fp, t, keys, meta, parts);
@@ -510,7 +641,7 @@ static int write_format(FILE *fp, ag_format fmt, const ag_table *t, char *const 
     case AG_FORMAT_TSV: return write_delimited(fp, t, keys, fmt, parts);
     case AG_FORMAT_MD: return write_markdown(fp, t, keys, parts);
     case AG_FORMAT_LATEX: return write_latex(fp, t, keys, parts);
-    case AG_FORMAT_TABLE: return write_table(fp, t, keys);
+    case AG_FORMAT_TABLE: return write_table(fp, t, keys, limit);
     default: return AG_EINVAL;
     }
 }
