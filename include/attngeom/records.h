@@ -82,7 +82,11 @@ AG_EXPORT int ag_table_add_text_column(ag_table *t, const char *key, const char 
  * quoted as their format needs (ag_format_text). AG_EIO when a write fails,
  * AG_ENOMEM, AG_EINVAL when meta->settings is not the text of a JSON
  * object or meta->size is refused (0, or larger than this library knows:
- * core.h's ABI rule). */
+ * core.h's ABI rule). The table format with meta->width above 0 fits
+ * that many characters a line: a wider table is folded into blocks, each
+ * the identifying columns (layer, head, text, input, metric) and as many of
+ * the others, in order, as fit; text and headers too wide for any block are
+ * cut, ending in "…", numbers never (docs/cli.md, "The terminal table"). */
 AG_EXPORT int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta);
 
 /* A table written in pieces as its rows come (a corpus run that streams):
