@@ -70,6 +70,17 @@ AG_EXPORT int ag_records_table(const ag_record_list *recs, const ag_metric_set *
  * AG_ENOMEM. */
 AG_EXPORT int ag_table_add_text_column(ag_table *t, const char *key, const char *s, ag_error *err);
 
+/* Keep the columns keys[0..n) of t, in that order (--columns): AG_EINVAL
+ * for n 0 or a key named twice, AG_ENOTFOUND naming a key t lacks,
+ * AG_ENOMEM; on an error t is as it was. */
+AG_EXPORT int ag_table_select(ag_table *t, const char *const *keys, size_t n, ag_error *err);
+/* Sort the rows of t by column key (--sort), a stable sort: numbers
+ * (integers, booleans, means) by value, before text (by bytes), nulls
+ * last; descending reverses the order but for the nulls, still last, and
+ * tied rows keep their order. AG_ENOTFOUND naming a key t lacks,
+ * AG_ENOMEM; on an error t is as it was. */
+AG_EXPORT int ag_table_sort(ag_table *t, const char *key, int descending, ag_error *err);
+
 /* Write t in fmt. Machine formats (JSON, JSONL, CSV, TSV) write numbers
  * with 17 significant digits, so they read back exactly; the human formats
  * (table, Markdown, LaTeX) 6, and a mean ± half-width cell with the

@@ -45,6 +45,11 @@ typedef struct {
     unsigned long seed;       /* --seed (default 1) */
     double edge_threshold;    /* --edge-threshold in [0, 1]; < 0: 1/n */
     const char *label;        /* --label NAME: the records' "model" */
+    const char *sort;         /* --sort KEY[:desc]: the column the rows sort by */
+    int sort_desc;            /* :desc given */
+    const char *columns;      /* --columns KEYS: the columns printed, in order */
+    const char *table_cmd;    /* the command, for the usage error of a key
+                                 neither option finds (known only at output) */
     char model_name[256];     /* else the model folder's (or input file's) name */
     cli_agg agg;              /* --aggregate (analyze, residual, rollout, weights, matrix) */
     int jobs_allowed;         /* the command takes -j */
@@ -306,9 +311,14 @@ int cli_agg_new(const cli_agg *g, const char *cmd, int pooled, int keep_values,
  * aggregate's table in their form. */
 int cli_agg_human_format(ag_format f);
 /* Format an aggregate's (or compare's) table in c's format and stage it for
- * c's -o (or stdout) into tx, then commit tx. Returns the exit status. */
-int cli_emit_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
+ * c's -o (or stdout) into tx, then commit tx. t is first arranged by
+ * --sort and --columns (cli_table_arrange). Returns the exit status. */
+int cli_emit_table(const cli_common *c, ag_table *t, const ag_output_meta *meta,
                    cli_outputs *tx);
+/* t's rows sorted by c's --sort, then its columns chosen by --columns
+ * (docs/cli.md, "Choosing and ordering rows and columns"). 0, or the exit
+ * status after printing: 2 for a key t lacks (a usage error naming it). */
+int cli_table_arrange(const cli_common *c, ag_table *t);
 /* The run's records aggregated (--aggregate) into a table for c's format.
  * 0 or 1 after printing. */
 int cli_aggregate_records(const cli_common *c, const ag_record_list *recs, ag_table *out);

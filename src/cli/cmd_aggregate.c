@@ -44,11 +44,12 @@ static int check_inputs(const char *cmd, const cli_common *c, char **files, size
     return 0;
 }
 
-/* --format, -o and (aggregate) -j: 1 consumed, 0 not, -1 usage error printed. */
+/* --format, -o, --sort, --columns and (aggregate) -j: 1 consumed, 0 not, -1 usage error printed. */
 static int output_option(cli_common *c, const char *cmd, int argc, char **argv, int *i)
 {
     if ((c->jobs_allowed && strncmp(argv[*i], "-j", 2) == 0) || cli_is_option(argv[*i], "--format") || cli_is_option(argv[*i], "-o") ||
-        cli_is_option(argv[*i], "--output"))
+        cli_is_option(argv[*i], "--output") || cli_is_option(argv[*i], "--sort") ||
+        cli_is_option(argv[*i], "--columns"))
         return cli_common_option(c, cmd, argc, argv, i);
     return 0;
 }
@@ -82,6 +83,8 @@ static const char aggregate_help[] =
     "  -j N               accepted as every command takes it; the aggregate is\n"
     "                     computed in one thread, the same for any N\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
+    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
+    "  --columns KEYS     print these columns, in this order\n"
     "  -o FILE            write there instead of standard output\n"
     "  --help             this text\n";
 
@@ -207,6 +210,8 @@ static const char compare_help[] =
     "  --permutations N   random relabellings, 1 to 10000000 (default none)\n"
     "  --seed S           seed of the permutations (GSL MT19937; default 1)\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
+    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
+    "  --columns KEYS     print these columns, in this order\n"
     "  -o FILE            write there instead of standard output\n"
     "  --help             this text\n";
 

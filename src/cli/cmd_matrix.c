@@ -22,6 +22,8 @@ static const char matrix_help[] =
     "  --edge-threshold T curvature: edge {i,j} iff (A_ij + A_ji)/2 >= T, T in\n"
     "                     [0, 1] (default 1/n)\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
+    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
+    "  --columns KEYS     print these columns, in this order\n"
     "  -o FILE            write there instead of standard output\n"
     "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
     "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"

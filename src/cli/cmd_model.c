@@ -140,6 +140,8 @@ static const char analyze_help[] =
     "  --metrics LIST     keys and families (default spectrum,attention,geometry)\n"
     "  --epsilon E, --trials T, --seed S   sensitivity (stability): defaults 1e-3, 8, 1\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
+    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
+    "  --columns KEYS     print these columns, in this order\n"
     "  -o FILE            write there instead of standard output\n"
     "  --expect GOLDEN    compare with a saved --format json output (exit 3 on mismatch)\n"
     "  --aggregate        print per (layer, head) group the mean, std, Student-t\n"

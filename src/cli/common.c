@@ -147,6 +147,30 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
             return -1;
         }
         c->label = v;
+    } else if (cli_is_option(a, "--sort") || cli_is_option(a, "--columns")) {
+        int sort = cli_is_option(a, "--sort");
+        const char *name = sort ? "--sort" : "--columns";
+        if (!(v = cli_option_value(cmd, name, argc, argv, i)))
+            return -1;
+        size_t len = strlen(v);
+        if (!*v || v[0] == ',' || v[len - 1] == ',' || strstr(v, ",,") || v[0] == ':' ||
+            (sort && strchr(v, ','))) {
+            cli_usage_error(cmd, "%s takes %s, not '%s'", name,
+                            sort ? "a column KEY or KEY:desc" : "a comma-separated list of columns", v);
+            return -1;
+        }
+        c->table_cmd = cmd;
+        if (!sort) {
+            c->columns = v;
+        } else {
+            const char *colon = strchr(v, ':');
+            if (colon && strcmp(colon, ":desc") != 0 && strcmp(colon, ":asc") != 0) {
+                cli_usage_error(cmd, "--sort takes KEY, KEY:asc or KEY:desc, not '%s'", v);
+                return -1;
+            }
+            c->sort = v;
+            c->sort_desc = colon && strcmp(colon, ":desc") == 0;
+        }
     } else if (cli_is_option(a, "--expect")) {
         if (!(v = cli_option_value(cmd, "--expect", argc, argv, i)))
             return -1;
@@ -185,5 +209,8 @@ int cli_reject_expect(const cli_common *c, const char *cmd)
         return cli_usage_error(cmd, "--expect compares printed records; this command prints none");
     if (c->label)
         return cli_usage_error(cmd, "--label names the model in records; this command prints none");
+    if (c->sort || c->columns)
+        return cli_usage_error(cmd, "%s arranges printed records; this command prints none",
+                               c->sort ? "--sort" : "--columns");
     return 0;
 }

@@ -42,11 +42,44 @@ size_t cli_terminal_width(void)
     return 80;
 }
 
+int cli_table_arrange(const cli_common *c, ag_table *t)
+{
+    ag_error err = {0};
+    int status = AG_OK;
+    const char *option = "--sort";
+    if (c->sort) {
+        char *key = strndup(c->sort, strcspn(c->sort, ":"));
+        status = key ? ag_table_sort(t, key, c->sort_desc, &err) : AG_ENOMEM;
+        free(key);
+    }
+    if (status == AG_OK && c->columns) {
+        option = "--columns";
+        char *list = strdup(c->columns);
+        /* n keys need 2n - 1 characters at least */
+        const char **keys = calloc(strlen(c->columns) / 2 + 1, sizeof *keys);
+        size_t n = 0;
+        status = list && keys ? AG_OK : AG_ENOMEM;
+        for (char *save = NULL, *k = status == AG_OK ? strtok_r(list, ",", &save) : NULL; k;
+             k = strtok_r(NULL, ",", &save))
+            keys[n++] = k;
+        if (status == AG_OK)
+            status = ag_table_select(t, keys, n, &err);
+        free(keys);
+        free(list);
+    }
+    if (status == AG_ENOTFOUND || status == AG_EINVAL)
+        return cli_usage_error(c->table_cmd ? c->table_cmd : "attngeom", "%s: %s", option, err.message);
+    return status == AG_OK ? 0 : cli_format_fail(c, status);
+}
+
 /* Format t in c's format and stage it for c's -o (or standard output).
  * 0, or 1 after printing. */
-static int stage_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
+static int stage_table(const cli_common *c, ag_table *t, const ag_output_meta *meta,
                        cli_outputs *tx)
 {
+    int arranged = cli_table_arrange(c, t);
+    if (arranged)
+        return arranged;
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
@@ -66,7 +99,7 @@ static int stage_table(const cli_common *c, const ag_table *t, const ag_output_m
     return rc;
 }
 
-int cli_emit_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
+int cli_emit_table(const cli_common *c, ag_table *t, const ag_output_meta *meta,
                    cli_outputs *tx)
 {
     cli_outputs none = {0};

@@ -121,4 +121,67 @@ for f in csv md latex json tsv; do
     check "--format $f is the same at any width" cmp -s n.$f w.$f
 done
 
+# --sort KEY[:desc] and --columns KEYS (docs/cli.md, "Choosing and ordering
+# rows and columns"): the records of the unsorted run, stably sorted by
+# Python, nulls last; the columns asked, in that order.
+runj plain.json analyze "$M" --text-file corpus.txt --format json
+runj sorted.json analyze "$M" --text-file corpus.txt --format json --sort effective_rank:desc
+runj sorted_asc.json analyze "$M" --text-file corpus.txt --format json --sort entropy_mean
+PYSCRIPT='
+import functools
+plain, desc, asc = records(a[0]), records(a[1]), records(a[2])
+def order(key, reverse):
+    have = [r for r in plain if r[key] is not None]
+    none = [r for r in plain if r[key] is None]
+    return sorted(have, key=lambda r: r[key], reverse=reverse) + none
+assert desc == order("effective_rank", True)
+assert asc == order("entropy_mean", False)
+assert desc != plain and asc != plain
+'
+pycheck "--sort: the records stably sorted, desc and asc" plain.json sorted.json sorted_asc.json
+runj cols.csv analyze "$M" --text-file corpus.txt --format csv --columns sigma_max,text,head     --sort text:desc
+PYSCRIPT='
+import csv
+rows = list(csv.reader(open(a[1])))
+assert rows[0] == ["sigma_max", "text", "head"], rows[0]
+plain = records(a[0])
+want = sorted(plain, key=lambda r: r["text"], reverse=True)
+assert [[float(x[0]), int(x[1]), int(x[2])] for x in rows[1:]] == \
+    [[r["sigma_max"], r["text"], r["head"]] for r in want]
+'
+pycheck "--columns: those columns in that order (csv of a corpus run)" plain.json cols.csv
+"$CLI" analyze "$M" --text-file corpus.txt --format jsonl -o an.jsonl
+runj agg.json aggregate an.jsonl --by layer --format json --sort sigma_max:desc --columns layer,sigma_max
+runj cmp.json compare an.jsonl an.jsonl --format json --sort metric --columns metric,mean_a
+PYSCRIPT='
+agg, cmp = records(a[0]), records(a[1])
+assert all(list(r) == ["layer", "sigma_max"] for r in agg)
+assert [r["sigma_max"] for r in agg] == sorted((r["sigma_max"] for r in agg), reverse=True)
+assert all(list(r) == ["metric", "mean_a"] for r in cmp)
+assert [r["metric"] for r in cmp] == sorted(r["metric"] for r in cmp)
+'
+pycheck "aggregate and compare take --sort and --columns" agg.json cmp.json
+mkdir -p "$T/o" # judge_error: nothing left there
+for opt in "--sort nope" "--sort nope:desc" "--columns layer,nope"; do
+    check "$opt: a usage error naming nope"
+    # shellcheck disable=SC2086
+    "$CLI" analyze "$M" --text "The cat." $opt >"$T/stdout" 2>"$T/stderr"
+    rc=$?
+    judge_error 2 "'nope'"
+done
+for opt in "--sort x:up" "--columns a,,b" "--sort ''"; do
+    check "$opt: refused at parsing"
+    eval "\"\$CLI\" analyze \"\$M\" --text 'The cat.' $opt" >"$T/stdout" 2>"$T/stderr"
+    rc=$?
+    judge_error 2 "--sort|--columns"
+done
+check "--columns layer,layer: named twice"
+"$CLI" aggregate an.jsonl --columns layer,layer >"$T/stdout" 2>"$T/stderr"
+rc=$?
+judge_error 2 "twice"
+check "attention prints no records: --sort refused"
+"$CLI" attention "$M" --text hi -o a.npy --sort x >"$T/stdout" 2>"$T/stderr"
+rc=$?
+judge_error 2 "--sort"
+
 finish
