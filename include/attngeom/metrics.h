@@ -74,6 +74,13 @@ AG_EXPORT ag_family ag_metric_family(ag_metric m);
 /* Family name as accepted by --metrics ("spectrum", "attention", "geometry",
  * "weights", "stability", "curvature"). */
 AG_EXPORT const char *ag_family_name(ag_family f);
+/* How md and LaTeX tables head a record key: its display name
+ * ("effective_rank" → "Effective rank"; every metric has one, and the
+ * identifying and statistics keys: layer, head, model, n, p, ...), NULL
+ * for a key it does not know; its LaTeX symbol ("$\\sigma_1$") where one is
+ * standard, else NULL. Static strings. */
+AG_EXPORT const char *ag_key_display_name(const char *key);
+AG_EXPORT const char *ag_key_symbol(const char *key);
 
 /* Bit masks of families, for selections restricted to what a command
  * computes. */

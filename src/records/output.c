@@ -572,8 +572,10 @@ static int write_markdown(FILE *fp, const ag_table *t, char *const *keys, unsign
 {
     if (parts & AG_WRITE_HEAD) {
         fputs("|", fp);
-        for (size_t c = 0; c < t->ncol; c++)
-            fprintf(fp, " %s |", keys[c]);
+        for (size_t c = 0; c < t->ncol; c++) { /* a paper's header: the display name */
+            const char *name = ag_key_display_name(t->keys[c]);
+            fprintf(fp, " %s |", name ? name : keys[c]);
+        }
         fputs("\n|", fp); /* text columns left-aligned, numbers right-aligned */
         for (size_t c = 0; c < t->ncol; c++)
             fputs(text_column(t, c) ? " --- |" : " ---: |", fp);
@@ -608,8 +610,11 @@ static void latex_head(FILE *fp, const ag_table *t, char *const *keys)
     for (size_t c = 0; c < t->ncol; c++)
         fputc(text_column(t, c) ? 'l' : 'r', fp);
     fputs("}\n\\toprule\n", fp);
-    for (size_t c = 0; c < t->ncol; c++) {
-        latex_escaped(fp, keys[c]);
+    for (size_t c = 0; c < t->ncol; c++) { /* the display name and symbol */
+        const char *name = ag_key_display_name(t->keys[c]), *sym = ag_key_symbol(t->keys[c]);
+        latex_escaped(fp, name ? name : keys[c]);
+        if (sym)
+            fprintf(fp, " %s", sym);
         fputs(c + 1 < t->ncol ? " & " : " \\\\\n", fp);
     }
     fputs("\\midrule\n", fp);

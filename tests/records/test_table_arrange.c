@@ -107,3 +107,44 @@ Test(table_arrange, unknown_and_repeated_keys_refused_table_unchanged)
     assert_ids(&t, 0, ids, 6);
     ag_table_free(&t);
 }
+
+/* Display names (ag_key_display_name): every metric key has one, no two
+ * alike; the md and LaTeX headers use them, LaTeX with the symbol. */
+Test(table_headers, every_metric_named_once)
+{
+    int n = ag_metric_count();
+    for (int m = 0; m < n; m++) {
+        const char *d = ag_key_display_name(ag_metric_name((ag_metric)m));
+        cr_assert_not_null(d, "%s has no display name", ag_metric_name((ag_metric)m));
+        cr_assert(d[0] >= 'A' && d[0] <= 'Z', "%s: \"%s\" starts with a capital", ag_metric_name((ag_metric)m), d);
+        for (int k = 0; k < m; k++)
+            cr_assert_str_neq(d, ag_key_display_name(ag_metric_name((ag_metric)k)));
+    }
+    cr_assert_str_eq(ag_key_display_name("effective_rank"), "Effective rank");
+    cr_assert_str_eq(ag_key_symbol("sigma_max"), "$\\sigma_1$");
+    cr_assert_null(ag_key_symbol("effective_rank"));
+    cr_assert_str_eq(ag_key_display_name("layer"), "Layer");
+    cr_assert_null(ag_key_display_name("no_such_key"));
+    cr_assert_null(ag_key_display_name(NULL));
+}
+
+Test(table_headers, md_and_latex_headers)
+{
+    static const char *const keys[] = {"layer", "sigma_max", "my_key"};
+    ag_table t;
+    cr_assert_eq(ag_table_init(&t, keys, 3, NULL), AG_OK);
+    ag_cell *row = ag_table_add_row(&t, NULL);
+    row[0] = (ag_cell){.kind = AG_CELL_INTEGER, .value = 1};
+    row[1] = (ag_cell){.kind = AG_CELL_NUMBER, .value = 0.5};
+    row[2] = (ag_cell){.kind = AG_CELL_NUMBER, .value = 2};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    cr_assert_eq(ag_table_write(fp, AG_FORMAT_MD, &t, NULL), AG_OK);
+    cr_assert_eq(ag_table_write(fp, AG_FORMAT_LATEX, &t, NULL), AG_OK);
+    fclose(fp);
+    cr_assert_not_null(strstr(buf, "| Layer | Largest singular value | my_key |\n"), "%s", buf);
+    cr_assert_not_null(strstr(buf, "Layer & Largest singular value $\\sigma_1$ & my\\_key \\\\\n"), "%s", buf);
+    free(buf);
+    ag_table_free(&t);
+}
