@@ -157,26 +157,26 @@ static const struct {
     {"p_wilcoxon", "p (Wilcoxon)", NULL},
 };
 
-const char *ag_key_display_name(const char *key)
+/* key's display name (which 0) or symbol (which 1); NULL when unknown. */
+static const char *key_heading(const char *key, int which)
 {
     int m = key ? ag_metric_from_name(key) : -1;
     if (m >= 0)
-        return metric_display[m].display;
+        return which ? metric_display[m].symbol : metric_display[m].display;
     for (size_t i = 0; key && i < sizeof key_display / sizeof *key_display; i++)
         if (strcmp(key_display[i].key, key) == 0)
-            return key_display[i].display;
+            return which ? key_display[i].symbol : key_display[i].display;
     return NULL;
+}
+
+const char *ag_key_display_name(const char *key)
+{
+    return key_heading(key, 0);
 }
 
 const char *ag_key_symbol(const char *key)
 {
-    int m = key ? ag_metric_from_name(key) : -1;
-    if (m >= 0)
-        return metric_display[m].symbol;
-    for (size_t i = 0; key && i < sizeof key_display / sizeof *key_display; i++)
-        if (strcmp(key_display[i].key, key) == 0)
-            return key_display[i].symbol;
-    return NULL;
+    return key_heading(key, 1);
 }
 
 static const char *const family_names[AG_FAMILY_COUNT] = {
