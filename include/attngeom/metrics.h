@@ -424,6 +424,12 @@ typedef struct {
                              is no limit; the other formats ignore it.
                              Library code reads no environment: the
                              caller finds the terminal's width. */
+    const char *caption;  /* LaTeX: a table float with this \caption
+                             (LaTeX source, written as given) */
+    const char *tex_label; /* LaTeX: a table float with this \label */
+    int digits;           /* significant digits of the human formats'
+                             plain numbers (table, md, latex), 1..17; 0:
+                             the default, 6 */
 } ag_output_meta;
 #define AG_OUTPUT_META_DEFAULT {.size = sizeof(ag_output_meta)}
 

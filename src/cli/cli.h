@@ -48,6 +48,9 @@ typedef struct {
     const char *sort;         /* --sort KEY[:desc]: the column the rows sort by */
     int sort_desc;            /* :desc given */
     const char *columns;      /* --columns KEYS: the columns printed, in order */
+    const char *caption;      /* --caption TEXT (LaTeX) */
+    const char *tex_label;    /* --tex-label KEY (LaTeX; --label is the model's name) */
+    int digits;               /* --digits N, 1..17; 0: the default */
     const char *table_cmd;    /* the command, for the usage error of a key
                                  neither option finds (known only at output) */
     char model_name[256];     /* else the model folder's (or input file's) name */
@@ -319,6 +322,9 @@ int cli_emit_table(const cli_common *c, ag_table *t, const ag_output_meta *meta,
  * (docs/cli.md, "Choosing and ordering rows and columns"). 0, or the exit
  * status after printing: 2 for a key t lacks (a usage error naming it). */
 int cli_table_arrange(const cli_common *c, ag_table *t);
+/* m with c's table settings: the terminal width (--format table),
+ * --caption, --tex-label, --digits. */
+void cli_output_meta_apply(const cli_common *c, ag_output_meta *m);
 /* The run's records aggregated (--aggregate) into a table for c's format.
  * 0 or 1 after printing. */
 int cli_aggregate_records(const cli_common *c, const ag_record_list *recs, ag_table *out);

@@ -24,6 +24,8 @@ static const char matrix_help[] =
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
     "  --columns KEYS     print these columns, in this order\n"
+    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
+    "  --digits N         significant digits of table, md, latex (default 6)\n"
     "  -o FILE            write there instead of standard output\n"
     "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
     "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"

@@ -142,6 +142,8 @@ static const char analyze_help[] =
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
     "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
     "  --columns KEYS     print these columns, in this order\n"
+    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
+    "  --digits N         significant digits of table, md, latex (default 6)\n"
     "  -o FILE            write there instead of standard output\n"
     "  --expect GOLDEN    compare with a saved --format json output (exit 3 on mismatch)\n"
     "  --aggregate        print per (layer, head) group the mean, std, Student-t\n"

@@ -117,6 +117,7 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
 {
     const char *a = argv[*i], *v;
     ag_error err = {0};
+    c->table_cmd = cmd;
     if (c->jobs_allowed && strncmp(a, "-j", 2) == 0)
         return jobs_option(c, cmd, argc, argv, i);
     if (cli_is_option(a, "--format")) {
@@ -159,7 +160,6 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
                             sort ? "a column KEY or KEY:desc" : "a comma-separated list of columns", v);
             return -1;
         }
-        c->table_cmd = cmd;
         if (!sort) {
             c->columns = v;
         } else {
@@ -171,6 +171,25 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
             c->sort = v;
             c->sort_desc = colon && strcmp(colon, ":desc") == 0;
         }
+    } else if (cli_is_option(a, "--caption") || cli_is_option(a, "--tex-label")) {
+        int cap = cli_is_option(a, "--caption");
+        if (!(v = cli_option_value(cmd, cap ? "--caption" : "--tex-label", argc, argv, i)))
+            return -1;
+        if (!*v) {
+            cli_usage_error(cmd, "%s takes a non-empty text", cap ? "--caption" : "--tex-label");
+            return -1;
+        }
+        *(cap ? &c->caption : &c->tex_label) = v;
+    } else if (cli_is_option(a, "--digits")) {
+        if (!(v = cli_option_value(cmd, "--digits", argc, argv, i)))
+            return -1;
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (end == v || *end || n < 1 || n > 17) {
+            cli_usage_error(cmd, "--digits takes a number of significant digits from 1 to 17, not '%s'", v);
+            return -1;
+        }
+        c->digits = (int)n;
     } else if (cli_is_option(a, "--expect")) {
         if (!(v = cli_option_value(cmd, "--expect", argc, argv, i)))
             return -1;

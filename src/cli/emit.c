@@ -42,9 +42,23 @@ size_t cli_terminal_width(void)
     return 80;
 }
 
+void cli_output_meta_apply(const cli_common *c, ag_output_meta *m)
+{
+    /* the terminal table fits the terminal (the library reads no
+     * environment: the width comes from here) */
+    if (c->format == AG_FORMAT_TABLE)
+        m->width = cli_terminal_width();
+    m->caption = c->caption;
+    m->tex_label = c->tex_label;
+    m->digits = c->digits;
+}
+
 int cli_table_arrange(const cli_common *c, ag_table *t)
 {
     ag_error err = {0};
+    if ((c->caption || c->tex_label) && c->format != AG_FORMAT_LATEX)
+        return cli_usage_error(c->table_cmd ? c->table_cmd : "attngeom", "%s goes with --format latex",
+                               c->caption ? "--caption" : "--tex-label");
     int status = AG_OK;
     const char *option = "--sort";
     if (c->sort) {
@@ -85,11 +99,9 @@ static int stage_table(const cli_common *c, ag_table *t, const ag_output_meta *m
     FILE *mem = open_memstream(&buf, &len);
     if (!mem)
         return cli_format_fail(c, AG_ENOMEM);
-    /* the terminal table fits the terminal (the library reads no
-     * environment: the width comes from here) */
     ag_output_meta fit = meta ? *meta : (ag_output_meta)AG_OUTPUT_META_DEFAULT;
-    fit.width = cli_terminal_width();
-    int status = ag_table_write(mem, c->format, t, c->format == AG_FORMAT_TABLE ? &fit : meta);
+    cli_output_meta_apply(c, &fit);
+    int status = ag_table_write(mem, c->format, t, &fit);
     /* a stream in memory fails to write only when it cannot grow */
     if (fclose(mem) != 0 || status == AG_EIO)
         status = status == AG_OK || status == AG_EIO ? AG_ENOMEM : status;

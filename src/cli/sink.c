@@ -24,6 +24,10 @@ int cli_sink_open(cli_sink *k, const cli_common *c, const char *command, const c
                                .command = command, .source = source};
     int rc = cli_settings_text(c, in, &k->settings);
     k->meta.settings = k->settings;
+    cli_output_meta_apply(c, &k->meta);
+    if (rc == 0 && (c->caption || c->tex_label) && c->format != AG_FORMAT_LATEX)
+        rc = cli_usage_error(command, "%s goes with --format latex",
+                             c->caption ? "--caption" : "--tex-label");
     if (rc == 0 && c->agg.on)
         rc = cli_agg_new(&c->agg, "--aggregate", 0, 0, &k->agg);
     else if (rc == 0 && may_stream && ag_format_streams(c->format) && !c->expect_path &&

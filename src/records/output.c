@@ -152,10 +152,17 @@ static void mean_ci_text(double mean, double half, ag_format fmt, char *buf, siz
         snprintf(buf, size, "(%.*f%s%.*f)e%+03d", decimals, m, pm, decimals, h, exp10);
 }
 
+/* The significant digits of the human formats' plain numbers for the
+ * write under way on this thread (ag_output_meta.digits): set by
+ * ag_table_write_parts for the length of one call, so that every cell
+ * writer below need not carry it; thread-local, so that writers on other
+ * threads do not see it. */
+static _Thread_local int human_digits = 6;
+
 /* The text of a non-text cell in fmt. */
 static void cell_text(const ag_cell *c, ag_format fmt, char *buf, size_t size)
 {
-    int digits = human(fmt) ? 6 : 17;
+    int digits = human(fmt) ? human_digits : 17;
     switch (c->kind) {
     case AG_CELL_NUMBER:
         snprintf(buf, size, "%.*g", digits, c->value);
@@ -603,9 +610,22 @@ static void latex_escaped(FILE *fp, const char *s)
     }
 }
 
-static void latex_head(FILE *fp, const ag_table *t, char *const *keys)
+/* A caption or a label puts the tabular in a table float. */
+static int latex_float(const ag_output_meta *meta)
+{
+    return meta && (meta->caption || meta->tex_label);
+}
+
+static void latex_head(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta)
 {
     fputs("% attngeom " AG_VERSION_STRING ": needs \\usepackage{booktabs}\n", fp);
+    if (latex_float(meta)) {
+        fputs("\\begin{table}\n\\centering\n", fp);
+        if (meta->caption)
+            fprintf(fp, "\\caption{%s}\n", meta->caption);
+        if (meta->tex_label)
+            fprintf(fp, "\\label{%s}\n", meta->tex_label);
+    }
     fputs("\\begin{tabular}{", fp);
     for (size_t c = 0; c < t->ncol; c++)
         fputc(text_column(t, c) ? 'l' : 'r', fp);
@@ -620,10 +640,11 @@ static void latex_head(FILE *fp, const ag_table *t, char *const *keys)
     fputs("\\midrule\n", fp);
 }
 
-static int write_latex(FILE *fp, const ag_table *t, char *const *keys, unsigned parts)
+static int write_latex(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta,
+                       unsigned parts)
 {
     if (parts & AG_WRITE_HEAD)
-        latex_head(fp, t, keys);
+        latex_head(fp, t, keys, meta);
     for (size_t r = 0; (parts & AG_WRITE_ROWS) && r < t->nrow; r++)
         for (size_t c = 0; c < t->ncol; c++) {
             if (put_cell(fp, AG_FORMAT_LATEX, cell_at(t, r, c)) != 0)
@@ -631,7 +652,8 @@ static int write_latex(FILE *fp, const ag_table *t, char *const *keys, unsigned 
             fputs(c + 1 < t->ncol ? " & " : " \\\\\n", fp);
         }
     if (parts & AG_WRITE_TAIL)
-        fputs("\\bottomrule\n\\end{tabular}\n", fp);
+        fputs(latex_float(meta) ? "\\bottomrule\n\\end{tabular}\n\\end{table}\n"
+                                : "\\bottomrule\n\\end{tabular}\n", fp);
     return AG_OK;
 }
 
@@ -645,7 +667,7 @@ static int write_format(FILE *fp, ag_format fmt, const ag_table *t, char *const 
     case AG_FORMAT_CSV:
     case AG_FORMAT_TSV: return write_delimited(fp, t, keys, fmt, parts);
     case AG_FORMAT_MD: return write_markdown(fp, t, keys, parts);
-    case AG_FORMAT_LATEX: return write_latex(fp, t, keys, parts);
+    case AG_FORMAT_LATEX: return write_latex(fp, t, keys, meta, parts);
     case AG_FORMAT_TABLE: return write_table(fp, t, keys, limit);
     default: return AG_EINVAL;
     }
@@ -672,6 +694,9 @@ int ag_table_write_parts(FILE *fp, ag_format fmt, const ag_table *t, const ag_ou
     if (given && AG_SIZED_READ(&known, given, ag_output_meta, NULL) != AG_OK)
         return AG_EINVAL;
     const ag_output_meta *meta = given ? &known : NULL;
+    if (meta && (meta->digits < 0 || meta->digits > 17))
+        return AG_EINVAL;
+    human_digits = meta && meta->digits ? meta->digits : 6;
     char **keys = calloc(t->ncol ? t->ncol : 1, sizeof *keys);
     int status = keys ? AG_OK : AG_ENOMEM;
     for (size_t c = 0; status == AG_OK && c < t->ncol; c++)
@@ -682,6 +707,7 @@ int ag_table_write_parts(FILE *fp, ag_format fmt, const ag_table *t, const ag_ou
     for (size_t c = 0; keys && c < t->ncol; c++)
         free(keys[c]);
     free(keys);
+    human_digits = 6;
     if (status != AG_OK)
         return status;
     return ferror(fp) ? AG_EIO : AG_OK;

@@ -184,4 +184,40 @@ check "attention prints no records: --sort refused"
 rc=$?
 judge_error 2 "--sort"
 
+# LaTeX for a paper: a table float with --caption and --tex-label, booktabs
+# rules in order, display-name headers, --digits significant digits; the
+# same streamed (a corpus run) as at once.
+runj tab.tex analyze "$M" --text-file corpus.txt --format latex --metrics effective_rank \
+    --caption 'Tiny GPT-2 heads' --tex-label tab:heads --digits 3
+runj tab.json analyze "$M" --text-file corpus.txt --format json --metrics effective_rank
+PYSCRIPT='
+lines = open(a[0]).read().split("\n")
+need = ["\\begin{table}", "\\centering", "\\caption{Tiny GPT-2 heads}", "\\label{tab:heads}",
+        "\\begin{tabular}{rrrrrrl}", "\\toprule", "\\midrule", "\\bottomrule",
+        "\\end{tabular}", "\\end{table}"]
+at = [lines.index(x) for x in need]
+assert at == sorted(at), at
+head = lines[at[5] + 1]
+assert head == "Layer & Head & Rows & Columns & Effective rank & Text & Model \\\\", head
+body = lines[at[6] + 1:at[7]]
+recs = records(a[1])
+assert len(body) == len(recs)
+for line, r in zip(body, recs):
+    cell = line.split(" & ")[4]
+    assert cell == "%.3g" % r["effective_rank"], (cell, r["effective_rank"])
+'
+pycheck "latex: float, caption, label, booktabs, display names, --digits 3" tab.tex tab.json
+mkdir -p "$T/o"
+for opt in "--caption x" "--tex-label y"; do
+    check "$opt without --format latex: a usage error"
+    # shellcheck disable=SC2086
+    "$CLI" analyze "$M" --text "The cat." $opt >"$T/stdout" 2>"$T/stderr"
+    rc=$?
+    judge_error 2 "--format latex"
+done
+check "--digits 0: a usage error"
+"$CLI" compare an.jsonl an.jsonl --digits 0 >"$T/stdout" 2>"$T/stderr"
+rc=$?
+judge_error 2 "--digits"
+
 finish

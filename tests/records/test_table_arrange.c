@@ -148,3 +148,47 @@ Test(table_headers, md_and_latex_headers)
     free(buf);
     ag_table_free(&t);
 }
+
+/* LaTeX for a paper: booktabs rules in order, a table float with
+ * \caption and \label when given, --digits significant digits. */
+Test(table_headers, latex_caption_label_digits)
+{
+    static const char *const keys[] = {"layer", "effective_rank"};
+    ag_table t;
+    cr_assert_eq(ag_table_init(&t, keys, 2, NULL), AG_OK);
+    ag_cell *row = ag_table_add_row(&t, NULL);
+    row[0] = (ag_cell){.kind = AG_CELL_INTEGER, .value = 3};
+    row[1] = (ag_cell){.kind = AG_CELL_NUMBER, .value = 2.0 / 3.0};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    ag_output_meta meta = AG_OUTPUT_META_DEFAULT;
+    meta.caption = "Heads of $M$";
+    meta.tex_label = "tab:heads";
+    meta.digits = 3;
+    cr_assert_eq(ag_table_write(fp, AG_FORMAT_LATEX, &t, &meta), AG_OK);
+    fclose(fp);
+    const char *want = "% attngeom " AG_VERSION_STRING ": needs \\usepackage{booktabs}\n"
+                       "\\begin{table}\n\\centering\n\\caption{Heads of $M$}\n\\label{tab:heads}\n"
+                       "\\begin{tabular}{rr}\n\\toprule\n"
+                       "Layer & Effective rank \\\\\n\\midrule\n"
+                       "3 & 0.667 \\\\\n"
+                       "\\bottomrule\n\\end{tabular}\n\\end{table}\n";
+    cr_assert_str_eq(buf, want);
+    free(buf);
+    /* no caption nor label: the bare tabular; the default 6 digits */
+    buf = NULL;
+    fp = open_memstream(&buf, &len);
+    cr_assert_eq(ag_table_write(fp, AG_FORMAT_LATEX, &t, NULL), AG_OK);
+    fclose(fp);
+    cr_assert_null(strstr(buf, "\\begin{table}"));
+    cr_assert_not_null(strstr(buf, "3 & 0.666667 \\\\\n\\bottomrule\n\\end{tabular}\n"), "%s", buf);
+    free(buf);
+    /* digits out of range refused */
+    meta.digits = 18;
+    fp = open_memstream(&buf, &len);
+    cr_assert_eq(ag_table_write(fp, AG_FORMAT_LATEX, &t, &meta), AG_EINVAL);
+    fclose(fp);
+    free(buf);
+    ag_table_free(&t);
+}
