@@ -244,6 +244,115 @@ static const struct {
         "Olsson et al. 2022, uniform attention"},
 };
 
+/* How a paper's table heads each key (md and LaTeX headers): a display
+ * name, and a LaTeX symbol only where the literature has a standard one
+ * (σ₁ the largest singular value, |λ₂| the second eigenvalue modulus
+ * [Levin & Peres, Markov Chains and Mixing Times, 2nd ed., §12], H the
+ * Shannon entropy, λ₂(L) the Fiedler value [Fiedler 1973]). */
+static const struct {
+    const char *display, *symbol;
+} metric_display[AG_M_COUNT] = {
+    [AG_M_SIGMA_MAX] = {"Largest singular value", "$\\sigma_1$"},
+    [AG_M_SIGMA_GAP] = {"Singular value gap", NULL},
+    [AG_M_EFFECTIVE_RANK] = {"Effective rank", NULL},
+    [AG_M_STABLE_RANK] = {"Stable rank", NULL},
+    [AG_M_PARTICIPATION_RATIO] = {"Participation ratio", NULL},
+    [AG_M_NUMERICAL_RANK] = {"Numerical rank", NULL},
+    [AG_M_CAUSAL] = {"Causal", NULL},
+    [AG_M_ROW_SUM_ERROR] = {"Row-sum error", NULL},
+    [AG_M_ENTROPY_MEAN] = {"Mean entropy", "$\\bar H$"},
+    [AG_M_ENTROPY_NORMALIZED] = {"Normalized entropy", NULL},
+    [AG_M_SINK_MASS] = {"Sink mass", NULL},
+    [AG_M_LAMBDA2_ABS] = {"Second eigenvalue modulus", "$|\\lambda_2|$"},
+    [AG_M_SPECTRAL_GAP] = {"Spectral gap", "$1-|\\lambda_2|$"},
+    [AG_M_FIEDLER] = {"Fiedler value", "$\\lambda_2(L)$"},
+    [AG_M_ASYMMETRY] = {"Asymmetry", NULL},
+    [AG_M_SYMMETRY_SCORE] = {"Symmetry score", NULL},
+    [AG_M_ATTENTION_DISTANCE] = {"Attention distance", NULL},
+    [AG_M_SELF_MASS] = {"Self mass", NULL},
+    [AG_M_PREV_TOKEN_MASS] = {"Previous-token mass", NULL},
+    [AG_M_MAX_MASS] = {"Max mass", NULL},
+    [AG_M_SINK_RATIO] = {"Sink ratio", NULL},
+    [AG_M_MEAN_COSINE] = {"Mean cosine", NULL},
+    [AG_M_PC1_SHARE] = {"PC1 share", NULL},
+    [AG_M_RES_RATIO] = {"Residual ratio", NULL},
+    [AG_M_QK_SIGMA_MAX] = {"QK largest singular value", NULL},
+    [AG_M_QK_SIGMA_GAP] = {"QK singular value gap", NULL},
+    [AG_M_QK_EFFECTIVE_RANK] = {"QK effective rank", NULL},
+    [AG_M_QK_STABLE_RANK] = {"QK stable rank", NULL},
+    [AG_M_QK_PARTICIPATION_RATIO] = {"QK participation ratio", NULL},
+    [AG_M_QK_NUMERICAL_RANK] = {"QK numerical rank", NULL},
+    [AG_M_QK_SYMMETRY_SCORE] = {"QK symmetry score", NULL},
+    [AG_M_OV_SIGMA_MAX] = {"OV largest singular value", NULL},
+    [AG_M_OV_SIGMA_GAP] = {"OV singular value gap", NULL},
+    [AG_M_OV_EFFECTIVE_RANK] = {"OV effective rank", NULL},
+    [AG_M_OV_STABLE_RANK] = {"OV stable rank", NULL},
+    [AG_M_OV_PARTICIPATION_RATIO] = {"OV participation ratio", NULL},
+    [AG_M_OV_NUMERICAL_RANK] = {"OV numerical rank", NULL},
+    [AG_M_OV_COPYING_SCORE] = {"OV copying score", NULL},
+    [AG_M_JACOBIAN_NORM] = {"Jacobian norm", NULL},
+    [AG_M_JACOBIAN_NORM_REL] = {"Relative Jacobian norm", NULL},
+    [AG_M_SENSITIVITY] = {"Sensitivity", NULL},
+    [AG_M_Q_MEAN_COSINE] = {"Query mean cosine", NULL},
+    [AG_M_K_MEAN_COSINE] = {"Key mean cosine", NULL},
+    [AG_M_QK_COS_MEAN] = {"Query-key mean cosine", NULL},
+    [AG_M_LAMBDA2_CONDITION] = {"Condition of lambda2", NULL},
+    [AG_M_EDGES] = {"Edges", NULL},
+    [AG_M_FORMAN_MEAN] = {"Mean Forman curvature", NULL},
+    [AG_M_FORMAN_MIN] = {"Min Forman curvature", NULL},
+    [AG_M_OLLIVIER_MEAN] = {"Mean Ollivier curvature", NULL},
+    [AG_M_OLLIVIER_MIN] = {"Min Ollivier curvature", NULL},
+    [AG_M_PREV_TOKEN_RATIO] = {"Previous-token ratio", NULL},
+    [AG_M_SELF_RATIO] = {"Self ratio", NULL},
+    [AG_M_DUPLICATE_TOKEN_SCORE] = {"Duplicate-token score", NULL},
+    [AG_M_DUPLICATE_TOKEN_BASELINE] = {"Duplicate-token baseline", NULL},
+    [AG_M_INDUCTION_SCORE] = {"Induction score", NULL},
+    [AG_M_INDUCTION_BASELINE] = {"Induction baseline", NULL},
+};
+
+/* The other keys records carry (docs/cli.md, docs/metrics.md): the
+ * identifying ones and compare's statistics. */
+static const struct {
+    const char *key, *display, *symbol;
+} key_display[] = {
+    {"layer", "Layer", NULL},      {"head", "Head", NULL},
+    {"rows", "Rows", NULL},        {"cols", "Columns", NULL},
+    {"text", "Text", NULL},        {"input", "Input", NULL},
+    {"model", "Model", NULL},      {"metric", "Metric", NULL},
+    {"unit", "Unit", NULL},        {"n", "Records", "$n$"},
+    {"n_units", "Units", NULL},    {"n_a", "Records A", "$n_A$"},
+    {"n_b", "Records B", "$n_B$"}, {"mean_a", "Mean A", NULL},
+    {"mean_b", "Mean B", NULL},    {"diff", "Difference", NULL},
+    {"ci_low", "CI low", NULL},    {"ci_high", "CI high", NULL},
+    {"t", "t statistic", "$t$"},   {"df", "Degrees of freedom", NULL},
+    {"p", "p-value", "$p$"},       {"p_holm", "p (Holm)", NULL},
+    {"q_bh", "q (BH)", NULL},      {"p_perm", "p (permutation)", NULL},
+    {"hedges_g", "Hedges' g", "$g$"}, {"dz", "Cohen's dz", "$d_z$"},
+    {"p_wilcoxon", "p (Wilcoxon)", NULL},
+};
+
+/* key's display name (which 0) or symbol (which 1); NULL when unknown. */
+static const char *key_heading(const char *key, int which)
+{
+    int m = key ? ag_metric_from_name(key) : -1;
+    if (m >= 0)
+        return which ? metric_display[m].symbol : metric_display[m].display;
+    for (size_t i = 0; key && i < sizeof key_display / sizeof *key_display; i++)
+        if (strcmp(key_display[i].key, key) == 0)
+            return which ? key_display[i].symbol : key_display[i].display;
+    return NULL;
+}
+
+const char *ag_key_display_name(const char *key)
+{
+    return key_heading(key, 0);
+}
+
+const char *ag_key_symbol(const char *key)
+{
+    return key_heading(key, 1);
+}
+
 static const char *const family_names[AG_FAMILY_COUNT] = {
     [AG_FAMILY_SPECTRUM] = "spectrum",
     [AG_FAMILY_ATTENTION] = "attention",

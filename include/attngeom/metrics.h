@@ -84,6 +84,13 @@ AG_EXPORT int ag_family_from_name(const char *name);
 AG_EXPORT const char *ag_metric_definition(ag_metric m);
 AG_EXPORT const char *ag_metric_null_when(ag_metric m);
 AG_EXPORT const char *ag_metric_reference(ag_metric m);
+/* How md and LaTeX tables head a record key: its display name
+ * ("effective_rank" → "Effective rank"; every metric has one, and the
+ * identifying and statistics keys: layer, head, model, n, p, ...), NULL
+ * for a key it does not know; its LaTeX symbol ("$\\sigma_1$") where one is
+ * standard, else NULL. Static strings. */
+AG_EXPORT const char *ag_key_display_name(const char *key);
+AG_EXPORT const char *ag_key_symbol(const char *key);
 
 /* Bit masks of families, for selections restricted to what a command
  * computes. */
@@ -422,6 +429,17 @@ typedef struct {
     const char *source;   /* input file or model */
     const char *settings; /* the text of a JSON object: more keys of the
                              "settings" JSON and JSONL write (records.h) */
+    size_t width;         /* the table format's line width in characters
+                             (records.h, ag_table_write): 0, the default,
+                             is no limit; the other formats ignore it.
+                             Library code reads no environment: the
+                             caller finds the terminal's width. */
+    const char *caption;  /* LaTeX: a table float with this \caption
+                             (LaTeX source, written as given) */
+    const char *tex_label; /* LaTeX: a table float with this \label */
+    int digits;           /* significant digits of the human formats'
+                             plain numbers (table, md, latex), 1..17; 0:
+                             the default, 6 */
 } ag_output_meta;
 #define AG_OUTPUT_META_DEFAULT {.size = sizeof(ag_output_meta)}
 

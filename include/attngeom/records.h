@@ -70,6 +70,17 @@ AG_EXPORT int ag_records_table(const ag_record_list *recs, const ag_metric_set *
  * AG_ENOMEM. */
 AG_EXPORT int ag_table_add_text_column(ag_table *t, const char *key, const char *s, ag_error *err);
 
+/* Keep the columns keys[0..n) of t, in that order (--columns): AG_EINVAL
+ * for n 0 or a key named twice, AG_ENOTFOUND naming a key t lacks,
+ * AG_ENOMEM; on an error t is as it was. */
+AG_EXPORT int ag_table_select(ag_table *t, const char *const *keys, size_t n, ag_error *err);
+/* Sort the rows of t by column key (--sort), a stable sort: numbers
+ * (integers, booleans, means) by value, before text (by bytes), nulls
+ * last; descending reverses the order but for the nulls, still last, and
+ * tied rows keep their order. AG_ENOTFOUND naming a key t lacks,
+ * AG_ENOMEM; on an error t is as it was. */
+AG_EXPORT int ag_table_sort(ag_table *t, const char *key, int descending, ag_error *err);
+
 /* Write t in fmt. Machine formats (JSON, JSONL, CSV, TSV) write numbers
  * with 17 significant digits, so they read back exactly; the human formats
  * (table, Markdown, LaTeX) 6, and a mean ± half-width cell with the
@@ -82,7 +93,11 @@ AG_EXPORT int ag_table_add_text_column(ag_table *t, const char *key, const char 
  * quoted as their format needs (ag_format_text). AG_EIO when a write fails,
  * AG_ENOMEM, AG_EINVAL when meta->settings is not the text of a JSON
  * object or meta->size is refused (0, or larger than this library knows:
- * core.h's ABI rule). */
+ * core.h's ABI rule). The table format with meta->width above 0 fits
+ * that many characters a line: a wider table is folded into blocks, each
+ * the identifying columns (layer, head, text, input, metric) and as many of
+ * the others, in order, as fit; text and headers too wide for any block are
+ * cut, ending in "…", numbers never (docs/cli.md, "The terminal table"). */
 AG_EXPORT int ag_table_write(FILE *fp, ag_format fmt, const ag_table *t, const ag_output_meta *meta);
 
 /* A table written in pieces as its rows come (a corpus run that streams):

@@ -45,6 +45,14 @@ typedef struct {
     unsigned long seed;       /* --seed (default 1) */
     double edge_threshold;    /* --edge-threshold in [0, 1]; < 0: 1/n */
     const char *label;        /* --label NAME: the records' "model" */
+    const char *sort;         /* --sort KEY[:desc]: the column the rows sort by */
+    int sort_desc;            /* :desc given */
+    const char *columns;      /* --columns KEYS: the columns printed, in order */
+    const char *caption;      /* --caption TEXT (LaTeX) */
+    const char *tex_label;    /* --tex-label KEY (LaTeX; --label is the model's name) */
+    int digits;               /* --digits N, 1..17; 0: the default */
+    const char *table_cmd;    /* the command, for the usage error of a key
+                                 neither option finds (known only at output) */
     char model_name[256];     /* else the model folder's (or input file's) name */
     cli_agg agg;              /* --aggregate (analyze, residual, rollout, weights, matrix) */
     int jobs_allowed;         /* the command takes -j */
@@ -329,6 +337,11 @@ int cli_format_fail(const cli_common *c, int status);
 
 /* ---- aggregates (agg.c; cli_emit_table is emit.c's) -------------------- */
 
+/* The width the terminal table fits (docs/cli.md, "The terminal table"):
+ * COLUMNS when it is a positive integer, else the width of the terminal
+ * standard output is, else 80. */
+size_t cli_terminal_width(void);
+
 /* Consume --by, --unit, --ci and, when g->allowed, --aggregate. 1 consumed, 0 not
  * ours, -1 usage error printed. */
 int cli_agg_option(cli_agg *g, const char *cmd, int argc, char **argv, int *i);
@@ -340,9 +353,17 @@ int cli_agg_new(const cli_agg *g, const char *cmd, int pooled, int keep_values,
  * aggregate's table in their form. */
 int cli_agg_human_format(ag_format f);
 /* Format an aggregate's (or compare's) table in c's format and stage it for
- * c's -o (or stdout) into tx, then commit tx. Returns the exit status. */
-int cli_emit_table(const cli_common *c, const ag_table *t, const ag_output_meta *meta,
+ * c's -o (or stdout) into tx, then commit tx. t is first arranged by
+ * --sort and --columns (cli_table_arrange). Returns the exit status. */
+int cli_emit_table(const cli_common *c, ag_table *t, const ag_output_meta *meta,
                    cli_outputs *tx);
+/* t's rows sorted by c's --sort, then its columns chosen by --columns
+ * (docs/cli.md, "Choosing and ordering rows and columns"). 0, or the exit
+ * status after printing: 2 for a key t lacks (a usage error naming it). */
+int cli_table_arrange(const cli_common *c, ag_table *t);
+/* m with c's table settings: the terminal width (--format table),
+ * --caption, --tex-label, --digits. */
+void cli_output_meta_apply(const cli_common *c, ag_output_meta *m);
 /* The run's records aggregated (--aggregate) into a table for c's format.
  * 0 or 1 after printing. */
 int cli_aggregate_records(const cli_common *c, const ag_record_list *recs, ag_table *out);

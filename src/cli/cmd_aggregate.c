@@ -47,11 +47,14 @@ static int check_inputs(const char *cmd, const cli_common *c, char **files, size
     return 0;
 }
 
-/* --format, -o and (aggregate) -j: 1 consumed, 0 not, -1 usage error printed. */
+/* --format, -o, --sort, --columns, --caption, --tex-label, --digits and
+ * (aggregate) -j: 1 consumed, 0 not, -1 usage error printed. */
 static int output_option(cli_common *c, const char *cmd, int argc, char **argv, int *i)
 {
     if ((c->jobs_allowed && strncmp(argv[*i], "-j", 2) == 0) || cli_is_option(argv[*i], "--format") || cli_is_option(argv[*i], "-o") ||
-        cli_is_option(argv[*i], "--output"))
+        cli_is_option(argv[*i], "--output") || cli_is_option(argv[*i], "--sort") ||
+        cli_is_option(argv[*i], "--columns") || cli_is_option(argv[*i], "--caption") ||
+        cli_is_option(argv[*i], "--tex-label") || cli_is_option(argv[*i], "--digits"))
         return cli_common_option(c, cmd, argc, argv, i);
     return 0;
 }
@@ -85,6 +88,10 @@ static const char aggregate_help[] =
     "  -j N               accepted as every command takes it; the aggregate is\n"
     "                     computed in one thread, the same for any N\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
+    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
+    "  --columns KEYS     print these columns, in this order\n"
+    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
+    "  --digits N         significant digits of table, md, latex (default 6)\n"
     "  -o FILE            write there instead of standard output\n"
     "  --help             this text\n";
 
@@ -210,6 +217,10 @@ static const char compare_help[] =
     "  --permutations N   random relabellings, 1 to 10000000 (default none)\n"
     "  --seed S           seed of the permutations (GSL MT19937; default 1)\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
+    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
+    "  --columns KEYS     print these columns, in this order\n"
+    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
+    "  --digits N         significant digits of table, md, latex (default 6)\n"
     "  -o FILE            write there instead of standard output\n"
     "  --help             this text\n";
 

@@ -38,6 +38,10 @@ static const char layer_help[] =
     "  --save-attention A.npy   also write the probabilities [H, n, n]\n"
     "  --metrics, --format, -o, --expect as for every command\n"
     "  --label NAME       the records' \"model\" (default: the --weights file's name)\n"
+    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
+    "  --columns KEYS     print these columns, in this order\n"
+    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
+    "  --digits N         significant digits of table, md, latex (default 6)\n"
     "  --epsilon E, --trials T, --seed S   sensitivity (--metrics stability, computed\n"
     "                       in double): defaults 1e-3, 8, 1\n"
     CLI_JOBS_HELP;

@@ -34,6 +34,10 @@ static const char similarity_help[] =
     "  --heads 1,4-5      heads of each selected layer (default all)\n"
     "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
     "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
+    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
+    "  --columns KEYS     print these columns, in this order\n"
+    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
+    "  --digits N         significant digits of table, md, latex (default 6)\n"
     CLI_CORPUS_HELP
     CLI_MEDIA_HELP
     CLI_JOBS_HELP

@@ -22,6 +22,8 @@ static const char weights_help[] =
     "                           the named-tensor path, as for attngeom layer\n"
     "  --metrics LIST           keys of family 'weights' (default all of them)\n"
     "  --format F, -o FILE, --expect GOLDEN.json   as for every command\n"
+    "  --sort KEY[:desc], --columns KEYS           order rows, choose columns\n"
+    "  --caption T, --tex-label K, --digits N      LaTeX float; digits (default 6)\n"
     "  --label NAME             the records' \"model\" (default: the folder's or\n"
     "                           the --weights file's name)\n"
     "  --aggregate              per (layer, head) group the mean, std, Student-t\n"

@@ -117,6 +117,7 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
 {
     const char *a = argv[*i], *v;
     ag_error err = {0};
+    c->table_cmd = cmd;
     if (c->jobs_allowed && strncmp(a, "-j", 2) == 0)
         return jobs_option(c, cmd, argc, argv, i);
     if (cli_is_option(a, "--format")) {
@@ -147,6 +148,48 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
             return -1;
         }
         c->label = v;
+    } else if (cli_is_option(a, "--sort") || cli_is_option(a, "--columns")) {
+        int sort = cli_is_option(a, "--sort");
+        const char *name = sort ? "--sort" : "--columns";
+        if (!(v = cli_option_value(cmd, name, argc, argv, i)))
+            return -1;
+        size_t len = strlen(v);
+        if (!*v || v[0] == ',' || v[len - 1] == ',' || strstr(v, ",,") || v[0] == ':' ||
+            (sort && strchr(v, ','))) {
+            cli_usage_error(cmd, "%s takes %s, not '%s'", name,
+                            sort ? "a column KEY or KEY:desc" : "a comma-separated list of columns", v);
+            return -1;
+        }
+        if (!sort) {
+            c->columns = v;
+        } else {
+            const char *colon = strchr(v, ':');
+            if (colon && strcmp(colon, ":desc") != 0 && strcmp(colon, ":asc") != 0) {
+                cli_usage_error(cmd, "--sort takes KEY, KEY:asc or KEY:desc, not '%s'", v);
+                return -1;
+            }
+            c->sort = v;
+            c->sort_desc = colon && strcmp(colon, ":desc") == 0;
+        }
+    } else if (cli_is_option(a, "--caption") || cli_is_option(a, "--tex-label")) {
+        int cap = cli_is_option(a, "--caption");
+        if (!(v = cli_option_value(cmd, cap ? "--caption" : "--tex-label", argc, argv, i)))
+            return -1;
+        if (!*v) {
+            cli_usage_error(cmd, "%s takes a non-empty text", cap ? "--caption" : "--tex-label");
+            return -1;
+        }
+        *(cap ? &c->caption : &c->tex_label) = v;
+    } else if (cli_is_option(a, "--digits")) {
+        if (!(v = cli_option_value(cmd, "--digits", argc, argv, i)))
+            return -1;
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (end == v || *end || n < 1 || n > 17) {
+            cli_usage_error(cmd, "--digits takes a number of significant digits from 1 to 17, not '%s'", v);
+            return -1;
+        }
+        c->digits = (int)n;
     } else if (cli_is_option(a, "--expect")) {
         if (!(v = cli_option_value(cmd, "--expect", argc, argv, i)))
             return -1;
@@ -185,5 +228,8 @@ int cli_reject_expect(const cli_common *c, const char *cmd)
         return cli_usage_error(cmd, "--expect compares printed records; this command prints none");
     if (c->label)
         return cli_usage_error(cmd, "--label names the model in records; this command prints none");
+    if (c->sort || c->columns)
+        return cli_usage_error(cmd, "%s arranges printed records; this command prints none",
+                               c->sort ? "--sort" : "--columns");
     return 0;
 }

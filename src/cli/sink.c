@@ -5,7 +5,8 @@
  * device or a FIFO they can be read at once; a file gets them in its
  * temporary, renamed over it only when the run succeeds, so it is still
  * written whole or not at all. The aligned table and JSON need every record
- * first; --expect compares them all; those keep the records to the end.
+ * first; --expect compares them all, --sort orders them all (and
+ * --columns checks its keys against them); those keep the records to the end.
  * --aggregate keeps only the running aggregate. */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,9 +24,14 @@ int cli_sink_open(cli_sink *k, const cli_common *c, const char *command, const c
                                .command = command, .source = source};
     int rc = cli_settings_text(c, in, &k->settings);
     k->meta.settings = k->settings;
+    cli_output_meta_apply(c, &k->meta);
+    if (rc == 0 && (c->caption || c->tex_label) && c->format != AG_FORMAT_LATEX)
+        rc = cli_usage_error(command, "%s goes with --format latex",
+                             c->caption ? "--caption" : "--tex-label");
     if (rc == 0 && c->agg.on)
         rc = cli_agg_new(&c->agg, "--aggregate", 0, 0, &k->agg);
-    else if (rc == 0 && may_stream && ag_format_streams(c->format) && !c->expect_path)
+    else if (rc == 0 && may_stream && ag_format_streams(c->format) && !c->expect_path &&
+             !c->sort && !c->columns) /* both need the whole table */
         rc = cli_outputs_stream(&k->tx, c->out_path ? c->out_path : "-", &k->fp);
     return rc;
 }

@@ -152,10 +152,17 @@ static void mean_ci_text(double mean, double half, ag_format fmt, char *buf, siz
         snprintf(buf, size, "(%.*f%s%.*f)e%+03d", decimals, m, pm, decimals, h, exp10);
 }
 
+/* The significant digits of the human formats' plain numbers for the
+ * write under way on this thread (ag_output_meta.digits): set by
+ * ag_table_write_parts for the length of one call, so that every cell
+ * writer below need not carry it; thread-local, so that writers on other
+ * threads do not see it. */
+static _Thread_local int human_digits = 6;
+
 /* The text of a non-text cell in fmt. */
 static void cell_text(const ag_cell *c, ag_format fmt, char *buf, size_t size)
 {
-    int digits = human(fmt) ? 6 : 17;
+    int digits = human(fmt) ? human_digits : 17;
     switch (c->kind) {
     case AG_CELL_NUMBER:
         snprintf(buf, size, "%.*g", digits, c->value);
@@ -390,60 +397,192 @@ static int text_column(const ag_table *t, size_t c)
 
 /* One cell of the table format, padded to width by characters, not bytes:
  * numbers right-aligned, text left-aligned (no trailing blanks at the end
- * of a line). */
+ * of a line). Text wider than width (only a folded table narrows a column
+ * below its widest cell) is cut at a character and ends in "…", so that
+ * the cut shows. */
 static void put_aligned(FILE *fp, const char *s, size_t width, int left, int last)
 {
-    int pad = (int)(width - display_width(s));
+    size_t shown = display_width(s);
+    if (shown > width && width > 0) {
+        size_t keep = width - 1, n = 0;
+        const char *p = s;
+        for (; *p; p++) { /* stop before the lead byte of character keep + 1 */
+            if (((unsigned char)*p & 0xC0) != 0x80 && n++ == keep)
+                break;
+        }
+        fwrite(s, 1, (size_t)(p - s), fp);
+        fputs("…", fp);
+        fputs(last ? "\n" : "  ", fp);
+        return;
+    }
+    int pad = shown > width ? 0 : (int)(width - shown);
     if (left)
         fprintf(fp, "%s%*s%s", s, last ? 0 : pad, "", last ? "\n" : "  ");
     else
         fprintf(fp, "%*s%s%s", pad, "", s, last ? "\n" : "  ");
 }
 
-static int write_table(FILE *fp, const ag_table *t, char *const *keys)
+/* The identifying columns a folded table repeats in every block, so that
+ * each line of a block says which record it is (docs/cli.md, "The terminal
+ * table"). */
+static int id_column(const char *key)
+{
+    static const char *const ids[] = {"layer", "head", "text", "input", "metric"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+        if (strcmp(key, ids[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The header and the rows of the columns cols[0..n) of t. */
+static int write_block(FILE *fp, const ag_table *t, char *const *keys, const size_t *cols, size_t n,
+                       const size_t *width, const unsigned char *left)
+{
+    char buf[CELL_MAX];
+    for (size_t i = 0; i < n; i++)
+        put_aligned(fp, keys[cols[i]], width[cols[i]], left[cols[i]], i + 1 == n);
+    for (size_t r = 0; r < t->nrow; r++)
+        for (size_t i = 0; i < n; i++) {
+            size_t c = cols[i];
+            char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
+            if (!s)
+                return AG_ENOMEM;
+            put_aligned(fp, s, width[c], left[c], i + 1 == n);
+            if (s != buf)
+                free(s);
+        }
+    return AG_OK;
+}
+
+/* A text column of a folded table is never cut below this many characters
+ * (nor a number column's header): fewer say too little to tell rows apart. */
+#define FOLD_TEXT_MIN 8
+
+/* Fold the columns into blocks no wider than limit characters: each block
+ * is the identifying columns then as many of the others, in table order, as
+ * fit; blocks are separated by an empty line. Numbers are never cut: when
+ * the identifying columns and one number column do not fit in limit, the
+ * text identifying columns are narrowed first (down to FOLD_TEXT_MIN), then
+ * headers and text cells are cut with "…"; a line is wider than limit only
+ * when the numbers alone do not fit. cellw[c] is column c's widest cell. */
+static int write_folded(FILE *fp, const ag_table *t, char *const *keys, size_t *width,
+                        const size_t *cellw, const unsigned char *left, size_t limit)
+{
+    size_t *order = malloc(t->ncol * sizeof *order), *block = malloc(t->ncol * sizeof *block);
+    size_t *floor_w = malloc(t->ncol * sizeof *floor_w);
+    if (!order || !block || !floor_w)
+        return free(order), free(block), free(floor_w), AG_ENOMEM;
+    size_t nid = 0, keyw = 0, need = 0;
+    for (size_t c = 0; c < t->ncol; c++) {
+        size_t m = width[c] < FOLD_TEXT_MIN ? width[c] : FOLD_TEXT_MIN;
+        floor_w[c] = left[c] || cellw[c] < m ? m : cellw[c];
+        if (id_column(t->keys[c])) {
+            order[nid++] = c;
+            keyw += width[c] + 2;
+        } else if (floor_w[c] > need) {
+            need = floor_w[c];
+        }
+    }
+    size_t nother = 0;
+    for (size_t c = 0; c < t->ncol; c++)
+        if (!id_column(t->keys[c]))
+            order[nid + nother++] = c;
+    /* the narrowest block: the identifying columns and the widest number;
+     * without other columns, the identifying columns alone (no separator) */
+    size_t narrowest = nother ? keyw + need : keyw - 2;
+    for (size_t i = 0; i < nid && narrowest > limit; i++) {
+        size_t c = order[i];
+        if (!left[c] || width[c] <= floor_w[c])
+            continue;
+        size_t cut = width[c] - floor_w[c];
+        if (cut > narrowest - limit)
+            cut = narrowest - limit;
+        width[c] -= cut;
+        keyw -= cut;
+        narrowest -= cut;
+    }
+    size_t room = limit > keyw ? limit - keyw : 0;
+    for (size_t i = nid; i < t->ncol; i++) {
+        size_t c = order[i];
+        if (width[c] > room)
+            width[c] = room > floor_w[c] ? room : floor_w[c];
+    }
+    int status = AG_OK;
+    size_t i = nid;
+    if (nother == 0)
+        status = write_block(fp, t, keys, order, nid, width, left);
+    while (status == AG_OK && i < t->ncol) {
+        size_t n = nid, line = keyw, first = i;
+        memcpy(block, order, nid * sizeof *block);
+        do { /* at least one column a block, whatever its width */
+            block[n++] = order[i];
+            line += width[order[i]] + 2;
+            i++;
+        } while (i < t->ncol && line + width[order[i]] <= limit);
+        if (first != nid && fputc('\n', fp) == EOF) /* not before the first block */
+            status = AG_EIO;
+        if (status == AG_OK)
+            status = write_block(fp, t, keys, block, n, width, left);
+    }
+    free(order);
+    free(block);
+    free(floor_w);
+    return status;
+}
+
+/* The aligned table: as wide as its cells, or folded into blocks when
+ * limit (characters, 0 none) is narrower. */
+static int write_table(FILE *fp, const ag_table *t, char *const *keys, size_t limit)
 {
     size_t *width = calloc(t->ncol ? t->ncol : 1, sizeof *width);
+    size_t *cellw = calloc(t->ncol ? t->ncol : 1, sizeof *cellw);
     /* each column's alignment, found once: text_column reads every row */
     unsigned char *left = calloc(t->ncol ? t->ncol : 1, 1);
+    size_t *all = malloc((t->ncol ? t->ncol : 1) * sizeof *all);
     char buf[CELL_MAX];
-    if (!width || !left)
-        return free(width), free(left), AG_ENOMEM;
-    for (size_t c = 0; c < t->ncol; c++) {
+    int status = width && cellw && left && all ? AG_OK : AG_ENOMEM;
+    for (size_t c = 0; status == AG_OK && c < t->ncol; c++) {
         width[c] = display_width(keys[c]);
         left[c] = (unsigned char)text_column(t, c);
+        all[c] = c;
     }
-    for (size_t r = 0; r < t->nrow; r++)
-        for (size_t c = 0; c < t->ncol; c++) {
+    for (size_t r = 0; status == AG_OK && r < t->nrow; r++)
+        for (size_t c = 0; status == AG_OK && c < t->ncol; c++) {
             char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
-            if (!s)
-                return free(width), free(left), AG_ENOMEM;
-            if (display_width(s) > width[c])
-                width[c] = display_width(s);
+            if (!s) {
+                status = AG_ENOMEM;
+                break;
+            }
+            if (display_width(s) > cellw[c])
+                cellw[c] = display_width(s);
             if (s != buf)
                 free(s);
         }
-    for (size_t c = 0; c < t->ncol; c++)
-        put_aligned(fp, keys[c], width[c], left[c], c + 1 == t->ncol);
-    for (size_t r = 0; r < t->nrow; r++)
-        for (size_t c = 0; c < t->ncol; c++) {
-            char *s = table_cell(cell_at(t, r, c), buf, sizeof buf);
-            if (!s)
-                return free(width), free(left), AG_ENOMEM;
-            put_aligned(fp, s, width[c], left[c], c + 1 == t->ncol);
-            if (s != buf)
-                free(s);
-        }
+    size_t line = 0;
+    for (size_t c = 0; status == AG_OK && c < t->ncol; c++) {
+        if (cellw[c] > width[c])
+            width[c] = cellw[c];
+        line += width[c] + (c ? 2 : 0);
+    }
+    if (status == AG_OK)
+        status = limit == 0 || line <= limit || t->ncol == 0
+                     ? write_block(fp, t, keys, all, t->ncol, width, left)
+                     : write_folded(fp, t, keys, width, cellw, left, limit);
     free(width);
+    free(cellw);
     free(left);
-    return AG_OK;
+    free(all);
+    return status;
 }
 
 static int write_markdown(FILE *fp, const ag_table *t, char *const *keys, unsigned parts)
 {
     if (parts & AG_WRITE_HEAD) {
         fputs("|", fp);
-        for (size_t c = 0; c < t->ncol; c++)
-            fprintf(fp, " %s |", keys[c]);
+        for (size_t c = 0; c < t->ncol; c++) { /* a paper's header: the display name */
+            const char *name = ag_key_display_name(t->keys[c]);
+            fprintf(fp, " %s |", name ? name : keys[c]);
+        }
         fputs("\n|", fp); /* text columns left-aligned, numbers right-aligned */
         for (size_t c = 0; c < t->ncol; c++)
             fputs(text_column(t, c) ? " --- |" : " ---: |", fp);
@@ -471,24 +610,41 @@ static void latex_escaped(FILE *fp, const char *s)
     }
 }
 
-static void latex_head(FILE *fp, const ag_table *t, char *const *keys)
+/* A caption or a label puts the tabular in a table float. */
+static int latex_float(const ag_output_meta *meta)
+{
+    return meta && (meta->caption || meta->tex_label);
+}
+
+static void latex_head(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta)
 {
     fputs("% attngeom " AG_VERSION_STRING ": needs \\usepackage{booktabs}\n", fp);
+    if (latex_float(meta)) {
+        fputs("\\begin{table}\n\\centering\n", fp);
+        if (meta->caption)
+            fprintf(fp, "\\caption{%s}\n", meta->caption);
+        if (meta->tex_label)
+            fprintf(fp, "\\label{%s}\n", meta->tex_label);
+    }
     fputs("\\begin{tabular}{", fp);
     for (size_t c = 0; c < t->ncol; c++)
         fputc(text_column(t, c) ? 'l' : 'r', fp);
     fputs("}\n\\toprule\n", fp);
-    for (size_t c = 0; c < t->ncol; c++) {
-        latex_escaped(fp, keys[c]);
+    for (size_t c = 0; c < t->ncol; c++) { /* the display name and symbol */
+        const char *name = ag_key_display_name(t->keys[c]), *sym = ag_key_symbol(t->keys[c]);
+        latex_escaped(fp, name ? name : keys[c]);
+        if (sym)
+            fprintf(fp, " %s", sym);
         fputs(c + 1 < t->ncol ? " & " : " \\\\\n", fp);
     }
     fputs("\\midrule\n", fp);
 }
 
-static int write_latex(FILE *fp, const ag_table *t, char *const *keys, unsigned parts)
+static int write_latex(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta,
+                       unsigned parts)
 {
     if (parts & AG_WRITE_HEAD)
-        latex_head(fp, t, keys);
+        latex_head(fp, t, keys, meta);
     for (size_t r = 0; (parts & AG_WRITE_ROWS) && r < t->nrow; r++)
         for (size_t c = 0; c < t->ncol; c++) {
             if (put_cell(fp, AG_FORMAT_LATEX, cell_at(t, r, c)) != 0)
@@ -496,21 +652,23 @@ static int write_latex(FILE *fp, const ag_table *t, char *const *keys, unsigned 
             fputs(c + 1 < t->ncol ? " & " : " \\\\\n", fp);
         }
     if (parts & AG_WRITE_TAIL)
-        fputs("\\bottomrule\n\\end{tabular}\n", fp);
+        fputs(latex_float(meta) ? "\\bottomrule\n\\end{tabular}\n\\end{table}\n"
+                                : "\\bottomrule\n\\end{tabular}\n", fp);
     return AG_OK;
 }
 
 static int write_format(FILE *fp, ag_format fmt, const ag_table *t, char *const *keys,
                         const ag_output_meta *meta, unsigned parts)
 {
+    size_t limit = meta ? meta->width : 0;
     switch (fmt) {
     case AG_FORMAT_JSON: return write_json(fp, t, keys, meta);
     case AG_FORMAT_JSONL: return write_jsonl(fp, t, keys, meta, parts);
     case AG_FORMAT_CSV:
     case AG_FORMAT_TSV: return write_delimited(fp, t, keys, fmt, parts);
     case AG_FORMAT_MD: return write_markdown(fp, t, keys, parts);
-    case AG_FORMAT_LATEX: return write_latex(fp, t, keys, parts);
-    case AG_FORMAT_TABLE: return write_table(fp, t, keys);
+    case AG_FORMAT_LATEX: return write_latex(fp, t, keys, meta, parts);
+    case AG_FORMAT_TABLE: return write_table(fp, t, keys, limit);
     default: return AG_EINVAL;
     }
 }
@@ -536,6 +694,9 @@ int ag_table_write_parts(FILE *fp, ag_format fmt, const ag_table *t, const ag_ou
     if (given && AG_SIZED_READ(&known, given, ag_output_meta, NULL) != AG_OK)
         return AG_EINVAL;
     const ag_output_meta *meta = given ? &known : NULL;
+    if (meta && (meta->digits < 0 || meta->digits > 17))
+        return AG_EINVAL;
+    human_digits = meta && meta->digits ? meta->digits : 6;
     char **keys = calloc(t->ncol ? t->ncol : 1, sizeof *keys);
     int status = keys ? AG_OK : AG_ENOMEM;
     for (size_t c = 0; status == AG_OK && c < t->ncol; c++)
@@ -546,6 +707,7 @@ int ag_table_write_parts(FILE *fp, ag_format fmt, const ag_table *t, const ag_ou
     for (size_t c = 0; keys && c < t->ncol; c++)
         free(keys[c]);
     free(keys);
+    human_digits = 6;
     if (status != AG_OK)
         return status;
     return ferror(fp) ? AG_EIO : AG_OK;

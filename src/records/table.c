@@ -209,3 +209,132 @@ int ag_records_table(const ag_record_list *list, const ag_metric_set *sel, ag_ta
         ag_table_free(out);
     return status;
 }
+
+/* ---- --columns and --sort (docs/cli.md, "Choosing and ordering rows and
+ * columns") ------------------------------------------------------------------ */
+
+static long column_of(const ag_table *t, const char *key)
+{
+    for (size_t c = 0; c < t->ncol; c++)
+        if (strcmp(t->keys[c], key) == 0)
+            return (long)c;
+    return -1;
+}
+
+int ag_table_select(ag_table *t, const char *const *keys, size_t n, ag_error *err)
+{
+    if (n == 0)
+        return ag_error_set(err, AG_EINVAL, "no column chosen");
+    size_t *from = malloc(n * sizeof *from);
+    if (!from)
+        return ag_error_set(err, AG_ENOMEM, "out of memory choosing %zu columns", n);
+    for (size_t i = 0; i < n; i++) {
+        long c = column_of(t, keys[i]);
+        if (c < 0) {
+            free(from);
+            return ag_error_set(err, AG_ENOTFOUND, "no column '%s' in these records", keys[i]);
+        }
+        for (size_t j = 0; j < i; j++)
+            if (from[j] == (size_t)c) {
+                free(from);
+                return ag_error_set(err, AG_EINVAL, "column '%s' named twice", keys[i]);
+            }
+        from[i] = (size_t)c;
+    }
+    /* everything allocated before the table changes: a failure leaves it whole */
+    char **nk = calloc(n, sizeof *nk);
+    ag_cell *cells = t->nrow ? malloc(t->nrow * n * sizeof *cells) : NULL;
+    unsigned char *kept = calloc(t->ncol ? t->ncol : 1, 1);
+    if (!nk || (t->nrow && !cells) || !kept) {
+        free(from), free(nk), free(cells), free(kept);
+        return ag_error_set(err, AG_ENOMEM, "out of memory choosing %zu columns", n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        nk[i] = t->keys[from[i]];
+        kept[from[i]] = 1;
+        for (size_t r = 0; r < t->nrow; r++)
+            cells[r * n + i] = t->cells[r * t->ncol + from[i]];
+    }
+    for (size_t c = 0; c < t->ncol; c++) /* the columns left out: their keys and text */
+        if (!kept[c]) {
+            free(t->keys[c]);
+            for (size_t r = 0; r < t->nrow; r++)
+                if (t->cells[r * t->ncol + c].kind == AG_CELL_TEXT)
+                    free((char *)t->cells[r * t->ncol + c].text);
+        }
+    free(t->keys);
+    free(t->cells);
+    t->keys = nk;
+    t->cells = cells;
+    t->ncol = n;
+    t->cap = t->nrow;
+    free(from);
+    free(kept);
+    return AG_OK;
+}
+
+/* 0 numbers (integers, booleans, means), 1 text, 2 null. */
+static int cell_class(const ag_cell *c)
+{
+    return c->kind == AG_CELL_NULL ? 2 : c->kind == AG_CELL_TEXT ? 1 : 0;
+}
+
+/* a before b (<0), after (>0) or tied (0) in the column's ascending order;
+ * descending reverses the order of the cells that are not null, which
+ * stay last. */
+static int cell_order(const ag_cell *a, const ag_cell *b, int descending)
+{
+    int ca = cell_class(a), cb = cell_class(b);
+    if (ca == 2 || cb == 2)
+        return (ca == 2) - (cb == 2);
+    int o = ca != cb ? ca - cb
+            : ca == 1 ? strcmp(a->text ? a->text : "", b->text ? b->text : "")
+                      : (a->value > b->value) - (a->value < b->value);
+    return descending ? -o : o;
+}
+
+/* Merge sort of the row indices idx[0..n) by column c (tmp: n more):
+ * stable, as qsort is not. */
+static void sort_rows(const ag_table *t, size_t c, int descending, size_t *idx, size_t *tmp, size_t n)
+{
+    if (n < 2)
+        return;
+    size_t h = n / 2;
+    sort_rows(t, c, descending, idx, tmp, h);
+    sort_rows(t, c, descending, idx + h, tmp, n - h);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) {
+        const ag_cell *a = &t->cells[idx[i] * t->ncol + c], *b = &t->cells[idx[j] * t->ncol + c];
+        tmp[k++] = cell_order(b, a, descending) < 0 ? idx[j++] : idx[i++];
+    }
+    while (i < h)
+        tmp[k++] = idx[i++];
+    while (j < n)
+        tmp[k++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
+}
+
+int ag_table_sort(ag_table *t, const char *key, int descending, ag_error *err)
+{
+    long c = column_of(t, key);
+    if (c < 0)
+        return ag_error_set(err, AG_ENOTFOUND, "no column '%s' in these records", key);
+    size_t n = t->nrow, w = t->ncol;
+    size_t *idx = malloc((n ? n : 1) * sizeof *idx), *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    ag_cell *cells = n ? malloc(n * w * sizeof *cells) : NULL;
+    if (!idx || !tmp || (n && !cells)) {
+        free(idx), free(tmp), free(cells);
+        return ag_error_set(err, AG_ENOMEM, "out of memory sorting %zu rows", n);
+    }
+    for (size_t r = 0; r < n; r++)
+        idx[r] = r;
+    sort_rows(t, (size_t)c, descending, idx, tmp, n);
+    for (size_t r = 0; r < n; r++)
+        memcpy(cells + r * w, t->cells + idx[r] * w, w * sizeof *cells);
+    free(t->cells);
+    t->cells = cells;
+    t->cap = n;
+    free(idx);
+    free(tmp);
+    return AG_OK;
+}

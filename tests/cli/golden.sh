@@ -84,7 +84,11 @@ run_one() {
     stdin=/dev/null
     case $flags in *i*) stdin=$D/corpus.txt ;; esac
     PROG=$prog
-    export PROG
+    # the table's width (docs/cli.md, "The terminal table"): pinned, so
+    # that no terminal's or caller's COLUMNS changes a case; w: 40
+    COLUMNS=80
+    case $flags in *w*) COLUMNS=40 ;; esac
+    export PROG COLUMNS
     eval "$prefix \"\$PROG\" $args" <"$stdin" >"$T/out" 2>"$T/err"
     st=$?
     line="$st OUT=$(hash "$T/out") ERR=$(hash "$T/err")"

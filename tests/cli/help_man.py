@@ -52,6 +52,10 @@ RECORD = {"matrix", "analyze", "layer", "weights", "residual", "rollout"}
 # -j is described with the record commands and taken by these as well
 JOBS = RECORD | {"attention", "similarity", "aggregate"}
 record -= {"-j"}
+# the table options are described with the record commands, "(also
+# similarity, aggregate and compare)"
+TABLE = {"--sort", "--columns", "--caption", "--tex-label", "--digits"}
+TABLED = {"similarity", "aggregate", "compare"}
 MODEL = {"attention", "analyze", "residual", "rollout", "similarity", "tokenize"}
 bad = 0
 for c in cmds:
@@ -63,6 +67,7 @@ for c in cmds:
     own = man_opts(entries[c])
     avail = own | every | (record if c in RECORD else set()) | (inputs if c in MODEL else set())
     avail |= {"-j"} if c in JOBS else set()
+    avail |= TABLE & record if c in TABLED else set()
     missing = sorted(h - avail)
     extra = sorted(own - h)
     if missing:
