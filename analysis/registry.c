@@ -320,8 +320,8 @@ static const struct {
     {"text", "Text", NULL},        {"input", "Input", NULL},
     {"model", "Model", NULL},      {"metric", "Metric", NULL},
     {"unit", "Unit", NULL},        {"n", "Records", "$n$"},
-    {"n_units", "Units", NULL},    {"n_a", "Records A", "$n_A$"},
-    {"n_b", "Records B", "$n_B$"}, {"mean_a", "Mean A", NULL},
+    {"n_units", "Units", NULL},    {"n_a", "Units A", "$n_A$"},
+    {"n_b", "Units B", "$n_B$"}, {"mean_a", "Mean A", NULL},
     {"mean_b", "Mean B", NULL},    {"diff", "Difference", NULL},
     {"ci_low", "CI low", NULL},    {"ci_high", "CI high", NULL},
     {"t", "t statistic", "$t$"},   {"df", "Degrees of freedom", NULL},
@@ -329,6 +329,8 @@ static const struct {
     {"q_bh", "q (BH)", NULL},      {"p_perm", "p (permutation)", NULL},
     {"hedges_g", "Hedges' g", "$g$"}, {"dz", "Cohen's dz", "$d_z$"},
     {"p_wilcoxon", "p (Wilcoxon)", NULL},
+    {"hedges_g_ci_low", "g CI low", NULL}, {"hedges_g_ci_high", "g CI high", NULL},
+    {"p_perm_holm", "p (permutation, Holm)", NULL}, {"q_perm_bh", "q (permutation, BH)", NULL},
 };
 
 /* key's display name (which 0) or symbol (which 1); NULL when unknown. */
