@@ -100,7 +100,7 @@ extern "C" {
  *       (start from it, then set fields): ag_matrix_options,
  *       ag_stability_options, ag_forward_options, ag_attn_layer_spec,
  *       ag_aggregate_options, ag_compare_options, ag_output_meta,
- *       ag_plot_page, ag_plot_grid, ag_plot_lines, ag_run_plot_spec (plot.h),
+ *       ag_plot_page, ag_plot_grid, ag_plot_lines, ag_plot_forest, ag_run_plot_spec (plot.h),
  *       ag_run_tasks, ag_run_input, ag_run_map, ag_run_dist, ag_run_layer_heads
  *       and ag_run_layer_spec (run.h). They may gain fields at their end: the
  *       library reads only the `size` bytes the caller's
