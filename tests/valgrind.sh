@@ -173,7 +173,9 @@ vg 2 plot a.npy --kind attention -o fig.jpg
 "$CLI" analyze "$M" --text-file texts.txt --metrics sink_ratio --format csv -o heads.csv
 "$CLI" analyze "$M" --text-file texts.txt --metrics sink_ratio --aggregate --format json -o heads_agg.json
 vg 0 plot heads.csv --kind heatmap --metric sink_ratio --values -o hm.pdf
-vg 0 plot heads_agg.json --kind depth --by head --metric sink_ratio -o depth.svg
+vg 0 plot heads_agg.json --kind depth --metric sink_ratio -o depth.svg
+vg 2 plot heads_agg.json --kind depth --by head --metric sink_ratio -o never.svg
+vg 0 plot heads.csv --kind forest --metric sink_ratio --ref 1 -o forest.svg
 vg 1 plot heads.csv --kind heatmap --metric nope -o never.svg
 # outputs (docs/cli.md, "Outputs") and inputs that must not block
 ln -s out.json link.json
