@@ -475,6 +475,8 @@ typedef struct cli_model_run {
     cli_path outs[2];        /* checked by prepare when set (default: -o) */
     struct cli_sink *sink;   /* set: where cli_model_run_texts sends each text's records */
     cli_workers workers;     /* -j: made by cli_model_run_prepare */
+    ag_run_options *opt;     /* the run's options (cli_model_run_options), made once by
+                                cli_model_run_prepare for every text's run */
     const char *single;      /* set: what takes one sequence only (a --tokens-file of one line) */
     cli_outputs save_input;  /* --save-input, staged by cli_model_inputs */
 } cli_model_run;
@@ -543,10 +545,9 @@ int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, do
 /* Run r's forward pass on s (ag_run_forward on cli_seq_input's input). */
 int cli_forward(const cli_model_run *r, const cli_seq *s, const ag_forward_options *opt,
                 ag_layer_fn fn, void *user, double *hidden, ag_error *err);
-/* A library run of one text: fn on r's run options (cli_model_run_options)
- * and s's input (cli_seq_input). Returns fn's status (err set when not
- * AG_OK; the caller prints it), or -1 after printing that the options
- * could not be made. */
+/* A library run of one text: fn on r's run options (r->opt) and s's input
+ * (cli_seq_input). Returns fn's status (err set when not AG_OK; the caller
+ * prints it). */
 typedef int (*cli_run_fn)(const cli_model_run *r, const ag_run_options *opt,
                           const ag_run_input *in, void *user, ag_error *err);
 int cli_run_text(const cli_model_run *r, const cli_seq *s, cli_run_fn fn, void *user,

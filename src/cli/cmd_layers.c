@@ -58,7 +58,7 @@ static int residual_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *o
     (void)user;
     ag_error err = {0};
     int status = cli_run_text(r, s, residual_run, &out->recs, &err);
-    return status == AG_OK ? 0 : status < 0 ? 1 : cli_model_run_fail(r, s, &err);
+    return status == AG_OK ? 0 : cli_model_run_fail(r, s, &err);
 }
 
 int cmd_residual(int argc, char **argv)
@@ -150,7 +150,7 @@ static int rollout_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *te
     int status = cli_run_text(r, s, rollout_run_text, &t, &err);
     if (status == AG_OK)
         return 0;
-    return status < 0 ? 1 : t.run->save_failed ? cli_fail_error(&err) : cli_model_run_fail(r, s, &err);
+    return t.run->save_failed ? cli_fail_error(&err) : cli_model_run_fail(r, s, &err);
 }
 
 int cmd_rollout(int argc, char **argv)

@@ -159,9 +159,6 @@ static const char analyze_help[] =
     "and JSONL carry the run's settings (options, SHA-256 of the weights, token\n"
     "counts); docs/cli.md, \"Corpus runs\".\n";
 
-/* analyze's options (cli_model_run_options), one for every text */
-static ag_run_options *analyze_opt;
-
 /* One text's records (ag_run_analyze) into out. */
 static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
 {
@@ -172,7 +169,7 @@ static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, v
     ag_error err = {0};
     int status = cli_seq_input(r, s, &in, &owned, &err);
     if (status == AG_OK)
-        status = ag_run_analyze(r->model, &in, analyze_opt, r->workers.workers, &recs, &err);
+        status = ag_run_analyze(r->model, &in, r->opt, r->workers.workers, &recs, &err);
     free(owned);
     if (status == AG_OK && cli_records_move(&out->recs, &recs) != 0)
         status = ag_error_set(&err, AG_ENOMEM, "out of memory for records");
@@ -191,11 +188,7 @@ int cmd_analyze(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "analyze", 0);
     if (rc == 0)
-        rc = cli_model_run_options(&r, &analyze_opt);
-    if (rc == 0)
         rc = cli_model_run_records(&r, "analyze", analyze_text);
-    ag_run_options_free(analyze_opt);
-    analyze_opt = NULL;
     return cli_model_run_finish(&r, rc);
 }
 
@@ -336,11 +329,7 @@ int cmd_attention(int argc, char **argv)
     rc = cli_model_run_prepare(&r, "attention", 0);
     if (rc == 0)
         rc = check_text_paths(&r);
-    ag_run_options *opt = NULL;
     if (rc == 0)
-        rc = cli_model_run_options(&r, &opt);
-    if (rc == 0)
-        rc = cli_model_run_each(&r, "attention", attention_text, opt);
-    ag_run_options_free(opt);
+        rc = cli_model_run_each(&r, "attention", attention_text, r.opt);
     return cli_model_run_finish(&r, rc);
 }

@@ -69,7 +69,7 @@ static int similarity_text(cli_model_run *r, const cli_seq *s, cli_text_out *out
                         r->model_dir, K, s->n);
     ag_error err = {0};
     int status = cli_run_text(r, s, similarity_run, d, &err);
-    return status == AG_OK ? 0 : status < 0 ? 1 : cli_model_run_fail(r, s, &err);
+    return status == AG_OK ? 0 : cli_model_run_fail(r, s, &err);
 }
 
 static int similarity_turn(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
@@ -177,12 +177,8 @@ static int similarity_option(cli_model_run *r, int argc, char **argv, int *i)
 /* The K heads compared, (layer, head) each. 0, or 1 after printing. */
 static int similarity_heads(const cli_model_run *r, int **pairs, size_t *K)
 {
-    ag_run_options *opt = NULL;
     ag_error err = {0};
-    if (cli_model_run_options(r, &opt))
-        return 1;
-    int status = ag_run_similarity_heads(r->model, opt, pairs, K, &err);
-    ag_run_options_free(opt);
+    int status = ag_run_similarity_heads(r->model, r->opt, pairs, K, &err);
     return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 

@@ -294,16 +294,12 @@ int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, do
 int cli_run_text(const cli_model_run *r, const cli_seq *s, cli_run_fn fn, void *user,
                  ag_error *err)
 {
-    ag_run_options *opt = NULL;
-    if (cli_model_run_options(r, &opt))
-        return -1;
     ag_run_input in;
     double *owned = NULL;
     int status = cli_seq_input(r, s, &in, &owned, err);
     if (status == AG_OK)
-        status = fn(r, opt, &in, user, err);
+        status = fn(r, r->opt, &in, user, err);
     free(owned);
-    ag_run_options_free(opt);
     return status;
 }
 

@@ -10,6 +10,8 @@
 void cli_model_run_free(cli_model_run *r)
 {
     cli_workers_free(&r->workers);
+    ag_run_options_free(r->opt);
+    r->opt = NULL;
     ag_model_free(r->model);
     cli_seqs_free(r->seqs, r->nseq);
     ag_selection_free(r->layers);
@@ -90,6 +92,8 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
         rc = cli_fail("%s: %s takes one sequence, the file has %zu", r->input.tokens_file, r->single, r->nseq);
     if (rc == 0)
         rc = cli_workers_new(&r->common, &r->workers);
+    if (rc == 0)
+        rc = cli_model_run_options(r, &r->opt);
     return rc;
 }
 
