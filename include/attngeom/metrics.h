@@ -440,6 +440,13 @@ typedef struct {
     int digits;           /* significant digits of the human formats'
                              plain numbers (table, md, latex), 1..17; 0:
                              the default, 6 */
+    int keep_constant;    /* md, latex: 1 keeps every column; 0, the
+                             default, leaves out the identifying columns
+                             (model, layer, head, text, input, rows, cols,
+                             n, n_units, unit) that hold one value in every
+                             row, named with it in a comment line above
+                             the table. A table written in parts
+                             (ag_table_write_parts) keeps them all. */
 } ag_output_meta;
 #define AG_OUTPUT_META_DEFAULT {.size = sizeof(ag_output_meta)}
 

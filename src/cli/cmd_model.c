@@ -153,9 +153,9 @@ static const char analyze_help[] =
     CLI_MEDIA_HELP
     CLI_JOBS_HELP
     "\n"
-    "Records stream: in jsonl, csv, tsv, md and latex each text's records are\n"
+    "Records stream: in jsonl, csv and tsv each text's records are\n"
     "written (and flushed) as it finishes (with -j N > 1, as its batch of 4N\n"
-    "texts does, in input order); json and table come at the end. JSON\n"
+    "texts does, in input order); json, table, md and latex come at the end. JSON\n"
     "and JSONL carry the run's settings (options, SHA-256 of the weights, token\n"
     "counts); docs/cli.md, \"Corpus runs\".\n";
 

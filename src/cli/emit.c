@@ -51,6 +51,7 @@ void cli_output_meta_apply(const cli_common *c, ag_output_meta *m)
     m->caption = c->caption;
     m->tex_label = c->tex_label;
     m->digits = c->digits;
+    m->keep_constant = c->columns != NULL; /* the columns named stay */
 }
 
 int cli_table_arrange(const cli_common *c, ag_table *t)

@@ -1,11 +1,12 @@
 /* sink.c — where the records of a corpus run go as its texts finish
  * (docs/cli.md, "Corpus runs"). In a format that can be written in pieces
- * (JSONL, CSV, TSV, Markdown, LaTeX: ag_format_streams) each text's records
- * are written and flushed as soon as it is done: on standard output, a
+ * (JSONL, CSV, TSV: ag_format_streams) each text's records are written and flushed as soon as it is done: on standard output, a
  * device or a FIFO they can be read at once; a file gets them in its
  * temporary, renamed over it only when the run succeeds, so it is still
  * written whole or not at all. The aligned table and JSON need every record
- * first; --expect compares them all, --sort orders them all (and
+ * first, and so do Markdown and LaTeX (a paper's table leaves out the
+ * identifying columns that hold one value in every row, known only from
+ * them all); --expect compares them all, --sort orders them all (and
  * --columns checks its keys against them); those keep the records to the end.
  * --aggregate keeps only the running aggregate. */
 #include <errno.h>
@@ -30,7 +31,8 @@ int cli_sink_open(cli_sink *k, const cli_common *c, const char *command, const c
                              c->caption ? "--caption" : "--tex-label");
     if (rc == 0 && c->agg.on)
         rc = cli_agg_new(&c->agg, "--aggregate", 0, 0, &k->agg);
-    else if (rc == 0 && may_stream && ag_format_streams(c->format) && !c->expect_path &&
+    else if (rc == 0 && may_stream && ag_format_streams(c->format) &&
+             c->format != AG_FORMAT_MD && c->format != AG_FORMAT_LATEX && !c->expect_path &&
              !c->sort && !c->columns) /* both need the whole table */
         rc = cli_outputs_stream(&k->tx, c->out_path ? c->out_path : "-", &k->fp);
     return rc;

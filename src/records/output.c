@@ -575,24 +575,113 @@ static int write_table(FILE *fp, const ag_table *t, char *const *keys, size_t li
     return status;
 }
 
-static int write_markdown(FILE *fp, const ag_table *t, char *const *keys, unsigned parts)
+/* ---- md and latex: a paper's table ------------------------------------------- */
+
+/* The identifying keys a paper's table leaves out when they are the same in
+ * every row (docs/cli.md, "Tables for a paper"): what they would say goes
+ * into one comment line above the table. */
+static int paper_id_column(const char *key)
+{
+    static const char *const ids[] = {"model", "layer", "head", "text", "input", "rows",
+                                      "cols", "n", "n_units", "unit"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+        if (strcmp(key, ids[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int same_cell(const ag_cell *a, const ag_cell *b)
+{
+    if (a->kind != b->kind)
+        return 0;
+    if (a->kind == AG_CELL_TEXT)
+        return strcmp(a->text ? a->text : "", b->text ? b->text : "") == 0;
+    return a->kind == AG_CELL_NULL || (a->value == b->value && a->half == b->half);
+}
+
+/* 1 when column c of the whole table t may be left out: an identifying key
+ * with one label in every row (a mean or a text that could close the
+ * comment it would be named in stays). */
+static int constant_column(const ag_table *t, size_t c)
+{
+    if (t->nrow < 2 || !paper_id_column(t->keys[c])) /* one row: its labels say which */
+        return 0;
+    const ag_cell *first = cell_at(t, 0, c);
+    if (first->kind == AG_CELL_MEAN_CI || first->kind == AG_CELL_NUMBER ||
+        (first->kind == AG_CELL_TEXT && first->text && strstr(first->text, "--")))
+        return 0; /* a statistic (aggregate's mean rows) says more than a label */
+    for (size_t r = 1; r < t->nrow; r++)
+        if (!same_cell(first, cell_at(t, r, c)))
+            return 0;
+    return 1;
+}
+
+/* The columns md and latex show: all of them when written in parts (the
+ * rows to come are unknown) or when the caller named them (keep_constant),
+ * else all but the constant identifying ones. cols (t->ncol entries) gets
+ * their indices; returns their count. */
+static size_t paper_columns(const ag_table *t, const ag_output_meta *meta, unsigned parts,
+                            size_t *cols)
+{
+    int drop = parts == AG_WRITE_ALL && !(meta && meta->keep_constant);
+    size_t n = 0;
+    for (size_t c = 0; c < t->ncol; c++)
+        if (!drop || !constant_column(t, c))
+            cols[n++] = c;
+    if (n == 0) /* a table of nothing but those keeps them */
+        for (; n < t->ncol; n++)
+            cols[n] = n;
+    return n;
+}
+
+/* The comment line naming the columns left out and their one value:
+ * "% constant: model = tiny-gpt2, rows = 3" (LaTeX), the same in <!-- -->
+ * (Markdown); nothing when none is. */
+static int put_left_out(FILE *fp, ag_format fmt, const ag_table *t, char *const *keys,
+                        const size_t *cols, size_t n)
+{
+    if (n == t->ncol)
+        return 0;
+    fputs(fmt == AG_FORMAT_LATEX ? "% constant:" : "<!-- constant:", fp);
+    for (size_t c = 0, k = 0, first = 1; c < t->ncol; c++) {
+        if (k < n && cols[k] == c) {
+            k++;
+            continue;
+        }
+        char buf[CELL_MAX];
+        char *text = table_cell(cell_at(t, 0, c), buf, sizeof buf);
+        if (!text)
+            return -1;
+        fprintf(fp, "%s %s = %s", first ? "" : ",", keys[c], text);
+        if (text != buf)
+            free(text);
+        first = 0;
+    }
+    fputs(fmt == AG_FORMAT_LATEX ? "\n" : " -->\n", fp);
+    return 0;
+}
+
+static int write_markdown(FILE *fp, const ag_table *t, char *const *keys, const size_t *cols,
+                          size_t n, unsigned parts)
 {
     if (parts & AG_WRITE_HEAD) {
+        if (put_left_out(fp, AG_FORMAT_MD, t, keys, cols, n) != 0)
+            return AG_ENOMEM;
         fputs("|", fp);
-        for (size_t c = 0; c < t->ncol; c++) { /* a paper's header: the display name */
-            const char *name = ag_key_display_name(t->keys[c]);
-            fprintf(fp, " %s |", name ? name : keys[c]);
+        for (size_t k = 0; k < n; k++) { /* a paper's header: the display name */
+            const char *name = ag_key_display_name(t->keys[cols[k]]);
+            fprintf(fp, " %s |", name ? name : keys[cols[k]]);
         }
         fputs("\n|", fp); /* text columns left-aligned, numbers right-aligned */
-        for (size_t c = 0; c < t->ncol; c++)
-            fputs(text_column(t, c) ? " --- |" : " ---: |", fp);
+        for (size_t k = 0; k < n; k++)
+            fputs(text_column(t, cols[k]) ? " --- |" : " ---: |", fp);
         fputs("\n", fp);
     }
     for (size_t r = 0; (parts & AG_WRITE_ROWS) && r < t->nrow; r++) {
         fputs("|", fp);
-        for (size_t c = 0; c < t->ncol; c++) {
+        for (size_t k = 0; k < n; k++) {
             fputc(' ', fp);
-            if (put_cell(fp, AG_FORMAT_MD, cell_at(t, r, c)) != 0)
+            if (put_cell(fp, AG_FORMAT_MD, cell_at(t, r, cols[k])) != 0)
                 return AG_ENOMEM;
             fputs(" |", fp);
         }
@@ -616,9 +705,12 @@ static int latex_float(const ag_output_meta *meta)
     return meta && (meta->caption || meta->tex_label);
 }
 
-static void latex_head(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta)
+static int latex_head(FILE *fp, const ag_table *t, char *const *keys, const size_t *cols,
+                      size_t n, const ag_output_meta *meta)
 {
     fputs("% attngeom " AG_VERSION_STRING ": needs \\usepackage{booktabs}\n", fp);
+    if (put_left_out(fp, AG_FORMAT_LATEX, t, keys, cols, n) != 0)
+        return AG_ENOMEM;
     if (latex_float(meta)) {
         fputs("\\begin{table}\n\\centering\n", fp);
         if (meta->caption)
@@ -627,34 +719,50 @@ static void latex_head(FILE *fp, const ag_table *t, char *const *keys, const ag_
             fprintf(fp, "\\label{%s}\n", meta->tex_label);
     }
     fputs("\\begin{tabular}{", fp);
-    for (size_t c = 0; c < t->ncol; c++)
-        fputc(text_column(t, c) ? 'l' : 'r', fp);
+    for (size_t k = 0; k < n; k++)
+        fputc(text_column(t, cols[k]) ? 'l' : 'r', fp);
     fputs("}\n\\toprule\n", fp);
-    for (size_t c = 0; c < t->ncol; c++) { /* the display name and symbol */
-        const char *name = ag_key_display_name(t->keys[c]), *sym = ag_key_symbol(t->keys[c]);
-        latex_escaped(fp, name ? name : keys[c]);
+    for (size_t k = 0; k < n; k++) { /* the display name and symbol */
+        const char *key = t->keys[cols[k]];
+        const char *name = ag_key_display_name(key), *sym = ag_key_symbol(key);
+        latex_escaped(fp, name ? name : keys[cols[k]]);
         if (sym)
             fprintf(fp, " %s", sym);
-        fputs(c + 1 < t->ncol ? " & " : " \\\\\n", fp);
+        fputs(k + 1 < n ? " & " : " \\\\\n", fp);
     }
     fputs("\\midrule\n", fp);
+    return AG_OK;
 }
 
-static int write_latex(FILE *fp, const ag_table *t, char *const *keys, const ag_output_meta *meta,
-                       unsigned parts)
+static int write_latex(FILE *fp, const ag_table *t, char *const *keys, const size_t *cols,
+                       size_t n, const ag_output_meta *meta, unsigned parts)
 {
-    if (parts & AG_WRITE_HEAD)
-        latex_head(fp, t, keys, meta);
+    if ((parts & AG_WRITE_HEAD) && latex_head(fp, t, keys, cols, n, meta) != AG_OK)
+        return AG_ENOMEM;
     for (size_t r = 0; (parts & AG_WRITE_ROWS) && r < t->nrow; r++)
-        for (size_t c = 0; c < t->ncol; c++) {
-            if (put_cell(fp, AG_FORMAT_LATEX, cell_at(t, r, c)) != 0)
+        for (size_t k = 0; k < n; k++) {
+            if (put_cell(fp, AG_FORMAT_LATEX, cell_at(t, r, cols[k])) != 0)
                 return AG_ENOMEM;
-            fputs(c + 1 < t->ncol ? " & " : " \\\\\n", fp);
+            fputs(k + 1 < n ? " & " : " \\\\\n", fp);
         }
     if (parts & AG_WRITE_TAIL)
         fputs(latex_float(meta) ? "\\bottomrule\n\\end{tabular}\n\\end{table}\n"
                                 : "\\bottomrule\n\\end{tabular}\n", fp);
     return AG_OK;
+}
+
+/* md or latex: the columns chosen, then the table. */
+static int write_paper(FILE *fp, ag_format fmt, const ag_table *t, char *const *keys,
+                       const ag_output_meta *meta, unsigned parts)
+{
+    size_t *cols = malloc((t->ncol ? t->ncol : 1) * sizeof *cols);
+    if (!cols)
+        return AG_ENOMEM;
+    size_t n = paper_columns(t, meta, parts, cols);
+    int status = fmt == AG_FORMAT_MD ? write_markdown(fp, t, keys, cols, n, parts)
+                                     : write_latex(fp, t, keys, cols, n, meta, parts);
+    free(cols);
+    return status;
 }
 
 static int write_format(FILE *fp, ag_format fmt, const ag_table *t, char *const *keys,
@@ -666,8 +774,8 @@ static int write_format(FILE *fp, ag_format fmt, const ag_table *t, char *const 
     case AG_FORMAT_JSONL: return write_jsonl(fp, t, keys, meta, parts);
     case AG_FORMAT_CSV:
     case AG_FORMAT_TSV: return write_delimited(fp, t, keys, fmt, parts);
-    case AG_FORMAT_MD: return write_markdown(fp, t, keys, parts);
-    case AG_FORMAT_LATEX: return write_latex(fp, t, keys, meta, parts);
+    case AG_FORMAT_MD:
+    case AG_FORMAT_LATEX: return write_paper(fp, fmt, t, keys, meta, parts);
     case AG_FORMAT_TABLE: return write_table(fp, t, keys, limit);
     default: return AG_EINVAL;
     }

@@ -284,7 +284,7 @@ grep -q '^{"layer":0,"head":0,"rows":[0-9]*,"cols":[0-9]*,"sigma_max":[0-9.e-]*,
     fail "second line: $(tail -1 first)"
 stream_check "csv to -o FIFO: the header and the first record before the run ends" csv o
 [ "$(head -1 first)" = "layer,head,rows,cols,sigma_max,text,model" ] || fail "header: $(head -1 first)"
-stream_check "md on a pipe streams too" md stdout
+stream_check "tsv on a pipe streams too" tsv stdout
 
 check "streamed jsonl and csv equal the same run's records read whole"
 "$CLI" analyze "$GPT2" --text-file corpus.txt --skip-long --metrics sigma_max --format jsonl >all.jsonl 2>err ||

@@ -186,20 +186,21 @@ judge_error 2 "--sort"
 
 # LaTeX for a paper: a table float with --caption and --tex-label, booktabs
 # rules in order, display-name headers, --digits significant digits; the
-# same streamed (a corpus run) as at once.
+# same streamed (a corpus run) as at once; the model, one name in every
+# row, left out and named in the comment above the table.
 runj tab.tex analyze "$M" --text-file corpus.txt --format latex --metrics effective_rank \
     --caption 'Tiny GPT-2 heads' --tex-label tab:heads --digits 3
 runj tab.json analyze "$M" --text-file corpus.txt --format json --metrics effective_rank
 PYSCRIPT='
 lines = open(a[0]).read().split("\n")
-need = ["\\begin{table}", "\\centering", "\\caption{Tiny GPT-2 heads}", "\\label{tab:heads}",
-        "\\begin{tabular}{rrrrrrl}", "\\toprule", "\\midrule", "\\bottomrule",
+need = ["% constant: model = tiny-gpt2", "\\begin{table}", "\\centering", "\\caption{Tiny GPT-2 heads}", "\\label{tab:heads}",
+        "\\begin{tabular}{rrrrrr}", "\\toprule", "\\midrule", "\\bottomrule",
         "\\end{tabular}", "\\end{table}"]
 at = [lines.index(x) for x in need]
 assert at == sorted(at), at
-head = lines[at[5] + 1]
-assert head == "Layer & Head & Rows & Columns & Effective rank & Text & Model \\\\", head
-body = lines[at[6] + 1:at[7]]
+head = lines[at[6] + 1]
+assert head == "Layer & Head & Rows & Columns & Effective rank & Text \\\\", head
+body = lines[at[7] + 1:at[8]]
 recs = records(a[1])
 assert len(body) == len(recs)
 for line, r in zip(body, recs):

@@ -192,3 +192,84 @@ Test(table_headers, latex_caption_label_digits)
     free(buf);
     ag_table_free(&t);
 }
+
+static char *paper(ag_format fmt, const ag_table *t, const ag_output_meta *meta)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    cr_assert_eq(ag_table_write(fp, fmt, t, meta), AG_OK);
+    fclose(fp);
+    return buf;
+}
+
+/* md and latex leave out the identifying columns with one label in every
+ * row (model, rows, cols here; head varies, so it stays; a metric that is
+ * constant is a result, so it stays) and name them in a comment; named
+ * columns (keep_constant) all stay. */
+Test(table_headers, constant_identifying_columns_left_out)
+{
+    static const char *const keys[] = {"model", "head", "rows", "cols", "entropy_mean"};
+    ag_table t;
+    cr_assert_eq(ag_table_init(&t, keys, 5, NULL), AG_OK);
+    for (int r = 0; r < 2; r++) {
+        ag_cell *row = ag_table_add_row(&t, NULL);
+        cr_assert_eq(ag_table_set_text(&t, &row[0], "m", NULL), AG_OK);
+        row[1] = (ag_cell){.kind = AG_CELL_INTEGER, .value = r};
+        row[2] = row[3] = (ag_cell){.kind = AG_CELL_INTEGER, .value = 7};
+        row[4] = (ag_cell){.kind = AG_CELL_NUMBER, .value = 0.5};
+    }
+    char *md = paper(AG_FORMAT_MD, &t, NULL);
+    cr_assert_str_eq(md, "<!-- constant: model = m, rows = 7, cols = 7 -->\n"
+                         "| Head | Mean entropy |\n| ---: | ---: |\n| 0 | 0.5 |\n| 1 | 0.5 |\n");
+    free(md);
+    char *tex = paper(AG_FORMAT_LATEX, &t, NULL);
+    cr_assert_not_null(strstr(tex, "booktabs}\n% constant: model = m, rows = 7, cols = 7\n"
+                                   "\\begin{tabular}{rr}\n\\toprule\nHead & Mean entropy $\\bar H$ \\\\\n"),
+                       "%s", tex);
+    free(tex);
+    ag_output_meta keep = AG_OUTPUT_META_DEFAULT;
+    keep.keep_constant = 1;
+    md = paper(AG_FORMAT_MD, &t, &keep);
+    cr_assert(strncmp(md, "| Model | Head | Rows | Columns | Mean entropy |\n", 46) == 0, "%s", md);
+    free(md);
+    /* other formats are unchanged: every column */
+    char *csv = paper(AG_FORMAT_CSV, &t, NULL);
+    cr_assert(strncmp(csv, "model,head,rows,cols,entropy_mean\n", 34) == 0, "%s", csv);
+    free(csv);
+    /* a model name with "--" would close the Markdown comment: it stays */
+    cr_assert_eq(ag_table_set_text(&t, &t.cells[0], "a--b", NULL), AG_OK);
+    cr_assert_eq(ag_table_set_text(&t, &t.cells[5], "a--b", NULL), AG_OK);
+    md = paper(AG_FORMAT_MD, &t, NULL);
+    cr_assert(strncmp(md, "<!-- constant: rows = 7, cols = 7 -->\n| Model | Head |", 52) == 0, "%s", md);
+    free(md);
+    ag_table_free(&t);
+}
+
+/* A table of nothing but constant identifying columns keeps them; so does
+ * a table of one row (its labels say which record it is). */
+Test(table_headers, only_identifying_columns_stay)
+{
+    static const char *const keys[] = {"layer", "head"};
+    ag_table t;
+    cr_assert_eq(ag_table_init(&t, keys, 2, NULL), AG_OK);
+    for (int r = 0; r < 2; r++) {
+        ag_cell *row = ag_table_add_row(&t, NULL);
+        row[0] = row[1] = (ag_cell){.kind = AG_CELL_INTEGER, .value = 2};
+    }
+    char *md = paper(AG_FORMAT_MD, &t, NULL);
+    cr_assert_str_eq(md, "| Layer | Head |\n| ---: | ---: |\n| 2 | 2 |\n| 2 | 2 |\n");
+    free(md);
+    ag_table_free(&t);
+    /* one row of model "m", head 0 and a metric: nothing left out */
+    static const char *const one_keys[] = {"model", "head", "entropy_mean"};
+    cr_assert_eq(ag_table_init(&t, one_keys, 3, NULL), AG_OK);
+    ag_cell *row = ag_table_add_row(&t, NULL);
+    cr_assert_eq(ag_table_set_text(&t, &row[0], "m", NULL), AG_OK);
+    row[1] = (ag_cell){.kind = AG_CELL_INTEGER, .value = 0};
+    row[2] = (ag_cell){.kind = AG_CELL_NUMBER, .value = 0.25};
+    md = paper(AG_FORMAT_MD, &t, NULL);
+    cr_assert_str_eq(md, "| Model | Head | Mean entropy |\n| --- | ---: | ---: |\n| m | 0 | 0.25 |\n");
+    free(md);
+    ag_table_free(&t);
+}
