@@ -688,5 +688,6 @@ int cmd_similarity(int argc, char **argv);
 int cmd_aggregate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_heads(int argc, char **argv);
 
 #endif
