@@ -153,7 +153,9 @@ static int heads_prepare(heads_args *a, ag_tokenizer **tok)
                            &r->layers);
     if (rc == 0)
         rc = cli_selection("heads", r->input.heads, g->n_head, "heads", r->model_dir, &r->heads);
-    if (rc == 0 && ag_tokenizer_load(r->model_dir, tok, &err) != AG_OK)
+    /* an image or audio model has none: ag_run_probe_tokens says what it takes */
+    if (rc == 0 && ag_model_input_kind(r->model) == AG_INPUT_TOKENS &&
+        ag_tokenizer_load(r->model_dir, tok, &err) != AG_OK)
         rc = cli_fail_error(&err);
     if (rc == 0)
         rc = cli_workers_new(&r->common, &r->workers);

@@ -74,12 +74,12 @@ static int probe_fits(const ag_model *m, size_t length, int repeats, size_t n, a
 static int probe_check(const ag_model *m, const ag_tokenizer *tok, size_t length, int repeats,
                        ag_error *err)
 {
-    if (!m || !tok)
-        return ag_error_set(err, AG_EINVAL, "induction probe: no model or tokenizer (NULL)");
-    if (ag_model_input_kind(m) != AG_INPUT_TOKENS)
+    if (m && ag_model_input_kind(m) != AG_INPUT_TOKENS) /* before the tokenizer it lacks */
         return ag_error_set(err, AG_EINVAL, "a %s model takes %s, not token ids: the induction "
                             "probe needs a token model", ag_model_type(m),
                             ag_model_input_kind(m) == AG_INPUT_PIXELS ? "an image" : "audio");
+    if (!m || !tok)
+        return ag_error_set(err, AG_EINVAL, "induction probe: no model or tokenizer (NULL)");
     if (length == 0)
         return ag_error_set(err, AG_EINVAL, "--length 0: a block has 1 token at least");
     if (repeats < 2)
