@@ -104,6 +104,14 @@ int ag_run_probe_tokens(const ag_model *m, const ag_tokenizer *tok, size_t lengt
     int status = probe_check(m, tok, length, repeats, err);
     if (status == AG_OK)
         status = probe_candidates(m, tok, &cand, &k, err);
+    /* the frame's size, from one ordinary token, so that the whole fits
+     * the model before anything is drawn */
+    if (status == AG_OK)
+        status = ag_tokenizer_with_special(tok, cand, 1, &seq, &total, err);
+    if (status == AG_OK)
+        status = probe_fits(m, length, repeats, body_n + (total ? total - 1 : 0), err);
+    free(seq);
+    seq = NULL;
     if (status == AG_OK && !(body = malloc(body_n * sizeof *body)))
         status = ag_error_set(err, AG_ENOMEM, "out of memory for %zu tokens", body_n);
     if (status == AG_OK)
@@ -117,8 +125,6 @@ int ag_run_probe_tokens(const ag_model *m, const ag_tokenizer *tok, size_t lengt
     if (status == AG_OK && p + body_n > total)
         status = ag_error_set(err, AG_EFORMAT, "the tokenizer's special tokens do not frame "
                               "the probe's tokens");
-    if (status == AG_OK)
-        status = probe_fits(m, length, repeats, total, err);
     free(cand);
     free(body);
     if (status != AG_OK) {
