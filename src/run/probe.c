@@ -91,6 +91,27 @@ static int probe_check(const ag_model *m, const ag_tokenizer *tok, size_t length
     return probe_fits(m, length, repeats, length * (size_t)repeats, err);
 }
 
+/* body[body_n] framed by tok's post-processor into *seq (*total ids,
+ * malloc'd) and where it starts in it, *at: the first place it is whole. */
+static int probe_frame(const ag_tokenizer *tok, const int32_t *body, size_t body_n,
+                       int32_t **seq, size_t *total, size_t *at, ag_error *err)
+{
+    int status = ag_tokenizer_with_special(tok, body, body_n, seq, total, err);
+    size_t p = 0;
+    while (status == AG_OK && p + body_n <= *total &&
+           memcmp(*seq + p, body, body_n * sizeof *body) != 0)
+        p++;
+    if (status == AG_OK && p + body_n > *total)
+        status = ag_error_set(err, AG_EFORMAT, "the tokenizer's special tokens do not frame "
+                              "the probe's tokens");
+    if (status != AG_OK) {
+        free(*seq);
+        *seq = NULL;
+    }
+    *at = p;
+    return status;
+}
+
 int ag_run_probe_tokens(const ag_model *m, const ag_tokenizer *tok, size_t length, int repeats,
                         unsigned long seed, int32_t **ids, size_t *n, size_t *start,
                         ag_error *err)
@@ -100,40 +121,31 @@ int ag_run_probe_tokens(const ag_model *m, const ag_tokenizer *tok, size_t lengt
     *ids = NULL;
     *n = *start = 0;
     int32_t *cand = NULL, *body = NULL, *seq = NULL;
-    size_t k = 0, total = 0, body_n = length * (size_t)(repeats > 0 ? repeats : 0);
+    size_t k = 0, total = 0, at = 0, body_n = length * (size_t)(repeats > 0 ? repeats : 0);
     int status = probe_check(m, tok, length, repeats, err);
     if (status == AG_OK)
         status = probe_candidates(m, tok, &cand, &k, err);
-    /* the frame's size, from one ordinary token, so that the whole fits
-     * the model before anything is drawn */
+    /* the frame's size from one ordinary token: the whole must fit the
+     * model before anything is drawn */
     if (status == AG_OK)
-        status = ag_tokenizer_with_special(tok, cand, 1, &seq, &total, err);
-    if (status == AG_OK)
-        status = probe_fits(m, length, repeats, body_n + (total ? total - 1 : 0), err);
+        status = probe_frame(tok, cand, 1, &seq, &total, &at, err);
     free(seq);
     seq = NULL;
+    if (status == AG_OK)
+        status = probe_fits(m, length, repeats, body_n + total - 1, err);
     if (status == AG_OK && !(body = malloc(body_n * sizeof *body)))
         status = ag_error_set(err, AG_ENOMEM, "out of memory for %zu tokens", body_n);
     if (status == AG_OK)
         status = probe_draw(cand, k, length, repeats, seed, body, err);
     if (status == AG_OK)
-        status = ag_tokenizer_with_special(tok, body, body_n, &seq, &total, err);
-    /* the body inside its frame: the first place it is found whole */
-    size_t p = 0;
-    while (status == AG_OK && p + body_n <= total && memcmp(seq + p, body, body_n * sizeof *body))
-        p++;
-    if (status == AG_OK && p + body_n > total)
-        status = ag_error_set(err, AG_EFORMAT, "the tokenizer's special tokens do not frame "
-                              "the probe's tokens");
+        status = probe_frame(tok, body, body_n, &seq, &total, &at, err);
     free(cand);
     free(body);
-    if (status != AG_OK) {
-        free(seq);
+    if (status != AG_OK)
         return status;
-    }
     *ids = seq;
     *n = total;
-    *start = p;
+    *start = at;
     return AG_OK;
 }
 
