@@ -44,6 +44,9 @@ static const cli_option heads_options[] = {
     {"--tex-label", "KEY", "LaTeX: the float's \\label"},
     {"--digits", "N", "significant digits of table, md, latex (default 6)"},
     {"--label", "NAME", "the records' \"model\" (default: the folder's name)"},
+    {"--expect", "GOLDEN", "compare with a saved --format json output (exit 3 on mismatch)"},
+    {"--rtol", "R", "--expect's relative tolerance (default 1e-9)"},
+    {"--atol", "A", "--expect's absolute tolerance (default 1e-12)"},
     {"-o", "FILE", "write there instead of standard output"},
     {"--output", "FILE", "the same as -o"},
     {"-j", "N", "threads to run on (default: the CPUs); the same bytes for any N"},
@@ -141,8 +144,9 @@ static int heads_parse(heads_args *a, int argc, char **argv)
 static int heads_prepare(heads_args *a, ag_tokenizer **tok)
 {
     cli_model_run *r = &a->r;
-    cli_path outs[] = {{"-o", r->common.out_path}}, ins[] = {{"MODEL", r->model_dir}};
-    if (cli_paths_check(outs, 1, ins, 1))
+    cli_path outs[] = {{"-o", r->common.out_path}},
+             ins[] = {{"MODEL", r->model_dir}, {"--expect", r->common.expect_path}};
+    if (cli_paths_check(outs, 1, ins, 2))
         return 1;
     ag_error err = {0};
     if (ag_model_load(r->model_dir, &r->model, &err) != AG_OK)
@@ -231,11 +235,15 @@ static int heads_run(heads_args *a, const ag_tokenizer *tok)
         rc = probe_settings(a, ids, n, start, &settings);
     if (rc == 0)
         rc = heads_table(a, recs, &t);
-    if (rc == 0) {
+    /* as every record command: a golden file that cannot be read writes
+     * nothing, a mismatch (3) still writes the records */
+    int expect_rc = rc == 0 && c->expect_path ? cli_expect_table(c, &t) : 0;
+    if (rc == 0 && expect_rc != 1) {
         ag_output_meta meta = {.size = sizeof meta, .command = "heads", .source = r->model_dir,
                                .settings = settings};
         rc = cli_emit_table(c, &t, &meta, NULL);
     }
+    rc = rc ? rc : expect_rc;
     ag_table_free(&t);
     free(settings);
     ag_record_list_free(recs);

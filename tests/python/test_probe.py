@@ -86,3 +86,14 @@ def test_errors():
     assert p.returncode == 2 and "--probe takes induction" in p.stderr
     with attngeom.Model(TINY_GPT2) as m, pytest.raises(attngeom.Error, match="probe takes"):
         m.heads("duplicate", length=3)
+
+
+def test_expect(tmp):
+    golden = tmp / "g.json"
+    args = ("heads", TINY_GPT2, "--probe", "induction", "--length", 5, "--heads", 2)
+    run_cli(*args, "--format", "json", "-o", golden)
+    p = run_cli(*args, "--expect", golden, ok=False)
+    assert p.returncode == 0 and "4 records match" in p.stderr, p.stderr
+    p = run_cli(*args, "--seed", 2, "--expect", golden, ok=False)
+    assert p.returncode == 3 and "seed: expected 1, got 2" in p.stderr, p.stderr
+    assert p.stdout.startswith("layer")  # a mismatch still writes the records
