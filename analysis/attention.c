@@ -338,6 +338,21 @@ int ag_attention_family(const double *A, const double *S, int e, size_t n,
 
 /* ---- head detectors that need the token ids (attngeom/metrics.h) -------- */
 
+/* 1 with *amax the largest |A_ij| when every entry is finite; else 0 with
+ * err naming the first entry that is not. */
+static int finite_matrix(const double *A, size_t n, double *amax, ag_error *err)
+{
+    if (ag_finite_max_abs(A, n * n, amax))
+        return 1;
+    for (size_t k = 0; k < n * n; k++)
+        if (!isfinite(A[k])) {
+            ag_error_set(err, AG_ENONFINITE, "non-finite value (%g) at row %zu, column %zu", A[k],
+                         k / n, k % n);
+            break;
+        }
+    return 0;
+}
+
 /* TransformerLens's patterns (transformer_lens/head_detector.py):
  * get_duplicate_token_head_detection_pattern is tril(ids_i = ids_j) with
  * its diagonal set to 0, so D_ij = 1 iff j < i and ids[j] = ids[i];
@@ -360,12 +375,8 @@ int ag_token_pattern_metrics(const double *A, size_t n, int causal, const int32_
     if (n > SIZE_MAX / sizeof(double) / n)
         return ag_error_set(err, AG_ELIMIT, "token patterns: %zux%zu matrix: too large", n, n);
     double amax;
-    if (!ag_finite_max_abs(A, n * n, &amax))
-        for (size_t k = 0; k < n * n; k++)
-            if (!isfinite(A[k]))
-                return ag_error_set(err, AG_ENONFINITE,
-                                    "non-finite value (%g) at row %zu, column %zu", A[k], k / n,
-                                    k % n);
+    if (!finite_matrix(A, n, &amax, err))
+        return AG_ENONFINITE;
     int any = 0;
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
         any |= ON(keys[k]);
@@ -404,5 +415,40 @@ int ag_token_pattern_metrics(const double *A, size_t n, int causal, const int32_
         if (ON(keys[k]))
             ag_record_set(rec, keys[k], isfinite(value[k]) ? AG_V_NUMBER : AG_V_NULL,
                           isfinite(value[k]) ? value[k] : 0);
+    return AG_OK;
+}
+
+/* ---- the induction probe (attngeom/metrics.h) ---------------------------- */
+
+/* Olsson et al. 2022 (§"Induction heads", and their appendix's repeated
+ * random tokens) measure an induction head on a random block repeated: at
+ * each position of a later copy, the attention on the key right after the
+ * previous copy of the same token, i − T + 1. ARENA's induction_score_hook
+ * (the TransformerLens tutorial) is that stripe's mean; here it is taken
+ * over the rows of blocks 2..R only, so that no row of the first block,
+ * whose token has no earlier copy, counts. */
+int ag_induction_probe_metrics(const double *A, size_t n, int causal, size_t start, size_t length,
+                               int repeats, ag_record *rec, ag_error *err)
+{
+    if (!A || !rec || n == 0)
+        return ag_error_set(err, AG_EINVAL, "induction probe: %s",
+                            n ? "no matrix or record" : "empty matrix");
+    if (length == 0 || repeats < 2 || start > n || (n - start) / length < (size_t)repeats)
+        return ag_error_set(err, AG_EINVAL, "induction probe: %d blocks of %zu tokens from "
+                            "position %zu do not fit a %zux%zu matrix (2 blocks of 1 at least)",
+                            repeats, length, start, n, n);
+    double amax;
+    if (!finite_matrix(A, n, &amax, err))
+        return AG_ENONFINITE;
+    if (causal < 0)
+        causal = is_causal(A, n);
+    double score = 0, base = 0;
+    size_t first = start + length, end = start + (size_t)repeats * length;
+    for (size_t i = first; i < end; i++) {
+        score += AT(i, i - length + 1);
+        base += 1.0 / (double)(causal ? i + 1 : n);
+    }
+    ag_record_set(rec, AG_M_INDUCTION_SCORE, AG_V_NUMBER, score / (double)(end - first));
+    ag_record_set(rec, AG_M_INDUCTION_BASELINE, AG_V_NUMBER, base / (double)(end - first));
     return AG_OK;
 }

@@ -311,7 +311,8 @@ static const struct {
 };
 
 /* The other keys records carry (docs/cli.md, docs/metrics.md): the
- * identifying ones and compare's statistics. */
+ * identifying ones, compare's statistics and the probe's sizes (T and R as
+ * Olsson et al.'s block length and copies). */
 static const struct {
     const char *key, *display, *symbol;
 } key_display[] = {
@@ -331,6 +332,8 @@ static const struct {
     {"p_wilcoxon", "p (Wilcoxon)", NULL},
     {"hedges_g_ci_low", "g CI low", NULL}, {"hedges_g_ci_high", "g CI high", NULL},
     {"p_perm_holm", "p (permutation, Holm)", NULL}, {"q_perm_bh", "q (permutation, BH)", NULL},
+    /* the induction probe's (`heads --probe induction`) */
+    {"length", "Block length", "$T$"}, {"repeats", "Repeats", "$R$"}, {"seed", "Seed", NULL},
 };
 
 /* key's display name (which 0) or symbol (which 1); NULL when unknown. */

@@ -162,6 +162,8 @@ vg 0 residual "$M" --tokens 818,262,3726
 vg 0 rollout "$M" --tokens 818,262,3726 -o r.npy --metrics all
 vg 0 similarity "$M" --text-file texts.txt --layers 1,3 -o sim.npy --format md
 vg 1 similarity "$M" --tokens 818,99999999 -o sim.npy
+vg 0 heads "$BERT" --probe induction --length 4 --repeats 3 --heads 1 --format json
+vg 1 heads "$M" --probe induction --length 129
 vg 0 layer --x "$ROOT/tests/data/fixtures/use-lite/x_0_layer0.npy" --weights "$USE" --qkv "$QKV" --heads 4 --scale 0.125 --metrics all --save-attention la.npy
 # figures (cairo, fontconfig: their caches are released before exit)
 "$CLI" tokenize "$M" --text "In the beginning" --format json > tok.json

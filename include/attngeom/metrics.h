@@ -317,6 +317,22 @@ AG_EXPORT int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const 
 AG_EXPORT int ag_token_pattern_metrics(const double *A, size_t n, int causal, const int32_t *ids,
                                        const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
+/* The induction probe's scores (`attngeom heads --probe induction`;
+ * docs/metrics.md, "The induction probe") of the n×n row-major attention A
+ * (borrowed) of a sequence whose positions start .. start + R·T − 1 hold a
+ * block of T = length tokens repeated R = repeats times (Olsson et al.
+ * 2022): induction_score = the mean over the rows i of blocks 2..R
+ * (i = start + b·T + t, 1 ≤ b < R, 0 ≤ t < T) of A_{i, i−T+1}, the key
+ * right after the previous copy of row i's token; induction_baseline = the
+ * mean of 1/k_i over the same rows, its value under attention uniform over
+ * the k_i allowed keys (causal as ag_token_pattern_metrics says). Sets
+ * those two keys of rec, nothing else. Thread-safe. Errors: AG_EINVAL for A
+ * or rec NULL, n = 0, length 0, repeats < 2 or blocks past n;
+ * AG_ENONFINITE for NaN/Inf in A (naming the entry). */
+AG_EXPORT int ag_induction_probe_metrics(const double *A, size_t n, int causal, size_t start,
+                                         size_t length, int repeats, ag_record *rec,
+                                         ag_error *err);
+
 /* ---- head similarity ---------------------------------------------------- */
 
 /* The Jensen–Shannon distance between two heads' attention on the same

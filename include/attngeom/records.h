@@ -69,6 +69,11 @@ AG_EXPORT int ag_records_table(const ag_record_list *recs, const ag_metric_set *
 /* Append a column `key` holding the text s in every row (a run's "model").
  * AG_ENOMEM. */
 AG_EXPORT int ag_table_add_text_column(ag_table *t, const char *key, const char *s, ag_error *err);
+/* Append a column `key` holding `value` in every row (a text cell's text
+ * copied into t, as ag_table_set_text does). AG_ENOMEM: t keeps its columns
+ * when the column cannot be made, its cells stay null from a text that
+ * could not be copied on. */
+AG_EXPORT int ag_table_add_column(ag_table *t, const char *key, ag_cell value, ag_error *err);
 
 /* Keep the columns keys[0..n) of t, in that order (--columns): AG_EINVAL
  * for n 0 or a key named twice, AG_ENOTFOUND naming a key t lacks,

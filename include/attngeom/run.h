@@ -463,6 +463,44 @@ AG_EXPORT int ag_run_attention(const ag_model *m, const ag_run_input *in,
                                ag_hidden_fn hidden_fn, void *user, double *hidden,
                                ag_error *err);
 
+/* ---- the induction probe (`attngeom heads --probe induction`) ----------- */
+
+/* The token sequence of Olsson et al. (2022)'s induction probe: a block of
+ * `length` (T ≥ 1) tokens drawn uniformly with replacement (as
+ * TransformerLens's tutorial's generate_repeated_tokens) from the ids below
+ * both m's vocab_size and tok's vocabulary that name a token and are not
+ * special (ag_tokenizer_is_special), with GSL's MT19937 set to seed;
+ * the block repeated `repeats` (R ≥ 2) times; the whole framed by tok's
+ * post-processor as a text is (ag_tokenizer_with_special: a BOS or CLS
+ * before, an EOS or SEP after, or nothing). *ids (*n ids, malloc'd: the
+ * caller's, free()) and *start, the position of the first block (the
+ * special tokens before it). The same ids for the same model, tokenizer,
+ * sizes and seed. Errors, checked before anything is drawn: AG_EINVAL for
+ * NULL arguments, a model whose input is not token ids, length 0, repeats
+ * < 2, a vocabulary without a token that is not special; AG_ERANGE
+ * "--length T --repeats R: N tokens with the special ones, more than the
+ * P the model takes (n_positions = P)"; AG_EFORMAT when the special tokens
+ * do not frame the block; AG_ENOMEM. */
+AG_EXPORT int ag_run_probe_tokens(const ag_model *m, const ag_tokenizer *tok, size_t length,
+                                  int repeats, unsigned long seed, int32_t **ids, size_t *n,
+                                  size_t *start, ag_error *err);
+
+/* The probe's records: one pass on ids[n] (ag_run_attention, opt's
+ * precision, layers and heads) and for each selected head of each selected
+ * layer, in that order, a record (layer, head, rows = cols = n) of
+ * induction_score and induction_baseline (ag_induction_probe_metrics of
+ * its attention, blocks of `length` from `start`, `repeats` of them; k_i
+ * causal when the matrix is). ids as ag_run_probe_tokens gives them, or any
+ * sequence whose ids[start ..] repeat a block so. Errors: AG_EINVAL when
+ * they do not ("token I (id X) is not a copy of token J (id Y)") and for
+ * sizes that do not fit n, the selections', the pass's, a head's as "layer
+ * L head H: <message>". *out the caller's (ag_record_list_free); NULL on
+ * failure. w NULL: a pool of opt's "threads", at most n_head. */
+AG_EXPORT int ag_run_probe_induction(const ag_model *m, const int32_t *ids, size_t n,
+                                     size_t start, size_t length, int repeats,
+                                     const ag_run_options *opt, ag_workers *w,
+                                     ag_record_list **out, ag_error *err);
+
 /* `attngeom weights`'s records: family D (ag_weight_metrics; default
  * metrics AG_FAMILIES_WEIGHTS) of every selected head of every selected
  * layer of m, or (m NULL) of every head 0..n_head-1 of the one layer

@@ -121,6 +121,23 @@ AG_EXPORT int32_t ag_tokenizer_token_id(const ag_tokenizer *tok, const char *tok
 /* One more than the largest id (vocabulary and added tokens). */
 AG_EXPORT size_t ag_tokenizer_vocab_size(const ag_tokenizer *tok);
 
+/* 1 when id is a special token: an added token with "special": true in
+ * tokenizer.json (for vocab.json/vocab.txt folders, the special tokens the
+ * converters add: BERT's [PAD] [UNK] [CLS] [SEP] [MASK], GPT-2's bos, eos,
+ * unk, pad and tokenizer_config.json's special added_tokens_decoder); 0
+ * otherwise, also for an unknown id or tok NULL. Hugging Face's
+ * tokenizer.all_special_ids for the tokenizers this library loads. */
+AG_EXPORT int ag_tokenizer_is_special(const ag_tokenizer *tok, int32_t id);
+
+/* ids[n] as the tokenizer's post-processor frames a text's tokens: its
+ * special tokens added (BOS, CLS before; EOS, SEP after), as
+ * ag_tokenizer_encode does after the model and as transformers'
+ * build_inputs_with_special_tokens does; the ids unchanged when it adds
+ * none. *out (malloc'd, *n_out ids; NULL for none) is the caller's:
+ * free(). Errors: AG_EINVAL (NULL arguments), AG_ENOMEM. */
+AG_EXPORT int ag_tokenizer_with_special(const ag_tokenizer *tok, const int32_t *ids, size_t n,
+                                        int32_t **out, size_t *n_out, ag_error *err);
+
 /* The model's kind (AG_TOKENIZER_*). */
 AG_EXPORT ag_tokenizer_kind ag_tokenizer_get_kind(const ag_tokenizer *tok);
 

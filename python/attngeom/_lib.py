@@ -177,6 +177,15 @@ _PROTOTYPES.update({
     "ag_run_similarity": (c_int, [P, P, P, P, P, P]),
 })
 
+# the induction probe (attngeom/run.h): `attngeom heads --probe induction`
+_PROTOTYPES.update({
+    "ag_run_probe_tokens": (c_int, [P, P, c_size, c_int, c_ulong,
+                                    ctypes.POINTER(ctypes.POINTER(ctypes.c_int32)),
+                                    ctypes.POINTER(c_size), ctypes.POINTER(c_size), P]),
+    "ag_run_probe_induction": (c_int, [P, ctypes.POINTER(ctypes.c_int32), c_size, c_size, c_size,
+                                       c_int, P, P, PP, P]),
+})
+
 for _name, (_res, _args) in _PROTOTYPES.items():
     _f = getattr(lib, _name)
     _f.restype, _f.argtypes = _res, _args

@@ -1,6 +1,6 @@
 """attngeom.Model: a Hugging Face model folder, run by the library's engine
 as `attngeom tokenize`, `attention`, `analyze`, `weights`, `residual`,
-`rollout` and `similarity` run it."""
+`rollout`, `similarity` and `heads` run it."""
 
 import ctypes
 import os
@@ -325,3 +325,58 @@ class Model:
                  "head_b": heads_[b][1], "js_distance": float(S[a, b]), "model": model}
                 for a in range(K) for b in range(a + 1, K)]
         return result(rows, to_pandas), S
+
+    # ---- probes (attngeom/run.h, "the induction probe") ----------------------
+
+    @guarded
+    def probe_tokens(self, length, repeats=2, seed=1):
+        """(ids, start): the token ids `heads(probe="induction", ...)` runs the
+        model on (settings.probe.ids of `attngeom heads --format json`): a
+        block of `length` tokens drawn uniformly with replacement from the
+        non-special vocabulary (GSL's MT19937 set to seed), repeated
+        `repeats` times and framed as the tokenizer frames a text; start is
+        the position of the first block."""
+        ids = ctypes.POINTER(ctypes.c_int32)()
+        n, start = c_size(), c_size()
+        with Call() as c:
+            c.check(lib.ag_run_probe_tokens(self._model, self._tok(), _count(length, "length"),
+                                            _count(repeats, "repeats"), _count(seed, "seed"),
+                                            ctypes.byref(ids), ctypes.byref(n),
+                                            ctypes.byref(start), c.err), self.path)
+        try:
+            return [ids[i] for i in range(n.value)], start.value
+        finally:
+            lib.ag_free(ids)
+
+    @guarded
+    def heads(self, probe="induction", *, length, repeats=2, seed=1, layers=None, heads=None,
+              precision=None, jobs=None, label=None, to_pandas=False):
+        """`attngeom heads MODEL --probe induction --length T`: one record per
+        selected (layer, head) of induction_score (the mean over the rows i of
+        blocks 2..R of A[i, i-T+1]) and induction_baseline (its value for
+        uniform attention) on probe_tokens(length, repeats, seed), with
+        length, repeats, seed and model, as the CLI's records."""
+        if probe != "induction":
+            raise Error("probe takes 'induction', not %r" % (probe,))
+        ids, start = self.probe_tokens(length, repeats, seed)
+        opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads)
+        arr = (ctypes.c_int32 * len(ids))(*ids)
+        sel = metric_set("analyze", "induction_score,induction_baseline")
+        out = ctypes.c_void_p()
+        with Call() as c:
+            c.check(lib.ag_run_probe_induction(self._model, arr, len(ids), start, length,
+                                               repeats, opt, None, ctypes.byref(out), c.err),
+                    self.path)
+        recs = Owned(out.value, lib.ag_record_list_free)
+        rows = records(recs, sel)
+        model = self.label if label is None else label
+        for r in rows:
+            r.update(length=length, repeats=repeats, seed=seed, model=model)
+        return result(rows, to_pandas)
+
+
+def _count(value, name):
+    """A whole number >= 0 for a keyword, else attngeom.Error naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise Error("%s: expected a whole number >= 0, not %r" % (name, value))
+    return value

@@ -375,6 +375,9 @@ int cli_reject_expect(const cli_common *c, const char *cmd);
 /* Compare records with a golden JSON output (--expect). Prints each mismatch
  * on stderr. Returns 0 (all match), 3 (mismatch) or 1 (golden unreadable). */
 int cli_expect(const cli_common *c, const ag_record_list *recs);
+/* The same for the rows of a table (a command whose records carry keys of
+ * their own: heads). */
+int cli_expect_table(const cli_common *c, const ag_table *t);
 
 /* Parse a non-negative number; 0 on success. */
 int cli_parse_double(const char *s, double *out);
@@ -688,5 +691,6 @@ int cmd_similarity(int argc, char **argv);
 int cmd_aggregate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_heads(int argc, char **argv);
 
 #endif

@@ -16,7 +16,7 @@ int cli_command(int argc, char **argv, const cli_driver *drv)
         {"weights", cmd_weights, 1}, {"residual", cmd_residual, 1}, {"rollout", cmd_rollout, 1},
         {"similarity", cmd_similarity, 1},
         {"aggregate", cmd_aggregate, 0}, {"compare", cmd_compare, 0},
-        {"plot", cmd_plot, 1}, {"metrics", cmd_metrics, 0},
+        {"plot", cmd_plot, 1}, {"metrics", cmd_metrics, 0}, {"heads", cmd_heads, 1},
     };
     const cli_driver one = {0};
     drv = drv ? drv : &one;

@@ -24,6 +24,8 @@ static const char main_help[] =
     "                    -o R.npy writes the R_l; the records go to stdout)\n"
     "  similarity MODEL  forward pass; Jensen-Shannon distance between every pair\n"
     "                    of heads (its -o S.npy writes the matrix)\n"
+    "  heads MODEL       a probe's score of every head (--probe induction\n"
+    "                    --length T: Olsson et al.'s repeated random block)\n"
     "  aggregate FILE... mean, std and confidence interval of every metric per\n"
     "                    group (model, layer, head) of saved records\n"
     "  compare A B       Welch t-test (and permutation test) of every metric of\n"

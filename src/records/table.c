@@ -55,7 +55,7 @@ int ag_table_set_text(ag_table *t, ag_cell *c, const char *s, ag_error *err)
     return AG_OK;
 }
 
-int ag_table_add_text_column(ag_table *t, const char *key, const char *s, ag_error *err)
+int ag_table_add_column(ag_table *t, const char *key, ag_cell value, ag_error *err)
 {
     size_t w = t->ncol + 1;
     char *k = strdup(key), **keys = realloc(t->keys, w * sizeof *keys);
@@ -69,15 +69,20 @@ int ag_table_add_text_column(ag_table *t, const char *key, const char *s, ag_err
     }
     for (size_t r = 0; r < t->nrow; r++) {
         memcpy(cells + r * w, t->cells + r * t->ncol, t->ncol * sizeof *cells);
-        cells[r * w + t->ncol] = (ag_cell){.kind = AG_CELL_NULL};
+        cells[r * w + t->ncol] = value.kind == AG_CELL_TEXT ? (ag_cell){.kind = AG_CELL_NULL} : value;
     }
     free(t->cells);
     t->cells = cells;
     t->keys[t->ncol++] = k;
-    for (size_t r = 0; r < t->nrow; r++)
-        if (ag_table_set_text(t, &t->cells[r * w + w - 1], s, err) != AG_OK)
+    for (size_t r = 0; value.kind == AG_CELL_TEXT && r < t->nrow; r++)
+        if (ag_table_set_text(t, &t->cells[r * w + w - 1], value.text, err) != AG_OK)
             return AG_ENOMEM; /* the cells not set yet stay null: the table is whole */
     return AG_OK;
+}
+
+int ag_table_add_text_column(ag_table *t, const char *key, const char *s, ag_error *err)
+{
+    return ag_table_add_column(t, key, (ag_cell){.kind = AG_CELL_TEXT, .text = s}, err);
 }
 
 ag_row ag_table_row(const ag_table *t, size_t r)

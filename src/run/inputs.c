@@ -12,6 +12,7 @@
 
 #include "attngeom/io.h"
 #include "attngeom/run.h"
+#include "run_int.h"
 
 /* ---- texts and token ids ------------------------------------------------ */
 
@@ -62,8 +63,7 @@ int ag_run_tokenize(const ag_tokenizer *tok, const char *text, size_t len, size_
     return status;
 }
 
-/* The most tokens m takes (0: no limit) and the config field behind it. */
-static size_t positions(const ag_model *m, char why[96])
+size_t agr_positions(const ag_model *m, char why[96])
 {
     const ag_model_config *g = ag_model_get_config(m);
     snprintf(why, 96, "%s = %d", g->arch == AG_ARCH_GPT2 ? "n_positions" : "max_position_embeddings",
@@ -74,7 +74,7 @@ static size_t positions(const ag_model *m, char why[96])
 int ag_run_check_max_tokens(const ag_model *m, size_t max_tokens, ag_error *err)
 {
     char why[96];
-    size_t p = m ? positions(m, why) : 0;
+    size_t p = m ? agr_positions(m, why) : 0;
     if (max_tokens && p && max_tokens > p)
         return ag_error_set(err, AG_ERANGE, "--max-tokens %zu is more than the %zu the model "
                             "takes (%s)", max_tokens, p, why);
@@ -102,7 +102,7 @@ int ag_run_fit(const ag_model *m, const char *place, size_t tokens, size_t n, in
     char why[96];
     if (!m || !place || !skip)
         return ag_error_set(err, AG_EINVAL, "ag_run_fit: no model, place or skip");
-    size_t p = positions(m, why);
+    size_t p = agr_positions(m, why);
     *skip = 0;
     if (tokens > n)
         notef(note, user, "%s: %zu tokens, cut to the first %zu (--max-tokens)", place, tokens, n);

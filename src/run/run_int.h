@@ -63,6 +63,10 @@ int agr_tasks_local(ag_workers *w, const ag_run_tasks *t);
  * no more than there are tasks. */
 int ag_run_workers(const ag_run_options *opt, size_t tasks, ag_workers **w, ag_error *err);
 
+/* The most tokens m takes (0: no limit) and the config field behind it,
+ * "n_positions = 1024", into why (inputs.c). */
+size_t agr_positions(const ag_model *m, char why[96]);
+
 /* opt, or (NULL) the defaults (AGR_OPTIONS_DEFAULT). */
 const ag_run_options *agr_options(const ag_run_options *opt);
 /* opt's selected layers over m's n_layer and heads over its n_head, both

@@ -22,7 +22,7 @@ typedef struct {
     char *norm;          /* normalized content (own), NULL when not normalized */
     size_t nlen;
     int32_t id;
-    unsigned char lstrip, rstrip, single_word, normalized;
+    unsigned char lstrip, rstrip, single_word, normalized, special;
 } added_tok;
 
 struct ag_tk_added {
@@ -126,6 +126,7 @@ static int add_token(ag_tk_added *a, const char *path, size_t i, json_t *e, cons
     t->rstrip = (unsigned char)jflag(e, "rstrip", 0);
     t->single_word = (unsigned char)jflag(e, "single_word", 0);
     t->normalized = (unsigned char)jflag(e, "normalized", !special);
+    t->special = (unsigned char)special;
     return t->normalized ? normalize_content(t, nm, err) : AG_OK;
 }
 
@@ -198,6 +199,13 @@ int ag_tk_added_token_to_id(const ag_tk_added *a, const char *s, size_t n, int32
 const char *ag_tk_added_id_to_token(const ag_tk_added *a, int32_t id)
 {
     return a && id >= 0 && (size_t)id < a->id_end ? a->by_id[id] : NULL;
+}
+
+int ag_tk_added_is_special(const ag_tk_added *a, int32_t id)
+{
+    int32_t k;
+    const char *s = ag_tk_added_id_to_token(a, id);
+    return s && agi_strmap_get(&a->index, s, strlen(s), &k) && a->v[k].special;
 }
 
 size_t ag_tk_added_id_end(const ag_tk_added *a)

@@ -167,6 +167,8 @@ int ag_tk_added_extract(const ag_tk_added *a, const ag_tk_normalizer *nm, const 
 int ag_tk_added_token_to_id(const ag_tk_added *a, const char *s, size_t n, int32_t *id);
 /* The content of the added token of that id, or NULL. */
 const char *ag_tk_added_id_to_token(const ag_tk_added *a, int32_t id);
+/* 1 when id is an added token marked "special" (its first entry), else 0. */
+int ag_tk_added_is_special(const ag_tk_added *a, int32_t id);
 /* One more than the largest added id, 0 when none. */
 size_t ag_tk_added_id_end(const ag_tk_added *a);
 void ag_tk_added_free(ag_tk_added *a);

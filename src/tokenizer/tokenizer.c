@@ -683,6 +683,36 @@ size_t ag_tokenizer_vocab_size(const ag_tokenizer *t)
     return t ? t->vocab_size : 0;
 }
 
+int ag_tokenizer_is_special(const ag_tokenizer *t, int32_t id)
+{
+    return t && id >= 0 && ag_tk_added_is_special(t->added, id);
+}
+
+int ag_tokenizer_with_special(const ag_tokenizer *t, const int32_t *ids, size_t n, int32_t **out,
+                              size_t *n_out, ag_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (n_out)
+        *n_out = 0;
+    if (!t || !out || !n_out || (!ids && n > 0))
+        return ag_error_set(err, AG_EINVAL, "ag_tokenizer_with_special: NULL argument");
+    ag_tk_ids seq = {0};
+    for (size_t i = 0; i < n; i++)
+        if (ag_tk_ids_push(&seq, ids[i]) != AG_OK) {
+            free(seq.v);
+            return ag_error_set(err, AG_ENOMEM, "out of memory for %zu token ids", n);
+        }
+    int rc = ag_tk_post_process(t->post, &seq, 1, err);
+    if (rc != AG_OK) {
+        free(seq.v);
+        return rc;
+    }
+    *out = seq.v;
+    *n_out = seq.n;
+    return AG_OK;
+}
+
 ag_tokenizer_kind ag_tokenizer_get_kind(const ag_tokenizer *t)
 {
     return t ? t->kind : AG_TOKENIZER_BPE;

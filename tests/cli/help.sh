@@ -147,7 +147,7 @@ grep -q "^layer,head" "$T/csvok" || fail "$(head -c 200 "$T/csvok")"
 
 # ---- every option --help names is accepted ---------------------------------
 for cmd in matrix info tokenize attention analyze layer weights residual rollout similarity \
-    aggregate compare plot metrics; do
+    aggregate compare plot metrics heads; do
     "$CLI" $cmd --help >"$T/help.$cmd" 2>&1 || { check "$cmd --help"; fail "exit $?"; continue; }
     # options quoted in backticks are another command's (`tokenize --format json`)
     for opt in $(sed 's/`[^`]*`//g' "$T/help.$cmd" | grep -oE '(^|[ [(|])--?[A-Za-z][-A-Za-z0-9]*' |
@@ -161,6 +161,6 @@ done
 check "--help and attngeom.1 name the same options, per command"
 "$PY" "$ROOT/tests/cli/help_man.py" "$ROOT/docs/man/attngeom.1" "$T" matrix info tokenize \
     attention analyze layer weights residual rollout similarity aggregate compare plot metrics \
-    >"$T/man.out" 2>&1 || fail "$(cat "$T/man.out")"
+    heads >"$T/man.out" 2>&1 || fail "$(cat "$T/man.out")"
 
 finish
