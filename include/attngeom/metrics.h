@@ -459,7 +459,8 @@ typedef struct {
     int keep_constant;    /* md, latex: 1 keeps every column; 0, the
                              default, leaves out the identifying columns
                              (model, layer, head, text, input, rows, cols,
-                             n, n_units, unit) that hold one value in every
+                             n, n_units, unit; a probe's length, repeats,
+                             seed) that hold one value in every
                              row, named with it in a comment line above
                              the table. A table written in parts
                              (ag_table_write_parts) keeps them all. */

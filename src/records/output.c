@@ -583,7 +583,8 @@ static int write_table(FILE *fp, const ag_table *t, char *const *keys, size_t li
 static int paper_id_column(const char *key)
 {
     static const char *const ids[] = {"model", "layer", "head", "text", "input", "rows",
-                                      "cols", "n", "n_units", "unit"};
+                                      "cols", "n", "n_units", "unit",
+                                      "length", "repeats", "seed"}; /* a probe's */
     for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
         if (strcmp(key, ids[i]) == 0)
             return 1;
