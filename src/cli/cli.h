@@ -232,11 +232,13 @@ int cli_usage_unparsed(const cli_usage *u, const char *arg);
 /* --help: u's text, "options:" with a line per entry u takes, then its
  * more. Returns 0. */
 int cli_usage_help(const cli_usage *u);
-/* `attngeom options-doc man|md` (not listed; docs/cli.md, "Options"): the
+/* `attngeom options-doc man|md|names` (not listed; docs/cli.md, "Options"): the
  * option list of every command of cmds[n] and of every shared group, each
  * between markers (roff: .\" options:ID ... .\" /options; Markdown:
  * <!-- options:ID --> ... <!-- /options -->), for
- * scripts/options_docs.py to put in place. Returns the exit status. */
+ * scripts/options_docs.py to put in place; names: every entry of every
+ * command, "CMD NAME VALUE|- takes|refuses" a line, for tests/cli/help.sh.
+ * Returns the exit status. */
 int cli_options_doc(int argc, char **argv, const cli_usage *const *cmds, size_t n);
 /* A file given to the wrong reader, named for what it is: when path's first
  * bytes are of one of the kinds in `wrong` (AG_FILE_BIT of ag_file_kind),

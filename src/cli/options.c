@@ -11,7 +11,7 @@
 
 /* ---- the groups several commands share (docs/cli.md, "Options") -------- */
 
-const cli_option_group cli_group_input = {"input", "Inputs of the model commands", (const cli_option[]){
+const cli_option_group cli_group_input = {"input", "Model inputs", (const cli_option[]){
     {"--text", "S", "a text, tokenized by the model's tokenizer"},
     {"--text-file", "F", "a corpus, one text a line ('-': standard input); records carry \"text\", the 0-based line"},
     {"--tokens", "1,2,3", "token ids as given, bypassing the tokenizer"},
@@ -59,24 +59,24 @@ const cli_option_group cli_group_tensors = {"tensors", "Named tensors", (const c
     {"--linear", NULL, "tensors are nn.Linear [out, in] (default [in, out], x -> xW)"},
     {NULL}}, 0};
 
-const cli_option_group cli_group_records = {"records", "Options of the record commands", (const cli_option[]){
+const cli_option_group cli_group_records = {"records", "Records", (const cli_option[]){
     {"--metrics", "LIST", "metric keys and families (spectrum, attention, geometry, weights, stability, curvature, all); see attngeom metrics"},
     {"--expect", "GOLDEN.json", "compare with a saved --format json output (exit 3 on a mismatch)"},
     {"--rtol", "R", "--expect's relative tolerance (default 1e-9)"},
     {"--atol", "A", "--expect's absolute tolerance (default 1e-12)"},
     {NULL}}, 0};
 
-const cli_option_group cli_group_label = {"label", "The records' model", (const cli_option[]){
+const cli_option_group cli_group_label = {"label", "Label", (const cli_option[]){
     {"--label", "NAME", "the records' \"model\" (default: the model folder's or input file's name)"},
     {NULL}}, 0};
 
-const cli_option_group cli_group_stability = {"stability", "Family E (stability)", (const cli_option[]){
+const cli_option_group cli_group_stability = {"stability", "Stability", (const cli_option[]){
     {"--epsilon", "E", "stability: the perturbation's size, > 0 (default 1e-3)"},
     {"--trials", "T", "stability: random perturbations, 1 to 1000000 (default 8)"},
     {"--seed", "S", "stability: the perturbations' seed (default 1)"},
     {NULL}}, 0};
 
-const cli_option_group cli_group_curvature = {"curvature", "Family F (curvature)", (const cli_option[]){
+const cli_option_group cli_group_curvature = {"curvature", "Curvature", (const cli_option[]){
     {"--edge-threshold", "T", "curvature: edge {i,j} iff (A_ij + A_ji)/2 >= T, T in [0, 1] (default 1/n)"},
     {NULL}}, 0};
 
@@ -88,7 +88,7 @@ const cli_option_group cli_group_table = {"table", "Tables", (const cli_option[]
     {"--digits", "N", "significant digits of table, md, latex, 1 to 17 (default 6)"},
     {NULL}}, 0};
 
-const cli_option_group cli_group_aggregate = {"aggregate", "--aggregate", (const cli_option[]){
+const cli_option_group cli_group_aggregate = {"aggregate", "Aggregate", (const cli_option[]){
     {"--aggregate", NULL, "print per group the mean, std, Student-t interval and count of every metric instead of the records, as attngeom aggregate does"},
     {"--by", "KEYS", "--aggregate's group keys (default: model, layer, head, ... as present)"},
     {"--unit", "KEYS", "--aggregate's unit of replication (default: text/input, else the record)"},
@@ -246,12 +246,22 @@ static void md(FILE *fp, const char *s)
         fputs(*s == '|' ? "\\|" : (char[2]){*s, 0}, fp);
 }
 
+/* An option's name in running text: bold in roff, code in Markdown. */
+static void roff_or_md(FILE *fp, const char *name, int man)
+{
+    if (man) {
+        fputs("\\fB", fp);
+        roff(fp, name);
+        fputs("\\fP", fp);
+    } else {
+        fprintf(fp, "`%s`", name);
+    }
+}
+
 /* The entries of g that u takes (all of a shared group's: u NULL), as man
  * page items or table rows. */
 static void entries(FILE *fp, const cli_usage *u, const cli_option_group *g, int man)
 {
-    if (!man)
-        fputs("| option | meaning |\n|---|---|\n", fp);
     for (const cli_option *o = g->opts; o->name; o++) {
         if (u ? !taken(u, g, o) : (g->flags & CLI_GROUP_REFUSED) != 0)
             continue;
@@ -274,24 +284,47 @@ static void entries(FILE *fp, const cli_usage *u, const cli_option_group *g, int
     }
 }
 
-/* One command's block: the shared groups it takes, named, then its own
- * options (the groups without a title). */
+/* 1 when u has options of its own (groups without a title) that it takes. */
+static int has_own(const cli_usage *u)
+{
+    for (const cli_option_group *const *g = u->groups; *g; g++)
+        for (const cli_option *o = (*g)->opts; o->name && !(*g)->title; o++)
+            if (taken(u, *g, o))
+                return 1;
+    return 0;
+}
+
+/* The shared groups u takes, named (linked in Markdown), and the names its
+ * own entries take from them (rollout's -o). */
+static void group_names(FILE *fp, const cli_usage *u, int man)
+{
+    int k = 0;
+    for (const cli_option_group *const *g = u->groups; *g; g++)
+        if ((*g)->title && man)
+            fprintf(fp, "%s%s", k++ ? ", " : "", (*g)->title);
+        else if ((*g)->title)
+            fprintf(fp, "%s[%s](#options-%s)", k++ ? ", " : "", (*g)->title, (*g)->id);
+    fputc('.', fp);
+    k = 0;
+    for (const cli_option_group *const *g = u->groups; *g; g++)
+        for (const cli_option *o = (*g)->opts; o->name && (*g)->title; o++)
+            if (!taken(u, *g, o) && cli_usage_find(u, o->name, NULL) != o &&
+                !((*g)->flags & CLI_GROUP_REFUSED)) {
+                fputs(k++ ? ", " : man ? "\nIts own " : " Its own ", fp);
+                roff_or_md(fp, o->name, man);
+            }
+    fputs(k ? " take the place of the group's.\n" : "\n", fp);
+}
+
+/* One command's block: the shared groups it takes, then its own options. */
 static void command_block(FILE *fp, const cli_usage *u, int man)
 {
     fprintf(fp, man ? ".\\\" options:%s\n" : "<!-- options:%s -->\n", u->cmd);
-    fputs(man ? "Options (OPTIONS):" : "Options:", fp);
-    int own = 0, k = 0;
-    for (const cli_option_group *const *g = u->groups; *g; g++) {
-        for (const cli_option *o = (*g)->opts; o->name && !(*g)->title; o++)
-            own |= taken(u, *g, o);
-        if ((*g)->title && man)
-            fprintf(fp, "%s %s", k++ ? "," : "", (*g)->title);
-        else if ((*g)->title)
-            fprintf(fp, "%s [%s](#options-%s)", k++ ? "," : "", (*g)->title, (*g)->id);
-    }
-    fputs(own ? (man ? ", and its own:\n" : ", and its own:\n\n") : ".\n", fp);
-    if (own && man)
-        fputs(".RS\n", fp);
+    int own = has_own(u);
+    fputs(own ? "Options: its own, below, and those of " : "Options: those of ", fp);
+    group_names(fp, u, man);
+    if (own)
+        fputs(man ? ".RS\n" : "\n| option | meaning |\n|---|---|\n", fp);
     for (const cli_option_group *const *g = u->groups; *g; g++)
         if (!(*g)->title)
             entries(fp, u, *g, man);
@@ -306,15 +339,33 @@ static void group_block(FILE *fp, const cli_option_group *g, int man)
         fprintf(fp, ".\\\" options:group-%s\n", g->id);
     else
         fprintf(fp, "<!-- options:group-%s -->\n<a id=\"options-%s\"></a>\n\n", g->id, g->id);
+    if (!man)
+        fputs("| option | meaning |\n|---|---|\n", fp);
     entries(fp, NULL, g, man);
     fputs(man ? ".\\\" /options\n\n" : "<!-- /options -->\n\n", fp);
+}
+
+/* Every entry of u, a line each: CMD, NAME, VALUE ("-" for a flag) and
+ * "takes" or "refuses" (tests/cli/help.sh runs the parser on each). */
+static void names_list(FILE *fp, const cli_usage *u)
+{
+    for (const cli_option_group *const *g = u->groups; *g; g++)
+        for (const cli_option *o = (*g)->opts; o->name; o++)
+            if (taken(u, *g, o) || ((*g)->flags & CLI_GROUP_REFUSED))
+                fprintf(fp, "%s %s %s %s\n", u->cmd, o->name, o->value ? o->value : "-",
+                        taken(u, *g, o) ? "takes" : "refuses");
 }
 
 int cli_options_doc(int argc, char **argv, const cli_usage *const *cmds, size_t n)
 {
     int man = argc == 2 && strcmp(argv[1], "man") == 0;
+    if (argc == 2 && strcmp(argv[1], "names") == 0) {
+        for (size_t c = 0; c < n; c++)
+            names_list(stdout, cmds[c]);
+        return 0;
+    }
     if (argc != 2 || (!man && strcmp(argv[1], "md") != 0))
-        return cli_usage_error(argv[0], "takes man or md");
+        return cli_usage_error(argv[0], "takes man, md or names");
     const cli_option_group *seen[64];
     size_t nseen = 0;
     for (size_t c = 0; c < n; c++) {
