@@ -234,29 +234,24 @@ def man_rows(b):
     b = b.replace("\\-", "-")
     rows = re.findall(r"^\.TP\n\.BI? (\S+)(?: \" (.*)\")?\n", b, re.M)
     return [(n, v or None) for n, v in rows]
+def first(rows):
+    """rows without the later ones of a name (an own entry hides a group one)"""
+    seen = set()
+    return [(n, v) for n, v in rows if not (n in seen or seen.add(n))]
 titles = {}
 for m in re.finditer(r"\.SS (.+)\n\.\\\" options:group-([a-z-]+)\n", man):
     titles[m.group(1)] = m.group(2)
 for cmd, want in table.items():
     # md: own rows, then the rows of every linked group, the first of a name kept
     b = mdb[cmd]
-    rows = md_rows(b) + [r for g in re.findall(r"\(#options-([a-z-]+)\)", b) for r in md_rows(mdb["group-" + g])]
-    seen, got = set(), []
-    for n, v in rows:
-        if n not in seen:
-            seen.add(n)
-            got.append((n, v))
+    got = first(md_rows(b) + [r for g in re.findall(r"\(#options-([a-z-]+)\)", b)
+                              for r in md_rows(mdb["group-" + g])])
     if sorted(got) != sorted(want):
         bad.append((cmd, "docs/cli.md", sorted(set(got) ^ set(want))))
     b = manb[cmd]
     head = b.split("\n.RS\n", 1)[0].replace("\n", " ")
     named = [titles[t] for t in titles if re.search(r"(of|,) " + re.escape(t) + r"[,.]", head)]
-    rows = man_rows(b) + [r for g in named for r in man_rows(manb["group-" + g])]
-    seen, got = set(), []
-    for n, v in rows:
-        if n not in seen:
-            seen.add(n)
-            got.append((n, v))
+    got = first(man_rows(b) + [r for g in named for r in man_rows(manb["group-" + g])])
     if sorted(got) != sorted(want):
         bad.append((cmd, "attngeom.1", sorted(set(got) ^ set(want))))
 assert not bad, bad
