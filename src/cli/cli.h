@@ -206,22 +206,18 @@ typedef struct {
 
 /* The shared groups (options.c): model inputs (--text ...), --layers and
  * --heads, --precision, corpus runs (--max-tokens ...), images and audio,
- * named tensors (layer, weights: --weights, --qkv ...), * the record commands' (--metrics, --expect, --rtol, --atol), --label,
+ * named tensors (layer, weights: --weights, --qkv ...), the record
+ * commands' (--metrics, --expect, --rtol, --atol), --label,
  * family E's (--epsilon, --trials, --seed), family F's (--edge-threshold),
  * tables (--sort ...), --aggregate (--by, --unit, --ci), -j, output
  * (--format, -o, --output), --help; and printless: --expect, --label,
  * --sort and --columns refused with a reason (commands that print no
  * records). */
-extern const cli_option_group cli_group_printless, cli_group_input, cli_group_select, cli_group_precision,
-    cli_group_corpus, cli_group_media, cli_group_records, cli_group_label, cli_group_stability,
-    cli_group_curvature, cli_group_tensors, cli_group_table, cli_group_aggregate, cli_group_jobs, cli_group_output,
-    cli_group_help;
+extern const cli_option_group cli_group_printless, cli_group_input, cli_group_select,
+    cli_group_precision, cli_group_corpus, cli_group_media, cli_group_records, cli_group_label,
+    cli_group_stability, cli_group_curvature, cli_group_tensors, cli_group_table,
+    cli_group_aggregate, cli_group_jobs, cli_group_output, cli_group_help;
 
-/* The entry of u that arg names (NAME; NAME=VALUE for an option with a
- * value or a refused one; NAMEVALUE in a CLI_GROUP_ATTACHED group), or
- * NULL; *group (may be NULL) its group. */
-const cli_option *cli_usage_find(const cli_usage *u, const char *arg,
-                                 const cli_option_group **group);
 /* 0 when arg is not an option ("-" is an input) or one u takes; else the
  * usage error (a refused entry's text, or "unknown option" with "did you
  * mean" the closest of u's names), returning 2. */
@@ -232,8 +228,8 @@ int cli_usage_unparsed(const cli_usage *u, const char *arg);
 /* --help: u's text, "options:" with a line per entry u takes, then its
  * more. Returns 0. */
 int cli_usage_help(const cli_usage *u);
-/* `attngeom options-doc man|md|names` (not listed; docs/cli.md, "Options"): the
- * option list of every command of cmds[n] and of every shared group, each
+/* `attngeom options-doc man|md|names` (not listed; docs/cli.md,
+ * "Options"): the option list of every command of cmds[n] and of every shared group, each
  * between markers (roff: .\" options:ID ... .\" /options; Markdown:
  * <!-- options:ID --> ... <!-- /options -->), for
  * scripts/options_docs.py to put in place; names: every entry of every

@@ -130,8 +130,11 @@ static int names(const cli_option_group *g, const cli_option *o, const char *arg
     return arg[n] == '=' && (o->value || (g->flags & CLI_GROUP_REFUSED));
 }
 
-const cli_option *cli_usage_find(const cli_usage *u, const char *arg,
-                                 const cli_option_group **group)
+/* The entry of u that arg names (NAME; NAME=VALUE for an option with a
+ * value or a refused one; NAMEVALUE in an attached group), or NULL;
+ * *group (may be NULL) its group. */
+static const cli_option *find(const cli_usage *u, const char *arg,
+                              const cli_option_group **group)
 {
     for (const cli_option_group *const *g = u->groups; *g; g++)
         for (const cli_option *o = (*g)->opts; o->name; o++)
@@ -161,7 +164,7 @@ int cli_usage_check(const cli_usage *u, const char *arg)
     if (arg[0] != '-' || arg[1] == '\0')
         return 0;
     const cli_option_group *g = NULL;
-    const cli_option *o = cli_usage_find(u, arg, &g);
+    const cli_option *o = find(u, arg, &g);
     if (o && (g->flags & CLI_GROUP_REFUSED))
         return cli_usage_error(u->cmd, "%s", o->help);
     if (o)
@@ -308,7 +311,7 @@ static void group_names(FILE *fp, const cli_usage *u, int man)
     k = 0;
     for (const cli_option_group *const *g = u->groups; *g; g++)
         for (const cli_option *o = (*g)->opts; o->name && (*g)->title; o++)
-            if (!taken(u, *g, o) && cli_usage_find(u, o->name, NULL) != o &&
+            if (!taken(u, *g, o) && find(u, o->name, NULL) != o &&
                 !((*g)->flags & CLI_GROUP_REFUSED)) {
                 fputs(k++ ? ", " : man ? "\nIts own " : " Its own ", fp);
                 roff_or_md(fp, o->name, man);
