@@ -5,7 +5,7 @@
  *
  * Each file calls only files before it in this list, so that no call cycle
  * joins two of them (issue 25):
- *   progress.c text.c messages.c args.c outputs.c blas.c input.c
+ *   progress.c text.c messages.c options.c args.c outputs.c blas.c input.c
  *   run_options.c run_paths.c tensors.c settings.c media.c workers.c
  *   records.c expect.c agg.c common.c emit.c sink.c model_run.c cmd_*.c command.c main.c
  */
