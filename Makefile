@@ -90,7 +90,7 @@ EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
 BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
 
 .PHONY: all build deps mpi test unit cli-test ref-test arch-test python-test valgrind sanitize demo bench examples fuzz clean \
-        adversarial \
+        adversarial docs-options \
         install uninstall
 
 all: deps
@@ -226,6 +226,12 @@ $(TOK_FAMILIES)/.stamp: tools/tokenize_ref/materialize.py $(shell find tests/dat
 
 unit: $(TESTBIN) $(TOK_FAMILIES)/.stamp
 	AG_TEST_TOKENIZERS=$(TOK_FAMILIES) $(TESTBIN) --jobs 2
+
+# Every command's option list in the man page and docs/cli.md, made from the
+# option tables its parser and --help use (src/cli/options.c, attngeom
+# options-doc); tests/cli/help.sh fails when the committed files differ.
+docs-options: $(CLI)
+	/usr/bin/python3 -B scripts/options_docs.py $(CLI) docs/man/attngeom.1 docs/cli.md
 
 # The structure checks (tests/arch/, tests/README.md): no -Isrc outside the
 # library and the tests, no dependency cycle across folders (the objects of

@@ -5,7 +5,7 @@
  *
  * Each file calls only files before it in this list, so that no call cycle
  * joins two of them (issue 25):
- *   progress.c text.c messages.c args.c outputs.c blas.c input.c
+ *   progress.c text.c messages.c options.c args.c outputs.c blas.c input.c
  *   run_options.c run_paths.c tensors.c settings.c media.c workers.c
  *   records.c expect.c agg.c common.c emit.c sink.c model_run.c cmd_*.c command.c main.c
  */
@@ -72,12 +72,6 @@ ag_record *cli_records_add(ag_record_list **list);
 /* Move *src's records to the end of *dst (*src emptied). 0, or -1 when out
  * of memory (both unchanged). */
 int cli_records_move(ag_record_list **dst, ag_record_list **src);
-
-/* The help line of -j (docs/cli.md, "Threads"). */
-#define CLI_JOBS_HELP \
-    "  -j N               threads to run on (default: the CPUs the process may\n" \
-    "                     use); the output is the same bytes for any N\n"
-
 
 /* Defaults: table, stdout; selected: the default families (A, B, C) among
  * `families`, or all of `families` when it has none of them (weights); the
@@ -163,33 +157,85 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The usage error for an unknown option arg of cmd (returns 2), with "did
- * you mean" the closest option (Damerau–Levenshtein distance ≤ 2) among
- * those cmd's help text names and, when takes_common, those of
- * cli_common_option. */
-int cli_unknown_option(const char *cmd, const char *help, int takes_common, const char *arg);
-/* The same among the option names cands[n] (NULLs skipped). */
+ * you mean" the closest (Damerau–Levenshtein distance ≤ 2) of the option
+ * names cands[n] (NULLs skipped; cli_usage_check). */
 int cli_unknown_option_among(const char *cmd, const char *const *cands, size_t n, const char *arg);
 
-/* ---- option tables (options.c) ------------------------------------------ */
+/* ---- option tables (options.c; issue 26, item 6) ------------------------- */
 
-/* One option of a command: the table a converted command (info, metrics)
- * parses with and prints its --help's option list from, so that the two
- * cannot differ (issue 26, item 6). A table ends with {NULL}. */
+/* One option of a command. A command's table (cli_usage) is the one list
+ * its parser accepts, its --help prints, "did you mean" suggests from and
+ * the man page's and docs/cli.md's option lists are made from (attngeom
+ * options-doc; tests/cli/help.sh checks the four agree). A group's list
+ * ends with {NULL}. A command declares its table in three lines:
+ *   static const cli_option own[] = {{"--hidden", "H.npy", "also write the hidden states"}, {NULL}};
+ *   static const cli_option_group *const groups[] = {CLI_OWN("attention", own), &cli_group_output, &cli_group_help, NULL};
+ *   const cli_usage cli_usage_attention = {"attention", attention_help, groups, NULL};
+ * then its parser calls cli_usage_check on every argument before its own
+ * handlers, --help is cli_usage_help, and command.c lists it. */
 typedef struct {
     const char *name;  /* "--format", "-o" */
     const char *value; /* placeholder of its value ("F"), NULL for a flag */
-    const char *help;  /* one line */
+    const char *help;  /* one line (--help wraps it); a refused one's: the usage error */
 } cli_option;
 
-/* The entry of opts that arg names (NAME, or NAME=VALUE for an option
- * with a value), or NULL. */
-const cli_option *cli_option_find(const cli_option *opts, const char *arg);
-/* The help's option list: "options:" and a line per entry, the help
- * aligned at one column. */
-void cli_options_help(FILE *fp, const cli_option *opts);
-/* The usage error for an option not in opts, with the closest as "did you
- * mean". Returns 2. */
-int cli_options_unknown(const char *cmd, const cli_option *opts, const char *arg);
+enum {
+    CLI_GROUP_ATTACHED = 1, /* a value may follow the name at once (-j4) */
+    CLI_GROUP_REFUSED = 2   /* options not taken, each refused with its reason */
+};
+/* Options several commands share (a title; docs/cli.md, "Options"), or a
+ * command's own (title NULL). */
+typedef struct {
+    const char *id;         /* the docs' marker and anchor: options:group-ID */
+    const char *title;
+    const cli_option *opts;
+    unsigned flags;         /* CLI_GROUP_* */
+} cli_option_group;
+/* A command's own options; options it refuses by name, with a reason. */
+#define CLI_OWN(cmd, opts) (&(cli_option_group){cmd, NULL, opts, 0})
+#define CLI_REFUSE(id, opts) (&(cli_option_group){id, NULL, opts, CLI_GROUP_REFUSED})
+
+/* A command's --help and option table: its groups, NULL-terminated, its
+ * own first (an entry hides a later one of the same name: rollout's -o). */
+typedef struct {
+    const char *cmd;
+    const char *text;                      /* --help before the options */
+    const cli_option_group *const *groups;
+    const char *more;                      /* --help after the options, or NULL */
+} cli_usage;
+
+/* The shared groups (options.c): model inputs (--text ...), --layers and
+ * --heads, --precision, corpus runs (--max-tokens ...), images and audio,
+ * named tensors (layer, weights: --weights, --qkv ...), the record
+ * commands' (--metrics, --expect, --rtol, --atol), --label,
+ * family E's (--epsilon, --trials, --seed), family F's (--edge-threshold),
+ * tables (--sort ...), --aggregate (--by, --unit, --ci), -j, output
+ * (--format, -o, --output), --help; and printless: --expect, --label,
+ * --sort and --columns refused with a reason (commands that print no
+ * records). */
+extern const cli_option_group cli_group_printless, cli_group_input, cli_group_select,
+    cli_group_precision, cli_group_corpus, cli_group_media, cli_group_records, cli_group_label,
+    cli_group_stability, cli_group_curvature, cli_group_tensors, cli_group_table,
+    cli_group_aggregate, cli_group_jobs, cli_group_output, cli_group_help;
+
+/* 0 when arg is not an option ("-" is an input) or one u takes; else the
+ * usage error (a refused entry's text, or "unknown option" with "did you
+ * mean" the closest of u's names), returning 2. */
+int cli_usage_check(const cli_usage *u, const char *arg);
+/* An option u takes that no handler of its parser took: an internal error
+ * (tests/cli/help.sh tries every entry). Returns 1. */
+int cli_usage_unparsed(const cli_usage *u, const char *arg);
+/* --help: u's text, "options:" with a line per entry u takes, then its
+ * more. Returns 0. */
+int cli_usage_help(const cli_usage *u);
+/* `attngeom options-doc man|md|names` (not listed; docs/cli.md,
+ * "Options"): the option list of every command of cmds[n] and of every shared group, each
+ * between markers (roff: .\" options:ID ... .\" /options; Markdown:
+ * <!-- options:ID --> ... <!-- /options -->), for
+ * scripts/options_docs.py to put in place; names: every entry of every
+ * command, "CMD NAME VALUE|- takes|refuses" a line, for tests/cli/help.sh.
+ * Returns the exit status. */
+int cli_options_doc(int argc, char **argv, const cli_usage *const *cmds, size_t n);
 /* A file given to the wrong reader, named for what it is: when path's first
  * bytes are of one of the kinds in `wrong` (AG_FILE_BIT of ag_file_kind),
  * print "PATH is a .npy file; CMD takes TAKES" and return 1; else (also for
@@ -368,9 +414,6 @@ void cli_output_meta_apply(const cli_common *c, ag_output_meta *m);
  * 0 or 1 after printing. */
 int cli_aggregate_records(const cli_common *c, const ag_record_list *recs, ag_table *out);
 
-/* Usage error (returns 2) when --expect or --label was given to a command
- * that prints no records (attention, tokenize, info); 0 otherwise. */
-int cli_reject_expect(const cli_common *c, const char *cmd);
 
 /* Compare records with a golden JSON output (--expect). Prints each mismatch
  * on stderr. Returns 0 (all match), 3 (mismatch) or 1 (golden unreadable). */
@@ -421,16 +464,6 @@ typedef struct {
     ag_run_tensor tensor;   /* the model's input; values NULL: read again at its pass */
 } cli_seq;
 
-/* The help lines of the options of a run over a corpus (analyze, residual,
- * rollout, similarity; docs/cli.md, "Corpus runs"). */
-#define CLI_CORPUS_HELP \
-    "  --max-tokens N     cut a longer text to N tokens as Hugging Face's\n" \
-    "                     truncation does (special tokens kept); a warning each\n" \
-    "  --skip-long        skip a text longer than the model takes, a warning each\n" \
-    "                     (without either, such a text stops the run before it starts)\n" \
-    "  --progress, --no-progress   texts done, rate and time left on stderr\n" \
-    "                     (default: when stderr is a terminal)\n" \
-    "  --label NAME       the records' \"model\" (default: the folder's name)\n"
 
 /* Consume --text, --text-file, --tokens, --tokens-file, --precision (and, when
  * `selections` is set — a command that runs a model on texts — --layers,
@@ -487,11 +520,11 @@ typedef struct cli_model_run {
 /* A command's own options: 1 consumed, 0 not its, -1 usage error printed. */
 typedef int (*cli_extra_option)(cli_model_run *r, int argc, char **argv, int *i);
 
-/* Parse MODEL, the common and input options, then `extra` ones. Returns 0,
- * an exit status, or -1 after printing --help. Without allow_heads,
- * --heads is a usage error (per-layer commands). */
-int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int argc,
-                        char **argv, cli_extra_option extra, int allow_heads);
+/* Parse MODEL and the options of u's table: `extra` ones first, then the
+ * common, input and media options. Returns 0, an exit status, or -1 after
+ * printing --help. */
+int cli_model_run_parse(cli_model_run *r, const cli_usage *u, int argc, char **argv,
+                        cli_extra_option extra);
 /* Load the model, the selections (--layers over n_layer + extra_layers
  * indices) and the tokenized inputs. Returns 0 or an exit status. */
 int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers);
@@ -515,18 +548,6 @@ int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error 
 
 /* ---- image and audio inputs (media.c; docs/cli.md, "Images and audio") -- */
 
-/* The help lines of those options. */
-#define CLI_MEDIA_HELP \
-    "ViT and Whisper models take, instead of a text (\"input\" in the records\n" \
-    "names the file; list paths are relative to the current folder):\n" \
-    "  --image FILE, --image-file LIST, --pixels P.npy   a ViT's input: a PNG or\n" \
-    "                     JPEG preprocessed as preprocessor_config.json says, a\n" \
-    "                     file of image paths (one a line), or pixel_values[0]\n" \
-    "  --audio FILE, --audio-file LIST, --features F.npy   a Whisper encoder's:\n" \
-    "                     a 16 kHz mono sound file, a list of them, or\n" \
-    "                     input_features (n_mels, T); --frames N keeps the first N\n" \
-    "                     frames (even; N/2 positions)\n" \
-    "  --save-input IN.npy  the float32 tensor the model saw (one input)\n"
 
 /* Consume --pixels, --image, --image-file, --features, --audio,
  * --audio-file, --frames, --save-input. 1 consumed, 0 not ours, -1 usage
@@ -676,7 +697,11 @@ void cli_tensor_spec(const cli_tensor_opts *o, int need_x, ag_run_layer_spec *s)
 int cli_tensors_load(const cli_tensor_opts *o, cli_tensors *t, int need_x);
 void cli_tensors_free(cli_tensors *t);
 
-/* Subcommands. */
+/* Subcommands, and their option tables (command.c lists both). */
+extern const cli_usage cli_usage_matrix, cli_usage_info, cli_usage_metrics, cli_usage_tokenize,
+    cli_usage_attention, cli_usage_analyze, cli_usage_layer, cli_usage_weights,
+    cli_usage_residual, cli_usage_rollout, cli_usage_similarity, cli_usage_aggregate,
+    cli_usage_compare, cli_usage_plot, cli_usage_heads;
 int cmd_matrix(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);

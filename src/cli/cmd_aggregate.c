@@ -75,25 +75,22 @@ static const char aggregate_help[] =
     "value); booleans count as 0/1. With --bootstrap also K_pct_low, K_pct_high\n"
     "(percentile) and K_bca_low, K_bca_high (BCa) intervals from resampling units.\n"
     "Aggregated records aggregate again: shards of a corpus combine exactly.\n"
-    "The table, md and latex formats print K as mean ± half-width.\n"
-    "\n"
-    "options:\n"
-    "  --by KEYS          group keys (default: model, layer, head, ... as present,\n"
-    "                     never text); --by '' pools every record into one group\n"
-    "  --unit KEYS        the unit of replication (default: text/input, else the\n"
-    "                     record); e.g. --unit layer,head: one value per head\n"
-    "  --ci LEVEL         confidence of the intervals (default 0.95)\n"
-    "  --bootstrap N      bootstrap resamples of the units, 1 to 1000000\n"
-    "  --seed S           seed of the resamples (GSL MT19937; default 1)\n"
-    "  -j N               accepted as every command takes it; the aggregate is\n"
-    "                     computed in one thread, the same for any N\n"
-    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
-    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
-    "  --columns KEYS     print these columns, in this order\n"
-    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
-    "  --digits N         significant digits of table, md, latex (default 6)\n"
-    "  -o FILE            write there instead of standard output\n"
-    "  --help             this text\n";
+    "The table, md and latex formats print K as mean ± half-width.\n";
+
+static const cli_option aggregate_own[] = {
+    {"--by", "KEYS", "group keys (default: model, layer, head, ... as present, never text); --by '' pools every record into one group"},
+    {"--unit", "KEYS", "the unit of replication (default: text/input, else the record); e.g. --unit layer,head: one value per head"},
+    {"--ci", "LEVEL", "confidence of the intervals (default 0.95)"},
+    {"--bootstrap", "N", "bootstrap resamples of the units, 1 to 1000000"},
+    {"--seed", "S", "seed of the resamples (GSL MT19937; default 1)"},
+    {NULL}};
+static const cli_option_group aggregate_jobs = {"aggregate-jobs", NULL, (const cli_option[]){
+    {"-j", "N", "accepted as every command takes it; the aggregate is computed in one thread, the same for any N"},
+    {NULL}}, CLI_GROUP_ATTACHED};
+static const cli_option_group *const aggregate_groups[] = {
+    CLI_OWN("aggregate", aggregate_own), &aggregate_jobs, &cli_group_output, &cli_group_table,
+    &cli_group_help, NULL};
+const cli_usage cli_usage_aggregate = {"aggregate", aggregate_help, aggregate_groups, NULL};
 
 typedef struct {
     unsigned long bootstrap, seed;
@@ -160,6 +157,8 @@ int cmd_aggregate(int argc, char **argv)
     int rc = 0;
     aggregate_opts o = {.seed = 1};
     for (int i = 1; rc == 0 && i < argc; i++) {
+        if ((rc = cli_usage_check(&cli_usage_aggregate, argv[i])) != 0)
+            break;
         int used = output_option(&c, "aggregate", argc, argv, &i);
         if (used == 0)
             used = cli_agg_option(&c.agg, "aggregate", argc, argv, &i);
@@ -172,7 +171,7 @@ int cmd_aggregate(int argc, char **argv)
         else if (strcmp(argv[i], "--help") == 0)
             rc = -1;
         else if (argv[i][0] == '-' && argv[i][1])
-            rc = cli_unknown_option("aggregate", aggregate_help, 1, argv[i]);
+            rc = cli_usage_unparsed(&cli_usage_aggregate, argv[i]);
         else
             files[n++] = argv[i];
     }
@@ -185,7 +184,7 @@ int cmd_aggregate(int argc, char **argv)
     if (rc == 0)
         rc = aggregate_files(&c, &o, files, n);
     free(files);
-    return rc < 0 ? (fputs(aggregate_help, stdout), 0) : rc;
+    return rc < 0 ? cli_usage_help(&cli_usage_aggregate) : rc;
 }
 
 /* ---- compare ------------------------------------------------------------------------ */
@@ -205,24 +204,21 @@ static const char compare_help[] =
     "--paired: the same units on both sides; t, df, p, the interval from the\n"
     "per-unit differences (paired t-test), p_wilcoxon (signed-rank) and dz.\n"
     "With --permutations also p_perm (relabelling, or sign flips when paired),\n"
-    "p_perm_holm and q_perm_bh.\n"
-    "\n"
-    "options:\n"
-    "  --by KEYS          compare group by group (default: everything pooled)\n"
-    "  --unit KEYS        the unit of replication (default: text/input, else the\n"
-    "                     record)\n"
-    "  --paired           paired design: every unit in both A and B\n"
-    "  --metrics KEYS     keys to compare (default: every numeric key both share)\n"
-    "  --ci LEVEL         confidence of the interval (default 0.95)\n"
-    "  --permutations N   random relabellings, 1 to 10000000 (default none)\n"
-    "  --seed S           seed of the permutations (GSL MT19937; default 1)\n"
-    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
-    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
-    "  --columns KEYS     print these columns, in this order\n"
-    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
-    "  --digits N         significant digits of table, md, latex (default 6)\n"
-    "  -o FILE            write there instead of standard output\n"
-    "  --help             this text\n";
+    "p_perm_holm and q_perm_bh.\n";
+
+static const cli_option compare_own[] = {
+    {"--by", "KEYS", "compare group by group (default: everything pooled)"},
+    {"--unit", "KEYS", "the unit of replication (default: text/input, else the record)"},
+    {"--paired", NULL, "paired design: every unit in both A and B"},
+    {"--metrics", "KEYS", "keys to compare (default: every numeric key both share)"},
+    {"--ci", "LEVEL", "confidence of the interval (default 0.95)"},
+    {"--permutations", "N", "random relabellings, 1 to 10000000 (default none)"},
+    {"--seed", "S", "seed of the permutations (GSL MT19937; default 1)"},
+    {NULL}};
+static const cli_option_group *const compare_groups[] = {
+    CLI_OWN("compare", compare_own), &cli_group_output, &cli_group_table,
+    &cli_group_help, NULL};
+const cli_usage cli_usage_compare = {"compare", compare_help, compare_groups, NULL};
 
 typedef struct {
     const char *metrics;
@@ -322,6 +318,8 @@ int cmd_compare(int argc, char **argv)
     char *files[2];
     int n = 0;
     for (int i = 1; i < argc; i++) {
+        if (cli_usage_check(&cli_usage_compare, argv[i]))
+            return EXIT_USAGE;
         int used = output_option(&c, "compare", argc, argv, &i);
         if (used == 0)
             used = cli_agg_option(&c.agg, "compare", argc, argv, &i);
@@ -332,9 +330,9 @@ int cmd_compare(int argc, char **argv)
         if (used)
             continue;
         if (strcmp(argv[i], "--help") == 0)
-            return fputs(compare_help, stdout), 0;
+            return cli_usage_help(&cli_usage_compare);
         if (argv[i][0] == '-' && argv[i][1])
-            return cli_unknown_option("compare", compare_help, 1, argv[i]);
+            return cli_usage_unparsed(&cli_usage_compare, argv[i]);
         if (n == 2)
             return cli_usage_error("compare", "two record files, A and B ('%s' is a third)", argv[i]);
         files[n++] = argv[i];

@@ -28,31 +28,24 @@ static const char heads_help[] =
     "the first block starts (settings.probe.start). docs/metrics.md, \"The\n"
     "induction probe\".\n";
 
-/* The parser's and the help's one list (options.c). */
-static const cli_option heads_options[] = {
+/* The parser's and the help's one list (options.c): the probe's own, the
+ * shared groups it takes. */
+static const cli_option heads_own[] = {
     {"--probe", "NAME", "the probe: induction (the only one)"},
     {"--length", "T", "tokens of the block, 1 or more"},
     {"--repeats", "R", "copies of the block, 2 or more (default 2)"},
     {"--seed", "S", "the draw's seed, a non-negative integer (default 1)"},
-    {"--layers", "LIST", "layers to report, as 0,2-3 (default all)"},
-    {"--heads", "LIST", "heads to report (default all)"},
-    {"--precision", "P", "f32 (default: float32 products, as Hugging Face) or f64"},
-    {"--format", "F", "table (default), json, jsonl, csv, tsv, md, latex"},
-    {"--sort", "KEY[:desc]", "order the rows by a column (stable; nulls last)"},
-    {"--columns", "KEYS", "print these columns, in this order"},
-    {"--caption", "TEXT", "LaTeX: a table float with this caption"},
-    {"--tex-label", "KEY", "LaTeX: the float's \\label"},
-    {"--digits", "N", "significant digits of table, md, latex (default 6)"},
-    {"--label", "NAME", "the records' \"model\" (default: the folder's name)"},
-    {"--expect", "GOLDEN", "compare with a saved --format json output (exit 3 on mismatch)"},
-    {"--rtol", "R", "--expect's relative tolerance (default 1e-9)"},
-    {"--atol", "A", "--expect's absolute tolerance (default 1e-12)"},
-    {"-o", "FILE", "write there instead of standard output"},
-    {"--output", "FILE", "the same as -o"},
-    {"-j", "N", "threads to run on (default: the CPUs); the same bytes for any N"},
-    {"--help", NULL, "this text"},
-    {NULL, NULL, NULL},
-};
+    {NULL}};
+/* the probe's keys are its scores: no selection of metrics, no aggregate of one run */
+static const cli_option heads_refused[] = {
+    {"--metrics", NULL, "heads computes induction_score and induction_baseline; --metrics does not apply"},
+    {"--aggregate", NULL, "--aggregate: aggregate the records of several seeds with attngeom aggregate --unit seed"},
+    {NULL}};
+static const cli_option_group *const heads_groups[] = {
+    CLI_OWN("heads", heads_own), CLI_REFUSE("heads-refused", heads_refused),
+    &cli_group_select, &cli_group_precision, &cli_group_records, &cli_group_table,
+    &cli_group_label, &cli_group_jobs, &cli_group_output, &cli_group_help, NULL};
+const cli_usage cli_usage_heads = {"heads", heads_help, heads_groups, NULL};
 
 typedef struct {
     cli_model_run r;     /* MODEL, --layers, --heads, --precision, the common options */
@@ -78,8 +71,8 @@ static int count_value(const char *name, const char *v, long lo, long hi, long *
  * not one of them, -1 usage error printed. */
 static int probe_option(heads_args *a, int argc, char **argv, int *i)
 {
-    const cli_option *o = cli_option_find(heads_options, argv[*i]);
-    if (strcmp(o->name, "--probe") == 0) {
+    const char *arg = argv[*i];
+    if (cli_is_option(arg, "--probe")) {
         a->probe = cli_option_value("heads", "--probe", argc, argv, i);
         if (a->probe && strcmp(a->probe, "induction") != 0) {
             cli_usage_error("heads", "--probe takes induction, not '%s'", a->probe);
@@ -88,14 +81,14 @@ static int probe_option(heads_args *a, int argc, char **argv, int *i)
         return a->probe ? 1 : -1;
     }
     long x;
-    if (strcmp(o->name, "--length") == 0) {
+    if (cli_is_option(arg, "--length")) {
         if (count_value("--length", cli_option_value("heads", "--length", argc, argv, i), 1,
                         INT_MAX, &x))
             return -1;
         a->length = (size_t)x;
         return 1;
     }
-    if (strcmp(o->name, "--repeats") == 0)
+    if (cli_is_option(arg, "--repeats"))
         return count_value("--repeats", cli_option_value("heads", "--repeats", argc, argv, i), 2,
                            INT_MAX, &a->repeats) ? -1 : 1;
     return 0;
@@ -114,21 +107,21 @@ static int heads_parse(heads_args *a, int argc, char **argv)
             a->r.model_dir = argv[i];
             continue;
         }
-        const cli_option *o = cli_option_find(heads_options, argv[i]);
-        if (!o && strncmp(argv[i], "-j", 2) != 0)
-            return cli_options_unknown("heads", heads_options, argv[i]);
-        if (o && strcmp(o->name, "--help") == 0) {
-            fputs(heads_help, stdout);
-            cli_options_help(stdout, heads_options);
+        if (cli_usage_check(&cli_usage_heads, argv[i]))
+            return EXIT_USAGE;
+        if (cli_is_option(argv[i], "--help")) {
+            cli_usage_help(&cli_usage_heads);
             return -1;
         }
-        int used = o ? probe_option(a, argc, argv, &i) : 0;
+        int used = probe_option(a, argc, argv, &i);
         if (used == 0)
             used = cli_input_option(&a->r.input, "heads", 1, argc, argv, &i);
         if (used == 0)
             used = cli_common_option(&a->r.common, "heads", argc, argv, &i);
         if (used < 0)
             return EXIT_USAGE;
+        if (used == 0)
+            return cli_usage_unparsed(&cli_usage_heads, argv[i]);
     }
     if (!a->r.model_dir)
         return cli_usage_error("heads", "missing MODEL (a Hugging Face model folder)");

@@ -19,14 +19,8 @@ static const char info_help[] =
     "model folder kind, name, value, dtype, shape, a \"config\" row per field\n"
     "then a \"tensor\" row per tensor.\n";
 
-/* The parser's and the help's one list (options.c). */
-static const cli_option info_options[] = {
-    {"--format", "F", "table (default), json, jsonl, csv, tsv, md, latex"},
-    {"-o", "FILE", "write there instead of standard output"},
-    {"--output", "FILE", "the same as -o"},
-    {"--help", NULL, "this text"},
-    {NULL, NULL, NULL},
-};
+static const cli_option_group *const info_groups[] = {&cli_group_output, &cli_group_help, NULL};
+const cli_usage cli_usage_info = {"info", info_help, info_groups, NULL};
 
 static void shape_text(const json_t *shape, char *buf, size_t size)
 {
@@ -194,17 +188,14 @@ int cmd_info(int argc, char **argv)
         return 1;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
+        if (cli_usage_check(&cli_usage_info, argv[i]))
+            return EXIT_USAGE;
+        if (strcmp(argv[i], "--help") == 0)
+            return cli_usage_help(&cli_usage_info);
         if (argv[i][0] == '-' && argv[i][1]) {
-            const cli_option *o = cli_option_find(info_options, argv[i]);
-            if (!o)
-                return cli_options_unknown("info", info_options, argv[i]);
-            if (strcmp(o->name, "--help") == 0) {
-                fputs(info_help, stdout);
-                cli_options_help(stdout, info_options);
-                return 0;
-            }
-            if (cli_common_option(&common, "info", argc, argv, &i) < 0) /* --format, -o */
-                return EXIT_USAGE;
+            int used = cli_common_option(&common, "info", argc, argv, &i); /* --format, -o */
+            if (used <= 0)
+                return used < 0 ? EXIT_USAGE : cli_usage_unparsed(&cli_usage_info, argv[i]);
             continue;
         }
         if (path)

@@ -14,37 +14,24 @@ static const char layer_help[] =
     "\n"
     "Attention probabilities softmax(c (XW_Q + b_Q)(XW_K + b_K)^T + mask) of one\n"
     "layer, head by head, and their metrics (one record per head); optionally with\n"
-    "RoPE on Q and K, soft-capped scores and a sliding window.\n"
-    "\n"
-    "  --x X.npy            layer input [n, d]; [1, d] is one token, [1, n, d] a batch\n"
-    "                       of one (leading 1s are dropped down to rank 2)\n"
-    "  --weights F          safetensors file holding the tensors below\n"
-    "  --qkv NAME           fused [d, 3*d_a] tensor, column blocks Q|K|V; head h is\n"
-    "                       a contiguous block of d_a/H columns in each\n"
-    "  --q/--k/--v NAME     separate [d, d_a] tensors\n"
-    "  --o NAME             output projection [d_a, d_out] (checked; used by weights)\n"
-    "  --qkv-bias NAME, --q-bias/--k-bias/--v-bias NAME   biases\n"
-    "  --heads H            number of heads\n"
-    "  --scale C            score scale (default 1/sqrt(d_a/H))\n"
-    "  --causal             mask keys after the query\n"
-    "  --window W           sliding window: query i sees keys i-W+1..i (implies --causal)\n"
-    "  --softcap C          soft-capping of the scores: C*tanh(s/C) (Gemma-2), C > 0\n"
-    "  --rotary-dim R       RoPE on the first R dims of every Q and K head (even, at most\n"
-    "                       the head dim; default the head dim when --rope-theta is given),\n"
-    "                       positions 0..n-1, rotate-half pairs (j, j + R/2)\n"
-    "  --rope-theta T       RoPE base, T > 0 (default 10000 when --rotary-dim is given)\n"
-    "  --linear             tensors are nn.Linear [out, in] (default [in, out], x -> xW)\n"
-    "  --precision f32|f64  float32 products (default) or double throughout\n"
-    "  --save-attention A.npy   also write the probabilities [H, n, n]\n"
-    "  --metrics, --format, -o, --expect as for every command\n"
-    "  --label NAME       the records' \"model\" (default: the --weights file's name)\n"
-    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
-    "  --columns KEYS     print these columns, in this order\n"
-    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
-    "  --digits N         significant digits of table, md, latex (default 6)\n"
-    "  --epsilon E, --trials T, --seed S   sensitivity (--metrics stability, computed\n"
-    "                       in double): defaults 1e-3, 8, 1\n"
-    CLI_JOBS_HELP;
+    "RoPE on Q and K, soft-capped scores and a sliding window.\n";
+
+static const cli_option layer_own[] = {
+    {"--x", "X.npy", "layer input [n, d]; [1, d] is one token, [1, n, d] a batch of one (leading 1s are dropped down to rank 2)"},
+    {"--heads", "H", "the number of heads"},
+    {"--scale", "C", "score scale (default 1/sqrt(d_a/H))"},
+    {"--causal", NULL, "mask keys after the query"},
+    {"--window", "W", "sliding window: query i sees keys i-W+1..i (implies --causal)"},
+    {"--softcap", "C", "soft-capping of the scores: C*tanh(s/C) (Gemma-2), C > 0"},
+    {"--rotary-dim", "R", "RoPE on the first R dims of every Q and K head (even, at most the head dim; default the head dim when --rope-theta is given), positions 0..n-1, rotate-half pairs (j, j + R/2)"},
+    {"--rope-theta", "T", "RoPE base, T > 0 (default 10000 when --rotary-dim is given)"},
+    {"--save-attention", "A.npy", "also write the probabilities [H, n, n]"},
+    {NULL}};
+static const cli_option_group *const layer_groups[] = {
+    CLI_OWN("layer", layer_own), &cli_group_tensors, &cli_group_precision,
+    &cli_group_records, &cli_group_stability, &cli_group_curvature, &cli_group_output,
+    &cli_group_table, &cli_group_label, &cli_group_jobs, &cli_group_help, NULL};
+const cli_usage cli_usage_layer = {"layer", layer_help, layer_groups, NULL};
 
 /* ---- the attention kernel's options ------------------------------------ */
 
@@ -123,6 +110,8 @@ int cmd_layer(int argc, char **argv)
     cli_input prec = {0};
     ag_run_layer_spec spec = AG_RUN_LAYER_SPEC_DEFAULT; /* the kernel options, then o's */
     for (int i = 1; i < argc; i++) {
+        if (cli_usage_check(&cli_usage_layer, argv[i]))
+            return EXIT_USAGE;
         int used = cli_tensor_option(&o, "layer", argc, argv, &i);
         if (used == 0)
             used = kernel_option(&spec, &o, argc, argv, &i);
@@ -135,9 +124,9 @@ int cmd_layer(int argc, char **argv)
         if (used)
             continue;
         if (strcmp(argv[i], "--help") == 0)
-            return fputs(layer_help, stdout), 0;
+            return cli_usage_help(&cli_usage_layer);
         if (argv[i][0] == '-' && argv[i][1])
-            return cli_unknown_option("layer", layer_help, 1, argv[i]);
+            return cli_usage_unparsed(&cli_usage_layer, argv[i]);
         return cli_usage_error("layer", "unknown argument '%s'", argv[i]);
     }
     int rc = cli_tensor_check_usage(&o, "layer", 1);

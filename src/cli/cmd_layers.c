@@ -21,28 +21,22 @@ static const char residual_help[] =
     "L (GPT-2, LLaMA) after the final norm. res_ratio falling with depth is rank\n"
     "collapse; mean_cosine and pc1_share rising is anisotropy (docs/layers.md).\n"
     "With --text-file or --tokens-file, one set of records per text (\"text\" =\n"
-    "0-based line).\n"
-    "\n"
-    "options:\n"
-    "  --layers 0,2-3     hidden states to report, 0 ... L (default all)\n"
-    "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
-    "  --metrics LIST     keys and families spectrum, geometry, all\n"
-    "                     (default spectrum,geometry)\n"
-    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
-    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
-    "  --columns KEYS     print these columns, in this order\n"
-    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
-    "  --digits N         significant digits of table, md, latex (default 6)\n"
-    "  -o FILE            write the records there instead of standard output\n"
-    "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
-    "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
-    "  --aggregate        print per layer the mean, std, Student-t\n"
-    "                     interval and count of every metric instead of the records\n"
-    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
-    CLI_CORPUS_HELP
-    CLI_MEDIA_HELP
-    CLI_JOBS_HELP
-    "  --help             this text\n";
+    "0-based line).\n";
+
+/* residual and rollout measure every layer as a whole: no --heads */
+static const cli_option_group no_heads = {"per-layer", NULL, (const cli_option[]){
+    {"--heads", NULL, "takes no --heads: its records are per layer (\"head\": -1)"},
+    {NULL}}, CLI_GROUP_REFUSED};
+
+static const cli_option residual_own[] = {
+    {"--layers", "LIST", "hidden states to report, 0 ... L, e.g. 0,2-3 (default all)"},
+    {NULL}};
+static const cli_option_group *const residual_groups[] = {
+    CLI_OWN("residual", residual_own), &no_heads, &cli_group_input,
+    &cli_group_precision, &cli_group_records, &cli_group_output, &cli_group_table,
+    &cli_group_label, &cli_group_aggregate, &cli_group_corpus, &cli_group_media, &cli_group_jobs,
+    &cli_group_help, NULL};
+const cli_usage cli_usage_residual = {"residual", residual_help, residual_groups, NULL};
 
 static int residual_run(const cli_model_run *r, const ag_run_options *opt,
                         const ag_run_input *in, void *user, ag_error *err)
@@ -67,7 +61,7 @@ int cmd_residual(int argc, char **argv)
     if (cli_common_init(&r.common, AG_FAMILIES_RESIDUAL))
         return 1;
     r.common.agg.allowed = 1;
-    int rc = cli_model_run_parse(&r, "residual", residual_help, argc, argv, NULL, 0);
+    int rc = cli_model_run_parse(&r, &cli_usage_residual, argc, argv, NULL);
     if (rc)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "residual", 1);
@@ -92,28 +86,19 @@ static const char rollout_help[] =
     "Here -o is not the records' destination: -o R.npy writes the rollout\n"
     "matrices [L, n, n] as <f8 .npy (the selected layers, all by default), as\n"
     "`attention -o` does, and the records still go to standard output. -o takes\n"
-    "one text (--text, --tokens, or a --tokens-file of one line), not --text-file.\n"
-    "\n"
-    "options:\n"
-    "  -o R.npy           also write R_l of the selected layers, [count, n, n]\n"
-    "  --layers 0,2-3     layers to report (default all; every layer up to the\n"
-    "                     last selected one is still composed)\n"
-    "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
-    "  --metrics LIST     keys and families (default spectrum,attention,geometry)\n"
-    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
-    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
-    "  --columns KEYS     print these columns, in this order\n"
-    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
-    "  --digits N         significant digits of table, md, latex (default 6)\n"
-    "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
-    "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
-    "  --aggregate        print per layer the mean, std, Student-t\n"
-    "                     interval and count of every metric instead of the records\n"
-    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
-    CLI_CORPUS_HELP
-    CLI_MEDIA_HELP
-    CLI_JOBS_HELP
-    "  --help             this text\n";
+    "one text (--text, --tokens, or a --tokens-file of one line), not --text-file.\n";
+
+static const cli_option rollout_own[] = {
+    {"-o", "R.npy", "also write R_l of the selected layers, [count, n, n] (one text)"},
+    {"--output", "R.npy", "the same as -o"},
+    {"--layers", "LIST", "layers to report, e.g. 0,2-3 (default all; every layer up to the last selected one is still composed)"},
+    {NULL}};
+static const cli_option_group *const rollout_groups[] = {
+    CLI_OWN("rollout", rollout_own), &no_heads, &cli_group_input,
+    &cli_group_precision, &cli_group_records, &cli_group_curvature, &cli_group_output,
+    &cli_group_table, &cli_group_label, &cli_group_aggregate, &cli_group_corpus,
+    &cli_group_media, &cli_group_jobs, &cli_group_help, NULL};
+const cli_usage cli_usage_rollout = {"rollout", rollout_help, rollout_groups, NULL};
 
 typedef struct {
     ag_npy_writer *save; /* -o R.npy, or NULL */
@@ -159,7 +144,7 @@ int cmd_rollout(int argc, char **argv)
     if (cli_common_init(&r.common, AG_FAMILIES_ROLLOUT))
         return 1;
     r.common.agg.allowed = 1;
-    int rc = cli_model_run_parse(&r, "rollout", rollout_help, argc, argv, NULL, 0);
+    int rc = cli_model_run_parse(&r, &cli_usage_rollout, argc, argv, NULL);
     if (rc)
         return rc < 0 ? 0 : rc;
     /* -o is the rollout array; the records go to standard output. */

@@ -13,28 +13,17 @@ static const char matrix_help[] =
     "Metrics of the matrices stored in FILE: a .npy array (<f2, <f4, <f8; C or\n"
     "Fortran order) or a .safetensors tensor (F16, BF16, F32, F64; --tensor NAME\n"
     "picks it when the file holds several). 2-D [n,m] is one matrix; 3-D [H,n,m]\n"
-    "is read as heads; 4-D [L,H,n,m] as layers x heads.\n"
-    "\n"
-    "options:\n"
-    "  --tensor NAME      tensor of a .safetensors file\n"
-    "  --metrics LIST     keys and families: spectrum, attention, geometry,\n"
-    "                     curvature, all (default spectrum,attention,geometry)\n"
-    "  --edge-threshold T curvature: edge {i,j} iff (A_ij + A_ji)/2 >= T, T in\n"
-    "                     [0, 1] (default 1/n)\n"
-    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
-    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
-    "  --columns KEYS     print these columns, in this order\n"
-    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
-    "  --digits N         significant digits of table, md, latex (default 6)\n"
-    "  -o FILE            write there instead of standard output\n"
-    "  --expect GOLDEN    compare with a saved --format json output; exit 3 on a\n"
-    "                     mismatch (--rtol R, default 1e-9; --atol A, default 1e-12)\n"
-    "  --aggregate        print per (layer, head) group the mean, std, Student-t\n"
-    "                     interval and count of every metric instead of the records\n"
-    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
-    "  --label NAME       the records' \"model\" (default: FILE's name)\n"
-    CLI_JOBS_HELP
-    "  --help             this text\n";
+    "is read as heads; 4-D [L,H,n,m] as layers x heads.\n";
+
+static const cli_option matrix_own[] = {
+    {"--tensor", "NAME", "the tensor of a .safetensors file that holds several"},
+    {"-h", NULL, "the same as --help"},
+    {NULL}};
+static const cli_option_group *const matrix_groups[] = {
+    CLI_OWN("matrix", matrix_own), &cli_group_records, &cli_group_curvature,
+    &cli_group_output, &cli_group_table, &cli_group_label, &cli_group_aggregate, &cli_group_jobs,
+    &cli_group_help, NULL};
+const cli_usage cli_usage_matrix = {"matrix", matrix_help, matrix_groups, NULL};
 
 static int has_suffix(const char *s, const char *suffix)
 {
@@ -110,20 +99,20 @@ int cmd_matrix(int argc, char **argv)
     common.jobs_allowed = 1;
     const char *path = NULL, *tensor = NULL;
     for (int i = 1; i < argc; i++) {
+        if (cli_usage_check(&cli_usage_matrix, argv[i]))
+            return EXIT_USAGE;
         int used = cli_common_option(&common, "matrix", argc, argv, &i);
         if (used < 0)
             return EXIT_USAGE;
         if (used)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(matrix_help, stdout);
-            return 0;
-        }
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return cli_usage_help(&cli_usage_matrix);
         if (cli_is_option(argv[i], "--tensor")) {
             if (!(tensor = cli_option_value("matrix", "--tensor", argc, argv, &i)))
                 return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_unknown_option("matrix", matrix_help, 1, argv[i]);
+            return cli_usage_unparsed(&cli_usage_matrix, argv[i]);
         } else if (path) {
             return cli_usage_error("matrix", "one FILE only ('%s' and '%s')", path, argv[i]);
         } else {

@@ -18,15 +18,10 @@ static const char metrics_usage[] =
     "attention, geometry, weights, stability, curvature, all) or KEY, or a\n"
     "comma-separated list of them as --metrics takes it, lists those only.\n";
 
-/* The parser's and the help's one list (options.c). */
-static const cli_option metrics_options[] = {
-    {"--metrics", "LIST", "the same as FAMILY|KEY[,...]"},
-    {"--format", "F", "table (default), json, jsonl, csv, tsv, md, latex"},
-    {"-o", "FILE", "write there instead of standard output"},
-    {"--output", "FILE", "the same as -o"},
-    {"--help", NULL, "this text"},
-    {NULL, NULL, NULL},
-};
+static const cli_option metrics_own[] = {{"--metrics", "LIST", "the same as FAMILY|KEY[,...]"}, {NULL}};
+static const cli_option_group *const metrics_groups[] = {
+    CLI_OWN("metrics", metrics_own), &cli_group_output, &cli_group_help, NULL};
+const cli_usage cli_usage_metrics = {"metrics", metrics_usage, metrics_groups, NULL};
 
 /* The selected keys as a table of text cells. AG_ENOMEM. */
 static int build_rows(ag_table *t, const ag_metric_set *set, ag_error *err)
@@ -76,22 +71,18 @@ int cmd_metrics(int argc, char **argv)
     const char *list = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v = argv[i];
-        if (argv[i][0] == '-' && argv[i][1]) {
-            const cli_option *o = cli_option_find(metrics_options, argv[i]);
-            if (!o)
-                return cli_options_unknown("metrics", metrics_options, argv[i]);
-            if (strcmp(o->name, "--help") == 0) {
-                fputs(metrics_usage, stdout);
-                cli_options_help(stdout, metrics_options);
-                return 0;
-            }
-            if (strcmp(o->name, "--metrics") != 0) { /* --format, -o, --output */
-                if (cli_common_option(&common, "metrics", argc, argv, &i) < 0)
-                    return EXIT_USAGE;
-                continue;
-            }
+        if (cli_usage_check(&cli_usage_metrics, argv[i]))
+            return EXIT_USAGE;
+        if (strcmp(argv[i], "--help") == 0)
+            return cli_usage_help(&cli_usage_metrics);
+        if (cli_is_option(argv[i], "--metrics")) {
             if (!(v = cli_option_value("metrics", "--metrics", argc, argv, &i)))
                 return EXIT_USAGE;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            int used = cli_common_option(&common, "metrics", argc, argv, &i); /* --format, -o */
+            if (used <= 0)
+                return used < 0 ? EXIT_USAGE : cli_usage_unparsed(&cli_usage_metrics, argv[i]);
+            continue;
         }
         if (list)
             return cli_usage_error("metrics", "one FAMILY|KEY list only");

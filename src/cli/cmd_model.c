@@ -18,6 +18,12 @@ static const char tokenize_help[] =
     "them (tokenizer.json, or vocab.json + merges.txt, or vocab.txt), special\n"
     "tokens included. --format json prints {\"ids\": [...], \"tokens\": [...]}.\n";
 
+static const cli_option tokenize_own[] = {{"--text", "S", "the text to tokenize"}, {NULL}};
+static const cli_option_group *const tokenize_groups[] = {
+    CLI_OWN("tokenize", tokenize_own), &cli_group_printless, &cli_group_output,
+    &cli_group_help, NULL};
+const cli_usage cli_usage_tokenize = {"tokenize", tokenize_help, tokenize_groups, NULL};
+
 static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
                         const int32_t *ids, size_t n)
 {
@@ -65,18 +71,20 @@ int cmd_tokenize(int argc, char **argv)
         return 1;
     const char *model = NULL, *text = NULL;
     for (int i = 1; i < argc; i++) {
+        if (cli_usage_check(&cli_usage_tokenize, argv[i]))
+            return EXIT_USAGE;
         int used = cli_common_option(&common, "tokenize", argc, argv, &i);
         if (used < 0)
             return EXIT_USAGE;
         if (used)
             continue;
         if (strcmp(argv[i], "--help") == 0)
-            return fputs(tokenize_help, stdout), 0;
+            return cli_usage_help(&cli_usage_tokenize);
         if (cli_is_option(argv[i], "--text")) {
             if (!(text = cli_option_value("tokenize", "--text", argc, argv, &i)))
                 return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_unknown_option("tokenize", tokenize_help, 1, argv[i]);
+            return cli_usage_unparsed(&cli_usage_tokenize, argv[i]);
         } else if (model) {
             return cli_usage_error("tokenize", "one MODEL only");
         } else {
@@ -85,8 +93,6 @@ int cmd_tokenize(int argc, char **argv)
     }
     if (!model || !text)
         return cli_usage_error("tokenize", model ? "missing --text S" : "missing MODEL");
-    if (cli_reject_expect(&common, "tokenize"))
-        return EXIT_USAGE;
     cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"MODEL", model}};
     if (cli_paths_check(outs, 1, ins, 1))
         return 1;
@@ -131,33 +137,21 @@ static const char analyze_help[] =
     "and per text with --text-file or --tokens-file (\"text\" = 0-based line index;\n"
     "--tokens-file: one sequence of ids a line, separated by commas or spaces).\n"
     "--metrics stability (or its keys) adds family E, computed in double on each\n"
-    "head's input X (docs/stability.md).\n"
-    "\n"
-    "options:\n"
-    "  --layers 0,2-3     layers to report (default all)\n"
-    "  --heads 1,4-5      heads to report (default all)\n"
-    "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
-    "  --metrics LIST     keys and families (default spectrum,attention,geometry)\n"
-    "  --epsilon E, --trials T, --seed S   sensitivity (stability): defaults 1e-3, 8, 1\n"
-    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
-    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
-    "  --columns KEYS     print these columns, in this order\n"
-    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
-    "  --digits N         significant digits of table, md, latex (default 6)\n"
-    "  -o FILE            write there instead of standard output\n"
-    "  --expect GOLDEN    compare with a saved --format json output (exit 3 on mismatch)\n"
-    "  --aggregate        print per (layer, head) group the mean, std, Student-t\n"
-    "                     interval and count of every metric instead of the records\n"
-    "                     (as `attngeom aggregate` does; --by KEYS, --ci LEVEL)\n"
-    CLI_CORPUS_HELP
-    CLI_MEDIA_HELP
-    CLI_JOBS_HELP
-    "\n"
+    "head's input X (docs/stability.md).\n";
+
+static const char analyze_more[] =
     "Records stream: in jsonl, csv and tsv each text's records are\n"
     "written (and flushed) as it finishes (with -j N > 1, as its batch of 4N\n"
     "texts does, in input order); json, table, md and latex come at the end. JSON\n"
     "and JSONL carry the run's settings (options, SHA-256 of the weights, token\n"
     "counts); docs/cli.md, \"Corpus runs\".\n";
+
+static const cli_option_group *const analyze_groups[] = {
+    &cli_group_input, &cli_group_select, &cli_group_precision, &cli_group_records,
+    &cli_group_stability, &cli_group_curvature, &cli_group_output, &cli_group_table,
+    &cli_group_label, &cli_group_aggregate, &cli_group_corpus, &cli_group_media, &cli_group_jobs,
+    &cli_group_help, NULL};
+const cli_usage cli_usage_analyze = {"analyze", analyze_help, analyze_groups, analyze_more};
 
 /* One text's records (ag_run_analyze) into out. */
 static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
@@ -183,7 +177,7 @@ int cmd_analyze(int argc, char **argv)
     if (cli_common_init(&r.common, AG_FAMILIES_ANALYZE))
         return 1;
     r.common.agg.allowed = 1;
-    int rc = cli_model_run_parse(&r, "analyze", analyze_help, argc, argv, NULL, 1);
+    int rc = cli_model_run_parse(&r, &cli_usage_analyze, argc, argv, NULL);
     if (rc)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "analyze", 0);
@@ -210,18 +204,18 @@ static const char attention_help[] =
     "the \"text\" of analyze's records (-o attn_{i}.npy: attn_0.npy, attn_1.npy, ...;\n"
     "blank and skipped lines leave gaps). Each text's files are written as it\n"
     "finishes. A name without {i} takes one text only; with --text or --tokens,\n"
-    "{i} is 0.\n"
-    "\n"
-    "options:\n"
-    "  --layers LIST, --heads LIST   what to write (default all)\n"
-    "  --precision P      f32 (default) or f64\n"
-    "  --max-tokens N     cut a longer text to N tokens as Hugging Face's\n"
-    "                     truncation does (special tokens kept); a warning each\n"
-    "  --skip-long        skip a text longer than the model takes, a warning each\n"
-    "  --progress, --no-progress   texts done, rate and time left on stderr\n"
-    "                     (default: when stderr is a terminal)\n"
-    CLI_MEDIA_HELP
-    CLI_JOBS_HELP;
+    "{i} is 0.\n";
+
+static const cli_option attention_own[] = {
+    {"-o", "OUT.npy", "the attention probabilities [L, H, n, n] ({i}: the text's line index)"},
+    {"--output", "OUT.npy", "the same as -o"},
+    {"--hidden", "H.npy", "also write the hidden states [L+1, n, d] ({i} as for -o)"},
+    {NULL}};
+static const cli_option_group *const attention_groups[] = {
+    CLI_OWN("attention", attention_own), &cli_group_input, &cli_group_select,
+    &cli_group_precision, &cli_group_corpus, &cli_group_media, &cli_group_jobs,
+    &cli_group_printless, &cli_group_help, NULL};
+const cli_usage cli_usage_attention = {"attention", attention_help, attention_groups, NULL};
 
 /* The arrays go out as the pass makes them, a layer at a time, so a run
  * holds the model and one layer, never [L, H, n, n] (docs/cli.md, "Outputs"). */
@@ -316,13 +310,11 @@ int cmd_attention(int argc, char **argv)
     if (cli_common_init(&r.common, AG_FAMILIES_MATRIX))
         return 1;
     hidden_path = NULL;
-    int rc = cli_model_run_parse(&r, "attention", attention_help, argc, argv, attention_option, 1);
+    int rc = cli_model_run_parse(&r, &cli_usage_attention, argc, argv, attention_option);
     if (rc)
         return rc < 0 ? 0 : rc;
     if (!r.common.out_path)
         return cli_usage_error("attention", "missing -o OUT.npy");
-    if ((rc = cli_reject_expect(&r.common, "attention")) != 0)
-        return rc;
     /* a name with {i} is checked for each text (cli_model_run_check_paths) */
     r.outs[0] = (cli_path){"-o", r.common.out_path};
     r.outs[1] = (cli_path){"--hidden", hidden_path};

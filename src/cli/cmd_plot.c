@@ -48,37 +48,37 @@ static const char plot_help[] =
     "              (--grid RxC, --query Q)\n"
     "  forest      a metric's mean and Student-t interval per head (or per group\n"
     "              of --by KEYS), grouped over units as `aggregate` does, one row\n"
-    "              each, sorted by the mean; --metric K\n"
-    "\n"
-    "options:\n"
-    "  -o FIG             the figure (.svg, .pdf or .png)\n"
-    "  --kind KIND        what to draw (above)\n"
-    "  --metric K         heatmap, depth: the record key to draw\n"
-    "  --by model         depth: one line per model (the default)\n"
-    "  --by KEYS          forest: the group keys (default: model, layer, head)\n"
-    "  --model NAME       heatmap, depth: only the records of this model\n"
-    "  --layer L          attention, spectrum: the layer (default 0)\n"
-    "  --head H           attention, spectrum: the head (default 0)\n"
-    "  --tokens T.json    attention: the token strings\n"
-    "  --heads-per-layer H  similarity: label head k as L<k/H>H<k%H> (when the\n"
-    "                     matrix holds every head of every layer, the default)\n"
-    "  --relative         depth: x = layer / the line's last layer (0 to 1)\n"
-    "  --grid RxC         attention, patches: a ViT's patch grid (CLS, then R x C)\n"
-    "  --query Q          patches: the query row (default 0, the CLS token)\n"
-    "  --values           write each value in its cell (heatmap, attention,\n"
-    "                     similarity)\n"
-    "  --vmin X, --vmax X the colour range (default: the data's; 0 to the\n"
-    "                     largest value for attention and similarity)\n"
-    "  --title S          the title (default: what the figure shows; '' for none)\n"
-    "  --size WxH         the page in points, 72 to 14400 each (default: 432x324,\n"
-    "                     larger where the labels, cells or legend need it)\n"
-    "  --dpi N            PNG pixels per inch, 18 to 1200 (default 150)\n"
-    "  --order cluster|layer  similarity: heads by clustering (default) or as in\n"
-    "                     the matrix\n"
-    "  --ci LEVEL         forest: the interval's confidence (default 0.95)\n"
-    "  --ref X            forest: a reference line at X (1 for the ratio scores)\n"
-    "  --unit KEYS        forest: the unit of replication (as aggregate's)\n"
-    "  --help             this text\n";
+    "              each, sorted by the mean; --metric K\n";
+
+static const cli_option plot_own[] = {
+    {"-o", "FIG", "the figure (.svg, .pdf or .png)"},
+    {"--output", "FIG", "the same as -o"},
+    {"--kind", "KIND", "what to draw (above)"},
+    {"--metric", "K", "heatmap, depth, forest: the record key to draw"},
+    {"--by", "KEYS", "depth: model (one line per model, the default); forest: the group keys (default: model, layer, head)"},
+    {"--model", "NAME", "heatmap, depth: only the records of this model"},
+    {"--layer", "L", "attention, spectrum, patches: the layer (default 0)"},
+    {"--head", "H", "attention, spectrum, patches: the head (default 0)"},
+    {"--tokens", "T.json", "attention: the token strings"},
+    {"--heads-per-layer", "H", "similarity: label head k as L<k/H>H<k%H> (when the matrix holds every head of every layer, the default)"},
+    {"--relative", NULL, "depth: x = layer / the line's last layer (0 to 1)"},
+    {"--grid", "RxC", "attention, patches: a ViT's patch grid (CLS, then R x C)"},
+    {"--query", "Q", "patches: the query row (default 0, the CLS token)"},
+    {"--values", NULL, "write each value in its cell (heatmap, attention, similarity)"},
+    {"--vmin", "X", "the colour range's low end (default: the data's; 0 for attention and similarity)"},
+    {"--vmax", "X", "the colour range's high end (default: the data's largest value)"},
+    {"--title", "S", "the title (default: what the figure shows; '' for none)"},
+    {"--size", "WxH", "the page in points, 72 to 14400 each (default: 432x324, larger where the labels, cells or legend need it)"},
+    {"--dpi", "N", "PNG pixels per inch, 18 to 1200 (default 150)"},
+    {"--order", "cluster|layer", "similarity: heads by clustering (default) or as in the matrix"},
+    {"--ci", "LEVEL", "forest: the interval's confidence (default 0.95)"},
+    {"--ref", "X", "forest: a reference line at X (1 for the ratio scores)"},
+    {"--unit", "KEYS", "forest: the unit of replication (as aggregate's)"},
+    {"-h", NULL, "the same as --help"},
+    {NULL}};
+static const cli_option_group *const plot_groups[] = {
+    CLI_OWN("plot", plot_own), &cli_group_help, NULL};
+const cli_usage cli_usage_plot = {"plot", plot_help, plot_groups, NULL};
 
 /* A number option: finite, in [lo, hi]. */
 static int number_option(const char *v, double lo, double hi, double *out)
@@ -143,7 +143,7 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
             name = valued[k];
     if (!name) {
         if (strcmp(a, "--values") != 0 && strcmp(a, "--relative") != 0)
-            return cli_unknown_option("plot", plot_help, 0, a), -1;
+            return cli_usage_unparsed(&cli_usage_plot, a), -1;
         *(strcmp(a, "--values") ? &o->relative : &o->values) = 1;
         return 1;
     }
@@ -248,8 +248,10 @@ static int plot_parse(plot_opts *po, int argc, char **argv)
     ag_run_plot_spec *o = &po->s;
     o->kind = -1;
     for (int i = 1; i < argc; i++) {
+        if (cli_usage_check(&cli_usage_plot, argv[i]))
+            return EXIT_USAGE;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-            return fputs(plot_help, stdout), -1;
+            return cli_usage_help(&cli_usage_plot) - 1;
         if (argv[i][0] == '-' && argv[i][1] != '\0') {
             if (plot_option(po, argc, argv, &i) < 0)
                 return EXIT_USAGE;

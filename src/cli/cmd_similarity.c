@@ -26,22 +26,25 @@ static const char similarity_help[] =
     "\n"
     "Here -o is not the records' destination: -o S.npy writes the [K, K] matrix\n"
     "(K selected heads, in the order of the selection; symmetric, zero diagonal)\n"
-    "as <f8 .npy, and the records still go to standard output.\n"
-    "\n"
-    "options:\n"
-    "  -o S.npy           also write the distance matrix\n"
-    "  --layers 0,2-3     layers whose heads take part (default all)\n"
-    "  --heads 1,4-5      heads of each selected layer (default all)\n"
-    "  --precision P      f32 (default: float32 products, as Hugging Face) or f64\n"
-    "  --format F         table (default), json, jsonl, csv, tsv, md, latex\n"
-    "  --sort KEY[:desc]  order the rows by a column (stable; nulls last)\n"
-    "  --columns KEYS     print these columns, in this order\n"
-    "  --caption TEXT, --tex-label KEY   LaTeX: a table float with them\n"
-    "  --digits N         significant digits of table, md, latex (default 6)\n"
-    CLI_CORPUS_HELP
-    CLI_MEDIA_HELP
-    CLI_JOBS_HELP
-    "  --help             this text\n";
+    "as <f8 .npy, and the records still go to standard output.\n";
+
+/* --metrics and --expect, which the record commands take, mean nothing
+ * here: there are no metric keys to choose (`--metrics all` would
+ * otherwise select nothing, silently), and no metric records to compare. */
+static const cli_option similarity_own[] = {
+    {"-o", "S.npy", "also write the [K, K] distance matrix"},
+    {"--output", "S.npy", "the same as -o"},
+    {NULL}};
+static const cli_option similarity_refused[] = {
+    {"--metrics", NULL, "takes no --metrics: it computes js_distance only"},
+    {"--expect", NULL, "takes no --expect: its records are pairs of heads"},
+    {NULL}};
+static const cli_option_group *const similarity_groups[] = {
+    CLI_OWN("similarity", similarity_own),
+    CLI_REFUSE("similarity-refused", similarity_refused), &cli_group_input, &cli_group_select,
+    &cli_group_precision, &cli_group_output, &cli_group_table, &cli_group_label,
+    &cli_group_corpus, &cli_group_media, &cli_group_jobs, &cli_group_help, NULL};
+const cli_usage cli_usage_similarity = {"similarity", similarity_help, similarity_groups, NULL};
 
 /* The sums over the texts so far. */
 typedef struct {
@@ -159,21 +162,6 @@ static int similarity_outputs(const cli_model_run *r, const char *npy_path, cons
     return rc;
 }
 
-/* --metrics and --expect, which every record command takes, mean nothing
- * here: there are no metric keys to choose, and no metric records to
- * compare. Refused before the common options see them (`--metrics all`
- * would otherwise select nothing, silently). */
-static int similarity_option(cli_model_run *r, int argc, char **argv, int *i)
-{
-    (void)r;
-    (void)argc;
-    if (cli_is_option(argv[*i], "--metrics"))
-        return cli_usage_error("similarity", "takes no --metrics: it computes js_distance only"), -1;
-    if (cli_is_option(argv[*i], "--expect"))
-        return cli_usage_error("similarity", "takes no --expect: its records are pairs of heads"), -1;
-    return 0;
-}
-
 /* The K heads compared, (layer, head) each. 0, or 1 after printing. */
 static int similarity_heads(const cli_model_run *r, int **pairs, size_t *K)
 {
@@ -187,8 +175,7 @@ int cmd_similarity(int argc, char **argv)
     cli_model_run r = {0};
     if (cli_common_init(&r.common, 0))
         return 1;
-    int rc = cli_model_run_parse(&r, "similarity", similarity_help, argc, argv,
-                                 similarity_option, 1);
+    int rc = cli_model_run_parse(&r, &cli_usage_similarity, argc, argv, NULL);
     if (rc)
         return rc < 0 ? 0 : rc;
     /* -o is the distance matrix; the records go to standard output. */

@@ -15,21 +15,23 @@ static const char weights_help[] =
     "M_QK = W_Q W_K^T (qk_*), its symmetry score, family A of M_OV = W_V W_O\n"
     "(ov_*) and the OV copying score, computed in factored form (never a d x d\n"
     "product). With grouped-query attention query head h uses key/value head\n"
-    "h / (H / H_kv). Records carry rows = cols = d.\n"
-    "\n"
-    "  --layers, --heads LIST   select layers/heads of a MODEL (default all)\n"
-    "  --weights F, --qkv/--q/--k/--v/--o NAME, --linear, --heads H\n"
-    "                           the named-tensor path, as for attngeom layer\n"
-    "  --metrics LIST           keys of family 'weights' (default all of them)\n"
-    "  --format F, -o FILE, --expect GOLDEN.json   as for every command\n"
-    "  --sort KEY[:desc], --columns KEYS           order rows, choose columns\n"
-    "  --caption T, --tex-label K, --digits N      LaTeX float; digits (default 6)\n"
-    "  --label NAME             the records' \"model\" (default: the folder's or\n"
-    "                           the --weights file's name)\n"
-    "  --aggregate              per (layer, head) group the mean, std, Student-t\n"
-    "                           interval and count of every key instead of the\n"
-    "                           records (as `attngeom aggregate`; --by, --ci)\n"
-    CLI_JOBS_HELP;
+    "h / (H / H_kv). Records carry rows = cols = d.\n";
+
+/* layer's options that weights refuses by name (a weight has no input) */
+static const char layer_only[] = "--x, --save-attention, --causal and --scale belong to attngeom layer";
+static const cli_option weights_own[] = {
+    {"--layers", "LIST", "layers of a MODEL to report, e.g. 0,2-3 (default all)"},
+    {"--heads", "LIST|H", "heads of a MODEL to report (default all); with --weights, the number of heads"},
+    {NULL}};
+static const cli_option weights_refused[] = {
+    {"--x", NULL, layer_only}, {"--save-attention", NULL, layer_only},
+    {"--causal", NULL, layer_only}, {"--scale", NULL, layer_only}, {NULL}};
+static const cli_option_group *const weights_groups[] = {
+    CLI_OWN("weights", weights_own),
+    CLI_REFUSE("weights-refused", weights_refused), &cli_group_tensors, &cli_group_records,
+    &cli_group_output, &cli_group_table, &cli_group_label, &cli_group_aggregate, &cli_group_jobs,
+    &cli_group_help, NULL};
+const cli_usage cli_usage_weights = {"weights", weights_help, weights_groups, NULL};
 
 /* Family D of the selected heads of the selected layers (ag_run_weights,
  * with opt's layers and heads) or of every head of `tensors`, into *recs.
@@ -112,6 +114,8 @@ int cmd_weights(int argc, char **argv)
     cli_tensor_opts o = {0};
     const char *model = NULL, *layers = NULL, *heads = NULL;
     for (int i = 1; i < argc; i++) {
+        if (cli_usage_check(&cli_usage_weights, argv[i]))
+            return EXIT_USAGE;
         int used = 0;
         if (cli_is_option(argv[i], "--layers") || cli_is_option(argv[i], "--heads")) {
             int is_layers = cli_is_option(argv[i], "--layers");
@@ -130,9 +134,9 @@ int cmd_weights(int argc, char **argv)
         if (used)
             continue;
         if (strcmp(argv[i], "--help") == 0)
-            return fputs(weights_help, stdout), 0;
+            return cli_usage_help(&cli_usage_weights);
         if (argv[i][0] == '-' && argv[i][1])
-            return cli_unknown_option("weights", weights_help, 1, argv[i]);
+            return cli_usage_unparsed(&cli_usage_weights, argv[i]);
         if (model)
             return cli_usage_error("weights", "one MODEL only");
         model = argv[i];

@@ -10,14 +10,22 @@ int cli_command(int argc, char **argv, const cli_driver *drv)
         const char *name;
         int (*run)(int, char **);
         int runs_blas; /* see cli_blas_setup */
+        const cli_usage *usage; /* its options (cli.h, "option tables") */
     } commands[] = {
-        {"matrix", cmd_matrix, 1}, {"info", cmd_info, 0}, {"tokenize", cmd_tokenize, 0},
-        {"attention", cmd_attention, 1}, {"analyze", cmd_analyze, 1}, {"layer", cmd_layer, 1},
-        {"weights", cmd_weights, 1}, {"residual", cmd_residual, 1}, {"rollout", cmd_rollout, 1},
-        {"similarity", cmd_similarity, 1},
-        {"aggregate", cmd_aggregate, 0}, {"compare", cmd_compare, 0},
-        {"plot", cmd_plot, 1}, {"metrics", cmd_metrics, 0}, {"heads", cmd_heads, 1},
+        {"matrix", cmd_matrix, 1, &cli_usage_matrix}, {"info", cmd_info, 0, &cli_usage_info},
+        {"tokenize", cmd_tokenize, 0, &cli_usage_tokenize},
+        {"attention", cmd_attention, 1, &cli_usage_attention},
+        {"analyze", cmd_analyze, 1, &cli_usage_analyze}, {"layer", cmd_layer, 1, &cli_usage_layer},
+        {"weights", cmd_weights, 1, &cli_usage_weights},
+        {"residual", cmd_residual, 1, &cli_usage_residual},
+        {"rollout", cmd_rollout, 1, &cli_usage_rollout},
+        {"similarity", cmd_similarity, 1, &cli_usage_similarity},
+        {"aggregate", cmd_aggregate, 0, &cli_usage_aggregate},
+        {"compare", cmd_compare, 0, &cli_usage_compare},
+        {"plot", cmd_plot, 1, &cli_usage_plot}, {"metrics", cmd_metrics, 0, &cli_usage_metrics},
+        {"heads", cmd_heads, 1, &cli_usage_heads},
     };
+    enum { NCOMMANDS = sizeof commands / sizeof *commands };
     const cli_driver one = {0};
     drv = drv ? drv : &one;
     cli_held *was = cli_hold(drv->held);
@@ -25,7 +33,13 @@ int cli_command(int argc, char **argv, const cli_driver *drv)
     while (k < sizeof commands / sizeof *commands && strcmp(argv[0], commands[k].name) != 0)
         k++;
     int rc;
-    if (k == sizeof commands / sizeof *commands) {
+    if (k == NCOMMANDS && strcmp(argv[0], "options-doc") == 0) {
+        /* not listed: the option lists of the docs (scripts/options_docs.py) */
+        const cli_usage *usages[NCOMMANDS];
+        for (size_t c = 0; c < NCOMMANDS; c++)
+            usages[c] = commands[c].usage;
+        rc = cli_options_doc(argc, argv, usages, NCOMMANDS);
+    } else if (k == NCOMMANDS) {
         const char *names[sizeof commands / sizeof *commands];
         for (size_t c = 0; c < k; c++)
             names[c] = commands[c].name;

@@ -221,15 +221,3 @@ int cli_common_check(const cli_common *c, const char *cmd)
         return cli_usage_error(cmd, "--expect compares per-head records, not --aggregate's");
     return 0;
 }
-
-int cli_reject_expect(const cli_common *c, const char *cmd)
-{
-    if (c->expect_path)
-        return cli_usage_error(cmd, "--expect compares printed records; this command prints none");
-    if (c->label)
-        return cli_usage_error(cmd, "--label names the model in records; this command prints none");
-    if (c->sort || c->columns)
-        return cli_usage_error(cmd, "%s arranges printed records; this command prints none",
-                               c->sort ? "--sort" : "--columns");
-    return 0;
-}

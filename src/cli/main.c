@@ -33,13 +33,13 @@ static const char main_help[] =
     "  plot INPUT        a figure (SVG, PDF, PNG) of records or of a .npy\n"
     "  metrics [KEYS]    every metric key: family, definition, null case, reference\n"
     "\n"
-    "Every command takes -o FILE and --help, every one but plot --format\n"
-    "table|json|jsonl|csv|tsv|md|latex; the record commands (matrix, analyze,\n"
-    "layer, weights, residual, rollout) take --metrics LIST and --expect\n"
+    "Every command takes -o FILE and --help, every one but plot and attention\n"
+    "--format table|json|jsonl|csv|tsv|md|latex; the record commands (matrix,\n"
+    "analyze, layer, weights, residual, rollout) take --metrics LIST and --expect\n"
     "GOLDEN.json, compare and metrics --metrics LIST; analyze, residual,\n"
     "rollout, weights and matrix take --aggregate [--by KEYS] [--ci LEVEL];\n"
     "those and layer, similarity and attention take -j N (threads; the same\n"
-    "output for any N).\n"
+    "output for any N). `attngeom COMMAND --help` lists a command's options.\n"
     "Exit status: 0 success, 1 failure, 2 usage error, 3 --expect mismatch.\n";
 
 static int run(int argc, char **argv)

@@ -93,49 +93,6 @@ int cli_fail_error(const ag_error *err)
     return cli_fail("%s", err->message);
 }
 
-/* The options a command names in its help text: each "-x" or "--name"
- * that begins a word (after a space, '[', '(' , '|' or a line start) and
- * is not quoted in backticks (`attngeom tokenize --format json`), at
- * most max of them, each copied into names[k] (up to 31 bytes). */
-static size_t help_options(const char *help, char names[][32], size_t max)
-{
-    size_t n = 0;
-    int quoted = 0; /* inside `...`: another command's words, not this one's */
-    for (const char *p = help; *p && n < max; p++) {
-        quoted ^= *p == '`';
-        if (quoted || *p != '-' || (p > help && !strchr(" [(|\n", p[-1])))
-            continue;
-        size_t len = strspn(p + 1, "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") + 1;
-        if (len < 2 || len > 31 || (p[1] == '-' && len < 3))
-            continue;
-        memcpy(names[n], p, len);
-        names[n][len] = '\0';
-        size_t k = 0;
-        while (k < n && strcmp(names[k], names[n]) != 0)
-            k++;
-        n += k == n; /* keep the first of repeated names */
-        p += len - 1;
-    }
-    return n;
-}
-
-int cli_unknown_option(const char *cmd, const char *help, int takes_common, const char *arg)
-{
-    /* every command's own options are in its help; these, which every
-     * command but plot takes (cli_common_option), may not be */
-    static const char *const common[] = {"--format", "-o", "--output", "--metrics",
-                                         "--expect", "--rtol", "--atol", "--label", "--help"};
-    enum { NCOMMON = sizeof common / sizeof *common, MAX = 96 };
-    char names[MAX][32];
-    size_t n = help ? help_options(help, names, MAX) : 0;
-    const char *cands[MAX + NCOMMON];
-    for (size_t k = 0; k < n; k++)
-        cands[k] = names[k];
-    for (size_t k = 0; k < NCOMMON; k++)
-        cands[n + k] = takes_common ? common[k] : NULL;
-    return cli_unknown_option_among(cmd, cands, n + NCOMMON, arg);
-}
-
 int cli_unknown_option_among(const char *cmd, const char *const *cands, size_t n, const char *arg)
 {
     char word[32];

@@ -25,11 +25,14 @@ int cli_model_run_finish(cli_model_run *r, int rc)
     return rc;
 }
 
-int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int argc,
-                        char **argv, cli_extra_option extra, int allow_heads)
+int cli_model_run_parse(cli_model_run *r, const cli_usage *u, int argc, char **argv,
+                        cli_extra_option extra)
 {
+    const char *cmd = u->cmd;
     r->common.jobs_allowed = 1;
     for (int i = 1; i < argc; i++) {
+        if (cli_usage_check(u, argv[i]))
+            return EXIT_USAGE;
         int used = extra ? extra(r, argc, argv, &i) : 0;
         if (used == 0)
             used = cli_common_option(&r->common, cmd, argc, argv, &i);
@@ -41,12 +44,10 @@ int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int
             return EXIT_USAGE;
         if (used)
             continue;
-        if (strcmp(argv[i], "--help") == 0) {
-            fputs(help, stdout);
-            return -1;
-        }
+        if (strcmp(argv[i], "--help") == 0)
+            return cli_usage_help(u) - 1;
         if (argv[i][0] == '-' && argv[i][1])
-            return cli_unknown_option(cmd, help, 1, argv[i]);
+            return cli_usage_unparsed(u, argv[i]);
         if (r->model_dir)
             return cli_usage_error(cmd, "one MODEL only ('%s' and '%s')", r->model_dir, argv[i]);
         r->model_dir = argv[i];
@@ -54,8 +55,6 @@ int cli_model_run_parse(cli_model_run *r, const char *cmd, const char *help, int
     if (!r->model_dir)
         return cli_usage_error(cmd, "missing MODEL (a Hugging Face model folder)");
     cli_set_model_name(&r->common, r->model_dir);
-    if (!allow_heads && r->input.heads)
-        return cli_usage_error(cmd, "takes no --heads: its records are per layer (\"head\": -1)");
     return cli_common_check(&r->common, cmd);
 }
 

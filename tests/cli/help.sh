@@ -9,10 +9,15 @@
 #  - "did you mean" (Damerau–Levenshtein ≤ 2) in the one error line for an
 #    unknown metric, command and option of every command, and none when
 #    nothing is that close;
-#  - every option a command's --help names is accepted by its parser (it is
-#    never "unknown option");
-#  - --help and attngeom.1 agree per command (tests/cli/help_man.py says
-#    how): what one names for a command, the other gives it;
+#  - one option table per command (src/cli/options.c, `attngeom options-doc
+#    names` lists it) and four lists that agree with it: the parser takes
+#    every entry (never "unknown option" or "internal error"; a refused one
+#    gives its reason) and nothing else (every option of every other
+#    command is "unknown option" or a refusal); --help lists exactly the
+#    entries; the man page's and docs/cli.md's lists, a command's own
+#    options plus the groups it names, are exactly them too; and
+#    scripts/options_docs.py, run on copies, leaves attngeom.1 and
+#    docs/cli.md as committed (they are the tables' output);
 #  - a file given to the wrong reader is named for what it is (.npy,
 #    safetensors, PNG, WAV where records are expected, and vice versa).
 
@@ -95,14 +100,16 @@ DESC="unknown command, nothing close: no suggestion"; N=$((N + 1))
 grep -q "did you mean" "$T/stderr" && fail "$(cat "$T/stderr")"
 
 # an option typo for every command: --fromat is 1 from --format, which all
-# but plot take
-for cmd in matrix info tokenize attention analyze layer weights residual rollout similarity \
+# but plot and attention (it writes .npy) take
+for cmd in matrix info tokenize analyze layer weights residual rollout similarity \
     aggregate compare metrics; do
     run_case 2 "unknown option '--fromat' (did you mean --format?)" "option typo: $cmd" $cmd --fromat json
 done
-run_case 2 "unknown option '--fromat'" "plot takes no --format: nothing suggested" plot --fromat svg
-DESC="plot --fromat: no suggestion"; N=$((N + 1))
-grep -q "did you mean" "$T/stderr" && fail "$(cat "$T/stderr")"
+for cmd in plot attention; do
+    run_case 2 "unknown option '--fromat'" "$cmd takes no --format: nothing suggested" $cmd --fromat svg
+    DESC="$cmd --fromat: no suggestion"; N=$((N + 1))
+    grep -q "did you mean" "$T/stderr" && fail "$(cat "$T/stderr")"
+done
 run_case 2 "(did you mean --tokens?)" "option typo, a command's own option" plot x.jsonl --tokesn 3
 run_case 2 "(did you mean --query?)" "option typo, plot --query (now in its help)" plot x.jsonl --qeury 3
 run_case 2 "(did you mean --aggregate?)" "option typo, --aggregate" analyze "$GPT2" --agregate
@@ -145,22 +152,124 @@ runj csvok aggregate "$T/r.csv" --format csv
 check "a CSV of records still aggregates"
 grep -q "^layer,head" "$T/csvok" || fail "$(head -c 200 "$T/csvok")"
 
-# ---- every option --help names is accepted ---------------------------------
-for cmd in matrix info tokenize attention analyze layer weights residual rollout similarity \
-    aggregate compare plot metrics heads; do
-    "$CLI" $cmd --help >"$T/help.$cmd" 2>&1 || { check "$cmd --help"; fail "exit $?"; continue; }
-    # options quoted in backticks are another command's (`tokenize --format json`)
-    for opt in $(sed 's/`[^`]*`//g' "$T/help.$cmd" | grep -oE '(^|[ [(|])--?[A-Za-z][-A-Za-z0-9]*' |
-        sed 's/^[ [(|]//' | sort -u); do
-        check "$cmd --help names $opt: the parser takes it"
-        "$CLI" $cmd "$opt" >"$T/o.opt" 2>&1 </dev/null
-        grep -q "unknown option" "$T/o.opt" && fail "$(head -c 300 "$T/o.opt")"
+# ---- one option table per command, four lists --------------------------------
+# the table of every command: "CMD NAME VALUE|- takes|refuses" a line
+"$CLI" options-doc names >"$T/names" || fail "options-doc names: exit $?"
+check "options-doc names lists the 15 commands"
+[ "$(cut -d' ' -f1 "$T/names" | sort -u | wc -l)" -eq 15 ] || fail "$(cut -d' ' -f1 "$T/names" | sort -u)"
+mkdir -p "$T/cwd"
+# the parser takes every entry it lists (alone, as NAME VALUE and NAME=VALUE),
+# refuses the refused ones with their reason, and takes no option another
+# command's table has and its own lacks
+while read -r cmd name value kind; do
+    check "$cmd $name: the parser $kind it"
+    for form in 1 2; do
+        if [ "$value" = - ]; then
+            [ $form = 2 ] && break
+            set -- "$name"
+        elif [ $form = 1 ]; then
+            set -- "$name" "$value"
+        else
+            set -- "$name=$value"
+        fi
+        (cd "$T/cwd" && "$CLI" $cmd "$@" >"$T/o.opt" 2>&1 </dev/null)
+        rc=$?
+        if [ $kind = takes ]; then
+            grep -qE "unknown option|internal error" "$T/o.opt" && fail "$*: $(head -c 300 "$T/o.opt")"
+        else
+            [ $rc -eq 2 ] && ! grep -q "unknown option" "$T/o.opt" && grep -qF -- "$name" "$T/o.opt" ||
+                fail "$*: exit $rc, $(head -c 300 "$T/o.opt")"
+        fi
+    done
+done <"$T/names"
+for cmd in $(cut -d' ' -f1 "$T/names" | sort -u); do
+    check "$cmd takes no option its table lacks"
+    for name in $(cut -d' ' -f2 "$T/names" | sort -u); do
+        grep -q "^$cmd $name " "$T/names" && continue
+        (cd "$T/cwd" && "$CLI" $cmd "$name" >"$T/o.opt" 2>&1 </dev/null)
+        rc=$?
+        [ $rc -eq 2 ] && grep -qF "unknown option '$name'" "$T/o.opt" ||
+            fail "$cmd $name: exit $rc, $(head -c 300 "$T/o.opt")"
     done
 done
-
-check "--help and attngeom.1 name the same options, per command"
-"$PY" "$ROOT/tests/cli/help_man.py" "$ROOT/docs/man/attngeom.1" "$T" matrix info tokenize \
-    attention analyze layer weights residual rollout similarity aggregate compare plot metrics \
-    heads >"$T/man.out" 2>&1 || fail "$(cat "$T/man.out")"
+for cmd in $(cut -d' ' -f1 "$T/names" | sort -u); do
+    "$CLI" $cmd --help >"$T/help.$cmd" 2>&1 || { check "$cmd --help"; fail "exit $?"; }
+done
+# --help, the man page and docs/cli.md: per command, exactly the entries it
+# takes (a command's block: its own options, and the groups it names, each
+# listed once in its own block)
+PYSCRIPT='
+import re
+T, man, md = a[0], open(a[1], encoding="utf-8").read(), open(a[2], encoding="utf-8").read()
+table = {}
+for line in open(T + "/names"):
+    cmd, name, value, kind = line.split()
+    if kind == "takes":
+        table.setdefault(cmd, []).append((name, None if value == "-" else value))
+def blocks(text, start, end):
+    return {m.group(1): text[m.end():text.index(end, m.end())]
+            for m in re.finditer(start, text)}
+bad = []
+for cmd, want in table.items():
+    # --help: the lines of its "options:" list, in the table order
+    text = open(T + "/help." + cmd, encoding="utf-8").read()
+    lines = text.split("\noptions:\n", 1)[1].split("\n\n", 1)[0].split("\n")
+    got = [l.split()[0] for l in lines if l.startswith("  -")]
+    if got != [n for n, v in want]:
+        bad.append((cmd, "--help", got))
+    for l in lines:
+        if l.startswith("  -"):
+            name = l.split()[0]
+            v = dict(want)[name]
+            if v and not l.startswith("  %s %s " % (name, v)):
+                bad.append((cmd, "--help value", l))
+# docs/cli.md: the own table, then the groups linked
+mdb = blocks(md, r"<!-- options:([a-z-]+) -->\n", "<!-- /options -->")
+def md_rows(b):
+    return [tuple(m.group(1).split(" ", 1)) if " " in m.group(1) else (m.group(1), None)
+            for m in re.finditer(r"^\| `([^`]+)` \|", b, re.M)]
+# the man page: .TP items, and the groups named by the title of their .SS
+manb = blocks(man, r"\.\\\" options:([a-z-]+)\n", ".\\\" /options")
+def man_rows(b):
+    b = b.replace("\\-", "-")
+    rows = re.findall(r"^\.TP\n\.BI? (\S+)(?: \" (.*)\")?\n", b, re.M)
+    return [(n, v or None) for n, v in rows]
+def refused(b):
+    """the names a block says the command refuses ("It refuses `--metrics` ...")"""
+    m = re.search(r"It refuses (.*?) \(see its --help\)", b.replace("\\-", "-"), re.S)
+    return set(re.findall(r"--?[A-Za-z][-A-Za-z0-9]*", m.group(1))) if m else set()
+def first(rows):
+    """rows without the later ones of a name (an own entry hides a group one)"""
+    seen = set()
+    return [(n, v) for n, v in rows if not (n in seen or seen.add(n))]
+titles = {}
+for m in re.finditer(r"\.SS (.+)\n\.\\\" options:group-([a-z-]+)\n", man):
+    titles[m.group(1)] = m.group(2)
+for cmd, want in table.items():
+    # md: own rows, then the rows of every linked group, the first of a name kept
+    b = mdb[cmd]
+    got = first(md_rows(b) + [r for g in re.findall(r"\(#options-([a-z-]+)\)", b)
+                              for r in md_rows(mdb["group-" + g])])
+    got = [r for r in got if r[0] not in refused(b)]
+    if sorted(got) != sorted(want):
+        bad.append((cmd, "docs/cli.md", sorted(set(got) ^ set(want))))
+    b = manb[cmd]
+    head = b.split("\n.RS\n", 1)[0].replace("\n", " ")
+    named = [titles[t] for t in titles if re.search(r"(of|,) " + re.escape(t) + r"[,.]", head)]
+    got = first(man_rows(b) + [r for g in named for r in man_rows(manb["group-" + g])])
+    got = [r for r in got if r[0] not in refused(b)]
+    if sorted(got) != sorted(want):
+        bad.append((cmd, "attngeom.1", sorted(set(got) ^ set(want))))
+assert not bad, bad
+'
+pycheck "--help, attngeom.1 and docs/cli.md list exactly every command's table" \
+    "$T" "$ROOT/docs/man/attngeom.1" "$ROOT/docs/cli.md"
+check "attngeom.1 and docs/cli.md are the tables' output (make docs-options)"
+cp "$ROOT/docs/man/attngeom.1" "$T/attngeom.1"
+cp "$ROOT/docs/cli.md" "$T/cli.md"
+"$PY" "$ROOT/scripts/options_docs.py" "$CLI" "$T/attngeom.1" "$T/cli.md" >"$T/docs.out" 2>&1 ||
+    fail "$(cat "$T/docs.out")"
+cmp -s "$T/attngeom.1" "$ROOT/docs/man/attngeom.1" || fail "attngeom.1: $(diff "$ROOT/docs/man/attngeom.1" "$T/attngeom.1" | head -c 400)"
+cmp -s "$T/cli.md" "$ROOT/docs/cli.md" || fail "docs/cli.md: $(diff "$ROOT/docs/cli.md" "$T/cli.md" | head -c 400)"
 
 finish

@@ -79,7 +79,7 @@ def test_errors():
                          (("--length", 0), "--length takes a whole number"),
                          ((), "missing --length"),
                          (("--length", 4, "--lenght", 4), "did you mean --length"),
-                         (("--length", 4, "--metrics", "all"), "unknown option")]:
+                         (("--length", 4, "--metrics", "all"), "--metrics does not apply")]:
         p = run_cli("heads", TINY_GPT2, "--probe", "induction", *args, ok=False)
         assert p.returncode == 2 and needle in p.stderr, (args, p.stderr)
     p = run_cli("heads", TINY_GPT2, "--probe", "duplicate", "--length", 3, ok=False)
