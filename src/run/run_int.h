@@ -63,6 +63,11 @@ int agr_tasks_local(ag_workers *w, const ag_run_tasks *t);
  * no more than there are tasks. */
 int ag_run_workers(const ag_run_options *opt, size_t tasks, ag_workers **w, ag_error *err);
 
+/* Family H: the value norms ‖f_h(x_j)‖ (n) of query head h of a layer's
+ * weights w on its input x (n, d) (values.c). ag_value_norms's errors. */
+int agr_head_value_norms(const ag_attn_weights *w, const double *x, size_t n, size_t d, int h,
+                         double *norms, ag_error *err);
+
 /* opt, or (NULL) the defaults (AGR_OPTIONS_DEFAULT). */
 const ag_run_options *agr_options(const ag_run_options *opt);
 /* opt's selected layers over m's n_layer and heads over its n_head, both
