@@ -99,7 +99,8 @@ AG_EXPORT void ag_run_options_set_seed(ag_run_options *opt, unsigned long seed);
 /* The metrics set (NULL when none). */
 AG_EXPORT const ag_metric_set *ag_run_options_metrics(const ag_run_options *opt);
 /* A number option by its ag_run_options_set key ("threads", "precision"
- * (32 or 64), "edge_threshold", "epsilon", "trials", "seed"); NaN for an
+ * (32 or 64), "edge_threshold", "epsilon", "trials", "seed", "massive_abs",
+ * "massive_ratio"); NaN for an
  * unknown key. */
 AG_EXPORT double ag_run_options_get(const ag_run_options *opt, const char *key);
 /* The selected layers or heads over 0..count-1 (what: "layers", "heads")
@@ -527,8 +528,9 @@ AG_EXPORT int ag_run_matrix(const double *data, int ndim, const size_t *shape,
  * (ag_run_options_selection), then the run's own as each function says. */
 
 /* `attngeom residual`: families A and C (opt's metrics; NULL: the default,
- * spectrum and geometry) of every selected hidden state h_l, one record
- * (l, -1, n, d) each in order. opt's "layers" range over the n_layer + 1
+ * spectrum and geometry) and, when selected, family I (ag_activation_metrics
+ * with opt's "massive_abs" and "massive_ratio") of every selected hidden
+ * state h_l, one record (l, -1, n, d) each in order. opt's "layers" range over the n_layer + 1
  * hidden states 0..n_layer (Hugging Face's output_hidden_states order).
  * A state's failure: "hidden state l: <message>". */
 AG_EXPORT int ag_run_residual(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,

@@ -14,6 +14,7 @@ struct ag_run_options {
     double edge_threshold, epsilon;
     int trials;
     unsigned long seed;
+    double massive_abs, massive_ratio; /* family I's thresholds (Sun et al. 2024, §2) */
     int *layers, *heads; /* selected indices, sorted, no repeats; NULL: all */
     size_t nlayers, nheads;
     const ag_metric_set *metrics; /* borrowed; NULL: the entry point's default */
@@ -21,7 +22,7 @@ struct ag_run_options {
 };
 #define AGR_OPTIONS_DEFAULT                                                                  \
     {.threads = 1, .precision = AG_PRECISION_F32, .edge_threshold = -1, .epsilon = 1e-3,    \
-     .trials = 8, .seed = 1}
+     .trials = 8, .seed = 1, .massive_abs = 100, .massive_ratio = 1000}
 
 /* ---- distribution (tasks.c) ---------------------------------------------- */
 
