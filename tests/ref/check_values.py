@@ -24,19 +24,26 @@ and compared with `attngeom analyze MODEL --tokens ... --precision f64
 below 1): models/tiny-gpt2 (causal, biases), tests/data/models/tiny-bert
 (bidirectional, biases, post-LN: x is the block input), and the
 grouped-query tests/data/models/arch/llama3 (2 query heads, 1 key/value
-head, RMSNorm input, RoPE) and mistral-window (sliding window, GQA).
+head, RMSNorm input, RoPE) and mistral-window (sliding window, GQA), then
+every other folder of tests/data/models/arch (GPT-NeoX per-head fused QKV
+and parallel residual, OPT pre- and post-LN, Gemma, Gemma-2, Phi-3 fused
+QKV, Qwen2, DistilBERT, RoBERTa, XLM-RoBERTa); and the image and audio
+encoders tiny-vit (random pixels, `--pixels`) and tiny-whisper (random
+features, `--features`) against tests/ref/encoders_ref.py's passes.
 Prints the largest error per model; exits 1 on any failure.
 """
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+import encoders_ref as ENC  # noqa: E402
 import hf_forward as HF  # noqa: E402
 
 TOL = 1e-9
@@ -47,6 +54,12 @@ MODELS = [
     ("llama3", os.path.join(ROOT, "tests/data/models/arch/llama3"), [1, 5, 9, 17, 33, 5, 9, 60, 2]),
     ("mistral-window", os.path.join(ROOT, "tests/data/models/arch/mistral-window"), [1, 7, 3, 12, 40, 7, 3, 21, 5, 2]),
 ]
+# every other architecture folder (ids below their vocabularies of 64+)
+ARCH = os.path.join(ROOT, "tests/data/models/arch")
+MODELS += [(name, os.path.join(ARCH, name), [3, 11, 29, 7, 52, 11, 29, 60, 4])
+           for name in sorted(os.listdir(ARCH))
+           if os.path.exists(os.path.join(ARCH, name, "config.json"))
+           and name not in ("llama3", "mistral-window")]
 
 
 def head_metrics(p, v, wo):
@@ -70,6 +83,10 @@ def head_metrics(p, v, wo):
 
 def reference(folder, ids):
     _, _, layers = HF.trace(HF.Model(folder), ids)
+    return reference_of(layers)
+
+
+def reference_of(layers):
     ref = {}
     for l, t in enumerate(layers):
         H, _, dh = t["v"].shape
@@ -79,8 +96,12 @@ def reference(folder, ids):
 
 
 def run_cli(cli, folder, ids):
-    p = subprocess.run([cli, "analyze", folder, "--tokens", ",".join(map(str, ids)),
-                        "--precision", "f64", "--metrics", "values", "--format", "json"],
+    return run_analyze(cli, folder, ["--tokens", ",".join(map(str, ids))])
+
+
+def run_analyze(cli, folder, inputs):
+    p = subprocess.run([cli, "analyze", folder] + inputs +
+                       ["--precision", "f64", "--metrics", "values", "--format", "json"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if p.returncode != 0:
         raise RuntimeError("analyze %s failed: %s" % (folder, p.stderr.strip()))
@@ -88,7 +109,33 @@ def run_cli(cli, folder, ids):
 
 
 def check_model(cli, name, folder, ids):
-    ref, got = reference(folder, ids), run_cli(cli, folder, ids)
+    return compare(name, reference(folder, ids), run_cli(cli, folder, ids))
+
+
+def check_encoders(cli):
+    """tiny-vit on a random [3, 32, 32] pixel tensor (<f8, used as stored by
+    f64), tiny-whisper on random [80, 30] features (float32 values: the
+    engine rounds features to float32, docs/cli.md --save-input), the
+    reference encoders_ref.py's forward passes with their trace."""
+    rng = np.random.default_rng(27)
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, fwd, opt, shape in (("tiny-vit", ENC.vit_forward, "--pixels", (3, 32, 32)),
+                                      ("tiny-whisper", ENC.whisper_forward, "--features", (80, 30))):
+            folder = os.path.join(ROOT, "tests/data/models", name)
+            x = rng.standard_normal(shape)
+            if opt == "--features":  # the engine takes features as float32, as
+                x = x.astype(np.float32).astype(np.float64)  # WhisperFeatureExtractor gives them
+            path = os.path.join(tmp, name + ".npy")
+            np.save(path, x)
+            layers = []
+            fwd(folder, x, trace=layers)
+            out.append((name,) + compare(name, reference_of(layers),
+                                         run_analyze(cli, folder, [opt, path])))
+    return out
+
+
+def compare(name, ref, got):
     problems = []
     if set(ref) != set(got):
         return ["%s: heads %s, reference %s" % (name, sorted(got), sorted(ref))], 0.0, 0
@@ -116,6 +163,11 @@ def main(argv):
     failures = 0
     for name, folder, ids in MODELS:
         problems, worst, heads = check_model(argv[1], name, folder, ids)
+        print("%-15s %d heads  max err %.2e  %s" % (name, heads, worst, "FAIL" if problems else "ok"))
+        for p in problems:
+            print("   ", p)
+        failures += len(problems)
+    for name, problems, worst, heads in check_encoders(argv[1]):
         print("%-15s %d heads  max err %.2e  %s" % (name, heads, worst, "FAIL" if problems else "ok"))
         for p in problems:
             print("   ", p)
