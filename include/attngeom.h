@@ -5,12 +5,14 @@
  *   attngeom/core.h     version, exports and the ABI rule, status codes,
  *                       ag_error, the dense ag_array
  *   attngeom/io.h       .npy and safetensors readers/writers
- *   attngeom/metrics.h  metric keys, selections, records, families A–C, output
+ *   attngeom/metrics.h  metric keys, selections, records, families A–C,
+ *                       the value norms of family H, output
  *   attngeom/tokenizer.h  Hugging Face tokenizers (byte-level BPE, WordPiece)
  *   attngeom/model.h    model folders, the forward pass, the generic layer
  *   attngeom/stability.h   stability and angles of a head (docs/metrics.md, family E)
  *   attngeom/curvature.h   curvature of the attention graph (docs/metrics.md, family F)
- *   attngeom/layers.h   rollout and the residual stream across layers (§3 G)
+ *   attngeom/layers.h   rollout and the residual stream across layers (§3 G),
+ *                       its massive activations (family I)
  *   attngeom/records.h  records with any keys: tables, every output format,
  *                       reading JSON/JSONL/CSV records back
  *   attngeom/aggregate.h   corpus statistics: means with Student-t

@@ -66,6 +66,8 @@ AG_EXPORT void ag_free(void *p);
  *   "edge_threshold"  -1: 1/n; else in [0, 1] (--edge-threshold)
  *   "epsilon"         1e-3 (> 0), "trials" 8 (integer >= 1), "seed" 1
  *                     (integer >= 0): family E's sensitivity
+ *   "massive_abs"     100, "massive_ratio" 1000 (finite, >= 0): family I's
+ *                     thresholds (`residual --massive-abs/--massive-ratio`)
  * and the layers and heads a model run reports (all by default). */
 typedef struct ag_run_options ag_run_options;
 /* NULL when out of memory. */

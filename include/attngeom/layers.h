@@ -31,10 +31,11 @@
 extern "C" {
 #endif
 
-/* Families computed by `attngeom residual` (A and C) and `attngeom rollout`
- * (the matrix families A, B, C). */
+/* Families computed by `attngeom residual` (A, C and the massive
+ * activations I) and `attngeom rollout` (the matrix families A, B, C). */
 #define AG_FAMILIES_RESIDUAL (AG_FAMILY_BIT(AG_FAMILY_SPECTRUM) | \
-                              AG_FAMILY_BIT(AG_FAMILY_GEOMETRY))
+                              AG_FAMILY_BIT(AG_FAMILY_GEOMETRY) | \
+                              AG_FAMILY_BIT(AG_FAMILY_ACTIVATIONS))
 #define AG_FAMILIES_ROLLOUT AG_FAMILIES_MATRIX
 
 /* One rollout step. attn holds one layer's attention (n_head, n, n),
@@ -68,6 +69,22 @@ AG_EXPORT int ag_rollout(const double *attn, int n_layer, int n_head, size_t n,
  * 0). Errors as ag_matrix_metrics. */
 AG_EXPORT int ag_residual_metrics(const double *X, size_t n, size_t d,
                                   const ag_metric_set *sel, ag_record *rec, ag_error *err);
+
+/* docs/metrics.md, family I (Sun et al. 2024, "Massive Activations in
+ * Large Language Models", §2): the selected keys of family I of one hidden
+ * state h (n, d), row-major, into rec (nothing else touched): act_top1 =
+ * max |h_td| at (act_top1_token, act_top1_dim) (the first in row-major
+ * order on a tie), act_median = the median of the n·d magnitudes (GSL
+ * gsl_stats_median: the mean of the two middle ones for an even count),
+ * act_ratio = act_top1 / act_median (null when the median is 0), and
+ * act_massive = #{|h_td| >= massive_abs and |h_td| >= massive_ratio ·
+ * act_median} (the paper's 100 and 1000: `--massive-abs`,
+ * `--massive-ratio`). Thread-safe. Errors: AG_EINVAL (NULL, n or d 0, a
+ * threshold negative or not finite), AG_ENONFINITE (NaN/Inf in h, naming
+ * token and dimension), AG_ELIMIT, AG_ENOMEM. */
+AG_EXPORT int ag_activation_metrics(const double *h, size_t n, size_t d, double massive_abs,
+                                    double massive_ratio, const ag_metric_set *sel,
+                                    ag_record *rec, ag_error *err);
 
 #ifdef __cplusplus
 }

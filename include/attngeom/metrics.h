@@ -53,6 +53,13 @@ typedef enum {
      * otherwise) */
     AG_M_DUPLICATE_TOKEN_SCORE, AG_M_DUPLICATE_TOKEN_BASELINE, AG_M_INDUCTION_SCORE,
     AG_M_INDUCTION_BASELINE,
+    /* H. value norms of one head, where its input and weights are known
+     * (added after the detectors, ABI rule) */
+    AG_M_VALUE_NORM_MEAN, AG_M_VALUE_NORM_CV, AG_M_SINK_VALUE_RATIO,
+    AG_M_NORM_ATTENTION_SHIFT,
+    /* I. massive activations of a hidden state (`residual`) */
+    AG_M_ACT_TOP1, AG_M_ACT_TOP1_TOKEN, AG_M_ACT_TOP1_DIM, AG_M_ACT_MEDIAN, AG_M_ACT_RATIO,
+    AG_M_ACT_MASSIVE,
     AG_M_COUNT
 } ag_metric;
 
@@ -63,6 +70,8 @@ typedef enum {
     AG_FAMILY_WEIGHTS,    /* D */
     AG_FAMILY_STABILITY,  /* E */
     AG_FAMILY_CURVATURE,  /* F */
+    AG_FAMILY_VALUES,     /* H */
+    AG_FAMILY_ACTIVATIONS, /* I */
     AG_FAMILY_COUNT
 } ag_family;
 
@@ -72,7 +81,7 @@ AG_EXPORT const char *ag_metric_name(ag_metric m);
 AG_EXPORT int ag_metric_from_name(const char *name);
 AG_EXPORT ag_family ag_metric_family(ag_metric m);
 /* Family name as accepted by --metrics ("spectrum", "attention", "geometry",
- * "weights", "stability", "curvature"). */
+ * "weights", "stability", "curvature", "values", "activations"). */
 AG_EXPORT const char *ag_family_name(ag_family f);
 /* Id of a family name, or -1 if unknown. */
 AG_EXPORT int ag_family_from_name(const char *name);
@@ -111,8 +120,10 @@ AG_EXPORT const char *ag_key_symbol(const char *key);
  * refuses them as keys the command does not compute and "all" or a
  * family name leaves them out (matrix, layer, rollout have no ids). */
 #define AG_FAMILIES_TOKEN_IDS (1u << 31)
-/* What analyze computes: the heads' families, token-id keys included. */
-#define AG_FAMILIES_ANALYZE (AG_FAMILIES_HEADS | AG_FAMILIES_TOKEN_IDS)
+/* What analyze computes: the heads' families, token-id keys included, and
+ * the value norms of family H (the model's W_V and W_O are known). */
+#define AG_FAMILIES_ANALYZE (AG_FAMILIES_HEADS | AG_FAMILIES_TOKEN_IDS | \
+                             AG_FAMILY_BIT(AG_FAMILY_VALUES))
 /* The default selection: the cheap families A, B, C. */
 #define AG_FAMILIES_DEFAULT (AG_FAMILY_BIT(AG_FAMILY_SPECTRUM) | \
                              AG_FAMILY_BIT(AG_FAMILY_ATTENTION) | \
@@ -423,6 +434,33 @@ typedef struct {
  * AG_ENONFINITE, AG_ENOMEM, AG_ELAPACK. */
 AG_EXPORT int ag_weight_metrics(const ag_head_factors *f, const ag_metric_set *sel,
                                 ag_record *rec, ag_error *err);
+
+/* ---- family H: value norms of one head ---------------------------------- */
+
+/* docs/metrics.md, family H (Kobayashi et al. 2020, "Attention is Not Only
+ * a Weight", §3): norms[j] = ‖f(x_j)‖₂ for the n rows x_j of X (n, f->d,
+ * row-major, borrowed), f(x) = (x W_V + b_V) W_O with the head's W_V
+ * (f->d, f->d_h; row stride ldv), b_V (d_h, or NULL: none) and its rows of
+ * the output projection W_O (f->d_h, f->d_out; row stride ldo) — what
+ * ag_attn_weights_head_factors gives for a query head (its key/value
+ * head's W_V under grouped-query attention). f->wq and f->wk are not read.
+ * norms is the caller's (n doubles). Thread-safe. Errors: AG_EINVAL (NULL
+ * X, W_V, W_O or norms, a zero size, a stride below its width),
+ * AG_ELIMIT (n·(d_h + d_out) doubles beyond the address space), AG_ENOMEM,
+ * AG_ENONFINITE (a norm not finite: NaN/Inf in X or the weights, or an
+ * overflow; the message names the token). */
+AG_EXPORT int ag_value_norms(const ag_head_factors *f, const double *bv, const double *x,
+                             size_t n, double *norms, ag_error *err);
+
+/* The selected keys of family H of one head from its n×n attention A
+ * (row-major, borrowed) and the norms ‖f(x_j)‖ of ag_value_norms:
+ * value_norm_mean, value_norm_cv, sink_value_ratio and
+ * norm_attention_shift (with N_ij = A_ij·norms[j]), as docs/metrics.md
+ * defines them; nothing else of rec is touched. Thread-safe. Errors:
+ * AG_EINVAL (NULL arguments, n = 0, a negative entry of A or norms),
+ * AG_ENONFINITE (NaN/Inf in A, naming the entry). */
+AG_EXPORT int ag_value_metrics(const double *A, size_t n, const double *norms,
+                               const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
 /* ---- output ------------------------------------------------------------- */
 

@@ -99,7 +99,8 @@ AG_EXPORT void ag_run_options_set_seed(ag_run_options *opt, unsigned long seed);
 /* The metrics set (NULL when none). */
 AG_EXPORT const ag_metric_set *ag_run_options_metrics(const ag_run_options *opt);
 /* A number option by its ag_run_options_set key ("threads", "precision"
- * (32 or 64), "edge_threshold", "epsilon", "trials", "seed"); NaN for an
+ * (32 or 64), "edge_threshold", "epsilon", "trials", "seed", "massive_abs",
+ * "massive_ratio"); NaN for an
  * unknown key. */
 AG_EXPORT double ag_run_options_get(const ag_run_options *opt, const char *key);
 /* The selected layers or heads over 0..count-1 (what: "layers", "heads")
@@ -403,6 +404,12 @@ AG_EXPORT ag_run_input ag_run_tensor_input(const ag_run_tensor *t);
  * layer, which groups keys by GQA; `attngeom layer` its own tensors). */
 typedef void (*ag_run_head_input_fn)(const void *ctx, int h, ag_head_input *in);
 
+/* Family H's input of head h: the norms ‖f_h(x_j)‖ of the vectors it
+ * writes for the n tokens into norms (n doubles), filled by the caller
+ * (ag_value_norms; for a model's layer, of its GQA key/value head).
+ * AG_OK, or a status with err set. */
+typedef int (*ag_run_head_norms_fn)(const void *ctx, int h, double *norms, ag_error *err);
+
 /* One layer's attention and what to measure of it. */
 typedef struct {
     size_t size;                /* set by AG_RUN_LAYER_HEADS_DEFAULT */
@@ -415,6 +422,8 @@ typedef struct {
     const void *input_ctx;
     const int32_t *ids;         /* (n) the input's token ids: the token-pattern
                                    keys (ag_token_pattern_metrics); NULL: null */
+    ag_run_head_norms_fn norms; /* NULL: no family H even when selected */
+    const void *norms_ctx;
 } ag_run_layer_heads;
 /* Kind 3 of core.h's ABI rule: start from it. */
 #define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}
@@ -424,7 +433,9 @@ typedef struct {
  * (ag_matrix_metrics_work, opt's "edge_threshold"), with L's ids the
  * token-pattern keys (ag_token_pattern_metrics, the mask detected from A)
  * and, when opt's metrics select family E and L has an input,
- * ag_stability_metrics ("epsilon", "trials", "seed"); heads in parallel (default metrics AG_FAMILIES_HEADS).
+ * ag_stability_metrics ("epsilon", "trials", "seed"), family H when they
+ * select it and L has norms (ag_value_metrics); heads in parallel (default
+ * metrics AG_FAMILIES_HEADS).
  * Returns AG_OK, or the status of the lowest failed head with *failed its
  * number and err its own message (the caller names layer and head); a
  * failure before any head ran (AG_ENOMEM "out of memory for records")
@@ -437,7 +448,8 @@ AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_
 /* `attngeom analyze`'s records of one input: the pass on `in`
  * (ag_run_forward, opt's precision) and, per selected layer in order
  * (ag_run_options_selection), ag_run_heads of its selected heads with the
- * layer's input X as family E's (GQA-grouped keys); records carry
+ * layer's input X as family E's (GQA-grouped keys) and family H's (the
+ * layer's weights fetched once per layer when E or H is selected); records carry
  * in->text. Errors: the selections' (AG_ERANGE "heads: 9 is outside
  * 0..3"), the pass's, ag_model_attn_weights's, and a head's as "layer L
  * head H: <message>" (the lowest failed head of the first failed layer).
@@ -445,6 +457,17 @@ AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_
  * of "threads", at most the selected heads. */
 AG_EXPORT int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                              ag_workers *w, ag_record_list **out, ag_error *err);
+
+/* The norm matrices of every head of one layer (Kobayashi et al. 2020,
+ * §3; docs/metrics.md, family H): N[h][i][j] = A^h_ij ‖f_h(x_j)‖₂ with
+ * f_h(x) = (x W_V^g + b_V^g) W_O^h, g = h / (n_head / n_kv_head) the head's
+ * key/value head, x the rows of v->x and A^h v->attn's head h — a layer
+ * callback's view with its ag_model_attn_weights w. N is the caller's
+ * (v->n_head, v->n, v->n) doubles. Errors: AG_EINVAL (NULL, w without
+ * W_V or W_O, or weights that do not fit v: head count, width), and
+ * ag_value_norms's as "layer L head H: <message>". */
+AG_EXPORT int ag_run_value_norms(const ag_attn_weights *w, const ag_layer_view *v, double *N,
+                                 ag_error *err);
 
 /* The attention of one selected layer: its selected heads (heads, n, n)
  * contiguous in head order, borrowed for the call. Non-zero stops the
@@ -543,8 +566,9 @@ AG_EXPORT int ag_run_matrix(const double *data, int ndim, const size_t *shape,
  * (ag_run_options_selection), then the run's own as each function says. */
 
 /* `attngeom residual`: families A and C (opt's metrics; NULL: the default,
- * spectrum and geometry) of every selected hidden state h_l, one record
- * (l, -1, n, d) each in order. opt's "layers" range over the n_layer + 1
+ * spectrum and geometry) and, when selected, family I (ag_activation_metrics
+ * with opt's "massive_abs" and "massive_ratio") of every selected hidden
+ * state h_l, one record (l, -1, n, d) each in order. opt's "layers" range over the n_layer + 1
  * hidden states 0..n_layer (Hugging Face's output_hidden_states order).
  * A state's failure: "hidden state l: <message>". */
 AG_EXPORT int ag_run_residual(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,

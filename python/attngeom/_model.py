@@ -240,15 +240,20 @@ class Model:
     @guarded
     def residual(self, text=None, metrics=None, *, tokens=None, image=None, audio=None,
                  pixels=None, features=None, frames=None, layers=None, precision=None,
-                 jobs=None, label=None, to_pandas=False):
+                 massive_abs=None, massive_ratio=None, jobs=None, label=None,
+                 to_pandas=False):
         """`attngeom residual MODEL --text S`: one record per selected hidden
         state l = 0 ... n_layer (layers= ranges over them; 0 the embeddings)
         of families spectrum and geometry of the [n, d_model] matrix
-        (head -1). tokens= instead of text: the token ids."""
+        (head -1), and with metrics="activations" its massive activations
+        (act_massive counts |h| >= massive_abs and >= massive_ratio x the
+        median |h|; defaults 100 and 1000, as --massive-abs and
+        --massive-ratio). tokens= instead of text: the token ids."""
         inp, sel, opt = self._layer_run(
             "residual", dict(text=text, tokens=tokens, image=image, audio=audio, pixels=pixels,
                              features=features, frames=frames),
-            metrics, jobs=jobs, precision=precision, layers=layers)
+            metrics, jobs=jobs, precision=precision, layers=layers, massive_abs=massive_abs,
+            massive_ratio=massive_ratio)
         out = ctypes.c_void_p()
         with inp, Call() as c:
             status = lib.ag_run_residual(self._model, ctypes.byref(inp.struct), opt, None,

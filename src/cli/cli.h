@@ -44,6 +44,8 @@ typedef struct {
     int trials;               /* --trials, >= 1 (default 8) */
     unsigned long seed;       /* --seed (default 1) */
     double edge_threshold;    /* --edge-threshold in [0, 1]; < 0: 1/n */
+    double massive_abs, massive_ratio; /* --massive-abs, --massive-ratio (residual,
+                                 family I), >= 0 (defaults 100, 1000) */
     const char *label;        /* --label NAME: the records' "model" */
     const char *sort;         /* --sort KEY[:desc]: the column the rows sort by */
     int sort_desc;            /* :desc given */

@@ -15,7 +15,8 @@ static const char residual_help[] =
     "usage: attngeom residual MODEL (--text S | --text-file F | --tokens 1,2,3 | --tokens-file F) [options]\n"
     "\n"
     "Run the forward pass and print the metrics of every hidden state of the\n"
-    "residual stream (families spectrum and geometry of the [n, d] matrix): one\n"
+    "residual stream (families spectrum and geometry of the [n, d] matrix, and\n"
+    "with --metrics activations its massive activations, Sun et al. 2024): one\n"
     "record per hidden state l = 0 ... L (\"head\": -1) in Hugging Face's\n"
     "output_hidden_states order: 0 the embeddings, l the output of block l-1,\n"
     "L (GPT-2, LLaMA) after the final norm. res_ratio falling with depth is rank\n"
@@ -30,6 +31,8 @@ static const cli_option_group no_heads = {"per-layer", NULL, (const cli_option[]
 
 static const cli_option residual_own[] = {
     {"--layers", "LIST", "hidden states to report, 0 ... L, e.g. 0,2-3 (default all)"},
+    {"--massive-abs", "A", "act_massive counts the entries with |h| >= A (default 100)"},
+    {"--massive-ratio", "R", "... and |h| >= R x the median |h| (default 1000)"},
     {NULL}};
 static const cli_option_group *const residual_groups[] = {
     CLI_OWN("residual", residual_own), &no_heads, &cli_group_input,

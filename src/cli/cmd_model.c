@@ -137,7 +137,8 @@ static const char analyze_help[] =
     "and per text with --text-file or --tokens-file (\"text\" = 0-based line index;\n"
     "--tokens-file: one sequence of ids a line, separated by commas or spaces).\n"
     "--metrics stability (or its keys) adds family E, computed in double on each\n"
-    "head's input X (docs/stability.md).\n";
+    "head's input X (docs/stability.md). --metrics values adds family H, the norms\n"
+    "of what each head writes, ||(x_j W_V + b_V) W_O|| (Kobayashi et al. 2020).\n";
 
 static const char analyze_more[] =
     "Records stream: in jsonl, csv and tsv each text's records are\n"

@@ -47,9 +47,32 @@ int cli_common_init(cli_common *c, unsigned families)
     c->trials = 8;
     c->seed = 1;
     c->edge_threshold = -1;
+    c->massive_abs = 100;
+    c->massive_ratio = 1000;
     c->agg.ci = 0.95;
     c->dist = command_dist;
     return 0;
+}
+
+/* --massive-abs, --massive-ratio where the command computes family I
+ * (residual): 1 consumed, 0 not one of them, -1 usage error printed. */
+static int massive_option(cli_common *c, const char *cmd, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v;
+    int is_abs = cli_is_option(a, "--massive-abs");
+    if (!(c->families & AG_FAMILY_BIT(AG_FAMILY_ACTIVATIONS)) ||
+        !(is_abs || cli_is_option(a, "--massive-ratio")))
+        return 0;
+    const char *name = is_abs ? "--massive-abs" : "--massive-ratio";
+    double x;
+    if (!(v = cli_option_value(cmd, name, argc, argv, i)))
+        return -1;
+    if (cli_parse_double(v, &x) != 0) {
+        cli_usage_error(cmd, "%s takes a number >= 0, not '%s'", name, v);
+        return -1;
+    }
+    *(is_abs ? &c->massive_abs : &c->massive_ratio) = x;
+    return 1;
 }
 
 /* --epsilon, --trials, --seed, --edge-threshold: 1 consumed, 0 not one of
@@ -90,7 +113,7 @@ static int stability_option(cli_common *c, const char *cmd, int argc, char **arg
             c->seed = x;
         return 1;
     }
-    return 0;
+    return massive_option(c, cmd, argc, argv, i);
 }
 
 /* -j N, -jN: threads, 1..AG_POOL_THREADS_MAX. 1 consumed, -1 usage error. */

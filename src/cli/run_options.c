@@ -17,6 +17,10 @@ int cli_run_options(const cli_common *c, ag_precision precision, ag_run_options 
         status = ag_run_options_set(o, "epsilon", c->epsilon, &err);
     if (status == AG_OK)
         status = ag_run_options_set(o, "trials", c->trials, &err);
+    if (status == AG_OK)
+        status = ag_run_options_set(o, "massive_abs", c->massive_abs, &err);
+    if (status == AG_OK)
+        status = ag_run_options_set(o, "massive_ratio", c->massive_ratio, &err);
     if (status != AG_OK) {
         ag_run_options_free(o);
         *out = NULL;

@@ -163,6 +163,10 @@ int cli_settings_text(const cli_common *c, const cli_settings_in *in, char **out
         json_object_set_new(o, "trials", json_integer(c->trials));
         json_object_set_new(o, "edge_threshold",
                             c->edge_threshold >= 0 ? json_real(c->edge_threshold) : json_null());
+        if (ag_metric_set_has(c->metrics, AG_M_ACT_MASSIVE)) { /* the count's thresholds */
+            json_object_set_new(o, "massive_abs", json_real(c->massive_abs));
+            json_object_set_new(o, "massive_ratio", json_real(c->massive_ratio));
+        }
         if (in->run)
             run_settings(o, in->run);
         else if (in->precision)

@@ -59,8 +59,23 @@ typedef struct {
     ag_record_list *recs; /* head i's record is first + i */
     size_t first;
     ag_error *errs;       /* (count) */
-    int stability;
+    int stability, values;
 } heads_job;
+
+/* Family H of head h (its task i): the norms of what it writes, from L's
+ * callback, then the keys of its attention A and those norms. */
+static int head_values(const heads_job *j, size_t i, int h, const double *A, ag_record *r)
+{
+    double *norms = malloc(j->L->n * sizeof *norms);
+    if (!norms)
+        return ag_error_set(&j->errs[i], AG_ENOMEM, "out of memory for %zu value norms",
+                            j->L->n);
+    int status = j->L->norms(j->L->norms_ctx, h, norms, &j->errs[i]);
+    if (status == AG_OK)
+        status = ag_value_metrics(A, j->L->n, norms, j->sel, r, &j->errs[i]);
+    free(norms);
+    return status;
+}
 
 static int head_task(size_t i, int worker, void *user)
 {
@@ -86,6 +101,8 @@ static int head_task(size_t i, int worker, void *user)
                                    .seed = j->opt->seed};
         status = ag_stability_metrics(&in, &so, j->sel, r, &j->errs[i]);
     }
+    if (status == AG_OK && j->values)
+        status = head_values(j, i, h, A, r);
     return status;
 }
 
@@ -134,6 +151,7 @@ int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_run_option
     if (status == AG_OK) {
         j.head = ag_selection_indices(heads);
         j.stability = L->input && ag_family_selected(j.sel, AG_FAMILY_STABILITY);
+        j.values = L->norms && ag_family_selected(j.sel, AG_FAMILY_VALUES);
         status = run_heads(&j, count, failed, err);
     }
     free(j.errs);
@@ -151,7 +169,7 @@ typedef struct {
     ag_workers *w;
     const unsigned char *layer_on;
     const ag_selection *heads;
-    int stability;
+    int stability, values;     /* families E, H selected: the layer's weights needed */
     long text;
     const int32_t *ids;        /* (n) the input's token ids; NULL for a tensor input */
     ag_record_list *recs;
@@ -171,13 +189,22 @@ static void view_head_input(const void *ctx, int h, ag_head_input *in)
     ag_attn_weights_head_input(li->w, li->v->x, li->v->n, li->v->d, h, in);
 }
 
+/* Family H of query head h: the norms of f_h on the view's X. */
+static int view_head_norms(const void *ctx, int h, double *norms, ag_error *err)
+{
+    const layer_input *li = ctx;
+    return agr_head_value_norms(li->w, li->v->x, li->v->n, li->v->d, h, norms, err);
+}
+
 static int analyze_layer(const ag_layer_view *v, void *user)
 {
     analyze_job *a = user;
     if (!a->layer_on[v->layer])
         return 0;
-    ag_attn_weights weights = {0};
-    int status = a->stability ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err) : AG_OK;
+    ag_attn_weights weights = {0}; /* once per layer, for all its heads */
+    int status = a->stability || a->values
+                     ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err)
+                     : AG_OK;
     layer_input li = {v, &weights};
     ag_run_layer_heads L = AG_RUN_LAYER_HEADS_DEFAULT;
     L.attn = v->attn;
@@ -189,6 +216,8 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     L.input = a->stability ? view_head_input : NULL;
     L.input_ctx = &li;
     L.ids = a->ids;
+    L.norms = a->values ? view_head_norms : NULL;
+    L.norms_ctx = &li;
     int h = -1;
     ag_error e = {0};
     if (status == AG_OK && (status = ag_run_heads(a->w, &L, a->opt, a->recs, &h, &e)) != AG_OK) {
@@ -225,7 +254,8 @@ int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_optio
     if (status == AG_OK) {
         analyze_job a = {.m = m, .opt = &o, .w = w, .layer_on = ag_selection_mask(layers),
                          .heads = heads, .text = given.text, .ids = given.ids, .recs = recs,
-                         .stability = ag_family_selected(o.metrics, AG_FAMILY_STABILITY)};
+                         .stability = ag_family_selected(o.metrics, AG_FAMILY_STABILITY),
+                         .values = ag_family_selected(o.metrics, AG_FAMILY_VALUES)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
         status = ag_run_forward(m, in, &fo, analyze_layer, &a, NULL, err);
         if (status != AG_OK && a.err.status != AG_OK)

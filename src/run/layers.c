@@ -9,6 +9,7 @@
 #include "attngeom/layers.h"
 #include "base/sized_int.h"
 #include "layers_int.h"
+#include "../../analysis/analysis.h"
 
 /* ---- one input's run over the layers ------------------------------------ */
 
@@ -77,6 +78,8 @@ static const ag_metric_set *metrics_or_default(const ag_run_options *opt, unsign
 typedef struct {
     const unsigned char *layer_on; /* (n_layer + 1) */
     const ag_metric_set *sel;
+    const ag_run_options *opt;     /* family I's thresholds */
+    int activations;               /* family I selected */
     long text;
     ag_record_list **out;
     ag_error err; /* the metrics' failure */
@@ -94,6 +97,9 @@ static int residual_state(int l, size_t n, size_t d, const double *h, void *user
     ag_record_set_text(rec, c->text);
     ag_error e = {0};
     int status = ag_residual_metrics(h, n, d, c->sel, rec, &e);
+    if (status == AG_OK && c->activations)
+        status = ag_activation_metrics(h, n, d, c->opt->massive_abs, c->opt->massive_ratio,
+                                       c->sel, rec, &e);
     if (status != AG_OK)
         ag_error_set(&c->err, status, "hidden state %d: %s", l, e.message);
     return status;
@@ -105,11 +111,12 @@ int ag_run_residual(const ag_model *m, const ag_run_input *in, const ag_run_opti
     agr_pass p;
     ag_metric_set *own = NULL;
     int status = agr_pass_begin(&p, m, in, opt, 1, w, err);
-    residual_ctx c = {.text = p.in.text, .out = out};
+    residual_ctx c = {.text = p.in.text, .out = out, .opt = agr_options(opt)};
     if (status == AG_OK && !(c.sel = metrics_or_default(opt, AG_FAMILIES_RESIDUAL, &own, err)))
         status = err->status;
     if (status == AG_OK) {
         c.layer_on = ag_selection_mask(p.layers);
+        c.activations = ag_family_selected(c.sel, AG_FAMILY_ACTIVATIONS);
         p.fo.hidden_fn = residual_state;
         p.fo.hidden_user = &c;
         status = agr_pass_run(&p, m, NULL, NULL, &c.err, err);

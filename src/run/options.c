@@ -50,9 +50,14 @@ int ag_run_options_set(ag_run_options *opt, const char *key, double v, ag_error 
         opt->trials = (int)v;
     else if (strcmp(k, "seed") == 0 && (ok = is_integer(v, 0, 9007199254740992.0)))
         opt->seed = (unsigned long)v;
+    else if (strcmp(k, "massive_abs") == 0 && (ok = v >= 0 && isfinite(v)))
+        opt->massive_abs = v;
+    else if (strcmp(k, "massive_ratio") == 0 && (ok = v >= 0 && isfinite(v)))
+        opt->massive_ratio = v;
     else if (ok)
         return ag_error_set(err, AG_EINVAL, "unknown option '%s' (threads, precision, "
-                            "edge_threshold, epsilon, trials, seed)", k);
+                            "edge_threshold, epsilon, trials, seed, massive_abs, "
+                            "massive_ratio)", k);
     return ok ? AG_OK : ag_error_set(err, AG_EINVAL, "option %s: %.17g is out of range", k, v);
 }
 
@@ -133,6 +138,10 @@ double ag_run_options_get(const ag_run_options *opt, const char *key)
         return o->trials;
     if (strcmp(k, "seed") == 0)
         return (double)o->seed;
+    if (strcmp(k, "massive_abs") == 0)
+        return o->massive_abs;
+    if (strcmp(k, "massive_ratio") == 0)
+        return o->massive_ratio;
     return NAN;
 }
 

@@ -14,6 +14,7 @@ struct ag_run_options {
     double edge_threshold, epsilon;
     int trials;
     unsigned long seed;
+    double massive_abs, massive_ratio; /* family I's thresholds (Sun et al. 2024, §2) */
     int *layers, *heads; /* selected indices, sorted, no repeats; NULL: all */
     size_t nlayers, nheads;
     const ag_metric_set *metrics; /* borrowed; NULL: the entry point's default */
@@ -21,7 +22,7 @@ struct ag_run_options {
 };
 #define AGR_OPTIONS_DEFAULT                                                                  \
     {.threads = 1, .precision = AG_PRECISION_F32, .edge_threshold = -1, .epsilon = 1e-3,    \
-     .trials = 8, .seed = 1}
+     .trials = 8, .seed = 1, .massive_abs = 100, .massive_ratio = 1000}
 
 /* ---- distribution (tasks.c) ---------------------------------------------- */
 
@@ -66,6 +67,11 @@ int ag_run_workers(const ag_run_options *opt, size_t tasks, ag_workers **w, ag_e
 /* The most tokens m takes (0: no limit) and the config field behind it,
  * "n_positions = 1024", into why (inputs.c). */
 size_t agr_positions(const ag_model *m, char why[96]);
+
+/* Family H: the value norms ‖f_h(x_j)‖ (n) of query head h of a layer's
+ * weights w on its input x (n, d) (values.c). ag_value_norms's errors. */
+int agr_head_value_norms(const ag_attn_weights *w, const double *x, size_t n, size_t d, int h,
+                         double *norms, ag_error *err);
 
 /* opt, or (NULL) the defaults (AGR_OPTIONS_DEFAULT). */
 const ag_run_options *agr_options(const ag_run_options *opt);

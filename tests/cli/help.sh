@@ -53,16 +53,19 @@ got = load(a[0])["records"]
 keys = [r["key"] for r in got]
 assert len(keys) == len(set(keys)), "a key twice"
 assert set(keys) == set(rows), ("registry only", sorted(set(keys) - set(rows)), "docs only", sorted(set(rows) - set(keys)))
-assert len(keys) == 56
+assert len(keys) == 66
 for r in got:
     doc = rows[r["key"]]
     assert r["definition"] == doc[0], (r["key"], r["definition"], doc[0])
     if len(doc) > 1:
         assert r["null_when"] == doc[1], (r["key"], r["null_when"], doc[1])
     assert r["null_when"] and r["reference"], r["key"]
-    assert r["family"] in ("spectrum", "attention", "geometry", "weights", "stability", "curvature")
-# the column order of the records (docs/metrics.md: A, B, C, D, E, lambda2_condition, F, detectors)
-assert keys[:3] == ["sigma_max", "sigma_gap", "effective_rank"] and keys[-1] == "induction_baseline"
+    assert r["family"] in ("spectrum", "attention", "geometry", "weights", "stability", "curvature",
+                           "values", "activations")
+# the column order of the records (docs/metrics.md: A, B, C, D, E, lambda2_condition, F,
+# detectors, H, I)
+assert keys[:3] == ["sigma_max", "sigma_gap", "effective_rank"] and keys[-1] == "act_massive"
+assert keys.index("value_norm_mean") == keys.index("induction_baseline") + 1
 assert keys.index("lambda2_condition") == keys.index("qk_cos_mean") + 1
 # CSV carries the same cells
 with open(a[1], encoding="utf-8", newline="") as f:

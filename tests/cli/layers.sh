@@ -277,4 +277,26 @@ run_case 1 layers "similarity --layers 4 out of range" similarity "$GPT2" --text
     -o "$T/o/S.npy"
 run_case 1 "" "similarity -o into a missing folder" similarity "$GPT2" --text "$TEXT" -o "$T/o/no/S.npy"
 
+# ---- family I's thresholds (residual only) and family H (analyze only)
+run_case 2 "--massive-abs takes a number >= 0, not '-1'" "residual --massive-abs -1" \
+    residual "$GPT2" --text "$TEXT" --metrics activations --massive-abs -1
+run_case 2 "--massive-ratio takes a number >= 0, not 'x'" "residual --massive-ratio x" \
+    residual "$GPT2" --text "$TEXT" --metrics activations --massive-ratio x
+run_case 2 "unknown option '--massive-abs'" "analyze takes no --massive-abs" \
+    analyze "$GPT2" --text "$TEXT" --massive-abs 5
+run_case 2 "'values' is not computed by this command" "rollout --metrics values" \
+    rollout "$GPT2" --text "$TEXT" --metrics values
+run_case 2 "'act_top1' is not computed by this command" "analyze --metrics act_top1" \
+    analyze "$GPT2" --text "$TEXT" --metrics act_top1
+# thresholds 0: every entry is massive, act_massive = n·d of every state
+runj massive residual "$GPT2" --text "$TEXT" --metrics act_massive,act_median --massive-abs 0 \
+    --massive-ratio 0 --format json
+PYSCRIPT='
+d = load(a[0])
+assert d["settings"]["massive_abs"] == 0 and d["settings"]["massive_ratio"] == 0, d["settings"]
+for r in d["records"]:
+    assert r["act_massive"] == r["rows"] * r["cols"] and r["act_median"] > 0, r
+'
+pycheck "act_massive counts every entry at thresholds 0; the settings carry them" "$T/massive"
+
 finish

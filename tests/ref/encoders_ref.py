@@ -110,9 +110,18 @@ def _prefix(t, probe, prefixes):
 
 # ---- ViT (modeling_vit.py) ------------------------------------------------
 
-def vit_forward(folder, pixels):
+def _trace(trace, x, p, v, wo):
+    """One layer's entry of a trace list (None: off), as hf_forward.py's
+    TRACE: x the Q/K/V input [n, d], p [H, n, n], v [H, n, hd] (x W_V +
+    b_V), wo the output projection [H·hd, d] in [in, out] form."""
+    if trace is not None:
+        trace.append({"x": x, "p": p, "v": v, "wo": wo})
+
+
+def vit_forward(folder, pixels, trace=None):
     """ViTModel(pixel_values[None], output_attentions=True,
-    output_hidden_states=True) on pixels (C, H, W)."""
+    output_hidden_states=True) on pixels (C, H, W). trace: a list to get
+    each layer's x, p, v, wo (_trace)."""
     cfg, t = load(folder)
     p = _prefix(t, "embeddings.cls_token", ["vit."])
     d, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
@@ -150,6 +159,7 @@ def vit_forward(folder, pixels):
         # eager_attention_forward: matmul(q, kᵀ) * scaling, softmax
         a = softmax(np.matmul(q, k.transpose(0, 2, 1)) * scaling)
         attns.append(a)
+        _trace(trace, x_ln, a, v, g("attention.output.dense.weight").T)
         ctx = np.matmul(a, v).transpose(1, 0, 2).reshape(-1, d)
         h = linear(ctx, g("attention.output.dense.weight"), g("attention.output.dense.bias")) + h
         y = layer_norm(h, g("layernorm_after.weight"), g("layernorm_after.bias"), eps)
@@ -175,11 +185,12 @@ def conv1d(x, W, b, stride, padding):
     return out
 
 
-def whisper_forward(folder, features):
+def whisper_forward(folder, features, trace=None):
     """WhisperEncoder(input_features[None], output_attentions=True,
     output_hidden_states=True) on features (n_mels, T). HF accepts only
     T = 2·max_source_positions; for fewer frames this is the same code with
-    embed_positions rows 0 … n−1 (issue 15's extension)."""
+    embed_positions rows 0 … n−1 (issue 15's extension). trace as
+    vit_forward's."""
     cfg, t = load(folder)
     p = _prefix(t, "encoder.conv1.weight", ["model."]) + "encoder."
     d, H, L = cfg["d_model"], cfg["encoder_attention_heads"], cfg["encoder_layers"]
@@ -204,6 +215,7 @@ def whisper_forward(folder, features):
         v = linear(x_ln, g("self_attn.v_proj.weight"), g("self_attn.v_proj.bias"))
         a = softmax(np.matmul(heads(q, H), heads(k, H).transpose(0, 2, 1)))
         attns.append(a)
+        _trace(trace, x_ln, a, heads(v, H), g("self_attn.out_proj.weight").T)
         ctx = np.matmul(a, heads(v, H)).transpose(1, 0, 2).reshape(-1, d)
         h = h + linear(ctx, g("self_attn.out_proj.weight"), g("self_attn.out_proj.bias"))
         y = layer_norm(h, g("final_layer_norm.weight"), g("final_layer_norm.bias"), eps)

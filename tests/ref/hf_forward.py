@@ -293,6 +293,37 @@ def apply_rope(x, cos, sin):
     return np.concatenate([xr * cos + rotate_half(xr) * sin, xp], axis=-1)
 
 
+# ------------------------------------------------------ per-layer trace ---
+
+# A list to fill (None: off): each layer appends one dict of what its heads
+# read and write, for references that need more than the probabilities
+# (tests/ref/check_values.py):
+#   x   [n, d]       the input of the Q/K/V projections (after any
+#                    pre-attention norm)
+#   p   [H, n, n]    the probabilities
+#   v   [H, n, dh]   every query head's value vectors x W_V + b_V (a GQA
+#                    head's shared key/value head repeated)
+#   wo  [H*dh, d]    the output projection in [in, out] form (head h owns
+#                    rows h*dh ... (h+1)*dh - 1), without its bias
+TRACE = None
+
+
+def _trace(x, p, v, wo):
+    if TRACE is not None:
+        TRACE.append({"x": x, "p": p, "v": v, "wo": wo})
+
+
+def trace(model, ids):
+    """model.forward(ids) with TRACE on: (attn, hidden, per-layer list)."""
+    global TRACE
+    TRACE = []
+    try:
+        attn, hidden = model.forward(ids)
+        return attn, hidden, TRACE
+    finally:
+        TRACE = None
+
+
 # ----------------------------------------------------------------- models ---
 
 def gpt2_forward(cfg, W, ids):
@@ -317,6 +348,7 @@ def gpt2_forward(cfg, W, ids):
             scale /= float(l + 1)
         pr, o = attention(split_heads(q, H), split_heads(k, H), split_heads(v, H), scale, True)
         attns.append(pr)
+        _trace(x, pr, split_heads(v, H), W(p + "attn.c_proj.weight"))
         h = h + (merge_heads(o) @ W(p + "attn.c_proj.weight") + W(p + "attn.c_proj.bias"))
         x = layer_norm(h, W(p + "ln_2.weight"), W(p + "ln_2.bias"), eps)
         m = act(x @ W(p + "mlp.c_fc.weight") + W(p + "mlp.c_fc.bias"))
@@ -350,6 +382,7 @@ def bert_forward(cfg, W, ids, positions=None):
         pr, o = attention(split_heads(q, H), split_heads(k, H), split_heads(v, H),
                           1.0 / math.sqrt(dh), False)
         attns.append(pr)
+        _trace(h, pr, split_heads(v, H), W(p + "attention.output.dense.weight").T)
         a = linear(merge_heads(o), W, p + "attention.output.dense") + h
         a = layer_norm(a, W(p + "attention.output.LayerNorm.weight"),
                        W(p + "attention.output.LayerNorm.bias"), eps)
@@ -397,6 +430,7 @@ def distilbert_forward(cfg, W, ids):
         v = split_heads(linear(h, W, p + "attention.v_lin"), H)
         pr, o = attention(q, k, v, 1.0, False)
         attns.append(pr)
+        _trace(h, pr, v, W(p + "attention.out_lin.weight").T)
         sa = layer_norm(linear(merge_heads(o), W, p + "attention.out_lin") + h,
                         W(p + "sa_layer_norm.weight"), W(p + "sa_layer_norm.bias"), 1e-12)
         f = linear(act(linear(sa, W, p + "ffn.lin1")), W, p + "ffn.lin2")
@@ -445,11 +479,13 @@ def gpt_neox_forward(cfg, W, ids):
     attns = []
     for l in range(L):
         p = "layers.%d." % l
-        qkv = linear(ln(h, p + "input_layernorm"), W, p + "attention.query_key_value", bias)  # (n, 3d)
+        x = ln(h, p + "input_layernorm")
+        qkv = linear(x, W, p + "attention.query_key_value", bias)                            # (n, 3d)
         qkv = qkv.reshape(n, H, 3 * hs).transpose(1, 0, 2)                                   # (H, n, 3hs)
         q, k, v = qkv[..., :hs], qkv[..., hs:2 * hs], qkv[..., 2 * hs:]
         pr, o = attention(apply_rope(q, cos, sin), apply_rope(k, cos, sin), v, hs ** -0.5, True)
         attns.append(pr)
+        _trace(x, pr, v, W(p + "attention.dense.weight").T)
         a = linear(merge_heads(o), W, p + "attention.dense", bias)
         if parallel:
             h = mlp(ln(h, p + "post_attention_layernorm"), p) + a + h
@@ -498,6 +534,7 @@ def opt_forward(cfg, W, ids):
         v = linear(x, W, p + "self_attn.v_proj", bias)
         pr, o = attention(split_heads(q, H), split_heads(k, H), split_heads(v, H), 1.0, True)
         attns.append(pr)
+        _trace(x, pr, split_heads(v, H), W(p + "self_attn.out_proj.weight").T)
         h = h + linear(merge_heads(o), W, p + "self_attn.out_proj", bias)
         if not pre:
             h = ln(h, p + "self_attn_layer_norm")
@@ -583,12 +620,14 @@ class Llama:
 
     def block(self, h, l, cos, sin):
         p = "layers.%d." % l
-        q, k, v = self.qkv(self.norm(h, p + "input_layernorm"), p)
+        x = self.norm(h, p + "input_layernorm")
+        q, k, v = self.qkv(x, p)
         q = apply_rope(split_heads(q, self.H, self.dh), cos, sin)
         k = apply_rope(split_heads(k, self.Hkv, self.dh), cos, sin)
         v = split_heads(v, self.Hkv, self.dh)
         kv = np.arange(self.H) // (self.H // self.Hkv)
         pr, o = attention(q, k[kv], v[kv], self.scale(), True, self.window(l), self.softcap())
+        _trace(x, pr, v[kv], self.W(p + "self_attn.o_proj.weight").T)
         a = linear(merge_heads(o), self.W, p + "self_attn.o_proj", self.o_bias)
         h = h + self.after_attn(a, p)
         m = self.mlp(self.norm(h, p + self.mlp_norm), p)
