@@ -11,6 +11,7 @@
  *   attngeom/stability.h   stability and angles of a head (docs/metrics.md, family E)
  *   attngeom/curvature.h   curvature of the attention graph (docs/metrics.md, family F)
  *   attngeom/layers.h   rollout and the residual stream across layers (§3 G)
+ *   attngeom/contributions.h  residual- and norm-aware contributions, ALTI
  *   attngeom/records.h  records with any keys: tables, every output format,
  *                       reading JSON/JSONL/CSV records back
  *   attngeom/aggregate.h   corpus statistics: means with Student-t
@@ -48,6 +49,7 @@
 #include "attngeom/stability.h"
 #include "attngeom/curvature.h"
 #include "attngeom/layers.h"
+#include "attngeom/contributions.h"
 #include "attngeom/records.h"
 #include "attngeom/aggregate.h"
 #include "attngeom/plot.h"
