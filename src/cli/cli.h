@@ -472,7 +472,7 @@ typedef struct cli_model_run {
     size_t nseq;
     ag_selection *layers, *heads;  /* --layers (over nlayer_sel), --heads */
     int nlayer_sel;          /* indices --layers ranges over: n_layer + extra */
-    cli_path outs[2];        /* checked by prepare when set (default: -o) */
+    cli_path outs[3];        /* checked by prepare when set (default: -o) */
     struct cli_sink *sink;   /* set: where cli_model_run_texts sends each text's records */
     cli_workers workers;     /* -j: made by cli_model_run_prepare */
     ag_run_options *opt;     /* the run's options (cli_model_run_options), made once by
@@ -684,6 +684,7 @@ int cmd_layer(int argc, char **argv);
 int cmd_weights(int argc, char **argv);
 int cmd_residual(int argc, char **argv);
 int cmd_rollout(int argc, char **argv);
+int cmd_contributions(int argc, char **argv);
 int cmd_similarity(int argc, char **argv);
 int cmd_aggregate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

@@ -14,6 +14,7 @@ int cli_command(int argc, char **argv, const cli_driver *drv)
         {"matrix", cmd_matrix, 1}, {"info", cmd_info, 0}, {"tokenize", cmd_tokenize, 0},
         {"attention", cmd_attention, 1}, {"analyze", cmd_analyze, 1}, {"layer", cmd_layer, 1},
         {"weights", cmd_weights, 1}, {"residual", cmd_residual, 1}, {"rollout", cmd_rollout, 1},
+        {"contributions", cmd_contributions, 1},
         {"similarity", cmd_similarity, 1},
         {"aggregate", cmd_aggregate, 0}, {"compare", cmd_compare, 0},
         {"plot", cmd_plot, 1}, {"metrics", cmd_metrics, 0},
