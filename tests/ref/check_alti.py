@@ -182,6 +182,23 @@ def mixing(T):
     return a / (a + b)
 
 
+def code_variant(V, pr, dense, bo, after, h):
+    """ALTI as the released contributions.py computes it, for the report
+    only: 1/std(pre_ln + eps) (unbiased, eps outside the root) and
+    pairwise_distance's eps = 1e-6 added to the difference."""
+    transformed = np.einsum("hsv,dhv->hsd", V, dense)
+    summed = np.einsum("hks,hsd->hksd", pr, transformed).sum(axis=0)
+    pre = summed + np.einsum("sk,sd->skd", np.eye(h.shape[0]), h)
+    kind, gamma, beta, eps, _ = after
+    z = pre.sum(axis=1) + bo
+    coef = 1.0 / (z + eps).std(axis=-1, ddof=1)[:, None]
+    T = l_transform(pre, gamma, kind) * coef[:, None, :]
+    y = (l_transform(pre, gamma, kind).sum(axis=1) + l_transform(bo, gamma, kind)) * coef + beta
+    imp = -np.abs(T - y[:, None, :] + 1e-6).sum(axis=-1)
+    C = np.clip(imp + np.abs(y).sum(axis=-1)[:, None], 0, None)
+    return C / C.sum(axis=-1, keepdims=True)
+
+
 def reference(folder, ids):
     M = R.Model(folder)
     mt = M.cfg["model_type"]
@@ -194,10 +211,17 @@ def reference(folder, ids):
         if err > 1e-12:
             raise AssertionError("layer %d: the reference's terms miss y by %.3g" % (l, err))
         C = alti(T, y)
+        if after is not None and after[4] == "sum":
+            out.setdefault("code_gap", []).append(
+                float(np.max(np.abs(code_variant(V, pr, dense, bo, after, hidden[l]) - C))))
         out["C"].append(C)
         out["N"].append(np.linalg.norm(T, axis=-1))
         out["r"].append(mixing(T))
         out["R"].append(C if l == 0 else C @ out["R"][-1])  # compute_joint_attention
+    gap = out.pop("code_gap", None)
+    if gap:
+        print("%s: the released code's variant moves ALTI by up to %.2g (not compared)"
+              % (os.path.basename(folder), max(gap)))
     return {k: np.stack(v) for k, v in out.items()}
 
 
