@@ -71,10 +71,10 @@ static int rec_block(int layer, size_t n, size_t d, const double *y, void *user)
 }
 
 /* A deterministic input for m: ids, or pixels / features of its shape. */
-static int run_pass(const ag_model *m, rec_ctx *c, ag_error *err)
+static int run_pass(const ag_model *m, rec_ctx *c, ag_precision precision, ag_error *err)
 {
     ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
-    o.precision = AG_PRECISION_F64;
+    o.precision = precision;
     o.hidden_fn = rec_hidden;
     o.hidden_user = c;
     o.block_fn = rec_block;
@@ -118,7 +118,7 @@ Test(contributions, rebuild_block_output_every_architecture)
         ag_error err = {0};
         cr_assert_eq(ag_model_load(dirs[k], &m, &err), AG_OK, "%s: %s", dirs[k], err.message);
         rec_ctx c = {.m = m, .name = dirs[k]};
-        cr_assert_eq(run_pass(m, &c, &err), AG_OK, "%s: %s", dirs[k], err.message);
+        cr_assert_eq(run_pass(m, &c, AG_PRECISION_F64, &err), AG_OK, "%s: %s", dirs[k], err.message);
         int L = ag_model_get_config(m)->n_layer;
         cr_assert_eq(c.layers, L, "%s", dirs[k]);
         cr_assert_eq(c.blocks, L, "%s", dirs[k]);
@@ -126,6 +126,29 @@ Test(contributions, rebuild_block_output_every_architecture)
                     c.max_err, c.max_row);
         cr_assert_lt(c.max_err, 1e-12, "%s: %g", dirs[k], c.max_err);
         cr_assert_lt(c.max_row, 1e-12, "%s: %g", dirs[k], c.max_row);
+        free(c.h);
+        free(c.y);
+        ag_model_free(m);
+    }
+}
+
+/* The float32 pass: its activations, decomposed in double, give its y up
+ * to the rounding of its last float32 operations (the output projection's
+ * sums and the add or norm, a few ulps of 2^-24 ≈ 6e-8): within 1e-6 of
+ * max(1, |y|), above 0. */
+Test(contributions, rebuild_block_output_f32)
+{
+    const char *dirs[] = {"models/tiny-gpt2", "tests/data/models/tiny-bert",
+                          "tests/data/models/arch/gemma2", "tests/data/models/arch/gpt-neox-parallel"};
+    for (size_t k = 0; k < sizeof dirs / sizeof *dirs; k++) {
+        ag_model *m = NULL;
+        ag_error err = {0};
+        cr_assert_eq(ag_model_load(dirs[k], &m, &err), AG_OK, "%s: %s", dirs[k], err.message);
+        rec_ctx c = {.m = m, .name = dirs[k]};
+        cr_assert_eq(run_pass(m, &c, AG_PRECISION_F32, &err), AG_OK, "%s: %s", dirs[k], err.message);
+        cr_log_info("%s f32: max |rebuilt y - engine y| %.3g", dirs[k], c.max_err);
+        cr_assert_lt(c.max_err, 1e-6, "%s: %g", dirs[k], c.max_err);
+        cr_assert_gt(c.max_err, 0, "%s: the f32 pass rounds", dirs[k]);
         free(c.h);
         free(c.y);
         ag_model_free(m);
