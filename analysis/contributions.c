@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 
+#include "analysis.h"
 #include "attngeom/contributions.h"
 #include "base/sized_int.h"
 
@@ -39,6 +40,13 @@ static int check_input(const ag_contrib_input *in, ag_error *err)
     if (in->n > SIZE_MAX / sizeof(double) / d / ((size_t)w->n_head + 1) / in->n ||
         in->n > (size_t)INT32_MAX || d > (size_t)INT32_MAX)
         return ag_error_set(err, AG_ELIMIT, "contributions: %zu tokens of width %zu are too many", in->n, d);
+    /* the weights were checked finite at load; the activations are the caller's */
+    double amax;
+    const char *bad = !ag_finite_max_abs(in->attn, (size_t)w->n_head * in->n * in->n, &amax) ? "attention"
+                      : !ag_finite_max_abs(in->x, in->n * d, &amax)                           ? "X"
+                      : !ag_finite_max_abs(in->h, in->n * d, &amax) ? "the block input h" : NULL;
+    if (bad)
+        return ag_error_set(err, AG_ENONFINITE, "contributions: %s holds a NaN or Inf", bad);
     return AG_OK;
 }
 

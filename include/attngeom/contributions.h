@@ -84,8 +84,9 @@ typedef struct {
 /* Decompose one layer (see above) into out's arrays. Errors: AG_EINVAL
  * (NULL or inconsistent arguments: n, d, the weights' shapes, a size the
  * library refuses), AG_ELIMIT (n_head·n·d doubles overflow), AG_ENOMEM,
- * AG_ENONFINITE ("row i: no source contributes" when every C_ij of a row is
- * 0, so the row cannot be normalised; a non-finite term). */
+ * AG_ENONFINITE (a NaN or Inf in attn, x or h, named; "row i: no source
+ * contributes" when every C_ij of a row is 0, so the row cannot be
+ * normalised, or a term overflows). */
 AG_EXPORT int ag_contributions_layer(const ag_contrib_input *in, const ag_contrib_output *out,
                                      ag_error *err);
 

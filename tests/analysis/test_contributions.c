@@ -319,3 +319,32 @@ Test(contributions, run_composes_alti)
     ag_run_options_free(o);
     ag_model_free(m);
 }
+
+/* Refusals, named: a NaN in the attention; a row whose terms cancel (d = 1:
+ * T_0(x_0) = 0·f + h_0 = 1, T_0(x_1) = ½·(−2) = −1, y_0 = 0, every c_0j < 0);
+ * weights that do not fit d; a size of 0 (ABI rule). */
+Test(contributions, errors)
+{
+    double one = 1, attn[4] = {0.5, 0.5, 0.5, 0.5}, x[2] = {0, -2}, h[2] = {1, 0}, C[4];
+    ag_attn_weights w = {.n_head = 1, .n_kv_head = 1, .head_dim = 1,
+                         .wv = {.data = &one, .ndim = 2, .shape = {1, 1}},
+                         .wo = {.data = &one, .ndim = 2, .shape = {1, 1}}};
+    ag_block_params p = {.after = AG_AFTER_NONE};
+    ag_contrib_input in = input_of(2, 1, attn, x, h, &w, &p);
+    ag_contrib_output out = {.alti = C};
+    ag_error err = {0};
+    cr_assert_eq(ag_contributions_layer(&in, &out, &err), AG_ENONFINITE);
+    cr_assert(strstr(err.message, "row 0: no source contributes"), "%s", err.message);
+    double bad[4] = {0.5, NAN, 0.5, 0.5};
+    in.attn = bad;
+    cr_assert_eq(ag_contributions_layer(&in, &out, &err), AG_ENONFINITE);
+    cr_assert(strstr(err.message, "attention holds a NaN"), "%s", err.message);
+    in.attn = attn;
+    in.d = 2;
+    cr_assert_eq(ag_contributions_layer(&in, &out, &err), AG_EINVAL);
+    cr_assert(strstr(err.message, "do not fit"), "%s", err.message);
+    in.d = 1;
+    in.size = 0;
+    cr_assert_eq(ag_contributions_layer(&in, &out, &err), AG_EINVAL);
+    cr_assert_eq(ag_contributions_layer(NULL, &out, &err), AG_EINVAL);
+}
