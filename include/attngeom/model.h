@@ -393,8 +393,9 @@ typedef struct {
  * ag_model_forward(m, ids, n, p, fn, user, hidden, err) is this with the
  * defaults and .precision = p. AG_EINVAL for an options size the library
  * refuses (ag_forward_options.size: 0, or a newer header's). The layer
- * callback and hidden_fn run in the calling thread, in order: hidden state
- * l before layer l's callback. */
+ * callback, hidden_fn and block_fn run in the calling thread, in order:
+ * hidden state l, layer l's callback, then block_fn with layer l's
+ * attention-block output. */
 AG_EXPORT int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
                                   const ag_forward_options *opt, ag_layer_fn fn, void *user,
                                   double *hidden, ag_error *err);
