@@ -622,7 +622,8 @@ unsigned ag_command_families(const char *command)
         unsigned families;
     } commands[] = {{"matrix", AG_FAMILIES_MATRIX}, {"attention", AG_FAMILIES_MATRIX},
                     {"analyze", AG_FAMILIES_ANALYZE}, {"layer", AG_FAMILIES_HEADS}, {"weights", AG_FAMILIES_WEIGHTS},
-                    {"residual", AG_FAMILIES_RESIDUAL}, {"rollout", AG_FAMILIES_ROLLOUT}};
+                    {"residual", AG_FAMILIES_RESIDUAL}, {"rollout", AG_FAMILIES_ROLLOUT},
+                    {"contributions", AG_FAMILIES_ROLLOUT}};
     for (size_t k = 0; command && k < sizeof commands / sizeof *commands; k++)
         if (strcmp(command, commands[k].name) == 0)
             return commands[k].families;

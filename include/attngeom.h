@@ -13,6 +13,7 @@
  *   attngeom/curvature.h   curvature of the attention graph (docs/metrics.md, family F)
  *   attngeom/layers.h   rollout and the residual stream across layers (§3 G),
  *                       its massive activations (family I)
+ *   attngeom/contributions.h  residual- and norm-aware contributions, ALTI
  *   attngeom/records.h  records with any keys: tables, every output format,
  *                       reading JSON/JSONL/CSV records back
  *   attngeom/aggregate.h   corpus statistics: means with Student-t
@@ -50,6 +51,7 @@
 #include "attngeom/stability.h"
 #include "attngeom/curvature.h"
 #include "attngeom/layers.h"
+#include "attngeom/contributions.h"
 #include "attngeom/records.h"
 #include "attngeom/aggregate.h"
 #include "attngeom/plot.h"

@@ -92,7 +92,8 @@ extern "C" {
  *    2. Library memory handed out by const pointer — the caller reads
  *       fields, never allocates or copies one: ag_model_config
  *       (ag_model_get_config), ag_layer_view (a callback's view),
- *       ag_tensor_info (ag_st_info); and ag_run_result (run.h), which the
+ *       ag_tensor_info (ag_st_info), ag_run_contrib_view (run.h); and
+ *       ag_run_result (run.h), which the
  *       library zeroes and a corpus run's callbacks fill. They may gain
  *       fields at their end.
  *    3. Options the caller allocates and the library reads carry their own
@@ -102,7 +103,8 @@ extern "C" {
  *       ag_aggregate_options, ag_compare_options, ag_output_meta,
  *       ag_plot_page, ag_plot_grid, ag_plot_lines, ag_plot_forest, ag_run_plot_spec (plot.h),
  *       ag_run_tasks, ag_run_input, ag_run_map, ag_run_dist, ag_run_layer_heads
- *       and ag_run_layer_spec (run.h). They may gain fields at their end: the
+ *       and ag_run_layer_spec (run.h), ag_contrib_input (contributions.h).
+ *       They may gain fields at their end: the
  *       library reads only the `size` bytes the caller's
  *       header knew and takes its defaults for the rest, so an older
  *       program gets today's behaviour for what it never set. A size of 0
@@ -114,7 +116,8 @@ extern "C" {
  *       library writes them whole into the caller's memory: ag_error and
  *       ag_array (core.h), ag_cell, ag_row and ag_table (records.h), ag_moments
  *       and ag_welch (aggregate.h), ag_sha256 (io.h), ag_head_factors,
- *       ag_head_input, ag_rope, ag_attn_weights, ag_run_tensors, ag_lanczos_info,
+ *       ag_head_input, ag_rope, ag_attn_weights, ag_block_params,
+ *       ag_contrib_output (contributions.h), ag_run_tensors, ag_lanczos_info,
  *       ag_curvature_edge, ag_plot_series, ag_plot_output; the decoded
  *       inputs ag_image and ag_image_tensor (image.h), ag_audio and
  *       ag_whisper_features (audio.h), ag_run_tensor (run.h); and the

@@ -136,7 +136,7 @@ AG_EXPORT int ag_metric_count(void);
 /* The families a command computes, as its --metrics accepts them:
  * "matrix" (and "attention") AG_FAMILIES_MATRIX, "analyze" AG_FAMILIES_ANALYZE,
  * "layer" AG_FAMILIES_HEADS, "weights" AG_FAMILIES_WEIGHTS, "residual" and "rollout" theirs
- * (attngeom/layers.h); 0 for another name. */
+ * (attngeom/layers.h), "contributions" rollout's; 0 for another name. */
 AG_EXPORT unsigned ag_command_families(const char *command);
 
 /* ---- selections --------------------------------------------------------- */

@@ -274,6 +274,39 @@ AG_EXPORT int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weight
                                     ag_error *err);
 AG_EXPORT void ag_attn_weights_free(ag_attn_weights *w);
 
+/* Where a layer's attention block applies a norm after the attention
+ * (ag_block_params.after). */
+typedef enum {
+    AG_AFTER_NONE,   /* PRE, PARALLEL: y = h + o(attn) */
+    AG_AFTER_SUM,    /* POST: y = n₁(h + o(attn)) */
+    AG_AFTER_BRANCH  /* Gemma-2 sandwich: y = h + n_attn_out(o(attn)) */
+} ag_after_norm;
+
+/* What decomposing layer `layer`'s attention block needs beyond
+ * ag_attn_weights (docs/metrics.md, "Contributions"): the wiring, the norm
+ * after the attention and the output projection's bias, as doubles. The
+ * norm's scale is the one it multiplies by: LayerNorm w (ones without
+ * elementwise affine), LlamaRMSNorm w, GemmaRMSNorm 1 + w (in double, as
+ * the f64 pass forms it); its shift (LayerNorm only) b or zeros. */
+typedef struct {
+    int layer;
+    ag_residual residual;
+    ag_after_norm after;
+    ag_norm_kind norm;   /* the model's norm kind */
+    double eps;
+    ag_array gamma;      /* (d) the after-norm's scale; empty for AG_AFTER_NONE */
+    ag_array beta;       /* (d) its shift; empty unless AG_NORM_LAYER */
+    ag_array bo;         /* (d) b_O, or empty when the model has none */
+} ag_block_params;
+
+/* Fill *out (the caller's: ag_block_params_free, also after a failure)
+ * for `layer`. AG_EINVAL for NULL arguments, AG_ERANGE for a layer outside
+ * 0..n_layer-1, AG_ENOMEM. */
+AG_EXPORT int ag_model_block_params(const ag_model *m, int layer, ag_block_params *out,
+                                    ag_error *err);
+/* Accepts NULL. */
+AG_EXPORT void ag_block_params_free(ag_block_params *p);
+
 typedef enum {
     AG_PRECISION_F32, /* HF float32: sgemm on float activations, float softmax/norms */
     AG_PRECISION_F64  /* the whole pass in double (weights upcast exactly) */
@@ -327,6 +360,15 @@ AG_EXPORT int ag_model_forward(const ag_model *m, const int32_t *ids, size_t n,
  * non-zero return stops the pass, as ag_layer_fn's does. */
 typedef int (*ag_hidden_fn)(int index, size_t n, size_t d, const double *h, void *user);
 
+/* The output y (n, d), as doubles borrowed for the call, of layer `layer`'s
+ * attention block — what the contributions of attngeom/contributions.h
+ * decompose: PRE h + o(attn(n₁(h))) (Gemma-2: h + n_attn_out(o(...))), the
+ * residual stream after the attention add; POST n₁(h + o(attn(h))), the
+ * input of the MLP; PARALLEL h + o(attn(n₁(h))), formed in double for the
+ * call (the pass adds the MLP branch first). A non-zero return stops the
+ * pass, as ag_layer_fn's does. */
+typedef int (*ag_block_fn)(int layer, size_t n, size_t d, const double *y, void *user);
+
 /* How a pass runs. Carries its size (ABI rule, core.h): start from
  * AG_FORWARD_OPTIONS_DEFAULT (float32, no pool, no hidden callback). */
 typedef struct {
@@ -340,6 +382,9 @@ typedef struct {
                                caller can stream them instead of holding
                                (n_layer + 1, n, d) */
     void *hidden_user;
+    ag_block_fn block_fn;   /* appended: each layer's attention-block output
+                               y (ag_block_fn), after the layer callback */
+    void *block_user;
 } ag_forward_options;
 #define AG_FORWARD_OPTIONS_DEFAULT \
     {.size = sizeof(ag_forward_options), .precision = AG_PRECISION_F32}
@@ -348,8 +393,9 @@ typedef struct {
  * ag_model_forward(m, ids, n, p, fn, user, hidden, err) is this with the
  * defaults and .precision = p. AG_EINVAL for an options size the library
  * refuses (ag_forward_options.size: 0, or a newer header's). The layer
- * callback and hidden_fn run in the calling thread, in order: hidden state
- * l before layer l's callback. */
+ * callback, hidden_fn and block_fn run in the calling thread, in order:
+ * hidden state l, layer l's callback, then block_fn with layer l's
+ * attention-block output. */
 AG_EXPORT int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
                                   const ag_forward_options *opt, ag_layer_fn fn, void *user,
                                   double *hidden, ag_error *err);

@@ -15,6 +15,7 @@
 #define ATTNGEOM_RUN_H
 
 #include "audio.h"
+#include "contributions.h"
 #include "core.h"
 #include "image.h"
 #include "metrics.h"
@@ -590,6 +591,43 @@ typedef int (*ag_run_matrix_fn)(int layer, const double *M, size_t n, void *user
 AG_EXPORT int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                              ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
                              ag_error *err);
+
+/* What ag_run_contributions hands over of each selected layer, borrowed
+ * for the call: the layer's matrix M (n, n) (N or C, by the method), the
+ * composition R (n, n) through layers 0..layer when the run composes, else
+ * NULL, and the context-mixing ratio r (n) (attngeom/contributions.h). */
+typedef struct {
+    int layer;
+    size_t n;
+    const double *M, *R, *mixing;
+} ag_run_contrib_view;
+/* AG_OK to go on; another status stops the run (err as the callback set it). */
+typedef int (*ag_run_contrib_fn)(const ag_run_contrib_view *v, void *user, ag_error *err);
+
+/* One layer of m decomposed (ag_contributions_layer) from what a pass
+ * gives: the layer callback's view v (X, A) and h (n, d), the hidden state
+ * entering the layer (ag_hidden_fn index v->layer), with the layer's
+ * ag_model_attn_weights and ag_model_block_params. Errors: theirs. */
+AG_EXPORT int ag_run_contributions_layer(const ag_model *m, const ag_layer_view *v,
+                                         const double *h, const ag_contrib_output *out,
+                                         ag_error *err);
+
+/* `attngeom contributions`: per layer, up to the last selected one, the
+ * decomposition of the attention block (ag_contributions_layer, inputs from
+ * the pass: the hidden state, the callback's X and A, ag_model_attn_weights,
+ * ag_model_block_params), the method's matrix M_l and, with compose (ALTI
+ * only), R_0 = C_0, R_l = C_l R_{l−1}; for each selected layer, in order,
+ * one record (l, -1, n, n) of the matrix families (opt's metrics, NULL:
+ * AG_FAMILIES_ROLLOUT) of R_l (compose) or M_l, then fn (may be NULL). With
+ * precision f32 the terms decompose the float32 pass's activations in
+ * double: they sum to its y up to float32 rounding. Failures: AG_EINVAL
+ * "composing needs --method alti" for compose with norms-res, "layer l:
+ * <message>" (a decomposition, the weights), "contributions M_l: <message>"
+ * (the metrics), AG_ELIMIT/AG_ENOMEM. */
+AG_EXPORT int ag_run_contributions(const ag_model *m, const ag_run_input *in,
+                                   const ag_run_options *opt, ag_workers *w,
+                                   ag_contrib_method method, int compose, ag_run_contrib_fn fn,
+                                   void *user, ag_record_list **out, ag_error *err);
 
 /* The K heads `attngeom similarity` compares: the selected heads (opt's
  * "heads") of every selected layer, layer-major. *pairs gets (K, 2) ints,

@@ -186,6 +186,15 @@ _PROTOTYPES.update({
                                        c_int, P, P, PP, P]),
 })
 
+class ContribView(ctypes.Structure):
+    """ag_run_contrib_view (run.h, kind 2: read through the pointer)."""
+    _fields_ = [("layer", c_int), ("n", c_size), ("M", ctypes.POINTER(c_double)),
+                ("R", ctypes.POINTER(c_double)), ("mixing", ctypes.POINTER(c_double))]
+
+
+CONTRIB_FN = ctypes.CFUNCTYPE(c_int, ctypes.POINTER(ContribView), P, P)
+_PROTOTYPES["ag_run_contributions"] = (c_int, [P, P, P, P, c_int, c_int, CONTRIB_FN, P, PP, P])
+
 for _name, (_res, _args) in _PROTOTYPES.items():
     _f = getattr(lib, _name)
     _f.restype, _f.argtypes = _res, _args

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 
 from ._inputs import model_input, text_ids
-from ._lib import (HEADS_FN, MATRIX_FN, Call, Error, Guard, Owned, c_long, c_size, guarded, lib,
+from ._lib import (CONTRIB_FN, HEADS_FN, MATRIX_FN, Call, Error, Guard, Owned, c_long, c_size, guarded, lib,
                    new, text)
 from ._records import metric_set, records, result, run_options
 
@@ -237,6 +237,17 @@ class Model:
             lib.ag_run_options_set_metrics(opt, sel)
         return model_input(self, **inputs), sel, opt
 
+    def _run_records(self, inp, sel, label, to_pandas, run):
+        """The records of run(out, err), a per-layer run of the library on
+        inp (closed after it): its status checked, rows named and labelled."""
+        out = ctypes.c_void_p()
+        with inp, Call() as c:
+            status = run(ctypes.byref(out), c.err)
+            recs = Owned(out.value, lib.ag_record_list_free)
+            c.check(status, self.path)
+        rows = records(recs, sel, self.label if label is None else label)
+        return result(_named(rows, inp), to_pandas)
+
     @guarded
     def residual(self, text=None, metrics=None, *, tokens=None, image=None, audio=None,
                  pixels=None, features=None, frames=None, layers=None, precision=None,
@@ -284,17 +295,54 @@ class Model:
             return 0
 
         fn = MATRIX_FN(keep) if arrays else MATRIX_FN()  # NULL: no arrays
-        out = ctypes.c_void_p()
-        with inp, Call() as c:
-            status = lib.ag_run_rollout(self._model, ctypes.byref(inp.struct), opt, None, fn,
-                                        None, ctypes.byref(out), c.err)
-            recs = Owned(out.value, lib.ag_record_list_free)
-            c.check(status, self.path)
-        rows = records(recs, sel, self.label if label is None else label)
-        rows = result(_named(rows, inp), to_pandas)
+        rows = self._run_records(inp, sel, label, to_pandas, lambda out, err: lib.ag_run_rollout(
+            self._model, ctypes.byref(inp.struct), opt, None, fn, None, out, err))
         if not arrays:
             return rows
         return rows, np.array(kept, dtype=np.float64).reshape(len(kept), inp.n, inp.n)
+
+    @guarded
+    def contributions(self, text=None, metrics=None, *, method="alti", rollout=False, tokens=None,
+                      image=None, audio=None, pixels=None, features=None, frames=None,
+                      layers=None, precision=None, edge_threshold=None, jobs=None, label=None,
+                      to_pandas=False, arrays=False):
+        """`attngeom contributions MODEL --text S --method M [--rollout]`: one
+        record per selected layer of the metrics (default spectrum,
+        attention, geometry) of its contribution matrix (head -1): "alti"
+        Ferrando et al.'s ALTI C_l, "norms-res" Kobayashi et al.'s norms;
+        rollout=True composes ALTI, R_l = C_l R_(l-1) (docs/metrics.md,
+        "Contributions"). arrays=True: (records, M, mixing) with M the float64
+        [layers, n, n] matrices (`-o`) and mixing [layers, n] (`--mixing`:
+        1 - C_ii with alti, Kobayashi et al.'s ratio with norms-res)."""
+        methods = {"norms-res": 0, "alti": 1}
+        if method not in methods:
+            raise Error("method: takes 'norms-res' or 'alti', not %r" % (method,))
+        inp, sel, opt = self._layer_run(
+            "contributions", dict(text=text, tokens=tokens, image=image, audio=audio,
+                                  pixels=pixels, features=features, frames=frames),
+            metrics, jobs=jobs, precision=precision, layers=layers,
+            edge_threshold=edge_threshold)
+        kept, mix = [], []
+
+        def keep(view, user, err):
+            v = view.contents
+            M = v.R if v.R else v.M
+            kept.append(np.ctypeslib.as_array(M, shape=(v.n, v.n)).copy())
+            if method == "alti":
+                mix.append(1 - np.diag(np.ctypeslib.as_array(v.M, shape=(v.n, v.n))))
+            else:
+                mix.append(np.ctypeslib.as_array(v.mixing, shape=(v.n,)).copy())
+            return 0
+
+        fn = CONTRIB_FN(keep) if arrays else CONTRIB_FN()  # NULL: no arrays
+        rows = self._run_records(inp, sel, label, to_pandas, lambda out, err: (
+            lib.ag_run_contributions(self._model, ctypes.byref(inp.struct), opt, None,
+                                     methods[method], 1 if rollout else 0, fn, None, out, err)))
+        if not arrays:
+            return rows
+        n = inp.n
+        return (rows, np.array(kept, dtype=np.float64).reshape(len(kept), n, n),
+                np.array(mix, dtype=np.float64).reshape(len(mix), n))
 
     @guarded
     def similarity(self, text=None, *, tokens=None, image=None, audio=None, pixels=None,

@@ -13,7 +13,8 @@ AG_V_ABSENT, AG_V_NULL, AG_V_NUMBER, AG_V_INTEGER, AG_V_BOOL = range(5)
 
 # The Python entry point of each command, for messages.
 _ENTRY = {"matrix": "matrix_metrics", "analyze": "Model.analyze", "weights": "Model.weights",
-          "residual": "Model.residual", "rollout": "Model.rollout", "layer": "layer"}
+          "residual": "Model.residual", "rollout": "Model.rollout", "layer": "layer",
+          "contributions": "Model.contributions"}
 
 
 def _python_words(error, prefix, keyword, command=None):

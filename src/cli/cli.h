@@ -510,7 +510,7 @@ typedef struct cli_model_run {
     size_t nseq;
     ag_selection *layers, *heads;  /* --layers (over nlayer_sel), --heads */
     int nlayer_sel;          /* indices --layers ranges over: n_layer + extra */
-    cli_path outs[2];        /* checked by prepare when set (default: -o) */
+    cli_path outs[3];        /* checked by prepare when set (default: -o) */
     struct cli_sink *sink;   /* set: where cli_model_run_texts sends each text's records */
     cli_workers workers;     /* -j: made by cli_model_run_prepare */
     ag_run_options *opt;     /* the run's options (cli_model_run_options), made once by
@@ -703,7 +703,7 @@ void cli_tensors_free(cli_tensors *t);
 extern const cli_usage cli_usage_matrix, cli_usage_info, cli_usage_metrics, cli_usage_tokenize,
     cli_usage_attention, cli_usage_analyze, cli_usage_layer, cli_usage_weights,
     cli_usage_residual, cli_usage_rollout, cli_usage_similarity, cli_usage_aggregate,
-    cli_usage_compare, cli_usage_plot, cli_usage_heads;
+    cli_usage_compare, cli_usage_plot, cli_usage_heads, cli_usage_contributions;
 int cmd_matrix(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
@@ -714,6 +714,7 @@ int cmd_layer(int argc, char **argv);
 int cmd_weights(int argc, char **argv);
 int cmd_residual(int argc, char **argv);
 int cmd_rollout(int argc, char **argv);
+int cmd_contributions(int argc, char **argv);
 int cmd_similarity(int argc, char **argv);
 int cmd_aggregate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

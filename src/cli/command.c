@@ -19,6 +19,7 @@ int cli_command(int argc, char **argv, const cli_driver *drv)
         {"weights", cmd_weights, 1, &cli_usage_weights},
         {"residual", cmd_residual, 1, &cli_usage_residual},
         {"rollout", cmd_rollout, 1, &cli_usage_rollout},
+        {"contributions", cmd_contributions, 1, &cli_usage_contributions},
         {"similarity", cmd_similarity, 1, &cli_usage_similarity},
         {"aggregate", cmd_aggregate, 0, &cli_usage_aggregate},
         {"compare", cmd_compare, 0, &cli_usage_compare},

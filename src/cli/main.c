@@ -22,6 +22,8 @@ static const char main_help[] =
     "  residual MODEL    forward pass; spectrum and geometry of every hidden state\n"
     "  rollout MODEL     forward pass; attention rollout R_l of every layer (its\n"
     "                    -o R.npy writes the R_l; the records go to stdout)\n"
+    "  contributions MODEL  forward pass; residual- and norm-aware contributions\n"
+    "                    (--method norms-res|alti, --rollout) of every layer\n"
     "  similarity MODEL  forward pass; Jensen-Shannon distance between every pair\n"
     "                    of heads (its -o S.npy writes the matrix)\n"
     "  heads MODEL       a probe's score of every head (--probe induction\n"

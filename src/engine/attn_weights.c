@@ -113,3 +113,55 @@ void ag_attn_weights_head_factors(const ag_attn_weights *w, size_t d, int h, ag_
         .wv = w->wv.data ? w->wv.data + g * hd : NULL, .ldv = w->wv.data ? w->wv.shape[1] : 0,
         .wo = w->wo.data ? w->wo.data + head * hd * d_out : NULL, .ldo = d_out};
 }
+
+/* ---- the rest of an attention block (attngeom/contributions.h) --------- */
+
+/* d values of v (NULL: `fill`), plus `add`, into a new (d) array. */
+static int vec_of(const float *v, double fill, double add, int d, ag_array *out, ag_error *err)
+{
+    size_t shape[1] = {(size_t)d};
+    int rc = ag_array_alloc(out, 1, shape, err);
+    for (int j = 0; rc == AG_OK && j < d; j++)
+        out->data[j] = (v ? (double)v[j] : fill) + add;
+    return rc;
+}
+
+int ag_model_block_params(const ag_model *m, int layer, ag_block_params *out, ag_error *err)
+{
+    if (!m || !out)
+        return ag_error_set(err, AG_EINVAL, "block parameters: missing argument");
+    memset(out, 0, sizeof *out);
+    const ag_model_config *g = &m->cfg;
+    if (layer < 0 || layer >= g->n_layer)
+        return ag_error_set(err, AG_ERANGE, "layer %d is outside 0..%d", layer, g->n_layer - 1);
+    const agm_layer *y = &m->layers[layer];
+    out->layer = layer;
+    out->residual = g->residual;
+    out->norm = g->norm;
+    out->eps = g->norm_eps;
+    out->after = g->residual == AG_RESIDUAL_POST ? AG_AFTER_SUM
+                 : g->sandwich_norms             ? AG_AFTER_BRANCH
+                                                 : AG_AFTER_NONE;
+    /* POST: norm1 follows the add (arch.h); the sandwich: attn_out */
+    const agm_norm *nm = out->after == AG_AFTER_SUM ? &y->n1 : &y->attn_out;
+    int d = g->d_model, rc = AG_OK;
+    if (out->after != AG_AFTER_NONE) {
+        rc = vec_of(nm->w, 1, g->norm == AG_NORM_RMS_1P ? 1 : 0, d, &out->gamma, err);
+        if (rc == AG_OK && g->norm == AG_NORM_LAYER)
+            rc = vec_of(nm->b, 0, 0, d, &out->beta, err);
+    }
+    if (rc == AG_OK && y->o.b)
+        rc = vec_of(y->o.b, 0, 0, d, &out->bo, err);
+    if (rc != AG_OK)
+        ag_block_params_free(out);
+    return rc;
+}
+
+void ag_block_params_free(ag_block_params *p)
+{
+    if (!p)
+        return;
+    ag_array_free(&p->gamma);
+    ag_array_free(&p->beta);
+    ag_array_free(&p->bo);
+}

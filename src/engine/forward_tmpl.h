@@ -49,6 +49,8 @@ typedef struct {
     R *w;      // (max_mat) one weight matrix converted to R (unused when
                // an F32 matrix is used in place by the f32 pass)
     double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
+    double *yd;      // (n, d) the attention block's output for o->block_fn, or NULL
+    const ag_forward_options *o; // the pass's options (block_fn)
     ag_pool *pool;   // opt->pool (NULL: the calling thread)
     int workers;     // its threads: one scratch each
     R *scr;          // (workers, scr_len): a product's packed weights, a head's keys and values
@@ -65,6 +67,7 @@ static void FN(ws_free)(FN(ws) *s)
         free(all[i]);
     free(s->xd);
     free(s->pd);
+    free(s->yd);
     free(s->bad);
 }
 
@@ -634,6 +637,18 @@ static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t
 
 /* ---- the block ---------------------------------------------------------- */
 
+/* The attention block's output y (+ add when not NULL: the parallel
+ * block's h + attention, which the pass never forms) to o->block_fn, as
+ * doubles. */
+static int FN(give_block)(FN(ws) *s, int l, size_t n, size_t d, const R *y, const R *add)
+{
+    if (!s->o || !s->o->block_fn)
+        return AG_OK;
+    for (size_t i = 0; i < n * d; i++)
+        s->yd[i] = add ? (double)y[i] + (double)add[i] : (double)y[i];
+    return s->o->block_fn(l, n, d, s->yd, s->o->block_user);
+}
+
 /* The MLP of x into out (n, d): down(act(up x)), down(act(gate x)·up x),
  * or the same from Phi-3's gate_up (gate the first d_ff columns). */
 static void FN(mlp)(const ag_model *m, const agm_layer *y, FN(ws) *s, const R *x, size_t n, R *out)
@@ -675,7 +690,8 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
         (sw && (rc = FN(norm)(s, m, &y->attn_out, a->attn_out_norm, s->t, s->t, n, l))))
         return rc;
     if (g->residual == AG_RESIDUAL_PARALLEL) { // modular_gpt_neox.py: mlp + attn + h
-        if ((rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l)))
+        if ((rc = FN(give_block)(s, l, n, d, s->h, s->t)) ||
+            (rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l)))
             return rc;
         FN(mlp)(m, y, s, s->xn, n, s->t2);
         FN(add)(s, s->t2, s->t, n, d);
@@ -684,14 +700,16 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     }
     if (post) { // modeling_bert.py BertSelfOutput: LayerNorm(dense(x) + input)
         FN(add)(s, s->t, s->h, n, d);
-        if ((rc = FN(norm)(s, m, &y->n1, a->norm1, s->t, s->h, n, l)))
+        if ((rc = FN(norm)(s, m, &y->n1, a->norm1, s->t, s->h, n, l)) ||
+            (rc = FN(give_block)(s, l, n, d, s->h, NULL)))
             return rc;
         FN(mlp)(m, y, s, s->h, n, s->t);
         FN(add)(s, s->t, s->h, n, d); // BertOutput
         return FN(norm)(s, m, &y->n2, a->norm2, s->t, s->h, n, l);
     }
     FN(add)(s, s->h, s->t, n, d);
-    if ((rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l)))
+    if ((rc = FN(give_block)(s, l, n, d, s->h, NULL)) ||
+        (rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l)))
         return rc;
     FN(mlp)(m, y, s, s->xn, n, s->t);
     if (sw && (rc = FN(norm)(s, m, &y->mlp_out, a->mlp_out_norm, s->t, s->t, n, l)))
@@ -905,6 +923,11 @@ static int FN(forward)(const ag_model *m, const fwd_input *in, size_t n,
     FN(ws) s;
     if (FN(ws_alloc)(&s, m, n, o->pool, fn != NULL) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
+    s.o = o;
+    if (o->block_fn && !(s.yd = zalloc(n * (size_t)m->cfg.d_model * sizeof(double)))) {
+        FN(ws_free)(&s);
+        return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
+    }
     int rc = FN(run)(m, in, n, &s, o, fn, user, hidden);
     FN(ws_free)(&s);
     if (rc && s.fault.set)

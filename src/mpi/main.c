@@ -20,6 +20,7 @@ static const char main_help[] =
     "  analyze MODEL     texts of --text-file / --tokens-file split over the ranks\n"
     "  residual MODEL    the same\n"
     "  rollout MODEL     the same\n"
+    "  contributions MODEL  the same\n"
     "  similarity MODEL  the same\n"
     "  matrix FILE       the matrices of FILE split over the ranks\n"
     "  weights MODEL     the layers split over the ranks\n"
@@ -40,13 +41,13 @@ static int run(int argc, char **argv)
         return fputs(main_help, stdout), 0;
     if (strcmp(cmd, "--version") == 0)
         return printf("attngeom-mpi %s\n", ag_version()), 0;
-    static const char *const commands[] = {"analyze", "residual", "rollout", "similarity",
-                                           "matrix", "weights"};
+    static const char *const commands[] = {"analyze", "residual", "rollout", "contributions",
+                                           "similarity", "matrix", "weights"};
     for (size_t k = 0; k < sizeof commands / sizeof *commands; k++)
         if (strcmp(cmd, commands[k]) == 0)
             return cli_command(argc - 1, argv + 1, dist_driver(argc, argv));
     dist_say("attngeom-mpi: unknown command '%s' (it runs analyze, residual, rollout, "
-             "similarity, matrix and weights; the others run in attngeom)", cmd);
+             "contributions, similarity, matrix and weights; the others run in attngeom)", cmd);
     return 2;
 }
 

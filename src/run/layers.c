@@ -51,7 +51,7 @@ int agr_pass_run(const agr_pass *p, const ag_model *m, ag_layer_fn fn, void *use
 }
 
 /* A record appended to *out (made when NULL). */
-static ag_record *record_add(ag_record_list **out, ag_error *err)
+ag_record *agr_record_add(ag_record_list **out, ag_error *err)
 {
     if (!*out && !(*out = ag_record_list_new())) {
         ag_error_set(err, AG_ENOMEM, "out of memory for records");
@@ -64,8 +64,8 @@ static ag_record *record_add(ag_record_list **out, ag_error *err)
 }
 
 /* opt's metrics, or the default of `families` made into *own. */
-static const ag_metric_set *metrics_or_default(const ag_run_options *opt, unsigned families,
-                                               ag_metric_set **own, ag_error *err)
+const ag_metric_set *agr_metrics_or_default(const ag_run_options *opt, unsigned families,
+                                           ag_metric_set **own, ag_error *err)
 {
     *own = NULL;
     if (opt && opt->metrics)
@@ -90,7 +90,7 @@ static int residual_state(int l, size_t n, size_t d, const double *h, void *user
     residual_ctx *c = user;
     if (!c->layer_on[l])
         return 0;
-    ag_record *rec = record_add(c->out, &c->err);
+    ag_record *rec = agr_record_add(c->out, &c->err);
     if (!rec)
         return AG_ENOMEM;
     ag_record_init(rec, l, -1, n, d);
@@ -112,7 +112,7 @@ int ag_run_residual(const ag_model *m, const ag_run_input *in, const ag_run_opti
     ag_metric_set *own = NULL;
     int status = agr_pass_begin(&p, m, in, opt, 1, w, err);
     residual_ctx c = {.text = p.in.text, .out = out, .opt = agr_options(opt)};
-    if (status == AG_OK && !(c.sel = metrics_or_default(opt, AG_FAMILIES_RESIDUAL, &own, err)))
+    if (status == AG_OK && !(c.sel = agr_metrics_or_default(opt, AG_FAMILIES_RESIDUAL, &own, err)))
         status = err->status;
     if (status == AG_OK) {
         c.layer_on = ag_selection_mask(p.layers);
@@ -151,19 +151,28 @@ static int rollout_alloc(rollout_ctx *c, size_t n)
     return AG_OK;
 }
 
-/* R_l's record: the matrix families under opt's --metrics and
- * edge threshold, in the calling worker's workspace. */
+/* A layer's (n, n) matrix M into rec (layer, -1, n, n): the matrix
+ * families of sel under opt's edge threshold, in w's calling worker's
+ * workspace. The metrics' failure is returned with its own message in e. */
+int agr_matrix_record(ag_record *rec, const ag_metric_set *sel, const ag_run_options *opt,
+                      ag_workers *w, int layer, long text, const double *M, size_t n,
+                      ag_error *e)
+{
+    ag_record_init(rec, layer, -1, n, n);
+    ag_record_set_text(rec, text);
+    ag_matrix_options mo = {.size = sizeof(ag_matrix_options),
+                            .edge_threshold = opt ? opt->edge_threshold : -1};
+    return ag_matrix_metrics_work(M, n, n, sel, &mo, ag_workers_work(w), rec, e);
+}
+
+/* R_l's record. */
 static int rollout_record(rollout_ctx *c, int layer, size_t n)
 {
-    ag_record *rec = record_add(c->out, &c->err);
+    ag_record *rec = agr_record_add(c->out, &c->err);
     if (!rec)
         return AG_ENOMEM;
-    ag_record_init(rec, layer, -1, n, n);
-    ag_record_set_text(rec, c->text);
-    ag_matrix_options mo = {.size = sizeof(ag_matrix_options),
-                            .edge_threshold = c->opt ? c->opt->edge_threshold : -1};
     ag_error e = {0};
-    int status = ag_matrix_metrics_work(c->R, n, n, c->sel, &mo, ag_workers_work(c->w), rec, &e);
+    int status = agr_matrix_record(rec, c->sel, c->opt, c->w, layer, c->text, c->R, n, &e);
     if (status != AG_OK)
         return ag_error_set(&c->err, status, "rollout R_%d: %s", layer, e.message);
     return AG_OK;
@@ -195,7 +204,7 @@ int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_optio
     int status = agr_pass_begin(&p, m, in, opt, 0, w, err);
     rollout_ctx c = {.opt = opt, .w = p.w, .text = p.in.text, .fn = fn, .user = user,
                      .out = out};
-    if (status == AG_OK && !(c.sel = metrics_or_default(opt, AG_FAMILIES_ROLLOUT, &own, err)))
+    if (status == AG_OK && !(c.sel = agr_metrics_or_default(opt, AG_FAMILIES_ROLLOUT, &own, err)))
         status = err->status;
     if (status == AG_OK) {
         c.layer_on = ag_selection_mask(p.layers);

@@ -30,4 +30,18 @@ void agr_pass_end(agr_pass *p);
 int agr_pass_run(const agr_pass *p, const ag_model *m, ag_layer_fn fn, void *user,
                  const ag_error *ctx_err, ag_error *err);
 
+/* A record appended to *out (made when NULL); NULL with err set when out
+ * of memory. */
+ag_record *agr_record_add(ag_record_list **out, ag_error *err);
+/* opt's metrics, or the default of `families` made into *own (the
+ * caller frees it); NULL with err set on failure. */
+const ag_metric_set *agr_metrics_or_default(const ag_run_options *opt, unsigned families,
+                                            ag_metric_set **own, ag_error *err);
+/* A layer's (n, n) matrix M into rec (layer, -1, n, n): the matrix
+ * families of sel, opt's edge threshold, w's workspace. The failure's own
+ * message in e (the caller names the matrix). */
+int agr_matrix_record(ag_record *rec, const ag_metric_set *sel, const ag_run_options *opt,
+                      ag_workers *w, int layer, long text, const double *M, size_t n,
+                      ag_error *e);
+
 #endif

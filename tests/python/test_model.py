@@ -128,6 +128,7 @@ CLOSED_CALLS = {
     "weights": lambda m: m.weights(),
     "residual": lambda m: m.residual(tokens=[1, 2, 3]),
     "rollout": lambda m: m.rollout(tokens=[1, 2, 3]),
+    "contributions": lambda m: m.contributions(tokens=[1, 2, 3]),
     "similarity": lambda m: m.similarity(tokens=[1, 2, 3]),
     "heads": lambda m: m.heads(length=3),
     "probe_tokens": lambda m: m.probe_tokens(3),

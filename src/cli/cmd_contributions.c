@@ -1,0 +1,198 @@
+/* cmd_contributions.c — `attngeom contributions`: the residual- and
+ * norm-aware contributions of every layer's attention block
+ * (docs/metrics.md, "Contributions"; attngeom/contributions.h): Kobayashi
+ * et al. 2021's norms (--method norms-res) or Ferrando et al. 2022's ALTI
+ * (--method alti), composed through the layers with --rollout. The work of
+ * a text is the library's (ag_run_contributions, one streamed pass); here
+ * are the options, the corpus run and the outputs: -o C.npy writes the
+ * selected layers' matrices [count, n, n], --mixing M.npy the per-token
+ * context mixing [count, n], as the layers come. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char contributions_help[] =
+    "usage: attngeom contributions MODEL (--text S | --text-file F | --tokens 1,2,3 | --tokens-file F)\n"
+    "                             [--method norms-res|alti] [--rollout] [-o C.npy] [options]\n"
+    "\n"
+    "Decompose every layer's attention block, residual and norms included, into\n"
+    "one term per source token, T_i(x_j), summing with the biases to the block's\n"
+    "output (docs/metrics.md, \"Contributions\"), and print the metrics of each\n"
+    "layer's contribution matrix (families spectrum, attention, geometry): one\n"
+    "record per layer (\"head\": -1), per text with --text-file or --tokens-file.\n"
+    "  --method norms-res  N_ij = |T_i(x_j)|_2 (Kobayashi et al. 2021, section 3)\n"
+    "  --method alti       C_ij = max(0, |y_i|_1 - |y_i - T_i(x_j)|_1), rows summing\n"
+    "                      to 1 (Ferrando et al. 2022, section 3; the default)\n"
+    "  --rollout           ALTI composed through the layers, R_l = C_l R_(l-1)\n"
+    "                      (no identity added): the records and -o are R_l\n"
+    "Every architecture is decomposed exactly; a parallel block (GPT-NeoX\n"
+    "use_parallel_residual) as its attention branch plus the residual, its MLP\n"
+    "branch left out.\n"
+    "\n"
+    "Here -o is not the records' destination: -o C.npy writes the selected\n"
+    "layers' matrices [count, n, n] as <f8 .npy and the records still go to\n"
+    "standard output; --mixing M.npy writes the context mixing of every token\n"
+    "[count, n]: 1 - C_ii with alti, Kobayashi et al.'s ratio\n"
+    "|sum_(j!=i) T_i(x_j)| / (|sum_(j!=i) T_i(x_j)| + |T_i(x_i)|) with norms-res.\n"
+    "Both take one text (--text, --tokens, or a --tokens-file of one line).\n";
+
+/* contributions measures every layer as a whole: no --heads */
+static const cli_option contributions_refused[] = {
+    {"--heads", NULL, "takes no --heads: its records are per layer (\"head\": -1)"}, {NULL}};
+static const cli_option contributions_own[] = {
+    {"--method", "M", "norms-res or alti (default alti)"},
+    {"--rollout", NULL, "compose ALTI through the layers (needs alti)"},
+    {"-o", "C.npy", "also write the selected layers' matrices, [count, n, n] (one text)"},
+    {"--output", "C.npy", "the same as -o"},
+    {"--mixing", "M.npy", "also write each token's context mixing, [count, n] (one text)"},
+    {"--layers", "LIST", "layers to report, e.g. 0,2-3 (default all; every layer up to the last selected one is still computed)"},
+    {NULL}};
+static const cli_option_group *const contributions_groups[] = {
+    CLI_OWN("contributions", contributions_own),
+    CLI_REFUSE("contributions-refused", contributions_refused), &cli_group_input,
+    &cli_group_precision, &cli_group_records, &cli_group_curvature, &cli_group_output,
+    &cli_group_table, &cli_group_label, &cli_group_aggregate, &cli_group_corpus,
+    &cli_group_media, &cli_group_jobs, &cli_group_help, NULL};
+const cli_usage cli_usage_contributions = {"contributions", contributions_help,
+                                           contributions_groups, NULL};
+
+/* The command's own options (contributions_option). */
+static struct {
+    ag_contrib_method method;
+    int compose;
+    const char *mixing; /* --mixing M.npy */
+} opts;
+
+static int contributions_option(cli_model_run *r, int argc, char **argv, int *i)
+{
+    (void)r;
+    if (cli_is_option(argv[*i], "--rollout")) {
+        opts.compose = 1;
+        return 1;
+    }
+    if (cli_is_option(argv[*i], "--mixing"))
+        return (opts.mixing = cli_option_value("contributions", "--mixing", argc, argv, i)) ? 1 : -1;
+    if (!cli_is_option(argv[*i], "--method"))
+        return 0;
+    const char *v = cli_option_value("contributions", "--method", argc, argv, i);
+    if (!v)
+        return -1;
+    if (strcmp(v, "alti") == 0)
+        opts.method = AG_CONTRIB_ALTI;
+    else if (strcmp(v, "norms-res") == 0)
+        opts.method = AG_CONTRIB_NORMS_RES;
+    else {
+        cli_usage_error("contributions", "--method takes norms-res or alti, not '%s'", v);
+        return -1;
+    }
+    return 1;
+}
+
+typedef struct {
+    ag_npy_writer *save, *mix; /* -o C.npy, --mixing M.npy, or NULL */
+    double *row;               /* (n) a layer's mixing, for --mixing */
+    int save_failed;           /* the write's error is the run's */
+} contrib_run;
+
+/* -o and --mixing: the selected layers as they come. */
+static int contrib_save(const ag_run_contrib_view *v, void *user, ag_error *err)
+{
+    contrib_run *run = user;
+    size_t n = v->n;
+    int status = AG_OK;
+    if (run->save)
+        status = ag_npy_writer_write(run->save, v->R ? v->R : v->M, n * n, err);
+    if (status == AG_OK && run->mix) {
+        for (size_t i = 0; i < n; i++) /* ALTI: 1 - C_ii; norms-res: r_i */
+            run->row[i] = opts.method == AG_CONTRIB_ALTI ? 1 - v->M[i * n + i] : v->mixing[i];
+        status = ag_npy_writer_write(run->mix, run->row, n, err);
+    }
+    run->save_failed = status != AG_OK;
+    return status;
+}
+
+typedef struct {
+    contrib_run *run;
+    ag_record_list **out;
+} contrib_text;
+
+static int contrib_run_text(const cli_model_run *r, const ag_run_options *opt,
+                            const ag_run_input *in, void *user, ag_error *err)
+{
+    contrib_text *t = user;
+    int save = t->run->save || t->run->mix;
+    return ag_run_contributions(r->model, in, opt, r->workers.workers, opts.method, opts.compose,
+                                save ? contrib_save : NULL, t->run, t->out, err);
+}
+
+static int contrib_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *text, void *user)
+{
+    contrib_text t = {user, &text->recs};
+    ag_error err = {0};
+    int status = cli_run_text(r, s, contrib_run_text, &t, &err);
+    if (status == AG_OK)
+        return 0;
+    return t.run->save_failed ? cli_fail_error(&err) : cli_model_run_fail(r, s, &err);
+}
+
+/* -o C.npy and --mixing M.npy, staged in tx: one text's, [count, n, n]
+ * and [count, n]. */
+static int contrib_outputs(cli_model_run *r, const char *npy_path, cli_outputs *tx,
+                           contrib_run *run)
+{
+    size_t count = ag_selection_count(r->layers), n = r->seqs[0].n;
+    size_t shape[3] = {count, n, n};
+    int rc = 0;
+    if (npy_path)
+        rc = cli_outputs_npy(tx, npy_path, 3, shape, &run->save);
+    if (rc == 0 && opts.mixing && !(run->row = malloc(n * sizeof *run->row)))
+        rc = cli_fail("out of memory");
+    if (rc == 0 && opts.mixing)
+        rc = cli_outputs_npy(tx, opts.mixing, 2, shape, &run->mix);
+    return rc;
+}
+
+int cmd_contributions(int argc, char **argv)
+{
+    cli_model_run r = {0};
+    if (cli_common_init(&r.common, AG_FAMILIES_ROLLOUT))
+        return 1;
+    r.common.agg.allowed = 1;
+    opts.method = AG_CONTRIB_ALTI;
+    opts.compose = 0;
+    opts.mixing = NULL;
+    int rc = cli_model_run_parse(&r, &cli_usage_contributions, argc, argv, contributions_option);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (opts.compose && opts.method != AG_CONTRIB_ALTI)
+        return cli_usage_error("contributions", "--rollout composes ALTI: it needs --method alti");
+    /* -o is the matrices; the records go to standard output. */
+    const char *npy_path = r.common.out_path;
+    r.common.out_path = NULL;
+    int files = npy_path || opts.mixing;
+    if (files && (r.input.text_file || r.input.image_file || r.input.audio_file))
+        return cli_usage_error("contributions", "-o and --mixing take one input, not %s",
+                               r.input.text_file ? "--text-file" : r.input.image_file ? "--image-file"
+                                                                  : "--audio-file");
+    if (files && r.input.tokens_file)
+        r.single = "contributions -o/--mixing";
+    r.outs[0] = (cli_path){"-o", npy_path};
+    r.outs[1] = (cli_path){"--mixing", opts.mixing};
+    r.outs[2] = (cli_path){"the records", "-"};
+    rc = cli_model_run_prepare(&r, "contributions", 0);
+    cli_outputs tx = {0};
+    contrib_run run = {0};
+    if (rc == 0 && files && !r.seqs[0].skip)
+        rc = contrib_outputs(&r, npy_path, &tx, &run);
+    cli_sink sink = {0};
+    cli_settings_in in = {.model_dir = r.model_dir, .run = &r};
+    if (rc == 0)
+        rc = cli_sink_open(&sink, &r.common, "contributions", r.model_dir, &in, !files);
+    r.sink = &sink;
+    if (rc == 0)
+        rc = cli_model_run_texts(&r, "contributions", contrib_sequence, NULL, &run);
+    rc = cli_sink_close(&sink, rc, &tx);
+    free(run.row);
+    return cli_model_run_finish(&r, rc);
+}

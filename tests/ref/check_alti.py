@@ -1,0 +1,326 @@
+#!/usr/bin/python3
+"""Check ag_run_contributions (attngeom/contributions.h) against a float64
+numpy reference ported from the authors' code.
+
+Usage: /usr/bin/python3 tests/ref/check_alti.py path/to/attngeom
+
+The reference follows
+  - Ferrando et al. 2022, "Measuring the Mixing of Contextual Information in
+    the Transformer", §3; code mt-upc/transformer-contributions,
+    src/contributions.py (ModelWrapper.get_contributions: value_layer is the
+    biased V projection, transformed_layer = einsum('bhsv,dhv->bhsd', value,
+    dense), weighted_layer = einsum('bhks,bhsd->bhksd', A, ·) summed over
+    heads, + the residual eye ⊗ h, l_transform for the LayerNorm's mean and
+    weight, the dense bias apart, importance = −‖T − y‖₁) and
+    src/utils_contributions.py (normalize_contributions 'min_sum' with the
+    resultant norm: clip(‖y‖₁ − ‖y − T‖₁, 0) / row sum; compute_joint_attention
+    for the composition, no identity added);
+  - Kobayashi et al. 2021, "Incorporating Residual and Normalization Layers
+    into Analysis of Masked Language Models", §3; code
+    gorokoba560/norm-analysis-of-transformer, emnlp2021 modeling_bert.py
+    (BertNormOutput: normalized_layer = (v − mean(v)) / √(var + eps) with the
+    variance of the whole pre-LN vector, times the LayerNorm weight; the
+    AttnResLn-N mixing ratio ‖Σ_{j≠i}‖ / (‖Σ_{j≠i}‖ + ‖T_i(x_i)‖)).
+Where the released code departs from the papers' definitions the reference
+follows the papers, as attngeom does: Ferrando et al.'s code scales by
+1/std(pre_ln + eps), an unbiased standard deviation without eps under the
+root, and measures distances with F.pairwise_distance, which adds its
+default eps = 1e-6 to y − T; here s_i = √(var_i + ε) with the biased
+variance (the LayerNorm's own, as Kobayashi et al.) and ‖y − T‖₁ exactly.
+Pre-LN blocks (GPT-2, LLaMA) have no norm after the attention: T_i(x_j) =
+Σ_h A^h_ij f_h(LN(x_j)) + δ_ij h_i, bias b_O. Gemma-2's sandwich norm is
+applied term by term as Kobayashi et al.'s LayerNorm (RMS: no mean), with
+the residual added after it.
+
+Per model (tiny-bert, tiny-gpt2, the llama-linear and llama3 folders, and
+gemma2) and per layer: attngeom's ALTI C_l, composed R_l, norms N_l and
+mixing ratio r_l (--precision f64) agree with the reference to 1e-9
+(absolute; C and R lie in [0, 1], N is scaled by max(1, |N|)). The
+reference's own y = Σ_j T_i(x_j) + bias_i must equal its HF-style block
+output to 1e-12 first. Exits 1 on any failure."""
+import ctypes
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+import hf_forward as R  # noqa: E402
+import libattngeom as LA  # noqa: E402
+
+TOL = 1e-9
+MODELS = [
+    ("tiny-bert", os.path.join(ROOT, "tests", "data", "models", "tiny-bert")),
+    ("tiny-gpt2", os.path.join(ROOT, "models", "tiny-gpt2")),
+    ("llama-linear", os.path.join(ROOT, "tests", "data", "models", "arch", "llama-linear")),
+    ("llama3", os.path.join(ROOT, "tests", "data", "models", "arch", "llama3")),
+    ("gemma2", os.path.join(ROOT, "tests", "data", "models", "arch", "gemma2")),
+]
+
+
+# ------------------------------------------------------------ the blocks ---
+# Each returns, for block input h (n, d): the value vectors per query head
+# (H, n, hd) with their bias, the probabilities (H, n, n), W_O as
+# (d, H, hd) (contributions.py's dense.view), b_O (d) or zeros, the after
+# norm as (kind, gamma, beta, eps) or None and where it sits ("sum" post-LN,
+# "branch" sandwich), and the block's output y computed the HF way.
+
+def gpt2_block(M, h, l):
+    cfg, W = M.cfg, M.W
+    d, H = cfg["n_embd"], cfg["n_head"]
+    dh = d // H
+    p = "h.%d." % l
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    x = R.layer_norm(h, W(p + "ln_1.weight"), W(p + "ln_1.bias"), eps)
+    qkv = x @ W(p + "attn.c_attn.weight") + W(p + "attn.c_attn.bias")
+    q, k, v = qkv[:, :d], qkv[:, d:2 * d], qkv[:, 2 * d:]
+    scale = 1.0 / np.sqrt(dh) if cfg.get("scale_attn_weights", True) else 1.0
+    if cfg.get("scale_attn_by_inverse_layer_idx", False):
+        scale /= float(l + 1)
+    V = R.split_heads(v, H)
+    pr, o = R.attention(R.split_heads(q, H), R.split_heads(k, H), V, scale, True)
+    wo = W(p + "attn.c_proj.weight")  # Conv1D [in, out]
+    bo = W(p + "attn.c_proj.bias")
+    y = h + (R.merge_heads(o) @ wo + bo)
+    return V, pr, wo.T.reshape(d, H, dh), bo, None, y
+
+
+def bert_block(M, h, l):
+    cfg, W = M.cfg, M.W
+    d, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    dh = d // H
+    p = "encoder.layer.%d." % l
+    eps = cfg.get("layer_norm_eps", 1e-12)
+    q = R.linear(h, W, p + "attention.self.query")
+    k = R.linear(h, W, p + "attention.self.key")
+    V = R.split_heads(R.linear(h, W, p + "attention.self.value"), H)
+    pr, o = R.attention(R.split_heads(q, H), R.split_heads(k, H), V, 1.0 / np.sqrt(dh), False)
+    g, b = W(p + "attention.output.LayerNorm.weight"), W(p + "attention.output.LayerNorm.bias")
+    pre_ln = R.linear(R.merge_heads(o), W, p + "attention.output.dense") + h
+    y = R.layer_norm(pre_ln, g, b, eps)
+    wo = W(p + "attention.output.dense.weight")  # nn.Linear (out, in)
+    return V, pr, wo.reshape(d, H, dh), W(p + "attention.output.dense.bias"), \
+        ("layer", g, b, eps, "sum"), y
+
+
+def llama_block(M, h, l):
+    """LLaMA-family layer l of R's decoder classes (Llama, Gemma2): their
+    own norm, projections, RoPE, GQA, scale, soft-capping and window."""
+    cfg = M.cfg
+    dec = R._DECODER_CLASSES[cfg["model_type"]](cfg, M.W)
+    n = h.shape[0]
+    inv = R.rope_inv_freq(cfg, dec.rotary_dim, dec.theta, n, cfg["max_position_embeddings"])
+    cos, sin = R.rope_cos_sin(inv, n)
+    p = "layers.%d." % l
+    q, k, v = dec.qkv(dec.norm(h, p + "input_layernorm"), p)
+    q = R.apply_rope(R.split_heads(q, dec.H, dec.dh), cos, sin)
+    k = R.apply_rope(R.split_heads(k, dec.Hkv, dec.dh), cos, sin)
+    kv = np.arange(dec.H) // (dec.H // dec.Hkv)
+    V = R.split_heads(v, dec.Hkv, dec.dh)[kv]
+    pr, o = R.attention(q, k[kv], V, dec.scale(), True, dec.window(l), dec.softcap())
+    a = R.linear(R.merge_heads(o), M.W, p + "self_attn.o_proj", dec.o_bias)
+    y = h + dec.after_attn(a, p)
+    wo = M.W(p + "self_attn.o_proj.weight")
+    bo = M.W(p + "self_attn.o_proj.bias") if dec.o_bias else np.zeros(dec.d)
+    after = None
+    if isinstance(dec, R.Gemma2):  # post_attention_layernorm on the branch
+        after = ("rms", 1.0 + M.W(p + "post_attention_layernorm.weight"), None, dec.eps, "branch")
+    return V, pr, wo.reshape(dec.d, dec.H, dec.dh), bo, after, y
+
+
+BLOCKS = {"gpt2": gpt2_block, "bert": bert_block, "llama": llama_block, "gemma2": llama_block}
+
+
+# ---------------------------------------------------- the decomposition ---
+
+def l_transform(x, gamma, kind):
+    """contributions.py l_transform: (x − mean(x)) ⊙ w_ln as a linear map
+    (RMSNorm: no mean)."""
+    if kind == "layer":
+        x = x - x.mean(axis=-1, keepdims=True)
+    return x * gamma
+
+
+def decompose(V, pr, dense, bo, after, h):
+    """T (n, n, d), y (n, d) of one block (contributions.py, Kobayashi's
+    BertNormOutput), with the papers' s_i."""
+    transformed = np.einsum("hsv,dhv->hsd", V, dense)
+    summed = np.einsum("hks,hsd->hksd", pr, transformed).sum(axis=0)
+    n = h.shape[0]
+    residual = np.einsum("sk,sd->skd", np.eye(n), h)
+    if after is None:
+        T = summed + residual
+        return T, T.sum(axis=1) + bo
+    kind, gamma, beta, eps, where = after
+    pre = summed + residual if where == "sum" else summed
+    z = pre.sum(axis=1) + bo  # the whole pre-norm vector
+    zc = z - z.mean(axis=-1, keepdims=True) if kind == "layer" else z
+    s = np.sqrt((zc * zc).mean(axis=-1, keepdims=True) + eps)  # √(var + ε), biased
+    T = l_transform(pre, gamma, kind) / s[:, None, :]
+    y = T.sum(axis=1) + l_transform(bo, gamma, kind) / s + (beta if beta is not None else 0)
+    if where == "branch":
+        T = T + residual
+        y = y + h
+    return T, y
+
+
+def alti(T, y):
+    """normalize_contributions('min_sum', resultant_norm = ‖y‖₁) of
+    −‖T − y‖₁, pairwise_distance's eps left out."""
+    imp = -np.abs(T - y[:, None, :]).sum(axis=-1)
+    C = np.clip(imp + np.abs(y).sum(axis=-1)[:, None], 0, None)
+    return C / C.sum(axis=-1, keepdims=True)
+
+
+def mixing(T):
+    """Kobayashi et al.'s AttnResLn-N mixing ratio."""
+    keep = np.einsum("iid->id", T)
+    mix = T.sum(axis=1) - keep
+    a, b = np.linalg.norm(mix, axis=-1), np.linalg.norm(keep, axis=-1)
+    return a / (a + b)
+
+
+def code_variant(V, pr, dense, bo, after, h):
+    """ALTI as the released contributions.py computes it, for the report
+    only: 1/std(pre_ln + eps) (unbiased, eps outside the root) and
+    pairwise_distance's eps = 1e-6 added to the difference."""
+    transformed = np.einsum("hsv,dhv->hsd", V, dense)
+    summed = np.einsum("hks,hsd->hksd", pr, transformed).sum(axis=0)
+    pre = summed + np.einsum("sk,sd->skd", np.eye(h.shape[0]), h)
+    kind, gamma, beta, eps, _ = after
+    z = pre.sum(axis=1) + bo
+    coef = 1.0 / (z + eps).std(axis=-1, ddof=1)[:, None]
+    T = l_transform(pre, gamma, kind) * coef[:, None, :]
+    y = (l_transform(pre, gamma, kind).sum(axis=1) + l_transform(bo, gamma, kind)) * coef + beta
+    imp = -np.abs(T - y[:, None, :] + 1e-6).sum(axis=-1)
+    C = np.clip(imp + np.abs(y).sum(axis=-1)[:, None], 0, None)
+    return C / C.sum(axis=-1, keepdims=True)
+
+
+def reference(folder, ids):
+    M = R.Model(folder)
+    mt = M.cfg["model_type"]
+    _, hidden = M.forward(ids)
+    out = {"C": [], "N": [], "r": [], "R": []}
+    for l in range(hidden.shape[0] - 1):
+        V, pr, dense, bo, after, y_hf = BLOCKS[mt](M, hidden[l], l)
+        T, y = decompose(V, pr, dense, bo, after, hidden[l])
+        err = float(np.max(np.abs(y - y_hf)) / max(1.0, float(np.max(np.abs(y_hf)))))
+        if err > 1e-12:
+            raise AssertionError("layer %d: the reference's terms miss y by %.3g" % (l, err))
+        C = alti(T, y)
+        if after is not None and after[4] == "sum":
+            out.setdefault("code_gap", []).append(
+                float(np.max(np.abs(code_variant(V, pr, dense, bo, after, hidden[l]) - C))))
+        out["C"].append(C)
+        out["N"].append(np.linalg.norm(T, axis=-1))
+        out["r"].append(mixing(T))
+        out["R"].append(C if l == 0 else C @ out["R"][-1])  # compute_joint_attention
+    gap = out.pop("code_gap", None)
+    if gap:
+        print("%s: the released code's variant moves ALTI by up to %.2g (not compared)"
+              % (os.path.basename(folder), max(gap)))
+    return {k: np.stack(v) for k, v in out.items()}
+
+
+# ------------------------------------------------------- the library ---
+
+class View(ctypes.Structure):
+    _fields_ = [("layer", ctypes.c_int), ("n", ctypes.c_size_t),
+                ("M", ctypes.POINTER(ctypes.c_double)), ("R", ctypes.POINTER(ctypes.c_double)),
+                ("mixing", ctypes.POINTER(ctypes.c_double))]
+
+
+class RunInput(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("ids", ctypes.POINTER(ctypes.c_int32)),
+                ("n", ctypes.c_size_t), ("values", ctypes.POINTER(ctypes.c_double)),
+                ("ndim", ctypes.c_int), ("shape", ctypes.POINTER(ctypes.c_size_t)),
+                ("text", ctypes.c_long)]
+
+
+FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(View), ctypes.c_void_p,
+                      ctypes.POINTER(LA.Error))
+
+
+def library(lib, folder, ids, method, compose):
+    """Per layer (M, R or None, mixing) from ag_run_contributions, f64."""
+    err = LA.Error()
+    model = ctypes.c_void_p()
+    if lib.ag_model_load(folder.encode(), ctypes.byref(model), ctypes.byref(err)):
+        raise RuntimeError(err.message.decode())
+    opt = ctypes.c_void_p(lib.ag_run_options_new())
+    lib.ag_run_options_set(opt, b"precision", ctypes.c_double(64), ctypes.byref(err))
+    arr = (ctypes.c_int32 * len(ids))(*ids)
+    inp = RunInput(ctypes.sizeof(RunInput), arr, len(ids), None, 0, None, -1)
+    got = []
+
+    def take(v, user, e):
+        n = v.contents.n
+        M = np.ctypeslib.as_array(v.contents.M, (n, n)).copy()
+        Rl = np.ctypeslib.as_array(v.contents.R, (n, n)).copy() if v.contents.R else None
+        got.append((M, Rl, np.ctypeslib.as_array(v.contents.mixing, (n,)).copy()))
+        return 0
+
+    recs = ctypes.c_void_p()
+    rc = lib.ag_run_contributions(model, ctypes.byref(inp), opt, None, method, compose, FN(take),
+                                  None, ctypes.byref(recs), ctypes.byref(err))
+    lib.ag_record_list_free(recs)
+    lib.ag_run_options_free(opt)
+    lib.ag_model_free(model)
+    if rc:
+        raise RuntimeError(err.message.decode())
+    return got
+
+
+def prototypes(lib):
+    P, I, D = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
+    lib.ag_model_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(P), P]
+    lib.ag_run_options_new.restype = P
+    lib.ag_run_options_set.argtypes = [P, ctypes.c_char_p, D, P]
+    lib.ag_run_contributions.argtypes = [P, P, P, P, I, I, FN, P, ctypes.POINTER(P), P]
+    for f in ("ag_record_list_free", "ag_run_options_free", "ag_model_free"):
+        getattr(lib, f).argtypes = [P]
+
+
+def compare(name, ref, lib):
+    alti_run = library(lib, ref["folder"], ref["ids"], 1, 1)
+    norms_run = library(lib, ref["folder"], ref["ids"], 0, 0)
+    fails = 0
+    for l in range(len(ref["C"])):
+        C, Rl, r = alti_run[l]
+        N = norms_run[l][0]
+        errs = {"C": np.max(np.abs(C - ref["C"][l])), "R": np.max(np.abs(Rl - ref["R"][l])),
+                "r": np.max(np.abs(r - ref["r"][l])),
+                "N": np.max(np.abs(N - ref["N"][l]) / np.maximum(1.0, np.abs(ref["N"][l])))}
+        worst = max(errs.values())
+        ok = worst <= TOL
+        fails += not ok
+        print("%s layer %d: %s  %s" % (name, l, " ".join("%s %.2g" % kv for kv in errs.items()),
+                                        "ok" if ok else "FAIL"))
+    return fails
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    lib = LA.load(argv[1], "check_alti")
+    if lib is None:
+        return 0
+    prototypes(lib)
+    fails = 0
+    for name, folder in MODELS:
+        M = R.Model(folder)
+        n = min(9, M.limit or 9)
+        ids = [int((11 * i + 5) % M.vocab_size) for i in range(n)]
+        ref = reference(folder, ids)
+        ref.update(folder=folder, ids=ids)
+        fails += compare(name, ref, lib)
+    print("check_alti: %s" % ("ok" if not fails else "%d failure(s)" % fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
