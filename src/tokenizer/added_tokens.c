@@ -22,7 +22,7 @@ typedef struct {
     char *norm;          /* normalized content (own), NULL when not normalized */
     size_t nlen;
     int32_t id;
-    unsigned char lstrip, rstrip, single_word, normalized;
+    unsigned char lstrip, rstrip, single_word, normalized, special;
 } added_tok;
 
 struct ag_tk_added {
@@ -126,6 +126,7 @@ static int add_token(ag_tk_added *a, const char *path, size_t i, json_t *e, cons
     t->rstrip = (unsigned char)jflag(e, "rstrip", 0);
     t->single_word = (unsigned char)jflag(e, "single_word", 0);
     t->normalized = (unsigned char)jflag(e, "normalized", !special);
+    t->special = (unsigned char)special;
     return t->normalized ? normalize_content(t, nm, err) : AG_OK;
 }
 
@@ -193,6 +194,21 @@ int ag_tk_added_token_to_id(const ag_tk_added *a, const char *s, size_t n, int32
         return 0;
     *id = a->v[k].id;
     return 1;
+}
+
+int ag_tk_added_is_special(const ag_tk_added *a, const char *s, size_t n)
+{
+    int32_t k;
+    return a && agi_strmap_get(&a->index, s, n, &k) && a->v[k].special;
+}
+
+const char *ag_tk_added_decode_token(const ag_tk_added *a, int32_t id)
+{
+    const char *c = ag_tk_added_id_to_token(a, id);
+    int32_t k;
+    if (!c || !agi_strmap_get(&a->index, c, strlen(c), &k))
+        return c;
+    return a->v[k].normalized && a->v[k].norm ? a->v[k].norm : c;
 }
 
 const char *ag_tk_added_id_to_token(const ag_tk_added *a, int32_t id)

@@ -332,35 +332,39 @@ static int bert(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *
 
 /* ---- Replace ------------------------------------------------------------- */
 
-/* Every match of the String pattern: the leftmost, non-overlapping matches of
- * Oniguruma's regex of the escaped string. An empty pattern matches at every
- * character boundary. */
-static int replace_string(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out)
+/* An empty pattern matches at every character boundary (Rust's
+ * str::replace, Oniguruma's empty regex). */
+int ag_tk_replace_all(const char *s, size_t n, const char *pat, size_t pn, const char *rep, size_t rn,
+                      ag_tk_buf *out)
 {
     int rc = AG_OK;
     size_t i = 0;
-    if (nm->text_len == 0) {
-        while (rc == AG_OK) {
-            rc = ag_tk_buf_put(out, nm->content, nm->content_len);
-            if (i == n || rc != AG_OK)
-                break;
-            size_t st = i;
-            next_cp(s, n, &i);
-            rc = ag_tk_buf_put(out, s + st, i - st);
-        }
-        return rc;
+    while (rc == AG_OK && pn == 0) {
+        rc = ag_tk_buf_put(out, rep, rn);
+        if (i == n || rc != AG_OK)
+            return rc;
+        size_t st = i;
+        next_cp(s, n, &i);
+        rc = ag_tk_buf_put(out, s + st, i - st);
     }
     while (rc == AG_OK) {
-        const char *m = memmem(s + i, n - i, nm->text, nm->text_len);
+        const char *m = memmem(s + i, n - i, pat, pn);
         if (!m)
             break;
         size_t at = (size_t)(m - s);
         rc = ag_tk_buf_put(out, s + i, at - i);
         if (rc == AG_OK)
-            rc = ag_tk_buf_put(out, nm->content, nm->content_len);
-        i = at + nm->text_len;
+            rc = ag_tk_buf_put(out, rep, rn);
+        i = at + pn;
     }
     return rc == AG_OK ? ag_tk_buf_put(out, s + i, n - i) : rc;
+}
+
+/* Every match of the String pattern: the leftmost, non-overlapping matches of
+ * Oniguruma's regex of the escaped string. */
+static int replace_string(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out)
+{
+    return ag_tk_replace_all(s, n, nm->text, nm->text_len, nm->content, nm->content_len, out);
 }
 
 /* Every match of the Regex pattern, in the order and with the empty-match

@@ -63,6 +63,17 @@ int32_t ag_tk_bytelevel_cp(uint8_t b)
     return 256 + 33 + 34; /* 173, the soft hyphen */
 }
 
+int ag_tk_bytelevel_byte(int32_t cp)
+{
+    if ((cp >= 33 && cp <= 126) || (cp >= 161 && cp <= 172) || (cp >= 174 && cp <= 255))
+        return cp;
+    if (cp >= 256 && cp <= 256 + 32)
+        return cp - 256;
+    if (cp >= 256 + 33 && cp <= 256 + 33 + 33)
+        return cp - 256 - 33 + 127;
+    return cp == 256 + 33 + 34 ? 173 : -1;
+}
+
 /* ---- Oniguruma regexes in PCRE2 ------------------------------------------- */
 
 /* HF compiles Split patterns with Oniguruma (Ruby syntax options). The
@@ -495,6 +506,17 @@ void ag_tk_pretok_free(ag_tk_pretok *p)
         pcre2_code_free(p->st[i].re);
     free(p->st);
     free(p);
+}
+
+void ag_tk_pretok_metaspace(const ag_tk_pretok *p, char rep[4], size_t *rep_len, int *never)
+{
+    for (size_t i = 0; p && i < p->n; i++)
+        if (p->st[i].kind == S_METASPACE) {
+            memcpy(rep, p->st[i].rep, p->st[i].rep_len);
+            *rep_len = p->st[i].rep_len;
+            *never = p->st[i].scheme == P_NEVER;
+            return;
+        }
 }
 
 /* ---- running --------------------------------------------------------------- */

@@ -99,6 +99,11 @@ int ag_tk_normalizer_load(const char *path, json_t *j, ag_tk_normalizer **out, a
 int ag_tk_normalize(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out,
                     ag_error *err);
 void ag_tk_normalizer_free(ag_tk_normalizer *nm);
+/* Appends n bytes of s to out with every non-overlapping occurrence of pat
+ * (leftmost first; an empty pat matches at every character boundary, as
+ * Rust's str::replace) replaced by rep. AG_OK or AG_ENOMEM. */
+int ag_tk_replace_all(const char *s, size_t n, const char *pat, size_t pn, const char *rep, size_t rn,
+                      ag_tk_buf *out);
 
 /* ---- pre-tokenizers (pre_tokenizers.c) ----------------------------------- */
 
@@ -122,6 +127,13 @@ void ag_tk_pretok_free(ag_tk_pretok *p);
 /* GPT-2's bytes_to_unicode: the code point byte b stands for in byte-level
  * vocabularies (ByteLevel pre-tokenizer output). */
 int32_t ag_tk_bytelevel_cp(uint8_t b);
+/* The byte a byte-level character stands for, -1 for any other code point
+ * (ag_tk_bytelevel_cp's inverse). */
+int ag_tk_bytelevel_byte(int32_t cp);
+/* The first Metaspace stage of p: its replacement (UTF-8, *rep_len bytes)
+ * and whether its prepend_scheme is "never"; nothing is written when p has
+ * none. The Metaspace decoder reads its fields through this. */
+void ag_tk_pretok_metaspace(const ag_tk_pretok *p, char rep[4], size_t *rep_len, int *never);
 /* Appends every byte of s as its byte-level character (UTF-8) to out:
  * ByteLevel's mapping, for the ByteLevel normalizer too. */
 int ag_tk_bytelevel_map(const char *s, size_t n, ag_tk_buf *out);
@@ -165,11 +177,32 @@ int ag_tk_added_extract(const ag_tk_added *a, const ag_tk_normalizer *nm, const 
                         ag_tk_splits *out, ag_error *err);
 /* 1 and *id when s is an added token's content, else 0. */
 int ag_tk_added_token_to_id(const ag_tk_added *a, const char *s, size_t n, int32_t *id);
+/* 1 when s is the content of a special added token (Rust's
+ * AddedVocabulary::is_special_token, by string), else 0. a may be NULL. */
+int ag_tk_added_is_special(const ag_tk_added *a, const char *s, size_t n);
+/* The string decoding uses for the added token of that id, or NULL: its
+ * normalized content when it is a `normalized` token (Rust's
+ * AddedVocabulary::simple_id_to_token, normalized_cache), else its content. */
+const char *ag_tk_added_decode_token(const ag_tk_added *a, int32_t id);
 /* The content of the added token of that id, or NULL. */
 const char *ag_tk_added_id_to_token(const ag_tk_added *a, int32_t id);
 /* One more than the largest added id, 0 when none. */
 size_t ag_tk_added_id_end(const ag_tk_added *a);
 void ag_tk_added_free(ag_tk_added *a);
+
+/* ---- decoders (decoders.c) ---------------------------------------------- */
+
+typedef struct ag_tk_decoder ag_tk_decoder;
+
+/* j: the "decoder" object of tokenizer.json; null (or j NULL) gives
+ * *out = NULL, which joins tokens with spaces (Rust, Tokenizer::decode). An
+ * unknown type: AG_EUNSUPPORTED naming `path`; a bad field: AG_EFORMAT. */
+int ag_tk_decoder_load(const char *path, json_t *j, ag_tk_decoder **out, ag_error *err);
+/* Decoder::decode: the token strings (text splits) through the decoder's
+ * decode_chain, joined with "" into out (out->n reset first). d may be
+ * NULL. AG_OK, AG_ENOMEM, or a Replace regex's match error. */
+int ag_tk_decode(const ag_tk_decoder *d, const ag_tk_splits *tokens, ag_tk_buf *out, ag_error *err);
+void ag_tk_decoder_free(ag_tk_decoder *d);
 
 /* ---- post-processors (post_processors.c) ---------------------------------- */
 

@@ -29,6 +29,7 @@ struct ag_tokenizer {
     ag_tk_model *model;
     ag_tk_added *added;
     ag_tk_post *post;
+    ag_tk_decoder *dec;
     size_t vocab_size;
 };
 
@@ -253,6 +254,8 @@ static int build(ag_tokenizer *t, const char *path, json_t *root, const side_fil
     if (rc == AG_OK)
         rc = ag_tk_post_load(pp == json_object_get(root, "post_processor") ? path : sf->cfg_path, pp, &t->post, err);
     json_decref(pp);
+    if (rc == AG_OK)
+        rc = ag_tk_decoder_load(path, json_object_get(root, "decoder"), &t->dec, err);
     if (rc == AG_OK) {
         size_t a = ag_tk_model_vocab_size(t->model), b = ag_tk_added_id_end(t->added);
         t->vocab_size = a > b ? a : b;
@@ -426,13 +429,14 @@ static int bpe_files_json(const char *dir, const char *vocab_path, const side_fi
         rc = bpe_added(sf, vocab, added, err);
     json_t *aps = json_object_get(sf->cfg, "add_prefix_space");
     if (rc == AG_OK) {
-        *root = json_pack("{s:o, s:{s:s, s:b, s:b, s:b}, s:{s:s, s:O, s:o, s:s, s:s, s:b, s:b}, s:{s:s, s:b}}",
+        *root = json_pack("{s:o, s:{s:s, s:b, s:b, s:b}, s:{s:s, s:O, s:o, s:s, s:s, s:b, s:b}, s:{s:s, s:b}, s:{s:s}}",
                           "added_tokens", added,
                           "pre_tokenizer", "type", "ByteLevel", "add_prefix_space", json_is_true(aps),
                           "trim_offsets", 1, "use_regex", 1,
                           "model", "type", "BPE", "vocab", vocab, "merges", merges, "continuing_subword_prefix", "",
                           "end_of_word_suffix", "", "fuse_unk", 0, "byte_fallback", 0,
-                          "post_processor", "type", "ByteLevel", "trim_offsets", 0);
+                          "post_processor", "type", "ByteLevel", "trim_offsets", 0,
+                          "decoder", "type", "ByteLevel");
         added = merges = NULL; /* "o" took them, also on failure */
         if (!*root)
             rc = ag_error_set(err, AG_ENOMEM, "out of memory");
@@ -486,7 +490,8 @@ static int vocab_txt_json(const char *vpath, const side_files *sf, json_t **root
     json_t *lc = json_object_get(sf->cfg, "do_lower_case"), *cc = json_object_get(sf->cfg, "tokenize_chinese_chars");
     json_t *sa = json_object_get(sf->cfg, "strip_accents");
     if (rc == AG_OK) {
-        *root = json_pack("{s:o, s:{s:s, s:b, s:b, s:O, s:b}, s:{s:s}, s:{s:s, s:s, s:s, s:i, s:O}, s:o}",
+        *root = json_pack("{s:o, s:{s:s, s:b, s:b, s:O, s:b}, s:{s:s}, s:{s:s, s:s, s:s, s:i, s:O}, s:o, "
+                          "s:{s:s, s:s, s:b}}",
                           "added_tokens", added,
                           "normalizer", "type", "BertNormalizer", "clean_text", 1,
                           "handle_chinese_chars", !json_is_false(cc), "strip_accents",
@@ -494,7 +499,8 @@ static int vocab_txt_json(const char *vpath, const side_files *sf, json_t **root
                           "pre_tokenizer", "type", "BertPreTokenizer",
                           "model", "type", "WordPiece", "unk_token", tok[VT_UNK], "continuing_subword_prefix", "##",
                           "max_input_chars_per_word", 100, "vocab", vocab,
-                          "post_processor", post);
+                          "post_processor", post,
+                          "decoder", "type", "WordPiece", "prefix", "##", "cleanup", 1);
         added = post = NULL;
         if (!*root)
             rc = ag_error_set(err, AG_ENOMEM, "out of memory");
@@ -607,6 +613,7 @@ void ag_tokenizer_free(ag_tokenizer *t)
     ag_tk_model_free(t->model);
     ag_tk_added_free(t->added);
     ag_tk_post_free(t->post);
+    ag_tk_decoder_free(t->dec);
     free(t);
 }
 
@@ -686,4 +693,103 @@ size_t ag_tokenizer_vocab_size(const ag_tokenizer *t)
 ag_tokenizer_kind ag_tokenizer_get_kind(const ag_tokenizer *t)
 {
     return t ? t->kind : AG_TOKENIZER_BPE;
+}
+
+/* ======================================================================
+ * decoding
+ * ====================================================================== */
+
+/* Tokenizer::decode (tokenizer/mod.rs): the token string of every id (an
+ * added token's as simple_id_to_token gives it, else the model's; ids
+ * without one are left out; special added tokens too when asked), through
+ * the decoder. */
+static int decode_into(const ag_tokenizer *t, const int32_t *ids, size_t n, unsigned flags, ag_tk_buf *out,
+                       ag_error *err)
+{
+    ag_tk_splits toks = {0};
+    int rc = AG_OK;
+    for (size_t i = 0; rc == AG_OK && i < n; i++) {
+        const char *s = ids[i] < 0 ? NULL : ag_tk_added_decode_token(t->added, ids[i]);
+        if (!s && ids[i] >= 0)
+            s = ag_tk_model_id_to_token(t->model, ids[i]);
+        size_t len = s ? strlen(s) : 0;
+        if (s && !((flags & AG_DECODE_SKIP_SPECIAL) && ag_tk_added_is_special(t->added, s, len)))
+            rc = ag_tk_splits_push(&toks, s, len, 0, -1) == AG_OK ? AG_OK
+                                                                   : ag_error_set(err, AG_ENOMEM, "decode: out of memory");
+    }
+    if (rc == AG_OK)
+        rc = ag_tk_decode(t->dec, &toks, out, err);
+    ag_tk_splits_free(&toks);
+    return rc;
+}
+
+int ag_tokenizer_decode(const ag_tokenizer *t, const int32_t *ids, size_t n, unsigned flags, char **text,
+                        ag_error *err)
+{
+    if (text)
+        *text = NULL;
+    if (!t || !text || (!ids && n > 0))
+        return ag_error_set(err, AG_EINVAL, "ag_tokenizer_decode: NULL argument");
+    ag_tk_buf b = {0};
+    int rc = decode_into(t, ids, n, flags, &b, err);
+    if (rc == AG_OK && !b.b)
+        rc = ag_tk_buf_put(&b, "", 0) == AG_OK ? AG_OK : ag_error_set(err, AG_ENOMEM, "decode: out of memory");
+    if (rc != AG_OK) {
+        free(b.b);
+        return rc;
+    }
+    *text = b.b;
+    return AG_OK;
+}
+
+/* Token i's string: decode([ids[i]]) for the first; for the others what
+ * decode([ids[i-1], ids[i]]) adds to decode([ids[i-1]]) when that is its
+ * prefix, else decode([ids[i]]). */
+static int token_string(const ag_tokenizer *t, const int32_t *ids, size_t i, ag_tk_buf *pair, ag_tk_buf *prev,
+                        size_t *skip, ag_error *err)
+{
+    *skip = 0;
+    int rc = decode_into(t, ids + i - (i > 0), 1 + (i > 0), 0, pair, err);
+    if (rc != AG_OK || i == 0)
+        return rc;
+    rc = decode_into(t, ids + i - 1, 1, 0, prev, err);
+    if (rc == AG_OK && prev->n <= pair->n && memcmp(prev->b, pair->b, prev->n) == 0) {
+        *skip = prev->n;
+        return AG_OK;
+    }
+    return rc == AG_OK ? decode_into(t, ids + i, 1, 0, pair, err) : rc;
+}
+
+int ag_tokenizer_token_strings(const ag_tokenizer *t, const int32_t *ids, size_t n, char ***strings, ag_error *err)
+{
+    if (strings)
+        *strings = NULL;
+    if (!t || !strings || (!ids && n > 0))
+        return ag_error_set(err, AG_EINVAL, "ag_tokenizer_token_strings: NULL argument");
+    ag_tk_buf all = {0}, pair = {0}, prev = {0};
+    size_t *at = calloc(n + 1, sizeof *at);
+    int rc = at ? AG_OK : ag_error_set(err, AG_ENOMEM, "out of memory");
+    for (size_t i = 0, skip; rc == AG_OK && i < n; i++) {
+        at[i] = all.n;
+        rc = token_string(t, ids, i, &pair, &prev, &skip, err);
+        if (rc == AG_OK && (ag_tk_buf_put(&all, pair.b + skip, pair.n - skip) != AG_OK || ag_tk_buf_put(&all, "", 1) != AG_OK))
+            rc = ag_error_set(err, AG_ENOMEM, "out of memory");
+    }
+    char **block = rc == AG_OK ? malloc((n + 1) * sizeof(char *) + all.n) : NULL;
+    if (rc == AG_OK && !block)
+        rc = ag_error_set(err, AG_ENOMEM, "out of memory");
+    if (rc == AG_OK) {
+        char *data = (char *)(block + n + 1);
+        if (all.n)
+            memcpy(data, all.b, all.n);
+        for (size_t i = 0; i < n; i++)
+            block[i] = data + at[i];
+        block[n] = NULL;
+        *strings = block;
+    }
+    free(at);
+    free(all.b);
+    free(pair.b);
+    free(prev.b);
+    return rc;
 }
