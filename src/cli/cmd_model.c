@@ -16,40 +16,59 @@ static const char tokenize_help[] =
     "\n"
     "Token ids of S exactly as the model folder's Hugging Face tokenizer gives\n"
     "them (tokenizer.json, or vocab.json + merges.txt, or vocab.txt), special\n"
-    "tokens included. --format json prints {\"ids\": [...], \"tokens\": [...]}.\n";
+    "tokens included. --format json prints {\"ids\": [...], \"tokens\": [...],\n"
+    "\"strings\": [...]}: the vocabulary string of each token (\"\u0120cat\") and its\n"
+    "text as the tokenizer's decoder gives it (\" cat\"; docs/tokenizers.md,\n"
+    "\"Decoders\"); the table formats have the columns index, id, token, string.\n";
 
-static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
-                        const int32_t *ids, size_t n)
+/* What tokenize prints of each token: its id, its vocabulary string and its
+ * readable string (ag_tokenizer_token_strings). */
+typedef struct {
+    const ag_tokenizer *tok;
+    const int32_t *ids;
+    char **strings;
+    size_t n;
+} token_rows;
+
+static int write_tokens_json(FILE *fp, const token_rows *r)
 {
-    if (fmt == AG_FORMAT_JSON || fmt == AG_FORMAT_JSONL) { /* one line: JSONL too */
-        json_t *root = json_object(), *a = json_array(), *t = json_array();
-        for (size_t i = 0; i < n; i++) {
-            const char *s = ag_tokenizer_token(tok, ids[i]);
-            json_array_append_new(a, json_integer(ids[i]));
-            json_array_append_new(t, s ? cli_json_text(s) : json_null());
-        }
-        json_object_set_new(root, "ids", a);
-        json_object_set_new(root, "tokens", t);
-        int rc = json_dumpf(root, fp, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        json_decref(root);
-        fputc('\n', fp);
-        return rc;
+    json_t *root = json_object(), *a = json_array(), *t = json_array(), *s = json_array();
+    for (size_t i = 0; i < r->n; i++) {
+        const char *v = ag_tokenizer_token(r->tok, r->ids[i]);
+        json_array_append_new(a, json_integer(r->ids[i]));
+        json_array_append_new(t, v ? cli_json_text(v) : json_null());
+        json_array_append_new(s, cli_json_text(r->strings[i]));
     }
+    json_object_set_new(root, "ids", a);
+    json_object_set_new(root, "tokens", t);
+    json_object_set_new(root, "strings", s);
+    int rc = json_dumpf(root, fp, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    fputc('\n', fp);
+    return rc;
+}
+
+static int write_tokens(FILE *fp, ag_format fmt, const token_rows *r)
+{
+    if (fmt == AG_FORMAT_JSON || fmt == AG_FORMAT_JSONL) /* one line: JSONL too */
+        return write_tokens_json(fp, r);
     /* the other formats: a table through the one writer, ag_table_write */
-    static const char *const cols[] = {"index", "id", "token"};
+    static const char *const cols[] = {"index", "id", "token", "string"};
     ag_table t = {0};
     ag_error err = {0};
-    int status = ag_table_init(&t, cols, 3, &err);
-    for (size_t i = 0; status == AG_OK && i < n; i++) {
+    int status = ag_table_init(&t, cols, 4, &err);
+    for (size_t i = 0; status == AG_OK && i < r->n; i++) {
         ag_cell *row = ag_table_add_row(&t, &err);
-        const char *s = ag_tokenizer_token(tok, ids[i]);
+        const char *s = ag_tokenizer_token(r->tok, r->ids[i]);
         if (!row)
             status = AG_ENOMEM;
         else {
             row[0] = (ag_cell){.kind = AG_CELL_INTEGER, .value = (double)i};
-            row[1] = (ag_cell){.kind = AG_CELL_INTEGER, .value = ids[i]};
+            row[1] = (ag_cell){.kind = AG_CELL_INTEGER, .value = r->ids[i]};
             if (s)
                 status = ag_table_set_text(&t, &row[2], s, &err);
+            if (status == AG_OK)
+                status = ag_table_set_text(&t, &row[3], r->strings[i], &err);
         }
     }
     if (status == AG_OK)
@@ -90,29 +109,30 @@ int cmd_tokenize(int argc, char **argv)
     cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"MODEL", model}};
     if (cli_paths_check(outs, 1, ins, 1))
         return 1;
-    char type[32];
-    int tensors = cli_model_takes_tensors(model, type);
-    if (tensors < 0)
-        return 1;
-    if (tensors)
-        return cli_usage_error("tokenize", "%s is a %s model: its input is %s, not token ids", model,
-                               type, strcmp(type, "vit") ? "audio features" : "an image");
     ag_tokenizer *tok = NULL;
     ag_error err = {0};
-    if (ag_tokenizer_load(model, &tok, &err) != AG_OK)
-        return cli_fail_error(&err);
+    int loaded = cli_load_tokenizer("tokenize", model, &tok);
+    if (loaded)
+        return loaded;
     int32_t *ids = NULL;
     size_t n = 0;
     if (ag_tokenizer_encode(tok, text, strlen(text), &ids, &n, &err) != AG_OK) {
         ag_tokenizer_free(tok);
         return cli_fail("--text: %s", err.message);
     }
+    token_rows rows = {tok, ids, NULL, n};
+    if (ag_tokenizer_token_strings(tok, ids, n, &rows.strings, &err) != AG_OK) {
+        free(ids);
+        ag_tokenizer_free(tok);
+        return cli_fail_error(&err);
+    }
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
-    int rc = mem ? write_tokens(mem, common.format, tok, ids, n) : -1;
+    int rc = mem ? write_tokens(mem, common.format, &rows) : -1;
     if (mem)
         fclose(mem);
+    free(rows.strings);
     free(ids);
     ag_tokenizer_free(tok);
     rc = rc ? cli_fail("cannot format the tokens") : cli_write_output(common.out_path, buf, len);

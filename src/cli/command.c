@@ -11,7 +11,7 @@ int cli_command(int argc, char **argv, const cli_driver *drv)
         int (*run)(int, char **);
         int runs_blas; /* see cli_blas_setup */
     } commands[] = {
-        {"matrix", cmd_matrix, 1}, {"info", cmd_info, 0}, {"tokenize", cmd_tokenize, 0},
+        {"matrix", cmd_matrix, 1}, {"info", cmd_info, 0}, {"tokenize", cmd_tokenize, 0}, {"decode", cmd_decode, 0},
         {"attention", cmd_attention, 1}, {"analyze", cmd_analyze, 1}, {"layer", cmd_layer, 1},
         {"weights", cmd_weights, 1}, {"residual", cmd_residual, 1}, {"rollout", cmd_rollout, 1},
         {"similarity", cmd_similarity, 1},

@@ -96,7 +96,7 @@ grep -q "did you mean" "$T/stderr" && fail "$(cat "$T/stderr")"
 
 # an option typo for every command: --fromat is 1 from --format, which all
 # but plot take
-for cmd in matrix info tokenize attention analyze layer weights residual rollout similarity \
+for cmd in matrix info tokenize decode attention analyze layer weights residual rollout similarity \
     aggregate compare metrics; do
     run_case 2 "unknown option '--fromat' (did you mean --format?)" "option typo: $cmd" $cmd --fromat json
 done
@@ -146,7 +146,7 @@ check "a CSV of records still aggregates"
 grep -q "^layer,head" "$T/csvok" || fail "$(head -c 200 "$T/csvok")"
 
 # ---- every option --help names is accepted ---------------------------------
-for cmd in matrix info tokenize attention analyze layer weights residual rollout similarity \
+for cmd in matrix info tokenize decode attention analyze layer weights residual rollout similarity \
     aggregate compare plot metrics; do
     "$CLI" $cmd --help >"$T/help.$cmd" 2>&1 || { check "$cmd --help"; fail "exit $?"; continue; }
     # options quoted in backticks are another command's (`tokenize --format json`)
@@ -159,7 +159,7 @@ for cmd in matrix info tokenize attention analyze layer weights residual rollout
 done
 
 check "--help and attngeom.1 name the same options, per command"
-"$PY" "$ROOT/tests/cli/help_man.py" "$ROOT/docs/man/attngeom.1" "$T" matrix info tokenize \
+"$PY" "$ROOT/tests/cli/help_man.py" "$ROOT/docs/man/attngeom.1" "$T" matrix info tokenize decode \
     attention analyze layer weights residual rollout similarity aggregate compare plot metrics \
     >"$T/man.out" 2>&1 || fail "$(cat "$T/man.out")"
 
