@@ -102,6 +102,46 @@ class Model:
         tok = self._tok()
         return [text(lib.ag_tokenizer_token(tok, int(i))) for i in ids]
 
+    def _id_array(self, ids):
+        """ids as a ctypes int32 array (Error for a negative or too large id)."""
+        ids = [int(i) for i in ids]
+        if any(i < 0 or i > 2**31 - 1 for i in ids):
+            raise Error("ids: expected non-negative token ids below 2^31")
+        return (ctypes.c_int32 * len(ids))(*ids), len(ids)
+
+    @guarded
+    def decode(self, ids, skip_special=False):
+        """The text of token ids as the folder's Hugging Face tokenizer decodes
+        them (its decoder; the Rust library's decode(ids, skip_special_tokens),
+        without transformers' clean_up_tokenization_spaces; an id without a
+        token is left out, as there): `attngeom decode MODEL --tokens ...`."""
+        arr, n = self._id_array(ids)
+        out = ctypes.c_void_p()
+        with Call() as c:
+            c.check(lib.ag_tokenizer_decode(self._tok(), arr, n, 1 if skip_special else 0,
+                                            ctypes.byref(out), c.err), "ids")
+        try:
+            return ctypes.string_at(out.value).decode("utf-8")
+        finally:
+            lib.ag_free(out)
+
+    @guarded
+    def token_strings(self, ids):
+        """Each token's text (ag_tokenizer_token_strings: the first token
+        decoded alone, every other what it adds after its predecessor), the
+        "strings" of `attngeom tokenize --format json`: " cat" for "Ġcat",
+        "ing" for "##ing" after a word."""
+        arr, n = self._id_array(ids)
+        out = ctypes.c_void_p()
+        with Call() as c:
+            c.check(lib.ag_tokenizer_token_strings(self._tok(), arr, n, ctypes.byref(out), c.err),
+                    "ids")
+        try:
+            ptrs = ctypes.cast(out, ctypes.POINTER(ctypes.c_char_p))
+            return [ptrs[i].decode("utf-8") for i in range(n)]
+        finally:
+            lib.ag_free(out)
+
     def _ids(self, text_or_ids):
         """The token ids of a text (str) or the ids given, as int32."""
         if isinstance(text_or_ids, (str, bytes)):
