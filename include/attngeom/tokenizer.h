@@ -38,7 +38,7 @@
  * Fidelity: where transformers.js and the Rust library disagree
  * (Precompiled, Digits, Unicode whitespace and word classes, Punctuation,
  * lower-casing, ...), this follows Rust; docs/tokenizers.md lists the
- * differences. Not implemented: pair sequences, offsets, BPE dropout.
+ * differences. Not implemented: pair sequences, BPE dropout.
  *
  * Ownership and threads: ag_tokenizer_load hands out a tokenizer owned by the
  * caller, released by ag_tokenizer_free (NULL allowed). A loaded tokenizer is
@@ -108,6 +108,22 @@ AG_EXPORT int ag_tokenizer_encode(const ag_tokenizer *tok, const char *text, siz
 /* As ag_tokenizer_encode, with flags (AG_TOKENIZE_*). */
 AG_EXPORT int ag_tokenizer_encode_ex(const ag_tokenizer *tok, const char *text, size_t len,
                                      unsigned flags, int32_t **ids, size_t *n, ag_error *err);
+
+/* As ag_tokenizer_encode_ex, with each token's span in the text: Hugging
+ * Face's return_offsets_mapping (the Rust library's encode_char_offsets):
+ * (*offsets)[2 i], (*offsets)[2 i + 1] are token i's start and end in
+ * Unicode code points of `text` (Python str indices), the span of the
+ * original characters its normalized bytes come from, trimmed of
+ * surrounding spaces where the post-processor's trim_offsets says so, and
+ * (0, 0) for the special tokens the post-processor adds. A normalizer whose
+ * alignment is not tracked on this text (Replace with a regex, an NFC,
+ * NFKC or Precompiled mapping that changes a character into several,
+ * composition across characters: docs/tokenizers.md, "Offsets"):
+ * AG_EUNSUPPORTED naming it, never a wrong span. On success *ids and
+ * *offsets (2 n values) are malloc'ed and owned by the caller (free()).
+ * Other errors as ag_tokenizer_encode. */
+AG_EXPORT int ag_tokenizer_encode_offsets(const ag_tokenizer *tok, const char *text, size_t len, unsigned flags,
+                                          int32_t **ids, size_t **offsets, size_t *n, ag_error *err);
 
 /* The vocabulary string of `id` as HF's convert_ids_to_tokens gives it
  * (an added token's content first, then the model's: byte-level BPE tokens

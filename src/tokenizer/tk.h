@@ -28,13 +28,21 @@
 
 /* Growable arrays use base/vec.h (AGB_VEC_RESERVE). */
 
-/* Growable id vector. */
+/* Growable id vector; with `track` set (offsets: ag_tokenizer_encode_offsets),
+ * off[4 i .. 4 i + 3] are id i's span [start, end) and the counts of
+ * leading and trailing spaces of its token string (the post-processors'
+ * trim_offsets; ag_tk_ids_push_span sets them 0). */
 typedef struct {
     int32_t *v;
     size_t n, cap;
+    size_t *off, ocap;
+    int track;
 } ag_tk_ids;
 
+/* AG_OK or AG_ENOMEM; ag_tk_ids_push records the span (0, 0). */
 int ag_tk_ids_push(ag_tk_ids *o, int32_t id);
+int ag_tk_ids_push_span(ag_tk_ids *o, int32_t id, size_t start, size_t end);
+void ag_tk_ids_free(ag_tk_ids *o);
 
 /* Growable byte buffer, kept NUL-terminated after every put (base/vec.h). */
 typedef agb_buf ag_tk_buf;
@@ -49,6 +57,9 @@ typedef struct {
     size_t n;
     int at_start;   /* starts at offset 0 of the original input */
     int32_t id;     /* >= 0: already a token (an added token); -1: text */
+    size_t *al;     /* offsets only, else NULL: al[2 k], al[2 k + 1] the byte
+                       span of the original character byte k comes from (HF's
+                       NormalizedString alignments), owned by the list */
 } ag_tk_split;
 
 typedef struct {
@@ -58,6 +69,9 @@ typedef struct {
 
 /* Append a copy of s. AG_OK or AG_ENOMEM. */
 int ag_tk_splits_push(ag_tk_splits *l, const char *s, size_t n, int at_start, int32_t id);
+/* The same with a copy of its alignment al (2 n values; NULL: none). */
+int ag_tk_splits_push_al(ag_tk_splits *l, const char *s, size_t n, int at_start, int32_t id,
+                         const size_t *al);
 /* Free the strings, keep the array for reuse. */
 void ag_tk_splits_clear(ag_tk_splits *l);
 void ag_tk_splits_free(ag_tk_splits *l);
@@ -98,6 +112,13 @@ int ag_tk_normalizer_load(const char *path, json_t *j, ag_tk_normalizer **out, a
  * not valid UTF-8: AG_EINVAL. */
 int ag_tk_normalize(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out,
                     ag_error *err);
+/* ag_tk_normalize with Hugging Face's alignments (offsets): al gives the
+ * original span of each of the n bytes of s (2 values a byte), *out_al
+ * (malloc'ed, 2 values for each byte of out; NULL when out is empty) that
+ * of each normalized byte. A normalizer whose alignment is not tracked on
+ * this text: AG_EUNSUPPORTED naming it (normalizers.c says which). */
+int ag_tk_normalize_aligned(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al,
+                            ag_tk_buf *out, size_t **out_al, ag_error *err);
 void ag_tk_normalizer_free(ag_tk_normalizer *nm);
 /* Appends n bytes of s to out with every non-overlapping occurrence of pat
  * (leftmost first; an empty pat matches at every character boundary, as
@@ -175,6 +196,13 @@ int ag_tk_added_load(const char *path, json_t *arr, const ag_tk_normalizer *nm, 
  * offset 0 of s. a may be NULL (no added tokens). */
 int ag_tk_added_extract(const ag_tk_added *a, const ag_tk_normalizer *nm, const char *s, size_t n,
                         ag_tk_splits *out, ag_error *err);
+/* The same keeping Hugging Face's alignments (offsets): al gives the
+ * original span of each byte of s (2 values a byte); every split gets the
+ * spans of its bytes (ag_tk_split.al; a matched token those of its match,
+ * stripped whitespace included). A normalizer whose alignment is not
+ * tracked: AG_EUNSUPPORTED (ag_tk_normalize_aligned). */
+int ag_tk_added_extract_aligned(const ag_tk_added *a, const ag_tk_normalizer *nm, const char *s, size_t n,
+                                const size_t *al, ag_tk_splits *out, ag_error *err);
 /* 1 and *id when s is an added token's content, else 0. */
 int ag_tk_added_token_to_id(const ag_tk_added *a, const char *s, size_t n, int32_t *id);
 /* 1 when s is the content of a special added token (Rust's
@@ -213,6 +241,9 @@ int ag_tk_post_load(const char *path, json_t *j, ag_tk_post **out, ag_error *err
 /* The sequence's ids become the post-processed ids (special tokens added
  * when add_special). */
 int ag_tk_post_process(const ag_tk_post *p, ag_tk_ids *ids, int add_special, ag_error *err);
+/* HF's trim of one token's offsets (byte_level.rs, process_offsets): off as
+ * in ag_tk_ids (4 values), i its index in the sequence. */
+void ag_tk_trim_offsets(size_t *off, size_t i, int add_prefix_space);
 void ag_tk_post_free(ag_tk_post *p);
 
 #endif

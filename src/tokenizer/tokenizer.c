@@ -671,6 +671,100 @@ int ag_tokenizer_encode(const ag_tokenizer *t, const char *text, size_t len, int
     return ag_tokenizer_encode_ex(t, text, len, 0, ids, n, err);
 }
 
+/* ======================================================================
+ * offsets (Rust: encode_char_offsets)
+ * ====================================================================== */
+
+/* Each byte's span: that of its character (NormalizedString::from). */
+static size_t *char_spans(const char *s, size_t n)
+{
+    size_t *al = malloc((2 * n + 2) * sizeof *al);
+    for (size_t i = 0; al && i < n;) {
+        size_t j = i;
+        ag_tk_next_cp(s, n, &j);
+        for (size_t k = i; k < j; k++) {
+            al[2 * k] = i;
+            al[2 * k + 1] = j;
+        }
+        i = j;
+    }
+    return al;
+}
+
+/* Spaces (Ġ or Unicode White_Space) at the start (end) of token string s:
+ * what byte_level.rs's process_offsets counts. */
+static size_t space_run(const char *s, int from_end)
+{
+    size_t n = strlen(s), count = 0;
+    while (n > 0) {
+        size_t st = 0, i;
+        if (from_end) {
+            st = n - 1;
+            while (st > 0 && ((unsigned char)s[st] & 0xC0) == 0x80)
+                st--;
+        }
+        i = st;
+        int32_t c = ag_tk_next_cp(s, n, &i);
+        if (c != 0x120 && !ag_tk_is_whitespace(c))
+            break;
+        count++;
+        if (from_end)
+            n = st;
+        else {
+            s += i;
+            n -= i;
+        }
+    }
+    return count;
+}
+
+/* The model's tokens of one piece (an added token: itself) with their
+ * original byte spans (the spans of their first and last bytes, as
+ * NormalizedString::convert_offsets) and space counts. */
+static int piece_offsets(const ag_tokenizer *t, const ag_tk_split *p, ag_tk_ids *out, ag_error *err)
+{
+    ag_tk_ids tmp = {.track = 1};
+    int rc = p->id >= 0 ? ag_tk_ids_push_span(&tmp, p->id, 0, p->n) : ag_tk_model_tokenize(t->model, p->s, p->n, &tmp, err);
+    for (size_t k = 0; rc == AG_OK && k < tmp.n; k++) {
+        size_t a = tmp.off[4 * k], b = tmp.off[4 * k + 1];
+        size_t s0 = a < p->n ? p->al[2 * a] : p->al[2 * p->n - 1], s1 = b > a ? p->al[2 * (b - 1) + 1] : s0;
+        const char *v = p->id >= 0 ? p->s : ag_tk_model_id_to_token(t->model, tmp.v[k]);
+        if (ag_tk_ids_push_span(out, tmp.v[k], s0, s1) != AG_OK)
+            rc = ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
+        else if (v) {
+            out->off[4 * (out->n - 1) + 2] = space_run(v, 0);
+            out->off[4 * (out->n - 1) + 3] = space_run(v, 1);
+        }
+    }
+    ag_tk_ids_free(&tmp);
+    return rc;
+}
+
+/* Byte offsets to code points (BytesToCharOffsetConverter: an end inside a
+ * character counts that character's index; the text's end one past the
+ * last). */
+static void to_chars(const char *s, size_t n, size_t *off, size_t count)
+{
+    size_t *ci = malloc((n + 1) * sizeof *ci), c = 0;
+    if (!ci)
+        return;
+    for (size_t i = 0; i < n; c++) {
+        size_t j = i;
+        ag_tk_next_cp(s, n, &j);
+        for (; i < j; i++)
+            ci[i] = c;
+    }
+    ci[n] = c;
+    for (size_t k = 0; k < count; k++) {
+        size_t *o = off + 4 * k;
+        if (o[0] >= n) /* Rust leaves a span starting at the end in bytes */
+            continue;
+        o[0] = ci[o[0]];
+        o[1] = o[1] < n ? ci[o[1]] : c;
+    }
+    free(ci);
+}
+
 const char *ag_tokenizer_token(const ag_tokenizer *t, int32_t id)
 {
     if (!t || id < 0)
@@ -792,4 +886,53 @@ int ag_tokenizer_token_strings(const ag_tokenizer *t, const int32_t *ids, size_t
     free(pair.b);
     free(prev.b);
     return rc;
+}
+
+int ag_tokenizer_encode_offsets(const ag_tokenizer *t, const char *text, size_t len, unsigned flags, int32_t **ids,
+                                size_t **offsets, size_t *n, ag_error *err)
+{
+    if (ids)
+        *ids = NULL;
+    if (offsets)
+        *offsets = NULL;
+    if (n)
+        *n = 0;
+    if (!t || !ids || !offsets || !n || (!text && len > 0))
+        return ag_error_set(err, AG_EINVAL, "ag_tokenizer_encode_offsets: NULL argument");
+    text = text ? text : "";
+    size_t bad = utf8_bad_offset(text, len);
+    if (bad < len)
+        return ag_error_set(err, AG_EINVAL, "text: invalid UTF-8 at byte %zu", bad);
+    ag_tk_splits segs = {0}, pieces = {0};
+    ag_tk_ids out = {.track = 1};
+    size_t *al = char_spans(text, len);
+    int rc = al ? ag_tk_added_extract_aligned(t->added, t->norm, text, len, al, &segs, err)
+                : ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
+    if (rc == AG_OK)
+        rc = ag_tk_pretokenize(t->pre, &segs, &pieces, err);
+    for (size_t i = 0; rc == AG_OK && i < pieces.n; i++)
+        rc = piece_offsets(t, &pieces.v[i], &out, err);
+    ag_tk_splits_free(&segs);
+    ag_tk_splits_free(&pieces);
+    free(al);
+    if (rc == AG_OK)
+        to_chars(text, len, out.off, out.n);
+    if (rc == AG_OK)
+        rc = ag_tk_post_process(t->post, &out, !(flags & AG_TOKENIZE_NO_SPECIAL), err);
+    size_t *o = rc == AG_OK ? malloc((2 * out.n + 1) * sizeof *o) : NULL;
+    if (rc == AG_OK && !o)
+        rc = ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
+    if (rc != AG_OK) {
+        ag_tk_ids_free(&out);
+        return rc;
+    }
+    for (size_t k = 0; k < out.n; k++) {
+        o[2 * k] = out.off[4 * k];
+        o[2 * k + 1] = out.off[4 * k + 1];
+    }
+    *ids = out.v;
+    *offsets = o;
+    *n = out.n;
+    free(out.off);
+    return AG_OK;
 }

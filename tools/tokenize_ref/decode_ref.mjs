@@ -13,8 +13,13 @@
 //   for i >= 1 (the C side derives the display strings from these two, so
 //   the reference holds only what the Rust library returns), and
 //   "offsets": the encoding's offsets (Unicode code points of the text).
-// The ids themselves are tests/data/tokenize/<family>.json's.
-import { Tokenizer } from 'tokenizers';
+// The ids themselves are tests/data/tokenize/<family>.json's. As Python
+// transformers' GPTNeoXTokenizerFast does at load (update_post_processor),
+// and attngeom's loader with it, a GPTNeoXTokenizer folder's post-processor
+// becomes the template of add_bos_token/add_eos_token ("$A" here: both
+// false), which keeps offsets untrimmed where tokenizer.json's ByteLevel
+// processor would trim them.
+import { Tokenizer, templateProcessing } from 'tokenizers';
 import fs from 'fs';
 import path from 'path';
 import { fileURLToPath } from 'url';
@@ -29,6 +34,11 @@ const families = fs.readdirSync(dir).filter((f) => fs.existsSync(path.join(dir, 
   && JSON.parse(fs.readFileSync(path.join(here, '..', '..', 'tests', 'data', 'tokenize', f + '.json'), 'utf8')).length === texts.length).sort();
 for (const fam of families) {
   const tok = await Tokenizer.fromFile(path.join(dir, fam, 'tokenizer.json'));
+  const cfg = JSON.parse(fs.readFileSync(path.join(dir, fam, 'tokenizer_config.json'), 'utf8'));
+  if (/^GPTNeoXTokenizer(Fast)?$/.test(cfg.tokenizer_class || '')) {
+    if (cfg.add_bos_token || cfg.add_eos_token) throw new Error(`${fam}: bos/eos template not written here`);
+    tok.setPostProcessor(templateProcessing('$A'));
+  }
   const expected = JSON.parse(fs.readFileSync(path.join(here, '..', '..', 'tests', 'data', 'tokenize', fam + '.json'), 'utf8'));
   const rows = [];
   for (let k = 0; k < texts.length; k++) {
