@@ -79,10 +79,30 @@ class Model:
         return self._tokenizer
 
     @guarded
-    def tokenize(self, text_):
+    def tokenize(self, text_, offsets=False):
         """Token ids of text_ as the folder's Hugging Face tokenizer gives them
-        (special tokens included): `attngeom tokenize MODEL --text S`."""
-        return self._encode(text_)
+        (special tokens included): `attngeom tokenize MODEL --text S`. With
+        offsets=True, (ids, spans): spans[i] = (start, end) of token i in
+        text_ in code points (str indices), as Hugging Face's
+        return_offsets_mapping ((0, 0) for added special tokens;
+        `tokenize --offsets`); Error when a normalizer's alignment is not
+        tracked on this text (docs/tokenizers.md, "Offsets")."""
+        return self._encode_offsets(text_) if offsets else self._encode(text_)
+
+    def _encode_offsets(self, text_):
+        data = text_.encode("utf-8") if isinstance(text_, str) else bytes(text_)
+        ids = ctypes.POINTER(ctypes.c_int32)()
+        off = ctypes.POINTER(c_size)()
+        n = c_size()
+        with Call() as c:
+            c.check(lib.ag_tokenizer_encode_offsets(self._tok(), data, len(data), 0, ctypes.byref(ids),
+                                                    ctypes.byref(off), ctypes.byref(n), c.err), "text")
+        try:
+            return ([ids[i] for i in range(n.value)],
+                    [(off[2 * i], off[2 * i + 1]) for i in range(n.value)])
+        finally:
+            lib.ag_free(ids)
+            lib.ag_free(off)
 
     def _encode(self, text_):
         data = text_.encode("utf-8") if isinstance(text_, str) else bytes(text_)

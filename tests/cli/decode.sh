@@ -9,6 +9,10 @@
 #    tokenize was given; BERT: lower-cased, WordPiece cleanup, with or
 #    without [CLS]/[SEP] by --skip-special), --format json its
 #    {"ids", "text"}, -o a file;
+#  - `tokenize --offsets`: each token's span in code points (the Rust
+#    library's values on the same files), the columns start, end; a
+#    normalizer whose alignment is not tracked (t5's Precompiled on "½") is
+#    one stderr line naming it, exit 1;
 #  - an id outside the tokenizer, a bad list, a missing option, a ViT
 #    folder or a table format decode does not print: one stderr line,
 #    exit 1 or 2, nothing written.
@@ -39,6 +43,32 @@ runj b.csv tokenize "$BERT" --text "Playing" --format csv
 check "tokenize csv has the string column"
 [ "$(sed -n 1p "$T/b.csv")" = "index,id,token,string" ] || fail "$(head -c 200 "$T/b.csv")"
 [ "$(sed -n 3p "$T/b.csv")" = '1,3781,"play"," play"' ] || fail "$(head -c 200 "$T/b.csv")"
+
+# ---- tokenize --offsets -------------------------------------------------------
+runj go.json tokenize "$GPT2" --text "Hello wörld" --offsets --format json
+PYSCRIPT='
+d = load(a[0])
+assert d["offsets"] == [[0, 5], [5, 7], [7, 9], [9, 11]], d
+assert [a[1][s:e] for s, e in d["offsets"]] == ["Hello", " w", "ör", "ld"]
+' pycheck "tokenize --offsets gpt2: code-point spans" "$T/go.json" "Hello wörld"
+runj bo.json tokenize "$BERT" --text "Héllo, WORLD!" --offsets --format json
+PYSCRIPT='
+d = load(a[0])
+assert d["offsets"] == [[0, 0], [0, 4], [4, 5], [5, 6], [7, 12], [12, 13], [0, 0]], d
+' pycheck "tokenize --offsets bert: accents, case, (0, 0) for [CLS]/[SEP]" "$T/bo.json"
+runj bo.csv tokenize "$BERT" --text "Héllo" --offsets --format csv
+check "tokenize --offsets csv: the columns start, end"
+[ "$(sed -n 1p "$T/bo.csv")" = "index,id,token,string,start,end" ] &&
+    [ "$(sed -n 3p "$T/bo.csv")" = '1,2625,"hell"," hell",0,4' ] || fail "$(head -c 300 "$T/bo.csv")"
+runj noo.json tokenize "$GPT2" --text "Hello" --format json
+check "tokenize without --offsets has no offsets"
+grep -q offsets "$T/noo.json" && fail "$(cat "$T/noo.json")"
+T5=$T/t5
+mkdir -p "$T5" && "$PY" "$ROOT/tools/tokenize_ref/materialize.py" "$T" t5 >/dev/null 2>&1
+if [ -f "$T5/tokenizer.json" ]; then
+    run_case 1 "--offsets: normalizer Precompiled maps a character to several or none" \
+        "tokenize --offsets: an untracked normalizer is refused" tokenize "$T5" --text "½ x" --offsets
+fi
 
 # ---- decode ----------------------------------------------------------------
 IDS=$("$PY" -c 'import json,sys; print(",".join(map(str, json.load(open(sys.argv[1]))["ids"])))' "$T/g.json")

@@ -31,6 +31,23 @@ def test_config_and_tokenize(gpt2):
 
 
 @pytest.mark.parametrize("model", [TINY_GPT2, TINY_BERT])
+def test_tokenize_offsets_equal_cli(model):
+    m = attngeom.Model(model)
+    text = "Héllo, wörld: the CAT sat."
+    p = run_cli("tokenize", model, "--text", text, "--offsets", "--format", "json", ok=False)
+    cli = json.loads(p.stdout)
+    ids, spans = m.tokenize(text, offsets=True)
+    assert ids == cli["ids"] == m.tokenize(text)
+    assert [list(s) for s in spans] == cli["offsets"]
+    if model == TINY_GPT2:  # byte-level, no trim: the spans tile the text
+        assert "".join(text[a:b] for a, b in spans) == text
+    else:  # [CLS] and [SEP] (0, 0); every word piece inside its word
+        assert spans[0] == spans[-1] == (0, 0)
+        assert text[spans[1][0]:spans[1][1]] == "Héll"
+    assert m.tokenize("", offsets=True)[1] == [(0, 0)] * len(m.tokenize(""))
+
+
+@pytest.mark.parametrize("model", [TINY_GPT2, TINY_BERT])
 def test_decode_equals_cli(model):
     m = attngeom.Model(model)
     ids = m.tokenize(TEXT)
