@@ -361,6 +361,18 @@ static int spans_put(spans *a, const size_t *span, size_t count)
     return AG_OK;
 }
 
+/* Appends the spans of `bytes` bytes, al (2 values each). */
+static int spans_copy(spans *a, const size_t *al, size_t bytes)
+{
+    if (bytes == 0)
+        return AG_OK;
+    if (AGB_VEC_RESERVE(a->v, a->cap, a->n + 2 * bytes) != 0)
+        return AG_ENOMEM;
+    memcpy(a->v + a->n, al, 2 * bytes * sizeof *al);
+    a->n += 2 * bytes;
+    return AG_OK;
+}
+
 /* Every match [ms, me) of a pattern in s goes to a callback, in order. */
 typedef int (*match_fn)(void *ctx, size_t ms, size_t me);
 
@@ -448,8 +460,7 @@ static int put_match(void *ctx, size_t ms, size_t me)
     if (rc == AG_OK && r->al_out) {
         /* NormalizedString::replace: the new characters take the span of
          * the match's last byte (of the byte before an empty match) */
-        for (size_t k = r->copied; rc == AG_OK && k < ms; k++)
-            rc = spans_put(r->al_out, r->al + 2 * k, 1);
+        rc = spans_copy(r->al_out, r->al + 2 * r->copied, ms - r->copied);
         if (rc == AG_OK && r->rn)
             rc = me > 0 ? spans_put(r->al_out, r->al + 2 * (me - 1), r->rn) : AG_EUNSUPPORTED;
     }
@@ -460,9 +471,7 @@ static int put_match(void *ctx, size_t ms, size_t me)
 static int put_rest(replacer *r, size_t n)
 {
     int rc = ag_tk_buf_put(r->out, r->s + r->copied, n - r->copied);
-    for (size_t k = r->copied; rc == AG_OK && r->al_out && k < n; k++)
-        rc = spans_put(r->al_out, r->al + 2 * k, 1);
-    return rc;
+    return rc == AG_OK && r->al_out ? spans_copy(r->al_out, r->al + 2 * r->copied, n - r->copied) : rc;
 }
 
 int ag_tk_replace_all(const char *s, size_t n, const char *pat, size_t pn, const char *rep, size_t rn,
@@ -852,13 +861,7 @@ static int aligned_sequence(const ag_tk_normalizer *nm, const char *s, size_t n,
 {
     ag_tk_buf cur = {0};
     spans ca = {0};
-    int rc = ag_tk_buf_put(&cur, s, n) == AG_OK && spans_put(&ca, al, 0) == AG_OK ? AG_OK : AG_ENOMEM;
-    if (rc == AG_OK && n && AGB_VEC_RESERVE(ca.v, ca.cap, 2 * n) != 0)
-        rc = AG_ENOMEM;
-    if (rc == AG_OK && n) {
-        memcpy(ca.v, al, 2 * n * sizeof *al);
-        ca.n = 2 * n;
-    }
+    int rc = ag_tk_buf_put(&cur, s, n) == AG_OK && spans_copy(&ca, al, n) == AG_OK ? AG_OK : AG_ENOMEM;
     for (size_t k = 0; rc == AG_OK && k < nm->n_subs; k++) {
         ag_tk_buf next = {0};
         spans na = {0};
@@ -868,12 +871,8 @@ static int aligned_sequence(const ag_tk_normalizer *nm, const char *s, size_t n,
         cur = next;
         ca = na;
     }
-    if (rc == AG_OK && (ag_tk_buf_put(out, cur.b, cur.n) != AG_OK || (cur.n && (AGB_VEC_RESERVE(aout->v, aout->cap, aout->n + 2 * cur.n) != 0))))
+    if (rc == AG_OK && (ag_tk_buf_put(out, cur.b, cur.n) != AG_OK || spans_copy(aout, ca.v, cur.n) != AG_OK))
         rc = AG_ENOMEM;
-    if (rc == AG_OK && cur.n) {
-        memcpy(aout->v + aout->n, ca.v, 2 * cur.n * sizeof *ca.v);
-        aout->n += 2 * cur.n;
-    }
     free(cur.b);
     free(ca.v);
     return rc;
@@ -903,10 +902,8 @@ static int aligned(const ag_tk_normalizer *nm, const char *s, size_t n, const si
     default:
         return per_char(nm, s, n, al, out, aout, err);
     }
-    if (ag_tk_buf_put(out, s + a, b - a) != AG_OK || AGB_VEC_RESERVE(aout->v, aout->cap, aout->n + 2 * (b - a)) != 0)
+    if (ag_tk_buf_put(out, s + a, b - a) != AG_OK || spans_copy(aout, al + 2 * a, b - a) != AG_OK)
         return AG_ENOMEM;
-    memcpy(aout->v + aout->n, al + 2 * a, 2 * (b - a) * sizeof *al);
-    aout->n += 2 * (b - a);
     return AG_OK;
 }
 
@@ -922,12 +919,8 @@ int ag_tk_normalize_aligned(const ag_tk_normalizer *nm, const char *s, size_t n,
     spans sp = {0};
     ag_error why = {0};
     int rc = nm ? aligned(nm, s, n, al, out, &sp, &why) : AG_OK;
-    if (!nm && (ag_tk_buf_put(out, s, n) != AG_OK || (n && AGB_VEC_RESERVE(sp.v, sp.cap, 2 * n) != 0)))
+    if (!nm && (ag_tk_buf_put(out, s, n) != AG_OK || spans_copy(&sp, al, n) != AG_OK))
         rc = AG_ENOMEM;
-    if (!nm && rc == AG_OK && n) {
-        memcpy(sp.v, al, 2 * n * sizeof *al);
-        sp.n = 2 * n;
-    }
     if (rc == AG_OK) {
         *out_al = sp.v;
         return AG_OK;
