@@ -12,7 +12,10 @@
  *
  * Offsets: ids depend on original offsets only through Metaspace's
  * prepend_scheme "first" (prepend to a split whose original offset is 0).
- * Each split carries that one fact, `at_start`. */
+ * Each split carries that one fact, `at_start`. For the offsets themselves
+ * (ag_tokenizer_encode_offsets) a split also carries the original span of
+ * each of its bytes (`al`), and the ids their spans (ag_tk_ids.track);
+ * without offsets both stay NULL and cost nothing. */
 #ifndef ATTNGEOM_TK_H
 #define ATTNGEOM_TK_H
 
