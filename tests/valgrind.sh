@@ -152,6 +152,7 @@ vg 0 tokenize fam/split-mix --text "ﬁx a=b --c d; e.<|endoftext|> 12"
 # through every stage; an untracked normalizer refused (exit 1)
 vg 0 tokenize fam/wordpiece-mix --text " New York <br> Grüße, 12 @@ [MASK]  x" --offsets --format json
 vg 0 tokenize fam/split-mix --text "fix a=b  --c d; e.<|endoftext|> 12" --offsets
+vg 0 tokenize fam/t5 --text "½ Héllo ﬁx…" --offsets
 vg 1 tokenize fam/t5 --text "ﬁ́ Héllo" --offsets
 vg 0 tokenize "$BERT" --text "Don't panic: 42 cafés" --offsets
 vg 0 decode "$M" --tokens 15496,995,50256,220 --skip-special

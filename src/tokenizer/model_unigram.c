@@ -294,6 +294,11 @@ static int viterbi(const ag_tkm_unigram *u, const char *s, size_t n, best *bp, c
     return AG_OK;
 }
 
+int32_t ag_tkm_unigram_unk_id(const ag_tkm_unigram *u)
+{
+    return u->unk_id;
+}
+
 /* The ids of a run of fused unknown nodes s[a, b) (Unigram::tokenize); its
  * byte tokens all span the run, as Rust gives them. */
 static int unknown_run(const ag_tkm_unigram *u, const ag_tkm_vocab *v, const char *s, size_t a,

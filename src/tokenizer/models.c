@@ -268,6 +268,11 @@ const char *ag_tk_model_type(const ag_tk_model *m)
     return TYPE_NAMES[m->type];
 }
 
+int ag_tk_model_unk_is_text(const ag_tk_model *m, int32_t id)
+{
+    return m->unigram && id >= 0 && id == ag_tkm_unigram_unk_id(m->unigram);
+}
+
 void ag_tk_model_free(ag_tk_model *m)
 {
     if (!m)

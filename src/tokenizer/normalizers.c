@@ -798,10 +798,11 @@ int ag_tk_normalizer_load(const char *path, json_t *j, ag_tk_normalizer **out, a
  * span, and the result must equal the normalization of the whole text;
  * where it does not (a composition across characters, a Replace of several
  * characters, Strip of inner spaces) the text is refused, never given a
- * wrong span. Prepend and Strip have their own rules; NFC, NFKC and
- * Precompiled are taken only where each character maps to one character
- * (their expansions give the first new character the previous span in
- * Rust); Replace with a regex is refused. */
+ * wrong span. Prepend, Strip and Replace have their own rules (below);
+ * NFC and NFKC expansions give every new character the span of the one
+ * they come from (unicode-normalization-alignments: the first replaces it,
+ * the others are added), as Precompiled's `replace` does for a cluster of
+ * one character (precompiled_char_ok). */
 
 
 static const char *type_name(nm_type t)
@@ -827,26 +828,60 @@ static size_t cp_count(const char *s, size_t n)
 }
 
 /* A normalizer applied to each character of s on its own (above). */
+/* Grapheme cluster breaks along s (utf8proc's rules, as precompiled.c
+ * cuts clusters): alone_next() says whether the character at i (ending at
+ * j) is a cluster of its own, called for each character in order. */
+typedef struct {
+    utf8proc_int32_t state;
+    int brk_before;
+} graphemes;
+
+static int alone_next(graphemes *g, const char *s, size_t n, size_t i, size_t j)
+{
+    size_t k = i, t = j;
+    int32_t c = next_cp(s, n, &k);
+    int after = j >= n || utf8proc_grapheme_break_stateful(c, next_cp(s, n, &t), &g->state);
+    int alone = g->brk_before && after;
+    g->brk_before = after;
+    return alone;
+}
+
+/* Precompiled (normalizers/precompiled.rs, replace): a character's
+ * replacement takes its span, as per_char gives it, when the character is
+ * a cluster of its own and is not deleted at the start of the text (there
+ * Rust's transform shifts the spans that follow); a character of a longer
+ * cluster must map to one character (the cluster is mapped whole). */
+static int precompiled_char_ok(int alone, size_t out_chars, size_t out_so_far)
+{
+    if (out_chars == 0 && out_so_far == 0)
+        return 0;
+    return out_chars == 1 || alone;
+}
+
+/* A normalizer applied to each character of s on its own (above). */
 static int per_char(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al, ag_tk_buf *out,
                     spans *aout, ag_error *err)
 {
-    int one = nm->type == NM_NFC || nm->type == NM_NFKC || nm->type == NM_PRECOMPILED;
     ag_tk_buf piece = {0}, whole = {0};
+    graphemes g = {0, 1};
+    size_t start = out->n;
     int rc = AG_OK;
     for (size_t i = 0; rc == AG_OK && i < n;) {
         size_t j = i;
         next_cp(s, n, &j);
         piece.n = 0;
+        int alone = alone_next(&g, s, n, i, j);
         rc = apply(nm, s + i, j - i, &piece, err);
-        if (rc == AG_OK && one && cp_count(piece.b, piece.n) != 1)
-            rc = untracked(nm, "maps a character to several or none", err);
+        if (rc == AG_OK && nm->type == NM_PRECOMPILED &&
+            !precompiled_char_ok(alone, cp_count(piece.b, piece.n), out->n - start))
+            rc = untracked(nm, "deletes the first character or expands one inside a grapheme cluster", err);
         if (rc == AG_OK && (ag_tk_buf_put(out, piece.b, piece.n) != AG_OK || spans_put(aout, al + 2 * i, piece.n) != AG_OK))
             rc = AG_ENOMEM;
         i = j;
     }
     if (rc == AG_OK)
         rc = apply(nm, s, n, &whole, err);
-    if (rc == AG_OK && (whole.n != out->n || (whole.n && memcmp(whole.b, out->b, whole.n) != 0)))
+    if (rc == AG_OK && (whole.n != out->n - start || (whole.n && memcmp(whole.b, out->b + start, whole.n) != 0)))
         rc = untracked(nm, "changes this text across characters", err);
     free(piece.b);
     free(whole.b);

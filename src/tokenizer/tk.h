@@ -177,6 +177,11 @@ int ag_tk_model_token_to_id(const ag_tk_model *m, const char *s, size_t n, int32
 const char *ag_tk_model_id_to_token(const ag_tk_model *m, int32_t id);
 /* One more than the largest id. */
 size_t ag_tk_model_vocab_size(const ag_tk_model *m);
+/* 1 when the model's token of that id carries the text it covers rather
+ * than its vocabulary string: Unigram's unk (Rust's Unigram::tokenize gives
+ * the unknown text as the token's value; the post-processors' trim_offsets
+ * reads it). */
+int ag_tk_model_unk_is_text(const ag_tk_model *m, int32_t id);
 /* "BPE", "WordPiece", "WordLevel" or "Unigram". */
 const char *ag_tk_model_type(const ag_tk_model *m);
 void ag_tk_model_free(ag_tk_model *m);

@@ -693,9 +693,9 @@ static size_t *char_spans(const char *s, size_t n)
 
 /* Spaces (Ġ or Unicode White_Space) at the start (end) of token string s:
  * what byte_level.rs's process_offsets counts. */
-static size_t space_run(const char *s, int from_end)
+static size_t space_run(const char *s, size_t n, int from_end)
 {
-    size_t n = strlen(s), count = 0;
+    size_t count = 0;
     while (n > 0) {
         size_t st = 0, i;
         if (from_end) {
@@ -728,12 +728,19 @@ static int piece_offsets(const ag_tokenizer *t, const ag_tk_split *p, ag_tk_ids 
     for (size_t k = 0; rc == AG_OK && k < tmp.n; k++) {
         size_t a = tmp.off[4 * k], b = tmp.off[4 * k + 1];
         size_t s0 = a < p->n ? p->al[2 * a] : p->al[2 * p->n - 1], s1 = b > a ? p->al[2 * (b - 1) + 1] : s0;
-        const char *v = p->id >= 0 ? p->s : ag_tk_model_id_to_token(t->model, tmp.v[k]);
-        if (ag_tk_ids_push_span(out, tmp.v[k], s0, s1) != AG_OK)
+        /* the token's value, as the trim reads it: an added token's text, the
+         * covered text for Unigram's unk, else the vocabulary string */
+        const char *v = ag_tk_model_id_to_token(t->model, tmp.v[k]);
+        size_t vn = v ? strlen(v) : 0;
+        if (p->id >= 0 || ag_tk_model_unk_is_text(t->model, tmp.v[k])) {
+            v = p->s + a;
+            vn = b - a;
+        }
+        if (ag_tk_ids_push_span(out, tmp.v[k], s0, s1) != AG_OK) {
             rc = ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
-        else if (v) {
-            out->off[4 * (out->n - 1) + 2] = space_run(v, 0);
-            out->off[4 * (out->n - 1) + 3] = space_run(v, 1);
+        } else {
+            out->off[4 * (out->n - 1) + 2] = space_run(v, vn, 0);
+            out->off[4 * (out->n - 1) + 3] = space_run(v, vn, 1);
         }
     }
     ag_tk_ids_free(&tmp);

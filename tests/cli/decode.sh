@@ -11,8 +11,8 @@
 #    {"ids", "text"}, -o a file;
 #  - `tokenize --offsets`: each token's span in code points (the Rust
 #    library's values on the same files), the columns start, end; a
-#    normalizer whose alignment is not tracked (t5's Precompiled on "½") is
-#    one stderr line naming it, exit 1;
+#    normalizer whose alignment is not tracked (t5's Precompiled on "\r\n")
+#    is one stderr line naming it, exit 1;
 #  - an id outside the tokenizer, a bad list, a missing option, a ViT
 #    folder or a table format decode does not print: one stderr line,
 #    exit 1 or 2, nothing written.
@@ -66,8 +66,16 @@ grep -q offsets "$T/noo.json" && fail "$(cat "$T/noo.json")"
 T5=$T/t5
 mkdir -p "$T5" && "$PY" "$ROOT/tools/tokenize_ref/materialize.py" "$T" t5 >/dev/null 2>&1
 if [ -f "$T5/tokenizer.json" ]; then
-    run_case 1 "--offsets: normalizer Precompiled maps a character to several or none" \
-        "tokenize --offsets: an untracked normalizer is refused" tokenize "$T5" --text "½ x" --offsets
+    # Rust's values: "½" becomes "1⁄2", every piece of it spans the "½"
+    runj t5.json tokenize "$T5" --text "½ x" --offsets --format json
+    PYSCRIPT='
+d = load(a[0])
+assert d["ids"] == [3, 9, 834, 11, 199, 1], d
+assert d["offsets"] == [[0, 1], [0, 1], [0, 1], [0, 1], [2, 3], [0, 0]], d
+' pycheck "tokenize --offsets t5: an expansion spans its character" "$T/t5.json"
+    # "\r\n" is one cluster Precompiled maps whole to one space
+    run_case 1 "--offsets: normalizer Precompiled changes this text across characters" \
+        "tokenize --offsets: an untracked normalizer is refused" tokenize "$T5" --text "$(printf 'a\r\nb')" --offsets
 fi
 
 # ---- decode ----------------------------------------------------------------

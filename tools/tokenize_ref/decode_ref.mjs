@@ -8,11 +8,11 @@
 // Writes tests/data/tokenize/decode/<family>.json: for every text of
 // texts_families.json (by index), with the default add_special_tokens:
 //   "text": tokenizer.decode(ids, false), "skip": decode(ids, true);
-// and for the first STRINGS texts also
+// "offsets": the encoding's offsets (Unicode code points of the text); and
+// for the first STRINGS texts also
 //   "one": decode([id]) for each id, "pair": decode([ids[i-1], ids[i]])
 //   for i >= 1 (the C side derives the display strings from these two, so
-//   the reference holds only what the Rust library returns), and
-//   "offsets": the encoding's offsets (Unicode code points of the text).
+//   the reference holds only what the Rust library returns).
 // The ids themselves are tests/data/tokenize/<family>.json's. As Python
 // transformers' GPTNeoXTokenizerFast does at load (update_post_processor),
 // and attngeom's loader with it, a GPTNeoXTokenizer folder's post-processor
@@ -54,8 +54,8 @@ for (const fam of families) {
         row.one.push(await tok.decode([ids[i]], false));
         if (i > 0) row.pair.push(await tok.decode([ids[i - 1], ids[i]], false));
       }
-      row.offsets = enc.getOffsets();
     }
+    row.offsets = enc.getOffsets();
     rows.push(row);
   }
   fs.writeFileSync(path.join(outDir, fam + '.json'), '[\n' + rows.map((r) => JSON.stringify(r)).join(',\n') + '\n]\n');
