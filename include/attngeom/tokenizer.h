@@ -116,10 +116,10 @@ AG_EXPORT int ag_tokenizer_encode_ex(const ag_tokenizer *tok, const char *text, 
  * original characters its normalized bytes come from, trimmed of
  * surrounding spaces where the post-processor's trim_offsets says so, and
  * (0, 0) for the special tokens the post-processor adds. A normalizer whose
- * alignment is not tracked on this text (a composition across characters
- * in NFC or NFKC, Precompiled's whole-cluster rules or a deletion of the
- * first character: docs/tokenizers.md, "Offsets"): AG_EUNSUPPORTED naming
- * it, never a wrong span. On success *ids and
+ * alignment is not tracked on this text (Precompiled's whole-cluster rules
+ * or a deletion of the first character, a Replace of several characters:
+ * docs/tokenizers.md, "Offsets"): AG_EUNSUPPORTED naming it, never a wrong
+ * span. On success *ids and
  * *offsets (2 n values) are malloc'ed and owned by the caller (free()).
  * Other errors as ag_tokenizer_encode. */
 AG_EXPORT int ag_tokenizer_encode_offsets(const ag_tokenizer *tok, const char *text, size_t len, unsigned flags,

@@ -798,11 +798,10 @@ int ag_tk_normalizer_load(const char *path, json_t *j, ag_tk_normalizer **out, a
  * span, and the result must equal the normalization of the whole text;
  * where it does not (a composition across characters, a Replace of several
  * characters, Strip of inner spaces) the text is refused, never given a
- * wrong span. Prepend, Strip and Replace have their own rules (below);
- * NFC and NFKC expansions give every new character the span of the one
- * they come from (unicode-normalization-alignments: the first replaces it,
- * the others are added), as Precompiled's `replace` does for a cluster of
- * one character (precompiled_char_ok). */
+ * wrong span. Prepend, Strip, Replace, NFC and NFKC have their own rules
+ * (below); Precompiled's `replace` gives an expansion the span of its
+ * character, as per_char does, for a cluster of one character
+ * (precompiled_char_ok). */
 
 
 static const char *type_name(nm_type t)
@@ -825,6 +824,19 @@ static size_t cp_count(const char *s, size_t n)
     for (size_t i = 0; i < n; c++)
         next_cp(s, n, &i);
     return c;
+}
+
+/* The aligned result out[start..] must be what the normalizer makes of
+ * the whole text; else the text is refused for `why`. */
+static int same_as_whole(const ag_tk_normalizer *nm, const char *s, size_t n, const ag_tk_buf *out, size_t start,
+                         const char *why, ag_error *err)
+{
+    ag_tk_buf whole = {0};
+    int rc = apply(nm, s, n, &whole, err);
+    if (rc == AG_OK && (whole.n != out->n - start || (whole.n && memcmp(whole.b, out->b + start, whole.n) != 0)))
+        rc = untracked(nm, why, err);
+    free(whole.b);
+    return rc;
 }
 
 /* A normalizer applied to each character of s on its own (above). */
@@ -862,7 +874,7 @@ static int precompiled_char_ok(int alone, size_t out_chars, size_t out_so_far)
 static int per_char(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al, ag_tk_buf *out,
                     spans *aout, ag_error *err)
 {
-    ag_tk_buf piece = {0}, whole = {0};
+    ag_tk_buf piece = {0};
     graphemes g = {0, 1};
     size_t start = out->n;
     int rc = AG_OK;
@@ -880,11 +892,157 @@ static int per_char(const ag_tk_normalizer *nm, const char *s, size_t n, const s
         i = j;
     }
     if (rc == AG_OK)
-        rc = apply(nm, s, n, &whole, err);
-    if (rc == AG_OK && (whole.n != out->n - start || (whole.n && memcmp(whole.b, out->b + start, whole.n) != 0)))
-        rc = untracked(nm, "changes this text across characters", err);
+        rc = same_as_whole(nm, s, n, out, start, "changes this text across characters", err);
     free(piece.b);
-    free(whole.b);
+    return rc;
+}
+
+/* ---- NFC and NFKC with alignments ------------------------------------------ */
+
+/* Rust composes with unicode-normalization-alignments (the iterators of
+ * decompose.rs and recompose.rs): each character's decomposition comes out
+ * as (c, 0), (c', 1), ...; a run of non-starters is sorted by combining
+ * class; a composition of k and c gives (r, k.change + c.change - 1). The
+ * (char, change) list then goes through NormalizedString::transform: change
+ * <= 0 replaces the next character of the text (taking its span) and drops
+ * -change more, change > 0 adds a character with the span of the byte
+ * before. */
+typedef struct {
+    int32_t c;
+    int change;
+} cchange;
+
+typedef struct {
+    cchange *v;
+    size_t n, cap;
+} cchanges;
+
+static int cc_push(cchanges *l, int32_t c, int change)
+{
+    if (AGB_VEC_RESERVE(l->v, l->cap, l->n + 1) != 0)
+        return AG_ENOMEM;
+    l->v[l->n++] = (cchange){c, change};
+    return AG_OK;
+}
+
+static int ccc(int32_t c)
+{
+    return utf8proc_get_property(c)->combining_class;
+}
+
+/* The one character a + b composes to, or -1. */
+static int32_t compose2(int32_t a, int32_t b)
+{
+    utf8proc_int32_t buf[2] = {a, b};
+    utf8proc_ssize_t m = utf8proc_normalize_utf32(buf, 2, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+    return m == 1 ? buf[0] : -1;
+}
+
+/* decompose.rs: every character decomposed, runs of non-starters sorted
+ * (stable) by combining class. */
+static int decompose_changes(const char *s, size_t n, int compat, cchanges *d)
+{
+    size_t run = 0; /* start of the pending run */
+    for (size_t i = 0; i < n;) {
+        utf8proc_int32_t dc[32];
+        utf8proc_int32_t c = next_cp(s, n, &i);
+        int last = 0;
+        utf8proc_ssize_t m = utf8proc_decompose_char(c, dc, 32, UTF8PROC_DECOMPOSE | (compat ? UTF8PROC_COMPAT : 0), &last);
+        if (m < 0 || m > 32)
+            return AG_EINVAL;
+        for (utf8proc_ssize_t k = 0; k < m; k++) {
+            if (ccc(dc[k]) == 0)
+                run = d->n;
+            if (cc_push(d, dc[k], k > 0) != AG_OK)
+                return AG_ENOMEM;
+            for (size_t j = d->n - 1; j > run && ccc(d->v[j].c) && ccc(d->v[j - 1].c) > ccc(d->v[j].c); j--) {
+                cchange t = d->v[j]; /* insertion sort: stable */
+                d->v[j] = d->v[j - 1];
+                d->v[j - 1] = t;
+            }
+        }
+    }
+    return AG_OK;
+}
+
+/* recompose.rs's state machine over d into o. */
+static int recompose_changes(const cchanges *d, cchanges *o)
+{
+    cchanges buf = {0};
+    cchange k = {-1, 0};
+    int last = -1, rc = AG_OK;
+    for (size_t i = 0; rc == AG_OK && i < d->n; i++) {
+        cchange x = d->v[i];
+        int cl = ccc(x.c);
+        int32_t r = k.c >= 0 && (last < 0 || last < cl) ? compose2(k.c, x.c) : -1;
+        if (k.c < 0 && cl != 0) {
+            rc = cc_push(o, x.c, x.change);
+        } else if (k.c < 0) {
+            k = x;
+        } else if (r >= 0) {
+            k = (cchange){r, k.change + x.change - 1};
+        } else if (cl == 0) { /* k is done; the buffer follows it */
+            rc = cc_push(o, k.c, k.change);
+            for (size_t b = 0; rc == AG_OK && b < buf.n; b++)
+                rc = cc_push(o, buf.v[b].c, buf.v[b].change);
+            buf.n = 0;
+            last = -1;
+            k = x;
+        } else {
+            rc = cc_push(&buf, x.c, x.change);
+            last = cl;
+        }
+    }
+    if (rc == AG_OK && k.c >= 0)
+        rc = cc_push(o, k.c, k.change);
+    for (size_t b = 0; rc == AG_OK && b < buf.n; b++)
+        rc = cc_push(o, buf.v[b].c, buf.v[b].change);
+    free(buf.v);
+    return rc;
+}
+
+/* NormalizedString::transform of the list over s (spans al). 1 when a
+ * character is added before any (Rust: span (0, 0) of the piece). */
+static int transform_changes(const cchanges *o, const char *s, size_t n, const size_t *al, ag_tk_buf *out,
+                             spans *aout)
+{
+    size_t idx = 0;
+    for (size_t i = 0; i < o->n; i++) {
+        const size_t *span;
+        if (o->v[i].change > 0) {
+            if (idx == 0)
+                return 1;
+            span = al + 2 * (idx - 1);
+        } else {
+            if (idx >= n)
+                return 1;
+            span = al + 2 * idx;
+            for (int r = 0; r <= -o->v[i].change && idx < n; r++)
+                next_cp(s, n, &idx);
+        }
+        size_t before = out->n;
+        if (ag_tk_buf_putc(out, o->v[i].c) != AG_OK || spans_put(aout, span, out->n - before) != AG_OK)
+            return AG_ENOMEM;
+    }
+    return AG_OK;
+}
+
+static int composed(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al, ag_tk_buf *out,
+                    spans *aout, ag_error *err)
+{
+    cchanges d = {0}, o = {0};
+    size_t start = out->n;
+    int rc = decompose_changes(s, n, nm->type == NM_NFKC, &d);
+    if (rc == AG_OK)
+        rc = recompose_changes(&d, &o);
+    if (rc == AG_OK)
+        rc = transform_changes(&o, s, n, al, out, aout);
+    if (rc == 1)
+        rc = untracked(nm, "adds a character at the start", err);
+    if (rc == AG_OK)
+        rc = same_as_whole(nm, s, n, out, start, "is not reproduced character by character here", err);
+    free(d.v);
+    free(o.v);
     return rc;
 }
 
@@ -930,6 +1088,9 @@ static int aligned(const ag_tk_normalizer *nm, const char *s, size_t n, const si
     case NM_STRIP:
         strip_bounds(nm, s, n, &a, &b);
         break;
+    case NM_NFC:
+    case NM_NFKC:
+        return composed(nm, s, n, al, out, aout, err);
     case NM_REPLACE: { /* tokenizers finds no match in an empty string */
         int rc = n == 0 ? AG_OK : replace(nm, s, n, al, out, aout, err);
         return rc == AG_EUNSUPPORTED ? untracked(nm, "inserts text at the start", err) : rc;
