@@ -148,6 +148,15 @@ python3 "$ROOT/tools/tokenize_ref/materialize.py" fam t5 wordpiece-mix split-mix
 vg 0 tokenize fam/t5 --text "ﬁ́ Héllo\r\n中文 😀 <extra_id_0> x" --format json
 vg 0 tokenize fam/wordpiece-mix --text " New York <br> Grüße, 12 @@ [MASK]  x"
 vg 0 tokenize fam/split-mix --text "ﬁx a=b --c d; e.<|endoftext|> 12"
+# offsets and decoding (docs/tokenizers.md, "Offsets", "Decoders"): spans
+# through every stage; an untracked normalizer refused (exit 1)
+vg 0 tokenize fam/wordpiece-mix --text " New York <br> Grüße, 12 @@ [MASK]  x" --offsets --format json
+vg 0 tokenize fam/split-mix --text "fix a=b  --c d; e.<|endoftext|> 12" --offsets
+vg 0 tokenize fam/t5 --text "½ Héllo ﬁx…" --offsets
+vg 1 tokenize fam/t5 --text "ﬁ́ Héllo" --offsets
+vg 0 tokenize "$BERT" --text "Don't panic: 42 cafés" --offsets
+vg 0 decode "$M" --tokens 15496,995,50256,220 --skip-special
+vg 0 decode fam/t5 --tokens 100,395,697,1
 printf '818, 262 3290\n\n40 50\n' > ids.txt
 printf '1 2\n3 x\n' > ids_bad.txt
 vg 0 analyze "$M" --tokens-file ids.txt --layers 1 --heads 0

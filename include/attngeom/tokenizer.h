@@ -17,7 +17,9 @@
  *   - models BPE (byte-level, byte_fallback, fuse_unk, continuing/end-of-word
  *     affixes, ignore_merges), WordPiece, WordLevel, Unigram;
  *   - post-processors TemplateProcessing, BertProcessing, RobertaProcessing,
- *     ByteLevel, Sequence.
+ *     ByteLevel, Sequence;
+ *   - decoders ByteLevel, Metaspace, WordPiece, ByteFallback, Fuse, Strip,
+ *     Replace, Sequence, BPEDecoder, CTC (ag_tokenizer_decode).
  *
  * Loading: `model_dir/tokenizer.json` when present; otherwise `vocab.json` +
  * `merges.txt` (byte-level BPE, as GPT2Converter builds it) or `vocab.txt`
@@ -36,8 +38,7 @@
  * Fidelity: where transformers.js and the Rust library disagree
  * (Precompiled, Digits, Unicode whitespace and word classes, Punctuation,
  * lower-casing, ...), this follows Rust; docs/tokenizers.md lists the
- * differences. Not implemented: pair sequences, offsets, decoding, BPE
- * dropout.
+ * differences. Not implemented: pair sequences, BPE dropout.
  *
  * Ownership and threads: ag_tokenizer_load hands out a tokenizer owned by the
  * caller, released by ag_tokenizer_free (NULL allowed). A loaded tokenizer is
@@ -108,6 +109,22 @@ AG_EXPORT int ag_tokenizer_encode(const ag_tokenizer *tok, const char *text, siz
 AG_EXPORT int ag_tokenizer_encode_ex(const ag_tokenizer *tok, const char *text, size_t len,
                                      unsigned flags, int32_t **ids, size_t *n, ag_error *err);
 
+/* As ag_tokenizer_encode_ex, with each token's span in the text: Hugging
+ * Face's return_offsets_mapping (the Rust library's encode_char_offsets):
+ * (*offsets)[2 i], (*offsets)[2 i + 1] are token i's start and end in
+ * Unicode code points of `text` (Python str indices), the span of the
+ * original characters its normalized bytes come from, trimmed of
+ * surrounding spaces where the post-processor's trim_offsets says so, and
+ * (0, 0) for the special tokens the post-processor adds. A normalizer whose
+ * alignment is not tracked on this text (Precompiled's whole-cluster rules
+ * or a deletion of the first character, a Replace of several characters:
+ * docs/tokenizers.md, "Offsets"): AG_EUNSUPPORTED naming it, never a wrong
+ * span. On success *ids and
+ * *offsets (2 n values) are malloc'ed and owned by the caller (free()).
+ * Other errors as ag_tokenizer_encode. */
+AG_EXPORT int ag_tokenizer_encode_offsets(const ag_tokenizer *tok, const char *text, size_t len, unsigned flags,
+                                          int32_t **ids, size_t **offsets, size_t *n, ag_error *err);
+
 /* The vocabulary string of `id` as HF's convert_ids_to_tokens gives it
  * (an added token's content first, then the model's: byte-level BPE tokens
  * in their mapped form, e.g. "\xC4\xA0the" = "Ġthe"; "##" continuations;
@@ -140,6 +157,36 @@ AG_EXPORT int ag_tokenizer_with_special(const ag_tokenizer *tok, const int32_t *
 
 /* The model's kind (AG_TOKENIZER_*). */
 AG_EXPORT ag_tokenizer_kind ag_tokenizer_get_kind(const ag_tokenizer *tok);
+
+/* Flags for ag_tokenizer_decode. */
+#define AG_DECODE_SKIP_SPECIAL 1u /* leave special added tokens out (HF
+                                     skip_special_tokens=True) */
+
+/* The text of n token ids, as the Rust tokenizers library's
+ * Tokenizer::decode(ids, skip_special_tokens) gives it (Python: the fast
+ * tokenizer's backend_tokenizer.decode; transformers' decode() may then
+ * also apply clean_up_tokenization_spaces, which this does not): each id's
+ * token string (ag_tokenizer_token; ids without one are left out, and
+ * special added tokens too with AG_DECODE_SKIP_SPECIAL) through the file's
+ * "decoder" (docs/tokenizers.md, "Decoders"), or joined with spaces when it
+ * has none. On success *text is a malloc'ed NUL-terminated UTF-8 string
+ * owned by the caller (free()). Errors: AG_EINVAL (NULL arguments),
+ * AG_ENOMEM. */
+AG_EXPORT int ag_tokenizer_decode(const ag_tokenizer *tok, const int32_t *ids, size_t n, unsigned flags,
+                                  char **text, ag_error *err);
+
+/* A readable string for each of n token ids (plot labels, tokenize's
+ * "strings"): the first is decode([ids[0]]); every other is the text that
+ * ids[i] adds after its predecessor, decode([ids[i-1], ids[i]]) less its
+ * prefix decode([ids[i-1]]) (Hugging Face's DecodeStream with a one-token
+ * window), or decode([ids[i]]) when that is not a prefix. So GPT-2's "Ġcat"
+ * is " cat", BERT's "##ing" after "play" is "ing", a Metaspace "▁the" is
+ * "the" first and " the" later; a byte token that is part of a character is
+ * U+FFFD. No token is skipped. On success *strings is ONE malloc'ed block
+ * (free() it once) holding n pointers to NUL-terminated strings, then a
+ * NULL. Errors: AG_EINVAL (NULL arguments), AG_ENOMEM. */
+AG_EXPORT int ag_tokenizer_token_strings(const ag_tokenizer *tok, const int32_t *ids, size_t n, char ***strings,
+                                         ag_error *err);
 
 /* Release a tokenizer. NULL is allowed. */
 AG_EXPORT void ag_tokenizer_free(ag_tokenizer *tok);

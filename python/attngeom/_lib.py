@@ -130,6 +130,13 @@ _PROTOTYPES = {
     "ag_tokenizer_encode": (c_int, [P, c_str, c_size, ctypes.POINTER(ctypes.POINTER(ctypes.c_int32)),
                                     ctypes.POINTER(c_size), P]),
     "ag_tokenizer_token": (c_str, [P, ctypes.c_int32]),
+    "ag_tokenizer_encode_offsets": (c_int, [P, c_str, c_size, ctypes.c_uint,
+                                            ctypes.POINTER(ctypes.POINTER(ctypes.c_int32)),
+                                            ctypes.POINTER(ctypes.POINTER(c_size)), ctypes.POINTER(c_size), P]),
+    "ag_tokenizer_decode": (c_int, [P, ctypes.POINTER(ctypes.c_int32), c_size, ctypes.c_uint,
+                                    ctypes.POINTER(ctypes.c_void_p), P]),
+    "ag_tokenizer_token_strings": (c_int, [P, ctypes.POINTER(ctypes.c_int32), c_size,
+                                           ctypes.POINTER(ctypes.c_void_p), P]),
     # corpus statistics
     "ag_aggregate_create": (c_int, [c_str, c_double, c_int, PP, P]),
     "ag_aggregate_free": (None, [P]),

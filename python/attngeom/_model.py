@@ -79,10 +79,30 @@ class Model:
         return self._tokenizer
 
     @guarded
-    def tokenize(self, text_):
+    def tokenize(self, text_, offsets=False):
         """Token ids of text_ as the folder's Hugging Face tokenizer gives them
-        (special tokens included): `attngeom tokenize MODEL --text S`."""
-        return self._encode(text_)
+        (special tokens included): `attngeom tokenize MODEL --text S`. With
+        offsets=True, (ids, spans): spans[i] = (start, end) of token i in
+        text_ in code points (str indices), as Hugging Face's
+        return_offsets_mapping ((0, 0) for added special tokens;
+        `tokenize --offsets`); Error when a normalizer's alignment is not
+        tracked on this text (docs/tokenizers.md, "Offsets")."""
+        return self._encode_offsets(text_) if offsets else self._encode(text_)
+
+    def _encode_offsets(self, text_):
+        data = text_.encode("utf-8") if isinstance(text_, str) else bytes(text_)
+        ids = ctypes.POINTER(ctypes.c_int32)()
+        off = ctypes.POINTER(c_size)()
+        n = c_size()
+        with Call() as c:
+            c.check(lib.ag_tokenizer_encode_offsets(self._tok(), data, len(data), 0, ctypes.byref(ids),
+                                                    ctypes.byref(off), ctypes.byref(n), c.err), "text")
+        try:
+            return ([ids[i] for i in range(n.value)],
+                    [(off[2 * i], off[2 * i + 1]) for i in range(n.value)])
+        finally:
+            lib.ag_free(ids)
+            lib.ag_free(off)
 
     def _encode(self, text_):
         data = text_.encode("utf-8") if isinstance(text_, str) else bytes(text_)
@@ -101,6 +121,46 @@ class Model:
         """The vocabulary strings of ids (None for an unknown id)."""
         tok = self._tok()
         return [text(lib.ag_tokenizer_token(tok, int(i))) for i in ids]
+
+    def _id_array(self, ids):
+        """ids as a ctypes int32 array (Error for a negative or too large id)."""
+        ids = [int(i) for i in ids]
+        if any(i < 0 or i > 2**31 - 1 for i in ids):
+            raise Error("ids: expected non-negative token ids below 2^31")
+        return (ctypes.c_int32 * len(ids))(*ids), len(ids)
+
+    @guarded
+    def decode(self, ids, skip_special=False):
+        """The text of token ids as the folder's Hugging Face tokenizer decodes
+        them (its decoder; the Rust library's decode(ids, skip_special_tokens),
+        without transformers' clean_up_tokenization_spaces; an id without a
+        token is left out, as there): `attngeom decode MODEL --tokens ...`."""
+        arr, n = self._id_array(ids)
+        out = ctypes.c_void_p()
+        with Call() as c:
+            c.check(lib.ag_tokenizer_decode(self._tok(), arr, n, 1 if skip_special else 0,
+                                            ctypes.byref(out), c.err), "ids")
+        try:
+            return ctypes.string_at(out.value).decode("utf-8")
+        finally:
+            lib.ag_free(out)
+
+    @guarded
+    def token_strings(self, ids):
+        """Each token's text (ag_tokenizer_token_strings: the first token
+        decoded alone, every other what it adds after its predecessor), the
+        "strings" of `attngeom tokenize --format json`: " cat" for "Ġcat",
+        "ing" for "##ing" after a word."""
+        arr, n = self._id_array(ids)
+        out = ctypes.c_void_p()
+        with Call() as c:
+            c.check(lib.ag_tokenizer_token_strings(self._tok(), arr, n, ctypes.byref(out), c.err),
+                    "ids")
+        try:
+            ptrs = ctypes.cast(out, ctypes.POINTER(ctypes.c_char_p))
+            return [ptrs[i].decode("utf-8") for i in range(n)]
+        finally:
+            lib.ag_free(out)
 
     def _ids(self, text_or_ids):
         """The token ids of a text (str) or the ids given, as int32."""

@@ -483,6 +483,13 @@ int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
 int cli_input_sequences(const cli_input *in, const char *cmd, const ag_model *m,
                         const char *model_dir, cli_seq **seqs, size_t *count);
 void cli_seqs_free(cli_seq *seqs, size_t count);
+/* --tokens LIST (comma-separated non-negative ids) into seq (line -1; ids
+ * owned by seq). 0, or 2 after a usage error naming cmd. */
+int cli_parse_tokens(const char *cmd, const char *list, cli_seq *seq);
+/* The tokenizer of a text model folder for cmd (tokenize, decode): a ViT or
+ * Whisper folder is a usage error (2), a tokenizer that does not load an
+ * error (1, printed); 0 and *tok (ag_tokenizer_free) on success. */
+int cli_load_tokenizer(const char *cmd, const char *model, ag_tokenizer **tok);
 /* The whole of a text or list file, at most `max` bytes: a regular file (a
  * FIFO or device is refused, not waited on), or standard input for "-"
  * (*name becomes "standard input"). 0, or 1 after printing. */
@@ -703,11 +710,12 @@ void cli_tensors_free(cli_tensors *t);
 extern const cli_usage cli_usage_matrix, cli_usage_info, cli_usage_metrics, cli_usage_tokenize,
     cli_usage_attention, cli_usage_analyze, cli_usage_layer, cli_usage_weights,
     cli_usage_residual, cli_usage_rollout, cli_usage_similarity, cli_usage_aggregate,
-    cli_usage_compare, cli_usage_plot, cli_usage_heads, cli_usage_contributions;
+    cli_usage_compare, cli_usage_plot, cli_usage_heads, cli_usage_contributions, cli_usage_decode;
 int cmd_matrix(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_layer(int argc, char **argv);

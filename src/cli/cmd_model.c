@@ -16,46 +16,81 @@ static const char tokenize_help[] =
     "\n"
     "Token ids of S exactly as the model folder's Hugging Face tokenizer gives\n"
     "them (tokenizer.json, or vocab.json + merges.txt, or vocab.txt), special\n"
-    "tokens included. --format json prints {\"ids\": [...], \"tokens\": [...]}.\n";
+    "tokens included. --format json prints {\"ids\": [...], \"tokens\": [...],\n"
+    "\"strings\": [...]}: the vocabulary string of each token (\"\u0120cat\") and its\n"
+    "text as the tokenizer's decoder gives it (\" cat\"; docs/tokenizers.md,\n"
+    "\"Decoders\"); the table formats have the columns index, id, token, string.\n"
+    "--offsets adds each token's span in S: \"offsets\": [[start, end], ...]\n"
+    "(columns start, end), in Unicode code points as Hugging Face's\n"
+    "return_offsets_mapping ((0, 0) for added special tokens); a normalizer whose\n"
+    "alignment is not tracked on S is an error (docs/tokenizers.md, \"Offsets\").\n";
 
-static const cli_option tokenize_own[] = {{"--text", "S", "the text to tokenize"}, {NULL}};
+static const cli_option tokenize_own[] = {
+    {"--text", "S", "the text to tokenize"},
+    {"--offsets", NULL, "also each token's span in S, in Unicode code points (\"offsets\"; columns start, end)"},
+    {NULL}};
 static const cli_option_group *const tokenize_groups[] = {
     CLI_OWN("tokenize", tokenize_own), &cli_group_printless, &cli_group_output,
     &cli_group_help, NULL};
 const cli_usage cli_usage_tokenize = {"tokenize", tokenize_help, tokenize_groups, NULL};
 
-static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
-                        const int32_t *ids, size_t n)
+/* What tokenize prints of each token: its id, its vocabulary string and its
+ * readable string (ag_tokenizer_token_strings). */
+typedef struct {
+    const ag_tokenizer *tok;
+    int32_t *ids;
+    char **strings;
+    size_t *offsets; /* --offsets: 2 per token, code points; else NULL */
+    size_t n;
+} token_rows;
+
+static int write_tokens_json(FILE *fp, const token_rows *r)
 {
-    if (fmt == AG_FORMAT_JSON || fmt == AG_FORMAT_JSONL) { /* one line: JSONL too */
-        json_t *root = json_object(), *a = json_array(), *t = json_array();
-        for (size_t i = 0; i < n; i++) {
-            const char *s = ag_tokenizer_token(tok, ids[i]);
-            json_array_append_new(a, json_integer(ids[i]));
-            json_array_append_new(t, s ? cli_json_text(s) : json_null());
-        }
-        json_object_set_new(root, "ids", a);
-        json_object_set_new(root, "tokens", t);
-        int rc = json_dumpf(root, fp, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        json_decref(root);
-        fputc('\n', fp);
-        return rc;
+    json_t *root = json_object(), *a = json_array(), *t = json_array(), *s = json_array();
+    for (size_t i = 0; i < r->n; i++) {
+        const char *v = ag_tokenizer_token(r->tok, r->ids[i]);
+        json_array_append_new(a, json_integer(r->ids[i]));
+        json_array_append_new(t, v ? cli_json_text(v) : json_null());
+        json_array_append_new(s, cli_json_text(r->strings[i]));
     }
+    json_object_set_new(root, "ids", a);
+    json_object_set_new(root, "tokens", t);
+    json_object_set_new(root, "strings", s);
+    if (r->offsets) { /* --offsets */
+        json_t *o = json_array();
+        for (size_t i = 0; i < r->n; i++)
+            json_array_append_new(o, json_pack("[II]", (json_int_t)r->offsets[2 * i], (json_int_t)r->offsets[2 * i + 1]));
+        json_object_set_new(root, "offsets", o);
+    }
+    int rc = json_dumpf(root, fp, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    fputc('\n', fp);
+    return rc;
+}
+
+static int write_tokens(FILE *fp, ag_format fmt, const token_rows *r)
+{
+    if (fmt == AG_FORMAT_JSON || fmt == AG_FORMAT_JSONL) /* one line: JSONL too */
+        return write_tokens_json(fp, r);
     /* the other formats: a table through the one writer, ag_table_write */
-    static const char *const cols[] = {"index", "id", "token"};
+    static const char *const cols[] = {"index", "id", "token", "string", "start", "end"};
     ag_table t = {0};
     ag_error err = {0};
-    int status = ag_table_init(&t, cols, 3, &err);
-    for (size_t i = 0; status == AG_OK && i < n; i++) {
+    int status = ag_table_init(&t, cols, r->offsets ? 6 : 4, &err);
+    for (size_t i = 0; status == AG_OK && i < r->n; i++) {
         ag_cell *row = ag_table_add_row(&t, &err);
-        const char *s = ag_tokenizer_token(tok, ids[i]);
+        const char *s = ag_tokenizer_token(r->tok, r->ids[i]);
         if (!row)
             status = AG_ENOMEM;
         else {
             row[0] = (ag_cell){.kind = AG_CELL_INTEGER, .value = (double)i};
-            row[1] = (ag_cell){.kind = AG_CELL_INTEGER, .value = ids[i]};
+            row[1] = (ag_cell){.kind = AG_CELL_INTEGER, .value = r->ids[i]};
             if (s)
                 status = ag_table_set_text(&t, &row[2], s, &err);
+            if (status == AG_OK)
+                status = ag_table_set_text(&t, &row[3], r->strings[i], &err);
+            for (int k = 0; r->offsets && k < 2; k++) /* --offsets */
+                row[4 + k] = (ag_cell){.kind = AG_CELL_INTEGER, .value = (double)r->offsets[2 * i + k]};
         }
     }
     if (status == AG_OK)
@@ -64,15 +99,36 @@ static int write_tokens(FILE *fp, ag_format fmt, const ag_tokenizer *tok,
     return status == AG_OK ? 0 : -1;
 }
 
+/* The ids of text, their strings and (offsets) their spans into r. 0 or 1
+ * after printing the error. */
+static int encode_rows(const ag_tokenizer *tok, const char *model, const char *text, int offsets, token_rows *r)
+{
+    ag_error err = {0};
+    *r = (token_rows){tok, NULL, NULL, NULL, 0};
+    int rc = offsets ? ag_tokenizer_encode_offsets(tok, text, strlen(text), 0, &r->ids, &r->offsets, &r->n, &err)
+                     : ag_tokenizer_encode(tok, text, strlen(text), &r->ids, &r->n, &err);
+    if (rc != AG_OK)
+        return rc == AG_EUNSUPPORTED ? cli_fail("%s: --%s", model, err.message) /* "--offsets: normalizer ..." */
+                                     : cli_fail("--text: %s", err.message);
+    if (ag_tokenizer_token_strings(tok, r->ids, r->n, &r->strings, &err) != AG_OK)
+        return cli_fail_error(&err);
+    return 0;
+}
+
 int cmd_tokenize(int argc, char **argv)
 {
     cli_common common;
     if (cli_common_init(&common, AG_FAMILIES_MATRIX))
         return 1;
     const char *model = NULL, *text = NULL;
+    int offsets = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_usage_check(&cli_usage_tokenize, argv[i]))
             return EXIT_USAGE;
+        if (cli_is_option(argv[i], "--offsets")) { /* --offsets: the spans too */
+            offsets = 1;
+            continue;
+        }
         int used = cli_common_option(&common, "tokenize", argc, argv, &i);
         if (used < 0)
             return EXIT_USAGE;
@@ -96,32 +152,24 @@ int cmd_tokenize(int argc, char **argv)
     cli_path outs[] = {{"-o", common.out_path}}, ins[] = {{"MODEL", model}};
     if (cli_paths_check(outs, 1, ins, 1))
         return 1;
-    char type[32];
-    int tensors = cli_model_takes_tensors(model, type);
-    if (tensors < 0)
-        return 1;
-    if (tensors)
-        return cli_usage_error("tokenize", "%s is a %s model: its input is %s, not token ids", model,
-                               type, strcmp(type, "vit") ? "audio features" : "an image");
     ag_tokenizer *tok = NULL;
-    ag_error err = {0};
-    if (ag_tokenizer_load(model, &tok, &err) != AG_OK)
-        return cli_fail_error(&err);
-    int32_t *ids = NULL;
-    size_t n = 0;
-    if (ag_tokenizer_encode(tok, text, strlen(text), &ids, &n, &err) != AG_OK) {
-        ag_tokenizer_free(tok);
-        return cli_fail("--text: %s", err.message);
-    }
+    int rc = cli_load_tokenizer("tokenize", model, &tok);
+    if (rc)
+        return rc;
+    token_rows rows;
     char *buf = NULL;
     size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    int rc = mem ? write_tokens(mem, common.format, tok, ids, n) : -1;
-    if (mem)
-        fclose(mem);
-    free(ids);
+    if ((rc = encode_rows(tok, model, text, offsets, &rows)) == 0) {
+        FILE *mem = open_memstream(&buf, &len);
+        rc = mem ? write_tokens(mem, common.format, &rows) : -1;
+        if (mem)
+            fclose(mem);
+        rc = rc ? cli_fail("cannot format the tokens") : cli_write_output(common.out_path, buf, len);
+    }
+    free(rows.strings);
+    free(rows.offsets);
+    free(rows.ids);
     ag_tokenizer_free(tok);
-    rc = rc ? cli_fail("cannot format the tokens") : cli_write_output(common.out_path, buf, len);
     free(buf);
     return rc;
 }

@@ -14,6 +14,7 @@ int cli_command(int argc, char **argv, const cli_driver *drv)
     } commands[] = {
         {"matrix", cmd_matrix, 1, &cli_usage_matrix}, {"info", cmd_info, 0, &cli_usage_info},
         {"tokenize", cmd_tokenize, 0, &cli_usage_tokenize},
+        {"decode", cmd_decode, 0, &cli_usage_decode},
         {"attention", cmd_attention, 1, &cli_usage_attention},
         {"analyze", cmd_analyze, 1, &cli_usage_analyze}, {"layer", cmd_layer, 1, &cli_usage_layer},
         {"weights", cmd_weights, 1, &cli_usage_weights},

@@ -73,7 +73,7 @@ int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
     return 1;
 }
 
-static int parse_tokens(const char *cmd, const char *list, cli_seq *seq)
+int cli_parse_tokens(const char *cmd, const char *list, cli_seq *seq)
 {
     size_t cap = 16, n = 0;
     int32_t *ids = malloc(cap * sizeof *ids);
@@ -282,7 +282,7 @@ static int read_sequences(const cli_input *in, const char *cmd, const char *mode
         cli_seq *s = calloc(1, sizeof *s);
         if (!s)
             return cli_fail("out of memory");
-        int rc = parse_tokens(cmd, in->tokens, s);
+        int rc = cli_parse_tokens(cmd, in->tokens, s);
         if (rc) {
             free(s);
             return rc;

@@ -15,6 +15,7 @@ static const char main_help[] =
     "  matrix FILE       metrics of the matrices in a .npy or .safetensors file\n"
     "  info PATH         what a model folder or tensor file holds\n"
     "  tokenize MODEL    token ids of --text S, as the model's HF tokenizer gives them\n"
+    "  decode MODEL      the text of --tokens 1,2,3, as the model's HF tokenizer decodes them\n"
     "  attention MODEL   forward pass; write attention [L,H,n,n] (and hidden states)\n"
     "  analyze MODEL     forward pass; metrics of every head of every layer\n"
     "  layer             one attention layer of any architecture, tensors by name\n"

@@ -72,8 +72,10 @@ static void free_tokens(char **tokens, size_t n)
     free(tokens);
 }
 
-/* The "tokens" of `attngeom tokenize --format json`, n of them, as new
- * strings (*tokens[n], free with free_tokens). */
+/* The labels of `attngeom tokenize --format json`, n of them, as new
+ * strings (*tokens[n], free with free_tokens): its "strings" (each token as
+ * readable text, ag_tokenizer_token_strings) when present, else its
+ * "tokens" (vocabulary strings, "Ġcat"). */
 static int read_tokens(const char *path, size_t n, char ***tokens, ag_error *err)
 {
     char *text = NULL;
@@ -87,7 +89,9 @@ static int read_tokens(const char *path, size_t n, char ***tokens, ag_error *err
     free(text);
     if (!root)
         return ag_error_set(err, AG_EFORMAT, "%s: line %d: %s", path, jerr.line, jerr.text);
-    json_t *arr = json_object_get(root, "tokens");
+    json_t *arr = json_object_get(root, "strings");
+    if (!json_is_array(arr))
+        arr = json_object_get(root, "tokens");
     if (!json_is_array(arr))
         rc = ag_error_set(err, AG_EFORMAT, "%s: no \"tokens\" array (the JSON of `attngeom "
                           "tokenize --format json`)", path);

@@ -196,16 +196,30 @@ int ag_tk_added_token_to_id(const ag_tk_added *a, const char *s, size_t n, int32
     return 1;
 }
 
+int ag_tk_added_is_special(const ag_tk_added *a, const char *s, size_t n)
+{
+    int32_t k;
+    return a && agi_strmap_get(&a->index, s, n, &k) && a->v[k].special;
+}
+
+const char *ag_tk_added_decode_token(const ag_tk_added *a, int32_t id)
+{
+    const char *c = ag_tk_added_id_to_token(a, id);
+    int32_t k;
+    if (!c || !agi_strmap_get(&a->index, c, strlen(c), &k))
+        return c;
+    return a->v[k].normalized && a->v[k].norm ? a->v[k].norm : c;
+}
+
 const char *ag_tk_added_id_to_token(const ag_tk_added *a, int32_t id)
 {
     return a && id >= 0 && (size_t)id < a->id_end ? a->by_id[id] : NULL;
 }
 
-int ag_tk_added_is_special(const ag_tk_added *a, int32_t id)
+int ag_tk_added_id_is_special(const ag_tk_added *a, int32_t id)
 {
-    int32_t k;
     const char *s = ag_tk_added_id_to_token(a, id);
-    return s && agi_strmap_get(&a->index, s, strlen(s), &k) && a->v[k].special;
+    return s && ag_tk_added_is_special(a, s, strlen(s));
 }
 
 size_t ag_tk_added_id_end(const ag_tk_added *a)
@@ -301,51 +315,63 @@ typedef struct {
     ag_tk_splits *out;
     ranges raw, norm;
     ag_tk_buf buf;
+    size_t *nal;          /* offsets: the spans of buf's bytes */
     ag_error *err;
 } extract_ctx;
 
-static int push_token(extract_ctx *c, const char *s, const range *m)
+/* The split [m->start, m->stop) of s (a token or text), with its spans
+ * when al (the spans of s) is given. */
+static int push_range(extract_ctx *c, const char *s, const size_t *al, const range *m, int at_start)
 {
-    int rc = ag_tk_splits_push(c->out, s + m->start, m->stop - m->start, 0, c->a->v[m->tok].id);
+    int32_t id = m->tok >= 0 ? c->a->v[m->tok].id : -1;
+    int rc = ag_tk_splits_push_al(c->out, s + m->start, m->stop - m->start, at_start, id,
+                                  al ? al + 2 * m->start : NULL);
     return rc == AG_OK ? AG_OK : ag_error_set(c->err, rc, "out of memory while tokenizing");
 }
 
 /* One raw text segment: normalized, then split by the normalized tokens. */
-static int extract_segment(extract_ctx *c, const char *s, size_t n, int at_start)
+static int extract_segment(extract_ctx *c, const char *s, size_t n, const size_t *al, int at_start)
 {
-    int rc = ag_tk_normalize(c->nm, s, n, &c->buf, c->err);
+    free(c->nal);
+    c->nal = NULL;
+    int rc = al ? ag_tk_normalize_aligned(c->nm, s, n, al, &c->buf, &c->nal, c->err)
+                : ag_tk_normalize(c->nm, s, n, &c->buf, c->err);
     if (rc != AG_OK)
         return rc;
     if (find_matches(c->a, 1, c->buf.b, c->buf.n, &c->norm) != AG_OK)
         return ag_error_set(c->err, AG_ENOMEM, "out of memory while tokenizing");
     for (size_t k = 0; rc == AG_OK && k < c->norm.n; k++) {
         const range *m = &c->norm.v[k];
-        if (m->tok >= 0)
-            rc = push_token(c, c->buf.b, m);
-        else if (m->stop > m->start &&
-                 ag_tk_splits_push(c->out, c->buf.b + m->start, m->stop - m->start, at_start && m->start == 0,
-                                   -1) != AG_OK)
-            rc = ag_error_set(c->err, AG_ENOMEM, "out of memory while tokenizing");
+        if (m->tok >= 0 || m->stop > m->start)
+            rc = push_range(c, c->buf.b, al ? c->nal : NULL, m, m->tok < 0 && at_start && m->start == 0);
     }
     return rc;
 }
 
-int ag_tk_added_extract(const ag_tk_added *a, const ag_tk_normalizer *nm, const char *s, size_t n,
-                        ag_tk_splits *out, ag_error *err)
+int ag_tk_added_extract_aligned(const ag_tk_added *a, const ag_tk_normalizer *nm, const char *s, size_t n,
+                                const size_t *al, ag_tk_splits *out, ag_error *err)
 {
-    extract_ctx c = {a, nm, out, {0}, {0}, {0}, err};
+    extract_ctx c = {a, nm, out, {0}, {0}, {0}, NULL, err};
     int rc = find_matches(a, 0, s, n, &c.raw);
     if (rc != AG_OK)
         rc = ag_error_set(err, rc, "out of memory while tokenizing");
     for (size_t k = 0; rc == AG_OK && k < c.raw.n; k++) {
         const range *m = &c.raw.v[k];
         if (m->tok >= 0)
-            rc = push_token(&c, s, m);
+            rc = push_range(&c, s, al, m, 0);
         else
-            rc = extract_segment(&c, s + m->start, m->stop - m->start, m->start == 0);
+            rc = extract_segment(&c, s + m->start, m->stop - m->start, al ? al + 2 * m->start : NULL,
+                                 m->start == 0);
     }
     free(c.raw.v);
     free(c.norm.v);
     free(c.buf.b);
+    free(c.nal);
     return rc;
+}
+
+int ag_tk_added_extract(const ag_tk_added *a, const ag_tk_normalizer *nm, const char *s, size_t n,
+                        ag_tk_splits *out, ag_error *err)
+{
+    return ag_tk_added_extract_aligned(a, nm, s, n, NULL, out, err);
 }

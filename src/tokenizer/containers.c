@@ -17,12 +17,34 @@
 
 #include "tk.h"
 
-int ag_tk_ids_push(ag_tk_ids *o, int32_t id)
+int ag_tk_ids_push_span(ag_tk_ids *o, int32_t id, size_t start, size_t end)
 {
     if (AGB_VEC_RESERVE(o->v, o->cap, o->n + 1) != 0)
         return AG_ENOMEM;
+    if (o->track) {
+        if (AGB_VEC_RESERVE(o->off, o->ocap, 4 * o->n + 4) != 0)
+            return AG_ENOMEM;
+        size_t *w = o->off + 4 * o->n;
+        w[0] = start;
+        w[1] = end;
+        w[2] = w[3] = 0;
+    }
     o->v[o->n++] = id;
     return AG_OK;
+}
+
+int ag_tk_ids_push(ag_tk_ids *o, int32_t id)
+{
+    return ag_tk_ids_push_span(o, id, 0, 0);
+}
+
+void ag_tk_ids_free(ag_tk_ids *o)
+{
+    free(o->v);
+    free(o->off);
+    o->v = NULL;
+    o->off = NULL;
+    o->n = o->cap = o->ocap = 0;
 }
 
 int ag_tk_buf_put(ag_tk_buf *o, const char *s, size_t len)
@@ -37,24 +59,38 @@ int ag_tk_buf_putc(ag_tk_buf *o, int32_t cp)
     return ag_tk_buf_put(o, (const char *)u, k > 0 ? (size_t)k : 0);
 }
 
-int ag_tk_splits_push(ag_tk_splits *l, const char *s, size_t n, int at_start, int32_t id)
+int ag_tk_splits_push_al(ag_tk_splits *l, const char *s, size_t n, int at_start, int32_t id,
+                         const size_t *al)
 {
     if (AGB_VEC_RESERVE(l->v, l->cap, l->n + 1) != 0)
         return AG_ENOMEM;
     char *copy = malloc(n + 1);
-    if (!copy)
+    size_t *alc = al && n ? malloc(2 * n * sizeof *alc) : NULL;
+    if (!copy || (al && n && !alc)) {
+        free(copy);
+        free(alc);
         return AG_ENOMEM;
+    }
     if (n)
         memcpy(copy, s, n);
+    if (alc)
+        memcpy(alc, al, 2 * n * sizeof *alc);
     copy[n] = '\0';
-    l->v[l->n++] = (ag_tk_split){copy, n, at_start, id};
+    l->v[l->n++] = (ag_tk_split){copy, n, at_start, id, alc};
     return AG_OK;
+}
+
+int ag_tk_splits_push(ag_tk_splits *l, const char *s, size_t n, int at_start, int32_t id)
+{
+    return ag_tk_splits_push_al(l, s, n, at_start, id, NULL);
 }
 
 void ag_tk_splits_clear(ag_tk_splits *l)
 {
-    for (size_t i = 0; i < l->n; i++)
+    for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].s);
+        free(l->v[i].al);
+    }
     l->n = 0;
 }
 

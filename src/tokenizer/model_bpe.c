@@ -610,9 +610,11 @@ static int initial_symbols(const ag_tkm_bpe *b, const ag_tkm_vocab *v, work *w, 
     return AG_OK;
 }
 
-/* BPE::merge_word of one piece, appended to out. */
+/* BPE::merge_word of one piece, appended to out; the spans are the
+ * symbols' bytes from `base` on (Rust: Word::get_offsets; a byte-fallback
+ * symbol is one byte). */
 static int bpe_word(const ag_tkm_bpe *b, const ag_tkm_vocab *v, const char *path, const char *s,
-                    size_t n, ag_tk_ids *out, ag_error *err)
+                    size_t n, size_t base, ag_tk_ids *out, ag_error *err)
 {
     work w;
     int rc = work_init(&w, b, n);
@@ -623,8 +625,11 @@ static int bpe_word(const ag_tkm_bpe *b, const ag_tkm_vocab *v, const char *path
     rc = initial_symbols(b, v, &w, s, n, path, err);
     if (rc == AG_OK && w.n > 0) {
         rc = merge_all(b, &w);
-        for (int32_t i = 0; i >= 0 && rc == AG_OK; i = w.s[i].next)
-            rc = ag_tk_ids_push(out, w.s[i].id);
+        size_t pos = base;
+        for (int32_t i = 0; i >= 0 && rc == AG_OK; i = w.s[i].next) {
+            rc = ag_tk_ids_push_span(out, w.s[i].id, pos, pos + w.s[i].len);
+            pos += w.s[i].len;
+        }
         if (rc != AG_OK)
             rc = ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
     }
@@ -657,7 +662,7 @@ static int tokenize_long(const ag_tkm_bpe *b, const ag_tkm_vocab *v, const char 
         int32_t id;
         int known = c < CHAR_TABLE ? b->char_id[c] >= 0 : ag_tkm_vocab_get(v, s + i, clen, &id);
         if (i > start && prev_known && known && !is_junction(b, prev, c)) {
-            int rc = bpe_word(b, v, path, s + start, i - start, out, err);
+            int rc = bpe_word(b, v, path, s + start, i - start, start, out, err);
             if (rc != AG_OK)
                 return rc;
             start = i;
@@ -666,7 +671,7 @@ static int tokenize_long(const ag_tkm_bpe *b, const ag_tkm_vocab *v, const char 
         prev_known = known;
         i += clen;
     }
-    return bpe_word(b, v, path, s + start, n - start, out, err);
+    return bpe_word(b, v, path, s + start, n - start, start, out, err);
 }
 
 int ag_tkm_bpe_tokenize(const ag_tkm_bpe *b, const ag_tkm_vocab *v, const char *path,
@@ -676,10 +681,10 @@ int ag_tkm_bpe_tokenize(const ag_tkm_bpe *b, const ag_tkm_vocab *v, const char *
         return AG_OK;
     int32_t id;
     if (b->ignore_merges && ag_tkm_vocab_get(v, s, n, &id))
-        return ag_tk_ids_push(out, id) == AG_OK
+        return ag_tk_ids_push_span(out, id, 0, n) == AG_OK
                    ? AG_OK
                    : ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
     if (n > LONG_PIECE && b->split_long)
         return tokenize_long(b, v, path, s, n, out, err);
-    return bpe_word(b, v, path, s, n, out, err);
+    return bpe_word(b, v, path, s, n, 0, out, err);
 }

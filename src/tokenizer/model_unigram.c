@@ -294,13 +294,19 @@ static int viterbi(const ag_tkm_unigram *u, const char *s, size_t n, best *bp, c
     return AG_OK;
 }
 
-/* The ids of a run of fused unknown nodes s[a, b) (Unigram::tokenize). */
+int32_t ag_tkm_unigram_unk_id(const ag_tkm_unigram *u)
+{
+    return u->unk_id;
+}
+
+/* The ids of a run of fused unknown nodes s[a, b) (Unigram::tokenize); its
+ * byte tokens all span the run, as Rust gives them. */
 static int unknown_run(const ag_tkm_unigram *u, const ag_tkm_vocab *v, const char *s, size_t a,
                        size_t b, ag_tk_ids *out)
 {
     int32_t id;
     if (ag_tkm_vocab_get(v, s + a, b - a, &id))
-        return ag_tk_ids_push(out, id);
+        return ag_tk_ids_push_span(out, id, a, b);
     if (u->byte_fallback) {
         size_t k = a;
         while (k < b && u->byte_id[(unsigned char)s[k]] >= 0)
@@ -308,11 +314,11 @@ static int unknown_run(const ag_tkm_unigram *u, const ag_tkm_vocab *v, const cha
         if (k == b) {
             int rc = AG_OK;
             for (k = a; k < b && rc == AG_OK; k++)
-                rc = ag_tk_ids_push(out, u->byte_id[(unsigned char)s[k]]);
+                rc = ag_tk_ids_push_span(out, u->byte_id[(unsigned char)s[k]], a, b);
             return rc;
         }
     }
-    return ag_tk_ids_push(out, u->unk_id);
+    return ag_tk_ids_push_span(out, u->unk_id, a, b);
 }
 
 /* Walk the best path back, then emit it forwards, fusing unk nodes. */
@@ -335,7 +341,7 @@ static int emit(const ag_tkm_unigram *u, const ag_tkm_vocab *v, const char *s, s
             rc = unknown_run(u, v, s, run, (size_t)b->start, out);
         run = SIZE_MAX;
         if (rc == AG_OK)
-            rc = ag_tk_ids_push(out, b->id);
+            rc = ag_tk_ids_push_span(out, b->id, (size_t)b->start, (size_t)(b - bp));
     }
     if (rc == AG_OK && run != SIZE_MAX)
         rc = unknown_run(u, v, s, run, n, out);

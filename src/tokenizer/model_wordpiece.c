@@ -58,12 +58,13 @@ void ag_tkm_wordpiece_free(ag_tkm_wordpiece *w)
     free(w);
 }
 
-static int push_unk(const ag_tkm_wordpiece *w, const char *path, ag_tk_ids *out, ag_error *err)
+/* unk for the whole word of n bytes. */
+static int push_unk(const ag_tkm_wordpiece *w, const char *path, size_t n, ag_tk_ids *out, ag_error *err)
 {
     if (w->unk_id < 0)
         return ag_error_set(err, AG_EFORMAT, "%s: model.unk_token '%.40s' is not in the vocabulary",
                             path, w->unk);
-    return ag_tk_ids_push(out, w->unk_id) == AG_OK
+    return ag_tk_ids_push_span(out, w->unk_id, 0, n) == AG_OK
                ? AG_OK
                : ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
 }
@@ -113,7 +114,7 @@ int ag_tkm_wordpiece_tokenize(const ag_tkm_wordpiece *w, const ag_tkm_vocab *v, 
     for (size_t i = 0; i < n; i++)
         nchars += ((unsigned char)s[i] & 0xC0) != 0x80;
     if (nchars > w->max_chars)
-        return push_unk(w, path, out, err);
+        return push_unk(w, path, n, out, err);
     char stack[256], *cand = stack;
     if (w->plen + n > sizeof stack && !(cand = malloc(w->plen + n)))
         return ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
@@ -124,10 +125,10 @@ int ag_tkm_wordpiece_tokenize(const ag_tkm_wordpiece *w, const ag_tkm_vocab *v, 
         int32_t id = longest_match(w, v, cand, s, n, start, &end);
         if (id < 0) {
             out->n = first; /* the whole piece becomes unk */
-            rc = push_unk(w, path, out, err);
+            rc = push_unk(w, path, n, out, err);
             break;
         }
-        if (ag_tk_ids_push(out, id) != AG_OK)
+        if (ag_tk_ids_push_span(out, id, start, end) != AG_OK)
             rc = ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
     }
     if (cand != stack)

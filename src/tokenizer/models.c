@@ -227,8 +227,9 @@ static int wordlevel_tokenize(const ag_tk_model *m, const char *s, size_t n, ag_
         return ag_error_set(err, AG_EFORMAT,
                             "%s: model.unk_token '%.40s' is not in the vocabulary (needed for '%.*s')",
                             m->path, m->wordlevel_unk, (int)(n > 40 ? 40 : n), s);
-    return ag_tk_ids_push(out, id) == AG_OK ? AG_OK
-                                            : ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
+    return ag_tk_ids_push_span(out, id, 0, n) == AG_OK
+               ? AG_OK
+               : ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
 }
 
 int ag_tk_model_tokenize(const ag_tk_model *m, const char *s, size_t n, ag_tk_ids *out,
@@ -265,6 +266,11 @@ size_t ag_tk_model_vocab_size(const ag_tk_model *m)
 const char *ag_tk_model_type(const ag_tk_model *m)
 {
     return TYPE_NAMES[m->type];
+}
+
+int ag_tk_model_unk_is_text(const ag_tk_model *m, int32_t id)
+{
+    return m->unigram && id >= 0 && id == ag_tkm_unigram_unk_id(m->unigram);
 }
 
 void ag_tk_model_free(ag_tk_model *m)

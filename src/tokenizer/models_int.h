@@ -81,5 +81,7 @@ int ag_tkm_unigram_load(const char *path, json_t *j, ag_tkm_vocab *v, ag_tkm_uni
 int ag_tkm_unigram_tokenize(const ag_tkm_unigram *u, const ag_tkm_vocab *v, const char *path,
                             const char *s, size_t n, ag_tk_ids *out, ag_error *err);
 void ag_tkm_unigram_free(ag_tkm_unigram *u);
+/* The unk id, -1 when none. */
+int32_t ag_tkm_unigram_unk_id(const ag_tkm_unigram *u);
 
 #endif

@@ -4,7 +4,9 @@
  * Prepend, BertNormalizer, Precompiled (precompiled.c), Nmt and ByteLevel.
  *
  * Every normalizer maps a whole string to a string; the alignments Rust keeps
- * beside it do not change any id (tk.h), so none are kept here. */
+ * beside it do not change any id (tk.h). Offsets need them:
+ * ag_tk_normalize_aligned computes them for the normalizers whose alignment
+ * is that of each character on its own (the end of this file). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,7 +189,8 @@ static int unicode_form(int opts, const char *s, size_t n, ag_tk_buf *out)
 
 /* ---- Strip, Prepend, Nmt (ByteLevel: ag_tk_bytelevel_map) ---------------- */
 
-static int strip(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out)
+/* The kept part [*a, *b) of s. */
+static void strip_bounds(const ag_tk_normalizer *nm, const char *s, size_t n, size_t *pa, size_t *pb)
 {
     size_t a = 0, b = n;
     while (nm->strip_left && a < b) {
@@ -205,6 +208,14 @@ static int strip(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf 
             break;
         b = st;
     }
+    *pa = a;
+    *pb = b;
+}
+
+static int strip(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out)
+{
+    size_t a, b;
+    strip_bounds(nm, s, n, &a, &b);
     return ag_tk_buf_put(out, s + a, b - a);
 }
 
@@ -332,51 +343,73 @@ static int bert(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *
 
 /* ---- Replace ------------------------------------------------------------- */
 
-/* Every match of the String pattern: the leftmost, non-overlapping matches of
- * Oniguruma's regex of the escaped string. An empty pattern matches at every
- * character boundary. */
-static int replace_string(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out)
+/* The original spans of a normalized string's bytes, 2 values a byte
+ * (offsets: the end of this file). */
+typedef struct {
+    size_t *v;
+    size_t n, cap;
+} spans;
+
+static int spans_put(spans *a, const size_t *span, size_t count)
+{
+    if (AGB_VEC_RESERVE(a->v, a->cap, a->n + 2 * count) != 0)
+        return AG_ENOMEM;
+    for (size_t k = 0; k < count; k++) {
+        a->v[a->n++] = span[0];
+        a->v[a->n++] = span[1];
+    }
+    return AG_OK;
+}
+
+/* Appends the spans of `bytes` bytes, al (2 values each). */
+static int spans_copy(spans *a, const size_t *al, size_t bytes)
+{
+    if (bytes == 0)
+        return AG_OK;
+    if (AGB_VEC_RESERVE(a->v, a->cap, a->n + 2 * bytes) != 0)
+        return AG_ENOMEM;
+    memcpy(a->v + a->n, al, 2 * bytes * sizeof *al);
+    a->n += 2 * bytes;
+    return AG_OK;
+}
+
+/* Every match [ms, me) of a pattern in s goes to a callback, in order. */
+typedef int (*match_fn)(void *ctx, size_t ms, size_t me);
+
+/* The leftmost non-overlapping occurrences of pat; an empty pat matches at
+ * every character boundary (Rust's str::replace, Oniguruma's empty regex). */
+static int literal_matches(const char *s, size_t n, const char *pat, size_t pn, match_fn f, void *ctx)
 {
     int rc = AG_OK;
-    size_t i = 0;
-    if (nm->text_len == 0) {
-        while (rc == AG_OK) {
-            rc = ag_tk_buf_put(out, nm->content, nm->content_len);
-            if (i == n || rc != AG_OK)
-                break;
-            size_t st = i;
-            next_cp(s, n, &i);
-            rc = ag_tk_buf_put(out, s + st, i - st);
-        }
-        return rc;
+    for (size_t i = 0; rc == AG_OK && pn == 0; next_cp(s, n, &i)) {
+        rc = f(ctx, i, i);
+        if (i == n)
+            return rc;
     }
-    while (rc == AG_OK) {
-        const char *m = memmem(s + i, n - i, nm->text, nm->text_len);
+    for (size_t i = 0; rc == AG_OK;) {
+        const char *m = memmem(s + i, n - i, pat, pn);
         if (!m)
             break;
         size_t at = (size_t)(m - s);
-        rc = ag_tk_buf_put(out, s + i, at - i);
-        if (rc == AG_OK)
-            rc = ag_tk_buf_put(out, nm->content, nm->content_len);
-        i = at + nm->text_len;
+        rc = f(ctx, at, at + pn);
+        i = at + pn;
     }
-    return rc == AG_OK ? ag_tk_buf_put(out, s + i, n - i) : rc;
+    return rc;
 }
 
 /* Every match of the Regex pattern, in the order and with the empty-match
  * rule of the onig crate's find_iter (which tokenizers uses): after an empty
  * match the search moves one character on, and an empty match found by the
  * search that follows a non-empty match is skipped. */
-static int replace_regex(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out,
-                         ag_error *err)
+static int regex_matches(const pcre2_code *re, const char *s, size_t n, match_fn f, void *ctx, ag_error *err)
 {
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(nm->re, NULL);
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
     if (!md)
         return AG_ENOMEM;
     int rc = AG_OK, skip_next_empty = 0;
-    size_t last_end = 0, copied = 0;
+    size_t last_end = 0;
     while (rc == AG_OK && last_end <= n) {
-        int r = pcre2_match(nm->re, (PCRE2_SPTR)s, n, last_end, PCRE2_NO_UTF_CHECK, md, NULL);
+        int r = pcre2_match(re, (PCRE2_SPTR)s, n, last_end, PCRE2_NO_UTF_CHECK, md, NULL);
         if (r == PCRE2_ERROR_NOMATCH)
             break;
         if (r < 0) {
@@ -400,15 +433,64 @@ static int replace_regex(const ag_tk_normalizer *nm, const char *s, size_t n, ag
         } else {
             skip_next_empty = 1;
         }
-        if (ms < copied) /* \K can start a match before the last one ended */
-            ms = copied;
-        rc = ag_tk_buf_put(out, s + copied, ms - copied);
-        if (rc == AG_OK)
-            rc = ag_tk_buf_put(out, nm->content, nm->content_len);
-        copied = me > copied ? me : copied;
+        rc = f(ctx, ms, me);
     }
     pcre2_match_data_free(md);
-    return rc == AG_OK ? ag_tk_buf_put(out, s + copied, n - copied) : rc;
+    return rc;
+}
+
+/* Replacing the matches: the text between them copied, `rep` for each. */
+typedef struct {
+    const char *s;
+    size_t copied;
+    const char *rep;
+    size_t rn;
+    ag_tk_buf *out;
+    spans *al_out;      /* offsets: the spans of out's bytes, else NULL */
+    const size_t *al;   /* the spans of s's bytes */
+} replacer;
+
+static int put_match(void *ctx, size_t ms, size_t me)
+{
+    replacer *r = ctx;
+    if (ms < r->copied) /* \K can start a match before the last one ended */
+        ms = r->copied;
+    int rc = ag_tk_buf_put(r->out, r->s + r->copied, ms - r->copied) == AG_OK &&
+                     ag_tk_buf_put(r->out, r->rep, r->rn) == AG_OK ? AG_OK : AG_ENOMEM;
+    if (rc == AG_OK && r->al_out) {
+        /* NormalizedString::replace: the new characters take the span of
+         * the match's last byte (of the byte before an empty match) */
+        rc = spans_copy(r->al_out, r->al + 2 * r->copied, ms - r->copied);
+        if (rc == AG_OK && r->rn)
+            rc = me > 0 ? spans_put(r->al_out, r->al + 2 * (me - 1), r->rn) : AG_EUNSUPPORTED;
+    }
+    r->copied = me > r->copied ? me : r->copied;
+    return rc;
+}
+
+static int put_rest(replacer *r, size_t n)
+{
+    int rc = ag_tk_buf_put(r->out, r->s + r->copied, n - r->copied);
+    return rc == AG_OK && r->al_out ? spans_copy(r->al_out, r->al + 2 * r->copied, n - r->copied) : rc;
+}
+
+int ag_tk_replace_all(const char *s, size_t n, const char *pat, size_t pn, const char *rep, size_t rn,
+                      ag_tk_buf *out)
+{
+    replacer r = {s, 0, rep, rn, out, NULL, NULL};
+    int rc = literal_matches(s, n, pat, pn, put_match, &r);
+    return rc == AG_OK ? put_rest(&r, n) : rc;
+}
+
+/* The Replace normalizer on s into out (with the spans of its bytes when
+ * al_out is given: al those of s). */
+static int replace(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al, ag_tk_buf *out,
+                   spans *al_out, ag_error *err)
+{
+    replacer r = {s, 0, nm->content, nm->content_len, out, al_out, al};
+    int rc = nm->re ? regex_matches(nm->re, s, n, put_match, &r, err)
+                    : literal_matches(s, n, nm->text, nm->text_len, put_match, &r);
+    return rc == AG_OK ? put_rest(&r, n) : rc;
 }
 
 /* ---- applying ------------------------------------------------------------ */
@@ -465,7 +547,7 @@ static int apply(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf 
     case NM_REPLACE:
         if (n == 0) /* tokenizers finds no match in an empty string */
             return AG_OK;
-        return nm->re ? replace_regex(nm, s, n, out, err) : replace_string(nm, s, n, out);
+        return replace(nm, s, n, NULL, out, NULL, err);
     case NM_PREPEND:
         if (n == 0)
             return AG_OK;
@@ -702,4 +784,345 @@ int ag_tk_normalizer_load(const char *path, json_t *j, ag_tk_normalizer **out, a
     if (!j || json_is_null(j))
         return AG_OK;
     return load_one(path, j, out, err);
+}
+
+/* ---- alignments (offsets) -------------------------------------------------- */
+
+/* Rust's NormalizedString keeps, for each normalized byte, the original span
+ * of the character it came from (normalizer.rs, transform_range): a
+ * replaced character keeps its span, an added one takes the span of the
+ * character before it, so a character that becomes several (Lowercase
+ * 'İ', NFD 'é', BertNormalizer's spaces around a CJK character, a one-char
+ * Replace) gives all of them its own span. Those normalizers are applied
+ * character by character here, each output byte taking its character's
+ * span, and the result must equal the normalization of the whole text;
+ * where it does not (a composition across characters, a Replace of several
+ * characters, Strip of inner spaces) the text is refused, never given a
+ * wrong span. Prepend, Strip, Replace, NFC and NFKC have their own rules
+ * (below); Precompiled's `replace` gives an expansion the span of its
+ * character, as per_char does, for a cluster of one character
+ * (precompiled_char_ok). */
+
+
+static const char *type_name(nm_type t)
+{
+    for (size_t k = 0; k < sizeof TYPES / sizeof TYPES[0]; k++)
+        if (TYPES[k].type == t)
+            return TYPES[k].name;
+    return "?";
+}
+
+static int untracked(const ag_tk_normalizer *nm, const char *why, ag_error *err)
+{
+    return ag_error_set(err, AG_EUNSUPPORTED, "offsets: normalizer %s %s: its alignment is not tracked",
+                        type_name(nm->type), why);
+}
+
+static size_t cp_count(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; c++)
+        next_cp(s, n, &i);
+    return c;
+}
+
+/* The aligned result out[start..] must be what the normalizer makes of
+ * the whole text; else the text is refused for `why`. */
+static int same_as_whole(const ag_tk_normalizer *nm, const char *s, size_t n, const ag_tk_buf *out, size_t start,
+                         const char *why, ag_error *err)
+{
+    ag_tk_buf whole = {0};
+    int rc = apply(nm, s, n, &whole, err);
+    if (rc == AG_OK && (whole.n != out->n - start || (whole.n && memcmp(whole.b, out->b + start, whole.n) != 0)))
+        rc = untracked(nm, why, err);
+    free(whole.b);
+    return rc;
+}
+
+/* A normalizer applied to each character of s on its own (above). */
+/* Grapheme cluster breaks along s (utf8proc's rules, as precompiled.c
+ * cuts clusters): alone_next() says whether the character at i (ending at
+ * j) is a cluster of its own, called for each character in order. */
+typedef struct {
+    utf8proc_int32_t state;
+    int brk_before;
+} graphemes;
+
+static int alone_next(graphemes *g, const char *s, size_t n, size_t i, size_t j)
+{
+    size_t k = i, t = j;
+    int32_t c = next_cp(s, n, &k);
+    int after = j >= n || utf8proc_grapheme_break_stateful(c, next_cp(s, n, &t), &g->state);
+    int alone = g->brk_before && after;
+    g->brk_before = after;
+    return alone;
+}
+
+/* Precompiled (normalizers/precompiled.rs, replace): a character's
+ * replacement takes its span, as per_char gives it, when the character is
+ * a cluster of its own and is not deleted at the start of the text (there
+ * Rust's transform shifts the spans that follow); a character of a longer
+ * cluster must map to one character (the cluster is mapped whole). */
+static int precompiled_char_ok(int alone, size_t out_chars, size_t out_so_far)
+{
+    if (out_chars == 0 && out_so_far == 0)
+        return 0;
+    return out_chars == 1 || alone;
+}
+
+/* A normalizer applied to each character of s on its own (above). */
+static int per_char(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al, ag_tk_buf *out,
+                    spans *aout, ag_error *err)
+{
+    ag_tk_buf piece = {0};
+    graphemes g = {0, 1};
+    size_t start = out->n;
+    int rc = AG_OK;
+    for (size_t i = 0; rc == AG_OK && i < n;) {
+        size_t j = i;
+        next_cp(s, n, &j);
+        piece.n = 0;
+        int alone = alone_next(&g, s, n, i, j);
+        rc = apply(nm, s + i, j - i, &piece, err);
+        if (rc == AG_OK && nm->type == NM_PRECOMPILED &&
+            !precompiled_char_ok(alone, cp_count(piece.b, piece.n), out->n - start))
+            rc = untracked(nm, "deletes the first character or expands one inside a grapheme cluster", err);
+        if (rc == AG_OK && (ag_tk_buf_put(out, piece.b, piece.n) != AG_OK || spans_put(aout, al + 2 * i, piece.n) != AG_OK))
+            rc = AG_ENOMEM;
+        i = j;
+    }
+    if (rc == AG_OK)
+        rc = same_as_whole(nm, s, n, out, start, "changes this text across characters", err);
+    free(piece.b);
+    return rc;
+}
+
+/* ---- NFC and NFKC with alignments ------------------------------------------ */
+
+/* Rust composes with unicode-normalization-alignments (the iterators of
+ * decompose.rs and recompose.rs): each character's decomposition comes out
+ * as (c, 0), (c', 1), ...; a run of non-starters is sorted by combining
+ * class; a composition of k and c gives (r, k.change + c.change - 1). The
+ * (char, change) list then goes through NormalizedString::transform: change
+ * <= 0 replaces the next character of the text (taking its span) and drops
+ * -change more, change > 0 adds a character with the span of the byte
+ * before. */
+typedef struct {
+    int32_t c;
+    int change;
+} cchange;
+
+typedef struct {
+    cchange *v;
+    size_t n, cap;
+} cchanges;
+
+static int cc_push(cchanges *l, int32_t c, int change)
+{
+    if (AGB_VEC_RESERVE(l->v, l->cap, l->n + 1) != 0)
+        return AG_ENOMEM;
+    l->v[l->n++] = (cchange){c, change};
+    return AG_OK;
+}
+
+static int ccc(int32_t c)
+{
+    return utf8proc_get_property(c)->combining_class;
+}
+
+/* The one character a + b composes to, or -1. */
+static int32_t compose2(int32_t a, int32_t b)
+{
+    utf8proc_int32_t buf[2] = {a, b};
+    utf8proc_ssize_t m = utf8proc_normalize_utf32(buf, 2, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+    return m == 1 ? buf[0] : -1;
+}
+
+/* decompose.rs: every character decomposed, runs of non-starters sorted
+ * (stable) by combining class. */
+static int decompose_changes(const char *s, size_t n, int compat, cchanges *d)
+{
+    size_t run = 0; /* start of the pending run */
+    for (size_t i = 0; i < n;) {
+        utf8proc_int32_t dc[32];
+        utf8proc_int32_t c = next_cp(s, n, &i);
+        int last = 0;
+        utf8proc_ssize_t m = utf8proc_decompose_char(c, dc, 32, UTF8PROC_DECOMPOSE | (compat ? UTF8PROC_COMPAT : 0), &last);
+        if (m < 0 || m > 32)
+            return AG_EINVAL;
+        for (utf8proc_ssize_t k = 0; k < m; k++) {
+            if (ccc(dc[k]) == 0)
+                run = d->n;
+            if (cc_push(d, dc[k], k > 0) != AG_OK)
+                return AG_ENOMEM;
+            for (size_t j = d->n - 1; j > run && ccc(d->v[j].c) && ccc(d->v[j - 1].c) > ccc(d->v[j].c); j--) {
+                cchange t = d->v[j]; /* insertion sort: stable */
+                d->v[j] = d->v[j - 1];
+                d->v[j - 1] = t;
+            }
+        }
+    }
+    return AG_OK;
+}
+
+/* recompose.rs's state machine over d into o. */
+static int recompose_changes(const cchanges *d, cchanges *o)
+{
+    cchanges buf = {0};
+    cchange k = {-1, 0};
+    int last = -1, rc = AG_OK;
+    for (size_t i = 0; rc == AG_OK && i < d->n; i++) {
+        cchange x = d->v[i];
+        int cl = ccc(x.c);
+        int32_t r = k.c >= 0 && (last < 0 || last < cl) ? compose2(k.c, x.c) : -1;
+        if (k.c < 0 && cl != 0) {
+            rc = cc_push(o, x.c, x.change);
+        } else if (k.c < 0) {
+            k = x;
+        } else if (r >= 0) {
+            k = (cchange){r, k.change + x.change - 1};
+        } else if (cl == 0) { /* k is done; the buffer follows it */
+            rc = cc_push(o, k.c, k.change);
+            for (size_t b = 0; rc == AG_OK && b < buf.n; b++)
+                rc = cc_push(o, buf.v[b].c, buf.v[b].change);
+            buf.n = 0;
+            last = -1;
+            k = x;
+        } else {
+            rc = cc_push(&buf, x.c, x.change);
+            last = cl;
+        }
+    }
+    if (rc == AG_OK && k.c >= 0)
+        rc = cc_push(o, k.c, k.change);
+    for (size_t b = 0; rc == AG_OK && b < buf.n; b++)
+        rc = cc_push(o, buf.v[b].c, buf.v[b].change);
+    free(buf.v);
+    return rc;
+}
+
+/* NormalizedString::transform of the list over s (spans al). 1 when a
+ * character is added before any (Rust: span (0, 0) of the piece). */
+static int transform_changes(const cchanges *o, const char *s, size_t n, const size_t *al, ag_tk_buf *out,
+                             spans *aout)
+{
+    size_t idx = 0;
+    for (size_t i = 0; i < o->n; i++) {
+        const size_t *span;
+        if (o->v[i].change > 0) {
+            if (idx == 0)
+                return 1;
+            span = al + 2 * (idx - 1);
+        } else {
+            if (idx >= n)
+                return 1;
+            span = al + 2 * idx;
+            for (int r = 0; r <= -o->v[i].change && idx < n; r++)
+                next_cp(s, n, &idx);
+        }
+        size_t before = out->n;
+        if (ag_tk_buf_putc(out, o->v[i].c) != AG_OK || spans_put(aout, span, out->n - before) != AG_OK)
+            return AG_ENOMEM;
+    }
+    return AG_OK;
+}
+
+static int composed(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al, ag_tk_buf *out,
+                    spans *aout, ag_error *err)
+{
+    cchanges d = {0}, o = {0};
+    size_t start = out->n;
+    int rc = decompose_changes(s, n, nm->type == NM_NFKC, &d);
+    if (rc == AG_OK)
+        rc = recompose_changes(&d, &o);
+    if (rc == AG_OK)
+        rc = transform_changes(&o, s, n, al, out, aout);
+    if (rc == 1)
+        rc = untracked(nm, "adds a character at the start", err);
+    if (rc == AG_OK)
+        rc = same_as_whole(nm, s, n, out, start, "is not reproduced character by character here", err);
+    free(d.v);
+    free(o.v);
+    return rc;
+}
+
+static int aligned(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al, ag_tk_buf *out,
+                   spans *aout, ag_error *err);
+
+static int aligned_sequence(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al,
+                            ag_tk_buf *out, spans *aout, ag_error *err)
+{
+    ag_tk_buf cur = {0};
+    spans ca = {0};
+    int rc = ag_tk_buf_put(&cur, s, n) == AG_OK && spans_copy(&ca, al, n) == AG_OK ? AG_OK : AG_ENOMEM;
+    for (size_t k = 0; rc == AG_OK && k < nm->n_subs; k++) {
+        ag_tk_buf next = {0};
+        spans na = {0};
+        rc = ag_tk_buf_put(&next, "", 0) == AG_OK ? aligned(nm->subs[k], cur.b, cur.n, ca.v, &next, &na, err) : AG_ENOMEM;
+        free(cur.b);
+        free(ca.v);
+        cur = next;
+        ca = na;
+    }
+    if (rc == AG_OK && (ag_tk_buf_put(out, cur.b, cur.n) != AG_OK || spans_copy(aout, ca.v, cur.n) != AG_OK))
+        rc = AG_ENOMEM;
+    free(cur.b);
+    free(ca.v);
+    return rc;
+}
+
+/* Appends the normalized s to out and the span of each of its bytes to aout. */
+static int aligned(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al, ag_tk_buf *out,
+                   spans *aout, ag_error *err)
+{
+    size_t a = 0, b = n;
+    switch (nm->type) {
+    case NM_SEQUENCE:
+        return aligned_sequence(nm, s, n, al, out, aout, err);
+    case NM_PREPEND: /* prepend(): the new characters take the first one's span */
+        if (n == 0)
+            return AG_OK;
+        if (ag_tk_buf_put(out, nm->text, nm->text_len) != AG_OK || spans_put(aout, al, nm->text_len) != AG_OK)
+            return AG_ENOMEM;
+        break;
+    case NM_STRIP:
+        strip_bounds(nm, s, n, &a, &b);
+        break;
+    case NM_NFC:
+    case NM_NFKC:
+        return composed(nm, s, n, al, out, aout, err);
+    case NM_REPLACE: { /* tokenizers finds no match in an empty string */
+        int rc = n == 0 ? AG_OK : replace(nm, s, n, al, out, aout, err);
+        return rc == AG_EUNSUPPORTED ? untracked(nm, "inserts text at the start", err) : rc;
+    }
+    default:
+        return per_char(nm, s, n, al, out, aout, err);
+    }
+    if (ag_tk_buf_put(out, s + a, b - a) != AG_OK || spans_copy(aout, al + 2 * a, b - a) != AG_OK)
+        return AG_ENOMEM;
+    return AG_OK;
+}
+
+int ag_tk_normalize_aligned(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al,
+                            ag_tk_buf *out, size_t **out_al, ag_error *err)
+{
+    *out_al = NULL;
+    out->n = 0;
+    if (ag_tk_buf_put(out, "", 0) != AG_OK)
+        return ag_error_set(err, AG_ENOMEM, "normalizer: out of memory");
+    if (!valid_utf8(s, n))
+        return ag_error_set(err, AG_EINVAL, "normalizer: the text is not valid UTF-8");
+    spans sp = {0};
+    ag_error why = {0};
+    int rc = nm ? aligned(nm, s, n, al, out, &sp, &why) : AG_OK;
+    if (!nm && (ag_tk_buf_put(out, s, n) != AG_OK || spans_copy(&sp, al, n) != AG_OK))
+        rc = AG_ENOMEM;
+    if (rc == AG_OK) {
+        *out_al = sp.v;
+        return AG_OK;
+    }
+    free(sp.v);
+    if (why.status != AG_OK)
+        return ag_error_set(err, why.status, "%s", why.message);
+    return ag_error_set(err, rc, "normalizer: %s", rc == AG_ENOMEM ? "out of memory" : ag_strerror(rc));
 }

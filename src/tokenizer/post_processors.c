@@ -21,6 +21,8 @@ typedef struct {
 typedef struct {
     piece *v;
     size_t n, cap;
+    int trim, prefix; /* offsets: trim_offsets and add_prefix_space first
+                         (ByteLevel, RobertaProcessing) */
 } template;
 
 struct ag_tk_post {
@@ -84,6 +86,20 @@ static int valid_id(json_t *v, int32_t *id)
 }
 
 /* BertProcessing / RobertaProcessing: "cls": ["[CLS]", 101], "sep" too. */
+/* trim_offsets and add_prefix_space (both true by default, as Rust's
+ * ByteLevel and RobertaProcessing). */
+static int trim_flags(const char *path, const char *where, const char *type, json_t *j, template *t,
+                      ag_error *err)
+{
+    json_t *tr = json_object_get(j, "trim_offsets"), *ap = json_object_get(j, "add_prefix_space");
+    if ((tr && !json_is_boolean(tr)) || (ap && !json_is_boolean(ap)))
+        return ag_error_set(err, AG_EFORMAT, "%s: %s (%s): trim_offsets and add_prefix_space must be true or false",
+                            path, where, type);
+    t->trim = !json_is_false(tr);
+    t->prefix = !json_is_false(ap);
+    return AG_OK;
+}
+
 static int load_cls_sep(const char *path, const char *where, const char *type, json_t *j, ag_tk_post *p,
                         ag_error *err)
 {
@@ -101,7 +117,7 @@ static int load_cls_sep(const char *path, const char *where, const char *type, j
     if (!t || add_piece(t, &ids[0], 1) != AG_OK || add_piece(t, NULL, 0) != AG_OK ||
         add_piece(t, &ids[1], 1) != AG_OK)
         return oom(path, err);
-    return AG_OK;
+    return strcmp(type, "RobertaProcessing") ? AG_OK : trim_flags(path, where, type, j, t, err);
 }
 
 /* The ids of special_tokens[name] ({"id", "ids", "tokens"}, as many ids as
@@ -195,8 +211,12 @@ static int load_into(const char *path, const char *where, json_t *j, ag_tk_post 
     const char *type = json_string_value(json_object_get(j, "type"));
     if (!type)
         return ag_error_set(err, AG_EFORMAT, "%s: %s has no \"type\"", path, where);
-    if (!strcmp(type, "ByteLevel"))
-        return AG_OK;
+    if (!strcmp(type, "ByteLevel")) { /* the sequence as it is, offsets trimmed */
+        template *t = new_template(p);
+        if (!t || add_piece(t, NULL, 0) != AG_OK)
+            return oom(path, err);
+        return trim_flags(path, where, type, j, t, err);
+    }
     if (!strcmp(type, "BertProcessing") || !strcmp(type, "RobertaProcessing"))
         return load_cls_sep(path, where, type, j, p, err);
     if (!strcmp(type, "TemplateProcessing"))
@@ -236,17 +256,38 @@ int ag_tk_post_load(const char *path, json_t *j, ag_tk_post **out, ag_error *err
     return AG_OK;
 }
 
-/* One template over ids, into out (reset first). */
-static int apply(const template *t, const ag_tk_ids *ids, int add_special, ag_tk_ids *out)
+void ag_tk_trim_offsets(size_t *off, size_t i, int add_prefix_space)
+{
+    size_t lead = off[2], trail = off[3];
+    if (lead > 0) {
+        /* a first token keeps the one space add_prefix_space put there */
+        if ((i == 0 || off[0] == 0) && add_prefix_space && lead == 1)
+            lead = 0;
+        off[0] = off[0] + lead < off[1] ? off[0] + lead : off[1];
+    }
+    if (trail > 0 && off[1] >= trail)
+        off[1] = off[1] - trail > off[0] ? off[1] - trail : off[0];
+}
+
+/* One template over ids, into out (reset first): offsets (when tracked)
+ * trimmed first when it says so, the sequence's kept, (0, 0) for its
+ * special tokens, as Rust's processors give them. */
+static int apply(const template *t, ag_tk_ids *ids, int add_special, ag_tk_ids *out)
 {
     out->n = 0;
+    out->track = ids->track;
+    for (size_t i = 0; ids->track && t->trim && i < ids->n; i++)
+        ag_tk_trim_offsets(ids->off + 4 * i, i, t->prefix);
     for (size_t i = 0; i < t->n; i++) {
         const piece *pc = &t->v[i];
         const int32_t *src = pc->ids ? pc->ids : ids->v;
         size_t n = pc->ids ? (add_special ? pc->n : 0) : ids->n;
-        for (size_t k = 0; k < n; k++)
+        for (size_t k = 0; k < n; k++) {
             if (ag_tk_ids_push(out, src[k]) != AG_OK)
                 return AG_ENOMEM;
+            if (ids->track && !pc->ids)
+                memcpy(out->off + 4 * (out->n - 1), ids->off + 4 * k, 4 * sizeof *ids->off);
+        }
     }
     return AG_OK;
 }
@@ -256,10 +297,10 @@ int ag_tk_post_process(const ag_tk_post *p, ag_tk_ids *ids, int add_special, ag_
     for (size_t i = 0; p && i < p->n; i++) {
         ag_tk_ids next = {0};
         if (apply(&p->v[i], ids, add_special, &next) != AG_OK) {
-            free(next.v);
+            ag_tk_ids_free(&next);
             return ag_error_set(err, AG_ENOMEM, "out of memory while adding special tokens");
         }
-        free(ids->v);
+        ag_tk_ids_free(ids);
         *ids = next;
     }
     return AG_OK;

@@ -63,6 +63,17 @@ int32_t ag_tk_bytelevel_cp(uint8_t b)
     return 256 + 33 + 34; /* 173, the soft hyphen */
 }
 
+int ag_tk_bytelevel_byte(int32_t cp)
+{
+    if ((cp >= 33 && cp <= 126) || (cp >= 161 && cp <= 172) || (cp >= 174 && cp <= 255))
+        return cp;
+    if (cp >= 256 && cp <= 256 + 32)
+        return cp - 256;
+    if (cp >= 256 + 33 && cp <= 256 + 33 + 33)
+        return cp - 256 - 33 + 127;
+    return cp == 256 + 33 + 34 ? 173 : -1;
+}
+
 /* ---- Oniguruma regexes in PCRE2 ------------------------------------------- */
 
 /* HF compiles Split patterns with Oniguruma (Ruby syntax options). The
@@ -497,17 +508,41 @@ void ag_tk_pretok_free(ag_tk_pretok *p)
     free(p);
 }
 
+void ag_tk_pretok_metaspace(const ag_tk_pretok *p, char rep[4], size_t *rep_len, int *never)
+{
+    for (size_t i = 0; p && i < p->n; i++)
+        if (p->st[i].kind == S_METASPACE) {
+            memcpy(rep, p->st[i].rep, p->st[i].rep_len);
+            *rep_len = p->st[i].rep_len;
+            *never = p->st[i].scheme == P_NEVER;
+            return;
+        }
+}
+
 /* ---- running --------------------------------------------------------------- */
+
+/* Spans of a transformed piece's bytes (offsets), one array per stage. */
+typedef struct {
+    size_t *v;
+    size_t cap;
+} span_buf;
 
 typedef struct {
     const ag_tk_pretok *p;
     ag_tk_splits *out;
     ag_tk_buf *buf;            /* two per stage */
+    span_buf *sb;              /* one per stage */
     pcre2_match_data **md;     /* one per stage, made on first use */
     ag_error *err;
 } run_ctx;
 
-static int feed(run_ctx *c, size_t i, const char *s, size_t n, int at_start);
+/* A piece on its way: its bytes and, for offsets, the original span of
+ * each (2 values a byte; NULL without offsets). Every stage passes slices
+ * on with their spans; the transforming ones (ByteLevel, Metaspace, the
+ * prefix space) give each new byte the span of the character it comes
+ * from, and an inserted one the span of the piece's first character, as
+ * Rust's NormalizedString::transform and prepend do. */
+static int feed(run_ctx *c, size_t i, const char *s, size_t n, const size_t *al, int at_start);
 
 /* The behaviour of NormalizedString::split over a stream of segments. A
  * piece keeps at_start when it begins at offset 0 of an at_start input: in
@@ -516,6 +551,7 @@ typedef struct {
     run_ctx *c;
     size_t next;       /* stage the pieces go to */
     const char *s;
+    const size_t *al;  /* spans of s, or NULL */
     int at_start;
     int behavior, invert;
     int have;          /* a pending piece [ps, pe) */
@@ -525,7 +561,8 @@ typedef struct {
 
 static int emit(segmenter *g, size_t a, size_t b)
 {
-    return b > a ? feed(g->c, g->next, g->s + a, b - a, g->at_start && a == 0) : AG_OK;
+    return b > a ? feed(g->c, g->next, g->s + a, b - a, g->al ? g->al + 2 * a : NULL, g->at_start && a == 0)
+                 : AG_OK;
 }
 
 static int seg_add(segmenter *g, size_t a, size_t b, int m)
@@ -582,10 +619,10 @@ static int seg_end(segmenter *g)
     return rc;
 }
 
-static segmenter seg_init(run_ctx *c, size_t next, const char *s, int at_start, int behavior,
-                          int invert)
+static segmenter seg_init(run_ctx *c, size_t next, const char *s, const size_t *al, int at_start,
+                          int behavior, int invert)
 {
-    segmenter g = {c, next, s, at_start, behavior, invert, 0, 0, 0, 0};
+    segmenter g = {c, next, s, al, at_start, behavior, invert, 0, 0, 0, 0};
     return g;
 }
 
@@ -706,7 +743,7 @@ static int class_segments(run_ctx *c, const stage *st, const char *s, size_t n, 
 /* Whitespace: the matches of \w+|[^\w\s]+ (regex crate) are the pieces, the
  * rest is removed — runs of word characters and runs of other non-space
  * characters. */
-static int whitespace_stage(run_ctx *c, size_t i, const char *s, size_t n, int at_start)
+static int whitespace_stage(run_ctx *c, size_t i, const char *s, size_t n, const size_t *al, int at_start)
 {
     size_t start = 0, k = 0;
     int cur = 0, rc = AG_OK; /* class of the run: 0 space, 1 word, 2 other */
@@ -717,12 +754,12 @@ static int whitespace_stage(run_ctx *c, size_t i, const char *s, size_t n, int a
         if (cls == cur)
             continue;
         if (cur)
-            rc = feed(c, i + 1, s + start, at - start, at_start && start == 0);
+            rc = feed(c, i + 1, s + start, at - start, al ? al + 2 * start : NULL, at_start && start == 0);
         cur = cls;
         start = at;
     }
     if (rc == AG_OK && cur)
-        rc = feed(c, i + 1, s + start, n - start, at_start && start == 0);
+        rc = feed(c, i + 1, s + start, n - start, al ? al + 2 * start : NULL, at_start && start == 0);
     return rc;
 }
 
@@ -757,28 +794,72 @@ int ag_tk_bytelevel_map(const char *s, size_t n, ag_tk_buf *o)
     return AG_OK;
 }
 
+/* The spans of stage i's output of `count` bytes: room in c->sb[i]. */
+static size_t *spans_room(run_ctx *c, size_t i, size_t count)
+{
+    span_buf *b = &c->sb[i];
+    if (count > SIZE_MAX / (2 * sizeof *b->v) || AGB_VEC_RESERVE(b->v, b->cap, 2 * count + 2) != 0)
+        return NULL;
+    return b->v;
+}
+
+/* `count` copies of the span sp at w; returns w moved past them. */
+static size_t *spans_fill(size_t *w, const size_t *sp, size_t count)
+{
+    for (size_t k = 0; k < count; k++, w += 2) {
+        w[0] = sp[0];
+        w[1] = sp[1];
+    }
+    return w;
+}
+
 /* ByteLevel's add_prefix_space: ' ' before a piece not starting with one. */
-static int prefix_stage(run_ctx *c, size_t i, const char *s, size_t n, int at_start)
+static int prefix_stage(run_ctx *c, size_t i, const char *s, size_t n, const size_t *al, int at_start)
 {
     if (s[0] == ' ')
-        return feed(c, i + 1, s, n, at_start);
+        return feed(c, i + 1, s, n, al, at_start);
     ag_tk_buf *t = &c->buf[2 * i];
     t->n = 0;
     if (ag_tk_buf_put(t, " ", 1) != AG_OK || ag_tk_buf_put(t, s, n) != AG_OK)
         return oom(c);
-    return feed(c, i + 1, t->b, t->n, at_start);
+    size_t *w = al ? spans_room(c, i, n + 1) : NULL;
+    if (al && !w)
+        return oom(c);
+    if (w)
+        memcpy(spans_fill(w, al, 1), al, 2 * n * sizeof *al);
+    return feed(c, i + 1, t->b, t->n, w, at_start);
 }
 
-static int bytemap_stage(run_ctx *c, size_t i, const char *s, size_t n, int at_start)
+static int bytemap_stage(run_ctx *c, size_t i, const char *s, size_t n, const size_t *al, int at_start)
 {
     ag_tk_buf *o = &c->buf[2 * i];
     o->n = 0;
     if (ag_tk_bytelevel_map(s, n, o) != AG_OK)
         return oom(c);
-    return feed(c, i + 1, o->b, o->n, at_start);
+    size_t *w = al ? spans_room(c, i, o->n) : NULL, *at = w;
+    if (al && !w)
+        return oom(c);
+    for (size_t k = 0; w && k < n; k++) /* byte k becomes one or two bytes */
+        at = spans_fill(at, al + 2 * k, ag_tk_bytelevel_cp((uint8_t)s[k]) < 0x80 ? 1 : 2);
+    return feed(c, i + 1, o->b, o->n, w, at_start);
 }
 
-static int metaspace_stage(run_ctx *c, size_t i, const char *s, size_t n, int at_start)
+/* Metaspace's spans: the prepended replacement takes the first character's,
+ * a replaced space keeps its own. */
+static size_t *metaspace_spans(run_ctx *c, size_t i, const char *s, size_t n, const size_t *al, int prepend,
+                               size_t out_n)
+{
+    size_t rl = c->p->st[i].rep_len, *w = spans_room(c, i, out_n), *at = w;
+    if (!w)
+        return NULL;
+    if (prepend)
+        at = spans_fill(at, al, rl);
+    for (size_t k = 0; k < n; k++)
+        at = spans_fill(at, al + 2 * k, s[k] == ' ' ? rl : 1);
+    return w;
+}
+
+static int metaspace_stage(run_ctx *c, size_t i, const char *s, size_t n, const size_t *al, int at_start)
 {
     const stage *st = &c->p->st[i];
     ag_tk_buf *o = &c->buf[2 * i];
@@ -796,11 +877,12 @@ static int metaspace_stage(run_ctx *c, size_t i, const char *s, size_t n, int at
             rc = ag_tk_buf_put(o, st->rep, st->rep_len);
         run = k + 1;
     }
-    if (rc != AG_OK)
+    const size_t *w = rc == AG_OK && al ? metaspace_spans(c, i, s, n, al, prepend, o->n) : NULL;
+    if (rc != AG_OK || (al && !w))
         return oom(c);
     if (!st->split)
-        return feed(c, i + 1, o->b, o->n, at_start);
-    segmenter g = seg_init(c, i + 1, o->b, at_start, B_MERGED_NEXT, 0);
+        return feed(c, i + 1, o->b, o->n, w, at_start);
+    segmenter g = seg_init(c, i + 1, o->b, w, at_start, B_MERGED_NEXT, 0);
     size_t run = 0;
     for (size_t k = 0; k + st->rep_len <= o->n && rc == AG_OK;) {
         if (memcmp(o->b + k, st->rep, st->rep_len) != 0) {
@@ -820,14 +902,14 @@ static int metaspace_stage(run_ctx *c, size_t i, const char *s, size_t n, int at
 }
 
 /* FixedLength: pieces of `length` characters. */
-static int fixed_stage(run_ctx *c, size_t i, const char *s, size_t n, int at_start)
+static int fixed_stage(run_ctx *c, size_t i, const char *s, size_t n, const size_t *al, int at_start)
 {
     size_t start = 0, k = 0, count = 0;
     int rc = AG_OK;
     while (k < n && rc == AG_OK) {
         ag_tk_next_cp(s, n, &k);
         if (++count == c->p->st[i].length || k >= n) {
-            rc = feed(c, i + 1, s + start, k - start, at_start && start == 0);
+            rc = feed(c, i + 1, s + start, k - start, al ? al + 2 * start : NULL, at_start && start == 0);
             start = k;
             count = 0;
         }
@@ -836,22 +918,22 @@ static int fixed_stage(run_ctx *c, size_t i, const char *s, size_t n, int at_sta
 }
 
 /* One piece through stages i.. and into the output. */
-static int feed(run_ctx *c, size_t i, const char *s, size_t n, int at_start)
+static int feed(run_ctx *c, size_t i, const char *s, size_t n, const size_t *al, int at_start)
 {
     if (n == 0)
         return AG_OK;
     if (i == c->p->n)
-        return ag_tk_splits_push(c->out, s, n, at_start, -1) == AG_OK ? AG_OK : oom(c);
+        return ag_tk_splits_push_al(c->out, s, n, at_start, -1, al) == AG_OK ? AG_OK : oom(c);
     const stage *st = &c->p->st[i];
-    segmenter g = seg_init(c, i + 1, s, at_start, st->behavior, st->invert);
+    segmenter g = seg_init(c, i + 1, s, al, at_start, st->behavior, st->invert);
     switch (st->kind) {
     case S_REGEX: return regex_segments(c, i, st->re, s, n, &g);
     case S_CLASS: return class_segments(c, st, s, n, &g);
-    case S_WHITESPACE: return whitespace_stage(c, i, s, n, at_start);
-    case S_PREFIX_SPACE: return prefix_stage(c, i, s, n, at_start);
-    case S_BYTEMAP: return bytemap_stage(c, i, s, n, at_start);
-    case S_METASPACE: return metaspace_stage(c, i, s, n, at_start);
-    default: return fixed_stage(c, i, s, n, at_start);
+    case S_WHITESPACE: return whitespace_stage(c, i, s, n, al, at_start);
+    case S_PREFIX_SPACE: return prefix_stage(c, i, s, n, al, at_start);
+    case S_BYTEMAP: return bytemap_stage(c, i, s, n, al, at_start);
+    case S_METASPACE: return metaspace_stage(c, i, s, n, al, at_start);
+    default: return fixed_stage(c, i, s, n, al, at_start);
     }
 }
 
@@ -859,21 +941,25 @@ int ag_tk_pretokenize(const ag_tk_pretok *p, const ag_tk_splits *in, ag_tk_split
                       ag_error *err)
 {
     static const ag_tk_pretok none = {NULL, 0, 0};
-    run_ctx c = {p ? p : &none, out, NULL, NULL, err};
+    run_ctx c = {p ? p : &none, out, NULL, NULL, NULL, err};
     size_t ns = c.p->n;
     c.buf = calloc(2 * ns + 1, sizeof *c.buf);
+    c.sb = calloc(ns + 1, sizeof *c.sb);
     c.md = calloc(ns + 1, sizeof *c.md);
-    int rc = c.buf && c.md ? AG_OK : oom(&c);
+    int rc = c.buf && c.sb && c.md ? AG_OK : oom(&c);
     for (size_t k = 0; k < in->n && rc == AG_OK; k++) {
         const ag_tk_split *sp = &in->v[k];
         if (sp->id >= 0)
-            rc = ag_tk_splits_push(out, sp->s, sp->n, sp->at_start, sp->id) == AG_OK ? AG_OK
-                                                                                : oom(&c);
+            rc = ag_tk_splits_push_al(out, sp->s, sp->n, sp->at_start, sp->id, sp->al) == AG_OK ? AG_OK
+                                                                                           : oom(&c);
         else
-            rc = feed(&c, 0, sp->s, sp->n, sp->at_start);
+            rc = feed(&c, 0, sp->s, sp->n, sp->al, sp->at_start);
     }
     for (size_t k = 0; c.buf && k < 2 * ns; k++)
         free(c.buf[k].b);
+    for (size_t k = 0; c.sb && k < ns; k++)
+        free(c.sb[k].v);
+    free(c.sb);
     for (size_t k = 0; c.md && k < ns; k++)
         pcre2_match_data_free(c.md[k]);
     free(c.buf);

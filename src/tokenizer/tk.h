@@ -12,7 +12,10 @@
  *
  * Offsets: ids depend on original offsets only through Metaspace's
  * prepend_scheme "first" (prepend to a split whose original offset is 0).
- * Each split carries that one fact, `at_start`. */
+ * Each split carries that one fact, `at_start`. For the offsets themselves
+ * (ag_tokenizer_encode_offsets) a split also carries the original span of
+ * each of its bytes (`al`), and the ids their spans (ag_tk_ids.track);
+ * without offsets both stay NULL and cost nothing. */
 #ifndef ATTNGEOM_TK_H
 #define ATTNGEOM_TK_H
 
@@ -28,13 +31,21 @@
 
 /* Growable arrays use base/vec.h (AGB_VEC_RESERVE). */
 
-/* Growable id vector. */
+/* Growable id vector; with `track` set (offsets: ag_tokenizer_encode_offsets),
+ * off[4 i .. 4 i + 3] are id i's span [start, end) and the counts of
+ * leading and trailing spaces of its token string (the post-processors'
+ * trim_offsets; ag_tk_ids_push_span sets them 0). */
 typedef struct {
     int32_t *v;
     size_t n, cap;
+    size_t *off, ocap;
+    int track;
 } ag_tk_ids;
 
+/* AG_OK or AG_ENOMEM; ag_tk_ids_push records the span (0, 0). */
 int ag_tk_ids_push(ag_tk_ids *o, int32_t id);
+int ag_tk_ids_push_span(ag_tk_ids *o, int32_t id, size_t start, size_t end);
+void ag_tk_ids_free(ag_tk_ids *o);
 
 /* Growable byte buffer, kept NUL-terminated after every put (base/vec.h). */
 typedef agb_buf ag_tk_buf;
@@ -49,6 +60,9 @@ typedef struct {
     size_t n;
     int at_start;   /* starts at offset 0 of the original input */
     int32_t id;     /* >= 0: already a token (an added token); -1: text */
+    size_t *al;     /* offsets only, else NULL: al[2 k], al[2 k + 1] the byte
+                       span of the original character byte k comes from (HF's
+                       NormalizedString alignments), owned by the list */
 } ag_tk_split;
 
 typedef struct {
@@ -58,6 +72,9 @@ typedef struct {
 
 /* Append a copy of s. AG_OK or AG_ENOMEM. */
 int ag_tk_splits_push(ag_tk_splits *l, const char *s, size_t n, int at_start, int32_t id);
+/* The same with a copy of its alignment al (2 n values; NULL: none). */
+int ag_tk_splits_push_al(ag_tk_splits *l, const char *s, size_t n, int at_start, int32_t id,
+                         const size_t *al);
 /* Free the strings, keep the array for reuse. */
 void ag_tk_splits_clear(ag_tk_splits *l);
 void ag_tk_splits_free(ag_tk_splits *l);
@@ -98,7 +115,19 @@ int ag_tk_normalizer_load(const char *path, json_t *j, ag_tk_normalizer **out, a
  * not valid UTF-8: AG_EINVAL. */
 int ag_tk_normalize(const ag_tk_normalizer *nm, const char *s, size_t n, ag_tk_buf *out,
                     ag_error *err);
+/* ag_tk_normalize with Hugging Face's alignments (offsets): al gives the
+ * original span of each of the n bytes of s (2 values a byte), *out_al
+ * (malloc'ed, 2 values for each byte of out; NULL when out is empty) that
+ * of each normalized byte. A normalizer whose alignment is not tracked on
+ * this text: AG_EUNSUPPORTED naming it (normalizers.c says which). */
+int ag_tk_normalize_aligned(const ag_tk_normalizer *nm, const char *s, size_t n, const size_t *al,
+                            ag_tk_buf *out, size_t **out_al, ag_error *err);
 void ag_tk_normalizer_free(ag_tk_normalizer *nm);
+/* Appends n bytes of s to out with every non-overlapping occurrence of pat
+ * (leftmost first; an empty pat matches at every character boundary, as
+ * Rust's str::replace) replaced by rep. AG_OK or AG_ENOMEM. */
+int ag_tk_replace_all(const char *s, size_t n, const char *pat, size_t pn, const char *rep, size_t rn,
+                      ag_tk_buf *out);
 
 /* ---- pre-tokenizers (pre_tokenizers.c) ----------------------------------- */
 
@@ -122,6 +151,13 @@ void ag_tk_pretok_free(ag_tk_pretok *p);
 /* GPT-2's bytes_to_unicode: the code point byte b stands for in byte-level
  * vocabularies (ByteLevel pre-tokenizer output). */
 int32_t ag_tk_bytelevel_cp(uint8_t b);
+/* The byte a byte-level character stands for, -1 for any other code point
+ * (ag_tk_bytelevel_cp's inverse). */
+int ag_tk_bytelevel_byte(int32_t cp);
+/* The first Metaspace stage of p: its replacement (UTF-8, *rep_len bytes)
+ * and whether its prepend_scheme is "never"; nothing is written when p has
+ * none. The Metaspace decoder reads its fields through this. */
+void ag_tk_pretok_metaspace(const ag_tk_pretok *p, char rep[4], size_t *rep_len, int *never);
 /* Appends every byte of s as its byte-level character (UTF-8) to out:
  * ByteLevel's mapping, for the ByteLevel normalizer too. */
 int ag_tk_bytelevel_map(const char *s, size_t n, ag_tk_buf *out);
@@ -141,6 +177,11 @@ int ag_tk_model_token_to_id(const ag_tk_model *m, const char *s, size_t n, int32
 const char *ag_tk_model_id_to_token(const ag_tk_model *m, int32_t id);
 /* One more than the largest id. */
 size_t ag_tk_model_vocab_size(const ag_tk_model *m);
+/* 1 when the model's token of that id carries the text it covers rather
+ * than its vocabulary string: Unigram's unk (Rust's Unigram::tokenize gives
+ * the unknown text as the token's value; the post-processors' trim_offsets
+ * reads it). */
+int ag_tk_model_unk_is_text(const ag_tk_model *m, int32_t id);
 /* "BPE", "WordPiece", "WordLevel" or "Unigram". */
 const char *ag_tk_model_type(const ag_tk_model *m);
 void ag_tk_model_free(ag_tk_model *m);
@@ -163,15 +204,43 @@ int ag_tk_added_load(const char *path, json_t *arr, const ag_tk_normalizer *nm, 
  * offset 0 of s. a may be NULL (no added tokens). */
 int ag_tk_added_extract(const ag_tk_added *a, const ag_tk_normalizer *nm, const char *s, size_t n,
                         ag_tk_splits *out, ag_error *err);
+/* The same keeping Hugging Face's alignments (offsets): al gives the
+ * original span of each byte of s (2 values a byte); every split gets the
+ * spans of its bytes (ag_tk_split.al; a matched token those of its match,
+ * stripped whitespace included). A normalizer whose alignment is not
+ * tracked: AG_EUNSUPPORTED (ag_tk_normalize_aligned). */
+int ag_tk_added_extract_aligned(const ag_tk_added *a, const ag_tk_normalizer *nm, const char *s, size_t n,
+                                const size_t *al, ag_tk_splits *out, ag_error *err);
 /* 1 and *id when s is an added token's content, else 0. */
 int ag_tk_added_token_to_id(const ag_tk_added *a, const char *s, size_t n, int32_t *id);
+/* 1 when s is the content of a special added token (Rust's
+ * AddedVocabulary::is_special_token, by string), else 0. a may be NULL. */
+int ag_tk_added_is_special(const ag_tk_added *a, const char *s, size_t n);
+/* The string decoding uses for the added token of that id, or NULL: its
+ * normalized content when it is a `normalized` token (Rust's
+ * AddedVocabulary::simple_id_to_token, normalized_cache), else its content. */
+const char *ag_tk_added_decode_token(const ag_tk_added *a, int32_t id);
 /* The content of the added token of that id, or NULL. */
 const char *ag_tk_added_id_to_token(const ag_tk_added *a, int32_t id);
 /* 1 when id is an added token marked "special" (its first entry), else 0. */
-int ag_tk_added_is_special(const ag_tk_added *a, int32_t id);
+int ag_tk_added_id_is_special(const ag_tk_added *a, int32_t id);
 /* One more than the largest added id, 0 when none. */
 size_t ag_tk_added_id_end(const ag_tk_added *a);
 void ag_tk_added_free(ag_tk_added *a);
+
+/* ---- decoders (decoders.c) ---------------------------------------------- */
+
+typedef struct ag_tk_decoder ag_tk_decoder;
+
+/* j: the "decoder" object of tokenizer.json; null (or j NULL) gives
+ * *out = NULL, which joins tokens with spaces (Rust, Tokenizer::decode). An
+ * unknown type: AG_EUNSUPPORTED naming `path`; a bad field: AG_EFORMAT. */
+int ag_tk_decoder_load(const char *path, json_t *j, ag_tk_decoder **out, ag_error *err);
+/* Decoder::decode: the token strings (text splits) through the decoder's
+ * decode_chain, joined with "" into out (out->n reset first). d may be
+ * NULL. AG_OK, AG_ENOMEM, or a Replace regex's match error. */
+int ag_tk_decode(const ag_tk_decoder *d, const ag_tk_splits *tokens, ag_tk_buf *out, ag_error *err);
+void ag_tk_decoder_free(ag_tk_decoder *d);
 
 /* ---- post-processors (post_processors.c) ---------------------------------- */
 
@@ -182,6 +251,9 @@ int ag_tk_post_load(const char *path, json_t *j, ag_tk_post **out, ag_error *err
 /* The sequence's ids become the post-processed ids (special tokens added
  * when add_special). */
 int ag_tk_post_process(const ag_tk_post *p, ag_tk_ids *ids, int add_special, ag_error *err);
+/* HF's trim of one token's offsets (byte_level.rs, process_offsets): off as
+ * in ag_tk_ids (4 values), i its index in the sequence. */
+void ag_tk_trim_offsets(size_t *off, size_t i, int add_prefix_space);
 void ag_tk_post_free(ag_tk_post *p);
 
 #endif

@@ -29,6 +29,7 @@ struct ag_tokenizer {
     ag_tk_model *model;
     ag_tk_added *added;
     ag_tk_post *post;
+    ag_tk_decoder *dec;
     size_t vocab_size;
 };
 
@@ -253,6 +254,8 @@ static int build(ag_tokenizer *t, const char *path, json_t *root, const side_fil
     if (rc == AG_OK)
         rc = ag_tk_post_load(pp == json_object_get(root, "post_processor") ? path : sf->cfg_path, pp, &t->post, err);
     json_decref(pp);
+    if (rc == AG_OK)
+        rc = ag_tk_decoder_load(path, json_object_get(root, "decoder"), &t->dec, err);
     if (rc == AG_OK) {
         size_t a = ag_tk_model_vocab_size(t->model), b = ag_tk_added_id_end(t->added);
         t->vocab_size = a > b ? a : b;
@@ -426,13 +429,14 @@ static int bpe_files_json(const char *dir, const char *vocab_path, const side_fi
         rc = bpe_added(sf, vocab, added, err);
     json_t *aps = json_object_get(sf->cfg, "add_prefix_space");
     if (rc == AG_OK) {
-        *root = json_pack("{s:o, s:{s:s, s:b, s:b, s:b}, s:{s:s, s:O, s:o, s:s, s:s, s:b, s:b}, s:{s:s, s:b}}",
+        *root = json_pack("{s:o, s:{s:s, s:b, s:b, s:b}, s:{s:s, s:O, s:o, s:s, s:s, s:b, s:b}, s:{s:s, s:b}, s:{s:s}}",
                           "added_tokens", added,
                           "pre_tokenizer", "type", "ByteLevel", "add_prefix_space", json_is_true(aps),
                           "trim_offsets", 1, "use_regex", 1,
                           "model", "type", "BPE", "vocab", vocab, "merges", merges, "continuing_subword_prefix", "",
                           "end_of_word_suffix", "", "fuse_unk", 0, "byte_fallback", 0,
-                          "post_processor", "type", "ByteLevel", "trim_offsets", 0);
+                          "post_processor", "type", "ByteLevel", "trim_offsets", 0,
+                          "decoder", "type", "ByteLevel");
         added = merges = NULL; /* "o" took them, also on failure */
         if (!*root)
             rc = ag_error_set(err, AG_ENOMEM, "out of memory");
@@ -486,7 +490,8 @@ static int vocab_txt_json(const char *vpath, const side_files *sf, json_t **root
     json_t *lc = json_object_get(sf->cfg, "do_lower_case"), *cc = json_object_get(sf->cfg, "tokenize_chinese_chars");
     json_t *sa = json_object_get(sf->cfg, "strip_accents");
     if (rc == AG_OK) {
-        *root = json_pack("{s:o, s:{s:s, s:b, s:b, s:O, s:b}, s:{s:s}, s:{s:s, s:s, s:s, s:i, s:O}, s:o}",
+        *root = json_pack("{s:o, s:{s:s, s:b, s:b, s:O, s:b}, s:{s:s}, s:{s:s, s:s, s:s, s:i, s:O}, s:o, "
+                          "s:{s:s, s:s, s:b}}",
                           "added_tokens", added,
                           "normalizer", "type", "BertNormalizer", "clean_text", 1,
                           "handle_chinese_chars", !json_is_false(cc), "strip_accents",
@@ -494,7 +499,8 @@ static int vocab_txt_json(const char *vpath, const side_files *sf, json_t **root
                           "pre_tokenizer", "type", "BertPreTokenizer",
                           "model", "type", "WordPiece", "unk_token", tok[VT_UNK], "continuing_subword_prefix", "##",
                           "max_input_chars_per_word", 100, "vocab", vocab,
-                          "post_processor", post);
+                          "post_processor", post,
+                          "decoder", "type", "WordPiece", "prefix", "##", "cleanup", 1);
         added = post = NULL;
         if (!*root)
             rc = ag_error_set(err, AG_ENOMEM, "out of memory");
@@ -607,6 +613,7 @@ void ag_tokenizer_free(ag_tokenizer *t)
     ag_tk_model_free(t->model);
     ag_tk_added_free(t->added);
     ag_tk_post_free(t->post);
+    ag_tk_decoder_free(t->dec);
     free(t);
 }
 
@@ -664,6 +671,107 @@ int ag_tokenizer_encode(const ag_tokenizer *t, const char *text, size_t len, int
     return ag_tokenizer_encode_ex(t, text, len, 0, ids, n, err);
 }
 
+/* ======================================================================
+ * offsets (Rust: encode_char_offsets)
+ * ====================================================================== */
+
+/* Each byte's span: that of its character (NormalizedString::from). */
+static size_t *char_spans(const char *s, size_t n)
+{
+    size_t *al = malloc((2 * n + 2) * sizeof *al);
+    for (size_t i = 0; al && i < n;) {
+        size_t j = i;
+        ag_tk_next_cp(s, n, &j);
+        for (size_t k = i; k < j; k++) {
+            al[2 * k] = i;
+            al[2 * k + 1] = j;
+        }
+        i = j;
+    }
+    return al;
+}
+
+/* Spaces (Ġ or Unicode White_Space) at the start (end) of token string s:
+ * what byte_level.rs's process_offsets counts. */
+static size_t space_run(const char *s, size_t n, int from_end)
+{
+    size_t count = 0;
+    while (n > 0) {
+        size_t st = 0, i;
+        if (from_end) {
+            st = n - 1;
+            while (st > 0 && ((unsigned char)s[st] & 0xC0) == 0x80)
+                st--;
+        }
+        i = st;
+        int32_t c = ag_tk_next_cp(s, n, &i);
+        if (c != 0x120 && !ag_tk_is_whitespace(c))
+            break;
+        count++;
+        if (from_end)
+            n = st;
+        else {
+            s += i;
+            n -= i;
+        }
+    }
+    return count;
+}
+
+/* The model's tokens of one piece (an added token: itself) with their
+ * original byte spans (the spans of their first and last bytes, as
+ * NormalizedString::convert_offsets) and space counts. */
+static int piece_offsets(const ag_tokenizer *t, const ag_tk_split *p, ag_tk_ids *out, ag_error *err)
+{
+    ag_tk_ids tmp = {.track = 1};
+    int rc = p->id >= 0 ? ag_tk_ids_push_span(&tmp, p->id, 0, p->n) : ag_tk_model_tokenize(t->model, p->s, p->n, &tmp, err);
+    for (size_t k = 0; rc == AG_OK && k < tmp.n; k++) {
+        size_t a = tmp.off[4 * k], b = tmp.off[4 * k + 1];
+        size_t s0 = a < p->n ? p->al[2 * a] : p->al[2 * p->n - 1], s1 = b > a ? p->al[2 * (b - 1) + 1] : s0;
+        /* the token's value, as the trim reads it: an added token's text, the
+         * covered text for Unigram's unk, else the vocabulary string */
+        const char *v = ag_tk_model_id_to_token(t->model, tmp.v[k]);
+        size_t vn = v ? strlen(v) : 0;
+        if (p->id >= 0 || ag_tk_model_unk_is_text(t->model, tmp.v[k])) {
+            v = p->s + a;
+            vn = b - a;
+        }
+        if (ag_tk_ids_push_span(out, tmp.v[k], s0, s1) != AG_OK) {
+            rc = ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
+        } else {
+            out->off[4 * (out->n - 1) + 2] = space_run(v, vn, 0);
+            out->off[4 * (out->n - 1) + 3] = space_run(v, vn, 1);
+        }
+    }
+    ag_tk_ids_free(&tmp);
+    return rc;
+}
+
+/* Byte offsets to code points (BytesToCharOffsetConverter: an end inside a
+ * character counts that character's index; the text's end one past the
+ * last). */
+static void to_chars(const char *s, size_t n, size_t *off, size_t count)
+{
+    size_t *ci = malloc((n + 1) * sizeof *ci), c = 0;
+    if (!ci)
+        return;
+    for (size_t i = 0; i < n; c++) {
+        size_t j = i;
+        ag_tk_next_cp(s, n, &j);
+        for (; i < j; i++)
+            ci[i] = c;
+    }
+    ci[n] = c;
+    for (size_t k = 0; k < count; k++) {
+        size_t *o = off + 4 * k;
+        if (o[0] >= n) /* Rust leaves a span starting at the end in bytes */
+            continue;
+        o[0] = ci[o[0]];
+        o[1] = o[1] < n ? ci[o[1]] : c;
+    }
+    free(ci);
+}
+
 const char *ag_tokenizer_token(const ag_tokenizer *t, int32_t id)
 {
     if (!t || id < 0)
@@ -685,7 +793,7 @@ size_t ag_tokenizer_vocab_size(const ag_tokenizer *t)
 
 int ag_tokenizer_is_special(const ag_tokenizer *t, int32_t id)
 {
-    return t && id >= 0 && ag_tk_added_is_special(t->added, id);
+    return t && id >= 0 && ag_tk_added_id_is_special(t->added, id);
 }
 
 int ag_tokenizer_with_special(const ag_tokenizer *t, const int32_t *ids, size_t n, int32_t **out,
@@ -716,4 +824,152 @@ int ag_tokenizer_with_special(const ag_tokenizer *t, const int32_t *ids, size_t 
 ag_tokenizer_kind ag_tokenizer_get_kind(const ag_tokenizer *t)
 {
     return t ? t->kind : AG_TOKENIZER_BPE;
+}
+
+/* ======================================================================
+ * decoding
+ * ====================================================================== */
+
+/* Tokenizer::decode (tokenizer/mod.rs): the token string of every id (an
+ * added token's as simple_id_to_token gives it, else the model's; ids
+ * without one are left out; special added tokens too when asked), through
+ * the decoder. */
+static int decode_into(const ag_tokenizer *t, const int32_t *ids, size_t n, unsigned flags, ag_tk_buf *out,
+                       ag_error *err)
+{
+    ag_tk_splits toks = {0};
+    int rc = AG_OK;
+    for (size_t i = 0; rc == AG_OK && i < n; i++) {
+        const char *s = ids[i] < 0 ? NULL : ag_tk_added_decode_token(t->added, ids[i]);
+        if (!s && ids[i] >= 0)
+            s = ag_tk_model_id_to_token(t->model, ids[i]);
+        size_t len = s ? strlen(s) : 0;
+        if (s && !((flags & AG_DECODE_SKIP_SPECIAL) && ag_tk_added_is_special(t->added, s, len)))
+            rc = ag_tk_splits_push(&toks, s, len, 0, -1) == AG_OK ? AG_OK
+                                                                   : ag_error_set(err, AG_ENOMEM, "decode: out of memory");
+    }
+    if (rc == AG_OK)
+        rc = ag_tk_decode(t->dec, &toks, out, err);
+    ag_tk_splits_free(&toks);
+    return rc;
+}
+
+int ag_tokenizer_decode(const ag_tokenizer *t, const int32_t *ids, size_t n, unsigned flags, char **text,
+                        ag_error *err)
+{
+    if (text)
+        *text = NULL;
+    if (!t || !text || (!ids && n > 0))
+        return ag_error_set(err, AG_EINVAL, "ag_tokenizer_decode: NULL argument");
+    ag_tk_buf b = {0};
+    int rc = decode_into(t, ids, n, flags, &b, err);
+    if (rc == AG_OK && !b.b)
+        rc = ag_tk_buf_put(&b, "", 0) == AG_OK ? AG_OK : ag_error_set(err, AG_ENOMEM, "decode: out of memory");
+    if (rc != AG_OK) {
+        free(b.b);
+        return rc;
+    }
+    *text = b.b;
+    return AG_OK;
+}
+
+/* Token i's string: decode([ids[i]]) for the first; for the others what
+ * decode([ids[i-1], ids[i]]) adds to decode([ids[i-1]]) when that is its
+ * prefix, else decode([ids[i]]). */
+static int token_string(const ag_tokenizer *t, const int32_t *ids, size_t i, ag_tk_buf *pair, ag_tk_buf *prev,
+                        size_t *skip, ag_error *err)
+{
+    *skip = 0;
+    int rc = decode_into(t, ids + i - (i > 0), 1 + (i > 0), 0, pair, err);
+    if (rc != AG_OK || i == 0)
+        return rc;
+    rc = decode_into(t, ids + i - 1, 1, 0, prev, err);
+    if (rc == AG_OK && prev->n <= pair->n && memcmp(prev->b, pair->b, prev->n) == 0) {
+        *skip = prev->n;
+        return AG_OK;
+    }
+    return rc == AG_OK ? decode_into(t, ids + i, 1, 0, pair, err) : rc;
+}
+
+int ag_tokenizer_token_strings(const ag_tokenizer *t, const int32_t *ids, size_t n, char ***strings, ag_error *err)
+{
+    if (strings)
+        *strings = NULL;
+    if (!t || !strings || (!ids && n > 0))
+        return ag_error_set(err, AG_EINVAL, "ag_tokenizer_token_strings: NULL argument");
+    ag_tk_buf all = {0}, pair = {0}, prev = {0};
+    size_t *at = calloc(n + 1, sizeof *at);
+    int rc = at ? AG_OK : ag_error_set(err, AG_ENOMEM, "out of memory");
+    for (size_t i = 0, skip; rc == AG_OK && i < n; i++) {
+        at[i] = all.n;
+        rc = token_string(t, ids, i, &pair, &prev, &skip, err);
+        if (rc == AG_OK && (ag_tk_buf_put(&all, pair.b + skip, pair.n - skip) != AG_OK || ag_tk_buf_put(&all, "", 1) != AG_OK))
+            rc = ag_error_set(err, AG_ENOMEM, "out of memory");
+    }
+    char **block = rc == AG_OK ? malloc((n + 1) * sizeof(char *) + all.n) : NULL;
+    if (rc == AG_OK && !block)
+        rc = ag_error_set(err, AG_ENOMEM, "out of memory");
+    if (rc == AG_OK) {
+        char *data = (char *)(block + n + 1);
+        if (all.n)
+            memcpy(data, all.b, all.n);
+        for (size_t i = 0; i < n; i++)
+            block[i] = data + at[i];
+        block[n] = NULL;
+        *strings = block;
+    }
+    free(at);
+    free(all.b);
+    free(pair.b);
+    free(prev.b);
+    return rc;
+}
+
+int ag_tokenizer_encode_offsets(const ag_tokenizer *t, const char *text, size_t len, unsigned flags, int32_t **ids,
+                                size_t **offsets, size_t *n, ag_error *err)
+{
+    if (ids)
+        *ids = NULL;
+    if (offsets)
+        *offsets = NULL;
+    if (n)
+        *n = 0;
+    if (!t || !ids || !offsets || !n || (!text && len > 0))
+        return ag_error_set(err, AG_EINVAL, "ag_tokenizer_encode_offsets: NULL argument");
+    text = text ? text : "";
+    size_t bad = utf8_bad_offset(text, len);
+    if (bad < len)
+        return ag_error_set(err, AG_EINVAL, "text: invalid UTF-8 at byte %zu", bad);
+    ag_tk_splits segs = {0}, pieces = {0};
+    ag_tk_ids out = {.track = 1};
+    size_t *al = char_spans(text, len);
+    int rc = al ? ag_tk_added_extract_aligned(t->added, t->norm, text, len, al, &segs, err)
+                : ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
+    if (rc == AG_OK)
+        rc = ag_tk_pretokenize(t->pre, &segs, &pieces, err);
+    for (size_t i = 0; rc == AG_OK && i < pieces.n; i++)
+        rc = piece_offsets(t, &pieces.v[i], &out, err);
+    ag_tk_splits_free(&segs);
+    ag_tk_splits_free(&pieces);
+    free(al);
+    if (rc == AG_OK)
+        to_chars(text, len, out.off, out.n);
+    if (rc == AG_OK)
+        rc = ag_tk_post_process(t->post, &out, !(flags & AG_TOKENIZE_NO_SPECIAL), err);
+    size_t *o = rc == AG_OK ? malloc((2 * out.n + 1) * sizeof *o) : NULL;
+    if (rc == AG_OK && !o)
+        rc = ag_error_set(err, AG_ENOMEM, "out of memory while tokenizing");
+    if (rc != AG_OK) {
+        ag_tk_ids_free(&out);
+        return rc;
+    }
+    for (size_t k = 0; k < out.n; k++) {
+        o[2 * k] = out.off[4 * k];
+        o[2 * k + 1] = out.off[4 * k + 1];
+    }
+    *ids = out.v;
+    *offsets = o;
+    *n = out.n;
+    free(out.off);
+    return AG_OK;
 }

@@ -104,7 +104,7 @@ grep -q "did you mean" "$T/stderr" && fail "$(cat "$T/stderr")"
 
 # an option typo for every command: --fromat is 1 from --format, which all
 # but plot and attention (it writes .npy) take
-for cmd in matrix info tokenize analyze layer weights residual rollout similarity \
+for cmd in matrix info tokenize decode analyze layer weights residual rollout similarity \
     aggregate compare metrics; do
     run_case 2 "unknown option '--fromat' (did you mean --format?)" "option typo: $cmd" $cmd --fromat json
 done
@@ -158,8 +158,8 @@ grep -q "^layer,head" "$T/csvok" || fail "$(head -c 200 "$T/csvok")"
 # ---- one option table per command, four lists --------------------------------
 # the table of every command: "CMD NAME VALUE|- takes|refuses" a line
 "$CLI" options-doc names >"$T/names" || fail "options-doc names: exit $?"
-check "options-doc names lists the 16 commands"
-[ "$(cut -d' ' -f1 "$T/names" | sort -u | wc -l)" -eq 16 ] || fail "$(cut -d' ' -f1 "$T/names" | sort -u)"
+check "options-doc names lists the 17 commands"
+[ "$(cut -d' ' -f1 "$T/names" | sort -u | wc -l)" -eq 17 ] || fail "$(cut -d' ' -f1 "$T/names" | sort -u)"
 mkdir -p "$T/cwd"
 # the parser takes every entry it lists (alone, as NAME VALUE and NAME=VALUE),
 # refuses the refused ones with their reason, and takes no option another

@@ -76,10 +76,10 @@ TROWS=$("$PY" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["ids"
 for f in md csv latex; do
     "$CLI" tokenize "$M" --text "$TXT" --format $f > tok.$f
 done
-check "tokenize --format md: $TROWS rows of 3 cells (a token | escaped)" md_ok tok.md "$TROWS"
-check "tokenize --format md: numbers right, tokens left" grep -qxF '| ---: | ---: | --- |' tok.md
-check "tokenize --format csv: $TROWS rows of 3 fields" csv_ok tok.csv "$TROWS"
-check "tokenize --format latex: $TROWS rows of 3 cells" tex_ok tok.latex "$TROWS"
+check "tokenize --format md: $TROWS rows of 4 cells (a token | escaped)" md_ok tok.md "$TROWS"
+check "tokenize --format md: numbers right, tokens left" grep -qxF '| ---: | ---: | --- | --- |' tok.md
+check "tokenize --format csv: $TROWS rows of 4 fields" csv_ok tok.csv "$TROWS"
+check "tokenize --format latex: $TROWS rows of 4 cells" tex_ok tok.latex "$TROWS"
 "$CLI" tokenize "$M" --text "$TXT" > tok.table
 check "tokenize table: header, then one line per token" test "$(wc -l < tok.table)" -eq $((TROWS + 1))
 "$CLI" analyze "$M" --text-file "$ROOT/docs/figures/genesis1.txt" --layers 1 --heads 0-1 \

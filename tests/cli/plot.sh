@@ -136,8 +136,14 @@ ATT_W=$1 ATT_H=$2
 for fmt in svg pdf png; do
     runj p.out plot "$T/A.npy" --kind attention --layer 1 --head 2 --tokens "$T/tok.json" --values \
         -o "$T/att.$fmt"
+    # the labels are the tokens' strings (tokenize's "strings": " cat"), not
+    # their vocabulary strings ("Ġcat")
     figure "$T/att.$fmt" "$ATT_W" "$ATT_H" 150 "attention, layer 1, head 2" "attention weight" query key \
-        "Ġcat" "Ġbecause"
+        "cat" "because"
+    if [ "$fmt" = pdf ] && [ "$POPPLER" -eq 1 ]; then
+        check "attention labels: the tokens' strings, no Ġ"
+        grep -qF "Ġ" "$T/pdf.txt" && fail "$(head -c 300 "$T/pdf.txt")"
+    fi
     same "att.$fmt" "$T/A.npy" --kind attention --layer 1 --head 2 --tokens "$T/tok.json" --values
 
     runj p.out plot "$T/A.npy" --kind spectrum --layer 3 --head 0 --size 360x270 --dpi 100 \

@@ -165,8 +165,8 @@ check "refused attention wrote nothing" test ! -e "$T/A.npy"
 for f in table csv tsv md latex; do
     "$CLI" tokenize "$GPT2" --text 'Hi | "there"' --format $f >"$T/t.$f"
 done
-check "tokenize csv: quotes doubled" grep -qxF '2,366,"Ġ"""' "$T/t.csv"
-check "tokenize md: | escaped" grep -qxF '| 1 | 930 | Ġ\| |' "$T/t.md"
-check "tokenize latex: \\verb delimiter not in the token" grep -qxF '1 & 930 & \verb!Ġ|! \\' "$T/t.latex"
+check "tokenize csv: quotes doubled" grep -qxF '2,366,"Ġ"""," """' "$T/t.csv"
+check "tokenize md: | escaped" grep -qxF '| 1 | 930 | Ġ\| |  \| |' "$T/t.md"
+check "tokenize latex: \\verb delimiter not in the token" grep -qxF '1 & 930 & \verb!Ġ|! & \verb! |! \\' "$T/t.latex"
 
 finish

@@ -26,6 +26,44 @@ def test_config_and_tokenize(gpt2):
     cli = json.loads(p.stdout)
     assert gpt2.tokenize(TEXT) == cli["ids"]
     assert gpt2.tokens(cli["ids"]) == cli["tokens"]
+    assert gpt2.token_strings(cli["ids"]) == cli["strings"]
+    assert "".join(cli["strings"]) == TEXT  # byte-level BPE: every byte kept
+
+
+@pytest.mark.parametrize("model", [TINY_GPT2, TINY_BERT])
+def test_tokenize_offsets_equal_cli(model):
+    m = attngeom.Model(model)
+    text = "Héllo, wörld: the CAT sat."
+    p = run_cli("tokenize", model, "--text", text, "--offsets", "--format", "json", ok=False)
+    cli = json.loads(p.stdout)
+    ids, spans = m.tokenize(text, offsets=True)
+    assert ids == cli["ids"] == m.tokenize(text)
+    assert [list(s) for s in spans] == cli["offsets"]
+    if model == TINY_GPT2:  # byte-level, no trim: the spans tile the text
+        assert "".join(text[a:b] for a, b in spans) == text
+    else:  # [CLS] and [SEP] (0, 0); every word piece inside its word
+        assert spans[0] == spans[-1] == (0, 0)
+        assert text[spans[1][0]:spans[1][1]] == "Héll"
+    assert m.tokenize("", offsets=True)[1] == [(0, 0)] * len(m.tokenize(""))
+
+
+@pytest.mark.parametrize("model", [TINY_GPT2, TINY_BERT])
+def test_decode_equals_cli(model):
+    m = attngeom.Model(model)
+    ids = m.tokenize(TEXT)
+    for skip in (False, True):
+        p = run_cli("decode", model, "--tokens", ",".join(map(str, ids)), "--format", "json",
+                    *(["--skip-special"] if skip else []), ok=False)
+        assert m.decode(ids, skip_special=skip) == json.loads(p.stdout)["text"]
+    if model == TINY_GPT2:
+        assert m.decode(ids) == TEXT
+    else:  # BERT: lower-cased, [CLS]/[SEP] unless skipped, "." cleaned up to the word
+        assert m.decode(ids) == "[CLS] " + TEXT.lower() + " [SEP]"
+        assert m.decode(ids, skip_special=True) == TEXT.lower()
+        assert m.token_strings(ids)[:3] == ["[CLS]", " in", " the"]
+    assert m.decode([]) == "" and m.token_strings([]) == []
+    with pytest.raises(attngeom.Error, match="ids: expected non-negative"):
+        m.decode([-1])
 
 
 @pytest.mark.parametrize("model", [TINY_GPT2, TINY_BERT])
@@ -121,6 +159,8 @@ def test_bad_ids_and_selections(gpt2):
 CLOSED_CALLS = {
     "tokenize": lambda m: m.tokenize(TEXT),
     "tokens": lambda m: m.tokens([1, 2]),
+    "decode": lambda m: m.decode([1, 2]),
+    "token_strings": lambda m: m.token_strings([1, 2]),
     "attention": lambda m: m.attention([1, 2, 3]),
     "hidden_states": lambda m: m.hidden_states([1, 2, 3]),
     "analyze": lambda m: m.analyze([1, 2, 3]),

@@ -23,21 +23,8 @@
 
 #include "attngeom/core.h"
 #include "attngeom/tokenizer.h"
+#include "../util/tokenizer_families.h"
 
-#ifndef AG_TEST_DATA_DIR
-#define AG_TEST_DATA_DIR "tests/data"
-#endif
-
-typedef struct {
-    char name[24];
-} family;
-
-static family families[] = {
-    {"albert"}, {"bert"},       {"bpe-prefix"}, {"gemma"},       {"gpt2"},       {"llama2"},   {"llama2-legacy"},
-    {"llama3"}, {"llama3-bos"}, {"llama3.1"}, {"openai-gpt"}, {"pythia"},      {"qwen2"},      {"roberta"},  {"split-mix"},
-    {"starcoder"}, {"t5"},      {"unigram-bytes"}, {"wordpiece-mix"}, {"xlm-roberta"},
-};
-#define N_FAMILIES (sizeof families / sizeof *families)
 
 /* The folders of tests/data/tokenizers/ that are families: all but the
  * stored vocabularies (base) and tiny-llama (test_tokenizer.c's). */
@@ -58,24 +45,6 @@ Test(tokenizer_families, list_is_complete)
     }
     closedir(d);
     cr_expect_eq(seen, N_FAMILIES);
-}
-
-/* The folder of a family written out in full: under $AG_TEST_TOKENIZERS,
- * or materialized into *tmp (to be removed; "" when not made). */
-static void family_dir(const char *name, char *dir, size_t n, char *tmp, size_t tn)
-{
-    const char *root = getenv("AG_TEST_TOKENIZERS");
-    tmp[0] = '\0';
-    if (root && *root) {
-        snprintf(dir, n, "%s/%s", root, name);
-        return;
-    }
-    snprintf(tmp, tn, "/tmp/ag_fam.XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp));
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "python3 tools/tokenize_ref/materialize.py '%s' '%s' >/dev/null", tmp, name);
-    cr_assert_eq(system(cmd), 0, "%s failed", cmd);
-    snprintf(dir, n, "%s/%s", tmp, name);
 }
 
 /* Ids of text i against the expected ones; returns 1 when equal. */
@@ -109,16 +78,11 @@ ParameterizedTestParameters(tokenizer_families, reference_ids)
 
 ParameterizedTest(family *f, tokenizer_families, reference_ids, .timeout = 120)
 {
-    char dir[512], tmp[64], path[512];
+    char dir[512], tmp[64];
     family_dir(f->name, dir, sizeof dir, tmp, sizeof tmp);
-    snprintf(path, sizeof path, AG_TEST_DATA_DIR "/tokenize/%s.json", f->name);
-    json_error_t je;
-    json_t *cases = json_load_file(path, 0, &je);
-    cr_assert_not_null(cases, "%s: %s", path, je.text);
-    cr_assert_eq(json_array_size(cases), 407, "%s: expected 407 texts", path);
-    ag_tokenizer *t = NULL;
-    ag_error err = {0};
-    cr_assert_eq(ag_tokenizer_load(dir, &t, &err), AG_OK, "%s: %s", dir, err.message);
+    json_t *cases = family_json("", f->name);
+    cr_assert_eq(json_array_size(cases), 407, "%s: expected 407 texts", f->name);
+    ag_tokenizer *t = family_tokenizer(dir);
     size_t good = 0, i;
     json_t *c;
     json_array_foreach(cases, i, c)
@@ -127,9 +91,5 @@ ParameterizedTest(family *f, tokenizer_families, reference_ids, .timeout = 120)
                  json_array_size(cases));
     ag_tokenizer_free(t);
     json_decref(cases);
-    if (tmp[0]) {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-        cr_expect_eq(system(cmd), 0);
-    }
+    family_dir_done(tmp);
 }
