@@ -45,8 +45,11 @@ for f in table json jsonl csv tsv md latex; do
 done
 check "jsonl: settings first" grep -q '^{"settings":{"command":"aggregate","source":"per.json"' out.jsonl
 check "jsonl: one record a line" test "$(wc -l < out.jsonl)" -eq 9
-check "md: mean ± half-width" grep -q '^| tiny-gpt2 | 0 | 0 | text | 4 | 4 | [0-9.]* ± [0-9.]* |' out.md
-check "latex: \\pm" grep -q '^\\verb|tiny-gpt2| & 0 & 0 & \\verb|text| & 4 & 4 & \$[0-9.]* \\pm [0-9.]*\$ & ' out.latex
+# md and latex: the model, unit and counts (one label in every row) named above the table
+check "md: constant columns named" grep -q '^<!-- constant: model = tiny-gpt2, unit = text, n = 4, n_units = 4 -->$' out.md
+check "md: mean ± half-width" grep -q '^| 0 | 0 | [0-9.]* ± [0-9.]* |' out.md
+check "latex: constant columns named" grep -q '^% constant: model = tiny-gpt2, unit = text, n = 4, n_units = 4$' out.latex
+check "latex: \\pm" grep -q '^0 & 0 & \$[0-9.]* \\pm [0-9.]*\$ & ' out.latex
 check "table: mean ± half-width" grep -q ' ± ' out.table
 # the units are the 4 texts (each the mean of its 8 heads' records)
 check "compare of a file with itself: diff 0, p 1" \
