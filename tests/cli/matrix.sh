@@ -84,7 +84,10 @@ for f in csv tsv; do
 done
 
 check "md shape"
-grep -q '^| Layer | Head | Rows | Columns | Largest singular value |' out.md ||
+# layer 0, the sizes and the file, one label in every row, are named above the table
+grep -q '^<!-- constant: layer = 0, rows = 6, cols = 6, model = heads.npy -->$' out.md ||
+    fail "no comment naming the constant columns: $(head -n 1 out.md)"
+grep -q '^| Head | Largest singular value |' out.md ||
     fail "no markdown header row of display names"
 grep -Eq '^\|( *:?-+:? *\|)+ *$' out.md || fail "no markdown separator row"
 [ "$(grep -c '^|' out.md)" -eq 5 ] || fail "expected 5 table lines (header, rule, 3 records)"
