@@ -72,6 +72,24 @@ static const ag_metric_set *metrics_or_default(const ag_run_options *opt, unsign
     return ag_metric_set_new(families, NULL, own, err) == AG_OK ? *own : NULL;
 }
 
+int agr_matrix_record(const ag_run_options *opt, const ag_metric_set *sel, ag_workers *w,
+                      long text, int layer, const double *M, size_t n, const char *what,
+                      ag_record_list **out, ag_error *err)
+{
+    ag_record *rec = record_add(out, err);
+    if (!rec)
+        return AG_ENOMEM;
+    ag_record_init(rec, layer, -1, n, n);
+    ag_record_set_text(rec, text);
+    ag_matrix_options mo = {.size = sizeof(ag_matrix_options),
+                            .edge_threshold = opt ? opt->edge_threshold : -1};
+    ag_error e = {0};
+    int status = ag_matrix_metrics_work(M, n, n, sel, &mo, ag_workers_work(w), rec, &e);
+    if (status != AG_OK)
+        return ag_error_set(err, status, "%s_%d: %s", what, layer, e.message);
+    return AG_OK;
+}
+
 /* ---- residual ------------------------------------------------------------ */
 
 typedef struct {
@@ -144,24 +162,6 @@ static int rollout_alloc(rollout_ctx *c, size_t n)
     return AG_OK;
 }
 
-/* R_l's record: the matrix families under opt's --metrics and
- * edge threshold, in the calling worker's workspace. */
-static int rollout_record(rollout_ctx *c, int layer, size_t n)
-{
-    ag_record *rec = record_add(c->out, &c->err);
-    if (!rec)
-        return AG_ENOMEM;
-    ag_record_init(rec, layer, -1, n, n);
-    ag_record_set_text(rec, c->text);
-    ag_matrix_options mo = {.size = sizeof(ag_matrix_options),
-                            .edge_threshold = c->opt ? c->opt->edge_threshold : -1};
-    ag_error e = {0};
-    int status = ag_matrix_metrics_work(c->R, n, n, c->sel, &mo, ag_workers_work(c->w), rec, &e);
-    if (status != AG_OK)
-        return ag_error_set(&c->err, status, "rollout R_%d: %s", layer, e.message);
-    return AG_OK;
-}
-
 static int rollout_layer(const ag_layer_view *v, void *user)
 {
     rollout_ctx *c = user;
@@ -172,7 +172,8 @@ static int rollout_layer(const ag_layer_view *v, void *user)
         return ag_error_set(&c->err, status, "layer %d: %s", v->layer, e.message);
     if (status != AG_OK || !c->layer_on[v->layer])
         return status;
-    if ((status = rollout_record(c, v->layer, v->n)) != AG_OK)
+    if ((status = agr_matrix_record(c->opt, c->sel, c->w, c->text, v->layer, c->R, v->n, "rollout R",
+                                    c->out, &c->err)) != AG_OK)
         return status;
     if (c->fn && (status = c->fn(v->layer, c->R, v->n, c->user, &c->err)) != AG_OK)
         return status;

@@ -30,4 +30,12 @@ void agr_pass_end(agr_pass *p);
 int agr_pass_run(const agr_pass *p, const ag_model *m, ag_layer_fn fn, void *user,
                  const ag_error *ctx_err, ag_error *err);
 
+/* A record (layer, -1, n, n) of the matrix M's families (sel; opt's edge
+ * threshold; the calling thread's workspace of w), text `text`, appended to
+ * *out (made when NULL). AG_ENOMEM "out of memory for records", or the
+ * metrics' failure as "<what>_<layer>: <message>". */
+int agr_matrix_record(const ag_run_options *opt, const ag_metric_set *sel, ag_workers *w,
+                      long text, int layer, const double *M, size_t n, const char *what,
+                      ag_record_list **out, ag_error *err);
+
 #endif

@@ -1,0 +1,291 @@
+/* flow.c — attention flow (Abnar & Zuidema 2020, "Quantifying Attention Flow
+ * in Transformers", §3): the maximum flow from each output token at the top
+ * of the layered attention graph to each input token at its bottom, with
+ * igraph's maximum flow. See attngeom/layers.h for the graph, its edge
+ * direction and how it departs from the authors' compute_flows.
+ *
+ * Each pair (i, j) gets its own graph: the nodes the source reaches that
+ * reach the sink, found from two reach tables made once per graph (what
+ * each source reaches going down, what reaches each sink going up). The
+ * rest of the graph carries no flow from source to sink, so the value is
+ * the maximum flow of the whole graph; for causal attention the pair's
+ * graph holds the tokens j … i only, about a sixth of the whole on average.
+ *
+ * Debian 12's igraph is built with IGRAPH_THREAD_SAFE 0: its error handler
+ * and the stack of memory it frees on an error are process globals. Every
+ * igraph call is therefore made under flow_mu, with an error handler that
+ * frees igraph's temporaries and returns (the default one aborts the
+ * process) and warnings dropped (a library never prints); both are put back
+ * before the lock is released. */
+#include "flow.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <igraph.h>
+
+/* aga_flow_net's int64_t arrays are handed to igraph as igraph_integer_t. */
+_Static_assert(sizeof(igraph_integer_t) == sizeof(int64_t), "igraph built with 64-bit integers");
+
+struct ag_flow_graph {
+    int n_layer;
+    size_t n;
+    double *cap;          /* (n_layer, n, n): cap[l][q][k], edge (l+1, q) → (l, k) */
+    unsigned char *down;  /* (n, n_layer + 1, n): node (l, k) is reached from (n_layer, i) */
+    unsigned char *up;    /* (n, n_layer + 1, n): node (l, k) reaches (0, j) */
+};
+
+/* ---- igraph under one lock ------------------------------------------------ */
+
+static pthread_mutex_t flow_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The failure igraph reported during the call under way (guarded by flow_mu). */
+static struct {
+    igraph_error_t code;
+    char reason[AG_ERROR_MESSAGE_MAX / 2];
+} flow_fail;
+
+/* igraph's error handler while attngeom calls it: note the failure, free
+ * igraph's temporaries (what a handler must do, igraph_error.h), return. */
+static void flow_error_handler(const char *reason, const char *file, int line,
+                               igraph_error_t code)
+{
+    (void)file;
+    (void)line;
+    if (flow_fail.code == IGRAPH_SUCCESS) {
+        flow_fail.code = code;
+        snprintf(flow_fail.reason, sizeof flow_fail.reason, "%s", reason ? reason : "");
+    }
+    IGRAPH_FINALLY_FREE();
+}
+
+int aga_flow_igraph(const aga_flow_net *net, double *value, ag_error *err)
+{
+    igraph_vector_int_t ev = {0}; /* filled by the view (its parameter is const) */
+    igraph_vector_t cv = {0};
+    igraph_vector_int_view(&ev, net->edges, 2 * net->n_edges);
+    igraph_vector_view(&cv, net->cap, net->n_cap);
+
+    pthread_mutex_lock(&flow_mu);
+    igraph_error_handler_t *old_error = igraph_set_error_handler(flow_error_handler);
+    igraph_warning_handler_t *old_warning = igraph_set_warning_handler(igraph_warning_handler_ignore);
+    flow_fail.code = IGRAPH_SUCCESS;
+    igraph_t g;
+    igraph_real_t v = 0;
+    igraph_error_t rc = igraph_create(&g, &ev, net->n_nodes, IGRAPH_DIRECTED);
+    if (rc == IGRAPH_SUCCESS) {
+        rc = igraph_maxflow_value(&g, &v, net->source, net->sink, &cv, NULL);
+        igraph_destroy(&g);
+    }
+    igraph_set_warning_handler(old_warning);
+    igraph_set_error_handler(old_error);
+    int status = AG_OK;
+    if (rc != IGRAPH_SUCCESS)
+        status = ag_error_set(err, rc == IGRAPH_ENOMEM ? AG_ENOMEM : AG_EINVAL, "igraph: %s (%s)",
+                              flow_fail.code ? flow_fail.reason : "failed", igraph_strerror(rc));
+    pthread_mutex_unlock(&flow_mu);
+    *value = v;
+    return status;
+}
+
+/* ---- the graph ------------------------------------------------------------ */
+
+static int cap_check(const double *cap, int n_layer, size_t n, ag_error *err)
+{
+    size_t nn = n * n, count = (size_t)n_layer * nn;
+    for (size_t k = 0; k < count; k++) {
+        if (isfinite(cap[k]) && cap[k] >= 0)
+            continue;
+        int finite = isfinite(cap[k]);
+        return ag_error_set(err, finite ? AG_EINVAL : AG_ENONFINITE,
+                            "flow: %s capacity (%g) at layer %zu, row %zu, column %zu%s",
+                            finite ? "negative" : "non-finite", cap[k], k / nn, k % nn / n, k % n,
+                            finite ? " (a flow needs capacities >= 0)" : "");
+    }
+    return AG_OK;
+}
+
+/* The nodes reached from (top, i) going down: R[l][k] for l = 0 … top. */
+static void reach_down(const ag_flow_graph *g, size_t i, unsigned char *R)
+{
+    size_t n = g->n;
+    int top = g->n_layer;
+    memset(R, 0, (size_t)(top + 1) * n);
+    R[(size_t)top * n + i] = 1;
+    for (int l = top; l > 0; l--) {
+        const double *C = g->cap + (size_t)(l - 1) * n * n;
+        const unsigned char *from = R + (size_t)l * n;
+        unsigned char *to = R + (size_t)(l - 1) * n;
+        for (size_t q = 0; q < n; q++)
+            if (from[q])
+                for (size_t k = 0; k < n; k++)
+                    to[k] |= C[q * n + k] > 0;
+    }
+}
+
+/* The nodes that reach (0, j) going down: R[l][q] for l = 0 … top. */
+static void reach_up(const ag_flow_graph *g, size_t j, unsigned char *R)
+{
+    size_t n = g->n;
+    memset(R, 0, (size_t)(g->n_layer + 1) * n);
+    R[j] = 1;
+    for (int l = 1; l <= g->n_layer; l++) {
+        const double *C = g->cap + (size_t)(l - 1) * n * n;
+        const unsigned char *below = R + (size_t)(l - 1) * n;
+        unsigned char *at = R + (size_t)l * n;
+        for (size_t q = 0; q < n; q++)
+            for (size_t k = 0; k < n && !at[q]; k++)
+                at[q] = below[k] && C[q * n + k] > 0;
+    }
+}
+
+int ag_flow_graph_new(const double *cap, int n_layer, size_t n, ag_flow_graph **out,
+                      ag_error *err)
+{
+    if (!out)
+        return ag_error_set(err, AG_EINVAL, "flow: NULL result");
+    *out = NULL;
+    if (!cap)
+        return ag_error_set(err, AG_EINVAL, "flow: NULL capacities");
+    if (n == 0 || n_layer < 1)
+        return ag_error_set(err, AG_EINVAL, "flow: %d layers of %zu tokens (need >= 1 of >= 1)",
+                            n_layer, n);
+    size_t L1 = (size_t)n_layer + 1;
+    if (n > (size_t)INT32_MAX || n > SIZE_MAX / sizeof(double) / n / L1 / n)
+        return ag_error_set(err, AG_ELIMIT, "flow: %d layers of %zu tokens is too many",
+                            n_layer, n);
+    int status = cap_check(cap, n_layer, n, err);
+    if (status != AG_OK)
+        return status;
+    ag_flow_graph *g = calloc(1, sizeof *g);
+    size_t nn = n * n;
+    if (g) {
+        *g = (ag_flow_graph){.n_layer = n_layer, .n = n,
+                             .cap = malloc((size_t)n_layer * nn * sizeof *g->cap),
+                             .down = malloc(n * L1 * n), .up = malloc(n * L1 * n)};
+    }
+    if (!g || !g->cap || !g->down || !g->up) {
+        ag_flow_graph_free(g);
+        return ag_error_set(err, AG_ENOMEM, "flow: out of memory for %d layers of %zu tokens",
+                            n_layer, n);
+    }
+    memcpy(g->cap, cap, (size_t)n_layer * nn * sizeof *g->cap);
+    for (size_t t = 0; t < n; t++) {
+        reach_down(g, t, g->down + t * L1 * n);
+        reach_up(g, t, g->up + t * L1 * n);
+    }
+    *out = g;
+    return AG_OK;
+}
+
+void ag_flow_graph_free(ag_flow_graph *g)
+{
+    if (!g)
+        return;
+    free(g->cap);
+    free(g->down);
+    free(g->up);
+    free(g);
+}
+
+/* ---- one pair ------------------------------------------------------------- */
+
+/* The pair's nodes (those both tables hold) numbered from the top: id[l][k]
+ * their number or -1; returns how many. The source is node 0, the sink the
+ * last. */
+static igraph_integer_t pair_nodes(const ag_flow_graph *g, const unsigned char *down,
+                                   const unsigned char *up, igraph_integer_t *id,
+                                   size_t *per_layer)
+{
+    size_t n = g->n;
+    igraph_integer_t count = 0;
+    for (int l = g->n_layer; l >= 0; l--) {
+        per_layer[l] = 0;
+        for (size_t k = 0; k < n; k++) {
+            size_t at = (size_t)l * n + k;
+            id[at] = down[at] && up[at] ? count++ : -1;
+            per_layer[l] += id[at] >= 0;
+        }
+    }
+    return count;
+}
+
+/* The pair's edges, layer by layer from the top, into net (sized by the
+ * caller for Σ per_layer[l]·per_layer[l−1] edges). */
+static void pair_edges(const ag_flow_graph *g, const igraph_integer_t *id, aga_flow_net *net)
+{
+    size_t n = g->n, e = 0;
+    for (int l = g->n_layer; l > 0; l--) {
+        const double *C = g->cap + (size_t)(l - 1) * n * n;
+        const igraph_integer_t *at = id + (size_t)l * n, *below = id + (size_t)(l - 1) * n;
+        for (size_t q = 0; q < n; q++) {
+            if (at[q] < 0)
+                continue;
+            for (size_t k = 0; k < n; k++)
+                if (below[k] >= 0 && C[q * n + k] > 0) {
+                    net->edges[2 * e] = at[q];
+                    net->edges[2 * e + 1] = below[k];
+                    net->cap[e++] = C[q * n + k];
+                }
+        }
+    }
+    net->n_edges = net->n_cap = (igraph_integer_t)e;
+}
+
+int ag_flow_graph_value(const ag_flow_graph *g, size_t i, size_t j, double *value,
+                        ag_error *err)
+{
+    if (!g || !value)
+        return ag_error_set(err, AG_EINVAL, "flow: NULL argument");
+    *value = 0;
+    if (i >= g->n || j >= g->n)
+        return ag_error_set(err, AG_ERANGE, "flow: pair (%zu, %zu) outside %zu tokens", i, j, g->n);
+    size_t L1 = (size_t)g->n_layer + 1, n = g->n;
+    const unsigned char *down = g->down + i * L1 * n, *up = g->up + j * L1 * n;
+    if (!up[(size_t)g->n_layer * n + i])
+        return AG_OK; /* no path: the flow is 0 */
+    size_t *per_layer = malloc(L1 * sizeof *per_layer);
+    igraph_integer_t *id = malloc(L1 * n * sizeof *id);
+    aga_flow_net net = {0};
+    int status = AG_OK;
+    if (per_layer && id) {
+        net.n_nodes = pair_nodes(g, down, up, id, per_layer);
+        size_t edges = 0;
+        for (size_t l = 1; l < L1; l++)
+            edges += per_layer[l] * per_layer[l - 1];
+        net.edges = malloc(2 * edges * sizeof *net.edges);
+        net.cap = malloc(edges * sizeof *net.cap);
+        net.source = 0;
+        net.sink = net.n_nodes - 1;
+    }
+    if (!per_layer || !id || !net.edges || !net.cap)
+        status = ag_error_set(err, AG_ENOMEM, "flow: out of memory for the graph of (%zu, %zu)",
+                              i, j);
+    if (status == AG_OK) {
+        pair_edges(g, id, &net);
+        status = aga_flow_igraph(&net, value, err);
+    }
+    free(net.edges);
+    free(net.cap);
+    free(id);
+    free(per_layer);
+    return status;
+}
+
+int ag_attention_flow(const double *cap, int n_layer, size_t n, double *F, ag_error *err)
+{
+    if (!F)
+        return ag_error_set(err, AG_EINVAL, "flow: NULL result");
+    ag_flow_graph *g = NULL;
+    int status = ag_flow_graph_new(cap, n_layer, n, &g, err);
+    for (size_t k = 0; status == AG_OK && k < n * n; k++) {
+        ag_error e = {0};
+        if ((status = ag_flow_graph_value(g, k / n, k % n, &F[k], &e)) != AG_OK)
+            ag_error_set(err, status, "F[%zu][%zu]: %s", k / n, k % n, e.message);
+    }
+    ag_flow_graph_free(g);
+    return status;
+}
