@@ -1,7 +1,8 @@
 /* test_layers.c — attngeom/run.h, per-layer and across-layer work of one
  * input on models/tiny-gpt2: ag_run_residual equals ag_residual_metrics on
  * the pass's hidden states, ag_run_rollout a direct ag_rollout_step chain,
- * ag_run_similarity ag_js_distance between the heads' attention — to the
+ * ag_run_similarity ag_js_distance between the heads' attention, ag_run_flow
+ * ag_attention_flow of the mixed attention — to the
  * last bit, for any thread count. */
 #include <stdlib.h>
 #include <string.h>
@@ -256,5 +257,74 @@ Test(layers, errors)
     cr_assert(strstr(err.message, "ag_run_input"), "%s", err.message);
     cr_assert_eq(ag_record_list_count(out), 1); /* the one made above, kept */
     ag_record_list_free(out);
+    ag_model_free(m);
+}
+
+/* ag_run_flow: F_l of the selected layers from the capacities ag_rollout_mix
+ * makes of the pass's attention, equal to ag_attention_flow on them, the
+ * same bytes for 1 and 3 threads; F_0 is Ã_0 (one edge per pair), and the
+ * causal model's F_2 is lower-triangular and at least the rollout R_2. */
+Test(layers, flow_equals_the_library_flow_of_the_mixed_attention)
+{
+    ag_model *m = load();
+    const ag_model_config *c = ag_model_get_config(m);
+    size_t per_layer = (size_t)c->n_head * N * N;
+    double *attn = malloc((size_t)c->n_layer * per_layer * sizeof *attn);
+    forward(m, attn, NULL);
+    ag_error err = {0};
+    double cap[3][N * N], F[N * N], R[3][N * N];
+    for (int l = 0; l < 3; l++)
+        cr_assert_eq(ag_rollout_mix(attn + (size_t)l * per_layer, c->n_head, N, cap[l], &err),
+                     AG_OK);
+    cr_assert_eq(ag_rollout(attn, 3, c->n_head, N, R[0], &err), AG_OK);
+    ag_metric_set *sel = NULL;
+    cr_assert_eq(ag_metric_set_new(AG_FAMILIES_ROLLOUT, NULL, &sel, &err), AG_OK);
+    const int layers[] = {2, 0};
+    for (int threads = 1; threads <= 3; threads += 2) {
+        ag_run_options *o = options(threads, layers, 2, NULL, 0);
+        ag_run_input in = input(5);
+        ag_record_list *out = NULL;
+        seen s = {.fail_at = -1};
+        cr_assert_eq(ag_run_flow(m, &in, o, NULL, keep, &s, &out, &err), AG_OK, "%s",
+                     err.message);
+        cr_assert_eq(s.count, 2);
+        cr_assert_eq(ag_record_list_count(out), 2);
+        for (int k = 0; k < 2; k++) {
+            int l = k ? 2 : 0;
+            cr_assert_eq(s.layer[k], l);
+            cr_assert_eq(ag_attention_flow(cap[0], l + 1, N, F, &err), AG_OK, "%s", err.message);
+            cr_assert_eq(memcmp(s.R[k], F, sizeof F), 0, "F_%d", l);
+            const ag_record *r = ag_record_list_get(out, (size_t)k);
+            cr_assert_eq(ag_record_layer(r), l);
+            cr_assert_eq(ag_record_text(r), 5);
+            ag_record *want = ag_record_new();
+            ag_record_init(want, l, -1, N, N);
+            cr_assert_eq(ag_matrix_metrics(F, N, N, sel, want, &err), AG_OK);
+            assert_same_record(r, want);
+            ag_record_free(want);
+        }
+        cr_assert_eq(memcmp(s.R[0], R[0], sizeof F), 0, "F_0 = R_0 = Ã_0");
+        for (size_t i = 0; i < N; i++)
+            for (size_t j = 0; j < N; j++) {
+                double f = s.R[1][i * N + j];
+                cr_assert(j <= i || f == 0, "F_2[%zu][%zu] = %g above the diagonal", i, j, f);
+                cr_assert(f >= R[2][i * N + j] - 1e-12 && f <= 1 + 1e-12, "F_2[%zu][%zu] = %.17g",
+                          i, j, f);
+            }
+        ag_record_list_free(out);
+        ag_run_options_free(o);
+    }
+    /* the callback's failure stops the run with its status and message */
+    ag_run_options *o = options(1, layers, 2, NULL, 0);
+    ag_run_input in = input(-1);
+    seen s = {.fail_at = 0};
+    ag_record_list *out = NULL;
+    cr_assert_eq(ag_run_flow(m, &in, o, NULL, keep, &s, &out, &err), AG_EIO);
+    cr_assert_str_eq(err.message, "cannot keep R_0");
+    cr_assert_eq(ag_record_list_count(out), 1);
+    ag_record_list_free(out);
+    ag_run_options_free(o);
+    ag_metric_set_free(sel);
+    free(attn);
     ag_model_free(m);
 }
