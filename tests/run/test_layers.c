@@ -137,13 +137,22 @@ static int keep(int layer, const double *M, size_t n, void *user, ag_error *err)
     return AG_OK;
 }
 
+/* Every layer's attention of m on ids (the caller frees it). */
+static double *all_attention(const ag_model *m)
+{
+    const ag_model_config *c = ag_model_get_config(m);
+    double *attn = malloc((size_t)c->n_layer * c->n_head * N * N * sizeof *attn);
+    cr_assert_not_null(attn);
+    forward(m, attn, NULL);
+    return attn;
+}
+
 Test(layers, rollout_equals_a_direct_chain_and_stops_after_the_last_layer)
 {
     ag_model *m = load();
     const ag_model_config *c = ag_model_get_config(m);
     size_t per_layer = (size_t)c->n_head * N * N;
-    double *attn = malloc((size_t)c->n_layer * per_layer * sizeof *attn);
-    forward(m, attn, NULL);
+    double *attn = all_attention(m);
     ag_error err = {0};
     ag_metric_set *sel = NULL;
     cr_assert_eq(ag_metric_set_new(AG_FAMILIES_ROLLOUT, NULL, &sel, &err), AG_OK);
@@ -269,8 +278,7 @@ Test(layers, flow_equals_the_library_flow_of_the_mixed_attention)
     ag_model *m = load();
     const ag_model_config *c = ag_model_get_config(m);
     size_t per_layer = (size_t)c->n_head * N * N;
-    double *attn = malloc((size_t)c->n_layer * per_layer * sizeof *attn);
-    forward(m, attn, NULL);
+    double *attn = all_attention(m);
     ag_error err = {0};
     double cap[3][N * N], F[N * N], R[3][N * N];
     for (int l = 0; l < 3; l++)
