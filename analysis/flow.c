@@ -235,6 +235,85 @@ static void pair_edges(const ag_flow_graph *g, const igraph_integer_t *id, aga_f
     net->n_edges = net->n_cap = (igraph_integer_t)e;
 }
 
+/* What the pairs of one row reuse: the node numbers and the edge arrays,
+ * grown to the largest pair's graph (fresh buffers per pair would cost a
+ * page fault per page of each). */
+typedef struct {
+    size_t *per_layer;   /* (n_layer + 1) */
+    igraph_integer_t *id; /* (n_layer + 1, n) */
+    size_t room;         /* edges the arrays hold */
+    aga_flow_net net;
+} pair_scratch;
+
+static void scratch_free(pair_scratch *s)
+{
+    free(s->per_layer);
+    free(s->id);
+    free(s->net.edges);
+    free(s->net.cap);
+}
+
+/* Room for `edges` edges (the arrays keep their size otherwise). */
+static int scratch_room(pair_scratch *s, size_t edges)
+{
+    if (edges <= s->room)
+        return AG_OK;
+    int64_t *e = realloc(s->net.edges, 2 * edges * sizeof *e);
+    if (e)
+        s->net.edges = e;
+    double *c = e ? realloc(s->net.cap, edges * sizeof *c) : NULL;
+    if (c)
+        s->net.cap = c;
+    if (!e || !c)
+        return AG_ENOMEM;
+    s->room = edges;
+    return AG_OK;
+}
+
+/* F[i][j] with s's buffers (made by the caller for g). */
+static int pair_value(const ag_flow_graph *g, size_t i, size_t j, pair_scratch *s,
+                      double *value, ag_error *err)
+{
+    *value = 0;
+    size_t L1 = (size_t)g->n_layer + 1, n = g->n;
+    const unsigned char *down = g->down + i * L1 * n, *up = g->up + j * L1 * n;
+    if (!up[(size_t)g->n_layer * n + i])
+        return AG_OK; /* no path: the flow is 0 */
+    s->net.n_nodes = pair_nodes(g, down, up, s->id, s->per_layer);
+    size_t edges = 0;
+    for (size_t l = 1; l < L1; l++)
+        edges += s->per_layer[l] * s->per_layer[l - 1];
+    if (scratch_room(s, edges) != AG_OK)
+        return ag_error_set(err, AG_ENOMEM, "flow: out of memory for the graph of (%zu, %zu)",
+                            i, j);
+    s->net.source = 0;
+    s->net.sink = s->net.n_nodes - 1;
+    pair_edges(g, s->id, &s->net);
+    return aga_flow_igraph(&s->net, value, err);
+}
+
+/* The pairs (i, j) of j in [j0, j1) into F_row[j − j0]; a pair's failure
+ * is "F[i][j]: <message>" when `name` is set. */
+static int pairs(const ag_flow_graph *g, size_t i, size_t j0, size_t j1, double *F_row,
+                 int name, ag_error *err)
+{
+    size_t L1 = (size_t)g->n_layer + 1;
+    pair_scratch s = {.per_layer = malloc(L1 * sizeof *s.per_layer),
+                      .id = malloc(L1 * g->n * sizeof *s.id)};
+    int status = s.per_layer && s.id ? AG_OK
+                 : ag_error_set(err, AG_ENOMEM, "flow: out of memory for %zu tokens", g->n);
+    for (size_t j = j0; status == AG_OK && j < j1; j++) {
+        ag_error e = {0};
+        status = pair_value(g, i, j, &s, &F_row[j - j0], &e);
+        if (status != AG_OK && name)
+            ag_error_set(err, status, "F[%zu][%zu]: %s", i, j, e.message);
+        else if (status != AG_OK)
+            *err = e;
+    }
+    scratch_free(&s);
+    return status;
+}
+
 int ag_flow_graph_value(const ag_flow_graph *g, size_t i, size_t j, double *value,
                         ag_error *err)
 {
@@ -243,36 +322,16 @@ int ag_flow_graph_value(const ag_flow_graph *g, size_t i, size_t j, double *valu
     *value = 0;
     if (i >= g->n || j >= g->n)
         return ag_error_set(err, AG_ERANGE, "flow: pair (%zu, %zu) outside %zu tokens", i, j, g->n);
-    size_t L1 = (size_t)g->n_layer + 1, n = g->n;
-    const unsigned char *down = g->down + i * L1 * n, *up = g->up + j * L1 * n;
-    if (!up[(size_t)g->n_layer * n + i])
-        return AG_OK; /* no path: the flow is 0 */
-    size_t *per_layer = malloc(L1 * sizeof *per_layer);
-    igraph_integer_t *id = malloc(L1 * n * sizeof *id);
-    aga_flow_net net = {0};
-    int status = AG_OK;
-    if (per_layer && id) {
-        net.n_nodes = pair_nodes(g, down, up, id, per_layer);
-        size_t edges = 0;
-        for (size_t l = 1; l < L1; l++)
-            edges += per_layer[l] * per_layer[l - 1];
-        net.edges = malloc(2 * edges * sizeof *net.edges);
-        net.cap = malloc(edges * sizeof *net.cap);
-        net.source = 0;
-        net.sink = net.n_nodes - 1;
-    }
-    if (!per_layer || !id || !net.edges || !net.cap)
-        status = ag_error_set(err, AG_ENOMEM, "flow: out of memory for the graph of (%zu, %zu)",
-                              i, j);
-    if (status == AG_OK) {
-        pair_edges(g, id, &net);
-        status = aga_flow_igraph(&net, value, err);
-    }
-    free(net.edges);
-    free(net.cap);
-    free(id);
-    free(per_layer);
-    return status;
+    return pairs(g, i, j, j + 1, value, 0, err);
+}
+
+int ag_flow_graph_row(const ag_flow_graph *g, size_t i, double *F_row, ag_error *err)
+{
+    if (!g || !F_row)
+        return ag_error_set(err, AG_EINVAL, "flow: NULL argument");
+    if (i >= g->n)
+        return ag_error_set(err, AG_ERANGE, "flow: row %zu outside %zu tokens", i, g->n);
+    return pairs(g, i, 0, g->n, F_row, 1, err);
 }
 
 int ag_attention_flow(const double *cap, int n_layer, size_t n, double *F, ag_error *err)
@@ -281,11 +340,8 @@ int ag_attention_flow(const double *cap, int n_layer, size_t n, double *F, ag_er
         return ag_error_set(err, AG_EINVAL, "flow: NULL result");
     ag_flow_graph *g = NULL;
     int status = ag_flow_graph_new(cap, n_layer, n, &g, err);
-    for (size_t k = 0; status == AG_OK && k < n * n; k++) {
-        ag_error e = {0};
-        if ((status = ag_flow_graph_value(g, k / n, k % n, &F[k], &e)) != AG_OK)
-            ag_error_set(err, status, "F[%zu][%zu]: %s", k / n, k % n, e.message);
-    }
+    for (size_t i = 0; status == AG_OK && i < n; i++)
+        status = ag_flow_graph_row(g, i, F + i * n, err);
     ag_flow_graph_free(g);
     return status;
 }

@@ -122,6 +122,11 @@ AG_EXPORT void ag_flow_graph_free(ag_flow_graph *g);
  * AG_EINVAL "igraph: <its message>" for a failure igraph reports. */
 AG_EXPORT int ag_flow_graph_value(const ag_flow_graph *g, size_t i, size_t j, double *value,
                                   ag_error *err);
+/* Row i of F, F[i][0 … n−1], into F_row (n doubles, the caller's), the
+ * pairs' graphs built in buffers reused along the row. Safe to call from
+ * several threads on one graph. Errors: AG_EINVAL (NULL), AG_ERANGE for
+ * i ≥ n, a pair's as ag_flow_graph_value's, named "F[i][j]: <message>". */
+AG_EXPORT int ag_flow_graph_row(const ag_flow_graph *g, size_t i, double *F_row, ag_error *err);
 /* The whole flow matrix F (n, n), caller-allocated, of the capacities cap
  * (n_layer, n, n) in this thread: ag_flow_graph_new, then every pair.
  * (ag_run_flow_matrix spreads the pairs over threads.) Errors as those

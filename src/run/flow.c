@@ -33,13 +33,7 @@ static int flow_row(size_t k, int worker, void *user)
     (void)worker;
     flow_job *j = user;
     size_t i = j->n - 1 - k;
-    for (size_t c = 0; c < j->n; c++) {
-        ag_error e = {0};
-        int status = ag_flow_graph_value(j->g, i, c, &j->F[i * j->n + c], &e);
-        if (status != AG_OK)
-            return ag_error_set(&j->errs[k], status, "F[%zu][%zu]: %s", i, c, e.message);
-    }
-    return AG_OK;
+    return ag_flow_graph_row(j->g, i, j->F + i * j->n, &j->errs[k]);
 }
 
 int ag_run_flow_matrix(const double *cap, int n_layer, size_t n, const ag_run_options *opt,
