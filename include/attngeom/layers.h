@@ -99,7 +99,8 @@ AG_EXPORT int ag_rollout(const double *attn, int n_layer, int n_head, size_t n,
  * causal attention the tokens j … i of every layer); the other nodes carry
  * no flow from source to sink, so the value is exact. igraph's errors come
  * back as statuses (its error handler is replaced during the call, its
- * warnings are dropped). Debian's igraph is built without thread support:
+ * warnings are dropped; only its fatal errors, internal assertions that
+ * igraph requires never to return, still abort). Debian's igraph is built without thread support:
  * attngeom serialises its igraph calls under one lock, so a program that
  * calls igraph itself must not do so while a flow is computed. */
 typedef struct ag_flow_graph ag_flow_graph;

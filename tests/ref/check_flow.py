@@ -23,8 +23,9 @@ layer l the library's F_l (ag_attention_flow on the capacities of layers
 0 … l, through ctypes) must equal networkx's flows from the nodes of layer
 l + 1 to 1e-9, its rows divided by their sums must equal the authors'
 normalised compute_flows to 1e-9, ag_rollout_mix must give the same
-capacities (½ Ā + ½ I) to 1e-15, and ag_run_flow_matrix on 2 threads must
-give ag_attention_flow's bytes. Exits 1 on any disagreement.
+capacities (½ Ā + ½ I) to 1e-15, the top layer's flows must equal
+networkx's default maximum_flow (preflow-push) too, and ag_run_flow_matrix
+on 2 threads must give ag_attention_flow's bytes. Exits 1 on any disagreement.
 """
 import ctypes
 import os
@@ -161,7 +162,15 @@ def check_case(lib, attn, label):
         d = np.max(np.abs(F / F.sum(axis=-1, keepdims=True) - normalised[l]))
         if d > TOL:
             fails.append("%s: F_%d normalised differs from compute_flows by %.3g" % (label, l, d))
-    if library_threads(lib, cap, 2).tobytes() != library(lib, cap, L).tobytes():
+    # networkx's default maximum_flow (preflow-push) on the same graph, top layer
+    G, top = authors_graph(cap), library(lib, cap, L)
+    for i in range(n):
+        for j in range(n):
+            v = nx.maximum_flow(G, L * n + i, j)[0]
+            if abs(v - top[i, j]) > TOL:
+                fails.append("%s: F[%d][%d] = %.17g, maximum_flow gives %.17g"
+                             % (label, i, j, top[i, j], v))
+    if library_threads(lib, cap, 2).tobytes() != top.tobytes():
         fails.append("%s: ag_run_flow_matrix on 2 threads differs from ag_attention_flow" % label)
     return fails
 
