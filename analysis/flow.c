@@ -62,33 +62,52 @@ static void flow_error_handler(const char *reason, const char *file, int line,
     IGRAPH_FINALLY_FREE();
 }
 
+/* The handlers the caller had, put back by flow_leave. */
+typedef struct {
+    igraph_error_handler_t *error;
+    igraph_warning_handler_t *warning;
+} handlers;
+
+/* Take the lock and install attngeom's handlers. */
+static handlers flow_enter(void)
+{
+    pthread_mutex_lock(&flow_mu);
+    handlers h = {igraph_set_error_handler(flow_error_handler),
+                  igraph_set_warning_handler(igraph_warning_handler_ignore)};
+    flow_fail.code = IGRAPH_SUCCESS;
+    return h;
+}
+
+/* rc as a status (err set from what the handler noted), the caller's
+ * handlers back, the lock released. */
+static int flow_leave(handlers h, igraph_error_t rc, ag_error *err)
+{
+    igraph_set_warning_handler(h.warning);
+    igraph_set_error_handler(h.error);
+    int status = AG_OK;
+    if (rc != IGRAPH_SUCCESS)
+        status = ag_error_set(err, rc == IGRAPH_ENOMEM ? AG_ENOMEM : AG_EINVAL, "igraph: %s (%s)",
+                              flow_fail.code ? flow_fail.reason : "failed", igraph_strerror(rc));
+    pthread_mutex_unlock(&flow_mu);
+    return status;
+}
+
 int aga_flow_igraph(const aga_flow_net *net, double *value, ag_error *err)
 {
     igraph_vector_int_t ev = {0}; /* filled by the view (its parameter is const) */
     igraph_vector_t cv = {0};
     igraph_vector_int_view(&ev, net->edges, 2 * net->n_edges);
     igraph_vector_view(&cv, net->cap, net->n_cap);
-
-    pthread_mutex_lock(&flow_mu);
-    igraph_error_handler_t *old_error = igraph_set_error_handler(flow_error_handler);
-    igraph_warning_handler_t *old_warning = igraph_set_warning_handler(igraph_warning_handler_ignore);
-    flow_fail.code = IGRAPH_SUCCESS;
     igraph_t g;
     igraph_real_t v = 0;
+    handlers h = flow_enter();
     igraph_error_t rc = igraph_create(&g, &ev, net->n_nodes, IGRAPH_DIRECTED);
     if (rc == IGRAPH_SUCCESS) {
         rc = igraph_maxflow_value(&g, &v, net->source, net->sink, &cv, NULL);
         igraph_destroy(&g);
     }
-    igraph_set_warning_handler(old_warning);
-    igraph_set_error_handler(old_error);
-    int status = AG_OK;
-    if (rc != IGRAPH_SUCCESS)
-        status = ag_error_set(err, rc == IGRAPH_ENOMEM ? AG_ENOMEM : AG_EINVAL, "igraph: %s (%s)",
-                              flow_fail.code ? flow_fail.reason : "failed", igraph_strerror(rc));
-    pthread_mutex_unlock(&flow_mu);
-    *value = v;
-    return status;
+    *value = rc == IGRAPH_SUCCESS ? v : 0;
+    return flow_leave(h, rc, err);
 }
 
 /* ---- the graph ------------------------------------------------------------ */
