@@ -89,7 +89,9 @@ AG_EXPORT int ag_rollout(const double *attn, int n_layer, int n_head, size_t n,
  * With row-stochastic non-negative attention: 0 ≤ F[i][j] ≤ 1 (the source
  * sends at most its out-capacity Σ_k Ã[i][k] = 1), F ≥ R elementwise for
  * the rollout R of the same layers (the rollout's walk is a feasible flow),
- * F[i][i] ≥ ½ (the diagonal path has capacities ≥ ½), F = Ã_0 for one
+ * 1 ≤ Σ_j F[i][j] ≤ the number of layer-1 nodes the source reaches (the
+ * capacity into the sinks from them), F[i][i] ≥ ½ (the diagonal path has
+ * capacities ≥ ½), F = Ã_0 for one
  * layer, F = I for identity attention, and causal (lower-triangular)
  * attention gives F[i][j] = 0 for j > i.
  *

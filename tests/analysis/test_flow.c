@@ -119,6 +119,16 @@ static void check_invariants(int causal, unsigned long long seed)
             if (causal && j > i)
                 cr_assert_eq(f, 0.0, "causal F[%d][%d] = %g", i, j, f);
         }
+    /* Σ_j F[i][j] ≥ Σ_j R[i][j] = 1, and ≤ the capacity into the sinks from
+     * the layer-1 nodes the source reaches: Σ_j Σ_k Ã_0[k][j] over those k,
+     * one per node (rows sum to 1): i + 1 of them when causal, else n */
+    for (int i = 0; i < n; i++) {
+        double sum = 0;
+        for (int j = 0; j < n; j++)
+            sum += F[i][j];
+        double most = causal ? i + 1 : n;
+        cr_assert(sum >= 1 - eps && sum <= most + eps, "row %d sums to %.17g", i, sum);
+    }
     if (causal) /* token 0 sees only itself: every Ã_l[0][0] = 1 */
         cr_assert_eq(F[0][0], 1.0);
     free(attn);
