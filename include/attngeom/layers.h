@@ -91,9 +91,8 @@ AG_EXPORT int ag_rollout(const double *attn, int n_layer, int n_head, size_t n,
  * the rollout R of the same layers (the rollout's walk is a feasible flow),
  * 1 ≤ Σ_j F[i][j] ≤ the number of layer-1 nodes the source reaches (the
  * capacity into the sinks from them), F[i][i] ≥ ½ (the diagonal path has
- * capacities ≥ ½), F = Ã_0 for one
- * layer, F = I for identity attention, and causal (lower-triangular)
- * attention gives F[i][j] = 0 for j > i.
+ * capacities ≥ ½), F = Ã_0 for one layer, F = I for identity attention,
+ * and causal (lower-triangular) attention gives F[i][j] = 0 for j > i.
  *
  * The maximum flows are igraph's (igraph_maxflow_value: push-relabel,
  * Goldberg & Tarjan 1988) on the part of the graph that matters for the
