@@ -549,7 +549,8 @@ AG_EXPORT int ag_run_flow_matrix(const double *cap, int n_layer, size_t n,
  * ag_run_flow_matrix, one record (l, -1, n, n) of its matrix families
  * (opt's metrics, NULL: spectrum, attention, geometry; opt's
  * edge_threshold) and fn (may be NULL) with F_l. Each F_l costs its own n²
- * flows. Failures: "layer l: <message>" (a layer's attention), "flow F_l:
+ * flows. Failures: AG_EINVAL "flow: no record list (NULL)" for out NULL;
+ * "layer l: <message>" (a layer's attention), "flow F_l:
  * <message>" (the flows or the metrics), AG_ELIMIT/AG_ENOMEM "<n> tokens:
  * <L> flow layers too large", "out of memory for ..." */
 AG_EXPORT int ag_run_flow(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,

@@ -129,6 +129,8 @@ int ag_run_flow(const ag_model *m, const ag_run_input *in, const ag_run_options 
                 ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
                 ag_error *err)
 {
+    if (!out)
+        return ag_error_set(err, AG_EINVAL, "flow: no record list (NULL)");
     agr_pass p;
     ag_metric_set *own = NULL;
     const ag_metric_set *sel = NULL;
