@@ -227,3 +227,33 @@ Test(flow, igraph_failure_is_a_status)
     cr_assert_eq(igraph_set_error_handler(before), foreign_handler);
     cr_assert_eq(foreign_calls, 0);
 }
+
+/* ag_run_flow_matrix: the rows as tasks on 1 to 4 threads (more than rows)
+ * give ag_attention_flow's bytes; its errors are the graph's. */
+Test(flow, run_flow_matrix_threads_and_errors)
+{
+    enum { L = 3, H = 2, n = 3 };
+    double *attn = random_attention(L, H, n, 0, 0x77ULL);
+    double cap[L][n][n], want[n][n], F[n][n];
+    ag_error err = {0};
+    for (int l = 0; l < L; l++)
+        cr_assert_eq(ag_rollout_mix(attn + (size_t)l * H * n * n, H, n, &cap[l][0][0], &err), AG_OK);
+    flow_ok(&cap[0][0][0], L, n, &want[0][0]);
+    ag_run_options *o = ag_run_options_new();
+    for (int threads = 1; threads <= 4; threads++) {
+        cr_assert_eq(ag_run_options_set(o, "threads", threads, &err), AG_OK);
+        memset(F, 0xff, sizeof F);
+        cr_assert_eq(ag_run_flow_matrix(&cap[0][0][0], L, n, o, NULL, &F[0][0], &err), AG_OK,
+                     "%s", err.message);
+        cr_assert_arr_eq(F, want, sizeof F, "%d threads", threads);
+    }
+    cr_assert_eq(ag_run_flow_matrix(&cap[0][0][0], L, n, NULL, NULL, &F[0][0], &err), AG_OK);
+    cr_assert_arr_eq(F, want, sizeof F, "default options");
+    cap[2][0][1] = -1;
+    cr_assert_eq(ag_run_flow_matrix(&cap[0][0][0], L, n, o, NULL, &F[0][0], &err), AG_EINVAL);
+    cr_assert_str_eq(err.message, "flow: negative capacity (-1) at layer 2, row 0, column 1 "
+                                  "(a flow needs capacities >= 0)");
+    cr_assert_eq(ag_run_flow_matrix(&cap[0][0][0], L, n, o, NULL, NULL, &err), AG_EINVAL);
+    ag_run_options_free(o);
+    free(attn);
+}
