@@ -37,6 +37,14 @@ struct ag_flow_graph {
     double *cap;          /* (n_layer, n, n): cap[l][q][k], edge (l+1, q) → (l, k) */
     unsigned char *down;  /* (n, n_layer + 1, n): node (l, k) is reached from (n_layer, i) */
     unsigned char *up;    /* (n, n_layer + 1, n): node (l, k) reaches (0, j) */
+    /* The whole graph, made once (n_layer ≥ 2), for the pairs that keep
+     * most of it: the middle nodes (l, k), l = 1 … n_layer − 1, numbered
+     * (l − 1)·n + k, then S, the source's stand-in, and T, the sink's; its
+     * edges the middle ones of positive capacity, then S → (n_layer − 1, k)
+     * and (1, k) → T for every k, whose capacities each pair sets. */
+    igraph_t whole;
+    int has_whole;
+    aga_flow_net whole_net; /* edges and the middle capacities (the last 2n slots free) */
 };
 
 /* ---- igraph under one lock ------------------------------------------------ */
@@ -92,12 +100,19 @@ static int flow_leave(handlers h, igraph_error_t rc, ag_error *err)
     return status;
 }
 
+/* The views of net's arrays (igraph's view functions fill a struct whose
+ * parameter is const; they allocate nothing and cannot fail). */
+static void views(const aga_flow_net *net, igraph_vector_int_t *ev, igraph_vector_t *cv)
+{
+    igraph_vector_int_view(ev, net->edges, 2 * net->n_edges);
+    igraph_vector_view(cv, net->cap, net->n_cap);
+}
+
 int aga_flow_igraph(const aga_flow_net *net, double *value, ag_error *err)
 {
-    igraph_vector_int_t ev = {0}; /* filled by the view (its parameter is const) */
+    igraph_vector_int_t ev = {0};
     igraph_vector_t cv = {0};
-    igraph_vector_int_view(&ev, net->edges, 2 * net->n_edges);
-    igraph_vector_view(&cv, net->cap, net->n_cap);
+    views(net, &ev, &cv);
     igraph_t g;
     igraph_real_t v = 0;
     handlers h = flow_enter();
@@ -106,6 +121,19 @@ int aga_flow_igraph(const aga_flow_net *net, double *value, ag_error *err)
         rc = igraph_maxflow_value(&g, &v, net->source, net->sink, &cv, NULL);
         igraph_destroy(&g);
     }
+    *value = rc == IGRAPH_SUCCESS ? v : 0;
+    return flow_leave(h, rc, err);
+}
+
+/* The maximum flow of the made graph g with net's capacities. */
+static int maxflow_on(const igraph_t *g, const aga_flow_net *net, double *value, ag_error *err)
+{
+    igraph_vector_int_t ev = {0};
+    igraph_vector_t cv = {0};
+    views(net, &ev, &cv);
+    igraph_real_t v = 0;
+    handlers h = flow_enter();
+    igraph_error_t rc = igraph_maxflow_value(g, &v, net->source, net->sink, &cv, NULL);
     *value = rc == IGRAPH_SUCCESS ? v : 0;
     return flow_leave(h, rc, err);
 }
@@ -161,6 +189,66 @@ static void reach_up(const ag_flow_graph *g, size_t j, unsigned char *R)
     }
 }
 
+/* ---- the whole graph ------------------------------------------------------- */
+
+/* The whole graph's edges into g->whole_net: the middle ones of positive
+ * capacity from the top, then S → (n_layer − 1, k) and (1, k) → T. */
+static int whole_edges(ag_flow_graph *g)
+{
+    size_t n = g->n, L = (size_t)g->n_layer, mid = 0, e = 0;
+    for (size_t k = n * n; k < (L - 1) * n * n; k++)
+        mid += g->cap[k] > 0;
+    aga_flow_net *w = &g->whole_net;
+    w->n_edges = w->n_cap = (int64_t)(mid + 2 * n);
+    w->n_nodes = (int64_t)((L - 1) * n + 2);
+    w->source = w->n_nodes - 2;
+    w->sink = w->n_nodes - 1;
+    w->edges = malloc(2 * (mid + 2 * n) * sizeof *w->edges);
+    w->cap = calloc(mid + 2 * n, sizeof *w->cap);
+    if (!w->edges || !w->cap)
+        return AG_ENOMEM;
+    for (size_t l = L - 2; l >= 1; l--) /* edges (l + 1, q) → (l, k): cap[l][q][k] */
+        for (size_t q = 0; q < n; q++)
+            for (size_t k = 0; k < n; k++)
+                if (g->cap[(l * n + q) * n + k] > 0) {
+                    w->edges[2 * e] = (int64_t)(l * n + q);
+                    w->edges[2 * e + 1] = (int64_t)((l - 1) * n + k);
+                    w->cap[e++] = g->cap[(l * n + q) * n + k];
+                }
+    for (size_t k = 0; k < n; k++, e++) {
+        w->edges[2 * e] = w->source;
+        w->edges[2 * e + 1] = (int64_t)((L - 2) * n + k);
+        w->edges[2 * (e + n)] = (int64_t)k;
+        w->edges[2 * (e + n) + 1] = w->sink;
+    }
+    return AG_OK;
+}
+
+/* The whole graph made once, under the lock (n_layer ≥ 2). */
+static int whole_make(ag_flow_graph *g, ag_error *err)
+{
+    if (whole_edges(g) != AG_OK)
+        return ag_error_set(err, AG_ENOMEM, "flow: out of memory for the whole graph");
+    igraph_vector_int_t ev = {0};
+    igraph_vector_t cv = {0};
+    views(&g->whole_net, &ev, &cv);
+    handlers h = flow_enter();
+    igraph_error_t rc = igraph_create(&g->whole, &ev, g->whole_net.n_nodes, IGRAPH_DIRECTED);
+    g->has_whole = rc == IGRAPH_SUCCESS;
+    return flow_leave(h, rc, err);
+}
+
+static void whole_free(ag_flow_graph *g)
+{
+    if (g->has_whole) {
+        handlers h = flow_enter();
+        igraph_destroy(&g->whole);
+        flow_leave(h, IGRAPH_SUCCESS, NULL);
+    }
+    free(g->whole_net.edges);
+    free(g->whole_net.cap);
+}
+
 int ag_flow_graph_new(const double *cap, int n_layer, size_t n, ag_flow_graph **out,
                       ag_error *err)
 {
@@ -196,6 +284,10 @@ int ag_flow_graph_new(const double *cap, int n_layer, size_t n, ag_flow_graph **
         reach_down(g, t, g->down + t * L1 * n);
         reach_up(g, t, g->up + t * L1 * n);
     }
+    if (n_layer >= 2 && (status = whole_make(g, err)) != AG_OK) {
+        ag_flow_graph_free(g);
+        return status;
+    }
     *out = g;
     return AG_OK;
 }
@@ -204,6 +296,7 @@ void ag_flow_graph_free(ag_flow_graph *g)
 {
     if (!g)
         return;
+    whole_free(g);
     free(g->cap);
     free(g->down);
     free(g->up);
@@ -262,6 +355,7 @@ typedef struct {
     igraph_integer_t *id; /* (n_layer + 1, n) */
     size_t room;         /* edges the arrays hold */
     aga_flow_net net;
+    double *whole_cap;   /* (the whole graph's edges), or NULL */
 } pair_scratch;
 
 static void scratch_free(pair_scratch *s)
@@ -270,6 +364,7 @@ static void scratch_free(pair_scratch *s)
     free(s->id);
     free(s->net.edges);
     free(s->net.cap);
+    free(s->whole_cap);
 }
 
 /* Room for `edges` edges (the arrays keep their size otherwise). */
@@ -289,6 +384,25 @@ static int scratch_room(pair_scratch *s, size_t edges)
     return AG_OK;
 }
 
+/* F[i][j] on the whole graph, S and T given the capacities of (n_layer, i)
+ * and (0, j): the same maximum flow as on the pair's own graph, used when
+ * that would be the whole graph anyway (dense attention): igraph then
+ * builds no graph for the pair (bench_flow: about half the time at n = 48
+ * without a mask). */
+static int whole_value(const ag_flow_graph *g, size_t i, size_t j, pair_scratch *s,
+                       double *value, ag_error *err)
+{
+    size_t n = g->n, E = (size_t)g->whole_net.n_edges, L = (size_t)g->n_layer;
+    memcpy(s->whole_cap, g->whole_net.cap, (E - 2 * n) * sizeof *s->whole_cap);
+    for (size_t k = 0; k < n; k++) {
+        s->whole_cap[E - 2 * n + k] = g->cap[((L - 1) * n + i) * n + k];
+        s->whole_cap[E - n + k] = g->cap[k * n + j];
+    }
+    aga_flow_net w = g->whole_net;
+    w.cap = s->whole_cap;
+    return maxflow_on(&g->whole, &w, value, err);
+}
+
 /* F[i][j] with s's buffers (made by the caller for g). */
 static int pair_value(const ag_flow_graph *g, size_t i, size_t j, pair_scratch *s,
                       double *value, ag_error *err)
@@ -302,6 +416,8 @@ static int pair_value(const ag_flow_graph *g, size_t i, size_t j, pair_scratch *
     size_t edges = 0;
     for (size_t l = 1; l < L1; l++)
         edges += s->per_layer[l] * s->per_layer[l - 1];
+    if (s->whole_cap && s->net.n_nodes == g->whole_net.n_nodes)
+        return whole_value(g, i, j, s, value, err); /* the pair keeps every node */
     if (scratch_room(s, edges) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "flow: out of memory for the graph of (%zu, %zu)",
                             i, j);
@@ -319,7 +435,9 @@ static int pairs(const ag_flow_graph *g, size_t i, size_t j0, size_t j1, double 
     size_t L1 = (size_t)g->n_layer + 1;
     pair_scratch s = {.per_layer = malloc(L1 * sizeof *s.per_layer),
                       .id = malloc(L1 * g->n * sizeof *s.id)};
-    int status = s.per_layer && s.id ? AG_OK
+    if (g->has_whole)
+        s.whole_cap = malloc((size_t)g->whole_net.n_edges * sizeof *s.whole_cap);
+    int status = s.per_layer && s.id && (s.whole_cap || !g->has_whole) ? AG_OK
                  : ag_error_set(err, AG_ENOMEM, "flow: out of memory for %zu tokens", g->n);
     for (size_t j = j0; status == AG_OK && j < j1; j++) {
         ag_error e = {0};
