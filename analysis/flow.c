@@ -10,6 +10,9 @@
  * rest of the graph carries no flow from source to sink, so the value is
  * the maximum flow of the whole graph; for causal attention the pair's
  * graph holds the tokens j … i only, about a sixth of the whole on average.
+ * A pair that keeps every node (dense attention) runs instead on the whole
+ * graph, made once with a stand-in source and sink whose edges' capacities
+ * the pair sets: igraph then builds no graph per pair.
  *
  * Debian 12's igraph is built with IGRAPH_THREAD_SAFE 0: its error handler
  * and the stack of memory it frees on an error are process globals. Every

@@ -98,7 +98,8 @@ AG_EXPORT int ag_rollout(const double *attn, int n_layer, int n_head, size_t n,
  * Goldberg & Tarjan 1988) on the part of the graph that matters for the
  * pair: the nodes reachable from the source that can reach the sink (for
  * causal attention the tokens j … i of every layer); the other nodes carry
- * no flow from source to sink, so the value is exact. igraph's errors come
+ * no flow from source to sink, so the value is exact. A pair that keeps
+ * every node runs on the whole graph, made once by ag_flow_graph_new. igraph's errors come
  * back as statuses (its error handler is replaced during the call, its
  * warnings are dropped; only its fatal errors, internal assertions that
  * igraph requires never to return, still abort). Debian's igraph is built without thread support:
