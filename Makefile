@@ -29,7 +29,8 @@
 
 CC      ?= cc
 BUILD   := build
-PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc cairo fontconfig sndfile libpng libjpeg
+PKGS    := lapacke openblas gsl jansson libpcre2-8 libutf8proc cairo fontconfig sndfile libpng libjpeg \
+           igraph
 # -Iinclude only: the CLI, the MPI driver, the examples and the benchmarks see
 # the public API and nothing else (tests/cli/build.sh checks make -n). The
 # library's objects and the unit tests add -Isrc below (INTERNAL_CPPFLAGS).
@@ -195,7 +196,10 @@ LDCONFIG     ?= ldconfig
 # libmp3lame.a, which its .pc names), so `-static` could not link anything;
 # a static program that leaves attngeom/audio.h alone never needs it, one
 # that calls it cannot be static (docs/library.md, docs/audio.md).
-PC_REQUIRES     := $(filter-out lapacke openblas sndfile,$(PKGS))
+# igraph likewise: its .pc's Libs.private names glpk, arpack and plfit, of
+# which Debian 12 ships no static archives; only attention flow
+# (analysis/flow.c, attngeom/layers.h) needs it.
+PC_REQUIRES     := $(filter-out lapacke openblas sndfile igraph,$(PKGS))
 PC_LIBS_PRIVATE  = $(shell pkg-config --libs-only-L openblas 2>/dev/null) -llapacke -lopenblas \
                    -lgfortran -lquadmath -lm -pthread
 INSTALL_ENV = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" LIBDIR="$(LIBDIR)" \
@@ -256,6 +260,7 @@ ref-test: $(CLI) $(LIB_SO) $(BUILD)/examples/image_pixels
 	/usr/bin/python3 -B tests/ref/check_values.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_similarity.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_alti.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_flow.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_npy_header.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_tokenizers.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_aggregate.py $(CLI)

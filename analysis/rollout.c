@@ -18,11 +18,9 @@ static size_t first_nonfinite(const double *M, size_t count)
     return SIZE_MAX;
 }
 
-int ag_rollout_step(double *R, const double *attn, int n_head, size_t n,
-                    int first, ag_error *err)
+/* The checks every use of one layer's attention shares (rollout, flow). */
+static int attn_check(const double *attn, int n_head, size_t n, ag_error *err)
 {
-    if (!R || !attn)
-        return ag_error_set(err, AG_EINVAL, "rollout: NULL matrix");
     if (n == 0)
         return ag_error_set(err, AG_EINVAL, "rollout: empty attention (n = 0)");
     if (n_head < 1)
@@ -35,15 +33,14 @@ int ag_rollout_step(double *R, const double *attn, int n_head, size_t n,
         return ag_error_set(err, AG_ENONFINITE,
                             "rollout: non-finite attention (%g) at head %zu, row %zu, column %zu",
                             attn[bad], bad / nn, bad % nn / n, bad % n);
-    if (!first && (bad = first_nonfinite(R, nn)) != SIZE_MAX)
-        return ag_error_set(err, AG_ENONFINITE,
-                            "rollout: non-finite value (%g) in R at row %zu, column %zu",
-                            R[bad], bad / n, bad % n);
+    return AG_OK;
+}
 
-    /* Ã = ½ Ā + ½ I, with Ā summed in head order, then divided by H. */
-    double *T = malloc((first ? 1 : 2) * nn * sizeof *T);
-    if (!T)
-        return ag_error_set(err, AG_ENOMEM, "rollout: out of memory for %zux%zu scratch", n, n);
+/* Ã = ½ Ā + ½ I into T, with Ā summed in head order, then divided by H
+ * (Abnar & Zuidema 2020, §3: the residual connection as an identity). */
+static void mix(const double *attn, int n_head, size_t n, double *T)
+{
+    size_t nn = n * n;
     memcpy(T, attn, nn * sizeof *T);
     for (int h = 1; h < n_head; h++) {
         const double *A = attn + (size_t)h * nn;
@@ -54,7 +51,36 @@ int ag_rollout_step(double *R, const double *attn, int n_head, size_t n,
         T[k] = 0.5 * (T[k] / n_head);
     for (size_t i = 0; i < n; i++)
         T[i * n + i] += 0.5;
+}
 
+int ag_rollout_mix(const double *attn, int n_head, size_t n, double *T, ag_error *err)
+{
+    if (!T || !attn)
+        return ag_error_set(err, AG_EINVAL, "rollout: NULL matrix");
+    int status = attn_check(attn, n_head, n, err);
+    if (status == AG_OK)
+        mix(attn, n_head, n, T);
+    return status;
+}
+
+int ag_rollout_step(double *R, const double *attn, int n_head, size_t n,
+                    int first, ag_error *err)
+{
+    if (!R || !attn)
+        return ag_error_set(err, AG_EINVAL, "rollout: NULL matrix");
+    int status = attn_check(attn, n_head, n, err);
+    if (status != AG_OK)
+        return status;
+    size_t nn = n * n, bad;
+    if (!first && (bad = first_nonfinite(R, nn)) != SIZE_MAX)
+        return ag_error_set(err, AG_ENONFINITE,
+                            "rollout: non-finite value (%g) in R at row %zu, column %zu",
+                            R[bad], bad / n, bad % n);
+
+    double *T = malloc((first ? 1 : 2) * nn * sizeof *T);
+    if (!T)
+        return ag_error_set(err, AG_ENOMEM, "rollout: out of memory for %zux%zu scratch", n, n);
+    mix(attn, n_head, n, T);
     if (first) {
         memcpy(R, T, nn * sizeof *R);
     } else {

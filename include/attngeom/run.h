@@ -629,6 +629,34 @@ AG_EXPORT int ag_run_contributions(const ag_model *m, const ag_run_input *in,
                                    ag_contrib_method method, int compose, ag_run_contrib_fn fn,
                                    void *user, ag_record_list **out, ag_error *err);
 
+/* Attention flow (Abnar & Zuidema 2020, §3; the graph, its direction and
+ * its departures from the authors' code are attngeom/layers.h's): F (n, n),
+ * caller-allocated, the maximum flow from each output token i of the top
+ * of the capacities cap (n_layer, n, n) to each input token j, its rows
+ * fanned out as tasks over w (NULL: a pool of opt's "threads", at most n)
+ * in this process whatever opt's distribution; the same bytes for any
+ * thread count. Errors: those of ag_flow_graph_new; a pair's failure (the
+ * lowest task's) "F[i][j]: <message>"; AG_ENOMEM. */
+AG_EXPORT int ag_run_flow_matrix(const double *cap, int n_layer, size_t n,
+                                 const ag_run_options *opt, ag_workers *w, double *F,
+                                 ag_error *err);
+
+/* The attention flow of one input (`contributions --method flow`): the
+ * capacities Ã_l = ½ Ā_l + ½ I (ag_rollout_mix) of every layer up to the
+ * last selected one (the later ones are not computed), then for each
+ * selected l, in order, F_l — the flow through layers 0 … l, as the
+ * authors' compute_flows gives for the nodes of layer l + 1 — by
+ * ag_run_flow_matrix, one record (l, -1, n, n) of its matrix families
+ * (opt's metrics, NULL: spectrum, attention, geometry; opt's
+ * edge_threshold) and fn (may be NULL) with F_l. Each F_l costs its own n²
+ * flows. Failures: AG_EINVAL "flow: no record list (NULL)" for out NULL;
+ * "layer l: <message>" (a layer's attention), "flow F_l:
+ * <message>" (the flows or the metrics), AG_ELIMIT/AG_ENOMEM "<n> tokens:
+ * <L> flow layers too large", "out of memory for ..." */
+AG_EXPORT int ag_run_flow(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                          ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
+                          ag_error *err);
+
 /* The K heads `attngeom similarity` compares: the selected heads (opt's
  * "heads") of every selected layer, layer-major. *pairs gets (K, 2) ints,
  * (layer, head) each (the caller's: ag_free), *count K. AG_ERANGE for a

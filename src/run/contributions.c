@@ -96,14 +96,11 @@ static int contrib_decompose(contrib_ctx *c, const ag_layer_view *v, ag_error *e
 static int contrib_give(contrib_ctx *c, int layer, size_t n)
 {
     const double *M = c->compose ? c->R : c->M;
-    ag_record *rec = agr_record_add(c->out, &c->err);
-    if (!rec)
-        return AG_ENOMEM;
-    ag_error e = {0};
-    int status = agr_matrix_record(rec, c->sel, c->opt, c->w, layer, c->text, M, n, &e);
+    int status = agr_matrix_record(c->opt, c->sel, c->w, c->text, layer, M, n,
+                                   c->compose ? "contributions R" : "contributions M", c->out,
+                                   &c->err);
     if (status != AG_OK)
-        return ag_error_set(&c->err, status, "contributions %s_%d: %s", c->compose ? "R" : "M",
-                            layer, e.message);
+        return status;
     ag_run_contrib_view view = {.layer = layer, .n = n, .M = c->M, .R = c->R, .mixing = c->mix};
     return c->fn ? c->fn(&view, c->user, &c->err) : AG_OK;
 }

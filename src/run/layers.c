@@ -73,6 +73,24 @@ const ag_metric_set *agr_metrics_or_default(const ag_run_options *opt, unsigned 
     return ag_metric_set_new(families, NULL, own, err) == AG_OK ? *own : NULL;
 }
 
+int agr_matrix_record(const ag_run_options *opt, const ag_metric_set *sel, ag_workers *w,
+                      long text, int layer, const double *M, size_t n, const char *what,
+                      ag_record_list **out, ag_error *err)
+{
+    ag_record *rec = agr_record_add(out, err);
+    if (!rec)
+        return AG_ENOMEM;
+    ag_record_init(rec, layer, -1, n, n);
+    ag_record_set_text(rec, text);
+    ag_matrix_options mo = {.size = sizeof(ag_matrix_options),
+                            .edge_threshold = opt ? opt->edge_threshold : -1};
+    ag_error e = {0};
+    int status = ag_matrix_metrics_work(M, n, n, sel, &mo, ag_workers_work(w), rec, &e);
+    if (status != AG_OK)
+        return ag_error_set(err, status, "%s_%d: %s", what, layer, e.message);
+    return AG_OK;
+}
+
 /* ---- residual ------------------------------------------------------------ */
 
 typedef struct {
@@ -151,33 +169,6 @@ static int rollout_alloc(rollout_ctx *c, size_t n)
     return AG_OK;
 }
 
-/* A layer's (n, n) matrix M into rec (layer, -1, n, n): the matrix
- * families of sel under opt's edge threshold, in w's calling worker's
- * workspace. The metrics' failure is returned with its own message in e. */
-int agr_matrix_record(ag_record *rec, const ag_metric_set *sel, const ag_run_options *opt,
-                      ag_workers *w, int layer, long text, const double *M, size_t n,
-                      ag_error *e)
-{
-    ag_record_init(rec, layer, -1, n, n);
-    ag_record_set_text(rec, text);
-    ag_matrix_options mo = {.size = sizeof(ag_matrix_options),
-                            .edge_threshold = opt ? opt->edge_threshold : -1};
-    return ag_matrix_metrics_work(M, n, n, sel, &mo, ag_workers_work(w), rec, e);
-}
-
-/* R_l's record. */
-static int rollout_record(rollout_ctx *c, int layer, size_t n)
-{
-    ag_record *rec = agr_record_add(c->out, &c->err);
-    if (!rec)
-        return AG_ENOMEM;
-    ag_error e = {0};
-    int status = agr_matrix_record(rec, c->sel, c->opt, c->w, layer, c->text, c->R, n, &e);
-    if (status != AG_OK)
-        return ag_error_set(&c->err, status, "rollout R_%d: %s", layer, e.message);
-    return AG_OK;
-}
-
 static int rollout_layer(const ag_layer_view *v, void *user)
 {
     rollout_ctx *c = user;
@@ -188,7 +179,8 @@ static int rollout_layer(const ag_layer_view *v, void *user)
         return ag_error_set(&c->err, status, "layer %d: %s", v->layer, e.message);
     if (status != AG_OK || !c->layer_on[v->layer])
         return status;
-    if ((status = rollout_record(c, v->layer, v->n)) != AG_OK)
+    if ((status = agr_matrix_record(c->opt, c->sel, c->w, c->text, v->layer, c->R, v->n, "rollout R",
+                                    c->out, &c->err)) != AG_OK)
         return status;
     if (c->fn && (status = c->fn(v->layer, c->R, v->n, c->user, &c->err)) != AG_OK)
         return status;

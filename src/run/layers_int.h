@@ -37,11 +37,12 @@ ag_record *agr_record_add(ag_record_list **out, ag_error *err);
  * caller frees it); NULL with err set on failure. */
 const ag_metric_set *agr_metrics_or_default(const ag_run_options *opt, unsigned families,
                                             ag_metric_set **own, ag_error *err);
-/* A layer's (n, n) matrix M into rec (layer, -1, n, n): the matrix
- * families of sel, opt's edge threshold, w's workspace. The failure's own
- * message in e (the caller names the matrix). */
-int agr_matrix_record(ag_record *rec, const ag_metric_set *sel, const ag_run_options *opt,
-                      ag_workers *w, int layer, long text, const double *M, size_t n,
-                      ag_error *e);
+/* A record (layer, -1, n, n) of the matrix M's families (sel; opt's edge
+ * threshold; the calling thread's workspace of w), text `text`, appended to
+ * *out (made when NULL). AG_ENOMEM "out of memory for records", or the
+ * metrics' failure as "<what>_<layer>: <message>". */
+int agr_matrix_record(const ag_run_options *opt, const ag_metric_set *sel, ag_workers *w,
+                      long text, int layer, const double *M, size_t n, const char *what,
+                      ag_record_list **out, ag_error *err);
 
 #endif

@@ -1,7 +1,9 @@
 /* test_layers.c — attngeom/run.h, per-layer and across-layer work of one
  * input on models/tiny-gpt2: ag_run_residual equals ag_residual_metrics on
  * the pass's hidden states, ag_run_rollout a direct ag_rollout_step chain,
- * ag_run_similarity ag_js_distance between the heads' attention — to the
+ * ag_run_similarity ag_js_distance between the heads' attention, ag_run_flow
+ * ag_attention_flow of the mixed attention (and keeps flow's invariants on
+ * every architecture folder of tests/data/models/arch) — to the
  * last bit, for any thread count. */
 #include <stdlib.h>
 #include <string.h>
@@ -136,13 +138,22 @@ static int keep(int layer, const double *M, size_t n, void *user, ag_error *err)
     return AG_OK;
 }
 
+/* Every layer's attention of m on ids (the caller frees it). */
+static double *all_attention(const ag_model *m)
+{
+    const ag_model_config *c = ag_model_get_config(m);
+    double *attn = malloc((size_t)c->n_layer * c->n_head * N * N * sizeof *attn);
+    cr_assert_not_null(attn);
+    forward(m, attn, NULL);
+    return attn;
+}
+
 Test(layers, rollout_equals_a_direct_chain_and_stops_after_the_last_layer)
 {
     ag_model *m = load();
     const ag_model_config *c = ag_model_get_config(m);
     size_t per_layer = (size_t)c->n_head * N * N;
-    double *attn = malloc((size_t)c->n_layer * per_layer * sizeof *attn);
-    forward(m, attn, NULL);
+    double *attn = all_attention(m);
     ag_error err = {0};
     ag_metric_set *sel = NULL;
     cr_assert_eq(ag_metric_set_new(AG_FAMILIES_ROLLOUT, NULL, &sel, &err), AG_OK);
@@ -257,4 +268,135 @@ Test(layers, errors)
     cr_assert_eq(ag_record_list_count(out), 1); /* the one made above, kept */
     ag_record_list_free(out);
     ag_model_free(m);
+}
+
+/* ag_run_flow: F_l of the selected layers from the capacities ag_rollout_mix
+ * makes of the pass's attention, equal to ag_attention_flow on them, the
+ * same bytes for 1 and 3 threads; F_0 is Ã_0 (one edge per pair), and the
+ * causal model's F_2 is lower-triangular and at least the rollout R_2. */
+Test(layers, flow_equals_the_library_flow_of_the_mixed_attention)
+{
+    ag_model *m = load();
+    const ag_model_config *c = ag_model_get_config(m);
+    size_t per_layer = (size_t)c->n_head * N * N;
+    double *attn = all_attention(m);
+    ag_error err = {0};
+    double cap[3][N * N], F[N * N], R[3][N * N];
+    for (int l = 0; l < 3; l++)
+        cr_assert_eq(ag_rollout_mix(attn + (size_t)l * per_layer, c->n_head, N, cap[l], &err),
+                     AG_OK);
+    cr_assert_eq(ag_rollout(attn, 3, c->n_head, N, R[0], &err), AG_OK);
+    ag_metric_set *sel = NULL;
+    cr_assert_eq(ag_metric_set_new(AG_FAMILIES_ROLLOUT, NULL, &sel, &err), AG_OK);
+    const int layers[] = {2, 0};
+    for (int threads = 1; threads <= 3; threads += 2) {
+        ag_run_options *o = options(threads, layers, 2, NULL, 0);
+        ag_run_input in = input(5);
+        ag_record_list *out = NULL;
+        seen s = {.fail_at = -1};
+        cr_assert_eq(ag_run_flow(m, &in, o, NULL, keep, &s, &out, &err), AG_OK, "%s",
+                     err.message);
+        cr_assert_eq(s.count, 2);
+        cr_assert_eq(ag_record_list_count(out), 2);
+        for (int k = 0; k < 2; k++) {
+            int l = k ? 2 : 0;
+            cr_assert_eq(s.layer[k], l);
+            cr_assert_eq(ag_attention_flow(cap[0], l + 1, N, F, &err), AG_OK, "%s", err.message);
+            cr_assert_eq(memcmp(s.R[k], F, sizeof F), 0, "F_%d", l);
+            const ag_record *r = ag_record_list_get(out, (size_t)k);
+            cr_assert_eq(ag_record_layer(r), l);
+            cr_assert_eq(ag_record_text(r), 5);
+            ag_record *want = ag_record_new();
+            ag_record_init(want, l, -1, N, N);
+            cr_assert_eq(ag_matrix_metrics(F, N, N, sel, want, &err), AG_OK);
+            assert_same_record(r, want);
+            ag_record_free(want);
+        }
+        cr_assert_eq(memcmp(s.R[0], R[0], sizeof F), 0, "F_0 = R_0 = Ã_0");
+        for (size_t i = 0; i < N; i++)
+            for (size_t j = 0; j < N; j++) {
+                double f = s.R[1][i * N + j];
+                cr_assert(j <= i || f == 0, "F_2[%zu][%zu] = %g above the diagonal", i, j, f);
+                cr_assert(f >= R[2][i * N + j] - 1e-12 && f <= 1 + 1e-12, "F_2[%zu][%zu] = %.17g",
+                          i, j, f);
+            }
+        ag_record_list_free(out);
+        ag_run_options_free(o);
+    }
+    /* the callback's failure stops the run with its status and message */
+    ag_run_options *o = options(1, layers, 2, NULL, 0);
+    ag_run_input in = input(-1);
+    seen s = {.fail_at = 0};
+    ag_record_list *out = NULL;
+    cr_assert_eq(ag_run_flow(m, &in, o, NULL, keep, &s, &out, &err), AG_EIO);
+    cr_assert_str_eq(err.message, "cannot keep R_0");
+    cr_assert_eq(ag_record_list_count(out), 1);
+    cr_assert_eq(ag_run_flow(m, &in, o, NULL, NULL, NULL, NULL, &err), AG_EINVAL);
+    cr_assert_str_eq(err.message, "flow: no record list (NULL)");
+    ag_record_list_free(out);
+    ag_run_options_free(o);
+    ag_metric_set_free(sel);
+    free(attn);
+    ag_model_free(m);
+}
+
+/* What a flow run's or a rollout run's callback saw, by layer. */
+typedef struct {
+    double M[4][12 * 12];
+} by_layer;
+
+static int keep_by_layer(int layer, const double *M, size_t n, void *user, ag_error *err)
+{
+    (void)err;
+    cr_assert(layer < 4 && n == 12);
+    memcpy(((by_layer *)user)->M[layer], M, n * n * sizeof *M);
+    return AG_OK;
+}
+
+/* ag_run_flow on every architecture folder of tests/data/models/arch
+ * (bidirectional encoders, decoders with and without sliding windows, whose
+ * pairs far apart have no path at all): against the rollout of the same
+ * pass, F_0 = R_0, R_l ≤ F_l ≤ 1, F_l[i][i] ≥ ½, and a decoder's F_l is
+ * lower-triangular. */
+Test(layers, flow_on_every_architecture)
+{
+    static const char *archs[] = {"distilbert", "gemma", "gemma2", "gpt-neox-parallel",
+                                  "gpt-neox-sequential", "llama-dynamic", "llama-linear",
+                                  "llama3", "mistral-window", "opt", "opt-350m-like", "phi3",
+                                  "qwen2-window", "roberta", "xlm-roberta"};
+    static const int32_t tok[12] = {5, 17, 42, 9, 33, 21, 60, 8, 14, 50, 27, 11};
+    for (size_t a = 0; a < sizeof archs / sizeof *archs; a++) {
+        char dir[256];
+        snprintf(dir, sizeof dir, "tests/data/models/arch/%s", archs[a]);
+        ag_model *m = NULL;
+        ag_error err = {0};
+        cr_assert_eq(ag_model_load(dir, &m, &err), AG_OK, "%s: %s", dir, err.message);
+        const ag_model_config *c = ag_model_get_config(m);
+        cr_assert(c->n_layer <= 4, "%s", dir);
+        ag_run_input in = AG_RUN_INPUT_DEFAULT;
+        in.ids = tok;
+        in.n = 12;
+        ag_run_options *o = options(1, NULL, 0, NULL, 0);
+        cr_assert_eq(ag_run_options_set(o, "precision", 64, &err), AG_OK);
+        by_layer F, R;
+        ag_record_list *out = NULL;
+        cr_assert_eq(ag_run_flow(m, &in, o, NULL, keep_by_layer, &F, &out, &err), AG_OK, "%s: %s",
+                     dir, err.message);
+        cr_assert_eq(ag_run_rollout(m, &in, o, NULL, keep_by_layer, &R, &out, &err), AG_OK);
+        cr_assert_eq(ag_record_list_count(out), 2 * (size_t)c->n_layer);
+        ag_record_list_free(out);
+        cr_assert_eq(memcmp(F.M[0], R.M[0], sizeof F.M[0]), 0, "%s: F_0 != R_0", dir);
+        for (int l = 0; l < c->n_layer; l++)
+            for (size_t k = 0; k < 12 * 12; k++) {
+                size_t i = k / 12, j = k % 12;
+                double f = F.M[l][k], r = R.M[l][k];
+                cr_assert(f >= r - 1e-12 && f <= 1 + 1e-12, "%s: F_%d[%zu][%zu] = %.17g, R = %.17g",
+                          dir, l, i, j, f, r);
+                cr_assert(i != j || f >= 0.5 - 1e-12, "%s: F_%d[%zu][%zu] = %g", dir, l, i, i, f);
+                cr_assert(!c->causal || j <= i || f == 0, "%s: F_%d[%zu][%zu] = %g", dir, l, i, j,
+                          f);
+            }
+        ag_run_options_free(o);
+        ag_model_free(m);
+    }
 }
