@@ -199,7 +199,7 @@ static int contributions_check(const cli_model_run *r)
 int cmd_contributions(int argc, char **argv)
 {
     cli_model_run r = {0};
-    if (cli_common_init(&r.common, AG_FAMILIES_ROLLOUT))
+    if (cli_common_init(&r.common, AG_FAMILIES_CONTRIBUTIONS))
         return 1;
     r.common.agg.allowed = 1;
     opts.method = AG_CONTRIB_ALTI;

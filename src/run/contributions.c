@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_statistics_double.h>
+
 #include "run_int.h"
 #include "attngeom/layers.h"
 #include "layers_int.h"
@@ -100,7 +102,8 @@ static int contrib_decompose(contrib_ctx *c, const ag_layer_view *v, ag_error *e
     return status;
 }
 
-/* Layer l's record and callback. */
+/* Layer l's record, with context_mixing the mean of c->mix (GSL's
+ * running mean), and callback. */
 static int contrib_give(contrib_ctx *c, int layer, size_t n)
 {
     const double *M = c->compose ? c->R : c->M;
@@ -109,6 +112,9 @@ static int contrib_give(contrib_ctx *c, int layer, size_t n)
                                    &c->err);
     if (status != AG_OK)
         return status;
+    if (ag_metric_set_has(c->sel, AG_M_CONTEXT_MIXING))
+        ag_record_set(ag_record_list_at(*c->out, ag_record_list_count(*c->out) - 1),
+                      AG_M_CONTEXT_MIXING, AG_V_NUMBER, gsl_stats_mean(c->mix, 1, n));
     ag_run_contrib_view view = {.layer = layer, .n = n, .M = c->M, .R = c->R, .mixing = c->mix,
                                 .heads = 1};
     return c->fn ? c->fn(&view, c->user, &c->err) : AG_OK;
@@ -209,7 +215,7 @@ static int run_norms(const ag_model *m, const ag_run_input *in, const ag_run_opt
     int status = agr_pass_begin(&p, m, in, opt, 0, w, err);
     norms_ctx c = {.m = m, .opt = *agr_options(opt), .w = p.w, .text = p.in.text, .fn = fn,
                    .user = user, .out = out};
-    if (status == AG_OK && !(c.opt.metrics = agr_metrics_or_default(opt, AG_FAMILIES_ROLLOUT,
+    if (status == AG_OK && !(c.opt.metrics = agr_metrics_or_default(opt, AG_FAMILIES_CONTRIBUTIONS,
                                                                     &own, err)))
         status = err->status;
     if (status == AG_OK)
@@ -242,12 +248,20 @@ static int flow_give(int layer, const double *F, size_t n, void *user, ag_error 
     return g->fn(&view, g->user, err);
 }
 
+/* ag_run_flow with the contributions' default metrics (context_mixing,
+ * null) when opt has none: the records of every method have one layout. */
 static int run_flow(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                     ag_workers *w, ag_run_contrib_fn fn, void *user, ag_record_list **out,
                     ag_error *err)
 {
     flow_give_ctx g = {fn, user};
-    return ag_run_flow(m, in, opt, w, fn ? flow_give : NULL, &g, out, err);
+    ag_metric_set *own = NULL;
+    ag_run_options o = *agr_options(opt);
+    if (!(o.metrics = agr_metrics_or_default(opt, AG_FAMILIES_CONTRIBUTIONS, &own, err)))
+        return err->status;
+    int status = ag_run_flow(m, in, &o, w, fn ? flow_give : NULL, &g, out, err);
+    ag_metric_set_free(own);
+    return status;
 }
 
 /* ---- the entry point ------------------------------------------------------ */
@@ -269,7 +283,7 @@ int ag_run_contributions(const ag_model *m, const ag_run_input *in, const ag_run
     int status = agr_pass_begin(&p, m, in, opt, 0, w, err);
     contrib_ctx c = {.m = m, .opt = opt, .w = p.w, .method = method, .compose = compose,
                      .text = p.in.text, .fn = fn, .user = user, .out = out};
-    if (status == AG_OK && !(c.sel = agr_metrics_or_default(opt, AG_FAMILIES_ROLLOUT, &own, err)))
+    if (status == AG_OK && !(c.sel = agr_metrics_or_default(opt, AG_FAMILIES_CONTRIBUTIONS, &own, err)))
         status = err->status;
     if (status == AG_OK) {
         c.layer_on = ag_selection_mask(p.layers);
