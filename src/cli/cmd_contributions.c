@@ -74,6 +74,7 @@ static struct {
     ag_contrib_method method;
     int compose;
     const char *mixing; /* --mixing M.npy */
+    const char *name;   /* --method's name, for the settings */
     double flow_max;    /* --flow-max-tokens N, or 0: the library's */
 } opts;
 
@@ -88,6 +89,7 @@ static int contributions_method(const char *v)
     for (size_t k = 0; k < sizeof contrib_methods / sizeof *contrib_methods; k++)
         if (strcmp(v, contrib_methods[k].name) == 0) {
             opts.method = contrib_methods[k].method;
+            opts.name = contrib_methods[k].name;
             return 1;
         }
     cli_usage_error("contributions", "--method takes norms, norms-res, alti or flow, not '%s'", v);
@@ -203,6 +205,7 @@ int cmd_contributions(int argc, char **argv)
         return 1;
     r.common.agg.allowed = 1;
     opts.method = AG_CONTRIB_ALTI;
+    opts.name = "alti";
     opts.compose = 0;
     opts.mixing = NULL;
     opts.flow_max = 0;
@@ -234,7 +237,8 @@ int cmd_contributions(int argc, char **argv)
     if (rc == 0 && files && !r.seqs[0].skip)
         rc = contrib_outputs(&r, npy_path, &tx, &run);
     cli_sink sink = {0};
-    cli_settings_in in = {.model_dir = r.model_dir, .run = &r};
+    cli_settings_in in = {.model_dir = r.model_dir, .run = &r, .method = opts.name,
+                          .rollout = opts.compose};
     if (rc == 0)
         rc = cli_sink_open(&sink, &r.common, "contributions", r.model_dir, &in, !files);
     r.sink = &sink;
