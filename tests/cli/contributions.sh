@@ -140,6 +140,11 @@ for x, m in zip(c, M):
     assert abs(x["context_mixing"] - m.mean()) <= 1e-15, (x["context_mixing"], m.mean())
 '
 pycheck "context_mixing is the mean of --mixing" "$T/c.json" "$T/M.npy"
+PYSCRIPT='
+got = [(load(p)["settings"]["method"], load(p)["settings"]["rollout"]) for p in a]
+assert got == [("alti", False), ("alti", True), ("norms-res", False), ("norms", False), ("flow", False)], got
+'
+pycheck "the settings name the method and --rollout" "$T/c.json" "$T/r.json" "$T/n.json" "$T/g_n.json" "$T/g_f.json"
 
 printf 'In the beginning\nGod created\n' >"$T/two.txt"
 run_case 2 "--rollout composes ALTI: it needs --method alti" "--rollout with norms-res" \
