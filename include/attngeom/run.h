@@ -658,7 +658,10 @@ AG_EXPORT int ag_run_flow_matrix(const double *cap, int n_layer, size_t n,
  * ag_run_flow_matrix, one record (l, -1, n, n) of its matrix families
  * (opt's metrics, NULL: spectrum, attention, geometry; opt's
  * edge_threshold) and fn (may be NULL) with F_l. Each F_l costs its own n²
- * flows. Failures: AG_EINVAL "flow: no record list (NULL)" for out NULL;
+ * flows, so an input of more than opt's "flow_max_tokens" (default 64)
+ * tokens is refused at the first layer, before any flow runs: AG_ELIMIT
+ * "<n> tokens: attention flow takes at most <max> ...". Other failures:
+ * AG_EINVAL "flow: no record list (NULL)" for out NULL;
  * "layer l: <message>" (a layer's attention), "flow F_l:
  * <message>" (the flows or the metrics), AG_ELIMIT/AG_ENOMEM "<n> tokens:
  * <L> flow layers too large", "out of memory for ..." */
