@@ -282,6 +282,10 @@ static const struct {
         "#{(t, d) : |h_td| ≥ a and |h_td| ≥ r · `act_median`}, a = 100 (`--massive-abs`), r = 1000 (`--massive-ratio`) (an integer)",
         "—",
         "Sun et al. 2024, §2"},
+    [AG_M_CONTEXT_MIXING] = {"context_mixing", AG_FAMILY_MIXING,
+        "(1/n) Σ_i m_i, m_i = 1 − C_ii with `--method alti`, m_i = r_i, Kobayashi et al.'s context-mixing ratio, with `norms-res`",
+        "`--method norms` or `flow` (no per-token mixing)",
+        "Ferrando et al. 2022, §3; Kobayashi et al. 2021, §5"},
 };
 
 /* How a paper's table heads each key (md and LaTeX headers): a display
@@ -358,6 +362,7 @@ static const struct {
     [AG_M_ACT_MEDIAN] = {"Median activation", NULL},
     [AG_M_ACT_RATIO] = {"Top-to-median ratio", NULL},
     [AG_M_ACT_MASSIVE] = {"Massive activations", NULL},
+    [AG_M_CONTEXT_MIXING] = {"Context mixing", NULL},
 };
 
 /* The other keys records carry (docs/cli.md, docs/metrics.md): the
@@ -417,6 +422,7 @@ static const char *const family_names[AG_FAMILY_COUNT] = {
     [AG_FAMILY_CURVATURE] = "curvature",
     [AG_FAMILY_VALUES] = "values",
     [AG_FAMILY_ACTIVATIONS] = "activations",
+    [AG_FAMILY_MIXING] = "mixing",
 };
 
 const char *ag_metric_name(ag_metric m)
@@ -623,7 +629,7 @@ unsigned ag_command_families(const char *command)
     } commands[] = {{"matrix", AG_FAMILIES_MATRIX}, {"attention", AG_FAMILIES_MATRIX},
                     {"analyze", AG_FAMILIES_ANALYZE}, {"layer", AG_FAMILIES_HEADS}, {"weights", AG_FAMILIES_WEIGHTS},
                     {"residual", AG_FAMILIES_RESIDUAL}, {"rollout", AG_FAMILIES_ROLLOUT},
-                    {"contributions", AG_FAMILIES_ROLLOUT}};
+                    {"contributions", AG_FAMILIES_CONTRIBUTIONS}};
     for (size_t k = 0; command && k < sizeof commands / sizeof *commands; k++)
         if (strcmp(command, commands[k].name) == 0)
             return commands[k].families;
@@ -639,9 +645,10 @@ int ag_metric_set_new(unsigned families, const char *list, ag_metric_set **out, 
     int status = AG_OK;
     if (list)
         status = ag_metric_set_parse_families(set, list, families, err);
-    else /* every command's default */
+    else /* every command's default (J: contributions only, cheap) */
         ag_metric_set_families(set, families & AG_FAMILIES_DEFAULT
-                                        ? families & (AG_FAMILIES_DEFAULT | AG_FAMILIES_TOKEN_IDS)
+                                        ? families & (AG_FAMILIES_DEFAULT | AG_FAMILIES_TOKEN_IDS |
+                                                      AG_FAMILY_BIT(AG_FAMILY_MIXING))
                                         : families);
     if (status != AG_OK) {
         free(set);

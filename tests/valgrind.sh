@@ -172,6 +172,10 @@ vg 0 rollout "$M" --tokens 818,262,3726 -o r.npy --metrics all
 vg 0 contributions "$M" --tokens 818,262,3726 --rollout -o c.npy --mixing m.npy
 vg 0 contributions "$BERT" --tokens 2,100,200,3 --method norms-res --precision f64
 vg 2 contributions "$M" --tokens 818,262 --method norms-res --rollout
+vg 0 contributions "$M" --text-file texts.txt --method norms --layers 1,3 --heads 0,2 --format csv
+vg 0 contributions "$M" --tokens 818,262,3726 --method norms -o n.npy
+vg 0 contributions "$BERT" --tokens 2,100,200,3 --method flow -o f.npy -j 2
+vg 1 contributions "$M" --tokens 818,262,3726 --method flow --flow-max-tokens 2
 vg 0 similarity "$M" --text-file texts.txt --layers 1,3 -o sim.npy --format md
 vg 1 similarity "$M" --tokens 818,99999999 -o sim.npy
 vg 0 heads "$BERT" --probe induction --length 4 --repeats 3 --heads 1 --format json

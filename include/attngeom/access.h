@@ -68,6 +68,9 @@ AG_EXPORT void ag_free(void *p);
  *                     (integer >= 0): family E's sensitivity
  *   "massive_abs"     100, "massive_ratio" 1000 (finite, >= 0): family I's
  *                     thresholds (`residual --massive-abs/--massive-ratio`)
+ *   "flow_max_tokens" 64 (integer 1..2^20): the most tokens attention flow
+ *                     takes (n² maximum flows a layer, docs/performance.md;
+ *                     `contributions --flow-max-tokens`)
  * and the layers and heads a model run reports (all by default). */
 typedef struct ag_run_options ag_run_options;
 /* NULL when out of memory. */

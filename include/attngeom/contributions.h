@@ -55,7 +55,12 @@ extern "C" {
 /* Which matrix a contributions run gives per layer. */
 typedef enum {
     AG_CONTRIB_NORMS_RES, /* N_ij = ‖T_i(x_j)‖₂ (`--method norms-res`) */
-    AG_CONTRIB_ALTI       /* C_ij (`--method alti`) */
+    AG_CONTRIB_ALTI,      /* C_ij (`--method alti`) */
+    /* through attngeom/run.h's ag_run_contributions only: */
+    AG_CONTRIB_NORMS,     /* per head N^h_ij = A^h_ij ‖f_h(x_j)‖₂ (Kobayashi et al.
+                             2020, §3: ag_run_value_norms; `--method norms`) */
+    AG_CONTRIB_FLOW       /* attention flow F_l (Abnar & Zuidema 2020, §3:
+                             ag_run_flow; `--method flow`) */
 } ag_contrib_method;
 
 /* One layer's attention block. Kind 3 of core.h's ABI rule: start from

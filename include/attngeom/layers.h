@@ -37,6 +37,9 @@ extern "C" {
                               AG_FAMILY_BIT(AG_FAMILY_GEOMETRY) | \
                               AG_FAMILY_BIT(AG_FAMILY_ACTIVATIONS))
 #define AG_FAMILIES_ROLLOUT AG_FAMILIES_MATRIX
+/* `attngeom contributions`: the matrix families and the context mixing J,
+ * selected by default with A, B, C. */
+#define AG_FAMILIES_CONTRIBUTIONS (AG_FAMILIES_ROLLOUT | AG_FAMILY_BIT(AG_FAMILY_MIXING))
 
 /* Ã = ½ Ā + ½ I of one layer's attention attn (n_head, n, n) into T (n, n),
  * caller-allocated: the matrix ag_rollout_step composes and the capacities

@@ -60,6 +60,8 @@ typedef enum {
     /* I. massive activations of a hidden state (`residual`) */
     AG_M_ACT_TOP1, AG_M_ACT_TOP1_TOKEN, AG_M_ACT_TOP1_DIM, AG_M_ACT_MEDIAN, AG_M_ACT_RATIO,
     AG_M_ACT_MASSIVE,
+    /* J. context mixing of a layer's contributions (`contributions`) */
+    AG_M_CONTEXT_MIXING,
     AG_M_COUNT
 } ag_metric;
 
@@ -72,6 +74,7 @@ typedef enum {
     AG_FAMILY_CURVATURE,  /* F */
     AG_FAMILY_VALUES,     /* H */
     AG_FAMILY_ACTIVATIONS, /* I */
+    AG_FAMILY_MIXING,     /* J */
     AG_FAMILY_COUNT
 } ag_family;
 

@@ -101,7 +101,7 @@ AG_EXPORT void ag_run_options_set_seed(ag_run_options *opt, unsigned long seed);
 AG_EXPORT const ag_metric_set *ag_run_options_metrics(const ag_run_options *opt);
 /* A number option by its ag_run_options_set key ("threads", "precision"
  * (32 or 64), "edge_threshold", "epsilon", "trials", "seed", "massive_abs",
- * "massive_ratio"); NaN for an
+ * "massive_ratio", "flow_max_tokens"); NaN for an
  * unknown key. */
 AG_EXPORT double ag_run_options_get(const ag_run_options *opt, const char *key);
 /* The selected layers or heads over 0..count-1 (what: "layers", "heads")
@@ -593,13 +593,17 @@ AG_EXPORT int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag
                              ag_error *err);
 
 /* What ag_run_contributions hands over of each selected layer, borrowed
- * for the call: the layer's matrix M (n, n) (N or C, by the method), the
- * composition R (n, n) through layers 0..layer when the run composes, else
- * NULL, and the context-mixing ratio r (n) (attngeom/contributions.h). */
+ * for the call: the layer's matrices M (heads, n, n) — one (heads = 1) N,
+ * C or F_l by the method, or with AG_CONTRIB_NORMS the selected heads' N^h
+ * in head order —, the composition R (n, n) through layers 0..layer when
+ * the run composes, else NULL, and the context mixing (n): 1 − C_ii with
+ * ALTI, the ratio r_i with norms-res (attngeom/contributions.h), NULL with
+ * norms and flow. */
 typedef struct {
     int layer;
     size_t n;
     const double *M, *R, *mixing;
+    size_t heads;
 } ag_run_contrib_view;
 /* AG_OK to go on; another status stops the run (err as the callback set it). */
 typedef int (*ag_run_contrib_fn)(const ag_run_contrib_view *v, void *user, ag_error *err);
@@ -620,10 +624,15 @@ AG_EXPORT int ag_run_contributions_layer(const ag_model *m, const ag_layer_view 
  * one record (l, -1, n, n) of the matrix families (opt's metrics, NULL:
  * AG_FAMILIES_ROLLOUT) of R_l (compose) or M_l, then fn (may be NULL). With
  * precision f32 the terms decompose the float32 pass's activations in
- * double: they sum to its y up to float32 rounding. Failures: AG_EINVAL
- * "composing needs --method alti" for compose with norms-res, "layer l:
- * <message>" (a decomposition, the weights), "contributions M_l: <message>"
- * (the metrics), AG_ELIMIT/AG_ENOMEM. */
+ * double: they sum to its y up to float32 rounding. Two methods take other
+ * routes: AG_CONTRIB_NORMS gives per selected layer the norm matrices of
+ * opt's selected heads (ag_run_value_norms) and one record (l, h, n, n) per
+ * head (ag_run_heads on them); AG_CONTRIB_FLOW is ag_run_flow (its
+ * flow_max_tokens cap). Failures: AG_EINVAL "composing needs --method
+ * alti" for compose with another method, "layer l: <message>" (a
+ * decomposition, the weights), "contributions M_l: <message>" (the
+ * metrics), "layer l head h: <message>" (norms), ag_run_flow's,
+ * AG_ELIMIT/AG_ENOMEM. */
 AG_EXPORT int ag_run_contributions(const ag_model *m, const ag_run_input *in,
                                    const ag_run_options *opt, ag_workers *w,
                                    ag_contrib_method method, int compose, ag_run_contrib_fn fn,
@@ -649,7 +658,10 @@ AG_EXPORT int ag_run_flow_matrix(const double *cap, int n_layer, size_t n,
  * ag_run_flow_matrix, one record (l, -1, n, n) of its matrix families
  * (opt's metrics, NULL: spectrum, attention, geometry; opt's
  * edge_threshold) and fn (may be NULL) with F_l. Each F_l costs its own n²
- * flows. Failures: AG_EINVAL "flow: no record list (NULL)" for out NULL;
+ * flows, so an input of more than opt's "flow_max_tokens" (default 64)
+ * tokens is refused at the first layer, before any flow runs: AG_ELIMIT
+ * "<n> tokens: attention flow takes at most <max> ...". Other failures:
+ * AG_EINVAL "flow: no record list (NULL)" for out NULL;
  * "layer l: <message>" (a layer's attention), "flow F_l:
  * <message>" (the flows or the metrics), AG_ELIMIT/AG_ENOMEM "<n> tokens:
  * <L> flow layers too large", "out of memory for ..." */

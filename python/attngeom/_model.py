@@ -364,33 +364,43 @@ class Model:
     @guarded
     def contributions(self, text=None, metrics=None, *, method="alti", rollout=False, tokens=None,
                       image=None, audio=None, pixels=None, features=None, frames=None,
-                      layers=None, precision=None, edge_threshold=None, jobs=None, label=None,
-                      to_pandas=False, arrays=False):
+                      layers=None, heads=None, precision=None, edge_threshold=None,
+                      flow_max_tokens=None, jobs=None, label=None, to_pandas=False,
+                      arrays=False):
         """`attngeom contributions MODEL --text S --method M [--rollout]`: one
         record per selected layer of the metrics (default spectrum,
-        attention, geometry) of its contribution matrix (head -1): "alti"
-        Ferrando et al.'s ALTI C_l, "norms-res" Kobayashi et al.'s norms;
-        rollout=True composes ALTI, R_l = C_l R_(l-1) (docs/metrics.md,
-        "Contributions"). arrays=True: (records, M, mixing) with M the float64
-        [layers, n, n] matrices (`-o`) and mixing [layers, n] (`--mixing`:
-        1 - C_ii with alti, Kobayashi et al.'s ratio with norms-res)."""
-        methods = {"norms-res": 0, "alti": 1}
+        attention, geometry, context_mixing) of its contribution matrix
+        (head -1): "alti" Ferrando et al.'s ALTI C_l, "norms-res" Kobayashi
+        et al. 2021's norms, "flow" Abnar & Zuidema's attention flow F_l
+        (at most flow_max_tokens tokens, default 64), or per selected head
+        (heads=, records (layer, head)) "norms", Kobayashi et al. 2020's
+        N^h = A^h |f_h(x_j)|; rollout=True composes ALTI, R_l = C_l R_(l-1)
+        (docs/metrics.md, "Contributions"). arrays=True: (records, M, mixing)
+        with M the float64 [layers, n, n] matrices (`-o`; norms [layers,
+        heads, n, n]) and mixing [layers, n] (`--mixing`: 1 - C_ii with alti,
+        Kobayashi et al.'s ratio with norms-res; None with norms and flow)."""
+        methods = {"norms-res": 0, "alti": 1, "norms": 2, "flow": 3}
         if method not in methods:
-            raise Error("method: takes 'norms-res' or 'alti', not %r" % (method,))
+            raise Error("method: takes 'norms', 'norms-res', 'alti' or 'flow', not %r"
+                        % (method,))
+        if heads is not None and method != "norms":
+            raise Error("heads: selects the heads of method='norms'; the other methods "
+                        "measure each layer as a whole (head -1)")
+        if flow_max_tokens is not None and method != "flow":
+            raise Error("flow_max_tokens: limits method='flow' only")
         inp, sel, opt = self._layer_run(
             "contributions", dict(text=text, tokens=tokens, image=image, audio=audio,
                                   pixels=pixels, features=features, frames=frames),
-            metrics, jobs=jobs, precision=precision, layers=layers,
-            edge_threshold=edge_threshold)
+            metrics, jobs=jobs, precision=precision, layers=layers, heads=heads,
+            edge_threshold=edge_threshold, flow_max_tokens=flow_max_tokens)
         kept, mix = [], []
 
         def keep(view, user, err):
             v = view.contents
             M = v.R if v.R else v.M
-            kept.append(np.ctypeslib.as_array(M, shape=(v.n, v.n)).copy())
-            if method == "alti":
-                mix.append(1 - np.diag(np.ctypeslib.as_array(v.M, shape=(v.n, v.n))))
-            else:
+            shape = (v.heads, v.n, v.n) if method == "norms" else (v.n, v.n)
+            kept.append(np.ctypeslib.as_array(M, shape=shape).copy())
+            if v.mixing:
                 mix.append(np.ctypeslib.as_array(v.mixing, shape=(v.n,)).copy())
             return 0
 
@@ -401,8 +411,11 @@ class Model:
         if not arrays:
             return rows
         n = inp.n
-        return (rows, np.array(kept, dtype=np.float64).reshape(len(kept), n, n),
-                np.array(mix, dtype=np.float64).reshape(len(mix), n))
+        per = kept[0].shape if kept else ((0, n, n) if method == "norms" else (n, n))
+        M = np.array(kept, dtype=np.float64).reshape((len(kept),) + per)
+        if method in ("norms", "flow"):
+            return rows, M, None
+        return rows, M, np.array(mix, dtype=np.float64).reshape(len(mix), n)
 
     @guarded
     def similarity(self, text=None, *, tokens=None, image=None, audio=None, pixels=None,

@@ -54,7 +54,8 @@ _PRECISIONS = {"f32": 32, "f64": 64}
 
 
 def run_options(jobs=None, precision=None, edge_threshold=None, epsilon=None, trials=None,
-                seed=None, layers=None, heads=None, massive_abs=None, massive_ratio=None):
+                seed=None, layers=None, heads=None, massive_abs=None, massive_ratio=None,
+                flow_max_tokens=None):
     """An ag_run_options from keyword values (None: the command's default)."""
     opt = Owned(lib.ag_run_options_new(), lib.ag_run_options_free)
     if not opt.ptr:
@@ -64,7 +65,8 @@ def run_options(jobs=None, precision=None, edge_threshold=None, epsilon=None, tr
     values = {"threads": default_jobs() if jobs is None else jobs,
               "precision": _PRECISIONS.get(precision),
               "edge_threshold": edge_threshold, "epsilon": epsilon, "trials": trials,
-              "seed": seed, "massive_abs": massive_abs, "massive_ratio": massive_ratio}
+              "seed": seed, "massive_abs": massive_abs, "massive_ratio": massive_ratio,
+              "flow_max_tokens": flow_max_tokens}
     with Call() as c:
         for key, value in values.items():
             if value is not None:

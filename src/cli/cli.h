@@ -272,6 +272,8 @@ typedef struct {
     const struct cli_model_run *run; /* the texts and the pass's options, or NULL */
     const char *metric;              /* the one key a command computes outside --metrics */
     const char *precision;           /* without a run: "f32" or "f64", or NULL */
+    const char *method;              /* contributions: its --method ("method", "rollout"), or NULL */
+    int rollout;
 } cli_settings_in;
 
 /* The settings object's text (JSON, malloc'd) in *out, or NULL when c's

@@ -1,12 +1,15 @@
-/* cmd_contributions.c — `attngeom contributions`: the residual- and
- * norm-aware contributions of every layer's attention block
- * (docs/metrics.md, "Contributions"; attngeom/contributions.h): Kobayashi
- * et al. 2021's norms (--method norms-res) or Ferrando et al. 2022's ALTI
- * (--method alti), composed through the layers with --rollout. The work of
- * a text is the library's (ag_run_contributions, one streamed pass); here
+/* cmd_contributions.c — `attngeom contributions`: what each layer's
+ * attention moves from token to token, beyond its weights
+ * (docs/metrics.md, "Contributions"; attngeom/contributions.h): per head
+ * Kobayashi et al. 2020's norms (--method norms), per layer Kobayashi et
+ * al. 2021's residual-aware norms (--method norms-res), Ferrando et al.
+ * 2022's ALTI (--method alti; composed through the layers with --rollout)
+ * or Abnar & Zuidema 2020's attention flow (--method flow). The work of a
+ * text is the library's (ag_run_contributions, one streamed pass); here
  * are the options, the corpus run and the outputs: -o C.npy writes the
- * selected layers' matrices [count, n, n], --mixing M.npy the per-token
- * context mixing [count, n], as the layers come. */
+ * selected layers' matrices [count, n, n] ([count, heads, n, n] with
+ * norms), --mixing M.npy the per-token context mixing [count, n], as the
+ * layers come. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,43 +17,52 @@
 
 static const char contributions_help[] =
     "usage: attngeom contributions MODEL (--text S | --text-file F | --tokens 1,2,3 | --tokens-file F)\n"
-    "                             [--method norms-res|alti] [--rollout] [-o C.npy] [options]\n"
+    "                             [--method norms|norms-res|alti|flow] [--rollout] [-o C.npy] [options]\n"
     "\n"
     "Decompose every layer's attention block, residual and norms included, into\n"
     "one term per source token, T_i(x_j), summing with the biases to the block's\n"
     "output (docs/metrics.md, \"Contributions\"), and print the metrics of each\n"
-    "layer's contribution matrix (families spectrum, attention, geometry): one\n"
-    "record per layer (\"head\": -1), per text with --text-file or --tokens-file.\n"
+    "layer's contribution matrix (families spectrum, attention, geometry, and\n"
+    "context_mixing): one record per layer (\"head\": -1), per text with\n"
+    "--text-file or --tokens-file.\n"
+    "  --method norms      per head N^h_ij = A^h_ij |f_h(x_j)|_2 (Kobayashi et al.\n"
+    "                      2020, section 3): one record per (layer, head), --heads\n"
+    "                      selecting them; no residual, no norm, no mixing\n"
     "  --method norms-res  N_ij = |T_i(x_j)|_2 (Kobayashi et al. 2021, section 3)\n"
     "  --method alti       C_ij = max(0, |y_i|_1 - |y_i - T_i(x_j)|_1), rows summing\n"
     "                      to 1 (Ferrando et al. 2022, section 3; the default)\n"
     "  --rollout           ALTI composed through the layers, R_l = C_l R_(l-1)\n"
     "                      (no identity added): the records and -o are R_l\n"
+    "  --method flow       attention flow F_l (Abnar & Zuidema 2020, section 3):\n"
+    "                      the maximum flow from output token i through layers\n"
+    "                      0..l, capacities (A_l + I)/2 (A_l the head mean), to\n"
+    "                      input token j. A layer costs n^2 maximum flows: more\n"
+    "                      than --flow-max-tokens N tokens (default 64) are\n"
+    "                      refused before any flow runs (docs/performance.md)\n"
     "Every architecture is decomposed exactly; a parallel block (GPT-NeoX\n"
     "use_parallel_residual) as its attention branch plus the residual, its MLP\n"
     "branch left out.\n"
     "\n"
     "Here -o is not the records' destination: -o C.npy writes the selected\n"
     "layers' matrices [count, n, n] as <f8 .npy and the records still go to\n"
-    "standard output; --mixing M.npy writes the context mixing of every token\n"
-    "[count, n]: 1 - C_ii with alti, Kobayashi et al.'s ratio\n"
-    "|sum_(j!=i) T_i(x_j)| / (|sum_(j!=i) T_i(x_j)| + |T_i(x_i)|) with norms-res.\n"
+    "standard output (norms: [count, heads, n, n]); --mixing M.npy writes the\n"
+    "context mixing of every token [count, n]: 1 - C_ii with alti, Kobayashi et\n"
+    "al.'s ratio |sum_(j!=i) T_i(x_j)| / (|sum_(j!=i) T_i(x_j)| + |T_i(x_i)|) with\n"
+    "norms-res; context_mixing in the records is its mean over the tokens.\n"
     "Both take one text (--text, --tokens, or a --tokens-file of one line).\n";
 
-/* contributions measures every layer as a whole: no --heads */
-static const cli_option contributions_refused[] = {
-    {"--heads", NULL, "takes no --heads: its records are per layer (\"head\": -1)"}, {NULL}};
 static const cli_option contributions_own[] = {
-    {"--method", "M", "norms-res or alti (default alti)"},
+    {"--method", "M", "norms, norms-res, alti or flow (default alti)"},
     {"--rollout", NULL, "compose ALTI through the layers (needs alti)"},
     {"-o", "C.npy", "also write the selected layers' matrices, [count, n, n] (one text)"},
     {"--output", "C.npy", "the same as -o"},
-    {"--mixing", "M.npy", "also write each token's context mixing, [count, n] (one text)"},
+    {"--mixing", "M.npy", "also write each token's context mixing, [count, n] (one text; norms-res, alti)"},
+    {"--heads", "LIST", "heads of --method norms, e.g. 1,4-5 (default all; the other methods are per layer)"},
+    {"--flow-max-tokens", "N", "the most tokens --method flow takes (default 64; a layer costs n^2 maximum flows)"},
     {"--layers", "LIST", "layers to report, e.g. 0,2-3 (default all; every layer up to the last selected one is still computed)"},
     {NULL}};
 static const cli_option_group *const contributions_groups[] = {
-    CLI_OWN("contributions", contributions_own),
-    CLI_REFUSE("contributions-refused", contributions_refused), &cli_group_input,
+    CLI_OWN("contributions", contributions_own), &cli_group_input,
     &cli_group_precision, &cli_group_records, &cli_group_curvature, &cli_group_output,
     &cli_group_table, &cli_group_label, &cli_group_aggregate, &cli_group_corpus,
     &cli_group_media, &cli_group_jobs, &cli_group_help, NULL};
@@ -62,7 +74,27 @@ static struct {
     ag_contrib_method method;
     int compose;
     const char *mixing; /* --mixing M.npy */
+    const char *name;   /* --method's name, for the settings */
+    double flow_max;    /* --flow-max-tokens N, or 0: the library's */
 } opts;
+
+static const struct {
+    const char *name;
+    ag_contrib_method method;
+} contrib_methods[] = {{"norms", AG_CONTRIB_NORMS}, {"norms-res", AG_CONTRIB_NORMS_RES},
+                       {"alti", AG_CONTRIB_ALTI}, {"flow", AG_CONTRIB_FLOW}};
+
+static int contributions_method(const char *v)
+{
+    for (size_t k = 0; k < sizeof contrib_methods / sizeof *contrib_methods; k++)
+        if (strcmp(v, contrib_methods[k].name) == 0) {
+            opts.method = contrib_methods[k].method;
+            opts.name = contrib_methods[k].name;
+            return 1;
+        }
+    cli_usage_error("contributions", "--method takes norms, norms-res, alti or flow, not '%s'", v);
+    return -1;
+}
 
 static int contributions_option(cli_model_run *r, int argc, char **argv, int *i)
 {
@@ -73,25 +105,24 @@ static int contributions_option(cli_model_run *r, int argc, char **argv, int *i)
     }
     if (cli_is_option(argv[*i], "--mixing"))
         return (opts.mixing = cli_option_value("contributions", "--mixing", argc, argv, i)) ? 1 : -1;
+    if (cli_is_option(argv[*i], "--flow-max-tokens")) {
+        const char *v = cli_option_value("contributions", "--flow-max-tokens", argc, argv, i);
+        char *end = NULL;
+        double x = v ? strtod(v, &end) : 0;
+        if (v && (end == v || *end || !(x >= 1 && x <= 1 << 20) || x != (long)x)) {
+            cli_usage_error("contributions", "--flow-max-tokens takes an integer 1..1048576, not '%s'", v);
+            return -1;
+        }
+        return v ? (opts.flow_max = x, 1) : -1;
+    }
     if (!cli_is_option(argv[*i], "--method"))
         return 0;
     const char *v = cli_option_value("contributions", "--method", argc, argv, i);
-    if (!v)
-        return -1;
-    if (strcmp(v, "alti") == 0)
-        opts.method = AG_CONTRIB_ALTI;
-    else if (strcmp(v, "norms-res") == 0)
-        opts.method = AG_CONTRIB_NORMS_RES;
-    else {
-        cli_usage_error("contributions", "--method takes norms-res or alti, not '%s'", v);
-        return -1;
-    }
-    return 1;
+    return v ? contributions_method(v) : -1;
 }
 
 typedef struct {
     ag_npy_writer *save, *mix; /* -o C.npy, --mixing M.npy, or NULL */
-    double *row;               /* (n) a layer's mixing, for --mixing */
     int save_failed;           /* the write's error is the run's */
 } contrib_run;
 
@@ -102,12 +133,9 @@ static int contrib_save(const ag_run_contrib_view *v, void *user, ag_error *err)
     size_t n = v->n;
     int status = AG_OK;
     if (run->save)
-        status = ag_npy_writer_write(run->save, v->R ? v->R : v->M, n * n, err);
-    if (status == AG_OK && run->mix) {
-        for (size_t i = 0; i < n; i++) /* ALTI: 1 - C_ii; norms-res: r_i */
-            run->row[i] = opts.method == AG_CONTRIB_ALTI ? 1 - v->M[i * n + i] : v->mixing[i];
-        status = ag_npy_writer_write(run->mix, run->row, n, err);
-    }
+        status = ag_npy_writer_write(run->save, v->R ? v->R : v->M, v->heads * n * n, err);
+    if (status == AG_OK && run->mix) /* ALTI: 1 - C_ii; norms-res: r_i */
+        status = ag_npy_writer_write(run->mix, v->mixing, n, err);
     run->save_failed = status != AG_OK;
     return status;
 }
@@ -137,36 +165,55 @@ static int contrib_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *te
 }
 
 /* -o C.npy and --mixing M.npy, staged in tx: one text's, [count, n, n]
- * and [count, n]. */
+ * ([count, heads, n, n] with norms) and [count, n]. */
 static int contrib_outputs(cli_model_run *r, const char *npy_path, cli_outputs *tx,
                            contrib_run *run)
 {
     size_t count = ag_selection_count(r->layers), n = r->seqs[0].n;
-    size_t shape[3] = {count, n, n};
+    size_t per_head[4] = {count, ag_selection_count(r->heads), n, n};
+    size_t per_layer[3] = {count, n, n}, mixing[2] = {count, n};
+    int heads = opts.method == AG_CONTRIB_NORMS;
     int rc = 0;
     if (npy_path)
-        rc = cli_outputs_npy(tx, npy_path, 3, shape, &run->save);
-    if (rc == 0 && opts.mixing && !(run->row = malloc(n * sizeof *run->row)))
-        rc = cli_fail("out of memory");
+        rc = cli_outputs_npy(tx, npy_path, heads ? 4 : 3, heads ? per_head : per_layer,
+                             &run->save);
     if (rc == 0 && opts.mixing)
-        rc = cli_outputs_npy(tx, opts.mixing, 2, shape, &run->mix);
+        rc = cli_outputs_npy(tx, opts.mixing, 2, mixing, &run->mix);
     return rc;
+}
+
+/* What a method refuses, before the model loads. */
+static int contributions_check(const cli_model_run *r)
+{
+    if (opts.compose && opts.method != AG_CONTRIB_ALTI)
+        return cli_usage_error("contributions", "--rollout composes ALTI: it needs --method alti");
+    if (r->input.heads && opts.method != AG_CONTRIB_NORMS)
+        return cli_usage_error("contributions", "--heads selects the heads of --method norms; "
+                               "the other methods measure each layer as a whole (\"head\": -1)");
+    if (opts.mixing && (opts.method == AG_CONTRIB_NORMS || opts.method == AG_CONTRIB_FLOW))
+        return cli_usage_error("contributions", "--mixing takes --method norms-res or alti: "
+                               "norms and flow define no per-token context mixing");
+    if (opts.flow_max && opts.method != AG_CONTRIB_FLOW)
+        return cli_usage_error("contributions", "--flow-max-tokens limits --method flow only");
+    return 0;
 }
 
 int cmd_contributions(int argc, char **argv)
 {
     cli_model_run r = {0};
-    if (cli_common_init(&r.common, AG_FAMILIES_ROLLOUT))
+    if (cli_common_init(&r.common, AG_FAMILIES_CONTRIBUTIONS))
         return 1;
     r.common.agg.allowed = 1;
     opts.method = AG_CONTRIB_ALTI;
+    opts.name = "alti";
     opts.compose = 0;
     opts.mixing = NULL;
+    opts.flow_max = 0;
     int rc = cli_model_run_parse(&r, &cli_usage_contributions, argc, argv, contributions_option);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if (opts.compose && opts.method != AG_CONTRIB_ALTI)
-        return cli_usage_error("contributions", "--rollout composes ALTI: it needs --method alti");
+    if ((rc = contributions_check(&r)))
+        return rc;
     /* -o is the matrices; the records go to standard output. */
     const char *npy_path = r.common.out_path;
     r.common.out_path = NULL;
@@ -181,18 +228,22 @@ int cmd_contributions(int argc, char **argv)
     r.outs[1] = (cli_path){"--mixing", opts.mixing};
     r.outs[2] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "contributions", 0);
+    ag_error err = {0};
+    if (rc == 0 && opts.flow_max &&
+        ag_run_options_set(r.opt, "flow_max_tokens", opts.flow_max, &err) != AG_OK)
+        rc = cli_fail_error(&err);
     cli_outputs tx = {0};
     contrib_run run = {0};
     if (rc == 0 && files && !r.seqs[0].skip)
         rc = contrib_outputs(&r, npy_path, &tx, &run);
     cli_sink sink = {0};
-    cli_settings_in in = {.model_dir = r.model_dir, .run = &r};
+    cli_settings_in in = {.model_dir = r.model_dir, .run = &r, .method = opts.name,
+                          .rollout = opts.compose};
     if (rc == 0)
         rc = cli_sink_open(&sink, &r.common, "contributions", r.model_dir, &in, !files);
     r.sink = &sink;
     if (rc == 0)
         rc = cli_model_run_texts(&r, "contributions", contrib_sequence, NULL, &run);
     rc = cli_sink_close(&sink, rc, &tx);
-    free(run.row);
     return cli_model_run_finish(&r, rc);
 }

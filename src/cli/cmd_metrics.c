@@ -16,8 +16,12 @@ static const char metrics_usage[] =
     "the reference it follows (docs/metrics.md explains each); the table format\n"
     "gives a block of lines per key, the others a row. FAMILY (spectrum,\n"
     "attention, geometry, weights, stability, curvature, values, activations,\n"
-    "all) or KEY, or a comma-separated list of them as --metrics takes it,\n"
+    "mixing, all) or KEY, or a comma-separated list of them as --metrics takes it,\n"
     "lists those only.\n";
+
+/* every family some command computes */
+#define METRICS_FAMILIES \
+    (AG_FAMILIES_ANALYZE | AG_FAMILIES_WEIGHTS | AG_FAMILIES_RESIDUAL | AG_FAMILIES_CONTRIBUTIONS)
 
 static const cli_option metrics_own[] = {{"--metrics", "LIST", "the same as FAMILY|KEY[,...]"}, {NULL}};
 static const cli_option_group *const metrics_groups[] = {
@@ -67,7 +71,7 @@ static int write_blocks(const cli_common *c, const ag_table *t)
 int cmd_metrics(int argc, char **argv)
 {
     cli_common common;
-    if (cli_common_init(&common, AG_FAMILIES_ANALYZE | AG_FAMILIES_WEIGHTS | AG_FAMILIES_RESIDUAL))
+    if (cli_common_init(&common, METRICS_FAMILIES))
         return 1;
     const char *list = NULL;
     for (int i = 1; i < argc; i++) {
@@ -95,7 +99,7 @@ int cmd_metrics(int argc, char **argv)
     ag_error err = {0};
     ag_metric_set *set = NULL;
     /* the default of ag_metric_set_new is the cheap families: all keys here */
-    if (ag_metric_set_new(AG_FAMILIES_ANALYZE | AG_FAMILIES_WEIGHTS | AG_FAMILIES_RESIDUAL, list ? list : "all", &set,
+    if (ag_metric_set_new(METRICS_FAMILIES, list ? list : "all", &set,
                           &err) != AG_OK)
         return cli_usage_error("metrics", "%s", err.message);
     ag_table t = {0};

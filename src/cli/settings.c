@@ -167,6 +167,10 @@ int cli_settings_text(const cli_common *c, const cli_settings_in *in, char **out
             json_object_set_new(o, "massive_abs", json_real(c->massive_abs));
             json_object_set_new(o, "massive_ratio", json_real(c->massive_ratio));
         }
+        if (in->method) { /* what the matrices are: the records alone do not say */
+            json_object_set_new(o, "method", json_string(in->method));
+            json_object_set_new(o, "rollout", json_boolean(in->rollout));
+        }
         if (in->run)
             run_settings(o, in->run);
         else if (in->precision)

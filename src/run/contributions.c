@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_statistics_double.h>
+
 #include "run_int.h"
 #include "attngeom/layers.h"
 #include "layers_int.h"
@@ -81,18 +83,27 @@ int ag_run_contributions_layer(const ag_model *m, const ag_layer_view *v, const 
     return status;
 }
 
-/* Layer v->layer's matrix into c->M, its mixing ratio into c->mix. */
+/* Layer v->layer's matrix into c->M, its context mixing into c->mix: the
+ * ratio r_i (Kobayashi et al. 2021, §5) with norms-res, 1 − C_ii with ALTI
+ * (the share of token i's output that comes from the other tokens,
+ * Ferrando et al. 2022, §3). */
 static int contrib_decompose(contrib_ctx *c, const ag_layer_view *v, ag_error *e)
 {
-    ag_contrib_output out = {.mixing = c->mix};
+    ag_contrib_output out = {0};
     if (c->method == AG_CONTRIB_ALTI)
         out.alti = c->M;
-    else
+    else {
         out.norms = c->M;
-    return ag_run_contributions_layer(c->m, v, c->h, &out, e);
+        out.mixing = c->mix;
+    }
+    int status = ag_run_contributions_layer(c->m, v, c->h, &out, e);
+    for (size_t i = 0; status == AG_OK && out.alti && i < v->n; i++)
+        c->mix[i] = 1 - c->M[i * v->n + i];
+    return status;
 }
 
-/* Layer l's record and callback. */
+/* Layer l's record, with context_mixing the mean of c->mix (GSL's
+ * running mean), and callback. */
 static int contrib_give(contrib_ctx *c, int layer, size_t n)
 {
     const double *M = c->compose ? c->R : c->M;
@@ -101,7 +112,11 @@ static int contrib_give(contrib_ctx *c, int layer, size_t n)
                                    &c->err);
     if (status != AG_OK)
         return status;
-    ag_run_contrib_view view = {.layer = layer, .n = n, .M = c->M, .R = c->R, .mixing = c->mix};
+    if (ag_metric_set_has(c->sel, AG_M_CONTEXT_MIXING))
+        ag_record_set(ag_record_list_at(*c->out, ag_record_list_count(*c->out) - 1),
+                      AG_M_CONTEXT_MIXING, AG_V_NUMBER, gsl_stats_mean(c->mix, 1, n));
+    ag_run_contrib_view view = {.layer = layer, .n = n, .M = c->M, .R = c->R, .mixing = c->mix,
+                                .heads = 1};
     return c->fn ? c->fn(&view, c->user, &c->err) : AG_OK;
 }
 
@@ -119,20 +134,156 @@ static int contrib_layer(const ag_layer_view *v, void *user)
     return v->layer == c->last ? AGR_PASS_DONE : AG_OK;
 }
 
+/* ---- --method norms: the value norms of each head ----------------------- */
+
+typedef struct {
+    const ag_model *m;
+    ag_run_options opt;            /* the caller's, its metrics the run's */
+    ag_workers *w;
+    const ag_selection *heads;     /* over n_head */
+    const unsigned char *layer_on; /* (n_layer) */
+    int last;
+    long text;
+    double *N;                     /* (n_head, n, n) */
+    ag_run_contrib_fn fn;
+    void *user;
+    ag_record_list **out;
+    ag_error err;
+} norms_ctx;
+
+static int norms_alloc(norms_ctx *c, const ag_layer_view *v)
+{
+    size_t n = v->n, H = (size_t)v->n_head;
+    if (n && n > SIZE_MAX / sizeof(double) / n / H)
+        return ag_error_set(&c->err, AG_ELIMIT, "%zu tokens: %zu heads' norm matrices too large",
+                            n, H);
+    if (!(c->N = malloc((n ? H * n * n : 1) * sizeof *c->N)))
+        return ag_error_set(&c->err, AG_ENOMEM, "out of memory for %zu heads' %zux%zu norms", H,
+                            n, n);
+    if (!*c->out && !(*c->out = ag_record_list_new()))
+        return ag_error_set(&c->err, AG_ENOMEM, "out of memory for records");
+    return AG_OK;
+}
+
+/* The records of the selected heads' N^h (ag_run_heads: families of a
+ * matrix, heads in parallel), then fn with them contiguous in head order
+ * (moved down in place: the k-th selected head is at k or above). */
+static int norms_give(norms_ctx *c, const ag_layer_view *v)
+{
+    ag_run_layer_heads L = agr_layer_heads(v, c->N, c->text, c->heads);
+    int h = -1;
+    ag_error e = {0};
+    int status = ag_run_heads(c->w, &L, &c->opt, *c->out, &h, &e);
+    if (status != AG_OK)
+        return h < 0 ? (c->err = e, status)
+                     : ag_error_set(&c->err, status, "layer %d head %d: %s", v->layer, h,
+                                    e.message);
+    size_t count = ag_selection_count(c->heads), nn = v->n * v->n;
+    const int *idx = ag_selection_indices(c->heads);
+    for (size_t k = 0; k < count; k++)
+        memmove(c->N + k * nn, c->N + (size_t)idx[k] * nn, nn * sizeof *c->N);
+    ag_run_contrib_view view = {.layer = v->layer, .n = v->n, .M = c->N, .heads = count};
+    return c->fn ? c->fn(&view, c->user, &c->err) : AG_OK;
+}
+
+static int norms_layer(const ag_layer_view *v, void *user)
+{
+    norms_ctx *c = user;
+    if (!c->layer_on[v->layer])
+        return AG_OK;
+    int status = c->N ? AG_OK : norms_alloc(c, v);
+    ag_attn_weights aw;
+    if (status == AG_OK &&
+        (status = ag_model_attn_weights(c->m, v->layer, &aw, &c->err)) == AG_OK) {
+        status = ag_run_value_norms(&aw, v, c->N, &c->err);
+        ag_attn_weights_free(&aw);
+    }
+    if (status == AG_OK)
+        status = norms_give(c, v);
+    if (status != AG_OK)
+        return status;
+    return v->layer == c->last ? AGR_PASS_DONE : AG_OK;
+}
+
+static int run_norms(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                     ag_workers *w, ag_run_contrib_fn fn, void *user, ag_record_list **out,
+                     ag_error *err)
+{
+    agr_pass p;
+    ag_metric_set *own = NULL;
+    ag_selection *heads = NULL;
+    int status = agr_pass_begin(&p, m, in, opt, 0, w, err);
+    norms_ctx c = {.m = m, .opt = *agr_options(opt), .w = p.w, .text = p.in.text, .fn = fn,
+                   .user = user, .out = out};
+    if (status == AG_OK && !(c.opt.metrics = agr_metrics_or_default(opt, AG_FAMILIES_CONTRIBUTIONS,
+                                                                    &own, err)))
+        status = err->status;
+    if (status == AG_OK)
+        status = ag_run_options_selection(opt, "heads", ag_model_get_config(m)->n_head, &heads,
+                                          err);
+    if (status == AG_OK) {
+        c.heads = heads;
+        c.layer_on = ag_selection_mask(p.layers);
+        c.last = ag_selection_last(p.layers);
+        status = agr_pass_run(&p, m, norms_layer, &c, &c.err, err);
+    }
+    free(c.N);
+    ag_selection_free(heads);
+    ag_metric_set_free(own);
+    agr_pass_end(&p);
+    return status;
+}
+
+/* ---- --method flow: ag_run_flow's F_l as the method's matrices --------- */
+
+typedef struct {
+    ag_run_contrib_fn fn;
+    void *user;
+} flow_give_ctx;
+
+static int flow_give(int layer, const double *F, size_t n, void *user, ag_error *err)
+{
+    const flow_give_ctx *g = user;
+    ag_run_contrib_view view = {.layer = layer, .n = n, .M = F, .heads = 1};
+    return g->fn(&view, g->user, err);
+}
+
+/* ag_run_flow with the contributions' default metrics (context_mixing,
+ * null) when opt has none: the records of every method have one layout. */
+static int run_flow(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                    ag_workers *w, ag_run_contrib_fn fn, void *user, ag_record_list **out,
+                    ag_error *err)
+{
+    flow_give_ctx g = {fn, user};
+    ag_metric_set *own = NULL;
+    ag_run_options o = *agr_options(opt);
+    if (!(o.metrics = agr_metrics_or_default(opt, AG_FAMILIES_CONTRIBUTIONS, &own, err)))
+        return err->status;
+    int status = ag_run_flow(m, in, &o, w, fn ? flow_give : NULL, &g, out, err);
+    ag_metric_set_free(own);
+    return status;
+}
+
+/* ---- the entry point ------------------------------------------------------ */
+
 int ag_run_contributions(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                          ag_workers *w, ag_contrib_method method, int compose,
                          ag_run_contrib_fn fn, void *user, ag_record_list **out, ag_error *err)
 {
-    if (method != AG_CONTRIB_NORMS_RES && method != AG_CONTRIB_ALTI)
+    if ((unsigned)method > AG_CONTRIB_FLOW)
         return ag_error_set(err, AG_EINVAL, "contributions: unknown method %d", (int)method);
     if (compose && method != AG_CONTRIB_ALTI)
         return ag_error_set(err, AG_EINVAL, "composing needs --method alti (norms are not a mixing of contributions)");
+    if (method == AG_CONTRIB_NORMS)
+        return run_norms(m, in, opt, w, fn, user, out, err);
+    if (method == AG_CONTRIB_FLOW)
+        return run_flow(m, in, opt, w, fn, user, out, err);
     agr_pass p;
     ag_metric_set *own = NULL;
     int status = agr_pass_begin(&p, m, in, opt, 0, w, err);
     contrib_ctx c = {.m = m, .opt = opt, .w = p.w, .method = method, .compose = compose,
                      .text = p.in.text, .fn = fn, .user = user, .out = out};
-    if (status == AG_OK && !(c.sel = agr_metrics_or_default(opt, AG_FAMILIES_ROLLOUT, &own, err)))
+    if (status == AG_OK && !(c.sel = agr_metrics_or_default(opt, AG_FAMILIES_CONTRIBUTIONS, &own, err)))
         status = err->status;
     if (status == AG_OK) {
         c.layer_on = ag_selection_mask(p.layers);

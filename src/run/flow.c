@@ -68,6 +68,7 @@ int ag_run_flow_matrix(const double *cap, int n_layer, size_t n, const ag_run_op
 
 typedef struct {
     int last;    /* the last selected layer */
+    int max_n;   /* opt's flow_max_tokens */
     size_t n;
     double *cap; /* (last + 1, n, n): Ã_l, made at layer 0 */
     ag_error err;
@@ -76,6 +77,12 @@ typedef struct {
 static int cap_alloc(cap_ctx *c, size_t n)
 {
     size_t layers = (size_t)c->last + 1;
+    /* refused before any flow runs: a layer costs n² maximum flows, each
+     * growing with n and the layers (docs/performance.md) */
+    if (n > (size_t)c->max_n)
+        return ag_error_set(&c->err, AG_ELIMIT, "%zu tokens: attention flow takes at most %d "
+                            "(n² maximum flows a layer, docs/performance.md); raise the limit "
+                            "with --flow-max-tokens or flow_max_tokens", n, c->max_n);
     if (n > (size_t)-1 / sizeof(double) / n / layers)
         return ag_error_set(&c->err, AG_ELIMIT, "%zu tokens: %zu flow layers too large", n,
                             layers);
@@ -135,7 +142,7 @@ int ag_run_flow(const ag_model *m, const ag_run_input *in, const ag_run_options 
     ag_metric_set *own = NULL;
     const ag_metric_set *sel = NULL;
     int status = agr_pass_begin(&p, m, in, opt, 0, w, err);
-    cap_ctx c = {0};
+    cap_ctx c = {.max_n = agr_options(opt)->flow_max_tokens};
     if (status == AG_OK)
         status = agr_metrics(opt, AG_FAMILIES_ROLLOUT, &sel, &own, err);
     if (status == AG_OK && (c.last = ag_selection_last(p.layers)) >= 0)

@@ -196,6 +196,19 @@ static int view_head_norms(const void *ctx, int h, double *norms, ag_error *err)
     return agr_head_value_norms(li->w, li->v->x, li->v->n, li->v->d, h, norms, err);
 }
 
+ag_run_layer_heads agr_layer_heads(const ag_layer_view *v, const double *attn, long text,
+                                   const ag_selection *heads)
+{
+    ag_run_layer_heads L = AG_RUN_LAYER_HEADS_DEFAULT;
+    L.attn = attn;
+    L.n = v->n;
+    L.n_head = v->n_head;
+    L.layer = v->layer;
+    L.text = text;
+    L.heads = heads;
+    return L;
+}
+
 static int analyze_layer(const ag_layer_view *v, void *user)
 {
     analyze_job *a = user;
@@ -206,13 +219,7 @@ static int analyze_layer(const ag_layer_view *v, void *user)
                      ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err)
                      : AG_OK;
     layer_input li = {v, &weights};
-    ag_run_layer_heads L = AG_RUN_LAYER_HEADS_DEFAULT;
-    L.attn = v->attn;
-    L.n = v->n;
-    L.n_head = v->n_head;
-    L.layer = v->layer;
-    L.text = a->text;
-    L.heads = a->heads;
+    ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, a->heads);
     L.input = a->stability ? view_head_input : NULL;
     L.input_ctx = &li;
     L.ids = a->ids;

@@ -54,10 +54,12 @@ int ag_run_options_set(ag_run_options *opt, const char *key, double v, ag_error 
         opt->massive_abs = v;
     else if (strcmp(k, "massive_ratio") == 0 && (ok = v >= 0 && isfinite(v)))
         opt->massive_ratio = v;
+    else if (strcmp(k, "flow_max_tokens") == 0 && (ok = is_integer(v, 1, 1 << 20)))
+        opt->flow_max_tokens = (int)v;
     else if (ok)
         return ag_error_set(err, AG_EINVAL, "unknown option '%s' (threads, precision, "
                             "edge_threshold, epsilon, trials, seed, massive_abs, "
-                            "massive_ratio)", k);
+                            "massive_ratio, flow_max_tokens)", k);
     return ok ? AG_OK : ag_error_set(err, AG_EINVAL, "option %s: %.17g is out of range", k, v);
 }
 
@@ -142,6 +144,8 @@ double ag_run_options_get(const ag_run_options *opt, const char *key)
         return o->massive_abs;
     if (strcmp(k, "massive_ratio") == 0)
         return o->massive_ratio;
+    if (strcmp(k, "flow_max_tokens") == 0)
+        return o->flow_max_tokens;
     return NAN;
 }
 

@@ -15,6 +15,7 @@ struct ag_run_options {
     int trials;
     unsigned long seed;
     double massive_abs, massive_ratio; /* family I's thresholds (Sun et al. 2024, §2) */
+    int flow_max_tokens; /* attention flow's n cap (n² max-flows a layer: performance.md) */
     int *layers, *heads; /* selected indices, sorted, no repeats; NULL: all */
     size_t nlayers, nheads;
     const ag_metric_set *metrics; /* borrowed; NULL: the entry point's default */
@@ -22,7 +23,8 @@ struct ag_run_options {
 };
 #define AGR_OPTIONS_DEFAULT                                                                  \
     {.threads = 1, .precision = AG_PRECISION_F32, .edge_threshold = -1, .epsilon = 1e-3,    \
-     .trials = 8, .seed = 1, .massive_abs = 100, .massive_ratio = 1000}
+     .trials = 8, .seed = 1, .massive_abs = 100, .massive_ratio = 1000,  \
+     .flow_max_tokens = 64}
 
 /* ---- distribution (tasks.c) ---------------------------------------------- */
 
@@ -74,6 +76,11 @@ int agr_head_value_norms(const ag_attn_weights *w, const double *x, size_t n, si
                          double *norms, ag_error *err);
 
 /* opt, or (NULL) the defaults (AGR_OPTIONS_DEFAULT). */
+/* The run of the heads of v's layer on the matrices attn (n_head, n, n):
+ * v's sizes and layer, records of text `text`, the selected heads (NULL:
+ * all); no family E, H or token ids (heads.c). */
+ag_run_layer_heads agr_layer_heads(const ag_layer_view *v, const double *attn, long text,
+                                   const ag_selection *heads);
 const ag_run_options *agr_options(const ag_run_options *opt);
 /* opt's selected layers over m's n_layer and heads over its n_head, both
  * the caller's to free (also on failure). */

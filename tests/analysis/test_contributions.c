@@ -348,3 +348,101 @@ Test(contributions, errors)
     cr_assert_eq(ag_contributions_layer(&in, &out, &err), AG_EINVAL);
     cr_assert_eq(ag_contributions_layer(NULL, &out, &err), AG_EINVAL);
 }
+
+/* ---- --method norms and flow through ag_run_contributions ---------------- */
+
+typedef struct {
+    double N[2 * 6 * 6]; /* the selected heads' N of the selected layer */
+    double A[4 * 6 * 6]; /* that layer's attention, every head */
+    size_t heads, n;
+    int layer, calls, mixing;
+} norms_seen;
+
+static int keep_norms(const ag_run_contrib_view *v, void *user, ag_error *err)
+{
+    (void)err;
+    norms_seen *s = user;
+    s->heads = v->heads;
+    s->n = v->n;
+    s->layer = v->layer;
+    s->mixing = v->mixing != NULL;
+    s->calls++;
+    memcpy(s->N, v->M, v->heads * v->n * v->n * sizeof *v->M);
+    return AG_OK;
+}
+
+static int keep_attention(int layer, const double *attn, size_t heads, size_t n, void *user)
+{
+    (void)layer;
+    memcpy(((norms_seen *)user)->A, attn, heads * n * n * sizeof *attn);
+    return 0;
+}
+
+/* tiny-gpt2, layer 2, heads 1 and 3: the view holds those heads' N^h in
+ * order, with N^h_ij = A^h_ij ‖f_h(x_j)‖ (Kobayashi et al. 2020, §3): each
+ * column j of N^h is A^h's column j times one norm, here N_jj / A_jj (the
+ * diagonal of causal attention is positive), with A from ag_run_attention;
+ * one record (2, h) per head; no mixing. Flow: one matrix per layer, no
+ * mixing, and an input above flow_max_tokens refused by name. */
+Test(contributions, run_norms_and_flow)
+{
+    static const int32_t ids[] = {464, 2068, 7586, 21831, 11687, 625};
+    static const int heads[] = {1, 3}, layer[] = {2};
+    enum { N = 6 };
+    ag_model *m = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_model_load("models/tiny-gpt2", &m, &err), AG_OK, "%s", err.message);
+    ag_run_input in = AG_RUN_INPUT_DEFAULT;
+    in.ids = ids;
+    in.n = N;
+    ag_run_options *o = ag_run_options_new();
+    cr_assert_eq(ag_run_options_set(o, "precision", 64, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_run_options_select(o, "layers", layer, 1, &err), AG_OK, "%s", err.message);
+    norms_seen s = {0};
+    cr_assert_eq(ag_run_attention(m, &in, o, NULL, keep_attention, NULL, &s, NULL, &err), AG_OK,
+                 "%s", err.message);
+    cr_assert_eq(ag_run_options_select(o, "heads", heads, 2, &err), AG_OK, "%s", err.message);
+    ag_record_list *recs = NULL;
+    cr_assert_eq(ag_run_contributions(m, &in, o, NULL, AG_CONTRIB_NORMS, 0, keep_norms, &s, &recs,
+                                      &err),
+                 AG_OK, "%s", err.message);
+    cr_assert(s.calls == 1 && s.layer == 2 && s.heads == 2 && s.n == N && !s.mixing);
+    cr_assert_eq(ag_record_list_count(recs), 2);
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(ag_record_head(ag_record_list_at(recs, (size_t)k)), heads[k]);
+        const double *Nh = s.N + (size_t)k * N * N, *Ah = s.A + (size_t)heads[k] * N * N;
+        for (int j = 0; j < N; j++) {
+            double norm = Nh[j * N + j] / Ah[j * N + j];
+            cr_assert(norm > 0);
+            for (int i = 0; i < N; i++)
+                cr_assert_float_eq(Nh[i * N + j], Ah[i * N + j] * norm, 1e-14 * norm,
+                                   "head %d (%d, %d)", heads[k], i, j);
+        }
+    }
+    ag_record_list_free(recs);
+    recs = NULL;
+    s.calls = 0;
+    cr_assert_eq(ag_run_contributions(m, &in, o, NULL, AG_CONTRIB_FLOW, 0, keep_norms, &s, &recs,
+                                      &err),
+                 AG_OK, "%s", err.message);
+    cr_assert(s.calls == 1 && s.heads == 1 && !s.mixing);
+    cr_assert_eq(ag_record_list_count(recs), 1);
+    ag_record_list_free(recs);
+    recs = NULL;
+    cr_assert_eq(ag_run_options_set(o, "flow_max_tokens", 5, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_run_options_get(o, "flow_max_tokens"), 5);
+    cr_assert_eq(ag_run_contributions(m, &in, o, NULL, AG_CONTRIB_FLOW, 0, NULL, NULL, &recs,
+                                      &err),
+                 AG_ELIMIT);
+    cr_assert(strstr(err.message, "6 tokens: attention flow takes at most 5"), "%s", err.message);
+    ag_record_list_free(recs);
+    recs = NULL;
+    cr_assert_eq(ag_run_contributions(m, &in, o, NULL, AG_CONTRIB_FLOW, 1, NULL, NULL, &recs, &err),
+                 AG_EINVAL);
+    cr_assert_eq(ag_run_contributions(m, &in, o, NULL, (ag_contrib_method)4, 0, NULL, NULL, &recs,
+                                      &err),
+                 AG_EINVAL);
+    ag_record_list_free(recs);
+    ag_run_options_free(o);
+    ag_model_free(m);
+}

@@ -186,7 +186,8 @@ Test(detectors, selection)
     cr_assert_str_eq(ag_metric_name(AG_M_DUPLICATE_TOKEN_BASELINE), "duplicate_token_baseline");
     cr_assert_str_eq(ag_metric_name(AG_M_INDUCTION_SCORE), "induction_score");
     cr_assert_str_eq(ag_metric_name(AG_M_INDUCTION_BASELINE), "induction_baseline");
-    cr_assert(AG_M_INDUCTION_BASELINE < AG_M_VALUE_NORM_MEAN && AG_M_ACT_MASSIVE + 1 == AG_M_COUNT,
+    cr_assert(AG_M_INDUCTION_BASELINE < AG_M_VALUE_NORM_MEAN &&
+                  AG_M_ACT_MASSIVE < AG_M_CONTEXT_MIXING && AG_M_CONTEXT_MIXING + 1 == AG_M_COUNT,
               "new keys come last (ABI rule)");
 }
 

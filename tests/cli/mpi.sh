@@ -5,6 +5,7 @@
 # streaming, json with its settings, the aligned table, --aggregate,
 # --aggregate --by text, --skip-long and --max-tokens with their warnings,
 # -j 2 per rank, --tokens-file - from standard input), residual, rollout,
+# contributions --method flow and norms (a corpus, --aggregate),
 # similarity (and its -o S.npy), matrix over a 4-D .npy, weights (all layers,
 # --layers, --heads); a corpus of unequal lengths with a blank line, so the
 # texts are split by token count and the records still come in input order.
@@ -109,6 +110,9 @@ STDIN=ids.txt same analyze-stdin analyze "$GPT2" --tokens-file - --format json
 same residual residual "$GPT2" --text-file corpus.txt --format jsonl
 same residual-agg residual "$GPT2" --text-file corpus.txt --aggregate --format json
 same rollout rollout "$GPT2" --tokens-file ids.txt --format csv
+same contributions-flow contributions "$GPT2" --text-file corpus.txt --method flow --flow-max-tokens 90 --format jsonl
+same contributions-norms contributions "$GPT2" --tokens-file ids.txt --method norms --heads 1,2 --format csv
+same contributions-flow-agg contributions "$GPT2" --tokens-file ids.txt --method flow --aggregate --format json
 OUT=R.npy same rollout-npy rollout "$GPT2" --text "In the beginning" -o R.npy --format json
 OUT=S.npy same similarity similarity "$GPT2" --text-file corpus.txt --format json -o S.npy
 same matrix matrix attn.npy --format jsonl --metrics all
