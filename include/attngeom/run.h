@@ -487,6 +487,18 @@ AG_EXPORT int ag_run_attention(const ag_model *m, const ag_run_input *in,
                                ag_hidden_fn hidden_fn, void *user, double *hidden,
                                ag_error *err);
 
+/* ag_run_attention with, from the same pass (ag_forward_options.
+ * want_scores: no second one), scores_fn (may be NULL) given each selected
+ * layer's selected heads' pre-softmax scores (heads, n, n) after fn has its
+ * probabilities: scale·q_i·k_j (Gemma-2 soft-capped) as the pass's
+ * precision forms them, −inf where masked, so that softmax of a row is the
+ * row of fn's (ag_layer_view.scores). Errors: ag_run_attention's. */
+AG_EXPORT int ag_run_attention_scores(const ag_model *m, const ag_run_input *in,
+                                      const ag_run_options *opt, ag_workers *w,
+                                      ag_run_heads_fn fn, ag_run_heads_fn scores_fn,
+                                      ag_hidden_fn hidden_fn, void *user, double *hidden,
+                                      ag_error *err);
+
 /* ---- the induction probe (`attngeom heads --probe induction`) ----------- */
 
 /* The token sequence of Olsson et al. (2022)'s induction probe: a block of

@@ -162,6 +162,7 @@ _PROTOTYPES = {
     "ag_run_options_set_metrics": (None, [P, P]),
     "ag_run_analyze": (c_int, [P, P, P, P, PP, P]),
     "ag_run_attention": (c_int, [P, P, P, P, HEADS_FN, P, P, P, P]),
+    "ag_run_attention_scores": (c_int, [P, P, P, P, HEADS_FN, HEADS_FN, P, P, P, P]),
     # figures (_plot.py: ag_run_plot_spec, sized, and ag_plot_output, fixed)
     "ag_plot_kind_from_name": (c_int, [c_str]),
     "ag_plot_format_from_path": (c_int, [c_str]),

@@ -182,30 +182,38 @@ class Model:
         frames of audio= or features=): the CLI's --tokens, --image, --pixels,
         --audio, --features and --frames."""
 
-    def _attention_run(self, inp, opt, attn, hidden):
-        """ag_run_attention on inp: the selected heads of the selected layers
-        into attn [L, H, n, n] in layer order, hidden states into hidden."""
-        done = [0]
+    def _attention_run(self, inp, opt, attn, hidden, scores=None):
+        """ag_run_attention_scores on inp: the selected heads of the selected
+        layers into attn [L, H, n, n] in layer order, their pre-softmax
+        scores into scores (same shape) when given, hidden states into
+        hidden."""
+        def taker(dst):
+            done = [0]
 
-        def take(layer, a, heads, n, user):
-            size = heads * n * n * attn.itemsize
-            ctypes.memmove(attn.ctypes.data + done[0], a, size)
-            done[0] += size
-            return 0
+            def take(layer, a, heads, n, user):
+                size = heads * n * n * dst.itemsize
+                ctypes.memmove(dst.ctypes.data + done[0], a, size)
+                done[0] += size
+                return 0
+            return HEADS_FN(take) if dst is not None else HEADS_FN()
 
-        fn = HEADS_FN(take) if attn is not None else HEADS_FN()
+        fn, sfn = taker(attn), taker(scores)
         with Call() as c:
-            c.check(lib.ag_run_attention(
-                self._model, ctypes.byref(inp.struct), opt, None, fn, None, None,
+            c.check(lib.ag_run_attention_scores(
+                self._model, ctypes.byref(inp.struct), opt, None, fn, sfn, None, None,
                 hidden.ctypes.data if hidden is not None else None, c.err), self.path)
 
     @guarded
     def attention(self, text_or_ids=None, *, tokens=None, image=None, audio=None, pixels=None,
                   features=None, frames=None, precision="f32", layers=None, heads=None,
-                  jobs=None):
+                  jobs=None, scores=False):
         """Attention probabilities [L, H, n, n] (float64) of the selected layers
         and heads (all by default), as `attngeom attention -o OUT.npy` writes
-        them. precision: "f32" (Hugging Face's float32 pass) or "f64"."""
+        them. precision: "f32" (Hugging Face's float32 pass) or "f64".
+        scores=True returns (attn, scores): also the pre-softmax scores of
+        the same heads from the same pass, as `attention --scores` writes
+        them (scale, Gemma-2's soft-capping; -inf where a key is masked), so
+        that the softmax of each row of scores is that row of attn."""
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads)
@@ -214,8 +222,9 @@ class Model:
                 c.check(lib.ag_model_selected(self._model, opt, ctypes.byref(nl),
                                               ctypes.byref(nh), c.err), self.path)
             attn = np.empty((nl.value, nh.value, inp.n, inp.n), dtype=np.float64)
-            self._attention_run(inp, opt, attn, None)
-        return attn
+            sc = np.empty_like(attn) if scores else None
+            self._attention_run(inp, opt, attn, None, sc)
+        return (attn, sc) if scores else attn
 
     @guarded
     def hidden_states(self, text_or_ids=None, *, tokens=None, image=None, audio=None,

@@ -196,6 +196,22 @@ def softmax_rows(s, visible):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+# A list while scores() runs: every layer's scores [H, n, n] in order.
+SCORES = None
+
+
+def scores(model, ids):
+    """model.forward(ids) with SCORES on: (attn, per-layer scores [H, n, n]
+    as the attention forms them before its softmax, -inf where masked)."""
+    global SCORES
+    SCORES = []
+    try:
+        attn, _ = model.forward(ids)
+        return attn, SCORES
+    finally:
+        SCORES = None
+
+
 def attention(q, k, v, scale, causal, window=0, softcap=0.0):
     """q [H, n, dh], k/v [H, n, dh] (already expanded for GQA).  Gemma-2
     soft-capping (modeling_gemma2.py @006e86931247 eager_attention_forward):
@@ -203,7 +219,10 @@ def attention(q, k, v, scale, causal, window=0, softcap=0.0):
     s = np.einsum("hid,hjd->hij", q, k) * scale
     if softcap:
         s = np.tanh(s / softcap) * softcap
-    p = softmax_rows(s, visible_keys(s.shape[-1], causal, window))
+    vis = visible_keys(s.shape[-1], causal, window)
+    if SCORES is not None:  # the pre-softmax scores, -inf where masked
+        SCORES.append(np.where(vis, s, -np.inf))
+    p = softmax_rows(s, vis)
     return p, np.einsum("hij,hjd->hid", p, v)
 
 
