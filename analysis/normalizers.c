@@ -200,6 +200,25 @@ int ag_normalize_row(ag_normalizer kind, double param, const double *s, size_t n
     }
 }
 
+int ag_normalize_rows(ag_normalizer kind, double param, const double *S, size_t rows, size_t n,
+                      double *P, ag_error *err)
+{
+    if (!S || !P || rows == 0)
+        return ag_error_set(err, AG_EINVAL, "normalize: no rows");
+    for (size_t r = 0; r < rows; r++) {
+        int rc = ag_normalize_row(kind, param, S + r * n, n, P + r * n, err);
+        if (rc != AG_OK) {
+            if (err) {
+                char msg[AG_ERROR_MESSAGE_MAX];
+                memcpy(msg, err->message, sizeof msg);
+                ag_error_set(err, rc, "row %zu: %s", r, msg);
+            }
+            return rc;
+        }
+    }
+    return AG_OK;
+}
+
 /* ---- linear attention ----------------------------------------------------- */
 
 /* φ(x) = elu(x) + 1 (Katharopoulos et al. 2020, §3.2.1). */

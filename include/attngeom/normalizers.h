@@ -88,6 +88,14 @@ AG_EXPORT int ag_entmax_bisect_row(const double *s, size_t n, double alpha, doub
 AG_EXPORT int ag_normalize_row(ag_normalizer kind, double param, const double *s, size_t n,
                                double *p, ag_error *err);
 
+/* ag_normalize_row on each of the `rows` rows of n scores in S (row-major,
+ * rows·n doubles) into P (the same shape; may be S for softmax only): the
+ * normaliser of a whole array of scores, e.g. `attention --scores`' [L, H,
+ * n, n] as L·H·n rows. Errors: ag_normalize_row's, the message prefixed
+ * with "row R: " (the first failing row; P's rows before it are done). */
+AG_EXPORT int ag_normalize_rows(ag_normalizer kind, double param, const double *S, size_t rows,
+                                size_t n, double *P, ag_error *err);
+
 /* Linear attention's row of query q (d values) over keys K (n rows of d,
  * row stride ldk): p_j = φ(q)·φ(k_j) / Σ_{k allowed} φ(q)·φ(k_k) with
  * φ(x) = elu(x) + 1 (x + 1 for x > 0, eˣ otherwise: always > 0),

@@ -20,6 +20,7 @@
 #include "image.h"
 #include "metrics.h"
 #include "model.h"
+#include "normalizers.h"
 #include "parallel.h"
 #include "stability.h"
 #include "tokenizer.h"
@@ -94,6 +95,16 @@ typedef struct ag_run_options ag_run_options; /* also in access.h (C11) */
  * NULL: the entry point's default. BORROWED: sel must outlive the runs
  * made with opt. */
 AG_EXPORT void ag_run_options_set_metrics(ag_run_options *opt, const ag_metric_set *sel);
+/* The normaliser whose probabilities ag_run_analyze measures instead of
+ * the model's softmax (attngeom/normalizers.h), from the pass's own scores
+ * (ag_forward_options.want_scores): softmax with param the temperature T
+ * (T = 1, the default: the model's probabilities, no scores taken),
+ * sparsemax, entmax15, entmax with param α in (1, 2]. The forward pass is
+ * unchanged. Family E (which perturbs the head's own softmax) is null
+ * under another normaliser. Errors: AG_EINVAL (NULL, a parameter the normaliser refuses),
+ * AG_EUNSUPPORTED (AG_NORMALIZER_LINEAR: it needs Q and K). */
+AG_EXPORT int ag_run_options_set_normalizer(ag_run_options *opt, ag_normalizer kind, double param,
+                                            ag_error *err);
 /* The seed of family E at full width (ag_run_options_set takes seeds up
  * to 2^53 only, as a double holds them). */
 AG_EXPORT void ag_run_options_set_seed(ag_run_options *opt, unsigned long seed);

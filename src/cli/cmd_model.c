@@ -186,7 +186,10 @@ static const char analyze_help[] =
     "--tokens-file: one sequence of ids a line, separated by commas or spaces).\n"
     "--metrics stability (or its keys) adds family E, computed in double on each\n"
     "head's input X (docs/stability.md). --metrics values adds family H, the norms\n"
-    "of what each head writes, ||(x_j W_V + b_V) W_O|| (Kobayashi et al. 2020).\n";
+    "of what each head writes, ||(x_j W_V + b_V) W_O|| (Kobayashi et al. 2020).\n"
+    "--normalizer N measures, instead of the model's softmax, the same pass's\n"
+    "scores through sparsemax, entmax15 or entmax:ALPHA; --temperature T through\n"
+    "softmax(S/T). The records then carry \"normalizer\" and \"temperature\".\n";
 
 static const char analyze_more[] =
     "Records stream: in jsonl, csv and tsv each text's records are\n"
@@ -195,8 +198,12 @@ static const char analyze_more[] =
     "and JSONL carry the run's settings (options, SHA-256 of the weights, token\n"
     "counts); docs/cli.md, \"Corpus runs\".\n";
 
+static const cli_option analyze_own[] = {
+    {"--normalizer", "N", "measure the scores under softmax (default), sparsemax, entmax15, entmax:ALPHA"},
+    {"--temperature", "T", "measure softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
+    {NULL}};
 static const cli_option_group *const analyze_groups[] = {
-    &cli_group_input, &cli_group_select, &cli_group_precision, &cli_group_records,
+    CLI_OWN("analyze", analyze_own), &cli_group_input, &cli_group_select, &cli_group_precision, &cli_group_records,
     &cli_group_stability, &cli_group_curvature, &cli_group_output, &cli_group_table,
     &cli_group_label, &cli_group_aggregate, &cli_group_corpus, &cli_group_media, &cli_group_jobs,
     &cli_group_help, NULL};
@@ -220,16 +227,43 @@ static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, v
     return status == AG_OK ? 0 : cli_model_run_fail(r, s, &err);
 }
 
+static cli_lens analyze_lens;
+
+static int analyze_option(cli_model_run *r, int argc, char **argv, int *i)
+{
+    (void)r;
+    return cli_lens_option(&analyze_lens, "analyze", 0, argc, argv, i);
+}
+
+/* The run's normaliser, when --normalizer or --temperature was given. */
+static int analyze_normalizer(cli_model_run *r)
+{
+    ag_error err = {0};
+    if (!analyze_lens.normalizer && !analyze_lens.temperature)
+        return 0;
+    if (analyze_lens.kind == AG_NORMALIZER_LINEAR)
+        return cli_usage_error("analyze", "--normalizer linear is not available yet (it needs the heads' Q and K)");
+    if (ag_run_options_set_normalizer(r->opt, analyze_lens.kind, analyze_lens.param, &err) != AG_OK)
+        return cli_fail_error(&err);
+    return 0;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
     cli_model_run r = {0};
     if (cli_common_init(&r.common, AG_FAMILIES_ANALYZE))
         return 1;
     r.common.agg.allowed = 1;
-    int rc = cli_model_run_parse(&r, &cli_usage_analyze, argc, argv, NULL);
+    analyze_lens = (cli_lens){0};
+    int rc = cli_model_run_parse(&r, &cli_usage_analyze, argc, argv, analyze_option);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if ((analyze_lens.normalizer || analyze_lens.temperature) &&
+        cli_lens_check(&analyze_lens, "analyze", &r.common))
+        return EXIT_USAGE;
     rc = cli_model_run_prepare(&r, "analyze", 0);
+    if (rc == 0)
+        rc = analyze_normalizer(&r);
     if (rc == 0)
         rc = cli_model_run_records(&r, "analyze", analyze_text);
     return cli_model_run_finish(&r, rc);

@@ -36,6 +36,12 @@ int cli_records_table(const cli_common *c, const ag_record_list *recs, ag_table 
         status = ag_table_add_text_column(out, "model", cli_model(c), &err);
     if (status == AG_OK && c->input_name)
         status = add_input_column(c, out, &err);
+    if (status == AG_OK && c->normalizer) /* the lens the matrices were made through */
+        status = ag_table_add_text_column(out, "normalizer", c->normalizer, &err);
+    if (status == AG_OK && c->normalizer)
+        status = ag_table_add_column(out, "temperature",
+                                     (ag_cell){.kind = AG_CELL_NUMBER, .value = c->temperature},
+                                     &err);
     if (status != AG_OK)
         ag_table_free(out);
     return status == AG_OK ? 0 : cli_fail_error(&err);

@@ -173,6 +173,7 @@ typedef struct {
     long text;
     const int32_t *ids;        /* (n) the input's token ids; NULL for a tensor input */
     ag_record_list *recs;
+    double *lens; /* (n_head, n, n) the layer under opt's normaliser, or NULL */
     ag_error err; /* the failure, naming layer and head */
 } analyze_job;
 
@@ -196,6 +197,22 @@ static int view_head_norms(const void *ctx, int h, double *norms, ag_error *err)
     return agr_head_value_norms(li->w, li->v->x, li->v->n, li->v->d, h, norms, err);
 }
 
+/* The view's scores through opt's normaliser into a->lens (the same for
+ * every layer: n_head·n rows of n), *attn pointed at it. */
+static int lens_layer(analyze_job *a, const ag_layer_view *v, const double **attn)
+{
+    size_t rows = (size_t)v->n_head * v->n;
+    ag_error e = {0};
+    if (!a->lens && !(a->lens = malloc(rows * v->n * sizeof *a->lens)))
+        return ag_error_set(&a->err, AG_ENOMEM, "out of memory for %d heads", v->n_head);
+    int status = ag_normalize_rows((ag_normalizer)a->opt->normalizer, a->opt->normalizer_param,
+                                   v->scores, rows, v->n, a->lens, &e);
+    if (status != AG_OK) /* row r is head r / n, query r % n */
+        return ag_error_set(&a->err, status, "layer %d: %s", v->layer, e.message);
+    *attn = a->lens;
+    return AG_OK;
+}
+
 static int analyze_layer(const ag_layer_view *v, void *user)
 {
     analyze_job *a = user;
@@ -208,6 +225,8 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     layer_input li = {v, &weights};
     ag_run_layer_heads L = AG_RUN_LAYER_HEADS_DEFAULT;
     L.attn = v->attn;
+    if (status == AG_OK && v->scores)
+        status = lens_layer(a, v, &L.attn);
     L.n = v->n;
     L.n_head = v->n_head;
     L.layer = v->layer;
@@ -254,12 +273,16 @@ int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_optio
     if (status == AG_OK) {
         analyze_job a = {.m = m, .opt = &o, .w = w, .layer_on = ag_selection_mask(layers),
                          .heads = heads, .text = given.text, .ids = given.ids, .recs = recs,
-                         .stability = ag_family_selected(o.metrics, AG_FAMILY_STABILITY),
+                         /* family E perturbs the head's own softmax: none under a lens */
+                         .stability = ag_family_selected(o.metrics, AG_FAMILY_STABILITY) &&
+                                      !agr_lens_active(&o),
                          .values = ag_family_selected(o.metrics, AG_FAMILY_VALUES)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
+        fo.want_scores = agr_lens_active(&o);
         status = ag_run_forward(m, in, &fo, analyze_layer, &a, NULL, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
+        free(a.lens);
     }
     if (status == AG_OK)
         *out = recs;

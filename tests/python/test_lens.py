@@ -1,0 +1,97 @@
+"""Softmax as a lens (issue 28): `matrix --scores S.npy --normalizer N`
+and `analyze --normalizer N / --temperature T` measure the probabilities
+the normaliser gives on the scores of `attention --scores`; checked
+against the normalisers written here in numpy (Martins & Astudillo 2016,
+Algorithm 1; softmax(S/T)) and against `matrix` on those probabilities."""
+import numpy as np
+import pytest
+
+from conftest import ARCH, run_cli
+
+IDS = "1,5,9,2,7,3,11,4,6"
+KEYS = ["entropy_mean", "effective_rank", "sink_mass", "self_mass", "asymmetry"]
+
+
+def sparsemax(s):
+    """Algorithm 1 on each row over its allowed (finite) keys."""
+    out = np.zeros_like(s)
+    for idx in np.ndindex(*s.shape[:-1]):
+        row = s[idx]
+        ok = np.isfinite(row)
+        z = np.sort(row[ok])[::-1]
+        k = np.arange(1, len(z) + 1)
+        cum = np.cumsum(z)
+        kz = k[1 + k * z > cum].max()
+        tau = (cum[kz - 1] - 1) / kz
+        out[idx][ok] = np.maximum(row[ok] - tau, 0)
+    return out
+
+
+def softmax(s, T):
+    e = np.exp((s - s.max(axis=-1, keepdims=True)) / T)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def records(cmd, *args):
+    recs = run_cli(cmd, *args, "--format", "json")["records"]
+    return {(r["layer"], r["head"]): r for r in recs}
+
+
+@pytest.fixture
+def scores(tmp):
+    model = ARCH / "qwen2-window"  # causal, a sliding window on layer 1
+    run_cli("attention", model, "--tokens", IDS, "--precision", "f64", "-o", tmp / "a.npy",
+            "--scores", tmp / "s.npy")
+    return model, np.load(tmp / "s.npy")
+
+
+@pytest.mark.parametrize("normalizer,T", [("sparsemax", None), ("softmax", 0.25),
+                                          ("softmax", 4.0)])
+def test_lens_equals_matrix_of_the_normalised_scores(tmp, scores, normalizer, T):
+    model, S = scores
+    P = sparsemax(S) if normalizer == "sparsemax" else softmax(S, T)
+    np.save(tmp / "p.npy", P)
+    want = records("matrix", tmp / "p.npy")
+    extra = ["--normalizer", normalizer] + (["--temperature", T] if T else [])
+    got_m = records("matrix", "--scores", tmp / "s.npy", *extra)
+    got_a = records("analyze", model, "--tokens", IDS, "--precision", "f64", *extra)
+    assert set(got_m) == set(want) == set(got_a)
+    for key in want:
+        for got in (got_m, got_a):
+            assert got[key]["normalizer"] == normalizer
+            assert got[key]["temperature"] == (T or 1)
+            for k in KEYS:
+                w, g = want[key][k], got[key][k]
+                assert (w is None and g is None) or abs(g - w) <= 1e-12 * max(1, abs(w)), (key, k)
+
+
+def test_softmax_lens_at_t1_is_the_model(tmp, scores):
+    """The scores through softmax at T = 1 are the model's own heads."""
+    model, _ = scores
+    want = records("analyze", model, "--tokens", IDS, "--precision", "f64")
+    got = records("matrix", "--scores", tmp / "s.npy")
+    for key in want:
+        for k in KEYS:
+            assert got[key][k] == pytest.approx(want[key][k], abs=1e-13), (key, k)
+
+
+def test_sparsemax_is_sparser(tmp, scores):
+    """Sparsemax zeroes keys softmax keeps: entropy falls on every head."""
+    model, _ = scores
+    soft = records("matrix", "--scores", tmp / "s.npy")
+    sparse = records("matrix", "--scores", tmp / "s.npy", "--normalizer", "sparsemax")
+    assert all(sparse[k]["entropy_mean"] < soft[k]["entropy_mean"] for k in soft)
+
+
+def test_lens_usage_errors(tmp, scores):
+    model, _ = scores
+    for args, text in ((["matrix", tmp / "a.npy", "--normalizer", "sparsemax"], "need --scores"),
+                       (["matrix", "--scores", tmp / "s.npy", "--normalizer", "softmin"],
+                        "unknown normalizer 'softmin'"),
+                       (["matrix", "--scores", tmp / "s.npy", "--normalizer", "entmax:3"],
+                        "(1, 2]"),
+                       (["matrix", "--scores", tmp / "s.npy", "--normalizer", "sparsemax",
+                         "--temperature", "2"], "softmax only"),
+                       (["analyze", model, "--tokens", IDS, "--temperature", "0"], "> 0")):
+        p = run_cli(*args, ok=False)
+        assert p.returncode == 2 and text in p.stderr, (args, p.stderr)
