@@ -99,10 +99,11 @@ AG_EXPORT void ag_run_options_set_metrics(ag_run_options *opt, const ag_metric_s
  * the model's softmax (attngeom/normalizers.h), from the pass's own scores
  * (ag_forward_options.want_scores): softmax with param the temperature T
  * (T = 1, the default: the model's probabilities, no scores taken),
- * sparsemax, entmax15, entmax with param α in (1, 2]. The forward pass is
- * unchanged. Family E (which perturbs the head's own softmax) is null
- * under another normaliser. Errors: AG_EINVAL (NULL, a parameter the normaliser refuses),
- * AG_EUNSUPPORTED (AG_NORMALIZER_LINEAR: it needs Q and K). */
+ * sparsemax, entmax15, entmax with param α in (1, 2]; linear from each
+ * head's Q and K (ag_head_linear_attention on the layer's X and weights).
+ * The forward pass is unchanged. Family E (which perturbs the head's own
+ * softmax) is null under another normaliser. Errors: AG_EINVAL (NULL, a
+ * parameter the normaliser refuses, an unknown kind). */
 AG_EXPORT int ag_run_options_set_normalizer(ag_run_options *opt, ag_normalizer kind, double param,
                                             ag_error *err);
 /* The seed of family E at full width (ag_run_options_set takes seeds up

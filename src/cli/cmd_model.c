@@ -188,8 +188,9 @@ static const char analyze_help[] =
     "head's input X (docs/stability.md). --metrics values adds family H, the norms\n"
     "of what each head writes, ||(x_j W_V + b_V) W_O|| (Kobayashi et al. 2020).\n"
     "--normalizer N measures, instead of the model's softmax, the same pass's\n"
-    "scores through sparsemax, entmax15 or entmax:ALPHA; --temperature T through\n"
-    "softmax(S/T). The records then carry \"normalizer\" and \"temperature\".\n";
+    "scores through sparsemax, entmax15 or entmax:ALPHA, or linear attention from\n"
+    "each head's Q and K (phi = elu + 1); --temperature T through softmax(S/T).\n"
+    "The records then carry \"normalizer\" and \"temperature\".\n";
 
 static const char analyze_more[] =
     "Records stream: in jsonl, csv and tsv each text's records are\n"
@@ -199,7 +200,7 @@ static const char analyze_more[] =
     "counts); docs/cli.md, \"Corpus runs\".\n";
 
 static const cli_option analyze_own[] = {
-    {"--normalizer", "N", "measure the scores under softmax (default), sparsemax, entmax15, entmax:ALPHA"},
+    {"--normalizer", "N", "measure the heads under softmax (default), sparsemax, entmax15, entmax:ALPHA, linear"},
     {"--temperature", "T", "measure softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {NULL}};
 static const cli_option_group *const analyze_groups[] = {
@@ -241,8 +242,6 @@ static int analyze_normalizer(cli_model_run *r)
     ag_error err = {0};
     if (!analyze_lens.normalizer && !analyze_lens.temperature)
         return 0;
-    if (analyze_lens.kind == AG_NORMALIZER_LINEAR)
-        return cli_usage_error("analyze", "--normalizer linear is not available yet (it needs the heads' Q and K)");
     if (ag_run_options_set_normalizer(r->opt, analyze_lens.kind, analyze_lens.param, &err) != AG_OK)
         return cli_fail_error(&err);
     return 0;

@@ -106,11 +106,9 @@ int ag_run_options_set_normalizer(ag_run_options *opt, ag_normalizer kind, doubl
 {
     if (!opt)
         return ag_error_set(err, AG_EINVAL, "no run options (NULL)");
-    if (kind == AG_NORMALIZER_LINEAR)
-        return ag_error_set(err, AG_EUNSUPPORTED, "normalizer linear: runs take score normalizers only (softmax, sparsemax, entmax15, entmax:ALPHA)");
     /* a row of two scores checks the kind and its parameter as a run will use them */
     double s[2] = {0, 1}, p[2];
-    int rc = ag_normalize_row(kind, param, s, 2, p, err);
+    int rc = kind == AG_NORMALIZER_LINEAR ? AG_OK : ag_normalize_row(kind, param, s, 2, p, err);
     if (rc != AG_OK)
         return rc;
     opt->normalizer = (int)kind;

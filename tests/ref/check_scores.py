@@ -17,9 +17,15 @@ and tiny-whisper (random features):
    (encoders_ref.py keeps no scores) S minus log of the reference's
    probabilities is constant along each row to 1e-9;
 3. the f32 pass (the default): softmax(S) is its A to 1e-6 and S is the f64
-   one to 1e-4 * max(1, |S|) (float32 rounding of the scores).
+   one to 1e-4 * max(1, |S|) (float32 rounding of the scores);
+4. `analyze --normalizer linear --precision f64` (Katharopoulos et al. 2020,
+   phi = elu + 1 on each head's rotated Q and K) against `matrix` of the
+   same formula on hf_forward's q and k, over the keys of the mask: the
+   keys of LINEAR_KEYS to 1e-9 (token models whose q is not scaled before
+   the product, i.e. all but OPT and DistilBERT).
 Exits 1 on any failure.
 """
+import json
 import os
 import subprocess
 import sys
@@ -75,7 +81,7 @@ def check_token_model(cli, name, folder, ids, tmp):
     if isinstance(out, list):
         return out, 0.0, 0.0
     problems, masked, err = out
-    _, ref = HF.scores(HF.Model(folder), ids)
+    _, ref, qk = HF.scores(HF.Model(folder), ids)
     ref = np.stack(ref)
     if not np.array_equal(np.isneginf(ref), masked):
         problems.append("%s: -inf pattern differs from HF's mask" % name)
@@ -84,7 +90,48 @@ def check_token_model(cli, name, folder, ids, tmp):
     if not rerr <= REF_TOL:
         problems.append("%s: scores differ from hf_forward's by %.3g" % (name, rerr))
     problems += check_f32(cli, name, folder, ["--tokens", ",".join(map(str, ids))], tmp, S)
+    if name not in SCALED_Q:
+        problems += check_linear(cli, name, folder, ids, qk, masked, tmp)
     return problems, err, rerr
+
+
+# Their q reaches attention() already scaled (modeling_opt.py, DistilBERT):
+# the engine's linear attention takes the unscaled projection.
+SCALED_Q = {"opt", "opt-350m-like", "distilbert"}
+LINEAR_KEYS = ["entropy_mean", "effective_rank", "sink_mass", "self_mass", "asymmetry",
+               "attention_distance"]
+
+
+def json_records(cli, args):
+    p = subprocess.run([cli] + args + ["--format", "json"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    if p.returncode != 0:
+        raise RuntimeError("%s failed: %s" % (" ".join(args[:2]), p.stderr.strip()))
+    return {(r["layer"], r["head"]): r for r in json.loads(p.stdout)["records"]}
+
+
+def linear_attention(q, k, masked):
+    """Katharopoulos et al. (2020) eq. 7, phi = elu + 1, per head and row."""
+    phi = lambda v: np.where(v > 0, v + 1, np.exp(np.minimum(v, 0)))  # noqa: E731
+    num = np.einsum("hid,hjd->hij", phi(q), phi(k)) * ~masked
+    return num / num.sum(axis=-1, keepdims=True)
+
+
+def check_linear(cli, name, folder, ids, qk, masked, tmp):
+    """4. `analyze --normalizer linear` is `matrix` of the reference's
+    linear attention (every family A key of LINEAR_KEYS to 1e-9)."""
+    P = np.stack([linear_attention(q, k, masked[l]) for l, (q, k) in enumerate(qk)])
+    np.save(os.path.join(tmp, "lin.npy"), P)
+    want = json_records(cli, ["matrix", os.path.join(tmp, "lin.npy")])
+    got = json_records(cli, ["analyze", folder, "--tokens", ",".join(map(str, ids)),
+                                "--precision", "f64", "--normalizer", "linear"])
+    problems = []
+    for key, w in want.items():
+        for k in LINEAR_KEYS:
+            a, b = got[key][k], w[k]
+            if not ((a is None and b is None) or abs(a - b) <= REF_TOL * max(1.0, abs(b))):
+                problems.append("%s linear %s %s: %r vs reference %r" % (name, key, k, a, b))
+    return problems
 
 
 def check_f32(cli, name, folder, inputs, tmp, S64):
