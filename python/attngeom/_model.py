@@ -22,6 +22,26 @@ def _named(rows, inp):
     return rows
 
 
+def _set_normalizer(opt, name, temperature):
+    """ag_run_options_set_normalizer from analyze's keywords: (name, T) for
+    the records, or None when neither was given."""
+    if name is None and temperature is None:
+        return None
+    name = "softmax" if name is None else str(name)
+    kind, param = ctypes.c_int(), ctypes.c_double()
+    with Call() as c:
+        c.check(lib.ag_normalizer_parse(name.encode(), ctypes.byref(kind), ctypes.byref(param),
+                                        c.err))
+        T = 1.0 if temperature is None else float(temperature)
+        if temperature is not None and kind.value != 0:  # AG_NORMALIZER_SOFTMAX
+            raise Error("temperature applies to normalizer='softmax' only")
+        if not (T > 0 and np.isfinite(T)):
+            raise Error("temperature %r: expected a finite number > 0" % (temperature,))
+        c.check(lib.ag_run_options_set_normalizer(opt, kind, T if kind.value == 0 else param.value,
+                                                  c.err))
+    return name, T
+
+
 class Model:
     """A loaded model folder (config.json + safetensors, docs/engine.md) and,
     when the folder has one, its tokenizer (loaded on first use).
@@ -248,17 +268,23 @@ class Model:
     def analyze(self, text_or_ids=None, metrics=None, *, tokens=None, image=None, audio=None,
                 pixels=None, features=None, frames=None, precision="f32", layers=None,
                 heads=None, edge_threshold=None, epsilon=None, trials=None, seed=None,
-                jobs=None, text=None, to_pandas=False):
+                jobs=None, text=None, to_pandas=False, normalizer=None, temperature=None):
         """`attngeom analyze MODEL --text S` (or --image F, --audio F, ...): one
         record per selected (layer, head) of the metrics (default spectrum,
         attention, geometry; also curvature and stability) of its attention.
-        text: the records' "text" (a corpus line index; default none)."""
+        text: the records' "text" (a corpus line index; default none).
+        normalizer ("softmax", "sparsemax", "entmax15", "entmax:ALPHA",
+        "linear") and temperature (softmax(S/T)): the heads measured under
+        that normaliser of the same pass's scores, as `analyze --normalizer N
+        --temperature T`; the records then carry "normalizer" and
+        "temperature"."""
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
             sel = metric_set("analyze", metrics)
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads,
                               edge_threshold=edge_threshold, epsilon=epsilon, trials=trials,
                               seed=seed)
+            lens = _set_normalizer(opt, normalizer, temperature)
             line = -1 if text is None else int(text)
             out = ctypes.c_void_p()
             with Call() as c:
@@ -272,7 +298,10 @@ class Model:
                                                 ctypes.byref(out), c.err)
                 c.check(status, self.path)
         recs = Owned(out.value, lib.ag_record_list_free)
-        return result(_named(records(recs, sel, self.label), inp), to_pandas)
+        rows = _named(records(recs, sel, self.label), inp)
+        for r in rows if lens else ():
+            r["normalizer"], r["temperature"] = lens
+        return result(rows, to_pandas)
 
     analyze.__doc__ += "\n\n        " + _INPUT_DOC
 

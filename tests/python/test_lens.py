@@ -95,3 +95,23 @@ def test_lens_usage_errors(tmp, scores):
                        (["analyze", model, "--tokens", IDS, "--temperature", "0"], "> 0")):
         p = run_cli(*args, ok=False)
         assert p.returncode == 2 and text in p.stderr, (args, p.stderr)
+
+
+@pytest.mark.parametrize("normalizer,T", [("entmax15", None), ("linear", None),
+                                          (None, 0.5)])
+def test_python_analyze_equals_cli(scores, normalizer, T):
+    """Model.analyze(normalizer=..., temperature=...) gives the CLI's records,
+    "normalizer" and "temperature" included."""
+    import attngeom
+    model, _ = scores
+    extra = (["--normalizer", normalizer] if normalizer else []) + \
+        (["--temperature", T] if T else [])
+    cli = run_cli("analyze", model, "--tokens", IDS, "--precision", "f64", *extra,
+                  "--format", "json")["records"]
+    py = attngeom.Model(model).analyze([int(i) for i in IDS.split(",")], precision="f64",
+                                       normalizer=normalizer, temperature=T)
+    assert len(py) == len(cli)
+    for p, c in zip(py, cli):
+        assert p["normalizer"] == c["normalizer"] and p["temperature"] == c["temperature"]
+        for k in KEYS:
+            assert p[k] == c[k], k
