@@ -228,21 +228,30 @@ static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, v
     return status == AG_OK ? 0 : cli_model_run_fail(r, s, &err);
 }
 
-static cli_lens analyze_lens;
+/* --normalizer and --temperature of analyze and attention, as given. */
+static cli_lens model_lens;
 
 static int analyze_option(cli_model_run *r, int argc, char **argv, int *i)
 {
     (void)r;
-    return cli_lens_option(&analyze_lens, "analyze", 0, argc, argv, i);
+    return cli_lens_option(&model_lens, "analyze", 0, argc, argv, i);
+}
+
+/* Check the lens options after parsing: 0 or EXIT_USAGE. */
+static int lens_parsed(cli_model_run *r, const char *cmd)
+{
+    if (!model_lens.normalizer && !model_lens.temperature)
+        return 0;
+    return cli_lens_check(&model_lens, cmd, &r->common);
 }
 
 /* The run's normaliser, when --normalizer or --temperature was given. */
-static int analyze_normalizer(cli_model_run *r)
+static int lens_set(cli_model_run *r)
 {
     ag_error err = {0};
-    if (!analyze_lens.normalizer && !analyze_lens.temperature)
+    if (!model_lens.normalizer && !model_lens.temperature)
         return 0;
-    if (ag_run_options_set_normalizer(r->opt, analyze_lens.kind, analyze_lens.param, &err) != AG_OK)
+    if (ag_run_options_set_normalizer(r->opt, model_lens.kind, model_lens.param, &err) != AG_OK)
         return cli_fail_error(&err);
     return 0;
 }
@@ -253,16 +262,15 @@ int cmd_analyze(int argc, char **argv)
     if (cli_common_init(&r.common, AG_FAMILIES_ANALYZE))
         return 1;
     r.common.agg.allowed = 1;
-    analyze_lens = (cli_lens){0};
+    model_lens = (cli_lens){0};
     int rc = cli_model_run_parse(&r, &cli_usage_analyze, argc, argv, analyze_option);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if ((analyze_lens.normalizer || analyze_lens.temperature) &&
-        cli_lens_check(&analyze_lens, "analyze", &r.common))
+    if (lens_parsed(&r, "analyze"))
         return EXIT_USAGE;
     rc = cli_model_run_prepare(&r, "analyze", 0);
     if (rc == 0)
-        rc = analyze_normalizer(&r);
+        rc = lens_set(&r);
     if (rc == 0)
         rc = cli_model_run_records(&r, "analyze", analyze_text);
     return cli_model_run_finish(&r, rc);
@@ -281,7 +289,10 @@ static const char attention_help[] =
     "--scores writes, from the same pass, the pre-softmax scores [L, H, n, n] of the\n"
     "same heads as the architecture forms them (scale, soft-capping; -inf where a\n"
     "key is masked: causal, sliding window), so that the softmax of each row is the\n"
-    "row of OUT.npy.\n"
+    "row of OUT.npy (the model's own, also under --normalizer).\n"
+    "--normalizer N (sparsemax, entmax15, entmax:ALPHA, linear) or --temperature T\n"
+    "writes to OUT.npy the same pass's heads under that normaliser instead of the\n"
+    "model's softmax (the pass itself is unchanged).\n"
     "The arrays are written a layer at a time as the pass runs (memory: the model\n"
     "and one layer); a file is renamed into place only when the run succeeds.\n"
     "\n"
@@ -297,6 +308,8 @@ static const cli_option attention_own[] = {
     {"--output", "OUT.npy", "the same as -o"},
     {"--hidden", "H.npy", "also write the hidden states [L+1, n, d] ({i} as for -o)"},
     {"--scores", "S.npy", "also write the pre-softmax scores [L, H, n, n] (-inf masked; {i} as for -o)"},
+    {"--normalizer", "N", "-o gets the heads under sparsemax, entmax15, entmax:ALPHA or linear instead"},
+    {"--temperature", "T", "-o gets softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {NULL}};
 static const cli_option_group *const attention_groups[] = {
     CLI_OWN("attention", attention_own), &cli_group_input, &cli_group_select,
@@ -344,7 +357,7 @@ static int attention_option(cli_model_run *r, int argc, char **argv, int *i)
                        : cli_is_option(argv[*i], "--scores") ? &scores_path
                                                              : NULL;
     if (!dst)
-        return 0;
+        return cli_lens_option(&model_lens, "attention", 0, argc, argv, i);
     return (*dst = cli_option_value("attention", argv[*i], argc, argv, i)) ? 1 : -1;
 }
 
@@ -415,9 +428,12 @@ int cmd_attention(int argc, char **argv)
     if (cli_common_init(&r.common, AG_FAMILIES_MATRIX))
         return 1;
     hidden_path = scores_path = NULL;
+    model_lens = (cli_lens){0};
     int rc = cli_model_run_parse(&r, &cli_usage_attention, argc, argv, attention_option);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (lens_parsed(&r, "attention"))
+        return EXIT_USAGE;
     if (!r.common.out_path)
         return cli_usage_error("attention", "missing -o OUT.npy");
     /* a name with {i} is checked for each text (cli_model_run_check_paths) */
@@ -427,6 +443,8 @@ int cmd_attention(int argc, char **argv)
     rc = cli_model_run_prepare(&r, "attention", 0);
     if (rc == 0)
         rc = check_text_paths(&r);
+    if (rc == 0)
+        rc = lens_set(&r);
     if (rc == 0)
         rc = cli_model_run_each(&r, "attention", attention_text, r.opt);
     return cli_model_run_finish(&r, rc);

@@ -173,7 +173,6 @@ typedef struct {
     long text;
     const int32_t *ids;        /* (n) the input's token ids; NULL for a tensor input */
     ag_record_list *recs;
-    double *lens; /* (n_head, n, n) the layer under opt's normaliser, or NULL */
     ag_error err; /* the failure, naming layer and head */
 } analyze_job;
 
@@ -197,47 +196,18 @@ static int view_head_norms(const void *ctx, int h, double *norms, ag_error *err)
     return agr_head_value_norms(li->w, li->v->x, li->v->n, li->v->d, h, norms, err);
 }
 
-/* The view's scores through opt's normaliser into a->lens (the same for
- * every layer: n_head·n rows of n), *attn pointed at it. */
-static int lens_layer(analyze_job *a, const ag_layer_view *v, const ag_attn_weights *w,
-                      const double **attn)
-{
-    size_t rows = (size_t)v->n_head * v->n, nn = v->n * v->n;
-    ag_error e = {0};
-    if (!a->lens && !(a->lens = malloc(rows * v->n * sizeof *a->lens)))
-        return ag_error_set(&a->err, AG_ENOMEM, "out of memory for %d heads", v->n_head);
-    int status = AG_OK, h = 0;
-    if (a->opt->normalizer == AG_NORMALIZER_LINEAR) /* from each head's Q and K */
-        for (; status == AG_OK && h < v->n_head; h++) {
-            ag_head_input in;
-            ag_attn_weights_head_input(w, v->x, v->n, v->d, h, &in);
-            status = ag_head_linear_attention(&in, a->lens + (size_t)h * nn, &e);
-        }
-    else /* row r is head r / n, query r % n */
-        status = ag_normalize_rows((ag_normalizer)a->opt->normalizer, a->opt->normalizer_param,
-                                   v->scores, rows, v->n, a->lens, &e);
-    if (status != AG_OK)
-        return h ? ag_error_set(&a->err, status, "layer %d head %d: %s", v->layer, h - 1, e.message)
-                 : ag_error_set(&a->err, status, "layer %d: %s", v->layer, e.message);
-    *attn = a->lens;
-    return AG_OK;
-}
-
 static int analyze_layer(const ag_layer_view *v, void *user)
 {
     analyze_job *a = user;
     if (!a->layer_on[v->layer])
         return 0;
     ag_attn_weights weights = {0}; /* once per layer, for all its heads */
-    int linear = a->opt->normalizer == AG_NORMALIZER_LINEAR;
-    int status = a->stability || a->values || linear
+    int status = a->stability || a->values
                      ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err)
                      : AG_OK;
     layer_input li = {v, &weights};
     ag_run_layer_heads L = AG_RUN_LAYER_HEADS_DEFAULT;
     L.attn = v->attn;
-    if (status == AG_OK && agr_lens_active(a->opt))
-        status = lens_layer(a, v, &weights, &L.attn);
     L.n = v->n;
     L.n_head = v->n_head;
     L.layer = v->layer;
@@ -289,11 +259,9 @@ int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_optio
                                       !agr_lens_active(&o),
                          .values = ag_family_selected(o.metrics, AG_FAMILY_VALUES)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
-        fo.want_scores = agr_lens_active(&o) && o.normalizer != AG_NORMALIZER_LINEAR;
-        status = ag_run_forward(m, in, &fo, analyze_layer, &a, NULL, err);
+        status = agr_forward(m, in, &fo, &o, analyze_layer, &a, NULL, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
-        free(a.lens);
     }
     if (status == AG_OK)
         *out = recs;
@@ -371,8 +339,8 @@ int ag_run_attention_scores(const ag_model *m, const ag_run_input *in,
         fo.hidden_fn = hidden_fn;
         fo.hidden_user = user;
         fo.want_scores = scores_fn != NULL;
-        status = ag_run_forward(m, in, &fo, fn || scores_fn ? attention_layer : NULL, &a,
-                                hidden, err);
+        status = agr_forward(m, in, &fo, agr_options(opt),
+                             fn || scores_fn ? attention_layer : NULL, &a, hidden, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
     }

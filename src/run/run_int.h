@@ -35,6 +35,14 @@ static inline int agr_lens_active(const ag_run_options *o)
     return o->normalizer != AG_NORMALIZER_SOFTMAX || o->normalizer_param != 1;
 }
 
+/* ag_run_forward with opt's normaliser (lens.c): when one other than the
+ * model's softmax is set, fn sees every layer's heads under it (from the
+ * same pass's scores, or linear attention from Q and K) in place of
+ * ag_layer_view.attn; a failure of the lens is "layer L: <message>". */
+int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
+                const ag_run_options *opt, ag_layer_fn fn, void *user, double *hidden,
+                ag_error *err);
+
 /* ---- distribution (tasks.c) ---------------------------------------------- */
 
 /* A run's share of a distribution: which rank runs which item. */

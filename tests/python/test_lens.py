@@ -115,3 +115,16 @@ def test_python_analyze_equals_cli(scores, normalizer, T):
         assert p["normalizer"] == c["normalizer"] and p["temperature"] == c["temperature"]
         for k in KEYS:
             assert p[k] == c[k], k
+
+
+def test_attention_normalizer_writes_the_lens(tmp, scores):
+    """attention --normalizer sparsemax -o P.npy writes sparsemax of the
+    same pass's scores (--scores stays the model's), --temperature T softmax(S/T)."""
+    model, S = scores
+    run_cli("attention", model, "--tokens", IDS, "--precision", "f64", "-o", tmp / "p.npy",
+            "--scores", tmp / "s2.npy", "--normalizer", "sparsemax")
+    assert np.load(tmp / "s2.npy").tobytes() == S.tobytes()
+    assert np.max(np.abs(np.load(tmp / "p.npy") - sparsemax(S))) <= 1e-15
+    run_cli("attention", model, "--tokens", IDS, "--precision", "f64", "-o", tmp / "t.npy",
+            "--temperature", 2)
+    assert np.max(np.abs(np.load(tmp / "t.npy") - softmax(S, 2.0))) <= 1e-15
