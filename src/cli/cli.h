@@ -83,6 +83,11 @@ int cli_lens_option(cli_lens *l, const char *cmd, int scores, int argc, char **a
  * only), c's "normalizer" and "temperature" columns set. 0 or EXIT_USAGE
  * after printing. */
 int cli_lens_check(cli_lens *l, const char *cmd, cli_common *c);
+/* cli_lens_check when --normalizer or --temperature was given (a model
+ * run's), else 0. */
+int cli_lens_parsed(cli_lens *l, const char *cmd, cli_common *c);
+/* The run options' normaliser when one was given: 0, or 1 after printing. */
+int cli_lens_set(const cli_lens *l, ag_run_options *opt);
 
 /* Records of a run are an ag_record_list made on first use: a NULL list
  * is an empty one. */

@@ -237,23 +237,14 @@ static int analyze_option(cli_model_run *r, int argc, char **argv, int *i)
     return cli_lens_option(&model_lens, "analyze", 0, argc, argv, i);
 }
 
-/* Check the lens options after parsing: 0 or EXIT_USAGE. */
 static int lens_parsed(cli_model_run *r, const char *cmd)
 {
-    if (!model_lens.normalizer && !model_lens.temperature)
-        return 0;
-    return cli_lens_check(&model_lens, cmd, &r->common);
+    return cli_lens_parsed(&model_lens, cmd, &r->common);
 }
 
-/* The run's normaliser, when --normalizer or --temperature was given. */
 static int lens_set(cli_model_run *r)
 {
-    ag_error err = {0};
-    if (!model_lens.normalizer && !model_lens.temperature)
-        return 0;
-    if (ag_run_options_set_normalizer(r->opt, model_lens.kind, model_lens.param, &err) != AG_OK)
-        return cli_fail_error(&err);
-    return 0;
+    return cli_lens_set(&model_lens, r->opt);
 }
 
 int cmd_analyze(int argc, char **argv)

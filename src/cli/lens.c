@@ -17,6 +17,23 @@ int cli_lens_option(cli_lens *l, const char *cmd, int scores, int argc, char **a
     return (*dst = cli_option_value(cmd, argv[*i], argc, argv, i)) ? 1 : -1;
 }
 
+int cli_lens_parsed(cli_lens *l, const char *cmd, cli_common *c)
+{
+    if (!l->normalizer && !l->temperature)
+        return 0;
+    return cli_lens_check(l, cmd, c);
+}
+
+int cli_lens_set(const cli_lens *l, ag_run_options *opt)
+{
+    ag_error err = {0};
+    if (!l->normalizer && !l->temperature)
+        return 0;
+    if (ag_run_options_set_normalizer(opt, l->kind, l->param, &err) != AG_OK)
+        return cli_fail_error(&err);
+    return 0;
+}
+
 int cli_lens_check(cli_lens *l, const char *cmd, cli_common *c)
 {
     ag_error err = {0};

@@ -128,3 +128,22 @@ def test_attention_normalizer_writes_the_lens(tmp, scores):
     run_cli("attention", model, "--tokens", IDS, "--precision", "f64", "-o", tmp / "t.npy",
             "--temperature", 2)
     assert np.max(np.abs(np.load(tmp / "t.npy") - softmax(S, 2.0))) <= 1e-15
+
+
+def test_rollout_normalizer_composes_the_lens(tmp, scores):
+    """rollout --normalizer sparsemax -o R.npy is Abnar & Zuidema's rollout
+    (docs/metrics.md, family G) of the sparsemax heads: Ā_l the head mean,
+    R_0 = ½Ā_0 + ½I, R_l = (½Ā_l + ½I) R_{l−1}."""
+    model, S = scores
+    run_cli("rollout", model, "--tokens", IDS, "--precision", "f64", "-o", tmp / "r.npy",
+            "--normalizer", "sparsemax", "--format", "json")
+    P = sparsemax(S)
+    eye = np.eye(P.shape[-1])
+    R, want = eye, []
+    for layer in P:
+        R = (0.5 * layer.mean(axis=0) + 0.5 * eye) @ R
+        want.append(R)
+    assert np.max(np.abs(np.load(tmp / "r.npy") - np.stack(want))) <= 1e-14
+    recs = run_cli("rollout", model, "--tokens", IDS, "--normalizer", "sparsemax",
+                   "--format", "json")["records"]
+    assert {r["normalizer"] for r in recs} == {"sparsemax"}
