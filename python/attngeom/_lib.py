@@ -113,6 +113,7 @@ _PROTOTYPES = {
     "ag_run_options_set": (c_int, [P, c_str, c_double, P]),
     "ag_normalizer_parse": (c_int, [c_str, ctypes.POINTER(c_int), ctypes.POINTER(c_double), P]),
     "ag_run_options_set_normalizer": (c_int, [P, c_int, c_double, P]),
+    "ag_normalize_rows": (c_int, [c_int, c_double, P, c_size, c_size, P, P]),
     "ag_run_options_select": (c_int, [P, c_str, ctypes.POINTER(c_int), c_size, P]),
     # matrices
     "ag_matrix_records": (c_int, [P, c_int, ctypes.POINTER(c_size), ctypes.POINTER(c_ssize),

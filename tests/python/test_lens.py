@@ -147,3 +147,16 @@ def test_rollout_normalizer_composes_the_lens(tmp, scores):
     recs = run_cli("rollout", model, "--tokens", IDS, "--normalizer", "sparsemax",
                    "--format", "json")["records"]
     assert {r["normalizer"] for r in recs} == {"sparsemax"}
+
+
+def test_python_normalize(scores):
+    """attngeom.normalize is the numpy forms above on the same scores, and
+    refuses what the library refuses."""
+    import attngeom
+    _, S = scores
+    assert np.max(np.abs(attngeom.normalize(S, "sparsemax") - sparsemax(S))) <= 1e-15
+    assert np.max(np.abs(attngeom.normalize(S, temperature=0.5) - softmax(S, 0.5))) <= 1e-15
+    with pytest.raises(attngeom.Error, match="unknown normalizer"):
+        attngeom.normalize(S, "softmin")
+    with pytest.raises(attngeom.Error, match="masked"):
+        attngeom.normalize(np.full((2, 3), -np.inf), "entmax15")
