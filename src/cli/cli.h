@@ -88,6 +88,9 @@ int cli_lens_check(cli_lens *l, const char *cmd, cli_common *c);
 int cli_lens_parsed(cli_lens *l, const char *cmd, cli_common *c);
 /* The run options' normaliser when one was given: 0, or 1 after printing. */
 int cli_lens_set(const cli_lens *l, ag_run_options *opt);
+/* c's "normalizer" and "temperature" columns appended to t when a lens was
+ * given (records.c); AG_OK or err set. */
+int cli_lens_columns(const cli_common *c, ag_table *t, ag_error *err);
 
 /* Records of a run are an ag_record_list made on first use: a NULL list
  * is an empty one. */

@@ -160,3 +160,30 @@ def test_python_normalize(scores):
         attngeom.normalize(S, "softmin")
     with pytest.raises(attngeom.Error, match="masked"):
         attngeom.normalize(np.full((2, 3), -np.inf), "entmax15")
+
+
+def js_distance(p, q):
+    """Mean over rows of sqrt(JS divergence), natural log (Clark et al. 2019,
+    §6), in long double as tests/ref/check_similarity.py: near-equal rows
+    have a JSD at rounding level, whose square root double cannot give to
+    1e-12."""
+    p, q = p.astype(np.longdouble), q.astype(np.longdouble)
+
+    def kl(a, m):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(a > 0, a * np.log(a / m), 0).sum(axis=-1)
+    m = (p + q) / 2
+    return np.sqrt(np.maximum(0.5 * kl(p, m) + 0.5 * kl(q, m), 0)).mean()
+
+
+def test_similarity_normalizer_compares_the_lens(scores):
+    """similarity --normalizer sparsemax: the JS distance of the sparsemax
+    heads, which share fewer keys than the softmax ones."""
+    model, S = scores
+    recs = run_cli("similarity", model, "--tokens", IDS, "--precision", "f64",
+                   "--normalizer", "sparsemax", "--format", "json")["records"]
+    P = sparsemax(S)
+    assert len(recs) == (P.shape[0] * P.shape[1]) * (P.shape[0] * P.shape[1] - 1) // 2
+    for r in recs:
+        want = js_distance(P[r["layer_a"], r["head_a"]], P[r["layer_b"], r["head_b"]])
+        assert abs(r["js_distance"] - want) <= 1e-12 and r["normalizer"] == "sparsemax"
