@@ -32,6 +32,7 @@
 #include <lapacke.h>
 
 #include "analysis.h"
+#include "attngeom/normalizers.h"
 #include "kernel/attention_kernel.h"
 #include "base/sized_int.h"
 
@@ -208,7 +209,31 @@ static int head_forward(const ag_head_input *h, const double *X, size_t ldx, con
     return rc == AG_OK ? check_overflow(A, h->n, h->n, "the attention", err) : rc;
 }
 
-int ag_head_attention(const ag_head_input *in, double *A, ag_error *err)
+/* Katharopoulos et al. (2020) eq. 7 on the rotated, unscaled q and k of
+ * the head, row by row over the keys its mask lets query i see. */
+static int linear_rows(const ag_head_input *h, const double *q, const double *k, double *A,
+                       ag_error *err)
+{
+    agk_head hc = kernel_head(h);
+    unsigned char *allowed = malloc(h->n);
+    if (!allowed)
+        return ag_error_set(err, AG_ENOMEM, "linear attention: out of memory");
+    int rc = AG_OK;
+    for (size_t i = 0; rc == AG_OK && i < h->n; i++) {
+        size_t lo, hi;
+        agk_visible(&hc, h->n, i, &lo, &hi);
+        for (size_t j = 0; j < h->n; j++)
+            allowed[j] = j >= lo && j < hi;
+        rc = ag_linear_attention_row(q + i * h->d_h, k, h->n, h->d_h, h->d_h, allowed,
+                                     A + i * h->n, err);
+    }
+    free(allowed);
+    return rc;
+}
+
+/* The head's A at its input: its softmax, or (linear) linear attention on
+ * the same rotated q and k. */
+static int head_map(const ag_head_input *in, double *A, int linear, ag_error *err)
 {
     ag_head_input h;
     int rc = normalise_input(in, &h, err);
@@ -224,10 +249,22 @@ int ag_head_attention(const ag_head_input *in, double *A, ag_error *err)
         rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
     else
         rc = head_forward(&h, h.x, h.ldx, tab, q, k, A, err);
+    if (rc == AG_OK && linear) /* A overwritten: the same q, k under eq. 7 */
+        rc = linear_rows(&h, q, k, A, err);
     free(q);
     free(k);
     free(tab);
     return rc;
+}
+
+int ag_head_attention(const ag_head_input *in, double *A, ag_error *err)
+{
+    return head_map(in, A, 0, err);
+}
+
+int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err)
+{
+    return head_map(in, A, 1, err);
 }
 
 /* ---- linearisation, JVP and VJP ------------------------------------------- */

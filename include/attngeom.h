@@ -27,6 +27,8 @@
  *                       features as Hugging Face computes them (docs/audio.md)
  *   attngeom/image.h    PNG/JPEG images and ViTImageProcessor's preprocessing
  *                       (docs/vision.md)
+ *   attngeom/normalizers.h  one row of scores under softmax at a temperature,
+ *                       sparsemax, entmax, and linear attention (issue 28)
  *   attngeom/run.h      the run module: which layers and heads a run
  *                       computes (selections from "0,2-3" or index lists)
  *
@@ -59,6 +61,7 @@
 #include "attngeom/access.h"
 #include "attngeom/audio.h"
 #include "attngeom/image.h"
+#include "attngeom/normalizers.h"
 #include "attngeom/run.h"
 
 #endif

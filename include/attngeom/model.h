@@ -321,6 +321,13 @@ typedef struct {
                              pre-attention norm) */
     const double *attn;   /* (n_head, n, n) probabilities, attn[h][i][j] =
                              weight of query i on key j; masked entries are 0 */
+    const double *scores; /* appended: (n_head, n, n) the pre-softmax scores
+                             of the same pass, attn[h][i] = softmax(scores[h][i]):
+                             scale·q_i·k_j (Gemma-2: then cap·tanh(s/cap)) as
+                             the pass's precision forms them (f32 values
+                             widened exactly), masked entries −inf (causal,
+                             sliding window); NULL unless the pass's
+                             ag_forward_options.want_scores is set */
 } ag_layer_view;
 
 /* Copy the attention of the view's heads h with head_on[h] set (head_on
@@ -385,6 +392,10 @@ typedef struct {
     ag_block_fn block_fn;   /* appended: each layer's attention-block output
                                y (ag_block_fn), after the layer callback */
     void *block_user;
+    int want_scores;        /* appended: 1 gives the layer callback each head's
+                               pre-softmax scores (ag_layer_view.scores),
+                               computed in the same pass (no second one);
+                               0 (default): scores NULL */
 } ag_forward_options;
 #define AG_FORWARD_OPTIONS_DEFAULT \
     {.size = sizeof(ag_forward_options), .precision = AG_PRECISION_F32}

@@ -20,6 +20,7 @@
 #include "image.h"
 #include "metrics.h"
 #include "model.h"
+#include "normalizers.h"
 #include "parallel.h"
 #include "stability.h"
 #include "tokenizer.h"
@@ -94,6 +95,17 @@ typedef struct ag_run_options ag_run_options; /* also in access.h (C11) */
  * NULL: the entry point's default. BORROWED: sel must outlive the runs
  * made with opt. */
 AG_EXPORT void ag_run_options_set_metrics(ag_run_options *opt, const ag_metric_set *sel);
+/* The normaliser whose probabilities ag_run_analyze measures instead of
+ * the model's softmax (attngeom/normalizers.h), from the pass's own scores
+ * (ag_forward_options.want_scores): softmax with param the temperature T
+ * (T = 1, the default: the model's probabilities, no scores taken),
+ * sparsemax, entmax15, entmax with param α in (1, 2]; linear from each
+ * head's Q and K (ag_head_linear_attention on the layer's X and weights).
+ * The forward pass is unchanged. Family E (which perturbs the head's own
+ * softmax) is null under another normaliser. Errors: AG_EINVAL (NULL, a
+ * parameter the normaliser refuses, an unknown kind). */
+AG_EXPORT int ag_run_options_set_normalizer(ag_run_options *opt, ag_normalizer kind, double param,
+                                            ag_error *err);
 /* The seed of family E at full width (ag_run_options_set takes seeds up
  * to 2^53 only, as a double holds them). */
 AG_EXPORT void ag_run_options_set_seed(ag_run_options *opt, unsigned long seed);
@@ -486,6 +498,18 @@ AG_EXPORT int ag_run_attention(const ag_model *m, const ag_run_input *in,
                                const ag_run_options *opt, ag_workers *w, ag_run_heads_fn fn,
                                ag_hidden_fn hidden_fn, void *user, double *hidden,
                                ag_error *err);
+
+/* ag_run_attention with, from the same pass (ag_forward_options.
+ * want_scores: no second one), scores_fn (may be NULL) given each selected
+ * layer's selected heads' pre-softmax scores (heads, n, n) after fn has its
+ * probabilities: scale·q_i·k_j (Gemma-2 soft-capped) as the pass's
+ * precision forms them, −inf where masked, so that softmax of a row is the
+ * row of fn's (ag_layer_view.scores). Errors: ag_run_attention's. */
+AG_EXPORT int ag_run_attention_scores(const ag_model *m, const ag_run_input *in,
+                                      const ag_run_options *opt, ag_workers *w,
+                                      ag_run_heads_fn fn, ag_run_heads_fn scores_fn,
+                                      ag_hidden_fn hidden_fn, void *user, double *hidden,
+                                      ag_error *err);
 
 /* ---- the induction probe (`attngeom heads --probe induction`) ----------- */
 

@@ -100,6 +100,15 @@ AG_EXPORT int ag_stability_metrics(const ag_head_input *in, const ag_stability_o
  * Errors as ag_stability_metrics. */
 AG_EXPORT int ag_head_attention(const ag_head_input *in, double *A, ag_error *err);
 
+/* The head under linear attention instead of its softmax (Katharopoulos et
+ * al. 2020, §3.2; attngeom/normalizers.h ag_linear_attention_row) into A
+ * (n·n, caller's): A_ij = φ(q_i)·φ(k_j) / Σ_{j' visible} φ(q_i)·φ(k_j'),
+ * φ = elu + 1, with q, k the head's rows of XW_Q + b_Q and XW_K + b_K as its
+ * scores use them (rotated by RoPE; without the scale, which the linear
+ * form does not take), over the keys its mask lets query i see (causal,
+ * window), 0 elsewhere. Errors as ag_head_attention's. */
+AG_EXPORT int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err);
+
 /* The head linearised at X: A(X) and what the Jacobian-vector products need
  * (rotated Q and K, copies of the weights). Memory O(n² + (n + d)·d_h). */
 typedef struct ag_head_lin ag_head_lin;

@@ -10,6 +10,7 @@ command line to the last bit. docs/python.md is the manual.
 from ._info import info
 from ._lib import Error, METRIC_NAMES, version as _version
 from ._layer import layer
+from ._lens import normalize
 from ._matrix import matrix_metrics
 from ._model import Model
 from ._plot import plot
@@ -30,4 +31,4 @@ __version__ = _version() or _package_version()
 metric_names = list(METRIC_NAMES)
 
 __all__ = ["Error", "Model", "aggregate", "compare", "info", "layer", "matrix_metrics",
-           "metric_names", "plot", "__version__"]
+           "metric_names", "normalize", "plot", "__version__"]

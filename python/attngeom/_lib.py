@@ -111,6 +111,9 @@ _PROTOTYPES = {
     "ag_run_options_new": (P, []),
     "ag_run_options_free": (None, [P]),
     "ag_run_options_set": (c_int, [P, c_str, c_double, P]),
+    "ag_normalizer_parse": (c_int, [c_str, ctypes.POINTER(c_int), ctypes.POINTER(c_double), P]),
+    "ag_run_options_set_normalizer": (c_int, [P, c_int, c_double, P]),
+    "ag_normalize_rows": (c_int, [c_int, c_double, P, c_size, c_size, P, P]),
     "ag_run_options_select": (c_int, [P, c_str, ctypes.POINTER(c_int), c_size, P]),
     # matrices
     "ag_matrix_records": (c_int, [P, c_int, ctypes.POINTER(c_size), ctypes.POINTER(c_ssize),
@@ -162,6 +165,7 @@ _PROTOTYPES = {
     "ag_run_options_set_metrics": (None, [P, P]),
     "ag_run_analyze": (c_int, [P, P, P, P, PP, P]),
     "ag_run_attention": (c_int, [P, P, P, P, HEADS_FN, P, P, P, P]),
+    "ag_run_attention_scores": (c_int, [P, P, P, P, HEADS_FN, HEADS_FN, P, P, P, P]),
     # figures (_plot.py: ag_run_plot_spec, sized, and ag_plot_output, fixed)
     "ag_plot_kind_from_name": (c_int, [c_str]),
     "ag_plot_format_from_path": (c_int, [c_str]),

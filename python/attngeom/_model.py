@@ -22,6 +22,26 @@ def _named(rows, inp):
     return rows
 
 
+def _set_normalizer(opt, name, temperature):
+    """ag_run_options_set_normalizer from analyze's keywords: (name, T) for
+    the records, or None when neither was given."""
+    if name is None and temperature is None:
+        return None
+    name = "softmax" if name is None else str(name)
+    kind, param = ctypes.c_int(), ctypes.c_double()
+    with Call() as c:
+        c.check(lib.ag_normalizer_parse(name.encode(), ctypes.byref(kind), ctypes.byref(param),
+                                        c.err))
+        T = 1.0 if temperature is None else float(temperature)
+        if temperature is not None and kind.value != 0:  # AG_NORMALIZER_SOFTMAX
+            raise Error("temperature applies to normalizer='softmax' only")
+        if not (T > 0 and np.isfinite(T)):
+            raise Error("temperature %r: expected a finite number > 0" % (temperature,))
+        c.check(lib.ag_run_options_set_normalizer(opt, kind, T if kind.value == 0 else param.value,
+                                                  c.err))
+    return name, T
+
+
 class Model:
     """A loaded model folder (config.json + safetensors, docs/engine.md) and,
     when the folder has one, its tokenizer (loaded on first use).
@@ -182,30 +202,38 @@ class Model:
         frames of audio= or features=): the CLI's --tokens, --image, --pixels,
         --audio, --features and --frames."""
 
-    def _attention_run(self, inp, opt, attn, hidden):
-        """ag_run_attention on inp: the selected heads of the selected layers
-        into attn [L, H, n, n] in layer order, hidden states into hidden."""
-        done = [0]
+    def _attention_run(self, inp, opt, attn, hidden, scores=None):
+        """ag_run_attention_scores on inp: the selected heads of the selected
+        layers into attn [L, H, n, n] in layer order, their pre-softmax
+        scores into scores (same shape) when given, hidden states into
+        hidden."""
+        def taker(dst):
+            done = [0]
 
-        def take(layer, a, heads, n, user):
-            size = heads * n * n * attn.itemsize
-            ctypes.memmove(attn.ctypes.data + done[0], a, size)
-            done[0] += size
-            return 0
+            def take(layer, a, heads, n, user):
+                size = heads * n * n * dst.itemsize
+                ctypes.memmove(dst.ctypes.data + done[0], a, size)
+                done[0] += size
+                return 0
+            return HEADS_FN(take) if dst is not None else HEADS_FN()
 
-        fn = HEADS_FN(take) if attn is not None else HEADS_FN()
+        fn, sfn = taker(attn), taker(scores)
         with Call() as c:
-            c.check(lib.ag_run_attention(
-                self._model, ctypes.byref(inp.struct), opt, None, fn, None, None,
+            c.check(lib.ag_run_attention_scores(
+                self._model, ctypes.byref(inp.struct), opt, None, fn, sfn, None, None,
                 hidden.ctypes.data if hidden is not None else None, c.err), self.path)
 
     @guarded
     def attention(self, text_or_ids=None, *, tokens=None, image=None, audio=None, pixels=None,
                   features=None, frames=None, precision="f32", layers=None, heads=None,
-                  jobs=None):
+                  jobs=None, scores=False):
         """Attention probabilities [L, H, n, n] (float64) of the selected layers
         and heads (all by default), as `attngeom attention -o OUT.npy` writes
-        them. precision: "f32" (Hugging Face's float32 pass) or "f64"."""
+        them. precision: "f32" (Hugging Face's float32 pass) or "f64".
+        scores=True returns (attn, scores): also the pre-softmax scores of
+        the same heads from the same pass, as `attention --scores` writes
+        them (scale, Gemma-2's soft-capping; -inf where a key is masked), so
+        that the softmax of each row of scores is that row of attn."""
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads)
@@ -214,8 +242,9 @@ class Model:
                 c.check(lib.ag_model_selected(self._model, opt, ctypes.byref(nl),
                                               ctypes.byref(nh), c.err), self.path)
             attn = np.empty((nl.value, nh.value, inp.n, inp.n), dtype=np.float64)
-            self._attention_run(inp, opt, attn, None)
-        return attn
+            sc = np.empty_like(attn) if scores else None
+            self._attention_run(inp, opt, attn, None, sc)
+        return (attn, sc) if scores else attn
 
     @guarded
     def hidden_states(self, text_or_ids=None, *, tokens=None, image=None, audio=None,
@@ -239,17 +268,23 @@ class Model:
     def analyze(self, text_or_ids=None, metrics=None, *, tokens=None, image=None, audio=None,
                 pixels=None, features=None, frames=None, precision="f32", layers=None,
                 heads=None, edge_threshold=None, epsilon=None, trials=None, seed=None,
-                jobs=None, text=None, to_pandas=False):
+                jobs=None, text=None, to_pandas=False, normalizer=None, temperature=None):
         """`attngeom analyze MODEL --text S` (or --image F, --audio F, ...): one
         record per selected (layer, head) of the metrics (default spectrum,
         attention, geometry; also curvature and stability) of its attention.
-        text: the records' "text" (a corpus line index; default none)."""
+        text: the records' "text" (a corpus line index; default none).
+        normalizer ("softmax", "sparsemax", "entmax15", "entmax:ALPHA",
+        "linear") and temperature (softmax(S/T)): the heads measured under
+        that normaliser of the same pass's scores, as `analyze --normalizer N
+        --temperature T`; the records then carry "normalizer" and
+        "temperature"."""
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
             sel = metric_set("analyze", metrics)
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads,
                               edge_threshold=edge_threshold, epsilon=epsilon, trials=trials,
                               seed=seed)
+            lens = _set_normalizer(opt, normalizer, temperature)
             line = -1 if text is None else int(text)
             out = ctypes.c_void_p()
             with Call() as c:
@@ -263,7 +298,10 @@ class Model:
                                                 ctypes.byref(out), c.err)
                 c.check(status, self.path)
         recs = Owned(out.value, lib.ag_record_list_free)
-        return result(_named(records(recs, sel, self.label), inp), to_pandas)
+        rows = _named(records(recs, sel, self.label), inp)
+        for r in rows if lens else ():
+            r["normalizer"], r["temperature"] = lens
+        return result(rows, to_pandas)
 
     analyze.__doc__ += "\n\n        " + _INPUT_DOC
 

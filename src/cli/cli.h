@@ -65,7 +65,32 @@ typedef struct {
     const void *input_ctx;
     const ag_run_dist *dist;  /* the processes its runs spread over (cli_command's
                                  driver; borrowed); NULL: one process */
+    const char *normalizer;   /* --normalizer N (matrix --scores): the records'
+                                 "normalizer" and "temperature"; NULL: none */
+    double temperature;       /* --temperature T, softmax's (1: the model's) */
 } cli_common;
+
+/* --scores (matrix), --normalizer and --temperature as given (lens.c). */
+typedef struct {
+    const char *scores, *normalizer, *temperature;
+    ag_normalizer kind;
+    double param; /* softmax: T; entmax: α */
+} cli_lens;
+/* One of the lens options at argv[*i] (--scores only when `scores`): 1
+ * taken, 0 not one, -1 after a usage error. */
+int cli_lens_option(cli_lens *l, const char *cmd, int scores, int argc, char **argv, int *i);
+/* The normaliser and temperature checked (--temperature with softmax
+ * only), c's "normalizer" and "temperature" columns set. 0 or EXIT_USAGE
+ * after printing. */
+int cli_lens_check(cli_lens *l, const char *cmd, cli_common *c);
+/* cli_lens_check when --normalizer or --temperature was given (a model
+ * run's), else 0. */
+int cli_lens_parsed(cli_lens *l, const char *cmd, cli_common *c);
+/* The run options' normaliser when one was given: 0, or 1 after printing. */
+int cli_lens_set(const cli_lens *l, ag_run_options *opt);
+/* c's "normalizer" and "temperature" columns appended to t when a lens was
+ * given (records.c); AG_OK or err set. */
+int cli_lens_columns(const cli_common *c, ag_table *t, ag_error *err);
 
 /* Records of a run are an ag_record_list made on first use: a NULL list
  * is an empty one. */

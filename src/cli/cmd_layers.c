@@ -95,6 +95,8 @@ static const cli_option rollout_own[] = {
     {"-o", "R.npy", "also write R_l of the selected layers, [count, n, n] (one text)"},
     {"--output", "R.npy", "the same as -o"},
     {"--layers", "LIST", "layers to report, e.g. 0,2-3 (default all; every layer up to the last selected one is still composed)"},
+    {"--normalizer", "N", "compose the heads under sparsemax, entmax15, entmax:ALPHA or linear (the pass unchanged)"},
+    {"--temperature", "T", "compose softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {NULL}};
 static const cli_option_group *const rollout_groups[] = {
     CLI_OWN("rollout", rollout_own), &no_heads, &cli_group_input,
@@ -141,15 +143,26 @@ static int rollout_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *te
     return t.run->save_failed ? cli_fail_error(&err) : cli_model_run_fail(r, s, &err);
 }
 
+static cli_lens rollout_lens;
+
+static int rollout_option(cli_model_run *r, int argc, char **argv, int *i)
+{
+    (void)r;
+    return cli_lens_option(&rollout_lens, "rollout", 0, argc, argv, i);
+}
+
 int cmd_rollout(int argc, char **argv)
 {
     cli_model_run r = {0};
     if (cli_common_init(&r.common, AG_FAMILIES_ROLLOUT))
         return 1;
     r.common.agg.allowed = 1;
-    int rc = cli_model_run_parse(&r, &cli_usage_rollout, argc, argv, NULL);
+    rollout_lens = (cli_lens){0};
+    int rc = cli_model_run_parse(&r, &cli_usage_rollout, argc, argv, rollout_option);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (cli_lens_parsed(&rollout_lens, "rollout", &r.common))
+        return EXIT_USAGE;
     /* -o is the rollout array; the records go to standard output. */
     const char *npy_path = r.common.out_path;
     r.common.out_path = NULL;
@@ -162,6 +175,8 @@ int cmd_rollout(int argc, char **argv)
     r.outs[0] = (cli_path){"-o", npy_path};
     r.outs[1] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "rollout", 0);
+    if (rc == 0)
+        rc = cli_lens_set(&rollout_lens, r.opt);
     /* -o R.npy is written as the layers come (a skipped text writes no R),
      * and committed with the records: both, or neither */
     cli_outputs tx = {0};

@@ -9,14 +9,24 @@
 
 static const char matrix_help[] =
     "usage: attngeom matrix FILE [--tensor NAME] [options]\n"
+    "       attngeom matrix --scores S.npy [--normalizer N] [--temperature T] [options]\n"
     "\n"
     "Metrics of the matrices stored in FILE: a .npy array (<f2, <f4, <f8; C or\n"
     "Fortran order) or a .safetensors tensor (F16, BF16, F32, F64; --tensor NAME\n"
     "picks it when the file holds several). 2-D [n,m] is one matrix; 3-D [H,n,m]\n"
-    "is read as heads; 4-D [L,H,n,m] as layers x heads.\n";
+    "is read as heads; 4-D [L,H,n,m] as layers x heads.\n"
+    "\n"
+    "--scores reads pre-softmax scores instead (attention --scores; -inf a masked\n"
+    "key) and measures each matrix after a normaliser on every row's allowed keys:\n"
+    "softmax (the model's; --temperature T gives softmax(S/T)), sparsemax, entmax15\n"
+    "or entmax:ALPHA (ALPHA in (1, 2]). The records carry \"normalizer\" and\n"
+    "\"temperature\".\n";
 
 static const cli_option matrix_own[] = {
     {"--tensor", "NAME", "the tensor of a .safetensors file that holds several"},
+    {"--scores", "S.npy", "the file holds pre-softmax scores (-inf masked): normalise each row first"},
+    {"--normalizer", "N", "with --scores: softmax (default), sparsemax, entmax15, entmax:ALPHA"},
+    {"--temperature", "T", "with --scores and softmax: softmax(S/T), T > 0 (default 1)"},
     {"-h", NULL, "the same as --help"},
     {NULL}};
 static const cli_option_group *const matrix_groups[] = {
@@ -90,6 +100,26 @@ static int matrix_records(const char *path, const ag_array *a, const cli_common 
     return rc;
 }
 
+/* The scores in a, row by row over the last dimension, through the
+ * normaliser: a then holds the probabilities. 0, or 1 after printing. */
+static int normalize_scores(const char *path, const cli_lens *l, ag_array *a)
+{
+    if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
+        return cli_fail("%s: --scores needs square score matrices [..., n, n]", path);
+    size_t n = a->shape[a->ndim - 1], rows = ag_array_size(a) / (n ? n : 1);
+    double *p = malloc((rows * n > 0 ? rows * n : 1) * sizeof *p);
+    ag_error err = {0};
+    if (!p)
+        return cli_fail("%s: out of memory for %zu rows", path, rows);
+    if (ag_normalize_rows(l->kind, l->param, a->data, rows, n, p, &err) != AG_OK) {
+        free(p);
+        return cli_fail("%s: %s", path, err.message);
+    }
+    free(a->data);
+    a->data = p;
+    return 0;
+}
+
 int cmd_matrix(int argc, char **argv)
 {
     cli_common common;
@@ -98,10 +128,13 @@ int cmd_matrix(int argc, char **argv)
     common.agg.allowed = 1;
     common.jobs_allowed = 1;
     const char *path = NULL, *tensor = NULL;
+    cli_lens lens = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_usage_check(&cli_usage_matrix, argv[i]))
             return EXIT_USAGE;
         int used = cli_common_option(&common, "matrix", argc, argv, &i);
+        if (used == 0)
+            used = cli_lens_option(&lens, "matrix", 1, argc, argv, &i);
         if (used < 0)
             return EXIT_USAGE;
         if (used)
@@ -119,8 +152,17 @@ int cmd_matrix(int argc, char **argv)
             path = argv[i];
         }
     }
+    if (lens.scores && path)
+        return cli_usage_error("matrix", "one FILE only ('%s' and --scores %s)", path, lens.scores);
+    path = lens.scores ? lens.scores : path;
     if (!path)
         return cli_usage_error("matrix", "missing FILE");
+    if (!lens.scores && (lens.normalizer || lens.temperature))
+        return cli_usage_error("matrix", "--normalizer and --temperature need --scores S.npy");
+    if (lens.scores && cli_lens_check(&lens, "matrix", &common))
+        return EXIT_USAGE;
+    if (lens.scores && lens.kind == AG_NORMALIZER_LINEAR)
+        return cli_usage_error("matrix", "--normalizer linear needs the heads' Q and K, which a scores file does not hold");
     if (cli_common_check(&common, "matrix"))
         return EXIT_USAGE;
     cli_set_model_name(&common, path);
@@ -132,6 +174,10 @@ int cmd_matrix(int argc, char **argv)
     ag_array a = {0};
     if (read_matrix_file(path, tensor, &a) != 0)
         return 1;
+    if (lens.scores && normalize_scores(path, &lens, &a) != 0) {
+        ag_array_free(&a);
+        return 1;
+    }
     ag_record_list *recs = NULL;
     int rc = matrix_records(path, &a, &common, &recs);
     ag_array_free(&a);

@@ -186,7 +186,11 @@ static const char analyze_help[] =
     "--tokens-file: one sequence of ids a line, separated by commas or spaces).\n"
     "--metrics stability (or its keys) adds family E, computed in double on each\n"
     "head's input X (docs/stability.md). --metrics values adds family H, the norms\n"
-    "of what each head writes, ||(x_j W_V + b_V) W_O|| (Kobayashi et al. 2020).\n";
+    "of what each head writes, ||(x_j W_V + b_V) W_O|| (Kobayashi et al. 2020).\n"
+    "--normalizer N measures, instead of the model's softmax, the same pass's\n"
+    "scores through sparsemax, entmax15 or entmax:ALPHA, or linear attention from\n"
+    "each head's Q and K (phi = elu + 1); --temperature T through softmax(S/T).\n"
+    "The records then carry \"normalizer\" and \"temperature\".\n";
 
 static const char analyze_more[] =
     "Records stream: in jsonl, csv and tsv each text's records are\n"
@@ -195,8 +199,12 @@ static const char analyze_more[] =
     "and JSONL carry the run's settings (options, SHA-256 of the weights, token\n"
     "counts); docs/cli.md, \"Corpus runs\".\n";
 
+static const cli_option analyze_own[] = {
+    {"--normalizer", "N", "measure the heads under softmax (default), sparsemax, entmax15, entmax:ALPHA, linear"},
+    {"--temperature", "T", "measure softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
+    {NULL}};
 static const cli_option_group *const analyze_groups[] = {
-    &cli_group_input, &cli_group_select, &cli_group_precision, &cli_group_records,
+    CLI_OWN("analyze", analyze_own), &cli_group_input, &cli_group_select, &cli_group_precision, &cli_group_records,
     &cli_group_stability, &cli_group_curvature, &cli_group_output, &cli_group_table,
     &cli_group_label, &cli_group_aggregate, &cli_group_corpus, &cli_group_media, &cli_group_jobs,
     &cli_group_help, NULL};
@@ -220,16 +228,40 @@ static int analyze_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, v
     return status == AG_OK ? 0 : cli_model_run_fail(r, s, &err);
 }
 
+/* --normalizer and --temperature of analyze and attention, as given. */
+static cli_lens model_lens;
+
+static int analyze_option(cli_model_run *r, int argc, char **argv, int *i)
+{
+    (void)r;
+    return cli_lens_option(&model_lens, "analyze", 0, argc, argv, i);
+}
+
+static int lens_parsed(cli_model_run *r, const char *cmd)
+{
+    return cli_lens_parsed(&model_lens, cmd, &r->common);
+}
+
+static int lens_set(cli_model_run *r)
+{
+    return cli_lens_set(&model_lens, r->opt);
+}
+
 int cmd_analyze(int argc, char **argv)
 {
     cli_model_run r = {0};
     if (cli_common_init(&r.common, AG_FAMILIES_ANALYZE))
         return 1;
     r.common.agg.allowed = 1;
-    int rc = cli_model_run_parse(&r, &cli_usage_analyze, argc, argv, NULL);
+    model_lens = (cli_lens){0};
+    int rc = cli_model_run_parse(&r, &cli_usage_analyze, argc, argv, analyze_option);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (lens_parsed(&r, "analyze"))
+        return EXIT_USAGE;
     rc = cli_model_run_prepare(&r, "analyze", 0);
+    if (rc == 0)
+        rc = lens_set(&r);
     if (rc == 0)
         rc = cli_model_run_records(&r, "analyze", analyze_text);
     return cli_model_run_finish(&r, rc);
@@ -239,12 +271,19 @@ int cmd_analyze(int argc, char **argv)
 
 static const char attention_help[] =
     "usage: attngeom attention MODEL (--text S | --tokens 1,2,3 | --text-file F | --tokens-file F)\n"
-    "                               -o OUT.npy [--hidden H.npy] [options]\n"
+    "                               -o OUT.npy [--hidden H.npy] [--scores S.npy] [options]\n"
     "\n"
     "Run the forward pass and write the attention probabilities [L, H, n, n] as\n"
     "<f8 .npy (the selected layers and heads, all by default). --hidden also\n"
     "writes the hidden states [L+1, n, d] in Hugging Face's output_hidden_states\n"
     "convention (embeddings first; for GPT-2/LLaMA the last after the final norm).\n"
+    "--scores writes, from the same pass, the pre-softmax scores [L, H, n, n] of the\n"
+    "same heads as the architecture forms them (scale, soft-capping; -inf where a\n"
+    "key is masked: causal, sliding window), so that the softmax of each row is the\n"
+    "row of OUT.npy (the model's own, also under --normalizer).\n"
+    "--normalizer N (sparsemax, entmax15, entmax:ALPHA, linear) or --temperature T\n"
+    "writes to OUT.npy the same pass's heads under that normaliser instead of the\n"
+    "model's softmax (the pass itself is unchanged).\n"
     "The arrays are written a layer at a time as the pass runs (memory: the model\n"
     "and one layer); a file is renamed into place only when the run succeeds.\n"
     "\n"
@@ -259,6 +298,9 @@ static const cli_option attention_own[] = {
     {"-o", "OUT.npy", "the attention probabilities [L, H, n, n] ({i}: the text's line index)"},
     {"--output", "OUT.npy", "the same as -o"},
     {"--hidden", "H.npy", "also write the hidden states [L+1, n, d] ({i} as for -o)"},
+    {"--scores", "S.npy", "also write the pre-softmax scores [L, H, n, n] (-inf masked; {i} as for -o)"},
+    {"--normalizer", "N", "-o gets the heads under sparsemax, entmax15, entmax:ALPHA or linear instead"},
+    {"--temperature", "T", "-o gets softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {NULL}};
 static const cli_option_group *const attention_groups[] = {
     CLI_OWN("attention", attention_own), &cli_group_input, &cli_group_select,
@@ -270,6 +312,7 @@ const cli_usage cli_usage_attention = {"attention", attention_help, attention_gr
  * holds the model and one layer, never [L, H, n, n] (docs/cli.md, "Outputs"). */
 typedef struct {
     ag_npy_writer *attn, *hidden; /* -o, and --hidden or NULL */
+    ag_npy_writer *scores;        /* --scores or NULL */
     ag_error err;                 /* the write that failed */
 } attention_ctx;
 
@@ -281,6 +324,14 @@ static int write_heads(int layer, const double *attn, size_t heads, size_t n, vo
     return ag_npy_writer_write(c->attn, attn, heads * n * n, &c->err);
 }
 
+/* The selected heads' scores of a selected layer, appended to --scores'. */
+static int write_scores(int layer, const double *s, size_t heads, size_t n, void *user)
+{
+    (void)layer;
+    attention_ctx *c = user;
+    return ag_npy_writer_write(c->scores, s, heads * n * n, &c->err);
+}
+
 /* Hidden state `index` (they come in order), appended to --hidden's array. */
 static int write_hidden(int index, size_t n, size_t d, const double *h, void *user)
 {
@@ -289,25 +340,29 @@ static int write_hidden(int index, size_t n, size_t d, const double *h, void *us
     return ag_npy_writer_write(c->hidden, h, n * d, &c->err);
 }
 
-static const char *hidden_path;
+static const char *hidden_path, *scores_path;
 
 static int attention_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    if (!cli_is_option(argv[*i], "--hidden"))
-        return 0;
-    return (hidden_path = cli_option_value("attention", "--hidden", argc, argv, i)) ? 1 : -1;
+    const char **dst = cli_is_option(argv[*i], "--hidden")   ? &hidden_path
+                       : cli_is_option(argv[*i], "--scores") ? &scores_path
+                                                             : NULL;
+    if (!dst)
+        return cli_lens_option(&model_lens, "attention", 0, argc, argv, i);
+    return (*dst = cli_option_value("attention", argv[*i], argc, argv, i)) ? 1 : -1;
 }
 
 /* Before anything runs: a name without {i} takes one text (the files of
  * every text are checked with the run's inputs, cli_model_run_check_paths). */
 static int check_text_paths(const cli_model_run *r)
 {
-    const char *names[2] = {r->common.out_path, hidden_path};
-    for (int k = 0; k < 2; k++)
+    const char *names[3] = {r->common.out_path, hidden_path, scores_path};
+    const char *opts[3] = {"-o", "--hidden", "--scores"};
+    for (int k = 0; k < 3; k++)
         if (names[k] && r->nseq > 1 && !strstr(names[k], "{i}"))
             return cli_usage_error("attention", "%s %s names one file and the input holds %zu "
-                                   "texts: put {i} in it (%s attn_{i}.npy)", k ? "--hidden" : "-o",
-                                   names[k], r->nseq, k ? "--hidden" : "-o");
+                                   "texts: put {i} in it (%s attn_{i}.npy)", opts[k],
+                                   names[k], r->nseq, opts[k]);
     return 0;
 }
 
@@ -321,8 +376,9 @@ static int attention_pass(cli_model_run *r, const cli_seq *s, const ag_run_optio
     ag_error err = {0};
     int status = cli_seq_input(r, s, &in, &owned, &err);
     if (status == AG_OK)
-        status = ag_run_attention(r->model, &in, opt, r->workers.workers, write_heads,
-                                  c->hidden ? write_hidden : NULL, c, NULL, &err);
+        status = ag_run_attention_scores(r->model, &in, opt, r->workers.workers, write_heads,
+                                         c->scores ? write_scores : NULL,
+                                         c->hidden ? write_hidden : NULL, c, NULL, &err);
     free(owned);
     if (status == AG_OK)
         return 0;
@@ -337,19 +393,23 @@ static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
     size_t n = s->n, nl = ag_selection_count(r->layers),
            nh = ag_selection_count(r->heads);
     size_t ashape[4] = {nl, nh, n, n}, hshape[3] = {(size_t)g->n_layer + 1, n, (size_t)g->d_model};
-    char *a = cli_text_path(r->common.out_path, s), *h = cli_text_path(hidden_path, s);
+    char *a = cli_text_path(r->common.out_path, s), *h = cli_text_path(hidden_path, s),
+         *sc = cli_text_path(scores_path, s);
     attention_ctx c = {0};
     cli_outputs tx = {0};
-    int rc = !a || (hidden_path && !h) ? cli_fail("out of memory") : 0;
+    int rc = !a || (hidden_path && !h) || (scores_path && !sc) ? cli_fail("out of memory") : 0;
     if (rc == 0)
         rc = cli_outputs_npy(&tx, a, 4, ashape, &c.attn);
     if (rc == 0 && h)
         rc = cli_outputs_npy(&tx, h, 3, hshape, &c.hidden);
+    if (rc == 0 && sc)
+        rc = cli_outputs_npy(&tx, sc, 4, ashape, &c.scores);
     if (rc == 0)
         rc = attention_pass(r, s, user, &c);
     rc = cli_outputs_finish(&tx, rc);
     free(a);
     free(h);
+    free(sc);
     return rc;
 }
 
@@ -358,18 +418,24 @@ int cmd_attention(int argc, char **argv)
     cli_model_run r = {0};
     if (cli_common_init(&r.common, AG_FAMILIES_MATRIX))
         return 1;
-    hidden_path = NULL;
+    hidden_path = scores_path = NULL;
+    model_lens = (cli_lens){0};
     int rc = cli_model_run_parse(&r, &cli_usage_attention, argc, argv, attention_option);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (lens_parsed(&r, "attention"))
+        return EXIT_USAGE;
     if (!r.common.out_path)
         return cli_usage_error("attention", "missing -o OUT.npy");
     /* a name with {i} is checked for each text (cli_model_run_check_paths) */
     r.outs[0] = (cli_path){"-o", r.common.out_path};
     r.outs[1] = (cli_path){"--hidden", hidden_path};
+    r.outs[2] = (cli_path){"--scores", scores_path};
     rc = cli_model_run_prepare(&r, "attention", 0);
     if (rc == 0)
         rc = check_text_paths(&r);
+    if (rc == 0)
+        rc = lens_set(&r);
     if (rc == 0)
         rc = cli_model_run_each(&r, "attention", attention_text, r.opt);
     return cli_model_run_finish(&r, rc);

@@ -34,6 +34,8 @@ static const char similarity_help[] =
 static const cli_option similarity_own[] = {
     {"-o", "S.npy", "also write the [K, K] distance matrix"},
     {"--output", "S.npy", "the same as -o"},
+    {"--normalizer", "N", "compare the heads under sparsemax, entmax15, entmax:ALPHA or linear (the pass unchanged)"},
+    {"--temperature", "T", "compare softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {NULL}};
 static const cli_option similarity_refused[] = {
     {"--metrics", NULL, "takes no --metrics: it computes js_distance only"},
@@ -110,6 +112,8 @@ static int pairs_table(const cli_common *c, const int *pairs, size_t K, const do
         }
     if (status == AG_OK && cli_model(c))
         status = ag_table_add_text_column(t, "model", cli_model(c), &err);
+    if (status == AG_OK)
+        status = cli_lens_columns(c, t, &err);
     if (status != AG_OK)
         ag_table_free(t);
     return status == AG_OK ? 0 : cli_fail_error(&err);
@@ -170,20 +174,33 @@ static int similarity_heads(const cli_model_run *r, int **pairs, size_t *K)
     return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
+static cli_lens similarity_lens;
+
+static int similarity_option(cli_model_run *r, int argc, char **argv, int *i)
+{
+    (void)r;
+    return cli_lens_option(&similarity_lens, "similarity", 0, argc, argv, i);
+}
+
 int cmd_similarity(int argc, char **argv)
 {
     cli_model_run r = {0};
     if (cli_common_init(&r.common, 0))
         return 1;
-    int rc = cli_model_run_parse(&r, &cli_usage_similarity, argc, argv, NULL);
+    similarity_lens = (cli_lens){0};
+    int rc = cli_model_run_parse(&r, &cli_usage_similarity, argc, argv, similarity_option);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (cli_lens_parsed(&similarity_lens, "similarity", &r.common))
+        return EXIT_USAGE;
     /* -o is the distance matrix; the records go to standard output. */
     const char *npy_path = r.common.out_path;
     r.common.out_path = NULL;
     r.outs[0] = (cli_path){"-o", npy_path};
     r.outs[1] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "similarity", 0);
+    if (rc == 0)
+        rc = cli_lens_set(&similarity_lens, r.opt);
     size_t K = 0;
     int *pairs = NULL;
     double *S = NULL;

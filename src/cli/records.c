@@ -26,6 +26,18 @@ static int add_input_column(const cli_common *c, ag_table *t, ag_error *err)
     return status;
 }
 
+int cli_lens_columns(const cli_common *c, ag_table *t, ag_error *err)
+{
+    int status = AG_OK;
+    if (c->normalizer) /* the lens the matrices were made through */
+        status = ag_table_add_text_column(t, "normalizer", c->normalizer, err);
+    if (status == AG_OK && c->normalizer)
+        status = ag_table_add_column(t, "temperature",
+                                     (ag_cell){.kind = AG_CELL_NUMBER, .value = c->temperature},
+                                     err);
+    return status;
+}
+
 int cli_records_table(const cli_common *c, const ag_record_list *recs, ag_table *out)
 {
     ag_error err = {0};
@@ -36,6 +48,8 @@ int cli_records_table(const cli_common *c, const ag_record_list *recs, ag_table 
         status = ag_table_add_text_column(out, "model", cli_model(c), &err);
     if (status == AG_OK && c->input_name)
         status = add_input_column(c, out, &err);
+    if (status == AG_OK)
+        status = cli_lens_columns(c, out, &err);
     if (status != AG_OK)
         ag_table_free(out);
     return status == AG_OK ? 0 : cli_fail_error(&err);

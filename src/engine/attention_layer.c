@@ -80,7 +80,7 @@ static agk_head kernel_head(const ag_attn_layer_spec *s)
         agk_head c = kernel_head(s);                                                      \
         for (int h = 0; h < H; h++)                                                       \
             agk_attend_head_##SFX(&c, n, q + h * dh, da, k + h * dh, da, NULL, 0,         \
-                                  p + (size_t)h * n * n, NULL, 0, NULL, scratch);         \
+                                  p + (size_t)h * n * n, NULL, 0, NULL, NULL, scratch);   \
     }
 
 DEFINE_LAYER(float, f32, cblas_sgemm)

@@ -49,6 +49,7 @@ typedef struct {
     R *w;      // (max_mat) one weight matrix converted to R (unused when
                // an F32 matrix is used in place by the f32 pass)
     double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
+    double *sd;      // (H, n, n) the scores for the callback (o->want_scores), or NULL
     double *yd;      // (n, d) the attention block's output for o->block_fn, or NULL
     const ag_forward_options *o; // the pass's options (block_fn)
     ag_pool *pool;   // opt->pool (NULL: the calling thread)
@@ -67,6 +68,7 @@ static void FN(ws_free)(FN(ws) *s)
         free(all[i]);
     free(s->xd);
     free(s->pd);
+    free(s->sd);
     free(s->yd);
     free(s->bad);
 }
@@ -88,7 +90,8 @@ static size_t FN(scratch_len)(const ag_model_config *g, size_t n)
     return (len + per_line - 1) / per_line * per_line;
 }
 
-static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, int want_pd)
+static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, int want_pd,
+                        int want_sd)
 {
     const ag_model_config *g = &m->cfg;
     size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim,
@@ -113,6 +116,8 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, i
              (s->w = calloc(m->max_mat ? m->max_mat : 1, sizeof(R))) &&
              (s->scr = aligned_alloc(64, (size_t)s->workers * s->scr_len * sizeof(R))) &&
              (s->bad = malloc((H > blocks ? H : blocks) * sizeof *s->bad));
+    if (ok && want_sd && want_pd) // every entry written by the heads (masked ones −inf)
+        ok = (s->sd = malloc(H * n * n * sizeof(double))) != NULL;
     if (ok && !IS_F64) // X for the callbacks and hidden states; P only for a layer callback
         ok = (s->xd = zalloc(n * d * sizeof(double))) &&
              (!want_pd || (s->pd = zalloc(H * n * n * sizeof(double))));
@@ -567,6 +572,7 @@ typedef struct {
     size_t n;
     const FN(view) *qkv;
     double *pd;
+    double *sd;
 } FN(heads_job);
 
 /* Query head h (kv head h / (H / Hkv), modeling_llama.py repeat_kv): its
@@ -582,6 +588,7 @@ static int FN(head_task)(size_t h, int worker, void *user)
                                        k->ld, FN(head_of)(v, g), v->ld, j->s->p + h * n * n,
                                        j->s->ctx + h * hd, (size_t)c->n_head * hd,
                                        j->pd ? j->pd + h * n * n : NULL,
+                                       j->sd ? j->sd + h * n * n : NULL,
                                        FN(scratch)(j->s, worker));
     return 0;
 }
@@ -597,7 +604,7 @@ static int FN(emit)(FN(ws) *s, const R *x, int layer, size_t n, size_t d, int H,
             return set_fault(&s->fault, "attention", layer, h, s->bad[h]);
     if (!fn)
         return AG_OK;
-    ag_layer_view view = {.layer = layer, .n = n, .d = d, .n_head = H};
+    ag_layer_view view = {.layer = layer, .n = n, .d = d, .n_head = H, .scores = s->sd};
 #if IS_F64
     view.x = x;
     view.attn = s->p;
@@ -627,7 +634,7 @@ static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t
     agk_head c = {.n_head = g->n_head, .n_kv_head = g->n_kv_head, .head_dim = g->head_dim,
                   .scale = scale, .softcap = g->softcap, .causal = g->causal,
                   .window = m->window[l]};
-    FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : s->pd};
+    FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : s->pd, fn ? s->sd : NULL};
     ag_pool_run(s->pool, (size_t)g->n_head, FN(head_task), &j);
     int rc = FN(emit)(s, x, l, n, (size_t)g->d_model, g->n_head, fn, user);
     if (rc == AG_OK)
@@ -921,7 +928,7 @@ static int FN(forward)(const ag_model *m, const fwd_input *in, size_t n,
                        ag_error *err)
 {
     FN(ws) s;
-    if (FN(ws_alloc)(&s, m, n, o->pool, fn != NULL) != AG_OK)
+    if (FN(ws_alloc)(&s, m, n, o->pool, fn != NULL, o->want_scores) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
     s.o = o;
     if (o->block_fn && !(s.yd = zalloc(n * (size_t)m->cfg.d_model * sizeof(double)))) {

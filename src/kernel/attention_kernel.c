@@ -235,5 +235,5 @@ static void widen_f64(const double *x, double *y, size_t cnt)
 void agk_head_probs_f64(const agk_head *c, const double *q, size_t ldq, const double *k,
                         size_t ldk, size_t n, double *p)
 {
-    agk_attend_head_f64(c, n, q, ldq, k, ldk, NULL, 0, p, NULL, 0, NULL, NULL);
+    agk_attend_head_f64(c, n, q, ldq, k, ldk, NULL, 0, p, NULL, 0, NULL, NULL, NULL);
 }

@@ -90,15 +90,18 @@ size_t agk_attend_scratch_f64(const agk_head *c, size_t n);
  * ldk, ldv, head_dim values; already rotated: the caller picks the kv head
  * of a query head). pd (n, n), unless NULL, gets p as doubles where a key
  * can be visible (j < i + 1 when causal): the rest, zero for every head of
- * every layer, is left to the caller to zero once. v NULL: no value mix. Returns the first query whose probabilities are not finite (an
+ * every layer, is left to the caller to zero once. sd (n, n), unless
+ * NULL, gets the head's pre-softmax scores as doubles: scale·q_i·k_j (then
+ * capped) exactly as the softmax takes them in R, −inf on every hidden key
+ * (all n columns written). v NULL: no value mix. Returns the first query whose probabilities are not finite (an
  * overflowing score), or n. The float products are sgemm.h's, so the bytes
  * of a head do not depend on where or with what else it is computed. */
 size_t agk_attend_head_f32(const agk_head *c, size_t n, const float *q, size_t ldq,
                            const float *k, size_t ldk, const float *v, size_t ldv, float *p,
-                           float *ctx, size_t ldctx, double *pd, float *scratch);
+                           float *ctx, size_t ldctx, double *pd, double *sd, float *scratch);
 size_t agk_attend_head_f64(const agk_head *c, size_t n, const double *q, size_t ldq,
                            const double *k, size_t ldk, const double *v, size_t ldv, double *p,
-                           double *ctx, size_t ldctx, double *pd, double *scratch);
+                           double *ctx, size_t ldctx, double *pd, double *sd, double *scratch);
 
 /* agk_attend_head_f64 without values (and without scratch, which f64 does
  * not use): one head's probabilities p (n, n) alone. */

@@ -48,11 +48,14 @@ void KFN(agk_rope_apply)(R *x, size_t n, size_t ld, int heads, int head_dim, int
  * keys [lo, hi) get softmax(cap·tanh(scale·r/cap)) (KFN(softmax): max-
  * subtracted, the denominator summed in double and rounded to R, as torch's
  * float sums are closer to exact than a naive float loop), the hidden ones
- * exactly 0, as HF's finfo.min mask gives after exp. The scale multiplies
+ * exactly 0, as HF's finfo.min mask gives after exp. sd (n doubles, or
+ * NULL) gets the row's scores as the softmax takes them: scale·r_j rounded
+ * to R (the capped value with a cap), −inf on the hidden keys. The scale multiplies
  * the finished product, as HF's `matmul(q, kᵀ) * scaling` (and a GEMM's
  * alpha) do. Returns 1 when a probability is not finite (an overflowing
  * score). */
-static int KFN(agk_row)(R *r, size_t n, size_t lo, size_t hi, R scale, double softcap)
+static int KFN(agk_row)(R *r, size_t n, size_t lo, size_t hi, R scale, double softcap,
+                        double *sd)
 {
     if (softcap > 0) {
         R cap = (R)softcap;
@@ -60,6 +63,9 @@ static int KFN(agk_row)(R *r, size_t n, size_t lo, size_t hi, R scale, double so
             r[j] = RTANH(r[j] * scale / cap) * cap;
         scale = 1;
     }
+    if (sd) // the scores KFN(softmax) forms: scale·r_j in R, the hidden keys −inf
+        for (size_t j = 0; j < n; j++)
+            sd[j] = j >= lo && j < hi ? (double)(R)(r[j] * scale) : -INFINITY;
     int bad = KFN(softmax)(r + lo, hi - lo, scale);
     memset(r, 0, lo * sizeof *r);
     memset(r + hi, 0, (n - hi) * sizeof *r);
@@ -72,7 +78,7 @@ static int KFN(agk_row)(R *r, size_t n, size_t lo, size_t hi, R scale, double so
  * keys (the masked probabilities are exact zeros). */
 size_t KFN(agk_attend_head)(const agk_head *c, size_t n, const R *q, size_t ldq, const R *k,
                             size_t ldk, const R *v, size_t ldv, R *p, R *ctx, size_t ldctx,
-                            double *pd, R *scratch)
+                            double *pd, double *sd, R *scratch)
 {
     KFN(agk_mm) mm;
     KFN(mm_prepare)(&mm, (size_t)c->head_dim, n, k, ldk, v, ldv, scratch);
@@ -83,7 +89,9 @@ size_t KFN(agk_attend_head)(const agk_head *c, size_t n, const R *q, size_t ldq,
         for (size_t i = i0; i < i1; i++) {
             size_t lo, hi;
             agk_visible(c, n, i, &lo, &hi);
-            if (KFN(agk_row)(p + i * n, n, lo, hi, (R)c->scale, c->softcap) && bad == n)
+            if (KFN(agk_row)(p + i * n, n, lo, hi, (R)c->scale, c->softcap,
+                               sd ? sd + i * n : NULL) &&
+                bad == n)
                 bad = i;
             if (pd) // past hi: zero in every layer, left as the caller keeps it
                 KFN(widen)(p + i * n, pd + i * n, hi);

@@ -261,10 +261,12 @@ int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_optio
     if (status == AG_OK) {
         analyze_job a = {.m = m, .opt = &o, .w = w, .layer_on = ag_selection_mask(layers),
                          .heads = heads, .text = given.text, .ids = given.ids, .recs = recs,
-                         .stability = ag_family_selected(o.metrics, AG_FAMILY_STABILITY),
+                         /* family E perturbs the head's own softmax: none under a lens */
+                         .stability = ag_family_selected(o.metrics, AG_FAMILY_STABILITY) &&
+                                      !agr_lens_active(&o),
                          .values = ag_family_selected(o.metrics, AG_FAMILY_VALUES)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
-        status = ag_run_forward(m, in, &fo, analyze_layer, &a, NULL, err);
+        status = agr_forward(m, in, &fo, &o, analyze_layer, &a, NULL, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
     }
@@ -285,29 +287,49 @@ typedef struct {
     const unsigned char *layer_on, *head_on;
     size_t nh;
     double *buf; /* (nh, n, n): the selected heads when not all are */
-    ag_run_heads_fn fn;
+    ag_run_heads_fn fn, scores_fn;
     void *user;
     ag_error err;
 } attention_job;
+
+/* The selected heads of all (v->n_head, n, n) to fn: all itself when every
+ * head is selected, else copied into a->buf. */
+static int give_heads(attention_job *a, const ag_layer_view *v, const double *all,
+                      ag_run_heads_fn fn)
+{
+    if (a->nh < (size_t)v->n_head) {
+        if (!a->buf && !(a->buf = malloc(a->nh * v->n * v->n * sizeof *a->buf)))
+            return ag_error_set(&a->err, AG_ENOMEM, "out of memory for %zu heads", a->nh);
+        ag_layer_view sel = *v;
+        sel.attn = all;
+        ag_layer_view_copy_heads(&sel, a->head_on, a->buf);
+        all = a->buf;
+    }
+    return fn(v->layer, all, a->nh, v->n, a->user);
+}
 
 static int attention_layer(const ag_layer_view *v, void *user)
 {
     attention_job *a = user;
     if (!a->layer_on[v->layer])
         return 0;
-    const double *attn = v->attn;
-    if (a->nh < (size_t)v->n_head) {
-        if (!a->buf && !(a->buf = malloc(a->nh * v->n * v->n * sizeof *a->buf)))
-            return ag_error_set(&a->err, AG_ENOMEM, "out of memory for %zu heads", a->nh);
-        ag_layer_view_copy_heads(v, a->head_on, a->buf);
-        attn = a->buf;
-    }
-    return a->fn(v->layer, attn, a->nh, v->n, a->user);
+    int rc = a->fn ? give_heads(a, v, v->attn, a->fn) : 0;
+    if (rc == 0 && a->scores_fn)
+        rc = give_heads(a, v, v->scores, a->scores_fn);
+    return rc;
 }
 
 int ag_run_attention(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                      ag_workers *w, ag_run_heads_fn fn, ag_hidden_fn hidden_fn, void *user,
                      double *hidden, ag_error *err)
+{
+    return ag_run_attention_scores(m, in, opt, w, fn, NULL, hidden_fn, user, hidden, err);
+}
+
+int ag_run_attention_scores(const ag_model *m, const ag_run_input *in,
+                            const ag_run_options *opt, ag_workers *w, ag_run_heads_fn fn,
+                            ag_run_heads_fn scores_fn, ag_hidden_fn hidden_fn, void *user,
+                            double *hidden, ag_error *err)
 {
     if (!m)
         return ag_error_set(err, AG_EINVAL, "no model (NULL)");
@@ -317,12 +339,15 @@ int ag_run_attention(const ag_model *m, const ag_run_input *in, const ag_run_opt
     if (status == AG_OK)
         status = agr_workers(w, opt, (size_t)ag_model_get_config(m)->n_head, &w, &own, err);
     attention_job a = {.layer_on = ag_selection_mask(layers), .head_on = ag_selection_mask(heads),
-                       .nh = ag_selection_count(heads), .fn = fn, .user = user};
+                       .nh = ag_selection_count(heads), .fn = fn, .scores_fn = scores_fn,
+                       .user = user};
     if (status == AG_OK) {
         ag_forward_options fo = ag_run_forward_options(opt, w);
         fo.hidden_fn = hidden_fn;
         fo.hidden_user = user;
-        status = ag_run_forward(m, in, &fo, fn ? attention_layer : NULL, &a, hidden, err);
+        fo.want_scores = scores_fn != NULL;
+        status = agr_forward(m, in, &fo, agr_options(opt),
+                             fn || scores_fn ? attention_layer : NULL, &a, hidden, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
     }

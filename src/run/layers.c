@@ -27,6 +27,7 @@ int agr_pass_begin(agr_pass *p, const ag_model *m, const ag_run_input *in,
         status = ag_run_workers(opt, SIZE_MAX, &p->own, err);
     p->w = w ? w : p->own;
     p->fo = ag_run_forward_options(opt, p->w);
+    p->opt = agr_options(opt);
     if (status != AG_OK)
         agr_pass_end(p);
     return status;
@@ -43,7 +44,7 @@ int agr_pass_run(const agr_pass *p, const ag_model *m, ag_layer_fn fn, void *use
                  const ag_error *ctx_err, ag_error *err)
 {
     ag_error e = {0}; /* a pass stopped at AGR_PASS_DONE leaves its note here */
-    int status = ag_run_forward(m, &p->in, &p->fo, fn, user, NULL, &e);
+    int status = agr_forward(m, &p->in, &p->fo, p->opt, fn, user, NULL, &e);
     if (status == AGR_PASS_DONE || status == AG_OK)
         return AG_OK;
     *err = ctx_err->status ? *ctx_err : e;

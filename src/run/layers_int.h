@@ -20,6 +20,7 @@ typedef struct {
     ag_selection *layers;
     ag_workers *w, *own;
     ag_forward_options fo;
+    const ag_run_options *opt; /* borrowed: its normaliser (agr_forward) */
 } agr_pass;
 
 int agr_pass_begin(agr_pass *p, const ag_model *m, const ag_run_input *in,

@@ -103,6 +103,21 @@ void ag_run_options_set_metrics(ag_run_options *opt, const ag_metric_set *sel)
     opt->metrics = sel;
 }
 
+int ag_run_options_set_normalizer(ag_run_options *opt, ag_normalizer kind, double param,
+                                  ag_error *err)
+{
+    if (!opt)
+        return ag_error_set(err, AG_EINVAL, "no run options (NULL)");
+    /* a row of two scores checks the kind and its parameter as a run will use them */
+    double s[2] = {0, 1}, p[2];
+    int rc = kind == AG_NORMALIZER_LINEAR ? AG_OK : ag_normalize_row(kind, param, s, 2, p, err);
+    if (rc != AG_OK)
+        return rc;
+    opt->normalizer = (int)kind;
+    opt->normalizer_param = kind == AG_NORMALIZER_SOFTMAX || kind == AG_NORMALIZER_ENTMAX ? param : 1;
+    return AG_OK;
+}
+
 void ag_run_options_set_seed(ag_run_options *opt, unsigned long seed)
 {
     opt->seed = seed;

@@ -20,11 +20,29 @@ struct ag_run_options {
     size_t nlayers, nheads;
     const ag_metric_set *metrics; /* borrowed; NULL: the entry point's default */
     const ag_run_dist *dist;      /* borrowed; NULL: one process */
+    int normalizer;               /* ag_normalizer: the probabilities analyze
+                                     measures, from the pass's scores */
+    double normalizer_param;      /* softmax: T (1 with softmax: the model's own
+                                     probabilities); entmax: α */
 };
 #define AGR_OPTIONS_DEFAULT                                                                  \
     {.threads = 1, .precision = AG_PRECISION_F32, .edge_threshold = -1, .epsilon = 1e-3,    \
-     .trials = 8, .seed = 1, .massive_abs = 100, .massive_ratio = 1000,  \
-     .flow_max_tokens = 64}
+     .trials = 8, .seed = 1, .massive_abs = 100, .massive_ratio = 1000,                    \
+     .flow_max_tokens = 64, .normalizer = AG_NORMALIZER_SOFTMAX, .normalizer_param = 1}
+
+/* A normaliser other than the model's softmax at T = 1 is set (options.c). */
+static inline int agr_lens_active(const ag_run_options *o)
+{
+    return o->normalizer != AG_NORMALIZER_SOFTMAX || o->normalizer_param != 1;
+}
+
+/* ag_run_forward with opt's normaliser (lens.c): when one other than the
+ * model's softmax is set, fn sees every layer's heads under it (from the
+ * same pass's scores, or linear attention from Q and K) in place of
+ * ag_layer_view.attn; a failure of the lens is "layer L: <message>". */
+int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
+                const ag_run_options *opt, ag_layer_fn fn, void *user, double *hidden,
+                ag_error *err);
 
 /* ---- distribution (tasks.c) ---------------------------------------------- */
 

@@ -51,6 +51,40 @@ Test(attention_kernel, softcap_of_known_scores)
         cr_expect_float_eq(p2[j], p[j], 1e-12);
 }
 
+/* The scores a head hands out (sd) are the closed forms: q_i = i + 1,
+ * k = (0, 1, 2, 3), scale 0.5, causal with window 2: s_ij = 0.5·(i + 1)·j
+ * on 0 <= i − j < 2, −inf elsewhere; with cap 1, tanh(s_ij); in float the
+ * same numbers rounded to float. */
+Test(attention_kernel, scores_are_the_closed_form)
+{
+    enum { N = 4 };
+    double q[N] = {1, 2, 3, 4}, k[N] = {0, 1, 2, 3}, p[N * N], sd[N * N];
+    float qf[N] = {1, 2, 3, 4}, kf[N] = {0, 1, 2, 3}, pf[N * N];
+    double sdf[N * N];
+    agk_head c = {.n_head = 1, .n_kv_head = 1, .head_dim = 1, .scale = 0.5, .causal = 1,
+                  .window = 2};
+    float *scr = aligned_alloc(64, (agk_attend_scratch_f32(&c, N) * sizeof(float) + 64) / 64 * 64);
+    cr_assert_not_null(scr);
+    for (int cap = 0; cap < 2; cap++) {
+        c.softcap = cap;
+        agk_attend_head_f64(&c, N, q, 1, k, 1, NULL, 0, p, NULL, 0, NULL, sd, NULL);
+        agk_attend_head_f32(&c, N, qf, 1, kf, 1, NULL, 0, pf, NULL, 0, NULL, sdf, scr);
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0.5 * (i + 1) * j, want = cap ? tanh(s) : s;
+                float wf = cap ? tanhf((float)s) : (float)s;
+                if (i - j >= 0 && i - j < 2) {
+                    cr_expect_eq(sd[i * N + j], want, "cap %d s[%d][%d] = %.17g", cap, i, j, sd[i * N + j]);
+                    cr_expect_float_eq(sdf[i * N + j], (double)wf, 1e-7 * (1 + fabs(want)));
+                } else {
+                    cr_expect(isinf(sd[i * N + j]) && sd[i * N + j] < 0, "s[%d][%d] masked", i, j);
+                    cr_expect(isinf(sdf[i * N + j]) && sdf[i * N + j] < 0);
+                }
+            }
+    }
+    free(scr);
+}
+
 /* Huge scores saturate at ±cap: a row of scores (−1e6, 0, 1e6) with cap 2
  * has softmax(−2, 0, 2), finite; without the cap it is one-hot. */
 Test(attention_kernel, softcap_bounds_the_logits)
@@ -287,7 +321,7 @@ Test(attention_kernel, inv_freq_llama3)
         for (int h = 0; h < c->n_head; h++) {                                                     \
             size_t g = (size_t)(h / (c->n_head / c->n_kv_head));                                  \
             agk_attend_head_##SFX(c, n, q + h * hd, lq, k + g * hd, lkv, v + g * hd, lkv,         \
-                                  p + (size_t)h * n * n, ctx + h * hd, lq, NULL, scr);           \
+                                  p + (size_t)h * n * n, ctx + h * hd, lq, NULL, NULL, scr);     \
         }                                                                                         \
         free(scr);                                                                                \
     }

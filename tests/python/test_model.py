@@ -88,6 +88,27 @@ def test_attention_ids_on_arch_models(tmp, arch):
     assert got.tobytes() == np.load(tmp / "a.npy").tobytes()
 
 
+@pytest.mark.parametrize("arch,precision", [("gemma2", "f64"), ("mistral-window", "f32"),
+                                            ("qwen2-window", "f64")])
+def test_attention_scores_equal_cli(tmp, arch, precision):
+    """scores=True gives `attention --scores`' bytes for a selection of
+    heads, from the same pass (the probabilities unchanged), and the softmax
+    of each row is the probability row (-inf exactly where masked)."""
+    model = ARCH / arch
+    ids = [1, 5, 9, 2, 7, 3, 11, 4]
+    run_cli("attention", model, "--tokens", ",".join(map(str, ids)), "--layers", "0,1",
+            "--heads", "1,2", "--precision", precision, "-o", tmp / "a.npy",
+            "--scores", tmp / "s.npy")
+    a, s = attngeom.Model(model).attention(ids, layers=[0, 1], heads=[1, 2],
+                                           precision=precision, scores=True)
+    assert a.tobytes() == np.load(tmp / "a.npy").tobytes()
+    assert s.tobytes() == np.load(tmp / "s.npy").tobytes()
+    assert np.array_equal(np.isneginf(s), a == 0) and np.isneginf(s).any()
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    tol = 1e-15 if precision == "f64" else 1e-6
+    assert np.max(np.abs(e / e.sum(axis=-1, keepdims=True) - a)) <= tol
+
+
 def same_records(py, cli):
     assert [list(r) for r in py] == [list(r) for r in cli]
     for p, c in zip(py, cli):

@@ -196,6 +196,26 @@ def softmax_rows(s, visible):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+# Lists while scores() runs: every layer's scores [H, n, n] in order, and
+# its (q, k) [H, n, dh] as attention() takes them (rotated; OPT's and
+# DistilBERT's q already scaled).
+SCORES = None
+QK = None
+
+
+def scores(model, ids):
+    """model.forward(ids) with SCORES on: (attn, per-layer scores [H, n, n]
+    as the attention forms them before its softmax, -inf where masked,
+    per-layer (q, k))."""
+    global SCORES, QK
+    SCORES, QK = [], []
+    try:
+        attn, _ = model.forward(ids)
+        return attn, SCORES, QK
+    finally:
+        SCORES = QK = None
+
+
 def attention(q, k, v, scale, causal, window=0, softcap=0.0):
     """q [H, n, dh], k/v [H, n, dh] (already expanded for GQA).  Gemma-2
     soft-capping (modeling_gemma2.py @006e86931247 eager_attention_forward):
@@ -203,7 +223,11 @@ def attention(q, k, v, scale, causal, window=0, softcap=0.0):
     s = np.einsum("hid,hjd->hij", q, k) * scale
     if softcap:
         s = np.tanh(s / softcap) * softcap
-    p = softmax_rows(s, visible_keys(s.shape[-1], causal, window))
+    vis = visible_keys(s.shape[-1], causal, window)
+    if SCORES is not None:  # the pre-softmax scores, -inf where masked
+        SCORES.append(np.where(vis, s, -np.inf))
+        QK.append((q, k))
+    p = softmax_rows(s, vis)
     return p, np.einsum("hij,hjd->hid", p, v)
 
 

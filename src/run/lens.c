@@ -1,0 +1,73 @@
+/* lens.c — a run's forward pass through its normaliser (issue 28,
+ * "Softmax as a lens"; ag_run_options_set_normalizer): the layer callback
+ * sees the same pass's heads under sparsemax, entmax, softmax(S/T) of the
+ * scores the pass formed (ag_layer_view.scores), or linear attention from
+ * each head's Q and K, in place of the model's probabilities. The pass
+ * itself, its hidden states and the next layers are unchanged: a
+ * counterfactual on each layer's scores, in one place for every run
+ * (analyze, attention, the layer runs). */
+#include <stdlib.h>
+
+#include "run_int.h"
+
+typedef struct {
+    const ag_model *m;
+    const ag_run_options *opt;
+    ag_layer_fn fn;
+    void *user;
+    double *buf;  /* (n_head, n, n) the layer under the lens */
+    ag_error err; /* the lens's own failure */
+} lens_job;
+
+/* Every head of v under linear attention, from the layer's weights. */
+static int linear_layer(lens_job *j, const ag_layer_view *v, ag_error *e)
+{
+    ag_attn_weights w = {0};
+    int status = ag_model_attn_weights(j->m, v->layer, &w, e), h = 0;
+    for (; status == AG_OK && h < v->n_head; h++) {
+        ag_head_input in;
+        ag_attn_weights_head_input(&w, v->x, v->n, v->d, h, &in);
+        status = ag_head_linear_attention(&in, j->buf + (size_t)h * v->n * v->n, e);
+    }
+    ag_attn_weights_free(&w);
+    if (status != AG_OK && h > 0) {
+        ag_error inner = *e;
+        ag_error_set(e, status, "head %d: %s", h - 1, inner.message);
+    }
+    return status;
+}
+
+static int lens_view(const ag_layer_view *v, void *user)
+{
+    lens_job *j = user;
+    size_t rows = (size_t)v->n_head * v->n;
+    ag_error e = {0};
+    if (!j->buf && !(j->buf = malloc(rows * v->n * sizeof *j->buf)))
+        return ag_error_set(&j->err, AG_ENOMEM, "out of memory for %d heads", v->n_head);
+    int status = j->opt->normalizer == AG_NORMALIZER_LINEAR
+                     ? linear_layer(j, v, &e) /* row r of the scores: head r / n, query r % n */
+                     : ag_normalize_rows((ag_normalizer)j->opt->normalizer,
+                                         j->opt->normalizer_param, v->scores, rows, v->n,
+                                         j->buf, &e);
+    if (status != AG_OK)
+        return ag_error_set(&j->err, status, "layer %d: %s", v->layer, e.message);
+    ag_layer_view lv = *v;
+    lv.attn = j->buf;
+    return j->fn(&lv, j->user);
+}
+
+int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
+                const ag_run_options *opt, ag_layer_fn fn, void *user, double *hidden,
+                ag_error *err)
+{
+    if (!fn || !opt || !agr_lens_active(opt))
+        return ag_run_forward(m, in, fo, fn, user, hidden, err);
+    ag_forward_options f = *fo;
+    f.want_scores = opt->normalizer != AG_NORMALIZER_LINEAR;
+    lens_job j = {.m = m, .opt = opt, .fn = fn, .user = user};
+    int status = ag_run_forward(m, in, &f, lens_view, &j, hidden, err);
+    if (status != AG_OK && j.err.status != AG_OK)
+        *err = j.err;
+    free(j.buf);
+    return status;
+}
