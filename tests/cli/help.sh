@@ -159,8 +159,12 @@ grep -q "^layer,head" "$T/csvok" || fail "$(head -c 200 "$T/csvok")"
 # ---- one option table per command, four lists --------------------------------
 # the table of every command: "CMD NAME VALUE|- takes|refuses" a line
 "$CLI" options-doc names >"$T/names" || fail "options-doc names: exit $?"
-check "options-doc names lists the 17 commands"
-[ "$(cut -d' ' -f1 "$T/names" | sort -u | wc -l)" -eq 17 ] || fail "$(cut -d' ' -f1 "$T/names" | sort -u)"
+# the commands of `attngeom --help` (its "  name ARGS  what" lines), every one with a table
+"$CLI" --help | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p' | sort -u >"$T/commands"
+check "options-doc names lists the $(wc -l <"$T/commands") commands of --help"
+[ "$(wc -l <"$T/commands")" -ge 17 ] || fail "--help lists $(wc -l <"$T/commands") commands"
+cut -d' ' -f1 "$T/names" | sort -u | cmp -s - "$T/commands" ||
+    fail "$(cut -d' ' -f1 "$T/names" | sort -u | diff - "$T/commands")"
 mkdir -p "$T/cwd"
 # the parser takes every entry it lists (alone, as NAME VALUE and NAME=VALUE),
 # refuses the refused ones with their reason, and takes no option another
