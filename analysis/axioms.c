@@ -140,11 +140,11 @@ static void triangle_counts(const costs *c, size_t n, uint64_t *bad, uint64_t *t
             size_t lo = c->lo[i] > c->lo[j] ? c->lo[i] : c->lo[j];
             size_t hi = c->hi[i] < c->hi[j] ? c->hi[i] : c->hi[j];
             uint64_t v = lo < hi ? violations_over_k(li, rj, dij, lo, hi) : 0;
-            /* k = i and k = j are no triples of distinct tokens; outside
-             * [lo, hi) both comparisons are false, so they were counted iff
-             * they are true */
+            /* k = i is no triple of distinct tokens: outside [lo, hi) its
+             * comparison is false, so it was counted iff it is true. k = j
+             * never counts: d_ij > (d_ij + d_jj)(1 + 1e-12) is false for
+             * d ≥ 0. */
             v -= li[i] > (dij + rj[i]) * AXIOM_SLACK;
-            v -= li[j] > (dij + rj[j]) * AXIOM_SLACK;
             *bad += v;
             *total += qualifying_over_k(c, i, j);
         }
