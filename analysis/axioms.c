@@ -35,6 +35,26 @@ typedef struct {
     size_t words, *lo, *hi;
 } costs;
 
+/* Row i of c from row i of A (n entries). */
+static void cost_row(const double *a, size_t n, size_t i, costs *c)
+{
+    double *left = c->left + i * n, *right = c->right + i * n;
+    uint64_t *bits = c->bits + i * c->words;
+    c->lo[i] = c->hi[i] = 0;
+    for (size_t k = 0; k < n; k++) {
+        int ok = a[k] > 0;
+        double d = ok ? cost_of(a[k]) : 0;
+        left[k] = ok ? d : -INFINITY;
+        right[k] = ok ? d : INFINITY;
+        if (!ok)
+            continue;
+        bits[k / 64] |= (uint64_t)1 << (k % 64);
+        if (c->hi[i] == 0)
+            c->lo[i] = k;
+        c->hi[i] = k + 1;
+    }
+}
+
 static int costs_build(const double *A, size_t n, ag_matrix_work *w, costs *c)
 {
     c->words = (n + 63) / 64; /* n·n doubles fit (the caller's M), so this does */
@@ -48,22 +68,8 @@ static int costs_build(const double *A, size_t n, ag_matrix_work *w, costs *c)
     c->bits = (uint64_t *)p;
     c->lo = (size_t *)(p + n * c->words * sizeof(uint64_t));
     c->hi = c->lo + n;
-    for (size_t i = 0; i < n; i++) {
-        c->lo[i] = c->hi[i] = 0;
-        for (size_t k = 0; k < n; k++) {
-            double a = A[i * n + k];
-            int ok = a > 0;
-            double d = ok ? cost_of(a) : 0;
-            c->left[i * n + k] = ok ? d : -INFINITY;
-            c->right[i * n + k] = ok ? d : INFINITY;
-            if (!ok)
-                continue;
-            c->bits[i * c->words + k / 64] |= (uint64_t)1 << (k % 64);
-            if (c->hi[i] == 0)
-                c->lo[i] = k;
-            c->hi[i] = k + 1;
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        cost_row(A + i * n, n, i, c);
     return AG_OK;
 }
 
@@ -112,12 +118,11 @@ static unsigned bit_of(const uint64_t *b, size_t k)
     return (unsigned)(b[k / 64] >> (k % 64)) & 1u;
 }
 
-/* #{k ∉ {i, j} : d_ik and d_jk finite}, for a finite d_ij. */
-static uint64_t qualifying_over_k(const costs *c, size_t i, size_t j)
+/* #{k ∉ {i, j} : d_ik and d_jk finite}, for a finite d_ij; every such k
+ * lies in [lo, hi), where rows i and j both have finite entries. */
+static uint64_t qualifying_over_k(const costs *c, size_t i, size_t j, size_t lo, size_t hi)
 {
     const uint64_t *bi = c->bits + i * c->words, *bj = c->bits + j * c->words;
-    size_t lo = c->lo[i] > c->lo[j] ? c->lo[i] : c->lo[j];
-    size_t hi = c->hi[i] < c->hi[j] ? c->hi[i] : c->hi[j];
     uint64_t count = 0;
     for (size_t w = lo / 64; lo < hi && w <= (hi - 1) / 64; w++)
         count += (uint64_t)__builtin_popcountll(bi[w] & bj[w]);
@@ -146,7 +151,7 @@ static void triangle_counts(const costs *c, size_t n, uint64_t *bad, uint64_t *t
              * d ≥ 0. */
             v -= li[i] > (dij + rj[i]) * AXIOM_SLACK;
             *bad += v;
-            *total += qualifying_over_k(c, i, j);
+            *total += qualifying_over_k(c, i, j, lo, hi);
         }
     }
 }
