@@ -5,8 +5,8 @@
  *   config.json + model.safetensors, or sharded model-0000N-of-0000M.safetensors
  *   listed in model.safetensors.index.json ("weight_map").
  *   model_type "gpt2", "bert", "roberta", "xlm-roberta", "distilbert",
- *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3"
- *   (token ids: ag_model_forward), "vit" (pixels) and "whisper" (the
+ *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3",
+ *   "qwen3", "olmo2" (token ids: ag_model_forward), "vit" (pixels) and "whisper" (the
  *   encoder, log-mel features): ag_model_forward_values.
  *
  * Every architecture is a row of one table (src/engine/arch.c): tensor
@@ -54,8 +54,11 @@ typedef enum {
     AG_ARCH_GEMMA2,      /* "gemma2"      modeling_gemma2.py */
     AG_ARCH_PHI3,        /* "phi3"        modeling_phi3.py */
     AG_ARCH_VIT,         /* "vit"         modeling_vit.py (input: pixels) */
-    AG_ARCH_WHISPER      /* "whisper"     modeling_whisper.py, the encoder
+    AG_ARCH_WHISPER,     /* "whisper"     modeling_whisper.py, the encoder
                             (input: log-mel features) */
+    AG_ARCH_QWEN3,       /* "qwen3"       modeling_qwen3.py (QK-norm per head) */
+    AG_ARCH_OLMO2        /* "olmo2"       modeling_olmo2.py (QK-norm over the
+                            projections, norms after the sublayers) */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -94,6 +97,18 @@ typedef enum {
                        pad_token_id, position_offset = pad + 1) */
     AG_POS_ROPE     /* rotary embedding of Q and K (cfg.rope) */
 } ag_positions;
+
+/* A norm of Q and K after their projections, before RoPE (QK-norm), with
+ * the model's norm kind and eps. */
+typedef enum {
+    AG_QK_NORM_NONE, /* none */
+    AG_QK_NORM_HEAD, /* each head's q and k over head_dim, one weight of
+                        head_dim shared by the heads (modeling_qwen3.py
+                        Qwen3Attention q_norm, k_norm) */
+    AG_QK_NORM_FULL  /* the whole projection: q over n_head·head_dim, k over
+                        n_kv_head·head_dim, before the split into heads
+                        (modeling_olmo2.py Olmo2Attention) */
+} ag_qk_norm;
 
 /* Where Q, K, V come from. */
 typedef enum {
@@ -211,6 +226,12 @@ typedef struct {
                               and stride */
     int max_frames;        /* Whisper: 2·max_source_positions, the most
                               input_features frames (positions ⌈T/2⌉) */
+
+    /* ---- appended (issue 29): QK-norm and norm placement ---- */
+    ag_qk_norm qk_norm;    /* Qwen3 per head, OLMo-2 over the projections */
+    int no_pre_norms;      /* OLMo-2: no norm before the attention or the MLP
+                              (X = h; sandwich_norms set: each sublayer's
+                              output is normed before its add) */
 } ag_model_config;
 
 typedef struct ag_model ag_model;

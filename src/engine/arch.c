@@ -201,6 +201,33 @@ static const agm_arch archs[] = {
      .norm2 = "post_attention_layernorm", .qkv_fused = "self_attn.qkv_proj",
      .up = "mlp.gate_up_proj"},
 
+    /* modeling_qwen3.py (000c33fd), configuration_qwen3.py (008e5743):
+     * Qwen3Attention q_norm, k_norm = Qwen3RMSNorm(head_dim) on each head of
+     * q_proj(x), k_proj(x) before RoPE; attention_bias on q/k/v/o; head_dim
+     * default 128; windows as Qwen2 (use_sliding_window, layer_types,
+     * max_window_layers). */
+    {.model_type = "qwen3", .arch = AG_ARCH_QWEN3, .modeling = "modeling_qwen3.py", LLAMA_KEYS,
+     LLAMA_PARTS, .head_dim_dflt = 128, .windows = AGM_WIN_QWEN2, .window_dflt = 4096,
+     .bias_qkv = {"attention_bias", 0}, .bias_o = {"attention_bias", 0}, .bias_mlp = {NULL, 0},
+     .qk_norm = AG_QK_NORM_HEAD, .q_norm = "self_attn.q_norm", .k_norm = "self_attn.k_norm",
+     LLAMA_TENSORS},
+
+    /* modeling_olmo2.py (000c33fd), configuration_olmo2.py (008e5743):
+     * Olmo2Attention q_norm = Olmo2RMSNorm(n_head·head_dim), k_norm over
+     * n_kv_head·head_dim, on the whole projections before the split into
+     * heads and RoPE; Olmo2DecoderLayer has no input norm:
+     * h + post_attention_layernorm(attn(h)), then
+     * h + post_feedforward_layernorm(mlp(h)); rms_norm_eps 1e-5;
+     * attention_bias on q/k/v/o. */
+    {.model_type = "olmo2", .arch = AG_ARCH_OLMO2, .modeling = "modeling_olmo2.py", LLAMA_KEYS,
+     .eps = 1e-5, .k_act = "hidden_act", .act = "silu", .norm = AG_NORM_RMS,
+     .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_GATED, .bias_qkv = {"attention_bias", 0},
+     .bias_o = {"attention_bias", 0}, .bias_mlp = {NULL, 0}, .qk_norm = AG_QK_NORM_FULL,
+     .q_norm = "self_attn.q_norm", .k_norm = "self_attn.k_norm", .sandwich = 1, .no_pre_norm = 1,
+     .tok = "embed_tokens.weight", .final_norm = "norm", .layer = "layers.%d.",
+     .o = "self_attn.o_proj", .down = "mlp.down_proj", LLAMA_QKV, LLAMA_GATED,
+     .attn_out_norm = "post_attention_layernorm", .mlp_out_norm = "post_feedforward_layernorm"},
+
     /* modeling_vit.py (005db820) ViTModel: ViTEmbeddings cat(cls_token,
      * ViTPatchEmbeddings' Conv2d(C, d, kernel = stride = patch_size)) +
      * position_embeddings; ViTLayer pre-LN (layernorm_before,
@@ -266,5 +293,5 @@ const agm_arch *agm_arch_at(int i)
 const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
-           "gemma, gemma2, phi3, vit, whisper";
+           "gemma, gemma2, phi3, qwen3, olmo2, vit, whisper";
 }

@@ -72,6 +72,8 @@ typedef struct {
     ag_positions positions;
     int pos_extra;            /* position rows beyond max_positions (OPT 2, its offset) */
     int causal, sandwich, embed_sqrt, scale_query, conv1d;
+    int no_pre_norm;          /* OLMo-2: norm1, norm2 NULL, X = h */
+    ag_qk_norm qk_norm;       /* Qwen3 per head, OLMo-2 whole projection */
     ag_qkv_layout qkv;
     ag_mlp_layout mlp;
 
@@ -83,6 +85,7 @@ typedef struct {
     const char *norm2;        /* before the MLP, or after its add (POST) */
     const char *attn_out_norm, *mlp_out_norm; /* sandwich (Gemma-2) */
     const char *q, *k, *v;    /* AG_QKV_SEPARATE */
+    const char *q_norm, *k_norm; /* QK-norm weights (qk_norm) */
     const char *qkv_fused;    /* AG_QKV_BLOCKS, AG_QKV_PER_HEAD */
     const char *o;
     const char *up;           /* AG_MLP_GATED_FUSED: the gate_up projection */

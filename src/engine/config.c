@@ -437,6 +437,8 @@ static int cfg_wiring(cfgctx *c, const agm_arch *a, ag_model *m)
     g->residual = a->k_residual ? (sw ? a->res_true : a->res_false) : a->residual;
     g->norm = a->norm;
     g->sandwich_norms = a->sandwich;
+    g->no_pre_norms = a->no_pre_norm;
+    g->qk_norm = a->qk_norm;
     g->embed_norm = a->emb_norm != NULL;
     /* modeling_opt.py OPTDecoder: a post-LN stack has no final norm. */
     g->final_norm = a->final_norm && g->residual != AG_RESIDUAL_POST && !no_final;
