@@ -266,7 +266,10 @@ int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_optio
                                       !agr_lens_active(&o),
                          .values = ag_family_selected(o.metrics, AG_FAMILY_VALUES)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
-        status = agr_forward(m, in, &fo, &o, analyze_layer, &a, NULL, err);
+        if (a.stability)
+            status = agr_head_input_exact(m, "family E (stability)", err);
+        if (status == AG_OK)
+            status = agr_forward(m, in, &fo, &o, analyze_layer, &a, NULL, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
     }

@@ -56,16 +56,32 @@ static int lens_view(const ag_layer_view *v, void *user)
     return j->fn(&lv, j->user);
 }
 
+int agr_head_input_exact(const ag_model *m, const char *what, ag_error *err)
+{
+    const ag_model_config *g = ag_model_get_config(m);
+    if (!g || g->qk_norm == AG_QK_NORM_NONE)
+        return AG_OK;
+    return ag_error_set(err, AG_EUNSUPPORTED, "%s: model_type %s normalises q and k after their projections (QK-norm: %s), which a head's input (ag_head_input: q = X W_Q + b_Q, k = X W_K + b_K) does not model; choose other metrics or normalisers",
+                        what, g->model_type,
+                        g->qk_norm == AG_QK_NORM_HEAD ? "RMSNorm over each head's head_dim"
+                                                      : "RMSNorm over the whole q and k projections");
+}
+
 int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
                 const ag_run_options *opt, ag_layer_fn fn, void *user, double *hidden,
                 ag_error *err)
 {
     if (!fn || !opt || !agr_lens_active(opt))
         return ag_run_forward(m, in, fo, fn, user, hidden, err);
+    int status = opt->normalizer == AG_NORMALIZER_LINEAR
+                     ? agr_head_input_exact(m, "the linear normalizer", err)
+                     : AG_OK;
+    if (status != AG_OK)
+        return status;
     ag_forward_options f = *fo;
     f.want_scores = opt->normalizer != AG_NORMALIZER_LINEAR;
     lens_job j = {.m = m, .opt = opt, .fn = fn, .user = user};
-    int status = ag_run_forward(m, in, &f, lens_view, &j, hidden, err);
+    status = ag_run_forward(m, in, &f, lens_view, &j, hidden, err);
     if (status != AG_OK && j.err.status != AG_OK)
         *err = j.err;
     free(j.buf);
