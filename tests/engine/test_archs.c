@@ -13,10 +13,14 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "attngeom/access.h"
 #include "attngeom/core.h"
 #include "attngeom/io.h"
+#include "attngeom/metrics.h"
 #include "attngeom/model.h"
+#include "attngeom/run.h"
 #include "../util/test_model_util.h"
 
 #define ARCH_DIR "tests/data/models/arch"
@@ -131,3 +135,93 @@ Test(archs, llama_dynamic) { check_arch("llama-dynamic"); }
 Test(archs, llama3) { check_arch("llama3"); }
 Test(archs, mistral_window) { check_arch("mistral-window"); }
 Test(archs, qwen2_window) { check_arch("qwen2-window"); }
+Test(archs, qwen3) { check_arch("qwen3"); }
+Test(archs, olmo2) { check_arch("olmo2"); }
+
+static ag_model *load_arch(const char *name)
+{
+    char dir[512];
+    ag_error err = {0};
+    ag_model *m = NULL;
+    snprintf(dir, sizeof dir, ARCH_DIR "/%s", name);
+    cr_assert_eq(ag_model_load(dir, &m, &err), AG_OK, "%s: %s", name, err.message);
+    return m;
+}
+
+/* What the two QK-norm rows read from their config.json (make_arch_models.py
+ * qwen3, olmo2): Qwen3's head_dim 16 != 32 / 4 and its layer_types windows,
+ * OLMo-2's default eps and no-pre-norm wiring. */
+Test(archs, qk_norm_configs)
+{
+    ag_model *m = load_arch("qwen3");
+    const ag_model_config *g = ag_model_get_config(m);
+    cr_expect_eq(g->qk_norm, AG_QK_NORM_HEAD);
+    cr_expect_eq(g->head_dim, 16);
+    cr_expect_eq(g->no_pre_norms, 0);
+    cr_expect_eq(g->sandwich_norms, 0);
+    cr_expect(g->qkv_bias && g->o_bias && !g->mlp_bias);
+    cr_expect_eq(g->rope.theta, 1e6);
+    int want[3] = {0, 5, 5}; /* layer_types: full, sliding, sliding */
+    for (int l = 0; l < 3; l++)
+        cr_expect_eq(ag_model_layer_window(m, l), want[l], "qwen3 layer %d", l);
+    ag_model_free(m);
+    m = load_arch("olmo2");
+    g = ag_model_get_config(m);
+    cr_expect_eq(g->qk_norm, AG_QK_NORM_FULL);
+    cr_expect_eq(g->head_dim, 8);
+    cr_expect_eq(g->no_pre_norms, 1);
+    cr_expect_eq(g->sandwich_norms, 1);
+    cr_expect_eq(g->norm_eps, 1e-5);
+    cr_expect_eq(g->residual, AG_RESIDUAL_PRE);
+    cr_expect(!g->qkv_bias && !g->o_bias);
+    ag_model_free(m);
+}
+
+/* Family E and the linear normaliser work from each head's ag_head_input,
+ * q = X W_Q + b_Q without the QK-norm: on a QK-norm model they refuse with
+ * AG_EUNSUPPORTED naming QK-norm instead of measuring another map; the
+ * families that do not use it run. */
+static int analyze_status(ag_model *m, const char *metrics, ag_normalizer nz, ag_error *err)
+{
+    static const int32_t ids[] = {3, 11, 29, 7, 52, 11, 29, 60, 4};
+    ag_metric_set *sel = NULL;
+    cr_assert_eq(ag_metric_set_new(AG_FAMILIES_ANALYZE, metrics, &sel, err), AG_OK, "%s", err->message);
+    ag_run_options *o = ag_run_options_new();
+    ag_run_options_set_metrics(o, sel);
+    cr_assert_eq(ag_run_options_set_normalizer(o, nz, 1, err), AG_OK, "%s", err->message);
+    ag_run_input in = {.size = sizeof in, .ids = ids, .n = 9, .text = -1};
+    ag_record_list *list = NULL;
+    int rc = ag_run_analyze(m, &in, o, NULL, &list, err);
+    ag_record_list_free(list);
+    ag_run_options_free(o);
+    ag_metric_set_free(sel);
+    return rc;
+}
+
+Test(archs, qk_norm_refusals)
+{
+    const char *names[] = {"qwen3", "olmo2"};
+    for (int i = 0; i < 2; i++) {
+        ag_model *m = load_arch(names[i]);
+        ag_error err = {0};
+        cr_expect_eq(analyze_status(m, "jacobian_norm", AG_NORMALIZER_SOFTMAX, &err), AG_EUNSUPPORTED,
+                     "%s: family E", names[i]);
+        cr_expect(strstr(err.message, "family E (stability)") && strstr(err.message, "QK-norm"), "%s",
+                  err.message);
+        cr_expect_eq(analyze_status(m, "entropy_mean", AG_NORMALIZER_LINEAR, &err), AG_EUNSUPPORTED,
+                     "%s: linear", names[i]);
+        cr_expect(strstr(err.message, "linear normalizer") && strstr(err.message, "QK-norm"), "%s",
+                  err.message);
+        cr_expect_eq(analyze_status(m, "spectrum,attention,geometry", AG_NORMALIZER_SOFTMAX, &err), AG_OK,
+                     "%s: %s", names[i], err.message);
+        cr_expect_eq(analyze_status(m, "entropy_mean", AG_NORMALIZER_SPARSEMAX, &err), AG_OK, "%s: %s",
+                     names[i], err.message);
+        ag_model_free(m);
+    }
+    /* a model without QK-norm still runs both */
+    ag_model *m = load_arch("qwen2-window");
+    ag_error err = {0};
+    cr_expect_eq(analyze_status(m, "jacobian_norm", AG_NORMALIZER_SOFTMAX, &err), AG_OK, "%s", err.message);
+    cr_expect_eq(analyze_status(m, "entropy_mean", AG_NORMALIZER_LINEAR, &err), AG_OK, "%s", err.message);
+    ag_model_free(m);
+}

@@ -33,7 +33,8 @@ tests/ref/hf_forward.py.
    them in one line naming QK-norm (their ag_head_input is not the model's
    map to the scores).
 3. Errors, on copies made in a temporary folder: an unknown model_type, a
-   rope_scaling of type "yarn" and a missing tensor each give exactly one
+   rope_scaling of type "yarn" and a missing tensor (among them Qwen3's and
+   OLMo-2's QK-norm weights) each give exactly one
    line on stderr naming the field value or tensor, and exit 1.
 Failures are reported per folder; inputs of failing attention cases are saved
 under /tmp/ag_arch_mismatch/. Exits 1 on any failure.
@@ -391,7 +392,9 @@ def check_errors(cli, tmp, failures):
     cases.append(("rope_scaling yarn", d, "yarn"))
     for k, (name, tensor) in enumerate((("llama-linear", "model.layers.1.self_attn.k_proj.weight"),
                          ("gpt-neox-parallel", "gpt_neox.layers.0.attention.query_key_value.weight"),
-                         ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"))):
+                         ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"),
+                         ("qwen3", "model.layers.1.self_attn.k_norm.weight"),
+                         ("olmo2", "model.layers.0.self_attn.q_norm.weight"))):
         d = _copy(name, tmp, 2 + k)
         _drop_tensor(d, tensor)
         short = tensor.split(".", 1)[1]  # the message may name it without the class prefix
