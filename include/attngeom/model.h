@@ -276,7 +276,10 @@ AG_EXPORT int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n
  *   s_ij ← softcap·tanh(s_ij/softcap)        if softcap > 0
  *   p_i = softmax over the visible keys: all (not causal), j <= i (causal),
  *         0 <= i − j < window (causal, window > 0)
- * with x the callback's X. */
+ * with x the callback's X — except for QK-norm models (cfg.qk_norm: qwen3,
+ * olmo2), whose q and k are normed between the projection and RoPE: these
+ * weights lack that norm, so the formula above is not their attention
+ * (family E and the linear normaliser refuse such models). */
 typedef struct {
     int layer, n_head, n_kv_head, head_dim, causal;
     ag_rope rope;        /* rotary_dim 0: no rotation */
