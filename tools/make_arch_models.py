@@ -276,7 +276,7 @@ def distilbert(name):
 
 
 def rope_decoder(g, L, d, H, Hkv, hd, ff, norm, qkv_bias=False, fused=False, gemma2=False,
-                 qk_norm=None, olmo2=False):
+                 qk_norm=None, olmo2=False, qk_centre=0.0):
     """model.layers.* of the LlamaForCausalLM family (Phi-3's fused
     qkv_proj / gate_up_proj with fused=True; Gemma-2's four norms; QK-norm
     weights self_attn.q_norm / k_norm of head_dim (qk_norm "head", Qwen3) or
@@ -292,11 +292,12 @@ def rope_decoder(g, L, d, H, Hkv, hd, ff, norm, qkv_bias=False, fused=False, gem
         if gemma2 or olmo2:
             norm(q + "post_feedforward_layernorm", d)
         if qk_norm:
-            # weights well above 1: the norm fixes |q|, |k| ~ sqrt(width), and
-            # these keep the scores spread (attention far from uniform)
+            # scales well above 1: the norm fixes |q|, |k| ~ sqrt(width), and
+            # these keep the scores spread (attention far from uniform);
+            # Gemma-3 stores them centred on 0 (qk_centre 1: it scales by 1 + w)
             for t, heads in (("q_norm", H), ("k_norm", Hkv)):
                 g._put(q + "self_attn.%s.weight" % t,
-                       g.rng.uniform(1.0, 3.0, hd if qk_norm == "head" else heads * hd))
+                       g.rng.uniform(1.0, 3.0, hd if qk_norm == "head" else heads * hd) - qk_centre)
         if fused:
             nq, nkv = H * hd, Hkv * hd
             g.lin(q + "self_attn.qkv_proj", nq + 2 * nkv, d, bias=False)
@@ -431,6 +432,29 @@ def olmo2(name):
     return cfg, g
 
 
+def gemma3(name):
+    """Gemma3ForCausalLM (model_type gemma3_text, a 4.50-era config:
+    sliding_window_pattern, no layer_types): per-head QK-norm (1 + w), layers
+    0 and 1 sliding (window 6, RoPE base rope_local_base_freq 10000), layer 2
+    full (rope_theta 1e6 with rope_scaling linear x8, as gemma-3-4b),
+    query_pre_attn_scalar 24 != head_dim 16, no soft-capping."""
+    d, H, Hkv, hd, L, V, ff = 32, 4, 2, 16, 3, 96, 64
+    g = Gen(name, "F32")
+    g.emb("model.embed_tokens.weight", V, d, std=0.3)
+    rope_decoder(g, L, d, H, Hkv, hd, ff, g.gemma_norm, gemma2=True, qk_norm="head", qk_centre=1.0)
+    cfg = base_config("Gemma3ForCausalLM", "gemma3_text", "F32", attention_bias=False,
+                      attention_dropout=0.0, attn_logit_softcapping=None, bos_token_id=2,
+                      cache_implementation="hybrid", eos_token_id=1, final_logit_softcapping=None,
+                      head_dim=hd, hidden_activation="gelu_pytorch_tanh", hidden_size=d,
+                      initializer_range=0.02, intermediate_size=ff, max_position_embeddings=64,
+                      num_attention_heads=H, num_hidden_layers=L, num_key_value_heads=Hkv,
+                      pad_token_id=0, query_pre_attn_scalar=24, rms_norm_eps=1e-6,
+                      rope_local_base_freq=10000.0, rope_scaling={"factor": 8.0, "rope_type": "linear"},
+                      rope_theta=1000000.0, sliding_window=6, sliding_window_pattern=3,
+                      tie_word_embeddings=True, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -455,6 +479,7 @@ CASES = {
     "phi3": (phi3, 16),
     "qwen3": (qwen3, 14),
     "olmo2": (olmo2, 16),
+    "gemma3": (gemma3, 16),
     "llama-linear": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", H=4, Hkv=4,
                                           rope_scaling={"factor": 2.0, "type": "linear"}), 16),
     "llama-dynamic": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", P=12,

@@ -6,7 +6,7 @@
  *   listed in model.safetensors.index.json ("weight_map").
  *   model_type "gpt2", "bert", "roberta", "xlm-roberta", "distilbert",
  *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3",
- *   "qwen3", "olmo2" (token ids: ag_model_forward), "vit" (pixels) and "whisper" (the
+ *   "qwen3", "olmo2", "gemma3_text" (token ids: ag_model_forward), "vit" (pixels) and "whisper" (the
  *   encoder, log-mel features): ag_model_forward_values.
  *
  * Every architecture is a row of one table (src/engine/arch.c): tensor
@@ -57,8 +57,10 @@ typedef enum {
     AG_ARCH_WHISPER,     /* "whisper"     modeling_whisper.py, the encoder
                             (input: log-mel features) */
     AG_ARCH_QWEN3,       /* "qwen3"       modeling_qwen3.py (QK-norm per head) */
-    AG_ARCH_OLMO2        /* "olmo2"       modeling_olmo2.py (QK-norm over the
+    AG_ARCH_OLMO2,       /* "olmo2"       modeling_olmo2.py (QK-norm over the
                             projections, norms after the sublayers) */
+    AG_ARCH_GEMMA3_TEXT  /* "gemma3_text" modeling_gemma3.py Gemma3TextModel
+                            (QK-norm per head, a RoPE base per layer type) */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -232,6 +234,9 @@ typedef struct {
     int no_pre_norms;      /* OLMo-2: no norm before the attention or the MLP
                               (X = h; sandwich_norms set: each sublayer's
                               output is normed before its add) */
+    ag_rope rope_local;    /* Gemma-3: the RoPE of the layers with a sliding
+                              window (rope_local_base_freq, no scaling);
+                              rotary_dim 0: every layer uses `rope` */
 } ag_model_config;
 
 typedef struct ag_model ag_model;

@@ -183,7 +183,8 @@ static const agm_arch archs[] = {
     {.model_type = "gemma2", .arch = AG_ARCH_GEMMA2, .modeling = "modeling_gemma2.py", LLAMA_KEYS,
      .eps = 1e-6, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_GATED, .head_dim_dflt = 256, .k_act = "hidden_activation", .act = "gelu_pytorch_tanh",
      .k_query_scalar = "query_pre_attn_scalar", .k_softcap = "attn_logit_softcapping",
-     .k_bidir = "use_bidirectional_attention", .windows = AGM_WIN_ALTERNATE, .window_dflt = 4096,
+     .softcap_dflt = 50, .k_bidir = "use_bidirectional_attention", .windows = AGM_WIN_ALTERNATE,
+     .window_dflt = 4096,
      .bias_qkv = {"attention_bias", 0}, .bias_o = {"attention_bias", 0}, .bias_mlp = {NULL, 0},
      .norm = AG_NORM_RMS_1P, .sandwich = 1, .embed_sqrt = 1, LLAMA_BASE, LLAMA_QKV, LLAMA_GATED,
      .norm2 = "pre_feedforward_layernorm", .attn_out_norm = "post_attention_layernorm",
@@ -227,6 +228,26 @@ static const agm_arch archs[] = {
      .tok = "embed_tokens.weight", .final_norm = "norm", .layer = "layers.%d.",
      .o = "self_attn.o_proj", .down = "mlp.down_proj", LLAMA_QKV, LLAMA_GATED,
      .attn_out_norm = "post_attention_layernorm", .mlp_out_norm = "post_feedforward_layernorm"},
+
+    /* modeling_gemma3.py (0018aa64) Gemma3TextModel, configuration_gemma3.py
+     * (008f5c8c): Gemma-2's layer (sandwich norms, GemmaRMSNorm 1 + w,
+     * embeddings times √hidden_size, query_pre_attn_scalar^-0.5) with
+     * Gemma3Attention's q_norm, k_norm = Gemma3RMSNorm(head_dim) on each
+     * head before RoPE; attn_logit_softcapping default none; sliding layers
+     * from layer_types, else (i + 1) % sliding_window_pattern (6), window
+     * sliding_window (4096); their RoPE base rope_local_base_freq (10000,
+     * no scaling), the full layers' rope_theta (1e6) with rope_scaling. */
+    {.model_type = "gemma3_text", .arch = AG_ARCH_GEMMA3_TEXT, .modeling = "modeling_gemma3.py",
+     LLAMA_KEYS, .eps = 1e-6, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_GATED, .head_dim_dflt = 256,
+     .k_act = "hidden_activation", .act = "gelu_pytorch_tanh",
+     .k_query_scalar = "query_pre_attn_scalar", .k_softcap = "attn_logit_softcapping",
+     .theta_dflt = 1e6, .k_local_theta = "rope_local_base_freq", .k_bidir = "use_bidirectional_attention",
+     .windows = AGM_WIN_PATTERN, .window_dflt = 4096, .bias_qkv = {"attention_bias", 0},
+     .bias_o = {"attention_bias", 0}, .bias_mlp = {NULL, 0}, .norm = AG_NORM_RMS_1P,
+     .sandwich = 1, .embed_sqrt = 1, .qk_norm = AG_QK_NORM_HEAD, .q_norm = "self_attn.q_norm",
+     .k_norm = "self_attn.k_norm", LLAMA_BASE, LLAMA_QKV, LLAMA_GATED,
+     .norm2 = "pre_feedforward_layernorm", .attn_out_norm = "post_attention_layernorm",
+     .mlp_out_norm = "post_feedforward_layernorm"},
 
     /* modeling_vit.py (005db820) ViTModel: ViTEmbeddings cat(cls_token,
      * ViTPatchEmbeddings' Conv2d(C, d, kernel = stride = patch_size)) +
@@ -293,5 +314,5 @@ const agm_arch *agm_arch_at(int i)
 const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
-           "gemma, gemma2, phi3, qwen3, olmo2, vit, whisper";
+           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, whisper";
 }

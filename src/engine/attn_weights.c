@@ -62,8 +62,8 @@ int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag
                              .head_dim = g->head_dim, .causal = g->causal,
                              .scale = g->attn_scale / (g->scale_by_inverse_layer ? layer + 1 : 1),
                              .softcap = g->softcap, .window = m->window[layer]};
-    if (g->positions == AG_POS_ROPE)
-        out->rope = g->rope;
+    if (g->positions == AG_POS_ROPE) /* Gemma-3: the sliding layers' own */
+        out->rope = m->window[layer] && g->rope_local.rotary_dim ? g->rope_local : g->rope;
     int rc = qkv_part(m, y, 0, &out->wq, &out->bq, err);
     if (rc == AG_OK)
         rc = qkv_part(m, y, 1, &out->wk, &out->bk, err);

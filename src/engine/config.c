@@ -305,7 +305,7 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model_config *g)
         field = "rope_parameters";
     }
     frac = a->partial_dflt;
-    if ((rc = cfg_num(c, a->k_theta, 10000.0, &theta)) ||
+    if ((rc = cfg_num(c, a->k_theta, a->theta_dflt ? a->theta_dflt : 10000.0, &theta)) ||
         (a->k_partial && (rc = cfg_num(c, a->k_partial, a->partial_dflt, &frac))))
         return rc;
     if (rs && !json_is_null(rs)) {
@@ -325,6 +325,13 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model_config *g)
     const char *why = agk_rope_problem(r, g->head_dim, buf, sizeof buf); /* what the kernel needs */
     if (why)
         return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': %s", c->path, field, why);
+    /* Gemma-3's sliding layers: rope_local_base_freq, default rope (its
+     * Gemma3RotaryEmbedding for "sliding_attention": no rope_scaling) */
+    if (a->k_local_theta) {
+        g->rope_local = (ag_rope){.rotary_dim = r->rotary_dim, .type = AG_ROPE_DEFAULT};
+        if ((rc = cfg_num(c, a->k_local_theta, 10000.0, &g->rope_local.theta)))
+            return rc;
+    }
     g->max_tokens = g->max_positions;
     if (r->type == AG_ROPE_DYNAMIC) /* the length the factor was chosen for, see docs/engine.md */
         g->max_tokens = (int)fmin(floor(r->factor * g->max_positions), AGM_CAP_DIM);
@@ -402,6 +409,11 @@ static int cfg_windows(cfgctx *c, const agm_arch *a, ag_model *m)
         ((rc = cfg_bool(c, "use_sliding_window", 0, &use)) ||
          (rc = cfg_int(c, "max_window_layers", 28, 0, &first))))
         return rc;
+    if (a->windows == AGM_WIN_PATTERN && (rc = cfg_int(c, "sliding_window_pattern", 6, 1, &first)))
+        return rc; /* configuration_gemma3.py: every layer but each pattern-th */
+    if (a->k_local_theta && !w) /* which layers take rope_local_base_freq */
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field 'sliding_window' is null; a Gemma-3 without sliding layers is not supported",
+                            c->path);
     if (!use || !w)
         return AG_OK;
     json_t *lt = json_object_get(c->root, "layer_types");
@@ -409,9 +421,10 @@ static int cfg_windows(cfgctx *c, const agm_arch *a, ag_model *m)
         rc = layer_types(c, lt, w, m);
     else
         for (int i = 0; i < m->cfg.n_layer; i++)
-            m->window[i] = a->windows == AGM_WIN_ALL ? w
-                           : a->windows == AGM_WIN_QWEN2 ? (i >= first ? w : 0)
-                                                         : (i % 2 == 0 ? w : 0);
+            m->window[i] = a->windows == AGM_WIN_ALL       ? w
+                           : a->windows == AGM_WIN_QWEN2   ? (i >= first ? w : 0)
+                           : a->windows == AGM_WIN_PATTERN ? ((i + 1) % first ? w : 0)
+                                                           : (i % 2 == 0 ? w : 0);
     for (int i = 0; i < m->cfg.n_layer; i++)
         if (m->window[i])
             m->cfg.sliding_window = w;
@@ -468,7 +481,8 @@ static int cfg_scores(cfgctx *c, const agm_arch *a, ag_model_config *g)
     if (scalar > 0) /* modeling_gemma2.py: query_pre_attn_scalar**-0.5 */
         g->attn_scale = 1.0 / sqrt(scalar);
     json_t *cap = a->k_softcap ? json_object_get(c->root, a->k_softcap) : NULL;
-    if (a->k_softcap && (!cap || !json_is_null(cap)) && (rc = cfg_num(c, a->k_softcap, 50.0, &g->softcap)))
+    if (a->k_softcap && (!cap || !json_is_null(cap)) &&
+        (rc = cfg_num(c, a->k_softcap, a->softcap_dflt, &g->softcap)))
         return rc;
     g->embed_scale = a->embed_sqrt ? sqrt((double)g->d_model) : 1.0;
     return AG_OK;

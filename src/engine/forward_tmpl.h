@@ -46,6 +46,7 @@ typedef struct {
     R *f1;     // (n, d_ff), (n, 2·d_ff) for a fused gate_up
     R *f2;     // (n, d_ff)
     R *cos, *sin; // (n, rotary_dim/2) RoPE tables
+    R *cos2, *sin2; // the same of cfg.rope_local (Gemma-3's sliding layers), or NULL
     R *w;      // (max_mat) one weight matrix converted to R (unused when
                // an F32 matrix is used in place by the f32 pass)
     double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
@@ -63,7 +64,7 @@ typedef struct {
 static void FN(ws_free)(FN(ws) *s)
 {
     R *all[] = {s->h, s->xn, s->t, s->t2, s->e, s->qkv, s->q, s->k, s->v, s->ctx, s->p,
-                s->f1, s->f2, s->cos, s->sin, s->w, s->scr};
+                s->f1, s->f2, s->cos, s->sin, s->cos2, s->sin2, s->w, s->scr};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(all[i]);
     free(s->xd);
@@ -97,7 +98,8 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, i
     size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim,
            dkv = (size_t)g->n_kv_head * g->head_dim, H = (size_t)g->n_head, ff = (size_t)g->d_ff,
            half = (size_t)g->rope.rotary_dim / 2, blocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
-    int rope = g->positions == AG_POS_ROPE, fused = g->mlp == AG_MLP_GATED_FUSED,
+    int rope = g->positions == AG_POS_ROPE, local = g->rope_local.rotary_dim > 0,
+        fused = g->mlp == AG_MLP_GATED_FUSED,
         sep = g->qkv == AG_QKV_SEPARATE;
     memset(s, 0, sizeof *s);
     s->pool = pool;
@@ -112,6 +114,7 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, i
              FN(want)(&s->f1, 1, n * ff * (fused ? 2 : 1)) &&
              FN(want)(&s->f2, g->mlp != AG_MLP_PLAIN, n * ff) &&
              FN(want)(&s->cos, rope, n * half) && FN(want)(&s->sin, rope, n * half) &&
+             FN(want)(&s->cos2, rope && local, n * half) && FN(want)(&s->sin2, rope && local, n * half) &&
              // calloc: pages never written (all-F32 model, f32 pass) stay unmapped
              (s->w = calloc(m->max_mat ? m->max_mat : 1, sizeof(R))) &&
              (s->scr = aligned_alloc(64, (size_t)s->workers * s->scr_len * sizeof(R))) &&
@@ -558,9 +561,10 @@ static void FN(project_qkv)(const ag_model *m, const agm_layer *y, FN(ws) *s, co
         qkv[i] = (FN(view)){s->qkv, (size_t)y->qkv.out, agm_qkv_cols(g, i)};
 }
 
-/* OPT/DistilBERT's scaled Q, then RoPE on every head of Q and K. */
-static void FN(prepare_qk)(const ag_model *m, FN(ws) *s, FN(view) *q, FN(view) *k, size_t n,
-                           R scale)
+/* OPT/DistilBERT's scaled Q, then RoPE (tables cos, sin) on every head of
+ * Q and K. */
+static void FN(prepare_qk)(const ag_model *m, const R *cos, const R *sin, FN(view) *q, FN(view) *k,
+                           size_t n, R scale)
 {
     const ag_model_config *g = &m->cfg;
     int hd = g->head_dim, rd = g->rope.rotary_dim;
@@ -571,9 +575,9 @@ static void FN(prepare_qk)(const ag_model *m, FN(ws) *s, FN(view) *q, FN(view) *
                 r[c] *= scale;
         }
     for (int h = 0; g->positions == AG_POS_ROPE && h < g->n_head; h++)
-        FN(agk_rope_apply)(FN(head_of)(q, h), n, q->ld, 1, hd, rd, s->cos, s->sin, 1);
+        FN(agk_rope_apply)(FN(head_of)(q, h), n, q->ld, 1, hd, rd, cos, sin, 1);
     for (int h = 0; g->positions == AG_POS_ROPE && h < g->n_kv_head; h++)
-        FN(agk_rope_apply)(FN(head_of)(k, h), n, k->ld, 1, hd, rd, s->cos, s->sin, 1);
+        FN(agk_rope_apply)(FN(head_of)(k, h), n, k->ld, 1, hd, rd, cos, sin, 1);
 }
 
 /* QK-norm in place, before RoPE, on the separate projections' Q (n, H·hd)
@@ -662,7 +666,9 @@ static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t
     int rc = g->qk_norm == AG_QK_NORM_NONE ? AG_OK : FN(qk_norm)(s, m, y, n, l);
     if (rc != AG_OK)
         return rc;
-    FN(prepare_qk)(m, s, &qkv[0], &qkv[1], n, (R)scale);
+    int local = m->window[l] && s->cos2; /* Gemma-3: the sliding layers' own RoPE */
+    FN(prepare_qk)(m, local ? s->cos2 : s->cos, local ? s->sin2 : s->sin, &qkv[0], &qkv[1], n,
+                   (R)scale);
     if (g->scale_query) // DistilBERT q / √d_h: in Q already
         scale = 1;
     agk_head c = {.n_head = g->n_head, .n_kv_head = g->n_kv_head, .head_dim = g->head_dim,
@@ -901,7 +907,7 @@ static void FN(store)(double *dst, const R *src, size_t cnt)
 }
 
 /* cos, sin of positions 0..n-1 (modeling_rope_utils.py inv_freq, dynamic
- * scaling for this n). */
+ * scaling for this n) of cfg.rope, and of cfg.rope_local when it is set. */
 static int FN(rope_tables)(const ag_model *m, size_t n, FN(ws) *s)
 {
     const ag_rope *r = &m->cfg.rope;
@@ -910,6 +916,10 @@ static int FN(rope_tables)(const ag_model *m, size_t n, FN(ws) *s)
         return AG_ENOMEM;
     ag_rope_inv_freq(r, n, inv);
     FN(agk_rope_tables)(inv, r->rotary_dim, n, s->cos, s->sin);
+    if (s->cos2) {
+        ag_rope_inv_freq(&m->cfg.rope_local, n, inv);
+        FN(agk_rope_tables)(inv, r->rotary_dim, n, s->cos2, s->sin2);
+    }
     free(inv);
     return AG_OK;
 }

@@ -155,6 +155,8 @@ static void wiring_json(const ag_model *m, json_t *o)
         json_object_set_new(o, "position_offset", json_integer(g->position_offset));
     else
         rope_json(&g->rope, o);
+    if (g->rope_local.rotary_dim) /* only where set: earlier models' info unchanged */
+        json_object_set_new(o, "rope_local_theta", json_real(g->rope_local.theta));
     json_object_set_new(o, "embed_scale", json_real(g->embed_scale));
     json_object_set_new(o, "attn_scale", json_real(g->attn_scale));
     json_object_set_new(o, "scale_by_inverse_layer", json_boolean(g->scale_by_inverse_layer));

@@ -137,6 +137,7 @@ Test(archs, mistral_window) { check_arch("mistral-window"); }
 Test(archs, qwen2_window) { check_arch("qwen2-window"); }
 Test(archs, qwen3) { check_arch("qwen3"); }
 Test(archs, olmo2) { check_arch("olmo2"); }
+Test(archs, gemma3) { check_arch("gemma3"); }
 
 static ag_model *load_arch(const char *name)
 {
@@ -175,6 +176,32 @@ Test(archs, qk_norm_configs)
     cr_expect_eq(g->residual, AG_RESIDUAL_PRE);
     cr_expect(!g->qkv_bias && !g->o_bias);
     ag_model_free(m);
+    /* Gemma-3: sliding_window_pattern 3 (layers 0, 1 sliding), their RoPE
+     * base rope_local_base_freq without scaling, the full layer's rope_theta
+     * with linear x8; no soft-capping; query_pre_attn_scalar 24 */
+    m = load_arch("gemma3");
+    g = ag_model_get_config(m);
+    cr_expect_eq(g->qk_norm, AG_QK_NORM_HEAD);
+    cr_expect_eq(g->norm, AG_NORM_RMS_1P);
+    cr_expect_eq(g->sandwich_norms, 1);
+    cr_expect_eq(g->softcap, 0);
+    cr_expect_eq(g->attn_scale, 1 / sqrt(24.0));
+    cr_expect_eq(g->rope.theta, 1e6);
+    cr_expect_eq(g->rope.type, AG_ROPE_LINEAR);
+    cr_expect_eq(g->rope.factor, 8);
+    cr_expect_eq(g->rope_local.theta, 1e4);
+    cr_expect_eq(g->rope_local.type, AG_ROPE_DEFAULT);
+    cr_expect_eq(g->rope_local.rotary_dim, 16);
+    int want3[3] = {6, 6, 0};
+    for (int l = 0; l < 3; l++) {
+        ag_attn_weights w = {0};
+        ag_error err = {0};
+        cr_expect_eq(ag_model_layer_window(m, l), want3[l], "gemma3 layer %d", l);
+        cr_assert_eq(ag_model_attn_weights(m, l, &w, &err), AG_OK, "%s", err.message);
+        cr_expect_eq(w.rope.theta, want3[l] ? 1e4 : 1e6, "gemma3 layer %d: the layer's RoPE", l);
+        ag_attn_weights_free(&w);
+    }
+    ag_model_free(m);
 }
 
 /* Family E and the linear normaliser work from each head's ag_head_input,
@@ -200,8 +227,8 @@ static int analyze_status(ag_model *m, const char *metrics, ag_normalizer nz, ag
 
 Test(archs, qk_norm_refusals)
 {
-    const char *names[] = {"qwen3", "olmo2"};
-    for (int i = 0; i < 2; i++) {
+    const char *names[] = {"qwen3", "olmo2", "gemma3"};
+    for (int i = 0; i < 3; i++) {
         ag_model *m = load_arch(names[i]);
         ag_error err = {0};
         cr_expect_eq(analyze_status(m, "jacobian_norm", AG_NORMALIZER_SOFTMAX, &err), AG_EUNSUPPORTED,

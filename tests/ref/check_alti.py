@@ -33,7 +33,7 @@ applied term by term as Kobayashi et al.'s LayerNorm (RMS: no mean), with
 the residual added after it.
 
 Per model (tiny-bert, tiny-gpt2, the llama-linear and llama3 folders,
-gemma2, qwen3 (QK-norm) and olmo2 (QK-norm, no pre-norm, the sandwich's
+gemma2, qwen3 and gemma3 (QK-norm; gemma3 a RoPE per layer type) and olmo2 (QK-norm, no pre-norm, the sandwich's
 post_attention_layernorm as Gemma-2's with w for 1 + w)) and per layer: attngeom's ALTI C_l, composed R_l, norms N_l and
 mixing ratio r_l (--precision f64) agree with the reference to 1e-9
 (absolute; C and R lie in [0, 1], N is scaled by max(1, |N|)). The
@@ -60,6 +60,7 @@ MODELS = [
     ("gemma2", os.path.join(ROOT, "tests", "data", "models", "arch", "gemma2")),
     ("qwen3", os.path.join(ROOT, "tests", "data", "models", "arch", "qwen3")),
     ("olmo2", os.path.join(ROOT, "tests", "data", "models", "arch", "olmo2")),
+    ("gemma3", os.path.join(ROOT, "tests", "data", "models", "arch", "gemma3")),
 ]
 
 
@@ -115,8 +116,7 @@ def llama_block(M, h, l):
     cfg = M.cfg
     dec = R._DECODER_CLASSES[cfg["model_type"]](cfg, M.W)
     n = h.shape[0]
-    inv = R.rope_inv_freq(cfg, dec.rotary_dim, dec.theta, n, cfg["max_position_embeddings"])
-    cos, sin = R.rope_cos_sin(inv, n)
+    cos, sin = dec.rope_of_layer(n)(l)
     p = "layers.%d." % l
     q, k, v = dec.qkv(dec.pre_norm(h, p + "input_layernorm"), p)
     q, k = dec.qk_norm(q, k, p)
@@ -137,7 +137,7 @@ def llama_block(M, h, l):
 
 
 BLOCKS = {"gpt2": gpt2_block, "bert": bert_block, "llama": llama_block, "gemma2": llama_block,
-          "qwen3": llama_block, "olmo2": llama_block}
+          "qwen3": llama_block, "olmo2": llama_block, "gemma3_text": llama_block}
 
 
 # ---------------------------------------------------- the decomposition ---

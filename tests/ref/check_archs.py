@@ -28,7 +28,7 @@ tests/ref/hf_forward.py.
    max(1, |ref|)) and the default f32 (1e-5 and 1e-4 * max(1, |ref|)), the
    masked probabilities exactly 0; `info FOLDER`, `analyze FOLDER --tokens
    IDS --metrics all` and `weights FOLDER` exit 0. QK-norm folders (qwen3,
-   olmo2): analyze without family E exits 0, and `analyze --metrics all`,
+   olmo2, gemma3): analyze without family E exits 0, and `analyze --metrics all`,
    `--metrics jacobian_norm` and `attention --normalizer linear` refuse
    them in one line naming QK-norm (their ag_head_input is not the model's
    map to the scores).
@@ -321,7 +321,7 @@ def check_folder(ch, cli, name, tmp):
 # map from X to the scores, so family E and the linear normaliser, which
 # work from it, must refuse them (one line naming QK-norm, exit 1) rather
 # than return numbers for a different map.
-QK_NORM = {"qwen3", "olmo2"}
+QK_NORM = {"qwen3", "olmo2", "gemma3_text"}
 ANALYZE_NO_E = "spectrum,attention,geometry,curvature,values"
 
 

@@ -23,7 +23,7 @@ and tiny-whisper (random features):
    same formula on hf_forward's q and k, over the keys of the mask: the
    keys of LINEAR_KEYS to 1e-9 (token models whose q is not scaled before
    the product, i.e. all but OPT and DistilBERT, and that have no QK-norm:
-   all but qwen3 and olmo2, which the linear normaliser refuses).
+   all but qwen3, olmo2 and gemma3, which the linear normaliser refuses).
 Exits 1 on any failure.
 """
 import json
@@ -101,7 +101,7 @@ def check_token_model(cli, name, folder, ids, tmp):
 SCALED_Q = {"opt", "opt-350m-like", "distilbert"}
 # QK-norm folders: the linear normaliser refuses them (check_archs.py
 # checks the refusal), its ag_head_input not being their map to q and k.
-QK_NORM = {"qwen3", "olmo2"}
+QK_NORM = {"qwen3", "olmo2", "gemma3"}
 LINEAR_KEYS = ["entropy_mean", "effective_rank", "sink_mass", "self_mass", "asymmetry",
                "attention_distance"]
 

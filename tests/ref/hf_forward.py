@@ -35,6 +35,9 @@ never from the C sources:
   olmo2        Olmo2Model: RMSNorm over the whole q and k projections before
                the split into heads; no input norms, post_attention_ and
                post_feedforward_layernorm on the sublayer outputs.
+  gemma3_text  Gemma3TextModel: Gemma-2's layer with (1 + w) RMSNorm over
+               head_dim on q and k, no soft-capping by default, sliding
+               layers every (i + 1) % 6, their RoPE base rope_local_base_freq.
 
 Everything is float64: the weights are read from the safetensors file exactly
 as stored (F32, F16, BF16, F64) and upcast; RoPE angles, norms and softmax are
@@ -670,15 +673,21 @@ class Llama:
         m = self.mlp(self.pre_norm(h, p + self.mlp_norm), p)
         return pr, h + self.after_mlp(m, p)
 
+    def rope_of_layer(self, n):
+        """l -> (cos, sin) of layer l for positions 0..n-1 (one RoPE for
+        every layer here)."""
+        inv = rope_inv_freq(self.cfg, self.rotary_dim, self.theta, n, self.cfg["max_position_embeddings"])
+        cs = rope_cos_sin(inv, n)
+        return lambda l: cs
+
     def forward(self, ids):
         n = len(ids)
-        inv = rope_inv_freq(self.cfg, self.rotary_dim, self.theta, n, self.cfg["max_position_embeddings"])
-        cos, sin = rope_cos_sin(inv, n)
+        rope = self.rope_of_layer(n)
         h = self.embed(ids)
         hidden = [h]
         attns = []
         for l in range(self.L):
-            pr, h = self.block(h, l, cos, sin)
+            pr, h = self.block(h, l, *rope(l))
             attns.append(pr)
             hidden.append(h)
         hidden[-1] = self.norm(h, "norm")
@@ -813,12 +822,55 @@ class Olmo2(Llama):
         return self.norm(m, p + "post_feedforward_layernorm")
 
 
+class Gemma3(Gemma2):
+    """Gemma3TextModel (modeling_gemma3.py @0018aa647bb1,
+    configuration_gemma3.py @008f5c8c29be).  Gemma-2's layer and scaling
+    (query_pre_attn_scalar**-0.5) with Gemma3Attention's q_norm, k_norm =
+    Gemma3RMSNorm(head_dim) (x * rsqrt(mean x^2 + eps) * (1 + w)) on each
+    head of q_proj(x), k_proj(x) before RoPE; attn_logit_softcapping
+    default None; sliding layers from layer_types, else layer i when
+    (i + 1) % sliding_window_pattern (6); Gemma3RotaryEmbedding per layer
+    type: "sliding_attention" rope_local_base_freq (10000) without scaling,
+    "full_attention" rope_theta (1e6) with rope_scaling."""
+
+    def __init__(self, cfg, W):
+        super().__init__(cfg, W)
+        self.theta = float(cfg.get("rope_theta", 1e6))
+
+    def layer_types(self):
+        p = self.cfg.get("sliding_window_pattern", 6)
+        return self.cfg.get("layer_types") or [
+            "sliding_attention" if (i + 1) % p else "full_attention" for i in range(self.L)]
+
+    def window(self, l):
+        sw = self.cfg.get("sliding_window", 4096)
+        return sw if self.layer_types()[l] == "sliding_attention" else 0
+
+    def softcap(self):
+        return float(self.cfg.get("attn_logit_softcapping") or 0.0)
+
+    def qk_norm(self, q, k, p):
+        n = q.shape[0]
+        qn = gemma_rms_norm(q.reshape(n, -1, self.dh), self.W(p + "self_attn.q_norm.weight"), self.eps)
+        kn = gemma_rms_norm(k.reshape(n, -1, self.dh), self.W(p + "self_attn.k_norm.weight"), self.eps)
+        return qn.reshape(n, -1), kn.reshape(n, -1)
+
+    def rope_of_layer(self, n):
+        glob = super().rope_of_layer(n)(0)
+        local_cfg = dict(self.cfg, rope_scaling=None)
+        local = rope_cos_sin(rope_inv_freq(local_cfg, self.rotary_dim,
+                                           float(self.cfg.get("rope_local_base_freq", 10000.0)), n,
+                                           self.cfg["max_position_embeddings"]), n)
+        types = self.layer_types()
+        return lambda l: local if types[l] == "sliding_attention" else glob
+
+
 def _class_forward(cls):
     return lambda cfg, W, ids: cls(cfg, W).forward(ids)
 
 
 _DECODER_CLASSES = {"llama": Llama, "mistral": Llama, "qwen2": Llama, "gemma": Gemma, "gemma2": Gemma2,
-                    "phi3": Phi3, "qwen3": Qwen3, "olmo2": Olmo2}
+                    "phi3": Phi3, "qwen3": Qwen3, "olmo2": Olmo2, "gemma3_text": Gemma3}
 
 
 # model_type -> (forward, tensor-name prefixes, config key of the nominal
@@ -841,9 +893,11 @@ _MODELS = {
     "phi3": (_class_forward(Phi3), ["model."], "max_position_embeddings"),
     "qwen3": (_class_forward(Qwen3), ["model."], "max_position_embeddings"),
     "olmo2": (_class_forward(Olmo2), ["model."], "max_position_embeddings"),
+    "gemma3_text": (_class_forward(Gemma3), ["model."], "max_position_embeddings"),
 }
 ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert"}
-ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3", "qwen3", "olmo2"}
+ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3", "qwen3", "olmo2",
+          "gemma3_text"}
 
 
 def position_limit(cfg):
