@@ -282,9 +282,8 @@ AG_EXPORT int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n
  *   p_i = softmax over the visible keys: all (not causal), j <= i (causal),
  *         0 <= i − j < window (causal, window > 0)
  * with x the callback's X — except for QK-norm models (cfg.qk_norm: qwen3,
- * olmo2), whose q and k are normed between the projection and RoPE: these
- * weights lack that norm, so the formula above is not their attention
- * (family E and the linear normaliser refuse such models). */
+ * olmo2, gemma3_text), whose q and k are normed between the projection and
+ * RoPE (q = rope(N(x W_Q + b_Q))): ag_model_qk_norm gives that norm. */
 typedef struct {
     int layer, n_head, n_kv_head, head_dim, causal;
     ag_rope rope;        /* rotary_dim 0: no rotation */
@@ -302,6 +301,17 @@ typedef struct {
 AG_EXPORT int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
                                     ag_error *err);
 AG_EXPORT void ag_attn_weights_free(ag_attn_weights *w);
+
+/* The QK-norm of `layer` (cfg.qk_norm; eps cfg.norm_eps) into gq and gk
+ * (the caller's: ag_array_free, also after a failure): the scales as the
+ * norm multiplies by them, as doubles (RMSNorm w; Gemma-3's 1 + w, formed
+ * in double), (d_h) each per head (AG_QK_NORM_HEAD), (n_head·d_h) and
+ * (n_kv_head·d_h) over the projections (AG_QK_NORM_FULL); empty arrays
+ * (data NULL) without QK-norm. With ag_attn_weights they give each head's
+ * stability.h ag_head_qk_norm (access.h ag_attn_weights_head_qk_norm).
+ * Errors: AG_EINVAL (NULL), AG_ERANGE (layer outside 0..n_layer-1), AG_ENOMEM. */
+AG_EXPORT int ag_model_qk_norm(const ag_model *m, int layer, ag_array *gq, ag_array *gk,
+                               ag_error *err);
 
 /* Where a layer's attention block applies a norm after the attention
  * (ag_block_params.after). */

@@ -19,17 +19,26 @@ typedef struct {
     ag_error err; /* the lens's own failure */
 } lens_job;
 
-/* Every head of v under linear attention, from the layer's weights. */
+/* Every head of v under linear attention, from the layer's weights (and
+ * its QK-norm: the q, k the scores use). */
 static int linear_layer(lens_job *j, const ag_layer_view *v, ag_error *e)
 {
+    const ag_model_config *g = ag_model_get_config(j->m);
     ag_attn_weights w = {0};
+    ag_array gq = {0}, gk = {0};
     int status = ag_model_attn_weights(j->m, v->layer, &w, e), h = 0;
+    if (status == AG_OK)
+        status = ag_model_qk_norm(j->m, v->layer, &gq, &gk, e);
     for (; status == AG_OK && h < v->n_head; h++) {
         ag_head_input in;
+        ag_head_qk_norm qk;
         ag_attn_weights_head_input(&w, v->x, v->n, v->d, h, &in);
-        status = ag_head_linear_attention(&in, j->buf + (size_t)h * v->n * v->n, e);
+        ag_attn_weights_head_qk_norm(&w, g->qk_norm, g->norm_eps, &gq, &gk, h, &qk);
+        status = ag_head_linear_attention_qk(&in, &qk, j->buf + (size_t)h * v->n * v->n, e);
     }
     ag_attn_weights_free(&w);
+    ag_array_free(&gq);
+    ag_array_free(&gk);
     if (status != AG_OK && h > 0) {
         ag_error inner = *e;
         ag_error_set(e, status, "head %d: %s", h - 1, inner.message);
@@ -56,32 +65,16 @@ static int lens_view(const ag_layer_view *v, void *user)
     return j->fn(&lv, j->user);
 }
 
-int agr_head_input_exact(const ag_model *m, const char *what, ag_error *err)
-{
-    const ag_model_config *g = ag_model_get_config(m);
-    if (!g || g->qk_norm == AG_QK_NORM_NONE)
-        return AG_OK;
-    return ag_error_set(err, AG_EUNSUPPORTED, "%s: model_type %s normalises q and k after their projections (QK-norm: %s), which a head's input (ag_head_input: q = X W_Q + b_Q, k = X W_K + b_K) does not model; choose other metrics or normalisers",
-                        what, g->model_type,
-                        g->qk_norm == AG_QK_NORM_HEAD ? "RMSNorm over each head's head_dim"
-                                                      : "RMSNorm over the whole q and k projections");
-}
-
 int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
                 const ag_run_options *opt, ag_layer_fn fn, void *user, double *hidden,
                 ag_error *err)
 {
     if (!fn || !opt || !agr_lens_active(opt))
         return ag_run_forward(m, in, fo, fn, user, hidden, err);
-    int status = opt->normalizer == AG_NORMALIZER_LINEAR
-                     ? agr_head_input_exact(m, "the linear normalizer", err)
-                     : AG_OK;
-    if (status != AG_OK)
-        return status;
     ag_forward_options f = *fo;
     f.want_scores = opt->normalizer != AG_NORMALIZER_LINEAR;
     lens_job j = {.m = m, .opt = opt, .fn = fn, .user = user};
-    status = ag_run_forward(m, in, &f, lens_view, &j, hidden, err);
+    int status = ag_run_forward(m, in, &f, lens_view, &j, hidden, err);
     if (status != AG_OK && j.err.status != AG_OK)
         *err = j.err;
     free(j.buf);

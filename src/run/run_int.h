@@ -36,12 +36,6 @@ static inline int agr_lens_active(const ag_run_options *o)
     return o->normalizer != AG_NORMALIZER_SOFTMAX || o->normalizer_param != 1;
 }
 
-/* AG_OK when a head's ag_head_input (q = X W_Q + b_Q, k = X W_K + b_K,
- * rotated) is m's map from X to its scores; else AG_EUNSUPPORTED naming
- * `what` and why: QK-norm models (qwen3, olmo2), whose norm of q and k is
- * not in it (lens.c). Family E and the linear normaliser ask before use. */
-int agr_head_input_exact(const ag_model *m, const char *what, ag_error *err);
-
 /* ag_run_forward with opt's normaliser (lens.c): when one other than the
  * model's softmax is set, fn sees every layer's heads under it (from the
  * same pass's scores, or linear attention from Q and K) in place of
