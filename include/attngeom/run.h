@@ -102,8 +102,7 @@ AG_EXPORT void ag_run_options_set_metrics(ag_run_options *opt, const ag_metric_s
  * sparsemax, entmax15, entmax with param α in (1, 2]; linear from each
  * head's Q and K (ag_head_linear_attention on the layer's X and weights).
  * The forward pass is unchanged. Family E (which perturbs the head's own
- * softmax) is null under another normaliser. A run with linear on a
- * QK-norm model (qwen3, olmo2) fails with AG_EUNSUPPORTED. Errors: AG_EINVAL (NULL, a
+ * softmax) is null under another normaliser. Errors: AG_EINVAL (NULL, a
  * parameter the normaliser refuses, an unknown kind). */
 AG_EXPORT int ag_run_options_set_normalizer(ag_run_options *opt, ag_normalizer kind, double param,
                                             ag_error *err);
@@ -470,12 +469,11 @@ AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_
  * layer's weights fetched once per layer when E or H is selected); records carry
  * in->text. Errors: the selections' (AG_ERANGE "heads: 9 is outside
  * 0..3"), the pass's, ag_model_attn_weights's, and a head's as "layer L
- * head H: <message>" (the lowest failed head of the first failed layer),
- * and AG_EUNSUPPORTED before the pass when family E or the linear
- * normaliser is asked of a QK-norm model (cfg.qk_norm: qwen3, olmo2), whose
- * norm of q and k a head's ag_head_input does not carry; the message names
- * them. *out the caller's (ag_record_list_free); NULL on failure. w NULL: a
- * pool of "threads", at most the selected heads. */
+ * head H: <message>" (the lowest failed head of the first failed layer).
+ * Family E and the linear normaliser of a QK-norm model (cfg.qk_norm) go
+ * through its norm (ag_model_qk_norm, stability.h ag_head_qk_norm). *out
+ * the caller's (ag_record_list_free); NULL on failure. w NULL: a pool of
+ * "threads", at most the selected heads. */
 AG_EXPORT int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                              ag_workers *w, ag_record_list **out, ag_error *err);
 

@@ -27,11 +27,7 @@ tests/ref/hf_forward.py.
    with --precision f64 (max |attn diff| <= 1e-9, hidden <= 1e-9 *
    max(1, |ref|)) and the default f32 (1e-5 and 1e-4 * max(1, |ref|)), the
    masked probabilities exactly 0; `info FOLDER`, `analyze FOLDER --tokens
-   IDS --metrics all` and `weights FOLDER` exit 0. QK-norm folders (qwen3,
-   olmo2, gemma3): analyze without family E exits 0, and `analyze --metrics all`,
-   `--metrics jacobian_norm` and `attention --normalizer linear` refuse
-   them in one line naming QK-norm (their ag_head_input is not the model's
-   map to the scores).
+   IDS --metrics all` and `weights FOLDER` exit 0.
 3. Errors, on copies made in a temporary folder: an unknown model_type, a
    rope_scaling of type "yarn" and a missing tensor (among them Qwen3's and
    OLMo-2's QK-norm weights) each give exactly one
@@ -304,39 +300,13 @@ def check_folder(ch, cli, name, tmp):
     for prec in ("f64", "f32"):
         err[prec] = ch.attention(name, folder, case, ra, rh, prec, masked)
     tok = ",".join(map(str, ids))
-    qk = _cfg(name)["model_type"] in QK_NORM
-    analyze = ["analyze", folder, "--tokens", tok, "--metrics", ANALYZE_NO_E if qk else "all"]
-    for args in (["info", folder], analyze, ["weights", folder]):
+    for args in (["info", folder], ["analyze", folder, "--tokens", tok, "--metrics", "all"], ["weights", folder]):
         rc, _, e = run(cli, args)
         if rc != 0:
             msg = "%s: `%s` exit %d: %s" % (name, " ".join(args[:1]), rc, e.strip())
             ch.failures.append(msg)
             print("FAIL", msg)
-    if qk:
-        check_qk_refusals(ch, cli, folder, name, tok, tmp)
     return err
-
-
-# QK-norm models: a head's ag_head_input (q = X W_Q + b_Q) is not their
-# map from X to the scores, so family E and the linear normaliser, which
-# work from it, must refuse them (one line naming QK-norm, exit 1) rather
-# than return numbers for a different map.
-QK_NORM = {"qwen3", "olmo2", "gemma3_text"}
-ANALYZE_NO_E = "spectrum,attention,geometry,curvature,values"
-
-
-def check_qk_refusals(ch, cli, folder, name, tok, tmp):
-    for args in (["analyze", folder, "--tokens", tok, "--metrics", "all"],
-                 ["analyze", folder, "--tokens", tok, "--metrics", "jacobian_norm"],
-                 ["attention", folder, "--tokens", tok, "--normalizer", "linear",
-                  "-o", os.path.join(tmp, "lin.npy")]):
-        rc, _, e = run(cli, args)
-        lines = e.strip().splitlines()
-        if rc != 1 or len(lines) != 1 or "QK-norm" not in lines[0]:
-            msg = "%s: `%s` with QK-norm: exit %d, stderr %r (want exit 1, one line naming QK-norm)" % (
-                name, " ".join(args[:1] + args[4:6]), rc, e.strip())
-            ch.failures.append(msg)
-            print("FAIL", msg)
 
 
 # ---------------------------------------------------- 3. error cases --

@@ -22,8 +22,8 @@ and tiny-whisper (random features):
    phi = elu + 1 on each head's rotated Q and K) against `matrix` of the
    same formula on hf_forward's q and k, over the keys of the mask: the
    keys of LINEAR_KEYS to 1e-9 (token models whose q is not scaled before
-   the product, i.e. all but OPT and DistilBERT, and that have no QK-norm:
-   all but qwen3, olmo2 and gemma3, which the linear normaliser refuses).
+   the product, i.e. all but OPT and DistilBERT; for qwen3, olmo2 and gemma3
+   the q and k after their QK-norm).
 Exits 1 on any failure.
 """
 import json
@@ -91,7 +91,7 @@ def check_token_model(cli, name, folder, ids, tmp):
     if not rerr <= REF_TOL:
         problems.append("%s: scores differ from hf_forward's by %.3g" % (name, rerr))
     problems += check_f32(cli, name, folder, ["--tokens", ",".join(map(str, ids))], tmp, S)
-    if name not in SCALED_Q and name not in QK_NORM:
+    if name not in SCALED_Q:
         problems += check_linear(cli, name, folder, ids, qk, masked, tmp)
     return problems, err, rerr
 
@@ -99,9 +99,6 @@ def check_token_model(cli, name, folder, ids, tmp):
 # Their q reaches attention() already scaled (modeling_opt.py, DistilBERT):
 # the engine's linear attention takes the unscaled projection.
 SCALED_Q = {"opt", "opt-350m-like", "distilbert"}
-# QK-norm folders: the linear normaliser refuses them (check_archs.py
-# checks the refusal), its ag_head_input not being their map to q and k.
-QK_NORM = {"qwen3", "olmo2", "gemma3"}
 LINEAR_KEYS = ["entropy_mean", "effective_rank", "sink_mass", "self_mass", "asymmetry",
                "attention_distance"]
 
