@@ -281,6 +281,46 @@ static int rope_scaling(cfgctx *c, json_t *rs, const char *field, ag_rope *r, in
     return AG_OK;
 }
 
+/* Transformers v5's rope_parameters per layer type (modeling_gemma3.py
+ * (0018aa64) Gemma3RotaryEmbedding: rope_parameters[layer_type]): for a
+ * model with a sliding-layer RoPE (Gemma-3), *rp becomes the
+ * "full_attention" entry and *local the "sliding_attention" one; other
+ * models, or other layer types, are refused by name. */
+static int rope_per_type(cfgctx *c, const agm_arch *a, json_t **rp, json_t **local)
+{
+    const char *key;
+    json_t *v, *full = json_object_get(*rp, "full_attention");
+    json_object_foreach(*rp, key, v) if (json_is_object(v) &&
+                                        (!a->k_local_theta || (strcmp(key, "full_attention") &&
+                                                               strcmp(key, "sliding_attention"))))
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field 'rope_parameters' has per-layer-type entries ('%.64s'), which are not supported",
+                            c->path, key);
+    if (!full)
+        return AG_OK;
+    *local = json_object_get(*rp, "sliding_attention");
+    if (!json_is_object(full) || !json_is_object(*local))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field 'rope_parameters' needs objects 'full_attention' and 'sliding_attention'",
+                            c->path);
+    *rp = full;
+    return AG_OK;
+}
+
+/* The sliding layers' RoPE (Gemma-3): rope_local_base_freq, or v5's
+ * rope_parameters["sliding_attention"] (rope_theta; only the default
+ * type: HF's sliding layers take no scaling). */
+static int rope_local(cfgctx *c, const agm_arch *a, json_t *local, ag_model_config *g)
+{
+    g->rope_local = (ag_rope){.rotary_dim = g->rope.rotary_dim, .type = AG_ROPE_DEFAULT};
+    if (!local)
+        return cfg_num(c, a->k_local_theta, 10000.0, &g->rope_local.theta);
+    ag_rope t = {0};
+    int rc = rope_type(c, local, "rope_parameters.sliding_attention", &t);
+    if (rc == AG_OK && t.type != AG_ROPE_DEFAULT)
+        rc = ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field 'rope_parameters.sliding_attention' has a scaled rope_type, which is not supported (default)",
+                          c->path);
+    return rc ? rc : obj_num(c, local, "rope_theta", 10000.0, &g->rope_local.theta);
+}
+
 /* The rotary embedding: theta, rotated dims (int(head_dim·fraction), as
  * modeling_rope_utils.py), scaling. Transformers v5 writes them all into
  * rope_parameters; earlier versions use rope_theta (GPT-NeoX
@@ -290,17 +330,15 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model_config *g)
 {
     ag_rope *r = &g->rope;
     json_t *rp = json_object_get(c->root, "rope_parameters"), *rs = json_object_get(c->root, "rope_scaling");
+    json_t *local = NULL;
     const char *field = "rope_scaling";
     double frac, theta;
     int rc;
     if (rp && !json_is_null(rp)) {
-        const char *key;
-        json_t *v;
         if (!json_is_object(rp))
             return ag_error_set(c->err, AG_EFORMAT, "%s: field 'rope_parameters' must be an object", c->path);
-        json_object_foreach(rp, key, v) if (json_is_object(v))
-            return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field 'rope_parameters' has per-layer-type entries ('%.64s'), which are not supported",
-                                c->path, key);
+        if ((rc = rope_per_type(c, a, &rp, &local)))
+            return rc;
         rs = rp;
         field = "rope_parameters";
     }
@@ -327,11 +365,8 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model_config *g)
         return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': %s", c->path, field, why);
     /* Gemma-3's sliding layers: rope_local_base_freq, default rope (its
      * Gemma3RotaryEmbedding for "sliding_attention": no rope_scaling) */
-    if (a->k_local_theta) {
-        g->rope_local = (ag_rope){.rotary_dim = r->rotary_dim, .type = AG_ROPE_DEFAULT};
-        if ((rc = cfg_num(c, a->k_local_theta, 10000.0, &g->rope_local.theta)))
-            return rc;
-    }
+    if (a->k_local_theta && (rc = rope_local(c, a, local, g)))
+        return rc;
     g->max_tokens = g->max_positions;
     if (r->type == AG_ROPE_DYNAMIC) /* the length the factor was chosen for, see docs/engine.md */
         g->max_tokens = (int)fmin(floor(r->factor * g->max_positions), AGM_CAP_DIM);

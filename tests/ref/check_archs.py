@@ -22,7 +22,9 @@ tests/ref/hf_forward.py.
       the window: `attention --precision f64` on the equivalent folder must
       give the reference of the original to 1e-9 (Gemma: 1e-6, the float32
       rounding of the folded weights, ~6e-8 relative, carried through two
-      layers).
+      layers); and Gemma-3 with Transformers v5's per-layer-type
+      rope_parameters in place of rope_theta / rope_scaling /
+      rope_local_base_freq.
 2. Every folder: `attention FOLDER --tokens IDS -o A.npy --hidden H.npy`
    with --precision f64 (max |attn diff| <= 1e-9, hidden <= 1e-9 *
    max(1, |ref|)) and the default f32 (1e-5 and 1e-4 * max(1, |ref|)), the
@@ -217,6 +219,21 @@ def gemma_as_llama(name, out):
 
 
 # name, converter, tolerance, ids (None: those of ids.json)
+def gemma3_as_v5(name, out):
+    """The same Gemma-3 folder with Transformers v5's config: rope_theta,
+    rope_scaling and rope_local_base_freq moved into rope_parameters per
+    layer type (modeling_gemma3.py @0018aa647bb1 Gemma3RotaryEmbedding reads
+    rope_parameters[layer_type])."""
+    shutil.copytree(os.path.join(ARCH, name), out)
+
+    def v5(c):
+        full = dict(c.pop("rope_scaling") or {"rope_type": "default"}, rope_theta=c.pop("rope_theta"))
+        c["rope_parameters"] = {"full_attention": full,
+                                "sliding_attention": {"rope_type": "default",
+                                                      "rope_theta": c.pop("rope_local_base_freq")}}
+    _edit_config(out, v5)
+
+
 EQUIVALENTS = [
     ("opt", opt_as_gpt2, 1e-9),
     ("roberta", roberta_as_bert, 1e-9),
@@ -225,6 +242,7 @@ EQUIVALENTS = [
     ("phi3", phi3_as_llama, 1e-9),
     ("llama-dynamic", None, 1e-9),
     ("gemma", gemma_as_llama, 1e-6),
+    ("gemma3", gemma3_as_v5, 1e-9),
 ]
 
 
