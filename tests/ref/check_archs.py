@@ -324,7 +324,26 @@ def check_folder(ch, cli, name, tmp):
             msg = "%s: `%s` exit %d: %s" % (name, " ".join(args[:1]), rc, e.strip())
             ch.failures.append(msg)
             print("FAIL", msg)
+    check_info_qk(ch, cli, folder, name)
     return err
+
+
+# What `info` says of the QK-norm folders (issue 29): the norm's placement,
+# OLMo-2's missing pre-norms, Gemma-3's sliding-layer RoPE base.
+INFO_QK = {"qwen3": {"qk_norm": "RMSNorm per head over head_dim"},
+           "olmo2": {"qk_norm": "RMSNorm over the whole q and k projections", "pre_norms": False},
+           "gemma3": {"qk_norm": "RMSNorm per head over head_dim", "rope_local_theta": 10000.0,
+                      "window_layers": "0, 1"}}
+
+
+def check_info_qk(ch, cli, folder, name):
+    rc, out, _ = run(cli, ["info", folder, "--format", "json"])
+    got = json.loads(out)["config"] if rc == 0 else {}
+    for key, want in INFO_QK.get(name, {}).items():
+        if got.get(key) != want:
+            msg = "%s: info %s = %r, expected %r" % (name, key, got.get(key), want)
+            ch.failures.append(msg)
+            print("FAIL", msg)
 
 
 # ---------------------------------------------------- 3. error cases --
