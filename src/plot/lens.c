@@ -16,6 +16,9 @@
  * flatter */
 static const double default_temperatures[] = {0.5, 1, 2};
 #define DEFAULT_NORMALIZERS "softmax,sparsemax,entmax15"
+static const char linear_refusal[] = "linear attention is formed from the head's Q and K, not "
+                                     "from its scores: the lens draws softmax, sparsemax, "
+                                     "entmax15 and entmax:ALPHA";
 
 int ag_plot_lens_rows(const double *s, size_t n, const ag_plot_lens_panel *panels, size_t count,
                       double *P, size_t *kept, size_t *allowed, ag_error *err)
@@ -30,9 +33,7 @@ int ag_plot_lens_rows(const double *s, size_t n, const ag_plot_lens_panel *panel
     for (size_t k = 0; k < count; k++) {
         const char *name = ag_normalizer_name(panels[k].kind);
         if (panels[k].kind == AG_NORMALIZER_LINEAR)
-            return ag_error_set(err, AG_EINVAL, "linear attention is formed from the head's Q "
-                                "and K, not from its scores: the lens draws softmax, "
-                                "sparsemax, entmax15 and entmax:ALPHA");
+            return ag_error_set(err, AG_EINVAL, "%s", linear_refusal);
         ag_error inner = {0};
         double *p = P + k * n;
         int st = ag_normalize_row(panels[k].kind, panels[k].param, s, n, p, &inner);
@@ -68,6 +69,8 @@ static int lens_panels(const ag_run_plot_spec *o, ag_plot_lens_panel *out, size_
         ag_error inner = {0};
         if (ag_normalizer_parse(name, &kind, &param, &inner) != AG_OK)
             return ag_error_set(err, AG_EINVAL, "--normalizers: %s", inner.message);
+        if (kind == AG_NORMALIZER_LINEAR)
+            return ag_error_set(err, AG_EINVAL, "--normalizers: %s", linear_refusal);
         softmax += kind == AG_NORMALIZER_SOFTMAX;
         for (size_t t = 0; t < (kind == AG_NORMALIZER_SOFTMAX ? nT : 1); t++) {
             if (*count == AG_PLOT_MAX_PANELS)
