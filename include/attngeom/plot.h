@@ -280,9 +280,10 @@ typedef struct {
 #define AG_PLOT_BARS_DEFAULT {.size = sizeof(ag_plot_bars), .ymin = NAN, .ymax = NAN}
 
 /* Render small multiples of bars. A page of 0 x 0 fits the figure: 432
- * points wide or as wide as 8 points a bar needs, 72 points of plot a
- * panel (at most 2880 points a side). Category labels too close for the
- * bars are drawn every k-th, upright when wider than a bar. AG_EINVAL (no
+ * points wide or as wide as 8 points a bar needs, up to 864 (thinner bars
+ * past it), and 72 points of plot a panel (at most 2880 points high).
+ * Labels wider than a bar are drawn upright, every k-th when too close;
+ * without labels the indices are drawn at the steps of a numeric axis. AG_EINVAL (no
  * panels or bars, no finite value, ymin ≥ ymax, a page out of range or too
  * small), AG_ELIMIT (more than AG_PLOT_MAX_BARS bars or AG_PLOT_MAX_PANELS
  * panels), AG_ENOMEM, AG_EIO. */

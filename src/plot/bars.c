@@ -22,7 +22,8 @@
 #define PANEL_TITLE 9.0  /* a panel's title, points */
 #define PANEL_GAP 10.0   /* between a panel and the next one's title */
 #define MIN_LABEL 5.0    /* the smallest category label */
-#define FIT_BAR 8.0      /* a fitted page gives each bar this many points */
+#define FIT_BAR 8.0      /* a fitted page gives each bar this many points, */
+#define FIT_WIDTH 864.0  /* up to a page 12 inches wide (thinner bars past it) */
 #define FIT_PANEL 72.0   /* ... and each panel this height */
 #define FIT_PAGE 2880.0
 
@@ -53,6 +54,17 @@ static double widest_category(plot_canvas *c, const ag_plot_bars *b)
     for (size_t k = 0; k < b->bars; k++)
         w = fmax(w, canvas_label_width(c, category(b, k, buf)));
     return w;
+}
+
+/* Indices as labels: every k-th, k the step of a numeric axis over 0 to
+ * bars − 1 (1, 2 or 5 × 10^e: 0, 50, 100, ...) with at most `fit` labels. */
+static int index_stride(size_t bars, double fit)
+{
+    double ticks[AG_PLOT_MAX_TICKS], step = 1;
+    int count, max = fit < 2 ? 2 : fit > AG_PLOT_MAX_TICKS ? AG_PLOT_MAX_TICKS : (int)fit;
+    if (bars < 2 || ag_plot_ticks(0, (double)(bars - 1), max, ticks, &count, &step) != AG_OK)
+        return 1;
+    return step < 1 ? 1 : (int)step;
 }
 
 /* The y range: given, or the data's widened to nice ticks, with 0 in it
@@ -107,12 +119,14 @@ static int layout(plot_canvas *c, const ag_plot_bars *b, bars_layout *L, ag_erro
     L->pitch = L->pw / (double)b->bars;
     canvas_font(c, F, 0);
     L->label_w = widest_category(c, b);
-    L->rotate = L->label_w > 0.9 * L->pitch;
+    L->rotate = b->labels && L->label_w > 0.9 * L->pitch;
     L->lf = L->rotate ? fmax(MIN_LABEL, fmin(F, 0.85 * L->pitch)) : F;
     canvas_font(c, L->lf, 0);
     L->label_w = widest_category(c, b);
     canvas_font(c, F, 0);
     L->stride = L->rotate ? (int)ceil(1.1 * L->lf / L->pitch) : 1;
+    if (!b->labels && L->label_w + GAP > L->pitch)
+        L->stride = index_stride(b->bars, L->pw / (L->label_w + GAP));
     double bottom = MARGIN + (b->x_title ? 1.2 * F + GAP : 0) +
                     (L->rotate ? L->label_w : 1.2 * L->lf) + GAP + TICK;
     double panels = (double)b->panels;
@@ -240,6 +254,7 @@ static int fit_page(const ag_plot_bars *b, ag_plot_page *page, ag_error *err)
             return ag_error_set(err, st, "%s", ignored.message);
         double panels = (double)b->panels;
         double w = fmax(432, probe.width - L.pw + FIT_BAR * (double)b->bars);
+        w = fmin(w, fmax(432, FIT_WIDTH));
         double h = fmax(324, probe.height - panels * L.ph + panels * FIT_PANEL);
         probe.width = fmin(ceil(w), FIT_PAGE); /* whole points */
         probe.height = fmin(ceil(h), FIT_PAGE);

@@ -2,10 +2,10 @@
 # tests/cli/plot_lens.sh CLI — `attngeom plot --kind lens` (issue 28 item
 # 5) on the scores of models/tiny-gpt2 (`attention --scores`): the figure in
 # every format; its SVG's structure (one bar path per panel in the
-# normaliser's colour, a bar per key with p > 0, each bar's height / the
-# panel's total height = the key's probability under the authors'
-# algorithms ported to numpy in tests/ref/check_normalizers.py, to cairo's
-# 1/256-point fixed-point coordinates;
+# normaliser's colour, a bar per key with p > 0 where tall enough to draw,
+# each bar's height / the panel's height = the key's probability under the
+# authors' algorithms ported to numpy in tests/ref/check_normalizers.py, to
+# cairo's 1/256-point fixed-point coordinates;
 # the masked keys of an earlier query as grey columns); the panel titles
 # (with poppler: "sparsemax: k of K keys kept" with the reference's k);
 # the same bytes from scores computed at -j1 and -j2 and from two runs;
@@ -83,6 +83,13 @@ def fills(svg, colour):
             rects.append((min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)))
         out.append(rects)
     return out
+def frame(svg):
+    """the frame of the first panel (stroked 0.8 pt, unfilled): x, width, height"""
+    for style, d in re.findall(r"<path style=\"([^\"]*)\" d=\"([^\"]*)\"", svg):
+        if "fill:none;stroke-width:0.8;" in style:
+            v = [float(t) for t in re.findall(r"-?\d+\.?\d*", d)]
+            xs, ys = v[0:8:2], v[1:8:2]
+            return min(xs), max(xs) - min(xs), max(ys) - min(ys)
 def softmax(s, T):
     e = np.exp((s - s.max()) / T)
     return e / e.sum()
@@ -95,17 +102,22 @@ def check_bars(svg_path, scores, layer, head, q, temps, masked):
     want += [("vermillion", sparsemax_ref(s)), ("green", entmax15_ref(s))]
     got = fills(svg, "blue") + fills(svg, "vermillion") + fills(svg, "green")
     assert len(got) == len(want), "%d bar paths, expected %d" % (len(got), len(want))
-    grid = sorted(r[0] for r in got[0])  # softmax keeps every allowed key
-    assert len(grid) == len(s), (len(grid), len(s))
+    px, pw, ph = frame(svg)  # the panel: probability 1 is ph points
+    pitch = pw / len(row)  # the bar of key k starts at px + (k + 0.1) pitch
     for (colour, p), rects in zip(want, got):
-        assert len(rects) == int((p > 0).sum()), (colour, len(rects), p)
-        total = sum(r[3] for r in rects)
+        drawn = set()
         for x, y, w, h in rects:
-            k = min(range(len(grid)), key=lambda i: abs(grid[i] - x))
-            assert abs(grid[k] - x) < 1e-3, (colour, x)
+            k = int(round((x - px) / pitch - 0.1))
+            assert abs(px + (k + 0.1) * pitch - x) < 0.01 and 0 <= k < len(s), (colour, x, k)
             # cairo keeps path coordinates in 24.8 fixed point: each end of a
-            # bar is within 1/512 pt, so h within 1/256 and total within K/256
-            assert abs(h - p[k] * total) <= (1 + len(s)) / 256, (colour, k, h / total, p[k])
+            # bar or frame is within 1/512 pt of its place
+            assert abs(h - p[k] * ph) <= 2 / 256, (colour, k, h / ph, p[k])
+            assert p[k] > 0, (colour, k)
+            drawn.add(k)
+        # a bar of p > 0 is drawn unless it is thinner than cairo draws
+        # (a rectangle under 1/256 pt high rounds to nothing)
+        tall = {k for k in range(len(p)) if p[k] * ph > 2 / 256}
+        assert tall <= drawn and len(drawn) <= int((p > 0).sum()), (colour, tall - drawn)
     grey = fills(svg, "grey")
     assert len(grey) == (len(want) if masked else 0), len(grey)
     assert all(len(g) == masked for g in grey), [len(g) for g in grey]
@@ -130,6 +142,20 @@ pycheck "lens --normalizers sparsemax: one panel" "$T/sparse.svg" "$T/S.npy"
 N=$((N + 1))
 DESC="another head, another figure"
 cmp -s "$T/lens.svg" "$T/sparse.svg" && fail "the same bytes"
+
+# Many keys: the fitted page stops at 864 points wide (thinner bars), every
+# key still a bar of the reference's height.
+"$PY" -c 'import sys, numpy as np
+r = np.random.default_rng(7)
+S = 3 * r.normal(size=(1, 1, 300, 300))
+S[..., ~np.tril(np.ones((300, 300), bool))] = -np.inf
+np.save(sys.argv[1], S)' "$T/big.npy"
+plot big.svg "$T/big.npy" --kind lens
+PYSCRIPT='
+check_bars(a[0], a[1], 0, 0, 299, (0.5, 1, 2), 0)
+assert "width=\"864pt\"" in open(a[0]).read()
+'
+pycheck "lens of 300 keys: a page 864 points wide, the reference's rows" "$T/big.svg" "$T/big.npy"
 
 # The titles, read from the PDF by poppler when installed: the normaliser,
 # its temperature and "k of K keys kept" with the reference's k.
