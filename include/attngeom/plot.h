@@ -1,6 +1,7 @@
 /* attngeom/plot.h — figures: a grid of values (a metric over layer × head,
- * an attention matrix, a head-similarity matrix) and lines (a metric against
- * depth, a spectrum on a log scale), drawn with cairo as SVG, PDF or PNG.
+ * an attention matrix, a head-similarity matrix), lines (a metric against
+ * depth, a spectrum on a log scale) and small multiples of bars (one query
+ * under several normalisers), drawn with cairo as SVG, PDF or PNG.
  * docs/cli.md, "plot", shows what `attngeom plot` makes of them.
  *
  * Publication figures: vector output (SVG, PDF; PNG at a chosen
