@@ -249,6 +249,7 @@ static int check_usage(const plot_opts *po)
     const char *wrong = records && layer_head ? "--layer/--head"
                       : !records && o->metric ? "--metric"
                       : !records && o->model ? "--model"
+                      : !records && po->by ? "--by"
                       : o->kind != AG_PLOT_FOREST && po->forest_given ? po->forest_given
                       : o->kind == AG_PLOT_FOREST && (o->values || o->relative) ? "--values/--relative"
                       : o->kind == AG_PLOT_FOREST && (!isnan(o->vmin) || !isnan(o->vmax))

@@ -220,6 +220,8 @@ run_case 2 "--normalizers" "--normalizers with spectrum" plot "$T/S.npy" --kind 
     --normalizers sparsemax -o "$K"
 run_case 2 "--values" "--values with lens" plot "$T/S.npy" --kind lens --values -o "$K"
 run_case 2 "--metric" "--metric with lens" plot "$T/S.npy" --kind lens --metric x -o "$K"
+run_case 2 "--by" "--by with lens" plot "$T/S.npy" --kind lens --by model -o "$K"
+run_case 2 "--by" "--by with attention" plot "$T/S.npy" --kind attention --by model -o "$K"
 run_case 2 "--grid" "--grid with lens" plot "$T/S.npy" --kind lens --grid 2x5 -o "$K"
 KEEP=
 plot one.svg "$T/one.npy" --kind lens --query 0
