@@ -106,6 +106,20 @@ AG_EXPORT void ag_run_options_set_metrics(ag_run_options *opt, const ag_metric_s
  * parameter the normaliser refuses, an unknown kind). */
 AG_EXPORT int ag_run_options_set_normalizer(ag_run_options *opt, ag_normalizer kind, double param,
                                             ag_error *err);
+/* The most temperatures one run takes (ag_run_options_set_temperatures). */
+#define AG_TEMPERATURES_MAX 64
+/* Several softmax temperatures in one run (issue 28: `--temperatures
+ * 0.25,0.5,1,2,4`): ag_run_analyze, ag_run_rollout and ag_run_similarity
+ * then give, for each T[k] in the order given, exactly what they give
+ * under ag_run_options_set_normalizer(opt, AG_NORMALIZER_SOFTMAX, T[k]),
+ * one after the other; their records carry their T
+ * (ag_record_temperature). Sets the normaliser to softmax; count 0 clears
+ * the list, and so does ag_run_options_set_normalizer (the last set is
+ * the run's). T is copied. Errors:
+ * AG_EINVAL (NULL opt or T with count > 0, a T not finite > 0, more than
+ * AG_TEMPERATURES_MAX). */
+AG_EXPORT int ag_run_options_set_temperatures(ag_run_options *opt, const double *T, size_t count,
+                                              ag_error *err);
 /* The seed of family E at full width (ag_run_options_set takes seeds up
  * to 2^53 only, as a double holds them). */
 AG_EXPORT void ag_run_options_set_seed(ag_run_options *opt, unsigned long seed);
@@ -701,7 +715,9 @@ AG_EXPORT int ag_run_similarity_heads(const ag_model *m, const ag_run_options *o
                                       size_t *count, ag_error *err);
 /* One input's Jensen–Shannon distance (ag_js_distance, averaged over the
  * rows) between the attention of every pair of those K heads into dist
- * (the caller's, (K, K) doubles: symmetric, zero diagonal). The pass stops
+ * (the caller's, (K, K) doubles: symmetric, zero diagonal; with opt's
+ * temperatures, one (K, K) block per T in their order, count × K × K
+ * doubles, each T its own pass). The pass stops
  * after the last selected layer; the pairs run one task per head a through
  * ag_run_tasks_run on w (in this process, whatever opt's distribution).
  * Failures: a pair's ag_js_distance error (the lowest head a), AG_ELIMIT/
