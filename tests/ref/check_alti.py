@@ -37,7 +37,11 @@ gemma2) and per layer: attngeom's ALTI C_l, composed R_l, norms N_l and
 mixing ratio r_l (--precision f64) agree with the reference to 1e-9
 (absolute; C and R lie in [0, 1], N is scaled by max(1, |N|)). The
 reference's own y = Σ_j T_i(x_j) + bias_i must equal its HF-style block
-output to 1e-12 first. Exits 1 on any failure."""
+output to 1e-12 first. The same again under `contributions --temperature T`
+(T = 0.5, 3; issue 28): the reference's heads at softmax(S/T) (from log A)
+and y the sum of the lensed terms, the counterfactual block output, which
+ALTI's distances are measured to; the lens must move ALTI. Exits 1 on any
+failure."""
 import ctypes
 import os
 import sys
@@ -199,16 +203,30 @@ def code_variant(V, pr, dense, bo, after, h):
     return C / C.sum(axis=-1, keepdims=True)
 
 
-def reference(folder, ids):
+def at_temperature(pr, temp):
+    """softmax(S/T) from the model's probabilities: log pr = S - logsumexp(S)
+    row by row, so softmax(log pr / T) = softmax(S / T) (masked keys stay 0)."""
+    with np.errstate(divide="ignore"):
+        z = np.log(pr) / temp
+    z = np.exp(z - z.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+def reference(folder, ids, temp=None):
+    """temp: the heads under softmax(S/T) (`contributions --temperature T`):
+    the terms take the lensed A and y is their sum, the counterfactual
+    block output, not the model's (the hidden states stay the model's)."""
     M = R.Model(folder)
     mt = M.cfg["model_type"]
     _, hidden = M.forward(ids)
     out = {"C": [], "N": [], "r": [], "R": []}
     for l in range(hidden.shape[0] - 1):
         V, pr, dense, bo, after, y_hf = BLOCKS[mt](M, hidden[l], l)
+        if temp is not None:
+            pr = at_temperature(pr, temp)
         T, y = decompose(V, pr, dense, bo, after, hidden[l])
         err = float(np.max(np.abs(y - y_hf)) / max(1.0, float(np.max(np.abs(y_hf)))))
-        if err > 1e-12:
+        if err > 1e-12 and temp is None:
             raise AssertionError("layer %d: the reference's terms miss y by %.3g" % (l, err))
         C = alti(T, y)
         if after is not None and after[4] == "sum":
@@ -244,14 +262,17 @@ FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(View), ctypes.c_void_p,
                       ctypes.POINTER(LA.Error))
 
 
-def library(lib, folder, ids, method, compose):
-    """Per layer (M, R or None, mixing) from ag_run_contributions, f64."""
+def library(lib, folder, ids, method, compose, temp=None):
+    """Per layer (M, R or None, mixing) from ag_run_contributions, f64;
+    temp: under softmax(S/T) (ag_run_options_set_normalizer)."""
     err = LA.Error()
     model = ctypes.c_void_p()
     if lib.ag_model_load(folder.encode(), ctypes.byref(model), ctypes.byref(err)):
         raise RuntimeError(err.message.decode())
     opt = ctypes.c_void_p(lib.ag_run_options_new())
     lib.ag_run_options_set(opt, b"precision", ctypes.c_double(64), ctypes.byref(err))
+    if temp is not None and lib.ag_run_options_set_normalizer(opt, 0, temp, ctypes.byref(err)):
+        raise RuntimeError(err.message.decode())
     arr = (ctypes.c_int32 * len(ids))(*ids)
     inp = RunInput(ctypes.sizeof(RunInput), arr, len(ids), None, 0, None, -1)
     got = []
@@ -279,14 +300,15 @@ def prototypes(lib):
     lib.ag_model_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(P), P]
     lib.ag_run_options_new.restype = P
     lib.ag_run_options_set.argtypes = [P, ctypes.c_char_p, D, P]
+    lib.ag_run_options_set_normalizer.argtypes = [P, I, D, P]
     lib.ag_run_contributions.argtypes = [P, P, P, P, I, I, FN, P, ctypes.POINTER(P), P]
     for f in ("ag_record_list_free", "ag_run_options_free", "ag_model_free"):
         getattr(lib, f).argtypes = [P]
 
 
-def compare(name, ref, lib):
-    alti_run = library(lib, ref["folder"], ref["ids"], 1, 1)
-    norms_run = library(lib, ref["folder"], ref["ids"], 0, 0)
+def compare(name, ref, lib, temp=None):
+    alti_run = library(lib, ref["folder"], ref["ids"], 1, 1, temp)
+    norms_run = library(lib, ref["folder"], ref["ids"], 0, 0, temp)
     fails = 0
     for l in range(len(ref["C"])):
         # the run's mixing is 1 - C_ii with alti, Kobayashi et al.'s r_i with norms-res
@@ -302,6 +324,10 @@ def compare(name, ref, lib):
         print("%s layer %d: %s  %s" % (name, l, " ".join("%s %.2g" % kv for kv in errs.items()),
                                         "ok" if ok else "FAIL"))
     return fails
+
+
+# --temperature T of contributions (issue 28): a sharper and a flatter lens
+LENS_TEMPERATURES = (0.5, 3.0)
 
 
 def main(argv):
@@ -320,6 +346,15 @@ def main(argv):
         ref = reference(folder, ids)
         ref.update(folder=folder, ids=ids)
         fails += compare(name, ref, lib)
+        # the same under the lens softmax(S/T): the counterfactual block
+        for temp in LENS_TEMPERATURES:
+            lensed = reference(folder, ids, temp)
+            moved = float(np.max(np.abs(lensed["C"] - ref["C"])))
+            if moved < 1e-6:  # else the check could not tell a lens from none
+                print("%s T=%g: the lens moves ALTI by %.2g only  FAIL" % (name, temp, moved))
+                fails += 1
+            lensed.update(folder=folder, ids=ids)
+            fails += compare("%s T=%g" % (name, temp), lensed, lib, temp)
     print("check_alti: %s" % ("ok" if not fails else "%d failure(s)" % fails))
     return 1 if fails else 0
 
