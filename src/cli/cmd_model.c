@@ -306,7 +306,7 @@ static const cli_option attention_own[] = {
     {"--temperature", "T", "-o gets softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {NULL}};
 static const cli_option attention_refused[] = {
-    {"--temperatures", NULL, "takes one temperature: -o is one array (give --temperature T, one run per T)"},
+    {"--temperatures", NULL, "takes no --temperatures: -o is one array of one temperature (give --temperature T, one run per T)"},
     {NULL}};
 static const cli_option_group *const attention_groups[] = {
     CLI_OWN("attention", attention_own), CLI_REFUSE("attention-refused", attention_refused),

@@ -4,7 +4,8 @@
 # T, in the order given, each carrying normalizer softmax and its own
 # temperature, byte for byte the rows of one run per --temperature T
 # (analyze on one text and on a corpus with -j, streamed jsonl, rollout,
-# similarity, matrix --scores); --aggregate gives one group per (T, head),
+# similarity, matrix --scores, contributions); contributions --method norms
+# under sparsemax is the sparsemax A times the value norms; --aggregate gives one group per (T, head),
 # the same as aggregating the single runs' records together; the usage
 # errors (with --temperature, another normaliser, a bad or repeated T, more
 # than 64, an array output that holds one T).
@@ -31,12 +32,20 @@ singles() {
     done >"$out"
 }
 
+# as_singles NAME CMD ARGS... : CMD --temperatures $TS is, byte for byte,
+# the five --temperature runs in turn
+as_singles() {
+    name=$1
+    shift
+    "$CLI" "$@" --temperatures $TS >"$name.csv" 2>err || fail "exit: $(head -c 300 err)"
+    singles "${name}1.csv" "$@"
+    same "$name.csv" "${name}1.csv"
+}
+
 # ---- analyze: one text, the rows of five runs in order ---------------------
 check "analyze --temperatures = five --temperature runs, in order (csv)"
 A="analyze $GPT2 --text The_cat_sat --metrics entropy_mean,sink_mass,effective_rank,stable_rank --format csv"
-"$CLI" $A --temperatures $TS >multi.csv 2>err || fail "exit: $(head -c 300 err)"
-singles single.csv $A
-same multi.csv single.csv
+as_singles multi $A
 check "each row carries softmax and its own T, in the order given"
 got=$(awk -F, 'NR > 1 {print $(NF-1) "," $NF}' multi.csv | uniq | tr '\n' ' ')
 [ "$got" = '"softmax",0.25 "softmax",0.5 "softmax",1 "softmax",2 "softmax",4 ' ] || fail "got $got"
@@ -89,21 +98,12 @@ same agg_t2.csv agg_one_rows.csv
 
 # ---- rollout, similarity, matrix --scores ----------------------------------
 check "rollout --temperatures = five --temperature runs"
-R="rollout $GPT2 --text The_cat_sat --metrics entropy_mean,effective_rank --format csv"
-"$CLI" $R --temperatures $TS >r.csv 2>err || fail "exit: $(head -c 300 err)"
-singles r1.csv $R
-same r.csv r1.csv
+as_singles r rollout "$GPT2" --text The_cat_sat --metrics entropy_mean,effective_rank --format csv
 check "similarity --temperatures = five --temperature runs (pairs per T)"
-S="similarity $GPT2 --text The_cat_sat --layers 0,1 --heads 0,1 --format csv"
-"$CLI" $S --temperatures $TS >s.csv 2>err || fail "exit: $(head -c 300 err)"
-singles s1.csv $S
-same s.csv s1.csv
+as_singles s similarity "$GPT2" --text The_cat_sat --layers 0,1 --heads 0,1 --format csv
 check "matrix --scores --temperatures = five --temperature runs"
 "$CLI" attention "$GPT2" --text The_cat_sat --precision f64 -o a.npy --scores sc.npy 2>err || fail "attention: $(head -c 300 err)"
-X="matrix --scores sc.npy --metrics entropy_mean,effective_rank --format csv"
-"$CLI" $X --temperatures $TS >m.csv 2>err || fail "exit: $(head -c 300 err)"
-singles m1.csv $X
-same m.csv m1.csv
+as_singles m matrix --scores sc.npy --metrics entropy_mean,effective_rank --format csv
 check "matrix --scores at T = 1 is attention's own A (f64 pass)"
 "$CLI" matrix a.npy --metrics entropy_mean,effective_rank --format csv | cut -d, -f1-6 >mA.csv
 awk -F, 'NR == 1 || $NF == 1' m.csv | cut -d, -f1-6 >m1only.csv
@@ -112,6 +112,34 @@ import sys, numpy as np
 a, b = (np.genfromtxt(p, delimiter=",", skip_header=1) for p in sys.argv[1:3])
 assert a.shape == b.shape and np.allclose(a, b, rtol=1e-12, atol=1e-14), (a, b)
 PY
+
+# ---- contributions under a lens ---------------------------------------------
+check "contributions --temperatures = five --temperature runs (alti)"
+as_singles k contributions "$GPT2" --text The_cat_sat --metrics entropy_mean,context_mixing --format csv
+check "contributions --method norms under sparsemax = sparsemax A times the value norms"
+W="--text The_cat_sat_on_the_mat --precision f64"
+"$CLI" contributions "$GPT2" $W --method norms -o n_soft.npy >/dev/null 2>err || fail "norms: $(head -c 300 err)"
+"$CLI" contributions "$GPT2" $W --method norms --normalizer sparsemax -o n_sp.npy >/dev/null 2>err ||
+    fail "norms sparsemax: $(head -c 300 err)"
+"$CLI" attention "$GPT2" $W -o a_soft.npy 2>err || fail "attention: $(head -c 300 err)"
+"$CLI" attention "$GPT2" $W --normalizer sparsemax -o a_sp.npy 2>err || fail "attention sparsemax: $(head -c 300 err)"
+"$PY" - <<'PY' || fail "N' != A' |f(x_j)|"
+import numpy as np
+N, A = np.load("n_soft.npy"), np.load("a_soft.npy")    # [L, H, n, n]
+Ns, As = np.load("n_sp.npy"), np.load("a_sp.npy")
+# the value norms |f_h(x_j)| from the model's own N = A |f(x_j)|: the last
+# query row sees every key of a causal head, with A > 0 under softmax
+vn = N[:, :, -1, :] / A[:, :, -1, :]
+want = As * vn[:, :, None, :]
+assert np.allclose(Ns, want, rtol=1e-12, atol=1e-12 * np.abs(N).max()), np.abs(Ns - want).max()
+assert (As == 0).any() and np.abs(Ns - N).max() > 1e-3  # sparsemax zeroes keys: the lens acts
+PY
+check "contributions refuses --temperatures with -o and --mixing"
+WANT="--temperature T"
+"$CLI" contributions "$GPT2" --text x --temperatures 1,2 -o c.npy >out 2>err; rc=$?
+[ $rc -eq 2 ] && grep -q -- "$WANT" err || fail "-o: exit $rc $(cat err)"
+"$CLI" contributions "$GPT2" --text x --temperatures 1,2 --mixing m.npy >out 2>err; rc=$?
+[ $rc -eq 2 ] && grep -q -- "$WANT" err || fail "--mixing: exit $rc $(cat err)"
 
 # ---- usage errors -----------------------------------------------------------
 # refused ARGS... : exit 2 with a message holding $WANT
