@@ -1,14 +1,15 @@
 #!/bin/sh
 # tests/cli/temperatures.sh CLI — `--temperatures T1,T2,...` (issue 28,
-# "Softmax as a lens"; docs/cli.md, "Temperatures"): one set of records per
-# T, in the order given, each carrying normalizer softmax and its own
-# temperature, byte for byte the rows of one run per --temperature T
-# (analyze on one text and on a corpus with -j, streamed jsonl, rollout,
-# similarity, matrix --scores, contributions); contributions --method norms
-# under sparsemax is the sparsemax A times the value norms; --aggregate gives one group per (T, head),
-# the same as aggregating the single runs' records together; the usage
-# errors (with --temperature, another normaliser, a bad or repeated T, more
-# than 64, an array output that holds one T).
+# "Softmax as a lens"; docs/cli.md, "Several temperatures"): one set of
+# records per T, in the order given, each carrying normalizer softmax and
+# its own temperature, byte for byte the rows of one run per --temperature
+# T (analyze on one text and on a corpus with -j, streamed jsonl, rollout,
+# similarity, matrix --scores, contributions; --expect against them);
+# contributions --method norms under sparsemax is the sparsemax A times the
+# value norms; --aggregate gives one group per (T, head), the same as
+# aggregating the single runs' records together; the usage errors (with
+# --temperature, another normaliser, a bad or repeated T, more than 64, an
+# array output that holds one T).
 
 . "$(dirname "$0")/lib.sh"
 ag_setup "$@"
@@ -95,6 +96,14 @@ check "--aggregate at T = 2 alone is the T = 2 group of the run over both"
 grep ',"softmax",2,' agg.csv >agg_t2.csv
 tail -n +2 agg_one.csv >agg_one_rows.csv
 same agg_t2.csv agg_one_rows.csv
+
+# ---- --expect: the records in order, each with its temperature -------------
+check "--expect passes on the same run and fails (3) with the T's swapped"
+"$CLI" $C --temperatures 0.5,2 --format json -o g.json 2>err || fail "exit: $(head -c 300 err)"
+"$CLI" $C --temperatures 0.5,2 --expect g.json >out 2>err; rc=$?
+[ $rc -eq 0 ] || fail "same run: exit $rc $(head -c 300 err)"
+"$CLI" $C --temperatures 2,0.5 --expect g.json >out 2>err; rc=$?
+[ $rc -eq 3 ] && grep -q temperature err || fail "swapped: exit $rc $(head -c 300 err)"
 
 # ---- rollout, similarity, matrix --scores ----------------------------------
 check "rollout --temperatures = five --temperature runs"
