@@ -477,7 +477,8 @@ AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_
  * (ag_run_options_selection), ag_run_heads of its selected heads with the
  * layer's input X as family E's (GQA-grouped keys) and family H's (the
  * layer's weights fetched once per layer when E or H is selected); records carry
- * in->text. Errors: the selections' (AG_ERANGE "heads: 9 is outside
+ * in->text. With opt's temperatures (ag_run_options_set_temperatures),
+ * each T's records in turn, stamped with T. Errors: the selections' (AG_ERANGE "heads: 9 is outside
  * 0..3"), the pass's, ag_model_attn_weights's, and a head's as "layer L
  * head H: <message>" (the lowest failed head of the first failed layer).
  * *out the caller's (ag_record_list_free); NULL on failure. w NULL: a pool
@@ -623,7 +624,8 @@ typedef int (*ag_run_matrix_fn)(int layer, const double *M, size_t n, void *user
  * computed), and for each selected l, in order, one record (l, -1, n, n) of
  * the matrix families of R_l (opt's metrics, NULL: spectrum, attention,
  * geometry; opt's edge_threshold; the worker's workspace), then fn (may be
- * NULL) with R_l (`rollout -o`). Failures: "layer l: <message>" (a step),
+ * NULL) with R_l (`rollout -o`); with opt's temperatures, each T's run in
+ * turn, fn seeing each T's R_l. Failures: "layer l: <message>" (a step),
  * "rollout R_l: <message>" (the metrics), AG_ELIMIT/AG_ENOMEM "<n> tokens:
  * rollout matrix too large", "out of memory for the nxn rollout". */
 AG_EXPORT int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
@@ -666,7 +668,13 @@ AG_EXPORT int ag_run_contributions_layer(const ag_model *m, const ag_layer_view 
  * routes: AG_CONTRIB_NORMS gives per selected layer the norm matrices of
  * opt's selected heads (ag_run_value_norms) and one record (l, h, n, n) per
  * head (ag_run_heads on them); AG_CONTRIB_FLOW is ag_run_flow (its
- * flow_max_tokens cap). Failures: AG_EINVAL "composing needs --method
+ * flow_max_tokens cap). Under opt's normaliser (ag_run_options_set_normalizer)
+ * every method takes the lensed A' as its factor (norms: A'_ij |f_h(x_j)|;
+ * flow: the lensed head mean), and norms-res and ALTI decompose the
+ * counterfactual output y'_i = sum_j T'_i(x_j) + bias, which ALTI measures
+ * its distances to; the hidden states entering the layers stay the
+ * model's. With opt's temperatures, each T's run in turn (fn sees each T's
+ * matrices). Failures: AG_EINVAL "composing needs --method
  * alti" for compose with another method, "layer l: <message>" (a
  * decomposition, the weights), "contributions M_l: <message>" (the
  * metrics), "layer l head h: <message>" (norms), ag_run_flow's,
