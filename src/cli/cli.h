@@ -70,6 +70,8 @@ typedef struct {
     double temperature;       /* --temperature T, softmax's (1: the model's) */
     size_t ntemperatures;     /* --temperatures: > 0, each record's "temperature"
                                  is its own (ag_record_temperature) */
+    const double *temperatures; /* (ntemperatures) in the order given, for the
+                                 settings; borrowed from the command's cli_lens */
 } cli_common;
 
 /* --scores (matrix), --normalizer, --temperature and --temperatures as

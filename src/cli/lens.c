@@ -86,6 +86,7 @@ int cli_lens_check(cli_lens *l, const char *cmd, cli_common *c)
     c->normalizer = name;
     c->temperature = l->ntemps ? l->temps[0] : T;
     c->ntemperatures = l->ntemps;
+    c->temperatures = l->temps;
     return 0;
 }
 

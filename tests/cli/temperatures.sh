@@ -100,6 +100,12 @@ same agg_t2.csv agg_one_rows.csv
 # ---- --expect: the records in order, each with its temperature -------------
 check "--expect passes on the same run and fails (3) with the T's swapped"
 "$CLI" $C --temperatures 0.5,2 --format json -o g.json 2>err || fail "exit: $(head -c 300 err)"
+"$PY" - g.json <<'PY' || fail "settings: the lens"
+import json, sys
+s = json.load(open(sys.argv[1]))["settings"]
+assert s["normalizer"] == "softmax" and s["temperatures"] == [0.5, 2.0], s
+assert "temperature" not in s
+PY
 "$CLI" $C --temperatures 0.5,2 --expect g.json >out 2>err; rc=$?
 [ $rc -eq 0 ] || fail "same run: exit $rc $(head -c 300 err)"
 "$CLI" $C --temperatures 2,0.5 --expect g.json >out 2>err; rc=$?
