@@ -116,6 +116,8 @@ check "rollout --temperatures = five --temperature runs"
 as_singles r rollout "$GPT2" --text The_cat_sat --metrics entropy_mean,effective_rank --format csv
 check "similarity --temperatures = five --temperature runs (pairs per T)"
 as_singles s similarity "$GPT2" --text The_cat_sat --layers 0,1 --heads 0,1 --format csv
+check "similarity over a corpus (-j 2): each T's distances averaged over the texts apart"
+as_singles sc similarity "$GPT2" --text-file texts.txt --layers 0,1 --heads 0,1 -j 2 --format csv
 check "matrix --scores --temperatures = five --temperature runs"
 "$CLI" attention "$GPT2" --text The_cat_sat --precision f64 -o a.npy --scores sc.npy 2>err || fail "attention: $(head -c 300 err)"
 as_singles m matrix --scores sc.npy --metrics entropy_mean,effective_rank --format csv
