@@ -73,7 +73,8 @@ int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_opti
 }
 
 /* Each T its own run, the same as a run at that T alone (the records of
- * one then the next): one place for analyze's and rollout's lists. */
+ * one then the next): one place for the record runs over several
+ * temperatures (analyze, rollout, contributions). */
 int agr_each_temperature(const ag_run_options *opt, agr_records_fn fn, void *user,
                          ag_record_list **out, ag_error *err)
 {
