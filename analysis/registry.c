@@ -610,8 +610,19 @@ void ag_record_init(ag_record *r, int layer, int head, size_t rows, size_t cols)
     r->layer = layer;
     r->head = head;
     r->text = -1;
+    r->temperature = NAN;
     r->rows = rows;
     r->cols = cols;
+}
+
+void ag_record_set_temperature(ag_record *r, double T)
+{
+    r->temperature = T;
+}
+
+double ag_record_temperature(const ag_record *r)
+{
+    return r->temperature;
 }
 
 void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v)

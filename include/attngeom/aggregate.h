@@ -49,7 +49,9 @@ AG_EXPORT void ag_moments_ci(const ag_moments *m, double level, double *lo, doub
 /* The keys that identify a record rather than measure it: never aggregated,
  * and (but "text", "input" and "batch", which name the record's input: a
  * text's line, an image or sound file, a sequence of a batch) the default
- * grouping. NULL-terminated. */
+ * grouping. "normalizer" and "temperature" (the lens a record was measured
+ * through, issue 28) identify it too: a run over several temperatures
+ * aggregates into one group per T. NULL-terminated. */
 extern const char *const ag_identifying_keys[];
 
 /* Carries its size (ABI rule, core.h): start from

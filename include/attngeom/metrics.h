@@ -211,6 +211,13 @@ AG_EXPORT void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, doub
 /* Set the record's text: the 0-based line of the corpus it was measured on
  * (-1: none; the column "text" is written when any record has one). */
 AG_EXPORT void ag_record_set_text(ag_record *r, long text);
+/* Set the softmax temperature T the record's matrix was measured at: a run
+ * over several temperatures (ag_run_options_set_temperatures; issue 28,
+ * "Softmax as a lens") stamps each record with its own. NaN (what
+ * ag_record_init leaves): none. */
+AG_EXPORT void ag_record_set_temperature(ag_record *r, double T);
+/* The record's temperature; NaN when none was set. */
+AG_EXPORT double ag_record_temperature(const ag_record *r);
 
 AG_EXPORT int ag_record_layer(const ag_record *r);
 AG_EXPORT int ag_record_head(const ag_record *r);

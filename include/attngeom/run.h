@@ -106,6 +106,20 @@ AG_EXPORT void ag_run_options_set_metrics(ag_run_options *opt, const ag_metric_s
  * parameter the normaliser refuses, an unknown kind). */
 AG_EXPORT int ag_run_options_set_normalizer(ag_run_options *opt, ag_normalizer kind, double param,
                                             ag_error *err);
+/* The most temperatures one run takes (ag_run_options_set_temperatures). */
+#define AG_TEMPERATURES_MAX 64
+/* Several softmax temperatures in one run (issue 28: `--temperatures
+ * 0.25,0.5,1,2,4`): ag_run_analyze, ag_run_rollout and ag_run_similarity
+ * then give, for each T[k] in the order given, exactly what they give
+ * under ag_run_options_set_normalizer(opt, AG_NORMALIZER_SOFTMAX, T[k]),
+ * one after the other; their records carry their T
+ * (ag_record_temperature). Sets the normaliser to softmax; count 0 clears
+ * the list, and so does ag_run_options_set_normalizer (the last set is
+ * the run's). T is copied. Errors:
+ * AG_EINVAL (NULL opt or T with count > 0, a T not finite > 0, more than
+ * AG_TEMPERATURES_MAX). */
+AG_EXPORT int ag_run_options_set_temperatures(ag_run_options *opt, const double *T, size_t count,
+                                              ag_error *err);
 /* The seed of family E at full width (ag_run_options_set takes seeds up
  * to 2^53 only, as a double holds them). */
 AG_EXPORT void ag_run_options_set_seed(ag_run_options *opt, unsigned long seed);
@@ -467,7 +481,8 @@ AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_
  * (ag_run_options_selection), ag_run_heads of its selected heads with the
  * layer's input X as family E's (GQA-grouped keys) and family H's (the
  * layer's weights fetched once per layer when E or H is selected); records carry
- * in->text. Errors: the selections' (AG_ERANGE "heads: 9 is outside
+ * in->text. With opt's temperatures (ag_run_options_set_temperatures),
+ * each T's records in turn, stamped with T. Errors: the selections' (AG_ERANGE "heads: 9 is outside
  * 0..3"), the pass's, ag_model_attn_weights's, and a head's as "layer L
  * head H: <message>" (the lowest failed head of the first failed layer).
  * Family E and the linear normaliser of a QK-norm model (cfg.qk_norm) go
@@ -615,7 +630,8 @@ typedef int (*ag_run_matrix_fn)(int layer, const double *M, size_t n, void *user
  * computed), and for each selected l, in order, one record (l, -1, n, n) of
  * the matrix families of R_l (opt's metrics, NULL: spectrum, attention,
  * geometry; opt's edge_threshold; the worker's workspace), then fn (may be
- * NULL) with R_l (`rollout -o`). Failures: "layer l: <message>" (a step),
+ * NULL) with R_l (`rollout -o`); with opt's temperatures, each T's run in
+ * turn, fn seeing each T's R_l. Failures: "layer l: <message>" (a step),
  * "rollout R_l: <message>" (the metrics), AG_ELIMIT/AG_ENOMEM "<n> tokens:
  * rollout matrix too large", "out of memory for the nxn rollout". */
 AG_EXPORT int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
@@ -658,7 +674,13 @@ AG_EXPORT int ag_run_contributions_layer(const ag_model *m, const ag_layer_view 
  * routes: AG_CONTRIB_NORMS gives per selected layer the norm matrices of
  * opt's selected heads (ag_run_value_norms) and one record (l, h, n, n) per
  * head (ag_run_heads on them); AG_CONTRIB_FLOW is ag_run_flow (its
- * flow_max_tokens cap). Failures: AG_EINVAL "composing needs --method
+ * flow_max_tokens cap). Under opt's normaliser (ag_run_options_set_normalizer)
+ * every method takes the lensed A' as its factor (norms: A'_ij |f_h(x_j)|;
+ * flow: the lensed head mean), and norms-res and ALTI decompose the
+ * counterfactual output y'_i = sum_j T'_i(x_j) + bias, which ALTI measures
+ * its distances to; the hidden states entering the layers stay the
+ * model's. With opt's temperatures, each T's run in turn (fn sees each T's
+ * matrices). Failures: AG_EINVAL "composing needs --method
  * alti" for compose with another method, "layer l: <message>" (a
  * decomposition, the weights), "contributions M_l: <message>" (the
  * metrics), "layer l head h: <message>" (norms), ag_run_flow's,
@@ -707,7 +729,9 @@ AG_EXPORT int ag_run_similarity_heads(const ag_model *m, const ag_run_options *o
                                       size_t *count, ag_error *err);
 /* One input's Jensen–Shannon distance (ag_js_distance, averaged over the
  * rows) between the attention of every pair of those K heads into dist
- * (the caller's, (K, K) doubles: symmetric, zero diagonal). The pass stops
+ * (the caller's, (K, K) doubles: symmetric, zero diagonal; with opt's
+ * temperatures, one (K, K) block per T in their order, count × K × K
+ * doubles, each T its own pass). The pass stops
  * after the last selected layer; the pairs run one task per head a through
  * ag_run_tasks_run on w (in this process, whatever opt's distribution).
  * Failures: a pair's ag_js_distance error (the lowest head a), AG_ELIMIT/

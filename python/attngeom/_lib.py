@@ -101,6 +101,7 @@ _PROTOTYPES = {
     "ag_record_layer": (c_int, [P]),
     "ag_record_head": (c_int, [P]),
     "ag_record_text": (c_long, [P]),
+    "ag_record_temperature": (c_double, [P]),
     "ag_record_rows": (c_size, [P]),
     "ag_record_cols": (c_size, [P]),
     "ag_record_value": (c_int, [P, c_int, ctypes.POINTER(c_double)]),
@@ -113,6 +114,7 @@ _PROTOTYPES = {
     "ag_run_options_set": (c_int, [P, c_str, c_double, P]),
     "ag_normalizer_parse": (c_int, [c_str, ctypes.POINTER(c_int), ctypes.POINTER(c_double), P]),
     "ag_run_options_set_normalizer": (c_int, [P, c_int, c_double, P]),
+    "ag_run_options_set_temperatures": (c_int, [P, ctypes.POINTER(c_double), c_size, P]),
     "ag_normalize_rows": (c_int, [c_int, c_double, P, c_size, c_size, P, P]),
     "ag_run_options_select": (c_int, [P, c_str, ctypes.POINTER(c_int), c_size, P]),
     # matrices

@@ -22,9 +22,29 @@ def _named(rows, inp):
     return rows
 
 
-def _set_normalizer(opt, name, temperature):
+def _set_temperatures(opt, name, temperature, temperatures):
+    """ag_run_options_set_temperatures from analyze's temperatures=[...]
+    (softmax only, not with temperature=; each record then carries its own
+    T, ag_record_temperature): ("softmax", None) for the records."""
+    if temperature is not None:
+        raise Error("temperatures and temperature: give one of them")
+    if name is not None and str(name) != "softmax":
+        raise Error("temperatures applies to normalizer='softmax' only")
+    T = [float(t) for t in temperatures]
+    if len(set(T)) != len(T):
+        raise Error("temperatures %r: a temperature is given twice" % (temperatures,))
+    arr = (ctypes.c_double * max(len(T), 1))(*T)
+    with Call() as c:  # the library checks each T and the count
+        c.check(lib.ag_run_options_set_temperatures(opt, arr, len(T), c.err))
+    return "softmax", None
+
+
+def _set_normalizer(opt, name, temperature, temperatures=None):
     """ag_run_options_set_normalizer from analyze's keywords: (name, T) for
-    the records, or None when neither was given."""
+    the records (T None: each record's own, temperatures=), or None when
+    none was given."""
+    if temperatures is not None:
+        return _set_temperatures(opt, name, temperature, temperatures)
     if name is None and temperature is None:
         return None
     name = "softmax" if name is None else str(name)
@@ -268,7 +288,8 @@ class Model:
     def analyze(self, text_or_ids=None, metrics=None, *, tokens=None, image=None, audio=None,
                 pixels=None, features=None, frames=None, precision="f32", layers=None,
                 heads=None, edge_threshold=None, epsilon=None, trials=None, seed=None,
-                jobs=None, text=None, to_pandas=False, normalizer=None, temperature=None):
+                jobs=None, text=None, to_pandas=False, normalizer=None, temperature=None,
+                temperatures=None):
         """`attngeom analyze MODEL --text S` (or --image F, --audio F, ...): one
         record per selected (layer, head) of the metrics (default spectrum,
         attention, geometry; also curvature and stability) of its attention.
@@ -277,14 +298,15 @@ class Model:
         "linear") and temperature (softmax(S/T)): the heads measured under
         that normaliser of the same pass's scores, as `analyze --normalizer N
         --temperature T`; the records then carry "normalizer" and
-        "temperature"."""
+        "temperature". temperatures=[0.25, 0.5, 1, 2, 4] (softmax only, at
+        most 64): the records at each T in turn, as `--temperatures`."""
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
             sel = metric_set("analyze", metrics)
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads,
                               edge_threshold=edge_threshold, epsilon=epsilon, trials=trials,
                               seed=seed)
-            lens = _set_normalizer(opt, normalizer, temperature)
+            lens = _set_normalizer(opt, normalizer, temperature, temperatures)
             line = -1 if text is None else int(text)
             out = ctypes.c_void_p()
             with Call() as c:
@@ -299,8 +321,10 @@ class Model:
                 c.check(status, self.path)
         recs = Owned(out.value, lib.ag_record_list_free)
         rows = _named(records(recs, sel, self.label), inp)
-        for r in rows if lens else ():
-            r["normalizer"], r["temperature"] = lens
+        for i, r in enumerate(rows if lens else ()):
+            r["normalizer"] = lens[0]
+            r["temperature"] = lens[1] if lens[1] is not None else \
+                lib.ag_record_temperature(lib.ag_record_list_get(recs, i))
         return result(rows, to_pandas)
 
     analyze.__doc__ += "\n\n        " + _INPUT_DOC

@@ -68,29 +68,43 @@ typedef struct {
     const char *normalizer;   /* --normalizer N (matrix --scores): the records'
                                  "normalizer" and "temperature"; NULL: none */
     double temperature;       /* --temperature T, softmax's (1: the model's) */
+    size_t ntemperatures;     /* --temperatures: > 0, each record's "temperature"
+                                 is its own (ag_record_temperature) */
+    const double *temperatures; /* (ntemperatures) in the order given, for the
+                                 settings; borrowed from the command's cli_lens */
 } cli_common;
 
-/* --scores (matrix), --normalizer and --temperature as given (lens.c). */
+/* --scores (matrix), --normalizer, --temperature and --temperatures as
+ * given (lens.c). */
 typedef struct {
-    const char *scores, *normalizer, *temperature;
+    const char *scores, *normalizer, *temperature, *temperatures;
     ag_normalizer kind;
     double param; /* softmax: T; entmax: α */
+    double temps[AG_TEMPERATURES_MAX]; /* --temperatures, in the order given */
+    size_t ntemps;
 } cli_lens;
 /* One of the lens options at argv[*i] (--scores only when `scores`): 1
  * taken, 0 not one, -1 after a usage error. */
 int cli_lens_option(cli_lens *l, const char *cmd, int scores, int argc, char **argv, int *i);
 /* The normaliser and temperature checked (--temperature with softmax
- * only), c's "normalizer" and "temperature" columns set. 0 or EXIT_USAGE
- * after printing. */
+ * only; --temperatures: softmax only, not with --temperature, each T
+ * finite > 0, no repeats, at most AG_TEMPERATURES_MAX), c's "normalizer"
+ * and "temperature" columns set. 0 or EXIT_USAGE after printing. */
 int cli_lens_check(cli_lens *l, const char *cmd, cli_common *c);
-/* cli_lens_check when --normalizer or --temperature was given (a model
- * run's), else 0. */
+/* cli_lens_check when --normalizer, --temperature or --temperatures was
+ * given (a model run's), else 0. */
 int cli_lens_parsed(cli_lens *l, const char *cmd, cli_common *c);
 /* The run options' normaliser when one was given: 0, or 1 after printing. */
 int cli_lens_set(const cli_lens *l, ag_run_options *opt);
 /* c's "normalizer" and "temperature" columns appended to t when a lens was
- * given (records.c); AG_OK or err set. */
+ * given (records.c); AG_OK or err set. With --temperatures the caller
+ * sets each row's temperature (cli_lens_row_temperature). */
 int cli_lens_columns(const cli_common *c, ag_table *t, ag_error *err);
+/* Row r's "temperature" (the last column cli_lens_columns added) set to T. */
+void cli_lens_row_temperature(ag_table *t, size_t r, double T);
+/* The usage error of --temperatures with an array output (option `out`,
+ * which holds one temperature), or 0 when not both were given. */
+int cli_lens_one_array(const cli_lens *l, const char *cmd, const char *out, const char *path);
 
 /* Records of a run are an ag_record_list made on first use: a NULL list
  * is an empty one. */

@@ -42,6 +42,12 @@ static const char contributions_help[] =
     "Every architecture is decomposed exactly; a parallel block (GPT-NeoX\n"
     "use_parallel_residual) as its attention branch plus the residual, its MLP\n"
     "branch left out.\n"
+    "--normalizer N or --temperature T (--temperatures T1,T2,...) decompose each\n"
+    "layer with its heads under that normaliser of the same pass's scores: every\n"
+    "method takes the lensed A' as its factor, and norms-res and ALTI decompose\n"
+    "the counterfactual output y'_i = sum_j T'_i(x_j) + bias, which ALTI's\n"
+    "distances are measured to (not the model's y); the hidden states entering\n"
+    "each layer are the model's own.\n"
     "\n"
     "Here -o is not the records' destination: -o C.npy writes the selected\n"
     "layers' matrices [count, n, n] as <f8 .npy and the records still go to\n"
@@ -60,6 +66,9 @@ static const cli_option contributions_own[] = {
     {"--heads", "LIST", "heads of --method norms, e.g. 1,4-5 (default all; the other methods are per layer)"},
     {"--flow-max-tokens", "N", "the most tokens --method flow takes (default 64; a layer costs n^2 maximum flows)"},
     {"--layers", "LIST", "layers to report, e.g. 0,2-3 (default all; every layer up to the last selected one is still computed)"},
+    {"--normalizer", "N", "decompose the heads under sparsemax, entmax15, entmax:ALPHA or linear (the pass unchanged)"},
+    {"--temperature", "T", "decompose under softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
+    {"--temperatures", "T1,T2,...", "one set of records per T, in the order given (not with -o, --mixing)"},
     {NULL}};
 static const cli_option_group *const contributions_groups[] = {
     CLI_OWN("contributions", contributions_own), &cli_group_input,
@@ -96,9 +105,15 @@ static int contributions_method(const char *v)
     return -1;
 }
 
+/* --normalizer, --temperature and --temperatures, as given. */
+static cli_lens contrib_lens;
+
 static int contributions_option(cli_model_run *r, int argc, char **argv, int *i)
 {
     (void)r;
+    int lens = cli_lens_option(&contrib_lens, "contributions", 0, argc, argv, i);
+    if (lens)
+        return lens;
     if (cli_is_option(argv[*i], "--rollout")) {
         opts.compose = 1;
         return 1;
@@ -209,11 +224,15 @@ int cmd_contributions(int argc, char **argv)
     opts.compose = 0;
     opts.mixing = NULL;
     opts.flow_max = 0;
+    contrib_lens = (cli_lens){0};
     int rc = cli_model_run_parse(&r, &cli_usage_contributions, argc, argv, contributions_option);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if ((rc = contributions_check(&r)))
-        return rc;
+    if ((rc = contributions_check(&r)) || cli_lens_parsed(&contrib_lens, "contributions", &r.common))
+        return rc ? rc : EXIT_USAGE;
+    if (cli_lens_one_array(&contrib_lens, "contributions", r.common.out_path ? "-o" : "--mixing",
+                           r.common.out_path ? r.common.out_path : opts.mixing))
+        return EXIT_USAGE;
     /* -o is the matrices; the records go to standard output. */
     const char *npy_path = r.common.out_path;
     r.common.out_path = NULL;
@@ -232,6 +251,8 @@ int cmd_contributions(int argc, char **argv)
     if (rc == 0 && opts.flow_max &&
         ag_run_options_set(r.opt, "flow_max_tokens", opts.flow_max, &err) != AG_OK)
         rc = cli_fail_error(&err);
+    if (rc == 0)
+        rc = cli_lens_set(&contrib_lens, r.opt);
     cli_outputs tx = {0};
     contrib_run run = {0};
     if (rc == 0 && files && !r.seqs[0].skip)

@@ -97,6 +97,7 @@ static const cli_option rollout_own[] = {
     {"--layers", "LIST", "layers to report, e.g. 0,2-3 (default all; every layer up to the last selected one is still composed)"},
     {"--normalizer", "N", "compose the heads under sparsemax, entmax15, entmax:ALPHA or linear (the pass unchanged)"},
     {"--temperature", "T", "compose softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
+    {"--temperatures", "T1,T2,...", "one set of records per T, in the order given (not with -o)"},
     {NULL}};
 static const cli_option_group *const rollout_groups[] = {
     CLI_OWN("rollout", rollout_own), &no_heads, &cli_group_input,
@@ -170,6 +171,8 @@ int cmd_rollout(int argc, char **argv)
         return cli_usage_error("rollout", "-o R.npy takes one input, not %s",
                                r.input.text_file ? "--text-file" : r.input.image_file ? "--image-file"
                                                                   : "--audio-file");
+    if (cli_lens_one_array(&rollout_lens, "rollout", "-o", npy_path))
+        return EXIT_USAGE;
     if (npy_path && r.input.tokens_file)
         r.single = "rollout -o R.npy";
     r.outs[0] = (cli_path){"-o", npy_path};

@@ -27,6 +27,7 @@ static const cli_option matrix_own[] = {
     {"--scores", "S.npy", "the file holds pre-softmax scores (-inf masked): normalise each row first"},
     {"--normalizer", "N", "with --scores: softmax (default), sparsemax, entmax15, entmax:ALPHA"},
     {"--temperature", "T", "with --scores and softmax: softmax(S/T), T > 0 (default 1)"},
+    {"--temperatures", "T1,T2,...", "with --scores: one set of records per T, in the order given"},
     {"-h", NULL, "the same as --help"},
     {NULL}};
 static const cli_option_group *const matrix_groups[] = {
@@ -102,7 +103,7 @@ static int matrix_records(const char *path, const ag_array *a, const cli_common 
 
 /* The scores in a, row by row over the last dimension, through the
  * normaliser: a then holds the probabilities. 0, or 1 after printing. */
-static int normalize_scores(const char *path, const cli_lens *l, ag_array *a)
+static int normalize_scores(const char *path, ag_normalizer kind, double param, ag_array *a)
 {
     if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
         return cli_fail("%s: --scores needs square score matrices [..., n, n]", path);
@@ -111,13 +112,42 @@ static int normalize_scores(const char *path, const cli_lens *l, ag_array *a)
     ag_error err = {0};
     if (!p)
         return cli_fail("%s: out of memory for %zu rows", path, rows);
-    if (ag_normalize_rows(l->kind, l->param, a->data, rows, n, p, &err) != AG_OK) {
+    if (ag_normalize_rows(kind, param, a->data, rows, n, p, &err) != AG_OK) {
         free(p);
         return cli_fail("%s: %s", path, err.message);
     }
     free(a->data);
     a->data = p;
     return 0;
+}
+
+/* --temperatures: the records of softmax(S/T) for each T in turn, each
+ * stamped with its T, as one run per --temperature T would give them. 0,
+ * or 1 after printing. */
+static int temperature_records(const char *path, const ag_array *scores, const cli_lens *l,
+                               const cli_common *c, ag_record_list **out)
+{
+    ag_error err = {0};
+    int rc = (*out = ag_record_list_new()) ? 0 : cli_fail("out of memory for records");
+    for (size_t k = 0; rc == 0 && k < l->ntemps; k++) {
+        ag_array a = {0};
+        ag_record_list *one = NULL;
+        rc = ag_array_alloc(&a, scores->ndim, scores->shape, &err) != AG_OK
+                 ? cli_fail("%s: %s", path, err.message) : 0;
+        if (rc == 0) {
+            memcpy(a.data, scores->data, ag_array_size(scores) * sizeof *a.data);
+            rc = normalize_scores(path, AG_NORMALIZER_SOFTMAX, l->temps[k], &a);
+        }
+        if (rc == 0)
+            rc = matrix_records(path, &a, c, &one);
+        for (size_t r = 0; rc == 0 && r < ag_record_list_count(one); r++)
+            ag_record_set_temperature(ag_record_list_at(one, r), l->temps[k]);
+        if (rc == 0 && one && ag_record_list_move(*out, one, &err) != AG_OK)
+            rc = cli_fail_error(&err);
+        ag_record_list_free(one);
+        ag_array_free(&a);
+    }
+    return rc;
 }
 
 int cmd_matrix(int argc, char **argv)
@@ -157,8 +187,9 @@ int cmd_matrix(int argc, char **argv)
     path = lens.scores ? lens.scores : path;
     if (!path)
         return cli_usage_error("matrix", "missing FILE");
-    if (!lens.scores && (lens.normalizer || lens.temperature))
-        return cli_usage_error("matrix", "--normalizer and --temperature need --scores S.npy");
+    if (!lens.scores && (lens.normalizer || lens.temperature || lens.temperatures))
+        return cli_usage_error("matrix", "--normalizer, --temperature and --temperatures need "
+                               "--scores S.npy");
     if (lens.scores && cli_lens_check(&lens, "matrix", &common))
         return EXIT_USAGE;
     if (lens.scores && lens.kind == AG_NORMALIZER_LINEAR)
@@ -174,12 +205,13 @@ int cmd_matrix(int argc, char **argv)
     ag_array a = {0};
     if (read_matrix_file(path, tensor, &a) != 0)
         return 1;
-    if (lens.scores && normalize_scores(path, &lens, &a) != 0) {
+    if (lens.scores && !lens.ntemps && normalize_scores(path, lens.kind, lens.param, &a) != 0) {
         ag_array_free(&a);
         return 1;
     }
     ag_record_list *recs = NULL;
-    int rc = matrix_records(path, &a, &common, &recs);
+    int rc = lens.ntemps ? temperature_records(path, &a, &lens, &common, &recs)
+                         : matrix_records(path, &a, &common, &recs);
     ag_array_free(&a);
     if (rc == 0) {
         cli_settings_in in = {.files = &path, .nfiles = 1};

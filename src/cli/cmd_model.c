@@ -190,7 +190,9 @@ static const char analyze_help[] =
     "--normalizer N measures, instead of the model's softmax, the same pass's\n"
     "scores through sparsemax, entmax15 or entmax:ALPHA, or linear attention from\n"
     "each head's Q and K (phi = elu + 1); --temperature T through softmax(S/T).\n"
-    "The records then carry \"normalizer\" and \"temperature\".\n";
+    "The records then carry \"normalizer\" and \"temperature\". --temperatures\n"
+    "0.25,0.5,1,2,4 gives each text's records at each T in turn, the same rows\n"
+    "as one run per --temperature T.\n";
 
 static const char analyze_more[] =
     "Records stream: in jsonl, csv and tsv each text's records are\n"
@@ -202,6 +204,7 @@ static const char analyze_more[] =
 static const cli_option analyze_own[] = {
     {"--normalizer", "N", "measure the heads under softmax (default), sparsemax, entmax15, entmax:ALPHA, linear"},
     {"--temperature", "T", "measure softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
+    {"--temperatures", "T1,T2,...", "one set of records per T (softmax(S/T), in the order given; at most 64)"},
     {NULL}};
 static const cli_option_group *const analyze_groups[] = {
     CLI_OWN("analyze", analyze_own), &cli_group_input, &cli_group_select, &cli_group_precision, &cli_group_records,
@@ -302,8 +305,12 @@ static const cli_option attention_own[] = {
     {"--normalizer", "N", "-o gets the heads under sparsemax, entmax15, entmax:ALPHA or linear instead"},
     {"--temperature", "T", "-o gets softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {NULL}};
+static const cli_option attention_refused[] = {
+    {"--temperatures", NULL, "takes no --temperatures: -o is one array of one temperature (give --temperature T, one run per T)"},
+    {NULL}};
 static const cli_option_group *const attention_groups[] = {
-    CLI_OWN("attention", attention_own), &cli_group_input, &cli_group_select,
+    CLI_OWN("attention", attention_own), CLI_REFUSE("attention-refused", attention_refused),
+    &cli_group_input, &cli_group_select,
     &cli_group_precision, &cli_group_corpus, &cli_group_media, &cli_group_jobs,
     &cli_group_printless, &cli_group_help, NULL};
 const cli_usage cli_usage_attention = {"attention", attention_help, attention_groups, NULL};

@@ -36,6 +36,7 @@ static const cli_option similarity_own[] = {
     {"--output", "S.npy", "the same as -o"},
     {"--normalizer", "N", "compare the heads under sparsemax, entmax15, entmax:ALPHA or linear (the pass unchanged)"},
     {"--temperature", "T", "compare softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
+    {"--temperatures", "T1,T2,...", "one set of pairs per T, in the order given (not with -o)"},
     {NULL}};
 static const cli_option similarity_refused[] = {
     {"--metrics", NULL, "takes no --metrics: it computes js_distance only"},
@@ -51,8 +52,9 @@ const cli_usage cli_usage_similarity = {"similarity", similarity_help, similarit
 /* The sums over the texts so far. */
 typedef struct {
     size_t K;
-    double *sum;  /* (K, K): the upper triangle's sums over texts */
+    double *sum;  /* (nt, K, K): the upper triangles' sums over texts */
     size_t texts; /* texts added */
+    size_t nt;    /* blocks: one per --temperatures T, else 1 */
 } similarity_sums;
 
 static int similarity_run(const cli_model_run *r, const ag_run_options *opt,
@@ -66,9 +68,10 @@ static int similarity_run(const cli_model_run *r, const ag_run_options *opt,
  * input order. */
 static int similarity_text(cli_model_run *r, const cli_seq *s, cli_text_out *out, void *user)
 {
-    size_t K = ((similarity_sums *)user)->K;
-    double *d = out->data = calloc(K * K + 1, sizeof *d);
-    out->data_size = (K * K + 1) * sizeof *d;
+    const similarity_sums *acc = user;
+    size_t K = acc->K, nn = acc->nt * K * K;
+    double *d = out->data = calloc(nn + 1, sizeof *d);
+    out->data_size = (nn + 1) * sizeof *d;
     if (!d)
         return cli_fail("%s: out of memory for the attention of %zu heads on %zu tokens",
                         r->model_dir, K, s->n);
@@ -82,8 +85,8 @@ static int similarity_turn(cli_model_run *r, const cli_seq *s, cli_text_out *out
     (void)r, (void)s;
     similarity_sums *acc = user;
     const double *d = out->data;
-    for (size_t a = 0; a < acc->K; a++)
-        for (size_t b = a + 1; b < acc->K; b++)
+    for (size_t a = 0; a < acc->nt * acc->K; a++) /* block t's row a % K */
+        for (size_t b = a % acc->K + 1; b < acc->K; b++)
             acc->sum[a * acc->K + b] += d[a * acc->K + b];
     acc->texts++;
     return 0;
@@ -91,29 +94,39 @@ static int similarity_turn(cli_model_run *r, const cli_seq *s, cli_text_out *out
 
 static const char *const pair_keys[] = {"layer_a", "head_a", "layer_b", "head_b", "js_distance"};
 
-/* The records, one per pair a < b, as a table for the one writer; with
- * "model" as every command's. 0, or 1 after printing. */
-static int pairs_table(const cli_common *c, const int *pairs, size_t K, const double *S,
-                       ag_table *t)
+/* The rows of one (K, K) block S, one per pair a < b. */
+static int pair_rows(ag_table *t, const int *pairs, size_t K, const double *S, ag_error *err)
 {
-    ag_error err = {0};
-    int status = ag_table_init(t, pair_keys, 5, &err);
-    for (size_t a = 0; status == AG_OK && a < K; a++)
-        for (size_t b = a + 1; status == AG_OK && b < K; b++) {
-            ag_cell *row = ag_table_add_row(t, &err);
-            if (!row) {
-                status = AG_ENOMEM;
-                break;
-            }
+    for (size_t a = 0; a < K; a++)
+        for (size_t b = a + 1; b < K; b++) {
+            ag_cell *row = ag_table_add_row(t, err);
+            if (!row)
+                return err->status ? err->status : AG_ENOMEM;
             double v[4] = {pairs[2 * a], pairs[2 * a + 1], pairs[2 * b], pairs[2 * b + 1]};
             for (int k = 0; k < 4; k++)
                 row[k] = (ag_cell){.kind = AG_CELL_INTEGER, .value = v[k]};
             row[4] = (ag_cell){.kind = AG_CELL_NUMBER, .value = S[a * K + b]};
         }
+    return AG_OK;
+}
+
+/* The records, one per pair a < b, as a table for the one writer; with
+ * "model" as every command's; with --temperatures, S's nt blocks one
+ * after the other, each row with its T. 0, or 1 after printing. */
+static int pairs_table(const cli_common *c, const cli_lens *l, const int *pairs, size_t K,
+                       const double *S, ag_table *t)
+{
+    ag_error err = {0};
+    int status = ag_table_init(t, pair_keys, 5, &err);
+    size_t nt = l->ntemps ? l->ntemps : 1;
+    for (size_t k = 0; status == AG_OK && k < nt; k++)
+        status = pair_rows(t, pairs, K, S + k * K * K, &err);
     if (status == AG_OK && cli_model(c))
         status = ag_table_add_text_column(t, "model", cli_model(c), &err);
     if (status == AG_OK)
         status = cli_lens_columns(c, t, &err);
+    for (size_t r = 0; status == AG_OK && l->ntemps && r < t->nrow; r++)
+        cli_lens_row_temperature(t, r, l->temps[r / (t->nrow / nt)]);
     if (status != AG_OK)
         ag_table_free(t);
     return status == AG_OK ? 0 : cli_fail_error(&err);
@@ -128,10 +141,17 @@ static void average(double *S, size_t K, size_t texts)
             S[b * K + a] = S[a * K + b] /= (double)texts;
 }
 
+/* The average of each of the nt blocks. */
+static void average_blocks(double *S, size_t K, size_t nt, size_t texts)
+{
+    for (size_t k = 0; k < nt; k++)
+        average(S + k * K * K, K, texts);
+}
+
 /* The records to standard output (r->common.out_path is NULL: -o is the
  * matrix) and, with -o, the matrix: both or neither. */
-static int similarity_outputs(const cli_model_run *r, const char *npy_path, const int *pairs,
-                              size_t K, const double *S)
+static int similarity_outputs(const cli_model_run *r, const cli_lens *l, const char *npy_path,
+                              const int *pairs, size_t K, const double *S)
 {
     cli_outputs tx = {0};
     ag_array M = {0};
@@ -152,7 +172,7 @@ static int similarity_outputs(const cli_model_run *r, const char *npy_path, cons
     if (rc == 0)
         rc = cli_settings_text(&r->common, &in, &settings);
     if (rc == 0)
-        rc = pairs_table(&r->common, pairs, K, S, &t);
+        rc = pairs_table(&r->common, l, pairs, K, S, &t);
     if (rc == 0) {
         ag_output_meta meta = {.size = sizeof(ag_output_meta), .command = "similarity",
                                .source = r->model_dir, .settings = settings};
@@ -196,6 +216,8 @@ int cmd_similarity(int argc, char **argv)
     /* -o is the distance matrix; the records go to standard output. */
     const char *npy_path = r.common.out_path;
     r.common.out_path = NULL;
+    if (cli_lens_one_array(&similarity_lens, "similarity", "-o", npy_path))
+        return EXIT_USAGE;
     r.outs[0] = (cli_path){"-o", npy_path};
     r.outs[1] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "similarity", 0);
@@ -206,17 +228,18 @@ int cmd_similarity(int argc, char **argv)
     double *S = NULL;
     if (rc == 0)
         rc = similarity_heads(&r, &pairs, &K);
-    if (rc == 0 && !(S = calloc(K * K + 1, sizeof *S)))
+    size_t nt = similarity_lens.ntemps ? similarity_lens.ntemps : 1;
+    if (rc == 0 && !(S = calloc(nt * K * K + 1, sizeof *S)))
         rc = cli_fail("out of memory for %zu heads", K);
-    similarity_sums acc = {K, S, 0};
+    similarity_sums acc = {K, S, 0, nt};
     if (rc == 0)
         rc = cli_model_run_texts(&r, "similarity", similarity_text, similarity_turn, &acc);
     if (rc == 0 && acc.texts == 0)
         rc = cli_fail("%s: every text was skipped (--skip-long): no distance to average",
                       r.model_dir);
     if (rc == 0) {
-        average(S, K, acc.texts);
-        rc = similarity_outputs(&r, npy_path, pairs, K, S);
+        average_blocks(S, K, nt, acc.texts);
+        rc = similarity_outputs(&r, &similarity_lens, npy_path, pairs, K, S);
     }
     free(S);
     ag_free(pairs);

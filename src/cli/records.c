@@ -38,6 +38,11 @@ int cli_lens_columns(const cli_common *c, ag_table *t, ag_error *err)
     return status;
 }
 
+void cli_lens_row_temperature(ag_table *t, size_t r, double T)
+{
+    t->cells[r * t->ncol + t->ncol - 1] = (ag_cell){.kind = AG_CELL_NUMBER, .value = T};
+}
+
 int cli_records_table(const cli_common *c, const ag_record_list *recs, ag_table *out)
 {
     ag_error err = {0};
@@ -50,6 +55,9 @@ int cli_records_table(const cli_common *c, const ag_record_list *recs, ag_table 
         status = add_input_column(c, out, &err);
     if (status == AG_OK)
         status = cli_lens_columns(c, out, &err);
+    /* --temperatures: a row per record, each at its own T */
+    for (size_t r = 0; status == AG_OK && c->ntemperatures && r < out->nrow; r++)
+        cli_lens_row_temperature(out, r, ag_record_temperature(ag_record_list_get(recs, r)));
     if (status != AG_OK)
         ag_table_free(out);
     return status == AG_OK ? 0 : cli_fail_error(&err);

@@ -130,6 +130,20 @@ static void run_settings(json_t *o, const cli_model_run *r)
     json_object_set_new(o, "texts", text_list(r));
 }
 
+/* --normalizer, and --temperature T or --temperatures' list. */
+static void lens_settings(json_t *o, const cli_common *c)
+{
+    json_object_set_new(o, "normalizer", json_string(c->normalizer));
+    if (!c->ntemperatures) {
+        json_object_set_new(o, "temperature", json_real(c->temperature));
+        return;
+    }
+    json_t *a = json_array();
+    for (size_t k = 0; k < c->ntemperatures; k++)
+        json_array_append_new(a, json_real(c->temperatures[k]));
+    json_object_set_new(o, "temperatures", a);
+}
+
 int cli_format_has_settings(ag_format fmt)
 {
     return fmt == AG_FORMAT_JSON || fmt == AG_FORMAT_JSONL;
@@ -167,6 +181,8 @@ int cli_settings_text(const cli_common *c, const cli_settings_in *in, char **out
             json_object_set_new(o, "massive_abs", json_real(c->massive_abs));
             json_object_set_new(o, "massive_ratio", json_real(c->massive_ratio));
         }
+        if (c->normalizer) /* the lens: every record says it too */
+            lens_settings(o, c);
         if (in->method) { /* what the matrices are: the records alone do not say */
             json_object_set_new(o, "method", json_string(in->method));
             json_object_set_new(o, "rollout", json_boolean(in->rollout));

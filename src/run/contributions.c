@@ -266,23 +266,36 @@ static int run_flow(const ag_model *m, const ag_run_input *in, const ag_run_opti
 
 /* ---- the entry point ------------------------------------------------------ */
 
-int ag_run_contributions(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
-                         ag_workers *w, ag_contrib_method method, int compose,
-                         ag_run_contrib_fn fn, void *user, ag_record_list **out, ag_error *err)
+/* What ag_run_contributions' run at each temperature shares. */
+typedef struct {
+    const ag_model *m;
+    const ag_run_input *in;
+    ag_workers *w;
+    ag_contrib_method method;
+    int compose;
+    ag_run_contrib_fn fn;
+    void *user;
+} contrib_call;
+
+/* One input's contributions under one normaliser (opt's, no list). Under
+ * a lens every method takes the lensed A as its factor: the norms are
+ * A'_ij |f(x_j)|, and norms-res and ALTI decompose the counterfactual
+ * block output y'_i = sum_j T'_i(x_j) + bias (ag_contributions_layer sums
+ * the terms it decomposes; with an after-norm, its scale is y''s), to
+ * which ALTI's distances are measured. */
+static int contrib_at(const ag_run_options *opt, void *user, ag_record_list **out, ag_error *err)
 {
-    if ((unsigned)method > AG_CONTRIB_FLOW)
-        return ag_error_set(err, AG_EINVAL, "contributions: unknown method %d", (int)method);
-    if (compose && method != AG_CONTRIB_ALTI)
-        return ag_error_set(err, AG_EINVAL, "composing needs --method alti (norms are not a mixing of contributions)");
-    if (method == AG_CONTRIB_NORMS)
-        return run_norms(m, in, opt, w, fn, user, out, err);
-    if (method == AG_CONTRIB_FLOW)
-        return run_flow(m, in, opt, w, fn, user, out, err);
+    const contrib_call *k = user;
+    if (k->method == AG_CONTRIB_NORMS)
+        return run_norms(k->m, k->in, opt, k->w, k->fn, k->user, out, err);
+    if (k->method == AG_CONTRIB_FLOW)
+        return run_flow(k->m, k->in, opt, k->w, k->fn, k->user, out, err);
     agr_pass p;
     ag_metric_set *own = NULL;
-    int status = agr_pass_begin(&p, m, in, opt, 0, w, err);
-    contrib_ctx c = {.m = m, .opt = opt, .w = p.w, .method = method, .compose = compose,
-                     .text = p.in.text, .fn = fn, .user = user, .out = out};
+    int status = agr_pass_begin(&p, k->m, k->in, opt, 0, k->w, err);
+    contrib_ctx c = {.m = k->m, .opt = opt, .w = p.w, .method = k->method,
+                     .compose = k->compose, .text = p.in.text, .fn = k->fn, .user = k->user,
+                     .out = out};
     if (status == AG_OK && !(c.sel = agr_metrics_or_default(opt, AG_FAMILIES_CONTRIBUTIONS, &own, err)))
         status = err->status;
     if (status == AG_OK) {
@@ -290,7 +303,7 @@ int ag_run_contributions(const ag_model *m, const ag_run_input *in, const ag_run
         c.last = ag_selection_last(p.layers);
         p.fo.hidden_fn = contrib_hidden;
         p.fo.hidden_user = &c;
-        status = agr_pass_run(&p, m, contrib_layer, &c, &c.err, err);
+        status = agr_pass_run(&p, k->m, contrib_layer, &c, &c.err, err);
     }
     free(c.h);
     free(c.M);
@@ -299,4 +312,16 @@ int ag_run_contributions(const ag_model *m, const ag_run_input *in, const ag_run
     ag_metric_set_free(own);
     agr_pass_end(&p);
     return status;
+}
+
+int ag_run_contributions(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                         ag_workers *w, ag_contrib_method method, int compose,
+                         ag_run_contrib_fn fn, void *user, ag_record_list **out, ag_error *err)
+{
+    if ((unsigned)method > AG_CONTRIB_FLOW)
+        return ag_error_set(err, AG_EINVAL, "contributions: unknown method %d", (int)method);
+    if (compose && method != AG_CONTRIB_ALTI)
+        return ag_error_set(err, AG_EINVAL, "composing needs --method alti (norms are not a mixing of contributions)");
+    contrib_call call = {m, in, w, method, compose, fn, user};
+    return agr_each_temperature(agr_options(opt), contrib_at, &call, out, err);
 }

@@ -254,16 +254,24 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     return status;
 }
 
-int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
-                   ag_workers *w, ag_record_list **out, ag_error *err)
+/* What ag_run_analyze's run at each temperature shares. */
+typedef struct {
+    const ag_model *m;
+    const ag_run_input *in;
+    ag_workers *w;
+} analyze_call;
+
+/* One input's records under one normaliser (opt's, no list). */
+static int analyze_at(const ag_run_options *opt, void *user, ag_record_list **out, ag_error *err)
 {
-    *out = NULL;
-    if (!m)
-        return ag_error_set(err, AG_EINVAL, "no model (NULL)");
+    const analyze_call *call = user;
+    const ag_model *m = call->m;
+    const ag_run_input *in = call->in;
+    ag_workers *w = call->w;
     ag_run_input given = AG_RUN_INPUT_DEFAULT; /* for its text; the pass reads the rest */
     if (in && AG_SIZED_READ(&given, in, ag_run_input, err) != AG_OK)
         return AG_EINVAL;
-    ag_run_options o = *agr_options(opt);
+    ag_run_options o = *opt;
     ag_metric_set *own_sel = NULL;
     ag_workers *own = NULL;
     ag_selection *layers = NULL, *heads = NULL;
@@ -295,6 +303,21 @@ int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_optio
     ag_selection_free(heads);
     ag_workers_free(own);
     ag_metric_set_free(own_sel);
+    return status;
+}
+
+int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                   ag_workers *w, ag_record_list **out, ag_error *err)
+{
+    *out = NULL;
+    if (!m)
+        return ag_error_set(err, AG_EINVAL, "no model (NULL)");
+    analyze_call call = {m, in, w};
+    int status = agr_each_temperature(agr_options(opt), analyze_at, &call, out, err);
+    if (status != AG_OK) {
+        ag_record_list_free(*out);
+        *out = NULL;
+    }
     return status;
 }
 

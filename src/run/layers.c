@@ -188,24 +188,41 @@ static int rollout_layer(const ag_layer_view *v, void *user)
     return v->layer == c->last ? AGR_PASS_DONE : AG_OK;
 }
 
-int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
-                   ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
-                   ag_error *err)
+/* What ag_run_rollout's run at each temperature shares. */
+typedef struct {
+    const ag_model *m;
+    const ag_run_input *in;
+    ag_workers *w;
+    ag_run_matrix_fn fn;
+    void *user;
+} rollout_call;
+
+/* One input's rollout under one normaliser (opt's, no list). */
+static int rollout_at(const ag_run_options *opt, void *user, ag_record_list **out, ag_error *err)
 {
+    const rollout_call *call = user;
     agr_pass p;
     ag_metric_set *own = NULL;
-    int status = agr_pass_begin(&p, m, in, opt, 0, w, err);
-    rollout_ctx c = {.opt = opt, .w = p.w, .text = p.in.text, .fn = fn, .user = user,
-                     .out = out};
+    int status = agr_pass_begin(&p, call->m, call->in, opt, 0, call->w, err);
+    rollout_ctx c = {.opt = opt, .w = p.w, .text = p.in.text, .fn = call->fn,
+                     .user = call->user, .out = out};
     if (status == AG_OK && !(c.sel = agr_metrics_or_default(opt, AG_FAMILIES_ROLLOUT, &own, err)))
         status = err->status;
     if (status == AG_OK) {
         c.layer_on = ag_selection_mask(p.layers);
         c.last = ag_selection_last(p.layers);
-        status = agr_pass_run(&p, m, rollout_layer, &c, &c.err, err);
+        status = agr_pass_run(&p, call->m, rollout_layer, &c, &c.err, err);
     }
     free(c.R);
     ag_metric_set_free(own);
     agr_pass_end(&p);
     return status;
+}
+
+int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                   ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
+                   ag_error *err)
+{
+    rollout_call call = {m, in, w, fn, user};
+    return agr_each_temperature(agr_options(opt), rollout_at, &call, out, err);
 }

@@ -80,3 +80,30 @@ int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_opti
     free(j.buf);
     return status;
 }
+
+/* Each T its own run, the same as a run at that T alone (the records of
+ * one then the next): one place for the record runs over several
+ * temperatures (analyze, rollout, contributions). */
+int agr_each_temperature(const ag_run_options *opt, agr_records_fn fn, void *user,
+                         ag_record_list **out, ag_error *err)
+{
+    if (opt->ntemperatures == 0)
+        return fn(opt, user, out, err);
+    ag_run_options at = *opt;
+    at.ntemperatures = 0;
+    at.normalizer = AG_NORMALIZER_SOFTMAX;
+    ag_record_list *one = NULL;
+    int status = *out || (*out = ag_record_list_new()) ? AG_OK
+                 : ag_error_set(err, AG_ENOMEM, "out of memory for records");
+    for (size_t k = 0; status == AG_OK && k < opt->ntemperatures; k++) {
+        at.normalizer_param = opt->temperatures[k];
+        status = fn(&at, user, &one, err);
+        for (size_t r = 0; status == AG_OK && r < ag_record_list_count(one); r++)
+            ag_record_set_temperature(ag_record_list_at(one, r), at.normalizer_param);
+        if (status == AG_OK && one)
+            status = ag_record_list_move(*out, one, err);
+        ag_record_list_free(one);
+        one = NULL;
+    }
+    return status;
+}

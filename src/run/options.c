@@ -114,7 +114,28 @@ int ag_run_options_set_normalizer(ag_run_options *opt, ag_normalizer kind, doubl
     if (rc != AG_OK)
         return rc;
     opt->normalizer = (int)kind;
+    opt->ntemperatures = 0; /* the last normaliser set is the run's */
     opt->normalizer_param = kind == AG_NORMALIZER_SOFTMAX || kind == AG_NORMALIZER_ENTMAX ? param : 1;
+    return AG_OK;
+}
+
+int ag_run_options_set_temperatures(ag_run_options *opt, const double *T, size_t count,
+                                    ag_error *err)
+{
+    if (!opt || (!T && count))
+        return ag_error_set(err, AG_EINVAL, "no %s (NULL)", opt ? "temperatures" : "run options");
+    if (count > AG_TEMPERATURES_MAX)
+        return ag_error_set(err, AG_EINVAL, "%zu temperatures: at most %d", count,
+                            AG_TEMPERATURES_MAX);
+    for (size_t k = 0; k < count; k++)
+        if (!(T[k] > 0) || !isfinite(T[k]))
+            return ag_error_set(err, AG_EINVAL, "temperature %.17g: expected a finite number > 0",
+                                T[k]);
+    if (count)
+        memcpy(opt->temperatures, T, count * sizeof *T);
+    opt->ntemperatures = count;
+    if (count)
+        opt->normalizer = AG_NORMALIZER_SOFTMAX;
     return AG_OK;
 }
 

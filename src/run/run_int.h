@@ -24,6 +24,8 @@ struct ag_run_options {
                                      measures, from the pass's scores */
     double normalizer_param;      /* softmax: T (1 with softmax: the model's own
                                      probabilities); entmax: α */
+    double temperatures[AG_TEMPERATURES_MAX]; /* ag_run_options_set_temperatures */
+    size_t ntemperatures;         /* 0: the one normaliser above */
 };
 #define AGR_OPTIONS_DEFAULT                                                                  \
     {.threads = 1, .precision = AG_PRECISION_F32, .edge_threshold = -1, .epsilon = 1e-3,    \
@@ -43,6 +45,17 @@ static inline int agr_lens_active(const ag_run_options *o)
 int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
                 const ag_run_options *opt, ag_layer_fn fn, void *user, double *hidden,
                 ag_error *err);
+
+/* A run of records under each of opt's temperatures in turn (lens.c): fn
+ * with a copy of opt at softmax(S/T[k]) and no list, appending to a list
+ * of its own (NULL on entry), whose records are stamped with T[k] and
+ * moved to the end of *out (made when NULL) in the order of the list;
+ * without a list, fn once with opt and out. On failure *out may hold the
+ * records of the temperatures before (the caller frees it). */
+typedef int (*agr_records_fn)(const ag_run_options *opt, void *user, ag_record_list **list,
+                              ag_error *err);
+int agr_each_temperature(const ag_run_options *opt, agr_records_fn fn, void *user,
+                         ag_record_list **out, ag_error *err);
 
 /* ---- distribution (tasks.c) ---------------------------------------------- */
 

@@ -130,8 +130,9 @@ static int pairs_run(ag_workers *w, const ag_run_options *opt, const copy_ctx *c
     return status;
 }
 
-int ag_run_similarity(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
-                      ag_workers *w, double *dist, ag_error *err)
+/* One input's distances under one normaliser (opt's, no list). */
+static int similarity_at(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                         ag_workers *w, double *dist, ag_error *err)
 {
     agr_pass p;
     ag_selection *heads = NULL;
@@ -150,5 +151,24 @@ int ag_run_similarity(const ag_model *m, const ag_run_input *in, const ag_run_op
     free(c.attn);
     ag_selection_free(heads);
     agr_pass_end(&p);
+    return status;
+}
+
+int ag_run_similarity(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                      ag_workers *w, double *dist, ag_error *err)
+{
+    const ag_run_options *o = agr_options(opt);
+    if (o->ntemperatures == 0)
+        return similarity_at(m, in, opt, w, dist, err);
+    size_t K = 0;
+    int *pairs = NULL;
+    int status = ag_run_similarity_heads(m, o, &pairs, &K, err);
+    ag_free(pairs);
+    ag_run_options at = *o; /* each T its own run, its own (K, K) block */
+    at.ntemperatures = 0;
+    for (size_t k = 0; status == AG_OK && k < o->ntemperatures; k++) {
+        at.normalizer_param = o->temperatures[k];
+        status = similarity_at(m, in, &at, w, dist + k * K * K, err);
+    }
     return status;
 }

@@ -187,3 +187,32 @@ def test_similarity_normalizer_compares_the_lens(scores):
     for r in recs:
         want = js_distance(P[r["layer_a"], r["head_a"]], P[r["layer_b"], r["head_b"]])
         assert abs(r["js_distance"] - want) <= 1e-12 and r["normalizer"] == "sparsemax"
+
+
+def test_python_temperatures_equals_cli(scores):
+    """Model.analyze(temperatures=[...]) gives `analyze --temperatures`'s
+    records in its order, each with its own "temperature", and each T's
+    records are those of temperature=T alone; the refusals of the CLI."""
+    import attngeom
+    model, _ = scores
+    ids = [int(i) for i in IDS.split(",")]
+    cli = run_cli("analyze", model, "--tokens", IDS, "--precision", "f64",
+                  "--temperatures", "2,0.5", "--format", "json")["records"]
+    m = attngeom.Model(model)
+    py = m.analyze(ids, precision="f64", temperatures=[2, 0.5])
+    assert len(py) == len(cli) and len(py) % 2 == 0
+    half = len(py) // 2
+    for i, (p, c) in enumerate(zip(py, cli)):
+        assert p["normalizer"] == c["normalizer"] == "softmax"
+        assert p["temperature"] == c["temperature"] == (2.0 if i < half else 0.5)
+        for k in KEYS:
+            assert p[k] == c[k], k
+    one = m.analyze(ids, precision="f64", temperature=0.5)
+    assert [r["entropy_mean"] for r in py[half:]] == [r["entropy_mean"] for r in one]
+    for kw, text in ((dict(temperatures=[1, 2], temperature=2), "give one of them"),
+                     (dict(temperatures=[1, 2], normalizer="sparsemax"), "normalizer=.softmax. only"),
+                     (dict(temperatures=[1, 1]), "twice"),
+                     (dict(temperatures=[1, 0]), "> 0"),
+                     (dict(temperatures=list(range(1, 66))), "at most 64")):
+        with pytest.raises(attngeom.Error, match=text):
+            m.analyze(ids, **kw)

@@ -38,7 +38,13 @@ post_attention_layernorm as Gemma-2's with w for 1 + w)) and per layer: attngeom
 mixing ratio r_l (--precision f64) agree with the reference to 1e-9
 (absolute; C and R lie in [0, 1], N is scaled by max(1, |N|)). The
 reference's own y = Σ_j T_i(x_j) + bias_i must equal its HF-style block
-output to 1e-12 first. Exits 1 on any failure."""
+output to 1e-12 first. The same again under `contributions --temperature T`
+(T = 0.5, 3) and `--normalizer sparsemax` (issue 28): the reference's heads
+at softmax(S/T) or sparsemax(S) (from log A, to which both are blind up to
+a row's constant) and y the sum of the lensed terms, the counterfactual
+block output, which ALTI's distances are measured to; the lens must move
+ALTI. Exits 1 on any
+failure."""
 import ctypes
 import os
 import sys
@@ -206,16 +212,50 @@ def code_variant(V, pr, dense, bo, after, h):
     return C / C.sum(axis=-1, keepdims=True)
 
 
-def reference(folder, ids):
+def sparsemax(z):
+    """Martins & Astudillo 2016, Algorithm 1, on each row over its finite
+    entries (the allowed keys; -inf masked ones get 0)."""
+    out = np.zeros_like(z)
+    for idx in np.ndindex(*z.shape[:-1]):
+        row = z[idx]
+        ok = np.isfinite(row)
+        srt = np.sort(row[ok])[::-1]
+        k = np.arange(1, len(srt) + 1)
+        cum = np.cumsum(srt)
+        kz = k[1 + k * srt > cum].max()
+        out[idx][ok] = np.maximum(row[ok] - (cum[kz - 1] - 1) / kz, 0)
+    return out
+
+
+def lensed(pr, lens):
+    """The heads under the lens from the model's probabilities: log pr =
+    S - logsumexp(S) row by row, and softmax(S/T) and sparsemax are both
+    blind to a constant added to a row, so softmax(log pr / T) =
+    softmax(S / T) and sparsemax(log pr) = sparsemax(S) (masked keys stay 0)."""
+    with np.errstate(divide="ignore"):
+        z = np.log(pr)
+    if lens[0] == "sparsemax":
+        return sparsemax(z)
+    z = np.exp(z / lens[1] - (z / lens[1]).max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+def reference(folder, ids, lens=None):
+    """lens ("softmax", T) or ("sparsemax",): the heads under it
+    (`contributions --temperature T`, `--normalizer sparsemax`): the terms
+    take the lensed A and y is their sum, the counterfactual block output,
+    not the model's (the hidden states stay the model's)."""
     M = R.Model(folder)
     mt = M.cfg["model_type"]
     _, hidden = M.forward(ids)
     out = {"C": [], "N": [], "r": [], "R": []}
     for l in range(hidden.shape[0] - 1):
         V, pr, dense, bo, after, y_hf = BLOCKS[mt](M, hidden[l], l)
+        if lens is not None:
+            pr = lensed(pr, lens)
         T, y = decompose(V, pr, dense, bo, after, hidden[l])
         err = float(np.max(np.abs(y - y_hf)) / max(1.0, float(np.max(np.abs(y_hf)))))
-        if err > 1e-12:
+        if err > 1e-12 and lens is None:
             raise AssertionError("layer %d: the reference's terms miss y by %.3g" % (l, err))
         C = alti(T, y)
         if after is not None and after[4] == "sum":
@@ -251,14 +291,19 @@ FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(View), ctypes.c_void_p,
                       ctypes.POINTER(LA.Error))
 
 
-def library(lib, folder, ids, method, compose):
-    """Per layer (M, R or None, mixing) from ag_run_contributions, f64."""
+def library(lib, folder, ids, method, compose, lens=None):
+    """Per layer (M, R or None, mixing) from ag_run_contributions, f64;
+    lens: under it (ag_run_options_set_normalizer)."""
     err = LA.Error()
     model = ctypes.c_void_p()
     if lib.ag_model_load(folder.encode(), ctypes.byref(model), ctypes.byref(err)):
         raise RuntimeError(err.message.decode())
     opt = ctypes.c_void_p(lib.ag_run_options_new())
     lib.ag_run_options_set(opt, b"precision", ctypes.c_double(64), ctypes.byref(err))
+    if lens is not None:  # AG_NORMALIZER_SOFTMAX 0 (parameter T), SPARSEMAX 1
+        kind, param = (0, lens[1]) if lens[0] == "softmax" else (1, 1.0)
+    if lens is not None and lib.ag_run_options_set_normalizer(opt, kind, param, ctypes.byref(err)):
+        raise RuntimeError(err.message.decode())
     arr = (ctypes.c_int32 * len(ids))(*ids)
     inp = RunInput(ctypes.sizeof(RunInput), arr, len(ids), None, 0, None, -1)
     got = []
@@ -286,14 +331,15 @@ def prototypes(lib):
     lib.ag_model_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(P), P]
     lib.ag_run_options_new.restype = P
     lib.ag_run_options_set.argtypes = [P, ctypes.c_char_p, D, P]
+    lib.ag_run_options_set_normalizer.argtypes = [P, I, D, P]
     lib.ag_run_contributions.argtypes = [P, P, P, P, I, I, FN, P, ctypes.POINTER(P), P]
     for f in ("ag_record_list_free", "ag_run_options_free", "ag_model_free"):
         getattr(lib, f).argtypes = [P]
 
 
-def compare(name, ref, lib):
-    alti_run = library(lib, ref["folder"], ref["ids"], 1, 1)
-    norms_run = library(lib, ref["folder"], ref["ids"], 0, 0)
+def compare(name, ref, lib, lens=None):
+    alti_run = library(lib, ref["folder"], ref["ids"], 1, 1, lens)
+    norms_run = library(lib, ref["folder"], ref["ids"], 0, 0, lens)
     fails = 0
     for l in range(len(ref["C"])):
         # the run's mixing is 1 - C_ii with alti, Kobayashi et al.'s r_i with norms-res
@@ -309,6 +355,11 @@ def compare(name, ref, lib):
         print("%s layer %d: %s  %s" % (name, l, " ".join("%s %.2g" % kv for kv in errs.items()),
                                         "ok" if ok else "FAIL"))
     return fails
+
+
+# contributions --temperature T (a sharper and a flatter softmax) and
+# --normalizer sparsemax (issue 28)
+LENSES = (("softmax", 0.5), ("softmax", 3.0), ("sparsemax",))
 
 
 def main(argv):
@@ -327,6 +378,16 @@ def main(argv):
         ref = reference(folder, ids)
         ref.update(folder=folder, ids=ids)
         fails += compare(name, ref, lib)
+        # the same under each lens: the counterfactual block
+        for lens in LENSES:
+            tag = "%s %s" % (name, " ".join(str(x) for x in lens))
+            got = reference(folder, ids, lens)
+            moved = float(np.max(np.abs(got["C"] - ref["C"])))
+            if moved < 1e-6:  # else the check could not tell a lens from none
+                print("%s: the lens moves ALTI by %.2g only  FAIL" % (tag, moved))
+                fails += 1
+            got.update(folder=folder, ids=ids)
+            fails += compare(tag, got, lib, lens)
     print("check_alti: %s" % ("ok" if not fails else "%d failure(s)" % fails))
     return 1 if fails else 0
 
