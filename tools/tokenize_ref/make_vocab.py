@@ -1,6 +1,7 @@
 """Writes tests/data/vocab/<name>/ for the real vocabularies of issue 29
-(item 2): a faithfully reduced tokenizer.json (reduce_vocab.py), the
-tokenizer_config.json, and expected.json — the ids the Rust `tokenizers`
+(item 2): a faithfully reduced tokenizer.json (reduce_vocab.py), stored
+xz-compressed as tokenizer.json.xz, the tokenizer_config.json, and
+expected.json — the ids the Rust `tokenizers`
 library (Node binding, rust_vocab.mjs) gives on the FULL tokenizer.json for
 every text of texts_vocab.json, with and without special tokens.
 
@@ -13,6 +14,7 @@ the models' own tokenizer.json files. tests/ref/check_vocab.py re-derives
 everything with the same functions.
 """
 import json
+import lzma
 import os
 import shutil
 import subprocess
@@ -86,6 +88,28 @@ def padded_copy(folder, out):
     return out
 
 
+def compress(folder):
+    """folder/tokenizer.json replaced by folder/tokenizer.json.xz."""
+    src = os.path.join(folder, "tokenizer.json")
+    with open(src, "rb") as f, lzma.open(src + ".xz", "wb", preset=9 | lzma.PRESET_EXTREME) as g:
+        g.write(f.read())
+    os.remove(src)
+
+
+def materialize(name, out):
+    """tests/data/vocab/name written out whole into out (a new folder):
+    tokenizer.json decompressed, tokenizer_config.json copied."""
+    src = os.path.join(VOCAB_DIR, name)
+    os.makedirs(out, exist_ok=True)
+    with lzma.open(os.path.join(src, "tokenizer.json.xz"), "rb") as f, \
+            open(os.path.join(out, "tokenizer.json"), "wb") as g:
+        g.write(f.read())
+    cfg = os.path.join(src, "tokenizer_config.json")
+    if os.path.exists(cfg):
+        shutil.copy(cfg, out)
+    return out
+
+
 def write_expected(path, cases):
     with open(path, "w", encoding="utf-8") as f:
         f.write("[\n")
@@ -109,6 +133,7 @@ def main():
             if rust_ids(modules, padded_copy(out, os.path.join(tmp, name))) != cases:
                 sys.exit("make_vocab: %s: the reduced tokenizer.json does not give the full file's ids" % name)
             write_expected(os.path.join(out, "expected.json"), cases)
+            compress(out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
