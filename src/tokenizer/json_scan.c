@@ -274,7 +274,8 @@ static int key_is(const char *k, size_t n, const char *name)
 }
 
 /* The members of the object at c->p: the value spans of the keys names[i]
- * into out[i] (a key found twice: -1, as is a malformed object). */
+ * into out[i] (a key found twice: -1, as is a malformed object, and a key
+ * with an escape, which might spell one of names under another guise). */
 static int object_members(cursor *c, const char *const *names, span *out, size_t count)
 {
     skip_ws(c);
@@ -287,6 +288,8 @@ static int object_members(cursor *c, const char *const *names, span *out, size_t
         if (c->p >= c->end || *c->p != '"' || skip_string(c))
             return -1;
         size_t kn = (size_t)(c->p - k);
+        if (memchr(k, '\\', kn))
+            return -1;
         skip_ws(c);
         if (c->p >= c->end || *c->p++ != ':')
             return -1;

@@ -156,6 +156,8 @@ Test(tk_json_scan, unscanned_files_are_jansson_s)
         "{\"model\": {\"merges\": [\"a b\", [\"a\", \"b\"]]}}",             /* two merge forms */
         "{\"model\": {\"vocab\": [[\"a\", 0.5]]}}",                         /* Unigram's list */
         "{\"model\": {\"vocab\": {\"\\uD800\\uD800\": 1}}}",               /* not a pair */
+        /* "vocab" spelled with an escape: jansson's last "vocab" is this one */
+        "{\"model\": {\"vocab\": {\"a\": 1}, \"vo\\u0063ab\": {\"b\": 2}, \"merges\": []}}",
     };
     like_jansson("unscanned", docs, sizeof docs / sizeof *docs, 0);
 }
