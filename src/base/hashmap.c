@@ -90,16 +90,29 @@ void agi_hash_key_random(agi_hash_key *k)
  * string -> int32
  * ====================================================================== */
 
-static size_t str_slot(const agi_strmap *m, const char *s, size_t n)
+/* The smallest capacity (a power of two) that holds n keys at most half
+ * full. */
+static size_t cap_for(size_t n)
 {
-    return (size_t)agi_siphash13(&m->hk, s, n) & (m->cap - 1);
+    size_t c = FIRST_CAP;
+    while (c < 2 * n && c <= SIZE_MAX / 4)
+        c *= 2;
+    return c;
 }
 
-static int strmap_grow(agi_strmap *m)
+/* 32 bits of the key's SipHash: its home slot (capacities stay below 2^32:
+ * at most half full, counts are below 2^31) and, kept in the slot, a filter
+ * before the bytes are compared and the home slot when the map grows. */
+static uint32_t str_hash(const agi_strmap *m, const char *s, size_t n)
+{
+    return (uint32_t)agi_siphash13(&m->hk, s, n);
+}
+
+static int strmap_grow(agi_strmap *m, size_t nc)
 {
     if (!m->cap)
         agi_hash_key_random(&m->hk);
-    size_t oc = m->cap, nc = oc ? oc * 2 : FIRST_CAP;
+    size_t oc = m->cap;
     agi_strmap_slot *ns = calloc(nc, sizeof *ns), *os = m->slots;
     if (!ns)
         return AG_ENOMEM;
@@ -108,7 +121,7 @@ static int strmap_grow(agi_strmap *m)
     for (size_t i = 0; i < oc; i++) {
         if (!os[i].key)
             continue;
-        size_t j = str_slot(m, os[i].key, os[i].len);
+        size_t j = os[i].hash & (nc - 1);
         while (ns[j].key)
             j = (j + 1) & (nc - 1);
         ns[j] = os[i];
@@ -117,11 +130,18 @@ static int strmap_grow(agi_strmap *m)
     return AG_OK;
 }
 
-/* The slot holding the key, or the empty slot where it would go. */
-static agi_strmap_slot *str_find(const agi_strmap *m, const char *key, size_t len)
+int agi_strmap_reserve(agi_strmap *m, size_t n)
 {
-    size_t j = str_slot(m, key, len);
-    while (m->slots[j].key && !(m->slots[j].len == len && memcmp(m->slots[j].key, key, len) == 0))
+    size_t want = cap_for(m->count + n);
+    return want > m->cap ? strmap_grow(m, want) : AG_OK;
+}
+
+/* The slot holding the key (of hash h), or the empty slot where it would go. */
+static agi_strmap_slot *str_find(const agi_strmap *m, const char *key, size_t len, uint32_t h)
+{
+    size_t j = h & (m->cap - 1);
+    while (m->slots[j].key &&
+           !(m->slots[j].hash == h && m->slots[j].len == len && memcmp(m->slots[j].key, key, len) == 0))
         j = (j + 1) & (m->cap - 1);
     return &m->slots[j];
 }
@@ -131,9 +151,10 @@ int agi_strmap_put(agi_strmap *m, const char *key, size_t len, int32_t val, cons
     key = key ? key : ""; /* the empty key may come as NULL: memcpy/memcmp need a pointer */
     if (len >= UINT32_MAX)
         return AG_ELIMIT;
-    if ((m->count + 1) * 2 > m->cap && strmap_grow(m) != AG_OK)
+    if ((m->count + 1) * 2 > m->cap && strmap_grow(m, m->cap ? m->cap * 2 : FIRST_CAP) != AG_OK)
         return AG_ENOMEM;
-    agi_strmap_slot *e = str_find(m, key, len);
+    uint32_t h = str_hash(m, key, len);
+    agi_strmap_slot *e = str_find(m, key, len, h);
     if (!e->key) {
         char *k = malloc(len + 1);
         if (!k)
@@ -142,6 +163,7 @@ int agi_strmap_put(agi_strmap *m, const char *key, size_t len, int32_t val, cons
         k[len] = '\0';
         e->key = k;
         e->len = (uint32_t)len;
+        e->hash = h;
         m->count++;
     }
     e->val = val;
@@ -155,7 +177,7 @@ int agi_strmap_get(const agi_strmap *m, const char *key, size_t len, int32_t *va
     key = key ? key : "";
     if (!m->cap)
         return 0;
-    const agi_strmap_slot *e = str_find(m, key, len);
+    const agi_strmap_slot *e = str_find(m, key, len, str_hash(m, key, len));
     if (!e->key)
         return 0;
     *val = e->val;
@@ -175,7 +197,7 @@ size_t agi_strmap_max_probe(const agi_strmap *m)
     size_t worst = 0;
     for (size_t i = 0; i < m->cap; i++)
         if (m->slots[i].key) {
-            size_t d = (i - str_slot(m, m->slots[i].key, m->slots[i].len)) & (m->cap - 1);
+            size_t d = (i - (str_hash(m, m->slots[i].key, m->slots[i].len) & (m->cap - 1))) & (m->cap - 1);
             worst = d > worst ? d : worst;
         }
     return worst;
@@ -193,11 +215,11 @@ static size_t u64_slot(const agi_u64map *m, uint64_t key)
     return (size_t)agi_siphash13(&m->hk, b, 8) & (m->cap - 1);
 }
 
-static int u64map_grow(agi_u64map *m)
+static int u64map_grow(agi_u64map *m, size_t nc)
 {
     if (!m->cap)
         agi_hash_key_random(&m->hk);
-    size_t oc = m->cap, nc = oc ? oc * 2 : FIRST_CAP;
+    size_t oc = m->cap;
     agi_u64map_slot *ns = malloc(nc * sizeof *ns), *os = m->slots;
     if (!ns)
         return AG_ENOMEM;
@@ -225,11 +247,17 @@ static agi_u64map_slot *u64_find(const agi_u64map *m, uint64_t key)
     return &m->slots[j];
 }
 
+int agi_u64map_reserve(agi_u64map *m, size_t n)
+{
+    size_t want = cap_for(m->count + n);
+    return want > m->cap ? u64map_grow(m, want) : AG_OK;
+}
+
 int agi_u64map_add(agi_u64map *m, uint64_t key, uint64_t val, uint64_t *stored)
 {
     if (key == AGI_U64MAP_EMPTY)
         return AG_EINVAL;
-    if ((m->count + 1) * 2 > m->cap && u64map_grow(m) != AG_OK)
+    if ((m->count + 1) * 2 > m->cap && u64map_grow(m, m->cap ? m->cap * 2 : FIRST_CAP) != AG_OK)
         return AG_ENOMEM;
     agi_u64map_slot *e = u64_find(m, key);
     if (e->key != key) {

@@ -27,9 +27,10 @@ uint64_t agi_siphash13(const agi_hash_key *k, const void *data, size_t n);
 
 /* ---- string -> int32 (keys copied, may hold any byte) -------------------- */
 typedef struct {
-    char *key;    /* NULL = empty slot */
+    char *key;     /* NULL = empty slot */
     uint32_t len;
     int32_t val;
+    uint32_t hash; /* 32 bits of the key's SipHash (hashmap.c, str_hash) */
 } agi_strmap_slot;
 
 typedef struct {
@@ -43,6 +44,11 @@ typedef struct {
  * more. key may be NULL when len is 0 (the empty key). *stored (optional) receives the map's own copy of the key
  * (NUL-terminated, valid until the map is freed). */
 int agi_strmap_put(agi_strmap *m, const char *key, size_t len, int32_t val, const char **stored);
+/* Room for n more keys without growing: one allocation (and one pass over
+ * the keys already in) instead of a doubling every time the map is half
+ * full, when the number of keys to come is known (a vocabulary). AG_OK or
+ * AG_ENOMEM (the map unchanged). */
+int agi_strmap_reserve(agi_strmap *m, size_t n);
 /* 1 and *val when found, else 0. */
 int agi_strmap_get(const agi_strmap *m, const char *key, size_t len, int32_t *val);
 void agi_strmap_free(agi_strmap *m);
@@ -70,6 +76,8 @@ typedef struct {
  * when the key was new. AG_OK, AG_ENOMEM, or AG_EINVAL for the reserved
  * key. */
 int agi_u64map_add(agi_u64map *m, uint64_t key, uint64_t val, uint64_t *stored);
+/* Room for n more keys without growing (as agi_strmap_reserve). */
+int agi_u64map_reserve(agi_u64map *m, size_t n);
 /* 1 and *val when found, else 0. */
 int agi_u64map_get(const agi_u64map *m, uint64_t key, uint64_t *val);
 void agi_u64map_free(agi_u64map *m);

@@ -535,6 +535,12 @@ int cli_load_tokenizer(const char *cmd, const char *model, ag_tokenizer **tok);
  * FIFO or device is refused, not waited on), or standard input for "-"
  * (*name becomes "standard input"). 0, or 1 after printing. */
 int cli_read_text_file(const char **name, size_t max, char **buf, size_t *len);
+/* The cap on a --text-file, --tokens-file or --jsonl corpus (bytes). */
+#define CLI_TEXT_FILE_MAX ((size_t)256 * 1024 * 1024)
+/* The next line of buf[len] from *pos: its start and length without the
+ * "\n" (and a "\r" before it); *pos moves past it. 0 when none is left (a
+ * final "\n" ends the last line, it does not start an empty one). */
+int cli_next_line(const char *buf, size_t len, size_t *pos, size_t *start, size_t *n);
 
 /* A JSON file the CLI reads itself, parsed with jansson `flags`, through
  * the same regular-file check (cli_read_text_file). 0 (*out the caller's),

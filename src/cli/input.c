@@ -12,7 +12,7 @@
 
 /* A text file may hold at most this many bytes (a corpus belongs in several
  * runs, and the whole file is read into memory). */
-#define TEXT_FILE_MAX ((size_t)256 * 1024 * 1024)
+#define TEXT_FILE_MAX CLI_TEXT_FILE_MAX
 
 int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
                      char **argv, int *i)
@@ -226,6 +226,20 @@ static int line_sequence(const line_source *src, long line, const char *s, size_
     return rc;
 }
 
+int cli_next_line(const char *buf, size_t len, size_t *pos, size_t *start, size_t *n)
+{
+    if (*pos >= len)
+        return 0;
+    const char *nl = memchr(buf + *pos, '\n', len - *pos);
+    size_t end = nl ? (size_t)(nl - buf) : len;
+    *start = *pos;
+    *pos = end + 1;
+    if (end > *start && buf[end - 1] == '\r')
+        end--;
+    *n = end - *start;
+    return 1;
+}
+
 /* One sequence per non-blank line (of --text-file, or --tokens-file when
  * src->tok is NULL); "text" in the records is the 0-based line index, so
  * blank lines are skipped but still counted. */
@@ -242,21 +256,15 @@ static int file_sequences(line_source *src, cli_seq **seqs, size_t *count)
         free(buf);
         return cli_fail("%s: out of memory", src->path);
     }
-    size_t used = 0, start = 0;
+    size_t used = 0, pos = 0, start, n;
     long line = 0;
     int rc = 0;
-    for (size_t k = 0; k <= len && rc == 0; k++) {
-        if (k < len && buf[k] != '\n')
-            continue;
-        size_t end = k;
-        if (end > start && buf[end - 1] == '\r')
-            end--;
+    while (rc == 0 && cli_next_line(buf, len, &pos, &start, &n)) {
         int blank = 1;
-        for (size_t j = start; j < end; j++)
+        for (size_t j = start; j < start + n; j++)
             blank &= buf[j] == ' ' || buf[j] == '\t';
         if (!blank)
-            rc = line_sequence(src, line, buf + start, end - start, &s[used++]);
-        start = k + 1;
+            rc = line_sequence(src, line, buf + start, n, &s[used++]);
         line++;
     }
     free(buf);

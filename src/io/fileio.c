@@ -159,11 +159,27 @@ static size_t number_token(const char *s, size_t end, int *integral)
  * outside strings; *out is NULL when the text has no such literal (the
  * common case), else a new buffer of *out_n bytes (at most 2 per literal
  * more: the caller checked the size before). Returns -1 out of memory. */
+/* 1 when s[n] holds a run of 19 digits or more: an integer literal beyond
+ * int64 needs one (INT64_MAX has 19 digits), and without one
+ * widen_big_integers need not walk the JSON (a 10 MB tokenizer.json). */
+static int has_long_digit_run(const char *s, size_t n)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        run = (unsigned)(s[i] - '0') < 10u ? run + 1 : 0;
+        if (run >= 19)
+            return 1;
+    }
+    return 0;
+}
+
 static int widen_big_integers(const char *s, size_t n, char **out, size_t *out_n)
 {
     char *w = NULL;
     size_t wn = 0, copied = 0, extra = 0;
     *out = NULL;
+    if (!has_long_digit_run(s, n))
+        return 0;
     for (int pass = 0; pass < 2; pass++) {
         int in_str = 0;
         for (size_t i = 0; i < n;) {
@@ -208,27 +224,30 @@ static int widen_big_integers(const char *s, size_t n, char **out, size_t *out_n
     return 0;
 }
 
+int agi_json_loadb(const char *name, const char *buf, size_t n, size_t flags, json_t **out, ag_error *err)
+{
+    char *wide;
+    json_error_t je;
+    *out = NULL;
+    if (widen_big_integers(buf, n, &wide, &n) != 0)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", name);
+    *out = json_loadb(wide ? wide : buf, n, flags, &je);
+    free(wide);
+    if (!*out)
+        return ag_error_set(err, AG_EFORMAT, "%s: invalid JSON at line %d column %d: %s", name,
+                            je.line, je.column, je.text);
+    return AG_OK;
+}
+
 int agi_json_load(const char *path, size_t max_bytes, size_t flags, json_t **out, ag_error *err)
 {
-    char *buf, *wide;
+    char *buf;
     size_t n;
-    json_error_t je;
     *out = NULL;
     int rc = ag_read_file(path, max_bytes, &buf, &n, err);
     if (rc != AG_OK)
         return rc;
-    if (widen_big_integers(buf, n, &wide, &n) != 0) {
-        free(buf);
-        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
-    }
-    if (wide) {
-        free(buf);
-        buf = wide;
-    }
-    *out = json_loadb(buf, n, flags, &je);
+    rc = agi_json_loadb(path, buf, n, flags, out, err);
     free(buf);
-    if (!*out)
-        return ag_error_set(err, AG_EFORMAT, "%s: invalid JSON at line %d column %d: %s", path,
-                            je.line, je.column, je.text);
-    return AG_OK;
+    return rc;
 }

@@ -34,6 +34,10 @@ int agi_open_input(const char *path, int *fd, struct stat *st, ag_error *err);
 struct json_t;
 int agi_json_load(const char *path, size_t max_bytes, size_t flags, struct json_t **out,
                   ag_error *err);
+/* The same for n bytes already read (name: the file, for messages); buf is
+ * not modified. */
+int agi_json_loadb(const char *name, const char *buf, size_t n, size_t flags, struct json_t **out,
+                   ag_error *err);
 
 /* Open `path` read-only and check it is a non-empty regular file.
  * On success *fd is an open descriptor and *size the file size.

@@ -132,24 +132,28 @@ static int resolve_merge(const ag_tkm_bpe *bp, const ag_tkm_vocab *v, const char
     return AG_OK;
 }
 
+/* A merge "a b" as its two strings: one space, no other. */
+static int split_merge_string(const char *path, size_t i, const char *s, size_t n, const char **a, size_t *al,
+                              const char **b, size_t *bl, ag_error *err)
+{
+    const char *sp = s ? memchr(s, ' ', n) : NULL;
+    if (!sp || memchr(sp + 1, ' ', n - (size_t)(sp + 1 - s)))
+        return ag_error_set(err, AG_EFORMAT, "%s: model.merges[%zu] is not two tokens separated by one space", path,
+                            i);
+    *a = s;
+    *al = (size_t)(sp - s);
+    *b = sp + 1;
+    *bl = n - *al - 1;
+    return AG_OK;
+}
+
 /* Entry e of the merges array as two strings. `strings`: the array holds
  * "a b" strings (else [a, b] pairs; Rust takes one form or the other). */
 static int split_merge(const char *path, size_t i, json_t *e, int strings, const char **a,
                        size_t *al, const char **b, size_t *bl, ag_error *err)
 {
-    if (strings) {
-        const char *s = json_string_value(e);
-        size_t n = json_string_length(e);
-        const char *sp = s ? memchr(s, ' ', n) : NULL;
-        if (!sp || memchr(sp + 1, ' ', n - (size_t)(sp + 1 - s)))
-            return ag_error_set(err, AG_EFORMAT,
-                                "%s: model.merges[%zu] is not two tokens separated by one space", path, i);
-        *a = s;
-        *al = (size_t)(sp - s);
-        *b = sp + 1;
-        *bl = n - *al - 1;
-        return AG_OK;
-    }
+    if (strings)
+        return split_merge_string(path, i, json_string_value(e), json_string_length(e), a, al, b, bl, err);
     json_t *x = json_array_get(e, 0), *y = json_array_get(e, 1);
     if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(x) || !json_is_string(y))
         return ag_error_set(err, AG_EFORMAT, "%s: model.merges[%zu] is not a pair of strings", path, i);
@@ -160,10 +164,28 @@ static int split_merge(const char *path, size_t i, json_t *e, int strings, const
     return AG_OK;
 }
 
-static int is_version_line(json_t *e)
+static int is_version_line(const char *s, size_t n)
 {
-    const char *s = json_string_value(e);
-    return s && json_string_length(e) >= 8 && !memcmp(s, "#version", 8);
+    return s && n >= 8 && !memcmp(s, "#version", 8);
+}
+
+/* Merge i as two strings, from the scan (json_scan.h) when it holds the
+ * merges, else from the JSON array m. 1: a "#version" line, skipped. */
+static int merge_entry(const char *path, json_t *m, const ag_tk_scan *sc, int strings, size_t i, const char **a,
+                       size_t *al, const char **b, size_t *bl, ag_error *err)
+{
+    if (sc && sc->merge_width == 2) {
+        const ag_tk_str *p = &sc->merge[2 * i];
+        *a = p[0].s, *al = p[0].n, *b = p[1].s, *bl = p[1].n;
+        return AG_OK;
+    }
+    const char *s = sc ? sc->merge[i].s : json_string_value(json_array_get(m, i));
+    size_t n = sc ? sc->merge[i].n : json_string_length(json_array_get(m, i));
+    if (strings && is_version_line(s, n))
+        return 1;
+    if (sc)
+        return split_merge_string(path, i, s, n, a, al, b, bl, err);
+    return split_merge(path, i, json_array_get(m, i), strings, a, al, b, bl, err);
 }
 
 /* Ranks are positions in the list, "#version" lines left out (Rust's
@@ -171,12 +193,14 @@ static int is_version_line(json_t *e)
  * Rust's collect into a HashMap does: the map is filled backwards, first
  * insertion kept. Errors name the first bad merge, as Rust's build does. */
 static int load_merges(ag_tkm_bpe *bp, const ag_tkm_vocab *v, const char *path, json_t *m,
-                       ag_error *err)
+                       const ag_tk_scan *sc, ag_error *err)
 {
-    if (!json_is_array(m))
+    if (sc && !sc->merge_width)
+        sc = NULL; /* not scanned: jansson's array */
+    if (!sc && !json_is_array(m))
         return ag_error_set(err, AG_EFORMAT, "%s: model.merges is missing or not an array", path);
-    size_t n = json_array_size(m);
-    int strings = n > 0 && json_is_string(json_array_get(m, 0));
+    size_t n = sc ? sc->n_merges : json_array_size(m);
+    int strings = sc ? sc->merge_width == 1 : n > 0 && json_is_string(json_array_get(m, 0));
     merge_ids *ids = malloc((n ? n : 1) * sizeof *ids);
     if (!ids)
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
@@ -184,12 +208,13 @@ static int load_merges(ag_tkm_bpe *bp, const ag_tkm_vocab *v, const char *path, 
     size_t k = 0;
     int rc = AG_OK;
     for (size_t i = 0; i < n && rc == AG_OK; i++) {
-        json_t *e = json_array_get(m, i);
-        if (strings && is_version_line(e))
-            continue;
         const char *a = NULL, *b = NULL;
         size_t al = 0, bl = 0;
-        rc = split_merge(path, i, e, strings, &a, &al, &b, &bl, err);
+        rc = merge_entry(path, m, sc, strings, i, &a, &al, &b, &bl, err);
+        if (rc == 1) {
+            rc = AG_OK;
+            continue;
+        }
         if (rc == AG_OK)
             rc = resolve_merge(bp, v, path, i, a, al, b, bl, &cat, &ids[k++], err);
         if (rc == AG_OK && bp->split_long && add_junction(bp, a, al, b, bl) != AG_OK)
@@ -197,6 +222,8 @@ static int load_merges(ag_tkm_bpe *bp, const ag_tkm_vocab *v, const char *path, 
     }
     if (rc == AG_OK && k >= (size_t)UINT32_MAX)
         rc = ag_error_set(err, AG_ELIMIT, "%s: model.merges: too many merges", path);
+    if (rc == AG_OK && agi_u64map_reserve(&bp->merges, k) != AG_OK)
+        rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     for (size_t r = k; rc == AG_OK && r-- > 0;)
         if (agi_u64map_add(&bp->merges, pair_key(ids[r].a, ids[r].b),
                            (uint64_t)r << 32 | (uint32_t)ids[r].merged, NULL) != AG_OK)
@@ -283,7 +310,8 @@ static int build_char_table(ag_tkm_bpe *bp, const ag_tkm_vocab *v)
     return AG_OK;
 }
 
-int ag_tkm_bpe_load(const char *path, json_t *j, ag_tkm_vocab *v, ag_tkm_bpe **out, ag_error *err)
+int ag_tkm_bpe_load(const char *path, json_t *j, const ag_tk_scan *sc, ag_tkm_vocab *v, ag_tkm_bpe **out,
+                    ag_error *err)
 {
     ag_tkm_bpe *bp = calloc(1, sizeof *bp);
     if (!bp)
@@ -293,7 +321,7 @@ int ag_tkm_bpe_load(const char *path, json_t *j, ag_tkm_vocab *v, ag_tkm_bpe **o
      * an empty unk token covers text without a character */
     bp->split_long = !bp->prefix && !bp->suffix && !(bp->unk && !*bp->unk);
     if (rc == AG_OK)
-        rc = load_merges(bp, v, path, json_object_get(j, "merges"), err);
+        rc = load_merges(bp, v, path, json_object_get(j, "merges"), sc, err);
     if (rc == AG_OK && !bp->prefix && !bp->suffix && build_char_table(bp, v) != AG_OK)
         rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     if (rc != AG_OK) {

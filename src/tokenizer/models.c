@@ -59,6 +59,9 @@ int ag_tkm_vocab_from_object(ag_tkm_vocab *v, const char *path, json_t *obj, ag_
     const char *k;
     size_t len;
     json_t *val;
+    /* the map sized once for the whole vocabulary (150 000 tokens and more) */
+    if (agi_strmap_reserve(&v->map, json_object_size(obj)) != AG_OK)
+        return ag_error_set(err, AG_ENOMEM, "%s: model.vocab: out of memory", path);
     /* keylen: a token may hold "\u0000" */
     json_object_keylen_foreach(obj, k, len, val) {
         if (!json_is_integer(val))
@@ -70,6 +73,53 @@ int ag_tkm_vocab_from_object(ag_tkm_vocab *v, const char *path, json_t *obj, ag_
             return rc;
     }
     return AG_OK;
+}
+
+/* A scanned vocabulary as jansson's object would hold it: a token listed
+ * twice at its first place with its last id, every check of
+ * ag_tkm_vocab_add in that order (the exact path; a second pass). */
+static int vocab_from_scan_exact(ag_tkm_vocab *v, const char *path, const ag_tk_scan *sc, ag_error *err)
+{
+    agi_strmap last = {0}, seen = {0};
+    int rc = AG_OK;
+    for (size_t i = 0; rc == AG_OK && i < sc->n_vocab; i++)
+        rc = agi_strmap_put(&last, sc->vocab_key[i].s, sc->vocab_key[i].n, (int32_t)i, NULL);
+    if (rc != AG_OK)
+        rc = ag_error_set(err, rc, "%s: model.vocab: out of memory", path);
+    for (size_t i = 0; rc == AG_OK && i < sc->n_vocab; i++) {
+        const ag_tk_str *k = &sc->vocab_key[i];
+        int32_t at = (int32_t)i, dup;
+        if (agi_strmap_get(&seen, k->s, k->n, &dup))
+            continue;
+        agi_strmap_get(&last, k->s, k->n, &at);
+        if (agi_strmap_put(&seen, k->s, k->n, 0, NULL) != AG_OK)
+            rc = ag_error_set(err, AG_ENOMEM, "%s: model.vocab: out of memory", path);
+        else
+            rc = ag_tkm_vocab_add(v, path, "model.vocab", k->s, k->n, sc->vocab_id[at], 0, err);
+    }
+    agi_strmap_free(&last);
+    agi_strmap_free(&seen);
+    return rc;
+}
+
+int ag_tkm_vocab_from_scan(ag_tkm_vocab *v, const char *path, const ag_tk_scan *sc, ag_error *err)
+{
+    if (agi_strmap_reserve(&v->map, sc->n_vocab) != AG_OK)
+        return ag_error_set(err, AG_ENOMEM, "%s: model.vocab: out of memory", path);
+    /* the common case in one pass: every token once, every id once */
+    int rc = AG_OK;
+    for (size_t i = 0; rc == AG_OK && i < sc->n_vocab; i++)
+        rc = ag_tkm_vocab_add(v, path, "model.vocab", sc->vocab_key[i].s, sc->vocab_key[i].n, sc->vocab_id[i], 1,
+                              err);
+    size_t ids = 0;
+    for (size_t i = 0; rc == AG_OK && i < v->n; i++)
+        ids += v->tok[i] != NULL;
+    if (rc == AG_OK && v->map.count == sc->n_vocab && ids == sc->n_vocab)
+        return AG_OK;
+    ag_tkm_vocab_free(v);
+    if (err)
+        *err = (ag_error){0};
+    return vocab_from_scan_exact(v, path, sc, err);
 }
 
 void ag_tkm_vocab_free(ag_tkm_vocab *v)
@@ -171,19 +221,26 @@ static int model_type_of(const char *path, json_t *j, model_type *t, ag_error *e
                         json_string_value(ty));
 }
 
-static int load_typed(ag_tk_model *m, const char *path, json_t *j, ag_error *err)
+/* model.vocab as an object token -> id: scanned, or jansson's. */
+static int vocab_of(ag_tk_model *m, const char *path, json_t *j, const ag_tk_scan *sc, ag_error *err)
+{
+    return sc && sc->has_vocab ? ag_tkm_vocab_from_scan(&m->vocab, path, sc, err)
+                               : ag_tkm_vocab_from_object(&m->vocab, path, json_object_get(j, "vocab"), err);
+}
+
+static int load_typed(ag_tk_model *m, const char *path, json_t *j, const ag_tk_scan *sc, ag_error *err)
 {
     switch (m->type) {
     case MODEL_BPE: {
-        int rc = ag_tkm_vocab_from_object(&m->vocab, path, json_object_get(j, "vocab"), err);
-        return rc != AG_OK ? rc : ag_tkm_bpe_load(path, j, &m->vocab, &m->bpe, err);
+        int rc = vocab_of(m, path, j, sc, err);
+        return rc != AG_OK ? rc : ag_tkm_bpe_load(path, j, sc, &m->vocab, &m->bpe, err);
     }
     case MODEL_WORDPIECE: {
-        int rc = ag_tkm_vocab_from_object(&m->vocab, path, json_object_get(j, "vocab"), err);
+        int rc = vocab_of(m, path, j, sc, err);
         return rc != AG_OK ? rc : ag_tkm_wordpiece_load(path, j, &m->vocab, &m->wordpiece, err);
     }
     case MODEL_WORDLEVEL: {
-        int rc = ag_tkm_vocab_from_object(&m->vocab, path, json_object_get(j, "vocab"), err);
+        int rc = vocab_of(m, path, j, sc, err);
         return rc != AG_OK ? rc
                            : ag_tkm_opt_string(path, j, "unk_token", "<unk>", &m->wordlevel_unk, err);
     }
@@ -194,6 +251,11 @@ static int load_typed(ag_tk_model *m, const char *path, json_t *j, ag_error *err
 }
 
 int ag_tk_model_load(const char *path, json_t *j, ag_tk_model **out, ag_error *err)
+{
+    return ag_tk_model_load_scanned(path, j, NULL, out, err);
+}
+
+int ag_tk_model_load_scanned(const char *path, json_t *j, const ag_tk_scan *sc, ag_tk_model **out, ag_error *err)
 {
     *out = NULL;
     if (!json_is_object(j))
@@ -208,7 +270,7 @@ int ag_tk_model_load(const char *path, json_t *j, ag_tk_model **out, ag_error *e
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
     }
     m->type = t;
-    rc = load_typed(m, path, j, err);
+    rc = load_typed(m, path, j, sc, err);
     if (rc != AG_OK) {
         ag_tk_model_free(m);
         return rc;

@@ -15,6 +15,7 @@
 
 #include "attngeom/core.h"
 #include "base/hashmap.h"
+#include "json_scan.h"
 #include "tk.h"
 
 typedef struct {
@@ -33,6 +34,9 @@ int ag_tkm_vocab_add(ag_tkm_vocab *v, const char *path, const char *field, const
                      size_t len, long long id, int replace, ag_error *err);
 /* A JSON object token -> id (BPE, WordPiece, WordLevel). */
 int ag_tkm_vocab_from_object(ag_tkm_vocab *v, const char *path, json_t *obj, ag_error *err);
+/* The same from a scanned model.vocab (json_scan.h), with jansson's
+ * meaning of a token listed twice: its first place, its last id. */
+int ag_tkm_vocab_from_scan(ag_tkm_vocab *v, const char *path, const ag_tk_scan *sc, ag_error *err);
 void ag_tkm_vocab_free(ag_tkm_vocab *v);
 
 static inline int ag_tkm_vocab_get(const ag_tkm_vocab *v, const char *s, size_t n, int32_t *id)
@@ -65,7 +69,9 @@ typedef struct ag_tkm_unigram ag_tkm_unigram;
 /* Each reads its fields of the "model" object into a new model sharing the
  * vocabulary v (filled by the loader for BPE/WordPiece, by the model itself
  * for Unigram, whose vocabulary is a list). */
-int ag_tkm_bpe_load(const char *path, json_t *j, ag_tkm_vocab *v, ag_tkm_bpe **out, ag_error *err);
+/* sc (may be NULL): model.merges when the scan holds them (json_scan.h). */
+int ag_tkm_bpe_load(const char *path, json_t *j, const ag_tk_scan *sc, ag_tkm_vocab *v, ag_tkm_bpe **out,
+                    ag_error *err);
 int ag_tkm_bpe_tokenize(const ag_tkm_bpe *b, const ag_tkm_vocab *v, const char *path,
                         const char *s, size_t n, ag_tk_ids *out, ag_error *err);
 void ag_tkm_bpe_free(ag_tkm_bpe *b);

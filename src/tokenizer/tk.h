@@ -168,6 +168,11 @@ typedef struct ag_tk_model ag_tk_model;
 
 /* j: the "model" object. The model owns its vocabulary. */
 int ag_tk_model_load(const char *path, json_t *j, ag_tk_model **out, ag_error *err);
+/* As ag_tk_model_load, with model.vocab and model.merges taken from sc when
+ * the scan holds them (json_scan.h; sc may be NULL). */
+struct ag_tk_scan_s;
+int ag_tk_model_load_scanned(const char *path, json_t *j, const struct ag_tk_scan_s *sc, ag_tk_model **out,
+                             ag_error *err);
 /* Append the ids of one pre-tokenized piece to out. */
 int ag_tk_model_tokenize(const ag_tk_model *m, const char *s, size_t n, ag_tk_ids *out,
                          ag_error *err);

@@ -20,6 +20,7 @@
 #include "attngeom/core.h"
 #include "attngeom/tokenizer.h"
 #include "io/io_internal.h"
+#include "json_scan.h"
 #include "tk.h"
 
 struct ag_tokenizer {
@@ -235,12 +236,13 @@ static int post_json(const ag_tokenizer *t, json_t *root, const side_files *sf, 
 
 /* The components of root in pipeline order, the model first: the added
  * tokens and the bos/eos template look ids up in it. */
-static int build(ag_tokenizer *t, const char *path, json_t *root, const side_files *sf, ag_error *err)
+static int build(ag_tokenizer *t, const char *path, json_t *root, const ag_tk_scan *sc, const side_files *sf,
+                 ag_error *err)
 {
     json_t *model = json_object_get(root, "model"), *pp = NULL;
     if (!json_is_object(root) || !json_is_object(model))
         return ag_error_set(err, AG_EFORMAT, "%s: \"model\" is missing or not an object", path);
-    int rc = ag_tk_model_load(path, model, &t->model, err);
+    int rc = ag_tk_model_load_scanned(path, model, sc, &t->model, err);
     if (rc == AG_OK)
         t->kind = model_kind(t->model);
     if (rc == AG_OK)
@@ -302,15 +304,17 @@ static int load_tokenizer_json(ag_tokenizer *t, const char *path, const char *di
 {
     json_t *root;
     side_files sf;
-    int rc = load_json(path, &root, 0, err);
+    ag_tk_scan sc; /* model.vocab and model.merges, the bulk of the file */
+    int rc = ag_tk_json_load_scanned(path, AG_TOKENIZER_FILE_MAX, JSON_ALLOW_NUL, &root, &sc, err);
     if (rc != AG_OK)
         return rc;
     rc = load_side_files(dir, &sf, err);
     if (rc == AG_OK && apply_config(root, sf.cfg) != AG_OK)
         rc = ag_error_set(err, AG_ENOMEM, "out of memory");
     if (rc == AG_OK)
-        rc = build(t, path, root, &sf, err);
+        rc = build(t, path, root, &sc, &sf, err);
     side_files_free(&sf);
+    ag_tk_scan_free(&sc);
     json_decref(root);
     return rc;
 }
@@ -526,7 +530,7 @@ static int load_slow_files(ag_tokenizer *t, const char *dir, const char *vpath, 
     if (rc == AG_OK && label)
         sprintf(label, "%s + merges.txt", vpath);
     if (rc == AG_OK)
-        rc = build(t, label ? label : vpath, root, &sf, err);
+        rc = build(t, label ? label : vpath, root, NULL, &sf, err);
     free(label);
     json_decref(root);
     side_files_free(&sf);

@@ -1,0 +1,106 @@
+#!/bin/sh
+# tests/cli/tokenize_corpus.sh CLI — tokenize over a corpus (issue 29,
+# item 2; docs/cli.md, "tokenize over a corpus"):
+#  - --jsonl F through the real vocabularies of tests/data/vocab/ (Qwen3,
+#    Gemma-3, LLaMA-3.1, DeepSeek-V3, o200k; reduced tokenizer.json files,
+#    stored xz-compressed):
+#    line k of the output holds the ids the Rust `tokenizers` library gives
+#    text k (expected.json, computed on the full files), texts with newlines
+#    included, and its "tokens" are the vocabulary strings of those ids;
+#  - --text-file F: one output line per input line (blank lines too, CRLF
+#    ending dropped), each equal to tokenize --text of that line; standard
+#    input ('-') gives the same bytes; -o writes the same bytes to a file;
+#  - errors name the file and the line: a --jsonl line without a "text"
+#    string, invalid JSON, a non-object, invalid UTF-8 (exit 1; -o left
+#    unwritten); a corpus without --format jsonl/json, or two inputs, exit 2.
+# Run from the repository root. Exits non-zero if any check fails.
+
+. "$(dirname "$0")/lib.sh"
+ag_setup "$@"
+need "$GPT2/config.json" tests/data/vocab/qwen3/expected.json
+
+# Every real vocabulary (its tokenizer.json.xz written out in $T/$v): its
+# expected texts as a --jsonl corpus.
+for v in qwen3 gemma3 llama3.1 deepseek-v3 o200k; do
+    mkdir "$T/$v.d" && xz -dc "tests/data/vocab/$v/tokenizer.json.xz" >"$T/$v.d/tokenizer.json" &&
+        cp "tests/data/vocab/$v/tokenizer_config.json" "$T/$v.d/" || { echo "$SCRIPT: cannot write out $v" >&2; exit 1; }
+    "$PY" -c 'import json,sys
+for c in json.load(open(sys.argv[1], encoding="utf-8")):
+    print(json.dumps({"text": c["text"]}))' "tests/data/vocab/$v/expected.json" >"$T/$v.jsonl"
+    check "$v: --jsonl runs" "$CLI" tokenize "$T/$v.d" --jsonl "$T/$v.jsonl" --format jsonl -o "$T/$v.out"
+    PYSCRIPT='
+want = load(a[0])
+got = [json.loads(l) for l in open(a[1], encoding="utf-8")]
+vocab = load(a[2])["model"]["vocab"]
+added = {t["id"]: t["content"] for t in load(a[2])["added_tokens"]}
+inv = {i: s for s, i in vocab.items()}
+inv.update(added)
+assert len(got) == len(want) == 219, (len(got), len(want))
+for k, (w, g) in enumerate(zip(want, got)):
+    assert g["ids"] == w["ids"], (k, w["text"], g["ids"], w["ids"])
+    assert g["tokens"] == [inv[i] for i in w["ids"]], (k, g["tokens"])
+assert any("\n" in w["text"] for w in want)'
+    pycheck "$v: the Rust library's ids, line for line" "tests/data/vocab/$v/expected.json" "$T/$v.out" \
+        "$T/$v.d/tokenizer.json"
+done
+
+# --text-file: line k is tokenize --text of line k.
+printf 'Hello world\n\n  two spaces\r\ncaf\303\251 \344\275\240\345\245\275\nlast' >"$T/c.txt"
+check "--text-file runs" "$CLI" tokenize "$GPT2" --text-file "$T/c.txt" --format jsonl -o "$T/c.out"
+i=0
+for line in 'Hello world' '' '  two spaces' "$(printf 'caf\303\251 \344\275\240\345\245\275')" last; do
+    i=$((i + 1))
+    "$CLI" tokenize "$GPT2" --text "$line" --format json >"$T/one" 2>&1
+    check "--text-file line $i equals --text"
+    [ "$(sed -n "${i}p" "$T/c.out")" = "$(cat "$T/one")" ] || fail "$(sed -n "${i}p" "$T/c.out") vs $(cat "$T/one")"
+done
+check "--text-file: one output line per input line"
+[ "$(wc -l <"$T/c.out")" -eq 5 ] || fail "$(wc -l <"$T/c.out") lines"
+"$CLI" tokenize "$GPT2" --text-file - --format jsonl <"$T/c.txt" >"$T/c.stdin"
+check "--text-file - equals the file" cmp -s "$T/c.out" "$T/c.stdin"
+
+# --jsonl: a text with a newline is one text.
+printf '{"text": "a\\nb"}\n' >"$T/nl.jsonl"
+"$CLI" tokenize "$GPT2" --jsonl "$T/nl.jsonl" --format jsonl >"$T/nl.out"
+"$CLI" tokenize "$GPT2" --text "$(printf 'a\nb')" --format json >"$T/nl.one"
+check "--jsonl: a newline inside a text" cmp -s "$T/nl.out" "$T/nl.one"
+
+# Errors: one stderr line naming file and line; no output file.
+expect_err() {
+    DESC=$1
+    want=$2
+    needle=$3
+    shift 3
+    N=$((N + 1))
+    rm -f "$T/e.out"
+    "$@" >/dev/null 2>"$T/err"
+    got=$?
+    [ "$got" -eq "$want" ] || { fail "exit $got, expected $want: $(cat "$T/err")"; return; }
+    [ "$(wc -l <"$T/err")" -eq 1 ] || fail "stderr is not one line: $(cat "$T/err")"
+    grep -qF -- "$needle" "$T/err" || fail "no '$needle' in: $(cat "$T/err")"
+    [ ! -e "$T/e.out" ] || fail "-o written by a failed run"
+}
+printf '{"text": "fine"}\n{"txt": "x"}\n' >"$T/b1.jsonl"
+expect_err "--jsonl: no text" 1 "b1.jsonl: line 2: no \"text\" string" \
+    "$CLI" tokenize "$GPT2" --jsonl "$T/b1.jsonl" --format jsonl -o "$T/e.out"
+printf '{"text": "fine"}\n{"text": 3}\n' >"$T/b2.jsonl"
+expect_err "--jsonl: text not a string" 1 "b2.jsonl: line 2: no \"text\" string" \
+    "$CLI" tokenize "$GPT2" --jsonl "$T/b2.jsonl" --format jsonl -o "$T/e.out"
+printf '["text"]\n' >"$T/b3.jsonl"
+expect_err "--jsonl: not an object" 1 "b3.jsonl: line 1: not a JSON object" \
+    "$CLI" tokenize "$GPT2" --jsonl "$T/b3.jsonl" --format jsonl -o "$T/e.out"
+printf '{"text": "a"}\n\n{"text": "b"}\n' >"$T/b4.jsonl"
+expect_err "--jsonl: a blank line" 1 "b4.jsonl: line 2: invalid JSON" \
+    "$CLI" tokenize "$GPT2" --jsonl "$T/b4.jsonl" --format jsonl -o "$T/e.out"
+printf 'ok\nbad \377 byte\n' >"$T/b5.txt"
+expect_err "--text-file: invalid UTF-8" 1 "b5.txt: line 2: text: invalid UTF-8 at byte 4" \
+    "$CLI" tokenize "$GPT2" --text-file "$T/b5.txt" --format jsonl -o "$T/e.out"
+printf '{"text": "ok \377"}\n' >"$T/b6.jsonl"
+expect_err "--jsonl: invalid UTF-8" 1 "b6.jsonl: line 1: invalid JSON" \
+    "$CLI" tokenize "$GPT2" --jsonl "$T/b6.jsonl" --format jsonl -o "$T/e.out"
+expect_err "a corpus needs --format jsonl" 2 "--format jsonl" \
+    "$CLI" tokenize "$GPT2" --text-file "$T/c.txt"
+expect_err "one input" 2 "one of --text, --text-file, --jsonl" \
+    "$CLI" tokenize "$GPT2" --text hi --text-file "$T/c.txt" --format jsonl
+
+finish
