@@ -192,8 +192,10 @@ static int check_overflow(const double *M, size_t rows, size_t cols, const char 
 /* Q, K (rotated) and A of the head at input X (n, d) with row stride ldx.
  * q, k (n, dh), A (n, n) are the caller's; tab the rotary tables or NULL.
  * AG_ENONFINITE when the products overflow (A is then not finite). */
-static int head_forward(const ag_head_input *h, const double *X, size_t ldx, const double *tab,
-                        double *q, double *k, double *A, ag_error *err)
+/* Q and K (rotated) of the head at input X (n, d) with row stride ldx into
+ * q, k (n, dh); AG_ENONFINITE when the products overflow. */
+static int head_qk(const ag_head_input *h, const double *X, size_t ldx, const double *tab,
+                   double *q, double *k, ag_error *err)
 {
     project(X, h->n, h->d, ldx, h->wq, h->ldq, h->bq, h->d_h, q);
     project(X, h->n, h->d, ldx, h->wk, h->ldk, h->bk, h->d_h, k);
@@ -201,12 +203,32 @@ static int head_forward(const ag_head_input *h, const double *X, size_t ldx, con
         rotate(q, h->n, h->d_h, h->rope.rotary_dim, tab, 1);
         rotate(k, h->n, h->d_h, h->rope.rotary_dim, tab, 1);
     }
+    int rc = check_overflow(q, h->n, h->d_h, "Q = X W_Q", err);
+    return rc == AG_OK ? check_overflow(k, h->n, h->d_h, "K = X W_K", err) : rc;
+}
+
+static int head_forward(const ag_head_input *h, const double *X, size_t ldx, const double *tab,
+                        double *q, double *k, double *A, ag_error *err)
+{
+    int rc = head_qk(h, X, ldx, tab, q, k, err);
     agk_head hc = kernel_head(h);
     agk_head_probs_f64(&hc, q, h->d_h, k, h->d_h, h->n, A);
-    int rc = check_overflow(q, h->n, h->d_h, "Q = X W_Q", err);
-    if (rc == AG_OK)
-        rc = check_overflow(k, h->n, h->d_h, "K = X W_K", err);
     return rc == AG_OK ? check_overflow(A, h->n, h->n, "the attention", err) : rc;
+}
+
+int ag_head_qk(const ag_head_input *in, double *q, double *k, double *scale, ag_error *err)
+{
+    ag_head_input h;
+    int rc = normalise_input(in, &h, err), tab_ok;
+    if (rc)
+        return rc;
+    double *tab = rope_tables(&h, &tab_ok);
+    if (!tab_ok)
+        return ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", h.n);
+    rc = head_qk(&h, h.x, h.ldx, tab, q, k, err);
+    *scale = h.scale;
+    free(tab);
+    return rc;
 }
 
 /* Katharopoulos et al. (2020) eq. 7 on the rotated, unscaled q and k of

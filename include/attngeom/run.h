@@ -437,6 +437,10 @@ typedef struct {
                                    keys (ag_token_pattern_metrics); NULL: null */
     ag_run_head_norms_fn norms; /* NULL: no family H even when selected */
     const void *norms_ctx;
+    const double *scores;       /* appended: (n_head, n, n) the heads' own
+                                   pre-softmax scores (ag_layer_view.scores);
+                                   with input, family K (ag_lens_metrics);
+                                   NULL: none even when selected */
 } ag_run_layer_heads;
 /* Kind 3 of core.h's ABI rule: start from it. */
 #define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}
@@ -446,9 +450,12 @@ typedef struct {
  * (ag_matrix_metrics_work, opt's "edge_threshold"), with L's ids the
  * token-pattern keys (ag_token_pattern_metrics, the mask detected from A)
  * and, when opt's metrics select family E and L has an input,
- * ag_stability_metrics ("epsilon", "trials", "seed"), family H when they
- * select it and L has norms (ag_value_metrics); heads in parallel (default
- * metrics AG_FAMILIES_HEADS).
+ * ag_stability_metrics ("epsilon", "trials", "seed"; never under opt's
+ * normaliser: it perturbs the head's own softmax), family H when they
+ * select it and L has norms (ag_value_metrics), family K when they select
+ * it and L has scores and an input (ag_lens_metrics, on the scores and the
+ * attention L gives, after families A-C so that rank_lift reuses its
+ * effective_rank); heads in parallel (default metrics AG_FAMILIES_HEADS).
  * Returns AG_OK, or the status of the lowest failed head with *failed its
  * number and err its own message (the caller names layer and head); a
  * failure before any head ran (AG_ENOMEM "out of memory for records")

@@ -1,0 +1,261 @@
+/* lens.c — family K (docs/metrics.md, "K. Lens"): what a head's own
+ * pre-softmax scores say about the softmax that follows them (issue 28,
+ * "Softmax as a lens").
+ *
+ * Row keys, over each query's allowed (finite) scores s:
+ *   score_std          the population standard deviation of s: the logit
+ *                      spread that sets how sharp softmax(s) is;
+ *   sparsemax_support  the fraction of allowed keys sparsemax keeps
+ *                      (Martins & Astudillo 2016, "From softmax to sparsemax",
+ *                      §2.2, Algorithm 1), entmax_support the same for
+ *                      1.5-entmax (Peters, Niculae & Martins 2019, "Sparse
+ *                      sequence-to-sequence models", §3.2);
+ *   sparsemax_js       the Jensen–Shannon distance √JS(p, q) between
+ *                      p = softmax(s) and q = sparsemax(s), JS = ½KL(p‖m) +
+ *                      ½KL(q‖m), m = (p + q)/2, natural log (Lin 1991,
+ *                      "Divergence measures based on the Shannon entropy",
+ *                      §4; scipy.spatial.distance.jensenshannon's
+ *                      convention), in [0, √ln 2].
+ * Form keys, of the unmasked bilinear form S° = c·QKᵀ (n × n, rank ≤ d_h:
+ * Bhojanapalli et al. 2020, "Low-Rank Bottleneck in Multi-head Attention
+ * Models", §3): one thin QR [Q K] = U[R₁ R₂] (U orthonormal columns) gives
+ * S° = c·U(R₁R₂ᵀ)Uᵀ, so S°'s non-zero singular values are c times those of
+ * the core C = R₁R₂ᵀ (at most 2d_h × 2d_h), ‖S°‖_F = c‖C‖_F and
+ * ‖S° − S°ᵀ‖_F = c‖C − Cᵀ‖_F (Golub & Van Loan, Matrix Computations, §5.2):
+ * exact, O(n·d_h²) instead of the O(n³) SVD of S°.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include <cblas.h>
+
+#include "analysis.h"
+
+#define ON(m) (sel->on[m])
+
+/* ---- row keys ------------------------------------------------------------ */
+
+typedef struct {
+    double std, sparse, entmax, js; /* sums over the counted rows */
+    size_t rows;
+} row_sums;
+
+/* √JS(p, q) in nats over n entries (0·ln 0 = 0). */
+static double js_distance(const double *p, const double *q, size_t n)
+{
+    double js = 0;
+    for (size_t j = 0; j < n; j++) {
+        double m = p[j] + q[j];
+        if (p[j] > 0)
+            js += p[j] * log(2 * p[j] / m);
+        if (q[j] > 0)
+            js += q[j] * log(2 * q[j] / m);
+    }
+    return sqrt(fmax(js / 2, 0));
+}
+
+/* The population standard deviation of the k finite entries of s. */
+static double allowed_std(const double *s, size_t n, size_t k)
+{
+    double mean = 0, ss = 0;
+    for (size_t j = 0; j < n; j++)
+        if (isfinite(s[j]))
+            mean += s[j];
+    mean /= (double)k;
+    for (size_t j = 0; j < n; j++)
+        if (isfinite(s[j]))
+            ss += (s[j] - mean) * (s[j] - mean);
+    return sqrt(ss / (double)k);
+}
+
+static size_t positive(const double *p, size_t n)
+{
+    size_t c = 0;
+    for (size_t j = 0; j < n; j++)
+        c += p[j] > 0;
+    return c;
+}
+
+/* Row s's terms into t; p, q scratch (n each). A row with no allowed key
+ * adds nothing. */
+static int row_terms(const double *s, size_t n, const ag_metric_set *sel, double *p, double *q,
+                     row_sums *t, ag_error *err)
+{
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (isnan(s[j]) || s[j] == INFINITY)
+            return ag_error_set(err, AG_ENONFINITE, "score %zu is %g", j, s[j]);
+        k += s[j] != -INFINITY;
+    }
+    if (k == 0)
+        return AG_OK;
+    int rc = AG_OK;
+    if (ON(AG_M_SCORE_STD))
+        t->std += allowed_std(s, n, k);
+    if (ON(AG_M_SPARSEMAX_SUPPORT) || ON(AG_M_SPARSEMAX_JS))
+        rc = ag_sparsemax_row(s, n, q, err);
+    if (rc == AG_OK && ON(AG_M_SPARSEMAX_SUPPORT))
+        t->sparse += (double)positive(q, n) / (double)k;
+    if (rc == AG_OK && ON(AG_M_SPARSEMAX_JS) && (rc = ag_softmax_row(s, n, 1.0, p, err)) == AG_OK)
+        t->js += js_distance(p, q, n);
+    if (rc == AG_OK && ON(AG_M_ENTMAX_SUPPORT) && (rc = ag_entmax15_row(s, n, p, err)) == AG_OK)
+        t->entmax += (double)positive(p, n) / (double)k;
+    t->rows += rc == AG_OK;
+    return rc;
+}
+
+static void put_mean(ag_record *rec, ag_metric key, double sum, size_t rows)
+{
+    ag_record_set(rec, key, rows ? AG_V_NUMBER : AG_V_NULL, rows ? sum / (double)rows : 0);
+}
+
+static int row_keys(const double *S, size_t n, const ag_metric_set *sel, ag_record *rec,
+                    ag_error *err)
+{
+    double *p = malloc(2 * n * sizeof *p);
+    if (!p)
+        return ag_error_set(err, AG_ENOMEM, "lens: out of memory for %zu scores", n);
+    row_sums t = {0};
+    int rc = AG_OK;
+    for (size_t i = 0; rc == AG_OK && i < n; i++)
+        if ((rc = row_terms(S + i * n, n, sel, p, p + n, &t, err)) != AG_OK) {
+            ag_error inner = *err;
+            ag_error_set(err, rc, "lens: row %zu: %s", i, inner.message);
+        }
+    free(p);
+    if (rc != AG_OK)
+        return rc;
+    const ag_metric keys[] = {AG_M_SCORE_STD, AG_M_SPARSEMAX_SUPPORT, AG_M_ENTMAX_SUPPORT,
+                              AG_M_SPARSEMAX_JS};
+    const double sums[] = {t.std, t.sparse, t.entmax, t.js};
+    for (size_t k = 0; k < 4; k++)
+        if (ON(keys[k]))
+            put_mean(rec, keys[k], sums[k], t.rows);
+    return AG_OK;
+}
+
+/* ---- the bilinear form --------------------------------------------------- */
+
+/* ‖M‖_F of the (r, r) M, scaled by its largest entry so that it cannot
+ * overflow; *asym ‖M − Mᵀ‖_F the same way. */
+static double frob_pair(const double *M, size_t r, double *asym)
+{
+    double amax = ag_max_abs(M, r * r), s2 = 0, a2 = 0;
+    for (size_t i = 0; amax > 0 && i < r; i++)
+        for (size_t j = 0; j < r; j++) {
+            double x = M[i * r + j] / amax, y = M[j * r + i] / amax;
+            s2 += x * x;
+            a2 += (x - y) * (x - y);
+        }
+    *asym = amax * sqrt(a2);
+    return amax * sqrt(s2);
+}
+
+/* The core C = R₁R₂ᵀ ((r, r), *core the caller's) of [Q K] = U[R₁ R₂]. */
+static int form_core(const double *q, const double *k, size_t n, size_t dh, double **core,
+                     size_t *r_out)
+{
+    double *qk = malloc(n * 2 * dh * sizeof *qk), *R = NULL;
+    size_t r = 0;
+    if (!qk)
+        return AG_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < dh; j++) {
+            qk[i * 2 * dh + j] = q[i * dh + j];
+            qk[i * 2 * dh + dh + j] = k[i * dh + j];
+        }
+    int rc = ag_thin_r(qk, n, 2 * dh, 2 * dh, &R, &r);
+    free(qk);
+    if (rc == AG_OK && !(*core = malloc(r * r * sizeof **core)))
+        rc = AG_ENOMEM;
+    if (rc == AG_OK) /* C (r, r) = R₁ (r, dh) · R₂ᵀ, R (r, 2dh) row-major */
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)r, (int)r, (int)dh, 1.0, R,
+                    (int)(2 * dh), R + dh, (int)(2 * dh), 0.0, *core, (int)r);
+    free(R);
+    *r_out = r;
+    return rc;
+}
+
+/* effective_rank(A): rec's family-A key when it holds a number, else
+ * from A's singular values; 0 for a zero A. */
+static int attention_rank(const double *A, size_t n, const ag_record *rec, double *out)
+{
+    if (ag_record_value(rec, AG_M_EFFECTIVE_RANK, out) == AG_V_NUMBER)
+        return AG_OK;
+    double *sigma = malloc(n * sizeof *sigma);
+    if (!sigma)
+        return AG_ENOMEM;
+    int rc = ag_svd_values(A, n, n, sigma);
+    *out = rc == AG_OK && sigma[0] > 0 ? ag_sigma_effective_rank(sigma, n) : 0;
+    free(sigma);
+    return rc;
+}
+
+/* The keys of S° from its core C (r, r) and the measured A. */
+static int form_keys_of_core(double *C, size_t r, size_t n, const double *A,
+                             const ag_metric_set *sel, ag_record *rec)
+{
+    double asym, frob = frob_pair(C, r, &asym), er = 0, era = 0;
+    double *sigma = malloc(r * sizeof *sigma);
+    if (!sigma)
+        return AG_ENOMEM;
+    int rc = frob > 0 ? ag_svd_values(C, r, r, sigma) : AG_OK;
+    if (rc == AG_OK && frob > 0)
+        er = ag_sigma_effective_rank(sigma, r);
+    if (rc == AG_OK && ON(AG_M_SCORE_EFFECTIVE_RANK))
+        ag_record_set(rec, AG_M_SCORE_EFFECTIVE_RANK, frob > 0 ? AG_V_NUMBER : AG_V_NULL, er);
+    if (rc == AG_OK && ON(AG_M_SCORE_NUMERICAL_RANK))
+        ag_record_set(rec, AG_M_SCORE_NUMERICAL_RANK, AG_V_INTEGER,
+                      frob > 0 ? (double)ag_sigma_numerical_rank(sigma, r, n, n) : 0);
+    if (rc == AG_OK && ON(AG_M_SCORE_ASYMMETRY))
+        ag_record_set(rec, AG_M_SCORE_ASYMMETRY, frob > 0 ? AG_V_NUMBER : AG_V_NULL,
+                      asym / 2 / frob);
+    if (rc == AG_OK && ON(AG_M_RANK_LIFT) && frob > 0)
+        rc = attention_rank(A, n, rec, &era);
+    if (rc == AG_OK && ON(AG_M_RANK_LIFT))
+        ag_record_set(rec, AG_M_RANK_LIFT, frob > 0 && era > 0 ? AG_V_NUMBER : AG_V_NULL,
+                      era / er);
+    free(sigma);
+    return rc;
+}
+
+static int form_keys(const ag_head_input *in, const double *A, const ag_metric_set *sel,
+                     ag_record *rec, ag_error *err)
+{
+    size_t n = in->n, dh = in->d_h;
+    double *q = malloc(2 * n * dh * sizeof *q), *C = NULL, scale;
+    size_t r = 0;
+    if (!q)
+        return ag_error_set(err, AG_ENOMEM, "lens: out of memory for Q and K");
+    int rc = ag_head_qk(in, q, q + n * dh, &scale, err);
+    if (rc != AG_OK) {
+        free(q);
+        return rc;
+    }
+    if ((rc = form_core(q, q + n * dh, n, dh, &C, &r)) == AG_OK)
+        rc = form_keys_of_core(C, r, n, A, sel, rec);
+    if (rc != AG_OK) /* the linear algebra's status, no message */
+        ag_error_set(err, rc, "lens: the bilinear form of %zu tokens: %s", n, ag_strerror(rc));
+    free(C);
+    free(q);
+    return rc;
+}
+
+/* ---- the family ---------------------------------------------------------- */
+
+int ag_lens_metrics(const double *S, const ag_head_input *in, const double *A,
+                    const ag_metric_set *sel, ag_record *rec, ag_error *err)
+{
+    if (!S || !in || !A || !sel || !rec)
+        return ag_error_set(err, AG_EINVAL, "lens: missing %s",
+                            !S ? "scores" : !in ? "head input" : !A ? "attention"
+                                                : !sel ? "selection" : "record");
+    int rc = AG_OK;
+    if (ON(AG_M_SCORE_STD) || ON(AG_M_SPARSEMAX_SUPPORT) || ON(AG_M_ENTMAX_SUPPORT) ||
+        ON(AG_M_SPARSEMAX_JS))
+        rc = row_keys(S, in->n, sel, rec, err);
+    if (rc == AG_OK && (ON(AG_M_SCORE_EFFECTIVE_RANK) || ON(AG_M_SCORE_NUMERICAL_RANK) ||
+                        ON(AG_M_RANK_LIFT) || ON(AG_M_SCORE_ASYMMETRY)))
+        rc = form_keys(in, A, sel, rec, err);
+    return rc;
+}
