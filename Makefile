@@ -263,6 +263,7 @@ ref-test: $(CLI) $(LIB_SO) $(BUILD)/examples/image_pixels
 	/usr/bin/python3 -B tests/ref/check_flow.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_scores.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_normalizers.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_lens.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_npy_header.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_tokenizers.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_aggregate.py $(CLI)
