@@ -40,66 +40,176 @@ typedef struct {
     size_t rows;
 } row_sums;
 
-/* √JS(p, q) in nats over n entries (0·ln 0 = 0). */
-static double js_distance(const double *p, const double *q, size_t n)
+/* The thresholds, without sorting: a pass over the row's n scores costs
+ * less than the O(k log k) sort of ag_sparsemax_row / ag_entmax15_row (two
+ * sorts a row were most of the family's time at n = 512), and both
+ * thresholds are the exact ones (test_lens.c checks them against those
+ * functions' supports). c is scratch for n values. */
+
+/* sparsemax's τ of z − m (z a row's k allowed scores, m their maximum) by
+ * Michelot's algorithm ("A finite algorithm for finding the projection of a
+ * point onto the canonical simplex of Rⁿ", JOTA 1986): from a set V
+ * holding the support, τ_V = (Σ_V (z − m) − 1)/|V| ≤ τ, so the keys above
+ * τ_V still hold it; V stops shrinking exactly at the support. V starts as
+ * {z − m > −1}: τ ≥ −1, since the top key's p = −τ ≤ 1. *kept = |support|. */
+static double sparsemax_tau(const double *z, size_t k, double m, double *c, size_t *kept)
 {
-    double js = 0;
-    for (size_t j = 0; j < n; j++) {
-        double m = p[j] + q[j];
-        if (p[j] > 0)
-            js += p[j] * log(2 * p[j] / m);
-        if (q[j] > 0)
-            js += q[j] * log(2 * q[j] / m);
+    size_t nc = 0, prev = 0;
+    for (size_t j = 0; j < k; j++) { /* branch-free compaction */
+        c[nc] = z[j] - m;
+        nc += c[nc] > -1;
     }
-    return sqrt(fmax(js / 2, 0));
+    double tau = -1; /* below every candidate: the first V is all of them */
+    for (;;) {
+        size_t cnt = 0;
+        double sum = 0;
+        for (size_t j = 0; j < nc; j++) { /* branch-free: c is finite */
+            double in = c[j] > tau;
+            cnt += (size_t)in;
+            sum += in * c[j];
+        }
+        if (cnt == prev) { /* V = {c > τ_V}: the support */
+            *kept = cnt;
+            return tau;
+        }
+        tau = (sum - 1) / (double)cnt;
+        prev = cnt;
+    }
 }
 
-/* The population standard deviation of the k finite entries of s. */
-static double allowed_std(const double *s, size_t n, size_t k)
+/* 1.5-entmax's τ of x = (z − m)/2: the root of g(τ) = Σ [x − τ]₊² = 1,
+ * convex and decreasing, from a τ₀ ≤ τ (g(τ₀) ≥ 1; the keys x ≤ τ₀ are out
+ * of the support): −1 (the top key's p = τ² ≤ 1), or sparsemax's bound
+ * below. With V = {x > τ}, τ_V = M_V − √((1 − S_V)/|V|) (Peters et
+ * al. 2019, §3.2: the root when V is the support) is it exactly when
+ * min_V x > τ_V; otherwise a Newton step from the left, which stays left of
+ * the root (convexity) and passes the breakpoints. Sums are of x − τ ∈
+ * (0, 1]: no cancellation. 0 when the steps stall (the caller then sorts:
+ * ag_entmax15_row); else 1, *kept = |V|. */
+static int entmax15_tau(const double *z, size_t k, double m, double tau0, double *c,
+                        double *out, size_t *kept)
+{
+    double tau = fmax(-1, tau0);
+    size_t nc = 0;
+    for (size_t j = 0; j < k; j++) {
+        c[nc] = (z[j] - m) / 2;
+        nc += c[nc] > tau;
+    }
+    for (int it = 0; it < 200; it++) {
+        size_t cnt = 0;
+        double s1 = 0, s2 = 0, lo = 2; /* min_V (x − τ) */
+        for (size_t j = 0; j < nc; j++) { /* branch-free: c is finite */
+            double y = c[j] - tau, in = y > 0, yin = in * y;
+            cnt += (size_t)in;
+            s1 += yin;
+            s2 += yin * y;
+            lo = y > 0 && y < lo ? y : lo;
+        }
+        lo += tau;
+        double ss = fmax(0, s2 - s1 * s1 / (double)cnt); /* Σ (x − M_V)² */
+        double tv = tau + s1 / (double)cnt - sqrt(fmax(0, (1 - ss) / (double)cnt));
+        if (tv < lo) {
+            *out = tv;
+            *kept = cnt;
+            return 1;
+        }
+        double next = tau + (s2 - 1) / (2 * s1);
+        if (!(next > tau))
+            return 0;
+        tau = next;
+    }
+    return 0;
+}
+
+/* √JS(p, q) in nats (0·ln 0 = 0) of p = softmax(z) and sparsemax's q_j =
+ * [z_j − m − τ]₊. Where q_j = 0 (most keys) p_j's term is p_j ln 2: one
+ * pass of exp (into e) gives the normaliser Σ e_j (summed in order, as
+ * ag_softmax_row, so each p_j is its bits) and Σ e_j over q_j = 0; logs
+ * over the support only. */
+static double js_distance(const double *z, size_t k, double m, double tau, double *e)
+{
+    double norm = 0, out = 0, js = 0;
+    for (size_t j = 0; j < k; j++) {
+        norm += e[j] = exp(z[j] - m);
+        out += z[j] - m - tau > 0 ? 0 : e[j];
+    }
+    for (size_t j = 0; j < k; j++) {
+        double q = z[j] - m - tau;
+        if (q > 0) {
+            double p = e[j] / norm, sum = p + q;
+            js += q * log(2 * q / sum) + (p > 0 ? p * log(2 * p / sum) : 0);
+        }
+    }
+    return sqrt(fmax((js + out / norm * M_LN2) / 2, 0));
+}
+
+/* The population standard deviation of z[0..k-1]. */
+static double population_std(const double *z, size_t k)
 {
     double mean = 0, ss = 0;
-    for (size_t j = 0; j < n; j++)
-        if (isfinite(s[j]))
-            mean += s[j];
+    for (size_t j = 0; j < k; j++)
+        mean += z[j];
     mean /= (double)k;
-    for (size_t j = 0; j < n; j++)
-        if (isfinite(s[j]))
-            ss += (s[j] - mean) * (s[j] - mean);
+    for (size_t j = 0; j < k; j++)
+        ss += (z[j] - mean) * (z[j] - mean);
     return sqrt(ss / (double)k);
 }
 
-static size_t positive(const double *p, size_t n)
+/* A lower bound of 1.5-entmax's τ from sparsemax's support (a keys) and
+ * threshold τ_s on z − m: in x = (z − m)/2 units Σ_support (x − τ_s/2) =
+ * 1/2, so for τ ≤ τ_s/2, by Cauchy–Schwarz, g(τ) ≥ (1/2 + a(τ_s/2 − τ))²/a,
+ * which is 1 at τ_s/2 − (√a − 1/2)/a; 1e-12 lower absorbs its rounding (a
+ * lower start only costs steps). */
+static double entmax15_floor(double tau_s, size_t a)
 {
-    size_t c = 0;
-    for (size_t j = 0; j < n; j++)
-        c += p[j] > 0;
-    return c;
+    double sa = sqrt((double)a);
+    return tau_s / 2 - (sa - 0.5) / (double)a - 1e-12;
 }
 
-/* Row s's terms into t; p, q scratch (n each). A row with no allowed key
- * adds nothing. */
-static int row_terms(const double *s, size_t n, const ag_metric_set *sel, double *p, double *q,
-                     row_sums *t, ag_error *err)
+/* 1.5-entmax's kept keys of z, from the lower bound tau0 of its τ, sorting
+ * (ag_entmax15_row) only when the sort-free threshold stalls. */
+static int entmax_kept(const double *z, size_t k, double m, double tau0, double *p,
+                       size_t *count, ag_error *err)
+{
+    double tau;
+    if (entmax15_tau(z, k, m, tau0, p, &tau, count))
+        return AG_OK;
+    int rc = ag_entmax15_row(z, k, p, err);
+    *count = 0;
+    for (size_t j = 0; rc == AG_OK && j < k; j++)
+        *count += p[j] > 0;
+    return rc;
+}
+
+/* Row s's terms into t; z, p, c scratch (n each): z the allowed scores in
+ * order (masked keys add nothing to any key, and a causal row's half of
+ * them would be half the work). A row with no allowed key adds nothing. */
+static int row_terms(const double *s, size_t n, const ag_metric_set *sel, double *z, double *p,
+                     double *c, row_sums *t, ag_error *err)
 {
     size_t k = 0;
+    double m = -INFINITY;
     for (size_t j = 0; j < n; j++) {
         if (isnan(s[j]) || s[j] == INFINITY)
             return ag_error_set(err, AG_ENONFINITE, "score %zu is %g", j, s[j]);
-        k += s[j] != -INFINITY;
+        if (s[j] != -INFINITY)
+            m = fmax(m, z[k++] = s[j]);
     }
     if (k == 0)
         return AG_OK;
     int rc = AG_OK;
     if (ON(AG_M_SCORE_STD))
-        t->std += allowed_std(s, n, k);
-    if (ON(AG_M_SPARSEMAX_SUPPORT) || ON(AG_M_SPARSEMAX_JS))
-        rc = ag_sparsemax_row(s, n, q, err);
-    if (rc == AG_OK && ON(AG_M_SPARSEMAX_SUPPORT))
-        t->sparse += (double)positive(q, n) / (double)k;
-    if (rc == AG_OK && ON(AG_M_SPARSEMAX_JS) && (rc = ag_softmax_row(s, n, 1.0, p, err)) == AG_OK)
-        t->js += js_distance(p, q, n);
-    if (rc == AG_OK && ON(AG_M_ENTMAX_SUPPORT) && (rc = ag_entmax15_row(s, n, p, err)) == AG_OK)
-        t->entmax += (double)positive(p, n) / (double)k;
+        t->std += population_std(z, k);
+    size_t ks = 0, ke = 0;
+    double tau = 0; /* sparsemax's, also a start for 1.5-entmax's */
+    if (ON(AG_M_SPARSEMAX_SUPPORT) || ON(AG_M_SPARSEMAX_JS) || ON(AG_M_ENTMAX_SUPPORT))
+        tau = sparsemax_tau(z, k, m, c, &ks);
+    t->sparse += (double)ks / (double)k;
+    if (ON(AG_M_SPARSEMAX_JS))
+        t->js += js_distance(z, k, m, tau, p);
+    if (rc == AG_OK && ON(AG_M_ENTMAX_SUPPORT) &&
+        (rc = entmax_kept(z, k, m, entmax15_floor(tau, ks), p, &ke, err)) == AG_OK)
+        t->entmax += (double)ke / (double)k;
     t->rows += rc == AG_OK;
     return rc;
 }
@@ -112,17 +222,17 @@ static void put_mean(ag_record *rec, ag_metric key, double sum, size_t rows)
 static int row_keys(const double *S, size_t n, const ag_metric_set *sel, ag_record *rec,
                     ag_error *err)
 {
-    double *p = malloc(2 * n * sizeof *p);
-    if (!p)
+    double *z = malloc(3 * n * sizeof *z);
+    if (!z)
         return ag_error_set(err, AG_ENOMEM, "lens: out of memory for %zu scores", n);
     row_sums t = {0};
     int rc = AG_OK;
     for (size_t i = 0; rc == AG_OK && i < n; i++)
-        if ((rc = row_terms(S + i * n, n, sel, p, p + n, &t, err)) != AG_OK) {
+        if ((rc = row_terms(S + i * n, n, sel, z, z + n, z + 2 * n, &t, err)) != AG_OK) {
             ag_error inner = *err;
             ag_error_set(err, rc, "lens: row %zu: %s", i, inner.message);
         }
-    free(p);
+    free(z);
     if (rc != AG_OK)
         return rc;
     const ag_metric keys[] = {AG_M_SCORE_STD, AG_M_SPARSEMAX_SUPPORT, AG_M_ENTMAX_SUPPORT,
