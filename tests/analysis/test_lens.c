@@ -187,3 +187,64 @@ Test(lens, errors)
     cr_expect_eq(ag_lens_metrics(S, &in, A_ID, f.sel, f.rec, &err), AG_EINVAL);
     teardown(&f);
 }
+
+/* The sort-free thresholds against the sorting normalisers
+ * (attngeom/normalizers.h) on random rows of 1..40 keys, some masked, some
+ * tied, at spreads from near-uniform to peaked: each row's supports must be
+ * the counts of ag_sparsemax_row's and ag_entmax15_row's p_j > 0 exactly,
+ * and its JS distance the one of the sorted sparsemax row and
+ * ag_softmax_row's (formed here), to the rounding of a mean. */
+static double lcg(unsigned long long *x)
+{
+    *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*x >> 11) / 9007199254740992.0;
+}
+
+Test(lens, thresholds_match_the_sorting_normalisers)
+{
+    fill();
+    fixture f = setup("sparsemax_support,entmax_support,sparsemax_js");
+    unsigned long long x = 28;
+    double s[40], p[40], q[40];
+    ag_error err = {0};
+    for (int trial = 0; trial < 3000; trial++) {
+        size_t n = 1 + (size_t)(lcg(&x) * 40);
+        double spread = pow(10, 3 * lcg(&x) - 2);
+        for (size_t j = 0; j < n; j++) {
+            double u = lcg(&x);
+            s[j] = u < 0.15 ? NEG : u < 0.3 && j > 0 ? s[j - 1] : spread * (2 * lcg(&x) - 1);
+        }
+        s[(size_t)(lcg(&x) * n)] = 0.5; /* at least one allowed key */
+        ag_head_input in = head(I3, I3);
+        in.n = 1; /* one row of n scores: S is 1 × n, read as its only row */
+        double sp = 0, en = 0, js = 0, k = 0;
+        cr_assert_eq(ag_sparsemax_row(s, n, q, &err), AG_OK, "%s", err.message);
+        cr_assert_eq(ag_softmax_row(s, n, 1, p, &err), AG_OK);
+        for (size_t j = 0; j < n; j++) {
+            k += s[j] != NEG;
+            sp += q[j] > 0;
+            double m = p[j] + q[j];
+            js += (p[j] > 0 ? p[j] * log(2 * p[j] / m) : 0) + (q[j] > 0 ? q[j] * log(2 * q[j] / m) : 0);
+        }
+        cr_assert_eq(ag_entmax15_row(s, n, p, &err), AG_OK);
+        for (size_t j = 0; j < n; j++)
+            en += p[j] > 0;
+        /* ag_lens_metrics reads rows of in.n scores: give it n × n with the
+         * row repeated, so every row is this one */
+        double S[40 * 40];
+        for (size_t i = 0; i < n; i++)
+            memcpy(S + i * n, s, n * sizeof *s);
+        in.n = n;
+        cr_assert_eq(ag_lens_metrics(S, &in, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+        /* the mean of n equal terms rounds: compare the count it carries */
+        double vs = value(f.rec, AG_M_SPARSEMAX_SUPPORT, AG_V_NUMBER) * k,
+               ve = value(f.rec, AG_M_ENTMAX_SUPPORT, AG_V_NUMBER) * k;
+        cr_expect(fabs(vs - sp) < 1e-9 && fabs(ve - en) < 1e-9, "trial %d: supports %.17g, %.17g of %g keys, expected %g, %g",
+                  trial, vs, ve, k, sp, en);
+        double want = sqrt(fmax(js / 2, 0));
+        /* the mean of n ≤ 40 equal terms rounds by up to 40 ulps (< 4e-15 here) */
+        cr_expect(fabs(value(f.rec, AG_M_SPARSEMAX_JS, AG_V_NUMBER) - want) <= 1e-14,
+                  "trial %d: js %.17g, expected %.17g", trial, value(f.rec, AG_M_SPARSEMAX_JS, AG_V_NUMBER), want);
+    }
+    teardown(&f);
+}
