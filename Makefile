@@ -347,6 +347,7 @@ bench: deps
 	@sh scripts/install-bench-deps.sh
 	$(MAKE) $(BENCHES) $(CLI)
 	@for b in $(BENCHES); do $$b || exit 1; done
+	/usr/bin/python3 -B bench/lens.py $(CLI)
 	/usr/bin/python3 -B bench/peers.py $(CLI)
 	@if command -v mpirun > /dev/null && command -v mpicc > /dev/null; then \
 	    $(MAKE) mpi && sh bench/mpi_speedup.sh $(CLI) $(BUILD)/attngeom-mpi; \

@@ -469,7 +469,8 @@ AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_
  * (ag_run_forward, opt's precision) and, per selected layer in order
  * (ag_run_options_selection), ag_run_heads of its selected heads with the
  * layer's input X as family E's (GQA-grouped keys) and family H's (the
- * layer's weights fetched once per layer when E or H is selected); records carry
+ * layer's weights fetched once per layer when E, H or K is selected; with
+ * K the pass also forms the scores, ag_lens_metrics' input); records carry
  * in->text. Errors: the selections' (AG_ERANGE "heads: 9 is outside
  * 0..3"), the pass's, ag_model_attn_weights's, and a head's as "layer L
  * head H: <message>" (the lowest failed head of the first failed layer).
