@@ -21,7 +21,9 @@
  *   linear                  p_j = φ(q)ᵀφ(k_j) / Σ_k φ(q)ᵀφ(k_k), φ = elu + 1
  *                           (Katharopoulos et al. 2020, §3.2, eq. 7), from
  *                           the head's query and keys rather than scores.
- * Every function is pure (no allocation, no state) and thread-safe.
+ * Every row function is pure (no allocation, no state) and thread-safe.
+ * ag_lens_metrics (family K, at the end) measures a head's own scores with
+ * them.
  */
 #ifndef ATTNGEOM_NORMALIZERS_H
 #define ATTNGEOM_NORMALIZERS_H
