@@ -58,11 +58,13 @@ int ag_thin_r(const double *a, size_t rows, size_t cols, size_t ld, double **r_o
               size_t *k_out);
 
 /* The rows of Q = R(XW_Q + b_Q) and K = R(XW_K + b_K) of head `in` (R its
- * rotary rotation: attngeom/stability.h) into q and k (n × d_h each, the
+ * rotary rotation: attngeom/stability.h; with its QK-norm qk, NULL: none,
+ * between projection and rotation) into q and k (n × d_h each, the
  * caller's); *scale the head's c (its 0 resolved to 1/√d_h). Errors as
  * ag_stability_metrics' for the input, AG_ENONFINITE when Q or K
  * overflows, AG_ENOMEM (analysis/stability.c). */
-int ag_head_qk(const ag_head_input *in, double *q, double *k, double *scale, ag_error *err);
+int ag_head_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *q, double *k,
+               double *scale, ag_error *err);
 
 /* Family B of the square n×n row-major A (finite entries), S = 2^-e·A. */
 int ag_attention_family(const double *A, const double *S, int e, size_t n,
@@ -71,6 +73,12 @@ int ag_attention_family(const double *A, const double *S, int e, size_t n,
  * for some e (X itself when it needs no scaling). */
 int ag_geometry_family(const double *X, const double *S, size_t m, size_t n,
                        const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec);
+/* Family L (docs/metrics.md) of the square n×n row-major A (finite
+ * entries): the metric axioms of d = −ln A; every key null when an entry
+ * is negative. Uses the slots AG_WK_COPY, AG_WK_COPY2, AG_WK_IWORK (for
+ * triangle_violation only). AG_OK or AG_ENOMEM. */
+int ag_axioms_family(const double *A, size_t n, const ag_metric_set *sel, ag_matrix_work *w,
+                     ag_record *rec);
 
 /* What family B needs of the eigenvalues of S (analysis/eigen.c). */
 typedef struct {

@@ -4,7 +4,8 @@
 Usage: /usr/bin/python3 bench/peer_matrix.py IN.npy OUT.json
 
 Reads an [L, H, n, n] float64 .npy and writes, per head in (layer, head)
-order, the 25 default keys (families A, B, C and lambda2_condition,
+order, the 27 default keys (families A, B, C, lambda2_condition and the
+detectors prev_token_ratio and self_ratio,
 docs/metrics.md) as a JSON list of {"layer", "head", key: value}. The values
 come from tests/ref/reference.py, the straightforward implementation of the
 definitions that the reference checks trust: numpy's SVD for family A and

@@ -10,7 +10,7 @@ compared; the cases without a peer run BENCH_SOLO_REPS times (default 1).
 All inputs are made here from fixed seeds in a temporary folder, removed at
 the end:
 
-  matrix   `attngeom matrix X.npy --format csv` (default metrics: the 25 keys
+  matrix   `attngeom matrix X.npy --format csv` (default metrics: the 27 keys
            of families A, B, C and lambda2_condition) against
            bench/peer_matrix.py (numpy/scipy, tests/ref/reference.py) on
            random softmax matrices at n = 512: [2,12,n,n] causal and
@@ -321,7 +321,7 @@ def read_csv(path):
 
 
 def compare_matrix(label, ours_csv, peer_json):
-    """Peer's 25 keys against attngeom's: bools and integers equal, numbers
+    """Peer's 27 keys against attngeom's: bools and integers equal, numbers
     within MATRIX_RTOL·|peer| + MATRIX_ATOL. Returns the worst relative gap."""
     ours = read_csv(ours_csv)
     with open(peer_json) as f:
@@ -436,8 +436,8 @@ def print_table(machine, reps, solo, m_c, m_n, fw, an, at):
         print("   " + line)
     print(row("case", "attngeom", "peer", "ratio", "target"))
     for label, (a, b, _), target in (
-            ("matrix, 25 default keys, 2x12 causal n=512", m_c, ">= 4x"),
-            ("matrix, 25 default keys, 1x12 non-causal", m_n, ">= 3x")):
+            ("matrix, 27 default keys, 2x12 causal n=512", m_c, ">= 4x"),
+            ("matrix, 27 default keys, 1x12 non-causal", m_n, ">= 3x")):
         print(row(label, timed(a), timed(b), "%.2fx" % (b.wall / a.wall), target))
     a, b, _, torch_fwd = fw
     tokens = TEXTS * TEXT_TOKENS

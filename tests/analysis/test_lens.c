@@ -85,7 +85,7 @@ Test(lens, row_keys_closed_forms)
     ag_head_input in = head(I3, I3);
     in.n = 3;
     ag_error err = {0};
-    cr_assert_eq(ag_lens_metrics(S, &in, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
     double z = exp(3) + exp(1.5) + 1, p0 = exp(3) / z;
     double js2 = 0.5 * (p0 * log(2 * p0 / (p0 + 1)) + (1 - p0) * log(2)) +
                  0.5 * log(2 / (p0 + 1));
@@ -109,7 +109,7 @@ Test(lens, no_allowed_score_is_null)
     ag_head_input in = head(I3, I3);
     in.n = 2;
     ag_error err = {0};
-    cr_assert_eq(ag_lens_metrics(S, &in, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
     value(f.rec, AG_M_SCORE_STD, AG_V_NULL);
     value(f.rec, AG_M_SPARSEMAX_JS, AG_V_NULL);
     teardown(&f);
@@ -126,14 +126,14 @@ Test(lens, symmetric_form_of_known_rank)
     fixture f = setup("lens");
     ag_head_input in = head(I3, I3);
     ag_error err = {0};
-    cr_assert_eq(ag_lens_metrics(S, &in, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
     cr_expect(fabs(value(f.rec, AG_M_SCORE_EFFECTIVE_RANK, AG_V_NUMBER) - 3) < 1e-14);
     cr_expect_eq(value(f.rec, AG_M_SCORE_NUMERICAL_RANK, AG_V_INTEGER), 3);
     cr_expect_eq(value(f.rec, AG_M_SCORE_ASYMMETRY, AG_V_NUMBER), 0);
     cr_expect(fabs(value(f.rec, AG_M_RANK_LIFT, AG_V_NUMBER) - N / 3.0) < 1e-14);
     /* rank_lift takes the record's effective_rank when it has one */
     ag_record_set(f.rec, AG_M_EFFECTIVE_RANK, AG_V_NUMBER, 4.5);
-    cr_assert_eq(ag_lens_metrics(S, &in, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
     cr_expect(fabs(value(f.rec, AG_M_RANK_LIFT, AG_V_NUMBER) - 1.5) < 1e-14);
     teardown(&f);
 }
@@ -148,7 +148,7 @@ Test(lens, antisymmetric_form)
     fixture f = setup("score_asymmetry,score_numerical_rank,score_effective_rank");
     ag_head_input in = head(I3, J);
     ag_error err = {0};
-    cr_assert_eq(ag_lens_metrics(S, &in, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
     cr_expect(fabs(value(f.rec, AG_M_SCORE_ASYMMETRY, AG_V_NUMBER) - 1) < 1e-15);
     cr_expect_eq(value(f.rec, AG_M_SCORE_NUMERICAL_RANK, AG_V_INTEGER), 2);
     cr_expect(fabs(value(f.rec, AG_M_SCORE_EFFECTIVE_RANK, AG_V_NUMBER) - 2) < 1e-14);
@@ -163,7 +163,7 @@ Test(lens, zero_form_is_null)
     fixture f = setup("lens");
     ag_head_input in = head(Z, I3);
     ag_error err = {0};
-    cr_assert_eq(ag_lens_metrics(S, &in, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
     value(f.rec, AG_M_SCORE_EFFECTIVE_RANK, AG_V_NULL);
     value(f.rec, AG_M_RANK_LIFT, AG_V_NULL);
     value(f.rec, AG_M_SCORE_ASYMMETRY, AG_V_NULL);
@@ -179,12 +179,12 @@ Test(lens, errors)
     ag_head_input in = head(I3, I3);
     in.n = 2;
     ag_error err = {0};
-    cr_expect_eq(ag_lens_metrics(S, &in, A_ID, f.sel, f.rec, &err), AG_ENONFINITE);
+    cr_expect_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_ENONFINITE);
     cr_expect(strstr(err.message, "row 1") != NULL, "%s", err.message);
-    cr_expect_eq(ag_lens_metrics(NULL, &in, A_ID, f.sel, f.rec, &err), AG_EINVAL);
+    cr_expect_eq(ag_lens_metrics(NULL, &in, NULL, A_ID, f.sel, f.rec, &err), AG_EINVAL);
     S[2] = 0;
     in.wq = NULL;
-    cr_expect_eq(ag_lens_metrics(S, &in, A_ID, f.sel, f.rec, &err), AG_EINVAL);
+    cr_expect_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_EINVAL);
     teardown(&f);
 }
 
@@ -235,7 +235,7 @@ Test(lens, thresholds_match_the_sorting_normalisers)
         for (size_t i = 0; i < n; i++)
             memcpy(S + i * n, s, n * sizeof *s);
         in.n = n;
-        cr_assert_eq(ag_lens_metrics(S, &in, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+        cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
         /* the mean of n equal terms rounds: compare the count it carries */
         double vs = value(f.rec, AG_M_SPARSEMAX_SUPPORT, AG_V_NUMBER) * k,
                ve = value(f.rec, AG_M_ENTMAX_SUPPORT, AG_V_NUMBER) * k;

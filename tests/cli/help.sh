@@ -53,7 +53,7 @@ got = load(a[0])["records"]
 keys = [r["key"] for r in got]
 assert len(keys) == len(set(keys)), "a key twice"
 assert set(keys) == set(rows), ("registry only", sorted(set(keys) - set(rows)), "docs only", sorted(set(rows) - set(keys)))
-assert len(keys) == 75
+assert len(keys) == 78
 for r in got:
     doc = rows[r["key"]]
     assert r["definition"] == doc[0], (r["key"], r["definition"], doc[0])
@@ -61,11 +61,12 @@ for r in got:
         assert r["null_when"] == doc[1], (r["key"], r["null_when"], doc[1])
     assert r["null_when"] and r["reference"], r["key"]
     assert r["family"] in ("spectrum", "attention", "geometry", "weights", "stability", "curvature",
-                           "values", "activations", "mixing", "lens")
+                           "values", "activations", "mixing", "axioms", "lens")
 # the column order of the records (docs/metrics.md: A, B, C, D, E, lambda2_condition, F,
-# detectors, H, I, J, K)
+# detectors, H, I, J, L, K)
 assert keys[:3] == ["sigma_max", "sigma_gap", "effective_rank"] and keys[-1] == "score_asymmetry"
-assert keys.index("score_std") == keys.index("context_mixing") + 1
+assert keys[-11:-8] == ["triangle_violation", "symmetry_gap", "self_cost"]
+assert keys.index("score_std") == keys.index("self_cost") + 1
 assert keys.index("context_mixing") == keys.index("act_massive") + 1
 assert keys.index("value_norm_mean") == keys.index("induction_baseline") + 1
 assert keys.index("lambda2_condition") == keys.index("qk_cos_mean") + 1
@@ -160,8 +161,12 @@ grep -q "^layer,head" "$T/csvok" || fail "$(head -c 200 "$T/csvok")"
 # ---- one option table per command, four lists --------------------------------
 # the table of every command: "CMD NAME VALUE|- takes|refuses" a line
 "$CLI" options-doc names >"$T/names" || fail "options-doc names: exit $?"
-check "options-doc names lists the 17 commands"
-[ "$(cut -d' ' -f1 "$T/names" | sort -u | wc -l)" -eq 17 ] || fail "$(cut -d' ' -f1 "$T/names" | sort -u)"
+# the commands of `attngeom --help` (its "  name ARGS  what" lines), every one with a table
+"$CLI" --help | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p' | sort -u >"$T/commands"
+check "options-doc names lists the $(wc -l <"$T/commands") commands of --help"
+[ "$(wc -l <"$T/commands")" -ge 17 ] || fail "--help lists $(wc -l <"$T/commands") commands"
+cut -d' ' -f1 "$T/names" | sort -u | cmp -s - "$T/commands" ||
+    fail "$(cut -d' ' -f1 "$T/names" | sort -u | diff - "$T/commands")"
 mkdir -p "$T/cwd"
 # the parser takes every entry it lists (alone, as NAME VALUE and NAME=VALUE),
 # refuses the refused ones with their reason, and takes no option another
