@@ -264,6 +264,7 @@ ref-test: $(CLI) $(LIB_SO) $(BUILD)/examples/image_pixels
 	/usr/bin/python3 -B tests/ref/check_flow.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_scores.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_normalizers.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_lens.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_npy_header.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_tokenizers.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_vocab.py $(CLI)
@@ -348,6 +349,7 @@ bench: deps
 	@sh scripts/install-bench-deps.sh
 	$(MAKE) $(BENCHES) $(CLI)
 	@for b in $(BENCHES); do $$b || exit 1; done
+	/usr/bin/python3 -B bench/lens.py $(CLI)
 	/usr/bin/python3 -B bench/peers.py $(CLI)
 	@if command -v mpirun > /dev/null && command -v mpicc > /dev/null; then \
 	    $(MAKE) mpi && sh bench/mpi_speedup.sh $(CLI) $(BUILD)/attngeom-mpi; \

@@ -43,6 +43,29 @@ double ag_sumsq(const double *x, size_t count);
 void ag_spectrum_keys_scaled(const double *sigma, size_t q, size_t m, size_t n, int e,
                              ag_metric first, const ag_metric_set *sel, ag_record *rec);
 
+/* Family A's effective_rank (exp of the entropy of σ_k/Σσ; sigma
+ * descending, q ≥ 1, σ₁ > 0) and numerical_rank (#{σ_k > σ₁·max(m, n)·ε})
+ * of an m×n matrix's singular values: the one definition of each, for
+ * every family that reports them (A, D, K). */
+double ag_sigma_effective_rank(const double *sigma, size_t q);
+size_t ag_sigma_numerical_rank(const double *sigma, size_t q, size_t m, size_t n);
+
+/* The R factor (k×cols, k = min(rows, cols), row-major, zero below the
+ * diagonal; *r_out the caller's: free) of the thin QR (LAPACK dgeqrf) of
+ * the (rows, cols) block a with row stride ld (analysis/weights.c).
+ * AG_OK, AG_ENOMEM or AG_ELAPACK. */
+int ag_thin_r(const double *a, size_t rows, size_t cols, size_t ld, double **r_out,
+              size_t *k_out);
+
+/* The rows of Q = R(XW_Q + b_Q) and K = R(XW_K + b_K) of head `in` (R its
+ * rotary rotation: attngeom/stability.h; with its QK-norm qk, NULL: none,
+ * between projection and rotation) into q and k (n × d_h each, the
+ * caller's); *scale the head's c (its 0 resolved to 1/√d_h). Errors as
+ * ag_stability_metrics' for the input, AG_ENONFINITE when Q or K
+ * overflows, AG_ENOMEM (analysis/stability.c). */
+int ag_head_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *q, double *k,
+               double *scale, ag_error *err);
+
 /* Family B of the square n×n row-major A (finite entries), S = 2^-e·A. */
 int ag_attention_family(const double *A, const double *S, int e, size_t n,
                         const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec);

@@ -299,6 +299,39 @@ static const struct {
         "mean of d_ii over the i with A_ii > 0 (0 for a metric)",
         "not square, any entry < 0, or every A_ii = 0",
         "d(i, i) = 0: Deza & Deza, Encyclopedia of Distances, §1.1"},
+    /* K. the lens */
+    [AG_M_SCORE_STD] = {"score_std", AG_FAMILY_LENS,
+        "mean over rows of the population standard deviation of the row's allowed (finite) scores",
+        "no row has an allowed score",
+        "the logit spread that sets softmax's sharpness (attngeom; docs/metrics.md, K)"},
+    [AG_M_SPARSEMAX_SUPPORT] = {"sparsemax_support", AG_FAMILY_LENS,
+        "mean over rows of #{j : sparsemax(s)_j > 0} / #allowed keys (1 dense, 1/k one key)",
+        "no row has an allowed score",
+        "Martins & Astudillo 2016, §2.2, Algorithm 1"},
+    [AG_M_ENTMAX_SUPPORT] = {"entmax_support", AG_FAMILY_LENS,
+        "mean over rows of #{j : entmax15(s)_j > 0} / #allowed keys",
+        "no row has an allowed score",
+        "Peters, Niculae & Martins 2019, §3.2"},
+    [AG_M_SPARSEMAX_JS] = {"sparsemax_js", AG_FAMILY_LENS,
+        "mean over rows of the Jensen–Shannon distance √JS(softmax(s), sparsemax(s)), natural log (in [0, √ln 2])",
+        "no row has an allowed score",
+        "Lin 1991, §4 (scipy.spatial.distance.jensenshannon)"},
+    [AG_M_SCORE_EFFECTIVE_RANK] = {"score_effective_rank", AG_FAMILY_LENS,
+        "`effective_rank` of the unmasked n×n form S° = c·QKᵀ (rank ≤ d_h)",
+        "S° = 0",
+        "Bhojanapalli et al. 2020, §3; Roy & Vetterli 2007"},
+    [AG_M_SCORE_NUMERICAL_RANK] = {"score_numerical_rank", AG_FAMILY_LENS,
+        "`numerical_rank` of S° (tolerance σ₁·n·ε; an integer)",
+        "—",
+        "Bhojanapalli et al. 2020, §3; Golub & Van Loan 2013, §5.4.1"},
+    [AG_M_RANK_LIFT] = {"rank_lift", AG_FAMILY_LENS,
+        "`effective_rank`(A) / `score_effective_rank`, A the matrix measured",
+        "S° = 0",
+        "Bhojanapalli et al. 2020, §3"},
+    [AG_M_SCORE_ASYMMETRY] = {"score_asymmetry", AG_FAMILY_LENS,
+        "‖(S° − S°ᵀ)/2‖_F / ‖S°‖_F",
+        "S° = 0",
+        "attngeom (docs/metrics.md, K)"},
 };
 
 /* How a paper's table heads each key (md and LaTeX headers): a display
@@ -379,6 +412,14 @@ static const struct {
     [AG_M_TRIANGLE_VIOLATION] = {"Triangle violation", NULL},
     [AG_M_SYMMETRY_GAP] = {"Symmetry gap", NULL},
     [AG_M_SELF_COST] = {"Self cost", NULL},
+    [AG_M_SCORE_STD] = {"Score std", NULL},
+    [AG_M_SPARSEMAX_SUPPORT] = {"Sparsemax support", NULL},
+    [AG_M_ENTMAX_SUPPORT] = {"Entmax support", NULL},
+    [AG_M_SPARSEMAX_JS] = {"Sparsemax JS distance", NULL},
+    [AG_M_SCORE_EFFECTIVE_RANK] = {"Score effective rank", NULL},
+    [AG_M_SCORE_NUMERICAL_RANK] = {"Score numerical rank", NULL},
+    [AG_M_RANK_LIFT] = {"Rank lift", NULL},
+    [AG_M_SCORE_ASYMMETRY] = {"Score asymmetry", NULL},
 };
 
 /* The other keys records carry (docs/cli.md, docs/metrics.md): the
@@ -440,6 +481,7 @@ static const char *const family_names[AG_FAMILY_COUNT] = {
     [AG_FAMILY_ACTIVATIONS] = "activations",
     [AG_FAMILY_MIXING] = "mixing",
     [AG_FAMILY_AXIOMS] = "axioms",
+    [AG_FAMILY_LENS] = "lens",
 };
 
 const char *ag_metric_name(ag_metric m)

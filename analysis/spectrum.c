@@ -22,6 +22,30 @@
 #define KEY(k) ((ag_metric)(first + ((k) - AG_M_SIGMA_MAX)))
 #define ON(k) (sel->on[KEY(k)])
 
+double ag_sigma_effective_rank(const double *sigma, size_t q)
+{
+    const double s1 = sigma[0];
+    double sum_r = 0, h = 0; /* over r_k = σ_k / σ₁ */
+    for (size_t k = 0; k < q; k++)
+        sum_r += sigma[k] / s1;
+    for (size_t k = 0; k < q; k++) {
+        double p = sigma[k] / s1 / sum_r; /* = σ_k / Σσ */
+        if (p > 0)
+            h -= p * log(p);
+    }
+    return exp(h);
+}
+
+size_t ag_sigma_numerical_rank(const double *sigma, size_t q, size_t m, size_t n)
+{
+    /* ε first: σ₁·max(m, n) alone can overflow */
+    double tol = (q ? sigma[0] : 0.0) * DBL_EPSILON * (double)(m > n ? m : n);
+    size_t r = 0;
+    for (size_t k = 0; k < q; k++)
+        r += sigma[k] > tol;
+    return r;
+}
+
 void ag_spectrum_from_sigma(const double *sigma, size_t q, size_t m, size_t n,
                             const ag_metric_set *sel, ag_record *rec)
 {
@@ -49,35 +73,22 @@ void ag_spectrum_keys_scaled(const double *sigma, size_t q, size_t m, size_t n, 
             ag_record_set(rec, KEY(AG_M_SIGMA_GAP), AG_V_NUMBER, 1.0 - sigma[1] / s1);
     }
 
-    double sum_r = 0, sum_r2 = 0, sum_r4 = 0; /* over r_k = σ_k / σ₁ */
+    double sum_r2 = 0, sum_r4 = 0; /* over r_k = σ_k / σ₁ */
     for (size_t k = 0; !zero && k < q; k++) {
         double r = sigma[k] / s1;
-        sum_r += r;
         sum_r2 += r * r;
         sum_r4 += r * r * r * r;
     }
-    if (ON(AG_M_EFFECTIVE_RANK)) {
-        double h = 0;
-        for (size_t k = 0; !zero && k < q; k++) {
-            double p = sigma[k] / s1 / sum_r; /* = σ_k / Σσ */
-            if (p > 0)
-                h -= p * log(p);
-        }
+    if (ON(AG_M_EFFECTIVE_RANK))
         ag_record_set(rec, KEY(AG_M_EFFECTIVE_RANK), zero ? AG_V_NULL : AG_V_NUMBER,
-                      exp(h));
-    }
+                      zero ? 0 : ag_sigma_effective_rank(sigma, q));
     if (ON(AG_M_STABLE_RANK))
         ag_record_set(rec, KEY(AG_M_STABLE_RANK), zero ? AG_V_NULL : AG_V_NUMBER,
                       sum_r2);
     if (ON(AG_M_PARTICIPATION_RATIO))
         ag_record_set(rec, KEY(AG_M_PARTICIPATION_RATIO),
                       zero ? AG_V_NULL : AG_V_NUMBER, sum_r2 * sum_r2 / sum_r4);
-    if (ON(AG_M_NUMERICAL_RANK)) {
-        /* ε first: σ₁·max(m, n) alone can overflow */
-        double tol = s1 * DBL_EPSILON * (double)(m > n ? m : n);
-        size_t r = 0;
-        for (size_t k = 0; k < q; k++)
-            r += sigma[k] > tol;
-        ag_record_set(rec, KEY(AG_M_NUMERICAL_RANK), AG_V_INTEGER, (double)r);
-    }
+    if (ON(AG_M_NUMERICAL_RANK))
+        ag_record_set(rec, KEY(AG_M_NUMERICAL_RANK), AG_V_INTEGER,
+                      (double)ag_sigma_numerical_rank(sigma, q, m, n));
 }

@@ -307,12 +307,12 @@ static int side_forward(const qk_side *s, const double *X, size_t n, size_t d, s
     return AG_OK;
 }
 
-/* Q, K (rotated) and A of the head at input X (n, d) with row stride ldx.
- * q, k (n, dh), A (n, n) are the caller's; tab the rotary tables or NULL;
- * keep (2 sides) NULL or where the norms' u and r go. AG_ENONFINITE when
- * the products overflow (A is then not finite), AG_ENOMEM. */
-static int head_forward(const head_def *hd, const double *X, size_t ldx, const double *tab,
-                        double *q, double *k, double *A, lin_side *keep, ag_error *err)
+/* Q and K (rotated) of the head at input X (n, d) with row stride ldx into
+ * q, k (n, dh); tab the rotary tables or NULL; keep (2 sides) NULL or where
+ * the norms' u and r go. AG_ENONFINITE when the products overflow,
+ * AG_ENOMEM. */
+static int head_qk(const head_def *hd, const double *X, size_t ldx, const double *tab,
+                   double *q, double *k, lin_side *keep, ag_error *err)
 {
     const ag_head_input *h = &hd->in;
     double *qk[2] = {q, k};
@@ -324,12 +324,39 @@ static int head_forward(const head_def *hd, const double *X, size_t ldx, const d
         rotate(q, h->n, h->d_h, h->rope.rotary_dim, tab, 1);
         rotate(k, h->n, h->d_h, h->rope.rotary_dim, tab, 1);
     }
+    int rc = check_overflow(q, h->n, h->d_h, "Q = X W_Q", err);
+    return rc == AG_OK ? check_overflow(k, h->n, h->d_h, "K = X W_K", err) : rc;
+}
+
+/* Q, K (rotated) and A of the head at input X, as head_qk; A (n, n) the
+ * caller's (not finite when AG_ENONFINITE). */
+static int head_forward(const head_def *hd, const double *X, size_t ldx, const double *tab,
+                        double *q, double *k, double *A, lin_side *keep, ag_error *err)
+{
+    const ag_head_input *h = &hd->in;
+    int rc = head_qk(hd, X, ldx, tab, q, k, keep, err);
+    if (rc == AG_ENOMEM)
+        return rc;
     agk_head hc = kernel_head(h);
     agk_head_probs_f64(&hc, q, h->d_h, k, h->d_h, h->n, A);
-    int rc = check_overflow(q, h->n, h->d_h, "Q = X W_Q", err);
-    if (rc == AG_OK)
-        rc = check_overflow(k, h->n, h->d_h, "K = X W_K", err);
     return rc == AG_OK ? check_overflow(A, h->n, h->n, "the attention", err) : rc;
+}
+
+int ag_head_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *q, double *k,
+               double *scale, ag_error *err)
+{
+    head_def hd;
+    int rc = normalise_def(in, qk, &hd, err), tab_ok;
+    if (rc)
+        return rc;
+    double *tab = rope_tables(&hd.in, &tab_ok);
+    if (!tab_ok)
+        return ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens",
+                            hd.in.n);
+    rc = head_qk(&hd, hd.in.x, hd.in.ldx, tab, q, k, NULL, err);
+    *scale = hd.in.scale;
+    free(tab);
+    return rc;
 }
 
 /* Katharopoulos et al. (2020) eq. 7 on the rotated, unscaled q and k of

@@ -39,9 +39,7 @@ static double *to_col_major(const double *a, size_t rows, size_t cols, size_t ld
     return c;
 }
 
-/* The R factor (k×cols, k = min(rows, cols), row-major, zero below the
- * diagonal) of the thin QR of the (rows, cols) block A. */
-static int thin_r(const double *a, size_t rows, size_t cols, size_t ld, double **r_out,
+int ag_thin_r(const double *a, size_t rows, size_t cols, size_t ld, double **r_out,
                   size_t *k_out)
 {
     size_t k = rows < cols ? rows : cols;
@@ -76,9 +74,9 @@ static int product_sigma(const double *a, size_t m, size_t lda, const double *b,
 {
     double *ra = NULL, *rb = NULL, *core = NULL;
     size_t ka = 0, kb = 0;
-    int status = thin_r(a, m, h, lda, &ra, &ka);
+    int status = ag_thin_r(a, m, h, lda, &ra, &ka);
     if (status == AG_OK)
-        status = thin_r(b, n, h, ldb, &rb, &kb);
+        status = ag_thin_r(b, n, h, ldb, &rb, &kb);
     if (status == AG_OK && !(core = malloc(ka * kb * sizeof *core)))
         status = AG_ENOMEM;
     if (status == AG_OK) {

@@ -251,14 +251,14 @@ def softmax_heads(rng, shape, causal):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def gpt2_tensors(rng):
+def gpt2_tensors(rng, shape=GPT2_SMALL):
     """(name, shape, kind) of a GPT-2 checkpoint, in the sorted order
     save_pretrained writes; kind: w (N(0, 0.02²)), one (LN weight), b (bias)."""
-    d, f = GPT2_SMALL["n_embd"], D_FF
-    t = [("wte.weight", (GPT2_SMALL["vocab_size"], d), "w"),
-         ("wpe.weight", (GPT2_SMALL["n_positions"], d), "w"),
+    d, f = shape["n_embd"], D_FF
+    t = [("wte.weight", (shape["vocab_size"], d), "w"),
+         ("wpe.weight", (shape["n_positions"], d), "w"),
          ("ln_f.weight", (d,), "one"), ("ln_f.bias", (d,), "b")]
-    for i in range(GPT2_SMALL["n_layer"]):
+    for i in range(shape["n_layer"]):
         p = "h.%d." % i
         t += [(p + "ln_1.weight", (d,), "one"), (p + "ln_1.bias", (d,), "b"),
               (p + "attn.c_attn.weight", (d, 3 * d), "w"), (p + "attn.c_attn.bias", (3 * d,), "b"),
@@ -269,22 +269,23 @@ def gpt2_tensors(rng):
     return sorted(t)
 
 
-def write_gpt2_small(folder, rng):
+def write_gpt2_small(folder, rng, shape=GPT2_SMALL):
     """A GPT-2-small-shaped Hugging Face folder with random float32 weights
     (std 0.02 as GPT-2's initializer_range, LN weights 1, biases N(0, 0.01²));
     config.json and the tokenizer files of models/tiny-gpt2 (GPT-2's vocabulary),
-    resized. Returns the file size in bytes."""
+    resized; shape: GPT2_SMALL's keys changed (bench/lens.py: fewer layers).
+    Returns the file size in bytes."""
     os.makedirs(folder)
     with open(os.path.join(ROOT, "models", "tiny-gpt2", "config.json")) as f:
         cfg = json.load(f)
     if cfg.get("model_type") != "gpt2" or cfg.get("vocab_size") != GPT2_SMALL["vocab_size"]:
         raise SystemExit("peers: models/tiny-gpt2 is no longer a GPT-2 with its vocabulary")
-    cfg.update(GPT2_SMALL)
+    cfg.update(shape)
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     for name in TOKENIZER_FILES:
         shutil.copy(os.path.join(ROOT, "models", "tiny-gpt2", name), folder)
-    tensors = gpt2_tensors(rng)
+    tensors = gpt2_tensors(rng, shape)
     header, off = {"__metadata__": {"format": "pt"}}, 0
     for name, shape, _ in tensors:
         size = 4 * math.prod(shape)

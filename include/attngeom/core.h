@@ -102,7 +102,8 @@ extern "C" {
  *       (start from it, then set fields): ag_matrix_options,
  *       ag_stability_options, ag_forward_options, ag_attn_layer_spec,
  *       ag_aggregate_options, ag_compare_options, ag_output_meta,
- *       ag_plot_page, ag_plot_grid, ag_plot_lines, ag_plot_forest, ag_run_plot_spec (plot.h),
+ *       ag_plot_page, ag_plot_grid, ag_plot_lines, ag_plot_forest, ag_plot_bars,
+ *       ag_run_plot_spec (plot.h),
  *       ag_run_tasks, ag_run_input, ag_run_map, ag_run_dist, ag_run_layer_heads
  *       and ag_run_layer_spec (run.h), ag_contrib_input (contributions.h).
  *       They may gain fields at their end: the
@@ -117,9 +118,9 @@ extern "C" {
  *       library writes them whole into the caller's memory: ag_error and
  *       ag_array (core.h), ag_cell, ag_row and ag_table (records.h), ag_moments
  *       and ag_welch (aggregate.h), ag_sha256 (io.h), ag_head_factors,
- *       ag_head_input, ag_rope, ag_attn_weights, ag_block_params,
+ *       ag_head_input, ag_head_qk_norm, ag_rope, ag_attn_weights, ag_block_params,
  *       ag_contrib_output (contributions.h), ag_run_tensors, ag_lanczos_info,
- *       ag_curvature_edge, ag_plot_series, ag_plot_output; the decoded
+ *       ag_curvature_edge, ag_plot_series, ag_plot_output, ag_plot_lens_panel; the decoded
  *       inputs ag_image and ag_image_tensor (image.h), ag_audio and
  *       ag_whisper_features (audio.h), ag_run_tensor (run.h); and the
  *       preprocessing settings ag_run_media_config (run.h),

@@ -65,6 +65,11 @@ typedef enum {
     /* L. metric axioms of the cost −ln A of a square matrix (added after J,
      * ABI rule) */
     AG_M_TRIANGLE_VIOLATION, AG_M_SYMMETRY_GAP, AG_M_SELF_COST,
+    /* K. the lens: a head's own pre-softmax scores (ag_lens_metrics, `analyze`;
+     * added after L, ABI rule) */
+    AG_M_SCORE_STD, AG_M_SPARSEMAX_SUPPORT, AG_M_ENTMAX_SUPPORT, AG_M_SPARSEMAX_JS,
+    AG_M_SCORE_EFFECTIVE_RANK, AG_M_SCORE_NUMERICAL_RANK, AG_M_RANK_LIFT,
+    AG_M_SCORE_ASYMMETRY,
     AG_M_COUNT
 } ag_metric;
 
@@ -79,6 +84,7 @@ typedef enum {
     AG_FAMILY_ACTIVATIONS, /* I */
     AG_FAMILY_MIXING,     /* J */
     AG_FAMILY_AXIOMS,     /* L */
+    AG_FAMILY_LENS,       /* K */
     AG_FAMILY_COUNT
 } ag_family;
 
@@ -89,7 +95,7 @@ AG_EXPORT int ag_metric_from_name(const char *name);
 AG_EXPORT ag_family ag_metric_family(ag_metric m);
 /* Family name as accepted by --metrics ("spectrum", "attention", "geometry",
  * "weights", "stability", "curvature", "values", "activations", "mixing",
- * "axioms"). */
+ * "axioms", "lens"). */
 AG_EXPORT const char *ag_family_name(ag_family f);
 /* Id of a family name, or -1 if unknown. */
 AG_EXPORT int ag_family_from_name(const char *name);
@@ -130,10 +136,11 @@ AG_EXPORT const char *ag_key_symbol(const char *key);
  * refuses them as keys the command does not compute and "all" or a
  * family name leaves them out (matrix, layer, rollout have no ids). */
 #define AG_FAMILIES_TOKEN_IDS (1u << 31)
-/* What analyze computes: the heads' families, token-id keys included, and
- * the value norms of family H (the model's W_V and W_O are known). */
+/* What analyze computes: the heads' families, token-id keys included, the
+ * value norms of family H (the model's W_V and W_O are known) and the lens
+ * keys of family K (the pass's scores and the head's Q, K are known). */
 #define AG_FAMILIES_ANALYZE (AG_FAMILIES_HEADS | AG_FAMILIES_TOKEN_IDS | \
-                             AG_FAMILY_BIT(AG_FAMILY_VALUES))
+                             AG_FAMILY_BIT(AG_FAMILY_VALUES) | AG_FAMILY_BIT(AG_FAMILY_LENS))
 /* The default selection: the cheap families A, B, C. */
 #define AG_FAMILIES_DEFAULT (AG_FAMILY_BIT(AG_FAMILY_SPECTRUM) | \
                              AG_FAMILY_BIT(AG_FAMILY_ATTENTION) | \

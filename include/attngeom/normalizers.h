@@ -21,12 +21,15 @@
  *   linear                  p_j = φ(q)ᵀφ(k_j) / Σ_k φ(q)ᵀφ(k_k), φ = elu + 1
  *                           (Katharopoulos et al. 2020, §3.2, eq. 7), from
  *                           the head's query and keys rather than scores.
- * Every function is pure (no allocation, no state) and thread-safe.
+ * Every row function is pure (no allocation, no state) and thread-safe.
+ * ag_lens_metrics (family K, at the end) measures a head's own scores with
+ * them.
  */
 #ifndef ATTNGEOM_NORMALIZERS_H
 #define ATTNGEOM_NORMALIZERS_H
 
 #include "core.h"
+#include "stability.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -106,6 +109,44 @@ AG_EXPORT int ag_normalize_rows(ag_normalizer kind, double param, const double *
 AG_EXPORT int ag_linear_attention_row(const double *q, const double *K, size_t n, size_t d,
                                       size_t ldk, const unsigned char *allowed, double *p,
                                       ag_error *err);
+
+/* ---- family K: the lens metrics of one head -------------------------- */
+
+/* docs/metrics.md, family K (`lens`): the selected keys of family K of one
+ * head into rec (nothing else in rec is touched), from its own scores S
+ * (in->n × in->n row-major, −inf where masked: ag_layer_view.scores), its
+ * input `in` and QK-norm qk (NULL: none; attngeom/stability.h) for the
+ * unmasked bilinear form S° = c·QKᵀ, Q and K as the head forms them
+ * (biases, QK-norm, rotation, its GQA key head), and the
+ * matrix A the run measures (n × n; the model's attention, or the lensed
+ * one under a normaliser: rank_lift uses it). Over the rows with at least
+ * one allowed (finite) score:
+ *   score_std          mean of the population standard deviation of the
+ *                      allowed scores
+ *   sparsemax_support  mean of #{j : sparsemax(s)_j > 0} / #allowed
+ *                      (Martins & Astudillo 2016, Algorithm 1)
+ *   entmax_support     the same for 1.5-entmax (Peters et al. 2019, §3.2)
+ *   sparsemax_js       mean Jensen–Shannon distance √JS (natural log, as
+ *                      scipy.spatial.distance.jensenshannon; Lin 1991)
+ *                      between softmax(s) and sparsemax(s)
+ * and of the n × n S° (rank ≤ d_h; Bhojanapalli et al. 2020):
+ *   score_effective_rank, score_numerical_rank  family A's effective_rank
+ *                      and numerical_rank (tolerance σ₁·n·ε) of S°, its
+ *                      singular values those of R_1R_2ᵀ from one thin QR
+ *                      [Q K] = U[R_1 R_2] (exact, O(n·d_h²))
+ *   rank_lift          effective_rank(A) / score_effective_rank (rec's
+ *                      effective_rank when it holds one, else A's SVD)
+ *   score_asymmetry    ‖(S° − S°ᵀ)/2‖_F / ‖S°‖_F = ‖C − Cᵀ‖_F / (2‖C‖_F),
+ *                      C = R_1R_2ᵀ.
+ * Null: the row keys when no row has an allowed score; rank_lift and
+ * score_asymmetry when S° = 0 (score_effective_rank then null too).
+ * Errors: AG_EINVAL (NULL S, in, A, sel or rec; the head input's own
+ * checks, as ag_stability_metrics_qk'), AG_ENONFINITE (a NaN or +inf score;
+ * Q or K overflowing double), AG_ENOMEM, AG_ELAPACK. All memory is the
+ * caller's or freed before return; thread-safe. */
+AG_EXPORT int ag_lens_metrics(const double *S, const ag_head_input *in,
+                              const ag_head_qk_norm *qk, const double *A,
+                              const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
 #ifdef __cplusplus
 }

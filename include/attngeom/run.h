@@ -455,6 +455,11 @@ typedef struct {
     const void *norms_ctx;
     ag_run_head_qk_fn input_qk; /* appended: family E's QK-norm (input_ctx);
                                    NULL: none */
+    const double *scores;       /* appended: (n_head, n, n) the heads' own
+                                   pre-softmax scores (ag_layer_view.scores);
+                                   with input, family K (ag_lens_metrics,
+                                   with input_qk);
+                                   NULL: none even when selected */
 } ag_run_layer_heads;
 /* Kind 3 of core.h's ABI rule: start from it. */
 #define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}
@@ -464,9 +469,12 @@ typedef struct {
  * (ag_matrix_metrics_work, opt's "edge_threshold"), with L's ids the
  * token-pattern keys (ag_token_pattern_metrics, the mask detected from A)
  * and, when opt's metrics select family E and L has an input,
- * ag_stability_metrics ("epsilon", "trials", "seed"), family H when they
- * select it and L has norms (ag_value_metrics); heads in parallel (default
- * metrics AG_FAMILIES_HEADS).
+ * ag_stability_metrics ("epsilon", "trials", "seed"; never under opt's
+ * normaliser: it perturbs the head's own softmax), family H when they
+ * select it and L has norms (ag_value_metrics), family K when they select
+ * it and L has scores and an input (ag_lens_metrics, on the scores and the
+ * attention L gives, after families A-C so that rank_lift reuses its
+ * effective_rank); heads in parallel (default metrics AG_FAMILIES_HEADS).
  * Returns AG_OK, or the status of the lowest failed head with *failed its
  * number and err its own message (the caller names layer and head); a
  * failure before any head ran (AG_ENOMEM "out of memory for records")
@@ -480,7 +488,8 @@ AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_
  * (ag_run_forward, opt's precision) and, per selected layer in order
  * (ag_run_options_selection), ag_run_heads of its selected heads with the
  * layer's input X as family E's (GQA-grouped keys) and family H's (the
- * layer's weights fetched once per layer when E or H is selected); records carry
+ * layer's weights fetched once per layer when E, H or K is selected; with
+ * K the pass also forms the scores, ag_lens_metrics' input); records carry
  * in->text. With opt's temperatures (ag_run_options_set_temperatures),
  * each T's records in turn, stamped with T. Errors: the selections' (AG_ERANGE "heads: 9 is outside
  * 0..3"), the pass's, ag_model_attn_weights's, and a head's as "layer L

@@ -292,7 +292,8 @@ class Model:
                 temperatures=None):
         """`attngeom analyze MODEL --text S` (or --image F, --audio F, ...): one
         record per selected (layer, head) of the metrics (default spectrum,
-        attention, geometry; also curvature and stability) of its attention.
+        attention, geometry; also curvature, stability, values and lens) of its
+        attention.
         text: the records' "text" (a corpus line index; default none).
         normalizer ("softmax", "sparsemax", "entmax15", "entmax:ALPHA",
         "linear") and temperature (softmax(S/T)): the heads measured under

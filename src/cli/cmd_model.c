@@ -21,6 +21,8 @@ static const char analyze_help[] =
     "--metrics stability (or its keys) adds family E, computed in double on each\n"
     "head's input X (docs/stability.md). --metrics values adds family H, the norms\n"
     "of what each head writes, ||(x_j W_V + b_V) W_O|| (Kobayashi et al. 2020).\n"
+    "--metrics lens adds family K: each head's own scores under sparsemax and\n"
+    "entmax, and the rank and asymmetry of its form QK^T (docs/metrics.md).\n"
     "--normalizer N measures, instead of the model's softmax, the same pass's\n"
     "scores through sparsemax, entmax15 or entmax:ALPHA, or linear attention from\n"
     "each head's Q and K (phi = elu + 1); --temperature T through softmax(S/T).\n"

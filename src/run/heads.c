@@ -59,7 +59,7 @@ typedef struct {
     ag_record_list *recs; /* head i's record is first + i */
     size_t first;
     ag_error *errs;       /* (count) */
-    int stability, values;
+    int stability, values, lens;
 } heads_job;
 
 /* Family H of head h (its task i): the norms of what it writes, from L's
@@ -93,12 +93,14 @@ static int head_task(size_t i, int worker, void *user)
                                         &j->errs[i]);
     if (status == AG_OK && L->ids)
         status = ag_token_pattern_metrics(A, L->n, -1, L->ids, j->sel, r, &j->errs[i]);
-    if (status == AG_OK && j->stability) {
-        ag_head_input in;
-        ag_head_qk_norm qk = {.kind = AG_QK_NORM_NONE};
+    ag_head_input in;
+    ag_head_qk_norm qk = {.kind = AG_QK_NORM_NONE};
+    if (j->stability || j->lens) {
         L->input(L->input_ctx, h, &in);
         if (L->input_qk)
             L->input_qk(L->input_ctx, h, &qk);
+    }
+    if (status == AG_OK && j->stability) {
         ag_stability_options so = {.size = sizeof(ag_stability_options),
                                    .epsilon = j->opt->epsilon, .trials = j->opt->trials,
                                    .seed = j->opt->seed};
@@ -106,6 +108,9 @@ static int head_task(size_t i, int worker, void *user)
     }
     if (status == AG_OK && j->values)
         status = head_values(j, i, h, A, r);
+    if (status == AG_OK && j->lens)
+        status = ag_lens_metrics(L->scores + (size_t)h * L->n * L->n, &in, &qk, A, j->sel, r,
+                                 &j->errs[i]);
     return status;
 }
 
@@ -153,8 +158,11 @@ int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_run_option
         ag_error_set(err, status, "out of memory for records");
     if (status == AG_OK) {
         j.head = ag_selection_indices(heads);
-        j.stability = L->input && ag_family_selected(j.sel, AG_FAMILY_STABILITY);
+        /* family E perturbs the head's own softmax: none under a lens */
+        j.stability = L->input && ag_family_selected(j.sel, AG_FAMILY_STABILITY) &&
+                      !agr_lens_active(opt);
         j.values = L->norms && ag_family_selected(j.sel, AG_FAMILY_VALUES);
+        j.lens = L->input && L->scores && ag_family_selected(j.sel, AG_FAMILY_LENS);
         status = run_heads(&j, count, failed, err);
     }
     free(j.errs);
@@ -173,6 +181,7 @@ typedef struct {
     const unsigned char *layer_on;
     const ag_selection *heads;
     int stability, values;     /* families E, H selected: the layer's weights needed */
+    int lens;                  /* family K selected: the scores and weights needed */
     long text;
     const int32_t *ids;        /* (n) the input's token ids; NULL for a tensor input */
     ag_record_list *recs;
@@ -227,15 +236,16 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     if (!a->layer_on[v->layer])
         return 0;
     ag_attn_weights weights = {0}; /* once per layer, for all its heads */
-    int status = a->stability || a->values
+    int status = a->stability || a->values || a->lens
                      ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err)
                      : AG_OK;
     layer_input li = {v, &weights, ag_model_get_config(a->m), {0}, {0}};
-    if (status == AG_OK && a->stability)
+    if (status == AG_OK && (a->stability || a->lens))
         status = ag_model_qk_norm(a->m, v->layer, &li.gq, &li.gk, &a->err);
     ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, a->heads);
-    L.input = a->stability ? view_head_input : NULL;
-    L.input_qk = a->stability ? view_head_qk : NULL;
+    L.input = a->stability || a->lens ? view_head_input : NULL;
+    L.input_qk = a->stability || a->lens ? view_head_qk : NULL;
+    L.scores = a->lens ? v->scores : NULL;
     L.input_ctx = &li;
     L.ids = a->ids;
     L.norms = a->values ? view_head_norms : NULL;
@@ -289,8 +299,10 @@ static int analyze_at(const ag_run_options *opt, void *user, ag_record_list **ou
                          /* family E perturbs the head's own softmax: none under a lens */
                          .stability = ag_family_selected(o.metrics, AG_FAMILY_STABILITY) &&
                                       !agr_lens_active(&o),
-                         .values = ag_family_selected(o.metrics, AG_FAMILY_VALUES)};
+                         .values = ag_family_selected(o.metrics, AG_FAMILY_VALUES),
+                         .lens = ag_family_selected(o.metrics, AG_FAMILY_LENS)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
+        fo.want_scores = a.lens;
         status = agr_forward(m, in, &fo, &o, analyze_layer, &a, NULL, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;

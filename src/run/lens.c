@@ -72,7 +72,7 @@ int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_opti
     if (!fn || !opt || !agr_lens_active(opt))
         return ag_run_forward(m, in, fo, fn, user, hidden, err);
     ag_forward_options f = *fo;
-    f.want_scores = opt->normalizer != AG_NORMALIZER_LINEAR;
+    f.want_scores = fo->want_scores || opt->normalizer != AG_NORMALIZER_LINEAR;
     lens_job j = {.m = m, .opt = opt, .fn = fn, .user = user};
     int status = ag_run_forward(m, in, &f, lens_view, &j, hidden, err);
     if (status != AG_OK && j.err.status != AG_OK)

@@ -216,3 +216,51 @@ def test_python_temperatures_equals_cli(scores):
                      (dict(temperatures=list(range(1, 66))), "at most 64")):
         with pytest.raises(attngeom.Error, match=text):
             m.analyze(ids, **kw)
+
+
+LENS = ["score_std", "sparsemax_support", "entmax_support", "sparsemax_js",
+        "score_effective_rank", "score_numerical_rank", "rank_lift", "score_asymmetry"]
+
+
+def test_python_analyze_lens_family(scores):
+    """Model.analyze(metrics="lens") (family K, issue 28 item 3) gives the
+    CLI's records, and its row keys are those of the exported scores:
+    score_std the population std of each row's finite scores, the sparsemax
+    support the share of sparsemax's non-zero keys (numpy, Algorithm 1),
+    rank_lift effective_rank / score_effective_rank of the same record."""
+    import attngeom
+    model, S = scores
+    ids = [int(i) for i in IDS.split(",")]
+    cli = run_cli("analyze", model, "--tokens", IDS, "--precision", "f64", "--metrics",
+                  "lens,effective_rank", "--format", "json")["records"]
+    py = attngeom.Model(model).analyze(ids, "lens,effective_rank", precision="f64")
+    assert len(py) == len(cli) == S.shape[0] * S.shape[1]
+    P = sparsemax(S)
+    for p, c in zip(py, cli):
+        assert [p[k] for k in LENS] == [c[k] for k in LENS]
+        s, q = S[p["layer"], p["head"]], P[p["layer"], p["head"]]
+        ok = np.isfinite(s)
+        std = np.mean([row[m].std() for row, m in zip(s, ok)])
+        sup = np.mean([np.count_nonzero(r[m] > 0) / m.sum() for r, m in zip(q, ok)])
+        assert abs(p["score_std"] - std) <= 1e-12 * max(1, std)
+        assert abs(p["sparsemax_support"] - sup) <= 1e-12
+        assert abs(p["rank_lift"] - p["effective_rank"] / p["score_effective_rank"]) <= 1e-12
+        assert 0 <= p["sparsemax_js"] <= np.sqrt(np.log(2)) and 0 < p["score_asymmetry"] <= 1
+    # the family is not analyze's default
+    assert "score_std" not in attngeom.Model(model).analyze(ids, precision="f64")[0]
+
+
+def test_lens_family_under_a_normalizer(scores):
+    """Under --normalizer the scores stay the model's (every key of K but
+    rank_lift unchanged) and rank_lift is effective_rank of the lensed A."""
+    model, _ = scores
+    base = records("analyze", model, "--tokens", IDS, "--precision", "f64", "--metrics",
+                   "lens,effective_rank")
+    lens = records("analyze", model, "--tokens", IDS, "--precision", "f64", "--metrics",
+                   "lens,effective_rank", "--normalizer", "sparsemax")
+    assert base.keys() == lens.keys()
+    for key, b in base.items():
+        r = lens[key]
+        assert [r[k] for k in LENS if k != "rank_lift"] == [b[k] for k in LENS if k != "rank_lift"]
+        assert abs(r["rank_lift"] - r["effective_rank"] / r["score_effective_rank"]) <= 1e-12
+        assert r["effective_rank"] != b["effective_rank"]

@@ -1,0 +1,371 @@
+/* lens.c — family K (docs/metrics.md, "K. Lens"): what a head's own
+ * pre-softmax scores say about the softmax that follows them (issue 28,
+ * "Softmax as a lens").
+ *
+ * Row keys, over each query's allowed (finite) scores s:
+ *   score_std          the population standard deviation of s: the logit
+ *                      spread that sets how sharp softmax(s) is;
+ *   sparsemax_support  the fraction of allowed keys sparsemax keeps
+ *                      (Martins & Astudillo 2016, "From softmax to sparsemax",
+ *                      §2.2, Algorithm 1), entmax_support the same for
+ *                      1.5-entmax (Peters, Niculae & Martins 2019, "Sparse
+ *                      sequence-to-sequence models", §3.2);
+ *   sparsemax_js       the Jensen–Shannon distance √JS(p, q) between
+ *                      p = softmax(s) and q = sparsemax(s), JS = ½KL(p‖m) +
+ *                      ½KL(q‖m), m = (p + q)/2, natural log (Lin 1991,
+ *                      "Divergence measures based on the Shannon entropy",
+ *                      §4; scipy.spatial.distance.jensenshannon's
+ *                      convention), in [0, √ln 2].
+ * Form keys, of the unmasked bilinear form S° = c·QKᵀ (n × n, rank ≤ d_h:
+ * Bhojanapalli et al. 2020, "Low-Rank Bottleneck in Multi-head Attention
+ * Models", §3): one thin QR [Q K] = U[R₁ R₂] (U orthonormal columns) gives
+ * S° = c·U(R₁R₂ᵀ)Uᵀ, so S°'s non-zero singular values are c times those of
+ * the core C = R₁R₂ᵀ (at most 2d_h × 2d_h), ‖S°‖_F = c‖C‖_F and
+ * ‖S° − S°ᵀ‖_F = c‖C − Cᵀ‖_F (Golub & Van Loan, Matrix Computations, §5.2):
+ * exact, O(n·d_h²) instead of the O(n³) SVD of S°.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include <cblas.h>
+
+#include "analysis.h"
+
+#define ON(m) (sel->on[m])
+
+/* ---- row keys ------------------------------------------------------------ */
+
+typedef struct {
+    double std, sparse, entmax, js; /* sums over the counted rows */
+    size_t rows;
+} row_sums;
+
+/* The thresholds, without sorting: a pass over the row's n scores costs
+ * less than the O(k log k) sort of ag_sparsemax_row / ag_entmax15_row (two
+ * sorts a row were most of the family's time at n = 512), and both
+ * thresholds are the exact ones (test_lens.c checks them against those
+ * functions' supports). c is scratch for n values. */
+
+/* sparsemax's τ of z − m (z a row's k allowed scores, m their maximum) by
+ * Michelot's algorithm ("A finite algorithm for finding the projection of a
+ * point onto the canonical simplex of Rⁿ", JOTA 1986): from a set V
+ * holding the support, τ_V = (Σ_V (z − m) − 1)/|V| ≤ τ, so the keys above
+ * τ_V still hold it; V stops shrinking exactly at the support. V starts as
+ * {z − m > −1}: τ ≥ −1, since the top key's p = −τ ≤ 1. *kept = |support|. */
+static double sparsemax_tau(const double *z, size_t k, double m, double *c, size_t *kept)
+{
+    size_t nc = 0, prev = 0;
+    for (size_t j = 0; j < k; j++) { /* branch-free compaction */
+        c[nc] = z[j] - m;
+        nc += c[nc] > -1;
+    }
+    double tau = -1; /* below every candidate: the first V is all of them */
+    for (;;) {
+        size_t cnt = 0;
+        double sum = 0;
+        for (size_t j = 0; j < nc; j++) { /* branch-free: c is finite */
+            double in = c[j] > tau;
+            cnt += (size_t)in;
+            sum += in * c[j];
+        }
+        if (cnt == prev) { /* V = {c > τ_V}: the support */
+            *kept = cnt;
+            return tau;
+        }
+        tau = (sum - 1) / (double)cnt;
+        prev = cnt;
+    }
+}
+
+/* 1.5-entmax's τ of x = (z − m)/2: the root of g(τ) = Σ [x − τ]₊² = 1,
+ * convex and decreasing, from a τ₀ ≤ τ (g(τ₀) ≥ 1; the keys x ≤ τ₀ are out
+ * of the support): −1 (the top key's p = τ² ≤ 1), or sparsemax's bound
+ * below. With V = {x > τ}, τ_V = M_V − √((1 − S_V)/|V|) (Peters et
+ * al. 2019, §3.2: the root when V is the support) is it exactly when
+ * min_V x > τ_V; otherwise a Newton step from the left, which stays left of
+ * the root (convexity) and passes the breakpoints. Sums are of x − τ ∈
+ * (0, 1]: no cancellation. 0 when the steps stall (the caller then sorts:
+ * ag_entmax15_row); else 1, *kept = |V|. */
+static int entmax15_tau(const double *z, size_t k, double m, double tau0, double *c,
+                        double *out, size_t *kept)
+{
+    double tau = fmax(-1, tau0);
+    size_t nc = 0;
+    for (size_t j = 0; j < k; j++) {
+        c[nc] = (z[j] - m) / 2;
+        nc += c[nc] > tau;
+    }
+    for (int it = 0; it < 200; it++) {
+        size_t cnt = 0;
+        double s1 = 0, s2 = 0, lo = 2; /* min_V (x − τ) */
+        for (size_t j = 0; j < nc; j++) { /* branch-free: c is finite */
+            double y = c[j] - tau, in = y > 0, yin = in * y;
+            cnt += (size_t)in;
+            s1 += yin;
+            s2 += yin * y;
+            lo = y > 0 && y < lo ? y : lo;
+        }
+        lo += tau;
+        double ss = fmax(0, s2 - s1 * s1 / (double)cnt); /* Σ (x − M_V)² */
+        double tv = tau + s1 / (double)cnt - sqrt(fmax(0, (1 - ss) / (double)cnt));
+        if (tv < lo) {
+            *out = tv;
+            *kept = cnt;
+            return 1;
+        }
+        double next = tau + (s2 - 1) / (2 * s1);
+        if (!(next > tau))
+            return 0;
+        tau = next;
+    }
+    return 0;
+}
+
+/* √JS(p, q) in nats (0·ln 0 = 0) of p = softmax(z) and sparsemax's q_j =
+ * [z_j − m − τ]₊. Where q_j = 0 (most keys) p_j's term is p_j ln 2: one
+ * pass of exp (into e) gives the normaliser Σ e_j (summed in order, as
+ * ag_softmax_row, so each p_j is its bits) and Σ e_j over q_j = 0; logs
+ * over the support only. */
+static double js_distance(const double *z, size_t k, double m, double tau, double *e)
+{
+    double norm = 0, out = 0, js = 0;
+    for (size_t j = 0; j < k; j++) {
+        norm += e[j] = exp(z[j] - m);
+        out += z[j] - m - tau > 0 ? 0 : e[j];
+    }
+    for (size_t j = 0; j < k; j++) {
+        double q = z[j] - m - tau;
+        if (q > 0) {
+            double p = e[j] / norm, sum = p + q;
+            js += q * log(2 * q / sum) + (p > 0 ? p * log(2 * p / sum) : 0);
+        }
+    }
+    return sqrt(fmax((js + out / norm * M_LN2) / 2, 0));
+}
+
+/* The population standard deviation of z[0..k-1]. */
+static double population_std(const double *z, size_t k)
+{
+    double mean = 0, ss = 0;
+    for (size_t j = 0; j < k; j++)
+        mean += z[j];
+    mean /= (double)k;
+    for (size_t j = 0; j < k; j++)
+        ss += (z[j] - mean) * (z[j] - mean);
+    return sqrt(ss / (double)k);
+}
+
+/* A lower bound of 1.5-entmax's τ from sparsemax's support (a keys) and
+ * threshold τ_s on z − m: in x = (z − m)/2 units Σ_support (x − τ_s/2) =
+ * 1/2, so for τ ≤ τ_s/2, by Cauchy–Schwarz, g(τ) ≥ (1/2 + a(τ_s/2 − τ))²/a,
+ * which is 1 at τ_s/2 − (√a − 1/2)/a; 1e-12 lower absorbs its rounding (a
+ * lower start only costs steps). */
+static double entmax15_floor(double tau_s, size_t a)
+{
+    double sa = sqrt((double)a);
+    return tau_s / 2 - (sa - 0.5) / (double)a - 1e-12;
+}
+
+/* 1.5-entmax's kept keys of z, from the lower bound tau0 of its τ, sorting
+ * (ag_entmax15_row) only when the sort-free threshold stalls. */
+static int entmax_kept(const double *z, size_t k, double m, double tau0, double *p,
+                       size_t *count, ag_error *err)
+{
+    double tau;
+    if (entmax15_tau(z, k, m, tau0, p, &tau, count))
+        return AG_OK;
+    int rc = ag_entmax15_row(z, k, p, err);
+    *count = 0;
+    for (size_t j = 0; rc == AG_OK && j < k; j++)
+        *count += p[j] > 0;
+    return rc;
+}
+
+/* Row s's terms into t; z, p, c scratch (n each): z the allowed scores in
+ * order (masked keys add nothing to any key, and a causal row's half of
+ * them would be half the work). A row with no allowed key adds nothing. */
+static int row_terms(const double *s, size_t n, const ag_metric_set *sel, double *z, double *p,
+                     double *c, row_sums *t, ag_error *err)
+{
+    size_t k = 0;
+    double m = -INFINITY;
+    for (size_t j = 0; j < n; j++) {
+        if (isnan(s[j]) || s[j] == INFINITY)
+            return ag_error_set(err, AG_ENONFINITE, "score %zu is %g", j, s[j]);
+        if (s[j] != -INFINITY)
+            m = fmax(m, z[k++] = s[j]);
+    }
+    if (k == 0)
+        return AG_OK;
+    int rc = AG_OK;
+    if (ON(AG_M_SCORE_STD))
+        t->std += population_std(z, k);
+    size_t ks = 0, ke = 0;
+    double tau = 0; /* sparsemax's, also a start for 1.5-entmax's */
+    if (ON(AG_M_SPARSEMAX_SUPPORT) || ON(AG_M_SPARSEMAX_JS) || ON(AG_M_ENTMAX_SUPPORT))
+        tau = sparsemax_tau(z, k, m, c, &ks);
+    t->sparse += (double)ks / (double)k;
+    if (ON(AG_M_SPARSEMAX_JS))
+        t->js += js_distance(z, k, m, tau, p);
+    if (rc == AG_OK && ON(AG_M_ENTMAX_SUPPORT) &&
+        (rc = entmax_kept(z, k, m, entmax15_floor(tau, ks), p, &ke, err)) == AG_OK)
+        t->entmax += (double)ke / (double)k;
+    t->rows += rc == AG_OK;
+    return rc;
+}
+
+static void put_mean(ag_record *rec, ag_metric key, double sum, size_t rows)
+{
+    ag_record_set(rec, key, rows ? AG_V_NUMBER : AG_V_NULL, rows ? sum / (double)rows : 0);
+}
+
+static int row_keys(const double *S, size_t n, const ag_metric_set *sel, ag_record *rec,
+                    ag_error *err)
+{
+    double *z = malloc(3 * n * sizeof *z);
+    if (!z)
+        return ag_error_set(err, AG_ENOMEM, "lens: out of memory for %zu scores", n);
+    row_sums t = {0};
+    int rc = AG_OK;
+    for (size_t i = 0; rc == AG_OK && i < n; i++)
+        if ((rc = row_terms(S + i * n, n, sel, z, z + n, z + 2 * n, &t, err)) != AG_OK) {
+            ag_error inner = *err;
+            ag_error_set(err, rc, "lens: row %zu: %s", i, inner.message);
+        }
+    free(z);
+    if (rc != AG_OK)
+        return rc;
+    const ag_metric keys[] = {AG_M_SCORE_STD, AG_M_SPARSEMAX_SUPPORT, AG_M_ENTMAX_SUPPORT,
+                              AG_M_SPARSEMAX_JS};
+    const double sums[] = {t.std, t.sparse, t.entmax, t.js};
+    for (size_t k = 0; k < 4; k++)
+        if (ON(keys[k]))
+            put_mean(rec, keys[k], sums[k], t.rows);
+    return AG_OK;
+}
+
+/* ---- the bilinear form --------------------------------------------------- */
+
+/* ‖M‖_F of the (r, r) M, scaled by its largest entry so that it cannot
+ * overflow; *asym ‖M − Mᵀ‖_F the same way. */
+static double frob_pair(const double *M, size_t r, double *asym)
+{
+    double amax = ag_max_abs(M, r * r), s2 = 0, a2 = 0;
+    for (size_t i = 0; amax > 0 && i < r; i++)
+        for (size_t j = 0; j < r; j++) {
+            double x = M[i * r + j] / amax, y = M[j * r + i] / amax;
+            s2 += x * x;
+            a2 += (x - y) * (x - y);
+        }
+    *asym = amax * sqrt(a2);
+    return amax * sqrt(s2);
+}
+
+/* The core C = R₁R₂ᵀ ((r, r), *core the caller's) of [Q K] = U[R₁ R₂]. */
+static int form_core(const double *q, const double *k, size_t n, size_t dh, double **core,
+                     size_t *r_out)
+{
+    double *qk = malloc(n * 2 * dh * sizeof *qk), *R = NULL;
+    size_t r = 0;
+    if (!qk)
+        return AG_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < dh; j++) {
+            qk[i * 2 * dh + j] = q[i * dh + j];
+            qk[i * 2 * dh + dh + j] = k[i * dh + j];
+        }
+    int rc = ag_thin_r(qk, n, 2 * dh, 2 * dh, &R, &r);
+    free(qk);
+    if (rc == AG_OK && !(*core = malloc(r * r * sizeof **core)))
+        rc = AG_ENOMEM;
+    if (rc == AG_OK) /* C (r, r) = R₁ (r, dh) · R₂ᵀ, R (r, 2dh) row-major */
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)r, (int)r, (int)dh, 1.0, R,
+                    (int)(2 * dh), R + dh, (int)(2 * dh), 0.0, *core, (int)r);
+    free(R);
+    *r_out = r;
+    return rc;
+}
+
+/* effective_rank(A): rec's family-A key when it holds a number, else
+ * from A's singular values; 0 for a zero A. */
+static int attention_rank(const double *A, size_t n, const ag_record *rec, double *out)
+{
+    if (ag_record_value(rec, AG_M_EFFECTIVE_RANK, out) == AG_V_NUMBER)
+        return AG_OK;
+    double *sigma = malloc(n * sizeof *sigma);
+    if (!sigma)
+        return AG_ENOMEM;
+    int rc = ag_svd_values(A, n, n, sigma);
+    *out = rc == AG_OK && sigma[0] > 0 ? ag_sigma_effective_rank(sigma, n) : 0;
+    free(sigma);
+    return rc;
+}
+
+/* The keys of S° from its core C (r, r) and the measured A. */
+static int form_keys_of_core(double *C, size_t r, size_t n, const double *A,
+                             const ag_metric_set *sel, ag_record *rec)
+{
+    double asym, frob = frob_pair(C, r, &asym), er = 0, era = 0;
+    double *sigma = malloc(r * sizeof *sigma);
+    if (!sigma)
+        return AG_ENOMEM;
+    int rc = frob > 0 ? ag_svd_values(C, r, r, sigma) : AG_OK;
+    if (rc == AG_OK && frob > 0)
+        er = ag_sigma_effective_rank(sigma, r);
+    if (rc == AG_OK && ON(AG_M_SCORE_EFFECTIVE_RANK))
+        ag_record_set(rec, AG_M_SCORE_EFFECTIVE_RANK, frob > 0 ? AG_V_NUMBER : AG_V_NULL, er);
+    if (rc == AG_OK && ON(AG_M_SCORE_NUMERICAL_RANK))
+        ag_record_set(rec, AG_M_SCORE_NUMERICAL_RANK, AG_V_INTEGER,
+                      frob > 0 ? (double)ag_sigma_numerical_rank(sigma, r, n, n) : 0);
+    if (rc == AG_OK && ON(AG_M_SCORE_ASYMMETRY))
+        ag_record_set(rec, AG_M_SCORE_ASYMMETRY, frob > 0 ? AG_V_NUMBER : AG_V_NULL,
+                      asym / 2 / frob);
+    if (rc == AG_OK && ON(AG_M_RANK_LIFT) && frob > 0)
+        rc = attention_rank(A, n, rec, &era);
+    if (rc == AG_OK && ON(AG_M_RANK_LIFT))
+        ag_record_set(rec, AG_M_RANK_LIFT, frob > 0 && era > 0 ? AG_V_NUMBER : AG_V_NULL,
+                      era / er);
+    free(sigma);
+    return rc;
+}
+
+static int form_keys(const ag_head_input *in, const ag_head_qk_norm *qk, const double *A,
+                     const ag_metric_set *sel, ag_record *rec, ag_error *err)
+{
+    size_t n = in->n, dh = in->d_h;
+    double *q = malloc(2 * n * dh * sizeof *q), *C = NULL, scale;
+    size_t r = 0;
+    if (!q)
+        return ag_error_set(err, AG_ENOMEM, "lens: out of memory for Q and K");
+    int rc = ag_head_qk(in, qk, q, q + n * dh, &scale, err);
+    if (rc != AG_OK) {
+        free(q);
+        return rc;
+    }
+    if ((rc = form_core(q, q + n * dh, n, dh, &C, &r)) == AG_OK)
+        rc = form_keys_of_core(C, r, n, A, sel, rec);
+    if (rc != AG_OK) /* the linear algebra's status, no message */
+        ag_error_set(err, rc, "lens: the bilinear form of %zu tokens: %s", n, ag_strerror(rc));
+    free(C);
+    free(q);
+    return rc;
+}
+
+/* ---- the family ---------------------------------------------------------- */
+
+int ag_lens_metrics(const double *S, const ag_head_input *in, const ag_head_qk_norm *qk,
+                    const double *A, const ag_metric_set *sel, ag_record *rec, ag_error *err)
+{
+    if (!S || !in || !A || !sel || !rec)
+        return ag_error_set(err, AG_EINVAL, "lens: missing %s",
+                            !S ? "scores" : !in ? "head input" : !A ? "attention"
+                                                : !sel ? "selection" : "record");
+    int rc = AG_OK;
+    if (ON(AG_M_SCORE_STD) || ON(AG_M_SPARSEMAX_SUPPORT) || ON(AG_M_ENTMAX_SUPPORT) ||
+        ON(AG_M_SPARSEMAX_JS))
+        rc = row_keys(S, in->n, sel, rec, err);
+    if (rc == AG_OK && (ON(AG_M_SCORE_EFFECTIVE_RANK) || ON(AG_M_SCORE_NUMERICAL_RANK) ||
+                        ON(AG_M_RANK_LIFT) || ON(AG_M_SCORE_ASYMMETRY)))
+        rc = form_keys(in, qk, A, sel, rec, err);
+    return rc;
+}

@@ -1,0 +1,250 @@
+/* test_lens.c — family K (ag_lens_metrics, analysis/lens.c) against closed
+ * forms derived here: a row with one allowed key or equal scores (std 0,
+ * supports 1, JS 0), a row whose top score leads by ≥ 1 (sparsemax one-hot,
+ * 1.5-entmax's two-key support, JS from the softmax in closed form), a
+ * symmetric form Q = K of known rank (asymmetry 0, numerical rank d,
+ * effective rank d for equal singular values), an antisymmetric form
+ * (asymmetry 1), rank_lift from the record's effective_rank or A's, the
+ * zero form (nulls) and the errors. tests/ref/check_lens.py checks real
+ * heads (RoPE, GQA) against a float64 numpy reference. */
+#include <math.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "attngeom.h"
+
+TestSuite(lens);
+
+#define NEG (-INFINITY)
+
+typedef struct {
+    ag_metric_set *sel;
+    ag_record *rec;
+} fixture;
+
+static fixture setup(const char *list)
+{
+    fixture f = {NULL, ag_record_new()};
+    ag_error err = {0};
+    cr_assert_eq(ag_metric_set_new(AG_FAMILY_BIT(AG_FAMILY_LENS) |
+                                       AG_FAMILY_BIT(AG_FAMILY_SPECTRUM), list, &f.sel, &err),
+                 AG_OK, "%s", err.message);
+    cr_assert_not_null(f.rec);
+    return f;
+}
+
+static void teardown(fixture *f)
+{
+    ag_metric_set_free(f->sel);
+    ag_record_free(f->rec);
+}
+
+static double value(const ag_record *r, ag_metric m, int want_kind)
+{
+    double v = NAN;
+    int kind = ag_record_value(r, m, &v);
+    cr_assert_eq(kind, want_kind, "%s: kind %d, expected %d", ag_metric_name(m), kind,
+                 want_kind);
+    return v;
+}
+
+/* X (n, d) = the first d columns of the n×n identity: orthonormal columns,
+ * so with W_Q = W_K = I (d = d_h) Q = K = X and S° = c·XXᵀ has d equal
+ * singular values c. */
+enum { N = 6, D = 3 };
+static double X[N * D], I3[D * D], A_ID[N * N];
+
+static void fill(void)
+{
+    memset(X, 0, sizeof X);
+    memset(I3, 0, sizeof I3);
+    memset(A_ID, 0, sizeof A_ID);
+    for (int j = 0; j < D; j++)
+        X[j * D + j] = I3[j * D + j] = 1;
+    for (int i = 0; i < N; i++)
+        A_ID[i * N + i] = 1;
+}
+
+static ag_head_input head(const double *wq, const double *wk)
+{
+    return (ag_head_input){.x = X, .n = N, .d = D, .wq = wq, .wk = wk, .d_h = D, .causal = 1};
+}
+
+/* Rows: one allowed key; two equal scores; (3, 1.5, 0), top leading by 1.5.
+ * Row 2: scores' mean 1.5, variance (2.25 + 0 + 2.25)/3 = 1.5; sparsemax
+ * (τ = 2, Martins & Astudillo 2016, Algorithm 1) keeps 1 of 3; 1.5-entmax on
+ * z = (s − 3)/2 = (0, −0.75, −1.5): τ₂ = −0.375 − √((1 − 2·0.375²)/2) =
+ * −0.9745 ≤ z₂ but τ₃ = −0.75 > z₃, so 2 of 3; JS(p, e₀) with p = softmax:
+ * ½[p₀ ln(2p₀/(p₀+1)) + (p₁ + p₂) ln 2] + ½ ln(2/(p₀+1)). */
+Test(lens, row_keys_closed_forms)
+{
+    fill();
+    double S[9] = {0, NEG, NEG, 1, 1, NEG, 3, 1.5, 0};
+    fixture f = setup("score_std,sparsemax_support,entmax_support,sparsemax_js");
+    ag_head_input in = head(I3, I3);
+    in.n = 3;
+    ag_error err = {0};
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    double z = exp(3) + exp(1.5) + 1, p0 = exp(3) / z;
+    double js2 = 0.5 * (p0 * log(2 * p0 / (p0 + 1)) + (1 - p0) * log(2)) +
+                 0.5 * log(2 / (p0 + 1));
+    cr_expect(fabs(value(f.rec, AG_M_SCORE_STD, AG_V_NUMBER) - sqrt(1.5) / 3) < 1e-15);
+    cr_expect(fabs(value(f.rec, AG_M_SPARSEMAX_SUPPORT, AG_V_NUMBER) - (2 + 1.0 / 3) / 3) <
+              1e-15);
+    cr_expect(fabs(value(f.rec, AG_M_ENTMAX_SUPPORT, AG_V_NUMBER) - (2 + 2.0 / 3) / 3) < 1e-15);
+    double js = value(f.rec, AG_M_SPARSEMAX_JS, AG_V_NUMBER);
+    cr_expect(fabs(js - sqrt(js2) / 3) < 1e-15, "js %.17g, expected %.17g", js, sqrt(js2) / 3);
+    /* not selected: absent */
+    cr_expect_eq(ag_record_value(f.rec, AG_M_SCORE_ASYMMETRY, NULL), AG_V_ABSENT);
+    teardown(&f);
+}
+
+/* Every row masked: the row keys are null, not an error. */
+Test(lens, no_allowed_score_is_null)
+{
+    fill();
+    double S[4] = {NEG, NEG, NEG, NEG};
+    fixture f = setup("score_std,sparsemax_js");
+    ag_head_input in = head(I3, I3);
+    in.n = 2;
+    ag_error err = {0};
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    value(f.rec, AG_M_SCORE_STD, AG_V_NULL);
+    value(f.rec, AG_M_SPARSEMAX_JS, AG_V_NULL);
+    teardown(&f);
+}
+
+/* Q = K = X: S° = c·XXᵀ symmetric, rank 3 with equal singular values, so
+ * effective rank exp(ln 3) = 3, numerical rank 3, asymmetry 0; rank_lift
+ * from A = I (effective rank N) is N/3, and from the record's own
+ * effective_rank when it holds one. */
+Test(lens, symmetric_form_of_known_rank)
+{
+    fill();
+    double S[N * N] = {0};
+    fixture f = setup("lens");
+    ag_head_input in = head(I3, I3);
+    ag_error err = {0};
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    cr_expect(fabs(value(f.rec, AG_M_SCORE_EFFECTIVE_RANK, AG_V_NUMBER) - 3) < 1e-14);
+    cr_expect_eq(value(f.rec, AG_M_SCORE_NUMERICAL_RANK, AG_V_INTEGER), 3);
+    cr_expect_eq(value(f.rec, AG_M_SCORE_ASYMMETRY, AG_V_NUMBER), 0);
+    cr_expect(fabs(value(f.rec, AG_M_RANK_LIFT, AG_V_NUMBER) - N / 3.0) < 1e-14);
+    /* rank_lift takes the record's effective_rank when it has one */
+    ag_record_set(f.rec, AG_M_EFFECTIVE_RANK, AG_V_NUMBER, 4.5);
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    cr_expect(fabs(value(f.rec, AG_M_RANK_LIFT, AG_V_NUMBER) - 1.5) < 1e-14);
+    teardown(&f);
+}
+
+/* W_K = W_Q·J, J the 90° rotation in the first two dims (J₃₃ = 0): S° =
+ * c·X Jᵀ Xᵀ is antisymmetric, so ‖(S° − S°ᵀ)/2‖ = ‖S°‖: asymmetry 1, rank
+ * 2, two equal singular values (X orthonormal). */
+Test(lens, antisymmetric_form)
+{
+    fill();
+    double J[D * D] = {0, 1, 0, -1, 0, 0, 0, 0, 0}, S[N * N] = {0};
+    fixture f = setup("score_asymmetry,score_numerical_rank,score_effective_rank");
+    ag_head_input in = head(I3, J);
+    ag_error err = {0};
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    cr_expect(fabs(value(f.rec, AG_M_SCORE_ASYMMETRY, AG_V_NUMBER) - 1) < 1e-15);
+    cr_expect_eq(value(f.rec, AG_M_SCORE_NUMERICAL_RANK, AG_V_INTEGER), 2);
+    cr_expect(fabs(value(f.rec, AG_M_SCORE_EFFECTIVE_RANK, AG_V_NUMBER) - 2) < 1e-14);
+    teardown(&f);
+}
+
+/* W_Q = 0: S° = 0, its ratio keys null, numerical rank 0. */
+Test(lens, zero_form_is_null)
+{
+    fill();
+    double Z[D * D] = {0}, S[N * N] = {0};
+    fixture f = setup("lens");
+    ag_head_input in = head(Z, I3);
+    ag_error err = {0};
+    cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    value(f.rec, AG_M_SCORE_EFFECTIVE_RANK, AG_V_NULL);
+    value(f.rec, AG_M_RANK_LIFT, AG_V_NULL);
+    value(f.rec, AG_M_SCORE_ASYMMETRY, AG_V_NULL);
+    cr_expect_eq(value(f.rec, AG_M_SCORE_NUMERICAL_RANK, AG_V_INTEGER), 0);
+    teardown(&f);
+}
+
+Test(lens, errors)
+{
+    fill();
+    double S[4] = {0, NEG, NAN, 1};
+    fixture f = setup("lens");
+    ag_head_input in = head(I3, I3);
+    in.n = 2;
+    ag_error err = {0};
+    cr_expect_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_ENONFINITE);
+    cr_expect(strstr(err.message, "row 1") != NULL, "%s", err.message);
+    cr_expect_eq(ag_lens_metrics(NULL, &in, NULL, A_ID, f.sel, f.rec, &err), AG_EINVAL);
+    S[2] = 0;
+    in.wq = NULL;
+    cr_expect_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_EINVAL);
+    teardown(&f);
+}
+
+/* The sort-free thresholds against the sorting normalisers
+ * (attngeom/normalizers.h) on random rows of 1..40 keys, some masked, some
+ * tied, at spreads from near-uniform to peaked: each row's supports must be
+ * the counts of ag_sparsemax_row's and ag_entmax15_row's p_j > 0 exactly,
+ * and its JS distance the one of the sorted sparsemax row and
+ * ag_softmax_row's (formed here), to the rounding of a mean. */
+static double lcg(unsigned long long *x)
+{
+    *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*x >> 11) / 9007199254740992.0;
+}
+
+Test(lens, thresholds_match_the_sorting_normalisers)
+{
+    fill();
+    fixture f = setup("sparsemax_support,entmax_support,sparsemax_js");
+    unsigned long long x = 28;
+    double s[40], p[40], q[40];
+    ag_error err = {0};
+    for (int trial = 0; trial < 3000; trial++) {
+        size_t n = 1 + (size_t)(lcg(&x) * 40);
+        double spread = pow(10, 3 * lcg(&x) - 2);
+        for (size_t j = 0; j < n; j++) {
+            double u = lcg(&x);
+            s[j] = u < 0.15 ? NEG : u < 0.3 && j > 0 ? s[j - 1] : spread * (2 * lcg(&x) - 1);
+        }
+        s[(size_t)(lcg(&x) * n)] = 0.5; /* at least one allowed key */
+        ag_head_input in = head(I3, I3);
+        in.n = 1; /* one row of n scores: S is 1 × n, read as its only row */
+        double sp = 0, en = 0, js = 0, k = 0;
+        cr_assert_eq(ag_sparsemax_row(s, n, q, &err), AG_OK, "%s", err.message);
+        cr_assert_eq(ag_softmax_row(s, n, 1, p, &err), AG_OK);
+        for (size_t j = 0; j < n; j++) {
+            k += s[j] != NEG;
+            sp += q[j] > 0;
+            double m = p[j] + q[j];
+            js += (p[j] > 0 ? p[j] * log(2 * p[j] / m) : 0) + (q[j] > 0 ? q[j] * log(2 * q[j] / m) : 0);
+        }
+        cr_assert_eq(ag_entmax15_row(s, n, p, &err), AG_OK);
+        for (size_t j = 0; j < n; j++)
+            en += p[j] > 0;
+        /* ag_lens_metrics reads rows of in.n scores: give it n × n with the
+         * row repeated, so every row is this one */
+        double S[40 * 40];
+        for (size_t i = 0; i < n; i++)
+            memcpy(S + i * n, s, n * sizeof *s);
+        in.n = n;
+        cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+        /* the mean of n equal terms rounds: compare the count it carries */
+        double vs = value(f.rec, AG_M_SPARSEMAX_SUPPORT, AG_V_NUMBER) * k,
+               ve = value(f.rec, AG_M_ENTMAX_SUPPORT, AG_V_NUMBER) * k;
+        cr_expect(fabs(vs - sp) < 1e-9 && fabs(ve - en) < 1e-9, "trial %d: supports %.17g, %.17g of %g keys, expected %g, %g",
+                  trial, vs, ve, k, sp, en);
+        double want = sqrt(fmax(js / 2, 0));
+        /* the mean of n ≤ 40 equal terms rounds by up to 40 ulps (< 4e-15 here) */
+        cr_expect(fabs(value(f.rec, AG_M_SPARSEMAX_JS, AG_V_NUMBER) - want) <= 1e-14,
+                  "trial %d: js %.17g, expected %.17g", trial, value(f.rec, AG_M_SPARSEMAX_JS, AG_V_NUMBER), want);
+    }
+    teardown(&f);
+}
