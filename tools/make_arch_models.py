@@ -375,6 +375,65 @@ def phi3(name):
     return cfg, g
 
 
+def bloom(name):
+    """BloomForCausalLM saved as bigscience/bloom-560m is (no "transformer."
+    prefix, lm_head tied and not saved): 6 heads, so that the slopes past the
+    closest power of two (4) are used."""
+    d, H, L, V = 48, 6, 2, 80
+    g = Gen(name, "F32")
+    g.emb("word_embeddings.weight", V, d)
+    g.ln("word_embeddings_layernorm", d)
+    hd = d // H
+    for l in range(L):
+        q = "h.%d." % l
+        g.ln(q + "input_layernorm", d)
+        g.lin(q + "self_attention.query_key_value", 3 * d, d)
+        w = g.t[q + "self_attention.query_key_value.weight"][0]
+        for h in range(H):  # rows (h, 0, :) and (h, 1, :): q and k of head h
+            w[h * 3 * hd:h * 3 * hd + 2 * hd] *= QK_GAIN
+        g.lin(q + "self_attention.dense", d, d)
+        g.ln(q + "post_attention_layernorm", d)
+        g.lin(q + "mlp.dense_h_to_4h", 4 * d, d)
+        g.lin(q + "mlp.dense_4h_to_h", d, 4 * d)
+    g.ln("ln_f", d)
+    cfg = base_config("BloomForCausalLM", "bloom", "F32", apply_residual_connection_post_layernorm=False,
+                      attention_dropout=0.0, bos_token_id=1, eos_token_id=2, hidden_dropout=0.0,
+                      hidden_size=d, initializer_range=0.02, layer_norm_epsilon=1e-5, n_head=H, n_layer=L,
+                      pad_token_id=3, pretraining_tp=1, slow_but_exact=False, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
+def mpt(name):
+    """MptForCausalLM (transformer.* + lm_head tied, not saved), as
+    mosaicml/mpt-7b's config with 6 heads (gen_slopes' interleaved order for
+    a head count below its power of two) and an explicit softmax_scale."""
+    d, H, L, V, P = 48, 6, 2, 80, 32
+    g = Gen(name, "BF16")
+    p = "transformer."
+    g.emb(p + "wte.weight", V, d)
+    for l in range(L):
+        q = "%sblocks.%d." % (p, l)
+        g.ln(q + "norm_1", d, bias=False)
+        g.lin(q + "attn.Wqkv", 3 * d, d, bias=False)
+        g.t[q + "attn.Wqkv.weight"][0][:2 * d] *= QK_GAIN * 1.5
+        g.lin(q + "attn.out_proj", d, d, bias=False)
+        g.ln(q + "norm_2", d, bias=False)
+        g.lin(q + "ffn.up_proj", 4 * d, d, bias=False)
+        g.lin(q + "ffn.down_proj", d, 4 * d, bias=False)
+    g.ln(p + "norm_f", d, bias=False)
+    attn = {"alibi": True, "alibi_bias_max": 8, "attn_impl": "torch", "attn_pdrop": 0.0,
+            "attn_type": "multihead_attention", "attn_uses_sequence_id": False, "clip_qkv": None,
+            "model_type": "", "prefix_lm": False, "qk_ln": False, "softmax_scale": 0.25,
+            "sliding_window_size": -1}
+    cfg = base_config("MptForCausalLM", "mpt", "BF16", attn_config=attn, d_model=d, emb_pdrop=0.0,
+                      embedding_fraction=1.0, expansion_ratio=4, init_device="cpu",
+                      initializer_range=0.02, layer_norm_epsilon=1e-5, learned_pos_emb=True,
+                      logit_scale=None, max_seq_len=P, n_heads=H, n_layers=L, no_bias=True,
+                      norm_type="low_precision_layernorm", resid_pdrop=0.0, use_cache=False,
+                      verbose=0, vocab_size=V)
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -411,6 +470,8 @@ CASES = {
     "qwen2-window": (lambda n: llama_like(n, "qwen2", "Qwen2ForCausalLM", L=3, qkv_bias=True,
                                           max_window_layers=1, sliding_window=5, use_sliding_window=True,
                                           use_mrope=False), 14),
+    "bloom": (bloom, 16),
+    "mpt": (mpt, 16),
 }
 
 # Variants the engine before issue 10 already runs (see --crosscheck).
@@ -456,6 +517,7 @@ def main(argv):
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "data", "models", "arch"))
     ap.add_argument("--ref", default=os.path.join(ROOT, "tests", "data", "archref"))
     ap.add_argument("--crosscheck", metavar="DIR")
+    ap.add_argument("--only", action="append", metavar="NAME", help="build only these cases")
     a = ap.parse_args(argv[1:])
     if a.crosscheck:
         for name, case in CROSSCHECK.items():
@@ -464,6 +526,8 @@ def main(argv):
             print("%-20s %s" % (name, folder))
         return 0
     for name, case in CASES.items():
+        if a.only and name not in a.only:
+            continue
         attn, hidden = build(name, case, os.path.join(a.out, name), os.path.join(a.ref, name))
         print("%-20s attn %s  hidden %s  min mean-max-prob %.2f  max|h| %.1f"
               % (name, attn.shape, hidden.shape, score_spread(attn), np.abs(hidden).max()))

@@ -5,8 +5,8 @@
  *   config.json + model.safetensors, or sharded model-0000N-of-0000M.safetensors
  *   listed in model.safetensors.index.json ("weight_map").
  *   model_type "gpt2", "bert", "roberta", "xlm-roberta", "distilbert",
- *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3"
- *   (token ids: ag_model_forward), "vit" (pixels) and "whisper" (the
+ *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3",
+ *   "bloom", "mpt", "falcon" (token ids: ag_model_forward), "vit" (pixels) and "whisper" (the
  *   encoder, log-mel features): ag_model_forward_values.
  *
  * Every architecture is a row of one table (src/engine/arch.c): tensor
@@ -54,8 +54,11 @@ typedef enum {
     AG_ARCH_GEMMA2,      /* "gemma2"      modeling_gemma2.py */
     AG_ARCH_PHI3,        /* "phi3"        modeling_phi3.py */
     AG_ARCH_VIT,         /* "vit"         modeling_vit.py (input: pixels) */
-    AG_ARCH_WHISPER      /* "whisper"     modeling_whisper.py, the encoder
+    AG_ARCH_WHISPER,     /* "whisper"     modeling_whisper.py, the encoder
                             (input: log-mel features) */
+    AG_ARCH_BLOOM,       /* "bloom"       modeling_bloom.py (ALiBi) */
+    AG_ARCH_MPT,         /* "mpt"         modeling_mpt.py (ALiBi) */
+    AG_ARCH_FALCON       /* "falcon"      modeling_falcon.py (RoPE or ALiBi) */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -92,8 +95,36 @@ typedef enum {
     AG_POS_PADDED,  /* RoBERTa: row pad + (non-pad tokens up to i) for a
                        non-pad token, row pad for a pad token (pad =
                        pad_token_id, position_offset = pad + 1) */
-    AG_POS_ROPE     /* rotary embedding of Q and K (cfg.rope) */
+    AG_POS_ROPE,    /* rotary embedding of Q and K (cfg.rope) */
+    AG_POS_ALIBI    /* no position rows or rotation: every score gets a
+                       per-head linear bias in the key position (cfg.alibi) */
 } ag_positions;
+
+/* ALiBi (Press et al. 2022, "Train Short, Test Long", Sec. 3): query i's
+ * score against key j gets slope_h·(j − off), off the same for every key of
+ * a row (so it leaves the probabilities unchanged). The slopes and where
+ * the bias enters follow the Hugging Face file of each kind. */
+typedef enum {
+    AG_ALIBI_NONE,
+    AG_ALIBI_BLOOM,  /* modeling_bloom.py build_alibi_tensor: slopes of the
+                        closest power of two p ≤ H, 2^(−8k/p), then the odd
+                        powers of 2^(−4/p) for the rest; off = 0; scores
+                        scale·q·k + bias (baddbmm beta 1, alpha scale) */
+    AG_ALIBI_MPT,    /* modeling_mpt.py gen_slopes: 2^(−k·bias_max/P), P the
+                        power of two ≥ H, interleaved (odd k first) when
+                        P ≠ H; off = n − 1 (arange(1 − seq_len, 1) cut to the
+                        last n); scores scale·q·k + bias */
+    AG_ALIBI_FALCON  /* modeling_falcon.py build_alibi_tensor: BLOOM's slopes
+                        rounded to bfloat16; off = 0; scores
+                        scale·(q·k + bias) */
+} ag_alibi_kind;
+
+/* The n_head slopes (float32 values, as HF's float32 tensors hold them) of
+ * an ALiBi kind into slopes (caller's, n_head doubles); bias_max is MPT's
+ * alibi_bias_max (ignored by the others). Returns AG_EINVAL (nothing
+ * written) for kind AG_ALIBI_NONE, n_head outside 1..4096 or bias_max <= 0
+ * with MPT. */
+AG_EXPORT int ag_alibi_slopes(ag_alibi_kind kind, int n_head, double bias_max, double *slopes);
 
 /* Where Q, K, V come from. */
 typedef enum {
@@ -211,6 +242,10 @@ typedef struct {
                               and stride */
     int max_frames;        /* Whisper: 2·max_source_positions, the most
                               input_features frames (positions ⌈T/2⌉) */
+
+    /* ---- ALiBi (appended). AG_ALIBI_NONE unless positions = AG_POS_ALIBI. */
+    ag_alibi_kind alibi;
+    double alibi_bias_max; /* MPT attn_config.alibi_bias_max (8), else 0 */
 } ag_model_config;
 
 typedef struct ag_model ag_model;

@@ -246,6 +246,39 @@ static const agm_arch archs[] = {
      .layer = "encoder.layers.%d.", .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm",
      .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
      .o = "self_attn.out_proj", .up = "fc1", .down = "fc2"},
+
+    /* modeling_bloom.py (9d97831a) BloomModel: word_embeddings then
+     * word_embeddings_layernorm; BloomAttention's query_key_value viewed
+     * (…, n_head, 3, head_dim): per head q_h | k_h | v_h; scores
+     * alibi.baddbmm(q, kᵀ, beta = 1, alpha = 1/√head_dim) with
+     * build_alibi_tensor's slopes; bloom_gelu_forward; biases everywhere;
+     * ln_f. apply_residual_connection_post_layernorm is refused. */
+    {.model_type = "bloom", .arch = AG_ARCH_BLOOM, .modeling = "modeling_bloom.py",
+     .prefixes = {"transformer."}, .k_layers = "n_layer", .k_heads = "n_head",
+     .k_hidden = "hidden_size", .ff_mult = 4, .k_eps = "layer_norm_epsilon", .eps = 1e-5,
+     .act = "bloom_gelu", BIAS_ALL, .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE,
+     .positions = AG_POS_ALIBI, .alibi = AG_ALIBI_BLOOM, .causal = 1, .qkv = AG_QKV_PER_HEAD,
+     .mlp = AG_MLP_PLAIN, .k_refuse = {"apply_residual_connection_post_layernorm"},
+     .tok = "word_embeddings.weight", .emb_norm = "word_embeddings_layernorm",
+     .final_norm = "ln_f", .layer = "h.%d.", .norm1 = "input_layernorm",
+     .norm2 = "post_attention_layernorm", .qkv_fused = "self_attention.query_key_value",
+     .o = "self_attention.dense", .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h"},
+
+    /* modeling_mpt.py (0206c7b0) MptModel: wte; MptBlock pre-LN (norm_1,
+     * norm_2: LayerNorm without bias); MptAttention Wqkv chunked Q | K | V,
+     * scores q·kᵀ·softmax_scale + build_alibi_bias(n_heads, max_seq_len)
+     * cut to the last n keys; MptMLP up_proj, exact GELU, down_proj, all
+     * bias-free; norm_f. The attn_config settings HF ignores are refused
+     * (config.c cfg_mpt). */
+    {.model_type = "mpt", .arch = AG_ARCH_MPT, .modeling = "modeling_mpt.py",
+     .prefixes = {"transformer."}, .k_layers = "n_layers", .k_heads = "n_heads",
+     .k_hidden = "d_model", .ff_mult = 4, .k_positions = "max_seq_len",
+     .k_eps = "layer_norm_epsilon", .eps = 1e-5, .act = "gelu", BIAS_NONE,
+     .norm = AG_NORM_LAYER, .norm_no_bias = 1, .residual = AG_RESIDUAL_PRE,
+     .positions = AG_POS_ALIBI, .alibi = AG_ALIBI_MPT, .k_attn_cfg = "attn_config", .causal = 1,
+     .qkv = AG_QKV_BLOCKS, .mlp = AG_MLP_PLAIN, .tok = "wte.weight", .final_norm = "norm_f",
+     .layer = "blocks.%d.", .norm1 = "norm_1", .norm2 = "norm_2", .qkv_fused = "attn.Wqkv",
+     .o = "attn.out_proj", .up = "ffn.up_proj", .down = "ffn.down_proj"},
 };
 
 #define N_ARCHS ((int)(sizeof archs / sizeof *archs))
@@ -266,5 +299,5 @@ const agm_arch *agm_arch_at(int i)
 const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
-           "gemma, gemma2, phi3, vit, whisper";
+           "gemma, gemma2, phi3, vit, whisper, bloom, mpt";
 }

@@ -101,6 +101,13 @@ typedef struct {
     const char *conv1;        /* ViT: the patch projection, Conv2d (d, C, p_h, p_w);
                                  Whisper: conv1, Conv1d (d, n_mels, 3) */
     const char *conv2;        /* Whisper conv2, Conv1d (d, d, 3), stride 2 */
+
+    /* ---- ALiBi models (BLOOM, MPT, Falcon) ---- */
+    ag_alibi_kind alibi;      /* with positions AG_POS_ALIBI */
+    const char *k_refuse[4];  /* booleans whose true is refused by name (what
+                                 the HF file does with them is not supported) */
+    const char *k_attn_cfg;   /* MPT attn_config: softmax_scale, alibi_bias_max */
+    int norm_no_bias;         /* LayerNorms without bias (MPT) */
 } agm_arch;
 
 /* The descriptor of a model_type, or NULL. */

@@ -301,6 +301,11 @@ static void FN(activate)(R *x, size_t cnt, agm_act act)
         for (size_t i = 0; i < cnt; i++)
             x[i] = x[i] / ((R)1 + REXP(-x[i]));
         break;
+    case AGM_ACT_BLOOM_GELU: // modeling_bloom.py bloom_gelu_forward, its constants
+        for (size_t i = 0; i < cnt; i++)
+            x[i] = x[i] * (R)0.5 *
+                   ((R)1 + RTANH((R)0.79788456 * x[i] * ((R)1 + (R)0.044715 * x[i] * x[i])));
+        break;
     }
 }
 
@@ -573,6 +578,7 @@ typedef struct {
     const FN(view) *qkv;
     double *pd;
     double *sd;
+    const double *slopes; // (n_head) ALiBi slopes, or NULL
 } FN(heads_job);
 
 /* Query head h (kv head h / (H / Hkv), modeling_llama.py repeat_kv): its
@@ -580,7 +586,10 @@ typedef struct {
 static int FN(head_task)(size_t h, int worker, void *user)
 {
     FN(heads_job) *j = user;
-    const agk_head *c = j->c;
+    agk_head ch = *j->c; // this head's ALiBi slope
+    const agk_head *c = &ch;
+    if (j->slopes)
+        ch.slope = j->slopes[h];
     size_t n = j->n, hd = (size_t)c->head_dim;
     int g = (int)h / (c->n_head / c->n_kv_head);
     const FN(view) *q = &j->qkv[0], *k = &j->qkv[1], *v = &j->qkv[2];
@@ -633,8 +642,9 @@ static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t
         scale = 1;
     agk_head c = {.n_head = g->n_head, .n_kv_head = g->n_kv_head, .head_dim = g->head_dim,
                   .scale = scale, .softcap = g->softcap, .causal = g->causal,
-                  .window = m->window[l]};
-    FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : s->pd, fn ? s->sd : NULL};
+                  .window = m->window[l], .alibi = g->alibi};
+    FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : s->pd, fn ? s->sd : NULL,
+                       m->alibi_slopes};
     ag_pool_run(s->pool, (size_t)g->n_head, FN(head_task), &j);
     int rc = FN(emit)(s, x, l, n, (size_t)g->d_model, g->n_head, fn, user);
     if (rc == AG_OK)

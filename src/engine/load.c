@@ -289,7 +289,10 @@ static int load_norm(loader *L, const char *stem, agm_norm *nm)
     if (!stem || !L->m->norm_affine)
         return AG_OK;
     int rc = load_vec(L, stem, ".weight", layer ? ".gamma" : NULL, d, &nm->w);
-    if (rc == AG_OK && layer)
+    /* MPT's LayerNorms have no bias: a zero one (x + 0 is x) */
+    if (rc == AG_OK && layer && L->m->arch->norm_no_bias && !(nm->b = calloc((size_t)d, sizeof *nm->b)))
+        return ag_error_set(L->err, AG_ENOMEM, "tensor '%s.bias': out of memory", stem);
+    if (rc == AG_OK && layer && !nm->b)
         rc = load_vec(L, stem, ".bias", ".beta", d, &nm->b);
     return rc;
 }
@@ -498,6 +501,7 @@ void ag_model_free(ag_model *m)
     }
     free(m->layers);
     free(m->window);
+    free(m->alibi_slopes);
     free(m->proj_in.b);
     free(m->conv1.b);
     free(m->conv2.b);

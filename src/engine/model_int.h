@@ -22,7 +22,8 @@ typedef enum {
     AGM_ACT_GELU_TANH, /* gelu_new, gelu_pytorch_tanh */
     AGM_ACT_GELU_ERF,  /* gelu: exact erf form */
     AGM_ACT_RELU,
-    AGM_ACT_SILU
+    AGM_ACT_SILU,
+    AGM_ACT_BLOOM_GELU /* modeling_bloom.py bloom_gelu_forward (no config name) */
 } agm_act;
 
 /* A weight matrix as the file stores it: little-endian F32, F16 or BF16
@@ -108,6 +109,7 @@ struct ag_model {
     ag_safetensors **files; /* nfiles weight files, open (and mapped once) for
                                the model's lifetime: the tensors point into them */
     size_t nfiles;
+    double *alibi_slopes; /* (n_head) ag_alibi_slopes of cfg.alibi, or NULL */
 };
 
 /* "(3, 64, 64)", "(5,)": a shape for messages, as numpy prints it. */

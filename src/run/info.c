@@ -108,6 +108,23 @@ static json_t *biases(const ag_model_config *g)
 }
 
 /* RoPE, when the model rotates Q and K. */
+/* ALiBi: the kind (whose HF formula gives the slopes and where the bias
+ * enters, attngeom/model.h) and every head's slope. */
+static void alibi_json(const ag_model_config *g, json_t *o)
+{
+    static const char *const kinds[] = {"none", "bloom", "mpt", "falcon"};
+    json_t *list = json_array();
+    double *s = malloc((size_t)g->n_head * sizeof *s);
+    if (s && ag_alibi_slopes(g->alibi, g->n_head, g->alibi_bias_max, s) == AG_OK)
+        for (int h = 0; h < g->n_head; h++)
+            json_array_append_new(list, json_real(s[h]));
+    free(s);
+    json_object_set_new(o, "alibi", json_string(kinds[g->alibi]));
+    if (g->alibi == AG_ALIBI_MPT)
+        json_object_set_new(o, "alibi_bias_max", json_real(g->alibi_bias_max));
+    json_object_set_new(o, "alibi_slopes", list);
+}
+
 static void rope_json(const ag_rope *r, json_t *o)
 {
     static const char *const types[] = {"none", "linear", "dynamic", "llama3"};
@@ -132,7 +149,8 @@ static void wiring_json(const ag_model *m, json_t *o)
     static const char *const qkv[] = {"separate", "fused column blocks Q|K|V", "fused per head q|k|v"};
     static const char *const mlp[] = {"down(act(up x))", "down(act(gate x) * up x)",
                                       "down(act(gate x) * up x), fused gate_up"};
-    static const char *const pos[] = {"learned", "learned, counted from pad_token_id + 1", "rotary"};
+    static const char *const pos[] = {"learned", "learned, counted from pad_token_id + 1", "rotary",
+                                      "ALiBi"};
     const ag_model_config *g = ag_model_get_config(m);
     json_object_set_new(o, "norm", json_string(norms[g->norm]));
     json_object_set_new(o, "norm_eps", json_real(g->norm_eps));
@@ -145,7 +163,9 @@ static void wiring_json(const ag_model *m, json_t *o)
     json_object_set_new(o, "qkv", json_string(qkv[g->qkv]));
     json_object_set_new(o, "biases", biases(g));
     json_object_set_new(o, "positions", json_string(pos[g->positions]));
-    if (g->positions != AG_POS_ROPE)
+    if (g->positions == AG_POS_ALIBI)
+        alibi_json(g, o);
+    else if (g->positions != AG_POS_ROPE)
         json_object_set_new(o, "position_offset", json_integer(g->position_offset));
     else
         rope_json(&g->rope, o);

@@ -131,3 +131,5 @@ Test(archs, llama_dynamic) { check_arch("llama-dynamic"); }
 Test(archs, llama3) { check_arch("llama3"); }
 Test(archs, mistral_window) { check_arch("mistral-window"); }
 Test(archs, qwen2_window) { check_arch("qwen2-window"); }
+Test(archs, bloom) { check_arch("bloom"); }
+Test(archs, mpt) { check_arch("mpt"); }

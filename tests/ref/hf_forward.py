@@ -30,6 +30,10 @@ never from the C sources:
                norms, sliding window on even layers.
   phi3         Phi3Model: fused qkv_proj and gate_up_proj, partial rotary,
                sliding window in the mask.
+  bloom        BloomModel: ALiBi (build_alibi_tensor), word-embedding
+               LayerNorm, per-head fused query_key_value, bloom_gelu.
+  mpt          MptModel: ALiBi (gen_slopes, alibi_bias_max 8), fused Wqkv,
+               bias-free LayerNorms and projections, exact GELU.
 
 Everything is float64: the weights are read from the safetensors file exactly
 as stored (F32, F16, BF16, F64) and upcast; RoPE angles, norms and softmax are
@@ -750,6 +754,137 @@ class Phi3(Llama):
         return linear(gu[:, half:] * self.act(gu[:, :half]), self.W, p + "mlp.down_proj", False)
 
 
+# ------------------------------------------------------------------ ALiBi ---
+
+def bloom_alibi_slopes(H):
+    """build_alibi_tensor (modeling_bloom.py @9d97831a1cbb): base
+    2^(-(2^-(log2(p) - 3))) of the closest power of two p <= H, slopes
+    base^1..base^p, then extra_base (that of 2p) to the odd powers 1, 3, ...
+    for the min(p, H - p) remaining heads.  The bases are float32 tensors
+    and torch.pow keeps float32: each slope is the float32 value of the
+    power."""
+    p = 2 ** math.floor(math.log2(H))
+    base = np.float32(2 ** (-(2 ** -(math.log2(p) - 3))))
+    slopes = [np.float32(float(base) ** k) for k in range(1, 1 + p)]
+    if p != H:
+        extra = np.float32(2 ** (-(2 ** -(math.log2(2 * p) - 3))))
+        rest = min(p, H - p)
+        slopes += [np.float32(float(extra) ** k) for k in range(1, 1 + 2 * rest, 2)]
+    return np.array(slopes, dtype=np.float64)
+
+
+def mpt_alibi_slopes(H, alibi_bias_max=8):
+    """gen_slopes (modeling_mpt.py @0206c7b0f3a5): _n = 2^ceil(log2 H),
+    m = arange(1, _n + 1) * (alibi_bias_max / _n) in float32, slopes
+    1 / 2^m; when _n != H, cat(slopes[1::2], slopes[::2])[:H]."""
+    n = 2 ** math.ceil(math.log2(H))
+    m = np.arange(1, n + 1, dtype=np.float32) * np.float32(alibi_bias_max / n)
+    slopes = np.float32(1.0) / np.power(np.float32(2.0), m).astype(np.float32)
+    if n != H:
+        slopes = np.concatenate([slopes[1::2], slopes[::2]])[:H]
+    return slopes.astype(np.float64)
+
+
+def falcon_alibi_slopes(H):
+    """modeling_falcon.py build_alibi_tensor: BLOOM's slopes, then
+    slopes.bfloat16() (round to nearest even)."""
+    u = bloom_alibi_slopes(H).astype(np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return u.view(np.float32).astype(np.float64)
+
+
+def alibi_attention(q, k, v, scale, bias, scale_bias=False):
+    """Causal attention with an ALiBi bias [H, 1, n] added to every row:
+    scale * q k^T + bias (BLOOM's baddbmm, MPT), or scale * (q k^T + bias)
+    (Falcon's attention_logits *= inv_norm_factor)."""
+    s = np.einsum("hid,hjd->hij", q, k)
+    s = (s + bias) * scale if scale_bias else s * scale + bias
+    vis = visible_keys(s.shape[-1], True)
+    if SCORES is not None:
+        SCORES.append(np.where(vis, s, -np.inf))
+        QK.append((q, k))
+    p = softmax_rows(s, vis)
+    return p, np.einsum("hij,hjd->hid", p, v)
+
+
+def bloom_gelu(x):
+    """bloom_gelu_forward: its own constants 0.79788456 and 0.044715."""
+    return x * 0.5 * (1.0 + np.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+
+
+def bloom_forward(cfg, W, ids):
+    """BloomModel (modeling_bloom.py @9d97831a1cbb): word_embeddings then
+    word_embeddings_layernorm; BloomBlock pre-LN (input_layernorm,
+    post_attention_layernorm; apply_residual_connection_post_layernorm
+    refused); BloomAttention query_key_value viewed (n, H, 3, head_dim),
+    scores alibi.baddbmm(q, k^T, beta=1, alpha=1/sqrt(head_dim)) with the
+    alibi of an all-ones attention_mask (slope * j); bloom_gelu MLP;
+    ln_f on the last hidden state."""
+    if cfg.get("apply_residual_connection_post_layernorm", False):
+        raise ValueError("apply_residual_connection_post_layernorm is not supported")
+    L, H, d = cfg["n_layer"], cfg["n_head"], cfg["hidden_size"]
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    hd = d // H
+    n = len(ids)
+    bias = bloom_alibi_slopes(H)[:, None, None] * np.arange(n)[None, None, :]
+
+    def ln(x, name):
+        return layer_norm(x, W(name + ".weight"), W(name + ".bias"), eps)
+
+    h = ln(W("word_embeddings.weight")[ids], "word_embeddings_layernorm")
+    hidden, attns = [h], []
+    for l in range(L):
+        p = "h.%d." % l
+        x = ln(h, p + "input_layernorm")
+        qkv = linear(x, W, p + "self_attention.query_key_value").reshape(n, H, 3, hd)
+        q, k, v = (qkv[:, :, i, :].transpose(1, 0, 2) for i in range(3))
+        pr, o = alibi_attention(q, k, v, 1.0 / math.sqrt(hd), bias)
+        attns.append(pr)
+        _trace(x, pr, v, W(p + "self_attention.dense.weight").T)
+        h = linear(merge_heads(o), W, p + "self_attention.dense") + h
+        x = ln(h, p + "post_attention_layernorm")
+        h = linear(bloom_gelu(linear(x, W, p + "mlp.dense_h_to_4h")), W, p + "mlp.dense_4h_to_h") + h
+        hidden.append(h)
+    hidden[-1] = ln(h, "ln_f")
+    return np.stack(attns), np.stack(hidden)
+
+
+def mpt_forward(cfg, W, ids):
+    """MptModel (modeling_mpt.py @0206c7b0f3a5): wte; MptBlock norm_1 /
+    norm_2 (LayerNorm, bias None); MptAttention Wqkv chunk(3) -> Q | K | V,
+    scores q k^T * softmax_scale (None: 1/sqrt(head_dim)) + the bias of
+    build_alibi_bias(n_heads, max_seq_len) = slope * arange(1 - max_seq_len,
+    1) cut to its last n keys (slope * (j - (n - 1))); MptMLP up_proj,
+    exact GELU, down_proj; no biases anywhere; norm_f."""
+    L, H, d = cfg["n_layers"], cfg["n_heads"], cfg["d_model"]
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    ac = cfg.get("attn_config") or {}
+    hd = d // H
+    n = len(ids)
+    scale = ac.get("softmax_scale") or 1.0 / math.sqrt(d / H)
+    bias = mpt_alibi_slopes(H)[:, None, None] * (np.arange(n) - (n - 1))[None, None, :]
+
+    def ln(x, name):
+        return layer_norm(x, W(name + ".weight"), 0.0, eps)
+
+    h = W("wte.weight")[ids]
+    hidden, attns = [h], []
+    for l in range(L):
+        p = "blocks.%d." % l
+        x = ln(h, p + "norm_1")
+        qkv = linear(x, W, p + "attn.Wqkv", False)
+        q, k, v = (split_heads(qkv[:, i * d:(i + 1) * d], H) for i in range(3))
+        pr, o = alibi_attention(q, k, v, scale, bias)
+        attns.append(pr)
+        _trace(x, pr, v, W(p + "attn.out_proj.weight").T)
+        h = linear(merge_heads(o), W, p + "attn.out_proj", False) + h
+        x = ln(h, p + "norm_2")
+        h = linear(gelu_erf(linear(x, W, p + "ffn.up_proj", False)), W, p + "ffn.down_proj", False) + h
+        hidden.append(h)
+    hidden[-1] = ln(h, "norm_f")
+    return np.stack(attns), np.stack(hidden)
+
+
 def _class_forward(cls):
     return lambda cfg, W, ids: cls(cfg, W).forward(ids)
 
@@ -776,6 +911,8 @@ _MODELS = {
     "gemma": (_class_forward(Gemma), ["model."], "max_position_embeddings"),
     "gemma2": (_class_forward(Gemma2), ["model."], "max_position_embeddings"),
     "phi3": (_class_forward(Phi3), ["model."], "max_position_embeddings"),
+    "bloom": (bloom_forward, ["transformer."], None),
+    "mpt": (mpt_forward, ["transformer."], "max_seq_len"),
 }
 ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert"}
 ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3"}
@@ -785,7 +922,7 @@ def position_limit(cfg):
     """Most tokens the model's position table admits; None for RoPE models,
     which HF runs at any length.  RoBERTa's table starts at padding_idx + 1."""
     mt = cfg["model_type"]
-    if mt in ROTARY:
+    if mt in ROTARY or _MODELS[mt][2] is None:  # BLOOM: ALiBi at any length
         return None
     limit = cfg[_MODELS[mt][2]]
     if mt in ("roberta", "xlm-roberta"):
@@ -804,7 +941,7 @@ class Model:
             raise ValueError("unsupported model_type %r" % mt)
         self.fn, prefixes, self.pos_key = _MODELS[mt]
         self.W = Weights(load_weights(folder), prefixes)
-        self.max_positions = self.cfg[self.pos_key]
+        self.max_positions = self.cfg[self.pos_key] if self.pos_key else None
         self.limit = position_limit(self.cfg)
         self.vocab_size = self.cfg["vocab_size"]
         self.causal = mt not in ENCODERS
