@@ -49,6 +49,19 @@ static int qkv_part(const ag_model *m, const agm_layer *y, int which, ag_array *
     return rc ? rc : bias_heads(l, c, heads, g->head_dim, b, err);
 }
 
+/* The model's ALiBi kind and slopes (n_head), if it has them. */
+static int alibi_part(const ag_model *m, ag_attn_weights *out, ag_error *err)
+{
+    size_t shape[1] = {(size_t)m->cfg.n_head};
+    out->alibi = m->cfg.alibi;
+    if (!m->alibi_slopes)
+        return AG_OK;
+    int rc = ag_array_alloc(&out->alibi_slopes, 1, shape, err);
+    if (rc == AG_OK)
+        memcpy(out->alibi_slopes.data, m->alibi_slopes, shape[0] * sizeof(double));
+    return rc;
+}
+
 int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag_error *err)
 {
     if (!m || !out)
@@ -64,7 +77,9 @@ int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag
                              .softcap = g->softcap, .window = m->window[layer]};
     if (g->positions == AG_POS_ROPE)
         out->rope = g->rope;
-    int rc = qkv_part(m, y, 0, &out->wq, &out->bq, err);
+    int rc = alibi_part(m, out, err);
+    if (rc == AG_OK)
+        rc = qkv_part(m, y, 0, &out->wq, &out->bq, err);
     if (rc == AG_OK)
         rc = qkv_part(m, y, 1, &out->wk, &out->bk, err);
     if (rc == AG_OK)
@@ -80,7 +95,7 @@ void ag_attn_weights_free(ag_attn_weights *w)
 {
     if (!w)
         return;
-    ag_array *all[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->bq, &w->bk, &w->bv};
+    ag_array *all[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->bq, &w->bk, &w->bv, &w->alibi_slopes};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         ag_array_free(all[i]);
 }
@@ -98,7 +113,8 @@ void ag_attn_weights_head_input(const ag_attn_weights *w, const double *x, size_
         .bq = w->bq.data ? w->bq.data + h * hd : NULL,
         .bk = w->bk.data ? w->bk.data + kv * hd : NULL,
         .d_h = hd, .scale = w->scale, .causal = w->causal, .rope = w->rope,
-        .softcap = w->softcap, .window = w->window};
+        .softcap = w->softcap, .window = w->window, .alibi = w->alibi,
+        .alibi_slope = w->alibi_slopes.data ? w->alibi_slopes.data[h] : 0};
 }
 
 void ag_attn_weights_head_factors(const ag_attn_weights *w, size_t d, int h, ag_head_factors *f)

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Check the engine on the random-weight architecture folders of issue 10.
 
-Usage: /usr/bin/python3 tests/ref/check_archs.py path/to/attngeom
+Usage: /usr/bin/python3 tests/ref/check_archs.py path/to/attngeom [NAME ...]
+
+With NAMEs, part 2 runs on those folders only (parts 1 and 3 as always).
 
 Folders: tests/data/models/arch/<name>/ (made by tools/make_arch_models.py),
 references: tests/data/archref/<name>/{ids.json, attn.npy, hidden.npy} from
@@ -403,6 +405,8 @@ def main(argv):
         ch = CM.Checker(cli, tmp)
         rows = []
         for name in MK.CASES:
+            if argv[2:] and name not in argv[2:]:
+                continue
             nfail = len(ch.failures)
             err = check_folder(ch, cli, name, tmp)
             rows.append((name, err, len(ch.failures) - nfail))
