@@ -434,6 +434,53 @@ def mpt(name):
     return cfg, g
 
 
+def falcon(name, new, mq, par, alibi, bias, H, Hkv=None, dtype="F32", nln=None):
+    """FalconForCausalLM (transformer.* + lm_head): new_decoder_architecture
+    as Falcon-40B (grouped kv heads, ln_attn / ln_mlp), or the original layout
+    as Falcon-7B (multi_query, parallel_attn) or Falcon-RW (neither, alibi,
+    bias)."""
+    d, L, V, P, hd = 8 * H, 2, 80, 64, 8
+    Hkv = Hkv or (H if not mq else 1)
+    g = Gen(name, dtype)
+    p = "transformer."
+    g.emb(p + "word_embeddings.weight", V, d)
+    width = (H + 2 * Hkv) * hd if (new or mq) else 3 * d
+    for l in range(L):
+        q = "%sh.%d." % (p, l)
+        if new and (nln or 2) == 2:
+            g.ln(q + "ln_attn", d)
+            g.ln(q + "ln_mlp", d)
+        else:
+            g.ln(q + "input_layernorm", d)
+            if not par:
+                g.ln(q + "post_attention_layernorm", d)
+        g.lin(q + "self_attention.query_key_value", width, d, bias=bias)
+        w = g.t[q + "self_attention.query_key_value.weight"][0].reshape(-1, hd, d)
+        if new:  # per group: H/Hkv queries, k, v
+            vrows = [gi * (H // Hkv + 2) + H // Hkv + 1 for gi in range(Hkv)]
+        elif mq:
+            vrows = [H + 1]
+        else:
+            vrows = [3 * h + 2 for h in range(H)]
+        for r in range(w.shape[0]):
+            if r not in vrows:
+                w[r] *= QK_GAIN
+        g.lin(q + "self_attention.dense", d, d, bias=bias)
+        g.lin(q + "mlp.dense_h_to_4h", 4 * d, d, bias=bias)
+        g.lin(q + "mlp.dense_4h_to_h", d, 4 * d, bias=bias)
+    g.ln(p + "ln_f", d)
+    g.lin("lm_head", V, d, bias=False)
+    cfg = base_config("FalconForCausalLM", "falcon", dtype, activation="gelu", alibi=alibi,
+                      attention_dropout=0.0, bias=bias, bos_token_id=11, eos_token_id=11,
+                      ffn_hidden_size=4 * d, hidden_dropout=0.0, hidden_size=d, initializer_range=0.02,
+                      layer_norm_epsilon=1e-5, max_position_embeddings=P, multi_query=mq,
+                      new_decoder_architecture=new, num_attention_heads=H, num_hidden_layers=L,
+                      num_kv_heads=Hkv if new else H, num_ln_in_parallel_attn=nln, parallel_attn=par,
+                      rope_scaling=None, rope_theta=10000.0, tie_word_embeddings=False, use_cache=True,
+                      vocab_size=V)
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -472,6 +519,9 @@ CASES = {
                                           use_mrope=False), 14),
     "bloom": (bloom, 16),
     "mpt": (mpt, 16),
+    "falcon": (lambda n: falcon(n, True, False, True, False, False, 6, 2), 16),
+    "falcon-alibi": (lambda n: falcon(n, False, False, False, True, True, 6), 16),
+    "falcon-7b-like": (lambda n: falcon(n, False, True, True, False, False, 4, dtype="BF16"), 16),
 }
 
 # Variants the engine before issue 10 already runs (see --crosscheck).

@@ -131,8 +131,11 @@ typedef enum {
     AG_QKV_SEPARATE, /* three projections */
     AG_QKV_BLOCKS,   /* one fused projection, column blocks Q | K | V
                         (GPT-2 c_attn, Phi-3 qkv_proj with grouped widths) */
-    AG_QKV_PER_HEAD  /* one fused projection, per head q_h | k_h | v_h
+    AG_QKV_PER_HEAD, /* one fused projection, per head q_h | k_h | v_h
                         (GPT-NeoX query_key_value) */
+    AG_QKV_GROUPED   /* one fused projection, per kv group g the queries of
+                        the group, then k_g, then v_g (Falcon's
+                        new_decoder_architecture) */
 } ag_qkv_layout;
 
 /* The MLP. */

@@ -20,6 +20,13 @@ typedef struct {
     int dflt;
 } agm_flag;
 
+/* A row applies when config.json's key (a boolean or an integer; absent
+ * or null: dflt) equals want (true is 1). */
+typedef struct {
+    const char *key;
+    int dflt, want;
+} agm_sel;
+
 /* Which layers have a sliding window (config.c, cfg_windows). */
 typedef enum {
     AGM_WIN_NONE,     /* none */
@@ -108,13 +115,22 @@ typedef struct {
                                  the HF file does with them is not supported) */
     const char *k_attn_cfg;   /* MPT attn_config: softmax_scale, alibi_bias_max */
     int norm_no_bias;         /* LayerNorms without bias (MPT) */
+
+    /* ---- a model_type of several rows (Falcon) ---- */
+    agm_sel sel[3];           /* the row applies when all hold (key NULL:
+                                 no condition); the first row that applies
+                                 is the model's */
+    const char *k_alibi;      /* a boolean: true gives AG_POS_ALIBI (alibi),
+                                 false the row's positions */
+    int kv_fixed;             /* > 0: this many kv heads (multi-query: 1) */
 } agm_arch;
 
 /* The descriptor of a model_type, or NULL. */
 const agm_arch *agm_arch_find(const char *model_type);
 /* "gpt2, bert, ...": every supported model_type, for messages. */
 const char *agm_arch_names(void);
-/* Descriptor i (0..count-1), for tests and docs; NULL past the end. */
+/* Descriptor i (0..count-1), for tests, docs and the rows of one
+ * model_type (config.c); NULL past the end. */
 const agm_arch *agm_arch_at(int i);
 
 #endif

@@ -18,7 +18,7 @@ static int lin_heads(const agm_lin *l, agm_cols c, int heads, int hd, ag_array *
     int rc = ag_array_alloc(out, 2, shape, err);
     for (size_t i = 0; rc == AG_OK && i < (size_t)l->in; i++)
         for (size_t j = 0; j < w; j++) {
-            size_t col = (size_t)c.off + j / hd * c.stride + j % hd;
+            size_t col = agm_col(c, j / hd, (size_t)hd) + j % hd;
             out->data[i * w + j] = agm_at(&l->w, l->linear ? col * l->in + i : i * l->out + col);
         }
     return rc;
@@ -32,7 +32,7 @@ static int bias_heads(const agm_lin *l, agm_cols c, int heads, int hd, ag_array 
     size_t w = (size_t)heads * hd, shape[1] = {w};
     int rc = ag_array_alloc(out, 1, shape, err);
     for (size_t j = 0; rc == AG_OK && j < w; j++)
-        out->data[j] = l->b[(size_t)c.off + j / hd * c.stride + j % hd];
+        out->data[j] = l->b[agm_col(c, j / hd, (size_t)hd) + j % hd];
     return rc;
 }
 
@@ -85,7 +85,7 @@ int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag
     if (rc == AG_OK)
         rc = qkv_part(m, y, 2, &out->wv, &out->bv, err);
     if (rc == AG_OK) /* every output column of o: one "head" as wide as d */
-        rc = lin_heads(&y->o, (agm_cols){0, g->d_model}, 1, g->d_model, &out->wo, err);
+        rc = lin_heads(&y->o, (agm_cols){0, g->d_model, 0}, 1, g->d_model, &out->wo, err);
     if (rc != AG_OK)
         ag_attn_weights_free(out);
     return rc;

@@ -134,7 +134,7 @@ static int cfg_heads(cfgctx *c, const agm_arch *a, ag_model_config *g)
     if (a->k_kv_heads && (rc = cfg_int(c, a->k_kv_heads, g->n_head, 1, &g->n_kv_head)))
         return rc;
     if (!a->k_kv_heads)
-        g->n_kv_head = g->n_head;
+        g->n_kv_head = a->kv_fixed > 0 ? a->kv_fixed : g->n_head;
     if (a->k_head_dim && (rc = cfg_int(c, a->k_head_dim, a->head_dim_dflt, 1, &hd)))
         return rc;
     if (g->n_head % g->n_kv_head)
@@ -338,12 +338,15 @@ static int cfg_positions(cfgctx *c, const agm_arch *a, ag_model_config *g)
 {
     int rc, pad = 0;
     const char *kind;
-    g->positions = a->positions;
-    if (a->positions == AG_POS_ROPE)
+    int alibi = 0;
+    if ((rc = cfg_bool(c, a->k_alibi, 0, &alibi)))
+        return rc;
+    g->positions = alibi ? AG_POS_ALIBI : a->positions;
+    if (g->positions == AG_POS_ROPE)
         return cfg_rope(c, a, g);
-    if (a->positions == AG_POS_ALIBI) { /* no table: the length is the config's, if any */
+    if (g->positions == AG_POS_ALIBI) { /* no table: the length is the config's, if any */
         g->alibi = a->alibi;
-        g->max_tokens = a->k_positions ? g->max_positions : AGM_CAP_DIM;
+        g->max_tokens = a->k_positions && !a->k_alibi ? g->max_positions : AGM_CAP_DIM;
         return AG_OK;
     }
     if (a->k_pos_kind && (rc = cfg_str(c, a->k_pos_kind, "absolute", &kind)))
@@ -559,18 +562,51 @@ static int cfg_alibi(cfgctx *c, const agm_arch *a, ag_model *m)
     return AG_OK;
 }
 
+/* ---- a model_type of several rows ------------------------------------- */
+
+/* Whether row a's conditions (arch.h agm_sel) hold in config.json. */
+static int row_applies(cfgctx *c, const agm_arch *a)
+{
+    for (int i = 0; i < 3 && a->sel[i].key; i++) {
+        json_t *v = json_object_get(c->root, a->sel[i].key);
+        int x = a->sel[i].dflt;
+        if (json_is_boolean(v))
+            x = json_is_true(v);
+        else if (json_is_integer(v))
+            x = (int)json_integer_value(v);
+        else if (v && !json_is_null(v))
+            return 0;
+        if (x != a->sel[i].want)
+            return 0;
+    }
+    return 1;
+}
+
+/* The row of model_type mt that applies to this config.json. */
+static int cfg_row(cfgctx *c, const char *mt, const agm_arch **out)
+{
+    const agm_arch *a = agm_arch_find(mt);
+    if (!a)
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"%.64s\" is not supported (%s)", c->path, mt,
+                            agm_arch_names());
+    for (int i = 0; (a = agm_arch_at(i)); i++)
+        if (!strcmp(a->model_type, mt) && row_applies(c, a)) {
+            *out = a;
+            return AG_OK;
+        }
+    return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type %s with this combination of new_decoder_architecture, num_ln_in_parallel_attn, parallel_attn and multi_query is not supported (see docs/engine.md)",
+                        c->path, mt);
+}
+
 /* ---- config.json -------------------------------------------------------- */
 
 static int cfg_model(cfgctx *c, ag_model *m)
 {
     const char *mt;
+    const agm_arch *a = NULL;
     int rc = cfg_str(c, "model_type", NULL, &mt);
-    if (rc != AG_OK)
+    if (rc != AG_OK || (rc = cfg_row(c, mt, &a)))
         return rc;
-    const agm_arch *a = agm_arch_find(mt);
-    if (!a)
-        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"%.64s\" is not supported (%s)", c->path, mt,
-                            agm_arch_names());
     m->arch = a;
     m->cfg.arch = a->arch;
     m->cfg.modeling = a->modeling;

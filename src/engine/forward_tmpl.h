@@ -519,16 +519,17 @@ static int FN(check_rows)(FN(ws) *s, const R *x, size_t n, size_t d, const char 
 /* ---- attention ---------------------------------------------------------- */
 
 /* Q, K or V of a layer where the projection left them: head h's values
- * are columns c.off + h·c.stride .. + head_dim of rows ld apart. */
+ * are columns agm_col(c, h, hd) .. + hd of rows ld apart. */
 typedef struct {
     R *p;
     size_t ld;
     agm_cols c;
+    int hd;
 } FN(view);
 
 static R *FN(head_of)(const FN(view) *v, int h)
 {
-    return v->p + v->c.off + (size_t)h * (size_t)v->c.stride;
+    return v->p + agm_col(v->c, (size_t)h, (size_t)v->hd);
 }
 
 /* Q, K, V of X: three projections, or one fused projection whose columns
@@ -545,12 +546,12 @@ static void FN(project_qkv)(const ag_model *m, const agm_layer *y, FN(ws) *s, co
         R *dst[3] = {s->q, s->k, s->v};
         for (int i = 0; i < 3; i++)
             qkv[i] = (FN(view)){dst[i], (size_t)(i ? g->n_kv_head : g->n_head) * g->head_dim,
-                                agm_qkv_cols(g, i)};
+                                agm_qkv_cols(g, i), g->head_dim};
         return;
     }
     FN(linear)(s, &y->qkv, x, n, s->qkv);
     for (int i = 0; i < 3; i++)
-        qkv[i] = (FN(view)){s->qkv, (size_t)y->qkv.out, agm_qkv_cols(g, i)};
+        qkv[i] = (FN(view)){s->qkv, (size_t)y->qkv.out, agm_qkv_cols(g, i), g->head_dim};
 }
 
 /* OPT/DistilBERT's scaled Q, then RoPE on every head of Q and K. */

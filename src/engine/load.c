@@ -303,10 +303,14 @@ agm_cols agm_qkv_cols(const ag_model_config *g, int which)
 {
     int hd = g->head_dim, dq = g->n_head * hd, dkv = g->n_kv_head * hd;
     if (g->qkv == AG_QKV_PER_HEAD) /* modeling_gpt_neox.py: view(..., heads, 3·hd).chunk(3) */
-        return (agm_cols){which * hd, 3 * hd};
+        return (agm_cols){which * hd, 3 * hd, 0};
+    if (g->qkv == AG_QKV_GROUPED) { /* modeling_falcon.py: view(..., kv, H/kv + 2, hd) */
+        int r = g->n_head / g->n_kv_head;
+        return (agm_cols){which == 0 ? 0 : (r + which - 1) * hd, (r + 2) * hd, which == 0 ? r : 0};
+    }
     if (g->qkv == AG_QKV_BLOCKS) /* c_attn split(n_embd); Phi-3 qkv[..., :query_pos] ... */
-        return (agm_cols){which == 0 ? 0 : which == 1 ? dq : dq + dkv, hd};
-    return (agm_cols){0, hd};
+        return (agm_cols){which == 0 ? 0 : which == 1 ? dq : dq + dkv, hd, 0};
+    return (agm_cols){0, hd, 0};
 }
 
 static int load_attention(loader *L, agm_layer *y)

@@ -71,7 +71,17 @@ typedef struct {
  * 0 / head_dim / 2·head_dim, 3·head_dim). */
 typedef struct {
     int off, stride;
+    int group; /* > 0: heads share a block of `stride` columns `group` at a
+                  time (Falcon's grouped queries): head h's columns start at
+                  off + (h / group)·stride + (h % group)·head_dim */
 } agm_cols;
+
+/* The first column of head h of hd values in c. */
+static inline size_t agm_col(agm_cols c, size_t h, size_t hd)
+{
+    return c.group > 0 ? (size_t)c.off + h / (size_t)c.group * (size_t)c.stride + h % (size_t)c.group * hd
+                       : (size_t)c.off + h * (size_t)c.stride;
+}
 
 /* The columns of Q (which = 0), K (1) or V (2) in layer output of the
  * projection that carries them (the fused one, or its own). */

@@ -146,7 +146,8 @@ static void wiring_json(const ag_model *m, json_t *o)
 {
     static const char *const norms[] = {"LayerNorm", "RMSNorm", "RMSNorm (1 + w)"};
     static const char *const res[] = {"pre-norm", "post-norm", "parallel"};
-    static const char *const qkv[] = {"separate", "fused column blocks Q|K|V", "fused per head q|k|v"};
+    static const char *const qkv[] = {"separate", "fused column blocks Q|K|V", "fused per head q|k|v",
+                                      "fused per kv group q..q|k|v"};
     static const char *const mlp[] = {"down(act(up x))", "down(act(gate x) * up x)",
                                       "down(act(gate x) * up x), fused gate_up"};
     static const char *const pos[] = {"learned", "learned, counted from pad_token_id + 1", "rotary",

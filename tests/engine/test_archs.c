@@ -133,3 +133,6 @@ Test(archs, mistral_window) { check_arch("mistral-window"); }
 Test(archs, qwen2_window) { check_arch("qwen2-window"); }
 Test(archs, bloom) { check_arch("bloom"); }
 Test(archs, mpt) { check_arch("mpt"); }
+Test(archs, falcon) { check_arch("falcon"); }
+Test(archs, falcon_alibi) { check_arch("falcon-alibi"); }
+Test(archs, falcon_7b_like) { check_arch("falcon-7b-like"); }

@@ -34,6 +34,9 @@ never from the C sources:
                LayerNorm, per-head fused query_key_value, bloom_gelu.
   mpt          MptModel: ALiBi (gen_slopes, alibi_bias_max 8), fused Wqkv,
                bias-free LayerNorms and projections, exact GELU.
+  falcon       FalconModel: new_decoder_architecture (grouped kv, ln_attn /
+               ln_mlp) or the original layout (multi_query, parallel_attn),
+               rotary or ALiBi (bfloat16 slopes, bias scaled with q k^T).
 
 Everything is float64: the weights are read from the safetensors file exactly
 as stored (F32, F16, BF16, F64) and upcast; RoPE angles, norms and softmax are
@@ -885,6 +888,85 @@ def mpt_forward(cfg, W, ids):
     return np.stack(attns), np.stack(hidden)
 
 
+def falcon_heads(cfg, qkv, n, H, hd):
+    """FalconAttention._split_heads (modeling_falcon.py @00dcc6dda6f6) of the
+    fused projection (n, .) -> q, k, v [H, n, hd], keys and values repeated
+    for the queries that share them: new_decoder_architecture views
+    (n, num_kv_heads, H/num_kv_heads + 2, hd) (per group its queries, then
+    k, then v, broadcast to the group); multi_query (n, H + 2, hd); else
+    (n, H, 3, hd)."""
+    if cfg.get("new_decoder_architecture", False):
+        Hkv = cfg.get("num_kv_heads") or H
+        g = qkv.reshape(n, Hkv, H // Hkv + 2, hd)
+        q = g[:, :, :-2].reshape(n, H, hd)
+        k = np.repeat(g[:, :, -2], H // Hkv, axis=1)
+        v = np.repeat(g[:, :, -1], H // Hkv, axis=1)
+    elif cfg.get("multi_query", True):
+        g = qkv.reshape(n, H + 2, hd)
+        q = g[:, :H]
+        k = np.repeat(g[:, H:H + 1], H, axis=1)
+        v = np.repeat(g[:, H + 1:], H, axis=1)
+    else:
+        g = qkv.reshape(n, H, 3, hd)
+        q, k, v = g[:, :, 0], g[:, :, 1], g[:, :, 2]
+    return (x.transpose(1, 0, 2) for x in (q, k, v))
+
+
+def falcon_forward(cfg, W, ids):
+    """FalconModel (modeling_falcon.py @00dcc6dda6f6): word_embeddings;
+    FalconDecoderLayer with new_decoder_architecture (ln_attn, ln_mlp when
+    num_ln_in_parallel_attn is 2, its default there; else input_layernorm for
+    both) or the original layout (input_layernorm; parallel_attn: the MLP
+    reads it too, else post_attention_layernorm after the attention's
+    residual add); output = residual + (mlp + attention) when new or
+    parallel; FalconLinear x W^T then + b with `bias`; rotary
+    (attention_scores /= sqrt(head_dim)) or, with `alibi`,
+    (q k^T + alibi) * inv_norm_factor, the slopes in bfloat16; ln_f."""
+    L, H, d = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["hidden_size"]
+    new, par = cfg.get("new_decoder_architecture", False), cfg.get("parallel_attn", True)
+    nln = cfg.get("num_ln_in_parallel_attn") or (2 if new else 1)
+    b = cfg.get("bias", False)
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    act = activation(cfg.get("activation", "gelu"))
+    hd = d // H
+    n = len(ids)
+    if cfg.get("alibi", False):
+        bias = falcon_alibi_slopes(H)[:, None, None] * np.arange(n)[None, None, :]
+    else:
+        cos, sin = rope_cos_sin(rope_inv_freq(cfg, hd, cfg.get("rope_theta", 10000.0), n,
+                                              cfg["max_position_embeddings"]), n)
+
+    def ln(x, name):
+        return layer_norm(x, W(name + ".weight"), W(name + ".bias"), eps)
+
+    h = W("word_embeddings.weight")[ids]
+    hidden, attns = [h], []
+    for l in range(L):
+        p = "h.%d." % l
+        two = new and nln == 2
+        xa = ln(h, p + ("ln_attn" if two else "input_layernorm"))
+        q, k, v = falcon_heads(cfg, linear(xa, W, p + "self_attention.query_key_value", b), n, H, hd)
+        if cfg.get("alibi", False):
+            pr, o = alibi_attention(q, k, v, 1.0 / math.sqrt(hd), bias, scale_bias=True)
+        else:
+            pr, o = attention(apply_rope(q, cos, sin), apply_rope(k, cos, sin), v, 1.0 / math.sqrt(hd), True)
+        attns.append(pr)
+        _trace(xa, pr, v, W(p + "self_attention.dense.weight").T)
+        a = linear(merge_heads(o), W, p + "self_attention.dense", b)
+        if two:
+            xm = ln(h, p + "ln_mlp")
+        elif new or par:
+            xm = xa
+        else:
+            h = h + a
+            xm = ln(h, p + "post_attention_layernorm")
+        m = linear(act(linear(xm, W, p + "mlp.dense_h_to_4h", b)), W, p + "mlp.dense_4h_to_h", b)
+        h = h + (m + a) if (new or par) else h + m
+        hidden.append(h)
+    hidden[-1] = ln(h, "ln_f")
+    return np.stack(attns), np.stack(hidden)
+
+
 def _class_forward(cls):
     return lambda cfg, W, ids: cls(cfg, W).forward(ids)
 
@@ -913,9 +995,10 @@ _MODELS = {
     "phi3": (_class_forward(Phi3), ["model."], "max_position_embeddings"),
     "bloom": (bloom_forward, ["transformer."], None),
     "mpt": (mpt_forward, ["transformer."], "max_seq_len"),
+    "falcon": (falcon_forward, ["transformer."], "max_position_embeddings"),
 }
 ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert"}
-ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3"}
+ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3", "falcon"}
 
 
 def position_limit(cfg):
