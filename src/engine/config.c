@@ -533,10 +533,16 @@ static int cfg_mpt(cfgctx *c, const agm_arch *a, ag_model_config *g)
         return mpt_refuse(c, "no_bias", "is false: HF's MptModel has no biases, it would drop them");
     if (ratio != 4)
         return mpt_refuse(c, "expansion_ratio", "is not 4: HF's MptMLP is 4 * d_model wide");
-    if (!on || ln || (clip && !json_is_null(clip)) || strcmp(type, "multihead_attention"))
-        return mpt_refuse(c, "attn_config", "asks for alibi = false, qk_ln, clip_qkv or an attn_type other than multihead_attention, which HF's MptAttention does not implement");
+    if (!on)
+        return mpt_refuse(c, "attn_config.alibi", "is false: HF's MptModel applies ALiBi regardless");
+    if (ln)
+        return mpt_refuse(c, "attn_config.qk_ln", "is true: HF's MptAttention has no QK LayerNorm");
+    if (clip && !json_is_null(clip))
+        return mpt_refuse(c, "attn_config.clip_qkv", "is set: HF's MptAttention does not clip Q, K, V");
+    if (strcmp(type, "multihead_attention"))
+        return mpt_refuse(c, "attn_config.attn_type", "is not multihead_attention: HF's MptAttention is multi-head");
     if (bias_max != 8)
-        return mpt_refuse(c, "attn_config", "has alibi_bias_max != 8: HF's MptModel always builds the bias with 8");
+        return mpt_refuse(c, "attn_config.alibi_bias_max", "is not 8: HF's MptModel always builds the bias with 8");
     g->alibi_bias_max = bias_max;
     if (scale > 0)
         g->attn_scale = scale;

@@ -18,6 +18,8 @@
  *     0.70710678 has 8 significant bits 0.70703125 (181/256).
  * Each is then the float32 value (HF's float32 tensors). */
 #include <criterion/criterion.h>
+#include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,4 +242,54 @@ Test(alibi, zero_qk_rows_are_softmax_of_bias)
     check_zero_qk(12, AG_PRECISION_F64, 1e-15);
     check_zero_qk(8, AG_PRECISION_F32, 1e-6);
     check_zero_qk(12, AG_PRECISION_F32, 1e-6);
+}
+
+/* ---- settings refused by name ---------------------------------------------- */
+
+/* The folder tests/data/models/arch/<name> with config.json edited by
+ * `key` = `value` (a JSON text; inside attn_config when nested), loaded:
+ * it must fail with AG_EUNSUPPORTED, one line naming `needle`. */
+static void expect_refused(const char *name, const char *key, const char *value, int nested,
+                           const char *needle)
+{
+    char src[600], dir[] = "/tmp/ag_alibi_cfg_XXXXXX", p[700], st[PATH_MAX];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(src, sizeof src, "tests/data/models/arch/%s/config.json", name);
+    json_error_t je;
+    json_t *cfg = json_load_file(src, 0, &je), *v = json_loads(value, JSON_DECODE_ANY, &je);
+    cr_assert(cfg && v, "%s", je.text);
+    json_object_set_new(nested ? json_object_get(cfg, "attn_config") : cfg, key, v);
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    cr_assert_eq(json_dump_file(cfg, p, 0), 0);
+    json_decref(cfg);
+    snprintf(src, sizeof src, "tests/data/models/arch/%s/model.safetensors", name);
+    cr_assert_not_null(realpath(src, st));
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    cr_assert_eq(symlink(st, p), 0);
+    ag_model *m = NULL;
+    ag_error err = {0};
+    int rc = ag_model_load(dir, &m, &err);
+    cr_expect_eq(rc, AG_EUNSUPPORTED, "%s %s = %s: status %d (%s)", name, key, value, rc, err.message);
+    cr_expect_null(m);
+    cr_expect(strstr(err.message, needle) && !strchr(err.message, '\n'), "%s %s: message %s", name, key,
+              err.message);
+    ag_model_free(m);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    unlink(p);
+    rmdir(dir);
+}
+
+Test(alibi, refused_settings)
+{
+    expect_refused("bloom", "apply_residual_connection_post_layernorm", "true", 0,
+                   "apply_residual_connection_post_layernorm");
+    expect_refused("mpt", "no_bias", "false", 0, "no_bias");
+    expect_refused("mpt", "expansion_ratio", "8", 0, "expansion_ratio");
+    expect_refused("mpt", "clip_qkv", "6.0", 1, "attn_config.clip_qkv");
+    expect_refused("mpt", "qk_ln", "true", 1, "attn_config.qk_ln");
+    expect_refused("mpt", "alibi", "false", 1, "attn_config.alibi'");
+    expect_refused("mpt", "attn_type", "\"multiquery_attention\"", 1, "attn_config.attn_type");
+    expect_refused("mpt", "alibi_bias_max", "4", 1, "attn_config.alibi_bias_max");
+    expect_refused("falcon", "parallel_attn", "false", 0, "new_decoder_architecture");
 }
