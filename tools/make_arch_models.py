@@ -520,7 +520,7 @@ CASES = {
     "bloom": (bloom, 16),
     "mpt": (mpt, 16),
     "falcon": (lambda n: falcon(n, True, False, True, False, False, 6, 2), 16),
-    "falcon-alibi": (lambda n: falcon(n, False, False, False, True, True, 6), 16),
+    "falcon-alibi": (lambda n: falcon(n, False, False, False, True, True, 12), 16),
     "falcon-7b-like": (lambda n: falcon(n, False, True, True, False, False, 4, dtype="BF16"), 16),
 }
 

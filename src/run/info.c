@@ -5,6 +5,7 @@
  * .safetensors file's tensors; a .npy file's shape. One JSON object, read
  * by the CLI's formats and by Python's attngeom.info. */
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -109,20 +110,24 @@ static json_t *biases(const ag_model_config *g)
 
 /* RoPE, when the model rotates Q and K. */
 /* ALiBi: the kind (whose HF formula gives the slopes and where the bias
- * enters, attngeom/model.h) and every head's slope. */
+ * enters, attngeom/model.h) and every head's slope, as text ("0.5 0.25
+ * ...", %.9g: enough to tell float32 values apart), like window_layers. */
 static void alibi_json(const ag_model_config *g, json_t *o)
 {
     static const char *const kinds[] = {"none", "bloom", "mpt", "falcon"};
-    json_t *list = json_array();
     double *s = malloc((size_t)g->n_head * sizeof *s);
-    if (s && ag_alibi_slopes(g->alibi, g->n_head, g->alibi_bias_max, s) == AG_OK)
+    char *text = malloc((size_t)g->n_head * 18 + 1);
+    size_t len = 0;
+    if (s && text && ag_alibi_slopes(g->alibi, g->n_head, g->alibi_bias_max, s) == AG_OK)
         for (int h = 0; h < g->n_head; h++)
-            json_array_append_new(list, json_real(s[h]));
-    free(s);
+            len += (size_t)sprintf(text + len, h ? " %.9g" : "%.9g", s[h]); /* <= 17 chars + space */
     json_object_set_new(o, "alibi", json_string(kinds[g->alibi]));
     if (g->alibi == AG_ALIBI_MPT)
         json_object_set_new(o, "alibi_bias_max", json_real(g->alibi_bias_max));
-    json_object_set_new(o, "alibi_slopes", list);
+    if (text && len)
+        json_object_set_new(o, "alibi_slopes", json_stringn(text, len));
+    free(s);
+    free(text);
 }
 
 static void rope_json(const ag_rope *r, json_t *o)
