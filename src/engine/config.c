@@ -538,7 +538,7 @@ static int cfg_mpt(cfgctx *c, const agm_arch *a, ag_model_config *g)
     if (ln)
         return mpt_refuse(c, "attn_config.qk_ln", "is true: HF's MptAttention has no QK LayerNorm");
     if (clip && !json_is_null(clip))
-        return mpt_refuse(c, "attn_config.clip_qkv", "is set: HF's MptAttention does not clip Q, K, V");
+        return mpt_refuse(c, "attn_config.clip_qkv", "is set: the modeling_mpt.py followed (0206c7b0) ignores it and later ones clamp Wqkv's output; clipping is not supported");
     if (strcmp(type, "multihead_attention"))
         return mpt_refuse(c, "attn_config.attn_type", "is not multihead_attention: HF's MptAttention is multi-head");
     if (bias_max != 8)
