@@ -282,13 +282,17 @@ static const agm_arch archs[] = {
      * (…, n_head, 3, head_dim): per head q_h | k_h | v_h; scores
      * alibi.baddbmm(q, kᵀ, beta = 1, alpha = 1/√head_dim) with
      * build_alibi_tensor's slopes; bloom_gelu_forward; biases everywhere;
-     * ln_f. apply_residual_connection_post_layernorm is refused. */
+     * ln_f. apply_residual_connection_post_layernorm is refused.
+     * configuration_bloom.py: n_embed (old configs, bigscience/bloom) is
+     * hidden_size; attribute_map num_attention_heads, num_hidden_layers. */
     {.model_type = "bloom", .arch = AG_ARCH_BLOOM, .modeling = "modeling_bloom.py",
      .prefixes = {"transformer."}, .k_layers = "n_layer", .k_heads = "n_head",
      .k_hidden = "hidden_size", .ff_mult = 4, .k_eps = "layer_norm_epsilon", .eps = 1e-5,
      .act = "bloom_gelu", BIAS_ALL, .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE,
      .positions = AG_POS_ALIBI, .alibi = AG_ALIBI_BLOOM, .causal = 1, .qkv = AG_QKV_PER_HEAD,
      .mlp = AG_MLP_PLAIN, .k_refuse = {"apply_residual_connection_post_layernorm"},
+     .aliases = {{"hidden_size", "n_embed"}, {"n_head", "num_attention_heads"},
+                 {"n_layer", "num_hidden_layers"}},
      .tok = "word_embeddings.weight", .emb_norm = "word_embeddings_layernorm",
      .final_norm = "ln_f", .layer = "h.%d.", .norm1 = "input_layernorm",
      .norm2 = "post_attention_layernorm", .qkv_fused = "self_attention.query_key_value",

@@ -123,6 +123,9 @@ typedef struct {
     const char *k_alibi;      /* a boolean: true gives AG_POS_ALIBI (alibi),
                                  false the row's positions */
     int kv_fixed;             /* > 0: this many kv heads (multi-query: 1) */
+    const char *aliases[3][2]; /* {key, alias}: the alias's value is read as
+                                  key's when key is absent (BloomConfig's
+                                  n_embed and attribute_map) */
 } agm_arch;
 
 /* The descriptor of a model_type, or NULL. */

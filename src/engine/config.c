@@ -588,6 +588,16 @@ static int row_applies(cfgctx *c, const agm_arch *a)
     return 1;
 }
 
+/* The descriptor's aliases (arch.h): an absent key takes its alias's value. */
+static void cfg_aliases(cfgctx *c, const agm_arch *a)
+{
+    for (int i = 0; i < 3 && a->aliases[i][0]; i++) {
+        json_t *v = json_object_get(c->root, a->aliases[i][1]);
+        if (v && !json_object_get(c->root, a->aliases[i][0]))
+            json_object_set(c->root, a->aliases[i][0], v);
+    }
+}
+
 /* The row of model_type mt that applies to this config.json. */
 static int cfg_row(cfgctx *c, const char *mt, const agm_arch **out)
 {
@@ -597,6 +607,7 @@ static int cfg_row(cfgctx *c, const char *mt, const agm_arch **out)
                             agm_arch_names());
     for (int i = 0; (a = agm_arch_at(i)); i++)
         if (!strcmp(a->model_type, mt) && row_applies(c, a)) {
+            cfg_aliases(c, a);
             *out = a;
             return AG_OK;
         }

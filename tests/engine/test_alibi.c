@@ -246,19 +246,29 @@ Test(alibi, zero_qk_rows_are_softmax_of_bias)
 
 /* ---- settings refused by name ---------------------------------------------- */
 
-/* The folder tests/data/models/arch/<name> with config.json edited by
- * `key` = `value` (a JSON text; inside attn_config when nested), loaded:
- * it must fail with AG_EUNSUPPORTED, one line naming `needle`. */
-static void expect_refused(const char *name, const char *key, const char *value, int nested,
-                           const char *needle)
+/* Load tests/data/models/arch/<name> with config.json edited: `key` =
+ * `value` (a JSON text; inside attn_config when nested; NULL: removed), and
+ * `rename` (if not NULL) moved to the key `to`. The status, and *out the
+ * model (or NULL) and *err. */
+static int load_edited(const char *name, const char *key, const char *value, int nested,
+                       const char *rename, const char *to, ag_model **out, ag_error *err)
 {
     char src[600], dir[] = "/tmp/ag_alibi_cfg_XXXXXX", p[700], st[PATH_MAX];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(src, sizeof src, "tests/data/models/arch/%s/config.json", name);
     json_error_t je;
-    json_t *cfg = json_load_file(src, 0, &je), *v = json_loads(value, JSON_DECODE_ANY, &je);
-    cr_assert(cfg && v, "%s", je.text);
-    json_object_set_new(nested ? json_object_get(cfg, "attn_config") : cfg, key, v);
+    json_t *cfg = json_load_file(src, 0, &je);
+    cr_assert_not_null(cfg, "%s", je.text);
+    json_t *obj = nested ? json_object_get(cfg, "attn_config") : cfg;
+    if (key) {
+        json_t *v = json_loads(value, JSON_DECODE_ANY, &je);
+        cr_assert_not_null(v, "%s", je.text);
+        json_object_set_new(obj, key, v);
+    }
+    if (rename) {
+        json_object_set(cfg, to, json_object_get(cfg, rename));
+        json_object_del(cfg, rename);
+    }
     snprintf(p, sizeof p, "%s/config.json", dir);
     cr_assert_eq(json_dump_file(cfg, p, 0), 0);
     json_decref(cfg);
@@ -266,18 +276,44 @@ static void expect_refused(const char *name, const char *key, const char *value,
     cr_assert_not_null(realpath(src, st));
     snprintf(p, sizeof p, "%s/model.safetensors", dir);
     cr_assert_eq(symlink(st, p), 0);
+    int rc = ag_model_load(dir, out, err);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    unlink(p);
+    rmdir(dir);
+    return rc;
+}
+
+/* The edited folder fails with AG_EUNSUPPORTED, one line naming `needle`. */
+static void expect_refused(const char *name, const char *key, const char *value, int nested,
+                           const char *needle)
+{
     ag_model *m = NULL;
     ag_error err = {0};
-    int rc = ag_model_load(dir, &m, &err);
+    int rc = load_edited(name, key, value, nested, NULL, NULL, &m, &err);
     cr_expect_eq(rc, AG_EUNSUPPORTED, "%s %s = %s: status %d (%s)", name, key, value, rc, err.message);
     cr_expect_null(m);
     cr_expect(strstr(err.message, needle) && !strchr(err.message, '\n'), "%s %s: message %s", name, key,
               err.message);
     ag_model_free(m);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/config.json", dir);
-    unlink(p);
-    rmdir(dir);
+}
+
+/* configuration_bloom.py: n_embed (old configs) is hidden_size, and the
+ * attribute_map names num_attention_heads, num_hidden_layers. */
+Test(alibi, bloom_config_aliases)
+{
+    const char *pairs[][2] = {{"hidden_size", "n_embed"}, {"n_head", "num_attention_heads"},
+                              {"n_layer", "num_hidden_layers"}};
+    for (size_t i = 0; i < 3; i++) {
+        ag_model *m = NULL;
+        ag_error err = {0};
+        cr_assert_eq(load_edited("bloom", NULL, NULL, 0, pairs[i][0], pairs[i][1], &m, &err), AG_OK,
+                     "%s as %s: %s", pairs[i][0], pairs[i][1], err.message);
+        const ag_model_config *g = ag_model_get_config(m);
+        cr_expect(g->d_model == 48 && g->n_head == 6 && g->n_layer == 2, "%s as %s: %d %d %d", pairs[i][0],
+                  pairs[i][1], g->d_model, g->n_head, g->n_layer);
+        ag_model_free(m);
+    }
 }
 
 Test(alibi, refused_settings)
