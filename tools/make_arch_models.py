@@ -520,8 +520,10 @@ CASES = {
     "bloom": (bloom, 16),
     "mpt": (mpt, 16),
     "falcon": (lambda n: falcon(n, True, False, True, False, False, 6, 2), 16),
-    "falcon-alibi": (lambda n: falcon(n, False, False, False, True, True, 12), 16),
+    "falcon-alibi": (lambda n: falcon(n, False, False, False, True, True, 12, dtype="BF16"), 16),
     "falcon-7b-like": (lambda n: falcon(n, False, True, True, False, False, 4, dtype="BF16"), 16),
+    "falcon-one-ln": (lambda n: falcon(n, True, False, True, False, True, 4, 2, dtype="BF16", nln=1), 12),
+    "falcon-mq-seq": (lambda n: falcon(n, False, True, False, False, True, 4, dtype="BF16"), 12),
 }
 
 # Variants the engine before issue 10 already runs (see --crosscheck).

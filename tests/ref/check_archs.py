@@ -335,7 +335,7 @@ def _head_weights(cfg, W, l):
     return q, k, v, W("blocks.%d.attn.out_proj.weight" % l).T
 
 
-WEIGHT_LAYOUTS = ("bloom", "mpt", "falcon", "falcon-alibi", "falcon-7b-like")
+WEIGHT_LAYOUTS = ("bloom", "mpt", "falcon", "falcon-alibi", "falcon-7b-like", "falcon-one-ln", "falcon-mq-seq")
 
 
 def check_weight_layouts(cli, names, failures):
