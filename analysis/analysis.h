@@ -50,6 +50,12 @@ int ag_attention_family(const double *A, const double *S, int e, size_t n,
  * for some e (X itself when it needs no scaling). */
 int ag_geometry_family(const double *X, const double *S, size_t m, size_t n,
                        const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec);
+/* Family L (docs/metrics.md) of the square n×n row-major A (finite
+ * entries): the metric axioms of d = −ln A; every key null when an entry
+ * is negative. Uses the slots AG_WK_COPY, AG_WK_COPY2, AG_WK_IWORK (for
+ * triangle_violation only). AG_OK or AG_ENOMEM. */
+int ag_axioms_family(const double *A, size_t n, const ag_metric_set *sel, ag_matrix_work *w,
+                     ag_record *rec);
 
 /* What family B needs of the eigenvalues of S (analysis/eigen.c). */
 typedef struct {

@@ -1,6 +1,6 @@
 /* matrix.c — ag_matrix_metrics: families A, B and C of one matrix, with one
- * SVD shared by every family-A key, and the curvature family F when it is
- * selected (analysis/curvature.c). Every buffer comes from one workspace
+ * SVD shared by every family-A key, and the curvature family F and the
+ * metric axioms L when selected (analysis/curvature.c, analysis/axioms.c). Every buffer comes from one workspace
  * (analysis/work.c), the caller's or a temporary one. */
 #include <math.h>
 #include <stdint.h>
@@ -60,7 +60,7 @@ int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
     return ag_matrix_metrics_work(M, m, n, sel, opt, NULL, rec, err);
 }
 
-/* Families A, B and C of the finite M. LAPACK and the sums run on
+/* Families A, B, C and L of the finite M. LAPACK and the sums run on
  * S = 2^-e·M, largest entry in [0.5, 1) (analysis/scale.c): exact, and
  * nothing can overflow or underflow; within 2^±100, S is M itself. */
 static int matrix_families(const double *M, size_t m, size_t n, double amax,
@@ -83,6 +83,12 @@ static int matrix_families(const double *M, size_t m, size_t n, double amax,
     }
     if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_GEOMETRY))
         status = ag_geometry_family(M, S, m, n, sel, w, rec);
+    if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_AXIOMS)) {
+        if (m == n)
+            status = ag_axioms_family(M, n, sel, w, rec);
+        else
+            null_family(sel, AG_FAMILY_AXIOMS, rec);
+    }
     return status;
 }
 

@@ -286,6 +286,19 @@ static const struct {
         "(1/n) Σ_i m_i, m_i = 1 − C_ii with `--method alti`, m_i = r_i, Kobayashi et al.'s context-mixing ratio, with `norms-res`",
         "`--method norms` or `flow` (no per-token mixing)",
         "Ferrando et al. 2022, §3; Kobayashi et al. 2021, §5"},
+    /* L. metric axioms */
+    [AG_M_TRIANGLE_VIOLATION] = {"triangle_violation", AG_FAMILY_AXIOMS,
+        "fraction of the ordered triples (i, j, k) of distinct tokens with d_ij, d_jk, d_ik finite where d_ik > (d_ij + d_jk)(1 + 1e-12); d_ij = max(0, −ln A_ij), finite iff A_ij > 0",
+        "not square, any entry < 0, or no such triple (n < 3)",
+        "the triangle inequality: Deza & Deza, Encyclopedia of Distances, §1.1"},
+    [AG_M_SYMMETRY_GAP] = {"symmetry_gap", AG_FAMILY_AXIOMS,
+        "mean over the pairs i < j with d_ij and d_ji finite of |d_ij − d_ji| / (d_ij + d_ji) (0 where d_ij + d_ji = 0)",
+        "not square, any entry < 0, or no such pair (a causal matrix has none)",
+        "symmetry: Deza & Deza, Encyclopedia of Distances, §1.1"},
+    [AG_M_SELF_COST] = {"self_cost", AG_FAMILY_AXIOMS,
+        "mean of d_ii over the i with A_ii > 0 (0 for a metric)",
+        "not square, any entry < 0, or every A_ii = 0",
+        "d(i, i) = 0: Deza & Deza, Encyclopedia of Distances, §1.1"},
 };
 
 /* How a paper's table heads each key (md and LaTeX headers): a display
@@ -363,6 +376,9 @@ static const struct {
     [AG_M_ACT_RATIO] = {"Top-to-median ratio", NULL},
     [AG_M_ACT_MASSIVE] = {"Massive activations", NULL},
     [AG_M_CONTEXT_MIXING] = {"Context mixing", NULL},
+    [AG_M_TRIANGLE_VIOLATION] = {"Triangle violation", NULL},
+    [AG_M_SYMMETRY_GAP] = {"Symmetry gap", NULL},
+    [AG_M_SELF_COST] = {"Self cost", NULL},
 };
 
 /* The other keys records carry (docs/cli.md, docs/metrics.md): the
@@ -423,6 +439,7 @@ static const char *const family_names[AG_FAMILY_COUNT] = {
     [AG_FAMILY_VALUES] = "values",
     [AG_FAMILY_ACTIVATIONS] = "activations",
     [AG_FAMILY_MIXING] = "mixing",
+    [AG_FAMILY_AXIOMS] = "axioms",
 };
 
 const char *ag_metric_name(ag_metric m)

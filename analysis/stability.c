@@ -15,6 +15,12 @@
  *        evaluated around the row's largest entry, see softmax_tangent)
  *   VJP  G_T,i = A_i ⊙ (G_i − ⟨A_i, G_i⟩), G_S = D ⊙ G_T, G_Q = c G_S K,
  *        G_K = c G_Sᵀ Q, dX = (RᵀG_Q) W_Qᵀ + (RᵀG_K) W_Kᵀ
+ * With QK-norm (ag_head_qk_norm: Qwen3, Gemma-3 per head, OLMo-2 over the
+ * whole projection) Q = R(N(XW_Q + b_Q)), N(u)_c = g_c·u_c/r, r = √(Σ_j u_j²/W
+ * + eps) over the W columns the norm spans; its tangent
+ *   dN_c = g_c (du_c/r − u_c ⟨u, du⟩/(W r³)), adjoint
+ *   du_j = [j in the head] g_j t_j/r − u_j Σ_c g_c u_c t_c/(W r³),
+ * a head reading its columns of the whole projection (dX W_all for OLMo-2).
  * ‖J‖₂ is the square root of the largest eigenvalue of JᵀJ, found by
  * Lanczos with full reorthogonalisation; J is never formed (memory
  * O(n² + basis·n·d)).
@@ -43,13 +49,41 @@
 #define LZ_ACCEPT 2e-6        /* at the cap: 1e-6 relative on ‖J‖₂ */
 #define LZ_START_SEED 20210701UL
 
+/* How Q (or K) of the head comes from X: the projection X W + b of width
+ * columns, the head's dh of them from `off`, then the norm of scale g over
+ * all width columns (g NULL: no norm, width = dh, off = 0). */
+typedef struct {
+    const double *w; /* (d, width), row stride ldw */
+    size_t ldw;
+    const double *b; /* (width) or NULL */
+    size_t width, off;
+    const double *g; /* (width) or NULL */
+    double eps;
+} qk_side;
+
+/* A side at the linearisation point: contiguous copies, and the norm's
+ * u = X W + b (n, width) and r (n). */
+typedef struct {
+    double *w;          /* (d, width) */
+    double *g;          /* (width), NULL without a norm */
+    size_t width, off;
+    double eps;
+    double *u, *r;      /* NULL without a norm */
+} lin_side;
+
+/* A head and its QK-norm, as the functions below take it. */
+typedef struct {
+    ag_head_input in;
+    qk_side side[2];    /* Q, K */
+} head_def;
+
 struct ag_head_lin {
     size_t n, d, dh;
     double c;
     agk_head hc;        /* the kernel's description of the head */
     int rd;             /* rotary_dim, 0 without RoPE */
-    double *wq, *wk;    /* (d, dh) contiguous copies */
-    double *q, *k;      /* (n, dh) rotated projections (with biases) */
+    lin_side side[2];   /* Q, K */
+    double *q, *k;      /* (n, dh) rotated projections (with biases, normed) */
     double *tab;        /* (2, n, rd/2) rotary cos | sin, NULL without RoPE */
     double *dcap;       /* (n, n) sech²(S/cap), NULL without soft-capping */
     double *A;          /* (n, n) */
@@ -134,6 +168,62 @@ static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *
     return rc;
 }
 
+/* The side of Q (which 0) or K (1): the input's own projection, or the
+ * QK-norm's (per head: the same columns; whole projection: its columns). */
+static qk_side side_of(const ag_head_input *h, const ag_head_qk_norm *qk, int which)
+{
+    qk_side s = {.w = which ? h->wk : h->wq, .ldw = which ? h->ldk : h->ldq,
+                 .b = which ? h->bk : h->bq, .width = h->d_h};
+    if (!qk || qk->kind == AG_QK_NORM_NONE)
+        return s;
+    s.g = which ? qk->gk : qk->gq;
+    s.eps = qk->eps;
+    if (qk->kind == AG_QK_NORM_FULL) {
+        s.w = which ? qk->wk : qk->wq;
+        s.b = which ? qk->bk : qk->bq;
+        s.ldw = s.width = which ? qk->k_width : qk->q_width;
+        s.off = which ? qk->k_off : qk->q_off;
+    }
+    return s;
+}
+
+/* Check qk against the head and fill hd's sides. */
+static int normalise_qk(const ag_head_qk_norm *qk, head_def *hd, ag_error *err)
+{
+    static const char *const what[2][3] = {{"W_Q", "b_Q", "the q norm's scale"},
+                                           {"W_K", "b_K", "the k norm's scale"}};
+    const ag_head_input *h = &hd->in;
+    if (qk && (qk->kind < AG_QK_NORM_NONE || qk->kind > AG_QK_NORM_FULL))
+        return ag_error_set(err, AG_EINVAL, "stability: unknown QK-norm kind %d", (int)qk->kind);
+    if (qk && qk->kind != AG_QK_NORM_NONE && !(isfinite(qk->eps) && qk->eps >= 0))
+        return ag_error_set(err, AG_EINVAL, "stability: QK-norm eps %g is not a number >= 0", qk->eps);
+    for (int i = 0; i < 2; i++) {
+        qk_side *s = &hd->side[i];
+        *s = side_of(h, qk, i);
+        if (!qk || qk->kind == AG_QK_NORM_NONE)
+            continue;
+        if (!s->w || !s->g || s->width < s->off + h->d_h || s->width > INT_MAX / 2)
+            return ag_error_set(err, AG_EINVAL, "stability: QK-norm of %s: %s missing or its width %zu "
+                                "does not hold the head's columns %zu..%zu", i ? "K" : "Q",
+                                !s->w ? what[i][0] : "its scale", s->width, s->off, s->off + h->d_h);
+        int rc = check_finite(s->g, 1, s->width, s->width, what[i][2], err);
+        if (!rc && qk->kind == AG_QK_NORM_FULL)
+            rc = check_finite(s->w, h->d, s->width, s->ldw, what[i][0], err);
+        if (!rc && qk->kind == AG_QK_NORM_FULL && s->b)
+            rc = check_finite(s->b, 1, s->width, s->width, what[i][1], err);
+        if (rc)
+            return rc;
+    }
+    return AG_OK;
+}
+
+static int normalise_def(const ag_head_input *in, const ag_head_qk_norm *qk, head_def *hd,
+                         ag_error *err)
+{
+    int rc = normalise_input(in, &hd->in, err);
+    return rc ? rc : normalise_qk(qk, hd, err);
+}
+
 static int check_options(const ag_stability_options *opt, ag_error *err)
 {
     if (!isfinite(opt->epsilon) || !(opt->epsilon > 0))
@@ -193,14 +283,47 @@ static int check_overflow(const double *M, size_t rows, size_t cols, const char 
     return AG_OK;
 }
 
-/* Q, K (rotated) and A of the head at input X (n, d) with row stride ldx.
- * q, k (n, dh), A (n, n) are the caller's; tab the rotary tables or NULL.
- * AG_ENONFINITE when the products overflow (A is then not finite). */
-static int head_forward(const ag_head_input *h, const double *X, size_t ldx, const double *tab,
-                        double *q, double *k, double *A, ag_error *err)
+/* The side's Q or K at X (n, dh, unrotated) into out; with a norm, u
+ * (n, width) and r (n) are the caller's when not NULL (kept), else
+ * temporary. AG_ENOMEM only. */
+static int side_forward(const qk_side *s, const double *X, size_t n, size_t d, size_t ldx,
+                        size_t dh, double *out, double *u, double *r)
 {
-    project(X, h->n, h->d, ldx, h->wq, h->ldq, h->bq, h->d_h, q);
-    project(X, h->n, h->d, ldx, h->wk, h->ldk, h->bk, h->d_h, k);
+    if (!s->g) {
+        project(X, n, d, ldx, s->w, s->ldw, s->b, dh, out);
+        return AG_OK;
+    }
+    size_t W = s->width;
+    double *own = u ? NULL : malloc(n * W * sizeof *own);
+    if (!u && !(u = own))
+        return AG_ENOMEM;
+    project(X, n, d, ldx, s->w, s->ldw, s->b, W, u);
+    for (size_t i = 0; i < n; i++) { /* modeling_qwen3.py Qwen3RMSNorm: w · (u · rsqrt(mean u² + eps)) */
+        const double *ui = u + i * W;
+        double ss = cblas_ddot((int)W, ui, 1, ui, 1), ri = sqrt(ss / (double)W + s->eps);
+        double inv = 1 / ri;
+        if (r)
+            r[i] = ri;
+        for (size_t c = 0; c < dh; c++)
+            out[i * dh + c] = s->g[s->off + c] * (ui[s->off + c] * inv);
+    }
+    free(own);
+    return AG_OK;
+}
+
+/* Q, K (rotated) and A of the head at input X (n, d) with row stride ldx.
+ * q, k (n, dh), A (n, n) are the caller's; tab the rotary tables or NULL;
+ * keep (2 sides) NULL or where the norms' u and r go. AG_ENONFINITE when
+ * the products overflow (A is then not finite), AG_ENOMEM. */
+static int head_forward(const head_def *hd, const double *X, size_t ldx, const double *tab,
+                        double *q, double *k, double *A, lin_side *keep, ag_error *err)
+{
+    const ag_head_input *h = &hd->in;
+    double *qk[2] = {q, k};
+    for (int i = 0; i < 2; i++)
+        if (side_forward(&hd->side[i], X, h->n, h->d, ldx, h->d_h, qk[i], keep ? keep[i].u : NULL,
+                         keep ? keep[i].r : NULL) != AG_OK)
+            return ag_error_set(err, AG_ENOMEM, "stability: out of memory for a QK-norm");
     if (tab) {
         rotate(q, h->n, h->d_h, h->rope.rotary_dim, tab, 1);
         rotate(k, h->n, h->d_h, h->rope.rotary_dim, tab, 1);
@@ -237,12 +360,14 @@ static int linear_rows(const ag_head_input *h, const double *q, const double *k,
 
 /* The head's A at its input: its softmax, or (linear) linear attention on
  * the same rotated q and k. */
-static int head_map(const ag_head_input *in, double *A, int linear, ag_error *err)
+static int head_map(const ag_head_input *in, const ag_head_qk_norm *qk, double *A, int linear,
+                    ag_error *err)
 {
-    ag_head_input h;
-    int rc = normalise_input(in, &h, err);
+    head_def hd;
+    int rc = normalise_def(in, qk, &hd, err);
     if (rc)
         return rc;
+    const ag_head_input h = hd.in;
     if (!A)
         return ag_error_set(err, AG_EINVAL, "stability: output A is NULL");
     if (linear && h.alibi != AG_ALIBI_NONE) /* refused, not approximated */
@@ -254,7 +379,7 @@ static int head_map(const ag_head_input *in, double *A, int linear, ag_error *er
     if (!q || !k || !tab_ok)
         rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
     else
-        rc = head_forward(&h, h.x, h.ldx, tab, q, k, A, err);
+        rc = head_forward(&hd, h.x, h.ldx, tab, q, k, A, NULL, err);
     if (rc == AG_OK && linear) /* A overwritten: the same q, k under eq. 7 */
         rc = linear_rows(&h, q, k, A, err);
     free(q);
@@ -265,12 +390,24 @@ static int head_map(const ag_head_input *in, double *A, int linear, ag_error *er
 
 int ag_head_attention(const ag_head_input *in, double *A, ag_error *err)
 {
-    return head_map(in, A, 0, err);
+    return head_map(in, NULL, A, 0, err);
 }
 
 int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err)
 {
-    return head_map(in, A, 1, err);
+    return head_map(in, NULL, A, 1, err);
+}
+
+int ag_head_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
+                         ag_error *err)
+{
+    return head_map(in, qk, A, 0, err);
+}
+
+int ag_head_linear_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
+                                ag_error *err)
+{
+    return head_map(in, qk, A, 1, err);
 }
 
 /* ---- linearisation, JVP and VJP ------------------------------------------- */
@@ -279,8 +416,12 @@ void ag_head_lin_free(ag_head_lin *lin)
 {
     if (!lin)
         return;
-    free(lin->wq);
-    free(lin->wk);
+    for (int i = 0; i < 2; i++) {
+        free(lin->side[i].w);
+        free(lin->side[i].g);
+        free(lin->side[i].u);
+        free(lin->side[i].r);
+    }
     free(lin->q);
     free(lin->k);
     free(lin->tab);
@@ -303,8 +444,35 @@ static void softcap_derivative(ag_head_lin *L)
     }
 }
 
-static int linearize(const ag_head_input *h, ag_head_lin **out, ag_error *err)
+/* L's copy of side s: W (d, width) contiguous, and with a norm its scale
+ * and room for u, r. 0 when out of memory. */
+static int lin_side_alloc(const qk_side *s, size_t n, size_t d, lin_side *o)
 {
+    size_t W = s->width;
+    *o = (lin_side){.width = W, .off = s->off, .eps = s->eps};
+    if (!(o->w = malloc(d * W * sizeof(double))))
+        return 0;
+    for (size_t i = 0; i < d; i++)
+        memcpy(o->w + i * W, s->w + i * s->ldw, W * sizeof(double));
+    if (!s->g)
+        return 1;
+    o->g = malloc(W * sizeof(double));
+    o->u = malloc(n * W * sizeof(double));
+    o->r = malloc(n * sizeof(double));
+    if (o->g)
+        memcpy(o->g, s->g, W * sizeof(double));
+    return o->g && o->u && o->r;
+}
+
+/* The widest side's width: the tangents' scratch per row. */
+static size_t lin_wmax(const ag_head_lin *L)
+{
+    return L->side[0].width > L->side[1].width ? L->side[0].width : L->side[1].width;
+}
+
+static int linearize(const head_def *hd, ag_head_lin **out, ag_error *err)
+{
+    const ag_head_input *h = &hd->in;
     size_t n = h->n, d = h->d, dh = h->d_h;
     ag_head_lin *L = calloc(1, sizeof *L);
     if (!L)
@@ -312,23 +480,19 @@ static int linearize(const ag_head_input *h, ag_head_lin **out, ag_error *err)
     int tab_ok;
     *L = (ag_head_lin){.n = n, .d = d, .dh = dh, .c = h->scale, .hc = kernel_head(h),
                        .rd = h->rope.rotary_dim};
-    L->wq = malloc(d * dh * sizeof(double));
-    L->wk = malloc(d * dh * sizeof(double));
+    int sides_ok = lin_side_alloc(&hd->side[0], n, d, &L->side[0]) &&
+                   lin_side_alloc(&hd->side[1], n, d, &L->side[1]);
     L->q = malloc(n * dh * sizeof(double));
     L->k = malloc(n * dh * sizeof(double));
     L->A = malloc(n * n * sizeof(double));
     L->tab = rope_tables(h, &tab_ok);
     if (h->softcap > 0)
         L->dcap = malloc(n * n * sizeof(double));
-    if (!L->wq || !L->wk || !L->q || !L->k || !L->A || !tab_ok || (h->softcap > 0 && !L->dcap)) {
+    if (!sides_ok || !L->q || !L->k || !L->A || !tab_ok || (h->softcap > 0 && !L->dcap)) {
         ag_head_lin_free(L);
         return ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
     }
-    for (size_t i = 0; i < d; i++) {
-        memcpy(L->wq + i * dh, h->wq + i * h->ldq, dh * sizeof(double));
-        memcpy(L->wk + i * dh, h->wk + i * h->ldk, dh * sizeof(double));
-    }
-    int rc = head_forward(h, h->x, h->ldx, L->tab, L->q, L->k, L->A, err);
+    int rc = head_forward(hd, h->x, h->ldx, L->tab, L->q, L->k, L->A, L->side, err);
     if (rc != AG_OK) {
         ag_head_lin_free(L);
         return rc;
@@ -339,14 +503,20 @@ static int linearize(const ag_head_input *h, ag_head_lin **out, ag_error *err)
     return AG_OK;
 }
 
-int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err)
+int ag_head_linearize_qk(const ag_head_input *in, const ag_head_qk_norm *qk, ag_head_lin **out,
+                         ag_error *err)
 {
     if (!out)
         return ag_error_set(err, AG_EINVAL, "stability: missing output pointer");
     *out = NULL;
-    ag_head_input h;
-    int rc = normalise_input(in, &h, err);
-    return rc ? rc : linearize(&h, out, err);
+    head_def hd;
+    int rc = normalise_def(in, qk, &hd, err);
+    return rc ? rc : linearize(&hd, out, err);
+}
+
+int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err)
+{
+    return ag_head_linearize_qk(in, NULL, out, err);
 }
 
 const double *ag_head_lin_attention(const ag_head_lin *lin)
@@ -395,12 +565,55 @@ static void softcap_tangent(const ag_head_lin *L, double *M)
         M[i] *= L->dcap[i];
 }
 
-/* dA = J dX with scratch dq, dk (n, dh). */
-static void jvp(const ag_head_lin *L, const double *dX, double *dA, double *dq, double *dk)
+/* dq (n, dh, unrotated) = the side's tangent at dX (n, d); du scratch
+ * (n, width) for a norm. */
+static void side_jvp(const lin_side *s, const double *dX, size_t n, size_t d, size_t dh,
+                     double *du, double *dq)
+{
+    size_t W = s->width;
+    if (!s->g) {
+        project(dX, n, d, d, s->w, W, NULL, dh, dq);
+        return;
+    }
+    project(dX, n, d, d, s->w, W, NULL, W, du);
+    for (size_t i = 0; i < n; i++) {
+        const double *u = s->u + i * W, *v = du + i * W;
+        double r = s->r[i], a = cblas_ddot((int)W, u, 1, v, 1) / ((double)W * r * r * r);
+        for (size_t c = 0, j = s->off; c < dh; c++, j++)
+            dq[i * dh + c] = s->g[j] * (v[j] / r - u[j] * a);
+    }
+}
+
+/* dX = beta·dX + (the side's adjoint of gq (n, dh, unrotated)) Wᵀ; du
+ * scratch (n, width) for a norm. */
+static void side_vjp(const lin_side *s, const double *gq, size_t n, size_t d, size_t dh,
+                     double *du, double *dX, double beta)
+{
+    size_t W = s->width;
+    const double *t = gq;
+    for (size_t i = 0; s->g && i < n; i++) {
+        const double *u = s->u + i * W, *gi = gq + i * dh;
+        double r = s->r[i], dot = 0;
+        for (size_t c = 0, j = s->off; c < dh; c++, j++)
+            dot += s->g[j] * u[j] * gi[c];
+        double a = dot / ((double)W * r * r * r);
+        for (size_t j = 0; j < W; j++)
+            du[i * W + j] = -u[j] * a;
+        for (size_t c = 0, j = s->off; c < dh; c++, j++)
+            du[i * W + j] += s->g[j] * gi[c] / r;
+        t = du;
+    }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)d, (int)W, 1.0, t, (int)W,
+                s->w, (int)W, beta, dX, (int)d);
+}
+
+/* dA = J dX with scratch dq, dk (n, dh) and du (n, lin_wmax). */
+static void jvp(const ag_head_lin *L, const double *dX, double *dA, double *dq, double *dk,
+                double *du)
 {
     size_t n = L->n, dh = L->dh;
-    project(dX, n, L->d, L->d, L->wq, dh, NULL, dh, dq);
-    project(dX, n, L->d, L->d, L->wk, dh, NULL, dh, dk);
+    side_jvp(&L->side[0], dX, n, L->d, dh, du, dq);
+    side_jvp(&L->side[1], dX, n, L->d, dh, du, dk);
     if (L->tab) {
         rotate(dq, n, dh, L->rd, L->tab, 1);
         rotate(dk, n, dh, L->rd, L->tab, 1);
@@ -413,8 +626,10 @@ static void jvp(const ag_head_lin *L, const double *dX, double *dA, double *dq, 
     softmax_tangent(L->A, n, &L->hc, dA);
 }
 
-/* dX = Jᵀ G, overwriting G (n, n) with the score cotangent; scratch gq, gk. */
-static void vjp_inplace(const ag_head_lin *L, double *G, double *dX, double *gq, double *gk)
+/* dX = Jᵀ G, overwriting G (n, n) with the score cotangent; scratch gq, gk
+ * (n, dh) and du (n, lin_wmax). */
+static void vjp_inplace(const ag_head_lin *L, double *G, double *dX, double *gq, double *gk,
+                        double *du)
 {
     size_t n = L->n, dh = L->dh, d = L->d;
     softmax_tangent(L->A, n, &L->hc, G);
@@ -427,20 +642,18 @@ static void vjp_inplace(const ag_head_lin *L, double *G, double *dX, double *gq,
         rotate(gq, n, dh, L->rd, L->tab, -1);
         rotate(gk, n, dh, L->rd, L->tab, -1);
     }
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)d, (int)dh, 1.0, gq,
-                (int)dh, L->wq, (int)dh, 0.0, dX, (int)d);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)d, (int)dh, 1.0, gk,
-                (int)dh, L->wk, (int)dh, 1.0, dX, (int)d);
+    side_vjp(&L->side[0], gq, n, d, dh, du, dX, 0.0);
+    side_vjp(&L->side[1], gk, n, d, dh, du, dX, 1.0);
 }
 
 int ag_head_jvp(const ag_head_lin *L, const double *dX, double *dA)
 {
     if (!L || !dX || !dA)
         return AG_EINVAL;
-    double *s = malloc(2 * L->n * L->dh * sizeof *s);
+    double *s = malloc((2 * L->dh + lin_wmax(L)) * L->n * sizeof *s);
     if (!s)
         return AG_ENOMEM;
-    jvp(L, dX, dA, s, s + L->n * L->dh);
+    jvp(L, dX, dA, s, s + L->n * L->dh, s + 2 * L->n * L->dh);
     free(s);
     return AG_OK;
 }
@@ -450,11 +663,11 @@ int ag_head_vjp(const ag_head_lin *L, const double *dA, double *dX)
     if (!L || !dA || !dX)
         return AG_EINVAL;
     size_t nn = L->n * L->n, ndh = L->n * L->dh;
-    double *G = malloc((nn + 2 * ndh) * sizeof *G);
+    double *G = malloc((nn + 2 * ndh + L->n * lin_wmax(L)) * sizeof *G);
     if (!G)
         return AG_ENOMEM;
     memcpy(G, dA, nn * sizeof *G);
-    vjp_inplace(L, G, dX, G + nn, G + nn + ndh);
+    vjp_inplace(L, G, dX, G + nn, G + nn + ndh, G + nn + 2 * ndh);
     free(G);
     return AG_OK;
 }
@@ -465,12 +678,13 @@ typedef struct {
     const ag_head_lin *L;
     double *u;       /* (n, n) */
     double *s1, *s2; /* (n, dh) each */
+    double *s3;      /* (n, lin_wmax) */
 } jtj_op;
 
 static void jtj(const jtj_op *op, const double *v, double *w)
 {
-    jvp(op->L, v, op->u, op->s1, op->s2);
-    vjp_inplace(op->L, op->u, w, op->s1, op->s2);
+    jvp(op->L, v, op->u, op->s1, op->s2, op->s3);
+    vjp_inplace(op->L, op->u, w, op->s1, op->s2, op->s3);
 }
 
 /* Largest eigenpair of the k×k symmetric tridiagonal (alpha, beta): θ and
@@ -495,7 +709,7 @@ typedef struct {
     int m;      /* basis size */
     double *V;  /* (m, N) basis, row j = v_j */
     double *w;  /* (N) */
-    double *u;  /* (n·n + 2·n·d_h) scratch of the JᵀJ product */
+    double *u;  /* (n·n + 2·n·d_h + n·lin_wmax) scratch of the JᵀJ product */
     double *alpha, *beta, *h, *s, *dd, *ee; /* (m) each */
     double *z;  /* (m, m) */
 } lz_ws;
@@ -520,7 +734,7 @@ static int lz_alloc(lz_ws *ws, const ag_head_lin *L, size_t basis)
     *ws = (lz_ws){.N = N, .m = (int)m};
     ws->V = malloc(m * N * sizeof *ws->V);
     ws->w = malloc(N * sizeof *ws->w);
-    ws->u = malloc((L->n * L->n + 2 * L->n * L->dh) * sizeof *ws->u);
+    ws->u = malloc((L->n * L->n + 2 * L->n * L->dh + L->n * lin_wmax(L)) * sizeof *ws->u);
     ws->alpha = malloc(m * sizeof(double));
     ws->beta = malloc(m * sizeof(double));
     ws->h = malloc(m * sizeof(double));
@@ -644,7 +858,7 @@ int ag_jacobian_norm_basis(const ag_head_lin *L, size_t basis, double *norm,
                             "(%zu vectors of %zu)", basis, L->n * L->d);
     }
     size_t nn = L->n * L->n, ndh = L->n * L->dh;
-    jtj_op op = {.L = L, .u = ws.u, .s1 = ws.u + nn, .s2 = ws.u + nn + ndh};
+    jtj_op op = {.L = L, .u = ws.u, .s1 = ws.u + nn, .s2 = ws.u + nn + ndh, .s3 = ws.u + nn + 2 * ndh};
     /* Deterministic start: Gaussian entries of a fixed-seed generator. */
     gsl_rng_set(rng, LZ_START_SEED);
     ag_fill_gaussian(rng, ws.V, ws.N);
@@ -691,9 +905,10 @@ static double frob_strided(const double *X, size_t n, size_t d, size_t ld)
 /* Mean over the trials of the relative response to a relative perturbation.
  * One generator per call (per head) seeded with opt->seed; E drawn row-major,
  * trial after trial. *ok = 0 when ‖X‖_F = 0 (undefined). */
-static int sensitivity(const ag_head_input *h, const double *A0, const ag_stability_options *opt,
+static int sensitivity(const head_def *hd, const double *A0, const ag_stability_options *opt,
                        double *out, int *ok, ag_error *err)
 {
+    const ag_head_input *h = &hd->in;
     size_t n = h->n, d = h->d, dh = h->d_h, nd = n * d;
     double nx = frob_strided(h->x, n, d, h->ldx), na = frob(A0, n * n);
     *ok = 0;
@@ -721,7 +936,7 @@ static int sensitivity(const ag_head_input *h, const double *A0, const ag_stabil
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < d; j++)
                 Xp[i * d + j] = h->x[i * h->ldx + j] + E[i * d + j];
-        if ((rc = head_forward(h, Xp, d, tab, q, q + n * dh, A1, err)) != AG_OK)
+        if ((rc = head_forward(hd, Xp, d, tab, q, q + n * dh, A1, NULL, err)) != AG_OK)
             goto done;
         cblas_daxpy((int)(n * n), -1.0, A0, 1, A1, 1);
         sum += (frob(A1, n * n) / na) / (ne / nx);
@@ -820,46 +1035,56 @@ static int qk_cos_mean(const double *q, const double *k, size_t n, size_t dh, in
 int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *given,
                          const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
+    return ag_stability_metrics_qk(in, NULL, given, sel, rec, err);
+}
+
+/* q_mean_cosine, k_mean_cosine: family C's mean_cosine of the unrotated
+ * Q and K (after a QK-norm). */
+static int angle_keys(const head_def *hd, const ag_metric_set *sel, ag_record *rec, ag_error *err)
+{
+    const ag_head_input *h = &hd->in;
+    size_t n = h->n, dh = h->d_h;
+    static const ag_metric keys[2] = {AG_M_Q_MEAN_COSINE, AG_M_K_MEAN_COSINE};
+    static const char *const what[2] = {"Q = X W_Q", "K = X W_K"};
+    double *M = malloc(n * dh * sizeof *M);
+    int rc = M ? AG_OK : AG_ENOMEM;
+    for (int i = 0; rc == AG_OK && i < 2; i++) {
+        if (!ON(keys[i]))
+            continue;
+        rc = side_forward(&hd->side[i], h->x, n, h->d, h->ldx, dh, M, NULL, NULL);
+        if (!rc && !(rc = check_overflow(M, n, dh, what[i], err)))
+            rc = mean_cosine_key(M, n, dh, keys[i], rec);
+    }
+    free(M);
+    return rc == AG_ENOMEM ? ag_error_set(err, rc, "stability: out of memory") : rc;
+}
+
+int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
+                            const ag_stability_options *given, const ag_metric_set *sel,
+                            ag_record *rec, ag_error *err)
+{
     ag_stability_options o = AG_STABILITY_OPTIONS_DEFAULT;
     if (given && AG_SIZED_READ(&o, given, ag_stability_options, err) != AG_OK)
         return AG_EINVAL;
     const ag_stability_options *opt = &o;
     if (!sel || !rec)
         return ag_error_set(err, AG_EINVAL, "stability: missing selection or record");
-    ag_head_input h;
-    int rc = normalise_input(in, &h, err);
+    head_def hd;
+    int rc = normalise_def(in, qk, &hd, err);
     if (!rc)
         rc = check_options(opt, err);
     if (rc || !ag_family_selected(sel, AG_FAMILY_STABILITY))
         return rc;
+    const ag_head_input h = hd.in;
     size_t n = h.n, dh = h.d_h;
-
-    if (ON(AG_M_Q_MEAN_COSINE) || ON(AG_M_K_MEAN_COSINE)) {
-        double *M = malloc(n * dh * sizeof *M);
-        if (!M)
-            return ag_error_set(err, AG_ENOMEM, "stability: out of memory");
-        if (ON(AG_M_Q_MEAN_COSINE)) {
-            project(h.x, n, h.d, h.ldx, h.wq, h.ldq, h.bq, dh, M);
-            if (!(rc = check_overflow(M, n, dh, "Q = X W_Q", err)))
-                rc = mean_cosine_key(M, n, dh, AG_M_Q_MEAN_COSINE, rec);
-        }
-        if (!rc && ON(AG_M_K_MEAN_COSINE)) {
-            project(h.x, n, h.d, h.ldx, h.wk, h.ldk, h.bk, dh, M);
-            if (!(rc = check_overflow(M, n, dh, "K = X W_K", err)))
-                rc = mean_cosine_key(M, n, dh, AG_M_K_MEAN_COSINE, rec);
-        }
-        free(M);
-        if (rc == AG_ENOMEM)
-            return ag_error_set(err, rc, "stability: out of memory");
-        if (rc)
-            return rc;
-    }
+    if ((ON(AG_M_Q_MEAN_COSINE) || ON(AG_M_K_MEAN_COSINE)) && (rc = angle_keys(&hd, sel, rec, err)))
+        return rc;
     if (!ON(AG_M_JACOBIAN_NORM) && !ON(AG_M_JACOBIAN_NORM_REL) && !ON(AG_M_SENSITIVITY) &&
         !ON(AG_M_QK_COS_MEAN))
         return AG_OK;
 
     ag_head_lin *L = NULL;
-    if ((rc = linearize(&h, &L, err)) != AG_OK)
+    if ((rc = linearize(&hd, &L, err)) != AG_OK)
         return rc;
     if (ON(AG_M_QK_COS_MEAN)) {
         double v = 0;
@@ -885,7 +1110,7 @@ int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *gi
     if (!rc && ON(AG_M_SENSITIVITY)) {
         double v = 0;
         int ok = 0;
-        rc = sensitivity(&h, L->A, opt, &v, &ok, err);
+        rc = sensitivity(&hd, L->A, opt, &v, &ok, err);
         if (!rc)
             ag_record_set(rec, AG_M_SENSITIVITY, ok ? AG_V_NUMBER : AG_V_NULL, v);
     }

@@ -18,7 +18,8 @@
  *                       reading JSON/JSONL/CSV records back
  *   attngeom/aggregate.h   corpus statistics: means with Student-t
  *                       intervals, shard merging, Welch comparisons
- *   attngeom/plot.h     figures (SVG, PDF, PNG with cairo): grids and lines
+ *   attngeom/plot.h     figures (SVG, PDF, PNG with cairo): grids, lines,
+ *                       bars (the lens figure)
  *   attngeom/parallel.h a pool of threads for heads, layers and texts, with
  *                       results that do not depend on the thread count
  *   attngeom/access.h   the library without struct layouts: opaque heap

@@ -3,7 +3,7 @@
 and their float64 references in tests/data/archref/.
 
 Usage: /usr/bin/python3 tools/make_arch_models.py [--out DIR] [--ref DIR]
-                                                 [--crosscheck DIR]
+                                                 [--crosscheck DIR] [NAME...]
 
 One folder per case of CASES: config.json with the keys Hugging Face's
 save_pretrained writes for that model_type (architectures, torch_dtype,
@@ -275,16 +275,29 @@ def distilbert(name):
     return cfg, g
 
 
-def rope_decoder(g, L, d, H, Hkv, hd, ff, norm, qkv_bias=False, fused=False, gemma2=False):
+def rope_decoder(g, L, d, H, Hkv, hd, ff, norm, qkv_bias=False, fused=False, gemma2=False,
+                 qk_norm=None, olmo2=False, qk_centre=0.0):
     """model.layers.* of the LlamaForCausalLM family (Phi-3's fused
-    qkv_proj / gate_up_proj with fused=True; Gemma-2's four norms)."""
+    qkv_proj / gate_up_proj with fused=True; Gemma-2's four norms; QK-norm
+    weights self_attn.q_norm / k_norm of head_dim (qk_norm "head", Qwen3) or
+    of the projection's width ("full", OLMo-2); OLMo-2's two norms after the
+    sublayers and no input_layernorm)."""
     for l in range(L):
         q = "model.layers.%d." % l
-        norm(q + "input_layernorm", d)
+        if not olmo2:
+            norm(q + "input_layernorm", d)
         norm(q + "post_attention_layernorm", d)
         if gemma2:
             norm(q + "pre_feedforward_layernorm", d)
+        if gemma2 or olmo2:
             norm(q + "post_feedforward_layernorm", d)
+        if qk_norm:
+            # scales well above 1: the norm fixes |q|, |k| ~ sqrt(width), and
+            # these keep the scores spread (attention far from uniform);
+            # Gemma-3 stores them centred on 0 (qk_centre 1: it scales by 1 + w)
+            for t, heads in (("q_norm", H), ("k_norm", Hkv)):
+                g._put(q + "self_attn.%s.weight" % t,
+                       g.rng.uniform(1.0, 3.0, hd if qk_norm == "head" else heads * hd) - qk_centre)
         if fused:
             nq, nkv = H * hd, Hkv * hd
             g.lin(q + "self_attn.qkv_proj", nq + 2 * nkv, d, bias=False)
@@ -481,6 +494,73 @@ def falcon(name, new, mq, par, alibi, bias, H, Hkv=None, dtype="F32", nln=None):
     return cfg, g
 
 
+def qwen3(name):
+    """Qwen3ForCausalLM: per-head QK-norm, head_dim 16 != hidden_size /
+    heads = 8, attention_bias, grouped-query; sliding window 5 on the layers
+    layer_types names (use_sliding_window)."""
+    d, H, Hkv, hd, L, V, ff = 32, 4, 2, 16, 3, 80, 64
+    g = Gen(name, "F32")
+    g.emb("model.embed_tokens.weight", V, d)
+    rope_decoder(g, L, d, H, Hkv, hd, ff, lambda n, k: g.ln(n, k, bias=False), qkv_bias=True,
+                 qk_norm="head")
+    for l in range(L):  # attention_bias covers o_proj too
+        g._put("model.layers.%d.self_attn.o_proj.bias" % l, g.rng.normal(0.0, 0.2, d))
+    g.lin("lm_head", V, d, bias=False)
+    cfg = base_config("Qwen3ForCausalLM", "qwen3", "F32", attention_bias=True, attention_dropout=0.0,
+                      bos_token_id=1, eos_token_id=2, head_dim=hd, hidden_act="silu", hidden_size=d,
+                      initializer_range=0.02, intermediate_size=ff,
+                      layer_types=["full_attention", "sliding_attention", "sliding_attention"],
+                      max_position_embeddings=64, max_window_layers=1, num_attention_heads=H,
+                      num_hidden_layers=L, num_key_value_heads=Hkv, rms_norm_eps=1e-6,
+                      rope_scaling=None, rope_theta=1000000.0, sliding_window=5,
+                      tie_word_embeddings=False, use_cache=True, use_sliding_window=True,
+                      vocab_size=V)
+    return cfg, g
+
+
+def olmo2(name):
+    """Olmo2ForCausalLM: QK-norm over the whole q (H·hd) and k (H_kv·hd)
+    projections, no input norms, post_attention_ and
+    post_feedforward_layernorm on the sublayer outputs; no head_dim key
+    (hidden_size / heads), rms_norm_eps 1e-5 (the config default)."""
+    d, H, Hkv, L, V, ff = 32, 4, 2, 2, 80, 64
+    g = Gen(name, "F32")
+    g.emb("model.embed_tokens.weight", V, d)
+    rope_decoder(g, L, d, H, Hkv, d // H, ff, lambda n, k: g.ln(n, k, bias=False), qk_norm="full",
+                 olmo2=True)
+    g.lin("lm_head", V, d, bias=False)
+    cfg = base_config("Olmo2ForCausalLM", "olmo2", "F32", attention_bias=False, attention_dropout=0.0,
+                      bos_token_id=None, eos_token_id=2, hidden_act="silu", hidden_size=d,
+                      initializer_range=0.02, intermediate_size=ff, max_position_embeddings=64,
+                      num_attention_heads=H, num_hidden_layers=L, num_key_value_heads=Hkv,
+                      pad_token_id=1, rms_norm_eps=1e-5, rope_scaling=None, rope_theta=500000.0,
+                      tie_word_embeddings=False, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
+def gemma3(name):
+    """Gemma3ForCausalLM (model_type gemma3_text, a 4.50-era config:
+    sliding_window_pattern, no layer_types): per-head QK-norm (1 + w), layers
+    0 and 1 sliding (window 6, RoPE base rope_local_base_freq 10000), layer 2
+    full (rope_theta 1e6 with rope_scaling linear x8, as gemma-3-4b),
+    query_pre_attn_scalar 24 != head_dim 16, no soft-capping."""
+    d, H, Hkv, hd, L, V, ff = 32, 4, 2, 16, 3, 96, 64
+    g = Gen(name, "F32")
+    g.emb("model.embed_tokens.weight", V, d, std=0.3)
+    rope_decoder(g, L, d, H, Hkv, hd, ff, g.gemma_norm, gemma2=True, qk_norm="head", qk_centre=1.0)
+    cfg = base_config("Gemma3ForCausalLM", "gemma3_text", "F32", attention_bias=False,
+                      attention_dropout=0.0, attn_logit_softcapping=None, bos_token_id=2,
+                      cache_implementation="hybrid", eos_token_id=1, final_logit_softcapping=None,
+                      head_dim=hd, hidden_activation="gelu_pytorch_tanh", hidden_size=d,
+                      initializer_range=0.02, intermediate_size=ff, max_position_embeddings=64,
+                      num_attention_heads=H, num_hidden_layers=L, num_key_value_heads=Hkv,
+                      pad_token_id=0, query_pre_attn_scalar=24, rms_norm_eps=1e-6,
+                      rope_local_base_freq=10000.0, rope_scaling={"factor": 8.0, "rope_type": "linear"},
+                      rope_theta=1000000.0, sliding_window=6, sliding_window_pattern=3,
+                      tie_word_embeddings=True, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -503,6 +583,9 @@ CASES = {
     "gemma": (gemma, 16),
     "gemma2": (gemma2, 16),
     "phi3": (phi3, 16),
+    "qwen3": (qwen3, 14),
+    "olmo2": (olmo2, 16),
+    "gemma3": (gemma3, 16),
     "llama-linear": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", H=4, Hkv=4,
                                           rope_scaling={"factor": 2.0, "type": "linear"}), 16),
     "llama-dynamic": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", P=12,
@@ -569,7 +652,7 @@ def main(argv):
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "data", "models", "arch"))
     ap.add_argument("--ref", default=os.path.join(ROOT, "tests", "data", "archref"))
     ap.add_argument("--crosscheck", metavar="DIR")
-    ap.add_argument("--only", action="append", metavar="NAME", help="build only these cases")
+    ap.add_argument("names", nargs="*", help="only these cases (default: all)")
     a = ap.parse_args(argv[1:])
     if a.crosscheck:
         for name, case in CROSSCHECK.items():
@@ -578,7 +661,7 @@ def main(argv):
             print("%-20s %s" % (name, folder))
         return 0
     for name, case in CASES.items():
-        if a.only and name not in a.only:
+        if a.names and name not in a.names:
             continue
         attn, hidden = build(name, case, os.path.join(a.out, name), os.path.join(a.ref, name))
         print("%-20s attn %s  hidden %s  min mean-max-prob %.2f  max|h| %.1f"

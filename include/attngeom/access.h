@@ -168,6 +168,15 @@ AG_EXPORT int ag_model_weight_records(const ag_model *m, const ag_metric_set *se
  * W_K, in place. */
 AG_EXPORT void ag_attn_weights_head_input(const ag_attn_weights *w, const double *x, size_t n,
                                           size_t d, int h, ag_head_input *in);
+/* Family E's QK-norm of query head h (stability.h ag_head_qk_norm) from
+ * the layer's weights and ag_model_qk_norm's scales gq, gk: kind and eps
+ * the model's (cfg.qk_norm, cfg.norm_eps); per head, the scales alone;
+ * over the projections, also the whole W_Q, b_Q (W_K, b_K) and the head's
+ * columns in them (its key/value head's for K). Empty scales: no norm.
+ * Everything borrowed from w, gq, gk. */
+AG_EXPORT void ag_attn_weights_head_qk_norm(const ag_attn_weights *w, ag_qk_norm kind, double eps,
+                                            const ag_array *gq, const ag_array *gk, int h,
+                                            ag_head_qk_norm *out);
 /* Family D's factors of query head h of a layer of width d (W_V and W_O
  * NULL when the layer has none). */
 AG_EXPORT void ag_attn_weights_head_factors(const ag_attn_weights *w, size_t d, int h,

@@ -62,6 +62,9 @@ typedef enum {
     AG_M_ACT_MASSIVE,
     /* J. context mixing of a layer's contributions (`contributions`) */
     AG_M_CONTEXT_MIXING,
+    /* L. metric axioms of the cost −ln A of a square matrix (added after J,
+     * ABI rule) */
+    AG_M_TRIANGLE_VIOLATION, AG_M_SYMMETRY_GAP, AG_M_SELF_COST,
     AG_M_COUNT
 } ag_metric;
 
@@ -75,6 +78,7 @@ typedef enum {
     AG_FAMILY_VALUES,     /* H */
     AG_FAMILY_ACTIVATIONS, /* I */
     AG_FAMILY_MIXING,     /* J */
+    AG_FAMILY_AXIOMS,     /* L */
     AG_FAMILY_COUNT
 } ag_family;
 
@@ -84,7 +88,8 @@ AG_EXPORT const char *ag_metric_name(ag_metric m);
 AG_EXPORT int ag_metric_from_name(const char *name);
 AG_EXPORT ag_family ag_metric_family(ag_metric m);
 /* Family name as accepted by --metrics ("spectrum", "attention", "geometry",
- * "weights", "stability", "curvature", "values", "activations"). */
+ * "weights", "stability", "curvature", "values", "activations", "mixing",
+ * "axioms"). */
 AG_EXPORT const char *ag_family_name(ag_family f);
 /* Id of a family name, or -1 if unknown. */
 AG_EXPORT int ag_family_from_name(const char *name);
@@ -108,11 +113,13 @@ AG_EXPORT const char *ag_key_symbol(const char *key);
  * computes. */
 #define AG_FAMILY_BIT(f) (1u << (f))
 /* What every command on attention matrices computes: A, B, C and, when
- * asked for, the curvature of the attention graph (F). */
+ * asked for, the curvature of the attention graph (F) and the metric
+ * axioms of its cost (L). */
 #define AG_FAMILIES_MATRIX (AG_FAMILY_BIT(AG_FAMILY_SPECTRUM) | \
                             AG_FAMILY_BIT(AG_FAMILY_ATTENTION) | \
                             AG_FAMILY_BIT(AG_FAMILY_GEOMETRY) | \
-                            AG_FAMILY_BIT(AG_FAMILY_CURVATURE))
+                            AG_FAMILY_BIT(AG_FAMILY_CURVATURE) | \
+                            AG_FAMILY_BIT(AG_FAMILY_AXIOMS))
 #define AG_FAMILIES_WEIGHTS AG_FAMILY_BIT(AG_FAMILY_WEIGHTS)
 /* What a command computes on attention heads whose input is known
  * (analyze, layer): the matrix families plus stability. */

@@ -6,8 +6,9 @@
  *   listed in model.safetensors.index.json ("weight_map").
  *   model_type "gpt2", "bert", "roberta", "xlm-roberta", "distilbert",
  *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3",
- *   "bloom", "mpt", "falcon" (token ids: ag_model_forward), "vit" (pixels) and "whisper" (the
- *   encoder, log-mel features): ag_model_forward_values.
+ *   "qwen3", "olmo2", "gemma3_text", "bloom", "mpt", "falcon" (token ids:
+ *   ag_model_forward), "vit" (pixels) and "whisper" (the encoder, log-mel
+ *   features): ag_model_forward_values.
  *
  * Every architecture is a row of one table (src/engine/arch.c): tensor
  * names, norm, activation, positions, residual wiring, fused layouts. One
@@ -56,6 +57,11 @@ typedef enum {
     AG_ARCH_VIT,         /* "vit"         modeling_vit.py (input: pixels) */
     AG_ARCH_WHISPER,     /* "whisper"     modeling_whisper.py, the encoder
                             (input: log-mel features) */
+    AG_ARCH_QWEN3,       /* "qwen3"       modeling_qwen3.py (QK-norm per head) */
+    AG_ARCH_OLMO2,       /* "olmo2"       modeling_olmo2.py (QK-norm over the
+                            projections, norms after the sublayers) */
+    AG_ARCH_GEMMA3_TEXT, /* "gemma3_text" modeling_gemma3.py Gemma3TextModel
+                            (QK-norm per head, a RoPE base per layer type) */
     AG_ARCH_BLOOM,       /* "bloom"       modeling_bloom.py (ALiBi) */
     AG_ARCH_MPT,         /* "mpt"         modeling_mpt.py (ALiBi) */
     AG_ARCH_FALCON       /* "falcon"      modeling_falcon.py (RoPE or ALiBi) */
@@ -100,6 +106,17 @@ typedef enum {
                        per-head linear bias in the key position (cfg.alibi) */
 } ag_positions;
 
+/* A norm of Q and K after their projections, before RoPE (QK-norm), with
+ * the model's norm kind and eps. */
+typedef enum {
+    AG_QK_NORM_NONE, /* none */
+    AG_QK_NORM_HEAD, /* each head's q and k over head_dim, one weight of
+                        head_dim shared by the heads (modeling_qwen3.py
+                        Qwen3Attention q_norm, k_norm) */
+    AG_QK_NORM_FULL  /* the whole projection: q over n_head·head_dim, k over
+                        n_kv_head·head_dim, before the split into heads
+                        (modeling_olmo2.py Olmo2Attention) */
+} ag_qk_norm;
 /* ALiBi (Press et al. 2022, "Train Short, Test Long", Sec. 3): query i's
  * score against key j gets slope_h·(j − off), off the same for every key of
  * a row (so it leaves the probabilities unchanged). The slopes and where
@@ -246,6 +263,14 @@ typedef struct {
     int max_frames;        /* Whisper: 2·max_source_positions, the most
                               input_features frames (positions ⌈T/2⌉) */
 
+    /* ---- appended (issue 29): QK-norm and norm placement ---- */
+    ag_qk_norm qk_norm;    /* Qwen3 per head, OLMo-2 over the projections */
+    int no_pre_norms;      /* OLMo-2: no norm before the attention or the MLP
+                              (X = h; sandwich_norms set: each sublayer's
+                              output is normed before its add) */
+    ag_rope rope_local;    /* Gemma-3: the RoPE of the layers with a sliding
+                              window (rope_local_base_freq, no scaling);
+                              rotary_dim 0: every layer uses `rope` */
     /* ---- ALiBi (appended). AG_ALIBI_NONE unless positions = AG_POS_ALIBI. */
     ag_alibi_kind alibi;
     double alibi_bias_max; /* MPT attn_config.alibi_bias_max (8), else 0 */
@@ -296,7 +321,9 @@ AG_EXPORT int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n
  *                                               the bias with the scores)
  *   p_i = softmax over the visible keys: all (not causal), j <= i (causal),
  *         0 <= i − j < window (causal, window > 0)
- * with x the callback's X. */
+ * with x the callback's X — except for QK-norm models (cfg.qk_norm: qwen3,
+ * olmo2, gemma3_text), whose q and k are normed between the projection and
+ * RoPE (q = rope(N(x W_Q + b_Q))): ag_model_qk_norm gives that norm. */
 typedef struct {
     int layer, n_head, n_kv_head, head_dim, causal;
     ag_rope rope;        /* rotary_dim 0: no rotation */
@@ -318,6 +345,17 @@ typedef struct {
 AG_EXPORT int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
                                     ag_error *err);
 AG_EXPORT void ag_attn_weights_free(ag_attn_weights *w);
+
+/* The QK-norm of `layer` (cfg.qk_norm; eps cfg.norm_eps) into gq and gk
+ * (the caller's: ag_array_free, also after a failure): the scales as the
+ * norm multiplies by them, as doubles (RMSNorm w; Gemma-3's 1 + w, formed
+ * in double), (d_h) each per head (AG_QK_NORM_HEAD), (n_head·d_h) and
+ * (n_kv_head·d_h) over the projections (AG_QK_NORM_FULL); empty arrays
+ * (data NULL) without QK-norm. With ag_attn_weights they give each head's
+ * stability.h ag_head_qk_norm (access.h ag_attn_weights_head_qk_norm).
+ * Errors: AG_EINVAL (NULL), AG_ERANGE (layer outside 0..n_layer-1), AG_ENOMEM. */
+AG_EXPORT int ag_model_qk_norm(const ag_model *m, int layer, ag_array *gq, ag_array *gk,
+                               ag_error *err);
 
 /* Where a layer's attention block applies a norm after the attention
  * (ag_block_params.after). */

@@ -1,6 +1,7 @@
 /* attngeom/plot.h — figures: a grid of values (a metric over layer × head,
- * an attention matrix, a head-similarity matrix) and lines (a metric against
- * depth, a spectrum on a log scale), drawn with cairo as SVG, PDF or PNG.
+ * an attention matrix, a head-similarity matrix), lines (a metric against
+ * depth, a spectrum on a log scale) and small multiples of bars (one query
+ * under several normalisers), drawn with cairo as SVG, PDF or PNG.
  * docs/cli.md, "plot", shows what `attngeom plot` makes of them.
  *
  * Publication figures: vector output (SVG, PDF; PNG at a chosen
@@ -20,6 +21,7 @@
 #include <math.h> /* NAN, in AG_PLOT_GRID_DEFAULT */
 #include <stddef.h>
 #include "core.h"
+#include "normalizers.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -249,6 +251,70 @@ typedef struct {
 AG_EXPORT int ag_plot_forest_render(const ag_plot_forest *f, const ag_plot_page *page,
                                     ag_plot_output *out, ag_error *err);
 
+/* ---- small multiples of bars --------------------------------------------- */
+
+/* The most bars a bar figure draws over all its panels (a shape each). */
+#define AG_PLOT_MAX_BARS 65536
+/* The most panels a bar figure stacks. */
+#define AG_PLOT_MAX_PANELS 32
+
+/* Small multiples of bar charts over the same categories (the keys of one
+ * query row under several normalisers): one panel per row of values,
+ * stacked top to bottom, each on the same y range, so that a category's
+ * bars line up across the panels (Cleveland & McGill 1984: position on a
+ * common aligned scale is the comparison read best). The categories are
+ * labelled once, under the last panel. Carries its size (ABI rule,
+ * core.h): start from AG_PLOT_BARS_DEFAULT (no panels, the y range the
+ * data's). */
+typedef struct {
+    size_t size;                       /* sizeof(ag_plot_bars), set by the macro */
+    size_t panels, bars;
+    const double *values;              /* (panels, bars) row-major; NaN: the category is
+                                          absent from that panel (a light grey column) */
+    const char *const *panel_titles;   /* (panels), or NULL: none */
+    const int *colours;                /* (panels): index into Okabe & Ito's palette of
+                                          eight (lines.c's order), or NULL: the first */
+    const char *const *labels;         /* (bars), or NULL: 0, 1, ... */
+    const char *title, *x_title, *y_title; /* or NULL */
+    double ymin, ymax;                 /* the shared y range; NaN: the data's (and 0) */
+} ag_plot_bars;
+#define AG_PLOT_BARS_DEFAULT {.size = sizeof(ag_plot_bars), .ymin = NAN, .ymax = NAN}
+
+/* Render small multiples of bars. A page of 0 x 0 fits the figure: 432
+ * points wide or as wide as 8 points a bar needs, up to 864 (thinner bars
+ * past it), and 72 points of plot a panel (at most 2880 points high).
+ * Labels wider than a bar are drawn upright, every k-th when too close;
+ * without labels the indices are drawn at the steps of a numeric axis. AG_EINVAL (no
+ * panels or bars, no finite value, ymin ≥ ymax, a page out of range or too
+ * small), AG_ELIMIT (more than AG_PLOT_MAX_BARS bars or AG_PLOT_MAX_PANELS
+ * panels), AG_ENOMEM, AG_EIO. */
+AG_EXPORT int ag_plot_bars_render(const ag_plot_bars *b, const ag_plot_page *page,
+                                  ag_plot_output *out, ag_error *err);
+
+/* ---- the lens figure's data ------------------------------------------------ */
+
+/* One panel of the lens figure: a normaliser and its parameter (softmax:
+ * the temperature T; entmax: α; 1 for the others), as ag_normalize_row
+ * takes them. */
+typedef struct {
+    ag_normalizer kind;
+    double param;
+} ag_plot_lens_panel;
+
+/* One query's row of scores s[0..n-1] (−inf: a masked key) under each of
+ * the `count` panels' normalisers (issue 28, "Softmax as a lens";
+ * attngeom/normalizers.h): P (count, n) row-major, masked keys NaN (absent
+ * from the figure, not a probability of 0), kept[k] the keys panel k gives
+ * a probability > 0 (its support: all allowed keys for softmax unless
+ * exp underflows, fewer for sparsemax and entmax), *allowed the keys not
+ * masked. Errors: AG_EINVAL (n or count 0, NULL, a linear panel: it needs
+ * Q and K, not scores; a row with no allowed key, naming it), those of
+ * ag_normalize_row (AG_ENONFINITE for a NaN or +inf score) prefixed by the
+ * panel. Nothing is allocated; P and kept are the caller's. */
+AG_EXPORT int ag_plot_lens_rows(const double *s, size_t n, const ag_plot_lens_panel *panels,
+                                size_t count, double *P, size_t *kept, size_t *allowed,
+                                ag_error *err);
+
 /* ---- figures of attngeom's outputs (`attngeom plot`) ------------------- */
 
 /* What a figure of ag_run_plot draws (`attngeom plot --help`). */
@@ -260,6 +326,7 @@ typedef enum {
     AG_PLOT_SIMILARITY, /* the [K, K] matrix of `attngeom similarity -o` */
     AG_PLOT_PATCHES,    /* one query's weights on a ViT's patch grid */
     AG_PLOT_FOREST,     /* a metric's mean and interval per head or group, from records */
+    AG_PLOT_LENS,       /* one query's scores under several normalisers, from a scores .npy */
     AG_PLOT_KIND_COUNT
 } ag_plot_kind;
 
@@ -291,7 +358,8 @@ typedef struct {
                                   array must have that axis) */
     int heads_per_layer;       /* similarity: labels L<k/H>H<k%H>; 0: indices */
     size_t grid_rows, grid_cols; /* attention, patches: a ViT's patch grid; 0: square */
-    int query;                 /* patches: the query row (0: CLS) */
+    int query;                 /* patches, lens: the query row; -1 not given (patches: 0,
+                                  the CLS token; lens: the last row) */
     double vmin, vmax;         /* the colour range; NaN: the data's (0 for the matrices) */
     ag_plot_page page;         /* format, size (0 x 0: fit), dpi */
     /* forest: the groups and their intervals as `aggregate` makes them
@@ -305,10 +373,17 @@ typedef struct {
      * distances, with its dendrogram (ag_plot_cluster_order); 1 in the
      * matrix's order (--order layer) */
     int order_layer;
+    /* lens: the normalisers, comma-separated names as ag_normalizer_parse
+     * takes them (not linear; NULL: "softmax,sparsemax,entmax15"), and
+     * softmax's temperatures, a panel each (NULL or 0 of them: 0.5, 1, 2);
+     * the row is --layer/--head's query `query` (-1: the last). */
+    const char *normalizers;
+    const double *temperatures;
+    size_t ntemperatures;
 } ag_run_plot_spec;
 #define AG_RUN_PLOT_SPEC_DEFAULT                                                          \
     {.size = sizeof(ag_run_plot_spec), .kind = AG_PLOT_HEATMAP, .layer = -1, .head = -1, \
-     .vmin = NAN, .vmax = NAN, .level = 0.95, .ref = NAN,                                 \
+     .query = -1, .vmin = NAN, .vmax = NAN, .level = 0.95, .ref = NAN,                   \
      .page = {.size = sizeof(ag_plot_page), .format = AG_PLOT_SVG, .dpi = 150}}
 
 /* The bytes of the figure `attngeom plot` writes for s, into *out (the

@@ -416,6 +416,8 @@ AG_EXPORT ag_run_input ag_run_tensor_input(const ag_run_tensor *t);
  * the head, filled by the caller (ag_attn_weights_head_input for a model's
  * layer, which groups keys by GQA; `attngeom layer` its own tensors). */
 typedef void (*ag_run_head_input_fn)(const void *ctx, int h, ag_head_input *in);
+/* Its QK-norm (same ctx), for models that have one (ag_attn_weights_head_qk_norm). */
+typedef void (*ag_run_head_qk_fn)(const void *ctx, int h, ag_head_qk_norm *qk);
 
 /* Family H's input of head h: the norms ‖f_h(x_j)‖ of the vectors it
  * writes for the n tokens into norms (n doubles), filled by the caller
@@ -437,6 +439,8 @@ typedef struct {
                                    keys (ag_token_pattern_metrics); NULL: null */
     ag_run_head_norms_fn norms; /* NULL: no family H even when selected */
     const void *norms_ctx;
+    ag_run_head_qk_fn input_qk; /* appended: family E's QK-norm (input_ctx);
+                                   NULL: none */
 } ag_run_layer_heads;
 /* Kind 3 of core.h's ABI rule: start from it. */
 #define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}
@@ -466,8 +470,10 @@ AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_
  * in->text. Errors: the selections' (AG_ERANGE "heads: 9 is outside
  * 0..3"), the pass's, ag_model_attn_weights's, and a head's as "layer L
  * head H: <message>" (the lowest failed head of the first failed layer).
- * *out the caller's (ag_record_list_free); NULL on failure. w NULL: a pool
- * of "threads", at most the selected heads. */
+ * Family E and the linear normaliser of a QK-norm model (cfg.qk_norm) go
+ * through its norm (ag_model_qk_norm, stability.h ag_head_qk_norm). *out
+ * the caller's (ag_record_list_free); NULL on failure. w NULL: a pool of
+ * "threads", at most the selected heads. */
 AG_EXPORT int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                              ag_workers *w, ag_record_list **out, ag_error *err);
 

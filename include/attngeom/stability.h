@@ -59,6 +59,29 @@ typedef struct {
     double alibi_slope;
 } ag_head_input;
 
+/* The QK-norm of a head (issue 29; a new struct, ag_head_input being
+ * fixed): Q = R(N(U)), U the projection's columns the norm spans, N(u)_c =
+ * g_c·u_c/√(Σ_j u_j²/W + eps) over those W columns, g the scale as it
+ * multiplies (RMSNorm w; Gemma-3's 1 + w), the head's d_h columns taken
+ * from N's output (likewise K). Kinds (model.h ag_qk_norm):
+ *   AG_QK_NORM_NONE  no norm: the *_qk functions are the plain ones
+ *   AG_QK_NORM_HEAD  over the head's own columns (Qwen3, Gemma-3): U = the
+ *                    input's X W_Q + b_Q; gq, gk (d_h) each; W = d_h
+ *   AG_QK_NORM_FULL  over the whole projection (OLMo-2): U = X wq + bq of
+ *                    q_width columns (all heads, row-major (d, q_width)),
+ *                    the head's from q_off; gq (q_width); likewise K; the
+ *                    input's wq, bq, wk, bk are then not read
+ * Borrowed for the call. */
+typedef struct {
+    ag_qk_norm kind;
+    double eps;              /* >= 0 */
+    const double *gq, *gk;   /* the scales (see above) */
+    const double *wq, *wk;   /* FULL: (d, q_width), (d, k_width) */
+    const double *bq, *bk;   /* FULL: (q_width), (k_width) or NULL */
+    size_t q_width, k_width; /* FULL */
+    size_t q_off, k_off;     /* FULL: the head's first column */
+} ag_head_qk_norm;
+
 /* Options of the stochastic and iterative keys. Carries its size (ABI
  * rule, core.h): start from AG_STABILITY_OPTIONS_DEFAULT. */
 typedef struct {
@@ -99,6 +122,16 @@ AG_EXPORT void ag_stability_options_init(ag_stability_options *opt);
 AG_EXPORT int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *opt,
                                    const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
+/* ag_stability_metrics of a head with a QK-norm (qk NULL or
+ * AG_QK_NORM_NONE: the same as ag_stability_metrics). q_mean_cosine and
+ * k_mean_cosine then take the normed, unrotated Q and K. Errors as
+ * ag_stability_metrics, and AG_EINVAL for a QK-norm whose kind is unknown,
+ * eps < 0, a scale or projection missing, or widths that do not hold the
+ * head's columns; AG_ENONFINITE for NaN or Inf in them. */
+AG_EXPORT int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
+                                      const ag_stability_options *opt, const ag_metric_set *sel,
+                                      ag_record *rec, ag_error *err);
+
 /* ---- building blocks ---------------------------------------------------- */
 
 /* A(X) of the head into A (n·n doubles, caller's; masked entries 0).
@@ -114,11 +147,22 @@ AG_EXPORT int ag_head_attention(const ag_head_input *in, double *A, ag_error *er
  * window), 0 elsewhere. Errors as ag_head_attention's. */
 AG_EXPORT int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err);
 
+/* ag_head_attention and ag_head_linear_attention of a head with a QK-norm
+ * (qk NULL: none). Errors as ag_stability_metrics_qk's. */
+AG_EXPORT int ag_head_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
+                                   ag_error *err);
+AG_EXPORT int ag_head_linear_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
+                                          double *A, ag_error *err);
+
 /* The head linearised at X: A(X) and what the Jacobian-vector products need
  * (rotated Q and K, copies of the weights). Memory O(n² + (n + d)·d_h). */
 typedef struct ag_head_lin ag_head_lin;
 
 AG_EXPORT int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err);
+/* The same with a QK-norm (qk NULL: none): the JVP, VJP and ‖J‖₂ below then
+ * differentiate through it. Memory adds O((n + d)·width) per side. */
+AG_EXPORT int ag_head_linearize_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
+                                   ag_head_lin **out, ag_error *err);
 AG_EXPORT void ag_head_lin_free(ag_head_lin *lin);
 /* A(X) (n, n), owned by lin. */
 AG_EXPORT const double *ag_head_lin_attention(const ag_head_lin *lin);

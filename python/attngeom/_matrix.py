@@ -109,7 +109,7 @@ def matrix_metrics(A, metrics=None, *, edge_threshold=None, jobs=None, label=Non
     layers). copy=True copies a tensor on another device (CUDA) to the CPU
     instead of refusing it. metrics: None (spectrum, attention, geometry),
     a comma-separated string or a list of keys and families (spectrum,
-    attention, geometry, curvature, all). edge_threshold: family F's
+    attention, geometry, curvature, axioms, all). edge_threshold: family F's
     threshold in [0, 1] (default 1/n). jobs: threads (default: the CPUs);
     the values do not depend on it. label: the records' "model".
     Returns a list of dicts (layer, head, rows, cols, metrics..., batch),

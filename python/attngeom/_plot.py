@@ -33,7 +33,11 @@ class _Spec(ctypes.Structure):
                 # forest (--by KEYS, --unit, --ci, --ref)
                 ("group_by", ctypes.c_char_p), ("unit", ctypes.c_char_p),
                 ("level", ctypes.c_double), ("ref", ctypes.c_double),
-                ("order_layer", ctypes.c_int)]
+                ("order_layer", ctypes.c_int),
+                # lens (--normalizers, --temperatures)
+                ("normalizers", ctypes.c_char_p),
+                ("temperatures", ctypes.POINTER(ctypes.c_double)),
+                ("ntemperatures", ctypes.c_size_t)]
 
 
 class _Output(ctypes.Structure):
@@ -77,11 +81,11 @@ def _index(v, what):
 
 def _spec(kind, path, out, fmt, metric, by, model, layer, head, tokens, heads_per_layer,
           values, vmin, vmax, title, size, dpi, grid, query, relative, ci=0.95, ref=None,
-          unit=None, order="cluster"):
+          unit=None, order="cluster", normalizers=None, temperatures=None):
     code = lib.ag_plot_kind_from_name(kind.encode())
     if code < 0:
         raise ValueError("unknown kind %r (heatmap, depth, attention, spectrum, similarity, "
-                         "patches, forest)" % (kind,))
+                         "patches, forest, lens)" % (kind,))
     s = _Spec(size=ctypes.sizeof(_Spec), kind=code)
     if kind == "forest":  # by: the group keys, a string "layer,head" or a list
         s.group_by = (",".join(by) if isinstance(by, (list, tuple)) else by).encode() \
@@ -103,7 +107,8 @@ def _spec(kind, path, out, fmt, metric, by, model, layer, head, tokens, heads_pe
     s.title = title.encode() if title is not None else None
     s.by_head, s.values, s.relative = by == "head", bool(values), bool(relative)
     s.layer, s.head = _index(layer, "layer"), _index(head, "head")
-    s.query = max(_index(query, "query"), 0)
+    s.query = _index(query, "query")  # -1: the kind's default (patches 0, lens the last)
+    _lens(s, normalizers, temperatures)
     s.heads_per_layer = 0 if heads_per_layer is None else _index(heads_per_layer, "heads_per_layer")
     s.grid_rows, s.grid_cols = map(int, _pair(grid, "grid")) if grid is not None else (0, 0)
     s.vmin = math.nan if vmin is None else vmin
@@ -112,6 +117,18 @@ def _spec(kind, path, out, fmt, metric, by, model, layer, head, tokens, heads_pe
     s.page = _Page(size=ctypes.sizeof(_Page), format=_format(fmt, out), width=width,
                    height=height, dpi=dpi)
     return s
+
+
+def _lens(s, normalizers, temperatures):
+    """lens: the normalisers, a string "softmax,sparsemax" or a list, and the
+    temperatures, a list of numbers (the array stays alive with s)."""
+    if normalizers is not None:
+        s.normalizers = (",".join(normalizers) if isinstance(normalizers, (list, tuple))
+                         else normalizers).encode()
+    if temperatures is not None:
+        t = [float(v) for v in temperatures]
+        s.temperatures = (ctypes.c_double * max(len(t), 1))(*t)
+        s.ntemperatures = len(t)
 
 
 def _render(spec):
@@ -127,7 +144,7 @@ def _render(spec):
 def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None, layer=None,
          head=None, tokens=None, heads_per_layer=None, values=False, vmin=None, vmax=None,
          title=None, size=None, dpi=150, grid=None, query=None, relative=False, ci=0.95,
-         ref=None, unit=None, order="cluster"):
+         ref=None, unit=None, order="cluster", normalizers=None, temperatures=None):
     """The figure `attngeom plot INPUT --kind KIND` draws, as bytes.
 
     input: a records file (heatmap, depth) or a .npy path; for the array
@@ -139,8 +156,12 @@ def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None
     forest's group keys ("layer" or ["model", "layer"];
     None: one row per head), with unit (the unit keys), ci (the interval's
     level) and ref (the reference line); order: similarity's "cluster"
-    (average linkage, the default) or "layer". An option of another kind is
-    ignored. The same input gives the bytes the command writes. Raises
+    (average linkage, the default) or "layer"; lens: normalizers ("softmax,
+    sparsemax" or a list; default softmax, sparsemax, entmax15) and
+    temperatures (a list of softmax's T, default [0.5, 1, 2]), on the row
+    query (default: the last) of layer/head of `attention --scores`. An
+    option of another kind is ignored. The same input gives the bytes the
+    command writes. Raises
     attngeom.Error with the command's message when the data do not make
     the figure."""
     if not isinstance(input, (str, bytes, os.PathLike)):
@@ -148,10 +169,11 @@ def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None
                            model=model, layer=layer, head=head, tokens=tokens,
                            heads_per_layer=heads_per_layer, values=values, vmin=vmin, vmax=vmax,
                            title=title, size=size, dpi=dpi, grid=grid, query=query,
-                           relative=relative, ci=ci, ref=ref, unit=unit, order=order)
+                           relative=relative, ci=ci, ref=ref, unit=unit, order=order,
+                           normalizers=normalizers, temperatures=temperatures)
     data = _render(_spec(kind, input, out, format, metric, by, model, layer, head, tokens,
                          heads_per_layer, values, vmin, vmax, title, size, dpi, grid, query,
-                         relative, ci, ref, unit, order))
+                         relative, ci, ref, unit, order, normalizers, temperatures))
     if out is not None:
         with open(out, "wb") as f:
             f.write(data)

@@ -20,6 +20,7 @@ typedef struct {
     const char *forest_given; /* --ci, --ref or --unit (the last given): forest's options */
     const char *by;   /* --by as given */
     int order_given;
+    double temperatures[AG_PLOT_MAX_PANELS]; /* lens: --temperatures */
 } plot_opts;
 
 static const char plot_help[] =
@@ -48,7 +49,11 @@ static const char plot_help[] =
     "              (--grid RxC, --query Q)\n"
     "  forest      a metric's mean and Student-t interval per head (or per group\n"
     "              of --by KEYS), grouped over units as `aggregate` does, one row\n"
-    "              each, sorted by the mean; --metric K\n";
+    "              each, sorted by the mean; --metric K\n"
+    "  lens        one query's row of `attngeom attention --scores S.npy` under\n"
+    "              softmax at --temperatures (0.5,1,2), sparsemax and 1.5-entmax,\n"
+    "              a panel each on one probability axis (--layer, --head, --query:\n"
+    "              default 0, 0 and the last row; --normalizers, --tokens)\n";
 
 static const cli_option plot_own[] = {
     {"-o", "FIG", "the figure (.svg, .pdf or .png)"},
@@ -57,13 +62,15 @@ static const cli_option plot_own[] = {
     {"--metric", "K", "heatmap, depth, forest: the record key to draw"},
     {"--by", "KEYS", "depth: model (one line per model, the default); forest: the group keys (default: model, layer, head)"},
     {"--model", "NAME", "heatmap, depth: only the records of this model"},
-    {"--layer", "L", "attention, spectrum, patches: the layer (default 0)"},
-    {"--head", "H", "attention, spectrum, patches: the head (default 0)"},
-    {"--tokens", "T.json", "attention: the token strings"},
+    {"--layer", "L", "attention, spectrum, patches, lens: the layer (default 0)"},
+    {"--head", "H", "attention, spectrum, patches, lens: the head (default 0)"},
+    {"--tokens", "T.json", "attention, lens: the token strings"},
     {"--heads-per-layer", "H", "similarity: label head k as L<k/H>H<k%H> (when the matrix holds every head of every layer, the default)"},
     {"--relative", NULL, "depth: x = layer / the line's last layer (0 to 1)"},
     {"--grid", "RxC", "attention, patches: a ViT's patch grid (CLS, then R x C)"},
-    {"--query", "Q", "patches: the query row (default 0, the CLS token)"},
+    {"--query", "Q", "patches: the query row (default 0, the CLS token); lens: the row (default: the last)"},
+    {"--normalizers", "LIST", "lens: softmax, sparsemax, entmax15, entmax:ALPHA, comma-separated (default softmax,sparsemax,entmax15)"},
+    {"--temperatures", "LIST", "lens: softmax's temperatures, a panel each (default 0.5,1,2)"},
     {"--values", NULL, "write each value in its cell (heatmap, attention, similarity)"},
     {"--vmin", "X", "the colour range's low end (default: the data's; 0 for attention and similarity)"},
     {"--vmax", "X", "the colour range's high end (default: the data's largest value)"},
@@ -128,6 +135,30 @@ static int grid_option(const char *v, ag_run_plot_spec *o)
     return 0;
 }
 
+/* --temperatures T1,T2,...: finite numbers > 0, at most a panel each. */
+static int temperatures_option(const char *v, plot_opts *po)
+{
+    ag_run_plot_spec *o = &po->s;
+    char item[64];
+    o->ntemperatures = 0;
+    for (const char *p = v;; p++) {
+        size_t len = strcspn(p, ",");
+        double T;
+        if (len == 0 || len >= sizeof item || o->ntemperatures == AG_PLOT_MAX_PANELS)
+            return -1;
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (number_option(item, 0, HUGE_VAL, &T) != 0 || T <= 0)
+            return -1;
+        po->temperatures[o->ntemperatures++] = T;
+        if (!p[len])
+            break;
+        p += len;
+    }
+    o->temperatures = po->temperatures;
+    return 0;
+}
+
 /* One option at argv[*i]: 1 consumed, -1 after a usage error. */
 static int plot_option(plot_opts *po, int argc, char **argv, int *i)
 {
@@ -136,7 +167,7 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
                                          "--layer", "--head", "--tokens", "--heads-per-layer",
                                          "--vmin", "--vmax", "--title", "--size", "--dpi",
                                          "--grid", "--query", "--ci", "--ref", "--unit",
-                                         "--order"};
+                                         "--order", "--normalizers", "--temperatures"};
     const char *a = argv[*i], *name = NULL, *v;
     for (size_t k = 0; k < sizeof valued / sizeof *valued && !name; k++)
         if (cli_is_option(a, valued[k]))
@@ -155,7 +186,7 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
     else if (!strcmp(name, "--kind")) {
         if ((o->kind = ag_plot_kind_from_name(v)) < 0)
             return cli_usage_error("plot", "unknown --kind '%s' (heatmap, depth, attention, "
-                                           "spectrum, similarity, patches, forest)", v), -1;
+                                           "spectrum, similarity, patches, forest, lens)", v), -1;
     } else if (!strcmp(name, "--metric"))
         o->metric = v;
     /* forest's options (issue 26 item 7) */
@@ -193,6 +224,10 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
         bad = grid_option(v, o);
     else if (!strcmp(name, "--query"))
         bad = index_option(v, &o->query), po->query_given = 1;
+    else if (!strcmp(name, "--normalizers"))
+        o->normalizers = v;
+    else if (!strcmp(name, "--temperatures"))
+        bad = temperatures_option(v, po);
     else
         bad = number_option(v, 18, 1200, &o->page.dpi);
     if (bad)
@@ -208,23 +243,29 @@ static int check_usage(const plot_opts *po)
     int records = o->kind == AG_PLOT_HEATMAP || o->kind == AG_PLOT_DEPTH ||
                   o->kind == AG_PLOT_FOREST;
     int matrix = o->kind == AG_PLOT_ATTENTION || o->kind == AG_PLOT_SPECTRUM ||
-                 o->kind == AG_PLOT_PATCHES;
+                 o->kind == AG_PLOT_PATCHES || o->kind == AG_PLOT_LENS;
+    int lens = o->kind == AG_PLOT_LENS;
     int layer_head = o->layer >= 0 || o->head >= 0;
     const char *wrong = records && layer_head ? "--layer/--head"
                       : !records && o->metric ? "--metric"
                       : !records && o->model ? "--model"
+                      : !records && po->by ? "--by"
                       : o->kind != AG_PLOT_FOREST && po->forest_given ? po->forest_given
                       : o->kind == AG_PLOT_FOREST && (o->values || o->relative) ? "--values/--relative"
                       : o->kind == AG_PLOT_FOREST && (!isnan(o->vmin) || !isnan(o->vmax))
                           ? "--vmin/--vmax"
                       : o->kind != AG_PLOT_DEPTH && o->by_head ? "--by"
-                      : o->kind != AG_PLOT_ATTENTION && o->tokens ? "--tokens"
+                      : o->kind != AG_PLOT_ATTENTION && !lens && o->tokens ? "--tokens"
+                      : !lens && o->normalizers ? "--normalizers"
+                      : !lens && o->ntemperatures ? "--temperatures"
+                      : lens && (o->values || !isnan(o->vmin) || !isnan(o->vmax))
+                          ? "--values/--vmin/--vmax"
                       : !matrix && !records && layer_head ? "--layer/--head"
                       : o->kind != AG_PLOT_SIMILARITY && o->heads_per_layer ? "--heads-per-layer"
                       : o->kind != AG_PLOT_SIMILARITY && po->order_given ? "--order"
                       : o->kind != AG_PLOT_ATTENTION && o->kind != AG_PLOT_PATCHES && o->grid_rows
                           ? "--grid"
-                      : o->kind != AG_PLOT_PATCHES && po->query_given ? "--query"
+                      : o->kind != AG_PLOT_PATCHES && !lens && po->query_given ? "--query"
                       : o->kind != AG_PLOT_DEPTH && o->relative ? "--relative"
                       : o->kind == AG_PLOT_ATTENTION && o->grid_rows && o->tokens
                           ? "--grid with --tokens"
@@ -265,7 +306,7 @@ static int plot_parse(plot_opts *po, int argc, char **argv)
         return cli_usage_error("plot", "missing INPUT");
     if (o->kind < 0)
         return cli_usage_error("plot", "missing --kind (heatmap, depth, attention, spectrum, "
-                                       "similarity, patches, forest)");
+                                       "similarity, patches, forest, lens)");
     if (!po->out_path)
         return cli_usage_error("plot", "missing -o FIG.svg|FIG.pdf|FIG.png");
     int fmt = ag_plot_format_from_path(po->out_path);
@@ -323,9 +364,9 @@ int cmd_plot(int argc, char **argv)
     unsigned wrong = records ? CLI_NOT_RECORDS : CLI_NOT_TENSORS | AG_FILE_BIT(AG_FILE_SAFETENSORS);
     const char *takes = records ? "records (JSON/JSONL/CSV/TSV) with --kind heatmap|depth|forest, "
                                   "or an attention .npy with --kind attention|spectrum|similarity|"
-                                  "patches"
+                                  "patches|lens"
                                 : "an attention .npy with --kind attention|spectrum|similarity|"
-                                  "patches, or records (JSON/JSONL/CSV/TSV) with --kind "
+                                  "patches|lens, or records (JSON/JSONL/CSV/TSV) with --kind "
                                   "heatmap|depth|forest";
     if ((rc = cli_paths_check(&out, 1, ins, 2)) != 0 ||
         (rc = cli_wrong_reader("plot", o.s.input, wrong, takes)) != 0 || (rc = fonts_init(&o)) != 0)

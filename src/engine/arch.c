@@ -213,7 +213,8 @@ static const agm_arch archs[] = {
     {.model_type = "gemma2", .arch = AG_ARCH_GEMMA2, .modeling = "modeling_gemma2.py", LLAMA_KEYS,
      .eps = 1e-6, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_GATED, .head_dim_dflt = 256, .k_act = "hidden_activation", .act = "gelu_pytorch_tanh",
      .k_query_scalar = "query_pre_attn_scalar", .k_softcap = "attn_logit_softcapping",
-     .k_bidir = "use_bidirectional_attention", .windows = AGM_WIN_ALTERNATE, .window_dflt = 4096,
+     .softcap_dflt = 50, .k_bidir = "use_bidirectional_attention", .windows = AGM_WIN_ALTERNATE,
+     .window_dflt = 4096,
      .bias_qkv = {"attention_bias", 0}, .bias_o = {"attention_bias", 0}, .bias_mlp = {NULL, 0},
      .norm = AG_NORM_RMS_1P, .sandwich = 1, .embed_sqrt = 1, LLAMA_BASE, LLAMA_QKV, LLAMA_GATED,
      .norm2 = "pre_feedforward_layernorm", .attn_out_norm = "post_attention_layernorm",
@@ -230,6 +231,53 @@ static const agm_arch archs[] = {
      .qkv = AG_QKV_BLOCKS, .mlp = AG_MLP_GATED_FUSED, LLAMA_BASE,
      .norm2 = "post_attention_layernorm", .qkv_fused = "self_attn.qkv_proj",
      .up = "mlp.gate_up_proj"},
+
+    /* modeling_qwen3.py (000c33fd), configuration_qwen3.py (008e5743):
+     * Qwen3Attention q_norm, k_norm = Qwen3RMSNorm(head_dim) on each head of
+     * q_proj(x), k_proj(x) before RoPE; attention_bias on q/k/v/o; head_dim
+     * default 128; windows as Qwen2 (use_sliding_window, layer_types,
+     * max_window_layers). */
+    {.model_type = "qwen3", .arch = AG_ARCH_QWEN3, .modeling = "modeling_qwen3.py", LLAMA_KEYS,
+     LLAMA_PARTS, .head_dim_dflt = 128, .windows = AGM_WIN_QWEN2, .window_dflt = 4096,
+     .bias_qkv = {"attention_bias", 0}, .bias_o = {"attention_bias", 0}, .bias_mlp = {NULL, 0},
+     .qk_norm = AG_QK_NORM_HEAD, .q_norm = "self_attn.q_norm", .k_norm = "self_attn.k_norm",
+     LLAMA_TENSORS},
+
+    /* modeling_olmo2.py (000c33fd), configuration_olmo2.py (008e5743):
+     * Olmo2Attention q_norm = Olmo2RMSNorm(n_head·head_dim), k_norm over
+     * n_kv_head·head_dim, on the whole projections before the split into
+     * heads and RoPE; Olmo2DecoderLayer has no input norm:
+     * h + post_attention_layernorm(attn(h)), then
+     * h + post_feedforward_layernorm(mlp(h)); rms_norm_eps 1e-5;
+     * attention_bias on q/k/v/o. */
+    {.model_type = "olmo2", .arch = AG_ARCH_OLMO2, .modeling = "modeling_olmo2.py", LLAMA_KEYS,
+     .eps = 1e-5, .k_act = "hidden_act", .act = "silu", .norm = AG_NORM_RMS,
+     .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_GATED, .bias_qkv = {"attention_bias", 0},
+     .bias_o = {"attention_bias", 0}, .bias_mlp = {NULL, 0}, .qk_norm = AG_QK_NORM_FULL,
+     .q_norm = "self_attn.q_norm", .k_norm = "self_attn.k_norm", .sandwich = 1, .no_pre_norm = 1,
+     .tok = "embed_tokens.weight", .final_norm = "norm", .layer = "layers.%d.",
+     .o = "self_attn.o_proj", .down = "mlp.down_proj", LLAMA_QKV, LLAMA_GATED,
+     .attn_out_norm = "post_attention_layernorm", .mlp_out_norm = "post_feedforward_layernorm"},
+
+    /* modeling_gemma3.py (0018aa64) Gemma3TextModel, configuration_gemma3.py
+     * (008f5c8c): Gemma-2's layer (sandwich norms, GemmaRMSNorm 1 + w,
+     * embeddings times √hidden_size, query_pre_attn_scalar^-0.5) with
+     * Gemma3Attention's q_norm, k_norm = Gemma3RMSNorm(head_dim) on each
+     * head before RoPE; attn_logit_softcapping default none; sliding layers
+     * from layer_types, else (i + 1) % sliding_window_pattern (6), window
+     * sliding_window (4096); their RoPE base rope_local_base_freq (10000,
+     * no scaling), the full layers' rope_theta (1e6) with rope_scaling. */
+    {.model_type = "gemma3_text", .arch = AG_ARCH_GEMMA3_TEXT, .modeling = "modeling_gemma3.py",
+     LLAMA_KEYS, .eps = 1e-6, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_GATED, .head_dim_dflt = 256,
+     .k_act = "hidden_activation", .act = "gelu_pytorch_tanh",
+     .k_query_scalar = "query_pre_attn_scalar", .k_softcap = "attn_logit_softcapping",
+     .theta_dflt = 1e6, .k_local_theta = "rope_local_base_freq", .k_bidir = "use_bidirectional_attention",
+     .windows = AGM_WIN_PATTERN, .window_dflt = 4096, .bias_qkv = {"attention_bias", 0},
+     .bias_o = {"attention_bias", 0}, .bias_mlp = {NULL, 0}, .norm = AG_NORM_RMS_1P,
+     .sandwich = 1, .embed_sqrt = 1, .qk_norm = AG_QK_NORM_HEAD, .q_norm = "self_attn.q_norm",
+     .k_norm = "self_attn.k_norm", LLAMA_BASE, LLAMA_QKV, LLAMA_GATED,
+     .norm2 = "pre_feedforward_layernorm", .attn_out_norm = "post_attention_layernorm",
+     .mlp_out_norm = "post_feedforward_layernorm"},
 
     /* modeling_vit.py (005db820) ViTModel: ViTEmbeddings cat(cls_token,
      * ViTPatchEmbeddings' Conv2d(C, d, kernel = stride = patch_size)) +
@@ -349,5 +397,5 @@ const agm_arch *agm_arch_at(int i)
 const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
-           "gemma, gemma2, phi3, vit, whisper, bloom, mpt, falcon";
+           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, whisper, bloom, mpt, falcon";
 }

@@ -34,7 +34,9 @@ typedef enum {
                          Phi-3: one sliding mask for all layers) */
     AGM_WIN_QWEN2,    /* use_sliding_window, then layer_types or layers
                          >= max_window_layers (configuration_qwen2.py) */
-    AGM_WIN_ALTERNATE /* layer_types, or the even layers (configuration_gemma2.py) */
+    AGM_WIN_ALTERNATE, /* layer_types, or the even layers (configuration_gemma2.py) */
+    AGM_WIN_PATTERN   /* layer_types, or layer i when (i + 1) % sliding_window_pattern
+                         (configuration_gemma3.py) */
 } agm_window_rule;
 
 typedef struct {
@@ -59,6 +61,7 @@ typedef struct {
     const char *k_embed_dim;  /* OPT word_embed_proj_dim (default hidden) */
     const char *k_affine;     /* OPT layer_norm_elementwise_affine */
     const char *k_theta;      /* RoPE base: rope_theta / rotary_emb_base */
+    double theta_dflt;        /* when k_theta is absent; 0: 10000 */
     const char *k_partial;    /* rotary fraction: partial_rotary_factor / rotary_pct */
     double partial_dflt;
     const char *k_residual;   /* a boolean choosing the residual wiring */
@@ -68,6 +71,9 @@ typedef struct {
     const char *k_inv_layer;  /* GPT-2 scale_attn_by_inverse_layer_idx */
     const char *k_query_scalar; /* Gemma-2 query_pre_attn_scalar (default 256) */
     const char *k_softcap;    /* Gemma-2 attn_logit_softcapping (default 50) */
+    double softcap_dflt;      /* when k_softcap is absent (Gemma-2 50, Gemma-3 none) */
+    const char *k_local_theta; /* Gemma-3 rope_local_base_freq: the sliding
+                                  layers' RoPE base (default 10000) */
     const char *k_bidir;      /* Gemma use_bidirectional_attention: refused */
     agm_window_rule windows;
     int window_dflt;          /* sliding_window when absent (0: none) */
@@ -79,6 +85,8 @@ typedef struct {
     ag_positions positions;
     int pos_extra;            /* position rows beyond max_positions (OPT 2, its offset) */
     int causal, sandwich, embed_sqrt, scale_query, conv1d;
+    int no_pre_norm;          /* OLMo-2: norm1, norm2 NULL, X = h */
+    ag_qk_norm qk_norm;       /* Qwen3 per head, OLMo-2 whole projection */
     ag_qkv_layout qkv;
     ag_mlp_layout mlp;
 
@@ -90,6 +98,7 @@ typedef struct {
     const char *norm2;        /* before the MLP, or after its add (POST) */
     const char *attn_out_norm, *mlp_out_norm; /* sandwich (Gemma-2) */
     const char *q, *k, *v;    /* AG_QKV_SEPARATE */
+    const char *q_norm, *k_norm; /* QK-norm weights (qk_norm) */
     const char *qkv_fused;    /* AG_QKV_BLOCKS, AG_QKV_PER_HEAD */
     const char *o;
     const char *up;           /* AG_MLP_GATED_FUSED: the gate_up projection */

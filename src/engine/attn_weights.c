@@ -75,8 +75,8 @@ int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag
                              .head_dim = g->head_dim, .causal = g->causal,
                              .scale = g->attn_scale / (g->scale_by_inverse_layer ? layer + 1 : 1),
                              .softcap = g->softcap, .window = m->window[layer]};
-    if (g->positions == AG_POS_ROPE)
-        out->rope = g->rope;
+    if (g->positions == AG_POS_ROPE) /* Gemma-3: the sliding layers' own */
+        out->rope = m->window[layer] && g->rope_local.rotary_dim ? g->rope_local : g->rope;
     int rc = alibi_part(m, out, err);
     if (rc == AG_OK)
         rc = qkv_part(m, y, 0, &out->wq, &out->bq, err);
@@ -100,6 +100,36 @@ void ag_attn_weights_free(ag_attn_weights *w)
         ag_array_free(all[i]);
 }
 
+/* The d values of a QK-norm's weight, plus `add`, as a new (cnt) array. */
+static int qk_scale(const float *w, double add, size_t cnt, ag_array *out, ag_error *err)
+{
+    size_t shape[1] = {cnt};
+    int rc = ag_array_alloc(out, 1, shape, err);
+    for (size_t j = 0; rc == AG_OK && j < cnt; j++)
+        out->data[j] = (double)w[j] + add;
+    return rc;
+}
+
+int ag_model_qk_norm(const ag_model *m, int layer, ag_array *gq, ag_array *gk, ag_error *err)
+{
+    if (!m || !gq || !gk)
+        return ag_error_set(err, AG_EINVAL, "QK-norm: missing argument");
+    memset(gq, 0, sizeof *gq);
+    memset(gk, 0, sizeof *gk);
+    const ag_model_config *g = &m->cfg;
+    if (layer < 0 || layer >= g->n_layer)
+        return ag_error_set(err, AG_ERANGE, "layer %d is outside 0..%d", layer, g->n_layer - 1);
+    if (g->qk_norm == AG_QK_NORM_NONE)
+        return AG_OK;
+    const agm_layer *y = &m->layers[layer];
+    size_t hd = (size_t)g->head_dim, head = g->qk_norm == AG_QK_NORM_HEAD;
+    double add = g->norm == AG_NORM_RMS_1P ? 1 : 0; /* Gemma3RMSNorm: 1 + w */
+    int rc = qk_scale(y->q_norm.w, add, head ? hd : (size_t)g->n_head * hd, gq, err);
+    if (rc == AG_OK)
+        rc = qk_scale(y->k_norm.w, add, head ? hd : (size_t)g->n_kv_head * hd, gk, err);
+    return rc;
+}
+
 /* ---- heads of a layer's weights (attngeom/access.h) --------------------- */
 
 void ag_attn_weights_head_input(const ag_attn_weights *w, const double *x, size_t n, size_t d,
@@ -115,6 +145,25 @@ void ag_attn_weights_head_input(const ag_attn_weights *w, const double *x, size_
         .d_h = hd, .scale = w->scale, .causal = w->causal, .rope = w->rope,
         .softcap = w->softcap, .window = w->window, .alibi = w->alibi,
         .alibi_slope = w->alibi_slopes.data ? w->alibi_slopes.data[h] : 0};
+}
+
+void ag_attn_weights_head_qk_norm(const ag_attn_weights *w, ag_qk_norm kind, double eps,
+                                   const ag_array *gq, const ag_array *gk, int h,
+                                   ag_head_qk_norm *out)
+{
+    size_t hd = (size_t)w->head_dim, kv = (size_t)(h / (w->n_head / w->n_kv_head));
+    *out = (ag_head_qk_norm){.kind = gq && gq->data && gk && gk->data ? kind : AG_QK_NORM_NONE,
+                             .eps = eps, .gq = gq ? gq->data : NULL, .gk = gk ? gk->data : NULL};
+    if (out->kind != AG_QK_NORM_FULL)
+        return;
+    out->wq = w->wq.data; /* the whole projections: the norm spans every head */
+    out->wk = w->wk.data;
+    out->bq = w->bq.data;
+    out->bk = w->bk.data;
+    out->q_width = w->wq.shape[1];
+    out->k_width = w->wk.shape[1];
+    out->q_off = (size_t)h * hd;
+    out->k_off = kv * hd;
 }
 
 void ag_attn_weights_head_factors(const ag_attn_weights *w, size_t d, int h, ag_head_factors *f)

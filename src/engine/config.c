@@ -283,6 +283,46 @@ static int rope_scaling(cfgctx *c, json_t *rs, const char *field, ag_rope *r, in
     return AG_OK;
 }
 
+/* Transformers v5's rope_parameters per layer type (modeling_gemma3.py
+ * (0018aa64) Gemma3RotaryEmbedding: rope_parameters[layer_type]): for a
+ * model with a sliding-layer RoPE (Gemma-3), *rp becomes the
+ * "full_attention" entry and *local the "sliding_attention" one; other
+ * models, or other layer types, are refused by name. */
+static int rope_per_type(cfgctx *c, const agm_arch *a, json_t **rp, json_t **local)
+{
+    const char *key;
+    json_t *v, *full = json_object_get(*rp, "full_attention");
+    json_object_foreach(*rp, key, v) if (json_is_object(v) &&
+                                        (!a->k_local_theta || (strcmp(key, "full_attention") &&
+                                                               strcmp(key, "sliding_attention"))))
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field 'rope_parameters' has per-layer-type entries ('%.64s'), which are not supported",
+                            c->path, key);
+    if (!full)
+        return AG_OK;
+    *local = json_object_get(*rp, "sliding_attention");
+    if (!json_is_object(full) || !json_is_object(*local))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field 'rope_parameters' needs objects 'full_attention' and 'sliding_attention'",
+                            c->path);
+    *rp = full;
+    return AG_OK;
+}
+
+/* The sliding layers' RoPE (Gemma-3): rope_local_base_freq, or v5's
+ * rope_parameters["sliding_attention"] (rope_theta; only the default
+ * type: HF's sliding layers take no scaling). */
+static int rope_local(cfgctx *c, const agm_arch *a, json_t *local, ag_model_config *g)
+{
+    g->rope_local = (ag_rope){.rotary_dim = g->rope.rotary_dim, .type = AG_ROPE_DEFAULT};
+    if (!local)
+        return cfg_num(c, a->k_local_theta, 10000.0, &g->rope_local.theta);
+    ag_rope t = {0};
+    int rc = rope_type(c, local, "rope_parameters.sliding_attention", &t);
+    if (rc == AG_OK && t.type != AG_ROPE_DEFAULT)
+        rc = ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field 'rope_parameters.sliding_attention' has a scaled rope_type, which is not supported (default)",
+                          c->path);
+    return rc ? rc : obj_num(c, local, "rope_theta", 10000.0, &g->rope_local.theta);
+}
+
 /* The rotary embedding: theta, rotated dims (int(head_dim·fraction), as
  * modeling_rope_utils.py), scaling. Transformers v5 writes them all into
  * rope_parameters; earlier versions use rope_theta (GPT-NeoX
@@ -292,22 +332,20 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model_config *g)
 {
     ag_rope *r = &g->rope;
     json_t *rp = json_object_get(c->root, "rope_parameters"), *rs = json_object_get(c->root, "rope_scaling");
+    json_t *local = NULL;
     const char *field = "rope_scaling";
     double frac, theta;
     int rc;
     if (rp && !json_is_null(rp)) {
-        const char *key;
-        json_t *v;
         if (!json_is_object(rp))
             return ag_error_set(c->err, AG_EFORMAT, "%s: field 'rope_parameters' must be an object", c->path);
-        json_object_foreach(rp, key, v) if (json_is_object(v))
-            return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field 'rope_parameters' has per-layer-type entries ('%.64s'), which are not supported",
-                                c->path, key);
+        if ((rc = rope_per_type(c, a, &rp, &local)))
+            return rc;
         rs = rp;
         field = "rope_parameters";
     }
     frac = a->partial_dflt;
-    if ((rc = cfg_num(c, a->k_theta, 10000.0, &theta)) ||
+    if ((rc = cfg_num(c, a->k_theta, a->theta_dflt ? a->theta_dflt : 10000.0, &theta)) ||
         (a->k_partial && (rc = cfg_num(c, a->k_partial, a->partial_dflt, &frac))))
         return rc;
     if (rs && !json_is_null(rs)) {
@@ -327,6 +365,10 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model_config *g)
     const char *why = agk_rope_problem(r, g->head_dim, buf, sizeof buf); /* what the kernel needs */
     if (why)
         return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': %s", c->path, field, why);
+    /* Gemma-3's sliding layers: rope_local_base_freq, default rope (its
+     * Gemma3RotaryEmbedding for "sliding_attention": no rope_scaling) */
+    if (a->k_local_theta && (rc = rope_local(c, a, local, g)))
+        return rc;
     g->max_tokens = g->max_positions;
     if (r->type == AG_ROPE_DYNAMIC) /* the length the factor was chosen for, see docs/engine.md */
         g->max_tokens = (int)fmin(floor(r->factor * g->max_positions), AGM_CAP_DIM);
@@ -412,6 +454,11 @@ static int cfg_windows(cfgctx *c, const agm_arch *a, ag_model *m)
         ((rc = cfg_bool(c, "use_sliding_window", 0, &use)) ||
          (rc = cfg_int(c, "max_window_layers", 28, 0, &first))))
         return rc;
+    if (a->windows == AGM_WIN_PATTERN && (rc = cfg_int(c, "sliding_window_pattern", 6, 1, &first)))
+        return rc; /* configuration_gemma3.py: every layer but each pattern-th */
+    if (a->k_local_theta && !w) /* which layers take rope_local_base_freq */
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field 'sliding_window' is null; a Gemma-3 without sliding layers is not supported",
+                            c->path);
     if (!use || !w)
         return AG_OK;
     json_t *lt = json_object_get(c->root, "layer_types");
@@ -419,9 +466,10 @@ static int cfg_windows(cfgctx *c, const agm_arch *a, ag_model *m)
         rc = layer_types(c, lt, w, m);
     else
         for (int i = 0; i < m->cfg.n_layer; i++)
-            m->window[i] = a->windows == AGM_WIN_ALL ? w
-                           : a->windows == AGM_WIN_QWEN2 ? (i >= first ? w : 0)
-                                                         : (i % 2 == 0 ? w : 0);
+            m->window[i] = a->windows == AGM_WIN_ALL       ? w
+                           : a->windows == AGM_WIN_QWEN2   ? (i >= first ? w : 0)
+                           : a->windows == AGM_WIN_PATTERN ? ((i + 1) % first ? w : 0)
+                                                           : (i % 2 == 0 ? w : 0);
     for (int i = 0; i < m->cfg.n_layer; i++)
         if (m->window[i])
             m->cfg.sliding_window = w;
@@ -447,6 +495,8 @@ static int cfg_wiring(cfgctx *c, const agm_arch *a, ag_model *m)
     g->residual = a->k_residual ? (sw ? a->res_true : a->res_false) : a->residual;
     g->norm = a->norm;
     g->sandwich_norms = a->sandwich;
+    g->no_pre_norms = a->no_pre_norm;
+    g->qk_norm = a->qk_norm;
     g->embed_norm = a->emb_norm != NULL;
     /* modeling_opt.py OPTDecoder: a post-LN stack has no final norm. */
     g->final_norm = a->final_norm && g->residual != AG_RESIDUAL_POST && !no_final;
@@ -476,7 +526,8 @@ static int cfg_scores(cfgctx *c, const agm_arch *a, ag_model_config *g)
     if (scalar > 0) /* modeling_gemma2.py: query_pre_attn_scalar**-0.5 */
         g->attn_scale = 1.0 / sqrt(scalar);
     json_t *cap = a->k_softcap ? json_object_get(c->root, a->k_softcap) : NULL;
-    if (a->k_softcap && (!cap || !json_is_null(cap)) && (rc = cfg_num(c, a->k_softcap, 50.0, &g->softcap)))
+    if (a->k_softcap && (!cap || !json_is_null(cap)) &&
+        (rc = cfg_num(c, a->k_softcap, a->softcap_dflt, &g->softcap)))
         return rc;
     g->embed_scale = a->embed_sqrt ? sqrt((double)g->d_model) : 1.0;
     return AG_OK;

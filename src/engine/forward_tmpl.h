@@ -46,6 +46,7 @@ typedef struct {
     R *f1;     // (n, d_ff), (n, 2·d_ff) for a fused gate_up
     R *f2;     // (n, d_ff)
     R *cos, *sin; // (n, rotary_dim/2) RoPE tables
+    R *cos2, *sin2; // the same of cfg.rope_local (Gemma-3's sliding layers), or NULL
     R *w;      // (max_mat) one weight matrix converted to R (unused when
                // an F32 matrix is used in place by the f32 pass)
     double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
@@ -63,7 +64,7 @@ typedef struct {
 static void FN(ws_free)(FN(ws) *s)
 {
     R *all[] = {s->h, s->xn, s->t, s->t2, s->e, s->qkv, s->q, s->k, s->v, s->ctx, s->p,
-                s->f1, s->f2, s->cos, s->sin, s->w, s->scr};
+                s->f1, s->f2, s->cos, s->sin, s->cos2, s->sin2, s->w, s->scr};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(all[i]);
     free(s->xd);
@@ -97,7 +98,8 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, i
     size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim,
            dkv = (size_t)g->n_kv_head * g->head_dim, H = (size_t)g->n_head, ff = (size_t)g->d_ff,
            half = (size_t)g->rope.rotary_dim / 2, blocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
-    int rope = g->positions == AG_POS_ROPE, fused = g->mlp == AG_MLP_GATED_FUSED,
+    int rope = g->positions == AG_POS_ROPE, local = g->rope_local.rotary_dim > 0,
+        fused = g->mlp == AG_MLP_GATED_FUSED,
         sep = g->qkv == AG_QKV_SEPARATE;
     memset(s, 0, sizeof *s);
     s->pool = pool;
@@ -112,10 +114,12 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, i
              FN(want)(&s->f1, 1, n * ff * (fused ? 2 : 1)) &&
              FN(want)(&s->f2, g->mlp != AG_MLP_PLAIN, n * ff) &&
              FN(want)(&s->cos, rope, n * half) && FN(want)(&s->sin, rope, n * half) &&
+             FN(want)(&s->cos2, rope && local, n * half) && FN(want)(&s->sin2, rope && local, n * half) &&
              // calloc: pages never written (all-F32 model, f32 pass) stay unmapped
              (s->w = calloc(m->max_mat ? m->max_mat : 1, sizeof(R))) &&
              (s->scr = aligned_alloc(64, (size_t)s->workers * s->scr_len * sizeof(R))) &&
-             (s->bad = malloc((H > blocks ? H : blocks) * sizeof *s->bad));
+             // a per-head QK-norm runs n·H rows: at most blocks·H blocks
+             (s->bad = malloc((blocks + 1) * H * sizeof *s->bad));
     if (ok && want_sd && want_pd) // every entry written by the heads (masked ones −inf)
         ok = (s->sd = malloc(H * n * n * sizeof(double))) != NULL;
     if (ok && !IS_F64) // X for the callbacks and hidden states; P only for a layer callback
@@ -494,18 +498,27 @@ static size_t FN(norm_rows)(void *user, size_t r0, size_t r1)
     return bad < cnt ? r0 + bad : NO_ROW;
 }
 
-/* The model's norm `nm` (named `stem` + " output" in a fault) of x into y. */
-static int FN(norm)(FN(ws) *s, const ag_model *m, const agm_norm *nm, const char *stem,
-                    const R *x, R *y, size_t n, int layer)
+/* The model's norm kind with parameters `nm` over rows of d values of x
+ * into y, `per` rows a token (a fault names `stem` + " output" and the
+ * token). */
+static int FN(norm_width)(FN(ws) *s, const ag_model *m, const agm_norm *nm, const char *stem,
+                          const R *x, R *y, size_t rows, size_t d, size_t per, int layer)
 {
     const ag_model_config *g = &m->cfg;
-    FN(norm_job) j = {x, y, (size_t)g->d_model, nm, g->norm_eps, g->norm};
-    size_t bad = FN(par_rows)(s, n, FN(norm_rows), &j);
+    FN(norm_job) j = {x, y, d, nm, g->norm_eps, g->norm};
+    size_t bad = FN(par_rows)(s, rows, FN(norm_rows), &j);
     if (bad == NO_ROW)
         return AG_OK;
     char what[96];
     snprintf(what, sizeof what, "%s output", stem);
-    return set_fault(&s->fault, what, layer, -1, bad);
+    return set_fault(&s->fault, what, layer, -1, bad / per);
+}
+
+/* The model's norm `nm` of x into y (n rows of d_model). */
+static int FN(norm)(FN(ws) *s, const ag_model *m, const agm_norm *nm, const char *stem,
+                    const R *x, R *y, size_t n, int layer)
+{
+    return FN(norm_width)(s, m, nm, stem, x, y, n, (size_t)m->cfg.d_model, 1, layer);
 }
 
 /* The fault at the first non-finite entry of x (rows of d values), if any. */
@@ -554,9 +567,10 @@ static void FN(project_qkv)(const ag_model *m, const agm_layer *y, FN(ws) *s, co
         qkv[i] = (FN(view)){s->qkv, (size_t)y->qkv.out, agm_qkv_cols(g, i), g->head_dim};
 }
 
-/* OPT/DistilBERT's scaled Q, then RoPE on every head of Q and K. */
-static void FN(prepare_qk)(const ag_model *m, FN(ws) *s, FN(view) *q, FN(view) *k, size_t n,
-                           R scale)
+/* OPT/DistilBERT's scaled Q, then RoPE (tables cos, sin) on every head of
+ * Q and K. */
+static void FN(prepare_qk)(const ag_model *m, const R *cos, const R *sin, FN(view) *q, FN(view) *k,
+                           size_t n, R scale)
 {
     const ag_model_config *g = &m->cfg;
     int hd = g->head_dim, rd = g->rope.rotary_dim;
@@ -567,9 +581,30 @@ static void FN(prepare_qk)(const ag_model *m, FN(ws) *s, FN(view) *q, FN(view) *
                 r[c] *= scale;
         }
     for (int h = 0; g->positions == AG_POS_ROPE && h < g->n_head; h++)
-        FN(agk_rope_apply)(FN(head_of)(q, h), n, q->ld, 1, hd, rd, s->cos, s->sin, 1);
+        FN(agk_rope_apply)(FN(head_of)(q, h), n, q->ld, 1, hd, rd, cos, sin, 1);
     for (int h = 0; g->positions == AG_POS_ROPE && h < g->n_kv_head; h++)
-        FN(agk_rope_apply)(FN(head_of)(k, h), n, k->ld, 1, hd, rd, s->cos, s->sin, 1);
+        FN(agk_rope_apply)(FN(head_of)(k, h), n, k->ld, 1, hd, rd, cos, sin, 1);
+}
+
+/* QK-norm in place, before RoPE, on the separate projections' Q (n, H·hd)
+ * and K (n, Hkv·hd): per head (modeling_qwen3.py Qwen3Attention
+ * q_norm(q_proj(x).view(..., head_dim)): the (n·heads, head_dim) rows) or
+ * over the whole projection (modeling_olmo2.py q_norm(q_proj(x)) before
+ * the view into heads). */
+static int FN(qk_norm)(FN(ws) *s, const ag_model *m, const agm_layer *y, size_t n, int layer)
+{
+    const ag_model_config *g = &m->cfg;
+    size_t hd = (size_t)g->head_dim, heads[2] = {(size_t)g->n_head, (size_t)g->n_kv_head};
+    R *x[2] = {s->q, s->k};
+    const agm_norm *nm[2] = {&y->q_norm, &y->k_norm};
+    const char *stem[2] = {m->arch->q_norm, m->arch->k_norm};
+    int rc = AG_OK;
+    for (int i = 0; rc == AG_OK && i < 2; i++) {
+        size_t per = g->qk_norm == AG_QK_NORM_HEAD ? heads[i] : 1;
+        rc = FN(norm_width)(s, m, nm[i], stem[i], x[i], x[i], n * per, heads[i] * hd / per, per,
+                            layer);
+    }
+    return rc;
 }
 
 typedef struct {
@@ -627,8 +662,8 @@ static int FN(emit)(FN(ws) *s, const R *x, int layer, size_t n, size_t d, int H,
     return fn(&view, user);
 }
 
-/* Layer l's attention of X into s->t (n, d): projections, OPT/DistilBERT's
- * scaled Q, RoPE, the kernel on every head (scale, soft-capping, causal or
+/* Layer l's attention of X into s->t (n, d): projections, QK-norm,
+ * OPT/DistilBERT's scaled Q, RoPE, the kernel on every head (scale, soft-capping, causal or
  * sliding-window mask, softmax, P·V), the callback, the output projection. */
 static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t n,
                          ag_layer_fn fn, void *user)
@@ -638,7 +673,12 @@ static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t
     double scale = g->attn_scale / (g->scale_by_inverse_layer ? l + 1 : 1);
     FN(view) qkv[3];
     FN(project_qkv)(m, y, s, x, n, qkv);
-    FN(prepare_qk)(m, s, &qkv[0], &qkv[1], n, (R)scale);
+    int rc = g->qk_norm == AG_QK_NORM_NONE ? AG_OK : FN(qk_norm)(s, m, y, n, l);
+    if (rc != AG_OK)
+        return rc;
+    int local = m->window[l] && s->cos2; /* Gemma-3: the sliding layers' own RoPE */
+    FN(prepare_qk)(m, local ? s->cos2 : s->cos, local ? s->sin2 : s->sin, &qkv[0], &qkv[1], n,
+                   (R)scale);
     if (g->scale_query) // DistilBERT q / √d_h: in Q already
         scale = 1;
     agk_head c = {.n_head = g->n_head, .n_kv_head = g->n_kv_head, .head_dim = g->head_dim,
@@ -647,7 +687,7 @@ static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t
     FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : s->pd, fn ? s->sd : NULL,
                        m->alibi_slopes};
     ag_pool_run(s->pool, (size_t)g->n_head, FN(head_task), &j);
-    int rc = FN(emit)(s, x, l, n, (size_t)g->d_model, g->n_head, fn, user);
+    rc = FN(emit)(s, x, l, n, (size_t)g->d_model, g->n_head, fn, user);
     if (rc == AG_OK)
         FN(linear)(s, &y->o, s->ctx, n, s->t);
     return rc;
@@ -694,7 +734,9 @@ static void FN(mlp)(const ag_model *m, const agm_layer *y, FN(ws) *s, const R *x
  *   POST      X = h; h = n₁(h + o(attn(X))); h = n₂(h + mlp(h))
  *   PARALLEL  X = n₁(h); h = (mlp(n₂(h)) + o(attn(X))) + h
  * with Gemma-2's sandwich norms on each sublayer's output before its add
- * (modular_gemma2.py Gemma2DecoderLayer). */
+ * (modular_gemma2.py Gemma2DecoderLayer); OLMo-2 (no_pre_norms) has those
+ * and no n₁, n₂: X = h, h += n_a(o(attn(h))); h += n_f(mlp(h))
+ * (modeling_olmo2.py Olmo2DecoderLayer). */
 static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn fn, void *user)
 {
     const ag_model_config *g = &m->cfg;
@@ -702,9 +744,10 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     const agm_layer *y = &m->layers[l];
     size_t d = (size_t)g->d_model;
     int post = g->residual == AG_RESIDUAL_POST, sw = g->sandwich_norms, rc = AG_OK;
-    if (!post && (rc = FN(norm)(s, m, &y->n1, a->norm1, s->h, s->xn, n, l)))
+    int pre = !post && !g->no_pre_norms; /* X = n₁(h) */
+    if (pre && (rc = FN(norm)(s, m, &y->n1, a->norm1, s->h, s->xn, n, l)))
         return rc;
-    if ((rc = FN(attention)(m, l, s, post ? s->h : s->xn, n, fn, user)) ||
+    if ((rc = FN(attention)(m, l, s, pre ? s->xn : s->h, n, fn, user)) ||
         (sw && (rc = FN(norm)(s, m, &y->attn_out, a->attn_out_norm, s->t, s->t, n, l))))
         return rc;
     if (g->residual == AG_RESIDUAL_PARALLEL) { // modular_gpt_neox.py: mlp + attn + h
@@ -727,9 +770,9 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     }
     FN(add)(s, s->h, s->t, n, d);
     if ((rc = FN(give_block)(s, l, n, d, s->h, NULL)) ||
-        (rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l)))
+        (pre && (rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l))))
         return rc;
-    FN(mlp)(m, y, s, s->xn, n, s->t);
+    FN(mlp)(m, y, s, pre ? s->xn : s->h, n, s->t);
     if (sw && (rc = FN(norm)(s, m, &y->mlp_out, a->mlp_out_norm, s->t, s->t, n, l)))
         return rc;
     FN(add)(s, s->h, s->t, n, d);
@@ -875,7 +918,7 @@ static void FN(store)(double *dst, const R *src, size_t cnt)
 }
 
 /* cos, sin of positions 0..n-1 (modeling_rope_utils.py inv_freq, dynamic
- * scaling for this n). */
+ * scaling for this n) of cfg.rope, and of cfg.rope_local when it is set. */
 static int FN(rope_tables)(const ag_model *m, size_t n, FN(ws) *s)
 {
     const ag_rope *r = &m->cfg.rope;
@@ -884,6 +927,10 @@ static int FN(rope_tables)(const ag_model *m, size_t n, FN(ws) *s)
         return AG_ENOMEM;
     ag_rope_inv_freq(r, n, inv);
     FN(agk_rope_tables)(inv, r->rotary_dim, n, s->cos, s->sin);
+    if (s->cos2) {
+        ag_rope_inv_freq(&m->cfg.rope_local, n, inv);
+        FN(agk_rope_tables)(inv, r->rotary_dim, n, s->cos2, s->sin2);
+    }
     free(inv);
     return AG_OK;
 }

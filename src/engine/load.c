@@ -297,6 +297,20 @@ static int load_norm(loader *L, const char *stem, agm_norm *nm)
     return rc;
 }
 
+/* QK-norm weights (RMSNorm kinds: no bias) of q_norm and k_norm: head_dim
+ * values (per head) or the projection's width (whole projection). */
+static int load_qk_norm(loader *L, agm_layer *y)
+{
+    const ag_model_config *g = &L->m->cfg;
+    const agm_arch *a = L->m->arch;
+    int head = g->qk_norm == AG_QK_NORM_HEAD, hd = g->head_dim, rc;
+    if (g->qk_norm == AG_QK_NORM_NONE)
+        return AG_OK;
+    if ((rc = load_vec(L, a->q_norm, ".weight", NULL, head ? hd : g->n_head * hd, &y->q_norm.w)))
+        return rc;
+    return load_vec(L, a->k_norm, ".weight", NULL, head ? hd : g->n_kv_head * hd, &y->k_norm.w);
+}
+
 /* ---- the model ---------------------------------------------------------- */
 
 agm_cols agm_qkv_cols(const ag_model_config *g, int which)
@@ -323,6 +337,8 @@ static int load_attention(loader *L, agm_layer *y)
     else if ((rc = load_lin(L, a->q, d, dq, g->qkv_bias, &y->q)) == AG_OK &&
              (rc = load_lin(L, a->k, d, dkv, g->qkv_bias && !a->no_k_bias, &y->k)) == AG_OK)
         rc = load_lin(L, a->v, d, dkv, g->qkv_bias, &y->v);
+    if (rc == AG_OK)
+        rc = load_qk_norm(L, y);
     return rc ? rc : load_lin(L, a->o, dq, d, g->o_bias, &y->o);
 }
 
@@ -496,7 +512,7 @@ void ag_model_free(ag_model *m)
         return;
     for (int i = 0; m->layers && i < m->cfg.n_layer; i++) {
         agm_layer *y = &m->layers[i];
-        agm_norm *norms[] = {&y->n1, &y->n2, &y->attn_out, &y->mlp_out};
+        agm_norm *norms[] = {&y->n1, &y->n2, &y->attn_out, &y->mlp_out, &y->q_norm, &y->k_norm};
         for (size_t k = 0; k < sizeof norms / sizeof *norms; k++)
             free_norm(norms[k]);
         agm_lin *lins[] = {&y->qkv, &y->q, &y->k, &y->v, &y->o, &y->up, &y->gate, &y->down};

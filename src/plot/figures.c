@@ -12,7 +12,7 @@
 static const char *const kind_names[AG_PLOT_KIND_COUNT] = {
     [AG_PLOT_HEATMAP] = "heatmap", [AG_PLOT_DEPTH] = "depth", [AG_PLOT_ATTENTION] = "attention",
     [AG_PLOT_SPECTRUM] = "spectrum", [AG_PLOT_SIMILARITY] = "similarity",
-    [AG_PLOT_PATCHES] = "patches", [AG_PLOT_FOREST] = "forest"};
+    [AG_PLOT_PATCHES] = "patches", [AG_PLOT_FOREST] = "forest", [AG_PLOT_LENS] = "lens"};
 
 const char *const ag_plot_by_head_refusal =
     "depth --by head would join head h of one layer to head h of the next, which are "
@@ -84,6 +84,13 @@ int agp_draw_lines(const ag_run_plot_spec *o, const ag_plot_lines *p, ag_plot_ou
 {
     ag_error inner = {0};
     return drawn(o, ag_plot_lines_render(p, &o->page, fig, &inner), &inner, err);
+}
+
+int agp_draw_bars(const ag_run_plot_spec *o, const ag_plot_bars *b, ag_plot_output *fig,
+                  ag_error *err)
+{
+    ag_error inner = {0};
+    return drawn(o, ag_plot_bars_render(b, &o->page, fig, &inner), &inner, err);
 }
 
 int ag_run_plot(const ag_run_plot_spec *s, ag_plot_output *out, ag_error *err)

@@ -26,6 +26,22 @@ int agp_forest_rows(const ag_run_plot_spec *o, agp_forest *out, ag_error *err);
 void agp_forest_free(agp_forest *f);
 int agp_plot_forest(const ag_run_plot_spec *o, ag_plot_output *fig, ag_error *err);
 
+/* The lens figure (lens.c): one query's scores under each normaliser. */
+int agp_plot_lens(const ag_run_plot_spec *o, const ag_array *a, ag_plot_output *fig,
+                  ag_error *err);
+
+/* The pieces of the array figures (npy.c) that lens.c shares: the (n, n)
+ * matrix of --layer/--head in a [L, H, n, n], [L, n, n] or [n, n] array
+ * (AG_ESHAPE, AG_ERANGE naming o->input); the n labels of `attngeom
+ * tokenize --format json` as new strings, freed with agp_free_tokens. */
+int agp_pick_matrix(const ag_run_plot_spec *o, const ag_array *a, const double **M, size_t *n,
+                    ag_error *err);
+int agp_read_tokens(const char *path, size_t n, char ***tokens, ag_error *err);
+void agp_free_tokens(char **tokens, size_t n);
+/* Render b on o's page; a renderer's error is prefixed by o->name. */
+int agp_draw_bars(const ag_run_plot_spec *o, const ag_plot_bars *b, ag_plot_output *fig,
+                  ag_error *err);
+
 /* AG_OK, or AG_ELIMIT when a grid of rows x cols is more than a figure
  * draws (AG_PLOT_MAX_CELLS): the message names the input, `what` ("a
  * heatmap") with its size in row_noun and col_noun, the cap, and `advice`,

@@ -19,7 +19,7 @@
 #define MIN_LEGEND 5.0
 
 /* Okabe & Ito, in an order that keeps the faint yellow last. */
-static const double palette[8][3] = {
+const double agp_palette[8][3] = {
     {0, 114 / 255.0, 178 / 255.0},             /* blue */
     {213 / 255.0, 94 / 255.0, 0},              /* vermillion */
     {0, 158 / 255.0, 115 / 255.0},             /* bluish green */
@@ -208,7 +208,7 @@ static double Y(const lines_layout *L, double v)
 
 static void series_style(plot_canvas *c, size_t s, double alpha)
 {
-    const double *rgb = palette[s % 8];
+    const double *rgb = agp_palette[s % 8];
     cairo_set_source_rgba(c->cr, rgb[0], rgb[1], rgb[2], alpha);
     static const double dash[2] = {5, 2.5};
     cairo_set_dash(c->cr, dash, s / 8 % 2 ? 2 : 0, 0);

@@ -2,7 +2,8 @@
  * one head's attention matrix (with the tokens of `tokenize --format json`
  * on its axes, or a ViT's patch positions), that matrix's singular values
  * on a log scale, one query's weights on the patch grid, and the
- * head-similarity matrix of `attngeom similarity -o S.npy`. */
+ * head-similarity matrix of `attngeom similarity -o S.npy`; the lens
+ * figure of a scores file is lens.c's. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,7 +38,7 @@ static void shape_text(const ag_array *a, char *buf, size_t size)
 
 /* The (n, n) matrix of --layer/--head in a [L, H, n, n], [L, n, n] (rollout's
  * R.npy: layers only) or [n, n] array. */
-static int pick_matrix(const ag_run_plot_spec *o, const ag_array *a, const double **M, size_t *n,
+int agp_pick_matrix(const ag_run_plot_spec *o, const ag_array *a, const double **M, size_t *n,
                        ag_error *err)
 {
     char shape[160];
@@ -65,7 +66,7 @@ static int pick_matrix(const ag_run_plot_spec *o, const ag_array *a, const doubl
     return AG_OK;
 }
 
-static void free_tokens(char **tokens, size_t n)
+void agp_free_tokens(char **tokens, size_t n)
 {
     for (size_t k = 0; tokens && k < n; k++)
         free(tokens[k]);
@@ -73,10 +74,10 @@ static void free_tokens(char **tokens, size_t n)
 }
 
 /* The labels of `attngeom tokenize --format json`, n of them, as new
- * strings (*tokens[n], free with free_tokens): its "strings" (each token as
+ * strings (*tokens[n], free with agp_free_tokens): its "strings" (each token as
  * readable text, ag_tokenizer_token_strings) when present, else its
  * "tokens" (vocabulary strings, "Ġcat"). */
-static int read_tokens(const char *path, size_t n, char ***tokens, ag_error *err)
+int agp_read_tokens(const char *path, size_t n, char ***tokens, ag_error *err)
 {
     char *text = NULL;
     size_t len = 0;
@@ -110,7 +111,7 @@ static int read_tokens(const char *path, size_t n, char ***tokens, ag_error *err
     }
     json_decref(root);
     if (rc) { /* the strings copied before the error */
-        free_tokens(*tokens, n);
+        agp_free_tokens(*tokens, n);
         *tokens = NULL;
     }
     return rc;
@@ -160,16 +161,16 @@ static int plot_attention(const ag_run_plot_spec *o, const ag_array *a, ag_plot_
     const double *M;
     size_t n;
     char **tokens = NULL, title[96];
-    int rc = pick_matrix(o, a, &M, &n, err);
+    int rc = agp_pick_matrix(o, a, &M, &n, err);
     if (rc == AG_OK && o->tokens)
-        rc = read_tokens(o->tokens, n, &tokens, err);
+        rc = agp_read_tokens(o->tokens, n, &tokens, err);
     else if (rc == AG_OK && o->grid_rows)
         rc = patch_labels(o, n, &tokens, err);
     if (rc == AG_OK)
         rc = agp_grid_fits(o, "an attention matrix", n, "queries", n, "keys",
                            "plot the attention of a shorter text (at most 256 tokens)", err);
     if (rc != AG_OK) {
-        free_tokens(tokens, tokens ? n : 0);
+        agp_free_tokens(tokens, tokens ? n : 0);
         return rc;
     }
     if (a->ndim == 4)
@@ -187,7 +188,7 @@ static int plot_attention(const ag_run_plot_spec *o, const ag_array *a, ag_plot_
         .show_values = o->values, .square = 1,
         .vmin = isnan(o->vmin) ? 0 : o->vmin, .vmax = o->vmax};
     rc = agp_draw_grid(o, &g, fig, err);
-    free_tokens(tokens, n);
+    agp_free_tokens(tokens, n);
     return rc;
 }
 
@@ -196,7 +197,7 @@ static int plot_spectrum(const ag_run_plot_spec *o, const ag_array *a, ag_plot_o
 {
     const double *M;
     size_t n;
-    int rc = pick_matrix(o, a, &M, &n, err);
+    int rc = agp_pick_matrix(o, a, &M, &n, err);
     if (rc != AG_OK)
         return rc;
     double *sigma = malloc(2 * n * sizeof *sigma), *index = sigma + n;
@@ -272,7 +273,7 @@ static int cluster_similarity(const ag_run_plot_spec *o, const double *S, size_t
             named[i] = NULL, rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
     }
     if (*labels)
-        free_tokens(*labels, K);
+        agp_free_tokens(*labels, K);
     *labels = named;
     free(order);
     return rc;
@@ -309,7 +310,7 @@ static int plot_similarity(const ag_run_plot_spec *o, const ag_array *a, ag_plot
         .linkage = clustered ? Z : NULL};
     if (rc == AG_OK)
         rc = agp_draw_grid(o, &g, fig, err);
-    free_tokens(labels, labels ? K : 0);
+    agp_free_tokens(labels, labels ? K : 0);
     free(P);
     free(Z);
     return rc;
@@ -322,7 +323,7 @@ static int plot_patches(const ag_run_plot_spec *o, const ag_array *a, ag_plot_ou
 {
     const double *M;
     size_t n, R, C, q = o->query < 0 ? 0 : (size_t)o->query;
-    int rc = pick_matrix(o, a, &M, &n, err);
+    int rc = agp_pick_matrix(o, a, &M, &n, err);
     if (rc == AG_OK)
         rc = patch_grid(o, n, &R, &C, err);
     if (rc == AG_OK)
@@ -360,6 +361,7 @@ int agp_plot_npy(const ag_run_plot_spec *o, ag_plot_output *fig, ag_error *err)
     rc = o->kind == AG_PLOT_ATTENTION ? plot_attention(o, &a, fig, err)
        : o->kind == AG_PLOT_SPECTRUM ? plot_spectrum(o, &a, fig, err)
        : o->kind == AG_PLOT_PATCHES ? plot_patches(o, &a, fig, err)
+       : o->kind == AG_PLOT_LENS ? agp_plot_lens(o, &a, fig, err)
        : plot_similarity(o, &a, fig, err);
     ag_array_free(&a);
     return rc;

@@ -21,6 +21,9 @@
 #define AG_PLOT_FONT "DejaVu Sans"
 #define AG_PLOT_FONT_SIZE 10.0 /* labels and ticks, points */
 
+/* Okabe & Ito's colour-blind-safe palette (lines.c), for lines and bars. */
+extern const double agp_palette[8][3];
+
 typedef struct {
     ag_plot_format format;
     cairo_surface_t *surface;

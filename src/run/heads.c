@@ -95,11 +95,14 @@ static int head_task(size_t i, int worker, void *user)
         status = ag_token_pattern_metrics(A, L->n, -1, L->ids, j->sel, r, &j->errs[i]);
     if (status == AG_OK && j->stability) {
         ag_head_input in;
+        ag_head_qk_norm qk = {.kind = AG_QK_NORM_NONE};
         L->input(L->input_ctx, h, &in);
+        if (L->input_qk)
+            L->input_qk(L->input_ctx, h, &qk);
         ag_stability_options so = {.size = sizeof(ag_stability_options),
                                    .epsilon = j->opt->epsilon, .trials = j->opt->trials,
                                    .seed = j->opt->seed};
-        status = ag_stability_metrics(&in, &so, j->sel, r, &j->errs[i]);
+        status = ag_stability_metrics_qk(&in, &qk, &so, j->sel, r, &j->errs[i]);
     }
     if (status == AG_OK && j->values)
         status = head_values(j, i, h, A, r);
@@ -179,6 +182,8 @@ typedef struct {
 typedef struct {
     const ag_layer_view *v;
     const ag_attn_weights *w;
+    const ag_model_config *g;
+    ag_array gq, gk; /* the layer's QK-norm scales (ag_model_qk_norm), or empty */
 } layer_input;
 
 /* Family E of query head h: the view's X (the Q/K input, used in double
@@ -187,6 +192,13 @@ static void view_head_input(const void *ctx, int h, ag_head_input *in)
 {
     const layer_input *li = ctx;
     ag_attn_weights_head_input(li->w, li->v->x, li->v->n, li->v->d, h, in);
+}
+
+/* Its QK-norm (Qwen3, OLMo-2, Gemma-3), none when the scales are empty. */
+static void view_head_qk(const void *ctx, int h, ag_head_qk_norm *qk)
+{
+    const layer_input *li = ctx;
+    ag_attn_weights_head_qk_norm(li->w, li->g->qk_norm, li->g->norm_eps, &li->gq, &li->gk, h, qk);
 }
 
 /* Family H of query head h: the norms of f_h on the view's X. */
@@ -218,9 +230,12 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     int status = a->stability || a->values
                      ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err)
                      : AG_OK;
-    layer_input li = {v, &weights};
+    layer_input li = {v, &weights, ag_model_get_config(a->m), {0}, {0}};
+    if (status == AG_OK && a->stability)
+        status = ag_model_qk_norm(a->m, v->layer, &li.gq, &li.gk, &a->err);
     ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, a->heads);
     L.input = a->stability ? view_head_input : NULL;
+    L.input_qk = a->stability ? view_head_qk : NULL;
     L.input_ctx = &li;
     L.ids = a->ids;
     L.norms = a->values ? view_head_norms : NULL;
@@ -234,6 +249,8 @@ static int analyze_layer(const ag_layer_view *v, void *user)
             a->err = e;
     }
     ag_attn_weights_free(&weights);
+    ag_array_free(&li.gq);
+    ag_array_free(&li.gk);
     return status;
 }
 

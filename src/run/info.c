@@ -162,6 +162,12 @@ static void wiring_json(const ag_model *m, json_t *o)
     json_object_set_new(o, "norm_eps", json_real(g->norm_eps));
     json_object_set_new(o, "residual", json_string(res[g->residual]));
     json_object_set_new(o, "sandwich_norms", json_boolean(g->sandwich_norms));
+    if (g->no_pre_norms) /* only where set: earlier models' info unchanged */
+        json_object_set_new(o, "pre_norms", json_false());
+    if (g->qk_norm != AG_QK_NORM_NONE)
+        json_object_set_new(o, "qk_norm", json_string(g->qk_norm == AG_QK_NORM_HEAD
+                                                          ? "RMSNorm per head over head_dim"
+                                                          : "RMSNorm over the whole q and k projections"));
     json_object_set_new(o, "embedding_norm", json_boolean(g->embed_norm));
     json_object_set_new(o, "final_norm", json_boolean(g->final_norm));
     json_object_set_new(o, "activation", text_json(g->activation));
@@ -175,6 +181,8 @@ static void wiring_json(const ag_model *m, json_t *o)
         json_object_set_new(o, "position_offset", json_integer(g->position_offset));
     else
         rope_json(&g->rope, o);
+    if (g->rope_local.rotary_dim) /* only where set: earlier models' info unchanged */
+        json_object_set_new(o, "rope_local_theta", json_real(g->rope_local.theta));
     json_object_set_new(o, "embed_scale", json_real(g->embed_scale));
     json_object_set_new(o, "attn_scale", json_real(g->attn_scale));
     json_object_set_new(o, "scale_by_inverse_layer", json_boolean(g->scale_by_inverse_layer));

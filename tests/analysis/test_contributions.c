@@ -112,7 +112,8 @@ Test(contributions, rebuild_block_output_every_architecture)
         "tests/data/models/arch/mistral-window", "tests/data/models/arch/opt",
         "tests/data/models/arch/opt-350m-like", "tests/data/models/arch/phi3",
         "tests/data/models/arch/qwen2-window", "tests/data/models/arch/roberta",
-        "tests/data/models/arch/xlm-roberta"};
+        "tests/data/models/arch/xlm-roberta", "tests/data/models/arch/qwen3",
+        "tests/data/models/arch/olmo2", "tests/data/models/arch/gemma3"};
     for (size_t k = 0; k < sizeof dirs / sizeof *dirs; k++) {
         ag_model *m = NULL;
         ag_error err = {0};

@@ -53,7 +53,7 @@ got = load(a[0])["records"]
 keys = [r["key"] for r in got]
 assert len(keys) == len(set(keys)), "a key twice"
 assert set(keys) == set(rows), ("registry only", sorted(set(keys) - set(rows)), "docs only", sorted(set(rows) - set(keys)))
-assert len(keys) == 67
+assert len(keys) == 70
 for r in got:
     doc = rows[r["key"]]
     assert r["definition"] == doc[0], (r["key"], r["definition"], doc[0])
@@ -61,10 +61,11 @@ for r in got:
         assert r["null_when"] == doc[1], (r["key"], r["null_when"], doc[1])
     assert r["null_when"] and r["reference"], r["key"]
     assert r["family"] in ("spectrum", "attention", "geometry", "weights", "stability", "curvature",
-                           "values", "activations", "mixing")
+                           "values", "activations", "mixing", "axioms")
 # the column order of the records (docs/metrics.md: A, B, C, D, E, lambda2_condition, F,
 # detectors, H, I, J)
-assert keys[:3] == ["sigma_max", "sigma_gap", "effective_rank"] and keys[-1] == "context_mixing"
+assert keys[:3] == ["sigma_max", "sigma_gap", "effective_rank"] and keys[-1] == "self_cost"
+assert keys[-3:] == ["triangle_violation", "symmetry_gap", "self_cost"]
 assert keys.index("context_mixing") == keys.index("act_massive") + 1
 assert keys.index("value_norm_mean") == keys.index("induction_baseline") + 1
 assert keys.index("lambda2_condition") == keys.index("qk_cos_mean") + 1

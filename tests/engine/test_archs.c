@@ -13,10 +13,14 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "attngeom/access.h"
 #include "attngeom/core.h"
 #include "attngeom/io.h"
+#include "attngeom/metrics.h"
 #include "attngeom/model.h"
+#include "attngeom/run.h"
 #include "../util/test_model_util.h"
 
 #define ARCH_DIR "tests/data/models/arch"
@@ -131,6 +135,188 @@ Test(archs, llama_dynamic) { check_arch("llama-dynamic"); }
 Test(archs, llama3) { check_arch("llama3"); }
 Test(archs, mistral_window) { check_arch("mistral-window"); }
 Test(archs, qwen2_window) { check_arch("qwen2-window"); }
+Test(archs, qwen3) { check_arch("qwen3"); }
+Test(archs, olmo2) { check_arch("olmo2"); }
+Test(archs, gemma3) { check_arch("gemma3"); }
+
+static ag_model *load_arch(const char *name)
+{
+    char dir[512];
+    ag_error err = {0};
+    ag_model *m = NULL;
+    snprintf(dir, sizeof dir, ARCH_DIR "/%s", name);
+    cr_assert_eq(ag_model_load(dir, &m, &err), AG_OK, "%s: %s", name, err.message);
+    return m;
+}
+
+/* What the two QK-norm rows read from their config.json (make_arch_models.py
+ * qwen3, olmo2): Qwen3's head_dim 16 != 32 / 4 and its layer_types windows,
+ * OLMo-2's default eps and no-pre-norm wiring. */
+Test(archs, qk_norm_configs)
+{
+    ag_model *m = load_arch("qwen3");
+    const ag_model_config *g = ag_model_get_config(m);
+    cr_expect_eq(g->qk_norm, AG_QK_NORM_HEAD);
+    cr_expect_eq(g->head_dim, 16);
+    cr_expect_eq(g->no_pre_norms, 0);
+    cr_expect_eq(g->sandwich_norms, 0);
+    cr_expect(g->qkv_bias && g->o_bias && !g->mlp_bias);
+    cr_expect_eq(g->rope.theta, 1e6);
+    int want[3] = {0, 5, 5}; /* layer_types: full, sliding, sliding */
+    for (int l = 0; l < 3; l++)
+        cr_expect_eq(ag_model_layer_window(m, l), want[l], "qwen3 layer %d", l);
+    ag_model_free(m);
+    m = load_arch("olmo2");
+    g = ag_model_get_config(m);
+    cr_expect_eq(g->qk_norm, AG_QK_NORM_FULL);
+    cr_expect_eq(g->head_dim, 8);
+    cr_expect_eq(g->no_pre_norms, 1);
+    cr_expect_eq(g->sandwich_norms, 1);
+    cr_expect_eq(g->norm_eps, 1e-5);
+    cr_expect_eq(g->residual, AG_RESIDUAL_PRE);
+    cr_expect(!g->qkv_bias && !g->o_bias);
+    ag_model_free(m);
+    /* Gemma-3: sliding_window_pattern 3 (layers 0, 1 sliding), their RoPE
+     * base rope_local_base_freq without scaling, the full layer's rope_theta
+     * with linear x8; no soft-capping; query_pre_attn_scalar 24 */
+    m = load_arch("gemma3");
+    g = ag_model_get_config(m);
+    cr_expect_eq(g->qk_norm, AG_QK_NORM_HEAD);
+    cr_expect_eq(g->norm, AG_NORM_RMS_1P);
+    cr_expect_eq(g->sandwich_norms, 1);
+    cr_expect_eq(g->softcap, 0);
+    cr_expect_eq(g->attn_scale, 1 / sqrt(24.0));
+    cr_expect_eq(g->rope.theta, 1e6);
+    cr_expect_eq(g->rope.type, AG_ROPE_LINEAR);
+    cr_expect_eq(g->rope.factor, 8);
+    cr_expect_eq(g->rope_local.theta, 1e4);
+    cr_expect_eq(g->rope_local.type, AG_ROPE_DEFAULT);
+    cr_expect_eq(g->rope_local.rotary_dim, 16);
+    int want3[3] = {6, 6, 0};
+    for (int l = 0; l < 3; l++) {
+        ag_attn_weights w = {0};
+        ag_error err = {0};
+        cr_expect_eq(ag_model_layer_window(m, l), want3[l], "gemma3 layer %d", l);
+        cr_assert_eq(ag_model_attn_weights(m, l, &w, &err), AG_OK, "%s", err.message);
+        cr_expect_eq(w.rope.theta, want3[l] ? 1e4 : 1e6, "gemma3 layer %d: the layer's RoPE", l);
+        ag_attn_weights_free(&w);
+    }
+    ag_model_free(m);
+}
+
+/* Family E's map of a head of a QK-norm model: ag_head_attention_qk on the
+ * callback's X, the layer's weights and ag_model_qk_norm's scales is the
+ * pass's attention (1e-12, f64), every layer and head; without the norm
+ * (ag_head_attention) it is not (the norm moves it by far more). */
+typedef struct {
+    const ag_model *m;
+    const char *name;
+    double err, err_plain;
+} qk_map_ctx;
+
+static int qk_map_layer(const ag_layer_view *v, void *user)
+{
+    qk_map_ctx *c = user;
+    const ag_model_config *g = ag_model_get_config(c->m);
+    ag_attn_weights w = {0};
+    ag_array gq = {0}, gk = {0};
+    ag_error err = {0};
+    cr_assert_eq(ag_model_attn_weights(c->m, v->layer, &w, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_model_qk_norm(c->m, v->layer, &gq, &gk, &err), AG_OK, "%s", err.message);
+    cr_assert_not_null(gq.data);
+    double *A = malloc(v->n * v->n * sizeof *A);
+    for (int h = 0; h < v->n_head; h++) {
+        ag_head_input in;
+        ag_head_qk_norm qk;
+        ag_attn_weights_head_input(&w, v->x, v->n, v->d, h, &in);
+        ag_attn_weights_head_qk_norm(&w, g->qk_norm, g->norm_eps, &gq, &gk, h, &qk);
+        const double *P = v->attn + (size_t)h * v->n * v->n;
+        cr_assert_eq(ag_head_attention_qk(&in, &qk, A, &err), AG_OK, "%s", err.message);
+        for (size_t i = 0; i < v->n * v->n; i++)
+            c->err = fmax(c->err, fabs(A[i] - P[i]));
+        cr_assert_eq(ag_head_attention(&in, A, &err), AG_OK, "%s", err.message);
+        for (size_t i = 0; i < v->n * v->n; i++)
+            c->err_plain = fmax(c->err_plain, fabs(A[i] - P[i]));
+    }
+    free(A);
+    ag_array_free(&gq);
+    ag_array_free(&gk);
+    ag_attn_weights_free(&w);
+    return 0;
+}
+
+Test(archs, qk_norm_head_map_is_the_pass)
+{
+    const char *names[] = {"qwen3", "olmo2", "gemma3"};
+    for (int i = 0; i < 3; i++) {
+        ag_model *m = load_arch(names[i]);
+        size_t n;
+        int32_t *ids = arch_ids(names[i], &n);
+        qk_map_ctx c = {.m = m, .name = names[i]};
+        ag_error err = {0};
+        cr_assert_eq(ag_model_forward(m, ids, n, AG_PRECISION_F64, qk_map_layer, &c, NULL, &err), AG_OK,
+                     "%s: %s", names[i], err.message);
+        cr_log_info("%s: head map with QK-norm %.3g, without %.3g", names[i], c.err, c.err_plain);
+        cr_expect_lt(c.err, 1e-12, "%s: %g", names[i], c.err);
+        cr_expect_gt(c.err_plain, 1e-2, "%s: without its norm the head is still the pass (%g)", names[i],
+                     c.err_plain);
+        free(ids);
+        ag_model_free(m);
+    }
+}
+
+/* A model without QK-norm: empty scales, and the head's QK-norm is none. */
+Test(archs, qk_norm_absent)
+{
+    ag_model *m = load_arch("qwen2-window");
+    ag_array gq = {0}, gk = {0};
+    ag_attn_weights w = {0};
+    ag_error err = {0};
+    cr_assert_eq(ag_model_qk_norm(m, 0, &gq, &gk, &err), AG_OK, "%s", err.message);
+    cr_expect_null(gq.data);
+    cr_expect_null(gk.data);
+    cr_assert_eq(ag_model_attn_weights(m, 0, &w, &err), AG_OK);
+    ag_head_qk_norm qk;
+    ag_attn_weights_head_qk_norm(&w, AG_QK_NORM_HEAD, 1e-6, &gq, &gk, 1, &qk);
+    cr_expect_eq(qk.kind, AG_QK_NORM_NONE);
+    cr_expect_eq(ag_model_qk_norm(m, 3, &gq, &gk, &err), AG_ERANGE);
+    ag_attn_weights_free(&w);
+    ag_model_free(m);
+}
+
+/* Family E and the linear normaliser run on them (their values are checked
+ * against a complex-step Jacobian in tests/ref/check_stability.py and
+ * against hf_forward's q, k in tests/ref/check_scores.py). */
+static int analyze_status(ag_model *m, const char *metrics, ag_normalizer nz, ag_error *err)
+{
+    static const int32_t ids[] = {3, 11, 29, 7, 52, 11, 29, 60, 4};
+    ag_metric_set *sel = NULL;
+    cr_assert_eq(ag_metric_set_new(AG_FAMILIES_ANALYZE, metrics, &sel, err), AG_OK, "%s", err->message);
+    ag_run_options *o = ag_run_options_new();
+    ag_run_options_set_metrics(o, sel);
+    cr_assert_eq(ag_run_options_set_normalizer(o, nz, 1, err), AG_OK, "%s", err->message);
+    ag_run_input in = {.size = sizeof in, .ids = ids, .n = 9, .text = -1};
+    ag_record_list *list = NULL;
+    int rc = ag_run_analyze(m, &in, o, NULL, &list, err);
+    ag_record_list_free(list);
+    ag_run_options_free(o);
+    ag_metric_set_free(sel);
+    return rc;
+}
+
+Test(archs, qk_norm_family_e_and_linear_run)
+{
+    const char *names[] = {"qwen3", "olmo2", "gemma3"};
+    for (int i = 0; i < 3; i++) {
+        ag_model *m = load_arch(names[i]);
+        ag_error err = {0};
+        cr_expect_eq(analyze_status(m, "all", AG_NORMALIZER_SOFTMAX, &err), AG_OK, "%s: %s", names[i],
+                     err.message);
+        cr_expect_eq(analyze_status(m, "entropy_mean", AG_NORMALIZER_LINEAR, &err), AG_OK, "%s: %s",
+                     names[i], err.message);
+        ag_model_free(m);
+    }
+}
 Test(archs, bloom) { check_arch("bloom"); }
 Test(archs, mpt) { check_arch("mpt"); }
 Test(archs, falcon) { check_arch("falcon"); }

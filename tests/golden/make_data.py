@@ -93,3 +93,10 @@ write("h.jsonl", "".join(json.dumps(r) + "\n" for r in records(0.0)))
 write("h2.jsonl", "".join(json.dumps(r) + "\n" for r in records(0.1)))
 write("tok.json", json.dumps({"ids": list(range(10)),
                               "tokens": ["t%d" % i for i in range(10)]}) + "\n")
+
+# pre-softmax scores of a causal model, for plot --kind lens (issue 28 item
+# 5): a generator of its own, so that the files above keep their bytes
+r28 = np.random.default_rng(28)
+Sc = 2 * r28.normal(size=(2, 2, 8, 8))
+Sc[..., ~np.tril(np.ones((8, 8), bool))] = -np.inf
+save("scores.npy", Sc)                                             # [L, H, n, n], -inf masked

@@ -93,3 +93,43 @@ def test_depth_by_head_is_refused():
     """a line per head index would join unrelated heads of successive layers"""
     with pytest.raises(attngeom.Error, match="unrelated heads"):
         attngeom.plot("depth", D / "h.jsonl", metric="sigma_max", by="head")
+
+
+def lens_scores():
+    """[1, 2, 4, 4] causal scores (-inf above the diagonal): head 1's last
+    row is equal scores, uniform under every normaliser."""
+    s = np.arange(32, dtype=np.float64).reshape(1, 2, 4, 4) % 5 * 0.4
+    s[0, 1, 3] = 0.25
+    s[:, :, np.triu_indices(4, 1)[0], np.triu_indices(4, 1)[1]] = -np.inf
+    return s
+
+
+def test_lens_bytes_equal_the_cli(tmp):
+    """kind lens: the same bytes as `plot --kind lens` for the same options,
+    from a path or an array; the default query is the last row"""
+    path = tmp / "S.npy"
+    s = lens_scores()
+    np.save(path, s)
+    opts = ["--head", "1", "--query", "2", "--normalizers", "softmax,entmax:1.5",
+            "--temperatures", "0.25,4"]
+    want = cli_bytes(tmp, "lens", path, opts, "svg")
+    kw = dict(head=1, query=2, normalizers=["softmax", "entmax:1.5"], temperatures=[0.25, 4])
+    assert attngeom.plot("lens", path, **kw) == want
+    assert attngeom.plot("lens", s, **kw) == want
+    want = cli_bytes(tmp, "lens", path, ["--head", "1"], "png")
+    assert attngeom.plot("lens", s, head=1, query=3, format="png") == want
+    assert attngeom.plot("lens", s, head=1, format="png") == want
+    assert attngeom.plot("lens", s, head=1, query=2, format="png") != want
+
+
+def test_lens_errors_carry_the_cli_message(tmp):
+    path = tmp / "S.npy"
+    np.save(path, lens_scores())
+    msg = cli_error("plot", path, "--kind", "lens", "--query", "4", "-o", tmp / "f.svg")
+    with pytest.raises(attngeom.Error) as e:
+        attngeom.plot("lens", path, query=4)
+    assert str(e.value) == msg and "0 to 3" in msg
+    with pytest.raises(attngeom.Error, match="linear"):
+        attngeom.plot("lens", path, normalizers="linear")
+    with pytest.raises(attngeom.Error, match="no allowed key"):
+        attngeom.plot("lens", np.full((2, 2), -np.inf))

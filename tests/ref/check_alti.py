@@ -32,8 +32,9 @@ Pre-LN blocks (GPT-2, LLaMA) have no norm after the attention: T_i(x_j) =
 applied term by term as Kobayashi et al.'s LayerNorm (RMS: no mean), with
 the residual added after it.
 
-Per model (tiny-bert, tiny-gpt2, the llama-linear and llama3 folders, and
-gemma2) and per layer: attngeom's ALTI C_l, composed R_l, norms N_l and
+Per model (tiny-bert, tiny-gpt2, the llama-linear and llama3 folders,
+gemma2, qwen3 and gemma3 (QK-norm; gemma3 a RoPE per layer type) and olmo2 (QK-norm, no pre-norm, the sandwich's
+post_attention_layernorm as Gemma-2's with w for 1 + w)) and per layer: attngeom's ALTI C_l, composed R_l, norms N_l and
 mixing ratio r_l (--precision f64) agree with the reference to 1e-9
 (absolute; C and R lie in [0, 1], N is scaled by max(1, |N|)). The
 reference's own y = Σ_j T_i(x_j) + bias_i must equal its HF-style block
@@ -57,6 +58,9 @@ MODELS = [
     ("llama-linear", os.path.join(ROOT, "tests", "data", "models", "arch", "llama-linear")),
     ("llama3", os.path.join(ROOT, "tests", "data", "models", "arch", "llama3")),
     ("gemma2", os.path.join(ROOT, "tests", "data", "models", "arch", "gemma2")),
+    ("qwen3", os.path.join(ROOT, "tests", "data", "models", "arch", "qwen3")),
+    ("olmo2", os.path.join(ROOT, "tests", "data", "models", "arch", "olmo2")),
+    ("gemma3", os.path.join(ROOT, "tests", "data", "models", "arch", "gemma3")),
 ]
 
 
@@ -106,15 +110,16 @@ def bert_block(M, h, l):
 
 
 def llama_block(M, h, l):
-    """LLaMA-family layer l of R's decoder classes (Llama, Gemma2): their
-    own norm, projections, RoPE, GQA, scale, soft-capping and window."""
+    """LLaMA-family layer l of R's decoder classes (Llama, Gemma2, Qwen3,
+    Olmo2): their own norm (none before OLMo-2's attention), projections,
+    QK-norm, RoPE, GQA, scale, soft-capping and window."""
     cfg = M.cfg
     dec = R._DECODER_CLASSES[cfg["model_type"]](cfg, M.W)
     n = h.shape[0]
-    inv = R.rope_inv_freq(cfg, dec.rotary_dim, dec.theta, n, cfg["max_position_embeddings"])
-    cos, sin = R.rope_cos_sin(inv, n)
+    cos, sin = dec.rope_of_layer(n)(l)
     p = "layers.%d." % l
-    q, k, v = dec.qkv(dec.norm(h, p + "input_layernorm"), p)
+    q, k, v = dec.qkv(dec.pre_norm(h, p + "input_layernorm"), p)
+    q, k = dec.qk_norm(q, k, p)
     q = R.apply_rope(R.split_heads(q, dec.H, dec.dh), cos, sin)
     k = R.apply_rope(R.split_heads(k, dec.Hkv, dec.dh), cos, sin)
     kv = np.arange(dec.H) // (dec.H // dec.Hkv)
@@ -125,12 +130,14 @@ def llama_block(M, h, l):
     wo = M.W(p + "self_attn.o_proj.weight")
     bo = M.W(p + "self_attn.o_proj.bias") if dec.o_bias else np.zeros(dec.d)
     after = None
-    if isinstance(dec, R.Gemma2):  # post_attention_layernorm on the branch
-        after = ("rms", 1.0 + M.W(p + "post_attention_layernorm.weight"), None, dec.eps, "branch")
+    if isinstance(dec, (R.Gemma2, R.Olmo2)):  # post_attention_layernorm on the branch
+        w = M.W(p + "post_attention_layernorm.weight")
+        after = ("rms", 1.0 + w if isinstance(dec, R.Gemma2) else w, None, dec.eps, "branch")
     return V, pr, wo.reshape(dec.d, dec.H, dec.dh), bo, after, y
 
 
-BLOCKS = {"gpt2": gpt2_block, "bert": bert_block, "llama": llama_block, "gemma2": llama_block}
+BLOCKS = {"gpt2": gpt2_block, "bert": bert_block, "llama": llama_block, "gemma2": llama_block,
+          "qwen3": llama_block, "olmo2": llama_block, "gemma3_text": llama_block}
 
 
 # ---------------------------------------------------- the decomposition ---

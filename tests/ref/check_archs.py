@@ -24,7 +24,9 @@ tests/ref/hf_forward.py.
       the window: `attention --precision f64` on the equivalent folder must
       give the reference of the original to 1e-9 (Gemma: 1e-6, the float32
       rounding of the folded weights, ~6e-8 relative, carried through two
-      layers).
+      layers); and Gemma-3 with Transformers v5's per-layer-type
+      rope_parameters in place of rope_theta / rope_scaling /
+      rope_local_base_freq.
 2. Every folder: `attention FOLDER --tokens IDS -o A.npy --hidden H.npy`
    with --precision f64 (max |attn diff| <= 1e-9, hidden <= 1e-9 *
    max(1, |ref|)) and the default f32 (1e-5 and 1e-4 * max(1, |ref|)), the
@@ -34,7 +36,8 @@ tests/ref/hf_forward.py.
    qk_sigma_max and ov_sigma_max per head against numpy's SVD of W_Q W_K^T
    and W_V W_O split as hf_forward splits them (1e-12 relative).
 3. Errors, on copies made in a temporary folder: an unknown model_type, a
-   rope_scaling of type "yarn" and a missing tensor each give exactly one
+   rope_scaling of type "yarn" and a missing tensor (among them Qwen3's and
+   OLMo-2's QK-norm weights) each give exactly one
    line on stderr naming the field value or tensor, and exit 1.
 Failures are reported per folder; inputs of failing attention cases are saved
 under /tmp/ag_arch_mismatch/. Exits 1 on any failure.
@@ -221,6 +224,21 @@ def gemma_as_llama(name, out):
 
 
 # name, converter, tolerance, ids (None: those of ids.json)
+def gemma3_as_v5(name, out):
+    """The same Gemma-3 folder with Transformers v5's config: rope_theta,
+    rope_scaling and rope_local_base_freq moved into rope_parameters per
+    layer type (modeling_gemma3.py @0018aa647bb1 Gemma3RotaryEmbedding reads
+    rope_parameters[layer_type])."""
+    shutil.copytree(os.path.join(ARCH, name), out)
+
+    def v5(c):
+        full = dict(c.pop("rope_scaling") or {"rope_type": "default"}, rope_theta=c.pop("rope_theta"))
+        c["rope_parameters"] = {"full_attention": full,
+                                "sliding_attention": {"rope_type": "default",
+                                                      "rope_theta": c.pop("rope_local_base_freq")}}
+    _edit_config(out, v5)
+
+
 EQUIVALENTS = [
     ("opt", opt_as_gpt2, 1e-9),
     ("roberta", roberta_as_bert, 1e-9),
@@ -229,6 +247,7 @@ EQUIVALENTS = [
     ("phi3", phi3_as_llama, 1e-9),
     ("llama-dynamic", None, 1e-9),
     ("gemma", gemma_as_llama, 1e-6),
+    ("gemma3", gemma3_as_v5, 1e-9),
 ]
 
 
@@ -310,9 +329,26 @@ def check_folder(ch, cli, name, tmp):
             msg = "%s: `%s` exit %d: %s" % (name, " ".join(args[:1]), rc, e.strip())
             ch.failures.append(msg)
             print("FAIL", msg)
+    check_info_qk(ch, cli, folder, name)
     return err
 
 
+# What `info` says of the QK-norm folders (issue 29): the norm's placement,
+# OLMo-2's missing pre-norms, Gemma-3's sliding-layer RoPE base.
+INFO_QK = {"qwen3": {"qk_norm": "RMSNorm per head over head_dim"},
+           "olmo2": {"qk_norm": "RMSNorm over the whole q and k projections", "pre_norms": False},
+           "gemma3": {"qk_norm": "RMSNorm per head over head_dim", "rope_local_theta": 10000.0,
+                      "window_layers": "0, 1"}}
+
+
+def check_info_qk(ch, cli, folder, name):
+    rc, out, _ = run(cli, ["info", folder, "--format", "json"])
+    got = json.loads(out)["config"] if rc == 0 else {}
+    for key, want in INFO_QK.get(name, {}).items():
+        if got.get(key) != want:
+            msg = "%s: info %s = %r, expected %r" % (name, key, got.get(key), want)
+            ch.failures.append(msg)
+            print("FAIL", msg)
 # ------------------------- 2b. family D through the fused layouts --
 
 def _head_weights(cfg, W, l):
@@ -414,7 +450,9 @@ def check_errors(cli, tmp, failures):
     cases.append(("rope_scaling yarn", d, "yarn"))
     for k, (name, tensor) in enumerate((("llama-linear", "model.layers.1.self_attn.k_proj.weight"),
                          ("gpt-neox-parallel", "gpt_neox.layers.0.attention.query_key_value.weight"),
-                         ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"))):
+                         ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"),
+                         ("qwen3", "model.layers.1.self_attn.k_norm.weight"),
+                         ("olmo2", "model.layers.0.self_attn.q_norm.weight"))):
         d = _copy(name, tmp, 2 + k)
         _drop_tensor(d, tensor)
         short = tensor.split(".", 1)[1]  # the message may name it without the class prefix

@@ -22,8 +22,9 @@ and tiny-whisper (random features):
    phi = elu + 1 on each head's rotated Q and K) against `matrix` of the
    same formula on hf_forward's q and k, over the keys of the mask: the
    keys of LINEAR_KEYS to 1e-9 (token models whose q is not scaled before
-   the product, i.e. all but OPT and DistilBERT); on the ALiBi folders
-   (bloom, mpt, falcon-alibi) it is refused, by name.
+   the product, i.e. all but OPT and DistilBERT; for qwen3, olmo2 and gemma3
+   the q and k after their QK-norm); on the ALiBi folders (bloom, mpt,
+   falcon-alibi) it is refused, by name.
 Exits 1 on any failure.
 """
 import json

@@ -401,6 +401,94 @@ def check_alibi(cli, name):
             compare(where, by[(l, h)], exp)
             count += 1
     print("  %-10s %d heads, n = %d (ALiBi)" % (name, count, len(ids)))
+# ------------------------------------------------------ QK-norm models ---
+# Qwen3, OLMo-2 and Gemma-3 norm q and k between the projection and RoPE.
+# The head's map X -> A is taken from hf_forward's decoder classes (their
+# own qkv, qk_norm, per-layer RoPE, scale, cap and window), written for
+# complex X as well, and J = dvec(A)/dvec(X) by the complex step
+# (Squire & Trapp 1998: Im f(X + i h e_k) / h, h = 1e-30, exact to
+# rounding: no subtraction), independently of the C code's closed-form
+# tangents through the norm.
+
+QK_FOLDERS = ["qwen3", "olmo2", "gemma3"]
+
+
+def softmax_complex(S, allowed):
+    """softmax over the allowed keys, analytic in S (the shift by the real
+    row maximum leaves it unchanged)."""
+    S = np.where(allowed, S, 0)
+    m = np.where(allowed, S.real, -np.inf).max(axis=1, keepdims=True)
+    E = np.where(allowed, np.exp(S - m), 0)
+    return E / E.sum(axis=1, keepdims=True)
+
+
+class QKHead:
+    def __init__(self, dec, l, h, X, n):
+        self.dec, self.p, self.h, self.X = dec, "layers.%d." % l, h, X
+        self.cos, self.sin = dec.rope_of_layer(n)(l)
+        self.allowed = visible(n, True, dec.window(l))
+        self.g = h // (dec.H // dec.Hkv)
+
+    def qk(self, X):
+        """The head's normed, unrotated q and k [n, dh]."""
+        d, dh = self.dec, self.dec.dh
+        q, k, _ = d.qkv(X, self.p)
+        q, k = d.qk_norm(q, k, self.p)
+        return q[:, self.h * dh:(self.h + 1) * dh], k[:, self.g * dh:(self.g + 1) * dh]
+
+    def rotated(self, X):
+        q, k = self.qk(X)
+        return (HF.apply_rope(q[None], self.cos, self.sin)[0],
+                HF.apply_rope(k[None], self.cos, self.sin)[0])
+
+    def attention(self, X):
+        qr, kr = self.rotated(X)
+        S = self.dec.scale() * qr @ kr.T
+        cap = self.dec.softcap()
+        return softmax_complex(cap * np.tanh(S / cap) if cap else S, self.allowed)
+
+    def metrics(self):
+        X = self.X.astype(complex)
+        n, d = X.shape
+        J = np.zeros((n * n, n * d))
+        for t in range(n):
+            for m in range(d):
+                X[t, m] += 1e-30j
+                J[:, t * d + m] = self.attention(X).imag.ravel() / 1e-30
+                X[t, m] -= 1e-30j
+        A = self.attention(self.X).real
+        s = np.linalg.svd(J, compute_uv=False)[0]
+        q, k = self.qk(self.X)
+        qr, kr = self.rotated(self.X)
+        return {"jacobian_norm": s, "jacobian_norm_rel": s * np.linalg.norm(self.X) / np.linalg.norm(A),
+                "q_mean_cosine": mean_cosine(q), "k_mean_cosine": mean_cosine(k),
+                "qk_cos_mean": qk_cos_mean(qr, kr, self.allowed)}
+
+
+def check_qk_model(cli, name):
+    folder = os.path.join("tests", "data", "models", "arch", name)
+    with open(os.path.join("tests", "data", "archref", name, "ids.json")) as f:
+        ids = json.load(f)["ids"][:10]
+    args = ["analyze", folder, "--tokens", ",".join(map(str, ids)), "--precision", "f64",
+            "--format", "json"]
+    recs = run_cli(cli, args + ["--metrics", "stability"])
+    model = HF.Model(folder)
+    _, hidden = model.forward(ids)
+    dec = HF._DECODER_CLASSES[model.cfg["model_type"]](model.cfg, model.W)
+    by = {(r["layer"], r["head"]): r for r in recs}
+    count = 0
+    for l in range(dec.L):
+        X = dec.pre_norm(hidden[l], "layers.%d.input_layernorm" % l)
+        for h in range(dec.H):
+            where = "%s layer %d head %d" % (name, l, h)
+            rec = by.get((l, h))
+            if rec is None:
+                failures.append("%s: no record" % where)
+                continue
+            compare(where, rec, QKHead(dec, l, h, X, len(ids)).metrics())
+            count += 1
+    check_seed(cli, args, recs, name)
+    print("  %-10s %d heads, n = %d (QK-norm, complex-step Jacobian)" % (name, count, len(ids)))
 
 
 def check_model(cli, folder, name):
@@ -529,6 +617,8 @@ def main(argv):
     check_alibi(cli, "mpt")
     check_use_lite(cli)
     check_use_lite_kernel(cli)
+    for name in QK_FOLDERS:
+        check_qk_model(cli, name)
     for key in sorted(worst):
         print("  max %-52s %.2e" % (key, worst[key]))
     if failures:

@@ -30,6 +30,14 @@ never from the C sources:
                norms, sliding window on even layers.
   phi3         Phi3Model: fused qkv_proj and gate_up_proj, partial rotary,
                sliding window in the mask.
+  qwen3        Qwen3Model: Llama's layer with RMSNorm over head_dim on each
+               head of q and k (q_norm, k_norm) before RoPE; Qwen2's windows.
+  olmo2        Olmo2Model: RMSNorm over the whole q and k projections before
+               the split into heads; no input norms, post_attention_ and
+               post_feedforward_layernorm on the sublayer outputs.
+  gemma3_text  Gemma3TextModel: Gemma-2's layer with (1 + w) RMSNorm over
+               head_dim on q and k, no soft-capping by default, sliding
+               layers every (i + 1) % 6, their RoPE base rope_local_base_freq.
   bloom        BloomModel: ALiBi (build_alibi_tensor), word-embedding
                LayerNorm, per-head fused query_key_value, bloom_gelu.
   mpt          MptModel: ALiBi (gen_slopes, alibi_bias_max 8), fused Wqkv,
@@ -611,7 +619,7 @@ class Llama:
         mt = cfg["model_type"]
         if mt == "mistral":
             return cfg.get("sliding_window") or 0
-        if mt == "qwen2":
+        if mt in ("qwen2", "qwen3"):
             sw = cfg.get("sliding_window") if cfg.get("use_sliding_window", False) else None
             if not sw:
                 return 0
@@ -649,10 +657,18 @@ class Llama:
     def after_mlp(self, m, p):
         return m
 
+    def pre_norm(self, h, name):
+        return self.norm(h, name)
+
+    def qk_norm(self, q, k, p):
+        """q (n, H·hd), k (n, H_kv·hd) as projected; Llama: unchanged."""
+        return q, k
+
     def block(self, h, l, cos, sin):
         p = "layers.%d." % l
-        x = self.norm(h, p + "input_layernorm")
+        x = self.pre_norm(h, p + "input_layernorm")
         q, k, v = self.qkv(x, p)
+        q, k = self.qk_norm(q, k, p)
         q = apply_rope(split_heads(q, self.H, self.dh), cos, sin)
         k = apply_rope(split_heads(k, self.Hkv, self.dh), cos, sin)
         v = split_heads(v, self.Hkv, self.dh)
@@ -661,18 +677,24 @@ class Llama:
         _trace(x, pr, v[kv], self.W(p + "self_attn.o_proj.weight").T)
         a = linear(merge_heads(o), self.W, p + "self_attn.o_proj", self.o_bias)
         h = h + self.after_attn(a, p)
-        m = self.mlp(self.norm(h, p + self.mlp_norm), p)
+        m = self.mlp(self.pre_norm(h, p + self.mlp_norm), p)
         return pr, h + self.after_mlp(m, p)
+
+    def rope_of_layer(self, n):
+        """l -> (cos, sin) of layer l for positions 0..n-1 (one RoPE for
+        every layer here)."""
+        inv = rope_inv_freq(self.cfg, self.rotary_dim, self.theta, n, self.cfg["max_position_embeddings"])
+        cs = rope_cos_sin(inv, n)
+        return lambda l: cs
 
     def forward(self, ids):
         n = len(ids)
-        inv = rope_inv_freq(self.cfg, self.rotary_dim, self.theta, n, self.cfg["max_position_embeddings"])
-        cos, sin = rope_cos_sin(inv, n)
+        rope = self.rope_of_layer(n)
         h = self.embed(ids)
         hidden = [h]
         attns = []
         for l in range(self.L):
-            pr, h = self.block(h, l, cos, sin)
+            pr, h = self.block(h, l, *rope(l))
             attns.append(pr)
             hidden.append(h)
         hidden[-1] = self.norm(h, "norm")
@@ -967,12 +989,105 @@ def falcon_forward(cfg, W, ids):
     return np.stack(attns), np.stack(hidden)
 
 
+class Qwen3(Llama):
+    """Qwen3Model (modeling_qwen3.py @000c33fdfde1, configuration_qwen3.py
+    @008e57439125).  Qwen3Attention: q_norm = Qwen3RMSNorm(head_dim) of
+    q_proj(x).view(n, -1, head_dim), k_norm likewise, both before
+    apply_rotary_pos_emb; q/k/v/o biases with attention_bias (default
+    False); head_dim from the config (default 128); sliding windows as
+    Qwen2 (use_sliding_window, layer_types, max_window_layers)."""
+
+    def __init__(self, cfg, W):
+        super().__init__(cfg, W)
+        self.dh = cfg.get("head_dim") or 128
+        self.rotary_dim = self.dh
+        self.qkv_bias = self.o_bias = bool(cfg.get("attention_bias", False))
+
+    def qk_norm(self, q, k, p):
+        n = q.shape[0]
+        qn = rms_norm(q.reshape(n, -1, self.dh), self.W(p + "self_attn.q_norm.weight"), self.eps)
+        kn = rms_norm(k.reshape(n, -1, self.dh), self.W(p + "self_attn.k_norm.weight"), self.eps)
+        return qn.reshape(n, -1), kn.reshape(n, -1)
+
+
+class Olmo2(Llama):
+    """Olmo2Model (modeling_olmo2.py @000c33fdfde1, configuration_olmo2.py
+    @008e57439125).  Olmo2Attention: q_norm = Olmo2RMSNorm(H·head_dim) of
+    the whole q_proj(x), k_norm = Olmo2RMSNorm(H_kv·head_dim) of k_proj(x),
+    then the view into heads and RoPE; q/k/v/o biases with attention_bias.
+    Olmo2DecoderLayer: no input norm, h + post_attention_layernorm(attn(h)),
+    then h + post_feedforward_layernorm(mlp(h)); rms_norm_eps 1e-5."""
+
+    def __init__(self, cfg, W):
+        super().__init__(cfg, W)
+        self.eps = cfg.get("rms_norm_eps", 1e-5)
+
+    def window(self, l):
+        return 0
+
+    def pre_norm(self, h, name):
+        return h
+
+    def qk_norm(self, q, k, p):
+        return (rms_norm(q, self.W(p + "self_attn.q_norm.weight"), self.eps),
+                rms_norm(k, self.W(p + "self_attn.k_norm.weight"), self.eps))
+
+    def after_attn(self, a, p):
+        return self.norm(a, p + "post_attention_layernorm")
+
+    def after_mlp(self, m, p):
+        return self.norm(m, p + "post_feedforward_layernorm")
+
+
+class Gemma3(Gemma2):
+    """Gemma3TextModel (modeling_gemma3.py @0018aa647bb1,
+    configuration_gemma3.py @008f5c8c29be).  Gemma-2's layer and scaling
+    (query_pre_attn_scalar**-0.5) with Gemma3Attention's q_norm, k_norm =
+    Gemma3RMSNorm(head_dim) (x * rsqrt(mean x^2 + eps) * (1 + w)) on each
+    head of q_proj(x), k_proj(x) before RoPE; attn_logit_softcapping
+    default None; sliding layers from layer_types, else layer i when
+    (i + 1) % sliding_window_pattern (6); Gemma3RotaryEmbedding per layer
+    type: "sliding_attention" rope_local_base_freq (10000) without scaling,
+    "full_attention" rope_theta (1e6) with rope_scaling."""
+
+    def __init__(self, cfg, W):
+        super().__init__(cfg, W)
+        self.theta = float(cfg.get("rope_theta", 1e6))
+
+    def layer_types(self):
+        p = self.cfg.get("sliding_window_pattern", 6)
+        return self.cfg.get("layer_types") or [
+            "sliding_attention" if (i + 1) % p else "full_attention" for i in range(self.L)]
+
+    def window(self, l):
+        sw = self.cfg.get("sliding_window", 4096)
+        return sw if self.layer_types()[l] == "sliding_attention" else 0
+
+    def softcap(self):
+        return float(self.cfg.get("attn_logit_softcapping") or 0.0)
+
+    def qk_norm(self, q, k, p):
+        n = q.shape[0]
+        qn = gemma_rms_norm(q.reshape(n, -1, self.dh), self.W(p + "self_attn.q_norm.weight"), self.eps)
+        kn = gemma_rms_norm(k.reshape(n, -1, self.dh), self.W(p + "self_attn.k_norm.weight"), self.eps)
+        return qn.reshape(n, -1), kn.reshape(n, -1)
+
+    def rope_of_layer(self, n):
+        glob = super().rope_of_layer(n)(0)
+        local_cfg = dict(self.cfg, rope_scaling=None)
+        local = rope_cos_sin(rope_inv_freq(local_cfg, self.rotary_dim,
+                                           float(self.cfg.get("rope_local_base_freq", 10000.0)), n,
+                                           self.cfg["max_position_embeddings"]), n)
+        types = self.layer_types()
+        return lambda l: local if types[l] == "sliding_attention" else glob
+
+
 def _class_forward(cls):
     return lambda cfg, W, ids: cls(cfg, W).forward(ids)
 
 
 _DECODER_CLASSES = {"llama": Llama, "mistral": Llama, "qwen2": Llama, "gemma": Gemma, "gemma2": Gemma2,
-                    "phi3": Phi3}
+                    "phi3": Phi3, "qwen3": Qwen3, "olmo2": Olmo2, "gemma3_text": Gemma3}
 
 
 # model_type -> (forward, tensor-name prefixes, config key of the nominal
@@ -993,12 +1108,16 @@ _MODELS = {
     "gemma": (_class_forward(Gemma), ["model."], "max_position_embeddings"),
     "gemma2": (_class_forward(Gemma2), ["model."], "max_position_embeddings"),
     "phi3": (_class_forward(Phi3), ["model."], "max_position_embeddings"),
+    "qwen3": (_class_forward(Qwen3), ["model."], "max_position_embeddings"),
+    "olmo2": (_class_forward(Olmo2), ["model."], "max_position_embeddings"),
+    "gemma3_text": (_class_forward(Gemma3), ["model."], "max_position_embeddings"),
     "bloom": (bloom_forward, ["transformer."], None),
     "mpt": (mpt_forward, ["transformer."], "max_seq_len"),
     "falcon": (falcon_forward, ["transformer."], "max_position_embeddings"),
 }
 ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert"}
-ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3", "falcon"}
+ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3", "qwen3", "olmo2",
+          "gemma3_text", "falcon"}
 
 
 def position_limit(cfg):
