@@ -40,6 +40,27 @@ typedef struct {
     size_t rows;
 } row_sums;
 
+/* A key counts as kept when its score is more than LENS_TIE above the
+ * threshold (p_j > LENS_TIE for sparsemax, (LENS_TIE/2)² for 1.5-entmax):
+ * a tie at the threshold is a key with p_j = 0 in exact arithmetic whose
+ * computed p_j is rounding noise of either sign (ALiBi's slope·Δposition
+ * between two equal tokens makes exact score gaps of 1 or 2 that sit on
+ * sparsemax's and 1.5-entmax's one-hot boundaries). 1e-12 is far above
+ * that noise (a few ulps of scores of order 1) and far below a probability
+ * anyone reads. */
+#define LENS_TIE 1e-12
+
+/* Keys of z (k allowed scores, maximum m) whose z − m exceeds tau by more
+ * than tie. */
+static size_t kept_above(const double *z, size_t k, double m, double scale, double tau,
+                         double tie)
+{
+    size_t cnt = 0;
+    for (size_t j = 0; j < k; j++)
+        cnt += (z[j] - m) / scale - tau > tie;
+    return cnt;
+}
+
 /* The thresholds, without sorting: a pass over the row's n scores costs
  * less than the O(k log k) sort of ag_sparsemax_row / ag_entmax15_row (two
  * sorts a row were most of the family's time at n = 512), and both
@@ -172,12 +193,14 @@ static int entmax_kept(const double *z, size_t k, double m, double tau0, double 
                        size_t *count, ag_error *err)
 {
     double tau;
-    if (entmax15_tau(z, k, m, tau0, p, &tau, count))
+    if (entmax15_tau(z, k, m, tau0, p, &tau, count)) {
+        *count = kept_above(z, k, m, 2, tau, LENS_TIE / 2);
         return AG_OK;
+    }
     int rc = ag_entmax15_row(z, k, p, err);
     *count = 0;
     for (size_t j = 0; rc == AG_OK && j < k; j++)
-        *count += p[j] > 0;
+        *count += p[j] > LENS_TIE * LENS_TIE / 4;
     return rc;
 }
 
@@ -203,8 +226,9 @@ static int row_terms(const double *s, size_t n, const ag_metric_set *sel, double
     size_t ks = 0, ke = 0;
     double tau = 0; /* sparsemax's, also a start for 1.5-entmax's */
     if (ON(AG_M_SPARSEMAX_SUPPORT) || ON(AG_M_SPARSEMAX_JS) || ON(AG_M_ENTMAX_SUPPORT))
-        tau = sparsemax_tau(z, k, m, c, &ks);
-    t->sparse += (double)ks / (double)k;
+        tau = sparsemax_tau(z, k, m, c, &ks); /* ks: Michelot's support, for the floor */
+    if (ON(AG_M_SPARSEMAX_SUPPORT))
+        t->sparse += (double)kept_above(z, k, m, 1, tau, LENS_TIE) / (double)k;
     if (ON(AG_M_SPARSEMAX_JS))
         t->js += js_distance(z, k, m, tau, p);
     if (rc == AG_OK && ON(AG_M_ENTMAX_SUPPORT) &&

@@ -100,6 +100,36 @@ Test(lens, row_keys_closed_forms)
     teardown(&f);
 }
 
+/* Ties at the threshold: two keys a gap g apart are one-hot exactly when
+ * g ≥ 1 for sparsemax (τ = max − 1, p₂ = [−g + 1]₊) and g ≥ 2 for
+ * 1.5-entmax (τ = max/2 − 1 in x = s/2, p₂ = [−g/2 + 1]₊²): at g = 1 and 2
+ * exactly the second key's p is 0. Rows (a + g, a) with the gap formed in
+ * floating point, as ALiBi forms slope·Δposition on two equal tokens, give
+ * gaps a few ulps either side of g: each must still keep 1 of 2 keys
+ * (LENS_TIE), where counting p > 0 splits them by rounding. */
+Test(lens, ties_at_the_threshold_are_not_kept)
+{
+    fill();
+    ag_error err = {0};
+    ag_head_input in = head(I3, I3);
+    in.n = 2;
+    in.causal = 0;
+    for (int r = 0; r < 80; r++) {
+        double a = 0.1 * (r / 2 + 1) + 1.0 / 3, g = r % 2 ? 2 : 1;
+        double S[4] = {a + g, a, a + g, a}; /* both queries see (a + g, a) */
+        double gap = S[0] - S[1];
+        fixture f = setup("sparsemax_support,entmax_support");
+        cr_assert_eq(ag_lens_metrics(S, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s",
+                     err.message);
+        /* gap 1: sparsemax one-hot, 1.5-entmax keeps both; gap 2: both one-hot */
+        cr_expect_eq(value(f.rec, AG_M_SPARSEMAX_SUPPORT, AG_V_NUMBER), 0.5,
+                     "gap %.17g: sparsemax_support", gap);
+        cr_expect_eq(value(f.rec, AG_M_ENTMAX_SUPPORT, AG_V_NUMBER), g == 2 ? 0.5 : 1,
+                     "gap %.17g: entmax_support", gap);
+        teardown(&f);
+    }
+}
+
 /* Every row masked: the row keys are null, not an error. */
 Test(lens, no_allowed_score_is_null)
 {
