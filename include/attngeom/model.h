@@ -59,8 +59,10 @@ typedef enum {
     AG_ARCH_QWEN3,       /* "qwen3"       modeling_qwen3.py (QK-norm per head) */
     AG_ARCH_OLMO2,       /* "olmo2"       modeling_olmo2.py (QK-norm over the
                             projections, norms after the sublayers) */
-    AG_ARCH_GEMMA3_TEXT  /* "gemma3_text" modeling_gemma3.py Gemma3TextModel
+    AG_ARCH_GEMMA3_TEXT, /* "gemma3_text" modeling_gemma3.py Gemma3TextModel
                             (QK-norm per head, a RoPE base per layer type) */
+    AG_ARCH_MODERNBERT   /* "modernbert"  modeling_modernbert.py ModernBertModel
+                            (global/local layers, a symmetric window) */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -237,6 +239,8 @@ typedef struct {
     ag_rope rope_local;    /* Gemma-3: the RoPE of the layers with a sliding
                               window (rope_local_base_freq, no scaling);
                               rotary_dim 0: every layer uses `rope` */
+    int first_no_pre_norm; /* ModernBERT: layer 0's attn_norm is Identity
+                              (X = h there; its MLP norm stays) */
 } ag_model_config;
 
 typedef struct ag_model ag_model;
@@ -280,7 +284,8 @@ AG_EXPORT int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n
  *   s_ij = scale·q_i·k_j,  q = rope(x W_Q + b_Q), k = rope(x W_K + b_K)
  *   s_ij ← softcap·tanh(s_ij/softcap)        if softcap > 0
  *   p_i = softmax over the visible keys: all (not causal), j <= i (causal),
- *         0 <= i − j < window (causal, window > 0)
+ *         0 <= i − j < window (causal, window > 0), |i − j| < window (not
+ *         causal, window > 0: ModernBERT's local layers)
  * with x the callback's X — except for QK-norm models (cfg.qk_norm: qwen3,
  * olmo2, gemma3_text), whose q and k are normed between the projection and
  * RoPE (q = rope(N(x W_Q + b_Q))): ag_model_qk_norm gives that norm. */
@@ -521,7 +526,8 @@ typedef struct {
                              the scale); 0: none */
     double softcap;       /* > 0: scores s ← softcap·tanh(s/softcap) */
     int window;           /* > 0: sliding window, key j visible iff
-                             0 <= i − j < window; needs causal */
+                             0 <= i − j < window (causal) or |i − j| <
+                             window (not causal) */
     ag_precision precision;
     const char *x_name;   /* for messages: where X and the weights came from */
     const char *w_name;   /* (file names); NULL: "attention layer" */
@@ -533,7 +539,7 @@ typedef struct {
  * (n_head, n, n) array. Errors: AG_EINVAL (null pointers, n/d/d_a/n_head
  * zero, d_a not divisible by n_head, a rope the kernel refuses (odd
  * rotary_dim, rotary_dim above d_h, theta <= 0, a scaling type's factors),
- * softcap negative or not finite, window negative or without causal), AG_ENOMEM,
+ * softcap negative or not finite, window negative), AG_ENOMEM,
  * AG_ENONFINITE: X or a weight holds NaN/Inf (the message names x_name or
  * w_name, the tensor, row and column), with f32 a value beyond the float32
  * range, or the scores overflow so that a head's probabilities are not
