@@ -333,7 +333,13 @@ def check_folder(ch, cli, name, tmp):
 INFO_QK = {"qwen3": {"qk_norm": "RMSNorm per head over head_dim"},
            "olmo2": {"qk_norm": "RMSNorm over the whole q and k projections", "pre_norms": False},
            "gemma3": {"qk_norm": "RMSNorm per head over head_dim", "rope_local_theta": 10000.0,
-                      "window_layers": "0, 1"}}
+                      "window_layers": "0, 1"},
+           "modernbert": {"causal": False, "layer0_pre_norm": False, "final_norm": False,
+                          "rope_theta": 160000.0, "rope_local_theta": 10000.0, "sliding_window": 4,
+                          "window_layers": "1, 2",
+                          "window_kind": "bidirectional band |i - j| < sliding_window"},
+           "modernbert-v5-bias": {"sliding_window": 3, "window_layers": "1, 2",
+                                  "rope_theta": 160000.0, "rope_local_theta": 10000.0}}
 
 
 def check_info_qk(ch, cli, folder, name):
