@@ -407,7 +407,10 @@ def check_errors(cli, tmp, failures):
                          ("gpt-neox-parallel", "gpt_neox.layers.0.attention.query_key_value.weight"),
                          ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"),
                          ("qwen3", "model.layers.1.self_attn.k_norm.weight"),
-                         ("olmo2", "model.layers.0.self_attn.q_norm.weight"))):
+                         ("olmo2", "model.layers.0.self_attn.q_norm.weight"),
+                         # layer 1's attn_norm (layer 0 has none); norm_bias true: the biases
+                         ("modernbert", "model.layers.1.attn_norm.weight"),
+                         ("modernbert-v5-bias", "model.layers.2.mlp_norm.bias"))):
         d = _copy(name, tmp, 2 + k)
         _drop_tensor(d, tensor)
         short = tensor.split(".", 1)[1]  # the message may name it without the class prefix
