@@ -1010,12 +1010,40 @@ static int add_unit(const double *v, size_t dh, double sign, double *P)
     return 1;
 }
 
+/* qk_cos_mean under a bidirectional window (ModernBERT's local layers,
+ * keys |i − j| < window): the band's sum of unit keys slides with i. */
+static int qk_cos_band(const double *q, const double *k, size_t n, size_t dh, size_t w,
+                       double *out)
+{
+    double *P = calloc(dh, sizeof *P), num = 0, cnt = 0, ck = 0;
+    if (!P)
+        return -1;
+    for (size_t i = 0, lo = 0, hi = 0; i < n; i++) {
+        for (; hi < (i + w < n ? i + w : n); hi++)
+            ck += add_unit(k + hi * dh, dh, 1.0, P);
+        for (; lo + w < i + 1; lo++)
+            ck -= add_unit(k + lo * dh, dh, -1.0, P);
+        double qn = cblas_dnrm2((int)dh, q + i * dh, 1);
+        if (qn > 0) {
+            num += cblas_ddot((int)dh, q + i * dh, 1, P, 1) / qn;
+            cnt += ck;
+        }
+    }
+    free(P);
+    if (cnt == 0)
+        return 0;
+    *out = num / cnt;
+    return 1;
+}
+
 /* Mean of q̂_iᵀk̂_j over the pairs the mask allows (rows that are zero
  * skipped), in O(n·dh): Σ_i q̂_i · (Σ_{allowed j} k̂_j), the causal sum of
  * keys kept as a running sum (a window drops key i − window at query i). */
 static int qk_cos_mean(const double *q, const double *k, size_t n, size_t dh, int causal,
                        int window, double *out)
 {
+    if (!causal && window > 0)
+        return qk_cos_band(q, k, n, dh, (size_t)window, out);
     double *P = calloc(dh, sizeof *P), *qs = calloc(dh, sizeof *qs);
     if (!P || !qs) {
         free(P);

@@ -561,6 +561,57 @@ def gemma3(name):
     return cfg, g
 
 
+def modernbert(name, biases=False, v5=False, local=6):
+    """ModernBertForMaskedLM (model_type modernbert; the config keys of
+    answerdotai/ModernBERT-base, transformers 4.48): layer 0 global (no
+    attn_norm), layers 1 and 2 local (global_attn_every_n_layers 3, a band of
+    local_attention // 2 keys each side, RoPE base local_rope_theta 10000
+    against global_rope_theta 160000), fused Wqkv (3d, d), GeGLU Wi (2 ff, d),
+    LayerNorms without bias unless `biases` (then norm_bias, attention_bias
+    and mlp_bias all true). The MLM head (head.dense, head.norm, decoder) is
+    written and must be ignored, as is final_norm (not in the hidden
+    states). v5: Transformers v5's layer_types and rope_parameters per layer
+    type instead of the two theta keys."""
+    d, H, L, V, ff = 32, 4, 3, 96, 48
+    g = Gen(name, "F32")
+    g.emb("model.embeddings.tok_embeddings.weight", V, d)
+    g.ln("model.embeddings.norm", d, biases)
+    for i in range(L):
+        q = "model.layers.%d." % i
+        if i:
+            g.ln(q + "attn_norm", d, biases)
+        w = g.rng.normal(0.0, 1.0 / np.sqrt(d), (3 * d, d))
+        w[:2 * d] *= QK_GAIN  # Q and K rows: scores spread
+        g._put(q + "attn.Wqkv.weight", w)
+        if biases:
+            g._put(q + "attn.Wqkv.bias", g.rng.normal(0.0, 0.2, 3 * d))
+        g.lin(q + "attn.Wo", d, d, bias=biases)
+        g.ln(q + "mlp_norm", d, biases)
+        g.lin(q + "mlp.Wi", 2 * ff, d, bias=biases)
+        g.lin(q + "mlp.Wo", d, ff, bias=biases)
+    g.ln("model.final_norm", d, biases)
+    g.lin("head.dense", d, d, bias=False)
+    g.ln("head.norm", d, biases)
+    g._put("decoder.bias", g.rng.normal(0.0, 0.2, V))
+    extra = ({"layer_types": ["full_attention", "sliding_attention", "sliding_attention"],
+              "rope_parameters": {"full_attention": {"rope_theta": 160000.0, "rope_type": "default"},
+                                  "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}}}
+             if v5 else {"global_rope_theta": 160000.0, "local_rope_theta": 10000.0})
+    cfg = base_config("ModernBertForMaskedLM", "modernbert", "F32", attention_bias=biases,
+                      attention_dropout=0.0, bos_token_id=1, classifier_activation="gelu",
+                      classifier_bias=False, classifier_dropout=0.0, classifier_pooling="mean",
+                      cls_token_id=1, decoder_bias=True, deterministic_flash_attn=False,
+                      embedding_dropout=0.0, eos_token_id=2, global_attn_every_n_layers=3,
+                      gradient_checkpointing=False, hidden_activation="gelu", hidden_size=d,
+                      initializer_cutoff_factor=2.0, initializer_range=0.02, intermediate_size=ff,
+                      layer_norm_eps=1e-5, local_attention=local, max_position_embeddings=64,
+                      mlp_bias=biases, mlp_dropout=0.0, norm_bias=biases, norm_eps=1e-5,
+                      num_attention_heads=H, num_hidden_layers=L, pad_token_id=0,
+                      position_embedding_type="absolute", reference_compile=True, sep_token_id=2,
+                      sparse_pred_ignore_index=-100, sparse_prediction=False, vocab_size=V, **extra)
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -586,6 +637,8 @@ CASES = {
     "qwen3": (qwen3, 14),
     "olmo2": (olmo2, 16),
     "gemma3": (gemma3, 16),
+    "modernbert": (modernbert, 16),
+    "modernbert-v5-bias": (lambda n: modernbert(n, biases=True, v5=True, local=5), 14),
     "llama-linear": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", H=4, Hkv=4,
                                           rope_scaling={"factor": 2.0, "type": "linear"}), 16),
     "llama-dynamic": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", P=12,

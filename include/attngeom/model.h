@@ -6,7 +6,7 @@
  *   listed in model.safetensors.index.json ("weight_map").
  *   model_type "gpt2", "bert", "roberta", "xlm-roberta", "distilbert",
  *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3",
- *   "qwen3", "olmo2", "gemma3_text", "bloom", "mpt", "falcon" (token ids:
+ *   "qwen3", "olmo2", "gemma3_text", "bloom", "mpt", "falcon", "modernbert" (token ids:
  *   ag_model_forward), "vit" (pixels) and "whisper" (the encoder, log-mel
  *   features): ag_model_forward_values.
  *
@@ -64,7 +64,9 @@ typedef enum {
                             (QK-norm per head, a RoPE base per layer type) */
     AG_ARCH_BLOOM,       /* "bloom"       modeling_bloom.py (ALiBi) */
     AG_ARCH_MPT,         /* "mpt"         modeling_mpt.py (ALiBi) */
-    AG_ARCH_FALCON       /* "falcon"      modeling_falcon.py (RoPE or ALiBi) */
+    AG_ARCH_FALCON,      /* "falcon"      modeling_falcon.py (RoPE or ALiBi) */
+    AG_ARCH_MODERNBERT   /* "modernbert"  modeling_modernbert.py ModernBertModel
+                            (global/local layers, a symmetric window) */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -274,6 +276,8 @@ typedef struct {
     /* ---- ALiBi (appended). AG_ALIBI_NONE unless positions = AG_POS_ALIBI. */
     ag_alibi_kind alibi;
     double alibi_bias_max; /* MPT attn_config.alibi_bias_max (8), else 0 */
+    int first_no_pre_norm; /* ModernBERT: layer 0's attn_norm is Identity
+                              (X = h there; its MLP norm stays) */
 } ag_model_config;
 
 typedef struct ag_model ag_model;
@@ -320,7 +324,8 @@ AG_EXPORT int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n
  *                                               ag_alibi_kind; Falcon scales
  *                                               the bias with the scores)
  *   p_i = softmax over the visible keys: all (not causal), j <= i (causal),
- *         0 <= i − j < window (causal, window > 0)
+ *         0 <= i − j < window (causal, window > 0), |i − j| < window (not
+ *         causal, window > 0: ModernBERT's local layers)
  * with x the callback's X — except for QK-norm models (cfg.qk_norm: qwen3,
  * olmo2, gemma3_text), whose q and k are normed between the projection and
  * RoPE (q = rope(N(x W_Q + b_Q))): ag_model_qk_norm gives that norm. */
@@ -565,7 +570,8 @@ typedef struct {
                              the scale); 0: none */
     double softcap;       /* > 0: scores s ← softcap·tanh(s/softcap) */
     int window;           /* > 0: sliding window, key j visible iff
-                             0 <= i − j < window; needs causal */
+                             0 <= i − j < window (causal) or |i − j| <
+                             window (not causal) */
     ag_precision precision;
     const char *x_name;   /* for messages: where X and the weights came from */
     const char *w_name;   /* (file names); NULL: "attention layer" */
@@ -577,7 +583,7 @@ typedef struct {
  * (n_head, n, n) array. Errors: AG_EINVAL (null pointers, n/d/d_a/n_head
  * zero, d_a not divisible by n_head, a rope the kernel refuses (odd
  * rotary_dim, rotary_dim above d_h, theta <= 0, a scaling type's factors),
- * softcap negative or not finite, window negative or without causal), AG_ENOMEM,
+ * softcap negative or not finite, window negative), AG_ENOMEM,
  * AG_ENONFINITE: X or a weight holds NaN/Inf (the message names x_name or
  * w_name, the tensor, row and column), with f32 a value beyond the float32
  * range, or the scores overflow so that a head's probabilities are not

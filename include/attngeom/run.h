@@ -772,7 +772,7 @@ typedef struct {
     int rotary_dim;                /* RoPE on the first R dims of each head; 0 with */
     double rope_theta;             /* theta 0: no RoPE (either given: the other's default) */
     double softcap;                /* 0: none */
-    int window;                    /* sliding window (needs causal); 0: none */
+    int window;                    /* sliding window (band when not causal); 0: none */
     ag_precision precision;
 } ag_run_layer_spec;
 #define AG_RUN_LAYER_SPEC_DEFAULT {.size = sizeof(ag_run_layer_spec), .precision = AG_PRECISION_F32}

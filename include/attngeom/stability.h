@@ -51,7 +51,7 @@ typedef struct {
                           dims of Q and K (rotate-half, positions 0..n-1);
                           0: no rotation */
     double softcap;    /* > 0: scores capped to softcap·tanh(S/softcap) */
-    int window;        /* > 0 (needs causal): keys 0 <= i − j < window */
+    int window;        /* > 0: keys 0 <= i − j < window (causal), |i − j| < window (not) */
     /* appended: ALiBi (attngeom/model.h ag_alibi_kind), this head's slope;
        AG_ALIBI_NONE (0) for none. The bias is constant in X: the
        derivatives are those of the biased softmax. */
@@ -115,7 +115,7 @@ AG_EXPORT void ag_stability_options_init(ag_stability_options *opt);
  *                      vector skipped; null if none)
  * Errors: AG_EINVAL (null pointer, zero size, stride below its width, scale
  * < 0, a rope with rotary_dim odd or above d_h, θ ≤ 0 or bad scaling factors,
- * softcap < 0, window < 0 or without causal, ε ≤ 0 or trials < 1), AG_ENONFINITE (NaN
+ * softcap < 0, window < 0, ε ≤ 0 or trials < 1), AG_ENONFINITE (NaN
  * or Inf in X, a weight or a bias; the message names it), AG_ENOMEM,
  * AG_ELAPACK (the tridiagonal eigensolver failed, or Lanczos did not reach
  * 1e-6 relative accuracy within its iteration cap). */

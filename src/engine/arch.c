@@ -279,6 +279,30 @@ static const agm_arch archs[] = {
      .norm2 = "pre_feedforward_layernorm", .attn_out_norm = "post_attention_layernorm",
      .mlp_out_norm = "post_feedforward_layernorm"},
 
+    /* modeling_modernbert.py (000c33fd) ModernBertModel, eager path without
+     * padding: embeddings.norm(tok_embeddings), pre-LN layers (attn_norm is
+     * Identity in layer 0), Wqkv viewed (n, 3, H, hd): columns Q | K | V,
+     * head_dim^-0.5, RoPE rope_theta per layer type (global_rope_theta
+     * 160000; local layers local_rope_theta 10000), local layers every layer
+     * but each global_attn_every_n_layers-th with a symmetric band
+     * (AGM_WIN_EVERY_N), GeGLU Wi chunked input | gate, act(input)·gate;
+     * nn.LayerNorm(bias=norm_bias), no biases by default. The hidden states
+     * end with the last layer's output: final_norm is on last_hidden_state
+     * only and is not read. */
+    {.model_type = "modernbert", .arch = AG_ARCH_MODERNBERT, .modeling = "modeling_modernbert.py",
+     .prefixes = {"model."}, .k_layers = "num_hidden_layers", .k_heads = "num_attention_heads",
+     .k_hidden = "hidden_size", .k_ff = "intermediate_size",
+     .k_positions = "max_position_embeddings", .k_eps = "norm_eps", .eps = 1e-5,
+     .k_act = "hidden_activation", .act = "gelu", .k_theta = "global_rope_theta",
+     .theta_dflt = 160000, .partial_dflt = 1.0, .k_local_theta = "local_rope_theta",
+     .k_norm_bias = "norm_bias", .first_no_norm1 = 1, .windows = AGM_WIN_EVERY_N,
+     .bias_qkv = {"attention_bias", 0}, .bias_o = {"attention_bias", 0},
+     .bias_mlp = {"mlp_bias", 0}, .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE,
+     .positions = AG_POS_ROPE, .causal = 0, .qkv = AG_QKV_BLOCKS, .mlp = AG_MLP_GATED_FUSED,
+     .tok = "embeddings.tok_embeddings.weight", .emb_norm = "embeddings.norm",
+     .layer = "layers.%d.", .norm1 = "attn_norm", .norm2 = "mlp_norm", .qkv_fused = "attn.Wqkv",
+     .o = "attn.Wo", .up = "mlp.Wi", .down = "mlp.Wo"},
+
     /* modeling_vit.py (005db820) ViTModel: ViTEmbeddings cat(cls_token,
      * ViTPatchEmbeddings' Conv2d(C, d, kernel = stride = patch_size)) +
      * position_embeddings; ViTLayer pre-LN (layernorm_before,
@@ -397,5 +421,6 @@ const agm_arch *agm_arch_at(int i)
 const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
-           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, whisper, bloom, mpt, falcon";
+           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, whisper, bloom, mpt, falcon, "
+           "modernbert";
 }

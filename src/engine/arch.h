@@ -35,8 +35,11 @@ typedef enum {
     AGM_WIN_QWEN2,    /* use_sliding_window, then layer_types or layers
                          >= max_window_layers (configuration_qwen2.py) */
     AGM_WIN_ALTERNATE, /* layer_types, or the even layers (configuration_gemma2.py) */
-    AGM_WIN_PATTERN   /* layer_types, or layer i when (i + 1) % sliding_window_pattern
+    AGM_WIN_PATTERN,  /* layer_types, or layer i when (i + 1) % sliding_window_pattern
                          (configuration_gemma3.py) */
+    AGM_WIN_EVERY_N   /* layer i when i % global_attn_every_n_layers != 0, a
+                         band of local_attention // 2 keys on each side, not
+                         causal (modeling_modernbert.py) */
 } agm_window_rule;
 
 typedef struct {
@@ -75,6 +78,9 @@ typedef struct {
     const char *k_local_theta; /* Gemma-3 rope_local_base_freq: the sliding
                                   layers' RoPE base (default 10000) */
     const char *k_bidir;      /* Gemma use_bidirectional_attention: refused */
+    const char *k_norm_bias;  /* ModernBERT norm_bias: LayerNorms without a
+                                 bias when false (NULL: always a bias) */
+    int first_no_norm1;       /* ModernBERT: layer 0 has no norm1 (Identity) */
     agm_window_rule windows;
     int window_dflt;          /* sliding_window when absent (0: none) */
     agm_flag bias_qkv, bias_o, bias_mlp;

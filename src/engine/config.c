@@ -441,6 +441,22 @@ static int layer_types(cfgctx *c, json_t *lt, int w, ag_model *m)
     return AG_OK;
 }
 
+/* modeling_modernbert.py (000c33fd) ModernBertAttention: layer i is local
+ * when i % global_attn_every_n_layers (3) != 0; _update_attention_mask
+ * keeps keys with |i − j| <= local_attention // 2 (128), not causal: the
+ * kernel's bidirectional window local_attention // 2 + 1. */
+static int every_n_windows(cfgctx *c, ag_model *m)
+{
+    int every = 0, local = 0, rc;
+    if ((rc = cfg_int(c, "global_attn_every_n_layers", 3, 1, &every)) ||
+        (rc = cfg_int(c, "local_attention", 128, 0, &local)))
+        return rc;
+    for (int i = 0; i < m->cfg.n_layer; i++)
+        if (i % every)
+            m->window[i] = m->cfg.sliding_window = local / 2 + 1;
+    return AG_OK;
+}
+
 static int cfg_windows(cfgctx *c, const agm_arch *a, ag_model *m)
 {
     int w = 0, use = 1, first = 0, rc = AG_OK;
@@ -448,6 +464,8 @@ static int cfg_windows(cfgctx *c, const agm_arch *a, ag_model *m)
         return ag_error_set(c->err, AG_ENOMEM, "%s: out of memory", c->path);
     if (a->windows == AGM_WIN_NONE)
         return AG_OK;
+    if (a->windows == AGM_WIN_EVERY_N)
+        return every_n_windows(c, m);
     if ((rc = window_size(c, a, &w)))
         return rc;
     if (a->windows == AGM_WIN_QWEN2 &&
@@ -489,13 +507,15 @@ static int cfg_wiring(cfgctx *c, const agm_arch *a, ag_model *m)
     ag_model_config *g = &m->cfg;
     int rc, sw = 1, no_final = 0;
     if ((rc = cfg_bool(c, a->k_residual, 1, &sw)) || (rc = cfg_bool(c, a->k_no_final, 0, &no_final)) ||
-        (rc = cfg_bool(c, a->k_affine, 1, &m->norm_affine)) || (rc = cfg_flag(c, a->bias_qkv, &g->qkv_bias)) ||
+        (rc = cfg_bool(c, a->k_affine, 1, &m->norm_affine)) || (rc = cfg_bool(c, a->k_norm_bias, 1, &m->norm_bias)) ||
+        (rc = cfg_flag(c, a->bias_qkv, &g->qkv_bias)) ||
         (rc = cfg_flag(c, a->bias_o, &g->o_bias)) || (rc = cfg_flag(c, a->bias_mlp, &g->mlp_bias)))
         return rc;
     g->residual = a->k_residual ? (sw ? a->res_true : a->res_false) : a->residual;
     g->norm = a->norm;
     g->sandwich_norms = a->sandwich;
     g->no_pre_norms = a->no_pre_norm;
+    g->first_no_pre_norm = a->first_no_norm1;
     g->qk_norm = a->qk_norm;
     g->embed_norm = a->emb_norm != NULL;
     /* modeling_opt.py OPTDecoder: a post-LN stack has no final norm. */

@@ -745,9 +745,10 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     size_t d = (size_t)g->d_model;
     int post = g->residual == AG_RESIDUAL_POST, sw = g->sandwich_norms, rc = AG_OK;
     int pre = !post && !g->no_pre_norms; /* X = n₁(h) */
-    if (pre && (rc = FN(norm)(s, m, &y->n1, a->norm1, s->h, s->xn, n, l)))
+    int pre1 = pre && !(l == 0 && g->first_no_pre_norm); /* ModernBERT layer 0: X = h */
+    if (pre1 && (rc = FN(norm)(s, m, &y->n1, a->norm1, s->h, s->xn, n, l)))
         return rc;
-    if ((rc = FN(attention)(m, l, s, pre ? s->xn : s->h, n, fn, user)) ||
+    if ((rc = FN(attention)(m, l, s, pre1 ? s->xn : s->h, n, fn, user)) ||
         (sw && (rc = FN(norm)(s, m, &y->attn_out, a->attn_out_norm, s->t, s->t, n, l))))
         return rc;
     if (g->residual == AG_RESIDUAL_PARALLEL) { // modular_gpt_neox.py: mlp + attn + h

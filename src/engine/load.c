@@ -289,8 +289,10 @@ static int load_norm(loader *L, const char *stem, agm_norm *nm)
     if (!stem || !L->m->norm_affine)
         return AG_OK;
     int rc = load_vec(L, stem, ".weight", layer ? ".gamma" : NULL, d, &nm->w);
-    /* MPT's LayerNorms have no bias: a zero one (x + 0 is x) */
-    if (rc == AG_OK && layer && L->m->arch->norm_no_bias && !(nm->b = calloc((size_t)d, sizeof *nm->b)))
+    /* nn.LayerNorm(bias=False): a zero bias (x + 0 is x): MPT always,
+     * ModernBERT unless norm_bias */
+    if (rc == AG_OK && layer && (L->m->arch->norm_no_bias || !L->m->norm_bias) &&
+        !(nm->b = calloc((size_t)d, sizeof *nm->b)))
         return ag_error_set(L->err, AG_ENOMEM, "tensor '%s.bias': out of memory", stem);
     if (rc == AG_OK && layer && !nm->b)
         rc = load_vec(L, stem, ".bias", ".beta", d, &nm->b);
@@ -359,7 +361,8 @@ static int load_layer(loader *L, int i)
     agm_layer *y = &L->m->layers[i];
     int sw = L->m->cfg.sandwich_norms, rc;
     L->layer = i;
-    if ((rc = load_norm(L, a->norm1, &y->n1)) || (rc = load_attention(L, y)) ||
+    const char *n1 = i == 0 && a->first_no_norm1 ? NULL : a->norm1;
+    if ((rc = load_norm(L, n1, &y->n1)) || (rc = load_attention(L, y)) ||
         (rc = load_norm(L, sw ? a->attn_out_norm : NULL, &y->attn_out)) ||
         (rc = load_norm(L, a->norm2, &y->n2)) || (rc = load_mlp(L, y)) ||
         (rc = load_norm(L, sw ? a->mlp_out_norm : NULL, &y->mlp_out)))

@@ -104,6 +104,7 @@ struct ag_model {
     const agm_arch *arch;
     agm_act act;
     int norm_affine;     /* norms have parameters (OPT: layer_norm_elementwise_affine) */
+    int norm_bias;       /* LayerNorms have a bias tensor (ModernBERT norm_bias) */
     int *window;         /* (n_layer) each layer's sliding window, 0: none */
     agm_tensor tok_emb;  /* (vocab, d_embed) */
     agm_tensor pos_emb;  /* (max_positions + pos_extra, d); p NULL for RoPE */

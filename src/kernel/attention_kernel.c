@@ -169,18 +169,23 @@ const char *agk_head_problem(const agk_head *c, const ag_rope *r, char *buf, siz
 {
     if (!(c->softcap >= 0) || !isfinite(c->softcap))
         return snprintf(buf, len, "softcap %g is not a number >= 0", c->softcap), buf;
-    if (c->window < 0 || (c->window > 0 && !c->causal))
-        return snprintf(buf, len, "window %d needs causal and a size >= 1", c->window), buf;
+    if (c->window < 0)
+        return snprintf(buf, len, "window %d is not a size >= 1 (or 0: none)", c->window), buf;
     return r ? agk_rope_problem(r, c->head_dim, buf, len) : NULL;
 }
 
 /* Causal rows see keys 0..i, a window cuts that to the last `window` of
- * them (masking_utils.py sliding_window_overlay: kv_idx > q_idx − window). */
+ * them (masking_utils.py sliding_window_overlay: kv_idx > q_idx − window).
+ * A bidirectional row sees every key, a window cuts that to the symmetric
+ * band |i − j| < window (modeling_modernbert.py (000c33fd)
+ * ModernBertModel._update_attention_mask: distance <= local_attention // 2,
+ * i.e. window = local_attention // 2 + 1). */
 void agk_visible(const agk_head *c, size_t n, size_t i, size_t *lo, size_t *hi)
 {
     if (!c->causal) {
-        *lo = 0;
-        *hi = n;
+        size_t w = (size_t)c->window;
+        *lo = w > 0 && i + 1 > w ? i + 1 - w : 0;
+        *hi = w > 0 && i + w < n ? i + w : n;
         return;
     }
     *hi = i + 1;

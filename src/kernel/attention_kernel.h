@@ -12,7 +12,10 @@
  *   s_ij ← cap·tanh(s_ij / cap)            if softcap > 0 (Gemma-2)
  *   s_ij = scale·q_i·k_j + slope·(j − off) ALiBi BLOOM, MPT (off = n − 1)
  *   s_ij = scale·(q_i·k_j + slope·j)       ALiBi Falcon
- *   visible(i, j) = 1                      not causal
+ *   visible(i, j) = 1                      not causal, window = 0
+ *                 = |i - j| < window       not causal, window > 0 (ModernBERT's
+ *                                          local layers: distance <=
+ *                                          local_attention // 2)
  *                 = j <= i                 causal, window = 0
  *                 = 0 <= i - j < window    causal, window > 0 (HF's
  *                                          sliding_window_overlay: kv_idx >
@@ -52,7 +55,8 @@ typedef struct {
     double scale;   /* multiplies the scores */
     double softcap; /* > 0: cap·tanh(s/cap) after the scale; 0: none */
     int causal;
-    int window;     /* > 0 (with causal): key j visible iff 0 <= i - j < window */
+    int window;     /* > 0: key j visible iff 0 <= i - j < window (causal) or
+                       |i - j| < window (not causal); 0: none */
     ag_alibi_kind alibi; /* AG_ALIBI_NONE, or the bias slope·(j − off) every
                             score gets (attngeom/model.h) */
     double slope;   /* this head's ALiBi slope (the caller sets it per head) */
@@ -64,8 +68,7 @@ typedef struct {
  * the caller's message ("rotary_dim 5 is odd"). buf holds the text. */
 const char *agk_rope_problem(const ag_rope *r, int head_dim, char *buf, size_t len);
 
-/* Likewise for a head's softcap (finite, >= 0) and window (>= 0, and > 0
- * only with causal), then its rope r (NULL: none) for c->head_dim. */
+/* Likewise for a head's softcap (finite, >= 0) and window (>= 0), then its rope r (NULL: none) for c->head_dim. */
 const char *agk_head_problem(const agk_head *c, const ag_rope *r, char *buf, size_t len);
 
 /* First and one-past-last visible key of query i: the visible keys of a

@@ -101,8 +101,9 @@ size_t KFN(agk_attend_head)(const agk_head *c, size_t n, const R *q, size_t ldq,
                                sd ? sd + i * n : NULL, c) &&
                 bad == n)
                 bad = i;
-            if (pd) // past hi: zero in every layer, left as the caller keeps it
-                KFN(widen)(p + i * n, pd + i * n, hi);
+            if (pd) // causal: past hi zero in every layer, left as the caller keeps it;
+                    // a band's hidden keys past hi differ by layer (ModernBERT)
+                KFN(widen)(p + i * n, pd + i * n, c->causal ? hi : n);
         }
         if (v)
             KFN(mm_mix)(&mm, i1 - i0, keys, p + i0 * n, n, ctx + i0 * ldctx, ldctx);

@@ -164,6 +164,8 @@ static void wiring_json(const ag_model *m, json_t *o)
     json_object_set_new(o, "sandwich_norms", json_boolean(g->sandwich_norms));
     if (g->no_pre_norms) /* only where set: earlier models' info unchanged */
         json_object_set_new(o, "pre_norms", json_false());
+    if (g->first_no_pre_norm) /* ModernBERT: layer 0's attn_norm is Identity */
+        json_object_set_new(o, "layer0_pre_norm", json_false());
     if (g->qk_norm != AG_QK_NORM_NONE)
         json_object_set_new(o, "qk_norm", json_string(g->qk_norm == AG_QK_NORM_HEAD
                                                           ? "RMSNorm per head over head_dim"
@@ -190,6 +192,8 @@ static void wiring_json(const ag_model *m, json_t *o)
     json_object_set_new(o, "softcap", json_real(g->softcap));
     json_object_set_new(o, "sliding_window", json_integer(g->sliding_window));
     json_object_set_new(o, "window_layers", window_layers(m));
+    if (g->sliding_window && !g->causal) /* only where set: ModernBERT's local layers */
+        json_object_set_new(o, "window_kind", json_string("bidirectional band |i - j| < sliding_window"));
 }
 
 /* What the pass takes: "input" tokens, pixels or features; for a tensor

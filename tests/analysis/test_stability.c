@@ -73,10 +73,13 @@ static void case_kernel(head_case *c, const kernel_opts *k)
     c->in.window = k->window;
 }
 
-/* Key j is hidden from query i by the head's mask. */
+/* Key j is hidden from query i by the head's mask: causal (with a window),
+ * or a bidirectional band |i − j| < window (ModernBERT's local layers). */
 static int hidden(const ag_head_input *in, size_t i, size_t j)
 {
-    return in->causal && (j > i || (in->window > 0 && i - j >= (size_t)in->window));
+    if (!in->causal)
+        return in->window > 0 && (i > j ? i - j : j - i) >= (size_t)in->window;
+    return j > i || (in->window > 0 && i - j >= (size_t)in->window);
 }
 
 static void case_free(head_case *c)
@@ -290,6 +293,10 @@ Test(stability, jacobian_window)
     check_case_k("window 2", 19, 6, 5, 4, 1, 1, 0, 0, &k);
     k.window = 3;
     check_case_k("window 3+rope", 20, 7, 4, 4, 1, 0, 1, 0, &k);
+    /* bidirectional bands (ModernBERT's local layers): |i − j| < window */
+    check_case_k("band 3+rope", 25, 7, 4, 4, 0, 0, 1, 0, &k);
+    k.window = 2;
+    check_case_k("band 2", 26, 6, 5, 4, 0, 1, 0, 0, &k);
 }
 
 Test(stability, jacobian_partial_rotary)
@@ -502,16 +509,18 @@ static void angle_case(int causal, int rope, int window)
 }
 
 /* Windows of 1 (the diagonal), 2 and 3 (the zero row 3 leaves and enters
- * the running sum of keys) and 9 (the causal mask). */
+ * the running sum of keys) and 9 (the causal mask, or every key), causal
+ * and as bidirectional bands. */
 Test(stability, angles_known)
 {
     for (int causal = 0; causal < 2; causal++)
         for (int rope = 0; rope < 2; rope++)
             angle_case(causal, rope, 0);
     const int windows[4] = {1, 2, 3, 9};
-    for (int w = 0; w < 4; w++)
-        for (int rope = 0; rope < 2; rope++)
-            angle_case(1, rope, windows[w]);
+    for (int causal = 0; causal < 2; causal++)
+        for (int w = 0; w < 4; w++)
+            for (int rope = 0; rope < 2; rope++)
+                angle_case(causal, rope, windows[w]);
 }
 
 /* Orthogonal and parallel Q/K; biases enter the angles; null cases. */
@@ -766,9 +775,11 @@ Test(stability, errors)
     cr_expect_eq(status_of(&in, NULL, &err), AG_EINVAL);
     cr_expect(strstr(err.message, "softcap") != NULL, "%s", err.message);
     in = c.in; /* non-causal */
-    in.window = 2;
+    in.window = -1;
     cr_expect_eq(status_of(&in, NULL, &err), AG_EINVAL);
     cr_expect(strstr(err.message, "window") != NULL, "%s", err.message);
+    in.window = 2; /* a bidirectional band (ModernBERT) */
+    cr_expect_eq(status_of(&in, NULL, &err), AG_OK, "%s", err.message);
     in.causal = 1;
     cr_expect_eq(status_of(&in, NULL, &err), AG_OK, "%s", err.message);
     ag_stability_options opt;

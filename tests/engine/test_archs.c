@@ -138,6 +138,8 @@ Test(archs, qwen2_window) { check_arch("qwen2-window"); }
 Test(archs, qwen3) { check_arch("qwen3"); }
 Test(archs, olmo2) { check_arch("olmo2"); }
 Test(archs, gemma3) { check_arch("gemma3"); }
+Test(archs, modernbert) { check_arch("modernbert"); }
+Test(archs, modernbert_v5_bias) { check_arch("modernbert-v5-bias"); }
 
 static ag_model *load_arch(const char *name)
 {
@@ -324,3 +326,47 @@ Test(archs, falcon_alibi) { check_arch("falcon-alibi"); }
 Test(archs, falcon_7b_like) { check_arch("falcon-7b-like"); }
 Test(archs, falcon_one_ln) { check_arch("falcon-one-ln"); }
 Test(archs, falcon_mq_seq) { check_arch("falcon-mq-seq"); }
+
+/* What the ModernBERT row reads (make_arch_models.py modernbert): layer 0
+ * global with global_rope_theta, layers 1 and 2 local (every 3rd global)
+ * with local_rope_theta and the band local_attention // 2 + 1 (6 -> 4; the
+ * v5 folder's 5 -> 3, its thetas from rope_parameters per layer type), not
+ * causal, LayerNorm, no pre-attention norm in layer 0, no final norm (it is
+ * not in HF's hidden states), biases as norm_bias / attention_bias. */
+Test(archs, modernbert_configs)
+{
+    const char *names[2] = {"modernbert", "modernbert-v5-bias"};
+    const int band[2] = {4, 3};
+    for (int f = 0; f < 2; f++) {
+        ag_model *m = load_arch(names[f]);
+        const ag_model_config *g = ag_model_get_config(m);
+        cr_expect_eq(g->arch, AG_ARCH_MODERNBERT);
+        cr_expect_eq(g->causal, 0);
+        cr_expect_eq(g->norm, AG_NORM_LAYER);
+        cr_expect_eq(g->residual, AG_RESIDUAL_PRE);
+        cr_expect_eq(g->first_no_pre_norm, 1);
+        cr_expect_eq(g->final_norm, 0);
+        cr_expect_eq(g->embed_norm, 1);
+        cr_expect_eq(g->mlp, AG_MLP_GATED_FUSED);
+        cr_expect_eq(g->qkv, AG_QKV_BLOCKS);
+        cr_expect_eq(g->qkv_bias, f == 1);
+        cr_expect_eq(g->o_bias, f == 1);
+        cr_expect_eq(g->mlp_bias, f == 1);
+        cr_expect_eq(g->attn_scale, 1 / sqrt(8.0));
+        cr_expect_eq(g->rope.theta, 160000.0);
+        cr_expect_eq(g->rope.rotary_dim, 8);
+        cr_expect_eq(g->rope_local.theta, 1e4);
+        cr_expect_eq(g->sliding_window, band[f]);
+        for (int l = 0; l < 3; l++) {
+            ag_attn_weights w = {0};
+            ag_error err = {0};
+            cr_expect_eq(ag_model_layer_window(m, l), l ? band[f] : 0, "%s layer %d", names[f], l);
+            cr_assert_eq(ag_model_attn_weights(m, l, &w, &err), AG_OK, "%s", err.message);
+            cr_expect_eq(w.causal, 0);
+            cr_expect_eq(w.window, l ? band[f] : 0);
+            cr_expect_eq(w.rope.theta, l ? 1e4 : 160000.0, "%s layer %d: the layer's RoPE", names[f], l);
+            ag_attn_weights_free(&w);
+        }
+        ag_model_free(m);
+    }
+}

@@ -338,7 +338,13 @@ def check_folder(ch, cli, name, tmp):
 INFO_QK = {"qwen3": {"qk_norm": "RMSNorm per head over head_dim"},
            "olmo2": {"qk_norm": "RMSNorm over the whole q and k projections", "pre_norms": False},
            "gemma3": {"qk_norm": "RMSNorm per head over head_dim", "rope_local_theta": 10000.0,
-                      "window_layers": "0, 1"}}
+                      "window_layers": "0, 1"},
+           "modernbert": {"causal": False, "layer0_pre_norm": False, "final_norm": False,
+                          "rope_theta": 160000.0, "rope_local_theta": 10000.0, "sliding_window": 4,
+                          "window_layers": "1, 2",
+                          "window_kind": "bidirectional band |i - j| < sliding_window"},
+           "modernbert-v5-bias": {"sliding_window": 3, "window_layers": "1, 2",
+                                  "rope_theta": 160000.0, "rope_local_theta": 10000.0}}
 
 
 def check_info_qk(ch, cli, folder, name):
@@ -452,7 +458,10 @@ def check_errors(cli, tmp, failures):
                          ("gpt-neox-parallel", "gpt_neox.layers.0.attention.query_key_value.weight"),
                          ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"),
                          ("qwen3", "model.layers.1.self_attn.k_norm.weight"),
-                         ("olmo2", "model.layers.0.self_attn.q_norm.weight"))):
+                         ("olmo2", "model.layers.0.self_attn.q_norm.weight"),
+                         # layer 1's attn_norm (layer 0 has none); norm_bias true: the biases
+                         ("modernbert", "model.layers.1.attn_norm.weight"),
+                         ("modernbert-v5-bias", "model.layers.2.mlp_norm.bias"))):
         d = _copy(name, tmp, 2 + k)
         _drop_tensor(d, tensor)
         short = tensor.split(".", 1)[1]  # the message may name it without the class prefix

@@ -105,10 +105,11 @@ def rotate_first(M, r, cos, sin):
 
 
 def visible(n, causal, window):
-    """Boolean [n, n]: key j visible from query i."""
+    """Boolean [n, n]: key j visible from query i (not causal with a window:
+    the band |i - j| < window of ModernBERT's local layers)."""
     i, j = np.arange(n)[:, None], np.arange(n)[None, :]
     if not causal:
-        return np.ones((n, n), dtype=bool)
+        return np.abs(i - j) < window if window else np.ones((n, n), dtype=bool)
     return (j <= i) & ((i - j < window) if window else True)
 
 
@@ -518,6 +519,38 @@ def check_model(cli, folder, name):
     print("  %-10s %d heads, n = %d" % (name, count, len(ids)))
 
 
+def check_band(cli, name):
+    """ModernBERT (tests/data/models/arch/<name>): every head's X from
+    hf_forward's ModernBert trace, W_Q, W_K the Q and K column blocks of
+    Wqkv, the layer's RoPE base, and on the local layers the bidirectional
+    band |i - j| <= local_attention // 2 (Head's window = that + 1)."""
+    folder = os.path.join("tests", "data", "models", "arch", name)
+    with open(os.path.join("tests", "data", "archref", name, "ids.json")) as f:
+        ids = json.load(f)["ids"]
+    recs = run_cli(cli, ["analyze", folder, "--tokens", ",".join(map(str, ids)), "--precision", "f64",
+                         "--format", "json", "--metrics", "stability"])
+    by = {(r["layer"], r["head"]): r for r in recs}
+    model = HF.Model(folder)
+    dec = HF.ModernBert(model.cfg, model.W)
+    _, _, layers = HF.trace(dec, ids)
+    d, dh, count = dec.d, dec.dh, 0
+    for l, t in enumerate(layers):
+        W = model.W("layers.%d.attn.Wqkv.weight" % l).T  # [d, 3d]: Q | K | V columns
+        b = model.W("layers.%d.attn.Wqkv.bias" % l) if dec.attn_bias else np.zeros(3 * d)
+        half = dec.window(l)
+        for h in range(dec.H):
+            where = "%s layer %d head %d" % (name, l, h)
+            q, k = slice(h * dh, (h + 1) * dh), slice(d + h * dh, d + (h + 1) * dh)
+            head = Head(t["x"], W[:, q], W[:, k], b[q], b[k], dh ** -0.5, False,
+                        dec.thetas[1 if half else 0], window=half + 1 if half else 0)
+            exp, J = head.metrics()
+            if l == 1 and h == 0:
+                fd_check(where, head, J)
+            compare(where, by[(l, h)], exp)
+            count += 1
+    print("  %-10s %d heads, n = %d (bidirectional bands)" % (name, count, len(ids)))
+
+
 def check_use_lite(cli):
     st = HF.read_safetensors(os.path.join(ROOT, "tests/data/use-lite/qkv.safetensors"))
     fixdir = os.path.join(ROOT, "tests/data/fixtures/use-lite")
@@ -619,6 +652,8 @@ def main(argv):
     check_use_lite_kernel(cli)
     for name in QK_FOLDERS:
         check_qk_model(cli, name)
+    for name in ("modernbert", "modernbert-v5-bias"):
+        check_band(cli, name)
     for key in sorted(worst):
         print("  max %-52s %.2e" % (key, worst[key]))
     if failures:

@@ -45,6 +45,10 @@ never from the C sources:
   falcon       FalconModel: new_decoder_architecture (grouped kv, ln_attn /
                ln_mlp) or the original layout (multi_query, parallel_attn),
                rotary or ALiBi (bfloat16 slopes, bias scaled with q k^T).
+  modernbert   ModernBertModel (eager, no padding): embeddings.norm, pre-LN
+               layers (layer 0 without attn_norm), fused Wqkv, local layers
+               with a symmetric band |i - j| <= local_attention // 2 and
+               their own RoPE base, GeGLU; final_norm not in the hidden states.
 
 Everything is float64: the weights are read from the safetensors file exactly
 as stored (F32, F16, BF16, F64) and upcast; RoPE angles, norms and softmax are
@@ -195,6 +199,10 @@ def visible_keys(n, causal, window=0):
     0 <= i - j < window."""
     i = np.arange(n)[:, None]
     j = np.arange(n)[None, :]
+    if not causal and window:
+        # modeling_modernbert.py @000c33fdfde1 _update_attention_mask:
+        # distance = |i - j| <= local_attention // 2 (window = that half-width)
+        return np.abs(i - j) <= window
     if not causal:
         return np.ones((n, n), dtype=bool)
     vis = j <= i
@@ -1082,12 +1090,74 @@ class Gemma3(Gemma2):
         return lambda l: local if types[l] == "sliding_attention" else glob
 
 
+class ModernBert:
+    """ModernBertModel (modeling_modernbert.py @000c33fdfde1), the eager path
+    without padding.  ModernBertEmbeddings: norm(tok_embeddings(ids));
+    ModernBertEncoderLayer: h + attn(attn_norm(h)) (attn_norm Identity in
+    layer 0), then h + mlp(mlp_norm(h)); nn.LayerNorm(bias=norm_bias);
+    ModernBertAttention: Wqkv viewed (n, 3, H, hd), RoPE (rotate_half,
+    head_dim), head_dim^-0.5, layer i local when i % global_attn_every_n_layers
+    (the symmetric band of _update_attention_mask, RoPE base
+    local_rope_theta), else global_rope_theta; ModernBertMLP: input, gate =
+    Wi(x).chunk(2), Wo(act(input) * gate).  ModernBertModel appends the last
+    layer's output to hidden_states before final_norm, so final_norm is not
+    read.  Transformers v5's rope_parameters per layer type are read too."""
+
+    def __init__(self, cfg, W):
+        self.cfg, self.W = cfg, W
+        self.L, self.H, self.d = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["hidden_size"]
+        self.dh = self.d // self.H
+        self.eps = cfg.get("norm_eps", 1e-5)
+        self.act = activation(cfg.get("hidden_activation", "gelu"))
+        self.norm_bias = bool(cfg.get("norm_bias", False))
+        self.attn_bias = bool(cfg.get("attention_bias", False))
+        self.mlp_bias = bool(cfg.get("mlp_bias", False))
+        self.every = cfg.get("global_attn_every_n_layers", 3)
+        rp = cfg.get("rope_parameters") or {}
+        glob = float(cfg.get("global_rope_theta", 160000.0))
+        loc = cfg.get("local_rope_theta", 10000.0)
+        self.thetas = (float(rp["full_attention"]["rope_theta"]) if "full_attention" in rp else glob,
+                       float(rp["sliding_attention"]["rope_theta"]) if "sliding_attention" in rp
+                       else float(loc if loc is not None else glob))
+
+    def window(self, l):
+        """The half-width of layer l's band (0: global)."""
+        return self.cfg.get("local_attention", 128) // 2 if l % self.every else 0
+
+    def ln(self, x, name):
+        b = self.W(name + ".bias") if self.norm_bias else 0.0
+        return layer_norm(x, self.W(name + ".weight"), b, self.eps)
+
+    def forward(self, ids):
+        n, W = len(ids), self.W
+        cs = [rope_cos_sin(1.0 / t ** (np.arange(0, self.dh, 2, dtype=np.float64) / self.dh), n)
+              for t in self.thetas]
+        h = self.ln(W("embeddings.tok_embeddings.weight")[ids], "embeddings.norm")
+        hidden, attns = [h], []
+        for l in range(self.L):
+            p = "layers.%d." % l
+            x = h if l == 0 else self.ln(h, p + "attn_norm")
+            qkv = linear(x, W, p + "attn.Wqkv", self.attn_bias).reshape(n, 3, self.H, self.dh)
+            q, k, v = (qkv[:, t].transpose(1, 0, 2) for t in range(3))
+            cos, sin = cs[1 if self.window(l) else 0]
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+            pr, o = attention(q, k, v, self.dh ** -0.5, False, self.window(l))
+            _trace(x, pr, v, W(p + "attn.Wo.weight").T)
+            h = h + linear(merge_heads(o), W, p + "attn.Wo", self.attn_bias)
+            a, g = np.split(linear(self.ln(h, p + "mlp_norm"), W, p + "mlp.Wi", self.mlp_bias), 2, axis=-1)
+            h = h + linear(self.act(a) * g, W, p + "mlp.Wo", self.mlp_bias)
+            attns.append(pr)
+            hidden.append(h)
+        return np.stack(attns), np.stack(hidden)
+
+
 def _class_forward(cls):
     return lambda cfg, W, ids: cls(cfg, W).forward(ids)
 
 
 _DECODER_CLASSES = {"llama": Llama, "mistral": Llama, "qwen2": Llama, "gemma": Gemma, "gemma2": Gemma2,
-                    "phi3": Phi3, "qwen3": Qwen3, "olmo2": Olmo2, "gemma3_text": Gemma3}
+                    "phi3": Phi3, "qwen3": Qwen3, "olmo2": Olmo2, "gemma3_text": Gemma3,
+                    "modernbert": ModernBert}  # (windows: Model.layer_windows)
 
 
 # model_type -> (forward, tensor-name prefixes, config key of the nominal
@@ -1114,10 +1184,11 @@ _MODELS = {
     "bloom": (bloom_forward, ["transformer."], None),
     "mpt": (mpt_forward, ["transformer."], "max_seq_len"),
     "falcon": (falcon_forward, ["transformer."], "max_position_embeddings"),
+    "modernbert": (_class_forward(ModernBert), ["model."], "max_position_embeddings"),
 }
-ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert"}
+ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert", "modernbert"}
 ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3", "qwen3", "olmo2",
-          "gemma3_text", "falcon"}
+          "gemma3_text", "falcon", "modernbert"}
 
 
 def position_limit(cfg):

@@ -25,6 +25,7 @@ static family families[] = {
     {"albert"}, {"bert"},       {"bpe-prefix"}, {"gemma"},       {"gpt2"},       {"llama2"},   {"llama2-legacy"},
     {"llama3"}, {"llama3-bos"}, {"llama3.1"}, {"openai-gpt"}, {"pythia"},      {"qwen2"},      {"roberta"},  {"split-mix"},
     {"starcoder"}, {"t5"},      {"unigram-bytes"}, {"wordpiece-mix"}, {"xlm-roberta"},
+    {"modernbert"}, /* NeoX BPE with TemplateProcessing [CLS] $A [SEP] (issue 29) */
 };
 #define N_FAMILIES (sizeof families / sizeof *families)
 

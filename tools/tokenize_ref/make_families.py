@@ -206,6 +206,8 @@ def gpt2_families():
                     unk_token="<|endoftext|>"),
         model_config("gpt_neox", "GPTNeoXForCausalLM", n + 24, bos=n - 1, eos=n - 1))
 
+    modernbert_family(n, vocab, merges, toks)
+
     # StarCoder: Digits(individual_digits) then ByteLevel, the layout of
     # bigcode/starcoder's tokenizer.json; GPT-2's vocabulary stands in.
     toks = [added(n - 1, "<|endoftext|>", True, normalized=False),
@@ -226,6 +228,33 @@ def gpt2_families():
         special_map(bos_token="<|endoftext|>", eos_token="<|endoftext|>",
                     unk_token="<|endoftext|>"),
         model_config("gpt_bigcode", "GPTBigCodeForCausalLM", n + 3, bos=n - 1, eos=n - 1))
+
+
+def modernbert_family(n, vocab, merges, neox_toks):
+    """ModernBERT (answerdotai/ModernBERT-base's tokenizer.json): GPT-NeoX's
+    layout (NFC + ByteLevel, the NeoX added tokens) with the BERT specials
+    after them ([MASK] lstrip) and TemplateProcessing "[CLS] $A [SEP]";
+    tokenizer_class PreTrainedTokenizerFast, so the template of tokenizer.json
+    is the one applied. GPT-2's vocabulary stands in for NeoX's (as pythia)."""
+    m = n + 24
+    names = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    toks = list(neox_toks) + [added(m + i, t, True, normalized=False, lstrip=t == "[MASK]")
+                              for i, t in enumerate(names)]
+    model = {"type": "BPE", "dropout": None, "unk_token": None,
+             "continuing_subword_prefix": "", "end_of_word_suffix": "", "fuse_unk": False,
+             "byte_fallback": False, "vocab": vocab, "merges": merges}
+    layout = tokenizer(toks, {"type": "NFC"}, byte_level(),
+                       template(["[CLS]", "$A", "[SEP]"], [("[CLS]", m + 1), ("[SEP]", m + 2)]),
+                       byte_level(), model)
+    write_family("modernbert", layout, {
+        "tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": True,
+        "cls_token": "[CLS]", "sep_token": "[SEP]", "unk_token": "[UNK]", "pad_token": "[PAD]",
+        "mask_token": "[MASK]", "model_input_names": ["input_ids", "attention_mask"],
+        "model_max_length": 8192},
+        special_map(cls_token="[CLS]", sep_token="[SEP]", unk_token="[UNK]", pad_token="[PAD]",
+                    mask_token={"content": "[MASK]", "lstrip": True, "normalized": False,
+                                "rstrip": False, "single_word": False}),
+        model_config("modernbert", "ModernBertForMaskedLM", m + 5, bos=m + 1, eos=m + 2, pad=m + 3))
 
 
 LLAMA_DECODER = {"type": "Sequence", "decoders": [
