@@ -227,6 +227,13 @@ Test(archs, moe_configs)
     g = ag_model_get_config(m);
     cr_expect(g->n_expert == 4 && g->top_k == 2 && g->d_ff_expert == 16 && g->d_ff_shared == 24);
     cr_expect(g->d_ff == 32 && g->norm_topk == 0 && g->qkv_bias && !g->o_bias);
+    const char *dims[] = {"n_expert", "top_k", "d_ff_expert", "d_ff_shared", "d_ff"};
+    long want_dim[] = {4, 2, 16, 24, 32}, got;
+    ag_error derr = {0};
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(ag_model_dim(m, dims[i], &got, &derr), AG_OK, "%s", derr.message);
+        cr_expect_eq(got, want_dim[i], "ag_model_dim %s", dims[i]);
+    }
     int sparse[3] = {1, 0, 1}, win[3] = {0, 5, 5};
     for (int l = 0; l < 3; l++) {
         cr_expect_eq(ag_model_layer_experts(m, l), sparse[l], "qwen2_moe layer %d", l);
