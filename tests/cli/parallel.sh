@@ -6,8 +6,9 @@
 # files — both precisions, --metrics all (every family, stability and
 # curvature included), on tiny-gpt2, tiny-bert and random-weight architectures
 # (Gemma-2: grouped-query heads, soft-capping and a sliding window; RoBERTa:
-# bidirectional; Qwen2-MoE: routed and shared experts), on one text (heads in parallel) and on corpora (texts in
-# parallel, records in input order; 9 texts make batches of uneven size). A
+# bidirectional; Qwen2-MoE: routed and shared experts), on one text (heads
+# in parallel) and on corpora (texts in parallel, records in input order; 9
+# texts make batches of uneven size). A
 # corpus whose second text fails ends the same way for every -j: the same one
 # line, exit 1, the first text's records on standard output, no -o file.
 # Sizes are small so that the 150-odd runs take seconds. Run from the
