@@ -612,6 +612,99 @@ def modernbert(name, biases=False, v5=False, local=6):
     return cfg, g
 
 
+def experts(g, q, d, E, ff, router, expert, stems, shared=None):
+    """One sparse layer's router ([E, d], gain 3: the top-k well apart from
+    ties) and E gated experts (stems gate, up, down) of width ff; with
+    shared = (prefix, width, gate name) Qwen2-MoE's shared expert and its
+    [1, d] gate."""
+    for k in [k for k in g.t if k.startswith(q + "mlp.")]:
+        del g.t[k]  # the dense MLP rope_decoder wrote
+    g.lin(q + router, E, d, 3.0, bias=False)
+    for e in range(E):
+        p = q + expert % e
+        g.lin(p + stems[0], ff, d, bias=False)
+        g.lin(p + stems[1], ff, d, bias=False)
+        g.lin(p + stems[2], d, ff, bias=False)
+    if shared:
+        pre, sff, gate = shared
+        g.lin(q + pre + stems[0], sff, d, bias=False)
+        g.lin(q + pre + stems[1], sff, d, bias=False)
+        g.lin(q + pre + stems[2], d, sff, bias=False)
+        g.lin(q + gate, 1, d, 2.0, bias=False)
+
+
+MOE_STEMS = ("gate_proj", "up_proj", "down_proj")
+
+
+def mixtral(name):
+    """MixtralForCausalLM: 4 experts, top 2 (renormalised), experts 16 wide,
+    grouped-query, sliding_window 6 on every layer."""
+    d, H, Hkv, L, V, ff, E = 32, 4, 2, 2, 80, 16, 4
+    g = Gen(name, "F32")
+    g.emb("model.embed_tokens.weight", V, d)
+    rope_decoder(g, L, d, H, Hkv, d // H, ff, lambda n, k: g.ln(n, k, bias=False))
+    for l in range(L):
+        experts(g, "model.layers.%d." % l, d, E, ff, "block_sparse_moe.gate",
+                "block_sparse_moe.experts.%d.", ("w1", "w3", "w2"))
+    g.lin("lm_head", V, d, bias=False)
+    cfg = base_config("MixtralForCausalLM", "mixtral", "F32", attention_dropout=0.0, bos_token_id=1,
+                      eos_token_id=2, head_dim=d // H, hidden_act="silu", hidden_size=d,
+                      initializer_range=0.02, intermediate_size=ff, max_position_embeddings=64,
+                      num_attention_heads=H, num_experts_per_tok=2, num_hidden_layers=L,
+                      num_key_value_heads=Hkv, num_local_experts=E, output_router_logits=False,
+                      rms_norm_eps=1e-5, rope_theta=1000000.0, router_aux_loss_coef=0.02,
+                      router_jitter_noise=0.0, sliding_window=6, tie_word_embeddings=False,
+                      use_cache=True, vocab_size=V)
+    return cfg, g
+
+
+def qwen2_moe(name):
+    """Qwen2MoeForCausalLM: 3 layers, layer 1 dense (mlp_only_layers, width
+    32), layers 0 and 2 with 4 experts of width 16, top 2 not renormalised
+    (norm_topk_prob false), a shared expert of width 24 with its sigmoid
+    gate; q/k/v biases; sliding window 5 from layer 1 (max_window_layers)."""
+    d, H, Hkv, L, V, ff, E, effn, sff = 32, 4, 2, 3, 80, 32, 4, 16, 24
+    g = Gen(name, "F32")
+    g.emb("model.embed_tokens.weight", V, d)
+    rope_decoder(g, L, d, H, Hkv, d // H, ff, lambda n, k: g.ln(n, k, bias=False), qkv_bias=True)
+    for l in (0, 2):
+        experts(g, "model.layers.%d." % l, d, E, effn, "mlp.gate", "mlp.experts.%d.", MOE_STEMS,
+                ("mlp.shared_expert.", sff, "mlp.shared_expert_gate"))
+    g.lin("lm_head", V, d, bias=False)
+    cfg = base_config("Qwen2MoeForCausalLM", "qwen2_moe", "F32", attention_dropout=0.0, bos_token_id=1,
+                      decoder_sparse_step=1, eos_token_id=2, hidden_act="silu", hidden_size=d,
+                      initializer_range=0.02, intermediate_size=ff, max_position_embeddings=64,
+                      max_window_layers=1, mlp_only_layers=[1], moe_intermediate_size=effn,
+                      norm_topk_prob=False, num_attention_heads=H, num_experts=E,
+                      num_experts_per_tok=2, num_hidden_layers=L, num_key_value_heads=Hkv,
+                      output_router_logits=False, rms_norm_eps=1e-6, rope_theta=1000000.0,
+                      router_aux_loss_coef=0.001, shared_expert_intermediate_size=sff,
+                      sliding_window=5, tie_word_embeddings=False, use_cache=True,
+                      use_sliding_window=True, vocab_size=V)
+    return cfg, g
+
+
+def olmoe(name):
+    """OlmoeForCausalLM: QK-norm over the whole q (H·hd) and k (H_kv·hd)
+    projections, Llama's pre-norm layer, 4 experts of width 16, top 2
+    renormalised (norm_topk_prob true; OLMoE-1B-7B has false), no head_dim key."""
+    d, H, Hkv, L, V, ff, E = 32, 4, 2, 2, 80, 16, 4
+    g = Gen(name, "F32")
+    g.emb("model.embed_tokens.weight", V, d)
+    rope_decoder(g, L, d, H, Hkv, d // H, ff, lambda n, k: g.ln(n, k, bias=False), qk_norm="full")
+    for l in range(L):
+        experts(g, "model.layers.%d." % l, d, E, ff, "mlp.gate", "mlp.experts.%d.", MOE_STEMS)
+    g.lin("lm_head", V, d, bias=False)
+    cfg = base_config("OlmoeForCausalLM", "olmoe", "F32", attention_bias=False, attention_dropout=0.0,
+                      clip_qkv=None, eos_token_id=2, hidden_act="silu", hidden_size=d,
+                      initializer_range=0.02, intermediate_size=ff, max_position_embeddings=64,
+                      norm_topk_prob=True, num_attention_heads=H, num_experts=E, num_experts_per_tok=2,
+                      num_hidden_layers=L, num_key_value_heads=Hkv, output_router_logits=False,
+                      pad_token_id=1, rms_norm_eps=1e-5, rope_scaling=None, rope_theta=10000.0,
+                      router_aux_loss_coef=0.01, tie_word_embeddings=False, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -639,6 +732,9 @@ CASES = {
     "gemma3": (gemma3, 16),
     "modernbert": (modernbert, 16),
     "modernbert-v5-bias": (lambda n: modernbert(n, biases=True, v5=True, local=5), 14),
+    "mixtral": (mixtral, 16),
+    "qwen2-moe": (qwen2_moe, 16),
+    "olmoe": (olmoe, 16),
     "llama-linear": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", H=4, Hkv=4,
                                           rope_scaling={"factor": 2.0, "type": "linear"}), 16),
     "llama-dynamic": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", P=12,

@@ -65,8 +65,13 @@ typedef enum {
     AG_ARCH_BLOOM,       /* "bloom"       modeling_bloom.py (ALiBi) */
     AG_ARCH_MPT,         /* "mpt"         modeling_mpt.py (ALiBi) */
     AG_ARCH_FALCON,      /* "falcon"      modeling_falcon.py (RoPE or ALiBi) */
-    AG_ARCH_MODERNBERT   /* "modernbert"  modeling_modernbert.py ModernBertModel
+    AG_ARCH_MODERNBERT,  /* "modernbert"  modeling_modernbert.py ModernBertModel
                             (global/local layers, a symmetric window) */
+    AG_ARCH_MIXTRAL,     /* "mixtral"     modeling_mixtral.py (experts) */
+    AG_ARCH_QWEN2_MOE,   /* "qwen2_moe"   modeling_qwen2_moe.py (experts and a
+                            shared expert) */
+    AG_ARCH_OLMOE        /* "olmoe"       modeling_olmoe.py (experts, QK-norm
+                            over the projections) */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -278,6 +283,21 @@ typedef struct {
     double alibi_bias_max; /* MPT attn_config.alibi_bias_max (8), else 0 */
     int first_no_pre_norm; /* ModernBERT: layer 0's attn_norm is Identity
                               (X = h there; its MLP norm stays) */
+
+    /* ---- appended (issue 29): mixture-of-experts MLPs (Mixtral, Qwen2-MoE,
+     * OLMoE). Per token: softmax of the router's logits, the top_k experts
+     * (torch.topk order: larger first, the lower index first on equal
+     * values), their weights renormalised to sum 1 when norm_topk, and
+     * Σ w_e · expert_e(x) (each expert a gated MLP of width d_ff_expert);
+     * Qwen2-MoE adds sigmoid(shared_expert_gate(x)) · shared_expert(x).
+     * Layers without experts (Qwen2-MoE decoder_sparse_step,
+     * mlp_only_layers) keep the dense MLP of width d_ff
+     * (ag_model_layer_experts). ---- */
+    int n_expert;          /* experts of a sparse layer, 0: no experts */
+    int top_k;             /* experts per token (num_experts_per_tok) */
+    int d_ff_expert;       /* each expert's width */
+    int d_ff_shared;       /* Qwen2-MoE shared expert's width, 0: none */
+    int norm_topk;         /* the top-k weights are renormalised to sum 1 */
 } ag_model_config;
 
 typedef struct ag_model ag_model;
@@ -303,6 +323,10 @@ AG_EXPORT const ag_model_config *ag_model_get_config(const ag_model *m);
  * use_sliding_window, Gemma-2 the even layers, or as config.json's
  * layer_types says (Qwen2, Gemma-2). */
 AG_EXPORT int ag_model_layer_window(const ag_model *m, int layer);
+/* 1 when layer `layer` routes its MLP through experts (the config's
+ * n_expert > 0 and the layer is sparse), else 0 (also outside
+ * 0..n_layer-1). */
+AG_EXPORT int ag_model_layer_experts(const ag_model *m, int layer);
 AG_EXPORT void ag_model_free(ag_model *m);
 
 /* Check token ids[0..n-1] as ag_model_forward will, without running it: a

@@ -401,6 +401,52 @@ static const agm_arch archs[] = {
     {FALCON_KEYS, .sel = {FALCON_OLD(1, 0)}, FALCON_MHA, FALCON_PAR},
     {FALCON_KEYS, .sel = {FALCON_OLD(0, 1)}, FALCON_MQ, FALCON_SEQ},
     {FALCON_KEYS, .sel = {FALCON_OLD(0, 0)}, FALCON_MHA, FALCON_SEQ},
+
+    /* modeling_mixtral.py (af3efdd7), configuration_mixtral.py: a Mistral
+     * decoder (no biases, sliding_window on every layer when set, default
+     * null; rms_norm_eps 1e-5, rope_theta 1e6) whose MLP is
+     * MixtralSparseMoeBlock: softmax(gate(x)), top num_experts_per_tok (2)
+     * of num_local_experts (8), renormalised, Σ w_e · w2(silu(w1 x) · w3 x). */
+    {.model_type = "mixtral", .arch = AG_ARCH_MIXTRAL, .modeling = "modeling_mixtral.py", LLAMA_KEYS,
+     .eps = 1e-5, .k_act = "hidden_act", .act = "silu", .norm = AG_NORM_RMS, .qkv = AG_QKV_SEPARATE,
+     .mlp = AG_MLP_GATED, .theta_dflt = 1e6, .windows = AGM_WIN_ALL, BIAS_NONE, LLAMA_BASE, LLAMA_QKV,
+     .norm2 = "post_attention_layernorm", .k_experts = "num_local_experts",
+     .k_topk = "num_experts_per_tok", .experts_dflt = 8, .topk_dflt = 2, .norm_topk_dflt = 1,
+     .router = "block_sparse_moe.gate", .expert = "block_sparse_moe.experts.%d.", .e_gate = "w1",
+     .e_up = "w3", .e_down = "w2"},
+
+    /* modeling_qwen2_moe.py (1c351314), configuration_qwen2_moe.py: Qwen2's
+     * attention (q/k/v biased, qkv_bias default true; windows as qwen2);
+     * Qwen2MoeSparseMoeBlock: softmax(gate(x)), top num_experts_per_tok (4)
+     * of num_experts (60), renormalised only with norm_topk_prob (false),
+     * plus sigmoid(shared_expert_gate(x)) · shared_expert(x); layer l sparse
+     * iff l not in mlp_only_layers and (l + 1) % decoder_sparse_step == 0,
+     * else Qwen2MoeMLP of intermediate_size. */
+    {.model_type = "qwen2_moe", .arch = AG_ARCH_QWEN2_MOE, .modeling = "modeling_qwen2_moe.py",
+     LLAMA_KEYS, LLAMA_PARTS, .windows = AGM_WIN_QWEN2, .window_dflt = 4096,
+     .bias_qkv = {"qkv_bias", 1}, .bias_o = {NULL, 0}, .bias_mlp = {NULL, 0}, LLAMA_TENSORS,
+     .k_experts = "num_experts", .k_topk = "num_experts_per_tok", .k_expert_ff = "moe_intermediate_size",
+     .k_shared_ff = "shared_expert_intermediate_size", .k_norm_topk = "norm_topk_prob",
+     .experts_dflt = 60, .topk_dflt = 4, .expert_ff_dflt = 1408, .shared_ff_dflt = 5632,
+     .sparse_step = 1, .router = "mlp.gate", .expert = "mlp.experts.%d.", .e_gate = "gate_proj",
+     .e_up = "up_proj", .e_down = "down_proj", .shared = "mlp.shared_expert.",
+     .shared_gate = "mlp.shared_expert_gate"},
+
+    /* modeling_olmoe.py (00dcc6dd), configuration_olmoe.py: Llama's pre-norm
+     * layer; OlmoeAttention q_norm = OlmoeRMSNorm(hidden_size) over the whole
+     * q_proj(x), k_norm over n_kv_head·head_dim, before the split into heads
+     * and RoPE (head_dim = hidden / heads); clip_qkv refused; attention_bias
+     * on q/k/v/o; rms_norm_eps 1e-5; OlmoeSparseMoeBlock: top
+     * num_experts_per_tok (8) of num_experts (64), renormalised only with
+     * norm_topk_prob (false). */
+    {.model_type = "olmoe", .arch = AG_ARCH_OLMOE, .modeling = "modeling_olmoe.py", LLAMA_KEYS,
+     .eps = 1e-5, .k_act = "hidden_act", .act = "silu", .norm = AG_NORM_RMS, .qkv = AG_QKV_SEPARATE,
+     .mlp = AG_MLP_GATED, .bias_qkv = {"attention_bias", 0}, .bias_o = {"attention_bias", 0},
+     .bias_mlp = {NULL, 0}, .qk_norm = AG_QK_NORM_FULL, .q_norm = "self_attn.q_norm",
+     .k_norm = "self_attn.k_norm", LLAMA_BASE, LLAMA_QKV, .norm2 = "post_attention_layernorm",
+     .k_experts = "num_experts", .k_topk = "num_experts_per_tok", .k_norm_topk = "norm_topk_prob",
+     .experts_dflt = 64, .topk_dflt = 8, .k_clip = "clip_qkv", .router = "mlp.gate",
+     .expert = "mlp.experts.%d.", .e_gate = "gate_proj", .e_up = "up_proj", .e_down = "down_proj"},
 };
 
 #define N_ARCHS ((int)(sizeof archs / sizeof *archs))
@@ -422,5 +468,5 @@ const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
            "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, whisper, bloom, mpt, falcon, "
-           "modernbert";
+           "modernbert, mixtral, qwen2_moe, olmoe";
 }

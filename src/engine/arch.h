@@ -141,6 +141,21 @@ typedef struct {
     const char *aliases[3][2]; /* {key, alias}: the alias's value is read as
                                   key's when key is absent (BloomConfig's
                                   n_embed and attribute_map) */
+
+    /* ---- mixture-of-experts MLPs (k_experts NULL: none) ---- */
+    const char *k_experts, *k_topk; /* num_local_experts / num_experts, num_experts_per_tok */
+    const char *k_expert_ff;  /* each expert's width; NULL: k_ff */
+    const char *k_shared_ff;  /* Qwen2-MoE shared_expert_intermediate_size */
+    const char *k_norm_topk;  /* norm_topk_prob; NULL: always norm_topk_dflt */
+    int norm_topk_dflt;
+    int experts_dflt, topk_dflt, expert_ff_dflt, shared_ff_dflt; /* HF's defaults */
+    int sparse_step;          /* Qwen2-MoE: decoder_sparse_step, mlp_only_layers */
+    const char *k_clip;       /* OLMoE clip_qkv: anything but null refused */
+    const char *router;       /* the router, [n_expert, d] (".weight") */
+    const char *expert;       /* expert e's prefix, "%d" = e */
+    const char *e_gate, *e_up, *e_down; /* stems inside it (Mixtral w1, w3, w2) */
+    const char *shared;       /* the shared expert's prefix (gate, up, down as e_*) */
+    const char *shared_gate;  /* its gate, [1, d] */
 } agm_arch;
 
 /* The descriptor of a model_type, or NULL. */

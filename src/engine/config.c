@@ -686,6 +686,65 @@ static int cfg_row(cfgctx *c, const char *mt, const agm_arch **out)
                         c->path, mt);
 }
 
+/* ---- mixture of experts ------------------------------------------------- */
+
+/* Qwen2-MoE's sparse layers (modeling_qwen2_moe.py Qwen2MoeDecoderLayer):
+ * layer l has experts iff l is not in mlp_only_layers and num_experts > 0
+ * and (l + 1) % decoder_sparse_step == 0. */
+static int moe_sparse_layers(cfgctx *c, const agm_arch *a, ag_model *m)
+{
+    int step = 1, L = m->cfg.n_layer, rc;
+    if (a->sparse_step && (rc = cfg_int(c, "decoder_sparse_step", 1, 1, &step)))
+        return rc;
+    for (int l = 0; l < L; l++)
+        m->sparse[l] = (l + 1) % step == 0;
+    json_t *only = a->sparse_step ? json_object_get(c->root, "mlp_only_layers") : NULL;
+    if (!only || json_is_null(only))
+        return AG_OK;
+    if (!json_is_array(only))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field 'mlp_only_layers' must be a list", c->path);
+    for (size_t i = 0; i < json_array_size(only); i++) {
+        json_t *v = json_array_get(only, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= L)
+            return ag_error_set(c->err, AG_EFORMAT, "%s: field 'mlp_only_layers' holds an entry that is not a layer index (0..%d)",
+                                c->path, L - 1);
+        m->sparse[json_integer_value(v)] = 0;
+    }
+    return AG_OK;
+}
+
+/* Experts, top-k and widths (num_local_experts / num_experts,
+ * num_experts_per_tok, moe_intermediate_size, shared_expert_intermediate_size,
+ * norm_topk_prob; HF's defaults in the descriptor); OLMoE's clip_qkv, which
+ * clamps q, k, v, is refused when set. */
+static int cfg_experts(cfgctx *c, const agm_arch *a, ag_model *m)
+{
+    ag_model_config *g = &m->cfg;
+    int rc;
+    json_t *clip = a->k_clip ? json_object_get(c->root, a->k_clip) : NULL;
+    if (clip && !json_is_null(clip))
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' is set; clamping q, k, v is not supported",
+                            c->path, a->k_clip);
+    if ((rc = cfg_int(c, a->k_experts, a->experts_dflt, 0, &g->n_expert)) ||
+        (rc = cfg_int(c, a->k_topk, a->topk_dflt, 1, &g->top_k)) ||
+        (rc = (a->k_expert_ff ? cfg_int(c, a->k_expert_ff, a->expert_ff_dflt, 1, &g->d_ff_expert) : AG_OK)) ||
+        (rc = (a->k_shared_ff ? cfg_int(c, a->k_shared_ff, a->shared_ff_dflt, 0, &g->d_ff_shared) : AG_OK)) ||
+        (rc = cfg_bool(c, a->k_norm_topk, a->norm_topk_dflt, &g->norm_topk)))
+        return rc;
+    if (!a->k_expert_ff) /* Mixtral: the experts are intermediate_size wide */
+        g->d_ff_expert = g->d_ff;
+    if (g->n_expert && g->top_k > g->n_expert)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d is above the %d experts", c->path,
+                            a->k_topk, g->top_k, g->n_expert);
+    if (!g->n_expert) { /* Qwen2-MoE with num_experts 0: every layer dense */
+        g->top_k = 0;
+        return AG_OK;
+    }
+    if (!(m->sparse = calloc((size_t)g->n_layer, sizeof *m->sparse)))
+        return ag_error_set(c->err, AG_ENOMEM, "%s: out of memory", c->path);
+    return moe_sparse_layers(c, a, m);
+}
+
 /* ---- config.json -------------------------------------------------------- */
 
 static int cfg_model(cfgctx *c, ag_model *m)
@@ -706,6 +765,8 @@ static int cfg_model(cfgctx *c, ag_model *m)
         return rc;
     if (!a->k_eps)
         m->cfg.norm_eps = a->eps;
+    if (a->k_experts && (rc = cfg_experts(c, a, m)))
+        return rc;
     return cfg_windows(c, a, m);
 }
 
@@ -739,7 +800,8 @@ int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err
                 {"input_kind", (int)g->input_kind}, {"in_channels", g->in_channels},
                 {"image_height", g->image_height}, {"image_width", g->image_width},
                 {"patch_height", g->patch_height}, {"patch_width", g->patch_width},
-                {"max_frames", g->max_frames}};
+                {"max_frames", g->max_frames}, {"n_expert", g->n_expert}, {"top_k", g->top_k},
+                {"d_ff_expert", g->d_ff_expert}, {"d_ff_shared", g->d_ff_shared}};
     for (size_t k = 0; name && k < sizeof dims / sizeof *dims; k++)
         if (strcmp(name, dims[k].name) == 0)
             return *value = dims[k].value, AG_OK;

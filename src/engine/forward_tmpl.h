@@ -47,6 +47,12 @@ typedef struct {
     R *f2;     // (n, d_ff)
     R *cos, *sin; // (n, rotary_dim/2) RoPE tables
     R *cos2, *sin2; // the same of cfg.rope_local (Gemma-3's sliding layers), or NULL
+    R *rl;     // (n, n_expert) router logits, then probabilities (MoE only)
+    R *xe, *ye; // (n, d) one expert's gathered input rows and its output
+    R *wt;     // (n, top_k) the chosen experts' weights
+    R *wr;     // (n) the weights of the rows routed to one expert
+    int *sel;  // (n, top_k) the chosen experts
+    size_t *idx; // (n) the rows routed to one expert
     R *w;      // (max_mat) one weight matrix converted to R (unused when
                // an F32 matrix is used in place by the f32 pass)
     double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
@@ -64,7 +70,8 @@ typedef struct {
 static void FN(ws_free)(FN(ws) *s)
 {
     R *all[] = {s->h, s->xn, s->t, s->t2, s->e, s->qkv, s->q, s->k, s->v, s->ctx, s->p,
-                s->f1, s->f2, s->cos, s->sin, s->cos2, s->sin2, s->w, s->scr};
+                s->f1, s->f2, s->cos, s->sin, s->cos2, s->sin2, s->w, s->scr,
+                s->rl, s->xe, s->ye, s->wt, s->wr};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(all[i]);
     free(s->xd);
@@ -72,6 +79,8 @@ static void FN(ws_free)(FN(ws) *s)
     free(s->sd);
     free(s->yd);
     free(s->bad);
+    free(s->sel);
+    free(s->idx);
 }
 
 /* cnt zeroed values of R (zalloc) when `need`, else leave NULL; 0 on
@@ -91,12 +100,30 @@ static size_t FN(scratch_len)(const ag_model_config *g, size_t n)
     return (len + per_line - 1) / per_line * per_line;
 }
 
+/* The widest MLP: dense, an expert, the shared expert. */
+static size_t FN(ff_max)(const ag_model_config *g)
+{
+    int ff = g->d_ff > g->d_ff_expert ? g->d_ff : g->d_ff_expert;
+    return (size_t)(ff > g->d_ff_shared ? ff : g->d_ff_shared);
+}
+
+/* The MoE buffers (none without experts). */
+static int FN(ws_moe)(FN(ws) *s, const ag_model_config *g, size_t n)
+{
+    size_t E = (size_t)g->n_expert, K = (size_t)g->top_k, d = (size_t)g->d_model;
+    if (!E)
+        return 1;
+    return FN(want)(&s->rl, 1, n * E) && FN(want)(&s->xe, 1, n * d) && FN(want)(&s->ye, 1, n * d) &&
+           FN(want)(&s->wt, 1, n * K) && FN(want)(&s->wr, 1, n) &&
+           (s->sel = calloc(n * K, sizeof *s->sel)) && (s->idx = calloc(n, sizeof *s->idx));
+}
+
 static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, int want_pd,
                         int want_sd)
 {
     const ag_model_config *g = &m->cfg;
     size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim,
-           dkv = (size_t)g->n_kv_head * g->head_dim, H = (size_t)g->n_head, ff = (size_t)g->d_ff,
+           dkv = (size_t)g->n_kv_head * g->head_dim, H = (size_t)g->n_head, ff = FN(ff_max)(g),
            half = (size_t)g->rope.rotary_dim / 2, blocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
     int rope = g->positions == AG_POS_ROPE, local = g->rope_local.rotary_dim > 0,
         fused = g->mlp == AG_MLP_GATED_FUSED,
@@ -119,7 +146,7 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, i
              (s->w = calloc(m->max_mat ? m->max_mat : 1, sizeof(R))) &&
              (s->scr = aligned_alloc(64, (size_t)s->workers * s->scr_len * sizeof(R))) &&
              // a per-head QK-norm runs n·H rows: at most blocks·H blocks
-             (s->bad = malloc((blocks + 1) * H * sizeof *s->bad));
+             (s->bad = malloc((blocks + 1) * H * sizeof *s->bad)) && FN(ws_moe)(s, g, n);
     if (ok && want_sd && want_pd) // every entry written by the heads (masked ones −inf)
         ok = (s->sd = malloc(H * n * n * sizeof(double))) != NULL;
     if (ok && !IS_F64) // X for the callbacks and hidden states; P only for a layer callback
@@ -707,19 +734,115 @@ static int FN(give_block)(FN(ws) *s, int l, size_t n, size_t d, const R *y, cons
     return s->o->block_fn(l, n, d, s->yd, s->o->block_user);
 }
 
-/* The MLP of x into out (n, d): down(act(up x)), down(act(gate x)·up x),
- * or the same from Phi-3's gate_up (gate the first d_ff columns). */
+/* down(act(gate x)·up x) of x (n rows) into out; gate, up, down = w[0..2]
+ * or the named projections. */
+static void FN(gated)(const ag_model *m, FN(ws) *s, const agm_lin *gate, const agm_lin *up,
+                      const agm_lin *down, const R *x, size_t n, R *out)
+{
+    size_t ff = (size_t)gate->out;
+    FN(linear_act)(s, gate, x, n, s->f1, m->act, ff);
+    FN(linear)(s, up, x, n, s->f2);
+    FN(mul)(s, s->f1, s->f2, n, ff);
+    FN(linear)(s, down, s->f1, n, out);
+}
+
+/* Token i's experts: softmax of its router logits p (E values, in place;
+ * sums in double), the top k by torch.topk's order (larger first, the lower
+ * index first on equal values: the scan keeps the first maximum), their
+ * weights renormalised when norm (modeling_mixtral.py
+ * MixtralSparseMoeBlock: routing_weights /= routing_weights.sum). */
+static void FN(route)(R *p, int E, int k, int norm, int *sel, R *wt)
+{
+    double mx = p[0], sum = 0, top = 0;
+    for (int e = 1; e < E; e++)
+        mx = p[e] > mx ? p[e] : mx;
+    for (int e = 0; e < E; e++)
+        sum += REXP((R)(p[e] - mx));
+    for (int e = 0; e < E; e++)
+        p[e] = (R)(REXP((R)(p[e] - mx)) / sum);
+    for (int j = 0; j < k; j++) {
+        int b = -1;
+        for (int e = 0; e < E; e++) {
+            int taken = 0;
+            for (int i = 0; i < j; i++)
+                taken |= sel[i] == e;
+            if (!taken && (b < 0 || p[e] > p[b]))
+                b = e;
+        }
+        sel[j] = b;
+        wt[j] = p[b];
+        top += p[b];
+    }
+    for (int j = 0; norm && j < k; j++)
+        wt[j] = wt[j] / (R)top;
+}
+
+/* The rows routed to expert e, gathered into s->xe (their indices in
+ * s->idx, their weights in s->wr); returns their count. */
+static size_t FN(gather)(const ag_model_config *g, FN(ws) *s, const R *x, size_t n, int e)
+{
+    size_t cnt = 0, d = (size_t)g->d_model, K = (size_t)g->top_k;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < K; j++)
+            if (s->sel[i * K + j] == e) {
+                memcpy(s->xe + cnt * d, x + i * d, d * sizeof(R));
+                s->wr[cnt] = s->wt[i * K + j];
+                s->idx[cnt++] = i;
+            }
+    return cnt;
+}
+
+/* A sparse MLP of x into out (n, d): Σ w_e · expert_e(x) over each token's
+ * top-k, summed in expert order as HF's index_add_ does
+ * (modeling_mixtral.py, modeling_qwen2_moe.py, modeling_olmoe.py
+ * *SparseMoeBlock), then Qwen2-MoE's sigmoid(shared_expert_gate(x)) ·
+ * shared_expert(x) added. */
+static void FN(moe)(const ag_model *m, const agm_layer *y, FN(ws) *s, const R *x, size_t n, R *out)
+{
+    const ag_model_config *g = &m->cfg;
+    size_t d = (size_t)g->d_model, E = (size_t)g->n_expert, K = (size_t)g->top_k;
+    FN(linear)(s, &y->router, x, n, s->rl);
+    for (size_t i = 0; i < n; i++)
+        FN(route)(s->rl + i * E, (int)E, (int)K, g->norm_topk, s->sel + i * K, s->wt + i * K);
+    memset(out, 0, n * d * sizeof(R));
+    for (size_t e = 0; e < E; e++) {
+        size_t cnt = FN(gather)(g, s, x, n, (int)e);
+        const agm_lin *w = y->experts + 3 * e;
+        if (!cnt)
+            continue;
+        FN(gated)(m, s, &w[0], &w[1], &w[2], s->xe, cnt, s->ye);
+        for (size_t r = 0; r < cnt; r++)
+            for (size_t c = 0; c < d; c++)
+                out[s->idx[r] * d + c] += s->ye[r * d + c] * s->wr[r];
+    }
+    if (!g->d_ff_shared)
+        return;
+    FN(gated)(m, s, &y->sh[0], &y->sh[1], &y->sh[2], x, n, s->ye);
+    FN(linear)(s, &y->sh_gate, x, n, s->wr); // (n, 1)
+    for (size_t i = 0; i < n; i++) {
+        R gate = (R)1 / ((R)1 + REXP(-s->wr[i]));
+        for (size_t c = 0; c < d; c++)
+            out[i * d + c] += gate * s->ye[i * d + c];
+    }
+}
+
+/* The MLP of layer l on x into out (n, d): the experts of a sparse layer,
+ * else down(act(up x)), down(act(gate x)·up x), or the same from Phi-3's
+ * gate_up (gate the first d_ff columns). */
 static void FN(mlp)(const ag_model *m, const agm_layer *y, FN(ws) *s, const R *x, size_t n, R *out)
 {
     const ag_model_config *g = &m->cfg;
     size_t ff = (size_t)g->d_ff;
     const R *a = s->f1;
+    if (y->experts) {
+        FN(moe)(m, y, s, x, n, out);
+        return;
+    }
     if (g->mlp == AG_MLP_PLAIN) {
         FN(linear_act)(s, &y->up, x, n, s->f1, m->act, ff);
     } else if (g->mlp == AG_MLP_GATED) {
-        FN(linear_act)(s, &y->gate, x, n, s->f1, m->act, ff);
-        FN(linear)(s, &y->up, x, n, s->f2);
-        FN(mul)(s, s->f1, s->f2, n, ff);
+        FN(gated)(m, s, &y->gate, &y->up, &y->down, x, n, out);
+        return;
     } else {
         FN(linear_act)(s, &y->up, x, n, s->f1, m->act, ff); // (n, 2·d_ff), gate first
         FN(gate_up_job) j = {s->f1, s->f2, ff};

@@ -355,6 +355,43 @@ static int load_mlp(loader *L, agm_layer *y)
     return rc ? rc : load_lin(L, a->down, ff, d, b, &y->down);
 }
 
+/* A gated MLP's gate, up, down under prefix pre (expert or shared expert:
+ * stems e_gate, e_up, e_down), width ff, no biases (every MoE model's
+ * experts are bias-free nn.Linear). */
+static int load_gated(loader *L, const char *pre, int ff, agm_lin out[3])
+{
+    const agm_arch *a = L->m->arch;
+    const char *stems[3] = {a->e_gate, a->e_up, a->e_down};
+    int d = L->m->cfg.d_model, rc = AG_OK;
+    char name[NAME_MAX_LEN];
+    for (int k = 0; k < 3 && rc == AG_OK; k++) {
+        snprintf(name, sizeof name, "%s%s", pre, stems[k]);
+        rc = load_lin(L, name, k == 2 ? ff : d, k == 2 ? d : ff, 0, &out[k]);
+    }
+    return rc;
+}
+
+/* A sparse layer's router, experts and (Qwen2-MoE) shared expert with its
+ * gate. */
+static int load_experts(loader *L, agm_layer *y)
+{
+    const ag_model_config *g = &L->m->cfg;
+    const agm_arch *a = L->m->arch;
+    char pre[NAME_MAX_LEN];
+    int rc = load_lin(L, a->router, g->d_model, g->n_expert, 0, &y->router);
+    if (rc == AG_OK && !(y->experts = calloc((size_t)g->n_expert * 3, sizeof *y->experts)))
+        return ag_error_set(L->err, AG_ENOMEM, "%s: out of memory", L->w->dir);
+    for (int e = 0; e < g->n_expert && rc == AG_OK; e++) {
+        snprintf(pre, sizeof pre, a->expert, e);
+        rc = load_gated(L, pre, g->d_ff_expert, y->experts + 3 * e);
+    }
+    if (rc != AG_OK || !g->d_ff_shared)
+        return rc;
+    if ((rc = load_gated(L, a->shared, g->d_ff_shared, y->sh)))
+        return rc;
+    return load_lin(L, a->shared_gate, g->d_model, 1, 0, &y->sh_gate);
+}
+
 static int load_layer(loader *L, int i)
 {
     const agm_arch *a = L->m->arch;
@@ -364,7 +401,8 @@ static int load_layer(loader *L, int i)
     const char *n1 = i == 0 && a->first_no_norm1 ? NULL : a->norm1;
     if ((rc = load_norm(L, n1, &y->n1)) || (rc = load_attention(L, y)) ||
         (rc = load_norm(L, sw ? a->attn_out_norm : NULL, &y->attn_out)) ||
-        (rc = load_norm(L, a->norm2, &y->n2)) || (rc = load_mlp(L, y)) ||
+        (rc = load_norm(L, a->norm2, &y->n2)) ||
+        (rc = ag_model_layer_experts(L->m, i) ? load_experts(L, y) : load_mlp(L, y)) ||
         (rc = load_norm(L, sw ? a->mlp_out_norm : NULL, &y->mlp_out)))
         return rc;
     L->layer = -1;
@@ -503,6 +541,11 @@ int ag_model_layer_window(const ag_model *m, int layer)
     return m && m->window && layer >= 0 && layer < m->cfg.n_layer ? m->window[layer] : 0;
 }
 
+int ag_model_layer_experts(const ag_model *m, int layer)
+{
+    return m && m->sparse && layer >= 0 && layer < m->cfg.n_layer ? m->sparse[layer] : 0;
+}
+
 static void free_norm(agm_norm *n)
 {
     free(n->w);
@@ -521,10 +564,12 @@ void ag_model_free(ag_model *m)
         agm_lin *lins[] = {&y->qkv, &y->q, &y->k, &y->v, &y->o, &y->up, &y->gate, &y->down};
         for (size_t k = 0; k < sizeof lins / sizeof *lins; k++)
             free(lins[k]->b); /* the weights point into a file */
+        free(y->experts);     /* bias-free: nothing else to free */
     }
     free(m->layers);
     free(m->window);
     free(m->alibi_slopes);
+    free(m->sparse);
     free(m->proj_in.b);
     free(m->conv1.b);
     free(m->conv2.b);

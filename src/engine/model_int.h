@@ -97,6 +97,11 @@ typedef struct {
     agm_lin o;
     agm_lin up;               /* AG_MLP_GATED_FUSED: gate | up, 2·d_ff outputs */
     agm_lin gate, down;
+    agm_lin router;           /* MoE: [n_expert, d] logits */
+    agm_lin *experts;         /* MoE: 3·n_expert (gate, up, down of each
+                                 expert); NULL: a dense layer */
+    agm_lin sh[3];            /* Qwen2-MoE shared expert gate, up, down */
+    agm_lin sh_gate;          /* its sigmoid gate [1, d] */
 } agm_layer;
 
 struct ag_model {
@@ -106,6 +111,8 @@ struct ag_model {
     int norm_affine;     /* norms have parameters (OPT: layer_norm_elementwise_affine) */
     int norm_bias;       /* LayerNorms have a bias tensor (ModernBERT norm_bias) */
     int *window;         /* (n_layer) each layer's sliding window, 0: none */
+    int *sparse;         /* (n_layer) 1: the layer's MLP is the experts; NULL
+                            when the model has none */
     agm_tensor tok_emb;  /* (vocab, d_embed) */
     agm_tensor pos_emb;  /* (max_positions + pos_extra, d); p NULL for RoPE */
     agm_tensor type_emb; /* (type_vocab, d); BERT family */

@@ -83,18 +83,36 @@ static int folder_tensors(const char *dir, json_t *arr, ag_error *err)
 }
 
 /* The layers with a sliding window: "none", "all" or "0, 2, 4". */
-static json_t *window_layers(const ag_model *m)
+static json_t *layer_list(const ag_model *m, int (*has)(const ag_model *, int))
 {
     const ag_model_config *g = ag_model_get_config(m);
     char buf[4096] = "";
     size_t used = 0;
     int count = 0;
     for (int l = 0; l < g->n_layer; l++)
-        if (ag_model_layer_window(m, l) && used < sizeof buf - 16) {
+        if (has(m, l) && used < sizeof buf - 16) {
             used += (size_t)snprintf(buf + used, sizeof buf - used, count ? ", %d" : "%d", l);
             count++;
         }
     return json_string(count == 0 ? "none" : count == g->n_layer ? "all" : buf);
+}
+
+/* The mixture-of-experts MLPs (only where the model has experts: earlier
+ * models' info unchanged). */
+static void experts_json(const ag_model *m, json_t *o)
+{
+    const ag_model_config *g = ag_model_get_config(m);
+    if (!g->n_expert)
+        return;
+    const struct {
+        const char *key;
+        int value;
+    } sizes[] = {{"experts", g->n_expert}, {"experts_per_token", g->top_k},
+                 {"d_ff_expert", g->d_ff_expert}, {"d_ff_shared_expert", g->d_ff_shared}};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        json_object_set_new(o, sizes[i].key, json_integer(sizes[i].value));
+    json_object_set_new(o, "topk_renormalised", json_boolean(g->norm_topk));
+    json_object_set_new(o, "expert_layers", layer_list(m, ag_model_layer_experts));
 }
 
 static json_t *biases(const ag_model_config *g)
@@ -191,9 +209,10 @@ static void wiring_json(const ag_model *m, json_t *o)
     json_object_set_new(o, "scale_query", json_boolean(g->scale_query));
     json_object_set_new(o, "softcap", json_real(g->softcap));
     json_object_set_new(o, "sliding_window", json_integer(g->sliding_window));
-    json_object_set_new(o, "window_layers", window_layers(m));
+    json_object_set_new(o, "window_layers", layer_list(m, ag_model_layer_window));
     if (g->sliding_window && !g->causal) /* only where set: ModernBERT's local layers */
         json_object_set_new(o, "window_kind", json_string("bidirectional band |i - j| < sliding_window"));
+    experts_json(m, o);
 }
 
 /* What the pass takes: "input" tokens, pixels or features; for a tensor

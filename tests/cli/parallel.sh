@@ -6,8 +6,9 @@
 # files — both precisions, --metrics all (every family, stability and
 # curvature included), on tiny-gpt2, tiny-bert and random-weight architectures
 # (Gemma-2: grouped-query heads, soft-capping and a sliding window; RoBERTa:
-# bidirectional), on one text (heads in parallel) and on corpora (texts in
-# parallel, records in input order; 9 texts make batches of uneven size). A
+# bidirectional; Qwen2-MoE: routed and shared experts), on one text (heads
+# in parallel) and on corpora (texts in parallel, records in input order; 9
+# texts make batches of uneven size). A
 # corpus whose second text fails ends the same way for every -j: the same one
 # line, exit 1, the first text's records on standard output, no -o file.
 # Sizes are small so that the 150-odd runs take seconds. Run from the
@@ -18,6 +19,7 @@ ag_setup "$@"
 BERT=$ROOT/tests/data/models/tiny-bert
 ARCH=$ROOT/tests/data/models/arch
 need "$GPT2/config.json" "$BERT/config.json" "$ARCH/gemma2/config.json" "$ARCH/roberta/config.json" \
+    "$ARCH/qwen2-moe/config.json" \
     "$ROOT/tests/data/archref/gemma2/ids.json" "$ROOT/tests/data/archref/roberta/ids.json"
 cd "$T" || exit 1
 
@@ -119,6 +121,8 @@ for p in f32 f64; do
         --tokens-file "$T/roberta.txt" --precision $p --format json
     same_bytes "attention tiny-gpt2 -o a_{i}.npy --hidden h_{i}.npy, 3 texts, $p" attention "$GPT2" \
         --tokens-file "$T/gpt2.txt" -o 'a_{i}.npy' --hidden 'h_{i}.npy' --precision $p
+    same_bytes "attention qwen2-moe (experts, shared expert) --hidden, $p" attention "$ARCH/qwen2-moe" \
+        --tokens 3,11,29,7,52,11,29,60,4,17,33 -o A.npy --hidden H.npy --precision $p
     same_bytes "layer on tiny-gpt2's c_attn, --save-attention, $p" layer --x "$T/x.npy" \
         --weights "$GPT2/model.safetensors" --qkv h.0.attn.c_attn.weight \
         --qkv-bias h.0.attn.c_attn.bias --heads 4 --causal $ALL --precision $p \

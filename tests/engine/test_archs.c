@@ -140,6 +140,9 @@ Test(archs, olmo2) { check_arch("olmo2"); }
 Test(archs, gemma3) { check_arch("gemma3"); }
 Test(archs, modernbert) { check_arch("modernbert"); }
 Test(archs, modernbert_v5_bias) { check_arch("modernbert-v5-bias"); }
+Test(archs, mixtral) { check_arch("mixtral"); }
+Test(archs, qwen2_moe) { check_arch("qwen2-moe"); }
+Test(archs, olmoe) { check_arch("olmoe"); }
 
 static ag_model *load_arch(const char *name)
 {
@@ -206,6 +209,51 @@ Test(archs, qk_norm_configs)
     ag_model_free(m);
 }
 
+/* What the mixture-of-experts rows read (make_arch_models.py mixtral,
+ * qwen2_moe, olmoe): experts, top-k, widths, renormalisation (Mixtral
+ * always; the others norm_topk_prob), which layers are sparse (Qwen2-MoE
+ * mlp_only_layers [1]), windows, OLMoE's QK-norm over the projections. */
+Test(archs, moe_configs)
+{
+    ag_model *m = load_arch("mixtral");
+    const ag_model_config *g = ag_model_get_config(m);
+    cr_expect(g->n_expert == 4 && g->top_k == 2 && g->d_ff_expert == 16 && g->d_ff_shared == 0);
+    cr_expect_eq(g->norm_topk, 1);
+    cr_expect_eq(g->rope.theta, 1e6);
+    cr_expect(!g->qkv_bias && !g->o_bias);
+    for (int l = 0; l < 2; l++)
+        cr_expect(ag_model_layer_experts(m, l) && ag_model_layer_window(m, l) == 6, "mixtral layer %d", l);
+    cr_expect_eq(ag_model_layer_experts(m, 2), 0);
+    ag_model_free(m);
+    m = load_arch("qwen2-moe");
+    g = ag_model_get_config(m);
+    cr_expect(g->n_expert == 4 && g->top_k == 2 && g->d_ff_expert == 16 && g->d_ff_shared == 24);
+    cr_expect(g->d_ff == 32 && g->norm_topk == 0 && g->qkv_bias && !g->o_bias);
+    const char *dims[] = {"n_expert", "top_k", "d_ff_expert", "d_ff_shared", "d_ff"};
+    long want_dim[] = {4, 2, 16, 24, 32}, got;
+    ag_error derr = {0};
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(ag_model_dim(m, dims[i], &got, &derr), AG_OK, "%s", derr.message);
+        cr_expect_eq(got, want_dim[i], "ag_model_dim %s", dims[i]);
+    }
+    int sparse[3] = {1, 0, 1}, win[3] = {0, 5, 5};
+    for (int l = 0; l < 3; l++) {
+        cr_expect_eq(ag_model_layer_experts(m, l), sparse[l], "qwen2_moe layer %d", l);
+        cr_expect_eq(ag_model_layer_window(m, l), win[l], "qwen2_moe layer %d", l);
+    }
+    ag_model_free(m);
+    m = load_arch("olmoe");
+    g = ag_model_get_config(m);
+    cr_expect(g->n_expert == 4 && g->top_k == 2 && g->d_ff_expert == 16 && g->norm_topk == 1);
+    cr_expect(g->qk_norm == AG_QK_NORM_FULL && !g->no_pre_norms && !g->sandwich_norms);
+    cr_expect_eq(g->norm_eps, 1e-5);
+    cr_expect_eq(ag_model_layer_window(m, 0), 0);
+    ag_model_free(m);
+    m = load_arch("qwen3"); /* no experts */
+    cr_expect(ag_model_get_config(m)->n_expert == 0 && !ag_model_layer_experts(m, 0));
+    ag_model_free(m);
+}
+
 /* Family E's map of a head of a QK-norm model: ag_head_attention_qk on the
  * callback's X, the layer's weights and ag_model_qk_norm's scales is the
  * pass's attention (1e-12, f64), every layer and head; without the norm
@@ -249,8 +297,8 @@ static int qk_map_layer(const ag_layer_view *v, void *user)
 
 Test(archs, qk_norm_head_map_is_the_pass)
 {
-    const char *names[] = {"qwen3", "olmo2", "gemma3"};
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"qwen3", "olmo2", "gemma3", "olmoe"};
+    for (int i = 0; i < 4; i++) {
         ag_model *m = load_arch(names[i]);
         size_t n;
         int32_t *ids = arch_ids(names[i], &n);
@@ -308,8 +356,8 @@ static int analyze_status(ag_model *m, const char *metrics, ag_normalizer nz, ag
 
 Test(archs, qk_norm_family_e_and_linear_run)
 {
-    const char *names[] = {"qwen3", "olmo2", "gemma3"};
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"qwen3", "olmo2", "gemma3", "olmoe"};
+    for (int i = 0; i < 4; i++) {
         ag_model *m = load_arch(names[i]);
         ag_error err = {0};
         cr_expect_eq(analyze_status(m, "all", AG_NORMALIZER_SOFTMAX, &err), AG_OK, "%s: %s", names[i],

@@ -67,6 +67,8 @@ MODELS = [
     ("qwen3", os.path.join(ROOT, "tests", "data", "models", "arch", "qwen3")),
     ("olmo2", os.path.join(ROOT, "tests", "data", "models", "arch", "olmo2")),
     ("gemma3", os.path.join(ROOT, "tests", "data", "models", "arch", "gemma3")),
+    ("mixtral", os.path.join(ROOT, "tests", "data", "models", "arch", "mixtral")),
+    ("olmoe", os.path.join(ROOT, "tests", "data", "models", "arch", "olmoe")),
 ]
 
 
@@ -143,7 +145,8 @@ def llama_block(M, h, l):
 
 
 BLOCKS = {"gpt2": gpt2_block, "bert": bert_block, "llama": llama_block, "gemma2": llama_block,
-          "qwen3": llama_block, "olmo2": llama_block, "gemma3_text": llama_block}
+          "qwen3": llama_block, "olmo2": llama_block, "gemma3_text": llama_block, "mixtral": llama_block,
+          "olmoe": llama_block}
 
 
 # ---------------------------------------------------- the decomposition ---

@@ -35,9 +35,15 @@ tests/ref/hf_forward.py.
 2b. The fused layouts of bloom, mpt and the falcon folders: `weights`
    qk_sigma_max and ov_sigma_max per head against numpy's SVD of W_Q W_K^T
    and W_V W_O split as hf_forward splits them (1e-12 relative).
+2c. Router ties (mixture of experts): a Mixtral folder with top-1 routing
+   and two equal router rows (experts 0 and 3) follows torch.topk (the lower
+   index wins), checked on it and on the copy with the two experts' weights
+   swapped, whose reference must differ.
 3. Errors, on copies made in a temporary folder: an unknown model_type, a
-   rope_scaling of type "yarn" and a missing tensor (among them Qwen3's and
-   OLMo-2's QK-norm weights) each give exactly one
+   rope_scaling of type "yarn", a missing tensor (among them Qwen3's and
+   OLMo-2's QK-norm weights, an expert's, a router's, Qwen2-MoE's shared
+   expert gate), OLMoE's clip_qkv set and a top-k above the experts each
+   give exactly one
    line on stderr naming the field value or tensor, and exit 1.
 Failures are reported per folder; inputs of failing attention cases are saved
 under /tmp/ag_arch_mismatch/. Exits 1 on any failure.
@@ -344,7 +350,13 @@ INFO_QK = {"qwen3": {"qk_norm": "RMSNorm per head over head_dim"},
                           "window_layers": "1, 2",
                           "window_kind": "bidirectional band |i - j| < sliding_window"},
            "modernbert-v5-bias": {"sliding_window": 3, "window_layers": "1, 2",
-                                  "rope_theta": 160000.0, "rope_local_theta": 10000.0}}
+                                  "rope_theta": 160000.0, "rope_local_theta": 10000.0},
+           "mixtral": {"experts": 4, "experts_per_token": 2, "d_ff_expert": 16, "d_ff_shared_expert": 0,
+                       "topk_renormalised": True, "expert_layers": "all", "window_layers": "all"},
+           "qwen2-moe": {"experts": 4, "experts_per_token": 2, "d_ff_expert": 16, "d_ff_shared_expert": 24,
+                         "topk_renormalised": False, "expert_layers": "0, 2", "d_ff": 32},
+           "olmoe": {"qk_norm": "RMSNorm over the whole q and k projections", "experts": 4,
+                     "topk_renormalised": True, "expert_layers": "all"}}
 
 
 def check_info_qk(ch, cli, folder, name):
@@ -401,6 +413,43 @@ def check_weight_layouts(cli, names, failures):
         print("  weights %-16s max rel err %.2e  %s" % (name, worst, "ok" if worst <= 1e-12 else "FAIL"))
         if not worst <= 1e-12:
             failures.append("%s: family D differs from the dense SVD by %.3g" % (name, worst))
+
+
+# -------------------------------------------- 2c. the router's ties ---
+
+def _tie_folder(folder, swap):
+    """mixtral with num_experts_per_tok 1 and router row 3 a copy of row 0
+    (every layer): a token whose best expert is 0 or 3 meets a tie, which
+    torch.topk gives to the lower index, expert 0. swap: experts 0 and 3
+    exchange their weights (the routing stays the same)."""
+    cfg, t = dict(_cfg("mixtral"), num_experts_per_tok=1), dict(_tensors("mixtral"))
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d.block_sparse_moe." % l
+        t[p + "gate.weight"] = t[p + "gate.weight"].copy()
+        t[p + "gate.weight"][3] = t[p + "gate.weight"][0]
+        for w in ("w1", "w2", "w3") if swap else ():
+            a, b = p + "experts.0.%s.weight" % w, p + "experts.3.%s.weight" % w
+            t[a], t[b] = t[b], t[a]
+    _write(folder, cfg, t)
+
+
+def check_router_ties(ch, cli, tmp, failures):
+    """Both tie folders against their references (f64 1e-9, f32 as every
+    folder); the two references must differ, else no token met the tie and
+    the check could not fail."""
+    ids, _, _ = load_ref("mixtral")
+    refs = []
+    for swap in (0, 1):
+        folder = os.path.join(tmp, "tie%d" % swap)
+        _tie_folder(folder, swap)
+        ra, rh = R.Model(folder).forward(ids)
+        refs.append(rh)
+        case = {"name": "mixtral-tie%d" % swap, "text": None, "ids": ids}
+        for prec in ("f64", "f32"):
+            e = ch.attention(case["name"], folder, case, ra, rh, prec, ra == 0)
+            print("  router tie, experts %s, %s: %s" % ("swapped" if swap else "as stored", prec, e))
+    if not np.max(np.abs(refs[0] - refs[1])) > 1e-3:
+        failures.append("router ties: swapping tied experts 0 and 3 changes nothing: no token met the tie")
 
 
 # ---------------------------------------------------- 3. error cases --
@@ -461,11 +510,20 @@ def check_errors(cli, tmp, failures):
                          ("olmo2", "model.layers.0.self_attn.q_norm.weight"),
                          # layer 1's attn_norm (layer 0 has none); norm_bias true: the biases
                          ("modernbert", "model.layers.1.attn_norm.weight"),
-                         ("modernbert-v5-bias", "model.layers.2.mlp_norm.bias"))):
+                         ("modernbert-v5-bias", "model.layers.2.mlp_norm.bias"),
+                         ("mixtral", "model.layers.1.block_sparse_moe.experts.3.w2.weight"),
+                         ("qwen2-moe", "model.layers.2.mlp.shared_expert_gate.weight"),
+                         ("olmoe", "model.layers.0.mlp.gate.weight"))):
         d = _copy(name, tmp, 2 + k)
         _drop_tensor(d, tensor)
         short = tensor.split(".", 1)[1]  # the message may name it without the class prefix
         cases.append(("missing tensor (%s)" % name, d, short))
+    base = len(cases) + 2
+    for k, (name, edit, word) in enumerate((("olmoe", {"clip_qkv": 8.0}, "clip_qkv"),
+                                            ("mixtral", {"num_experts_per_tok": 5}, "num_experts_per_tok"))):
+        d = _copy(name, tmp, base + k)
+        _edit_config(d, lambda c, e=edit: c.update(e))
+        cases.append(("%s %s" % (name, word), d, word))
     for what, folder, word in cases:
         rc, _, err = run(cli, ["attention", folder, "--tokens", tok, "-o", os.path.join(tmp, "e.npy")])
         lines = err.strip().split("\n") if err.strip() else []
@@ -508,6 +566,8 @@ def main(argv):
             nfail = len(ch.failures)
             err = check_folder(ch, cli, name, tmp)
             rows.append((name, err, len(ch.failures) - nfail))
+        print("router ties (mixtral, top 1, router rows 0 and 3 equal):")
+        check_router_ties(ch, cli, tmp, ref_fail)
         err_fail = []
         print("family D through the fused layouts:")
         check_weight_layouts(cli, [n for n in WEIGHT_LAYOUTS if not argv[2:] or n in argv[2:]], err_fail)

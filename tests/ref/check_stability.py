@@ -411,7 +411,7 @@ def check_alibi(cli, name):
 # rounding: no subtraction), independently of the C code's closed-form
 # tangents through the norm.
 
-QK_FOLDERS = ["qwen3", "olmo2", "gemma3"]
+QK_FOLDERS = ["qwen3", "olmo2", "gemma3", "olmoe"]
 
 
 def softmax_complex(S, allowed):

@@ -49,6 +49,13 @@ never from the C sources:
                layers (layer 0 without attn_norm), fused Wqkv, local layers
                with a symmetric band |i - j| <= local_attention // 2 and
                their own RoPE base, GeGLU; final_norm not in the hidden states.
+  mixtral      MixtralModel: Mistral's layer, the MLP a top-k (renormalised)
+               mixture of SwiGLU experts w1/w2/w3.
+  qwen2_moe    Qwen2MoeModel: Qwen2's layer, experts (top-k renormalised only
+               with norm_topk_prob) plus a sigmoid-gated shared expert;
+               decoder_sparse_step, mlp_only_layers dense.
+  olmoe        OlmoeModel: Llama's pre-norm layer, RMSNorm over the whole q
+               and k projections, experts as qwen2_moe without a shared one.
 
 Everything is float64: the weights are read from the safetensors file exactly
 as stored (F32, F16, BF16, F64) and upcast; RoPE angles, norms and softmax are
@@ -627,7 +634,7 @@ class Llama:
         mt = cfg["model_type"]
         if mt == "mistral":
             return cfg.get("sliding_window") or 0
-        if mt in ("qwen2", "qwen3"):
+        if mt in ("qwen2", "qwen3", "qwen2_moe"):
             sw = cfg.get("sliding_window") if cfg.get("use_sliding_window", False) else None
             if not sw:
                 return 0
@@ -1149,6 +1156,110 @@ class ModernBert:
             attns.append(pr)
             hidden.append(h)
         return np.stack(attns), np.stack(hidden)
+def _route(logits, k, norm):
+    """Router probabilities and the top-k of each token (n, E) -> (n, k)
+    experts and weights: softmax, torch.topk order (larger first; on equal
+    values the lower index first: a stable sort of -p), renormalised when
+    norm (MixtralSparseMoeBlock: routing_weights /= sum)."""
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p = p / p.sum(axis=1, keepdims=True)
+    sel = np.argsort(-p, axis=1, kind="stable")[:, :k]
+    w = np.take_along_axis(p, sel, axis=1)
+    if norm:
+        w = w / w.sum(axis=1, keepdims=True)
+    return sel, w
+
+
+class _Moe:
+    """The sparse MLP shared by Mixtral, Qwen2-MoE and OLMoE: for each
+    expert e in order, final[rows routed to e] += expert_e(x) · w (HF's
+    index_add_ loop), experts gated MLPs down(act(gate x) · up x)."""
+
+    def moe(self, x, p, router, expert, stems, k, norm):
+        W = self.W
+        sel, w = _route(linear(x, W, p + router, False), k, norm)
+        out = np.zeros_like(x)
+        for e in range(W(p + router + ".weight").shape[0]):
+            rows, slot = np.nonzero(sel == e)
+            if not len(rows):
+                continue
+            q = p + expert % e
+            g, u, dn = (q + s for s in stems)
+            xe = x[rows]
+            y = linear(self.act(linear(xe, W, g, False)) * linear(xe, W, u, False), W, dn, False)
+            out[rows] += y * w[rows, slot][:, None]
+        return out
+
+
+class Mixtral(Llama, _Moe):
+    """MixtralModel (modeling_mixtral.py @af3efdd71ee5): Mistral's layer
+    (no biases, sliding_window on every layer when set, default null) with
+    MixtralSparseMoeBlock: softmax(block_sparse_moe.gate(x)), top
+    num_experts_per_tok of num_local_experts, renormalised, Σ w_e ·
+    w2(silu(w1 x) · w3 x); rms_norm_eps 1e-5, rope_theta 1e6."""
+
+    def __init__(self, cfg, W):
+        super().__init__(cfg, W)
+        self.eps = cfg.get("rms_norm_eps", 1e-5)
+        self.theta = float(cfg.get("rope_theta", 1e6))
+        self.qkv_bias = self.o_bias = False
+
+    def window(self, l):
+        return self.cfg.get("sliding_window") or 0
+
+    def mlp(self, x, p):
+        return self.moe(x, p, "block_sparse_moe.gate", "block_sparse_moe.experts.%d.",
+                        ("w1", "w3", "w2"), self.cfg.get("num_experts_per_tok", 2), True)
+
+
+class Qwen2Moe(Llama, _Moe):
+    """Qwen2MoeModel (modeling_qwen2_moe.py @1c351314a42a): Qwen2's
+    attention (q/k/v biased: qkv_bias, default true), windows as Qwen2;
+    layer l sparse iff l not in mlp_only_layers and num_experts > 0 and
+    (l + 1) % decoder_sparse_step == 0 (else Qwen2MoeMLP, intermediate_size);
+    Qwen2MoeSparseMoeBlock: top-k weights renormalised only with
+    norm_topk_prob, plus sigmoid(shared_expert_gate(x)) · shared_expert(x)."""
+
+    def __init__(self, cfg, W):
+        super().__init__(cfg, W)
+        self.qkv_bias = bool(cfg.get("qkv_bias", True))
+        self.o_bias = False
+
+    def mlp(self, x, p):
+        cfg, l = self.cfg, int(p.split(".")[1])
+        E = cfg.get("num_experts", 60)
+        if l in (cfg.get("mlp_only_layers") or []) or not E or (l + 1) % cfg.get("decoder_sparse_step", 1):
+            return Llama.mlp(self, x, p)
+        stems = ("gate_proj", "up_proj", "down_proj")
+        out = self.moe(x, p, "mlp.gate", "mlp.experts.%d.", stems, cfg.get("num_experts_per_tok", 4),
+                       bool(cfg.get("norm_topk_prob", False)))
+        W, q = self.W, p + "mlp.shared_expert."
+        sh = linear(self.act(linear(x, W, q + "gate_proj", False)) * linear(x, W, q + "up_proj", False),
+                    W, q + "down_proj", False)
+        gate = 1.0 / (1.0 + np.exp(-linear(x, W, p + "mlp.shared_expert_gate", False)))
+        return out + gate * sh
+
+
+class Olmoe(Llama, _Moe):
+    """OlmoeModel (modeling_olmoe.py @00dcc6dda6f6): Llama's pre-norm layer;
+    OlmoeAttention q_norm = OlmoeRMSNorm(hidden_size) over the whole
+    q_proj(x), k_norm over H_kv·head_dim, before the view into heads and
+    RoPE; biases with attention_bias; rms_norm_eps 1e-5; no sliding window;
+    OlmoeSparseMoeBlock: top-k renormalised only with norm_topk_prob."""
+
+    def __init__(self, cfg, W):
+        super().__init__(cfg, W)
+        self.eps = cfg.get("rms_norm_eps", 1e-5)
+        assert cfg.get("clip_qkv") is None, "clip_qkv is not ported"
+
+    def window(self, l):
+        return 0
+
+    qk_norm = Olmo2.qk_norm
+
+    def mlp(self, x, p):
+        return self.moe(x, p, "mlp.gate", "mlp.experts.%d.", ("gate_proj", "up_proj", "down_proj"),
+                        self.cfg.get("num_experts_per_tok", 8), bool(self.cfg.get("norm_topk_prob", False)))
 
 
 def _class_forward(cls):
@@ -1157,7 +1268,8 @@ def _class_forward(cls):
 
 _DECODER_CLASSES = {"llama": Llama, "mistral": Llama, "qwen2": Llama, "gemma": Gemma, "gemma2": Gemma2,
                     "phi3": Phi3, "qwen3": Qwen3, "olmo2": Olmo2, "gemma3_text": Gemma3,
-                    "modernbert": ModernBert}  # (windows: Model.layer_windows)
+                    "modernbert": ModernBert,
+                    "mixtral": Mixtral, "qwen2_moe": Qwen2Moe, "olmoe": Olmoe}  # (windows: Model.layer_windows)
 
 
 # model_type -> (forward, tensor-name prefixes, config key of the nominal
@@ -1185,10 +1297,13 @@ _MODELS = {
     "mpt": (mpt_forward, ["transformer."], "max_seq_len"),
     "falcon": (falcon_forward, ["transformer."], "max_position_embeddings"),
     "modernbert": (_class_forward(ModernBert), ["model."], "max_position_embeddings"),
+    "mixtral": (_class_forward(Mixtral), ["model."], "max_position_embeddings"),
+    "qwen2_moe": (_class_forward(Qwen2Moe), ["model."], "max_position_embeddings"),
+    "olmoe": (_class_forward(Olmoe), ["model."], "max_position_embeddings"),
 }
 ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert", "modernbert"}
 ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3", "qwen3", "olmo2",
-          "gemma3_text", "falcon", "modernbert"}
+          "gemma3_text", "falcon", "modernbert", "mixtral", "qwen2_moe", "olmoe"}
 
 
 def position_limit(cfg):
