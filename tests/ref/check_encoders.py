@@ -17,9 +17,12 @@ Usage: /usr/bin/python3 tests/ref/check_encoders.py path/to/attngeom
    folders; a non-square ViT (image_size [32, 24], patch [8, 4]) written to a
    temporary folder; tiny-whisper with 3000 frames (n = 1500), 200 and an odd
    199 (n = 100); a WhisperModel-named ("encoder.", no prefix) variant with
-   gelu_new, max_source_positions 12, 24 and 7 frames.
-3. Refusals, each one status and a message naming the sizes: ViT pixels of
-   another size or channel count (AG_ESHAPE), Whisper 3001 frames or 79 mel
+   gelu_new, max_source_positions 12, 24 and 7 frames; both ViT folders at
+   48x40, 16x24, 64x8, 8x8 (interpolate_pos_encoding: the position table
+   resized bicubically) and 33x35 (the configured 4 x 4 grid).
+3. Refusals, each one status and a message naming the sizes: ViT pixels
+   with no whole patch, another size on the non-square-grid ViT (HF's
+   interpolation reshapes to a square), another channel count (AG_ESHAPE), Whisper 3001 frames or 79 mel
    bins (AG_ESHAPE), a NaN input value (AG_ENONFINITE), token ids on a ViT
    model and values on a token model (AG_EINVAL).
 Prints the measured maximum errors; exits 1 on any failure.
@@ -196,7 +199,18 @@ def main():
                        rng.uniform(-1, 1, (16, T)).astype(np.float32), REF.whisper_forward, 2, 32, fails)
 
         vit = os.path.join(MODELS, "tiny-vit")
-        expect_refusal(eng, "vit 64x64", vit, np.zeros((3, 64, 64)), AG_ESHAPE, ["(3, 64, 64)", "(3, 32, 32)"], fails)
+        # other image sizes: ViTModel(interpolate_pos_encoding=True), the
+        # stored 4 x 4 grid resized bicubically (up, down, mixed, one patch),
+        # and 33 x 35 (4 x 4 patches: the stored table)
+        irng = np.random.default_rng(2025)
+        for hw in ((48, 40), (16, 24), (64, 8), (8, 8), (33, 35)):
+            for name in ("tiny-vit", "tiny-vit-cls"):
+                check_case(eng, "%s %dx%d" % (name, hw[0], hw[1]), os.path.join(MODELS, name),
+                           irng.uniform(-1, 1, (3,) + hw).astype(np.float32), REF.vit_forward, 2, 32, fails)
+        expect_refusal(eng, "vit 4x64 (no patch row)", vit, np.zeros((3, 4, 64)), AG_ESHAPE,
+                       ["(3, 4, 64)", "patches of 8x8"], fails)
+        expect_refusal(eng, "vit-nonsquare 40x24", wide, np.zeros((3, 40, 24)), AG_ESHAPE,
+                       ["(3, 40, 24)", "square patch grid", "4x6", "(3, 32, 24)"], fails)
         expect_refusal(eng, "vit 1 channel", vit, np.zeros((1, 32, 32)), AG_ESHAPE, ["(1, 32, 32)", "(3, 32, 32)"],
                        fails)
         expect_refusal(eng, "whisper 3001 frames", whisper, np.zeros((80, 3001)), AG_ESHAPE, ["3001", "1..3000"],

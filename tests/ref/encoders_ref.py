@@ -118,9 +118,44 @@ def _trace(trace, x, p, v, wo):
         trace.append({"x": x, "p": p, "v": v, "wo": wo})
 
 
+def _cubic_matrix(n_in, n_out):
+    """(n_out, n_in) matrix of torch's F.interpolate(mode="bicubic",
+    align_corners=False, size given) along one axis, a float64 port of
+    pytorch aten/src/ATen/native/UpSample.h: scale n_in / n_out, source
+    (o + 0.5)·scale − 0.5, index floor(source) capped at n_in − 1,
+    t = source − index clamped to [0, 1], Keys' cubic convolution with
+    A = −0.75 on the 4 neighbours index−1 … index+2, each clamped to the
+    border (upsample_get_value_bounded): a clamped neighbour adds its weight
+    to the border entry."""
+    A = -0.75
+    M = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        src = (o + 0.5) * (n_in / n_out) - 0.5
+        i0 = min(int(np.floor(src)), n_in - 1)
+        t = min(max(src - i0, 0.0), 1.0)
+        cc1 = lambda x: ((A + 2) * x - (A + 3)) * x * x + 1  # noqa: E731, |x| <= 1
+        cc2 = lambda x: ((A * x - 5 * A) * x + 8 * A) * x - 4 * A  # noqa: E731, 1 < |x| < 2
+        for j, w in enumerate((cc2(t + 1), cc1(t), cc1(1 - t), cc2(2 - t))):
+            M[o, min(max(i0 - 1 + j, 0), n_in - 1)] += w
+    return M
+
+
+def vit_positions(table, gh, gw):
+    """ViTEmbeddings.interpolate_pos_encoding (modeling_vit.py @ 005db8208dee):
+    table (1 + N, d); row 0 kept, the patch rows reshaped to √N × √N (HF's
+    reshape: a square grid only) and resized bicubically to gh × gw."""
+    N, d = table.shape[0] - 1, table.shape[1]
+    g0 = int(round(N ** 0.5))
+    assert g0 * g0 == N, "HF reshapes to sqrt(N) x sqrt(N)"
+    grid = table[1:].reshape(g0, g0, d)
+    out = np.einsum("yi,ijc,xj->yxc", _cubic_matrix(g0, gh), grid, _cubic_matrix(g0, gw))
+    return np.concatenate([table[:1], out.reshape(gh * gw, d)], axis=0)
+
+
 def vit_forward(folder, pixels, trace=None):
     """ViTModel(pixel_values[None], output_attentions=True,
-    output_hidden_states=True) on pixels (C, H, W). trace: a list to get
+    output_hidden_states=True) on pixels (C, H, W); another H × W than
+    image_size as with interpolate_pos_encoding=True. trace: a list to get
     each layer's x, p, v, wo (_trace)."""
     cfg, t = load(folder)
     p = _prefix(t, "embeddings.cls_token", ["vit."])
@@ -129,8 +164,11 @@ def vit_forward(folder, pixels, trace=None):
     (ih, iw), (ph, pw) = pair(cfg.get("image_size", 224)), pair(cfg.get("patch_size", 16))
     C, qkv_bias = cfg.get("num_channels", 3), cfg.get("qkv_bias", True)
     x = np.asarray(pixels, dtype=np.float64)
-    # ViTPatchEmbeddings.forward: channel and size checks
-    assert x.shape == (C, ih, iw), "ViT takes (%d, %d, %d), got %s" % (C, ih, iw, x.shape)
+    # ViTPatchEmbeddings.forward: channel check; the size check only
+    # without interpolate_pos_encoding, which another size turns on here
+    assert x.shape[0] == C, "ViT takes %d channels, got %s" % (C, x.shape)
+    interpolate = x.shape[1:] != (ih, iw)
+    ih, iw = x.shape[1:]
     W = t[p + "embeddings.patch_embeddings.projection.weight"]  # (d, C, ph, pw)
     bconv = t[p + "embeddings.patch_embeddings.projection.bias"]
     gh, gw = ih // ph, iw // pw
@@ -142,7 +180,10 @@ def vit_forward(folder, pixels, trace=None):
             conv[:, i, j] = np.tensordot(W, patch, axes=([1, 2, 3], [0, 1, 2])) + bconv
     emb = conv.reshape(d, gh * gw).T  # .flatten(2).transpose(1, 2)
     # ViTEmbeddings.forward: cat((cls_tokens, embeddings)) + position_embeddings
-    h = np.concatenate([t[p + "embeddings.cls_token"][0], emb], axis=0) + t[p + "embeddings.position_embeddings"][0]
+    pos = t[p + "embeddings.position_embeddings"][0]
+    if interpolate and not (gh * gw == pos.shape[0] - 1 and ih == iw):
+        pos = vit_positions(pos, gh, gw)
+    h = np.concatenate([t[p + "embeddings.cls_token"][0], emb], axis=0) + pos
     hd = d // H
     scaling = hd ** -0.5
     hidden, attns = [], []
