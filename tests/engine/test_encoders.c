@@ -376,6 +376,75 @@ Test(encoders, vit_zero_pixels_give_cls_bias_and_positions)
     }
 }
 
+/* Keys' cubic convolution, A = -3/4, at t = 1/4 and 3/4 (dyadic, so exact):
+ * cc1(x) = ((A+2)x - (A+3))x² + 1, cc2(x) = ((Ax - 5A)x + 8A)x - 4A; the
+ * weights of neighbours i0-1 .. i0+2 for t = 3/4 are cc2(7/4), cc1(3/4),
+ * cc1(1/4), cc2(5/4), reversed for t = 1/4. */
+static const double W75[4] = {-0.03515625, 0.26171875, 0.87890625, -0.10546875};
+static const double W25[4] = {-0.10546875, 0.87890625, 0.26171875, -0.03515625};
+
+/* Output o of a 2x bicubic upsampling of g0 rows (torch, align_corners
+ * False): source o/2 - 1/4, so even o = 2k: i0 = k - 1, t = 3/4; odd
+ * o = 2k + 1: i0 = k, t = 1/4; neighbours clamped to 0..g0-1. */
+static void up2(int o, int g0, int idx[4], const double **w)
+{
+    int i0 = o % 2 ? o / 2 : o / 2 - 1;
+    *w = o % 2 ? W25 : W75;
+    for (int j = 0; j < 4; j++) {
+        int k = i0 - 1 + j;
+        idx[j] = k < 0 ? 0 : k > g0 - 1 ? g0 - 1 : k;
+    }
+}
+
+/* 64 x 64 zero pixels on the 32 x 32 model (a 4 x 4 grid): row 0 cls +
+ * position row 0, patch (y, x) the conv bias + the position grid upsampled
+ * 2x with the closed-form weights above (ViTModel(interpolate_pos_encoding
+ * =True)). */
+Test(encoders, vit_other_size_interpolates_positions_bicubically)
+{
+    char path[256] = MODELS "tiny-vit/model.safetensors";
+    const char *stems[3] = {"embeddings.cls_token", "embeddings.position_embeddings",
+                            "embeddings.patch_embeddings.projection.bias"};
+    ag_array t[3] = {{0}};
+    ag_safetensors *st = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_st_open(path, &st, &err), AG_OK, "%s", err.message);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(ag_st_read(st, stems[i], &t[i], &err), AG_OK, "%s", err.message);
+    ag_st_close(st);
+    ag_model *m = load(MODELS "tiny-vit");
+    size_t s[3] = {3, 64, 64}, n = 65, d = 32, got = 0;
+    cr_assert_eq(ag_model_input_positions(m, 3, s, &got, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(got, n);
+    double *x = calloc(3 * 64 * 64, sizeof *x), *hidden = malloc(3 * n * d * sizeof *hidden);
+    fwd_check c = {0};
+    run(m, x, 3, s, AG_PRECISION_F64, NULL, &c, hidden);
+    const double *P = t[1].data + d; // the 4 x 4 grid's rows
+    for (size_t j = 0; j < d; j++)
+        cr_assert_eq(hidden[j], t[0].data[j] + t[1].data[j]);
+    for (int y = 0; y < 8; y++)
+        for (int xx = 0; xx < 8; xx++) {
+            int iy[4], ix[4];
+            const double *wy, *wx;
+            up2(y, 4, iy, &wy);
+            up2(xx, 4, ix, &wx);
+            for (size_t j = 0; j < d; j++) {
+                double want = 0;
+                for (int a = 0; a < 4; a++)
+                    for (int b = 0; b < 4; b++)
+                        want += wy[a] * wx[b] * P[(size_t)(iy[a] * 4 + ix[b]) * d + j];
+                double h = hidden[(size_t)(1 + y * 8 + xx) * d + j];
+                cr_assert(fabs(h - (t[2].data[j] + want)) <= 1e-14, "patch (%d, %d) col %zu: %.17g, want %.17g",
+                          y, xx, j, h, t[2].data[j] + want);
+            }
+        }
+    for (int i = 0; i < 3; i++)
+        ag_array_free(&t[i]);
+    free(x);
+    free(hidden);
+    ag_model_free(m);
+}
+
 /* The heads on pools of 1 and 3 threads: the same bytes, both precisions. */
 Test(encoders, threads_give_the_same_bytes)
 {
@@ -438,8 +507,8 @@ static void expect_values_error(const ag_model *m, int ndim, const size_t *shape
 Test(encoders, wrong_inputs_are_refused_naming_the_shapes)
 {
     ag_model *v = load(MODELS "tiny-vit"), *w = load(MODELS "tiny-whisper"), *gpt2 = load("models/tiny-gpt2");
-    size_t big[3] = {3, 64, 64}, gray[3] = {1, 32, 32}, flat[1] = {3072}, two[4] = {2, 3, 32, 32};
-    expect_values_error(v, 3, big, AG_ESHAPE, "(3, 64, 64)", "(3, 32, 32)");
+    size_t thin[3] = {3, 4, 64}, gray[3] = {1, 32, 32}, flat[1] = {3072}, two[4] = {2, 3, 32, 32};
+    expect_values_error(v, 3, thin, AG_ESHAPE, "(3, 4, 64)", "patches of 8x8");
     expect_values_error(v, 3, gray, AG_ESHAPE, "(1, 32, 32)", "num_channels");
     expect_values_error(v, 1, flat, AG_ESHAPE, "(3072,)", "(num_channels, height, width)");
     expect_values_error(v, 4, two, AG_ESHAPE, "(2, 3, 32, 32)", "(num_channels, height, width)");
