@@ -119,7 +119,8 @@ static int check_finite(const double *p, size_t rows, size_t cols, size_t ld,
 static agk_head kernel_head(const ag_head_input *h)
 {
     return (agk_head){.n_head = 1, .n_kv_head = 1, .head_dim = (int)h->d_h, .scale = h->scale,
-                      .softcap = h->softcap, .causal = h->causal, .window = h->window};
+                      .softcap = h->softcap, .causal = h->causal, .window = h->window,
+                      .alibi = h->alibi, .slope = h->alibi_slope};
 }
 
 static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *err)
@@ -143,6 +144,9 @@ static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *
     if (h->ldx < h->d || h->ldq < h->d_h || h->ldk < h->d_h)
         return ag_error_set(err, AG_EINVAL, "stability: row stride of %s below its width",
                             h->ldx < h->d ? "X" : h->ldq < h->d_h ? "W_Q" : "W_K");
+    if (h->alibi < AG_ALIBI_NONE || h->alibi > AG_ALIBI_FALCON || !isfinite(h->alibi_slope))
+        return ag_error_set(err, AG_EINVAL, "stability: ALiBi kind %d with slope %g", (int)h->alibi,
+                            h->alibi_slope);
     if (!isfinite(h->scale) || h->scale < 0)
         return ag_error_set(err, AG_EINVAL, "stability: scale %g is not a positive number", h->scale);
     if (h->scale == 0)
@@ -393,6 +397,8 @@ static int head_map(const ag_head_input *in, const ag_head_qk_norm *qk, double *
     const ag_head_input h = hd.in;
     if (!A)
         return ag_error_set(err, AG_EINVAL, "stability: output A is NULL");
+    if (linear && h.alibi != AG_ALIBI_NONE) /* refused, not approximated */
+        return ag_error_set(err, AG_EUNSUPPORTED, "linear normaliser: an ALiBi head has no linear form (Katharopoulos et al. 2020, eq. 7, replaces exp(q·k) by phi(q)·phi(k); ALiBi's additive bias has no counterpart there)");
     size_t n = h.n, dh = h.d_h;
     int tab_ok;
     double *q = malloc(n * dh * sizeof *q), *k = malloc(n * dh * sizeof *k);

@@ -388,6 +388,112 @@ def phi3(name):
     return cfg, g
 
 
+def bloom(name):
+    """BloomForCausalLM saved as bigscience/bloom-560m is (no "transformer."
+    prefix, lm_head tied and not saved): 6 heads, so that the slopes past the
+    closest power of two (4) are used."""
+    d, H, L, V = 48, 6, 2, 80
+    g = Gen(name, "F32")
+    g.emb("word_embeddings.weight", V, d)
+    g.ln("word_embeddings_layernorm", d)
+    hd = d // H
+    for l in range(L):
+        q = "h.%d." % l
+        g.ln(q + "input_layernorm", d)
+        g.lin(q + "self_attention.query_key_value", 3 * d, d)
+        w = g.t[q + "self_attention.query_key_value.weight"][0]
+        for h in range(H):  # rows (h, 0, :) and (h, 1, :): q and k of head h
+            w[h * 3 * hd:h * 3 * hd + 2 * hd] *= QK_GAIN
+        g.lin(q + "self_attention.dense", d, d)
+        g.ln(q + "post_attention_layernorm", d)
+        g.lin(q + "mlp.dense_h_to_4h", 4 * d, d)
+        g.lin(q + "mlp.dense_4h_to_h", d, 4 * d)
+    g.ln("ln_f", d)
+    cfg = base_config("BloomForCausalLM", "bloom", "F32", apply_residual_connection_post_layernorm=False,
+                      attention_dropout=0.0, bos_token_id=1, eos_token_id=2, hidden_dropout=0.0,
+                      hidden_size=d, initializer_range=0.02, layer_norm_epsilon=1e-5, n_head=H, n_layer=L,
+                      pad_token_id=3, pretraining_tp=1, slow_but_exact=False, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
+def mpt(name):
+    """MptForCausalLM (transformer.* + lm_head tied, not saved), as
+    mosaicml/mpt-7b's config with 6 heads (gen_slopes' interleaved order for
+    a head count below its power of two) and an explicit softmax_scale."""
+    d, H, L, V, P = 48, 6, 2, 80, 32
+    g = Gen(name, "BF16")
+    p = "transformer."
+    g.emb(p + "wte.weight", V, d)
+    for l in range(L):
+        q = "%sblocks.%d." % (p, l)
+        g.ln(q + "norm_1", d, bias=False)
+        g.lin(q + "attn.Wqkv", 3 * d, d, bias=False)
+        g.t[q + "attn.Wqkv.weight"][0][:2 * d] *= QK_GAIN * 1.5
+        g.lin(q + "attn.out_proj", d, d, bias=False)
+        g.ln(q + "norm_2", d, bias=False)
+        g.lin(q + "ffn.up_proj", 4 * d, d, bias=False)
+        g.lin(q + "ffn.down_proj", d, 4 * d, bias=False)
+    g.ln(p + "norm_f", d, bias=False)
+    attn = {"alibi": True, "alibi_bias_max": 8, "attn_impl": "torch", "attn_pdrop": 0.0,
+            "attn_type": "multihead_attention", "attn_uses_sequence_id": False, "clip_qkv": None,
+            "model_type": "", "prefix_lm": False, "qk_ln": False, "softmax_scale": 0.25,
+            "sliding_window_size": -1}
+    cfg = base_config("MptForCausalLM", "mpt", "BF16", attn_config=attn, d_model=d, emb_pdrop=0.0,
+                      embedding_fraction=1.0, expansion_ratio=4, init_device="cpu",
+                      initializer_range=0.02, layer_norm_epsilon=1e-5, learned_pos_emb=True,
+                      logit_scale=None, max_seq_len=P, n_heads=H, n_layers=L, no_bias=True,
+                      norm_type="low_precision_layernorm", resid_pdrop=0.0, use_cache=False,
+                      verbose=0, vocab_size=V)
+    return cfg, g
+
+
+def falcon(name, new, mq, par, alibi, bias, H, Hkv=None, dtype="F32", nln=None):
+    """FalconForCausalLM (transformer.* + lm_head): new_decoder_architecture
+    as Falcon-40B (grouped kv heads, ln_attn / ln_mlp), or the original layout
+    as Falcon-7B (multi_query, parallel_attn) or Falcon-RW (neither, alibi,
+    bias)."""
+    d, L, V, P, hd = 8 * H, 2, 80, 64, 8
+    Hkv = Hkv or (H if not mq else 1)
+    g = Gen(name, dtype)
+    p = "transformer."
+    g.emb(p + "word_embeddings.weight", V, d)
+    width = (H + 2 * Hkv) * hd if (new or mq) else 3 * d
+    for l in range(L):
+        q = "%sh.%d." % (p, l)
+        if new and (nln or 2) == 2:
+            g.ln(q + "ln_attn", d)
+            g.ln(q + "ln_mlp", d)
+        else:
+            g.ln(q + "input_layernorm", d)
+            if not par:
+                g.ln(q + "post_attention_layernorm", d)
+        g.lin(q + "self_attention.query_key_value", width, d, bias=bias)
+        w = g.t[q + "self_attention.query_key_value.weight"][0].reshape(-1, hd, d)
+        if new:  # per group: H/Hkv queries, k, v
+            vrows = [gi * (H // Hkv + 2) + H // Hkv + 1 for gi in range(Hkv)]
+        elif mq:
+            vrows = [H + 1]
+        else:
+            vrows = [3 * h + 2 for h in range(H)]
+        for r in range(w.shape[0]):
+            if r not in vrows:
+                w[r] *= QK_GAIN
+        g.lin(q + "self_attention.dense", d, d, bias=bias)
+        g.lin(q + "mlp.dense_h_to_4h", 4 * d, d, bias=bias)
+        g.lin(q + "mlp.dense_4h_to_h", d, 4 * d, bias=bias)
+    g.ln(p + "ln_f", d)
+    g.lin("lm_head", V, d, bias=False)
+    cfg = base_config("FalconForCausalLM", "falcon", dtype, activation="gelu", alibi=alibi,
+                      attention_dropout=0.0, bias=bias, bos_token_id=11, eos_token_id=11,
+                      ffn_hidden_size=4 * d, hidden_dropout=0.0, hidden_size=d, initializer_range=0.02,
+                      layer_norm_epsilon=1e-5, max_position_embeddings=P, multi_query=mq,
+                      new_decoder_architecture=new, num_attention_heads=H, num_hidden_layers=L,
+                      num_kv_heads=Hkv if new else H, num_ln_in_parallel_attn=nln, parallel_attn=par,
+                      rope_scaling=None, rope_theta=10000.0, tie_word_embeddings=False, use_cache=True,
+                      vocab_size=V)
+    return cfg, g
+
+
 def qwen3(name):
     """Qwen3ForCausalLM: per-head QK-norm, head_dim 16 != hidden_size /
     heads = 8, attention_bias, grouped-query; sliding window 5 on the layers
@@ -494,6 +600,13 @@ CASES = {
     "qwen2-window": (lambda n: llama_like(n, "qwen2", "Qwen2ForCausalLM", L=3, qkv_bias=True,
                                           max_window_layers=1, sliding_window=5, use_sliding_window=True,
                                           use_mrope=False), 14),
+    "bloom": (bloom, 16),
+    "mpt": (mpt, 16),
+    "falcon": (lambda n: falcon(n, True, False, True, False, False, 6, 2), 16),
+    "falcon-alibi": (lambda n: falcon(n, False, False, False, True, True, 12, dtype="BF16"), 16),
+    "falcon-7b-like": (lambda n: falcon(n, False, True, True, False, False, 4, dtype="BF16"), 16),
+    "falcon-one-ln": (lambda n: falcon(n, True, False, True, False, True, 4, 2, dtype="BF16", nln=1), 12),
+    "falcon-mq-seq": (lambda n: falcon(n, False, True, False, False, True, 4, dtype="BF16"), 12),
 }
 
 # Variants the engine before issue 10 already runs (see --crosscheck).

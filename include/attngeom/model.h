@@ -6,8 +6,9 @@
  *   listed in model.safetensors.index.json ("weight_map").
  *   model_type "gpt2", "bert", "roberta", "xlm-roberta", "distilbert",
  *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3",
- *   "qwen3", "olmo2", "gemma3_text" (token ids: ag_model_forward), "vit" (pixels) and "whisper" (the
- *   encoder, log-mel features): ag_model_forward_values.
+ *   "qwen3", "olmo2", "gemma3_text", "bloom", "mpt", "falcon" (token ids:
+ *   ag_model_forward), "vit" (pixels) and "whisper" (the encoder, log-mel
+ *   features): ag_model_forward_values.
  *
  * Every architecture is a row of one table (src/engine/arch.c): tensor
  * names, norm, activation, positions, residual wiring, fused layouts. One
@@ -59,8 +60,11 @@ typedef enum {
     AG_ARCH_QWEN3,       /* "qwen3"       modeling_qwen3.py (QK-norm per head) */
     AG_ARCH_OLMO2,       /* "olmo2"       modeling_olmo2.py (QK-norm over the
                             projections, norms after the sublayers) */
-    AG_ARCH_GEMMA3_TEXT  /* "gemma3_text" modeling_gemma3.py Gemma3TextModel
+    AG_ARCH_GEMMA3_TEXT, /* "gemma3_text" modeling_gemma3.py Gemma3TextModel
                             (QK-norm per head, a RoPE base per layer type) */
+    AG_ARCH_BLOOM,       /* "bloom"       modeling_bloom.py (ALiBi) */
+    AG_ARCH_MPT,         /* "mpt"         modeling_mpt.py (ALiBi) */
+    AG_ARCH_FALCON       /* "falcon"      modeling_falcon.py (RoPE or ALiBi) */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -97,7 +101,9 @@ typedef enum {
     AG_POS_PADDED,  /* RoBERTa: row pad + (non-pad tokens up to i) for a
                        non-pad token, row pad for a pad token (pad =
                        pad_token_id, position_offset = pad + 1) */
-    AG_POS_ROPE     /* rotary embedding of Q and K (cfg.rope) */
+    AG_POS_ROPE,    /* rotary embedding of Q and K (cfg.rope) */
+    AG_POS_ALIBI    /* no position rows or rotation: every score gets a
+                       per-head linear bias in the key position (cfg.alibi) */
 } ag_positions;
 
 /* A norm of Q and K after their projections, before RoPE (QK-norm), with
@@ -111,14 +117,42 @@ typedef enum {
                         n_kv_head·head_dim, before the split into heads
                         (modeling_olmo2.py Olmo2Attention) */
 } ag_qk_norm;
+/* ALiBi (Press et al. 2022, "Train Short, Test Long", Sec. 3): query i's
+ * score against key j gets slope_h·(j − off), off the same for every key of
+ * a row (so it leaves the probabilities unchanged). The slopes and where
+ * the bias enters follow the Hugging Face file of each kind. */
+typedef enum {
+    AG_ALIBI_NONE,
+    AG_ALIBI_BLOOM,  /* modeling_bloom.py build_alibi_tensor: slopes of the
+                        closest power of two p ≤ H, 2^(−8k/p), then the odd
+                        powers of 2^(−4/p) for the rest; off = 0; scores
+                        scale·q·k + bias (baddbmm beta 1, alpha scale) */
+    AG_ALIBI_MPT,    /* modeling_mpt.py gen_slopes: 2^(−k·bias_max/P), P the
+                        power of two ≥ H, interleaved (odd k first) when
+                        P ≠ H; off = n − 1 (arange(1 − seq_len, 1) cut to the
+                        last n); scores scale·q·k + bias */
+    AG_ALIBI_FALCON  /* modeling_falcon.py build_alibi_tensor: BLOOM's slopes
+                        rounded to bfloat16; off = 0; scores
+                        scale·(q·k + bias) */
+} ag_alibi_kind;
+
+/* The n_head slopes (float32 values, as HF's float32 tensors hold them) of
+ * an ALiBi kind into slopes (caller's, n_head doubles); bias_max is MPT's
+ * alibi_bias_max (ignored by the others). Returns AG_EINVAL (nothing
+ * written) for kind AG_ALIBI_NONE, n_head outside 1..4096 or bias_max <= 0
+ * with MPT. */
+AG_EXPORT int ag_alibi_slopes(ag_alibi_kind kind, int n_head, double bias_max, double *slopes);
 
 /* Where Q, K, V come from. */
 typedef enum {
     AG_QKV_SEPARATE, /* three projections */
     AG_QKV_BLOCKS,   /* one fused projection, column blocks Q | K | V
                         (GPT-2 c_attn, Phi-3 qkv_proj with grouped widths) */
-    AG_QKV_PER_HEAD  /* one fused projection, per head q_h | k_h | v_h
+    AG_QKV_PER_HEAD, /* one fused projection, per head q_h | k_h | v_h
                         (GPT-NeoX query_key_value) */
+    AG_QKV_GROUPED   /* one fused projection, per kv group g the queries of
+                        the group, then k_g, then v_g (Falcon's
+                        new_decoder_architecture) */
 } ag_qkv_layout;
 
 /* The MLP. */
@@ -237,6 +271,9 @@ typedef struct {
     ag_rope rope_local;    /* Gemma-3: the RoPE of the layers with a sliding
                               window (rope_local_base_freq, no scaling);
                               rotary_dim 0: every layer uses `rope` */
+    /* ---- ALiBi (appended). AG_ALIBI_NONE unless positions = AG_POS_ALIBI. */
+    ag_alibi_kind alibi;
+    double alibi_bias_max; /* MPT attn_config.alibi_bias_max (8), else 0 */
 } ag_model_config;
 
 typedef struct ag_model ag_model;
@@ -279,6 +316,9 @@ AG_EXPORT int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n
  * layer's probabilities are, per query head,
  *   s_ij = scale·q_i·k_j,  q = rope(x W_Q + b_Q), k = rope(x W_K + b_K)
  *   s_ij ← softcap·tanh(s_ij/softcap)        if softcap > 0
+ *   s_ij ← s_ij + slope_h·(j − off)           ALiBi (alibi, attngeom/model.h
+ *                                               ag_alibi_kind; Falcon scales
+ *                                               the bias with the scores)
  *   p_i = softmax over the visible keys: all (not causal), j <= i (causal),
  *         0 <= i − j < window (causal, window > 0)
  * with x the callback's X — except for QK-norm models (cfg.qk_norm: qwen3,
@@ -294,6 +334,10 @@ typedef struct {
     ag_array wq, wk, wv; /* (d, n_head·hd), (d, n_kv_head·hd), (d, n_kv_head·hd) */
     ag_array wo;         /* (n_head·hd, d) */
     ag_array bq, bk, bv; /* (n_head·hd), (n_kv_head·hd), (n_kv_head·hd) or empty */
+    /* appended: ALiBi (AG_ALIBI_NONE: none) and its slopes (n_head), empty
+       without */
+    ag_alibi_kind alibi;
+    ag_array alibi_slopes;
 } ag_attn_weights;
 
 /* Fill *out (owned by the caller: ag_attn_weights_free) for `layer`.

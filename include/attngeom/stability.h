@@ -52,6 +52,11 @@ typedef struct {
                           0: no rotation */
     double softcap;    /* > 0: scores capped to softcap·tanh(S/softcap) */
     int window;        /* > 0 (needs causal): keys 0 <= i − j < window */
+    /* appended: ALiBi (attngeom/model.h ag_alibi_kind), this head's slope;
+       AG_ALIBI_NONE (0) for none. The bias is constant in X: the
+       derivatives are those of the biased softmax. */
+    ag_alibi_kind alibi;
+    double alibi_slope;
 } ag_head_input;
 
 /* The QK-norm of a head (issue 29; a new struct, ag_head_input being

@@ -58,6 +58,36 @@
 #define LLAMA_GATED .up = "mlp.up_proj", .gate = "mlp.gate_proj"
 #define LLAMA_TENSORS LLAMA_BASE, LLAMA_QKV, LLAMA_GATED, .norm2 = "post_attention_layernorm"
 
+/* modeling_falcon.py (00dcc6dd) FalconModel, one row per block layout:
+ * word_embeddings, ln_f; FalconLinear (x·Wᵀ, then + b) with `bias`;
+ * rotary (rope_theta, rope_scaling), or with `alibi` BLOOM's slopes in
+ * bfloat16 and scores (q·kᵀ + alibi)·inv_norm_factor; FalconMLP
+ * dense_h_to_4h (ffn_hidden_size), `activation`, dense_4h_to_h. */
+#define FALCON_KEYS                                                                         \
+    .model_type = "falcon", .arch = AG_ARCH_FALCON, .modeling = "modeling_falcon.py",       \
+    .prefixes = {"transformer."}, .k_layers = "num_hidden_layers",                          \
+    .k_heads = "num_attention_heads", .k_hidden = "hidden_size", .k_ff = "ffn_hidden_size", \
+    .ff_mult = 4, .k_positions = "max_position_embeddings", .k_eps = "layer_norm_epsilon",  \
+    .eps = 1e-5, .k_act = "activation", .act = "gelu", .k_theta = "rope_theta",             \
+    .partial_dflt = 1.0, .bias_qkv = {"bias", 0}, .bias_o = {"bias", 0},                    \
+    .bias_mlp = {"bias", 0}, .norm = AG_NORM_LAYER, .positions = AG_POS_ROPE,               \
+    .k_alibi = "alibi", .alibi = AG_ALIBI_FALCON, .causal = 1, .mlp = AG_MLP_PLAIN,         \
+    .tok = "word_embeddings.weight", .final_norm = "ln_f", .layer = "h.%d.",                \
+    .qkv_fused = "self_attention.query_key_value", .o = "self_attention.dense",             \
+    .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h"
+
+/* FalconAttention._split_heads without new_decoder_architecture:
+ * multi_query views (…, H + 2, hd): Q | k | v column blocks, one kv head;
+ * else (…, H, 3, hd): per head q | k | v. */
+#define FALCON_MQ .kv_fixed = 1, .qkv = AG_QKV_BLOCKS
+#define FALCON_MHA .qkv = AG_QKV_PER_HEAD
+/* FalconDecoderLayer: parallel_attn shares input_layernorm between
+ * attention and MLP, mlp + attention + residual; otherwise
+ * post_attention_layernorm after the attention's residual add. */
+#define FALCON_PAR .residual = AG_RESIDUAL_PARALLEL, .norm1 = "input_layernorm", .norm2 = "input_layernorm"
+#define FALCON_SEQ .residual = AG_RESIDUAL_PRE, .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm"
+#define FALCON_OLD(par, mq) {"new_decoder_architecture", 0, 0}, {"parallel_attn", 1, par}, {"multi_query", 1, mq}
+
 static const agm_arch archs[] = {
     /* modeling_gpt2.py GPT2Model: Conv1D [in, out] weights, c_attn's columns
      * Q | K | V, pre-LN, ln_f, learned positions. */
@@ -294,6 +324,59 @@ static const agm_arch archs[] = {
      .layer = "encoder.layers.%d.", .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm",
      .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
      .o = "self_attn.out_proj", .up = "fc1", .down = "fc2"},
+
+    /* modeling_bloom.py (9d97831a) BloomModel: word_embeddings then
+     * word_embeddings_layernorm; BloomAttention's query_key_value viewed
+     * (…, n_head, 3, head_dim): per head q_h | k_h | v_h; scores
+     * alibi.baddbmm(q, kᵀ, beta = 1, alpha = 1/√head_dim) with
+     * build_alibi_tensor's slopes; bloom_gelu_forward; biases everywhere;
+     * ln_f. apply_residual_connection_post_layernorm is refused.
+     * configuration_bloom.py: n_embed (old configs, bigscience/bloom) is
+     * hidden_size; attribute_map num_attention_heads, num_hidden_layers. */
+    {.model_type = "bloom", .arch = AG_ARCH_BLOOM, .modeling = "modeling_bloom.py",
+     .prefixes = {"transformer."}, .k_layers = "n_layer", .k_heads = "n_head",
+     .k_hidden = "hidden_size", .ff_mult = 4, .k_eps = "layer_norm_epsilon", .eps = 1e-5,
+     .act = "bloom_gelu", BIAS_ALL, .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE,
+     .positions = AG_POS_ALIBI, .alibi = AG_ALIBI_BLOOM, .causal = 1, .qkv = AG_QKV_PER_HEAD,
+     .mlp = AG_MLP_PLAIN, .k_refuse = {"apply_residual_connection_post_layernorm"},
+     .aliases = {{"hidden_size", "n_embed"}, {"n_head", "num_attention_heads"},
+                 {"n_layer", "num_hidden_layers"}},
+     .tok = "word_embeddings.weight", .emb_norm = "word_embeddings_layernorm",
+     .final_norm = "ln_f", .layer = "h.%d.", .norm1 = "input_layernorm",
+     .norm2 = "post_attention_layernorm", .qkv_fused = "self_attention.query_key_value",
+     .o = "self_attention.dense", .up = "mlp.dense_h_to_4h", .down = "mlp.dense_4h_to_h"},
+
+    /* modeling_mpt.py (0206c7b0) MptModel: wte; MptBlock pre-LN (norm_1,
+     * norm_2: LayerNorm without bias); MptAttention Wqkv chunked Q | K | V,
+     * scores q·kᵀ·softmax_scale + build_alibi_bias(n_heads, max_seq_len)
+     * cut to the last n keys; MptMLP up_proj, exact GELU, down_proj, all
+     * bias-free; norm_f. The attn_config settings HF ignores are refused
+     * (config.c cfg_mpt). */
+    {.model_type = "mpt", .arch = AG_ARCH_MPT, .modeling = "modeling_mpt.py",
+     .prefixes = {"transformer."}, .k_layers = "n_layers", .k_heads = "n_heads",
+     .k_hidden = "d_model", .ff_mult = 4, .k_positions = "max_seq_len",
+     .k_eps = "layer_norm_epsilon", .eps = 1e-5, .act = "gelu", BIAS_NONE,
+     .norm = AG_NORM_LAYER, .norm_no_bias = 1, .residual = AG_RESIDUAL_PRE,
+     .positions = AG_POS_ALIBI, .alibi = AG_ALIBI_MPT, .k_attn_cfg = "attn_config", .causal = 1,
+     .qkv = AG_QKV_BLOCKS, .mlp = AG_MLP_PLAIN, .tok = "wte.weight", .final_norm = "norm_f",
+     .layer = "blocks.%d.", .norm1 = "norm_1", .norm2 = "norm_2", .qkv_fused = "attn.Wqkv",
+     .o = "attn.out_proj", .up = "ffn.up_proj", .down = "ffn.down_proj"},
+
+    /* Falcon's new_decoder_architecture (Falcon-40B, -180B): query_key_value
+     * viewed (…, num_kv_heads, H/num_kv_heads + 2, hd): per group its
+     * queries, then k, then v; num_ln_in_parallel_attn (default 2) ln_attn
+     * and ln_mlp, or (1) input_layernorm for both; parallel residual. */
+    {FALCON_KEYS, .sel = {{"new_decoder_architecture", 0, 1}, {"num_ln_in_parallel_attn", 2, 2}, {"parallel_attn", 1, 1}},
+     .k_kv_heads = "num_kv_heads", .qkv = AG_QKV_GROUPED, .residual = AG_RESIDUAL_PARALLEL,
+     .norm1 = "ln_attn", .norm2 = "ln_mlp"},
+    {FALCON_KEYS, .sel = {{"new_decoder_architecture", 0, 1}, {"num_ln_in_parallel_attn", 2, 1}, {"parallel_attn", 1, 1}},
+     .k_kv_heads = "num_kv_heads", .qkv = AG_QKV_GROUPED, FALCON_PAR},
+    /* The original layout (Falcon-7B: multi_query, parallel_attn; Falcon-RW:
+     * neither, with alibi and bias). */
+    {FALCON_KEYS, .sel = {FALCON_OLD(1, 1)}, FALCON_MQ, FALCON_PAR},
+    {FALCON_KEYS, .sel = {FALCON_OLD(1, 0)}, FALCON_MHA, FALCON_PAR},
+    {FALCON_KEYS, .sel = {FALCON_OLD(0, 1)}, FALCON_MQ, FALCON_SEQ},
+    {FALCON_KEYS, .sel = {FALCON_OLD(0, 0)}, FALCON_MHA, FALCON_SEQ},
 };
 
 #define N_ARCHS ((int)(sizeof archs / sizeof *archs))
@@ -314,5 +397,5 @@ const agm_arch *agm_arch_at(int i)
 const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
-           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, whisper";
+           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, whisper, bloom, mpt, falcon";
 }

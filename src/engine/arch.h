@@ -20,6 +20,13 @@ typedef struct {
     int dflt;
 } agm_flag;
 
+/* A row applies when config.json's key (a boolean or an integer; absent
+ * or null: dflt) equals want (true is 1). */
+typedef struct {
+    const char *key;
+    int dflt, want;
+} agm_sel;
+
 /* Which layers have a sliding window (config.c, cfg_windows). */
 typedef enum {
     AGM_WIN_NONE,     /* none */
@@ -110,13 +117,32 @@ typedef struct {
     const char *conv1;        /* ViT: the patch projection, Conv2d (d, C, p_h, p_w);
                                  Whisper: conv1, Conv1d (d, n_mels, 3) */
     const char *conv2;        /* Whisper conv2, Conv1d (d, d, 3), stride 2 */
+
+    /* ---- ALiBi models (BLOOM, MPT, Falcon) ---- */
+    ag_alibi_kind alibi;      /* with positions AG_POS_ALIBI */
+    const char *k_refuse[4];  /* booleans whose true is refused by name (what
+                                 the HF file does with them is not supported) */
+    const char *k_attn_cfg;   /* MPT attn_config: softmax_scale, alibi_bias_max */
+    int norm_no_bias;         /* LayerNorms without bias (MPT) */
+
+    /* ---- a model_type of several rows (Falcon) ---- */
+    agm_sel sel[3];           /* the row applies when all hold (key NULL:
+                                 no condition); the first row that applies
+                                 is the model's */
+    const char *k_alibi;      /* a boolean: true gives AG_POS_ALIBI (alibi),
+                                 false the row's positions */
+    int kv_fixed;             /* > 0: this many kv heads (multi-query: 1) */
+    const char *aliases[3][2]; /* {key, alias}: the alias's value is read as
+                                  key's when key is absent (BloomConfig's
+                                  n_embed and attribute_map) */
 } agm_arch;
 
 /* The descriptor of a model_type, or NULL. */
 const agm_arch *agm_arch_find(const char *model_type);
 /* "gpt2, bert, ...": every supported model_type, for messages. */
 const char *agm_arch_names(void);
-/* Descriptor i (0..count-1), for tests and docs; NULL past the end. */
+/* Descriptor i (0..count-1), for tests, docs and the rows of one
+ * model_type (config.c); NULL past the end. */
 const agm_arch *agm_arch_at(int i);
 
 #endif

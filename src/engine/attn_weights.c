@@ -18,7 +18,7 @@ static int lin_heads(const agm_lin *l, agm_cols c, int heads, int hd, ag_array *
     int rc = ag_array_alloc(out, 2, shape, err);
     for (size_t i = 0; rc == AG_OK && i < (size_t)l->in; i++)
         for (size_t j = 0; j < w; j++) {
-            size_t col = (size_t)c.off + j / hd * c.stride + j % hd;
+            size_t col = agm_col(c, j / hd, (size_t)hd) + j % hd;
             out->data[i * w + j] = agm_at(&l->w, l->linear ? col * l->in + i : i * l->out + col);
         }
     return rc;
@@ -32,7 +32,7 @@ static int bias_heads(const agm_lin *l, agm_cols c, int heads, int hd, ag_array 
     size_t w = (size_t)heads * hd, shape[1] = {w};
     int rc = ag_array_alloc(out, 1, shape, err);
     for (size_t j = 0; rc == AG_OK && j < w; j++)
-        out->data[j] = l->b[(size_t)c.off + j / hd * c.stride + j % hd];
+        out->data[j] = l->b[agm_col(c, j / hd, (size_t)hd) + j % hd];
     return rc;
 }
 
@@ -47,6 +47,19 @@ static int qkv_part(const ag_model *m, const agm_layer *y, int which, ag_array *
     agm_cols c = agm_qkv_cols(g, which);
     int rc = lin_heads(l, c, heads, g->head_dim, w, err);
     return rc ? rc : bias_heads(l, c, heads, g->head_dim, b, err);
+}
+
+/* The model's ALiBi kind and slopes (n_head), if it has them. */
+static int alibi_part(const ag_model *m, ag_attn_weights *out, ag_error *err)
+{
+    size_t shape[1] = {(size_t)m->cfg.n_head};
+    out->alibi = m->cfg.alibi;
+    if (!m->alibi_slopes)
+        return AG_OK;
+    int rc = ag_array_alloc(&out->alibi_slopes, 1, shape, err);
+    if (rc == AG_OK)
+        memcpy(out->alibi_slopes.data, m->alibi_slopes, shape[0] * sizeof(double));
+    return rc;
 }
 
 int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag_error *err)
@@ -64,13 +77,15 @@ int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag
                              .softcap = g->softcap, .window = m->window[layer]};
     if (g->positions == AG_POS_ROPE) /* Gemma-3: the sliding layers' own */
         out->rope = m->window[layer] && g->rope_local.rotary_dim ? g->rope_local : g->rope;
-    int rc = qkv_part(m, y, 0, &out->wq, &out->bq, err);
+    int rc = alibi_part(m, out, err);
+    if (rc == AG_OK)
+        rc = qkv_part(m, y, 0, &out->wq, &out->bq, err);
     if (rc == AG_OK)
         rc = qkv_part(m, y, 1, &out->wk, &out->bk, err);
     if (rc == AG_OK)
         rc = qkv_part(m, y, 2, &out->wv, &out->bv, err);
     if (rc == AG_OK) /* every output column of o: one "head" as wide as d */
-        rc = lin_heads(&y->o, (agm_cols){0, g->d_model}, 1, g->d_model, &out->wo, err);
+        rc = lin_heads(&y->o, (agm_cols){0, g->d_model, 0}, 1, g->d_model, &out->wo, err);
     if (rc != AG_OK)
         ag_attn_weights_free(out);
     return rc;
@@ -80,7 +95,7 @@ void ag_attn_weights_free(ag_attn_weights *w)
 {
     if (!w)
         return;
-    ag_array *all[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->bq, &w->bk, &w->bv};
+    ag_array *all[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->bq, &w->bk, &w->bv, &w->alibi_slopes};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         ag_array_free(all[i]);
 }
@@ -128,7 +143,8 @@ void ag_attn_weights_head_input(const ag_attn_weights *w, const double *x, size_
         .bq = w->bq.data ? w->bq.data + h * hd : NULL,
         .bk = w->bk.data ? w->bk.data + kv * hd : NULL,
         .d_h = hd, .scale = w->scale, .causal = w->causal, .rope = w->rope,
-        .softcap = w->softcap, .window = w->window};
+        .softcap = w->softcap, .window = w->window, .alibi = w->alibi,
+        .alibi_slope = w->alibi_slopes.data ? w->alibi_slopes.data[h] : 0};
 }
 
 void ag_attn_weights_head_qk_norm(const ag_attn_weights *w, ag_qk_norm kind, double eps,

@@ -116,6 +116,8 @@ static int cfg_act(cfgctx *c, const char *key, const char *dflt, ag_model *m)
         m->act = AGM_ACT_RELU;
     else if (!strcmp(s, "silu") || !strcmp(s, "swish"))
         m->act = AGM_ACT_SILU;
+    else if (!key && !strcmp(s, "bloom_gelu")) /* BLOOM's fixed MLP activation */
+        m->act = AGM_ACT_BLOOM_GELU;
     else
         return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' = \"%.64s\" is not a supported activation (gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish)",
                             c->path, key, s);
@@ -132,7 +134,7 @@ static int cfg_heads(cfgctx *c, const agm_arch *a, ag_model_config *g)
     if (a->k_kv_heads && (rc = cfg_int(c, a->k_kv_heads, g->n_head, 1, &g->n_kv_head)))
         return rc;
     if (!a->k_kv_heads)
-        g->n_kv_head = g->n_head;
+        g->n_kv_head = a->kv_fixed > 0 ? a->kv_fixed : g->n_head;
     if (a->k_head_dim && (rc = cfg_int(c, a->k_head_dim, a->head_dim_dflt, 1, &hd)))
         return rc;
     if (g->n_head % g->n_kv_head)
@@ -378,9 +380,17 @@ static int cfg_positions(cfgctx *c, const agm_arch *a, ag_model_config *g)
 {
     int rc, pad = 0;
     const char *kind;
-    g->positions = a->positions;
-    if (a->positions == AG_POS_ROPE)
+    int alibi = 0;
+    if ((rc = cfg_bool(c, a->k_alibi, 0, &alibi)))
+        return rc;
+    g->positions = alibi ? AG_POS_ALIBI : a->positions;
+    if (g->positions == AG_POS_ROPE)
         return cfg_rope(c, a, g);
+    if (g->positions == AG_POS_ALIBI) { /* no table: the length is the config's, if any */
+        g->alibi = a->alibi;
+        g->max_tokens = a->k_positions && !a->k_alibi ? g->max_positions : AGM_CAP_DIM;
+        return AG_OK;
+    }
     if (a->k_pos_kind && (rc = cfg_str(c, a->k_pos_kind, "absolute", &kind)))
         return rc;
     if (a->k_pos_kind && strcmp(kind, "absolute"))
@@ -523,18 +533,148 @@ static int cfg_scores(cfgctx *c, const agm_arch *a, ag_model_config *g)
     return AG_OK;
 }
 
+/* ---- ALiBi models ------------------------------------------------------- */
+
+/* The descriptor's refused booleans (arch.h k_refuse): true is refused. */
+static int cfg_refused(cfgctx *c, const agm_arch *a)
+{
+    for (int i = 0; i < 4 && a->k_refuse[i]; i++) {
+        int on = 0, rc = cfg_bool(c, a->k_refuse[i], 0, &on);
+        if (rc != AG_OK)
+            return rc;
+        if (on)
+            return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' is true, which is not supported for model_type %s",
+                                c->path, a->k_refuse[i], a->model_type);
+    }
+    return AG_OK;
+}
+
+/* A refused MPT setting: what HF's MptModel does with it differs from the
+ * original MosaicML model, so neither number would be the one asked for. */
+static int mpt_refuse(cfgctx *c, const char *field, const char *why)
+{
+    return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' %s", c->path, field, why);
+}
+
+/* modeling_mpt.py (0206c7b0): MptAttention's softmax_scale (null:
+ * 1/√head_dim); MptModel builds the bias with build_alibi_bias's default
+ * alibi_bias_max 8 and applies it whatever attn_config.alibi says; no
+ * module has a bias (no_bias), none clips Q/K/V (clip_qkv) or norms them
+ * (qk_ln), and MptMLP is 4·d_model wide (expansion_ratio). */
+static int cfg_mpt(cfgctx *c, const agm_arch *a, ag_model_config *g)
+{
+    json_t *ac = json_object_get(c->root, a->k_attn_cfg), *clip;
+    int rc, on = 1, ln = 0, no_bias = 1, ratio = 4;
+    double scale = 0, bias_max = 8;
+    const char *type = "multihead_attention";
+    if (ac && !json_is_null(ac) && !json_is_object(ac))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' must be an object", c->path, a->k_attn_cfg);
+    ac = json_is_object(ac) ? ac : NULL;
+    if ((rc = cfg_bool(c, "no_bias", 1, &no_bias)) || (rc = cfg_int(c, "expansion_ratio", 4, 1, &ratio)))
+        return rc;
+    if (ac && ((rc = obj_num(c, ac, "softmax_scale", 0, &scale)) ||
+               (rc = obj_num(c, ac, "alibi_bias_max", 8, &bias_max)) ||
+               (rc = obj_str(c, ac, "attn_type", type, &type))))
+        return rc;
+    json_t *v = ac ? json_object_get(ac, "alibi") : NULL, *q = ac ? json_object_get(ac, "qk_ln") : NULL;
+    on = !json_is_false(v);
+    ln = json_is_true(q);
+    clip = ac ? json_object_get(ac, "clip_qkv") : NULL;
+    if (!no_bias)
+        return mpt_refuse(c, "no_bias", "is false: HF's MptModel has no biases, it would drop them");
+    if (ratio != 4)
+        return mpt_refuse(c, "expansion_ratio", "is not 4: HF's MptMLP is 4 * d_model wide");
+    if (!on)
+        return mpt_refuse(c, "attn_config.alibi", "is false: HF's MptModel applies ALiBi regardless");
+    if (ln)
+        return mpt_refuse(c, "attn_config.qk_ln", "is true: HF's MptAttention has no QK LayerNorm");
+    if (clip && !json_is_null(clip))
+        return mpt_refuse(c, "attn_config.clip_qkv", "is set: the modeling_mpt.py followed (0206c7b0) ignores it and later ones clamp Wqkv's output; clipping is not supported");
+    if (strcmp(type, "multihead_attention"))
+        return mpt_refuse(c, "attn_config.attn_type", "is not multihead_attention: HF's MptAttention is multi-head");
+    if (bias_max != 8)
+        return mpt_refuse(c, "attn_config.alibi_bias_max", "is not 8: HF's MptModel always builds the bias with 8");
+    g->alibi_bias_max = bias_max;
+    if (scale > 0)
+        g->attn_scale = scale;
+    return AG_OK;
+}
+
+/* The slopes of an ALiBi model (ag_alibi_slopes), after its checks. */
+static int cfg_alibi(cfgctx *c, const agm_arch *a, ag_model *m)
+{
+    ag_model_config *g = &m->cfg;
+    int rc = cfg_refused(c, a);
+    if (rc != AG_OK || g->positions != AG_POS_ALIBI)
+        return rc;
+    if (a->alibi == AG_ALIBI_MPT && (rc = cfg_mpt(c, a, g)))
+        return rc;
+    if (g->n_head > AGK_ALIBI_MAX_HEADS)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d: ALiBi slopes for more than %d heads are not supported",
+                            c->path, a->k_heads, g->n_head, AGK_ALIBI_MAX_HEADS);
+    if (!(m->alibi_slopes = malloc((size_t)g->n_head * sizeof *m->alibi_slopes)))
+        return ag_error_set(c->err, AG_ENOMEM, "%s: out of memory", c->path);
+    if (ag_alibi_slopes(g->alibi, g->n_head, g->alibi_bias_max, m->alibi_slopes) != AG_OK)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: no ALiBi slopes for %d heads", c->path, g->n_head);
+    return AG_OK;
+}
+
+/* ---- a model_type of several rows ------------------------------------- */
+
+/* Whether row a's conditions (arch.h agm_sel) hold in config.json. */
+static int row_applies(cfgctx *c, const agm_arch *a)
+{
+    for (int i = 0; i < 3 && a->sel[i].key; i++) {
+        json_t *v = json_object_get(c->root, a->sel[i].key);
+        int x = a->sel[i].dflt;
+        if (json_is_boolean(v))
+            x = json_is_true(v);
+        else if (json_is_integer(v))
+            x = (int)json_integer_value(v);
+        else if (v && !json_is_null(v))
+            return 0;
+        if (x != a->sel[i].want)
+            return 0;
+    }
+    return 1;
+}
+
+/* The descriptor's aliases (arch.h): an absent key takes its alias's value. */
+static void cfg_aliases(cfgctx *c, const agm_arch *a)
+{
+    for (int i = 0; i < 3 && a->aliases[i][0]; i++) {
+        json_t *v = json_object_get(c->root, a->aliases[i][1]);
+        if (v && !json_object_get(c->root, a->aliases[i][0]))
+            json_object_set(c->root, a->aliases[i][0], v);
+    }
+}
+
+/* The row of model_type mt that applies to this config.json. */
+static int cfg_row(cfgctx *c, const char *mt, const agm_arch **out)
+{
+    const agm_arch *a = agm_arch_find(mt);
+    if (!a)
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"%.64s\" is not supported (%s)", c->path, mt,
+                            agm_arch_names());
+    for (int i = 0; (a = agm_arch_at(i)); i++)
+        if (!strcmp(a->model_type, mt) && row_applies(c, a)) {
+            cfg_aliases(c, a);
+            *out = a;
+            return AG_OK;
+        }
+    return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type %s with this combination of new_decoder_architecture, num_ln_in_parallel_attn, parallel_attn and multi_query is not supported (see docs/engine.md)",
+                        c->path, mt);
+}
+
 /* ---- config.json -------------------------------------------------------- */
 
 static int cfg_model(cfgctx *c, ag_model *m)
 {
     const char *mt;
+    const agm_arch *a = NULL;
     int rc = cfg_str(c, "model_type", NULL, &mt);
-    if (rc != AG_OK)
+    if (rc != AG_OK || (rc = cfg_row(c, mt, &a)))
         return rc;
-    const agm_arch *a = agm_arch_find(mt);
-    if (!a)
-        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"%.64s\" is not supported (%s)", c->path, mt,
-                            agm_arch_names());
     m->arch = a;
     m->cfg.arch = a->arch;
     m->cfg.modeling = a->modeling;
@@ -542,7 +682,7 @@ static int cfg_model(cfgctx *c, ag_model *m)
     if ((rc = cfg_sizes(c, a, m)) || (rc = cfg_act(c, a->k_act, a->act, m)) ||
         (rc = (a->k_eps ? cfg_num(c, a->k_eps, a->eps, &m->cfg.norm_eps) : AG_OK)) ||
         (rc = cfg_positions(c, a, &m->cfg)) || (rc = cfg_wiring(c, a, m)) ||
-        (rc = cfg_scores(c, a, &m->cfg)))
+        (rc = cfg_scores(c, a, &m->cfg)) || (rc = cfg_alibi(c, a, m)))
         return rc;
     if (!a->k_eps)
         m->cfg.norm_eps = a->eps;

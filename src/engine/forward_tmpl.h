@@ -305,6 +305,11 @@ static void FN(activate)(R *x, size_t cnt, agm_act act)
         for (size_t i = 0; i < cnt; i++)
             x[i] = x[i] / ((R)1 + REXP(-x[i]));
         break;
+    case AGM_ACT_BLOOM_GELU: // modeling_bloom.py bloom_gelu_forward, its constants
+        for (size_t i = 0; i < cnt; i++)
+            x[i] = x[i] * (R)0.5 *
+                   ((R)1 + RTANH((R)0.79788456 * x[i] * ((R)1 + (R)0.044715 * x[i] * x[i])));
+        break;
     }
 }
 
@@ -527,16 +532,17 @@ static int FN(check_rows)(FN(ws) *s, const R *x, size_t n, size_t d, const char 
 /* ---- attention ---------------------------------------------------------- */
 
 /* Q, K or V of a layer where the projection left them: head h's values
- * are columns c.off + h·c.stride .. + head_dim of rows ld apart. */
+ * are columns agm_col(c, h, hd) .. + hd of rows ld apart. */
 typedef struct {
     R *p;
     size_t ld;
     agm_cols c;
+    int hd;
 } FN(view);
 
 static R *FN(head_of)(const FN(view) *v, int h)
 {
-    return v->p + v->c.off + (size_t)h * (size_t)v->c.stride;
+    return v->p + agm_col(v->c, (size_t)h, (size_t)v->hd);
 }
 
 /* Q, K, V of X: three projections, or one fused projection whose columns
@@ -553,12 +559,12 @@ static void FN(project_qkv)(const ag_model *m, const agm_layer *y, FN(ws) *s, co
         R *dst[3] = {s->q, s->k, s->v};
         for (int i = 0; i < 3; i++)
             qkv[i] = (FN(view)){dst[i], (size_t)(i ? g->n_kv_head : g->n_head) * g->head_dim,
-                                agm_qkv_cols(g, i)};
+                                agm_qkv_cols(g, i), g->head_dim};
         return;
     }
     FN(linear)(s, &y->qkv, x, n, s->qkv);
     for (int i = 0; i < 3; i++)
-        qkv[i] = (FN(view)){s->qkv, (size_t)y->qkv.out, agm_qkv_cols(g, i)};
+        qkv[i] = (FN(view)){s->qkv, (size_t)y->qkv.out, agm_qkv_cols(g, i), g->head_dim};
 }
 
 /* OPT/DistilBERT's scaled Q, then RoPE (tables cos, sin) on every head of
@@ -608,6 +614,7 @@ typedef struct {
     const FN(view) *qkv;
     double *pd;
     double *sd;
+    const double *slopes; // (n_head) ALiBi slopes, or NULL
 } FN(heads_job);
 
 /* Query head h (kv head h / (H / Hkv), modeling_llama.py repeat_kv): its
@@ -615,7 +622,10 @@ typedef struct {
 static int FN(head_task)(size_t h, int worker, void *user)
 {
     FN(heads_job) *j = user;
-    const agk_head *c = j->c;
+    agk_head ch = *j->c; // this head's ALiBi slope
+    const agk_head *c = &ch;
+    if (j->slopes)
+        ch.slope = j->slopes[h];
     size_t n = j->n, hd = (size_t)c->head_dim;
     int g = (int)h / (c->n_head / c->n_kv_head);
     const FN(view) *q = &j->qkv[0], *k = &j->qkv[1], *v = &j->qkv[2];
@@ -673,8 +683,9 @@ static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t
         scale = 1;
     agk_head c = {.n_head = g->n_head, .n_kv_head = g->n_kv_head, .head_dim = g->head_dim,
                   .scale = scale, .softcap = g->softcap, .causal = g->causal,
-                  .window = m->window[l]};
-    FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : s->pd, fn ? s->sd : NULL};
+                  .window = m->window[l], .alibi = g->alibi};
+    FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : s->pd, fn ? s->sd : NULL,
+                       m->alibi_slopes};
     ag_pool_run(s->pool, (size_t)g->n_head, FN(head_task), &j);
     rc = FN(emit)(s, x, l, n, (size_t)g->d_model, g->n_head, fn, user);
     if (rc == AG_OK)

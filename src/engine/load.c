@@ -289,7 +289,10 @@ static int load_norm(loader *L, const char *stem, agm_norm *nm)
     if (!stem || !L->m->norm_affine)
         return AG_OK;
     int rc = load_vec(L, stem, ".weight", layer ? ".gamma" : NULL, d, &nm->w);
-    if (rc == AG_OK && layer)
+    /* MPT's LayerNorms have no bias: a zero one (x + 0 is x) */
+    if (rc == AG_OK && layer && L->m->arch->norm_no_bias && !(nm->b = calloc((size_t)d, sizeof *nm->b)))
+        return ag_error_set(L->err, AG_ENOMEM, "tensor '%s.bias': out of memory", stem);
+    if (rc == AG_OK && layer && !nm->b)
         rc = load_vec(L, stem, ".bias", ".beta", d, &nm->b);
     return rc;
 }
@@ -314,10 +317,14 @@ agm_cols agm_qkv_cols(const ag_model_config *g, int which)
 {
     int hd = g->head_dim, dq = g->n_head * hd, dkv = g->n_kv_head * hd;
     if (g->qkv == AG_QKV_PER_HEAD) /* modeling_gpt_neox.py: view(..., heads, 3·hd).chunk(3) */
-        return (agm_cols){which * hd, 3 * hd};
+        return (agm_cols){which * hd, 3 * hd, 0};
+    if (g->qkv == AG_QKV_GROUPED) { /* modeling_falcon.py: view(..., kv, H/kv + 2, hd) */
+        int r = g->n_head / g->n_kv_head;
+        return (agm_cols){which == 0 ? 0 : (r + which - 1) * hd, (r + 2) * hd, which == 0 ? r : 0};
+    }
     if (g->qkv == AG_QKV_BLOCKS) /* c_attn split(n_embd); Phi-3 qkv[..., :query_pos] ... */
-        return (agm_cols){which == 0 ? 0 : which == 1 ? dq : dq + dkv, hd};
-    return (agm_cols){0, hd};
+        return (agm_cols){which == 0 ? 0 : which == 1 ? dq : dq + dkv, hd, 0};
+    return (agm_cols){0, hd, 0};
 }
 
 static int load_attention(loader *L, agm_layer *y)
@@ -514,6 +521,7 @@ void ag_model_free(ag_model *m)
     }
     free(m->layers);
     free(m->window);
+    free(m->alibi_slopes);
     free(m->proj_in.b);
     free(m->conv1.b);
     free(m->conv2.b);

@@ -22,7 +22,8 @@ typedef enum {
     AGM_ACT_GELU_TANH, /* gelu_new, gelu_pytorch_tanh */
     AGM_ACT_GELU_ERF,  /* gelu: exact erf form */
     AGM_ACT_RELU,
-    AGM_ACT_SILU
+    AGM_ACT_SILU,
+    AGM_ACT_BLOOM_GELU /* modeling_bloom.py bloom_gelu_forward (no config name) */
 } agm_act;
 
 /* A weight matrix as the file stores it: little-endian F32, F16 or BF16
@@ -70,7 +71,17 @@ typedef struct {
  * 0 / head_dim / 2·head_dim, 3·head_dim). */
 typedef struct {
     int off, stride;
+    int group; /* > 0: heads share a block of `stride` columns `group` at a
+                  time (Falcon's grouped queries): head h's columns start at
+                  off + (h / group)·stride + (h % group)·head_dim */
 } agm_cols;
+
+/* The first column of head h of hd values in c. */
+static inline size_t agm_col(agm_cols c, size_t h, size_t hd)
+{
+    return c.group > 0 ? (size_t)c.off + h / (size_t)c.group * (size_t)c.stride + h % (size_t)c.group * hd
+                       : (size_t)c.off + h * (size_t)c.stride;
+}
 
 /* The columns of Q (which = 0), K (1) or V (2) in layer output of the
  * projection that carries them (the fused one, or its own). */
@@ -110,6 +121,7 @@ struct ag_model {
     ag_safetensors **files; /* nfiles weight files, open (and mapped once) for
                                the model's lifetime: the tensors point into them */
     size_t nfiles;
+    double *alibi_slopes; /* (n_head) ag_alibi_slopes of cfg.alibi, or NULL */
 };
 
 /* "(3, 64, 64)", "(5,)": a shape for messages, as numpy prints it. */

@@ -11,6 +11,7 @@
  * references and the existing fixtures do. */
 #include <cblas.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,6 +62,70 @@ void ag_rope_inv_freq(const ag_rope *r, size_t n, double *inv_freq)
             inv_freq[j] /= r->factor;
     else if (r->type == AG_ROPE_LLAMA3)
         llama3_inv_freq(r, inv_freq);
+}
+
+/* ---- ALiBi slopes (attngeom/model.h) ------------------------------------ */
+
+/* x rounded to bfloat16 (nearest, ties to even), as torch's .bfloat16(). */
+static float to_bf16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* modeling_bloom.py (9d97831a) build_alibi_tensor: base = 2^(−2^−(log2 p − 3))
+ * for p the closest power of two <= H, slopes base^1..base^p; past p the
+ * odd powers 1, 3, ... of the base of 2p, min(p, H − p) of them. The bases
+ * are float32 tensors and torch.pow keeps float32: each slope is the
+ * float32 rounding of the power (computed here in double). */
+static void bloom_slopes(int H, double *slopes)
+{
+    int p = 1;
+    while (p * 2 <= H)
+        p *= 2;
+    float base = (float)pow(2.0, -pow(2.0, -(log2((double)p) - 3)));
+    float extra = (float)pow(2.0, -pow(2.0, -(log2(2.0 * p) - 3)));
+    for (int k = 0; k < p; k++)
+        slopes[k] = (float)pow(base, k + 1);
+    for (int k = 0; k < H - p; k++)
+        slopes[p + k] = (float)pow(extra, 2 * k + 1);
+}
+
+/* modeling_mpt.py (0206c7b0) gen_slopes: P = 2^⌈log2 H⌉, m = arange(1, P + 1)
+ * · (bias_max / P) in float32, slopes 1 / 2^m; when P != H the odd-indexed
+ * then the even-indexed ones, the first H of them. */
+static void mpt_slopes(int H, double bias_max, double *slopes)
+{
+    int P = 1;
+    while (P < H)
+        P *= 2;
+    float step = (float)(bias_max / P), all[2 * AGK_ALIBI_MAX_HEADS];
+    for (int k = 0; k < P; k++)
+        all[k] = 1.0f / (float)pow(2.0, (double)((float)(k + 1) * step));
+    int at = 0;
+    for (int k = P == H ? 0 : 1; k < P && at < H; k += P == H ? 1 : 2)
+        slopes[at++] = all[k];
+    for (int k = 0; k < P && at < H; k += 2)
+        slopes[at++] = all[k];
+}
+
+int ag_alibi_slopes(ag_alibi_kind kind, int n_head, double bias_max, double *slopes)
+{
+    if (!slopes || n_head < 1 || n_head > AGK_ALIBI_MAX_HEADS ||
+        (kind == AG_ALIBI_MPT && !(bias_max > 0 && isfinite(bias_max))))
+        return AG_EINVAL;
+    if (kind == AG_ALIBI_MPT)
+        mpt_slopes(n_head, bias_max, slopes);
+    else if (kind == AG_ALIBI_BLOOM || kind == AG_ALIBI_FALCON)
+        bloom_slopes(n_head, slopes);
+    else
+        return AG_EINVAL;
+    for (int h = 0; kind == AG_ALIBI_FALCON && h < n_head; h++)
+        slopes[h] = to_bf16((float)slopes[h]); /* modeling_falcon.py: slopes.bfloat16() */
+    return AG_OK;
 }
 
 /* What each type reads (HF's _validate_*_parameters warn on factor < 1; the

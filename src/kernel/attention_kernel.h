@@ -10,6 +10,8 @@
  *   q = rope(Q_h), k = rope(K_g)          g = h / (n_head / n_kv_head)
  *   s_ij = scale · q_i·k_j                 (GEMM alpha)
  *   s_ij ← cap·tanh(s_ij / cap)            if softcap > 0 (Gemma-2)
+ *   s_ij = scale·q_i·k_j + slope·(j − off) ALiBi BLOOM, MPT (off = n − 1)
+ *   s_ij = scale·(q_i·k_j + slope·j)       ALiBi Falcon
  *   visible(i, j) = 1                      not causal
  *                 = j <= i                 causal, window = 0
  *                 = 0 <= i - j < window    causal, window > 0 (HF's
@@ -40,6 +42,10 @@
 
 #include "attngeom/model.h" /* ag_rope, ag_rope_inv_freq */
 
+/* Most heads ag_alibi_slopes takes (MPT's slopes are formed for the power
+ * of two above the head count, on the stack). */
+#define AGK_ALIBI_MAX_HEADS 4096
+
 /* One layer's attention, every head alike. */
 typedef struct {
     int n_head, n_kv_head, head_dim; /* n_kv_head divides n_head */
@@ -47,6 +53,9 @@ typedef struct {
     double softcap; /* > 0: cap·tanh(s/cap) after the scale; 0: none */
     int causal;
     int window;     /* > 0 (with causal): key j visible iff 0 <= i - j < window */
+    ag_alibi_kind alibi; /* AG_ALIBI_NONE, or the bias slope·(j − off) every
+                            score gets (attngeom/model.h) */
+    double slope;   /* this head's ALiBi slope (the caller sets it per head) */
 } agk_head;
 
 /* NULL if r can be given to ag_rope_inv_freq for heads of head_dim values

@@ -55,8 +55,16 @@ void KFN(agk_rope_apply)(R *x, size_t n, size_t ld, int heads, int head_dim, int
  * alpha) do. Returns 1 when a probability is not finite (an overflowing
  * score). */
 static int KFN(agk_row)(R *r, size_t n, size_t lo, size_t hi, R scale, double softcap,
-                        double *sd)
+                        double *sd, const agk_head *c)
 {
+    if (c->alibi != AG_ALIBI_NONE) { // the bias in R, as HF's float32 alibi tensor
+        R slope = (R)c->slope, off = c->alibi == AG_ALIBI_MPT ? (R)(n - 1) : 0;
+        for (size_t j = lo; j < hi; j++) {
+            R b = slope * ((R)j - off);
+            r[j] = c->alibi == AG_ALIBI_FALCON ? (r[j] + b) * scale : r[j] * scale + b;
+        }
+        scale = 1;
+    }
     if (softcap > 0) {
         R cap = (R)softcap;
         for (size_t j = lo; j < hi; j++)
@@ -90,7 +98,7 @@ size_t KFN(agk_attend_head)(const agk_head *c, size_t n, const R *q, size_t ldq,
             size_t lo, hi;
             agk_visible(c, n, i, &lo, &hi);
             if (KFN(agk_row)(p + i * n, n, lo, hi, (R)c->scale, c->softcap,
-                               sd ? sd + i * n : NULL) &&
+                               sd ? sd + i * n : NULL, c) &&
                 bad == n)
                 bad = i;
             if (pd) // past hi: zero in every layer, left as the caller keeps it

@@ -5,6 +5,7 @@
  * .safetensors file's tensors; a .npy file's shape. One JSON object, read
  * by the CLI's formats and by Python's attngeom.info. */
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -108,6 +109,27 @@ static json_t *biases(const ag_model_config *g)
 }
 
 /* RoPE, when the model rotates Q and K. */
+/* ALiBi: the kind (whose HF formula gives the slopes and where the bias
+ * enters, attngeom/model.h) and every head's slope, as text ("0.5 0.25
+ * ...", %.9g: enough to tell float32 values apart), like window_layers. */
+static void alibi_json(const ag_model_config *g, json_t *o)
+{
+    static const char *const kinds[] = {"none", "bloom", "mpt", "falcon"};
+    double *s = malloc((size_t)g->n_head * sizeof *s);
+    char *text = malloc((size_t)g->n_head * 18 + 1);
+    size_t len = 0;
+    if (s && text && ag_alibi_slopes(g->alibi, g->n_head, g->alibi_bias_max, s) == AG_OK)
+        for (int h = 0; h < g->n_head; h++)
+            len += (size_t)sprintf(text + len, h ? " %.9g" : "%.9g", s[h]); /* <= 17 chars + space */
+    json_object_set_new(o, "alibi", json_string(kinds[g->alibi]));
+    if (g->alibi == AG_ALIBI_MPT)
+        json_object_set_new(o, "alibi_bias_max", json_real(g->alibi_bias_max));
+    if (text && len)
+        json_object_set_new(o, "alibi_slopes", json_stringn(text, len));
+    free(s);
+    free(text);
+}
+
 static void rope_json(const ag_rope *r, json_t *o)
 {
     static const char *const types[] = {"none", "linear", "dynamic", "llama3"};
@@ -129,10 +151,12 @@ static void wiring_json(const ag_model *m, json_t *o)
 {
     static const char *const norms[] = {"LayerNorm", "RMSNorm", "RMSNorm (1 + w)"};
     static const char *const res[] = {"pre-norm", "post-norm", "parallel"};
-    static const char *const qkv[] = {"separate", "fused column blocks Q|K|V", "fused per head q|k|v"};
+    static const char *const qkv[] = {"separate", "fused column blocks Q|K|V", "fused per head q|k|v",
+                                      "fused per kv group q..q|k|v"};
     static const char *const mlp[] = {"down(act(up x))", "down(act(gate x) * up x)",
                                       "down(act(gate x) * up x), fused gate_up"};
-    static const char *const pos[] = {"learned", "learned, counted from pad_token_id + 1", "rotary"};
+    static const char *const pos[] = {"learned", "learned, counted from pad_token_id + 1", "rotary",
+                                      "ALiBi"};
     const ag_model_config *g = ag_model_get_config(m);
     json_object_set_new(o, "norm", json_string(norms[g->norm]));
     json_object_set_new(o, "norm_eps", json_real(g->norm_eps));
@@ -151,7 +175,9 @@ static void wiring_json(const ag_model *m, json_t *o)
     json_object_set_new(o, "qkv", json_string(qkv[g->qkv]));
     json_object_set_new(o, "biases", biases(g));
     json_object_set_new(o, "positions", json_string(pos[g->positions]));
-    if (g->positions != AG_POS_ROPE)
+    if (g->positions == AG_POS_ALIBI)
+        alibi_json(g, o);
+    else if (g->positions != AG_POS_ROPE)
         json_object_set_new(o, "position_offset", json_integer(g->position_offset));
     else
         rope_json(&g->rope, o);

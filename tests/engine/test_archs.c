@@ -317,3 +317,10 @@ Test(archs, qk_norm_family_e_and_linear_run)
         ag_model_free(m);
     }
 }
+Test(archs, bloom) { check_arch("bloom"); }
+Test(archs, mpt) { check_arch("mpt"); }
+Test(archs, falcon) { check_arch("falcon"); }
+Test(archs, falcon_alibi) { check_arch("falcon-alibi"); }
+Test(archs, falcon_7b_like) { check_arch("falcon-7b-like"); }
+Test(archs, falcon_one_ln) { check_arch("falcon-one-ln"); }
+Test(archs, falcon_mq_seq) { check_arch("falcon-mq-seq"); }

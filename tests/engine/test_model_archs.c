@@ -771,9 +771,9 @@ Test(model_archs, rope_scaling_refused)
 
 Test(model_archs, unknown_model_type_lists_supported)
 {
-    at_opts o = {.extra = "{\"model_type\": \"falcon\"}"};
+    at_opts o = {.extra = "{\"model_type\": \"rwkv\"}"};
     const char *d = at_folder("u", "llama", &o, NULL);
-    expect_load_error(d, AG_EUNSUPPORTED, "\"falcon\" is not supported");
+    expect_load_error(d, AG_EUNSUPPORTED, "\"rwkv\" is not supported");
     expect_load_error(d, AG_EUNSUPPORTED, "gpt_neox, opt, llama, mistral, qwen2, gemma, gemma2, phi3");
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Check the engine on the random-weight architecture folders of issue 10.
 
-Usage: /usr/bin/python3 tests/ref/check_archs.py path/to/attngeom
+Usage: /usr/bin/python3 tests/ref/check_archs.py path/to/attngeom [NAME ...]
+
+With NAMEs, part 2 runs on those folders only (parts 1 and 3 as always).
 
 Folders: tests/data/models/arch/<name>/ (made by tools/make_arch_models.py),
 references: tests/data/archref/<name>/{ids.json, attn.npy, hidden.npy} from
@@ -30,6 +32,9 @@ tests/ref/hf_forward.py.
    max(1, |ref|)) and the default f32 (1e-5 and 1e-4 * max(1, |ref|)), the
    masked probabilities exactly 0; `info FOLDER`, `analyze FOLDER --tokens
    IDS --metrics all` and `weights FOLDER` exit 0.
+2b. The fused layouts of bloom, mpt and the falcon folders: `weights`
+   qk_sigma_max and ov_sigma_max per head against numpy's SVD of W_Q W_K^T
+   and W_V W_O split as hf_forward splits them (1e-12 relative).
 3. Errors, on copies made in a temporary folder: an unknown model_type, a
    rope_scaling of type "yarn" and a missing tensor (among them Qwen3's and
    OLMo-2's QK-norm weights) each give exactly one
@@ -344,6 +349,52 @@ def check_info_qk(ch, cli, folder, name):
             msg = "%s: info %s = %r, expected %r" % (name, key, got.get(key), want)
             ch.failures.append(msg)
             print("FAIL", msg)
+# ------------------------- 2b. family D through the fused layouts --
+
+def _head_weights(cfg, W, l):
+    """q, k, v [H, d, d_h] ([in, out] per query head, kv repeated) and W_O
+    [H·d_h, d] of layer l, split as hf_forward splits the fused projection of
+    the ALiBi-era layouts (BLOOM per head, MPT blocks, Falcon's three)."""
+    mt = cfg["model_type"]
+    if mt == "falcon":
+        H, d = cfg["num_attention_heads"], cfg["hidden_size"]
+        q, k, v = R.falcon_heads(cfg, W("h.%d.self_attention.query_key_value.weight" % l).T, d, H, d // H)
+        return q, k, v, W("h.%d.self_attention.dense.weight" % l).T
+    if mt == "bloom":
+        H, d = cfg["n_head"], cfg["hidden_size"]
+        f = W("h.%d.self_attention.query_key_value.weight" % l).T.reshape(d, H, 3, d // H)
+        q, k, v = (f[:, :, i].transpose(1, 0, 2) for i in range(3))
+        return q, k, v, W("h.%d.self_attention.dense.weight" % l).T
+    H, d = cfg["n_heads"], cfg["d_model"]
+    f = W("blocks.%d.attn.Wqkv.weight" % l).T
+    q, k, v = (R.split_heads(f[:, i * d:(i + 1) * d], H) for i in range(3))
+    return q, k, v, W("blocks.%d.attn.out_proj.weight" % l).T
+
+
+WEIGHT_LAYOUTS = ("bloom", "mpt", "falcon", "falcon-alibi", "falcon-7b-like", "falcon-one-ln", "falcon-mq-seq")
+
+
+def check_weight_layouts(cli, names, failures):
+    """`weights --metrics qk_sigma_max,ov_sigma_max` against numpy's SVD of
+    W_Q W_Kᵀ and W_V W_O per head (1e-12 relative): the head columns of every
+    fused layout as family D reads them."""
+    for name in names:
+        folder = os.path.join(ARCH, name)
+        m = R.Model(folder)
+        rc, out, err = run(cli, ["weights", folder, "--format", "json", "--metrics", "qk_sigma_max,ov_sigma_max"])
+        if rc != 0:
+            failures.append("%s: weights exit %d: %s" % (name, rc, err.strip()))
+            continue
+        worst = 0.0
+        for r in json.loads(out)["records"]:
+            q, k, v, wo = _head_weights(m.cfg, m.W, r["layer"])
+            h, hd = r["head"], q.shape[-1]
+            qk = np.linalg.svd(q[h] @ k[h].T, compute_uv=False)[0]
+            ov = np.linalg.svd(v[h] @ wo[h * hd:(h + 1) * hd], compute_uv=False)[0]
+            worst = max(worst, abs(qk - r["qk_sigma_max"]) / qk, abs(ov - r["ov_sigma_max"]) / ov)
+        print("  weights %-16s max rel err %.2e  %s" % (name, worst, "ok" if worst <= 1e-12 else "FAIL"))
+        if not worst <= 1e-12:
+            failures.append("%s: family D differs from the dense SVD by %.3g" % (name, worst))
 
 
 # ---------------------------------------------------- 3. error cases --
@@ -443,10 +494,14 @@ def main(argv):
         ch = CM.Checker(cli, tmp)
         rows = []
         for name in MK.CASES:
+            if argv[2:] and name not in argv[2:]:
+                continue
             nfail = len(ch.failures)
             err = check_folder(ch, cli, name, tmp)
             rows.append((name, err, len(ch.failures) - nfail))
         err_fail = []
+        print("family D through the fused layouts:")
+        check_weight_layouts(cli, [n for n in WEIGHT_LAYOUTS if not argv[2:] or n in argv[2:]], err_fail)
         print("error cases:")
         check_errors(cli, tmp, err_fail)
     finally:

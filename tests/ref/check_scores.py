@@ -2,7 +2,7 @@
 """Check `attngeom attention --scores` (issue 28 item 1): the pre-softmax
 scores the engine exports from the same pass as its probabilities.
 
-Usage: /usr/bin/python3 tests/ref/check_scores.py path/to/attngeom
+Usage: /usr/bin/python3 tests/ref/check_scores.py path/to/attngeom [NAME ...]
 
 On every architecture folder of tests/data/models/arch, models/tiny-gpt2,
 tiny-bert (token ids, check_values.py's inputs), tiny-vit (random pixels)
@@ -23,7 +23,8 @@ and tiny-whisper (random features):
    same formula on hf_forward's q and k, over the keys of the mask: the
    keys of LINEAR_KEYS to 1e-9 (token models whose q is not scaled before
    the product, i.e. all but OPT and DistilBERT; for qwen3, olmo2 and gemma3
-   the q and k after their QK-norm).
+   the q and k after their QK-norm); on the ALiBi folders (bloom, mpt,
+   falcon-alibi) it is refused, by name.
 Exits 1 on any failure.
 """
 import json
@@ -91,7 +92,9 @@ def check_token_model(cli, name, folder, ids, tmp):
     if not rerr <= REF_TOL:
         problems.append("%s: scores differ from hf_forward's by %.3g" % (name, rerr))
     problems += check_f32(cli, name, folder, ["--tokens", ",".join(map(str, ids))], tmp, S)
-    if name not in SCALED_Q:
+    if name in ALIBI:
+        problems += check_linear_refused(cli, name, folder, ids)
+    elif name not in SCALED_Q:
         problems += check_linear(cli, name, folder, ids, qk, masked, tmp)
     return problems, err, rerr
 
@@ -99,6 +102,9 @@ def check_token_model(cli, name, folder, ids, tmp):
 # Their q reaches attention() already scaled (modeling_opt.py, DistilBERT):
 # the engine's linear attention takes the unscaled projection.
 SCALED_Q = {"opt", "opt-350m-like", "distilbert"}
+# ALiBi models: the scores include the bias (hf_forward's SCORES do), and the
+# linear normaliser, which has no place for an additive bias, is refused.
+ALIBI = {"bloom", "mpt", "falcon-alibi"}
 LINEAR_KEYS = ["entropy_mean", "effective_rank", "sink_mass", "self_mass", "asymmetry",
                "attention_distance"]
 
@@ -133,6 +139,17 @@ def check_linear(cli, name, folder, ids, qk, masked, tmp):
             if not ((a is None and b is None) or abs(a - b) <= REF_TOL * max(1.0, abs(b))):
                 problems.append("%s linear %s %s: %r vs reference %r" % (name, key, k, a, b))
     return problems
+
+
+def check_linear_refused(cli, name, folder, ids):
+    """4'. ALiBi: `analyze --normalizer linear` exits 1 with one line naming
+    ALiBi."""
+    p = subprocess.run([cli, "analyze", folder, "--tokens", ",".join(map(str, ids)), "--normalizer",
+                        "linear"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != 1 or len(lines) != 1 or "ALiBi" not in lines[0]:
+        return ["%s: linear normaliser not refused by name (exit %d, %r)" % (name, p.returncode, p.stderr)]
+    return []
 
 
 def check_f32(cli, name, folder, inputs, tmp, S64):
@@ -184,10 +201,10 @@ def check_encoder(cli, name, fwd, opt, shape, rng, tmp):
 
 
 def main(argv):
-    if len(argv) != 2:
+    if len(argv) < 2:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    cli = argv[1]
+    cli, only = argv[1], argv[2:]
     failures = []
     rng = np.random.default_rng(28)
     with tempfile.TemporaryDirectory() as tmp:
@@ -197,6 +214,8 @@ def main(argv):
                   for n, fw, o, sh in (("tiny-vit", ENC.vit_forward, "--pixels", (3, 32, 32)),
                                        ("tiny-whisper", ENC.whisper_forward, "--features", (80, 30)))]
         for name, fn in cases:
+            if only and name not in only:
+                continue
             problems, err, rerr = fn()
             print("%-22s softmax(S) vs A %.2g, S vs reference %.2g %s"
                   % (name, err, rerr, "ok" if not problems else "FAIL"))

@@ -36,6 +36,8 @@ Inputs:
     from the float64 forward pass of tests/ref/hf_forward.py;
   * tiny-llama (rotary, grouped-query) from $AG_TEST_MODELS/tiny-llama when
     that folder exists (skipped with a message otherwise);
+  * the ALiBi folders tests/data/models/arch/bloom and mpt (token ids), S
+    plus each head's bias row (slope·(j − off), hf_forward's slopes);
   * `attngeom layer` on USE-lite (tests/data/use-lite/qkv.safetensors, the
     X fixtures of tests/data/fixtures/use-lite; fused Q|K|V with biases,
     4 heads, scales 0.125 / 0.0883883461356163, non-causal), both layers;
@@ -118,7 +120,7 @@ def softmax_masked(S, allowed):
 
 class Head:
     def __init__(self, X, wq, wk, bq, bk, scale, causal, theta=None, rotary_dim=None,
-                 softcap=0.0, window=0):
+                 softcap=0.0, window=0, alibi=None):
         self.X, self.wq, self.wk = X, wq, wk
         self.bq = bq if bq is not None else np.zeros(wq.shape[1])
         self.bk = bk if bk is not None else np.zeros(wk.shape[1])
@@ -126,6 +128,9 @@ class Head:
         self.r = rotary_dim or wq.shape[1]
         self.cap, self.window = softcap, window
         self.allowed = visible(X.shape[0], causal, window)
+        # ALiBi: the bias row [n] added to every row of the scaled scores
+        # (constant in X: S's derivatives are unchanged)
+        self.alibi = np.zeros(X.shape[0]) if alibi is None else alibi
 
     def rot(self, M):
         """Row i of M [n, dh] rotated by position i (identity without rope)."""
@@ -140,7 +145,7 @@ class Head:
     def attention(self, X):
         Qr = self.rot(X @ self.wq + self.bq)
         Kr = self.rot(X @ self.wk + self.bk)
-        return softmax_masked(self.capped(self.c * Qr @ Kr.T), self.allowed)
+        return softmax_masked(self.capped(self.c * Qr @ Kr.T + self.alibi), self.allowed)
 
     def jacobian(self):
         X = self.X
@@ -148,7 +153,7 @@ class Head:
         dh = self.wq.shape[1]
         Qr = self.rot(X @ self.wq + self.bq)
         Kr = self.rot(X @ self.wk + self.bk)
-        S = self.c * Qr @ Kr.T
+        S = self.c * Qr @ Kr.T + self.alibi
         A = softmax_masked(self.capped(S), self.allowed)
         if self.theta is None:
             WqR = np.broadcast_to(self.wq, (n, d, dh))
@@ -346,6 +351,56 @@ def model_inputs(model, folder, ids):
     return out
 
 
+def alibi_inputs(model, ids):
+    """Per layer: X and per head (wq, wk, bq, bk, scale, alibi row) of the
+    ALiBi folders bloom (query_key_value per head q|k|v, bias slope·j) and
+    mpt (Wqkv blocks Q|K|V, no biases, softmax_scale, bias slope·(j − (n−1))),
+    from hf_forward's float64 pass and slopes."""
+    _, hidden = model.forward(ids)
+    cfg, W, n = model.cfg, model.W, len(ids)
+    out = []
+    if cfg["model_type"] == "bloom":
+        H, d = cfg["n_head"], cfg["hidden_size"]
+        dh, eps = d // H, cfg.get("layer_norm_epsilon", 1e-5)
+        slopes = HF.bloom_alibi_slopes(H)
+        for l in range(cfg["n_layer"]):
+            p = "h.%d." % l
+            X = HF.layer_norm(hidden[l], W(p + "input_layernorm.weight"), W(p + "input_layernorm.bias"), eps)
+            Wc = W(p + "self_attention.query_key_value.weight").reshape(H, 3, dh, d)
+            bc = W(p + "self_attention.query_key_value.bias").reshape(H, 3, dh)
+            out.append((X, [(Wc[h, 0].T, Wc[h, 1].T, bc[h, 0], bc[h, 1], dh ** -0.5,
+                             slopes[h] * np.arange(n)) for h in range(H)]))
+    else:
+        H, d = cfg["n_heads"], cfg["d_model"]
+        dh, eps = d // H, cfg.get("layer_norm_epsilon", 1e-5)
+        scale = (cfg.get("attn_config") or {}).get("softmax_scale") or dh ** -0.5
+        slopes = HF.mpt_alibi_slopes(H)
+        for l in range(cfg["n_layers"]):
+            p = "blocks.%d." % l
+            X = HF.layer_norm(hidden[l], W(p + "norm_1.weight"), 0.0, eps)
+            Wc = W(p + "attn.Wqkv.weight").T
+            out.append((X, [(Wc[:, h * dh:(h + 1) * dh], Wc[:, d + h * dh:d + (h + 1) * dh], None, None,
+                             scale, slopes[h] * (np.arange(n) - (n - 1))) for h in range(H)]))
+    return out
+
+
+def check_alibi(cli, name):
+    """Family E on an ALiBi folder (token ids: the folders have no tokenizer)."""
+    folder = os.path.join("tests/data/models/arch", name)
+    ids = [3, 11, 29, 7, 52, 11, 29, 60, 4, 17]
+    args = ["analyze", folder, "--tokens", ",".join(map(str, ids)), "--precision", "f64", "--format", "json"]
+    by = {(r["layer"], r["head"]): r for r in run_cli(cli, args + ["--metrics", "stability"])}
+    count = 0
+    for l, (X, heads) in enumerate(alibi_inputs(HF.Model(folder), ids)):
+        for h, (wq, wk, bq, bk, scale, row) in enumerate(heads):
+            where = "%s layer %d head %d" % (name, l, h)
+            head = Head(X, wq, wk, bq, bk, scale, True, alibi=row)
+            exp, J = head.metrics()
+            if l == 0 and h == 0:
+                fd_check(where, head, J)
+            compare(where, by[(l, h)], exp)
+            count += 1
+    print("  %-10s %d heads, n = %d (ALiBi)" % (name, count, len(ids)))
 # ------------------------------------------------------ QK-norm models ---
 # Qwen3, OLMo-2 and Gemma-3 norm q and k between the projection and RoPE.
 # The head's map X -> A is taken from hf_forward's decoder classes (their
@@ -558,6 +613,8 @@ def main(argv):
     else:
         print("  tiny-llama skipped: set AG_TEST_MODELS to a folder holding tiny-llama/ "
               "(rotary, grouped-query) to check it")
+    check_alibi(cli, "bloom")
+    check_alibi(cli, "mpt")
     check_use_lite(cli)
     check_use_lite_kernel(cli)
     for name in QK_FOLDERS:

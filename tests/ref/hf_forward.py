@@ -38,6 +38,13 @@ never from the C sources:
   gemma3_text  Gemma3TextModel: Gemma-2's layer with (1 + w) RMSNorm over
                head_dim on q and k, no soft-capping by default, sliding
                layers every (i + 1) % 6, their RoPE base rope_local_base_freq.
+  bloom        BloomModel: ALiBi (build_alibi_tensor), word-embedding
+               LayerNorm, per-head fused query_key_value, bloom_gelu.
+  mpt          MptModel: ALiBi (gen_slopes, alibi_bias_max 8), fused Wqkv,
+               bias-free LayerNorms and projections, exact GELU.
+  falcon       FalconModel: new_decoder_architecture (grouped kv, ln_attn /
+               ln_mlp) or the original layout (multi_query, parallel_attn),
+               rotary or ALiBi (bfloat16 slopes, bias scaled with q k^T).
 
 Everything is float64: the weights are read from the safetensors file exactly
 as stored (F32, F16, BF16, F64) and upcast; RoPE angles, norms and softmax are
@@ -772,6 +779,216 @@ class Phi3(Llama):
         return linear(gu[:, half:] * self.act(gu[:, :half]), self.W, p + "mlp.down_proj", False)
 
 
+# ------------------------------------------------------------------ ALiBi ---
+
+def bloom_alibi_slopes(H):
+    """build_alibi_tensor (modeling_bloom.py @9d97831a1cbb): base
+    2^(-(2^-(log2(p) - 3))) of the closest power of two p <= H, slopes
+    base^1..base^p, then extra_base (that of 2p) to the odd powers 1, 3, ...
+    for the min(p, H - p) remaining heads.  The bases are float32 tensors
+    and torch.pow keeps float32: each slope is the float32 value of the
+    power."""
+    p = 2 ** math.floor(math.log2(H))
+    base = np.float32(2 ** (-(2 ** -(math.log2(p) - 3))))
+    slopes = [np.float32(float(base) ** k) for k in range(1, 1 + p)]
+    if p != H:
+        extra = np.float32(2 ** (-(2 ** -(math.log2(2 * p) - 3))))
+        rest = min(p, H - p)
+        slopes += [np.float32(float(extra) ** k) for k in range(1, 1 + 2 * rest, 2)]
+    return np.array(slopes, dtype=np.float64)
+
+
+def mpt_alibi_slopes(H, alibi_bias_max=8):
+    """gen_slopes (modeling_mpt.py @0206c7b0f3a5): _n = 2^ceil(log2 H),
+    m = arange(1, _n + 1) * (alibi_bias_max / _n) in float32, slopes
+    1 / 2^m; when _n != H, cat(slopes[1::2], slopes[::2])[:H]."""
+    n = 2 ** math.ceil(math.log2(H))
+    m = np.arange(1, n + 1, dtype=np.float32) * np.float32(alibi_bias_max / n)
+    slopes = np.float32(1.0) / np.power(np.float32(2.0), m).astype(np.float32)
+    if n != H:
+        slopes = np.concatenate([slopes[1::2], slopes[::2]])[:H]
+    return slopes.astype(np.float64)
+
+
+def falcon_alibi_slopes(H):
+    """modeling_falcon.py build_alibi_tensor: BLOOM's slopes, then
+    slopes.bfloat16() (round to nearest even)."""
+    u = bloom_alibi_slopes(H).astype(np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return u.view(np.float32).astype(np.float64)
+
+
+def alibi_attention(q, k, v, scale, bias, scale_bias=False):
+    """Causal attention with an ALiBi bias [H, 1, n] added to every row:
+    scale * q k^T + bias (BLOOM's baddbmm, MPT), or scale * (q k^T + bias)
+    (Falcon's attention_logits *= inv_norm_factor)."""
+    s = np.einsum("hid,hjd->hij", q, k)
+    s = (s + bias) * scale if scale_bias else s * scale + bias
+    vis = visible_keys(s.shape[-1], True)
+    if SCORES is not None:
+        SCORES.append(np.where(vis, s, -np.inf))
+        QK.append((q, k))
+    p = softmax_rows(s, vis)
+    return p, np.einsum("hij,hjd->hid", p, v)
+
+
+def bloom_gelu(x):
+    """bloom_gelu_forward: its own constants 0.79788456 and 0.044715."""
+    return x * 0.5 * (1.0 + np.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+
+
+def bloom_forward(cfg, W, ids):
+    """BloomModel (modeling_bloom.py @9d97831a1cbb): word_embeddings then
+    word_embeddings_layernorm; BloomBlock pre-LN (input_layernorm,
+    post_attention_layernorm; apply_residual_connection_post_layernorm
+    refused); BloomAttention query_key_value viewed (n, H, 3, head_dim),
+    scores alibi.baddbmm(q, k^T, beta=1, alpha=1/sqrt(head_dim)) with the
+    alibi of an all-ones attention_mask (slope * j); bloom_gelu MLP;
+    ln_f on the last hidden state."""
+    if cfg.get("apply_residual_connection_post_layernorm", False):
+        raise ValueError("apply_residual_connection_post_layernorm is not supported")
+    L, H, d = cfg["n_layer"], cfg["n_head"], cfg["hidden_size"]
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    hd = d // H
+    n = len(ids)
+    bias = bloom_alibi_slopes(H)[:, None, None] * np.arange(n)[None, None, :]
+
+    def ln(x, name):
+        return layer_norm(x, W(name + ".weight"), W(name + ".bias"), eps)
+
+    h = ln(W("word_embeddings.weight")[ids], "word_embeddings_layernorm")
+    hidden, attns = [h], []
+    for l in range(L):
+        p = "h.%d." % l
+        x = ln(h, p + "input_layernorm")
+        qkv = linear(x, W, p + "self_attention.query_key_value").reshape(n, H, 3, hd)
+        q, k, v = (qkv[:, :, i, :].transpose(1, 0, 2) for i in range(3))
+        pr, o = alibi_attention(q, k, v, 1.0 / math.sqrt(hd), bias)
+        attns.append(pr)
+        _trace(x, pr, v, W(p + "self_attention.dense.weight").T)
+        h = linear(merge_heads(o), W, p + "self_attention.dense") + h
+        x = ln(h, p + "post_attention_layernorm")
+        h = linear(bloom_gelu(linear(x, W, p + "mlp.dense_h_to_4h")), W, p + "mlp.dense_4h_to_h") + h
+        hidden.append(h)
+    hidden[-1] = ln(h, "ln_f")
+    return np.stack(attns), np.stack(hidden)
+
+
+def mpt_forward(cfg, W, ids):
+    """MptModel (modeling_mpt.py @0206c7b0f3a5): wte; MptBlock norm_1 /
+    norm_2 (LayerNorm, bias None); MptAttention Wqkv chunk(3) -> Q | K | V,
+    scores q k^T * softmax_scale (None: 1/sqrt(head_dim)) + the bias of
+    build_alibi_bias(n_heads, max_seq_len) = slope * arange(1 - max_seq_len,
+    1) cut to its last n keys (slope * (j - (n - 1))); MptMLP up_proj,
+    exact GELU, down_proj; no biases anywhere; norm_f."""
+    L, H, d = cfg["n_layers"], cfg["n_heads"], cfg["d_model"]
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    ac = cfg.get("attn_config") or {}
+    hd = d // H
+    n = len(ids)
+    scale = ac.get("softmax_scale") or 1.0 / math.sqrt(d / H)
+    bias = mpt_alibi_slopes(H)[:, None, None] * (np.arange(n) - (n - 1))[None, None, :]
+
+    def ln(x, name):
+        return layer_norm(x, W(name + ".weight"), 0.0, eps)
+
+    h = W("wte.weight")[ids]
+    hidden, attns = [h], []
+    for l in range(L):
+        p = "blocks.%d." % l
+        x = ln(h, p + "norm_1")
+        qkv = linear(x, W, p + "attn.Wqkv", False)
+        q, k, v = (split_heads(qkv[:, i * d:(i + 1) * d], H) for i in range(3))
+        pr, o = alibi_attention(q, k, v, scale, bias)
+        attns.append(pr)
+        _trace(x, pr, v, W(p + "attn.out_proj.weight").T)
+        h = linear(merge_heads(o), W, p + "attn.out_proj", False) + h
+        x = ln(h, p + "norm_2")
+        h = linear(gelu_erf(linear(x, W, p + "ffn.up_proj", False)), W, p + "ffn.down_proj", False) + h
+        hidden.append(h)
+    hidden[-1] = ln(h, "norm_f")
+    return np.stack(attns), np.stack(hidden)
+
+
+def falcon_heads(cfg, qkv, n, H, hd):
+    """FalconAttention._split_heads (modeling_falcon.py @00dcc6dda6f6) of the
+    fused projection (n, .) -> q, k, v [H, n, hd], keys and values repeated
+    for the queries that share them: new_decoder_architecture views
+    (n, num_kv_heads, H/num_kv_heads + 2, hd) (per group its queries, then
+    k, then v, broadcast to the group); multi_query (n, H + 2, hd); else
+    (n, H, 3, hd)."""
+    if cfg.get("new_decoder_architecture", False):
+        Hkv = cfg.get("num_kv_heads") or H
+        g = qkv.reshape(n, Hkv, H // Hkv + 2, hd)
+        q = g[:, :, :-2].reshape(n, H, hd)
+        k = np.repeat(g[:, :, -2], H // Hkv, axis=1)
+        v = np.repeat(g[:, :, -1], H // Hkv, axis=1)
+    elif cfg.get("multi_query", True):
+        g = qkv.reshape(n, H + 2, hd)
+        q = g[:, :H]
+        k = np.repeat(g[:, H:H + 1], H, axis=1)
+        v = np.repeat(g[:, H + 1:], H, axis=1)
+    else:
+        g = qkv.reshape(n, H, 3, hd)
+        q, k, v = g[:, :, 0], g[:, :, 1], g[:, :, 2]
+    return (x.transpose(1, 0, 2) for x in (q, k, v))
+
+
+def falcon_forward(cfg, W, ids):
+    """FalconModel (modeling_falcon.py @00dcc6dda6f6): word_embeddings;
+    FalconDecoderLayer with new_decoder_architecture (ln_attn, ln_mlp when
+    num_ln_in_parallel_attn is 2, its default there; else input_layernorm for
+    both) or the original layout (input_layernorm; parallel_attn: the MLP
+    reads it too, else post_attention_layernorm after the attention's
+    residual add); output = residual + (mlp + attention) when new or
+    parallel; FalconLinear x W^T then + b with `bias`; rotary
+    (attention_scores /= sqrt(head_dim)) or, with `alibi`,
+    (q k^T + alibi) * inv_norm_factor, the slopes in bfloat16; ln_f."""
+    L, H, d = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["hidden_size"]
+    new, par = cfg.get("new_decoder_architecture", False), cfg.get("parallel_attn", True)
+    nln = cfg.get("num_ln_in_parallel_attn") or (2 if new else 1)
+    b = cfg.get("bias", False)
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    act = activation(cfg.get("activation", "gelu"))
+    hd = d // H
+    n = len(ids)
+    if cfg.get("alibi", False):
+        bias = falcon_alibi_slopes(H)[:, None, None] * np.arange(n)[None, None, :]
+    else:
+        cos, sin = rope_cos_sin(rope_inv_freq(cfg, hd, cfg.get("rope_theta", 10000.0), n,
+                                              cfg["max_position_embeddings"]), n)
+
+    def ln(x, name):
+        return layer_norm(x, W(name + ".weight"), W(name + ".bias"), eps)
+
+    h = W("word_embeddings.weight")[ids]
+    hidden, attns = [h], []
+    for l in range(L):
+        p = "h.%d." % l
+        two = new and nln == 2
+        xa = ln(h, p + ("ln_attn" if two else "input_layernorm"))
+        q, k, v = falcon_heads(cfg, linear(xa, W, p + "self_attention.query_key_value", b), n, H, hd)
+        if cfg.get("alibi", False):
+            pr, o = alibi_attention(q, k, v, 1.0 / math.sqrt(hd), bias, scale_bias=True)
+        else:
+            pr, o = attention(apply_rope(q, cos, sin), apply_rope(k, cos, sin), v, 1.0 / math.sqrt(hd), True)
+        attns.append(pr)
+        _trace(xa, pr, v, W(p + "self_attention.dense.weight").T)
+        a = linear(merge_heads(o), W, p + "self_attention.dense", b)
+        if two:
+            xm = ln(h, p + "ln_mlp")
+        elif new or par:
+            xm = xa
+        else:
+            h = h + a
+            xm = ln(h, p + "post_attention_layernorm")
+        m = linear(act(linear(xm, W, p + "mlp.dense_h_to_4h", b)), W, p + "mlp.dense_4h_to_h", b)
+        h = h + (m + a) if (new or par) else h + m
+        hidden.append(h)
+    hidden[-1] = ln(h, "ln_f")
+    return np.stack(attns), np.stack(hidden)
+
+
 class Qwen3(Llama):
     """Qwen3Model (modeling_qwen3.py @000c33fdfde1, configuration_qwen3.py
     @008e57439125).  Qwen3Attention: q_norm = Qwen3RMSNorm(head_dim) of
@@ -894,17 +1111,20 @@ _MODELS = {
     "qwen3": (_class_forward(Qwen3), ["model."], "max_position_embeddings"),
     "olmo2": (_class_forward(Olmo2), ["model."], "max_position_embeddings"),
     "gemma3_text": (_class_forward(Gemma3), ["model."], "max_position_embeddings"),
+    "bloom": (bloom_forward, ["transformer."], None),
+    "mpt": (mpt_forward, ["transformer."], "max_seq_len"),
+    "falcon": (falcon_forward, ["transformer."], "max_position_embeddings"),
 }
 ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert"}
 ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3", "qwen3", "olmo2",
-          "gemma3_text"}
+          "gemma3_text", "falcon"}
 
 
 def position_limit(cfg):
     """Most tokens the model's position table admits; None for RoPE models,
     which HF runs at any length.  RoBERTa's table starts at padding_idx + 1."""
     mt = cfg["model_type"]
-    if mt in ROTARY:
+    if mt in ROTARY or _MODELS[mt][2] is None:  # BLOOM: ALiBi at any length
         return None
     limit = cfg[_MODELS[mt][2]]
     if mt in ("roberta", "xlm-roberta"):
@@ -923,7 +1143,7 @@ class Model:
             raise ValueError("unsupported model_type %r" % mt)
         self.fn, prefixes, self.pos_key = _MODELS[mt]
         self.W = Weights(load_weights(folder), prefixes)
-        self.max_positions = self.cfg[self.pos_key]
+        self.max_positions = self.cfg[self.pos_key] if self.pos_key else None
         self.limit = position_limit(self.cfg)
         self.vocab_size = self.cfg["vocab_size"]
         self.causal = mt not in ENCODERS
