@@ -64,7 +64,8 @@ typedef enum {
                             (QK-norm per head, a RoPE base per layer type) */
     AG_ARCH_BLOOM,       /* "bloom"       modeling_bloom.py (ALiBi) */
     AG_ARCH_MPT,         /* "mpt"         modeling_mpt.py (ALiBi) */
-    AG_ARCH_FALCON       /* "falcon"      modeling_falcon.py (RoPE or ALiBi) */
+    AG_ARCH_FALCON,      /* "falcon"      modeling_falcon.py (RoPE or ALiBi) */
+    AG_ARCH_DINOV2       /* "dinov2"      modeling_dinov2.py (pixels, layer scale) */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */

@@ -224,6 +224,14 @@ static int cfg_sizes(cfgctx *c, const agm_arch *a, ag_model *m)
                             a->k_layers, g->n_layer, AGM_CAP_LAYER);
     if (!g->d_ff) /* modeling_gpt2.py GPT2Block: n_inner or 4·n_embd */
         g->d_ff = a->ff_mult * g->d_model;
+    double ratio = 0; /* modeling_dinov2.py Dinov2MLP: int(hidden_size * mlp_ratio) */
+    if (a->k_mlp_ratio && (rc = cfg_num(c, a->k_mlp_ratio, 4.0, &ratio)))
+        return rc;
+    if (a->k_mlp_ratio && (ratio * g->d_model < 1 || ratio * g->d_model > AGM_CAP_DIM))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %g gives an MLP width outside 1..%d", c->path,
+                            a->k_mlp_ratio, ratio, AGM_CAP_DIM);
+    if (a->k_mlp_ratio)
+        g->d_ff = (int)(g->d_model * ratio);
     if (g->d_ff > AGM_CAP_DIM)
         return ag_error_set(c->err, AG_EFORMAT, "%s: MLP width %d is above %d", c->path, g->d_ff, AGM_CAP_DIM);
     g->d_embed = g->d_model;

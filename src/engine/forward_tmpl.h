@@ -228,6 +228,15 @@ static void FN(mul)(FN(ws) *s, R *acc, const R *x, size_t n, size_t d)
     FN(par_rows)(s, n, FN(ew_rows), &j);
 }
 
+/* DINOv2's Dinov2LayerScale (modeling_dinov2.py 015e6876): a branch's
+ * output rows times lambda1 (d) before the residual add; ls NULL: none. */
+static void FN(layer_scale)(R *t, const float *ls, size_t n, size_t d)
+{
+    for (size_t i = 0; ls && i < n; i++)
+        for (size_t c = 0; c < d; c++)
+            t[i * d + c] *= (R)ls[c];
+}
+
 /* Phi-3's gated rows: out = up · act(gate), gate_up (n, 2·ff) with the
  * activation applied to its gate half already. */
 typedef struct {
@@ -750,6 +759,7 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     if ((rc = FN(attention)(m, l, s, pre ? s->xn : s->h, n, fn, user)) ||
         (sw && (rc = FN(norm)(s, m, &y->attn_out, a->attn_out_norm, s->t, s->t, n, l))))
         return rc;
+    FN(layer_scale)(s->t, y->ls1.w, n, d);
     if (g->residual == AG_RESIDUAL_PARALLEL) { // modular_gpt_neox.py: mlp + attn + h
         if ((rc = FN(give_block)(s, l, n, d, s->h, s->t)) ||
             (rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l)))
@@ -775,6 +785,7 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     FN(mlp)(m, y, s, pre ? s->xn : s->h, n, s->t);
     if (sw && (rc = FN(norm)(s, m, &y->mlp_out, a->mlp_out_norm, s->t, s->t, n, l)))
         return rc;
+    FN(layer_scale)(s->t, y->ls2.w, n, d);
     FN(add)(s, s->h, s->t, n, d);
     return AG_OK;
 }

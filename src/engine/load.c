@@ -362,7 +362,9 @@ static int load_layer(loader *L, int i)
     if ((rc = load_norm(L, a->norm1, &y->n1)) || (rc = load_attention(L, y)) ||
         (rc = load_norm(L, sw ? a->attn_out_norm : NULL, &y->attn_out)) ||
         (rc = load_norm(L, a->norm2, &y->n2)) || (rc = load_mlp(L, y)) ||
-        (rc = load_norm(L, sw ? a->mlp_out_norm : NULL, &y->mlp_out)))
+        (rc = load_norm(L, sw ? a->mlp_out_norm : NULL, &y->mlp_out)) ||
+        (a->ls1 && (rc = load_vec(L, a->ls1, "", NULL, L->m->cfg.d_model, &y->ls1.w))) ||
+        (a->ls2 && (rc = load_vec(L, a->ls2, "", NULL, L->m->cfg.d_model, &y->ls2.w))))
         return rc;
     L->layer = -1;
     return AG_OK;
@@ -512,7 +514,7 @@ void ag_model_free(ag_model *m)
         return;
     for (int i = 0; m->layers && i < m->cfg.n_layer; i++) {
         agm_layer *y = &m->layers[i];
-        agm_norm *norms[] = {&y->n1, &y->n2, &y->attn_out, &y->mlp_out, &y->q_norm, &y->k_norm};
+        agm_norm *norms[] = {&y->n1, &y->n2, &y->attn_out, &y->mlp_out, &y->q_norm, &y->k_norm, &y->ls1, &y->ls2};
         for (size_t k = 0; k < sizeof norms / sizeof *norms; k++)
             free_norm(norms[k]);
         agm_lin *lins[] = {&y->qkv, &y->q, &y->k, &y->v, &y->o, &y->up, &y->gate, &y->down};

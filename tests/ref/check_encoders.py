@@ -155,9 +155,22 @@ def expect_refusal(eng, name, folder, x, status, needles, fails):
         print("%-34s refused: %s" % (name, msg))
 
 
+def expect_load_refusal(eng, name, folder, needles, fails):
+    m, err = ctypes.c_void_p(), libattngeom.Error()
+    rc = eng.lib.ag_model_load(folder.encode(), ctypes.byref(m), ctypes.byref(err))
+    msg = err.message.decode()
+    if rc == 0:
+        eng.lib.ag_model_free(m)
+        fails.append("%s: loaded, expected a refusal naming %s" % (name, needles))
+    elif [s for s in needles if s not in msg]:
+        fails.append("%s: message %r lacks %s" % (name, msg, needles))
+    else:
+        print("%-34s refused: %s" % (name, msg))
+
+
 def check_committed(tmp, fails):
     MK.make_all(tmp, quiet=True)
-    for name in ("tiny-vit", "tiny-vit-cls", "tiny-whisper"):
+    for name in ("tiny-vit", "tiny-vit-cls", "tiny-whisper", "tiny-dinov2"):
         for f in ("config.json", "model.safetensors"):
             with open(os.path.join(tmp, name, f), "rb") as a, open(os.path.join(MODELS, name, f), "rb") as b:
                 if a.read() != b.read():
@@ -207,6 +220,24 @@ def main():
             for name in ("tiny-vit", "tiny-vit-cls"):
                 check_case(eng, "%s %dx%d" % (name, hw[0], hw[1]), os.path.join(MODELS, name),
                            irng.uniform(-1, 1, (3,) + hw).astype(np.float32), REF.vit_forward, 2, 32, fails)
+        # DINOv2: the committed folder at its size and interpolated (as
+        # HF's Dinov2Embeddings always allows), and Dinov2ForImageClassification
+        # names ("dinov2." prefix, classifier), qkv_bias false, gelu_new,
+        # mlp_ratio 3 (96), 3 layers
+        dino = os.path.join(MODELS, "tiny-dinov2")
+        for hw in ((32, 32), (56, 56), (24, 40)):
+            check_case(eng, "tiny-dinov2 %dx%d" % hw, dino, irng.uniform(-1, 1, (3,) + hw).astype(np.float32),
+                       REF.dinov2_forward, 2, 32, fails)
+        cfg = MK.dinov2_config(architectures=["Dinov2ForImageClassification"], qkv_bias=False,
+                               hidden_act="gelu_new", mlp_ratio=3, num_hidden_layers=3)
+        dcls = os.path.join(tmp, "dinov2-cls")
+        MK.write_folder(dcls, cfg, MK.dinov2_tensors(cfg, 23, prefix="dinov2.", classifier=3))
+        for hw in ((32, 32), (40, 48)):
+            check_case(eng, "dinov2-cls %dx%d" % hw, dcls, irng.uniform(-1, 1, (3,) + hw).astype(np.float32),
+                       REF.dinov2_forward, 3, 32, fails)
+        swi = os.path.join(tmp, "dinov2-swiglu")
+        MK.write_folder(swi, MK.dinov2_config(use_swiglu_ffn=True), MK.dinov2_tensors(MK.dinov2_config(), 24))
+        expect_load_refusal(eng, "dinov2 use_swiglu_ffn", swi, ["use_swiglu_ffn", "dinov2"], fails)
         expect_refusal(eng, "vit 4x64 (no patch row)", vit, np.zeros((3, 4, 64)), AG_ESHAPE,
                        ["(3, 4, 64)", "patches of 8x8"], fails)
         expect_refusal(eng, "vit-nonsquare 40x24", wide, np.zeros((3, 40, 24)), AG_ESHAPE,

@@ -152,17 +152,13 @@ def vit_positions(table, gh, gw):
     return np.concatenate([table[:1], out.reshape(gh * gw, d)], axis=0)
 
 
-def vit_forward(folder, pixels, trace=None):
-    """ViTModel(pixel_values[None], output_attentions=True,
-    output_hidden_states=True) on pixels (C, H, W); another H × W than
-    image_size as with interpolate_pos_encoding=True. trace: a list to get
-    each layer's x, p, v, wo (_trace)."""
-    cfg, t = load(folder)
-    p = _prefix(t, "embeddings.cls_token", ["vit."])
-    d, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
-    eps, hact = cfg.get("layer_norm_eps", 1e-12), cfg.get("hidden_act", "gelu")
-    (ih, iw), (ph, pw) = pair(cfg.get("image_size", 224)), pair(cfg.get("patch_size", 16))
-    C, qkv_bias = cfg.get("num_channels", 3), cfg.get("qkv_bias", True)
+def _embed(cfg, t, p, pixels, patch_dflt):
+    """ViTEmbeddings / Dinov2Embeddings (the same code: cls_token, Conv2d
+    patches, position_embeddings, interpolate_pos_encoding for another
+    size) on pixels (C, H, W): h_0 (n, d)."""
+    d = cfg["hidden_size"]
+    (ih, iw), (ph, pw) = pair(cfg.get("image_size", 224)), pair(cfg.get("patch_size", patch_dflt))
+    C = cfg.get("num_channels", 3)
     x = np.asarray(pixels, dtype=np.float64)
     # ViTPatchEmbeddings.forward: channel check; the size check only
     # without interpolate_pos_encoding, which another size turns on here
@@ -184,6 +180,20 @@ def vit_forward(folder, pixels, trace=None):
     if interpolate and not (gh * gw == pos.shape[0] - 1 and ih == iw):
         pos = vit_positions(pos, gh, gw)
     h = np.concatenate([t[p + "embeddings.cls_token"][0], emb], axis=0) + pos
+    return h
+
+
+def vit_forward(folder, pixels, trace=None):
+    """ViTModel(pixel_values[None], output_attentions=True,
+    output_hidden_states=True) on pixels (C, H, W); another H × W than
+    image_size as with interpolate_pos_encoding=True. trace: a list to get
+    each layer's x, p, v, wo (_trace)."""
+    cfg, t = load(folder)
+    p = _prefix(t, "embeddings.cls_token", ["vit."])
+    d, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    eps, hact = cfg.get("layer_norm_eps", 1e-12), cfg.get("hidden_act", "gelu")
+    qkv_bias = cfg.get("qkv_bias", True)
+    h = _embed(cfg, t, p, pixels, 16)
     hd = d // H
     scaling = hd ** -0.5
     hidden, attns = [], []
@@ -207,6 +217,49 @@ def vit_forward(folder, pixels, trace=None):
         y = act(hact, linear(y, g("intermediate.dense.weight"), g("intermediate.dense.bias")))
         h = linear(y, g("output.dense.weight"), g("output.dense.bias")) + h
     hidden.append(h)  # ViTEncoder appends the last layer's output; ViTModel's layernorm is not in it
+    return np.array(attns), np.array(hidden)
+
+
+# ---- DINOv2 (modeling_dinov2.py) ------------------------------------------
+
+def dinov2_forward(folder, pixels, trace=None):
+    """Dinov2Model(pixel_values[None], output_attentions=True,
+    output_hidden_states=True) on pixels (C, H, W), from
+    src/transformers/models/dinov2/modeling_dinov2.py @ 015e68769f98:
+    Dinov2Embeddings (ViT's, interpolate_pos_encoding when the size differs:
+    HF always calls it), Dinov2Layer h += lambda1_1 * attention(norm1(h)),
+    h += lambda1_2 * mlp(norm2(h)) (Dinov2LayerScale; Dinov2MLP fc1, act,
+    fc2 of int(hidden_size * mlp_ratio)), hidden states before the final
+    layernorm (Dinov2Encoder). trace as vit_forward's (wo with lambda1
+    folded into its columns)."""
+    cfg, t = load(folder)
+    assert not cfg.get("use_swiglu_ffn", False)
+    p = _prefix(t, "embeddings.cls_token", ["dinov2."])
+    d, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    eps, hact = cfg.get("layer_norm_eps", 1e-6), cfg.get("hidden_act", "gelu")
+    qkv_bias = cfg.get("qkv_bias", True)
+    h = _embed(cfg, t, p, pixels, 14)
+    hd = d // H
+    hidden, attns = [], []
+    for l in range(L):
+        q_ = "%sencoder.layer.%d." % (p, l)
+        g = lambda k: t.get(q_ + k)  # noqa: E731
+        hidden.append(h)
+        x_ln = layer_norm(h, g("norm1.weight"), g("norm1.bias"), eps)
+        bias = (lambda k: g(k)) if qkv_bias else (lambda k: None)
+        k = heads(linear(x_ln, g("attention.attention.key.weight"), bias("attention.attention.key.bias")), H)
+        v = heads(linear(x_ln, g("attention.attention.value.weight"), bias("attention.attention.value.bias")), H)
+        q = heads(linear(x_ln, g("attention.attention.query.weight"), bias("attention.attention.query.bias")), H)
+        a = softmax(np.matmul(q, k.transpose(0, 2, 1)) * hd ** -0.5)
+        attns.append(a)
+        lam1, lam2 = g("layer_scale1.lambda1"), g("layer_scale2.lambda1")
+        _trace(trace, x_ln, a, v, g("attention.output.dense.weight").T * lam1[None, :])
+        ctx = np.matmul(a, v).transpose(1, 0, 2).reshape(-1, d)
+        h = linear(ctx, g("attention.output.dense.weight"), g("attention.output.dense.bias")) * lam1 + h
+        y = layer_norm(h, g("norm2.weight"), g("norm2.bias"), eps)
+        y = act(hact, linear(y, g("mlp.fc1.weight"), g("mlp.fc1.bias")))
+        h = linear(y, g("mlp.fc2.weight"), g("mlp.fc2.bias")) * lam2 + h
+    hidden.append(h)
     return np.array(attns), np.array(hidden)
 
 
