@@ -333,7 +333,8 @@ typedef struct {
     double softcap;      /* 0: none */
     int window;          /* 0: none */
     ag_array wq, wk, wv; /* (d, n_head·hd), (d, n_kv_head·hd), (d, n_kv_head·hd) */
-    ag_array wo;         /* (n_head·hd, d) */
+    ag_array wo;         /* (n_head·hd, d); DINOv2: times layer_scale1's λ1
+                            per output column (what the pass adds) */
     ag_array bq, bk, bv; /* (n_head·hd), (n_kv_head·hd), (n_kv_head·hd) or empty */
     /* appended: ALiBi (AG_ALIBI_NONE: none) and its slopes (n_head), empty
        without */

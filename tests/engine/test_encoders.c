@@ -445,6 +445,41 @@ Test(encoders, vit_other_size_interpolates_positions_bicubically)
     ag_model_free(m);
 }
 
+/* DINOv2: configuration (mlp_ratio 2.5 -> 80, eps 1e-6) and W_O from
+ * ag_model_attn_weights = attention.output.dense.weightᵀ times λ1 per
+ * column (layer_scale1.lambda1, modeling_dinov2.py Dinov2LayerScale). */
+Test(encoders, dinov2_config_and_layer_scale_in_wo)
+{
+    ag_model *m = load(MODELS "tiny-dinov2");
+    const ag_model_config *g = ag_model_get_config(m);
+    cr_assert_eq(g->arch, AG_ARCH_DINOV2);
+    cr_assert_eq(ag_model_input_kind(m), AG_INPUT_PIXELS);
+    cr_assert(g->d_ff == 80 && g->norm_eps == 1e-6 && g->qkv_bias && g->max_positions == 17);
+    ag_safetensors *st = NULL;
+    ag_error err = {0};
+    ag_array wo = {0}, ls = {0}, bo = {0};
+    cr_assert_eq(ag_st_open(MODELS "tiny-dinov2/model.safetensors", &st, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_st_read(st, "encoder.layer.1.attention.output.dense.weight", &wo, &err), AG_OK);
+    cr_assert_eq(ag_st_read(st, "encoder.layer.1.layer_scale1.lambda1", &ls, &err), AG_OK);
+    cr_assert_eq(ag_st_read(st, "encoder.layer.1.attention.output.dense.bias", &bo, &err), AG_OK);
+    ag_st_close(st);
+    ag_attn_weights w;
+    cr_assert_eq(ag_model_attn_weights(m, 1, &w, &err), AG_OK, "%s", err.message);
+    for (size_t i = 0; i < 32; i++)
+        for (size_t o = 0; o < 32; o++)
+            cr_assert_eq(w.wo.data[i * 32 + o], wo.data[o * 32 + i] * ls.data[o], "W_O[%zu, %zu]", i, o);
+    ag_attn_weights_free(&w);
+    ag_block_params bp;
+    cr_assert_eq(ag_model_block_params(m, 1, &bp, &err), AG_OK, "%s", err.message);
+    for (size_t o = 0; o < 32; o++)
+        cr_assert_eq(bp.bo.data[o], bo.data[o] * ls.data[o]);
+    ag_block_params_free(&bp);
+    ag_array_free(&wo);
+    ag_array_free(&ls);
+    ag_array_free(&bo);
+    ag_model_free(m);
+}
+
 /* The heads on pools of 1 and 3 threads: the same bytes, both precisions. */
 Test(encoders, threads_give_the_same_bytes)
 {
