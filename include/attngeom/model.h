@@ -65,7 +65,8 @@ typedef enum {
     AG_ARCH_BLOOM,       /* "bloom"       modeling_bloom.py (ALiBi) */
     AG_ARCH_MPT,         /* "mpt"         modeling_mpt.py (ALiBi) */
     AG_ARCH_FALCON,      /* "falcon"      modeling_falcon.py (RoPE or ALiBi) */
-    AG_ARCH_DINOV2       /* "dinov2"      modeling_dinov2.py (pixels, layer scale) */
+    AG_ARCH_DINOV2,      /* "dinov2"      modeling_dinov2.py (pixels, layer scale) */
+    AG_ARCH_CLIP_VISION  /* "clip_vision_model" modeling_clip.py CLIPVisionModel */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */

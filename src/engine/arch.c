@@ -326,6 +326,28 @@ static const agm_arch archs[] = {
      .v = "attention.attention.value", .o = "attention.output.dense", .up = "mlp.fc1",
      .down = "mlp.fc2", .ls1 = "layer_scale1.lambda1", .ls2 = "layer_scale2.lambda1"},
 
+    /* modeling_clip.py (000f1ffd) CLIPVisionModel, saved with model_type
+     * clip_vision_model: CLIPVisionEmbeddings cat(class_embedding (d),
+     * Conv2d(bias=False) patches) + position_embedding (an nn.Embedding,
+     * interpolated as ViT's for another grid), pre_layrnorm, then
+     * CLIPEncoderLayer pre-LN (layer_norm1, layer_norm2), CLIPAttention
+     * q/k/v/out_proj with biases, scores · head_dim^-0.5, CLIPMLP fc1 /
+     * fc2 (quick_gelu). Hidden states: CLIPEncoder's (the first after
+     * pre_layrnorm; post_layernorm only on the pooled output, not read). */
+    {.model_type = "clip_vision_model", .arch = AG_ARCH_CLIP_VISION, .modeling = "modeling_clip.py",
+     .prefixes = {"vision_model."}, .input = AG_INPUT_PIXELS, .k_layers = "num_hidden_layers",
+     .k_heads = "num_attention_heads", .k_hidden = "hidden_size", .k_ff = "intermediate_size",
+     .k_eps = "layer_norm_eps", .eps = 1e-5, .k_act = "hidden_act", .act = "quick_gelu",
+     .k_channels = "num_channels", .channels_dflt = 3, .k_image = "image_size", .image_dflt = 224,
+     .k_patch = "patch_size", .patch_dflt = 32, .bias_qkv = {NULL, 1}, .bias_o = {NULL, 1},
+     .bias_mlp = {NULL, 1}, .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE,
+     .positions = AG_POS_LEARNED, .causal = 0, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,
+     .clip_embed = 1, .probe = "embeddings.class_embedding", .cls = "embeddings.class_embedding",
+     .pos = "embeddings.position_embedding.weight", .conv1 = "embeddings.patch_embedding",
+     .emb_norm = "pre_layrnorm", .layer = "encoder.layers.%d.", .norm1 = "layer_norm1",
+     .norm2 = "layer_norm2", .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
+     .o = "self_attn.out_proj", .up = "mlp.fc1", .down = "mlp.fc2"},
+
     /* modeling_whisper.py (5c48f71a) WhisperEncoder: gelu(conv1) (kernel 3,
      * padding 1), gelu(conv2) (kernel 3, stride 2, padding 1), both
      * nn.functional.gelu (erf), + embed_positions rows; WhisperEncoderLayer
@@ -421,5 +443,5 @@ const agm_arch *agm_arch_at(int i)
 const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
-           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, whisper, bloom, mpt, falcon";
+           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, clip_vision_model, whisper, bloom, mpt, falcon";
 }

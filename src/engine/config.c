@@ -116,10 +116,12 @@ static int cfg_act(cfgctx *c, const char *key, const char *dflt, ag_model *m)
         m->act = AGM_ACT_RELU;
     else if (!strcmp(s, "silu") || !strcmp(s, "swish"))
         m->act = AGM_ACT_SILU;
+    else if (!strcmp(s, "quick_gelu"))
+        m->act = AGM_ACT_QUICK_GELU;
     else if (!key && !strcmp(s, "bloom_gelu")) /* BLOOM's fixed MLP activation */
         m->act = AGM_ACT_BLOOM_GELU;
     else
-        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' = \"%.64s\" is not a supported activation (gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish)",
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' = \"%.64s\" is not a supported activation (gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish, quick_gelu)",
                             c->path, key, s);
     snprintf(m->cfg.activation, sizeof m->cfg.activation, "%s", s);
     return AG_OK;

@@ -310,6 +310,10 @@ static void FN(activate)(R *x, size_t cnt, agm_act act)
         for (size_t i = 0; i < cnt; i++)
             x[i] = x[i] > 0 ? x[i] : 0;
         break;
+    case AGM_ACT_QUICK_GELU: /* activations.py QuickGELUActivation: x * sigmoid(1.702 x) */
+        for (size_t i = 0; i < cnt; i++)
+            x[i] = x[i] / ((R)1 + REXP((R)-1.702 * x[i]));
+        break;
     case AGM_ACT_SILU:
         for (size_t i = 0; i < cnt; i++)
             x[i] = x[i] / ((R)1 + REXP(-x[i]));
@@ -949,9 +953,11 @@ static int FN(embed_pixels)(const ag_model *m, const fwd_input *in, size_t n, FN
         FN(add_position_rows)(m, n, s);
     else
         rc = FN(add_interp_positions)(m, H / ph, gw, s);
-    if (rc != AG_OK)
-        return rc;
-    return FN(check_rows)(s, s->h, n, d, "embedding sum", -1, -1);
+    if (rc == AG_OK)
+        rc = FN(check_rows)(s, s->h, n, d, "embedding sum", -1, -1);
+    if (rc == AG_OK && m->arch->emb_norm) /* CLIPVisionTransformer pre_layrnorm */
+        rc = FN(norm)(s, m, &m->emb_norm, m->arch->emb_norm, s->h, s->h, n, -1);
+    return rc;
 }
 
 /* im2col of a kernel-3, padding-1 Conv1d over time-major rows: out row i,

@@ -382,7 +382,9 @@ static int load_conv(loader *L, const char *stem, int ndim, const size_t *shape,
     int rc = find_tensor(L, stem, ".weight", NULL, ndim, shape, &lin->w);
     if (rc == AG_OK && lin->w.n > L->m->max_mat)
         L->m->max_mat = lin->w.n;
-    return rc ? rc : load_vec(L, stem, ".bias", NULL, lin->out, &lin->b);
+    if (rc || L->m->arch->clip_embed) /* CLIPVisionEmbeddings: Conv2d(bias=False) */
+        return rc;
+    return load_vec(L, stem, ".bias", NULL, lin->out, &lin->b);
 }
 
 /* The embedding stage of a model whose input is a tensor: ViT cls_token
@@ -404,8 +406,10 @@ static int load_input_stage(loader *L)
     }
     size_t cls[3] = {1, 1, d}, pos[3] = {1, P, d},
            k[4] = {d, C, (size_t)g->patch_height, (size_t)g->patch_width};
-    if ((rc = find_tensor(L, a->cls, "", NULL, 3, cls, &m->cls)) ||
-        (rc = find_tensor(L, a->pos, "", NULL, 3, pos, &m->pos_emb)))
+    int flat = a->clip_embed; /* CLIP: (d) and (P, d) */
+    if ((rc = find_tensor(L, a->cls, "", NULL, flat ? 1 : 3, flat ? cls + 2 : cls, &m->cls)) ||
+        (rc = find_tensor(L, a->pos, "", NULL, flat ? 2 : 3, flat ? pos + 1 : pos, &m->pos_emb)) ||
+        (rc = load_norm(L, a->emb_norm, &m->emb_norm)))
         return rc;
     return load_conv(L, a->conv1, 4, k, &m->conv1);
 }

@@ -23,7 +23,8 @@ typedef enum {
     AGM_ACT_GELU_ERF,  /* gelu: exact erf form */
     AGM_ACT_RELU,
     AGM_ACT_SILU,
-    AGM_ACT_BLOOM_GELU /* modeling_bloom.py bloom_gelu_forward (no config name) */
+    AGM_ACT_BLOOM_GELU, /* modeling_bloom.py bloom_gelu_forward (no config name) */
+    AGM_ACT_QUICK_GELU  /* quick_gelu: x·sigmoid(1.702·x) (QuickGELUActivation; CLIP) */
 } agm_act;
 
 /* A weight matrix as the file stores it: little-endian F32, F16 or BF16

@@ -235,6 +235,19 @@ def main():
         for hw in ((32, 32), (40, 48)):
             check_case(eng, "dinov2-cls %dx%d" % hw, dcls, irng.uniform(-1, 1, (3,) + hw).astype(np.float32),
                        REF.dinov2_forward, 3, 32, fails)
+        # CLIP's vision tower (clip_vision_model), a temporary folder: its
+        # size, interpolated, and the same without the vision_model. prefix
+        cfg = MK.clip_vision_config()
+        clipv = os.path.join(tmp, "clip-vision")
+        MK.write_folder(clipv, cfg, MK.clip_vision_tensors(cfg, 25))
+        for hw in ((32, 32), (48, 40)):
+            check_case(eng, "clip_vision_model %dx%d" % hw, clipv, irng.uniform(-1, 1, (3,) + hw).astype(np.float32),
+                       REF.clip_vision_forward, 2, 32, fails)
+        cfg = MK.clip_vision_config(hidden_act="gelu", num_hidden_layers=3)
+        clipn = os.path.join(tmp, "clip-vision-bare")
+        MK.write_folder(clipn, cfg, MK.clip_vision_tensors(cfg, 26, prefix=""))
+        check_case(eng, "clip_vision_model bare gelu 32x32", clipn,
+                   irng.uniform(-1, 1, (3, 32, 32)).astype(np.float32), REF.clip_vision_forward, 3, 32, fails)
         swi = os.path.join(tmp, "dinov2-swiglu")
         MK.write_folder(swi, MK.dinov2_config(use_swiglu_ffn=True), MK.dinov2_tensors(MK.dinov2_config(), 24))
         expect_load_refusal(eng, "dinov2 use_swiglu_ffn", swi, ["use_swiglu_ffn", "dinov2"], fails)

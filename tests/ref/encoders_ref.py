@@ -60,7 +60,7 @@ _erf = np.vectorize(math.erf)
 
 def act(name, x):
     """activations.py ACT2FN: gelu (GELUActivation, erf), gelu_new /
-    gelu_pytorch_tanh (tanh form), relu, silu/swish."""
+    gelu_pytorch_tanh (tanh form), relu, silu/swish, quick_gelu."""
     if name == "gelu":
         return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
     if name in ("gelu_new", "gelu_pytorch_tanh"):
@@ -69,6 +69,8 @@ def act(name, x):
         return np.maximum(x, 0)
     if name in ("silu", "swish"):
         return x / (1.0 + np.exp(-x))
+    if name == "quick_gelu":  # QuickGELUActivation: input * sigmoid(1.702 * input)
+        return x / (1.0 + np.exp(-1.702 * x))
     raise ValueError("activation %s" % name)
 
 
@@ -152,7 +154,11 @@ def vit_positions(table, gh, gw):
     return np.concatenate([table[:1], out.reshape(gh * gw, d)], axis=0)
 
 
-def _embed(cfg, t, p, pixels, patch_dflt):
+VIT_NAMES = ("embeddings.cls_token", "embeddings.position_embeddings", "embeddings.patch_embeddings.projection")
+CLIP_NAMES = ("embeddings.class_embedding", "embeddings.position_embedding.weight", "embeddings.patch_embedding")
+
+
+def _embed(cfg, t, p, pixels, patch_dflt, names=VIT_NAMES):
     """ViTEmbeddings / Dinov2Embeddings (the same code: cls_token, Conv2d
     patches, position_embeddings, interpolate_pos_encoding for another
     size) on pixels (C, H, W): h_0 (n, d)."""
@@ -165,8 +171,8 @@ def _embed(cfg, t, p, pixels, patch_dflt):
     assert x.shape[0] == C, "ViT takes %d channels, got %s" % (C, x.shape)
     interpolate = x.shape[1:] != (ih, iw)
     ih, iw = x.shape[1:]
-    W = t[p + "embeddings.patch_embeddings.projection.weight"]  # (d, C, ph, pw)
-    bconv = t[p + "embeddings.patch_embeddings.projection.bias"]
+    W = t[p + names[2] + ".weight"]  # (d, C, ph, pw)
+    bconv = t.get(p + names[2] + ".bias", np.zeros(d))  # CLIP: Conv2d(bias=False)
     gh, gw = ih // ph, iw // pw
     # Conv2d(stride = kernel): out[o, i, j] = b[o] + sum_{c,ky,kx} W[o,c,ky,kx] x[c, i·ph+ky, j·pw+kx]
     conv = np.empty((d, gh, gw))
@@ -176,10 +182,10 @@ def _embed(cfg, t, p, pixels, patch_dflt):
             conv[:, i, j] = np.tensordot(W, patch, axes=([1, 2, 3], [0, 1, 2])) + bconv
     emb = conv.reshape(d, gh * gw).T  # .flatten(2).transpose(1, 2)
     # ViTEmbeddings.forward: cat((cls_tokens, embeddings)) + position_embeddings
-    pos = t[p + "embeddings.position_embeddings"][0]
+    pos = t[p + names[1]].reshape(-1, d)
     if interpolate and not (gh * gw == pos.shape[0] - 1 and ih == iw):
         pos = vit_positions(pos, gh, gw)
-    h = np.concatenate([t[p + "embeddings.cls_token"][0], emb], axis=0) + pos
+    h = np.concatenate([t[p + names[0]].reshape(1, d), emb], axis=0) + pos
     return h
 
 
@@ -259,6 +265,44 @@ def dinov2_forward(folder, pixels, trace=None):
         y = layer_norm(h, g("norm2.weight"), g("norm2.bias"), eps)
         y = act(hact, linear(y, g("mlp.fc1.weight"), g("mlp.fc1.bias")))
         h = linear(y, g("mlp.fc2.weight"), g("mlp.fc2.bias")) * lam2 + h
+    hidden.append(h)
+    return np.array(attns), np.array(hidden)
+
+
+# ---- CLIP vision tower (modeling_clip.py) ---------------------------------
+
+def clip_vision_forward(folder, pixels, trace=None):
+    """CLIPVisionModel(pixel_values[None], output_attentions=True,
+    output_hidden_states=True), src/transformers/models/clip/modeling_clip.py
+    @ 000f1ffdbf1c: CLIPVisionEmbeddings (class_embedding, Conv2d without
+    bias, position_embedding; interpolate_pos_encoding for another size),
+    pre_layrnorm, CLIPEncoderLayer x += out_proj(attn(layer_norm1(x))),
+    x += fc2(act(fc1(layer_norm2(x)))); hidden states are CLIPEncoder's
+    (post_layernorm is on the pooled output only)."""
+    cfg, t = load(folder)
+    p = _prefix(t, "embeddings.class_embedding", ["vision_model."])
+    d, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    eps, hact = cfg.get("layer_norm_eps", 1e-5), cfg.get("hidden_act", "quick_gelu")
+    h = _embed(cfg, t, p, pixels, 32, CLIP_NAMES)
+    h = layer_norm(h, t[p + "pre_layrnorm.weight"], t[p + "pre_layrnorm.bias"], eps)
+    hd = d // H
+    hidden, attns = [], []
+    for l in range(L):
+        q_ = "%sencoder.layers.%d." % (p, l)
+        g = lambda k: t.get(q_ + k)  # noqa: E731
+        hidden.append(h)
+        x_ln = layer_norm(h, g("layer_norm1.weight"), g("layer_norm1.bias"), eps)
+        k = heads(linear(x_ln, g("self_attn.k_proj.weight"), g("self_attn.k_proj.bias")), H)
+        v = heads(linear(x_ln, g("self_attn.v_proj.weight"), g("self_attn.v_proj.bias")), H)
+        q = heads(linear(x_ln, g("self_attn.q_proj.weight"), g("self_attn.q_proj.bias")), H)
+        a = softmax(np.matmul(q, k.transpose(0, 2, 1)) * hd ** -0.5)
+        attns.append(a)
+        _trace(trace, x_ln, a, v, g("self_attn.out_proj.weight").T)
+        ctx = np.matmul(a, v).transpose(1, 0, 2).reshape(-1, d)
+        h = linear(ctx, g("self_attn.out_proj.weight"), g("self_attn.out_proj.bias")) + h
+        y = layer_norm(h, g("layer_norm2.weight"), g("layer_norm2.bias"), eps)
+        y = act(hact, linear(y, g("mlp.fc1.weight"), g("mlp.fc1.bias")))
+        h = linear(y, g("mlp.fc2.weight"), g("mlp.fc2.bias")) + h
     hidden.append(h)
     return np.array(attns), np.array(hidden)
 

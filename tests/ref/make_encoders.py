@@ -177,6 +177,43 @@ def dinov2_tensors(cfg, seed, prefix="", classifier=0):
     return t
 
 
+def clip_vision_config(**over):
+    """CLIPVisionConfig keys (configuration_clip.py), model_type
+    clip_vision_model as CLIPVisionModel saves it."""
+    c = {"model_type": "clip_vision_model", "architectures": ["CLIPVisionModel"], "hidden_size": 32,
+         "intermediate_size": 64, "projection_dim": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+         "num_channels": 3, "image_size": 32, "patch_size": 8, "hidden_act": "quick_gelu",
+         "layer_norm_eps": 1e-5, "attention_dropout": 0.0, "initializer_range": 0.02,
+         "initializer_factor": 1.0}
+    c.update(over)
+    return c
+
+
+def clip_vision_tensors(cfg, seed, prefix="vision_model."):
+    """CLIPVisionModel's tensors (no patch bias, class_embedding (d),
+    position_embedding.weight (n, d), pre_layrnorm, post_layernorm)."""
+    rng = np.random.default_rng(seed)
+    d, ff, C = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_channels"]
+    (ih, iw), (ph, pw) = pair(cfg["image_size"]), pair(cfg["patch_size"])
+    n = (ih // ph) * (iw // pw) + 1
+    t = [(prefix + "embeddings.class_embedding", f32(rng.normal(0, 0.5, d))),
+         (prefix + "embeddings.patch_embedding.weight", f32(rng.normal(0, 1.5 / np.sqrt(C * ph * pw), (d, C, ph, pw)))),
+         (prefix + "embeddings.position_embedding.weight", f32(rng.normal(0, 0.5, (n, d))))]
+    add_norm(t, prefix + "pre_layrnorm", norm(rng, d))
+    for i in range(cfg["num_hidden_layers"]):
+        p = "%sencoder.layers.%d." % (prefix, i)
+        add_norm(t, p + "layer_norm1", norm(rng, d))
+        add_lin(t, p + "self_attn.k_proj", lin(rng, d, d, 1.5))
+        add_lin(t, p + "self_attn.v_proj", lin(rng, d, d, 1.0))
+        add_lin(t, p + "self_attn.q_proj", lin(rng, d, d, 1.5))
+        add_lin(t, p + "self_attn.out_proj", lin(rng, d, d))
+        add_norm(t, p + "layer_norm2", norm(rng, d))
+        add_lin(t, p + "mlp.fc1", lin(rng, ff, d))
+        add_lin(t, p + "mlp.fc2", lin(rng, d, ff))
+    add_norm(t, prefix + "post_layernorm", norm(rng, d))
+    return t
+
+
 def sinusoids(length, channels, max_timescale=10000.0):
     """modeling_whisper.py sinusoids: [sin(t·inv) | cos(t·inv)], inv =
     exp(-log(max_timescale)/(channels/2 - 1) · j). Computed in float64
