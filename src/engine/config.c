@@ -663,6 +663,9 @@ static void cfg_aliases(cfgctx *c, const agm_arch *a)
 static int cfg_row(cfgctx *c, const char *mt, const agm_arch **out)
 {
     const agm_arch *a = agm_arch_find(mt);
+    if (!a && !strcmp(mt, "clip")) /* CLIPModel: two towers, one folder */
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"clip\" holds two towers; only the vision tower is supported, as a CLIPVisionModel folder (model_type clip_vision_model: CLIPVisionModel.from_pretrained(...).save_pretrained(...)); the text tower is not supported yet",
+                            c->path);
     if (!a)
         return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"%.64s\" is not supported (%s)", c->path, mt,
                             agm_arch_names());
