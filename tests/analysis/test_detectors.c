@@ -187,7 +187,9 @@ Test(detectors, selection)
     cr_assert_str_eq(ag_metric_name(AG_M_INDUCTION_SCORE), "induction_score");
     cr_assert_str_eq(ag_metric_name(AG_M_INDUCTION_BASELINE), "induction_baseline");
     cr_assert(AG_M_INDUCTION_BASELINE < AG_M_VALUE_NORM_MEAN &&
-                  AG_M_ACT_MASSIVE < AG_M_CONTEXT_MIXING && AG_M_CONTEXT_MIXING + 1 == AG_M_COUNT,
+                  AG_M_ACT_MASSIVE < AG_M_CONTEXT_MIXING &&
+                  AG_M_CONTEXT_MIXING < AG_M_TRIANGLE_VIOLATION &&
+                  AG_M_SELF_COST < AG_M_SCORE_STD && AG_M_SCORE_ASYMMETRY + 1 == AG_M_COUNT,
               "new keys come last (ABI rule)");
 }
 
