@@ -625,8 +625,8 @@ Test(encoders, missing_tensors_and_bad_configs_are_named)
                       "field 'image_size' entry 1");
     expect_load_error(variant("tiny-whisper", "wmel", NULL, "{\"num_mel_bins\": 128}"), AG_ESHAPE,
                       "'model.encoder.conv1.weight' has shape (32, 80, 3), expected (32, 128, 3)");
-    expect_load_error(variant("tiny-whisper", "wact", NULL, "{\"activation_function\": \"quick_gelu\"}"),
-                      AG_EUNSUPPORTED, "quick_gelu");
+    expect_load_error(variant("tiny-whisper", "wact", NULL, "{\"activation_function\": \"gelu_fast\"}"),
+                      AG_EUNSUPPORTED, "gelu_fast");
     ag_model *m = load(variant("tiny-whisper", "wnodec", drop_decoder, NULL));
     ag_model_free(m);
     ag_attn_weights w;
