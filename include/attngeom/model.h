@@ -70,8 +70,10 @@ typedef enum {
     AG_ARCH_MIXTRAL,     /* "mixtral"     modeling_mixtral.py (experts) */
     AG_ARCH_QWEN2_MOE,   /* "qwen2_moe"   modeling_qwen2_moe.py (experts and a
                             shared expert) */
-    AG_ARCH_OLMOE        /* "olmoe"       modeling_olmoe.py (experts, QK-norm
+    AG_ARCH_OLMOE,       /* "olmoe"       modeling_olmoe.py (experts, QK-norm
                             over the projections) */
+    AG_ARCH_DINOV2,      /* "dinov2"      modeling_dinov2.py (pixels, layer scale) */
+    AG_ARCH_CLIP_VISION  /* "clip_vision_model" modeling_clip.py CLIPVisionModel */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -361,7 +363,8 @@ typedef struct {
     double softcap;      /* 0: none */
     int window;          /* 0: none */
     ag_array wq, wk, wv; /* (d, n_head·hd), (d, n_kv_head·hd), (d, n_kv_head·hd) */
-    ag_array wo;         /* (n_head·hd, d) */
+    ag_array wo;         /* (n_head·hd, d); DINOv2: times layer_scale1's λ1
+                            per output column (what the pass adds) */
     ag_array bq, bk, bv; /* (n_head·hd), (n_kv_head·hd), (n_kv_head·hd) or empty */
     /* appended: ALiBi (AG_ALIBI_NONE: none) and its slopes (n_head), empty
        without */

@@ -326,6 +326,52 @@ static const agm_arch archs[] = {
      .v = "attention.attention.value", .o = "attention.output.dense", .up = "intermediate.dense",
      .down = "output.dense"},
 
+    /* modeling_dinov2.py (015e6876) Dinov2Model: Dinov2Embeddings as ViT's
+     * (cls_token, Conv2d patches, position_embeddings, interpolated when the
+     * grid differs); Dinov2Layer pre-LN norm1 / norm2, h += λ1 ∘
+     * attention(norm1(h)), h += λ2 ∘ mlp(norm2(h)) (Dinov2LayerScale, both
+     * parameters named lambda1), Dinov2MLP fc1 / fc2 of int(hidden_size ·
+     * mlp_ratio); use_swiglu_ffn refused. The encoder's hidden states end
+     * before the final `layernorm`; mask_token is unused without
+     * bool_masked_pos. Dinov2ForImageClassification saves "dinov2." + these. */
+    {.model_type = "dinov2", .arch = AG_ARCH_DINOV2, .modeling = "modeling_dinov2.py", .prefixes = {"dinov2."},
+     .input = AG_INPUT_PIXELS, .k_layers = "num_hidden_layers", .k_heads = "num_attention_heads",
+     .k_hidden = "hidden_size", .ff_mult = 4, .k_mlp_ratio = "mlp_ratio", .k_eps = "layer_norm_eps",
+     .eps = 1e-6, .k_act = "hidden_act", .act = "gelu", .k_channels = "num_channels",
+     .channels_dflt = 3, .k_image = "image_size", .image_dflt = 224, .k_patch = "patch_size",
+     .patch_dflt = 14, .bias_qkv = {"qkv_bias", 1}, .bias_o = {NULL, 1}, .bias_mlp = {NULL, 1},
+     .k_refuse = {"use_swiglu_ffn"},
+     .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE, .positions = AG_POS_LEARNED,
+     .causal = 0, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,
+     .probe = "embeddings.cls_token", .cls = "embeddings.cls_token",
+     .pos = "embeddings.position_embeddings", .conv1 = "embeddings.patch_embeddings.projection",
+     .layer = "encoder.layer.%d.", .norm1 = "norm1", .norm2 = "norm2",
+     .q = "attention.attention.query", .k = "attention.attention.key",
+     .v = "attention.attention.value", .o = "attention.output.dense", .up = "mlp.fc1",
+     .down = "mlp.fc2", .ls1 = "layer_scale1.lambda1", .ls2 = "layer_scale2.lambda1"},
+
+    /* modeling_clip.py (000f1ffd) CLIPVisionModel, saved with model_type
+     * clip_vision_model: CLIPVisionEmbeddings cat(class_embedding (d),
+     * Conv2d(bias=False) patches) + position_embedding (an nn.Embedding,
+     * interpolated as ViT's for another grid), pre_layrnorm, then
+     * CLIPEncoderLayer pre-LN (layer_norm1, layer_norm2), CLIPAttention
+     * q/k/v/out_proj with biases, scores · head_dim^-0.5, CLIPMLP fc1 /
+     * fc2 (quick_gelu). Hidden states: CLIPEncoder's (the first after
+     * pre_layrnorm; post_layernorm only on the pooled output, not read). */
+    {.model_type = "clip_vision_model", .arch = AG_ARCH_CLIP_VISION, .modeling = "modeling_clip.py",
+     .prefixes = {"vision_model."}, .input = AG_INPUT_PIXELS, .k_layers = "num_hidden_layers",
+     .k_heads = "num_attention_heads", .k_hidden = "hidden_size", .k_ff = "intermediate_size",
+     .k_eps = "layer_norm_eps", .eps = 1e-5, .k_act = "hidden_act", .act = "quick_gelu",
+     .k_channels = "num_channels", .channels_dflt = 3, .k_image = "image_size", .image_dflt = 224,
+     .k_patch = "patch_size", .patch_dflt = 32, .bias_qkv = {NULL, 1}, .bias_o = {NULL, 1},
+     .bias_mlp = {NULL, 1}, .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE,
+     .positions = AG_POS_LEARNED, .causal = 0, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,
+     .clip_embed = 1, .probe = "embeddings.class_embedding", .cls = "embeddings.class_embedding",
+     .pos = "embeddings.position_embedding.weight", .conv1 = "embeddings.patch_embedding",
+     .emb_norm = "pre_layrnorm", .layer = "encoder.layers.%d.", .norm1 = "layer_norm1",
+     .norm2 = "layer_norm2", .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
+     .o = "self_attn.out_proj", .up = "mlp.fc1", .down = "mlp.fc2"},
+
     /* modeling_whisper.py (5c48f71a) WhisperEncoder: gelu(conv1) (kernel 3,
      * padding 1), gelu(conv2) (kernel 3, stride 2, padding 1), both
      * nn.functional.gelu (erf), + embed_positions rows; WhisperEncoderLayer
@@ -467,6 +513,6 @@ const agm_arch *agm_arch_at(int i)
 const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
-           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, whisper, bloom, mpt, falcon, "
-           "modernbert, mixtral, qwen2_moe, olmoe";
+           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, clip_vision_model, whisper, "
+           "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe";
 }

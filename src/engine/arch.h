@@ -123,6 +123,13 @@ typedef struct {
     const char *conv1;        /* ViT: the patch projection, Conv2d (d, C, p_h, p_w);
                                  Whisper: conv1, Conv1d (d, n_mels, 3) */
     const char *conv2;        /* Whisper conv2, Conv1d (d, d, 3), stride 2 */
+    const char *ls1, *ls2;    /* DINOv2 layer scale vectors (d): each branch's
+                                 output times it before its residual add */
+    const char *k_mlp_ratio;  /* DINOv2: d_ff = int(hidden_size · mlp_ratio) */
+    int clip_embed;           /* CLIP: class_embedding (d), position_embedding
+                                 (1 + patches, d) an nn.Embedding, the patch
+                                 Conv2d without bias, then emb_norm
+                                 (pre_layrnorm) */
 
     /* ---- ALiBi models (BLOOM, MPT, Falcon) ---- */
     ag_alibi_kind alibi;      /* with positions AG_POS_ALIBI */

@@ -62,6 +62,20 @@ static int alibi_part(const ag_model *m, ag_attn_weights *out, ag_error *err)
     return rc;
 }
 
+/* DINOv2's layer scale λ1 (modeling_dinov2.py Dinov2LayerScale) multiplies
+ * o's output, so it is folded into W_O's columns and b_O: the map from the
+ * heads to the residual stream is then the one the pass adds. a is [rows,
+ * d] (a vector: one row); ls NULL: nothing. */
+static void layer_scale_cols(const float *ls, ag_array *a)
+{
+    size_t d = a->shape[a->ndim - 1], rows = 1;
+    for (int i = 0; i + 1 < a->ndim; i++)
+        rows *= a->shape[i];
+    for (size_t r = 0; ls && r < rows; r++)
+        for (size_t c = 0; c < d; c++)
+            a->data[r * d + c] *= (double)ls[c];
+}
+
 int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag_error *err)
 {
     if (!m || !out)
@@ -86,6 +100,8 @@ int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag
         rc = qkv_part(m, y, 2, &out->wv, &out->bv, err);
     if (rc == AG_OK) /* every output column of o: one "head" as wide as d */
         rc = lin_heads(&y->o, (agm_cols){0, g->d_model, 0}, 1, g->d_model, &out->wo, err);
+    if (rc == AG_OK)
+        layer_scale_cols(y->ls1.w, &out->wo);
     if (rc != AG_OK)
         ag_attn_weights_free(out);
     return rc;
@@ -217,6 +233,8 @@ int ag_model_block_params(const ag_model *m, int layer, ag_block_params *out, ag
     }
     if (rc == AG_OK && y->o.b)
         rc = vec_of(y->o.b, 0, 0, d, &out->bo, err);
+    if (rc == AG_OK && y->o.b)
+        layer_scale_cols(y->ls1.w, &out->bo);
     if (rc != AG_OK)
         ag_block_params_free(out);
     return rc;

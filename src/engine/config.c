@@ -116,10 +116,12 @@ static int cfg_act(cfgctx *c, const char *key, const char *dflt, ag_model *m)
         m->act = AGM_ACT_RELU;
     else if (!strcmp(s, "silu") || !strcmp(s, "swish"))
         m->act = AGM_ACT_SILU;
+    else if (!strcmp(s, "quick_gelu"))
+        m->act = AGM_ACT_QUICK_GELU;
     else if (!key && !strcmp(s, "bloom_gelu")) /* BLOOM's fixed MLP activation */
         m->act = AGM_ACT_BLOOM_GELU;
     else
-        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' = \"%.64s\" is not a supported activation (gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish)",
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' = \"%.64s\" is not a supported activation (gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish, quick_gelu)",
                             c->path, key, s);
     snprintf(m->cfg.activation, sizeof m->cfg.activation, "%s", s);
     return AG_OK;
@@ -224,6 +226,14 @@ static int cfg_sizes(cfgctx *c, const agm_arch *a, ag_model *m)
                             a->k_layers, g->n_layer, AGM_CAP_LAYER);
     if (!g->d_ff) /* modeling_gpt2.py GPT2Block: n_inner or 4·n_embd */
         g->d_ff = a->ff_mult * g->d_model;
+    double ratio = 0; /* modeling_dinov2.py Dinov2MLP: int(hidden_size * mlp_ratio) */
+    if (a->k_mlp_ratio && (rc = cfg_num(c, a->k_mlp_ratio, 4.0, &ratio)))
+        return rc;
+    if (a->k_mlp_ratio && (ratio * g->d_model < 1 || ratio * g->d_model > AGM_CAP_DIM))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %g gives an MLP width outside 1..%d", c->path,
+                            a->k_mlp_ratio, ratio, AGM_CAP_DIM);
+    if (a->k_mlp_ratio)
+        g->d_ff = (int)(g->d_model * ratio);
     if (g->d_ff > AGM_CAP_DIM)
         return ag_error_set(c->err, AG_EFORMAT, "%s: MLP width %d is above %d", c->path, g->d_ff, AGM_CAP_DIM);
     g->d_embed = g->d_model;
@@ -673,6 +683,9 @@ static void cfg_aliases(cfgctx *c, const agm_arch *a)
 static int cfg_row(cfgctx *c, const char *mt, const agm_arch **out)
 {
     const agm_arch *a = agm_arch_find(mt);
+    if (!a && !strcmp(mt, "clip")) /* CLIPModel: two towers, one folder */
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"clip\" holds two towers; only the vision tower is supported, as a CLIPVisionModel folder (model_type clip_vision_model: CLIPVisionModel.from_pretrained(...).save_pretrained(...)); the text tower is not supported yet",
+                            c->path);
     if (!a)
         return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"%.64s\" is not supported (%s)", c->path, mt,
                             agm_arch_names());

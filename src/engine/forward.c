@@ -247,16 +247,30 @@ static int squeeze_shape(const ag_model *m, int ndim, const size_t *shape, fwd_i
     return AG_OK;
 }
 
-/* ViT: exactly (num_channels, image_size) (modeling_vit.py
- * ViTPatchEmbeddings refuses other sizes without interpolate_pos_encoding,
- * which is not supported); n = 1 + patches. */
+/* ViT: (num_channels, H, W). The configured image_size uses the stored
+ * position table; any other size with at least one patch each way runs as
+ * modeling_vit.py (005db820) ViTModel(interpolate_pos_encoding=True) does:
+ * ViTPatchEmbeddings skips its size check, n = 1 + ⌊H/p_h⌋·⌊W/p_w⌋, and the
+ * table is resized bicubically (forward_tmpl.h interp_positions), which
+ * HF's reshape to √N × √N allows only for a square stored grid. */
 static int pixel_positions(const ag_model_config *g, const size_t *dim, size_t *n, ag_error *err)
 {
-    if (dim[0] != (size_t)g->in_channels || dim[1] != (size_t)g->image_height ||
-        dim[2] != (size_t)g->image_width)
-        return ag_error_set(err, AG_ESHAPE, "pixel_values of shape (%zu, %zu, %zu): the model takes (%d, %d, %d) (num_channels, image_size; other sizes would need interpolate_pos_encoding, which is not supported)",
+    if (dim[0] != (size_t)g->in_channels)
+        return ag_error_set(err, AG_ESHAPE, "pixel_values of shape (%zu, %zu, %zu): the model takes (%d, %d, %d) (num_channels, image_size)",
                             dim[0], dim[1], dim[2], g->in_channels, g->image_height, g->image_width);
-    *n = (size_t)g->max_positions;
+    size_t gh = dim[1] / (size_t)g->patch_height, gw = dim[2] / (size_t)g->patch_width;
+    size_t gh0 = (size_t)(g->image_height / g->patch_height), gw0 = (size_t)(g->image_width / g->patch_width);
+    if (gh == gh0 && gw == gw0) {
+        *n = (size_t)g->max_positions;
+        return AG_OK;
+    }
+    if (gh == 0 || gw == 0 || gh > (size_t)(AGM_CAP_DIM - 1) / gw)
+        return ag_error_set(err, AG_ESHAPE, "pixel_values of shape (%zu, %zu, %zu): the image must hold 1..%d patches of %dx%d",
+                            dim[0], dim[1], dim[2], AGM_CAP_DIM - 1, g->patch_height, g->patch_width);
+    if (gh0 != gw0)
+        return ag_error_set(err, AG_ESHAPE, "pixel_values of shape (%zu, %zu, %zu): interpolating the position embeddings needs a square patch grid (Hugging Face reshapes them to sqrt(N) x sqrt(N)); this model's is %zux%zu, so it takes (%d, %d, %d)",
+                            dim[0], dim[1], dim[2], gh0, gw0, g->in_channels, g->image_height, g->image_width);
+    *n = 1 + gh * gw;
     return AG_OK;
 }
 

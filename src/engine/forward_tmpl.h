@@ -255,6 +255,15 @@ static void FN(mul)(FN(ws) *s, R *acc, const R *x, size_t n, size_t d)
     FN(par_rows)(s, n, FN(ew_rows), &j);
 }
 
+/* DINOv2's Dinov2LayerScale (modeling_dinov2.py 015e6876): a branch's
+ * output rows times lambda1 (d) before the residual add; ls NULL: none. */
+static void FN(layer_scale)(R *t, const float *ls, size_t n, size_t d)
+{
+    for (size_t i = 0; ls && i < n; i++)
+        for (size_t c = 0; c < d; c++)
+            t[i * d + c] *= (R)ls[c];
+}
+
 /* Phi-3's gated rows: out = up · act(gate), gate_up (n, 2·ff) with the
  * activation applied to its gate half already. */
 typedef struct {
@@ -327,6 +336,10 @@ static void FN(activate)(R *x, size_t cnt, agm_act act)
     case AGM_ACT_RELU:
         for (size_t i = 0; i < cnt; i++)
             x[i] = x[i] > 0 ? x[i] : 0;
+        break;
+    case AGM_ACT_QUICK_GELU: /* activations.py QuickGELUActivation: x * sigmoid(1.702 x) */
+        for (size_t i = 0; i < cnt; i++)
+            x[i] = x[i] / ((R)1 + REXP((R)-1.702 * x[i]));
         break;
     case AGM_ACT_SILU:
         for (size_t i = 0; i < cnt; i++)
@@ -874,6 +887,7 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     if ((rc = FN(attention)(m, l, s, pre1 ? s->xn : s->h, n, fn, user)) ||
         (sw && (rc = FN(norm)(s, m, &y->attn_out, a->attn_out_norm, s->t, s->t, n, l))))
         return rc;
+    FN(layer_scale)(s->t, y->ls1.w, n, d);
     if (g->residual == AG_RESIDUAL_PARALLEL) { // modular_gpt_neox.py: mlp + attn + h
         if ((rc = FN(give_block)(s, l, n, d, s->h, s->t)) ||
             (rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l)))
@@ -899,6 +913,7 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     FN(mlp)(m, y, s, pre ? s->xn : s->h, n, s->t);
     if (sw && (rc = FN(norm)(s, m, &y->mlp_out, a->mlp_out_norm, s->t, s->t, n, l)))
         return rc;
+    FN(layer_scale)(s->t, y->ls2.w, n, d);
     FN(add)(s, s->h, s->t, n, d);
     return AG_OK;
 }
@@ -965,10 +980,78 @@ static void FN(add_position_rows)(const ag_model *m, size_t n, FN(ws) *s)
         s->h[i] += s->t[i];
 }
 
-/* modeling_vit.py ViTEmbeddings (no interpolate_pos_encoding): row 0 the
+/* One output index's 4 source indices and weights along an axis of torch's
+ * upsample_bicubic2d, align_corners=False, output size given (pytorch
+ * aten/src/ATen/native/UpSample.h and cpu/UpSampleKernel.cpp
+ * compute_indices_weights_cubic): scale in/out, source (o + ½)·scale − ½
+ * (not clamped: cubic), index ⌊src⌋ capped at in−1, λ = src − index in
+ * [0, 1], Keys' cubic convolution with A = −0.75 (get_cubic_upsample_
+ * coefficients), source indices clamped to the border
+ * (upsample_get_value_bounded). */
+static void FN(cubic_axis)(size_t in, size_t out, size_t o, size_t idx[4], R w[4])
+{
+    const R A = (R)-0.75;
+    R scale = (R)in / (R)out, src = scale * ((R)o + (R)0.5) - (R)0.5;
+    long i0 = (long)floor((double)src);
+    if (i0 > (long)in - 1)
+        i0 = (long)in - 1;
+    R t = src - (R)i0;
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    R t2 = 1 - t;
+    R x0 = t + 1, x3 = t2 + 1;
+    w[0] = ((A * x0 - 5 * A) * x0 + 8 * A) * x0 - 4 * A;
+    w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+    w[2] = ((A + 2) * t2 - (A + 3)) * t2 * t2 + 1;
+    w[3] = ((A * x3 - 5 * A) * x3 + 8 * A) * x3 - 4 * A;
+    for (long j = 0; j < 4; j++) {
+        long k = i0 - 1 + j;
+        idx[j] = (size_t)(k < 0 ? 0 : k > (long)in - 1 ? (long)in - 1 : k);
+    }
+}
+
+/* h (n, d) += ViTEmbeddings.interpolate_pos_encoding (modeling_vit.py
+ * 005db820): row 0 the stored row 0, patch rows the stored g0 × g0 grid
+ * resized bicubically to gh × gw (cubic_axis), each output
+ * Σ_i wy_i·(Σ_j wx_j·src[y_i, x_j]) in the CPU kernel's order
+ * (UpSampleKernel.cpp Interpolate: the height axis outermost). */
+static int FN(add_interp_positions)(const ag_model *m, size_t gh, size_t gw, FN(ws) *s)
+{
+    size_t d = (size_t)m->cfg.d_model, g0 = (size_t)(m->cfg.image_height / m->cfg.patch_height);
+    R *tab = zalloc((1 + g0 * g0) * d * sizeof(R));
+    if (!tab)
+        return AG_ENOMEM;
+    CONV(&m->pos_emb, 0, (1 + g0 * g0) * d, tab);
+    for (size_t c = 0; c < d; c++)
+        s->h[c] += tab[c];
+    for (size_t y = 0; y < gh; y++) {
+        size_t iy[4], ix[4];
+        R wy[4], wx[4];
+        FN(cubic_axis)(g0, gh, y, iy, wy);
+        for (size_t x = 0; x < gw; x++) {
+            FN(cubic_axis)(g0, gw, x, ix, wx);
+            R *out = s->h + (1 + y * gw + x) * d;
+            for (size_t c = 0; c < d; c++) {
+                R acc = 0;
+                for (int i = 0; i < 4; i++) {
+                    const R *row = tab + (1 + iy[i] * g0) * d + c;
+                    R t = row[ix[0] * d] * wx[0];
+                    for (int j = 1; j < 4; j++)
+                        t += row[ix[j] * d] * wx[j];
+                    acc = i ? acc + t * wy[i] : t * wy[i];
+                }
+                out[c] += acc;
+            }
+        }
+    }
+    free(tab);
+    return AG_OK;
+}
+
+/* modeling_vit.py ViTEmbeddings: row 0 the
  * cls_token, row 1 + py·⌊W/p_w⌋ + px patch (py, px) through
  * ViTPatchEmbeddings' Conv2d (kernel = stride = patch: one product of its
- * im2col rows by the flattened kernel), then + position_embeddings. */
+ * im2col rows by the flattened kernel), then + position_embeddings (the
+ * stored table for the configured grid, else interpolated). */
 static int FN(embed_pixels)(const ag_model *m, const fwd_input *in, size_t n, FN(ws) *s)
 {
     const ag_model_config *g = &m->cfg;
@@ -989,8 +1072,16 @@ static int FN(embed_pixels)(const ag_model *m, const fwd_input *in, size_t n, FN
     FN(linear)(s, &m->conv1, col, np, s->h + d);
     free(col);
     CONV(&m->cls, 0, d, s->h);
-    FN(add_position_rows)(m, n, s);
-    return FN(check_rows)(s, s->h, n, d, "embedding sum", -1, -1);
+    int rc = AG_OK;
+    if (n == (size_t)g->max_positions && H / ph == (size_t)(g->image_height / g->patch_height))
+        FN(add_position_rows)(m, n, s);
+    else
+        rc = FN(add_interp_positions)(m, H / ph, gw, s);
+    if (rc == AG_OK)
+        rc = FN(check_rows)(s, s->h, n, d, "embedding sum", -1, -1);
+    if (rc == AG_OK && m->arch->emb_norm) /* CLIPVisionTransformer pre_layrnorm */
+        rc = FN(norm)(s, m, &m->emb_norm, m->arch->emb_norm, s->h, s->h, n, -1);
+    return rc;
 }
 
 /* im2col of a kernel-3, padding-1 Conv1d over time-major rows: out row i,

@@ -403,7 +403,9 @@ static int load_layer(loader *L, int i)
         (rc = load_norm(L, sw ? a->attn_out_norm : NULL, &y->attn_out)) ||
         (rc = load_norm(L, a->norm2, &y->n2)) ||
         (rc = ag_model_layer_experts(L->m, i) ? load_experts(L, y) : load_mlp(L, y)) ||
-        (rc = load_norm(L, sw ? a->mlp_out_norm : NULL, &y->mlp_out)))
+        (rc = load_norm(L, sw ? a->mlp_out_norm : NULL, &y->mlp_out)) ||
+        (a->ls1 && (rc = load_vec(L, a->ls1, "", NULL, L->m->cfg.d_model, &y->ls1.w))) ||
+        (a->ls2 && (rc = load_vec(L, a->ls2, "", NULL, L->m->cfg.d_model, &y->ls2.w))))
         return rc;
     L->layer = -1;
     return AG_OK;
@@ -421,7 +423,9 @@ static int load_conv(loader *L, const char *stem, int ndim, const size_t *shape,
     int rc = find_tensor(L, stem, ".weight", NULL, ndim, shape, &lin->w);
     if (rc == AG_OK && lin->w.n > L->m->max_mat)
         L->m->max_mat = lin->w.n;
-    return rc ? rc : load_vec(L, stem, ".bias", NULL, lin->out, &lin->b);
+    if (rc || L->m->arch->clip_embed) /* CLIPVisionEmbeddings: Conv2d(bias=False) */
+        return rc;
+    return load_vec(L, stem, ".bias", NULL, lin->out, &lin->b);
 }
 
 /* The embedding stage of a model whose input is a tensor: ViT cls_token
@@ -443,8 +447,10 @@ static int load_input_stage(loader *L)
     }
     size_t cls[3] = {1, 1, d}, pos[3] = {1, P, d},
            k[4] = {d, C, (size_t)g->patch_height, (size_t)g->patch_width};
-    if ((rc = find_tensor(L, a->cls, "", NULL, 3, cls, &m->cls)) ||
-        (rc = find_tensor(L, a->pos, "", NULL, 3, pos, &m->pos_emb)))
+    int flat = a->clip_embed; /* CLIP: (d) and (P, d) */
+    if ((rc = find_tensor(L, a->cls, "", NULL, flat ? 1 : 3, flat ? cls + 2 : cls, &m->cls)) ||
+        (rc = find_tensor(L, a->pos, "", NULL, flat ? 2 : 3, flat ? pos + 1 : pos, &m->pos_emb)) ||
+        (rc = load_norm(L, a->emb_norm, &m->emb_norm)))
         return rc;
     return load_conv(L, a->conv1, 4, k, &m->conv1);
 }
@@ -558,7 +564,7 @@ void ag_model_free(ag_model *m)
         return;
     for (int i = 0; m->layers && i < m->cfg.n_layer; i++) {
         agm_layer *y = &m->layers[i];
-        agm_norm *norms[] = {&y->n1, &y->n2, &y->attn_out, &y->mlp_out, &y->q_norm, &y->k_norm};
+        agm_norm *norms[] = {&y->n1, &y->n2, &y->attn_out, &y->mlp_out, &y->q_norm, &y->k_norm, &y->ls1, &y->ls2};
         for (size_t k = 0; k < sizeof norms / sizeof *norms; k++)
             free_norm(norms[k]);
         agm_lin *lins[] = {&y->qkv, &y->q, &y->k, &y->v, &y->o, &y->up, &y->gate, &y->down};

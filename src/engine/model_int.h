@@ -23,7 +23,8 @@ typedef enum {
     AGM_ACT_GELU_ERF,  /* gelu: exact erf form */
     AGM_ACT_RELU,
     AGM_ACT_SILU,
-    AGM_ACT_BLOOM_GELU /* modeling_bloom.py bloom_gelu_forward (no config name) */
+    AGM_ACT_BLOOM_GELU, /* modeling_bloom.py bloom_gelu_forward (no config name) */
+    AGM_ACT_QUICK_GELU  /* quick_gelu: x·sigmoid(1.702·x) (QuickGELUActivation; CLIP) */
 } agm_act;
 
 /* A weight matrix as the file stores it: little-endian F32, F16 or BF16
@@ -90,6 +91,7 @@ agm_cols agm_qkv_cols(const ag_model_config *g, int which);
 typedef struct {
     agm_norm n1, n2;          /* the descriptor's norm1 / norm2 */
     agm_norm attn_out, mlp_out; /* Gemma-2's sandwich norms */
+    agm_norm ls1, ls2;        /* DINOv2 layer scale (w only; NULL: none) */
     agm_norm q_norm, k_norm;  /* QK-norm weights: head_dim (AG_QK_NORM_HEAD) or
                                  the projection's width (AG_QK_NORM_FULL) */
     agm_lin qkv;              /* fused Q/K/V (AG_QKV_BLOCKS, AG_QKV_PER_HEAD) */

@@ -376,6 +376,110 @@ Test(encoders, vit_zero_pixels_give_cls_bias_and_positions)
     }
 }
 
+/* Keys' cubic convolution, A = -3/4, at t = 1/4 and 3/4 (dyadic, so exact):
+ * cc1(x) = ((A+2)x - (A+3))x² + 1, cc2(x) = ((Ax - 5A)x + 8A)x - 4A; the
+ * weights of neighbours i0-1 .. i0+2 for t = 3/4 are cc2(7/4), cc1(3/4),
+ * cc1(1/4), cc2(5/4), reversed for t = 1/4. */
+static const double W75[4] = {-0.03515625, 0.26171875, 0.87890625, -0.10546875};
+static const double W25[4] = {-0.10546875, 0.87890625, 0.26171875, -0.03515625};
+
+/* Output o of a 2x bicubic upsampling of g0 rows (torch, align_corners
+ * False): source o/2 - 1/4, so even o = 2k: i0 = k - 1, t = 3/4; odd
+ * o = 2k + 1: i0 = k, t = 1/4; neighbours clamped to 0..g0-1. */
+static void up2(int o, int g0, int idx[4], const double **w)
+{
+    int i0 = o % 2 ? o / 2 : o / 2 - 1;
+    *w = o % 2 ? W25 : W75;
+    for (int j = 0; j < 4; j++) {
+        int k = i0 - 1 + j;
+        idx[j] = k < 0 ? 0 : k > g0 - 1 ? g0 - 1 : k;
+    }
+}
+
+/* 64 x 64 zero pixels on the 32 x 32 model (a 4 x 4 grid): row 0 cls +
+ * position row 0, patch (y, x) the conv bias + the position grid upsampled
+ * 2x with the closed-form weights above (ViTModel(interpolate_pos_encoding
+ * =True)). */
+Test(encoders, vit_other_size_interpolates_positions_bicubically)
+{
+    char path[256] = MODELS "tiny-vit/model.safetensors";
+    const char *stems[3] = {"embeddings.cls_token", "embeddings.position_embeddings",
+                            "embeddings.patch_embeddings.projection.bias"};
+    ag_array t[3] = {{0}};
+    ag_safetensors *st = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_st_open(path, &st, &err), AG_OK, "%s", err.message);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(ag_st_read(st, stems[i], &t[i], &err), AG_OK, "%s", err.message);
+    ag_st_close(st);
+    ag_model *m = load(MODELS "tiny-vit");
+    size_t s[3] = {3, 64, 64}, n = 65, d = 32, got = 0;
+    cr_assert_eq(ag_model_input_positions(m, 3, s, &got, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(got, n);
+    double *x = calloc(3 * 64 * 64, sizeof *x), *hidden = malloc(3 * n * d * sizeof *hidden);
+    fwd_check c = {0};
+    run(m, x, 3, s, AG_PRECISION_F64, NULL, &c, hidden);
+    const double *P = t[1].data + d; // the 4 x 4 grid's rows
+    for (size_t j = 0; j < d; j++)
+        cr_assert_eq(hidden[j], t[0].data[j] + t[1].data[j]);
+    for (int y = 0; y < 8; y++)
+        for (int xx = 0; xx < 8; xx++) {
+            int iy[4], ix[4];
+            const double *wy, *wx;
+            up2(y, 4, iy, &wy);
+            up2(xx, 4, ix, &wx);
+            for (size_t j = 0; j < d; j++) {
+                double want = 0;
+                for (int a = 0; a < 4; a++)
+                    for (int b = 0; b < 4; b++)
+                        want += wy[a] * wx[b] * P[(size_t)(iy[a] * 4 + ix[b]) * d + j];
+                double h = hidden[(size_t)(1 + y * 8 + xx) * d + j];
+                cr_assert(fabs(h - (t[2].data[j] + want)) <= 1e-14, "patch (%d, %d) col %zu: %.17g, want %.17g",
+                          y, xx, j, h, t[2].data[j] + want);
+            }
+        }
+    for (int i = 0; i < 3; i++)
+        ag_array_free(&t[i]);
+    free(x);
+    free(hidden);
+    ag_model_free(m);
+}
+
+/* DINOv2: configuration (mlp_ratio 2.5 -> 80, eps 1e-6) and W_O from
+ * ag_model_attn_weights = attention.output.dense.weightᵀ times λ1 per
+ * column (layer_scale1.lambda1, modeling_dinov2.py Dinov2LayerScale). */
+Test(encoders, dinov2_config_and_layer_scale_in_wo)
+{
+    ag_model *m = load(MODELS "tiny-dinov2");
+    const ag_model_config *g = ag_model_get_config(m);
+    cr_assert_eq(g->arch, AG_ARCH_DINOV2);
+    cr_assert_eq(ag_model_input_kind(m), AG_INPUT_PIXELS);
+    cr_assert(g->d_ff == 80 && g->norm_eps == 1e-6 && g->qkv_bias && g->max_positions == 17);
+    ag_safetensors *st = NULL;
+    ag_error err = {0};
+    ag_array wo = {0}, ls = {0}, bo = {0};
+    cr_assert_eq(ag_st_open(MODELS "tiny-dinov2/model.safetensors", &st, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_st_read(st, "encoder.layer.1.attention.output.dense.weight", &wo, &err), AG_OK);
+    cr_assert_eq(ag_st_read(st, "encoder.layer.1.layer_scale1.lambda1", &ls, &err), AG_OK);
+    cr_assert_eq(ag_st_read(st, "encoder.layer.1.attention.output.dense.bias", &bo, &err), AG_OK);
+    ag_st_close(st);
+    ag_attn_weights w;
+    cr_assert_eq(ag_model_attn_weights(m, 1, &w, &err), AG_OK, "%s", err.message);
+    for (size_t i = 0; i < 32; i++)
+        for (size_t o = 0; o < 32; o++)
+            cr_assert_eq(w.wo.data[i * 32 + o], wo.data[o * 32 + i] * ls.data[o], "W_O[%zu, %zu]", i, o);
+    ag_attn_weights_free(&w);
+    ag_block_params bp;
+    cr_assert_eq(ag_model_block_params(m, 1, &bp, &err), AG_OK, "%s", err.message);
+    for (size_t o = 0; o < 32; o++)
+        cr_assert_eq(bp.bo.data[o], bo.data[o] * ls.data[o]);
+    ag_block_params_free(&bp);
+    ag_array_free(&wo);
+    ag_array_free(&ls);
+    ag_array_free(&bo);
+    ag_model_free(m);
+}
+
 /* The heads on pools of 1 and 3 threads: the same bytes, both precisions. */
 Test(encoders, threads_give_the_same_bytes)
 {
@@ -438,8 +542,8 @@ static void expect_values_error(const ag_model *m, int ndim, const size_t *shape
 Test(encoders, wrong_inputs_are_refused_naming_the_shapes)
 {
     ag_model *v = load(MODELS "tiny-vit"), *w = load(MODELS "tiny-whisper"), *gpt2 = load("models/tiny-gpt2");
-    size_t big[3] = {3, 64, 64}, gray[3] = {1, 32, 32}, flat[1] = {3072}, two[4] = {2, 3, 32, 32};
-    expect_values_error(v, 3, big, AG_ESHAPE, "(3, 64, 64)", "(3, 32, 32)");
+    size_t thin[3] = {3, 4, 64}, gray[3] = {1, 32, 32}, flat[1] = {3072}, two[4] = {2, 3, 32, 32};
+    expect_values_error(v, 3, thin, AG_ESHAPE, "(3, 4, 64)", "patches of 8x8");
     expect_values_error(v, 3, gray, AG_ESHAPE, "(1, 32, 32)", "num_channels");
     expect_values_error(v, 1, flat, AG_ESHAPE, "(3072,)", "(num_channels, height, width)");
     expect_values_error(v, 4, two, AG_ESHAPE, "(2, 3, 32, 32)", "(num_channels, height, width)");
@@ -521,8 +625,8 @@ Test(encoders, missing_tensors_and_bad_configs_are_named)
                       "field 'image_size' entry 1");
     expect_load_error(variant("tiny-whisper", "wmel", NULL, "{\"num_mel_bins\": 128}"), AG_ESHAPE,
                       "'model.encoder.conv1.weight' has shape (32, 80, 3), expected (32, 128, 3)");
-    expect_load_error(variant("tiny-whisper", "wact", NULL, "{\"activation_function\": \"quick_gelu\"}"),
-                      AG_EUNSUPPORTED, "quick_gelu");
+    expect_load_error(variant("tiny-whisper", "wact", NULL, "{\"activation_function\": \"gelu_fast\"}"),
+                      AG_EUNSUPPORTED, "gelu_fast");
     ag_model *m = load(variant("tiny-whisper", "wnodec", drop_decoder, NULL));
     ag_model_free(m);
     ag_attn_weights w;

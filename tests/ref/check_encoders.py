@@ -17,9 +17,12 @@ Usage: /usr/bin/python3 tests/ref/check_encoders.py path/to/attngeom
    folders; a non-square ViT (image_size [32, 24], patch [8, 4]) written to a
    temporary folder; tiny-whisper with 3000 frames (n = 1500), 200 and an odd
    199 (n = 100); a WhisperModel-named ("encoder.", no prefix) variant with
-   gelu_new, max_source_positions 12, 24 and 7 frames.
-3. Refusals, each one status and a message naming the sizes: ViT pixels of
-   another size or channel count (AG_ESHAPE), Whisper 3001 frames or 79 mel
+   gelu_new, max_source_positions 12, 24 and 7 frames; both ViT folders at
+   48x40, 16x24, 64x8, 8x8 (interpolate_pos_encoding: the position table
+   resized bicubically) and 33x35 (the configured 4 x 4 grid).
+3. Refusals, each one status and a message naming the sizes: ViT pixels
+   with no whole patch, another size on the non-square-grid ViT (HF's
+   interpolation reshapes to a square), another channel count (AG_ESHAPE), Whisper 3001 frames or 79 mel
    bins (AG_ESHAPE), a NaN input value (AG_ENONFINITE), token ids on a ViT
    model and values on a token model (AG_EINVAL).
 Prints the measured maximum errors; exits 1 on any failure.
@@ -152,9 +155,22 @@ def expect_refusal(eng, name, folder, x, status, needles, fails):
         print("%-34s refused: %s" % (name, msg))
 
 
+def expect_load_refusal(eng, name, folder, needles, fails):
+    m, err = ctypes.c_void_p(), libattngeom.Error()
+    rc = eng.lib.ag_model_load(folder.encode(), ctypes.byref(m), ctypes.byref(err))
+    msg = err.message.decode()
+    if rc == 0:
+        eng.lib.ag_model_free(m)
+        fails.append("%s: loaded, expected a refusal naming %s" % (name, needles))
+    elif [s for s in needles if s not in msg]:
+        fails.append("%s: message %r lacks %s" % (name, msg, needles))
+    else:
+        print("%-34s refused: %s" % (name, msg))
+
+
 def check_committed(tmp, fails):
     MK.make_all(tmp, quiet=True)
-    for name in ("tiny-vit", "tiny-vit-cls", "tiny-whisper"):
+    for name in ("tiny-vit", "tiny-vit-cls", "tiny-whisper", "tiny-dinov2"):
         for f in ("config.json", "model.safetensors"):
             with open(os.path.join(tmp, name, f), "rb") as a, open(os.path.join(MODELS, name, f), "rb") as b:
                 if a.read() != b.read():
@@ -196,7 +212,52 @@ def main():
                        rng.uniform(-1, 1, (16, T)).astype(np.float32), REF.whisper_forward, 2, 32, fails)
 
         vit = os.path.join(MODELS, "tiny-vit")
-        expect_refusal(eng, "vit 64x64", vit, np.zeros((3, 64, 64)), AG_ESHAPE, ["(3, 64, 64)", "(3, 32, 32)"], fails)
+        # other image sizes: ViTModel(interpolate_pos_encoding=True), the
+        # stored 4 x 4 grid resized bicubically (up, down, mixed, one patch),
+        # and 33 x 35 (4 x 4 patches: the stored table)
+        irng = np.random.default_rng(2025)
+        for hw in ((48, 40), (16, 24), (64, 8), (8, 8), (33, 35)):
+            for name in ("tiny-vit", "tiny-vit-cls"):
+                check_case(eng, "%s %dx%d" % (name, hw[0], hw[1]), os.path.join(MODELS, name),
+                           irng.uniform(-1, 1, (3,) + hw).astype(np.float32), REF.vit_forward, 2, 32, fails)
+        # DINOv2: the committed folder at its size and interpolated (as
+        # HF's Dinov2Embeddings always allows), and Dinov2ForImageClassification
+        # names ("dinov2." prefix, classifier), qkv_bias false, gelu_new,
+        # mlp_ratio 3 (96), 3 layers
+        dino = os.path.join(MODELS, "tiny-dinov2")
+        for hw in ((32, 32), (56, 56), (24, 40)):
+            check_case(eng, "tiny-dinov2 %dx%d" % hw, dino, irng.uniform(-1, 1, (3,) + hw).astype(np.float32),
+                       REF.dinov2_forward, 2, 32, fails)
+        cfg = MK.dinov2_config(architectures=["Dinov2ForImageClassification"], qkv_bias=False,
+                               hidden_act="gelu_new", mlp_ratio=3, num_hidden_layers=3)
+        dcls = os.path.join(tmp, "dinov2-cls")
+        MK.write_folder(dcls, cfg, MK.dinov2_tensors(cfg, 23, prefix="dinov2.", classifier=3))
+        for hw in ((32, 32), (40, 48)):
+            check_case(eng, "dinov2-cls %dx%d" % hw, dcls, irng.uniform(-1, 1, (3,) + hw).astype(np.float32),
+                       REF.dinov2_forward, 3, 32, fails)
+        # CLIP's vision tower (clip_vision_model), a temporary folder: its
+        # size, interpolated, and the same without the vision_model. prefix
+        cfg = MK.clip_vision_config()
+        clipv = os.path.join(tmp, "clip-vision")
+        MK.write_folder(clipv, cfg, MK.clip_vision_tensors(cfg, 25))
+        for hw in ((32, 32), (48, 40)):
+            check_case(eng, "clip_vision_model %dx%d" % hw, clipv, irng.uniform(-1, 1, (3,) + hw).astype(np.float32),
+                       REF.clip_vision_forward, 2, 32, fails)
+        cfg = MK.clip_vision_config(hidden_act="gelu", num_hidden_layers=3)
+        clipn = os.path.join(tmp, "clip-vision-bare")
+        MK.write_folder(clipn, cfg, MK.clip_vision_tensors(cfg, 26, prefix=""))
+        check_case(eng, "clip_vision_model bare gelu 32x32", clipn,
+                   irng.uniform(-1, 1, (3, 32, 32)).astype(np.float32), REF.clip_vision_forward, 3, 32, fails)
+        both = os.path.join(tmp, "clip-both")
+        MK.write_folder(both, {"model_type": "clip", "text_config": {}, "vision_config": {}}, [])
+        expect_load_refusal(eng, "clip (two towers)", both, ["\"clip\"", "clip_vision_model", "text tower"], fails)
+        swi = os.path.join(tmp, "dinov2-swiglu")
+        MK.write_folder(swi, MK.dinov2_config(use_swiglu_ffn=True), MK.dinov2_tensors(MK.dinov2_config(), 24))
+        expect_load_refusal(eng, "dinov2 use_swiglu_ffn", swi, ["use_swiglu_ffn", "dinov2"], fails)
+        expect_refusal(eng, "vit 4x64 (no patch row)", vit, np.zeros((3, 4, 64)), AG_ESHAPE,
+                       ["(3, 4, 64)", "patches of 8x8"], fails)
+        expect_refusal(eng, "vit-nonsquare 40x24", wide, np.zeros((3, 40, 24)), AG_ESHAPE,
+                       ["(3, 40, 24)", "square patch grid", "4x6", "(3, 32, 24)"], fails)
         expect_refusal(eng, "vit 1 channel", vit, np.zeros((1, 32, 32)), AG_ESHAPE, ["(1, 32, 32)", "(3, 32, 32)"],
                        fails)
         expect_refusal(eng, "whisper 3001 frames", whisper, np.zeros((80, 3001)), AG_ESHAPE, ["3001", "1..3000"],

@@ -60,7 +60,7 @@ _erf = np.vectorize(math.erf)
 
 def act(name, x):
     """activations.py ACT2FN: gelu (GELUActivation, erf), gelu_new /
-    gelu_pytorch_tanh (tanh form), relu, silu/swish."""
+    gelu_pytorch_tanh (tanh form), relu, silu/swish, quick_gelu."""
     if name == "gelu":
         return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
     if name in ("gelu_new", "gelu_pytorch_tanh"):
@@ -69,6 +69,8 @@ def act(name, x):
         return np.maximum(x, 0)
     if name in ("silu", "swish"):
         return x / (1.0 + np.exp(-x))
+    if name == "quick_gelu":  # QuickGELUActivation: input * sigmoid(1.702 * input)
+        return x / (1.0 + np.exp(-1.702 * x))
     raise ValueError("activation %s" % name)
 
 
@@ -118,21 +120,59 @@ def _trace(trace, x, p, v, wo):
         trace.append({"x": x, "p": p, "v": v, "wo": wo})
 
 
-def vit_forward(folder, pixels, trace=None):
-    """ViTModel(pixel_values[None], output_attentions=True,
-    output_hidden_states=True) on pixels (C, H, W). trace: a list to get
-    each layer's x, p, v, wo (_trace)."""
-    cfg, t = load(folder)
-    p = _prefix(t, "embeddings.cls_token", ["vit."])
-    d, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
-    eps, hact = cfg.get("layer_norm_eps", 1e-12), cfg.get("hidden_act", "gelu")
-    (ih, iw), (ph, pw) = pair(cfg.get("image_size", 224)), pair(cfg.get("patch_size", 16))
-    C, qkv_bias = cfg.get("num_channels", 3), cfg.get("qkv_bias", True)
+def _cubic_matrix(n_in, n_out):
+    """(n_out, n_in) matrix of torch's F.interpolate(mode="bicubic",
+    align_corners=False, size given) along one axis, a float64 port of
+    pytorch aten/src/ATen/native/UpSample.h: scale n_in / n_out, source
+    (o + 0.5)·scale − 0.5, index floor(source) capped at n_in − 1,
+    t = source − index clamped to [0, 1], Keys' cubic convolution with
+    A = −0.75 on the 4 neighbours index−1 … index+2, each clamped to the
+    border (upsample_get_value_bounded): a clamped neighbour adds its weight
+    to the border entry."""
+    A = -0.75
+    M = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        src = (o + 0.5) * (n_in / n_out) - 0.5
+        i0 = min(int(np.floor(src)), n_in - 1)
+        t = min(max(src - i0, 0.0), 1.0)
+        cc1 = lambda x: ((A + 2) * x - (A + 3)) * x * x + 1  # noqa: E731, |x| <= 1
+        cc2 = lambda x: ((A * x - 5 * A) * x + 8 * A) * x - 4 * A  # noqa: E731, 1 < |x| < 2
+        for j, w in enumerate((cc2(t + 1), cc1(t), cc1(1 - t), cc2(2 - t))):
+            M[o, min(max(i0 - 1 + j, 0), n_in - 1)] += w
+    return M
+
+
+def vit_positions(table, gh, gw):
+    """ViTEmbeddings.interpolate_pos_encoding (modeling_vit.py @ 005db8208dee):
+    table (1 + N, d); row 0 kept, the patch rows reshaped to √N × √N (HF's
+    reshape: a square grid only) and resized bicubically to gh × gw."""
+    N, d = table.shape[0] - 1, table.shape[1]
+    g0 = int(round(N ** 0.5))
+    assert g0 * g0 == N, "HF reshapes to sqrt(N) x sqrt(N)"
+    grid = table[1:].reshape(g0, g0, d)
+    out = np.einsum("yi,ijc,xj->yxc", _cubic_matrix(g0, gh), grid, _cubic_matrix(g0, gw))
+    return np.concatenate([table[:1], out.reshape(gh * gw, d)], axis=0)
+
+
+VIT_NAMES = ("embeddings.cls_token", "embeddings.position_embeddings", "embeddings.patch_embeddings.projection")
+CLIP_NAMES = ("embeddings.class_embedding", "embeddings.position_embedding.weight", "embeddings.patch_embedding")
+
+
+def _embed(cfg, t, p, pixels, patch_dflt, names=VIT_NAMES):
+    """ViTEmbeddings / Dinov2Embeddings (the same code: cls_token, Conv2d
+    patches, position_embeddings, interpolate_pos_encoding for another
+    size) on pixels (C, H, W): h_0 (n, d)."""
+    d = cfg["hidden_size"]
+    (ih, iw), (ph, pw) = pair(cfg.get("image_size", 224)), pair(cfg.get("patch_size", patch_dflt))
+    C = cfg.get("num_channels", 3)
     x = np.asarray(pixels, dtype=np.float64)
-    # ViTPatchEmbeddings.forward: channel and size checks
-    assert x.shape == (C, ih, iw), "ViT takes (%d, %d, %d), got %s" % (C, ih, iw, x.shape)
-    W = t[p + "embeddings.patch_embeddings.projection.weight"]  # (d, C, ph, pw)
-    bconv = t[p + "embeddings.patch_embeddings.projection.bias"]
+    # ViTPatchEmbeddings.forward: channel check; the size check only
+    # without interpolate_pos_encoding, which another size turns on here
+    assert x.shape[0] == C, "ViT takes %d channels, got %s" % (C, x.shape)
+    interpolate = x.shape[1:] != (ih, iw)
+    ih, iw = x.shape[1:]
+    W = t[p + names[2] + ".weight"]  # (d, C, ph, pw)
+    bconv = t.get(p + names[2] + ".bias", np.zeros(d))  # CLIP: Conv2d(bias=False)
     gh, gw = ih // ph, iw // pw
     # Conv2d(stride = kernel): out[o, i, j] = b[o] + sum_{c,ky,kx} W[o,c,ky,kx] x[c, i·ph+ky, j·pw+kx]
     conv = np.empty((d, gh, gw))
@@ -142,7 +182,24 @@ def vit_forward(folder, pixels, trace=None):
             conv[:, i, j] = np.tensordot(W, patch, axes=([1, 2, 3], [0, 1, 2])) + bconv
     emb = conv.reshape(d, gh * gw).T  # .flatten(2).transpose(1, 2)
     # ViTEmbeddings.forward: cat((cls_tokens, embeddings)) + position_embeddings
-    h = np.concatenate([t[p + "embeddings.cls_token"][0], emb], axis=0) + t[p + "embeddings.position_embeddings"][0]
+    pos = t[p + names[1]].reshape(-1, d)
+    if interpolate and not (gh * gw == pos.shape[0] - 1 and ih == iw):
+        pos = vit_positions(pos, gh, gw)
+    h = np.concatenate([t[p + names[0]].reshape(1, d), emb], axis=0) + pos
+    return h
+
+
+def vit_forward(folder, pixels, trace=None):
+    """ViTModel(pixel_values[None], output_attentions=True,
+    output_hidden_states=True) on pixels (C, H, W); another H × W than
+    image_size as with interpolate_pos_encoding=True. trace: a list to get
+    each layer's x, p, v, wo (_trace)."""
+    cfg, t = load(folder)
+    p = _prefix(t, "embeddings.cls_token", ["vit."])
+    d, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    eps, hact = cfg.get("layer_norm_eps", 1e-12), cfg.get("hidden_act", "gelu")
+    qkv_bias = cfg.get("qkv_bias", True)
+    h = _embed(cfg, t, p, pixels, 16)
     hd = d // H
     scaling = hd ** -0.5
     hidden, attns = [], []
@@ -166,6 +223,87 @@ def vit_forward(folder, pixels, trace=None):
         y = act(hact, linear(y, g("intermediate.dense.weight"), g("intermediate.dense.bias")))
         h = linear(y, g("output.dense.weight"), g("output.dense.bias")) + h
     hidden.append(h)  # ViTEncoder appends the last layer's output; ViTModel's layernorm is not in it
+    return np.array(attns), np.array(hidden)
+
+
+# ---- DINOv2 (modeling_dinov2.py) ------------------------------------------
+
+def dinov2_forward(folder, pixels, trace=None):
+    """Dinov2Model(pixel_values[None], output_attentions=True,
+    output_hidden_states=True) on pixels (C, H, W), from
+    src/transformers/models/dinov2/modeling_dinov2.py @ 015e68769f98:
+    Dinov2Embeddings (ViT's, interpolate_pos_encoding when the size differs:
+    HF always calls it), Dinov2Layer h += lambda1_1 * attention(norm1(h)),
+    h += lambda1_2 * mlp(norm2(h)) (Dinov2LayerScale; Dinov2MLP fc1, act,
+    fc2 of int(hidden_size * mlp_ratio)), hidden states before the final
+    layernorm (Dinov2Encoder). trace as vit_forward's (wo with lambda1
+    folded into its columns)."""
+    cfg, t = load(folder)
+    assert not cfg.get("use_swiglu_ffn", False)
+    p = _prefix(t, "embeddings.cls_token", ["dinov2."])
+    d, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    eps, hact = cfg.get("layer_norm_eps", 1e-6), cfg.get("hidden_act", "gelu")
+    qkv_bias = cfg.get("qkv_bias", True)
+    h = _embed(cfg, t, p, pixels, 14)
+    hd = d // H
+    hidden, attns = [], []
+    for l in range(L):
+        q_ = "%sencoder.layer.%d." % (p, l)
+        g = lambda k: t.get(q_ + k)  # noqa: E731
+        hidden.append(h)
+        x_ln = layer_norm(h, g("norm1.weight"), g("norm1.bias"), eps)
+        bias = (lambda k: g(k)) if qkv_bias else (lambda k: None)
+        k = heads(linear(x_ln, g("attention.attention.key.weight"), bias("attention.attention.key.bias")), H)
+        v = heads(linear(x_ln, g("attention.attention.value.weight"), bias("attention.attention.value.bias")), H)
+        q = heads(linear(x_ln, g("attention.attention.query.weight"), bias("attention.attention.query.bias")), H)
+        a = softmax(np.matmul(q, k.transpose(0, 2, 1)) * hd ** -0.5)
+        attns.append(a)
+        lam1, lam2 = g("layer_scale1.lambda1"), g("layer_scale2.lambda1")
+        _trace(trace, x_ln, a, v, g("attention.output.dense.weight").T * lam1[None, :])
+        ctx = np.matmul(a, v).transpose(1, 0, 2).reshape(-1, d)
+        h = linear(ctx, g("attention.output.dense.weight"), g("attention.output.dense.bias")) * lam1 + h
+        y = layer_norm(h, g("norm2.weight"), g("norm2.bias"), eps)
+        y = act(hact, linear(y, g("mlp.fc1.weight"), g("mlp.fc1.bias")))
+        h = linear(y, g("mlp.fc2.weight"), g("mlp.fc2.bias")) * lam2 + h
+    hidden.append(h)
+    return np.array(attns), np.array(hidden)
+
+
+# ---- CLIP vision tower (modeling_clip.py) ---------------------------------
+
+def clip_vision_forward(folder, pixels, trace=None):
+    """CLIPVisionModel(pixel_values[None], output_attentions=True,
+    output_hidden_states=True), src/transformers/models/clip/modeling_clip.py
+    @ 000f1ffdbf1c: CLIPVisionEmbeddings (class_embedding, Conv2d without
+    bias, position_embedding; interpolate_pos_encoding for another size),
+    pre_layrnorm, CLIPEncoderLayer x += out_proj(attn(layer_norm1(x))),
+    x += fc2(act(fc1(layer_norm2(x)))); hidden states are CLIPEncoder's
+    (post_layernorm is on the pooled output only)."""
+    cfg, t = load(folder)
+    p = _prefix(t, "embeddings.class_embedding", ["vision_model."])
+    d, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    eps, hact = cfg.get("layer_norm_eps", 1e-5), cfg.get("hidden_act", "quick_gelu")
+    h = _embed(cfg, t, p, pixels, 32, CLIP_NAMES)
+    h = layer_norm(h, t[p + "pre_layrnorm.weight"], t[p + "pre_layrnorm.bias"], eps)
+    hd = d // H
+    hidden, attns = [], []
+    for l in range(L):
+        q_ = "%sencoder.layers.%d." % (p, l)
+        g = lambda k: t.get(q_ + k)  # noqa: E731
+        hidden.append(h)
+        x_ln = layer_norm(h, g("layer_norm1.weight"), g("layer_norm1.bias"), eps)
+        k = heads(linear(x_ln, g("self_attn.k_proj.weight"), g("self_attn.k_proj.bias")), H)
+        v = heads(linear(x_ln, g("self_attn.v_proj.weight"), g("self_attn.v_proj.bias")), H)
+        q = heads(linear(x_ln, g("self_attn.q_proj.weight"), g("self_attn.q_proj.bias")), H)
+        a = softmax(np.matmul(q, k.transpose(0, 2, 1)) * hd ** -0.5)
+        attns.append(a)
+        _trace(trace, x_ln, a, v, g("self_attn.out_proj.weight").T)
+        ctx = np.matmul(a, v).transpose(1, 0, 2).reshape(-1, d)
+        h = linear(ctx, g("self_attn.out_proj.weight"), g("self_attn.out_proj.bias")) + h
+        y = layer_norm(h, g("layer_norm2.weight"), g("layer_norm2.bias"), eps)
+        y = act(hact, linear(y, g("mlp.fc1.weight"), g("mlp.fc1.bias")))
+        h = linear(y, g("mlp.fc2.weight"), g("mlp.fc2.bias")) + h
+    hidden.append(h)
     return np.array(attns), np.array(hidden)
 
 

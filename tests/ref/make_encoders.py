@@ -3,7 +3,8 @@
 Hugging Face's layout (config.json + model.safetensors, F32), numpy only.
 
 Usage: /usr/bin/python3 tests/ref/make_encoders.py [OUT_DIR]
-(default tests/data/models: tiny-vit, tiny-vit-cls, tiny-whisper).
+(default tests/data/models: tiny-vit, tiny-vit-cls, tiny-whisper,
+tiny-dinov2).
 
 - tiny-vit: ViTModel names (no prefix) with its pooler, 32x32 images in 8x8
   patches (17 positions), d 32, 2 layers, 4 heads, hidden_act gelu.
@@ -14,6 +15,9 @@ Usage: /usr/bin/python3 tests/ref/make_encoders.py [OUT_DIR]
   sinusoidal embed_positions (modeling_whisper.py sinusoids, as HF
   initialises them), plus decoder tensors and proj_out, which the engine
   must ignore.
+- tiny-dinov2: Dinov2Model names, 32x32 images in 8x8 patches, d 32, 2
+  layers, 4 heads, mlp_ratio 2.5, layer scales in [0.2, 0.8], an unused
+  mask_token (modeling_dinov2.py @ 015e68769f98).
 
 Weights have a realistic scale (q and k of std ~1.5 per element after the
 norms) so the attention is far from uniform. The same seeds give the same
@@ -128,6 +132,88 @@ def vit_tensors(cfg, seed, prefix="", pooler=False, classifier=0):
     return t
 
 
+def dinov2_config(**over):
+    """Dinov2Config keys (configuration_dinov2.py): mlp_ratio 2.5 (d_ff =
+    int(32 · 2.5) = 80), layer_norm_eps 1e-6, a mask_token that is unused."""
+    c = {"model_type": "dinov2", "architectures": ["Dinov2Model"], "hidden_size": 32,
+         "num_hidden_layers": 2, "num_attention_heads": 4, "mlp_ratio": 2.5, "hidden_act": "gelu",
+         "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0, "initializer_range": 0.02,
+         "layer_norm_eps": 1e-6, "image_size": 32, "patch_size": 8, "num_channels": 3, "qkv_bias": True,
+         "layerscale_value": 1.0, "drop_path_rate": 0.0, "use_swiglu_ffn": False, "use_mask_token": True,
+         "apply_layernorm": True, "reshape_hidden_states": True}
+    c.update(over)
+    return c
+
+
+def dinov2_tensors(cfg, seed, prefix="", classifier=0):
+    """The tensors of a DINOv2 folder: Dinov2Model's names after `prefix`;
+    layer scales around 0.5 (neither 1 nor equal)."""
+    rng = np.random.default_rng(seed)
+    d, C = cfg["hidden_size"], cfg["num_channels"]
+    ff = int(d * cfg["mlp_ratio"])
+    (ih, iw), (ph, pw) = pair(cfg["image_size"]), pair(cfg["patch_size"])
+    n = (ih // ph) * (iw // pw) + 1
+    t = [(prefix + "embeddings.cls_token", f32(rng.normal(0, 0.5, (1, 1, d)))),
+         (prefix + "embeddings.mask_token", f32(rng.normal(0, 0.5, (1, d)))),
+         (prefix + "embeddings.position_embeddings", f32(rng.normal(0, 0.5, (1, n, d)))),
+         (prefix + "embeddings.patch_embeddings.projection.weight",
+          f32(rng.normal(0, 1.5 / np.sqrt(C * ph * pw), (d, C, ph, pw)))),
+         (prefix + "embeddings.patch_embeddings.projection.bias", f32(rng.normal(0, 0.1, d)))]
+    for i in range(cfg["num_hidden_layers"]):
+        p = "%sencoder.layer.%d." % (prefix, i)
+        add_norm(t, p + "norm1", norm(rng, d))
+        add_lin(t, p + "attention.attention.query", lin(rng, d, d, 1.5))
+        add_lin(t, p + "attention.attention.key", lin(rng, d, d, 1.5))
+        add_lin(t, p + "attention.attention.value", lin(rng, d, d, 1.0))
+        add_lin(t, p + "attention.output.dense", lin(rng, d, d))
+        t.append((p + "layer_scale1.lambda1", f32(rng.uniform(0.2, 0.8, d))))
+        add_norm(t, p + "norm2", norm(rng, d))
+        add_lin(t, p + "mlp.fc1", lin(rng, ff, d))
+        add_lin(t, p + "mlp.fc2", lin(rng, d, ff))
+        t.append((p + "layer_scale2.lambda1", f32(rng.uniform(0.2, 0.8, d))))
+    add_norm(t, prefix + "layernorm", norm(rng, d))
+    if classifier:
+        add_lin(t, "classifier", lin(rng, classifier, 2 * d))
+    return t
+
+
+def clip_vision_config(**over):
+    """CLIPVisionConfig keys (configuration_clip.py), model_type
+    clip_vision_model as CLIPVisionModel saves it."""
+    c = {"model_type": "clip_vision_model", "architectures": ["CLIPVisionModel"], "hidden_size": 32,
+         "intermediate_size": 64, "projection_dim": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+         "num_channels": 3, "image_size": 32, "patch_size": 8, "hidden_act": "quick_gelu",
+         "layer_norm_eps": 1e-5, "attention_dropout": 0.0, "initializer_range": 0.02,
+         "initializer_factor": 1.0}
+    c.update(over)
+    return c
+
+
+def clip_vision_tensors(cfg, seed, prefix="vision_model."):
+    """CLIPVisionModel's tensors (no patch bias, class_embedding (d),
+    position_embedding.weight (n, d), pre_layrnorm, post_layernorm)."""
+    rng = np.random.default_rng(seed)
+    d, ff, C = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_channels"]
+    (ih, iw), (ph, pw) = pair(cfg["image_size"]), pair(cfg["patch_size"])
+    n = (ih // ph) * (iw // pw) + 1
+    t = [(prefix + "embeddings.class_embedding", f32(rng.normal(0, 0.5, d))),
+         (prefix + "embeddings.patch_embedding.weight", f32(rng.normal(0, 1.5 / np.sqrt(C * ph * pw), (d, C, ph, pw)))),
+         (prefix + "embeddings.position_embedding.weight", f32(rng.normal(0, 0.5, (n, d))))]
+    add_norm(t, prefix + "pre_layrnorm", norm(rng, d))
+    for i in range(cfg["num_hidden_layers"]):
+        p = "%sencoder.layers.%d." % (prefix, i)
+        add_norm(t, p + "layer_norm1", norm(rng, d))
+        add_lin(t, p + "self_attn.k_proj", lin(rng, d, d, 1.5))
+        add_lin(t, p + "self_attn.v_proj", lin(rng, d, d, 1.0))
+        add_lin(t, p + "self_attn.q_proj", lin(rng, d, d, 1.5))
+        add_lin(t, p + "self_attn.out_proj", lin(rng, d, d))
+        add_norm(t, p + "layer_norm2", norm(rng, d))
+        add_lin(t, p + "mlp.fc1", lin(rng, ff, d))
+        add_lin(t, p + "mlp.fc2", lin(rng, d, ff))
+    add_norm(t, prefix + "post_layernorm", norm(rng, d))
+    return t
+
+
 def sinusoids(length, channels, max_timescale=10000.0):
     """modeling_whisper.py sinusoids: [sin(t·inv) | cos(t·inv)], inv =
     exp(-log(max_timescale)/(channels/2 - 1) · j). Computed in float64
@@ -185,7 +271,7 @@ def whisper_tensors(cfg, seed, prefix="model."):
 
 
 def make_all(out, quiet=False):
-    """The three committed folders under out."""
+    """The four committed folders under out."""
     cv = vit_config()
     write_folder(os.path.join(out, "tiny-vit"), cv, vit_tensors(cv, 15, pooler=True))
     cc = vit_config(architectures=["ViTForImageClassification"], qkv_bias=False, hidden_act="gelu_new",
@@ -193,7 +279,9 @@ def make_all(out, quiet=False):
     write_folder(os.path.join(out, "tiny-vit-cls"), cc, vit_tensors(cc, 16, prefix="vit.", classifier=3))
     cw = whisper_config()
     write_folder(os.path.join(out, "tiny-whisper"), cw, whisper_tensors(cw, 17))
-    for name in ("tiny-vit", "tiny-vit-cls", "tiny-whisper"):
+    cd = dinov2_config()
+    write_folder(os.path.join(out, "tiny-dinov2"), cd, dinov2_tensors(cd, 18))
+    for name in ("tiny-vit", "tiny-vit-cls", "tiny-whisper", "tiny-dinov2"):
         p = os.path.join(out, name, "model.safetensors")
         if not quiet:
             print("%s: %d bytes" % (p, os.path.getsize(p)))
