@@ -375,6 +375,45 @@ def phi3(name):
     return cfg, g
 
 
+def gptj(name):
+    """GPTJForCausalLM (modeling_gptj.py): transformer.h.* with bias-free
+    q/k/v/out_proj, one ln_1, biased mlp.fc_in/fc_out, lm_head with a bias,
+    and the attn.bias / attn.masked_bias buffers GPT-J checkpoints carry;
+    rotary_dim 4 of head_dim 8 (partial, interleaved pairs)."""
+    d, H, L, V, ff, P, rot = 32, 4, 2, 80, 128, 64, 4
+    g = Gen(name, "F32")
+    g.emb("transformer.wte.weight", V, d)
+    for l in range(L):
+        q = "transformer.h.%d." % l
+        g.ln(q + "ln_1", d)
+        for proj, gain in (("q_proj", QK_GAIN), ("k_proj", QK_GAIN), ("v_proj", 1.0), ("out_proj", 1.0)):
+            g.lin(q + "attn." + proj, d, d, gain, bias=False)
+        g.raw(q + "attn.bias", np.tril(np.ones((P, P), dtype=np.uint8))[None, None], "BOOL")
+        g.raw(q + "attn.masked_bias", np.array(-1e9), "F32")
+        g.lin(q + "mlp.fc_in", ff, d)
+        g.lin(q + "mlp.fc_out", d, ff)
+    g.ln("transformer.ln_f", d)
+    g.lin("lm_head", V, d)
+    cfg = base_config("GPTJForCausalLM", "gptj", "F32", activation_function="gelu_new", attn_pdrop=0.0,
+                      bos_token_id=1, embd_pdrop=0.0, eos_token_id=2, initializer_range=0.02,
+                      layer_norm_epsilon=1e-5, n_embd=d, n_head=H, n_inner=None, n_layer=L,
+                      n_positions=P, resid_pdrop=0.0, rotary_dim=rot, tie_word_embeddings=False,
+                      use_cache=True, vocab_size=V)
+    return cfg, g
+
+
+def phi3_longrope(name):
+    """Phi-3.5 / Phi-3-128k's rope_scaling: longrope with short_factor and
+    long_factor (head_dim 8: 4 each), original_max_position_embeddings 8 of
+    max_position_embeddings 32 (factor 4, attention factor
+    sqrt(1 + ln 4 / ln 8)), no sliding window."""
+    cfg, g = phi3(name)
+    cfg.update(max_position_embeddings=32, original_max_position_embeddings=8, sliding_window=None,
+               rope_scaling={"long_factor": [1.0, 1.7, 3.1, 5.5], "short_factor": [1.0, 1.05, 1.3, 1.9],
+                             "type": "longrope"})
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -406,6 +445,19 @@ CASES = {
                                                   "low_freq_factor": 1.0,
                                                   "original_max_position_embeddings": 64,
                                                   "rope_type": "llama3"}, rope_theta=10000.0), 20),
+    "gptj": (gptj, 16),
+    "llama-yarn": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", H=2, Hkv=2, hd=16, P=1024,
+                                        rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 4.0,
+                                                      "original_max_position_embeddings": 256,
+                                                      "rope_type": "yarn"}), 16),
+    "qwen2-yarn": (lambda n: llama_like(n, "qwen2", "Qwen2ForCausalLM", H=2, Hkv=1, hd=16, P=512,
+                                        qkv_bias=True, max_window_layers=2, sliding_window=None,
+                                        use_sliding_window=False, use_mrope=False,
+                                        rope_scaling={"factor": 8.0, "mscale": 1.0, "mscale_all_dim": 0.5,
+                                                      "original_max_position_embeddings": 64,
+                                                      "truncate": False, "type": "yarn"}), 16),
+    "phi3-longrope": (phi3_longrope, 14),
+    "phi3-longrope-short": (phi3_longrope, 7),
     "mistral-window": (lambda n: llama_like(n, "mistral", "MistralForCausalLM", sliding_window=5,
                                             head_dim=8), 14),
     "qwen2-window": (lambda n: llama_like(n, "qwen2", "Qwen2ForCausalLM", L=3, qkv_bias=True,
@@ -456,6 +508,7 @@ def main(argv):
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "data", "models", "arch"))
     ap.add_argument("--ref", default=os.path.join(ROOT, "tests", "data", "archref"))
     ap.add_argument("--crosscheck", metavar="DIR")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="only these cases")
     a = ap.parse_args(argv[1:])
     if a.crosscheck:
         for name, case in CROSSCHECK.items():
@@ -464,6 +517,8 @@ def main(argv):
             print("%-20s %s" % (name, folder))
         return 0
     for name, case in CASES.items():
+        if a.only and name not in a.only:
+            continue
         attn, hidden = build(name, case, os.path.join(a.out, name), os.path.join(a.ref, name))
         print("%-20s attn %s  hidden %s  min mean-max-prob %.2f  max|h| %.1f"
               % (name, attn.shape, hidden.shape, score_spread(attn), np.abs(hidden).max()))

@@ -54,8 +54,9 @@ typedef enum {
     AG_ARCH_GEMMA2,      /* "gemma2"      modeling_gemma2.py */
     AG_ARCH_PHI3,        /* "phi3"        modeling_phi3.py */
     AG_ARCH_VIT,         /* "vit"         modeling_vit.py (input: pixels) */
-    AG_ARCH_WHISPER      /* "whisper"     modeling_whisper.py, the encoder
+    AG_ARCH_WHISPER,     /* "whisper"     modeling_whisper.py, the encoder
                             (input: log-mel features) */
+    AG_ARCH_GPTJ         /* "gptj"        modeling_gptj.py */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -122,8 +123,18 @@ typedef enum {
     AG_ROPE_LINEAR,  /* inv_freq / factor */
     AG_ROPE_DYNAMIC, /* NTK-aware: for n > original_max_positions, theta ←
                         theta·((factor·n/max) − (factor − 1))^(r/(r − 2)) */
-    AG_ROPE_LLAMA3   /* Llama 3.1: low frequencies / factor, high ones kept,
+    AG_ROPE_LLAMA3,  /* Llama 3.1: low frequencies / factor, high ones kept,
                         the band between interpolated (low/high_freq_factor) */
+    AG_ROPE_YARN,    /* YaRN (Peng et al. 2023, arXiv:2309.00071, sec. 3.2):
+                        interpolation / extrapolation blended by a linear ramp
+                        over the dims between beta_fast and beta_slow
+                        rotations; cos, sin times an attention factor. Its
+                        parameters are in ag_rope_extra (ag_rope has no field
+                        for them) */
+    AG_ROPE_LONGROPE /* LongRoPE (Ding et al. 2024, arXiv:2402.13753):
+                        inv_freq / short_factor[j] or / long_factor[j] (inputs
+                        longer than original_max_positions); cos, sin times an
+                        attention factor; parameters in ag_rope_extra */
 } ag_rope_type;
 
 typedef struct {
@@ -140,8 +151,34 @@ typedef struct {
 /* inv_freq (rotary_dim/2 doubles, caller's) for a pass over n tokens
  * (dynamic scaling depends on n, as HF's dynamic_rope_update with seq_len =
  * n). Computed in double. r must satisfy rotary_dim even > 0, theta > 0,
- * factor >= 1 where used (checked at load). */
+ * factor >= 1 where used (checked at load). yarn and longrope need
+ * ag_rope_extra (ag_rope_inv_freq_extra): here they get HF's default betas
+ * (yarn) and, for longrope, every factor 1 (the default frequencies). */
 AG_EXPORT void ag_rope_inv_freq(const ag_rope *r, size_t n, double *inv_freq);
+
+/* What the RoPE of a model has beyond ag_rope (which the ABI rule of
+ * core.h keeps fixed): GPT-J's pairing and the yarn / longrope parameters of
+ * modeling_rope_utils.py. Zero-initialised it means none of them:
+ * rotate-half pairs, attention factor 1 (0 is read as 1). */
+typedef struct {
+    int interleaved;          /* GPT-J rotate_every_two: pairs (2j, 2j + 1)
+                                 instead of (j, j + r/2) */
+    double attention_factor;  /* yarn, longrope: cos and sin times this (HF's
+                                 attention_scaling); 0 or 1: none */
+    double beta_fast, beta_slow; /* yarn: the ramp's rotation bounds (32, 1) */
+    int truncate;             /* yarn: floor/ceil the correction range (HF's
+                                 default true) */
+    const double *short_factor, *long_factor; /* longrope: rotary_dim/2 each;
+                                 owned by whoever filled the struct (a
+                                 model's live as long as the model) */
+} ag_rope_extra;
+
+/* ag_rope_inv_freq with x's parameters (x NULL: none): yarn as
+ * modeling_rope_utils.py _compute_yarn_parameters, longrope as
+ * _compute_longrope_parameters with seq_len = n (long factors iff n >
+ * r->original_max_positions). */
+AG_EXPORT void ag_rope_inv_freq_extra(const ag_rope *r, const ag_rope_extra *x, size_t n,
+                                      double *inv_freq);
 
 /* What config.json says, normalised across architectures. */
 typedef struct {
@@ -211,6 +248,10 @@ typedef struct {
                               and stride */
     int max_frames;        /* Whisper: 2·max_source_positions, the most
                               input_features frames (positions ⌈T/2⌉) */
+
+    /* ---- RoPE beyond ag_rope (appended): GPT-J's interleaved pairs, yarn
+     * and longrope (rope.type); zero otherwise ---- */
+    ag_rope_extra rope_extra;
 } ag_model_config;
 
 typedef struct ag_model ag_model;

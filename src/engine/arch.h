@@ -62,6 +62,8 @@ typedef struct {
     const char *k_query_scalar; /* Gemma-2 query_pre_attn_scalar (default 256) */
     const char *k_softcap;    /* Gemma-2 attn_logit_softcapping (default 50) */
     const char *k_bidir;      /* Gemma use_bidirectional_attention: refused */
+    const char *k_rotary_dim; /* GPT-J rotary_dim: rotated dims as a count */
+    int interleaved;          /* GPT-J rotate_every_two pairs (2j, 2j + 1) */
     agm_window_rule windows;
     int window_dflt;          /* sliding_window when absent (0: none) */
     agm_flag bias_qkv, bias_o, bias_mlp;

@@ -560,10 +560,13 @@ static void FN(prepare_qk)(const ag_model *m, FN(ws) *s, FN(view) *q, FN(view) *
             for (int c = 0; c < hd; c++)
                 r[c] *= scale;
         }
+    /* GPT-J: rotate_every_two pairs */
+    void (*rot)(R *, size_t, size_t, int, int, int, const R *, const R *, int) =
+        g->rope_extra.interleaved ? FN(agk_rope_apply_pairs) : FN(agk_rope_apply);
     for (int h = 0; g->positions == AG_POS_ROPE && h < g->n_head; h++)
-        FN(agk_rope_apply)(FN(head_of)(q, h), n, q->ld, 1, hd, rd, s->cos, s->sin, 1);
+        rot(FN(head_of)(q, h), n, q->ld, 1, hd, rd, s->cos, s->sin, 1);
     for (int h = 0; g->positions == AG_POS_ROPE && h < g->n_kv_head; h++)
-        FN(agk_rope_apply)(FN(head_of)(k, h), n, k->ld, 1, hd, rd, s->cos, s->sin, 1);
+        rot(FN(head_of)(k, h), n, k->ld, 1, hd, rd, s->cos, s->sin, 1);
 }
 
 typedef struct {
@@ -864,15 +867,22 @@ static void FN(store)(double *dst, const R *src, size_t cnt)
 }
 
 /* cos, sin of positions 0..n-1 (modeling_rope_utils.py inv_freq, dynamic
- * scaling for this n). */
+ * scaling and longrope's factors for this n), times yarn's / longrope's
+ * attention factor in R as LlamaRotaryEmbedding's `cos * attention_scaling`. */
 static int FN(rope_tables)(const ag_model *m, size_t n, FN(ws) *s)
 {
     const ag_rope *r = &m->cfg.rope;
-    double *inv = malloc((size_t)r->rotary_dim / 2 * sizeof *inv);
+    double af = m->cfg.rope_extra.attention_factor;
+    size_t half = (size_t)r->rotary_dim / 2;
+    double *inv = malloc(half * sizeof *inv);
     if (!inv)
         return AG_ENOMEM;
-    ag_rope_inv_freq(r, n, inv);
+    ag_rope_inv_freq_extra(r, &m->cfg.rope_extra, n, inv);
     FN(agk_rope_tables)(inv, r->rotary_dim, n, s->cos, s->sin);
+    for (size_t i = 0; af > 0 && af != 1 && i < n * half; i++) {
+        s->cos[i] *= (R)af;
+        s->sin[i] *= (R)af;
+    }
     free(inv);
     return AG_OK;
 }
