@@ -24,6 +24,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,7 +89,20 @@ static agk_head kernel_head(const ag_head_input *h)
                       .softcap = h->softcap, .causal = h->causal, .window = h->window};
 }
 
-static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *err)
+/* What is wrong with the head's rope given x (NULL: ag_rope alone), or
+ * NULL. GPT-J's pairs are not taken here: ag_model_attn_weights lists them
+ * as rotate-half pairs of permuted W_Q, W_K columns instead. */
+static const char *rope_problem(const ag_head_input *h, const ag_rope_extra *x, char *buf,
+                                size_t len)
+{
+    if (x && x->interleaved)
+        return snprintf(buf, len, "interleaved rope pairs are not taken: give W_Q, W_K with the pairs as rotate-half pairs (ag_model_attn_weights does)"), buf;
+    return x ? agk_rope_extra_problem(&h->rope, x, (int)h->d_h, buf, len)
+             : agk_rope_problem(&h->rope, (int)h->d_h, buf, len);
+}
+
+static int normalise_input(const ag_head_input *in, const ag_rope_extra *x, ag_head_input *h,
+                           ag_error *err)
 {
     if (!in)
         return ag_error_set(err, AG_EINVAL, "stability: missing head input");
@@ -115,7 +129,9 @@ static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *
         h->scale = 1.0 / sqrt((double)h->d_h);
     char why[160];
     agk_head hc = kernel_head(h);
-    const char *bad = agk_head_problem(&hc, &h->rope, why, sizeof why);
+    const char *bad = agk_head_problem(&hc, NULL, why, sizeof why);
+    if (!bad)
+        bad = rope_problem(h, x, why, sizeof why);
     if (bad)
         return ag_error_set(err, AG_EINVAL, "stability: %s", bad);
     int rc = check_finite(h->x, h->n, h->d, h->ldx, "X", err);
@@ -155,7 +171,7 @@ static void project(const double *X, size_t n, size_t d, size_t ldx, const doubl
 
 /* The rotary tables cos | sin (2, n, rotary_dim/2) of positions 0..n−1, or
  * NULL without RoPE; *ok = 0 when out of memory. */
-static double *rope_tables(const ag_head_input *h, int *ok)
+static double *rope_tables(const ag_head_input *h, const ag_rope_extra *x, int *ok)
 {
     size_t half = (size_t)h->rope.rotary_dim / 2;
     *ok = 1;
@@ -166,8 +182,11 @@ static double *rope_tables(const ag_head_input *h, int *ok)
         *ok = 0;
         return NULL;
     }
-    ag_rope_inv_freq(&h->rope, h->n, t + 2 * h->n * half);
+    ag_rope_inv_freq_extra(&h->rope, x, h->n, t + 2 * h->n * half);
     agk_rope_tables_f64(t + 2 * h->n * half, h->rope.rotary_dim, h->n, t, t + h->n * half);
+    double af = x ? x->attention_factor : 0; /* yarn, longrope: cos, sin times it */
+    for (size_t i = 0; af > 0 && af != 1 && i < 2 * h->n * half; i++)
+        t[i] *= af;
     return t;
 }
 
@@ -236,7 +255,7 @@ static int linear_rows(const ag_head_input *h, const double *q, const double *k,
 static int head_map(const ag_head_input *in, double *A, int linear, ag_error *err)
 {
     ag_head_input h;
-    int rc = normalise_input(in, &h, err);
+    int rc = normalise_input(in, NULL, &h, err);
     if (rc)
         return rc;
     if (!A)
@@ -244,7 +263,7 @@ static int head_map(const ag_head_input *in, double *A, int linear, ag_error *er
     size_t n = h.n, dh = h.d_h;
     int tab_ok;
     double *q = malloc(n * dh * sizeof *q), *k = malloc(n * dh * sizeof *k);
-    double *tab = rope_tables(&h, &tab_ok);
+    double *tab = rope_tables(&h, NULL, &tab_ok);
     if (!q || !k || !tab_ok)
         rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
     else
@@ -297,7 +316,8 @@ static void softcap_derivative(ag_head_lin *L)
     }
 }
 
-static int linearize(const ag_head_input *h, ag_head_lin **out, ag_error *err)
+static int linearize(const ag_head_input *h, const ag_rope_extra *x, ag_head_lin **out,
+                     ag_error *err)
 {
     size_t n = h->n, d = h->d, dh = h->d_h;
     ag_head_lin *L = calloc(1, sizeof *L);
@@ -311,7 +331,7 @@ static int linearize(const ag_head_input *h, ag_head_lin **out, ag_error *err)
     L->q = malloc(n * dh * sizeof(double));
     L->k = malloc(n * dh * sizeof(double));
     L->A = malloc(n * n * sizeof(double));
-    L->tab = rope_tables(h, &tab_ok);
+    L->tab = rope_tables(h, x, &tab_ok);
     if (h->softcap > 0)
         L->dcap = malloc(n * n * sizeof(double));
     if (!L->wq || !L->wk || !L->q || !L->k || !L->A || !tab_ok || (h->softcap > 0 && !L->dcap)) {
@@ -335,12 +355,18 @@ static int linearize(const ag_head_input *h, ag_head_lin **out, ag_error *err)
 
 int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err)
 {
+    return ag_head_linearize_extra(in, NULL, out, err);
+}
+
+int ag_head_linearize_extra(const ag_head_input *in, const ag_rope_extra *x, ag_head_lin **out,
+                            ag_error *err)
+{
     if (!out)
         return ag_error_set(err, AG_EINVAL, "stability: missing output pointer");
     *out = NULL;
     ag_head_input h;
-    int rc = normalise_input(in, &h, err);
-    return rc ? rc : linearize(&h, out, err);
+    int rc = normalise_input(in, x, &h, err);
+    return rc ? rc : linearize(&h, x, out, err);
 }
 
 const double *ag_head_lin_attention(const ag_head_lin *lin)
@@ -685,8 +711,8 @@ static double frob_strided(const double *X, size_t n, size_t d, size_t ld)
 /* Mean over the trials of the relative response to a relative perturbation.
  * One generator per call (per head) seeded with opt->seed; E drawn row-major,
  * trial after trial. *ok = 0 when ‖X‖_F = 0 (undefined). */
-static int sensitivity(const ag_head_input *h, const double *A0, const ag_stability_options *opt,
-                       double *out, int *ok, ag_error *err)
+static int sensitivity(const ag_head_input *h, const ag_rope_extra *x, const double *A0,
+                       const ag_stability_options *opt, double *out, int *ok, ag_error *err)
 {
     size_t n = h->n, d = h->d, dh = h->d_h, nd = n * d;
     double nx = frob_strided(h->x, n, d, h->ldx), na = frob(A0, n * n);
@@ -696,7 +722,7 @@ static int sensitivity(const ag_head_input *h, const double *A0, const ag_stabil
     int tab_ok;
     double *E = malloc(nd * sizeof *E), *Xp = malloc(nd * sizeof *Xp);
     double *A1 = malloc(n * n * sizeof *A1), *q = malloc(2 * n * dh * sizeof *q);
-    double *tab = rope_tables(h, &tab_ok);
+    double *tab = rope_tables(h, x, &tab_ok);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     int rc = AG_OK;
     if (!E || !Xp || !A1 || !q || !tab_ok || !rng) {
@@ -814,6 +840,13 @@ static int qk_cos_mean(const double *q, const double *k, size_t n, size_t dh, in
 int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *given,
                          const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
+    return ag_stability_metrics_extra(in, NULL, given, sel, rec, err);
+}
+
+int ag_stability_metrics_extra(const ag_head_input *in, const ag_rope_extra *x,
+                               const ag_stability_options *given, const ag_metric_set *sel,
+                               ag_record *rec, ag_error *err)
+{
     ag_stability_options o = AG_STABILITY_OPTIONS_DEFAULT;
     if (given && AG_SIZED_READ(&o, given, ag_stability_options, err) != AG_OK)
         return AG_EINVAL;
@@ -821,7 +854,7 @@ int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *gi
     if (!sel || !rec)
         return ag_error_set(err, AG_EINVAL, "stability: missing selection or record");
     ag_head_input h;
-    int rc = normalise_input(in, &h, err);
+    int rc = normalise_input(in, x, &h, err);
     if (!rc)
         rc = check_options(opt, err);
     if (rc || !ag_family_selected(sel, AG_FAMILY_STABILITY))
@@ -853,7 +886,7 @@ int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *gi
         return AG_OK;
 
     ag_head_lin *L = NULL;
-    if ((rc = linearize(&h, &L, err)) != AG_OK)
+    if ((rc = linearize(&h, x, &L, err)) != AG_OK)
         return rc;
     if (ON(AG_M_QK_COS_MEAN)) {
         double v = 0;
@@ -879,7 +912,7 @@ int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *gi
     if (!rc && ON(AG_M_SENSITIVITY)) {
         double v = 0;
         int ok = 0;
-        rc = sensitivity(&h, L->A, opt, &v, &ok, err);
+        rc = sensitivity(&h, x, L->A, opt, &v, &ok, err);
         if (!rc)
             ag_record_set(rec, AG_M_SENSITIVITY, ok ? AG_V_NUMBER : AG_V_NULL, v);
     }

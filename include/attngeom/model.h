@@ -288,7 +288,12 @@ AG_EXPORT int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n
 /* One layer's attention projections as doubles in [in, out] form (x ↦ xW,
  * docs/metrics.md, family D): nn.Linear weights transposed, fused layouts split (GPT-2's
  * c_attn and Phi-3's qkv_proj column blocks, GPT-NeoX's per-head
- * query_key_value). Query head h owns columns h·head_dim … of wq; kv head
+ * query_key_value). GPT-J (cfg.rope_extra.interleaved): the first
+ * rotary_dim columns of every Q and K head are listed 0, 2, 4, …, 1, 3, 5, …
+ * so that rope's rotate-half pairs are GPT-J's (2j, 2j + 1) pairs: q·k,
+ * and so the probabilities, are those of the pass. yarn / longrope: rope
+ * has the type; its frequencies and attention factor need the model's
+ * cfg.rope_extra (ag_stability_metrics_extra). Query head h owns columns h·head_dim … of wq; kv head
  * g = h / (n_head / n_kv_head) owns those of wk and wv; rows h·head_dim … of
  * wo. Biases are empty arrays (data NULL) when the model has none. The
  * layer's probabilities are, per query head,

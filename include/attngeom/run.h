@@ -437,6 +437,8 @@ typedef struct {
                                    keys (ag_token_pattern_metrics); NULL: null */
     ag_run_head_norms_fn norms; /* NULL: no family H even when selected */
     const void *norms_ctx;
+    const ag_rope_extra *rope_extra; /* family E's RoPE beyond ag_rope (yarn,
+                                   longrope: ag_stability_metrics_extra); NULL: none */
 } ag_run_layer_heads;
 /* Kind 3 of core.h's ABI rule: start from it. */
 #define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}

@@ -94,6 +94,18 @@ AG_EXPORT void ag_stability_options_init(ag_stability_options *opt);
 AG_EXPORT int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *opt,
                                    const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
+/* ag_stability_metrics with the RoPE parameters ag_rope has no field for
+ * (x NULL: none): yarn's and longrope's frequencies (ag_rope_inv_freq_extra)
+ * and their attention factor on cos and sin, as the engine's pass uses
+ * them (a model's cfg.rope_extra). Without x a yarn or longrope rope is
+ * refused (AG_EINVAL naming it). x->interleaved is refused: GPT-J's pairs
+ * come as rotate-half pairs of permuted W_Q, W_K (ag_model_attn_weights).
+ * Errors as ag_stability_metrics; x is borrowed. */
+AG_EXPORT int ag_stability_metrics_extra(const ag_head_input *in, const ag_rope_extra *x,
+                                         const ag_stability_options *opt,
+                                         const ag_metric_set *sel, ag_record *rec,
+                                         ag_error *err);
+
 /* ---- building blocks ---------------------------------------------------- */
 
 /* A(X) of the head into A (n·n doubles, caller's; masked entries 0).
@@ -114,6 +126,9 @@ AG_EXPORT int ag_head_linear_attention(const ag_head_input *in, double *A, ag_er
 typedef struct ag_head_lin ag_head_lin;
 
 AG_EXPORT int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err);
+/* ag_head_linearize with x's RoPE parameters, as ag_stability_metrics_extra. */
+AG_EXPORT int ag_head_linearize_extra(const ag_head_input *in, const ag_rope_extra *x,
+                                      ag_head_lin **out, ag_error *err);
 AG_EXPORT void ag_head_lin_free(ag_head_lin *lin);
 /* A(X) (n, n), owned by lin. */
 AG_EXPORT const double *ag_head_lin_attention(const ag_head_lin *lin);

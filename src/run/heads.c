@@ -99,7 +99,7 @@ static int head_task(size_t i, int worker, void *user)
         ag_stability_options so = {.size = sizeof(ag_stability_options),
                                    .epsilon = j->opt->epsilon, .trials = j->opt->trials,
                                    .seed = j->opt->seed};
-        status = ag_stability_metrics(&in, &so, j->sel, r, &j->errs[i]);
+        status = ag_stability_metrics_extra(&in, L->rope_extra, &so, j->sel, r, &j->errs[i]);
     }
     if (status == AG_OK && j->values)
         status = head_values(j, i, h, A, r);
@@ -179,6 +179,7 @@ typedef struct {
 typedef struct {
     const ag_layer_view *v;
     const ag_attn_weights *w;
+    ag_rope_extra rope;  /* the model's, GPT-J's pairs already rotate-half in w */
 } layer_input;
 
 /* Family E of query head h: the view's X (the Q/K input, used in double
@@ -218,8 +219,10 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     int status = a->stability || a->values
                      ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err)
                      : AG_OK;
-    layer_input li = {v, &weights};
+    layer_input li = {v, &weights, ag_model_get_config(a->m)->rope_extra};
+    li.rope.interleaved = 0; /* ag_model_attn_weights de-interleaved them */
     ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, a->heads);
+    L.rope_extra = &li.rope;
     L.input = a->stability ? view_head_input : NULL;
     L.input_ctx = &li;
     L.ids = a->ids;
