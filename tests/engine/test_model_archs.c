@@ -742,7 +742,7 @@ Test(model_archs, rope_scaling_types_read)
 
 Test(model_archs, rope_scaling_refused)
 {
-    const char *types[3] = {"yarn", "longrope", "su"};
+    const char *types[3] = {"ntk", "xpos", "su"}; /* yarn, longrope: see rope_scaling_yarn_longrope */
     for (int k = 0; k < 3; k++) {
         char extra[200], needle[64], dir[16];
         snprintf(extra, sizeof extra, "{\"rope_scaling\": {\"rope_type\": \"%s\", \"factor\": 4}}", types[k]);
@@ -753,10 +753,10 @@ Test(model_archs, rope_scaling_refused)
         expect_load_error(d, AG_EUNSUPPORTED, needle);
         expect_load_error(d, AG_EUNSUPPORTED, "config.json");
     }
-    at_opts legacy = {.extra = "{\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4}}"};
-    expect_load_error(at_folder("y3", "mistral", &legacy, NULL), AG_EUNSUPPORTED, "\"yarn\"");
-    at_opts v5 = {.extra = "{\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 4}}"};
-    expect_load_error(at_folder("y4", "gemma", &v5, NULL), AG_EUNSUPPORTED, "'rope_parameters' has rope_type \"yarn\"");
+    at_opts legacy = {.extra = "{\"rope_scaling\": {\"type\": \"ntk\", \"factor\": 4}}"};
+    expect_load_error(at_folder("y3", "mistral", &legacy, NULL), AG_EUNSUPPORTED, "\"ntk\"");
+    at_opts v5 = {.extra = "{\"rope_parameters\": {\"rope_type\": \"ntk\", \"factor\": 4}}"};
+    expect_load_error(at_folder("y4", "gemma", &v5, NULL), AG_EUNSUPPORTED, "'rope_parameters' has rope_type \"ntk\"");
     at_opts layered = {.extra = "{\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\"}}}"};
     expect_load_error(at_folder("y5", "gemma2", &layered, NULL), AG_EUNSUPPORTED, "per-layer-type");
     at_opts small = {.extra = "{\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 0.5}}"};
@@ -951,4 +951,32 @@ Test(model_archs, attn_weights_reproduce_attention_every_architecture)
         cr_assert_lt(c.max_err, 1e-12, "%s: %g", names[k], c.max_err);
         ag_model_free(m);
     }
+}
+
+/* yarn and longrope load from every spelling (legacy "type", v5
+ * rope_parameters) with HF's defaults; longrope's factor lists are
+ * required, rotary_dim / 2 long. */
+Test(model_archs, rope_scaling_yarn_longrope)
+{
+    at_opts legacy = {.extra = "{\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4}}"};
+    ag_model *m = at_load(at_folder("z0", "mistral", &legacy, NULL));
+    const ag_model_config *g = ag_model_get_config(m);
+    cr_expect_eq(g->rope.type, AG_ROPE_YARN);
+    cr_expect_eq(g->rope_extra.beta_fast, 32.0);
+    cr_expect_eq(g->rope_extra.beta_slow, 1.0);
+    cr_expect_eq(g->rope_extra.truncate, 1);
+    cr_expect_eq(g->rope.original_max_positions, g->max_positions); /* no original: max_position_embeddings */
+    cr_expect_float_eq(g->rope_extra.attention_factor, 0.1 * log(4) + 1, 1e-15);
+    ag_model_free(m);
+    at_opts v5 = {.extra = "{\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 2, \"attention_factor\": 0.75, "
+                           "\"rope_theta\": 500}}"};
+    m = at_load(at_folder("z1", "gemma", &v5, NULL));
+    g = ag_model_get_config(m);
+    cr_expect_eq(g->rope_extra.attention_factor, 0.75);
+    cr_expect_eq(g->rope.theta, 500);
+    ag_model_free(m);
+    at_opts nolists = {.extra = "{\"rope_scaling\": {\"type\": \"longrope\", \"factor\": 4}}"};
+    expect_load_error(at_folder("z2", "phi3", &nolists, NULL), AG_EFORMAT, "'short_factor' must be a list");
+    at_opts trunc = {.extra = "{\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4, \"truncate\": 1}}"};
+    expect_load_error(at_folder("z3", "llama", &trunc, NULL), AG_EFORMAT, "truncate must be true or false");
 }
