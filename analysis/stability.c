@@ -252,10 +252,11 @@ static int linear_rows(const ag_head_input *h, const double *q, const double *k,
 
 /* The head's A at its input: its softmax, or (linear) linear attention on
  * the same rotated q and k. */
-static int head_map(const ag_head_input *in, double *A, int linear, ag_error *err)
+static int head_map(const ag_head_input *in, const ag_rope_extra *x, double *A, int linear,
+                    ag_error *err)
 {
     ag_head_input h;
-    int rc = normalise_input(in, NULL, &h, err);
+    int rc = normalise_input(in, x, &h, err);
     if (rc)
         return rc;
     if (!A)
@@ -263,7 +264,7 @@ static int head_map(const ag_head_input *in, double *A, int linear, ag_error *er
     size_t n = h.n, dh = h.d_h;
     int tab_ok;
     double *q = malloc(n * dh * sizeof *q), *k = malloc(n * dh * sizeof *k);
-    double *tab = rope_tables(&h, NULL, &tab_ok);
+    double *tab = rope_tables(&h, x, &tab_ok);
     if (!q || !k || !tab_ok)
         rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
     else
@@ -278,12 +279,18 @@ static int head_map(const ag_head_input *in, double *A, int linear, ag_error *er
 
 int ag_head_attention(const ag_head_input *in, double *A, ag_error *err)
 {
-    return head_map(in, A, 0, err);
+    return head_map(in, NULL, A, 0, err);
 }
 
 int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err)
 {
-    return head_map(in, A, 1, err);
+    return head_map(in, NULL, A, 1, err);
+}
+
+int ag_head_linear_attention_extra(const ag_head_input *in, const ag_rope_extra *x, double *A,
+                                   ag_error *err)
+{
+    return head_map(in, x, A, 1, err);
 }
 
 /* ---- linearisation, JVP and VJP ------------------------------------------- */

@@ -120,6 +120,10 @@ AG_EXPORT int ag_head_attention(const ag_head_input *in, double *A, ag_error *er
  * form does not take), over the keys its mask lets query i see (causal,
  * window), 0 elsewhere. Errors as ag_head_attention's. */
 AG_EXPORT int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err);
+/* ag_head_linear_attention with x's RoPE parameters (yarn, longrope), as
+ * ag_stability_metrics_extra. */
+AG_EXPORT int ag_head_linear_attention_extra(const ag_head_input *in, const ag_rope_extra *x,
+                                             double *A, ag_error *err);
 
 /* The head linearised at X: A(X) and what the Jacobian-vector products need
  * (rotated Q and K, copies of the weights). Memory O(n² + (n + d)·d_h). */

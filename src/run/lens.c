@@ -24,10 +24,12 @@ static int linear_layer(lens_job *j, const ag_layer_view *v, ag_error *e)
 {
     ag_attn_weights w = {0};
     int status = ag_model_attn_weights(j->m, v->layer, &w, e), h = 0;
+    ag_rope_extra x = ag_model_get_config(j->m)->rope_extra;
+    x.interleaved = 0; /* ag_model_attn_weights de-interleaved GPT-J's pairs */
     for (; status == AG_OK && h < v->n_head; h++) {
         ag_head_input in;
         ag_attn_weights_head_input(&w, v->x, v->n, v->d, h, &in);
-        status = ag_head_linear_attention(&in, j->buf + (size_t)h * v->n * v->n, e);
+        status = ag_head_linear_attention_extra(&in, &x, j->buf + (size_t)h * v->n * v->n, e);
     }
     ag_attn_weights_free(&w);
     if (status != AG_OK && h > 0) {
