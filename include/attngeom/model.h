@@ -116,8 +116,9 @@ typedef enum {
 /* Rotary position embedding (RoPE) of a model's heads: pair (j, j + r/2) of
  * the first r = rotary_dim dims of every query and key head at position i
  * turns by the angle i·inv_freq[j] (rotate-half form, modeling_llama.py
- * apply_rotary_pos_emb). rope_scaling types as in Hugging Face's
- * modeling_rope_utils.py; other types are refused at load, by name. */
+ * apply_rotary_pos_emb; GPT-J's pairs (2j, 2j + 1): ag_rope_extra).
+ * rope_scaling types as in Hugging Face's modeling_rope_utils.py; other
+ * types are refused at load, by name. */
 typedef enum {
     AG_ROPE_DEFAULT, /* no rope_scaling: inv_freq[j] = theta^(-2j/r) */
     AG_ROPE_LINEAR,  /* inv_freq / factor */
@@ -262,7 +263,7 @@ typedef struct ag_model ag_model;
  *                   of the wrong type or value
  *   AG_EUNSUPPORTED unknown model_type (the message lists the supported
  *                   ones), a rope_scaling type other than default, linear,
- *                   dynamic, llama3 (named), or another option this version
+ *                   dynamic, llama3, yarn, longrope (named), or another option this version
  *                   lacks (named)
  *   AG_ENOTFOUND    a tensor absent from the weights
  *   AG_ESHAPE       a tensor of the wrong shape (got and expected shapes)
