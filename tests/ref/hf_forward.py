@@ -269,8 +269,10 @@ def rope_inv_freq(cfg, dim, theta, n, max_positions):
     _compute_linear_scaling_rope_parameters (inv_freq / factor),
     _compute_dynamic_ntk_parameters with seq_len = max(position_ids) + 1 = n
     as dynamic_rope_update passes it (it recomputes only when n exceeds
-    max_position_embeddings), _compute_llama3_parameters.  Other types
-    (yarn, longrope, ...) are refused by name."""
+    max_position_embeddings), _compute_llama3_parameters, yarn
+    (yarn_inv_freq) and longrope (longrope_inv_freq).  Other types are
+    refused by name; the attention factor of yarn and longrope is
+    rope_attention_factor's."""
     kind, rs = rope_scaling_type(cfg)
     base = float(theta)
     expo = np.arange(0, dim, 2, dtype=np.float64) / dim
