@@ -371,11 +371,15 @@ static int rope_scaling(cfgctx *c, json_t *rs, const char *field, ag_rope *r, ag
 static int rope_dims(cfgctx *c, const agm_arch *a, ag_model_config *g)
 {
     json_t *v = json_object_get(c->root, a->k_rotary_dim);
-    if (v && json_is_null(v)) {
+    int rc = AG_OK;
+    if (v && json_is_null(v))
         g->rope.rotary_dim = g->d_model;
-        return AG_OK;
-    }
-    return cfg_int(c, a->k_rotary_dim, 64, 1, &g->rope.rotary_dim);
+    else
+        rc = cfg_int(c, a->k_rotary_dim, 64, 1, &g->rope.rotary_dim);
+    if (rc == AG_OK && (g->rope.rotary_dim % 2 || g->rope.rotary_dim > g->head_dim))
+        rc = ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d (null: n_embd) must be even and at most the head dim %d",
+                          c->path, a->k_rotary_dim, g->rope.rotary_dim, g->head_dim);
+    return rc;
 }
 
 /* The rotary embedding: theta, rotated dims (int(head_dim·fraction), as

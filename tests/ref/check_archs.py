@@ -30,8 +30,9 @@ tests/ref/hf_forward.py.
    masked probabilities exactly 0; `info FOLDER`, `analyze FOLDER --tokens
    IDS --metrics all` and `weights FOLDER` exit 0.
 3. Errors, on copies made in a temporary folder: an unknown model_type, a
-   rope_scaling of type "ntk", a longrope long_factor of the wrong length
-   and a missing tensor each give exactly one
+   rope_scaling of type "ntk", a longrope long_factor of the wrong length,
+   GPT-J's rotary_dim null with 4 heads and a missing tensor each give
+   exactly one
    line on stderr naming the field value or tensor, and exit 1.
 Failures are reported per folder; inputs of failing attention cases are saved
 under /tmp/ag_arch_mismatch/. Exits 1 on any failure.
@@ -363,6 +364,9 @@ def check_errors(cli, tmp, failures):
     d = _copy("phi3-longrope", tmp, 5)
     _edit_config(d, lambda c: c["rope_scaling"].update(long_factor=[1.0, 2.0]))
     cases.append(("longrope long_factor length", d, "long_factor"))
+    d = _copy("gptj", tmp, 6)  # pos_embd_dim = n_embd: HF cannot broadcast it over 4 heads
+    _edit_config(d, lambda c: c.update(rotary_dim=None))
+    cases.append(("gptj rotary_dim null", d, "rotary_dim"))
     for k, (name, tensor) in enumerate((("llama-linear", "model.layers.1.self_attn.k_proj.weight"),
                          ("gpt-neox-parallel", "gpt_neox.layers.0.attention.query_key_value.weight"),
                          ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"))):
