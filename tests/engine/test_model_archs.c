@@ -928,12 +928,15 @@ static int relayer(const ag_layer_view *v, void *user)
 /* Every folder of tests/data/models/arch/ (one per architecture case, see
  * its README): ag_model_attn_weights' W_Q, W_K, biases, scale, rope,
  * softcap and window, through ag_attention_layer on the callback's X, give
- * the forward pass's probabilities. */
+ * the forward pass's probabilities (GPT-J: its pairs listed as rotate-half
+ * pairs). The yarn and longrope folders need ag_rope_extra, which
+ * ag_attn_layer_spec lacks: tests/kernel/test_rope_scaling.c checks them
+ * through family E. */
 Test(model_archs, attn_weights_reproduce_attention_every_architecture)
 {
     const char *names[] = {"gpt-neox-parallel", "gpt-neox-sequential", "opt", "opt-350m-like", "roberta",
                            "xlm-roberta", "distilbert", "gemma", "gemma2", "phi3", "llama-linear",
-                           "llama-dynamic", "llama3", "mistral-window", "qwen2-window"};
+                           "llama-dynamic", "llama3", "mistral-window", "qwen2-window", "gptj"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         char dir[256];
         snprintf(dir, sizeof dir, "tests/data/models/arch/%s", names[k]);
