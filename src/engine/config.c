@@ -63,6 +63,19 @@ static int obj_num(cfgctx *c, json_t *obj, const char *key, double dflt, double 
     return AG_OK;
 }
 
+/* obj_num, 0 allowed and then read as dflt: Python's `x or dflt` of
+ * modeling_rope_utils.py (yarn's beta_fast, beta_slow, mscale and
+ * mscale_all_dim, which configs such as GLM's set to 0.0). */
+static int obj_num_or(cfgctx *c, json_t *obj, const char *key, double dflt, double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (v && json_is_number(v) && json_number_value(v) == 0) {
+        *out = dflt;
+        return AG_OK;
+    }
+    return obj_num(c, obj, key, dflt, out);
+}
+
 static int cfg_num(cfgctx *c, const char *key, double dflt, double *out)
 {
     return obj_num(c, c->root, key, dflt, out);
@@ -280,9 +293,9 @@ static int rope_yarn(cfgctx *c, json_t *rs, const char *field, ag_rope *r, ag_ro
     int rc;
     if ((rc = obj_int(c, rs, "original_max_position_embeddings", r->original_max_positions, 1,
                       &r->original_max_positions)) ||
-        (rc = obj_num(c, rs, "beta_fast", 32, &x->beta_fast)) ||
-        (rc = obj_num(c, rs, "beta_slow", 1, &x->beta_slow)) ||
-        (rc = obj_num(c, rs, "mscale", 0, &ms)) || (rc = obj_num(c, rs, "mscale_all_dim", 0, &msa)) ||
+        (rc = obj_num_or(c, rs, "beta_fast", 32, &x->beta_fast)) ||
+        (rc = obj_num_or(c, rs, "beta_slow", 1, &x->beta_slow)) ||
+        (rc = obj_num_or(c, rs, "mscale", 0, &ms)) || (rc = obj_num_or(c, rs, "mscale_all_dim", 0, &msa)) ||
         (rc = obj_num(c, rs, "attention_factor", 0, &x->attention_factor)))
         return rc;
     if (tr && !json_is_null(tr) && !json_is_boolean(tr))

@@ -978,6 +978,19 @@ Test(model_archs, rope_scaling_yarn_longrope)
     cr_expect_eq(g->rope_extra.attention_factor, 0.75);
     cr_expect_eq(g->rope.theta, 500);
     ag_model_free(m);
+    /* 0 reads as absent (HF's `or`): GLM-style mscale_all_dim 0.0 */
+    at_opts zero = {.extra = "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"mscale\": 1.0, "
+                             "\"mscale_all_dim\": 0.0, \"beta_fast\": 0}}"};
+    m = at_load(at_folder("z4", "llama", &zero, NULL));
+    g = ag_model_get_config(m);
+    cr_expect_float_eq(g->rope_extra.attention_factor, 0.1 * log(4) + 1, 1e-15);
+    cr_expect_eq(g->rope_extra.beta_fast, 32.0);
+    ag_model_free(m);
+    at_opts dsv3 = {.extra = "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 40, \"mscale\": 1.0, "
+                             "\"mscale_all_dim\": 1.0}}"}; /* DeepSeek-V3: the ratio is 1 */
+    m = at_load(at_folder("z5", "llama", &dsv3, NULL));
+    cr_expect_eq(ag_model_get_config(m)->rope_extra.attention_factor, 1.0);
+    ag_model_free(m);
     at_opts nolists = {.extra = "{\"rope_scaling\": {\"type\": \"longrope\", \"factor\": 4}}"};
     expect_load_error(at_folder("z2", "phi3", &nolists, NULL), AG_EFORMAT, "'short_factor' must be a list");
     at_opts trunc = {.extra = "{\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4, \"truncate\": 1}}"};
