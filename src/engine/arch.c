@@ -193,10 +193,11 @@ static const agm_arch archs[] = {
      * qkv_proj columns Q (heads·hd) | K (kv·hd) | V (kv·hd), gate_up_proj
      * chunked gate | up, partial_rotary_factor, no biases; the Mistral model
      * class: one sliding-window mask for all layers when sliding_window is
-     * set (default None). */
+     * set (default None); rope_scaling "su" and "yarn" are longrope
+     * (configuration_phi3.py, backward compatibility). */
     {.model_type = "phi3", .arch = AG_ARCH_PHI3, .modeling = "modeling_phi3.py", LLAMA_KEYS,
      .eps = 1e-5, .k_act = "hidden_act", .act = "silu", .norm = AG_NORM_RMS,
-     .k_partial = "partial_rotary_factor", .windows = AGM_WIN_ALL, BIAS_NONE,
+     .k_partial = "partial_rotary_factor", .su_yarn_longrope = 1, .windows = AGM_WIN_ALL, BIAS_NONE,
      .qkv = AG_QKV_BLOCKS, .mlp = AG_MLP_GATED_FUSED, LLAMA_BASE,
      .norm2 = "post_attention_layernorm", .qkv_fused = "self_attn.qkv_proj",
      .up = "mlp.gate_up_proj"},

@@ -249,7 +249,7 @@ static int cfg_sizes(cfgctx *c, const agm_arch *a, ag_model *m)
 
 /* modeling_rope_utils.py rope types: rope_scaling (or Transformers v5's
  * rope_parameters) "rope_type", or the legacy "type". */
-static int rope_type(cfgctx *c, json_t *rs, const char *field, ag_rope *r)
+static int rope_type(cfgctx *c, json_t *rs, const char *field, int su_yarn_longrope, ag_rope *r)
 {
     const char *t = "default";
     json_t *v = json_object_get(rs, "rope_type");
@@ -257,6 +257,8 @@ static int rope_type(cfgctx *c, json_t *rs, const char *field, ag_rope *r)
         v = json_object_get(rs, "type");
     if (v && !json_is_null(v) && !(t = json_string_value(v)))
         return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': rope_type must be a string", c->path, field);
+    if (su_yarn_longrope && (!strcmp(t, "su") || !strcmp(t, "yarn")))
+        t = "longrope"; /* configuration_phi3.py (008e5743): "backward compatibility" */
     if (!strcmp(t, "default"))
         r->type = AG_ROPE_DEFAULT;
     else if (!strcmp(t, "linear"))
@@ -348,10 +350,10 @@ static int rope_longrope(cfgctx *c, json_t *rs, ag_rope *r, ag_rope_extra *x, in
 }
 
 /* The scaling parameters of rope_scaling / rope_parameters `rs`. */
-static int rope_scaling(cfgctx *c, json_t *rs, const char *field, ag_rope *r, ag_rope_extra *x,
-                        int max_pos)
+static int rope_scaling(cfgctx *c, const agm_arch *a, json_t *rs, const char *field, ag_rope *r,
+                        ag_rope_extra *x, int max_pos)
 {
-    int rc = rope_type(c, rs, field, r);
+    int rc = rope_type(c, rs, field, a->su_yarn_longrope, r);
     if (rc != AG_OK || r->type == AG_ROPE_DEFAULT)
         return rc;
     if (r->type == AG_ROPE_LONGROPE) {
@@ -429,7 +431,7 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model *m)
             return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' must be an object or null", c->path, field);
         if ((rc = obj_num(c, rs, "rope_theta", theta, &theta)) ||
             (rc = obj_num(c, rs, "partial_rotary_factor", frac, &frac)) ||
-            (rc = rope_scaling(c, rs, field, r, x, g->max_positions)))
+            (rc = rope_scaling(c, a, rs, field, r, x, g->max_positions)))
             return rc;
     }
     r->theta = theta;

@@ -991,6 +991,21 @@ Test(model_archs, rope_scaling_yarn_longrope)
     m = at_load(at_folder("z5", "llama", &dsv3, NULL));
     cr_expect_eq(ag_model_get_config(m)->rope_extra.attention_factor, 1.0);
     ag_model_free(m);
+    /* configuration_phi3.py: Phi-3's "su" and "yarn" are longrope */
+    const char *alias[2] = {"su", "yarn"};
+    for (int k = 0; k < 2; k++) {
+        char extra[240], dir[8];
+        snprintf(extra, sizeof extra, "{\"original_max_position_embeddings\": 4, \"rope_scaling\": {\"type\": \"%s\", "
+                 "\"short_factor\": [1, 2], \"long_factor\": [3, 4]}}", alias[k]);
+        snprintf(dir, sizeof dir, "z6%d", k);
+        at_opts o = {.extra = extra};
+        m = at_load(at_folder(dir, "phi3", &o, NULL));
+        g = ag_model_get_config(m);
+        cr_expect_eq(g->rope.type, AG_ROPE_LONGROPE, "%s", alias[k]);
+        cr_expect_float_eq(g->rope.factor, 3.0, 1e-15); /* max_position_embeddings 12 / 4 */
+        cr_expect_eq(g->rope_extra.long_factor[1], 4.0);
+        ag_model_free(m);
+    }
     at_opts nolists = {.extra = "{\"rope_scaling\": {\"type\": \"longrope\", \"factor\": 4}}"};
     expect_load_error(at_folder("z2", "phi3", &nolists, NULL), AG_EFORMAT, "'short_factor' must be a list");
     at_opts trunc = {.extra = "{\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4, \"truncate\": 1}}"};

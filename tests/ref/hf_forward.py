@@ -260,7 +260,10 @@ def rope_scaling_type(cfg):
     """(type, rope_scaling dict); "type" is the old key of "rope_type"
     (modeling_rope_utils.py @ef46806472a6 rope_config_validation)."""
     rs = cfg.get("rope_scaling") or {}
-    return rs.get("rope_type", rs.get("type", "default")), rs
+    kind = rs.get("rope_type", rs.get("type", "default"))
+    if cfg.get("model_type") == "phi3" and kind in ("su", "yarn"):
+        kind = "longrope"  # configuration_phi3.py @008e57439125: backward compatibility
+    return kind, rs
 
 
 def rope_inv_freq(cfg, dim, theta, n, max_positions):
