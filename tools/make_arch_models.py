@@ -445,6 +445,11 @@ CASES = {
                                                   "low_freq_factor": 1.0,
                                                   "original_max_position_embeddings": 64,
                                                   "rope_type": "llama3"}, rope_theta=10000.0), 20),
+    "mistral-window": (lambda n: llama_like(n, "mistral", "MistralForCausalLM", sliding_window=5,
+                                            head_dim=8), 14),
+    "qwen2-window": (lambda n: llama_like(n, "qwen2", "Qwen2ForCausalLM", L=3, qkv_bias=True,
+                                          max_window_layers=1, sliding_window=5, use_sliding_window=True,
+                                          use_mrope=False), 14),
     "gptj": (gptj, 16),
     "llama-yarn": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", H=2, Hkv=2, hd=16, P=1024,
                                         rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 4.0,
@@ -458,11 +463,6 @@ CASES = {
                                                       "truncate": False, "type": "yarn"}), 16),
     "phi3-longrope": (phi3_longrope, 14),
     "phi3-longrope-short": (phi3_longrope, 7),
-    "mistral-window": (lambda n: llama_like(n, "mistral", "MistralForCausalLM", sliding_window=5,
-                                            head_dim=8), 14),
-    "qwen2-window": (lambda n: llama_like(n, "qwen2", "Qwen2ForCausalLM", L=3, qkv_bias=True,
-                                          max_window_layers=1, sliding_window=5, use_sliding_window=True,
-                                          use_mrope=False), 14),
 }
 
 # Variants the engine before issue 10 already runs (see --crosscheck).

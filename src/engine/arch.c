@@ -202,23 +202,6 @@ static const agm_arch archs[] = {
      .norm2 = "post_attention_layernorm", .qkv_fused = "self_attn.qkv_proj",
      .up = "mlp.gate_up_proj"},
 
-    /* modeling_gptj.py (00b676f8), configuration_gptj.py: GPTJAttention
-     * q/k/v/out_proj without biases, scores / sqrt(head_dim); RoPE on the
-     * first rotary_dim dims (default 64) in rotate_every_two pairs (2j,
-     * 2j + 1), theta 10000 (create_sinusoidal_positions); GPTJBlock parallel:
-     * attn(ln_1(x)) + mlp(ln_1(x)) + x, one norm for both (norm2 = ln_1);
-     * GPTJMLP fc_in, activation_function, fc_out, biased; ln_f. */
-    {.model_type = "gptj", .arch = AG_ARCH_GPTJ, .modeling = "modeling_gptj.py",
-     .prefixes = {"transformer."}, .k_layers = "n_layer", .k_heads = "n_head", .k_hidden = "n_embd",
-     .k_ff = "n_inner", .ff_mult = 4, .k_positions = "n_positions", .k_eps = "layer_norm_epsilon",
-     .eps = 1e-5, .k_act = "activation_function", .act = "gelu_new", .partial_dflt = 1.0,
-     .k_rotary_dim = "rotary_dim", .interleaved = 1, .bias_qkv = {NULL, 0}, .bias_o = {NULL, 0},
-     .bias_mlp = {NULL, 1}, .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PARALLEL,
-     .positions = AG_POS_ROPE, .causal = 1, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,
-     .tok = "wte.weight", .final_norm = "ln_f", .layer = "h.%d.", .norm1 = "ln_1", .norm2 = "ln_1",
-     .q = "attn.q_proj", .k = "attn.k_proj", .v = "attn.v_proj", .o = "attn.out_proj",
-     .up = "mlp.fc_in", .down = "mlp.fc_out"},
-
     /* modeling_vit.py (005db820) ViTModel: ViTEmbeddings cat(cls_token,
      * ViTPatchEmbeddings' Conv2d(C, d, kernel = stride = patch_size)) +
      * position_embeddings; ViTLayer pre-LN (layernorm_before,
@@ -264,6 +247,23 @@ static const agm_arch archs[] = {
      .layer = "encoder.layers.%d.", .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm",
      .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
      .o = "self_attn.out_proj", .up = "fc1", .down = "fc2"},
+
+    /* modeling_gptj.py (00b676f8), configuration_gptj.py: GPTJAttention
+     * q/k/v/out_proj without biases, scores / sqrt(head_dim); RoPE on the
+     * first rotary_dim dims (default 64) in rotate_every_two pairs (2j,
+     * 2j + 1), theta 10000 (create_sinusoidal_positions); GPTJBlock parallel:
+     * attn(ln_1(x)) + mlp(ln_1(x)) + x, one norm for both (norm2 = ln_1);
+     * GPTJMLP fc_in, activation_function, fc_out, biased; ln_f. */
+    {.model_type = "gptj", .arch = AG_ARCH_GPTJ, .modeling = "modeling_gptj.py",
+     .prefixes = {"transformer."}, .k_layers = "n_layer", .k_heads = "n_head", .k_hidden = "n_embd",
+     .k_ff = "n_inner", .ff_mult = 4, .k_positions = "n_positions", .k_eps = "layer_norm_epsilon",
+     .eps = 1e-5, .k_act = "activation_function", .act = "gelu_new", .partial_dflt = 1.0,
+     .k_rotary_dim = "rotary_dim", .interleaved = 1, .bias_qkv = {NULL, 0}, .bias_o = {NULL, 0},
+     .bias_mlp = {NULL, 1}, .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PARALLEL,
+     .positions = AG_POS_ROPE, .causal = 1, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,
+     .tok = "wte.weight", .final_norm = "ln_f", .layer = "h.%d.", .norm1 = "ln_1", .norm2 = "ln_1",
+     .q = "attn.q_proj", .k = "attn.k_proj", .v = "attn.v_proj", .o = "attn.out_proj",
+     .up = "mlp.fc_in", .down = "mlp.fc_out"},
 };
 
 #define N_ARCHS ((int)(sizeof archs / sizeof *archs))
