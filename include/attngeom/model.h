@@ -201,7 +201,8 @@ typedef struct {
     int max_tokens;        /* longest input ag_model_forward accepts: the rows
                               of the position table past position_offset, or
                               max_positions for RoPE (⌊factor·max_positions⌋
-                              with dynamic scaling) */
+                              with dynamic scaling; with yarn the larger of
+                              max_positions and ⌊factor·original⌋) */
     int vocab_size;
     int type_vocab_size;   /* token-type rows (BERT, RoBERTa: type 0 is added),
                               else 0 */

@@ -455,6 +455,9 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model *m)
     g->max_tokens = g->max_positions;
     if (r->type == AG_ROPE_DYNAMIC) /* the length the factor was chosen for, see docs/engine.md */
         g->max_tokens = (int)fmin(floor(r->factor * g->max_positions), AGM_CAP_DIM);
+    if (r->type == AG_ROPE_YARN) /* likewise: factor · original (Qwen's yarn keeps max_position_embeddings) */
+        g->max_tokens = (int)fmax(g->max_positions,
+                                  fmin(floor(r->factor * r->original_max_positions), AGM_CAP_DIM));
     return AG_OK;
 }
 

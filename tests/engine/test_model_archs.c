@@ -970,6 +970,12 @@ Test(model_archs, rope_scaling_yarn_longrope)
     cr_expect_eq(g->rope_extra.truncate, 1);
     cr_expect_eq(g->rope.original_max_positions, g->max_positions); /* no original: max_position_embeddings */
     cr_expect_float_eq(g->rope_extra.attention_factor, 0.1 * log(4) + 1, 1e-15);
+    cr_expect_eq(g->max_tokens, 4 * P); /* factor · original (here max_position_embeddings) */
+    int32_t ids[4 * P + 1] = {0};
+    ag_error err = {0};
+    cr_expect_eq(ag_model_check_ids(m, ids, 4 * P, &err), AG_OK, "%s", err.message);
+    cr_expect_eq(ag_model_check_ids(m, ids, 4 * P + 1, &err), AG_ERANGE);
+    cr_expect(strstr(err.message, "yarn rope_scaling factor 4"), "%s", err.message);
     ag_model_free(m);
     at_opts v5 = {.extra = "{\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 2, \"attention_factor\": 0.75, "
                            "\"rope_theta\": 500}}"};
