@@ -164,8 +164,8 @@ const char *agk_rope_problem(const ag_rope *r, int head_dim, char *buf, size_t l
 const char *agk_rope_extra_problem(const ag_rope *r, const ag_rope_extra *x, int head_dim,
                                    char *buf, size_t len)
 {
-    if (r->type != AG_ROPE_YARN && r->type != AG_ROPE_LONGROPE)
-        return agk_rope_problem(r, head_dim, buf, len);
+    if (!x || (r->type != AG_ROPE_YARN && r->type != AG_ROPE_LONGROPE))
+        return agk_rope_problem(r, head_dim, buf, len); /* refuses yarn, longrope without x */
     ag_rope base = *r;
     base.type = AG_ROPE_LINEAR; /* theta, rotary_dim and factor alike */
     const char *why = agk_rope_problem(&base, head_dim, buf, len);

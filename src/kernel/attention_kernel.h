@@ -57,7 +57,8 @@ const char *agk_rope_problem(const ag_rope *r, int head_dim, char *buf, size_t l
 
 /* agk_rope_problem for a rope with its extra parameters (yarn: betas,
  * attention factor; longrope: both factor lists, attention factor); x is
- * only read for those two types. */
+ * only read for those two types, and x NULL is agk_rope_problem (which
+ * refuses them by name). */
 const char *agk_rope_extra_problem(const ag_rope *r, const ag_rope_extra *x, int head_dim,
                                    char *buf, size_t len);
 

@@ -111,6 +111,8 @@ Test(rope_scaling, problems)
                  .original_max_positions = 16};
     const char *why = agk_rope_problem(&r, 8, buf, sizeof buf);
     cr_assert(why && strstr(why, "yarn"), "%s", why ? why : "(accepted)");
+    why = agk_rope_extra_problem(&r, NULL, 8, buf, sizeof buf);
+    cr_assert(why && strstr(why, "yarn"), "%s", why ? why : "(accepted)");
     ag_rope_extra x = {.attention_factor = 1.1, .beta_fast = 32, .beta_slow = 1, .truncate = 1};
     cr_expect_null(agk_rope_extra_problem(&r, &x, 8, buf, sizeof buf));
     x.attention_factor = -1;
