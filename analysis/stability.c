@@ -30,6 +30,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,7 @@ typedef struct {
 typedef struct {
     ag_head_input in;
     qk_side side[2];    /* Q, K */
+    const ag_rope_extra *x; /* RoPE beyond ag_rope, or NULL */
 } head_def;
 
 struct ag_head_lin {
@@ -122,7 +124,20 @@ static agk_head kernel_head(const ag_head_input *h)
                       .softcap = h->softcap, .causal = h->causal, .window = h->window};
 }
 
-static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *err)
+/* What is wrong with the head's rope given x (NULL: ag_rope alone), or
+ * NULL. GPT-J's pairs are not taken here: ag_model_attn_weights lists them
+ * as rotate-half pairs of permuted W_Q, W_K columns instead. */
+static const char *rope_problem(const ag_head_input *h, const ag_rope_extra *x, char *buf,
+                                size_t len)
+{
+    if (x && x->interleaved)
+        return snprintf(buf, len, "interleaved rope pairs are not taken: give W_Q, W_K with the pairs as rotate-half pairs (ag_model_attn_weights does)"), buf;
+    return x ? agk_rope_extra_problem(&h->rope, x, (int)h->d_h, buf, len)
+             : agk_rope_problem(&h->rope, (int)h->d_h, buf, len);
+}
+
+static int normalise_input(const ag_head_input *in, const ag_rope_extra *x, ag_head_input *h,
+                           ag_error *err)
 {
     if (!in)
         return ag_error_set(err, AG_EINVAL, "stability: missing head input");
@@ -149,7 +164,9 @@ static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *
         h->scale = 1.0 / sqrt((double)h->d_h);
     char why[160];
     agk_head hc = kernel_head(h);
-    const char *bad = agk_head_problem(&hc, &h->rope, why, sizeof why);
+    const char *bad = agk_head_problem(&hc, NULL, why, sizeof why);
+    if (!bad)
+        bad = rope_problem(h, x, why, sizeof why);
     if (bad)
         return ag_error_set(err, AG_EINVAL, "stability: %s", bad);
     int rc = check_finite(h->x, h->n, h->d, h->ldx, "X", err);
@@ -213,10 +230,11 @@ static int normalise_qk(const ag_head_qk_norm *qk, head_def *hd, ag_error *err)
     return AG_OK;
 }
 
-static int normalise_def(const ag_head_input *in, const ag_head_qk_norm *qk, head_def *hd,
-                         ag_error *err)
+static int normalise_def(const ag_head_input *in, const ag_head_qk_norm *qk,
+                         const ag_rope_extra *x, head_def *hd, ag_error *err)
 {
-    int rc = normalise_input(in, &hd->in, err);
+    hd->x = x;
+    int rc = normalise_input(in, x, &hd->in, err);
     return rc ? rc : normalise_qk(qk, hd, err);
 }
 
@@ -245,7 +263,7 @@ static void project(const double *X, size_t n, size_t d, size_t ldx, const doubl
 
 /* The rotary tables cos | sin (2, n, rotary_dim/2) of positions 0..n−1, or
  * NULL without RoPE; *ok = 0 when out of memory. */
-static double *rope_tables(const ag_head_input *h, int *ok)
+static double *rope_tables(const ag_head_input *h, const ag_rope_extra *x, int *ok)
 {
     size_t half = (size_t)h->rope.rotary_dim / 2;
     *ok = 1;
@@ -256,8 +274,11 @@ static double *rope_tables(const ag_head_input *h, int *ok)
         *ok = 0;
         return NULL;
     }
-    ag_rope_inv_freq(&h->rope, h->n, t + 2 * h->n * half);
+    ag_rope_inv_freq_extra(&h->rope, x, h->n, t + 2 * h->n * half);
     agk_rope_tables_f64(t + 2 * h->n * half, h->rope.rotary_dim, h->n, t, t + h->n * half);
+    double af = x ? x->attention_factor : 0; /* yarn, longrope: cos, sin times it */
+    for (size_t i = 0; af > 0 && af != 1 && i < 2 * h->n * half; i++)
+        t[i] *= af;
     return t;
 }
 
@@ -346,10 +367,10 @@ int ag_head_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *q, do
                double *scale, ag_error *err)
 {
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err), tab_ok;
+    int rc = normalise_def(in, qk, NULL, &hd, err), tab_ok;
     if (rc)
         return rc;
-    double *tab = rope_tables(&hd.in, &tab_ok);
+    double *tab = rope_tables(&hd.in, hd.x, &tab_ok);
     if (!tab_ok)
         return ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens",
                             hd.in.n);
@@ -383,11 +404,11 @@ static int linear_rows(const ag_head_input *h, const double *q, const double *k,
 
 /* The head's A at its input: its softmax, or (linear) linear attention on
  * the same rotated q and k. */
-static int head_map(const ag_head_input *in, const ag_head_qk_norm *qk, double *A, int linear,
-                    ag_error *err)
+static int head_map(const ag_head_input *in, const ag_head_qk_norm *qk, const ag_rope_extra *x,
+                    double *A, int linear, ag_error *err)
 {
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err);
+    int rc = normalise_def(in, qk, x, &hd, err);
     if (rc)
         return rc;
     const ag_head_input h = hd.in;
@@ -396,7 +417,7 @@ static int head_map(const ag_head_input *in, const ag_head_qk_norm *qk, double *
     size_t n = h.n, dh = h.d_h;
     int tab_ok;
     double *q = malloc(n * dh * sizeof *q), *k = malloc(n * dh * sizeof *k);
-    double *tab = rope_tables(&h, &tab_ok);
+    double *tab = rope_tables(&h, hd.x, &tab_ok);
     if (!q || !k || !tab_ok)
         rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
     else
@@ -411,24 +432,30 @@ static int head_map(const ag_head_input *in, const ag_head_qk_norm *qk, double *
 
 int ag_head_attention(const ag_head_input *in, double *A, ag_error *err)
 {
-    return head_map(in, NULL, A, 0, err);
+    return head_map(in, NULL, NULL, A, 0, err);
 }
 
 int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err)
 {
-    return head_map(in, NULL, A, 1, err);
+    return head_map(in, NULL, NULL, A, 1, err);
 }
 
 int ag_head_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
                          ag_error *err)
 {
-    return head_map(in, qk, A, 0, err);
+    return head_map(in, qk, NULL, A, 0, err);
 }
 
 int ag_head_linear_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
                                 ag_error *err)
 {
-    return head_map(in, qk, A, 1, err);
+    return head_map(in, qk, NULL, A, 1, err);
+}
+
+int ag_head_linear_attention_extra(const ag_head_input *in, const ag_rope_extra *x, double *A,
+                                   ag_error *err)
+{
+    return head_map(in, NULL, x, A, 1, err);
 }
 
 /* ---- linearisation, JVP and VJP ------------------------------------------- */
@@ -506,7 +533,7 @@ static int linearize(const head_def *hd, ag_head_lin **out, ag_error *err)
     L->q = malloc(n * dh * sizeof(double));
     L->k = malloc(n * dh * sizeof(double));
     L->A = malloc(n * n * sizeof(double));
-    L->tab = rope_tables(h, &tab_ok);
+    L->tab = rope_tables(h, hd->x, &tab_ok);
     if (h->softcap > 0)
         L->dcap = malloc(n * n * sizeof(double));
     if (!sides_ok || !L->q || !L->k || !L->A || !tab_ok || (h->softcap > 0 && !L->dcap)) {
@@ -524,20 +551,32 @@ static int linearize(const head_def *hd, ag_head_lin **out, ag_error *err)
     return AG_OK;
 }
 
-int ag_head_linearize_qk(const ag_head_input *in, const ag_head_qk_norm *qk, ag_head_lin **out,
-                         ag_error *err)
+static int linearize_def(const ag_head_input *in, const ag_head_qk_norm *qk,
+                         const ag_rope_extra *x, ag_head_lin **out, ag_error *err)
 {
     if (!out)
         return ag_error_set(err, AG_EINVAL, "stability: missing output pointer");
     *out = NULL;
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err);
+    int rc = normalise_def(in, qk, x, &hd, err);
     return rc ? rc : linearize(&hd, out, err);
+}
+
+int ag_head_linearize_qk(const ag_head_input *in, const ag_head_qk_norm *qk, ag_head_lin **out,
+                         ag_error *err)
+{
+    return linearize_def(in, qk, NULL, out, err);
+}
+
+int ag_head_linearize_extra(const ag_head_input *in, const ag_rope_extra *x, ag_head_lin **out,
+                            ag_error *err)
+{
+    return linearize_def(in, NULL, x, out, err);
 }
 
 int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err)
 {
-    return ag_head_linearize_qk(in, NULL, out, err);
+    return linearize_def(in, NULL, NULL, out, err);
 }
 
 const double *ag_head_lin_attention(const ag_head_lin *lin)
@@ -938,7 +977,7 @@ static int sensitivity(const head_def *hd, const double *A0, const ag_stability_
     int tab_ok;
     double *E = malloc(nd * sizeof *E), *Xp = malloc(nd * sizeof *Xp);
     double *A1 = malloc(n * n * sizeof *A1), *q = malloc(2 * n * dh * sizeof *q);
-    double *tab = rope_tables(h, &tab_ok);
+    double *tab = rope_tables(h, hd->x, &tab_ok);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     int rc = AG_OK;
     if (!E || !Xp || !A1 || !q || !tab_ok || !rng) {
@@ -1080,9 +1119,9 @@ static int angle_keys(const head_def *hd, const ag_metric_set *sel, ag_record *r
     return rc == AG_ENOMEM ? ag_error_set(err, rc, "stability: out of memory") : rc;
 }
 
-int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
-                            const ag_stability_options *given, const ag_metric_set *sel,
-                            ag_record *rec, ag_error *err)
+static int stability_def(const ag_head_input *in, const ag_head_qk_norm *qk,
+                         const ag_rope_extra *x, const ag_stability_options *given,
+                         const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
     ag_stability_options o = AG_STABILITY_OPTIONS_DEFAULT;
     if (given && AG_SIZED_READ(&o, given, ag_stability_options, err) != AG_OK)
@@ -1091,7 +1130,7 @@ int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
     if (!sel || !rec)
         return ag_error_set(err, AG_EINVAL, "stability: missing selection or record");
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err);
+    int rc = normalise_def(in, qk, x, &hd, err);
     if (!rc)
         rc = check_options(opt, err);
     if (rc || !ag_family_selected(sel, AG_FAMILY_STABILITY))
@@ -1137,4 +1176,18 @@ int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
     }
     ag_head_lin_free(L);
     return rc;
+}
+
+int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
+                            const ag_stability_options *given, const ag_metric_set *sel,
+                            ag_record *rec, ag_error *err)
+{
+    return stability_def(in, qk, NULL, given, sel, rec, err);
+}
+
+int ag_stability_metrics_extra(const ag_head_input *in, const ag_rope_extra *x,
+                               const ag_stability_options *given, const ag_metric_set *sel,
+                               ag_record *rec, ag_error *err)
+{
+    return stability_def(in, NULL, x, given, sel, rec, err);
 }

@@ -118,7 +118,8 @@ extern "C" {
  *       library writes them whole into the caller's memory: ag_error and
  *       ag_array (core.h), ag_cell, ag_row and ag_table (records.h), ag_moments
  *       and ag_welch (aggregate.h), ag_sha256 (io.h), ag_head_factors,
- *       ag_head_input, ag_head_qk_norm, ag_rope, ag_attn_weights, ag_block_params,
+ *       ag_head_input, ag_head_qk_norm, ag_rope, ag_rope_extra, ag_attn_weights,
+ *       ag_block_params,
  *       ag_contrib_output (contributions.h), ag_run_tensors, ag_lanczos_info,
  *       ag_curvature_edge, ag_plot_series, ag_plot_output, ag_plot_lens_panel; the decoded
  *       inputs ag_image and ag_image_tensor (image.h), ag_audio and

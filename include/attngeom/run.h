@@ -460,6 +460,8 @@ typedef struct {
                                    with input, family K (ag_lens_metrics,
                                    with input_qk);
                                    NULL: none even when selected */
+    const ag_rope_extra *rope_extra; /* family E's RoPE beyond ag_rope (yarn,
+                                   longrope: ag_stability_metrics_extra); NULL: none */
 } ag_run_layer_heads;
 /* Kind 3 of core.h's ABI rule: start from it. */
 #define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}

@@ -126,6 +126,17 @@ AG_EXPORT int ag_stability_metrics(const ag_head_input *in, const ag_stability_o
 AG_EXPORT int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
                                       const ag_stability_options *opt, const ag_metric_set *sel,
                                       ag_record *rec, ag_error *err);
+/* ag_stability_metrics with the RoPE parameters ag_rope has no field for
+ * (x NULL: none): yarn's and longrope's frequencies (ag_rope_inv_freq_extra)
+ * and their attention factor on cos and sin, as the engine's pass uses
+ * them (a model's cfg.rope_extra). Without x a yarn or longrope rope is
+ * refused (AG_EINVAL naming it). x->interleaved is refused: GPT-J's pairs
+ * come as rotate-half pairs of permuted W_Q, W_K (ag_model_attn_weights).
+ * Errors as ag_stability_metrics; x is borrowed. */
+AG_EXPORT int ag_stability_metrics_extra(const ag_head_input *in, const ag_rope_extra *x,
+                                         const ag_stability_options *opt,
+                                         const ag_metric_set *sel, ag_record *rec,
+                                         ag_error *err);
 
 /* ---- building blocks ---------------------------------------------------- */
 
@@ -141,6 +152,10 @@ AG_EXPORT int ag_head_attention(const ag_head_input *in, double *A, ag_error *er
  * form does not take), over the keys its mask lets query i see (causal,
  * window), 0 elsewhere. Errors as ag_head_attention's. */
 AG_EXPORT int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err);
+/* ag_head_linear_attention with x's RoPE parameters (yarn, longrope), as
+ * ag_stability_metrics_extra. */
+AG_EXPORT int ag_head_linear_attention_extra(const ag_head_input *in, const ag_rope_extra *x,
+                                             double *A, ag_error *err);
 
 /* ag_head_attention and ag_head_linear_attention of a head with a QK-norm
  * (qk NULL: none). Errors as ag_stability_metrics_qk's. */
@@ -158,6 +173,9 @@ AG_EXPORT int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_e
  * differentiate through it. Memory adds O((n + d)·width) per side. */
 AG_EXPORT int ag_head_linearize_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
                                    ag_head_lin **out, ag_error *err);
+/* ag_head_linearize with x's RoPE parameters, as ag_stability_metrics_extra. */
+AG_EXPORT int ag_head_linearize_extra(const ag_head_input *in, const ag_rope_extra *x,
+                                      ag_head_lin **out, ag_error *err);
 AG_EXPORT void ag_head_lin_free(ag_head_lin *lin);
 /* A(X) (n, n), owned by lin. */
 AG_EXPORT const double *ag_head_lin_attention(const ag_head_lin *lin);

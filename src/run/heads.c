@@ -104,7 +104,9 @@ static int head_task(size_t i, int worker, void *user)
         ag_stability_options so = {.size = sizeof(ag_stability_options),
                                    .epsilon = j->opt->epsilon, .trials = j->opt->trials,
                                    .seed = j->opt->seed};
-        status = ag_stability_metrics_qk(&in, &qk, &so, j->sel, r, &j->errs[i]);
+        status = qk.kind != AG_QK_NORM_NONE
+                     ? ag_stability_metrics_qk(&in, &qk, &so, j->sel, r, &j->errs[i])
+                     : ag_stability_metrics_extra(&in, L->rope_extra, &so, j->sel, r, &j->errs[i]);
     }
     if (status == AG_OK && j->values)
         status = head_values(j, i, h, A, r);
@@ -193,6 +195,7 @@ typedef struct {
     const ag_attn_weights *w;
     const ag_model_config *g;
     ag_array gq, gk; /* the layer's QK-norm scales (ag_model_qk_norm), or empty */
+    ag_rope_extra rope;  /* the model's, GPT-J's pairs already rotate-half in w */
 } layer_input;
 
 /* Family E of query head h: the view's X (the Q/K input, used in double
@@ -239,10 +242,13 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     int status = a->stability || a->values || a->lens
                      ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err)
                      : AG_OK;
-    layer_input li = {v, &weights, ag_model_get_config(a->m), {0}, {0}};
+    layer_input li = {v, &weights, ag_model_get_config(a->m), {0}, {0},
+                      ag_model_get_config(a->m)->rope_extra};
+    li.rope.interleaved = 0; /* ag_model_attn_weights de-interleaved them */
     if (status == AG_OK && (a->stability || a->lens))
         status = ag_model_qk_norm(a->m, v->layer, &li.gq, &li.gk, &a->err);
     ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, a->heads);
+    L.rope_extra = &li.rope;
     L.input = a->stability || a->lens ? view_head_input : NULL;
     L.input_qk = a->stability || a->lens ? view_head_qk : NULL;
     L.scores = a->lens ? v->scores : NULL;

@@ -29,12 +29,16 @@ static int linear_layer(lens_job *j, const ag_layer_view *v, ag_error *e)
     int status = ag_model_attn_weights(j->m, v->layer, &w, e), h = 0;
     if (status == AG_OK)
         status = ag_model_qk_norm(j->m, v->layer, &gq, &gk, e);
+    ag_rope_extra x = g->rope_extra;
+    x.interleaved = 0; /* ag_model_attn_weights de-interleaved GPT-J's pairs */
     for (; status == AG_OK && h < v->n_head; h++) {
         ag_head_input in;
         ag_head_qk_norm qk;
         ag_attn_weights_head_input(&w, v->x, v->n, v->d, h, &in);
         ag_attn_weights_head_qk_norm(&w, g->qk_norm, g->norm_eps, &gq, &gk, h, &qk);
-        status = ag_head_linear_attention_qk(&in, &qk, j->buf + (size_t)h * v->n * v->n, e);
+        status = qk.kind != AG_QK_NORM_NONE
+                     ? ag_head_linear_attention_qk(&in, &qk, j->buf + (size_t)h * v->n * v->n, e)
+                     : ag_head_linear_attention_extra(&in, &x, j->buf + (size_t)h * v->n * v->n, e);
     }
     ag_attn_weights_free(&w);
     ag_array_free(&gq);

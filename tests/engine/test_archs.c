@@ -135,6 +135,11 @@ Test(archs, llama_dynamic) { check_arch("llama-dynamic"); }
 Test(archs, llama3) { check_arch("llama3"); }
 Test(archs, mistral_window) { check_arch("mistral-window"); }
 Test(archs, qwen2_window) { check_arch("qwen2-window"); }
+Test(archs, gptj) { check_arch("gptj"); }
+Test(archs, llama_yarn) { check_arch("llama-yarn"); }
+Test(archs, qwen2_yarn) { check_arch("qwen2-yarn"); }
+Test(archs, phi3_longrope) { check_arch("phi3-longrope"); }
+Test(archs, phi3_longrope_short) { check_arch("phi3-longrope-short"); }
 Test(archs, qwen3) { check_arch("qwen3"); }
 Test(archs, olmo2) { check_arch("olmo2"); }
 Test(archs, gemma3) { check_arch("gemma3"); }

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Check the engine on the random-weight architecture folders of issue 10.
 
-Usage: /usr/bin/python3 tests/ref/check_archs.py path/to/attngeom
+Usage: /usr/bin/python3 tests/ref/check_archs.py path/to/attngeom [NAME...]
+(NAMEs: only those folders in part 2)
 
 Folders: tests/data/models/arch/<name>/ (made by tools/make_arch_models.py),
 references: tests/data/archref/<name>/{ids.json, attn.npy, hidden.npy} from
@@ -31,8 +32,9 @@ tests/ref/hf_forward.py.
    masked probabilities exactly 0; `info FOLDER`, `analyze FOLDER --tokens
    IDS --metrics all` and `weights FOLDER` exit 0.
 3. Errors, on copies made in a temporary folder: an unknown model_type, a
-   rope_scaling of type "yarn" and a missing tensor (among them Qwen3's and
-   OLMo-2's QK-norm weights) each give exactly one
+   rope_scaling of type "ntk", a longrope long_factor of the wrong length,
+   GPT-J's rotary_dim null with 4 heads and a missing tensor (among them
+   Qwen3's and OLMo-2's QK-norm weights) each give exactly one
    line on stderr naming the field value or tensor, and exit 1.
 Failures are reported per folder; inputs of failing attention cases are saved
 under /tmp/ag_arch_mismatch/. Exits 1 on any failure.
@@ -394,9 +396,14 @@ def check_errors(cli, tmp, failures):
     _edit_config(d, lambda c: c.update(model_type="falcon_mamba_xyz"))
     cases.append(("unknown model_type", d, "falcon_mamba_xyz"))
     d = _copy("llama-linear", tmp, 1)
-    _edit_config(d, lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 2.0,
-                                                     "original_max_position_embeddings": 32}))
-    cases.append(("rope_scaling yarn", d, "yarn"))
+    _edit_config(d, lambda c: c.update(rope_scaling={"rope_type": "ntk", "factor": 2.0}))
+    cases.append(("rope_scaling ntk", d, "ntk"))
+    d = _copy("phi3-longrope", tmp, 5)
+    _edit_config(d, lambda c: c["rope_scaling"].update(long_factor=[1.0, 2.0]))
+    cases.append(("longrope long_factor length", d, "long_factor"))
+    d = _copy("gptj", tmp, 6)  # pos_embd_dim = n_embd: HF cannot broadcast it over 4 heads
+    _edit_config(d, lambda c: c.update(rotary_dim=None))
+    cases.append(("gptj rotary_dim null", d, "rotary_dim"))
     for k, (name, tensor) in enumerate((("llama-linear", "model.layers.1.self_attn.k_proj.weight"),
                          ("gpt-neox-parallel", "gpt_neox.layers.0.attention.query_key_value.weight"),
                          ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"),
@@ -443,6 +450,8 @@ def main(argv):
         ch = CM.Checker(cli, tmp)
         rows = []
         for name in MK.CASES:
+            if len(argv) > 2 and name not in argv[2:]:
+                continue
             nfail = len(ch.failures)
             err = check_folder(ch, cli, name, tmp)
             rows.append((name, err, len(ch.failures) - nfail))
