@@ -409,7 +409,7 @@ def check_errors(cli, tmp, failures):
                          ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"),
                          ("qwen3", "model.layers.1.self_attn.k_norm.weight"),
                          ("olmo2", "model.layers.0.self_attn.q_norm.weight"))):
-        d = _copy(name, tmp, 2 + k)
+        d = _copy(name, tmp, 7 + k)  # 2..6 taken above
         _drop_tensor(d, tensor)
         short = tensor.split(".", 1)[1]  # the message may name it without the class prefix
         cases.append(("missing tensor (%s)" % name, d, short))
