@@ -230,12 +230,16 @@ static int normalise_qk(const ag_head_qk_norm *qk, head_def *hd, ag_error *err)
     return AG_OK;
 }
 
-static int normalise_def(const ag_head_input *in, const ag_head_qk_norm *qk,
-                         const ag_rope_extra *x, head_def *hd, ag_error *err)
+/* Check in and what ex adds (a sized struct, NULL: none) and fill hd. */
+static int normalise_def(const ag_head_input *in, const ag_head_extra *ex, head_def *hd,
+                         ag_error *err)
 {
-    hd->x = x;
-    int rc = normalise_input(in, x, &hd->in, err);
-    return rc ? rc : normalise_qk(qk, hd, err);
+    ag_head_extra e = AG_HEAD_EXTRA_DEFAULT;
+    if (ex && AG_SIZED_READ(&e, ex, ag_head_extra, err) != AG_OK)
+        return AG_EINVAL;
+    hd->x = e.rope;
+    int rc = normalise_input(in, e.rope, &hd->in, err);
+    return rc ? rc : normalise_qk(e.qk, hd, err);
 }
 
 static int check_options(const ag_stability_options *opt, ag_error *err)
@@ -363,11 +367,11 @@ static int head_forward(const head_def *hd, const double *X, size_t ldx, const d
     return rc == AG_OK ? check_overflow(A, h->n, h->n, "the attention", err) : rc;
 }
 
-int ag_head_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *q, double *k,
+int ag_head_qk(const ag_head_input *in, const ag_head_extra *ex, double *q, double *k,
                double *scale, ag_error *err)
 {
     head_def hd;
-    int rc = normalise_def(in, qk, NULL, &hd, err), tab_ok;
+    int rc = normalise_def(in, ex, &hd, err), tab_ok;
     if (rc)
         return rc;
     double *tab = rope_tables(&hd.in, hd.x, &tab_ok);
@@ -404,11 +408,11 @@ static int linear_rows(const ag_head_input *h, const double *q, const double *k,
 
 /* The head's A at its input: its softmax, or (linear) linear attention on
  * the same rotated q and k. */
-static int head_map(const ag_head_input *in, const ag_head_qk_norm *qk, const ag_rope_extra *x,
-                    double *A, int linear, ag_error *err)
+static int head_map(const ag_head_input *in, const ag_head_extra *ex, double *A, int linear,
+                    ag_error *err)
 {
     head_def hd;
-    int rc = normalise_def(in, qk, x, &hd, err);
+    int rc = normalise_def(in, ex, &hd, err);
     if (rc)
         return rc;
     const ag_head_input h = hd.in;
@@ -432,30 +436,24 @@ static int head_map(const ag_head_input *in, const ag_head_qk_norm *qk, const ag
 
 int ag_head_attention(const ag_head_input *in, double *A, ag_error *err)
 {
-    return head_map(in, NULL, NULL, A, 0, err);
+    return head_map(in, NULL, A, 0, err);
 }
 
 int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err)
 {
-    return head_map(in, NULL, NULL, A, 1, err);
+    return head_map(in, NULL, A, 1, err);
 }
 
-int ag_head_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
+int ag_head_attention_ex(const ag_head_input *in, const ag_head_extra *ex, double *A,
                          ag_error *err)
 {
-    return head_map(in, qk, NULL, A, 0, err);
+    return head_map(in, ex, A, 0, err);
 }
 
-int ag_head_linear_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
+int ag_head_linear_attention_ex(const ag_head_input *in, const ag_head_extra *ex, double *A,
                                 ag_error *err)
 {
-    return head_map(in, qk, NULL, A, 1, err);
-}
-
-int ag_head_linear_attention_extra(const ag_head_input *in, const ag_rope_extra *x, double *A,
-                                   ag_error *err)
-{
-    return head_map(in, NULL, x, A, 1, err);
+    return head_map(in, ex, A, 1, err);
 }
 
 /* ---- linearisation, JVP and VJP ------------------------------------------- */
@@ -551,32 +549,20 @@ static int linearize(const head_def *hd, ag_head_lin **out, ag_error *err)
     return AG_OK;
 }
 
-static int linearize_def(const ag_head_input *in, const ag_head_qk_norm *qk,
-                         const ag_rope_extra *x, ag_head_lin **out, ag_error *err)
+int ag_head_linearize_ex(const ag_head_input *in, const ag_head_extra *ex, ag_head_lin **out,
+                         ag_error *err)
 {
     if (!out)
         return ag_error_set(err, AG_EINVAL, "stability: missing output pointer");
     *out = NULL;
     head_def hd;
-    int rc = normalise_def(in, qk, x, &hd, err);
+    int rc = normalise_def(in, ex, &hd, err);
     return rc ? rc : linearize(&hd, out, err);
-}
-
-int ag_head_linearize_qk(const ag_head_input *in, const ag_head_qk_norm *qk, ag_head_lin **out,
-                         ag_error *err)
-{
-    return linearize_def(in, qk, NULL, out, err);
-}
-
-int ag_head_linearize_extra(const ag_head_input *in, const ag_rope_extra *x, ag_head_lin **out,
-                            ag_error *err)
-{
-    return linearize_def(in, NULL, x, out, err);
 }
 
 int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err)
 {
-    return linearize_def(in, NULL, NULL, out, err);
+    return ag_head_linearize_ex(in, NULL, out, err);
 }
 
 const double *ag_head_lin_attention(const ag_head_lin *lin)
@@ -1095,7 +1081,7 @@ static int qk_cos_mean(const double *q, const double *k, size_t n, size_t dh, in
 int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *given,
                          const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
-    return ag_stability_metrics_qk(in, NULL, given, sel, rec, err);
+    return ag_stability_metrics_ex(in, NULL, given, sel, rec, err);
 }
 
 /* q_mean_cosine, k_mean_cosine: family C's mean_cosine of the unrotated
@@ -1119,9 +1105,9 @@ static int angle_keys(const head_def *hd, const ag_metric_set *sel, ag_record *r
     return rc == AG_ENOMEM ? ag_error_set(err, rc, "stability: out of memory") : rc;
 }
 
-static int stability_def(const ag_head_input *in, const ag_head_qk_norm *qk,
-                         const ag_rope_extra *x, const ag_stability_options *given,
-                         const ag_metric_set *sel, ag_record *rec, ag_error *err)
+int ag_stability_metrics_ex(const ag_head_input *in, const ag_head_extra *ex,
+                            const ag_stability_options *given, const ag_metric_set *sel,
+                            ag_record *rec, ag_error *err)
 {
     ag_stability_options o = AG_STABILITY_OPTIONS_DEFAULT;
     if (given && AG_SIZED_READ(&o, given, ag_stability_options, err) != AG_OK)
@@ -1130,7 +1116,7 @@ static int stability_def(const ag_head_input *in, const ag_head_qk_norm *qk,
     if (!sel || !rec)
         return ag_error_set(err, AG_EINVAL, "stability: missing selection or record");
     head_def hd;
-    int rc = normalise_def(in, qk, x, &hd, err);
+    int rc = normalise_def(in, ex, &hd, err);
     if (!rc)
         rc = check_options(opt, err);
     if (rc || !ag_family_selected(sel, AG_FAMILY_STABILITY))
@@ -1178,16 +1164,3 @@ static int stability_def(const ag_head_input *in, const ag_head_qk_norm *qk,
     return rc;
 }
 
-int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
-                            const ag_stability_options *given, const ag_metric_set *sel,
-                            ag_record *rec, ag_error *err)
-{
-    return stability_def(in, qk, NULL, given, sel, rec, err);
-}
-
-int ag_stability_metrics_extra(const ag_head_input *in, const ag_rope_extra *x,
-                               const ag_stability_options *given, const ag_metric_set *sel,
-                               ag_record *rec, ag_error *err)
-{
-    return stability_def(in, NULL, x, given, sel, rec, err);
-}

@@ -320,7 +320,8 @@ AG_EXPORT int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n
  * so that rope's rotate-half pairs are GPT-J's (2j, 2j + 1) pairs: q·k,
  * and so the probabilities, are those of the pass. yarn / longrope: rope
  * has the type; its frequencies and attention factor need the model's
- * cfg.rope_extra (ag_stability_metrics_extra). Query head h owns columns h·head_dim … of wq; kv head
+ * cfg.rope_extra (ag_head_extra's rope, ag_stability_metrics_ex). Query
+ * head h owns columns h·head_dim … of wq; kv head
  * g = h / (n_head / n_kv_head) owns those of wk and wv; rows h·head_dim … of
  * wo. Biases are empty arrays (data NULL) when the model has none. The
  * layer's probabilities are, per query head,

@@ -209,7 +209,7 @@ Test(archs, qk_norm_configs)
     ag_model_free(m);
 }
 
-/* Family E's map of a head of a QK-norm model: ag_head_attention_qk on the
+/* Family E's map of a head of a QK-norm model: ag_head_attention_ex on the
  * callback's X, the layer's weights and ag_model_qk_norm's scales is the
  * pass's attention (1e-12, f64), every layer and head; without the norm
  * (ag_head_attention) it is not (the norm moves it by far more). */
@@ -236,7 +236,9 @@ static int qk_map_layer(const ag_layer_view *v, void *user)
         ag_attn_weights_head_input(&w, v->x, v->n, v->d, h, &in);
         ag_attn_weights_head_qk_norm(&w, g->qk_norm, g->norm_eps, &gq, &gk, h, &qk);
         const double *P = v->attn + (size_t)h * v->n * v->n;
-        cr_assert_eq(ag_head_attention_qk(&in, &qk, A, &err), AG_OK, "%s", err.message);
+        ag_head_extra ex = AG_HEAD_EXTRA_DEFAULT;
+        ex.qk = &qk;
+        cr_assert_eq(ag_head_attention_ex(&in, &ex, A, &err), AG_OK, "%s", err.message);
         for (size_t i = 0; i < v->n * v->n; i++)
             c->err = fmax(c->err, fabs(A[i] - P[i]));
         cr_assert_eq(ag_head_attention(&in, A, &err), AG_OK, "%s", err.message);

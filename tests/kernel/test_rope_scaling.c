@@ -12,7 +12,7 @@
  *     tokens, long_factor beyond;
  *   - GPT-J's pairs (2j, 2j + 1) turn like rotate-half pairs (j, j + r/2)
  *     of the permuted vector;
- *   - family E (ag_head_linearize_extra) gives the pass's probabilities on
+ *   - family E (ag_head_linearize_ex) gives the pass's probabilities on
  *     the yarn / longrope / gptj folders, and refuses a yarn rope without
  *     its ag_rope_extra.
  * Run from the repository root (the model folders of tests/data/models/arch). */
@@ -208,12 +208,14 @@ static int fam_e_layer(const ag_layer_view *v, void *user)
     cr_assert_eq(ag_model_attn_weights(c->m, v->layer, &w, &err), AG_OK, "%s", err.message);
     ag_rope_extra x = g->rope_extra;
     x.interleaved = 0;
+    ag_head_extra ex = AG_HEAD_EXTRA_DEFAULT;
+    ex.rope = &x;
     int scaled = g->rope.type == AG_ROPE_YARN || g->rope.type == AG_ROPE_LONGROPE;
     for (int h = 0; h < v->n_head; h++) {
         ag_head_input in;
         ag_attn_weights_head_input(&w, v->x, v->n, v->d, h, &in);
         ag_head_lin *L = NULL;
-        int rc = ag_head_linearize_extra(&in, scaled ? &x : NULL, &L, &err);
+        int rc = ag_head_linearize_ex(&in, scaled ? &ex : NULL, &L, &err);
         cr_assert_eq(rc, AG_OK, "layer %d head %d: %s", v->layer, h, err.message);
         const double *A = ag_head_lin_attention(L), *P = v->attn + (size_t)h * v->n * v->n;
         for (size_t i = 0; i < v->n * v->n; i++)
@@ -226,7 +228,7 @@ static int fam_e_layer(const ag_layer_view *v, void *user)
                       "%s", err.message);
         } else { /* GPT-J's pairs are not taken as a flag */
             x = g->rope_extra;
-            rc = ag_head_linearize_extra(&in, &x, &L, &err);
+            rc = ag_head_linearize_ex(&in, &ex, &L, &err);
             cr_expect_eq(rc, AG_EINVAL);
             cr_expect(strstr(err.message, "interleaved"), "%s", err.message);
         }
