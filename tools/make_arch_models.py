@@ -494,6 +494,15 @@ def phi3_longrope(name):
     return cfg, g
 
 
+def qwen3_yarn(name):
+    """Qwen3 with rope_scaling yarn (factor 4 over 8 original positions of
+    64): a QK-norm and yarn's frequencies and attention factor in one head,
+    as Qwen3's long-context configs combine them."""
+    cfg, g = qwen3(name)
+    cfg.update(rope_scaling={"factor": 4.0, "original_max_position_embeddings": 8, "rope_type": "yarn"})
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -546,6 +555,7 @@ CASES = {
                                                       "truncate": False, "type": "yarn"}), 16),
     "phi3-longrope": (phi3_longrope, 14),
     "phi3-longrope-short": (phi3_longrope, 7),
+    "qwen3-yarn": (qwen3_yarn, 14),
 }
 
 # Variants the engine before issue 10 already runs (see --crosscheck).
