@@ -30,6 +30,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,7 @@ typedef struct {
 typedef struct {
     ag_head_input in;
     qk_side side[2];    /* Q, K */
+    const ag_rope_extra *x; /* RoPE beyond ag_rope, or NULL */
 } head_def;
 
 struct ag_head_lin {
@@ -123,7 +125,20 @@ static agk_head kernel_head(const ag_head_input *h)
                       .alibi = h->alibi, .slope = h->alibi_slope};
 }
 
-static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *err)
+/* What is wrong with the head's rope given x (NULL: ag_rope alone), or
+ * NULL. GPT-J's pairs are not taken here: ag_model_attn_weights lists them
+ * as rotate-half pairs of permuted W_Q, W_K columns instead. */
+static const char *rope_problem(const ag_head_input *h, const ag_rope_extra *x, char *buf,
+                                size_t len)
+{
+    if (x && x->interleaved)
+        return snprintf(buf, len, "interleaved rope pairs are not taken: give W_Q, W_K with the pairs as rotate-half pairs (ag_model_attn_weights does)"), buf;
+    return x ? agk_rope_extra_problem(&h->rope, x, (int)h->d_h, buf, len)
+             : agk_rope_problem(&h->rope, (int)h->d_h, buf, len);
+}
+
+static int normalise_input(const ag_head_input *in, const ag_rope_extra *x, ag_head_input *h,
+                           ag_error *err)
 {
     if (!in)
         return ag_error_set(err, AG_EINVAL, "stability: missing head input");
@@ -153,7 +168,9 @@ static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *
         h->scale = 1.0 / sqrt((double)h->d_h);
     char why[160];
     agk_head hc = kernel_head(h);
-    const char *bad = agk_head_problem(&hc, &h->rope, why, sizeof why);
+    const char *bad = agk_head_problem(&hc, NULL, why, sizeof why);
+    if (!bad)
+        bad = rope_problem(h, x, why, sizeof why);
     if (bad)
         return ag_error_set(err, AG_EINVAL, "stability: %s", bad);
     int rc = check_finite(h->x, h->n, h->d, h->ldx, "X", err);
@@ -217,11 +234,16 @@ static int normalise_qk(const ag_head_qk_norm *qk, head_def *hd, ag_error *err)
     return AG_OK;
 }
 
-static int normalise_def(const ag_head_input *in, const ag_head_qk_norm *qk, head_def *hd,
+/* Check in and what ex adds (a sized struct, NULL: none) and fill hd. */
+static int normalise_def(const ag_head_input *in, const ag_head_extra *ex, head_def *hd,
                          ag_error *err)
 {
-    int rc = normalise_input(in, &hd->in, err);
-    return rc ? rc : normalise_qk(qk, hd, err);
+    ag_head_extra e = AG_HEAD_EXTRA_DEFAULT;
+    if (ex && AG_SIZED_READ(&e, ex, ag_head_extra, err) != AG_OK)
+        return AG_EINVAL;
+    hd->x = e.rope;
+    int rc = normalise_input(in, e.rope, &hd->in, err);
+    return rc ? rc : normalise_qk(e.qk, hd, err);
 }
 
 static int check_options(const ag_stability_options *opt, ag_error *err)
@@ -249,7 +271,7 @@ static void project(const double *X, size_t n, size_t d, size_t ldx, const doubl
 
 /* The rotary tables cos | sin (2, n, rotary_dim/2) of positions 0..n−1, or
  * NULL without RoPE; *ok = 0 when out of memory. */
-static double *rope_tables(const ag_head_input *h, int *ok)
+static double *rope_tables(const ag_head_input *h, const ag_rope_extra *x, int *ok)
 {
     size_t half = (size_t)h->rope.rotary_dim / 2;
     *ok = 1;
@@ -260,8 +282,11 @@ static double *rope_tables(const ag_head_input *h, int *ok)
         *ok = 0;
         return NULL;
     }
-    ag_rope_inv_freq(&h->rope, h->n, t + 2 * h->n * half);
+    ag_rope_inv_freq_extra(&h->rope, x, h->n, t + 2 * h->n * half);
     agk_rope_tables_f64(t + 2 * h->n * half, h->rope.rotary_dim, h->n, t, t + h->n * half);
+    double af = x ? x->attention_factor : 0; /* yarn, longrope: cos, sin times it */
+    for (size_t i = 0; af > 0 && af != 1 && i < 2 * h->n * half; i++)
+        t[i] *= af;
     return t;
 }
 
@@ -346,14 +371,14 @@ static int head_forward(const head_def *hd, const double *X, size_t ldx, const d
     return rc == AG_OK ? check_overflow(A, h->n, h->n, "the attention", err) : rc;
 }
 
-int ag_head_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *q, double *k,
+int ag_head_qk(const ag_head_input *in, const ag_head_extra *ex, double *q, double *k,
                double *scale, ag_error *err)
 {
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err), tab_ok;
+    int rc = normalise_def(in, ex, &hd, err), tab_ok;
     if (rc)
         return rc;
-    double *tab = rope_tables(&hd.in, &tab_ok);
+    double *tab = rope_tables(&hd.in, hd.x, &tab_ok);
     if (!tab_ok)
         return ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens",
                             hd.in.n);
@@ -387,11 +412,11 @@ static int linear_rows(const ag_head_input *h, const double *q, const double *k,
 
 /* The head's A at its input: its softmax, or (linear) linear attention on
  * the same rotated q and k. */
-static int head_map(const ag_head_input *in, const ag_head_qk_norm *qk, double *A, int linear,
+static int head_map(const ag_head_input *in, const ag_head_extra *ex, double *A, int linear,
                     ag_error *err)
 {
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err);
+    int rc = normalise_def(in, ex, &hd, err);
     if (rc)
         return rc;
     const ag_head_input h = hd.in;
@@ -402,7 +427,7 @@ static int head_map(const ag_head_input *in, const ag_head_qk_norm *qk, double *
     size_t n = h.n, dh = h.d_h;
     int tab_ok;
     double *q = malloc(n * dh * sizeof *q), *k = malloc(n * dh * sizeof *k);
-    double *tab = rope_tables(&h, &tab_ok);
+    double *tab = rope_tables(&h, hd.x, &tab_ok);
     if (!q || !k || !tab_ok)
         rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
     else
@@ -425,16 +450,16 @@ int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err)
     return head_map(in, NULL, A, 1, err);
 }
 
-int ag_head_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
+int ag_head_attention_ex(const ag_head_input *in, const ag_head_extra *ex, double *A,
                          ag_error *err)
 {
-    return head_map(in, qk, A, 0, err);
+    return head_map(in, ex, A, 0, err);
 }
 
-int ag_head_linear_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
+int ag_head_linear_attention_ex(const ag_head_input *in, const ag_head_extra *ex, double *A,
                                 ag_error *err)
 {
-    return head_map(in, qk, A, 1, err);
+    return head_map(in, ex, A, 1, err);
 }
 
 /* ---- linearisation, JVP and VJP ------------------------------------------- */
@@ -512,7 +537,7 @@ static int linearize(const head_def *hd, ag_head_lin **out, ag_error *err)
     L->q = malloc(n * dh * sizeof(double));
     L->k = malloc(n * dh * sizeof(double));
     L->A = malloc(n * n * sizeof(double));
-    L->tab = rope_tables(h, &tab_ok);
+    L->tab = rope_tables(h, hd->x, &tab_ok);
     if (h->softcap > 0)
         L->dcap = malloc(n * n * sizeof(double));
     if (!sides_ok || !L->q || !L->k || !L->A || !tab_ok || (h->softcap > 0 && !L->dcap)) {
@@ -530,20 +555,20 @@ static int linearize(const head_def *hd, ag_head_lin **out, ag_error *err)
     return AG_OK;
 }
 
-int ag_head_linearize_qk(const ag_head_input *in, const ag_head_qk_norm *qk, ag_head_lin **out,
+int ag_head_linearize_ex(const ag_head_input *in, const ag_head_extra *ex, ag_head_lin **out,
                          ag_error *err)
 {
     if (!out)
         return ag_error_set(err, AG_EINVAL, "stability: missing output pointer");
     *out = NULL;
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err);
+    int rc = normalise_def(in, ex, &hd, err);
     return rc ? rc : linearize(&hd, out, err);
 }
 
 int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err)
 {
-    return ag_head_linearize_qk(in, NULL, out, err);
+    return ag_head_linearize_ex(in, NULL, out, err);
 }
 
 const double *ag_head_lin_attention(const ag_head_lin *lin)
@@ -944,7 +969,7 @@ static int sensitivity(const head_def *hd, const double *A0, const ag_stability_
     int tab_ok;
     double *E = malloc(nd * sizeof *E), *Xp = malloc(nd * sizeof *Xp);
     double *A1 = malloc(n * n * sizeof *A1), *q = malloc(2 * n * dh * sizeof *q);
-    double *tab = rope_tables(h, &tab_ok);
+    double *tab = rope_tables(h, hd->x, &tab_ok);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     int rc = AG_OK;
     if (!E || !Xp || !A1 || !q || !tab_ok || !rng) {
@@ -1062,7 +1087,7 @@ static int qk_cos_mean(const double *q, const double *k, size_t n, size_t dh, in
 int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *given,
                          const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
-    return ag_stability_metrics_qk(in, NULL, given, sel, rec, err);
+    return ag_stability_metrics_ex(in, NULL, given, sel, rec, err);
 }
 
 /* q_mean_cosine, k_mean_cosine: family C's mean_cosine of the unrotated
@@ -1086,7 +1111,7 @@ static int angle_keys(const head_def *hd, const ag_metric_set *sel, ag_record *r
     return rc == AG_ENOMEM ? ag_error_set(err, rc, "stability: out of memory") : rc;
 }
 
-int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
+int ag_stability_metrics_ex(const ag_head_input *in, const ag_head_extra *ex,
                             const ag_stability_options *given, const ag_metric_set *sel,
                             ag_record *rec, ag_error *err)
 {
@@ -1097,7 +1122,7 @@ int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
     if (!sel || !rec)
         return ag_error_set(err, AG_EINVAL, "stability: missing selection or record");
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err);
+    int rc = normalise_def(in, ex, &hd, err);
     if (!rc)
         rc = check_options(opt, err);
     if (rc || !ag_family_selected(sel, AG_FAMILY_STABILITY))
@@ -1144,3 +1169,4 @@ int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
     ag_head_lin_free(L);
     return rc;
 }
+

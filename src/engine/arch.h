@@ -75,6 +75,9 @@ typedef struct {
     const char *k_local_theta; /* Gemma-3 rope_local_base_freq: the sliding
                                   layers' RoPE base (default 10000) */
     const char *k_bidir;      /* Gemma use_bidirectional_attention: refused */
+    const char *k_rotary_dim; /* GPT-J rotary_dim: rotated dims as a count */
+    int interleaved;          /* GPT-J rotate_every_two pairs (2j, 2j + 1) */
+    int su_yarn_longrope;     /* Phi-3: rope_scaling "su" and "yarn" mean longrope */
     agm_window_rule windows;
     int window_dflt;          /* sliding_window when absent (0: none) */
     agm_flag bias_qkv, bias_o, bias_mlp;

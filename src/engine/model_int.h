@@ -105,6 +105,8 @@ struct ag_model {
     agm_act act;
     int norm_affine;     /* norms have parameters (OPT: layer_norm_elementwise_affine) */
     int *window;         /* (n_layer) each layer's sliding window, 0: none */
+    double *rope_factors[2]; /* longrope short_factor, long_factor (rotary_dim/2
+                                each; cfg.rope_extra points at them), or NULL */
     agm_tensor tok_emb;  /* (vocab, d_embed) */
     agm_tensor pos_emb;  /* (max_positions + pos_extra, d); p NULL for RoPE */
     agm_tensor type_emb; /* (type_vocab, d); BERT family */

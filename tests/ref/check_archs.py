@@ -36,8 +36,9 @@ tests/ref/hf_forward.py.
    qk_sigma_max and ov_sigma_max per head against numpy's SVD of W_Q W_K^T
    and W_V W_O split as hf_forward splits them (1e-12 relative).
 3. Errors, on copies made in a temporary folder: an unknown model_type, a
-   rope_scaling of type "yarn" and a missing tensor (among them Qwen3's and
-   OLMo-2's QK-norm weights) each give exactly one
+   rope_scaling of type "ntk", a longrope long_factor of the wrong length,
+   GPT-J's rotary_dim null with 4 heads and a missing tensor (among them
+   Qwen3's and OLMo-2's QK-norm weights) each give exactly one
    line on stderr naming the field value or tensor, and exit 1.
 Failures are reported per folder; inputs of failing attention cases are saved
 under /tmp/ag_arch_mismatch/. Exits 1 on any failure.
@@ -445,15 +446,20 @@ def check_errors(cli, tmp, failures):
     _edit_config(d, lambda c: c.update(model_type="falcon_mamba_xyz"))
     cases.append(("unknown model_type", d, "falcon_mamba_xyz"))
     d = _copy("llama-linear", tmp, 1)
-    _edit_config(d, lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 2.0,
-                                                     "original_max_position_embeddings": 32}))
-    cases.append(("rope_scaling yarn", d, "yarn"))
+    _edit_config(d, lambda c: c.update(rope_scaling={"rope_type": "ntk", "factor": 2.0}))
+    cases.append(("rope_scaling ntk", d, "ntk"))
+    d = _copy("phi3-longrope", tmp, 5)
+    _edit_config(d, lambda c: c["rope_scaling"].update(long_factor=[1.0, 2.0]))
+    cases.append(("longrope long_factor length", d, "long_factor"))
+    d = _copy("gptj", tmp, 6)  # pos_embd_dim = n_embd: HF cannot broadcast it over 4 heads
+    _edit_config(d, lambda c: c.update(rotary_dim=None))
+    cases.append(("gptj rotary_dim null", d, "rotary_dim"))
     for k, (name, tensor) in enumerate((("llama-linear", "model.layers.1.self_attn.k_proj.weight"),
                          ("gpt-neox-parallel", "gpt_neox.layers.0.attention.query_key_value.weight"),
                          ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"),
                          ("qwen3", "model.layers.1.self_attn.k_norm.weight"),
                          ("olmo2", "model.layers.0.self_attn.q_norm.weight"))):
-        d = _copy(name, tmp, 2 + k)
+        d = _copy(name, tmp, 7 + k)  # 2..6 taken above
         _drop_tensor(d, tensor)
         short = tensor.split(".", 1)[1]  # the message may name it without the class prefix
         cases.append(("missing tensor (%s)" % name, d, short))
