@@ -77,6 +77,8 @@ typedef struct {
     ag_head_input in;
     qk_side side[2];    /* Q, K */
     const ag_rope_extra *x; /* RoPE beyond ag_rope, or NULL */
+    ag_alibi_kind alibi;    /* ag_head_extra's ALiBi: kind and slope */
+    double alibi_slope;
 } head_def;
 
 struct ag_head_lin {
@@ -118,11 +120,12 @@ static int check_finite(const double *p, size_t rows, size_t cols, size_t ld,
 
 /* Check *in and copy it into *h with strides and scale resolved. */
 /* The head as the kernel sees it. */
-static agk_head kernel_head(const ag_head_input *h)
+static agk_head kernel_head(const head_def *hd)
 {
+    const ag_head_input *h = &hd->in;
     return (agk_head){.n_head = 1, .n_kv_head = 1, .head_dim = (int)h->d_h, .scale = h->scale,
                       .softcap = h->softcap, .causal = h->causal, .window = h->window,
-                      .alibi = h->alibi, .slope = h->alibi_slope};
+                      .alibi = hd->alibi, .slope = hd->alibi_slope};
 }
 
 /* What is wrong with the head's rope given x (NULL: ag_rope alone), or
@@ -137,11 +140,12 @@ static const char *rope_problem(const ag_head_input *h, const ag_rope_extra *x, 
              : agk_rope_problem(&h->rope, (int)h->d_h, buf, len);
 }
 
-static int normalise_input(const ag_head_input *in, const ag_rope_extra *x, ag_head_input *h,
+static int normalise_input(const ag_head_input *in, const ag_rope_extra *x, head_def *hd,
                            ag_error *err)
 {
     if (!in)
         return ag_error_set(err, AG_EINVAL, "stability: missing head input");
+    ag_head_input *h = &hd->in;
     *h = *in;
     if (!h->x || !h->wq || !h->wk)
         return ag_error_set(err, AG_EINVAL, "stability: %s is NULL",
@@ -159,15 +163,15 @@ static int normalise_input(const ag_head_input *in, const ag_rope_extra *x, ag_h
     if (h->ldx < h->d || h->ldq < h->d_h || h->ldk < h->d_h)
         return ag_error_set(err, AG_EINVAL, "stability: row stride of %s below its width",
                             h->ldx < h->d ? "X" : h->ldq < h->d_h ? "W_Q" : "W_K");
-    if (h->alibi < AG_ALIBI_NONE || h->alibi > AG_ALIBI_FALCON || !isfinite(h->alibi_slope))
-        return ag_error_set(err, AG_EINVAL, "stability: ALiBi kind %d with slope %g", (int)h->alibi,
-                            h->alibi_slope);
+    if (hd->alibi < AG_ALIBI_NONE || hd->alibi > AG_ALIBI_FALCON || !isfinite(hd->alibi_slope))
+        return ag_error_set(err, AG_EINVAL, "stability: ALiBi kind %d with slope %g",
+                            (int)hd->alibi, hd->alibi_slope);
     if (!isfinite(h->scale) || h->scale < 0)
         return ag_error_set(err, AG_EINVAL, "stability: scale %g is not a positive number", h->scale);
     if (h->scale == 0)
         h->scale = 1.0 / sqrt((double)h->d_h);
     char why[160];
-    agk_head hc = kernel_head(h);
+    agk_head hc = kernel_head(hd);
     const char *bad = agk_head_problem(&hc, NULL, why, sizeof why);
     if (!bad)
         bad = rope_problem(h, x, why, sizeof why);
@@ -242,7 +246,9 @@ static int normalise_def(const ag_head_input *in, const ag_head_extra *ex, head_
     if (ex && AG_SIZED_READ(&e, ex, ag_head_extra, err) != AG_OK)
         return AG_EINVAL;
     hd->x = e.rope;
-    int rc = normalise_input(in, e.rope, &hd->in, err);
+    hd->alibi = e.alibi;
+    hd->alibi_slope = e.alibi ? e.alibi_slope : 0;
+    int rc = normalise_input(in, e.rope, hd, err);
     return rc ? rc : normalise_qk(e.qk, hd, err);
 }
 
@@ -366,7 +372,7 @@ static int head_forward(const head_def *hd, const double *X, size_t ldx, const d
     int rc = head_qk(hd, X, ldx, tab, q, k, keep, err);
     if (rc == AG_ENOMEM)
         return rc;
-    agk_head hc = kernel_head(h);
+    agk_head hc = kernel_head(hd);
     agk_head_probs_f64(&hc, q, h->d_h, k, h->d_h, h->n, A);
     return rc == AG_OK ? check_overflow(A, h->n, h->n, "the attention", err) : rc;
 }
@@ -390,10 +396,11 @@ int ag_head_qk(const ag_head_input *in, const ag_head_extra *ex, double *q, doub
 
 /* Katharopoulos et al. (2020) eq. 7 on the rotated, unscaled q and k of
  * the head, row by row over the keys its mask lets query i see. */
-static int linear_rows(const ag_head_input *h, const double *q, const double *k, double *A,
+static int linear_rows(const head_def *hd, const double *q, const double *k, double *A,
                        ag_error *err)
 {
-    agk_head hc = kernel_head(h);
+    const ag_head_input *h = &hd->in;
+    agk_head hc = kernel_head(hd);
     unsigned char *allowed = malloc(h->n);
     if (!allowed)
         return ag_error_set(err, AG_ENOMEM, "linear attention: out of memory");
@@ -422,7 +429,7 @@ static int head_map(const ag_head_input *in, const ag_head_extra *ex, double *A,
     const ag_head_input h = hd.in;
     if (!A)
         return ag_error_set(err, AG_EINVAL, "stability: output A is NULL");
-    if (linear && h.alibi != AG_ALIBI_NONE) /* refused, not approximated */
+    if (linear && hd.alibi != AG_ALIBI_NONE) /* refused, not approximated */
         return ag_error_set(err, AG_EUNSUPPORTED, "linear normaliser: an ALiBi head has no linear form (Katharopoulos et al. 2020, eq. 7, replaces exp(q·k) by phi(q)·phi(k); ALiBi's additive bias has no counterpart there)");
     size_t n = h.n, dh = h.d_h;
     int tab_ok;
@@ -433,7 +440,7 @@ static int head_map(const ag_head_input *in, const ag_head_extra *ex, double *A,
     else
         rc = head_forward(&hd, h.x, h.ldx, tab, q, k, A, NULL, err);
     if (rc == AG_OK && linear) /* A overwritten: the same q, k under eq. 7 */
-        rc = linear_rows(&h, q, k, A, err);
+        rc = linear_rows(&hd, q, k, A, err);
     free(q);
     free(k);
     free(tab);
@@ -530,7 +537,7 @@ static int linearize(const head_def *hd, ag_head_lin **out, ag_error *err)
     if (!L)
         return ag_error_set(err, AG_ENOMEM, "stability: out of memory");
     int tab_ok;
-    *L = (ag_head_lin){.n = n, .d = d, .dh = dh, .c = h->scale, .hc = kernel_head(h),
+    *L = (ag_head_lin){.n = n, .d = d, .dh = dh, .c = h->scale, .hc = kernel_head(hd),
                        .rd = h->rope.rotary_dim};
     int sides_ok = lin_side_alloc(&hd->side[0], n, d, &L->side[0]) &&
                    lin_side_alloc(&hd->side[1], n, d, &L->side[1]);

@@ -133,6 +133,8 @@ extern "C" {
  *       comes as a new struct and new functions in a MINOR release (a new
  *       kind of position encoding: a new head description), never as a
  *       field; new enumerators (a cell kind, a RoPE type) may be added.
+ *       What a head has beyond ag_head_input (QK-norm, yarn/longrope,
+ *       ALiBi's kind and slope) is appended to ag_head_extra (kind 3).
  *    A new public struct joins one of these four kinds and is listed here
  *    (tests/base/test_abi.c and tests/cli/abi.sh check the rule). */
 

@@ -431,7 +431,7 @@ AG_EXPORT ag_run_input ag_run_tensor_input(const ag_run_tensor *t);
  * layer, which groups keys by GQA; `attngeom layer` its own tensors). */
 typedef void (*ag_run_head_input_fn)(const void *ctx, int h, ag_head_input *in);
 /* What head h has beyond its input (same ctx; attngeom/stability.h
- * ag_head_extra: QK-norm, yarn/longrope): sets ex's members, ex having
+ * ag_head_extra: QK-norm, yarn/longrope, ALiBi): sets ex's members, ex having
  * come from AG_HEAD_EXTRA_DEFAULT (all none); what they point to is ctx's
  * and must outlive the ag_run_heads call. */
 typedef void (*ag_run_head_extra_fn)(const void *ctx, int h, ag_head_extra *ex);

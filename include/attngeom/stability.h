@@ -52,11 +52,6 @@ typedef struct {
                           0: no rotation */
     double softcap;    /* > 0: scores capped to softcap·tanh(S/softcap) */
     int window;        /* > 0 (needs causal): keys 0 <= i − j < window */
-    /* appended: ALiBi (attngeom/model.h ag_alibi_kind), this head's slope;
-       AG_ALIBI_NONE (0) for none. The bias is constant in X: the
-       derivatives are those of the biased softmax. */
-    ag_alibi_kind alibi;
-    double alibi_slope;
 } ag_head_input;
 
 /* The QK-norm of a head (issue 29; a new struct, ag_head_input being
@@ -95,13 +90,20 @@ typedef struct {
  *         longrope rope is refused (AG_EINVAL naming it). rope->interleaved
  *         is refused: GPT-J's pairs come as rotate-half pairs of permuted
  *         W_Q, W_K columns (ag_model_attn_weights lists them so)
- * A further per-head term of the scores (ALiBi's slope: BLOOM, MPT, Falcon)
- * is to be appended here as one more member, NULL: none. Every member is
- * borrowed for the call. */
+ *   alibi, alibi_slope  ALiBi (Press et al. 2022, sec. 3): the kind
+ *         (attngeom/model.h ag_alibi_kind; whose HF formula places the bias)
+ *         and this head's slope m (ag_attn_weights' alibi_slopes[h]);
+ *         AG_ALIBI_NONE (0): none. BLOOM and MPT add m·(j − off) after the
+ *         scale (off 0; MPT n − 1), Falcon adds m·j before it. The bias is
+ *         constant in X: the derivatives are those of the biased softmax.
+ *         A caller whose size ends before them gets no ALiBi
+ * Every pointer member is borrowed for the call. */
 typedef struct {
     size_t size;                /* sizeof(ag_head_extra), set by the macro */
     const ag_head_qk_norm *qk;  /* NULL: no QK-norm */
     const ag_rope_extra *rope;  /* NULL: ag_rope alone */
+    ag_alibi_kind alibi;        /* appended: AG_ALIBI_NONE (0) none */
+    double alibi_slope;         /* appended: finite; read when alibi is set */
 } ag_head_extra;
 #define AG_HEAD_EXTRA_DEFAULT {.size = sizeof(ag_head_extra)}
 

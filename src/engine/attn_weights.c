@@ -159,8 +159,7 @@ void ag_attn_weights_head_input(const ag_attn_weights *w, const double *x, size_
         .bq = w->bq.data ? w->bq.data + h * hd : NULL,
         .bk = w->bk.data ? w->bk.data + kv * hd : NULL,
         .d_h = hd, .scale = w->scale, .causal = w->causal, .rope = w->rope,
-        .softcap = w->softcap, .window = w->window, .alibi = w->alibi,
-        .alibi_slope = w->alibi_slopes.data ? w->alibi_slopes.data[h] : 0};
+        .softcap = w->softcap, .window = w->window};
 }
 
 void ag_attn_weights_head_qk_norm(const ag_attn_weights *w, ag_qk_norm kind, double eps,

@@ -1,5 +1,5 @@
 /* head_extra.c — what a model layer's heads have beyond ag_head_input
- * (attngeom/stability.h ag_head_extra: QK-norm, yarn/longrope), in one
+ * (attngeom/stability.h ag_head_extra: QK-norm, yarn/longrope, ALiBi), in one
  * place for the runs that measure heads from their weights (families E
  * and K in heads.c, the linear normaliser in lens.c). */
 #include <stdlib.h>
@@ -12,6 +12,10 @@ int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,
     const ag_model_config *g = ag_model_get_config(m);
     *x = (agr_layer_extra){.rope = g->rope_extra};
     x->rope.interleaved = 0; /* ag_model_attn_weights de-interleaved GPT-J's pairs */
+    x->alibi = w->alibi;
+    x->slopes = w->alibi_slopes.data;
+    if (x->alibi != AG_ALIBI_NONE && !x->slopes) /* a bias we cannot place: refuse */
+        return ag_error_set(err, AG_EINVAL, "layer %d: ALiBi without slopes", layer);
     int rc = ag_model_qk_norm(m, layer, &x->gq, &x->gk, err);
     if (rc != AG_OK || !x->gq.data)
         return rc;
@@ -26,6 +30,8 @@ void agr_layer_extra_head(const agr_layer_extra *x, int h, ag_head_extra *ex)
 {
     ex->qk = x->qk ? &x->qk[h] : NULL;
     ex->rope = &x->rope;
+    ex->alibi = x->alibi;
+    ex->alibi_slope = x->slopes ? x->slopes[h] : 0;
 }
 
 void agr_layer_extra_free(agr_layer_extra *x)

@@ -107,16 +107,19 @@ int agr_head_value_norms(const ag_attn_weights *w, const double *x, size_t n, si
                          double *norms, ag_error *err);
 
 /* What a model layer's heads have beyond their input (ag_head_extra): the
- * QK-norm of each head and the model's yarn/longrope parameters, with
- * GPT-J's pairs already rotate-half in ag_model_attn_weights' w
- * (head_extra.c). */
+ * QK-norm of each head, the model's yarn/longrope parameters, with
+ * GPT-J's pairs already rotate-half in ag_model_attn_weights' w, and
+ * ALiBi's kind and slopes (head_extra.c). */
 typedef struct {
     ag_array gq, gk;        /* the layer's QK-norm scales, or empty */
     ag_head_qk_norm *qk;    /* (n_head), NULL without a QK-norm */
     ag_rope_extra rope;
+    ag_alibi_kind alibi;    /* w's alibi */
+    const double *slopes;   /* (n_head), borrowed from w; NULL without ALiBi */
 } agr_layer_extra;
 
-/* Fill *x for `layer` of m, whose attention weights are w. AG_ENOMEM or
+/* Fill *x for `layer` of m, whose attention weights are w (which must
+ * outlive *x: its ALiBi slopes are borrowed). AG_ENOMEM or
  * ag_model_qk_norm's errors; *x is to be freed with agr_layer_extra_free
  * in every case. */
 int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,
