@@ -58,12 +58,12 @@ int ag_thin_r(const double *a, size_t rows, size_t cols, size_t ld, double **r_o
               size_t *k_out);
 
 /* The rows of Q = R(XW_Q + b_Q) and K = R(XW_K + b_K) of head `in` (R its
- * rotary rotation: attngeom/stability.h; with its QK-norm qk, NULL: none,
- * between projection and rotation) into q and k (n × d_h each, the
+ * rotary rotation: attngeom/stability.h; with what ex adds, NULL: none:
+ * a QK-norm between projection and rotation, yarn/longrope's rotation) into q and k (n × d_h each, the
  * caller's); *scale the head's c (its 0 resolved to 1/√d_h). Errors as
  * ag_stability_metrics' for the input, AG_ENONFINITE when Q or K
  * overflows, AG_ENOMEM (analysis/stability.c). */
-int ag_head_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *q, double *k,
+int ag_head_qk(const ag_head_input *in, const ag_head_extra *ex, double *q, double *k,
                double *scale, ag_error *err);
 
 /* Family B of the square n×n row-major A (finite entries), S = 2^-e·A. */

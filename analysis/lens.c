@@ -353,7 +353,7 @@ static int form_keys_of_core(double *C, size_t r, size_t n, const double *A,
     return rc;
 }
 
-static int form_keys(const ag_head_input *in, const ag_head_qk_norm *qk, const double *A,
+static int form_keys(const ag_head_input *in, const ag_head_extra *ex, const double *A,
                      const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
     size_t n = in->n, dh = in->d_h;
@@ -361,7 +361,7 @@ static int form_keys(const ag_head_input *in, const ag_head_qk_norm *qk, const d
     size_t r = 0;
     if (!q)
         return ag_error_set(err, AG_ENOMEM, "lens: out of memory for Q and K");
-    int rc = ag_head_qk(in, qk, q, q + n * dh, &scale, err);
+    int rc = ag_head_qk(in, ex, q, q + n * dh, &scale, err);
     if (rc != AG_OK) {
         free(q);
         return rc;
@@ -377,7 +377,7 @@ static int form_keys(const ag_head_input *in, const ag_head_qk_norm *qk, const d
 
 /* ---- the family ---------------------------------------------------------- */
 
-int ag_lens_metrics(const double *S, const ag_head_input *in, const ag_head_qk_norm *qk,
+int ag_lens_metrics(const double *S, const ag_head_input *in, const ag_head_extra *ex,
                     const double *A, const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
     if (!S || !in || !A || !sel || !rec)
@@ -390,6 +390,6 @@ int ag_lens_metrics(const double *S, const ag_head_input *in, const ag_head_qk_n
         rc = row_keys(S, in->n, sel, rec, err);
     if (rc == AG_OK && (ON(AG_M_SCORE_EFFECTIVE_RANK) || ON(AG_M_SCORE_NUMERICAL_RANK) ||
                         ON(AG_M_RANK_LIFT) || ON(AG_M_SCORE_ASYMMETRY)))
-        rc = form_keys(in, qk, A, sel, rec, err);
+        rc = form_keys(in, ex, A, sel, rec, err);
     return rc;
 }

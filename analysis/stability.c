@@ -30,6 +30,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,9 @@ typedef struct {
 typedef struct {
     ag_head_input in;
     qk_side side[2];    /* Q, K */
+    const ag_rope_extra *x; /* RoPE beyond ag_rope, or NULL */
+    ag_alibi_kind alibi;    /* ag_head_extra's ALiBi: kind and slope */
+    double alibi_slope;
 } head_def;
 
 struct ag_head_lin {
@@ -116,17 +120,32 @@ static int check_finite(const double *p, size_t rows, size_t cols, size_t ld,
 
 /* Check *in and copy it into *h with strides and scale resolved. */
 /* The head as the kernel sees it. */
-static agk_head kernel_head(const ag_head_input *h)
+static agk_head kernel_head(const head_def *hd)
 {
+    const ag_head_input *h = &hd->in;
     return (agk_head){.n_head = 1, .n_kv_head = 1, .head_dim = (int)h->d_h, .scale = h->scale,
                       .softcap = h->softcap, .causal = h->causal, .window = h->window,
-                      .alibi = h->alibi, .slope = h->alibi_slope};
+                      .alibi = hd->alibi, .slope = hd->alibi_slope};
 }
 
-static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *err)
+/* What is wrong with the head's rope given x (NULL: ag_rope alone), or
+ * NULL. GPT-J's pairs are not taken here: ag_model_attn_weights lists them
+ * as rotate-half pairs of permuted W_Q, W_K columns instead. */
+static const char *rope_problem(const ag_head_input *h, const ag_rope_extra *x, char *buf,
+                                size_t len)
+{
+    if (x && x->interleaved)
+        return snprintf(buf, len, "interleaved rope pairs are not taken: give W_Q, W_K with the pairs as rotate-half pairs (ag_model_attn_weights does)"), buf;
+    return x ? agk_rope_extra_problem(&h->rope, x, (int)h->d_h, buf, len)
+             : agk_rope_problem(&h->rope, (int)h->d_h, buf, len);
+}
+
+static int normalise_input(const ag_head_input *in, const ag_rope_extra *x, head_def *hd,
+                           ag_error *err)
 {
     if (!in)
         return ag_error_set(err, AG_EINVAL, "stability: missing head input");
+    ag_head_input *h = &hd->in;
     *h = *in;
     if (!h->x || !h->wq || !h->wk)
         return ag_error_set(err, AG_EINVAL, "stability: %s is NULL",
@@ -144,16 +163,18 @@ static int normalise_input(const ag_head_input *in, ag_head_input *h, ag_error *
     if (h->ldx < h->d || h->ldq < h->d_h || h->ldk < h->d_h)
         return ag_error_set(err, AG_EINVAL, "stability: row stride of %s below its width",
                             h->ldx < h->d ? "X" : h->ldq < h->d_h ? "W_Q" : "W_K");
-    if (h->alibi < AG_ALIBI_NONE || h->alibi > AG_ALIBI_FALCON || !isfinite(h->alibi_slope))
-        return ag_error_set(err, AG_EINVAL, "stability: ALiBi kind %d with slope %g", (int)h->alibi,
-                            h->alibi_slope);
+    if (hd->alibi < AG_ALIBI_NONE || hd->alibi > AG_ALIBI_FALCON || !isfinite(hd->alibi_slope))
+        return ag_error_set(err, AG_EINVAL, "stability: ALiBi kind %d with slope %g",
+                            (int)hd->alibi, hd->alibi_slope);
     if (!isfinite(h->scale) || h->scale < 0)
         return ag_error_set(err, AG_EINVAL, "stability: scale %g is not a positive number", h->scale);
     if (h->scale == 0)
         h->scale = 1.0 / sqrt((double)h->d_h);
     char why[160];
-    agk_head hc = kernel_head(h);
-    const char *bad = agk_head_problem(&hc, &h->rope, why, sizeof why);
+    agk_head hc = kernel_head(hd);
+    const char *bad = agk_head_problem(&hc, NULL, why, sizeof why);
+    if (!bad)
+        bad = rope_problem(h, x, why, sizeof why);
     if (bad)
         return ag_error_set(err, AG_EINVAL, "stability: %s", bad);
     int rc = check_finite(h->x, h->n, h->d, h->ldx, "X", err);
@@ -217,11 +238,18 @@ static int normalise_qk(const ag_head_qk_norm *qk, head_def *hd, ag_error *err)
     return AG_OK;
 }
 
-static int normalise_def(const ag_head_input *in, const ag_head_qk_norm *qk, head_def *hd,
+/* Check in and what ex adds (a sized struct, NULL: none) and fill hd. */
+static int normalise_def(const ag_head_input *in, const ag_head_extra *ex, head_def *hd,
                          ag_error *err)
 {
-    int rc = normalise_input(in, &hd->in, err);
-    return rc ? rc : normalise_qk(qk, hd, err);
+    ag_head_extra e = AG_HEAD_EXTRA_DEFAULT;
+    if (ex && AG_SIZED_READ(&e, ex, ag_head_extra, err) != AG_OK)
+        return AG_EINVAL;
+    hd->x = e.rope;
+    hd->alibi = e.alibi;
+    hd->alibi_slope = e.alibi ? e.alibi_slope : 0;
+    int rc = normalise_input(in, e.rope, hd, err);
+    return rc ? rc : normalise_qk(e.qk, hd, err);
 }
 
 static int check_options(const ag_stability_options *opt, ag_error *err)
@@ -249,7 +277,7 @@ static void project(const double *X, size_t n, size_t d, size_t ldx, const doubl
 
 /* The rotary tables cos | sin (2, n, rotary_dim/2) of positions 0..n−1, or
  * NULL without RoPE; *ok = 0 when out of memory. */
-static double *rope_tables(const ag_head_input *h, int *ok)
+static double *rope_tables(const ag_head_input *h, const ag_rope_extra *x, int *ok)
 {
     size_t half = (size_t)h->rope.rotary_dim / 2;
     *ok = 1;
@@ -260,8 +288,11 @@ static double *rope_tables(const ag_head_input *h, int *ok)
         *ok = 0;
         return NULL;
     }
-    ag_rope_inv_freq(&h->rope, h->n, t + 2 * h->n * half);
+    ag_rope_inv_freq_extra(&h->rope, x, h->n, t + 2 * h->n * half);
     agk_rope_tables_f64(t + 2 * h->n * half, h->rope.rotary_dim, h->n, t, t + h->n * half);
+    double af = x ? x->attention_factor : 0; /* yarn, longrope: cos, sin times it */
+    for (size_t i = 0; af > 0 && af != 1 && i < 2 * h->n * half; i++)
+        t[i] *= af;
     return t;
 }
 
@@ -341,19 +372,19 @@ static int head_forward(const head_def *hd, const double *X, size_t ldx, const d
     int rc = head_qk(hd, X, ldx, tab, q, k, keep, err);
     if (rc == AG_ENOMEM)
         return rc;
-    agk_head hc = kernel_head(h);
+    agk_head hc = kernel_head(hd);
     agk_head_probs_f64(&hc, q, h->d_h, k, h->d_h, h->n, A);
     return rc == AG_OK ? check_overflow(A, h->n, h->n, "the attention", err) : rc;
 }
 
-int ag_head_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *q, double *k,
+int ag_head_qk(const ag_head_input *in, const ag_head_extra *ex, double *q, double *k,
                double *scale, ag_error *err)
 {
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err), tab_ok;
+    int rc = normalise_def(in, ex, &hd, err), tab_ok;
     if (rc)
         return rc;
-    double *tab = rope_tables(&hd.in, &tab_ok);
+    double *tab = rope_tables(&hd.in, hd.x, &tab_ok);
     if (!tab_ok)
         return ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens",
                             hd.in.n);
@@ -365,10 +396,11 @@ int ag_head_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *q, do
 
 /* Katharopoulos et al. (2020) eq. 7 on the rotated, unscaled q and k of
  * the head, row by row over the keys its mask lets query i see. */
-static int linear_rows(const ag_head_input *h, const double *q, const double *k, double *A,
+static int linear_rows(const head_def *hd, const double *q, const double *k, double *A,
                        ag_error *err)
 {
-    agk_head hc = kernel_head(h);
+    const ag_head_input *h = &hd->in;
+    agk_head hc = kernel_head(hd);
     unsigned char *allowed = malloc(h->n);
     if (!allowed)
         return ag_error_set(err, AG_ENOMEM, "linear attention: out of memory");
@@ -387,28 +419,28 @@ static int linear_rows(const ag_head_input *h, const double *q, const double *k,
 
 /* The head's A at its input: its softmax, or (linear) linear attention on
  * the same rotated q and k. */
-static int head_map(const ag_head_input *in, const ag_head_qk_norm *qk, double *A, int linear,
+static int head_map(const ag_head_input *in, const ag_head_extra *ex, double *A, int linear,
                     ag_error *err)
 {
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err);
+    int rc = normalise_def(in, ex, &hd, err);
     if (rc)
         return rc;
     const ag_head_input h = hd.in;
     if (!A)
         return ag_error_set(err, AG_EINVAL, "stability: output A is NULL");
-    if (linear && h.alibi != AG_ALIBI_NONE) /* refused, not approximated */
+    if (linear && hd.alibi != AG_ALIBI_NONE) /* refused, not approximated */
         return ag_error_set(err, AG_EUNSUPPORTED, "linear normaliser: an ALiBi head has no linear form (Katharopoulos et al. 2020, eq. 7, replaces exp(q·k) by phi(q)·phi(k); ALiBi's additive bias has no counterpart there)");
     size_t n = h.n, dh = h.d_h;
     int tab_ok;
     double *q = malloc(n * dh * sizeof *q), *k = malloc(n * dh * sizeof *k);
-    double *tab = rope_tables(&h, &tab_ok);
+    double *tab = rope_tables(&h, hd.x, &tab_ok);
     if (!q || !k || !tab_ok)
         rc = ag_error_set(err, AG_ENOMEM, "stability: out of memory for a head of %zu tokens", n);
     else
         rc = head_forward(&hd, h.x, h.ldx, tab, q, k, A, NULL, err);
     if (rc == AG_OK && linear) /* A overwritten: the same q, k under eq. 7 */
-        rc = linear_rows(&h, q, k, A, err);
+        rc = linear_rows(&hd, q, k, A, err);
     free(q);
     free(k);
     free(tab);
@@ -425,16 +457,16 @@ int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err)
     return head_map(in, NULL, A, 1, err);
 }
 
-int ag_head_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
+int ag_head_attention_ex(const ag_head_input *in, const ag_head_extra *ex, double *A,
                          ag_error *err)
 {
-    return head_map(in, qk, A, 0, err);
+    return head_map(in, ex, A, 0, err);
 }
 
-int ag_head_linear_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
+int ag_head_linear_attention_ex(const ag_head_input *in, const ag_head_extra *ex, double *A,
                                 ag_error *err)
 {
-    return head_map(in, qk, A, 1, err);
+    return head_map(in, ex, A, 1, err);
 }
 
 /* ---- linearisation, JVP and VJP ------------------------------------------- */
@@ -505,14 +537,14 @@ static int linearize(const head_def *hd, ag_head_lin **out, ag_error *err)
     if (!L)
         return ag_error_set(err, AG_ENOMEM, "stability: out of memory");
     int tab_ok;
-    *L = (ag_head_lin){.n = n, .d = d, .dh = dh, .c = h->scale, .hc = kernel_head(h),
+    *L = (ag_head_lin){.n = n, .d = d, .dh = dh, .c = h->scale, .hc = kernel_head(hd),
                        .rd = h->rope.rotary_dim};
     int sides_ok = lin_side_alloc(&hd->side[0], n, d, &L->side[0]) &&
                    lin_side_alloc(&hd->side[1], n, d, &L->side[1]);
     L->q = malloc(n * dh * sizeof(double));
     L->k = malloc(n * dh * sizeof(double));
     L->A = malloc(n * n * sizeof(double));
-    L->tab = rope_tables(h, &tab_ok);
+    L->tab = rope_tables(h, hd->x, &tab_ok);
     if (h->softcap > 0)
         L->dcap = malloc(n * n * sizeof(double));
     if (!sides_ok || !L->q || !L->k || !L->A || !tab_ok || (h->softcap > 0 && !L->dcap)) {
@@ -530,20 +562,20 @@ static int linearize(const head_def *hd, ag_head_lin **out, ag_error *err)
     return AG_OK;
 }
 
-int ag_head_linearize_qk(const ag_head_input *in, const ag_head_qk_norm *qk, ag_head_lin **out,
+int ag_head_linearize_ex(const ag_head_input *in, const ag_head_extra *ex, ag_head_lin **out,
                          ag_error *err)
 {
     if (!out)
         return ag_error_set(err, AG_EINVAL, "stability: missing output pointer");
     *out = NULL;
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err);
+    int rc = normalise_def(in, ex, &hd, err);
     return rc ? rc : linearize(&hd, out, err);
 }
 
 int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err)
 {
-    return ag_head_linearize_qk(in, NULL, out, err);
+    return ag_head_linearize_ex(in, NULL, out, err);
 }
 
 const double *ag_head_lin_attention(const ag_head_lin *lin)
@@ -944,7 +976,7 @@ static int sensitivity(const head_def *hd, const double *A0, const ag_stability_
     int tab_ok;
     double *E = malloc(nd * sizeof *E), *Xp = malloc(nd * sizeof *Xp);
     double *A1 = malloc(n * n * sizeof *A1), *q = malloc(2 * n * dh * sizeof *q);
-    double *tab = rope_tables(h, &tab_ok);
+    double *tab = rope_tables(h, hd->x, &tab_ok);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     int rc = AG_OK;
     if (!E || !Xp || !A1 || !q || !tab_ok || !rng) {
@@ -1090,7 +1122,7 @@ static int qk_cos_mean(const double *q, const double *k, size_t n, size_t dh, in
 int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *given,
                          const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
-    return ag_stability_metrics_qk(in, NULL, given, sel, rec, err);
+    return ag_stability_metrics_ex(in, NULL, given, sel, rec, err);
 }
 
 /* q_mean_cosine, k_mean_cosine: family C's mean_cosine of the unrotated
@@ -1114,7 +1146,7 @@ static int angle_keys(const head_def *hd, const ag_metric_set *sel, ag_record *r
     return rc == AG_ENOMEM ? ag_error_set(err, rc, "stability: out of memory") : rc;
 }
 
-int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
+int ag_stability_metrics_ex(const ag_head_input *in, const ag_head_extra *ex,
                             const ag_stability_options *given, const ag_metric_set *sel,
                             ag_record *rec, ag_error *err)
 {
@@ -1125,7 +1157,7 @@ int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
     if (!sel || !rec)
         return ag_error_set(err, AG_EINVAL, "stability: missing selection or record");
     head_def hd;
-    int rc = normalise_def(in, qk, &hd, err);
+    int rc = normalise_def(in, ex, &hd, err);
     if (!rc)
         rc = check_options(opt, err);
     if (rc || !ag_family_selected(sel, AG_FAMILY_STABILITY))
@@ -1172,3 +1204,4 @@ int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
     ag_head_lin_free(L);
     return rc;
 }
+

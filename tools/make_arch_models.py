@@ -658,6 +658,33 @@ def mixtral(name):
     return cfg, g
 
 
+def gptj(name):
+    """GPTJForCausalLM (modeling_gptj.py): transformer.h.* with bias-free
+    q/k/v/out_proj, one ln_1, biased mlp.fc_in/fc_out, lm_head with a bias,
+    and the attn.bias / attn.masked_bias buffers GPT-J checkpoints carry;
+    rotary_dim 4 of head_dim 8 (partial, interleaved pairs)."""
+    d, H, L, V, ff, P, rot = 32, 4, 2, 80, 128, 64, 4
+    g = Gen(name, "F32")
+    g.emb("transformer.wte.weight", V, d)
+    for l in range(L):
+        q = "transformer.h.%d." % l
+        g.ln(q + "ln_1", d)
+        for proj, gain in (("q_proj", QK_GAIN), ("k_proj", QK_GAIN), ("v_proj", 1.0), ("out_proj", 1.0)):
+            g.lin(q + "attn." + proj, d, d, gain, bias=False)
+        g.raw(q + "attn.bias", np.tril(np.ones((P, P), dtype=np.uint8))[None, None], "BOOL")
+        g.raw(q + "attn.masked_bias", np.array(-1e9), "F32")
+        g.lin(q + "mlp.fc_in", ff, d)
+        g.lin(q + "mlp.fc_out", d, ff)
+    g.ln("transformer.ln_f", d)
+    g.lin("lm_head", V, d)
+    cfg = base_config("GPTJForCausalLM", "gptj", "F32", activation_function="gelu_new", attn_pdrop=0.0,
+                      bos_token_id=1, embd_pdrop=0.0, eos_token_id=2, initializer_range=0.02,
+                      layer_norm_epsilon=1e-5, n_embd=d, n_head=H, n_inner=None, n_layer=L,
+                      n_positions=P, resid_pdrop=0.0, rotary_dim=rot, tie_word_embeddings=False,
+                      use_cache=True, vocab_size=V)
+    return cfg, g
+
+
 def qwen2_moe(name):
     """Qwen2MoeForCausalLM: 3 layers, layer 1 dense (mlp_only_layers, width
     32), layers 0 and 2 with 4 experts of width 16, top 2 not renormalised
@@ -702,6 +729,27 @@ def olmoe(name):
                       num_hidden_layers=L, num_key_value_heads=Hkv, output_router_logits=False,
                       pad_token_id=1, rms_norm_eps=1e-5, rope_scaling=None, rope_theta=10000.0,
                       router_aux_loss_coef=0.01, tie_word_embeddings=False, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
+def phi3_longrope(name):
+    """Phi-3.5 / Phi-3-128k's rope_scaling: longrope with short_factor and
+    long_factor (head_dim 8: 4 each), original_max_position_embeddings 8 of
+    max_position_embeddings 32 (factor 4, attention factor
+    sqrt(1 + ln 4 / ln 8)), no sliding window."""
+    cfg, g = phi3(name)
+    cfg.update(max_position_embeddings=32, original_max_position_embeddings=8, sliding_window=None,
+               rope_scaling={"long_factor": [1.0, 1.7, 3.1, 5.5], "short_factor": [1.0, 1.05, 1.3, 1.9],
+                             "type": "longrope"})
+    return cfg, g
+
+
+def qwen3_yarn(name):
+    """Qwen3 with rope_scaling yarn (factor 4 over 8 original positions of
+    64): a QK-norm and yarn's frequencies and attention factor in one head,
+    as Qwen3's long-context configs combine them."""
+    cfg, g = qwen3(name)
+    cfg.update(rope_scaling={"factor": 4.0, "original_max_position_embeddings": 8, "rope_type": "yarn"})
     return cfg, g
 
 
@@ -756,6 +804,20 @@ CASES = {
     "falcon-7b-like": (lambda n: falcon(n, False, True, True, False, False, 4, dtype="BF16"), 16),
     "falcon-one-ln": (lambda n: falcon(n, True, False, True, False, True, 4, 2, dtype="BF16", nln=1), 12),
     "falcon-mq-seq": (lambda n: falcon(n, False, True, False, False, True, 4, dtype="BF16"), 12),
+    "gptj": (gptj, 16),
+    "llama-yarn": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", H=2, Hkv=2, hd=16, P=1024,
+                                        rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 4.0,
+                                                      "original_max_position_embeddings": 256,
+                                                      "rope_type": "yarn"}), 16),
+    "qwen2-yarn": (lambda n: llama_like(n, "qwen2", "Qwen2ForCausalLM", H=2, Hkv=1, hd=16, P=512,
+                                        qkv_bias=True, max_window_layers=2, sliding_window=None,
+                                        use_sliding_window=False, use_mrope=False,
+                                        rope_scaling={"factor": 8.0, "mscale": 1.0, "mscale_all_dim": 0.5,
+                                                      "original_max_position_embeddings": 64,
+                                                      "truncate": False, "type": "yarn"}), 16),
+    "phi3-longrope": (phi3_longrope, 14),
+    "phi3-longrope-short": (phi3_longrope, 7),
+    "qwen3-yarn": (qwen3_yarn, 14),
 }
 
 # Variants the engine before issue 10 already runs (see --crosscheck).

@@ -100,7 +100,8 @@ extern "C" {
  *    3. Options the caller allocates and the library reads carry their own
  *       size in a leading `size_t size`, set by their *_DEFAULT initializer
  *       (start from it, then set fields): ag_matrix_options,
- *       ag_stability_options, ag_forward_options, ag_attn_layer_spec,
+ *       ag_stability_options, ag_head_extra (stability.h), ag_forward_options,
+ *       ag_attn_layer_spec,
  *       ag_aggregate_options, ag_compare_options, ag_output_meta,
  *       ag_plot_page, ag_plot_grid, ag_plot_lines, ag_plot_forest, ag_plot_bars,
  *       ag_run_plot_spec (plot.h),
@@ -118,7 +119,8 @@ extern "C" {
  *       library writes them whole into the caller's memory: ag_error and
  *       ag_array (core.h), ag_cell, ag_row and ag_table (records.h), ag_moments
  *       and ag_welch (aggregate.h), ag_sha256 (io.h), ag_head_factors,
- *       ag_head_input, ag_head_qk_norm, ag_rope, ag_attn_weights, ag_block_params,
+ *       ag_head_input, ag_head_qk_norm, ag_rope, ag_rope_extra, ag_attn_weights,
+ *       ag_block_params,
  *       ag_contrib_output (contributions.h), ag_run_tensors, ag_lanczos_info,
  *       ag_curvature_edge, ag_plot_series, ag_plot_output, ag_plot_lens_panel; the decoded
  *       inputs ag_image and ag_image_tensor (image.h), ag_audio and
@@ -131,6 +133,8 @@ extern "C" {
  *       comes as a new struct and new functions in a MINOR release (a new
  *       kind of position encoding: a new head description), never as a
  *       field; new enumerators (a cell kind, a RoPE type) may be added.
+ *       What a head has beyond ag_head_input (QK-norm, yarn/longrope,
+ *       ALiBi's kind and slope) is appended to ag_head_extra (kind 3).
  *    A new public struct joins one of these four kinds and is listed here
  *    (tests/base/test_abi.c and tests/cli/abi.sh check the rule). */
 

@@ -73,7 +73,8 @@ typedef enum {
     AG_ARCH_OLMOE,       /* "olmoe"       modeling_olmoe.py (experts, QK-norm
                             over the projections) */
     AG_ARCH_DINOV2,      /* "dinov2"      modeling_dinov2.py (pixels, layer scale) */
-    AG_ARCH_CLIP_VISION  /* "clip_vision_model" modeling_clip.py CLIPVisionModel */
+    AG_ARCH_CLIP_VISION, /* "clip_vision_model" modeling_clip.py CLIPVisionModel */
+    AG_ARCH_GPTJ         /* "gptj"        modeling_gptj.py */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -175,15 +176,26 @@ typedef enum {
 /* Rotary position embedding (RoPE) of a model's heads: pair (j, j + r/2) of
  * the first r = rotary_dim dims of every query and key head at position i
  * turns by the angle i·inv_freq[j] (rotate-half form, modeling_llama.py
- * apply_rotary_pos_emb). rope_scaling types as in Hugging Face's
- * modeling_rope_utils.py; other types are refused at load, by name. */
+ * apply_rotary_pos_emb; GPT-J's pairs (2j, 2j + 1): ag_rope_extra).
+ * rope_scaling types as in Hugging Face's modeling_rope_utils.py; other
+ * types are refused at load, by name. */
 typedef enum {
     AG_ROPE_DEFAULT, /* no rope_scaling: inv_freq[j] = theta^(-2j/r) */
     AG_ROPE_LINEAR,  /* inv_freq / factor */
     AG_ROPE_DYNAMIC, /* NTK-aware: for n > original_max_positions, theta ←
                         theta·((factor·n/max) − (factor − 1))^(r/(r − 2)) */
-    AG_ROPE_LLAMA3   /* Llama 3.1: low frequencies / factor, high ones kept,
+    AG_ROPE_LLAMA3,  /* Llama 3.1: low frequencies / factor, high ones kept,
                         the band between interpolated (low/high_freq_factor) */
+    AG_ROPE_YARN,    /* YaRN (Peng et al. 2023, arXiv:2309.00071, sec. 3.2):
+                        interpolation / extrapolation blended by a linear ramp
+                        over the dims between beta_fast and beta_slow
+                        rotations; cos, sin times an attention factor. Its
+                        parameters are in ag_rope_extra (ag_rope has no field
+                        for them) */
+    AG_ROPE_LONGROPE /* LongRoPE (Ding et al. 2024, arXiv:2402.13753):
+                        inv_freq / short_factor[j] or / long_factor[j] (inputs
+                        longer than original_max_positions); cos, sin times an
+                        attention factor; parameters in ag_rope_extra */
 } ag_rope_type;
 
 typedef struct {
@@ -200,8 +212,34 @@ typedef struct {
 /* inv_freq (rotary_dim/2 doubles, caller's) for a pass over n tokens
  * (dynamic scaling depends on n, as HF's dynamic_rope_update with seq_len =
  * n). Computed in double. r must satisfy rotary_dim even > 0, theta > 0,
- * factor >= 1 where used (checked at load). */
+ * factor >= 1 where used (checked at load). yarn and longrope need
+ * ag_rope_extra (ag_rope_inv_freq_extra): here they get HF's default betas
+ * (yarn) and, for longrope, every factor 1 (the default frequencies). */
 AG_EXPORT void ag_rope_inv_freq(const ag_rope *r, size_t n, double *inv_freq);
+
+/* What the RoPE of a model has beyond ag_rope (which the ABI rule of
+ * core.h keeps fixed): GPT-J's pairing and the yarn / longrope parameters of
+ * modeling_rope_utils.py. Zero-initialised it means none of them:
+ * rotate-half pairs, attention factor 1 (0 is read as 1). */
+typedef struct {
+    int interleaved;          /* GPT-J rotate_every_two: pairs (2j, 2j + 1)
+                                 instead of (j, j + r/2) */
+    double attention_factor;  /* yarn, longrope: cos and sin times this (HF's
+                                 attention_scaling); 0 or 1: none */
+    double beta_fast, beta_slow; /* yarn: the ramp's rotation bounds (32, 1) */
+    int truncate;             /* yarn: floor/ceil the correction range (HF's
+                                 default true) */
+    const double *short_factor, *long_factor; /* longrope: rotary_dim/2 each;
+                                 owned by whoever filled the struct (a
+                                 model's live as long as the model) */
+} ag_rope_extra;
+
+/* ag_rope_inv_freq with x's parameters (x NULL: none): yarn as
+ * modeling_rope_utils.py _compute_yarn_parameters, longrope as
+ * _compute_longrope_parameters with seq_len = n (long factors iff n >
+ * r->original_max_positions). */
+AG_EXPORT void ag_rope_inv_freq_extra(const ag_rope *r, const ag_rope_extra *x, size_t n,
+                                      double *inv_freq);
 
 /* What config.json says, normalised across architectures. */
 typedef struct {
@@ -223,7 +261,8 @@ typedef struct {
     int max_tokens;        /* longest input ag_model_forward accepts: the rows
                               of the position table past position_offset, or
                               max_positions for RoPE (⌊factor·max_positions⌋
-                              with dynamic scaling) */
+                              with dynamic scaling; with yarn the larger of
+                              max_positions and ⌊factor·original⌋) */
     int vocab_size;
     int type_vocab_size;   /* token-type rows (BERT, RoBERTa: type 0 is added),
                               else 0 */
@@ -300,6 +339,9 @@ typedef struct {
     int d_ff_expert;       /* each expert's width */
     int d_ff_shared;       /* Qwen2-MoE shared expert's width, 0: none */
     int norm_topk;         /* the top-k weights are renormalised to sum 1 */
+    /* ---- RoPE beyond ag_rope (appended): GPT-J's interleaved pairs, yarn
+     * and longrope (rope.type); zero otherwise ---- */
+    ag_rope_extra rope_extra;
 } ag_model_config;
 
 typedef struct ag_model ag_model;
@@ -310,7 +352,7 @@ typedef struct ag_model ag_model;
  *                   of the wrong type or value
  *   AG_EUNSUPPORTED unknown model_type (the message lists the supported
  *                   ones), a rope_scaling type other than default, linear,
- *                   dynamic, llama3 (named), or another option this version
+ *                   dynamic, llama3, yarn, longrope (named), or another option this version
  *                   lacks (named)
  *   AG_ENOTFOUND    a tensor absent from the weights
  *   AG_ESHAPE       a tensor of the wrong shape (got and expected shapes)
@@ -340,7 +382,13 @@ AG_EXPORT int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n
 /* One layer's attention projections as doubles in [in, out] form (x ↦ xW,
  * docs/metrics.md, family D): nn.Linear weights transposed, fused layouts split (GPT-2's
  * c_attn and Phi-3's qkv_proj column blocks, GPT-NeoX's per-head
- * query_key_value). Query head h owns columns h·head_dim … of wq; kv head
+ * query_key_value). GPT-J (cfg.rope_extra.interleaved): the first
+ * rotary_dim columns of every Q and K head are listed 0, 2, 4, …, 1, 3, 5, …
+ * so that rope's rotate-half pairs are GPT-J's (2j, 2j + 1) pairs: q·k,
+ * and so the probabilities, are those of the pass. yarn / longrope: rope
+ * has the type; its frequencies and attention factor need the model's
+ * cfg.rope_extra (ag_head_extra's rope, ag_stability_metrics_ex). Query
+ * head h owns columns h·head_dim … of wq; kv head
  * g = h / (n_head / n_kv_head) owns those of wk and wv; rows h·head_dim … of
  * wo. Biases are empty arrays (data NULL) when the model has none. The
  * layer's probabilities are, per query head,

@@ -115,9 +115,10 @@ AG_EXPORT int ag_linear_attention_row(const double *q, const double *K, size_t n
 /* docs/metrics.md, family K (`lens`): the selected keys of family K of one
  * head into rec (nothing else in rec is touched), from its own scores S
  * (in->n × in->n row-major, −inf where masked: ag_layer_view.scores), its
- * input `in` and QK-norm qk (NULL: none; attngeom/stability.h) for the
- * unmasked bilinear form S° = c·QKᵀ, Q and K as the head forms them
- * (biases, QK-norm, rotation, its GQA key head), and the
+ * input `in` and what ex adds to it (NULL: none; attngeom/stability.h
+ * ag_head_extra: QK-norm, yarn/longrope) for the unmasked bilinear form
+ * S° = c·QKᵀ, Q and K as the head forms them (biases, QK-norm, rotation,
+ * its GQA key head), and the
  * matrix A the run measures (n × n; the model's attention, or the lensed
  * one under a normaliser: rank_lift uses it). Over the rows with at least
  * one allowed (finite) score:
@@ -141,11 +142,11 @@ AG_EXPORT int ag_linear_attention_row(const double *q, const double *K, size_t n
  * Null: the row keys when no row has an allowed score; rank_lift and
  * score_asymmetry when S° = 0 (score_effective_rank then null too).
  * Errors: AG_EINVAL (NULL S, in, A, sel or rec; the head input's own
- * checks, as ag_stability_metrics_qk'), AG_ENONFINITE (a NaN or +inf score;
+ * checks, as ag_stability_metrics_ex's), AG_ENONFINITE (a NaN or +inf score;
  * Q or K overflowing double), AG_ENOMEM, AG_ELAPACK. All memory is the
  * caller's or freed before return; thread-safe. */
 AG_EXPORT int ag_lens_metrics(const double *S, const ag_head_input *in,
-                              const ag_head_qk_norm *qk, const double *A,
+                              const ag_head_extra *ex, const double *A,
                               const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
 #ifdef __cplusplus

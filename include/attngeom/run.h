@@ -430,8 +430,11 @@ AG_EXPORT ag_run_input ag_run_tensor_input(const ag_run_tensor *t);
  * the head, filled by the caller (ag_attn_weights_head_input for a model's
  * layer, which groups keys by GQA; `attngeom layer` its own tensors). */
 typedef void (*ag_run_head_input_fn)(const void *ctx, int h, ag_head_input *in);
-/* Its QK-norm (same ctx), for models that have one (ag_attn_weights_head_qk_norm). */
-typedef void (*ag_run_head_qk_fn)(const void *ctx, int h, ag_head_qk_norm *qk);
+/* What head h has beyond its input (same ctx; attngeom/stability.h
+ * ag_head_extra: QK-norm, yarn/longrope, ALiBi): sets ex's members, ex having
+ * come from AG_HEAD_EXTRA_DEFAULT (all none); what they point to is ctx's
+ * and must outlive the ag_run_heads call. */
+typedef void (*ag_run_head_extra_fn)(const void *ctx, int h, ag_head_extra *ex);
 
 /* Family H's input of head h: the norms ‖f_h(x_j)‖ of the vectors it
  * writes for the n tokens into norms (n doubles), filled by the caller
@@ -453,13 +456,13 @@ typedef struct {
                                    keys (ag_token_pattern_metrics); NULL: null */
     ag_run_head_norms_fn norms; /* NULL: no family H even when selected */
     const void *norms_ctx;
-    ag_run_head_qk_fn input_qk; /* appended: family E's QK-norm (input_ctx);
-                                   NULL: none */
     const double *scores;       /* appended: (n_head, n, n) the heads' own
                                    pre-softmax scores (ag_layer_view.scores);
-                                   with input, family K (ag_lens_metrics,
-                                   with input_qk);
+                                   with input, family K (ag_lens_metrics);
                                    NULL: none even when selected */
+    ag_run_head_extra_fn extra; /* appended: families E and K's extras of
+                                   head h (input_ctx; ag_stability_metrics_ex,
+                                   ag_lens_metrics); NULL: none */
 } ag_run_layer_heads;
 /* Kind 3 of core.h's ABI rule: start from it. */
 #define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}
@@ -469,7 +472,7 @@ typedef struct {
  * (ag_matrix_metrics_work, opt's "edge_threshold"), with L's ids the
  * token-pattern keys (ag_token_pattern_metrics, the mask detected from A)
  * and, when opt's metrics select family E and L has an input,
- * ag_stability_metrics ("epsilon", "trials", "seed"; never under opt's
+ * ag_stability_metrics_ex with L's extra ("epsilon", "trials", "seed"; never under opt's
  * normaliser: it perturbs the head's own softmax), family H when they
  * select it and L has norms (ag_value_metrics), family K when they select
  * it and L has scores and an input (ag_lens_metrics, on the scores and the

@@ -52,11 +52,6 @@ typedef struct {
                           0: no rotation */
     double softcap;    /* > 0: scores capped to softcap·tanh(S/softcap) */
     int window;        /* > 0: keys 0 <= i − j < window (causal), |i − j| < window (not) */
-    /* appended: ALiBi (attngeom/model.h ag_alibi_kind), this head's slope;
-       AG_ALIBI_NONE (0) for none. The bias is constant in X: the
-       derivatives are those of the biased softmax. */
-    ag_alibi_kind alibi;
-    double alibi_slope;
 } ag_head_input;
 
 /* The QK-norm of a head (issue 29; a new struct, ag_head_input being
@@ -64,7 +59,7 @@ typedef struct {
  * g_c·u_c/√(Σ_j u_j²/W + eps) over those W columns, g the scale as it
  * multiplies (RMSNorm w; Gemma-3's 1 + w), the head's d_h columns taken
  * from N's output (likewise K). Kinds (model.h ag_qk_norm):
- *   AG_QK_NORM_NONE  no norm: the *_qk functions are the plain ones
+ *   AG_QK_NORM_NONE  no norm: the same as ag_head_extra's qk NULL
  *   AG_QK_NORM_HEAD  over the head's own columns (Qwen3, Gemma-3): U = the
  *                    input's X W_Q + b_Q; gq, gk (d_h) each; W = d_h
  *   AG_QK_NORM_FULL  over the whole projection (OLMo-2): U = X wq + bq of
@@ -81,6 +76,36 @@ typedef struct {
     size_t q_width, k_width; /* FULL */
     size_t q_off, k_off;     /* FULL: the head's first column */
 } ag_head_qk_norm;
+
+/* What a head has beyond ag_head_input, which the ABI rule keeps fixed
+ * (core.h, kind 3: sized; start from AG_HEAD_EXTRA_DEFAULT, members are
+ * appended). The *_ex functions below take it; NULL, or a NULL member,
+ * means none (the plain functions are the *_ex ones with NULL):
+ *   qk    the QK-norm (Qwen3, OLMo-2, Gemma-3; ag_attn_weights_head_qk_norm);
+ *         NULL or kind AG_QK_NORM_NONE: none
+ *   rope  RoPE parameters ag_rope has no field for (a model's
+ *         cfg.rope_extra): yarn's and longrope's frequencies
+ *         (ag_rope_inv_freq_extra) and their attention factor on cos and
+ *         sin, as the engine's pass uses them. Without it a yarn or
+ *         longrope rope is refused (AG_EINVAL naming it). rope->interleaved
+ *         is refused: GPT-J's pairs come as rotate-half pairs of permuted
+ *         W_Q, W_K columns (ag_model_attn_weights lists them so)
+ *   alibi, alibi_slope  ALiBi (Press et al. 2022, sec. 3): the kind
+ *         (attngeom/model.h ag_alibi_kind; whose HF formula places the bias)
+ *         and this head's slope m (ag_attn_weights' alibi_slopes[h]);
+ *         AG_ALIBI_NONE (0): none. BLOOM and MPT add m·(j − off) after the
+ *         scale (off 0; MPT n − 1), Falcon adds m·j before it. The bias is
+ *         constant in X: the derivatives are those of the biased softmax.
+ *         A caller whose size ends before them gets no ALiBi
+ * Every pointer member is borrowed for the call. */
+typedef struct {
+    size_t size;                /* sizeof(ag_head_extra), set by the macro */
+    const ag_head_qk_norm *qk;  /* NULL: no QK-norm */
+    const ag_rope_extra *rope;  /* NULL: ag_rope alone */
+    ag_alibi_kind alibi;        /* appended: AG_ALIBI_NONE (0) none */
+    double alibi_slope;         /* appended: finite; read when alibi is set */
+} ag_head_extra;
+#define AG_HEAD_EXTRA_DEFAULT {.size = sizeof(ag_head_extra)}
 
 /* Options of the stochastic and iterative keys. Carries its size (ABI
  * rule, core.h): start from AG_STABILITY_OPTIONS_DEFAULT. */
@@ -122,13 +147,16 @@ AG_EXPORT void ag_stability_options_init(ag_stability_options *opt);
 AG_EXPORT int ag_stability_metrics(const ag_head_input *in, const ag_stability_options *opt,
                                    const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
-/* ag_stability_metrics of a head with a QK-norm (qk NULL or
- * AG_QK_NORM_NONE: the same as ag_stability_metrics). q_mean_cosine and
- * k_mean_cosine then take the normed, unrotated Q and K. Errors as
- * ag_stability_metrics, and AG_EINVAL for a QK-norm whose kind is unknown,
- * eps < 0, a scale or projection missing, or widths that do not hold the
- * head's columns; AG_ENONFINITE for NaN or Inf in them. */
-AG_EXPORT int ag_stability_metrics_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
+/* ag_stability_metrics of a head with what ex adds (NULL: none; see
+ * ag_head_extra). With a QK-norm q_mean_cosine and k_mean_cosine take the
+ * normed, unrotated Q and K, and the Jacobian differentiates through the
+ * norm. Errors as ag_stability_metrics, and AG_EINVAL for ex->size not set
+ * (or from a newer header), a QK-norm whose kind is unknown, eps < 0, a
+ * scale or projection missing or widths that do not hold the head's
+ * columns, a yarn or longrope rope without ex->rope, ex->rope->interleaved
+ * or its factors not fitting the rope; AG_ENONFINITE for NaN or Inf in the
+ * norm's scales or projections. */
+AG_EXPORT int ag_stability_metrics_ex(const ag_head_input *in, const ag_head_extra *ex,
                                       const ag_stability_options *opt, const ag_metric_set *sel,
                                       ag_record *rec, ag_error *err);
 
@@ -147,11 +175,11 @@ AG_EXPORT int ag_head_attention(const ag_head_input *in, double *A, ag_error *er
  * window), 0 elsewhere. Errors as ag_head_attention's. */
 AG_EXPORT int ag_head_linear_attention(const ag_head_input *in, double *A, ag_error *err);
 
-/* ag_head_attention and ag_head_linear_attention of a head with a QK-norm
- * (qk NULL: none). Errors as ag_stability_metrics_qk's. */
-AG_EXPORT int ag_head_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk, double *A,
+/* ag_head_attention and ag_head_linear_attention of a head with what ex
+ * adds (NULL: none). Errors as ag_stability_metrics_ex's. */
+AG_EXPORT int ag_head_attention_ex(const ag_head_input *in, const ag_head_extra *ex, double *A,
                                    ag_error *err);
-AG_EXPORT int ag_head_linear_attention_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
+AG_EXPORT int ag_head_linear_attention_ex(const ag_head_input *in, const ag_head_extra *ex,
                                           double *A, ag_error *err);
 
 /* The head linearised at X: A(X) and what the Jacobian-vector products need
@@ -159,9 +187,11 @@ AG_EXPORT int ag_head_linear_attention_qk(const ag_head_input *in, const ag_head
 typedef struct ag_head_lin ag_head_lin;
 
 AG_EXPORT int ag_head_linearize(const ag_head_input *in, ag_head_lin **out, ag_error *err);
-/* The same with a QK-norm (qk NULL: none): the JVP, VJP and ‖J‖₂ below then
- * differentiate through it. Memory adds O((n + d)·width) per side. */
-AG_EXPORT int ag_head_linearize_qk(const ag_head_input *in, const ag_head_qk_norm *qk,
+/* The same with what ex adds (NULL: none; errors as
+ * ag_stability_metrics_ex's): the JVP, VJP and ‖J‖₂ below then
+ * differentiate through a QK-norm (memory adds O((n + d)·width) per side)
+ * and take yarn's / longrope's rotation. */
+AG_EXPORT int ag_head_linearize_ex(const ag_head_input *in, const ag_head_extra *ex,
                                    ag_head_lin **out, ag_error *err);
 AG_EXPORT void ag_head_lin_free(ag_head_lin *lin);
 /* A(X) (n, n), owned by lin. */

@@ -224,10 +224,11 @@ static const agm_arch archs[] = {
      * qkv_proj columns Q (heads·hd) | K (kv·hd) | V (kv·hd), gate_up_proj
      * chunked gate | up, partial_rotary_factor, no biases; the Mistral model
      * class: one sliding-window mask for all layers when sliding_window is
-     * set (default None). */
+     * set (default None); rope_scaling "su" and "yarn" are longrope
+     * (configuration_phi3.py, backward compatibility). */
     {.model_type = "phi3", .arch = AG_ARCH_PHI3, .modeling = "modeling_phi3.py", LLAMA_KEYS,
      .eps = 1e-5, .k_act = "hidden_act", .act = "silu", .norm = AG_NORM_RMS,
-     .k_partial = "partial_rotary_factor", .windows = AGM_WIN_ALL, BIAS_NONE,
+     .k_partial = "partial_rotary_factor", .su_yarn_longrope = 1, .windows = AGM_WIN_ALL, BIAS_NONE,
      .qkv = AG_QKV_BLOCKS, .mlp = AG_MLP_GATED_FUSED, LLAMA_BASE,
      .norm2 = "post_attention_layernorm", .qkv_fused = "self_attn.qkv_proj",
      .up = "mlp.gate_up_proj"},
@@ -493,6 +494,23 @@ static const agm_arch archs[] = {
      .k_experts = "num_experts", .k_topk = "num_experts_per_tok", .k_norm_topk = "norm_topk_prob",
      .experts_dflt = 64, .topk_dflt = 8, .k_clip = "clip_qkv", .router = "mlp.gate",
      .expert = "mlp.experts.%d.", .e_gate = "gate_proj", .e_up = "up_proj", .e_down = "down_proj"},
+
+    /* modeling_gptj.py (00b676f8), configuration_gptj.py: GPTJAttention
+     * q/k/v/out_proj without biases, scores / sqrt(head_dim); RoPE on the
+     * first rotary_dim dims (default 64) in rotate_every_two pairs (2j,
+     * 2j + 1), theta 10000 (create_sinusoidal_positions); GPTJBlock parallel:
+     * attn(ln_1(x)) + mlp(ln_1(x)) + x, one norm for both (norm2 = ln_1);
+     * GPTJMLP fc_in, activation_function, fc_out, biased; ln_f. */
+    {.model_type = "gptj", .arch = AG_ARCH_GPTJ, .modeling = "modeling_gptj.py",
+     .prefixes = {"transformer."}, .k_layers = "n_layer", .k_heads = "n_head", .k_hidden = "n_embd",
+     .k_ff = "n_inner", .ff_mult = 4, .k_positions = "n_positions", .k_eps = "layer_norm_epsilon",
+     .eps = 1e-5, .k_act = "activation_function", .act = "gelu_new", .partial_dflt = 1.0,
+     .k_rotary_dim = "rotary_dim", .interleaved = 1, .bias_qkv = {NULL, 0}, .bias_o = {NULL, 0},
+     .bias_mlp = {NULL, 1}, .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PARALLEL,
+     .positions = AG_POS_ROPE, .causal = 1, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,
+     .tok = "wte.weight", .final_norm = "ln_f", .layer = "h.%d.", .norm1 = "ln_1", .norm2 = "ln_1",
+     .q = "attn.q_proj", .k = "attn.k_proj", .v = "attn.v_proj", .o = "attn.out_proj",
+     .up = "mlp.fc_in", .down = "mlp.fc_out"},
 };
 
 #define N_ARCHS ((int)(sizeof archs / sizeof *archs))
@@ -514,5 +532,5 @@ const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
            "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, clip_vision_model, whisper, "
-           "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe";
+           "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe, gptj";
 }

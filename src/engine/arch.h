@@ -81,6 +81,9 @@ typedef struct {
     const char *k_norm_bias;  /* ModernBERT norm_bias: LayerNorms without a
                                  bias when false (NULL: always a bias) */
     int first_no_norm1;       /* ModernBERT: layer 0 has no norm1 (Identity) */
+    const char *k_rotary_dim; /* GPT-J rotary_dim: rotated dims as a count */
+    int interleaved;          /* GPT-J rotate_every_two pairs (2j, 2j + 1) */
+    int su_yarn_longrope;     /* Phi-3: rope_scaling "su" and "yarn" mean longrope */
     agm_window_rule windows;
     int window_dflt;          /* sliding_window when absent (0: none) */
     agm_flag bias_qkv, bias_o, bias_mlp;

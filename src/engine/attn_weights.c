@@ -10,29 +10,44 @@
 #include "attngeom/access.h"
 #include "model_int.h"
 
-/* heads·hd columns of a projection, head h's from c.off + h·c.stride, as a
- * (in, heads·hd) [in, out] array. */
-static int lin_heads(const agm_lin *l, agm_cols c, int heads, int hd, ag_array *out, ag_error *err)
+/* Column c of a head as stored, for a head whose first `pairs` columns are
+ * GPT-J's rotate_every_two pairs (2j, 2j + 1): listed as (j, j + pairs/2),
+ * the rotate-half pairs of ag_rope. q·k is unchanged when q and k are
+ * permuted alike, so ag_rope's rotation of the permuted W_Q, W_K gives
+ * GPT-J's probabilities exactly (family E). pairs 0: the identity. */
+static size_t head_col(size_t c, size_t pairs)
+{
+    if (c >= pairs)
+        return c;
+    return c < pairs / 2 ? 2 * c : 2 * (c - pairs / 2) + 1;
+}
+
+/* heads·hd columns of a projection, head h's from c.off + h·c.stride
+ * (de-interleaved over the first `pairs`, head_col), as a (in, heads·hd)
+ * [in, out] array. */
+static int lin_heads(const agm_lin *l, agm_cols c, int heads, int hd, size_t pairs, ag_array *out,
+                     ag_error *err)
 {
     size_t w = (size_t)heads * hd, shape[2] = {(size_t)l->in, w};
     int rc = ag_array_alloc(out, 2, shape, err);
     for (size_t i = 0; rc == AG_OK && i < (size_t)l->in; i++)
         for (size_t j = 0; j < w; j++) {
-            size_t col = agm_col(c, j / hd, (size_t)hd) + j % hd;
+            size_t col = agm_col(c, j / hd, (size_t)hd) + head_col(j % hd, pairs);
             out->data[i * w + j] = agm_at(&l->w, l->linear ? col * l->in + i : i * l->out + col);
         }
     return rc;
 }
 
 /* The same columns of the projection's bias; an empty array if it has none. */
-static int bias_heads(const agm_lin *l, agm_cols c, int heads, int hd, ag_array *out, ag_error *err)
+static int bias_heads(const agm_lin *l, agm_cols c, int heads, int hd, size_t pairs, ag_array *out,
+                      ag_error *err)
 {
     if (!l->b)
         return AG_OK;
     size_t w = (size_t)heads * hd, shape[1] = {w};
     int rc = ag_array_alloc(out, 1, shape, err);
     for (size_t j = 0; rc == AG_OK && j < w; j++)
-        out->data[j] = l->b[agm_col(c, j / hd, (size_t)hd) + j % hd];
+        out->data[j] = l->b[agm_col(c, j / hd, (size_t)hd) + head_col(j % hd, pairs)];
     return rc;
 }
 
@@ -45,8 +60,9 @@ static int qkv_part(const ag_model *m, const agm_layer *y, int which, ag_array *
     const agm_lin *l = g->qkv == AG_QKV_SEPARATE ? sep[which] : &y->qkv;
     int heads = which ? g->n_kv_head : g->n_head;
     agm_cols c = agm_qkv_cols(g, which);
-    int rc = lin_heads(l, c, heads, g->head_dim, w, err);
-    return rc ? rc : bias_heads(l, c, heads, g->head_dim, b, err);
+    size_t pairs = g->rope_extra.interleaved && which < 2 ? (size_t)g->rope.rotary_dim : 0;
+    int rc = lin_heads(l, c, heads, g->head_dim, pairs, w, err);
+    return rc ? rc : bias_heads(l, c, heads, g->head_dim, pairs, b, err);
 }
 
 /* The model's ALiBi kind and slopes (n_head), if it has them. */
@@ -99,7 +115,7 @@ int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag
     if (rc == AG_OK)
         rc = qkv_part(m, y, 2, &out->wv, &out->bv, err);
     if (rc == AG_OK) /* every output column of o: one "head" as wide as d */
-        rc = lin_heads(&y->o, (agm_cols){0, g->d_model, 0}, 1, g->d_model, &out->wo, err);
+        rc = lin_heads(&y->o, (agm_cols){0, g->d_model, 0}, 1, g->d_model, 0, &out->wo, err);
     if (rc == AG_OK)
         layer_scale_cols(y->ls1.w, &out->wo);
     if (rc != AG_OK)
@@ -159,8 +175,7 @@ void ag_attn_weights_head_input(const ag_attn_weights *w, const double *x, size_
         .bq = w->bq.data ? w->bq.data + h * hd : NULL,
         .bk = w->bk.data ? w->bk.data + kv * hd : NULL,
         .d_h = hd, .scale = w->scale, .causal = w->causal, .rope = w->rope,
-        .softcap = w->softcap, .window = w->window, .alibi = w->alibi,
-        .alibi_slope = w->alibi_slopes.data ? w->alibi_slopes.data[h] : 0};
+        .softcap = w->softcap, .window = w->window};
 }
 
 void ag_attn_weights_head_qk_norm(const ag_attn_weights *w, ag_qk_norm kind, double eps,

@@ -63,6 +63,19 @@ static int obj_num(cfgctx *c, json_t *obj, const char *key, double dflt, double 
     return AG_OK;
 }
 
+/* obj_num, 0 allowed and then read as dflt: Python's `x or dflt` of
+ * modeling_rope_utils.py (yarn's beta_fast, beta_slow, mscale and
+ * mscale_all_dim, which configs such as GLM's set to 0.0). */
+static int obj_num_or(cfgctx *c, json_t *obj, const char *key, double dflt, double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (v && json_is_number(v) && json_number_value(v) == 0) {
+        *out = dflt;
+        return AG_OK;
+    }
+    return obj_num(c, obj, key, dflt, out);
+}
+
 static int cfg_num(cfgctx *c, const char *key, double dflt, double *out)
 {
     return obj_num(c, c->root, key, dflt, out);
@@ -248,7 +261,7 @@ static int cfg_sizes(cfgctx *c, const agm_arch *a, ag_model *m)
 
 /* modeling_rope_utils.py rope types: rope_scaling (or Transformers v5's
  * rope_parameters) "rope_type", or the legacy "type". */
-static int rope_type(cfgctx *c, json_t *rs, const char *field, ag_rope *r)
+static int rope_type(cfgctx *c, json_t *rs, const char *field, int su_yarn_longrope, ag_rope *r)
 {
     const char *t = "default";
     json_t *v = json_object_get(rs, "rope_type");
@@ -256,6 +269,8 @@ static int rope_type(cfgctx *c, json_t *rs, const char *field, ag_rope *r)
         v = json_object_get(rs, "type");
     if (v && !json_is_null(v) && !(t = json_string_value(v)))
         return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': rope_type must be a string", c->path, field);
+    if (su_yarn_longrope && (!strcmp(t, "su") || !strcmp(t, "yarn")))
+        t = "longrope"; /* configuration_phi3.py (008e5743): "backward compatibility" */
     if (!strcmp(t, "default"))
         r->type = AG_ROPE_DEFAULT;
     else if (!strcmp(t, "linear"))
@@ -264,23 +279,107 @@ static int rope_type(cfgctx *c, json_t *rs, const char *field, ag_rope *r)
         r->type = AG_ROPE_DYNAMIC;
     else if (!strcmp(t, "llama3"))
         r->type = AG_ROPE_LLAMA3;
+    else if (!strcmp(t, "yarn"))
+        r->type = AG_ROPE_YARN;
+    else if (!strcmp(t, "longrope"))
+        r->type = AG_ROPE_LONGROPE;
     else
-        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' has rope_type \"%.64s\", which is not supported (default, linear, dynamic, llama3)",
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' has rope_type \"%.64s\", which is not supported (default, linear, dynamic, llama3, yarn, longrope)",
                             c->path, field, t);
     return AG_OK;
 }
 
-/* The scaling parameters of rope_scaling / rope_parameters `rs`. */
-static int rope_scaling(cfgctx *c, json_t *rs, const char *field, ag_rope *r, int max_pos)
+/* modeling_rope_utils.py get_mscale (YaRN sec. 3.4: 0.1·ln(s) + 1). */
+static double yarn_mscale(double scale, double mscale)
 {
-    int rc = rope_type(c, rs, field, r);
+    return scale <= 1 ? 1.0 : 0.1 * mscale * log(scale) + 1.0;
+}
+
+/* _compute_yarn_parameters' options: original_max_position_embeddings (or
+ * max_position_embeddings), beta_fast/beta_slow ("or 32", "or 1"),
+ * truncate (default true), the attention factor: given, or
+ * get_mscale(factor, mscale)/get_mscale(factor, mscale_all_dim) when both
+ * are set (DeepSeek), else get_mscale(factor). */
+static int rope_yarn(cfgctx *c, json_t *rs, const char *field, ag_rope *r, ag_rope_extra *x)
+{
+    double ms = 0, msa = 0;
+    json_t *tr = json_object_get(rs, "truncate");
+    int rc;
+    if ((rc = obj_int(c, rs, "original_max_position_embeddings", r->original_max_positions, 1,
+                      &r->original_max_positions)) ||
+        (rc = obj_num_or(c, rs, "beta_fast", 32, &x->beta_fast)) ||
+        (rc = obj_num_or(c, rs, "beta_slow", 1, &x->beta_slow)) ||
+        (rc = obj_num_or(c, rs, "mscale", 0, &ms)) || (rc = obj_num_or(c, rs, "mscale_all_dim", 0, &msa)) ||
+        (rc = obj_num(c, rs, "attention_factor", 0, &x->attention_factor)))
+        return rc;
+    if (tr && !json_is_null(tr) && !json_is_boolean(tr))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': truncate must be true or false", c->path, field);
+    x->truncate = !tr || json_is_null(tr) || json_is_true(tr);
+    if (!x->attention_factor)
+        x->attention_factor = ms && msa ? yarn_mscale(r->factor, ms) / yarn_mscale(r->factor, msa)
+                                        : yarn_mscale(r->factor, 1);
+    return AG_OK;
+}
+
+/* n numbers of rs[key] into a new array (freed with the model). */
+static int obj_factors(cfgctx *c, json_t *rs, const char *key, int n, double **out)
+{
+    json_t *v = json_object_get(rs, key);
+    if (!json_is_array(v) || json_array_size(v) != (size_t)n)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' must be a list of %d numbers (rotary dims / 2)",
+                            c->path, key, n);
+    if (!(*out = malloc((size_t)n * sizeof **out)))
+        return ag_error_set(c->err, AG_ENOMEM, "%s: out of memory", c->path);
+    for (int j = 0; j < n; j++) {
+        json_t *e = json_array_get(v, (size_t)j);
+        (*out)[j] = json_is_number(e) ? json_number_value(e) : 0;
+        if (!((*out)[j] > 0) || !isfinite((*out)[j]))
+            return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' entry %d must be a positive number",
+                                c->path, key, j);
+    }
+    return AG_OK;
+}
+
+/* _compute_longrope_parameters: a top-level original_max_position_embeddings
+ * (Phi-3) sets factor = max_position_embeddings / it; the attention factor
+ * is given, or 1 for factor <= 1, else sqrt(1 + ln(factor)/ln(original)).
+ * The factor lists are read once rotary_dim is known (rope_longrope_lists). */
+static int rope_longrope(cfgctx *c, json_t *rs, ag_rope *r, ag_rope_extra *x, int max_pos)
+{
+    int orig = 0, rc;
+    if ((rc = cfg_int(c, "original_max_position_embeddings", 0, 1, &orig)) ||
+        (!orig && (rc = obj_int(c, rs, "original_max_position_embeddings", 0, 1, &orig))) ||
+        (rc = obj_num(c, rs, "attention_factor", 0, &x->attention_factor)))
+        return rc;
+    if (orig)
+        r->factor = (double)max_pos / orig;
+    else if (!r->factor)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: longrope needs rope_scaling 'factor' or original_max_position_embeddings", c->path);
+    r->original_max_positions = orig ? orig : max_pos;
+    if (!x->attention_factor)
+        x->attention_factor = r->factor <= 1 ? 1.0 : sqrt(1 + log(r->factor) / log(r->original_max_positions));
+    return AG_OK;
+}
+
+/* The scaling parameters of rope_scaling / rope_parameters `rs`. */
+static int rope_scaling(cfgctx *c, const agm_arch *a, json_t *rs, const char *field, ag_rope *r,
+                        ag_rope_extra *x, int max_pos)
+{
+    int rc = rope_type(c, rs, field, a->su_yarn_longrope, r);
     if (rc != AG_OK || r->type == AG_ROPE_DEFAULT)
         return rc;
+    if (r->type == AG_ROPE_LONGROPE) {
+        if ((rc = obj_num(c, rs, "factor", 0, &r->factor)))
+            return rc;
+        return rope_longrope(c, rs, r, x, max_pos);
+    }
     if ((rc = obj_num(c, rs, "factor", 0, &r->factor)))
         return rc;
     if (!(r->factor >= 1))
         return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': factor must be a number >= 1", c->path, field);
     r->original_max_positions = max_pos; /* dynamic: max_position_embeddings */
+    if (r->type == AG_ROPE_YARN)
+        return rope_yarn(c, rs, field, r, x);
     if (r->type != AG_ROPE_LLAMA3)
         return AG_OK;
     if ((rc = obj_num(c, rs, "low_freq_factor", 0, &r->low_freq_factor)) ||
@@ -326,11 +425,28 @@ static int rope_local(cfgctx *c, const agm_arch *a, json_t *local, ag_model_conf
     if (!local)
         return cfg_num(c, a->k_local_theta, 10000.0, &g->rope_local.theta);
     ag_rope t = {0};
-    int rc = rope_type(c, local, "rope_parameters.sliding_attention", &t);
+    int rc = rope_type(c, local, "rope_parameters.sliding_attention", 0, &t);
     if (rc == AG_OK && t.type != AG_ROPE_DEFAULT)
         rc = ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field 'rope_parameters.sliding_attention' has a scaled rope_type, which is not supported (default)",
                           c->path);
     return rc ? rc : obj_num(c, local, "rope_theta", 10000.0, &g->rope_local.theta);
+}
+
+/* GPT-J's rotary_dim (configuration_gptj.py, default 64): a count of dims;
+ * null rotates pos_embd_dim = n_embd dims (GPTJAttention), which HF's
+ * apply_rotary_pos_emb only broadcasts when that is the head dim. */
+static int rope_dims(cfgctx *c, const agm_arch *a, ag_model_config *g)
+{
+    json_t *v = json_object_get(c->root, a->k_rotary_dim);
+    int rc = AG_OK;
+    if (v && json_is_null(v))
+        g->rope.rotary_dim = g->d_model;
+    else
+        rc = cfg_int(c, a->k_rotary_dim, 64, 1, &g->rope.rotary_dim);
+    if (rc == AG_OK && (g->rope.rotary_dim % 2 || g->rope.rotary_dim > g->head_dim))
+        rc = ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d (null: n_embd) must be even and at most the head dim %d",
+                          c->path, a->k_rotary_dim, g->rope.rotary_dim, g->head_dim);
+    return rc;
 }
 
 /* The rotary embedding: theta, rotated dims (int(head_dim·fraction), as
@@ -338,9 +454,11 @@ static int rope_local(cfgctx *c, const agm_arch *a, json_t *local, ag_model_conf
  * rope_parameters; earlier versions use rope_theta (GPT-NeoX
  * rotary_emb_base), partial_rotary_factor (GPT-NeoX rotary_pct) and
  * rope_scaling. */
-static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model_config *g)
+static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model *m)
 {
+    ag_model_config *g = &m->cfg;
     ag_rope *r = &g->rope;
+    ag_rope_extra *x = &g->rope_extra;
     json_t *rp = json_object_get(c->root, "rope_parameters"), *rs = json_object_get(c->root, "rope_scaling");
     json_t *local = NULL;
     const char *field = "rope_scaling";
@@ -363,16 +481,25 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model_config *g)
             return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' must be an object or null", c->path, field);
         if ((rc = obj_num(c, rs, "rope_theta", theta, &theta)) ||
             (rc = obj_num(c, rs, "partial_rotary_factor", frac, &frac)) ||
-            (rc = rope_scaling(c, rs, field, r, g->max_positions)))
+            (rc = rope_scaling(c, a, rs, field, r, x, g->max_positions)))
             return rc;
     }
     r->theta = theta;
     r->rotary_dim = frac <= 1 ? (int)(g->head_dim * frac) : 0;
+    x->interleaved = a->interleaved;
+    if (a->k_rotary_dim && (rc = rope_dims(c, a, g)))
+        return rc;
+    if (r->type == AG_ROPE_LONGROPE && r->rotary_dim > 0 && r->rotary_dim % 2 == 0 &&
+        ((rc = obj_factors(c, rs, "short_factor", r->rotary_dim / 2, &m->rope_factors[0])) ||
+         (rc = obj_factors(c, rs, "long_factor", r->rotary_dim / 2, &m->rope_factors[1]))))
+        return rc;
+    x->short_factor = m->rope_factors[0];
+    x->long_factor = m->rope_factors[1];
     if (r->rotary_dim <= 0 || r->rotary_dim % 2)
         return ag_error_set(c->err, AG_EFORMAT, "%s: rotary dims int(head_dim %d * %g) = %d must be even, above 0 and at most head_dim",
                             c->path, g->head_dim, frac, r->rotary_dim);
     char buf[160];
-    const char *why = agk_rope_problem(r, g->head_dim, buf, sizeof buf); /* what the kernel needs */
+    const char *why = agk_rope_extra_problem(r, x, g->head_dim, buf, sizeof buf); /* what the kernel needs */
     if (why)
         return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s': %s", c->path, field, why);
     /* Gemma-3's sliding layers: rope_local_base_freq, default rope (its
@@ -382,12 +509,16 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model_config *g)
     g->max_tokens = g->max_positions;
     if (r->type == AG_ROPE_DYNAMIC) /* the length the factor was chosen for, see docs/engine.md */
         g->max_tokens = (int)fmin(floor(r->factor * g->max_positions), AGM_CAP_DIM);
+    if (r->type == AG_ROPE_YARN) /* likewise: factor · original (Qwen's yarn keeps max_position_embeddings) */
+        g->max_tokens = (int)fmax(g->max_positions,
+                                  fmin(floor(r->factor * r->original_max_positions), AGM_CAP_DIM));
     return AG_OK;
 }
 
 /* Learned positions: table rows, the first row used, the longest input. */
-static int cfg_positions(cfgctx *c, const agm_arch *a, ag_model_config *g)
+static int cfg_positions(cfgctx *c, const agm_arch *a, ag_model *m)
 {
+    ag_model_config *g = &m->cfg;
     int rc, pad = 0;
     const char *kind;
     int alibi = 0;
@@ -395,7 +526,7 @@ static int cfg_positions(cfgctx *c, const agm_arch *a, ag_model_config *g)
         return rc;
     g->positions = alibi ? AG_POS_ALIBI : a->positions;
     if (g->positions == AG_POS_ROPE)
-        return cfg_rope(c, a, g);
+        return cfg_rope(c, a, m);
     if (g->positions == AG_POS_ALIBI) { /* no table: the length is the config's, if any */
         g->alibi = a->alibi;
         g->max_tokens = a->k_positions && !a->k_alibi ? g->max_positions : AGM_CAP_DIM;
@@ -773,7 +904,7 @@ static int cfg_model(cfgctx *c, ag_model *m)
     snprintf(m->cfg.model_type, sizeof m->cfg.model_type, "%s", mt);
     if ((rc = cfg_sizes(c, a, m)) || (rc = cfg_act(c, a->k_act, a->act, m)) ||
         (rc = (a->k_eps ? cfg_num(c, a->k_eps, a->eps, &m->cfg.norm_eps) : AG_OK)) ||
-        (rc = cfg_positions(c, a, &m->cfg)) || (rc = cfg_wiring(c, a, m)) ||
+        (rc = cfg_positions(c, a, m)) || (rc = cfg_wiring(c, a, m)) ||
         (rc = cfg_scores(c, a, &m->cfg)) || (rc = cfg_alibi(c, a, m)))
         return rc;
     if (!a->k_eps)

@@ -140,6 +140,9 @@ static int too_long(const ag_model *m, size_t n, ag_error *err)
     if (g->positions == AG_POS_ROPE && g->rope.type == AG_ROPE_DYNAMIC)
         return ag_error_set(err, AG_ERANGE, "input of %zu tokens exceeds %d, the model's %s = %d times its dynamic rope_scaling factor %g",
                             n, g->max_tokens, field, g->max_positions, g->rope.factor);
+    if (g->positions == AG_POS_ROPE && g->rope.type == AG_ROPE_YARN)
+        return ag_error_set(err, AG_ERANGE, "input of %zu tokens exceeds %d, the larger of the model's %s = %d and its yarn rope_scaling factor %g times original_max_position_embeddings = %d",
+                            n, g->max_tokens, field, g->max_positions, g->rope.factor, g->rope.original_max_positions);
     if (g->max_tokens != g->max_positions)
         return ag_error_set(err, AG_ERANGE, "input of %zu tokens exceeds the %d positions of the model's %s = %d (position 0 is row %d)",
                             n, g->max_tokens, field, g->max_positions, g->position_offset);

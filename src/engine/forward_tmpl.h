@@ -620,10 +620,13 @@ static void FN(prepare_qk)(const ag_model *m, const R *cos, const R *sin, FN(vie
             for (int c = 0; c < hd; c++)
                 r[c] *= scale;
         }
+    /* GPT-J: rotate_every_two pairs */
+    void (*rot)(R *, size_t, size_t, int, int, int, const R *, const R *, int) =
+        g->rope_extra.interleaved ? FN(agk_rope_apply_pairs) : FN(agk_rope_apply);
     for (int h = 0; g->positions == AG_POS_ROPE && h < g->n_head; h++)
-        FN(agk_rope_apply)(FN(head_of)(q, h), n, q->ld, 1, hd, rd, cos, sin, 1);
+        rot(FN(head_of)(q, h), n, q->ld, 1, hd, rd, cos, sin, 1);
     for (int h = 0; g->positions == AG_POS_ROPE && h < g->n_kv_head; h++)
-        FN(agk_rope_apply)(FN(head_of)(k, h), n, k->ld, 1, hd, rd, cos, sin, 1);
+        rot(FN(head_of)(k, h), n, k->ld, 1, hd, rd, cos, sin, 1);
 }
 
 /* QK-norm in place, before RoPE, on the separate projections' Q (n, H·hd)
@@ -1133,15 +1136,24 @@ static void FN(store)(double *dst, const R *src, size_t cnt)
 }
 
 /* cos, sin of positions 0..n-1 (modeling_rope_utils.py inv_freq, dynamic
- * scaling for this n) of cfg.rope, and of cfg.rope_local when it is set. */
+ * scaling and longrope's factors for this n) of cfg.rope, times yarn's /
+ * longrope's attention factor in R as LlamaRotaryEmbedding's
+ * `cos * attention_scaling`; and of cfg.rope_local when it is set (Gemma-3's
+ * sliding layers: default rope, no attention factor). */
 static int FN(rope_tables)(const ag_model *m, size_t n, FN(ws) *s)
 {
     const ag_rope *r = &m->cfg.rope;
-    double *inv = malloc((size_t)r->rotary_dim / 2 * sizeof *inv);
+    double af = m->cfg.rope_extra.attention_factor;
+    size_t half = (size_t)r->rotary_dim / 2;
+    double *inv = malloc(half * sizeof *inv);
     if (!inv)
         return AG_ENOMEM;
-    ag_rope_inv_freq(r, n, inv);
+    ag_rope_inv_freq_extra(r, &m->cfg.rope_extra, n, inv);
     FN(agk_rope_tables)(inv, r->rotary_dim, n, s->cos, s->sin);
+    for (size_t i = 0; af > 0 && af != 1 && i < n * half; i++) {
+        s->cos[i] *= (R)af;
+        s->sin[i] *= (R)af;
+    }
     if (s->cos2) {
         ag_rope_inv_freq(&m->cfg.rope_local, n, inv);
         FN(agk_rope_tables)(inv, r->rotary_dim, n, s->cos2, s->sin2);

@@ -576,6 +576,8 @@ void ag_model_free(ag_model *m)
     free(m->window);
     free(m->alibi_slopes);
     free(m->sparse);
+    free(m->rope_factors[0]);
+    free(m->rope_factors[1]);
     free(m->proj_in.b);
     free(m->conv1.b);
     free(m->conv2.b);

@@ -115,6 +115,8 @@ struct ag_model {
     int *window;         /* (n_layer) each layer's sliding window, 0: none */
     int *sparse;         /* (n_layer) 1: the layer's MLP is the experts; NULL
                             when the model has none */
+    double *rope_factors[2]; /* longrope short_factor, long_factor (rotary_dim/2
+                                each; cfg.rope_extra points at them), or NULL */
     agm_tensor tok_emb;  /* (vocab, d_embed) */
     agm_tensor pos_emb;  /* (max_positions + pos_extra, d); p NULL for RoPE */
     agm_tensor type_emb; /* (type_vocab, d); BERT family */

@@ -46,8 +46,65 @@ static void llama3_inv_freq(const ag_rope *r, double *inv_freq)
     }
 }
 
+/* _compute_yarn_parameters (modeling_rope_utils.py @ef46806472a6, with the
+ * later additions of original_max_position_embeddings, truncate and
+ * mscale/mscale_all_dim as HF's DeepSeek-V3 yarn_get_mscale): the dims
+ * between find_correction_dim(beta_fast) and (beta_slow) rotations over
+ * the original context ramp from extrapolation (theta^(-2j/r), kept) to
+ * interpolation (/ factor); YaRN, Peng et al. 2023, sec. 3.2. */
+static double yarn_correction_dim(double rotations, int dim, double base, double len)
+{
+    return (dim * log(len / (rotations * 2 * M_PI))) / (2 * log(base));
+}
+
+static void yarn_inv_freq(const ag_rope *r, const ag_rope_extra *x, double *inv_freq)
+{
+    int dim = r->rotary_dim;
+    double fast = x && x->beta_fast > 0 ? x->beta_fast : 32, slow = x && x->beta_slow > 0 ? x->beta_slow : 1;
+    double len = r->original_max_positions;
+    double low = yarn_correction_dim(fast, dim, r->theta, len);
+    double high = yarn_correction_dim(slow, dim, r->theta, len);
+    if (!x || x->truncate) {
+        low = floor(low);
+        high = ceil(high);
+    }
+    low = low > 0 ? low : 0;
+    high = high < dim - 1 ? high : dim - 1;
+    if (low == high) /* HF's linear_ramp_factor: "Prevent singularity" */
+        high += 0.001;
+    for (int j = 0; j < dim / 2; j++) {
+        double ramp = (j - low) / (high - low);
+        double extra = 1 - (ramp < 0 ? 0 : ramp > 1 ? 1 : ramp);
+        double pos = pow(r->theta, 2.0 * j / dim);
+        inv_freq[j] = (1.0 / (r->factor * pos)) * (1 - extra) + (1.0 / pos) * extra;
+    }
+}
+
+/* _compute_longrope_parameters: 1 / (ext_factors[j]·theta^(2j/r)), the long
+ * factors when seq_len = n exceeds original_max_position_embeddings
+ * (longrope_frequency_update). */
+static void longrope_inv_freq(const ag_rope *r, const ag_rope_extra *x, size_t n, double *inv_freq)
+{
+    const double *ext = !x ? NULL : n > (size_t)r->original_max_positions ? x->long_factor : x->short_factor;
+    for (int j = 0; j < r->rotary_dim / 2; j++)
+        inv_freq[j] = 1.0 / ((ext ? ext[j] : 1.0) * pow(r->theta, 2.0 * j / r->rotary_dim));
+}
+
 void ag_rope_inv_freq(const ag_rope *r, size_t n, double *inv_freq)
 {
+    ag_rope_inv_freq_extra(r, NULL, n, inv_freq);
+}
+
+void ag_rope_inv_freq_extra(const ag_rope *r, const ag_rope_extra *x, size_t n, double *inv_freq)
+{
+    if (r->type == AG_ROPE_YARN) {
+        yarn_inv_freq(r, x, inv_freq);
+        return;
+    }
+    if (r->type == AG_ROPE_LONGROPE) {
+        longrope_inv_freq(r, x, n, inv_freq);
+        return;
+    }
     double theta = r->theta;
     int dim = r->rotary_dim;
     if (r->type == AG_ROPE_DYNAMIC) {
@@ -135,6 +192,10 @@ static const char *rope_scaling_problem(const ag_rope *r, char *buf, size_t len)
 {
     if (r->type == AG_ROPE_DEFAULT)
         return NULL;
+    if (r->type == AG_ROPE_YARN || r->type == AG_ROPE_LONGROPE)
+        return snprintf(buf, len, "%s rope scaling: its parameters (ag_rope_extra: %s, the attention factor) are not in ag_rope, so it is not computed here",
+                        r->type == AG_ROPE_YARN ? "yarn" : "longrope",
+                        r->type == AG_ROPE_YARN ? "beta_fast, beta_slow" : "short and long factors"), buf;
     if (r->type != AG_ROPE_LINEAR && r->type != AG_ROPE_DYNAMIC && r->type != AG_ROPE_LLAMA3)
         return snprintf(buf, len, "unknown rope scaling type %d", (int)r->type), buf;
     if (!(r->factor >= 1) || !isfinite(r->factor))
@@ -163,6 +224,28 @@ const char *agk_rope_problem(const ag_rope *r, int head_dim, char *buf, size_t l
     if (!(r->theta > 0) || !isfinite(r->theta))
         return snprintf(buf, len, "rope_theta %g is not a positive number", r->theta), buf;
     return rope_scaling_problem(r, buf, len);
+}
+
+const char *agk_rope_extra_problem(const ag_rope *r, const ag_rope_extra *x, int head_dim,
+                                   char *buf, size_t len)
+{
+    if (!x || (r->type != AG_ROPE_YARN && r->type != AG_ROPE_LONGROPE))
+        return agk_rope_problem(r, head_dim, buf, len); /* refuses yarn, longrope without x */
+    ag_rope base = *r;
+    base.type = AG_ROPE_LINEAR; /* theta, rotary_dim and factor alike */
+    const char *why = agk_rope_problem(&base, head_dim, buf, len);
+    if (why)
+        return why;
+    if (r->original_max_positions < 1)
+        return snprintf(buf, len, "%s rope scaling needs original_max_positions >= 1",
+                        r->type == AG_ROPE_YARN ? "yarn" : "longrope"), buf;
+    if (!(x->attention_factor > 0) || !isfinite(x->attention_factor))
+        return snprintf(buf, len, "rope attention factor %g is not a positive number", x->attention_factor), buf;
+    if (r->type == AG_ROPE_YARN && !(x->beta_fast > 0 && x->beta_slow > 0 && isfinite(x->beta_fast) && isfinite(x->beta_slow)))
+        return snprintf(buf, len, "yarn beta_fast %g and beta_slow %g must be positive numbers", x->beta_fast, x->beta_slow), buf;
+    if (r->type == AG_ROPE_LONGROPE && (!x->short_factor || !x->long_factor))
+        return snprintf(buf, len, "longrope needs short_factor and long_factor"), buf;
+    return NULL;
 }
 
 const char *agk_head_problem(const agk_head *c, const ag_rope *r, char *buf, size_t len)

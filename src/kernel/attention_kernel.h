@@ -68,7 +68,15 @@ typedef struct {
  * the caller's message ("rotary_dim 5 is odd"). buf holds the text. */
 const char *agk_rope_problem(const ag_rope *r, int head_dim, char *buf, size_t len);
 
-/* Likewise for a head's softcap (finite, >= 0) and window (>= 0), then its rope r (NULL: none) for c->head_dim. */
+/* agk_rope_problem for a rope with its extra parameters (yarn: betas,
+ * attention factor; longrope: both factor lists, attention factor); x is
+ * only read for those two types, and x NULL is agk_rope_problem (which
+ * refuses them by name). */
+const char *agk_rope_extra_problem(const ag_rope *r, const ag_rope_extra *x, int head_dim,
+                                   char *buf, size_t len);
+
+/* Likewise for a head's softcap (finite, >= 0) and window (>= 0), then its
+ * rope r (NULL: none) for c->head_dim. */
 const char *agk_head_problem(const agk_head *c, const ag_rope *r, char *buf, size_t len);
 
 /* First and one-past-last visible key of query i: the visible keys of a
@@ -87,6 +95,14 @@ void agk_rope_apply_f32(float *x, size_t n, size_t ld, int heads, int head_dim, 
                         const float *cos, const float *sin, int dir);
 void agk_rope_apply_f64(double *x, size_t n, size_t ld, int heads, int head_dim, int rotary_dim,
                         const double *cos, const double *sin, int dir);
+
+/* GPT-J's rotation (modeling_gptj.py apply_rotary_pos_emb with
+ * rotate_every_two): pair (2j, 2j + 1) turns by position·inv_freq[j]; the
+ * same arguments and tables as agk_rope_apply. */
+void agk_rope_apply_pairs_f32(float *x, size_t n, size_t ld, int heads, int head_dim,
+                              int rotary_dim, const float *cos, const float *sin, int dir);
+void agk_rope_apply_pairs_f64(double *x, size_t n, size_t ld, int heads, int head_dim,
+                              int rotary_dim, const double *cos, const double *sin, int dir);
 
 /* Queries per block of agk_attend_head (part of the result: a block's
  * scores and value mix are one product each). */

@@ -23,11 +23,11 @@ void KFN(agk_rope_tables)(const double *inv_freq, int rotary_dim, size_t n, R *c
         }
 }
 
-/* modeling_llama.py apply_rotary_pos_emb: x·cos + rotate_half(x)·sin with
- * rotate_half([x1, x2]) = [−x2, x1] over the rotated dims; the transpose
- * turns by −angle (sin negated, exactly). */
-void KFN(agk_rope_apply)(R *x, size_t n, size_t ld, int heads, int head_dim, int rotary_dim,
-                         const R *cos_t, const R *sin_t, int dir)
+/* Pair j = dims (step·j, step·j + other) of the first rotary_dim dims of
+ * each head turns by the angle of j; the transpose turns by −angle (sin
+ * negated, exactly). */
+static void KFN(rope_turn)(R *x, size_t n, size_t ld, int heads, int head_dim, int rotary_dim,
+                           const R *cos_t, const R *sin_t, int dir, size_t step, size_t other)
 {
     size_t half = (size_t)rotary_dim / 2;
     for (size_t i = 0; i < n; i++)
@@ -35,11 +35,30 @@ void KFN(agk_rope_apply)(R *x, size_t n, size_t ld, int heads, int head_dim, int
             R *r = x + i * ld + (size_t)h * (size_t)head_dim;
             const R *c = cos_t + i * half, *s = sin_t + i * half;
             for (size_t j = 0; j < half; j++) {
-                R a = r[j], b = r[j + half], sj = dir > 0 ? s[j] : -s[j];
-                r[j] = a * c[j] - b * sj;
-                r[j + half] = b * c[j] + a * sj;
+                R *u = r + step * j, *w = u + other;
+                R a = *u, b = *w, sj = dir > 0 ? s[j] : -s[j];
+                *u = a * c[j] - b * sj;
+                *w = b * c[j] + a * sj;
             }
         }
+}
+
+/* modeling_llama.py apply_rotary_pos_emb: x·cos + rotate_half(x)·sin with
+ * rotate_half([x1, x2]) = [−x2, x1] over the rotated dims: pairs (j, j + r/2). */
+void KFN(agk_rope_apply)(R *x, size_t n, size_t ld, int heads, int head_dim, int rotary_dim,
+                         const R *cos_t, const R *sin_t, int dir)
+{
+    KFN(rope_turn)(x, n, ld, heads, head_dim, rotary_dim, cos_t, sin_t, dir, 1,
+                   (size_t)rotary_dim / 2);
+}
+
+/* modeling_gptj.py (00b676f8) apply_rotary_pos_emb: x·cos + rotate_every_two(x)·sin
+ * with sin, cos repeat_interleave'd and rotate_every_two([.., a, b, ..]) =
+ * [.., −b, a, ..]: pairs (2j, 2j + 1). */
+void KFN(agk_rope_apply_pairs)(R *x, size_t n, size_t ld, int heads, int head_dim,
+                               int rotary_dim, const R *cos_t, const R *sin_t, int dir)
+{
+    KFN(rope_turn)(x, n, ld, heads, head_dim, rotary_dim, cos_t, sin_t, dir, 2, 1);
 }
 
 /* Scale, soft-capping, mask and softmax of one row r (n raw scores q·k) in

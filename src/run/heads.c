@@ -94,22 +94,22 @@ static int head_task(size_t i, int worker, void *user)
     if (status == AG_OK && L->ids)
         status = ag_token_pattern_metrics(A, L->n, -1, L->ids, j->sel, r, &j->errs[i]);
     ag_head_input in;
-    ag_head_qk_norm qk = {.kind = AG_QK_NORM_NONE};
+    ag_head_extra ex = AG_HEAD_EXTRA_DEFAULT;
     if (j->stability || j->lens) {
         L->input(L->input_ctx, h, &in);
-        if (L->input_qk)
-            L->input_qk(L->input_ctx, h, &qk);
+        if (L->extra)
+            L->extra(L->input_ctx, h, &ex);
     }
     if (status == AG_OK && j->stability) {
         ag_stability_options so = {.size = sizeof(ag_stability_options),
                                    .epsilon = j->opt->epsilon, .trials = j->opt->trials,
                                    .seed = j->opt->seed};
-        status = ag_stability_metrics_qk(&in, &qk, &so, j->sel, r, &j->errs[i]);
+        status = ag_stability_metrics_ex(&in, &ex, &so, j->sel, r, &j->errs[i]);
     }
     if (status == AG_OK && j->values)
         status = head_values(j, i, h, A, r);
     if (status == AG_OK && j->lens)
-        status = ag_lens_metrics(L->scores + (size_t)h * L->n * L->n, &in, &qk, A, j->sel, r,
+        status = ag_lens_metrics(L->scores + (size_t)h * L->n * L->n, &in, &ex, A, j->sel, r,
                                  &j->errs[i]);
     return status;
 }
@@ -191,8 +191,7 @@ typedef struct {
 typedef struct {
     const ag_layer_view *v;
     const ag_attn_weights *w;
-    const ag_model_config *g;
-    ag_array gq, gk; /* the layer's QK-norm scales (ag_model_qk_norm), or empty */
+    agr_layer_extra extra; /* the heads' QK-norm, yarn/longrope */
 } layer_input;
 
 /* Family E of query head h: the view's X (the Q/K input, used in double
@@ -203,11 +202,11 @@ static void view_head_input(const void *ctx, int h, ag_head_input *in)
     ag_attn_weights_head_input(li->w, li->v->x, li->v->n, li->v->d, h, in);
 }
 
-/* Its QK-norm (Qwen3, OLMo-2, Gemma-3), none when the scales are empty. */
-static void view_head_qk(const void *ctx, int h, ag_head_qk_norm *qk)
+/* What it has beyond that (QK-norm: Qwen3, OLMo-2, Gemma-3; yarn, longrope). */
+static void view_head_extra(const void *ctx, int h, ag_head_extra *ex)
 {
     const layer_input *li = ctx;
-    ag_attn_weights_head_qk_norm(li->w, li->g->qk_norm, li->g->norm_eps, &li->gq, &li->gk, h, qk);
+    agr_layer_extra_head(&li->extra, h, ex);
 }
 
 /* Family H of query head h: the norms of f_h on the view's X. */
@@ -239,12 +238,12 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     int status = a->stability || a->values || a->lens
                      ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err)
                      : AG_OK;
-    layer_input li = {v, &weights, ag_model_get_config(a->m), {0}, {0}};
+    layer_input li = {.v = v, .w = &weights};
     if (status == AG_OK && (a->stability || a->lens))
-        status = ag_model_qk_norm(a->m, v->layer, &li.gq, &li.gk, &a->err);
+        status = agr_layer_extra_init(&li.extra, a->m, v->layer, &weights, &a->err);
     ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, a->heads);
     L.input = a->stability || a->lens ? view_head_input : NULL;
-    L.input_qk = a->stability || a->lens ? view_head_qk : NULL;
+    L.extra = a->stability || a->lens ? view_head_extra : NULL;
     L.scores = a->lens ? v->scores : NULL;
     L.input_ctx = &li;
     L.ids = a->ids;
@@ -259,8 +258,7 @@ static int analyze_layer(const ag_layer_view *v, void *user)
             a->err = e;
     }
     ag_attn_weights_free(&weights);
-    ag_array_free(&li.gq);
-    ag_array_free(&li.gk);
+    agr_layer_extra_free(&li.extra);
     return status;
 }
 

@@ -126,7 +126,6 @@ static json_t *biases(const ag_model_config *g)
     return json_string(n ? buf : "none");
 }
 
-/* RoPE, when the model rotates Q and K. */
 /* ALiBi: the kind (whose HF formula gives the slopes and where the bias
  * enters, attngeom/model.h) and every head's slope, as text ("0.5 0.25
  * ...", %.9g: enough to tell float32 values apart), like window_layers. */
@@ -148,19 +147,30 @@ static void alibi_json(const ag_model_config *g, json_t *o)
     free(text);
 }
 
-static void rope_json(const ag_rope *r, json_t *o)
+/* RoPE, when the model rotates Q and K. */
+static void rope_json(const ag_rope *r, const ag_rope_extra *x, json_t *o)
 {
-    static const char *const types[] = {"none", "linear", "dynamic", "llama3"};
+    static const char *const types[] = {"none", "linear", "dynamic", "llama3", "yarn", "longrope"};
     json_object_set_new(o, "rope_theta", json_real(r->theta));
     json_object_set_new(o, "rotary_dim", json_integer(r->rotary_dim));
+    if (x->interleaved) /* GPT-J rotate_every_two */
+        json_object_set_new(o, "rope_pairs", json_string("interleaved (2j, 2j+1)"));
     json_object_set_new(o, "rope_scaling", json_string(types[r->type]));
     if (r->type != AG_ROPE_DEFAULT)
         json_object_set_new(o, "rope_factor", json_real(r->factor));
     if (r->type == AG_ROPE_LLAMA3) {
         json_object_set_new(o, "rope_low_freq_factor", json_real(r->low_freq_factor));
         json_object_set_new(o, "rope_high_freq_factor", json_real(r->high_freq_factor));
-        json_object_set_new(o, "rope_original_max_positions", json_integer(r->original_max_positions));
     }
+    if (r->type == AG_ROPE_LLAMA3 || r->type == AG_ROPE_YARN || r->type == AG_ROPE_LONGROPE)
+        json_object_set_new(o, "rope_original_max_positions", json_integer(r->original_max_positions));
+    if (r->type == AG_ROPE_YARN) {
+        json_object_set_new(o, "rope_beta_fast", json_real(x->beta_fast));
+        json_object_set_new(o, "rope_beta_slow", json_real(x->beta_slow));
+        json_object_set_new(o, "rope_truncate", json_boolean(x->truncate));
+    }
+    if (r->type == AG_ROPE_YARN || r->type == AG_ROPE_LONGROPE)
+        json_object_set_new(o, "rope_attention_factor", json_real(x->attention_factor));
 }
 
 /* How the blocks are built: norms, residual wiring, layouts, positions,
@@ -200,7 +210,7 @@ static void wiring_json(const ag_model *m, json_t *o)
     else if (g->positions != AG_POS_ROPE)
         json_object_set_new(o, "position_offset", json_integer(g->position_offset));
     else
-        rope_json(&g->rope, o);
+        rope_json(&g->rope, &g->rope_extra, o);
     if (g->rope_local.rotary_dim) /* only where set: earlier models' info unchanged */
         json_object_set_new(o, "rope_local_theta", json_real(g->rope_local.theta));
     json_object_set_new(o, "embed_scale", json_real(g->embed_scale));

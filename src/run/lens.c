@@ -20,25 +20,24 @@ typedef struct {
 } lens_job;
 
 /* Every head of v under linear attention, from the layer's weights (and
- * its QK-norm: the q, k the scores use). */
+ * what the heads have beyond them, QK-norm, yarn/longrope: the q, k the
+ * scores use). */
 static int linear_layer(lens_job *j, const ag_layer_view *v, ag_error *e)
 {
-    const ag_model_config *g = ag_model_get_config(j->m);
     ag_attn_weights w = {0};
-    ag_array gq = {0}, gk = {0};
+    agr_layer_extra x = {.qk = NULL};
     int status = ag_model_attn_weights(j->m, v->layer, &w, e), h = 0;
     if (status == AG_OK)
-        status = ag_model_qk_norm(j->m, v->layer, &gq, &gk, e);
+        status = agr_layer_extra_init(&x, j->m, v->layer, &w, e);
     for (; status == AG_OK && h < v->n_head; h++) {
         ag_head_input in;
-        ag_head_qk_norm qk;
+        ag_head_extra ex = AG_HEAD_EXTRA_DEFAULT;
         ag_attn_weights_head_input(&w, v->x, v->n, v->d, h, &in);
-        ag_attn_weights_head_qk_norm(&w, g->qk_norm, g->norm_eps, &gq, &gk, h, &qk);
-        status = ag_head_linear_attention_qk(&in, &qk, j->buf + (size_t)h * v->n * v->n, e);
+        agr_layer_extra_head(&x, h, &ex);
+        status = ag_head_linear_attention_ex(&in, &ex, j->buf + (size_t)h * v->n * v->n, e);
     }
     ag_attn_weights_free(&w);
-    ag_array_free(&gq);
-    ag_array_free(&gk);
+    agr_layer_extra_free(&x);
     if (status != AG_OK && h > 0) {
         ag_error inner = *e;
         ag_error_set(e, status, "head %d: %s", h - 1, inner.message);

@@ -106,6 +106,28 @@ size_t agr_positions(const ag_model *m, char why[96]);
 int agr_head_value_norms(const ag_attn_weights *w, const double *x, size_t n, size_t d, int h,
                          double *norms, ag_error *err);
 
+/* What a model layer's heads have beyond their input (ag_head_extra): the
+ * QK-norm of each head, the model's yarn/longrope parameters, with
+ * GPT-J's pairs already rotate-half in ag_model_attn_weights' w, and
+ * ALiBi's kind and slopes (head_extra.c). */
+typedef struct {
+    ag_array gq, gk;        /* the layer's QK-norm scales, or empty */
+    ag_head_qk_norm *qk;    /* (n_head), NULL without a QK-norm */
+    ag_rope_extra rope;
+    ag_alibi_kind alibi;    /* w's alibi */
+    const double *slopes;   /* (n_head), borrowed from w; NULL without ALiBi */
+} agr_layer_extra;
+
+/* Fill *x for `layer` of m, whose attention weights are w (which must
+ * outlive *x: its ALiBi slopes are borrowed). AG_ENOMEM or
+ * ag_model_qk_norm's errors; *x is to be freed with agr_layer_extra_free
+ * in every case. */
+int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,
+                         const ag_attn_weights *w, ag_error *err);
+/* Head h's extras, pointing into x. */
+void agr_layer_extra_head(const agr_layer_extra *x, int h, ag_head_extra *ex);
+void agr_layer_extra_free(agr_layer_extra *x);
+
 /* opt, or (NULL) the defaults (AGR_OPTIONS_DEFAULT). */
 /* The run of the heads of v's layer on the matrices attn (n_head, n, n):
  * v's sizes and layer, records of text `text`, the selected heads (NULL:

@@ -94,6 +94,23 @@ c = load(a[0]); c = c.get("config", c)
 assert c["layers"] == 1 and c["heads"] == 2, (c.get("layers"), c.get("heads"))
 '
 pycheck "info synthetic gpt2: layers 1, heads 2" "$T/info_syn.json"
+# yarn / longrope / GPT-J: info names the scaling, its parameters and the pairing
+ARCHD=tests/data/models/arch
+runj info_yarn.json info "$ARCHD/qwen2-yarn" --format json
+runj info_long.json info "$ARCHD/phi3-longrope" --format json
+runj info_gptj.json info "$ARCHD/gptj" --format json
+PYSCRIPT='
+y = load(a[0]); y = y.get("config", y)
+assert y["rope_scaling"] == "yarn" and y["rope_factor"] == 8 and y["rope_original_max_positions"] == 64, y
+assert y["rope_beta_fast"] == 32 and y["rope_beta_slow"] == 1 and y["rope_truncate"] is False, y
+assert abs(y["rope_attention_factor"] - (0.1 * math.log(8) + 1) / (0.05 * math.log(8) + 1)) < 1e-12, y
+l = load(a[1]); l = l.get("config", l)
+assert l["rope_scaling"] == "longrope" and l["rope_factor"] == 4 and l["rope_original_max_positions"] == 8, l
+assert abs(l["rope_attention_factor"] - math.sqrt(1 + math.log(4) / math.log(8))) < 1e-12, l
+g = load(a[2]); g = g.get("config", g)
+assert g["rope_pairs"].startswith("interleaved") and g["rotary_dim"] == 4 and g["residual"] == "parallel", g
+'
+pycheck "info qwen2-yarn, phi3-longrope, gptj: the scaling and pairs" "$T/info_yarn.json" "$T/info_long.json" "$T/info_gptj.json"
 # the synthetic folder works (so its twin lacking a tensor fails for that reason)
 runj syn.json analyze "$T/syn_ok" --tokens 1,2,3 --format json
 PYSCRIPT='

@@ -21,6 +21,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 
 #include "attngeom/core.h"
 #include "attngeom/model.h"
+#include "attngeom/stability.h"
 #include "../util/test_io_util.h"
 
 /* BLOOM's head h of H (8 or 12): 2^−(h+1) for the first 8 (exact in
@@ -328,4 +330,50 @@ Test(alibi, refused_settings)
     expect_refused("mpt", "attn_type", "\"multiquery_attention\"", 1, "attn_config.attn_type");
     expect_refused("mpt", "alibi_bias_max", "4", 1, "attn_config.alibi_bias_max");
     expect_refused("falcon", "parallel_attn", "false", 0, "new_decoder_architecture");
+}
+
+/* ALiBi through ag_head_extra (stability.h): a head with W_Q = 0 has every
+ * score 0, so its row i is softmax_j(m·(j − off)) over the keys j <= i —
+ * off 0 (BLOOM) or n − 1 (MPT) cancels in the softmax, and Falcon's
+ * (0 + m·j)·c scales the slope by c = 1/√d_h. A caller whose size ends
+ * before the ALiBi members gets the unbiased head (uniform rows), and the
+ * linear normaliser refuses an ALiBi head. */
+static void expect_bias_rows(const double *A, size_t n, double m)
+{
+    for (size_t i = 0; i < n; i++) {
+        double z = 0;
+        for (size_t j = 0; j <= i; j++)
+            z += exp(m * (double)j);
+        for (size_t j = 0; j < n; j++)
+            cr_expect_float_eq(A[i * n + j], j <= i ? exp(m * (double)j) / z : 0.0, 1e-14,
+                               "m %g (%zu, %zu)", m, i, j);
+    }
+}
+
+Test(alibi, head_extra_bias_rows)
+{
+    enum { N = 4, D = 2 };
+    double x[N * D] = {1, 0, 0.5, -1, -2, 0.25, 3, 1}, zero[D * D] = {0}, wk[D * D] = {1, 2, -1, 0};
+    ag_head_input in = {.x = x, .n = N, .d = D, .wq = zero, .wk = wk, .d_h = D, .causal = 1};
+    double A[N * N];
+    ag_error err = {0};
+    const ag_alibi_kind kinds[] = {AG_ALIBI_BLOOM, AG_ALIBI_MPT, AG_ALIBI_FALCON};
+    for (int k = 0; k < 3; k++) {
+        ag_head_extra ex = AG_HEAD_EXTRA_DEFAULT;
+        ex.alibi = kinds[k];
+        ex.alibi_slope = 0.5;
+        cr_assert_eq(ag_head_attention_ex(&in, &ex, A, &err), AG_OK, "%s", err.message);
+        expect_bias_rows(A, N, kinds[k] == AG_ALIBI_FALCON ? 0.5 / sqrt((double)D) : 0.5);
+        cr_expect_eq(ag_head_linear_attention_ex(&in, &ex, A, &err), AG_EUNSUPPORTED);
+    }
+    ag_head_extra old = AG_HEAD_EXTRA_DEFAULT;
+    old.alibi = AG_ALIBI_BLOOM;
+    old.alibi_slope = 0.5;
+    old.size = offsetof(ag_head_extra, alibi); /* an older caller's header */
+    cr_assert_eq(ag_head_attention_ex(&in, &old, A, &err), AG_OK, "%s", err.message);
+    expect_bias_rows(A, N, 0);
+    ag_head_extra bad = AG_HEAD_EXTRA_DEFAULT;
+    bad.alibi = AG_ALIBI_BLOOM;
+    bad.alibi_slope = NAN;
+    cr_expect_eq(ag_head_attention_ex(&in, &bad, A, &err), AG_EINVAL);
 }

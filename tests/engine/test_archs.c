@@ -135,6 +135,12 @@ Test(archs, llama_dynamic) { check_arch("llama-dynamic"); }
 Test(archs, llama3) { check_arch("llama3"); }
 Test(archs, mistral_window) { check_arch("mistral-window"); }
 Test(archs, qwen2_window) { check_arch("qwen2-window"); }
+Test(archs, gptj) { check_arch("gptj"); }
+Test(archs, llama_yarn) { check_arch("llama-yarn"); }
+Test(archs, qwen2_yarn) { check_arch("qwen2-yarn"); }
+Test(archs, phi3_longrope) { check_arch("phi3-longrope"); }
+Test(archs, phi3_longrope_short) { check_arch("phi3-longrope-short"); }
+Test(archs, qwen3_yarn) { check_arch("qwen3-yarn"); }
 Test(archs, qwen3) { check_arch("qwen3"); }
 Test(archs, olmo2) { check_arch("olmo2"); }
 Test(archs, gemma3) { check_arch("gemma3"); }
@@ -254,10 +260,11 @@ Test(archs, moe_configs)
     ag_model_free(m);
 }
 
-/* Family E's map of a head of a QK-norm model: ag_head_attention_qk on the
- * callback's X, the layer's weights and ag_model_qk_norm's scales is the
- * pass's attention (1e-12, f64), every layer and head; without the norm
- * (ag_head_attention) it is not (the norm moves it by far more). */
+/* Family E's map of a head of a QK-norm model: ag_head_attention_ex on the
+ * callback's X, the layer's weights, ag_model_qk_norm's scales and the
+ * model's cfg.rope_extra (qwen3-yarn: both members of ag_head_extra) is the
+ * pass's attention (1e-12, f64), every layer and head; without the norm it
+ * is not (the norm moves it by far more). */
 typedef struct {
     const ag_model *m;
     const char *name;
@@ -281,10 +288,15 @@ static int qk_map_layer(const ag_layer_view *v, void *user)
         ag_attn_weights_head_input(&w, v->x, v->n, v->d, h, &in);
         ag_attn_weights_head_qk_norm(&w, g->qk_norm, g->norm_eps, &gq, &gk, h, &qk);
         const double *P = v->attn + (size_t)h * v->n * v->n;
-        cr_assert_eq(ag_head_attention_qk(&in, &qk, A, &err), AG_OK, "%s", err.message);
+        ag_rope_extra x = g->rope_extra; /* qwen3-yarn's frequencies, factor */
+        ag_head_extra ex = AG_HEAD_EXTRA_DEFAULT;
+        ex.qk = &qk;
+        ex.rope = &x;
+        cr_assert_eq(ag_head_attention_ex(&in, &ex, A, &err), AG_OK, "%s", err.message);
         for (size_t i = 0; i < v->n * v->n; i++)
             c->err = fmax(c->err, fabs(A[i] - P[i]));
-        cr_assert_eq(ag_head_attention(&in, A, &err), AG_OK, "%s", err.message);
+        ex.qk = NULL; /* the same head without its norm */
+        cr_assert_eq(ag_head_attention_ex(&in, &ex, A, &err), AG_OK, "%s", err.message);
         for (size_t i = 0; i < v->n * v->n; i++)
             c->err_plain = fmax(c->err_plain, fabs(A[i] - P[i]));
     }
@@ -297,8 +309,8 @@ static int qk_map_layer(const ag_layer_view *v, void *user)
 
 Test(archs, qk_norm_head_map_is_the_pass)
 {
-    const char *names[] = {"qwen3", "olmo2", "gemma3", "olmoe"};
-    for (int i = 0; i < 4; i++) {
+    const char *names[] = {"qwen3", "olmo2", "gemma3", "olmoe", "qwen3-yarn"};
+    for (int i = 0; i < 5; i++) {
         ag_model *m = load_arch(names[i]);
         size_t n;
         int32_t *ids = arch_ids(names[i], &n);
@@ -356,8 +368,8 @@ static int analyze_status(ag_model *m, const char *metrics, ag_normalizer nz, ag
 
 Test(archs, qk_norm_family_e_and_linear_run)
 {
-    const char *names[] = {"qwen3", "olmo2", "gemma3", "olmoe"};
-    for (int i = 0; i < 4; i++) {
+    const char *names[] = {"qwen3", "olmo2", "gemma3", "olmoe", "qwen3-yarn"};
+    for (int i = 0; i < 5; i++) {
         ag_model *m = load_arch(names[i]);
         ag_error err = {0};
         cr_expect_eq(analyze_status(m, "all", AG_NORMALIZER_SOFTMAX, &err), AG_OK, "%s: %s", names[i],

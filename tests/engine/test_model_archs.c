@@ -742,7 +742,7 @@ Test(model_archs, rope_scaling_types_read)
 
 Test(model_archs, rope_scaling_refused)
 {
-    const char *types[3] = {"yarn", "longrope", "su"};
+    const char *types[3] = {"ntk", "xpos", "su"}; /* yarn, longrope: see rope_scaling_yarn_longrope */
     for (int k = 0; k < 3; k++) {
         char extra[200], needle[64], dir[16];
         snprintf(extra, sizeof extra, "{\"rope_scaling\": {\"rope_type\": \"%s\", \"factor\": 4}}", types[k]);
@@ -753,10 +753,10 @@ Test(model_archs, rope_scaling_refused)
         expect_load_error(d, AG_EUNSUPPORTED, needle);
         expect_load_error(d, AG_EUNSUPPORTED, "config.json");
     }
-    at_opts legacy = {.extra = "{\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4}}"};
-    expect_load_error(at_folder("y3", "mistral", &legacy, NULL), AG_EUNSUPPORTED, "\"yarn\"");
-    at_opts v5 = {.extra = "{\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 4}}"};
-    expect_load_error(at_folder("y4", "gemma", &v5, NULL), AG_EUNSUPPORTED, "'rope_parameters' has rope_type \"yarn\"");
+    at_opts legacy = {.extra = "{\"rope_scaling\": {\"type\": \"ntk\", \"factor\": 4}}"};
+    expect_load_error(at_folder("y3", "mistral", &legacy, NULL), AG_EUNSUPPORTED, "\"ntk\"");
+    at_opts v5 = {.extra = "{\"rope_parameters\": {\"rope_type\": \"ntk\", \"factor\": 4}}"};
+    expect_load_error(at_folder("y4", "gemma", &v5, NULL), AG_EUNSUPPORTED, "'rope_parameters' has rope_type \"ntk\"");
     at_opts layered = {.extra = "{\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\"}}}"};
     expect_load_error(at_folder("y5", "gemma2", &layered, NULL), AG_EUNSUPPORTED, "per-layer-type");
     at_opts small = {.extra = "{\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 0.5}}"};
@@ -928,12 +928,15 @@ static int relayer(const ag_layer_view *v, void *user)
 /* Every folder of tests/data/models/arch/ (one per architecture case, see
  * its README): ag_model_attn_weights' W_Q, W_K, biases, scale, rope,
  * softcap and window, through ag_attention_layer on the callback's X, give
- * the forward pass's probabilities. */
+ * the forward pass's probabilities (GPT-J: its pairs listed as rotate-half
+ * pairs). The yarn and longrope folders need ag_rope_extra, which
+ * ag_attn_layer_spec lacks: tests/kernel/test_rope_scaling.c checks them
+ * through family E. */
 Test(model_archs, attn_weights_reproduce_attention_every_architecture)
 {
     const char *names[] = {"gpt-neox-parallel", "gpt-neox-sequential", "opt", "opt-350m-like", "roberta",
                            "xlm-roberta", "distilbert", "gemma", "gemma2", "phi3", "llama-linear",
-                           "llama-dynamic", "llama3", "mistral-window", "qwen2-window"};
+                           "llama-dynamic", "llama3", "mistral-window", "qwen2-window", "gptj"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         char dir[256];
         snprintf(dir, sizeof dir, "tests/data/models/arch/%s", names[k]);
@@ -951,4 +954,66 @@ Test(model_archs, attn_weights_reproduce_attention_every_architecture)
         cr_assert_lt(c.max_err, 1e-12, "%s: %g", names[k], c.max_err);
         ag_model_free(m);
     }
+}
+
+/* yarn and longrope load from every spelling (legacy "type", v5
+ * rope_parameters) with HF's defaults; longrope's factor lists are
+ * required, rotary_dim / 2 long. */
+Test(model_archs, rope_scaling_yarn_longrope)
+{
+    at_opts legacy = {.extra = "{\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4}}"};
+    ag_model *m = at_load(at_folder("z0", "mistral", &legacy, NULL));
+    const ag_model_config *g = ag_model_get_config(m);
+    cr_expect_eq(g->rope.type, AG_ROPE_YARN);
+    cr_expect_eq(g->rope_extra.beta_fast, 32.0);
+    cr_expect_eq(g->rope_extra.beta_slow, 1.0);
+    cr_expect_eq(g->rope_extra.truncate, 1);
+    cr_expect_eq(g->rope.original_max_positions, g->max_positions); /* no original: max_position_embeddings */
+    cr_expect_float_eq(g->rope_extra.attention_factor, 0.1 * log(4) + 1, 1e-15);
+    cr_expect_eq(g->max_tokens, 4 * P); /* factor · original (here max_position_embeddings) */
+    int32_t ids[4 * P + 1] = {0};
+    ag_error err = {0};
+    cr_expect_eq(ag_model_check_ids(m, ids, 4 * P, &err), AG_OK, "%s", err.message);
+    cr_expect_eq(ag_model_check_ids(m, ids, 4 * P + 1, &err), AG_ERANGE);
+    cr_expect(strstr(err.message, "yarn rope_scaling factor 4"), "%s", err.message);
+    ag_model_free(m);
+    at_opts v5 = {.extra = "{\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 2, \"attention_factor\": 0.75, "
+                           "\"rope_theta\": 500}}"};
+    m = at_load(at_folder("z1", "gemma", &v5, NULL));
+    g = ag_model_get_config(m);
+    cr_expect_eq(g->rope_extra.attention_factor, 0.75);
+    cr_expect_eq(g->rope.theta, 500);
+    ag_model_free(m);
+    /* 0 reads as absent (HF's `or`): GLM-style mscale_all_dim 0.0 */
+    at_opts zero = {.extra = "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"mscale\": 1.0, "
+                             "\"mscale_all_dim\": 0.0, \"beta_fast\": 0}}"};
+    m = at_load(at_folder("z4", "llama", &zero, NULL));
+    g = ag_model_get_config(m);
+    cr_expect_float_eq(g->rope_extra.attention_factor, 0.1 * log(4) + 1, 1e-15);
+    cr_expect_eq(g->rope_extra.beta_fast, 32.0);
+    ag_model_free(m);
+    at_opts dsv3 = {.extra = "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 40, \"mscale\": 1.0, "
+                             "\"mscale_all_dim\": 1.0}}"}; /* DeepSeek-V3: the ratio is 1 */
+    m = at_load(at_folder("z5", "llama", &dsv3, NULL));
+    cr_expect_eq(ag_model_get_config(m)->rope_extra.attention_factor, 1.0);
+    ag_model_free(m);
+    /* configuration_phi3.py: Phi-3's "su" and "yarn" are longrope */
+    const char *alias[2] = {"su", "yarn"};
+    for (int k = 0; k < 2; k++) {
+        char extra[240], dir[8];
+        snprintf(extra, sizeof extra, "{\"original_max_position_embeddings\": 4, \"rope_scaling\": {\"type\": \"%s\", "
+                 "\"short_factor\": [1, 2], \"long_factor\": [3, 4]}}", alias[k]);
+        snprintf(dir, sizeof dir, "z6%d", k);
+        at_opts o = {.extra = extra};
+        m = at_load(at_folder(dir, "phi3", &o, NULL));
+        g = ag_model_get_config(m);
+        cr_expect_eq(g->rope.type, AG_ROPE_LONGROPE, "%s", alias[k]);
+        cr_expect_float_eq(g->rope.factor, 3.0, 1e-15); /* max_position_embeddings 12 / 4 */
+        cr_expect_eq(g->rope_extra.long_factor[1], 4.0);
+        ag_model_free(m);
+    }
+    at_opts nolists = {.extra = "{\"rope_scaling\": {\"type\": \"longrope\", \"factor\": 4}}"};
+    expect_load_error(at_folder("z2", "phi3", &nolists, NULL), AG_EFORMAT, "'short_factor' must be a list");
+    at_opts trunc = {.extra = "{\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4, \"truncate\": 1}}"};
+    expect_load_error(at_folder("z3", "llama", &trunc, NULL), AG_EFORMAT, "truncate must be true or false");
 }

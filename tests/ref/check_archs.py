@@ -40,10 +40,11 @@ tests/ref/hf_forward.py.
    index wins), checked on it and on the copy with the two experts' weights
    swapped, whose reference must differ.
 3. Errors, on copies made in a temporary folder: an unknown model_type, a
-   rope_scaling of type "yarn", a missing tensor (among them Qwen3's and
-   OLMo-2's QK-norm weights, an expert's, a router's, Qwen2-MoE's shared
-   expert gate), OLMoE's clip_qkv set and a top-k above the experts each
-   give exactly one
+   rope_scaling of type "ntk", a longrope long_factor of the wrong length,
+   GPT-J's rotary_dim null with 4 heads, a missing tensor (among them
+   Qwen3's and OLMo-2's QK-norm weights, an expert's, a router's,
+   Qwen2-MoE's shared expert gate), OLMoE's clip_qkv set and a top-k
+   above the experts each give exactly one
    line on stderr naming the field value or tensor, and exit 1.
 Failures are reported per folder; inputs of failing attention cases are saved
 under /tmp/ag_arch_mismatch/. Exits 1 on any failure.
@@ -500,9 +501,14 @@ def check_errors(cli, tmp, failures):
     _edit_config(d, lambda c: c.update(model_type="falcon_mamba_xyz"))
     cases.append(("unknown model_type", d, "falcon_mamba_xyz"))
     d = _copy("llama-linear", tmp, 1)
-    _edit_config(d, lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 2.0,
-                                                     "original_max_position_embeddings": 32}))
-    cases.append(("rope_scaling yarn", d, "yarn"))
+    _edit_config(d, lambda c: c.update(rope_scaling={"rope_type": "ntk", "factor": 2.0}))
+    cases.append(("rope_scaling ntk", d, "ntk"))
+    d = _copy("phi3-longrope", tmp, 5)
+    _edit_config(d, lambda c: c["rope_scaling"].update(long_factor=[1.0, 2.0]))
+    cases.append(("longrope long_factor length", d, "long_factor"))
+    d = _copy("gptj", tmp, 6)  # pos_embd_dim = n_embd: HF cannot broadcast it over 4 heads
+    _edit_config(d, lambda c: c.update(rotary_dim=None))
+    cases.append(("gptj rotary_dim null", d, "rotary_dim"))
     for k, (name, tensor) in enumerate((("llama-linear", "model.layers.1.self_attn.k_proj.weight"),
                          ("gpt-neox-parallel", "gpt_neox.layers.0.attention.query_key_value.weight"),
                          ("gemma2", "model.layers.2.post_feedforward_layernorm.weight"),
@@ -514,11 +520,11 @@ def check_errors(cli, tmp, failures):
                          ("mixtral", "model.layers.1.block_sparse_moe.experts.3.w2.weight"),
                          ("qwen2-moe", "model.layers.2.mlp.shared_expert_gate.weight"),
                          ("olmoe", "model.layers.0.mlp.gate.weight"))):
-        d = _copy(name, tmp, 2 + k)
+        d = _copy(name, tmp, 7 + k)  # 2..6 taken above
         _drop_tensor(d, tensor)
         short = tensor.split(".", 1)[1]  # the message may name it without the class prefix
         cases.append(("missing tensor (%s)" % name, d, short))
-    base = len(cases) + 2
+    base = len(cases) + 3  # tags 0, 1, 5, 6, then 7 + k above
     for k, (name, edit, word) in enumerate((("olmoe", {"clip_qkv": 8.0}, "clip_qkv"),
                                             ("mixtral", {"num_experts_per_tok": 5}, "num_experts_per_tok"))):
         d = _copy(name, tmp, base + k)

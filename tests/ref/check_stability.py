@@ -411,7 +411,7 @@ def check_alibi(cli, name):
 # rounding: no subtraction), independently of the C code's closed-form
 # tangents through the norm.
 
-QK_FOLDERS = ["qwen3", "olmo2", "gemma3", "olmoe"]
+QK_FOLDERS = ["qwen3", "olmo2", "gemma3", "olmoe", "qwen3-yarn"]  # the last: QK-norm and yarn in one head
 
 
 def softmax_complex(S, allowed):

@@ -29,7 +29,9 @@ never from the C sources:
                query_pre_attn_scalar, post-attention and pre/post feed-forward
                norms, sliding window on even layers.
   phi3         Phi3Model: fused qkv_proj and gate_up_proj, partial rotary,
-               sliding window in the mask.
+               sliding window in the mask; rope_scaling longrope (Phi-3.5,
+               Phi-3-128k) and, for the LLaMA family, yarn: inv_freq and
+               the attention factor on cos and sin (modeling_rope_utils.py).
   qwen3        Qwen3Model: Llama's layer with RMSNorm over head_dim on each
                head of q and k (q_norm, k_norm) before RoPE; Qwen2's windows.
   olmo2        Olmo2Model: RMSNorm over the whole q and k projections before
@@ -56,6 +58,9 @@ never from the C sources:
                decoder_sparse_step, mlp_only_layers dense.
   olmoe        OlmoeModel: Llama's pre-norm layer, RMSNorm over the whole q
                and k projections, experts as qwen2_moe without a shared one.
+  gptj         GPTJModel (modeling_gptj.py): interleaved rotary
+               (rotate_every_two) on rotary_dim dims, parallel residual from
+               one ln_1, no attention biases.
 
 Everything is float64: the weights are read from the safetensors file exactly
 as stored (F32, F16, BF16, F64) and upcast; RoPE angles, norms and softmax are
@@ -285,7 +290,10 @@ def rope_scaling_type(cfg):
     """(type, rope_scaling dict); "type" is the old key of "rope_type"
     (modeling_rope_utils.py @ef46806472a6 rope_config_validation)."""
     rs = cfg.get("rope_scaling") or {}
-    return rs.get("rope_type", rs.get("type", "default")), rs
+    kind = rs.get("rope_type", rs.get("type", "default"))
+    if cfg.get("model_type") == "phi3" and kind in ("su", "yarn"):
+        kind = "longrope"  # configuration_phi3.py @008e57439125: backward compatibility
+    return kind, rs
 
 
 def rope_inv_freq(cfg, dim, theta, n, max_positions):
@@ -294,8 +302,10 @@ def rope_inv_freq(cfg, dim, theta, n, max_positions):
     _compute_linear_scaling_rope_parameters (inv_freq / factor),
     _compute_dynamic_ntk_parameters with seq_len = max(position_ids) + 1 = n
     as dynamic_rope_update passes it (it recomputes only when n exceeds
-    max_position_embeddings), _compute_llama3_parameters.  Other types
-    (yarn, longrope, ...) are refused by name."""
+    max_position_embeddings), _compute_llama3_parameters, yarn
+    (yarn_inv_freq) and longrope (longrope_inv_freq).  Other types are
+    refused by name; the attention factor of yarn and longrope is
+    rope_attention_factor's."""
     kind, rs = rope_scaling_type(cfg)
     base = float(theta)
     expo = np.arange(0, dim, 2, dtype=np.float64) / dim
@@ -323,7 +333,85 @@ def rope_inv_freq(cfg, dim, theta, n, max_positions):
         smoothed = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
         is_medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
         return np.where(is_medium, smoothed, inv_freq_llama)
+    if kind == "yarn":
+        return yarn_inv_freq(rs, dim, base, max_positions)
+    if kind == "longrope":
+        return longrope_inv_freq(cfg, rs, dim, base, n, max_positions)
     raise ValueError("unsupported rope_scaling type %r" % kind)
+
+
+def _yarn_mscale(scale, mscale=1.0):
+    """get_mscale of _compute_yarn_parameters (YaRN, Peng et al. 2023,
+    sec. 3.4: sqrt(1/t) = 0.1 ln(s) + 1)."""
+    return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+
+def yarn_inv_freq(rs, dim, base, max_positions):
+    """_compute_yarn_parameters (modeling_rope_utils.py @ef46806472a6, with
+    the later original_max_position_embeddings from rope_scaling and
+    `truncate` (default True)): the correction range of beta_fast / beta_slow
+    rotations over the original context, a linear ramp over dim // 2, the
+    blend of inv_freq / factor (interpolation) and inv_freq
+    (extrapolation)."""
+    factor = float(rs["factor"])
+    orig = rs.get("original_max_position_embeddings") or max_positions
+    beta_fast = rs.get("beta_fast") or 32
+    beta_slow = rs.get("beta_slow") or 1
+
+    def find_correction_dim(num_rotations):
+        return (dim * math.log(orig / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low, high = find_correction_dim(beta_fast), find_correction_dim(beta_slow)
+    if rs.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001  # HF: "Prevent singularity"
+    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0, 1)
+    pos_freqs = base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
+    extrapolation_factor = 1 - ramp
+    return (1.0 / (factor * pos_freqs)) * (1 - extrapolation_factor) + (1.0 / pos_freqs) * extrapolation_factor
+
+
+def longrope_original(cfg, rs, max_positions):
+    """(original_max_position_embeddings, factor) of
+    _compute_longrope_parameters: Phi-3's top-level original sets factor =
+    max_position_embeddings / original."""
+    if cfg.get("original_max_position_embeddings"):
+        orig = cfg["original_max_position_embeddings"]
+        return orig, max_positions / orig
+    orig = rs.get("original_max_position_embeddings") or max_positions
+    return orig, float(rs["factor"])
+
+
+def longrope_inv_freq(cfg, rs, dim, base, n, max_positions):
+    """_compute_longrope_parameters with seq_len = n (longrope_frequency_update):
+    1 / (ext_factors * base ** (arange(0, dim, 2) / dim)), the long factors
+    when n > original_max_position_embeddings."""
+    orig, _ = longrope_original(cfg, rs, max_positions)
+    ext = np.asarray(rs["long_factor"] if n > orig else rs["short_factor"], dtype=np.float64)
+    return 1.0 / (ext * base ** (np.arange(0, dim, 2, dtype=np.float64) / dim))
+
+
+def rope_attention_factor(cfg, max_positions):
+    """attention_scaling of LlamaRotaryEmbedding (cos and sin times it):
+    yarn as _compute_yarn_parameters (given; mscale / mscale_all_dim; else
+    get_mscale(factor)), longrope as _compute_longrope_parameters (given;
+    1 for factor <= 1; else sqrt(1 + ln(factor) / ln(original))), else 1."""
+    kind, rs = rope_scaling_type(cfg)
+    if kind == "yarn":
+        if rs.get("attention_factor") is not None:
+            return float(rs["attention_factor"])
+        factor = float(rs["factor"])
+        if rs.get("mscale") and rs.get("mscale_all_dim"):
+            return _yarn_mscale(factor, rs["mscale"]) / _yarn_mscale(factor, rs["mscale_all_dim"])
+        return _yarn_mscale(factor)
+    if kind == "longrope":
+        if rs.get("attention_factor") is not None:
+            return float(rs["attention_factor"])
+        orig, factor = longrope_original(cfg, rs, max_positions)
+        return 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(orig))
+    return 1.0
 
 
 def rope_cos_sin(inv_freq, n):
@@ -697,9 +785,12 @@ class Llama:
 
     def rope_of_layer(self, n):
         """l -> (cos, sin) of layer l for positions 0..n-1 (one RoPE for
-        every layer here)."""
-        inv = rope_inv_freq(self.cfg, self.rotary_dim, self.theta, n, self.cfg["max_position_embeddings"])
-        cs = rope_cos_sin(inv, n)
+        every layer here), times yarn's / longrope's attention factor."""
+        P = self.cfg["max_position_embeddings"]
+        inv = rope_inv_freq(self.cfg, self.rotary_dim, self.theta, n, P)
+        cos, sin = rope_cos_sin(inv, n)
+        af = rope_attention_factor(self.cfg, P)  # yarn, longrope: cos, sin scaled
+        cs = (cos * af, sin * af)
         return lambda l: cs
 
     def forward(self, ids):
@@ -1156,6 +1247,8 @@ class ModernBert:
             attns.append(pr)
             hidden.append(h)
         return np.stack(attns), np.stack(hidden)
+
+
 def _route(logits, k, norm):
     """Router probabilities and the top-k of each token (n, E) -> (n, k)
     experts and weights: softmax, torch.topk order (larger first; on equal
@@ -1262,6 +1355,56 @@ class Olmoe(Llama, _Moe):
                         self.cfg.get("num_experts_per_tok", 8), bool(self.cfg.get("norm_topk_prob", False)))
 
 
+def rotate_every_two(x):
+    """modeling_gptj.py @00b676f8f048: stack((-x[..., 1::2], x[..., ::2]), -1)
+    flattened: pair (2j, 2j + 1) -> (-x[2j + 1], x[2j])."""
+    out = np.empty_like(x)
+    out[..., ::2] = -x[..., 1::2]
+    out[..., 1::2] = x[..., ::2]
+    return out
+
+
+def gptj_forward(cfg, W, ids):
+    """GPTJModel (modeling_gptj.py @00b676f8f048): wte; per block
+    h + attn(ln_1(h)) + mlp(ln_1(h)) (one norm, parallel); GPTJAttention
+    q/k/v_proj without bias, RoPE on the first rotary_dim dims of each head
+    with create_sinusoidal_positions (theta 10000) repeat_interleave'd and
+    rotate_every_two, scores / sqrt(head_dim), out_proj without bias;
+    GPTJMLP fc_out(act(fc_in(x))); ln_f."""
+    d, H, L = cfg["n_embd"], cfg["n_head"], cfg["n_layer"]
+    hd = d // H
+    rot = cfg.get("rotary_dim", 64)
+    rot = d if rot is None else rot  # pos_embd_dim = rotary_dim or embed_dim
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    act = activation(cfg.get("activation_function", "gelu_new"))
+    n = len(ids)
+    inv = 1.0 / 10000.0 ** (np.arange(0, rot, 2, dtype=np.float64) / rot)
+    ang = np.arange(n, dtype=np.float64)[:, None] * inv[None, :]
+    sin, cos = np.repeat(np.sin(ang), 2, axis=-1), np.repeat(np.cos(ang), 2, axis=-1)
+
+    def rope(x):
+        xr, xp = x[..., :rot], x[..., rot:]
+        return np.concatenate([xr * cos + rotate_every_two(xr) * sin, xp], axis=-1)
+
+    h = W("wte.weight")[ids]
+    hidden, attns = [h], []
+    for l in range(L):
+        p = "h.%d." % l
+        x = layer_norm(h, W(p + "ln_1.weight"), W(p + "ln_1.bias"), eps)
+        q = rope(split_heads(linear(x, W, p + "attn.q_proj", False), H, hd))
+        k = rope(split_heads(linear(x, W, p + "attn.k_proj", False), H, hd))
+        v = split_heads(linear(x, W, p + "attn.v_proj", False), H, hd)
+        pr, o = attention(q, k, v, 1.0 / math.sqrt(hd), True)
+        _trace(x, pr, v, W(p + "attn.out_proj.weight").T)
+        a = linear(merge_heads(o), W, p + "attn.out_proj", False)
+        m = linear(act(linear(x, W, p + "mlp.fc_in")), W, p + "mlp.fc_out")
+        h = a + m + h
+        attns.append(pr)
+        hidden.append(h)
+    hidden[-1] = layer_norm(h, W("ln_f.weight"), W("ln_f.bias"), eps)
+    return np.stack(attns), np.stack(hidden)
+
+
 def _class_forward(cls):
     return lambda cfg, W, ids: cls(cfg, W).forward(ids)
 
@@ -1290,6 +1433,7 @@ _MODELS = {
     "gemma": (_class_forward(Gemma), ["model."], "max_position_embeddings"),
     "gemma2": (_class_forward(Gemma2), ["model."], "max_position_embeddings"),
     "phi3": (_class_forward(Phi3), ["model."], "max_position_embeddings"),
+    "gptj": (gptj_forward, ["transformer."], "n_positions"),
     "qwen3": (_class_forward(Qwen3), ["model."], "max_position_embeddings"),
     "olmo2": (_class_forward(Olmo2), ["model."], "max_position_embeddings"),
     "gemma3_text": (_class_forward(Gemma3), ["model."], "max_position_embeddings"),
@@ -1303,7 +1447,7 @@ _MODELS = {
 }
 ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert", "modernbert"}
 ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3", "qwen3", "olmo2",
-          "gemma3_text", "falcon", "modernbert", "mixtral", "qwen2_moe", "olmoe"}
+          "gemma3_text", "falcon", "modernbert", "mixtral", "qwen2_moe", "olmoe", "gptj"}
 
 
 def position_limit(cfg):

@@ -1,0 +1,43 @@
+/* head_extra.c — what a model layer's heads have beyond ag_head_input
+ * (attngeom/stability.h ag_head_extra: QK-norm, yarn/longrope, ALiBi), in one
+ * place for the runs that measure heads from their weights (families E
+ * and K in heads.c, the linear normaliser in lens.c). */
+#include <stdlib.h>
+
+#include "run_int.h"
+
+int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,
+                         const ag_attn_weights *w, ag_error *err)
+{
+    const ag_model_config *g = ag_model_get_config(m);
+    *x = (agr_layer_extra){.rope = g->rope_extra};
+    x->rope.interleaved = 0; /* ag_model_attn_weights de-interleaved GPT-J's pairs */
+    x->alibi = w->alibi;
+    x->slopes = w->alibi_slopes.data;
+    if (x->alibi != AG_ALIBI_NONE && !x->slopes) /* a bias we cannot place: refuse */
+        return ag_error_set(err, AG_EINVAL, "layer %d: ALiBi without slopes", layer);
+    int rc = ag_model_qk_norm(m, layer, &x->gq, &x->gk, err);
+    if (rc != AG_OK || !x->gq.data)
+        return rc;
+    if (!(x->qk = malloc((size_t)w->n_head * sizeof *x->qk)))
+        return ag_error_set(err, AG_ENOMEM, "out of memory for %d heads' QK-norm", w->n_head);
+    for (int h = 0; h < w->n_head; h++)
+        ag_attn_weights_head_qk_norm(w, g->qk_norm, g->norm_eps, &x->gq, &x->gk, h, &x->qk[h]);
+    return AG_OK;
+}
+
+void agr_layer_extra_head(const agr_layer_extra *x, int h, ag_head_extra *ex)
+{
+    ex->qk = x->qk ? &x->qk[h] : NULL;
+    ex->rope = &x->rope;
+    ex->alibi = x->alibi;
+    ex->alibi_slope = x->slopes ? x->slopes[h] : 0;
+}
+
+void agr_layer_extra_free(agr_layer_extra *x)
+{
+    free(x->qk);
+    ag_array_free(&x->gq);
+    ag_array_free(&x->gk);
+    *x = (agr_layer_extra){0};
+}
