@@ -160,9 +160,16 @@ Test(inputs, image_pixels_and_positions)
     cr_assert_eq(p.n, 17);
     cr_assert_eq(memcmp(p.values, t.values, 3 * 32 * 32 * sizeof *p.values), 0);
     ag_run_tensor_free(&p);
-    /* a wrong image size names the array */
+    /* another image size runs with interpolated positions (HF's
+     * interpolate_pos_encoding): 16 x 16 is CLS + 2 x 2 patches */
     ag_array small = {.ndim = 3, .shape = {3, 16, 16}, .data = t.values};
     cr_assert_eq(ag_run_media_array(m, &cfg, AG_RUN_PIXELS, &small, "pixels=", 0, &p, &err),
+                 AG_OK, "%s", err.message);
+    cr_assert_eq(p.n, 5);
+    ag_run_tensor_free(&p);
+    /* an image without one whole 8 x 8 patch is refused, naming the array */
+    ag_array tiny = {.ndim = 3, .shape = {3, 4, 4}, .data = t.values};
+    cr_assert_eq(ag_run_media_array(m, &cfg, AG_RUN_PIXELS, &tiny, "pixels=", 0, &p, &err),
                  AG_ESHAPE);
     cr_assert_eq(strncmp(err.message, "pixels=: ", 9), 0, "%s", err.message);
     cr_assert_null(p.values);
