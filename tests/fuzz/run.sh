@@ -41,7 +41,9 @@ fi
 sh scripts/install-deps.sh
 
 # ---- build ----
-PKGS="lapacke openblas gsl jansson libpcre2-8 libutf8proc sndfile libpng libjpeg"
+# the Makefile's PKGS but cairo and fontconfig (the plots are not built here);
+# igraph serves attention flow (analysis/flow.c)
+PKGS="lapacke openblas gsl jansson libpcre2-8 libutf8proc sndfile libpng libjpeg igraph"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 # the caller's CPPFLAGS / CFLAGS come after these, LDFLAGS on the link lines
 FZ_CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
