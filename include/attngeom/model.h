@@ -394,8 +394,8 @@ AG_EXPORT int ag_model_check_ids(const ag_model *m, const int32_t *ids, size_t n
  * layer's probabilities are, per query head,
  *   s_ij = scale·q_i·k_j,  q = rope(x W_Q + b_Q), k = rope(x W_K + b_K)
  *   s_ij ← softcap·tanh(s_ij/softcap)        if softcap > 0
- *   s_ij ← s_ij + slope_h·(j − off)           ALiBi (alibi, attngeom/model.h
- *                                               ag_alibi_kind; Falcon scales
+ *   s_ij ← s_ij + slope_h·(j − off)           ALiBi (cfg.alibi: slopes from
+ *                                               ag_alibi_slopes; Falcon scales
  *                                               the bias with the scores)
  *   p_i = softmax over the visible keys: all (not causal), j <= i (causal),
  *         0 <= i − j < window (causal, window > 0), |i − j| < window (not
@@ -414,10 +414,6 @@ typedef struct {
     ag_array wo;         /* (n_head·hd, d); DINOv2: times layer_scale1's λ1
                             per output column (what the pass adds) */
     ag_array bq, bk, bv; /* (n_head·hd), (n_kv_head·hd), (n_kv_head·hd) or empty */
-    /* appended: ALiBi (AG_ALIBI_NONE: none) and its slopes (n_head), empty
-       without */
-    ag_alibi_kind alibi;
-    ag_array alibi_slopes;
 } ag_attn_weights;
 
 /* Fill *out (owned by the caller: ag_attn_weights_free) for `layer`.

@@ -65,19 +65,6 @@ static int qkv_part(const ag_model *m, const agm_layer *y, int which, ag_array *
     return rc ? rc : bias_heads(l, c, heads, g->head_dim, pairs, b, err);
 }
 
-/* The model's ALiBi kind and slopes (n_head), if it has them. */
-static int alibi_part(const ag_model *m, ag_attn_weights *out, ag_error *err)
-{
-    size_t shape[1] = {(size_t)m->cfg.n_head};
-    out->alibi = m->cfg.alibi;
-    if (!m->alibi_slopes)
-        return AG_OK;
-    int rc = ag_array_alloc(&out->alibi_slopes, 1, shape, err);
-    if (rc == AG_OK)
-        memcpy(out->alibi_slopes.data, m->alibi_slopes, shape[0] * sizeof(double));
-    return rc;
-}
-
 /* DINOv2's layer scale λ1 (modeling_dinov2.py Dinov2LayerScale) multiplies
  * o's output, so it is folded into W_O's columns and b_O: the map from the
  * heads to the residual stream is then the one the pass adds. a is [rows,
@@ -107,9 +94,7 @@ int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag
                              .softcap = g->softcap, .window = m->window[layer]};
     if (g->positions == AG_POS_ROPE) /* Gemma-3: the sliding layers' own */
         out->rope = m->window[layer] && g->rope_local.rotary_dim ? g->rope_local : g->rope;
-    int rc = alibi_part(m, out, err);
-    if (rc == AG_OK)
-        rc = qkv_part(m, y, 0, &out->wq, &out->bq, err);
+    int rc = qkv_part(m, y, 0, &out->wq, &out->bq, err);
     if (rc == AG_OK)
         rc = qkv_part(m, y, 1, &out->wk, &out->bk, err);
     if (rc == AG_OK)
@@ -127,7 +112,7 @@ void ag_attn_weights_free(ag_attn_weights *w)
 {
     if (!w)
         return;
-    ag_array *all[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->bq, &w->bk, &w->bv, &w->alibi_slopes};
+    ag_array *all[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->bq, &w->bk, &w->bv};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         ag_array_free(all[i]);
 }

@@ -114,12 +114,12 @@ typedef struct {
     ag_array gq, gk;        /* the layer's QK-norm scales, or empty */
     ag_head_qk_norm *qk;    /* (n_head), NULL without a QK-norm */
     ag_rope_extra rope;
-    ag_alibi_kind alibi;    /* w's alibi */
-    const double *slopes;   /* (n_head), borrowed from w; NULL without ALiBi */
+    ag_alibi_kind alibi;    /* cfg.alibi */
+    double *slopes;         /* (n_head) ag_alibi_slopes of it; NULL without ALiBi */
 } agr_layer_extra;
 
-/* Fill *x for `layer` of m, whose attention weights are w (which must
- * outlive *x: its ALiBi slopes are borrowed). AG_ENOMEM or
+/* Fill *x for `layer` of m, whose attention weights are w (ALiBi's slopes
+ * from ag_alibi_slopes of m's config, as the pass forms them). AG_ENOMEM or
  * ag_model_qk_norm's errors; *x is to be freed with agr_layer_extra_free
  * in every case. */
 int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,
