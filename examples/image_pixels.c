@@ -6,9 +6,9 @@
  *   build/examples/image_pixels IMAGE CONFIG.json OUT.npy [RESIZED.npy]
  *
  * CONFIG may be "-" for ViTImageProcessor's defaults. RESIZED, if given,
- * receives the uint8 image after resizing, (H, W, 3) (before rescaling;
- * the decoded image when do_resize is false). tests/ref/check_image.py
- * drives this program; on failure it prints the library's one line and
+ * receives the uint8 image after resizing and any centre crop, (H, W, 3)
+ * (before rescaling; the decoded image when neither applies).
+ * tests/ref/check_image.py drives this program; on failure it prints the library's one line and
  * exits 1. */
 #include <stdio.h>
 #include <string.h>
@@ -36,16 +36,16 @@ static int write_rgb(const char *path, const ag_image *img, ag_error *err)
     return rc;
 }
 
+/* The uint8 image after ag_image_prepare: resized, then cropped for BiT
+ * and CLIP (the decoded image when neither applies). */
 static int write_resized(const char *path, const ag_image *img, const ag_image_config *cfg,
                          ag_error *err)
 {
-    if (!cfg->do_resize)
-        return write_rgb(path, img, err);
-    ag_image resized = {0};
-    int rc = ag_image_resize(img, cfg->width, cfg->height, cfg->resample, &resized, err);
+    ag_image prepared = {0};
+    int rc = ag_image_prepare(img, cfg, &prepared, err);
     if (rc == AG_OK)
-        rc = write_rgb(path, &resized, err);
-    ag_image_free(&resized);
+        rc = write_rgb(path, &prepared, err);
+    ag_image_free(&prepared);
     return rc;
 }
 

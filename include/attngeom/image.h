@@ -1,5 +1,7 @@
 /* attngeom/image.h — images for vision transformers: PNG and JPEG decoding,
  * Pillow's resampling and Hugging Face's ViTImageProcessor preprocessing
+ * (BitImageProcessor's and CLIPImageProcessor's too: shortest-edge resize
+ * and centre crop)
  * (docs/vision.md gives every formula, the caps and what is refused).
  *
  * The pipeline, as transformers' ViTImageProcessor.preprocess runs it on
@@ -7,6 +9,7 @@
  *   decode    -> RGB uint8, as PIL's open + convert("RGB") gives it
  *                (grayscale replicated, alpha dropped, palettes looked up)
  *   resize    -> Pillow's Image.resize(..., resample) bit for bit (uint8)
+ *   crop      -> BiT / CLIP only: image_transforms.center_crop (uint8)
  *   rescale   -> float32((double)u8 * rescale_factor)
  *   normalize -> float32: (x - float32(mean[c])) / float32(std[c])
  *   layout    -> channels first, (3, H, W): pixel_values[0]
@@ -119,6 +122,11 @@ typedef struct {
     int do_normalize;       /* subtract image_mean, divide by image_std */
     double image_mean[3], image_std[3];  /* per channel R, G, B */
     int do_convert_rgb;     /* recorded; images are always converted to RGB */
+    /* BitImageProcessor / CLIPImageProcessor only (0 for ViT's): */
+    size_t shortest_edge;   /* > 0: resize so the shorter side is this, the
+                               aspect ratio kept; height/width unused */
+    int do_center_crop;     /* then crop (crop_height, crop_width) centred */
+    size_t crop_height, crop_width;
 } ag_image_config;
 
 /* ViTImageProcessor.__init__'s defaults: resize to 224 x 224 bilinear,
@@ -126,7 +134,16 @@ typedef struct {
  * do_convert_rgb unset (0). */
 AG_EXPORT void ag_image_config_default(ag_image_config *cfg);
 
-/* Read preprocessor_config.json at `path` over the defaults. Accepted:
+/* Read preprocessor_config.json at `path` over the defaults of its
+ * processor: ViTImageProcessor's (above) when "image_processor_type" /
+ * "feature_extractor_type" is ViT's or absent; BitImageProcessor's and
+ * CLIPImageProcessor's (also "CLIPFeatureExtractor") when it names them:
+ * "size" {"shortest_edge": 224} (an int S is {"shortest_edge": S}),
+ * bicubic, centre crop "crop_size" 224 x 224 (an int, [H, W] or
+ * {"height", "width"}), rescale 1/255, OPENAI_CLIP_MEAN/STD,
+ * do_convert_rgb. For those, "size" may also be {"height", "width"} or
+ * [H, W]; {"shortest_edge", "longest_edge"} and "use_square_size": true
+ * are refused (AG_EUNSUPPORTED). For ViT's: accepted
  * "size" as {"height": H, "width": W}, a single int S (S x S) or [H, W];
  * "resample" 0-5; "image_mean"/"image_std" a number or a list of 3;
  * booleans for the do_* keys. Refused, naming the file and the key
@@ -146,13 +163,22 @@ typedef struct {
 
 AG_EXPORT void ag_image_tensor_free(ag_image_tensor *t);
 
-/* Preprocess `img` as ViTImageProcessor.preprocess does with `cfg`:
- * resize (if do_resize), rescale (if do_rescale), normalize (if
+/* Preprocess `img` as ViTImageProcessor.preprocess (or BiT's / CLIP's)
+ * does with `cfg`: ag_image_prepare, rescale (if do_rescale), normalize (if
  * do_normalize), channels first. With neither rescale nor normalize the
  * values are the uint8 ones, as floats. Errors: AG_EINVAL (bad arguments),
  * AG_ELIMIT, AG_ENOMEM. On success *out owns a new tensor. */
 AG_EXPORT int ag_image_preprocess(const ag_image *img, const ag_image_config *cfg,
                                   ag_image_tensor *out, ag_error *err);
+
+/* The uint8 stage of ag_image_preprocess: resize (to (height, width), or
+ * by shortest_edge as transformers' get_resize_output_image_size with
+ * default_to_square=False: the short side S, the long one
+ * int(S * long / short)) if do_resize, then image_transforms.center_crop
+ * if do_center_crop (zero padding where the crop is larger). Errors as
+ * ag_image_resize's. On success *out owns a new image. */
+AG_EXPORT int ag_image_prepare(const ag_image *img, const ag_image_config *cfg, ag_image *out,
+                               ag_error *err);
 
 /* ag_image_read then ag_image_preprocess: the tensor the model sees for the
  * image file at `path`. */
