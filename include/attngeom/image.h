@@ -122,20 +122,26 @@ typedef struct {
     int do_normalize;       /* subtract image_mean, divide by image_std */
     double image_mean[3], image_std[3];  /* per channel R, G, B */
     int do_convert_rgb;     /* recorded; images are always converted to RGB */
-    /* BitImageProcessor / CLIPImageProcessor only (0 for ViT's): */
+} ag_image_config;
+
+/* What BitImageProcessor and CLIPImageProcessor add to ag_image_config
+ * (a new struct, as core.h's ABI rule has fixed structs grow). Zeroed:
+ * none of it (ViTImageProcessor's pipeline). */
+typedef struct {
     size_t shortest_edge;   /* > 0: resize so the shorter side is this, the
-                               aspect ratio kept; height/width unused */
+                               aspect ratio kept; cfg's height/width unused */
     int do_center_crop;     /* then crop (crop_height, crop_width) centred */
     size_t crop_height, crop_width;
-} ag_image_config;
+} ag_image_crop;
 
 /* ViTImageProcessor.__init__'s defaults: resize to 224 x 224 bilinear,
  * rescale by 1/255, normalize with IMAGENET_STANDARD_MEAN/STD (0.5 each),
  * do_convert_rgb unset (0). */
 AG_EXPORT void ag_image_config_default(ag_image_config *cfg);
 
-/* Read preprocessor_config.json at `path` over the defaults of its
- * processor: ViTImageProcessor's (above) when "image_processor_type" /
+/* Read preprocessor_config.json at `path` into cfg and crop (zeroed for
+ * ViT's) over the defaults of its processor: ViTImageProcessor's (as
+ * ag_image_config_load) when "image_processor_type" /
  * "feature_extractor_type" is ViT's or absent; BitImageProcessor's and
  * CLIPImageProcessor's (also "CLIPFeatureExtractor") when it names them:
  * "size" {"shortest_edge": 224} (an int S is {"shortest_edge": S}),
@@ -143,14 +149,19 @@ AG_EXPORT void ag_image_config_default(ag_image_config *cfg);
  * {"height", "width"}), rescale 1/255, OPENAI_CLIP_MEAN/STD,
  * do_convert_rgb. For those, "size" may also be {"height", "width"} or
  * [H, W]; {"shortest_edge", "longest_edge"} and "use_square_size": true
- * are refused (AG_EUNSUPPORTED). For ViT's: accepted
+ * are refused (AG_EUNSUPPORTED). Other errors as ag_image_config_load's. */
+AG_EXPORT int ag_image_processor_load(const char *path, ag_image_config *cfg, ag_image_crop *crop,
+                                      ag_error *err);
+
+/* Read ViTImageProcessor's preprocessor_config.json at `path` over the
+ * defaults. Accepted:
  * "size" as {"height": H, "width": W}, a single int S (S x S) or [H, W];
  * "resample" 0-5; "image_mean"/"image_std" a number or a list of 3;
  * booleans for the do_* keys. Refused, naming the file and the key
  * (AG_EUNSUPPORTED): "size" as {"shortest_edge": ...} or other forms
  * ViTImageProcessor.resize rejects, "do_center_crop": true, and an
  * "image_processor_type" / "feature_extractor_type" other than ViT's (their
- * pipelines differ). AG_EFORMAT for wrong JSON types, AG_EINVAL for values
+ * pipelines differ; ag_image_processor_load reads BiT's and CLIP's). AG_EFORMAT for wrong JSON types, AG_EINVAL for values
  * out of range (a std of 0, a size of 0), AG_ELIMIT for a size above the
  * caps, AG_EIO / AG_ENOTFOUND when the file cannot be read. */
 AG_EXPORT int ag_image_config_load(const char *path, ag_image_config *cfg, ag_error *err);
@@ -163,27 +174,38 @@ typedef struct {
 
 AG_EXPORT void ag_image_tensor_free(ag_image_tensor *t);
 
-/* Preprocess `img` as ViTImageProcessor.preprocess (or BiT's / CLIP's)
- * does with `cfg`: ag_image_prepare, rescale (if do_rescale), normalize (if
+/* Preprocess `img` as ViTImageProcessor.preprocess does with `cfg`:
+ * resize (if do_resize), rescale (if do_rescale), normalize (if
  * do_normalize), channels first. With neither rescale nor normalize the
  * values are the uint8 ones, as floats. Errors: AG_EINVAL (bad arguments),
  * AG_ELIMIT, AG_ENOMEM. On success *out owns a new tensor. */
 AG_EXPORT int ag_image_preprocess(const ag_image *img, const ag_image_config *cfg,
                                   ag_image_tensor *out, ag_error *err);
 
-/* The uint8 stage of ag_image_preprocess: resize (to (height, width), or
- * by shortest_edge as transformers' get_resize_output_image_size with
- * default_to_square=False: the short side S, the long one
- * int(S * long / short)) if do_resize, then image_transforms.center_crop
- * if do_center_crop (zero padding where the crop is larger). Errors as
+/* The uint8 stage of BitImageProcessor.preprocess: resize if do_resize
+ * (to cfg's (height, width), or by crop->shortest_edge as transformers'
+ * get_resize_output_image_size with default_to_square=False: the short
+ * side S, the long one int(S * long / short)), then
+ * image_transforms.center_crop if crop->do_center_crop (zero padding where
+ * the crop is larger). crop NULL: none (ViT's resize alone). Errors as
  * ag_image_resize's. On success *out owns a new image. */
-AG_EXPORT int ag_image_prepare(const ag_image *img, const ag_image_config *cfg, ag_image *out,
-                               ag_error *err);
+AG_EXPORT int ag_image_prepare(const ag_image *img, const ag_image_config *cfg,
+                               const ag_image_crop *crop, ag_image *out, ag_error *err);
+
+/* ag_image_preprocess with BiT's / CLIP's crop (NULL: none): ag_image_prepare,
+ * then rescale, normalize and channels first as ag_image_preprocess. */
+AG_EXPORT int ag_image_preprocess_crop(const ag_image *img, const ag_image_config *cfg,
+                                       const ag_image_crop *crop, ag_image_tensor *out,
+                                       ag_error *err);
 
 /* ag_image_read then ag_image_preprocess: the tensor the model sees for the
  * image file at `path`. */
 AG_EXPORT int ag_image_load_pixels(const char *path, const ag_image_config *cfg,
                                    ag_image_tensor *out, ag_error *err);
+/* The same with BiT's / CLIP's crop (NULL: none). */
+AG_EXPORT int ag_image_load_pixels_crop(const char *path, const ag_image_config *cfg,
+                                        const ag_image_crop *crop, ag_image_tensor *out,
+                                        ag_error *err);
 
 /* Write `t` as a float32 .npy ('<f4') of shape (channels, height, width)
  * through ag_npy_write_f32 (attngeom/io.h): np.load(path) equals

@@ -33,13 +33,12 @@ static const double OPENAI_CLIP_STD[3] = {0.26862954, 0.26130258, 0.27577711};
 /* BitImageProcessor.__init__'s defaults (CLIPImageProcessor's are the
  * same): size {"shortest_edge": 224}, BICUBIC, crop_size 224 x 224,
  * rescale 1/255, OPENAI_CLIP_MEAN/STD, do_convert_rgb True. */
-static void crop_config_default(ag_image_config *cfg)
+static void crop_config_default(ag_image_config *cfg, ag_image_crop *crop)
 {
     ag_image_config_default(cfg);
-    cfg->shortest_edge = 224;
+    *crop = (ag_image_crop){.shortest_edge = 224, .do_center_crop = 1, .crop_height = 224,
+                            .crop_width = 224};
     cfg->resample = AG_RESAMPLE_BICUBIC;
-    cfg->do_center_crop = 1;
-    cfg->crop_height = cfg->crop_width = 224;
     memcpy(cfg->image_mean, OPENAI_CLIP_MEAN, sizeof cfg->image_mean);
     memcpy(cfg->image_std, OPENAI_CLIP_STD, sizeof cfg->image_std);
     cfg->do_convert_rgb = 1;
@@ -65,6 +64,7 @@ typedef struct {
     json_t *root;
     ag_error *err;
     int crops;        /* BiT / CLIP: shortest_edge sizes and crop_size read */
+    ag_image_crop *crop;  /* where they go; NULL: ag_image_config_load */
     const char *key;  /* the size key get_side reports; NULL: "size" */
 } cfgctx;
 
@@ -131,8 +131,8 @@ static int get_crop_kind_size(cfgctx *c, json_t *v, ag_image_config *cfg)
 {
     json_t *se = json_is_object(v) ? json_object_get(v, "shortest_edge") : NULL;
     if (json_is_integer(v) || (se && json_object_size(v) == 1))
-        return get_side(c, se ? se : v, se ? "shortest_edge" : "", &cfg->shortest_edge);
-    cfg->shortest_edge = 0;
+        return get_side(c, se ? se : v, se ? "shortest_edge" : "", &c->crop->shortest_edge);
+    c->crop->shortest_edge = 0;
     return get_hw(c, v, "or {\"shortest_edge\": S}; longest_edge and other forms are not "
                   "supported", &cfg->height, &cfg->width);
 }
@@ -154,7 +154,7 @@ static int get_size(cfgctx *c, ag_image_config *cfg)
     } else
         rc = get_hw(c, v, "ViTImageProcessor resizes to a fixed size; shortest_edge and other "
                     "forms are not supported", &cfg->height, &cfg->width);
-    if (rc == AG_OK && !cfg->shortest_edge)
+    if (rc == AG_OK && !(c->crops && c->crop->shortest_edge))
         rc = agmi_check_dims(c->path, cfg->width, cfg->height, c->err);
     return rc;
 }
@@ -162,8 +162,9 @@ static int get_size(cfgctx *c, ag_image_config *cfg)
 /* BiT's / CLIP's "crop_size": get_size_dict(crop_size,
  * default_to_square=True): an int S is S x S; center_crop() wants height
  * and width. */
-static int get_crop_size(cfgctx *c, ag_image_config *cfg)
+static int get_crop_size(cfgctx *c)
 {
+    ag_image_crop *cfg = c->crop;
     json_t *v = json_object_get(c->root, "crop_size");
     int rc;
     if (!v || json_is_null(v))
@@ -242,9 +243,13 @@ static int check_type(cfgctx *c, const char *key)
     if (t && (strcmp(t, "ViTImageProcessor") == 0 || strcmp(t, "ViTFeatureExtractor") == 0))
         return AG_OK;
     for (size_t i = 0; t && i < sizeof crops / sizeof *crops; i++)
-        if (strcmp(t, crops[i]) == 0) {
+        if (strcmp(t, crops[i]) == 0 && c->crop) {
             c->crops = 1;
             return AG_OK;
+        } else if (strcmp(t, crops[i]) == 0) {
+            return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: '%s' is '%s'; "
+                                "ag_image_config_load reads ViTImageProcessor's only "
+                                "(ag_image_processor_load reads it)", c->path, key, t);
         }
     return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: '%s' is %s%s%s; only ViTImageProcessor's, "
                         "BitImageProcessor's and CLIPImageProcessor's preprocessing is "
@@ -277,14 +282,14 @@ static int read_fields(cfgctx *c, ag_image_config *cfg)
         (rc = check_type(c, "feature_extractor_type")) != AG_OK)
         return rc;
     if (c->crops)
-        crop_config_default(cfg);
+        crop_config_default(cfg, c->crop);
     if ((rc = get_flag(c, "do_resize", &cfg->do_resize)) != AG_OK ||
         (rc = get_flag(c, "do_rescale", &cfg->do_rescale)) != AG_OK ||
         (rc = get_flag(c, "do_normalize", &cfg->do_normalize)) != AG_OK ||
         (rc = get_flag(c, "do_convert_rgb", &cfg->do_convert_rgb)) != AG_OK ||
-        (c->crops && (rc = get_flag(c, "do_center_crop", &cfg->do_center_crop)) != AG_OK) ||
+        (c->crops && (rc = get_flag(c, "do_center_crop", &c->crop->do_center_crop)) != AG_OK) ||
         (rc = get_size(c, cfg)) != AG_OK || (rc = get_resample(c, cfg)) != AG_OK ||
-        (c->crops && (rc = get_crop_size(c, cfg)) != AG_OK) ||
+        (c->crops && (rc = get_crop_size(c)) != AG_OK) ||
         (rc = get_triple(c, "image_mean", cfg->image_mean)) != AG_OK ||
         (rc = get_triple(c, "image_std", cfg->image_std)) != AG_OK)
         return rc;
@@ -297,11 +302,15 @@ static int read_fields(cfgctx *c, ag_image_config *cfg)
     return check_values(c, cfg);
 }
 
-int ag_image_config_load(const char *path, ag_image_config *cfg, ag_error *err)
+/* Both loaders: crop NULL refuses BiT's and CLIP's types. */
+static int config_load(const char *path, ag_image_config *cfg, ag_image_crop *crop,
+                       ag_error *err)
 {
     if (!path || !cfg)
         return ag_error_set(err, AG_EINVAL, "ag_image_config_load: no path or config");
     ag_image_config_default(cfg);
+    if (crop)
+        *crop = (ag_image_crop){0};
     json_t *root = NULL;
     int rc = agi_json_load(path, CONFIG_MAX_BYTES, 0, &root, err);
     if (rc != AG_OK)
@@ -309,11 +318,27 @@ int ag_image_config_load(const char *path, ag_image_config *cfg, ag_error *err)
     if (!json_is_object(root))
         rc = ag_error_set(err, AG_EFORMAT, "%s: not a JSON object", path);
     else
-        rc = read_fields(&(cfgctx){.path = path, .root = root, .err = err}, cfg);
+        rc = read_fields(&(cfgctx){.path = path, .root = root, .err = err, .crop = crop}, cfg);
     json_decref(root);
-    if (rc != AG_OK)
+    if (rc != AG_OK) {
         ag_image_config_default(cfg);
+        if (crop)
+            *crop = (ag_image_crop){0};
+    }
     return rc;
+}
+
+int ag_image_config_load(const char *path, ag_image_config *cfg, ag_error *err)
+{
+    return config_load(path, cfg, NULL, err);
+}
+
+int ag_image_processor_load(const char *path, ag_image_config *cfg, ag_image_crop *crop,
+                            ag_error *err)
+{
+    if (!crop)
+        return ag_error_set(err, AG_EINVAL, "ag_image_processor_load: no crop");
+    return config_load(path, cfg, crop, err);
 }
 
 /* ---- rescale, normalize, channels first -------------------------------- */
@@ -389,9 +414,10 @@ static int copy_image(const ag_image *in, ag_image *out, ag_error *err)
     return center_crop(in, in->width, in->height, out, err);
 }
 
-int ag_image_prepare(const ag_image *img, const ag_image_config *cfg, ag_image *out,
-                     ag_error *err)
+int ag_image_prepare(const ag_image *img, const ag_image_config *cfg, const ag_image_crop *crop,
+                     ag_image *out, ag_error *err)
 {
+    static const ag_image_crop none = {0};
     if (!out)
         return ag_error_set(err, AG_EINVAL, "ag_image_prepare: no output");
     *out = (ag_image){0};
@@ -399,15 +425,16 @@ int ag_image_prepare(const ag_image *img, const ag_image_config *cfg, ag_image *
         return ag_error_set(err, AG_EINVAL, "ag_image_prepare: no image or config");
     ag_image resized = {0};
     size_t w = cfg->width, h = cfg->height;
-    if (cfg->do_resize && cfg->shortest_edge)
-        shortest_edge_size(img->width, img->height, cfg->shortest_edge, &w, &h);
+    crop = crop ? crop : &none;
+    if (cfg->do_resize && crop->shortest_edge)
+        shortest_edge_size(img->width, img->height, crop->shortest_edge, &w, &h);
     int rc = cfg->do_resize ? ag_image_resize(img, w, h, cfg->resample, &resized, err)
                             : copy_image(img, &resized, err);
-    if (rc != AG_OK || !cfg->do_center_crop) {
+    if (rc != AG_OK || !crop->do_center_crop) {
         *out = resized;
         return rc;
     }
-    rc = center_crop(&resized, cfg->crop_width, cfg->crop_height, out, err);
+    rc = center_crop(&resized, crop->crop_width, crop->crop_height, out, err);
     ag_image_free(&resized);
     return rc;
 }
@@ -415,11 +442,17 @@ int ag_image_prepare(const ag_image *img, const ag_image_config *cfg, ag_image *
 int ag_image_preprocess(const ag_image *img, const ag_image_config *cfg, ag_image_tensor *out,
                         ag_error *err)
 {
+    return ag_image_preprocess_crop(img, cfg, NULL, out, err);
+}
+
+int ag_image_preprocess_crop(const ag_image *img, const ag_image_config *cfg,
+                             const ag_image_crop *crop, ag_image_tensor *out, ag_error *err)
+{
     if (!out)
         return ag_error_set(err, AG_EINVAL, "ag_image_preprocess: no output");
     *out = (ag_image_tensor){0};
     ag_image src = {0};
-    int rc = ag_image_prepare(img, cfg, &src, err);
+    int rc = ag_image_prepare(img, cfg, crop, &src, err);
     if (rc != AG_OK)
         return rc;
     float *data = malloc(src.width * src.height * 3 * sizeof *data);
@@ -437,12 +470,18 @@ int ag_image_preprocess(const ag_image *img, const ag_image_config *cfg, ag_imag
 int ag_image_load_pixels(const char *path, const ag_image_config *cfg, ag_image_tensor *out,
                          ag_error *err)
 {
+    return ag_image_load_pixels_crop(path, cfg, NULL, out, err);
+}
+
+int ag_image_load_pixels_crop(const char *path, const ag_image_config *cfg,
+                              const ag_image_crop *crop, ag_image_tensor *out, ag_error *err)
+{
     ag_image img = {0};
     if (out)
         *out = (ag_image_tensor){0};
     int rc = ag_image_read(path, &img, err);
     if (rc == AG_OK)
-        rc = ag_image_preprocess(&img, cfg, out, err);
+        rc = ag_image_preprocess_crop(&img, cfg, crop, out, err);
     ag_image_free(&img);
     return rc;
 }

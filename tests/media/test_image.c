@@ -494,13 +494,23 @@ static const char *config_file(const char *json)
     return p;
 }
 
-static void config_fails(const char *json, int status, const char *needle)
+/* json fails with status, the message naming the file and needle: through
+ * ag_image_config_load, and (with_crop) ag_image_processor_load. */
+static void load_fails(const char *json, int status, const char *needle, int with_crop)
 {
     ag_image_config cfg;
+    ag_image_crop crop;
     ag_error err = {0};
     const char *p = config_file(json);
-    cr_expect_eq(ag_image_config_load(p, &cfg, &err), status, "%s -> %s", json, err.message);
+    int rc = with_crop ? ag_image_processor_load(p, &cfg, &crop, &err)
+                       : ag_image_config_load(p, &cfg, &err);
+    cr_expect_eq(rc, status, "%s -> %s", json, err.message);
     cr_expect(strstr(err.message, p) && strstr(err.message, needle), "%s", err.message);
+}
+
+static void config_fails(const char *json, int status, const char *needle)
+{
+    load_fails(json, status, needle, 0);
 }
 
 Test(image, config_values)
@@ -532,19 +542,23 @@ Test(image, config_refusals)
 {
     config_fails("{\"size\": {\"shortest_edge\": 224}}", AG_EUNSUPPORTED, "shortest_edge");
     config_fails("{\"do_center_crop\": true}", AG_EUNSUPPORTED, "do_center_crop");
+    config_fails("{\"image_processor_type\": \"CLIPImageProcessor\"}", AG_EUNSUPPORTED,
+                 "ag_image_processor_load");
     config_fails("{\"image_processor_type\": \"CLIPImageProcessorFast\"}", AG_EUNSUPPORTED,
                  "CLIPImageProcessorFast");
     config_fails("{\"image_processor_type\": \"DeiTImageProcessor\"}", AG_EUNSUPPORTED,
                  "DeiTImageProcessor");
-    config_fails("{\"image_processor_type\": \"BitImageProcessor\", \"size\": "
-                 "{\"shortest_edge\": 224, \"longest_edge\": 300}}", AG_EUNSUPPORTED,
-                 "shortest_edge");
-    config_fails("{\"image_processor_type\": \"CLIPImageProcessor\", \"use_square_size\": "
-                 "true}", AG_EUNSUPPORTED, "use_square_size");
-    config_fails("{\"image_processor_type\": \"BitImageProcessor\", \"crop_size\": "
-                 "{\"shortest_edge\": 224}}", AG_EUNSUPPORTED, "crop_size");
-    config_fails("{\"image_processor_type\": \"BitImageProcessor\", \"crop_size\": 0}",
-                 AG_EINVAL, "crop_size");
+    load_fails("{\"image_processor_type\": \"BitImageProcessorFast\"}", AG_EUNSUPPORTED,
+               "BitImageProcessorFast", 1);
+    load_fails("{\"image_processor_type\": \"BitImageProcessor\", \"size\": "
+               "{\"shortest_edge\": 224, \"longest_edge\": 300}}", AG_EUNSUPPORTED,
+               "shortest_edge", 1);
+    load_fails("{\"image_processor_type\": \"CLIPImageProcessor\", \"use_square_size\": "
+               "true}", AG_EUNSUPPORTED, "use_square_size", 1);
+    load_fails("{\"image_processor_type\": \"BitImageProcessor\", \"crop_size\": "
+               "{\"shortest_edge\": 224}}", AG_EUNSUPPORTED, "crop_size", 1);
+    load_fails("{\"image_processor_type\": \"BitImageProcessor\", \"crop_size\": 0}",
+               AG_EINVAL, "crop_size", 1);
     config_fails("{\"resample\": 7}", AG_EINVAL, "resample");
     config_fails("{\"resample\": \"bilinear\"}", AG_EFORMAT, "resample");
     config_fails("{\"image_mean\": [0.5, 0.5]}", AG_EFORMAT, "image_mean");
@@ -560,11 +574,12 @@ Test(image, config_refusals)
 Test(image, config_bit_clip)
 {
     ag_image_config cfg;
+    ag_image_crop crop;
     ag_error err = {0};
     const char *p = config_file("{\"image_processor_type\": \"BitImageProcessor\"}");
-    cr_assert_eq(ag_image_config_load(p, &cfg, &err), AG_OK, "%s", err.message);
-    cr_expect(cfg.do_resize && cfg.shortest_edge == 224 && cfg.resample == AG_RESAMPLE_BICUBIC);
-    cr_expect(cfg.do_center_crop && cfg.crop_height == 224 && cfg.crop_width == 224);
+    cr_assert_eq(ag_image_processor_load(p, &cfg, &crop, &err), AG_OK, "%s", err.message);
+    cr_expect(cfg.do_resize && crop.shortest_edge == 224 && cfg.resample == AG_RESAMPLE_BICUBIC);
+    cr_expect(crop.do_center_crop && crop.crop_height == 224 && crop.crop_width == 224);
     cr_expect(cfg.image_mean[0] == 0.48145466 && cfg.image_std[2] == 0.27577711);
     cr_expect(cfg.do_convert_rgb && cfg.do_rescale && cfg.rescale_factor == 1.0 / 255);
     p = config_file("{\"crop_size\": {\"height\": 224, \"width\": 224}, "
@@ -574,16 +589,16 @@ Test(image, config_bit_clip)
                     "\"image_std\": [0.229, 0.224, 0.225], \"resample\": 3, "
                     "\"rescale_factor\": 0.00392156862745098, \"size\": {\"shortest_edge\": "
                     "256}}");
-    cr_assert_eq(ag_image_config_load(p, &cfg, &err), AG_OK, "%s", err.message);
-    cr_expect(cfg.shortest_edge == 256 && cfg.crop_height == 224 && cfg.image_std[1] == 0.224);
+    cr_assert_eq(ag_image_processor_load(p, &cfg, &crop, &err), AG_OK, "%s", err.message);
+    cr_expect(crop.shortest_edge == 256 && crop.crop_height == 224 && cfg.image_std[1] == 0.224);
     p = config_file("{\"feature_extractor_type\": \"CLIPFeatureExtractor\", \"size\": 20, "
                     "\"crop_size\": [6, 9]}");
-    cr_assert_eq(ag_image_config_load(p, &cfg, &err), AG_OK, "%s", err.message);
-    cr_expect(cfg.shortest_edge == 20 && cfg.crop_height == 6 && cfg.crop_width == 9);
+    cr_assert_eq(ag_image_processor_load(p, &cfg, &crop, &err), AG_OK, "%s", err.message);
+    cr_expect(crop.shortest_edge == 20 && crop.crop_height == 6 && crop.crop_width == 9);
     p = config_file("{\"image_processor_type\": \"CLIPImageProcessor\", \"size\": "
                     "{\"height\": 5, \"width\": 7}}");
-    cr_assert_eq(ag_image_config_load(p, &cfg, &err), AG_OK, "%s", err.message);
-    cr_expect(cfg.shortest_edge == 0 && cfg.height == 5 && cfg.width == 7);
+    cr_assert_eq(ag_image_processor_load(p, &cfg, &crop, &err), AG_OK, "%s", err.message);
+    cr_expect(crop.shortest_edge == 0 && cfg.height == 5 && cfg.width == 7);
 }
 
 /* center_crop on a 3 x 1 image (values 10, 20, 30) without a resize:
@@ -594,20 +609,21 @@ Test(image, center_crop_closed_form)
     unsigned char px[9] = {10, 10, 10, 20, 20, 20, 30, 30, 30};
     ag_image img = {.width = 3, .height = 1, .rgb = px}, out = {0};
     ag_image_config cfg;
+    ag_image_crop crop = {0};
     ag_error err = {0};
     ag_image_config_default(&cfg);
     cfg.do_resize = 0;
-    cfg.do_center_crop = 1;
-    cfg.crop_width = 5;
-    cfg.crop_height = 2;
-    cr_assert_eq(ag_image_prepare(&img, &cfg, &out, &err), AG_OK, "%s", err.message);
+    crop.do_center_crop = 1;
+    crop.crop_width = 5;
+    crop.crop_height = 2;
+    cr_assert_eq(ag_image_prepare(&img, &cfg, &crop, &out, &err), AG_OK, "%s", err.message);
     cr_assert(out.width == 5 && out.height == 2);
     static const unsigned char want[10] = {0, 0, 0, 0, 0, 0, 10, 20, 30, 0};
     for (size_t i = 0; i < 10; i++)
         cr_expect_eq(out.rgb[i * 3], want[i], "pixel %zu", i);
     ag_image_free(&out);
-    cfg.crop_width = cfg.crop_height = 1;
-    cr_assert_eq(ag_image_prepare(&img, &cfg, &out, &err), AG_OK, "%s", err.message);
+    crop.crop_width = crop.crop_height = 1;
+    cr_assert_eq(ag_image_prepare(&img, &cfg, &crop, &out, &err), AG_OK, "%s", err.message);
     cr_expect(out.width == 1 && out.height == 1 && out.rgb[0] == 20);
     ag_image_free(&out);
 }
@@ -619,15 +635,16 @@ Test(image, shortest_edge_size)
     unsigned char px[14 * 3] = {0};
     ag_image img = {.width = 3, .height = 1, .rgb = px}, out = {0};
     ag_image_config cfg;
+    ag_image_crop crop = {0};
     ag_error err = {0};
     ag_image_config_default(&cfg);
-    cfg.shortest_edge = 2;
-    cr_assert_eq(ag_image_prepare(&img, &cfg, &out, &err), AG_OK, "%s", err.message);
+    crop.shortest_edge = 2;
+    cr_assert_eq(ag_image_prepare(&img, &cfg, &crop, &out, &err), AG_OK, "%s", err.message);
     cr_expect(out.width == 6 && out.height == 2, "%zu x %zu", out.width, out.height);
     ag_image_free(&out);
     img = (ag_image){.width = 2, .height = 7, .rgb = px};
-    cfg.shortest_edge = 3;
-    cr_assert_eq(ag_image_prepare(&img, &cfg, &out, &err), AG_OK, "%s", err.message);
+    crop.shortest_edge = 3;
+    cr_assert_eq(ag_image_prepare(&img, &cfg, &crop, &out, &err), AG_OK, "%s", err.message);
     cr_expect(out.width == 3 && out.height == 10, "%zu x %zu", out.width, out.height);
     ag_image_free(&out);
 }
