@@ -74,7 +74,8 @@ typedef enum {
                             over the projections) */
     AG_ARCH_DINOV2,      /* "dinov2"      modeling_dinov2.py (pixels, layer scale) */
     AG_ARCH_CLIP_VISION, /* "clip_vision_model" modeling_clip.py CLIPVisionModel */
-    AG_ARCH_GPTJ         /* "gptj"        modeling_gptj.py */
+    AG_ARCH_GPTJ,        /* "gptj"        modeling_gptj.py */
+    AG_ARCH_CLIP_TEXT    /* "clip_text_model" modeling_clip.py CLIPTextModel */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */

@@ -815,7 +815,7 @@ static int cfg_row(cfgctx *c, const char *mt, const agm_arch **out)
 {
     const agm_arch *a = agm_arch_find(mt);
     if (!a && !strcmp(mt, "clip")) /* CLIPModel: two towers, one folder */
-        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"clip\" holds two towers; only the vision tower is supported, as a CLIPVisionModel folder (model_type clip_vision_model: CLIPVisionModel.from_pretrained(...).save_pretrained(...)); the text tower is not supported yet",
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"clip\" holds two towers in one folder, which is not supported yet; save each tower as its own folder: CLIPVisionModel.from_pretrained(...).save_pretrained(...) (model_type clip_vision_model) or CLIPTextModel (model_type clip_text_model)",
                             c->path);
     if (!a)
         return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"%.64s\" is not supported (%s)", c->path, mt,

@@ -250,7 +250,7 @@ def main():
                    irng.uniform(-1, 1, (3, 32, 32)).astype(np.float32), REF.clip_vision_forward, 3, 32, fails)
         both = os.path.join(tmp, "clip-both")
         MK.write_folder(both, {"model_type": "clip", "text_config": {}, "vision_config": {}}, [])
-        expect_load_refusal(eng, "clip (two towers)", both, ["\"clip\"", "clip_vision_model", "text tower"], fails)
+        expect_load_refusal(eng, "clip (two towers)", both, ["\"clip\"", "clip_vision_model", "clip_text_model"], fails)
         swi = os.path.join(tmp, "dinov2-swiglu")
         MK.write_folder(swi, MK.dinov2_config(use_swiglu_ffn=True), MK.dinov2_tensors(MK.dinov2_config(), 24))
         expect_load_refusal(eng, "dinov2 use_swiglu_ffn", swi, ["use_swiglu_ffn", "dinov2"], fails)
