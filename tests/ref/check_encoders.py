@@ -221,6 +221,12 @@ def check_clip_towers(eng, cli, both, clipv, pixels, fails):
     print("%-34s %s" % ("clip text tower = clip-text", "ok" if ok else "FAIL"))
     if not ok:
         fails.append("clip text tower: analyze differs from clip-text: %r" % (rows[0][:3],))
+    # A size key the nested dict lacks is CLIPTextConfig's default (hidden
+    # 512), which the 32-wide tensors then contradict.
+    bare = both + "-defaults"
+    del tcfg["hidden_size"]
+    MK.write_folder(bare, {"model_type": "clip", "text_config": tcfg, "vision_config": vcfg}, tensors)
+    expect_load_refusal(eng, "clip text_config without hidden_size", bare, ["512"], fails)
     info = subprocess.run([cli, "info", both, "--format", "json"], capture_output=True, text=True).stdout
     if '"towers"' not in info or '"vision_config"' not in info:
         fails.append("clip info: no towers: %s" % info[:200])
