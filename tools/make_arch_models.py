@@ -689,7 +689,9 @@ def qwen2_moe(name):
     """Qwen2MoeForCausalLM: 3 layers, layer 1 dense (mlp_only_layers, width
     32), layers 0 and 2 with 4 experts of width 16, top 2 not renormalised
     (norm_topk_prob false), a shared expert of width 24 with its sigmoid
-    gate; q/k/v biases; sliding window 5 from layer 1 (max_window_layers)."""
+    gate; q/k/v biases; sliding window 5 on every layer (use_sliding_window:
+    the eager mask of modeling_qwen2_moe.py @1c351314a42a; max_window_layers
+    1 is kept to show that it does not limit the window to layers >= 1)."""
     d, H, Hkv, L, V, ff, E, effn, sff = 32, 4, 2, 3, 80, 32, 4, 16, 24
     g = Gen(name, "F32")
     g.emb("model.embed_tokens.weight", V, d)

@@ -463,14 +463,17 @@ static const agm_arch archs[] = {
      .e_up = "w3", .e_down = "w2"},
 
     /* modeling_qwen2_moe.py (1c351314), configuration_qwen2_moe.py: Qwen2's
-     * attention (q/k/v biased, qkv_bias default true; windows as qwen2);
+     * attention (q/k/v biased, qkv_bias default true); the eager mask
+     * (_prepare_4d_causal_attention_mask_with_cache_position) windows every
+     * layer when use_sliding_window and sliding_window are set, unlike
+     * Qwen2's max_window_layers rule (read only by Qwen2MoeFlashAttention2);
      * Qwen2MoeSparseMoeBlock: softmax(gate(x)), top num_experts_per_tok (4)
      * of num_experts (60), renormalised only with norm_topk_prob (false),
      * plus sigmoid(shared_expert_gate(x)) · shared_expert(x); layer l sparse
      * iff l not in mlp_only_layers and (l + 1) % decoder_sparse_step == 0,
      * else Qwen2MoeMLP of intermediate_size. */
     {.model_type = "qwen2_moe", .arch = AG_ARCH_QWEN2_MOE, .modeling = "modeling_qwen2_moe.py",
-     LLAMA_KEYS, LLAMA_PARTS, .windows = AGM_WIN_QWEN2, .window_dflt = 4096,
+     LLAMA_KEYS, LLAMA_PARTS, .windows = AGM_WIN_USE_ALL, .window_dflt = 4096,
      .bias_qkv = {"qkv_bias", 1}, .bias_o = {NULL, 0}, .bias_mlp = {NULL, 0}, LLAMA_TENSORS,
      .k_experts = "num_experts", .k_topk = "num_experts_per_tok", .k_expert_ff = "moe_intermediate_size",
      .k_shared_ff = "shared_expert_intermediate_size", .k_norm_topk = "norm_topk_prob",

@@ -34,6 +34,10 @@ typedef enum {
                          Phi-3: one sliding mask for all layers) */
     AGM_WIN_QWEN2,    /* use_sliding_window, then layer_types or layers
                          >= max_window_layers (configuration_qwen2.py) */
+    AGM_WIN_USE_ALL,  /* every layer when use_sliding_window and sliding_window
+                         (modeling_qwen2_moe.py @1c351314a42a: eager's one
+                         sliding mask; max_window_layers is read only by the
+                         flash-attention path) */
     AGM_WIN_ALTERNATE, /* layer_types, or the even layers (configuration_gemma2.py) */
     AGM_WIN_PATTERN,  /* layer_types, or layer i when (i + 1) % sliding_window_pattern
                          (configuration_gemma3.py) */

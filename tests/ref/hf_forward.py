@@ -722,7 +722,7 @@ class Llama:
         mt = cfg["model_type"]
         if mt == "mistral":
             return cfg.get("sliding_window") or 0
-        if mt in ("qwen2", "qwen3", "qwen2_moe"):
+        if mt in ("qwen2", "qwen3"):
             sw = cfg.get("sliding_window") if cfg.get("use_sliding_window", False) else None
             if not sw:
                 return 0
@@ -1307,16 +1307,24 @@ class Mixtral(Llama, _Moe):
 
 class Qwen2Moe(Llama, _Moe):
     """Qwen2MoeModel (modeling_qwen2_moe.py @1c351314a42a): Qwen2's
-    attention (q/k/v biased: qkv_bias, default true), windows as Qwen2;
+    attention (q/k/v biased: qkv_bias, default true);
     layer l sparse iff l not in mlp_only_layers and num_experts > 0 and
     (l + 1) % decoder_sparse_step == 0 (else Qwen2MoeMLP, intermediate_size);
     Qwen2MoeSparseMoeBlock: top-k weights renormalised only with
-    norm_topk_prob, plus sigmoid(shared_expert_gate(x)) · shared_expert(x)."""
+    norm_topk_prob, plus sigmoid(shared_expert_gate(x)) · shared_expert(x).
+    Windows: the eager mask (Qwen2MoeModel.
+    _prepare_4d_causal_attention_mask_with_cache_position) bands every layer
+    when use_sliding_window and sliding_window are set; max_window_layers is
+    read only by Qwen2MoeFlashAttention2, whose weights are never returned."""
 
     def __init__(self, cfg, W):
         super().__init__(cfg, W)
         self.qkv_bias = bool(cfg.get("qkv_bias", True))
         self.o_bias = False
+
+    def window(self, l):
+        sw = self.cfg.get("sliding_window", 4096)
+        return sw if sw and self.cfg.get("use_sliding_window", False) else 0
 
     def mlp(self, x, p):
         cfg, l = self.cfg, int(p.split(".")[1])
