@@ -246,6 +246,15 @@ def gemma3_as_v5(name, out):
     _edit_config(out, v5)
 
 
+def qwen2_moe_window_layers(name, out):
+    """The same Qwen2-MoE folder with max_window_layers 2: its eager mask
+    (modeling_qwen2_moe.py @1c351314a42a, _prepare_4d_causal_attention_mask_
+    with_cache_position) bands every layer whatever max_window_layers, which
+    only Qwen2MoeFlashAttention2 reads, so the stored reference still holds."""
+    shutil.copytree(os.path.join(ARCH, name), out)
+    _edit_config(out, lambda c: c.update(max_window_layers=2))
+
+
 EQUIVALENTS = [
     ("opt", opt_as_gpt2, 1e-9),
     ("roberta", roberta_as_bert, 1e-9),
@@ -255,6 +264,7 @@ EQUIVALENTS = [
     ("llama-dynamic", None, 1e-9),
     ("gemma", gemma_as_llama, 1e-6),
     ("gemma3", gemma3_as_v5, 1e-9),
+    ("qwen2-moe", qwen2_moe_window_layers, 1e-9),
 ]
 
 
