@@ -460,7 +460,7 @@ static const agm_arch archs[] = {
      .norm2 = "post_attention_layernorm", .k_experts = "num_local_experts",
      .k_topk = "num_experts_per_tok", .experts_dflt = 8, .topk_dflt = 2, .norm_topk_dflt = 1,
      .router = "block_sparse_moe.gate", .expert = "block_sparse_moe.experts.%d.", .e_gate = "w1",
-     .e_up = "w3", .e_down = "w2"},
+     .e_up = "w3", .e_down = "w2", .fused = "mlp.experts.", .router_v5 = "mlp.gate"},
 
     /* modeling_qwen2_moe.py (1c351314), configuration_qwen2_moe.py: Qwen2's
      * attention (q/k/v biased, qkv_bias default true); the eager mask
@@ -480,7 +480,7 @@ static const agm_arch archs[] = {
      .experts_dflt = 60, .topk_dflt = 4, .expert_ff_dflt = 1408, .shared_ff_dflt = 5632,
      .sparse_step = 1, .router = "mlp.gate", .expert = "mlp.experts.%d.", .e_gate = "gate_proj",
      .e_up = "up_proj", .e_down = "down_proj", .shared = "mlp.shared_expert.",
-     .shared_gate = "mlp.shared_expert_gate"},
+     .shared_gate = "mlp.shared_expert_gate", .fused = "mlp.experts."},
 
     /* modeling_olmoe.py (00dcc6dd), configuration_olmoe.py: Llama's pre-norm
      * layer; OlmoeAttention q_norm = OlmoeRMSNorm(hidden_size) over the whole

@@ -170,6 +170,11 @@ typedef struct {
     const char *e_gate, *e_up, *e_down; /* stems inside it (Mixtral w1, w3, w2) */
     const char *shared;       /* the shared expert's prefix (gate, up, down as e_*) */
     const char *shared_gate;  /* its gate, [1, d] */
+    /* Transformers v5's fused experts (conversion_mapping.py @44bcb9df5e93):
+     * <fused>gate_up_proj [E, 2 ff, d] (expert e's gate rows, then its up
+     * rows) and <fused>down_proj [E, d, ff], read when present; router_v5
+     * the router's v5 name when it differs (Mixtral's mlp.gate). */
+    const char *fused, *router_v5;
 } agm_arch;
 
 /* The descriptor of a model_type, or NULL. */

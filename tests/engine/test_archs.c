@@ -149,6 +149,9 @@ Test(archs, modernbert_v5_bias) { check_arch("modernbert-v5-bias"); }
 Test(archs, mixtral) { check_arch("mixtral"); }
 Test(archs, qwen2_moe) { check_arch("qwen2-moe"); }
 Test(archs, olmoe) { check_arch("olmoe"); }
+/* Transformers v5's fused expert tensors (mlp.experts.gate_up_proj, down_proj) */
+Test(archs, mixtral_v5) { check_arch("mixtral-v5"); }
+Test(archs, qwen2_moe_v5) { check_arch("qwen2-moe-v5"); }
 
 static ag_model *load_arch(const char *name)
 {

@@ -1270,16 +1270,27 @@ class _Moe:
 
     def moe(self, x, p, router, expert, stems, k, norm):
         W = self.W
+        # Transformers v5 (conversion_mapping.py @44bcb9df5e93): experts
+        # fused as mlp.experts.gate_up_proj [E, 2ff, d] (gate rows, then up
+        # rows: Concatenate(dim=1) of the stacked w1 / gate_proj and w3 /
+        # up_proj) and mlp.experts.down_proj [E, d, ff]; Mixtral's
+        # block_sparse_moe. renamed mlp.
+        gu = W(p + "mlp.experts.gate_up_proj", False)
+        if gu is not None and W(p + router + ".weight", False) is None:
+            router = router.replace("block_sparse_moe.", "mlp.")
         sel, w = _route(linear(x, W, p + router, False), k, norm)
         out = np.zeros_like(x)
         for e in range(W(p + router + ".weight").shape[0]):
             rows, slot = np.nonzero(sel == e)
             if not len(rows):
                 continue
-            q = p + expert % e
-            g, u, dn = (q + s for s in stems)
             xe = x[rows]
-            y = linear(self.act(linear(xe, W, g, False)) * linear(xe, W, u, False), W, dn, False)
+            if gu is not None:
+                ff = gu.shape[1] // 2
+                y = (self.act(xe @ gu[e, :ff].T) * (xe @ gu[e, ff:].T)) @ W(p + "mlp.experts.down_proj")[e].T
+            else:
+                g, u, dn = (p + expert % e + s for s in stems)
+                y = linear(self.act(linear(xe, W, g, False)) * linear(xe, W, u, False), W, dn, False)
             out[rows] += y * w[rows, slot][:, None]
         return out
 
