@@ -449,7 +449,7 @@ static const agm_arch archs[] = {
     {FALCON_KEYS, .sel = {FALCON_OLD(0, 1)}, FALCON_MQ, FALCON_SEQ},
     {FALCON_KEYS, .sel = {FALCON_OLD(0, 0)}, FALCON_MHA, FALCON_SEQ},
 
-    /* modeling_mixtral.py (af3efdd7), configuration_mixtral.py: a Mistral
+    /* modeling_mixtral.py (af3efdd7), configuration_mixtral.py (ad467bd7): a Mistral
      * decoder (no biases, sliding_window on every layer when set, default
      * null; rms_norm_eps 1e-5, rope_theta 1e6) whose MLP is
      * MixtralSparseMoeBlock: softmax(gate(x)), top num_experts_per_tok (2)

@@ -52,8 +52,10 @@ never from the C sources:
                with a symmetric band |i - j| <= local_attention // 2 and
                their own RoPE base, GeGLU; final_norm not in the hidden states.
   mixtral      MixtralModel: Mistral's layer, the MLP a top-k (renormalised)
-               mixture of SwiGLU experts w1/w2/w3.
-  qwen2_moe    Qwen2MoeModel: Qwen2's layer, experts (top-k renormalised only
+               mixture of SwiGLU experts w1/w2/w3 (or v5's fused
+               mlp.experts.gate_up_proj / down_proj).
+  qwen2_moe    Qwen2MoeModel: Qwen2's attention, the window on every layer
+               with use_sliding_window; experts (top-k renormalised only
                with norm_topk_prob) plus a sigmoid-gated shared expert;
                decoder_sparse_step, mlp_only_layers dense.
   olmoe        OlmoeModel: Llama's pre-norm layer, RMSNorm over the whole q
