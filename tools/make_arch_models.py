@@ -658,6 +658,39 @@ def mixtral(name):
     return cfg, g
 
 
+def fuse_experts(cfg, t):
+    """Tensors t (name -> array) of a per-expert MoE folder as Transformers
+    v5 holds them (conversion_mapping.py @44bcb9df5e93): per sparse layer the
+    experts' gate and up weights stacked into mlp.experts.gate_up_proj
+    [E, 2ff, d] (expert e's gate rows, then its up rows), the down weights
+    into mlp.experts.down_proj [E, d, ff]; Mixtral's block_sparse_moe. -> mlp."""
+    mix = cfg["model_type"] == "mixtral"
+    stems = ("w1", "w3", "w2") if mix else MOE_STEMS
+    pre = "block_sparse_moe.experts." if mix else "mlp.experts."
+    t, out = dict(t), {}
+    for l in range(cfg["num_hidden_layers"]):
+        q = "model.layers.%d." % l
+        E = sum(1 for k in t if k.startswith(q + pre) and k.endswith("." + stems[0] + ".weight"))
+        if not E:
+            continue
+        w = lambda e, s: t.pop("%s%s%d.%s.weight" % (q, pre, e, s))
+        out[q + "mlp.experts.gate_up_proj"] = np.stack(
+            [np.concatenate([w(e, stems[0]), w(e, stems[1])]) for e in range(E)])
+        out[q + "mlp.experts.down_proj"] = np.stack([w(e, stems[2]) for e in range(E)])
+    for k, v in t.items():
+        out[k.replace("block_sparse_moe.", "mlp.")] = v
+    return out
+
+
+def moe_v5(builder):
+    """The builder's MoE folder with its experts fused (fuse_experts)."""
+    def build_v5(name):
+        cfg, g = builder(name)
+        g.t = {k: (v, g.dtype) for k, v in fuse_experts(cfg, {k: a for k, (a, _) in g.t.items()}).items()}
+        return cfg, g
+    return build_v5
+
+
 def gptj(name):
     """GPTJForCausalLM (modeling_gptj.py): transformer.h.* with bias-free
     q/k/v/out_proj, one ln_1, biased mlp.fc_in/fc_out, lm_head with a bias,
@@ -689,7 +722,9 @@ def qwen2_moe(name):
     """Qwen2MoeForCausalLM: 3 layers, layer 1 dense (mlp_only_layers, width
     32), layers 0 and 2 with 4 experts of width 16, top 2 not renormalised
     (norm_topk_prob false), a shared expert of width 24 with its sigmoid
-    gate; q/k/v biases; sliding window 5 from layer 1 (max_window_layers)."""
+    gate; q/k/v biases; sliding window 5 on every layer (use_sliding_window:
+    the eager mask of modeling_qwen2_moe.py @1c351314a42a; max_window_layers
+    1 is kept to show that it does not limit the window to layers >= 1)."""
     d, H, Hkv, L, V, ff, E, effn, sff = 32, 4, 2, 3, 80, 32, 4, 16, 24
     g = Gen(name, "F32")
     g.emb("model.embed_tokens.weight", V, d)
@@ -850,6 +885,8 @@ CASES = {
     "mixtral": (mixtral, 16),
     "qwen2-moe": (qwen2_moe, 16),
     "olmoe": (olmoe, 16),
+    "mixtral-v5": (moe_v5(mixtral), 16),
+    "qwen2-moe-v5": (moe_v5(qwen2_moe), 16),
     "llama-linear": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", H=4, Hkv=4,
                                           rope_scaling={"factor": 2.0, "type": "linear"}), 16),
     "llama-dynamic": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", P=12,

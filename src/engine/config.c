@@ -609,9 +609,10 @@ static int cfg_windows(cfgctx *c, const agm_arch *a, ag_model *m)
         return every_n_windows(c, m);
     if ((rc = window_size(c, a, &w)))
         return rc;
-    if (a->windows == AGM_WIN_QWEN2 &&
-        ((rc = cfg_bool(c, "use_sliding_window", 0, &use)) ||
-         (rc = cfg_int(c, "max_window_layers", 28, 0, &first))))
+    if ((a->windows == AGM_WIN_QWEN2 || a->windows == AGM_WIN_USE_ALL) &&
+        (rc = cfg_bool(c, "use_sliding_window", 0, &use)))
+        return rc;
+    if (a->windows == AGM_WIN_QWEN2 && (rc = cfg_int(c, "max_window_layers", 28, 0, &first)))
         return rc;
     if (a->windows == AGM_WIN_PATTERN && (rc = cfg_int(c, "sliding_window_pattern", 6, 1, &first)))
         return rc; /* configuration_gemma3.py: every layer but each pattern-th */
@@ -621,11 +622,11 @@ static int cfg_windows(cfgctx *c, const agm_arch *a, ag_model *m)
     if (!use || !w)
         return AG_OK;
     json_t *lt = json_object_get(c->root, "layer_types");
-    if (a->windows != AGM_WIN_ALL && lt && !json_is_null(lt))
+    if (a->windows != AGM_WIN_ALL && a->windows != AGM_WIN_USE_ALL && lt && !json_is_null(lt))
         rc = layer_types(c, lt, w, m);
     else
         for (int i = 0; i < m->cfg.n_layer; i++)
-            m->window[i] = a->windows == AGM_WIN_ALL       ? w
+            m->window[i] = a->windows == AGM_WIN_ALL || a->windows == AGM_WIN_USE_ALL ? w
                            : a->windows == AGM_WIN_QWEN2   ? (i >= first ? w : 0)
                            : a->windows == AGM_WIN_PATTERN ? ((i + 1) % first ? w : 0)
                                                            : (i % 2 == 0 ? w : 0);

@@ -38,6 +38,9 @@ typedef struct {
     size_t n;               /* elements */
 } agm_tensor;
 
+/* Elements [i0, i0 + n) of t as a tensor of their own (the same bytes):
+ * one expert's block of a fused [E, ...] expert tensor. */
+agm_tensor agm_slice(const agm_tensor *t, size_t i0, size_t n);
 /* Stored element i, converted exactly (every F16/BF16/F32 value is a float). */
 float agm_at(const agm_tensor *t, size_t i);
 /* Elements [i0, i0 + cnt) of t into dst (cnt floats / doubles), exactly. */
