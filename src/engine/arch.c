@@ -373,6 +373,25 @@ static const agm_arch archs[] = {
      .norm2 = "layer_norm2", .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
      .o = "self_attn.out_proj", .up = "mlp.fc1", .down = "mlp.fc2"},
 
+    /* modeling_clip.py (000f1ffd) CLIPTextModel, saved with model_type
+     * clip_text_model: CLIPTextEmbeddings token_embedding(ids) +
+     * position_embedding(arange(n)) (max_position_embeddings rows, no
+     * offset), a causal mask (_create_4d_causal_attention_mask), then the
+     * vision tower's CLIPEncoderLayer: pre-LN layer_norm1 / layer_norm2,
+     * q/k/v/out_proj with biases, scores · head_dim^-0.5, fc1 / fc2
+     * (quick_gelu). Hidden states: CLIPEncoder's (embeddings, then each
+     * layer); final_layer_norm only on last_hidden_state, not read. */
+    {.model_type = "clip_text_model", .arch = AG_ARCH_CLIP_TEXT, .modeling = "modeling_clip.py",
+     .prefixes = {"text_model."}, .k_layers = "num_hidden_layers", .k_heads = "num_attention_heads",
+     .k_hidden = "hidden_size", .k_ff = "intermediate_size", .k_positions = "max_position_embeddings",
+     .k_eps = "layer_norm_eps", .eps = 1e-5, .k_act = "hidden_act", .act = "quick_gelu",
+     .bias_qkv = {NULL, 1}, .bias_o = {NULL, 1}, .bias_mlp = {NULL, 1}, .norm = AG_NORM_LAYER,
+     .residual = AG_RESIDUAL_PRE, .positions = AG_POS_LEARNED, .causal = 1,
+     .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, .tok = "embeddings.token_embedding.weight",
+     .pos = "embeddings.position_embedding.weight", .layer = "encoder.layers.%d.",
+     .norm1 = "layer_norm1", .norm2 = "layer_norm2", .q = "self_attn.q_proj", .k = "self_attn.k_proj",
+     .v = "self_attn.v_proj", .o = "self_attn.out_proj", .up = "mlp.fc1", .down = "mlp.fc2"},
+
     /* modeling_whisper.py (5c48f71a) WhisperEncoder: gelu(conv1) (kernel 3,
      * padding 1), gelu(conv2) (kernel 3, stride 2, padding 1), both
      * nn.functional.gelu (erf), + embed_positions rows; WhisperEncoderLayer
@@ -535,5 +554,5 @@ const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
            "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, clip_vision_model, whisper, "
-           "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe, gptj";
+           "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe, gptj, clip_text_model";
 }

@@ -536,13 +536,18 @@ static int load_weights(loader *L)
 
 int ag_model_load(const char *dir, ag_model **out, ag_error *err)
 {
+    return ag_model_load_tower(dir, AG_INPUT_TOKENS, out, err);
+}
+
+int ag_model_load_tower(const char *dir, ag_input_kind input, ag_model **out, ag_error *err)
+{
     if (!dir || !out)
         return ag_error_set(err, AG_EINVAL, "ag_model_load: missing argument");
     *out = NULL;
     ag_model *m = calloc(1, sizeof *m);
     if (!m)
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", dir);
-    int rc = agm_read_config(dir, m, err);
+    int rc = agm_read_config(dir, input, m, err);
     wsrc w = {0};
     if (rc == AG_OK && !(m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers)))
         rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", dir);
@@ -558,6 +563,11 @@ int ag_model_load(const char *dir, ag_model **out, ag_error *err)
     }
     *out = m;
     return AG_OK;
+}
+
+int ag_model_is_tower(const ag_model *m)
+{
+    return m ? m->clip_towers : 0;
 }
 
 const ag_model_config *ag_model_get_config(const ag_model *m)

@@ -141,6 +141,7 @@ Test(archs, qwen2_yarn) { check_arch("qwen2-yarn"); }
 Test(archs, phi3_longrope) { check_arch("phi3-longrope"); }
 Test(archs, phi3_longrope_short) { check_arch("phi3-longrope-short"); }
 Test(archs, qwen3_yarn) { check_arch("qwen3-yarn"); }
+Test(archs, clip_text) { check_arch("clip-text"); }
 Test(archs, qwen3) { check_arch("qwen3"); }
 Test(archs, olmo2) { check_arch("olmo2"); }
 Test(archs, gemma3) { check_arch("gemma3"); }

@@ -692,6 +692,42 @@ def opt_forward(cfg, W, ids):
     return np.stack(attns), np.stack(hidden)
 
 
+def quick_gelu(x):
+    """QuickGELUActivation (activations.py): x * sigmoid(1.702 x); CLIP."""
+    return x / (1.0 + np.exp(-1.702 * x))
+
+
+def clip_text_forward(cfg, W, ids):
+    """CLIPTextModel (modeling_clip.py @000f1ffdbf1c) with
+    output_attentions / output_hidden_states: CLIPTextEmbeddings
+    token_embedding(ids) + position_embedding(arange(n)); the causal mask of
+    _create_4d_causal_attention_mask; CLIPEncoderLayer h += out_proj(attn(
+    layer_norm1(h))), h += fc2(act(fc1(layer_norm2(h)))), CLIPAttention
+    scores (q k^T) * head_dim^-0.5 with biases on q/k/v/out_proj.  Hidden
+    states are CLIPEncoder's: final_layer_norm only makes last_hidden_state,
+    it is not among them."""
+    L, H, d = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["hidden_size"]
+    eps = cfg.get("layer_norm_eps", 1e-5)
+    name = cfg.get("hidden_act", "quick_gelu")
+    act = quick_gelu if name == "quick_gelu" else activation(name)
+    dh = d // H
+    n = len(ids)
+    h = W("embeddings.token_embedding.weight")[ids] + W("embeddings.position_embedding.weight")[np.arange(n)]
+    hidden, attns = [h], []
+    for l in range(L):
+        p = "encoder.layers.%d." % l
+        x = layer_norm(h, W(p + "layer_norm1.weight"), W(p + "layer_norm1.bias"), eps)
+        q, k, v = (split_heads(linear(x, W, p + "self_attn.%s_proj" % c), H) for c in "qkv")
+        pr, o = attention(q, k, v, dh ** -0.5, True)
+        attns.append(pr)
+        _trace(x, pr, v, W(p + "self_attn.out_proj.weight").T)
+        h = h + linear(merge_heads(o), W, p + "self_attn.out_proj")
+        x = layer_norm(h, W(p + "layer_norm2.weight"), W(p + "layer_norm2.bias"), eps)
+        h = h + linear(act(linear(x, W, p + "mlp.fc1")), W, p + "mlp.fc2")
+        hidden.append(h)
+    return np.stack(attns), np.stack(hidden)
+
+
 class Llama:
     """LlamaModel (modeling_llama.py @002272831fba) and the models built on
     its decoder layer.  LlamaDecoderLayer: h + attn(input_layernorm(h)), then
@@ -1465,6 +1501,7 @@ _MODELS = {
     "mixtral": (_class_forward(Mixtral), ["model."], "max_position_embeddings"),
     "qwen2_moe": (_class_forward(Qwen2Moe), ["model."], "max_position_embeddings"),
     "olmoe": (_class_forward(Olmoe), ["model."], "max_position_embeddings"),
+    "clip_text_model": (clip_text_forward, ["text_model."], "max_position_embeddings"),
 }
 ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert", "modernbert"}
 ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3", "qwen3", "olmo2",
