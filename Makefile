@@ -268,6 +268,7 @@ ref-test: $(CLI) $(LIB_SO) $(BUILD)/examples/image_pixels
 	/usr/bin/python3 -B tests/ref/check_npy_header.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_tokenizers.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_vocab.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_clip_tokenizer.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_aggregate.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_whisper_features.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_encoders.py $(CLI)

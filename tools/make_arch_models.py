@@ -658,6 +658,39 @@ def mixtral(name):
     return cfg, g
 
 
+def fuse_experts(cfg, t):
+    """Tensors t (name -> array) of a per-expert MoE folder as Transformers
+    v5 holds them (conversion_mapping.py @44bcb9df5e93): per sparse layer the
+    experts' gate and up weights stacked into mlp.experts.gate_up_proj
+    [E, 2ff, d] (expert e's gate rows, then its up rows), the down weights
+    into mlp.experts.down_proj [E, d, ff]; Mixtral's block_sparse_moe. -> mlp."""
+    mix = cfg["model_type"] == "mixtral"
+    stems = ("w1", "w3", "w2") if mix else MOE_STEMS
+    pre = "block_sparse_moe.experts." if mix else "mlp.experts."
+    t, out = dict(t), {}
+    for l in range(cfg["num_hidden_layers"]):
+        q = "model.layers.%d." % l
+        E = sum(1 for k in t if k.startswith(q + pre) and k.endswith("." + stems[0] + ".weight"))
+        if not E:
+            continue
+        w = lambda e, s: t.pop("%s%s%d.%s.weight" % (q, pre, e, s))
+        out[q + "mlp.experts.gate_up_proj"] = np.stack(
+            [np.concatenate([w(e, stems[0]), w(e, stems[1])]) for e in range(E)])
+        out[q + "mlp.experts.down_proj"] = np.stack([w(e, stems[2]) for e in range(E)])
+    for k, v in t.items():
+        out[k.replace("block_sparse_moe.", "mlp.")] = v
+    return out
+
+
+def moe_v5(builder):
+    """The builder's MoE folder with its experts fused (fuse_experts)."""
+    def build_v5(name):
+        cfg, g = builder(name)
+        g.t = {k: (v, g.dtype) for k, v in fuse_experts(cfg, {k: a for k, (a, _) in g.t.items()}).items()}
+        return cfg, g
+    return build_v5
+
+
 def gptj(name):
     """GPTJForCausalLM (modeling_gptj.py): transformer.h.* with bias-free
     q/k/v/out_proj, one ln_1, biased mlp.fc_in/fc_out, lm_head with a bias,
@@ -689,7 +722,9 @@ def qwen2_moe(name):
     """Qwen2MoeForCausalLM: 3 layers, layer 1 dense (mlp_only_layers, width
     32), layers 0 and 2 with 4 experts of width 16, top 2 not renormalised
     (norm_topk_prob false), a shared expert of width 24 with its sigmoid
-    gate; q/k/v biases; sliding window 5 from layer 1 (max_window_layers)."""
+    gate; q/k/v biases; sliding window 5 on every layer (use_sliding_window:
+    the eager mask of modeling_qwen2_moe.py @1c351314a42a; max_window_layers
+    1 is kept to show that it does not limit the window to layers >= 1)."""
     d, H, Hkv, L, V, ff, E, effn, sff = 32, 4, 2, 3, 80, 32, 4, 16, 24
     g = Gen(name, "F32")
     g.emb("model.embed_tokens.weight", V, d)
@@ -753,6 +788,73 @@ def qwen3_yarn(name):
     return cfg, g
 
 
+# CLIP's tokenizer (CLIPTokenizerFast's tokenizer.json as transformers'
+# convert_slow_tokenizer.py CLIPConverter writes it, the layout of
+# openai/clip-vit-base-patch32's file) over a small vocabulary: the byte-level
+# characters of lowercase letters, digits and a little punctuation, each
+# also with the end-of-word suffix </w>, a few merges, then <|startoftext|>
+# and <|endoftext|> last (CLIP's order).  Anything else is the unknown token.
+CLIP_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789.,!'-"
+CLIP_MERGES = ["t h", "th e</w>", "a t</w>", "c at</w>", "o f</w>", "p h", "o t", "ph ot", "phot o</w>",
+               "o g</w>", "d og</w>", "i n", "in g</w>"]
+CLIP_SPLIT = r"""'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
+
+
+def clip_tokenizer():
+    """{file name: JSON object} of the clip-text folder's tokenizer."""
+    toks = list(CLIP_CHARS) + [c + "</w>" for c in CLIP_CHARS] + [m.replace(" ", "") for m in CLIP_MERGES]
+    vocab = {t: i for i, t in enumerate(toks)}
+    bos, eos = len(toks), len(toks) + 1
+    vocab["<|startoftext|>"], vocab["<|endoftext|>"] = bos, eos
+    added = [{"id": bos, "content": "<|startoftext|>", "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": True, "special": True},
+             {"id": eos, "content": "<|endoftext|>", "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True}]
+    tok = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+           "normalizer": {"type": "Sequence", "normalizers": [
+               {"type": "NFC"}, {"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "},
+               {"type": "Lowercase"}]},
+           "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+               {"type": "Split", "pattern": {"Regex": CLIP_SPLIT}, "behavior": "Removed", "invert": True},
+               {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
+           "post_processor": {"type": "RobertaProcessing", "sep": ["<|endoftext|>", eos],
+                              "cls": ["<|startoftext|>", bos], "trim_offsets": False, "add_prefix_space": False},
+           "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+           "model": {"type": "BPE", "dropout": None, "unk_token": "<|endoftext|>", "continuing_subword_prefix": "",
+                     "end_of_word_suffix": "</w>", "fuse_unk": False, "byte_fallback": False, "vocab": vocab,
+                     "merges": CLIP_MERGES}}
+    special = {"bos_token": "<|startoftext|>", "eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>",
+               "unk_token": "<|endoftext|>"}
+    conf = dict(special, add_prefix_space=False, clean_up_tokenization_spaces=False, do_lower_case=True,
+                errors="replace", model_max_length=77, tokenizer_class="CLIPTokenizer")
+    return {"tokenizer.json": tok, "tokenizer_config.json": conf, "special_tokens_map.json": special}
+
+
+CLIP_LAYER = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
+              "layer_norm1", "mlp.fc1", "mlp.fc2", "layer_norm2")
+
+
+def clip_text(name):
+    """CLIPTextModel saved as model_type clip_text_model (configuration_clip.py
+    CLIPTextConfig keys; modeling_clip.py @000f1ffdbf1c tensor names under
+    text_model.), with its final_layer_norm (not in the hidden states)."""
+    d, H, L, ff, P = 32, 4, 2, 64, 24
+    V = len(clip_tokenizer()["tokenizer.json"]["model"]["vocab"])
+    g = Gen(name, "F32")
+    g.emb("text_model.embeddings.token_embedding.weight", V, d)
+    g.emb("text_model.embeddings.position_embedding.weight", P, d, std=0.5)
+    for l in range(L):
+        attn_mlp_layer(g, "text_model.encoder.layers.%d." % l, d, ff, CLIP_LAYER)
+    g.ln("text_model.final_layer_norm", d)
+    cfg = base_config("CLIPTextModel", "clip_text_model", "F32", attention_dropout=0.0, bos_token_id=49406,
+                      eos_token_id=49407, hidden_act="quick_gelu", hidden_size=d, initializer_factor=1.0,
+                      initializer_range=0.02, intermediate_size=ff, layer_norm_eps=1e-5,
+                      max_position_embeddings=P, num_attention_heads=H, num_hidden_layers=L,
+                      pad_token_id=1, projection_dim=16, vocab_size=V)
+    cfg["bos_token_id"], cfg["eos_token_id"] = V - 2, V - 1
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -783,6 +885,8 @@ CASES = {
     "mixtral": (mixtral, 16),
     "qwen2-moe": (qwen2_moe, 16),
     "olmoe": (olmoe, 16),
+    "mixtral-v5": (moe_v5(mixtral), 16),
+    "qwen2-moe-v5": (moe_v5(qwen2_moe), 16),
     "llama-linear": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", H=4, Hkv=4,
                                           rope_scaling={"factor": 2.0, "type": "linear"}), 16),
     "llama-dynamic": (lambda n: llama_like(n, "llama", "LlamaForCausalLM", P=12,
@@ -818,7 +922,11 @@ CASES = {
     "phi3-longrope": (phi3_longrope, 14),
     "phi3-longrope-short": (phi3_longrope, 7),
     "qwen3-yarn": (qwen3_yarn, 14),
+    "clip-text": (clip_text, 16),
 }
+
+# Other files of a case's folder: name -> () -> {file name: JSON object}.
+EXTRA_FILES = {"clip-text": clip_tokenizer}
 
 # Variants the engine before issue 10 already runs (see --crosscheck).
 CROSSCHECK = {
@@ -841,6 +949,10 @@ def build(name, case, folder, refdir):
         json.dump(cfg, f, indent=2, sort_keys=True)
         f.write("\n")
     write_safetensors(os.path.join(folder, "model.safetensors"), g.t)
+    for fname, obj in EXTRA_FILES.get(name, dict)().items():
+        with open(os.path.join(folder, fname), "w") as f:
+            json.dump(obj, f, indent=2, ensure_ascii=False)
+            f.write("\n")
     ids = ids_for(name, n, cfg["vocab_size"], avoid=(cfg.get("pad_token_id"),))
     attn, hidden = HF.Model(folder).forward(ids)
     os.makedirs(refdir, exist_ok=True)

@@ -74,7 +74,8 @@ typedef enum {
                             over the projections) */
     AG_ARCH_DINOV2,      /* "dinov2"      modeling_dinov2.py (pixels, layer scale) */
     AG_ARCH_CLIP_VISION, /* "clip_vision_model" modeling_clip.py CLIPVisionModel */
-    AG_ARCH_GPTJ         /* "gptj"        modeling_gptj.py */
+    AG_ARCH_GPTJ,        /* "gptj"        modeling_gptj.py */
+    AG_ARCH_CLIP_TEXT    /* "clip_text_model" modeling_clip.py CLIPTextModel */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -360,6 +361,17 @@ typedef struct ag_model ag_model;
  *   AG_ENONFINITE   a NaN/Inf weight
  *   AG_ENOMEM */
 AG_EXPORT int ag_model_load(const char *dir, ag_model **out, ag_error *err);
+/* As ag_model_load, choosing the tower of a `clip` folder (CLIPModel: a text
+ * and a vision tower, nested text_config / vision_config) from the input
+ * kind: AG_INPUT_TOKENS the text tower (clip_text_model), AG_INPUT_PIXELS
+ * the vision tower (clip_vision_model). Other folders load as with
+ * ag_model_load, whatever `input` (their own kind is checked by the forward
+ * pass). ag_model_load itself takes a clip folder's text tower. Errors as
+ * ag_model_load; AG_EUNSUPPORTED for AG_INPUT_FEATURES on a clip folder.
+ * Ownership as ag_model_load. */
+AG_EXPORT int ag_model_load_tower(const char *dir, ag_input_kind input, ag_model **out, ag_error *err);
+/* 1 when m is one tower of a `clip` folder (the folder holds two), else 0. */
+AG_EXPORT int ag_model_is_tower(const ag_model *m);
 AG_EXPORT const ag_model_config *ag_model_get_config(const ag_model *m);
 /* Layer `layer`'s sliding window (0: full causal or bidirectional
  * attention, also for a layer outside 0..n_layer-1): Mistral and Phi-3 every

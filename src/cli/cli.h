@@ -612,6 +612,10 @@ int cli_model_run_fail(const cli_model_run *r, const cli_seq *s, const ag_error 
 int cli_media_option(cli_input *in, const char *cmd, int argc, char **argv, int *i);
 /* 1 when an image or audio option was given. */
 int cli_media_given(const cli_input *in);
+/* The input kind the options give (--pixels/--image*: pixels, --features/
+ * --audio*: features, else tokens): the tower ag_model_load_tower takes
+ * from a `clip` folder. */
+ag_input_kind cli_input_kind(const cli_input *in);
 /* r's sequences once its model is loaded: tokenized texts for a token
  * model (cli_input_sequences), else the image or audio inputs, each read
  * and checked against the model now (a single one kept, a list's read again

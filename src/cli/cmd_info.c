@@ -63,6 +63,15 @@ static void write_summary(FILE *fp, const char *path, const json_t *root)
     }
     if (cfg)
         fprintf(fp, "  %-*s %s\n", w, "tokenizer", json_is_string(tok) ? json_string_value(tok) : "none");
+    const json_t *towers = json_object_get(root, "towers"); /* a clip folder */
+    if (json_is_string(towers)) {
+        fprintf(fp, "  %-*s %s\n", w, "towers", json_string_value(towers));
+        json_object_foreach(json_object_get(root, "vision_config"), key, v) {
+            fprintf(fp, "  vision.%-*s ", w - 7 > 0 ? w - 7 : 0, key);
+            put_value(fp, AG_FORMAT_TABLE, v);
+            fputc('\n', fp);
+        }
+    }
     if (json_object_get(root, "shape")) {
         shape_text(json_object_get(root, "shape"), shape, sizeof shape);
         fprintf(fp, "  shape %s\n", shape);

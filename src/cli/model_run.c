@@ -72,10 +72,17 @@ static int check_corpus_ids(const cli_model_run *r)
     return 0;
 }
 
+ag_input_kind cli_input_kind(const cli_input *in)
+{
+    if (in->pixels || in->image || in->image_file)
+        return AG_INPUT_PIXELS;
+    return in->features || in->audio || in->audio_file ? AG_INPUT_FEATURES : AG_INPUT_TOKENS;
+}
+
 int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
 {
     ag_error err = {0};
-    if (ag_model_load(r->model_dir, &r->model, &err) != AG_OK)
+    if (ag_model_load_tower(r->model_dir, cli_input_kind(&r->input), &r->model, &err) != AG_OK)
         return cli_fail_error(&err);
     const ag_model_config *g = ag_model_get_config(r->model);
     r->nlayer_sel = g->n_layer + extra_layers;

@@ -373,6 +373,25 @@ static const agm_arch archs[] = {
      .norm2 = "layer_norm2", .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
      .o = "self_attn.out_proj", .up = "mlp.fc1", .down = "mlp.fc2"},
 
+    /* modeling_clip.py (000f1ffd) CLIPTextModel, saved with model_type
+     * clip_text_model: CLIPTextEmbeddings token_embedding(ids) +
+     * position_embedding(arange(n)) (max_position_embeddings rows, no
+     * offset), a causal mask (_create_4d_causal_attention_mask), then the
+     * vision tower's CLIPEncoderLayer: pre-LN layer_norm1 / layer_norm2,
+     * q/k/v/out_proj with biases, scores · head_dim^-0.5, fc1 / fc2
+     * (quick_gelu). Hidden states: CLIPEncoder's (embeddings, then each
+     * layer); final_layer_norm only on last_hidden_state, not read. */
+    {.model_type = "clip_text_model", .arch = AG_ARCH_CLIP_TEXT, .modeling = "modeling_clip.py",
+     .prefixes = {"text_model."}, .k_layers = "num_hidden_layers", .k_heads = "num_attention_heads",
+     .k_hidden = "hidden_size", .k_ff = "intermediate_size", .k_positions = "max_position_embeddings",
+     .k_eps = "layer_norm_eps", .eps = 1e-5, .k_act = "hidden_act", .act = "quick_gelu",
+     .bias_qkv = {NULL, 1}, .bias_o = {NULL, 1}, .bias_mlp = {NULL, 1}, .norm = AG_NORM_LAYER,
+     .residual = AG_RESIDUAL_PRE, .positions = AG_POS_LEARNED, .causal = 1,
+     .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, .tok = "embeddings.token_embedding.weight",
+     .pos = "embeddings.position_embedding.weight", .layer = "encoder.layers.%d.",
+     .norm1 = "layer_norm1", .norm2 = "layer_norm2", .q = "self_attn.q_proj", .k = "self_attn.k_proj",
+     .v = "self_attn.v_proj", .o = "self_attn.out_proj", .up = "mlp.fc1", .down = "mlp.fc2"},
+
     /* modeling_whisper.py (5c48f71a) WhisperEncoder: gelu(conv1) (kernel 3,
      * padding 1), gelu(conv2) (kernel 3, stride 2, padding 1), both
      * nn.functional.gelu (erf), + embed_positions rows; WhisperEncoderLayer
@@ -449,7 +468,7 @@ static const agm_arch archs[] = {
     {FALCON_KEYS, .sel = {FALCON_OLD(0, 1)}, FALCON_MQ, FALCON_SEQ},
     {FALCON_KEYS, .sel = {FALCON_OLD(0, 0)}, FALCON_MHA, FALCON_SEQ},
 
-    /* modeling_mixtral.py (af3efdd7), configuration_mixtral.py: a Mistral
+    /* modeling_mixtral.py (af3efdd7), configuration_mixtral.py (ad467bd7): a Mistral
      * decoder (no biases, sliding_window on every layer when set, default
      * null; rms_norm_eps 1e-5, rope_theta 1e6) whose MLP is
      * MixtralSparseMoeBlock: softmax(gate(x)), top num_experts_per_tok (2)
@@ -460,24 +479,27 @@ static const agm_arch archs[] = {
      .norm2 = "post_attention_layernorm", .k_experts = "num_local_experts",
      .k_topk = "num_experts_per_tok", .experts_dflt = 8, .topk_dflt = 2, .norm_topk_dflt = 1,
      .router = "block_sparse_moe.gate", .expert = "block_sparse_moe.experts.%d.", .e_gate = "w1",
-     .e_up = "w3", .e_down = "w2"},
+     .e_up = "w3", .e_down = "w2", .fused = "mlp.experts.", .router_v5 = "mlp.gate"},
 
     /* modeling_qwen2_moe.py (1c351314), configuration_qwen2_moe.py: Qwen2's
-     * attention (q/k/v biased, qkv_bias default true; windows as qwen2);
+     * attention (q/k/v biased, qkv_bias default true); the eager mask
+     * (_prepare_4d_causal_attention_mask_with_cache_position) windows every
+     * layer when use_sliding_window and sliding_window are set, unlike
+     * Qwen2's max_window_layers rule (read only by Qwen2MoeFlashAttention2);
      * Qwen2MoeSparseMoeBlock: softmax(gate(x)), top num_experts_per_tok (4)
      * of num_experts (60), renormalised only with norm_topk_prob (false),
      * plus sigmoid(shared_expert_gate(x)) · shared_expert(x); layer l sparse
      * iff l not in mlp_only_layers and (l + 1) % decoder_sparse_step == 0,
      * else Qwen2MoeMLP of intermediate_size. */
     {.model_type = "qwen2_moe", .arch = AG_ARCH_QWEN2_MOE, .modeling = "modeling_qwen2_moe.py",
-     LLAMA_KEYS, LLAMA_PARTS, .windows = AGM_WIN_QWEN2, .window_dflt = 4096,
+     LLAMA_KEYS, LLAMA_PARTS, .windows = AGM_WIN_USE_ALL, .window_dflt = 4096,
      .bias_qkv = {"qkv_bias", 1}, .bias_o = {NULL, 0}, .bias_mlp = {NULL, 0}, LLAMA_TENSORS,
      .k_experts = "num_experts", .k_topk = "num_experts_per_tok", .k_expert_ff = "moe_intermediate_size",
      .k_shared_ff = "shared_expert_intermediate_size", .k_norm_topk = "norm_topk_prob",
      .experts_dflt = 60, .topk_dflt = 4, .expert_ff_dflt = 1408, .shared_ff_dflt = 5632,
      .sparse_step = 1, .router = "mlp.gate", .expert = "mlp.experts.%d.", .e_gate = "gate_proj",
      .e_up = "up_proj", .e_down = "down_proj", .shared = "mlp.shared_expert.",
-     .shared_gate = "mlp.shared_expert_gate"},
+     .shared_gate = "mlp.shared_expert_gate", .fused = "mlp.experts."},
 
     /* modeling_olmoe.py (00dcc6dd), configuration_olmoe.py: Llama's pre-norm
      * layer; OlmoeAttention q_norm = OlmoeRMSNorm(hidden_size) over the whole
@@ -532,5 +554,5 @@ const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
            "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, clip_vision_model, whisper, "
-           "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe, gptj";
+           "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe, gptj, clip_text_model";
 }

@@ -34,6 +34,10 @@ typedef enum {
                          Phi-3: one sliding mask for all layers) */
     AGM_WIN_QWEN2,    /* use_sliding_window, then layer_types or layers
                          >= max_window_layers (configuration_qwen2.py) */
+    AGM_WIN_USE_ALL,  /* every layer when use_sliding_window and sliding_window
+                         (modeling_qwen2_moe.py @1c351314a42a: eager's one
+                         sliding mask; max_window_layers is read only by the
+                         flash-attention path) */
     AGM_WIN_ALTERNATE, /* layer_types, or the even layers (configuration_gemma2.py) */
     AGM_WIN_PATTERN,  /* layer_types, or layer i when (i + 1) % sliding_window_pattern
                          (configuration_gemma3.py) */
@@ -166,6 +170,11 @@ typedef struct {
     const char *e_gate, *e_up, *e_down; /* stems inside it (Mixtral w1, w3, w2) */
     const char *shared;       /* the shared expert's prefix (gate, up, down as e_*) */
     const char *shared_gate;  /* its gate, [1, d] */
+    /* Transformers v5's fused experts (conversion_mapping.py @44bcb9df5e93):
+     * <fused>gate_up_proj [E, 2 ff, d] (expert e's gate rows, then its up
+     * rows) and <fused>down_proj [E, d, ff], read when present; router_v5
+     * the router's v5 name when it differs (Mixtral's mlp.gate). */
+    const char *fused, *router_v5;
 } agm_arch;
 
 /* The descriptor of a model_type, or NULL. */

@@ -609,9 +609,10 @@ static int cfg_windows(cfgctx *c, const agm_arch *a, ag_model *m)
         return every_n_windows(c, m);
     if ((rc = window_size(c, a, &w)))
         return rc;
-    if (a->windows == AGM_WIN_QWEN2 &&
-        ((rc = cfg_bool(c, "use_sliding_window", 0, &use)) ||
-         (rc = cfg_int(c, "max_window_layers", 28, 0, &first))))
+    if ((a->windows == AGM_WIN_QWEN2 || a->windows == AGM_WIN_USE_ALL) &&
+        (rc = cfg_bool(c, "use_sliding_window", 0, &use)))
+        return rc;
+    if (a->windows == AGM_WIN_QWEN2 && (rc = cfg_int(c, "max_window_layers", 28, 0, &first)))
         return rc;
     if (a->windows == AGM_WIN_PATTERN && (rc = cfg_int(c, "sliding_window_pattern", 6, 1, &first)))
         return rc; /* configuration_gemma3.py: every layer but each pattern-th */
@@ -621,11 +622,11 @@ static int cfg_windows(cfgctx *c, const agm_arch *a, ag_model *m)
     if (!use || !w)
         return AG_OK;
     json_t *lt = json_object_get(c->root, "layer_types");
-    if (a->windows != AGM_WIN_ALL && lt && !json_is_null(lt))
+    if (a->windows != AGM_WIN_ALL && a->windows != AGM_WIN_USE_ALL && lt && !json_is_null(lt))
         rc = layer_types(c, lt, w, m);
     else
         for (int i = 0; i < m->cfg.n_layer; i++)
-            m->window[i] = a->windows == AGM_WIN_ALL       ? w
+            m->window[i] = a->windows == AGM_WIN_ALL || a->windows == AGM_WIN_USE_ALL ? w
                            : a->windows == AGM_WIN_QWEN2   ? (i >= first ? w : 0)
                            : a->windows == AGM_WIN_PATTERN ? ((i + 1) % first ? w : 0)
                                                            : (i % 2 == 0 ? w : 0);
@@ -814,9 +815,6 @@ static void cfg_aliases(cfgctx *c, const agm_arch *a)
 static int cfg_row(cfgctx *c, const char *mt, const agm_arch **out)
 {
     const agm_arch *a = agm_arch_find(mt);
-    if (!a && !strcmp(mt, "clip")) /* CLIPModel: two towers, one folder */
-        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"clip\" holds two towers; only the vision tower is supported, as a CLIPVisionModel folder (model_type clip_vision_model: CLIPVisionModel.from_pretrained(...).save_pretrained(...)); the text tower is not supported yet",
-                            c->path);
     if (!a)
         return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"%.64s\" is not supported (%s)", c->path, mt,
                             agm_arch_names());
@@ -914,13 +912,52 @@ static int cfg_model(cfgctx *c, ag_model *m)
     return cfg_windows(c, a, m);
 }
 
-int agm_read_config(const char *dir, ag_model *m, ag_error *err)
+/* CLIPModel's config.json (configuration_clip.py @000f1ffdbf1c CLIPConfig):
+ * the towers' configs nested as text_config and vision_config, tensors
+ * text_model.* and vision_model.*. The tower that takes `input` becomes the
+ * root, read as a clip_text_model / clip_vision_model folder; a size key
+ * the nested dict lacks takes CLIPTextConfig's / CLIPVisionConfig's
+ * default, as CLIPConfig fills it (the descriptor holds the others). */
+static int clip_tower(cfgctx *c, ag_input_kind input, ag_model *m)
+{
+    static const struct {
+        const char *key;
+        int text, vision;
+    } dflt[] = {{"hidden_size", 512, 768}, {"intermediate_size", 2048, 3072}, {"num_hidden_layers", 12, 12},
+                {"num_attention_heads", 8, 12}, {"vocab_size", 49408, 0}, {"max_position_embeddings", 77, 0}};
+    if (input == AG_INPUT_FEATURES)
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"clip\" has a text and a vision tower; audio features are neither's input",
+                            c->path);
+    int text = input == AG_INPUT_TOKENS;
+    const char *key = text ? "text_config" : "vision_config";
+    json_t *sub = json_object_get(c->root, key);
+    if (sub && !json_is_object(sub))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' is not an object", c->path, key);
+    json_t *t = sub ? json_deep_copy(sub) : json_object();
+    if (!t)
+        return ag_error_set(c->err, AG_ENOMEM, "%s: out of memory", c->path);
+    json_object_set_new(t, "model_type", json_string(text ? "clip_text_model" : "clip_vision_model"));
+    for (size_t k = 0; k < sizeof dflt / sizeof *dflt; k++)
+        if ((text ? dflt[k].text : dflt[k].vision) && !json_object_get(t, dflt[k].key))
+            json_object_set_new(t, dflt[k].key, json_integer(text ? dflt[k].text : dflt[k].vision));
+    json_decref(c->root);
+    c->root = t;
+    m->clip_towers = 1;
+    return AG_OK;
+}
+
+int agm_read_config(const char *dir, ag_input_kind input, ag_model *m, ag_error *err)
 {
     cfgctx c = {.err = err};
     snprintf(c.path, sizeof c.path, "%s/config.json", dir);
     int rc = agi_json_load(c.path, AGM_CAP_JSON, JSON_REJECT_DUPLICATES, &c.root, err);
     if (rc != AG_OK)
         return rc;
+    json_t *mt = json_is_object(c.root) ? json_object_get(c.root, "model_type") : NULL;
+    if (json_is_string(mt) && !strcmp(json_string_value(mt), "clip") && (rc = clip_tower(&c, input, m))) {
+        json_decref(c.root);
+        return rc;
+    }
     rc = json_is_object(c.root) ? cfg_model(&c, m)
                                 : ag_error_set(err, AG_EFORMAT, "%s: not a JSON object", c.path);
     json_decref(c.root);

@@ -371,17 +371,60 @@ static int load_gated(loader *L, const char *pre, int ff, agm_lin out[3])
     return rc;
 }
 
-/* A sparse layer's router, experts and (Qwen2-MoE) shared expert with its
- * gate. */
+/* Whether the layer's stem+suffix is stored. */
+static int has_tensor(const loader *L, const char *stem, const char *suffix)
+{
+    char full[NAME_MAX_LEN];
+    size_t k;
+    if (!stem)
+        return 0;
+    full_name(L, stem, suffix, full);
+    return wsrc_find(L->w, full, &k) != NULL;
+}
+
+/* Transformers v5's fused experts (arch.h, fused): each expert's gate, up
+ * and down are contiguous [out, in] blocks of the two 3-D tensors, taken
+ * in place as nn.Linear weights. */
+static int load_fused(loader *L, agm_lin *ex)
+{
+    int E = L->m->cfg.n_expert, d = L->m->cfg.d_model, ff = L->m->cfg.d_ff_expert, rc;
+    size_t s1[3] = {(size_t)E, 2 * (size_t)ff, (size_t)d}, s2[3] = {(size_t)E, (size_t)d, (size_t)ff};
+    size_t blk = (size_t)ff * (size_t)d;
+    char gu[NAME_MAX_LEN], dn[NAME_MAX_LEN];
+    agm_tensor tgu, tdn;
+    snprintf(gu, sizeof gu, "%sgate_up_proj", L->m->arch->fused);
+    snprintf(dn, sizeof dn, "%sdown_proj", L->m->arch->fused);
+    if ((rc = find_tensor(L, gu, "", NULL, 3, s1, &tgu)) || (rc = find_tensor(L, dn, "", NULL, 3, s2, &tdn)))
+        return rc;
+    for (size_t e = 0; e < (size_t)E; e++) {
+        ex[3 * e] = (agm_lin){agm_slice(&tgu, 2 * e * blk, blk), NULL, d, ff, 1};
+        ex[3 * e + 1] = (agm_lin){agm_slice(&tgu, (2 * e + 1) * blk, blk), NULL, d, ff, 1};
+        ex[3 * e + 2] = (agm_lin){agm_slice(&tdn, e * blk, blk), NULL, ff, d, 1};
+    }
+    if (blk > L->m->max_mat)
+        L->m->max_mat = blk;
+    return AG_OK;
+}
+
+/* A sparse layer's router, experts (per-expert or v5's fused tensors) and
+ * (Qwen2-MoE) shared expert with its gate. */
 static int load_experts(loader *L, agm_layer *y)
 {
     const ag_model_config *g = &L->m->cfg;
     const agm_arch *a = L->m->arch;
-    char pre[NAME_MAX_LEN];
-    int rc = load_lin(L, a->router, g->d_model, g->n_expert, 0, &y->router);
+    char pre[NAME_MAX_LEN], gu[NAME_MAX_LEN];
+    int v5 = 0;
+    if (a->fused) {
+        snprintf(gu, sizeof gu, "%sgate_up_proj", a->fused);
+        v5 = has_tensor(L, gu, "");
+    }
+    const char *router = v5 && a->router_v5 && !has_tensor(L, a->router, ".weight") ? a->router_v5 : a->router;
+    int rc = load_lin(L, router, g->d_model, g->n_expert, 0, &y->router);
     if (rc == AG_OK && !(y->experts = calloc((size_t)g->n_expert * 3, sizeof *y->experts)))
         return ag_error_set(L->err, AG_ENOMEM, "%s: out of memory", L->w->dir);
-    for (int e = 0; e < g->n_expert && rc == AG_OK; e++) {
+    if (rc == AG_OK && v5)
+        rc = load_fused(L, y->experts);
+    for (int e = 0; e < g->n_expert && rc == AG_OK && !v5; e++) {
         snprintf(pre, sizeof pre, a->expert, e);
         rc = load_gated(L, pre, g->d_ff_expert, y->experts + 3 * e);
     }
@@ -493,13 +536,18 @@ static int load_weights(loader *L)
 
 int ag_model_load(const char *dir, ag_model **out, ag_error *err)
 {
+    return ag_model_load_tower(dir, AG_INPUT_TOKENS, out, err);
+}
+
+int ag_model_load_tower(const char *dir, ag_input_kind input, ag_model **out, ag_error *err)
+{
     if (!dir || !out)
         return ag_error_set(err, AG_EINVAL, "ag_model_load: missing argument");
     *out = NULL;
     ag_model *m = calloc(1, sizeof *m);
     if (!m)
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", dir);
-    int rc = agm_read_config(dir, m, err);
+    int rc = agm_read_config(dir, input, m, err);
     wsrc w = {0};
     if (rc == AG_OK && !(m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers)))
         rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", dir);
@@ -515,6 +563,11 @@ int ag_model_load(const char *dir, ag_model **out, ag_error *err)
     }
     *out = m;
     return AG_OK;
+}
+
+int ag_model_is_tower(const ag_model *m)
+{
+    return m ? m->clip_towers : 0;
 }
 
 const ag_model_config *ag_model_get_config(const ag_model *m)

@@ -38,6 +38,9 @@ typedef struct {
     size_t n;               /* elements */
 } agm_tensor;
 
+/* Elements [i0, i0 + n) of t as a tensor of their own (the same bytes):
+ * one expert's block of a fused [E, ...] expert tensor. */
+agm_tensor agm_slice(const agm_tensor *t, size_t i0, size_t n);
 /* Stored element i, converted exactly (every F16/BF16/F32 value is a float). */
 float agm_at(const agm_tensor *t, size_t i);
 /* Elements [i0, i0 + cnt) of t into dst (cnt floats / doubles), exactly. */
@@ -112,6 +115,7 @@ struct ag_model {
     agm_act act;
     int norm_affine;     /* norms have parameters (OPT: layer_norm_elementwise_affine) */
     int norm_bias;       /* LayerNorms have a bias tensor (ModernBERT norm_bias) */
+    int clip_towers;     /* 1: one tower of a `clip` folder (ag_model_load_tower) */
     int *window;         /* (n_layer) each layer's sliding window, 0: none */
     int *sparse;         /* (n_layer) 1: the layer's MLP is the experts; NULL
                             when the model has none */
@@ -140,6 +144,6 @@ struct ag_model {
 void agm_shape_str(char *buf, size_t size, int ndim, const size_t *shape);
 
 /* config.json of dir into m (cfg, arch, act, norm_affine, window). */
-int agm_read_config(const char *dir, ag_model *m, ag_error *err);
+int agm_read_config(const char *dir, ag_input_kind input, ag_model *m, ag_error *err);
 
 #endif

@@ -27,10 +27,15 @@ float agm_at(const agm_tensor *t, size_t i)
     }
 }
 
+agm_tensor agm_slice(const agm_tensor *t, size_t i0, size_t n)
+{
+    return (agm_tensor){t->p + i0 * (t->dt == AG_DT_F32 ? 4 : 2), t->dt, n};
+}
+
 /* The dtype switch is outside the loops so each loop is a plain widening. */
 void agm_to_float(const agm_tensor *t, size_t i0, size_t cnt, float *dst)
 {
-    const unsigned char *p = t->p + i0 * (t->dt == AG_DT_F32 ? 4 : 2);
+    const unsigned char *p = agm_slice(t, i0, cnt).p;
     if (t->dt == AG_DT_BF16)
         for (size_t i = 0; i < cnt; i++)
             dst[i] = float_from_bits((uint32_t)agi_le16(p + 2 * i) << 16);

@@ -280,6 +280,15 @@ static int info_model(const char *dir, json_t *root, ag_error *err)
         return status;
     json_object_set_new(root, "kind", json_string("model"));
     json_object_set_new(root, "config", config_json(m));
+    if (ag_model_is_tower(m)) { /* a clip folder: the tower follows the input */
+        ag_model_free(m);
+        m = NULL;
+        if ((status = ag_model_load_tower(dir, AG_INPUT_PIXELS, &m, err)) != AG_OK)
+            return status;
+        json_object_set_new(root, "towers", json_string("text (clip_text_model: --text, --tokens; \"config\"), "
+                                                        "vision (clip_vision_model: --image, --pixels; \"vision_config\")"));
+        json_object_set_new(root, "vision_config", config_json(m));
+    }
     ag_model_free(m);
     ag_tokenizer *tok = NULL;
     static const char *const kinds[] = {"", "BPE", "WordPiece", "Unigram", "WordLevel"};

@@ -141,6 +141,7 @@ Test(archs, qwen2_yarn) { check_arch("qwen2-yarn"); }
 Test(archs, phi3_longrope) { check_arch("phi3-longrope"); }
 Test(archs, phi3_longrope_short) { check_arch("phi3-longrope-short"); }
 Test(archs, qwen3_yarn) { check_arch("qwen3-yarn"); }
+Test(archs, clip_text) { check_arch("clip-text"); }
 Test(archs, qwen3) { check_arch("qwen3"); }
 Test(archs, olmo2) { check_arch("olmo2"); }
 Test(archs, gemma3) { check_arch("gemma3"); }
@@ -149,6 +150,9 @@ Test(archs, modernbert_v5_bias) { check_arch("modernbert-v5-bias"); }
 Test(archs, mixtral) { check_arch("mixtral"); }
 Test(archs, qwen2_moe) { check_arch("qwen2-moe"); }
 Test(archs, olmoe) { check_arch("olmoe"); }
+/* Transformers v5's fused expert tensors (mlp.experts.gate_up_proj, down_proj) */
+Test(archs, mixtral_v5) { check_arch("mixtral-v5"); }
+Test(archs, qwen2_moe_v5) { check_arch("qwen2-moe-v5"); }
 
 static ag_model *load_arch(const char *name)
 {
@@ -242,7 +246,8 @@ Test(archs, moe_configs)
         cr_assert_eq(ag_model_dim(m, dims[i], &got, &derr), AG_OK, "%s", derr.message);
         cr_expect_eq(got, want_dim[i], "ag_model_dim %s", dims[i]);
     }
-    int sparse[3] = {1, 0, 1}, win[3] = {0, 5, 5};
+    /* Every layer windowed: the eager mask ignores max_window_layers (1) */
+    int sparse[3] = {1, 0, 1}, win[3] = {5, 5, 5};
     for (int l = 0; l < 3; l++) {
         cr_expect_eq(ag_model_layer_experts(m, l), sparse[l], "qwen2_moe layer %d", l);
         cr_expect_eq(ag_model_layer_window(m, l), win[l], "qwen2_moe layer %d", l);

@@ -132,9 +132,14 @@ def test_errors_name_the_parameter(vit, whisper):
         whisper.attention(audio=WAV, frames=0)
     with pytest.raises(attngeom.Error, match=r"^image=: tests/data/images/nope.png: "):
         vit.analyze(image="tests/data/images/nope.png")
-    with pytest.raises(attngeom.Error, match=r"^pixels=: pixel_values of shape \(3, 16, 16\): "
+    with pytest.raises(attngeom.Error, match=r"^pixels=: pixel_values of shape \(4, 32, 32\): "
                        r"the model takes \(3, 32, 32\)"):
-        vit.analyze(pixels=np.zeros((3, 16, 16)))
+        vit.analyze(pixels=np.zeros((4, 32, 32)))
+    # another image size runs with interpolated positions; none of 8 x 8 patches is refused
+    assert len(vit.analyze(pixels=np.zeros((3, 16, 16)))) == 8
+    with pytest.raises(attngeom.Error, match=r"^pixels=: pixel_values of shape \(3, 4, 4\): "
+                       r"the image must hold 1\.\.1048575 patches of 8x8"):
+        vit.analyze(pixels=np.zeros((3, 4, 4)))
     with pytest.raises(attngeom.Error, match=r"^features=: 79 mel bins; the feature extractor "
                        r"has 80$"):
         whisper.analyze(features=np.zeros((79, FRAMES)))

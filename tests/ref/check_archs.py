@@ -246,6 +246,23 @@ def gemma3_as_v5(name, out):
     _edit_config(out, v5)
 
 
+def qwen2_moe_window_layers(name, out):
+    """The same Qwen2-MoE folder with max_window_layers 2: its eager mask
+    (modeling_qwen2_moe.py @1c351314a42a, _prepare_4d_causal_attention_mask_
+    with_cache_position) bands every layer whatever max_window_layers, which
+    only Qwen2MoeFlashAttention2 reads, so the stored reference still holds."""
+    shutil.copytree(os.path.join(ARCH, name), out)
+    _edit_config(out, lambda c: c.update(max_window_layers=2))
+
+
+def moe_as_v5(name, out):
+    """The same MoE folder saved as Transformers v5 holds it
+    (make_arch_models.fuse_experts: mlp.experts.gate_up_proj [E, 2ff, d],
+    mlp.experts.down_proj [E, d, ff], Mixtral's block_sparse_moe. -> mlp)."""
+    c = _cfg(name)
+    _write(out, c, MK.fuse_experts(c, _tensors(name)))
+
+
 EQUIVALENTS = [
     ("opt", opt_as_gpt2, 1e-9),
     ("roberta", roberta_as_bert, 1e-9),
@@ -255,6 +272,9 @@ EQUIVALENTS = [
     ("llama-dynamic", None, 1e-9),
     ("gemma", gemma_as_llama, 1e-6),
     ("gemma3", gemma3_as_v5, 1e-9),
+    ("qwen2-moe", qwen2_moe_window_layers, 1e-9),
+    ("mixtral", moe_as_v5, 1e-9),
+    ("qwen2-moe", moe_as_v5, 1e-9),
 ]
 
 
@@ -262,7 +282,7 @@ def check_equivalents(cli, tmp, failures):
     rows = []
     for name, conv, tol in EQUIVALENTS:
         ids, ra, rh = load_ref(name)
-        folder = os.path.join(tmp, "eq-" + name)
+        folder = os.path.join(tmp, "eq-%s-%s" % (name, conv.__name__ if conv else "plain"))
         if name == "phi3":  # no longer than the window: HF's mask is then plain causal
             ids = ids[:_cfg(name)["sliding_window"]]
             ra, rh = R.Model(os.path.join(ARCH, name)).forward(ids)
@@ -270,6 +290,10 @@ def check_equivalents(cli, tmp, failures):
             dynamic_as_plain(name, folder, len(ids))
         else:
             conv(name, folder)
+        if conv is moe_as_v5:  # hf_forward.py reads the fused names too
+            fa, fh = R.Model(folder).forward(ids)
+            if not (np.max(np.abs(fa - ra)) <= tol and R.hidden_err(fh, rh) <= tol):
+                failures.append("reference %s as v5: hf_forward.py differs from the stored reference" % name)
         rows.append(compare_engine(cli, name, folder, ids, ra, rh, tol, tmp, failures))
     cc = os.path.join(tmp, "crosscheck")
     with open(os.devnull, "w") as null:
@@ -519,7 +543,8 @@ def check_errors(cli, tmp, failures):
                          ("modernbert-v5-bias", "model.layers.2.mlp_norm.bias"),
                          ("mixtral", "model.layers.1.block_sparse_moe.experts.3.w2.weight"),
                          ("qwen2-moe", "model.layers.2.mlp.shared_expert_gate.weight"),
-                         ("olmoe", "model.layers.0.mlp.gate.weight"))):
+                         ("olmoe", "model.layers.0.mlp.gate.weight"),
+                         ("qwen2-moe-v5", "model.layers.2.mlp.experts.down_proj"))):
         d = _copy(name, tmp, 7 + k)  # 2..6 taken above
         _drop_tensor(d, tensor)
         short = tensor.split(".", 1)[1]  # the message may name it without the class prefix

@@ -28,8 +28,10 @@ Usage: /usr/bin/python3 tests/ref/check_encoders.py path/to/attngeom
 Prints the measured maximum errors; exits 1 on any failure.
 """
 import ctypes
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -71,6 +73,7 @@ class Engine:
         P = ctypes.POINTER
         lib.ag_model_load.argtypes = [ctypes.c_char_p, P(ctypes.c_void_p), P(libattngeom.Error)]
         lib.ag_model_free.argtypes = [ctypes.c_void_p]
+        lib.ag_model_load_tower.argtypes = [ctypes.c_char_p, ctypes.c_int, P(ctypes.c_void_p), P(libattngeom.Error)]
         lib.ag_model_input_positions.argtypes = [ctypes.c_void_p, ctypes.c_int, P(ctypes.c_size_t),
                                                  P(ctypes.c_size_t), P(libattngeom.Error)]
         lib.ag_model_forward_values.argtypes = [ctypes.c_void_p, P(ctypes.c_double), ctypes.c_int,
@@ -79,9 +82,13 @@ class Engine:
         lib.ag_model_forward.argtypes = [ctypes.c_void_p, P(ctypes.c_int32), ctypes.c_size_t, ctypes.c_int,
                                          LAYER_FN, ctypes.c_void_p, P(ctypes.c_double), P(libattngeom.Error)]
 
-    def load(self, folder):
+    def load(self, folder, tower=None):
+        """ag_model_load, or ag_model_load_tower with input kind `tower`."""
         m, err = ctypes.c_void_p(), libattngeom.Error()
-        rc = self.lib.ag_model_load(folder.encode(), ctypes.byref(m), ctypes.byref(err))
+        if tower is None:
+            rc = self.lib.ag_model_load(folder.encode(), ctypes.byref(m), ctypes.byref(err))
+        else:
+            rc = self.lib.ag_model_load_tower(folder.encode(), tower, ctypes.byref(m), ctypes.byref(err))
         if rc:
             raise RuntimeError("%s: load: %s" % (folder, err.message.decode()))
         return m
@@ -177,6 +184,54 @@ def check_committed(tmp, fails):
                     fails.append("%s/%s differs from what make_encoders.py writes" % (name, f))
 
 
+def check_clip_towers(eng, cli, both, clipv, pixels, fails):
+    """A clip folder (CLIPModel, configuration_clip.py CLIPConfig: text_config
+    and vision_config nested): clipv's vision tower (same seed) beside the
+    text tower of tests/data/models/arch/clip-text. Pixels take the vision
+    tower (against clipv's float64 reference), token ids the text tower (the
+    CLI's rows equal clip-text's, itself checked by check_archs.py)."""
+    text = os.path.join(ROOT, "tests", "data", "models", "arch", "clip-text")
+    with open(os.path.join(text, "config.json")) as f:
+        tcfg = json.load(f)
+    vcfg = MK.clip_vision_config()
+    tensors = MK.clip_vision_tensors(vcfg, 25) + sorted(REF.read_safetensors(os.path.join(text, "model.safetensors")).items())
+    MK.write_folder(both, {"architectures": ["CLIPModel"], "model_type": "clip", "projection_dim": 16,
+                           "text_config": tcfg, "vision_config": vcfg}, tensors)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(os.path.join(text, name), both)
+    ra, rh = REF.clip_vision_forward(clipv, pixels)
+    m = eng.load(both, tower=1)  # AG_INPUT_PIXELS
+    try:
+        for prec in ("f64", "f32"):
+            rc, msg, a, h = eng.forward(m, pixels, prec, 2, 32)
+            ea, eh = errors(a, h, ra, rh) if not rc else (np.inf, np.inf)
+            ok = ea <= TOL[prec] and eh <= TOL[prec]
+            print("%-34s %s attention %.1e  hidden %.1e  %s" % ("clip vision tower", prec, ea, eh, "ok" if ok else "FAIL"))
+            if not ok:
+                fails.append("clip vision tower %s: %s attention %.2e hidden %.2e" % (prec, msg, ea, eh))
+    finally:
+        eng.lib.ag_model_free(m)
+    expect_refusal(eng, "clip default tower (text) on pixels", both, pixels, AG_EINVAL, ["takes token ids"], fails)
+    rows = []
+    for folder in (both, text):
+        out = subprocess.run([cli, "analyze", folder, "--text", "a photo of the cat, 2 dogs", "--metrics", "all",
+                              "--format", "tsv"], capture_output=True, text=True)
+        rows.append([line.rsplit("\t", 1)[0] for line in out.stdout.splitlines()] if out.returncode == 0 else out.stderr)
+    ok = isinstance(rows[0], list) and len(rows[0]) == 9 and rows[0] == rows[1]  # header, 2 layers x 4 heads
+    print("%-34s %s" % ("clip text tower = clip-text", "ok" if ok else "FAIL"))
+    if not ok:
+        fails.append("clip text tower: analyze differs from clip-text: %r" % (rows[0][:3],))
+    # A size key the nested dict lacks is CLIPTextConfig's default (hidden
+    # 512), which the 32-wide tensors then contradict.
+    bare = both + "-defaults"
+    del tcfg["hidden_size"]
+    MK.write_folder(bare, {"model_type": "clip", "text_config": tcfg, "vision_config": vcfg}, tensors)
+    expect_load_refusal(eng, "clip text_config without hidden_size", bare, ["512"], fails)
+    info = subprocess.run([cli, "info", both, "--format", "json"], capture_output=True, text=True).stdout
+    if '"towers"' not in info or '"vision_config"' not in info:
+        fails.append("clip info: no towers: %s" % info[:200])
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -248,9 +303,8 @@ def main():
         MK.write_folder(clipn, cfg, MK.clip_vision_tensors(cfg, 26, prefix=""))
         check_case(eng, "clip_vision_model bare gelu 32x32", clipn,
                    irng.uniform(-1, 1, (3, 32, 32)).astype(np.float32), REF.clip_vision_forward, 3, 32, fails)
-        both = os.path.join(tmp, "clip-both")
-        MK.write_folder(both, {"model_type": "clip", "text_config": {}, "vision_config": {}}, [])
-        expect_load_refusal(eng, "clip (two towers)", both, ["\"clip\"", "clip_vision_model", "text tower"], fails)
+        check_clip_towers(eng, sys.argv[1], os.path.join(tmp, "clip-both"), clipv,
+                          irng.uniform(-1, 1, (3, 32, 32)).astype(np.float32), fails)
         swi = os.path.join(tmp, "dinov2-swiglu")
         MK.write_folder(swi, MK.dinov2_config(use_swiglu_ffn=True), MK.dinov2_tensors(MK.dinov2_config(), 24))
         expect_load_refusal(eng, "dinov2 use_swiglu_ffn", swi, ["use_swiglu_ffn", "dinov2"], fails)

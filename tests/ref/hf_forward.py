@@ -52,8 +52,10 @@ never from the C sources:
                with a symmetric band |i - j| <= local_attention // 2 and
                their own RoPE base, GeGLU; final_norm not in the hidden states.
   mixtral      MixtralModel: Mistral's layer, the MLP a top-k (renormalised)
-               mixture of SwiGLU experts w1/w2/w3.
-  qwen2_moe    Qwen2MoeModel: Qwen2's layer, experts (top-k renormalised only
+               mixture of SwiGLU experts w1/w2/w3 (or v5's fused
+               mlp.experts.gate_up_proj / down_proj).
+  qwen2_moe    Qwen2MoeModel: Qwen2's attention, the window on every layer
+               with use_sliding_window; experts (top-k renormalised only
                with norm_topk_prob) plus a sigmoid-gated shared expert;
                decoder_sparse_step, mlp_only_layers dense.
   olmoe        OlmoeModel: Llama's pre-norm layer, RMSNorm over the whole q
@@ -690,6 +692,42 @@ def opt_forward(cfg, W, ids):
     return np.stack(attns), np.stack(hidden)
 
 
+def quick_gelu(x):
+    """QuickGELUActivation (activations.py): x * sigmoid(1.702 x); CLIP."""
+    return x / (1.0 + np.exp(-1.702 * x))
+
+
+def clip_text_forward(cfg, W, ids):
+    """CLIPTextModel (modeling_clip.py @000f1ffdbf1c) with
+    output_attentions / output_hidden_states: CLIPTextEmbeddings
+    token_embedding(ids) + position_embedding(arange(n)); the causal mask of
+    _create_4d_causal_attention_mask; CLIPEncoderLayer h += out_proj(attn(
+    layer_norm1(h))), h += fc2(act(fc1(layer_norm2(h)))), CLIPAttention
+    scores (q k^T) * head_dim^-0.5 with biases on q/k/v/out_proj.  Hidden
+    states are CLIPEncoder's: final_layer_norm only makes last_hidden_state,
+    it is not among them."""
+    L, H, d = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["hidden_size"]
+    eps = cfg.get("layer_norm_eps", 1e-5)
+    name = cfg.get("hidden_act", "quick_gelu")
+    act = quick_gelu if name == "quick_gelu" else activation(name)
+    dh = d // H
+    n = len(ids)
+    h = W("embeddings.token_embedding.weight")[ids] + W("embeddings.position_embedding.weight")[np.arange(n)]
+    hidden, attns = [h], []
+    for l in range(L):
+        p = "encoder.layers.%d." % l
+        x = layer_norm(h, W(p + "layer_norm1.weight"), W(p + "layer_norm1.bias"), eps)
+        q, k, v = (split_heads(linear(x, W, p + "self_attn.%s_proj" % c), H) for c in "qkv")
+        pr, o = attention(q, k, v, dh ** -0.5, True)
+        attns.append(pr)
+        _trace(x, pr, v, W(p + "self_attn.out_proj.weight").T)
+        h = h + linear(merge_heads(o), W, p + "self_attn.out_proj")
+        x = layer_norm(h, W(p + "layer_norm2.weight"), W(p + "layer_norm2.bias"), eps)
+        h = h + linear(act(linear(x, W, p + "mlp.fc1")), W, p + "mlp.fc2")
+        hidden.append(h)
+    return np.stack(attns), np.stack(hidden)
+
+
 class Llama:
     """LlamaModel (modeling_llama.py @002272831fba) and the models built on
     its decoder layer.  LlamaDecoderLayer: h + attn(input_layernorm(h)), then
@@ -722,7 +760,7 @@ class Llama:
         mt = cfg["model_type"]
         if mt == "mistral":
             return cfg.get("sliding_window") or 0
-        if mt in ("qwen2", "qwen3", "qwen2_moe"):
+        if mt in ("qwen2", "qwen3"):
             sw = cfg.get("sliding_window") if cfg.get("use_sliding_window", False) else None
             if not sw:
                 return 0
@@ -1270,16 +1308,27 @@ class _Moe:
 
     def moe(self, x, p, router, expert, stems, k, norm):
         W = self.W
+        # Transformers v5 (conversion_mapping.py @44bcb9df5e93): experts
+        # fused as mlp.experts.gate_up_proj [E, 2ff, d] (gate rows, then up
+        # rows: Concatenate(dim=1) of the stacked w1 / gate_proj and w3 /
+        # up_proj) and mlp.experts.down_proj [E, d, ff]; Mixtral's
+        # block_sparse_moe. renamed mlp.
+        gu = W(p + "mlp.experts.gate_up_proj", False)
+        if gu is not None and W(p + router + ".weight", False) is None:
+            router = router.replace("block_sparse_moe.", "mlp.")
         sel, w = _route(linear(x, W, p + router, False), k, norm)
         out = np.zeros_like(x)
         for e in range(W(p + router + ".weight").shape[0]):
             rows, slot = np.nonzero(sel == e)
             if not len(rows):
                 continue
-            q = p + expert % e
-            g, u, dn = (q + s for s in stems)
             xe = x[rows]
-            y = linear(self.act(linear(xe, W, g, False)) * linear(xe, W, u, False), W, dn, False)
+            if gu is not None:
+                ff = gu.shape[1] // 2
+                y = (self.act(xe @ gu[e, :ff].T) * (xe @ gu[e, ff:].T)) @ W(p + "mlp.experts.down_proj")[e].T
+            else:
+                g, u, dn = (p + expert % e + s for s in stems)
+                y = linear(self.act(linear(xe, W, g, False)) * linear(xe, W, u, False), W, dn, False)
             out[rows] += y * w[rows, slot][:, None]
         return out
 
@@ -1307,16 +1356,24 @@ class Mixtral(Llama, _Moe):
 
 class Qwen2Moe(Llama, _Moe):
     """Qwen2MoeModel (modeling_qwen2_moe.py @1c351314a42a): Qwen2's
-    attention (q/k/v biased: qkv_bias, default true), windows as Qwen2;
+    attention (q/k/v biased: qkv_bias, default true);
     layer l sparse iff l not in mlp_only_layers and num_experts > 0 and
     (l + 1) % decoder_sparse_step == 0 (else Qwen2MoeMLP, intermediate_size);
     Qwen2MoeSparseMoeBlock: top-k weights renormalised only with
-    norm_topk_prob, plus sigmoid(shared_expert_gate(x)) · shared_expert(x)."""
+    norm_topk_prob, plus sigmoid(shared_expert_gate(x)) · shared_expert(x).
+    Windows: the eager mask (Qwen2MoeModel.
+    _prepare_4d_causal_attention_mask_with_cache_position) bands every layer
+    when use_sliding_window and sliding_window are set; max_window_layers is
+    read only by Qwen2MoeFlashAttention2, whose weights are never returned."""
 
     def __init__(self, cfg, W):
         super().__init__(cfg, W)
         self.qkv_bias = bool(cfg.get("qkv_bias", True))
         self.o_bias = False
+
+    def window(self, l):
+        sw = self.cfg.get("sliding_window", 4096)
+        return sw if sw and self.cfg.get("use_sliding_window", False) else 0
 
     def mlp(self, x, p):
         cfg, l = self.cfg, int(p.split(".")[1])
@@ -1444,6 +1501,7 @@ _MODELS = {
     "mixtral": (_class_forward(Mixtral), ["model."], "max_position_embeddings"),
     "qwen2_moe": (_class_forward(Qwen2Moe), ["model."], "max_position_embeddings"),
     "olmoe": (_class_forward(Olmoe), ["model."], "max_position_embeddings"),
+    "clip_text_model": (clip_text_forward, ["text_model."], "max_position_embeddings"),
 }
 ENCODERS = {"bert", "roberta", "xlm-roberta", "distilbert", "modernbert"}
 ROTARY = {"gpt_neox", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3", "qwen3", "olmo2",
