@@ -26,7 +26,7 @@
  *                       objects and getters, for bindings (docs/python.md)
  *   attngeom/audio.h    sound files (libsndfile) and Whisper's log-mel input
  *                       features as Hugging Face computes them (docs/audio.md)
- *   attngeom/image.h    PNG/JPEG images and ViTImageProcessor's preprocessing
+ *   attngeom/image.h    PNG/JPEG images and ViT/BiT/CLIP image preprocessing
  *                       (docs/vision.md)
  *   attngeom/normalizers.h  one row of scores under softmax at a temperature,
  *                       sparsemax, entmax, and linear attention (issue 28)

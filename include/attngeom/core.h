@@ -128,7 +128,8 @@ extern "C" {
  *       preprocessing settings ag_run_media_config (run.h),
  *       ag_image_config and ag_whisper_fe_config, which hold the fields of
  *       Hugging Face's ViTImageProcessor and WhisperFeatureExtractor that
- *       this MAJOR implements (an option beyond them is refused when a
+ *       this MAJOR implements, and ag_image_crop (image.h: what
+ *       BitImageProcessor and CLIPImageProcessor add, beside them) (an option beyond them is refused when a
  *       config file asks for it). What they lack
  *       comes as a new struct and new functions in a MINOR release (a new
  *       kind of position encoding: a new head description), never as a

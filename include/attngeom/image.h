@@ -1,5 +1,7 @@
 /* attngeom/image.h — images for vision transformers: PNG and JPEG decoding,
  * Pillow's resampling and Hugging Face's ViTImageProcessor preprocessing
+ * (BitImageProcessor's and CLIPImageProcessor's too: shortest-edge resize
+ * and centre crop)
  * (docs/vision.md gives every formula, the caps and what is refused).
  *
  * The pipeline, as transformers' ViTImageProcessor.preprocess runs it on
@@ -7,6 +9,7 @@
  *   decode    -> RGB uint8, as PIL's open + convert("RGB") gives it
  *                (grayscale replicated, alpha dropped, palettes looked up)
  *   resize    -> Pillow's Image.resize(..., resample) bit for bit (uint8)
+ *   crop      -> BiT / CLIP only: image_transforms.center_crop (uint8)
  *   rescale   -> float32((double)u8 * rescale_factor)
  *   normalize -> float32: (x - float32(mean[c])) / float32(std[c])
  *   layout    -> channels first, (3, H, W): pixel_values[0]
@@ -121,19 +124,44 @@ typedef struct {
     int do_convert_rgb;     /* recorded; images are always converted to RGB */
 } ag_image_config;
 
+/* What BitImageProcessor and CLIPImageProcessor add to ag_image_config
+ * (a new struct, as core.h's ABI rule has fixed structs grow). Zeroed:
+ * none of it (ViTImageProcessor's pipeline). */
+typedef struct {
+    size_t shortest_edge;   /* > 0: resize so the shorter side is this, the
+                               aspect ratio kept; cfg's height/width unused */
+    int do_center_crop;     /* then crop (crop_height, crop_width) centred */
+    size_t crop_height, crop_width;
+} ag_image_crop;
+
 /* ViTImageProcessor.__init__'s defaults: resize to 224 x 224 bilinear,
  * rescale by 1/255, normalize with IMAGENET_STANDARD_MEAN/STD (0.5 each),
  * do_convert_rgb unset (0). */
 AG_EXPORT void ag_image_config_default(ag_image_config *cfg);
 
-/* Read preprocessor_config.json at `path` over the defaults. Accepted:
+/* Read preprocessor_config.json at `path` into cfg and crop (zeroed for
+ * ViT's) over the defaults of its processor: ViTImageProcessor's (as
+ * ag_image_config_load) when "image_processor_type" /
+ * "feature_extractor_type" is ViT's or absent; BitImageProcessor's and
+ * CLIPImageProcessor's (also "CLIPFeatureExtractor") when it names them:
+ * "size" {"shortest_edge": 224} (an int S is {"shortest_edge": S}),
+ * bicubic, centre crop "crop_size" 224 x 224 (an int, [H, W] or
+ * {"height", "width"}), rescale 1/255, OPENAI_CLIP_MEAN/STD,
+ * do_convert_rgb. For those, "size" may also be {"height", "width"} or
+ * [H, W]; {"shortest_edge", "longest_edge"} and "use_square_size": true
+ * are refused (AG_EUNSUPPORTED). Other errors as ag_image_config_load's. */
+AG_EXPORT int ag_image_processor_load(const char *path, ag_image_config *cfg, ag_image_crop *crop,
+                                      ag_error *err);
+
+/* Read ViTImageProcessor's preprocessor_config.json at `path` over the
+ * defaults. Accepted:
  * "size" as {"height": H, "width": W}, a single int S (S x S) or [H, W];
  * "resample" 0-5; "image_mean"/"image_std" a number or a list of 3;
  * booleans for the do_* keys. Refused, naming the file and the key
  * (AG_EUNSUPPORTED): "size" as {"shortest_edge": ...} or other forms
  * ViTImageProcessor.resize rejects, "do_center_crop": true, and an
  * "image_processor_type" / "feature_extractor_type" other than ViT's (their
- * pipelines differ). AG_EFORMAT for wrong JSON types, AG_EINVAL for values
+ * pipelines differ; ag_image_processor_load reads BiT's and CLIP's). AG_EFORMAT for wrong JSON types, AG_EINVAL for values
  * out of range (a std of 0, a size of 0), AG_ELIMIT for a size above the
  * caps, AG_EIO / AG_ENOTFOUND when the file cannot be read. */
 AG_EXPORT int ag_image_config_load(const char *path, ag_image_config *cfg, ag_error *err);
@@ -154,10 +182,30 @@ AG_EXPORT void ag_image_tensor_free(ag_image_tensor *t);
 AG_EXPORT int ag_image_preprocess(const ag_image *img, const ag_image_config *cfg,
                                   ag_image_tensor *out, ag_error *err);
 
+/* The uint8 stage of BitImageProcessor.preprocess: resize if do_resize
+ * (to cfg's (height, width), or by crop->shortest_edge as transformers'
+ * get_resize_output_image_size with default_to_square=False: the short
+ * side S, the long one int(S * long / short)), then
+ * image_transforms.center_crop if crop->do_center_crop (zero padding where
+ * the crop is larger). crop NULL: none (ViT's resize alone). Errors as
+ * ag_image_resize's. On success *out owns a new image. */
+AG_EXPORT int ag_image_prepare(const ag_image *img, const ag_image_config *cfg,
+                               const ag_image_crop *crop, ag_image *out, ag_error *err);
+
+/* ag_image_preprocess with BiT's / CLIP's crop (NULL: none): ag_image_prepare,
+ * then rescale, normalize and channels first as ag_image_preprocess. */
+AG_EXPORT int ag_image_preprocess_crop(const ag_image *img, const ag_image_config *cfg,
+                                       const ag_image_crop *crop, ag_image_tensor *out,
+                                       ag_error *err);
+
 /* ag_image_read then ag_image_preprocess: the tensor the model sees for the
  * image file at `path`. */
 AG_EXPORT int ag_image_load_pixels(const char *path, const ag_image_config *cfg,
                                    ag_image_tensor *out, ag_error *err);
+/* The same with BiT's / CLIP's crop (NULL: none). */
+AG_EXPORT int ag_image_load_pixels_crop(const char *path, const ag_image_config *cfg,
+                                        const ag_image_crop *crop, ag_image_tensor *out,
+                                        ag_error *err);
 
 /* Write `t` as a float32 .npy ('<f4') of shape (channels, height, width)
  * through ag_npy_write_f32 (attngeom/io.h): np.load(path) equals

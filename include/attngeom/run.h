@@ -385,6 +385,13 @@ typedef struct {
  * model or a path too long ("DIR: path too long"). */
 AG_EXPORT int ag_run_media_config_load(const ag_model *m, const char *dir,
                                        ag_run_media_config *cfg, ag_error *err);
+/* The same taking BitImageProcessor's and CLIPImageProcessor's files too
+ * (ag_image_processor_load): their resize and crop go to *crop, zeroed
+ * otherwise (a new struct beside cfg, as core.h's ABI rule has fixed
+ * structs grow). */
+AG_EXPORT int ag_run_media_config_load_crop(const ag_model *m, const char *dir,
+                                            ag_run_media_config *cfg, ag_image_crop *crop,
+                                            ag_error *err);
 
 /* One input tensor of a model: values (shape; ndim 3 for a ViT, 2 for a
  * Whisper) OWNED (ag_run_tensor_free) and the positions n of its pass. */
@@ -406,6 +413,12 @@ typedef struct {
 AG_EXPORT int ag_run_media_read(const ag_model *m, const ag_run_media_config *cfg,
                                 ag_run_media_kind kind, const char *path, size_t frames,
                                 const ag_run_tensor *was, ag_run_tensor *out, ag_error *err);
+/* The same with an image's BiT / CLIP crop (NULL: none; see
+ * ag_run_media_config_load_crop). */
+AG_EXPORT int ag_run_media_read_crop(const ag_model *m, const ag_run_media_config *cfg,
+                                     const ag_image_crop *crop, ag_run_media_kind kind,
+                                     const char *path, size_t frames, const ag_run_tensor *was,
+                                     ag_run_tensor *out, ag_error *err);
 /* The same for an array a (BORROWED) of pixels or features, named `name`
  * in messages, checked as the .npy file holding it would be. */
 AG_EXPORT int ag_run_media_array(const ag_model *m, const ag_run_media_config *cfg,

@@ -492,6 +492,7 @@ typedef struct {
     const char *save_input; /* --save-input IN.npy: the float32 tensor the model saw */
     size_t frames;          /* --frames N: the first N feature frames (0: all) */
     ag_run_media_config media; /* set by cli_model_inputs: the preprocessing */
+    ag_image_crop crop;        /* and BiT's / CLIP's resize and crop */
 } cli_input;
 
 /* One tokenized text. `line` is its 0-based line in --text-file or

@@ -187,7 +187,8 @@ static int list_sequences(const char *list, cli_seq **seqs, size_t *count)
 static int check_input(cli_model_run *r, cli_seq *s, int keep)
 {
     ag_error err = {0};
-    if (ag_run_media_read(r->model, &r->input.media, media_kind(&r->input), s->source,
+    if (ag_run_media_read_crop(r->model, &r->input.media, &r->input.crop,
+                               media_kind(&r->input), s->source,
                           r->input.frames, NULL, &s->tensor, &err) != AG_OK)
         return cli_fail_error(&err);
     s->n = s->tokens = s->tensor.n;
@@ -248,7 +249,8 @@ int cli_model_inputs(cli_model_run *r, const char *cmd)
         return rc ? rc : cli_model_run_check_paths(r);
     }
     ag_error err = {0};
-    if (ag_run_media_config_load(r->model, r->model_dir, &r->input.media, &err) != AG_OK)
+    if (ag_run_media_config_load_crop(r->model, r->model_dir, &r->input.media, &r->input.crop,
+                                      &err) != AG_OK)
         return cli_fail_error(&err);
     const char *list = r->input.image_file ? r->input.image_file : r->input.audio_file;
     if (list) {
@@ -279,7 +281,8 @@ int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, do
     ag_run_tensor read = {0};
     *owned = NULL;
     if (s->source && !t->values &&
-        ag_run_media_read(r->model, &r->input.media, media_kind(&r->input), s->source,
+        ag_run_media_read_crop(r->model, &r->input.media, &r->input.crop,
+                               media_kind(&r->input), s->source,
                           r->input.frames, t, &read, err) != AG_OK)
         return err->status;
     *in = s->source ? ag_run_tensor_input(t) : (ag_run_input)AG_RUN_INPUT_DEFAULT;

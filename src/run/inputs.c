@@ -120,8 +120,9 @@ int ag_run_fit(const ag_model *m, const char *place, size_t tokens, size_t n, in
 
 /* ---- images and audio --------------------------------------------------- */
 
-int ag_run_media_config_load(const ag_model *m, const char *dir, ag_run_media_config *cfg,
-                             ag_error *err)
+/* Both loaders: crop NULL refuses BiT's and CLIP's files. */
+static int media_config_load(const ag_model *m, const char *dir, ag_run_media_config *cfg,
+                             ag_image_crop *crop, ag_error *err)
 {
     ag_input_kind kind = ag_model_input_kind(m);
     if (!m || !dir || !cfg || kind == AG_INPUT_TOKENS)
@@ -137,11 +138,29 @@ int ag_run_media_config_load(const ag_model *m, const char *dir, ag_run_media_co
         ag_image_config_default(&cfg->image);
         cfg->image.height = (size_t)g->image_height;
         cfg->image.width = (size_t)g->image_width;
-        return present ? ag_image_config_load(path, &cfg->image, err) : AG_OK;
+        if (!present)
+            return AG_OK;
+        return crop ? ag_image_processor_load(path, &cfg->image, crop, err)
+                    : ag_image_config_load(path, &cfg->image, err);
     }
     ag_whisper_fe_config_default(&cfg->audio);
     cfg->audio.n_mels = g->in_channels;
     return present ? ag_whisper_fe_config_load(path, &cfg->audio, err) : AG_OK;
+}
+
+int ag_run_media_config_load(const ag_model *m, const char *dir, ag_run_media_config *cfg,
+                             ag_error *err)
+{
+    return media_config_load(m, dir, cfg, NULL, err);
+}
+
+int ag_run_media_config_load_crop(const ag_model *m, const char *dir, ag_run_media_config *cfg,
+                                  ag_image_crop *crop, ag_error *err)
+{
+    if (!crop)
+        return ag_error_set(err, AG_EINVAL, "ag_run_media_config_load_crop: no crop");
+    *crop = (ag_image_crop){0};
+    return media_config_load(m, dir, cfg, crop, err);
 }
 
 void ag_run_tensor_free(ag_run_tensor *t)
@@ -195,11 +214,11 @@ static int widen(const char *name, const float *f, size_t count, ag_run_tensor *
     return AG_OK;
 }
 
-static int image_tensor(const char *path, const ag_run_media_config *cfg, ag_run_tensor *t,
-                        ag_error *err)
+static int image_tensor(const char *path, const ag_run_media_config *cfg,
+                        const ag_image_crop *crop, ag_run_tensor *t, ag_error *err)
 {
     ag_image_tensor p = {0};
-    int status = ag_image_load_pixels(path, &cfg->image, &p, err);
+    int status = ag_image_load_pixels_crop(path, &cfg->image, crop, &p, err);
     t->ndim = 3, t->shape[0] = p.channels, t->shape[1] = p.height, t->shape[2] = p.width;
     if (status == AG_OK)
         status = widen(path, p.data, p.channels * p.height * p.width, t, err);
@@ -271,6 +290,14 @@ int ag_run_media_read(const ag_model *m, const ag_run_media_config *cfg, ag_run_
                       const char *path, size_t frames, const ag_run_tensor *was,
                       ag_run_tensor *out, ag_error *err)
 {
+    return ag_run_media_read_crop(m, cfg, NULL, kind, path, frames, was, out, err);
+}
+
+int ag_run_media_read_crop(const ag_model *m, const ag_run_media_config *cfg,
+                           const ag_image_crop *crop, ag_run_media_kind kind, const char *path,
+                           size_t frames, const ag_run_tensor *was, ag_run_tensor *out,
+                           ag_error *err)
+{
     int status = media_start(m, cfg, kind, path, out, err);
     if (status != AG_OK)
         return status;
@@ -280,7 +307,7 @@ int ag_run_media_read(const ag_model *m, const ag_run_media_config *cfg, ag_run_
             status = pixels_take(path, &a, out, err);
         ag_array_free(&a);
     } else if (kind == AG_RUN_IMAGE) {
-        status = image_tensor(path, cfg, out, err);
+        status = image_tensor(path, cfg, crop, out, err);
     } else {
         status = features_tensor(kind, path, NULL, cfg, frames, out, err);
     }

@@ -494,13 +494,23 @@ static const char *config_file(const char *json)
     return p;
 }
 
-static void config_fails(const char *json, int status, const char *needle)
+/* json fails with status, the message naming the file and needle: through
+ * ag_image_config_load, and (with_crop) ag_image_processor_load. */
+static void load_fails(const char *json, int status, const char *needle, int with_crop)
 {
     ag_image_config cfg;
+    ag_image_crop crop;
     ag_error err = {0};
     const char *p = config_file(json);
-    cr_expect_eq(ag_image_config_load(p, &cfg, &err), status, "%s -> %s", json, err.message);
+    int rc = with_crop ? ag_image_processor_load(p, &cfg, &crop, &err)
+                       : ag_image_config_load(p, &cfg, &err);
+    cr_expect_eq(rc, status, "%s -> %s", json, err.message);
     cr_expect(strstr(err.message, p) && strstr(err.message, needle), "%s", err.message);
+}
+
+static void config_fails(const char *json, int status, const char *needle)
+{
+    load_fails(json, status, needle, 0);
 }
 
 Test(image, config_values)
@@ -533,7 +543,22 @@ Test(image, config_refusals)
     config_fails("{\"size\": {\"shortest_edge\": 224}}", AG_EUNSUPPORTED, "shortest_edge");
     config_fails("{\"do_center_crop\": true}", AG_EUNSUPPORTED, "do_center_crop");
     config_fails("{\"image_processor_type\": \"CLIPImageProcessor\"}", AG_EUNSUPPORTED,
-                 "CLIPImageProcessor");
+                 "ag_image_processor_load");
+    config_fails("{\"image_processor_type\": \"CLIPImageProcessorFast\"}", AG_EUNSUPPORTED,
+                 "CLIPImageProcessorFast");
+    config_fails("{\"image_processor_type\": \"DeiTImageProcessor\"}", AG_EUNSUPPORTED,
+                 "DeiTImageProcessor");
+    load_fails("{\"image_processor_type\": \"BitImageProcessorFast\"}", AG_EUNSUPPORTED,
+               "BitImageProcessorFast", 1);
+    load_fails("{\"image_processor_type\": \"BitImageProcessor\", \"size\": "
+               "{\"shortest_edge\": 224, \"longest_edge\": 300}}", AG_EUNSUPPORTED,
+               "shortest_edge", 1);
+    load_fails("{\"image_processor_type\": \"CLIPImageProcessor\", \"use_square_size\": "
+               "true}", AG_EUNSUPPORTED, "use_square_size", 1);
+    load_fails("{\"image_processor_type\": \"BitImageProcessor\", \"crop_size\": "
+               "{\"shortest_edge\": 224}}", AG_EUNSUPPORTED, "crop_size", 1);
+    load_fails("{\"image_processor_type\": \"BitImageProcessor\", \"crop_size\": 0}",
+               AG_EINVAL, "crop_size", 1);
     config_fails("{\"resample\": 7}", AG_EINVAL, "resample");
     config_fails("{\"resample\": \"bilinear\"}", AG_EFORMAT, "resample");
     config_fails("{\"image_mean\": [0.5, 0.5]}", AG_EFORMAT, "image_mean");
@@ -543,6 +568,85 @@ Test(image, config_refusals)
     config_fails("{\"do_resize\": \"yes\"}", AG_EFORMAT, "do_resize");
     config_fails("[1, 2]", AG_EFORMAT, "not a JSON object");
     config_fails("{\"size\": ", AG_EFORMAT, "invalid JSON");
+}
+
+/* BitImageProcessor.__init__'s defaults and facebook/dinov2-small's file. */
+Test(image, config_bit_clip)
+{
+    ag_image_config cfg;
+    ag_image_crop crop;
+    ag_error err = {0};
+    const char *p = config_file("{\"image_processor_type\": \"BitImageProcessor\"}");
+    cr_assert_eq(ag_image_processor_load(p, &cfg, &crop, &err), AG_OK, "%s", err.message);
+    cr_expect(cfg.do_resize && crop.shortest_edge == 224 && cfg.resample == AG_RESAMPLE_BICUBIC);
+    cr_expect(crop.do_center_crop && crop.crop_height == 224 && crop.crop_width == 224);
+    cr_expect(cfg.image_mean[0] == 0.48145466 && cfg.image_std[2] == 0.27577711);
+    cr_expect(cfg.do_convert_rgb && cfg.do_rescale && cfg.rescale_factor == 1.0 / 255);
+    p = config_file("{\"crop_size\": {\"height\": 224, \"width\": 224}, "
+                    "\"do_center_crop\": true, \"do_convert_rgb\": true, \"do_normalize\": "
+                    "true, \"do_rescale\": true, \"do_resize\": true, \"image_mean\": [0.485,"
+                    " 0.456, 0.406], \"image_processor_type\": \"BitImageProcessor\", "
+                    "\"image_std\": [0.229, 0.224, 0.225], \"resample\": 3, "
+                    "\"rescale_factor\": 0.00392156862745098, \"size\": {\"shortest_edge\": "
+                    "256}}");
+    cr_assert_eq(ag_image_processor_load(p, &cfg, &crop, &err), AG_OK, "%s", err.message);
+    cr_expect(crop.shortest_edge == 256 && crop.crop_height == 224 && cfg.image_std[1] == 0.224);
+    p = config_file("{\"feature_extractor_type\": \"CLIPFeatureExtractor\", \"size\": 20, "
+                    "\"crop_size\": [6, 9]}");
+    cr_assert_eq(ag_image_processor_load(p, &cfg, &crop, &err), AG_OK, "%s", err.message);
+    cr_expect(crop.shortest_edge == 20 && crop.crop_height == 6 && crop.crop_width == 9);
+    p = config_file("{\"image_processor_type\": \"CLIPImageProcessor\", \"size\": "
+                    "{\"height\": 5, \"width\": 7}}");
+    cr_assert_eq(ag_image_processor_load(p, &cfg, &crop, &err), AG_OK, "%s", err.message);
+    cr_expect(crop.shortest_edge == 0 && cfg.height == 5 && cfg.width == 7);
+}
+
+/* center_crop on a 3 x 1 image (values 10, 20, 30) without a resize:
+ * crop 5 x 2 pads ceil((2 - 1) / 2) = 1 row above, ceil((5 - 3) / 2) = 1
+ * column left; crop 1 x 1 takes column (3 - 1) // 2 = 1. */
+Test(image, center_crop_closed_form)
+{
+    unsigned char px[9] = {10, 10, 10, 20, 20, 20, 30, 30, 30};
+    ag_image img = {.width = 3, .height = 1, .rgb = px}, out = {0};
+    ag_image_config cfg;
+    ag_image_crop crop = {0};
+    ag_error err = {0};
+    ag_image_config_default(&cfg);
+    cfg.do_resize = 0;
+    crop.do_center_crop = 1;
+    crop.crop_width = 5;
+    crop.crop_height = 2;
+    cr_assert_eq(ag_image_prepare(&img, &cfg, &crop, &out, &err), AG_OK, "%s", err.message);
+    cr_assert(out.width == 5 && out.height == 2);
+    static const unsigned char want[10] = {0, 0, 0, 0, 0, 0, 10, 20, 30, 0};
+    for (size_t i = 0; i < 10; i++)
+        cr_expect_eq(out.rgb[i * 3], want[i], "pixel %zu", i);
+    ag_image_free(&out);
+    crop.crop_width = crop.crop_height = 1;
+    cr_assert_eq(ag_image_prepare(&img, &cfg, &crop, &out, &err), AG_OK, "%s", err.message);
+    cr_expect(out.width == 1 && out.height == 1 && out.rgb[0] == 20);
+    ag_image_free(&out);
+}
+
+/* get_resize_output_image_size: a 3 x 1 image by shortest edge 2 is
+ * int(2 * 3 / 1) = 6 wide; a 2 x 7 one by 3 is int(3 * 7 / 2) = 10 tall. */
+Test(image, shortest_edge_size)
+{
+    unsigned char px[14 * 3] = {0};
+    ag_image img = {.width = 3, .height = 1, .rgb = px}, out = {0};
+    ag_image_config cfg;
+    ag_image_crop crop = {0};
+    ag_error err = {0};
+    ag_image_config_default(&cfg);
+    crop.shortest_edge = 2;
+    cr_assert_eq(ag_image_prepare(&img, &cfg, &crop, &out, &err), AG_OK, "%s", err.message);
+    cr_expect(out.width == 6 && out.height == 2, "%zu x %zu", out.width, out.height);
+    ag_image_free(&out);
+    img = (ag_image){.width = 2, .height = 7, .rgb = px};
+    crop.shortest_edge = 3;
+    cr_assert_eq(ag_image_prepare(&img, &cfg, &crop, &out, &err), AG_OK, "%s", err.message);
+    cr_expect(out.width == 3 && out.height == 10, "%zu x %zu", out.width, out.height);
+    ag_image_free(&out);
 }
 
 Test(image, pixels_to_npy)

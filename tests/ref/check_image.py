@@ -4,7 +4,9 @@ through attngeom/image.h) against tests/ref/image_ref.py, the independent
 numpy reference, for every image of tests/data/images/ and a set of
 preprocessor configs: each of Pillow's six filters at sizes that shrink,
 enlarge, and do both (one axis each), ViT's 224 x 224, other rescale /
-normalize settings, and no resize (the decoder alone).
+normalize settings, and no resize (the decoder alone); then
+BitImageProcessor's and CLIPImageProcessor's (shortest-edge resize, centre
+crop inside and beyond the image, CLIP's mean and std: crop_cases).
 
 The uint8 image after resizing must be bit-identical; the float32 tensor
 must agree within 1e-6 (it is expected to agree exactly: the same float32
@@ -29,6 +31,10 @@ IMAGES = os.path.join(HERE, "..", "data", "images")
 TOL = 1e-6
 SIZES = [(12, 16), (70, 50), (60, 10), (224, 224)]  # (height, width)
 IMAGENET = ([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
+# image_utils.OPENAI_CLIP_MEAN / _STD: BitImageProcessor's and
+# CLIPImageProcessor's defaults.
+CLIP = ([0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711])
+BIT = dict(resample=3, mean=CLIP[0], std=CLIP[1], shortest_edge=224, crop=(224, 224))
 
 
 def images():
@@ -54,6 +60,40 @@ def cases():
            dict(size=(18, 18), do_normalize=False, rescale_factor=0.5))
     yield ({"do_resize": False, "image_mean": IMAGENET[0], "image_std": IMAGENET[1]},
            dict(do_resize=False, mean=IMAGENET[0], std=IMAGENET[1]))
+    yield from crop_cases()
+
+
+def crop_cases():
+    """BitImageProcessor / CLIPImageProcessor: shortest-edge resizes that
+    shrink and enlarge, crops inside the image and larger than it on one
+    axis or both (zero padding), odd sizes, every filter."""
+    bit, clip = "BitImageProcessor", "CLIPImageProcessor"
+    yield {"image_processor_type": bit}, BIT
+    yield {"image_processor_type": clip}, BIT
+    # facebook/dinov2-*'s file
+    yield ({"image_processor_type": bit, "size": {"shortest_edge": 256}, "resample": 3,
+            "crop_size": {"height": 224, "width": 224}, "do_center_crop": True,
+            "image_mean": IMAGENET[0], "image_std": IMAGENET[1],
+            "rescale_factor": 0.00392156862745098},
+           dict(BIT, shortest_edge=256, mean=IMAGENET[0], std=IMAGENET[1],
+                rescale_factor=0.00392156862745098))
+    # openai/clip-vit-*'s old form: ints, feature_extractor_type
+    yield ({"feature_extractor_type": "CLIPFeatureExtractor", "size": 24, "crop_size": 24},
+           dict(BIT, shortest_edge=24, crop=(24, 24)))
+    for rs in range(6):
+        yield ({"image_processor_type": bit, "size": {"shortest_edge": 17}, "resample": rs,
+                "crop_size": {"height": 15, "width": 13}},
+               dict(BIT, shortest_edge=17, resample=rs, crop=(15, 13)))
+    yield ({"image_processor_type": clip, "size": 9, "crop_size": [20, 7]},
+           dict(BIT, shortest_edge=9, crop=(20, 7)))
+    yield ({"image_processor_type": bit, "size": 11, "crop_size": 31},
+           dict(BIT, shortest_edge=11, crop=(31, 31)))
+    yield ({"image_processor_type": bit, "size": {"height": 14, "width": 30}, "crop_size": 12},
+           dict(BIT, shortest_edge=None, size=(14, 30), crop=(12, 12)))
+    yield ({"image_processor_type": clip, "do_resize": False, "crop_size": [10, 50]},
+           dict(BIT, do_resize=False, crop=(10, 50)))
+    yield ({"image_processor_type": bit, "size": 19, "do_center_crop": False},
+           dict(BIT, shortest_edge=19, crop=None))
 
 
 def run_c(prog, image, config, tmp):
@@ -103,8 +143,8 @@ def check_all(prog, reference, title):
 
 def numpy_reference(image, **kw):
     rgb = image_ref.decoded_rgb(image)
-    resized = image_ref.resize(rgb, *kw["size"], kw.get("resample", 2)) \
-        if kw.get("do_resize", True) else rgb
+    keys = ("size", "resample", "do_resize", "shortest_edge", "crop")
+    resized = image_ref.prepared(rgb, **{k: v for k, v in kw.items() if k in keys})
     return image_ref.hf_pixels(rgb, **kw), resized
 
 

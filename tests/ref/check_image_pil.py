@@ -16,18 +16,26 @@ import numpy as np
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import image_ref  # noqa: E402
 from check_image import check_all  # noqa: E402
 
 
 def pil_pixels(path, size=(224, 224), resample=2, do_resize=True, do_rescale=True,
-               rescale_factor=1 / 255, do_normalize=True, mean=(0.5,) * 3, std=(0.5,) * 3):
-    """(pixel_values[0] (3, H, W), the resized uint8 image) through Pillow."""
+               rescale_factor=1 / 255, do_normalize=True, mean=(0.5,) * 3, std=(0.5,) * 3,
+               shortest_edge=None, crop=None):
+    """(pixel_values[0] (3, H, W), the resized uint8 image) through Pillow;
+    BiT's / CLIP's shortest-edge size and centre crop are image_ref's ports
+    of get_resize_output_image_size and center_crop."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # P images with tRNS bytes
         im = Image.open(path).convert("RGB")
     if do_resize:
+        if shortest_edge is not None:
+            size = image_ref.shortest_edge_size(im.height, im.width, shortest_edge)
         im = im.resize((size[1], size[0]), resample=resample)
     u8 = np.array(im)
+    if crop is not None:
+        u8 = image_ref.center_crop(u8, *crop)
     x = u8
     if do_rescale:
         x = (x.astype(np.float64) * rescale_factor).astype(np.float32)

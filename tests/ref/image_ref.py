@@ -230,10 +230,58 @@ def resize(img, h, w, resample):
 # ---- transformers' rescale and normalize ---------------------------------
 
 
+def shortest_edge_size(h0, w0, size):
+    """image_utils.get_resize_output_image_size(image, size,
+    default_to_square=False) (BitImageProcessor / CLIPImageProcessor's
+    resize with {"shortest_edge": size}): (height, width)."""
+    short, long = (w0, h0) if w0 <= h0 else (h0, w0)
+    new_short, new_long = size, int(size * long / short)
+    return (new_long, new_short) if w0 <= h0 else (new_short, new_long)
+
+
+def center_crop(img, crop_height, crop_width):
+    """image_transforms.center_crop of a (H, W, C) array, line by line
+    (zero padding where the crop is larger than the image)."""
+    orig_height, orig_width = img.shape[:2]
+    top = (orig_height - crop_height) // 2
+    bottom = top + crop_height
+    left = (orig_width - crop_width) // 2
+    right = left + crop_width
+    if top >= 0 and bottom <= orig_height and left >= 0 and right <= orig_width:
+        return img[top:bottom, left:right]
+    new_height = max(crop_height, orig_height)
+    new_width = max(crop_width, orig_width)
+    new_image = np.zeros_like(img, shape=(new_height, new_width) + img.shape[2:])
+    top_pad = math.ceil((new_height - orig_height) / 2)
+    bottom_pad = top_pad + orig_height
+    left_pad = math.ceil((new_width - orig_width) / 2)
+    right_pad = left_pad + orig_width
+    new_image[top_pad:bottom_pad, left_pad:right_pad] = img
+    top += top_pad
+    bottom += top_pad
+    left += left_pad
+    right += left_pad
+    return new_image[max(0, top):min(new_height, bottom), max(0, left):min(new_width, right)]
+
+
+def prepared(rgb, size=(224, 224), resample=2, do_resize=True, shortest_edge=None, crop=None):
+    """The uint8 image after resize (to size, or by shortest_edge) and, if
+    crop = (height, width), center_crop: BitImageProcessor.preprocess's
+    order."""
+    if do_resize:
+        if shortest_edge is not None:
+            size = shortest_edge_size(rgb.shape[0], rgb.shape[1], shortest_edge)
+        rgb = resize(rgb, size[0], size[1], resample)
+    return center_crop(rgb, *crop) if crop is not None else rgb
+
+
 def hf_pixels(rgb, size=(224, 224), resample=2, do_resize=True, do_rescale=True,
-              rescale_factor=1 / 255, do_normalize=True, mean=(0.5,) * 3, std=(0.5,) * 3):
-    """pixel_values[0] of ViTImageProcessor for a decoded RGB image: (3, H, W)."""
-    x = resize(rgb, size[0], size[1], resample) if do_resize else rgb
+              rescale_factor=1 / 255, do_normalize=True, mean=(0.5,) * 3, std=(0.5,) * 3,
+              shortest_edge=None, crop=None):
+    """pixel_values[0] of ViTImageProcessor (BitImageProcessor /
+    CLIPImageProcessor with shortest_edge or crop) for a decoded RGB
+    image: (3, H, W)."""
+    x = prepared(rgb, size, resample, do_resize, shortest_edge, crop)
     if do_rescale:  # image_transforms.rescale: float64 product, cast at the end
         x = (x.astype(np.float64) * rescale_factor).astype(np.float32)
     if do_normalize:  # image_transforms.normalize: in the image's float dtype
