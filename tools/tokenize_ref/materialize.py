@@ -20,6 +20,11 @@ Precompiled charsmap). OUT_DIR/FAMILY/ then holds exactly the files Hugging
 Face writes for that family (tokenizer.json written with indent 2 and
 ensure_ascii=False, as `tokenizers` does). Standard library only; writes
 nothing outside OUT_DIR.
+
+It is also where the Python scripts read and write the expected files of
+tests/data/tokenize/ and tests/data/vocab/, stored `xz -9e` to keep the
+repository's data small: read_text (any file, ".xz" decompressed) and
+write_xz (what the generators write).
 """
 import base64
 import json
@@ -45,6 +50,24 @@ def _read(path):
             data = lzma.decompress(data)
         _cache[full] = data
     return full, _cache[full]
+
+
+def read_text(path):
+    """The UTF-8 text of the file at path (absolute or relative to the current
+    folder); a ".xz" file is decompressed (lzma checks its integrity)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if path.endswith(".xz"):
+        data = lzma.decompress(data)
+    return data.decode("utf-8")
+
+
+def write_xz(path, body):
+    """Writes the text body to path compressed as `xz -9e` does (same bytes:
+    preset 9 extreme, CRC64), so regenerating an unchanged file changes no
+    byte of the repository."""
+    with open(path, "wb") as f:
+        f.write(lzma.compress(body.encode("utf-8"), preset=9 | lzma.PRESET_EXTREME))
 
 
 def _json_of(path):
