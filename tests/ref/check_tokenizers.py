@@ -5,7 +5,7 @@ reference of Hugging Face's Rust pipeline (tests/ref/hf_tokenizer.py).
 
 For every family of tests/data/tokenizers/ (written out in full into a
 temporary folder by tools/tokenize_ref/materialize.py):
-  1. the committed expected ids tests/data/tokenize/<family>.json are what the
+  1. the committed expected ids tests/data/tokenize/<family>.json.xz are what the
      reference gives now (the unit tests compare the C code with that file);
   2. TEXTS_PER_FAMILY (default 60) fresh texts, drawn with a fixed seed from
      pieces of the test texts, the family's own added-token strings, runs of
