@@ -12,9 +12,12 @@ family's tokenizer.json with its large parts replaced by
 
 PATH is relative to tests/data/tokenizers/ (".xz" files are decompressed),
 "pointer" is a JSON pointer into that JSON file (whole file when absent),
-"rename" renames keys of an included object, keeping their values and order.
-{"$concat": [A, B, ...]} is the concatenation of the lists A, B, ... (each
-possibly an "$include"), for vocabularies made of a base plus a few entries.
+"rename" renames keys of an included object, keeping their values and order;
+"replace": {"POINTER": NODE, ...} puts NODE (itself resolved) at each JSON
+pointer of the included value. {"$concat": [A, B, ...]} is the concatenation
+of the lists A, B, ... or the merge, in order, of the objects A, B, ... (each
+possibly an "$include"; a key in two objects is an error), for vocabularies
+made of a base plus a few entries.
 "$include" of a ".bin"/".bin.xz" file gives the file's bytes in base64 (a
 Precompiled charsmap). OUT_DIR/FAMILY/ then holds exactly the files Hugging
 Face writes for that family (tokenizer.json written with indent 2 and
@@ -78,27 +81,52 @@ def _json_of(path):
     return _cache[key]
 
 
+def _parts(pointer):
+    return [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")] if pointer else []
+
+
 def _pointer(doc, pointer):
-    if not pointer:
-        return doc
-    for part in pointer.lstrip("/").split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
+    for part in _parts(pointer):
         doc = doc[int(part)] if isinstance(doc, list) else doc[part]
     return doc
+
+
+def _replaced(doc, parts, new):
+    """A copy of doc with the value at parts replaced by new; only the
+    containers along the path are copied (doc may be a cached include)."""
+    if not parts:
+        return new
+    out = list(doc) if isinstance(doc, list) else dict(doc)
+    key = int(parts[0]) if isinstance(doc, list) else parts[0]
+    out[key] = _replaced(doc[key], parts[1:], new)
+    return out
+
+
+def _concat(parts):
+    """Lists concatenated, or objects merged in order (a key twice is an
+    error: the parts of a vocabulary never overlap)."""
+    if not all(isinstance(p, dict) for p in parts):
+        return [x for p in parts for x in p]
+    out = {}
+    for p in parts:
+        for k, v in p.items():
+            if k in out:
+                raise SystemExit("materialize: $concat: key %r twice" % k)
+            out[k] = v
+    return out
 
 
 def resolve(node):
     if isinstance(node, dict):
         if "$concat" in node:
-            out = []
-            for part in node["$concat"]:
-                out.extend(resolve(part))
-            return out
+            return _concat([resolve(part) for part in node["$concat"]])
         if "$include" in node:
             path = node["$include"]
             if path.endswith(".bin") or path.endswith(".bin.xz"):
                 return base64.b64encode(_read(path)[1]).decode("ascii")
             value = _pointer(_json_of(path), node.get("pointer", ""))
+            for pointer, part in node.get("replace", {}).items():
+                value = _replaced(value, _parts(pointer), resolve(part))
             rename = node.get("rename")
             if rename:
                 value = {rename.get(k, k): v for k, v in value.items()}
