@@ -49,7 +49,8 @@ int main(int argc, char **argv)
             bench_best_time(curvature, A, n, sel, r, repeats, best, "bench_curvature");
             bench_best_time(curvature, A, n, fsel, rf, repeats, bestf, "bench_curvature");
             printf("  %-8s %5zu %9.0f %12.1f %12.2f %14.6f\n", causal ? "causal" : "softmax", n,
-                   value(r, AG_M_EDGES), 1e3 * best[0], 1e3 * bestf[0], value(r, AG_M_OLLIVIER_MEAN));
+                   value(r, AG_M_EDGES), 1e3 * best[0], 1e3 * bestf[0],
+                   value(r, AG_M_OLLIVIER_MEAN));
             free(A);
         }
     ag_record_free(r);
