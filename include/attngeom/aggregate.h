@@ -53,6 +53,12 @@ AG_EXPORT void ag_moments_ci(const ag_moments *m, double level, double *lo, doub
  * through, issue 28) identify it too: a run over several temperatures
  * aggregates into one group per T. NULL-terminated. */
 extern const char *const ag_identifying_keys[];
+/* The keys that give a record's size rather than measure it: "rows" and
+ * "cols", the matrix of a head (its tokens). aggregate reports their
+ * spread like a metric's (a group's mean length), but compare leaves them
+ * out of its default metrics: a difference of lengths is no finding, and
+ * testing it would enlarge the Holm and BH families. NULL-terminated. */
+extern const char *const ag_size_keys[];
 
 /* Carries its size (ABI rule, core.h): start from
  * AG_AGGREGATE_OPTIONS_DEFAULT (the default grouping, level 0.95). */
