@@ -1,5 +1,5 @@
 /* bench_head.h — what the one-head benchmarks of the matrix metrics share
- * (bench_axioms.c, bench_curvature.c): the clocks, a random softmax head,
+ * (bench_axioms.c, bench_curvature.c): a random softmax head,
  * and the best wall and CPU time of repeated runs of one metric call.
  * Header-only: each bench/NAME.c links into its own program (Makefile). */
 #ifndef AG_BENCH_HEAD_H
@@ -8,27 +8,19 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
 #include <attngeom.h>
 
+#include "bench_clock.h"
+
 /* The repeats of argv[1] (default 3, at least 1). */
 static inline int bench_repeats(int argc, char **argv)
 {
     int repeats = argc > 1 ? atoi(argv[1]) : 3;
     return repeats < 1 ? 1 : repeats;
-}
-
-/* Seconds of the clock: CLOCK_MONOTONIC (wall) or CLOCK_PROCESS_CPUTIME_ID
- * (this process's CPU time: on a shared machine, what the head costs). */
-static inline double bench_now(clockid_t clock)
-{
-    struct timespec t;
-    clock_gettime(clock, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* Row i of the n×n A: softmax of N(0, 1) logits over keys 0..n−1, or 0..i
