@@ -53,12 +53,6 @@ AG_EXPORT void ag_moments_ci(const ag_moments *m, double level, double *lo, doub
  * through, issue 28) identify it too: a run over several temperatures
  * aggregates into one group per T. NULL-terminated. */
 extern const char *const ag_identifying_keys[];
-/* The keys that give a record's size rather than measure it: "rows" and
- * "cols", the matrix of a head (its tokens). aggregate reports their
- * spread like a metric's (a group's mean length), but compare leaves them
- * out of its default metrics: a difference of lengths is no finding, and
- * testing it would enlarge the Holm and BH families. NULL-terminated. */
-extern const char *const ag_size_keys[];
 
 /* Carries its size (ABI rule, core.h): start from
  * AG_AGGREGATE_OPTIONS_DEFAULT (the default grouping, level 0.95). */
@@ -192,7 +186,8 @@ AG_EXPORT int ag_permutation_p(const double *a, size_t na, const double *b, size
  * test, seed 1). */
 typedef struct {
     size_t size;                /* sizeof(ag_compare_options), set by the macro */
-    const char *const *metrics; /* keys to compare; NULL: every metric of a that b has too */
+    const char *const *metrics; /* keys to compare; NULL: every metric of a that b has too
+                                   but the sizes rows and cols */
     size_t nmetrics;
     double level;
     unsigned long permutations; /* 0: no p_perm (both aggregates need keep_values otherwise) */

@@ -64,7 +64,7 @@ const char *const ag_identifying_keys[] = {
     "model", "normalizer", "temperature", "layer", "head", "layer_a", "head_a", "layer_b", "head_b", "metric", "text", "input",
     "batch", NULL};
 
-const char *const ag_size_keys[] = {"rows", "cols", NULL};
+const char *const agg_size_keys[] = {"rows", "cols", NULL};
 
 /* The keys that name a record's input (a text's line, an image or sound
  * file, a sequence of a batch given to the Python package): the default
