@@ -9,8 +9,8 @@
 # JPEG and WAV, an 8 kHz WAV, an empty and a zero-byte WAV, a PNG claiming
 # huge dimensions, a list naming a missing file) give exactly one stderr
 # line naming the file, exit 1, and leave -o and --save-input untouched;
-# usage errors for options of the other kind; plot --kind patches and
-# --grid. Run from the repository root.
+# usage errors for options of the other kind; plot --kind patches,
+# --grid and --registers. Run from the repository root.
 
 . "$(dirname "$0")/lib.sh"
 ag_setup "$@"
@@ -207,4 +207,18 @@ pdf_has grid.pdf "CLS" "(0,0)" "(3,3)"
 runj q.txt plot a.npy --kind patches --query 6 -o q.pdf
 check "plot --kind patches --query 6: patch (1,1)"
 pdf_has q.pdf "patch (1,1)"
+# DINOv2 with registers: CLS, 3 registers, then the 4 x 4 patches
+"$CLI" attention "$REG" --image "$IMG/rgb8_37x23.png" -o reg.npy 2>/dev/null
+runj rg.txt plot reg.npy --kind attention --registers 3 -o rgrid.pdf
+check "plot --kind attention --registers 3: CLS, [REG0].., (r,c) labels"
+pdf_has rgrid.pdf "CLS" "[REG0]" "[REG2]" "(0,0)" "(3,3)"
+runj rp.txt plot reg.npy --kind patches --registers 3 --query 2 -o rp.pdf
+check "plot --kind patches --registers 3 --query 2: a register's row, the registers' weight"
+pdf_has rp.pdf "[REG1]" "registers"
+runj rp5.txt plot reg.npy --kind patches --registers 3 --query 5 --grid 4x4 -o rp5.pdf
+check "plot --kind patches --registers 3 --query 5: patch (0,1)"
+pdf_has rp5.pdf "patch (0,1)"
+run_case 1 "--registers" "plot --kind patches on 1 + 3 + 16 tokens without --registers" \
+    plot reg.npy --kind patches -o o/keep.svg
+run_case 2 "--registers" "--registers on another kind" plot reg.npy --kind spectrum --registers 3 -o o/keep.svg
 finish
