@@ -106,7 +106,7 @@ class Model:
             os.path.basename(os.path.realpath(self.path).rstrip("/"))
         self.config = {k: self._dim(k) for k in (
             "n_layer", "n_head", "n_kv_head", "d_model", "head_dim", "d_ff",
-            "max_positions", "max_tokens", "vocab_size", "causal")}
+            "max_positions", "max_tokens", "vocab_size", "causal", "n_registers")}
         self.config["model_type"] = text(lib.ag_model_type(self._model))
 
     def close(self):

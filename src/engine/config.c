@@ -989,7 +989,8 @@ int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err
                 {"image_height", g->image_height}, {"image_width", g->image_width},
                 {"patch_height", g->patch_height}, {"patch_width", g->patch_width},
                 {"max_frames", g->max_frames}, {"n_expert", g->n_expert}, {"top_k", g->top_k},
-                {"d_ff_expert", g->d_ff_expert}, {"d_ff_shared", g->d_ff_shared}};
+                {"d_ff_expert", g->d_ff_expert}, {"d_ff_shared", g->d_ff_shared},
+                {"n_registers", g->n_registers}};
     for (size_t k = 0; name && k < sizeof dims / sizeof *dims; k++)
         if (strcmp(name, dims[k].name) == 0)
             return *value = dims[k].value, AG_OK;

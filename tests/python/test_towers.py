@@ -132,3 +132,11 @@ def test_image_processors_with_a_crop_equal_the_cli(tmp, base, config, rows):
     # (a crop is for files; the array is taken as it is)
     same_records(m.analyze(pixels=pixels, metrics="all", precision="f64"),
                  [{k: v for k, v in r.items() if k != "input"} for r in py])
+
+
+def test_registers_in_config_and_rows():
+    m = attngeom.Model(str(MODELS / "tiny-dinov2-reg"))
+    assert m.config["n_registers"] == 3 and m.config["model_type"] == "dinov2_with_registers"
+    a = m.attention(image=IMAGE, precision="f64")
+    assert a.shape == (2, 4, 20, 20) and np.allclose(a.sum(-1), 1, atol=1e-12)
+    assert attngeom.Model(str(MODELS / "tiny-dinov2")).config["n_registers"] == 0
