@@ -12,7 +12,8 @@ Usage: /usr/bin/python3 tests/ref/check_encoders.py path/to/attngeom
    tensors ignored) are what make_encoders.py writes now, byte for byte.
 2. Every case: attention (L, H, n, n) from the layer callback and hidden
    (L + 1, n, d) against the reference: --precision f64 within 1e-8, f32
-   within 1e-4 (attention absolute; hidden |diff| / max(1, |ref|)), and the
+   within 1e-4 (DINOv2 with registers: 1e-9 and 1e-5) (attention absolute;
+   hidden |diff| / max(1, |ref|)), and the
    number of positions n ag_model_input_positions gives. Cases: both ViT
    folders; a non-square ViT (image_size [32, 24], patch [8, 4]) written to a
    temporary folder; tiny-whisper with 3000 frames (n = 1500), 200 and an odd
@@ -49,6 +50,7 @@ import make_encoders as MK  # noqa: E402
 
 MODELS = os.path.join(ROOT, "tests", "data", "models")
 TOL = {"f64": 1e-8, "f32": 1e-4}
+TOL29 = {"f64": 1e-9, "f32": 1e-5}  # issue 29's bound for its new types (dinov2_with_registers)
 PREC = {"f32": 0, "f64": 1}  # ag_precision
 AG_EINVAL, AG_ESHAPE, AG_ENONFINITE = 1, 6, 7
 
@@ -130,7 +132,7 @@ def errors(a, h, ra, rh):
     return float(np.max(np.abs(a - ra))), float(np.max(np.abs(h - rh) / np.maximum(1.0, np.abs(rh))))
 
 
-def check_case(eng, name, folder, x, ref_fn, L, d, fails):
+def check_case(eng, name, folder, x, ref_fn, L, d, fails, tol=TOL):
     ra, rh = ref_fn(folder, x)
     m = eng.load(folder)
     try:
@@ -143,11 +145,11 @@ def check_case(eng, name, folder, x, ref_fn, L, d, fails):
                 fails.append("%s %s: shapes %s %s, reference %s %s" % (name, prec, a.shape, h.shape, ra.shape, rh.shape))
                 continue
             ea, eh = errors(a, h, ra, rh)
-            ok = ea <= TOL[prec] and eh <= TOL[prec]
+            ok = ea <= tol[prec] and eh <= tol[prec]
             print("%-34s %s n=%-5d attention %.1e  hidden %.1e  %s" % (name, prec, ra.shape[-1], ea, eh,
                                                                          "ok" if ok else "FAIL"))
             if not ok:
-                fails.append("%s %s: attention %.2e, hidden %.2e above %g" % (name, prec, ea, eh, TOL[prec]))
+                fails.append("%s %s: attention %.2e, hidden %.2e above %g" % (name, prec, ea, eh, tol[prec]))
     finally:
         eng.lib.ag_model_free(m)
 
@@ -302,7 +304,7 @@ def main():
         dreg = os.path.join(MODELS, "tiny-dinov2-reg")
         for hw in ((32, 32), (56, 56), (16, 24), (24, 40), (8, 8), (64, 16)):
             check_case(eng, "tiny-dinov2-reg %dx%d" % hw, dreg, irng.uniform(-1, 1, (3,) + hw).astype(np.float32),
-                       REF.dinov2_forward, 2, 32, fails)
+                       REF.dinov2_forward, 2, 32, fails, TOL29)
         cfg = MK.dinov2_registers_config(architectures=["Dinov2WithRegistersForImageClassification"],
                                          qkv_bias=False, num_hidden_layers=3)
         del cfg["num_register_tokens"]
@@ -311,7 +313,7 @@ def main():
                                                                prefix="dinov2_with_registers.", classifier=3))
         for hw in ((32, 32), (48, 40)):
             check_case(eng, "dinov2-reg-cls (4 registers) %dx%d" % hw, rcls,
-                       irng.uniform(-1, 1, (3,) + hw).astype(np.float32), REF.dinov2_forward, 3, 32, fails)
+                       irng.uniform(-1, 1, (3,) + hw).astype(np.float32), REF.dinov2_forward, 3, 32, fails, TOL29)
         rswi = os.path.join(tmp, "dinov2-reg-swiglu")
         MK.write_folder(rswi, MK.dinov2_registers_config(use_swiglu_ffn=True),
                         MK.dinov2_registers_tensors(MK.dinov2_registers_config(), 28))
