@@ -140,3 +140,15 @@ def test_registers_in_config_and_rows():
     a = m.attention(image=IMAGE, precision="f64")
     assert a.shape == (2, 4, 20, 20) and np.allclose(a.sum(-1), 1, atol=1e-12)
     assert attngeom.Model(str(MODELS / "tiny-dinov2")).config["n_registers"] == 0
+
+
+def test_plot_registers_equals_cli(tmp):
+    folder = str(MODELS / "tiny-dinov2-reg")
+    run_cli("attention", folder, "--image", IMAGE, "-o", tmp / "a.npy")
+    for kind, extra in (("patches", ["--query", "2"]), ("attention", [])):
+        run_cli("plot", tmp / "a.npy", "--kind", kind, "--registers", "3", *extra, "-o", tmp / "c.svg")
+        py = attngeom.plot(kind, str(tmp / "a.npy"), registers=3, query=2 if extra else None)
+        assert py == (tmp / "c.svg").read_bytes()  # the labels: media.sh reads them in a PDF
+    assert py != attngeom.plot("attention", str(tmp / "a.npy"))  # CLS, [REG0].. and (r,c), not indices
+    with pytest.raises(attngeom.Error, match="--registers"):
+        attngeom.plot("patches", str(tmp / "a.npy"))
