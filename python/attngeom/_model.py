@@ -99,6 +99,7 @@ class Model:
         # comes (tower None: by the input, as the CLI chooses it)
         self._by_input = tower is None and bool(lib.ag_model_is_tower(self._model))
         self._towers = {}
+        self._tower_lock = threading.Lock()  # one vision tower, however many threads ask
         self._tokenizer = None
         self._tok_lock = threading.Lock()  # one tokenizer, however many threads ask
         self._guard = Guard("model %s" % self.path)
@@ -141,7 +142,7 @@ class Model:
         loaded once), else the model itself (its kind checked by the run)."""
         if not self._by_input or kind == 0:  # AG_INPUT_TOKENS: the text tower, loaded
             return self._model
-        with self._tok_lock:
+        with self._tower_lock:
             if kind not in self._towers:
                 self._towers[kind] = new(lib.ag_model_load_tower, lib.ag_model_free,
                                          self.path.encode(), kind)
