@@ -75,7 +75,9 @@ typedef enum {
     AG_ARCH_DINOV2,      /* "dinov2"      modeling_dinov2.py (pixels, layer scale) */
     AG_ARCH_CLIP_VISION, /* "clip_vision_model" modeling_clip.py CLIPVisionModel */
     AG_ARCH_GPTJ,        /* "gptj"        modeling_gptj.py */
-    AG_ARCH_CLIP_TEXT    /* "clip_text_model" modeling_clip.py CLIPTextModel */
+    AG_ARCH_CLIP_TEXT,   /* "clip_text_model" modeling_clip.py CLIPTextModel */
+    AG_ARCH_DINOV2_REGISTERS /* "dinov2_with_registers" modeling_dinov2_with_registers.py
+                                (DINOv2 with register tokens) */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -343,6 +345,12 @@ typedef struct {
     /* ---- RoPE beyond ag_rope (appended): GPT-J's interleaved pairs, yarn
      * and longrope (rope.type); zero otherwise ---- */
     ag_rope_extra rope_extra;
+    /* ---- appended: register tokens (Darcet et al. 2024, "Vision
+     * Transformers Need Registers", Sec. 2.2), dinov2_with_registers'
+     * num_register_tokens; 0 otherwise. They are rows 1..n_registers of the
+     * pass (after the CLS row, before the patches) and get no position
+     * embedding. ---- */
+    int n_registers;
 } ag_model_config;
 
 typedef struct ag_model ag_model;
@@ -611,7 +619,8 @@ AG_EXPORT int ag_model_input_shape(const ag_model *m, size_t shape[3]);
 
 /* Check an input shape against m and give the positions n its pass runs
  * on: ViT 1 + ⌊H/p_h⌋·⌊W/p_w⌋ (the CLS token, then the patches row by
- * row), Whisper ⌈T/2⌉ (conv2's stride 2). Leading dimensions of size 1 (a
+ * row; with cfg.n_registers R the R register rows come between them: n =
+ * 1 + R + patches), Whisper ⌈T/2⌉ (conv2's stride 2). Leading dimensions of size 1 (a
  * batch of one, as HF's [1, C, H, W]) are dropped first. Errors:
  * AG_EINVAL (a token model, null arguments), AG_ESHAPE (the message names
  * the shape given and the one expected: channels, image size, frames). */

@@ -88,6 +88,22 @@
 #define FALCON_SEQ .residual = AG_RESIDUAL_PRE, .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm"
 #define FALCON_OLD(par, mq) {"new_decoder_architecture", 0, 0}, {"parallel_attn", 1, par}, {"multi_query", 1, mq}
 
+/* Dinov2Config's keys and Dinov2Model's layers and names, shared by
+ * dinov2 and dinov2_with_registers (whose modular file reuses them). */
+#define DINOV2_FIELDS                                                                                     \
+    .input = AG_INPUT_PIXELS, .k_layers = "num_hidden_layers", .k_heads = "num_attention_heads",         \
+    .k_hidden = "hidden_size", .ff_mult = 4, .k_mlp_ratio = "mlp_ratio", .k_eps = "layer_norm_eps",       \
+    .eps = 1e-6, .k_act = "hidden_act", .act = "gelu", .k_channels = "num_channels",                     \
+    .channels_dflt = 3, .k_image = "image_size", .image_dflt = 224, .k_patch = "patch_size",             \
+    .bias_qkv = {"qkv_bias", 1}, .bias_o = {NULL, 1}, .bias_mlp = {NULL, 1},                             \
+    .k_refuse = {"use_swiglu_ffn"}, .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE,                  \
+    .positions = AG_POS_LEARNED, .causal = 0, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,               \
+    .probe = "embeddings.cls_token", .cls = "embeddings.cls_token",                                      \
+    .pos = "embeddings.position_embeddings", .conv1 = "embeddings.patch_embeddings.projection",          \
+    .layer = "encoder.layer.%d.", .norm1 = "norm1", .norm2 = "norm2", .q = "attention.attention.query",  \
+    .k = "attention.attention.key", .v = "attention.attention.value", .o = "attention.output.dense",     \
+    .up = "mlp.fc1", .down = "mlp.fc2", .ls1 = "layer_scale1.lambda1", .ls2 = "layer_scale2.lambda1"
+
 static const agm_arch archs[] = {
     /* modeling_gpt2.py GPT2Model: Conv1D [in, out] weights, c_attn's columns
      * Q | K | V, pre-LN, ln_f, learned positions. */
@@ -336,20 +352,20 @@ static const agm_arch archs[] = {
      * before the final `layernorm`; mask_token is unused without
      * bool_masked_pos. Dinov2ForImageClassification saves "dinov2." + these. */
     {.model_type = "dinov2", .arch = AG_ARCH_DINOV2, .modeling = "modeling_dinov2.py", .prefixes = {"dinov2."},
-     .input = AG_INPUT_PIXELS, .k_layers = "num_hidden_layers", .k_heads = "num_attention_heads",
-     .k_hidden = "hidden_size", .ff_mult = 4, .k_mlp_ratio = "mlp_ratio", .k_eps = "layer_norm_eps",
-     .eps = 1e-6, .k_act = "hidden_act", .act = "gelu", .k_channels = "num_channels",
-     .channels_dflt = 3, .k_image = "image_size", .image_dflt = 224, .k_patch = "patch_size",
-     .patch_dflt = 14, .bias_qkv = {"qkv_bias", 1}, .bias_o = {NULL, 1}, .bias_mlp = {NULL, 1},
-     .k_refuse = {"use_swiglu_ffn"},
-     .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE, .positions = AG_POS_LEARNED,
-     .causal = 0, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,
-     .probe = "embeddings.cls_token", .cls = "embeddings.cls_token",
-     .pos = "embeddings.position_embeddings", .conv1 = "embeddings.patch_embeddings.projection",
-     .layer = "encoder.layer.%d.", .norm1 = "norm1", .norm2 = "norm2",
-     .q = "attention.attention.query", .k = "attention.attention.key",
-     .v = "attention.attention.value", .o = "attention.output.dense", .up = "mlp.fc1",
-     .down = "mlp.fc2", .ls1 = "layer_scale1.lambda1", .ls2 = "layer_scale2.lambda1"},
+     .patch_dflt = 14, DINOV2_FIELDS},
+
+    /* modeling_dinov2_with_registers.py (c80ba31e) Dinov2WithRegistersModel:
+     * Dinov2's layers and names; Dinov2WithRegistersEmbeddings adds the
+     * positions to cat(cls_token, patches) (interpolate_pos_encoding:
+     * bicubic with antialias=True when the grid differs), then inserts
+     * register_tokens (1, num_register_tokens, d) after the CLS row, so
+     * registers get no position embedding. use_swiglu_ffn refused, mask_token
+     * unused; Dinov2WithRegistersForImageClassification saves
+     * "dinov2_with_registers." + these. */
+    {.model_type = "dinov2_with_registers", .arch = AG_ARCH_DINOV2_REGISTERS,
+     .modeling = "modeling_dinov2_with_registers.py", .prefixes = {"dinov2_with_registers."},
+     .patch_dflt = 16, .k_registers = "num_register_tokens", .registers_dflt = 4,
+     .registers = "embeddings.register_tokens", .pos_antialias = 1, DINOV2_FIELDS},
 
     /* modeling_clip.py (000f1ffd) CLIPVisionModel, saved with model_type
      * clip_vision_model: CLIPVisionEmbeddings cat(class_embedding (d),
@@ -553,6 +569,7 @@ const agm_arch *agm_arch_at(int i)
 const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
-           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, clip_vision_model, whisper, "
+           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, dinov2_with_registers, clip_vision_model, "
+           "whisper, "
            "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe, gptj, clip_text_model";
 }

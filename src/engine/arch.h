@@ -133,6 +133,12 @@ typedef struct {
     const char *ls1, *ls2;    /* DINOv2 layer scale vectors (d): each branch's
                                  output times it before its residual add */
     const char *k_mlp_ratio;  /* DINOv2: d_ff = int(hidden_size · mlp_ratio) */
+    const char *k_registers;  /* DINOv2 with registers: num_register_tokens */
+    int registers_dflt;       /* its default (Dinov2WithRegistersConfig 4) */
+    const char *registers;    /* register_tokens (1, R, d): rows 1..R after
+                                 the positions are added (none of their own) */
+    int pos_antialias;        /* interpolated positions through torch's
+                                 antialiased bicubic (antialias=True) */
     int clip_embed;           /* CLIP: class_embedding (d), position_embedding
                                  (1 + patches, d) an nn.Embedding, the patch
                                  Conv2d without bias, then emb_norm

@@ -218,6 +218,13 @@ static int cfg_input(cfgctx *c, const agm_arch *a, ag_model_config *g)
     g->patch_height = patch[0];
     g->patch_width = patch[1];
     g->max_positions = (int)np;
+    /* Dinov2WithRegistersEmbeddings: num_register_tokens rows beside the
+     * 1 + patches that have positions */
+    if (a->k_registers && (rc = cfg_int(c, a->k_registers, a->registers_dflt, 0, &g->n_registers)))
+        return rc;
+    if (np + g->n_registers > AGM_CAP_DIM)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d: with %lld positions above %d",
+                            c->path, a->k_registers, g->n_registers, np, AGM_CAP_DIM);
     return AG_OK;
 }
 
@@ -543,7 +550,7 @@ static int cfg_positions(cfgctx *c, const agm_arch *a, ag_model *m)
             return rc;
         g->position_offset = pad + 1;
     }
-    g->max_tokens = g->max_positions + a->pos_extra - g->position_offset;
+    g->max_tokens = g->max_positions + a->pos_extra - g->position_offset + g->n_registers;
     if (g->max_tokens < 1)
         return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d leaves no position below max_position_embeddings = %d",
                             c->path, a->k_pad, pad, g->max_positions);
@@ -982,7 +989,8 @@ int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err
                 {"image_height", g->image_height}, {"image_width", g->image_width},
                 {"patch_height", g->patch_height}, {"patch_width", g->patch_width},
                 {"max_frames", g->max_frames}, {"n_expert", g->n_expert}, {"top_k", g->top_k},
-                {"d_ff_expert", g->d_ff_expert}, {"d_ff_shared", g->d_ff_shared}};
+                {"d_ff_expert", g->d_ff_expert}, {"d_ff_shared", g->d_ff_shared},
+                {"n_registers", g->n_registers}};
     for (size_t k = 0; name && k < sizeof dims / sizeof *dims; k++)
         if (strcmp(name, dims[k].name) == 0)
             return *value = dims[k].value, AG_OK;

@@ -263,17 +263,18 @@ static int pixel_positions(const ag_model_config *g, const size_t *dim, size_t *
                             dim[0], dim[1], dim[2], g->in_channels, g->image_height, g->image_width);
     size_t gh = dim[1] / (size_t)g->patch_height, gw = dim[2] / (size_t)g->patch_width;
     size_t gh0 = (size_t)(g->image_height / g->patch_height), gw0 = (size_t)(g->image_width / g->patch_width);
+    size_t nreg = (size_t)g->n_registers, most = (size_t)AGM_CAP_DIM - 1 - nreg; /* checked at load: R < cap */
     if (gh == gh0 && gw == gw0) {
-        *n = (size_t)g->max_positions;
+        *n = (size_t)g->max_positions + nreg;
         return AG_OK;
     }
-    if (gh == 0 || gw == 0 || gh > (size_t)(AGM_CAP_DIM - 1) / gw)
-        return ag_error_set(err, AG_ESHAPE, "pixel_values of shape (%zu, %zu, %zu): the image must hold 1..%d patches of %dx%d",
-                            dim[0], dim[1], dim[2], AGM_CAP_DIM - 1, g->patch_height, g->patch_width);
+    if (gh == 0 || gw == 0 || gh > most / gw)
+        return ag_error_set(err, AG_ESHAPE, "pixel_values of shape (%zu, %zu, %zu): the image must hold 1..%zu patches of %dx%d",
+                            dim[0], dim[1], dim[2], most, g->patch_height, g->patch_width);
     if (gh0 != gw0)
         return ag_error_set(err, AG_ESHAPE, "pixel_values of shape (%zu, %zu, %zu): interpolating the position embeddings needs a square patch grid (Hugging Face reshapes them to sqrt(N) x sqrt(N)); this model's is %zux%zu, so it takes (%d, %d, %d)",
                             dim[0], dim[1], dim[2], gh0, gw0, g->in_channels, g->image_height, g->image_width);
-    *n = 1 + gh * gw;
+    *n = 1 + nreg + gh * gw;
     return AG_OK;
 }
 

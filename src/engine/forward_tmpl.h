@@ -1081,14 +1081,106 @@ static int FN(add_interp_positions)(const ag_model *m, size_t gh, size_t gw, FN(
     return AG_OK;
 }
 
+/* Output index o's weights along an axis of torch's antialiased bicubic
+ * resize (pytorch aten/src/ATen/native/cpu/UpSampleKernel.cpp @bb7240c3,
+ * HelperInterpBase::_compute_indices_min_size_weights_aa with
+ * HelperInterpCubic::aa_filter, Keys' a = −0.5): scale in/out, the filter
+ * of support 2 stretched by the scale when shrinking, centred on
+ * scale·(o + ½), cut to the input [xmin, xmin + count), normalised to sum
+ * 1. w holds at most kmax = ⌈support⌉·2 + 1 weights. */
+static void FN(aa_axis)(size_t in, size_t out, size_t o, size_t kmax, size_t *xmin, size_t *count, R *w)
+{
+    R scale = (R)in / (R)out, support = scale >= 1 ? 2 * scale : 2;
+    R invscale = scale >= 1 ? 1 / scale : 1, center = scale * ((R)o + (R)0.5), total = 0;
+    long lo = (long)(center - support + (R)0.5), hi = (long)(center + support + (R)0.5);
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > (long)in ? (long)in : hi;
+    size_t k = hi > lo ? (size_t)(hi - lo) : 0;
+    k = k > kmax ? kmax : k;
+    for (size_t j = 0; j < k; j++) {
+        R x = fabs(((R)(j + (size_t)lo) - center + (R)0.5) * invscale), a = (R)-0.5;
+        w[j] = x < 1 ? ((a + 2) * x - (a + 3)) * x * x + 1
+             : x < 2 ? ((a * x - 5 * a) * x + 8 * a) * x - 4 * a : 0;
+        total += w[j];
+    }
+    for (size_t j = 0; total != 0 && j < k; j++)
+        w[j] /= total;
+    *xmin = (size_t)lo;
+    *count = k;
+}
+
+/* One separable pass of the antialiased resize: dst[o] = Σ_j w_j·src[xmin
+ * + j] along an axis of `in` → `out` entries of stride `step` rows, for
+ * `outer` blocks (src block stride in·step, dst out·step) of `step` rows of
+ * d values, accumulated in R from the first tap (basic_loop_aa_*). */
+static int FN(aa_pass)(const R *src, R *dst, size_t in, size_t out, size_t outer, size_t step, size_t d)
+{
+    R scale = (R)in / (R)out;
+    size_t kmax = (size_t)ceil((double)(scale >= 1 ? 2 * scale : 2)) * 2 + 1, xmin, cnt;
+    R *w = malloc(kmax * sizeof *w);
+    if (!w)
+        return AG_ENOMEM;
+    for (size_t o = 0; o < out; o++) {
+        FN(aa_axis)(in, out, o, kmax, &xmin, &cnt, w);
+        for (size_t b = 0; b < outer; b++)
+            for (size_t r = 0; r < step * d; r++) {
+                const R *x = src + (b * in + xmin) * step * d + r;
+                R acc = cnt ? x[0] * w[0] : 0;
+                for (size_t j = 1; j < cnt; j++)
+                    acc += x[j * step * d] * w[j];
+                dst[(b * out + o) * step * d + r] = acc;
+            }
+    }
+    free(w);
+    return AG_OK;
+}
+
+/* h (n, d) += Dinov2WithRegistersEmbeddings.interpolate_pos_encoding
+ * (modeling_dinov2_with_registers.py c80ba31e: nn.functional.interpolate
+ * bicubic, antialias=True): row 0 the stored row 0, patch rows the g0 × g0
+ * grid resized to gh × gw as torch's separable_upsample_generic_Nd_kernel_
+ * impl does: the width first (g0 rows), then the height. */
+static int FN(add_interp_positions_aa)(const ag_model *m, size_t gh, size_t gw, FN(ws) *s)
+{
+    size_t d = (size_t)m->cfg.d_model, g0 = (size_t)(m->cfg.image_height / m->cfg.patch_height);
+    R *tab = zalloc((1 + g0 * g0) * d * sizeof(R)), *wide = zalloc(g0 * gw * d * sizeof(R));
+    R *grid = zalloc(gh * gw * d * sizeof(R));
+    int rc = tab && wide && grid ? AG_OK : AG_ENOMEM;
+    if (rc == AG_OK) {
+        CONV(&m->pos_emb, 0, (1 + g0 * g0) * d, tab);
+        rc = FN(aa_pass)(tab + d, wide, g0, gw, g0, 1, d);
+    }
+    if (rc == AG_OK)
+        rc = FN(aa_pass)(wide, grid, g0, gh, 1, gw, d);
+    for (size_t c = 0; rc == AG_OK && c < d; c++)
+        s->h[c] += tab[c];
+    for (size_t i = 0; rc == AG_OK && i < gh * gw * d; i++)
+        s->h[d + i] += grid[i];
+    free(tab);
+    free(wide);
+    free(grid);
+    return rc;
+}
+
+/* Dinov2WithRegistersEmbeddings.forward: after the positions, cat(row 0,
+ * register_tokens, the patch rows): the n − R rows move down by R and the
+ * registers fill rows 1..R. */
+static void FN(insert_registers)(const ag_model *m, size_t n, FN(ws) *s)
+{
+    size_t d = (size_t)m->cfg.d_model, nreg = (size_t)m->cfg.n_registers;
+    memmove(s->h + (1 + nreg) * d, s->h + d, (n - 1 - nreg) * d * sizeof *s->h);
+    CONV(&m->registers, 0, nreg * d, s->h + d);
+}
+
 /* modeling_vit.py ViTEmbeddings: row 0 the
  * cls_token, row 1 + py·⌊W/p_w⌋ + px patch (py, px) through
  * ViTPatchEmbeddings' Conv2d (kernel = stride = patch: one product of its
  * im2col rows by the flattened kernel), then + position_embeddings (the
  * stored table for the configured grid, else interpolated). */
-static int FN(embed_pixels)(const ag_model *m, const fwd_input *in, size_t n, FN(ws) *s)
+static int FN(embed_pixels)(const ag_model *m, const fwd_input *in, size_t n_all, FN(ws) *s)
 {
     const ag_model_config *g = &m->cfg;
+    size_t n = n_all - (size_t)g->n_registers; // CLS and the patches: the rows with positions
     size_t d = (size_t)g->d_model, C = in->dim[0], H = in->dim[1], W = in->dim[2];
     size_t ph = (size_t)g->patch_height, pw = (size_t)g->patch_width, gw = W / pw, np = n - 1;
     size_t k = C * ph * pw;
@@ -1109,12 +1201,16 @@ static int FN(embed_pixels)(const ag_model *m, const fwd_input *in, size_t n, FN
     int rc = AG_OK;
     if (n == (size_t)g->max_positions && H / ph == (size_t)(g->image_height / g->patch_height))
         FN(add_position_rows)(m, n, s);
+    else if (m->arch->pos_antialias)
+        rc = FN(add_interp_positions_aa)(m, H / ph, gw, s);
     else
         rc = FN(add_interp_positions)(m, H / ph, gw, s);
+    if (rc == AG_OK && g->n_registers)
+        FN(insert_registers)(m, n_all, s);
     if (rc == AG_OK)
-        rc = FN(check_rows)(s, s->h, n, d, "embedding sum", -1, -1);
+        rc = FN(check_rows)(s, s->h, n_all, d, "embedding sum", -1, -1);
     if (rc == AG_OK && m->arch->emb_norm) /* CLIPVisionTransformer pre_layrnorm */
-        rc = FN(norm)(s, m, &m->emb_norm, m->arch->emb_norm, s->h, s->h, n, -1);
+        rc = FN(norm)(s, m, &m->emb_norm, m->arch->emb_norm, s->h, s->h, n_all, -1);
     return rc;
 }
 

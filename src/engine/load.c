@@ -491,8 +491,10 @@ static int load_input_stage(loader *L)
     size_t cls[3] = {1, 1, d}, pos[3] = {1, P, d},
            k[4] = {d, C, (size_t)g->patch_height, (size_t)g->patch_width};
     int flat = a->clip_embed; /* CLIP: (d) and (P, d) */
+    size_t reg[3] = {1, (size_t)g->n_registers, d}; /* Dinov2WithRegistersEmbeddings */
     if ((rc = find_tensor(L, a->cls, "", NULL, flat ? 1 : 3, flat ? cls + 2 : cls, &m->cls)) ||
         (rc = find_tensor(L, a->pos, "", NULL, flat ? 2 : 3, flat ? pos + 1 : pos, &m->pos_emb)) ||
+        (g->n_registers && (rc = find_tensor(L, a->registers, "", NULL, 3, reg, &m->registers))) ||
         (rc = load_norm(L, a->emb_norm, &m->emb_norm)))
         return rc;
     return load_conv(L, a->conv1, 4, k, &m->conv1);

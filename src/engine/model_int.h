@@ -128,6 +128,7 @@ struct ag_model {
     agm_norm emb_norm;   /* BERT family embeddings.LayerNorm */
     agm_norm final_norm; /* ln_f, norm, final_layer_norm (cfg.final_norm) */
     agm_tensor cls;      /* ViT cls_token (d) */
+    agm_tensor registers; /* DINOv2 register_tokens (R, d); p NULL: none */
     agm_lin conv1;       /* ViT patch projection, Whisper conv1: the kernel
                             (d, C, k_h, k_w) read as an nn.Linear [out, in]
                             of in = C·k_h·k_w (the flattened kernel) */

@@ -227,7 +227,8 @@ static void wiring_json(const ag_model *m, json_t *o)
 
 /* What the pass takes: "input" tokens, pixels or features; for a tensor
  * model its shape ("[3, 224, 224]"; Whisper "[80, 1..3000]": any
- * frame count up to the most) and a ViT's patch grid. */
+ * frame count up to the most), a ViT's patch grid and DINOv2's register
+ * tokens (rows 1..R, Darcet et al. 2024, Sec. 2.2). */
 static void input_json(const ag_model *m, json_t *o)
 {
     static const char *const kinds[] = {"tokens", "pixels", "features"};
@@ -246,6 +247,13 @@ static void input_json(const ag_model *m, json_t *o)
         snprintf(text, sizeof text, "%dx%d", g->image_height / g->patch_height,
                  g->image_width / g->patch_width);
         json_object_set_new(o, "patch_grid", json_string(text));
+    }
+    if (g->n_registers) { /* only where set: earlier models' info unchanged */
+        json_object_set_new(o, "registers", json_integer(g->n_registers));
+        char layout[192];
+        snprintf(layout, sizeof layout, "0 [CLS], 1..%d registers [REG0]..[REG%d] (no position embedding), then the patches",
+                 g->n_registers, g->n_registers - 1);
+        json_object_set_new(o, "token_layout", json_string(layout));
     }
 }
 
