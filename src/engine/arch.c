@@ -88,6 +88,19 @@
 #define FALCON_SEQ .residual = AG_RESIDUAL_PRE, .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm"
 #define FALCON_OLD(par, mq) {"new_decoder_architecture", 0, 0}, {"parallel_attn", 1, par}, {"multi_query", 1, mq}
 
+/* T5's keys and the tensors both stacks name alike (modeling_t5.py). */
+#define T5_KEYS                                                                             \
+    .model_type = "t5", .arch = AG_ARCH_T5, .modeling = "modeling_t5.py", .k_heads = "num_heads", \
+    .k_hidden = "d_model", .k_ff = "d_ff", .k_head_dim = "d_kv", .head_dim_dflt = 64,        \
+    .k_eps = "layer_norm_epsilon", .eps = 1e-6, .act = "relu", .k_ff_proj = "feed_forward_proj", BIAS_NONE,  \
+    .norm = AG_NORM_RMS, .residual = AG_RESIDUAL_PRE, .positions = AG_POS_RELATIVE,          \
+    .no_scale = 1, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, .tok = "shared.weight",       \
+    .k_buckets = "relative_attention_num_buckets",                                          \
+    .k_max_distance = "relative_attention_max_distance",                                    \
+    .rel_bias = "layer.0.SelfAttention.relative_attention_bias.weight",                     \
+    .norm1 = "layer.0.layer_norm", .q = "layer.0.SelfAttention.q", .k = "layer.0.SelfAttention.k", \
+    .v = "layer.0.SelfAttention.v", .o = "layer.0.SelfAttention.o"
+
 static const agm_arch archs[] = {
     /* modeling_gpt2.py GPT2Model: Conv1D [in, out] weights, c_attn's columns
      * Q | K | V, pre-LN, ln_f, learned positions. */
@@ -533,6 +546,29 @@ static const agm_arch archs[] = {
      .tok = "wte.weight", .final_norm = "ln_f", .layer = "h.%d.", .norm1 = "ln_1", .norm2 = "ln_1",
      .q = "attn.q_proj", .k = "attn.k_proj", .v = "attn.v_proj", .o = "attn.out_proj",
      .up = "mlp.fc_in", .down = "mlp.fc_out"},
+
+    /* modeling_t5.py (6b8b757d), configuration_t5.py: T5Stack of T5Block,
+     * T5LayerSelfAttention pre-norm (layer.0.layer_norm: T5LayerNorm, the
+     * RMS form, eps layer_norm_epsilon), T5Attention q/k/v/o bias-free, no
+     * score scaling, position_bias of block 0's relative_attention_bias
+     * (bidirectional buckets in the encoder) shared by every block,
+     * T5LayerFF (DenseReluDense wi, wo; gated-ACT: wi_0 through ACT times
+     * wi_1, gated-gelu meaning gelu_new), final_layer_norm before the last
+     * hidden state; shared.weight the token embedding of both stacks. */
+    {T5_KEYS, .stack = 1, .k_layers = "num_layers", .causal = 0, .final_norm = "encoder.final_layer_norm",
+     .layer = "encoder.block.%d.", .norm2 = "layer.1.layer_norm", .up = "layer.1.DenseReluDense.wi",
+     .gate = "layer.1.DenseReluDense.wi_0", .up_gated = "layer.1.DenseReluDense.wi_1",
+     .down = "layer.1.DenseReluDense.wo"},
+    /* The decoder stack: num_decoder_layers (default num_layers), causal
+     * self-attention with unidirectional buckets, then T5LayerCrossAttention
+     * (layer.1: EncDecAttention over the encoder's last hidden state, no
+     * position bias), then T5LayerFF as layer.2. */
+    {T5_KEYS, .stack = 2, .k_layers = "num_decoder_layers", .k_layers_dflt = "num_layers", .causal = 1,
+     .final_norm = "decoder.final_layer_norm", .layer = "decoder.block.%d.",
+     .norm_cross = "layer.1.layer_norm", .cq = "layer.1.EncDecAttention.q", .ck = "layer.1.EncDecAttention.k",
+     .cv = "layer.1.EncDecAttention.v", .co = "layer.1.EncDecAttention.o", .norm2 = "layer.2.layer_norm",
+     .up = "layer.2.DenseReluDense.wi", .gate = "layer.2.DenseReluDense.wi_0",
+     .up_gated = "layer.2.DenseReluDense.wi_1", .down = "layer.2.DenseReluDense.wo"},
 };
 
 #define N_ARCHS ((int)(sizeof archs / sizeof *archs))
@@ -554,5 +590,6 @@ const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
            "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, clip_vision_model, whisper, "
-           "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe, gptj, clip_text_model";
+           "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe, gptj, clip_text_model, "
+           "t5 (ag_seq2seq_load)";
 }

@@ -99,6 +99,8 @@ typedef struct {
     const int32_t *ids;
     const double *values;
     size_t dim[3];
+    void *cross; /* an encoder–decoder pass's shared buffers (forward_tmpl.h
+                    FN(xws): the encoder's output, cross-attention), or NULL */
 } fwd_input;
 
 #define R float
@@ -204,6 +206,9 @@ int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
     if (m->cfg.input_kind != AG_INPUT_TOKENS)
         return ag_error_set(err, AG_EINVAL, "forward pass: this model (model_type %s) takes %s, not token ids (ag_model_forward_values)",
                             m->cfg.model_type, input_name(m->cfg.input_kind));
+    if (m->cross)
+        return ag_error_set(err, AG_EINVAL, "forward pass: the decoder of %s needs the encoder's output (ag_seq2seq_forward)",
+                            m->cfg.model_type);
     int rc = ag_model_check_ids(m, ids, n, err);
     if (rc != AG_OK)
         return rc;
@@ -344,4 +349,70 @@ int ag_model_forward_values(const ag_model *m, const double *input, int ndim,
     if ((rc = check_values(&in, cnt, o.precision == AG_PRECISION_F32, err)))
         return rc;
     return run_pass(m, &in, n, &o, fn, user, hidden, err);
+}
+
+/* ---- encoder–decoder models ---------------------------------------------- */
+
+/* modeling_t5.py (6b8b757d) T5Attention._relative_position_bucket: half the
+ * buckets (each direction's, when bidirectional) exact for |rel| <
+ * max_exact, the rest logarithmic up to max_distance; HF forms the
+ * logarithm in float32 (torch.log of relative_position.float(), divided by
+ * math.log(...) taken to float32, times the bucket count) and truncates. */
+int agm_t5_bucket(int rel, int bidirectional, int num_buckets, int max_distance)
+{
+    int ret = 0, r;
+    if (bidirectional) {
+        num_buckets /= 2;
+        ret = rel > 0 ? num_buckets : 0;
+        r = rel < 0 ? -rel : rel;
+    } else
+        r = rel < 0 ? -rel : 0; // -min(rel, 0): keys after the query share bucket 0
+    int max_exact = num_buckets / 2;
+    if (r < max_exact)
+        return ret + r;
+    float v = logf((float)r / (float)max_exact) / (float)log((double)max_distance / max_exact) *
+              (float)(num_buckets - max_exact);
+    int large = max_exact + (int)v;
+    return ret + (large < num_buckets - 1 ? large : num_buckets - 1);
+}
+
+/* Both stacks' ids checked, options read; hidden_fn and block_fn (one
+ * stack's streams) refused. */
+static int seq2seq_check(const ag_seq2seq *s, const int32_t *src, size_t ns, const int32_t *tgt,
+                         size_t nt, const ag_forward_options *o, ag_error *err)
+{
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER), *dec = ag_seq2seq_stack(s, AG_STACK_DECODER);
+    if (!enc || !dec)
+        return ag_error_set(err, AG_EINVAL, "forward pass: no model");
+    if (o->hidden_fn || o->block_fn)
+        return ag_error_set(err, AG_EINVAL, "forward pass: hidden_fn and block_fn are not supported for an encoder-decoder pass (use enc_hidden, dec_hidden)");
+    for (int k = 0; k < 2; k++) {
+        int rc = ag_model_check_ids(k ? dec : enc, k ? tgt : src, k ? nt : ns, err);
+        if (rc != AG_OK && err) { // which sequence, before the reason
+            char why[sizeof err->message];
+            memcpy(why, err->message, sizeof why);
+            return ag_error_set(err, rc, "%s: %s", k ? "target" : "source", why);
+        }
+        if (rc != AG_OK)
+            return rc;
+    }
+    return AG_OK;
+}
+
+int ag_seq2seq_forward(const ag_seq2seq *s, const int32_t *src, size_t n_src, const int32_t *tgt,
+                       size_t n_tgt, const ag_forward_options *opt, ag_layer_fn fn, void *user,
+                       double *enc_hidden, double *dec_hidden, ag_error *err)
+{
+    ag_forward_options o;
+    int rc = read_options(opt, &o, err);
+    if (rc == AG_OK)
+        rc = seq2seq_check(s, src, n_src, tgt, n_tgt, &o, err);
+    if (rc != AG_OK)
+        return rc;
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER), *dec = ag_seq2seq_stack(s, AG_STACK_DECODER);
+    if (o.precision == AG_PRECISION_F64)
+        return seq2seq_f64(enc, dec, src, n_src, tgt, n_tgt, &o, fn, user, enc_hidden, dec_hidden, err);
+    if (o.precision == AG_PRECISION_F32)
+        return seq2seq_f32(enc, dec, src, n_src, tgt, n_tgt, &o, fn, user, enc_hidden, dec_hidden, err);
+    return ag_error_set(err, AG_EINVAL, "forward pass: unknown precision %d", (int)o.precision);
 }

@@ -1462,6 +1462,124 @@ def gptj_forward(cfg, W, ids):
     return np.stack(attns), np.stack(hidden)
 
 
+# ------------------------------------------------ encoder-decoder models ---
+
+def t5_bucket(rel, bidirectional, num_buckets, max_distance):
+    """T5Attention._relative_position_bucket (modeling_t5.py @6b8b757dfcb5)
+    of the int array rel = key - query.  HF's logarithm is float32: the
+    float32 quotient rel / max_exact, torch.log, divided by
+    math.log(max_distance / max_exact) taken to float32, times the log
+    buckets, truncated (.to(torch.long))."""
+    rel = np.asarray(rel, dtype=np.int64)
+    ret = np.zeros_like(rel)
+    if bidirectional:
+        num_buckets //= 2
+        ret += (rel > 0).astype(np.int64) * num_buckets
+        r = np.abs(rel)
+    else:
+        r = -np.minimum(rel, 0)
+    max_exact = num_buckets // 2
+    small = r < max_exact
+    with np.errstate(divide="ignore"):
+        v = np.log(r.astype(np.float32) / np.float32(max_exact)) \
+            / np.float32(math.log(max_distance / max_exact)) * np.float32(num_buckets - max_exact)
+    large = max_exact + np.where(small, 0, v).astype(np.int64)
+    large = np.minimum(large, num_buckets - 1)
+    return ret + np.where(small, r, large)
+
+
+def t5_stack(cfg, W, ids, decoder, enc_out=None):
+    """T5Stack.forward (modeling_t5.py @6b8b757dfcb5) of one stack: shared
+    embedding; block 0's relative_attention_bias gives position_bias
+    (compute_bias: bidirectional buckets unless is_decoder), shared by all
+    blocks; per block T5LayerSelfAttention h + o(attn(T5LayerNorm(h))) with
+    scores q k^T + position_bias (no scaling; causal mask in the decoder),
+    then (decoder) T5LayerCrossAttention over enc_out with a zero bias, then
+    T5LayerFF h + wo(act(wi(n(h)))) or gated wo(act(wi_0 x) * wi_1 x);
+    final_layer_norm before the last hidden state.  T5LayerNorm is the RMS
+    form w * x / sqrt(mean(x^2) + eps).  Returns (self attn, cross attn,
+    hidden, self scores, cross scores)."""
+    H, hd, d = cfg["num_heads"], cfg.get("d_kv", 64), cfg["d_model"]
+    eps = cfg.get("layer_norm_epsilon", 1e-6)
+    proj = cfg.get("feed_forward_proj", "relu")
+    gated = proj.startswith("gated-")
+    act = activation("gelu_new" if proj == "gated-gelu" else proj.split("-")[-1])
+    nb = cfg.get("relative_attention_num_buckets", 32)
+    md = cfg.get("relative_attention_max_distance", 128)
+    L = cfg.get("num_decoder_layers") or cfg["num_layers"] if decoder else cfg["num_layers"]
+    st = "decoder." if decoder else "encoder."
+    n = len(ids)
+    rel = np.arange(n)[None, :] - np.arange(n)[:, None]
+    table = W(st + "block.0.layer.0.SelfAttention.relative_attention_bias.weight")
+    bias = table[t5_bucket(rel, not decoder, nb, md)].transpose(2, 0, 1)  # [H, n, n]
+    vis = visible_keys(n, decoder)
+    h = W("shared.weight")[ids]
+    hidden, attns, cross, ss, cs = [h], [], [], [], []
+
+    def attend(x, kv, name, b, mask):
+        q = split_heads(linear(x, W, name + ".q", False), H, hd)
+        k = split_heads(linear(kv, W, name + ".k", False), H, hd)
+        v = split_heads(linear(kv, W, name + ".v", False), H, hd)
+        sc = np.einsum("hid,hjd->hij", q, k) + b
+        sc = np.where(mask, sc, -np.inf)
+        m = sc.max(axis=-1, keepdims=True)
+        e = np.exp(sc - m)
+        pr = e / e.sum(axis=-1, keepdims=True)
+        return pr, sc, linear(merge_heads(np.einsum("hij,hjd->hid", pr, v)), W, name + ".o", False)
+
+    for l in range(L):
+        p = st + "block.%d.layer." % l
+        x = rms_norm(h, W(p + "0.layer_norm.weight"), eps)
+        pr, sc, o = attend(x, x, p + "0.SelfAttention", bias, vis)
+        h = h + o
+        attns.append(pr)
+        ss.append(sc)
+        f = 1
+        if decoder:
+            x = rms_norm(h, W(p + "1.layer_norm.weight"), eps)
+            pr, sc, o = attend(x, enc_out, p + "1.EncDecAttention", 0.0, True)
+            h = h + o
+            cross.append(pr)
+            cs.append(sc)
+            f = 2
+        x = rms_norm(h, W(p + "%d.layer_norm.weight" % f), eps)
+        ff = p + "%d.DenseReluDense." % f
+        if gated:
+            y = act(linear(x, W, ff + "wi_0", False)) * linear(x, W, ff + "wi_1", False)
+        else:
+            y = act(linear(x, W, ff + "wi", False))
+        h = h + linear(y, W, ff + "wo", False)
+        hidden.append(h)
+    hidden[-1] = rms_norm(h, W(st + "final_layer_norm.weight"), eps)
+    return attns, cross, np.stack(hidden), ss, cs
+
+
+def t5_forward(cfg, W, src, tgt):
+    """T5Model(input_ids=src, decoder_input_ids=tgt) with output_attentions
+    and output_hidden_states: a dict of encoder_attentions [L_enc, H, n_src,
+    n_src], decoder_attentions [L_dec, H, n_tgt, n_tgt], cross_attentions
+    [L_dec, H, n_tgt, n_src], encoder_hidden_states [L_enc+1, n_src, d],
+    decoder_hidden_states [L_dec+1, n_tgt, d] and each attention's
+    pre-softmax scores (*_scores, -inf where masked)."""
+    ea, _, eh, es, _ = t5_stack(cfg, W, np.asarray(src), False)
+    da, ca, dh, ds, cs = t5_stack(cfg, W, np.asarray(tgt), True, eh[-1])
+    return {"encoder_attentions": np.stack(ea), "decoder_attentions": np.stack(da),
+            "cross_attentions": np.stack(ca), "encoder_hidden_states": eh,
+            "decoder_hidden_states": dh, "encoder_scores": np.stack(es),
+            "decoder_scores": np.stack(ds), "cross_scores": np.stack(cs)}
+
+
+SEQ2SEQ = {"t5": (t5_forward, [])}
+
+
+def seq2seq_forward(folder, src, tgt):
+    """An encoder-decoder folder's pass (SEQ2SEQ) on source and target ids."""
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    fn, prefixes = SEQ2SEQ[cfg["model_type"]]
+    return fn(cfg, Weights(load_weights(folder), prefixes), src, tgt)
+
+
 def _class_forward(cls):
     return lambda cfg, W, ids: cls(cfg, W).forward(ids)
 

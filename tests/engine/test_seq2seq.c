@@ -1,0 +1,335 @@
+/* test_seq2seq.c — encoder–decoder passes (ag_seq2seq_forward) on the
+ * random-weight T5 folders of tests/data/models/arch/ (t5: v1.0 ReLU, tied,
+ * 8 buckets over distance 20 so that short inputs reach the logarithmic
+ * buckets; t5-v1_1: gated-gelu, untied, BF16, num_decoder_layers 3 != 2),
+ * compared with the float64 references of tests/ref/hf_forward.py
+ * (t5_forward, a port of modeling_t5.py) in tests/data/archref/<name>/:
+ *   f64: |attn − ref| <= 1e-9,  |hidden − ref| <= 1e-9 · max(1, |ref|)
+ *   f32: |attn − ref| <= 1e-5,  |hidden − ref| <= 1e-5 · max(1, |ref|)
+ * for the encoder's and the decoder's self-attention, the cross-attention
+ * and both stacks' hidden states; and a closed form: with W_Q = W_K = 0
+ * every self-attention row is the softmax of its relative-position bias
+ * (buckets derived here by hand), every cross-attention row uniform. Run
+ * from the repository root. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attngeom/core.h"
+#include "attngeom/io.h"
+#include "attngeom/model.h"
+#include "../util/test_io_util.h"
+#include "../util/test_model_util.h"
+
+#define ARCH_DIR "tests/data/models/arch"
+#define REF_DIR "tests/data/archref"
+
+enum { ENC, DEC, CROSS, EH, DH, NREF };
+static const char *ref_names[NREF] = {"encoder_attentions", "decoder_attentions", "cross_attentions",
+                                      "encoder_hidden_states", "decoder_hidden_states"};
+
+typedef struct {
+    ag_array ref[NREF];
+    int32_t *src, *tgt;
+    size_t ns, nt;
+} s2s_ref;
+
+static void ref_load(const char *name, s2s_ref *r)
+{
+    char p[512];
+    ag_error err = {0};
+    for (int k = 0; k < NREF; k++) {
+        snprintf(p, sizeof p, REF_DIR "/%s/%s.npy", name, ref_names[k]);
+        cr_assert_eq(ag_npy_read(p, &r->ref[k], &err), AG_OK, "%s", err.message);
+    }
+    snprintf(p, sizeof p, REF_DIR "/%s/ids.json", name);
+    r->src = read_ids_key(p, "src", &r->ns);
+    r->tgt = read_ids_key(p, "tgt", &r->nt);
+}
+
+static void ref_free(s2s_ref *r)
+{
+    for (int k = 0; k < NREF; k++)
+        ag_array_free(&r->ref[k]);
+    free(r->src);
+    free(r->tgt);
+}
+
+/* What the callback saw: the largest error per kind, the order of views. */
+typedef struct {
+    const s2s_ref *r;
+    double err[3];
+    int seen[3];
+    int last_stack;
+} s2s_cmp;
+
+static int s2s_cmp_layer(const ag_layer_view *v, void *user)
+{
+    s2s_cmp *c = user;
+    int kind = v->stack == AG_STACK_ENCODER ? ENC : v->stack == AG_STACK_DECODER ? DEC : CROSS;
+    cr_assert(v->stack >= AG_STACK_ENCODER && v->stack <= AG_STACK_CROSS, "stack %d", v->stack);
+    /* the encoder's layers, then per decoder layer its self- then its cross-attention */
+    cr_assert(kind != ENC || c->seen[DEC] == 0, "an encoder layer after the decoder's");
+    cr_assert(kind != CROSS || c->last_stack == AG_STACK_DECODER, "cross-attention not after self-attention");
+    cr_assert_eq(v->layer, c->seen[kind], "layers out of order");
+    const ag_array *a = &c->r->ref[kind];
+    size_t nk = kind == CROSS ? c->r->ns : v->n;
+    cr_assert_eq(v->n, kind == ENC ? c->r->ns : c->r->nt);
+    cr_assert_eq(v->n_kv, nk, "n_kv %zu, expected %zu", v->n_kv, nk);
+    cr_assert_eq(a->shape[3], nk);
+    cr_assert_not_null(v->x_kv);
+    size_t cnt = (size_t)v->n_head * v->n * nk;
+    const double *ref = a->data + (size_t)v->layer * cnt;
+    for (size_t i = 0; i < cnt; i++) {
+        double e = fabs(v->attn[i] - ref[i]);
+        if (!(e <= c->err[kind]))
+            c->err[kind] = e;
+        if (ref[i] == 0.0) // the decoder's causal mask: exactly 0 on both sides
+            cr_assert_eq(v->attn[i], 0.0, "masked entry %zu of layer %d is %g", i, v->layer, v->attn[i]);
+    }
+    c->seen[kind]++;
+    c->last_stack = v->stack;
+    return 0;
+}
+
+static double hidden_err(const double *h, const ag_array *ref)
+{
+    double e = 0;
+    for (size_t i = 0; i < ag_array_size(ref); i++) {
+        double d = fabs(h[i] - ref->data[i]) / fmax(1.0, fabs(ref->data[i]));
+        e = d <= e ? e : d;
+    }
+    return e;
+}
+
+static void check_precision(const ag_seq2seq *s, const char *name, const s2s_ref *r, ag_precision prec,
+                            double tol)
+{
+    const char *pn = prec == AG_PRECISION_F64 ? "f64" : "f32";
+    ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+    o.precision = prec;
+    ag_error err = {0};
+    double *eh = calloc(ag_array_size(&r->ref[EH]), sizeof *eh);
+    double *dh = calloc(ag_array_size(&r->ref[DH]), sizeof *dh);
+    s2s_cmp c = {.r = r};
+    int rc = ag_seq2seq_forward(s, r->src, r->ns, r->tgt, r->nt, &o, s2s_cmp_layer, &c, eh, dh, &err);
+    cr_assert_eq(rc, AG_OK, "%s %s: %s", name, pn, err.message);
+    for (int k = ENC; k <= CROSS; k++)
+        cr_assert_eq((size_t)c.seen[k], r->ref[k].shape[0], "%s %s: %d layers of %s, reference %zu", name, pn,
+                     c.seen[k], ref_names[k], r->ref[k].shape[0]);
+    double e_eh = hidden_err(eh, &r->ref[EH]), e_dh = hidden_err(dh, &r->ref[DH]);
+    fprintf(stderr, "[seq2seq] %-8s %s: enc %.3g dec %.3g cross %.3g, hidden enc %.3g dec %.3g\n", name, pn,
+            c.err[ENC], c.err[DEC], c.err[CROSS], e_eh, e_dh);
+    for (int k = ENC; k <= CROSS; k++)
+        cr_expect_leq(c.err[k], tol, "%s %s: %s error %g", name, pn, ref_names[k], c.err[k]);
+    cr_expect_leq(e_eh, tol, "%s %s: encoder hidden error %g", name, pn, e_eh);
+    cr_expect_leq(e_dh, tol, "%s %s: decoder hidden error %g", name, pn, e_dh);
+    free(eh);
+    free(dh);
+}
+
+static void check_folder(const char *name)
+{
+    char dir[512];
+    s2s_ref r = {0};
+    ref_load(name, &r);
+    snprintf(dir, sizeof dir, ARCH_DIR "/%s", name);
+    ag_seq2seq *s = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_seq2seq_load(dir, &s, &err), AG_OK, "%s: %s", name, err.message);
+    const ag_model_config *ge = ag_model_get_config(ag_seq2seq_stack(s, AG_STACK_ENCODER));
+    const ag_model_config *gd = ag_model_get_config(ag_seq2seq_stack(s, AG_STACK_DECODER));
+    cr_assert_eq((size_t)ge->n_layer + 1, r.ref[EH].shape[0]);
+    cr_assert_eq((size_t)gd->n_layer + 1, r.ref[DH].shape[0]);
+    cr_assert_eq(ge->arch, AG_ARCH_T5);
+    cr_assert_eq(ge->positions, AG_POS_RELATIVE);
+    cr_assert_eq(ge->attn_scale, 1.0, "T5 scores are not scaled");
+    check_precision(s, name, &r, AG_PRECISION_F64, 1e-9);
+    check_precision(s, name, &r, AG_PRECISION_F32, 1e-5);
+    ag_seq2seq_free(s);
+    ref_free(&r);
+}
+
+Test(seq2seq, t5) { check_folder("t5"); }
+Test(seq2seq, t5_v1_1) { check_folder("t5-v1_1"); }
+
+/* The encoder alone (T5EncoderModel's pass) through ag_model_forward: the
+ * same attention and hidden states as in the encoder–decoder pass. */
+static int enc_only_layer(const ag_layer_view *v, void *user)
+{
+    s2s_cmp *c = user;
+    cr_assert_eq(v->stack, AG_STACK_ENCODER);
+    size_t cnt = (size_t)v->n_head * v->n * v->n;
+    const double *ref = c->r->ref[ENC].data + (size_t)v->layer * cnt;
+    for (size_t i = 0; i < cnt; i++)
+        c->err[ENC] = fmax(c->err[ENC], fabs(v->attn[i] - ref[i]));
+    c->seen[ENC]++;
+    return 0;
+}
+
+Test(seq2seq, encoder_alone)
+{
+    s2s_ref r = {0};
+    ref_load("t5", &r);
+    ag_seq2seq *s = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_seq2seq_load(ARCH_DIR "/t5", &s, &err), AG_OK, "%s", err.message);
+    double *eh = calloc(ag_array_size(&r.ref[EH]), sizeof *eh);
+    s2s_cmp c = {.r = &r};
+    int rc = ag_model_forward(ag_seq2seq_stack(s, AG_STACK_ENCODER), r.src, r.ns, AG_PRECISION_F64,
+                              enc_only_layer, &c, eh, &err);
+    cr_assert_eq(rc, AG_OK, "%s", err.message);
+    cr_assert_eq((size_t)c.seen[ENC], r.ref[ENC].shape[0]);
+    cr_expect_leq(c.err[ENC], 1e-9);
+    cr_expect_leq(hidden_err(eh, &r.ref[EH]), 1e-9);
+    /* the decoder needs the encoder's output */
+    rc = ag_model_forward(ag_seq2seq_stack(s, AG_STACK_DECODER), r.tgt, r.nt, AG_PRECISION_F64, NULL, NULL,
+                          NULL, &err);
+    cr_assert_eq(rc, AG_EINVAL);
+    cr_assert(strstr(err.message, "ag_seq2seq_forward"), "%s", err.message);
+    cr_assert_null(ag_seq2seq_stack(s, AG_STACK_CROSS));
+    free(eh);
+    ag_seq2seq_free(s);
+    ref_free(&r);
+}
+
+Test(seq2seq, refusals)
+{
+    expect_load_error(ARCH_DIR "/t5", AG_EUNSUPPORTED, "encoder-decoder");
+    cr_assert_eq(ag_model_dir_is_seq2seq(ARCH_DIR "/t5"), 1);
+    cr_assert_eq(ag_model_dir_is_seq2seq(ARCH_DIR "/gptj"), 0);
+    cr_assert_eq(ag_model_dir_is_seq2seq("/nonexistent"), 0);
+    ag_seq2seq *s = NULL;
+    ag_error err = {0};
+    cr_assert_neq(ag_seq2seq_load(ARCH_DIR "/gptj", &s, &err), AG_OK);
+    cr_assert_null(s);
+    cr_assert_eq(ag_seq2seq_load(ARCH_DIR "/t5", &s, &err), AG_OK, "%s", err.message);
+    int32_t ok[2] = {3, 4}, bad[2] = {3, 4000};
+    cr_assert_eq(ag_seq2seq_forward(s, ok, 2, bad, 2, NULL, NULL, NULL, NULL, NULL, &err), AG_ERANGE);
+    cr_assert(strstr(err.message, "target: "), "%s", err.message);
+    cr_assert_eq(ag_seq2seq_forward(s, ok, 0, ok, 2, NULL, NULL, NULL, NULL, NULL, &err), AG_EINVAL);
+    ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+    o.hidden_fn = (ag_hidden_fn)1; // never called: refused first
+    cr_assert_eq(ag_seq2seq_forward(s, ok, 2, ok, 2, &o, NULL, NULL, NULL, NULL, &err), AG_EINVAL);
+    ag_seq2seq_free(s);
+}
+
+/* ---- closed form: Q = K = 0 ---------------------------------------------- */
+
+/* The t5 folder (8 buckets, max distance 20) by hand, from
+ * _relative_position_bucket. Encoder (bidirectional): 4 buckets a side,
+ * max_exact 2; |r| >= 2 gets 2 + ⌊ln(|r|/2)/ln 10 · 2⌋ capped at 3, which
+ * reaches 3 at |r|/2 >= √10, |r| >= 7; keys after the query add 4.
+ * Decoder (unidirectional, r = i − j >= 0): 8 buckets, max_exact 4; r >= 4
+ * gets 4 + ⌊ln(r/4)/ln 5 · 4⌋: r = 4, 5 -> 4 (ln 1.25/ln 5·4 = 0.55),
+ * r = 6, 7, 8 -> 5 (ln 1.5/ln 5·4 = 1.008, ln 2/ln 5·4 = 1.72). */
+static int enc_bucket(int rel)
+{
+    int r = abs(rel), b = r < 2 ? r : r < 7 ? 2 : 3;
+    return b + (rel > 0 ? 4 : 0);
+}
+
+static int dec_bucket(int rel)
+{
+    static const int by_r[9] = {0, 1, 2, 3, 4, 4, 5, 5, 5};
+    return by_r[rel < 0 ? -rel : 0];
+}
+
+/* A copy of the t5 folder with every q and k weight (self and cross) 0. */
+static const char *zero_qk_folder(void)
+{
+    const char *dir = tio_path("t5-qk0");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp " ARCH_DIR "/t5/config.json " ARCH_DIR "/t5/model.safetensors '%s'/",
+             dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    char st_path[600];
+    snprintf(st_path, sizeof st_path, "%s/model.safetensors", dir);
+    ag_safetensors *st = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_st_open(st_path, &st, &err), AG_OK, "%s", err.message);
+    FILE *f = fopen(st_path, "r+b");
+    cr_assert_not_null(f);
+    int zeroed = 0;
+    for (size_t i = 0; i < ag_st_count(st); i++) {
+        const ag_tensor_info *t = ag_st_info(st, i);
+        size_t len = strlen(t->name);
+        if (len < 9 || (strcmp(t->name + len - 9, ".q.weight") && strcmp(t->name + len - 9, ".k.weight")))
+            continue;
+        char *zero = calloc(1, t->nbytes);
+        cr_assert_eq(fseek(f, (long)t->offset, SEEK_SET), 0);
+        cr_assert_eq(fwrite(zero, 1, t->nbytes, f), t->nbytes);
+        free(zero);
+        zeroed++;
+    }
+    cr_assert_eq(zeroed, 2 * 2 + 2 * 2 * 2, "q and k of 2 encoder and 2 decoder layers (self, cross)");
+    fclose(f);
+    ag_st_close(st);
+    return dir;
+}
+
+typedef struct {
+    ag_array table[2]; /* (8, H) the encoder's and the decoder's bias tables */
+    double worst;
+    int views;
+} closed_cmp;
+
+/* Row i of head h: softmax over the visible keys of table[bucket(j − i), h]. */
+static int closed_layer(const ag_layer_view *v, void *user)
+{
+    closed_cmp *c = user;
+    int dec = v->stack == AG_STACK_DECODER;
+    size_t H = (size_t)v->n_head, nk = v->n_kv;
+    for (size_t h = 0; h < H; h++)
+        for (size_t i = 0; i < v->n; i++) {
+            double e[16] = {0}, sum = 0;
+            size_t hi = dec ? i + 1 : nk;
+            for (size_t j = 0; j < hi; j++) {
+                int rel = (int)j - (int)i;
+                double b = v->stack == AG_STACK_CROSS ? 0.0
+                                                      : c->table[dec].data[(size_t)(dec ? dec_bucket(rel) : enc_bucket(rel)) * H + h];
+                sum += e[j] = exp(b);
+            }
+            for (size_t j = 0; j < nk; j++)
+                c->worst = fmax(c->worst, fabs(v->attn[(h * v->n + i) * nk + j] - e[j] / sum));
+        }
+    c->views++;
+    return 0;
+}
+
+Test(seq2seq, zero_qk_is_softmax_of_bucket_bias)
+{
+    const char *dir = zero_qk_folder();
+    closed_cmp c = {0};
+    ag_safetensors *st = NULL;
+    ag_error err = {0};
+    char p[600];
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    cr_assert_eq(ag_st_open(p, &st, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_st_read(st, "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &c.table[0], &err),
+                 AG_OK, "%s", err.message);
+    cr_assert_eq(ag_st_read(st, "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &c.table[1], &err),
+                 AG_OK, "%s", err.message);
+    ag_st_close(st);
+    ag_seq2seq *s = NULL;
+    cr_assert_eq(ag_seq2seq_load(dir, &s, &err), AG_OK, "%s", err.message);
+    int32_t src[12] = {5, 9, 13, 7, 22, 40, 3, 17, 8, 30, 11, 2}, tgt[9] = {0, 4, 19, 6, 33, 12, 45, 10, 2};
+    ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+    for (int prec = 0; prec < 2; prec++) {
+        o.precision = prec ? AG_PRECISION_F64 : AG_PRECISION_F32;
+        c.worst = 0;
+        c.views = 0;
+        cr_assert_eq(ag_seq2seq_forward(s, src, 12, tgt, 9, &o, closed_layer, &c, NULL, NULL, &err), AG_OK, "%s",
+                     err.message);
+        cr_assert_eq(c.views, 2 + 2 * 2);
+        cr_expect_leq(c.worst, prec ? 1e-15 : 1e-6, "%s: max deviation %g from softmax(bias)",
+                      prec ? "f64" : "f32", c.worst);
+    }
+    ag_seq2seq_free(s);
+    ag_array_free(&c.table[0]);
+    ag_array_free(&c.table[1]);
+}
