@@ -8,7 +8,8 @@
  *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3",
  *   "qwen3", "olmo2", "gemma3_text", "bloom", "mpt", "falcon", "modernbert" (token ids:
  *   ag_model_forward), "vit" (pixels) and "whisper" (the encoder, log-mel
- *   features): ag_model_forward_values.
+ *   features): ag_model_forward_values; "t5", an encoder–decoder model
+ *   (ag_seq2seq_load, ag_seq2seq_forward).
  *
  * Every architecture is a row of one table (src/engine/arch.c): tensor
  * names, norm, activation, positions, residual wiring, fused layouts. One
