@@ -897,6 +897,40 @@ def t5(name, gated, dtype, nb, md, L_dec=None):
     return cfg, g
 
 
+def bart(name):
+    """BartForConditionalGeneration (modeling_bart.py @57228229d2ee names:
+    model.shared, model.encoder./decoder.embed_positions [P + 2, d],
+    layernorm_embedding, layers.N.self_attn.{q,k,v,out}_proj,
+    self_attn_layer_norm, (decoder) encoder_attn.*, encoder_attn_layer_norm,
+    fc1, fc2, final_layer_norm; the final_logits_bias buffer and no lm_head:
+    tied, dropped by save_pretrained). scale_embedding true, 3 decoder layers
+    over 2 encoder layers, 4 heads of 4, F16."""
+    d, H, ff, V, P, Le, Ld = 16, 4, 32, 48, 24, 2, 3
+    g = Gen(name, "F16")
+    g.emb("model.shared.weight", V, d, std=0.3)
+    for stack, layers in (("encoder", Le), ("decoder", Ld)):
+        q = "model.%s." % stack
+        g.emb(q + "embed_positions.weight", P + 2, d, std=0.5)
+        g.ln(q + "layernorm_embedding", d)
+        for l in range(layers):
+            p = q + "layers.%d." % l
+            attn_mlp_layer(g, p, d, ff, OPT_LAYER)
+            if stack == "decoder":
+                for proj, gain in (("q_proj", QK_GAIN), ("k_proj", QK_GAIN), ("v_proj", 1.0), ("out_proj", 1.0)):
+                    g.lin(p + "encoder_attn." + proj, d, d, gain)
+                g.ln(p + "encoder_attn_layer_norm", d)
+    g.raw("final_logits_bias", np.zeros((1, V)), "F32")
+    cfg = base_config("BartForConditionalGeneration", "bart", "F16", activation_dropout=0.0,
+                      activation_function="gelu", add_final_layer_norm=False, attention_dropout=0.0,
+                      bos_token_id=0, classifier_dropout=0.0, d_model=d, decoder_attention_heads=H,
+                      decoder_ffn_dim=ff, decoder_layerdrop=0.0, decoder_layers=Ld, decoder_start_token_id=2,
+                      dropout=0.1, encoder_attention_heads=H, encoder_ffn_dim=ff, encoder_layerdrop=0.0,
+                      encoder_layers=Le, eos_token_id=2, forced_eos_token_id=2, init_std=0.02,
+                      is_encoder_decoder=True, max_position_embeddings=P, normalize_before=False,
+                      num_hidden_layers=Le, pad_token_id=1, scale_embedding=True, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -968,10 +1002,12 @@ CASES = {
 }
 
 # Encoder-decoder cases: name -> (builder, source ids, target ids); the
-# target starts with decoder_start_token_id (0), as HF's shift-right gives.
+# target starts with decoder_start_token_id (T5 0, BART 2), as HF's
+# shift-right gives.
 SEQ2SEQ_CASES = {
     "t5": (lambda n: t5(n, False, "F32", 8, 20), 12, 9),
     "t5-v1_1": (lambda n: t5(n, True, "BF16", 32, 128, L_dec=3), 11, 7),
+    "bart": (bart, 12, 8),
 }
 
 # Other files of a case's folder: name -> () -> {file name: JSON object}.
@@ -1028,8 +1064,9 @@ def build_seq2seq(name, case, folder, refdir):
     builder, ns, nt = case
     cfg, g = builder(name)
     write_folder(folder, cfg, g)
-    src = ids_for(name, ns, cfg["vocab_size"], avoid=(0, 1))
-    tgt = [cfg["decoder_start_token_id"]] + ids_for(name + ":tgt", nt - 1, cfg["vocab_size"], avoid=(0, 1))
+    specials = (0, 1, 2)
+    src = ids_for(name, ns, cfg["vocab_size"], avoid=specials)
+    tgt = [cfg["decoder_start_token_id"]] + ids_for(name + ":tgt", nt - 1, cfg["vocab_size"], avoid=specials)
     out = HF.seq2seq_forward(folder, src, tgt)
     os.makedirs(refdir, exist_ok=True)
     with open(os.path.join(refdir, "ids.json"), "w") as f:

@@ -8,8 +8,8 @@
  *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3",
  *   "qwen3", "olmo2", "gemma3_text", "bloom", "mpt", "falcon", "modernbert" (token ids:
  *   ag_model_forward), "vit" (pixels) and "whisper" (the encoder, log-mel
- *   features): ag_model_forward_values; "t5", an encoder–decoder model
- *   (ag_seq2seq_load, ag_seq2seq_forward).
+ *   features): ag_model_forward_values; "t5" and "bart", encoder–decoder
+ *   models (ag_seq2seq_load, ag_seq2seq_forward).
  *
  * Every architecture is a row of one table (src/engine/arch.c): tensor
  * names, norm, activation, positions, residual wiring, fused layouts. One
@@ -77,7 +77,9 @@ typedef enum {
     AG_ARCH_CLIP_VISION, /* "clip_vision_model" modeling_clip.py CLIPVisionModel */
     AG_ARCH_GPTJ,        /* "gptj"        modeling_gptj.py */
     AG_ARCH_CLIP_TEXT,   /* "clip_text_model" modeling_clip.py CLIPTextModel */
-    AG_ARCH_T5           /* "t5"          modeling_t5.py, an encoder–decoder
+    AG_ARCH_T5,          /* "t5"          modeling_t5.py, an encoder–decoder
+                            model (ag_seq2seq_load) */
+    AG_ARCH_BART         /* "bart"        modeling_bart.py, an encoder–decoder
                             model (ag_seq2seq_load) */
 } ag_arch;
 
@@ -660,7 +662,8 @@ typedef struct ag_seq2seq ag_seq2seq;
 
 /* Load an encoder–decoder folder (config.json model_type "t5": T5Model or
  * T5ForConditionalGeneration tensors, v1.0 ReLU or v1.1/Flan gated-GELU;
- * the LM head is not read). On success *out belongs to the caller
+ * "bart": BartModel or BartForConditionalGeneration; the LM head is not
+ * read). On success *out belongs to the caller
  * (ag_seq2seq_free). ag_model_load refuses such a folder by name. Errors:
  * those of ag_model_load (a missing tensor or key named with the file). */
 AG_EXPORT int ag_seq2seq_load(const char *dir, ag_seq2seq **out, ag_error *err);

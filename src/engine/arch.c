@@ -101,6 +101,18 @@
     .norm1 = "layer.0.layer_norm", .q = "layer.0.SelfAttention.q", .k = "layer.0.SelfAttention.k", \
     .v = "layer.0.SelfAttention.v", .o = "layer.0.SelfAttention.o"
 
+/* BART's keys and the tensors both stacks name alike (modeling_bart.py). */
+#define BART_KEYS                                                                           \
+    .model_type = "bart", .arch = AG_ARCH_BART, .modeling = "modeling_bart.py",              \
+    .prefixes = {"model."}, .k_hidden = "d_model", .k_positions = "max_position_embeddings", \
+    .eps = 1e-5, .k_act = "activation_function", .act = "gelu",                              \
+    .k_embed_sqrt = "scale_embedding", BIAS_ALL, .norm = AG_NORM_LAYER,                       \
+    .residual = AG_RESIDUAL_POST, .positions = AG_POS_LEARNED, .pos_extra = 2,               \
+    .scale_query = 1, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, .tok = "shared.weight",    \
+    .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm", .q = "self_attn.q_proj",   \
+    .k = "self_attn.k_proj", .v = "self_attn.v_proj", .o = "self_attn.out_proj", .up = "fc1", \
+    .down = "fc2"
+
 static const agm_arch archs[] = {
     /* modeling_gpt2.py GPT2Model: Conv1D [in, out] weights, c_attn's columns
      * Q | K | V, pre-LN, ln_f, learned positions. */
@@ -569,6 +581,26 @@ static const agm_arch archs[] = {
      .cv = "layer.1.EncDecAttention.v", .co = "layer.1.EncDecAttention.o", .norm2 = "layer.2.layer_norm",
      .up = "layer.2.DenseReluDense.wi", .gate = "layer.2.DenseReluDense.wi_0",
      .up_gated = "layer.2.DenseReluDense.wi_1", .down = "layer.2.DenseReluDense.wo"},
+
+    /* modeling_bart.py (57228229), configuration_bart.py: BartEncoder
+     * embed_tokens(ids)·embed_scale (√d_model with scale_embedding) +
+     * BartLearnedPositionalEmbedding rows i + 2, layernorm_embedding;
+     * BartEncoderLayer post-LN: h = self_attn_layer_norm(h + attn(h)),
+     * h = final_layer_norm(h + fc2(act(fc1(h)))); BartAttention
+     * q_proj(h)·head_dim^-0.5, biases everywhere; nn.LayerNorm's eps 1e-5;
+     * no final norm. BartModel saves no prefix, BartForConditionalGeneration
+     * "model." (lm_head, final_logits_bias not read). */
+    {BART_KEYS, .stack = 1, .k_layers = "encoder_layers", .k_heads = "encoder_attention_heads",
+     .k_ff = "encoder_ffn_dim", .causal = 0, .pos = "encoder.embed_positions.weight",
+     .emb_norm = "encoder.layernorm_embedding", .layer = "encoder.layers.%d."},
+    /* BartDecoder: the same embedding (its own positions and norm), causal
+     * self-attention, then encoder_attn over the encoder's last hidden state
+     * with encoder_attn_layer_norm after its residual add, then the MLP. */
+    {BART_KEYS, .stack = 2, .k_layers = "decoder_layers", .k_heads = "decoder_attention_heads",
+     .k_ff = "decoder_ffn_dim", .causal = 1, .pos = "decoder.embed_positions.weight",
+     .emb_norm = "decoder.layernorm_embedding", .layer = "decoder.layers.%d.",
+     .norm_cross = "encoder_attn_layer_norm", .cq = "encoder_attn.q_proj", .ck = "encoder_attn.k_proj",
+     .cv = "encoder_attn.v_proj", .co = "encoder_attn.out_proj"},
 };
 
 #define N_ARCHS ((int)(sizeof archs / sizeof *archs))
@@ -591,5 +623,5 @@ const char *agm_arch_names(void)
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
            "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, clip_vision_model, whisper, "
            "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe, gptj, clip_text_model, "
-           "t5 (ag_seq2seq_load)";
+           "t5, bart (ag_seq2seq_load)";
 }

@@ -192,7 +192,10 @@ typedef struct {
                                  relative_attention_max_distance (32, 128) */
     const char *rel_bias;     /* layer 0's relative_attention_bias table
                                  (num_buckets, n_head), shared by all layers */
-    const char *norm_cross;   /* the decoder's cross-attention: its pre-norm */
+    const char *norm_cross;   /* the decoder's cross-attention: its norm (before
+                                 it, T5; after its residual add, BART) */
+    const char *k_embed_sqrt; /* BART scale_embedding: a boolean, true gives
+                                 embed_sqrt */
     const char *cq, *ck, *cv, *co; /* and its projections */
 } agm_arch;
 

@@ -734,7 +734,10 @@ static int cfg_scores(cfgctx *c, const agm_arch *a, ag_model_config *g)
     if (a->k_softcap && (!cap || !json_is_null(cap)) &&
         (rc = cfg_num(c, a->k_softcap, a->softcap_dflt, &g->softcap)))
         return rc;
-    g->embed_scale = a->embed_sqrt ? sqrt((double)g->d_model) : 1.0;
+    int sq = a->embed_sqrt; /* BART: scale_embedding (default false) */
+    if (a->k_embed_sqrt && (rc = cfg_bool(c, a->k_embed_sqrt, 0, &sq)))
+        return rc;
+    g->embed_scale = sq ? sqrt((double)g->d_model) : 1.0;
     return AG_OK;
 }
 

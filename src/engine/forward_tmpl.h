@@ -763,36 +763,45 @@ static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t
     return rc;
 }
 
-/* The decoder's cross-attention of layer l into h (modeling_t5.py
- * T5LayerCrossAttention): h += o(attn(q(n_c(h)), k(enc), v(enc))) over
- * every source row, no mask and no position bias (T5Attention without
- * relative_attention_bias adds zeros), the stack's score scale. */
+/* The decoder's cross-attention of layer l into h over every source row,
+ * no mask, no position bias, with the stack's wiring: pre-norm (T5:
+ * modeling_t5.py T5LayerCrossAttention, h += o(attn(q(n_c(h)), k(enc),
+ * v(enc))), a T5Attention without relative_attention_bias adding zeros) or
+ * post-norm (BART: modeling_bart.py BartDecoderLayer, h = n_c(h +
+ * o(attn(q(h)·scaling, k(enc), v(enc))))). */
 static int FN(cross)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn fn, void *user)
 {
     const ag_model_config *g = &m->cfg;
     const agm_layer *y = &m->cross[l];
     FN(xws) *x = s->x;
     size_t d = (size_t)g->d_model, ns = x->n_src, dq = (size_t)g->n_head * g->head_dim;
-    int rc = FN(norm)(s, m, &y->n1, m->arch->norm_cross, s->h, s->xn, n, l);
-    if (rc != AG_OK)
+    int post = g->residual == AG_RESIDUAL_POST, rc = AG_OK;
+    const char *stem = m->arch->norm_cross;
+    if (!post && (rc = FN(norm)(s, m, &y->n1, stem, s->h, s->xn, n, l)))
         return rc;
-    FN(linear)(s, &y->q, s->xn, n, s->q);
+    const R *xq = post ? s->h : s->xn;
+    FN(linear)(s, &y->q, xq, n, s->q);
     FN(linear)(s, &y->k, x->enc, ns, x->k);
     FN(linear)(s, &y->v, x->enc, ns, x->v);
     agm_cols cols = {0, g->head_dim, 0};
     FN(view) qkv[3] = {{s->q, dq, cols, g->head_dim}, {x->k, dq, cols, g->head_dim},
                        {x->v, dq, cols, g->head_dim}};
+    FN(prepare_qk)(m, NULL, NULL, &qkv[0], &qkv[1], n, (R)g->attn_scale); // BART: q·scaling
     agk_head c = {.n_head = g->n_head, .n_kv_head = g->n_head, .head_dim = g->head_dim,
-                  .scale = g->attn_scale, .n_kv = ns};
+                  .scale = g->scale_query ? 1 : g->attn_scale, .n_kv = ns};
     FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : x->pd, fn ? x->sd : NULL, NULL, x->p, NULL};
     ag_pool_run(s->pool, (size_t)g->n_head, FN(head_task), &j);
     ag_layer_view v = {.layer = l, .n = n, .d = d, .n_head = g->n_head, .scores = j.sd,
                        .stack = AG_STACK_CROSS, .n_kv = ns, .x_kv = x->encd};
-    if ((rc = FN(emit)(s, s->xn, &v, x->p, x->pd, fn, user)))
+    if ((rc = FN(emit)(s, xq, &v, x->p, x->pd, fn, user)))
         return rc;
     FN(linear)(s, &y->o, s->ctx, n, s->t);
-    FN(add)(s, s->h, s->t, n, d);
-    return AG_OK;
+    if (!post) {
+        FN(add)(s, s->h, s->t, n, d);
+        return AG_OK;
+    }
+    FN(add)(s, s->t, s->h, n, d);
+    return FN(norm)(s, m, &y->n1, stem, s->t, s->h, n, l);
 }
 
 /* ---- the block ---------------------------------------------------------- */
@@ -962,7 +971,8 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     if (post) { // modeling_bert.py BertSelfOutput: LayerNorm(dense(x) + input)
         FN(add)(s, s->t, s->h, n, d);
         if ((rc = FN(norm)(s, m, &y->n1, a->norm1, s->t, s->h, n, l)) ||
-            (rc = FN(give_block)(s, l, n, d, s->h, NULL)))
+            (rc = FN(give_block)(s, l, n, d, s->h, NULL)) ||
+            (m->cross && (rc = FN(cross)(m, l, s, n, fn, user)))) // BartDecoderLayer
             return rc;
         FN(mlp)(m, y, s, s->h, n, s->t);
         FN(add)(s, s->t, s->h, n, d); // BertOutput

@@ -437,16 +437,16 @@ static int load_experts(loader *L, agm_layer *y)
 }
 
 /* The decoder's cross-attention of layer i (arch.h norm_cross, cq..co):
- * its pre-norm into c->n1, bias-free projections d -> H·hd -> d. */
+ * its norm into c->n1, projections d -> H·hd -> d with the model's biases. */
 static int load_cross(loader *L, agm_layer *c)
 {
     const agm_arch *a = L->m->arch;
     const ag_model_config *g = &L->m->cfg;
-    int d = g->d_model, dq = g->n_head * g->head_dim, rc;
-    if ((rc = load_norm(L, a->norm_cross, &c->n1)) || (rc = load_lin(L, a->cq, d, dq, 0, &c->q)) ||
-        (rc = load_lin(L, a->ck, d, dq, 0, &c->k)) || (rc = load_lin(L, a->cv, d, dq, 0, &c->v)))
+    int d = g->d_model, dq = g->n_head * g->head_dim, b = g->qkv_bias, rc;
+    if ((rc = load_norm(L, a->norm_cross, &c->n1)) || (rc = load_lin(L, a->cq, d, dq, b, &c->q)) ||
+        (rc = load_lin(L, a->ck, d, dq, b, &c->k)) || (rc = load_lin(L, a->cv, d, dq, b, &c->v)))
         return rc;
-    return load_lin(L, a->co, dq, d, 0, &c->o);
+    return load_lin(L, a->co, dq, d, g->o_bias, &c->o);
 }
 
 static int load_layer(loader *L, int i)
@@ -681,22 +681,26 @@ static void free_norm(agm_norm *n)
     free(n->b);
 }
 
+/* A layer's norms and biases (its weights point into a file). */
+static void free_layer(agm_layer *y)
+{
+    agm_norm *norms[] = {&y->n1, &y->n2, &y->attn_out, &y->mlp_out, &y->q_norm, &y->k_norm, &y->ls1, &y->ls2};
+    for (size_t k = 0; k < sizeof norms / sizeof *norms; k++)
+        free_norm(norms[k]);
+    agm_lin *lins[] = {&y->qkv, &y->q, &y->k, &y->v, &y->o, &y->up, &y->gate, &y->down};
+    for (size_t k = 0; k < sizeof lins / sizeof *lins; k++)
+        free(lins[k]->b);
+    free(y->experts); /* bias-free: nothing else to free */
+}
+
 void ag_model_free(ag_model *m)
 {
     if (!m)
         return;
-    for (int i = 0; m->layers && i < m->cfg.n_layer; i++) {
-        agm_layer *y = &m->layers[i];
-        agm_norm *norms[] = {&y->n1, &y->n2, &y->attn_out, &y->mlp_out, &y->q_norm, &y->k_norm, &y->ls1, &y->ls2};
-        for (size_t k = 0; k < sizeof norms / sizeof *norms; k++)
-            free_norm(norms[k]);
-        agm_lin *lins[] = {&y->qkv, &y->q, &y->k, &y->v, &y->o, &y->up, &y->gate, &y->down};
-        for (size_t k = 0; k < sizeof lins / sizeof *lins; k++)
-            free(lins[k]->b); /* the weights point into a file */
-        free(y->experts);     /* bias-free: nothing else to free */
-    }
+    for (int i = 0; m->layers && i < m->cfg.n_layer; i++)
+        free_layer(&m->layers[i]);
     for (int i = 0; m->cross && i < m->cfg.n_layer; i++)
-        free_norm(&m->cross[i].n1); /* bias-free projections */
+        free_layer(&m->cross[i]);
     free(m->cross);
     free(m->layers);
     free(m->window);

@@ -1,9 +1,11 @@
 /* test_seq2seq.c — encoder–decoder passes (ag_seq2seq_forward) on the
- * random-weight T5 folders of tests/data/models/arch/ (t5: v1.0 ReLU, tied,
+ * random-weight folders of tests/data/models/arch/ (t5: v1.0 ReLU, tied,
  * 8 buckets over distance 20 so that short inputs reach the logarithmic
- * buckets; t5-v1_1: gated-gelu, untied, BF16, num_decoder_layers 3 != 2),
- * compared with the float64 references of tests/ref/hf_forward.py
- * (t5_forward, a port of modeling_t5.py) in tests/data/archref/<name>/:
+ * buckets; t5-v1_1: gated-gelu, untied, BF16, num_decoder_layers 3 != 2;
+ * bart: post-LN, scale_embedding, positions offset by 2, F16), compared
+ * with the float64 references of tests/ref/hf_forward.py (seq2seq_forward:
+ * t5_stack, bart_stack, ports of modeling_t5.py and modeling_bart.py) in
+ * tests/data/archref/<name>/:
  *   f64: |attn − ref| <= 1e-9,  |hidden − ref| <= 1e-9 · max(1, |ref|)
  *   f32: |attn − ref| <= 1e-5,  |hidden − ref| <= 1e-5 · max(1, |ref|)
  * for the encoder's and the decoder's self-attention, the cross-attention
@@ -145,9 +147,16 @@ static void check_folder(const char *name)
     const ag_model_config *gd = ag_model_get_config(ag_seq2seq_stack(s, AG_STACK_DECODER));
     cr_assert_eq((size_t)ge->n_layer + 1, r.ref[EH].shape[0]);
     cr_assert_eq((size_t)gd->n_layer + 1, r.ref[DH].shape[0]);
-    cr_assert_eq(ge->arch, AG_ARCH_T5);
-    cr_assert_eq(ge->positions, AG_POS_RELATIVE);
-    cr_assert_eq(ge->attn_scale, 1.0, "T5 scores are not scaled");
+    if (!strcmp(name, "bart")) {
+        cr_assert_eq(ge->arch, AG_ARCH_BART);
+        cr_assert_eq(ge->residual, AG_RESIDUAL_POST);
+        cr_assert_eq(ge->embed_scale, 4.0, "scale_embedding: sqrt(d_model = 16)");
+        cr_assert_eq(ge->position_offset, 2);
+    } else {
+        cr_assert_eq(ge->arch, AG_ARCH_T5);
+        cr_assert_eq(ge->positions, AG_POS_RELATIVE);
+        cr_assert_eq(ge->attn_scale, 1.0, "T5 scores are not scaled");
+    }
     check_precision(s, name, &r, AG_PRECISION_F64, 1e-9);
     check_precision(s, name, &r, AG_PRECISION_F32, 1e-5);
     ag_seq2seq_free(s);
@@ -156,6 +165,7 @@ static void check_folder(const char *name)
 
 Test(seq2seq, t5) { check_folder("t5"); }
 Test(seq2seq, t5_v1_1) { check_folder("t5-v1_1"); }
+Test(seq2seq, bart) { check_folder("bart"); }
 
 /* The encoder alone (T5EncoderModel's pass) through ag_model_forward: the
  * same attention and hidden states as in the encoder–decoder pass. */

@@ -1554,22 +1554,77 @@ def t5_stack(cfg, W, ids, decoder, enc_out=None):
     return attns, cross, np.stack(hidden), ss, cs
 
 
-def t5_forward(cfg, W, src, tgt):
-    """T5Model(input_ids=src, decoder_input_ids=tgt) with output_attentions
-    and output_hidden_states: a dict of encoder_attentions [L_enc, H, n_src,
-    n_src], decoder_attentions [L_dec, H, n_tgt, n_tgt], cross_attentions
-    [L_dec, H, n_tgt, n_src], encoder_hidden_states [L_enc+1, n_src, d],
-    decoder_hidden_states [L_dec+1, n_tgt, d] and each attention's
-    pre-softmax scores (*_scores, -inf where masked)."""
-    ea, _, eh, es, _ = t5_stack(cfg, W, np.asarray(src), False)
-    da, ca, dh, ds, cs = t5_stack(cfg, W, np.asarray(tgt), True, eh[-1])
-    return {"encoder_attentions": np.stack(ea), "decoder_attentions": np.stack(da),
-            "cross_attentions": np.stack(ca), "encoder_hidden_states": eh,
-            "decoder_hidden_states": dh, "encoder_scores": np.stack(es),
-            "decoder_scores": np.stack(ds), "cross_scores": np.stack(cs)}
+def bart_stack(cfg, W, ids, decoder, enc_out=None):
+    """BartEncoder / BartDecoder (modeling_bart.py @57228229d2ee) of one
+    stack: shared(ids) * embed_scale (sqrt(d_model) with scale_embedding)
+    + embed_positions rows i + 2 (BartLearnedPositionalEmbedding's offset),
+    layernorm_embedding; per layer (post-LN) h = self_attn_layer_norm(h +
+    out_proj(attn)) with q = q_proj(h) * head_dim^-0.5 (causal in the
+    decoder), then (decoder) h = encoder_attn_layer_norm(h + encoder_attn
+    over enc_out, no mask), then h = final_layer_norm(h + fc2(act(fc1 h)));
+    no final norm (the last hidden state is the last layer's output); nn
+    LayerNorm's eps 1e-5.  Returns (self attn, cross attn, hidden, self
+    scores, cross scores)."""
+    st = "decoder." if decoder else "encoder."
+    L = cfg["decoder_layers" if decoder else "encoder_layers"]
+    H = cfg["decoder_attention_heads" if decoder else "encoder_attention_heads"]
+    d = cfg["d_model"]
+    hd = d // H
+    act = activation(cfg.get("activation_function", "gelu"))
+    scale = math.sqrt(d) if cfg.get("scale_embedding", False) else 1.0
+    n = len(ids)
+
+    def ln(x, name):
+        return layer_norm(x, W(name + ".weight"), W(name + ".bias"), 1e-5)
+
+    def attend(x, kv, name, mask):
+        q = split_heads(linear(x, W, name + ".q_proj") * hd ** -0.5, H)
+        k = split_heads(linear(kv, W, name + ".k_proj"), H)
+        v = split_heads(linear(kv, W, name + ".v_proj"), H)
+        sc = np.where(mask, np.einsum("hid,hjd->hij", q, k), -np.inf)
+        e = np.exp(sc - sc.max(axis=-1, keepdims=True))
+        pr = e / e.sum(axis=-1, keepdims=True)
+        return pr, sc, linear(merge_heads(np.einsum("hij,hjd->hid", pr, v)), W, name + ".out_proj")
+
+    h = W("shared.weight")[ids] * scale + W(st + "embed_positions.weight")[np.arange(n) + 2]
+    h = ln(h, st + "layernorm_embedding")
+    vis = visible_keys(n, decoder)
+    hidden, attns, cross, ss, cs = [h], [], [], [], []
+    for l in range(L):
+        p = st + "layers.%d." % l
+        pr, sc, o = attend(h, h, p + "self_attn", vis)
+        h = ln(h + o, p + "self_attn_layer_norm")
+        attns.append(pr)
+        ss.append(sc)
+        if decoder:
+            pr, sc, o = attend(h, enc_out, p + "encoder_attn", True)
+            h = ln(h + o, p + "encoder_attn_layer_norm")
+            cross.append(pr)
+            cs.append(sc)
+        h = ln(h + linear(act(linear(h, W, p + "fc1")), W, p + "fc2"), p + "final_layer_norm")
+        hidden.append(h)
+    return attns, cross, np.stack(hidden), ss, cs
 
 
-SEQ2SEQ = {"t5": (t5_forward, [])}
+def _seq2seq(stack):
+    """model(input_ids=src, decoder_input_ids=tgt) of an encoder-decoder
+    model whose stacks `stack` computes (t5_stack, bart_stack): a dict of
+    encoder_attentions [L_enc, H, n_src, n_src], decoder_attentions [L_dec,
+    H, n_tgt, n_tgt], cross_attentions [L_dec, H, n_tgt, n_src],
+    encoder_hidden_states [L_enc+1, n_src, d], decoder_hidden_states
+    [L_dec+1, n_tgt, d] and each attention's pre-softmax scores (*_scores,
+    -inf where masked); the decoder reads the encoder's last hidden state."""
+    def fn(cfg, W, src, tgt):
+        ea, _, eh, es, _ = stack(cfg, W, np.asarray(src), False)
+        da, ca, dh, ds, cs = stack(cfg, W, np.asarray(tgt), True, eh[-1])
+        return {"encoder_attentions": np.stack(ea), "decoder_attentions": np.stack(da),
+                "cross_attentions": np.stack(ca), "encoder_hidden_states": eh,
+                "decoder_hidden_states": dh, "encoder_scores": np.stack(es),
+                "decoder_scores": np.stack(ds), "cross_scores": np.stack(cs)}
+    return fn
+
+
+SEQ2SEQ = {"t5": (_seq2seq(t5_stack), []), "bart": (_seq2seq(bart_stack), ["model."])}
 
 
 def seq2seq_forward(folder, src, tgt):
