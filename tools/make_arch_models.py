@@ -931,6 +931,46 @@ def bart(name):
     return cfg, g
 
 
+def whisper(name):
+    """WhisperForConditionalGeneration (modeling_whisper.py @5c48f71a682f
+    names under model.): the encoder (conv1, conv2, embed_positions,
+    layers.N.self_attn.* with a bias-free k_proj, layer_norm) and the decoder
+    (embed_tokens, embed_positions of max_target_positions rows,
+    layers.N.self_attn.*, encoder_attn.* (k_proj bias-free),
+    self_attn_layer_norm, encoder_attn_layer_norm, final_layer_norm, fc1,
+    fc2, layer_norm); 8 mel bins, 2 encoder and 3 decoder layers of 2 heads,
+    F16; proj_out tied (not saved)."""
+    d, H, ff, V, M, Ps, Pt, Le, Ld = 16, 2, 32, 48, 8, 12, 16, 2, 3
+    g = Gen(name, "F16")
+    e, dec = "model.encoder.", "model.decoder."
+    g.lin(e + "conv1", d, M * 3, 1.5)
+    g.t[e + "conv1.weight"] = (g.t[e + "conv1.weight"][0].reshape(d, M, 3), "F16")
+    g.lin(e + "conv2", d, d * 3, 1.5)
+    g.t[e + "conv2.weight"] = (g.t[e + "conv2.weight"][0].reshape(d, d, 3), "F16")
+    g.emb(e + "embed_positions.weight", Ps, d, std=0.5)
+    g.emb(dec + "embed_tokens.weight", V, d, std=0.5)
+    g.emb(dec + "embed_positions.weight", Pt, d, std=0.5)
+    for stack, layers in ((e, Le), (dec, Ld)):
+        for l in range(layers):
+            p = stack + "layers.%d." % l
+            for att in ("self_attn.", "encoder_attn.") if stack == dec else ("self_attn.",):
+                for proj, gain in (("q_proj", QK_GAIN), ("k_proj", QK_GAIN), ("v_proj", 1.0), ("out_proj", 1.0)):
+                    g.lin(p + att + proj, d, d, gain, bias=proj != "k_proj")
+                g.ln(p + att[:-1] + "_layer_norm", d)
+            g.lin(p + "fc1", ff, d)
+            g.lin(p + "fc2", d, ff)
+            g.ln(p + "final_layer_norm", d)
+        g.ln(stack + "layer_norm", d)
+    cfg = base_config("WhisperForConditionalGeneration", "whisper", "F16", activation_dropout=0.0,
+                      activation_function="gelu", attention_dropout=0.0, bos_token_id=45, d_model=d,
+                      decoder_attention_heads=H, decoder_ffn_dim=ff, decoder_layers=Ld,
+                      decoder_start_token_id=45, dropout=0.0, encoder_attention_heads=H, encoder_ffn_dim=ff,
+                      encoder_layers=Le, eos_token_id=46, is_encoder_decoder=True, max_source_positions=Ps,
+                      max_target_positions=Pt, num_hidden_layers=Le, num_mel_bins=M, pad_token_id=46,
+                      scale_embedding=False, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -1008,6 +1048,7 @@ SEQ2SEQ_CASES = {
     "t5": (lambda n: t5(n, False, "F32", 8, 20), 12, 9),
     "t5-v1_1": (lambda n: t5(n, True, "BF16", 32, 128, L_dec=3), 11, 7),
     "bart": (bart, 12, 8),
+    "whisper-seq2seq": (whisper, 19, 7),  # 19 frames: 10 encoder positions
 }
 
 # Other files of a case's folder: name -> () -> {file name: JSON object}.
@@ -1060,17 +1101,25 @@ SEQ2SEQ_ARRAYS = ("encoder_attentions", "decoder_attentions", "cross_attentions"
 
 def build_seq2seq(name, case, folder, refdir):
     """An encoder-decoder folder and its reference: ids.json {"src", "tgt"}
-    and one .npy per array of SEQ2SEQ_ARRAYS (hf_forward.seq2seq_forward)."""
+    (whisper: {"tgt"} and features.npy, the source) and one .npy per array
+    of SEQ2SEQ_ARRAYS (hf_forward.seq2seq_forward)."""
     builder, ns, nt = case
     cfg, g = builder(name)
     write_folder(folder, cfg, g)
     specials = (0, 1, 2)
-    src = ids_for(name, ns, cfg["vocab_size"], avoid=specials)
     tgt = [cfg["decoder_start_token_id"]] + ids_for(name + ":tgt", nt - 1, cfg["vocab_size"], avoid=specials)
-    out = HF.seq2seq_forward(folder, src, tgt)
     os.makedirs(refdir, exist_ok=True)
+    if cfg["model_type"] == "whisper":  # the source: input_features (num_mel_bins, ns frames)
+        rng = np.random.default_rng(zlib.crc32(("features:" + name).encode()))
+        src = rng.normal(0.0, 1.0, (cfg["num_mel_bins"], ns))
+        np.save(os.path.join(refdir, "features.npy"), src)
+        ids = {"tgt": tgt}
+    else:
+        src = ids_for(name, ns, cfg["vocab_size"], avoid=specials)
+        ids = {"src": src, "tgt": tgt}
+    out = HF.seq2seq_forward(folder, src, tgt)
     with open(os.path.join(refdir, "ids.json"), "w") as f:
-        json.dump({"src": src, "tgt": tgt}, f)
+        json.dump(ids, f)
         f.write("\n")
     for k in SEQ2SEQ_ARRAYS:
         np.save(os.path.join(refdir, k + ".npy"), out[k])

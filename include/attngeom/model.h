@@ -662,7 +662,8 @@ typedef struct ag_seq2seq ag_seq2seq;
 
 /* Load an encoder–decoder folder (config.json model_type "t5": T5Model or
  * T5ForConditionalGeneration tensors, v1.0 ReLU or v1.1/Flan gated-GELU;
- * "bart": BartModel or BartForConditionalGeneration; the LM head is not
+ * "bart": BartModel or BartForConditionalGeneration; "whisper": its
+ * encoder, as ag_model_load reads it, and its decoder; the LM head is not
  * read). On success *out belongs to the caller
  * (ag_seq2seq_free). ag_model_load refuses such a folder by name. Errors:
  * those of ag_model_load (a missing tensor or key named with the file). */
@@ -671,8 +672,10 @@ AG_EXPORT int ag_seq2seq_load(const char *dir, ag_seq2seq **out, ag_error *err);
 /* Accepts NULL. */
 AG_EXPORT void ag_seq2seq_free(ag_seq2seq *s);
 
-/* 1 when dir's config.json names an encoder–decoder model_type (it then
- * needs ag_seq2seq_load), else 0 (also for an unreadable folder). */
+/* 1 when dir's config.json names an encoder–decoder model_type that
+ * ag_model_load refuses (t5, bart: it needs ag_seq2seq_load), else 0 (also
+ * for whisper, whose encoder ag_model_load reads, and an unreadable
+ * folder). */
 AG_EXPORT int ag_model_dir_is_seq2seq(const char *dir);
 
 /* One stack of s (AG_STACK_ENCODER or AG_STACK_DECODER; NULL otherwise),
@@ -706,6 +709,19 @@ AG_EXPORT int ag_seq2seq_forward(const ag_seq2seq *s, const int32_t *src, size_t
                                  const int32_t *tgt, size_t n_tgt,
                                  const ag_forward_options *opt, ag_layer_fn fn, void *user,
                                  double *enc_hidden, double *dec_hidden, ag_error *err);
+
+/* ag_seq2seq_forward for an encoder whose input is a tensor (Whisper:
+ * WhisperModel(input_features, decoder_input_ids)): `input` (ndim dims of
+ * `shape`, borrowed) as ag_model_forward_values takes it for the encoder
+ * (ag_seq2seq_stack(s, AG_STACK_ENCODER)), tgt the decoder prompt as the
+ * model's tokenizer gives it (special tokens included, verbatim). The rest
+ * as ag_seq2seq_forward; a shape or value fault is named "source: ...".
+ * ag_seq2seq_forward on such a model, and this on a token encoder, is
+ * AG_EINVAL naming the other. */
+AG_EXPORT int ag_seq2seq_forward_values(const ag_seq2seq *s, const double *input, int ndim,
+                                        const size_t *shape, const int32_t *tgt, size_t n_tgt,
+                                        const ag_forward_options *opt, ag_layer_fn fn, void *user,
+                                        double *enc_hidden, double *dec_hidden, ag_error *err);
 
 /* ---- one attention layer of any architecture (`attngeom layer`) --------- */
 

@@ -601,6 +601,27 @@ static const agm_arch archs[] = {
      .emb_norm = "decoder.layernorm_embedding", .layer = "decoder.layers.%d.",
      .norm_cross = "encoder_attn_layer_norm", .cq = "encoder_attn.q_proj", .ck = "encoder_attn.k_proj",
      .cv = "encoder_attn.v_proj", .co = "encoder_attn.out_proj"},
+
+    /* modeling_whisper.py (5c48f71a) WhisperDecoder, read by ag_seq2seq_load
+     * only (ag_model_load keeps the encoder row above, which is also the
+     * encoder of the pair): embed_tokens(ids) + embed_positions rows 0..n-1
+     * (max_target_positions, no scaling), WhisperDecoderLayer (MBart's)
+     * pre-LN: self_attn_layer_norm, causal self_attn, then
+     * encoder_attn_layer_norm and encoder_attn over the encoder's last
+     * hidden state, then final_layer_norm, fc1, fc2; WhisperAttention
+     * q_proj(x)·head_dim^-0.5, k_proj without bias; layer_norm before the
+     * last hidden state. */
+    {.model_type = "whisper", .arch = AG_ARCH_WHISPER, .modeling = "modeling_whisper.py", .stack = 2,
+     .prefixes = {"model."}, .k_layers = "decoder_layers", .k_heads = "decoder_attention_heads",
+     .k_hidden = "d_model", .k_ff = "decoder_ffn_dim", .k_positions = "max_target_positions", .eps = 1e-5,
+     .k_act = "activation_function", .act = "gelu", BIAS_ALL, .no_k_bias = 1, .norm = AG_NORM_LAYER,
+     .residual = AG_RESIDUAL_PRE, .positions = AG_POS_LEARNED, .causal = 1, .scale_query = 1,
+     .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, .tok = "decoder.embed_tokens.weight",
+     .pos = "decoder.embed_positions.weight", .final_norm = "decoder.layer_norm",
+     .layer = "decoder.layers.%d.", .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm",
+     .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj", .o = "self_attn.out_proj",
+     .up = "fc1", .down = "fc2", .norm_cross = "encoder_attn_layer_norm", .cq = "encoder_attn.q_proj",
+     .ck = "encoder_attn.k_proj", .cv = "encoder_attn.v_proj", .co = "encoder_attn.out_proj"},
 };
 
 #define N_ARCHS ((int)(sizeof archs / sizeof *archs))

@@ -867,8 +867,9 @@ static int cfg_row(cfgctx *c, const char *mt, int stack, const agm_arch **out)
     if (a->stack && !stack) /* the rows of an encoder–decoder model are its stacks */
         return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type %s is an encoder-decoder model (an encoder and a decoder stack): it loads with ag_seq2seq_load, and a command that takes one sequence cannot run it (a target sequence is not yet supported)",
                             c->path, mt);
-    for (int i = 0; (a = agm_arch_at(i)); i++)
-        if (!strcmp(a->model_type, mt) && a->stack == stack && row_applies(c, a)) {
+    for (int i = 0; (a = agm_arch_at(i)); i++) /* Whisper: its one-stack row is the encoder */
+        if (!strcmp(a->model_type, mt) && (a->stack == stack || (stack == 1 && !a->stack)) &&
+            row_applies(c, a)) {
             cfg_aliases(c, a);
             *out = a;
             return AG_OK;

@@ -1362,9 +1362,10 @@ static int FN(xws_alloc)(FN(xws) *x, const ag_model *dec, size_t ns, size_t nt, 
     return ok ? AG_OK : AG_ENOMEM;
 }
 
-/* The encoder on src, then the decoder on tgt with its cross-attention over
- * the encoder's output (attngeom/model.h ag_seq2seq_forward). */
-static int FN(seq2seq)(const ag_model *enc, const ag_model *dec, const int32_t *src, size_t ns,
+/* The encoder on src (ids or a tensor's values), then the decoder on tgt
+ * with its cross-attention over the encoder's output (attngeom/model.h
+ * ag_seq2seq_forward, ag_seq2seq_forward_values). */
+static int FN(seq2seq)(const ag_model *enc, const ag_model *dec, const fwd_input *src, size_t ns,
                        const int32_t *tgt, size_t nt, const ag_forward_options *o, ag_layer_fn fn,
                        void *user, double *eh, double *dh, ag_error *err)
 {
@@ -1372,7 +1373,8 @@ static int FN(seq2seq)(const ag_model *enc, const ag_model *dec, const int32_t *
     if (FN(xws_alloc)(&x, dec, ns, nt, fn != NULL, fn && o->want_scores) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu source and %zu target tokens",
                             ns, nt);
-    fwd_input in_src = {.ids = src, .cross = &x}, in_tgt = {.ids = tgt, .cross = &x};
+    fwd_input in_src = *src, in_tgt = {.ids = tgt, .cross = &x};
+    in_src.cross = &x;
     int rc = FN(forward)(enc, &in_src, ns, o, fn, user, eh, err);
     if (rc == AG_OK)
         rc = FN(forward)(dec, &in_tgt, nt, o, fn, user, dh, err);

@@ -444,7 +444,7 @@ static int load_cross(loader *L, agm_layer *c)
     const ag_model_config *g = &L->m->cfg;
     int d = g->d_model, dq = g->n_head * g->head_dim, b = g->qkv_bias, rc;
     if ((rc = load_norm(L, a->norm_cross, &c->n1)) || (rc = load_lin(L, a->cq, d, dq, b, &c->q)) ||
-        (rc = load_lin(L, a->ck, d, dq, b, &c->k)) || (rc = load_lin(L, a->cv, d, dq, b, &c->v)))
+        (rc = load_lin(L, a->ck, d, dq, b && !a->no_k_bias, &c->k)) || (rc = load_lin(L, a->cv, d, dq, b, &c->v)))
         return rc;
     return load_lin(L, a->co, dq, d, g->o_bias, &c->o);
 }

@@ -2,9 +2,11 @@
  * random-weight folders of tests/data/models/arch/ (t5: v1.0 ReLU, tied,
  * 8 buckets over distance 20 so that short inputs reach the logarithmic
  * buckets; t5-v1_1: gated-gelu, untied, BF16, num_decoder_layers 3 != 2;
- * bart: post-LN, scale_embedding, positions offset by 2, F16), compared
+ * bart: post-LN, scale_embedding, positions offset by 2, F16;
+ * whisper-seq2seq: the encoder on log-mel features and the decoder), compared
  * with the float64 references of tests/ref/hf_forward.py (seq2seq_forward:
- * t5_stack, bart_stack, ports of modeling_t5.py and modeling_bart.py) in
+ * t5_stack, bart_stack, whisper_decoder with tests/ref/encoders_ref.py's
+ * encoder: ports of modeling_t5.py, modeling_bart.py, modeling_whisper.py) in
  * tests/data/archref/<name>/:
  *   f64: |attn − ref| <= 1e-9,  |hidden − ref| <= 1e-9 · max(1, |ref|)
  *   f32: |attn − ref| <= 1e-5,  |hidden − ref| <= 1e-5 · max(1, |ref|)
@@ -38,6 +40,7 @@ typedef struct {
     ag_array ref[NREF];
     int32_t *src, *tgt;
     size_t ns, nt;
+    ag_array feat; /* whisper: the source, input_features (n_mels, T); else empty */
 } s2s_ref;
 
 static void ref_load(const char *name, s2s_ref *r)
@@ -49,14 +52,21 @@ static void ref_load(const char *name, s2s_ref *r)
         cr_assert_eq(ag_npy_read(p, &r->ref[k], &err), AG_OK, "%s", err.message);
     }
     snprintf(p, sizeof p, REF_DIR "/%s/ids.json", name);
-    r->src = read_ids_key(p, "src", &r->ns);
     r->tgt = read_ids_key(p, "tgt", &r->nt);
+    if (strncmp(name, "whisper", 7)) {
+        r->src = read_ids_key(p, "src", &r->ns);
+        return;
+    }
+    snprintf(p, sizeof p, REF_DIR "/%s/features.npy", name);
+    cr_assert_eq(ag_npy_read(p, &r->feat, &err), AG_OK, "%s", err.message);
+    r->ns = r->ref[ENC].shape[2];
 }
 
 static void ref_free(s2s_ref *r)
 {
     for (int k = 0; k < NREF; k++)
         ag_array_free(&r->ref[k]);
+    ag_array_free(&r->feat);
     free(r->src);
     free(r->tgt);
 }
@@ -118,7 +128,9 @@ static void check_precision(const ag_seq2seq *s, const char *name, const s2s_ref
     double *eh = calloc(ag_array_size(&r->ref[EH]), sizeof *eh);
     double *dh = calloc(ag_array_size(&r->ref[DH]), sizeof *dh);
     s2s_cmp c = {.r = r};
-    int rc = ag_seq2seq_forward(s, r->src, r->ns, r->tgt, r->nt, &o, s2s_cmp_layer, &c, eh, dh, &err);
+    int rc = r->src ? ag_seq2seq_forward(s, r->src, r->ns, r->tgt, r->nt, &o, s2s_cmp_layer, &c, eh, dh, &err)
+                    : ag_seq2seq_forward_values(s, r->feat.data, r->feat.ndim, r->feat.shape, r->tgt, r->nt, &o,
+                                                s2s_cmp_layer, &c, eh, dh, &err);
     cr_assert_eq(rc, AG_OK, "%s %s: %s", name, pn, err.message);
     for (int k = ENC; k <= CROSS; k++)
         cr_assert_eq((size_t)c.seen[k], r->ref[k].shape[0], "%s %s: %d layers of %s, reference %zu", name, pn,
@@ -147,7 +159,12 @@ static void check_folder(const char *name)
     const ag_model_config *gd = ag_model_get_config(ag_seq2seq_stack(s, AG_STACK_DECODER));
     cr_assert_eq((size_t)ge->n_layer + 1, r.ref[EH].shape[0]);
     cr_assert_eq((size_t)gd->n_layer + 1, r.ref[DH].shape[0]);
-    if (!strcmp(name, "bart")) {
+    if (!strcmp(name, "whisper-seq2seq")) {
+        cr_assert_eq(ge->arch, AG_ARCH_WHISPER);
+        cr_assert_eq(ge->input_kind, AG_INPUT_FEATURES);
+        cr_assert_eq(gd->input_kind, AG_INPUT_TOKENS);
+        cr_assert_eq(gd->max_tokens, 16, "max_target_positions");
+    } else if (!strcmp(name, "bart")) {
         cr_assert_eq(ge->arch, AG_ARCH_BART);
         cr_assert_eq(ge->residual, AG_RESIDUAL_POST);
         cr_assert_eq(ge->embed_scale, 4.0, "scale_embedding: sqrt(d_model = 16)");
@@ -166,6 +183,36 @@ static void check_folder(const char *name)
 Test(seq2seq, t5) { check_folder("t5"); }
 Test(seq2seq, t5_v1_1) { check_folder("t5-v1_1"); }
 Test(seq2seq, bart) { check_folder("bart"); }
+Test(seq2seq, whisper) { check_folder("whisper-seq2seq"); }
+
+/* Whisper's folder keeps loading as its encoder alone (ag_model_load, the
+ * CLI); its encoder–decoder pass takes features, not ids, and the other way
+ * round for a token encoder. */
+Test(seq2seq, whisper_inputs)
+{
+    ag_model *m = NULL;
+    ag_seq2seq *s = NULL, *t = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_model_load(ARCH_DIR "/whisper-seq2seq", &m, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_model_input_kind(m), AG_INPUT_FEATURES);
+    cr_assert_eq(ag_model_dir_is_seq2seq(ARCH_DIR "/whisper-seq2seq"), 0);
+    ag_model_free(m);
+    cr_assert_eq(ag_seq2seq_load(ARCH_DIR "/whisper-seq2seq", &s, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_seq2seq_load(ARCH_DIR "/t5", &t, &err), AG_OK, "%s", err.message);
+    int32_t ids[2] = {45, 3};
+    double feat[8 * 4] = {0};
+    size_t shape[2] = {8, 4}, bad_shape[2] = {7, 4};
+    cr_assert_eq(ag_seq2seq_forward(s, ids, 2, ids, 2, NULL, NULL, NULL, NULL, NULL, &err), AG_EINVAL);
+    cr_assert(strstr(err.message, "ag_seq2seq_forward_values"), "%s", err.message);
+    cr_assert_eq(ag_seq2seq_forward_values(t, feat, 2, shape, ids, 2, NULL, NULL, NULL, NULL, NULL, &err), AG_EINVAL);
+    cr_assert_eq(ag_seq2seq_forward_values(s, feat, 2, bad_shape, ids, 2, NULL, NULL, NULL, NULL, NULL, &err),
+                 AG_ESHAPE);
+    cr_assert(strstr(err.message, "source: "), "%s", err.message);
+    cr_assert_eq(ag_seq2seq_forward_values(s, feat, 2, shape, ids, 2, NULL, NULL, NULL, NULL, NULL, &err), AG_OK,
+                 "%s", err.message);
+    ag_seq2seq_free(s);
+    ag_seq2seq_free(t);
+}
 
 /* The encoder alone (T5EncoderModel's pass) through ag_model_forward: the
  * same attention and hidden states as in the encoder–decoder pass. */

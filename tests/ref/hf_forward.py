@@ -1606,6 +1606,63 @@ def bart_stack(cfg, W, ids, decoder, enc_out=None):
     return attns, cross, np.stack(hidden), ss, cs
 
 
+def whisper_decoder(cfg, W, ids, enc_out):
+    """WhisperDecoder (modeling_whisper.py @5c48f71a682f): embed_tokens(ids)
+    + embed_positions rows 0..n-1 (no scaling); WhisperDecoderLayer pre-LN:
+    h + out_proj(self_attn(self_attn_layer_norm(h))) (causal), h +
+    encoder_attn(encoder_attn_layer_norm(h), enc_out) (no mask), h +
+    fc2(act(fc1(final_layer_norm(h)))); WhisperAttention q_proj(x) *
+    head_dim^-0.5, k_proj without bias; layer_norm before the last hidden
+    state; nn.LayerNorm's eps 1e-5.  Returns as t5_stack (decoder)."""
+    L, H, d = cfg["decoder_layers"], cfg["decoder_attention_heads"], cfg["d_model"]
+    hd = d // H
+    act = activation(cfg.get("activation_function", "gelu"))
+    n = len(ids)
+
+    def ln(x, name):
+        return layer_norm(x, W(name + ".weight"), W(name + ".bias"), 1e-5)
+
+    def attend(x, kv, name, mask):
+        q = split_heads(linear(x, W, name + ".q_proj") * hd ** -0.5, H)
+        k = split_heads(linear(kv, W, name + ".k_proj", False), H)
+        v = split_heads(linear(kv, W, name + ".v_proj"), H)
+        sc = np.where(mask, np.einsum("hid,hjd->hij", q, k), -np.inf)
+        e = np.exp(sc - sc.max(axis=-1, keepdims=True))
+        pr = e / e.sum(axis=-1, keepdims=True)
+        return pr, sc, linear(merge_heads(np.einsum("hij,hjd->hid", pr, v)), W, name + ".out_proj")
+
+    h = W("decoder.embed_tokens.weight")[ids] + W("decoder.embed_positions.weight")[:n]
+    vis = visible_keys(n, True)
+    hidden, attns, cross, ss, cs = [h], [], [], [], []
+    for l in range(L):
+        p = "decoder.layers.%d." % l
+        x = ln(h, p + "self_attn_layer_norm")
+        pr, sc, o = attend(x, x, p + "self_attn", vis)
+        h = h + o
+        attns.append(pr)
+        ss.append(sc)
+        pr, sc, o = attend(ln(h, p + "encoder_attn_layer_norm"), enc_out, p + "encoder_attn", True)
+        h = h + o
+        cross.append(pr)
+        cs.append(sc)
+        h = h + linear(act(linear(ln(h, p + "final_layer_norm"), W, p + "fc1")), W, p + "fc2")
+        hidden.append(h)
+    hidden[-1] = ln(h, "decoder.layer_norm")
+    return attns, cross, np.stack(hidden), ss, cs
+
+
+def _s2s_dict(ea, eh, es, dec):
+    """The dict of _seq2seq from the encoder's attentions, hidden states and
+    scores (es None: not computed) and the decoder's stack output."""
+    da, ca, dh, ds, cs = dec
+    out = {"encoder_attentions": np.stack(ea), "decoder_attentions": np.stack(da),
+           "cross_attentions": np.stack(ca), "encoder_hidden_states": eh,
+           "decoder_hidden_states": dh, "decoder_scores": np.stack(ds), "cross_scores": np.stack(cs)}
+    if es is not None:
+        out["encoder_scores"] = np.stack(es)
+    return out
+
+
 def _seq2seq(stack):
     """model(input_ids=src, decoder_input_ids=tgt) of an encoder-decoder
     model whose stacks `stack` computes (t5_stack, bart_stack): a dict of
@@ -1616,11 +1673,7 @@ def _seq2seq(stack):
     -inf where masked); the decoder reads the encoder's last hidden state."""
     def fn(cfg, W, src, tgt):
         ea, _, eh, es, _ = stack(cfg, W, np.asarray(src), False)
-        da, ca, dh, ds, cs = stack(cfg, W, np.asarray(tgt), True, eh[-1])
-        return {"encoder_attentions": np.stack(ea), "decoder_attentions": np.stack(da),
-                "cross_attentions": np.stack(ca), "encoder_hidden_states": eh,
-                "decoder_hidden_states": dh, "encoder_scores": np.stack(es),
-                "decoder_scores": np.stack(ds), "cross_scores": np.stack(cs)}
+        return _s2s_dict(ea, eh, es, stack(cfg, W, np.asarray(tgt), True, eh[-1]))
     return fn
 
 
@@ -1628,9 +1681,16 @@ SEQ2SEQ = {"t5": (_seq2seq(t5_stack), []), "bart": (_seq2seq(bart_stack), ["mode
 
 
 def seq2seq_forward(folder, src, tgt):
-    """An encoder-decoder folder's pass (SEQ2SEQ) on source and target ids."""
+    """An encoder-decoder folder's pass (SEQ2SEQ) on source ids and target
+    ids; whisper: src are the input_features (n_mels, T), the encoder
+    encoders_ref.whisper_forward's (no encoder scores)."""
     with open(os.path.join(folder, "config.json")) as f:
         cfg = json.load(f)
+    if cfg["model_type"] == "whisper":
+        import encoders_ref
+        ea, eh = encoders_ref.whisper_forward(folder, src)
+        W = Weights(load_weights(folder), ["model."])
+        return _s2s_dict(list(ea), eh, None, whisper_decoder(cfg, W, np.asarray(tgt), eh[-1]))
     fn, prefixes = SEQ2SEQ[cfg["model_type"]]
     return fn(cfg, Weights(load_weights(folder), prefixes), src, tgt)
 
