@@ -508,13 +508,22 @@ typedef struct {
                              widened exactly), masked entries −inf (causal,
                              sliding window); NULL unless the pass's
                              ag_forward_options.want_scores is set */
+    const double *q;      /* appended: (n_head, n, head_dim) each query head's
+                             q rows as the scores use them (biases, QK-norm,
+                             RoPE; OPT/DistilBERT's q already scaled), the
+                             pass's values widened; with scores, else NULL */
+    const double *k;      /* appended: (n_head, n, head_dim) the k rows query
+                             head h attends with (its kv head's: grouped and
+                             multi-query heads share them); with scores */
+    int head_dim;         /* appended: the width of q and k rows (0 without them) */
     int stack;            /* appended: an ag_stack, AG_STACK_NONE (0) for a
                              model of one stack; the encoder's, the decoder's
                              self-attention or the decoder's cross-attention
                              in ag_seq2seq_forward */
     size_t n_kv;          /* appended: keys per query: n (self-attention), or
                              n_src (AG_STACK_CROSS: attn and scores are then
-                             (n_head, n, n_kv)); set by every pass */
+                             (n_head, n, n_kv), and q, k are NULL); set by
+                             every pass */
     const double *x_kv;   /* appended: (n_kv, d) the input of K and V: x, or
                              for cross-attention the encoder's last hidden
                              state (after its final norm) */
@@ -583,7 +592,8 @@ typedef struct {
                                y (ag_block_fn), after the layer callback */
     void *block_user;
     int want_scores;        /* appended: 1 gives the layer callback each head's
-                               pre-softmax scores (ag_layer_view.scores),
+                               pre-softmax scores (ag_layer_view.scores) and
+                               the q and k rows they are formed from (.q, .k),
                                computed in the same pass (no second one);
                                0 (default): scores NULL */
 } ag_forward_options;
