@@ -390,3 +390,62 @@ Test(seq2seq, zero_qk_is_softmax_of_bucket_bias)
     ag_array_free(&c.table[0]);
     ag_array_free(&c.table[1]);
 }
+
+/* ---- scores: each row's softmax is its attention ------------------------- */
+
+typedef struct {
+    double worst;
+    int views, inf_hidden;
+} scores_cmp;
+
+/* attn[h][i] = softmax(scores[h][i]) for every view, −inf exactly where
+ * the decoder's causal mask hides a key (and nowhere else). */
+static int scores_layer(const ag_layer_view *v, void *user)
+{
+    scores_cmp *c = user;
+    cr_assert_not_null(v->scores, "stack %d layer %d: no scores", v->stack, v->layer);
+    size_t nk = v->n_kv;
+    for (size_t r = 0; r < (size_t)v->n_head * v->n; r++) {
+        const double *s = v->scores + r * nk, *a = v->attn + r * nk;
+        size_t i = r % v->n;
+        double mx = -INFINITY, sum = 0;
+        for (size_t j = 0; j < nk; j++) {
+            int hidden = v->stack == AG_STACK_DECODER && j > i;
+            cr_assert_eq(isinf(s[j]) && s[j] < 0, hidden, "stack %d row %zu key %zu: score %g", v->stack, i, j, s[j]);
+            c->inf_hidden += hidden;
+            mx = fmax(mx, s[j]);
+        }
+        for (size_t j = 0; j < nk; j++)
+            sum += exp(s[j] - mx);
+        for (size_t j = 0; j < nk; j++)
+            c->worst = fmax(c->worst, fabs(exp(s[j] - mx) / sum - a[j]));
+    }
+    c->views++;
+    return 0;
+}
+
+static void check_scores(const char *name)
+{
+    s2s_ref r = {0};
+    ref_load(name, &r);
+    char dir[512];
+    snprintf(dir, sizeof dir, ARCH_DIR "/%s", name);
+    ag_seq2seq *s = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_seq2seq_load(dir, &s, &err), AG_OK, "%s", err.message);
+    ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+    o.precision = AG_PRECISION_F64;
+    o.want_scores = 1;
+    scores_cmp c = {0};
+    cr_assert_eq(ag_seq2seq_forward(s, r.src, r.ns, r.tgt, r.nt, &o, scores_layer, &c, NULL, NULL, &err), AG_OK,
+                 "%s", err.message);
+    size_t Ld = r.ref[DEC].shape[0], H = r.ref[DEC].shape[1];
+    cr_assert_eq((size_t)c.views, r.ref[ENC].shape[0] + 2 * Ld);
+    cr_assert_eq((size_t)c.inf_hidden, Ld * H * r.nt * (r.nt - 1) / 2, "the causal mask's hidden keys");
+    cr_expect_leq(c.worst, 1e-15, "%s: softmax(scores) differs from attn by %g", name, c.worst);
+    ag_seq2seq_free(s);
+    ref_free(&r);
+}
+
+Test(seq2seq, scores_t5) { check_scores("t5"); }
+Test(seq2seq, scores_bart) { check_scores("bart"); }
