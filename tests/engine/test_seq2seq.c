@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attngeom/core.h"
@@ -296,14 +297,29 @@ static int dec_bucket(int rel)
     return by_r[rel < 0 ? -rel : 0];
 }
 
+/* File `name` of the t5 folder copied into dir. */
+static void copy_t5_file(const char *dir, const char *name)
+{
+    char src[600], dst[600], *buf = NULL;
+    size_t len = 0;
+    ag_error err = {0};
+    snprintf(src, sizeof src, ARCH_DIR "/t5/%s", name);
+    snprintf(dst, sizeof dst, "%s/%s", dir, name);
+    cr_assert_eq(ag_read_file(src, (size_t)1 << 24, &buf, &len, &err), AG_OK, "%s", err.message);
+    FILE *f = fopen(dst, "wb");
+    cr_assert_not_null(f, "%s", dst);
+    cr_assert_eq(fwrite(buf, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+    free(buf);
+}
+
 /* A copy of the t5 folder with every q and k weight (self and cross) 0. */
 static const char *zero_qk_folder(void)
 {
     const char *dir = tio_path("t5-qk0");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp " ARCH_DIR "/t5/config.json " ARCH_DIR "/t5/model.safetensors '%s'/",
-             dir, dir);
-    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
+    copy_t5_file(dir, "config.json");
+    copy_t5_file(dir, "model.safetensors");
     char st_path[600];
     snprintf(st_path, sizeof st_path, "%s/model.safetensors", dir);
     ag_safetensors *st = NULL;
