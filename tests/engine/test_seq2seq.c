@@ -465,3 +465,54 @@ static void check_scores(const char *name)
 
 Test(seq2seq, scores_t5) { check_scores("t5"); }
 Test(seq2seq, scores_bart) { check_scores("bart"); }
+
+/* ---- threads: the same bytes for any pool ------------------------------- */
+
+typedef struct {
+    double *all; /* every view's attention, in order */
+    size_t len, cap;
+} attn_log;
+
+static int log_layer(const ag_layer_view *v, void *user)
+{
+    attn_log *a = user;
+    size_t cnt = (size_t)v->n_head * v->n * v->n_kv;
+    cr_assert_leq(a->len + cnt, a->cap);
+    memcpy(a->all + a->len, v->attn, cnt * sizeof *a->all);
+    a->len += cnt;
+    return 0;
+}
+
+/* The f32 pass of bart (its heads, projections and cross-attention split
+ * over 3 threads) gives the bytes of the pass on the calling thread. */
+Test(seq2seq, pool_same_bytes)
+{
+    s2s_ref r = {0};
+    ref_load("bart", &r);
+    ag_seq2seq *s = NULL;
+    ag_pool *pool = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_seq2seq_load(ARCH_DIR "/bart", &s, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_pool_new(3, &pool, &err), AG_OK, "%s", err.message);
+    size_t cap = 0, nh = ag_array_size(&r.ref[DH]);
+    for (int k = ENC; k <= CROSS; k++)
+        cap += ag_array_size(&r.ref[k]);
+    attn_log a[2] = {{calloc(cap, sizeof(double)), 0, cap}, {calloc(cap, sizeof(double)), 0, cap}};
+    double *dh[2] = {calloc(nh, sizeof(double)), calloc(nh, sizeof(double))};
+    for (int k = 0; k < 2; k++) {
+        ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+        o.pool = k ? pool : NULL;
+        cr_assert_eq(ag_seq2seq_forward(s, r.src, r.ns, r.tgt, r.nt, &o, log_layer, &a[k], NULL, dh[k], &err), AG_OK,
+                     "%s", err.message);
+    }
+    cr_assert_eq(a[0].len, cap);
+    cr_assert_eq(memcmp(a[0].all, a[1].all, cap * sizeof(double)), 0, "attention differs with a pool");
+    cr_assert_eq(memcmp(dh[0], dh[1], nh * sizeof(double)), 0, "decoder hidden states differ with a pool");
+    for (int k = 0; k < 2; k++) {
+        free(a[k].all);
+        free(dh[k]);
+    }
+    ag_pool_free(pool);
+    ag_seq2seq_free(s);
+    ref_free(&r);
+}
