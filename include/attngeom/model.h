@@ -531,7 +531,8 @@ typedef struct {
 
 /* Copy the attention of the view's heads h with head_on[h] set (head_on
  * NULL: every head), in head order, into dst (the caller's, (count, n, n)
- * doubles); returns count, the heads copied. */
+ * doubles; (count, n, n_kv) for a cross-attention view); returns count,
+ * the heads copied. */
 AG_EXPORT size_t ag_layer_view_copy_heads(const ag_layer_view *v, const unsigned char *head_on,
                                           double *dst);
 

@@ -219,7 +219,7 @@ int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
 size_t ag_layer_view_copy_heads(const ag_layer_view *v, const unsigned char *head_on,
                                 double *dst)
 {
-    size_t nn = v->n * v->n, count = 0;
+    size_t nn = v->n * (v->n_kv ? v->n_kv : v->n), count = 0; // a cross view: n_kv keys
     for (int h = 0; h < v->n_head; h++)
         if (!head_on || head_on[h])
             memcpy(dst + count++ * nn, v->attn + (size_t)h * nn, nn * sizeof *dst);

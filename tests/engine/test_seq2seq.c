@@ -104,6 +104,14 @@ static int s2s_cmp_layer(const ag_layer_view *v, void *user)
         if (ref[i] == 0.0) // the decoder's causal mask: exactly 0 on both sides
             cr_assert_eq(v->attn[i], 0.0, "masked entry %zu of layer %d is %g", i, v->layer, v->attn[i]);
     }
+    if (kind == CROSS) { // every head copied, (H, n, n_kv)
+        double *all = malloc((cnt + 1) * sizeof *all);
+        all[cnt] = 7.0; // sentinel: nothing past the copy
+        cr_assert_eq(ag_layer_view_copy_heads(v, NULL, all), (size_t)v->n_head);
+        cr_assert_eq(memcmp(all, v->attn, cnt * sizeof *all), 0);
+        cr_assert_eq(all[cnt], 7.0);
+        free(all);
+    }
     c->seen[kind]++;
     c->last_stack = v->stack;
     return 0;
