@@ -382,6 +382,12 @@ AG_EXPORT int ag_model_load_tower(const char *dir, ag_input_kind input, ag_model
 /* 1 when m is one tower of a `clip` folder (the folder holds two), else 0. */
 AG_EXPORT int ag_model_is_tower(const ag_model *m);
 AG_EXPORT const ag_model_config *ag_model_get_config(const ag_model *m);
+/* The cfg.n_head ALiBi slopes of m (ag_alibi_slopes of cfg.alibi and
+ * cfg.alibi_bias_max, formed once when m was loaded): the slopes its
+ * forward pass adds. NULL when m has no ALiBi (cfg.alibi AG_ALIBI_NONE) or m
+ * is NULL. Owned by m: valid until ag_model_free(m), never to be freed or
+ * written by the caller. */
+AG_EXPORT const double *ag_model_alibi_slopes(const ag_model *m);
 /* Layer `layer`'s sliding window (0: full causal or bidirectional
  * attention, also for a layer outside 0..n_layer-1): Mistral and Phi-3 every
  * layer when sliding_window is set, Qwen2 layers >= max_window_layers when

@@ -645,6 +645,11 @@ const ag_model_config *ag_model_get_config(const ag_model *m)
     return m ? &m->cfg : NULL;
 }
 
+const double *ag_model_alibi_slopes(const ag_model *m)
+{
+    return m ? m->alibi_slopes : NULL;
+}
+
 ag_input_kind ag_model_input_kind(const ag_model *m)
 {
     return m ? m->cfg.input_kind : AG_INPUT_TOKENS;

@@ -129,13 +129,14 @@ static json_t *biases(const ag_model_config *g)
 /* ALiBi: the kind (whose HF formula gives the slopes and where the bias
  * enters, attngeom/model.h) and every head's slope, as text ("0.5 0.25
  * ...", %.9g: enough to tell float32 values apart), like window_layers. */
-static void alibi_json(const ag_model_config *g, json_t *o)
+static void alibi_json(const ag_model *m, json_t *o)
 {
     static const char *const kinds[] = {"none", "bloom", "mpt", "falcon"};
-    double *s = malloc((size_t)g->n_head * sizeof *s);
+    const ag_model_config *g = ag_model_get_config(m);
+    const double *s = ag_model_alibi_slopes(m);
     char *text = malloc((size_t)g->n_head * 18 + 1);
     size_t len = 0;
-    if (s && text && ag_alibi_slopes(g->alibi, g->n_head, g->alibi_bias_max, s) == AG_OK)
+    if (s && text)
         for (int h = 0; h < g->n_head; h++)
             len += (size_t)sprintf(text + len, h ? " %.9g" : "%.9g", s[h]); /* <= 17 chars + space */
     json_object_set_new(o, "alibi", json_string(kinds[g->alibi]));
@@ -143,7 +144,6 @@ static void alibi_json(const ag_model_config *g, json_t *o)
         json_object_set_new(o, "alibi_bias_max", json_real(g->alibi_bias_max));
     if (text && len)
         json_object_set_new(o, "alibi_slopes", json_stringn(text, len));
-    free(s);
     free(text);
 }
 
@@ -206,7 +206,7 @@ static void wiring_json(const ag_model *m, json_t *o)
     json_object_set_new(o, "biases", biases(g));
     json_object_set_new(o, "positions", json_string(pos[g->positions]));
     if (g->positions == AG_POS_ALIBI)
-        alibi_json(g, o);
+        alibi_json(m, o);
     else if (g->positions != AG_POS_ROPE)
         json_object_set_new(o, "position_offset", json_integer(g->position_offset));
     else
