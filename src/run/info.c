@@ -184,7 +184,7 @@ static void wiring_json(const ag_model *m, json_t *o)
     static const char *const mlp[] = {"down(act(up x))", "down(act(gate x) * up x)",
                                       "down(act(gate x) * up x), fused gate_up"};
     static const char *const pos[] = {"learned", "learned, counted from pad_token_id + 1", "rotary",
-                                      "ALiBi"};
+                                      "ALiBi", "relative buckets (T5)"};
     const ag_model_config *g = ag_model_get_config(m);
     json_object_set_new(o, "norm", json_string(norms[g->norm]));
     json_object_set_new(o, "norm_eps", json_real(g->norm_eps));
@@ -280,14 +280,37 @@ static json_t *config_json(const ag_model *m)
     return o;
 }
 
+/* An encoder–decoder folder: "config" the encoder's, "decoder_config"
+ * the decoder's (with its cross-attention), "stacks" in words. */
+static int info_seq2seq(const char *dir, json_t *root, ag_error *err)
+{
+    ag_seq2seq *s = NULL;
+    int status = ag_seq2seq_load(dir, &s, err);
+    if (status != AG_OK)
+        return status;
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER), *dec = ag_seq2seq_stack(s, AG_STACK_DECODER);
+    char text[160];
+    snprintf(text, sizeof text, "encoder (%d layers, \"config\"), decoder (%d layers, each self- and cross-attention, \"decoder_config\")",
+             ag_model_get_config(enc)->n_layer, ag_model_get_config(dec)->n_layer);
+    json_object_set_new(root, "kind", json_string("model"));
+    json_object_set_new(root, "encoder_decoder", json_true());
+    json_object_set_new(root, "stacks", json_string(text));
+    json_object_set_new(root, "config", config_json(enc));
+    json_object_set_new(root, "decoder_config", config_json(dec));
+    ag_seq2seq_free(s);
+    return AG_OK;
+}
+
 static int info_model(const char *dir, json_t *root, ag_error *err)
 {
     ag_model *m = NULL;
-    int status = ag_model_load(dir, &m, err);
+    int status = ag_model_dir_is_seq2seq(dir) ? info_seq2seq(dir, root, err) : ag_model_load(dir, &m, err);
     if (status != AG_OK)
         return status;
-    json_object_set_new(root, "kind", json_string("model"));
-    json_object_set_new(root, "config", config_json(m));
+    if (m) {
+        json_object_set_new(root, "kind", json_string("model"));
+        json_object_set_new(root, "config", config_json(m));
+    }
     if (ag_model_is_tower(m)) { /* a clip folder: the tower follows the input */
         ag_model_free(m);
         m = NULL;
