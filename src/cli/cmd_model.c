@@ -43,7 +43,7 @@ static const cli_option analyze_own[] = {
     {"--temperatures", "T1,T2,...", "one set of records per T (softmax(S/T), in the order given; at most 64)"},
     {NULL}};
 static const cli_option_group *const analyze_groups[] = {
-    CLI_OWN("analyze", analyze_own), &cli_group_input, &cli_group_select, &cli_group_precision, &cli_group_records,
+    CLI_OWN("analyze", analyze_own), &cli_group_input, &cli_group_target, &cli_group_select, &cli_group_precision, &cli_group_records,
     &cli_group_stability, &cli_group_curvature, &cli_group_output, &cli_group_table,
     &cli_group_label, &cli_group_aggregate, &cli_group_corpus, &cli_group_media, &cli_group_jobs,
     &cli_group_help, NULL};
@@ -72,8 +72,8 @@ static cli_lens model_lens;
 
 static int analyze_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    (void)r;
-    return cli_lens_option(&model_lens, "analyze", 0, argc, argv, i);
+    int used = cli_target_option(&r->input, "analyze", argc, argv, i);
+    return used ? used : cli_lens_option(&model_lens, "analyze", 0, argc, argv, i);
 }
 
 static int lens_parsed(cli_model_run *r, const char *cmd)
@@ -138,6 +138,9 @@ static const cli_option attention_own[] = {
     {"--output", "OUT.npy", "the same as -o"},
     {"--hidden", "H.npy", "also write the hidden states [L+1, n, d] ({i} as for -o)"},
     {"--scores", "S.npy", "also write the pre-softmax scores [L, H, n, n] (-inf masked; {i} as for -o)"},
+    {"--decoder", "DEC.npy", "t5, bart: the decoder's self-attention [L_dec, H, n_tgt, n_tgt] (-o gets the encoder's)"},
+    {"--cross", "CROSS.npy", "t5, bart: the cross-attention [L_dec, H, n_tgt, n_src]"},
+    {"--decoder-hidden", "HD.npy", "t5, bart: the decoder's hidden states [L_dec+1, n_tgt, d] (--hidden: the encoder's)"},
     {"--normalizer", "N", "-o gets the heads under sparsemax, entmax15, entmax:ALPHA or linear instead"},
     {"--temperature", "T", "-o gets softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {NULL}};
@@ -146,7 +149,7 @@ static const cli_option attention_refused[] = {
     {NULL}};
 static const cli_option_group *const attention_groups[] = {
     CLI_OWN("attention", attention_own), CLI_REFUSE("attention-refused", attention_refused),
-    &cli_group_input, &cli_group_select,
+    &cli_group_input, &cli_group_target, &cli_group_select,
     &cli_group_precision, &cli_group_corpus, &cli_group_media, &cli_group_jobs,
     &cli_group_printless, &cli_group_help, NULL};
 const cli_usage cli_usage_attention = {"attention", attention_help, attention_groups, NULL};
@@ -184,15 +187,23 @@ static int write_hidden(int index, size_t n, size_t d, const double *h, void *us
 }
 
 static const char *hidden_path, *scores_path;
+static cli_s2s_paths s2s; /* --decoder, --cross, --decoder-hidden */
 
 static int attention_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    const char **dst = cli_is_option(argv[*i], "--hidden")   ? &hidden_path
-                       : cli_is_option(argv[*i], "--scores") ? &scores_path
-                                                             : NULL;
+    const char **dst = cli_is_option(argv[*i], "--hidden")           ? &hidden_path
+                       : cli_is_option(argv[*i], "--scores")         ? &scores_path
+                       : cli_is_option(argv[*i], "--decoder")        ? &s2s.decoder
+                       : cli_is_option(argv[*i], "--cross")          ? &s2s.cross
+                       : cli_is_option(argv[*i], "--decoder-hidden") ? &s2s.decoder_hidden
+                                                                     : NULL;
+    int used = dst ? 0 : cli_target_option(&r->input, "attention", argc, argv, i);
     if (!dst)
-        return cli_lens_option(&model_lens, "attention", 0, argc, argv, i);
-    return (*dst = cli_option_value("attention", argv[*i], argc, argv, i)) ? 1 : -1;
+        return used ? used : cli_lens_option(&model_lens, "attention", 0, argc, argv, i);
+    const char *name = dst == &hidden_path ? "--hidden" : dst == &scores_path ? "--scores"
+                       : dst == &s2s.decoder ? "--decoder" : dst == &s2s.cross ? "--cross"
+                       : "--decoder-hidden";
+    return (*dst = cli_option_value("attention", name, argc, argv, i)) ? 1 : -1;
 }
 
 /* Before anything runs: a name without {i} takes one text (the files of
@@ -256,12 +267,45 @@ static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
     return rc;
 }
 
+/* An encoder–decoder folder's arrays of one source (seq2seq.c). */
+static int attention_seq2seq_text(cli_model_run *r, const cli_seq *s, void *user)
+{
+    (void)user;
+    cli_s2s_paths p = {cli_text_path(r->common.out_path, s), cli_text_path(s2s.decoder, s),
+                       cli_text_path(s2s.cross, s), cli_text_path(hidden_path, s),
+                       cli_text_path(s2s.decoder_hidden, s)};
+    int rc = !p.out || (s2s.decoder && !p.decoder) || (s2s.cross && !p.cross) ||
+                     (hidden_path && !p.hidden) || (s2s.decoder_hidden && !p.decoder_hidden)
+                 ? cli_fail("out of memory")
+                 : cli_attention_seq2seq(r, s, &p);
+    free((char *)p.out);
+    free((char *)p.decoder);
+    free((char *)p.cross);
+    free((char *)p.hidden);
+    free((char *)p.decoder_hidden);
+    return rc;
+}
+
+/* What an encoder–decoder folder takes and a model of one stack does not. */
+static int check_seq2seq_options(const cli_model_run *r)
+{
+    int any = s2s.decoder || s2s.cross || s2s.decoder_hidden;
+    if (!r->pair && any)
+        return cli_fail("%s: --decoder, --cross and --decoder-hidden need an encoder-decoder "
+                        "model (t5, bart) and its --target", r->model_dir);
+    if (r->pair && scores_path)
+        return cli_fail("%s: --scores is not yet written for an encoder-decoder model",
+                        r->model_dir);
+    return 0;
+}
+
 int cmd_attention(int argc, char **argv)
 {
     cli_model_run r = {0};
     if (cli_common_init(&r.common, AG_FAMILIES_MATRIX))
         return 1;
     hidden_path = scores_path = NULL;
+    s2s = (cli_s2s_paths){0};
     model_lens = (cli_lens){0};
     int rc = cli_model_run_parse(&r, &cli_usage_attention, argc, argv, attention_option);
     if (rc)
@@ -276,10 +320,13 @@ int cmd_attention(int argc, char **argv)
     r.outs[2] = (cli_path){"--scores", scores_path};
     rc = cli_model_run_prepare(&r, "attention", 0);
     if (rc == 0)
+        rc = check_seq2seq_options(&r);
+    if (rc == 0)
         rc = check_text_paths(&r);
     if (rc == 0)
         rc = lens_set(&r);
     if (rc == 0)
-        rc = cli_model_run_each(&r, "attention", attention_text, r.opt);
+        rc = cli_model_run_each(&r, "attention", r.pair ? attention_seq2seq_text : attention_text,
+                                r.opt);
     return cli_model_run_finish(&r, rc);
 }

@@ -73,6 +73,17 @@ int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
     return 1;
 }
 
+int cli_target_option(cli_input *in, const char *cmd, int argc, char **argv, int *i)
+{
+    in->takes_target = 1;
+    int text = cli_is_option(argv[*i], "--target");
+    if (!text && !cli_is_option(argv[*i], "--target-tokens"))
+        return 0;
+    const char **slot = text ? &in->target : &in->target_tokens;
+    return (*slot = cli_option_value(cmd, text ? "--target" : "--target-tokens", argc, argv,
+                                     i)) ? 1 : -1;
+}
+
 int cli_parse_tokens(const char *cmd, const char *list, cli_seq *seq)
 {
     size_t cap = 16, n = 0;
