@@ -28,7 +28,10 @@ static const char analyze_help[] =
     "each head's Q and K (phi = elu + 1); --temperature T through softmax(S/T).\n"
     "The records then carry \"normalizer\" and \"temperature\". --temperatures\n"
     "0.25,0.5,1,2,4 gives each text's records at each T in turn, the same rows\n"
-    "as one run per --temperature T.\n";
+    "as one run per --temperature T.\n"
+    "A t5 or bart folder (encoder-decoder) takes a target, --target T or\n"
+    "--target-tokens IDS: one record per (stack, layer, head), \"stack\" encoder,\n"
+    "decoder or cross (rows: target tokens, cols: source tokens).\n";
 
 static const char analyze_more[] =
     "Records stream: in jsonl, csv and tsv each text's records are\n"
@@ -131,7 +134,12 @@ static const char attention_help[] =
     "the \"text\" of analyze's records (-o attn_{i}.npy: attn_0.npy, attn_1.npy, ...;\n"
     "blank and skipped lines leave gaps). Each text's files are written as it\n"
     "finishes. A name without {i} takes one text only; with --text or --tokens,\n"
-    "{i} is 0.\n";
+    "{i} is 0.\n"
+    "\n"
+    "A t5 or bart folder (encoder-decoder) takes a target, --target T or\n"
+    "--target-tokens IDS: -o gets the encoder's [L_enc, H, n_src, n_src],\n"
+    "--decoder [L_dec, H, n_tgt, n_tgt], --cross [L_dec, H, n_tgt, n_src];\n"
+    "--hidden the encoder's hidden states, --decoder-hidden the decoder's.\n";
 
 static const cli_option attention_own[] = {
     {"-o", "OUT.npy", "the attention probabilities [L, H, n, n] ({i}: the text's line index)"},
