@@ -128,6 +128,12 @@ static void run_settings(json_t *o, const cli_model_run *r)
                                                              : json_null());
     json_object_set_new(o, "skip_long", json_boolean(r->input.skip_long));
     json_object_set_new(o, "texts", text_list(r));
+    if (r->target) { /* an encoder–decoder run: the decoder's input ids */
+        json_t *ids = json_array();
+        for (size_t k = 0; ids && k < r->n_target; k++)
+            json_array_append_new(ids, json_integer(r->target[k]));
+        json_object_set_new(o, "target_tokens", ids);
+    }
 }
 
 /* --normalizer, and --temperature T or --temperatures' list. */
