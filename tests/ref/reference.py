@@ -168,12 +168,30 @@ def fiedler(A):
     return float(np.sort(ev)[1])
 
 
+def rectangular_attention(A):
+    """Family B of an m x n A, m != n (docs/metrics.md, family B): the keys
+    of one row's distribution as written, means over the m rows, with
+    s_i = k_i = n (a rectangular matrix is never causal); every key of a
+    square matrix only null."""
+    m, n = A.shape
+    out = {k: None for k in ATTENTION_KEYS + DETECTOR_KEYS}
+    out["row_sum_error"] = float(np.max(np.abs(A.sum(axis=1) - 1.0)))
+    if not np.any(A < 0):
+        H = np.array([-float(np.sum(r[r > 0] * np.log(r[r > 0]))) for r in A])
+        out["entropy_mean"] = float(H.mean())
+        out["entropy_normalized"] = float(np.mean(H / np.log(n))) if n >= 2 else None
+        out["sink_mass"] = float(A[:, 0].mean())
+    out["max_mass"] = float(np.mean(A.max(axis=1)))
+    out["sink_ratio"] = float(np.mean(A[:, 0] * n)) if n >= 2 else None
+    return out
+
+
 def attention(A, use_diagonal=None, lam=None):
     """Family B.  lam: as for eigen_values."""
     A = np.asarray(A, dtype=np.float64)
     m, n = A.shape
     if m != n:
-        return {k: None for k in ATTENTION_KEYS + DETECTOR_KEYS}
+        return rectangular_attention(A)
     out = {}
     causal = is_causal(A)
     out["causal"] = bool(causal)
@@ -523,9 +541,11 @@ def self_test():
             check("zero lambda2", r["lambda2_abs"], 0.0)
             check("zero fiedler", r["fiedler"], 1.0)  # L = I
             check("zero asymmetry", r["asymmetry"], None)
-        if shape == (2, 5):
+        if shape == (2, 5):  # rectangular: the row keys of zero rows, the rest null
+            rows = {"row_sum_error": 1.0, "entropy_mean": 0.0, "entropy_normalized": 0.0,
+                    "sink_mass": 0.0, "max_mass": 0.0, "sink_ratio": 0.0}
             for key in ATTENTION_KEYS + DETECTOR_KEYS:
-                check("zero(2,5) %s" % key, r[key], None)
+                check("zero(2,5) %s" % key, r[key], rows.get(key))
     # permutation (cyclic shift): eigenvalues = n-th roots of unity
     n = 5
     P = np.roll(np.eye(n), 1, axis=1)
@@ -609,8 +629,13 @@ def self_test():
     check("rank4 participation_ratio", r["participation_ratio"],
           float(np.sum(s ** 2) ** 2 / np.sum(s ** 4)), rtol=1e-9)
     check("rank4 sigma_gap", r["sigma_gap"], 1 - 3 / 5, rtol=1e-9)
+    # rectangular and signed: of family B only the row keys that need no
+    # masses (row_sum_error, max_mass, sink_ratio: 20 times the mean M_i0)
     for key in ATTENTION_KEYS + DETECTOR_KEYS:
-        check("30x20 %s" % key, r[key], None)
+        if key not in ("row_sum_error", "max_mass", "sink_ratio"):
+            check("30x20 %s" % key, r[key], None)
+    check("30x20 max_mass", r["max_mass"], math.fsum(max(row) for row in M) / 30, rtol=1e-12)
+    check("30x20 sink_ratio", r["sink_ratio"], math.fsum(M[:, 0]) * 20 / 30, rtol=1e-12)
     # mean_cosine with a zero row: zero rows are ignored
     X = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
     c = [1 / math.sqrt(2), 0.0, 1 / math.sqrt(2)]
