@@ -64,7 +64,9 @@ LINK    = $(CC) $(AG_LDFLAGS) $(CFLAGS) $(LDFLAGS)
 # file between its folders never touches this Makefile.
 LIB_SRCS  := $(filter-out src/cli/% src/mpi/%,$(wildcard src/*/*.c analysis/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
-TEST_SRCS := $(wildcard tests/*/test_*.c)
+# tests/util/*.c: helpers the unit tests share (xz_file.c reads the
+# xz-compressed test data with liblzma).
+TEST_SRCS := $(wildcard tests/*/test_*.c) $(wildcard tests/util/*.c)
 EX_SRCS   := $(wildcard examples/*.c)
 BENCH_SRCS:= $(wildcard bench/*.c)
 
@@ -142,7 +144,7 @@ $(BUILD)/bench/%: bench/%.c $(LIB_A)
 	$(COMPILE) $(DEPFLAGS) -MF $@.d -MT $@ $(AG_LDFLAGS) $(LDFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
 $(TESTBIN): $(TEST_OBJS) $(LIB_A)
-	$(LINK) -o $@ $(TEST_OBJS) $(LIB_A) $(LDLIBS) -lcriterion
+	$(LINK) -o $@ $(TEST_OBJS) $(LIB_A) $(LDLIBS) -lcriterion $(shell pkg-config --libs liblzma)
 
 examples: $(EXAMPLES)
 

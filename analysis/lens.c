@@ -40,24 +40,16 @@ typedef struct {
     size_t rows;
 } row_sums;
 
-/* A key counts as kept when its score is more than LENS_TIE above the
- * threshold (p_j > LENS_TIE for sparsemax, (LENS_TIE/2)² for 1.5-entmax):
- * a tie at the threshold is a key with p_j = 0 in exact arithmetic whose
- * computed p_j is rounding noise of either sign (ALiBi's slope·Δposition
- * between two equal tokens makes exact score gaps of 1 or 2 that sit on
- * sparsemax's and 1.5-entmax's one-hot boundaries). 1e-12 is far above
- * that noise (a few ulps of scores of order 1) and far below a probability
- * anyone reads. */
-#define LENS_TIE 1e-12
+/* A key counts as kept when its score is more than AG_SUPPORT_TIE above
+ * the threshold (normalizers.h: the rule ag_normalizer_support applies to
+ * probabilities). */
 
-/* Keys of z (k allowed scores, maximum m) whose z − m exceeds tau by more
- * than tie. */
-static size_t kept_above(const double *z, size_t k, double m, double scale, double tau,
-                         double tie)
+/* Values of c[0..nc-1] that exceed tau by more than tie. */
+static size_t kept_above(const double *c, size_t nc, double tau, double tie)
 {
     size_t cnt = 0;
-    for (size_t j = 0; j < k; j++)
-        cnt += (z[j] - m) / scale - tau > tie;
+    for (size_t j = 0; j < nc; j++)
+        cnt += c[j] - tau > tie;
     return cnt;
 }
 
@@ -72,7 +64,10 @@ static size_t kept_above(const double *z, size_t k, double m, double scale, doub
  * point onto the canonical simplex of Rⁿ", JOTA 1986): from a set V
  * holding the support, τ_V = (Σ_V (z − m) − 1)/|V| ≤ τ, so the keys above
  * τ_V still hold it; V stops shrinking exactly at the support. V starts as
- * {z − m > −1}: τ ≥ −1, since the top key's p = −τ ≤ 1. *kept = |support|. */
+ * {z − m > −1}: τ ≥ −1, since the top key's p = −τ ≤ 1. Each pass keeps
+ * only V's members in c (in order: the sums are those over V), so the
+ * passes shrink with V. On return c[0..*kept-1] holds the support's z − m,
+ * *kept = |support|. */
 static double sparsemax_tau(const double *z, size_t k, double m, double *c, size_t *kept)
 {
     size_t nc = 0, prev = 0;
@@ -84,17 +79,18 @@ static double sparsemax_tau(const double *z, size_t k, double m, double *c, size
     for (;;) {
         size_t cnt = 0;
         double sum = 0;
-        for (size_t j = 0; j < nc; j++) { /* branch-free: c is finite */
-            double in = c[j] > tau;
+        for (size_t j = 0; j < nc; j++) { /* V ∩ {c > τ}, compacted */
+            double x = c[j], in = x > tau;
+            c[cnt] = x;
             cnt += (size_t)in;
-            sum += in * c[j];
+            sum += in * x;
         }
         if (cnt == prev) { /* V = {c > τ_V}: the support */
             *kept = cnt;
             return tau;
         }
         tau = (sum - 1) / (double)cnt;
-        prev = cnt;
+        prev = nc = cnt;
     }
 }
 
@@ -119,13 +115,15 @@ static int entmax15_tau(const double *z, size_t k, double m, double tau0, double
     for (int it = 0; it < 200; it++) {
         size_t cnt = 0;
         double s1 = 0, s2 = 0, lo = 2; /* min_V (x − τ) */
-        for (size_t j = 0; j < nc; j++) { /* branch-free: c is finite */
-            double y = c[j] - tau, in = y > 0, yin = in * y;
+        for (size_t j = 0; j < nc; j++) { /* V = {x > τ}, compacted: τ only grows */
+            double x = c[j], y = x - tau, in = y > 0, yin = in * y;
+            c[cnt] = x;
             cnt += (size_t)in;
             s1 += yin;
             s2 += yin * y;
             lo = y > 0 && y < lo ? y : lo;
         }
+        nc = cnt;
         lo += tau;
         double ss = fmax(0, s2 - s1 * s1 / (double)cnt); /* Σ (x − M_V)² */
         double tv = tau + s1 / (double)cnt - sqrt(fmax(0, (1 - ss) / (double)cnt));
@@ -193,14 +191,12 @@ static int entmax_kept(const double *z, size_t k, double m, double tau0, double 
                        size_t *count, ag_error *err)
 {
     double tau;
-    if (entmax15_tau(z, k, m, tau0, p, &tau, count)) {
-        *count = kept_above(z, k, m, 2, tau, LENS_TIE / 2);
+    if (entmax15_tau(z, k, m, tau0, p, &tau, count)) { /* p[0..*count-1]: V's x */
+        *count = kept_above(p, *count, tau, AG_SUPPORT_TIE / 2); /* in x = s/2 units */
         return AG_OK;
     }
     int rc = ag_entmax15_row(z, k, p, err);
-    *count = 0;
-    for (size_t j = 0; rc == AG_OK && j < k; j++)
-        *count += p[j] > LENS_TIE * LENS_TIE / 4;
+    *count = rc == AG_OK ? ag_normalizer_support(AG_NORMALIZER_ENTMAX15, 1.5, p, k) : 0;
     return rc;
 }
 
@@ -228,7 +224,7 @@ static int row_terms(const double *s, size_t n, const ag_metric_set *sel, double
     if (ON(AG_M_SPARSEMAX_SUPPORT) || ON(AG_M_SPARSEMAX_JS) || ON(AG_M_ENTMAX_SUPPORT))
         tau = sparsemax_tau(z, k, m, c, &ks); /* ks: Michelot's support, for the floor */
     if (ON(AG_M_SPARSEMAX_SUPPORT))
-        t->sparse += (double)kept_above(z, k, m, 1, tau, LENS_TIE) / (double)k;
+        t->sparse += (double)kept_above(c, ks, tau, AG_SUPPORT_TIE) / (double)k; /* c: the support */
     if (ON(AG_M_SPARSEMAX_JS))
         t->js += js_distance(z, k, m, tau, p);
     if (rc == AG_OK && ON(AG_M_ENTMAX_SUPPORT) &&
@@ -353,29 +349,51 @@ static int form_keys_of_core(double *C, size_t r, size_t n, const double *A,
     return rc;
 }
 
-static int form_keys(const ag_head_input *in, const ag_head_extra *ex, const double *A,
+/* The keys of S° = c·QKᵀ from Q and K ((n, dh) each). */
+static int form_keys(const double *q, const double *k, size_t n, size_t dh, const double *A,
                      const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
-    size_t n = in->n, dh = in->d_h;
-    double *q = malloc(2 * n * dh * sizeof *q), *C = NULL, scale;
+    double *C = NULL;
     size_t r = 0;
-    if (!q)
-        return ag_error_set(err, AG_ENOMEM, "lens: out of memory for Q and K");
-    int rc = ag_head_qk(in, ex, q, q + n * dh, &scale, err);
-    if (rc != AG_OK) {
-        free(q);
-        return rc;
-    }
-    if ((rc = form_core(q, q + n * dh, n, dh, &C, &r)) == AG_OK)
+    int rc = form_core(q, k, n, dh, &C, &r);
+    if (rc == AG_OK)
         rc = form_keys_of_core(C, r, n, A, sel, rec);
     if (rc != AG_OK) /* the linear algebra's status, no message */
         ag_error_set(err, rc, "lens: the bilinear form of %zu tokens: %s", n, ag_strerror(rc));
     free(C);
-    free(q);
     return rc;
 }
 
 /* ---- the family ---------------------------------------------------------- */
+
+static int row_keys_on(const ag_metric_set *sel)
+{
+    return ON(AG_M_SCORE_STD) || ON(AG_M_SPARSEMAX_SUPPORT) || ON(AG_M_ENTMAX_SUPPORT) ||
+           ON(AG_M_SPARSEMAX_JS);
+}
+
+static int form_keys_on(const ag_metric_set *sel)
+{
+    return ON(AG_M_SCORE_EFFECTIVE_RANK) || ON(AG_M_SCORE_NUMERICAL_RANK) || ON(AG_M_RANK_LIFT) ||
+           ON(AG_M_SCORE_ASYMMETRY);
+}
+
+int ag_lens_metrics_qk(const double *S, size_t n, const double *q, const double *k, size_t d_h,
+                       const double *A, const ag_metric_set *sel, ag_record *rec, ag_error *err)
+{
+    if (!S || !q || !k || !A || !sel || !rec || !n || !d_h)
+        return ag_error_set(err, AG_EINVAL, "lens: missing %s",
+                            !S ? "scores" : !q ? "Q" : !k ? "K" : !A ? "attention"
+                            : !sel ? "selection" : !rec ? "record" : "tokens or head width");
+    for (size_t i = 0; form_keys_on(sel) && i < n * d_h; i++)
+        if (!isfinite(q[i]) || !isfinite(k[i]))
+            return ag_error_set(err, AG_ENONFINITE, "lens: %s row %zu is not finite",
+                                isfinite(q[i]) ? "K" : "Q", i / d_h);
+    int rc = row_keys_on(sel) ? row_keys(S, n, sel, rec, err) : AG_OK;
+    if (rc == AG_OK && form_keys_on(sel))
+        rc = form_keys(q, k, n, d_h, A, sel, rec, err);
+    return rc;
+}
 
 int ag_lens_metrics(const double *S, const ag_head_input *in, const ag_head_extra *ex,
                     const double *A, const ag_metric_set *sel, ag_record *rec, ag_error *err)
@@ -384,12 +402,15 @@ int ag_lens_metrics(const double *S, const ag_head_input *in, const ag_head_extr
         return ag_error_set(err, AG_EINVAL, "lens: missing %s",
                             !S ? "scores" : !in ? "head input" : !A ? "attention"
                                                 : !sel ? "selection" : "record");
-    int rc = AG_OK;
-    if (ON(AG_M_SCORE_STD) || ON(AG_M_SPARSEMAX_SUPPORT) || ON(AG_M_ENTMAX_SUPPORT) ||
-        ON(AG_M_SPARSEMAX_JS))
-        rc = row_keys(S, in->n, sel, rec, err);
-    if (rc == AG_OK && (ON(AG_M_SCORE_EFFECTIVE_RANK) || ON(AG_M_SCORE_NUMERICAL_RANK) ||
-                        ON(AG_M_RANK_LIFT) || ON(AG_M_SCORE_ASYMMETRY)))
-        rc = form_keys(in, ex, A, sel, rec, err);
+    size_t n = in->n, dh = in->d_h;
+    if (!form_keys_on(sel)) /* no Q or K needed */
+        return row_keys_on(sel) ? row_keys(S, n, sel, rec, err) : AG_OK;
+    double *q = malloc(2 * n * dh * sizeof *q), scale;
+    if (!q)
+        return ag_error_set(err, AG_ENOMEM, "lens: out of memory for Q and K");
+    int rc = ag_head_qk(in, ex, q, q + n * dh, &scale, err);
+    if (rc == AG_OK)
+        rc = ag_lens_metrics_qk(S, n, q, q + n * dh, dh, A, sel, rec, err);
+    free(q);
     return rc;
 }

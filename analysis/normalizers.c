@@ -200,6 +200,29 @@ int ag_normalize_row(ag_normalizer kind, double param, const double *s, size_t n
     }
 }
 
+double ag_normalizer_kept_floor(ag_normalizer kind, double param)
+{
+    switch (kind) {
+    case AG_NORMALIZER_SPARSEMAX:
+        return AG_SUPPORT_TIE;
+    case AG_NORMALIZER_ENTMAX15:
+        return (AG_SUPPORT_TIE / 2) * (AG_SUPPORT_TIE / 2);
+    case AG_NORMALIZER_ENTMAX: /* p = ((α − 1)(s − τ))^(1/(α − 1)), entmax_bisect's */
+        return pow((param - 1) * AG_SUPPORT_TIE, 1 / (param - 1));
+    default:
+        return 0;
+    }
+}
+
+size_t ag_normalizer_support(ag_normalizer kind, double param, const double *p, size_t n)
+{
+    double floor = ag_normalizer_kept_floor(kind, param);
+    size_t kept = 0;
+    for (size_t j = 0; p && j < n; j++)
+        kept += p[j] > floor; /* false for NaN */
+    return kept;
+}
+
 int ag_normalize_rows(ag_normalizer kind, double param, const double *S, size_t rows, size_t n,
                       double *P, ag_error *err)
 {

@@ -9,7 +9,7 @@
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 PKGS="build-essential pkg-config liblapacke-dev libopenblas-dev libgsl-dev \
-libjansson-dev libpcre2-dev libutf8proc-dev libcriterion-dev \
+libjansson-dev libpcre2-dev libutf8proc-dev libcriterion-dev liblzma-dev \
 python3 python3-numpy python3-scipy python3-pot python3-regex python3-pytest \
 python3-setuptools python3-pip python3-venv python3-pandas python3-statsmodels valgrind \
 libcairo2-dev libfontconfig-dev fonts-dejavu-core libpng-dev libjpeg-dev \

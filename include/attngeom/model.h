@@ -499,6 +499,14 @@ typedef struct {
                              widened exactly), masked entries −inf (causal,
                              sliding window); NULL unless the pass's
                              ag_forward_options.want_scores is set */
+    const double *q;      /* appended: (n_head, n, head_dim) each query head's
+                             q rows as the scores use them (biases, QK-norm,
+                             RoPE; OPT/DistilBERT's q already scaled), the
+                             pass's values widened; with scores, else NULL */
+    const double *k;      /* appended: (n_head, n, head_dim) the k rows query
+                             head h attends with (its kv head's: grouped and
+                             multi-query heads share them); with scores */
+    int head_dim;         /* appended: the width of q and k rows (0 without them) */
 } ag_layer_view;
 
 /* Copy the attention of the view's heads h with head_on[h] set (head_on
@@ -564,7 +572,8 @@ typedef struct {
                                y (ag_block_fn), after the layer callback */
     void *block_user;
     int want_scores;        /* appended: 1 gives the layer callback each head's
-                               pre-softmax scores (ag_layer_view.scores),
+                               pre-softmax scores (ag_layer_view.scores) and
+                               the q and k rows they are formed from (.q, .k),
                                computed in the same pass (no second one);
                                0 (default): scores NULL */
 } ag_forward_options;

@@ -91,6 +91,26 @@ AG_EXPORT int ag_entmax_bisect_row(const double *s, size_t n, double alpha, doub
 AG_EXPORT int ag_normalize_row(ag_normalizer kind, double param, const double *s, size_t n,
                                double *p, ag_error *err);
 
+/* A key counts as kept by a sparse normaliser when its score is more than
+ * AG_SUPPORT_TIE above the threshold τ: a key at the threshold has p = 0 in
+ * exact arithmetic and a computed p of rounding noise of either sign
+ * (ALiBi's slope·Δposition makes exact score gaps that sit on sparsemax's
+ * and 1.5-entmax's one-hot boundaries). 1e-12 is far above that noise for
+ * scores of order 1 and far below a probability anyone reads. */
+#define AG_SUPPORT_TIE 1e-12
+
+/* The probability of a key AG_SUPPORT_TIE above the threshold under kind
+ * (param as ag_normalize_row's): sparsemax 1e-12, α-entmax ((α − 1)·1e-12)
+ * ^(1/(α − 1)) (1.5-entmax (0.5e-12)²), softmax and linear 0. */
+AG_EXPORT double ag_normalizer_kept_floor(ag_normalizer kind, double param);
+
+/* The keys a row p of n probabilities from kind (ag_normalize_row) keeps:
+ * #{j : p_j > ag_normalizer_kept_floor(kind, param)} — the one support
+ * count of family K's sparsemax_support / entmax_support and `plot --kind
+ * lens`' "k of K keys kept". Masked keys (p_j = 0 or NaN) are not kept. */
+AG_EXPORT size_t ag_normalizer_support(ag_normalizer kind, double param, const double *p,
+                                       size_t n);
+
 /* ag_normalize_row on each of the `rows` rows of n scores in S (row-major,
  * rows·n doubles) into P (the same shape; may be S for softmax only): the
  * normaliser of a whole array of scores, e.g. `attention --scores`' [L, H,
@@ -148,6 +168,17 @@ AG_EXPORT int ag_linear_attention_row(const double *q, const double *K, size_t n
 AG_EXPORT int ag_lens_metrics(const double *S, const ag_head_input *in,
                               const ag_head_extra *ex, const double *A,
                               const ag_metric_set *sel, ag_record *rec, ag_error *err);
+
+/* ag_lens_metrics with the head's Q and K given ((n, d_h) each, row-major,
+ * as the scores use them — ag_layer_view.q and .k of the same pass) instead
+ * of projected from a head input: the same keys, without the O(n·d·d_h)
+ * projection. The keys of S° do not depend on the positive scale c, so
+ * none is taken. Errors: AG_EINVAL (NULL S, q, k, A, sel or rec; n or d_h
+ * 0), AG_ENONFINITE (a NaN or +inf score, a non-finite q or k), AG_ENOMEM,
+ * AG_ELAPACK. */
+AG_EXPORT int ag_lens_metrics_qk(const double *S, size_t n, const double *q, const double *k,
+                                 size_t d_h, const double *A, const ag_metric_set *sel,
+                                 ag_record *rec, ag_error *err);
 
 #ifdef __cplusplus
 }

@@ -304,9 +304,10 @@ typedef struct {
 /* One query's row of scores s[0..n-1] (−inf: a masked key) under each of
  * the `count` panels' normalisers (issue 28, "Softmax as a lens";
  * attngeom/normalizers.h): P (count, n) row-major, masked keys NaN (absent
- * from the figure, not a probability of 0), kept[k] the keys panel k gives
- * a probability > 0 (its support: all allowed keys for softmax unless
- * exp underflows, fewer for sparsemax and entmax), *allowed the keys not
+ * from the figure, not a probability of 0), kept[k] the keys panel k keeps
+ * (ag_normalizer_support: a probability above the tie floor of
+ * normalizers.h; all allowed keys for softmax unless exp underflows, fewer
+ * for sparsemax and entmax), *allowed the keys not
  * masked. Errors: AG_EINVAL (n or count 0, NULL, a linear panel: it needs
  * Q and K, not scores; a row with no allowed key, naming it), those of
  * ag_normalize_row (AG_ENONFINITE for a NaN or +inf score) prefixed by the

@@ -476,6 +476,12 @@ typedef struct {
     ag_run_head_extra_fn extra; /* appended: families E and K's extras of
                                    head h (input_ctx; ag_stability_metrics_ex,
                                    ag_lens_metrics); NULL: none */
+    const double *q, *k;        /* appended: (n_head, n, head_dim) the heads'
+                                   q and k rows (ag_layer_view.q, .k): with
+                                   scores, family K from them
+                                   (ag_lens_metrics_qk) instead of input;
+                                   NULL: from input */
+    size_t head_dim;            /* appended: their width */
 } ag_run_layer_heads;
 /* Kind 3 of core.h's ABI rule: start from it. */
 #define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}

@@ -5,6 +5,7 @@
  * embedding, soft-capping and window the forward pass uses for that layer;
  * then one head's view of them (ag_attn_weights_head_input, _head_factors). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attngeom/access.h"
@@ -28,13 +29,30 @@ static size_t head_col(size_t c, size_t pairs)
 static int lin_heads(const agm_lin *l, agm_cols c, int heads, int hd, size_t pairs, ag_array *out,
                      ag_error *err)
 {
-    size_t w = (size_t)heads * hd, shape[2] = {(size_t)l->in, w};
+    size_t w = (size_t)heads * hd, in = (size_t)l->in, shape[2] = {in, w};
     int rc = ag_array_alloc(out, 2, shape, err);
-    for (size_t i = 0; rc == AG_OK && i < (size_t)l->in; i++)
-        for (size_t j = 0; j < w; j++) {
-            size_t col = agm_col(c, j / hd, (size_t)hd) + head_col(j % hd, pairs);
-            out->data[i * w + j] = agm_at(&l->w, l->linear ? col * l->in + i : i * l->out + col);
+    /* Stored runs converted whole (agm_to_double, one dtype switch a run:
+     * per-value agm_at was a visible share of family K's time): a stored
+     * column of nn.Linear's [out, in] is `in` contiguous values; Conv1D's
+     * [in, out] row holds each head's hd columns contiguously. */
+    double *run = rc == AG_OK ? malloc((l->linear ? in : (size_t)hd) * sizeof *run) : NULL;
+    if (rc == AG_OK && !run) {
+        ag_array_free(out);
+        return ag_error_set(err, AG_ENOMEM, "out of memory for a projection's column");
+    }
+    for (size_t j = 0; rc == AG_OK && l->linear && j < w; j++) {
+        size_t col = agm_col(c, j / hd, (size_t)hd) + head_col(j % hd, pairs);
+        agm_to_double(&l->w, col * in, in, run);
+        for (size_t i = 0; i < in; i++)
+            out->data[i * w + j] = run[i];
+    }
+    for (size_t i = 0; rc == AG_OK && !l->linear && i < in; i++)
+        for (size_t h = 0; h < (size_t)heads; h++) {
+            agm_to_double(&l->w, i * l->out + agm_col(c, h, (size_t)hd), (size_t)hd, run);
+            for (size_t k = 0; k < (size_t)hd; k++)
+                out->data[i * w + h * hd + k] = run[head_col(k, pairs)];
         }
+    free(run);
     return rc;
 }
 

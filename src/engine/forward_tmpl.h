@@ -57,6 +57,8 @@ typedef struct {
                // an F32 matrix is used in place by the f32 pass)
     double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
     double *sd;      // (H, n, n) the scores for the callback (o->want_scores), or NULL
+    double *qd, *kd; // (H, n, hd) each query head's q and k rows for the callback
+                     // (with sd), or NULL
     double *yd;      // (n, d) the attention block's output for o->block_fn, or NULL
     const ag_forward_options *o; // the pass's options (block_fn)
     ag_pool *pool;   // opt->pool (NULL: the calling thread)
@@ -77,6 +79,8 @@ static void FN(ws_free)(FN(ws) *s)
     free(s->xd);
     free(s->pd);
     free(s->sd);
+    free(s->qd);
+    free(s->kd);
     free(s->yd);
     free(s->bad);
     free(s->sel);
@@ -148,7 +152,8 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, i
              // a per-head QK-norm runs n·H rows: at most blocks·H blocks
              (s->bad = malloc((blocks + 1) * H * sizeof *s->bad)) && FN(ws_moe)(s, g, n);
     if (ok && want_sd && want_pd) // every entry written by the heads (masked ones −inf)
-        ok = (s->sd = malloc(H * n * n * sizeof(double))) != NULL;
+        ok = (s->sd = malloc(H * n * n * sizeof(double))) &&
+             (s->qd = malloc(n * dq * sizeof(double))) && (s->kd = malloc(n * dq * sizeof(double)));
     if (ok && !IS_F64) // X for the callbacks and hidden states; P only for a layer callback
         ok = (s->xd = zalloc(n * d * sizeof(double))) &&
              (!want_pd || (s->pd = zalloc(H * n * n * sizeof(double))));
@@ -681,18 +686,44 @@ static int FN(head_task)(size_t h, int worker, void *user)
     return 0;
 }
 
+/* Each query head's q rows and the k rows it attends with (its kv head's,
+ * modeling_llama.py repeat_kv) as the scores use them, widened into s->qd
+ * and s->kd ((H, n, hd) each): family K's bilinear form, with no second
+ * projection. */
+static void FN(give_qk)(FN(ws) *s, const ag_model_config *g, const FN(view) qkv[3], size_t n)
+{
+    size_t hd = (size_t)g->head_dim, H = (size_t)g->n_head;
+    for (size_t h = 0; h < H; h++) {
+        const R *q = FN(head_of)(&qkv[0], (int)h),
+                *k = FN(head_of)(&qkv[1], (int)(h / (H / (size_t)g->n_kv_head)));
+        for (size_t i = 0; i < n; i++)
+            for (size_t c = 0; c < hd; c++) {
+                s->qd[(h * n + i) * hd + c] = q[i * qkv[0].ld + c];
+                s->kd[(h * n + i) * hd + c] = k[i * qkv[1].ld + c];
+            }
+    }
+}
+
 /* Hand X (n, d) and P (H, n, n) to the callback as doubles (P converted by
  * the heads, X here), after checking every head's probabilities in order:
  * a callback never sees a non-finite value. */
-static int FN(emit)(FN(ws) *s, const R *x, int layer, size_t n, size_t d, int H,
-                    ag_layer_fn fn, void *user)
+static int FN(emit)(FN(ws) *s, const ag_model_config *g, const FN(view) qkv[3], const R *x,
+                    int layer, size_t n, ag_layer_fn fn, void *user)
 {
+    int H = g->n_head;
+    size_t d = (size_t)g->d_model;
     for (int h = 0; h < H; h++)
         if (s->bad[h] < n)
             return set_fault(&s->fault, "attention", layer, h, s->bad[h]);
     if (!fn)
         return AG_OK;
     ag_layer_view view = {.layer = layer, .n = n, .d = d, .n_head = H, .scores = s->sd};
+    if (s->qd) {
+        FN(give_qk)(s, g, qkv, n);
+        view.q = s->qd;
+        view.k = s->kd;
+        view.head_dim = g->head_dim;
+    }
 #if IS_F64
     view.x = x;
     view.attn = s->p;
@@ -730,7 +761,7 @@ static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t
     FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : s->pd, fn ? s->sd : NULL,
                        m->alibi_slopes};
     ag_pool_run(s->pool, (size_t)g->n_head, FN(head_task), &j);
-    rc = FN(emit)(s, x, l, n, (size_t)g->d_model, g->n_head, fn, user);
+    rc = FN(emit)(s, g, qkv, x, l, n, fn, user);
     if (rc == AG_OK)
         FN(linear)(s, &y->o, s->ctx, n, s->t);
     return rc;

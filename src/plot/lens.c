@@ -39,13 +39,10 @@ int ag_plot_lens_rows(const double *s, size_t n, const ag_plot_lens_panel *panel
         int st = ag_normalize_row(panels[k].kind, panels[k].param, s, n, p, &inner);
         if (st != AG_OK)
             return ag_error_set(err, st, "%s: %s", name ? name : "normalizer", inner.message);
-        kept[k] = 0;
-        for (size_t j = 0; j < n; j++) {
+        kept[k] = ag_normalizer_support(panels[k].kind, panels[k].param, p, n);
+        for (size_t j = 0; j < n; j++)
             if (s[j] == -INFINITY)
                 p[j] = NAN; /* masked: absent, not a probability of 0 */
-            else
-                kept[k] += p[j] > 0;
-        }
     }
     return AG_OK;
 }

@@ -95,7 +95,8 @@ static int head_task(size_t i, int worker, void *user)
         status = ag_token_pattern_metrics(A, L->n, -1, L->ids, j->sel, r, &j->errs[i]);
     ag_head_input in;
     ag_head_extra ex = AG_HEAD_EXTRA_DEFAULT;
-    if (j->stability || j->lens) {
+    int lens_qk = j->lens && L->q && L->k; /* family K from the pass's own Q and K */
+    if (j->stability || (j->lens && !lens_qk)) {
         L->input(L->input_ctx, h, &in);
         if (L->extra)
             L->extra(L->input_ctx, h, &ex);
@@ -108,9 +109,13 @@ static int head_task(size_t i, int worker, void *user)
     }
     if (status == AG_OK && j->values)
         status = head_values(j, i, h, A, r);
-    if (status == AG_OK && j->lens)
-        status = ag_lens_metrics(L->scores + (size_t)h * L->n * L->n, &in, &ex, A, j->sel, r,
-                                 &j->errs[i]);
+    const double *S = j->lens ? L->scores + (size_t)h * L->n * L->n : NULL;
+    size_t qk = (size_t)h * L->n * L->head_dim;
+    if (status == AG_OK && lens_qk)
+        status = ag_lens_metrics_qk(S, L->n, L->q + qk, L->k + qk, L->head_dim, A, j->sel, r,
+                                    &j->errs[i]);
+    else if (status == AG_OK && j->lens)
+        status = ag_lens_metrics(S, &in, &ex, A, j->sel, r, &j->errs[i]);
     return status;
 }
 
@@ -162,7 +167,8 @@ int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_run_option
         j.stability = L->input && ag_family_selected(j.sel, AG_FAMILY_STABILITY) &&
                       !agr_lens_active(opt);
         j.values = L->norms && ag_family_selected(j.sel, AG_FAMILY_VALUES);
-        j.lens = L->input && L->scores && ag_family_selected(j.sel, AG_FAMILY_LENS);
+        j.lens = (L->input || (L->q && L->k)) && L->scores &&
+                 ag_family_selected(j.sel, AG_FAMILY_LENS);
         status = run_heads(&j, count, failed, err);
     }
     free(j.errs);
@@ -234,17 +240,23 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     analyze_job *a = user;
     if (!a->layer_on[v->layer])
         return 0;
+    /* Family K takes Q and K from the pass when it gave them (the scores'
+     * own, no second projection); family E always projects its own. */
+    int head_input = a->stability || (a->lens && !v->q);
     ag_attn_weights weights = {0}; /* once per layer, for all its heads */
-    int status = a->stability || a->values || a->lens
+    int status = head_input || a->values
                      ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err)
                      : AG_OK;
     layer_input li = {.v = v, .w = &weights};
-    if (status == AG_OK && (a->stability || a->lens))
+    if (status == AG_OK && head_input)
         status = agr_layer_extra_init(&li.extra, a->m, v->layer, &weights, &a->err);
     ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, a->heads);
-    L.input = a->stability || a->lens ? view_head_input : NULL;
-    L.extra = a->stability || a->lens ? view_head_extra : NULL;
+    L.input = head_input ? view_head_input : NULL;
+    L.extra = head_input ? view_head_extra : NULL;
     L.scores = a->lens ? v->scores : NULL;
+    L.q = a->lens ? v->q : NULL;
+    L.k = a->lens ? v->k : NULL;
+    L.head_dim = (size_t)v->head_dim;
     L.input_ctx = &li;
     L.ids = a->ids;
     L.norms = a->values ? view_head_norms : NULL;

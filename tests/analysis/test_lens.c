@@ -221,7 +221,8 @@ Test(lens, errors)
 /* The sort-free thresholds against the sorting normalisers
  * (attngeom/normalizers.h) on random rows of 1..40 keys, some masked, some
  * tied, at spreads from near-uniform to peaked: each row's supports must be
- * the counts of ag_sparsemax_row's and ag_entmax15_row's p_j > 0 exactly,
+ * the counts ag_normalizer_support gives of ag_sparsemax_row's and
+ * ag_entmax15_row's rows exactly,
  * and its JS distance the one of the sorted sparsemax row and
  * ag_softmax_row's (formed here), to the rounding of a mean. */
 static double lcg(unsigned long long *x)
@@ -247,18 +248,17 @@ Test(lens, thresholds_match_the_sorting_normalisers)
         s[(size_t)(lcg(&x) * n)] = 0.5; /* at least one allowed key */
         ag_head_input in = head(I3, I3);
         in.n = 1; /* one row of n scores: S is 1 × n, read as its only row */
-        double sp = 0, en = 0, js = 0, k = 0;
+        double sp, en, js = 0, k = 0;
         cr_assert_eq(ag_sparsemax_row(s, n, q, &err), AG_OK, "%s", err.message);
         cr_assert_eq(ag_softmax_row(s, n, 1, p, &err), AG_OK);
+        sp = (double)ag_normalizer_support(AG_NORMALIZER_SPARSEMAX, 1, q, n);
         for (size_t j = 0; j < n; j++) {
             k += s[j] != NEG;
-            sp += q[j] > 0;
             double m = p[j] + q[j];
             js += (p[j] > 0 ? p[j] * log(2 * p[j] / m) : 0) + (q[j] > 0 ? q[j] * log(2 * q[j] / m) : 0);
         }
         cr_assert_eq(ag_entmax15_row(s, n, p, &err), AG_OK);
-        for (size_t j = 0; j < n; j++)
-            en += p[j] > 0;
+        en = (double)ag_normalizer_support(AG_NORMALIZER_ENTMAX15, 1.5, p, n);
         /* ag_lens_metrics reads rows of in.n scores: give it n × n with the
          * row repeated, so every row is this one */
         double S[40 * 40];
@@ -276,5 +276,63 @@ Test(lens, thresholds_match_the_sorting_normalisers)
         cr_expect(fabs(value(f.rec, AG_M_SPARSEMAX_JS, AG_V_NUMBER) - want) <= 1e-14,
                   "trial %d: js %.17g, expected %.17g", trial, value(f.rec, AG_M_SPARSEMAX_JS, AG_V_NUMBER), want);
     }
+    teardown(&f);
+}
+
+/* Q and K given (ag_lens_metrics_qk, the pass's own) against the head input
+ * projected by ag_lens_metrics: the antisymmetric form's closed forms
+ * (Q = X, K = XJ), then every key equal on a random head. */
+Test(lens, given_q_and_k_match_the_projected_head)
+{
+    fill();
+    double J[D * D] = {0, 1, 0, -1, 0, 0, 0, 0, 0}, S[N * N] = {0}, K[N * D] = {0};
+    for (int i = 0; i < N; i++) /* K = X J */
+        for (int c = 0; c < D; c++)
+            for (int t = 0; t < D; t++)
+                K[i * D + c] += X[i * D + t] * J[t * D + c];
+    fixture f = setup("lens");
+    ag_error err = {0};
+    cr_assert_eq(ag_lens_metrics_qk(S, N, X, K, D, A_ID, f.sel, f.rec, &err), AG_OK, "%s",
+                 err.message);
+    cr_expect(fabs(value(f.rec, AG_M_SCORE_ASYMMETRY, AG_V_NUMBER) - 1) < 1e-15);
+    cr_expect_eq(value(f.rec, AG_M_SCORE_NUMERICAL_RANK, AG_V_INTEGER), 2);
+    /* a random head: X (N, D), W_Q, W_K (D, D), scores of its own */
+    unsigned long long x = 7;
+    double Xr[N * D], wq[D * D], wk[D * D], Q[N * D] = {0}, Kr[N * D] = {0}, Sr[N * N];
+    for (int i = 0; i < N * D; i++)
+        Xr[i] = 2 * lcg(&x) - 1;
+    for (int i = 0; i < D * D; i++) {
+        wq[i] = 2 * lcg(&x) - 1;
+        wk[i] = 2 * lcg(&x) - 1;
+    }
+    for (int i = 0; i < N; i++)
+        for (int c = 0; c < D; c++)
+            for (int t = 0; t < D; t++) {
+                Q[i * D + c] += Xr[i * D + t] * wq[t * D + c];
+                Kr[i * D + c] += Xr[i * D + t] * wk[t * D + c];
+            }
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            Sr[i * N + j] = j > i ? NEG : 3 * lcg(&x);
+    ag_head_input in = {.x = Xr, .n = N, .d = D, .wq = wq, .wk = wk, .d_h = D, .causal = 1};
+    ag_record *r2 = ag_record_new();
+    cr_assert_eq(ag_lens_metrics(Sr, &in, NULL, A_ID, f.sel, f.rec, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_lens_metrics_qk(Sr, N, Q, Kr, D, A_ID, f.sel, r2, &err), AG_OK, "%s",
+                 err.message);
+    const ag_metric keys[] = {AG_M_SCORE_STD, AG_M_SPARSEMAX_SUPPORT, AG_M_ENTMAX_SUPPORT,
+                              AG_M_SPARSEMAX_JS, AG_M_SCORE_EFFECTIVE_RANK,
+                              AG_M_SCORE_NUMERICAL_RANK, AG_M_RANK_LIFT, AG_M_SCORE_ASYMMETRY};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        double a = NAN, b = NAN;
+        cr_assert_eq(ag_record_value(f.rec, keys[k], &a), ag_record_value(r2, keys[k], &b));
+        cr_expect(fabs(a - b) <= 1e-14 * fmax(1, fabs(a)), "%s: projected %.17g, given %.17g",
+                  ag_metric_name(keys[k]), a, b);
+    }
+    /* a NaN in K, missing Q */
+    Kr[4] = NAN;
+    cr_expect_eq(ag_lens_metrics_qk(Sr, N, Q, Kr, D, A_ID, f.sel, r2, &err), AG_ENONFINITE);
+    cr_expect(strstr(err.message, "K row 1") != NULL, "%s", err.message);
+    cr_expect_eq(ag_lens_metrics_qk(Sr, N, NULL, Kr, D, A_ID, f.sel, r2, &err), AG_EINVAL);
+    ag_record_free(r2);
     teardown(&f);
 }

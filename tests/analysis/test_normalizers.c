@@ -186,3 +186,27 @@ Test(normalizers, errors_and_names)
     cr_expect_str_eq(ag_normalizer_name(AG_NORMALIZER_ENTMAX15), "entmax15");
     cr_expect_null(ag_normalizer_name(AG_NORMALIZER_COUNT));
 }
+
+/* The one support rule (normalizers.h AG_SUPPORT_TIE): a key counts when
+ * its score is more than 1e-12 above the threshold, i.e. its probability
+ * above p(1e-12): sparsemax 1e-12, 1.5-entmax (0.5e-12)², α-entmax
+ * ((α − 1)·1e-12)^(1/(α − 1)) (α = 2 is sparsemax's), softmax 0; NaN
+ * (a masked key in a plotted row) never counts. */
+Test(normalizers, support_counts_keys_above_the_tie_floor)
+{
+    cr_expect_eq(ag_normalizer_kept_floor(AG_NORMALIZER_SPARSEMAX, 1), 1e-12);
+    cr_expect(fabs(ag_normalizer_kept_floor(AG_NORMALIZER_ENTMAX15, 1.5) - 2.5e-25) < 1e-40);
+    cr_expect(fabs(ag_normalizer_kept_floor(AG_NORMALIZER_ENTMAX, 2) - 1e-12) < 1e-27);
+    cr_expect(fabs(ag_normalizer_kept_floor(AG_NORMALIZER_ENTMAX, 1.5) - 2.5e-25) < 1e-38);
+    cr_expect_eq(ag_normalizer_kept_floor(AG_NORMALIZER_SOFTMAX, 1), 0);
+    double p[6] = {0.7, 0.3 - 2e-12, 2e-12, 5e-13, 0, NAN};
+    cr_expect_eq(ag_normalizer_support(AG_NORMALIZER_SPARSEMAX, 1, p, 6), 3);
+    cr_expect_eq(ag_normalizer_support(AG_NORMALIZER_ENTMAX15, 1.5, p, 6), 4);
+    cr_expect_eq(ag_normalizer_support(AG_NORMALIZER_SOFTMAX, 1, p, 6), 4);
+    /* a tie at sparsemax's threshold: scores (1, 0, 0) − the exact one-hot
+     * boundary gives p = (1, 0, 0) up to rounding; one key kept */
+    double s[3] = {1, 0, 0}, q[3];
+    ag_error err = {0};
+    cr_assert_eq(ag_sparsemax_row(s, 3, q, &err), AG_OK, "%s", err.message);
+    cr_expect_eq(ag_normalizer_support(AG_NORMALIZER_SPARSEMAX, 1, q, 3), 1);
+}

@@ -17,16 +17,17 @@
 
 . "$(dirname "$0")/lib.sh"
 ag_setup "$@"
-need "$GPT2/config.json" tests/data/vocab/qwen3/expected.json
+need "$GPT2/config.json" tests/data/vocab/qwen3/expected.json.xz
 
-# Every real vocabulary (its tokenizer.json.xz written out in $T/$v): its
-# expected texts as a --jsonl corpus.
+# Every real vocabulary (its tokenizer.json.xz and expected.json.xz written
+# out in $T): its expected texts as a --jsonl corpus.
 for v in qwen3 gemma3 llama3.1 deepseek-v3 o200k; do
     mkdir "$T/$v.d" && xz -dc "tests/data/vocab/$v/tokenizer.json.xz" >"$T/$v.d/tokenizer.json" &&
+        xz -dc "tests/data/vocab/$v/expected.json.xz" >"$T/$v.expected.json" &&
         cp "tests/data/vocab/$v/tokenizer_config.json" "$T/$v.d/" || { echo "$SCRIPT: cannot write out $v" >&2; exit 1; }
     "$PY" -c 'import json,sys
 for c in json.load(open(sys.argv[1], encoding="utf-8")):
-    print(json.dumps({"text": c["text"]}))' "tests/data/vocab/$v/expected.json" >"$T/$v.jsonl"
+    print(json.dumps({"text": c["text"]}))' "$T/$v.expected.json" >"$T/$v.jsonl"
     check "$v: --jsonl runs" "$CLI" tokenize "$T/$v.d" --jsonl "$T/$v.jsonl" --format jsonl -o "$T/$v.out"
     PYSCRIPT='
 want = load(a[0])
@@ -40,7 +41,7 @@ for k, (w, g) in enumerate(zip(want, got)):
     assert g["ids"] == w["ids"], (k, w["text"], g["ids"], w["ids"])
     assert g["tokens"] == [inv[i] for i in w["ids"]], (k, g["tokens"])
 assert any("\n" in w["text"] for w in want)'
-    pycheck "$v: the Rust library's ids, line for line" "tests/data/vocab/$v/expected.json" "$T/$v.out" \
+    pycheck "$v: the Rust library's ids, line for line" "$T/$v.expected.json" "$T/$v.out" \
         "$T/$v.d/tokenizer.json"
 done
 

@@ -8,8 +8,8 @@ Rust `tokenizers` library (its Node binding):
     NODE_PATH=.../node_modules node tools/tokenize_ref/rust_vocab.mjs \\
         tests/data/models/arch/clip-text tools/tokenize_ref/texts_clip.json
 
-wrote tests/data/tokenize/clip-text.json (`tokenizers` 0.23.2). The folder
-and its tokenizer come from tools/make_arch_models.py (clip_tokenizer).
+wrote tests/data/tokenize/clip-text.json, stored as clip-text.json.xz
+(`tokenizers` 0.23.2). The folder and its tokenizer come from tools/make_arch_models.py (clip_tokenizer).
 
 Usage: /usr/bin/python3 tests/ref/check_clip_tokenizer.py path/to/attngeom
 """
@@ -21,14 +21,15 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FOLDER = os.path.join(ROOT, "tests", "data", "models", "arch", "clip-text")
-EXPECTED = os.path.join(ROOT, "tests", "data", "tokenize", "clip-text.json")
+EXPECTED = os.path.join(ROOT, "tests", "data", "tokenize", "clip-text.json.xz")
+sys.path.insert(0, os.path.join(ROOT, "tools", "tokenize_ref"))
+import materialize  # noqa: E402  (reads the .xz expected file)
 
 
 def main(argv):
     if len(argv) != 2:
         sys.exit(__doc__)
-    with open(EXPECTED, encoding="utf-8") as f:
-        cases = json.load(f)
+    cases = json.loads(materialize.read_text(EXPECTED))
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "texts.jsonl")
         with open(src, "w", encoding="utf-8") as f:

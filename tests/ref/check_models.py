@@ -11,7 +11,7 @@ Usage: /usr/bin/python3 tests/ref/check_models.py path/to/attngeom
      tiny-gpt2   models/tiny-gpt2 (always in the repository)
      tiny-bert   tests/data/models/tiny-bert, else $AG_TEST_MODELS/tiny-bert
      tiny-llama  $AG_TEST_MODELS/tiny-llama only
-   and each text of tests/data/tokenize/<model>.json (ids made by
+   and each text of tests/data/tokenize/<model>.json.xz (ids made by
    transformers.js; texts with 0 ids or more ids than the model's maximum
    positions are skipped):
      a. `tokenize MODEL --text T --format json` gives exactly the expected ids
@@ -36,10 +36,12 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import hf_forward as R  # noqa: E402
-
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools", "tokenize_ref"))
+import hf_forward as R  # noqa: E402
+import materialize  # noqa: E402  (reads the .xz expected files)
+
 TOL = {"f64": (1e-9, 1e-9), "f32": (1e-5, 1e-4)}  # (attention, hidden relative)
 FIXTURE_TOL = 1e-12
 MISMATCH_DIR = "/tmp/ag_model_mismatch"
@@ -217,8 +219,8 @@ def main(argv):
         for name, folder in folders:
             ref = models[name]
             causal = ref.causal
-            with open(os.path.join(ROOT, "tests", "data", "tokenize", name + ".json")) as f:
-                texts = json.load(f)
+            texts = json.loads(materialize.read_text(
+                os.path.join(ROOT, "tests", "data", "tokenize", name + ".json.xz")))
             cases, skipped = make_cases(name, ref, texts)
             for s in skipped:
                 print("  %s: skipped %s" % (name, s))

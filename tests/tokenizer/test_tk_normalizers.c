@@ -7,7 +7,7 @@
  * tests/ref/hf_tokenizer.py (build_normalizer + NStr), on the same input with
  * /usr/bin/python3. The families test compares all 407 texts of
  * tools/tokenize_ref/texts_families.json with
- * tests/data/tokenize/normalized/<family>.json, written by
+ * tests/data/tokenize/normalized/<family>.json.xz, written by
  * tools/tokenize_ref/make_normalized.py from that same reference.
  *
  * A family's normalizer is read from its tokenizer.layout.json when that holds
@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "../util/test_io_util.h"
+#include "../util/xz_file.h"
 #include "tokenizer/tk.h"
 
 #define PATH "tk/tokenizer.json"
@@ -596,7 +597,7 @@ Test(tk_charsmap_real, corrupted_real_charsmap)
 }
 
 /* Every distinct normalizer of the families on every family text, against
- * the Python reference (tests/data/tokenize/normalized/). */
+ * the Python reference (tests/data/tokenize/normalized/, xz). */
 Test(tk_families, all_texts_match_the_reference)
 {
     json_t *texts = load_json_path("tools/tokenize_ref/texts_families.json");
@@ -606,12 +607,14 @@ Test(tk_families, all_texts_match_the_reference)
     size_t total = 0, good = 0, files = 0;
     for (struct dirent *e; (e = readdir(d));) {
         size_t len = strlen(e->d_name);
-        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+        if (len < 9 || strcmp(e->d_name + len - 8, ".json.xz") != 0)
             continue;
         char path[512], family[256];
         snprintf(path, sizeof path, "tests/data/tokenize/normalized/%s", e->d_name);
-        snprintf(family, sizeof family, "%.*s", (int)(len - 5), e->d_name);
-        json_t *exp = load_json_path(path);
+        snprintf(family, sizeof family, "%.*s", (int)(len - 8), e->d_name);
+        json_error_t je;
+        json_t *exp = xz_json_load(path, 0, &je);
+        cr_assert_not_null(exp, "%s: %s", path, je.text);
         json_t *want = json_object_get(exp, "normalized");
         cr_assert_eq(json_array_size(want), json_array_size(texts), "%s", path);
         json_t *root;

@@ -1,6 +1,6 @@
 /* test_tk_offsets.c — ag_tokenizer_encode_offsets against the offsets the
  * Rust library gives (npm `tokenizers` 0.23.2, encode(...).getOffsets():
- * tests/data/tokenize/decode/<family>.json, "offsets", the first 80 texts of
+ * tests/data/tokenize/decode/<family>.json.xz, "offsets", the first 80 texts of
  * every family; tools/tokenize_ref/decode_ref.mjs), plus closed cases.
  * Where this implementation does not track a normalizer's alignment it
  * must refuse (AG_EUNSUPPORTED naming the normalizer), never differ. */

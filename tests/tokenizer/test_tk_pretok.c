@@ -7,7 +7,7 @@
  *     print([x.get() for x in h.build_pre_tokenizer(CFG)([h.NStr.from_str(TEXT)])])'
  * `families_match_reference` compares every family's pre-tokenizer over the
  * 407 texts of tools/tokenize_ref/texts_families.json with
- * tests/data/tokenize/pretok/pieces.json (tools/tokenize_ref/make_pretok.py). */
+ * tests/data/tokenize/pretok/pieces.json.xz (tools/tokenize_ref/make_pretok.py). */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -18,11 +18,12 @@
 
 #include "attngeom/core.h"
 #include "tokenizer/tk.h"
+#include "../util/xz_file.h"
 
 #ifndef AG_TEST_DATA_DIR
 #define AG_TEST_DATA_DIR "tests/data"
 #endif
-#define PIECES_FILE AG_TEST_DATA_DIR "/tokenize/pretok/pieces.json"
+#define PIECES_FILE AG_TEST_DATA_DIR "/tokenize/pretok/pieces.json.xz"
 #define TEXTS_FILE "tools/tokenize_ref/texts_families.json"
 
 static ag_tk_pretok *load_cfg(const char *cfg)
@@ -503,7 +504,9 @@ static size_t compare_config(json_t *conf, json_t *texts)
 
 Test(tk_pretok, families_match_reference)
 {
-    json_t *doc = load_file(PIECES_FILE), *texts = load_file(TEXTS_FILE);
+    json_error_t je;
+    json_t *doc = xz_json_load(PIECES_FILE, 0, &je), *texts = load_file(TEXTS_FILE);
+    cr_assert_not_null(doc, "%s: %s", PIECES_FILE, je.text);
     json_t *confs = json_object_get(doc, "configs");
     cr_assert_geq(json_array_size(confs), 13);
     for (size_t c = 0; c < json_array_size(confs); c++) {

@@ -8,8 +8,8 @@
  * post-processor, decoder, added tokens and model options unchanged; the
  * vocabulary and merges restricted to what these texts can use, ids and
  * merge ranks kept; 114 kB xz-compressed in all, written out into a
- * temporary folder with xz -dc) — the full files take 70 MB. expected.json
- * holds the ids
+ * temporary folder by tests/util/xz_file.h) — the full files take 70 MB.
+ * expected.json.xz holds the ids
  * the Rust library's Node binding gives on the FULL file
  * (tools/tokenize_ref/make_vocab.py; the post-processor rebuilt from
  * tokenizer_config.json as transformers does for LlamaTokenizerFast & co.,
@@ -26,6 +26,7 @@
 
 #include "attngeom/core.h"
 #include "attngeom/tokenizer.h"
+#include "../util/xz_file.h"
 
 #define AG_TEST_DATA_DIR "tests/data"
 
@@ -65,12 +66,12 @@ static int same_ids(const ag_tokenizer *t, const char *name, size_t i, json_t *t
  * folder, loaded; the folder removed. */
 static ag_tokenizer *load(const char *name)
 {
-    char dir[64] = "/tmp/ag_vocab.XXXXXX", cmd[512];
+    char dir[64] = "/tmp/ag_vocab.XXXXXX", cmd[512], src[256], dst[128], msg[512];
     cr_assert_not_null(mkdtemp(dir));
-    snprintf(cmd, sizeof cmd,
-             "xz -dc " AG_TEST_DATA_DIR "/vocab/%s/tokenizer.json.xz > %s/tokenizer.json && "
-             "cp " AG_TEST_DATA_DIR "/vocab/%s/tokenizer_config.json %s/",
-             name, dir, name, dir);
+    snprintf(src, sizeof src, AG_TEST_DATA_DIR "/vocab/%s/tokenizer.json.xz", name);
+    snprintf(dst, sizeof dst, "%s/tokenizer.json", dir);
+    cr_assert_eq(xz_file_extract(src, dst, msg, sizeof msg), 0, "%s", msg);
+    snprintf(cmd, sizeof cmd, "cp " AG_TEST_DATA_DIR "/vocab/%s/tokenizer_config.json %s/", name, dir);
     cr_assert_eq(system(cmd), 0, "%s failed", cmd);
     ag_tokenizer *t = NULL;
     ag_error err = {0};
@@ -90,9 +91,9 @@ ParameterizedTest(vocab *v, tk_real_vocab, rust_ids, .timeout = 60)
 {
     const char *name = v->name;
     char path[256];
-    snprintf(path, sizeof path, AG_TEST_DATA_DIR "/vocab/%s/expected.json", name);
+    snprintf(path, sizeof path, AG_TEST_DATA_DIR "/vocab/%s/expected.json.xz", name);
     json_error_t jerr;
-    json_t *cases = json_load_file(path, 0, &jerr);
+    json_t *cases = xz_json_load(path, 0, &jerr);
     cr_assert_not_null(cases, "%s: %s", path, jerr.text);
     /* the hard texts: as many as make_texts_vocab.py writes */
     cr_assert_eq(json_array_size(cases), 219, "%s: %zu texts", path, json_array_size(cases));

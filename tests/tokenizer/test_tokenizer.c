@@ -1,6 +1,6 @@
 /* test_tokenizer.c — HF-exact token ids for tiny-gpt2, tiny-llama, tiny-bert.
  *
- * Expected ids: tests/data/tokenize/<model>.json ([{"text", "ids"}], made by
+ * Expected ids: tests/data/tokenize/<model>.json.xz ([{"text", "ids"}], made by
  * tools/tokenize_ref/gen.mjs with transformers.js) and the model fixtures in
  * tests/data/tokenize/fixtures/<model>/tokens_*.json. Tokenizer files:
  *  - tiny-gpt2: the embedded model folder models/tiny-gpt2 (tokenizer.json;
@@ -29,6 +29,7 @@
 #include "attngeom/core.h"
 #include "attngeom/tokenizer.h"
 #include "../util/tokenizer_crafted.h"
+#include "../util/xz_file.h"
 
 #ifndef AG_TEST_DATA_DIR
 #define AG_TEST_DATA_DIR "tests/data"
@@ -82,12 +83,21 @@ static json_t *load_json_file(const char *path)
     return j;
 }
 
-/* Every text of tests/data/tokenize/<model>.json through the tokenizer of `dir`. */
+/* tests/data/tokenize/<model>.json.xz, parsed (asserts). */
+static json_t *load_model_cases(const char *model, char *path, size_t n)
+{
+    snprintf(path, n, EXP_DIR "%s.json.xz", model);
+    json_error_t je;
+    json_t *j = xz_json_load(path, JSON_ALLOW_NUL, &je);
+    cr_assert_not_null(j, "%s: %s (line %d)", path, je.text, je.line);
+    return j;
+}
+
+/* Every text of tests/data/tokenize/<model>.json.xz through the tokenizer of `dir`. */
 static void check_model_texts(const char *model, const char *dir)
 {
     char path[512];
-    snprintf(path, sizeof path, EXP_DIR "%s.json", model);
-    json_t *cases = load_json_file(path);
+    json_t *cases = load_model_cases(model, path, sizeof path);
     cr_assert(json_is_array(cases) && json_array_size(cases) >= 25, "%s: expected >= 25 texts", path);
     ag_tokenizer *t = load_ok(dir);
     size_t i, good = 0;
@@ -341,8 +351,7 @@ Test(tokenizer, fallback_vocab_json_merges_txt)
         }
     }
     char path[512];
-    snprintf(path, sizeof path, EXP_DIR "%s.json", "tiny-gpt2");
-    json_t *cases = load_json_file(path);
+    json_t *cases = load_model_cases("tiny-gpt2", path, sizeof path);
     size_t i, same = 0;
     json_t *c;
     json_array_foreach(cases, i, c) {

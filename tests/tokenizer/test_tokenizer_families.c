@@ -6,7 +6,7 @@
  * reads them written out in full by tools/tokenize_ref/materialize.py, from
  * $AG_TEST_TOKENIZERS when set (`make unit` materializes every family into
  * build/tokenizers once), else into a temporary folder per family.
- * Expected ids: tests/data/tokenize/<family>.json ([{"text", "ids"}], 407
+ * Expected ids: tests/data/tokenize/<family>.json.xz ([{"text", "ids"}], 407
  * texts each, add_special_tokens=True), made by the Python port of Hugging
  * Face's Rust library tests/ref/hf_tokenizer.py and cross-checked with
  * transformers.js and the vocabulary packages (the README's tables). */

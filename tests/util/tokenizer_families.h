@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "attngeom/tokenizer.h"
+#include "xz_file.h"
 
 #ifndef AG_TEST_DATA_DIR
 #define AG_TEST_DATA_DIR "tests/data"
@@ -57,13 +58,13 @@ static inline void family_dir_done(const char *tmp)
     }
 }
 
-/* tests/data/tokenize/<sub><name>.json, parsed (asserts). */
+/* tests/data/tokenize/<sub><name>.json.xz, parsed (asserts). */
 static inline json_t *family_json(const char *sub, const char *name)
 {
     char path[512];
-    snprintf(path, sizeof path, AG_TEST_DATA_DIR "/tokenize/%s%s.json", sub, name);
+    snprintf(path, sizeof path, AG_TEST_DATA_DIR "/tokenize/%s%s.json.xz", sub, name);
     json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
+    json_t *j = xz_json_load(path, 0, &je);
     cr_assert_not_null(j, "%s: %s", path, je.text);
     return j;
 }

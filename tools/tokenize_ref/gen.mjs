@@ -1,4 +1,4 @@
-// Produces the expected token ids of tests/data/tokenize/<model>.json with
+// Produces the expected token ids of tests/data/tokenize/<model>.json.xz with
 // transformers.js, and checks the fixture ids of tests/data/tokenize/fixtures.
 // Run by hand (not in CI):
 //   cd tools/tokenize_ref && npm install --ignore-scripts && node gen.mjs
@@ -8,6 +8,7 @@ import { AutoTokenizer, env } from '@huggingface/transformers';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readXz, writeXz } from './xz.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -46,15 +47,15 @@ for (const model of models) {
   }
 
   const out = texts.map((text) => ({ text, ids: enc(text) }));
-  const file = path.join(root, 'tests', 'data', 'tokenize', `${model}.json`);
+  const file = path.join(root, 'tests', 'data', 'tokenize', `${model}.json.xz`);
   if (checkOnly) {
-    const old = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : [];
+    const old = fs.existsSync(file) ? JSON.parse(readXz(file)) : [];
     const same = JSON.stringify(old) === JSON.stringify(out);
     if (!same) failures++;
     console.log(`${file}: ${same ? 'up to date' : 'DIFFERS'}`);
   } else {
     const body = '[\n' + out.map((r) => ' ' + JSON.stringify(r)).join(',\n') + '\n]\n';
-    fs.writeFileSync(file, body);
+    writeXz(file, body);
     console.log(`wrote ${file} (${out.length} texts)`);
   }
 }

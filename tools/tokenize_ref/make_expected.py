@@ -1,4 +1,4 @@
-"""Writes tests/data/tokenize/<family>.json from the Python reference and
+"""Writes tests/data/tokenize/<family>.json.xz (xz -9e) from the Python reference and
 compares it with transformers.js and the vocabulary packages.
 
     python3 tools/tokenize_ref/make_expected.py [--check]
@@ -23,6 +23,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
 sys.path.insert(0, HERE)
 import hf_tokenizer  # noqa: E402
+import materialize  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build", "tokenize_ref")
 OUT = os.path.join(ROOT, "tests", "data", "tokenize")
@@ -46,7 +47,6 @@ def main(argv):
     texts = load(os.path.join(HERE, "texts_families.json"))
     tok_dir = os.path.join(BUILD, "tokenizers")
     if not os.path.isdir(tok_dir):  # --check without regen.sh: no node needed
-        import materialize
         for fam in materialize.families():
             materialize.materialize(fam, tok_dir)
     families = sorted(f for f in os.listdir(tok_dir) if f not in SKIP)
@@ -54,15 +54,14 @@ def main(argv):
     for fam in families:
         tok = hf_tokenizer.Tokenizer.from_folder(os.path.join(tok_dir, fam))
         ids = [tok.encode(t) for t in texts]
-        path = os.path.join(OUT, fam + ".json")
+        path = os.path.join(OUT, fam + ".json.xz")
         body = dump_expected(texts, ids)
         if check:
-            same = os.path.exists(path) and open(path, encoding="utf-8").read() == body
+            same = os.path.exists(path) and materialize.read_text(path) == body
             failures += not same
             print("%s: %s" % (path, "up to date" if same else "DIFFERS"))
         else:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(body)
+            materialize.write_xz(path, body)
         line = {"family": fam, "texts": len(texts)}
         for kind in ("tjs", "pkg"):
             p = os.path.join(BUILD, kind, fam + ".json")

@@ -1,4 +1,4 @@
-"""Writes tests/data/tokenize/model/<name>.json: the model stage alone, for
+"""Writes tests/data/tokenize/model/<name>.json.xz (xz -9e): the model stage alone, for
 every distinct "model" object of the family folders.
 
     /usr/bin/python3 tools/tokenize_ref/make_model_cases.py [--check]
@@ -117,7 +117,7 @@ def build(tok_dir, texts):
             cases.append([p, model.tokenize(p)])
         body = ('{"families": %s,\n "cases": [\n' % json.dumps(fams)
                 + ",\n".join("  " + json.dumps(c, ensure_ascii=False) for c in cases) + "\n]}\n")
-        files[fams[0] + ".json"] = body
+        files[fams[0] + ".json.xz"] = body
     return files
 
 
@@ -136,12 +136,11 @@ def main(argv):
     for name, body in sorted(files.items()):
         path = os.path.join(OUT, name)
         if check:
-            same = os.path.exists(path) and open(path, encoding="utf-8").read() == body
+            same = os.path.exists(path) and materialize.read_text(path) == body
             failures += not same
             print("%s: %s" % (path, "up to date" if same else "DIFFERS"))
         else:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(body)
+            materialize.write_xz(path, body)
             print("%s: %d bytes" % (path, len(body.encode())))
     return 1 if failures else 0
 

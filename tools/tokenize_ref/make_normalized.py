@@ -1,4 +1,4 @@
-"""Writes tests/data/tokenize/normalized/<family>.json: every text of
+"""Writes tests/data/tokenize/normalized/<family>.json.xz (xz -9e): every text of
 texts_families.json through the normalizer of each distinct normalizer
 configuration of the family folders, by the Python reference
 (tests/ref/hf_tokenizer.py, Hugging Face's Rust semantics).
@@ -50,16 +50,14 @@ def main(argv):
             out.append(ns.get())
         doc = ("{\n \"families\": " + json.dumps(fams) + ",\n \"normalized\": [\n"
                + ",\n".join("  " + json.dumps(s, ensure_ascii=False) for s in out) + "\n ]\n}\n")
-        path = os.path.join(OUT, fams[0] + ".json")
+        path = os.path.join(OUT, fams[0] + ".json.xz")
         if check:
-            with open(path, encoding="utf-8") as f:
-                if f.read() != doc:
-                    print("make_normalized: %s differs" % path)
-                    bad = 1
+            if materialize.read_text(path) != doc:
+                print("make_normalized: %s differs" % path)
+                bad = 1
         else:
             os.makedirs(OUT, exist_ok=True)
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(doc)
+            materialize.write_xz(path, doc)
     print("make_normalized: %d configurations, %d texts each" % (len(groups), len(texts)))
     return bad
 

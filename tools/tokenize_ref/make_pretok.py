@@ -1,4 +1,4 @@
-"""Writes tests/data/tokenize/pretok/pieces.json: the pieces each family's
+"""Writes tests/data/tokenize/pretok/pieces.json.xz (xz -9e): the pieces each family's
 pre-tokenizer makes of the 407 texts of texts_families.json, computed by the
 pre-tokenizer functions of the Python reference (tests/ref/hf_tokenizer.py,
 Hugging Face's Rust semantics).
@@ -21,9 +21,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
 import hf_tokenizer  # noqa: E402
+import materialize  # noqa: E402
 
 TOKENIZERS = os.path.join(ROOT, "tests", "data", "tokenizers")
-OUT = os.path.join(ROOT, "tests", "data", "tokenize", "pretok", "pieces.json")
+OUT = os.path.join(ROOT, "tests", "data", "tokenize", "pretok", "pieces.json.xz")
 SKIP = {"tiny-llama", "base"}
 O200K = ("[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
          "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
@@ -86,12 +87,11 @@ def main(argv):
     entries = [(names, cfg, [pieces(cfg, t) for t in texts]) for names, cfg in configs()]
     body = dump(entries)
     if "--check" in argv:
-        same = os.path.exists(OUT) and open(OUT, encoding="utf-8").read() == body
+        same = os.path.exists(OUT) and materialize.read_text(OUT) == body
         print("pretok pieces: %s" % ("same" if same else "DIFFERENT"))
         return 0 if same else 1
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    with open(OUT, "w", encoding="utf-8") as f:
-        f.write(body)
+    materialize.write_xz(OUT, body)
     print("wrote %s (%d configurations, %d bytes)" % (OUT, len(entries), len(body.encode())))
     return 0
 

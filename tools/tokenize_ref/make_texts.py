@@ -1,5 +1,5 @@
 """Writes tools/tokenize_ref/texts_families.json: the texts every tokenizer
-family of tests/data/tokenize/<family>.json is checked on (run by hand).
+family of tests/data/tokenize/<family>.json.xz is checked on (run by hand).
 
 Hand-written texts by category, then systematic variants of some of them
 (leading/trailing spaces, decomposed accents, upper case, special tokens

@@ -1,7 +1,7 @@
 """Writes tests/data/vocab/<name>/ for the real vocabularies of issue 29
 (item 2): a faithfully reduced tokenizer.json (reduce_vocab.py), stored
 xz-compressed as tokenizer.json.xz, the tokenizer_config.json, and
-expected.json — the ids the Rust `tokenizers`
+expected.json.xz (xz -9e) — the ids the Rust `tokenizers`
 library (Node binding, rust_vocab.mjs) gives on the FULL tokenizer.json for
 every text of texts_vocab.json, with and without special tokens.
 
@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import reduce_vocab  # noqa: E402
+from materialize import write_xz  # noqa: E402  (materialize() below is this module's own)
 
 VOCAB_DIR = os.path.join(ROOT, "tests", "data", "vocab")
 TEXTS = os.path.join(HERE, "texts_vocab.json")
@@ -111,10 +112,7 @@ def materialize(name, out):
 
 
 def write_expected(path, cases):
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("[\n")
-        f.write(",\n".join(json.dumps(c, ensure_ascii=False) for c in cases))
-        f.write("\n]\n")
+    write_xz(path, "[\n" + ",\n".join(json.dumps(c, ensure_ascii=False) for c in cases) + "\n]\n")
 
 
 def main():
@@ -132,7 +130,7 @@ def main():
             cases = rust_ids(modules, full_dir(modules, name))
             if rust_ids(modules, padded_copy(out, os.path.join(tmp, name))) != cases:
                 sys.exit("make_vocab: %s: the reduced tokenizer.json does not give the full file's ids" % name)
-            write_expected(os.path.join(out, "expected.json"), cases)
+            write_expected(os.path.join(out, "expected.json.xz"), cases)
             compress(out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

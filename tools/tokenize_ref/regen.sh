@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates tests/data/tokenize/<family>.json for every folder of
+# Regenerates tests/data/tokenize/<family>.json.xz for every folder of
 # tests/data/tokenizers/ and the agreement report (run by hand, not in CI):
 #   cd tools/tokenize_ref && npm install --ignore-scripts && sh regen.sh
 # Needs node, /usr/bin/python3 with python3-regex. Writes only under build/
