@@ -57,3 +57,16 @@ def test_strided_heads_and_the_cli_agree(tmp_path):
         assert (g["layer"], g["head"], g["rows"], g["cols"]) == (c["layer"], c["head"], 6, 11)
         for k in CROSS + ["sigma_max", "entropy_mean", "mean_cosine"]:
             assert g[k] == c[k], k
+
+
+def test_batch_of_cross_attention_layers():
+    # Hugging Face's cross_attentions: per layer [batch, H, m, n]
+    rng = np.random.default_rng(3)
+    layers = [rng.random((2, 3, 4, 6)) for _ in range(2)]
+    layers = [x / x.sum(axis=-1, keepdims=True) for x in layers]
+    rows = attngeom.matrix_metrics(layers, "cross")
+    assert len(rows) == 2 * 2 * 3
+    for b in range(2):
+        one = attngeom.matrix_metrics(np.stack([x[b] for x in layers]), "cross")
+        mine = [r for r in rows if r["batch"] == b]
+        assert [{k: r[k] for k in CROSS} for r in mine] == [{k: r[k] for k in CROSS} for r in one]
