@@ -255,3 +255,21 @@ Test(cross, selections)
     cr_assert_eq(ag_metric_family(AG_M_SOURCE_COVERAGE), AG_FAMILY_CROSS);
     ag_metric_set_free(sel);
 }
+
+/* On a causal square A the two normalised entropies differ: rows uniform
+ * over keys 0..i (n = 3) have H_i = ln(i + 1); entropy_normalized divides
+ * each by ln s_i, s_i = i + 1, over the rows with s_i ≥ 2: 1; family M
+ * always by ln n: (0 + ln 2 + ln 3)/(3 ln 3). Every argmax is 0 (ties go
+ * to the smallest j): the alignment keys are null. */
+Test(cross, causal_square_entropies)
+{
+    const double A[9] = {1, 0, 0, 0.5, 0.5, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3};
+    ag_record r = run(A, 3, 3);
+    expect_bool(&r, AG_M_CAUSAL, 1);
+    expect_num(&r, AG_M_ENTROPY_NORMALIZED, 1, 4 * EPS);
+    expect_num(&r, AG_M_CROSS_ENTROPY_NORMALIZED, (log(2) + log(3)) / (3 * log(3)), 4 * EPS);
+    expect_null(&r, AG_M_ALIGNMENT_MONOTONICITY);
+    expect_null(&r, AG_M_ALIGNMENT_KENDALL);
+    /* c = (11/6, 5/6, 1/3) against T/n = 1: only source 0 */
+    expect_num(&r, AG_M_SOURCE_COVERAGE, 1.0 / 3, 0);
+}
