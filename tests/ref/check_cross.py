@@ -4,7 +4,8 @@ rectangular matrices against an independent numpy/scipy reference.
 
 Usage: /usr/bin/python3 tests/ref/check_cross.py path/to/attngeom
 
-The reference is written from the definitions of docs/metrics.md alone:
+The reference (tests/ref/reference.py: cross, and attention for family B)
+is written from the definitions of docs/metrics.md alone:
   * a_i = numpy.argmax(A[i]) (the first maximum: the smallest j on a tie);
     alignment_monotonicity = scipy.stats.spearmanr(arange(m), a) (ranks
     averaged over ties), alignment_kendall = scipy.stats.kendalltau(arange(m),
@@ -38,15 +39,12 @@ import tempfile
 import numpy as np
 from scipy import stats
 
-CROSS = ["alignment_monotonicity", "alignment_kendall", "source_coverage",
-         "cross_entropy_normalized"]
-ROWS_B = ["row_sum_error", "entropy_mean", "entropy_normalized", "sink_mass", "max_mass",
-          "sink_ratio"]
-SQUARE_B = ["causal", "lambda2_abs", "spectral_gap", "fiedler", "asymmetry", "symmetry_score",
-            "attention_distance", "self_mass", "prev_token_mass", "lambda2_condition",
-            "prev_token_ratio", "self_ratio"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference as R  # noqa: E402  (families B and M: R.attention, R.cross)
+
+CROSS = R.CROSS_KEYS
+FAMILY_B = R.ATTENTION_KEYS + R.CONDITION_KEYS + R.DETECTOR_KEYS
 TOL = 1e-12
-EPS = 2.0 ** -52
 SEED = 303030
 
 FAILS = []
@@ -57,51 +55,6 @@ COUNT = {"matrices": 0, "ties": 0, "zeros": 0, "nulls": 0}
 def fail(msg):
     FAILS.append(msg)
     print("FAIL", msg, flush=True)
-
-
-def entropies(A):
-    """H_i = -sum_{A_ij > 0} A_ij ln A_ij, each with math.fsum and math.log."""
-    return [-math.fsum(a * math.log(a) for a in row if a > 0) for row in A]
-
-
-def cross_reference(A):
-    """docs/metrics.md, family M of the m x n A: dict key -> value (None = null)."""
-    m, n = A.shape
-    a = np.argmax(A, axis=1)
-    out = {}
-    if m < 2 or np.all(a == a[0]):
-        out["alignment_monotonicity"] = out["alignment_kendall"] = None
-    else:
-        x = np.arange(m)
-        out["alignment_monotonicity"] = float(stats.spearmanr(x, a)[0])
-        out["alignment_kendall"] = float(stats.kendalltau(x, a)[0])
-    negative = bool(np.any(A < 0))
-    c = A.sum(axis=0)
-    T = c.sum()
-    if negative or T == 0:
-        out["source_coverage"] = None
-    else:
-        out["source_coverage"] = float(np.sum(c >= T / n * (1 - (m + n) * EPS))) / n
-    if negative or n == 1:
-        out["cross_entropy_normalized"] = None
-    else:
-        out["cross_entropy_normalized"] = math.fsum(entropies(A)) / m / math.log(n)
-    return out
-
-
-def rows_reference(A):
-    """Family B's row keys of the rectangular A (docs/metrics.md, family B)."""
-    m, n = A.shape
-    negative = bool(np.any(A < 0))
-    H = entropies(A)
-    out = {"row_sum_error": max(abs(math.fsum(r) - 1) for r in A),
-           "entropy_mean": None if negative else math.fsum(H) / m,
-           "entropy_normalized": None if negative or n < 2 else math.fsum(H) / m / math.log(n),
-           "sink_mass": None if negative else math.fsum(A[:, 0]) / m,
-           "max_mass": math.fsum(A.max(axis=1)) / m,
-           "sink_ratio": math.fsum(A[:, 0] * n) / m if n >= 2 else None}
-    out.update({k: None for k in SQUARE_B})
-    return out
 
 
 def error(got, want):
@@ -148,7 +101,7 @@ def check_file(cli, d, name, stack):
     if len(recs) != flat.shape[0]:
         fail("%s: %d records, expected %d" % (name, len(recs), flat.shape[0]))
         return
-    if not square and not (set(CROSS + ROWS_B + SQUARE_B + ["sigma_max", "mean_cosine"])
+    if not square and not (set(CROSS + FAMILY_B + ["sigma_max", "mean_cosine"])
                            <= set(selected)) or square and selected != CROSS:
         fail("%s: selected %s" % (name, selected))
     for h, (rec, A) in enumerate(zip(recs, flat)):
@@ -159,9 +112,9 @@ def check_file(cli, d, name, stack):
         COUNT["zeros"] += int(np.any(A == 0))
         if (rec["rows"], rec["cols"]) != (m, n):
             fail("%s [%d]: rows, cols %s, %s" % (name, h, rec["rows"], rec["cols"]))
-        exp = cross_reference(A)
-        if not square:
-            exp.update(rows_reference(A))
+        exp = R.cross(A)
+        if not square:  # family B's row keys; "not square" nulls
+            exp.update(R.attention(A), lambda2_condition=R.lambda2_condition(A))
         compare("%s [%d]" % (name, h), rec, exp)
 
 
@@ -208,19 +161,19 @@ def random_cases(rng):
 def self_test():
     """The reference on the closed forms of tests/analysis/test_cross.c."""
     I = np.eye(6)
-    r = cross_reference(I)
+    r = R.cross(I)
     # scipy's tau-b divides by two roots: 1 within an ulp
     assert r["alignment_monotonicity"] == 1 and abs(r["alignment_kendall"] - 1) < 1e-15, r
     assert r["source_coverage"] == 1 and r["cross_entropy_normalized"] == 0, r
-    r = cross_reference(I[::-1])
+    r = R.cross(I[::-1])
     assert r["alignment_monotonicity"] == -1 and abs(r["alignment_kendall"] + 1) < 1e-15, r
     A = np.array([[0.5, 0.25, 0.25, 0], [0.125, 0.125, 0.75, 0], [0, 0.5, 0.5, 0]])
-    r = cross_reference(A)
+    r = R.cross(A)
     assert abs(r["alignment_monotonicity"] - 0.5) < 1e-15, r
     assert abs(r["alignment_kendall"] - 1 / 3) < 1e-15 and r["source_coverage"] == 0.5, r
     h = (4.75 * math.log(2) - 0.75 * math.log(3)) / (3 * math.log(4))
     assert abs(r["cross_entropy_normalized"] - h) < 1e-15, r
-    r = cross_reference(np.full((3, 3), 1 / 3))
+    r = R.cross(np.full((3, 3), 1 / 3))
     assert r["alignment_monotonicity"] is None and r["source_coverage"] == 1, r
     # ties are averaged: ordinal ranks would give another rho
     a = np.array([0, 0, 1, 1, 2])

@@ -1,4 +1,5 @@
-"""Independent numpy/scipy reference for docs/metrics.md, families A, B, C.
+"""Independent numpy/scipy reference for docs/metrics.md, families A, B, C
+(and F through check_curvature, M: cross-attention).
 
 Written from the definitions of docs/metrics.md alone (not from the C sources).  Every function
 returns a dict key -> value, where value is None (JSON null), a bool, an int
@@ -14,6 +15,7 @@ import math
 
 import numpy as np
 import scipy.linalg
+from scipy import stats
 
 EPS = 2.0 ** -52
 
@@ -35,12 +37,16 @@ CURVATURE_KEYS = ["edges", "forman_mean", "forman_min", "ollivier_mean",
 # the token-pattern keys (duplicate_token_*, induction_*) need token ids:
 # `matrix` does not compute them (only analyze does).
 DETECTOR_KEYS = ["prev_token_ratio", "self_ratio"]
+# Family M (cross-attention), added after K: on request (and by default for
+# rectangular matrices)
+CROSS_KEYS = ["alignment_monotonicity", "alignment_kendall", "source_coverage",
+              "cross_entropy_normalized"]
 DEFAULT_KEYS = SPECTRUM_KEYS + ATTENTION_KEYS + GEOMETRY_KEYS + CONDITION_KEYS + DETECTOR_KEYS
 ALL_KEYS = (SPECTRUM_KEYS + ATTENTION_KEYS + GEOMETRY_KEYS + CONDITION_KEYS + CURVATURE_KEYS
-            + DETECTOR_KEYS)
+            + DETECTOR_KEYS + CROSS_KEYS)
 FAMILIES = {"spectrum": SPECTRUM_KEYS,
             "attention": ATTENTION_KEYS + CONDITION_KEYS + DETECTOR_KEYS,
-            "geometry": GEOMETRY_KEYS, "curvature": CURVATURE_KEYS}
+            "geometry": GEOMETRY_KEYS, "curvature": CURVATURE_KEYS, "cross": CROSS_KEYS}
 # Above this size the dense eig with eigenvectors of a causal matrix is
 # replaced by triangular substitution (same definition, O(n^2) per vector).
 CONDITION_EIG_MAX_N = 600
@@ -168,6 +174,35 @@ def fiedler(A):
     return float(np.sort(ev)[1])
 
 
+def row_entropies(A):
+    """H_i = -sum_{A_ij > 0} A_ij ln A_ij, each with math.fsum and math.log."""
+    return [-math.fsum(a * math.log(a) for a in row if a > 0) for row in A]
+
+
+def cross(A):
+    """Family M of the m x n A (docs/metrics.md): a_i = numpy.argmax (the
+    first maximum), scipy.stats.spearmanr / kendalltau (tau-b) of (i, a_i),
+    null for m < 2 or a constant a; source_coverage from c = A.sum(axis=0),
+    T = c.sum() with the rounding allowance (m + n) 2^-52; the mean of
+    H_i / ln n."""
+    A = np.asarray(A, dtype=np.float64)
+    m, n = A.shape
+    a = np.argmax(A, axis=1)
+    out = {"alignment_monotonicity": None, "alignment_kendall": None}
+    if m >= 2 and np.any(a != a[0]):
+        x = np.arange(m)
+        out["alignment_monotonicity"] = float(stats.spearmanr(x, a)[0])
+        out["alignment_kendall"] = float(stats.kendalltau(x, a)[0])
+    negative = bool(np.any(A < 0))
+    c = A.sum(axis=0)
+    T = c.sum()
+    out["source_coverage"] = (None if negative or T == 0 else
+                              float(np.sum(c >= T / n * (1 - (m + n) * EPS))) / n)
+    out["cross_entropy_normalized"] = (None if negative or n == 1 else
+                                       math.fsum(row_entropies(A)) / m / math.log(n))
+    return out
+
+
 def rectangular_attention(A):
     """Family B of an m x n A, m != n (docs/metrics.md, family B): the keys
     of one row's distribution as written, means over the m rows, with
@@ -177,7 +212,7 @@ def rectangular_attention(A):
     out = {k: None for k in ATTENTION_KEYS + DETECTOR_KEYS}
     out["row_sum_error"] = float(np.max(np.abs(A.sum(axis=1) - 1.0)))
     if not np.any(A < 0):
-        H = np.array([-float(np.sum(r[r > 0] * np.log(r[r > 0]))) for r in A])
+        H = np.array(row_entropies(A))
         out["entropy_mean"] = float(H.mean())
         out["entropy_normalized"] = float(np.mean(H / np.log(n))) if n >= 2 else None
         out["sink_mass"] = float(A[:, 0].mean())
@@ -405,6 +440,7 @@ def metrics(M, use_diagonal=None, with_condition=True, with_curvature=True):
     out.update(spectrum(M))
     out.update(attention(M, use_diagonal))
     out.update(geometry(M))
+    out.update(cross(M))
     if with_condition:
         out["lambda2_condition"] = lambda2_condition(M)
     if with_curvature:
