@@ -85,12 +85,12 @@ static double kendall_tau_b(const double *y, size_t m, size_t n, uint64_t *tree)
 static int alignment_keys(const double *A, size_t m, size_t n, const ag_metric_set *sel,
                           ag_matrix_work *w, ag_record *rec)
 {
-    double *v[4];
+    double *v[3]; /* i, a_i, and GSL's 2m doubles of work */
     uint64_t *tree = ag_work_get(w, AG_WK_IWORK, (n + 1) * sizeof *tree);
-    if (!tree || ag_work_vectors(w, AG_WK_VECTORS, m, 4, v) != AG_OK)
+    if (!tree || m > SIZE_MAX / 2 || ag_work_vectors(w, AG_WK_VECTORS, 2 * m, 3, v) != AG_OK)
         return AG_ENOMEM;
     int ok = m >= 2 && !argmax_rows(A, m, n, v[0], v[1]);
-    if (ON(AG_M_ALIGNMENT_MONOTONICITY)) /* v[2], v[3]: GSL's 2m doubles of work */
+    if (ON(AG_M_ALIGNMENT_MONOTONICITY))
         ag_record_set(rec, AG_M_ALIGNMENT_MONOTONICITY, ok ? AG_V_NUMBER : AG_V_NULL,
                       ok ? gsl_stats_spearman(v[0], 1, v[1], 1, m, v[2]) : 0);
     if (ON(AG_M_ALIGNMENT_KENDALL))
