@@ -263,11 +263,11 @@ static int spectral_keys(const double *A, const double *S, int e, size_t n, int 
  * row whose first key is its only one (row 0 of a causal head, any row of a
  * 1×1 matrix) says nothing about a sink and is left out of sink_ratio;
  * self_ratio and prev_token_ratio weigh A_ii and A_{i,i−1} by k_i the same
- * way, over the same rows (prev_token_ratio: those with i ≥ 1). */
-/* For an m×n S (m ≠ n) only max_mass and sink_ratio (k_i = n) are
- * defined: the others read the diagonal or the distance |i − j| between a
- * query's and a key's positions, which two different sequences
- * (cross-attention's targets and sources) do not share; they are null. */
+ * way, over the same rows (prev_token_ratio: those with i ≥ 1). For an
+ * m×n S (m ≠ n) only max_mass and sink_ratio (k_i = n) are defined: the
+ * others read the diagonal or the distance |i − j| between a query's and a
+ * key's positions, which two different sequences (cross-attention's
+ * targets and sources) do not share; they are null. */
 static void role_keys(const double *S, int e, size_t m, size_t n, int causal,
                       const ag_metric_set *sel, ag_record *rec)
 {

@@ -1,7 +1,9 @@
 /* matrix.c — ag_matrix_metrics: families A, B and C of one matrix, with one
- * SVD shared by every family-A key, and the curvature family F, the
- * metric axioms L and the cross-attention family M when selected (analysis/curvature.c, analysis/axioms.c). Every buffer comes from one workspace
- * (analysis/work.c), the caller's or a temporary one. */
+ * SVD shared by every family-A key, and the curvature family F, the metric
+ * axioms L and the cross-attention family M when selected
+ * (analysis/curvature.c, analysis/axioms.c, analysis/cross.c). Every buffer
+ * comes from one workspace (analysis/work.c), the caller's or a temporary
+ * one. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
