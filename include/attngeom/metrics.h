@@ -282,11 +282,14 @@ AG_EXPORT ag_record *ag_record_list_at(ag_record_list *list, size_t i);
 /* ---- the matrix metrics ------------------------------------------------- */
 
 /* Compute the selected metrics of families A, B and C (and F, see
- * ag_matrix_metrics_ex) of the m×n matrix M
+ * ag_matrix_metrics_ex, L and M) of the m×n matrix M
  * (row-major, borrowed) into rec (whose layer/head the caller sets; rows and
  * cols are set here). Keys that do not apply are AG_V_NULL as docs/metrics.md says
  * (so are family B's token-pattern keys, which need the token ids:
- * ag_token_pattern_metrics fills them); unselected keys are AG_V_ABSENT.
+ * ag_token_pattern_metrics fills them, and, for m ≠ n — cross-attention,
+ * m targets over n sources — the keys of a square matrix only: family B's
+ * eigenvalue, transpose, diagonal and positional keys, families F and L);
+ * unselected keys are AG_V_ABSENT.
  *
  * One SVD (singular values only) serves every family-A key; family B uses the
  * diagonal as eigenvalues when M is causal (lower triangular), the
