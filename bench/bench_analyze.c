@@ -9,6 +9,8 @@
 
 #include <attngeom.h>
 
+#include "bench_clock.h"
+
 #define MODEL "models/tiny-gpt2"
 
 /* Genesis 1:1-13 (KJV), about 300 GPT-2 tokens; the first 200 are used. */
@@ -34,13 +36,6 @@ typedef struct {
     int heads;
 } bench_ctx;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int per_layer(const ag_layer_view *v, void *user)
 {
     bench_ctx *c = user;
@@ -63,12 +58,12 @@ static int per_layer(const ag_layer_view *v, void *user)
                             .bk = w.bk.data ? w.bk.data + h * hd : NULL,
                             .d_h = hd, .scale = w.scale, .causal = w.causal};
         ag_record_init(r, v->layer, h, v->n, v->n);
-        double t0 = now();
+        double t0 = bench_now(CLOCK_MONOTONIC);
         status = ag_stability_metrics(&in, NULL, jac, r, NULL);
-        double t1 = now();
+        double t1 = bench_now(CLOCK_MONOTONIC);
         if (status == AG_OK)
             status = ag_matrix_metrics(v->attn + (size_t)h * v->n * v->n, v->n, v->n, oll, r, NULL);
-        double t2 = now();
+        double t2 = bench_now(CLOCK_MONOTONIC);
         c->t_jacobian += t1 - t0;
         c->t_ollivier += t2 - t1;
         double jn, om;
@@ -99,9 +94,9 @@ int main(void)
     if (n > 200)
         n = 200;
     bench_ctx c = {.model = m};
-    double t0 = now();
+    double t0 = bench_now(CLOCK_MONOTONIC);
     int status = ag_model_forward(m, ids, n, AG_PRECISION_F32, per_layer, &c, NULL, &err);
-    double total = now() - t0;
+    double total = bench_now(CLOCK_MONOTONIC) - t0;
     if (status != AG_OK) {
         fprintf(stderr, "bench_analyze: forward pass failed (%s)\n", ag_strerror(status));
         return 1;

@@ -5,39 +5,13 @@
  * repeats) and the number of edges (= transport problems).
  *
  *   make bench   (or build/bench/bench_curvature [repeats]) */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#include "bench_head.h"
 
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
-
-#include <attngeom.h>
-
-static double now(void)
+/* Family F at the default threshold τ = 1/n. */
+static int curvature(const double *A, size_t n, const ag_metric_set *sel, ag_record *r,
+                     ag_error *err)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void softmax_head(gsl_rng *rng, size_t n, int causal, double *A)
-{
-    for (size_t i = 0; i < n; i++) {
-        size_t len = causal ? i + 1 : n;
-        double mx = -INFINITY, s = 0;
-        for (size_t j = 0; j < n; j++) {
-            A[i * n + j] = j < len ? gsl_ran_gaussian(rng, 1.0) : -INFINITY;
-            mx = fmax(mx, A[i * n + j]);
-        }
-        for (size_t j = 0; j < n; j++) {
-            A[i * n + j] = j < len ? exp(A[i * n + j] - mx) : 0.0;
-            s += A[i * n + j];
-        }
-        for (size_t j = 0; j < n; j++)
-            A[i * n + j] /= s;
-    }
+    return ag_curvature_metrics(A, n, -1, sel, r, err);
 }
 
 /* Metric m of r (0 unless a number). */
@@ -50,9 +24,7 @@ static double value(const ag_record *r, ag_metric m)
 
 int main(int argc, char **argv)
 {
-    int repeats = argc > 1 ? atoi(argv[1]) : 3;
-    if (repeats < 1)
-        repeats = 1;
+    int repeats = bench_repeats(argc, argv);
     const size_t sizes[] = {64, 256, 512};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 1);
@@ -72,24 +44,13 @@ int main(int argc, char **argv)
             double *A = malloc(n * n * sizeof *A);
             if (!A)
                 return 1;
-            softmax_head(rng, n, causal, A);
-            double best = INFINITY, bestf = INFINITY;
-            for (int k = 0; k < repeats; k++) {
-                ag_error err = {0};
-                ag_record_init(r, 0, 0, n, n);
-                double t0 = now();
-                if (ag_curvature_metrics(A, n, -1, sel, r, &err) != AG_OK) {
-                    fprintf(stderr, "bench_curvature: %s\n", err.message);
-                    return 1;
-                }
-                best = fmin(best, now() - t0);
-                ag_record_init(rf, 0, 0, n, n);
-                t0 = now();
-                ag_curvature_metrics(A, n, -1, fsel, rf, &err);
-                bestf = fmin(bestf, now() - t0);
-            }
+            bench_softmax_head(rng, n, causal, A);
+            double best[2], bestf[2];
+            bench_best_time(curvature, A, n, sel, r, repeats, best, "bench_curvature");
+            bench_best_time(curvature, A, n, fsel, rf, repeats, bestf, "bench_curvature");
             printf("  %-8s %5zu %9.0f %12.1f %12.2f %14.6f\n", causal ? "causal" : "softmax", n,
-                   value(r, AG_M_EDGES), 1e3 * best, 1e3 * bestf, value(r, AG_M_OLLIVIER_MEAN));
+                   value(r, AG_M_EDGES), 1e3 * best[0], 1e3 * bestf[0],
+                   value(r, AG_M_OLLIVIER_MEAN));
             free(A);
         }
     ag_record_free(r);

@@ -26,16 +26,17 @@
 
 #include <attngeom.h>
 
+#include "bench_clock.h"
+
 #define N 512
 #define MIN_RUNS 5     /* at least this many runs of each ... */
 #define MAX_RUNS 60    /* ... and more, up to this, */
 #define BUDGET 0.6     /* while the pair has used less than this many seconds */
 
+/* This thread's CPU time: the library and the floors run on it. */
 static double cpu_now(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    return bench_now(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* A standard Gaussian draw (Box–Muller; gsl_randist.h would clash with

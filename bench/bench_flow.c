@@ -18,17 +18,9 @@
 
 #include <attngeom.h>
 
-enum { L = 12, H = 12 };
+#include "bench_clock.h"
 
-/* Seconds on clock c: CLOCK_MONOTONIC (wall) or CLOCK_PROCESS_CPUTIME_ID
- * (CPU of every thread: on a shared machine the wall time also counts the
- * other processes' turns). */
-static double now(clockid_t c)
-{
-    struct timespec t;
-    clock_gettime(c, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+enum { L = 12, H = 12 };
 
 /* The capacities Ã_l of L layers of H random softmax heads (ag_rollout_mix). */
 static int capacities(size_t n, int causal, double *cap, double *attn, gsl_rng *rng)
@@ -86,11 +78,11 @@ static int run(size_t n, int causal, gsl_rng *r)
         ag_error err = {0};
         if (ag_run_options_set(opt, "threads", threads, &err) != AG_OK)
             return fprintf(stderr, "bench_flow: %s\n", err.message), 1;
-        double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+        double t0 = bench_now(CLOCK_MONOTONIC), c0 = bench_now(CLOCK_PROCESS_CPUTIME_ID);
         if (ag_run_flow_matrix(cap, L, n, opt, NULL, F[threads - 1], &err) != AG_OK)
             return fprintf(stderr, "bench_flow: %s\n", err.message), 1;
-        t[threads - 1] = now(CLOCK_MONOTONIC) - t0;
-        cpu[threads - 1] = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        t[threads - 1] = bench_now(CLOCK_MONOTONIC) - t0;
+        cpu[threads - 1] = bench_now(CLOCK_PROCESS_CPUTIME_ID) - c0;
     }
     size_t bad = violations(F1, R + (size_t)(L - 1) * n * n, n, causal);
     int same = memcmp(F1, F2, n * n * sizeof *F1) == 0;

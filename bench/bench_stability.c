@@ -13,14 +13,9 @@
 
 #include <attngeom.h>
 
-enum { D = 128, DH = 32 };
+#include "bench_clock.h"
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+enum { D = 128, DH = 32 };
 
 /* Box–Muller from the uniform generator (keeps GSL's randist header, whose
  * cblas declarations clash with OpenBLAS's, out of the picture). */
@@ -78,10 +73,10 @@ int main(int argc, char **argv)
                                     .bk = b + DH, .d_h = DH, .causal = causal};
                 ag_record_init(rec, 0, k, n, n);
                 ag_error err = {0};
-                double t0 = now();
+                double t0 = bench_now(CLOCK_MONOTONIC);
                 if (ag_stability_metrics(&in, NULL, sel, rec, &err) != AG_OK)
                     return fprintf(stderr, "bench_stability: %s\n", err.message), 1;
-                double dt = now() - t0;
+                double dt = bench_now(CLOCK_MONOTONIC) - t0;
                 total += dt;
                 worst = fmax(worst, dt);
                 double norm;

@@ -14,14 +14,9 @@
 
 #include <attngeom.h>
 
-enum { D = 768, DH = 64, H = 12 };
+#include "bench_clock.h"
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+enum { D = 768, DH = 64, H = 12 };
 
 /* The dense definition: every key of SPEC §3 D from the d×d products. */
 static int dense_head(const double *wq, const double *wk, const double *wv, const double *wo,
@@ -72,7 +67,7 @@ int main(int argc, char **argv)
         return fprintf(stderr, "bench_weights: out of memory\n"), 1;
     double best_f = INFINITY, best_d = INFINITY, sum_f = 0, sum_d = 0;
     for (int rep = 0; rep < repeats; rep++) {
-        double t0 = now();
+        double t0 = bench_now(CLOCK_MONOTONIC);
         for (size_t h = 0; h < H; h++) {
             ag_head_factors f = {.d = D, .d_h = DH, .d_out = D,
                                  .wq = wq + h * DH, .ldq = H * DH, .wk = wk + h * DH, .ldk = H * DH,
@@ -88,12 +83,12 @@ int main(int argc, char **argv)
                 sum_f += v;
             }
         }
-        double t1 = now();
+        double t1 = bench_now(CLOCK_MONOTONIC);
         for (size_t h = 0; h < H; h++)
             if (dense_head(wq + h * DH, wk + h * DH, wv + h * DH, wo + h * DH * D, m, sigma, re,
                            im, &sum_d))
                 return fprintf(stderr, "bench_weights: dense failed\n"), 1;
-        double t2 = now();
+        double t2 = bench_now(CLOCK_MONOTONIC);
         best_f = fmin(best_f, t1 - t0);
         best_d = fmin(best_d, t2 - t1);
     }

@@ -855,6 +855,122 @@ def clip_text(name):
     return cfg, g
 
 
+def t5(name, gated, dtype, nb, md, L_dec=None):
+    """T5ForConditionalGeneration (modeling_t5.py @6b8b757dfcb5 names:
+    shared, encoder./decoder.block.N.layer.M.*, relative_attention_bias in
+    block 0 of each stack only, final_layer_norm; lm_head only when untied,
+    as save_pretrained drops the tied copies). v1.0: feed_forward_proj relu,
+    wi/wo; v1.1 / Flan: gated-gelu, wi_0/wi_1/wo. d_kv·num_heads = 18 is
+    not d_model = 16; the bias table has std 1.5 and no score scaling, so
+    attention is far from uniform."""
+    d, H, hd, ff, L, V = 16, 3, 6, 32, 2, 48
+    Ld = L_dec or L
+    g = Gen(name, dtype)
+    g.emb("shared.weight", V, d)
+    for stack, layers in (("encoder", L), ("decoder", Ld)):
+        for l in range(layers):
+            q = "%s.block.%d.layer." % (stack, l)
+            parts = [("0.SelfAttention", 0)] + ([("1.EncDecAttention", 1)] if stack == "decoder" else [])
+            for att, idx in parts:
+                for proj, out, inp in (("q", H * hd, d), ("k", H * hd, d), ("v", H * hd, d), ("o", d, H * hd)):
+                    g.lin(q + att + "." + proj, out, inp, 1.5 if proj in "qk" else 1.0, bias=False)
+                g.ln(q + "%d.layer_norm" % idx, d, bias=False)
+            if l == 0:
+                g.emb(q + "0.SelfAttention.relative_attention_bias.weight", nb, H, std=1.5)
+            f = "%d." % (len(parts))
+            g.ln(q + f + "layer_norm", d, bias=False)
+            for w in (("wi_0", "wi_1") if gated else ("wi",)):
+                g.lin(q + f + "DenseReluDense." + w, ff, d, bias=False)
+            g.lin(q + f + "DenseReluDense.wo", d, ff, bias=False)
+        g.ln(stack + ".final_layer_norm", d, bias=False)
+    if gated:
+        g.lin("lm_head", V, d, bias=False)
+    cfg = base_config("T5ForConditionalGeneration", "t5", dtype, classifier_dropout=0.0, d_ff=ff, d_kv=hd,
+                      d_model=d, decoder_start_token_id=0, dense_act_fn="gelu_new" if gated else "relu",
+                      dropout_rate=0.1, eos_token_id=1, feed_forward_proj="gated-gelu" if gated else "relu",
+                      initializer_factor=1.0, is_encoder_decoder=True, is_gated_act=gated,
+                      layer_norm_epsilon=1e-6, num_heads=H, num_layers=L, pad_token_id=0,
+                      relative_attention_max_distance=md, relative_attention_num_buckets=nb,
+                      tie_word_embeddings=not gated, use_cache=True, vocab_size=V)
+    if L_dec:
+        cfg["num_decoder_layers"] = Ld
+    return cfg, g
+
+
+def bart(name):
+    """BartForConditionalGeneration (modeling_bart.py @57228229d2ee names:
+    model.shared, model.encoder./decoder.embed_positions [P + 2, d],
+    layernorm_embedding, layers.N.self_attn.{q,k,v,out}_proj,
+    self_attn_layer_norm, (decoder) encoder_attn.*, encoder_attn_layer_norm,
+    fc1, fc2, final_layer_norm; the final_logits_bias buffer and no lm_head:
+    tied, dropped by save_pretrained). scale_embedding true, 3 decoder layers
+    over 2 encoder layers, 4 heads of 4, F16."""
+    d, H, ff, V, P, Le, Ld = 16, 4, 32, 48, 24, 2, 3
+    g = Gen(name, "F16")
+    g.emb("model.shared.weight", V, d, std=0.3)
+    for stack, layers in (("encoder", Le), ("decoder", Ld)):
+        q = "model.%s." % stack
+        g.emb(q + "embed_positions.weight", P + 2, d, std=0.5)
+        g.ln(q + "layernorm_embedding", d)
+        for l in range(layers):
+            p = q + "layers.%d." % l
+            attn_mlp_layer(g, p, d, ff, OPT_LAYER)
+            if stack == "decoder":
+                for proj, gain in (("q_proj", QK_GAIN), ("k_proj", QK_GAIN), ("v_proj", 1.0), ("out_proj", 1.0)):
+                    g.lin(p + "encoder_attn." + proj, d, d, gain)
+                g.ln(p + "encoder_attn_layer_norm", d)
+    g.raw("final_logits_bias", np.zeros((1, V)), "F32")
+    cfg = base_config("BartForConditionalGeneration", "bart", "F16", activation_dropout=0.0,
+                      activation_function="gelu", add_final_layer_norm=False, attention_dropout=0.0,
+                      bos_token_id=0, classifier_dropout=0.0, d_model=d, decoder_attention_heads=H,
+                      decoder_ffn_dim=ff, decoder_layerdrop=0.0, decoder_layers=Ld, decoder_start_token_id=2,
+                      dropout=0.1, encoder_attention_heads=H, encoder_ffn_dim=ff, encoder_layerdrop=0.0,
+                      encoder_layers=Le, eos_token_id=2, forced_eos_token_id=2, init_std=0.02,
+                      is_encoder_decoder=True, max_position_embeddings=P, normalize_before=False,
+                      num_hidden_layers=Le, pad_token_id=1, scale_embedding=True, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
+def whisper(name):
+    """WhisperForConditionalGeneration (modeling_whisper.py @5c48f71a682f
+    names under model.): the encoder (conv1, conv2, embed_positions,
+    layers.N.self_attn.* with a bias-free k_proj, layer_norm) and the decoder
+    (embed_tokens, embed_positions of max_target_positions rows,
+    layers.N.self_attn.*, encoder_attn.* (k_proj bias-free),
+    self_attn_layer_norm, encoder_attn_layer_norm, final_layer_norm, fc1,
+    fc2, layer_norm); 8 mel bins, 2 encoder and 3 decoder layers of 2 heads,
+    F16; proj_out tied (not saved)."""
+    d, H, ff, V, M, Ps, Pt, Le, Ld = 16, 2, 32, 48, 8, 12, 16, 2, 3
+    g = Gen(name, "F16")
+    e, dec = "model.encoder.", "model.decoder."
+    g.lin(e + "conv1", d, M * 3, 1.5)
+    g.t[e + "conv1.weight"] = (g.t[e + "conv1.weight"][0].reshape(d, M, 3), "F16")
+    g.lin(e + "conv2", d, d * 3, 1.5)
+    g.t[e + "conv2.weight"] = (g.t[e + "conv2.weight"][0].reshape(d, d, 3), "F16")
+    g.emb(e + "embed_positions.weight", Ps, d, std=0.5)
+    g.emb(dec + "embed_tokens.weight", V, d, std=0.5)
+    g.emb(dec + "embed_positions.weight", Pt, d, std=0.5)
+    for stack, layers in ((e, Le), (dec, Ld)):
+        for l in range(layers):
+            p = stack + "layers.%d." % l
+            for att in ("self_attn.", "encoder_attn.") if stack == dec else ("self_attn.",):
+                for proj, gain in (("q_proj", QK_GAIN), ("k_proj", QK_GAIN), ("v_proj", 1.0), ("out_proj", 1.0)):
+                    g.lin(p + att + proj, d, d, gain, bias=proj != "k_proj")
+                g.ln(p + att[:-1] + "_layer_norm", d)
+            g.lin(p + "fc1", ff, d)
+            g.lin(p + "fc2", d, ff)
+            g.ln(p + "final_layer_norm", d)
+        g.ln(stack + "layer_norm", d)
+    cfg = base_config("WhisperForConditionalGeneration", "whisper", "F16", activation_dropout=0.0,
+                      activation_function="gelu", attention_dropout=0.0, bos_token_id=45, d_model=d,
+                      decoder_attention_heads=H, decoder_ffn_dim=ff, decoder_layers=Ld,
+                      decoder_start_token_id=45, dropout=0.0, encoder_attention_heads=H, encoder_ffn_dim=ff,
+                      encoder_layers=Le, eos_token_id=46, is_encoder_decoder=True, max_source_positions=Ps,
+                      max_target_positions=Pt, num_hidden_layers=Le, num_mel_bins=M, pad_token_id=46,
+                      scale_embedding=False, use_cache=True, vocab_size=V)
+    return cfg, g
+
+
 def ids_for(name, n, V, avoid=()):
     rng = np.random.default_rng(zlib.crc32(("ids:" + name).encode()))
     out = []
@@ -925,6 +1041,16 @@ CASES = {
     "clip-text": (clip_text, 16),
 }
 
+# Encoder-decoder cases: name -> (builder, source ids, target ids); the
+# target starts with decoder_start_token_id (T5 0, BART 2), as HF's
+# shift-right gives.
+SEQ2SEQ_CASES = {
+    "t5": (lambda n: t5(n, False, "F32", 8, 20), 12, 9),
+    "t5-v1_1": (lambda n: t5(n, True, "BF16", 32, 128, L_dec=3), 11, 7),
+    "bart": (bart, 12, 8),
+    "whisper-seq2seq": (whisper, 19, 7),  # 19 frames: 10 encoder positions
+}
+
 # Other files of a case's folder: name -> () -> {file name: JSON object}.
 EXTRA_FILES = {"clip-text": clip_tokenizer}
 
@@ -939,9 +1065,8 @@ CROSSCHECK = {
 }
 
 
-def build(name, case, folder, refdir):
-    builder, n = case
-    cfg, g = builder(name)
+def write_folder(folder, cfg, g):
+    """A fresh folder with config.json and g's model.safetensors."""
     if os.path.isdir(folder):
         shutil.rmtree(folder)
     os.makedirs(folder)
@@ -949,6 +1074,12 @@ def build(name, case, folder, refdir):
         json.dump(cfg, f, indent=2, sort_keys=True)
         f.write("\n")
     write_safetensors(os.path.join(folder, "model.safetensors"), g.t)
+
+
+def build(name, case, folder, refdir):
+    builder, n = case
+    cfg, g = builder(name)
+    write_folder(folder, cfg, g)
     for fname, obj in EXTRA_FILES.get(name, dict)().items():
         with open(os.path.join(folder, fname), "w") as f:
             json.dump(obj, f, indent=2, ensure_ascii=False)
@@ -962,6 +1093,37 @@ def build(name, case, folder, refdir):
     np.save(os.path.join(refdir, "attn.npy"), attn)
     np.save(os.path.join(refdir, "hidden.npy"), hidden)
     return attn, hidden
+
+
+SEQ2SEQ_ARRAYS = ("encoder_attentions", "decoder_attentions", "cross_attentions",
+                  "encoder_hidden_states", "decoder_hidden_states")
+
+
+def build_seq2seq(name, case, folder, refdir):
+    """An encoder-decoder folder and its reference: ids.json {"src", "tgt"}
+    (whisper: {"tgt"} and features.npy, the source) and one .npy per array
+    of SEQ2SEQ_ARRAYS (hf_forward.seq2seq_forward)."""
+    builder, ns, nt = case
+    cfg, g = builder(name)
+    write_folder(folder, cfg, g)
+    specials = (0, 1, 2)
+    tgt = [cfg["decoder_start_token_id"]] + ids_for(name + ":tgt", nt - 1, cfg["vocab_size"], avoid=specials)
+    os.makedirs(refdir, exist_ok=True)
+    if cfg["model_type"] == "whisper":  # the source: input_features (num_mel_bins, ns frames)
+        rng = np.random.default_rng(zlib.crc32(("features:" + name).encode()))
+        src = rng.normal(0.0, 1.0, (cfg["num_mel_bins"], ns))
+        np.save(os.path.join(refdir, "features.npy"), src)
+        ids = {"tgt": tgt}
+    else:
+        src = ids_for(name, ns, cfg["vocab_size"], avoid=specials)
+        ids = {"src": src, "tgt": tgt}
+    out = HF.seq2seq_forward(folder, src, tgt)
+    with open(os.path.join(refdir, "ids.json"), "w") as f:
+        json.dump(ids, f)
+        f.write("\n")
+    for k in SEQ2SEQ_ARRAYS:
+        np.save(os.path.join(refdir, k + ".npy"), out[k])
+    return out
 
 
 def score_spread(attn):
@@ -989,6 +1151,14 @@ def main(argv):
         attn, hidden = build(name, case, os.path.join(a.out, name), os.path.join(a.ref, name))
         print("%-20s attn %s  hidden %s  min mean-max-prob %.2f  max|h| %.1f"
               % (name, attn.shape, hidden.shape, score_spread(attn), np.abs(hidden).max()))
+    for name, case in SEQ2SEQ_CASES.items():
+        if a.names and name not in a.names:
+            continue
+        out = build_seq2seq(name, case, os.path.join(a.out, name), os.path.join(a.ref, name))
+        print("%-20s enc %s dec %s cross %s  min mean-max-prob %.2f %.2f %.2f"
+              % (name, out["encoder_attentions"].shape, out["decoder_attentions"].shape,
+                 out["cross_attentions"].shape, score_spread(out["encoder_attentions"]),
+                 score_spread(out["decoder_attentions"]), score_spread(out["cross_attentions"])))
     return 0
 
 

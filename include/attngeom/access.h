@@ -125,9 +125,9 @@ AG_EXPORT int ag_matrix_records(const double *data, int ndim, const size_t *shap
  * "max_tokens", "vocab_size", "causal", and for models whose input is a
  * tensor (attngeom/model.h) "input_kind" (an ag_input_kind), "in_channels",
  * "image_height", "image_width", "patch_height", "patch_width",
- * "max_frames" (0 for token models), and "n_expert", "top_k",
- * "d_ff_expert", "d_ff_shared" (0 without experts). AG_ENOTFOUND for
- * another name. */
+ * "max_frames" (0 for token models), "n_expert", "top_k",
+ * "d_ff_expert", "d_ff_shared" (0 without experts), and "n_registers"
+ * (DINOv2's register tokens, 0 without). AG_ENOTFOUND for another name. */
 AG_EXPORT int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err);
 /* config.json's model_type ("gpt2", ...), owned by m. */
 AG_EXPORT const char *ag_model_type(const ag_model *m);

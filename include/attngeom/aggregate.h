@@ -186,7 +186,8 @@ AG_EXPORT int ag_permutation_p(const double *a, size_t na, const double *b, size
  * test, seed 1). */
 typedef struct {
     size_t size;                /* sizeof(ag_compare_options), set by the macro */
-    const char *const *metrics; /* keys to compare; NULL: every metric of a that b has too */
+    const char *const *metrics; /* keys to compare; NULL: every metric of a that b has too
+                                   but the sizes rows and cols */
     size_t nmetrics;
     double level;
     unsigned long permutations; /* 0: no p_perm (both aggregates need keep_values otherwise) */

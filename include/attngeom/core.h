@@ -88,7 +88,8 @@ extern "C" {
  *       (metrics.h: they hold one entry per metric, so a new metric would
  *       change their size), and ag_model, ag_tokenizer, ag_safetensors,
  *       ag_aggregate, ag_pool, ag_workers, ag_matrix_work, ag_head_lin, ag_npy_writer,
- *       ag_run_options, ag_selection (run.h), ag_flow_graph (layers.h). Nothing of their size
+ *       ag_run_options, ag_selection (run.h), ag_flow_graph (layers.h),
+ *       ag_seq2seq (model.h). Nothing of their size
  *       or layout is public.
  *    2. Library memory handed out by const pointer — the caller reads
  *       fields, never allocates or copies one: ag_model_config

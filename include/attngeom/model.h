@@ -8,7 +8,8 @@
  *   "gpt_neox", "opt", "llama", "mistral", "qwen2", "gemma", "gemma2", "phi3",
  *   "qwen3", "olmo2", "gemma3_text", "bloom", "mpt", "falcon", "modernbert" (token ids:
  *   ag_model_forward), "vit" (pixels) and "whisper" (the encoder, log-mel
- *   features): ag_model_forward_values.
+ *   features): ag_model_forward_values; "t5" and "bart", encoder–decoder
+ *   models (ag_seq2seq_load, ag_seq2seq_forward).
  *
  * Every architecture is a row of one table (src/engine/arch.c): tensor
  * names, norm, activation, positions, residual wiring, fused layouts. One
@@ -75,7 +76,13 @@ typedef enum {
     AG_ARCH_DINOV2,      /* "dinov2"      modeling_dinov2.py (pixels, layer scale) */
     AG_ARCH_CLIP_VISION, /* "clip_vision_model" modeling_clip.py CLIPVisionModel */
     AG_ARCH_GPTJ,        /* "gptj"        modeling_gptj.py */
-    AG_ARCH_CLIP_TEXT    /* "clip_text_model" modeling_clip.py CLIPTextModel */
+    AG_ARCH_CLIP_TEXT,   /* "clip_text_model" modeling_clip.py CLIPTextModel */
+    AG_ARCH_DINOV2_REGISTERS, /* "dinov2_with_registers" modeling_dinov2_with_registers.py
+                                 (DINOv2 with register tokens) */
+    AG_ARCH_T5,          /* "t5"          modeling_t5.py, an encoder–decoder
+                            model (ag_seq2seq_load) */
+    AG_ARCH_BART         /* "bart"        modeling_bart.py, an encoder–decoder
+                            model (ag_seq2seq_load) */
 } ag_arch;
 
 /* What a model's forward pass takes (ag_model_input_kind). */
@@ -113,8 +120,12 @@ typedef enum {
                        non-pad token, row pad for a pad token (pad =
                        pad_token_id, position_offset = pad + 1) */
     AG_POS_ROPE,    /* rotary embedding of Q and K (cfg.rope) */
-    AG_POS_ALIBI    /* no position rows or rotation: every score gets a
+    AG_POS_ALIBI,   /* no position rows or rotation: every score gets a
                        per-head linear bias in the key position (cfg.alibi) */
+    AG_POS_RELATIVE /* T5 (Raffel et al. 2020, sec. 2.1): every
+                       self-attention score gets a learned per-head bias of
+                       the bucket of the offset j − i (modeling_t5.py
+                       _relative_position_bucket) */
 } ag_positions;
 
 /* A norm of Q and K after their projections, before RoPE (QK-norm), with
@@ -343,6 +354,12 @@ typedef struct {
     /* ---- RoPE beyond ag_rope (appended): GPT-J's interleaved pairs, yarn
      * and longrope (rope.type); zero otherwise ---- */
     ag_rope_extra rope_extra;
+    /* ---- appended: register tokens (Darcet et al. 2024, "Vision
+     * Transformers Need Registers", Sec. 2.2), dinov2_with_registers'
+     * num_register_tokens; 0 otherwise. They are rows 1..n_registers of the
+     * pass (after the CLS row, before the patches) and get no position
+     * embedding. ---- */
+    int n_registers;
 } ag_model_config;
 
 typedef struct ag_model ag_model;
@@ -373,6 +390,12 @@ AG_EXPORT int ag_model_load_tower(const char *dir, ag_input_kind input, ag_model
 /* 1 when m is one tower of a `clip` folder (the folder holds two), else 0. */
 AG_EXPORT int ag_model_is_tower(const ag_model *m);
 AG_EXPORT const ag_model_config *ag_model_get_config(const ag_model *m);
+/* The cfg.n_head ALiBi slopes of m (ag_alibi_slopes of cfg.alibi and
+ * cfg.alibi_bias_max, formed once when m was loaded): the slopes its
+ * forward pass adds. NULL when m has no ALiBi (cfg.alibi AG_ALIBI_NONE) or m
+ * is NULL. Owned by m: valid until ag_model_free(m), never to be freed or
+ * written by the caller. */
+AG_EXPORT const double *ag_model_alibi_slopes(const ag_model *m);
 /* Layer `layer`'s sliding window (0: full causal or bidirectional
  * attention, also for a layer outside 0..n_layer-1): Mistral and Phi-3 every
  * layer when sliding_window is set, Qwen2 layers >= max_window_layers when
@@ -507,11 +530,23 @@ typedef struct {
                              head h attends with (its kv head's: grouped and
                              multi-query heads share them); with scores */
     int head_dim;         /* appended: the width of q and k rows (0 without them) */
+    int stack;            /* appended: an ag_stack, AG_STACK_NONE (0) for a
+                             model of one stack; the encoder's, the decoder's
+                             self-attention or the decoder's cross-attention
+                             in ag_seq2seq_forward */
+    size_t n_kv;          /* appended: keys per query: n (self-attention), or
+                             n_src (AG_STACK_CROSS: attn and scores are then
+                             (n_head, n, n_kv), and q, k are NULL); set by
+                             every pass */
+    const double *x_kv;   /* appended: (n_kv, d) the input of K and V: x, or
+                             for cross-attention the encoder's last hidden
+                             state (after its final norm) */
 } ag_layer_view;
 
 /* Copy the attention of the view's heads h with head_on[h] set (head_on
  * NULL: every head), in head order, into dst (the caller's, (count, n, n)
- * doubles); returns count, the heads copied. */
+ * doubles; (count, n, n_kv) for a cross-attention view); returns count,
+ * the heads copied. */
 AG_EXPORT size_t ag_layer_view_copy_heads(const ag_layer_view *v, const unsigned char *head_on,
                                           double *dst);
 
@@ -605,7 +640,8 @@ AG_EXPORT int ag_model_input_shape(const ag_model *m, size_t shape[3]);
 
 /* Check an input shape against m and give the positions n its pass runs
  * on: ViT 1 + ⌊H/p_h⌋·⌊W/p_w⌋ (the CLS token, then the patches row by
- * row), Whisper ⌈T/2⌉ (conv2's stride 2). Leading dimensions of size 1 (a
+ * row; with cfg.n_registers R the R register rows come between them: n =
+ * 1 + R + patches), Whisper ⌈T/2⌉ (conv2's stride 2). Leading dimensions of size 1 (a
  * batch of one, as HF's [1, C, H, W]) are dropped first. Errors:
  * AG_EINVAL (a token model, null arguments), AG_ESHAPE (the message names
  * the shape given and the one expected: channels, image size, frames). */
@@ -635,6 +671,83 @@ AG_EXPORT int ag_model_forward_values(const ag_model *m, const double *input, in
                                       const size_t *shape, const ag_forward_options *opt,
                                       ag_layer_fn fn, void *user, double *hidden,
                                       ag_error *err);
+
+/* ---- encoder–decoder models (T5) ----------------------------------------- */
+
+/* Which attention of a pass a layer view holds (ag_layer_view.stack). */
+typedef enum {
+    AG_STACK_NONE,    /* a model of one stack (ag_model_forward) */
+    AG_STACK_ENCODER, /* the encoder's self-attention, (H, n_src, n_src) */
+    AG_STACK_DECODER, /* the decoder's causal self-attention, (H, n_tgt, n_tgt) */
+    AG_STACK_CROSS    /* the decoder's cross-attention over the encoder's
+                         output, (H, n_tgt, n_src) */
+} ag_stack;
+
+/* An encoder–decoder model: two stacks read from one folder (opaque). */
+typedef struct ag_seq2seq ag_seq2seq;
+
+/* Load an encoder–decoder folder (config.json model_type "t5": T5Model or
+ * T5ForConditionalGeneration tensors, v1.0 ReLU or v1.1/Flan gated-GELU;
+ * "bart": BartModel or BartForConditionalGeneration; "whisper": its
+ * encoder, as ag_model_load reads it, and its decoder; the LM head is not
+ * read). On success *out belongs to the caller
+ * (ag_seq2seq_free). ag_model_load refuses such a folder by name. Errors:
+ * those of ag_model_load (a missing tensor or key named with the file). */
+AG_EXPORT int ag_seq2seq_load(const char *dir, ag_seq2seq **out, ag_error *err);
+
+/* Accepts NULL. */
+AG_EXPORT void ag_seq2seq_free(ag_seq2seq *s);
+
+/* 1 when dir's config.json names an encoder–decoder model_type that
+ * ag_model_load refuses (t5, bart: it needs ag_seq2seq_load), else 0 (also
+ * for whisper, whose encoder ag_model_load reads, and an unreadable
+ * folder). */
+AG_EXPORT int ag_model_dir_is_seq2seq(const char *dir);
+
+/* One stack of s (AG_STACK_ENCODER or AG_STACK_DECODER; NULL otherwise),
+ * borrowed for s's lifetime: its config (ag_model_get_config: layers,
+ * heads, widths of that stack) and weights (ag_model_attn_weights). The
+ * encoder also runs alone through ag_model_forward (T5EncoderModel's
+ * pass); the decoder needs the encoder's output and runs only in
+ * ag_seq2seq_forward (ag_model_forward refuses it). */
+AG_EXPORT const ag_model *ag_seq2seq_stack(const ag_seq2seq *s, ag_stack stack);
+
+/* The forward pass of an encoder–decoder model, as Hugging Face's
+ * model(input_ids = src, decoder_input_ids = tgt) with
+ * output_attentions and output_hidden_states: src (n_src ids) through the
+ * encoder, tgt (n_tgt ids, taken verbatim: give them already starting
+ * with the decoder start token, HF's shift-right is the caller's) through
+ * the decoder, whose cross-attention reads the encoder's last hidden state.
+ * fn (may be NULL) is called in order with every encoder layer
+ * (AG_STACK_ENCODER), then per decoder layer its self-attention
+ * (AG_STACK_DECODER) and its cross-attention (AG_STACK_CROSS), each view
+ * with x the normed query-side input, x_kv the key side and the pre-softmax
+ * scores when opt->want_scores (T5: q·k plus the position bias, no scale;
+ * cross-attention has no bias). enc_hidden (L_enc + 1, n_src, d) and
+ * dec_hidden (L_dec + 1, n_tgt, d), each optional, get the stacks' hidden
+ * states in HF's encoder_hidden_states / decoder_hidden_states order (the
+ * embeddings first, the last after the stack's final_layer_norm). opt as
+ * ag_model_forward_ex (precision, pool, want_scores); hidden_fn and
+ * block_fn are refused (AG_EINVAL). Errors: AG_EINVAL (NULL, no tokens),
+ * AG_ERANGE (an id outside the vocabulary), AG_ENOMEM, AG_ENONFINITE (as
+ * ag_model_forward), or the callback's status. */
+AG_EXPORT int ag_seq2seq_forward(const ag_seq2seq *s, const int32_t *src, size_t n_src,
+                                 const int32_t *tgt, size_t n_tgt,
+                                 const ag_forward_options *opt, ag_layer_fn fn, void *user,
+                                 double *enc_hidden, double *dec_hidden, ag_error *err);
+
+/* ag_seq2seq_forward for an encoder whose input is a tensor (Whisper:
+ * WhisperModel(input_features, decoder_input_ids)): `input` (ndim dims of
+ * `shape`, borrowed) as ag_model_forward_values takes it for the encoder
+ * (ag_seq2seq_stack(s, AG_STACK_ENCODER)), tgt the decoder prompt as the
+ * model's tokenizer gives it (special tokens included, verbatim). The rest
+ * as ag_seq2seq_forward; a shape or value fault is named "source: ...".
+ * ag_seq2seq_forward on such a model, and this on a token encoder, is
+ * AG_EINVAL naming the other. */
+AG_EXPORT int ag_seq2seq_forward_values(const ag_seq2seq *s, const double *input, int ndim,
+                                        const size_t *shape, const int32_t *tgt, size_t n_tgt,
+                                        const ag_forward_options *opt, ag_layer_fn fn, void *user,
+                                        double *enc_hidden, double *dec_hidden, ag_error *err);
 
 /* ---- one attention layer of any architecture (`attngeom layer`) --------- */
 

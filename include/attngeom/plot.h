@@ -381,6 +381,10 @@ typedef struct {
     const char *normalizers;
     const double *temperatures;
     size_t ntemperatures;
+    /* attention, patches: register tokens between the CLS token and the
+     * patch grid (DINOv2 with registers: `info`'s "registers"; Darcet et
+     * al. 2024, Sec. 2.2): tokens 1..registers, labelled [REG0]...; 0: none */
+    size_t registers;
 } ag_run_plot_spec;
 #define AG_RUN_PLOT_SPEC_DEFAULT                                                          \
     {.size = sizeof(ag_run_plot_spec), .kind = AG_PLOT_HEATMAP, .layer = -1, .head = -1, \

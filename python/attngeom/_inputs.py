@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from ._lib import Call, Error, c_size, lib
+from ._lib import Call, Error, c_size, lib, text as text_of
 
 # layout -> its number of axes. A 4-D array is [L, H, n, m] unless layout
 # says "BHNN" (one layer of a batch: what a Hugging Face hook returns).
@@ -172,6 +172,13 @@ class _ImageConfig(ctypes.Structure):
                 ("do_convert_rgb", ctypes.c_int)]
 
 
+class ImageCrop(ctypes.Structure):
+    """ag_image_crop (attngeom/image.h, fixed): BitImageProcessor's and
+    CLIPImageProcessor's shortest-edge resize and centre crop."""
+    _fields_ = [("shortest_edge", c_size), ("do_center_crop", ctypes.c_int),
+                ("crop_height", c_size), ("crop_width", c_size)]
+
+
 class _AudioConfig(ctypes.Structure):
     _fields_ = [("n_mels", ctypes.c_int), ("n_fft", ctypes.c_int), ("hop_length", ctypes.c_int),
                 ("sampling_rate", ctypes.c_int), ("chunk_length", ctypes.c_int),
@@ -210,12 +217,13 @@ _TAKES = {AG_INPUT_TOKENS: "token ids (text or tokens=)",
 
 class ModelInput:
     """One input of a Model's run: `.struct` the ag_run_input to pass by
-    reference, `.n` its positions, `.source` the file it was read from (the
+    reference, `.model` the model handle to run it on, `.n` its positions, `.source` the file it was read from (the
     records' "input"; None for a text, ids or an array); it owns the
     buffers the struct points to (the ids, or the tensor the library read:
     freed by close())."""
 
-    def __init__(self, ids=None, tensor=None, source=None):
+    def __init__(self, model, ids=None, tensor=None, source=None):
+        self.model = model  # the ag_model handle the run takes (a clip folder's tower)
         self._ids, self._tensor, self.source = ids, tensor, source
         self.struct = RunInput(size=ctypes.sizeof(RunInput), text=-1)
         if ids is not None:
@@ -263,25 +271,28 @@ def _frames_value(frames):
     return frames
 
 
-def _tensor(model, name, value, frames):
+def _tensor(model, handle, name, value, frames):
     """The library's tensor for input `name` (image, audio: a file;
-    pixels, features: a .npy file or an array)."""
-    cfg, t = MediaConfig(), Tensor()
+    pixels, features: a .npy file or an array) for the model `handle`,
+    preprocessed by the folder's processor as the CLI does (ag_run_media_*
+    _crop: also BitImageProcessor's and CLIPImageProcessor's resize and
+    crop)."""
+    cfg, crop, t = MediaConfig(), ImageCrop(), Tensor()
     kind = _MEDIA[name]
     with Call() as c:
-        c.check(lib.ag_run_media_config_load(model._model, model.path.encode(), ctypes.byref(cfg),
-                                             c.err), model.path)
+        c.check(lib.ag_run_media_config_load_crop(handle, model.path.encode(), ctypes.byref(cfg),
+                                                  ctypes.byref(crop), c.err), model.path)
         if isinstance(value, (str, bytes, os.PathLike)) or name in ("image", "audio"):
             path = os.fsencode(value)
-            c.check(lib.ag_run_media_read(model._model, ctypes.byref(cfg), kind, path, frames,
-                                          None, ctypes.byref(t), c.err), name + "=")
+            c.check(lib.ag_run_media_read_crop(handle, ctypes.byref(cfg), ctypes.byref(crop), kind,
+                                               path, frames, None, ctypes.byref(t), c.err), name + "=")
             return t
         X = np.ascontiguousarray(to_numpy(value, name + "=", False), dtype=np.float64)
         if X.ndim > 8:
             raise Error("%s=: a %d-dimensional array" % (name, X.ndim))
         a = _Array(ndim=X.ndim, shape=(c_size * 8)(*X.shape),
                    data=X.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
-        c.check(lib.ag_run_media_array(model._model, ctypes.byref(cfg), kind, ctypes.byref(a),
+        c.check(lib.ag_run_media_array(handle, ctypes.byref(cfg), kind, ctypes.byref(a),
                                        (name + "=").encode(), frames, ctypes.byref(t), c.err))
     return t
 
@@ -291,7 +302,9 @@ def model_input(model, text=None, *, tokens=None, image=None, audio=None, pixels
     """The one input of a Model run (a ModelInput; close it, or use it in a
     `with`): text (a str, or a list of token ids as before), tokens= (ids),
     or for a ViT image= (PNG/JPEG file) or pixels= (pixel_values (3, H, W)
-    or (1, 3, H, W): an array or .npy), for a Whisper encoder audio= (a
+    or (1, 3, H, W): an array or .npy; a two-tower clip folder runs these
+    on its vision tower and a text on its text tower), for a Whisper
+    encoder audio= (a
     sound file) or features= (input_features (n_mels, T): an array or .npy),
     with frames= the first frames kept. Read, preprocessed and checked by
     the library as `attngeom analyze MODEL --image F` etc. read them."""
@@ -302,18 +315,20 @@ def model_input(model, text=None, *, tokens=None, image=None, audio=None, pixels
         raise Error("give one input: text, tokens=, image=, audio=, pixels= or features=%s"
                     % (" (got %s)" % ", ".join(k + "=" for k in given) if given else ""))
     name = given[0]
-    kind = lib.ag_model_input_kind(model._model)
     wants = AG_INPUT_TOKENS if name in ("text", "tokens") else \
         AG_INPUT_PIXELS if name in ("image", "pixels") else AG_INPUT_FEATURES
+    handle = model._engine(wants)  # a clip folder: the tower of this input kind
+    kind = lib.ag_model_input_kind(handle)
     if kind != wants:
         raise Error("%s: %s is a %s model: it takes %s"
                     % (name if name == "text" else name + "=", model.path,
-                       model.config["model_type"], _TAKES[kind]))
+                       text_of(lib.ag_model_type(handle)), _TAKES[kind]))
     if frames is not None and wants != AG_INPUT_FEATURES:
         raise Error("frames=: applies to audio= or features=, not %s"
                     % (name if name == "text" else name + "="))
     if wants == AG_INPUT_TOKENS:
-        return ModelInput(ids=model._ids(inputs[name]))
+        return ModelInput(handle, ids=model._ids(inputs[name]))
     value = inputs[name]
     source = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
-    return ModelInput(tensor=_tensor(model, name, value, _frames_value(frames)), source=source)
+    return ModelInput(handle, tensor=_tensor(model, handle, name, value, _frames_value(frames)),
+                      source=source)

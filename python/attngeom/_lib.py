@@ -123,6 +123,8 @@ _PROTOTYPES = {
                                   P, P, PP, P]),
     # models and tokenizers
     "ag_model_load": (c_int, [c_str, PP, P]),
+    "ag_model_load_tower": (c_int, [c_str, c_int, PP, P]),
+    "ag_model_is_tower": (c_int, [P]),
     "ag_model_free": (None, [P]),
     "ag_model_dim": (c_int, [P, c_str, ctypes.POINTER(c_long), P]),
     "ag_model_type": (c_str, [P]),
@@ -164,6 +166,8 @@ _PROTOTYPES = {
     "ag_run_media_config_load": (c_int, [P, c_str, P, P]),
     "ag_run_media_read": (c_int, [P, P, c_int, c_str, c_size, P, P, P]),
     "ag_run_media_array": (c_int, [P, P, c_int, P, c_str, c_size, P, P]),
+    "ag_run_media_config_load_crop": (c_int, [P, c_str, P, P, P]),
+    "ag_run_media_read_crop": (c_int, [P, P, P, c_int, c_str, c_size, P, P, P]),
     "ag_run_tensor_free": (None, [P]),
     "ag_run_options_set_metrics": (None, [P, P]),
     "ag_run_analyze": (c_int, [P, P, P, P, PP, P]),

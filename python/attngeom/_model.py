@@ -62,19 +62,44 @@ def _set_normalizer(opt, name, temperature, temperatures=None):
     return name, T
 
 
+# Model(tower=...): ag_model_load_tower's input kind of each tower
+_TOWERS = {None: None, "text": 0, "vision": 1}  # AG_INPUT_TOKENS, AG_INPUT_PIXELS
+
+
 class Model:
     """A loaded model folder (config.json + safetensors, docs/engine.md) and,
     when the folder has one, its tokenizer (loaded on first use).
 
     label: the records' "model" (default: the folder's name, as the CLI's).
 
+    A two-tower `clip` folder (CLIPModel) runs each input on the tower of
+    its kind, as the CLI does (ag_model_load_tower): a text or tokens= on
+    the text tower, image= or pixels= on the vision tower; `config` and
+    weights() are the text tower's. tower="text" or "vision" loads that
+    tower alone (config, weights() and every run are then its own).
+
     close() (or leaving a `with` block) waits for the calls other threads
     are making on the model, then frees it; every method called afterwards
     raises attngeom.Error "... is closed" (docs/python.md, "Threads")."""
 
-    def __init__(self, path, label=None):
+    def __init__(self, path, label=None, tower=None):
         self.path = os.fspath(path)
-        self._model = new(lib.ag_model_load, lib.ag_model_free, self.path.encode())
+        if tower not in _TOWERS:
+            raise Error("tower: expected None (by the input), 'text' or 'vision', not %r" % (tower,))
+        if tower is None:
+            self._model = new(lib.ag_model_load, lib.ag_model_free, self.path.encode())
+        else:
+            self._model = new(lib.ag_model_load_tower, lib.ag_model_free, self.path.encode(),
+                              _TOWERS[tower])
+            if not lib.ag_model_is_tower(self._model):
+                self._model.close()
+                raise Error("tower=%r: %s is not a two-tower clip folder (model_type clip)"
+                            % (tower, self.path))
+        # a clip folder's other tower, loaded when an input of its kind
+        # comes (tower None: by the input, as the CLI chooses it)
+        self._by_input = tower is None and bool(lib.ag_model_is_tower(self._model))
+        self._towers = {}
+        self._tower_lock = threading.Lock()  # one vision tower, however many threads ask
         self._tokenizer = None
         self._tok_lock = threading.Lock()  # one tokenizer, however many threads ask
         self._guard = Guard("model %s" % self.path)
@@ -82,7 +107,7 @@ class Model:
             os.path.basename(os.path.realpath(self.path).rstrip("/"))
         self.config = {k: self._dim(k) for k in (
             "n_layer", "n_head", "n_kv_head", "d_model", "head_dim", "d_ff",
-            "max_positions", "max_tokens", "vocab_size", "causal")}
+            "max_positions", "max_tokens", "vocab_size", "causal", "n_registers")}
         self.config["model_type"] = text(lib.ag_model_type(self._model))
 
     def close(self):
@@ -92,6 +117,8 @@ class Model:
 
     def _free(self):
         self._model.close()
+        for t in self._towers.values():
+            t.close()
         if self._tokenizer:
             self._tokenizer.close()
 
@@ -103,11 +130,23 @@ class Model:
         self.close()
         return False
 
-    def _dim(self, name):
+    def _dim(self, name, handle=None):
         v = c_long()
         with Call() as c:
-            c.check(lib.ag_model_dim(self._model, name.encode(), ctypes.byref(v), c.err))
+            c.check(lib.ag_model_dim(handle or self._model, name.encode(), ctypes.byref(v), c.err))
         return v.value
+
+    def _engine(self, kind):
+        """The model handle that takes input kind `kind` (_inputs.AG_INPUT_*):
+        a two-tower clip folder's vision tower for pixels (ag_model_load_tower,
+        loaded once), else the model itself (its kind checked by the run)."""
+        if not self._by_input or kind == 0:  # AG_INPUT_TOKENS: the text tower, loaded
+            return self._model
+        with self._tower_lock:
+            if kind not in self._towers:
+                self._towers[kind] = new(lib.ag_model_load_tower, lib.ag_model_free,
+                                         self.path.encode(), kind)
+            return self._towers[kind]
 
     # ---- tokens -------------------------------------------------------------
 
@@ -240,7 +279,7 @@ class Model:
         fn, sfn = taker(attn), taker(scores)
         with Call() as c:
             c.check(lib.ag_run_attention_scores(
-                self._model, ctypes.byref(inp.struct), opt, None, fn, sfn, None, None,
+                inp.model, ctypes.byref(inp.struct), opt, None, fn, sfn, None, None,
                 hidden.ctypes.data if hidden is not None else None, c.err), self.path)
 
     @guarded
@@ -259,7 +298,7 @@ class Model:
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads)
             nl, nh = c_size(), c_size()
             with Call() as c:
-                c.check(lib.ag_model_selected(self._model, opt, ctypes.byref(nl),
+                c.check(lib.ag_model_selected(inp.model, opt, ctypes.byref(nl),
                                               ctypes.byref(nh), c.err), self.path)
             attn = np.empty((nl.value, nh.value, inp.n, inp.n), dtype=np.float64)
             sc = np.empty_like(attn) if scores else None
@@ -274,8 +313,8 @@ class Model:
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
             opt = run_options(jobs=jobs, precision=precision)
-            hidden = np.empty((self.config["n_layer"] + 1, inp.n, self.config["d_model"]),
-                              dtype=np.float64)
+            hidden = np.empty((self._dim("n_layer", inp.model) + 1, inp.n,
+                               self._dim("d_model", inp.model)), dtype=np.float64)
             self._attention_run(inp, opt, None, hidden)
         return hidden
 
@@ -312,12 +351,12 @@ class Model:
             out = ctypes.c_void_p()
             with Call() as c:
                 if inp.struct.ids:  # ag_model_analyze: ag_run_analyze on token ids
-                    status = lib.ag_model_analyze(self._model, inp.struct.ids, inp.n, line, sel,
+                    status = lib.ag_model_analyze(inp.model, inp.struct.ids, inp.n, line, sel,
                                                   opt, ctypes.byref(out), c.err)
                 else:
                     lib.ag_run_options_set_metrics(opt, sel)
                     inp.struct.text = line
-                    status = lib.ag_run_analyze(self._model, ctypes.byref(inp.struct), opt, None,
+                    status = lib.ag_run_analyze(inp.model, ctypes.byref(inp.struct), opt, None,
                                                 ctypes.byref(out), c.err)
                 c.check(status, self.path)
         recs = Owned(out.value, lib.ag_record_list_free)
@@ -390,7 +429,7 @@ class Model:
             massive_ratio=massive_ratio)
         out = ctypes.c_void_p()
         with inp, Call() as c:
-            status = lib.ag_run_residual(self._model, ctypes.byref(inp.struct), opt, None,
+            status = lib.ag_run_residual(inp.model, ctypes.byref(inp.struct), opt, None,
                                          ctypes.byref(out), c.err)
             recs = Owned(out.value, lib.ag_record_list_free)
             c.check(status, self.path)
@@ -419,7 +458,7 @@ class Model:
 
         fn = MATRIX_FN(keep) if arrays else MATRIX_FN()  # NULL: no arrays
         rows = self._run_records(inp, sel, label, to_pandas, lambda out, err: lib.ag_run_rollout(
-            self._model, ctypes.byref(inp.struct), opt, None, fn, None, out, err))
+            inp.model, ctypes.byref(inp.struct), opt, None, fn, None, out, err))
         if not arrays:
             return rows
         return rows, np.array(kept, dtype=np.float64).reshape(len(kept), inp.n, inp.n)
@@ -469,7 +508,7 @@ class Model:
 
         fn = CONTRIB_FN(keep) if arrays else CONTRIB_FN()  # NULL: no arrays
         rows = self._run_records(inp, sel, label, to_pandas, lambda out, err: (
-            lib.ag_run_contributions(self._model, ctypes.byref(inp.struct), opt, None,
+            lib.ag_run_contributions(inp.model, ctypes.byref(inp.struct), opt, None,
                                      methods[method], 1 if rollout else 0, fn, None, out, err)))
         if not arrays:
             return rows
@@ -495,7 +534,7 @@ class Model:
             jobs=jobs, precision=precision, layers=layers, heads=heads)
         pairs, count = ctypes.POINTER(ctypes.c_int)(), c_size()
         with Call() as c:
-            status = lib.ag_run_similarity_heads(self._model, opt, ctypes.byref(pairs),
+            status = lib.ag_run_similarity_heads(inp.model, opt, ctypes.byref(pairs),
                                                  ctypes.byref(count), c.err)
             if status:
                 inp.close()
@@ -507,7 +546,7 @@ class Model:
             lib.ag_free(pairs)
         S = np.zeros((K, K), dtype=np.float64)
         with inp, Call() as c:
-            c.check(lib.ag_run_similarity(self._model, ctypes.byref(inp.struct), opt, None,
+            c.check(lib.ag_run_similarity(inp.model, ctypes.byref(inp.struct), opt, None,
                                           S.ctypes.data, c.err), self.path)
         model = self.label if label is None else label
         rows = [{"layer_a": heads_[a][0], "head_a": heads_[a][1], "layer_b": heads_[b][0],

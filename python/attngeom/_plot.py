@@ -37,7 +37,9 @@ class _Spec(ctypes.Structure):
                 # lens (--normalizers, --temperatures)
                 ("normalizers", ctypes.c_char_p),
                 ("temperatures", ctypes.POINTER(ctypes.c_double)),
-                ("ntemperatures", ctypes.c_size_t)]
+                ("ntemperatures", ctypes.c_size_t),
+                # attention, patches (--registers)
+                ("registers", ctypes.c_size_t)]
 
 
 class _Output(ctypes.Structure):
@@ -81,7 +83,7 @@ def _index(v, what):
 
 def _spec(kind, path, out, fmt, metric, by, model, layer, head, tokens, heads_per_layer,
           values, vmin, vmax, title, size, dpi, grid, query, relative, ci=0.95, ref=None,
-          unit=None, order="cluster", normalizers=None, temperatures=None):
+          unit=None, order="cluster", normalizers=None, temperatures=None, registers=None):
     code = lib.ag_plot_kind_from_name(kind.encode())
     if code < 0:
         raise ValueError("unknown kind %r (heatmap, depth, attention, spectrum, similarity, "
@@ -111,6 +113,7 @@ def _spec(kind, path, out, fmt, metric, by, model, layer, head, tokens, heads_pe
     _lens(s, normalizers, temperatures)
     s.heads_per_layer = 0 if heads_per_layer is None else _index(heads_per_layer, "heads_per_layer")
     s.grid_rows, s.grid_cols = map(int, _pair(grid, "grid")) if grid is not None else (0, 0)
+    s.registers = 0 if registers is None else _index(registers, "registers")
     s.vmin = math.nan if vmin is None else vmin
     s.vmax = math.nan if vmax is None else vmax
     width, height = _pair(size, "size") if size is not None else (0, 0)
@@ -144,14 +147,16 @@ def _render(spec):
 def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None, layer=None,
          head=None, tokens=None, heads_per_layer=None, values=False, vmin=None, vmax=None,
          title=None, size=None, dpi=150, grid=None, query=None, relative=False, ci=0.95,
-         ref=None, unit=None, order="cluster", normalizers=None, temperatures=None):
+         ref=None, unit=None, order="cluster", normalizers=None, temperatures=None,
+         registers=None):
     """The figure `attngeom plot INPUT --kind KIND` draws, as bytes.
 
     input: a records file (heatmap, depth) or a .npy path; for the array
     kinds also a numpy array. format: "svg", "pdf" or "png" (default: the
     suffix of out, else svg). out: also write the bytes there. The other
     keywords are the command's options (docs/cli.md, "plot"): size "WxH" or
-    (W, H) in points, grid "RxC" or (R, C); by: depth's "model" (the
+    (W, H) in points, grid "RxC" or (R, C), registers the register tokens
+    between CLS and the grid (DINOv2 with registers); by: depth's "model" (the
     default; "head" is refused: its lines would join unrelated heads),
     forest's group keys ("layer" or ["model", "layer"];
     None: one row per head), with unit (the unit keys), ci (the interval's
@@ -170,10 +175,11 @@ def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None
                            heads_per_layer=heads_per_layer, values=values, vmin=vmin, vmax=vmax,
                            title=title, size=size, dpi=dpi, grid=grid, query=query,
                            relative=relative, ci=ci, ref=ref, unit=unit, order=order,
-                           normalizers=normalizers, temperatures=temperatures)
+                           normalizers=normalizers, temperatures=temperatures,
+                           registers=registers)
     data = _render(_spec(kind, input, out, format, metric, by, model, layer, head, tokens,
                          heads_per_layer, values, vmin, vmax, title, size, dpi, grid, query,
-                         relative, ci, ref, unit, order, normalizers, temperatures))
+                         relative, ci, ref, unit, order, normalizers, temperatures, registers))
     if out is not None:
         with open(out, "wb") as f:
             f.write(data)

@@ -135,7 +135,7 @@ def compare(a, b, by="", *, unit=None, paired=False, metrics=None, ci=0.95, perm
     p_perm (relabelling, or sign flips when paired; GSL MT19937 seeded with
     seed), p_perm_holm, q_perm_bh. by: "" (default) pools each input, as
     the CLI does; unit: as aggregate's; metrics: the keys to compare
-    (default every numeric key both share)."""
+    (default every numeric key both share but the sizes rows and cols)."""
     if not isinstance(permutations, numbers.Integral) or isinstance(permutations, bool) or permutations < 0:
         raise Error("permutations=%r: a count of permutations, an integer >= 0" % (permutations,))
     if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:

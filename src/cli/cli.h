@@ -617,6 +617,9 @@ int cli_media_given(const cli_input *in);
  * --audio*: features, else tokens): the tower ag_model_load_tower takes
  * from a `clip` folder. */
 ag_input_kind cli_input_kind(const cli_input *in);
+/* 0, or (an encoder–decoder folder: t5) the one-line refusal "DIR: t5 is
+ * an encoder-decoder model: CMD WHY" printed and 1. */
+int cli_refuse_seq2seq(const char *dir, const char *cmd, const char *why);
 /* r's sequences once its model is loaded: tokenized texts for a token
  * model (cli_input_sequences), else the image or audio inputs, each read
  * and checked against the model now (a single one kept, a list's read again

@@ -210,7 +210,7 @@ static const cli_option compare_own[] = {
     {"--by", "KEYS", "compare group by group (default: everything pooled)"},
     {"--unit", "KEYS", "the unit of replication (default: text/input, else the record)"},
     {"--paired", NULL, "paired design: every unit in both A and B"},
-    {"--metrics", "KEYS", "keys to compare (default: every numeric key both share)"},
+    {"--metrics", "KEYS", "keys to compare (default: every numeric key both share but the sizes rows, cols)"},
     {"--ci", "LEVEL", "confidence of the interval (default 0.95)"},
     {"--permutations", "N", "random relabellings, 1 to 10000000 (default none)"},
     {"--seed", "S", "seed of the permutations (GSL MT19937; default 1)"},

@@ -142,6 +142,8 @@ static int heads_prepare(heads_args *a, ag_tokenizer **tok)
     if (cli_paths_check(outs, 1, ins, 2))
         return 1;
     ag_error err = {0};
+    if (cli_refuse_seq2seq(r->model_dir, "heads", "needs --target (not yet supported)"))
+        return 1;
     if (ag_model_load_tower(r->model_dir, cli_input_kind(&r->input), &r->model, &err) != AG_OK)
         return cli_fail_error(&err);
     const ag_model_config *g = ag_model_get_config(r->model);

@@ -44,6 +44,25 @@ static void put_value(FILE *fp, ag_format fmt, const json_t *v)
         fprintf(fp, "%g", json_number_value(v));
 }
 
+/* A folder's second config, its fields prefixed: clip's "towers" and
+ * vision_config, an encoder–decoder model's "stacks" and decoder_config. */
+static void write_second(FILE *fp, int w, const json_t *root, const char *label, const char *cfg_key,
+                         const char *prefix)
+{
+    const json_t *what = json_object_get(root, label);
+    const char *key;
+    json_t *v;
+    int pl = (int)strlen(prefix);
+    if (!json_is_string(what))
+        return;
+    fprintf(fp, "  %-*s %s\n", w, label, json_string_value(what));
+    json_object_foreach(json_object_get(root, cfg_key), key, v) {
+        fprintf(fp, "  %s%-*s ", prefix, w - pl > 0 ? w - pl : 0, key);
+        put_value(fp, AG_FORMAT_TABLE, v);
+        fputc('\n', fp);
+    }
+}
+
 /* The table format's summary: the path, its kind, the config. */
 static void write_summary(FILE *fp, const char *path, const json_t *root)
 {
@@ -63,15 +82,8 @@ static void write_summary(FILE *fp, const char *path, const json_t *root)
     }
     if (cfg)
         fprintf(fp, "  %-*s %s\n", w, "tokenizer", json_is_string(tok) ? json_string_value(tok) : "none");
-    const json_t *towers = json_object_get(root, "towers"); /* a clip folder */
-    if (json_is_string(towers)) {
-        fprintf(fp, "  %-*s %s\n", w, "towers", json_string_value(towers));
-        json_object_foreach(json_object_get(root, "vision_config"), key, v) {
-            fprintf(fp, "  vision.%-*s ", w - 7 > 0 ? w - 7 : 0, key);
-            put_value(fp, AG_FORMAT_TABLE, v);
-            fputc('\n', fp);
-        }
-    }
+    write_second(fp, w, root, "towers", "vision_config", "vision."); /* a clip folder */
+    write_second(fp, w, root, "stacks", "decoder_config", "decoder."); /* an encoder-decoder one */
     if (json_object_get(root, "shape")) {
         shape_text(json_object_get(root, "shape"), shape, sizeof shape);
         fprintf(fp, "  shape %s\n", shape);

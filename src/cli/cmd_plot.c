@@ -68,6 +68,7 @@ static const cli_option plot_own[] = {
     {"--heads-per-layer", "H", "similarity: label head k as L<k/H>H<k%H> (when the matrix holds every head of every layer, the default)"},
     {"--relative", NULL, "depth: x = layer / the line's last layer (0 to 1)"},
     {"--grid", "RxC", "attention, patches: a ViT's patch grid (CLS, then R x C)"},
+    {"--registers", "N", "attention, patches: N register tokens between CLS and the grid (DINOv2 with registers: info's \"registers\")"},
     {"--query", "Q", "patches: the query row (default 0, the CLS token); lens: the row (default: the last)"},
     {"--normalizers", "LIST", "lens: softmax, sparsemax, entmax15, entmax:ALPHA, comma-separated (default softmax,sparsemax,entmax15)"},
     {"--temperatures", "LIST", "lens: softmax's temperatures, a panel each (default 0.5,1,2)"},
@@ -167,7 +168,8 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
                                          "--layer", "--head", "--tokens", "--heads-per-layer",
                                          "--vmin", "--vmax", "--title", "--size", "--dpi",
                                          "--grid", "--query", "--ci", "--ref", "--unit",
-                                         "--order", "--normalizers", "--temperatures"};
+                                         "--order", "--normalizers", "--temperatures",
+                                         "--registers"};
     const char *a = argv[*i], *name = NULL, *v;
     for (size_t k = 0; k < sizeof valued / sizeof *valued && !name; k++)
         if (cli_is_option(a, valued[k]))
@@ -222,6 +224,11 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
         bad = size_option(v, o);
     else if (!strcmp(name, "--grid"))
         bad = grid_option(v, o);
+    else if (!strcmp(name, "--registers")) {
+        int g = 0;
+        bad = index_option(v, &g) || g > 4096;
+        o->registers = (size_t)g;
+    }
     else if (!strcmp(name, "--query"))
         bad = index_option(v, &o->query), po->query_given = 1;
     else if (!strcmp(name, "--normalizers"))
@@ -265,10 +272,15 @@ static int check_usage(const plot_opts *po)
                       : o->kind != AG_PLOT_SIMILARITY && po->order_given ? "--order"
                       : o->kind != AG_PLOT_ATTENTION && o->kind != AG_PLOT_PATCHES && o->grid_rows
                           ? "--grid"
+                      : o->kind != AG_PLOT_ATTENTION && o->kind != AG_PLOT_PATCHES && o->registers
+                          ? "--registers"
+
                       : o->kind != AG_PLOT_PATCHES && !lens && po->query_given ? "--query"
                       : o->kind != AG_PLOT_DEPTH && o->relative ? "--relative"
                       : o->kind == AG_PLOT_ATTENTION && o->grid_rows && o->tokens
                           ? "--grid with --tokens"
+                      : o->kind == AG_PLOT_ATTENTION && o->registers && o->tokens
+                          ? "--registers with --tokens"
                       : (o->kind == AG_PLOT_DEPTH || o->kind == AG_PLOT_SPECTRUM) && o->values
                           ? "--values"
                       : (o->kind == AG_PLOT_DEPTH || o->kind == AG_PLOT_SPECTRUM) &&

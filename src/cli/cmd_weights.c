@@ -66,6 +66,8 @@ static int model_weights(const char *dir, const char *layers, const char *heads,
 {
     ag_model *m = NULL;
     ag_error err = {0};
+    if (cli_refuse_seq2seq(dir, "weights", "does not yet read its two stacks"))
+        return 1;
     if (ag_model_load(dir, &m, &err) != AG_OK)
         return cli_fail_error(&err);
     const ag_model_config *g = ag_model_get_config(m);

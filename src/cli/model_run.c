@@ -79,9 +79,25 @@ ag_input_kind cli_input_kind(const cli_input *in)
     return in->features || in->audio || in->audio_file ? AG_INPUT_FEATURES : AG_INPUT_TOKENS;
 }
 
+int cli_refuse_seq2seq(const char *dir, const char *cmd, const char *why)
+{
+    if (!ag_model_dir_is_seq2seq(dir))
+        return 0;
+    ag_seq2seq *s = NULL;
+    ag_error err = {0};
+    if (ag_seq2seq_load(dir, &s, &err) != AG_OK) /* its own fault first (a missing tensor...) */
+        return cli_fail_error(&err);
+    int rc = cli_fail("%s: %s is an encoder-decoder model: %s %s", dir,
+                      ag_model_type(ag_seq2seq_stack(s, AG_STACK_ENCODER)), cmd, why);
+    ag_seq2seq_free(s);
+    return rc;
+}
+
 int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
 {
     ag_error err = {0};
+    if (cli_refuse_seq2seq(r->model_dir, cmd, "needs --target (not yet supported)"))
+        return 1;
     if (ag_model_load_tower(r->model_dir, cli_input_kind(&r->input), &r->model, &err) != AG_OK)
         return cli_fail_error(&err);
     const ag_model_config *g = ag_model_get_config(r->model);

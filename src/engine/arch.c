@@ -88,6 +88,47 @@
 #define FALCON_SEQ .residual = AG_RESIDUAL_PRE, .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm"
 #define FALCON_OLD(par, mq) {"new_decoder_architecture", 0, 0}, {"parallel_attn", 1, par}, {"multi_query", 1, mq}
 
+/* Dinov2Config's keys and Dinov2Model's layers and names, shared by
+ * dinov2 and dinov2_with_registers (whose modular file reuses them). */
+#define DINOV2_FIELDS                                                                                     \
+    .input = AG_INPUT_PIXELS, .k_layers = "num_hidden_layers", .k_heads = "num_attention_heads",         \
+    .k_hidden = "hidden_size", .ff_mult = 4, .k_mlp_ratio = "mlp_ratio", .k_eps = "layer_norm_eps",       \
+    .eps = 1e-6, .k_act = "hidden_act", .act = "gelu", .k_channels = "num_channels",                     \
+    .channels_dflt = 3, .k_image = "image_size", .image_dflt = 224, .k_patch = "patch_size",             \
+    .bias_qkv = {"qkv_bias", 1}, .bias_o = {NULL, 1}, .bias_mlp = {NULL, 1},                             \
+    .k_refuse = {"use_swiglu_ffn"}, .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE,                  \
+    .positions = AG_POS_LEARNED, .causal = 0, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,               \
+    .probe = "embeddings.cls_token", .cls = "embeddings.cls_token",                                      \
+    .pos = "embeddings.position_embeddings", .conv1 = "embeddings.patch_embeddings.projection",          \
+    .layer = "encoder.layer.%d.", .norm1 = "norm1", .norm2 = "norm2", .q = "attention.attention.query",  \
+    .k = "attention.attention.key", .v = "attention.attention.value", .o = "attention.output.dense",     \
+    .up = "mlp.fc1", .down = "mlp.fc2", .ls1 = "layer_scale1.lambda1", .ls2 = "layer_scale2.lambda1"
+
+/* T5's keys and the tensors both stacks name alike (modeling_t5.py). */
+#define T5_KEYS                                                                             \
+    .model_type = "t5", .arch = AG_ARCH_T5, .modeling = "modeling_t5.py", .k_heads = "num_heads", \
+    .k_hidden = "d_model", .k_ff = "d_ff", .k_head_dim = "d_kv", .head_dim_dflt = 64,        \
+    .k_eps = "layer_norm_epsilon", .eps = 1e-6, .act = "relu", .k_ff_proj = "feed_forward_proj", BIAS_NONE,  \
+    .norm = AG_NORM_RMS, .residual = AG_RESIDUAL_PRE, .positions = AG_POS_RELATIVE,          \
+    .no_scale = 1, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, .tok = "shared.weight",       \
+    .k_buckets = "relative_attention_num_buckets",                                          \
+    .k_max_distance = "relative_attention_max_distance",                                    \
+    .rel_bias = "layer.0.SelfAttention.relative_attention_bias.weight",                     \
+    .norm1 = "layer.0.layer_norm", .q = "layer.0.SelfAttention.q", .k = "layer.0.SelfAttention.k", \
+    .v = "layer.0.SelfAttention.v", .o = "layer.0.SelfAttention.o"
+
+/* BART's keys and the tensors both stacks name alike (modeling_bart.py). */
+#define BART_KEYS                                                                           \
+    .model_type = "bart", .arch = AG_ARCH_BART, .modeling = "modeling_bart.py",              \
+    .prefixes = {"model."}, .k_hidden = "d_model", .k_positions = "max_position_embeddings", \
+    .eps = 1e-5, .k_act = "activation_function", .act = "gelu",                              \
+    .k_embed_sqrt = "scale_embedding", BIAS_ALL, .norm = AG_NORM_LAYER,                       \
+    .residual = AG_RESIDUAL_POST, .positions = AG_POS_LEARNED, .pos_extra = 2,               \
+    .scale_query = 1, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, .tok = "shared.weight",    \
+    .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm", .q = "self_attn.q_proj",   \
+    .k = "self_attn.k_proj", .v = "self_attn.v_proj", .o = "self_attn.out_proj", .up = "fc1", \
+    .down = "fc2"
+
 static const agm_arch archs[] = {
     /* modeling_gpt2.py GPT2Model: Conv1D [in, out] weights, c_attn's columns
      * Q | K | V, pre-LN, ln_f, learned positions. */
@@ -336,20 +377,20 @@ static const agm_arch archs[] = {
      * before the final `layernorm`; mask_token is unused without
      * bool_masked_pos. Dinov2ForImageClassification saves "dinov2." + these. */
     {.model_type = "dinov2", .arch = AG_ARCH_DINOV2, .modeling = "modeling_dinov2.py", .prefixes = {"dinov2."},
-     .input = AG_INPUT_PIXELS, .k_layers = "num_hidden_layers", .k_heads = "num_attention_heads",
-     .k_hidden = "hidden_size", .ff_mult = 4, .k_mlp_ratio = "mlp_ratio", .k_eps = "layer_norm_eps",
-     .eps = 1e-6, .k_act = "hidden_act", .act = "gelu", .k_channels = "num_channels",
-     .channels_dflt = 3, .k_image = "image_size", .image_dflt = 224, .k_patch = "patch_size",
-     .patch_dflt = 14, .bias_qkv = {"qkv_bias", 1}, .bias_o = {NULL, 1}, .bias_mlp = {NULL, 1},
-     .k_refuse = {"use_swiglu_ffn"},
-     .norm = AG_NORM_LAYER, .residual = AG_RESIDUAL_PRE, .positions = AG_POS_LEARNED,
-     .causal = 0, .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN,
-     .probe = "embeddings.cls_token", .cls = "embeddings.cls_token",
-     .pos = "embeddings.position_embeddings", .conv1 = "embeddings.patch_embeddings.projection",
-     .layer = "encoder.layer.%d.", .norm1 = "norm1", .norm2 = "norm2",
-     .q = "attention.attention.query", .k = "attention.attention.key",
-     .v = "attention.attention.value", .o = "attention.output.dense", .up = "mlp.fc1",
-     .down = "mlp.fc2", .ls1 = "layer_scale1.lambda1", .ls2 = "layer_scale2.lambda1"},
+     .patch_dflt = 14, DINOV2_FIELDS},
+
+    /* modeling_dinov2_with_registers.py (c80ba31e) Dinov2WithRegistersModel:
+     * Dinov2's layers and names; Dinov2WithRegistersEmbeddings adds the
+     * positions to cat(cls_token, patches) (interpolate_pos_encoding:
+     * bicubic with antialias=True when the grid differs), then inserts
+     * register_tokens (1, num_register_tokens, d) after the CLS row, so
+     * registers get no position embedding. use_swiglu_ffn refused, mask_token
+     * unused; Dinov2WithRegistersForImageClassification saves
+     * "dinov2_with_registers." + these. */
+    {.model_type = "dinov2_with_registers", .arch = AG_ARCH_DINOV2_REGISTERS,
+     .modeling = "modeling_dinov2_with_registers.py", .prefixes = {"dinov2_with_registers."},
+     .patch_dflt = 16, .k_registers = "num_register_tokens", .registers_dflt = 4,
+     .registers = "embeddings.register_tokens", .pos_antialias = 1, DINOV2_FIELDS},
 
     /* modeling_clip.py (000f1ffd) CLIPVisionModel, saved with model_type
      * clip_vision_model: CLIPVisionEmbeddings cat(class_embedding (d),
@@ -533,6 +574,70 @@ static const agm_arch archs[] = {
      .tok = "wte.weight", .final_norm = "ln_f", .layer = "h.%d.", .norm1 = "ln_1", .norm2 = "ln_1",
      .q = "attn.q_proj", .k = "attn.k_proj", .v = "attn.v_proj", .o = "attn.out_proj",
      .up = "mlp.fc_in", .down = "mlp.fc_out"},
+
+    /* modeling_t5.py (6b8b757d), configuration_t5.py: T5Stack of T5Block,
+     * T5LayerSelfAttention pre-norm (layer.0.layer_norm: T5LayerNorm, the
+     * RMS form, eps layer_norm_epsilon), T5Attention q/k/v/o bias-free, no
+     * score scaling, position_bias of block 0's relative_attention_bias
+     * (bidirectional buckets in the encoder) shared by every block,
+     * T5LayerFF (DenseReluDense wi, wo; gated-ACT: wi_0 through ACT times
+     * wi_1, gated-gelu meaning gelu_new), final_layer_norm before the last
+     * hidden state; shared.weight the token embedding of both stacks. */
+    {T5_KEYS, .stack = 1, .k_layers = "num_layers", .causal = 0, .final_norm = "encoder.final_layer_norm",
+     .layer = "encoder.block.%d.", .norm2 = "layer.1.layer_norm", .up = "layer.1.DenseReluDense.wi",
+     .gate = "layer.1.DenseReluDense.wi_0", .up_gated = "layer.1.DenseReluDense.wi_1",
+     .down = "layer.1.DenseReluDense.wo"},
+    /* The decoder stack: num_decoder_layers (default num_layers), causal
+     * self-attention with unidirectional buckets, then T5LayerCrossAttention
+     * (layer.1: EncDecAttention over the encoder's last hidden state, no
+     * position bias), then T5LayerFF as layer.2. */
+    {T5_KEYS, .stack = 2, .k_layers = "num_decoder_layers", .k_layers_dflt = "num_layers", .causal = 1,
+     .final_norm = "decoder.final_layer_norm", .layer = "decoder.block.%d.",
+     .norm_cross = "layer.1.layer_norm", .cq = "layer.1.EncDecAttention.q", .ck = "layer.1.EncDecAttention.k",
+     .cv = "layer.1.EncDecAttention.v", .co = "layer.1.EncDecAttention.o", .norm2 = "layer.2.layer_norm",
+     .up = "layer.2.DenseReluDense.wi", .gate = "layer.2.DenseReluDense.wi_0",
+     .up_gated = "layer.2.DenseReluDense.wi_1", .down = "layer.2.DenseReluDense.wo"},
+
+    /* modeling_bart.py (57228229), configuration_bart.py: BartEncoder
+     * embed_tokens(ids)·embed_scale (√d_model with scale_embedding) +
+     * BartLearnedPositionalEmbedding rows i + 2, layernorm_embedding;
+     * BartEncoderLayer post-LN: h = self_attn_layer_norm(h + attn(h)),
+     * h = final_layer_norm(h + fc2(act(fc1(h)))); BartAttention
+     * q_proj(h)·head_dim^-0.5, biases everywhere; nn.LayerNorm's eps 1e-5;
+     * no final norm. BartModel saves no prefix, BartForConditionalGeneration
+     * "model." (lm_head, final_logits_bias not read). */
+    {BART_KEYS, .stack = 1, .k_layers = "encoder_layers", .k_heads = "encoder_attention_heads",
+     .k_ff = "encoder_ffn_dim", .causal = 0, .pos = "encoder.embed_positions.weight",
+     .emb_norm = "encoder.layernorm_embedding", .layer = "encoder.layers.%d."},
+    /* BartDecoder: the same embedding (its own positions and norm), causal
+     * self-attention, then encoder_attn over the encoder's last hidden state
+     * with encoder_attn_layer_norm after its residual add, then the MLP. */
+    {BART_KEYS, .stack = 2, .k_layers = "decoder_layers", .k_heads = "decoder_attention_heads",
+     .k_ff = "decoder_ffn_dim", .causal = 1, .pos = "decoder.embed_positions.weight",
+     .emb_norm = "decoder.layernorm_embedding", .layer = "decoder.layers.%d.",
+     .norm_cross = "encoder_attn_layer_norm", .cq = "encoder_attn.q_proj", .ck = "encoder_attn.k_proj",
+     .cv = "encoder_attn.v_proj", .co = "encoder_attn.out_proj"},
+
+    /* modeling_whisper.py (5c48f71a) WhisperDecoder, read by ag_seq2seq_load
+     * only (ag_model_load keeps the encoder row above, which is also the
+     * encoder of the pair): embed_tokens(ids) + embed_positions rows 0..n-1
+     * (max_target_positions, no scaling), WhisperDecoderLayer (MBart's)
+     * pre-LN: self_attn_layer_norm, causal self_attn, then
+     * encoder_attn_layer_norm and encoder_attn over the encoder's last
+     * hidden state, then final_layer_norm, fc1, fc2; WhisperAttention
+     * q_proj(x)·head_dim^-0.5, k_proj without bias; layer_norm before the
+     * last hidden state. */
+    {.model_type = "whisper", .arch = AG_ARCH_WHISPER, .modeling = "modeling_whisper.py", .stack = 2,
+     .prefixes = {"model."}, .k_layers = "decoder_layers", .k_heads = "decoder_attention_heads",
+     .k_hidden = "d_model", .k_ff = "decoder_ffn_dim", .k_positions = "max_target_positions", .eps = 1e-5,
+     .k_act = "activation_function", .act = "gelu", BIAS_ALL, .no_k_bias = 1, .norm = AG_NORM_LAYER,
+     .residual = AG_RESIDUAL_PRE, .positions = AG_POS_LEARNED, .causal = 1, .scale_query = 1,
+     .qkv = AG_QKV_SEPARATE, .mlp = AG_MLP_PLAIN, .tok = "decoder.embed_tokens.weight",
+     .pos = "decoder.embed_positions.weight", .final_norm = "decoder.layer_norm",
+     .layer = "decoder.layers.%d.", .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm",
+     .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj", .o = "self_attn.out_proj",
+     .up = "fc1", .down = "fc2", .norm_cross = "encoder_attn_layer_norm", .cq = "encoder_attn.q_proj",
+     .ck = "encoder_attn.k_proj", .cv = "encoder_attn.v_proj", .co = "encoder_attn.out_proj"},
 };
 
 #define N_ARCHS ((int)(sizeof archs / sizeof *archs))
@@ -553,6 +658,8 @@ const agm_arch *agm_arch_at(int i)
 const char *agm_arch_names(void)
 {
     return "gpt2, bert, roberta, xlm-roberta, distilbert, gpt_neox, opt, llama, mistral, qwen2, "
-           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, clip_vision_model, whisper, "
-           "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe, gptj, clip_text_model";
+           "gemma, gemma2, phi3, qwen3, olmo2, gemma3_text, vit, dinov2, dinov2_with_registers, "
+           "clip_vision_model, whisper, "
+           "bloom, mpt, falcon, modernbert, mixtral, qwen2_moe, olmoe, gptj, clip_text_model, "
+           "t5, bart (ag_seq2seq_load)";
 }

@@ -133,6 +133,12 @@ typedef struct {
     const char *ls1, *ls2;    /* DINOv2 layer scale vectors (d): each branch's
                                  output times it before its residual add */
     const char *k_mlp_ratio;  /* DINOv2: d_ff = int(hidden_size · mlp_ratio) */
+    const char *k_registers;  /* DINOv2 with registers: num_register_tokens */
+    int registers_dflt;       /* its default (Dinov2WithRegistersConfig 4) */
+    const char *registers;    /* register_tokens (1, R, d): rows 1..R after
+                                 the positions are added (none of their own) */
+    int pos_antialias;        /* interpolated positions through torch's
+                                 antialiased bicubic (antialias=True) */
     int clip_embed;           /* CLIP: class_embedding (d), position_embedding
                                  (1 + patches, d) an nn.Embedding, the patch
                                  Conv2d without bias, then emb_norm
@@ -175,6 +181,28 @@ typedef struct {
      * rows) and <fused>down_proj [E, d, ff], read when present; router_v5
      * the router's v5 name when it differs (Mixtral's mlp.gate). */
     const char *fused, *router_v5;
+
+    /* ---- encoder–decoder models (T5): one row per stack ---- */
+    int stack;                /* 0: a single stack; 1: the encoder, 2: the
+                                 decoder of an encoder–decoder folder (loaded
+                                 by ag_seq2seq_load, refused by ag_model_load) */
+    const char *k_layers_dflt; /* k_layers absent or null: this key's value
+                                  (T5 num_decoder_layers defaults to num_layers) */
+    int no_scale;             /* scores not scaled (T5: Mesh TensorFlow folds
+                                 1/√d_kv into the initialisation of q) */
+    const char *k_ff_proj;    /* T5 feed_forward_proj: "ACT" (plain) or
+                                 "gated-ACT" (gated: gate = `gate`, up =
+                                 `up_gated`) */
+    const char *up_gated;     /* the up projection of the gated form */
+    const char *k_buckets, *k_max_distance; /* relative_attention_num_buckets,
+                                 relative_attention_max_distance (32, 128) */
+    const char *rel_bias;     /* layer 0's relative_attention_bias table
+                                 (num_buckets, n_head), shared by all layers */
+    const char *norm_cross;   /* the decoder's cross-attention: its norm (before
+                                 it, T5; after its residual add, BART) */
+    const char *k_embed_sqrt; /* BART scale_embedding: a boolean, true gives
+                                 embed_sqrt */
+    const char *cq, *ck, *cv, *co; /* and its projections */
 } agm_arch;
 
 /* The descriptor of a model_type, or NULL. */

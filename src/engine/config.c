@@ -115,12 +115,18 @@ static int cfg_str(cfgctx *c, const char *key, const char *dflt, const char **ou
 }
 
 /* HF activations.py ACT2FN names this engine implements. */
+static int act_named(cfgctx *c, const char *key, const char *s, ag_model *m);
+
 static int cfg_act(cfgctx *c, const char *key, const char *dflt, ag_model *m)
 {
     const char *s;
     int rc = cfg_str(c, key, dflt, &s);
-    if (rc != AG_OK)
-        return rc;
+    return rc != AG_OK ? rc : act_named(c, key, s, m);
+}
+
+/* The activation called s (read from key, for messages). */
+static int act_named(cfgctx *c, const char *key, const char *s, ag_model *m)
+{
     if (!strcmp(s, "gelu_new") || !strcmp(s, "gelu_pytorch_tanh"))
         m->act = AGM_ACT_GELU_TANH;
     else if (!strcmp(s, "gelu"))
@@ -218,6 +224,13 @@ static int cfg_input(cfgctx *c, const agm_arch *a, ag_model_config *g)
     g->patch_height = patch[0];
     g->patch_width = patch[1];
     g->max_positions = (int)np;
+    /* Dinov2WithRegistersEmbeddings: num_register_tokens rows beside the
+     * 1 + patches that have positions */
+    if (a->k_registers && (rc = cfg_int(c, a->k_registers, a->registers_dflt, 0, &g->n_registers)))
+        return rc;
+    if (np + g->n_registers > AGM_CAP_DIM)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d: with %lld positions above %d",
+                            c->path, a->k_registers, g->n_registers, np, AGM_CAP_DIM);
     return AG_OK;
 }
 
@@ -226,7 +239,10 @@ static int cfg_sizes(cfgctx *c, const agm_arch *a, ag_model *m)
     ag_model_config *g = &m->cfg;
     int rc;
     int tokens = a->input == AG_INPUT_TOKENS;
-    if ((rc = cfg_int(c, a->k_layers, -1, 1, &g->n_layer)) ||
+    int layers_dflt = -1; /* T5 num_decoder_layers: num_layers when absent */
+    if (a->k_layers_dflt && (rc = cfg_int(c, a->k_layers_dflt, -1, 1, &layers_dflt)))
+        return rc;
+    if ((rc = cfg_int(c, a->k_layers, layers_dflt, 1, &g->n_layer)) ||
         (rc = cfg_int(c, a->k_heads, -1, 1, &g->n_head)) ||
         (rc = cfg_int(c, a->k_hidden, -1, 1, &g->d_model)) ||
         (rc = cfg_int(c, a->k_ff, a->ff_mult ? 0 : -1, 1, &g->d_ff)) ||
@@ -515,6 +531,38 @@ static int cfg_rope(cfgctx *c, const agm_arch *a, ag_model *m)
     return AG_OK;
 }
 
+/* T5's relative position buckets (configuration_t5.py: 32 buckets, max
+ * distance 128); no table bounds the input. The bidirectional form halves
+ * the buckets and its exact half halves them again: at least 4. */
+static int cfg_buckets(cfgctx *c, const agm_arch *a, ag_model *m)
+{
+    int rc;
+    if ((rc = cfg_int(c, a->k_buckets, 32, 4, &m->rel_buckets)) ||
+        (rc = cfg_int(c, a->k_max_distance, 128, 1, &m->rel_max_distance)))
+        return rc;
+    if (m->rel_max_distance <= m->rel_buckets / 2)
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d must exceed half of %s = %d (the exact buckets)",
+                            c->path, a->k_max_distance, m->rel_max_distance, a->k_buckets, m->rel_buckets);
+    m->cfg.max_tokens = AGM_CAP_DIM;
+    return AG_OK;
+}
+
+/* T5's feed_forward_proj (configuration_t5.py): "ACT" or "gated-ACT",
+ * "gated-gelu" meaning gelu_new ("for backwards compatibility"). */
+static int cfg_ff_proj(cfgctx *c, const agm_arch *a, ag_model *m)
+{
+    const char *s, *dash;
+    int rc = cfg_str(c, a->k_ff_proj, "relu", &s);
+    if (rc != AG_OK)
+        return rc;
+    dash = strchr(s, '-');
+    if (dash && (strncmp(s, "gated-", 6) || strchr(dash + 1, '-')))
+        return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = \"%.64s\" is not ACT or gated-ACT", c->path,
+                            a->k_ff_proj, s);
+    m->cfg.mlp = dash ? AG_MLP_GATED : AG_MLP_PLAIN;
+    return act_named(c, a->k_ff_proj, !strcmp(s, "gated-gelu") ? "gelu_new" : dash ? dash + 1 : s, m);
+}
+
 /* Learned positions: table rows, the first row used, the longest input. */
 static int cfg_positions(cfgctx *c, const agm_arch *a, ag_model *m)
 {
@@ -527,6 +575,8 @@ static int cfg_positions(cfgctx *c, const agm_arch *a, ag_model *m)
     g->positions = alibi ? AG_POS_ALIBI : a->positions;
     if (g->positions == AG_POS_ROPE)
         return cfg_rope(c, a, m);
+    if (g->positions == AG_POS_RELATIVE)
+        return cfg_buckets(c, a, m);
     if (g->positions == AG_POS_ALIBI) { /* no table: the length is the config's, if any */
         g->alibi = a->alibi;
         g->max_tokens = a->k_positions && !a->k_alibi ? g->max_positions : AGM_CAP_DIM;
@@ -543,7 +593,7 @@ static int cfg_positions(cfgctx *c, const agm_arch *a, ag_model *m)
             return rc;
         g->position_offset = pad + 1;
     }
-    g->max_tokens = g->max_positions + a->pos_extra - g->position_offset;
+    g->max_tokens = g->max_positions + a->pos_extra - g->position_offset + g->n_registers;
     if (g->max_tokens < 1)
         return ag_error_set(c->err, AG_EFORMAT, "%s: field '%s' = %d leaves no position below max_position_embeddings = %d",
                             c->path, a->k_pad, pad, g->max_positions);
@@ -683,7 +733,7 @@ static int cfg_scores(cfgctx *c, const agm_arch *a, ag_model_config *g)
     if (bidir)
         return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: field '%s' is true; bidirectional Gemma is not supported",
                             c->path, a->k_bidir);
-    if (!on) /* modeling_gpt2.py: scale_attn_weights = false */
+    if (!on || a->no_scale) /* modeling_gpt2.py: scale_attn_weights = false; T5 */
         g->attn_scale = 1.0;
     if (scalar > 0) /* modeling_gemma2.py: query_pre_attn_scalar**-0.5 */
         g->attn_scale = 1.0 / sqrt(scalar);
@@ -691,7 +741,10 @@ static int cfg_scores(cfgctx *c, const agm_arch *a, ag_model_config *g)
     if (a->k_softcap && (!cap || !json_is_null(cap)) &&
         (rc = cfg_num(c, a->k_softcap, a->softcap_dflt, &g->softcap)))
         return rc;
-    g->embed_scale = a->embed_sqrt ? sqrt((double)g->d_model) : 1.0;
+    int sq = a->embed_sqrt; /* BART: scale_embedding (default false) */
+    if (a->k_embed_sqrt && (rc = cfg_bool(c, a->k_embed_sqrt, 0, &sq)))
+        return rc;
+    g->embed_scale = sq ? sqrt((double)g->d_model) : 1.0;
     return AG_OK;
 }
 
@@ -812,14 +865,18 @@ static void cfg_aliases(cfgctx *c, const agm_arch *a)
 }
 
 /* The row of model_type mt that applies to this config.json. */
-static int cfg_row(cfgctx *c, const char *mt, const agm_arch **out)
+static int cfg_row(cfgctx *c, const char *mt, int stack, const agm_arch **out)
 {
     const agm_arch *a = agm_arch_find(mt);
     if (!a)
         return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type \"%.64s\" is not supported (%s)", c->path, mt,
                             agm_arch_names());
-    for (int i = 0; (a = agm_arch_at(i)); i++)
-        if (!strcmp(a->model_type, mt) && row_applies(c, a)) {
+    if (a->stack && !stack) /* the rows of an encoder–decoder model are its stacks */
+        return ag_error_set(c->err, AG_EUNSUPPORTED, "%s: model_type %s is an encoder-decoder model (an encoder and a decoder stack): it loads with ag_seq2seq_load, and a command that takes one sequence cannot run it (a target sequence is not yet supported)",
+                            c->path, mt);
+    for (int i = 0; (a = agm_arch_at(i)); i++) /* Whisper: its one-stack row is the encoder */
+        if (!strcmp(a->model_type, mt) && (a->stack == stack || (stack == 1 && !a->stack)) &&
+            row_applies(c, a)) {
             cfg_aliases(c, a);
             *out = a;
             return AG_OK;
@@ -894,7 +951,7 @@ static int cfg_model(cfgctx *c, ag_model *m)
     const char *mt;
     const agm_arch *a = NULL;
     int rc = cfg_str(c, "model_type", NULL, &mt);
-    if (rc != AG_OK || (rc = cfg_row(c, mt, &a)))
+    if (rc != AG_OK || (rc = cfg_row(c, mt, m->stack, &a)))
         return rc;
     m->arch = a;
     m->cfg.arch = a->arch;
@@ -907,6 +964,8 @@ static int cfg_model(cfgctx *c, ag_model *m)
         return rc;
     if (!a->k_eps)
         m->cfg.norm_eps = a->eps;
+    if (a->k_ff_proj && (rc = cfg_ff_proj(c, a, m)))
+        return rc;
     if (a->k_experts && (rc = cfg_experts(c, a, m)))
         return rc;
     return cfg_windows(c, a, m);
@@ -964,6 +1023,21 @@ int agm_read_config(const char *dir, ag_input_kind input, ag_model *m, ag_error 
     return rc;
 }
 
+int ag_model_dir_is_seq2seq(const char *dir)
+{
+    char path[4200];
+    json_t *root;
+    if (!dir)
+        return 0;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if (agi_json_load(path, AGM_CAP_JSON, 0, &root, NULL) != AG_OK)
+        return 0;
+    json_t *mt = json_is_object(root) ? json_object_get(root, "model_type") : NULL;
+    const agm_arch *a = json_is_string(mt) ? agm_arch_find(json_string_value(mt)) : NULL;
+    json_decref(root);
+    return a && a->stack;
+}
+
 /* ---- a loaded model's config by name (attngeom/access.h) ------------------ */
 
 int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err)
@@ -982,7 +1056,8 @@ int ag_model_dim(const ag_model *m, const char *name, long *value, ag_error *err
                 {"image_height", g->image_height}, {"image_width", g->image_width},
                 {"patch_height", g->patch_height}, {"patch_width", g->patch_width},
                 {"max_frames", g->max_frames}, {"n_expert", g->n_expert}, {"top_k", g->top_k},
-                {"d_ff_expert", g->d_ff_expert}, {"d_ff_shared", g->d_ff_shared}};
+                {"d_ff_expert", g->d_ff_expert}, {"d_ff_shared", g->d_ff_shared},
+                {"n_registers", g->n_registers}};
     for (size_t k = 0; name && k < sizeof dims / sizeof *dims; k++)
         if (strcmp(name, dims[k].name) == 0)
             return *value = dims[k].value, AG_OK;

@@ -99,6 +99,8 @@ typedef struct {
     const int32_t *ids;
     const double *values;
     size_t dim[3];
+    void *cross; /* an encoder–decoder pass's shared buffers (forward_tmpl.h
+                    FN(xws): the encoder's output, cross-attention), or NULL */
 } fwd_input;
 
 #define R float
@@ -204,6 +206,9 @@ int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
     if (m->cfg.input_kind != AG_INPUT_TOKENS)
         return ag_error_set(err, AG_EINVAL, "forward pass: this model (model_type %s) takes %s, not token ids (ag_model_forward_values)",
                             m->cfg.model_type, input_name(m->cfg.input_kind));
+    if (m->cross)
+        return ag_error_set(err, AG_EINVAL, "forward pass: the decoder of %s needs the encoder's output (ag_seq2seq_forward)",
+                            m->cfg.model_type);
     int rc = ag_model_check_ids(m, ids, n, err);
     if (rc != AG_OK)
         return rc;
@@ -214,7 +219,7 @@ int ag_model_forward_ex(const ag_model *m, const int32_t *ids, size_t n,
 size_t ag_layer_view_copy_heads(const ag_layer_view *v, const unsigned char *head_on,
                                 double *dst)
 {
-    size_t nn = v->n * v->n, count = 0;
+    size_t nn = v->n * (v->n_kv ? v->n_kv : v->n), count = 0; // a cross view: n_kv keys
     for (int h = 0; h < v->n_head; h++)
         if (!head_on || head_on[h])
             memcpy(dst + count++ * nn, v->attn + (size_t)h * nn, nn * sizeof *dst);
@@ -263,17 +268,18 @@ static int pixel_positions(const ag_model_config *g, const size_t *dim, size_t *
                             dim[0], dim[1], dim[2], g->in_channels, g->image_height, g->image_width);
     size_t gh = dim[1] / (size_t)g->patch_height, gw = dim[2] / (size_t)g->patch_width;
     size_t gh0 = (size_t)(g->image_height / g->patch_height), gw0 = (size_t)(g->image_width / g->patch_width);
+    size_t nreg = (size_t)g->n_registers, most = (size_t)AGM_CAP_DIM - 1 - nreg; /* checked at load: R < cap */
     if (gh == gh0 && gw == gw0) {
-        *n = (size_t)g->max_positions;
+        *n = (size_t)g->max_positions + nreg;
         return AG_OK;
     }
-    if (gh == 0 || gw == 0 || gh > (size_t)(AGM_CAP_DIM - 1) / gw)
-        return ag_error_set(err, AG_ESHAPE, "pixel_values of shape (%zu, %zu, %zu): the image must hold 1..%d patches of %dx%d",
-                            dim[0], dim[1], dim[2], AGM_CAP_DIM - 1, g->patch_height, g->patch_width);
+    if (gh == 0 || gw == 0 || gh > most / gw)
+        return ag_error_set(err, AG_ESHAPE, "pixel_values of shape (%zu, %zu, %zu): the image must hold 1..%zu patches of %dx%d",
+                            dim[0], dim[1], dim[2], most, g->patch_height, g->patch_width);
     if (gh0 != gw0)
         return ag_error_set(err, AG_ESHAPE, "pixel_values of shape (%zu, %zu, %zu): interpolating the position embeddings needs a square patch grid (Hugging Face reshapes them to sqrt(N) x sqrt(N)); this model's is %zux%zu, so it takes (%d, %d, %d)",
                             dim[0], dim[1], dim[2], gh0, gw0, g->in_channels, g->image_height, g->image_width);
-    *n = 1 + gh * gw;
+    *n = 1 + nreg + gh * gw;
     return AG_OK;
 }
 
@@ -326,6 +332,21 @@ static int check_values(const fwd_input *in, size_t cnt, int f32, ag_error *err)
     return AG_OK;
 }
 
+/* A tensor input checked against m (shape, finite values, float32 range
+ * for the f32 pass) into *in, its positions into *n. */
+static int values_input(const ag_model *m, const double *input, int ndim, const size_t *shape,
+                        int f32, fwd_input *in, size_t *n, ag_error *err)
+{
+    *in = (fwd_input){.values = input};
+    int rc = input_positions(m, ndim, shape, in, n, err);
+    if (rc != AG_OK)
+        return rc;
+    if (!input)
+        return ag_error_set(err, AG_EINVAL, "forward pass: missing input values");
+    size_t cnt = in->dim[0] * in->dim[1] * (m->cfg.input_kind == AG_INPUT_PIXELS ? in->dim[2] : 1);
+    return check_values(in, cnt, f32, err);
+}
+
 int ag_model_forward_values(const ag_model *m, const double *input, int ndim,
                             const size_t *shape, const ag_forward_options *opt,
                             ag_layer_fn fn, void *user, double *hidden, ag_error *err)
@@ -333,15 +354,108 @@ int ag_model_forward_values(const ag_model *m, const double *input, int ndim,
     ag_forward_options o;
     if (read_options(opt, &o, err) != AG_OK)
         return AG_EINVAL;
-    fwd_input in = {.values = input};
+    fwd_input in = {0};
     size_t n = 0;
-    int rc = input_positions(m, ndim, shape, &in, &n, err);
-    if (rc != AG_OK)
-        return rc;
-    if (!input)
-        return ag_error_set(err, AG_EINVAL, "forward pass: missing input values");
-    size_t cnt = in.dim[0] * in.dim[1] * (m->cfg.input_kind == AG_INPUT_PIXELS ? in.dim[2] : 1);
-    if ((rc = check_values(&in, cnt, o.precision == AG_PRECISION_F32, err)))
-        return rc;
-    return run_pass(m, &in, n, &o, fn, user, hidden, err);
+    int rc = values_input(m, input, ndim, shape, o.precision == AG_PRECISION_F32, &in, &n, err);
+    return rc != AG_OK ? rc : run_pass(m, &in, n, &o, fn, user, hidden, err);
+}
+
+/* ---- encoder–decoder models ---------------------------------------------- */
+
+/* modeling_t5.py (6b8b757d) T5Attention._relative_position_bucket: half the
+ * buckets (each direction's, when bidirectional) exact for |rel| <
+ * max_exact, the rest logarithmic up to max_distance; HF forms the
+ * logarithm in float32 (torch.log of relative_position.float(), divided by
+ * math.log(...) taken to float32, times the bucket count) and truncates. */
+int agm_t5_bucket(int rel, int bidirectional, int num_buckets, int max_distance)
+{
+    int ret = 0, r;
+    if (bidirectional) {
+        num_buckets /= 2;
+        ret = rel > 0 ? num_buckets : 0;
+        r = rel < 0 ? -rel : rel;
+    } else
+        r = rel < 0 ? -rel : 0; // -min(rel, 0): keys after the query share bucket 0
+    int max_exact = num_buckets / 2;
+    if (r < max_exact)
+        return ret + r;
+    float v = logf((float)r / (float)max_exact) / (float)log((double)max_distance / max_exact) *
+              (float)(num_buckets - max_exact);
+    int large = max_exact + (int)v;
+    return ret + (large < num_buckets - 1 ? large : num_buckets - 1);
+}
+
+/* rc with err's message prefixed by which sequence failed. */
+static int which_sequence(int rc, const char *which, ag_error *err)
+{
+    if (rc != AG_OK && err) {
+        char why[sizeof err->message];
+        memcpy(why, err->message, sizeof why);
+        ag_error_set(err, rc, "%s: %s", which, why);
+    }
+    return rc;
+}
+
+/* Options read, both stacks there, the source (ids, or for a tensor
+ * encoder its values) and the target ids checked; hidden_fn and block_fn
+ * (one stack's streams) refused. src NULL: a tensor source (*src_in set). */
+static int seq2seq_prepare(const ag_seq2seq *s, const int32_t *src, size_t ns, const int32_t *tgt,
+                           size_t nt, const ag_forward_options *opt, ag_forward_options *o,
+                           ag_error *err)
+{
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER), *dec = ag_seq2seq_stack(s, AG_STACK_DECODER);
+    if (read_options(opt, o, err) != AG_OK)
+        return AG_EINVAL;
+    if (!enc || !dec)
+        return ag_error_set(err, AG_EINVAL, "forward pass: no model");
+    if (o->hidden_fn || o->block_fn)
+        return ag_error_set(err, AG_EINVAL, "forward pass: hidden_fn and block_fn are not supported for an encoder-decoder pass (use enc_hidden, dec_hidden)");
+    if (o->precision != AG_PRECISION_F32 && o->precision != AG_PRECISION_F64)
+        return ag_error_set(err, AG_EINVAL, "forward pass: unknown precision %d", (int)o->precision);
+    int tensor = enc->cfg.input_kind != AG_INPUT_TOKENS;
+    if (tensor != !src)
+        return ag_error_set(err, AG_EINVAL, "forward pass: the encoder of %s takes %s (%s)", enc->cfg.model_type,
+                            input_name(enc->cfg.input_kind),
+                            tensor ? "ag_seq2seq_forward_values" : "ag_seq2seq_forward");
+    int rc = src ? which_sequence(ag_model_check_ids(enc, src, ns, err), "source", err) : AG_OK;
+    return rc != AG_OK ? rc : which_sequence(ag_model_check_ids(dec, tgt, nt, err), "target", err);
+}
+
+/* Either precision's encoder–decoder pass, everything checked. */
+static int run_seq2seq(const ag_seq2seq *s, const fwd_input *in, size_t ns, const int32_t *tgt,
+                       size_t nt, const ag_forward_options *o, ag_layer_fn fn, void *user,
+                       double *eh, double *dh, ag_error *err)
+{
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER), *dec = ag_seq2seq_stack(s, AG_STACK_DECODER);
+    if (o->precision == AG_PRECISION_F64)
+        return seq2seq_f64(enc, dec, in, ns, tgt, nt, o, fn, user, eh, dh, err);
+    return seq2seq_f32(enc, dec, in, ns, tgt, nt, o, fn, user, eh, dh, err);
+}
+
+int ag_seq2seq_forward(const ag_seq2seq *s, const int32_t *src, size_t n_src, const int32_t *tgt,
+                       size_t n_tgt, const ag_forward_options *opt, ag_layer_fn fn, void *user,
+                       double *enc_hidden, double *dec_hidden, ag_error *err)
+{
+    ag_forward_options o;
+    if (!src)
+        return ag_error_set(err, AG_EINVAL, "forward pass: missing source token ids");
+    int rc = seq2seq_prepare(s, src, n_src, tgt, n_tgt, opt, &o, err);
+    fwd_input in = {.ids = src};
+    return rc != AG_OK ? rc : run_seq2seq(s, &in, n_src, tgt, n_tgt, &o, fn, user, enc_hidden, dec_hidden, err);
+}
+
+int ag_seq2seq_forward_values(const ag_seq2seq *s, const double *input, int ndim, const size_t *shape,
+                              const int32_t *tgt, size_t n_tgt, const ag_forward_options *opt,
+                              ag_layer_fn fn, void *user, double *enc_hidden, double *dec_hidden,
+                              ag_error *err)
+{
+    ag_forward_options o;
+    fwd_input in;
+    size_t ns = 0;
+    int rc = seq2seq_prepare(s, NULL, 0, tgt, n_tgt, opt, &o, err);
+    if (rc == AG_OK)
+        rc = which_sequence(values_input(ag_seq2seq_stack(s, AG_STACK_ENCODER), input, ndim, shape,
+                                         o.precision == AG_PRECISION_F32, &in, &ns, err),
+                            "source", err);
+    return rc != AG_OK ? rc : run_seq2seq(s, &in, ns, tgt, n_tgt, &o, fn, user, enc_hidden, dec_hidden, err);
 }

@@ -32,6 +32,19 @@
 
 #define NO_ROW ((size_t)-1) /* no bad row */
 
+/* What an encoder–decoder pass shares between its two stacks: the
+ * encoder's last hidden state (after its final norm) and the decoder's
+ * cross-attention buffers over its n_src rows. */
+typedef struct {
+    size_t n_src;
+    R *enc;        // (n_src, d) the encoder's output
+    double *encd;  // (n_src, d) the same as doubles (the views' x_kv)
+    R *k, *v;      // (n_src, H·hd) one layer's cross-attention keys, values
+    R *p;          // (H, n_tgt, n_src) its probabilities
+    double *pd;    // (H, n_tgt, n_src) as doubles for the callback (f32), or NULL
+    double *sd;    // (H, n_tgt, n_src) its scores for the callback, or NULL
+} FN(xws);
+
 typedef struct {
     R *h;      // (n, d) residual stream
     R *xn;     // (n, d) normalised block input (attention input X)
@@ -67,13 +80,15 @@ typedef struct {
     size_t scr_len;
     size_t *bad;     // (max(H, row blocks)) each task's first non-finite row, or NO_ROW
     fwd_fault fault; // where the pass stopped on a non-finite value
+    R *pb;           // (H, n, n) T5's relative position bias, or NULL
+    FN(xws) *x;      // an encoder–decoder pass's shared buffers, or NULL
 } FN(ws);
 
 static void FN(ws_free)(FN(ws) *s)
 {
     R *all[] = {s->h, s->xn, s->t, s->t2, s->e, s->qkv, s->q, s->k, s->v, s->ctx, s->p,
                 s->f1, s->f2, s->cos, s->sin, s->cos2, s->sin2, s->w, s->scr,
-                s->rl, s->xe, s->ye, s->wt, s->wr};
+                s->rl, s->xe, s->ye, s->wt, s->wr, s->pb};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(all[i]);
     free(s->xd);
@@ -122,8 +137,8 @@ static int FN(ws_moe)(FN(ws) *s, const ag_model_config *g, size_t n)
            (s->sel = calloc(n * K, sizeof *s->sel)) && (s->idx = calloc(n, sizeof *s->idx));
 }
 
-static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, int want_pd,
-                        int want_sd)
+static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, size_t keys, ag_pool *pool,
+                        int want_pd, int want_sd)
 {
     const ag_model_config *g = &m->cfg;
     size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim,
@@ -135,7 +150,7 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, i
     memset(s, 0, sizeof *s);
     s->pool = pool;
     s->workers = ag_pool_threads(pool);
-    s->scr_len = FN(scratch_len)(g, n);
+    s->scr_len = FN(scratch_len)(g, keys);
     int ok = FN(want)(&s->h, 1, n * d) && FN(want)(&s->xn, 1, n * d) && FN(want)(&s->t, 1, n * d) &&
              FN(want)(&s->t2, g->residual == AG_RESIDUAL_PARALLEL, n * d) &&
              FN(want)(&s->e, m->proj_in.w.p != NULL, n * (size_t)g->d_embed) &&
@@ -150,7 +165,8 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, ag_pool *pool, i
              (s->w = calloc(m->max_mat ? m->max_mat : 1, sizeof(R))) &&
              (s->scr = aligned_alloc(64, (size_t)s->workers * s->scr_len * sizeof(R))) &&
              // a per-head QK-norm runs n·H rows: at most blocks·H blocks
-             (s->bad = malloc((blocks + 1) * H * sizeof *s->bad)) && FN(ws_moe)(s, g, n);
+             (s->bad = malloc((blocks + 1) * H * sizeof *s->bad)) && FN(ws_moe)(s, g, n) &&
+             FN(want)(&s->pb, g->positions == AG_POS_RELATIVE, H * n * n);
     if (ok && want_sd && want_pd) // every entry written by the heads (masked ones −inf)
         ok = (s->sd = malloc(H * n * n * sizeof(double))) &&
              (s->qd = malloc(n * dq * sizeof(double))) && (s->kd = malloc(n * dq * sizeof(double)));
@@ -663,6 +679,8 @@ typedef struct {
     double *pd;
     double *sd;
     const double *slopes; // (n_head) ALiBi slopes, or NULL
+    R *p;                 // (H, n, n_kv) the probabilities
+    const R *bias;        // (H, n, n_kv) T5's position bias, or NULL
 } FN(heads_job);
 
 /* Query head h (kv head h / (H / Hkv), modeling_llama.py repeat_kv): its
@@ -672,16 +690,18 @@ static int FN(head_task)(size_t h, int worker, void *user)
     FN(heads_job) *j = user;
     agk_head ch = *j->c; // this head's ALiBi slope
     const agk_head *c = &ch;
+    size_t n = j->n, hd = (size_t)c->head_dim, nn = n * (c->n_kv ? c->n_kv : n);
     if (j->slopes)
         ch.slope = j->slopes[h];
-    size_t n = j->n, hd = (size_t)c->head_dim;
+    if (j->bias)
+        ch.bias = j->bias + h * nn;
     int g = (int)h / (c->n_head / c->n_kv_head);
     const FN(view) *q = &j->qkv[0], *k = &j->qkv[1], *v = &j->qkv[2];
     j->s->bad[h] = FN(agk_attend_head)(c, n, FN(head_of)(q, (int)h), q->ld, FN(head_of)(k, g),
-                                       k->ld, FN(head_of)(v, g), v->ld, j->s->p + h * n * n,
+                                       k->ld, FN(head_of)(v, g), v->ld, j->p + h * nn,
                                        j->s->ctx + h * hd, (size_t)c->n_head * hd,
-                                       j->pd ? j->pd + h * n * n : NULL,
-                                       j->sd ? j->sd + h * n * n : NULL,
+                                       j->pd ? j->pd + h * nn : NULL,
+                                       j->sd ? j->sd + h * nn : NULL,
                                        FN(scratch)(j->s, worker));
     return 0;
 }
@@ -704,36 +724,33 @@ static void FN(give_qk)(FN(ws) *s, const ag_model_config *g, const FN(view) qkv[
     }
 }
 
-/* Hand X (n, d) and P (H, n, n) to the callback as doubles (P converted by
- * the heads, X here), after checking every head's probabilities in order:
- * a callback never sees a non-finite value. */
-static int FN(emit)(FN(ws) *s, const ag_model_config *g, const FN(view) qkv[3], const R *x,
-                    int layer, size_t n, ag_layer_fn fn, void *user)
+/* Hand X (n, d) and P (H, n, n_kv) to the callback as doubles (P converted
+ * by the heads into pd, X here), after checking every head's probabilities
+ * in order: a callback never sees a non-finite value. v holds the rest of
+ * the view (layer, sizes, stack, scores, x_kv; x_kv NULL: X). */
+static int FN(emit)(FN(ws) *s, const R *x, ag_layer_view *v, const R *p, const double *pd,
+                    ag_layer_fn fn, void *user)
 {
-    int H = g->n_head;
-    size_t d = (size_t)g->d_model;
-    for (int h = 0; h < H; h++)
-        if (s->bad[h] < n)
-            return set_fault(&s->fault, "attention", layer, h, s->bad[h]);
+    for (int h = 0; h < v->n_head; h++)
+        if (s->bad[h] < v->n)
+            return set_fault(&s->fault, v->stack == AG_STACK_CROSS ? "cross-attention" : "attention",
+                             v->layer, h, s->bad[h]);
     if (!fn)
         return AG_OK;
-    ag_layer_view view = {.layer = layer, .n = n, .d = d, .n_head = H, .scores = s->sd};
-    if (s->qd) {
-        FN(give_qk)(s, g, qkv, n);
-        view.q = s->qd;
-        view.k = s->kd;
-        view.head_dim = g->head_dim;
-    }
 #if IS_F64
-    view.x = x;
-    view.attn = s->p;
+    (void)pd;
+    v->x = x;
+    v->attn = p;
 #else
-    for (size_t i = 0; i < n * d; i++)
+    (void)p;
+    for (size_t i = 0; i < v->n * v->d; i++)
         s->xd[i] = x[i];
-    view.x = s->xd;
-    view.attn = s->pd;
+    v->x = s->xd;
+    v->attn = pd;
 #endif
-    return fn(&view, user);
+    if (!v->x_kv)
+        v->x_kv = v->x;
+    return fn(v, user);
 }
 
 /* Layer l's attention of X into s->t (n, d): projections, QK-norm,
@@ -759,12 +776,61 @@ static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t
                   .scale = scale, .softcap = g->softcap, .causal = g->causal,
                   .window = m->window[l], .alibi = g->alibi};
     FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : s->pd, fn ? s->sd : NULL,
-                       m->alibi_slopes};
+                       m->alibi_slopes, s->p, s->pb};
     ag_pool_run(s->pool, (size_t)g->n_head, FN(head_task), &j);
-    rc = FN(emit)(s, g, qkv, x, l, n, fn, user);
+    ag_layer_view v = {.layer = l, .n = n, .d = (size_t)g->d_model, .n_head = g->n_head,
+                       .scores = s->sd, .stack = m->stack, .n_kv = n};
+    if (fn && s->qd) { // family K's q and k rows, with the scores
+        FN(give_qk)(s, g, qkv, n);
+        v.q = s->qd;
+        v.k = s->kd;
+        v.head_dim = g->head_dim;
+    }
+    rc = FN(emit)(s, x, &v, s->p, s->pd, fn, user);
     if (rc == AG_OK)
         FN(linear)(s, &y->o, s->ctx, n, s->t);
     return rc;
+}
+
+/* The decoder's cross-attention of layer l into h over every source row,
+ * no mask, no position bias, with the stack's wiring: pre-norm (T5:
+ * modeling_t5.py T5LayerCrossAttention, h += o(attn(q(n_c(h)), k(enc),
+ * v(enc))), a T5Attention without relative_attention_bias adding zeros) or
+ * post-norm (BART: modeling_bart.py BartDecoderLayer, h = n_c(h +
+ * o(attn(q(h)·scaling, k(enc), v(enc))))). */
+static int FN(cross)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn fn, void *user)
+{
+    const ag_model_config *g = &m->cfg;
+    const agm_layer *y = &m->cross[l];
+    FN(xws) *x = s->x;
+    size_t d = (size_t)g->d_model, ns = x->n_src, dq = (size_t)g->n_head * g->head_dim;
+    int post = g->residual == AG_RESIDUAL_POST, rc = AG_OK;
+    const char *stem = m->arch->norm_cross;
+    if (!post && (rc = FN(norm)(s, m, &y->n1, stem, s->h, s->xn, n, l)))
+        return rc;
+    const R *xq = post ? s->h : s->xn;
+    FN(linear)(s, &y->q, xq, n, s->q);
+    FN(linear)(s, &y->k, x->enc, ns, x->k);
+    FN(linear)(s, &y->v, x->enc, ns, x->v);
+    agm_cols cols = {0, g->head_dim, 0};
+    FN(view) qkv[3] = {{s->q, dq, cols, g->head_dim}, {x->k, dq, cols, g->head_dim},
+                       {x->v, dq, cols, g->head_dim}};
+    FN(prepare_qk)(m, NULL, NULL, &qkv[0], &qkv[1], n, (R)g->attn_scale); // BART: q·scaling
+    agk_head c = {.n_head = g->n_head, .n_kv_head = g->n_head, .head_dim = g->head_dim,
+                  .scale = g->scale_query ? 1 : g->attn_scale, .n_kv = ns};
+    FN(heads_job) j = {s, &c, n, qkv, IS_F64 || !fn ? NULL : x->pd, fn ? x->sd : NULL, NULL, x->p, NULL};
+    ag_pool_run(s->pool, (size_t)g->n_head, FN(head_task), &j);
+    ag_layer_view v = {.layer = l, .n = n, .d = d, .n_head = g->n_head, .scores = j.sd,
+                       .stack = AG_STACK_CROSS, .n_kv = ns, .x_kv = x->encd};
+    if ((rc = FN(emit)(s, xq, &v, x->p, x->pd, fn, user)))
+        return rc;
+    FN(linear)(s, &y->o, s->ctx, n, s->t);
+    if (!post) {
+        FN(add)(s, s->h, s->t, n, d);
+        return AG_OK;
+    }
+    FN(add)(s, s->t, s->h, n, d);
+    return FN(norm)(s, m, &y->n1, stem, s->t, s->h, n, l);
 }
 
 /* ---- the block ---------------------------------------------------------- */
@@ -934,13 +1000,16 @@ static int FN(block)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     if (post) { // modeling_bert.py BertSelfOutput: LayerNorm(dense(x) + input)
         FN(add)(s, s->t, s->h, n, d);
         if ((rc = FN(norm)(s, m, &y->n1, a->norm1, s->t, s->h, n, l)) ||
-            (rc = FN(give_block)(s, l, n, d, s->h, NULL)))
+            (rc = FN(give_block)(s, l, n, d, s->h, NULL)) ||
+            (m->cross && (rc = FN(cross)(m, l, s, n, fn, user)))) // BartDecoderLayer
             return rc;
         FN(mlp)(m, y, s, s->h, n, s->t);
         FN(add)(s, s->t, s->h, n, d); // BertOutput
         return FN(norm)(s, m, &y->n2, a->norm2, s->t, s->h, n, l);
     }
     FN(add)(s, s->h, s->t, n, d);
+    if (m->cross && (rc = FN(cross)(m, l, s, n, fn, user))) // T5Block: layer.1 of a decoder
+        return rc;
     if ((rc = FN(give_block)(s, l, n, d, s->h, NULL)) ||
         (pre && (rc = FN(norm)(s, m, &y->n2, a->norm2, s->h, s->xn, n, l))))
         return rc;
@@ -1081,14 +1150,106 @@ static int FN(add_interp_positions)(const ag_model *m, size_t gh, size_t gw, FN(
     return AG_OK;
 }
 
+/* Output index o's weights along an axis of torch's antialiased bicubic
+ * resize (pytorch aten/src/ATen/native/cpu/UpSampleKernel.cpp @bb7240c3,
+ * HelperInterpBase::_compute_indices_min_size_weights_aa with
+ * HelperInterpCubic::aa_filter, Keys' a = −0.5): scale in/out, the filter
+ * of support 2 stretched by the scale when shrinking, centred on
+ * scale·(o + ½), cut to the input [xmin, xmin + count), normalised to sum
+ * 1. w holds at most kmax = ⌈support⌉·2 + 1 weights. */
+static void FN(aa_axis)(size_t in, size_t out, size_t o, size_t kmax, size_t *xmin, size_t *count, R *w)
+{
+    R scale = (R)in / (R)out, support = scale >= 1 ? 2 * scale : 2;
+    R invscale = scale >= 1 ? 1 / scale : 1, center = scale * ((R)o + (R)0.5), total = 0;
+    long lo = (long)(center - support + (R)0.5), hi = (long)(center + support + (R)0.5);
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > (long)in ? (long)in : hi;
+    size_t k = hi > lo ? (size_t)(hi - lo) : 0;
+    k = k > kmax ? kmax : k;
+    for (size_t j = 0; j < k; j++) {
+        R x = fabs(((R)(j + (size_t)lo) - center + (R)0.5) * invscale), a = (R)-0.5;
+        w[j] = x < 1 ? ((a + 2) * x - (a + 3)) * x * x + 1
+             : x < 2 ? ((a * x - 5 * a) * x + 8 * a) * x - 4 * a : 0;
+        total += w[j];
+    }
+    for (size_t j = 0; total != 0 && j < k; j++)
+        w[j] /= total;
+    *xmin = (size_t)lo;
+    *count = k;
+}
+
+/* One separable pass of the antialiased resize: dst[o] = Σ_j w_j·src[xmin
+ * + j] along an axis of `in` → `out` entries of stride `step` rows, for
+ * `outer` blocks (src block stride in·step, dst out·step) of `step` rows of
+ * d values, accumulated in R from the first tap (basic_loop_aa_*). */
+static int FN(aa_pass)(const R *src, R *dst, size_t in, size_t out, size_t outer, size_t step, size_t d)
+{
+    R scale = (R)in / (R)out;
+    size_t kmax = (size_t)ceil((double)(scale >= 1 ? 2 * scale : 2)) * 2 + 1, xmin, cnt;
+    R *w = malloc(kmax * sizeof *w);
+    if (!w)
+        return AG_ENOMEM;
+    for (size_t o = 0; o < out; o++) {
+        FN(aa_axis)(in, out, o, kmax, &xmin, &cnt, w);
+        for (size_t b = 0; b < outer; b++)
+            for (size_t r = 0; r < step * d; r++) {
+                const R *x = src + (b * in + xmin) * step * d + r;
+                R acc = cnt ? x[0] * w[0] : 0;
+                for (size_t j = 1; j < cnt; j++)
+                    acc += x[j * step * d] * w[j];
+                dst[(b * out + o) * step * d + r] = acc;
+            }
+    }
+    free(w);
+    return AG_OK;
+}
+
+/* h (n, d) += Dinov2WithRegistersEmbeddings.interpolate_pos_encoding
+ * (modeling_dinov2_with_registers.py c80ba31e: nn.functional.interpolate
+ * bicubic, antialias=True): row 0 the stored row 0, patch rows the g0 × g0
+ * grid resized to gh × gw as torch's separable_upsample_generic_Nd_kernel_
+ * impl does: the width first (g0 rows), then the height. */
+static int FN(add_interp_positions_aa)(const ag_model *m, size_t gh, size_t gw, FN(ws) *s)
+{
+    size_t d = (size_t)m->cfg.d_model, g0 = (size_t)(m->cfg.image_height / m->cfg.patch_height);
+    R *tab = zalloc((1 + g0 * g0) * d * sizeof(R)), *wide = zalloc(g0 * gw * d * sizeof(R));
+    R *grid = zalloc(gh * gw * d * sizeof(R));
+    int rc = tab && wide && grid ? AG_OK : AG_ENOMEM;
+    if (rc == AG_OK) {
+        CONV(&m->pos_emb, 0, (1 + g0 * g0) * d, tab);
+        rc = FN(aa_pass)(tab + d, wide, g0, gw, g0, 1, d);
+    }
+    if (rc == AG_OK)
+        rc = FN(aa_pass)(wide, grid, g0, gh, 1, gw, d);
+    for (size_t c = 0; rc == AG_OK && c < d; c++)
+        s->h[c] += tab[c];
+    for (size_t i = 0; rc == AG_OK && i < gh * gw * d; i++)
+        s->h[d + i] += grid[i];
+    free(tab);
+    free(wide);
+    free(grid);
+    return rc;
+}
+
+/* Dinov2WithRegistersEmbeddings.forward: after the positions, cat(row 0,
+ * register_tokens, the patch rows): the n − R rows move down by R and the
+ * registers fill rows 1..R. */
+static void FN(insert_registers)(const ag_model *m, size_t n, FN(ws) *s)
+{
+    size_t d = (size_t)m->cfg.d_model, nreg = (size_t)m->cfg.n_registers;
+    memmove(s->h + (1 + nreg) * d, s->h + d, (n - 1 - nreg) * d * sizeof *s->h);
+    CONV(&m->registers, 0, nreg * d, s->h + d);
+}
+
 /* modeling_vit.py ViTEmbeddings: row 0 the
  * cls_token, row 1 + py·⌊W/p_w⌋ + px patch (py, px) through
  * ViTPatchEmbeddings' Conv2d (kernel = stride = patch: one product of its
  * im2col rows by the flattened kernel), then + position_embeddings (the
  * stored table for the configured grid, else interpolated). */
-static int FN(embed_pixels)(const ag_model *m, const fwd_input *in, size_t n, FN(ws) *s)
+static int FN(embed_pixels)(const ag_model *m, const fwd_input *in, size_t n_all, FN(ws) *s)
 {
     const ag_model_config *g = &m->cfg;
+    size_t n = n_all - (size_t)g->n_registers; // CLS and the patches: the rows with positions
     size_t d = (size_t)g->d_model, C = in->dim[0], H = in->dim[1], W = in->dim[2];
     size_t ph = (size_t)g->patch_height, pw = (size_t)g->patch_width, gw = W / pw, np = n - 1;
     size_t k = C * ph * pw;
@@ -1109,12 +1270,16 @@ static int FN(embed_pixels)(const ag_model *m, const fwd_input *in, size_t n, FN
     int rc = AG_OK;
     if (n == (size_t)g->max_positions && H / ph == (size_t)(g->image_height / g->patch_height))
         FN(add_position_rows)(m, n, s);
+    else if (m->arch->pos_antialias)
+        rc = FN(add_interp_positions_aa)(m, H / ph, gw, s);
     else
         rc = FN(add_interp_positions)(m, H / ph, gw, s);
+    if (rc == AG_OK && g->n_registers)
+        FN(insert_registers)(m, n_all, s);
     if (rc == AG_OK)
-        rc = FN(check_rows)(s, s->h, n, d, "embedding sum", -1, -1);
+        rc = FN(check_rows)(s, s->h, n_all, d, "embedding sum", -1, -1);
     if (rc == AG_OK && m->arch->emb_norm) /* CLIPVisionTransformer pre_layrnorm */
-        rc = FN(norm)(s, m, &m->emb_norm, m->arch->emb_norm, s->h, s->h, n, -1);
+        rc = FN(norm)(s, m, &m->emb_norm, m->arch->emb_norm, s->h, s->h, n_all, -1);
     return rc;
 }
 
@@ -1193,6 +1358,28 @@ static int FN(rope_tables)(const ag_model *m, size_t n, FN(ws) *s)
     return AG_OK;
 }
 
+/* T5's position bias of every head (H, n, n) into s->pb: head h, query i,
+ * key j gets relative_attention_bias[bucket(j − i), h] (modeling_t5.py
+ * T5Attention.compute_bias; bidirectional buckets unless causal). */
+static void FN(rel_bias_table)(const ag_model *m, size_t n, FN(ws) *s)
+{
+    size_t H = (size_t)m->cfg.n_head;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            int b = agm_t5_bucket((int)j - (int)i, !m->cfg.causal, m->rel_buckets, m->rel_max_distance);
+            for (size_t h = 0; h < H; h++)
+                s->pb[(h * n + i) * n + j] = (R)agm_at(&m->rel_bias, (size_t)b * H + h);
+        }
+}
+
+/* The encoder's last hidden state (after its final norm) into the pass's
+ * shared buffers, for the decoder's cross-attention. */
+static void FN(keep_output)(FN(ws) *s, size_t n, size_t d)
+{
+    memcpy(s->x->enc, s->h, n * d * sizeof(R));
+    FN(store)(s->x->encd, s->h, n * d);
+}
+
 /* Hidden state `index` to the caller: into hidden (L+1, n, d) and/or to
  * opt->hidden_fn (as doubles: s->xd is free between layers). */
 static int FN(give_hidden)(FN(ws) *s, const ag_forward_options *o, double *hidden, int index,
@@ -1223,6 +1410,8 @@ static int FN(run)(const ag_model *m, const fwd_input *in, size_t n, FN(ws) *s,
                                                   : FN(embed)(m, in->ids, n, s);
     if (rc == AG_OK && g->positions == AG_POS_ROPE)
         rc = FN(rope_tables)(m, n, s);
+    if (rc == AG_OK && s->pb)
+        FN(rel_bias_table)(m, n, s);
     for (int l = 0; rc == AG_OK && l < g->n_layer; l++) {
         if (want_hidden && (rc = FN(give_hidden)(s, o, hidden, l, n, d)))
             break;
@@ -1230,11 +1419,14 @@ static int FN(run)(const ag_model *m, const fwd_input *in, size_t n, FN(ws) *s,
         if (rc == AG_OK) // the block's output: an overflow in its MLP shows here
             rc = FN(check_rows)(s, s->h, n, d, "hidden state", l, -1);
     }
-    if (rc || !want_hidden)
+    int keep = s->x && m->stack == 1; // an encoder's output feeds the decoder
+    if (rc || !(want_hidden || keep))
         return rc;
     if (g->final_norm) // GPT2Model ln_f, LlamaModel norm...: before the last append
         rc = FN(norm)(s, m, &m->final_norm, m->arch->final_norm, s->h, s->h, n, -1);
-    if (rc == AG_OK)
+    if (rc == AG_OK && keep)
+        FN(keep_output)(s, n, d);
+    if (rc == AG_OK && want_hidden)
         rc = FN(give_hidden)(s, o, hidden, g->n_layer, n, d);
     return rc;
 }
@@ -1244,9 +1436,12 @@ static int FN(forward)(const ag_model *m, const fwd_input *in, size_t n,
                        ag_error *err)
 {
     FN(ws) s;
-    if (FN(ws_alloc)(&s, m, n, o->pool, fn != NULL, o->want_scores) != AG_OK)
+    FN(xws) *x = in->cross;
+    size_t keys = x && x->n_src > n ? x->n_src : n; // a cross-attention's keys
+    if (FN(ws_alloc)(&s, m, n, keys, o->pool, fn != NULL, o->want_scores) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
     s.o = o;
+    s.x = x;
     if (o->block_fn && !(s.yd = zalloc(n * (size_t)m->cfg.d_model * sizeof(double)))) {
         FN(ws_free)(&s);
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
@@ -1259,6 +1454,56 @@ static int FN(forward)(const ag_model *m, const fwd_input *in, size_t n,
         ag_error_set(err, rc, "forward pass: out of memory");
     else if (rc)
         ag_error_set(err, rc, "forward pass stopped by a callback (status %d)", rc);
+    return rc;
+}
+
+/* ---- encoder–decoder passes --------------------------------------------- */
+
+static void FN(xws_free)(FN(xws) *x)
+{
+    free(x->enc);
+    free(x->encd);
+    free(x->k);
+    free(x->v);
+    free(x->p);
+    free(x->pd);
+    free(x->sd);
+}
+
+/* The buffers the decoder's cross-attention shares with the encoder. */
+static int FN(xws_alloc)(FN(xws) *x, const ag_model *dec, size_t ns, size_t nt, int want_pd,
+                         int want_sd)
+{
+    const ag_model_config *g = &dec->cfg;
+    size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim, pn = (size_t)g->n_head * nt * ns;
+    memset(x, 0, sizeof *x);
+    x->n_src = ns;
+    int ok = FN(want)(&x->enc, 1, ns * d) && (x->encd = zalloc(ns * d * sizeof(double))) &&
+             FN(want)(&x->k, 1, ns * dq) && FN(want)(&x->v, 1, ns * dq) && FN(want)(&x->p, 1, pn) &&
+             (!want_pd || IS_F64 || (x->pd = zalloc(pn * sizeof(double)))) &&
+             (!want_sd || (x->sd = zalloc(pn * sizeof(double))));
+    if (!ok)
+        FN(xws_free)(x);
+    return ok ? AG_OK : AG_ENOMEM;
+}
+
+/* The encoder on src (ids or a tensor's values), then the decoder on tgt
+ * with its cross-attention over the encoder's output (attngeom/model.h
+ * ag_seq2seq_forward, ag_seq2seq_forward_values). */
+static int FN(seq2seq)(const ag_model *enc, const ag_model *dec, const fwd_input *src, size_t ns,
+                       const int32_t *tgt, size_t nt, const ag_forward_options *o, ag_layer_fn fn,
+                       void *user, double *eh, double *dh, ag_error *err)
+{
+    FN(xws) x;
+    if (FN(xws_alloc)(&x, dec, ns, nt, fn != NULL, fn && o->want_scores) != AG_OK)
+        return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu source and %zu target tokens",
+                            ns, nt);
+    fwd_input in_src = *src, in_tgt = {.ids = tgt, .cross = &x};
+    in_src.cross = &x;
+    int rc = FN(forward)(enc, &in_src, ns, o, fn, user, eh, err);
+    if (rc == AG_OK)
+        rc = FN(forward)(dec, &in_tgt, nt, o, fn, user, dh, err);
+    FN(xws_free)(&x);
     return rc;
 }
 

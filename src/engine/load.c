@@ -349,7 +349,8 @@ static int load_mlp(loader *L, agm_layer *y)
     const ag_model_config *g = &L->m->cfg;
     const agm_arch *a = L->m->arch;
     int d = g->d_model, ff = g->d_ff, b = g->mlp_bias;
-    int rc = load_lin(L, a->up, d, g->mlp == AG_MLP_GATED_FUSED ? 2 * ff : ff, b, &y->up);
+    const char *up = g->mlp == AG_MLP_GATED && a->up_gated ? a->up_gated : a->up; /* T5 wi_1 */
+    int rc = load_lin(L, up, d, g->mlp == AG_MLP_GATED_FUSED ? 2 * ff : ff, b, &y->up);
     if (rc == AG_OK && g->mlp == AG_MLP_GATED)
         rc = load_lin(L, a->gate, d, ff, b, &y->gate);
     return rc ? rc : load_lin(L, a->down, ff, d, b, &y->down);
@@ -435,6 +436,19 @@ static int load_experts(loader *L, agm_layer *y)
     return load_lin(L, a->shared_gate, g->d_model, 1, 0, &y->sh_gate);
 }
 
+/* The decoder's cross-attention of layer i (arch.h norm_cross, cq..co):
+ * its norm into c->n1, projections d -> H·hd -> d with the model's biases. */
+static int load_cross(loader *L, agm_layer *c)
+{
+    const agm_arch *a = L->m->arch;
+    const ag_model_config *g = &L->m->cfg;
+    int d = g->d_model, dq = g->n_head * g->head_dim, b = g->qkv_bias, rc;
+    if ((rc = load_norm(L, a->norm_cross, &c->n1)) || (rc = load_lin(L, a->cq, d, dq, b, &c->q)) ||
+        (rc = load_lin(L, a->ck, d, dq, b && !a->no_k_bias, &c->k)) || (rc = load_lin(L, a->cv, d, dq, b, &c->v)))
+        return rc;
+    return load_lin(L, a->co, dq, d, g->o_bias, &c->o);
+}
+
 static int load_layer(loader *L, int i)
 {
     const agm_arch *a = L->m->arch;
@@ -448,7 +462,10 @@ static int load_layer(loader *L, int i)
         (rc = ag_model_layer_experts(L->m, i) ? load_experts(L, y) : load_mlp(L, y)) ||
         (rc = load_norm(L, sw ? a->mlp_out_norm : NULL, &y->mlp_out)) ||
         (a->ls1 && (rc = load_vec(L, a->ls1, "", NULL, L->m->cfg.d_model, &y->ls1.w))) ||
-        (a->ls2 && (rc = load_vec(L, a->ls2, "", NULL, L->m->cfg.d_model, &y->ls2.w))))
+        (a->ls2 && (rc = load_vec(L, a->ls2, "", NULL, L->m->cfg.d_model, &y->ls2.w))) ||
+        (L->m->cross && (rc = load_cross(L, &L->m->cross[i]))))
+        return rc;
+    if (i == 0 && a->rel_bias && (rc = load_mat(L, a->rel_bias, L->m->rel_buckets, L->m->cfg.n_head, &L->m->rel_bias)))
         return rc;
     L->layer = -1;
     return AG_OK;
@@ -491,8 +508,10 @@ static int load_input_stage(loader *L)
     size_t cls[3] = {1, 1, d}, pos[3] = {1, P, d},
            k[4] = {d, C, (size_t)g->patch_height, (size_t)g->patch_width};
     int flat = a->clip_embed; /* CLIP: (d) and (P, d) */
+    size_t reg[3] = {1, (size_t)g->n_registers, d}; /* Dinov2WithRegistersEmbeddings */
     if ((rc = find_tensor(L, a->cls, "", NULL, flat ? 1 : 3, flat ? cls + 2 : cls, &m->cls)) ||
         (rc = find_tensor(L, a->pos, "", NULL, flat ? 2 : 3, flat ? pos + 1 : pos, &m->pos_emb)) ||
+        (g->n_registers && (rc = find_tensor(L, a->registers, "", NULL, 3, reg, &m->registers))) ||
         (rc = load_norm(L, a->emb_norm, &m->emb_norm)))
         return rc;
     return load_conv(L, a->conv1, 4, k, &m->conv1);
@@ -539,7 +558,9 @@ int ag_model_load(const char *dir, ag_model **out, ag_error *err)
     return ag_model_load_tower(dir, AG_INPUT_TOKENS, out, err);
 }
 
-int ag_model_load_tower(const char *dir, ag_input_kind input, ag_model **out, ag_error *err)
+/* The stack `stack` (arch.h agm_arch.stack) of the folder dir. */
+static int load_stack(const char *dir, ag_input_kind input, int stack, ag_model **out,
+                      ag_error *err)
 {
     if (!dir || !out)
         return ag_error_set(err, AG_EINVAL, "ag_model_load: missing argument");
@@ -547,9 +568,12 @@ int ag_model_load_tower(const char *dir, ag_input_kind input, ag_model **out, ag
     ag_model *m = calloc(1, sizeof *m);
     if (!m)
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", dir);
+    m->stack = stack;
     int rc = agm_read_config(dir, input, m, err);
     wsrc w = {0};
     if (rc == AG_OK && !(m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers)))
+        rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", dir);
+    if (rc == AG_OK && m->arch->cq && !(m->cross = calloc((size_t)m->cfg.n_layer, sizeof *m->cross)))
         rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", dir);
     if (rc == AG_OK && (rc = wsrc_open(&w, dir, err)) == AG_OK) {
         loader L = {&w, m, err, -1};
@@ -565,6 +589,54 @@ int ag_model_load_tower(const char *dir, ag_input_kind input, ag_model **out, ag
     return AG_OK;
 }
 
+int ag_model_load_tower(const char *dir, ag_input_kind input, ag_model **out, ag_error *err)
+{
+    return load_stack(dir, input, 0, out, err);
+}
+
+/* ---- encoder–decoder folders (attngeom/model.h) ---------------------------- */
+
+struct ag_seq2seq {
+    ag_model *enc, *dec;
+};
+
+void ag_seq2seq_free(ag_seq2seq *s)
+{
+    if (!s)
+        return;
+    ag_model_free(s->enc);
+    ag_model_free(s->dec);
+    free(s);
+}
+
+int ag_seq2seq_load(const char *dir, ag_seq2seq **out, ag_error *err)
+{
+    if (!dir || !out)
+        return ag_error_set(err, AG_EINVAL, "ag_seq2seq_load: missing argument");
+    *out = NULL;
+    ag_seq2seq *s = calloc(1, sizeof *s);
+    if (!s)
+        return ag_error_set(err, AG_ENOMEM, "%s: out of memory", dir);
+    int rc = load_stack(dir, AG_INPUT_TOKENS, 1, &s->enc, err);
+    if (rc == AG_OK)
+        rc = load_stack(dir, AG_INPUT_TOKENS, 2, &s->dec, err);
+    if (rc == AG_OK && s->enc->cfg.d_model != s->dec->cfg.d_model)
+        rc = ag_error_set(err, AG_EFORMAT, "%s: the encoder and decoder widths differ", dir);
+    if (rc != AG_OK) {
+        ag_seq2seq_free(s);
+        return rc;
+    }
+    *out = s;
+    return AG_OK;
+}
+
+const ag_model *ag_seq2seq_stack(const ag_seq2seq *s, ag_stack stack)
+{
+    if (!s)
+        return NULL;
+    return stack == AG_STACK_ENCODER ? s->enc : stack == AG_STACK_DECODER ? s->dec : NULL;
+}
+
 int ag_model_is_tower(const ag_model *m)
 {
     return m ? m->clip_towers : 0;
@@ -573,6 +645,11 @@ int ag_model_is_tower(const ag_model *m)
 const ag_model_config *ag_model_get_config(const ag_model *m)
 {
     return m ? &m->cfg : NULL;
+}
+
+const double *ag_model_alibi_slopes(const ag_model *m)
+{
+    return m ? m->alibi_slopes : NULL;
 }
 
 ag_input_kind ag_model_input_kind(const ag_model *m)
@@ -611,20 +688,27 @@ static void free_norm(agm_norm *n)
     free(n->b);
 }
 
+/* A layer's norms and biases (its weights point into a file). */
+static void free_layer(agm_layer *y)
+{
+    agm_norm *norms[] = {&y->n1, &y->n2, &y->attn_out, &y->mlp_out, &y->q_norm, &y->k_norm, &y->ls1, &y->ls2};
+    for (size_t k = 0; k < sizeof norms / sizeof *norms; k++)
+        free_norm(norms[k]);
+    agm_lin *lins[] = {&y->qkv, &y->q, &y->k, &y->v, &y->o, &y->up, &y->gate, &y->down};
+    for (size_t k = 0; k < sizeof lins / sizeof *lins; k++)
+        free(lins[k]->b);
+    free(y->experts); /* bias-free: nothing else to free */
+}
+
 void ag_model_free(ag_model *m)
 {
     if (!m)
         return;
-    for (int i = 0; m->layers && i < m->cfg.n_layer; i++) {
-        agm_layer *y = &m->layers[i];
-        agm_norm *norms[] = {&y->n1, &y->n2, &y->attn_out, &y->mlp_out, &y->q_norm, &y->k_norm, &y->ls1, &y->ls2};
-        for (size_t k = 0; k < sizeof norms / sizeof *norms; k++)
-            free_norm(norms[k]);
-        agm_lin *lins[] = {&y->qkv, &y->q, &y->k, &y->v, &y->o, &y->up, &y->gate, &y->down};
-        for (size_t k = 0; k < sizeof lins / sizeof *lins; k++)
-            free(lins[k]->b); /* the weights point into a file */
-        free(y->experts);     /* bias-free: nothing else to free */
-    }
+    for (int i = 0; m->layers && i < m->cfg.n_layer; i++)
+        free_layer(&m->layers[i]);
+    for (int i = 0; m->cross && i < m->cfg.n_layer; i++)
+        free_layer(&m->cross[i]);
+    free(m->cross);
     free(m->layers);
     free(m->window);
     free(m->alibi_slopes);

@@ -128,6 +128,7 @@ struct ag_model {
     agm_norm emb_norm;   /* BERT family embeddings.LayerNorm */
     agm_norm final_norm; /* ln_f, norm, final_layer_norm (cfg.final_norm) */
     agm_tensor cls;      /* ViT cls_token (d) */
+    agm_tensor registers; /* DINOv2 register_tokens (R, d); p NULL: none */
     agm_lin conv1;       /* ViT patch projection, Whisper conv1: the kernel
                             (d, C, k_h, k_w) read as an nn.Linear [out, in]
                             of in = C·k_h·k_w (the flattened kernel) */
@@ -138,7 +139,21 @@ struct ag_model {
                                the model's lifetime: the tensors point into them */
     size_t nfiles;
     double *alibi_slopes; /* (n_head) ag_alibi_slopes of cfg.alibi, or NULL */
+    int stack;           /* arch.h agm_arch.stack: 0 one stack, 1 the encoder,
+                            2 the decoder of an encoder–decoder folder */
+    int rel_buckets, rel_max_distance; /* T5 relative_attention_num_buckets,
+                                          relative_attention_max_distance */
+    agm_tensor rel_bias; /* (rel_buckets, n_head) block 0's relative_attention_bias */
+    agm_layer *cross;    /* (n_layer) the decoder's cross-attention: q, k, v,
+                            o and its pre-norm n1; NULL for other stacks */
 };
+
+/* The descriptor row of the stack (arch.h agm_arch.stack) that m->stack
+ * asks for is the one read: agm_read_config with m->stack set first. */
+
+/* T5's bucket of the relative position rel = key − query
+ * (modeling_t5.py _relative_position_bucket, its float32 logarithm). */
+int agm_t5_bucket(int rel, int bidirectional, int num_buckets, int max_distance);
 
 /* "(3, 64, 64)", "(5,)": a shape for messages, as numpy prints it. */
 void agm_shape_str(char *buf, size_t size, int ndim, const size_t *shape);

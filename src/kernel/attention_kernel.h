@@ -60,6 +60,13 @@ typedef struct {
     ag_alibi_kind alibi; /* AG_ALIBI_NONE, or the bias slope·(j − off) every
                             score gets (attngeom/model.h) */
     double slope;   /* this head's ALiBi slope (the caller sets it per head) */
+    size_t n_kv;    /* keys per query: 0 means n (self-attention); a
+                       cross-attention's source length (not causal, no
+                       window) */
+    const void *bias; /* NULL, or this head's additive scores (n, n_kv
+                         values of the pass's type R, row stride n_kv),
+                         added after the scale: T5's relative position
+                         bias (modeling_t5.py `scores += position_bias`) */
 } agk_head;
 
 /* NULL if r can be given to ag_rope_inv_freq for heads of head_dim values
@@ -115,7 +122,8 @@ size_t agk_attend_scratch_f64(const agk_head *c, size_t n);
 
 /* One head: its probabilities p (n, n) and its output ctx (n rows, stride
  * ldctx, head_dim values) = P V, from q, k, v (n rows each, strides ldq,
- * ldk, ldv, head_dim values; already rotated: the caller picks the kv head
+ * ldk, ldv, head_dim values; with c->n_kv set, k and v have n_kv rows and
+ * p, pd, sd are (n, n_kv); already rotated: the caller picks the kv head
  * of a query head). pd (n, n), unless NULL, gets p as doubles where a key
  * can be visible (j < i + 1 when causal): the rest, zero for every head of
  * every layer, is left to the caller to zero once. sd (n, n), unless

@@ -69,12 +69,13 @@ void KFN(agk_rope_apply_pairs)(R *x, size_t n, size_t ld, int heads, int head_di
  * float sums are closer to exact than a naive float loop), the hidden ones
  * exactly 0, as HF's finfo.min mask gives after exp. sd (n doubles, or
  * NULL) gets the row's scores as the softmax takes them: scale·r_j rounded
- * to R (the capped value with a cap), −inf on the hidden keys. The scale multiplies
+ * to R (the capped value with a cap), −inf on the hidden keys. A bias
+ * (c->bias, row `row` of it) is added to the scaled score. The scale multiplies
  * the finished product, as HF's `matmul(q, kᵀ) * scaling` (and a GEMM's
  * alpha) do. Returns 1 when a probability is not finite (an overflowing
  * score). */
 static int KFN(agk_row)(R *r, size_t n, size_t lo, size_t hi, R scale, double softcap,
-                        double *sd, const agk_head *c)
+                        double *sd, const agk_head *c, size_t row)
 {
     if (c->alibi != AG_ALIBI_NONE) { // the bias in R, as HF's float32 alibi tensor
         R slope = (R)c->slope, off = c->alibi == AG_ALIBI_MPT ? (R)(n - 1) : 0;
@@ -82,6 +83,12 @@ static int KFN(agk_row)(R *r, size_t n, size_t lo, size_t hi, R scale, double so
             R b = slope * ((R)j - off);
             r[j] = c->alibi == AG_ALIBI_FALCON ? (r[j] + b) * scale : r[j] * scale + b;
         }
+        scale = 1;
+    }
+    if (c->bias) { // T5: scores = q·k + position_bias (modeling_t5.py T5Attention), in R
+        const R *b = (const R *)c->bias + row * n;
+        for (size_t j = lo; j < hi; j++)
+            r[j] = r[j] * scale + b[j];
         scale = 1;
     }
     if (softcap > 0) {
@@ -108,24 +115,25 @@ size_t KFN(agk_attend_head)(const agk_head *c, size_t n, const R *q, size_t ldq,
                             double *pd, double *sd, R *scratch)
 {
     KFN(agk_mm) mm;
-    KFN(mm_prepare)(&mm, (size_t)c->head_dim, n, k, ldk, v, ldv, scratch);
+    size_t nk = c->n_kv ? c->n_kv : n; // keys: n, or a cross-attention's source
+    KFN(mm_prepare)(&mm, (size_t)c->head_dim, nk, k, ldk, v, ldv, scratch);
     size_t bad = n;
     for (size_t i0 = 0; i0 < n; i0 += AGK_ROWS) {
-        size_t i1 = i0 + AGK_ROWS < n ? i0 + AGK_ROWS : n, keys = c->causal ? i1 : n;
-        KFN(mm_scores)(&mm, i1 - i0, keys, q + i0 * ldq, ldq, p + i0 * n, n);
+        size_t i1 = i0 + AGK_ROWS < n ? i0 + AGK_ROWS : n, keys = c->causal ? i1 : nk;
+        KFN(mm_scores)(&mm, i1 - i0, keys, q + i0 * ldq, ldq, p + i0 * nk, nk);
         for (size_t i = i0; i < i1; i++) {
             size_t lo, hi;
-            agk_visible(c, n, i, &lo, &hi);
-            if (KFN(agk_row)(p + i * n, n, lo, hi, (R)c->scale, c->softcap,
-                               sd ? sd + i * n : NULL, c) &&
+            agk_visible(c, nk, i, &lo, &hi);
+            if (KFN(agk_row)(p + i * nk, nk, lo, hi, (R)c->scale, c->softcap,
+                               sd ? sd + i * nk : NULL, c, i) &&
                 bad == n)
                 bad = i;
             if (pd) // causal: past hi zero in every layer, left as the caller keeps it;
                     // a band's hidden keys past hi differ by layer (ModernBERT)
-                KFN(widen)(p + i * n, pd + i * n, c->causal ? hi : n);
+                KFN(widen)(p + i * nk, pd + i * nk, c->causal ? hi : nk);
         }
         if (v)
-            KFN(mm_mix)(&mm, i1 - i0, keys, p + i0 * n, n, ctx + i0 * ldctx, ldctx);
+            KFN(mm_mix)(&mm, i1 - i0, keys, p + i0 * nk, nk, ctx + i0 * ldctx, ldctx);
     }
     return bad;
 }

@@ -117,29 +117,35 @@ int agp_read_tokens(const char *path, size_t n, char ***tokens, ag_error *err)
     return rc;
 }
 
-/* The patch grid R x C of a ViT's n = 1 + R·C tokens: --grid, or the
- * square one (patches: when n − 1 is a square). */
+/* The patch grid R x C of a ViT's n = 1 + G + R·C tokens (G =
+ * o->registers, DINOv2's register tokens after the CLS token): --grid, or
+ * the square one (patches: when n − 1 − G is a square). */
 static int patch_grid(const ag_run_plot_spec *o, size_t n, size_t *R, size_t *C, ag_error *err)
 {
+    size_t G = o->registers, np = n > 1 + G ? n - 1 - G : 0;
     *R = o->grid_rows, *C = o->grid_cols;
     if (!*R) {
-        size_t g = (size_t)llround(sqrt((double)(n - 1)));
-        if (n < 2 || g * g != n - 1)
-            return ag_error_set(err, AG_ESHAPE, "%s: %zu tokens are not a CLS token and a "
-                                "square patch grid: give --grid RxC", o->input, n);
+        size_t g = (size_t)llround(sqrt((double)np));
+        if (!np || g * g != np)
+            return ag_error_set(err, AG_ESHAPE, "%s: %zu tokens are not a CLS token%s and a "
+                                "square patch grid: give --grid RxC%s", o->input, n,
+                                G ? ", the --registers" : "",
+                                G ? "" : ", or --registers N for a model's register tokens (info's \"registers\")");
         *R = *C = g;
     }
-    if (*R * *C + 1 != n)
-        return ag_error_set(err, AG_ESHAPE, "%s: --grid %zux%zu means %zu tokens (CLS and the "
-                            "patches), the matrix has %zu", o->input, *R, *C, *R * *C + 1, n);
+    if (*R * *C != np || n < 1 + G)
+        return ag_error_set(err, AG_ESHAPE, "%s: --grid %zux%zu means %zu tokens (CLS%s and the "
+                            "patches), the matrix has %zu", o->input, *R, *C, *R * *C + 1 + G,
+                            G ? ", the --registers" : "", n);
     return AG_OK;
 }
 
 /* ViT token labels: "CLS", then "(r,c)" row by row (modeling_vit.py
- * ViTEmbeddings: the CLS token, then the patches flattened row-major). */
+ * ViTEmbeddings: the CLS token, then the patches flattened row-major);
+ * DINOv2's registers between them "[REG0]" ... (Dinov2WithRegistersEmbeddings). */
 static int patch_labels(const ag_run_plot_spec *o, size_t n, char ***labels, ag_error *err)
 {
-    size_t R, C;
+    size_t R, C, G = o->registers;
     *labels = NULL;
     int rc = patch_grid(o, n, &R, &C, err);
     if (rc != AG_OK)
@@ -147,8 +153,9 @@ static int patch_labels(const ag_run_plot_spec *o, size_t n, char ***labels, ag_
     if (!(*labels = calloc(n, sizeof **labels)))
         return ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
     for (size_t k = 0; k < n; k++)
-        if ((k ? asprintf(&(*labels)[k], "(%zu,%zu)", (k - 1) / C, (k - 1) % C)
-               : asprintf(&(*labels)[k], "CLS")) < 0) {
+        if ((k > G ? asprintf(&(*labels)[k], "(%zu,%zu)", (k - 1 - G) / C, (k - 1 - G) % C)
+             : k   ? asprintf(&(*labels)[k], "[REG%zu]", k - 1)
+                   : asprintf(&(*labels)[k], "CLS")) < 0) {
             (*labels)[k] = NULL;
             return ag_error_set(err, AG_ENOMEM, "%s: out of memory", o->input);
         }
@@ -164,7 +171,7 @@ static int plot_attention(const ag_run_plot_spec *o, const ag_array *a, ag_plot_
     int rc = agp_pick_matrix(o, a, &M, &n, err);
     if (rc == AG_OK && o->tokens)
         rc = agp_read_tokens(o->tokens, n, &tokens, err);
-    else if (rc == AG_OK && o->grid_rows)
+    else if (rc == AG_OK && (o->grid_rows || o->registers))
         rc = patch_labels(o, n, &tokens, err);
     if (rc == AG_OK)
         rc = agp_grid_fits(o, "an attention matrix", n, "queries", n, "keys",
@@ -317,7 +324,8 @@ static int plot_similarity(const ag_run_plot_spec *o, const ag_array *a, ag_plot
 }
 
 /* One query's row of a ViT head, its weights on the patches laid out as
- * the R x C grid (the CLS key's weight is not drawn: it is in the title). */
+ * the R x C grid (the CLS key's weight is not drawn: it is in the title,
+ * with the registers' total when --registers). */
 static int plot_patches(const ag_run_plot_spec *o, const ag_array *a, ag_plot_output *fig,
                         ag_error *err)
 {
@@ -334,18 +342,28 @@ static int plot_patches(const ag_run_plot_spec *o, const ag_array *a, ag_plot_ou
                           "tokens", o->input, q, n);
     if (rc != AG_OK)
         return rc;
-    char who[64], title[192];
-    if (q)
-        snprintf(who, sizeof who, "patch (%zu,%zu)", (q - 1) / C, (q - 1) % C);
+    size_t G = o->registers; /* the keys 1..G are registers: in the title, not the grid */
+    char who[64], keys[96], title[256];
+    double reg = 0;
+    for (size_t k = 1; k <= G; k++)
+        reg += M[q * n + k];
+    if (q > G)
+        snprintf(who, sizeof who, "patch (%zu,%zu)", (q - 1 - G) / C, (q - 1 - G) % C);
+    else if (q)
+        snprintf(who, sizeof who, "[REG%zu]", q - 1);
     else
         snprintf(who, sizeof who, "CLS");
-    if (a->ndim == 4)
-        snprintf(title, sizeof title, "layer %d, head %d: %s \xe2\x86\x92 patches (CLS key %.3g)",
-                 layer_of(o), head_of(o), who, M[q * n]);
+    if (G)
+        snprintf(keys, sizeof keys, "CLS key %.3g, registers %.3g", M[q * n], reg);
     else
-        snprintf(title, sizeof title, "%s \xe2\x86\x92 patches (CLS key %.3g)", who, M[q * n]);
+        snprintf(keys, sizeof keys, "CLS key %.3g", M[q * n]);
+    if (a->ndim == 4)
+        snprintf(title, sizeof title, "layer %d, head %d: %s \xe2\x86\x92 patches (%s)",
+                 layer_of(o), head_of(o), who, keys);
+    else
+        snprintf(title, sizeof title, "%s \xe2\x86\x92 patches (%s)", who, keys);
     ag_plot_grid g = {.size = sizeof(ag_plot_grid),
-        .rows = R, .cols = C, .values = M + q * n + 1,
+        .rows = R, .cols = C, .values = M + q * n + 1 + G,
         .title = agp_title(o, title), .row_title = "patch row", .col_title = "patch column",
         .value_title = "attention weight", .show_values = o->values, .square = 1,
         .vmin = isnan(o->vmin) ? 0 : o->vmin, .vmax = o->vmax};

@@ -13,13 +13,10 @@ int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,
     *x = (agr_layer_extra){.rope = g->rope_extra};
     x->rope.interleaved = 0; /* ag_model_attn_weights de-interleaved GPT-J's pairs */
     x->alibi = g->alibi;
-    if (x->alibi != AG_ALIBI_NONE) { /* the pass's slopes, from the same config */
-        if (!(x->slopes = malloc((size_t)w->n_head * sizeof *x->slopes)))
-            return ag_error_set(err, AG_ENOMEM, "out of memory for %d ALiBi slopes", w->n_head);
-        if (ag_alibi_slopes(x->alibi, w->n_head, g->alibi_bias_max, x->slopes) != AG_OK)
-            return ag_error_set(err, AG_EINVAL, "layer %d: no ALiBi slopes for %d heads", layer,
-                                w->n_head);
-    }
+    x->slopes = ag_model_alibi_slopes(m); /* the pass's own, formed once per model */
+    if (x->alibi != AG_ALIBI_NONE && (!x->slopes || w->n_head > g->n_head))
+        return ag_error_set(err, AG_EINVAL, "layer %d: no ALiBi slopes for %d heads", layer,
+                            w->n_head);
     int rc = ag_model_qk_norm(m, layer, &x->gq, &x->gk, err);
     if (rc != AG_OK || !x->gq.data)
         return rc;
@@ -41,7 +38,6 @@ void agr_layer_extra_head(const agr_layer_extra *x, int h, ag_head_extra *ex)
 void agr_layer_extra_free(agr_layer_extra *x)
 {
     free(x->qk);
-    free(x->slopes);
     ag_array_free(&x->gq);
     ag_array_free(&x->gk);
     *x = (agr_layer_extra){0};

@@ -129,13 +129,14 @@ static json_t *biases(const ag_model_config *g)
 /* ALiBi: the kind (whose HF formula gives the slopes and where the bias
  * enters, attngeom/model.h) and every head's slope, as text ("0.5 0.25
  * ...", %.9g: enough to tell float32 values apart), like window_layers. */
-static void alibi_json(const ag_model_config *g, json_t *o)
+static void alibi_json(const ag_model *m, json_t *o)
 {
     static const char *const kinds[] = {"none", "bloom", "mpt", "falcon"};
-    double *s = malloc((size_t)g->n_head * sizeof *s);
+    const ag_model_config *g = ag_model_get_config(m);
+    const double *s = ag_model_alibi_slopes(m);
     char *text = malloc((size_t)g->n_head * 18 + 1);
     size_t len = 0;
-    if (s && text && ag_alibi_slopes(g->alibi, g->n_head, g->alibi_bias_max, s) == AG_OK)
+    if (s && text)
         for (int h = 0; h < g->n_head; h++)
             len += (size_t)sprintf(text + len, h ? " %.9g" : "%.9g", s[h]); /* <= 17 chars + space */
     json_object_set_new(o, "alibi", json_string(kinds[g->alibi]));
@@ -143,7 +144,6 @@ static void alibi_json(const ag_model_config *g, json_t *o)
         json_object_set_new(o, "alibi_bias_max", json_real(g->alibi_bias_max));
     if (text && len)
         json_object_set_new(o, "alibi_slopes", json_stringn(text, len));
-    free(s);
     free(text);
 }
 
@@ -184,7 +184,7 @@ static void wiring_json(const ag_model *m, json_t *o)
     static const char *const mlp[] = {"down(act(up x))", "down(act(gate x) * up x)",
                                       "down(act(gate x) * up x), fused gate_up"};
     static const char *const pos[] = {"learned", "learned, counted from pad_token_id + 1", "rotary",
-                                      "ALiBi"};
+                                      "ALiBi", "relative buckets (T5)"};
     const ag_model_config *g = ag_model_get_config(m);
     json_object_set_new(o, "norm", json_string(norms[g->norm]));
     json_object_set_new(o, "norm_eps", json_real(g->norm_eps));
@@ -206,7 +206,7 @@ static void wiring_json(const ag_model *m, json_t *o)
     json_object_set_new(o, "biases", biases(g));
     json_object_set_new(o, "positions", json_string(pos[g->positions]));
     if (g->positions == AG_POS_ALIBI)
-        alibi_json(g, o);
+        alibi_json(m, o);
     else if (g->positions != AG_POS_ROPE)
         json_object_set_new(o, "position_offset", json_integer(g->position_offset));
     else
@@ -227,7 +227,8 @@ static void wiring_json(const ag_model *m, json_t *o)
 
 /* What the pass takes: "input" tokens, pixels or features; for a tensor
  * model its shape ("[3, 224, 224]"; Whisper "[80, 1..3000]": any
- * frame count up to the most) and a ViT's patch grid. */
+ * frame count up to the most), a ViT's patch grid and DINOv2's register
+ * tokens (rows 1..R, Darcet et al. 2024, Sec. 2.2). */
 static void input_json(const ag_model *m, json_t *o)
 {
     static const char *const kinds[] = {"tokens", "pixels", "features"};
@@ -246,6 +247,13 @@ static void input_json(const ag_model *m, json_t *o)
         snprintf(text, sizeof text, "%dx%d", g->image_height / g->patch_height,
                  g->image_width / g->patch_width);
         json_object_set_new(o, "patch_grid", json_string(text));
+    }
+    if (g->n_registers) { /* only where set: earlier models' info unchanged */
+        json_object_set_new(o, "registers", json_integer(g->n_registers));
+        char layout[192];
+        snprintf(layout, sizeof layout, "0 [CLS], 1..%d registers [REG0]..[REG%d] (no position embedding), then the patches",
+                 g->n_registers, g->n_registers - 1);
+        json_object_set_new(o, "token_layout", json_string(layout));
     }
 }
 
@@ -272,14 +280,37 @@ static json_t *config_json(const ag_model *m)
     return o;
 }
 
+/* An encoder–decoder folder: "config" the encoder's, "decoder_config"
+ * the decoder's (with its cross-attention), "stacks" in words. */
+static int info_seq2seq(const char *dir, json_t *root, ag_error *err)
+{
+    ag_seq2seq *s = NULL;
+    int status = ag_seq2seq_load(dir, &s, err);
+    if (status != AG_OK)
+        return status;
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER), *dec = ag_seq2seq_stack(s, AG_STACK_DECODER);
+    char text[160];
+    snprintf(text, sizeof text, "encoder (%d layers, \"config\"), decoder (%d layers, each self- and cross-attention, \"decoder_config\")",
+             ag_model_get_config(enc)->n_layer, ag_model_get_config(dec)->n_layer);
+    json_object_set_new(root, "kind", json_string("model"));
+    json_object_set_new(root, "encoder_decoder", json_true());
+    json_object_set_new(root, "stacks", json_string(text));
+    json_object_set_new(root, "config", config_json(enc));
+    json_object_set_new(root, "decoder_config", config_json(dec));
+    ag_seq2seq_free(s);
+    return AG_OK;
+}
+
 static int info_model(const char *dir, json_t *root, ag_error *err)
 {
     ag_model *m = NULL;
-    int status = ag_model_load(dir, &m, err);
+    int status = ag_model_dir_is_seq2seq(dir) ? info_seq2seq(dir, root, err) : ag_model_load(dir, &m, err);
     if (status != AG_OK)
         return status;
-    json_object_set_new(root, "kind", json_string("model"));
-    json_object_set_new(root, "config", config_json(m));
+    if (m) {
+        json_object_set_new(root, "kind", json_string("model"));
+        json_object_set_new(root, "config", config_json(m));
+    }
     if (ag_model_is_tower(m)) { /* a clip folder: the tower follows the input */
         ag_model_free(m);
         m = NULL;

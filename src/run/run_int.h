@@ -115,11 +115,11 @@ typedef struct {
     ag_head_qk_norm *qk;    /* (n_head), NULL without a QK-norm */
     ag_rope_extra rope;
     ag_alibi_kind alibi;    /* cfg.alibi */
-    double *slopes;         /* (n_head) ag_alibi_slopes of it; NULL without ALiBi */
+    const double *slopes;   /* (n_head) ag_model_alibi_slopes, m's; NULL without ALiBi */
 } agr_layer_extra;
 
 /* Fill *x for `layer` of m, whose attention weights are w (ALiBi's slopes
- * from ag_alibi_slopes of m's config, as the pass forms them). AG_ENOMEM or
+ * m's own, ag_model_alibi_slopes: x must not outlive m). AG_ENOMEM or
  * ag_model_qk_norm's errors; *x is to be freed with agr_layer_extra_free
  * in every case. */
 int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,

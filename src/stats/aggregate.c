@@ -64,6 +64,8 @@ const char *const ag_identifying_keys[] = {
     "model", "normalizer", "temperature", "layer", "head", "layer_a", "head_a", "layer_b", "head_b", "metric", "text", "input",
     "batch", NULL};
 
+const char *const agg_size_keys[] = {"rows", "cols", NULL};
+
 /* The keys that name a record's input (a text's line, an image or sound
  * file, a sequence of a batch given to the Python package): the default
  * grouping pools over them. */
@@ -72,12 +74,17 @@ static int names_input(const char *key)
     return strcmp(key, "text") == 0 || strcmp(key, "input") == 0 || strcmp(key, "batch") == 0;
 }
 
-static int identifying(const char *key)
+int agg_key_listed(const char *const *list, const char *key)
 {
-    for (const char *const *k = ag_identifying_keys; *k; k++)
+    for (const char *const *k = list; *k; k++)
         if (strcmp(*k, key) == 0)
             return 1;
     return 0;
+}
+
+static int identifying(const char *key)
+{
+    return agg_key_listed(ag_identifying_keys, key);
 }
 
 static void free_cells(ag_cell *cells, size_t n)

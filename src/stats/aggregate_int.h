@@ -103,6 +103,15 @@ const agg_stat *agg_stat_of(const ag_aggregate *a, const agg_group *g, size_t me
 
 /* Index of metric `name` in a, or -1. */
 int agg_metric_index(const ag_aggregate *a, const char *name);
+/* The keys that give a record's size rather than measure it: "rows" and
+ * "cols", the matrix of a head (its tokens). aggregate reports their
+ * spread like a metric's (a group's mean length), but compare leaves them
+ * out of its default metrics: a difference of lengths is no finding, and
+ * testing it would enlarge the Holm and BH families. NULL-terminated. */
+extern const char *const agg_size_keys[];
+/* 1 when key is one of the NULL-terminated list (ag_identifying_keys,
+ * agg_size_keys), else 0. */
+int agg_key_listed(const char *const *list, const char *key);
 /* The group of a with b's group g's keys, or -1. */
 long agg_find_group(const ag_aggregate *a, const agg_group *g);
 /* Columns of the group keys an output shows (by_default: those present):

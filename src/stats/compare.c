@@ -126,6 +126,8 @@ static int pick_metrics(const ag_aggregate *a, const ag_aggregate *b,
         return ag_error_set(err, AG_ENOMEM, "out of memory");
     for (size_t k = 0; k < cap; k++) {
         const char *name = opt->metrics ? opt->metrics[k] : a->metric[k];
+        if (!opt->metrics && agg_key_listed(agg_size_keys, name))
+            continue; /* sizes are not findings (aggregate_int.h) */
         int ma = agg_metric_index(a, name), mb = agg_metric_index(b, name);
         if (opt->metrics && (!usable(a, ma) || !usable(b, mb)))
             return ag_error_set(err, AG_ENOTFOUND, "%s: '%s' is not a numeric key of its records",

@@ -17,6 +17,7 @@
 
 #include "attngeom.h"
 #include "../../analysis/metrics_int.h" // the layouts of records and selections
+#include "../util/test_metrics_util.h"
 
 #define TOL 1e-13
 
@@ -38,35 +39,14 @@ static result curv(const double *A, size_t m, size_t n, double tau)
     return out;
 }
 
-static void expect_num(const ag_record *r, ag_metric k, double want)
-{
-    cr_assert_eq(r->kind[k], AG_V_NUMBER, "%s: expected a number, kind %d", ag_metric_name(k),
-                 r->kind[k]);
-    cr_assert(fabs(r->value[k] - want) <= TOL * fmax(1, fabs(want)),
-              "%s = %.17g, expected %.17g", ag_metric_name(k), r->value[k], want);
-}
-
-static void expect_null(const ag_record *r, ag_metric k)
-{
-    cr_assert_eq(r->kind[k], AG_V_NULL, "%s: expected null, kind %d value %g",
-                 ag_metric_name(k), r->kind[k], r->value[k]);
-}
-
-static void expect_edges(const ag_record *r, long want)
-{
-    cr_assert_eq(r->kind[AG_M_EDGES], AG_V_INTEGER, "edges: not an integer");
-    cr_assert_eq((long)r->value[AG_M_EDGES], want, "edges = %g, expected %ld",
-                 r->value[AG_M_EDGES], want);
-}
-
 static void expect_all(const ag_record *r, long edges, double fmean, double fmin, double kmean,
                        double kmin)
 {
-    expect_edges(r, edges);
-    expect_num(r, AG_M_FORMAN_MEAN, fmean);
-    expect_num(r, AG_M_FORMAN_MIN, fmin);
-    expect_num(r, AG_M_OLLIVIER_MEAN, kmean);
-    expect_num(r, AG_M_OLLIVIER_MIN, kmin);
+    expect_int(r, AG_M_EDGES, edges);
+    expect_num_rel(r, AG_M_FORMAN_MEAN, fmean, TOL);
+    expect_num_rel(r, AG_M_FORMAN_MIN, fmin, TOL);
+    expect_num_rel(r, AG_M_OLLIVIER_MEAN, kmean, TOL);
+    expect_num_rel(r, AG_M_OLLIVIER_MIN, kmin, TOL);
 }
 
 /* Symmetric n×n matrix with unit weight on the listed pairs. */
@@ -234,9 +214,9 @@ Test(curvature, weighted_forman_triangle)
 {
     const double A[9] = {0.3, 0.6, 0.15, 0.2, 0.1, 0.25, 0.05, 0.15, 0.8};
     result r = curv(A, 3, 3, 0.05);
-    expect_edges(&r.r, 3);
-    expect_num(&r.r, AG_M_FORMAN_MEAN, (3.5 - 3 * sqrt(2)) / 3);
-    expect_num(&r.r, AG_M_FORMAN_MIN, -sqrt(2));
+    expect_int(&r.r, AG_M_EDGES, 3);
+    expect_num_rel(&r.r, AG_M_FORMAN_MEAN, (3.5 - 3 * sqrt(2)) / 3, TOL);
+    expect_num_rel(&r.r, AG_M_FORMAN_MIN, -sqrt(2), TOL);
     double m[3][3] = {{0.5, 0.4, 0.1}, {1.0 / 3, 0.5, 1.0 / 6}, {1.0 / 6, 1.0 / 3, 0.5}};
     double ksum = 0, kmin = 1;
     for (int i = 0; i < 3; i++)
@@ -247,15 +227,15 @@ Test(curvature, weighted_forman_triangle)
             ksum += 1 - tv;
             kmin = fmin(kmin, 1 - tv);
         }
-    expect_num(&r.r, AG_M_OLLIVIER_MEAN, ksum / 3);
-    expect_num(&r.r, AG_M_OLLIVIER_MIN, kmin);
+    expect_num_rel(&r.r, AG_M_OLLIVIER_MEAN, ksum / 3, TOL);
+    expect_num_rel(&r.r, AG_M_OLLIVIER_MIN, kmin, TOL);
     /* τ = 0.15: only the pairs 0–1 (0.4) and 1–2 (0.2) remain, a path
      * 0–1–2 with weights: F(0,1) = 2 − √(0.4/0.2) = 2 − √2,
      * F(1,2) = 2 − √(0.2/0.4) = 2 − √½. */
     r = curv(A, 3, 3, 0.15);
-    expect_edges(&r.r, 2);
-    expect_num(&r.r, AG_M_FORMAN_MEAN, (4 - sqrt(2) - sqrt(0.5)) / 2);
-    expect_num(&r.r, AG_M_FORMAN_MIN, 2 - sqrt(2));
+    expect_int(&r.r, AG_M_EDGES, 2);
+    expect_num_rel(&r.r, AG_M_FORMAN_MEAN, (4 - sqrt(2) - sqrt(0.5)) / 2, TOL);
+    expect_num_rel(&r.r, AG_M_FORMAN_MIN, 2 - sqrt(2), TOL);
 }
 
 /* τ = 0 admits every pair (W_ij ≥ 0 always holds): the complete graph, with
@@ -272,25 +252,25 @@ Test(curvature, zero_threshold_complete_graph)
 {
     double *A = path_matrix(4);
     result r = curv(A, 4, 4, 0);
-    expect_edges(&r.r, 6);
+    expect_int(&r.r, AG_M_EDGES, 6);
     expect_null(&r.r, AG_M_FORMAN_MEAN);
     expect_null(&r.r, AG_M_FORMAN_MIN);
-    expect_num(&r.r, AG_M_OLLIVIER_MEAN, 5.0 / 12);
-    expect_num(&r.r, AG_M_OLLIVIER_MIN, 0);
+    expect_num_rel(&r.r, AG_M_OLLIVIER_MEAN, 5.0 / 12, TOL);
+    expect_num_rel(&r.r, AG_M_OLLIVIER_MIN, 0, TOL);
     free(A);
     /* I₂ at τ = 0: one edge of weight 0 with no other neighbour: F = 2 − 0 − 0
      * = 2 is finite; m_0 is 0/0 (no positive weight): Ollivier null. */
     const double I2[4] = {1, 0, 0, 1};
     r = curv(I2, 2, 2, 0);
-    expect_edges(&r.r, 1);
-    expect_num(&r.r, AG_M_FORMAN_MEAN, 2);
-    expect_num(&r.r, AG_M_FORMAN_MIN, 2);
+    expect_int(&r.r, AG_M_EDGES, 1);
+    expect_num_rel(&r.r, AG_M_FORMAN_MEAN, 2, TOL);
+    expect_num_rel(&r.r, AG_M_FORMAN_MIN, 2, TOL);
     expect_null(&r.r, AG_M_OLLIVIER_MEAN);
     expect_null(&r.r, AG_M_OLLIVIER_MIN);
     /* an isolated token (row and column 2 zero off the diagonal) */
     const double B[9] = {0, 1, 0, 1, 0, 0, 0, 0, 1};
     r = curv(B, 3, 3, 0);
-    expect_edges(&r.r, 3);
+    expect_int(&r.r, AG_M_EDGES, 3);
     expect_null(&r.r, AG_M_FORMAN_MEAN);
     expect_null(&r.r, AG_M_OLLIVIER_MIN);
     /* the same at the default τ = 1/3: just the edge 0–1, K₂ */
@@ -305,20 +285,20 @@ Test(curvature, null_cases)
     for (int i = 0; i < 5; i++)
         I5[i * 5 + i] = 1;
     result r = curv(I5, 5, 5, -1);
-    expect_edges(&r.r, 0);
+    expect_int(&r.r, AG_M_EDGES, 0);
     for (ag_metric k = AG_M_FORMAN_MEAN; k <= AG_M_OLLIVIER_MIN; k++)
         expect_null(&r.r, k);
     /* 1×1 */
     const double one[1] = {1};
     r = curv(one, 1, 1, -1);
-    expect_edges(&r.r, 0);
+    expect_int(&r.r, AG_M_EDGES, 0);
     expect_null(&r.r, AG_M_OLLIVIER_MEAN);
     /* τ = 1 on uniform attention: no pair reaches 1 */
     double U[16];
     for (int k = 0; k < 16; k++)
         U[k] = 0.25;
     r = curv(U, 4, 4, 1);
-    expect_edges(&r.r, 0);
+    expect_int(&r.r, AG_M_EDGES, 0);
     expect_null(&r.r, AG_M_FORMAN_MIN);
     /* a negative entry: all five null, edges too */
     U[6] = -1e-300;
@@ -328,7 +308,7 @@ Test(curvature, null_cases)
     /* −0.0 is not negative */
     U[6] = -0.0;
     r = curv(U, 4, 4, -1);
-    expect_edges(&r.r, 5);
+    expect_int(&r.r, AG_M_EDGES, 5);
     /* non-square */
     double X[6] = {0.5, 0.5, 0, 0.2, 0.3, 0.5};
     r = curv(X, 2, 3, -1);

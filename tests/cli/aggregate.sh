@@ -55,6 +55,10 @@ check "table: mean ± half-width" grep -q ' ± ' out.table
 check "compare of a file with itself: diff 0, p 1" \
     grep -q '^"sink_mass","text",4,4,8,\([0-9.e-]*\),\1,0,-[0-9.e-]*,[0-9.e-]*,0,6,1,1,1,0,' cmp.csv
 check "compare: booleans without spread have no test" grep -q '^"causal","text",4,4,8,1,1,0,,,,,,,,,,$' cmp.csv
+check "compare: the metrics, not the sizes rows and cols" test "$(cut -d, -f1 cmp.csv | tr '\n' ' ')" = \
+    'metric "causal" "entropy_mean" "sink_mass" '
+"$CLI" compare per.json per.csv --metrics rows --format csv > rows.csv
+check "compare --metrics rows: a size when asked for" grep -q '^"rows","text",4,4,8,' rows.csv
 "$CLI" compare per.json per.jsonl --metrics sink_mass --permutations 200 --seed 3 --format csv > perm.csv
 check "compare --permutations adds p_perm" test "$(head -1 perm.csv)" = \
     "metric,unit,n_a,n_b,n_units,mean_a,mean_b,diff,ci_low,ci_high,t,df,p,p_holm,q_bh,hedges_g,hedges_g_ci_low,hedges_g_ci_high,p_perm,p_perm_holm,q_perm_bh"

@@ -3,14 +3,14 @@
 # (docs/cli.md, "Images and audio"); their values against the references
 # are tests/ref/check_media_cli.py's (make ref-test). Here: every command
 # runs on tiny-vit and tiny-whisper (analyze, attention, residual, rollout,
-# similarity, weights, info) with values checked where a closed form
+# similarity, weights, info; analyze, weights and info on tiny-dinov2-reg) with values checked where a closed form
 # exists; records name the input; -j 1, 2 and 3 give the same bytes on an
 # image list and an audio list; bad images and sound files (truncated PNG,
 # JPEG and WAV, an 8 kHz WAV, an empty and a zero-byte WAV, a PNG claiming
 # huge dimensions, a list naming a missing file) give exactly one stderr
 # line naming the file, exit 1, and leave -o and --save-input untouched;
-# usage errors for options of the other kind; plot --kind patches and
-# --grid. Run from the repository root.
+# usage errors for options of the other kind; plot --kind patches,
+# --grid and --registers. Run from the repository root.
 
 . "$(dirname "$0")/lib.sh"
 ag_setup "$@"
@@ -96,6 +96,18 @@ runj info.txt info "$VIT"
 check "info shows the input kind, shape and patch grid" \
     grep -q "input_shape *\[3, 32, 32\]" info.txt
 check "info: patch grid" grep -q "patch_grid *4x4" info.txt
+REG=$ROOT/tests/data/models/tiny-dinov2-reg
+runj infor.txt info "$REG"
+check "info on DINOv2 with registers: 3 registers, rows 1..3" \
+    grep -q "token_layout *0 \[CLS\], 1..3 registers \[REG0\]..\[REG2\]" infor.txt
+check "info: registers 3, 20 tokens" grep -q "registers *3" infor.txt
+runj reg.json analyze "$REG" --image "$IMG/rgb8_37x23.png" --metrics all --format json
+PYSCRIPT='rs = records(a[0])
+assert len(rs) == 8 and all(r["rows"] == 20 and r["row_sum_error"] < 1e-5 for r in rs), rs[0]'
+pycheck "analyze --metrics all on DINOv2 with registers: 8 heads of 1 + 3 + 16 rows" reg.json
+runj regw.json weights "$REG" --format json
+PYSCRIPT='assert len(records(a[0])) == 8'
+pycheck "weights on DINOv2 with registers: 2 x 4 heads" regw.json
 runj infow.txt info "$WH"
 check "info on whisper: features [80, 1..3000]" grep -q "input_shape *\[80, 1..3000\]" infow.txt
 
@@ -195,4 +207,18 @@ pdf_has grid.pdf "CLS" "(0,0)" "(3,3)"
 runj q.txt plot a.npy --kind patches --query 6 -o q.pdf
 check "plot --kind patches --query 6: patch (1,1)"
 pdf_has q.pdf "patch (1,1)"
+# DINOv2 with registers: CLS, 3 registers, then the 4 x 4 patches
+"$CLI" attention "$REG" --image "$IMG/rgb8_37x23.png" -o reg.npy 2>/dev/null
+runj rg.txt plot reg.npy --kind attention --registers 3 -o rgrid.pdf
+check "plot --kind attention --registers 3: CLS, [REG0].., (r,c) labels"
+pdf_has rgrid.pdf "CLS" "[REG0]" "[REG2]" "(0,0)" "(3,3)"
+runj rp.txt plot reg.npy --kind patches --registers 3 --query 2 -o rp.pdf
+check "plot --kind patches --registers 3 --query 2: a register's row, the registers' weight"
+pdf_has rp.pdf "[REG1]" "registers"
+runj rp5.txt plot reg.npy --kind patches --registers 3 --query 5 --grid 4x4 -o rp5.pdf
+check "plot --kind patches --registers 3 --query 5: patch (0,1)"
+pdf_has rp5.pdf "patch (0,1)"
+run_case 1 "--registers" "plot --kind patches on 1 + 3 + 16 tokens without --registers" \
+    plot reg.npy --kind patches -o o/keep.svg
+run_case 2 "--registers" "--registers on another kind" plot reg.npy --kind spectrum --registers 3 -o o/keep.svg
 finish

@@ -81,24 +81,26 @@ expect_err() {
     grep -qF -- "$needle" "$T/err" || fail "no '$needle' in: $(cat "$T/err")"
     [ ! -e "$T/e.out" ] || fail "-o written by a failed run"
 }
-printf '{"text": "fine"}\n{"txt": "x"}\n' >"$T/b1.jsonl"
-expect_err "--jsonl: no text" 1 "b1.jsonl: line 2: no \"text\" string" \
-    "$CLI" tokenize "$GPT2" --jsonl "$T/b1.jsonl" --format jsonl -o "$T/e.out"
-printf '{"text": "fine"}\n{"text": 3}\n' >"$T/b2.jsonl"
-expect_err "--jsonl: text not a string" 1 "b2.jsonl: line 2: no \"text\" string" \
-    "$CLI" tokenize "$GPT2" --jsonl "$T/b2.jsonl" --format jsonl -o "$T/e.out"
-printf '["text"]\n' >"$T/b3.jsonl"
-expect_err "--jsonl: not an object" 1 "b3.jsonl: line 1: not a JSON object" \
-    "$CLI" tokenize "$GPT2" --jsonl "$T/b3.jsonl" --format jsonl -o "$T/e.out"
-printf '{"text": "a"}\n\n{"text": "b"}\n' >"$T/b4.jsonl"
-expect_err "--jsonl: a blank line" 1 "b4.jsonl: line 2: invalid JSON" \
-    "$CLI" tokenize "$GPT2" --jsonl "$T/b4.jsonl" --format jsonl -o "$T/e.out"
-printf 'ok\nbad \377 byte\n' >"$T/b5.txt"
-expect_err "--text-file: invalid UTF-8" 1 "b5.txt: line 2: text: invalid UTF-8 at byte 4" \
-    "$CLI" tokenize "$GPT2" --text-file "$T/b5.txt" --format jsonl -o "$T/e.out"
-printf '{"text": "ok \377"}\n' >"$T/b6.jsonl"
-expect_err "--jsonl: invalid UTF-8" 1 "b6.jsonl: line 1: invalid JSON" \
-    "$CLI" tokenize "$GPT2" --jsonl "$T/b6.jsonl" --format jsonl -o "$T/e.out"
+# A corpus file $T/FILE holding printf's CONTENT, read by OPTION: exit 1,
+# the message "FILE: NEEDLE".
+bad_corpus() {
+    DESC=$1
+    option=$2
+    file=$3
+    printf "$4" >"$T/$file"
+    expect_err "$DESC" 1 "$file: $5" \
+        "$CLI" tokenize "$GPT2" "$option" "$T/$file" --format jsonl -o "$T/e.out"
+}
+bad_corpus "--jsonl: no text" --jsonl b1.jsonl '{"text": "fine"}\n{"txt": "x"}\n' \
+    'line 2: no "text" string'
+bad_corpus "--jsonl: text not a string" --jsonl b2.jsonl '{"text": "fine"}\n{"text": 3}\n' \
+    'line 2: no "text" string'
+bad_corpus "--jsonl: not an object" --jsonl b3.jsonl '["text"]\n' 'line 1: not a JSON object'
+bad_corpus "--jsonl: a blank line" --jsonl b4.jsonl '{"text": "a"}\n\n{"text": "b"}\n' \
+    'line 2: invalid JSON'
+bad_corpus "--text-file: invalid UTF-8" --text-file b5.txt 'ok\nbad \377 byte\n' \
+    'line 2: text: invalid UTF-8 at byte 4'
+bad_corpus "--jsonl: invalid UTF-8" --jsonl b6.jsonl '{"text": "ok \377"}\n' 'line 1: invalid JSON'
 expect_err "a corpus needs --format jsonl" 2 "--format jsonl" \
     "$CLI" tokenize "$GPT2" --text-file "$T/c.txt"
 expect_err "one input" 2 "one of --text, --text-file, --jsonl" \

@@ -377,3 +377,33 @@ Test(alibi, head_extra_bias_rows)
     bad.alibi_slope = NAN;
     cr_expect_eq(ag_head_attention_ex(&in, &bad, A, &err), AG_EINVAL);
 }
+
+/* ag_model_alibi_slopes: the model's own slopes are ag_alibi_slopes of its
+ * config, value for value (what the pass adds and the runs by head reuse);
+ * NULL for a model without ALiBi and for no model. */
+Test(alibi, model_slopes_are_the_configs)
+{
+    const char *names[] = {"bloom", "mpt", "falcon-alibi", "falcon"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char dir[256];
+        snprintf(dir, sizeof dir, "tests/data/models/arch/%s", names[i]);
+        ag_model *m = NULL;
+        ag_error err = {0};
+        cr_assert_eq(ag_model_load(dir, &m, &err), AG_OK, "%s: %s", names[i], err.message);
+        const ag_model_config *g = ag_model_get_config(m);
+        const double *s = ag_model_alibi_slopes(m);
+        if (g->alibi == AG_ALIBI_NONE) {
+            cr_expect_null(s, "%s has no ALiBi", names[i]);
+        } else {
+            double want[64];
+            cr_assert(g->n_head <= 64);
+            cr_assert_eq(ag_alibi_slopes(g->alibi, g->n_head, g->alibi_bias_max, want), AG_OK);
+            cr_assert_not_null(s, "%s", names[i]);
+            for (int h = 0; h < g->n_head; h++)
+                cr_expect_eq(s[h], want[h], "%s head %d: %.17g, expected %.17g", names[i], h, s[h],
+                             want[h]);
+        }
+        ag_model_free(m);
+    }
+    cr_expect_null(ag_model_alibi_slopes(NULL));
+}

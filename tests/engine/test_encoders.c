@@ -480,14 +480,82 @@ Test(encoders, dinov2_config_and_layer_scale_in_wo)
     ag_model_free(m);
 }
 
+/* Keys' cubic with a = -0.5 (torch's antialiased bicubic, PIL's
+ * convention): 1.5|x|^3 - 2.5|x|^2 + 1 for |x| < 1. */
+static double keys_half(double x)
+{
+    x = fabs(x);
+    return (1.5 * x - 2.5) * x * x + 1;
+}
+
+/* DINOv2 with registers (tiny-dinov2-reg, 3 registers; modeling_dinov2_
+ * with_registers.py Dinov2WithRegistersEmbeddings): zero pixels give
+ * hidden[0] = [cls + pos_0; register_tokens; conv bias + pos_1..16] —
+ * the registers without a position. An 8 x 8 image (one patch) shrinks
+ * the 4 x 4 grid to 1 x 1 with torch's antialiased bicubic: scale 4,
+ * support 2·4 = 8, centre 4·0.5 = 2, taps 0..3 at (j + 0.5 − 2)/4 =
+ * ∓0.375, ∓0.125, weights keys(·) / Σ: w = (k(.375), k(.125), k(.125),
+ * k(.375)) / 2(k(.125) + k(.375)), and the patch row is Σ w_y w_x P[y, x]. */
+Test(encoders, dinov2_registers_rows_and_antialiased_positions)
+{
+    const char *stems[4] = {"embeddings.cls_token", "embeddings.position_embeddings",
+                            "embeddings.patch_embeddings.projection.bias", "embeddings.register_tokens"};
+    ag_array t[4] = {{0}};
+    ag_safetensors *st = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_st_open(MODELS "tiny-dinov2-reg/model.safetensors", &st, &err), AG_OK, "%s", err.message);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(ag_st_read(st, stems[i], &t[i], &err), AG_OK, "%s", err.message);
+    ag_st_close(st);
+    ag_model *m = load(MODELS "tiny-dinov2-reg");
+    const ag_model_config *g = ag_model_get_config(m);
+    cr_assert(g->arch == AG_ARCH_DINOV2_REGISTERS && g->n_registers == 3 && g->max_positions == 17);
+    size_t d = 32, s32[3] = {3, 32, 32}, s8[3] = {3, 8, 8}, n = 0;
+    cr_assert_eq(ag_model_input_positions(m, 3, s32, &n, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(n, 20); /* CLS, 3 registers, 16 patches */
+    double *x = calloc(3 * 32 * 32, sizeof *x), *hidden = malloc(3 * 20 * d * sizeof *hidden);
+    fwd_check c = {0};
+    run(m, x, 3, s32, AG_PRECISION_F64, NULL, &c, hidden);
+    cr_assert(c.row_err < 1e-12 && c.weights_err < 1e-12, "rows %g, weights %g", c.row_err, c.weights_err);
+    for (size_t j = 0; j < d; j++) {
+        cr_assert_eq(hidden[j], t[0].data[j] + t[1].data[j]);
+        for (size_t r = 0; r < 3; r++)
+            cr_assert_eq(hidden[(1 + r) * d + j], t[3].data[r * d + j], "register %zu col %zu", r, j);
+        for (size_t p = 0; p < 16; p++)
+            cr_assert_eq(hidden[(4 + p) * d + j], t[2].data[j] + t[1].data[(1 + p) * d + j]);
+    }
+    cr_assert_eq(ag_model_input_positions(m, 3, s8, &n, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(n, 5);
+    fwd_check c8 = {0};
+    run(m, x, 3, s8, AG_PRECISION_F64, NULL, &c8, hidden);
+    double k1 = keys_half(0.125), k3 = keys_half(0.375), w[4] = {k3, k1, k1, k3};
+    for (int i = 0; i < 4; i++)
+        w[i] /= 2 * (k1 + k3);
+    for (size_t j = 0; j < d; j++) {
+        double want = 0;
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++)
+                want += w[a] * w[b] * t[1].data[(size_t)(1 + a * 4 + b) * d + j];
+        cr_assert_eq(hidden[j], t[0].data[j] + t[1].data[j]);
+        cr_assert_eq(hidden[d + j], t[3].data[j]);
+        double h = hidden[4 * d + j];
+        cr_assert(fabs(h - (t[2].data[j] + want)) <= 1e-14, "col %zu: %.17g, want %.17g", j, h, t[2].data[j] + want);
+    }
+    for (int i = 0; i < 4; i++)
+        ag_array_free(&t[i]);
+    free(x);
+    free(hidden);
+    ag_model_free(m);
+}
+
 /* The heads on pools of 1 and 3 threads: the same bytes, both precisions. */
 Test(encoders, threads_give_the_same_bytes)
 {
-    const char *names[] = {"tiny-vit", "tiny-whisper"};
+    const char *names[] = {"tiny-vit", "tiny-whisper", "tiny-dinov2-reg"};
     ag_pool *pool = NULL;
     ag_error err = {0};
     cr_assert_eq(ag_pool_new(3, &pool, &err), AG_OK, "%s", err.message);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         char dir[256];
         snprintf(dir, sizeof dir, MODELS "%s", names[k]);
         ag_model *m = load(dir);

@@ -607,8 +607,8 @@ Test(model, wrong_shape)
 
 Test(model, unknown_model_type)
 {
-    expect_load_error(sy_folder("e", "gpt2", "{\"model_type\": \"t5\", \"n_layer\": 2}", NULL),
-                      AG_EUNSUPPORTED, "\"t5\"");
+    expect_load_error(sy_folder("e", "gpt2", "{\"model_type\": \"mamba\", \"n_layer\": 2}", NULL),
+                      AG_EUNSUPPORTED, "\"mamba\"");
 }
 
 Test(model, broken_config)

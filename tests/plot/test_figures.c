@@ -9,20 +9,9 @@
 #include <criterion/criterion.h>
 
 #include "attngeom.h"
-#include "../util/test_io_util.h"
+#include "../util/test_plot_util.h"
 
-static void fini(void)
-{
-    ag_plot_release_caches();
-    tio_cleanup();
-}
-
-TestSuite(figures, .fini = fini);
-
-static int same(const ag_plot_output *a, const ag_plot_output *b)
-{
-    return a->len == b->len && a->len > 0 && memcmp(a->data, b->data, a->len) == 0;
-}
+TestSuite(figures, .fini = plot_test_fini);
 
 /* A [2, 2, 3, 3] array whose entry (l, h, i, j) is (l·2 + h)·10 + i·3 + j. */
 static const char *attention_npy(void)
@@ -30,10 +19,7 @@ static const char *attention_npy(void)
     static double v[36];
     for (size_t k = 0; k < 36; k++)
         v[k] = (double)((k / 9) * 10 + k % 9);
-    const char *path = tio_path("A.npy");
-    size_t shape[4] = {2, 2, 3, 3};
-    cr_assert_eq(tio_write_npy(path, "<f8", 0, 1, 4, shape, v), 0);
-    return path;
+    return plot_heads_npy("A.npy", v);
 }
 
 Test(figures, attention_draws_the_chosen_head)
@@ -58,7 +44,7 @@ Test(figures, attention_draws_the_chosen_head)
     g.vmin = 0;
     ag_plot_page page = s.page;
     cr_assert_eq(ag_plot_grid_render(&g, &page, &want, &err), AG_OK, "%s", err.message);
-    cr_expect(same(&got, &want), "ag_run_plot's bytes differ from the grid of head (1, 0)");
+    cr_expect(plot_same(&got, &want), "ag_run_plot's bytes differ from the grid of head (1, 0)");
     ag_plot_output_free(&got);
     ag_plot_output_free(&want);
 }
@@ -121,7 +107,7 @@ Test(figures, heatmap_cells_are_means_of_records)
     g.title = "x, m";
     g.row_title = "layer", g.col_title = "head", g.value_title = "x";
     cr_assert_eq(ag_plot_grid_render(&g, &s.page, &want, &err), AG_OK, "%s", err.message);
-    cr_expect(same(&got, &want), "the heatmap is not the grid of the records' means");
+    cr_expect(plot_same(&got, &want), "the heatmap is not the grid of the records' means");
     ag_plot_output_free(&got);
     ag_plot_output_free(&want);
 }
@@ -203,7 +189,7 @@ Test(figures, forest_rows_are_unit_intervals_sorted_by_mean)
     f.title = "x: mean and 95% interval per head, m";
     f.x_title = "x";
     cr_assert_eq(ag_plot_forest_render(&f, &s.page, &want, &err), AG_OK, "%s", err.message);
-    cr_expect(same(&got, &want), "the forest is not the sorted unit intervals");
+    cr_expect(plot_same(&got, &want), "the forest is not the sorted unit intervals");
     ag_plot_output_free(&got);
     ag_plot_output_free(&want);
     /* without the reference line the figure differs */
@@ -211,11 +197,11 @@ Test(figures, forest_rows_are_unit_intervals_sorted_by_mean)
     cr_assert_eq(ag_run_plot(&s, &got, &err), AG_OK, "%s", err.message);
     f.ref = NAN;
     cr_assert_eq(ag_plot_forest_render(&f, &s.page, &want, &err), AG_OK, "%s", err.message);
-    cr_expect(same(&got, &want));
+    cr_expect(plot_same(&got, &want));
     ag_plot_output_free(&want);
     f.ref = 1;
     cr_assert_eq(ag_plot_forest_render(&f, &s.page, &want, &err), AG_OK, "%s", err.message);
-    cr_expect(!same(&got, &want), "the reference line draws nothing");
+    cr_expect(!plot_same(&got, &want), "the reference line draws nothing");
     ag_plot_output_free(&got);
     ag_plot_output_free(&want);
 }
@@ -253,7 +239,7 @@ Test(figures, forest_by_layer_averages_each_unit_over_its_heads)
     f.title = "x: mean and 90% interval per layer"; /* model is no group key */
     f.x_title = "x";
     cr_assert_eq(ag_plot_forest_render(&f, &s.page, &want, &err), AG_OK, "%s", err.message);
-    cr_expect(same(&got, &want), "the forest by layer is not the layers' unit intervals");
+    cr_expect(plot_same(&got, &want), "the forest by layer is not the layers' unit intervals");
     ag_plot_output_free(&got);
     ag_plot_output_free(&want);
 }
@@ -345,7 +331,7 @@ Test(figures, similarity_is_ordered_by_average_linkage)
     g.vmin = 0;
     g.linkage = want_Z;
     cr_assert_eq(ag_plot_grid_render(&g, &s.page, &want, &err), AG_OK, "%s", err.message);
-    cr_expect(same(&got, &want), "not the clustered matrix with its dendrogram");
+    cr_expect(plot_same(&got, &want), "not the clustered matrix with its dendrogram");
     ag_plot_output_free(&got);
     ag_plot_output_free(&want);
 
@@ -358,7 +344,7 @@ Test(figures, similarity_is_ordered_by_average_linkage)
     g.row_title = g.col_title = "head";
     g.linkage = NULL;
     cr_assert_eq(ag_plot_grid_render(&g, &s.page, &want, &err), AG_OK, "%s", err.message);
-    cr_expect(same(&got, &want), "--order layer is not the matrix as it is");
+    cr_expect(plot_same(&got, &want), "--order layer is not the matrix as it is");
     ag_plot_output_free(&got);
     ag_plot_output_free(&want);
 
@@ -398,7 +384,7 @@ Test(figures, rollout_is_titled_by_its_layer)
     g.square = 1;
     g.vmin = 0;
     cr_assert_eq(ag_plot_grid_render(&g, &s.page, &want, &err), AG_OK, "%s", err.message);
-    cr_expect(same(&got, &want), "not titled 'rollout through layer 1'");
+    cr_expect(plot_same(&got, &want), "not titled 'rollout through layer 1'");
     ag_plot_output_free(&got);
     ag_plot_output_free(&want);
 }

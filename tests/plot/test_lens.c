@@ -11,15 +11,9 @@
 #include <criterion/criterion.h>
 
 #include "attngeom.h"
-#include "../util/test_io_util.h"
+#include "../util/test_plot_util.h"
 
-static void fini(void)
-{
-    ag_plot_release_caches();
-    tio_cleanup();
-}
-
-TestSuite(lens_plot, .fini = fini);
+TestSuite(lens_plot, .fini = plot_test_fini);
 
 static const ag_plot_lens_panel every[] = {
     {AG_NORMALIZER_SOFTMAX, 0.5}, {AG_NORMALIZER_SOFTMAX, 1}, {AG_NORMALIZER_SOFTMAX, 2},
@@ -145,15 +139,7 @@ static const char *scores_npy(void)
         size_t i = k % 9 / 3, j = k % 3;
         v[k] = j > i ? -INFINITY : k / 9 == 3 && i == 2 ? 0.5 : (double)(k % 9) * 0.7;
     }
-    const char *path = tio_path("S.npy");
-    size_t shape[4] = {2, 2, 3, 3};
-    cr_assert_eq(tio_write_npy(path, "<f8", 0, 1, 4, shape, v), 0);
-    return path;
-}
-
-static int same(const ag_plot_output *a, const ag_plot_output *b)
-{
-    return a->len == b->len && a->len > 0 && memcmp(a->data, b->data, a->len) == 0;
+    return plot_heads_npy("S.npy", v);
 }
 
 /* The default figure of layer 1, head 1 is its last query (row 2, which
@@ -182,12 +168,12 @@ Test(lens_plot, run_plot_draws_the_last_query_of_the_head)
     b.x_title = "key", b.y_title = "probability", b.ymin = 0, b.ymax = 1;
     ag_plot_page page = s.page;
     cr_assert_eq(ag_plot_bars_render(&b, &page, &want, &err), AG_OK, "%s", err.message);
-    cr_assert(same(&got, &want), "the lens figure is not the uniform panels' bars");
+    cr_assert(plot_same(&got, &want), "the lens figure is not the uniform panels' bars");
     ag_plot_output_free(&want);
     /* another query of the same head is another figure */
     s.query = 1;
     cr_assert_eq(ag_run_plot(&s, &want, &err), AG_OK, "%s", err.message);
-    cr_assert(!same(&got, &want));
+    cr_assert(!plot_same(&got, &want));
     ag_plot_output_free(&got);
     ag_plot_output_free(&want);
 }

@@ -53,6 +53,16 @@ def test_compare_equals_cli(corpora):
     assert attngeom.compare(a, b) == run_cli("compare", pa, pb, "--format", "json")["records"]
 
 
+def test_compare_leaves_the_sizes_out(corpora):
+    """rows and cols say how long a text was, not what a head did: no test of
+    them by default (nor in Holm's family); asked for, they are compared."""
+    a, b = corpora["a"][1], corpora["b"][1]
+    assert "rows" in a[0] and "cols" in a[0]
+    metrics = [r["metric"] for r in attngeom.compare(a, b)]
+    assert "rows" not in metrics and "cols" not in metrics and "sigma_max" in metrics
+    assert [r["metric"] for r in attngeom.compare(a, b, metrics=["rows"])] == ["rows"]
+
+
 def test_pandas_in_and_out(corpora):
     pytest.importorskip("pandas")
     recs = corpora["a"][1]

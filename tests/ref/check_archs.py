@@ -341,6 +341,20 @@ def check_stored(failures):
                             "rerun tools/make_arch_models.py" % (name, ea, eh))
         if not np.array_equal(ra == 0, np.broadcast_to(m.masked_keys(len(ids)), ra.shape)):
             failures.append("reference %s: its zeros are not exactly the masked keys" % name)
+    for name in MK.SEQ2SEQ_CASES:  # encoder-decoder: one array per kind (make_arch_models.py)
+        with open(os.path.join(REF, name, "ids.json")) as f:
+            ids = json.load(f)
+        src = ids["src"] if "src" in ids else np.load(os.path.join(REF, name, "features.npy"))
+        out = R.seq2seq_forward(os.path.join(ARCH, name), src, ids["tgt"])
+        for k in MK.SEQ2SEQ_ARRAYS:
+            e = R.hidden_err(out[k], np.load(os.path.join(REF, name, k + ".npy")))
+            if not e <= 1e-13:
+                failures.append("reference %s: stored %s differs from hf_forward (%.3g): rerun "
+                                "tools/make_arch_models.py" % (name, k, e))
+        n = len(ids["tgt"])
+        if not np.array_equal(out["decoder_attentions"] == 0,
+                              np.broadcast_to(np.triu(np.ones((n, n), dtype=bool), 1), out["decoder_attentions"].shape)):
+            failures.append("reference %s: the decoder's zeros are not exactly the causal mask" % name)
 
 
 # ------------------------------------------------ 2. every folder -----

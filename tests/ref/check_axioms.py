@@ -21,10 +21,8 @@ head of the shared model tiny-gpt2 (`attngeom attention ... --precision
 f64`, two texts); `analyze --metrics axioms` must agree with `matrix` on
 the written attention. Prints the largest errors; exits 1 on any failure.
 """
-import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_matrix import causal, stochastic  # noqa: E402  (the random attention makers)
+import libattngeom as LA  # noqa: E402  (the CLI's records, compared key by key)
 
 KEYS = ["triangle_violation", "symmetry_gap", "self_cost"]
 RTOL = 1e-12
@@ -83,60 +82,15 @@ def axioms(A):
 
 # ------------------------------------------------------------ CLI side
 
-FAILS = []
-MAXERR = {k: 0.0 for k in KEYS}
-WHERE = {k: "" for k in KEYS}
-NULLS = {k: 0 for k in KEYS}
+CHECK = LA.Checks(KEYS)
+fail, records = CHECK.fail, CHECK.records
 COUNT = [0, 0]  # matrices, those with a violation
-
-
-def fail(msg):
-    FAILS.append(msg)
-    print("FAIL", msg, flush=True)
-
-
-def run(cli, args):
-    p = subprocess.run([cli] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       timeout=600)
-    return p.returncode, p.stdout.decode(), p.stderr.decode()
-
-
-def no_constants(name):
-    raise ValueError("non-finite JSON token %s" % name)
-
-
-def records(cli, args):
-    rc, out, err = run(cli, args + ["--format", "json"])
-    if rc != 0:
-        fail("attngeom %s: exit %d: %s" % (" ".join(args), rc, err.strip()))
-        return None
-    try:
-        return json.loads(out, parse_constant=no_constants)["records"]
-    except ValueError as e:
-        fail("attngeom %s: bad JSON (%s)" % (" ".join(args), e))
-        return None
 
 
 def compare(label, rec, exp):
     COUNT[0] += 1
     COUNT[1] += bool(exp["triangle_violation"])
-    for k in KEYS:
-        got, want = rec.get(k, "missing"), exp[k]
-        if want is None:
-            NULLS[k] += 1
-            if got is not None:
-                fail("%s: %s = %r, reference null" % (label, k, got))
-            continue
-        if not isinstance(got, (int, float)) or isinstance(got, bool):
-            fail("%s: %s = %r, reference %.17g" % (label, k, got, want))
-            continue
-        d = abs(got - want)
-        rel = d / abs(want) if want != 0 else d
-        if rel > MAXERR[k]:
-            MAXERR[k], WHERE[k] = rel, label
-        exact = k == "triangle_violation"
-        if (exact and got != want) or (not exact and not d <= RTOL * abs(want) + 1e-300):
-            fail("%s: %s = %.17g, reference %.17g (rel %.3g)" % (label, k, got, want, rel))
+    CHECK.compare(label, rec, exp, RTOL, 1e-300, exact=("triangle_violation",))
 
 
 def check_file(cli, path, stack, label):
@@ -144,14 +98,7 @@ def check_file(cli, path, stack, label):
     recs = records(cli, ["matrix", path, "--metrics", "axioms"])
     if recs is None:
         return
-    flat = stack.reshape(-1, stack.shape[-2], stack.shape[-1])
-    if len(recs) != flat.shape[0]:
-        fail("%s: %d records, expected %d" % (label, len(recs), flat.shape[0]))
-        return
-    for h, (rec, M) in enumerate(zip(recs, flat)):
-        got_keys = set(rec) - {"layer", "head", "rows", "cols", "model"}
-        if got_keys != set(KEYS):
-            fail("%s: keys %s, expected %s" % (label, sorted(got_keys), KEYS))
+    for h, rec, M in CHECK.each_matrix(label, recs, stack):
         compare("%s [%d]" % (label, h), rec, axioms(M))
 
 
@@ -217,7 +164,7 @@ def model_cases(cli, d):
         return out
     for t, text in enumerate(texts):
         f = os.path.join(d, "gpt2_%d.npy" % t)
-        rc, _, err = run(cli, ["attention", path, "--text", text, "-o", f, "--precision", "f64"])
+        rc, _, err = LA.run(cli, ["attention", path, "--text", text, "-o", f, "--precision", "f64"])
         if rc != 0:
             fail("attngeom attention tiny-gpt2: exit %d: %s" % (rc, err.strip()))
             continue
@@ -269,9 +216,9 @@ def main():
           " (%.0f s)" % (COUNT[0], COUNT[1], time.time() - t0))
     print("  %-20s %12s %6s  %s" % ("key", "max rel err", "nulls", "at"))
     for k in KEYS:
-        print("  %-20s %12.3g %6d  %s" % (k, MAXERR[k], NULLS[k], WHERE[k]))
-    if FAILS:
-        print("check_axioms: FAILED, %d failure(s)" % len(FAILS))
+        print("  %-20s %12.3g %6d  %s" % (k, CHECK.maxerr[k], CHECK.nulls[k], CHECK.where[k]))
+    if CHECK.fails:
+        print("check_axioms: FAILED, %d failure(s)" % len(CHECK.fails))
         return 1
     print("check_axioms: ok")
     return 0

@@ -24,10 +24,8 @@ f64`), plus tiny-bert when tests/data/models/tiny-bert is present.
 `analyze --metrics curvature` must agree with `matrix` on the written
 attention. Prints the largest errors and exits 1 on any failure.
 """
-import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +36,7 @@ from scipy.sparse.csgraph import shortest_path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_matrix import causal, stochastic  # noqa: E402  (the random attention makers)
+import libattngeom as LA  # noqa: E402  (the CLI's records, compared key by key)
 
 try:
     import ot  # POT, Debian python3-pot
@@ -109,64 +108,16 @@ def curvature(A, tau=None):
 
 # ------------------------------------------------------------ CLI side
 
-FAILS = []
-MAXERR = {k: 0.0 for k in KEYS}
-WHERE = {k: "" for k in KEYS}
-NULLS = {k: 0 for k in KEYS}
+CHECK = LA.Checks(KEYS)
+fail, records = CHECK.fail, CHECK.records
 COUNT = [0, 0]  # matrices, edges
-
-
-def fail(msg):
-    FAILS.append(msg)
-    print("FAIL", msg, flush=True)
-
-
-def run(cli, args):
-    p = subprocess.run([cli] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       timeout=600)
-    return p.returncode, p.stdout.decode(), p.stderr.decode()
-
-
-def no_constants(name):
-    raise ValueError("non-finite JSON token %s" % name)
-
-
-def records(cli, args):
-    rc, out, err = run(cli, args + ["--format", "json"])
-    if rc != 0:
-        fail("attngeom %s: exit %d: %s" % (" ".join(args), rc, err.strip()))
-        return None
-    try:
-        return json.loads(out, parse_constant=no_constants)["records"]
-    except ValueError as e:
-        fail("attngeom %s: bad JSON (%s)" % (" ".join(args), e))
-        return None
 
 
 def compare(label, rec, exp):
     COUNT[0] += 1
     if exp["edges"] is not None:
         COUNT[1] += exp["edges"]
-    for k in KEYS:
-        got, want = rec.get(k, "missing"), exp[k]
-        if want is None:
-            NULLS[k] += 1
-            if got is not None:
-                fail("%s: %s = %r, reference null" % (label, k, got))
-            continue
-        if k == "edges":
-            if not (isinstance(got, int) and not isinstance(got, bool)) or got != want:
-                fail("%s: edges = %r, reference %d" % (label, got, want))
-            continue
-        if not isinstance(got, (int, float)) or isinstance(got, bool):
-            fail("%s: %s = %r, reference %.17g" % (label, k, got, want))
-            continue
-        d = abs(got - want)
-        rel = d / abs(want) if abs(want) > ATOL else d
-        if rel > MAXERR[k]:
-            MAXERR[k], WHERE[k] = rel, label
-        if not d <= RTOL * abs(want) + ATOL:
-            fail("%s: %s = %.17g, reference %.17g (rel %.3g)" % (label, k, got, want, rel))
+    CHECK.compare(label, rec, exp, RTOL, ATOL, integers=("edges",))
 
 
 def check_file(cli, path, stack, tau, label):
@@ -177,14 +128,7 @@ def check_file(cli, path, stack, tau, label):
     recs = records(cli, args)
     if recs is None:
         return
-    flat = stack.reshape(-1, stack.shape[-2], stack.shape[-1])
-    if len(recs) != flat.shape[0]:
-        fail("%s: %d records, expected %d" % (label, len(recs), flat.shape[0]))
-        return
-    for h, (rec, M) in enumerate(zip(recs, flat)):
-        got_keys = set(rec) - {"layer", "head", "rows", "cols", "model"}
-        if got_keys != set(KEYS):
-            fail("%s: keys %s, expected %s" % (label, sorted(got_keys), KEYS))
+    for h, rec, M in CHECK.each_matrix(label, recs, stack):
         compare("%s [%d] tau=%s" % (label, h, tau), rec, curvature(M, tau))
 
 
@@ -243,7 +187,7 @@ def model_cases(cli, d):
             continue
         for t, text in enumerate(texts[name]):
             f = os.path.join(d, "%s_%d.npy" % (name, t))
-            rc, _, err = run(cli, ["attention", path, "--text", text, "-o", f,
+            rc, _, err = LA.run(cli, ["attention", path, "--text", text, "-o", f,
                                    "--precision", "f64"])
             if rc != 0:
                 fail("attngeom attention %s: exit %d: %s" % (name, rc, err.strip()))
@@ -290,9 +234,9 @@ def main():
           % (COUNT[0], COUNT[1], time.time() - t0))
     print("  %-14s %12s %6s  %s" % ("key", "max rel err", "nulls", "at"))
     for k in KEYS:
-        print("  %-14s %12.3g %6d  %s" % (k, MAXERR[k], NULLS[k], WHERE[k]))
-    if FAILS:
-        print("check_curvature: FAILED, %d failure(s)" % len(FAILS))
+        print("  %-14s %12.3g %6d  %s" % (k, CHECK.maxerr[k], CHECK.nulls[k], CHECK.where[k]))
+    if CHECK.fails:
+        print("check_curvature: FAILED, %d failure(s)" % len(CHECK.fails))
         return 1
     print("check_curvature: ok")
     return 0

@@ -12,14 +12,18 @@ Usage: /usr/bin/python3 tests/ref/check_encoders.py path/to/attngeom
    tensors ignored) are what make_encoders.py writes now, byte for byte.
 2. Every case: attention (L, H, n, n) from the layer callback and hidden
    (L + 1, n, d) against the reference: --precision f64 within 1e-8, f32
-   within 1e-4 (attention absolute; hidden |diff| / max(1, |ref|)), and the
+   within 1e-4 (DINOv2 with registers: 1e-9 and 1e-5) (attention absolute;
+   hidden |diff| / max(1, |ref|)), and the
    number of positions n ag_model_input_positions gives. Cases: both ViT
    folders; a non-square ViT (image_size [32, 24], patch [8, 4]) written to a
    temporary folder; tiny-whisper with 3000 frames (n = 1500), 200 and an odd
    199 (n = 100); a WhisperModel-named ("encoder.", no prefix) variant with
    gelu_new, max_source_positions 12, 24 and 7 frames; both ViT folders at
    48x40, 16x24, 64x8, 8x8 (interpolate_pos_encoding: the position table
-   resized bicubically) and 33x35 (the configured 4 x 4 grid).
+   resized bicubically) and 33x35 (the configured 4 x 4 grid); DINOv2,
+   DINOv2 with registers (tiny-dinov2-reg: 1 + 3 + 16 rows, interpolated
+   with torch's antialiased bicubic at 56x56, 16x24, 24x40, 8x8, 64x16; a
+   prefixed variant with the default 4 registers) and CLIP's vision tower.
 3. Refusals, each one status and a message naming the sizes: ViT pixels
    with no whole patch, another size on the non-square-grid ViT (HF's
    interpolation reshapes to a square), another channel count (AG_ESHAPE), Whisper 3001 frames or 79 mel
@@ -46,6 +50,7 @@ import make_encoders as MK  # noqa: E402
 
 MODELS = os.path.join(ROOT, "tests", "data", "models")
 TOL = {"f64": 1e-8, "f32": 1e-4}
+TOL29 = {"f64": 1e-9, "f32": 1e-5}  # issue 29's bound for its new types (dinov2_with_registers)
 PREC = {"f32": 0, "f64": 1}  # ag_precision
 AG_EINVAL, AG_ESHAPE, AG_ENONFINITE = 1, 6, 7
 
@@ -127,7 +132,7 @@ def errors(a, h, ra, rh):
     return float(np.max(np.abs(a - ra))), float(np.max(np.abs(h - rh) / np.maximum(1.0, np.abs(rh))))
 
 
-def check_case(eng, name, folder, x, ref_fn, L, d, fails):
+def check_case(eng, name, folder, x, ref_fn, L, d, fails, tol=TOL):
     ra, rh = ref_fn(folder, x)
     m = eng.load(folder)
     try:
@@ -140,11 +145,11 @@ def check_case(eng, name, folder, x, ref_fn, L, d, fails):
                 fails.append("%s %s: shapes %s %s, reference %s %s" % (name, prec, a.shape, h.shape, ra.shape, rh.shape))
                 continue
             ea, eh = errors(a, h, ra, rh)
-            ok = ea <= TOL[prec] and eh <= TOL[prec]
+            ok = ea <= tol[prec] and eh <= tol[prec]
             print("%-34s %s n=%-5d attention %.1e  hidden %.1e  %s" % (name, prec, ra.shape[-1], ea, eh,
                                                                          "ok" if ok else "FAIL"))
             if not ok:
-                fails.append("%s %s: attention %.2e, hidden %.2e above %g" % (name, prec, ea, eh, TOL[prec]))
+                fails.append("%s %s: attention %.2e, hidden %.2e above %g" % (name, prec, ea, eh, tol[prec]))
     finally:
         eng.lib.ag_model_free(m)
 
@@ -177,7 +182,7 @@ def expect_load_refusal(eng, name, folder, needles, fails):
 
 def check_committed(tmp, fails):
     MK.make_all(tmp, quiet=True)
-    for name in ("tiny-vit", "tiny-vit-cls", "tiny-whisper", "tiny-dinov2"):
+    for name in MK.COMMITTED:
         for f in ("config.json", "model.safetensors"):
             with open(os.path.join(tmp, name, f), "rb") as a, open(os.path.join(MODELS, name, f), "rb") as b:
                 if a.read() != b.read():
@@ -290,6 +295,35 @@ def main():
         for hw in ((32, 32), (40, 48)):
             check_case(eng, "dinov2-cls %dx%d" % hw, dcls, irng.uniform(-1, 1, (3,) + hw).astype(np.float32),
                        REF.dinov2_forward, 3, 32, fails)
+        # DINOv2 with registers: the committed folder (3 registers) at its
+        # size, enlarged, shrunk and mixed (interpolate_pos_encoding's
+        # antialiased bicubic: a = -0.5, the filter widened when shrinking);
+        # Dinov2WithRegistersForImageClassification names
+        # ("dinov2_with_registers." prefix), num_register_tokens absent (the
+        # default 4), qkv_bias false, 3 layers
+        dreg = os.path.join(MODELS, "tiny-dinov2-reg")
+        for hw in ((32, 32), (56, 56), (16, 24), (24, 40), (8, 8), (64, 16)):
+            check_case(eng, "tiny-dinov2-reg %dx%d" % hw, dreg, irng.uniform(-1, 1, (3,) + hw).astype(np.float32),
+                       REF.dinov2_forward, 2, 32, fails, TOL29)
+        cfg = MK.dinov2_registers_config(architectures=["Dinov2WithRegistersForImageClassification"],
+                                         qkv_bias=False, num_hidden_layers=3)
+        del cfg["num_register_tokens"]
+        rcls = os.path.join(tmp, "dinov2-reg-cls")
+        MK.write_folder(rcls, cfg, MK.dinov2_registers_tensors(dict(cfg, num_register_tokens=4), 27,
+                                                               prefix="dinov2_with_registers.", classifier=3))
+        for hw in ((32, 32), (48, 40)):
+            check_case(eng, "dinov2-reg-cls (4 registers) %dx%d" % hw, rcls,
+                       irng.uniform(-1, 1, (3,) + hw).astype(np.float32), REF.dinov2_forward, 3, 32, fails, TOL29)
+        rswi = os.path.join(tmp, "dinov2-reg-swiglu")
+        MK.write_folder(rswi, MK.dinov2_registers_config(use_swiglu_ffn=True),
+                        MK.dinov2_registers_tensors(MK.dinov2_registers_config(), 28))
+        expect_load_refusal(eng, "dinov2_with_registers use_swiglu_ffn", rswi,
+                            ["use_swiglu_ffn", "dinov2_with_registers"], fails)
+        rfew = os.path.join(tmp, "dinov2-reg-five")
+        MK.write_folder(rfew, MK.dinov2_registers_config(num_register_tokens=5),
+                        MK.dinov2_registers_tensors(MK.dinov2_registers_config(), 29))
+        expect_load_refusal(eng, "register_tokens of 3 rows, config 5", rfew,
+                            ["embeddings.register_tokens", "(1, 3, 32)", "(1, 5, 32)"], fails)
         # CLIP's vision tower (clip_vision_model), a temporary folder: its
         # size, interpolated, and the same without the vision_model. prefix
         cfg = MK.clip_vision_config()

@@ -55,6 +55,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import libattngeom as LA  # noqa: E402
 import reference as R  # noqa: E402
 
 RTOL = 1e-6
@@ -84,13 +85,9 @@ MISMATCH_DIR = "/tmp/ag_mismatch"
 CURV_MAX_N = 128
 SEED = 20240517
 
-FAILS = []
+CHECK = LA.Checks(())
+FAILS, fail = CHECK.fails, CHECK.fail
 NOTES = []
-
-
-def fail(msg):
-    FAILS.append(msg)
-    print("FAIL", msg, flush=True)
 
 
 # ------------------------------------------------------------ matrix makers
@@ -255,10 +252,6 @@ def run(cli, args, timeout=600):
         p.stderr.decode("utf-8", "replace"), time.time() - t
 
 
-def _no_constants(name):
-    raise ValueError("non-finite JSON token %s" % name)
-
-
 def run_json(cli, path, tensor, extra):
     args = ["matrix", path]
     if tensor is not None:
@@ -270,7 +263,7 @@ def run_json(cli, path, tensor, extra):
         fail("%s: exit %d, stderr: %s" % (cmd, rc, err.strip()))
         return None, cmd, dt
     try:
-        doc = json.loads(out, parse_constant=_no_constants)
+        doc = json.loads(out, parse_constant=LA.no_constants)
     except ValueError as e:
         fail("%s: output is not valid JSON (%s): %.300s" % (cmd, e, out))
         return None, cmd, dt

@@ -5,8 +5,9 @@ scores the engine exports from the same pass as its probabilities.
 Usage: /usr/bin/python3 tests/ref/check_scores.py path/to/attngeom [NAME ...]
 
 On every architecture folder of tests/data/models/arch, models/tiny-gpt2,
-tiny-bert (token ids, check_values.py's inputs), tiny-vit (random pixels)
-and tiny-whisper (random features):
+tiny-bert (token ids, check_values.py's inputs), tiny-vit and
+tiny-dinov2-reg (random pixels; 48 x 40: positions interpolated) and
+tiny-whisper (random features):
 1. `attention --precision f64 -o A.npy --scores S.npy`: S has A's shape
    [L, H, n, n] and dtype <f8, is -inf exactly where A's key is masked
    (hf_forward.visible_keys: causal, sliding window per layer), finite
@@ -212,7 +213,8 @@ def main(argv):
                  for n, f, i in CV.MODELS]
         cases += [(n, lambda n=n, fw=fw, o=o, sh=sh: check_encoder(cli, n, fw, o, sh, rng, tmp))
                   for n, fw, o, sh in (("tiny-vit", ENC.vit_forward, "--pixels", (3, 32, 32)),
-                                       ("tiny-whisper", ENC.whisper_forward, "--features", (80, 30)))]
+                                       ("tiny-whisper", ENC.whisper_forward, "--features", (80, 30)),
+                                       ("tiny-dinov2-reg", ENC.dinov2_forward, "--pixels", (3, 48, 40)))]
         for name, fn in cases:
             if only and name not in only:
                 continue
@@ -222,7 +224,7 @@ def main(argv):
             failures += problems
     for f in failures:
         print("FAIL " + f, file=sys.stderr)
-    print("check_scores: %d cases, %d failures" % (len(CV.MODELS) + 2, len(failures)))
+    print("check_scores: %d cases, %d failures" % (len(CV.MODELS) + 3, len(failures)))
     return 1 if failures else 0
 
 

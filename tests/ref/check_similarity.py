@@ -37,6 +37,9 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import libattngeom as LA  # noqa: E402  (the checks' failure list)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TOL = 1e-12
@@ -46,12 +49,8 @@ CORPUS = ["In the beginning God created the heaven and the earth.",
           "Attention is all you need, they said."]
 MODELS = [os.path.join(ROOT, "models", "tiny-gpt2"),
           os.path.join(ROOT, "tests", "data", "models", "tiny-bert")]
-FAILS = []
-
-
-def fail(msg):
-    FAILS.append(msg)
-    print("FAIL", msg, flush=True)
+CHECK = LA.Checks(())
+FAILS, fail = CHECK.fails, CHECK.fail
 
 
 def run(cli, args):

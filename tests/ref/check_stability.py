@@ -272,6 +272,19 @@ def fd_check(where, head, J):
     note("|J_fd|_2 vs |J|_2 (rel)", abs(sf - sj) / sj)
 
 
+def check_head(where, head, rec, fd):
+    """Record rec (None: missing) against head's reference metrics, and when
+    fd head's explicit Jacobian against finite differences; 1 if compared."""
+    if rec is None:
+        failures.append("%s: no record" % where)
+        return 0
+    exp, J = head.metrics()
+    if fd:
+        fd_check(where, head, J)
+    compare(where, rec, exp)
+    return 1
+
+
 def run_cli(cli, args):
     p = subprocess.run([cli] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True)
@@ -396,11 +409,7 @@ def check_alibi(cli, name):
         for h, (wq, wk, bq, bk, scale, row) in enumerate(heads):
             where = "%s layer %d head %d" % (name, l, h)
             head = Head(X, wq, wk, bq, bk, scale, True, alibi=row)
-            exp, J = head.metrics()
-            if l == 0 and h == 0:
-                fd_check(where, head, J)
-            compare(where, by[(l, h)], exp)
-            count += 1
+            count += check_head(where, head, by.get((l, h)), l == 0 and h == 0)
     print("  %-10s %d heads, n = %d (ALiBi)" % (name, count, len(ids)))
 # ------------------------------------------------------ QK-norm models ---
 # Qwen3, OLMo-2 and Gemma-3 norm q and k between the projection and RoPE.
@@ -463,7 +472,7 @@ class QKHead:
         qr, kr = self.rotated(self.X)
         return {"jacobian_norm": s, "jacobian_norm_rel": s * np.linalg.norm(self.X) / np.linalg.norm(A),
                 "q_mean_cosine": mean_cosine(q), "k_mean_cosine": mean_cosine(k),
-                "qk_cos_mean": qk_cos_mean(qr, kr, self.allowed)}
+                "qk_cos_mean": qk_cos_mean(qr, kr, self.allowed)}, J
 
 
 def check_qk_model(cli, name):
@@ -482,12 +491,8 @@ def check_qk_model(cli, name):
         X = dec.pre_norm(hidden[l], "layers.%d.input_layernorm" % l)
         for h in range(dec.H):
             where = "%s layer %d head %d" % (name, l, h)
-            rec = by.get((l, h))
-            if rec is None:
-                failures.append("%s: no record" % where)
-                continue
-            compare(where, rec, QKHead(dec, l, h, X, len(ids)).metrics())
-            count += 1
+            # the complex-step J is exact to rounding: no finite differences
+            count += check_head(where, QKHead(dec, l, h, X, len(ids)), by.get((l, h)), False)
     check_seed(cli, args, recs, name)
     print("  %-10s %d heads, n = %d (QK-norm, complex-step Jacobian)" % (name, count, len(ids)))
 
@@ -505,16 +510,8 @@ def check_model(cli, folder, name):
     for l, (X, heads) in enumerate(inputs):
         for h, (wq, wk, bq, bk, scale, causal, theta) in enumerate(heads):
             where = "%s layer %d head %d" % (name, l, h)
-            rec = by.get((l, h))
-            if rec is None:
-                failures.append("%s: no record" % where)
-                continue
             head = Head(X, wq, wk, bq, bk, scale, causal, theta)
-            exp, J = head.metrics()
-            if l == 0 and h == 0:
-                fd_check(where, head, J)
-            compare(where, rec, exp)
-            count += 1
+            count += check_head(where, head, by.get((l, h)), l == 0 and h == 0)
     check_seed(cli, args, recs, name)
     print("  %-10s %d heads, n = %d" % (name, count, len(ids)))
 
@@ -543,11 +540,7 @@ def check_band(cli, name):
             q, k = slice(h * dh, (h + 1) * dh), slice(d + h * dh, d + (h + 1) * dh)
             head = Head(t["x"], W[:, q], W[:, k], b[q], b[k], dh ** -0.5, False,
                         dec.thetas[1 if half else 0], window=half + 1 if half else 0)
-            exp, J = head.metrics()
-            if l == 1 and h == 0:
-                fd_check(where, head, J)
-            compare(where, by[(l, h)], exp)
-            count += 1
+            count += check_head(where, head, by.get((l, h)), l == 1 and h == 0)
     print("  %-10s %d heads, n = %d (bidirectional bands)" % (name, count, len(ids)))
 
 
@@ -572,11 +565,7 @@ def check_use_lite(cli):
                 head = Head(X, Wf[:, h * dh:(h + 1) * dh], Wf[:, da + h * dh:da + (h + 1) * dh],
                             bf[h * dh:(h + 1) * dh], bf[da + h * dh:da + (h + 1) * dh],
                             USE_SCALE[l], False)
-                exp, J = head.metrics()
-                if k == 0 and h == 0:
-                    fd_check(where, head, J)
-                compare(where, recs[h], exp)
-                count += 1
+                count += check_head(where, head, recs[h], k == 0 and h == 0)
             check_seed(cli, args, recs, "use-lite sentence %d layer %d" % (k, l))
     print("  %-10s %d heads (layer command, 2 sentences x 2 layers)" % ("use-lite", count))
 
@@ -617,15 +606,11 @@ def check_use_lite_kernel(cli):
                 head = Head(X, Wf[:, h * dh:(h + 1) * dh], Wf[:, da + h * dh:da + (h + 1) * dh],
                             bf[h * dh:(h + 1) * dh], bf[da + h * dh:da + (h + 1) * dh],
                             USE_SCALE[0], causal, **kw)
-                exp, J = head.metrics()
                 aerr = np.max(np.abs(A[h] - head.attention(X)))
                 note("layer --save-attention vs reference A (kernel options)", aerr)
                 if aerr > 1e-12 or np.any(A[h][~head.allowed] != 0):
                     failures.append("%s: attention differs from the reference by %.2e" % (where, aerr))
-                if h == 0:
-                    fd_check(where, head, J)
-                compare(where, recs[h], exp)
-                count += 1
+                count += check_head(where, head, recs[h], h == 0)
             check_seed(cli, args, recs, "use-lite " + " ".join(opts))
     print("  %-10s %d heads (layer command with --window, --softcap, --rotary-dim)" % ("use-lite", count))
 

@@ -146,19 +146,69 @@ def vit_positions(table, gh, gw):
     """ViTEmbeddings.interpolate_pos_encoding (modeling_vit.py @ 005db8208dee):
     table (1 + N, d); row 0 kept, the patch rows reshaped to √N × √N (HF's
     reshape: a square grid only) and resized bicubically to gh × gw."""
+    return _resize_grid(table, gh, gw, _cubic_matrix)
+
+
+def _resize_grid(table, gh, gw, axis_matrix):
+    """table (1 + N, d): row 0 kept, the patch rows reshaped to √N × √N
+    (HF's reshape: a square grid only) and resized to gh × gw by
+    axis_matrix(n_in, n_out) along each axis."""
     N, d = table.shape[0] - 1, table.shape[1]
     g0 = int(round(N ** 0.5))
     assert g0 * g0 == N, "HF reshapes to sqrt(N) x sqrt(N)"
     grid = table[1:].reshape(g0, g0, d)
-    out = np.einsum("yi,ijc,xj->yxc", _cubic_matrix(g0, gh), grid, _cubic_matrix(g0, gw))
+    out = np.einsum("yi,ijc,xj->yxc", axis_matrix(g0, gh), grid, axis_matrix(g0, gw))
     return np.concatenate([table[:1], out.reshape(gh * gw, d)], axis=0)
+
+
+def _aa_cubic_matrix(n_in, n_out):
+    """(n_out, n_in) matrix of torch's F.interpolate(mode="bicubic",
+    align_corners=False, antialias=True, size given) along one axis, a
+    float64 port of pytorch aten/src/ATen/native/cpu/UpSampleKernel.cpp
+    (@ bb7240c35c73, HelperInterpBase::_compute_indices_min_size_weights_aa
+    and HelperInterpCubic::aa_filter, PIL's convention): scale = n_in /
+    n_out, support 2 (2·scale when shrinking), centre scale·(o + 0.5),
+    taps int(centre − support + 0.5) … int(centre + support + 0.5) − 1 cut
+    to the input, weights Keys' cubic with a = −0.5 at (tap − centre +
+    0.5)/max(scale, 1), divided by their sum (so no border clamping: the
+    cut taps drop out)."""
+    a = -0.5
+
+    def keys(x):
+        x = abs(x)
+        if x < 1:
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        if x < 2:
+            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return 0.0
+
+    scale = n_in / n_out
+    support = 2.0 * scale if scale >= 1 else 2.0
+    inv = 1.0 / scale if scale >= 1 else 1.0
+    M = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        centre = scale * (o + 0.5)
+        lo = max(int(centre - support + 0.5), 0)
+        hi = min(int(centre + support + 0.5), n_in)
+        w = np.array([keys((j - centre + 0.5) * inv) for j in range(lo, hi)])
+        if w.sum() != 0:
+            w = w / w.sum()
+        M[o, lo:hi] = w
+    return M
+
+
+def dinov2_registers_positions(table, gh, gw):
+    """Dinov2WithRegistersEmbeddings.interpolate_pos_encoding
+    (modeling_dinov2_with_registers.py @ c80ba31e8771): as ViT's, but
+    nn.functional.interpolate(..., mode="bicubic", antialias=True)."""
+    return _resize_grid(table, gh, gw, _aa_cubic_matrix)
 
 
 VIT_NAMES = ("embeddings.cls_token", "embeddings.position_embeddings", "embeddings.patch_embeddings.projection")
 CLIP_NAMES = ("embeddings.class_embedding", "embeddings.position_embedding.weight", "embeddings.patch_embedding")
 
 
-def _embed(cfg, t, p, pixels, patch_dflt, names=VIT_NAMES):
+def _embed(cfg, t, p, pixels, patch_dflt, names=VIT_NAMES, resize=vit_positions):
     """ViTEmbeddings / Dinov2Embeddings (the same code: cls_token, Conv2d
     patches, position_embeddings, interpolate_pos_encoding for another
     size) on pixels (C, H, W): h_0 (n, d)."""
@@ -184,7 +234,7 @@ def _embed(cfg, t, p, pixels, patch_dflt, names=VIT_NAMES):
     # ViTEmbeddings.forward: cat((cls_tokens, embeddings)) + position_embeddings
     pos = t[p + names[1]].reshape(-1, d)
     if interpolate and not (gh * gw == pos.shape[0] - 1 and ih == iw):
-        pos = vit_positions(pos, gh, gw)
+        pos = resize(pos, gh, gw)
     h = np.concatenate([t[p + names[0]].reshape(1, d), emb], axis=0) + pos
     return h
 
@@ -240,11 +290,23 @@ def dinov2_forward(folder, pixels, trace=None):
     folded into its columns)."""
     cfg, t = load(folder)
     assert not cfg.get("use_swiglu_ffn", False)
-    p = _prefix(t, "embeddings.cls_token", ["dinov2."])
+    registers = cfg["model_type"] == "dinov2_with_registers"
+    p = _prefix(t, "embeddings.cls_token", ["dinov2_with_registers." if registers else "dinov2."])
     d, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
     eps, hact = cfg.get("layer_norm_eps", 1e-6), cfg.get("hidden_act", "gelu")
     qkv_bias = cfg.get("qkv_bias", True)
-    h = _embed(cfg, t, p, pixels, 14)
+    if registers:
+        # Dinov2WithRegistersEmbeddings.forward (modeling_dinov2_with_registers.py
+        # @ c80ba31e8771; patch_size default 16): cat(cls, patches) +
+        # interpolate_pos_encoding (antialiased), then cat(embeddings[:, :1],
+        # register_tokens, embeddings[:, 1:]): registers after the CLS token
+        # and without positions. The layers are Dinov2's.
+        h = _embed(cfg, t, p, pixels, 16, resize=dinov2_registers_positions)
+        reg = t[p + "embeddings.register_tokens"].reshape(-1, d)
+        assert reg.shape[0] == cfg.get("num_register_tokens", 4)
+        h = np.concatenate([h[:1], reg, h[1:]], axis=0)
+    else:
+        h = _embed(cfg, t, p, pixels, 14)
     hd = d // H
     hidden, attns = [], []
     for l in range(L):

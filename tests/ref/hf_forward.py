@@ -1462,6 +1462,239 @@ def gptj_forward(cfg, W, ids):
     return np.stack(attns), np.stack(hidden)
 
 
+# ------------------------------------------------ encoder-decoder models ---
+
+def t5_bucket(rel, bidirectional, num_buckets, max_distance):
+    """T5Attention._relative_position_bucket (modeling_t5.py @6b8b757dfcb5)
+    of the int array rel = key - query.  HF's logarithm is float32: the
+    float32 quotient rel / max_exact, torch.log, divided by
+    math.log(max_distance / max_exact) taken to float32, times the log
+    buckets, truncated (.to(torch.long))."""
+    rel = np.asarray(rel, dtype=np.int64)
+    ret = np.zeros_like(rel)
+    if bidirectional:
+        num_buckets //= 2
+        ret += (rel > 0).astype(np.int64) * num_buckets
+        r = np.abs(rel)
+    else:
+        r = -np.minimum(rel, 0)
+    max_exact = num_buckets // 2
+    small = r < max_exact
+    with np.errstate(divide="ignore"):
+        v = np.log(r.astype(np.float32) / np.float32(max_exact)) \
+            / np.float32(math.log(max_distance / max_exact)) * np.float32(num_buckets - max_exact)
+    large = max_exact + np.where(small, 0, v).astype(np.int64)
+    large = np.minimum(large, num_buckets - 1)
+    return ret + np.where(small, r, large)
+
+
+def t5_stack(cfg, W, ids, decoder, enc_out=None):
+    """T5Stack.forward (modeling_t5.py @6b8b757dfcb5) of one stack: shared
+    embedding; block 0's relative_attention_bias gives position_bias
+    (compute_bias: bidirectional buckets unless is_decoder), shared by all
+    blocks; per block T5LayerSelfAttention h + o(attn(T5LayerNorm(h))) with
+    scores q k^T + position_bias (no scaling; causal mask in the decoder),
+    then (decoder) T5LayerCrossAttention over enc_out with a zero bias, then
+    T5LayerFF h + wo(act(wi(n(h)))) or gated wo(act(wi_0 x) * wi_1 x);
+    final_layer_norm before the last hidden state.  T5LayerNorm is the RMS
+    form w * x / sqrt(mean(x^2) + eps).  Returns (self attn, cross attn,
+    hidden, self scores, cross scores)."""
+    H, hd, d = cfg["num_heads"], cfg.get("d_kv", 64), cfg["d_model"]
+    eps = cfg.get("layer_norm_epsilon", 1e-6)
+    proj = cfg.get("feed_forward_proj", "relu")
+    gated = proj.startswith("gated-")
+    act = activation("gelu_new" if proj == "gated-gelu" else proj.split("-")[-1])
+    nb = cfg.get("relative_attention_num_buckets", 32)
+    md = cfg.get("relative_attention_max_distance", 128)
+    L = cfg.get("num_decoder_layers") or cfg["num_layers"] if decoder else cfg["num_layers"]
+    st = "decoder." if decoder else "encoder."
+    n = len(ids)
+    rel = np.arange(n)[None, :] - np.arange(n)[:, None]
+    table = W(st + "block.0.layer.0.SelfAttention.relative_attention_bias.weight")
+    bias = table[t5_bucket(rel, not decoder, nb, md)].transpose(2, 0, 1)  # [H, n, n]
+    vis = visible_keys(n, decoder)
+    h = W("shared.weight")[ids]
+    hidden, attns, cross, ss, cs = [h], [], [], [], []
+
+    def attend(x, kv, name, b, mask):
+        q = split_heads(linear(x, W, name + ".q", False), H, hd)
+        k = split_heads(linear(kv, W, name + ".k", False), H, hd)
+        v = split_heads(linear(kv, W, name + ".v", False), H, hd)
+        sc = np.einsum("hid,hjd->hij", q, k) + b
+        sc = np.where(mask, sc, -np.inf)
+        m = sc.max(axis=-1, keepdims=True)
+        e = np.exp(sc - m)
+        pr = e / e.sum(axis=-1, keepdims=True)
+        return pr, sc, linear(merge_heads(np.einsum("hij,hjd->hid", pr, v)), W, name + ".o", False)
+
+    for l in range(L):
+        p = st + "block.%d.layer." % l
+        x = rms_norm(h, W(p + "0.layer_norm.weight"), eps)
+        pr, sc, o = attend(x, x, p + "0.SelfAttention", bias, vis)
+        h = h + o
+        attns.append(pr)
+        ss.append(sc)
+        f = 1
+        if decoder:
+            x = rms_norm(h, W(p + "1.layer_norm.weight"), eps)
+            pr, sc, o = attend(x, enc_out, p + "1.EncDecAttention", 0.0, True)
+            h = h + o
+            cross.append(pr)
+            cs.append(sc)
+            f = 2
+        x = rms_norm(h, W(p + "%d.layer_norm.weight" % f), eps)
+        ff = p + "%d.DenseReluDense." % f
+        if gated:
+            y = act(linear(x, W, ff + "wi_0", False)) * linear(x, W, ff + "wi_1", False)
+        else:
+            y = act(linear(x, W, ff + "wi", False))
+        h = h + linear(y, W, ff + "wo", False)
+        hidden.append(h)
+    hidden[-1] = rms_norm(h, W(st + "final_layer_norm.weight"), eps)
+    return attns, cross, np.stack(hidden), ss, cs
+
+
+def bart_stack(cfg, W, ids, decoder, enc_out=None):
+    """BartEncoder / BartDecoder (modeling_bart.py @57228229d2ee) of one
+    stack: shared(ids) * embed_scale (sqrt(d_model) with scale_embedding)
+    + embed_positions rows i + 2 (BartLearnedPositionalEmbedding's offset),
+    layernorm_embedding; per layer (post-LN) h = self_attn_layer_norm(h +
+    out_proj(attn)) with q = q_proj(h) * head_dim^-0.5 (causal in the
+    decoder), then (decoder) h = encoder_attn_layer_norm(h + encoder_attn
+    over enc_out, no mask), then h = final_layer_norm(h + fc2(act(fc1 h)));
+    no final norm (the last hidden state is the last layer's output); nn
+    LayerNorm's eps 1e-5.  Returns (self attn, cross attn, hidden, self
+    scores, cross scores)."""
+    st = "decoder." if decoder else "encoder."
+    L = cfg["decoder_layers" if decoder else "encoder_layers"]
+    H = cfg["decoder_attention_heads" if decoder else "encoder_attention_heads"]
+    d = cfg["d_model"]
+    hd = d // H
+    act = activation(cfg.get("activation_function", "gelu"))
+    scale = math.sqrt(d) if cfg.get("scale_embedding", False) else 1.0
+    n = len(ids)
+
+    def ln(x, name):
+        return layer_norm(x, W(name + ".weight"), W(name + ".bias"), 1e-5)
+
+    def attend(x, kv, name, mask):
+        q = split_heads(linear(x, W, name + ".q_proj") * hd ** -0.5, H)
+        k = split_heads(linear(kv, W, name + ".k_proj"), H)
+        v = split_heads(linear(kv, W, name + ".v_proj"), H)
+        sc = np.where(mask, np.einsum("hid,hjd->hij", q, k), -np.inf)
+        e = np.exp(sc - sc.max(axis=-1, keepdims=True))
+        pr = e / e.sum(axis=-1, keepdims=True)
+        return pr, sc, linear(merge_heads(np.einsum("hij,hjd->hid", pr, v)), W, name + ".out_proj")
+
+    h = W("shared.weight")[ids] * scale + W(st + "embed_positions.weight")[np.arange(n) + 2]
+    h = ln(h, st + "layernorm_embedding")
+    vis = visible_keys(n, decoder)
+    hidden, attns, cross, ss, cs = [h], [], [], [], []
+    for l in range(L):
+        p = st + "layers.%d." % l
+        pr, sc, o = attend(h, h, p + "self_attn", vis)
+        h = ln(h + o, p + "self_attn_layer_norm")
+        attns.append(pr)
+        ss.append(sc)
+        if decoder:
+            pr, sc, o = attend(h, enc_out, p + "encoder_attn", True)
+            h = ln(h + o, p + "encoder_attn_layer_norm")
+            cross.append(pr)
+            cs.append(sc)
+        h = ln(h + linear(act(linear(h, W, p + "fc1")), W, p + "fc2"), p + "final_layer_norm")
+        hidden.append(h)
+    return attns, cross, np.stack(hidden), ss, cs
+
+
+def whisper_decoder(cfg, W, ids, enc_out):
+    """WhisperDecoder (modeling_whisper.py @5c48f71a682f): embed_tokens(ids)
+    + embed_positions rows 0..n-1 (no scaling); WhisperDecoderLayer pre-LN:
+    h + out_proj(self_attn(self_attn_layer_norm(h))) (causal), h +
+    encoder_attn(encoder_attn_layer_norm(h), enc_out) (no mask), h +
+    fc2(act(fc1(final_layer_norm(h)))); WhisperAttention q_proj(x) *
+    head_dim^-0.5, k_proj without bias; layer_norm before the last hidden
+    state; nn.LayerNorm's eps 1e-5.  Returns as t5_stack (decoder)."""
+    L, H, d = cfg["decoder_layers"], cfg["decoder_attention_heads"], cfg["d_model"]
+    hd = d // H
+    act = activation(cfg.get("activation_function", "gelu"))
+    n = len(ids)
+
+    def ln(x, name):
+        return layer_norm(x, W(name + ".weight"), W(name + ".bias"), 1e-5)
+
+    def attend(x, kv, name, mask):
+        q = split_heads(linear(x, W, name + ".q_proj") * hd ** -0.5, H)
+        k = split_heads(linear(kv, W, name + ".k_proj", False), H)
+        v = split_heads(linear(kv, W, name + ".v_proj"), H)
+        sc = np.where(mask, np.einsum("hid,hjd->hij", q, k), -np.inf)
+        e = np.exp(sc - sc.max(axis=-1, keepdims=True))
+        pr = e / e.sum(axis=-1, keepdims=True)
+        return pr, sc, linear(merge_heads(np.einsum("hij,hjd->hid", pr, v)), W, name + ".out_proj")
+
+    h = W("decoder.embed_tokens.weight")[ids] + W("decoder.embed_positions.weight")[:n]
+    vis = visible_keys(n, True)
+    hidden, attns, cross, ss, cs = [h], [], [], [], []
+    for l in range(L):
+        p = "decoder.layers.%d." % l
+        x = ln(h, p + "self_attn_layer_norm")
+        pr, sc, o = attend(x, x, p + "self_attn", vis)
+        h = h + o
+        attns.append(pr)
+        ss.append(sc)
+        pr, sc, o = attend(ln(h, p + "encoder_attn_layer_norm"), enc_out, p + "encoder_attn", True)
+        h = h + o
+        cross.append(pr)
+        cs.append(sc)
+        h = h + linear(act(linear(ln(h, p + "final_layer_norm"), W, p + "fc1")), W, p + "fc2")
+        hidden.append(h)
+    hidden[-1] = ln(h, "decoder.layer_norm")
+    return attns, cross, np.stack(hidden), ss, cs
+
+
+def _s2s_dict(ea, eh, es, dec):
+    """The dict of _seq2seq from the encoder's attentions, hidden states and
+    scores (es None: not computed) and the decoder's stack output."""
+    da, ca, dh, ds, cs = dec
+    out = {"encoder_attentions": np.stack(ea), "decoder_attentions": np.stack(da),
+           "cross_attentions": np.stack(ca), "encoder_hidden_states": eh,
+           "decoder_hidden_states": dh, "decoder_scores": np.stack(ds), "cross_scores": np.stack(cs)}
+    if es is not None:
+        out["encoder_scores"] = np.stack(es)
+    return out
+
+
+def _seq2seq(stack):
+    """model(input_ids=src, decoder_input_ids=tgt) of an encoder-decoder
+    model whose stacks `stack` computes (t5_stack, bart_stack): a dict of
+    encoder_attentions [L_enc, H, n_src, n_src], decoder_attentions [L_dec,
+    H, n_tgt, n_tgt], cross_attentions [L_dec, H, n_tgt, n_src],
+    encoder_hidden_states [L_enc+1, n_src, d], decoder_hidden_states
+    [L_dec+1, n_tgt, d] and each attention's pre-softmax scores (*_scores,
+    -inf where masked); the decoder reads the encoder's last hidden state."""
+    def fn(cfg, W, src, tgt):
+        ea, _, eh, es, _ = stack(cfg, W, np.asarray(src), False)
+        return _s2s_dict(ea, eh, es, stack(cfg, W, np.asarray(tgt), True, eh[-1]))
+    return fn
+
+
+SEQ2SEQ = {"t5": (_seq2seq(t5_stack), []), "bart": (_seq2seq(bart_stack), ["model."])}
+
+
+def seq2seq_forward(folder, src, tgt):
+    """An encoder-decoder folder's pass (SEQ2SEQ) on source ids and target
+    ids; whisper: src are the input_features (n_mels, T), the encoder
+    encoders_ref.whisper_forward's (no encoder scores)."""
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    if cfg["model_type"] == "whisper":
+        import encoders_ref
+        ea, eh = encoders_ref.whisper_forward(folder, src)
+        W = Weights(load_weights(folder), ["model."])
+        return _s2s_dict(list(ea), eh, None, whisper_decoder(cfg, W, np.asarray(tgt), eh[-1]))
+    fn, prefixes = SEQ2SEQ[cfg["model_type"]]
+    return fn(cfg, Weights(load_weights(folder), prefixes), src, tgt)
+
+
 def _class_forward(cls):
     return lambda cfg, W, ids: cls(cfg, W).forward(ids)
 

@@ -4,7 +4,7 @@ Hugging Face's layout (config.json + model.safetensors, F32), numpy only.
 
 Usage: /usr/bin/python3 tests/ref/make_encoders.py [OUT_DIR]
 (default tests/data/models: tiny-vit, tiny-vit-cls, tiny-whisper,
-tiny-dinov2).
+tiny-dinov2, tiny-dinov2-reg).
 
 - tiny-vit: ViTModel names (no prefix) with its pooler, 32x32 images in 8x8
   patches (17 positions), d 32, 2 layers, 4 heads, hidden_act gelu.
@@ -18,6 +18,9 @@ tiny-dinov2).
 - tiny-dinov2: Dinov2Model names, 32x32 images in 8x8 patches, d 32, 2
   layers, 4 heads, mlp_ratio 2.5, layer scales in [0.2, 0.8], an unused
   mask_token (modeling_dinov2.py @ 015e68769f98).
+- tiny-dinov2-reg: Dinov2WithRegistersModel names (tiny-dinov2's and
+  embeddings.register_tokens), num_register_tokens 3: 1 + 3 + 16 rows
+  (modeling_dinov2_with_registers.py @ c80ba31e8771).
 
 Weights have a realistic scale (q and k of std ~1.5 per element after the
 norms) so the attention is far from uniform. The same seeds give the same
@@ -177,6 +180,28 @@ def dinov2_tensors(cfg, seed, prefix="", classifier=0):
     return t
 
 
+def dinov2_registers_config(**over):
+    """Dinov2WithRegistersConfig keys (configuration_dinov2_with_registers.py
+    @ 9077d06641ff): Dinov2's plus num_register_tokens (here 3, not the
+    default 4, so that a default read would be caught)."""
+    c = dinov2_config(model_type="dinov2_with_registers", architectures=["Dinov2WithRegistersModel"],
+                      num_register_tokens=3, out_features=["stage2"], out_indices=[2],
+                      stage_names=["stem", "stage1", "stage2"])
+    c.update(over)
+    return c
+
+
+def dinov2_registers_tensors(cfg, seed, prefix="", classifier=0):
+    """Dinov2WithRegistersModel's names after `prefix`: Dinov2's, with
+    embeddings.register_tokens (1, R, d) after the mask_token (random, not
+    HF's zero initialisation, as a trained model's)."""
+    t = dinov2_tensors(cfg, seed, prefix, classifier)
+    rng = np.random.default_rng(seed + 1000)
+    reg = (prefix + "embeddings.register_tokens",
+           f32(rng.normal(0, 0.5, (1, cfg["num_register_tokens"], cfg["hidden_size"]))))
+    return t[:2] + [reg] + t[2:]
+
+
 def clip_vision_config(**over):
     """CLIPVisionConfig keys (configuration_clip.py), model_type
     clip_vision_model as CLIPVisionModel saves it."""
@@ -270,8 +295,11 @@ def whisper_tensors(cfg, seed, prefix="model."):
     return t
 
 
+COMMITTED = ("tiny-vit", "tiny-vit-cls", "tiny-whisper", "tiny-dinov2", "tiny-dinov2-reg")
+
+
 def make_all(out, quiet=False):
-    """The four committed folders under out."""
+    """The committed folders (COMMITTED) under out."""
     cv = vit_config()
     write_folder(os.path.join(out, "tiny-vit"), cv, vit_tensors(cv, 15, pooler=True))
     cc = vit_config(architectures=["ViTForImageClassification"], qkv_bias=False, hidden_act="gelu_new",
@@ -281,7 +309,9 @@ def make_all(out, quiet=False):
     write_folder(os.path.join(out, "tiny-whisper"), cw, whisper_tensors(cw, 17))
     cd = dinov2_config()
     write_folder(os.path.join(out, "tiny-dinov2"), cd, dinov2_tensors(cd, 18))
-    for name in ("tiny-vit", "tiny-vit-cls", "tiny-whisper", "tiny-dinov2"):
+    cr = dinov2_registers_config()
+    write_folder(os.path.join(out, "tiny-dinov2-reg"), cr, dinov2_registers_tensors(cr, 19))
+    for name in COMMITTED:
         p = os.path.join(out, name, "model.safetensors")
         if not quiet:
             print("%s: %d bytes" % (p, os.path.getsize(p)))

@@ -41,6 +41,13 @@ static inline void expect_num(const ag_record *r, ag_metric k, double want, doub
               ag_metric_name(k), r->value[k], want, tol);
 }
 
+/* expect_num to rtol relative to |want|, absolute below |want| = 1 (where
+ * relative would ask for more than the key's rounding near 0). */
+static inline void expect_num_rel(const ag_record *r, ag_metric k, double want, double rtol)
+{
+    expect_num(r, k, want, rtol * fmax(1, fabs(want)));
+}
+
 static inline void expect_int(const ag_record *r, ag_metric k, long want)
 {
     cr_assert_eq(r->kind[k], AG_V_INTEGER, "%s: not an integer (kind %d)", ag_metric_name(k),

@@ -8,15 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The "ids" array of a JSON file ({"ids": [...]}) as int32 (malloc'd, *n of
- * them); fails the test when the file or a non-empty array is missing. */
-static inline int32_t *read_ids_json(const char *path, size_t *n)
+/* The array `key` of a JSON file ({"ids": [...]}, {"src": ..., "tgt": ...})
+ * as int32 (malloc'd, *n of them); fails the test when the file or a
+ * non-empty array is missing. */
+static inline int32_t *read_ids_key(const char *path, const char *key, size_t *n)
 {
     json_error_t je;
     json_t *root = json_load_file(path, 0, &je);
     cr_assert_not_null(root, "%s: %s", path, je.text);
-    json_t *ids = json_object_get(root, "ids");
-    cr_assert(json_is_array(ids) && json_array_size(ids) > 0, "%s: no \"ids\" array", path);
+    json_t *ids = json_object_get(root, key);
+    cr_assert(json_is_array(ids) && json_array_size(ids) > 0, "%s: no \"%s\" array", path, key);
     *n = json_array_size(ids);
     int32_t *out = malloc(*n * sizeof *out);
     cr_assert_not_null(out);
@@ -24,6 +25,12 @@ static inline int32_t *read_ids_json(const char *path, size_t *n)
         out[i] = (int32_t)json_integer_value(json_array_get(ids, i));
     json_decref(root);
     return out;
+}
+
+/* The "ids" array of a JSON file ({"ids": [...]}) (read_ids_key). */
+static inline int32_t *read_ids_json(const char *path, size_t *n)
+{
+    return read_ids_key(path, "ids", n);
 }
 
 /* ag_model_load(dir) fails with `status`, hands out no model, and its
