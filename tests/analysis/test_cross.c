@@ -273,3 +273,75 @@ Test(cross, causal_square_entropies)
     /* c = (11/6, 5/6, 1/3) against T/n = 1: only source 0 */
     expect_num(&r, AG_M_SOURCE_COVERAGE, 1.0 / 3, 0);
 }
+
+/* ---- the cross-attention of an encoder–decoder pass ---------------------- */
+
+typedef struct {
+    ag_metric_set *sel;
+    int views, heads;
+} s2s_check;
+
+/* Each head of each AG_STACK_CROSS view, [n_tgt × n_src], through the
+ * matrix metrics with the default selection of its shape: rows of
+ * probabilities (row_sum_error at rounding level); the square-only keys
+ * null; the two normalised entropies the same number (no rectangular
+ * matrix is causal: s_i = n); at least one source reaches its uniform share
+ * (the largest column sum is at least the mean T/n), so coverage ≥ 1/n; the
+ * rank correlations in [−1, 1] or null. */
+static int s2s_cross_view(const ag_layer_view *v, void *user)
+{
+    s2s_check *c = user;
+    if (v->stack != AG_STACK_CROSS)
+        return AG_OK;
+    c->views++;
+    for (int h = 0; h < v->n_head; h++, c->heads++) {
+        const double *M = v->attn + (size_t)h * v->n * v->n_kv;
+        ag_record r;
+        ag_error err = {0};
+        ag_record_init(&r, v->layer, h, 0, 0);
+        cr_assert_eq(ag_matrix_metrics(M, v->n, v->n_kv, c->sel, &r, &err), AG_OK, "%s",
+                     err.message);
+        cr_assert_eq(r.rows, v->n);
+        cr_assert_eq(r.cols, v->n_kv);
+        cr_assert_leq(r.value[AG_M_ROW_SUM_ERROR], 1e-12);
+        expect_null(&r, AG_M_LAMBDA2_ABS);
+        expect_null(&r, AG_M_SELF_MASS);
+        expect_null(&r, AG_M_CAUSAL);
+        double en = r.value[AG_M_ENTROPY_NORMALIZED];
+        expect_num(&r, AG_M_CROSS_ENTROPY_NORMALIZED, en, 4 * EPS);
+        cr_assert(r.value[AG_M_SOURCE_COVERAGE] >= 1.0 / (double)v->n_kv - EPS &&
+                  r.value[AG_M_SOURCE_COVERAGE] <= 1);
+        for (int k = AG_M_ALIGNMENT_MONOTONICITY; k <= AG_M_ALIGNMENT_KENDALL; k++)
+            cr_assert(r.kind[k] == AG_V_NULL || fabs(r.value[k]) <= 1, "%s = %g",
+                      ag_metric_name((ag_metric)k), r.value[k]);
+    }
+    return AG_OK;
+}
+
+/* T5 and BART's test folders (tests/engine/test_seq2seq.c checks their
+ * attention against Hugging Face's float64 reference): 7 source tokens, 4
+ * target tokens, every head of every decoder layer's cross-attention. */
+Test(cross, seq2seq_cross_attention)
+{
+    static const char *const folders[] = {"tests/data/models/arch/t5",
+                                          "tests/data/models/arch/bart"};
+    const int32_t src[7] = {5, 17, 3, 40, 22, 9, 1}, tgt[4] = {0, 12, 30, 7};
+    for (size_t f = 0; f < sizeof folders / sizeof *folders; f++) {
+        ag_seq2seq *s = NULL;
+        ag_error err = {0};
+        cr_assert_eq(ag_seq2seq_load(folders[f], &s, &err), AG_OK, "%s", err.message);
+        s2s_check c = {0};
+        cr_assert_eq(ag_metric_set_new(AG_FAMILIES_MATRIX, NULL, &c.sel, &err), AG_OK);
+        ag_metric_set_default_shape(c.sel, AG_FAMILIES_MATRIX, 4, 7);
+        ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+        o.precision = AG_PRECISION_F64;
+        cr_assert_eq(ag_seq2seq_forward(s, src, 7, tgt, 4, &o, s2s_cross_view, &c, NULL, NULL,
+                                        &err),
+                     AG_OK, "%s: %s", folders[f], err.message);
+        const ag_model_config *g = ag_model_get_config(ag_seq2seq_stack(s, AG_STACK_DECODER));
+        cr_assert_eq(c.views, g->n_layer, "%s", folders[f]);
+        cr_assert_eq(c.heads, g->n_layer * g->n_head);
+        ag_metric_set_free(c.sel);
+        ag_seq2seq_free(s);
+    }
+}
