@@ -102,6 +102,10 @@ int cmd_analyze(int argc, char **argv)
     if (lens_parsed(&r, "analyze"))
         return EXIT_USAGE;
     rc = cli_model_run_prepare(&r, "analyze", 0);
+    /* a pair's cross-attention is rectangular (targets x sources): the
+     * default selection takes family M too, whatever the two lengths */
+    if (rc == 0 && r.pair && !r.common.metrics_given)
+        ag_metric_set_default_shape(r.common.metrics, r.common.families, 1, 2);
     if (rc == 0)
         rc = lens_set(&r);
     if (rc == 0)

@@ -316,6 +316,8 @@ static int analyze_at(const ag_run_options *opt, void *user, ag_record_list **ou
      * layers and heads (its self- and cross-attention) */
     const ag_model *dec = ag_seq2seq_stack(ag_model_seq2seq(m), AG_STACK_DECODER);
     int status = agr_metrics(&o, AG_FAMILIES_ANALYZE, &o.metrics, &own_sel, err);
+    if (status == AG_OK && own_sel && dec) /* the default of a pair: family M too */
+        ag_metric_set_default_shape(own_sel, AG_FAMILIES_ANALYZE, 1, 2);
     if (status == AG_OK)
         status = agr_model_selections(m, &o, &layers, &heads, err);
     if (status == AG_OK && dec)

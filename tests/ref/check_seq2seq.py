@@ -19,7 +19,10 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    cross-attention), "stack" encoder / decoder / cross, rows and cols the
    array's (cross: n_tgt x n_src), and entropy_mean (mean row Shannon
    entropy) and sigma_max (largest singular value) equal to those numpy
-   computes from the exported f64 arrays within 1e-12.
+   computes from the exported f64 arrays within 1e-12; the cross records,
+   with the default metrics (family M on for a pair), also
+   cross_entropy_normalized (entropy_mean / ln n_src) and source_coverage
+   (the fraction of sources whose column sum is at least the mean).
 Exits 1 on any failure.
 """
 import json
@@ -36,9 +39,6 @@ ARRAYS = (("-o", "encoder_attentions"), ("--decoder", "decoder_attentions"),
           ("--cross", "cross_attentions"), ("--hidden", "encoder_hidden_states"),
           ("--decoder-hidden", "decoder_hidden_states"))
 TOL = {"f64": 1e-9, "f32": 1e-5}
-# keys the square-only family B still leaves null on a rectangular matrix
-# (family M's rectangular entropy comes with issue 30's cross metrics)
-CROSS_NULL = ("entropy_mean",)
 failures = []
 
 
@@ -92,7 +92,7 @@ def entropy_mean(A):
 def check_records(cli, name, arrays):
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
     p = run(cli, ["analyze", folder] + inputs(name) +
-            ["--precision", "f64", "--format", "json", "--metrics", "entropy_mean,sigma_max"])
+            ["--precision", "f64", "--format", "json"])
     if p.returncode != 0:
         return
     recs = json.loads(p.stdout)["records"]
@@ -110,10 +110,13 @@ def check_records(cli, name, arrays):
         if (r.get("stack"), r["layer"], r["head"], r["rows"], r["cols"]) != (stack, l, h) + A.shape:
             fail("%s: record %s" % (where, {k: r.get(k) for k in ("stack", "layer", "head", "rows", "cols")}))
             continue
-        for key, v in (("entropy_mean", entropy_mean(A)),
-                       ("sigma_max", np.linalg.svd(A, compute_uv=False)[0])):
-            if r[key] is None and stack == "cross" and key in CROSS_NULL:
-                continue
+        c = A.sum(axis=0)
+        checks = [("entropy_mean", entropy_mean(A)),
+                  ("sigma_max", np.linalg.svd(A, compute_uv=False)[0])]
+        if stack == "cross":  # family M (docs/metrics.md), on by default for a pair
+            checks += [("cross_entropy_normalized", entropy_mean(A) / np.log(A.shape[1])),
+                       ("source_coverage", float(np.mean(c >= c.sum() / A.shape[1])))]
+        for key, v in checks:
             if r[key] is None or abs(r[key] - v) > 1e-12 * max(1.0, abs(v)):
                 fail("%s: %s %s, numpy %r" % (where, key, r[key], v))
 
