@@ -137,8 +137,8 @@ static int load_model(cli_model_run *r, const char *cmd)
         return cli_usage_error(cmd, "give one of --target and --target-tokens");
     if (!ag_model_dir_is_seq2seq(r->model_dir)) {
         if (target)
-            return cli_fail("%s: --target needs an encoder-decoder model (t5, bart); this folder "
-                            "runs one stack", r->model_dir);
+            return cli_fail("%s: --target needs an encoder-decoder model: a t5 or bart folder "
+                            "(a whisper folder runs its encoder alone here)", r->model_dir);
         if (ag_model_load_tower(r->model_dir, cli_input_kind(in), &r->model, &err) != AG_OK)
             return cli_fail_error(&err);
         return 0;

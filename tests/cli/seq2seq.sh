@@ -50,7 +50,8 @@ NEED="t5 is an encoder-decoder model"
 run_case 1 "$NEED: analyze needs --target T or --target-tokens" "analyze refuses t5 without a target" analyze "$A/t5" --text "a b"
 run_case 1 "$NEED: attention needs --target T or --target-tokens" "attention refuses t5 without a target" attention "$A/t5" --tokens 3,4 -o "$T/o/a.npy"
 TGT="--target-tokens 0,4,19"
-run_case 1 "--target needs an encoder-decoder model" "a target on a model of one stack" analyze "$A/roberta" --tokens 3,4 $TGT
+run_case 1 "--target needs an encoder-decoder model: a t5 or bart folder" "a target on a model of one stack" analyze "$A/roberta" --tokens 3,4 $TGT
+run_case 1 "a whisper folder runs its encoder alone here" "a target on a whisper folder" analyze "$A/whisper-seq2seq" --features "$ROOT/tests/data/archref/whisper-seq2seq/features.npy" $TGT
 run_case 1 "--decoder, --cross and --decoder-hidden need an encoder-decoder model" "--cross on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross "$T/o/c.npy"
 run_case 2 "give one of --target and --target-tokens" "both target options" analyze "$A/t5" --tokens 3,4 $TGT --target "x"
 run_case 1 "token id 99 at position 1 is outside the vocabulary" "a target id outside the decoder's vocabulary" analyze "$A/t5" --tokens 3,4 --target-tokens 0,99
@@ -83,6 +84,24 @@ check "--target TEXT: tokenized, then shifted right after decoder_start_token_id
 for k in e d c; do cmp -s "$T/${k}1.npy" "$T/${k}2.npy" || fail "$k: --target 'd e' differs from --target-tokens 0,6,7"; done
 "$CLI" attention "$T/t5tok" --tokens 3,4,5,1 --target-tokens 6,7,1 -o "$T/e3.npy" --cross "$T/c3.npy" 2>"$T/err" || fail "exit $?"
 cmp -s "$T/c1.npy" "$T/c3.npy" && fail "the unshifted labels give the same cross-attention: the check cannot tell"
+
+# BART: labels <s> ... </s> (ids 0 and 2), decoder_start_token_id 2 (</s>)
+mkdir "$T/barttok"
+for f in "$A"/bart/*; do ln -s "$f" "$T/barttok/"; done
+sed -e 's/"<pad>": 0, "<\/s>": 1,/"<s>": 0, "<pad>": 1, "<\/s>": 2,/' \
+    -e 's/"id": 0, "content": "<pad>"/"id": 0, "content": "<s>"/' \
+    -e 's/"id": 1, "content": "<\/s>"/"id": 2, "content": "<\/s>"/' \
+    -e 's/"ids": \[1\]/"ids": [2]/' \
+    -e 's/"<unk>": 2,/"<unk>": 8,/' \
+    -e 's/"single": \[{"Sequence"/"single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence"/' \
+    -e 's/"special_tokens": {/"special_tokens": {"<s>": {"id": "<s>", "ids": [0], "tokens": ["<s>"]}, /' \
+    "$T/t5tok/tokenizer.json" >"$T/barttok/tokenizer.json"
+check "--target TEXT on bart: <s> d e </s> shifted right after </s> = 2, 0, 6, 7"
+"$CLI" tokenize "$T/barttok" --text "d e" --format tsv >"$T/bt.tsv" 2>"$T/err" || fail "tokenize: $(head -c 300 "$T/err")"
+[ "$(cut -f2 "$T/bt.tsv" | tail -n +2 | tr '\n' ,)" = "0,6,7,2," ] || fail "the bart test tokenizer gives $(cut -f2 "$T/bt.tsv" | tr '\n' ,)"
+"$CLI" attention "$T/barttok" --tokens 3,4,5,2 --target "d e" -o "$T/be1.npy" --cross "$T/bc1.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" attention "$T/barttok" --tokens 3,4,5,2 --target-tokens 2,0,6,7 -o "$T/be2.npy" --cross "$T/bc2.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+cmp -s "$T/bc1.npy" "$T/bc2.npy" || fail "--target 'd e' differs from --target-tokens 2,0,6,7"
 
 # analyze: one record per (stack, layer, head); --aggregate groups by stack
 runj t5rec.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max,stability --precision f64
