@@ -337,7 +337,7 @@ static int analyze_at(const ag_run_options *opt, void *user, ag_record_list **ou
                          .values = ag_family_selected(o.metrics, AG_FAMILY_VALUES),
                          .lens = ag_family_selected(o.metrics, AG_FAMILY_LENS)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
-        fo.want_scores = a.lens;
+        fo.want_scores = a.lens && !dec; /* family K is null on a pair */
         status = agr_forward(m, in, &fo, &o, analyze_layer, &a, NULL, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;

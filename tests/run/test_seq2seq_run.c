@@ -188,8 +188,14 @@ Test(seq2seq_run, attention_seq2seq_gives_the_selected_heads_of_each_stack)
                  AG_OK, "%s", err.message);
     cr_assert_eq(c.at, k.count);
     cr_assert_eq(c.bad, 0, "%d views differ", c.bad);
-    /* ag_run_attention refuses a pair: its callback has no n_kv */
+    /* ag_run_attention refuses a pair: its callback has no n_kv; so do the
+     * runs over one stack's square layers */
     cr_assert_eq(ag_run_attention(enc, &in, opt, NULL, NULL, NULL, NULL, NULL, &err), AG_EINVAL);
+    ag_record_list *recs = NULL;
+    cr_assert_eq(ag_run_residual(enc, &in, opt, NULL, &recs, &err), AG_EINVAL);
+    cr_assert(strstr(err.message, "bart is an encoder-decoder model"), "%s", err.message);
+    cr_assert_eq(ag_run_rollout(enc, &in, opt, NULL, NULL, NULL, &recs, &err), AG_EINVAL);
+    cr_assert_null(recs);
     for (int v = 0; v < k.count; v++)
         free(k.attn[v]);
     ag_selection_free(heads);
