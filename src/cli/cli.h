@@ -478,6 +478,7 @@ typedef struct {
     const char *tokens_file; /* --tokens-file F */
     const char *target;     /* --target T (analyze, attention: t5, bart) */
     const char *target_tokens; /* --target-tokens 1,2,3 */
+    const char *target_file; /* --target-file F: line k the target of source line k */
     int takes_target;       /* the command runs encoder–decoder folders */
     const char *layers;     /* --layers 0,2-3 */
     const char *heads;      /* --heads 1,4-5 */
@@ -510,6 +511,8 @@ typedef struct {
     /* an image or audio input (media.c): ids NULL, n its positions */
     char *source;           /* the file as given (a list's line), owned */
     ag_run_tensor tensor;   /* the model's input; values NULL: read again at its pass */
+    int32_t *target;        /* --target-file: its line's decoder input ids (owned) */
+    size_t n_target;
 } cli_seq;
 
 

@@ -132,9 +132,12 @@ static int load_model(cli_model_run *r, const char *cmd)
 {
     ag_error err = {0};
     const cli_input *in = &r->input;
-    int target = in->target || in->target_tokens;
-    if (in->target && in->target_tokens)
-        return cli_usage_error(cmd, "give one of --target and --target-tokens");
+    int target = !!in->target + !!in->target_tokens + !!in->target_file;
+    if (target > 1)
+        return cli_usage_error(cmd, "give one of --target, --target-tokens and --target-file");
+    if (in->target_file && !in->text_file && !in->tokens_file)
+        return cli_usage_error(cmd, "--target-file pairs with --text-file or --tokens-file "
+                               "(one source: --target)");
     if (!ag_model_dir_is_seq2seq(r->model_dir)) {
         if (target)
             return cli_fail("%s: --target needs an encoder-decoder model: a t5 or bart folder "
@@ -150,7 +153,49 @@ static int load_model(cli_model_run *r, const char *cmd)
     if (ag_seq2seq_load(r->model_dir, &r->pair, &err) != AG_OK)
         return cli_fail_error(&err);
     r->model = (ag_model *)ag_seq2seq_stack(r->pair, AG_STACK_ENCODER);
-    return target_ids(r, cmd);
+    return in->target_file ? 0 : target_ids(r, cmd); /* a file's: with the sources */
+}
+
+/* The decoder's ids of one target text (tokenized, shifted right). */
+static int line_target(const cli_model_run *r, const ag_tokenizer *tok, const char *text,
+                       size_t n, cli_seq *s, ag_error *err)
+{
+    int status = ag_run_target_ids(r->model, tok, text, n, &s->target, &s->n_target, err);
+    if (status == AG_OK)
+        status = ag_model_check_ids(ag_seq2seq_stack(r->pair, AG_STACK_DECODER), s->target,
+                                    s->n_target, err);
+    return status;
+}
+
+/* --target-file: line k of the file is the target of the source on line k
+ * (the sources' "text"); a source without its line, or with a blank one,
+ * is refused naming both. */
+static int target_file(cli_model_run *r)
+{
+    const char *name = r->input.target_file;
+    char *buf = NULL;
+    size_t len = 0, pos = 0, start = 0, n = 0, k = 0;
+    long line = 0;
+    ag_tokenizer *tok = NULL;
+    ag_error err = {0};
+    if (cli_read_text_file(&name, CLI_TEXT_FILE_MAX, &buf, &len) != 0)
+        return 1;
+    int status = ag_tokenizer_load(r->model_dir, &tok, &err);
+    while (status == AG_OK && k < r->nseq && cli_next_line(buf, len, &pos, &start, &n)) {
+        if (line++ != r->seqs[k].line)
+            continue;
+        size_t b = 0;
+        while (b < n && (buf[start + b] == ' ' || buf[start + b] == '\t'))
+            b++;
+        status = b == n ? ag_error_set(&err, AG_EINVAL, "line %ld is blank: no target", line)
+                        : line_target(r, tok, buf + start, n, &r->seqs[k++], &err);
+    }
+    if (status == AG_OK && k < r->nseq)
+        status = ag_error_set(&err, AG_EINVAL, "%ld lines: no target for source line %ld", line,
+                              r->seqs[k].line + 1);
+    ag_tokenizer_free(tok);
+    free(buf);
+    return status == AG_OK ? 0 : cli_fail("%s: --target-file %s: %s", r->model_dir, name, err.message);
 }
 
 int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
@@ -168,6 +213,8 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
         rc = cli_model_inputs(r, cmd);
     if (rc == 0)
         rc = check_corpus_ids(r);
+    if (rc == 0 && r->input.target_file)
+        rc = target_file(r);
     if (rc == 0 && r->target && r->nseq != 1)
         rc = cli_fail("%s: --target pairs with one source (--text or --tokens), the input holds "
                       "%zu", r->model_dir, r->nseq);

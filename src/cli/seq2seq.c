@@ -73,7 +73,7 @@ static int s2s_pass(cli_model_run *r, const cli_seq *s, s2s_ctx *c, double *eh, 
                                           c, eh, dh, &err);
     free(owned);
     const ag_model *m[2] = {r->model, ag_seq2seq_stack(r->pair, AG_STACK_DECODER)};
-    size_t n[2] = {s->n, r->n_target};
+    size_t n[2] = {s->n, s->target ? s->n_target : r->n_target};
     double *h[2] = {eh, dh};
     for (int k = 0; k < 2 && status == AG_OK; k++) {
         const ag_model_config *g = ag_model_get_config(m[k]);
@@ -91,7 +91,7 @@ int cli_attention_seq2seq(cli_model_run *r, const cli_seq *s, const cli_s2s_path
 {
     const ag_model *dec = ag_seq2seq_stack(r->pair, AG_STACK_DECODER);
     const ag_model_config *ge = ag_model_get_config(r->model), *gd = ag_model_get_config(dec);
-    size_t ns = s->n, nt = r->n_target, dl = 0, dh = 0;
+    size_t ns = s->n, nt = s->target ? s->n_target : r->n_target, dl = 0, dh = 0;
     size_t el = ag_selection_count(r->layers), eh = ag_selection_count(r->heads);
     int rc = dec_counts(r, dec, &dl, &dh);
     size_t enc_shape[4] = {el, eh, ns, ns}, dec_shape[4] = {dl, dh, nt, nt},

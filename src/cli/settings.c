@@ -108,6 +108,9 @@ static json_t *text_list(const cli_model_run *r)
                                            (json_int_t)s->tokens, "skipped", s->skip));
         if (s->source) /* an image or sound file: its name, its positions */
             json_object_set_new(json_array_get(a, k), "input", cli_json_text(s->source));
+        if (s->target) /* --target-file: its line's decoder input, its length */
+            json_object_set_new(json_array_get(a, k), "target_tokens",
+                                json_integer((json_int_t)s->n_target));
     }
     return a;
 }

@@ -53,7 +53,7 @@ TGT="--target-tokens 0,4,19"
 run_case 1 "--target needs an encoder-decoder model: a t5 or bart folder" "a target on a model of one stack" analyze "$A/roberta" --tokens 3,4 $TGT
 run_case 1 "a whisper folder runs its encoder alone here" "a target on a whisper folder" analyze "$A/whisper-seq2seq" --features "$ROOT/tests/data/archref/whisper-seq2seq/features.npy" $TGT
 run_case 1 "--decoder, --cross and --decoder-hidden need an encoder-decoder model" "--cross on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross "$T/o/c.npy"
-run_case 2 "give one of --target and --target-tokens" "both target options" analyze "$A/t5" --tokens 3,4 $TGT --target "x"
+run_case 2 "give one of --target, --target-tokens and --target-file" "both target options" analyze "$A/t5" --tokens 3,4 $TGT --target "x"
 run_case 1 "token id 99 at position 1 is outside the vocabulary" "a target id outside the decoder's vocabulary" analyze "$A/t5" --tokens 3,4 --target-tokens 0,99
 printf '3,4\n5,6\n' >"$T/two.txt"
 run_case 1 "--target pairs with one source" "a target with a corpus of two" analyze "$A/t5" --tokens-file "$T/two.txt" $TGT
@@ -84,6 +84,22 @@ check "--target TEXT: tokenized, then shifted right after decoder_start_token_id
 for k in e d c; do cmp -s "$T/${k}1.npy" "$T/${k}2.npy" || fail "$k: --target 'd e' differs from --target-tokens 0,6,7"; done
 "$CLI" attention "$T/t5tok" --tokens 3,4,5,1 --target-tokens 6,7,1 -o "$T/e3.npy" --cross "$T/c3.npy" 2>"$T/err" || fail "exit $?"
 cmp -s "$T/c1.npy" "$T/c3.npy" && fail "the unshifted labels give the same cross-attention: the check cannot tell"
+
+# --target-file: line k the target of source line k (blank source lines
+# skipped, their target lines unread); each text's arrays are those of a
+# run on that one pair
+printf 'a b\n\nb c\nc d e\n' >"$T/src.txt"
+printf 'd e\nunread\ne\nd\n' >"$T/tgt.txt"
+check "--target-file: text 3's arrays are those of --text 'c d e' --target d"
+"$CLI" attention "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt.txt" -o "$T/fa_{i}.npy" --cross "$T/fc_{i}.npy" --decoder-hidden "$T/fh_{i}.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" attention "$T/t5tok" --text "c d e" --target d -o "$T/fa.npy" --cross "$T/fc.npy" --decoder-hidden "$T/fh.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+for k in fa fc fh; do cmp -s "$T/${k}_3.npy" "$T/$k.npy" || fail "$k: text 3 differs from its pair run alone"; done
+cmp -s "$T/fc_0.npy" "$T/fc.npy" && fail "text 0 equals text 3: the check cannot tell"
+printf 'd e\nx\n\nd\n' >"$T/tgt_blank.txt"
+run_case 1 "line 3 is blank: no target" "--target-file: a blank target line" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_blank.txt"
+printf 'd e\nx\ne\n' >"$T/tgt_short.txt"
+run_case 1 "3 lines: no target for source line 4" "--target-file: shorter than the sources" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_short.txt"
+run_case 2 "--target-file pairs with --text-file or --tokens-file" "--target-file with one source" analyze "$T/t5tok" --text "a" --target-file "$T/tgt.txt"
 
 # BART: labels <s> ... </s> (ids 0 and 2), decoder_start_token_id 2 (</s>)
 mkdir "$T/barttok"
