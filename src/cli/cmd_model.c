@@ -222,9 +222,11 @@ static int attention_option(cli_model_run *r, int argc, char **argv, int *i)
  * every text are checked with the run's inputs, cli_model_run_check_paths). */
 static int check_text_paths(const cli_model_run *r)
 {
-    const char *names[3] = {r->common.out_path, hidden_path, scores_path};
-    const char *opts[3] = {"-o", "--hidden", "--scores"};
-    for (int k = 0; k < 3; k++)
+    const char *names[6] = {r->common.out_path, hidden_path, scores_path, s2s.decoder, s2s.cross,
+                            s2s.decoder_hidden};
+    const char *opts[6] = {"-o", "--hidden", "--scores", "--decoder", "--cross",
+                           "--decoder-hidden"};
+    for (int k = 0; k < 6; k++)
         if (names[k] && r->nseq > 1 && !strstr(names[k], "{i}"))
             return cli_usage_error("attention", "%s %s names one file and the input holds %zu "
                                    "texts: put {i} in it (%s attn_{i}.npy)", opts[k],

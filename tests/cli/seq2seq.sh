@@ -99,6 +99,7 @@ printf 'd e\nx\n\nd\n' >"$T/tgt_blank.txt"
 run_case 1 "line 3 is blank: no target" "--target-file: a blank target line" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_blank.txt"
 printf 'd e\nx\ne\n' >"$T/tgt_short.txt"
 run_case 1 "3 lines: no target for source line 4" "--target-file: shorter than the sources" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_short.txt"
+run_case 2 "--cross $T/o/c.npy names one file and the input holds 3 texts" "--target-file: --cross without {i}" attention "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt.txt" -o "$T/o/a_{i}.npy" --cross "$T/o/c.npy"
 run_case 2 "--target-file pairs with --text-file or --tokens-file" "--target-file with one source" analyze "$T/t5tok" --text "a" --target-file "$T/tgt.txt"
 
 # BART: labels <s> ... </s> (ids 0 and 2), decoder_start_token_id 2 (</s>)
