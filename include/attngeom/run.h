@@ -559,7 +559,13 @@ AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_
  * Family E and the linear normaliser of a QK-norm model (cfg.qk_norm) go
  * through its norm (ag_model_qk_norm, stability.h ag_head_qk_norm). *out
  * the caller's (ag_record_list_free); NULL on failure. w NULL: a pool of
- * "threads", at most the selected heads. */
+ * "threads", at most the selected heads. An encoder–decoder model (m its
+ * encoder, in with its target; ag_run_forward): one record per (stack,
+ * layer, head) in pass order, stamped with its stack (ag_record_stack),
+ * cross records (n_tgt, n_src); the selections apply in each stack;
+ * families E, H and K are null on them, the token-pattern keys read the
+ * target's ids on decoder records and are null on cross records; opt's
+ * default metrics take family M too (ag_metric_set_default_shape). */
 AG_EXPORT int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                              ag_workers *w, ag_record_list **out, ag_error *err);
 
