@@ -4,9 +4,17 @@
 Usage: /usr/bin/python3 bench/peers.py path/to/attngeom
 
 Whole processes are timed (wall clock, fork to exit) and their peak RSS read
-from os.wait4's rusage (ru_maxrss). Where there is a peer, attngeom and the
-peer run alternately, BENCH_REPS times each (default 3), and the medians are
-compared; the cases without a peer run BENCH_SOLO_REPS times (default 1).
+from os.wait4's rusage (ru_maxrss). Every peer ratio is measured twice:
+per core (both sides pinned to one CPU with sched_setaffinity, one
+BLAS/OpenMP thread: OPENBLAS_NUM_THREADS = OMP_NUM_THREADS = MKL_NUM_THREADS
+= 1, torch.set_num_threads(1) in the peer, -j 1 for attngeom) and on the
+whole machine (every CPU this process may use, the thread variables as
+inherited, torch.set_num_threads(cores), -j cores). attngeom and the peer
+run alternately, per core then on the whole machine, BENCH_REPS times each
+(default 3), and the medians are compared with issue 31's goals (met or
+MISSED); the cases without a peer run BENCH_SOLO_REPS times (default 1), on
+the whole machine. The machine lines name the CPU and the OpenBLAS kernel
+each side loads (bench/blas_probe.py, run in the runs' environment).
 All inputs are made here from fixed seeds in a temporary folder, removed at
 the end:
 
@@ -19,18 +27,20 @@ the end:
   forward  `attngeom analyze MODEL --tokens-file T --metrics entropy_mean
            --format csv` (float32, the default precision) against
            bench/peer_torch_gpt2.py (the same GPT-2 forward in torch ops,
-           float32, one text at a time, torch.set_num_threads(cores)) on a
+           float32, one text at a time, torch.set_num_threads(1 or cores)) on a
            GPT-2-small-shaped model with random weights and 16 texts of 470
            random token ids; throughput in tokens/s; entropies compared
            (rel 1e-4).
   analyze  `attngeom analyze MODEL` default metrics on one text of 1024 ids.
   attention `attngeom attention MODEL -o A.npy` on that text.
 
-`-j N` (N = the cores this process may run on) is passed to a command only
-if its --help mentions -j; otherwise attngeom's defaults apply. The
-environment (OPENBLAS_NUM_THREADS ...) is passed through unchanged, with
+`-j N` (N = 1 per core, else the cores this process may run on) is passed to
+a command only if its --help mentions -j; otherwise attngeom's defaults
+apply. On the whole machine the environment (OPENBLAS_NUM_THREADS ...) is
+passed through unchanged; in both modes, with
 OMP_WAIT_POLICY=PASSIVE and (on an AVX-512 CPU) OPENBLAS_CORETYPE=SkylakeX
-added where unset (TUNED_ENV: the peers' fastest configuration here).
+added where unset (TUNED_ENV: the peers' fastest configuration here; a
+caller's OPENBLAS_CORETYPE is kept, for both sides, and the output says so).
 Prints the machine, progress lines, then one table. Exit 1 if a run fails;
 a value mismatch is a warning, not a failure (this is a benchmark).
 """
@@ -179,8 +189,11 @@ def cpu_flags():
 #    each parallel region, on the cores OpenBLAS's threads need (PyTorch's
 #    16 forward passes: 23.5 s active, 14.8 s passive).
 #  - OPENBLAS_CORETYPE=SkylakeX on a CPU with AVX-512 F/BW/DQ/VL: OpenBLAS
-#    0.3.21 runs its AVX2 kernels on CPUs it does not know (AMD Zen 4 and
-#    later); told the core, it runs its AVX-512 ones (torch: 14.8 -> 11.5 s).
+#    0.3.21 falls back to older kernels on CPUs it does not know (AMD Zen 4
+#    and later: AVX2 "Haswell"; Intel family 6 model 207, Emerald Rapids:
+#    SSE3 "Prescott"); told the core, it runs its AVX-512 ones (torch on
+#    Zen 4: 14.8 -> 11.5 s). Both sides load the same OpenBLAS, so both get
+#    the kernel; kernel_lines() prints which each side loaded.
 TUNED_ENV = (("OMP_WAIT_POLICY", "PASSIVE", None),
              ("OPENBLAS_CORETYPE", "SkylakeX", {"avx512f", "avx512bw", "avx512dq", "avx512vl"}))
 
@@ -246,13 +259,13 @@ def modes(cores):
 
 
 class Run:
-    def __init__(self, wall, rss_kb):
-        self.wall, self.rss_kb = wall, rss_kb
+    def __init__(self, wall, rss_kb, cpu):
+        self.wall, self.rss_kb, self.cpu = wall, rss_kb, cpu
 
 
 def run_measured(argv, stdout_path, stderr_path, mode):
-    """Wall time and peak RSS (ru_maxrss, KiB) of one whole process placed
-    as mode says."""
+    """Wall time, peak RSS (ru_maxrss, KiB) and CPU time (user + system, all
+    its threads) of one whole process placed as mode says."""
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, stdout=out, stderr=err, env=mode.env(),
@@ -269,7 +282,7 @@ def run_measured(argv, stdout_path, stderr_path, mode):
         with open(stderr_path, "rb") as f:
             tail = f.read()[-2000:].decode("utf-8", "replace")
         raise SystemExit("peers: %s exited %d:\n%s" % (" ".join(argv), p.returncode, tail))
-    return Run(wall, usage.ru_maxrss)
+    return Run(wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 
 
 def jobs_option(cli, command, cores):
@@ -291,6 +304,10 @@ class Series:
     @property
     def wall(self):
         return statistics.median(r.wall for r in self.runs)
+
+    @property
+    def cpu(self):
+        return statistics.median(r.cpu for r in self.runs)
 
     @property
     def rss_gib(self):
@@ -525,7 +542,7 @@ def row(*cells):
 
 
 def timed(s):
-    return "%.2f s %.2f GiB" % (s.wall, s.rss_gib)
+    return "%.2f s (CPU %.2f s) %.2f GiB" % (s.wall, s.cpu, s.rss_gib)
 
 
 def ratio_cell(measure, mode, pair):
@@ -548,6 +565,8 @@ def print_table(machine, reps, solo, measures, fw, an, at):
     print(row("ratio = peer time / attngeom time", *(m.label for m in MODES)))
     for name, label, series, _ in measures:
         print(row(label, *(ratio_cell(name, m, series[m.key]) for m in MODES)))
+        print(row("  by CPU time (user + system)", *("%.2fx" % (
+            series[m.key][1].cpu / series[m.key][0].cpu) for m in MODES)))
     print()
     print(row("times: attngeom | peer", *(m.label for m in MODES)))
     tokens = TEXTS * TEXT_TOKENS
@@ -573,7 +592,8 @@ def print_table(machine, reps, solo, measures, fw, an, at):
           "entropy_mean worst rel gap to torch %.1e (both modes)."
           % (gap_text(measures[0][3]), gap_text(measures[1][3]), fw[1]))
     print("   The machine may be shared: timings are noisy; the ratios come from "
-          "alternating runs.")
+          "alternating runs. Per core, CPU time is the time the pinned process")
+    print("   had its CPU; wall time more than CPU time means other jobs shared it.")
     if WARNINGS:
         print("   %d warning(s) above." % len(WARNINGS))
 
