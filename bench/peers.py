@@ -538,7 +538,7 @@ GOALS = {("matrix causal", "core"): 2.5, ("matrix non-causal", "core"): 3.0,
 
 
 def row(*cells):
-    return ("%-40s %-30s %-30s" % cells).rstrip()
+    return ("%-40s %-32s %-32s" % cells).rstrip()
 
 
 def timed(s):
