@@ -259,6 +259,7 @@ ref-test: $(CLI) $(LIB_SO) $(BUILD)/examples/image_pixels
 	/usr/bin/python3 -B tests/ref/check_weights.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_curvature.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_axioms.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_cross.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_stability.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_values.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_similarity.py $(CLI)

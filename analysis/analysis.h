@@ -66,9 +66,19 @@ int ag_thin_r(const double *a, size_t rows, size_t cols, size_t ld, double **r_o
 int ag_head_qk(const ag_head_input *in, const ag_head_extra *ex, double *q, double *k,
                double *scale, ag_error *err);
 
-/* Family B of the square n×n row-major A (finite entries), S = 2^-e·A. */
-int ag_attention_family(const double *A, const double *S, int e, size_t n,
+/* Family B of the m×n row-major A (finite entries), S = 2^-e·A: the keys
+ * of a square A only (docs/metrics.md, family B) null when m ≠ n. */
+int ag_attention_family(const double *A, const double *S, int e, size_t m, size_t n,
                         const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec);
+/* Σ_i H_i, H_i = −Σ_j A_ij ln A_ij (0·ln 0 = 0), of the m×n A with no
+ * negative entry (S = 2^-e·A), as family B sums it: the sum is the value
+ * times 2^-*eh (store it with ag_record_put(..., *eh)). */
+double ag_entropy_sum(const double *A, const double *S, int e, size_t m, size_t n, int *eh);
+/* Family M (docs/metrics.md, cross-attention) of the m×n row-major A
+ * (finite entries), S = 2^-e·A (analysis/cross.c). Uses the slot
+ * AG_WK_IWORK. AG_OK or AG_ENOMEM. */
+int ag_cross_family(const double *A, const double *S, int e, size_t m, size_t n,
+                    const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec);
 /* Family C of the m×n row-major X (finite entries, any magnitude), S = 2^-e·X
  * for some e (X itself when it needs no scaling). */
 int ag_geometry_family(const double *X, const double *S, size_t m, size_t n,

@@ -1,5 +1,10 @@
-/* attention.c — family B: properties of a square, normally row-stochastic,
- * attention matrix A (docs/metrics.md, family B).
+/* attention.c — family B: properties of a normally row-stochastic
+ * attention matrix A (docs/metrics.md, family B): m×n, the row keys
+ * (row_sum_error, entropy_mean, entropy_normalized, sink_mass, max_mass,
+ * sink_ratio) for any shape, cross-attention's [targets × sources] among
+ * them; the keys that compare a row with its own column (the diagonal,
+ * Aᵀ, eigenvalues, token positions i − j) for a square A only, null
+ * otherwise.
  *
  * entropy: the Shannon entropy of each query's attention distribution
  *   (Clark et al. 2019, "What does BERT look at?", §3; Vig & Belinkov 2019).
@@ -50,9 +55,9 @@ static int is_causal(const double *A, size_t n)
     return 1;
 }
 
-static int has_negative(const double *A, size_t n)
+static int has_negative(const double *A, size_t count)
 {
-    for (size_t k = 0; k < n * n; k++)
+    for (size_t k = 0; k < count; k++)
         if (A[k] < 0.0)
             return 1;
     return 0;
@@ -85,8 +90,28 @@ static double row_entropy(const double *row, size_t n, int e)
 /* Entropies of S = 2^-e·A when A is scaled (e ≠ 0: max|A| outside 2^±100),
  * where a ln a would overflow or be rounded to the subnormal grid term by
  * term; for 0 < e ≤ 512 of A itself, since ln s + e ln 2 cancels for the
- * entries a near 1 and a ln a cannot overflow there yet. */
-static void entropy_keys(const double *A, const double *S, int e, size_t n, int causal,
+ * entries a near 1 and a ln a cannot overflow there yet: the exponent the
+ * row entropies are scaled by, and the matrix they are read from. */
+static int entropy_scale(const double *A, const double *S, int e, const double **H)
+{
+    int eh = e < 0 || e > 512 ? e : 0;
+    *H = eh ? S : A;
+    return eh;
+}
+
+double ag_entropy_sum(const double *A, const double *S, int e, size_t m, size_t n, int *eh)
+{
+    const double *H;
+    *eh = entropy_scale(A, S, e, &H);
+    double sum = 0;
+    for (size_t i = 0; i < m; i++)
+        sum += row_entropy(H + i * n, n, *eh);
+    return sum;
+}
+
+/* The entropy keys and sink_mass of the m×n A (S = 2^-e·A): means over the
+ * m rows; s_i, the keys row i may attend to, is n unless A is causal. */
+static void entropy_keys(const double *A, const double *S, int e, size_t m, size_t n, int causal,
                          int negative, const ag_metric_set *sel, ag_record *rec)
 {
     if (negative) {
@@ -98,11 +123,11 @@ static void entropy_keys(const double *A, const double *S, int e, size_t n, int 
             ag_record_set(rec, AG_M_SINK_MASS, AG_V_NULL, 0);
         return;
     }
-    int eh = e < 0 || e > 512 ? e : 0;
-    const double *H = eh ? S : A;
+    const double *H;
+    int eh = entropy_scale(A, S, e, &H);
     double sum_h = 0, sum_norm = 0, sink = 0;
     size_t rows_norm = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < m; i++) {
         double h = row_entropy(H + i * n, n, eh);
         size_t s = causal ? i + 1 : n; /* keys the query may attend to */
         sum_h += h;
@@ -113,13 +138,13 @@ static void entropy_keys(const double *A, const double *S, int e, size_t n, int 
         sink += S[i * n]; /* mean ≤ max|A|: 2^e·(Σ/n) cannot overflow */
     }
     if (ON(AG_M_ENTROPY_MEAN))
-        ag_record_put(rec, AG_M_ENTROPY_MEAN, sum_h / (double)n, eh);
+        ag_record_put(rec, AG_M_ENTROPY_MEAN, sum_h / (double)m, eh);
     if (ON(AG_M_ENTROPY_NORMALIZED) && !rows_norm)
         ag_record_set(rec, AG_M_ENTROPY_NORMALIZED, AG_V_NULL, 0);
     else if (ON(AG_M_ENTROPY_NORMALIZED))
         ag_record_put(rec, AG_M_ENTROPY_NORMALIZED, sum_norm / (double)rows_norm, eh);
     if (ON(AG_M_SINK_MASS))
-        ag_record_put(rec, AG_M_SINK_MASS, sink / (double)n, e);
+        ag_record_put(rec, AG_M_SINK_MASS, sink / (double)m, e);
 }
 
 /* W = (S + Sᵀ)·2 into Wm, in tiles so that S's columns are read from
@@ -238,56 +263,62 @@ static int spectral_keys(const double *A, const double *S, int e, size_t n, int 
  * row whose first key is its only one (row 0 of a causal head, any row of a
  * 1×1 matrix) says nothing about a sink and is left out of sink_ratio;
  * self_ratio and prev_token_ratio weigh A_ii and A_{i,i−1} by k_i the same
- * way, over the same rows (prev_token_ratio: those with i ≥ 1). */
-static void role_keys(const double *S, int e, size_t n, int causal, const ag_metric_set *sel,
-                      ag_record *rec)
+ * way, over the same rows (prev_token_ratio: those with i ≥ 1). For an
+ * m×n S (m ≠ n) only max_mass and sink_ratio (k_i = n) are defined: the
+ * others read the diagonal or the distance |i − j| between a query's and a
+ * key's positions, which two different sequences (cross-attention's
+ * targets and sources) do not share; they are null. */
+static void role_keys(const double *S, int e, size_t m, size_t n, int causal,
+                      const ag_metric_set *sel, ag_record *rec)
 {
+    const int square = m == n;
     double dist = 0, self = 0, prev = 0, top = 0, sink = 0, self_k = 0, prev_k = 0;
     size_t sink_rows = 0, prev_rows = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < m; i++) {
         const double *row = S + i * n;
         double d = 0, mx = row[0];
         for (size_t j = 0; j < n; j++) {
-            d += row[j] * (double)(i > j ? i - j : j - i);
+            if (square)
+                d += row[j] * (double)(i > j ? i - j : j - i);
             mx = row[j] > mx ? row[j] : mx;
         }
         size_t k = causal ? i + 1 : n;
         dist += d;
-        self += row[i];
-        prev += i ? row[i - 1] : 0;
+        self += square ? row[i] : 0;
+        prev += square && i ? row[i - 1] : 0;
         top += mx;
         if (k >= 2) { /* the rows of sink_ratio, self_ratio and (i ≥ 1) prev_token_ratio */
             sink += row[0] * (double)k;
-            self_k += row[i] * (double)k;
+            self_k += square ? row[i] * (double)k : 0;
             sink_rows++;
-            if (i) {
+            if (i && square) {
                 prev_k += row[i - 1] * (double)k;
                 prev_rows++;
             }
         }
     }
     if (ON(AG_M_ATTENTION_DISTANCE))
-        ag_record_put(rec, AG_M_ATTENTION_DISTANCE, dist / (double)n, e);
+        ag_record_put(rec, AG_M_ATTENTION_DISTANCE, square ? dist / (double)n : NAN, e);
     if (ON(AG_M_SELF_MASS))
-        ag_record_put(rec, AG_M_SELF_MASS, self / (double)n, e);
+        ag_record_put(rec, AG_M_SELF_MASS, square ? self / (double)n : NAN, e);
     if (ON(AG_M_PREV_TOKEN_MASS))
-        ag_record_put(rec, AG_M_PREV_TOKEN_MASS, n >= 2 ? prev / (double)(n - 1) : NAN, e);
+        ag_record_put(rec, AG_M_PREV_TOKEN_MASS, square && n >= 2 ? prev / (double)(n - 1) : NAN, e);
     if (ON(AG_M_MAX_MASS))
-        ag_record_put(rec, AG_M_MAX_MASS, top / (double)n, e);
+        ag_record_put(rec, AG_M_MAX_MASS, top / (double)m, e);
     if (ON(AG_M_SINK_RATIO))
         ag_record_put(rec, AG_M_SINK_RATIO, sink_rows ? sink / (double)sink_rows : NAN, e);
     if (ON(AG_M_PREV_TOKEN_RATIO))
         ag_record_put(rec, AG_M_PREV_TOKEN_RATIO, prev_rows ? prev_k / (double)prev_rows : NAN, e);
     if (ON(AG_M_SELF_RATIO))
-        ag_record_put(rec, AG_M_SELF_RATIO, sink_rows ? self_k / (double)sink_rows : NAN, e);
+        ag_record_put(rec, AG_M_SELF_RATIO, square && sink_rows ? self_k / (double)sink_rows : NAN, e);
 }
 
-/* max_i |Σ_j A_ij − 1| from the rows of S = 2^-e·A, whose sums cannot
+/* max_i |Σ_j A_ij − 1| from the m rows of S = 2^-e·A, whose sums cannot
  * overflow; null when a row's sum lies beyond the double range. */
-static void row_sum_error(const double *S, int e, size_t n, ag_record *rec)
+static void row_sum_error(const double *S, int e, size_t m, size_t n, ag_record *rec)
 {
     double worst = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < m; i++) {
         double err = fabs(ldexp(row_sum(S + i * n, n), e) - 1.0);
         worst = err > worst ? err : worst;
     }
@@ -295,31 +326,24 @@ static void row_sum_error(const double *S, int e, size_t n, ag_record *rec)
                   isfinite(worst) ? worst : 0);
 }
 
-int ag_attention_family(const double *A, const double *S, int e, size_t n,
-                        const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec)
+/* The keys of a square matrix only: null for an m×n one, m ≠ n. */
+static void square_only_null(const ag_metric_set *sel, ag_record *rec)
 {
-    const int causal = is_causal(A, n);
-    const int negative = has_negative(A, n);
+    static const ag_metric keys[] = {AG_M_CAUSAL, AG_M_LAMBDA2_ABS, AG_M_SPECTRAL_GAP,
+                                     AG_M_LAMBDA2_CONDITION, AG_M_FIEDLER, AG_M_ASYMMETRY,
+                                     AG_M_SYMMETRY_SCORE};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        if (ON(keys[k]))
+            ag_record_set(rec, keys[k], AG_V_NULL, 0);
+}
 
+/* The keys that need A's shape to be square (eigenvalues, Aᵀ). */
+static int square_keys(const double *A, const double *S, int e, size_t n, int causal,
+                       int negative, const ag_metric_set *sel, ag_matrix_work *w,
+                       ag_record *rec)
+{
     if (ON(AG_M_CAUSAL))
         ag_record_set(rec, AG_M_CAUSAL, AG_V_BOOL, causal);
-    if (ON(AG_M_ROW_SUM_ERROR))
-        row_sum_error(S, e, n, rec);
-    if (ON(AG_M_ENTROPY_MEAN) || ON(AG_M_ENTROPY_NORMALIZED) || ON(AG_M_SINK_MASS))
-        entropy_keys(A, S, e, n, causal, negative, sel, rec);
-    static const ag_metric roles[] = {AG_M_ATTENTION_DISTANCE, AG_M_SELF_MASS,
-                                      AG_M_PREV_TOKEN_MASS,    AG_M_MAX_MASS,
-                                      AG_M_SINK_RATIO,         AG_M_PREV_TOKEN_RATIO,
-                                      AG_M_SELF_RATIO};
-    for (size_t k = 0; k < sizeof roles / sizeof *roles; k++)
-        if (ON(roles[k])) {
-            role_keys(S, e, n, causal, sel, rec);
-            break;
-        }
-    /* the token-pattern keys need the ids: ag_token_pattern_metrics */
-    for (int k = AG_M_DUPLICATE_TOKEN_SCORE; k <= AG_M_INDUCTION_BASELINE; k++)
-        if (ON(k))
-            ag_record_set(rec, (ag_metric)k, AG_V_NULL, 0);
     int status = spectral_keys(A, S, e, n, causal, negative, sel, w, rec);
     if (status != AG_OK)
         return status;
@@ -334,6 +358,37 @@ int ag_attention_family(const double *A, const double *S, int e, size_t n,
                           sym2);
     }
     return AG_OK;
+}
+
+int ag_attention_family(const double *A, const double *S, int e, size_t m, size_t n,
+                        const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec)
+{
+    const int square = m == n;
+    const int causal = square && is_causal(A, n);
+    const int negative = has_negative(A, m * n);
+
+    if (ON(AG_M_ROW_SUM_ERROR))
+        row_sum_error(S, e, m, n, rec);
+    if (ON(AG_M_ENTROPY_MEAN) || ON(AG_M_ENTROPY_NORMALIZED) || ON(AG_M_SINK_MASS))
+        entropy_keys(A, S, e, m, n, causal, negative, sel, rec);
+    static const ag_metric roles[] = {AG_M_ATTENTION_DISTANCE, AG_M_SELF_MASS,
+                                      AG_M_PREV_TOKEN_MASS,    AG_M_MAX_MASS,
+                                      AG_M_SINK_RATIO,         AG_M_PREV_TOKEN_RATIO,
+                                      AG_M_SELF_RATIO};
+    for (size_t k = 0; k < sizeof roles / sizeof *roles; k++)
+        if (ON(roles[k])) {
+            role_keys(S, e, m, n, causal, sel, rec);
+            break;
+        }
+    /* the token-pattern keys need the ids: ag_token_pattern_metrics */
+    for (int k = AG_M_DUPLICATE_TOKEN_SCORE; k <= AG_M_INDUCTION_BASELINE; k++)
+        if (ON(k))
+            ag_record_set(rec, (ag_metric)k, AG_V_NULL, 0);
+    if (!square) {
+        square_only_null(sel, rec);
+        return AG_OK;
+    }
+    return square_keys(A, S, e, n, causal, negative, sel, w, rec);
 }
 
 /* ---- head detectors that need the token ids (attngeom/metrics.h) -------- */

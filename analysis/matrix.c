@@ -1,7 +1,9 @@
 /* matrix.c — ag_matrix_metrics: families A, B and C of one matrix, with one
- * SVD shared by every family-A key, and the curvature family F and the
- * metric axioms L when selected (analysis/curvature.c, analysis/axioms.c). Every buffer comes from one workspace
- * (analysis/work.c), the caller's or a temporary one. */
+ * SVD shared by every family-A key, and the curvature family F, the metric
+ * axioms L and the cross-attention family M when selected
+ * (analysis/curvature.c, analysis/axioms.c, analysis/cross.c). Every buffer
+ * comes from one workspace (analysis/work.c), the caller's or a temporary
+ * one. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -60,7 +62,7 @@ int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
     return ag_matrix_metrics_work(M, m, n, sel, opt, NULL, rec, err);
 }
 
-/* Families A, B, C and L of the finite M. LAPACK and the sums run on
+/* Families A, B, C, L and M of the finite M. LAPACK and the sums run on
  * S = 2^-e·M, largest entry in [0.5, 1) (analysis/scale.c): exact, and
  * nothing can overflow or underflow; within 2^±100, S is M itself. */
 static int matrix_families(const double *M, size_t m, size_t n, double amax,
@@ -75,12 +77,8 @@ static int matrix_families(const double *M, size_t m, size_t n, double amax,
     int status = AG_OK;
     if (ag_family_selected(sel, AG_FAMILY_SPECTRUM))
         status = spectrum_family(S, e, m, n, sel, w, rec);
-    if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_ATTENTION)) {
-        if (m == n)
-            status = ag_attention_family(M, S, e, n, sel, w, rec);
-        else
-            null_family(sel, AG_FAMILY_ATTENTION, rec);
-    }
+    if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_ATTENTION))
+        status = ag_attention_family(M, S, e, m, n, sel, w, rec);
     if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_GEOMETRY))
         status = ag_geometry_family(M, S, m, n, sel, w, rec);
     if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_AXIOMS)) {
@@ -89,6 +87,8 @@ static int matrix_families(const double *M, size_t m, size_t n, double amax,
         else
             null_family(sel, AG_FAMILY_AXIOMS, rec);
     }
+    if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_CROSS))
+        status = ag_cross_family(M, S, e, m, n, sel, w, rec);
     return status;
 }
 

@@ -48,10 +48,10 @@ static const struct {
         "docs/metrics.md, family B"},
     [AG_M_ROW_SUM_ERROR] = {"row_sum_error", AG_FAMILY_ATTENTION,
         "max_i |Σ_j A_ij − 1|",
-        "not square, or a row sum beyond ±1.8e308",
+        "a row sum beyond ±1.8e308",
         "Neumaier 1974 (compensated summation)"},
     [AG_M_ENTROPY_MEAN] = {"entropy_mean", AG_FAMILY_ATTENTION,
-        "(1/n) Σ_i H_i, H_i = −Σ_{j: A_ij>0} A_ij ln A_ij",
+        "(1/m) Σ_i H_i over the m rows, H_i = −Σ_{j: A_ij>0} A_ij ln A_ij",
         "any entry < 0",
         "Clark et al. 2019, §3; Vig & Belinkov 2019"},
     [AG_M_ENTROPY_NORMALIZED] = {"entropy_normalized", AG_FAMILY_ATTENTION,
@@ -59,43 +59,43 @@ static const struct {
         "any entry < 0, or no such row",
         "Clark et al. 2019, §3"},
     [AG_M_SINK_MASS] = {"sink_mass", AG_FAMILY_ATTENTION,
-        "(1/n) Σ_i A_i0",
+        "(1/m) Σ_i A_i0",
         "any entry < 0",
         "Xiao et al. 2023"},
     [AG_M_LAMBDA2_ABS] = {"lambda2_abs", AG_FAMILY_ATTENTION,
         "|λ₂|, eigenvalues sorted by modulus, largest first",
-        "n < 2",
+        "not square, or n < 2",
         "Levin, Peres & Wilmer 2009, ch. 12 (mixing of a Markov chain)"},
     [AG_M_SPECTRAL_GAP] = {"spectral_gap", AG_FAMILY_ATTENTION,
         "|λ₁| − |λ₂|",
-        "n < 2",
+        "not square, or n < 2",
         "Levin, Peres & Wilmer 2009, ch. 12"},
     [AG_M_FIEDLER] = {"fiedler", AG_FAMILY_ATTENTION,
         "second-smallest eigenvalue of L = I − D^{-1/2} W D^{-1/2}, W = (A + Aᵀ)/2 including its diagonal, D = diag(row sums of W); where a row sum is 0 that entry of D^{-1/2} is 0",
-        "n < 2 or any entry < 0",
+        "not square, n < 2 or any entry < 0",
         "Fiedler 1973; Chung 1997 (normalised Laplacian)"},
     [AG_M_ASYMMETRY] = {"asymmetry", AG_FAMILY_ATTENTION,
         "‖N‖_F / ‖A‖_F, N = (A − Aᵀ)/2",
-        "‖A‖_F = 0",
+        "not square, or ‖A‖_F = 0",
         "docs/metrics.md, family B (Frobenius antisymmetric part)"},
     [AG_M_SYMMETRY_SCORE] = {"symmetry_score", AG_FAMILY_ATTENTION,
         "‖S‖_F² / ‖A‖_F², S = (A + Aᵀ)/2",
-        "‖A‖_F = 0",
+        "not square, or ‖A‖_F = 0",
         "Saponati et al. 2025"},
     [AG_M_ATTENTION_DISTANCE] = {"attention_distance", AG_FAMILY_ATTENTION,
         "(1/n) Σ_i Σ_j A_ij |i − j|",
-        "—",
+        "not square",
         "Vig & Belinkov 2019"},
     [AG_M_SELF_MASS] = {"self_mass", AG_FAMILY_ATTENTION,
         "(1/n) Σ_i A_ii",
-        "—",
+        "not square",
         "Clark et al. 2019; Voita et al. 2019"},
     [AG_M_PREV_TOKEN_MASS] = {"prev_token_mass", AG_FAMILY_ATTENTION,
         "(1/(n−1)) Σ_{i≥1} A_{i,i−1}, the mean over rows i ≥ 1",
-        "n < 2",
+        "not square, or n < 2",
         "Clark et al. 2019; Voita et al. 2019"},
     [AG_M_MAX_MASS] = {"max_mass", AG_FAMILY_ATTENTION,
-        "(1/n) Σ_i max_j A_ij",
+        "(1/m) Σ_i max_j A_ij",
         "—",
         "Voita et al. 2019 (\"confidence\")"},
     [AG_M_SINK_RATIO] = {"sink_ratio", AG_FAMILY_ATTENTION,
@@ -196,7 +196,7 @@ static const struct {
         "docs/stability.md"},
     [AG_M_LAMBDA2_CONDITION] = {"lambda2_condition", AG_FAMILY_ATTENTION,
         "1/|y₂ᴴx₂|, the condition number of λ₂ (unit right and left eigenvectors x₂, y₂; what LAPACK `dgeevx` returns as RCONDE)",
-        "n < 2, or λ₂ not a simple eigenvalue: another eigenvalue within 8·n·ε·|λ₁| of it (repeated: no unique eigenvectors), or |y₂ᴴx₂| ≤ n·ε (defective)",
+        "not square, n < 2, or λ₂ not a simple eigenvalue: another eigenvalue within 8·n·ε·|λ₁| of it (repeated: no unique eigenvectors), or |y₂ᴴx₂| ≤ n·ε (defective)",
         "Wilkinson 1965; LAPACK dgeevx (RCONDE)"},
     [AG_M_EDGES] = {"edges", AG_FAMILY_CURVATURE,
         "number of edges",
@@ -220,11 +220,11 @@ static const struct {
         "Ollivier 2009"},
     [AG_M_PREV_TOKEN_RATIO] = {"prev_token_ratio", AG_FAMILY_ATTENTION,
         "mean of A_{i,i−1} · k_i over the rows i ≥ 1 with k_i ≥ 2 (k_i as for `sink_ratio`)",
-        "no such row (n = 1)",
+        "not square, or no such row (n = 1)",
         "Voita et al. 2019 (positional heads), against uniform attention"},
     [AG_M_SELF_RATIO] = {"self_ratio", AG_FAMILY_ATTENTION,
         "mean of A_ii · k_i over the rows with k_i ≥ 2",
-        "no such row (n = 1)",
+        "not square, or no such row (n = 1)",
         "against uniform attention (docs/metrics.md)"},
     [AG_M_DUPLICATE_TOKEN_SCORE] = {"duplicate_token_score", AG_FAMILY_ATTENTION,
         "Σ_{i∈R} Σ_j A_ij D_ij / Σ_{i∈R} Σ_j A_ij, D the duplicate-token pattern: D_ij = 1 iff j < i and t_j = t_i (t the token ids); R the rows where D has a 1",
@@ -332,6 +332,23 @@ static const struct {
         "‖(S° − S°ᵀ)/2‖_F / ‖S°‖_F",
         "S° = 0",
         "attngeom (docs/metrics.md, K)"},
+    /* M. cross-attention */
+    [AG_M_ALIGNMENT_MONOTONICITY] = {"alignment_monotonicity", AG_FAMILY_CROSS,
+        "Spearman's ρ of the pairs (i, a_i), i = 0..m−1 the target position, a_i = argmax_j A_ij (the smallest j on a tie); tied a_i get their average rank (scipy.stats.spearmanr)",
+        "m < 2, or every a_i equal (a constant argmax)",
+        "Bahdanau, Cho & Bengio 2014, §3.1 and Fig. 3 (alignment); Spearman 1904 (GSL gsl_stats_spearman)"},
+    [AG_M_ALIGNMENT_KENDALL] = {"alignment_kendall", AG_FAMILY_CROSS,
+        "Kendall's τ-b of the same pairs (i, a_i) (scipy.stats.kendalltau's default)",
+        "m < 2, or every a_i equal",
+        "Kendall 1945 (τ-b); Bahdanau, Cho & Bengio 2014, §3.1"},
+    [AG_M_SOURCE_COVERAGE] = {"source_coverage", AG_FAMILY_CROSS,
+        "fraction of the n sources j with c_j ≥ T/n, c_j = Σ_i A_ij, T = Σ_j c_j (m for a row-stochastic A); a tie within the sums' rounding, c_j ≥ (T/n)(1 − (m + n)·2⁻⁵²), counts",
+        "any entry < 0, or T = 0",
+        "Tu et al. 2016, §3 (coverage of the source in NMT)"},
+    [AG_M_CROSS_ENTROPY_NORMALIZED] = {"cross_entropy_normalized", AG_FAMILY_CROSS,
+        "(1/m) Σ_i H_i / ln n, H_i = −Σ_{j: A_ij>0} A_ij ln A_ij (natural log)",
+        "n = 1, or any entry < 0",
+        "Bahdanau, Cho & Bengio 2014, §3.1; Clark et al. 2019, §3 (attention entropy)"},
 };
 
 /* How a paper's table heads each key (md and LaTeX headers): a display
@@ -420,6 +437,10 @@ static const struct {
     [AG_M_SCORE_NUMERICAL_RANK] = {"Score numerical rank", NULL},
     [AG_M_RANK_LIFT] = {"Rank lift", NULL},
     [AG_M_SCORE_ASYMMETRY] = {"Score asymmetry", NULL},
+    [AG_M_ALIGNMENT_MONOTONICITY] = {"Alignment monotonicity", "$\\rho$"},
+    [AG_M_ALIGNMENT_KENDALL] = {"Alignment Kendall tau", "$\\tau_b$"},
+    [AG_M_SOURCE_COVERAGE] = {"Source coverage", NULL},
+    [AG_M_CROSS_ENTROPY_NORMALIZED] = {"Normalized cross-attention entropy", NULL},
 };
 
 /* The other keys records carry (docs/cli.md, docs/metrics.md): the
@@ -482,6 +503,7 @@ static const char *const family_names[AG_FAMILY_COUNT] = {
     [AG_FAMILY_MIXING] = "mixing",
     [AG_FAMILY_AXIOMS] = "axioms",
     [AG_FAMILY_LENS] = "lens",
+    [AG_FAMILY_CROSS] = "cross",
 };
 
 const char *ag_metric_name(ag_metric m)
@@ -706,6 +728,22 @@ unsigned ag_command_families(const char *command)
     return 0;
 }
 
+/* Every command's default (J: contributions only, cheap). */
+static unsigned default_families(unsigned families)
+{
+    return families & AG_FAMILIES_DEFAULT
+               ? families & (AG_FAMILIES_DEFAULT | AG_FAMILIES_TOKEN_IDS |
+                             AG_FAMILY_BIT(AG_FAMILY_MIXING))
+               : families;
+}
+
+void ag_metric_set_default_shape(ag_metric_set *set, unsigned families, size_t rows,
+                                 size_t cols)
+{
+    unsigned cross = rows != cols ? families & AG_FAMILY_BIT(AG_FAMILY_CROSS) : 0;
+    ag_metric_set_families(set, default_families(families) | cross);
+}
+
 int ag_metric_set_new(unsigned families, const char *list, ag_metric_set **out, ag_error *err)
 {
     *out = NULL;
@@ -715,11 +753,8 @@ int ag_metric_set_new(unsigned families, const char *list, ag_metric_set **out, 
     int status = AG_OK;
     if (list)
         status = ag_metric_set_parse_families(set, list, families, err);
-    else /* every command's default (J: contributions only, cheap) */
-        ag_metric_set_families(set, families & AG_FAMILIES_DEFAULT
-                                        ? families & (AG_FAMILIES_DEFAULT | AG_FAMILIES_TOKEN_IDS |
-                                                      AG_FAMILY_BIT(AG_FAMILY_MIXING))
-                                        : families);
+    else
+        ag_metric_set_families(set, default_families(families));
     if (status != AG_OK) {
         free(set);
         return status;

@@ -70,6 +70,10 @@ typedef enum {
     AG_M_SCORE_STD, AG_M_SPARSEMAX_SUPPORT, AG_M_ENTMAX_SUPPORT, AG_M_SPARSEMAX_JS,
     AG_M_SCORE_EFFECTIVE_RANK, AG_M_SCORE_NUMERICAL_RANK, AG_M_RANK_LIFT,
     AG_M_SCORE_ASYMMETRY,
+    /* M. cross-attention: the alignment of a target with a source, any
+     * m×n matrix (ag_matrix_metrics; added after K, ABI rule) */
+    AG_M_ALIGNMENT_MONOTONICITY, AG_M_ALIGNMENT_KENDALL, AG_M_SOURCE_COVERAGE,
+    AG_M_CROSS_ENTROPY_NORMALIZED,
     AG_M_COUNT
 } ag_metric;
 
@@ -85,6 +89,7 @@ typedef enum {
     AG_FAMILY_MIXING,     /* J */
     AG_FAMILY_AXIOMS,     /* L */
     AG_FAMILY_LENS,       /* K */
+    AG_FAMILY_CROSS,      /* M */
     AG_FAMILY_COUNT
 } ag_family;
 
@@ -95,7 +100,7 @@ AG_EXPORT int ag_metric_from_name(const char *name);
 AG_EXPORT ag_family ag_metric_family(ag_metric m);
 /* Family name as accepted by --metrics ("spectrum", "attention", "geometry",
  * "weights", "stability", "curvature", "values", "activations", "mixing",
- * "axioms", "lens"). */
+ * "axioms", "lens", "cross"). */
 AG_EXPORT const char *ag_family_name(ag_family f);
 /* Id of a family name, or -1 if unknown. */
 AG_EXPORT int ag_family_from_name(const char *name);
@@ -119,13 +124,14 @@ AG_EXPORT const char *ag_key_symbol(const char *key);
  * computes. */
 #define AG_FAMILY_BIT(f) (1u << (f))
 /* What every command on attention matrices computes: A, B, C and, when
- * asked for, the curvature of the attention graph (F) and the metric
- * axioms of its cost (L). */
+ * asked for, the curvature of the attention graph (F), the metric
+ * axioms of its cost (L) and the cross-attention alignment (M). */
 #define AG_FAMILIES_MATRIX (AG_FAMILY_BIT(AG_FAMILY_SPECTRUM) | \
                             AG_FAMILY_BIT(AG_FAMILY_ATTENTION) | \
                             AG_FAMILY_BIT(AG_FAMILY_GEOMETRY) | \
                             AG_FAMILY_BIT(AG_FAMILY_CURVATURE) | \
-                            AG_FAMILY_BIT(AG_FAMILY_AXIOMS))
+                            AG_FAMILY_BIT(AG_FAMILY_AXIOMS) | \
+                            AG_FAMILY_BIT(AG_FAMILY_CROSS))
 #define AG_FAMILIES_WEIGHTS AG_FAMILY_BIT(AG_FAMILY_WEIGHTS)
 /* What a command computes on attention heads whose input is known
  * (analyze, layer): the matrix families plus stability. */
@@ -171,6 +177,13 @@ typedef struct ag_metric_set ag_metric_set;
 AG_EXPORT int ag_metric_set_new(unsigned families, const char *list, ag_metric_set **out,
                                 ag_error *err);
 AG_EXPORT void ag_metric_set_free(ag_metric_set *set); /* NULL is fine */
+/* Replace *set with the default selection of a command computing
+ * `families` (ag_command_families) on rows×cols matrices: what
+ * ag_metric_set_new(families, NULL, ...) selects, and for a rectangular
+ * matrix (rows ≠ cols: cross-attention, targets × sources) family M
+ * (`cross`) too when the families include it. */
+AG_EXPORT void ag_metric_set_default_shape(ag_metric_set *set, unsigned families, size_t rows,
+                                           size_t cols);
 /* 1 when metric id m is selected, 0 otherwise (also out of range). */
 AG_EXPORT int ag_metric_set_has(const ag_metric_set *set, int m);
 
@@ -269,11 +282,14 @@ AG_EXPORT ag_record *ag_record_list_at(ag_record_list *list, size_t i);
 /* ---- the matrix metrics ------------------------------------------------- */
 
 /* Compute the selected metrics of families A, B and C (and F, see
- * ag_matrix_metrics_ex) of the m×n matrix M
+ * ag_matrix_metrics_ex, L and M) of the m×n matrix M
  * (row-major, borrowed) into rec (whose layer/head the caller sets; rows and
  * cols are set here). Keys that do not apply are AG_V_NULL as docs/metrics.md says
  * (so are family B's token-pattern keys, which need the token ids:
- * ag_token_pattern_metrics fills them); unselected keys are AG_V_ABSENT.
+ * ag_token_pattern_metrics fills them, and, for m ≠ n — cross-attention,
+ * m targets over n sources — the keys of a square matrix only: family B's
+ * eigenvalue, transpose, diagonal and positional keys, families F and L);
+ * unselected keys are AG_V_ABSENT.
  *
  * One SVD (singular values only) serves every family-A key; family B uses the
  * diagonal as eigenvalues when M is causal (lower triangular), the

@@ -95,6 +95,7 @@ _PROTOTYPES = {
     "ag_metric_name": (c_str, [c_int]),
     "ag_command_families": (c_unsigned, [c_str]),
     "ag_metric_set_new": (c_int, [c_unsigned, c_str, PP, P]),
+    "ag_metric_set_default_shape": (None, [P, c_unsigned, c_size, c_size]),
     "ag_metric_set_free": (None, [P]),
     "ag_metric_set_has": (c_int, [P, c_int]),
     # records

@@ -96,8 +96,9 @@ def matrix_metrics(A, metrics=None, *, edge_threshold=None, jobs=None, label=Non
                    to_pandas=False):
     """Metrics of the matrices of A, as `attngeom matrix` computes them.
 
-    A: 2-D [n, m] (one matrix), 3-D [H, n, m] (heads) or 4-D [L, H, n, m]
-    (layers x heads), float16, float32 or float64, any memory order (see
+    A: 2-D [m, n] (one matrix), 3-D [H, m, n] (heads) or 4-D [L, H, m, n]
+    (layers x heads), square or rectangular (cross-attention: m targets x
+    n sources), float16, float32 or float64, any memory order (see
     as_float64 for when it is copied); a torch tensor of any float dtype
     (bfloat16 too; read without building a graph); a tuple or list of
     per-layer [batch, H, n, n] arrays or tensors (Hugging Face's
@@ -107,9 +108,10 @@ def matrix_metrics(A, metrics=None, *, edge_threshold=None, jobs=None, label=Non
     [batch, n] (1 = real token) cuts each sequence to its real tokens.
     layer_offset: added to every record's layer (A holds a slice of the
     layers). copy=True copies a tensor on another device (CUDA) to the CPU
-    instead of refusing it. metrics: None (spectrum, attention, geometry),
-    a comma-separated string or a list of keys and families (spectrum,
-    attention, geometry, curvature, axioms, all). edge_threshold: family F's
+    instead of refusing it. metrics: None (spectrum, attention, geometry;
+    and cross for a rectangular A), a comma-separated string or a list of
+    keys and families (spectrum, attention, geometry, curvature, axioms,
+    cross, all). edge_threshold: family F's
     threshold in [0, 1] (default 1/n). jobs: threads (default: the CPUs);
     the values do not depend on it. label: the records' "model".
     Returns a list of dicts (layer, head, rows, cols, metrics..., batch),
@@ -121,7 +123,8 @@ def matrix_metrics(A, metrics=None, *, edge_threshold=None, jobs=None, label=Non
         raise Error("attention_mask: A has no batch axis (a 4-D array is [L, H, n, n]; "
                     "pass layout='BHNN' for one layer of a batch)")
     keep = kept_tokens(attention_mask, batch, copy) if batch is not None else None
-    sel = metric_set("matrix", metrics)
+    shape = batch.shape if batch is not None else X.shape[-2:] if X.ndim >= 2 else None
+    sel = metric_set("matrix", metrics, shape)
     opt = run_options(jobs=jobs, edge_threshold=edge_threshold)
     if batch is not None:
         return result(_batch_records(batch, keep, sel, opt, label, offset), to_pandas)

@@ -28,18 +28,22 @@ def _python_words(error, prefix, keyword, command=None):
     return Error(msg, error.status)
 
 
-def metric_set(command, metrics):
+def metric_set(command, metrics, shape=None):
     """The selection of `command` ("matrix", "analyze", "weights", ...):
-    metrics None (the command's default), a comma-separated string or a
-    list. Errors name the keyword: "metrics: unknown metric ..."."""
+    metrics None (the command's default; for matrices of shape (rows,
+    cols), rectangular ones get family cross too), a comma-separated string
+    or a list. Errors name the keyword: "metrics: unknown metric ..."."""
     if metrics is not None and not isinstance(metrics, str):
         metrics = ",".join(metrics)
     families = lib.ag_command_families(command.encode())
     listing = None if metrics is None else metrics.encode()
     try:
-        return new(lib.ag_metric_set_new, lib.ag_metric_set_free, families, listing)
+        sel = new(lib.ag_metric_set_new, lib.ag_metric_set_free, families, listing)
     except Error as e:
         raise _python_words(e, "--metrics: ", "metrics", command) from None
+    if metrics is None and shape is not None:
+        lib.ag_metric_set_default_shape(sel, families, shape[0], shape[1])
+    return sel
 
 
 def default_jobs():

@@ -36,6 +36,7 @@ typedef struct {
     ag_format format;
     const char *out_path;     /* -o FILE, or NULL for stdout */
     ag_metric_set *metrics;   /* --metrics (process-owned: cli_common_init) */
+    int metrics_given;        /* --metrics given: no default depends on the input */
     const char *expect_path;  /* --expect GOLDEN.json */
     double rtol, atol;
     unsigned families;        /* what the command computes (AG_FAMILIES_*) */

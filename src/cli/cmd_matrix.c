@@ -1,6 +1,7 @@
-/* cmd_matrix.c — `attngeom matrix FILE [--tensor NAME]`: families A–C (and F) of every
- * matrix in a .npy or .safetensors file (2-D [n,m]; 3-D [H,n,m] as heads;
- * 4-D [L,H,n,m] as layers × heads). */
+/* cmd_matrix.c — `attngeom matrix FILE [--tensor NAME]`: families A–C (and F, L, M) of
+ * every matrix in a .npy or .safetensors file (2-D [m,n]; 3-D [H,m,n] as heads;
+ * 4-D [L,H,m,n] as layers × heads), square or rectangular (cross-attention:
+ * then family M by default too). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,10 @@ static const char matrix_help[] =
     "\n"
     "Metrics of the matrices stored in FILE: a .npy array (<f2, <f4, <f8; C or\n"
     "Fortran order) or a .safetensors tensor (F16, BF16, F32, F64; --tensor NAME\n"
-    "picks it when the file holds several). 2-D [n,m] is one matrix; 3-D [H,n,m]\n"
-    "is read as heads; 4-D [L,H,n,m] as layers x heads.\n"
+    "picks it when the file holds several). 2-D [m,n] is one matrix; 3-D [H,m,n]\n"
+    "is read as heads; 4-D [L,H,m,n] as layers x heads. A rectangular matrix\n"
+    "(m != n: cross-attention, m targets x n sources) gets family cross by\n"
+    "default too, and null for the keys of square matrices (attngeom metrics).\n"
     "\n"
     "--scores reads pre-softmax scores instead (attention --scores; -inf a masked\n"
     "key) and measures each matrix after a normaliser on every row's allowed keys:\n"
@@ -105,8 +108,8 @@ static int matrix_records(const char *path, const ag_array *a, const cli_common 
  * normaliser: a then holds the probabilities. 0, or 1 after printing. */
 static int normalize_scores(const char *path, ag_normalizer kind, double param, ag_array *a)
 {
-    if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
-        return cli_fail("%s: --scores needs square score matrices [..., n, n]", path);
+    if (a->ndim < 2) /* rectangular is fine: each row is normalised over its keys */
+        return cli_fail("%s: --scores needs score matrices [..., m, n]", path);
     size_t n = a->shape[a->ndim - 1], rows = ag_array_size(a) / (n ? n : 1);
     double *p = malloc((rows * n > 0 ? rows * n : 1) * sizeof *p);
     ag_error err = {0};
@@ -205,6 +208,9 @@ int cmd_matrix(int argc, char **argv)
     ag_array a = {0};
     if (read_matrix_file(path, tensor, &a) != 0)
         return 1;
+    if (!common.metrics_given && a.ndim >= 2) /* rectangular: family M (cross) too */
+        ag_metric_set_default_shape(common.metrics, common.families, a.shape[a.ndim - 2],
+                                    a.shape[a.ndim - 1]);
     if (lens.scores && !lens.ntemps && normalize_scores(path, lens.kind, lens.param, &a) != 0) {
         ag_array_free(&a);
         return 1;

@@ -16,8 +16,8 @@ static const char metrics_usage[] =
     "the reference it follows (docs/metrics.md explains each); the table format\n"
     "gives a block of lines per key, the others a row. FAMILY (spectrum,\n"
     "attention, geometry, weights, stability, curvature, values, activations,\n"
-    "mixing, axioms, lens, all) or KEY, or a comma-separated list of them as --metrics takes it,\n"
-    "lists those only.\n";
+    "mixing, axioms, lens, cross, all) or KEY, or a comma-separated list of\n"
+    "them as --metrics takes it, lists those only.\n";
 
 /* every family some command computes */
 #define METRICS_FAMILIES \

@@ -163,6 +163,7 @@ int cli_common_option(cli_common *c, const char *cmd, int argc, char **argv,
             cli_usage_error(cmd, "%s", err.message);
             return -1;
         }
+        c->metrics_given = 1;
     } else if (cli_is_option(a, "--label")) {
         if (!(v = cli_option_value(cmd, "--label", argc, argv, i)))
             return -1;

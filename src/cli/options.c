@@ -60,7 +60,7 @@ const cli_option_group cli_group_tensors = {"tensors", "Named tensors", (const c
     {NULL}}, 0};
 
 const cli_option_group cli_group_records = {"records", "Records", (const cli_option[]){
-    {"--metrics", "LIST", "metric keys and families (spectrum, attention, geometry, weights, stability, curvature, values, activations, mixing, axioms, lens, all); see attngeom metrics"},
+    {"--metrics", "LIST", "metric keys and families (spectrum, attention, geometry, weights, stability, curvature, values, activations, mixing, axioms, lens, cross, all); see attngeom metrics"},
     {"--expect", "GOLDEN.json", "compare with a saved --format json output (exit 3 on a mismatch)"},
     {"--rtol", "R", "--expect's relative tolerance (default 1e-9)"},
     {"--atol", "A", "--expect's absolute tolerance (default 1e-12)"},

@@ -146,16 +146,20 @@ Test(roles, hand_3x3_causal)
     expect_num(&r, AG_M_SINK_RATIO, 1.15, 4 * EPS);
 }
 
-/* Not square: every key null. 1×1 [a]: distance 0, self and max a; no
- * previous token; the one row has one key: sink_ratio null. */
+/* Not square (3×5 of 1/5): the positional keys null; max_mass 1/5 and
+ * sink_ratio (1/5)·5 = 1 are rows' (k_i = n = 5). 1×1 [a]: distance 0,
+ * self and max a; no previous token; the one row has one key: sink_ratio
+ * null. */
 Test(roles, null_cases)
 {
     double W[15];
     for (int k = 0; k < 15; k++)
         W[k] = 1.0 / 5;
     ag_record r = run(W, 3, 5);
-    for (int m = AG_M_ATTENTION_DISTANCE; m <= AG_M_SINK_RATIO; m++)
+    for (int m = AG_M_ATTENTION_DISTANCE; m <= AG_M_PREV_TOKEN_MASS; m++)
         expect_null(&r, (ag_metric)m);
+    expect_num(&r, AG_M_MAX_MASS, 0.2, 2 * EPS);
+    expect_num(&r, AG_M_SINK_RATIO, 1, 4 * EPS);
     const double one[1] = {0.7};
     r = run(one, 1, 1);
     expect_num(&r, AG_M_ATTENTION_DISTANCE, 0, 0);

@@ -53,7 +53,7 @@ got = load(a[0])["records"]
 keys = [r["key"] for r in got]
 assert len(keys) == len(set(keys)), "a key twice"
 assert set(keys) == set(rows), ("registry only", sorted(set(keys) - set(rows)), "docs only", sorted(set(rows) - set(keys)))
-assert len(keys) == 78
+assert len(keys) == 82
 for r in got:
     doc = rows[r["key"]]
     assert r["definition"] == doc[0], (r["key"], r["definition"], doc[0])
@@ -61,11 +61,13 @@ for r in got:
         assert r["null_when"] == doc[1], (r["key"], r["null_when"], doc[1])
     assert r["null_when"] and r["reference"], r["key"]
     assert r["family"] in ("spectrum", "attention", "geometry", "weights", "stability", "curvature",
-                           "values", "activations", "mixing", "axioms", "lens")
+                           "values", "activations", "mixing", "axioms", "lens", "cross")
 # the column order of the records (docs/metrics.md: A, B, C, D, E, lambda2_condition, F,
-# detectors, H, I, J, L, K)
-assert keys[:3] == ["sigma_max", "sigma_gap", "effective_rank"] and keys[-1] == "score_asymmetry"
-assert keys[-11:-8] == ["triangle_violation", "symmetry_gap", "self_cost"]
+# detectors, H, I, J, L, K, M)
+assert keys[:3] == ["sigma_max", "sigma_gap", "effective_rank"] and keys[-5] == "score_asymmetry"
+assert keys[-4:] == ["alignment_monotonicity", "alignment_kendall", "source_coverage",
+                     "cross_entropy_normalized"], keys[-4:]
+assert keys[-15:-12] == ["triangle_violation", "symmetry_gap", "self_cost"]
 assert keys.index("score_std") == keys.index("self_cost") + 1
 assert keys.index("context_mixing") == keys.index("act_massive") + 1
 assert keys.index("value_norm_mean") == keys.index("induction_baseline") + 1

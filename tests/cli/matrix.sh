@@ -5,7 +5,10 @@
 # stdout and prints nothing; --expect against a golden made by the tool passes;
 # a golden changed beyond tolerance exits 3 and names the key; --rtol/--atol
 # are respected; the LaTeX output compiles when pdflatex and the packages it
-# needs are installed (and the check skips, not fails, when they are not).
+# needs are installed (and the check skips, not fails, when they are not);
+# rectangular [H, m, n] inputs (cross-attention): family cross by default
+# with values derived by hand, the square-only keys null with "not square"
+# as their null case, --metrics replacing the default, --scores on them.
 # Exits non-zero if any check fails, printing each failure.
 
 . "$(dirname "$0")/lib.sh"
@@ -232,5 +235,63 @@ expect_run 3 stable_rank --expect g6.json
 
 check "--expect golden missing"
 expect_run 1 no_such_golden.json --expect no_such_golden.json
+
+# ---- rectangular matrices: cross-attention (docs/cli.md) ------------------
+# head 0: the 3x4 of tests/analysis/test_cross.c (a = (0, 2, 1): rho 1/2,
+# tau 1/3; c = (.625, .875, 1.5, 0) against T/n = .75: coverage 1/2);
+# head 1: one-hot a = (0, 1, 3): rho = tau = 1, c = (1, 1, 0, 1): 3/4
+"$PY" - <<'EOF' || fail "could not make rect.npy"
+import numpy as np
+A = np.array([[.5, .25, .25, 0], [.125, .125, .75, 0], [0, .5, .5, 0]])
+B = np.zeros((3, 4)); B[0, 0] = B[1, 1] = B[2, 3] = 1
+np.save("rect.npy", np.stack([A, B]))
+with np.errstate(divide="ignore"):
+    np.save("rect_scores.npy", np.log(np.stack([A, B])))
+EOF
+"$CLI" matrix rect.npy --format json >rect.json 2>err || fail "exit $?: $(head -c 300 err)"
+"$CLI" matrix rect.npy --metrics spectrum --format json >rect_spectrum.json 2>err || fail "$(cat err)"
+"$CLI" matrix heads.npy --format json >square.json 2>err || fail "$(cat err)"
+"$CLI" matrix heads.npy --metrics cross --format json >square_cross.json 2>err || fail "$(cat err)"
+"$CLI" matrix --scores rect_scores.npy --format json >rect_scores.json 2>err || fail "$(cat err)"
+"$CLI" metrics attention --format json >metrics_b.json 2>err || fail "$(cat err)"
+PYSCRIPT='
+r = records(a[0])
+assert [(x["rows"], x["cols"]) for x in r] == [(3, 4), (3, 4)], r
+want = [(0.5, 1 / 3, 0.5), (1, 1, 0.75)]
+for x, (rho, tau, cov) in zip(r, want):
+    assert abs(x["alignment_monotonicity"] - rho) < 1e-15, x
+    assert abs(x["alignment_kendall"] - tau) < 1e-15 and x["source_coverage"] == cov, x
+h = (4.75 * math.log(2) - 0.75 * math.log(3)) / (3 * math.log(4))
+assert abs(r[0]["cross_entropy_normalized"] - h) < 1e-15 and r[1]["cross_entropy_normalized"] == 0
+assert r[0]["entropy_normalized"] == r[0]["cross_entropy_normalized"], r[0]
+assert abs(r[0]["max_mass"] - 1.75 / 3) < 1e-15 and r[0]["row_sum_error"] == 0, r[0]
+# the keys of a square matrix only: null, and "not square" their null case
+square_only = ["causal", "lambda2_abs", "spectral_gap", "fiedler", "asymmetry", "symmetry_score",
+               "attention_distance", "self_mass", "prev_token_mass", "lambda2_condition",
+               "prev_token_ratio", "self_ratio"]
+for x in r:
+    for k in square_only:
+        assert k in x and x[k] is None, (k, x.get(k, "missing"))
+why = {m["key"]: m["null_when"] for m in records(a[5])}
+for k in square_only:
+    assert why[k].startswith("not square"), (k, why[k])
+# rectangular: the default selection plus cross, in the settings too
+sel = load(a[0])["settings"]["metrics"]
+cross = ["alignment_monotonicity", "alignment_kendall", "source_coverage", "cross_entropy_normalized"]
+assert sel[-4:] == cross and "sigma_max" in sel and "edges" not in sel, sel
+# --metrics replaces the default: no cross keys
+assert all(k not in x for x in records(a[1]) for k in cross)
+# square: not by default, on request
+assert all(k not in x for x in records(a[2]) for k in cross)
+sq = records(a[3])
+assert all(set(cross) <= set(x) for x in sq) and load(a[3])["settings"]["metrics"] == cross
+# --scores: log A with -inf masked, softmax gives A back
+s = records(a[4])
+for x, y in zip(s, r):
+    for k in cross:
+        assert abs(x[k] - y[k]) < 1e-12, (k, x[k], y[k])
+'
+pycheck "matrix on rectangular [H, m, n]: family cross by default, square-only keys null" \
+    rect.json rect_spectrum.json square.json square_cross.json rect_scores.json metrics_b.json
 
 finish

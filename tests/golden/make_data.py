@@ -100,3 +100,12 @@ r28 = np.random.default_rng(28)
 Sc = 2 * r28.normal(size=(2, 2, 8, 8))
 Sc[..., ~np.tril(np.ones((8, 8), bool))] = -np.inf
 save("scores.npy", Sc)                                             # [L, H, n, n], -inf masked
+
+# cross-attention (issue 30): [L, H, m, n] = [2, 2, 6, 9], 6 targets over 9
+# sources, a near-monotone alignment with masked (zero) source entries; a
+# generator of its own, so that the files above keep their bytes
+r30 = np.random.default_rng(30)
+centre = np.arange(6)[:, None] * 9 / 6 + r30.normal(size=(2, 2, 6, 1))
+Sr = -np.abs(np.arange(9) - centre) + r30.normal(size=(2, 2, 6, 9))
+Sr[..., 7:] = -np.inf                                              # padding of the source
+save("R.npy", softmax(Sr))

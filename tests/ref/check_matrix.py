@@ -491,25 +491,28 @@ def scaled_reference(M, k, with_curvature):
     (attention_distance ... sink_ratio, prev_token_ratio, self_ratio) are
     2^k times M's;
     -sum a ln a over a row is 2^k (h_i - k ln2 r_i) with h_i = -sum m ln m and
-    r_i the row sum of M; row_sum_error is max |2^k r_i - 1|; family F runs
+    r_i the row sum of M (square or not), and so for cross_entropy_normalized;
+    the alignment keys and source_coverage are scale-free;
+    row_sum_error is max |2^k r_i - 1|; family F runs
     on M at the threshold 2^-k/n, the same graph as A at 1/n."""
     exp = dict(reference_for(M, with_curvature=False))
     for key in ("sigma_max", "lambda2_abs", "spectral_gap", "sink_mass") + HEAD_ROLE_KEYS:
         exp[key] = ldexp_or_none(exp[key], k)
-    m, n = M.shape
-    if m == n:
-        rows = [math.fsum(r) for r in M]
-        errs = [ldexp_or_none(r, k) for r in rows]
-        exp["row_sum_error"] = (None if any(e is None for e in errs)
-                                else max(abs(e - 1.0) for e in errs))
-        if exp["entropy_mean"] is not None:
-            inner = [math.fsum(-x * math.log(x) for x in r if x > 0) - k * math.log(2) * rs
-                     for r, rs in zip(M, rows)]
-            exp["entropy_mean"] = ldexp_or_none(math.fsum(inner) / n, k)
-            keys = [i for i in range(n) if (i + 1 if exp["causal"] else n) >= 2]
-            if keys:
-                exp["entropy_normalized"] = ldexp_or_none(math.fsum(
-                    inner[i] / math.log(i + 1 if exp["causal"] else n) for i in keys) / len(keys), k)
+    m, n = M.shape  # the m rows of a rectangular M too (never causal: s_i = n)
+    rows = [math.fsum(r) for r in M]
+    errs = [ldexp_or_none(r, k) for r in rows]
+    exp["row_sum_error"] = (None if any(e is None for e in errs)
+                            else max(abs(e - 1.0) for e in errs))
+    if exp["entropy_mean"] is not None:
+        inner = [math.fsum(-x * math.log(x) for x in r if x > 0) - k * math.log(2) * rs
+                 for r, rs in zip(M, rows)]
+        exp["entropy_mean"] = ldexp_or_none(math.fsum(inner) / m, k)
+        if exp["cross_entropy_normalized"] is not None:  # family M: always ln n
+            exp["cross_entropy_normalized"] = ldexp_or_none(math.fsum(inner) / m / math.log(n), k)
+        keys = [i for i in range(m) if (i + 1 if exp["causal"] else n) >= 2]
+        if keys:
+            exp["entropy_normalized"] = ldexp_or_none(math.fsum(
+                inner[i] / math.log(i + 1 if exp["causal"] else n) for i in keys) / len(keys), k)
     if with_curvature:
         tau = ldexp_or_none(1.0 / n, -k)
         exp.update(R.curvature(M, math.inf if tau is None else tau) if m == n else

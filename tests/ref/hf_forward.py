@@ -1753,6 +1753,13 @@ def position_limit(cfg):
     return limit
 
 
+def one_stack(folder):
+    """Whether Model reads the folder: a one-stack model_type (not an
+    encoder-decoder pair of SEQ2SEQ, not Whisper: encoders_ref)."""
+    with open(os.path.join(folder, "config.json")) as f:
+        return json.load(f)["model_type"] in _MODELS
+
+
 class Model:
     """A model folder loaded once: .forward(ids) -> (attn, hidden)."""
 

@@ -1,4 +1,5 @@
-"""Independent numpy/scipy reference for docs/metrics.md, families A, B, C.
+"""Independent numpy/scipy reference for docs/metrics.md, families A, B, C
+(and F through check_curvature, M: cross-attention).
 
 Written from the definitions of docs/metrics.md alone (not from the C sources).  Every function
 returns a dict key -> value, where value is None (JSON null), a bool, an int
@@ -14,6 +15,7 @@ import math
 
 import numpy as np
 import scipy.linalg
+from scipy import stats
 
 EPS = 2.0 ** -52
 
@@ -35,12 +37,16 @@ CURVATURE_KEYS = ["edges", "forman_mean", "forman_min", "ollivier_mean",
 # the token-pattern keys (duplicate_token_*, induction_*) need token ids:
 # `matrix` does not compute them (only analyze does).
 DETECTOR_KEYS = ["prev_token_ratio", "self_ratio"]
+# Family M (cross-attention), added after K: on request (and by default for
+# rectangular matrices)
+CROSS_KEYS = ["alignment_monotonicity", "alignment_kendall", "source_coverage",
+              "cross_entropy_normalized"]
 DEFAULT_KEYS = SPECTRUM_KEYS + ATTENTION_KEYS + GEOMETRY_KEYS + CONDITION_KEYS + DETECTOR_KEYS
 ALL_KEYS = (SPECTRUM_KEYS + ATTENTION_KEYS + GEOMETRY_KEYS + CONDITION_KEYS + CURVATURE_KEYS
-            + DETECTOR_KEYS)
+            + DETECTOR_KEYS + CROSS_KEYS)
 FAMILIES = {"spectrum": SPECTRUM_KEYS,
             "attention": ATTENTION_KEYS + CONDITION_KEYS + DETECTOR_KEYS,
-            "geometry": GEOMETRY_KEYS, "curvature": CURVATURE_KEYS}
+            "geometry": GEOMETRY_KEYS, "curvature": CURVATURE_KEYS, "cross": CROSS_KEYS}
 # Above this size the dense eig with eigenvectors of a causal matrix is
 # replaced by triangular substitution (same definition, O(n^2) per vector).
 CONDITION_EIG_MAX_N = 600
@@ -168,12 +174,59 @@ def fiedler(A):
     return float(np.sort(ev)[1])
 
 
+def row_entropies(A):
+    """H_i = -sum_{A_ij > 0} A_ij ln A_ij, each with math.fsum and math.log."""
+    return [-math.fsum(a * math.log(a) for a in row if a > 0) for row in A]
+
+
+def cross(A):
+    """Family M of the m x n A (docs/metrics.md): a_i = numpy.argmax (the
+    first maximum), scipy.stats.spearmanr / kendalltau (tau-b) of (i, a_i),
+    null for m < 2 or a constant a; source_coverage from c = A.sum(axis=0),
+    T = c.sum() with the rounding allowance (m + n) 2^-52; the mean of
+    H_i / ln n."""
+    A = np.asarray(A, dtype=np.float64)
+    m, n = A.shape
+    a = np.argmax(A, axis=1)
+    out = {"alignment_monotonicity": None, "alignment_kendall": None}
+    if m >= 2 and np.any(a != a[0]):
+        x = np.arange(m)
+        out["alignment_monotonicity"] = float(stats.spearmanr(x, a)[0])
+        out["alignment_kendall"] = float(stats.kendalltau(x, a)[0])
+    negative = bool(np.any(A < 0))
+    c = A.sum(axis=0)
+    T = c.sum()
+    out["source_coverage"] = (None if negative or T == 0 else
+                              float(np.sum(c >= T / n * (1 - (m + n) * EPS))) / n)
+    out["cross_entropy_normalized"] = (None if negative or n == 1 else
+                                       math.fsum(row_entropies(A)) / m / math.log(n))
+    return out
+
+
+def rectangular_attention(A):
+    """Family B of an m x n A, m != n (docs/metrics.md, family B): the keys
+    of one row's distribution as written, means over the m rows, with
+    s_i = k_i = n (a rectangular matrix is never causal); every key of a
+    square matrix only null."""
+    m, n = A.shape
+    out = {k: None for k in ATTENTION_KEYS + DETECTOR_KEYS}
+    out["row_sum_error"] = float(np.max(np.abs(A.sum(axis=1) - 1.0)))
+    if not np.any(A < 0):
+        H = np.array(row_entropies(A))
+        out["entropy_mean"] = float(H.mean())
+        out["entropy_normalized"] = float(np.mean(H / np.log(n))) if n >= 2 else None
+        out["sink_mass"] = float(A[:, 0].mean())
+    out["max_mass"] = float(np.mean(A.max(axis=1)))
+    out["sink_ratio"] = float(np.mean(A[:, 0] * n)) if n >= 2 else None
+    return out
+
+
 def attention(A, use_diagonal=None, lam=None):
     """Family B.  lam: as for eigen_values."""
     A = np.asarray(A, dtype=np.float64)
     m, n = A.shape
     if m != n:
-        return {k: None for k in ATTENTION_KEYS + DETECTOR_KEYS}
+        return rectangular_attention(A)
     out = {}
     causal = is_causal(A)
     out["causal"] = bool(causal)
@@ -387,6 +440,7 @@ def metrics(M, use_diagonal=None, with_condition=True, with_curvature=True):
     out.update(spectrum(M))
     out.update(attention(M, use_diagonal))
     out.update(geometry(M))
+    out.update(cross(M))
     if with_condition:
         out["lambda2_condition"] = lambda2_condition(M)
     if with_curvature:
@@ -523,9 +577,11 @@ def self_test():
             check("zero lambda2", r["lambda2_abs"], 0.0)
             check("zero fiedler", r["fiedler"], 1.0)  # L = I
             check("zero asymmetry", r["asymmetry"], None)
-        if shape == (2, 5):
+        if shape == (2, 5):  # rectangular: the row keys of zero rows, the rest null
+            rows = {"row_sum_error": 1.0, "entropy_mean": 0.0, "entropy_normalized": 0.0,
+                    "sink_mass": 0.0, "max_mass": 0.0, "sink_ratio": 0.0}
             for key in ATTENTION_KEYS + DETECTOR_KEYS:
-                check("zero(2,5) %s" % key, r[key], None)
+                check("zero(2,5) %s" % key, r[key], rows.get(key))
     # permutation (cyclic shift): eigenvalues = n-th roots of unity
     n = 5
     P = np.roll(np.eye(n), 1, axis=1)
@@ -609,8 +665,13 @@ def self_test():
     check("rank4 participation_ratio", r["participation_ratio"],
           float(np.sum(s ** 2) ** 2 / np.sum(s ** 4)), rtol=1e-9)
     check("rank4 sigma_gap", r["sigma_gap"], 1 - 3 / 5, rtol=1e-9)
+    # rectangular and signed: of family B only the row keys that need no
+    # masses (row_sum_error, max_mass, sink_ratio: 20 times the mean M_i0)
     for key in ATTENTION_KEYS + DETECTOR_KEYS:
-        check("30x20 %s" % key, r[key], None)
+        if key not in ("row_sum_error", "max_mass", "sink_ratio"):
+            check("30x20 %s" % key, r[key], None)
+    check("30x20 max_mass", r["max_mass"], math.fsum(max(row) for row in M) / 30, rtol=1e-12)
+    check("30x20 sink_ratio", r["sink_ratio"], math.fsum(M[:, 0]) * 20 / 30, rtol=1e-12)
     # mean_cosine with a zero row: zero rows are ignored
     X = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
     c = [1 / math.sqrt(2), 0.0, 1 / math.sqrt(2)]
