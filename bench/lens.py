@@ -15,7 +15,6 @@ gives the best and median wall time of each and the added share of
 the best runs, and "MISSED" past the target. Exits 1 when the two outputs
 differ in anything but K's columns.
 """
-import csv
 import os
 import resource
 import shutil
