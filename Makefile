@@ -275,6 +275,7 @@ ref-test: $(CLI) $(LIB_SO) $(BUILD)/examples/image_pixels
 	/usr/bin/python3 -B tests/ref/check_aggregate.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_whisper_features.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_encoders.py $(CLI)
+	/usr/bin/python3 -B tests/ref/check_seq2seq.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_media_cli.py $(CLI)
 	/usr/bin/python3 -B tests/ref/check_image.py $(BUILD)/examples/image_pixels
 

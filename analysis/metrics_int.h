@@ -20,6 +20,7 @@ struct ag_record {
     int layer, head;
     long text;                   /* line index for --text-file, else -1 */
     double temperature;          /* softmax's T of a run over several; NaN: none */
+    int stack;                   /* ag_stack of an encoder–decoder pass; 0: none */
     size_t rows, cols;
     unsigned char kind[AG_M_COUNT]; /* ag_value_kind of each metric */
     double value[AG_M_COUNT];

@@ -689,6 +689,22 @@ double ag_record_temperature(const ag_record *r)
     return r->temperature;
 }
 
+void ag_record_set_stack(ag_record *r, int stack)
+{
+    r->stack = stack;
+}
+
+int ag_record_stack(const ag_record *r)
+{
+    return r->stack;
+}
+
+const char *ag_stack_name(int stack)
+{
+    static const char *const names[] = {NULL, "encoder", "decoder", "cross"};
+    return stack > 0 && stack < (int)(sizeof names / sizeof *names) ? names[stack] : NULL;
+}
+
 void ag_record_set(ag_record *r, ag_metric m, ag_value_kind kind, double v)
 {
     if ((unsigned)m >= AG_M_COUNT)

@@ -51,7 +51,8 @@ AG_EXPORT void ag_moments_ci(const ag_moments *m, double level, double *lo, doub
  * text's line, an image or sound file, a sequence of a batch) the default
  * grouping. "normalizer" and "temperature" (the lens a record was measured
  * through, issue 28) identify it too: a run over several temperatures
- * aggregates into one group per T. NULL-terminated. */
+ * aggregates into one group per T. "stack" (encoder, decoder, cross: the
+ * attention of an encoder–decoder pass, issue 30) too. NULL-terminated. */
 extern const char *const ag_identifying_keys[];
 
 /* Carries its size (ABI rule, core.h): start from

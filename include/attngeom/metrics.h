@@ -238,6 +238,15 @@ AG_EXPORT void ag_record_set_text(ag_record *r, long text);
 AG_EXPORT void ag_record_set_temperature(ag_record *r, double T);
 /* The record's temperature; NaN when none was set. */
 AG_EXPORT double ag_record_temperature(const ag_record *r);
+/* Set which attention of an encoder–decoder pass the record's matrix is
+ * (an ag_stack of attngeom/model.h: 1 encoder, 2 decoder, 3 cross; 0, what
+ * ag_record_init leaves: a model of one stack, no "stack" column). */
+AG_EXPORT void ag_record_set_stack(ag_record *r, int stack);
+/* The record's stack (0: none). */
+AG_EXPORT int ag_record_stack(const ag_record *r);
+/* "encoder", "decoder", "cross" for stacks 1-3, the records' "stack"
+ * column; NULL otherwise. */
+AG_EXPORT const char *ag_stack_name(int stack);
 
 AG_EXPORT int ag_record_layer(const ag_record *r);
 AG_EXPORT int ag_record_head(const ag_record *r);

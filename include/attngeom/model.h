@@ -712,6 +712,19 @@ AG_EXPORT int ag_model_dir_is_seq2seq(const char *dir);
  * ag_seq2seq_forward (ag_model_forward refuses it). */
 AG_EXPORT const ag_model *ag_seq2seq_stack(const ag_seq2seq *s, ag_stack stack);
 
+/* The encoder–decoder model m is a stack of (ag_seq2seq_stack's), borrowed
+ * for that model's lifetime; NULL for a model of one stack (ag_model_load)
+ * and for NULL. The run module (ag_run_forward with a target) takes the
+ * encoder as the model of a run and reaches the pass of both stacks
+ * through it, so the run functions keep taking one `const ag_model *`. */
+AG_EXPORT const ag_seq2seq *ag_model_seq2seq(const ag_model *m);
+
+/* config.json's decoder_start_token_id of s (T5: 0, the pad token; BART:
+ * 2, </s>; Whisper: <|startoftranscript|>), the first decoder input of
+ * teacher forcing (ag_run_shift_right); -1 when the file gives none or s
+ * is NULL. */
+AG_EXPORT int ag_seq2seq_decoder_start(const ag_seq2seq *s);
+
 /* The forward pass of an encoder–decoder model, as Hugging Face's
  * model(input_ids = src, decoder_input_ids = tgt) with
  * output_attentions and output_hidden_states: src (n_src ids) through the

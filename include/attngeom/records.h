@@ -62,7 +62,8 @@ AG_EXPORT ag_row ag_table_row(const ag_table *t, size_t r);
 AG_EXPORT void ag_table_free(ag_table *t);
 
 /* The table ag_records_write prints: columns layer, head, rows, cols, the
- * selected metrics in their order, then text when any record has one.
+ * selected metrics in their order, then text when any record has one;
+ * "stack" first when any record has one (ag_record_set_stack).
  * recs NULL: no records (the header alone). */
 AG_EXPORT int ag_records_table(const ag_record_list *recs, const ag_metric_set *sel,
                                ag_table *out, ag_error *err);

@@ -194,6 +194,12 @@ typedef struct {
     int ndim;
     const size_t *shape;
     long text;             /* the records' "text" (-1: one input) */
+    const int32_t *target; /* appended: (n_target) an encoder–decoder model's
+                              decoder_input_ids, verbatim (they start with
+                              the decoder start token: ag_run_shift_right);
+                              ids or values are the source. NULL: none —
+                              required for such a model, refused for others */
+    size_t n_target;
 } ag_run_input;
 #define AG_RUN_INPUT_DEFAULT {.size = sizeof(ag_run_input), .text = -1}
 
@@ -202,10 +208,37 @@ typedef struct {
 AG_EXPORT ag_forward_options ag_run_forward_options(const ag_run_options *opt, ag_workers *w);
 /* The forward pass on `in` (ag_model_forward_ex on ids, else
  * ag_model_forward_values), the layers streamed to fn, hidden as those
- * take it. AG_EINVAL when `in` has neither ids nor values. */
+ * take it. With a target, m is the encoder of an encoder–decoder model
+ * (ag_seq2seq_stack; ag_model_seq2seq reaches its pair) and the pass is
+ * ag_seq2seq_forward (or _values) with hidden the encoder's
+ * (ag_run_forward_seq2seq). AG_EINVAL when `in` has neither ids nor
+ * values, a target on a model of one stack ("a target needs an
+ * encoder-decoder model") or no target on an encoder–decoder model. */
 AG_EXPORT int ag_run_forward(const ag_model *m, const ag_run_input *in,
                              const ag_forward_options *fo, ag_layer_fn fn, void *user,
                              double *hidden, ag_error *err);
+/* ag_run_forward, with the hidden states of both stacks of an
+ * encoder–decoder model: enc_hidden (L_enc + 1, n_src, d) and dec_hidden
+ * (L_dec + 1, n_tgt, d), each optional, as ag_seq2seq_forward gives them
+ * (dec_hidden must be NULL for a model of one stack: AG_EINVAL). */
+AG_EXPORT int ag_run_forward_seq2seq(const ag_model *m, const ag_run_input *in,
+                                     const ag_forward_options *fo, ag_layer_fn fn, void *user,
+                                     double *enc_hidden, double *dec_hidden, ag_error *err);
+/* HF's shift_tokens_right for teacher forcing: out[0] = start (the
+ * config's decoder_start_token_id), out[i] = labels[i - 1] for i < n — the
+ * decoder_input_ids of labels (n ids, their special tokens included). out
+ * has n entries (n >= 1). */
+AG_EXPORT void ag_run_shift_right(const int32_t *labels, size_t n, int32_t start, int32_t *out);
+/* The decoder_input_ids of a target text for the encoder–decoder model m
+ * (its encoder: ag_model_seq2seq reaches the pair) as Hugging Face's
+ * teacher forcing makes them: labels = tok's encoding of text (its special
+ * tokens included: T5 and BART end it with </s>, BART starts it with <s>),
+ * then shift_tokens_right with the config's decoder_start_token_id
+ * (ag_seq2seq_decoder_start). *ids (n ids, as many as the labels) is the
+ * caller's (free). Errors: AG_EINVAL (m of one stack, a text without
+ * tokens, a config without decoder_start_token_id), the tokenizer's. */
+AG_EXPORT int ag_run_target_ids(const ag_model *m, const ag_tokenizer *tok, const char *text,
+                                size_t len, int32_t **ids, size_t *n, ag_error *err);
 
 /* ---- distribution over processes: the layout of ag_run_dist ------------ */
 
@@ -482,6 +515,13 @@ typedef struct {
                                    (ag_lens_metrics_qk) instead of input;
                                    NULL: from input */
     size_t head_dim;            /* appended: their width */
+    size_t n_kv;                /* appended: keys per query: attn is
+                                   (n_head, n, n_kv), rectangular for a
+                                   cross-attention (ag_layer_view.n_kv);
+                                   0: n (square). Only n_kv = n takes ids
+                                   and families E, H, K */
+    int stack;                  /* appended: the records' ag_stack (0: none;
+                                   ag_record_set_stack) */
 } ag_run_layer_heads;
 /* Kind 3 of core.h's ABI rule: start from it. */
 #define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}
@@ -519,7 +559,13 @@ AG_EXPORT int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_
  * Family E and the linear normaliser of a QK-norm model (cfg.qk_norm) go
  * through its norm (ag_model_qk_norm, stability.h ag_head_qk_norm). *out
  * the caller's (ag_record_list_free); NULL on failure. w NULL: a pool of
- * "threads", at most the selected heads. */
+ * "threads", at most the selected heads. An encoder–decoder model (m its
+ * encoder, in with its target; ag_run_forward): one record per (stack,
+ * layer, head) in pass order, stamped with its stack (ag_record_stack),
+ * cross records (n_tgt, n_src); the selections apply in each stack;
+ * families E, H and K are null on them, the token-pattern keys read the
+ * target's ids on decoder records and are null on cross records; opt's
+ * default metrics take family M too (ag_metric_set_default_shape). */
 AG_EXPORT int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                              ag_workers *w, ag_record_list **out, ag_error *err);
 
@@ -562,6 +608,28 @@ AG_EXPORT int ag_run_attention_scores(const ag_model *m, const ag_run_input *in,
                                       ag_run_heads_fn fn, ag_run_heads_fn scores_fn,
                                       ag_hidden_fn hidden_fn, void *user, double *hidden,
                                       ag_error *err);
+
+/* The attention of one selected layer of an encoder–decoder pass: stack
+ * (ag_stack: encoder, decoder, cross), its selected heads (heads, n, n_kv)
+ * contiguous in head order (n_kv = n but for cross-attention: the
+ * source's length), borrowed for the call. Non-zero stops the pass. */
+typedef int (*ag_run_stack_heads_fn)(int stack, int layer, const double *attn, size_t heads,
+                                     size_t n, size_t n_kv, void *user);
+
+/* `attngeom attention`'s pass on an encoder–decoder model (m its encoder,
+ * ag_model_seq2seq; in with its target): fn (may be NULL) gets in pass
+ * order every selected encoder layer's selected heads, then per selected
+ * decoder layer its self-attention and its cross-attention. --layers and
+ * --heads select in each stack (an index must exist in both: AG_ERANGE).
+ * enc_hidden (L_enc + 1, n_src, d) and dec_hidden (L_dec + 1, n_tgt, d),
+ * each optional, as ag_seq2seq_forward fills them. Errors: AG_EINVAL (a
+ * model of one stack, no target, a normalizer other than the model's
+ * softmax), the selections', the pass's, AG_ENOMEM, fn's status.
+ * (ag_run_attention and ag_run_attention_scores refuse such a model.) */
+AG_EXPORT int ag_run_attention_seq2seq(const ag_model *m, const ag_run_input *in,
+                                       const ag_run_options *opt, ag_workers *w,
+                                       ag_run_stack_heads_fn fn, void *user,
+                                       double *enc_hidden, double *dec_hidden, ag_error *err);
 
 /* ---- the induction probe (`attngeom heads --probe induction`) ----------- */
 

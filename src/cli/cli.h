@@ -255,7 +255,7 @@ typedef struct {
  * (--format, -o, --output), --help; and printless: --expect, --label,
  * --sort and --columns refused with a reason (commands that print no
  * records). */
-extern const cli_option_group cli_group_printless, cli_group_input, cli_group_select,
+extern const cli_option_group cli_group_printless, cli_group_input, cli_group_target, cli_group_select,
     cli_group_precision, cli_group_corpus, cli_group_media, cli_group_records, cli_group_label,
     cli_group_stability, cli_group_curvature, cli_group_tensors, cli_group_table,
     cli_group_aggregate, cli_group_jobs, cli_group_output, cli_group_help;
@@ -476,6 +476,10 @@ typedef struct {
     const char *text_file;  /* --text-file F */
     const char *tokens;     /* --tokens 1,2,3 */
     const char *tokens_file; /* --tokens-file F */
+    const char *target;     /* --target T (analyze, attention: t5, bart) */
+    const char *target_tokens; /* --target-tokens 1,2,3 */
+    const char *target_file; /* --target-file F: line k the target of source line k */
+    int takes_target;       /* the command runs encoder–decoder folders */
     const char *layers;     /* --layers 0,2-3 */
     const char *heads;      /* --heads 1,4-5 */
     ag_precision precision; /* --precision f32|f64 */
@@ -507,6 +511,8 @@ typedef struct {
     /* an image or audio input (media.c): ids NULL, n its positions */
     char *source;           /* the file as given (a list's line), owned */
     ag_run_tensor tensor;   /* the model's input; values NULL: read again at its pass */
+    int32_t *target;        /* --target-file: its line's decoder input ids (owned) */
+    size_t n_target;
 } cli_seq;
 
 
@@ -516,6 +522,21 @@ typedef struct {
  * consumed, 0 not ours, -1 usage error printed. */
 int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
                      char **argv, int *i);
+/* The files of `attention` on an encoder–decoder folder (NULL: not
+ * written): -o the encoder's [L_enc, H, n_src, n_src], --decoder
+ * [L_dec, H, n_tgt, n_tgt], --cross [L_dec, H, n_tgt, n_src], --hidden and
+ * --decoder-hidden each stack's hidden states (L + 1, n, d). */
+typedef struct {
+    const char *out, *decoder, *cross, *hidden, *decoder_hidden;
+} cli_s2s_paths;
+struct cli_model_run;
+/* One source's (s) and r's target's arrays into p's files (staged, renamed
+ * together on success; seq2seq.c). 0, or 1 after printing. */
+int cli_attention_seq2seq(struct cli_model_run *r, const cli_seq *s, const cli_s2s_paths *p);
+
+/* Consume --target and --target-tokens (and mark in as taking them). 1
+ * consumed, 0 not ours, -1 usage error printed. */
+int cli_target_option(cli_input *in, const char *cmd, int argc, char **argv, int *i);
 /* The sequences to run on m: tokenized with the model folder's tokenizer,
  * or --tokens / --tokens-file as given, cut to --max-tokens (as Hugging
  * Face's truncation=True, max_length=N: the special tokens stay) and
@@ -573,6 +594,10 @@ typedef struct cli_model_run {
                                 cli_model_run_prepare for every text's run */
     const char *single;      /* set: what takes one sequence only (a --tokens-file of one line) */
     cli_outputs save_input;  /* --save-input, staged by cli_model_inputs */
+    ag_seq2seq *pair;        /* an encoder–decoder folder: both stacks (model is
+                                its encoder, borrowed) */
+    int32_t *target;         /* (n_target) the decoder's input ids, or NULL */
+    size_t n_target;
 } cli_model_run;
 
 /* A command's own options: 1 consumed, 0 not its, -1 usage error printed. */

@@ -28,7 +28,10 @@ static const char analyze_help[] =
     "each head's Q and K (phi = elu + 1); --temperature T through softmax(S/T).\n"
     "The records then carry \"normalizer\" and \"temperature\". --temperatures\n"
     "0.25,0.5,1,2,4 gives each text's records at each T in turn, the same rows\n"
-    "as one run per --temperature T.\n";
+    "as one run per --temperature T.\n"
+    "A t5 or bart folder (encoder-decoder) takes a target, --target T or\n"
+    "--target-tokens IDS: one record per (stack, layer, head), \"stack\" encoder,\n"
+    "decoder or cross (rows: target tokens, cols: source tokens).\n";
 
 static const char analyze_more[] =
     "Records stream: in jsonl, csv and tsv each text's records are\n"
@@ -43,7 +46,7 @@ static const cli_option analyze_own[] = {
     {"--temperatures", "T1,T2,...", "one set of records per T (softmax(S/T), in the order given; at most 64)"},
     {NULL}};
 static const cli_option_group *const analyze_groups[] = {
-    CLI_OWN("analyze", analyze_own), &cli_group_input, &cli_group_select, &cli_group_precision, &cli_group_records,
+    CLI_OWN("analyze", analyze_own), &cli_group_input, &cli_group_target, &cli_group_select, &cli_group_precision, &cli_group_records,
     &cli_group_stability, &cli_group_curvature, &cli_group_output, &cli_group_table,
     &cli_group_label, &cli_group_aggregate, &cli_group_corpus, &cli_group_media, &cli_group_jobs,
     &cli_group_help, NULL};
@@ -72,8 +75,8 @@ static cli_lens model_lens;
 
 static int analyze_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    (void)r;
-    return cli_lens_option(&model_lens, "analyze", 0, argc, argv, i);
+    int used = cli_target_option(&r->input, "analyze", argc, argv, i);
+    return used ? used : cli_lens_option(&model_lens, "analyze", 0, argc, argv, i);
 }
 
 static int lens_parsed(cli_model_run *r, const char *cmd)
@@ -99,6 +102,10 @@ int cmd_analyze(int argc, char **argv)
     if (lens_parsed(&r, "analyze"))
         return EXIT_USAGE;
     rc = cli_model_run_prepare(&r, "analyze", 0);
+    /* a pair's cross-attention is rectangular (targets x sources): the
+     * default selection takes family M too, whatever the two lengths */
+    if (rc == 0 && r.pair && !r.common.metrics_given)
+        ag_metric_set_default_shape(r.common.metrics, r.common.families, 1, 2);
     if (rc == 0)
         rc = lens_set(&r);
     if (rc == 0)
@@ -131,13 +138,21 @@ static const char attention_help[] =
     "the \"text\" of analyze's records (-o attn_{i}.npy: attn_0.npy, attn_1.npy, ...;\n"
     "blank and skipped lines leave gaps). Each text's files are written as it\n"
     "finishes. A name without {i} takes one text only; with --text or --tokens,\n"
-    "{i} is 0.\n";
+    "{i} is 0.\n"
+    "\n"
+    "A t5 or bart folder (encoder-decoder) takes a target, --target T or\n"
+    "--target-tokens IDS: -o gets the encoder's [L_enc, H, n_src, n_src],\n"
+    "--decoder [L_dec, H, n_tgt, n_tgt], --cross [L_dec, H, n_tgt, n_src];\n"
+    "--hidden the encoder's hidden states, --decoder-hidden the decoder's.\n";
 
 static const cli_option attention_own[] = {
     {"-o", "OUT.npy", "the attention probabilities [L, H, n, n] ({i}: the text's line index)"},
     {"--output", "OUT.npy", "the same as -o"},
     {"--hidden", "H.npy", "also write the hidden states [L+1, n, d] ({i} as for -o)"},
     {"--scores", "S.npy", "also write the pre-softmax scores [L, H, n, n] (-inf masked; {i} as for -o)"},
+    {"--decoder", "DEC.npy", "t5, bart: the decoder's self-attention [L_dec, H, n_tgt, n_tgt] (-o gets the encoder's)"},
+    {"--cross", "CROSS.npy", "t5, bart: the cross-attention [L_dec, H, n_tgt, n_src]"},
+    {"--decoder-hidden", "HD.npy", "t5, bart: the decoder's hidden states [L_dec+1, n_tgt, d] (--hidden: the encoder's)"},
     {"--normalizer", "N", "-o gets the heads under sparsemax, entmax15, entmax:ALPHA or linear instead"},
     {"--temperature", "T", "-o gets softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {NULL}};
@@ -146,7 +161,7 @@ static const cli_option attention_refused[] = {
     {NULL}};
 static const cli_option_group *const attention_groups[] = {
     CLI_OWN("attention", attention_own), CLI_REFUSE("attention-refused", attention_refused),
-    &cli_group_input, &cli_group_select,
+    &cli_group_input, &cli_group_target, &cli_group_select,
     &cli_group_precision, &cli_group_corpus, &cli_group_media, &cli_group_jobs,
     &cli_group_printless, &cli_group_help, NULL};
 const cli_usage cli_usage_attention = {"attention", attention_help, attention_groups, NULL};
@@ -184,24 +199,34 @@ static int write_hidden(int index, size_t n, size_t d, const double *h, void *us
 }
 
 static const char *hidden_path, *scores_path;
+static cli_s2s_paths s2s; /* --decoder, --cross, --decoder-hidden */
 
 static int attention_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    const char **dst = cli_is_option(argv[*i], "--hidden")   ? &hidden_path
-                       : cli_is_option(argv[*i], "--scores") ? &scores_path
-                                                             : NULL;
+    const char **dst = cli_is_option(argv[*i], "--hidden")           ? &hidden_path
+                       : cli_is_option(argv[*i], "--scores")         ? &scores_path
+                       : cli_is_option(argv[*i], "--decoder")        ? &s2s.decoder
+                       : cli_is_option(argv[*i], "--cross")          ? &s2s.cross
+                       : cli_is_option(argv[*i], "--decoder-hidden") ? &s2s.decoder_hidden
+                                                                     : NULL;
+    int used = dst ? 0 : cli_target_option(&r->input, "attention", argc, argv, i);
     if (!dst)
-        return cli_lens_option(&model_lens, "attention", 0, argc, argv, i);
-    return (*dst = cli_option_value("attention", argv[*i], argc, argv, i)) ? 1 : -1;
+        return used ? used : cli_lens_option(&model_lens, "attention", 0, argc, argv, i);
+    const char *name = dst == &hidden_path ? "--hidden" : dst == &scores_path ? "--scores"
+                       : dst == &s2s.decoder ? "--decoder" : dst == &s2s.cross ? "--cross"
+                       : "--decoder-hidden";
+    return (*dst = cli_option_value("attention", name, argc, argv, i)) ? 1 : -1;
 }
 
 /* Before anything runs: a name without {i} takes one text (the files of
  * every text are checked with the run's inputs, cli_model_run_check_paths). */
 static int check_text_paths(const cli_model_run *r)
 {
-    const char *names[3] = {r->common.out_path, hidden_path, scores_path};
-    const char *opts[3] = {"-o", "--hidden", "--scores"};
-    for (int k = 0; k < 3; k++)
+    const char *names[6] = {r->common.out_path, hidden_path, scores_path, s2s.decoder, s2s.cross,
+                            s2s.decoder_hidden};
+    const char *opts[6] = {"-o", "--hidden", "--scores", "--decoder", "--cross",
+                           "--decoder-hidden"};
+    for (int k = 0; k < 6; k++)
         if (names[k] && r->nseq > 1 && !strstr(names[k], "{i}"))
             return cli_usage_error("attention", "%s %s names one file and the input holds %zu "
                                    "texts: put {i} in it (%s attn_{i}.npy)", opts[k],
@@ -256,12 +281,45 @@ static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
     return rc;
 }
 
+/* An encoder–decoder folder's arrays of one source (seq2seq.c). */
+static int attention_seq2seq_text(cli_model_run *r, const cli_seq *s, void *user)
+{
+    (void)user;
+    cli_s2s_paths p = {cli_text_path(r->common.out_path, s), cli_text_path(s2s.decoder, s),
+                       cli_text_path(s2s.cross, s), cli_text_path(hidden_path, s),
+                       cli_text_path(s2s.decoder_hidden, s)};
+    int rc = !p.out || (s2s.decoder && !p.decoder) || (s2s.cross && !p.cross) ||
+                     (hidden_path && !p.hidden) || (s2s.decoder_hidden && !p.decoder_hidden)
+                 ? cli_fail("out of memory")
+                 : cli_attention_seq2seq(r, s, &p);
+    free((char *)p.out);
+    free((char *)p.decoder);
+    free((char *)p.cross);
+    free((char *)p.hidden);
+    free((char *)p.decoder_hidden);
+    return rc;
+}
+
+/* What an encoder–decoder folder takes and a model of one stack does not. */
+static int check_seq2seq_options(const cli_model_run *r)
+{
+    int any = s2s.decoder || s2s.cross || s2s.decoder_hidden;
+    if (!r->pair && any)
+        return cli_fail("%s: --decoder, --cross and --decoder-hidden need an encoder-decoder "
+                        "model (t5, bart) and its --target", r->model_dir);
+    if (r->pair && scores_path)
+        return cli_fail("%s: --scores is not yet written for an encoder-decoder model",
+                        r->model_dir);
+    return 0;
+}
+
 int cmd_attention(int argc, char **argv)
 {
     cli_model_run r = {0};
     if (cli_common_init(&r.common, AG_FAMILIES_MATRIX))
         return 1;
     hidden_path = scores_path = NULL;
+    s2s = (cli_s2s_paths){0};
     model_lens = (cli_lens){0};
     int rc = cli_model_run_parse(&r, &cli_usage_attention, argc, argv, attention_option);
     if (rc)
@@ -276,10 +334,13 @@ int cmd_attention(int argc, char **argv)
     r.outs[2] = (cli_path){"--scores", scores_path};
     rc = cli_model_run_prepare(&r, "attention", 0);
     if (rc == 0)
+        rc = check_seq2seq_options(&r);
+    if (rc == 0)
         rc = check_text_paths(&r);
     if (rc == 0)
         rc = lens_set(&r);
     if (rc == 0)
-        rc = cli_model_run_each(&r, "attention", attention_text, r.opt);
+        rc = cli_model_run_each(&r, "attention", r.pair ? attention_seq2seq_text : attention_text,
+                                r.opt);
     return cli_model_run_finish(&r, rc);
 }

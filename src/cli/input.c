@@ -73,6 +73,17 @@ int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
     return 1;
 }
 
+int cli_target_option(cli_input *in, const char *cmd, int argc, char **argv, int *i)
+{
+    in->takes_target = 1;
+    static const char *const names[] = {"--target", "--target-tokens", "--target-file"};
+    const char **slots[] = {&in->target, &in->target_tokens, &in->target_file};
+    for (int k = 0; k < 3; k++)
+        if (cli_is_option(argv[*i], names[k]))
+            return (*slots[k] = cli_option_value(cmd, names[k], argc, argv, i)) ? 1 : -1;
+    return 0;
+}
+
 int cli_parse_tokens(const char *cmd, const char *list, cli_seq *seq)
 {
     size_t cap = 16, n = 0;
@@ -375,6 +386,7 @@ void cli_seqs_free(cli_seq *seqs, size_t count)
 {
     for (size_t k = 0; seqs && k < count; k++) {
         free(seqs[k].ids);
+        free(seqs[k].target);
         free(seqs[k].source);
         free(seqs[k].tensor.values);
     }

@@ -291,6 +291,8 @@ int cli_seq_input(const cli_model_run *r, const cli_seq *s, ag_run_input *in, do
     if (read.values) /* the shape was checked equal to t's */
         in->values = *owned = read.values;
     in->text = s->line;
+    in->target = s->target ? s->target : r->target;
+    in->n_target = s->target ? s->n_target : r->n_target;
     return AG_OK;
 }
 

@@ -12,7 +12,12 @@ void cli_model_run_free(cli_model_run *r)
     cli_workers_free(&r->workers);
     ag_run_options_free(r->opt);
     r->opt = NULL;
-    ag_model_free(r->model);
+    if (!r->pair) /* else the pair's encoder */
+        ag_model_free(r->model);
+    ag_seq2seq_free(r->pair);
+    r->pair = NULL;
+    free(r->target);
+    r->target = NULL;
     cli_seqs_free(r->seqs, r->nseq);
     ag_selection_free(r->layers);
     ag_selection_free(r->heads);
@@ -93,16 +98,114 @@ int cli_refuse_seq2seq(const char *dir, const char *cmd, const char *why)
     return rc;
 }
 
-int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
+/* The decoder's input ids of r's --target (tokenized, shifted right) or
+ * --target-tokens (verbatim), checked against the decoder's vocabulary. */
+static int target_ids(cli_model_run *r, const char *cmd)
+{
+    const cli_input *in = &r->input;
+    ag_error err = {0};
+    int status = AG_OK;
+    if (in->target_tokens) {
+        cli_seq s = {0};
+        if (cli_parse_tokens(cmd, in->target_tokens, &s))
+            return 2;
+        r->target = s.ids;
+        r->n_target = s.n;
+    } else {
+        ag_tokenizer *tok = NULL;
+        status = ag_tokenizer_load(r->model_dir, &tok, &err);
+        if (status == AG_OK)
+            status = ag_run_target_ids(r->model, tok, in->target, strlen(in->target), &r->target,
+                                       &r->n_target, &err);
+        ag_tokenizer_free(tok);
+    }
+    if (status == AG_OK)
+        status = ag_model_check_ids(ag_seq2seq_stack(r->pair, AG_STACK_DECODER), r->target,
+                                    r->n_target, &err);
+    return status == AG_OK ? 0 : cli_fail("%s: --target: %s", r->model_dir, err.message);
+}
+
+/* The model of r: an encoder–decoder folder's pair (r->model its encoder)
+ * with its target, or one stack; a target and a folder that do not go
+ * together are refused in one line. */
+static int load_model(cli_model_run *r, const char *cmd)
 {
     ag_error err = {0};
-    if (cli_refuse_seq2seq(r->model_dir, cmd, "needs --target (not yet supported)"))
-        return 1;
-    if (ag_model_load_tower(r->model_dir, cli_input_kind(&r->input), &r->model, &err) != AG_OK)
+    const cli_input *in = &r->input;
+    int target = !!in->target + !!in->target_tokens + !!in->target_file;
+    if (target > 1)
+        return cli_usage_error(cmd, "give one of --target, --target-tokens and --target-file");
+    if (in->target_file && !in->text_file && !in->tokens_file)
+        return cli_usage_error(cmd, "--target-file pairs with --text-file or --tokens-file "
+                               "(one source: --target)");
+    if (!ag_model_dir_is_seq2seq(r->model_dir)) {
+        if (target)
+            return cli_fail("%s: --target needs an encoder-decoder model: a t5 or bart folder "
+                            "(a whisper folder runs its encoder alone here)", r->model_dir);
+        if (ag_model_load_tower(r->model_dir, cli_input_kind(in), &r->model, &err) != AG_OK)
+            return cli_fail_error(&err);
+        return 0;
+    }
+    if (!in->takes_target || !target)
+        return cli_refuse_seq2seq(r->model_dir, cmd, in->takes_target
+                                  ? "needs --target T or --target-tokens IDS (the decoder's input)"
+                                  : "needs --target (not yet supported)");
+    if (ag_seq2seq_load(r->model_dir, &r->pair, &err) != AG_OK)
         return cli_fail_error(&err);
+    r->model = (ag_model *)ag_seq2seq_stack(r->pair, AG_STACK_ENCODER);
+    return in->target_file ? 0 : target_ids(r, cmd); /* a file's: with the sources */
+}
+
+/* The decoder's ids of one target text (tokenized, shifted right). */
+static int line_target(const cli_model_run *r, const ag_tokenizer *tok, const char *text,
+                       size_t n, cli_seq *s, ag_error *err)
+{
+    int status = ag_run_target_ids(r->model, tok, text, n, &s->target, &s->n_target, err);
+    if (status == AG_OK)
+        status = ag_model_check_ids(ag_seq2seq_stack(r->pair, AG_STACK_DECODER), s->target,
+                                    s->n_target, err);
+    return status;
+}
+
+/* --target-file: line k of the file is the target of the source on line k
+ * (the sources' "text"); a source without its line, or with a blank one,
+ * is refused naming both. */
+static int target_file(cli_model_run *r)
+{
+    const char *name = r->input.target_file;
+    char *buf = NULL;
+    size_t len = 0, pos = 0, start = 0, n = 0, k = 0;
+    long line = 0;
+    ag_tokenizer *tok = NULL;
+    ag_error err = {0};
+    if (cli_read_text_file(&name, CLI_TEXT_FILE_MAX, &buf, &len) != 0)
+        return 1;
+    int status = ag_tokenizer_load(r->model_dir, &tok, &err);
+    while (status == AG_OK && k < r->nseq && cli_next_line(buf, len, &pos, &start, &n)) {
+        if (line++ != r->seqs[k].line)
+            continue;
+        size_t b = 0;
+        while (b < n && (buf[start + b] == ' ' || buf[start + b] == '\t'))
+            b++;
+        status = b == n ? ag_error_set(&err, AG_EINVAL, "line %ld is blank: no target", line)
+                        : line_target(r, tok, buf + start, n, &r->seqs[k++], &err);
+    }
+    if (status == AG_OK && k < r->nseq)
+        status = ag_error_set(&err, AG_EINVAL, "%ld lines: no target for source line %ld", line,
+                              r->seqs[k].line + 1);
+    ag_tokenizer_free(tok);
+    free(buf);
+    return status == AG_OK ? 0 : cli_fail("%s: --target-file %s: %s", r->model_dir, name, err.message);
+}
+
+int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
+{
+    int rc = load_model(r, cmd);
+    if (rc)
+        return rc;
     const ag_model_config *g = ag_model_get_config(r->model);
     r->nlayer_sel = g->n_layer + extra_layers;
-    int rc = cli_selection(cmd, r->input.layers, r->nlayer_sel, "layers", r->model_dir,
+    rc = cli_selection(cmd, r->input.layers, r->nlayer_sel, "layers", r->model_dir,
                            &r->layers);
     if (rc == 0)
         rc = cli_selection(cmd, r->input.heads, g->n_head, "heads", r->model_dir, &r->heads);
@@ -110,6 +213,11 @@ int cli_model_run_prepare(cli_model_run *r, const char *cmd, int extra_layers)
         rc = cli_model_inputs(r, cmd);
     if (rc == 0)
         rc = check_corpus_ids(r);
+    if (rc == 0 && r->input.target_file)
+        rc = target_file(r);
+    if (rc == 0 && r->target && r->nseq != 1)
+        rc = cli_fail("%s: --target pairs with one source (--text or --tokens), the input holds "
+                      "%zu", r->model_dir, r->nseq);
     if (rc == 0 && r->single && r->nseq != 1)
         rc = cli_fail("%s: %s takes one sequence, the file has %zu", r->input.tokens_file, r->single, r->nseq);
     if (rc == 0)

@@ -18,6 +18,12 @@ const cli_option_group cli_group_input = {"input", "Model inputs", (const cli_op
     {"--tokens-file", "F", "a corpus tokenized elsewhere: one sequence of ids a line, separated by commas or spaces"},
     {NULL}}, 0};
 
+const cli_option_group cli_group_target = {"target", "Encoder-decoder targets", (const cli_option[]){
+    {"--target", "T", "t5, bart: the decoder's text, tokenized and shifted right after decoder_start_token_id (teacher forcing)"},
+    {"--target-tokens", "1,2,3", "t5, bart: the decoder's input ids as given (decoder_input_ids, no shift)"},
+    {"--target-file", "F", "t5, bart: one target text a line, paired line by line with --text-file or --tokens-file"},
+    {NULL}}, 0};
+
 const cli_option_group cli_group_select = {"select", "Layers and heads", (const cli_option[]){
     {"--layers", "LIST", "layers to report, e.g. 0,2-3 (default all)"},
     {"--heads", "LIST", "heads to report, e.g. 1,4-5 (default all)"},

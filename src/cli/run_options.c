@@ -38,9 +38,12 @@ int cli_model_run_options(const cli_model_run *r, ag_run_options **out)
     int rc = cli_run_options(&r->common, r->input.precision, out);
     const ag_selection *sel[] = {r->layers, r->heads};
     const char *what[] = {"layers", "heads"};
+    /* an encoder–decoder pair: what was not given selects all of each
+     * stack (whose layer counts differ), not the encoder's indices */
+    const char *given[] = {r->input.layers, r->input.heads};
     ag_error err = {0};
     for (int k = 0; rc == 0 && k < 2; k++)
-        if (ag_run_options_set_selection(*out, what[k], sel[k], &err) != AG_OK)
+        if ((!r->pair || given[k]) && ag_run_options_set_selection(*out, what[k], sel[k], &err) != AG_OK)
             rc = cli_fail_error(&err);
     if (rc && *out) {
         ag_run_options_free(*out);

@@ -108,6 +108,9 @@ static json_t *text_list(const cli_model_run *r)
                                            (json_int_t)s->tokens, "skipped", s->skip));
         if (s->source) /* an image or sound file: its name, its positions */
             json_object_set_new(json_array_get(a, k), "input", cli_json_text(s->source));
+        if (s->target) /* --target-file: its line's decoder input, its length */
+            json_object_set_new(json_array_get(a, k), "target_tokens",
+                                json_integer((json_int_t)s->n_target));
     }
     return a;
 }
@@ -128,6 +131,12 @@ static void run_settings(json_t *o, const cli_model_run *r)
                                                              : json_null());
     json_object_set_new(o, "skip_long", json_boolean(r->input.skip_long));
     json_object_set_new(o, "texts", text_list(r));
+    if (r->target) { /* an encoder–decoder run: the decoder's input ids */
+        json_t *ids = json_array();
+        for (size_t k = 0; ids && k < r->n_target; k++)
+            json_array_append_new(ids, json_integer(r->target[k]));
+        json_object_set_new(o, "target_tokens", ids);
+    }
 }
 
 /* --normalizer, and --temperature T or --temperatures' list. */

@@ -968,6 +968,11 @@ static int cfg_model(cfgctx *c, ag_model *m)
         return rc;
     if (a->k_experts && (rc = cfg_experts(c, a, m)))
         return rc;
+    /* the decoder's teacher forcing starts from it (HF shift_tokens_right) */
+    m->decoder_start = -1;
+    if (m->stack == 2 && json_object_get(c->root, "decoder_start_token_id") &&
+        (rc = cfg_int(c, "decoder_start_token_id", 0, 0, &m->decoder_start)))
+        return rc;
     return cfg_windows(c, a, m);
 }
 

@@ -626,8 +626,19 @@ int ag_seq2seq_load(const char *dir, ag_seq2seq **out, ag_error *err)
         ag_seq2seq_free(s);
         return rc;
     }
+    s->enc->pair = s->dec->pair = s;
     *out = s;
     return AG_OK;
+}
+
+const ag_seq2seq *ag_model_seq2seq(const ag_model *m)
+{
+    return m ? m->pair : NULL;
+}
+
+int ag_seq2seq_decoder_start(const ag_seq2seq *s)
+{
+    return s ? s->dec->decoder_start : -1;
 }
 
 const ag_model *ag_seq2seq_stack(const ag_seq2seq *s, ag_stack stack)

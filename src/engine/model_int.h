@@ -146,6 +146,12 @@ struct ag_model {
     agm_tensor rel_bias; /* (rel_buckets, n_head) block 0's relative_attention_bias */
     agm_layer *cross;    /* (n_layer) the decoder's cross-attention: q, k, v,
                             o and its pre-norm n1; NULL for other stacks */
+    int decoder_start;   /* the decoder's config.json decoder_start_token_id,
+                            -1: none given (other stacks: -1) */
+    const ag_seq2seq *pair; /* the pair both stacks belong to (set by
+                               ag_seq2seq_load; NULL for a model of one stack):
+                               how a run given the encoder reaches its decoder
+                               (ag_model_seq2seq) without a second handle */
 };
 
 /* The descriptor row of the stack (arch.h agm_arch.stack) that m->stack

@@ -142,11 +142,12 @@ void ag_table_delete(ag_table *t)
 
 /* ---- the records of a command ----------------------------------------------- */
 
-enum { COL_LAYER = -5, COL_HEAD, COL_TEXT, COL_ROWS, COL_COLS };
+enum { COL_STACK = -6, COL_LAYER, COL_HEAD, COL_TEXT, COL_ROWS, COL_COLS };
 
 static const char *column_name(int id)
 {
     switch (id) {
+    case COL_STACK: return "stack";
     case COL_LAYER: return "layer";
     case COL_HEAD: return "head";
     case COL_TEXT: return "text";
@@ -164,6 +165,7 @@ static ag_cell record_cell(const ag_record *r, int id)
     case COL_HEAD: c.value = r->head; return c;
     case COL_ROWS: c.value = (double)r->rows; return c;
     case COL_COLS: c.value = (double)r->cols; return c;
+    case COL_STACK: c.kind = AG_CELL_NULL; return c; /* its text: ag_records_table */
     case COL_TEXT:
         c.value = (double)r->text;
         c.kind = r->text >= 0 ? AG_CELL_INTEGER : AG_CELL_NULL;
@@ -183,11 +185,17 @@ int ag_records_table(const ag_record_list *list, const ag_metric_set *sel, ag_ta
 {
     const ag_record *recs = list ? list->items : NULL;
     size_t count = list ? list->count : 0;
-    int ids[AG_M_COUNT + 5], has_text = 0;
-    const char *keys[AG_M_COUNT + 5];
+    int ids[AG_M_COUNT + 6], has_text = 0, has_stack = 0;
+    const char *keys[AG_M_COUNT + 6];
     size_t ncol = 0;
-    for (size_t r = 0; r < count; r++)
+    for (size_t r = 0; r < count; r++) {
         has_text |= recs[r].text >= 0;
+        has_stack |= ag_stack_name(recs[r].stack) != NULL;
+    }
+    /* "stack" (an encoder–decoder pass's) first, only when a record has
+     * one: the records of a model of one stack keep their columns */
+    if (has_stack)
+        ids[ncol++] = COL_STACK;
     /* layer, head, rows, cols, then the metrics (docs/metrics.md's order);
      * "text" (the line of --text-file) comes after them, and the CLI's
      * "model" after it, so those positions never shift. */
@@ -209,6 +217,9 @@ int ag_records_table(const ag_record_list *list, const ag_metric_set *sel, ag_ta
             status = err && err->status ? err->status : AG_ENOMEM;
         for (size_t c = 0; row && c < ncol; c++)
             row[c] = record_cell(&recs[r], ids[c]);
+        const char *stack = ag_stack_name(recs[r].stack);
+        if (row && has_stack && stack)
+            status = ag_table_set_text(out, &row[0], stack, err);
     }
     if (status != AG_OK)
         ag_table_free(out);

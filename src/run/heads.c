@@ -83,15 +83,17 @@ static int head_task(size_t i, int worker, void *user)
     const heads_job *j = user;
     const ag_run_layer_heads *L = j->L;
     int h = j->head[i];
+    size_t cols = agr_layer_cols(L);
     ag_record *r = ag_record_list_at(j->recs, j->first + i);
-    ag_record_init(r, L->layer, h, L->n, L->n);
+    ag_record_init(r, L->layer, h, L->n, cols);
     ag_record_set_text(r, L->text);
+    ag_record_set_stack(r, L->stack);
     ag_matrix_options mo = AG_MATRIX_OPTIONS_DEFAULT;
     mo.edge_threshold = j->opt->edge_threshold;
-    const double *A = L->attn + (size_t)h * L->n * L->n;
-    int status = ag_matrix_metrics_work(A, L->n, L->n, j->sel, &mo, ag_workers_work(j->w), r,
+    const double *A = L->attn + (size_t)h * L->n * cols;
+    int status = ag_matrix_metrics_work(A, L->n, cols, j->sel, &mo, ag_workers_work(j->w), r,
                                         &j->errs[i]);
-    if (status == AG_OK && L->ids)
+    if (status == AG_OK && L->ids && cols == L->n)
         status = ag_token_pattern_metrics(A, L->n, -1, L->ids, j->sel, r, &j->errs[i]);
     ag_head_input in;
     ag_head_extra ex = AG_HEAD_EXTRA_DEFAULT;
@@ -161,6 +163,9 @@ int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_run_option
             status = AG_ENOMEM;
     if (status == AG_ENOMEM)
         ag_error_set(err, status, "out of memory for records");
+    if (status == AG_OK && agr_layer_cols(L) != L->n && (L->input || L->norms || L->scores))
+        status = ag_error_set(err, AG_EINVAL, "families E, H and K need square attention "
+                              "(a head's own keys)");
     if (status == AG_OK) {
         j.head = ag_selection_indices(heads);
         /* family E perturbs the head's own softmax: none under a lens */
@@ -186,6 +191,9 @@ typedef struct {
     ag_workers *w;
     const unsigned char *layer_on;
     const ag_selection *heads;
+    const unsigned char *dec_layer_on; /* an encoder–decoder pass: the decoder's */
+    const ag_selection *dec_heads;     /* selections (its self and cross views) */
+    const int32_t *target;     /* (n_tgt) the decoder's input ids, or NULL */
     int stability, values;     /* families E, H selected: the layer's weights needed */
     int lens;                  /* family K selected: the scores and weights needed */
     long text;
@@ -232,34 +240,42 @@ ag_run_layer_heads agr_layer_heads(const ag_layer_view *v, const double *attn, l
     L.layer = v->layer;
     L.text = text;
     L.heads = heads;
+    L.n_kv = v->n_kv;
+    L.stack = v->stack;
     return L;
 }
 
 static int analyze_layer(const ag_layer_view *v, void *user)
 {
     analyze_job *a = user;
-    if (!a->layer_on[v->layer])
+    int dec = v->stack == AG_STACK_DECODER || v->stack == AG_STACK_CROSS;
+    if (!(dec ? a->dec_layer_on : a->layer_on)[v->layer])
         return 0;
+    /* Families E, H and K project a head's Q, K, V from one stack's weights
+     * as a model of one stack forms them: null in an encoder–decoder pass
+     * (T5's position bias, cross-attention's two inputs; docs/engine.md). */
+    int one = v->stack == AG_STACK_NONE, lens = a->lens && one, values = a->values && one;
     /* Family K takes Q and K from the pass when it gave them (the scores'
      * own, no second projection); family E always projects its own. */
-    int head_input = a->stability || (a->lens && !v->q);
+    int head_input = one && (a->stability || (lens && !v->q));
     ag_attn_weights weights = {0}; /* once per layer, for all its heads */
-    int status = head_input || a->values
+    int status = head_input || values
                      ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err)
                      : AG_OK;
     layer_input li = {.v = v, .w = &weights};
     if (status == AG_OK && head_input)
         status = agr_layer_extra_init(&li.extra, a->m, v->layer, &weights, &a->err);
-    ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, a->heads);
+    ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, dec ? a->dec_heads : a->heads);
     L.input = head_input ? view_head_input : NULL;
     L.extra = head_input ? view_head_extra : NULL;
-    L.scores = a->lens ? v->scores : NULL;
-    L.q = a->lens ? v->q : NULL;
-    L.k = a->lens ? v->k : NULL;
+    L.scores = lens ? v->scores : NULL;
+    L.q = lens ? v->q : NULL;
+    L.k = lens ? v->k : NULL;
     L.head_dim = (size_t)v->head_dim;
     L.input_ctx = &li;
-    L.ids = a->ids;
-    L.norms = a->values ? view_head_norms : NULL;
+    /* the token-pattern keys read the ids of the queries' own sequence */
+    L.ids = v->stack == AG_STACK_DECODER ? a->target : v->stack == AG_STACK_CROSS ? NULL : a->ids;
+    L.norms = values ? view_head_norms : NULL;
     L.norms_ctx = &li;
     int h = -1;
     ag_error e = {0};
@@ -294,11 +310,18 @@ static int analyze_at(const ag_run_options *opt, void *user, ag_record_list **ou
     ag_run_options o = *opt;
     ag_metric_set *own_sel = NULL;
     ag_workers *own = NULL;
-    ag_selection *layers = NULL, *heads = NULL;
+    ag_selection *layers = NULL, *heads = NULL, *dec_layers = NULL, *dec_heads = NULL;
     ag_record_list *recs = NULL;
+    /* an encoder–decoder pass: the selections also over the decoder's
+     * layers and heads (its self- and cross-attention) */
+    const ag_model *dec = ag_seq2seq_stack(ag_model_seq2seq(m), AG_STACK_DECODER);
     int status = agr_metrics(&o, AG_FAMILIES_ANALYZE, &o.metrics, &own_sel, err);
+    if (status == AG_OK && own_sel && dec) /* the default of a pair: family M too */
+        ag_metric_set_default_shape(own_sel, AG_FAMILIES_ANALYZE, 1, 2);
     if (status == AG_OK)
         status = agr_model_selections(m, &o, &layers, &heads, err);
+    if (status == AG_OK && dec)
+        status = agr_model_selections(dec, &o, &dec_layers, &dec_heads, err);
     if (status == AG_OK)
         status = agr_workers(w, &o, ag_selection_count(heads), &w, &own, err);
     if (status == AG_OK && !(recs = ag_record_list_new()))
@@ -306,13 +329,15 @@ static int analyze_at(const ag_run_options *opt, void *user, ag_record_list **ou
     if (status == AG_OK) {
         analyze_job a = {.m = m, .opt = &o, .w = w, .layer_on = ag_selection_mask(layers),
                          .heads = heads, .text = given.text, .ids = given.ids, .recs = recs,
+                         .dec_layer_on = ag_selection_mask(dec_layers), .dec_heads = dec_heads,
+                         .target = given.target,
                          /* family E perturbs the head's own softmax: none under a lens */
                          .stability = ag_family_selected(o.metrics, AG_FAMILY_STABILITY) &&
                                       !agr_lens_active(&o),
                          .values = ag_family_selected(o.metrics, AG_FAMILY_VALUES),
                          .lens = ag_family_selected(o.metrics, AG_FAMILY_LENS)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
-        fo.want_scores = a.lens;
+        fo.want_scores = a.lens && !dec; /* family K is null on a pair */
         status = agr_forward(m, in, &fo, &o, analyze_layer, &a, NULL, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
@@ -323,6 +348,8 @@ static int analyze_at(const ag_run_options *opt, void *user, ag_record_list **ou
         ag_record_list_free(recs);
     ag_selection_free(layers);
     ag_selection_free(heads);
+    ag_selection_free(dec_layers);
+    ag_selection_free(dec_heads);
     ag_workers_free(own);
     ag_metric_set_free(own_sel);
     return status;
@@ -346,39 +373,110 @@ int ag_run_analyze(const ag_model *m, const ag_run_input *in, const ag_run_optio
 /* ---- attention: the selected heads of the selected layers --------------- */
 
 typedef struct {
-    const unsigned char *layer_on, *head_on;
-    size_t nh;
-    double *buf; /* (nh, n, n): the selected heads when not all are */
+    /* [0]: the model's (an encoder–decoder pass: the encoder's), [1]: the
+     * decoder's, for its self- and cross-attention views */
+    const unsigned char *layer_on[2], *head_on[2];
+    size_t nh[2];
+    double *buf; /* (nh, n, n_kv): the selected heads when not all are */
+    size_t cap;  /* its doubles */
     ag_run_heads_fn fn, scores_fn;
+    ag_run_stack_heads_fn stack_fn;
     void *user;
     ag_error err;
 } attention_job;
 
-/* The selected heads of all (v->n_head, n, n) to fn: all itself when every
- * head is selected, else copied into a->buf. */
-static int give_heads(attention_job *a, const ag_layer_view *v, const double *all,
-                      ag_run_heads_fn fn)
+/* The selected heads of all (v->n_head, n, n_kv) of selection k: all
+ * itself when every head is selected, else copied into a->buf; NULL
+ * when out of memory (a->err set). */
+static const double *select_heads(attention_job *a, const ag_layer_view *v, const double *all,
+                                  int k)
 {
-    if (a->nh < (size_t)v->n_head) {
-        if (!a->buf && !(a->buf = malloc(a->nh * v->n * v->n * sizeof *a->buf)))
-            return ag_error_set(&a->err, AG_ENOMEM, "out of memory for %zu heads", a->nh);
-        ag_layer_view sel = *v;
-        sel.attn = all;
-        ag_layer_view_copy_heads(&sel, a->head_on, a->buf);
-        all = a->buf;
+    if (a->nh[k] >= (size_t)v->n_head)
+        return all;
+    size_t kv = v->n_kv ? v->n_kv : v->n, need = a->nh[k] * v->n * kv;
+    if (need > a->cap) {
+        free(a->buf);
+        a->cap = 0;
+        if (!(a->buf = malloc(need * sizeof *a->buf))) {
+            ag_error_set(&a->err, AG_ENOMEM, "out of memory for %zu heads", a->nh[k]);
+            return NULL;
+        }
+        a->cap = need;
     }
-    return fn(v->layer, all, a->nh, v->n, a->user);
+    ag_layer_view sel = *v;
+    sel.attn = all;
+    ag_layer_view_copy_heads(&sel, a->head_on[k], a->buf);
+    return a->buf;
 }
 
 static int attention_layer(const ag_layer_view *v, void *user)
 {
     attention_job *a = user;
-    if (!a->layer_on[v->layer])
+    int k = v->stack == AG_STACK_DECODER || v->stack == AG_STACK_CROSS;
+    if (!a->layer_on[k][v->layer])
         return 0;
-    int rc = a->fn ? give_heads(a, v, v->attn, a->fn) : 0;
-    if (rc == 0 && a->scores_fn)
-        rc = give_heads(a, v, v->scores, a->scores_fn);
+    const double *p = a->fn || a->stack_fn ? select_heads(a, v, v->attn, k) : NULL;
+    if ((a->fn || a->stack_fn) && !p)
+        return AG_ENOMEM;
+    int rc = a->fn ? a->fn(v->layer, p, a->nh[k], v->n, a->user) : 0;
+    if (rc == 0 && a->stack_fn)
+        rc = a->stack_fn(v->stack, v->layer, p, a->nh[k], v->n, v->n_kv ? v->n_kv : v->n,
+                         a->user);
+    if (rc == 0 && a->scores_fn) {
+        const double *s = select_heads(a, v, v->scores, k);
+        rc = s ? a->scores_fn(v->layer, s, a->nh[k], v->n, a->user) : AG_ENOMEM;
+    }
     return rc;
+}
+
+/* What one attention run computes with: the pass's callbacks and buffers. */
+typedef struct {
+    ag_run_heads_fn fn, scores_fn;
+    ag_run_stack_heads_fn stack_fn;
+    ag_hidden_fn hidden_fn;
+    void *user;
+    double *hidden, *dec_hidden;
+} attention_call;
+
+static int attention_run(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                         ag_workers *w, const attention_call *c, ag_error *err)
+{
+    if (!m)
+        return ag_error_set(err, AG_EINVAL, "no model (NULL)");
+    const ag_model *stacks[2] = {m, ag_seq2seq_stack(ag_model_seq2seq(m), AG_STACK_DECODER)};
+    ag_selection *layers[2] = {NULL, NULL}, *heads[2] = {NULL, NULL};
+    ag_workers *own = NULL;
+    attention_job a = {.fn = c->fn, .scores_fn = c->scores_fn, .stack_fn = c->stack_fn,
+                       .user = c->user};
+    int status = AG_OK;
+    for (int k = 0; k < 2 && status == AG_OK && stacks[k]; k++) {
+        status = agr_model_selections(stacks[k], opt, &layers[k], &heads[k], err);
+        a.layer_on[k] = ag_selection_mask(layers[k]);
+        a.head_on[k] = ag_selection_mask(heads[k]);
+        a.nh[k] = ag_selection_count(heads[k]);
+    }
+    if (status == AG_OK)
+        status = agr_workers(w, opt, (size_t)ag_model_get_config(m)->n_head, &w, &own, err);
+    if (status == AG_OK) {
+        ag_forward_options fo = ag_run_forward_options(opt, w);
+        fo.hidden_fn = c->hidden_fn;
+        fo.hidden_user = c->user;
+        fo.want_scores = c->scores_fn != NULL;
+        int any = c->fn || c->scores_fn || c->stack_fn;
+        status = stacks[1] ? ag_run_forward_seq2seq(m, in, &fo, any ? attention_layer : NULL, &a,
+                                                    c->hidden, c->dec_hidden, err)
+                           : agr_forward(m, in, &fo, agr_options(opt),
+                                         any ? attention_layer : NULL, &a, c->hidden, err);
+        if (status != AG_OK && a.err.status != AG_OK)
+            *err = a.err;
+    }
+    free(a.buf);
+    for (int k = 0; k < 2; k++) {
+        ag_selection_free(layers[k]);
+        ag_selection_free(heads[k]);
+    }
+    ag_workers_free(own);
+    return status;
 }
 
 int ag_run_attention(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
@@ -393,29 +491,25 @@ int ag_run_attention_scores(const ag_model *m, const ag_run_input *in,
                             ag_run_heads_fn scores_fn, ag_hidden_fn hidden_fn, void *user,
                             double *hidden, ag_error *err)
 {
-    if (!m)
-        return ag_error_set(err, AG_EINVAL, "no model (NULL)");
-    ag_selection *layers = NULL, *heads = NULL;
-    ag_workers *own = NULL;
-    int status = agr_model_selections(m, opt, &layers, &heads, err);
-    if (status == AG_OK)
-        status = agr_workers(w, opt, (size_t)ag_model_get_config(m)->n_head, &w, &own, err);
-    attention_job a = {.layer_on = ag_selection_mask(layers), .head_on = ag_selection_mask(heads),
-                       .nh = ag_selection_count(heads), .fn = fn, .scores_fn = scores_fn,
-                       .user = user};
-    if (status == AG_OK) {
-        ag_forward_options fo = ag_run_forward_options(opt, w);
-        fo.hidden_fn = hidden_fn;
-        fo.hidden_user = user;
-        fo.want_scores = scores_fn != NULL;
-        status = agr_forward(m, in, &fo, agr_options(opt),
-                             fn || scores_fn ? attention_layer : NULL, &a, hidden, err);
-        if (status != AG_OK && a.err.status != AG_OK)
-            *err = a.err;
-    }
-    free(a.buf);
-    ag_selection_free(layers);
-    ag_selection_free(heads);
-    ag_workers_free(own);
-    return status;
+    if (ag_model_seq2seq(m))
+        return ag_error_set(err, AG_EINVAL, "an encoder-decoder model's attention is "
+                            "ag_run_attention_seq2seq's");
+    attention_call c = {.fn = fn, .scores_fn = scores_fn, .hidden_fn = hidden_fn,
+                        .user = user, .hidden = hidden};
+    return attention_run(m, in, opt, w, &c, err);
+}
+
+int ag_run_attention_seq2seq(const ag_model *m, const ag_run_input *in,
+                             const ag_run_options *opt, ag_workers *w, ag_run_stack_heads_fn fn,
+                             void *user, double *enc_hidden, double *dec_hidden, ag_error *err)
+{
+    if (!ag_model_seq2seq(m))
+        return ag_error_set(err, AG_EINVAL, "ag_run_attention_seq2seq: not an encoder-decoder "
+                            "model");
+    if (opt && agr_lens_active(opt))
+        return ag_error_set(err, AG_EINVAL, "a normalizer or temperature is not yet taken by an "
+                            "encoder-decoder model");
+    attention_call c = {.stack_fn = fn, .user = user, .hidden = enc_hidden,
+                        .dec_hidden = dec_hidden};
+    return attention_run(m, in, opt, w, &c, err);
 }

@@ -63,6 +63,31 @@ int ag_run_tokenize(const ag_tokenizer *tok, const char *text, size_t len, size_
     return status;
 }
 
+int ag_run_target_ids(const ag_model *m, const ag_tokenizer *tok, const char *text, size_t len,
+                      int32_t **ids, size_t *n, ag_error *err)
+{
+    *ids = NULL;
+    *n = 0;
+    const ag_seq2seq *pair = ag_model_seq2seq(m);
+    int start = ag_seq2seq_decoder_start(pair);
+    if (!pair)
+        return ag_error_set(err, AG_EINVAL, "a target needs an encoder-decoder model");
+    if (start < 0)
+        return ag_error_set(err, AG_EINVAL, "config.json gives no decoder_start_token_id: "
+                            "give the decoder's ids with --target-tokens");
+    int status = ag_tokenizer_encode(tok, text, len, ids, n, err);
+    if (status == AG_OK && *n == 0)
+        status = ag_error_set(err, AG_EINVAL, "the target gives no tokens");
+    if (status == AG_OK)
+        ag_run_shift_right(*ids, *n, start, *ids);
+    else {
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
+    return status;
+}
+
 size_t agr_positions(const ag_model *m, char why[96])
 {
     const ag_model_config *g = ag_model_get_config(m);

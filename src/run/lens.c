@@ -70,6 +70,9 @@ int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_opti
 {
     if (!fn || !opt || !agr_lens_active(opt))
         return ag_run_forward(m, in, fo, fn, user, hidden, err);
+    if (ag_model_seq2seq(m)) /* lens_view's rows are square */
+        return ag_error_set(err, AG_EINVAL, "a normalizer or temperature is not yet taken by an "
+                            "encoder-decoder model");
     ag_forward_options f = *fo;
     f.want_scores = fo->want_scores || opt->normalizer != AG_NORMALIZER_LINEAR;
     lens_job j = {.m = m, .opt = opt, .fn = fn, .user = user};

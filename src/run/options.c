@@ -207,8 +207,25 @@ ag_forward_options ag_run_forward_options(const ag_run_options *opt, ag_workers 
     return fo;
 }
 
-int ag_run_forward(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
-                   ag_layer_fn fn, void *user, double *hidden, ag_error *err)
+/* The pass of an encoder–decoder model: m its encoder, in its source and
+ * target (checked by ag_run_forward_seq2seq). */
+static int forward_pair(const ag_seq2seq *s, const ag_run_input *in, const ag_forward_options *fo,
+                        ag_layer_fn fn, void *user, double *enc_hidden, double *dec_hidden,
+                        ag_error *err)
+{
+    if (in->ids)
+        return ag_seq2seq_forward(s, in->ids, in->n, in->target, in->n_target, fo, fn, user,
+                                  enc_hidden, dec_hidden, err);
+    if (in->values)
+        return ag_seq2seq_forward_values(s, in->values, in->ndim, in->shape, in->target,
+                                         in->n_target, fo, fn, user, enc_hidden, dec_hidden,
+                                         err);
+    return ag_error_set(err, AG_EINVAL, "an input needs token ids or an input tensor");
+}
+
+int ag_run_forward_seq2seq(const ag_model *m, const ag_run_input *in,
+                           const ag_forward_options *fo, ag_layer_fn fn, void *user,
+                           double *enc_hidden, double *dec_hidden, ag_error *err)
 {
     if (!m)
         return ag_error_set(err, AG_EINVAL, "no model (NULL)");
@@ -216,10 +233,35 @@ int ag_run_forward(const ag_model *m, const ag_run_input *in, const ag_forward_o
     int status = in ? AG_SIZED_READ(&given, in, ag_run_input, err) : AG_OK;
     if (status != AG_OK)
         return status;
+    const ag_seq2seq *pair = ag_model_seq2seq(m);
+    if (given.target && !pair)
+        return ag_error_set(err, AG_EINVAL, "a target needs an encoder-decoder model (%s has "
+                            "one stack)", ag_model_type(m));
+    if (pair && !given.target)
+        return ag_error_set(err, AG_EINVAL, "%s is an encoder-decoder model: it needs a target "
+                            "(the decoder's input ids)", ag_model_type(m));
+    if (pair)
+        return forward_pair(pair, &given, fo, fn, user, enc_hidden, dec_hidden, err);
+    if (dec_hidden)
+        return ag_error_set(err, AG_EINVAL, "decoder hidden states of a model of one stack");
     if (given.ids)
-        return ag_model_forward_ex(m, given.ids, given.n, fo, fn, user, hidden, err);
+        return ag_model_forward_ex(m, given.ids, given.n, fo, fn, user, enc_hidden, err);
     if (given.values)
         return ag_model_forward_values(m, given.values, given.ndim, given.shape, fo, fn, user,
-                                       hidden, err);
+                                       enc_hidden, err);
     return ag_error_set(err, AG_EINVAL, "an input needs token ids or an input tensor");
+}
+
+int ag_run_forward(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
+                   ag_layer_fn fn, void *user, double *hidden, ag_error *err)
+{
+    return ag_run_forward_seq2seq(m, in, fo, fn, user, hidden, NULL, err);
+}
+
+void ag_run_shift_right(const int32_t *labels, size_t n, int32_t start, int32_t *out)
+{
+    if (n == 0)
+        return;
+    memmove(out + 1, labels, (n - 1) * sizeof *out); /* labels may be out */
+    out[0] = start;
 }

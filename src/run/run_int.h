@@ -32,6 +32,12 @@ struct ag_run_options {
      .trials = 8, .seed = 1, .massive_abs = 100, .massive_ratio = 1000,                    \
      .flow_max_tokens = 64, .normalizer = AG_NORMALIZER_SOFTMAX, .normalizer_param = 1}
 
+/* Keys per query of L's heads: its n_kv, or n (square) when 0. */
+static inline size_t agr_layer_cols(const ag_run_layer_heads *L)
+{
+    return L->n_kv ? L->n_kv : L->n;
+}
+
 /* A normaliser other than the model's softmax at T = 1 is set (options.c). */
 static inline int agr_lens_active(const ag_run_options *o)
 {

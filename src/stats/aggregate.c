@@ -61,7 +61,7 @@ void ag_moments_ci(const ag_moments *m, double level, double *lo, double *hi)
 /* ---- the aggregate ---------------------------------------------------------------- */
 
 const char *const ag_identifying_keys[] = {
-    "model", "normalizer", "temperature", "layer", "head", "layer_a", "head_a", "layer_b", "head_b", "metric", "text", "input",
+    "model", "stack", "normalizer", "temperature", "layer", "head", "layer_a", "head_a", "layer_b", "head_b", "metric", "text", "input",
     "batch", NULL};
 
 const char *const agg_size_keys[] = {"rows", "cols", NULL};

@@ -1,9 +1,16 @@
 #!/bin/sh
 # tests/cli/seq2seq.sh CLI — encoder–decoder folders (issue 30) in the CLI:
-# `info` describes both stacks of the t5, t5-v1_1 and bart test folders, and
-# every command that runs one sequence (or reads one stack's weights)
-# refuses them with one line naming the model_type and what is missing,
-# exit 1, nothing on stdout, no output file. Run from the repository root.
+# `info` describes both stacks of the t5, t5-v1_1 and bart test folders;
+# `analyze` and `attention` run them with a target (--target-tokens
+# verbatim, --target tokenized and shifted right: the same arrays as the
+# shifted ids given verbatim), their records carry "stack" and --aggregate
+# groups by it (the arrays against the float64 references:
+# tests/ref/check_seq2seq.py); every other command that runs one sequence
+# (or reads one stack's weights) refuses them, and so do the pairs that do
+# not go together (a target on a model of one stack, no target, both
+# target options, a target with a corpus, --scores, a temperature), each
+# with one line, exit 1 (2 for a usage error), nothing on stdout, no
+# output file. Run from the repository root.
 
 . "$(dirname "$0")/lib.sh"
 ag_setup "$@"
@@ -40,8 +47,94 @@ check "info (table): the decoder's fields are prefixed"
 grep -q '^  decoder.causal *true$' "$T/t5.txt" || fail "no decoder.causal line: $(head -c 300 "$T/t5.txt")"
 
 NEED="t5 is an encoder-decoder model"
-run_case 1 "$NEED: analyze needs --target" "analyze refuses t5" analyze "$A/t5" --text "a b"
-run_case 1 "$NEED: attention needs --target" "attention refuses t5" attention "$A/t5" --tokens 3,4 -o "$T/o/a.npy"
+run_case 1 "$NEED: analyze needs --target T or --target-tokens" "analyze refuses t5 without a target" analyze "$A/t5" --text "a b"
+run_case 1 "$NEED: attention needs --target T or --target-tokens" "attention refuses t5 without a target" attention "$A/t5" --tokens 3,4 -o "$T/o/a.npy"
+TGT="--target-tokens 0,4,19"
+run_case 1 "--target needs an encoder-decoder model: a t5 or bart folder" "a target on a model of one stack" analyze "$A/roberta" --tokens 3,4 $TGT
+run_case 1 "a whisper folder runs its encoder alone here" "a target on a whisper folder" analyze "$A/whisper-seq2seq" --features "$ROOT/tests/data/archref/whisper-seq2seq/features.npy" $TGT
+run_case 1 "--decoder, --cross and --decoder-hidden need an encoder-decoder model" "--cross on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross "$T/o/c.npy"
+run_case 2 "give one of --target, --target-tokens and --target-file" "both target options" analyze "$A/t5" --tokens 3,4 $TGT --target "x"
+run_case 1 "token id 99 at position 1 is outside the vocabulary" "a target id outside the decoder's vocabulary" analyze "$A/t5" --tokens 3,4 --target-tokens 0,99
+printf '3,4\n5,6\n' >"$T/two.txt"
+run_case 1 "--target pairs with one source" "a target with a corpus of two" analyze "$A/t5" --tokens-file "$T/two.txt" $TGT
+run_case 1 "--scores is not yet written for an encoder-decoder model" "attention --scores on t5" attention "$A/t5" --tokens 3,4 $TGT -o "$T/o/a.npy" --scores "$T/o/s.npy"
+run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "analyze --temperature on t5" analyze "$A/t5" --tokens 3,4 $TGT --temperature 2
+run_case 1 "no tokenizer files" "--target on a folder without a tokenizer" analyze "$A/t5" --tokens 3,4 --target "a b"
+
+# --target TEXT = [decoder_start_token_id] + labels[:-1] given verbatim: a
+# copy of the t5 folder with a word-level tokenizer that ends a text with </s>
+mkdir "$T/t5tok"
+for f in "$A"/t5/*; do ln -s "$f" "$T/t5tok/"; done
+cat >"$T/t5tok/tokenizer.json" <<'EOF2'
+{"version": "1.0", "truncation": null, "padding": null,
+ "added_tokens": [
+  {"id": 0, "content": "<pad>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+  {"id": 1, "content": "</s>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+ "normalizer": null, "pre_tokenizer": {"type": "Whitespace"},
+ "post_processor": {"type": "TemplateProcessing",
+  "single": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+  "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+  "special_tokens": {"</s>": {"id": "</s>", "ids": [1], "tokens": ["</s>"]}}},
+ "decoder": null,
+ "model": {"type": "WordLevel", "vocab": {"<pad>": 0, "</s>": 1, "<unk>": 2, "a": 3, "b": 4, "c": 5, "d": 6, "e": 7}, "unk_token": "<unk>"}}
+EOF2
+check "--target TEXT: tokenized, then shifted right after decoder_start_token_id 0"
+"$CLI" attention "$T/t5tok" --text "a b c" --target "d e" -o "$T/e1.npy" --decoder "$T/d1.npy" --cross "$T/c1.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" attention "$T/t5tok" --tokens 3,4,5,1 --target-tokens 0,6,7 -o "$T/e2.npy" --decoder "$T/d2.npy" --cross "$T/c2.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+for k in e d c; do cmp -s "$T/${k}1.npy" "$T/${k}2.npy" || fail "$k: --target 'd e' differs from --target-tokens 0,6,7"; done
+"$CLI" attention "$T/t5tok" --tokens 3,4,5,1 --target-tokens 6,7,1 -o "$T/e3.npy" --cross "$T/c3.npy" 2>"$T/err" || fail "exit $?"
+cmp -s "$T/c1.npy" "$T/c3.npy" && fail "the unshifted labels give the same cross-attention: the check cannot tell"
+
+# --target-file: line k the target of source line k (blank source lines
+# skipped, their target lines unread); each text's arrays are those of a
+# run on that one pair
+printf 'a b\n\nb c\nc d e\n' >"$T/src.txt"
+printf 'd e\nunread\ne\nd\n' >"$T/tgt.txt"
+check "--target-file: text 3's arrays are those of --text 'c d e' --target d"
+"$CLI" attention "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt.txt" -o "$T/fa_{i}.npy" --cross "$T/fc_{i}.npy" --decoder-hidden "$T/fh_{i}.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" attention "$T/t5tok" --text "c d e" --target d -o "$T/fa.npy" --cross "$T/fc.npy" --decoder-hidden "$T/fh.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+for k in fa fc fh; do cmp -s "$T/${k}_3.npy" "$T/$k.npy" || fail "$k: text 3 differs from its pair run alone"; done
+cmp -s "$T/fc_0.npy" "$T/fc.npy" && fail "text 0 equals text 3: the check cannot tell"
+printf 'd e\nx\n\nd\n' >"$T/tgt_blank.txt"
+run_case 1 "line 3 is blank: no target" "--target-file: a blank target line" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_blank.txt"
+printf 'd e\nx\ne\n' >"$T/tgt_short.txt"
+run_case 1 "3 lines: no target for source line 4" "--target-file: shorter than the sources" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_short.txt"
+run_case 2 "--cross $T/o/c.npy names one file and the input holds 3 texts" "--target-file: --cross without {i}" attention "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt.txt" -o "$T/o/a_{i}.npy" --cross "$T/o/c.npy"
+run_case 2 "--target-file pairs with --text-file or --tokens-file" "--target-file with one source" analyze "$T/t5tok" --text "a" --target-file "$T/tgt.txt"
+
+# BART: labels <s> ... </s> (ids 0 and 2), decoder_start_token_id 2 (</s>)
+mkdir "$T/barttok"
+for f in "$A"/bart/*; do ln -s "$f" "$T/barttok/"; done
+sed -e 's/"<pad>": 0, "<\/s>": 1,/"<s>": 0, "<pad>": 1, "<\/s>": 2,/' \
+    -e 's/"id": 0, "content": "<pad>"/"id": 0, "content": "<s>"/' \
+    -e 's/"id": 1, "content": "<\/s>"/"id": 2, "content": "<\/s>"/' \
+    -e 's/"ids": \[1\]/"ids": [2]/' \
+    -e 's/"<unk>": 2,/"<unk>": 8,/' \
+    -e 's/"single": \[{"Sequence"/"single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence"/' \
+    -e 's/"special_tokens": {/"special_tokens": {"<s>": {"id": "<s>", "ids": [0], "tokens": ["<s>"]}, /' \
+    "$T/t5tok/tokenizer.json" >"$T/barttok/tokenizer.json"
+check "--target TEXT on bart: <s> d e </s> shifted right after </s> = 2, 0, 6, 7"
+"$CLI" tokenize "$T/barttok" --text "d e" --format tsv >"$T/bt.tsv" 2>"$T/err" || fail "tokenize: $(head -c 300 "$T/err")"
+[ "$(cut -f2 "$T/bt.tsv" | tail -n +2 | tr '\n' ,)" = "0,6,7,2," ] || fail "the bart test tokenizer gives $(cut -f2 "$T/bt.tsv" | tr '\n' ,)"
+"$CLI" attention "$T/barttok" --tokens 3,4,5,2 --target "d e" -o "$T/be1.npy" --cross "$T/bc1.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" attention "$T/barttok" --tokens 3,4,5,2 --target-tokens 2,0,6,7 -o "$T/be2.npy" --cross "$T/bc2.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+cmp -s "$T/bc1.npy" "$T/bc2.npy" || fail "--target 'd e' differs from --target-tokens 2,0,6,7"
+
+# analyze: one record per (stack, layer, head); --aggregate groups by stack
+runj t5rec.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max,stability --precision f64
+runj t5agg.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --aggregate --by stack
+PYSCRIPT='
+r = records(a[0])
+assert [x["stack"] for x in r] == ["encoder"] * 6 + (["decoder"] * 3 + ["cross"] * 3) * 3, [x["stack"] for x in r]
+for x in r:
+    want = {"encoder": (5, 5), "decoder": (3, 3), "cross": (3, 5)}[x["stack"]]
+    assert (x["rows"], x["cols"]) == want, x
+    assert x["sigma_max"] > 0 and x["sensitivity"] is None, x
+g = records(a[1])
+assert [x["stack"] for x in g] == ["encoder", "decoder", "cross"], g
+assert [x["n"] for x in g] == [6, 9, 9], g
+'
+pycheck "analyze on t5-v1_1: stacks, shapes, family E null, --aggregate --by stack" "$T/t5rec.json" "$T/t5agg.json"
 run_case 1 "$NEED: residual needs --target" "residual refuses t5" residual "$A/t5" --tokens 3,4
 run_case 1 "$NEED: rollout needs --target" "rollout refuses t5" rollout "$A/t5-v1_1" --tokens 3,4
 run_case 1 "$NEED: similarity needs --target" "similarity refuses t5" similarity "$A/t5" --tokens 3,4

@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""Check `attngeom attention` and `analyze` on the encoder-decoder folders
+(issue 30): t5, t5-v1_1 and bart of tests/data/models/arch, fed the source
+and target ids of tests/data/archref/<name>/ids.json (--tokens,
+--target-tokens: decoder_input_ids verbatim).
+
+Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
+
+1. `attention -o ENC --decoder DEC --cross CROSS --hidden H
+   --decoder-hidden HD`: each array has the shape of its float64
+   reference (tests/ref/hf_forward.py seq2seq_forward, stored in
+   tests/data/archref/<name>/: encoder_attentions [L_enc, H, n_src, n_src],
+   decoder_attentions [L_dec, H, n_tgt, n_tgt], cross_attentions
+   [L_dec, H, n_tgt, n_src], encoder_hidden_states / decoder_hidden_states
+   [L + 1, n, d]) and matches it within 1e-9 (--precision f64) and 1e-5
+   (f32, the default);
+2. `analyze --precision f64 --format json`: one record per (stack, layer,
+   head) in pass order (encoder layers, then each decoder layer's self- and
+   cross-attention), "stack" encoder / decoder / cross, rows and cols the
+   array's (cross: n_tgt x n_src), and entropy_mean (mean row Shannon
+   entropy) and sigma_max (largest singular value) equal to those numpy
+   computes from the exported f64 arrays within 1e-12; the cross records,
+   with the default metrics (family M on for a pair), also
+   cross_entropy_normalized (entropy_mean / ln n_src) and source_coverage
+   (the fraction of sources whose column sum is at least the mean).
+Exits 1 on any failure.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODELS = ("t5", "t5-v1_1", "bart")
+ARRAYS = (("-o", "encoder_attentions"), ("--decoder", "decoder_attentions"),
+          ("--cross", "cross_attentions"), ("--hidden", "encoder_hidden_states"),
+          ("--decoder-hidden", "decoder_hidden_states"))
+TOL = {"f64": 1e-9, "f32": 1e-5}
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL " + msg)
+
+
+def inputs(name):
+    with open(os.path.join(ROOT, "tests/data/archref", name, "ids.json")) as f:
+        ids = json.load(f)
+    return ["--tokens", ",".join(map(str, ids["src"])),
+            "--target-tokens", ",".join(map(str, ids["tgt"]))]
+
+
+def run(cli, args):
+    p = subprocess.run([cli] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    if p.returncode != 0:
+        fail("%s: exit %d: %s" % (" ".join(args[:2]), p.returncode, p.stderr.strip()))
+    return p
+
+
+def check_attention(cli, name, precision, tmp):
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    args = ["attention", folder] + inputs(name) + ["--precision", precision]
+    for opt, ref in ARRAYS:
+        args += [opt, os.path.join(tmp, ref + ".npy")]
+    if run(cli, args).returncode != 0:
+        return None
+    got = {}
+    for _, ref in ARRAYS:
+        a = np.load(os.path.join(tmp, ref + ".npy"))
+        r = np.load(os.path.join(ROOT, "tests/data/archref", name, ref + ".npy"))
+        got[ref] = a
+        if a.shape != r.shape or a.dtype != np.float64:
+            fail("%s %s %s: shape %s %s, reference %s" % (name, precision, ref, a.shape, a.dtype, r.shape))
+            continue
+        d = float(np.abs(a - r).max())
+        if not d <= TOL[precision]:
+            fail("%s %s %s: max |diff| %.3g > %g" % (name, precision, ref, d, TOL[precision]))
+    return got
+
+
+def entropy_mean(A):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(A > 0, -A * np.log(A), 0.0)
+    return t.sum(axis=1).mean()
+
+
+def check_records(cli, name, arrays):
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    p = run(cli, ["analyze", folder] + inputs(name) +
+            ["--precision", "f64", "--format", "json"])
+    if p.returncode != 0:
+        return
+    recs = json.loads(p.stdout)["records"]
+    enc, dec, cross = (arrays[k] for k in ("encoder_attentions", "decoder_attentions",
+                                           "cross_attentions"))
+    want = [("encoder", l, h, enc[l, h]) for l in range(enc.shape[0]) for h in range(enc.shape[1])]
+    for l in range(dec.shape[0]):
+        want += [("decoder", l, h, dec[l, h]) for h in range(dec.shape[1])]
+        want += [("cross", l, h, cross[l, h]) for h in range(cross.shape[1])]
+    if len(recs) != len(want):
+        fail("%s analyze: %d records, want %d" % (name, len(recs), len(want)))
+        return
+    for r, (stack, l, h, A) in zip(recs, want):
+        where = "%s analyze %s layer %d head %d" % (name, stack, l, h)
+        if (r.get("stack"), r["layer"], r["head"], r["rows"], r["cols"]) != (stack, l, h) + A.shape:
+            fail("%s: record %s" % (where, {k: r.get(k) for k in ("stack", "layer", "head", "rows", "cols")}))
+            continue
+        c = A.sum(axis=0)
+        checks = [("entropy_mean", entropy_mean(A)),
+                  ("sigma_max", np.linalg.svd(A, compute_uv=False)[0])]
+        if stack == "cross":  # family M (docs/metrics.md), on by default for a pair
+            checks += [("cross_entropy_normalized", entropy_mean(A) / np.log(A.shape[1])),
+                       ("source_coverage", float(np.mean(c >= c.sum() / A.shape[1])))]
+        for key, v in checks:
+            if r[key] is None or abs(r[key] - v) > 1e-12 * max(1.0, abs(v)):
+                fail("%s: %s %s, numpy %r" % (where, key, r[key], v))
+
+
+def main():
+    cli = sys.argv[1]
+    for name in MODELS:
+        with tempfile.TemporaryDirectory() as tmp:
+            arrays = check_attention(cli, name, "f64", tmp)
+            check_attention(cli, name, "f32", tmp)
+            if arrays is not None:
+                check_records(cli, name, arrays)
+        print("%s: attention (f64, f32) and analyze checked" % name)
+    if failures:
+        print("%d failure(s)" % len(failures))
+        sys.exit(1)
+    print("check_seq2seq: ok")
+
+
+if __name__ == "__main__":
+    main()
