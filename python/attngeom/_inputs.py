@@ -227,6 +227,7 @@ class ModelInput:
     def __init__(self, model, ids=None, tensor=None, source=None):
         self.model = model  # the ag_model handle the run takes (a clip folder's tower)
         self._ids, self._tensor, self.source = ids, tensor, source
+        self._target = None  # the decoder's ids the struct points to (set_target)
         self.struct = RunInput(size=ctypes.sizeof(RunInput), text=-1)
         if ids is not None:
             self.struct.ids = ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))

@@ -79,6 +79,11 @@ class Model:
     weights() are the text tower's. tower="text" or "vision" loads that
     tower alone (config, weights() and every run are then its own).
 
+    A t5 or bart folder (encoder–decoder) loads both stacks, as the CLI
+    does: attention, hidden_states and analyze take the decoder's input as
+    target= (a text) or target_tokens= (ids); config["decoder"] holds the
+    decoder's dims (docs/python.md, "Encoder–decoder models").
+
     close() (or leaving a `with` block) waits for the calls other threads
     are making on the model, then frees it; every method called afterwards
     raises attngeom.Error "... is closed" (docs/python.md, "Threads")."""

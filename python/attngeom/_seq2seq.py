@@ -59,7 +59,13 @@ def is_pair(path):
 
 
 def _given_ids(model, target_tokens):
-    ids = model._ids(target_tokens)  # non-negative int32, else Error "ids: ..."
+    """target_tokens as int32 ids (a text is target='s business)."""
+    if isinstance(target_tokens, (str, bytes)):
+        raise Error("target_tokens: expected token ids (a text is target=)")
+    try:
+        ids = model._ids(target_tokens)
+    except Error as e:  # "ids: expected ...", named by its keyword
+        raise Error("target_tokens: %s" % str(e).split(": ", 1)[-1]) from None
     if ids.size == 0:
         raise Error("target_tokens: no ids")
     return ids

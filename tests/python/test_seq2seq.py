@@ -60,6 +60,18 @@ def test_analyze_selection_equals_cli():
         ("cross", 1, 0), ("cross", 1, 2)]
 
 
+def test_aggregate_by_stack_equals_cli():
+    cli = run_cli("analyze", *cli_args("t5-v1_1", "--metrics", "sigma_max,source_coverage",
+                                       "--aggregate", "--by", "stack", "--format", "json"))
+    recs = attngeom.Model(ARCH / "t5-v1_1").analyze(SRC, "sigma_max,source_coverage",
+                                                     target_tokens=TGT["t5-v1_1"])
+    got = attngeom.aggregate(recs, by="stack")
+    assert [g["stack"] for g in got] == ["encoder", "decoder", "cross"]
+    assert got == cli["records"]
+    # 3 heads of 2 encoder layers, of 3 decoder layers
+    assert [g["n"] for g in got] == [6, 9, 9]
+
+
 def cli_arrays(tmp, arch, *more):
     names = ["-o", "--decoder", "--cross", "--hidden", "--decoder-hidden"]
     outs = [a for k, name in enumerate(names) for a in (name, tmp / ("%d.npy" % k))]
@@ -200,6 +212,11 @@ def test_what_does_not_go_together(tmp):
     with pytest.raises(attngeom.Error, match="target_tokens: token id 99 at position 1 is "
                                              "outside the vocabulary"):
         t5.attention([3, 4], target_tokens=[0, 99])
+    for bad in ("0,4", [0, -1]):
+        with pytest.raises(attngeom.Error, match="target_tokens: expected"):
+            t5.analyze([3, 4], target_tokens=bad)
+    with pytest.raises(attngeom.Error, match="target_tokens: no ids"):
+        t5.analyze([3, 4], target_tokens=[])
     with pytest.raises(attngeom.Error, match="no tokenizer files"):
         t5.analyze([3, 4], target="a b")
     with pytest.raises(attngeom.Error, match="scores: not yet written"):
