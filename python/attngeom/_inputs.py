@@ -203,7 +203,9 @@ class _Array(ctypes.Structure):
 class RunInput(ctypes.Structure):
     _fields_ = [("size", c_size), ("ids", ctypes.POINTER(ctypes.c_int32)), ("n", c_size),
                 ("values", ctypes.POINTER(ctypes.c_double)), ("ndim", ctypes.c_int),
-                ("shape", ctypes.POINTER(c_size)), ("text", ctypes.c_long)]
+                ("shape", ctypes.POINTER(c_size)), ("text", ctypes.c_long),
+                # appended: an encoder–decoder model's decoder input ids
+                ("target", ctypes.POINTER(ctypes.c_int32)), ("n_target", c_size)]
 
 
 AG_INPUT_TOKENS, AG_INPUT_PIXELS, AG_INPUT_FEATURES = range(3)  # attngeom/model.h
@@ -225,6 +227,7 @@ class ModelInput:
     def __init__(self, model, ids=None, tensor=None, source=None):
         self.model = model  # the ag_model handle the run takes (a clip folder's tower)
         self._ids, self._tensor, self.source = ids, tensor, source
+        self._target = None  # the decoder's ids the struct points to (set_target)
         self.struct = RunInput(size=ctypes.sizeof(RunInput), text=-1)
         if ids is not None:
             self.struct.ids = ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
@@ -233,6 +236,13 @@ class ModelInput:
             self.struct.values, self.struct.ndim = tensor.values, tensor.ndim
             self.struct.shape = ctypes.cast(tensor.shape, ctypes.POINTER(c_size))
             self.n = tensor.n
+
+    def set_target(self, ids):
+        """The decoder's input ids (int32, owned here) of an encoder–decoder
+        run (_seq2seq.set_target)."""
+        self._target = ids
+        self.struct.target = ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
+        self.struct.n_target = ids.size
 
     def close(self):
         if self._tensor is not None:

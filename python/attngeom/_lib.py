@@ -214,9 +214,14 @@ class ContribView(ctypes.Structure):
 CONTRIB_FN = ctypes.CFUNCTYPE(c_int, ctypes.POINTER(ContribView), P, P)
 _PROTOTYPES["ag_run_contributions"] = (c_int, [P, P, P, P, c_int, c_int, CONTRIB_FN, P, PP, P])
 
-for _name, (_res, _args) in _PROTOTYPES.items():
-    _f = getattr(lib, _name)
-    _f.restype, _f.argtypes = _res, _args
+def declare(prototypes):
+    """Set each function's restype and argtypes: {name: (restype, argtypes)}."""
+    for name, (res, args) in prototypes.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+
+
+declare(_PROTOTYPES)
 
 # Optional: ag_version() exists in libraries built with `make install`'s ABI
 # work (issue 13, item 2); older ones carry only AG_VERSION_STRING.

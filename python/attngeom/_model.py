@@ -12,6 +12,7 @@ from ._inputs import model_input, text_ids
 from ._lib import (CONTRIB_FN, HEADS_FN, MATRIX_FN, Call, Error, Guard, Owned, c_long, c_size, guarded, lib,
                    new, text)
 from ._records import metric_set, records, result, run_options
+from . import _seq2seq
 
 
 def _named(rows, inp):
@@ -78,6 +79,11 @@ class Model:
     weights() are the text tower's. tower="text" or "vision" loads that
     tower alone (config, weights() and every run are then its own).
 
+    A t5 or bart folder (encoder–decoder) loads both stacks, as the CLI
+    does: attention, hidden_states and analyze take the decoder's input as
+    target= (a text) or target_tokens= (ids); config["decoder"] holds the
+    decoder's dims (docs/python.md, "Encoder–decoder models").
+
     close() (or leaving a `with` block) waits for the calls other threads
     are making on the model, then frees it; every method called afterwards
     raises attngeom.Error "... is closed" (docs/python.md, "Threads")."""
@@ -86,7 +92,12 @@ class Model:
         self.path = os.fspath(path)
         if tower not in _TOWERS:
             raise Error("tower: expected None (by the input), 'text' or 'vision', not %r" % (tower,))
-        if tower is None:
+        # a t5 or bart folder: its two stacks, the encoder the model of a run
+        self._pair = _seq2seq.Pair(self.path) if tower is None and _seq2seq.is_pair(self.path) \
+            else None
+        if self._pair:
+            self._model = self._pair.encoder
+        elif tower is None:
             self._model = new(lib.ag_model_load, lib.ag_model_free, self.path.encode())
         else:
             self._model = new(lib.ag_model_load_tower, lib.ag_model_free, self.path.encode(),
@@ -109,6 +120,9 @@ class Model:
             "n_layer", "n_head", "n_kv_head", "d_model", "head_dim", "d_ff",
             "max_positions", "max_tokens", "vocab_size", "causal", "n_registers")}
         self.config["model_type"] = text(lib.ag_model_type(self._model))
+        if self._pair:  # the decoder's own dims (the encoder's above)
+            self.config["decoder"] = {k: self._dim(k, self._pair.decoder) for k in (
+                "n_layer", "n_head", "n_kv_head", "d_model", "head_dim", "d_ff", "causal")}
 
     def close(self):
         """Release the model now (else when the object goes away), once the
@@ -117,6 +131,8 @@ class Model:
 
     def _free(self):
         self._model.close()
+        if self._pair:
+            self._pair.close()
         for t in self._towers.values():
             t.close()
         if self._tokenizer:
@@ -285,34 +301,56 @@ class Model:
     @guarded
     def attention(self, text_or_ids=None, *, tokens=None, image=None, audio=None, pixels=None,
                   features=None, frames=None, precision="f32", layers=None, heads=None,
-                  jobs=None, scores=False):
+                  jobs=None, scores=False, target=None, target_tokens=None):
         """Attention probabilities [L, H, n, n] (float64) of the selected layers
         and heads (all by default), as `attngeom attention -o OUT.npy` writes
         them. precision: "f32" (Hugging Face's float32 pass) or "f64".
         scores=True returns (attn, scores): also the pre-softmax scores of
         the same heads from the same pass, as `attention --scores` writes
         them (scale, Gemma-2's soft-capping; -inf where a key is masked), so
-        that the softmax of each row of scores is that row of attn."""
+        that the softmax of each row of scores is that row of attn.
+        A t5 or bart folder takes a target, target="TEXT" or
+        target_tokens=IDS (the CLI's --target, --target-tokens), and returns
+        Attention(encoder, decoder, cross): [L_enc, H, n_src, n_src],
+        [L_dec, H, n_tgt, n_tgt] and [L_dec, H, n_tgt, n_src], the arrays of
+        -o, --decoder and --cross (layers= and heads= select in each stack)."""
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
+            _seq2seq.set_target(self, inp, target, target_tokens)
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads)
-            nl, nh = c_size(), c_size()
-            with Call() as c:
-                c.check(lib.ag_model_selected(inp.model, opt, ctypes.byref(nl),
-                                              ctypes.byref(nh), c.err), self.path)
-            attn = np.empty((nl.value, nh.value, inp.n, inp.n), dtype=np.float64)
+            if self._pair:
+                if scores:
+                    raise Error("scores: not yet written for an encoder-decoder model")
+                return _seq2seq.attention(self, inp, opt, lambda h: self._selected(h, opt))
+            nl, nh = self._selected(inp.model, opt)
+            attn = np.empty((nl, nh, inp.n, inp.n), dtype=np.float64)
             sc = np.empty_like(attn) if scores else None
             self._attention_run(inp, opt, attn, None, sc)
         return (attn, sc) if scores else attn
 
+    def _selected(self, handle, opt):
+        """(layers, heads) the selections of opt take from the model handle."""
+        nl, nh = c_size(), c_size()
+        with Call() as c:
+            c.check(lib.ag_model_selected(handle, opt, ctypes.byref(nl), ctypes.byref(nh),
+                                          c.err), self.path)
+        return nl.value, nh.value
+
     @guarded
     def hidden_states(self, text_or_ids=None, *, tokens=None, image=None, audio=None,
-                      pixels=None, features=None, frames=None, precision="f32", jobs=None):
+                      pixels=None, features=None, frames=None, precision="f32", jobs=None,
+                      target=None, target_tokens=None):
         """Hidden states [L + 1, n, d_model] in Hugging Face's
-        output_hidden_states order, as `attngeom attention --hidden` writes them."""
+        output_hidden_states order, as `attngeom attention --hidden` writes them.
+        A t5 or bart folder with its target (target=, target_tokens=):
+        Hidden(encoder, decoder), [L_enc + 1, n_src, d] and
+        [L_dec + 1, n_tgt, d], as --hidden and --decoder-hidden write them."""
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
+            _seq2seq.set_target(self, inp, target, target_tokens)
             opt = run_options(jobs=jobs, precision=precision)
+            if self._pair:
+                return _seq2seq.hidden_states(self, inp, opt)
             hidden = np.empty((self._dim("n_layer", inp.model) + 1, inp.n,
                                self._dim("d_model", inp.model)), dtype=np.float64)
             self._attention_run(inp, opt, None, hidden)
@@ -328,7 +366,7 @@ class Model:
                 pixels=None, features=None, frames=None, precision="f32", layers=None,
                 heads=None, edge_threshold=None, epsilon=None, trials=None, seed=None,
                 jobs=None, text=None, to_pandas=False, normalizer=None, temperature=None,
-                temperatures=None):
+                temperatures=None, target=None, target_tokens=None):
         """`attngeom analyze MODEL --text S` (or --image F, --audio F, ...): one
         record per selected (layer, head) of the metrics (default spectrum,
         attention, geometry; also curvature, stability, values and lens) of its
@@ -339,10 +377,17 @@ class Model:
         that normaliser of the same pass's scores, as `analyze --normalizer N
         --temperature T`; the records then carry "normalizer" and
         "temperature". temperatures=[0.25, 0.5, 1, 2, 4] (softmax only, at
-        most 64): the records at each T in turn, as `--temperatures`."""
+        most 64): the records at each T in turn, as `--temperatures`.
+        A t5 or bart folder takes a target, target="TEXT" or
+        target_tokens=IDS (--target, --target-tokens): one record per
+        (stack, layer, head), "stack" first ("encoder", "decoder", "cross";
+        cross records rows = target, cols = source tokens), the default
+        metrics with family cross too, as the CLI's."""
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
-            sel = metric_set("analyze", metrics)
+            _seq2seq.set_target(self, inp, target, target_tokens)
+            # a pair's cross-attention is rectangular: the default takes family M
+            sel = metric_set("analyze", metrics, (1, 2) if self._pair else None)
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads,
                               edge_threshold=edge_threshold, epsilon=epsilon, trials=trials,
                               seed=seed)
@@ -350,7 +395,8 @@ class Model:
             line = -1 if text is None else int(text)
             out = ctypes.c_void_p()
             with Call() as c:
-                if inp.struct.ids:  # ag_model_analyze: ag_run_analyze on token ids
+                if inp.struct.ids and not self._pair and not inp.struct.target:
+                    # ag_model_analyze: ag_run_analyze on token ids
                     status = lib.ag_model_analyze(inp.model, inp.struct.ids, inp.n, line, sel,
                                                   opt, ctypes.byref(out), c.err)
                 else:
@@ -379,6 +425,9 @@ class Model:
     def weights(self, metrics=None, *, layers=None, heads=None, jobs=None, to_pandas=False):
         """`attngeom weights MODEL`: family D (QK and OV circuits) of every
         selected head, from the weights alone."""
+        if self._pair:  # the encoder's alone would pass for the model's
+            raise Error("%s: %s is an encoder-decoder model: weights does not yet read its two "
+                        "stacks" % (self.path, self.config["model_type"]))
         sel = metric_set("weights", metrics)
         opt = run_options(jobs=jobs, layers=layers, heads=heads)
         out = ctypes.c_void_p()

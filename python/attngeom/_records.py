@@ -7,6 +7,7 @@ import ctypes
 import os
 
 from ._lib import Call, Error, METRIC_COUNT, METRIC_NAMES, Owned, lib, new
+from ._seq2seq import stack_name
 
 AG_V_ABSENT, AG_V_NULL, AG_V_NUMBER, AG_V_INTEGER, AG_V_BOOL = range(5)
 
@@ -114,7 +115,8 @@ def records(rec_list, sel, model=None, batch=None, layer_offset=0):
         t = lib.ag_record_text(r)
         texts |= t >= 0
         d["text"] = t
-        out.append(d)
+        stack = stack_name(r)  # an encoder–decoder pass's: "stack" first, as the CLI's
+        out.append({"stack": stack, **d} if stack else d)
     for d in out:  # "text" only when a record has one, as the CLI writes it
         t = d.pop("text")
         if texts:
