@@ -126,20 +126,28 @@ static int target_ids(cli_model_run *r, const char *cmd)
 }
 
 /* A target on the model r->model of one stack: taken for Whisper's decoder
- * (its encoder read as ag_model_load reads it; ag_seq2seq_load adds the
- * decoder) as --target-tokens only: its prompt (<|startoftranscript|>,
- * language, task, <|notimestamps|>) is a choice of the generation settings,
- * not a tokenizer's template, so --target TEXT is not built here. */
-static int whisper_target(const cli_model_run *r)
+ * (r->model, its encoder as ag_model_load reads it, is replaced by the pair
+ * of ag_seq2seq_load) as --target-tokens only: its prompt
+ * (<|startoftranscript|>, language, task, <|notimestamps|>) is a choice of
+ * the generation settings, not a tokenizer's template, so --target TEXT is
+ * not built here. */
+static int whisper_pair(cli_model_run *r)
 {
     const cli_input *in = &r->input;
-    if (strcmp(ag_model_type(r->model), "whisper") != 0)
+    ag_error err = {0};
+    int whisper = strcmp(ag_model_type(r->model), "whisper") == 0;
+    ag_model_free(r->model);
+    r->model = NULL;
+    if (!whisper)
         return cli_fail("%s: --target needs an encoder-decoder model: a t5, bart or whisper "
                         "folder", r->model_dir);
     if (!in->target_tokens)
         return cli_fail("%s: whisper: %s is not taken (its decoder prompt depends on the "
                         "generation settings): give the prompt's ids with --target-tokens IDS",
                         r->model_dir, in->target ? "--target TEXT" : "--target-file");
+    if (ag_seq2seq_load(r->model_dir, &r->pair, &err) != AG_OK)
+        return cli_fail("%s: --target-tokens runs Whisper's decoder: %s", r->model_dir,
+                        err.message);
     return 0;
 }
 
@@ -161,14 +169,8 @@ static int load_model(cli_model_run *r, const char *cmd)
             return cli_fail_error(&err);
         if (!target)
             return 0; /* a whisper folder without a target: its encoder alone */
-        int rc = whisper_target(r);
-        ag_model_free(r->model); /* the pair's encoder replaces it */
-        r->model = NULL;
-        if (rc)
-            return rc;
-        if (ag_seq2seq_load(r->model_dir, &r->pair, &err) != AG_OK)
-            return cli_fail("%s: --target-tokens runs Whisper's decoder: %s", r->model_dir,
-                            err.message);
+        if (whisper_pair(r))
+            return 1;
     } else if (!in->takes_target || !target)
         return cli_refuse_seq2seq(r->model_dir, cmd, in->takes_target
                                   ? "needs --target T or --target-tokens IDS (the decoder's input)"
