@@ -31,7 +31,10 @@ static const char analyze_help[] =
     "as one run per --temperature T.\n"
     "A t5 or bart folder (encoder-decoder) takes a target, --target T or\n"
     "--target-tokens IDS: one record per (stack, layer, head), \"stack\" encoder,\n"
-    "decoder or cross (rows: target tokens, cols: source tokens).\n";
+    "decoder or cross (rows: target tokens, cols: source tokens). A whisper\n"
+    "folder with its decoder takes --audio or --features and --target-tokens\n"
+    "IDS (the decoder prompt, special tokens included); without a target it\n"
+    "runs its encoder alone.\n";
 
 static const char analyze_more[] =
     "Records stream: in jsonl, csv and tsv each text's records are\n"
@@ -143,16 +146,18 @@ static const char attention_help[] =
     "A t5 or bart folder (encoder-decoder) takes a target, --target T or\n"
     "--target-tokens IDS: -o gets the encoder's [L_enc, H, n_src, n_src],\n"
     "--decoder [L_dec, H, n_tgt, n_tgt], --cross [L_dec, H, n_tgt, n_src];\n"
-    "--hidden the encoder's hidden states, --decoder-hidden the decoder's.\n";
+    "--hidden the encoder's hidden states, --decoder-hidden the decoder's.\n"
+    "A whisper folder with its decoder: --audio or --features and\n"
+    "--target-tokens IDS (the decoder prompt, special tokens included).\n";
 
 static const cli_option attention_own[] = {
     {"-o", "OUT.npy", "the attention probabilities [L, H, n, n] ({i}: the text's line index)"},
     {"--output", "OUT.npy", "the same as -o"},
     {"--hidden", "H.npy", "also write the hidden states [L+1, n, d] ({i} as for -o)"},
     {"--scores", "S.npy", "also write the pre-softmax scores [L, H, n, n] (-inf masked; {i} as for -o)"},
-    {"--decoder", "DEC.npy", "t5, bart: the decoder's self-attention [L_dec, H, n_tgt, n_tgt] (-o gets the encoder's)"},
-    {"--cross", "CROSS.npy", "t5, bart: the cross-attention [L_dec, H, n_tgt, n_src]"},
-    {"--decoder-hidden", "HD.npy", "t5, bart: the decoder's hidden states [L_dec+1, n_tgt, d] (--hidden: the encoder's)"},
+    {"--decoder", "DEC.npy", "t5, bart, whisper: the decoder's self-attention [L_dec, H, n_tgt, n_tgt] (-o gets the encoder's)"},
+    {"--cross", "CROSS.npy", "t5, bart, whisper: the cross-attention [L_dec, H, n_tgt, n_src]"},
+    {"--decoder-hidden", "HD.npy", "t5, bart, whisper: the decoder's hidden states [L_dec+1, n_tgt, d] (--hidden: the encoder's)"},
     {"--normalizer", "N", "-o gets the heads under sparsemax, entmax15, entmax:ALPHA or linear instead"},
     {"--temperature", "T", "-o gets softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {NULL}};
@@ -306,7 +311,7 @@ static int check_seq2seq_options(const cli_model_run *r)
     int any = s2s.decoder || s2s.cross || s2s.decoder_hidden;
     if (!r->pair && any)
         return cli_fail("%s: --decoder, --cross and --decoder-hidden need an encoder-decoder "
-                        "model (t5, bart) and its --target", r->model_dir);
+                        "model (t5, bart, whisper) and its target", r->model_dir);
     if (r->pair && scores_path)
         return cli_fail("%s: --scores is not yet written for an encoder-decoder model",
                         r->model_dir);

@@ -125,6 +125,32 @@ static int target_ids(cli_model_run *r, const char *cmd)
     return status == AG_OK ? 0 : cli_fail("%s: --target: %s", r->model_dir, err.message);
 }
 
+/* A target on the model r->model of one stack: taken for Whisper's decoder
+ * (r->model, its encoder as ag_model_load reads it, is replaced by the pair
+ * of ag_seq2seq_load) as --target-tokens only: its prompt
+ * (<|startoftranscript|>, language, task, <|notimestamps|>) is a choice of
+ * the generation settings, not a tokenizer's template, so --target TEXT is
+ * not built here. */
+static int whisper_pair(cli_model_run *r)
+{
+    const cli_input *in = &r->input;
+    ag_error err = {0};
+    int whisper = strcmp(ag_model_type(r->model), "whisper") == 0;
+    ag_model_free(r->model);
+    r->model = NULL;
+    if (!whisper)
+        return cli_fail("%s: --target needs an encoder-decoder model: a t5, bart or whisper "
+                        "folder", r->model_dir);
+    if (!in->target_tokens)
+        return cli_fail("%s: whisper: %s is not taken (its decoder prompt depends on the "
+                        "generation settings): give the prompt's ids with --target-tokens IDS",
+                        r->model_dir, in->target ? "--target TEXT" : "--target-file");
+    if (ag_seq2seq_load(r->model_dir, &r->pair, &err) != AG_OK)
+        return cli_fail("%s: --target-tokens runs Whisper's decoder: %s", r->model_dir,
+                        err.message);
+    return 0;
+}
+
 /* The model of r: an encoder–decoder folder's pair (r->model its encoder)
  * with its target, or one stack; a target and a folder that do not go
  * together are refused in one line. */
@@ -139,18 +165,17 @@ static int load_model(cli_model_run *r, const char *cmd)
         return cli_usage_error(cmd, "--target-file pairs with --text-file or --tokens-file "
                                "(one source: --target)");
     if (!ag_model_dir_is_seq2seq(r->model_dir)) {
-        if (target)
-            return cli_fail("%s: --target needs an encoder-decoder model: a t5 or bart folder "
-                            "(a whisper folder runs its encoder alone here)", r->model_dir);
         if (ag_model_load_tower(r->model_dir, cli_input_kind(in), &r->model, &err) != AG_OK)
             return cli_fail_error(&err);
-        return 0;
-    }
-    if (!in->takes_target || !target)
+        if (!target)
+            return 0; /* a whisper folder without a target: its encoder alone */
+        if (whisper_pair(r))
+            return 1;
+    } else if (!in->takes_target || !target)
         return cli_refuse_seq2seq(r->model_dir, cmd, in->takes_target
                                   ? "needs --target T or --target-tokens IDS (the decoder's input)"
                                   : "needs --target (not yet supported)");
-    if (ag_seq2seq_load(r->model_dir, &r->pair, &err) != AG_OK)
+    else if (ag_seq2seq_load(r->model_dir, &r->pair, &err) != AG_OK)
         return cli_fail_error(&err);
     r->model = (ag_model *)ag_seq2seq_stack(r->pair, AG_STACK_ENCODER);
     return in->target_file ? 0 : target_ids(r, cmd); /* a file's: with the sources */

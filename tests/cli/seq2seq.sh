@@ -50,8 +50,7 @@ NEED="t5 is an encoder-decoder model"
 run_case 1 "$NEED: analyze needs --target T or --target-tokens" "analyze refuses t5 without a target" analyze "$A/t5" --text "a b"
 run_case 1 "$NEED: attention needs --target T or --target-tokens" "attention refuses t5 without a target" attention "$A/t5" --tokens 3,4 -o "$T/o/a.npy"
 TGT="--target-tokens 0,4,19"
-run_case 1 "--target needs an encoder-decoder model: a t5 or bart folder" "a target on a model of one stack" analyze "$A/roberta" --tokens 3,4 $TGT
-run_case 1 "a whisper folder runs its encoder alone here" "a target on a whisper folder" analyze "$A/whisper-seq2seq" --features "$ROOT/tests/data/archref/whisper-seq2seq/features.npy" $TGT
+run_case 1 "--target needs an encoder-decoder model: a t5, bart or whisper folder" "a target on a model of one stack" analyze "$A/roberta" --tokens 3,4 $TGT
 run_case 1 "--decoder, --cross and --decoder-hidden need an encoder-decoder model" "--cross on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross "$T/o/c.npy"
 run_case 2 "give one of --target, --target-tokens and --target-file" "both target options" analyze "$A/t5" --tokens 3,4 $TGT --target "x"
 run_case 1 "token id 99 at position 1 is outside the vocabulary" "a target id outside the decoder's vocabulary" analyze "$A/t5" --tokens 3,4 --target-tokens 0,99
@@ -119,6 +118,45 @@ check "--target TEXT on bart: <s> d e </s> shifted right after </s> = 2, 0, 6, 7
 "$CLI" attention "$T/barttok" --tokens 3,4,5,2 --target "d e" -o "$T/be1.npy" --cross "$T/bc1.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
 "$CLI" attention "$T/barttok" --tokens 3,4,5,2 --target-tokens 2,0,6,7 -o "$T/be2.npy" --cross "$T/bc2.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
 cmp -s "$T/bc1.npy" "$T/bc2.npy" || fail "--target 'd e' differs from --target-tokens 2,0,6,7"
+
+# Whisper's decoder (whisper-seq2seq: 2 encoder, 3 decoder layers, 2 heads;
+# 19 feature frames: 10 source positions): --features with --target-tokens
+# (the prompt verbatim); --target TEXT refused naming --target-tokens; a
+# folder without decoder weights named; without a target the encoder alone,
+# its -o the same bytes as the pair's
+WS="$A/whisper-seq2seq"
+WF="$ROOT/tests/data/archref/whisper-seq2seq/features.npy"
+WT="--target-tokens 45,12,10,5,4,7,27"
+check "whisper: attention with a target writes the three kinds and both hidden states"
+"$CLI" attention "$WS" --features "$WF" $WT -o "$T/we.npy" --decoder "$T/wd.npy" --cross "$T/wc.npy" --hidden "$T/wh.npy" --decoder-hidden "$T/whd.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" attention "$WS" --features "$WF" -o "$T/we0.npy" --hidden "$T/wh0.npy" 2>"$T/err" || fail "encoder alone: exit $?: $(head -c 300 "$T/err")"
+cmp -s "$T/we.npy" "$T/we0.npy" || fail "the pair's encoder attention differs from the encoder run alone"
+cmp -s "$T/wh.npy" "$T/wh0.npy" || fail "the pair's encoder hidden states differ from the encoder run alone"
+PYSCRIPT='
+import numpy as np
+e, d, c, h, hd = (np.load(p) for p in a[:5])
+assert (e.shape, d.shape, c.shape, h.shape, hd.shape) == ((2, 2, 10, 10), (3, 2, 7, 7), (3, 2, 7, 10), (3, 10, 16), (4, 7, 16)), (e.shape, d.shape, c.shape, h.shape, hd.shape)
+assert np.allclose(d.sum(-1), 1, atol=1e-12) and np.allclose(c.sum(-1), 1, atol=1e-12)
+assert np.all(np.triu(d, 1) == 0), "decoder self-attention is causal"
+assert c.std(-1).min() > 1e-3, "cross-attention rows far from uniform"
+'
+pycheck "whisper: shapes, causal decoder, rows of probability" "$T/we.npy" "$T/wd.npy" "$T/wc.npy" "$T/wh.npy" "$T/whd.npy"
+runj ws.json analyze "$WS" --features "$WF" $WT --format json --metrics sigma_max --precision f64
+PYSCRIPT='
+r = records(a[0])
+assert [x["stack"] for x in r] == ["encoder"] * 4 + (["decoder"] * 2 + ["cross"] * 2) * 3, [x["stack"] for x in r]
+for x in r:
+    assert (x["rows"], x["cols"]) == {"encoder": (10, 10), "decoder": (7, 7), "cross": (7, 10)}[x["stack"]], x
+'
+pycheck "whisper: analyze gives one record per (stack, layer, head)" "$T/ws.json"
+check "whisper: --audio with a target gives the arrays of the features it saves"
+"$CLI" attention "$WS" --audio "$ROOT/tests/data/audio/chirp_1s.wav" --frames 20 $WT -o "$T/wa1.npy" --cross "$T/wc1.npy" --save-input "$T/wf.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" attention "$WS" --features "$T/wf.npy" $WT -o "$T/wa2.npy" --cross "$T/wc2.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+for k in wa wc; do cmp -s "$T/${k}1.npy" "$T/${k}2.npy" || fail "$k: --audio differs from its saved features"; done
+cmp -s "$T/wc1.npy" "$T/wc.npy" && fail "the chirp's cross-attention equals the reference features': the check cannot tell"
+run_case 1 "whisper: --target TEXT is not taken (its decoder prompt depends on the generation settings): give the prompt's ids with --target-tokens IDS" "whisper --target TEXT" analyze "$WS" --features "$WF" --target "a b"
+run_case 1 "--target-tokens runs Whisper's decoder: $ROOT/tests/data/models/tiny-whisper/model.safetensors: tensor 'model.decoder.layers.0.self_attn_layer_norm.weight' not found" "a target on a whisper folder without its decoder" analyze "$ROOT/tests/data/models/tiny-whisper" --audio "$ROOT/tests/data/audio/chirp_1s.wav" --frames 40 $WT
+run_case 1 "token id 48 at position 1 is outside the vocabulary (vocab_size = 48)" "whisper: a prompt id outside the decoder's vocabulary" analyze "$WS" --features "$WF" --target-tokens 45,48
 
 # analyze: one record per (stack, layer, head); --aggregate groups by stack
 runj t5rec.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max,stability --precision f64

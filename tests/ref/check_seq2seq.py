@@ -1,8 +1,14 @@
 #!/usr/bin/python3
 """Check `attngeom attention` and `analyze` on the encoder-decoder folders
-(issue 30): t5, t5-v1_1 and bart of tests/data/models/arch, fed the source
-and target ids of tests/data/archref/<name>/ids.json (--tokens,
---target-tokens: decoder_input_ids verbatim).
+(issue 30): t5, t5-v1_1, bart and whisper-seq2seq of
+tests/data/models/arch, fed the source and target ids of
+tests/data/archref/<name>/ids.json (--tokens, --target-tokens:
+decoder_input_ids verbatim). Whisper's source is the stored reference's
+features.npy given with --features: the CLI takes input_features as float32
+(as Hugging Face's extractor returns them), so its references are those of
+tests/ref/hf_forward.py seq2seq_forward on the float32-rounded features
+(which, on the stored float64 features, gives the stored arrays within
+1e-12: checked first).
 
 Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
 
@@ -34,12 +40,14 @@ import tempfile
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELS = ("t5", "t5-v1_1", "bart")
+MODELS = ("t5", "t5-v1_1", "bart", "whisper-seq2seq")
 ARRAYS = (("-o", "encoder_attentions"), ("--decoder", "decoder_attentions"),
           ("--cross", "cross_attentions"), ("--hidden", "encoder_hidden_states"),
           ("--decoder-hidden", "decoder_hidden_states"))
 TOL = {"f64": 1e-9, "f32": 1e-5}
 failures = []
+sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
+import hf_forward  # noqa: E402
 
 
 def fail(msg):
@@ -47,11 +55,27 @@ def fail(msg):
     print("FAIL " + msg)
 
 
-def inputs(name):
-    with open(os.path.join(ROOT, "tests/data/archref", name, "ids.json")) as f:
+def references(name, tmp):
+    """The CLI's input options for name and the float64 arrays it must give."""
+    ref = os.path.join(ROOT, "tests/data/archref", name)
+    with open(os.path.join(ref, "ids.json")) as f:
         ids = json.load(f)
-    return ["--tokens", ",".join(map(str, ids["src"])),
-            "--target-tokens", ",".join(map(str, ids["tgt"]))]
+    tgt = ["--target-tokens", ",".join(map(str, ids["tgt"]))]
+    stored = {r: np.load(os.path.join(ref, r + ".npy")) for _, r in ARRAYS}
+    if "src" in ids:
+        return ["--tokens", ",".join(map(str, ids["src"]))] + tgt, stored
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    feats = np.load(os.path.join(ref, "features.npy"))
+    again = hf_forward.seq2seq_forward(folder, feats, ids["tgt"])
+    for _, r in ARRAYS:
+        d = float(np.abs(again[r] - stored[r]).max())
+        if not d <= 1e-12:
+            fail("%s: hf_forward %s differs from the stored reference by %.3g" % (name, r, d))
+    f32 = feats.astype(np.float32)
+    path = os.path.join(tmp, "features_f32.npy")
+    np.save(path, f32)
+    want = hf_forward.seq2seq_forward(folder, f32.astype(np.float64), ids["tgt"])
+    return ["--features", path] + tgt, {r: want[r] for _, r in ARRAYS}
 
 
 def run(cli, args):
@@ -62,9 +86,9 @@ def run(cli, args):
     return p
 
 
-def check_attention(cli, name, precision, tmp):
+def check_attention(cli, name, inputs, refs, precision, tmp):
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
-    args = ["attention", folder] + inputs(name) + ["--precision", precision]
+    args = ["attention", folder] + inputs + ["--precision", precision]
     for opt, ref in ARRAYS:
         args += [opt, os.path.join(tmp, ref + ".npy")]
     if run(cli, args).returncode != 0:
@@ -72,7 +96,7 @@ def check_attention(cli, name, precision, tmp):
     got = {}
     for _, ref in ARRAYS:
         a = np.load(os.path.join(tmp, ref + ".npy"))
-        r = np.load(os.path.join(ROOT, "tests/data/archref", name, ref + ".npy"))
+        r = refs[ref]
         got[ref] = a
         if a.shape != r.shape or a.dtype != np.float64:
             fail("%s %s %s: shape %s %s, reference %s" % (name, precision, ref, a.shape, a.dtype, r.shape))
@@ -89,9 +113,9 @@ def entropy_mean(A):
     return t.sum(axis=1).mean()
 
 
-def check_records(cli, name, arrays):
+def check_records(cli, name, inputs, arrays):
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
-    p = run(cli, ["analyze", folder] + inputs(name) +
+    p = run(cli, ["analyze", folder] + inputs +
             ["--precision", "f64", "--format", "json"])
     if p.returncode != 0:
         return
@@ -125,10 +149,11 @@ def main():
     cli = sys.argv[1]
     for name in MODELS:
         with tempfile.TemporaryDirectory() as tmp:
-            arrays = check_attention(cli, name, "f64", tmp)
-            check_attention(cli, name, "f32", tmp)
+            inputs, refs = references(name, tmp)
+            arrays = check_attention(cli, name, inputs, refs, "f64", tmp)
+            check_attention(cli, name, inputs, refs, "f32", tmp)
             if arrays is not None:
-                check_records(cli, name, arrays)
+                check_records(cli, name, inputs, arrays)
         print("%s: attention (f64, f32) and analyze checked" % name)
     if failures:
         print("%d failure(s)" % len(failures))
