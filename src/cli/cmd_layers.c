@@ -100,7 +100,7 @@ static const cli_option rollout_own[] = {
     {"--temperatures", "T1,T2,...", "one set of records per T, in the order given (not with -o)"},
     {NULL}};
 static const cli_option_group *const rollout_groups[] = {
-    CLI_OWN("rollout", rollout_own), &no_heads, &cli_group_input,
+    CLI_OWN("rollout", rollout_own), &no_heads, &cli_group_input, &cli_group_target,
     &cli_group_precision, &cli_group_records, &cli_group_curvature, &cli_group_output,
     &cli_group_table, &cli_group_label, &cli_group_aggregate, &cli_group_corpus,
     &cli_group_media, &cli_group_jobs, &cli_group_help, NULL};
@@ -148,8 +148,8 @@ static cli_lens rollout_lens;
 
 static int rollout_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    (void)r;
-    return cli_lens_option(&rollout_lens, "rollout", 0, argc, argv, i);
+    int used = cli_target_option(&r->input, "rollout", argc, argv, i);
+    return used ? used : cli_lens_option(&rollout_lens, "rollout", 0, argc, argv, i);
 }
 
 int cmd_rollout(int argc, char **argv)

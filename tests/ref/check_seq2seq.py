@@ -29,6 +29,15 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    with the default metrics (family M on for a pair), also
    cross_entropy_normalized (entropy_mean / ln n_src) and source_coverage
    (the fraction of sources whose column sum is at least the mean).
+3. `rollout --precision f64 --format json`: the encoder's rollout records
+   (stack encoder, one per encoder layer), the decoder's self-attention
+   rollout (stack decoder, one per decoder layer) and one cross record
+   (the decoder's last layer, n_tgt x n_src), their sigma_max and
+   entropy_mean equal within 1e-12 to those of numpy's rollout built from
+   the exported f64 arrays: R_0 = Ã_0, R_l = Ã_l R_(l-1), Ã = mean over
+   heads / 2 + I / 2 (Abnar & Zuidema 2020, §3), and R_cross =
+   mean over heads of cross_attentions[-1] @ R_enc,last
+   (docs/metrics.md, "rollout").
 Exits 1 on any failure.
 """
 import json
@@ -145,6 +154,41 @@ def check_records(cli, name, inputs, arrays):
                 fail("%s: %s %s, numpy %r" % (where, key, r[key], v))
 
 
+def rollout(A):
+    """R_0 .. R_(L-1) of A [L, H, n, n] (Abnar & Zuidema 2020, §3)."""
+    R, out = None, []
+    for layer in A:
+        T = 0.5 * layer.mean(axis=0) + 0.5 * np.eye(layer.shape[-1])
+        R = T if R is None else T @ R
+        out.append(R)
+    return out
+
+
+def check_rollout(cli, name, inputs, arrays):
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    p = run(cli, ["rollout", folder] + inputs + ["--precision", "f64", "--format", "json"])
+    if p.returncode != 0:
+        return
+    recs = json.loads(p.stdout)["records"]
+    enc = rollout(arrays["encoder_attentions"])
+    dec = rollout(arrays["decoder_attentions"])
+    cross = arrays["cross_attentions"][-1].mean(axis=0) @ enc[-1]
+    want = [("encoder", l, R) for l, R in enumerate(enc)] + \
+        [("decoder", l, R) for l, R in enumerate(dec)] + [("cross", len(dec) - 1, cross)]
+    if len(recs) != len(want):
+        fail("%s rollout: %d records, want %d" % (name, len(recs), len(want)))
+        return
+    for r, (stack, l, R) in zip(recs, want):
+        where = "%s rollout %s layer %d" % (name, stack, l)
+        if (r.get("stack"), r["layer"], r["head"], r["rows"], r["cols"]) != (stack, l, -1) + R.shape:
+            fail("%s: record %s" % (where, {k: r.get(k) for k in ("stack", "layer", "head", "rows", "cols")}))
+            continue
+        for key, v in (("entropy_mean", entropy_mean(R)),
+                       ("sigma_max", np.linalg.svd(R, compute_uv=False)[0])):
+            if r[key] is None or abs(r[key] - v) > 1e-12 * max(1.0, abs(v)):
+                fail("%s: %s %s, numpy %r" % (where, key, r[key], v))
+
+
 def main():
     cli = sys.argv[1]
     for name in MODELS:
@@ -154,7 +198,8 @@ def main():
             check_attention(cli, name, inputs, refs, "f32", tmp)
             if arrays is not None:
                 check_records(cli, name, inputs, arrays)
-        print("%s: attention (f64, f32) and analyze checked" % name)
+                check_rollout(cli, name, inputs, arrays)
+        print("%s: attention (f64, f32), analyze and rollout checked" % name)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
