@@ -821,14 +821,25 @@ AG_EXPORT int ag_run_flow(const ag_model *m, const ag_run_input *in, const ag_ru
                           ag_error *err);
 
 /* The K heads `attngeom similarity` compares: the selected heads (opt's
- * "heads") of every selected layer, layer-major. *pairs gets (K, 2) ints,
- * (layer, head) each (the caller's: ag_free), *count K. AG_ERANGE for a
- * selected layer or head the model lacks. */
+ * "heads") of every selected layer, layer-major; on an encoder–decoder
+ * model (ag_model_seq2seq) the encoder's, then the decoder's
+ * self-attention heads, then its cross-attention heads, each stack
+ * selected as ag_run_analyze does (an index must exist in both stacks).
+ * *pairs gets (K, 2) ints, (layer, head) each (the caller's: ag_free),
+ * *count K. AG_ERANGE for a selected layer or head the model lacks. */
 AG_EXPORT int ag_run_similarity_heads(const ag_model *m, const ag_run_options *opt, int **pairs,
                                       size_t *count, ag_error *err);
+/* ag_run_similarity_heads with each head's stack: *heads gets (K, 3) ints,
+ * (stack, layer, head) each, stack an ag_stack (AG_STACK_NONE on a model
+ * of one stack; the caller's: ag_free). Errors as ag_run_similarity_heads. */
+AG_EXPORT int ag_run_similarity_stack_heads(const ag_model *m, const ag_run_options *opt,
+                                            int **heads, size_t *count, ag_error *err);
 /* One input's Jensen–Shannon distance (ag_js_distance, averaged over the
  * rows) between the attention of every pair of those K heads into dist
- * (the caller's, (K, K) doubles: symmetric, zero diagonal; with opt's
+ * (the caller's, (K, K) doubles: symmetric, zero diagonal; on an
+ * encoder–decoder model (in's target given) only heads of one stack are
+ * compared, a pair across stacks NaN; cross heads over their (n_tgt,
+ * n_src) rows; with opt's
  * temperatures, one (K, K) block per T in their order, count × K × K
  * doubles, each T its own pass). The pass stops
  * after the last selected layer; the pairs run one task per head a through

@@ -200,7 +200,25 @@ pycheck "rollout on t5-v1_1 and t5: encoder, decoder and cross records, --layers
 run_case 1 "--layers 2 is out of range: there are 2 layers (0-1)" "rollout --layers past the encoder's" rollout "$A/t5-v1_1" --tokens 3,4 $TGT --layers 2
 run_case 1 "t5 is an encoder-decoder model: its rollout matrices are not written (the records are)" "rollout -o on t5" rollout "$A/t5" --tokens 3,4 $TGT -o "$T/o/r.npy"
 run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "rollout --temperature on t5" rollout "$A/t5" --tokens 3,4 $TGT --temperature 2
-run_case 1 "$NEED: similarity needs --target" "similarity refuses t5" similarity "$A/t5" --tokens 3,4
+run_case 1 "$NEED: similarity needs --target T or --target-tokens IDS" "similarity refuses t5 without a target" similarity "$A/t5" --tokens 3,4
+# similarity on a pair: pairs of heads of one stack only, each with its
+# stack (t5: 2 encoder and 2 decoder layers of 3 heads: 15 pairs in each
+# of encoder, decoder, cross); the values against numpy:
+# tests/ref/check_seq2seq.py
+runj t5sim.json similarity "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64
+runj t5sim1.json similarity "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --layers 1 --heads 0,2
+PYSCRIPT='
+r = records(a[0])
+assert [x["stack"] for x in r] == ["encoder"] * 15 + ["decoder"] * 15 + ["cross"] * 15, [x["stack"] for x in r]
+assert all(0 < x["js_distance"] < 0.8326 for x in r), r
+one = records(a[1])
+assert [(x["stack"], x["layer_a"], x["head_a"], x["layer_b"], x["head_b"]) for x in one] == [(s, 1, 0, 1, 2) for s in ("encoder", "decoder", "cross")], one
+full = {(x["stack"], x["layer_a"], x["head_a"], x["layer_b"], x["head_b"]): x["js_distance"] for x in r}
+assert [x["js_distance"] for x in one] == [full[(s, 1, 0, 1, 2)] for s in ("encoder", "decoder", "cross")], one
+'
+pycheck "similarity on t5: pairs within each stack, --layers/--heads a sub-selection of each" "$T/t5sim.json" "$T/t5sim1.json"
+run_case 1 "-o S.npy is not written for an encoder-decoder model (the records are)" "similarity -o on t5" similarity "$A/t5" --tokens 3,4 $TGT -o "$T/o/s.npy"
+run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "similarity --temperature on t5" similarity "$A/t5" --tokens 3,4 $TGT --temperature 2
 run_case 1 "$NEED: contributions needs --target" "contributions refuses t5" contributions "$A/t5" --tokens 3,4
 run_case 1 "$NEED: heads needs --target" "heads refuses t5" heads "$A/t5" --probe induction --length 4
 run_case 1 "$NEED: weights does not yet read its two stacks" "weights refuses t5" weights "$A/t5"
