@@ -732,7 +732,15 @@ typedef int (*ag_run_matrix_fn)(int layer, const double *M, size_t n, void *user
  * NULL) with R_l (`rollout -o`); with opt's temperatures, each T's run in
  * turn, fn seeing each T's R_l. Failures: "layer l: <message>" (a step),
  * "rollout R_l: <message>" (the metrics), AG_ELIMIT/AG_ENOMEM "<n> tokens:
- * rollout matrix too large", "out of memory for the nxn rollout". */
+ * rollout matrix too large", "out of memory for the nxn rollout".
+ * On an encoder–decoder model (ag_model_seq2seq; in's target given) one
+ * pass gives the encoder's R_l (records with stack AG_STACK_ENCODER), the
+ * decoder's self-attention R_l (AG_STACK_DECODER), each over its own
+ * layers as opt's "layers" select them (an index must exist in both), and
+ * at the decoder's last layer, when selected, the encoder-through-cross
+ * composition ag_rollout_cross (AG_STACK_CROSS, (n_tgt, n_src)); fn must
+ * be NULL there (AG_EINVAL: the three shapes are not one stream), and a
+ * normaliser or temperature is AG_EINVAL. */
 AG_EXPORT int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                              ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
                              ag_error *err);
