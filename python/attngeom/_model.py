@@ -488,17 +488,26 @@ class Model:
     @guarded
     def rollout(self, text=None, metrics=None, *, tokens=None, image=None, audio=None,
                 pixels=None, features=None, frames=None, layers=None, precision=None,
-                edge_threshold=None, jobs=None, label=None, to_pandas=False, arrays=False):
+                edge_threshold=None, jobs=None, label=None, to_pandas=False, arrays=False,
+                target=None, target_tokens=None):
         """`attngeom rollout MODEL --text S`: one record per selected layer l
         of the metrics (default spectrum, attention, geometry) of the
         attention rollout R_l (head -1). arrays=True: (records, R) with R the
         float64 [layers, n, n] array of the selected R_l, what `rollout -o`
-        writes."""
+        writes. An encoder-decoder folder takes target= or target_tokens=
+        (as analyze): the records of the encoder's, the decoder's and the
+        encoder-through-cross rollouts, "stack" first, as `rollout
+        --target-tokens`'s (no arrays)."""
         inp, sel, opt = self._layer_run(
             "rollout", dict(text=text, tokens=tokens, image=image, audio=audio, pixels=pixels,
                             features=features, frames=frames),
             metrics, jobs=jobs, precision=precision, layers=layers,
             edge_threshold=edge_threshold)
+        try:
+            _seq2seq.set_target(self, inp, target, target_tokens)
+        except BaseException:
+            inp.close()
+            raise
         kept = []
 
         def keep(layer, M, n, user, err):

@@ -184,6 +184,16 @@ def test_bart_target_text(tmp):
     assert [x.tobytes() for x in a] == [x.tobytes() for x in b]
 
 
+@pytest.mark.parametrize("arch", ["t5", "bart"])
+def test_rollout_equals_cli(arch):
+    cli = run_cli("rollout", *cli_args(arch, "--format", "json", "--layers", "1"))["records"]
+    py = attngeom.Model(ARCH / arch).rollout(tokens=SRC, target_tokens=TGT[arch], layers=[1])
+    same_records(py, cli)
+    enc, dec = LAYERS[arch]
+    want = [("encoder", 1), ("decoder", 1)] + ([("cross", 1)] if dec == 2 else [])
+    assert [(r["stack"], r["layer"]) for r in py] == want
+
+
 def test_config_has_both_stacks():
     m = attngeom.Model(ARCH / "bart")
     info = run_cli("info", ARCH / "bart", "--format", "json")
