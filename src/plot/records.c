@@ -117,9 +117,9 @@ static int other_stack(collect *c, const ag_row *row, ag_error *err)
     if (!s || (c->stack && !strcmp(c->stack, s)))
         return 0;
     if (c->stack)
-        return ag_error_set(err, AG_EFORMAT, "%s: records of the stacks %s and %s (an "
+        return ag_error_set(err, AG_EFORMAT, "records of the stacks %s and %s (an "
                             "encoder-decoder model): a figure draws one; choose it with --stack "
-                            "encoder|decoder|cross", c->o->input, c->stack, s), -1;
+                            "encoder|decoder|cross", c->stack, s), -1;
     if (!(c->stack = strdup(s)))
         return ag_error_set(err, AG_ENOMEM, "out of memory"), -1;
     return 0;
