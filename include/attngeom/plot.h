@@ -385,6 +385,14 @@ typedef struct {
      * patch grid (DINOv2 with registers: `info`'s "registers"; Darcet et
      * al. 2024, Sec. 2.2): tokens 1..registers, labelled [REG0]...; 0: none */
     size_t registers;
+    /* encoder–decoder models (issue 30). attention: the target's
+     * `tokenize --format json` file, labels of the rows of a rectangular
+     * [.., n_target, n_source] cross-attention (tokens then labels its
+     * columns, the source); NULL: indices. heatmap, depth: only the records
+     * whose "stack" is this (encoder, decoder, cross); NULL: the records
+     * must not mix stacks (AG_EFORMAT naming --stack). */
+    const char *target_tokens;
+    const char *stack;
 } ag_run_plot_spec;
 #define AG_RUN_PLOT_SPEC_DEFAULT                                                          \
     {.size = sizeof(ag_run_plot_spec), .kind = AG_PLOT_HEATMAP, .layer = -1, .head = -1, \

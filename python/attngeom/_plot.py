@@ -39,7 +39,9 @@ class _Spec(ctypes.Structure):
                 ("temperatures", ctypes.POINTER(ctypes.c_double)),
                 ("ntemperatures", ctypes.c_size_t),
                 # attention, patches (--registers)
-                ("registers", ctypes.c_size_t)]
+                ("registers", ctypes.c_size_t),
+                # encoder-decoder models (--target-tokens, --stack)
+                ("target_tokens", ctypes.c_char_p), ("stack", ctypes.c_char_p)]
 
 
 class _Output(ctypes.Structure):
@@ -83,7 +85,8 @@ def _index(v, what):
 
 def _spec(kind, path, out, fmt, metric, by, model, layer, head, tokens, heads_per_layer,
           values, vmin, vmax, title, size, dpi, grid, query, relative, ci=0.95, ref=None,
-          unit=None, order="cluster", normalizers=None, temperatures=None, registers=None):
+          unit=None, order="cluster", normalizers=None, temperatures=None, registers=None,
+          target_tokens=None, stack=None):
     code = lib.ag_plot_kind_from_name(kind.encode())
     if code < 0:
         raise ValueError("unknown kind %r (heatmap, depth, attention, spectrum, similarity, "
@@ -114,6 +117,7 @@ def _spec(kind, path, out, fmt, metric, by, model, layer, head, tokens, heads_pe
     s.heads_per_layer = 0 if heads_per_layer is None else _index(heads_per_layer, "heads_per_layer")
     s.grid_rows, s.grid_cols = map(int, _pair(grid, "grid")) if grid is not None else (0, 0)
     s.registers = 0 if registers is None else _index(registers, "registers")
+    s.target_tokens, s.stack = _enc(target_tokens), stack and stack.encode()
     s.vmin = math.nan if vmin is None else vmin
     s.vmax = math.nan if vmax is None else vmax
     width, height = _pair(size, "size") if size is not None else (0, 0)
@@ -148,7 +152,7 @@ def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None
          head=None, tokens=None, heads_per_layer=None, values=False, vmin=None, vmax=None,
          title=None, size=None, dpi=150, grid=None, query=None, relative=False, ci=0.95,
          ref=None, unit=None, order="cluster", normalizers=None, temperatures=None,
-         registers=None):
+         registers=None, target_tokens=None, stack=None):
     """The figure `attngeom plot INPUT --kind KIND` draws, as bytes.
 
     input: a records file (heatmap, depth) or a .npy path; for the array
@@ -164,7 +168,11 @@ def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None
     (average linkage, the default) or "layer"; lens: normalizers ("softmax,
     sparsemax" or a list; default softmax, sparsemax, entmax15) and
     temperatures (a list of softmax's T, default [0.5, 1, 2]), on the row
-    query (default: the last) of layer/head of `attention --scores`. An
+    query (default: the last) of layer/head of `attention --scores`;
+    target_tokens: a cross-attention's target tokens file (its rows; tokens
+    then labels the source, its columns); stack: heatmap's and depth's
+    records of one stack of an encoder-decoder model ("encoder", "decoder",
+    "cross"; None: records of several stacks are refused). An
     option of another kind is ignored. The same input gives the bytes the
     command writes. Raises
     attngeom.Error with the command's message when the data do not make
@@ -176,10 +184,11 @@ def plot(kind, input, *, format=None, out=None, metric=None, by=None, model=None
                            title=title, size=size, dpi=dpi, grid=grid, query=query,
                            relative=relative, ci=ci, ref=ref, unit=unit, order=order,
                            normalizers=normalizers, temperatures=temperatures,
-                           registers=registers)
+                           registers=registers, target_tokens=target_tokens, stack=stack)
     data = _render(_spec(kind, input, out, format, metric, by, model, layer, head, tokens,
                          heads_per_layer, values, vmin, vmax, title, size, dpi, grid, query,
-                         relative, ci, ref, unit, order, normalizers, temperatures, registers))
+                         relative, ci, ref, unit, order, normalizers, temperatures, registers,
+                         target_tokens, stack))
     if out is not None:
         with open(out, "wb") as f:
             f.write(data)

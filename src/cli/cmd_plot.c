@@ -41,7 +41,9 @@ static const char plot_help[] =
     "  attention   one head's attention matrix from `attngeom attention -o A.npy`\n"
     "              ([L, H, n, n]; [H, n, n] and [n, n] too), rows the queries;\n"
     "              --tokens T.json (from `attngeom tokenize --format json`) puts\n"
-    "              the token strings on both axes\n"
+    "              the token strings on both axes; a cross-attention [.., n_target,\n"
+    "              n_source] (`attention --cross`): --tokens the source's (columns),\n"
+    "              --target-tokens the target's (rows)\n"
     "  spectrum    the singular values of that matrix, largest first, log scale\n"
     "  similarity  the [K, K] matrix of `attngeom similarity -o S.npy`, the heads\n"
     "              ordered by average-linkage clustering, its dendrogram above\n"
@@ -64,7 +66,9 @@ static const cli_option plot_own[] = {
     {"--model", "NAME", "heatmap, depth: only the records of this model"},
     {"--layer", "L", "attention, spectrum, patches, lens: the layer (default 0)"},
     {"--head", "H", "attention, spectrum, patches, lens: the head (default 0)"},
-    {"--tokens", "T.json", "attention, lens: the token strings"},
+    {"--tokens", "T.json", "attention, lens: the token strings (a cross-attention's: the source's, its columns)"},
+    {"--target-tokens", "T.json", "attention: a cross-attention's target token strings, its rows (`tokenize --format json` of the target)"},
+    {"--stack", "S", "heatmap, depth: the records of one stack of an encoder-decoder model (encoder, decoder, cross)"},
     {"--heads-per-layer", "H", "similarity: label head k as L<k/H>H<k%H> (when the matrix holds every head of every layer, the default)"},
     {"--relative", NULL, "depth: x = layer / the line's last layer (0 to 1)"},
     {"--grid", "RxC", "attention, patches: a ViT's patch grid (CLS, then R x C)"},
@@ -169,7 +173,7 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
                                          "--vmin", "--vmax", "--title", "--size", "--dpi",
                                          "--grid", "--query", "--ci", "--ref", "--unit",
                                          "--order", "--normalizers", "--temperatures",
-                                         "--registers"};
+                                         "--registers", "--target-tokens", "--stack"};
     const char *a = argv[*i], *name = NULL, *v;
     for (size_t k = 0; k < sizeof valued / sizeof *valued && !name; k++)
         if (cli_is_option(a, valued[k]))
@@ -214,6 +218,13 @@ static int plot_option(plot_opts *po, int argc, char **argv, int *i)
         bad = index_option(v, &o->head);
     else if (!strcmp(name, "--tokens"))
         o->tokens = v;
+    else if (!strcmp(name, "--target-tokens"))
+        o->target_tokens = v;
+    else if (!strcmp(name, "--stack")) {
+        if (strcmp(v, "encoder") && strcmp(v, "decoder") && strcmp(v, "cross"))
+            return cli_usage_error("plot", "--stack takes encoder, decoder or cross, not '%s'", v), -1;
+        o->stack = v;
+    }
     else if (!strcmp(name, "--heads-per-layer"))
         bad = index_option(v, &o->heads_per_layer) || o->heads_per_layer == 0;
     else if (!strcmp(name, "--vmin") || !strcmp(name, "--vmax"))
@@ -263,6 +274,9 @@ static int check_usage(const plot_opts *po)
                           ? "--vmin/--vmax"
                       : o->kind != AG_PLOT_DEPTH && o->by_head ? "--by"
                       : o->kind != AG_PLOT_ATTENTION && !lens && o->tokens ? "--tokens"
+                      : o->kind != AG_PLOT_ATTENTION && o->target_tokens ? "--target-tokens"
+                      : o->kind != AG_PLOT_HEATMAP && o->kind != AG_PLOT_DEPTH && o->stack
+                          ? "--stack"
                       : !lens && o->normalizers ? "--normalizers"
                       : !lens && o->ntemperatures ? "--temperatures"
                       : lens && (o->values || !isnan(o->vmin) || !isnan(o->vmax))
@@ -369,7 +383,8 @@ int cmd_plot(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     cli_path out = {"-o", o.out_path};
-    cli_path ins[2] = {{"INPUT", o.s.input}, {"--tokens", o.s.tokens}};
+    cli_path ins[3] = {{"INPUT", o.s.input}, {"--tokens", o.s.tokens},
+                       {"--target-tokens", o.s.target_tokens}};
     /* a file of the other kind: say what it is, and which kinds draw it */
     int records = o.s.kind == AG_PLOT_HEATMAP || o.s.kind == AG_PLOT_DEPTH ||
                   o.s.kind == AG_PLOT_FOREST;
@@ -380,7 +395,7 @@ int cmd_plot(int argc, char **argv)
                                 : "an attention .npy with --kind attention|spectrum|similarity|"
                                   "patches|lens, or records (JSON/JSONL/CSV/TSV) with --kind "
                                   "heatmap|depth|forest";
-    if ((rc = cli_paths_check(&out, 1, ins, 2)) != 0 ||
+    if ((rc = cli_paths_check(&out, 1, ins, 3)) != 0 ||
         (rc = cli_wrong_reader("plot", o.s.input, wrong, takes)) != 0 || (rc = fonts_init(&o)) != 0)
         return rc;
     ag_plot_output fig = {0};

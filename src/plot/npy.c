@@ -36,15 +36,16 @@ static void shape_text(const ag_array *a, char *buf, size_t size)
         snprintf(buf + used, size - used, "]");
 }
 
-/* The (n, n) matrix of --layer/--head in a [L, H, n, n], [L, n, n] (rollout's
- * R.npy: layers only) or [n, n] array. */
-int agp_pick_matrix(const ag_run_plot_spec *o, const ag_array *a, const double **M, size_t *n,
-                       ag_error *err)
+/* The (m, n) matrix of --layer/--head in a [L, H, m, n], [L, m, n]
+ * (rollout's R.npy: layers only) or [m, n] array: m = n but for the
+ * rectangular cross-attention of an encoder–decoder model (`attention
+ * --cross`: [L_dec, H, n_target, n_source], issue 30). */
+static int pick_rect(const ag_run_plot_spec *o, const ag_array *a, const double **M, size_t *m,
+                     size_t *n, ag_error *err)
 {
     char shape[160];
     shape_text(a, shape, sizeof shape);
-    if (a->ndim < 2 || a->ndim > 4 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2] ||
-        a->shape[a->ndim - 1] == 0)
+    if (a->ndim < 2 || a->ndim > 4 || a->shape[a->ndim - 1] == 0 || a->shape[a->ndim - 2] == 0)
         return ag_error_set(err, AG_ESHAPE, "%s: holds %s, not attention [L, H, n, n], "
                             "[L, n, n] or [n, n]", o->input, shape);
     if (a->ndim < 4 && o->head >= 0)
@@ -60,10 +61,24 @@ int agp_pick_matrix(const ag_run_plot_spec *o, const ag_array *a, const double *
     if (a->ndim == 4 && head >= a->shape[1])
         return ag_error_set(err, AG_ERANGE, "%s: --head %zu is out of range: %s holds %zu heads",
                             o->input, head, shape, a->shape[1]);
-    *n = a->shape[a->ndim - 1];
+    *m = a->shape[a->ndim - 2], *n = a->shape[a->ndim - 1];
     size_t index = a->ndim == 4 ? layer * a->shape[1] + head : a->ndim == 3 ? layer : 0;
-    *M = a->data + index * *n * *n;
+    *M = a->data + index * *m * *n;
     return AG_OK;
+}
+
+/* The (n, n) matrix of --layer/--head: pick_rect's, square. */
+int agp_pick_matrix(const ag_run_plot_spec *o, const ag_array *a, const double **M, size_t *n,
+                       ag_error *err)
+{
+    size_t m;
+    char shape[160];
+    int rc = pick_rect(o, a, M, &m, n, err);
+    shape_text(a, shape, sizeof shape);
+    if (rc == AG_OK && m != *n)
+        rc = ag_error_set(err, AG_ESHAPE, "%s: holds %s, not attention [L, H, n, n], "
+                          "[L, n, n] or [n, n]", o->input, shape);
+    return rc;
 }
 
 void agp_free_tokens(char **tokens, size_t n)
@@ -97,8 +112,8 @@ int agp_read_tokens(const char *path, size_t n, char ***tokens, ag_error *err)
         rc = ag_error_set(err, AG_EFORMAT, "%s: no \"tokens\" array (the JSON of `attngeom "
                           "tokenize --format json`)", path);
     else if (json_array_size(arr) != n)
-        rc = ag_error_set(err, AG_ESHAPE, "%s: %zu tokens, but the matrix is %zu x %zu", path,
-                          json_array_size(arr), n, n);
+        rc = ag_error_set(err, AG_ESHAPE, "%s: %zu tokens, but the matrix's axis has %zu", path,
+                          json_array_size(arr), n);
     *tokens = rc ? NULL : calloc(n, sizeof **tokens);
     if (rc == AG_OK && !*tokens)
         rc = ag_error_set(err, AG_ENOMEM, "%s: out of memory", path);
@@ -162,40 +177,68 @@ static int patch_labels(const ag_run_plot_spec *o, size_t n, char ***labels, ag_
     return AG_OK;
 }
 
+/* The axis labels of plot_attention: the columns' from --tokens (the
+ * source of a cross-attention) or a ViT's patches, the rows' from
+ * --target-tokens when given, else the columns' (a square matrix). */
+static int attention_labels(const ag_run_plot_spec *o, size_t m, size_t n, char ***rows,
+                            char ***cols, ag_error *err)
+{
+    int rc = AG_OK;
+    *rows = *cols = NULL;
+    if (o->tokens)
+        rc = agp_read_tokens(o->tokens, n, cols, err);
+    else if (o->grid_rows || o->registers)
+        rc = patch_labels(o, n, cols, err);
+    if (rc == AG_OK && o->target_tokens)
+        rc = agp_read_tokens(o->target_tokens, m, rows, err);
+    else if (rc == AG_OK && m != n && *cols)
+        rc = ag_error_set(err, AG_ESHAPE, "%s: a %zu x %zu cross-attention: --tokens labels its "
+                          "%zu source tokens, --target-tokens T.json its %zu target tokens",
+                          o->input, m, n, n, m);
+    else if (rc == AG_OK)
+        *rows = *cols;
+    return rc;
+}
+
 static int plot_attention(const ag_run_plot_spec *o, const ag_array *a, ag_plot_output *fig,
                           ag_error *err)
 {
     const double *M;
-    size_t n;
-    char **tokens = NULL, title[96];
-    int rc = agp_pick_matrix(o, a, &M, &n, err);
-    if (rc == AG_OK && o->tokens)
-        rc = agp_read_tokens(o->tokens, n, &tokens, err);
-    else if (rc == AG_OK && (o->grid_rows || o->registers))
-        rc = patch_labels(o, n, &tokens, err);
+    size_t m = 0, n = 0;
+    char **rows = NULL, **cols = NULL, title[96];
+    int rc = pick_rect(o, a, &M, &m, &n, err);
+    if (rc == AG_OK && (o->grid_rows || o->registers) && m != n)
+        rc = ag_error_set(err, AG_ESHAPE, "%s: --grid/--registers label a ViT's square "
+                          "attention, not a %zu x %zu matrix", o->input, m, n);
     if (rc == AG_OK)
-        rc = agp_grid_fits(o, "an attention matrix", n, "queries", n, "keys",
+        rc = attention_labels(o, m, n, &rows, &cols, err);
+    if (rc == AG_OK)
+        rc = agp_grid_fits(o, "an attention matrix", m, "queries", n, "keys",
                            "plot the attention of a shorter text (at most 256 tokens)", err);
-    if (rc != AG_OK) {
-        agp_free_tokens(tokens, tokens ? n : 0);
-        return rc;
-    }
+    int cross = m != n || o->target_tokens;
     if (a->ndim == 4)
-        snprintf(title, sizeof title, "attention, layer %d, head %d", layer_of(o), head_of(o));
+        snprintf(title, sizeof title, "%sattention, layer %d, head %d", cross ? "cross-" : "",
+                 layer_of(o), head_of(o));
     else
         /* [L, n, n] is rollout's R (`rollout -o`): R_l is the attention
          * flow through layers 0..l (Abnar & Zuidema 2020) */
-        snprintf(title, sizeof title, a->ndim == 3 ? "rollout through layer %d" : "attention",
-                 layer_of(o));
+        snprintf(title, sizeof title, a->ndim == 3 && !cross ? "rollout through layer %d"
+                                      : cross ? "cross-attention" : "attention", layer_of(o));
+    /* a cross-attention's rows are the decoder's (target) queries, its
+     * columns the encoder's (source) keys: A is [n_target, n_source] */
     ag_plot_grid g = {.size = sizeof(ag_plot_grid),
-        .rows = n, .cols = n, .values = M,
-        .row_labels = (const char *const *)tokens, .col_labels = (const char *const *)tokens,
-        .title = agp_title(o, title), .row_title = "query", .col_title = "key",
-        .value_title = a->ndim == 3 ? "rollout weight" : "attention weight",
+        .rows = m, .cols = n, .values = M,
+        .row_labels = (const char *const *)rows, .col_labels = (const char *const *)cols,
+        .title = agp_title(o, title), .row_title = cross ? "target (query)" : "query",
+        .col_title = cross ? "source (key)" : "key",
+        .value_title = a->ndim == 3 && !cross ? "rollout weight" : "attention weight",
         .show_values = o->values, .square = 1,
         .vmin = isnan(o->vmin) ? 0 : o->vmin, .vmax = o->vmax};
-    rc = agp_draw_grid(o, &g, fig, err);
-    agp_free_tokens(tokens, n);
+    if (rc == AG_OK)
+        rc = agp_draw_grid(o, &g, fig, err);
+    if (rows != cols)
+        agp_free_tokens(rows, rows ? m : 0);
+    agp_free_tokens(cols, cols ? n : 0);
     return rc;
 }
 

@@ -31,6 +31,7 @@ typedef struct {
     size_t nmodels, models_cap;
     json_t *index;           /* model name -> its index in models */
     int metric_seen;         /* some record holds the key */
+    char *stack;             /* the first record's "stack" (encoder, decoder, cross) */
 } collect;
 
 static int cell_number(const ag_cell *c, double *v)
@@ -102,6 +103,28 @@ static int add_point(collect *c, const point *p, ag_error *err)
     return AG_OK;
 }
 
+/* The records of an encoder–decoder model carry "stack" (issue 30): a
+ * layer of the encoder and one of the decoder are different layers, so
+ * one figure draws one stack, --stack's or the only one. 1 when the
+ * record is of another stack than --stack, -1 (AG_EFORMAT) when the
+ * records mix stacks without --stack. */
+static int other_stack(collect *c, const ag_row *row, ag_error *err)
+{
+    const ag_cell *st = find(row, "stack");
+    const char *s = st && st->kind == AG_CELL_TEXT ? st->text : NULL;
+    if (c->o->stack)
+        return !s || strcmp(s, c->o->stack) != 0;
+    if (!s || (c->stack && !strcmp(c->stack, s)))
+        return 0;
+    if (c->stack)
+        return ag_error_set(err, AG_EFORMAT, "records of the stacks %s and %s (an "
+                            "encoder-decoder model): a figure draws one; choose it with --stack "
+                            "encoder|decoder|cross", c->stack, s), -1;
+    if (!(c->stack = strdup(s)))
+        return ag_error_set(err, AG_ENOMEM, "out of memory"), -1;
+    return 0;
+}
+
 static int on_record(const ag_row *row, void *user, ag_error *err)
 {
     collect *c = user;
@@ -109,6 +132,9 @@ static int on_record(const ag_row *row, void *user, ag_error *err)
     int named = model && model->kind == AG_CELL_TEXT;
     if (c->o->model && (!named || strcmp(model->text, c->o->model) != 0))
         return AG_OK;
+    int other = m ? other_stack(c, row, err) : 0;
+    if (other)
+        return other < 0 ? err->status : AG_OK;
     if (!m)
         return AG_OK;
     c->metric_seen = 1;
@@ -136,6 +162,7 @@ static int on_record(const ag_row *row, void *user, ag_error *err)
 
 static void collect_free(collect *c)
 {
+    free(c->stack);
     free(c->ci_low);
     free(c->ci_high);
     free(c->pts);
@@ -257,8 +284,9 @@ static int heatmap(const ag_run_plot_spec *o, const collect *c, ag_plot_output *
     for (size_t k = 0; rc == AG_OK && k < nl * nh; k++)
         sum[k] = cnt[k] > 0 ? sum[k] / cnt[k] : NAN;
     char title[256];
-    snprintf(title, sizeof title, "%s%s%s", o->metric, c->nmodels ? ", " : "",
-             c->nmodels ? c->models[0] : "");
+    const char *stack = o->stack ? o->stack : c->stack;
+    snprintf(title, sizeof title, "%s%s%s%s%s", o->metric, c->nmodels ? ", " : "",
+             c->nmodels ? c->models[0] : "", stack ? ", " : "", stack ? stack : "");
     ag_plot_grid g = {.size = sizeof(ag_plot_grid),
                       .rows = nl, .cols = nh, .values = sum, .row_labels = (const char *const *)rl,
                       .col_labels = (const char *const *)hl, .title = agp_title(o, title),
@@ -376,8 +404,10 @@ static int depth(const ag_run_plot_spec *o, const collect *c, ag_plot_output *fi
                                 .lo = d[k].lo, .hi = d[k].hi};
     }
     char title[256];
-    snprintf(title, sizeof title, "%s by %s%s%s", o->metric, o->relative ? "relative depth" : "layer",
-             c->nmodels == 1 ? ", " : "", c->nmodels == 1 ? c->models[0] : "");
+    const char *stack = o->stack ? o->stack : c->stack;
+    snprintf(title, sizeof title, "%s by %s%s%s%s%s", o->metric,
+             o->relative ? "relative depth" : "layer", c->nmodels == 1 ? ", " : "",
+             c->nmodels == 1 ? c->models[0] : "", stack ? ", " : "", stack ? stack : "");
     ag_plot_lines p = {.size = sizeof(ag_plot_lines),
                        .nseries = nlines, .series = s, .title = agp_title(o, title),
                        .x_title = o->relative ? "relative depth (layer / last layer)" : "layer",
@@ -410,8 +440,9 @@ int agp_plot_records(const ag_run_plot_spec *o, ag_plot_output *fig, ag_error *e
     }
     int rc = ag_records_read(o->input, on_record, &c, err);
     if (rc == AG_OK && !c.metric_seen)
-        rc = ag_error_set(err, AG_EFORMAT, "%s: no record holds \"%s\"%s%s", o->input, o->metric,
-                          o->model ? " for --model " : "", o->model ? o->model : "");
+        rc = ag_error_set(err, AG_EFORMAT, "%s: no record holds \"%s\"%s%s%s%s", o->input,
+                          o->metric, o->model ? " for --model " : "", o->model ? o->model : "",
+                          o->stack ? " in --stack " : "", o->stack ? o->stack : "");
     else if (rc == AG_OK && c.count == 0)
         rc = ag_error_set(err, AG_EFORMAT, "%s: \"%s\" is null in every record", o->input,
                           o->metric);

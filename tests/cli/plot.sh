@@ -439,7 +439,7 @@ run_case 2 "--layer" "--layer not a number" plot "$T/A.npy" --kind attention --l
 run_case 2 "--bogus" "unknown option" plot "$T/A.npy" --kind attention --bogus -o "$K"
 run_case 1 "--layer 4" "--layer out of range" plot "$T/A.npy" --kind attention --layer 4 -o "$K"
 run_case 1 "--head 7" "--head out of range" plot "$T/A.npy" --kind spectrum --head 7 -o "$K"
-run_case 1 "rect.npy" "not square" plot "$T/rect.npy" --kind attention -o "$K"
+run_case 1 "rect.npy" "not square (spectrum)" plot "$T/rect.npy" --kind spectrum -o "$K"
 run_case 1 "head axis" "--head on rollout's [L, n, n]" plot "$T/R.npy" --kind attention --head 1 -o "$K"
 run_case 1 "A.npy" "similarity of a 4-D array" plot "$T/A.npy" --kind similarity -o "$K"
 run_case 1 "trunc.npy" "truncated .npy" plot "$T/trunc.npy" --kind attention -o "$K"

@@ -388,3 +388,101 @@ Test(figures, rollout_is_titled_by_its_layer)
     ag_plot_output_free(&got);
     ag_plot_output_free(&want);
 }
+
+/* ---- encoder–decoder models (issue 30) ---- */
+
+/* A cross-attention [L_dec, H, n_tgt, n_src] = [1, 2, 2, 3]: head 1 is drawn
+ * as the rectangle of its 2 target rows by 3 source columns, labelled by
+ * the target's and the source's tokens files, and a labels file of the
+ * other axis's length is refused naming its count. */
+Test(figures, cross_attention_is_target_rows_by_source_columns)
+{
+    const char *path = tio_path("C.npy"), *src = tio_path("src.json"), *tgt = tio_path("tgt.json");
+    size_t shape[4] = {1, 2, 2, 3};
+    const double v[12] = {1, 0, 0, 0, 1, 0, 0.5, 0.25, 0.25, 0.125, 0.375, 0.5};
+    cr_assert_eq(tio_write_npy(path, "<f8", 0, 1, 4, shape, v), 0);
+    static const char s_json[] = "{\"ids\":[4,5,6],\"tokens\":[\"a\",\"b\",\"c\"]}";
+    static const char t_json[] = "{\"ids\":[0,7],\"tokens\":[\"<s>\",\"x\"]}";
+    cr_assert_eq(tio_write_bytes(src, s_json, sizeof s_json - 1), 0);
+    cr_assert_eq(tio_write_bytes(tgt, t_json, sizeof t_json - 1), 0);
+    ag_run_plot_spec s = AG_RUN_PLOT_SPEC_DEFAULT;
+    s.kind = AG_PLOT_ATTENTION;
+    s.input = path, s.tokens = src, s.target_tokens = tgt;
+    s.head = 1;
+    ag_plot_output got = {0}, want = {0};
+    ag_error err = {0};
+    cr_assert_eq(ag_run_plot(&s, &got, &err), AG_OK, "%s", err.message);
+    const char *const rows[2] = {"<s>", "x"}, *const cols[3] = {"a", "b", "c"};
+    ag_plot_grid g = AG_PLOT_GRID_DEFAULT;
+    g.rows = 2, g.cols = 3;
+    g.values = v + 6; /* head 1 */
+    g.row_labels = rows, g.col_labels = cols;
+    g.title = "cross-attention, layer 0, head 1";
+    g.row_title = "target (query)", g.col_title = "source (key)";
+    g.value_title = "attention weight";
+    g.square = 1;
+    g.vmin = 0;
+    ag_plot_page page = s.page;
+    cr_assert_eq(ag_plot_grid_render(&g, &page, &want, &err), AG_OK, "%s", err.message);
+    cr_expect(plot_same(&got, &want), "not the 2 x 3 grid of head 1, target rows by source columns");
+    ag_plot_output_free(&got);
+    ag_plot_output_free(&want);
+
+    char msg[600];
+    s.target_tokens = src; /* 3 labels for 2 target rows */
+    cr_assert_eq(ag_run_plot(&s, &got, &err), AG_ESHAPE);
+    snprintf(msg, sizeof msg, "%s: 3 tokens, but the matrix's axis has 2", src);
+    cr_expect_str_eq(err.message, msg);
+    s.target_tokens = NULL; /* source labels alone: which axis is which? */
+    cr_assert_eq(ag_run_plot(&s, &got, &err), AG_ESHAPE);
+    snprintf(msg, sizeof msg, "%s: a 2 x 3 cross-attention: --tokens labels its 3 source tokens, "
+             "--target-tokens T.json its 2 target tokens", path);
+    cr_expect_str_eq(err.message, msg);
+    s.kind = AG_PLOT_SPECTRUM, s.tokens = NULL;
+    cr_expect_eq(ag_run_plot(&s, &got, &err), AG_ESHAPE);
+    cr_expect_null(got.data);
+}
+
+/* Records of two stacks: depth draws --stack's alone (its line the mean of
+ * that stack's heads), and without --stack refuses them naming it. */
+Test(figures, depth_draws_one_stack)
+{
+    static const char text[] =
+        "{\"model\":\"m\",\"stack\":\"encoder\",\"layer\":0,\"head\":0,\"x\":5}\n"
+        "{\"model\":\"m\",\"stack\":\"cross\",\"layer\":0,\"head\":0,\"x\":1}\n"
+        "{\"model\":\"m\",\"stack\":\"cross\",\"layer\":0,\"head\":1,\"x\":2}\n"
+        "{\"model\":\"m\",\"stack\":\"cross\",\"layer\":1,\"head\":0,\"x\":0.5}\n"
+        "{\"model\":\"m\",\"stack\":\"encoder\",\"layer\":1,\"head\":0,\"x\":7}\n";
+    const char *path = tio_path("stacks.jsonl");
+    cr_assert_eq(tio_write_bytes(path, text, sizeof text - 1), 0);
+    ag_run_plot_spec s = AG_RUN_PLOT_SPEC_DEFAULT;
+    s.kind = AG_PLOT_DEPTH;
+    s.input = path, s.metric = "x", s.stack = "cross";
+    ag_plot_output got = {0}, want = {0};
+    ag_error err = {0};
+    cr_assert_eq(ag_run_plot(&s, &got, &err), AG_OK, "%s", err.message);
+    const double x[2] = {0, 1}, y[2] = {1.5, 0.5}, nan2[2] = {NAN, NAN};
+    ag_plot_series line = {.count = 2, .x = x, .y = y, .lo = nan2, .hi = nan2};
+    ag_plot_lines p = AG_PLOT_LINES_DEFAULT;
+    p.nseries = 1, p.series = &line;
+    p.title = "x by layer, m, cross";
+    p.x_title = "layer", p.y_title = "x";
+    p.integer_x = 1, p.markers = 1;
+    ag_plot_page page = s.page;
+    cr_assert_eq(ag_plot_lines_render(&p, &page, &want, &err), AG_OK, "%s", err.message);
+    cr_expect(plot_same(&got, &want), "not the line of the cross records' layer means");
+    ag_plot_output_free(&got);
+    ag_plot_output_free(&want);
+
+    char msg[600];
+    s.stack = NULL;
+    cr_assert_eq(ag_run_plot(&s, &got, &err), AG_EFORMAT);
+    snprintf(msg, sizeof msg, "%s: line 2: records of the stacks encoder and cross (an "
+             "encoder-decoder model): a figure draws one; choose it with --stack "
+             "encoder|decoder|cross", path);
+    cr_expect_str_eq(err.message, msg);
+    s.stack = "decoder";
+    cr_assert_eq(ag_run_plot(&s, &got, &err), AG_EFORMAT);
+    snprintf(msg, sizeof msg, "%s: no record holds \"x\" in --stack decoder", path);
+    cr_expect_str_eq(err.message, msg);
+}

@@ -133,3 +133,26 @@ def test_lens_errors_carry_the_cli_message(tmp):
         attngeom.plot("lens", path, normalizers="linear")
     with pytest.raises(attngeom.Error, match="no allowed key"):
         attngeom.plot("lens", np.full((2, 2), -np.inf))
+
+
+def test_cross_attention_and_stack_equal_the_cli(tmp):
+    """issue 30: a rectangular [.., n_target, n_source] cross-attention with
+    target_tokens (rows) and tokens (columns), and depth of one stack."""
+    import json
+    a = np.arange(24, dtype=np.float64).reshape(1, 2, 3, 4) % 5 + 1
+    np.save(tmp / "C.npy", a / a.sum(axis=-1, keepdims=True))
+    (tmp / "src.json").write_text(json.dumps({"ids": [1, 2, 3, 4], "tokens": list("abcd")}))
+    (tmp / "tgt.json").write_text(json.dumps({"ids": [0, 5, 6], "tokens": ["<s>", "x", "y"]}))
+    kw = dict(head=1, tokens=tmp / "src.json", target_tokens=tmp / "tgt.json")
+    want = cli_bytes(tmp, "attention", tmp / "C.npy",
+                     ["--head", "1", "--tokens", tmp / "src.json", "--target-tokens",
+                      tmp / "tgt.json"], "svg")
+    assert attngeom.plot("attention", tmp / "C.npy", **kw) == want
+    assert attngeom.plot("attention", a / a.sum(axis=-1, keepdims=True), **kw) == want
+    rec = [{"model": "m", "stack": s, "layer": l, "head": 0, "x": 1.0 + l + (s == "cross")}
+           for s in ("encoder", "cross") for l in (0, 1)]
+    (tmp / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rec))
+    want = cli_bytes(tmp, "depth", tmp / "r.jsonl", ["--metric", "x", "--stack", "cross"], "svg")
+    assert attngeom.plot("depth", tmp / "r.jsonl", metric="x", stack="cross") == want
+    with pytest.raises(attngeom.Error, match="choose it with --stack"):
+        attngeom.plot("depth", tmp / "r.jsonl", metric="x")
