@@ -93,6 +93,41 @@ int ag_rollout_step(double *R, const double *attn, int n_head, size_t n,
     return AG_OK;
 }
 
+int ag_rollout_cross(const double *cross, int n_head, size_t m, size_t n, const double *R_enc,
+                     double *out, ag_error *err)
+{
+    if (!cross || !R_enc || !out)
+        return ag_error_set(err, AG_EINVAL, "cross rollout: NULL matrix");
+    if (m == 0 || n == 0 || n_head < 1)
+        return ag_error_set(err, AG_EINVAL, "cross rollout: %zu targets, %zu sources, %d heads",
+                            m, n, n_head);
+    if (m > (size_t)INT32_MAX || n > (size_t)INT32_MAX || n > SIZE_MAX / sizeof(double) / n ||
+        m > SIZE_MAX / sizeof(double) / n / (size_t)n_head)
+        return ag_error_set(err, AG_ELIMIT, "cross rollout: %zux%zu is too large", m, n);
+    size_t mn = m * n, bad;
+    if ((bad = first_nonfinite(cross, mn * (size_t)n_head)) != SIZE_MAX)
+        return ag_error_set(err, AG_ENONFINITE, "cross rollout: non-finite cross-attention (%g) "
+                            "at head %zu, row %zu, column %zu", cross[bad], bad / mn,
+                            bad % mn / n, bad % n);
+    if ((bad = first_nonfinite(R_enc, n * n)) != SIZE_MAX)
+        return ag_error_set(err, AG_ENONFINITE, "cross rollout: non-finite value (%g) in the "
+                            "encoder's rollout at row %zu, column %zu", R_enc[bad], bad / n,
+                            bad % n);
+    double *A = malloc(mn * sizeof *A);
+    if (!A)
+        return ag_error_set(err, AG_ENOMEM, "cross rollout: out of memory for %zux%zu", m, n);
+    /* Ā_cross: the heads summed in head order, then divided by H (as mix);
+     * no ½ I: a target row has no source token of its own to keep */
+    memcpy(A, cross, mn * sizeof *A);
+    for (int h = 1; h < n_head; h++)
+        cblas_daxpy((int)mn, 1.0, cross + (size_t)h * mn, 1, A, 1);
+    cblas_dscal((int)mn, 1.0 / n_head, A, 1);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)n, 1.0, A,
+                (int)n, R_enc, (int)n, 0.0, out, (int)n);
+    free(A);
+    return AG_OK;
+}
+
 int ag_rollout(const double *attn, int n_layer, int n_head, size_t n,
                double *R_out, ag_error *err)
 {

@@ -12,7 +12,10 @@
  * f(d) = (1+d)ln(1+d) + (1−d)ln(1−d) = 2d·atanh(d) + ln(1 − d²). For rows
  * that nearly agree f(d) ≈ d² is formed without the cancellation of the
  * textbook sum (whose terms are O(1) while their total is O(d²)), so the
- * distance √JSD of two close heads keeps its digits. p = 0 or q = 0 gives
+ * distance √JSD of two close heads keeps its digits. For |d| > ½ the
+ * textbook terms are used: there they do not cancel, while for p ≪ q
+ * (T5's attention has 1e-18 next to 0.2) d rounds to ∓1 and
+ * 2d·atanh(d) + ln(1 − d²) is ∞ − ∞. p = 0 or q = 0 gives
  * f(±1) = 2 ln 2, the limit (0·ln 0 = 0). */
 static double js_pair_term(double p, double q)
 {
@@ -22,6 +25,8 @@ static double js_pair_term(double p, double q)
     if (p == 0 || q == 0)
         return s * M_LN2;
     double d = (p - q) / s, m = 0.5 * s;
+    if (fabs(d) > 0.5) /* far apart: no cancellation, and d may have rounded to ±1 */
+        return p * log(p / m) + q * log(q / m);
     return m * (2 * d * atanh(d) + log1p(-d * d));
 }
 

@@ -65,6 +65,23 @@ AG_EXPORT int ag_rollout_mix(const double *attn, int n_head, size_t n, double *T
 AG_EXPORT int ag_rollout_step(double *R, const double *attn, int n_head, size_t n,
                               int first, ag_error *err);
 
+/* The encoder-through-cross composition of an encoder–decoder pass
+ * (docs/metrics.md, "rollout"): out (m, n), caller-allocated, is
+ *   R_cross = Ā_cross · R_enc
+ * with Ā_cross the mean of the n_head cross-attention matrices cross
+ * (n_head, m, n), m targets over n sources (summed in head order, then
+ * divided by n_head; no ½ I: the matrix is rectangular, a target has no
+ * source token of its own), and R_enc (n, n) the encoder's rollout after
+ * its last layer (ag_rollout_step: ½ Ā + ½ I per encoder layer). Row i is
+ * how much of each source token's input reaches target i through the
+ * encoder and this cross-attention (Abnar & Zuidema 2020, §3, the rollout
+ * carried through one more attention). Row-stochastic inputs give a
+ * row-stochastic out. Errors (out unchanged): AG_EINVAL for a NULL pointer,
+ * m = 0, n = 0 or n_head < 1; AG_ELIMIT when the sizes overflow;
+ * AG_ENONFINITE naming the entry of cross or R_enc; AG_ENOMEM. */
+AG_EXPORT int ag_rollout_cross(const double *cross, int n_head, size_t m, size_t n,
+                               const double *R_enc, double *out, ag_error *err);
+
 /* The whole rollout of a stored attention array attn (n_layer, n_head, n, n)
  * into R_out (n_layer, n, n), caller-allocated: R_out[l] = R_l. Errors as
  * ag_rollout_step (AG_EINVAL also for n_layer < 1), the message then naming

@@ -732,7 +732,15 @@ typedef int (*ag_run_matrix_fn)(int layer, const double *M, size_t n, void *user
  * NULL) with R_l (`rollout -o`); with opt's temperatures, each T's run in
  * turn, fn seeing each T's R_l. Failures: "layer l: <message>" (a step),
  * "rollout R_l: <message>" (the metrics), AG_ELIMIT/AG_ENOMEM "<n> tokens:
- * rollout matrix too large", "out of memory for the nxn rollout". */
+ * rollout matrix too large", "out of memory for the nxn rollout".
+ * On an encoder–decoder model (ag_model_seq2seq; in's target given) one
+ * pass gives the encoder's R_l (records with stack AG_STACK_ENCODER), the
+ * decoder's self-attention R_l (AG_STACK_DECODER), each over its own
+ * layers as opt's "layers" select them (an index must exist in both), and
+ * at the decoder's last layer, when selected, the encoder-through-cross
+ * composition ag_rollout_cross (AG_STACK_CROSS, (n_tgt, n_src)); fn must
+ * be NULL there (AG_EINVAL: the three shapes are not one stream), and a
+ * normaliser or temperature is AG_EINVAL. */
 AG_EXPORT int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                              ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
                              ag_error *err);
@@ -821,14 +829,25 @@ AG_EXPORT int ag_run_flow(const ag_model *m, const ag_run_input *in, const ag_ru
                           ag_error *err);
 
 /* The K heads `attngeom similarity` compares: the selected heads (opt's
- * "heads") of every selected layer, layer-major. *pairs gets (K, 2) ints,
- * (layer, head) each (the caller's: ag_free), *count K. AG_ERANGE for a
- * selected layer or head the model lacks. */
+ * "heads") of every selected layer, layer-major; on an encoder–decoder
+ * model (ag_model_seq2seq) the encoder's, then the decoder's
+ * self-attention heads, then its cross-attention heads, each stack
+ * selected as ag_run_analyze does (an index must exist in both stacks).
+ * *pairs gets (K, 2) ints, (layer, head) each (the caller's: ag_free),
+ * *count K. AG_ERANGE for a selected layer or head the model lacks. */
 AG_EXPORT int ag_run_similarity_heads(const ag_model *m, const ag_run_options *opt, int **pairs,
                                       size_t *count, ag_error *err);
+/* ag_run_similarity_heads with each head's stack: *heads gets (K, 3) ints,
+ * (stack, layer, head) each, stack an ag_stack (AG_STACK_NONE on a model
+ * of one stack; the caller's: ag_free). Errors as ag_run_similarity_heads. */
+AG_EXPORT int ag_run_similarity_stack_heads(const ag_model *m, const ag_run_options *opt,
+                                            int **heads, size_t *count, ag_error *err);
 /* One input's Jensen–Shannon distance (ag_js_distance, averaged over the
  * rows) between the attention of every pair of those K heads into dist
- * (the caller's, (K, K) doubles: symmetric, zero diagonal; with opt's
+ * (the caller's, (K, K) doubles: symmetric, zero diagonal; on an
+ * encoder–decoder model (in's target given) only heads of one stack are
+ * compared, a pair across stacks NaN; cross heads over their (n_tgt,
+ * n_src) rows; with opt's
  * temperatures, one (K, K) block per T in their order, count × K × K
  * doubles, each T its own pass). The pass stops
  * after the last selected layer; the pairs run one task per head a through

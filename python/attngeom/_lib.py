@@ -192,6 +192,8 @@ _PROTOTYPES.update({
     "ag_run_rollout": (c_int, [P, P, P, P, MATRIX_FN, P, PP, P]),
     "ag_run_similarity_heads": (c_int, [P, P, ctypes.POINTER(ctypes.POINTER(c_int)),
                                         ctypes.POINTER(c_size), P]),
+    "ag_run_similarity_stack_heads": (c_int, [P, P, ctypes.POINTER(ctypes.POINTER(c_int)),
+                                              ctypes.POINTER(c_size), P]),
     "ag_run_similarity": (c_int, [P, P, P, P, P, P]),
 })
 

@@ -488,17 +488,26 @@ class Model:
     @guarded
     def rollout(self, text=None, metrics=None, *, tokens=None, image=None, audio=None,
                 pixels=None, features=None, frames=None, layers=None, precision=None,
-                edge_threshold=None, jobs=None, label=None, to_pandas=False, arrays=False):
+                edge_threshold=None, jobs=None, label=None, to_pandas=False, arrays=False,
+                target=None, target_tokens=None):
         """`attngeom rollout MODEL --text S`: one record per selected layer l
         of the metrics (default spectrum, attention, geometry) of the
         attention rollout R_l (head -1). arrays=True: (records, R) with R the
         float64 [layers, n, n] array of the selected R_l, what `rollout -o`
-        writes."""
+        writes. An encoder-decoder folder takes target= or target_tokens=
+        (as analyze): the records of the encoder's, the decoder's and the
+        encoder-through-cross rollouts, "stack" first, as `rollout
+        --target-tokens`'s (no arrays)."""
         inp, sel, opt = self._layer_run(
             "rollout", dict(text=text, tokens=tokens, image=image, audio=audio, pixels=pixels,
                             features=features, frames=frames),
             metrics, jobs=jobs, precision=precision, layers=layers,
             edge_threshold=edge_threshold)
+        try:
+            _seq2seq.set_target(self, inp, target, target_tokens)
+        except BaseException:
+            inp.close()
+            raise
         kept = []
 
         def keep(layer, M, n, user, err):
@@ -571,26 +580,35 @@ class Model:
     @guarded
     def similarity(self, text=None, *, tokens=None, image=None, audio=None, pixels=None,
                    features=None, frames=None, layers=None, heads=None, precision=None,
-                   jobs=None, label=None, to_pandas=False):
+                   jobs=None, label=None, to_pandas=False, target=None, target_tokens=None):
         """`attngeom similarity MODEL --text S`: (records, S). S is the
         float64 [K, K] Jensen-Shannon distance between the attention of the
         K selected heads (layer-major; symmetric, zero diagonal), what
         `similarity -o S.npy` writes; the records are its pairs a < b:
-        layer_a, head_a, layer_b, head_b, js_distance, model."""
+        layer_a, head_a, layer_b, head_b, js_distance, model. An
+        encoder-decoder folder takes target= or target_tokens= (as analyze):
+        the heads are the encoder's, the decoder's, then the cross heads, S
+        is NaN across stacks, and the records (those of `similarity
+        --target-tokens`) are the pairs within a stack, "stack" first."""
         inp, _, opt = self._layer_run(
             "similarity", dict(text=text, tokens=tokens, image=image, audio=audio, pixels=pixels,
                                features=features, frames=frames),
             jobs=jobs, precision=precision, layers=layers, heads=heads)
         pairs, count = ctypes.POINTER(ctypes.c_int)(), c_size()
         with Call() as c:
-            status = lib.ag_run_similarity_heads(inp.model, opt, ctypes.byref(pairs),
-                                                 ctypes.byref(count), c.err)
+            try:
+                _seq2seq.set_target(self, inp, target, target_tokens)
+            except BaseException:
+                inp.close()
+                raise
+            status = lib.ag_run_similarity_stack_heads(inp.model, opt, ctypes.byref(pairs),
+                                                       ctypes.byref(count), c.err)
             if status:
                 inp.close()
             c.check(status, self.path)
         try:
             K = count.value
-            heads_ = [(pairs[2 * k], pairs[2 * k + 1]) for k in range(K)]
+            heads_ = [(pairs[3 * k], pairs[3 * k + 1], pairs[3 * k + 2]) for k in range(K)]
         finally:
             lib.ag_free(pairs)
         S = np.zeros((K, K), dtype=np.float64)
@@ -598,9 +616,12 @@ class Model:
             c.check(lib.ag_run_similarity(inp.model, ctypes.byref(inp.struct), opt, None,
                                           S.ctypes.data, c.err), self.path)
         model = self.label if label is None else label
-        rows = [{"layer_a": heads_[a][0], "head_a": heads_[a][1], "layer_b": heads_[b][0],
-                 "head_b": heads_[b][1], "js_distance": float(S[a, b]), "model": model}
-                for a in range(K) for b in range(a + 1, K)]
+        stack = [lib.ag_stack_name(h[0]).decode() if h[0] else None for h in heads_]
+        rows = [dict(([("stack", stack[a])] if stack[a] else []) +
+                     [("layer_a", heads_[a][1]), ("head_a", heads_[a][2]),
+                      ("layer_b", heads_[b][1]), ("head_b", heads_[b][2]),
+                      ("js_distance", float(S[a, b])), ("model", model)])
+                for a in range(K) for b in range(a + 1, K) if heads_[b][0] == heads_[a][0]]
         return result(rows, to_pandas), S
 
     # ---- probes (attngeom/run.h, "the induction probe") ----------------------

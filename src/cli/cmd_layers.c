@@ -85,6 +85,10 @@ static const char rollout_help[] =
     "one record per layer (\"head\": -1), per text with --text-file or\n"
     "--tokens-file (\"text\" = 0-based line). R_l[i][j]: how much of token j's input reaches position i\n"
     "after layer l (docs/layers.md).\n"
+    "On a t5, bart or whisper folder with a target (--target, --target-tokens):\n"
+    "the encoder's rollout, the decoder's self-attention rollout and, at the\n"
+    "decoder's last layer, its cross-attention composed with the encoder's\n"
+    "rollout, [n_tgt, n_src] (records with \"stack\"; docs/metrics.md).\n"
     "\n"
     "Here -o is not the records' destination: -o R.npy writes the rollout\n"
     "matrices [L, n, n] as <f8 .npy (the selected layers, all by default), as\n"
@@ -100,7 +104,7 @@ static const cli_option rollout_own[] = {
     {"--temperatures", "T1,T2,...", "one set of records per T, in the order given (not with -o)"},
     {NULL}};
 static const cli_option_group *const rollout_groups[] = {
-    CLI_OWN("rollout", rollout_own), &no_heads, &cli_group_input,
+    CLI_OWN("rollout", rollout_own), &no_heads, &cli_group_input, &cli_group_target,
     &cli_group_precision, &cli_group_records, &cli_group_curvature, &cli_group_output,
     &cli_group_table, &cli_group_label, &cli_group_aggregate, &cli_group_corpus,
     &cli_group_media, &cli_group_jobs, &cli_group_help, NULL};
@@ -148,8 +152,8 @@ static cli_lens rollout_lens;
 
 static int rollout_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    (void)r;
-    return cli_lens_option(&rollout_lens, "rollout", 0, argc, argv, i);
+    int used = cli_target_option(&r->input, "rollout", argc, argv, i);
+    return used ? used : cli_lens_option(&rollout_lens, "rollout", 0, argc, argv, i);
 }
 
 int cmd_rollout(int argc, char **argv)

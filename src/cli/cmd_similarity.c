@@ -22,7 +22,9 @@ static const char similarity_help[] =
     "0: the two heads attend alike on every row; sqrt(ln 2): never to the same\n"
     "tokens. Records: one per pair a < b in the order of the selection (layer,\n"
     "then head): layer_a, head_a, layer_b, head_b, js_distance (docs/metrics.md,\n"
-    "\"Head similarity\").\n"
+    "\"Head similarity\"). On a t5, bart or whisper folder with a target\n"
+    "(--target, --target-tokens): pairs of heads of one stack only (encoder,\n"
+    "decoder, cross), each record with its \"stack\"; no -o.\n"
     "\n"
     "Here -o is not the records' destination: -o S.npy writes the [K, K] matrix\n"
     "(K selected heads, in the order of the selection; symmetric, zero diagonal)\n"
@@ -44,7 +46,8 @@ static const cli_option similarity_refused[] = {
     {NULL}};
 static const cli_option_group *const similarity_groups[] = {
     CLI_OWN("similarity", similarity_own),
-    CLI_REFUSE("similarity-refused", similarity_refused), &cli_group_input, &cli_group_select,
+    CLI_REFUSE("similarity-refused", similarity_refused), &cli_group_input, &cli_group_target,
+    &cli_group_select,
     &cli_group_precision, &cli_group_output, &cli_group_table, &cli_group_label,
     &cli_group_corpus, &cli_group_media, &cli_group_jobs, &cli_group_help, NULL};
 const cli_usage cli_usage_similarity = {"similarity", similarity_help, similarity_groups, NULL};
@@ -92,17 +95,26 @@ static int similarity_turn(cli_model_run *r, const cli_seq *s, cli_text_out *out
     return 0;
 }
 
-static const char *const pair_keys[] = {"layer_a", "head_a", "layer_b", "head_b", "js_distance"};
+/* "stack" leads the keys of an encoder–decoder model's pairs. */
+static const char *const pair_keys[] = {"stack", "layer_a", "head_a", "layer_b", "head_b",
+                                        "js_distance"};
 
-/* The rows of one (K, K) block S, one per pair a < b. */
-static int pair_rows(ag_table *t, const int *pairs, size_t K, const double *S, ag_error *err)
+/* The rows of one (K, K) block S, one per pair a < b of one stack (heads:
+ * (K, 3) stack, layer, head; a pair across stacks is not compared); with
+ * `stacks`, each row's stack first. */
+static int pair_rows(ag_table *t, const int *heads, size_t K, const double *S, int stacks,
+                     ag_error *err)
 {
     for (size_t a = 0; a < K; a++)
-        for (size_t b = a + 1; b < K; b++) {
+        for (size_t b = a + 1; b < K && heads[3 * b] == heads[3 * a]; b++) {
             ag_cell *row = ag_table_add_row(t, err);
             if (!row)
                 return err->status ? err->status : AG_ENOMEM;
-            double v[4] = {pairs[2 * a], pairs[2 * a + 1], pairs[2 * b], pairs[2 * b + 1]};
+            int status = stacks ? ag_table_set_text(t, row++, ag_stack_name(heads[3 * a]), err)
+                                : AG_OK;
+            if (status != AG_OK)
+                return status;
+            double v[4] = {heads[3 * a + 1], heads[3 * a + 2], heads[3 * b + 1], heads[3 * b + 2]};
             for (int k = 0; k < 4; k++)
                 row[k] = (ag_cell){.kind = AG_CELL_INTEGER, .value = v[k]};
             row[4] = (ag_cell){.kind = AG_CELL_NUMBER, .value = S[a * K + b]};
@@ -117,10 +129,11 @@ static int pairs_table(const cli_common *c, const cli_lens *l, const int *pairs,
                        const double *S, ag_table *t)
 {
     ag_error err = {0};
-    int status = ag_table_init(t, pair_keys, 5, &err);
+    int stacks = K > 0 && pairs[0] != AG_STACK_NONE;
+    int status = ag_table_init(t, pair_keys + !stacks, 5 + stacks, &err);
     size_t nt = l->ntemps ? l->ntemps : 1;
     for (size_t k = 0; status == AG_OK && k < nt; k++)
-        status = pair_rows(t, pairs, K, S + k * K * K, &err);
+        status = pair_rows(t, pairs, K, S + k * K * K, stacks, &err);
     if (status == AG_OK && cli_model(c))
         status = ag_table_add_text_column(t, "model", cli_model(c), &err);
     if (status == AG_OK)
@@ -186,11 +199,11 @@ static int similarity_outputs(const cli_model_run *r, const cli_lens *l, const c
     return rc;
 }
 
-/* The K heads compared, (layer, head) each. 0, or 1 after printing. */
+/* The K heads compared, (stack, layer, head) each. 0, or 1 after printing. */
 static int similarity_heads(const cli_model_run *r, int **pairs, size_t *K)
 {
     ag_error err = {0};
-    int status = ag_run_similarity_heads(r->model, r->opt, pairs, K, &err);
+    int status = ag_run_similarity_stack_heads(r->model, r->opt, pairs, K, &err);
     return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
@@ -198,8 +211,8 @@ static cli_lens similarity_lens;
 
 static int similarity_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    (void)r;
-    return cli_lens_option(&similarity_lens, "similarity", 0, argc, argv, i);
+    int used = cli_target_option(&r->input, "similarity", argc, argv, i);
+    return used ? used : cli_lens_option(&similarity_lens, "similarity", 0, argc, argv, i);
 }
 
 int cmd_similarity(int argc, char **argv)
@@ -223,6 +236,9 @@ int cmd_similarity(int argc, char **argv)
     rc = cli_model_run_prepare(&r, "similarity", 0);
     if (rc == 0)
         rc = cli_lens_set(&similarity_lens, r.opt);
+    if (rc == 0 && r.pair && npy_path) /* pairs across stacks are not compared: no one matrix */
+        rc = cli_fail("%s: -o S.npy is not written for an encoder-decoder model (the records "
+                      "are)", r.model_dir);
     size_t K = 0;
     int *pairs = NULL;
     double *S = NULL;

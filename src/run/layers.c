@@ -82,15 +82,27 @@ int agr_matrix_record(const ag_run_options *opt, const ag_metric_set *sel, ag_wo
                       long text, int layer, const double *M, size_t n, const char *what,
                       ag_record_list **out, ag_error *err)
 {
+    agr_matrix_at at = {layer, AG_STACK_NONE, n, n};
+    return agr_matrix_record_at(opt, sel, w, text, &at, M, what, out, err);
+}
+
+int agr_matrix_record_at(const ag_run_options *opt, const ag_metric_set *sel, ag_workers *w,
+                         long text, const agr_matrix_at *at, const double *M, const char *what,
+                         ag_record_list **out, ag_error *err)
+{
     ag_record *rec = agr_record_add(out, err);
     if (!rec)
         return AG_ENOMEM;
-    ag_record_init(rec, layer, -1, n, n);
+    int layer = at->layer;
+    size_t n = at->cols;
+    ag_record_init(rec, layer, -1, at->rows, n);
     ag_record_set_text(rec, text);
+    if (at->stack != AG_STACK_NONE)
+        ag_record_set_stack(rec, at->stack);
     ag_matrix_options mo = {.size = sizeof(ag_matrix_options),
                             .edge_threshold = opt ? opt->edge_threshold : -1};
     ag_error e = {0};
-    int status = ag_matrix_metrics_work(M, n, n, sel, &mo, ag_workers_work(w), rec, &e);
+    int status = ag_matrix_metrics_work(M, at->rows, n, sel, &mo, ag_workers_work(w), rec, &e);
     if (status != AG_OK)
         return ag_error_set(err, status, "%s_%d: %s", what, layer, e.message);
     return AG_OK;
@@ -205,6 +217,11 @@ typedef struct {
 static int rollout_at(const ag_run_options *opt, void *user, ag_record_list **out, ag_error *err)
 {
     const rollout_call *call = user;
+    if (ag_model_seq2seq(call->m) && call->fn) /* R arrays of three shapes: not one stream */
+        return ag_error_set(err, AG_EINVAL, "%s is an encoder-decoder model: its rollout "
+                            "matrices are not written (the records are)", ag_model_type(call->m));
+    if (ag_model_seq2seq(call->m))
+        return agr_rollout_pair(call->m, call->in, opt, call->w, out, err);
     agr_pass p;
     ag_metric_set *own = NULL;
     int status = agr_pass_begin(&p, call->m, call->in, opt, 0, call->w, err);

@@ -46,4 +46,21 @@ int agr_matrix_record(const ag_run_options *opt, const ag_metric_set *sel, ag_wo
                       long text, int layer, const double *M, size_t n, const char *what,
                       ag_record_list **out, ag_error *err);
 
+/* Where a matrix record sits: its layer, stack (AG_STACK_NONE: none
+ * recorded) and shape (rows, cols). */
+typedef struct {
+    int layer, stack;
+    size_t rows, cols;
+} agr_matrix_at;
+/* agr_matrix_record of a (rows, cols) matrix at `at`, the record carrying
+ * its stack. */
+int agr_matrix_record_at(const ag_run_options *opt, const ag_metric_set *sel, ag_workers *w,
+                         long text, const agr_matrix_at *at, const double *M, const char *what,
+                         ag_record_list **out, ag_error *err);
+/* ag_run_rollout on an encoder–decoder model (rollout_pair.c): the
+ * encoder's and the decoder's rollouts and the encoder-through-cross
+ * composition, records carrying their stack. */
+int agr_rollout_pair(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                     ag_workers *w, ag_record_list **out, ag_error *err);
+
 #endif

@@ -269,6 +269,24 @@ Test(roles, js_close_rows_keep_digits)
     cr_assert(fabs(got - want) <= 1e-9 * want, "%.17g vs %.17g", got, want);
 }
 
+/* Rows far apart with a tiny entry (T5's attention: 1e-18 next to 0.2):
+ * d = (p − q)/(p + q) rounds to −1, where 2d·atanh(d) + ln(1 − d²) is
+ * ∞ − ∞ (the row's JSD was lost to NaN, then clamped to 0); the textbook
+ * terms, computed here in long double from the definition, do not cancel.
+ * (Entries are used as given: the row need not sum to 1 exactly.) */
+Test(roles, js_far_rows_keep_digits)
+{
+    const double p[2] = {1e-18, 1}, q[2] = {0.2, 0.8};
+    long double t = 0;
+    for (int j = 0; j < 2; j++) {
+        long double m = ((long double)p[j] + q[j]) / 2;
+        t += p[j] * logl(p[j] / m) + q[j] * logl(q[j] / m);
+    }
+    double want = (double)sqrtl(t / 2);
+    double got = js(p, q, 1, 2);
+    cr_assert(fabs(got - want) <= 1e-14 * want, "%.17g vs %.17g", got, want);
+}
+
 static unsigned long long rng_state = 0x2545F4914F6CDD1DULL;
 
 /* A metric on heads: d(A, A) = 0 exactly, d(A, B) = d(B, A) exactly, and

@@ -306,3 +306,53 @@ Test(rollout, residual_equals_matrix_metrics)
     cr_assert_eq(ag_residual_metrics(X, n, d, &sel, &a, &err), AG_ENONFINITE);
     cr_assert_eq(ag_residual_metrics(X, 0, d, &sel, &a, &err), AG_EINVAL);
 }
+
+/* ag_rollout_cross, closed forms. With m = n and an identity cross-attention
+ * (every head I), R_cross = I · R_enc: row i is the encoder rollout's row
+ * i, exactly. With two heads whose mean is a selection (target i reads
+ * source s_i only: head 0 puts 1 on s_i, head 1 too), row i is R_enc's row
+ * s_i; a rectangular m = 2 < n = 3 case. R_enc is causal_R1 above. */
+Test(rollout, cross_identity_gives_encoder_rows)
+{
+    double I[2][9] = {{1, 0, 0, 0, 1, 0, 0, 0, 1}, {1, 0, 0, 0, 1, 0, 0, 0, 1}};
+    double out[9];
+    ag_error err = {0};
+    cr_assert_eq(ag_rollout_cross(&I[0][0], 2, 3, 3, causal_R1, out, &err), AG_OK, "%s",
+                 err.message);
+    expect_matrix(out, causal_R1, 3, 0, "R_cross");
+}
+
+Test(rollout, cross_selection_rectangular)
+{
+    /* target 0 reads source 2, target 1 splits heads: ½(source 0) + ½(source 1) */
+    double A[2][6] = {{0, 0, 1, 1, 0, 0}, {0, 0, 1, 0, 1, 0}};
+    double out[6];
+    ag_error err = {0};
+    cr_assert_eq(ag_rollout_cross(&A[0][0], 2, 2, 3, causal_R1, out, &err), AG_OK, "%s",
+                 err.message);
+    for (size_t j = 0; j < 3; j++) {
+        cr_assert_eq(out[j], causal_R1[6 + j], "row 0 col %zu", j);
+        double want = 0.5 * causal_R1[j] + 0.5 * causal_R1[3 + j]; /* dyadic: exact */
+        cr_assert_eq(out[3 + j], want, "row 1 col %zu: %.17g, want %.17g", j, out[3 + j], want);
+    }
+    /* row-stochastic inputs give row sums 1 */
+    cr_assert(fabs(out[0] + out[1] + out[2] - 1) < 1e-15 && fabs(out[3] + out[4] + out[5] - 1) < 1e-15);
+}
+
+Test(rollout, cross_errors)
+{
+    double A[6] = {0, 0, 1, 1, 0, 0}, out[6] = {7, 7, 7, 7, 7, 7}, R[9];
+    memcpy(R, causal_R1, sizeof R);
+    ag_error err = {0};
+    cr_assert_eq(ag_rollout_cross(NULL, 1, 2, 3, R, out, &err), AG_EINVAL);
+    cr_assert_eq(ag_rollout_cross(A, 0, 2, 3, R, out, &err), AG_EINVAL);
+    cr_assert_eq(ag_rollout_cross(A, 1, 0, 3, R, out, &err), AG_EINVAL);
+    A[4] = NAN;
+    cr_assert_eq(ag_rollout_cross(A, 1, 2, 3, R, out, &err), AG_ENONFINITE);
+    cr_assert(strstr(err.message, "head 0, row 1, column 1"), "%s", err.message);
+    A[4] = 0;
+    R[5] = INFINITY;
+    cr_assert_eq(ag_rollout_cross(A, 1, 2, 3, R, out, &err), AG_ENONFINITE);
+    cr_assert(strstr(err.message, "row 1, column 2"), "%s", err.message);
+    cr_assert_eq(out[0], 7, "out unchanged on failure");
+}

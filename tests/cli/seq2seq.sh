@@ -174,8 +174,51 @@ assert [x["n"] for x in g] == [6, 9, 9], g
 '
 pycheck "analyze on t5-v1_1: stacks, shapes, family E null, --aggregate --by stack" "$T/t5rec.json" "$T/t5agg.json"
 run_case 1 "$NEED: residual needs --target" "residual refuses t5" residual "$A/t5" --tokens 3,4
-run_case 1 "$NEED: rollout needs --target" "rollout refuses t5" rollout "$A/t5-v1_1" --tokens 3,4
-run_case 1 "$NEED: similarity needs --target" "similarity refuses t5" similarity "$A/t5" --tokens 3,4
+run_case 1 "$NEED: rollout needs --target T or --target-tokens IDS" "rollout refuses t5 without a target" rollout "$A/t5-v1_1" --tokens 3,4
+# rollout on a pair: the encoder's rollout (2 layers), the decoder's (3),
+# then the cross composition at the decoder's last layer, [n_tgt, n_src];
+# --layers selects in each stack (the cross record with the decoder's
+# last layer); the values against numpy: tests/ref/check_seq2seq.py
+runj t5roll.json rollout "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max,entropy_mean --precision f64
+runj t5roll1.json rollout "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64 --layers 1
+runj t5roll2.json rollout "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64
+runj t5roll3.json rollout "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64 --layers 1
+PYSCRIPT='
+r = records(a[0])
+assert [(x["stack"], x["layer"]) for x in r] == [("encoder", 0), ("encoder", 1), ("decoder", 0), ("decoder", 1), ("decoder", 2), ("cross", 2)], r
+for x in r:
+    assert x["head"] == -1 and (x["rows"], x["cols"]) == {"encoder": (5, 5), "decoder": (3, 3), "cross": (3, 5)}[x["stack"]], x
+    assert x["sigma_max"] > 0 and x["entropy_mean"] > 0, x
+one = records(a[1])
+assert [(x["stack"], x["layer"]) for x in one] == [("encoder", 1), ("decoder", 1)], one
+assert [x["sigma_max"] for x in one] == [r[1]["sigma_max"], r[3]["sigma_max"]], one
+t5, t5one = records(a[2]), records(a[3])
+assert [(x["stack"], x["layer"]) for x in t5] == [("encoder", 0), ("encoder", 1), ("decoder", 0), ("decoder", 1), ("cross", 1)], t5
+assert t5one == t5[1:2] + t5[3:], t5one
+'
+pycheck "rollout on t5-v1_1 and t5: encoder, decoder and cross records, --layers in each stack" "$T/t5roll.json" "$T/t5roll1.json" "$T/t5roll2.json" "$T/t5roll3.json"
+run_case 1 "--layers 2 is out of range: there are 2 layers (0-1)" "rollout --layers past the encoder's" rollout "$A/t5-v1_1" --tokens 3,4 $TGT --layers 2
+run_case 1 "t5 is an encoder-decoder model: its rollout matrices are not written (the records are)" "rollout -o on t5" rollout "$A/t5" --tokens 3,4 $TGT -o "$T/o/r.npy"
+run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "rollout --temperature on t5" rollout "$A/t5" --tokens 3,4 $TGT --temperature 2
+run_case 1 "$NEED: similarity needs --target T or --target-tokens IDS" "similarity refuses t5 without a target" similarity "$A/t5" --tokens 3,4
+# similarity on a pair: pairs of heads of one stack only, each with its
+# stack (t5: 2 encoder and 2 decoder layers of 3 heads: 15 pairs in each
+# of encoder, decoder, cross); the values against numpy:
+# tests/ref/check_seq2seq.py
+runj t5sim.json similarity "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64
+runj t5sim1.json similarity "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --layers 1 --heads 0,2
+PYSCRIPT='
+r = records(a[0])
+assert [x["stack"] for x in r] == ["encoder"] * 15 + ["decoder"] * 15 + ["cross"] * 15, [x["stack"] for x in r]
+assert all(0 < x["js_distance"] < 0.8326 for x in r), r
+one = records(a[1])
+assert [(x["stack"], x["layer_a"], x["head_a"], x["layer_b"], x["head_b"]) for x in one] == [(s, 1, 0, 1, 2) for s in ("encoder", "decoder", "cross")], one
+full = {(x["stack"], x["layer_a"], x["head_a"], x["layer_b"], x["head_b"]): x["js_distance"] for x in r}
+assert [x["js_distance"] for x in one] == [full[(s, 1, 0, 1, 2)] for s in ("encoder", "decoder", "cross")], one
+'
+pycheck "similarity on t5: pairs within each stack, --layers/--heads a sub-selection of each" "$T/t5sim.json" "$T/t5sim1.json"
+run_case 1 "-o S.npy is not written for an encoder-decoder model (the records are)" "similarity -o on t5" similarity "$A/t5" --tokens 3,4 $TGT -o "$T/o/s.npy"
+run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "similarity --temperature on t5" similarity "$A/t5" --tokens 3,4 $TGT --temperature 2
 run_case 1 "$NEED: contributions needs --target" "contributions refuses t5" contributions "$A/t5" --tokens 3,4
 run_case 1 "$NEED: heads needs --target" "heads refuses t5" heads "$A/t5" --probe induction --length 4
 run_case 1 "$NEED: weights does not yet read its two stacks" "weights refuses t5" weights "$A/t5"

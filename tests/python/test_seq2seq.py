@@ -184,6 +184,26 @@ def test_bart_target_text(tmp):
     assert [x.tobytes() for x in a] == [x.tobytes() for x in b]
 
 
+@pytest.mark.parametrize("arch", ["t5", "bart"])
+def test_rollout_equals_cli(arch):
+    cli = run_cli("rollout", *cli_args(arch, "--format", "json", "--layers", "1"))["records"]
+    py = attngeom.Model(ARCH / arch).rollout(tokens=SRC, target_tokens=TGT[arch], layers=[1])
+    same_records(py, cli)
+    enc, dec = LAYERS[arch]
+    want = [("encoder", 1), ("decoder", 1)] + ([("cross", 1)] if dec == 2 else [])
+    assert [(r["stack"], r["layer"]) for r in py] == want
+
+
+def test_similarity_equals_cli():
+    cli = run_cli("similarity", *cli_args("t5", "--format", "json"))["records"]
+    py, S = attngeom.Model(ARCH / "t5").similarity(tokens=SRC, target_tokens=TGT["t5"])
+    assert py == cli
+    # 6 heads per stack (2 layers x 3): S is NaN across stacks only
+    same = np.kron(np.eye(3), np.ones((6, 6))) == 1
+    assert S.shape == (18, 18) and np.all(np.isnan(S[~same])) and not np.any(np.isnan(S[same]))
+    assert [r["stack"] for r in py] == ["encoder"] * 15 + ["decoder"] * 15 + ["cross"] * 15
+
+
 def test_config_has_both_stacks():
     m = attngeom.Model(ARCH / "bart")
     info = run_cli("info", ARCH / "bart", "--format", "json")

@@ -29,6 +29,21 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    with the default metrics (family M on for a pair), also
    cross_entropy_normalized (entropy_mean / ln n_src) and source_coverage
    (the fraction of sources whose column sum is at least the mean).
+3. `rollout --precision f64 --format json`: the encoder's rollout records
+   (stack encoder, one per encoder layer), the decoder's self-attention
+   rollout (stack decoder, one per decoder layer) and one cross record
+   (the decoder's last layer, n_tgt x n_src), their sigma_max and
+   entropy_mean equal within 1e-12 to those of numpy's rollout built from
+   the exported f64 arrays: R_0 = Ã_0, R_l = Ã_l R_(l-1), Ã = mean over
+   heads / 2 + I / 2 (Abnar & Zuidema 2020, §3), and R_cross =
+   mean over heads of cross_attentions[-1] @ R_enc,last
+   (docs/metrics.md, "rollout").
+4. `similarity --precision f64 --format json`: one record per pair a < b of
+   heads of one stack (encoder, then decoder self-attention, then cross
+   heads; layer-major), "stack" its stack, js_distance equal within 1e-12
+   to numpy's mean over the rows of sqrt(JSD) (natural log; Clark et al.
+   2019, §6; check_similarity.py's long-double jsd_rows) of the two heads'
+   exported arrays (cross: [n_tgt, n_src] rows).
 Exits 1 on any failure.
 """
 import json
@@ -48,6 +63,7 @@ TOL = {"f64": 1e-9, "f32": 1e-5}
 failures = []
 sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
 import hf_forward  # noqa: E402
+import check_similarity as js_ref  # noqa: E402
 
 
 def fail(msg):
@@ -113,13 +129,17 @@ def entropy_mean(A):
     return t.sum(axis=1).mean()
 
 
-def check_records(cli, name, inputs, arrays):
+def f64_records(cli, cmd, name, inputs):
+    """The JSON records of `cmd` on name's folder at f64 (None on failure)."""
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
-    p = run(cli, ["analyze", folder] + inputs +
-            ["--precision", "f64", "--format", "json"])
-    if p.returncode != 0:
+    p = run(cli, [cmd, folder] + inputs + ["--precision", "f64", "--format", "json"])
+    return json.loads(p.stdout)["records"] if p.returncode == 0 else None
+
+
+def check_records(cli, name, inputs, arrays):
+    recs = f64_records(cli, "analyze", name, inputs)
+    if recs is None:
         return
-    recs = json.loads(p.stdout)["records"]
     enc, dec, cross = (arrays[k] for k in ("encoder_attentions", "decoder_attentions",
                                            "cross_attentions"))
     want = [("encoder", l, h, enc[l, h]) for l in range(enc.shape[0]) for h in range(enc.shape[1])]
@@ -145,6 +165,66 @@ def check_records(cli, name, inputs, arrays):
                 fail("%s: %s %s, numpy %r" % (where, key, r[key], v))
 
 
+def rollout(A):
+    """R_0 .. R_(L-1) of A [L, H, n, n] (Abnar & Zuidema 2020, §3)."""
+    R, out = None, []
+    for layer in A:
+        T = 0.5 * layer.mean(axis=0) + 0.5 * np.eye(layer.shape[-1])
+        R = T if R is None else T @ R
+        out.append(R)
+    return out
+
+
+def check_rollout(cli, name, inputs, arrays):
+    recs = f64_records(cli, "rollout", name, inputs)
+    if recs is None:
+        return
+    enc = rollout(arrays["encoder_attentions"])
+    dec = rollout(arrays["decoder_attentions"])
+    cross = arrays["cross_attentions"][-1].mean(axis=0) @ enc[-1]
+    want = [("encoder", l, R) for l, R in enumerate(enc)] + \
+        [("decoder", l, R) for l, R in enumerate(dec)] + [("cross", len(dec) - 1, cross)]
+    if len(recs) != len(want):
+        fail("%s rollout: %d records, want %d" % (name, len(recs), len(want)))
+        return
+    for r, (stack, l, R) in zip(recs, want):
+        where = "%s rollout %s layer %d" % (name, stack, l)
+        if (r.get("stack"), r["layer"], r["head"], r["rows"], r["cols"]) != (stack, l, -1) + R.shape:
+            fail("%s: record %s" % (where, {k: r.get(k) for k in ("stack", "layer", "head", "rows", "cols")}))
+            continue
+        for key, v in (("entropy_mean", entropy_mean(R)),
+                       ("sigma_max", np.linalg.svd(R, compute_uv=False)[0])):
+            if r[key] is None or abs(r[key] - v) > 1e-12 * max(1.0, abs(v)):
+                fail("%s: %s %s, numpy %r" % (where, key, r[key], v))
+
+
+def js_distance(A, B):
+    """The row-averaged JS distance, from check_similarity.py's long-double JSD."""
+    return float(np.mean(np.sqrt(js_ref.jsd_rows(A, B))))
+
+
+def check_similarity(cli, name, inputs, arrays):
+    recs = f64_records(cli, "similarity", name, inputs)
+    if recs is None:
+        return
+    want = []
+    for stack, key in (("encoder", "encoder_attentions"), ("decoder", "decoder_attentions"),
+                       ("cross", "cross_attentions")):
+        A = arrays[key]
+        heads = [(l, h) for l in range(A.shape[0]) for h in range(A.shape[1])]
+        want += [(stack, a, b, js_distance(A[a], A[b]))
+                 for i, a in enumerate(heads) for b in heads[i + 1:]]
+    if len(recs) != len(want):
+        fail("%s similarity: %d records, want %d" % (name, len(recs), len(want)))
+        return
+    for r, (stack, a, b, v) in zip(recs, want):
+        got = (r.get("stack"), r["layer_a"], r["head_a"], r["layer_b"], r["head_b"])
+        if got != (stack,) + a + b:
+            fail("%s similarity: record %s, want %s" % (name, got, (stack,) + a + b))
+        elif abs(r["js_distance"] - v) > 1e-12:
+            fail("%s similarity %s: js_distance %r, numpy %r" % (name, got, r["js_distance"], v))
+
+
 def main():
     cli = sys.argv[1]
     for name in MODELS:
@@ -154,7 +234,9 @@ def main():
             check_attention(cli, name, inputs, refs, "f32", tmp)
             if arrays is not None:
                 check_records(cli, name, inputs, arrays)
-        print("%s: attention (f64, f32) and analyze checked" % name)
+                check_rollout(cli, name, inputs, arrays)
+                check_similarity(cli, name, inputs, arrays)
+        print("%s: attention (f64, f32), analyze, rollout and similarity checked" % name)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
