@@ -188,14 +188,27 @@ Test(seq2seq_run, attention_seq2seq_gives_the_selected_heads_of_each_stack)
                  AG_OK, "%s", err.message);
     cr_assert_eq(c.at, k.count);
     cr_assert_eq(c.bad, 0, "%d views differ", c.bad);
-    /* ag_run_attention refuses a pair: its callback has no n_kv; so do the
-     * runs over one stack's square layers */
+    /* ag_run_attention refuses a pair: its callback has no n_kv; so does
+     * the residual run over one stack's square layers */
     cr_assert_eq(ag_run_attention(enc, &in, opt, NULL, NULL, NULL, NULL, NULL, &err), AG_EINVAL);
     ag_record_list *recs = NULL;
     cr_assert_eq(ag_run_residual(enc, &in, opt, NULL, &recs, &err), AG_EINVAL);
     cr_assert(strstr(err.message, "bart is an encoder-decoder model"), "%s", err.message);
-    cr_assert_eq(ag_run_rollout(enc, &in, opt, NULL, NULL, NULL, &recs, &err), AG_EINVAL);
     cr_assert_null(recs);
+    /* rollout runs a pair: records of each stack (the encoder's and the
+     * decoder's rollouts, the cross composition) */
+    cr_assert_eq(ag_run_rollout(enc, &in, opt, NULL, NULL, NULL, &recs, &err), AG_OK, "%s",
+                 err.message);
+    int seen[4] = {0};
+    for (size_t r = 0; r < ag_record_list_count(recs); r++) {
+        int st = ag_record_stack(ag_record_list_at(recs, r));
+        cr_assert(st >= AG_STACK_ENCODER && st <= AG_STACK_CROSS, "record %zu: stack %d", r, st);
+        seen[st]++;
+    }
+    cr_assert(seen[AG_STACK_ENCODER] && seen[AG_STACK_DECODER] && seen[AG_STACK_CROSS] == 1,
+              "stacks %d %d %d", seen[AG_STACK_ENCODER], seen[AG_STACK_DECODER],
+              seen[AG_STACK_CROSS]);
+    ag_record_list_free(recs);
     for (int v = 0; v < k.count; v++)
         free(k.attn[v]);
     ag_selection_free(heads);
