@@ -48,7 +48,6 @@ Exits 1 on any failure.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -60,15 +59,13 @@ ARRAYS = (("-o", "encoder_attentions"), ("--decoder", "decoder_attentions"),
           ("--cross", "cross_attentions"), ("--hidden", "encoder_hidden_states"),
           ("--decoder-hidden", "decoder_hidden_states"))
 TOL = {"f64": 1e-9, "f32": 1e-5}
-failures = []
 sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
 import hf_forward  # noqa: E402
 import check_similarity as js_ref  # noqa: E402
+import libattngeom as LA  # noqa: E402
 
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL " + msg)
+CHECK = LA.Checks(())
+failures, fail = CHECK.fails, CHECK.fail
 
 
 def references(name, tmp):
@@ -94,20 +91,14 @@ def references(name, tmp):
     return ["--features", path] + tgt, {r: want[r] for _, r in ARRAYS}
 
 
-def run(cli, args):
-    p = subprocess.run([cli] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True)
-    if p.returncode != 0:
-        fail("%s: exit %d: %s" % (" ".join(args[:2]), p.returncode, p.stderr.strip()))
-    return p
-
-
 def check_attention(cli, name, inputs, refs, precision, tmp):
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
     args = ["attention", folder] + inputs + ["--precision", precision]
     for opt, ref in ARRAYS:
         args += [opt, os.path.join(tmp, ref + ".npy")]
-    if run(cli, args).returncode != 0:
+    rc, _, err = LA.run(cli, args)
+    if rc != 0:
+        fail("%s: exit %d: %s" % (" ".join(args[:2]), rc, err.strip()))
         return None
     got = {}
     for _, ref in ARRAYS:
@@ -132,8 +123,7 @@ def entropy_mean(A):
 def f64_records(cli, cmd, name, inputs):
     """The JSON records of `cmd` on name's folder at f64 (None on failure)."""
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
-    p = run(cli, [cmd, folder] + inputs + ["--precision", "f64", "--format", "json"])
-    return json.loads(p.stdout)["records"] if p.returncode == 0 else None
+    return CHECK.records(cli, [cmd, folder] + inputs + ["--precision", "f64"])
 
 
 def check_records(cli, name, inputs, arrays):
