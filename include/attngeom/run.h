@@ -739,11 +739,27 @@ typedef int (*ag_run_matrix_fn)(int layer, const double *M, size_t n, void *user
  * layers as opt's "layers" select them (an index must exist in both), and
  * at the decoder's last layer, when selected, the encoder-through-cross
  * composition ag_rollout_cross (AG_STACK_CROSS, (n_tgt, n_src)); fn must
- * be NULL there (AG_EINVAL: the three shapes are not one stream), and a
- * normaliser or temperature is AG_EINVAL. */
+ * be NULL there (AG_EINVAL: the three shapes are not one stream; the
+ * matrices are ag_run_rollout_seq2seq's), and a normaliser or temperature
+ * is AG_EINVAL. */
 AG_EXPORT int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                              ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
                              ag_error *err);
+
+/* ag_run_rollout on an encoder–decoder model (m its encoder,
+ * ag_model_seq2seq; in with its target): the same records, and fn (may
+ * be NULL) given each recorded matrix, borrowed for the call, as
+ * (stack, layer, M, 1, rows, cols, user) in record order: the encoder's
+ * R_l (AG_STACK_ENCODER, n_src × n_src), the decoder's self-attention
+ * R_l (AG_STACK_DECODER, n_tgt × n_tgt), then R_cross (AG_STACK_CROSS,
+ * the decoder's last layer, n_tgt × n_src) when that layer is selected.
+ * fn's non-zero stops the pass: AG_EIO "<stack> layer l: the rollout's
+ * function stopped the pass" (the caller knows why). Other errors:
+ * ag_run_rollout's; AG_EINVAL for a model of one stack. */
+AG_EXPORT int ag_run_rollout_seq2seq(const ag_model *m, const ag_run_input *in,
+                                     const ag_run_options *opt, ag_workers *w,
+                                     ag_run_stack_heads_fn fn, void *user,
+                                     ag_record_list **out, ag_error *err);
 
 /* What ag_run_contributions hands over of each selected layer, borrowed
  * for the call: the layer's matrices M (heads, n, n) — one (heads = 1) N,

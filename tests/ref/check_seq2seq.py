@@ -37,13 +37,17 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    the exported f64 arrays: R_0 = Ã_0, R_l = Ã_l R_(l-1), Ã = mean over
    heads / 2 + I / 2 (Abnar & Zuidema 2020, §3), and R_cross =
    mean over heads of cross_attentions[-1] @ R_enc,last
-   (docs/metrics.md, "rollout").
+   (docs/metrics.md, "rollout"); and its arrays (-o [L_enc, n_src, n_src],
+   --decoder [L_dec, n_tgt, n_tgt], --cross [n_tgt, n_src]) equal to
+   numpy's matrices within 1e-12.
 4. `similarity --precision f64 --format json`: one record per pair a < b of
    heads of one stack (encoder, then decoder self-attention, then cross
    heads; layer-major), "stack" its stack, js_distance equal within 1e-12
    to numpy's mean over the rows of sqrt(JSD) (natural log; Clark et al.
    2019, §6; check_similarity.py's long-double jsd_rows) of the two heads'
-   exported arrays (cross: [n_tgt, n_src] rows).
+   exported arrays (cross: [n_tgt, n_src] rows); and its matrices (-o,
+   --decoder, --cross: [K, K] over each stack's heads) equal to numpy's
+   distances within 1e-12, symmetric with a zero diagonal.
 Exits 1 on any failure.
 """
 import json
@@ -120,10 +124,31 @@ def entropy_mean(A):
     return t.sum(axis=1).mean()
 
 
-def f64_records(cli, cmd, name, inputs):
+def f64_records(cli, cmd, name, inputs, extra=()):
     """The JSON records of `cmd` on name's folder at f64 (None on failure)."""
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
-    return CHECK.records(cli, [cmd, folder] + inputs + ["--precision", "f64"])
+    return CHECK.records(cli, [cmd, folder] + inputs + ["--precision", "f64"] + list(extra))
+
+
+STACK_FILES = (("-o", "encoder"), ("--decoder", "decoder"), ("--cross", "cross"))
+
+
+def array_options(tmp, cmd):
+    """-o, --decoder, --cross naming files in tmp, and their paths by stack."""
+    paths = {stack: os.path.join(tmp, "%s_%s.npy" % (cmd, stack)) for _, stack in STACK_FILES}
+    return [x for opt, stack in STACK_FILES for x in (opt, paths[stack])], paths
+
+
+def compare_arrays(label, paths, want):
+    """Each stack's written array against numpy's (stack -> array), 1e-12."""
+    for stack, path in paths.items():
+        got = np.load(path)
+        if got.shape != want[stack].shape:
+            fail("%s %s: shape %s, numpy %s" % (label, stack, got.shape, want[stack].shape))
+            continue
+        d = float(np.abs(got - want[stack]).max())
+        if not d <= 1e-12:
+            fail("%s %s: max |diff| %.3g from numpy" % (label, stack, d))
 
 
 def check_records(cli, name, inputs, arrays):
@@ -165,13 +190,16 @@ def rollout(A):
     return out
 
 
-def check_rollout(cli, name, inputs, arrays):
-    recs = f64_records(cli, "rollout", name, inputs)
+def check_rollout(cli, name, inputs, arrays, tmp):
+    opts, paths = array_options(tmp, "rollout")
+    recs = f64_records(cli, "rollout", name, inputs, opts)
     if recs is None:
         return
     enc = rollout(arrays["encoder_attentions"])
     dec = rollout(arrays["decoder_attentions"])
     cross = arrays["cross_attentions"][-1].mean(axis=0) @ enc[-1]
+    compare_arrays("%s rollout" % name, paths,
+                   {"encoder": np.array(enc), "decoder": np.array(dec), "cross": cross})
     want = [("encoder", l, R) for l, R in enumerate(enc)] + \
         [("decoder", l, R) for l, R in enumerate(dec)] + [("cross", len(dec) - 1, cross)]
     if len(recs) != len(want):
@@ -193,17 +221,22 @@ def js_distance(A, B):
     return float(np.mean(np.sqrt(js_ref.jsd_rows(A, B))))
 
 
-def check_similarity(cli, name, inputs, arrays):
-    recs = f64_records(cli, "similarity", name, inputs)
+def check_similarity(cli, name, inputs, arrays, tmp):
+    opts, paths = array_options(tmp, "similarity")
+    recs = f64_records(cli, "similarity", name, inputs, opts)
     if recs is None:
         return
-    want = []
+    want, matrices = [], {}
     for stack, key in (("encoder", "encoder_attentions"), ("decoder", "decoder_attentions"),
                        ("cross", "cross_attentions")):
         A = arrays[key]
         heads = [(l, h) for l in range(A.shape[0]) for h in range(A.shape[1])]
-        want += [(stack, a, b, js_distance(A[a], A[b]))
-                 for i, a in enumerate(heads) for b in heads[i + 1:]]
+        S = matrices[stack] = np.zeros((len(heads), len(heads)))
+        for i, a in enumerate(heads):
+            for j in range(i + 1, len(heads)):
+                S[i, j] = S[j, i] = js_distance(A[a], A[heads[j]])
+                want.append((stack, a, heads[j], S[i, j]))
+    compare_arrays("%s similarity" % name, paths, matrices)
     if len(recs) != len(want):
         fail("%s similarity: %d records, want %d" % (name, len(recs), len(want)))
         return
@@ -224,9 +257,10 @@ def main():
             check_attention(cli, name, inputs, refs, "f32", tmp)
             if arrays is not None:
                 check_records(cli, name, inputs, arrays)
-                check_rollout(cli, name, inputs, arrays)
-                check_similarity(cli, name, inputs, arrays)
-        print("%s: attention (f64, f32), analyze, rollout and similarity checked" % name)
+                check_rollout(cli, name, inputs, arrays, tmp)
+                check_similarity(cli, name, inputs, arrays, tmp)
+        print("%s: attention (f64, f32), analyze, rollout and similarity (records and arrays) "
+              "checked" % name)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
