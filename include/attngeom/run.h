@@ -773,6 +773,9 @@ typedef struct {
     size_t n;
     const double *M, *R, *mixing;
     size_t heads;
+    int stack;  /* appended: an encoder–decoder model's stack of the layer
+                   (AG_STACK_ENCODER, AG_STACK_DECODER: its self-attention
+                   sublayer), AG_STACK_NONE for a model of one stack */
 } ag_run_contrib_view;
 /* AG_OK to go on; another status stops the run (err as the callback set it). */
 typedef int (*ag_run_contrib_fn)(const ag_run_contrib_view *v, void *user, ag_error *err);
@@ -807,7 +810,17 @@ AG_EXPORT int ag_run_contributions_layer(const ag_model *m, const ag_layer_view 
  * alti" for compose with another method, "layer l: <message>" (a
  * decomposition, the weights), "contributions M_l: <message>" (the
  * metrics), "layer l head h: <message>" (norms), ag_run_flow's,
- * AG_ELIMIT/AG_ENOMEM. */
+ * AG_ELIMIT/AG_ENOMEM.
+ * On an encoder–decoder model (ag_model_seq2seq; in with its target) one
+ * pass decomposes AG_CONTRIB_NORMS_RES and AG_CONTRIB_ALTI per stack: the
+ * encoder's layers, then the decoder's self-attention sublayers (the
+ * decoder's block input h_l, its self-attention and the norm after it:
+ * y = h + SA(x), or LN(h + SA(h)) post-LN; the cross-attention adds to
+ * the stream after y and enters the next layer's h, not the terms), each
+ * stack composed over its own layers; records and fn's views carry the
+ * stack, opt's "layers" select in each (an index must exist in both).
+ * AG_CONTRIB_NORMS and AG_CONTRIB_FLOW are AG_EINVAL there ("<type> is an
+ * encoder-decoder model: --method norms|flow is not yet taken ..."). */
 AG_EXPORT int ag_run_contributions(const ag_model *m, const ag_run_input *in,
                                    const ag_run_options *opt, ag_workers *w,
                                    ag_contrib_method method, int compose, ag_run_contrib_fn fn,

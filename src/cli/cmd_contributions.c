@@ -55,7 +55,12 @@ static const char contributions_help[] =
     "context mixing of every token [count, n]: 1 - C_ii with alti, Kobayashi et\n"
     "al.'s ratio |sum_(j!=i) T_i(x_j)| / (|sum_(j!=i) T_i(x_j)| + |T_i(x_i)|) with\n"
     "norms-res; context_mixing in the records is its mean over the tokens.\n"
-    "Both take one text (--text, --tokens, or a --tokens-file of one line).\n";
+    "Both take one text (--text, --tokens, or a --tokens-file of one line).\n"
+    "On a t5, bart or whisper folder with a target (--target, --target-tokens):\n"
+    "norms-res and alti of the encoder's layers and of the decoder's\n"
+    "self-attention sublayers, records with \"stack\" (the cross-attention's\n"
+    "effect enters the decoder's next hidden state, not its terms;\n"
+    "docs/metrics.md); norms, flow, -o and --mixing not yet.\n";
 
 static const cli_option contributions_own[] = {
     {"--method", "M", "norms, norms-res, alti or flow (default alti)"},
@@ -71,7 +76,7 @@ static const cli_option contributions_own[] = {
     {"--temperatures", "T1,T2,...", "one set of records per T, in the order given (not with -o, --mixing)"},
     {NULL}};
 static const cli_option_group *const contributions_groups[] = {
-    CLI_OWN("contributions", contributions_own), &cli_group_input,
+    CLI_OWN("contributions", contributions_own), &cli_group_input, &cli_group_target,
     &cli_group_precision, &cli_group_records, &cli_group_curvature, &cli_group_output,
     &cli_group_table, &cli_group_label, &cli_group_aggregate, &cli_group_corpus,
     &cli_group_media, &cli_group_jobs, &cli_group_help, NULL};
@@ -110,7 +115,9 @@ static cli_lens contrib_lens;
 
 static int contributions_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    (void)r;
+    int target = cli_target_option(&r->input, "contributions", argc, argv, i);
+    if (target)
+        return target;
     int lens = cli_lens_option(&contrib_lens, "contributions", 0, argc, argv, i);
     if (lens)
         return lens;
@@ -247,6 +254,9 @@ int cmd_contributions(int argc, char **argv)
     r.outs[1] = (cli_path){"--mixing", opts.mixing};
     r.outs[2] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "contributions", 0);
+    if (rc == 0 && r.pair && files)
+        rc = cli_fail("%s: -o and --mixing are not yet written for an encoder-decoder model "
+                      "(the records are)", r.model_dir);
     ag_error err = {0};
     if (rc == 0 && opts.flow_max &&
         ag_run_options_set(r.opt, "flow_max_tokens", opts.flow_max, &err) != AG_OK)

@@ -263,7 +263,31 @@ assert S1.shape == (2, 2) and S1[0, 1] == one[2]["js_distance"] and one[2]["stac
 pycheck "similarity -o --decoder --cross on t5: one matrix per stack, the records' distances" "$T/t5simo.json" "$T/se.npy" "$T/sd.npy" "$T/sc.npy" "$T/t5simo1.json" "$T/sc1.npy"
 run_case 1 "--decoder and --cross need an encoder-decoder model (t5, bart, whisper) and its target" "similarity --cross on a model of one stack" similarity "$A/roberta" --tokens 3,4 --cross "$T/o/c.npy"
 run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "similarity --temperature on t5" similarity "$A/t5" --tokens 3,4 $TGT --temperature 2
-run_case 1 "$NEED: contributions needs --target" "contributions refuses t5" contributions "$A/t5" --tokens 3,4
+run_case 1 "$NEED: contributions needs --target T or --target-tokens IDS" "contributions refuses t5 without a target" contributions "$A/t5" --tokens 3,4
+# contributions on a pair: ALTI (and norms-res) of the encoder's layers,
+# then of the decoder's self-attention sublayers, records with their stack
+# and shapes, rows summing to 1 (ALTI), --rollout composing within each
+# stack (R_0 = C_0 of each), --layers in each; the values against numpy:
+# tests/ref/check_alti.py
+runj t5con.json contributions "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --metrics sigma_max,row_sum_error,context_mixing
+runj t5conr.json contributions "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --metrics sigma_max --rollout
+runj t5con1.json contributions "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --metrics sigma_max --layers 1 --method norms-res
+PYSCRIPT='
+c, r, one = records(a[0]), records(a[1]), records(a[2])
+want = [("encoder", 0), ("encoder", 1), ("decoder", 0), ("decoder", 1), ("decoder", 2)]
+for recs in (c, r):
+    assert [(x["stack"], x["layer"]) for x in recs] == want, recs
+    for x in recs:
+        assert x["head"] == -1 and (x["rows"], x["cols"]) == {"encoder": (5, 5), "decoder": (3, 3)}[x["stack"]], x
+assert all(x["row_sum_error"] < 1e-14 and 0 <= x["context_mixing"] <= 1 for x in c), c
+assert r[0]["sigma_max"] == c[0]["sigma_max"] and r[2]["sigma_max"] == c[2]["sigma_max"], (r, c)
+assert r[1]["sigma_max"] != c[1]["sigma_max"] and r[3]["sigma_max"] != c[3]["sigma_max"], (r, c)
+assert [(x["stack"], x["layer"]) for x in one] == [("encoder", 1), ("decoder", 1)], one
+'
+pycheck "contributions on t5-v1_1: ALTI of each stack, --rollout within a stack, --layers in each" "$T/t5con.json" "$T/t5conr.json" "$T/t5con1.json"
+run_case 1 "t5 is an encoder-decoder model: --method norms is not yet taken" "contributions --method norms on t5" contributions "$A/t5" --tokens 3,4 $TGT --method norms
+run_case 1 "t5 is an encoder-decoder model: --method flow is not yet taken" "contributions --method flow on t5" contributions "$A/t5" --tokens 3,4 $TGT --method flow
+run_case 1 "-o and --mixing are not yet written for an encoder-decoder model (the records are)" "contributions -o on t5" contributions "$A/t5" --tokens 3,4 $TGT -o "$T/o/c.npy"
 run_case 1 "$NEED: heads needs --target" "heads refuses t5" heads "$A/t5" --probe induction --length 4
 run_case 1 "$NEED: weights does not yet read its two stacks" "weights refuses t5" weights "$A/t5"
 run_case 1 "bart is an encoder-decoder model: analyze needs --target" "analyze refuses bart" analyze "$A/bart" --tokens 3,4
