@@ -12,19 +12,22 @@
  *
  * Certificate, for the Ritz vector y (unit) of the smallest Ritz value,
  * with θ = yᵀLy and r = ‖Ly − θy‖ recomputed from y itself:
- *   1. λ₁ ≤ a := ‖Lu‖ + γ (the Rayleigh quotient of u bounds λ₁ above).
- *   2. No third eigenvalue below b' := b − γ, b the midpoint of θ and the
- *      next Ritz value: the Cholesky factorisation of
- *      M = L − bI + (1 + b)(uuᵀ + yyᵀ) succeeds, so M (up to its backward
- *      error, within γ) is positive definite and L − bI, a rank-two update
- *      away, has at most two negative eigenvalues (Sylvester's law of
- *      inertia with Cauchy interlacing; GVL §8.1.2, Parlett §3-3, §10-2).
+ *   1. λ₁ ≤ a := ‖Lu‖ + γ (the Rayleigh quotient of u bounds λ₁ above;
+ *      γ = 4nε‖|L|‖, ‖|L|‖ ≤ 2, bounds the rounding of the product).
+ *   2. No third eigenvalue below b' := b − γ_c, b the midpoint of θ and
+ *      the next Ritz value: the Cholesky factorisation of
+ *      M = L − bI + (1 + b)(uuᵀ + yyᵀ) succeeds, so M + E is positive
+ *      definite, ‖E‖ ≤ γ_c = n(n + 1)ε‖M‖ (Higham, Accuracy and Stability of
+ *      Numerical Algorithms, Theorem 10.3, with ‖|Rᵀ||R|‖ ≤ n‖M‖;
+ *      ‖M‖ ≤ 4 + 3b), and L + E − bI, a positive semidefinite rank-two
+ *      update away, has at most two negative eigenvalues (Sylvester's law
+ *      of inertia with interlacing; GVL §8.1.2, Parlett §10-2).
  *   3. θ − r > a and θ + r < b': the eigenvalue within r of θ (Weyl; Parlett
  *      Theorem 4-5-1) is then λ₂, alone in (a, b').
  *   4. Kato–Temple (Parlett Theorem 10-6-1): θ − r²/(b' − θ) ≤ λ₂ ≤
  *      θ + r²/(θ − a); both terms must be ≤ FIEDLER_TOL·θ.
- * γ = 256·n·ε·2 covers the rounding of L's products, of ‖Lu‖ and of the
- * Cholesky factorisation (‖L‖ ≤ 2; GVL §4.2.6). θ below FIEDLER_FLOOR
+ * θ and r are themselves rounded, by at most γ (worst case; √n·ε in
+ * practice, the order of dsyevr's own error). θ below FIEDLER_FLOOR
  * (nearly disconnected graphs, whose dense value is itself accurate only to
  * ε‖L‖ absolutely), a failed certificate, or no convergence within
  * FIEDLER_BASIS steps: dsyevr instead (the caller's fallback). The start
@@ -181,9 +184,10 @@ int ag_fiedler_krylov(const double *L, const double *u, size_t n, ag_matrix_work
     if (status != AG_OK)
         return status;
     fl_ritz_vector(&F, k, &theta, &r);
-    double gamma = 512.0 * (double)n * DBL_EPSILON;
+    double gamma = 8.0 * (double)n * DBL_EPSILON;
     fl_apply(&F, u, F.w);
-    double a = cblas_dnrm2((int)n, F.w, 1) + gamma, b = 0.5 * (theta + theta2), bp = b - gamma;
+    double a = cblas_dnrm2((int)n, F.w, 1) + gamma, b = 0.5 * (theta + theta2),
+           bp = b - (double)n * (double)(n + 1) * DBL_EPSILON * (4 + 3 * b) * 1.01;
     if (!(theta >= FIEDLER_FLOOR && isfinite(theta2) && theta - r > a && theta + r < bp))
         return AG_OK;
     double tol = FIEDLER_TOL * theta;
