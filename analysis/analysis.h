@@ -112,7 +112,8 @@ int ag_sigma1_squared(double *X, size_t m, size_t n, ag_matrix_work *w, double *
 /* The second-smallest eigenvalue of the normalised Laplacian L (n×n
  * row-major, lower triangle read) whose null vector is the unit u, by
  * Lanczos in u^⊥ with a certificate (analysis/fiedler.c): *certified = 1
- * and *value within 2^-46 relative of the eigenvalue, or *certified = 0
+ * and *value within 2^-46 relative of the eigenvalue (plus the rounding of
+ * the last product, ≤ 8nε), or *certified = 0
  * (small n, θ < 1/16, near-tie, no convergence) and *value untouched, for
  * the dense route. Uses the slots AG_WK_BASIS, AG_WK_COPY2, AG_WK_IWORK,
  * AG_WK_LWORK. AG_OK or AG_ENOMEM/AG_ELAPACK. */

@@ -159,8 +159,9 @@ static void symmetrise(const double *S, size_t n, double *Wm)
                     Wm[i * n + j] = S[i * n + j] + S[j * n + i];
 }
 
-/* From this n on, Lanczos beats dsyevr (docs/performance.md: 1.0× at
- * n = 256, 3× at 1024; below, dsyevr is faster). */
+/* From this n on, Lanczos beats dsyevr (docs/performance.md, "Krylov
+ * routes": 1.1× at n = 256, 2× at 512, 3× at 1024; below, dsyevr is
+ * faster). */
 #define FIEDLER_KRYLOV_MIN 256
 
 /* u = D^{1/2}𝟙 normalised, L's null vector (analysis/fiedler.c), with
