@@ -113,10 +113,10 @@ int ag_sigma1_squared(double *X, size_t m, size_t n, ag_matrix_work *w, double *
  * row-major, lower triangle read) whose null vector is the unit u, by
  * Lanczos in u^⊥ with a certificate (analysis/fiedler.c): *certified = 1
  * and *value within 2^-46 relative of the eigenvalue (plus the rounding of
- * the last product, ≤ 8nε), or *certified = 0
- * (small n, θ < 1/16, near-tie, no convergence) and *value untouched, for
- * the dense route. Uses the slots AG_WK_BASIS, AG_WK_COPY2, AG_WK_IWORK,
- * AG_WK_LWORK. AG_OK or AG_ENOMEM/AG_ELAPACK. */
+ * the last product, ≤ 8nε), or *certified = 0 (n < 3, θ < 1/16, a
+ * near-tie, no convergence) and *value untouched, for the dense route.
+ * Uses the slots AG_WK_BASIS, AG_WK_COPY2, AG_WK_IWORK. AG_OK, AG_ENOMEM
+ * or AG_ELAPACK. */
 int ag_fiedler_krylov(const double *L, const double *u, size_t n, ag_matrix_work *w,
                       double *value, int *certified);
 /* w ← w − V(Vᵀw) over the rows × q row-major V, classical Gram–Schmidt,
