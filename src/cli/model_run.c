@@ -114,6 +114,11 @@ static int target_ids(cli_model_run *r, const char *cmd)
     } else {
         ag_tokenizer *tok = NULL;
         status = ag_tokenizer_load(r->model_dir, &tok, &err);
+        if (status == AG_ENOTFOUND)
+            return cli_fail("%s: --target TEXT is tokenized by the folder's tokenizer and it has no "
+                            "tokenizer files (tokenizer.json, vocab.json + merges.txt, or "
+                            "vocab.txt): give the decoder's ids with --target-tokens IDS",
+                            r->model_dir);
         if (status == AG_OK)
             status = ag_run_target_ids(r->model, tok, in->target, strlen(in->target), &r->target,
                                        &r->n_target, &err);
@@ -127,10 +132,10 @@ static int target_ids(cli_model_run *r, const char *cmd)
 
 /* A target on the model r->model of one stack: taken for Whisper's decoder
  * (r->model, its encoder as ag_model_load reads it, is replaced by the pair
- * of ag_seq2seq_load) as --target-tokens only: its prompt
- * (<|startoftranscript|>, language, task, <|notimestamps|>) is a choice of
- * the generation settings, not a tokenizer's template, so --target TEXT is
- * not built here. */
+ * of ag_seq2seq_load): --target-tokens verbatim, or --target TEXT through
+ * the folder's tokenizer, whose saved template holds the prompt prefix
+ * (<|startoftranscript|>, language, task, <|notimestamps|>: what
+ * set_prefix_tokens wrote before save_pretrained; ag_run_target_ids). */
 static int whisper_pair(cli_model_run *r)
 {
     const cli_input *in = &r->input;
@@ -141,13 +146,11 @@ static int whisper_pair(cli_model_run *r)
     if (!whisper)
         return cli_fail("%s: --target needs an encoder-decoder model: a t5, bart or whisper "
                         "folder", r->model_dir);
-    if (!in->target_tokens)
-        return cli_fail("%s: whisper: %s is not taken (its decoder prompt depends on the "
-                        "generation settings): give the prompt's ids with --target-tokens IDS",
-                        r->model_dir, in->target ? "--target TEXT" : "--target-file");
     if (ag_seq2seq_load(r->model_dir, &r->pair, &err) != AG_OK)
-        return cli_fail("%s: --target-tokens runs Whisper's decoder: %s", r->model_dir,
-                        err.message);
+        return cli_fail("%s: %s runs Whisper's decoder: %s", r->model_dir,
+                        in->target_tokens ? "--target-tokens"
+                        : in->target      ? "--target"
+                                          : "--target-file", err.message);
     return 0;
 }
 

@@ -154,7 +154,34 @@ check "whisper: --audio with a target gives the arrays of the features it saves"
 "$CLI" attention "$WS" --features "$T/wf.npy" $WT -o "$T/wa2.npy" --cross "$T/wc2.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
 for k in wa wc; do cmp -s "$T/${k}1.npy" "$T/${k}2.npy" || fail "$k: --audio differs from its saved features"; done
 cmp -s "$T/wc1.npy" "$T/wc.npy" && fail "the chirp's cross-attention equals the reference features': the check cannot tell"
-run_case 1 "whisper: --target TEXT is not taken (its decoder prompt depends on the generation settings): give the prompt's ids with --target-tokens IDS" "whisper --target TEXT" analyze "$WS" --features "$WF" --target "a b"
+# --target TEXT on Whisper: the folder's byte-level BPE (its template
+# "<|startoftranscript|> <|en|> <|transcribe|> <|notimestamps|> $A
+# <|endoftext|>", ids 45 43 44 47 ... 46) gives the labels; HF's
+# fine-tuning collator drops their leading decoder start (45) and
+# shift_tokens_right puts it back: the labels less their last id. The ids
+# below are the Rust tokenizers library's (Node binding, by hand:
+# tools/tokenize_ref/rust_vocab.mjs on the folder).
+check "whisper: tokenize gives the Rust library's ids"
+for pair in "the cat sat on the mat.|45,43,44,47,19,30,34,36,38,31,40,27,46," \
+            " a cat, on a mat|45,43,44,47,41,34,28,38,41,40,46," "zz.on|45,43,44,47,25,25,27,42,46,"; do
+    text=${pair%%|*}
+    got=$("$CLI" tokenize "$WS" --text "$text" --format tsv 2>"$T/err" | tail -n +2 | cut -f2 | tr '\n' ,)
+    [ "$got" = "${pair#*|}" ] || fail "'$text': $got, the Rust library ${pair#*|} ($(head -c 200 "$T/err"))"
+done
+check "whisper: --target TEXT runs the labels less their last id (the records and arrays of --target-tokens)"
+WTXT="the cat sat on the mat."
+"$CLI" analyze "$WS" --features "$WF" --target "$WTXT" --format jsonl --metrics sigma_max,cross --precision f64 >"$T/wt1.jsonl" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" analyze "$WS" --features "$WF" --target-tokens 45,43,44,47,19,30,34,36,38,31,40,27 --format jsonl --metrics sigma_max,cross --precision f64 >"$T/wt2.jsonl" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+cmp -s "$T/wt1.jsonl" "$T/wt2.jsonl" || fail "--target differs from --target-tokens 45,43,44,47,19,30,34,36,38,31,40,27"
+grep -q '"stack":"cross","layer":2,"head":1,"rows":12,"cols":10' "$T/wt1.jsonl" || fail "no record of 12 target rows: $(head -c 300 "$T/wt1.jsonl")"
+"$CLI" attention "$WS" --features "$WF" --target "$WTXT" -o "$T/wte1.npy" --cross "$T/wtc1.npy" --decoder-hidden "$T/wth1.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" attention "$WS" --features "$WF" --target-tokens 45,43,44,47,19,30,34,36,38,31,40,27 -o "$T/wte2.npy" --cross "$T/wtc2.npy" --decoder-hidden "$T/wth2.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+for k in wte wtc wth; do cmp -s "$T/${k}1.npy" "$T/${k}2.npy" || fail "$k: --target differs from its ids given verbatim"; done
+"$CLI" attention "$WS" --features "$WF" --target-tokens 45,45,43,44,47,19,30,34,36,38,31,40,27 --cross "$T/wtc3.npy" -o "$T/wte3.npy" 2>"$T/err" || fail "exit $?"
+cmp -s "$T/wtc1.npy" "$T/wtc3.npy" && fail "the shift without the collator's drop gives the same cross-attention: the check cannot tell"
+mkdir "$T/wsnotok"
+for f in config.json model.safetensors; do ln -s "$WS/$f" "$T/wsnotok/"; done
+run_case 1 "$T/wsnotok: --target TEXT is tokenized by the folder's tokenizer and it has no tokenizer files (tokenizer.json, vocab.json + merges.txt, or vocab.txt): give the decoder's ids with --target-tokens IDS" "whisper --target TEXT without a tokenizer" analyze "$T/wsnotok" --features "$WF" --target "a b"
 run_case 1 "--target-tokens runs Whisper's decoder: $ROOT/tests/data/models/tiny-whisper/model.safetensors: tensor 'model.decoder.layers.0.self_attn_layer_norm.weight' not found" "a target on a whisper folder without its decoder" analyze "$ROOT/tests/data/models/tiny-whisper" --audio "$ROOT/tests/data/audio/chirp_1s.wav" --frames 40 $WT
 run_case 1 "token id 48 at position 1 is outside the vocabulary (vocab_size = 48)" "whisper: a prompt id outside the decoder's vocabulary" analyze "$WS" --features "$WF" --target-tokens 45,48
 
