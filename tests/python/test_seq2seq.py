@@ -247,3 +247,31 @@ def test_what_does_not_go_together(tmp):
         t5.weights()
     with pytest.raises(attngeom.Error, match="this run takes a model of one stack"):
         t5.residual(tokens=[3, 4])
+
+
+# Whisper's decoder (whisper-seq2seq, its byte-level BPE): target= is the
+# tokenizer's labels less their last id (HF's fine-tuning collator drops
+# the leading <|startoftranscript|>, shift_tokens_right puts it back), as
+# `attngeom analyze --target`; without a target the encoder alone
+WHISPER_TEXT = "the cat sat on the mat."
+WHISPER_IDS = [45, 43, 44, 47, 19, 30, 34, 36, 38, 31, 40, 27]  # the labels less <|endoftext|>
+
+
+def test_whisper_target_text_equals_cli(tmp):
+    ws, feats = ARCH / "whisper-seq2seq", ARCH.parent.parent / "archref" / "whisper-seq2seq" / "features.npy"
+    m = attngeom.Model(ws)
+    assert m.tokenize(WHISPER_TEXT) == WHISPER_IDS + [46]
+    cli = run_cli("analyze", ws, "--features", feats, "--target", WHISPER_TEXT, "--format", "json",
+                  "--precision", "f64", "--metrics", "sigma_max,cross")["records"]
+    py = m.analyze(features=feats, target=WHISPER_TEXT, metrics="sigma_max,cross", precision="f64")
+    same_records(py, cli)
+    assert py == m.analyze(features=feats, target_tokens=WHISPER_IDS, metrics="sigma_max,cross",
+                           precision="f64")
+    assert [(r["rows"], r["cols"]) for r in py if r["stack"] == "cross"] == [(12, 10)] * 6
+    a = m.attention(features=feats, target=WHISPER_TEXT)
+    run_cli("attention", ws, "--features", feats, "--target", WHISPER_TEXT, "-o", tmp / "e.npy",
+            "--decoder", tmp / "d.npy", "--cross", tmp / "c.npy")
+    assert [x.tobytes() for x in a] == [np.load(tmp / f).tobytes() for f in ("e.npy", "d.npy", "c.npy")]
+    # no target: the encoder alone, the pair's encoder arrays
+    assert m.attention(features=feats).tobytes() == a.encoder.tobytes()
+    assert "decoder" not in m.config
