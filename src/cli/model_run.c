@@ -164,9 +164,9 @@ static int load_model(cli_model_run *r, const char *cmd)
     int target = !!in->target + !!in->target_tokens + !!in->target_file;
     if (target > 1)
         return cli_usage_error(cmd, "give one of --target, --target-tokens and --target-file");
-    if (in->target_file && !in->text_file && !in->tokens_file)
-        return cli_usage_error(cmd, "--target-file pairs with --text-file or --tokens-file "
-                               "(one source: --target)");
+    if (in->target_file && !in->text_file && !in->tokens_file && !in->audio_file)
+        return cli_usage_error(cmd, "--target-file pairs with --text-file, --tokens-file or "
+                               "--audio-file (one source: --target)");
     if (!ag_model_dir_is_seq2seq(r->model_dir)) {
         if (ag_model_load_tower(r->model_dir, cli_input_kind(in), &r->model, &err) != AG_OK)
             return cli_fail_error(&err);
@@ -195,12 +195,31 @@ static int line_target(const cli_model_run *r, const ag_tokenizer *tok, const ch
     return status;
 }
 
+/* Whether line [start, start + n) of a file holds only blanks. */
+static int blank_line(const char *line, size_t n)
+{
+    size_t b = 0;
+    while (b < n && (line[b] == ' ' || line[b] == '\t' || line[b] == '\r'))
+        b++;
+    return b == n;
+}
+
+/* The source file --target-file pairs with: "--text-file F" etc. */
+static const char *source_option(const cli_input *in)
+{
+    return in->text_file ? "--text-file" : in->tokens_file ? "--tokens-file" : "--audio-file";
+}
+
 /* --target-file: line k of the file is the target of the source on line k
- * (the sources' "text"); a source without its line, or with a blank one,
- * is refused naming both. */
+ * (the sources' "text"; an --audio-file list's line k the same way); a
+ * source without its line, a blank one, or a target line past the last
+ * source is refused naming both files. */
 static int target_file(cli_model_run *r)
 {
-    const char *name = r->input.target_file;
+    const cli_input *in = &r->input;
+    const char *name = in->target_file;
+    const char *src = in->text_file ? in->text_file : in->tokens_file ? in->tokens_file
+                                                                      : in->audio_file;
     char *buf = NULL;
     size_t len = 0, pos = 0, start = 0, n = 0, k = 0;
     long line = 0;
@@ -209,18 +228,20 @@ static int target_file(cli_model_run *r)
     if (cli_read_text_file(&name, CLI_TEXT_FILE_MAX, &buf, &len) != 0)
         return 1;
     int status = ag_tokenizer_load(r->model_dir, &tok, &err);
-    while (status == AG_OK && k < r->nseq && cli_next_line(buf, len, &pos, &start, &n)) {
-        if (line++ != r->seqs[k].line)
-            continue;
-        size_t b = 0;
-        while (b < n && (buf[start + b] == ' ' || buf[start + b] == '\t'))
-            b++;
-        status = b == n ? ag_error_set(&err, AG_EINVAL, "line %ld is blank: no target", line)
-                        : line_target(r, tok, buf + start, n, &r->seqs[k++], &err);
+    while (status == AG_OK && cli_next_line(buf, len, &pos, &start, &n)) {
+        long at = line++;
+        int blank = blank_line(buf + start, n);
+        if (k == r->nseq && !blank)
+            status = ag_error_set(&err, AG_EINVAL, "line %ld has no source: the last of %s %s "
+                                  "is on line %ld", at + 1, source_option(in), src,
+                                  r->seqs[r->nseq - 1].line + 1);
+        else if (k < r->nseq && at == r->seqs[k].line)
+            status = blank ? ag_error_set(&err, AG_EINVAL, "line %ld is blank: no target", at + 1)
+                           : line_target(r, tok, buf + start, n, &r->seqs[k++], &err);
     }
     if (status == AG_OK && k < r->nseq)
-        status = ag_error_set(&err, AG_EINVAL, "%ld lines: no target for source line %ld", line,
-                              r->seqs[k].line + 1);
+        status = ag_error_set(&err, AG_EINVAL, "%ld lines: no target for source line %ld of "
+                              "%s %s", line, r->seqs[k].line + 1, source_option(in), src);
     ag_tokenizer_free(tok);
     free(buf);
     return status == AG_OK ? 0 : cli_fail("%s: --target-file %s: %s", r->model_dir, name, err.message);

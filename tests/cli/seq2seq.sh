@@ -98,8 +98,10 @@ printf 'd e\nx\n\nd\n' >"$T/tgt_blank.txt"
 run_case 1 "line 3 is blank: no target" "--target-file: a blank target line" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_blank.txt"
 printf 'd e\nx\ne\n' >"$T/tgt_short.txt"
 run_case 1 "3 lines: no target for source line 4" "--target-file: shorter than the sources" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_short.txt"
+printf 'd e\nx\ne\nd\nextra\n' >"$T/tgt_long.txt"
+run_case 1 "--target-file $T/tgt_long.txt: line 5 has no source: the last of --text-file $T/src.txt is on line 4" "--target-file: longer than the sources" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_long.txt"
 run_case 2 "--cross $T/o/c.npy names one file and the input holds 3 texts" "--target-file: --cross without {i}" attention "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt.txt" -o "$T/o/a_{i}.npy" --cross "$T/o/c.npy"
-run_case 2 "--target-file pairs with --text-file or --tokens-file" "--target-file with one source" analyze "$T/t5tok" --text "a" --target-file "$T/tgt.txt"
+run_case 2 "--target-file pairs with --text-file, --tokens-file or --audio-file" "--target-file with one source" analyze "$T/t5tok" --text "a" --target-file "$T/tgt.txt"
 
 # BART: labels <s> ... </s> (ids 0 and 2), decoder_start_token_id 2 (</s>)
 mkdir "$T/barttok"
@@ -182,6 +184,33 @@ cmp -s "$T/wtc1.npy" "$T/wtc3.npy" && fail "the shift without the collator's dro
 mkdir "$T/wsnotok"
 for f in config.json model.safetensors; do ln -s "$WS/$f" "$T/wsnotok/"; done
 run_case 1 "$T/wsnotok: --target TEXT is tokenized by the folder's tokenizer and it has no tokenizer files (tokenizer.json, vocab.json + merges.txt, or vocab.txt): give the decoder's ids with --target-tokens IDS" "whisper --target TEXT without a tokenizer" analyze "$T/wsnotok" --features "$WF" --target "a b"
+# --audio-file with --target-file: line k of the targets is the target of
+# the sound file on line k of the list (a blank list line skipped, its
+# target line unread); each file's arrays are those of its pair run alone;
+# a target file that ends early or runs past the list is refused naming
+# both files
+AU=$ROOT/tests/data/audio
+printf '%s\n\n%s\n' "$AU/chirp_1s.wav" "$AU/tone_float.wav" >"$T/wl.txt"
+printf 'the cat sat on the mat.\nunread\nat\n' >"$T/wtg.txt"
+check "whisper: --audio-file with --target-file pairs line by line"
+"$CLI" attention "$WS" --audio-file "$T/wl.txt" --target-file "$T/wtg.txt" --frames 20 -o "$T/wla_{i}.npy" --cross "$T/wlc_{i}.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+for i in 0 2; do
+    [ $i = 0 ] && set -- "$AU/chirp_1s.wav" "$WTXT" || set -- "$AU/tone_float.wav" at
+    "$CLI" attention "$WS" --audio "$1" --target "$2" --frames 20 -o "$T/wla.npy" --cross "$T/wlc.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+    for k in wla wlc; do cmp -s "$T/${k}_$i.npy" "$T/$k.npy" || fail "$k: file $i differs from its pair run alone"; done
+done
+cmp -s "$T/wlc_0.npy" "$T/wlc_2.npy" && fail "files 0 and 2 give the same cross-attention: the check cannot tell"
+runj wl.json analyze "$WS" --audio-file "$T/wl.txt" --target-file "$T/wtg.txt" --frames 20 --metrics sigma_max --format json
+PYSCRIPT='
+r = records(a[0])
+cross = [(x["text"], x["rows"], x["cols"]) for x in r if x["stack"] == "cross"]
+assert cross == [(0, 12, 10)] * 6 + [(2, 5, 10)] * 6, cross
+'
+pycheck "whisper: --audio-file records carry text 0 and 2, each with its target's rows" "$T/wl.json"
+printf 'the cat\n\n' >"$T/wtshort.txt"
+run_case 1 "--target-file $T/wtshort.txt: 2 lines: no target for source line 3 of --audio-file $T/wl.txt" "whisper: fewer targets than sound files" analyze "$WS" --audio-file "$T/wl.txt" --target-file "$T/wtshort.txt" --frames 20
+printf 'a\nb\nc\nd\n' >"$T/wtlong.txt"
+run_case 1 "--target-file $T/wtlong.txt: line 4 has no source: the last of --audio-file $T/wl.txt is on line 3" "whisper: more targets than sound files" analyze "$WS" --audio-file "$T/wl.txt" --target-file "$T/wtlong.txt" --frames 20
 run_case 1 "--target-tokens runs Whisper's decoder: $ROOT/tests/data/models/tiny-whisper/model.safetensors: tensor 'model.decoder.layers.0.self_attn_layer_norm.weight' not found" "a target on a whisper folder without its decoder" analyze "$ROOT/tests/data/models/tiny-whisper" --audio "$ROOT/tests/data/audio/chirp_1s.wav" --frames 40 $WT
 run_case 1 "token id 48 at position 1 is outside the vocabulary (vocab_size = 48)" "whisper: a prompt id outside the decoder's vocabulary" analyze "$WS" --features "$WF" --target-tokens 45,48
 
