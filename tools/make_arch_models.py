@@ -881,6 +881,41 @@ def whisper_tokenizer():
     return {"tokenizer.json": tok, "tokenizer_config.json": conf}
 
 
+# t5-v1_1's Unigram (issue 30, a golden case of --target TEXT): pieces
+# and log-probabilities in the layout of t5-small's tokenizer.json (<pad>
+# 0, </s> 1, <unk> 2, "\u2581" the Metaspace word start), 48 = the folder's
+# vocab_size; template "$A </s>" (T5TokenizerFast's).
+T5_PIECES = ([("\u2581", -2.0)] + [(chr(c), -5.0 - 0.01 * (c - 97)) for c in range(97, 123)]
+             + [("\u2581the", -3.0), ("\u2581cat", -4.0), ("\u2581sat", -4.5), ("\u2581on", -3.5),
+                ("\u2581mat", -4.6), ("\u2581a", -3.2), ("at", -4.0), ("he", -4.2), ("\u2581s", -4.1),
+                (".", -3.3), (",", -3.4), ("\u2581die", -4.3), ("\u2581katze", -5.5), ("en", -4.4),
+                ("\u2581auf", -4.8), ("\u2581der", -4.7), (":", -3.6), ("\u2581translate", -6.0)])
+
+
+def t5_tokenizer():
+    """{file name: JSON object} of the t5-v1_1 folder's tokenizer."""
+    specials = ["<pad>", "</s>", "<unk>"]
+    vocab = [[t, 0.0] for t in specials] + [[t, p] for t, p in T5_PIECES]
+    assert len(vocab) == 48
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for i, t in enumerate(specials)]
+    eos = {"SpecialToken": {"id": "</s>", "type_id": 0}}
+    meta = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}
+    tok = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+           "normalizer": {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+           "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, meta]},
+           "post_processor": {"type": "TemplateProcessing",
+                              "single": [{"Sequence": {"id": "A", "type_id": 0}}, eos],
+                              "pair": [{"Sequence": {"id": "A", "type_id": 0}}, eos,
+                                       {"Sequence": {"id": "B", "type_id": 0}}, eos],
+                              "special_tokens": {"</s>": {"id": "</s>", "ids": [1], "tokens": ["</s>"]}}},
+           "decoder": meta,
+           "model": {"type": "Unigram", "unk_id": 2, "vocab": vocab, "byte_fallback": False}}
+    conf = {"eos_token": "</s>", "pad_token": "<pad>", "unk_token": "<unk>", "extra_ids": 0,
+            "model_max_length": 512, "tokenizer_class": "T5Tokenizer"}
+    return {"tokenizer.json": tok, "tokenizer_config.json": conf}
+
+
 CLIP_LAYER = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
               "layer_norm1", "mlp.fc1", "mlp.fc2", "layer_norm2")
 
@@ -1103,7 +1138,8 @@ SEQ2SEQ_CASES = {
 }
 
 # Other files of a case's folder: name -> () -> {file name: JSON object}.
-EXTRA_FILES = {"clip-text": clip_tokenizer, "whisper-seq2seq": whisper_tokenizer}
+EXTRA_FILES = {"clip-text": clip_tokenizer, "whisper-seq2seq": whisper_tokenizer,
+               "t5-v1_1": t5_tokenizer}
 
 # Variants the engine before issue 10 already runs (see --crosscheck).
 CROSSCHECK = {

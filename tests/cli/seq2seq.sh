@@ -121,6 +121,24 @@ check "--target TEXT on bart: <s> d e </s> shifted right after </s> = 2, 0, 6, 7
 "$CLI" attention "$T/barttok" --tokens 3,4,5,2 --target-tokens 2,0,6,7 -o "$T/be2.npy" --cross "$T/bc2.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
 cmp -s "$T/bc1.npy" "$T/bc2.npy" || fail "--target 'd e' differs from --target-tokens 2,0,6,7"
 
+# t5-v1_1's own tokenizer (a Unigram in t5-small's layout, template "$A
+# </s>"): its ids are the Rust tokenizers library's (Node binding, by hand:
+# tools/tokenize_ref/rust_vocab.mjs), and --target is [0] + labels[:-1]
+# (the golden case T5V11.target.text runs the same pair)
+check "t5-v1_1: tokenize gives the Rust library's ids; --target equals its shifted ids"
+for pair in "translate: the cat sat on the mat.|47,46,30,31,32,33,30,34,39,1," \
+            "die katze sat auf der mat|41,42,32,44,45,34,1," "the  cat|30,31,1," "xyz|3,27,28,29,1,"; do
+    text=${pair%%|*}
+    got=$("$CLI" tokenize "$A/t5-v1_1" --text "$text" --format tsv 2>"$T/err" | tail -n +2 | cut -f2 | tr '\n' ,)
+    [ "$got" = "${pair#*|}" ] || fail "'$text': $got, the Rust library ${pair#*|} ($(head -c 200 "$T/err"))"
+done
+"$CLI" analyze "$A/t5-v1_1" --text "translate: the cat sat on the mat." --target "die katze sat auf der mat" --format jsonl --metrics sigma_max,cross >"$T/v1.jsonl" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" analyze "$A/t5-v1_1" --tokens 47,46,30,31,32,33,30,34,39,1 --target-tokens 0,41,42,32,44,45,34 --format jsonl --metrics sigma_max,cross >"$T/v2.jsonl" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+sed 1d "$T/v1.jsonl" | sed 's/,"input":[^}]*//' >"$T/v1b.jsonl"
+sed 1d "$T/v2.jsonl" | sed 's/,"input":[^}]*//' >"$T/v2b.jsonl"
+[ "$(wc -l <"$T/v1b.jsonl")" -eq 24 ] || fail "not 24 records (6 encoder, 9 decoder, 9 cross): $(head -c 300 "$T/v1b.jsonl")"
+cmp -s "$T/v1b.jsonl" "$T/v2b.jsonl" || fail "--target differs from --target-tokens 0,41,42,32,44,45,34: $(diff "$T/v1b.jsonl" "$T/v2b.jsonl" | head -c 300)"
+
 # Whisper's decoder (whisper-seq2seq: 2 encoder, 3 decoder layers, 2 heads;
 # 19 feature frames: 10 source positions): --features with --target-tokens
 # (the prompt verbatim); --target TEXT refused naming --target-tokens; a

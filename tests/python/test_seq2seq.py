@@ -275,3 +275,14 @@ def test_whisper_target_text_equals_cli(tmp):
     # no target: the encoder alone, the pair's encoder arrays
     assert m.attention(features=feats).tobytes() == a.encoder.tobytes()
     assert "decoder" not in m.config
+
+
+def test_t5_own_tokenizer_target_text():
+    """t5-v1_1's Unigram: target= is [0] + labels[:-1], as the CLI's --target."""
+    m = attngeom.Model(ARCH / "t5-v1_1")
+    src, tgt = "translate: the cat sat on the mat.", "die katze sat auf der mat"
+    assert m.tokenize(tgt) == [41, 42, 32, 44, 45, 34, 1]  # the Rust library's (seq2seq.sh)
+    py = m.analyze(src, "sigma_max,cross", target=tgt)
+    same_records(py, run_cli("analyze", ARCH / "t5-v1_1", "--text", src, "--target", tgt,
+                             "--metrics", "sigma_max,cross", "--format", "json")["records"])
+    assert py == m.analyze(src, "sigma_max,cross", target_tokens=[0, 41, 42, 32, 44, 45, 34])
