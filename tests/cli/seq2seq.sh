@@ -247,6 +247,37 @@ assert [x["stack"] for x in g] == ["encoder", "decoder", "cross"], g
 assert [x["n"] for x in g] == [6, 9, 9], g
 '
 pycheck "analyze on t5-v1_1: stacks, shapes, family E null, --aggregate --by stack" "$T/t5rec.json" "$T/t5agg.json"
+# --aggregate --by layer keeps the stacks apart ("stack" implied first):
+# one row per (stack, layer), its mean and sample std those numpy computes
+# from the records; the same from the `aggregate` command on the record
+# file; --by stack,layer names it (the same rows), --by layer on records of
+# one stack shows no stack column
+runj t5lay.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64 --aggregate --by layer
+runj t5lay2.json aggregate "$T/t5rec.json" --by layer --format json
+runj t5lay3.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64 --aggregate --by stack,layer
+runj rolay.json analyze "$A/roberta" --tokens 3,4,5,6 --format json --metrics sigma_max --aggregate --by layer
+PYSCRIPT='
+import numpy as np
+r = records(a[0])
+g, g2, g3, one = (records(p) for p in a[1:])
+want = {}
+for x in r:
+    want.setdefault((x["stack"], x["layer"]), []).append(x["sigma_max"])
+assert [(x["stack"], x["layer"]) for x in g] == list(want), [(x["stack"], x["layer"]) for x in g]
+assert len(g) == 8, g  # 2 encoder layers, 3 decoder and 3 cross
+for x in g:
+    v = np.array(want[(x["stack"], x["layer"])])
+    assert x["n"] == v.size == 3, x
+    assert abs(x["sigma_max"] - v.mean()) <= 1e-12 * abs(v.mean()), (x, v)
+    assert abs(x["sigma_max_std"] - v.std(ddof=1)) <= 1e-12 * v.std(ddof=1) + 1e-15, (x, v)
+    assert list(x)[:2] == ["stack", "layer"], list(x)
+assert [(x["stack"], x["layer"], x["sigma_max"]) for x in g2] == [(x["stack"], x["layer"], x["sigma_max"]) for x in g], g2
+assert g3 == g, g3
+assert "stack" not in one[0] and [x["layer"] for x in one] == [0, 1], one
+'
+pycheck "--aggregate --by layer on a pair: one row per (stack, layer), numpy's mean and std" "$T/t5rec.json" "$T/t5lay.json" "$T/t5lay2.json" "$T/t5lay3.json" "$T/rolay.json"
+runj rorec.json analyze "$A/roberta" --tokens 3,4,5,6 --format json --metrics sigma_max
+run_case 1 "compare: the records of $T/t5rec.json carry \"stack\" (an encoder-decoder model's) and those of $T/rorec.json do not" "compare --by layer: stacks on one side only" compare "$T/t5rec.json" "$T/rorec.json" --by layer
 run_case 1 "$NEED: residual needs --target" "residual refuses t5" residual "$A/t5" --tokens 3,4
 run_case 1 "$NEED: rollout needs --target T or --target-tokens IDS" "rollout refuses t5 without a target" rollout "$A/t5-v1_1" --tokens 3,4
 # rollout on a pair: the encoder's rollout (2 layers), the decoder's (3),

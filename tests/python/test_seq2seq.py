@@ -286,3 +286,19 @@ def test_t5_own_tokenizer_target_text():
     same_records(py, run_cli("analyze", ARCH / "t5-v1_1", "--text", src, "--target", tgt,
                              "--metrics", "sigma_max,cross", "--format", "json")["records"])
     assert py == m.analyze(src, "sigma_max,cross", target_tokens=[0, 41, 42, 32, 44, 45, 34])
+
+
+def test_aggregate_by_layer_keeps_stacks_apart():
+    """by="layer" on a pair's records: "stack" implied first, one row per
+    (stack, layer), as the CLI's --aggregate --by layer."""
+    recs = attngeom.Model(ARCH / "t5-v1_1").analyze(SRC, "sigma_max", target_tokens=TGT["t5-v1_1"],
+                                                     precision="f64")
+    got = attngeom.aggregate(recs, by="layer")
+    want = {}
+    for r in recs:
+        want.setdefault((r["stack"], r["layer"]), []).append(r["sigma_max"])
+    assert [(g["stack"], g["layer"]) for g in got] == list(want)
+    for g in got:
+        assert g["sigma_max"] == pytest.approx(np.mean(want[(g["stack"], g["layer"])]), rel=1e-12)
+    assert [(g["stack"], g["n"]) for g in attngeom.aggregate(recs, by="")] == \
+        [("encoder", 6), ("decoder", 9), ("cross", 9)]
