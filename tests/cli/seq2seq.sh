@@ -3,8 +3,11 @@
 # `info` describes both stacks of the t5, t5-v1_1 and bart test folders;
 # `analyze` and `attention` run them with a target (--target-tokens
 # verbatim, --target tokenized and shifted right: the same arrays as the
-# shifted ids given verbatim), their records carry "stack" and --aggregate
-# groups by it (the arrays against the float64 references:
+# shifted ids given verbatim; t5-v1_1's and whisper-seq2seq's own
+# tokenizers give the Rust library's ids, Whisper's --target the labels
+# less their last; --target-file paired with --text-file or --audio-file),
+# their records carry "stack" and --aggregate groups by it, also under
+# --by layer (the arrays against the float64 references:
 # tests/ref/check_seq2seq.py); every other command that runs one sequence
 # (or reads one stack's weights) refuses them, and so do the pairs that do
 # not go together (a target on a model of one stack, no target, both
@@ -213,8 +216,8 @@ printf 'the cat sat on the mat.\nunread\nat\n' >"$T/wtg.txt"
 check "whisper: --audio-file with --target-file pairs line by line"
 "$CLI" attention "$WS" --audio-file "$T/wl.txt" --target-file "$T/wtg.txt" --frames 20 -o "$T/wla_{i}.npy" --cross "$T/wlc_{i}.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
 for i in 0 2; do
-    [ $i = 0 ] && set -- "$AU/chirp_1s.wav" "$WTXT" || set -- "$AU/tone_float.wav" at
-    "$CLI" attention "$WS" --audio "$1" --target "$2" --frames 20 -o "$T/wla.npy" --cross "$T/wlc.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+    if [ $i = 0 ]; then wav=$AU/chirp_1s.wav tg=$WTXT; else wav=$AU/tone_float.wav tg=at; fi
+    "$CLI" attention "$WS" --audio "$wav" --target "$tg" --frames 20 -o "$T/wla.npy" --cross "$T/wlc.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
     for k in wla wlc; do cmp -s "$T/${k}_$i.npy" "$T/$k.npy" || fail "$k: file $i differs from its pair run alone"; done
 done
 cmp -s "$T/wlc_0.npy" "$T/wlc_2.npy" && fail "files 0 and 2 give the same cross-attention: the check cannot tell"
