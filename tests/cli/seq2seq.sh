@@ -191,6 +191,11 @@ for pair in "the cat sat on the mat.|45,43,44,47,19,30,34,36,38,31,40,27,46," \
     got=$("$CLI" tokenize "$WS" --text "$text" --format tsv 2>"$T/err" | tail -n +2 | cut -f2 | tr '\n' ,)
     [ "$got" = "${pair#*|}" ] || fail "'$text': $got, the Rust library ${pair#*|} ($(head -c 200 "$T/err"))"
 done
+check "whisper: decode gives the Rust library's text, with and without the special tokens"
+got=$("$CLI" decode "$WS" --tokens 45,43,44,47,19,30,34,46 2>"$T/err")
+[ "$got" = "<|startoftranscript|><|en|><|transcribe|><|notimestamps|>the cat<|endoftext|>" ] || fail "decode: '$got' $(head -c 200 "$T/err")"
+got=$("$CLI" decode "$WS" --tokens 45,43,44,47,19,30,34,46 --skip-special 2>"$T/err")
+[ "$got" = "the cat" ] || fail "decode --skip-special: '$got' $(head -c 200 "$T/err")"
 check "whisper: --target TEXT runs the labels less their last id (the records and arrays of --target-tokens)"
 WTXT="the cat sat on the mat."
 "$CLI" analyze "$WS" --features "$WF" --target "$WTXT" --format jsonl --metrics sigma_max,cross --precision f64 >"$T/wt1.jsonl" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
