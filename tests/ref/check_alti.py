@@ -43,12 +43,14 @@ output to 1e-12 first. The same again under `contributions --temperature T`
 at softmax(S/T) or sparsemax(S) (from log A, to which both are blind up to
 a row's constant) and y the sum of the lensed terms, the counterfactual
 block output, which ALTI's distances are measured to; the lens must move
-ALTI. Encoder–decoder folders (t5, t5-v1_1, bart; issue 30), source and
-target ids of tests/data/archref/<name>/ids.json: per stack, per layer, the
+ALTI. Encoder–decoder folders (t5, t5-v1_1, bart, whisper-seq2seq; issue 30),
+source and target ids of tests/data/archref/<name>/ids.json (Whisper: its
+features.npy at float32, as the CLI takes them): per stack, per layer, the
 encoder's blocks and the decoder's self-attention sublayers (h the stack's
 hidden state entering the block, the stored pass's probabilities
 (hf_forward.seq2seq_forward); T5: x = T5LayerNorm(h), y = h + o(SA(x)), no
-biases; BART: y = self_attn_layer_norm(h + out_proj(SA(h))), post-LN), ALTI
+biases; BART: y = self_attn_layer_norm(h + out_proj(SA(h))), post-LN;
+Whisper: y = h + out_proj(SA(self_attn_layer_norm(h))), pre-LN), ALTI
 C, its composition within the stack, norms-res N and r to 1e-9 as above,
 from one pass whose views carry their stack. Exits 1 on any
 failure."""
@@ -383,7 +385,7 @@ def compare(name, ref, lib, lens=None):
 
 # ------------------------------------------------- encoder–decoder pairs ---
 
-PAIRS = ("t5", "t5-v1_1", "bart")
+PAIRS = ("t5", "t5-v1_1", "bart", "whisper-seq2seq")
 
 
 def pair_block(cfg, W, stack, l, h, pr):
@@ -402,6 +404,13 @@ def pair_block(cfg, W, stack, l, h, pr):
         return V, pr, dense, np.zeros(d), None, h + o
     H = cfg["%s_attention_heads" % stack]
     p = "%s.layers.%d." % (stack, l)
+    if cfg["model_type"] == "whisper":  # pre-LN: h + out_proj(SA(self_attn_layer_norm(h)))
+        x = R.layer_norm(h, W(p + "self_attn_layer_norm.weight"),
+                         W(p + "self_attn_layer_norm.bias"), 1e-5)
+        V = R.split_heads(R.linear(x, W, p + "self_attn.v_proj"), H)
+        o = R.linear(R.merge_heads(pr @ V), W, p + "self_attn.out_proj")
+        dense = W(p + "self_attn.out_proj.weight").reshape(d, H, d // H)
+        return V, pr, dense, W(p + "self_attn.out_proj.bias"), None, h + o
     V = R.split_heads(R.linear(h, W, p + "self_attn.v_proj"), H)
     o = R.linear(R.merge_heads(pr @ V), W, p + "self_attn.out_proj")
     g, b = W(p + "self_attn_layer_norm.weight"), W(p + "self_attn_layer_norm.bias")
@@ -414,7 +423,7 @@ def pair_reference(folder, src, tgt):
     """{stack: {"C", "N", "r", "R"}} of both stacks' self-attention."""
     with open(os.path.join(folder, "config.json")) as f:
         cfg = json.load(f)
-    W = R.Weights(R.load_weights(folder), R.SEQ2SEQ[cfg["model_type"]][1])
+    W = R.Weights(R.load_weights(folder), R.SEQ2SEQ.get(cfg["model_type"], (None, ["model."]))[1])
     run = R.seq2seq_forward(folder, src, tgt)
     out = {}
     for stack in ("encoder", "decoder"):
@@ -448,8 +457,14 @@ def pair_library(lib, folder, src, tgt, method, compose):
     enc = lib.ag_seq2seq_stack(pair, 1)  # AG_STACK_ENCODER
     opt = ctypes.c_void_p(lib.ag_run_options_new())
     lib.ag_run_options_set(opt, b"precision", ctypes.c_double(64), ctypes.byref(err))
-    a, b = (ctypes.c_int32 * len(src))(*src), (ctypes.c_int32 * len(tgt))(*tgt)
-    inp = PairInput(ctypes.sizeof(PairInput), a, len(src), None, 0, None, -1, b, len(tgt))
+    b = (ctypes.c_int32 * len(tgt))(*tgt)
+    if isinstance(src, np.ndarray):  # Whisper's input_features (n_mels, T)
+        shape = (ctypes.c_size_t * 2)(*src.shape)
+        vals = src.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+        inp = PairInput(ctypes.sizeof(PairInput), None, 0, vals, 2, shape, -1, b, len(tgt))
+    else:
+        a = (ctypes.c_int32 * len(src))(*src)
+        inp = PairInput(ctypes.sizeof(PairInput), a, len(src), None, 0, None, -1, b, len(tgt))
     try:
         return views(lib, enc, inp, opt, method, compose)
     finally:
@@ -458,11 +473,16 @@ def pair_library(lib, folder, src, tgt, method, compose):
 
 def compare_pair(lib, name):
     folder = os.path.join(ROOT, "tests", "data", "models", "arch", name)
-    with open(os.path.join(ROOT, "tests", "data", "archref", name, "ids.json")) as f:
+    ref_dir = os.path.join(ROOT, "tests", "data", "archref", name)
+    with open(os.path.join(ref_dir, "ids.json")) as f:
         ids = json.load(f)
-    ref = pair_reference(folder, ids["src"], ids["tgt"])
-    alti_run = pair_library(lib, folder, ids["src"], ids["tgt"], 1, 1)
-    norms_run = pair_library(lib, folder, ids["src"], ids["tgt"], 0, 0)
+    src = ids.get("src")
+    if src is None:  # Whisper: the stored features at float32, as the CLI takes them
+        src = np.ascontiguousarray(np.load(os.path.join(ref_dir, "features.npy"))
+                                   .astype(np.float32).astype(np.float64))
+    ref = pair_reference(folder, src, ids["tgt"])
+    alti_run = pair_library(lib, folder, src, ids["tgt"], 1, 1)
+    norms_run = pair_library(lib, folder, src, ids["tgt"], 0, 0)
     want = [(s, l) for s in ("encoder", "decoder") for l in range(len(ref[s]["C"]))]
     got = [(x[0], y[0]) for x, y in zip(alti_run, norms_run)]
     if got != [(s, s) for s, _ in want] or len(norms_run) != len(want):
