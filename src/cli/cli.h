@@ -552,6 +552,11 @@ int cli_s2s_write(int stack, int layer, const double *attn, size_t heads, size_t
  * composed). 0, or 1 after printing. */
 int cli_rollout_seq2seq_open(struct cli_model_run *r, const cli_seq *s, const cli_s2s_paths *p,
                              cli_outputs *tx, cli_s2s_writers *w);
+/* The decoder's selections of r->pair (--layers, --heads over its own
+ * layers and heads) for cmd: their counts, and whether its last layer is
+ * selected (last may be NULL). 0, or 1 after printing. */
+int cli_s2s_decoder_counts(const struct cli_model_run *r, const char *cmd, size_t *nl, size_t *nh,
+                           int *last);
 /* 0, or on a run without an encoder–decoder pair (r->pair) given p's
  * decoder, cross or decoder_hidden: "DIR: <options> need an
  * encoder-decoder model (t5, bart, whisper) and its target" printed, 1. */

@@ -4,6 +4,7 @@
  * the pass gives the layers, and the files of `rollout`'s R per stack
  * (docs/cli.md, "Encoder-decoder models"). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -18,11 +19,10 @@ int cli_s2s_write(int stack, int layer, const double *attn, size_t heads, size_t
     return w ? ag_npy_writer_write(w, attn, heads * n * n_kv, &c->err) : 0;
 }
 
-/* The decoder's selections (over its own layers and heads) for cmd: their
- * counts, and whether its last layer is selected (last may be NULL). */
-static int dec_counts(const cli_model_run *r, const char *cmd, const ag_model *dec, size_t *nl,
-                      size_t *nh, int *last)
+int cli_s2s_decoder_counts(const cli_model_run *r, const char *cmd, size_t *nl, size_t *nh,
+                           int *last)
 {
+    const ag_model *dec = ag_seq2seq_stack(r->pair, AG_STACK_DECODER);
     const ag_model_config *g = ag_model_get_config(dec);
     ag_selection *l = NULL, *h = NULL;
     int rc = cli_selection(cmd, r->input.layers, g->n_layer, "layers", r->model_dir, &l);
@@ -93,7 +93,7 @@ int cli_attention_seq2seq(cli_model_run *r, const cli_seq *s, const cli_s2s_path
     const ag_model_config *ge = ag_model_get_config(r->model), *gd = ag_model_get_config(dec);
     size_t ns = s->n, nt = s->target ? s->n_target : r->n_target, dl = 0, dh = 0;
     size_t el = ag_selection_count(r->layers), eh = ag_selection_count(r->heads);
-    int rc = dec_counts(r, "attention", dec, &dl, &dh, NULL);
+    int rc = cli_s2s_decoder_counts(r, "attention", &dl, &dh, NULL);
     size_t enc_shape[4] = {el, eh, ns, ns}, dec_shape[4] = {dl, dh, nt, nt},
            cross_shape[4] = {dl, dh, nt, ns},
            ehs[3] = {(size_t)ge->n_layer + 1, ns, (size_t)ge->d_model},
@@ -128,7 +128,7 @@ int cli_rollout_seq2seq_open(cli_model_run *r, const cli_seq *s, const cli_s2s_p
 {
     const ag_model *dec = ag_seq2seq_stack(r->pair, AG_STACK_DECODER);
     size_t ns = s->n, nt = s->target ? s->n_target : r->n_target, dl = 0, dh = 0;
-    int last = 0, rc = dec_counts(r, "rollout", dec, &dl, &dh, &last);
+    int last = 0, rc = cli_s2s_decoder_counts(r, "rollout", &dl, &dh, &last);
     if (rc == 0 && p->cross && !last)
         rc = cli_fail("%s: --cross %s is R_cross of the decoder's last layer (%d), which "
                       "--layers leaves out", r->model_dir, p->cross,
@@ -148,6 +148,6 @@ int cli_s2s_need_pair(const cli_model_run *r, const cli_s2s_paths *p, const char
 {
     if (r->pair || !(p->decoder || p->cross || p->decoder_hidden))
         return 0;
-    return cli_fail("%s: %s need an encoder-decoder model (t5, bart, whisper) and its target",
-                    r->model_dir, options);
+    return cli_fail("%s: %s need%s an encoder-decoder model (t5, bart, whisper) and its target",
+                    r->model_dir, options, strchr(options, ' ') ? "" : "s");
 }

@@ -400,7 +400,20 @@ assert [(x["stack"], x["layer"]) for x in one] == [("encoder", 1), ("decoder", 1
 pycheck "contributions on t5-v1_1: ALTI of each stack, --rollout within a stack, --layers in each" "$T/t5con.json" "$T/t5conr.json" "$T/t5con1.json"
 run_case 1 "t5 is an encoder-decoder model: --method norms is not yet taken" "contributions --method norms on t5" contributions "$A/t5" --tokens 3,4 $TGT --method norms
 run_case 1 "t5 is an encoder-decoder model: --method flow is not yet taken" "contributions --method flow on t5" contributions "$A/t5" --tokens 3,4 $TGT --method flow
-run_case 1 "-o and --mixing are not yet written for an encoder-decoder model (the records are)" "contributions -o on t5" contributions "$A/t5" --tokens 3,4 $TGT -o "$T/o/c.npy"
+# contributions -o ENC --decoder DEC on a pair: each stack's matrices in
+# record order (R_l with --rollout), the records' sigma_max theirs
+runj t5cono.json contributions "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --metrics sigma_max --rollout -o "$T/ce.npy" --decoder "$T/cd.npy"
+PYSCRIPT='
+r, e, d = records(a[0]), np.load(a[1]), np.load(a[2])
+assert (e.shape, d.shape) == ((2, 5, 5), (3, 3, 3)), (e.shape, d.shape)
+for x, M in zip(r, list(e) + list(d)):
+    s = np.linalg.svd(M, compute_uv=False)[0]
+    assert abs(x["sigma_max"] - s) <= 1e-12 * s, (x, s)
+assert np.allclose(e.sum(axis=2), 1, atol=1e-12) and np.allclose(d.sum(axis=2), 1, atol=1e-12)
+'
+pycheck "contributions -o --decoder on t5-v1_1: each stack's R_l, the records' matrices" "$T/t5cono.json" "$T/ce.npy" "$T/cd.npy"
+run_case 1 "--mixing is not yet written for an encoder-decoder model (the records carry context_mixing)" "contributions --mixing on t5" contributions "$A/t5" --tokens 3,4 $TGT --mixing "$T/o/m.npy"
+run_case 1 "--decoder needs an encoder-decoder model (t5, bart, whisper) and its target" "contributions --decoder on a model of one stack" contributions "$A/roberta" --tokens 3,4 --decoder "$T/o/d.npy"
 run_case 1 "$NEED: heads needs --target" "heads refuses t5" heads "$A/t5" --probe induction --length 4
 run_case 1 "$NEED: weights does not yet read its two stacks" "weights refuses t5" weights "$A/t5"
 run_case 1 "bart is an encoder-decoder model: analyze needs --target" "analyze refuses bart" analyze "$A/bart" --tokens 3,4

@@ -269,20 +269,24 @@ def test_rollout_arrays_equal_cli(arch, tmp_path):
     assert R1.cross is None and R1.encoder.shape == (1, n, n) and R1.decoder.shape == (1, m, m)
 
 
-def test_contributions_equal_cli():
+def test_contributions_equal_cli(tmp_path):
     """contributions on a pair: the records of `contributions
     --target-tokens` (alti composed, norms-res), and arrays=True each
-    stack's matrices and mixing, whose rows are the records' matrices."""
+    stack's matrices (the bytes of -o and --decoder) and mixing, whose
+    rows are the records' matrices."""
     for extra, kw in ((("--rollout",), dict(rollout=True)), (("--method", "norms-res"),
                                                               dict(method="norms-res"))):
+        outs = (tmp_path / "e.npy", tmp_path / "d.npy")
         cli = run_cli("contributions", *cli_args("t5-v1_1", "--format", "json", "--precision",
-                                                 "f64", *extra))["records"]
+                                                 "f64", *extra, "-o", outs[0],
+                                                 "--decoder", outs[1]))["records"]
         rows, M, mix = attngeom.Model(ARCH / "t5-v1_1").contributions(
             tokens=SRC, target_tokens=TGT["t5-v1_1"], precision="f64", arrays=True, **kw)
         same_records(rows, cli)
         assert [r["stack"] for r in rows] == ["encoder"] * 2 + ["decoder"] * 3
         n, m = len(SRC), len(TGT["t5-v1_1"])
         assert M.encoder.shape == (2, n, n) and M.decoder.shape == (3, m, m)
+        assert [x.tobytes() for x in M] == [np.load(p).tobytes() for p in outs]
         assert mix.encoder.shape == (2, n) and mix.decoder.shape == (3, m)
         sigma = [np.linalg.svd(x, compute_uv=False)[0] for x in list(M.encoder) + list(M.decoder)]
         assert np.allclose([r["sigma_max"] for r in rows], sigma, rtol=1e-12, atol=0)
