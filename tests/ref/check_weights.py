@@ -171,6 +171,63 @@ def model_heads(folder):
     return out
 
 
+def pair_heads(folder):
+    """{(stack, layer): (wq, wk, wv, wo)} of an encoder-decoder folder, all
+    [in, out] (nn.Linear [out, in] transposed), in the order `attngeom
+    weights` gives them: the encoder's layers, then per decoder layer its
+    self-attention and its cross-attention (W_Q of the decoder, W_K, W_V
+    applied to the encoder's output). T5 (modeling_t5.py T5Block:
+    layer.0.SelfAttention, a decoder's layer.1.EncDecAttention; q, k, v, o)
+    and BART (modeling_bart.py: self_attn, encoder_attn; q_proj, k_proj,
+    v_proj, out_proj), with the head counts of each stack."""
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    t5 = cfg["model_type"] == "t5"
+    W = HF.Weights(HF.load_weights(folder), [] if t5 else ["model."])
+    if t5:
+        H = {"encoder": cfg["num_heads"], "decoder": cfg["num_heads"]}
+        L = {"encoder": cfg["num_layers"],
+             "decoder": cfg.get("num_decoder_layers") or cfg["num_layers"]}
+        names = ("q", "k", "v", "o")
+        where = {"encoder": "encoder.block.%d.layer.0.SelfAttention.",
+                 "decoder": "decoder.block.%d.layer.0.SelfAttention.",
+                 "cross": "decoder.block.%d.layer.1.EncDecAttention."}
+    else:
+        H = {s: cfg[s + "_attention_heads"] for s in ("encoder", "decoder")}
+        L = {s: cfg[s + "_layers"] for s in ("encoder", "decoder")}
+        names = ("q_proj", "k_proj", "v_proj", "out_proj")
+        where = {"encoder": "encoder.layers.%d.self_attn.",
+                 "decoder": "decoder.layers.%d.self_attn.",
+                 "cross": "decoder.layers.%d.encoder_attn."}
+    H["cross"] = H["decoder"]
+    order = [("encoder", l) for l in range(L["encoder"])]
+    order += [(s, l) for l in range(L["decoder"]) for s in ("decoder", "cross")]
+    out = []
+    for stack, l in order:
+        q, k, v, o = (W(where[stack] % l + n + ".weight").T for n in names)
+        dh = q.shape[1] // H[stack]
+        out.append((stack, split_heads(q, k, v, o, H[stack], dh, H[stack], layer=l)))
+    return out
+
+
+def check_pair(cli, name, folder):
+    """`weights` on an encoder-decoder folder: records in pass order, each
+    with its stack, every stack's heads against the dense reference."""
+    recs, cmd = cli_records(cli, [folder], name, [folder])
+    if recs is None:
+        return
+    want = [(s, h[0], h[1]) for s, heads in pair_heads(folder) for h in heads]
+    got = [(r.get("stack"), r.get("layer"), r.get("head")) for r in recs]
+    if got != want:
+        ST.fails.append("%s: records (stack, layer, head) %s, expected %s" % (name, got, want))
+        print("FAIL", ST.fails[-1])
+    for stack, heads in pair_heads(folder):
+        l = heads[0][0]
+        mine = [{k: v for k, v in r.items() if k != "stack"} for r in recs
+                if r.get("stack") == stack and r.get("layer") == l]
+        compare("%s %s" % (name, stack), mine, heads, (), [folder], cmd)
+
+
 def split_heads(q, k, v, o, H, dh, Hkv, layer=0):
     group = H // Hkv
     res = []
@@ -518,6 +575,9 @@ def main(argv):
     for name, folder in (("tiny-gpt2", os.path.join(ROOT, "models", "tiny-gpt2")),
                          ("tiny-bert", os.path.join(ROOT, "tests", "data", "models", "tiny-bert"))):
         check(cli, name, [folder], model_heads(folder), [folder])
+
+    for name in ("t5", "t5-v1_1", "bart"):
+        check_pair(cli, name, os.path.join(ROOT, "tests", "data", "models", "arch", name))
 
     use_names = {l: ("module/Encoder_en/KonaTransformer/Encode/Layer_%d/TransformerLayer/"
                      "MultiheadAttention/%s_transform_single/kernel/part_0")
