@@ -204,6 +204,42 @@ def test_similarity_equals_cli():
     assert [r["stack"] for r in py] == ["encoder"] * 15 + ["decoder"] * 15 + ["cross"] * 15
 
 
+@pytest.mark.parametrize("arch", ["t5", "t5-v1_1", "bart"])
+def test_weights_equals_cli(arch):
+    cli = run_cli("weights", ARCH / arch, "--format", "json")["records"]
+    py = attngeom.Model(ARCH / arch).weights()
+    same_records(py, cli)
+    # the encoder's layers, then per decoder layer its self- and cross-attention
+    enc, dec = LAYERS[arch]
+    H = attngeom.Model(ARCH / arch).config["n_head"]
+    assert [(r["stack"], r["layer"]) for r in py] == \
+        [("encoder", l) for l in range(enc) for _ in range(H)] + \
+        [(s, l) for l in range(dec) for s in ("decoder", "cross") for _ in range(H)]
+    sel = attngeom.Model(ARCH / arch).weights("qk_sigma_max", layers=[1], heads=[0], jobs=2)
+    assert [(r["stack"], r["layer"], r["head"]) for r in sel] == \
+        [("encoder", 1, 0), ("decoder", 1, 0), ("cross", 1, 0)]
+    whole = {(r["stack"], r["layer"], r["head"]): r["qk_sigma_max"] for r in py}
+    assert all(r["qk_sigma_max"] == whole[(r["stack"], 1, 0)] for r in sel)
+
+
+@pytest.mark.parametrize("arch", ["t5", "bart"])
+@pytest.mark.parametrize("precision", ["f32", "f64"])
+def test_residual_equals_cli(arch, precision):
+    cli = run_cli("residual", *cli_args(arch, "--format", "json", "--precision", precision,
+                                        "--metrics", "spectrum,geometry,activations"))["records"]
+    py = attngeom.Model(ARCH / arch).residual(tokens=SRC, target_tokens=TGT[arch],
+                                              precision=precision,
+                                              metrics="spectrum,geometry,activations")
+    same_records(py, cli)
+    enc, dec = LAYERS[arch]
+    assert [(r["stack"], r["layer"], r["rows"]) for r in py] == \
+        [("encoder", l, len(SRC)) for l in range(enc + 1)] + \
+        [("decoder", l, len(TGT[arch])) for l in range(dec + 1)]
+    one = attngeom.Model(ARCH / arch).residual(tokens=SRC, target_tokens=TGT[arch], layers=[1],
+                                               precision=precision)
+    assert [(r["stack"], r["layer"]) for r in one] == [("encoder", 1), ("decoder", 1)]
+
+
 def test_config_has_both_stacks():
     m = attngeom.Model(ARCH / "bart")
     info = run_cli("info", ARCH / "bart", "--format", "json")
@@ -243,7 +279,7 @@ def test_what_does_not_go_together(tmp):
         t5.attention([3, 4], target_tokens=[0, 4], scores=True)
     with pytest.raises(attngeom.Error, match="not yet taken by an encoder-decoder model"):
         t5.analyze([3, 4], target_tokens=[0, 4], temperature=2)
-    with pytest.raises(attngeom.Error, match="weights does not yet read its two stacks"):
-        t5.weights()
-    with pytest.raises(attngeom.Error, match="this run takes a model of one stack"):
+    with pytest.raises(attngeom.Error, match=need):
         t5.residual(tokens=[3, 4])
+    with pytest.raises(attngeom.Error, match=one):
+        roberta.residual(tokens=[3, 4], target_tokens=[0, 4])
