@@ -5,8 +5,9 @@
 # verbatim, --target tokenized and shifted right: the same arrays as the
 # shifted ids given verbatim), their records carry "stack" and --aggregate
 # groups by it (the arrays against the float64 references:
-# tests/ref/check_seq2seq.py); every other command that runs one sequence
-# (or reads one stack's weights) refuses them, and so do the pairs that do
+# tests/ref/check_seq2seq.py); rollout, similarity and residual run them
+# with a target, weights without one (each stack's records); every other
+# command that runs one sequence refuses them, and so do the pairs that do
 # not go together (a target on a model of one stack, no target, both
 # target options, a target with a corpus, --scores, a temperature), each
 # with one line, exit 1 (2 for a usage error), nothing on stdout, no
@@ -173,7 +174,29 @@ assert [x["stack"] for x in g] == ["encoder", "decoder", "cross"], g
 assert [x["n"] for x in g] == [6, 9, 9], g
 '
 pycheck "analyze on t5-v1_1: stacks, shapes, family E null, --aggregate --by stack" "$T/t5rec.json" "$T/t5agg.json"
-run_case 1 "$NEED: residual needs --target" "residual refuses t5" residual "$A/t5" --tokens 3,4
+run_case 1 "$NEED: residual needs --target T or --target-tokens IDS" "residual refuses t5 without a target" residual "$A/t5" --tokens 3,4
+# residual on a pair: the encoder's hidden states (L_enc + 1 of n_src rows),
+# then the decoder's (L_dec + 1 of n_tgt rows), one pass; --layers selects
+# in each stack; Whisper's encoder states are those of its encoder run
+# alone; the values against numpy on the exported hidden states:
+# tests/ref/check_seq2seq.py
+runj t5res.json residual "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64
+runj t5res1.json residual "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --layers 0,2
+runj wsres.json residual "$WS" --features "$WF" $WT --format json --metrics sigma_max,mean_cosine
+runj wsres0.json residual "$WS" --features "$WF" --format json --metrics sigma_max,mean_cosine
+PYSCRIPT='
+r = records(a[0])
+assert [(x["stack"], x["layer"], x["rows"], x["cols"]) for x in r] == [("encoder", l, 5, 16) for l in range(3)] + [("decoder", l, 3, 16) for l in range(4)], r
+assert all(x["head"] == -1 and x["sigma_max"] > 0 and x["res_ratio"] > 0 for x in r), r
+one = records(a[1])
+assert one == [r[0], r[2], r[3], r[5]], one
+w, w0 = records(a[2]), records(a[3])
+assert [(x["stack"], x["rows"]) for x in w] == [("encoder", 10)] * 3 + [("decoder", 7)] * 4, w
+assert [(x["sigma_max"], x["mean_cosine"]) for x in w[:3]] == [(x["sigma_max"], x["mean_cosine"]) for x in w0], (w, w0)
+'
+pycheck "residual on t5-v1_1 and whisper: the hidden states of each stack, --layers in each" "$T/t5res.json" "$T/t5res1.json" "$T/wsres.json" "$T/wsres0.json"
+run_case 1 "--layers 3 is out of range: there are 3 layers (0-2)" "residual --layers past the encoder's states" residual "$A/t5-v1_1" --tokens 3,4 $TGT --layers 3
+run_case 2 "give one of --target, --target-tokens and --target-file" "residual: both target options" residual "$A/t5" --tokens 3,4 $TGT --target x
 run_case 1 "$NEED: rollout needs --target T or --target-tokens IDS" "rollout refuses t5 without a target" rollout "$A/t5-v1_1" --tokens 3,4
 # rollout on a pair: the encoder's rollout (2 layers), the decoder's (3),
 # then the cross composition at the decoder's last layer, [n_tgt, n_src];
@@ -221,6 +244,21 @@ run_case 1 "-o S.npy is not written for an encoder-decoder model (the records ar
 run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "similarity --temperature on t5" similarity "$A/t5" --tokens 3,4 $TGT --temperature 2
 run_case 1 "$NEED: contributions needs --target" "contributions refuses t5" contributions "$A/t5" --tokens 3,4
 run_case 1 "$NEED: heads needs --target" "heads refuses t5" heads "$A/t5" --probe induction --length 4
-run_case 1 "$NEED: weights does not yet read its two stacks" "weights refuses t5" weights "$A/t5"
+# weights on a pair: the encoder's heads, then per decoder layer its self-
+# and its cross-attention's (bart: 2 + 3 layers, 4 heads); the values
+# against the dense reference: tests/ref/check_weights.py
+runj bartw.json weights "$A/bart" --format json --metrics qk_sigma_max,ov_copying_score
+runj bartw1.json weights "$A/bart" --format json --metrics qk_sigma_max,ov_copying_score --layers 1 --heads 0,3 -j 2
+PYSCRIPT='
+r = records(a[0])
+want = [("encoder", l, h) for l in range(2) for h in range(4)] + [(s, l, h) for l in range(3) for s in ("decoder", "cross") for h in range(4)]
+assert [(x["stack"], x["layer"], x["head"]) for x in r] == want, r
+assert all((x["rows"], x["cols"]) == (16, 16) and x["qk_sigma_max"] > 0 for x in r), r
+one = records(a[1])
+full = {(x["stack"], x["layer"], x["head"]): x for x in r}
+assert one == [full[(s, 1, h)] for s in ("encoder", "decoder", "cross") for h in (0, 3)], one
+'
+pycheck "weights on bart: encoder, decoder and cross heads, --layers/--heads in each stack" "$T/bartw.json" "$T/bartw1.json"
+run_case 1 "layers: 2 is outside 0..1" "weights --layers past the encoder's" weights "$A/bart" --layers 2
 run_case 1 "bart is an encoder-decoder model: analyze needs --target" "analyze refuses bart" analyze "$A/bart" --tokens 3,4
 finish
