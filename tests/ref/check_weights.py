@@ -24,6 +24,10 @@ Inputs:
   * tiny-llama and use-lite only from $AG_TEST_MODELS/<name> (use-lite through
     the named-tensor path: --weights F --qkv NAME --o NAME --heads 4, one run
     per layer; layer 0's output kernel is 256 -> 512, so M_OV is not square);
+  * the encoder-decoder folders t5, t5-v1_1 and bart of
+    tests/data/models/arch (every stack: the encoder's, the decoder's self-
+    and cross-attention heads, records with "stack" in pass order), and bart
+    with 2 decoder heads (stacks of different head counts);
   * tests/data/use-lite/qkv.safetensors (QK keys; no output kernel, so every
     ov_ key must be null);
   * synthetic safetensors written here (d = 64, d_h = 8, 4 heads): random
@@ -578,6 +582,17 @@ def main(argv):
 
     for name in ("t5", "t5-v1_1", "bart"):
         check_pair(cli, name, os.path.join(ROOT, "tests", "data", "models", "arch", name))
+    # stacks of different head counts (the decoder's 2 heads of width 8 read
+    # from the same [16, 16] projections): records of 4 and of 2 heads a layer
+    with tempfile.TemporaryDirectory() as tmp2:
+        bart = os.path.join(ROOT, "tests", "data", "models", "arch", "bart")
+        with open(os.path.join(bart, "config.json")) as f:
+            cfg = json.load(f)
+        cfg["decoder_attention_heads"] = 2
+        with open(os.path.join(tmp2, "config.json"), "w") as f:
+            json.dump(cfg, f)
+        os.symlink(os.path.join(bart, "model.safetensors"), os.path.join(tmp2, "model.safetensors"))
+        check_pair(cli, "bart, 2 decoder heads", tmp2)
 
     use_names = {l: ("module/Encoder_en/KonaTransformer/Encode/Layer_%d/TransformerLayer/"
                      "MultiheadAttention/%s_transform_single/kernel/part_0")
