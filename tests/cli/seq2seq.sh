@@ -6,7 +6,7 @@
 # shifted ids given verbatim), their records carry "stack" and --aggregate
 # groups by it (the arrays against the float64 references:
 # tests/ref/check_seq2seq.py); rollout, similarity and residual run them
-# with a target, weights without one (each stack's records); every other
+# with a target, weights and heads without one (each stack's records); every other
 # command that runs one sequence refuses them, and so do the pairs that do
 # not go together (a target on a model of one stack, no target, both
 # target options, a target with a corpus, --scores, a temperature), each
@@ -243,7 +243,35 @@ pycheck "similarity on t5: pairs within each stack, --layers/--heads a sub-selec
 run_case 1 "-o S.npy is not written for an encoder-decoder model (the records are)" "similarity -o on t5" similarity "$A/t5" --tokens 3,4 $TGT -o "$T/o/s.npy"
 run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "similarity --temperature on t5" similarity "$A/t5" --tokens 3,4 $TGT --temperature 2
 run_case 1 "$NEED: contributions needs --target" "contributions refuses t5" contributions "$A/t5" --tokens 3,4
-run_case 1 "$NEED: heads needs --target" "heads refuses t5" heads "$A/t5" --probe induction --length 4
+# heads on a pair: the probe is the source, and after the decoder start
+# token (T5: 0) the target; the scores of the encoder's and the decoder's
+# heads are A[i, i - T + 1] over the rows of the second block (the
+# decoder's one position later) of the arrays `attention` writes for that
+# source and target; cross heads get null scores
+runj t5heads.json heads "$T/t5tok" --probe induction --length 3 --format json --precision f64 --seed 4
+PYSCRIPT='
+import subprocess
+j = load(a[0])
+ids, start, T = j["settings"]["probe"]["ids"], j["settings"]["probe"]["start"], 3
+r = j["records"]
+tgt = [0] + ids
+subprocess.run([a[1], "attention", a[2], "--tokens", ",".join(map(str, ids)), "--target-tokens", ",".join(map(str, tgt)), "--precision", "f64", "-o", a[3] + "/he.npy", "--decoder", a[3] + "/hd.npy"], check=True)
+E, D = np.load(a[3] + "/he.npy"), np.load(a[3] + "/hd.npy")
+want = [("encoder", l, h) for l in range(2) for h in range(3)] + [(s, l, h) for l in range(2) for s in ("decoder", "cross") for h in range(3)]
+assert [(x["stack"], x["layer"], x["head"]) for x in r] == want, r
+for x in r:
+    if x["stack"] == "cross":
+        assert x["induction_score"] is None and x["induction_baseline"] is None and (x["rows"], x["cols"]) == (len(tgt), len(ids)), x
+        continue
+    A, s0 = (E, start) if x["stack"] == "encoder" else (D, start + 1)
+    M = A[x["layer"], x["head"]]
+    rows = range(s0 + T, s0 + 2 * T)
+    score = np.mean([M[i, i - T + 1] for i in rows])
+    assert abs(x["induction_score"] - score) < 1e-14, (x, score)
+    base = np.mean([1 / (i + 1) for i in rows]) if x["stack"] == "decoder" else 1 / len(ids)
+    assert abs(x["induction_baseline"] - base) < 1e-15, (x, base)
+'
+pycheck "heads on t5: the induction scores of the encoder and decoder heads from the arrays, cross null" "$T/t5heads.json" "$CLI" "$T/t5tok" "$T"
 # weights on a pair: the encoder's heads, then per decoder layer its self-
 # and its cross-attention's (bart: 2 + 3 layers, 4 heads); the values
 # against the dense reference: tests/ref/check_weights.py

@@ -160,6 +160,21 @@ def test_target_text_is_shifted_right(tmp):
     same_records(m.analyze("a b c", target="d e"), cli["records"])
 
 
+def test_heads_equals_cli(tmp):
+    """The induction probe on a pair: the CLI's records (encoder, decoder
+    and cross heads, cross scores null), also under a head selection."""
+    folder = with_tokenizer(tmp, "t5")
+    m = attngeom.Model(folder)
+    cli = run_cli("heads", folder, "--probe", "induction", "--length", "2", "--repeats", "3",
+                  "--format", "json")["records"]
+    py = m.heads(length=2, repeats=3)
+    same_records(py, cli)
+    assert [r["stack"] for r in py] == ["encoder"] * 6 + (["decoder"] * 3 + ["cross"] * 3) * 2
+    assert all((r["induction_score"] is None) == (r["stack"] == "cross") for r in py)
+    one = m.heads(length=2, repeats=3, layers=[1], heads=[2])
+    assert one == [r for r in py if (r["layer"], r["head"]) == (1, 2)]
+
+
 def test_bart_target_text(tmp):
     """BART's target: <s> d e </s> (0, 6, 7, 2) shifted right after its
     decoder_start_token_id 2."""

@@ -403,3 +403,55 @@ Test(seq2seq_run, residual_of_a_pair_is_each_stack_hidden_states)
     ag_metric_set_free(sel);
     ag_seq2seq_free(s);
 }
+
+Test(seq2seq_run, induction_probe_reads_the_probe_in_both_stacks)
+{
+    /* source: a block of 3 twice, then </s>; target: BART's start 2 first,
+     * the blocks one position later */
+    static const int32_t ids[7] = {5, 6, 7, 5, 6, 7, 2}, tgt[8] = {2, 5, 6, 7, 5, 6, 7, 2};
+    ag_seq2seq *s = load_pair(BART);
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER);
+    views k = {0};
+    ag_error err = {0};
+    ag_forward_options fo = AG_FORWARD_OPTIONS_DEFAULT;
+    fo.precision = AG_PRECISION_F64;
+    cr_assert_eq(ag_seq2seq_forward(s, ids, 7, tgt, 8, &fo, keep_view, &k, NULL, NULL, &err), AG_OK);
+    ag_run_options *opt = ag_run_options_new();
+    cr_assert_eq(ag_run_options_set(opt, "precision", 64, &err), AG_OK);
+    ag_record_list *recs = NULL;
+    cr_assert_eq(ag_run_probe_induction(enc, ids, 7, 0, 3, 2, opt, NULL, &recs, &err), AG_OK,
+                 "%s", err.message);
+    cr_assert_eq(ag_record_list_count(recs), (size_t)k.count * 4);
+    size_t r = 0;
+    for (int v = 0; v < k.count; v++)
+        for (int h = 0; h < 4; h++, r++) {
+            const ag_record *rec = ag_record_list_get(recs, r);
+            int st = k.stack[v];
+            size_t n = st == AG_STACK_ENCODER ? 7 : 8, cols = st == AG_STACK_DECODER ? 8 : 7,
+                   s0 = st == AG_STACK_DECODER ? 1 : 0;
+            cr_assert_eq(ag_record_stack(rec), st, "record %zu", r);
+            cr_assert_eq(ag_record_layer(rec), k.layer[v]);
+            cr_assert_eq(ag_record_head(rec), h);
+            cr_assert_eq(ag_record_rows(rec), n);
+            cr_assert_eq(ag_record_cols(rec), cols);
+            double got;
+            int kind = ag_record_value(rec, AG_M_INDUCTION_SCORE, &got);
+            if (st == AG_STACK_CROSS) { /* not defined across two sequences */
+                cr_assert_neq(kind, AG_V_NUMBER, "record %zu", r);
+                cr_assert_neq(ag_record_value(rec, AG_M_INDUCTION_BASELINE, NULL), AG_V_NUMBER);
+                continue;
+            }
+            /* the mean over the second block's rows i of A[i, i - 2] */
+            const double *A = k.attn[v] + (size_t)h * n * n;
+            double want = 0;
+            for (size_t i = s0 + 3; i < s0 + 6; i++)
+                want += A[i * n + i - 2] / 3;
+            cr_assert_eq(kind, AG_V_NUMBER);
+            cr_assert_float_eq(got, want, 1e-15, "record %zu: %.17g vs %.17g", r, got, want);
+        }
+    for (int v = 0; v < k.count; v++)
+        free(k.attn[v]);
+    ag_record_list_free(recs);
+    ag_run_options_free(opt);
+    ag_seq2seq_free(s);
+}
