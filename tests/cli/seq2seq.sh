@@ -197,6 +197,17 @@ assert [(x["sigma_max"], x["mean_cosine"]) for x in w[:3]] == [(x["sigma_max"], 
 pycheck "residual on t5-v1_1 and whisper: the hidden states of each stack, --layers in each" "$T/t5res.json" "$T/t5res1.json" "$T/wsres.json" "$T/wsres0.json"
 run_case 1 "--layers 3 is out of range: there are 3 layers (0-2)" "residual --layers past the encoder's states" residual "$A/t5-v1_1" --tokens 3,4 $TGT --layers 3
 run_case 2 "give one of --target, --target-tokens and --target-file" "residual: both target options" residual "$A/t5" --tokens 3,4 $TGT --target x
+printf 'a b c\nc d\n' >"$T/rsrc.txt"
+printf 'd e\ne\n' >"$T/rtgt.txt"
+runj rescorp.json residual "$T/t5tok" --text-file "$T/rsrc.txt" --target-file "$T/rtgt.txt" --format json --metrics sigma_max
+runj resone.json residual "$T/t5tok" --text "c d" --target e --format json --metrics sigma_max
+PYSCRIPT='
+c, one = records(a[0]), records(a[1])
+assert [x["text"] for x in c] == [0] * 6 + [1] * 6, c
+assert [{k: v for k, v in x.items() if k != "text"} for x in c[6:]] == one, (c, one)
+assert [x["rows"] for x in c[:6]] == [4] * 3 + [3] * 3, c
+'
+pycheck "residual --text-file --target-file: each text the run of its pair alone" "$T/rescorp.json" "$T/resone.json"
 run_case 1 "$NEED: rollout needs --target T or --target-tokens IDS" "rollout refuses t5 without a target" rollout "$A/t5-v1_1" --tokens 3,4
 # rollout on a pair: the encoder's rollout (2 layers), the decoder's (3),
 # then the cross composition at the decoder's last layer, [n_tgt, n_src];
