@@ -14,17 +14,18 @@
 #include "layers_int.h"
 #include "../../analysis/analysis.h"
 
-/* A (L + 1, n, d) buffer of one stack's hidden states, its size capped. */
+/* A (L + 1, n, d) buffer of one stack's hidden states, its size capped
+ * (n 0: one value, the pass then names the empty input). */
 static double *hidden_alloc(const ag_model *m, size_t n, ag_error *err)
 {
     const ag_model_config *g = ag_model_get_config(m);
     size_t rows = (size_t)g->n_layer + 1, d = (size_t)g->d_model;
-    if (n == 0 || n > SIZE_MAX / sizeof(double) / rows / d) {
-        ag_error_set(err, n ? AG_ELIMIT : AG_EINVAL, "%s hidden states of %zu positions: %s",
-                     ag_model_type(m), n, n ? "too large" : "no positions");
+    if (n > SIZE_MAX / sizeof(double) / rows / d) {
+        ag_error_set(err, AG_ELIMIT, "%s hidden states of %zu positions: too large",
+                     ag_model_type(m), n);
         return NULL;
     }
-    double *h = malloc(rows * n * d * sizeof *h);
+    double *h = malloc((n ? rows * n * d : 1) * sizeof *h);
     if (!h)
         ag_error_set(err, AG_ENOMEM, "out of memory for %zu hidden states of %zu positions",
                      rows, n);
