@@ -716,6 +716,14 @@ AG_EXPORT void ag_seq2seq_free(ag_seq2seq *s);
  * folder). */
 AG_EXPORT int ag_model_dir_is_seq2seq(const char *dir);
 
+/* 1 when dir holds an encoder–decoder model's two stacks for
+ * ag_seq2seq_load: a t5 or bart folder (ag_model_dir_is_seq2seq), or a
+ * whisper folder whose weights hold its decoder's layers (WhisperModel,
+ * WhisperForConditionalGeneration; not an encoder saved alone, which
+ * ag_model_load reads); else 0 (also for an unreadable folder). Whether
+ * the rest of the decoder is there is ag_seq2seq_load's to say. */
+AG_EXPORT int ag_model_dir_has_decoder(const char *dir);
+
 /* One stack of s (AG_STACK_ENCODER or AG_STACK_DECODER; NULL otherwise),
  * borrowed for s's lifetime: its config (ag_model_get_config: layers,
  * heads, widths of that stack) and weights (ag_model_attn_weights). The

@@ -424,15 +424,23 @@ class Model:
     @guarded
     def weights(self, metrics=None, *, layers=None, heads=None, jobs=None, to_pandas=False):
         """`attngeom weights MODEL`: family D (QK and OV circuits) of every
-        selected head, from the weights alone. An encoder-decoder folder: the
-        encoder's heads, then per decoder layer its self-attention's and its
-        cross-attention's, "stack" first, as `attngeom weights`'s."""
+        selected head, from the weights alone. An encoder-decoder folder (a
+        whisper folder with its decoder too): the encoder's heads, then per
+        decoder layer its self-attention's and its cross-attention's, "stack"
+        first, as `attngeom weights`'s."""
         sel = metric_set("weights", metrics)
         opt = run_options(jobs=jobs, layers=layers, heads=heads)
         out = ctypes.c_void_p()
-        with Call() as c:
-            c.check(lib.ag_model_weight_records(self._model, sel, opt, ctypes.byref(out), c.err),
-                    self.path)
+        # whisper: its decoder is read here, as the CLI's weights reads it
+        pair = _seq2seq.Pair(self.path) if not self._pair and _seq2seq.has_decoder(self.path) \
+            else None
+        try:
+            with Call() as c:
+                c.check(lib.ag_model_weight_records(pair.encoder if pair else self._model, sel,
+                                                    opt, ctypes.byref(out), c.err), self.path)
+        finally:
+            if pair:
+                pair.close()
         recs = Owned(out.value, lib.ag_record_list_free)
         return result(records(recs, sel, self.label), to_pandas)
 

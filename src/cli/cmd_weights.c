@@ -16,10 +16,10 @@ static const char weights_help[] =
     "(ov_*) and the OV copying score, computed in factored form (never a d x d\n"
     "product). With grouped-query attention query head h uses key/value head\n"
     "h / (H / H_kv). Records carry rows = cols = d. An encoder-decoder folder\n"
-    "(t5, bart) gives the encoder's self-attention, then per decoder layer its\n"
-    "self-attention and its cross-attention (W_Q of the decoder, W_K and W_V\n"
-    "of the encoder's output), each record with its stack; --layers and\n"
-    "--heads select in each stack.\n";
+    "(t5, bart; whisper with its decoder) gives the encoder's self-attention,\n"
+    "then per decoder layer its self-attention and its cross-attention (W_Q of\n"
+    "the decoder, W_K and W_V of the encoder's output), each record with its\n"
+    "stack; --layers and --heads select in each stack.\n";
 
 /* layer's options that weights refuses by name (a weight has no input) */
 static const char layer_only[] = "--x, --save-attention, --causal and --scale belong to attngeom layer";
@@ -76,8 +76,8 @@ static int model_weights(const char *dir, const char *layers, const char *heads,
     ag_model *m = NULL;
     ag_seq2seq *pair = NULL; /* an encoder-decoder folder: both stacks, m its encoder */
     ag_error err = {0};
-    if (ag_model_dir_is_seq2seq(dir) ? ag_seq2seq_load(dir, &pair, &err) != AG_OK
-                                     : ag_model_load(dir, &m, &err) != AG_OK)
+    if (ag_model_dir_has_decoder(dir) ? ag_seq2seq_load(dir, &pair, &err) != AG_OK
+                                      : ag_model_load(dir, &m, &err) != AG_OK)
         return cli_fail_error(&err);
     if (pair)
         m = (ag_model *)ag_seq2seq_stack(pair, AG_STACK_ENCODER);

@@ -237,6 +237,20 @@ def test_weights_equals_cli(arch):
     assert all(r["qk_sigma_max"] == whole[(r["stack"], 1, 0)] for r in sel)
 
 
+def test_whisper_weights_read_its_decoder():
+    """A whisper folder saved with its decoder: both stacks, as the CLI's;
+    one saved without (tiny-whisper): its encoder alone, as before."""
+    py = attngeom.Model(ARCH / "whisper-seq2seq").weights("qk_sigma_max,ov_sigma_max")
+    cli = run_cli("weights", ARCH / "whisper-seq2seq", "--format", "json", "--metrics",
+                  "qk_sigma_max,ov_sigma_max")["records"]
+    same_records(py, cli)
+    assert [(r["stack"], r["layer"]) for r in py] == \
+        [("encoder", l) for l in range(2) for _ in range(2)] + \
+        [(s, l) for l in range(3) for s in ("decoder", "cross") for _ in range(2)]
+    alone = attngeom.Model(ARCH.parent / "tiny-whisper").weights("qk_sigma_max")
+    assert alone and all("stack" not in r for r in alone)
+
+
 @pytest.mark.parametrize("arch", ["t5", "bart"])
 @pytest.mark.parametrize("precision", ["f32", "f64"])
 def test_residual_equals_cli(arch, precision):

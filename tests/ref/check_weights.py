@@ -24,7 +24,7 @@ Inputs:
   * tiny-llama and use-lite only from $AG_TEST_MODELS/<name> (use-lite through
     the named-tensor path: --weights F --qkv NAME --o NAME --heads 4, one run
     per layer; layer 0's output kernel is 256 -> 512, so M_OV is not square);
-  * the encoder-decoder folders t5, t5-v1_1 and bart of
+  * the encoder-decoder folders t5, t5-v1_1, bart and whisper-seq2seq of
     tests/data/models/arch (every stack: the encoder's, the decoder's self-
     and cross-attention heads, records with "stack" in pass order), and bart
     with 2 decoder heads (stacks of different head counts);
@@ -182,8 +182,9 @@ def pair_heads(folder):
     self-attention and its cross-attention (W_Q of the decoder, W_K, W_V
     applied to the encoder's output). T5 (modeling_t5.py T5Block:
     layer.0.SelfAttention, a decoder's layer.1.EncDecAttention; q, k, v, o)
-    and BART (modeling_bart.py: self_attn, encoder_attn; q_proj, k_proj,
-    v_proj, out_proj), with the head counts of each stack."""
+    and BART or Whisper (modeling_bart.py, modeling_whisper.py: self_attn,
+    encoder_attn; q_proj, k_proj, v_proj, out_proj), with the head counts
+    of each stack."""
     with open(os.path.join(folder, "config.json")) as f:
         cfg = json.load(f)
     t5 = cfg["model_type"] == "t5"
@@ -580,7 +581,7 @@ def main(argv):
                          ("tiny-bert", os.path.join(ROOT, "tests", "data", "models", "tiny-bert"))):
         check(cli, name, [folder], model_heads(folder), [folder])
 
-    for name in ("t5", "t5-v1_1", "bart"):
+    for name in ("t5", "t5-v1_1", "bart", "whisper-seq2seq"):
         check_pair(cli, name, os.path.join(ROOT, "tests", "data", "models", "arch", name))
     # stacks of different head counts (the decoder's 2 heads of width 8 read
     # from the same [16, 16] projections): records of 4 and of 2 heads a layer

@@ -236,6 +236,18 @@ static void same_as_stored(const char *dir, const char *name, const ag_array *w)
     ag_st_close(st);
 }
 
+Test(seq2seq_run, a_folder_has_a_decoder_when_its_weights_hold_one)
+{
+    cr_assert_eq(ag_model_dir_has_decoder(T5), 1);
+    cr_assert_eq(ag_model_dir_has_decoder(BART), 1);
+    cr_assert_eq(ag_model_dir_has_decoder(WHISPER), 1);   /* WhisperModel's save */
+    cr_assert_eq(ag_model_dir_is_seq2seq(WHISPER), 0);    /* ag_model_load reads its encoder */
+    cr_assert_eq(ag_model_dir_has_decoder("tests/data/models/tiny-whisper"), 0); /* encoder alone */
+    cr_assert_eq(ag_model_dir_has_decoder(BERT), 0);
+    cr_assert_eq(ag_model_dir_has_decoder("tests/data/models/no-such-folder"), 0);
+    cr_assert_eq(ag_model_dir_has_decoder(NULL), 0);
+}
+
 Test(seq2seq_run, cross_attn_weights_are_the_stored_cross_projections)
 {
     /* T5's EncDecAttention (no bias, no scaling), BART's and Whisper's
