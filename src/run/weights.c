@@ -147,7 +147,12 @@ static int plan_tasks(const ag_model *m, const ag_attn_weights *tensors,
     int status = AG_OK;
     size_t total = 0;
     for (int s = 0; s < 2 && status == AG_OK && p->stack[s]; s++) {
-        status = agr_model_selections(p->stack[s], opt, &p->layers[s], &p->heads[s], err);
+        ag_error e = {0};
+        status = agr_model_selections(p->stack[s], opt, &p->layers[s], &p->heads[s], &e);
+        if (status != AG_OK) /* a pair's: which stack lacks the index */
+            ag_error_set(err, status, "%s%s%s", pair ? ag_stack_name(s ? AG_STACK_DECODER
+                                                                       : AG_STACK_ENCODER)
+                                                     : "", pair ? " " : "", e.message);
         total += ag_selection_count(p->layers[s]) * (s ? 2 : 1);
     }
     if (status == AG_OK && !(p->task = calloc(total + 1, sizeof *p->task)))
