@@ -251,6 +251,18 @@ def test_whisper_weights_read_its_decoder():
     assert alone and all("stack" not in r for r in alone)
 
 
+def test_whisper_residual_equals_cli():
+    """Whisper's features and a decoder prompt: the encoder's 3 hidden
+    states over 10 frames, then the decoder's 4 over the prompt's 7 ids."""
+    ws, feats = ARCH / "whisper-seq2seq", ARCH.parent.parent / "archref" / "whisper-seq2seq" / "features.npy"
+    prompt = [45, 12, 10, 5, 4, 7, 27]
+    py = attngeom.Model(ws).residual(features=feats, target_tokens=prompt, precision="f64")
+    cli = run_cli("residual", ws, "--features", feats, "--target-tokens", csv(prompt),
+                  "--precision", "f64", "--format", "json")["records"]
+    same_records(py, cli)
+    assert [(r["stack"], r["rows"]) for r in py] == [("encoder", 10)] * 3 + [("decoder", 7)] * 4
+
+
 @pytest.mark.parametrize("arch", ["t5", "bart"])
 @pytest.mark.parametrize("precision", ["f32", "f64"])
 def test_residual_equals_cli(arch, precision):
