@@ -457,6 +457,18 @@ AG_EXPORT int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weight
                                     ag_error *err);
 AG_EXPORT void ag_attn_weights_free(ag_attn_weights *w);
 
+/* The cross-attention of `layer` of m, an encoder–decoder pair's decoder
+ * (ag_seq2seq_stack(s, AG_STACK_DECODER)), into *out as
+ * ag_model_attn_weights fills it: W_Q applied to the decoder's stream, W_K
+ * and W_V to the encoder's output (T5 EncDecAttention; BART and Whisper
+ * encoder_attn), W_O back into the decoder's; causal 0, no rope, window or
+ * softcap, scale the pass's (T5 1, BART and Whisper head_dim^-1/2).
+ * Owned by the caller (ag_attn_weights_free). Errors: AG_EINVAL (NULL, or
+ * m has no cross-attention: a model of one stack, an encoder), AG_ERANGE
+ * (layer outside 0..n_layer-1), AG_ENOMEM. */
+AG_EXPORT int ag_model_cross_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
+                                          ag_error *err);
+
 /* The QK-norm of `layer` (cfg.qk_norm; eps cfg.norm_eps) into gq and gk
  * (the caller's: ag_array_free, also after a failure): the scales as the
  * norm multiplies by them, as doubles (RMSNorm w; Gemma-3's 1 + w, formed
@@ -703,6 +715,14 @@ AG_EXPORT void ag_seq2seq_free(ag_seq2seq *s);
  * for whisper, whose encoder ag_model_load reads, and an unreadable
  * folder). */
 AG_EXPORT int ag_model_dir_is_seq2seq(const char *dir);
+
+/* 1 when dir holds an encoder–decoder model's two stacks for
+ * ag_seq2seq_load: a t5 or bart folder (ag_model_dir_is_seq2seq), or a
+ * whisper folder whose weights hold its decoder's layers (WhisperModel,
+ * WhisperForConditionalGeneration; not an encoder saved alone, which
+ * ag_model_load reads); else 0 (also for an unreadable folder). Whether
+ * the rest of the decoder is there is ag_seq2seq_load's to say. */
+AG_EXPORT int ag_model_dir_has_decoder(const char *dir);
 
 /* One stack of s (AG_STACK_ENCODER or AG_STACK_DECODER; NULL otherwise),
  * borrowed for s's lifetime: its config (ag_model_get_config: layers,

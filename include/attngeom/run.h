@@ -667,7 +667,12 @@ AG_EXPORT int ag_run_probe_tokens(const ag_model *m, const ag_tokenizer *tok, si
  * they do not ("token I (id X) is not a copy of token J (id Y)") and for
  * sizes that do not fit n, the selections', the pass's, a head's as "layer
  * L head H: <message>". *out the caller's (ag_record_list_free); NULL on
- * failure. w NULL: a pool of opt's "threads", at most n_head. */
+ * failure. w NULL: a pool of opt's "threads", at most n_head. On an
+ * encoder–decoder model (m its encoder, ag_model_seq2seq): ids the source,
+ * [decoder start] + ids the target (its blocks from start + 1), records in
+ * pass order carrying their stack, a cross head's (n + 1, n) with both
+ * keys null; heads selected in each stack; AG_EINVAL when config.json gives
+ * no decoder_start_token_id. */
 AG_EXPORT int ag_run_probe_induction(const ag_model *m, const int32_t *ids, size_t n,
                                      size_t start, size_t length, int repeats,
                                      const ag_run_options *opt, ag_workers *w,
@@ -683,7 +688,11 @@ AG_EXPORT int ag_run_probe_induction(const ag_model *m, const int32_t *ids, size
  * ag_model_attn_weights's, and a head's as "layer L, head H: <message>"
  * (the lowest failed head of the lowest failed layer). *out the caller's
  * (ag_record_list_free); NULL on failure. w NULL: a pool of "threads", at
- * most the layers. */
+ * most the layers. On an encoder–decoder model (m its encoder,
+ * ag_model_seq2seq): the encoder's layers, then per decoder layer its
+ * self-attention and its cross-attention (ag_model_cross_attn_weights),
+ * each a task, records carrying their stack; layers and heads selected in
+ * each stack (an index must exist in both: AG_ERANGE). */
 AG_EXPORT int ag_run_weights(const ag_model *m, const ag_attn_weights *tensors,
                              const ag_run_options *opt, ag_workers *w, ag_record_list **out,
                              ag_error *err);
@@ -719,7 +728,12 @@ AG_EXPORT int ag_run_matrix(const double *data, int ndim, const size_t *shape,
  * with opt's "massive_abs" and "massive_ratio") of every selected hidden
  * state h_l, one record (l, -1, n, d) each in order. opt's "layers" range over the n_layer + 1
  * hidden states 0..n_layer (Hugging Face's output_hidden_states order).
- * A state's failure: "hidden state l: <message>". */
+ * A state's failure: "hidden state l: <message>". On an encoder–decoder
+ * model (m its encoder, in with its target): the encoder's states (records
+ * with stack AG_STACK_ENCODER, n_src rows) then the decoder's
+ * (AG_STACK_DECODER, n_tgt rows) of one pass, both held whole
+ * ((L + 1)·n·d each; AG_ELIMIT past SIZE_MAX), "layers" selecting in each
+ * stack; a failure "<stack> hidden state l: <message>". */
 AG_EXPORT int ag_run_residual(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                               ag_workers *w, ag_record_list **out, ag_error *err);
 

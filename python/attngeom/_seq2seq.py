@@ -20,6 +20,7 @@ STACK_HEADS_FN = ctypes.CFUNCTYPE(c_int, c_int, c_int, ctypes.POINTER(c_double),
 _IDS = ctypes.POINTER(ctypes.c_int32)
 declare({
     "ag_model_dir_is_seq2seq": (c_int, [c_str]),
+    "ag_model_dir_has_decoder": (c_int, [c_str]),
     "ag_seq2seq_load": (c_int, [c_str, PP, P]),
     "ag_seq2seq_free": (None, [P]),
     "ag_seq2seq_stack": (P, [P, c_int]),
@@ -62,6 +63,12 @@ class Pair:
 def is_pair(path):
     """Whether the folder is one ag_model_load refuses for ag_seq2seq_load."""
     return bool(lib.ag_model_dir_is_seq2seq(path.encode()))
+
+
+def has_decoder(path):
+    """Whether the folder holds a decoder for ag_seq2seq_load (t5, bart, or
+    a whisper folder saved with its decoder: ag_model_dir_has_decoder)."""
+    return bool(lib.ag_model_dir_has_decoder(path.encode()))
 
 
 def _given_ids(model, target_tokens):

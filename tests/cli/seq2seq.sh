@@ -8,8 +8,9 @@
 # less their last; --target-file paired with --text-file or --audio-file),
 # their records carry "stack" and --aggregate groups by it, also under
 # --by layer (the arrays against the float64 references:
-# tests/ref/check_seq2seq.py); every other command that runs one sequence
-# (or reads one stack's weights) refuses them, and so do the pairs that do
+# tests/ref/check_seq2seq.py); rollout, similarity and residual run them
+# with a target, weights and heads without one (each stack's records);
+# every other command that runs one sequence refuses them, and so do the pairs that do
 # not go together (a target on a model of one stack, no target, both
 # target options, a target with a corpus, --scores, a temperature), each
 # with one line, exit 1 (2 for a usage error), nothing on stdout, no
@@ -286,7 +287,40 @@ assert "stack" not in one[0] and [x["layer"] for x in one] == [0, 1], one
 pycheck "--aggregate --by layer on a pair: one row per (stack, layer), numpy's mean and std" "$T/t5rec.json" "$T/t5lay.json" "$T/t5lay2.json" "$T/t5lay3.json" "$T/rolay.json"
 runj rorec.json analyze "$A/roberta" --tokens 3,4,5,6 --format json --metrics sigma_max
 run_case 1 "compare: the records of $T/t5rec.json carry \"stack\" (an encoder-decoder model's) and those of $T/rorec.json do not" "compare --by layer: stacks on one side only" compare "$T/t5rec.json" "$T/rorec.json" --by layer
-run_case 1 "$NEED: residual needs --target" "residual refuses t5" residual "$A/t5" --tokens 3,4
+run_case 1 "$NEED: residual needs --target T or --target-tokens IDS" "residual refuses t5 without a target" residual "$A/t5" --tokens 3,4
+# residual on a pair: the encoder's hidden states (L_enc + 1 of n_src rows),
+# then the decoder's (L_dec + 1 of n_tgt rows), one pass; --layers selects
+# in each stack; Whisper's encoder states are those of its encoder run
+# alone; the values against numpy on the exported hidden states:
+# tests/ref/check_seq2seq.py
+runj t5res.json residual "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64
+runj t5res1.json residual "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --layers 0,2
+runj wsres.json residual "$WS" --features "$WF" $WT --format json --metrics sigma_max,mean_cosine
+runj wsres0.json residual "$WS" --features "$WF" --format json --metrics sigma_max,mean_cosine
+PYSCRIPT='
+r = records(a[0])
+assert [(x["stack"], x["layer"], x["rows"], x["cols"]) for x in r] == [("encoder", l, 5, 16) for l in range(3)] + [("decoder", l, 3, 16) for l in range(4)], r
+assert all(x["head"] == -1 and x["sigma_max"] > 0 and x["res_ratio"] > 0 for x in r), r
+one = records(a[1])
+assert one == [r[0], r[2], r[3], r[5]], one
+w, w0 = records(a[2]), records(a[3])
+assert [(x["stack"], x["rows"]) for x in w] == [("encoder", 10)] * 3 + [("decoder", 7)] * 4, w
+assert [(x["sigma_max"], x["mean_cosine"]) for x in w[:3]] == [(x["sigma_max"], x["mean_cosine"]) for x in w0], (w, w0)
+'
+pycheck "residual on t5-v1_1 and whisper: the hidden states of each stack, --layers in each" "$T/t5res.json" "$T/t5res1.json" "$T/wsres.json" "$T/wsres0.json"
+run_case 1 "--layers 3 is out of range: there are 3 layers (0-2)" "residual --layers past the encoder's states" residual "$A/t5-v1_1" --tokens 3,4 $TGT --layers 3
+run_case 2 "give one of --target, --target-tokens and --target-file" "residual: both target options" residual "$A/t5" --tokens 3,4 $TGT --target x
+printf 'a b c\nc d\n' >"$T/rsrc.txt"
+printf 'd e\ne\n' >"$T/rtgt.txt"
+runj rescorp.json residual "$T/t5tok" --text-file "$T/rsrc.txt" --target-file "$T/rtgt.txt" --format json --metrics sigma_max
+runj resone.json residual "$T/t5tok" --text "c d" --target e --format json --metrics sigma_max
+PYSCRIPT='
+c, one = records(a[0]), records(a[1])
+assert [x["text"] for x in c] == [0] * 6 + [1] * 6, c
+assert [{k: v for k, v in x.items() if k != "text"} for x in c[6:]] == one, (c, one)
+assert [x["rows"] for x in c[:6]] == [4] * 3 + [3] * 3, c
+'
+pycheck "residual --text-file --target-file: each text the run of its pair alone" "$T/rescorp.json" "$T/resone.json"
 run_case 1 "$NEED: rollout needs --target T or --target-tokens IDS" "rollout refuses t5 without a target" rollout "$A/t5-v1_1" --tokens 3,4
 # rollout on a pair: the encoder's rollout (2 layers), the decoder's (3),
 # then the cross composition at the decoder's last layer, [n_tgt, n_src];
@@ -414,7 +448,50 @@ assert np.allclose(e.sum(axis=2), 1, atol=1e-12) and np.allclose(d.sum(axis=2), 
 pycheck "contributions -o --decoder on t5-v1_1: each stack's R_l, the records' matrices" "$T/t5cono.json" "$T/ce.npy" "$T/cd.npy"
 run_case 1 "--mixing is not yet written for an encoder-decoder model (the records carry context_mixing)" "contributions --mixing on t5" contributions "$A/t5" --tokens 3,4 $TGT --mixing "$T/o/m.npy"
 run_case 1 "--decoder needs an encoder-decoder model (t5, bart, whisper) and its target" "contributions --decoder on a model of one stack" contributions "$A/roberta" --tokens 3,4 --decoder "$T/o/d.npy"
-run_case 1 "$NEED: heads needs --target" "heads refuses t5" heads "$A/t5" --probe induction --length 4
-run_case 1 "$NEED: weights does not yet read its two stacks" "weights refuses t5" weights "$A/t5"
+# heads on a pair: the probe is the source, and after the decoder start
+# token (T5: 0) the target; the scores of the encoder's and the decoder's
+# heads are A[i, i - T + 1] over the rows of the second block (the
+# decoder's one position later) of the arrays `attention` writes for that
+# source and target; cross heads get null scores
+runj t5heads.json heads "$T/t5tok" --probe induction --length 3 --format json --precision f64 --seed 4
+PYSCRIPT='
+import subprocess
+j = load(a[0])
+ids, start, T = j["settings"]["probe"]["ids"], j["settings"]["probe"]["start"], 3
+r = j["records"]
+tgt = [0] + ids
+subprocess.run([a[1], "attention", a[2], "--tokens", ",".join(map(str, ids)), "--target-tokens", ",".join(map(str, tgt)), "--precision", "f64", "-o", a[3] + "/he.npy", "--decoder", a[3] + "/hd.npy"], check=True)
+E, D = np.load(a[3] + "/he.npy"), np.load(a[3] + "/hd.npy")
+want = [("encoder", l, h) for l in range(2) for h in range(3)] + [(s, l, h) for l in range(2) for s in ("decoder", "cross") for h in range(3)]
+assert [(x["stack"], x["layer"], x["head"]) for x in r] == want, r
+for x in r:
+    if x["stack"] == "cross":
+        assert x["induction_score"] is None and x["induction_baseline"] is None and (x["rows"], x["cols"]) == (len(tgt), len(ids)), x
+        continue
+    A, s0 = (E, start) if x["stack"] == "encoder" else (D, start + 1)
+    M = A[x["layer"], x["head"]]
+    rows = range(s0 + T, s0 + 2 * T)
+    score = np.mean([M[i, i - T + 1] for i in rows])
+    assert abs(x["induction_score"] - score) < 1e-14, (x, score)
+    base = np.mean([1 / (i + 1) for i in rows]) if x["stack"] == "decoder" else 1 / len(ids)
+    assert abs(x["induction_baseline"] - base) < 1e-15, (x, base)
+'
+pycheck "heads on t5: the induction scores of the encoder and decoder heads from the arrays, cross null" "$T/t5heads.json" "$CLI" "$T/t5tok" "$T"
+# weights on a pair: the encoder's heads, then per decoder layer its self-
+# and its cross-attention's (bart: 2 + 3 layers, 4 heads); the values
+# against the dense reference: tests/ref/check_weights.py
+runj bartw.json weights "$A/bart" --format json --metrics qk_sigma_max,ov_copying_score
+runj bartw1.json weights "$A/bart" --format json --metrics qk_sigma_max,ov_copying_score --layers 1 --heads 0,3 -j 2
+PYSCRIPT='
+r = records(a[0])
+want = [("encoder", l, h) for l in range(2) for h in range(4)] + [(s, l, h) for l in range(3) for s in ("decoder", "cross") for h in range(4)]
+assert [(x["stack"], x["layer"], x["head"]) for x in r] == want, r
+assert all((x["rows"], x["cols"]) == (16, 16) and x["qk_sigma_max"] > 0 for x in r), r
+one = records(a[1])
+full = {(x["stack"], x["layer"], x["head"]): x for x in r}
+assert one == [full[(s, 1, h)] for s in ("encoder", "decoder", "cross") for h in (0, 3)], one
+'
+pycheck "weights on bart: encoder, decoder and cross heads, --layers/--heads in each stack" "$T/bartw.json" "$T/bartw1.json"
+run_case 1 "layers: 2 is outside 0..1" "weights --layers past the encoder's" weights "$A/bart" --layers 2
 run_case 1 "bart is an encoder-decoder model: analyze needs --target" "analyze refuses bart" analyze "$A/bart" --tokens 3,4
 finish

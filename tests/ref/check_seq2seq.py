@@ -55,6 +55,14 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    the Rust tokenizers pipeline): T5 [0] + labels[:-1] (_shift_right);
    Whisper the labels less a leading decoder_start_token_id (HF's
    fine-tuning collator), then shift_tokens_right — within 1e-9.
+6. `residual --precision f64 --format json`: one record per hidden state
+   of the encoder (stack encoder, layers 0 .. L_enc) then of the decoder
+   (stack decoder, 0 .. L_dec), rows n_src / n_tgt and cols d, and
+   sigma_max, effective_rank (exp of the entropy of σ/Σσ), stable_rank
+   (Σσ²/σ₁²), mean_cosine (over ordered pairs i ≠ j of rows), pc1_share
+   (σ₁²/Σσ² of the centred rows) and res_ratio (‖X − 1x̄ᵀ‖_F/‖X‖_F)
+   equal within 1e-12 to numpy's on the exported --hidden and
+   --decoder-hidden f64 arrays (docs/metrics.md families A and C).
 Exits 1 on any failure.
 """
 import json
@@ -262,6 +270,43 @@ def check_similarity(cli, name, inputs, arrays, tmp):
             fail("%s similarity %s: js_distance %r, numpy %r" % (name, got, r["js_distance"], v))
 
 
+def state_metrics(X):
+    """Families A and C (the keys checked) of one hidden state X (n, d)."""
+    s = np.linalg.svd(X, compute_uv=False)
+    p = s / s.sum()
+    p = p[p > 0]
+    U = X / np.linalg.norm(X, axis=1)[:, None]
+    G = U @ U.T
+    n = X.shape[0]
+    C = X - X.mean(axis=0)
+    sc = np.linalg.svd(C, compute_uv=False)
+    return {"sigma_max": s[0], "effective_rank": float(np.exp(-np.sum(p * np.log(p)))),
+            "stable_rank": float(np.sum(s * s) / s[0] ** 2),
+            "mean_cosine": float((G.sum() - np.trace(G)) / (n * (n - 1))),
+            "pc1_share": float(sc[0] ** 2 / np.sum(sc * sc)),
+            "res_ratio": float(np.linalg.norm(C) / np.linalg.norm(X))}
+
+
+def check_residual(cli, name, inputs, arrays):
+    recs = f64_records(cli, "residual", name, inputs)
+    if recs is None:
+        return
+    want = [(stack, l, X) for stack, key in (("encoder", "encoder_hidden_states"),
+                                             ("decoder", "decoder_hidden_states"))
+            for l, X in enumerate(arrays[key])]
+    if len(recs) != len(want):
+        fail("%s residual: %d records, want %d" % (name, len(recs), len(want)))
+        return
+    for r, (stack, l, X) in zip(recs, want):
+        where = "%s residual %s state %d" % (name, stack, l)
+        if (r.get("stack"), r["layer"], r["head"], r["rows"], r["cols"]) != (stack, l, -1) + X.shape:
+            fail("%s: record %s" % (where, {k: r.get(k) for k in ("stack", "layer", "head", "rows", "cols")}))
+            continue
+        for key, v in state_metrics(X).items():
+            if r[key] is None or abs(r[key] - v) > 1e-12 * max(1.0, abs(v)):
+                fail("%s: %s %s, numpy %r" % (where, key, r[key], v))
+
+
 # the target texts of check 5 (folders with a tokenizer)
 TARGET_TEXT = {"t5-v1_1": "die katze sat auf der mat", "whisper-seq2seq": "the cat sat on the mat."}
 
@@ -313,10 +358,11 @@ def main():
                 check_records(cli, name, inputs, arrays)
                 check_rollout(cli, name, inputs, arrays, tmp)
                 check_similarity(cli, name, inputs, arrays, tmp)
+                check_residual(cli, name, inputs, arrays)
             if name in TARGET_TEXT:
                 check_target_text(cli, name, inputs, tmp)
-        print("%s: attention (f64, f32), analyze, rollout and similarity (records and arrays) "
-              "checked" % name)
+        print("%s: attention (f64, f32), analyze, rollout and similarity (records and arrays), "
+              "residual checked" % name)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
