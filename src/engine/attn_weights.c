@@ -69,16 +69,18 @@ static int bias_heads(const agm_lin *l, agm_cols c, int heads, int hd, size_t pa
     return rc;
 }
 
-/* W and b of Q (which 0), K (1) or V (2) into *w, *b. */
-static int qkv_part(const ag_model *m, const agm_layer *y, int which, ag_array *w, ag_array *b,
-                    ag_error *err)
+/* W and b of Q (which 0), K (1) or V (2) into *w, *b; cross: of a
+ * decoder layer's cross-attention y (separate projections always). */
+static int qkv_part(const ag_model *m, const agm_layer *y, int which, int cross, ag_array *w,
+                    ag_array *b, ag_error *err)
 {
     const ag_model_config *g = &m->cfg;
     const agm_lin *sep[3] = {&y->q, &y->k, &y->v};
-    const agm_lin *l = g->qkv == AG_QKV_SEPARATE ? sep[which] : &y->qkv;
-    int heads = which ? g->n_kv_head : g->n_head;
-    agm_cols c = agm_qkv_cols(g, which);
-    size_t pairs = g->rope_extra.interleaved && which < 2 ? (size_t)g->rope.rotary_dim : 0;
+    const agm_lin *l = g->qkv == AG_QKV_SEPARATE || cross ? sep[which] : &y->qkv;
+    int heads = which && !cross ? g->n_kv_head : g->n_head;
+    agm_cols c = cross ? (agm_cols){0, g->head_dim, 0} : agm_qkv_cols(g, which);
+    size_t pairs = g->rope_extra.interleaved && which < 2 && !cross ? (size_t)g->rope.rotary_dim
+                                                                     : 0;
     int rc = lin_heads(l, c, heads, g->head_dim, pairs, w, err);
     return rc ? rc : bias_heads(l, c, heads, g->head_dim, pairs, b, err);
 }
@@ -97,6 +99,26 @@ static void layer_scale_cols(const float *ls, ag_array *a)
             a->data[r * d + c] *= (double)ls[c];
 }
 
+/* The projections of y (layer `layer`'s self-attention, or with cross
+ * its cross-attention) into *out, whose scalars the caller set. */
+static int layer_weights(const ag_model *m, const agm_layer *y, int cross, ag_attn_weights *out,
+                         ag_error *err)
+{
+    const ag_model_config *g = &m->cfg;
+    int rc = qkv_part(m, y, 0, cross, &out->wq, &out->bq, err);
+    if (rc == AG_OK)
+        rc = qkv_part(m, y, 1, cross, &out->wk, &out->bk, err);
+    if (rc == AG_OK)
+        rc = qkv_part(m, y, 2, cross, &out->wv, &out->bv, err);
+    if (rc == AG_OK) /* every output column of o: one "head" as wide as d */
+        rc = lin_heads(&y->o, (agm_cols){0, g->d_model, 0}, 1, g->d_model, 0, &out->wo, err);
+    if (rc == AG_OK)
+        layer_scale_cols(y->ls1.w, &out->wo);
+    if (rc != AG_OK)
+        ag_attn_weights_free(out);
+    return rc;
+}
+
 int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag_error *err)
 {
     if (!m || !out)
@@ -105,25 +127,32 @@ int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag
     const ag_model_config *g = &m->cfg;
     if (layer < 0 || layer >= g->n_layer)
         return ag_error_set(err, AG_ERANGE, "layer %d is outside 0..%d", layer, g->n_layer - 1);
-    const agm_layer *y = &m->layers[layer];
     *out = (ag_attn_weights){.layer = layer, .n_head = g->n_head, .n_kv_head = g->n_kv_head,
                              .head_dim = g->head_dim, .causal = g->causal,
                              .scale = g->attn_scale / (g->scale_by_inverse_layer ? layer + 1 : 1),
                              .softcap = g->softcap, .window = m->window[layer]};
     if (g->positions == AG_POS_ROPE) /* Gemma-3: the sliding layers' own */
         out->rope = m->window[layer] && g->rope_local.rotary_dim ? g->rope_local : g->rope;
-    int rc = qkv_part(m, y, 0, &out->wq, &out->bq, err);
-    if (rc == AG_OK)
-        rc = qkv_part(m, y, 1, &out->wk, &out->bk, err);
-    if (rc == AG_OK)
-        rc = qkv_part(m, y, 2, &out->wv, &out->bv, err);
-    if (rc == AG_OK) /* every output column of o: one "head" as wide as d */
-        rc = lin_heads(&y->o, (agm_cols){0, g->d_model, 0}, 1, g->d_model, 0, &out->wo, err);
-    if (rc == AG_OK)
-        layer_scale_cols(y->ls1.w, &out->wo);
-    if (rc != AG_OK)
-        ag_attn_weights_free(out);
-    return rc;
+    return layer_weights(m, &m->layers[layer], 0, out, err);
+}
+
+int ag_model_cross_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
+                                ag_error *err)
+{
+    if (!m || !out)
+        return ag_error_set(err, AG_EINVAL, "cross-attention weights: missing argument");
+    memset(out, 0, sizeof *out);
+    const ag_model_config *g = &m->cfg;
+    if (!m->cross)
+        return ag_error_set(err, AG_EINVAL, "cross-attention weights: not a decoder stack "
+                            "of an encoder-decoder model (ag_seq2seq_stack)");
+    if (layer < 0 || layer >= g->n_layer)
+        return ag_error_set(err, AG_ERANGE, "layer %d is outside 0..%d", layer, g->n_layer - 1);
+    /* modeling_t5.py / modeling_bart.py: every query head its own key head,
+     * no mask, no positions; the scale the pass uses (BART's q·scaling) */
+    *out = (ag_attn_weights){.layer = layer, .n_head = g->n_head, .n_kv_head = g->n_head,
+                             .head_dim = g->head_dim, .scale = g->attn_scale};
+    return layer_weights(m, &m->cross[layer], 1, out, err);
 }
 
 void ag_attn_weights_free(ag_attn_weights *w)
