@@ -38,6 +38,16 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    heads / 2 + I / 2 (Abnar & Zuidema 2020, §3), and R_cross =
    mean over heads of cross_attentions[-1] @ R_enc,last
    (docs/metrics.md, "rollout").
+5. `analyze --metrics values,lens,effective_rank --precision f64`: family
+   H (check_values.py's head_metrics: f(x_j) = v_j W_O^h, v from the
+   key/value side — a cross head's from the encoder output) and family K
+   (check_lens.py's row keys over each row's finite scores — T5's
+   including its position bias — and the form keys from numpy's SVD of
+   the m x n q k^T: matrix_rank's tolerance sigma_1 max(m, n) eps;
+   score_asymmetry null on a cross head, not square) of every head of
+   every stack (whisper: the decoder's and cross heads) from
+   hf_forward.py's own q, k, v, scores and weights, within 1e-10 (relative
+   above 1).
 4. `similarity --precision f64 --format json`: one record per pair a < b of
    heads of one stack (encoder, then decoder self-attention, then cross
    heads; layer-major), "stack" its stack, js_distance equal within 1e-12
@@ -64,6 +74,9 @@ failures = []
 sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
 import hf_forward  # noqa: E402
 import check_similarity as js_ref  # noqa: E402
+import check_lens  # noqa: E402
+import check_values  # noqa: E402
+HEAD_TOL = 1e-10
 
 
 def fail(msg):
@@ -79,7 +92,7 @@ def references(name, tmp):
     tgt = ["--target-tokens", ",".join(map(str, ids["tgt"]))]
     stored = {r: np.load(os.path.join(ref, r + ".npy")) for _, r in ARRAYS}
     if "src" in ids:
-        return ["--tokens", ",".join(map(str, ids["src"]))] + tgt, stored
+        return ["--tokens", ",".join(map(str, ids["src"]))] + tgt, stored, ids["src"], ids["tgt"]
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
     feats = np.load(os.path.join(ref, "features.npy"))
     again = hf_forward.seq2seq_forward(folder, feats, ids["tgt"])
@@ -91,7 +104,8 @@ def references(name, tmp):
     path = os.path.join(tmp, "features_f32.npy")
     np.save(path, f32)
     want = hf_forward.seq2seq_forward(folder, f32.astype(np.float64), ids["tgt"])
-    return ["--features", path] + tgt, {r: want[r] for _, r in ARRAYS}
+    return (["--features", path] + tgt, {r: want[r] for _, r in ARRAYS},
+            f32.astype(np.float64), ids["tgt"])
 
 
 def run(cli, args):
@@ -225,17 +239,67 @@ def check_similarity(cli, name, inputs, arrays):
             fail("%s similarity %s: js_distance %r, numpy %r" % (name, got, r["js_distance"], v))
 
 
+def head_keys(t, h, cross):
+    """Families H and K of head h of one hf_forward attention t."""
+    want = check_values.head_metrics(t["p"][h], t["v"][h], t["wo"][h * t["v"].shape[2]:
+                                                                (h + 1) * t["v"].shape[2]])
+    want.update(check_lens.row_keys(t["s"][h]))
+    S = t["q"][h] @ t["k"][h].T
+    sigma = np.linalg.svd(S, compute_uv=False)
+    er = check_lens.effective_rank(sigma)
+    want.update({"score_effective_rank": er,
+                 "score_numerical_rank": int(np.linalg.matrix_rank(S)),
+                 "rank_lift": check_lens.effective_rank(
+                     np.linalg.svd(t["p"][h], compute_uv=False)) / er,
+                 "score_asymmetry": None if cross else
+                 float(np.linalg.norm((S - S.T) / 2) / np.linalg.norm(S))})
+    return want
+
+
+def check_heads(cli, name, inputs, src, tgt):
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    p = run(cli, ["analyze", folder] + inputs + ["--metrics", "values,lens,effective_rank",
+                                                 "--precision", "f64", "--format", "json"])
+    if p.returncode != 0:
+        return
+    recs = json.loads(p.stdout)["records"]
+    _, heads = hf_forward.seq2seq_heads(folder, src, tgt)
+    if name.startswith("whisper"):  # the encoder's heads are encoders_ref's
+        recs = [r for r in recs if r["stack"] != "encoder"]
+    want = [(t, h) for t in heads for h in range(t["p"].shape[0])]
+    if len(recs) != len(want):
+        fail("%s analyze values,lens: %d records, want %d" % (name, len(recs), len(want)))
+        return
+    worst = 0.0
+    for r, (t, h) in zip(recs, want):
+        ref = head_keys(t, h, r["stack"] == "cross")
+        for key in check_values.KEYS + check_lens.KEYS:
+            a, b = r.get(key), ref[key]
+            if a is None or b is None:
+                if a is not None or b is not None:
+                    fail("%s %s layer %d head %d %s: %r, reference %r"
+                         % (name, r["stack"], r["layer"], h, key, a, b))
+                continue
+            e = abs(a - b) / max(1.0, abs(b))
+            worst = max(worst, e)
+            if not e <= HEAD_TOL:
+                fail("%s %s layer %d head %d %s: %r, reference %r"
+                     % (name, r["stack"], r["layer"], h, key, a, b))
+    print("%s: families H and K of %d heads, worst %.2g" % (name, len(recs), worst))
+
+
 def main():
     cli = sys.argv[1]
     for name in MODELS:
         with tempfile.TemporaryDirectory() as tmp:
-            inputs, refs = references(name, tmp)
+            inputs, refs, src, tgt = references(name, tmp)
             arrays = check_attention(cli, name, inputs, refs, "f64", tmp)
             check_attention(cli, name, inputs, refs, "f32", tmp)
             if arrays is not None:
                 check_records(cli, name, inputs, arrays)
                 check_rollout(cli, name, inputs, arrays)
                 check_similarity(cli, name, inputs, arrays)
+                check_heads(cli, name, inputs, src, tgt)
         print("%s: attention (f64, f32), analyze, rollout and similarity checked" % name)
     if failures:
         print("%d failure(s)" % len(failures))
