@@ -45,6 +45,10 @@ def test_analyze_equals_cli(arch, metrics):
     assert all((r["rows"], r["cols"]) == shape[r["stack"]] for r in py)
     if metrics is None:  # the default takes family cross (rectangular), as the CLI's
         assert all(r["cross_entropy_normalized"] is not None for r in py if r["stack"] == "cross")
+    else:  # families H and K on every stack; a cross head's form has no transpose
+        assert all(r["value_norm_mean"] > 0 and r["score_std"] > 0 and r["rank_lift"] > 0
+                   for r in py)
+        assert all((r["score_asymmetry"] is None) == (r["stack"] == "cross") for r in py)
 
 
 def test_analyze_selection_equals_cli():
