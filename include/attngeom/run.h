@@ -631,6 +631,19 @@ AG_EXPORT int ag_run_attention_seq2seq(const ag_model *m, const ag_run_input *in
                                        ag_run_stack_heads_fn fn, void *user,
                                        double *enc_hidden, double *dec_hidden, ag_error *err);
 
+/* ag_run_attention_seq2seq with, from the same pass, scores_fn (may be
+ * NULL) given each selected view's selected heads' pre-softmax scores
+ * right after fn's attention: (heads, n, n_kv), −inf where masked, T5's
+ * q·k plus its position bias (no scale), BART's and Whisper's scaled q·k;
+ * cross-attention's unmasked over the n_kv sources. Errors as
+ * ag_run_attention_seq2seq's, and scores_fn's status. */
+AG_EXPORT int ag_run_attention_seq2seq_scores(const ag_model *m, const ag_run_input *in,
+                                              const ag_run_options *opt, ag_workers *w,
+                                              ag_run_stack_heads_fn fn,
+                                              ag_run_stack_heads_fn scores_fn, void *user,
+                                              double *enc_hidden, double *dec_hidden,
+                                              ag_error *err);
+
 /* ---- the induction probe (`attngeom heads --probe induction`) ----------- */
 
 /* The token sequence of Olsson et al. (2022)'s induction probe: a block of

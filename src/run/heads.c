@@ -387,7 +387,7 @@ typedef struct {
     double *buf; /* (nh, n, n_kv): the selected heads when not all are */
     size_t cap;  /* its doubles */
     ag_run_heads_fn fn, scores_fn;
-    ag_run_stack_heads_fn stack_fn;
+    ag_run_stack_heads_fn stack_fn, stack_scores_fn;
     void *user;
     ag_error err;
 } attention_job;
@@ -433,13 +433,19 @@ static int attention_layer(const ag_layer_view *v, void *user)
         const double *s = select_heads(a, v, v->scores, k);
         rc = s ? a->scores_fn(v->layer, s, a->nh[k], v->n, a->user) : AG_ENOMEM;
     }
+    if (rc == 0 && a->stack_scores_fn) {
+        const double *s = select_heads(a, v, v->scores, k);
+        rc = s ? a->stack_scores_fn(v->stack, v->layer, s, a->nh[k], v->n,
+                                    v->n_kv ? v->n_kv : v->n, a->user)
+               : AG_ENOMEM;
+    }
     return rc;
 }
 
 /* What one attention run computes with: the pass's callbacks and buffers. */
 typedef struct {
     ag_run_heads_fn fn, scores_fn;
-    ag_run_stack_heads_fn stack_fn;
+    ag_run_stack_heads_fn stack_fn, stack_scores_fn;
     ag_hidden_fn hidden_fn;
     void *user;
     double *hidden, *dec_hidden;
@@ -454,7 +460,7 @@ static int attention_run(const ag_model *m, const ag_run_input *in, const ag_run
     ag_selection *layers[2] = {NULL, NULL}, *heads[2] = {NULL, NULL};
     ag_workers *own = NULL;
     attention_job a = {.fn = c->fn, .scores_fn = c->scores_fn, .stack_fn = c->stack_fn,
-                       .user = c->user};
+                       .stack_scores_fn = c->stack_scores_fn, .user = c->user};
     int status = AG_OK;
     for (int k = 0; k < 2 && status == AG_OK && stacks[k]; k++) {
         status = agr_model_selections(stacks[k], opt, &layers[k], &heads[k], err);
@@ -468,8 +474,8 @@ static int attention_run(const ag_model *m, const ag_run_input *in, const ag_run
         ag_forward_options fo = ag_run_forward_options(opt, w);
         fo.hidden_fn = c->hidden_fn;
         fo.hidden_user = c->user;
-        fo.want_scores = c->scores_fn != NULL;
-        int any = c->fn || c->scores_fn || c->stack_fn;
+        fo.want_scores = c->scores_fn || c->stack_scores_fn;
+        int any = c->fn || c->scores_fn || c->stack_fn || c->stack_scores_fn;
         status = stacks[1] ? ag_run_forward_seq2seq(m, in, &fo, any ? attention_layer : NULL, &a,
                                                     c->hidden, c->dec_hidden, err)
                            : agr_forward(m, in, &fo, agr_options(opt),
@@ -510,13 +516,23 @@ int ag_run_attention_seq2seq(const ag_model *m, const ag_run_input *in,
                              const ag_run_options *opt, ag_workers *w, ag_run_stack_heads_fn fn,
                              void *user, double *enc_hidden, double *dec_hidden, ag_error *err)
 {
+    return ag_run_attention_seq2seq_scores(m, in, opt, w, fn, NULL, user, enc_hidden,
+                                           dec_hidden, err);
+}
+
+int ag_run_attention_seq2seq_scores(const ag_model *m, const ag_run_input *in,
+                                    const ag_run_options *opt, ag_workers *w,
+                                    ag_run_stack_heads_fn fn, ag_run_stack_heads_fn scores_fn,
+                                    void *user, double *enc_hidden, double *dec_hidden,
+                                    ag_error *err)
+{
     if (!ag_model_seq2seq(m))
         return ag_error_set(err, AG_EINVAL, "ag_run_attention_seq2seq: not an encoder-decoder "
                             "model");
     if (opt && agr_lens_active(opt))
         return ag_error_set(err, AG_EINVAL, "a normalizer or temperature is not yet taken by an "
                             "encoder-decoder model");
-    attention_call c = {.stack_fn = fn, .user = user, .hidden = enc_hidden,
-                        .dec_hidden = dec_hidden};
+    attention_call c = {.stack_fn = fn, .stack_scores_fn = scores_fn, .user = user,
+                        .hidden = enc_hidden, .dec_hidden = dec_hidden};
     return attention_run(m, in, opt, w, &c, err);
 }

@@ -51,12 +51,32 @@ run_case 1 "$NEED: analyze needs --target T or --target-tokens" "analyze refuses
 run_case 1 "$NEED: attention needs --target T or --target-tokens" "attention refuses t5 without a target" attention "$A/t5" --tokens 3,4 -o "$T/o/a.npy"
 TGT="--target-tokens 0,4,19"
 run_case 1 "--target needs an encoder-decoder model: a t5, bart or whisper folder" "a target on a model of one stack" analyze "$A/roberta" --tokens 3,4 $TGT
-run_case 1 "--decoder, --cross and --decoder-hidden need an encoder-decoder model" "--cross on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross "$T/o/c.npy"
+run_case 1 "--decoder, --cross, --decoder-hidden, --decoder-scores and --cross-scores need an encoder-decoder model" "--cross on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross "$T/o/c.npy"
 run_case 2 "give one of --target, --target-tokens and --target-file" "both target options" analyze "$A/t5" --tokens 3,4 $TGT --target "x"
 run_case 1 "token id 99 at position 1 is outside the vocabulary" "a target id outside the decoder's vocabulary" analyze "$A/t5" --tokens 3,4 --target-tokens 0,99
 printf '3,4\n5,6\n' >"$T/two.txt"
 run_case 1 "--target pairs with one source" "a target with a corpus of two" analyze "$A/t5" --tokens-file "$T/two.txt" $TGT
-run_case 1 "--scores is not yet written for an encoder-decoder model" "attention --scores on t5" attention "$A/t5" --tokens 3,4 $TGT -o "$T/o/a.npy" --scores "$T/o/s.npy"
+run_case 1 "--decoder, --cross, --decoder-hidden, --decoder-scores and --cross-scores need an encoder-decoder model" "--cross-scores on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross-scores "$T/o/c.npy"
+# --scores (the encoder's), --decoder-scores, --cross-scores: each stack's
+# pre-softmax scores in its array's shape, softmax(S) its attention, -inf
+# exactly above the decoder's diagonal (the values against the float64
+# reference: tests/ref/check_seq2seq.py)
+check "attention --scores, --decoder-scores, --cross-scores on t5"
+"$CLI" attention "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --precision f64 -o "$T/sa.npy" --decoder "$T/sd.npy" --cross "$T/sc.npy" \
+    --scores "$T/ss.npy" --decoder-scores "$T/sds.npy" --cross-scores "$T/scs.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+PYSCRIPT='
+import numpy as np
+for p, s, shape in ((a[0], a[1], (2, 3, 5, 5)), (a[2], a[3], (2, 3, 3, 3)), (a[4], a[5], (2, 3, 3, 5))):
+    P, S = np.load(p), np.load(s)
+    assert S.shape == shape and P.shape == shape, (s, S.shape)
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    d = np.abs(e / e.sum(axis=-1, keepdims=True) - P).max()
+    assert d <= 1e-12, (s, d)
+    hidden = np.isneginf(S)
+    want = np.triu(np.ones(shape[2:], bool), 1) if s == a[3] else np.zeros(shape[2:], bool)
+    assert (hidden == want).all() and np.isfinite(S[~hidden]).all(), s
+'
+pycheck "the scores of each stack are its attention before the softmax" "$T/sa.npy" "$T/ss.npy" "$T/sd.npy" "$T/sds.npy" "$T/sc.npy" "$T/scs.npy"
 run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "analyze --temperature on t5" analyze "$A/t5" --tokens 3,4 $TGT --temperature 2
 run_case 1 "no tokenizer files" "--target on a folder without a tokenizer" analyze "$A/t5" --tokens 3,4 --target "a b"
 
@@ -159,7 +179,7 @@ run_case 1 "--target-tokens runs Whisper's decoder: $ROOT/tests/data/models/tiny
 run_case 1 "token id 48 at position 1 is outside the vocabulary (vocab_size = 48)" "whisper: a prompt id outside the decoder's vocabulary" analyze "$WS" --features "$WF" --target-tokens 45,48
 
 # analyze: one record per (stack, layer, head); --aggregate groups by stack
-runj t5rec.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max,stability --precision f64
+runj t5rec.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max,stability,value_norm_mean,score_std,score_asymmetry --precision f64
 runj t5agg.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --aggregate --by stack
 PYSCRIPT='
 r = records(a[0])
@@ -168,11 +188,13 @@ for x in r:
     want = {"encoder": (5, 5), "decoder": (3, 3), "cross": (3, 5)}[x["stack"]]
     assert (x["rows"], x["cols"]) == want, x
     assert x["sigma_max"] > 0 and x["sensitivity"] is None, x
+    assert x["value_norm_mean"] > 0 and x["score_std"] > 0, x
+    assert (x["score_asymmetry"] is None) == (x["stack"] == "cross"), x
 g = records(a[1])
 assert [x["stack"] for x in g] == ["encoder", "decoder", "cross"], g
 assert [x["n"] for x in g] == [6, 9, 9], g
 '
-pycheck "analyze on t5-v1_1: stacks, shapes, family E null, --aggregate --by stack" "$T/t5rec.json" "$T/t5agg.json"
+pycheck "analyze on t5-v1_1: stacks, shapes, families H and K, family E null, --aggregate --by stack" "$T/t5rec.json" "$T/t5agg.json"
 run_case 1 "$NEED: residual needs --target" "residual refuses t5" residual "$A/t5" --tokens 3,4
 run_case 1 "$NEED: rollout needs --target T or --target-tokens IDS" "rollout refuses t5 without a target" rollout "$A/t5-v1_1" --tokens 3,4
 # rollout on a pair: the encoder's rollout (2 layers), the decoder's (3),

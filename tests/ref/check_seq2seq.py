@@ -38,6 +38,16 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    heads / 2 + I / 2 (Abnar & Zuidema 2020, §3), and R_cross =
    mean over heads of cross_attentions[-1] @ R_enc,last
    (docs/metrics.md, "rollout").
+6. `attention --scores ENC --decoder-scores DEC --cross-scores CROSS`
+   (f64 and f32): each stack's pre-softmax scores (T5: q k^T plus the
+   position bias, no scale; BART, Whisper: scaled q k^T), -inf exactly
+   where hf_forward.py's are (the causal mask), the finite entries within
+   1e-9 (f64) and 1e-4 (f32: float32 rounding of the logits, as
+   check_scores.py allows one-stack scores) relative above 1 of
+   hf_forward.py's encoder_scores, decoder_scores and cross_scores
+   (whisper: its decoder's two; its encoder is encoders_ref's, without
+   scores); and each row's softmax is the array -o, --decoder or --cross
+   wrote in the same run, within 1e-12 (f64) or 1e-6 (f32).
 5. `analyze --metrics values,lens,effective_rank --precision f64`: family
    H (check_values.py's head_metrics: f(x_j) = v_j W_O^h, v from the
    key/value side — a cross head's from the encoder output) and family K
@@ -256,14 +266,50 @@ def head_keys(t, h, cross):
     return want
 
 
-def check_heads(cli, name, inputs, src, tgt):
+SCORES = (("--scores", "encoder_scores", "-o"), ("--decoder-scores", "decoder_scores", "--decoder"),
+          ("--cross-scores", "cross_scores", "--cross"))
+SCORE_TOL = {"f64": 1e-9, "f32": 1e-4}
+SOFTMAX_TOL = {"f64": 1e-12, "f32": 1e-6}
+
+
+def softmax_rows(S):
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def check_scores(cli, name, inputs, full, precision, tmp):
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    args = ["attention", folder] + inputs + ["--precision", precision]
+    for opt, ref, attn in SCORES:
+        args += [opt, os.path.join(tmp, ref + ".npy"), attn, os.path.join(tmp, ref + ".p.npy")]
+    if run(cli, args).returncode != 0:
+        return
+    for _, ref, _ in SCORES:
+        a = np.load(os.path.join(tmp, ref + ".npy"))
+        e = float(np.abs(softmax_rows(a) - np.load(os.path.join(tmp, ref + ".p.npy"))).max())
+        if not e <= SOFTMAX_TOL[precision]:
+            fail("%s %s %s: softmax(S) differs from the attention by %.3g" % (name, precision, ref, e))
+        if ref not in full:  # whisper's encoder: no reference scores
+            continue
+        r = full[ref]
+        if a.shape != r.shape or not np.array_equal(np.isinf(a), np.isinf(r)) or \
+                (np.isinf(a) & (a > 0)).any():
+            fail("%s %s %s: shape %s (reference %s) or -inf entries differ"
+                 % (name, precision, ref, a.shape, r.shape))
+            continue
+        ok = np.isfinite(r)
+        d = float((np.abs(a[ok] - r[ok]) / np.maximum(1.0, np.abs(r[ok]))).max())
+        if not d <= SCORE_TOL[precision]:
+            fail("%s %s %s: max |diff| %.3g > %g" % (name, precision, ref, d, SCORE_TOL[precision]))
+
+
+def check_heads(cli, name, inputs, heads):
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
     p = run(cli, ["analyze", folder] + inputs + ["--metrics", "values,lens,effective_rank",
                                                  "--precision", "f64", "--format", "json"])
     if p.returncode != 0:
         return
     recs = json.loads(p.stdout)["records"]
-    _, heads = hf_forward.seq2seq_heads(folder, src, tgt)
     if name.startswith("whisper"):  # the encoder's heads are encoders_ref's
         recs = [r for r in recs if r["stack"] != "encoder"]
     want = [(t, h) for t in heads for h in range(t["p"].shape[0])]
@@ -299,8 +345,13 @@ def main():
                 check_records(cli, name, inputs, arrays)
                 check_rollout(cli, name, inputs, arrays)
                 check_similarity(cli, name, inputs, arrays)
-                check_heads(cli, name, inputs, src, tgt)
-        print("%s: attention (f64, f32), analyze, rollout and similarity checked" % name)
+                folder = os.path.join(ROOT, "tests/data/models/arch", name)
+                full, heads = hf_forward.seq2seq_heads(folder, src, tgt)
+                check_heads(cli, name, inputs, heads)
+                for precision in ("f64", "f32"):
+                    check_scores(cli, name, inputs, full, precision, tmp)
+        print("%s: attention (f64, f32), analyze, rollout, similarity, H/K and scores checked"
+              % name)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
