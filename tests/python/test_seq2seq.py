@@ -106,6 +106,23 @@ def test_attention_and_hidden_equal_cli(tmp, arch, precision):
     assert np.all(a.cross > 0)
 
 
+@pytest.mark.parametrize("arch", ["t5", "bart"])
+def test_scores_equal_cli(tmp, arch):
+    """scores=True: (Attention, its scores) of one pass, byte-equal to
+    `attention --scores --decoder-scores --cross-scores`; softmax of each
+    row its attention row."""
+    names = ["--scores", "--decoder-scores", "--cross-scores"]
+    outs = [a for k, name in enumerate(names) for a in (name, tmp / ("s%d.npy" % k))]
+    run_cli("attention", *cli_args(arch, "-o", tmp / "a.npy", "--precision", "f64", *outs))
+    a, s = attngeom.Model(ARCH / arch).attention(SRC, target_tokens=TGT[arch], precision="f64",
+                                                 scores=True)
+    for k, (A, S) in enumerate(zip(a, s)):
+        assert S.tobytes() == np.load(tmp / ("s%d.npy" % k)).tobytes()
+        e = np.exp(S - S.max(axis=-1, keepdims=True))
+        assert np.abs(e / e.sum(axis=-1, keepdims=True) - A).max() < 1e-12
+    assert np.isneginf(s.decoder).any() and np.isfinite(s.cross).all()
+
+
 def test_attention_selection_equals_cli(tmp):
     enc, dec, cross, _, _ = cli_arrays(tmp, "t5-v1_1", "--layers", "1", "--heads", "2,0")
     a = attngeom.Model(ARCH / "t5-v1_1").attention(SRC, target_tokens=TGT["t5-v1_1"], layers=[1],
@@ -243,8 +260,6 @@ def test_what_does_not_go_together(tmp):
         t5.analyze([3, 4], target_tokens=[])
     with pytest.raises(attngeom.Error, match="no tokenizer files"):
         t5.analyze([3, 4], target="a b")
-    with pytest.raises(attngeom.Error, match="scores: not yet written"):
-        t5.attention([3, 4], target_tokens=[0, 4], scores=True)
     with pytest.raises(attngeom.Error, match="not yet taken by an encoder-decoder model"):
         t5.analyze([3, 4], target_tokens=[0, 4], temperature=2)
     with pytest.raises(attngeom.Error, match="weights does not yet read its two stacks"):
