@@ -622,9 +622,11 @@ typedef int (*ag_run_stack_heads_fn)(int stack, int layer, const double *attn, s
  * decoder layer its self-attention and its cross-attention. --layers and
  * --heads select in each stack (an index must exist in both: AG_ERANGE).
  * enc_hidden (L_enc + 1, n_src, d) and dec_hidden (L_dec + 1, n_tgt, d),
- * each optional, as ag_seq2seq_forward fills them. Errors: AG_EINVAL (a
- * model of one stack, no target, a normalizer other than the model's
- * softmax), the selections', the pass's, AG_ENOMEM, fn's status.
+ * each optional, as ag_seq2seq_forward fills them. Under opt's
+ * normaliser or temperature fn gets each view's heads under it (a cross
+ * view's rows over the sources). Errors: AG_EINVAL (a model of one stack,
+ * no target, linear attention), the selections', the pass's, AG_ENOMEM,
+ * fn's status.
  * (ag_run_attention and ag_run_attention_scores refuse such a model.) */
 AG_EXPORT int ag_run_attention_seq2seq(const ag_model *m, const ag_run_input *in,
                                        const ag_run_options *opt, ag_workers *w,

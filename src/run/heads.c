@@ -476,10 +476,8 @@ static int attention_run(const ag_model *m, const ag_run_input *in, const ag_run
         fo.hidden_user = c->user;
         fo.want_scores = c->scores_fn || c->stack_scores_fn;
         int any = c->fn || c->scores_fn || c->stack_fn || c->stack_scores_fn;
-        status = stacks[1] ? ag_run_forward_seq2seq(m, in, &fo, any ? attention_layer : NULL, &a,
-                                                    c->hidden, c->dec_hidden, err)
-                           : agr_forward(m, in, &fo, agr_options(opt),
-                                         any ? attention_layer : NULL, &a, c->hidden, err);
+        status = agr_forward_pair(m, in, &fo, agr_options(opt), any ? attention_layer : NULL, &a,
+                                  c->hidden, c->dec_hidden, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
     }
@@ -529,9 +527,6 @@ int ag_run_attention_seq2seq_scores(const ag_model *m, const ag_run_input *in,
     if (!ag_model_seq2seq(m))
         return ag_error_set(err, AG_EINVAL, "ag_run_attention_seq2seq: not an encoder-decoder "
                             "model");
-    if (opt && agr_lens_active(opt))
-        return ag_error_set(err, AG_EINVAL, "a normalizer or temperature is not yet taken by an "
-                            "encoder-decoder model");
     attention_call c = {.stack_fn = fn, .stack_scores_fn = scores_fn, .user = user,
                         .hidden = enc_hidden, .dec_hidden = dec_hidden};
     return attention_run(m, in, opt, w, &c, err);

@@ -51,6 +51,12 @@ static inline int agr_lens_active(const ag_run_options *o)
 int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
                 const ag_run_options *opt, ag_layer_fn fn, void *user, double *hidden,
                 ag_error *err);
+/* agr_forward on ag_run_forward_seq2seq: an encoder–decoder pair's views
+ * (rectangular cross-attention rows too) under opt's normaliser, both
+ * stacks' hidden states (enc_hidden, dec_hidden, each may be NULL). */
+int agr_forward_pair(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
+                     const ag_run_options *opt, ag_layer_fn fn, void *user, double *enc_hidden,
+                     double *dec_hidden, ag_error *err);
 
 /* A run of records under each of opt's temperatures in turn (lens.c): fn
  * with a copy of opt at softmax(S/T[k]) and no list, appending to a list

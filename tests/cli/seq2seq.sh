@@ -8,7 +8,7 @@
 # tests/ref/check_seq2seq.py); every other command that runs one sequence
 # (or reads one stack's weights) refuses them, and so do the pairs that do
 # not go together (a target on a model of one stack, no target, both
-# target options, a target with a corpus, --scores, a temperature), each
+# target options, a target with a corpus, linear attention), each
 # with one line, exit 1 (2 for a usage error), nothing on stdout, no
 # output file. Run from the repository root.
 
@@ -77,7 +77,45 @@ for p, s, shape in ((a[0], a[1], (2, 3, 5, 5)), (a[2], a[3], (2, 3, 3, 3)), (a[4
     assert (hidden == want).all() and np.isfinite(S[~hidden]).all(), s
 '
 pycheck "the scores of each stack are its attention before the softmax" "$T/sa.npy" "$T/ss.npy" "$T/sd.npy" "$T/sds.npy" "$T/sc.npy" "$T/scs.npy"
-run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "analyze --temperature on t5" analyze "$A/t5" --tokens 3,4 $TGT --temperature 2
+# a normaliser or temperature on a pair: each stack's rows (a cross row over
+# the sources) under it, from the same scores: attention --normalizer
+# sparsemax writes sparsemax of those rows (Martins & Astudillo 2016,
+# Algorithm 1, by numpy here), analyze --temperature 2 measures softmax(S/2)
+check "attention --normalizer sparsemax and analyze --temperature 2 on t5"
+"$CLI" attention "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --precision f64 --normalizer sparsemax \
+    -o "$T/na.npy" --decoder "$T/nd.npy" --cross "$T/nc.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" analyze "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --precision f64 --temperature 2 \
+    --metrics entropy_mean --format json >"$T/nt.json" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+PYSCRIPT='
+import numpy as np
+def sparsemax(z):
+    fin = np.isfinite(z)
+    s = np.sort(z[fin])[::-1]
+    cs = np.cumsum(s) - 1
+    k = int(np.sum(np.arange(1, s.size + 1) * s > cs))
+    out = np.zeros_like(z)
+    out[fin] = np.maximum(z[fin] - cs[k - 1] / k, 0)
+    return out
+def entropy(P):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(P > 0, -P * np.log(P), 0).sum(-1).mean()
+T2 = []
+for p, s in ((a[0], a[1]), (a[2], a[3]), (a[4], a[5])):
+    P, S = np.load(p), np.load(s)
+    want = np.apply_along_axis(sparsemax, -1, S)
+    assert np.abs(P - want).max() <= 1e-12 and (P == 0).any(), (p, np.abs(P - want).max())
+    e = np.exp(S / 2 - (S / 2).max(axis=-1, keepdims=True))
+    T2.append(e / e.sum(axis=-1, keepdims=True))
+# pass order: the encoder layers, then per decoder layer its self and cross heads
+want = [A for A in T2[0]] + [A for l in range(T2[1].shape[0]) for A in (T2[1][l], T2[2][l])]
+want = [h for A in want for h in A]
+recs = records(a[6])
+assert len(recs) == len(want), len(recs)
+for r, A in zip(recs, want):
+    assert r["temperature"] == 2 and abs(r["entropy_mean"] - entropy(A)) < 1e-12, r
+'
+pycheck "sparsemax and softmax(S/2) of each stack's scores" "$T/na.npy" "$T/ss.npy" "$T/nd.npy" "$T/sds.npy" "$T/nc.npy" "$T/scs.npy" "$T/nt.json"
+run_case 1 "linear attention is not taken by an encoder-decoder model" "analyze --normalizer linear on bart" analyze "$A/bart" --tokens 3,4 --target-tokens 2,4,19 --normalizer linear
 run_case 1 "no tokenizer files" "--target on a folder without a tokenizer" analyze "$A/t5" --tokens 3,4 --target "a b"
 
 # --target TEXT = [decoder_start_token_id] + labels[:-1] given verbatim: a
@@ -221,7 +259,16 @@ assert t5one == t5[1:2] + t5[3:], t5one
 pycheck "rollout on t5-v1_1 and t5: encoder, decoder and cross records, --layers in each stack" "$T/t5roll.json" "$T/t5roll1.json" "$T/t5roll2.json" "$T/t5roll3.json"
 run_case 1 "--layers 2 is out of range: there are 2 layers (0-1)" "rollout --layers past the encoder's" rollout "$A/t5-v1_1" --tokens 3,4 $TGT --layers 2
 run_case 1 "t5 is an encoder-decoder model: its rollout matrices are not written (the records are)" "rollout -o on t5" rollout "$A/t5" --tokens 3,4 $TGT -o "$T/o/r.npy"
-run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "rollout --temperature on t5" rollout "$A/t5" --tokens 3,4 $TGT --temperature 2
+# under a temperature: the same records of every stack, at T = 2
+runj t5roll4.json rollout "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64 --temperature 2
+PYSCRIPT='
+one, two = records(a[0]), records(a[1])
+key = lambda x: (x["stack"], x["layer"], x["rows"], x["cols"])
+assert [key(x) for x in two] == [key(x) for x in one], two
+assert all(x["temperature"] == 2 for x in two) and all(x["sigma_max"] > 0 for x in two), two
+assert any(x["sigma_max"] != y["sigma_max"] for x, y in zip(one, two)), "T = 2 changes nothing"
+'
+pycheck "rollout --temperature 2 on t5: every stack's records at T = 2" "$T/t5roll2.json" "$T/t5roll4.json"
 run_case 1 "$NEED: similarity needs --target T or --target-tokens IDS" "similarity refuses t5 without a target" similarity "$A/t5" --tokens 3,4
 # similarity on a pair: pairs of heads of one stack only, each with its
 # stack (t5: 2 encoder and 2 decoder layers of 3 heads: 15 pairs in each
@@ -240,7 +287,15 @@ assert [x["js_distance"] for x in one] == [full[(s, 1, 0, 1, 2)] for s in ("enco
 '
 pycheck "similarity on t5: pairs within each stack, --layers/--heads a sub-selection of each" "$T/t5sim.json" "$T/t5sim1.json"
 run_case 1 "-o S.npy is not written for an encoder-decoder model (the records are)" "similarity -o on t5" similarity "$A/t5" --tokens 3,4 $TGT -o "$T/o/s.npy"
-run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "similarity --temperature on t5" similarity "$A/t5" --tokens 3,4 $TGT --temperature 2
+runj t5sim2.json similarity "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --normalizer sparsemax
+PYSCRIPT='
+one, sp = records(a[0]), records(a[1])
+key = lambda x: (x["stack"], x["layer_a"], x["head_a"], x["layer_b"], x["head_b"])
+assert [key(x) for x in sp] == [key(x) for x in one], sp
+assert all(x["normalizer"] == "sparsemax" for x in sp)
+assert any(x["js_distance"] != y["js_distance"] for x, y in zip(one, sp)), "sparsemax changes nothing"
+'
+pycheck "similarity --normalizer sparsemax on t5: the pairs of each stack under it" "$T/t5sim.json" "$T/t5sim2.json"
 run_case 1 "$NEED: contributions needs --target" "contributions refuses t5" contributions "$A/t5" --tokens 3,4
 run_case 1 "$NEED: heads needs --target" "heads refuses t5" heads "$A/t5" --probe induction --length 4
 run_case 1 "$NEED: weights does not yet read its two stacks" "weights refuses t5" weights "$A/t5"

@@ -123,6 +123,19 @@ def test_scores_equal_cli(tmp, arch):
     assert np.isneginf(s.decoder).any() and np.isfinite(s.cross).all()
 
 
+@pytest.mark.parametrize("lens", [("--temperature", "2"), ("--normalizer", "entmax15")])
+def test_lens_equals_cli(lens):
+    """A temperature or normaliser on a pair: every stack's records under
+    it, value for value the CLI's."""
+    more = ("--format", "json", "--metrics", "entropy_mean,sigma_max,cross") + lens
+    cli = run_cli("analyze", *cli_args("bart", *more))["records"]
+    kw = {"temperature": 2} if lens[0] == "--temperature" else {"normalizer": "entmax15"}
+    py = attngeom.Model(ARCH / "bart").analyze(SRC, "entropy_mean,sigma_max,cross",
+                                               target_tokens=TGT["bart"], **kw)
+    same_records(py, cli)
+    assert {r["stack"] for r in py} == {"encoder", "decoder", "cross"}
+
+
 def test_attention_selection_equals_cli(tmp):
     enc, dec, cross, _, _ = cli_arrays(tmp, "t5-v1_1", "--layers", "1", "--heads", "2,0")
     a = attngeom.Model(ARCH / "t5-v1_1").attention(SRC, target_tokens=TGT["t5-v1_1"], layers=[1],
@@ -260,8 +273,9 @@ def test_what_does_not_go_together(tmp):
         t5.analyze([3, 4], target_tokens=[])
     with pytest.raises(attngeom.Error, match="no tokenizer files"):
         t5.analyze([3, 4], target="a b")
-    with pytest.raises(attngeom.Error, match="not yet taken by an encoder-decoder model"):
-        t5.analyze([3, 4], target_tokens=[0, 4], temperature=2)
+    with pytest.raises(attngeom.Error, match="linear attention is not taken by an "
+                                             "encoder-decoder model"):
+        t5.analyze([3, 4], target_tokens=[0, 4], normalizer="linear")
     with pytest.raises(attngeom.Error, match="weights does not yet read its two stacks"):
         t5.weights()
     with pytest.raises(attngeom.Error, match="this run takes a model of one stack"):
