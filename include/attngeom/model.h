@@ -466,6 +466,16 @@ AG_EXPORT int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weight
  * ag_model_attn_weights' (ag_attn_weights_free). */
 AG_EXPORT int ag_model_cross_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
                                           ag_error *err);
+
+/* T5's relative position bias of head h over n tokens into out (n × n,
+ * the caller's): out[i][j] = relative_attention_bias[bucket(j − i), h]
+ * (modeling_t5.py T5Attention.compute_bias: bidirectional buckets in the
+ * encoder, unidirectional in the decoder), the table the pass adds to
+ * every layer's q·k of that stack (ag_model_get_config(m)->positions ==
+ * AG_POS_RELATIVE). Errors: AG_EINVAL (NULL, n 0, or m without the
+ * bias), AG_ERANGE (h). */
+AG_EXPORT int ag_model_position_bias(const ag_model *m, size_t n, int h, double *out,
+                                     ag_error *err);
 AG_EXPORT void ag_attn_weights_free(ag_attn_weights *w);
 
 /* The QK-norm of `layer` (cfg.qk_norm; eps cfg.norm_eps) into gq and gk

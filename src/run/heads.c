@@ -255,13 +255,14 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     int dec = v->stack == AG_STACK_DECODER || v->stack == AG_STACK_CROSS;
     if (!(dec ? a->dec_layer_on : a->layer_on)[v->layer])
         return 0;
-    /* Family E re-forms a head's softmax from X and one stack's weights as
-     * a model of one stack does: null in an encoder–decoder pass (T5's
-     * position bias, cross-attention's two inputs; docs/metrics.md). Family
-     * K takes Q and K from the pass (the scores' own, any stack); H the
-     * values of the view's key side (a cross view's: the encoder output). */
+    /* Family E re-forms a head's softmax from X and its stack's weights
+     * (T5's position bias added, constant in X as ALiBi's): null on a
+     * cross-attention, whose keys do not move with X (docs/metrics.md).
+     * Family K takes Q and K from the pass (the scores' own, any stack); H
+     * the values of the view's key side (a cross view's: the encoder
+     * output). */
     int one = v->stack == AG_STACK_NONE, lens = a->lens && (one || v->q), values = a->values;
-    int head_input = one && (a->stability || (lens && !v->q));
+    int head_input = v->stack != AG_STACK_CROSS && (a->stability || (lens && !v->q));
     const ag_model *m = dec ? ag_seq2seq_stack(ag_model_seq2seq(a->m), AG_STACK_DECODER) : a->m;
     ag_attn_weights weights = {0}; /* once per layer, for all its heads */
     int status = AG_OK;
@@ -272,6 +273,8 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     layer_input li = {.v = v, .w = &weights};
     if (status == AG_OK && head_input)
         status = agr_layer_extra_init(&li.extra, m, v->layer, &weights, &a->err);
+    if (status == AG_OK && head_input)
+        status = agr_layer_extra_bias(&li.extra, m, v->n, &a->err);
     ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, dec ? a->dec_heads : a->heads);
     L.input = head_input ? view_head_input : NULL;
     L.extra = head_input ? view_head_extra : NULL;

@@ -128,6 +128,8 @@ typedef struct {
     ag_rope_extra rope;
     ag_alibi_kind alibi;    /* cfg.alibi */
     const double *slopes;   /* (n_head) ag_model_alibi_slopes, m's; NULL without ALiBi */
+    double *bias;           /* (n_head, n, n) T5's position bias (agr_layer_extra_bias), or NULL */
+    size_t n;
 } agr_layer_extra;
 
 /* Fill *x for `layer` of m, whose attention weights are w (ALiBi's slopes
@@ -136,6 +138,9 @@ typedef struct {
  * in every case. */
 int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,
                          const ag_attn_weights *w, ag_error *err);
+/* x's position bias over n tokens (ag_model_position_bias of each of m's
+ * heads) when m has T5's relative positions; nothing otherwise. */
+int agr_layer_extra_bias(agr_layer_extra *x, const ag_model *m, size_t n, ag_error *err);
 /* Head h's extras, pointing into x. */
 void agr_layer_extra_head(const agr_layer_extra *x, int h, ag_head_extra *ex);
 void agr_layer_extra_free(agr_layer_extra *x);

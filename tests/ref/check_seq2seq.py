@@ -57,7 +57,12 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    score_asymmetry null on a cross head, not square) of every head of
    every stack (whisper: the decoder's and cross heads) from
    hf_forward.py's own q, k, v, scores and weights, within 1e-10 (relative
-   above 1).
+   above 1); and `--metrics stability`: family E of every self-attention
+   head (encoder and decoder; whisper: the decoder's) against
+   check_stability.py's explicit Jacobian of A(X) = softmax(mask(X W_Q
+   (X W_K)^T + bias)), T5's position bias constant in X (the first head's
+   Jacobian also against finite differences), its tolerances; a cross
+   head's family E null (its keys do not move with X).
 4. `similarity --precision f64 --format json`: one record per pair a < b of
    heads of one stack (encoder, then decoder self-attention, then cross
    heads; layer-major), "stack" its stack, js_distance equal within 1e-12
@@ -86,6 +91,7 @@ import hf_forward  # noqa: E402
 import check_similarity as js_ref  # noqa: E402
 import check_lens  # noqa: E402
 import check_values  # noqa: E402
+import check_stability  # noqa: E402
 HEAD_TOL = 1e-10
 
 
@@ -303,6 +309,36 @@ def check_scores(cli, name, inputs, full, precision, tmp):
             fail("%s %s %s: max |diff| %.3g > %g" % (name, precision, ref, d, SCORE_TOL[precision]))
 
 
+def check_stability_keys(cli, name, inputs, heads):
+    """Family E of every self-attention head against check_stability.py."""
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    p = run(cli, ["analyze", folder] + inputs + ["--metrics", "stability",
+                                                 "--precision", "f64", "--format", "json"])
+    if p.returncode != 0:
+        return
+    recs = json.loads(p.stdout)["records"]
+    if name.startswith("whisper"):
+        recs = [r for r in recs if r["stack"] != "encoder"]
+    want = [(t, h) for t in heads for h in range(t["p"].shape[0])]
+    before, count = len(check_stability.failures), 0
+    for r, (t, h) in zip(recs, want):
+        where = "%s %s layer %d head %d" % (name, r["stack"], r["layer"], h)
+        if r["stack"] == "cross":
+            if any(r[k] is not None for k in ("jacobian_norm", "sensitivity", "qk_cos_mean")):
+                fail("%s: family E on a cross head" % where)
+            continue
+        dh = t["q"].shape[2]
+        cols = slice(h * dh, (h + 1) * dh)
+        bq, bk = (None if b is None else b[cols] for b in (t["bq"], t["bk"]))
+        bias = t["bias"][h] if np.ndim(t["bias"]) else None
+        head = check_stability.Head(t["x"], t["wq"][:, cols], t["wk"][:, cols], bq, bk, 1.0,
+                                    r["stack"] == "decoder", alibi=bias)
+        count += check_stability.check_head(where, head, r, count == 0)
+    for f in check_stability.failures[before:]:
+        fail(f)
+    print("%s: family E of %d self-attention heads" % (name, count))
+
+
 def check_heads(cli, name, inputs, heads):
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
     p = run(cli, ["analyze", folder] + inputs + ["--metrics", "values,lens,effective_rank",
@@ -348,6 +384,7 @@ def main():
                 folder = os.path.join(ROOT, "tests/data/models/arch", name)
                 full, heads = hf_forward.seq2seq_heads(folder, src, tgt)
                 check_heads(cli, name, inputs, heads)
+                check_stability_keys(cli, name, inputs, heads)
                 for precision in ("f64", "f32"):
                     check_scores(cli, name, inputs, full, precision, tmp)
         print("%s: attention (f64, f32), analyze, rollout, similarity, H/K and scores checked"
