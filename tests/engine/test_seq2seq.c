@@ -353,6 +353,26 @@ static const char *zero_qk_folder(void)
     return dir;
 }
 
+/* The encoder's and the decoder's bias tables ((8, H) each) of the t5
+ * folder dir: block 0's relative_attention_bias, as the file stores them. */
+static void read_bias_tables(const char *dir, ag_array table[2])
+{
+    char p[600];
+    ag_safetensors *st = NULL;
+    ag_error err = {0};
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    cr_assert_eq(ag_st_open(p, &st, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_st_read(st, "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &table[0], &err),
+                 AG_OK, "%s", err.message);
+    cr_assert_eq(ag_st_read(st, "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &table[1], &err),
+                 AG_OK, "%s", err.message);
+    ag_st_close(st);
+}
+
+/* A source and a target long enough to reach the logarithmic buckets. */
+static const int32_t LONG_SRC[12] = {5, 9, 13, 7, 22, 40, 3, 17, 8, 30, 11, 2},
+                     LONG_TGT[9] = {0, 4, 19, 6, 33, 12, 45, 10, 2};
+
 typedef struct {
     ag_array table[2]; /* (8, H) the encoder's and the decoder's bias tables */
     double worst;
@@ -386,25 +406,16 @@ Test(seq2seq, zero_qk_is_softmax_of_bucket_bias)
 {
     const char *dir = zero_qk_folder();
     closed_cmp c = {0};
-    ag_safetensors *st = NULL;
     ag_error err = {0};
-    char p[600];
-    snprintf(p, sizeof p, "%s/model.safetensors", dir);
-    cr_assert_eq(ag_st_open(p, &st, &err), AG_OK, "%s", err.message);
-    cr_assert_eq(ag_st_read(st, "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &c.table[0], &err),
-                 AG_OK, "%s", err.message);
-    cr_assert_eq(ag_st_read(st, "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &c.table[1], &err),
-                 AG_OK, "%s", err.message);
-    ag_st_close(st);
+    read_bias_tables(dir, c.table);
     ag_seq2seq *s = NULL;
     cr_assert_eq(ag_seq2seq_load(dir, &s, &err), AG_OK, "%s", err.message);
-    int32_t src[12] = {5, 9, 13, 7, 22, 40, 3, 17, 8, 30, 11, 2}, tgt[9] = {0, 4, 19, 6, 33, 12, 45, 10, 2};
     ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
     for (int prec = 0; prec < 2; prec++) {
         o.precision = prec ? AG_PRECISION_F64 : AG_PRECISION_F32;
         c.worst = 0;
         c.views = 0;
-        cr_assert_eq(ag_seq2seq_forward(s, src, 12, tgt, 9, &o, closed_layer, &c, NULL, NULL, &err), AG_OK, "%s",
+        cr_assert_eq(ag_seq2seq_forward(s, LONG_SRC, 12, LONG_TGT, 9, &o, closed_layer, &c, NULL, NULL, &err), AG_OK, "%s",
                      err.message);
         cr_assert_eq(c.views, 2 + 2 * 2);
         cr_expect_leq(c.worst, prec ? 1e-15 : 1e-6, "%s: max deviation %g from softmax(bias)",
@@ -456,30 +467,21 @@ static int qk_layer(const ag_layer_view *v, void *user)
 
 static void check_qk(const char *name, ag_precision prec, int want_qk, double tol)
 {
-    char dir[512], p[600];
+    char dir[512];
     snprintf(dir, sizeof dir, ARCH_DIR "/%s", name);
     ag_error err = {0};
     ag_array table[2] = {{0}};
     int t5 = !strcmp(name, "t5");
-    if (t5) {
-        ag_safetensors *st = NULL;
-        snprintf(p, sizeof p, "%s/model.safetensors", dir);
-        cr_assert_eq(ag_st_open(p, &st, &err), AG_OK, "%s", err.message);
-        cr_assert_eq(ag_st_read(st, "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &table[0], &err),
-                     AG_OK, "%s", err.message);
-        cr_assert_eq(ag_st_read(st, "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &table[1], &err),
-                     AG_OK, "%s", err.message);
-        ag_st_close(st);
-    }
+    if (t5)
+        read_bias_tables(dir, table);
     ag_seq2seq *s = NULL;
     cr_assert_eq(ag_seq2seq_load(dir, &s, &err), AG_OK, "%s", err.message);
-    int32_t src[12] = {5, 9, 13, 7, 22, 40, 3, 17, 8, 30, 11, 2}, tgt[9] = {0, 4, 19, 6, 33, 12, 45, 10, 2};
     ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
     o.precision = prec;
     o.want_scores = 1;
     o.want_qk = want_qk;
     qk_cmp c = {.table = t5 ? table : NULL};
-    cr_assert_eq(ag_seq2seq_forward(s, src, 12, tgt, 9, &o, qk_layer, &c, NULL, NULL, &err), AG_OK, "%s",
+    cr_assert_eq(ag_seq2seq_forward(s, LONG_SRC, 12, LONG_TGT, 9, &o, qk_layer, &c, NULL, NULL, &err), AG_OK, "%s",
                  err.message);
     int L_enc = ag_model_get_config(ag_seq2seq_stack(s, AG_STACK_ENCODER))->n_layer,
         L_dec = ag_model_get_config(ag_seq2seq_stack(s, AG_STACK_DECODER))->n_layer;

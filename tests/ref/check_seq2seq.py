@@ -309,16 +309,23 @@ def check_scores(cli, name, inputs, full, precision, tmp):
             fail("%s %s %s: max |diff| %.3g > %g" % (name, precision, ref, d, SCORE_TOL[precision]))
 
 
-def check_stability_keys(cli, name, inputs, heads):
-    """Family E of every self-attention head against check_stability.py."""
+def head_records(cli, name, inputs, metrics):
+    """analyze's f64 records of `metrics` in pass order (whisper: without
+    the encoder's, whose heads are encoders_ref's), None on failure."""
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
-    p = run(cli, ["analyze", folder] + inputs + ["--metrics", "stability",
+    p = run(cli, ["analyze", folder] + inputs + ["--metrics", metrics,
                                                  "--precision", "f64", "--format", "json"])
     if p.returncode != 0:
-        return
+        return None
     recs = json.loads(p.stdout)["records"]
-    if name.startswith("whisper"):
-        recs = [r for r in recs if r["stack"] != "encoder"]
+    return [r for r in recs if not (name.startswith("whisper") and r["stack"] == "encoder")]
+
+
+def check_stability_keys(cli, name, inputs, heads):
+    """Family E of every self-attention head against check_stability.py."""
+    recs = head_records(cli, name, inputs, "stability")
+    if recs is None:
+        return
     want = [(t, h) for t in heads for h in range(t["p"].shape[0])]
     before, count = len(check_stability.failures), 0
     for r, (t, h) in zip(recs, want):
@@ -340,14 +347,9 @@ def check_stability_keys(cli, name, inputs, heads):
 
 
 def check_heads(cli, name, inputs, heads):
-    folder = os.path.join(ROOT, "tests/data/models/arch", name)
-    p = run(cli, ["analyze", folder] + inputs + ["--metrics", "values,lens,effective_rank",
-                                                 "--precision", "f64", "--format", "json"])
-    if p.returncode != 0:
+    recs = head_records(cli, name, inputs, "values,lens,effective_rank")
+    if recs is None:
         return
-    recs = json.loads(p.stdout)["records"]
-    if name.startswith("whisper"):  # the encoder's heads are encoders_ref's
-        recs = [r for r in recs if r["stack"] != "encoder"]
     want = [(t, h) for t in heads for h in range(t["p"].shape[0])]
     if len(recs) != len(want):
         fail("%s analyze values,lens: %d records, want %d" % (name, len(recs), len(want)))
