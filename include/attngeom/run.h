@@ -519,7 +519,8 @@ typedef struct {
                                    (n_head, n, n_kv), rectangular for a
                                    cross-attention (ag_layer_view.n_kv);
                                    0: n (square). Only n_kv = n takes ids
-                                   and families E, H, K */
+                                   and family E; H takes norms of the
+                                   n_kv keys, K q (n) and k (n_kv) rows */
     int stack;                  /* appended: the records' ag_stack (0: none;
                                    ag_record_set_stack) */
 } ag_run_layer_heads;
