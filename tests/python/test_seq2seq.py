@@ -49,6 +49,8 @@ def test_analyze_equals_cli(arch, metrics):
         assert all(r["value_norm_mean"] > 0 and r["score_std"] > 0 and r["rank_lift"] > 0
                    for r in py)
         assert all((r["score_asymmetry"] is None) == (r["stack"] == "cross") for r in py)
+        # family E on the self-attention stacks only
+        assert all((r["jacobian_norm"] is None) == (r["stack"] == "cross") for r in py)
 
 
 def test_analyze_selection_equals_cli():
