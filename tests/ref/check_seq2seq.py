@@ -38,17 +38,20 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    heads / 2 + I / 2 (Abnar & Zuidema 2020, §3), and R_cross =
    mean over heads of cross_attentions[-1] @ R_enc,last
    (docs/metrics.md, "rollout").
-6. `attention --scores ENC --decoder-scores DEC --cross-scores CROSS`
-   (f64 and f32): each stack's pre-softmax scores (T5: q k^T plus the
-   position bias, no scale; BART, Whisper: scaled q k^T), -inf exactly
-   where hf_forward.py's are (the causal mask), the finite entries within
-   1e-9 (f64) and 1e-4 (f32: float32 rounding of the logits, as
-   check_scores.py allows one-stack scores) relative above 1 of
-   hf_forward.py's encoder_scores, decoder_scores and cross_scores
-   (whisper: its decoder's two; its encoder is encoders_ref's, without
-   scores); and each row's softmax is the array -o, --decoder or --cross
-   wrote in the same run, within 1e-12 (f64) or 1e-6 (f32).
-5. `analyze --metrics values,lens,effective_rank --precision f64`: family
+4. `similarity --precision f64 --format json`: one record per pair a < b of
+   heads of one stack (encoder, then decoder self-attention, then cross
+   heads; layer-major), "stack" its stack, js_distance equal within 1e-12
+   to numpy's mean over the rows of sqrt(JSD) (natural log; Clark et al.
+   2019, §6; check_similarity.py's long-double jsd_rows) of the two heads'
+   exported arrays (cross: [n_tgt, n_src] rows).
+5. `attention --target TEXT --precision f64` on the folders with a
+   tokenizer (t5-v1_1, whisper-seq2seq): the arrays of the float64
+   reference fed the decoder_input_ids that each model's training recipe
+   forms from tests/ref/hf_tokenizer.py's labels (an independent port of
+   the Rust tokenizers pipeline): T5 [0] + labels[:-1] (_shift_right);
+   Whisper the labels less a leading decoder_start_token_id (HF's
+   fine-tuning collator), then shift_tokens_right — within 1e-9.
+6. `analyze --metrics values,lens,effective_rank --precision f64`: family
    H (check_values.py's head_metrics: f(x_j) = v_j W_O^h, v from the
    key/value side — a cross head's from the encoder output) and family K
    (check_lens.py's row keys over each row's finite scores — T5's
@@ -63,12 +66,16 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    (X W_K)^T + bias)), T5's position bias constant in X (the first head's
    Jacobian also against finite differences), its tolerances; a cross
    head's family E null (its keys do not move with X).
-4. `similarity --precision f64 --format json`: one record per pair a < b of
-   heads of one stack (encoder, then decoder self-attention, then cross
-   heads; layer-major), "stack" its stack, js_distance equal within 1e-12
-   to numpy's mean over the rows of sqrt(JSD) (natural log; Clark et al.
-   2019, §6; check_similarity.py's long-double jsd_rows) of the two heads'
-   exported arrays (cross: [n_tgt, n_src] rows).
+7. `attention --scores ENC --decoder-scores DEC --cross-scores CROSS`
+   (f64 and f32): each stack's pre-softmax scores (T5: q k^T plus the
+   position bias, no scale; BART, Whisper: scaled q k^T), -inf exactly
+   where hf_forward.py's are (the causal mask), the finite entries within
+   1e-9 (f64) and 1e-4 (f32: float32 rounding of the logits, as
+   check_scores.py allows one-stack scores) relative above 1 of
+   hf_forward.py's encoder_scores, decoder_scores and cross_scores
+   (whisper: its decoder's two; its encoder is encoders_ref's, without
+   scores); and each row's softmax is the array -o, --decoder or --cross
+   wrote in the same run, within 1e-12 (f64) or 1e-6 (f32).
 Exits 1 on any failure.
 """
 import json
@@ -88,6 +95,7 @@ TOL = {"f64": 1e-9, "f32": 1e-5}
 failures = []
 sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
 import hf_forward  # noqa: E402
+import hf_tokenizer  # noqa: E402
 import check_similarity as js_ref  # noqa: E402
 import check_lens  # noqa: E402
 import check_values  # noqa: E402
@@ -372,6 +380,46 @@ def check_heads(cli, name, inputs, heads):
     print("%s: families H and K of %d heads, worst %.2g" % (name, len(recs), worst))
 
 
+# the target texts of check 5 (folders with a tokenizer)
+TARGET_TEXT = {"t5-v1_1": "die katze sat auf der mat", "whisper-seq2seq": "the cat sat on the mat."}
+
+
+def decoder_input_ids(name, labels):
+    """HF's teacher forcing of labels: Whisper's collator drops a leading
+    decoder start (45), then shift_tokens_right after it."""
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    with open(os.path.join(folder, "config.json")) as f:
+        start = json.load(f)["decoder_start_token_id"]
+    if name.startswith("whisper") and labels[0] == start:
+        labels = labels[1:]
+    return [start] + labels[:-1]
+
+
+def check_target_text(cli, name, inputs, tmp):
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    text = TARGET_TEXT[name]
+    tgt = decoder_input_ids(name, hf_tokenizer.Tokenizer.from_folder(folder).encode(text))
+    src = inputs[1]
+    if inputs[0] == "--tokens":
+        src = [int(x) for x in src.split(",")]
+    else:
+        src = np.load(src).astype(np.float64)
+    want = hf_forward.seq2seq_forward(folder, src, tgt)
+    args = ["attention", folder] + inputs[:2] + ["--target", text, "--precision", "f64"]
+    for opt, ref in ARRAYS:
+        args += [opt, os.path.join(tmp, "text_" + ref + ".npy")]
+    if run(cli, args).returncode != 0:
+        return
+    for _, ref in ARRAYS:
+        a = np.load(os.path.join(tmp, "text_" + ref + ".npy"))
+        if a.shape != want[ref].shape:
+            fail("%s --target: %s shape %s, reference %s" % (name, ref, a.shape, want[ref].shape))
+            continue
+        d = float(np.abs(a - want[ref]).max())
+        if not d <= TOL["f64"]:
+            fail("%s --target: %s max |diff| %.3g" % (name, ref, d))
+
+
 def main():
     cli = sys.argv[1]
     for name in MODELS:
@@ -389,6 +437,8 @@ def main():
                 check_stability_keys(cli, name, inputs, heads)
                 for precision in ("f64", "f32"):
                     check_scores(cli, name, inputs, full, precision, tmp)
+            if name in TARGET_TEXT:
+                check_target_text(cli, name, inputs, tmp)
         print("%s: attention (f64, f32), analyze, rollout, similarity, H/K and scores checked"
               % name)
     if failures:
