@@ -455,6 +455,16 @@ typedef struct {
  * AG_ERANGE for a layer outside 0..n_layer-1, AG_ENOMEM. */
 AG_EXPORT int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
                                     ag_error *err);
+
+/* T5's relative position bias of head h over n tokens into out (n × n,
+ * the caller's): out[i][j] = relative_attention_bias[bucket(j − i), h]
+ * (modeling_t5.py T5Attention.compute_bias: bidirectional buckets in the
+ * encoder, unidirectional in the decoder), the table the pass adds to
+ * every layer's q·k of that stack (ag_model_get_config(m)->positions ==
+ * AG_POS_RELATIVE). Errors: AG_EINVAL (NULL, n 0, or m without the
+ * bias), AG_ERANGE (h). */
+AG_EXPORT int ag_model_position_bias(const ag_model *m, size_t n, int h, double *out,
+                                     ag_error *err);
 AG_EXPORT void ag_attn_weights_free(ag_attn_weights *w);
 
 /* The cross-attention of `layer` of m, an encoder–decoder pair's decoder
@@ -536,11 +546,14 @@ typedef struct {
                              ag_forward_options.want_scores is set */
     const double *q;      /* appended: (n_head, n, head_dim) each query head's
                              q rows as the scores use them (biases, QK-norm,
-                             RoPE; OPT/DistilBERT's q already scaled), the
-                             pass's values widened; with scores, else NULL */
-    const double *k;      /* appended: (n_head, n, head_dim) the k rows query
-                             head h attends with (its kv head's: grouped and
-                             multi-query heads share them); with scores */
+                             RoPE; OPT/DistilBERT/BART's q already scaled),
+                             the pass's values widened; when
+                             ag_forward_options.want_qk is set, else NULL */
+    const double *k;      /* appended: (n_head, n_kv, head_dim) the k rows
+                             query head h attends with (its kv head's:
+                             grouped and multi-query heads share them; a
+                             cross-attention's from x_kv); with q. T5's
+                             scores are q·k plus the position bias */
     int head_dim;         /* appended: the width of q and k rows (0 without them) */
     int stack;            /* appended: an ag_stack, AG_STACK_NONE (0) for a
                              model of one stack; the encoder's, the decoder's
@@ -548,8 +561,8 @@ typedef struct {
                              in ag_seq2seq_forward */
     size_t n_kv;          /* appended: keys per query: n (self-attention), or
                              n_src (AG_STACK_CROSS: attn and scores are then
-                             (n_head, n, n_kv), and q, k are NULL); set by
-                             every pass */
+                             (n_head, n, n_kv), k (n_head, n_kv, head_dim));
+                             set by every pass */
     const double *x_kv;   /* appended: (n_kv, d) the input of K and V: x, or
                              for cross-attention the encoder's last hidden
                              state (after its final norm) */
@@ -619,10 +632,13 @@ typedef struct {
                                y (ag_block_fn), after the layer callback */
     void *block_user;
     int want_scores;        /* appended: 1 gives the layer callback each head's
-                               pre-softmax scores (ag_layer_view.scores) and
-                               the q and k rows they are formed from (.q, .k),
+                               pre-softmax scores (ag_layer_view.scores),
                                computed in the same pass (no second one);
                                0 (default): scores NULL */
+    int want_qk;            /* appended: 1 also gives the q and k rows the
+                               scores are formed from (ag_layer_view.q, .k:
+                               a copy into doubles of every head's, which
+                               only family K reads); 0 (default): NULL */
 } ag_forward_options;
 #define AG_FORWARD_OPTIONS_DEFAULT \
     {.size = sizeof(ag_forward_options), .precision = AG_PRECISION_F32}
@@ -756,14 +772,15 @@ AG_EXPORT int ag_seq2seq_decoder_start(const ag_seq2seq *s);
  * (AG_STACK_DECODER) and its cross-attention (AG_STACK_CROSS), each view
  * with x the normed query-side input, x_kv the key side and the pre-softmax
  * scores when opt->want_scores (T5: q·k plus the position bias, no scale;
- * cross-attention has no bias). enc_hidden (L_enc + 1, n_src, d) and
+ * cross-attention has no bias), their q and k rows when opt->want_qk (a
+ * cross view's k rows are the n_src keys'). enc_hidden (L_enc + 1, n_src, d) and
  * dec_hidden (L_dec + 1, n_tgt, d), each optional, get the stacks' hidden
  * states in HF's encoder_hidden_states / decoder_hidden_states order (the
  * embeddings first, the last after the stack's final_layer_norm). opt as
- * ag_model_forward_ex (precision, pool, want_scores, hidden_fn: the
- * encoder's L_enc + 1 hidden states, then the decoder's L_dec + 1, each
- * stack's from index 0, hidden state l before layer l's views); block_fn
- * is refused (AG_EINVAL). Errors: AG_EINVAL (NULL, no tokens),
+ * ag_model_forward_ex (precision, pool, want_scores, want_qk, hidden_fn:
+ * the encoder's L_enc + 1 hidden states, then the decoder's L_dec + 1,
+ * each stack's from index 0, hidden state l before layer l's views);
+ * block_fn is refused (AG_EINVAL). Errors: AG_EINVAL (NULL, no tokens),
  * AG_ERANGE (an id outside the vocabulary), AG_ENOMEM, AG_ENONFINITE (as
  * ag_model_forward), or the callback's status. */
 AG_EXPORT int ag_seq2seq_forward(const ag_seq2seq *s, const int32_t *src, size_t n_src,

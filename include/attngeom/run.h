@@ -523,7 +523,8 @@ typedef struct {
                                    (n_head, n, n_kv), rectangular for a
                                    cross-attention (ag_layer_view.n_kv);
                                    0: n (square). Only n_kv = n takes ids
-                                   and families E, H, K */
+                                   and family E; H takes norms of the
+                                   n_kv keys, K q (n) and k (n_kv) rows */
     int stack;                  /* appended: the records' ag_stack (0: none;
                                    ag_record_set_stack) */
 } ag_run_layer_heads;
@@ -626,14 +627,29 @@ typedef int (*ag_run_stack_heads_fn)(int stack, int layer, const double *attn, s
  * decoder layer its self-attention and its cross-attention. --layers and
  * --heads select in each stack (an index must exist in both: AG_ERANGE).
  * enc_hidden (L_enc + 1, n_src, d) and dec_hidden (L_dec + 1, n_tgt, d),
- * each optional, as ag_seq2seq_forward fills them. Errors: AG_EINVAL (a
- * model of one stack, no target, a normalizer other than the model's
- * softmax), the selections', the pass's, AG_ENOMEM, fn's status.
+ * each optional, as ag_seq2seq_forward fills them. Under opt's
+ * normaliser or temperature fn gets each view's heads under it (a cross
+ * view's rows over the sources). Errors: AG_EINVAL (a model of one stack,
+ * no target, linear attention), the selections', the pass's, AG_ENOMEM,
+ * fn's status.
  * (ag_run_attention and ag_run_attention_scores refuse such a model.) */
 AG_EXPORT int ag_run_attention_seq2seq(const ag_model *m, const ag_run_input *in,
                                        const ag_run_options *opt, ag_workers *w,
                                        ag_run_stack_heads_fn fn, void *user,
                                        double *enc_hidden, double *dec_hidden, ag_error *err);
+
+/* ag_run_attention_seq2seq with, from the same pass, scores_fn (may be
+ * NULL) given each selected view's selected heads' pre-softmax scores
+ * right after fn's attention: (heads, n, n_kv), −inf where masked, T5's
+ * q·k plus its position bias (no scale), BART's and Whisper's scaled q·k;
+ * cross-attention's unmasked over the n_kv sources. Errors as
+ * ag_run_attention_seq2seq's, and scores_fn's status. */
+AG_EXPORT int ag_run_attention_seq2seq_scores(const ag_model *m, const ag_run_input *in,
+                                              const ag_run_options *opt, ag_workers *w,
+                                              ag_run_stack_heads_fn fn,
+                                              ag_run_stack_heads_fn scores_fn, void *user,
+                                              double *enc_hidden, double *dec_hidden,
+                                              ag_error *err);
 
 /* ---- the induction probe (`attngeom heads --probe induction`) ----------- */
 

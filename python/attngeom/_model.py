@@ -336,9 +336,8 @@ class Model:
             pair = _seq2seq.set_target(self, inp, target, target_tokens)
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads)
             if pair:
-                if scores:
-                    raise Error("scores: not yet written for an encoder-decoder model")
-                return _seq2seq.attention(self, pair, inp, opt, lambda h: self._selected(h, opt))
+                return _seq2seq.attention(self, pair, inp, opt, lambda h: self._selected(h, opt),
+                                          scores)
             nl, nh = self._selected(inp.model, opt)
             attn = np.empty((nl, nh, inp.n, inp.n), dtype=np.float64)
             sc = np.empty_like(attn) if scores else None

@@ -525,19 +525,24 @@ int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
 /* The files of `attention` on an encoder–decoder folder (NULL: not
  * written): -o the encoder's [L_enc, H, n_src, n_src], --decoder
  * [L_dec, H, n_tgt, n_tgt], --cross [L_dec, H, n_tgt, n_src], --hidden and
- * --decoder-hidden each stack's hidden states (L + 1, n, d). */
+ * --decoder-hidden each stack's hidden states (L + 1, n, d); --scores,
+ * --decoder-scores and --cross-scores the pre-softmax scores in the shapes
+ * of -o, --decoder and --cross. */
 typedef struct {
     const char *out, *decoder, *cross, *hidden, *decoder_hidden;
+    const char *scores, *decoder_scores, *cross_scores;
 } cli_s2s_paths;
 struct cli_model_run;
 /* One source's (s) and r's target's arrays into p's files (staged, renamed
  * together on success; seq2seq.c). 0, or 1 after printing. */
 int cli_attention_seq2seq(struct cli_model_run *r, const cli_seq *s, const cli_s2s_paths *p);
 /* An encoder–decoder pass's arrays, one writer per stack (indexed by
- * ag_stack: [1] -o, [2] --decoder, [3] --cross; NULL: not written), and
- * the write that failed. */
+ * ag_stack: [1] -o, [2] --decoder, [3] --cross; NULL: not written), the
+ * same of their scores (attention's --scores, --decoder-scores,
+ * --cross-scores), and the write that failed. */
 typedef struct {
     ag_npy_writer *w[4];
+    ag_npy_writer *ws[4];
     ag_error err;
 } cli_s2s_writers;
 /* ag_run_stack_heads_fn appending a matrix to its stack's writer (user a
@@ -606,8 +611,9 @@ int cli_selection(const char *cmd, const char *spec, int limit, const char *what
                   const char *source, ag_selection **out);
 
 /* The most outputs a model command names: attention's -o, --hidden,
- * --scores, --decoder, --cross, --decoder-hidden. */
-#define CLI_RUN_OUTS 6
+ * --scores, --decoder, --cross, --decoder-hidden, --decoder-scores,
+ * --cross-scores. */
+#define CLI_RUN_OUTS 8
 /* A command that runs a model folder: options, model, inputs, selections. */
 typedef struct cli_model_run {
     cli_common common;

@@ -10,13 +10,27 @@
 
 typedef cli_s2s_writers s2s_ctx;
 
+/* Appended to w (NULL: nothing). */
+static int write_to(ag_npy_writer *w, const double *a, size_t count, s2s_ctx *c)
+{
+    return w ? ag_npy_writer_write(w, a, count, &c->err) : 0;
+}
+
 int cli_s2s_write(int stack, int layer, const double *attn, size_t heads, size_t n, size_t n_kv,
                   void *user)
 {
     (void)layer;
     s2s_ctx *c = user;
-    ag_npy_writer *w = stack > 0 && stack < 4 ? c->w[stack] : NULL;
-    return w ? ag_npy_writer_write(w, attn, heads * n * n_kv, &c->err) : 0;
+    return write_to(stack > 0 && stack < 4 ? c->w[stack] : NULL, attn, heads * n * n_kv, c);
+}
+
+/* Their scores, appended to the stack's scores array. */
+static int write_stack_scores(int stack, int layer, const double *s, size_t heads, size_t n,
+                              size_t n_kv, void *user)
+{
+    (void)layer;
+    s2s_ctx *c = user;
+    return write_to(stack > 0 && stack < 4 ? c->ws[stack] : NULL, s, heads * n * n_kv, c);
 }
 
 int cli_s2s_decoder_counts(const cli_model_run *r, const char *cmd, size_t *nl, size_t *nh,
@@ -68,9 +82,11 @@ static int s2s_pass(cli_model_run *r, const cli_seq *s, s2s_ctx *c, double *eh, 
     double *owned = NULL;
     ag_error err = {0};
     int status = cli_seq_input(r, s, &in, &owned, &err);
+    int scores = c->ws[AG_STACK_ENCODER] || c->ws[AG_STACK_DECODER] || c->ws[AG_STACK_CROSS];
     if (status == AG_OK)
-        status = ag_run_attention_seq2seq(r->model, &in, r->opt, r->workers.workers, cli_s2s_write,
-                                          c, eh, dh, &err);
+        status = ag_run_attention_seq2seq_scores(r->model, &in, r->opt, r->workers.workers,
+                                                 cli_s2s_write, scores ? write_stack_scores : NULL,
+                                                 c, eh, dh, &err);
     free(owned);
     const ag_model *m[2] = {r->model, ag_seq2seq_stack(r->pair, AG_STACK_DECODER)};
     size_t n[2] = {s->n, s->target ? s->n_target : r->n_target};
@@ -109,6 +125,12 @@ int cli_attention_seq2seq(cli_model_run *r, const cli_seq *s, const cli_s2s_path
     if (rc == 0)
         rc = open_npy(&tx, p->cross, 4, cross_shape, &c.w[AG_STACK_CROSS]);
     if (rc == 0)
+        rc = open_npy(&tx, p->scores, 4, enc_shape, &c.ws[AG_STACK_ENCODER]);
+    if (rc == 0)
+        rc = open_npy(&tx, p->decoder_scores, 4, dec_shape, &c.ws[AG_STACK_DECODER]);
+    if (rc == 0)
+        rc = open_npy(&tx, p->cross_scores, 4, cross_shape, &c.ws[AG_STACK_CROSS]);
+    if (rc == 0)
         rc = open_npy(&tx, p->hidden, 3, ehs, &hw[0]);
     if (rc == 0)
         rc = open_npy(&tx, p->decoder_hidden, 3, dhs, &hw[1]);
@@ -146,7 +168,8 @@ int cli_rollout_seq2seq_open(cli_model_run *r, const cli_seq *s, const cli_s2s_p
 
 int cli_s2s_need_pair(const cli_model_run *r, const cli_s2s_paths *p, const char *options)
 {
-    if (r->pair || !(p->decoder || p->cross || p->decoder_hidden))
+    if (r->pair || !(p->decoder || p->cross || p->decoder_hidden || p->decoder_scores ||
+                     p->cross_scores))
         return 0;
     return cli_fail("%s: %s need%s an encoder-decoder model (t5, bart, whisper) and its target",
                     r->model_dir, options, strchr(options, ' ') ? "" : "s");

@@ -4,6 +4,7 @@
  * multi-query) read through agm_qkv_cols, with the score scale, rotary
  * embedding, soft-capping and window the forward pass uses for that layer;
  * then one head's view of them (ag_attn_weights_head_input, _head_factors). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,26 @@ int ag_model_cross_attn_weights(const ag_model *m, int layer, ag_attn_weights *o
     *out = (ag_attn_weights){.layer = layer, .n_head = g->n_head, .n_kv_head = g->n_head,
                              .head_dim = g->head_dim, .scale = g->attn_scale};
     return layer_weights(m, &m->cross[layer], 1, out, err);
+}
+
+int ag_model_position_bias(const ag_model *m, size_t n, int h, double *out, ag_error *err)
+{
+    if (!m || !out || n == 0 || n > INT_MAX)
+        return ag_error_set(err, AG_EINVAL, "position bias: missing argument or n = %zu", n);
+    const ag_model_config *g = &m->cfg;
+    if (g->positions != AG_POS_RELATIVE || !m->rel_bias.p)
+        return ag_error_set(err, AG_EINVAL, "position bias: %s has none (not T5's relative "
+                            "positions)", ag_model_type(m));
+    if (h < 0 || h >= g->n_head)
+        return ag_error_set(err, AG_ERANGE, "head %d is outside 0..%d", h, g->n_head - 1);
+    /* forward_tmpl.h rel_bias_table's entries, head h's */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            int b = agm_t5_bucket((int)j - (int)i, !g->causal, m->rel_buckets,
+                                  m->rel_max_distance);
+            out[i * n + j] = agm_at(&m->rel_bias, (size_t)b * (size_t)g->n_head + (size_t)h);
+        }
+    return AG_OK;
 }
 
 void ag_attn_weights_free(ag_attn_weights *w)

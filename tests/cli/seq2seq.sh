@@ -12,7 +12,7 @@
 # with a target, weights and heads without one (each stack's records);
 # every other command that runs one sequence refuses them, and so do the pairs that do
 # not go together (a target on a model of one stack, no target, both
-# target options, a target with a corpus, --scores, a temperature), each
+# target options, a target with a corpus, linear attention), each
 # with one line, exit 1 (2 for a usage error), nothing on stdout, no
 # output file. Run from the repository root.
 
@@ -55,13 +55,71 @@ run_case 1 "$NEED: analyze needs --target T or --target-tokens" "analyze refuses
 run_case 1 "$NEED: attention needs --target T or --target-tokens" "attention refuses t5 without a target" attention "$A/t5" --tokens 3,4 -o "$T/o/a.npy"
 TGT="--target-tokens 0,4,19"
 run_case 1 "--target needs an encoder-decoder model: a t5, bart or whisper folder" "a target on a model of one stack" analyze "$A/roberta" --tokens 3,4 $TGT
-run_case 1 "--decoder, --cross and --decoder-hidden need an encoder-decoder model" "--cross on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross "$T/o/c.npy"
+run_case 1 "--decoder, --cross, --decoder-hidden, --decoder-scores and --cross-scores need an encoder-decoder model" "--cross on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross "$T/o/c.npy"
 run_case 2 "give one of --target, --target-tokens and --target-file" "both target options" analyze "$A/t5" --tokens 3,4 $TGT --target "x"
 run_case 1 "token id 99 at position 1 is outside the vocabulary" "a target id outside the decoder's vocabulary" analyze "$A/t5" --tokens 3,4 --target-tokens 0,99
 printf '3,4\n5,6\n' >"$T/two.txt"
 run_case 1 "--target pairs with one source" "a target with a corpus of two" analyze "$A/t5" --tokens-file "$T/two.txt" $TGT
-run_case 1 "--scores is not yet written for an encoder-decoder model" "attention --scores on t5" attention "$A/t5" --tokens 3,4 $TGT -o "$T/o/a.npy" --scores "$T/o/s.npy"
-run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "analyze --temperature on t5" analyze "$A/t5" --tokens 3,4 $TGT --temperature 2
+run_case 1 "--decoder, --cross, --decoder-hidden, --decoder-scores and --cross-scores need an encoder-decoder model" "--cross-scores on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross-scores "$T/o/c.npy"
+# --scores (the encoder's), --decoder-scores, --cross-scores: each stack's
+# pre-softmax scores in its array's shape, softmax(S) its attention, -inf
+# exactly above the decoder's diagonal (the values against the float64
+# reference: tests/ref/check_seq2seq.py)
+check "attention --scores, --decoder-scores, --cross-scores on t5"
+"$CLI" attention "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --precision f64 -o "$T/sa.npy" --decoder "$T/sd.npy" --cross "$T/sc.npy" \
+    --scores "$T/ss.npy" --decoder-scores "$T/sds.npy" --cross-scores "$T/scs.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+PYSCRIPT='
+import numpy as np
+for p, s, shape in ((a[0], a[1], (2, 3, 5, 5)), (a[2], a[3], (2, 3, 3, 3)), (a[4], a[5], (2, 3, 3, 5))):
+    P, S = np.load(p), np.load(s)
+    assert S.shape == shape and P.shape == shape, (s, S.shape)
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    d = np.abs(e / e.sum(axis=-1, keepdims=True) - P).max()
+    assert d <= 1e-12, (s, d)
+    hidden = np.isneginf(S)
+    want = np.triu(np.ones(shape[2:], bool), 1) if s == a[3] else np.zeros(shape[2:], bool)
+    assert (hidden == want).all() and np.isfinite(S[~hidden]).all(), s
+'
+pycheck "the scores of each stack are its attention before the softmax" "$T/sa.npy" "$T/ss.npy" "$T/sd.npy" "$T/sds.npy" "$T/sc.npy" "$T/scs.npy"
+# a normaliser or temperature on a pair: each stack's rows (a cross row over
+# the sources) under it, from the same scores: attention --normalizer
+# sparsemax writes sparsemax of those rows (Martins & Astudillo 2016,
+# Algorithm 1, by numpy here), analyze --temperature 2 measures softmax(S/2)
+check "attention --normalizer sparsemax and analyze --temperature 2 on t5"
+"$CLI" attention "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --precision f64 --normalizer sparsemax \
+    -o "$T/na.npy" --decoder "$T/nd.npy" --cross "$T/nc.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" analyze "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --precision f64 --temperature 2 \
+    --metrics entropy_mean --format json >"$T/nt.json" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+PYSCRIPT='
+import numpy as np
+def sparsemax(z):
+    fin = np.isfinite(z)
+    s = np.sort(z[fin])[::-1]
+    cs = np.cumsum(s) - 1
+    k = int(np.sum(np.arange(1, s.size + 1) * s > cs))
+    out = np.zeros_like(z)
+    out[fin] = np.maximum(z[fin] - cs[k - 1] / k, 0)
+    return out
+def entropy(P):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(P > 0, -P * np.log(P), 0).sum(-1).mean()
+T2 = []
+for p, s in ((a[0], a[1]), (a[2], a[3]), (a[4], a[5])):
+    P, S = np.load(p), np.load(s)
+    want = np.apply_along_axis(sparsemax, -1, S)
+    assert np.abs(P - want).max() <= 1e-12 and (P == 0).any(), (p, np.abs(P - want).max())
+    e = np.exp(S / 2 - (S / 2).max(axis=-1, keepdims=True))
+    T2.append(e / e.sum(axis=-1, keepdims=True))
+# pass order: the encoder layers, then per decoder layer its self and cross heads
+want = [A for A in T2[0]] + [A for l in range(T2[1].shape[0]) for A in (T2[1][l], T2[2][l])]
+want = [h for A in want for h in A]
+recs = records(a[6])
+assert len(recs) == len(want), len(recs)
+for r, A in zip(recs, want):
+    assert r["temperature"] == 2 and abs(r["entropy_mean"] - entropy(A)) < 1e-12, r
+'
+pycheck "sparsemax and softmax(S/2) of each stack's scores" "$T/na.npy" "$T/ss.npy" "$T/nd.npy" "$T/sds.npy" "$T/nc.npy" "$T/scs.npy" "$T/nt.json"
+run_case 1 "linear attention is not taken by an encoder-decoder model" "analyze --normalizer linear on bart" analyze "$A/bart" --tokens 3,4 --target-tokens 2,4,19 --normalizer linear
 run_case 1 "no tokenizer files" "--target on a folder without a tokenizer" analyze "$A/t5" --tokens 3,4 --target "a b"
 
 # --target TEXT = [decoder_start_token_id] + labels[:-1] given verbatim: a
@@ -242,7 +300,7 @@ run_case 1 "--target-tokens runs Whisper's decoder: $ROOT/tests/data/models/tiny
 run_case 1 "token id 48 at position 1 is outside the vocabulary (vocab_size = 48)" "whisper: a prompt id outside the decoder's vocabulary" analyze "$WS" --features "$WF" --target-tokens 45,48
 
 # analyze: one record per (stack, layer, head); --aggregate groups by stack
-runj t5rec.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max,stability --precision f64
+runj t5rec.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max,stability,value_norm_mean,score_std,score_asymmetry --precision f64
 runj t5agg.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --aggregate --by stack
 PYSCRIPT='
 r = records(a[0])
@@ -250,12 +308,15 @@ assert [x["stack"] for x in r] == ["encoder"] * 6 + (["decoder"] * 3 + ["cross"]
 for x in r:
     want = {"encoder": (5, 5), "decoder": (3, 3), "cross": (3, 5)}[x["stack"]]
     assert (x["rows"], x["cols"]) == want, x
-    assert x["sigma_max"] > 0 and x["sensitivity"] is None, x
+    # family E on the self-attention stacks; null on cross (its keys do not move with X)
+    assert x["sigma_max"] > 0 and (x["sensitivity"] is None) == (x["stack"] == "cross"), x
+    assert x["value_norm_mean"] > 0 and x["score_std"] > 0, x
+    assert (x["score_asymmetry"] is None) == (x["stack"] == "cross"), x
 g = records(a[1])
 assert [x["stack"] for x in g] == ["encoder", "decoder", "cross"], g
 assert [x["n"] for x in g] == [6, 9, 9], g
 '
-pycheck "analyze on t5-v1_1: stacks, shapes, family E null, --aggregate --by stack" "$T/t5rec.json" "$T/t5agg.json"
+pycheck "analyze on t5-v1_1: stacks, shapes, families E, H and K, --aggregate --by stack" "$T/t5rec.json" "$T/t5agg.json"
 # --aggregate --by layer keeps the stacks apart ("stack" implied first):
 # one row per (stack, layer), its mean and sample std those numpy computes
 # from the records; the same from the `aggregate` command on the record
@@ -373,7 +434,16 @@ run_case 1 "--decoder and --cross need an encoder-decoder model (t5, bart, whisp
 run_case 2 "--cross CROSS.npy takes one input, not --text-file" "rollout --cross with a corpus" rollout "$A/t5" --text-file "$T/two.txt" --target-file "$T/two.txt" --cross "$T/o/c.npy"
 run_case 1 "-o $T/o/r.npy and --cross $T/o/r.npy name the same file" "rollout -o and --cross one file" rollout "$A/t5" --tokens 3,4 $TGT -o "$T/o/r.npy" --cross "$T/o/r.npy"
 run_case 1 "-o $T/o/r.npy and --decoder $T/o/r.npy name the same file" "attention -o and --decoder one file" attention "$A/t5" --tokens 3,4 $TGT -o "$T/o/r.npy" --decoder "$T/o/r.npy"
-run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "rollout --temperature on t5" rollout "$A/t5" --tokens 3,4 $TGT --temperature 2
+# under a temperature: the same records of every stack, at T = 2
+runj t5roll4.json rollout "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64 --temperature 2
+PYSCRIPT='
+one, two = records(a[0]), records(a[1])
+key = lambda x: (x["stack"], x["layer"], x["rows"], x["cols"])
+assert [key(x) for x in two] == [key(x) for x in one], two
+assert all(x["temperature"] == 2 for x in two) and all(x["sigma_max"] > 0 for x in two), two
+assert any(x["sigma_max"] != y["sigma_max"] for x, y in zip(one, two)), "T = 2 changes nothing"
+'
+pycheck "rollout --temperature 2 on t5: every stack's records at T = 2" "$T/t5roll2.json" "$T/t5roll4.json"
 run_case 1 "$NEED: similarity needs --target T or --target-tokens IDS" "similarity refuses t5 without a target" similarity "$A/t5" --tokens 3,4
 # similarity on a pair: pairs of heads of one stack only, each with its
 # stack (t5: 2 encoder and 2 decoder layers of 3 heads: 15 pairs in each
@@ -409,7 +479,6 @@ assert S1.shape == (2, 2) and S1[0, 1] == one[2]["js_distance"] and one[2]["stac
 '
 pycheck "similarity -o --decoder --cross on t5: one matrix per stack, the records' distances" "$T/t5simo.json" "$T/se.npy" "$T/sd.npy" "$T/sc.npy" "$T/t5simo1.json" "$T/sc1.npy"
 run_case 1 "--decoder and --cross need an encoder-decoder model (t5, bart, whisper) and its target" "similarity --cross on a model of one stack" similarity "$A/roberta" --tokens 3,4 --cross "$T/o/c.npy"
-run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "similarity --temperature on t5" similarity "$A/t5" --tokens 3,4 $TGT --temperature 2
 run_case 1 "$NEED: contributions needs --target T or --target-tokens IDS" "contributions refuses t5 without a target" contributions "$A/t5" --tokens 3,4
 # contributions on a pair: ALTI (and norms-res) of the encoder's layers,
 # then of the decoder's self-attention sublayers, records with their stack
@@ -448,6 +517,15 @@ assert np.allclose(e.sum(axis=2), 1, atol=1e-12) and np.allclose(d.sum(axis=2), 
 pycheck "contributions -o --decoder on t5-v1_1: each stack's R_l, the records' matrices" "$T/t5cono.json" "$T/ce.npy" "$T/cd.npy"
 run_case 1 "--mixing is not yet written for an encoder-decoder model (the records carry context_mixing)" "contributions --mixing on t5" contributions "$A/t5" --tokens 3,4 $TGT --mixing "$T/o/m.npy"
 run_case 1 "--decoder needs an encoder-decoder model (t5, bart, whisper) and its target" "contributions --decoder on a model of one stack" contributions "$A/roberta" --tokens 3,4 --decoder "$T/o/d.npy"
+runj t5sim2.json similarity "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --normalizer sparsemax
+PYSCRIPT='
+one, sp = records(a[0]), records(a[1])
+key = lambda x: (x["stack"], x["layer_a"], x["head_a"], x["layer_b"], x["head_b"])
+assert [key(x) for x in sp] == [key(x) for x in one], sp
+assert all(x["normalizer"] == "sparsemax" for x in sp)
+assert any(x["js_distance"] != y["js_distance"] for x, y in zip(one, sp)), "sparsemax changes nothing"
+'
+pycheck "similarity --normalizer sparsemax on t5: the pairs of each stack under it" "$T/t5sim.json" "$T/t5sim2.json"
 # heads on a pair: the probe is the source, and after the decoder start
 # token (T5: 0) the target; the scores of the encoder's and the decoder's
 # heads are A[i, i - T + 1] over the rows of the second block (the

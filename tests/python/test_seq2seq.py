@@ -45,6 +45,12 @@ def test_analyze_equals_cli(arch, metrics):
     assert all((r["rows"], r["cols"]) == shape[r["stack"]] for r in py)
     if metrics is None:  # the default takes family cross (rectangular), as the CLI's
         assert all(r["cross_entropy_normalized"] is not None for r in py if r["stack"] == "cross")
+    else:  # families H and K on every stack; a cross head's form has no transpose
+        assert all(r["value_norm_mean"] > 0 and r["score_std"] > 0 and r["rank_lift"] > 0
+                   for r in py)
+        assert all((r["score_asymmetry"] is None) == (r["stack"] == "cross") for r in py)
+        # family E on the self-attention stacks only
+        assert all((r["jacobian_norm"] is None) == (r["stack"] == "cross") for r in py)
 
 
 def test_analyze_selection_equals_cli():
@@ -100,6 +106,36 @@ def test_attention_and_hidden_equal_cli(tmp, arch, precision):
         assert np.max(np.abs(A.sum(axis=-1) - 1)) < 1e-5
     assert np.all(a.decoder[..., np.triu(np.ones((t, t), bool), 1)] == 0)
     assert np.all(a.cross > 0)
+
+
+@pytest.mark.parametrize("arch", ["t5", "bart"])
+def test_scores_equal_cli(tmp, arch):
+    """scores=True: (Attention, its scores) of one pass, byte-equal to
+    `attention --scores --decoder-scores --cross-scores`; softmax of each
+    row its attention row."""
+    names = ["--scores", "--decoder-scores", "--cross-scores"]
+    outs = [a for k, name in enumerate(names) for a in (name, tmp / ("s%d.npy" % k))]
+    run_cli("attention", *cli_args(arch, "-o", tmp / "a.npy", "--precision", "f64", *outs))
+    a, s = attngeom.Model(ARCH / arch).attention(SRC, target_tokens=TGT[arch], precision="f64",
+                                                 scores=True)
+    for k, (A, S) in enumerate(zip(a, s)):
+        assert S.tobytes() == np.load(tmp / ("s%d.npy" % k)).tobytes()
+        e = np.exp(S - S.max(axis=-1, keepdims=True))
+        assert np.abs(e / e.sum(axis=-1, keepdims=True) - A).max() < 1e-12
+    assert np.isneginf(s.decoder).any() and np.isfinite(s.cross).all()
+
+
+@pytest.mark.parametrize("lens", [("--temperature", "2"), ("--normalizer", "entmax15")])
+def test_lens_equals_cli(lens):
+    """A temperature or normaliser on a pair: every stack's records under
+    it, value for value the CLI's."""
+    more = ("--format", "json", "--metrics", "entropy_mean,sigma_max,cross") + lens
+    cli = run_cli("analyze", *cli_args("bart", *more))["records"]
+    kw = {"temperature": 2} if lens[0] == "--temperature" else {"normalizer": "entmax15"}
+    py = attngeom.Model(ARCH / "bart").analyze(SRC, "entropy_mean,sigma_max,cross",
+                                               target_tokens=TGT["bart"], **kw)
+    same_records(py, cli)
+    assert {r["stack"] for r in py} == {"encoder", "decoder", "cross"}
 
 
 def test_attention_selection_equals_cli(tmp):
@@ -316,10 +352,9 @@ def test_what_does_not_go_together(tmp):
         t5.analyze([3, 4], target_tokens=[])
     with pytest.raises(attngeom.Error, match="no tokenizer files"):
         t5.analyze([3, 4], target="a b")
-    with pytest.raises(attngeom.Error, match="scores: not yet written"):
-        t5.attention([3, 4], target_tokens=[0, 4], scores=True)
-    with pytest.raises(attngeom.Error, match="not yet taken by an encoder-decoder model"):
-        t5.analyze([3, 4], target_tokens=[0, 4], temperature=2)
+    with pytest.raises(attngeom.Error, match="linear attention is not taken by an "
+                                             "encoder-decoder model"):
+        t5.analyze([3, 4], target_tokens=[0, 4], normalizer="linear")
     with pytest.raises(attngeom.Error, match=need):
         t5.residual(tokens=[3, 4])
     with pytest.raises(attngeom.Error, match=one):

@@ -143,7 +143,7 @@ Test(seq2seq_run, analyze_gives_a_record_per_stack_layer_head)
     ag_error err = {0};
     cr_assert_not_null(opt);
     cr_assert_eq(ag_run_options_set(opt, "precision", 64, &err), AG_OK, "%s", err.message);
-    /* family E is null on a pair: the records carry it, unset */
+    /* family E on the self-attention stacks, null on cross-attention */
     cr_assert_eq(ag_metric_set_new(AG_FAMILIES_ANALYZE, "sigma_max,stability", &sel, &err), AG_OK, "%s", err.message);
     cr_assert_eq(ag_metric_set_new(AG_FAMILIES_MATRIX, "sigma_max", &sigma, &err), AG_OK, "%s", err.message);
     ag_run_options_set_metrics(opt, sel);
@@ -174,7 +174,8 @@ Test(seq2seq_run, analyze_gives_a_record_per_stack_layer_head)
             cr_assert_eq(ag_record_value(rec, AG_M_SIGMA_MAX, &got), AG_V_NUMBER);
             cr_assert_eq(ag_record_value(one, AG_M_SIGMA_MAX, &want), AG_V_NUMBER);
             cr_assert_eq(got, want, "record %zu: %.17g vs %.17g", r, got, want);
-            cr_assert_neq(ag_record_value(rec, AG_M_SENSITIVITY, NULL), AG_V_NUMBER);
+            cr_assert_eq(ag_record_value(rec, AG_M_SENSITIVITY, NULL) == AG_V_NUMBER,
+                         k.stack[v] != AG_STACK_CROSS, "record %zu: family E", r);
             ag_record_free(one);
         }
     cr_assert_str_eq(ag_stack_name(AG_STACK_CROSS), "cross");
@@ -604,6 +605,79 @@ Test(seq2seq_run, induction_probe_reads_the_probe_in_both_stacks)
     for (int v = 0; v < k.count; v++)
         free(k.attn[v]);
     ag_record_list_free(recs);
+    ag_run_options_free(opt);
+    ag_seq2seq_free(s);
+}
+
+typedef struct {
+    const views *all;
+    int at, attn_calls, bad;
+    int nh;
+    double worst; /* max |softmax(scores row) − the pass's attention row| */
+} scores_check;
+
+static int count_attn(int stack, int layer, const double *attn, size_t heads, size_t n,
+                      size_t n_kv, void *user)
+{
+    (void)stack, (void)layer, (void)attn, (void)heads, (void)n, (void)n_kv;
+    ((scores_check *)user)->attn_calls++;
+    return 0;
+}
+
+/* Head 1's scores of every view: each row's softmax the engine's own
+ * pass's head-1 row (−inf keys weigh 0), the view's stack and shape. */
+static int check_scores1(int stack, int layer, const double *s, size_t heads, size_t n,
+                         size_t n_kv, void *user)
+{
+    scores_check *c = user;
+    const views *k = c->all;
+    int v = c->at++;
+    if (v >= k->count || heads != 1 || k->stack[v] != stack || k->layer[v] != layer ||
+        k->size[v] != (size_t)c->nh * n * n_kv || c->attn_calls != c->at) {
+        c->bad++;
+        return 0;
+    }
+    const double *a = k->attn[v] + n * n_kv;
+    for (size_t i = 0; i < n; i++) {
+        double mx = -INFINITY, sum = 0;
+        for (size_t j = 0; j < n_kv; j++)
+            mx = fmax(mx, s[i * n_kv + j]);
+        for (size_t j = 0; j < n_kv; j++)
+            sum += exp(s[i * n_kv + j] - mx);
+        for (size_t j = 0; j < n_kv; j++)
+            c->worst = fmax(c->worst, fabs(exp(s[i * n_kv + j] - mx) / sum - a[i * n_kv + j]));
+    }
+    return 0;
+}
+
+/* ag_run_attention_seq2seq_scores: after each view's attention, its
+ * selected heads' scores ([n, n_kv]: a cross view's over the sources). */
+Test(seq2seq_run, attention_seq2seq_scores_are_each_views_logits)
+{
+    ag_seq2seq *s = load_pair(T5);
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER);
+    views k = {0};
+    ag_error err = {0};
+    ag_forward_options fo = AG_FORWARD_OPTIONS_DEFAULT;
+    fo.precision = AG_PRECISION_F64;
+    cr_assert_eq(ag_seq2seq_forward(s, SRC, 6, TGT, 4, &fo, keep_view, &k, NULL, NULL, &err), AG_OK);
+    ag_run_options *opt = ag_run_options_new();
+    int one = 1;
+    ag_selection *heads = NULL;
+    cr_assert_eq(ag_run_options_set(opt, "precision", 64, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_selection_from_list(&one, 1, ag_model_get_config(enc)->n_head, "heads", &heads,
+                                        &err), AG_OK);
+    cr_assert_eq(ag_run_options_set_selection(opt, "heads", heads, &err), AG_OK);
+    ag_run_input in = pair_input();
+    scores_check c = {.all = &k, .nh = ag_model_get_config(enc)->n_head};
+    cr_assert_eq(ag_run_attention_seq2seq_scores(enc, &in, opt, NULL, count_attn, check_scores1,
+                                                 &c, NULL, NULL, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(c.at, k.count);
+    cr_assert_eq(c.bad, 0, "%d views differ", c.bad);
+    cr_expect_leq(c.worst, 1e-15, "softmax(scores) differs from the attention by %g", c.worst);
+    for (int v = 0; v < k.count; v++)
+        free(k.attn[v]);
+    ag_selection_free(heads);
     ag_run_options_free(opt);
     ag_seq2seq_free(s);
 }
