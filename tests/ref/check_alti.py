@@ -52,7 +52,7 @@ hidden state entering the block, the stored pass's probabilities
 biases; BART: y = self_attn_layer_norm(h + out_proj(SA(h))), post-LN;
 Whisper: y = h + out_proj(SA(self_attn_layer_norm(h))), pre-LN), ALTI
 C, its composition within the stack, norms-res N and r to 1e-9 as above,
-from one pass whose views carry their stack. Exits 1 on any
+from one pass whose views carry their stack; again under each lens. Exits 1 on any
 failure."""
 import ctypes
 import json
@@ -419,8 +419,9 @@ def pair_block(cfg, W, stack, l, h, pr):
         R.layer_norm(h + o, g, b, 1e-5)
 
 
-def pair_reference(folder, src, tgt):
-    """{stack: {"C", "N", "r", "R"}} of both stacks' self-attention."""
+def pair_reference(folder, src, tgt, lens=None):
+    """{stack: {"C", "N", "r", "R"}} of both stacks' self-attention; under
+    lens as reference() (the terms take the lensed A, y their sum)."""
     with open(os.path.join(folder, "config.json")) as f:
         cfg = json.load(f)
     W = R.Weights(R.load_weights(folder), R.SEQ2SEQ.get(cfg["model_type"], (None, ["model."]))[1])
@@ -431,9 +432,11 @@ def pair_reference(folder, src, tgt):
         ref = out[stack] = {"C": [], "N": [], "r": [], "R": []}
         for l in range(A.shape[0]):
             V, pr, dense, bo, after, y_hf = pair_block(cfg, W, stack, l, hidden[l], A[l])
+            if lens is not None:
+                pr = lensed(pr, lens)
             T, y = decompose(V, pr, dense, bo, after, hidden[l])
             err = float(np.max(np.abs(y - y_hf)) / max(1.0, float(np.max(np.abs(y_hf)))))
-            if err > 1e-12:
+            if err > 1e-12 and lens is None:
                 raise AssertionError("%s %s layer %d: the terms miss y by %.3g" % (folder, stack, l, err))
             C = alti(T, y)
             ref["C"].append(C)
@@ -448,8 +451,9 @@ class PairInput(ctypes.Structure):
                                     ("n_target", ctypes.c_size_t)]
 
 
-def pair_library(lib, folder, src, tgt, method, compose):
-    """[(stack name, M, R or None, mixing)] of one pair's run, f64."""
+def pair_library(lib, folder, src, tgt, method, compose, lens=None):
+    """[(stack name, M, R or None, mixing)] of one pair's run, f64 (under
+    lens as library())."""
     err = LA.Error()
     pair = ctypes.c_void_p()
     if lib.ag_seq2seq_load(folder.encode(), ctypes.byref(pair), ctypes.byref(err)):
@@ -457,6 +461,10 @@ def pair_library(lib, folder, src, tgt, method, compose):
     enc = lib.ag_seq2seq_stack(pair, 1)  # AG_STACK_ENCODER
     opt = ctypes.c_void_p(lib.ag_run_options_new())
     lib.ag_run_options_set(opt, b"precision", ctypes.c_double(64), ctypes.byref(err))
+    if lens is not None:  # AG_NORMALIZER_SOFTMAX 0 (parameter T), SPARSEMAX 1
+        kind, param = (0, lens[1]) if lens[0] == "softmax" else (1, 1.0)
+        if lib.ag_run_options_set_normalizer(opt, kind, param, ctypes.byref(err)):
+            raise RuntimeError(err.message.decode())
     b = (ctypes.c_int32 * len(tgt))(*tgt)
     if isinstance(src, np.ndarray):  # Whisper's input_features (n_mels, T)
         shape = (ctypes.c_size_t * 2)(*src.shape)
@@ -471,7 +479,7 @@ def pair_library(lib, folder, src, tgt, method, compose):
         lib.ag_seq2seq_free(pair)
 
 
-def compare_pair(lib, name):
+def compare_pair(lib, name, lens=None):
     folder = os.path.join(ROOT, "tests", "data", "models", "arch", name)
     ref_dir = os.path.join(ROOT, "tests", "data", "archref", name)
     with open(os.path.join(ref_dir, "ids.json")) as f:
@@ -480,9 +488,11 @@ def compare_pair(lib, name):
     if src is None:  # Whisper: the stored features at float32, as the CLI takes them
         src = np.ascontiguousarray(np.load(os.path.join(ref_dir, "features.npy"))
                                    .astype(np.float32).astype(np.float64))
-    ref = pair_reference(folder, src, ids["tgt"])
-    alti_run = pair_library(lib, folder, src, ids["tgt"], 1, 1)
-    norms_run = pair_library(lib, folder, src, ids["tgt"], 0, 0)
+    ref = pair_reference(folder, src, ids["tgt"], lens)
+    alti_run = pair_library(lib, folder, src, ids["tgt"], 1, 1, lens)
+    norms_run = pair_library(lib, folder, src, ids["tgt"], 0, 0, lens)
+    if lens is not None:
+        name = "%s %s" % (name, " ".join(str(x) for x in lens))
     want = [(s, l) for s in ("encoder", "decoder") for l in range(len(ref[s]["C"]))]
     got = [(x[0], y[0]) for x, y in zip(alti_run, norms_run)]
     if got != [(s, s) for s, _ in want] or len(norms_run) != len(want):
@@ -535,7 +545,8 @@ def main(argv):
             got.update(folder=folder, ids=ids)
             fails += compare(tag, got, lib, lens)
     for name in PAIRS:
-        fails += compare_pair(lib, name)
+        for lens in (None,) + LENSES:
+            fails += compare_pair(lib, name, lens)
     print("check_alti: %s" % ("ok" if not fails else "%d failure(s)" % fails))
     return 1 if fails else 0
 
