@@ -774,8 +774,9 @@ typedef int (*ag_run_matrix_fn)(int layer, const double *M, size_t n, void *user
  * at the decoder's last layer, when selected, the encoder-through-cross
  * composition ag_rollout_cross (AG_STACK_CROSS, (n_tgt, n_src)); fn must
  * be NULL there (AG_EINVAL: the three shapes are not one stream; the
- * matrices are ag_run_rollout_seq2seq's), and a normaliser or temperature
- * is AG_EINVAL. */
+ * matrices are ag_run_rollout_seq2seq's); under a normaliser or
+ * temperature each stack composes its lensed heads (linear attention is
+ * AG_EINVAL on a pair). */
 AG_EXPORT int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                              ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
                              ag_error *err);
