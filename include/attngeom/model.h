@@ -777,8 +777,10 @@ AG_EXPORT int ag_seq2seq_decoder_start(const ag_seq2seq *s);
  * dec_hidden (L_dec + 1, n_tgt, d), each optional, get the stacks' hidden
  * states in HF's encoder_hidden_states / decoder_hidden_states order (the
  * embeddings first, the last after the stack's final_layer_norm). opt as
- * ag_model_forward_ex (precision, pool, want_scores, want_qk); hidden_fn and
- * block_fn are refused (AG_EINVAL). Errors: AG_EINVAL (NULL, no tokens),
+ * ag_model_forward_ex (precision, pool, want_scores, want_qk, hidden_fn:
+ * the encoder's L_enc + 1 hidden states, then the decoder's L_dec + 1,
+ * each stack's from index 0, hidden state l before layer l's views);
+ * block_fn is refused (AG_EINVAL). Errors: AG_EINVAL (NULL, no tokens),
  * AG_ERANGE (an id outside the vocabulary), AG_ENOMEM, AG_ENONFINITE (as
  * ag_model_forward), or the callback's status. */
 AG_EXPORT int ag_seq2seq_forward(const ag_seq2seq *s, const int32_t *src, size_t n_src,

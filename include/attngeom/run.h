@@ -773,11 +773,28 @@ typedef int (*ag_run_matrix_fn)(int layer, const double *M, size_t n, void *user
  * layers as opt's "layers" select them (an index must exist in both), and
  * at the decoder's last layer, when selected, the encoder-through-cross
  * composition ag_rollout_cross (AG_STACK_CROSS, (n_tgt, n_src)); fn must
- * be NULL there (AG_EINVAL: the three shapes are not one stream), and a
- * normaliser or temperature is AG_EINVAL. */
+ * be NULL there (AG_EINVAL: the three shapes are not one stream; the
+ * matrices are ag_run_rollout_seq2seq's); under a normaliser or
+ * temperature each stack composes its lensed heads (linear attention is
+ * AG_EINVAL on a pair). */
 AG_EXPORT int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                              ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
                              ag_error *err);
+
+/* ag_run_rollout on an encoder–decoder model (m its encoder,
+ * ag_model_seq2seq; in with its target): the same records, and fn (may
+ * be NULL) given each recorded matrix, borrowed for the call, as
+ * (stack, layer, M, 1, rows, cols, user) in record order: the encoder's
+ * R_l (AG_STACK_ENCODER, n_src × n_src), the decoder's self-attention
+ * R_l (AG_STACK_DECODER, n_tgt × n_tgt), then R_cross (AG_STACK_CROSS,
+ * the decoder's last layer, n_tgt × n_src) when that layer is selected.
+ * fn's non-zero stops the pass: AG_EIO "<stack> layer l: the rollout's
+ * function stopped the pass" (the caller knows why). Other errors:
+ * ag_run_rollout's; AG_EINVAL for a model of one stack. */
+AG_EXPORT int ag_run_rollout_seq2seq(const ag_model *m, const ag_run_input *in,
+                                     const ag_run_options *opt, ag_workers *w,
+                                     ag_run_stack_heads_fn fn, void *user,
+                                     ag_record_list **out, ag_error *err);
 
 /* What ag_run_contributions hands over of each selected layer, borrowed
  * for the call: the layer's matrices M (heads, n, n) — one (heads = 1) N,
@@ -791,6 +808,9 @@ typedef struct {
     size_t n;
     const double *M, *R, *mixing;
     size_t heads;
+    int stack;  /* appended: an encoder–decoder model's stack of the layer
+                   (AG_STACK_ENCODER, AG_STACK_DECODER: its self-attention
+                   sublayer), AG_STACK_NONE for a model of one stack */
 } ag_run_contrib_view;
 /* AG_OK to go on; another status stops the run (err as the callback set it). */
 typedef int (*ag_run_contrib_fn)(const ag_run_contrib_view *v, void *user, ag_error *err);
@@ -825,7 +845,17 @@ AG_EXPORT int ag_run_contributions_layer(const ag_model *m, const ag_layer_view 
  * alti" for compose with another method, "layer l: <message>" (a
  * decomposition, the weights), "contributions M_l: <message>" (the
  * metrics), "layer l head h: <message>" (norms), ag_run_flow's,
- * AG_ELIMIT/AG_ENOMEM. */
+ * AG_ELIMIT/AG_ENOMEM.
+ * On an encoder–decoder model (ag_model_seq2seq; in with its target) one
+ * pass decomposes AG_CONTRIB_NORMS_RES and AG_CONTRIB_ALTI per stack: the
+ * encoder's layers, then the decoder's self-attention sublayers (the
+ * decoder's block input h_l, its self-attention and the norm after it:
+ * y = h + SA(x), or LN(h + SA(h)) post-LN; the cross-attention adds to
+ * the stream after y and enters the next layer's h, not the terms), each
+ * stack composed over its own layers; records and fn's views carry the
+ * stack, opt's "layers" select in each (an index must exist in both).
+ * AG_CONTRIB_NORMS and AG_CONTRIB_FLOW are AG_EINVAL there ("<type> is an
+ * encoder-decoder model: --method norms|flow is not yet taken ..."). */
 AG_EXPORT int ag_run_contributions(const ag_model *m, const ag_run_input *in,
                                    const ag_run_options *opt, ag_workers *w,
                                    ag_contrib_method method, int compose, ag_run_contrib_fn fn,

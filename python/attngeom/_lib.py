@@ -210,7 +210,7 @@ class ContribView(ctypes.Structure):
     """ag_run_contrib_view (run.h, kind 2: read through the pointer)."""
     _fields_ = [("layer", c_int), ("n", c_size), ("M", ctypes.POINTER(c_double)),
                 ("R", ctypes.POINTER(c_double)), ("mixing", ctypes.POINTER(c_double)),
-                ("heads", c_size)]
+                ("heads", c_size), ("stack", c_int)]
 
 
 CONTRIB_FN = ctypes.CFUNCTYPE(c_int, ctypes.POINTER(ContribView), P, P)

@@ -522,7 +522,9 @@ class Model:
         writes. An encoder-decoder folder takes target= or target_tokens=
         (as analyze): the records of the encoder's, the decoder's and the
         encoder-through-cross rollouts, "stack" first, as `rollout
-        --target-tokens`'s (no arrays)."""
+        --target-tokens`'s; arrays=True gives Rollout(encoder, decoder,
+        cross), what `rollout -o --decoder --cross` writes (cross None when
+        layers= leaves out the decoder's last layer)."""
         inp, sel, opt = self._layer_run(
             "rollout", dict(text=text, tokens=tokens, image=image, audio=audio, pixels=pixels,
                             features=features, frames=frames),
@@ -539,6 +541,13 @@ class Model:
             kept.append(np.ctypeslib.as_array(M, shape=(n, n)).copy())
             return 0
 
+        if self._pair and inp.struct.n_target:
+            stacks, n, m = {}, inp.n, inp.struct.n_target
+            sfn = _seq2seq.rollout_fn(stacks) if arrays else _seq2seq.STACK_HEADS_FN()
+            rows = self._run_records(inp, sel, label, to_pandas, lambda out, err: (
+                lib.ag_run_rollout_seq2seq(inp.model, ctypes.byref(inp.struct), opt, None, sfn,
+                                           None, out, err)))
+            return (rows, _seq2seq.rollout_arrays(stacks, n, m)) if arrays else rows
         fn = MATRIX_FN(keep) if arrays else MATRIX_FN()  # NULL: no arrays
         rows = self._run_records(inp, sel, label, to_pandas, lambda out, err: lib.ag_run_rollout(
             inp.model, ctypes.byref(inp.struct), opt, None, fn, None, out, err))
@@ -551,7 +560,7 @@ class Model:
                       image=None, audio=None, pixels=None, features=None, frames=None,
                       layers=None, heads=None, precision=None, edge_threshold=None,
                       flow_max_tokens=None, jobs=None, label=None, to_pandas=False,
-                      arrays=False):
+                      arrays=False, target=None, target_tokens=None):
         """`attngeom contributions MODEL --text S --method M [--rollout]`: one
         record per selected layer of the metrics (default spectrum,
         attention, geometry, context_mixing) of its contribution matrix
@@ -563,7 +572,12 @@ class Model:
         (docs/metrics.md, "Contributions"). arrays=True: (records, M, mixing)
         with M the float64 [layers, n, n] matrices (`-o`; norms [layers,
         heads, n, n]) and mixing [layers, n] (`--mixing`: 1 - C_ii with alti,
-        Kobayashi et al.'s ratio with norms-res; None with norms and flow)."""
+        Kobayashi et al.'s ratio with norms-res; None with norms and flow).
+        An encoder-decoder folder takes target= or target_tokens= (as
+        analyze; alti and norms-res): the records of the encoder's layers and
+        of the decoder's self-attention sublayers, "stack" first, as
+        `contributions --target-tokens`'s; arrays=True gives M and mixing as
+        Stacks(encoder, decoder)."""
         methods = {"norms-res": 0, "alti": 1, "norms": 2, "flow": 3}
         if method not in methods:
             raise Error("method: takes 'norms', 'norms-res', 'alti' or 'flow', not %r"
@@ -578,13 +592,19 @@ class Model:
                                   pixels=pixels, features=features, frames=frames),
             metrics, jobs=jobs, precision=precision, layers=layers, heads=heads,
             edge_threshold=edge_threshold, flow_max_tokens=flow_max_tokens)
-        kept, mix = [], []
+        try:
+            _seq2seq.set_target(self, inp, target, target_tokens)
+        except BaseException:
+            inp.close()
+            raise
+        kept, mix, stack = [], [], []
 
         def keep(view, user, err):
             v = view.contents
             M = v.R if v.R else v.M
             shape = (v.heads, v.n, v.n) if method == "norms" else (v.n, v.n)
             kept.append(np.ctypeslib.as_array(M, shape=shape).copy())
+            stack.append(v.stack)
             if v.mixing:
                 mix.append(np.ctypeslib.as_array(v.mixing, shape=(v.n,)).copy())
             return 0
@@ -595,6 +615,11 @@ class Model:
                                      methods[method], 1 if rollout else 0, fn, None, out, err)))
         if not arrays:
             return rows
+        if any(stack):  # a pair's: each stack's own
+            def split(xs, s):
+                return np.array([x for x, k in zip(xs, stack) if k == s], dtype=np.float64)
+            return rows, _seq2seq.Stacks(*(split(kept, s) for s in (1, 2))), \
+                _seq2seq.Stacks(*(split(mix, s) for s in (1, 2)))
         n = inp.n
         per = kept[0].shape if kept else ((0, n, n) if method == "norms" else (n, n))
         M = np.array(kept, dtype=np.float64).reshape((len(kept),) + per)

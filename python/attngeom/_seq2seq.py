@@ -28,6 +28,7 @@ declare({
     "ag_run_target_ids": (c_int, [P, P, c_str, c_size, ctypes.POINTER(_IDS),
                                   ctypes.POINTER(c_size), P]),
     "ag_run_attention_seq2seq": (c_int, [P, P, P, P, STACK_HEADS_FN, P, P, P, P]),
+    "ag_run_rollout_seq2seq": (c_int, [P, P, P, P, STACK_HEADS_FN, P, PP, P]),
     "ag_run_attention_seq2seq_scores": (c_int, [P, P, P, P, STACK_HEADS_FN, STACK_HEADS_FN, P,
                                                 P, P, P]),
     "ag_record_stack": (c_int, [P]),
@@ -39,6 +40,11 @@ AG_STACK_ENCODER, AG_STACK_DECODER, AG_STACK_CROSS = 1, 2, 3  # attngeom/model.h
 # Model.attention and Model.hidden_states of an encoder–decoder model
 Attention = collections.namedtuple("Attention", "encoder decoder cross")
 Hidden = collections.namedtuple("Hidden", "encoder decoder")
+# Model.rollout(arrays=True) of one: the encoder's R_l, the decoder's,
+# R_cross [n_tgt, n_src] (None when the decoder's last layer is not selected)
+Rollout = collections.namedtuple("Rollout", "encoder decoder cross")
+# Model.contributions(arrays=True) of one: each stack's matrices (or mixing)
+Stacks = collections.namedtuple("Stacks", "encoder decoder")
 
 
 class Pair:
@@ -185,3 +191,22 @@ def stack_name(record):
     one stack."""
     name = lib.ag_stack_name(lib.ag_record_stack(record))
     return name.decode() if name is not None else None
+
+
+def rollout_fn(kept):
+    """An ag_run_stack_heads_fn for ag_run_rollout_seq2seq appending each
+    handed-over matrix (rows, cols) to kept[stack]."""
+    def keep(stack, layer, M, heads, n, n_kv, user):
+        kept.setdefault(stack, []).append(np.ctypeslib.as_array(M, shape=(n, n_kv)).copy())
+        return 0
+    return STACK_HEADS_FN(keep)
+
+
+def rollout_arrays(kept, n_src, n_tgt):
+    """Rollout(encoder [L_enc, n_src, n_src], decoder [L_dec, n_tgt,
+    n_tgt], cross [n_tgt, n_src] or None) of what rollout_fn kept."""
+    def stacked(k, n):
+        return np.array(kept.get(k, []), dtype=np.float64).reshape(-1, n, n)
+    cross = kept.get(AG_STACK_CROSS)
+    return Rollout(stacked(AG_STACK_ENCODER, n_src), stacked(AG_STACK_DECODER, n_tgt),
+                   cross[0] if cross else None)

@@ -536,6 +536,36 @@ struct cli_model_run;
 /* One source's (s) and r's target's arrays into p's files (staged, renamed
  * together on success; seq2seq.c). 0, or 1 after printing. */
 int cli_attention_seq2seq(struct cli_model_run *r, const cli_seq *s, const cli_s2s_paths *p);
+/* An encoder–decoder pass's arrays, one writer per stack (indexed by
+ * ag_stack: [1] -o, [2] --decoder, [3] --cross; NULL: not written), the
+ * same of their scores (attention's --scores, --decoder-scores,
+ * --cross-scores), and the write that failed. */
+typedef struct {
+    ag_npy_writer *w[4];
+    ag_npy_writer *ws[4];
+    ag_error err;
+} cli_s2s_writers;
+/* ag_run_stack_heads_fn appending a matrix to its stack's writer (user a
+ * cli_s2s_writers); non-zero after a failed write (in its err). */
+int cli_s2s_write(int stack, int layer, const double *attn, size_t heads, size_t n, size_t n_kv,
+                  void *user);
+/* `rollout`'s files on an encoder–decoder folder for source s and its
+ * target, staged in tx (p's out, decoder and cross): -o the encoder's R_l
+ * [L_enc selected, n_src, n_src], --decoder the decoder's
+ * [L_dec selected, n_tgt, n_tgt], --cross R_cross [n_tgt, n_src] (refused
+ * when --layers leaves out the decoder's last layer, where it is
+ * composed). 0, or 1 after printing. */
+int cli_rollout_seq2seq_open(struct cli_model_run *r, const cli_seq *s, const cli_s2s_paths *p,
+                             cli_outputs *tx, cli_s2s_writers *w);
+/* The decoder's selections of r->pair (--layers, --heads over its own
+ * layers and heads) for cmd: their counts, and whether its last layer is
+ * selected (last may be NULL). 0, or 1 after printing. */
+int cli_s2s_decoder_counts(const struct cli_model_run *r, const char *cmd, size_t *nl, size_t *nh,
+                           int *last);
+/* 0, or on a run without an encoder–decoder pair (r->pair) given p's
+ * decoder, cross or decoder_hidden: "DIR: <options> need an
+ * encoder-decoder model (t5, bart, whisper) and its target" printed, 1. */
+int cli_s2s_need_pair(const struct cli_model_run *r, const cli_s2s_paths *p, const char *options);
 
 /* Consume --target and --target-tokens (and mark in as taking them). 1
  * consumed, 0 not ours, -1 usage error printed. */
@@ -580,6 +610,10 @@ int cli_read_json(const char *path, size_t flags, json_t **out);
 int cli_selection(const char *cmd, const char *spec, int limit, const char *what,
                   const char *source, ag_selection **out);
 
+/* The most outputs a model command names: attention's -o, --hidden,
+ * --scores, --decoder, --cross, --decoder-hidden, --decoder-scores,
+ * --cross-scores. */
+#define CLI_RUN_OUTS 8
 /* A command that runs a model folder: options, model, inputs, selections. */
 typedef struct cli_model_run {
     cli_common common;
@@ -590,7 +624,8 @@ typedef struct cli_model_run {
     size_t nseq;
     ag_selection *layers, *heads;  /* --layers (over nlayer_sel), --heads */
     int nlayer_sel;          /* indices --layers ranges over: n_layer + extra */
-    cli_path outs[3];        /* checked by prepare when set (default: -o) */
+    cli_path outs[CLI_RUN_OUTS]; /* checked by prepare when set, the first ones
+                                    (default: -o) */
     struct cli_sink *sink;   /* set: where cli_model_run_texts sends each text's records */
     cli_workers workers;     /* -j: made by cli_model_run_prepare */
     ag_run_options *opt;     /* the run's options (cli_model_run_options), made once by

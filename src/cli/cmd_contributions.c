@@ -55,13 +55,20 @@ static const char contributions_help[] =
     "context mixing of every token [count, n]: 1 - C_ii with alti, Kobayashi et\n"
     "al.'s ratio |sum_(j!=i) T_i(x_j)| / (|sum_(j!=i) T_i(x_j)| + |T_i(x_i)|) with\n"
     "norms-res; context_mixing in the records is its mean over the tokens.\n"
-    "Both take one text (--text, --tokens, or a --tokens-file of one line).\n";
+    "Both take one text (--text, --tokens, or a --tokens-file of one line).\n"
+    "On a t5, bart or whisper folder with a target (--target, --target-tokens):\n"
+    "norms-res and alti of the encoder's layers and of the decoder's\n"
+    "self-attention sublayers, records with \"stack\" (the cross-attention's\n"
+    "effect enters the decoder's next hidden state, not its terms;\n"
+    "docs/metrics.md); -o C.npy gets the encoder's matrices, --decoder DEC.npy\n"
+    "the decoder's; norms, flow and --mixing not yet.\n";
 
 static const cli_option contributions_own[] = {
     {"--method", "M", "norms, norms-res, alti or flow (default alti)"},
     {"--rollout", NULL, "compose ALTI through the layers (needs alti)"},
     {"-o", "C.npy", "also write the selected layers' matrices, [count, n, n] (one text)"},
     {"--output", "C.npy", "the same as -o"},
+    {"--decoder", "DEC.npy", "t5, bart, whisper: also write the decoder's matrices, [count, n_tgt, n_tgt] (-o gets the encoder's)"},
     {"--mixing", "M.npy", "also write each token's context mixing, [count, n] (one text; norms-res, alti)"},
     {"--heads", "LIST", "heads of --method norms, e.g. 1,4-5 (default all; the other methods are per layer)"},
     {"--flow-max-tokens", "N", "the most tokens --method flow takes (default 64; a layer costs n^2 maximum flows)"},
@@ -71,7 +78,7 @@ static const cli_option contributions_own[] = {
     {"--temperatures", "T1,T2,...", "one set of records per T, in the order given (not with -o, --mixing)"},
     {NULL}};
 static const cli_option_group *const contributions_groups[] = {
-    CLI_OWN("contributions", contributions_own), &cli_group_input,
+    CLI_OWN("contributions", contributions_own), &cli_group_input, &cli_group_target,
     &cli_group_precision, &cli_group_records, &cli_group_curvature, &cli_group_output,
     &cli_group_table, &cli_group_label, &cli_group_aggregate, &cli_group_corpus,
     &cli_group_media, &cli_group_jobs, &cli_group_help, NULL};
@@ -83,6 +90,7 @@ static struct {
     ag_contrib_method method;
     int compose;
     const char *mixing; /* --mixing M.npy */
+    cli_s2s_paths s2s;  /* --decoder DEC.npy (an encoder–decoder folder's) */
     const char *name;   /* --method's name, for the settings */
     double flow_max;    /* --flow-max-tokens N, or 0: the library's */
 } opts;
@@ -110,7 +118,9 @@ static cli_lens contrib_lens;
 
 static int contributions_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    (void)r;
+    int target = cli_target_option(&r->input, "contributions", argc, argv, i);
+    if (target)
+        return target;
     int lens = cli_lens_option(&contrib_lens, "contributions", 0, argc, argv, i);
     if (lens)
         return lens;
@@ -118,6 +128,9 @@ static int contributions_option(cli_model_run *r, int argc, char **argv, int *i)
         opts.compose = 1;
         return 1;
     }
+    if (cli_is_option(argv[*i], "--decoder"))
+        return (opts.s2s.decoder = cli_option_value("contributions", "--decoder", argc, argv, i))
+                   ? 1 : -1;
     if (cli_is_option(argv[*i], "--mixing"))
         return (opts.mixing = cli_option_value("contributions", "--mixing", argc, argv, i)) ? 1 : -1;
     if (cli_is_option(argv[*i], "--flow-max-tokens")) {
@@ -138,6 +151,7 @@ static int contributions_option(cli_model_run *r, int argc, char **argv, int *i)
 
 typedef struct {
     ag_npy_writer *save, *mix; /* -o C.npy, --mixing M.npy, or NULL */
+    ag_npy_writer *dec;        /* --decoder DEC.npy, or NULL */
     int save_failed;           /* the write's error is the run's */
 } contrib_run;
 
@@ -147,8 +161,9 @@ static int contrib_save(const ag_run_contrib_view *v, void *user, ag_error *err)
     contrib_run *run = user;
     size_t n = v->n;
     int status = AG_OK;
-    if (run->save)
-        status = ag_npy_writer_write(run->save, v->R ? v->R : v->M, v->heads * n * n, err);
+    ag_npy_writer *save = v->stack == AG_STACK_DECODER ? run->dec : run->save;
+    if (save)
+        status = ag_npy_writer_write(save, v->R ? v->R : v->M, v->heads * n * n, err);
     if (status == AG_OK && run->mix) /* ALTI: 1 - C_ii; norms-res: r_i */
         status = ag_npy_writer_write(run->mix, v->mixing, n, err);
     run->save_failed = status != AG_OK;
@@ -164,7 +179,7 @@ static int contrib_run_text(const cli_model_run *r, const ag_run_options *opt,
                             const ag_run_input *in, void *user, ag_error *err)
 {
     contrib_text *t = user;
-    int save = t->run->save || t->run->mix;
+    int save = t->run->save || t->run->mix || t->run->dec;
     return ag_run_contributions(r->model, in, opt, r->workers.workers, opts.method, opts.compose,
                                 save ? contrib_save : NULL, t->run, t->out, err);
 }
@@ -188,8 +203,12 @@ static int contrib_outputs(cli_model_run *r, const char *npy_path, cli_outputs *
     size_t per_head[4] = {count, ag_selection_count(r->heads), n, n};
     size_t per_layer[3] = {count, n, n}, mixing[2] = {count, n};
     int heads = opts.method == AG_CONTRIB_NORMS;
-    int rc = 0;
-    if (npy_path)
+    size_t nt = r->pair ? (r->seqs[0].target ? r->seqs[0].n_target : r->n_target) : 0, dl = 0, dh;
+    int rc = r->pair ? cli_s2s_decoder_counts(r, "contributions", &dl, &dh, NULL) : 0;
+    size_t decoder[3] = {dl, nt, nt};
+    if (rc == 0 && opts.s2s.decoder)
+        rc = cli_outputs_npy(tx, opts.s2s.decoder, 3, decoder, &run->dec);
+    if (rc == 0 && npy_path)
         rc = cli_outputs_npy(tx, npy_path, heads ? 4 : 3, heads ? per_head : per_layer,
                              &run->save);
     if (rc == 0 && opts.mixing)
@@ -223,6 +242,7 @@ int cmd_contributions(int argc, char **argv)
     opts.name = "alti";
     opts.compose = 0;
     opts.mixing = NULL;
+    opts.s2s = (cli_s2s_paths){0};
     opts.flow_max = 0;
     contrib_lens = (cli_lens){0};
     int rc = cli_model_run_parse(&r, &cli_usage_contributions, argc, argv, contributions_option);
@@ -236,17 +256,25 @@ int cmd_contributions(int argc, char **argv)
     /* -o is the matrices; the records go to standard output. */
     const char *npy_path = r.common.out_path;
     r.common.out_path = NULL;
-    int files = npy_path || opts.mixing;
+    int files = npy_path || opts.mixing || opts.s2s.decoder;
     if (files && (r.input.text_file || r.input.image_file || r.input.audio_file))
-        return cli_usage_error("contributions", "-o and --mixing take one input, not %s",
+        return cli_usage_error("contributions", "%s one input, not %s",
+                               npy_path || opts.mixing ? "-o and --mixing take"
+                                                       : "--decoder takes",
                                r.input.text_file ? "--text-file" : r.input.image_file ? "--image-file"
                                                                   : "--audio-file");
     if (files && r.input.tokens_file)
         r.single = "contributions -o/--mixing";
     r.outs[0] = (cli_path){"-o", npy_path};
     r.outs[1] = (cli_path){"--mixing", opts.mixing};
-    r.outs[2] = (cli_path){"the records", "-"};
+    r.outs[2] = (cli_path){"--decoder", opts.s2s.decoder};
+    r.outs[3] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "contributions", 0);
+    if (rc == 0)
+        rc = cli_s2s_need_pair(&r, &opts.s2s, "--decoder");
+    if (rc == 0 && r.pair && opts.mixing)
+        rc = cli_fail("%s: --mixing is not yet written for an encoder-decoder model (the "
+                      "records carry context_mixing)", r.model_dir);
     ag_error err = {0};
     if (rc == 0 && opts.flow_max &&
         ag_run_options_set(r.opt, "flow_max_tokens", opts.flow_max, &err) != AG_OK)

@@ -101,11 +101,16 @@ static const char rollout_help[] =
     "Here -o is not the records' destination: -o R.npy writes the rollout\n"
     "matrices [L, n, n] as <f8 .npy (the selected layers, all by default), as\n"
     "`attention -o` does, and the records still go to standard output. -o takes\n"
-    "one text (--text, --tokens, or a --tokens-file of one line), not --text-file.\n";
+    "one text (--text, --tokens, or a --tokens-file of one line), not --text-file.\n"
+    "On an encoder-decoder folder -o gets the encoder's R_l [L_enc, n_src, n_src],\n"
+    "--decoder the decoder's [L_dec, n_tgt, n_tgt] and --cross R_cross\n"
+    "[n_tgt, n_src] (each optional; the same one-text rule).\n";
 
 static const cli_option rollout_own[] = {
     {"-o", "R.npy", "also write R_l of the selected layers, [count, n, n] (one text)"},
     {"--output", "R.npy", "the same as -o"},
+    {"--decoder", "DEC.npy", "t5, bart, whisper: also write the decoder's R_l [count, n_tgt, n_tgt] (-o gets the encoder's)"},
+    {"--cross", "CROSS.npy", "t5, bart, whisper: also write R_cross [n_tgt, n_src] (the decoder's last layer)"},
     {"--layers", "LIST", "layers to report, e.g. 0,2-3 (default all; every layer up to the last selected one is still composed)"},
     {"--normalizer", "N", "compose the heads under sparsemax, entmax15, entmax:ALPHA or linear (the pass unchanged)"},
     {"--temperature", "T", "compose softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
@@ -119,8 +124,9 @@ static const cli_option_group *const rollout_groups[] = {
 const cli_usage cli_usage_rollout = {"rollout", rollout_help, rollout_groups, NULL};
 
 typedef struct {
-    ag_npy_writer *save; /* -o R.npy, or NULL */
-    int save_failed;     /* the write's error is the run's */
+    ag_npy_writer *save;     /* -o R.npy, or NULL */
+    int save_failed;         /* the write's error is the run's */
+    cli_s2s_writers *stacks; /* an encoder–decoder folder's files, or NULL */
 } rollout_run;
 
 /* -o: R_l of the selected layers as they come. */
@@ -142,6 +148,9 @@ static int rollout_run_text(const cli_model_run *r, const ag_run_options *opt,
                             const ag_run_input *in, void *user, ag_error *err)
 {
     rollout_text *t = user;
+    if (t->run->stacks)
+        return ag_run_rollout_seq2seq(r->model, in, opt, r->workers.workers, cli_s2s_write,
+                                      t->run->stacks, t->out, err);
     return ag_run_rollout(r->model, in, opt, r->workers.workers,
                           t->run->save ? rollout_save : NULL, t->run, t->out, err);
 }
@@ -153,15 +162,41 @@ static int rollout_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *te
     int status = cli_run_text(r, s, rollout_run_text, &t, &err);
     if (status == AG_OK)
         return 0;
+    if (t.run->stacks && t.run->stacks->err.status)
+        return cli_fail_error(&t.run->stacks->err);
     return t.run->save_failed ? cli_fail_error(&err) : cli_model_run_fail(r, s, &err);
 }
 
 static cli_lens rollout_lens;
+static cli_s2s_paths rollout_s2s; /* --decoder, --cross */
 
 static int rollout_option(cli_model_run *r, int argc, char **argv, int *i)
 {
+    const char **dst = cli_is_option(argv[*i], "--decoder") ? &rollout_s2s.decoder
+                       : cli_is_option(argv[*i], "--cross") ? &rollout_s2s.cross
+                                                            : NULL;
+    if (dst)
+        return (*dst = cli_option_value("rollout", argv[*i], argc, argv, i)) ? 1 : -1;
     int used = cli_target_option(&r->input, "rollout", argc, argv, i);
     return used ? used : cli_lens_option(&rollout_lens, "rollout", 0, argc, argv, i);
+}
+
+/* The arrays' files of the run's one text, staged in tx: -o's R, or on an
+ * encoder–decoder folder each stack's (run->stacks). 0, or 1 after
+ * printing. */
+static int rollout_files(cli_model_run *r, cli_outputs *tx, rollout_run *run,
+                         cli_s2s_writers *stacks)
+{
+    if (r->seqs[0].skip)
+        return 0;
+    if (r->pair) {
+        run->stacks = stacks;
+        return cli_rollout_seq2seq_open(r, &r->seqs[0], &rollout_s2s, tx, stacks);
+    }
+    if (!rollout_s2s.out)
+        return 0;
+    size_t shape[3] = {ag_selection_count(r->layers), r->seqs[0].n, r->seqs[0].n};
+    return cli_outputs_npy(tx, rollout_s2s.out, 3, shape, &run->save);
 }
 
 int cmd_rollout(int argc, char **argv)
@@ -171,42 +206,52 @@ int cmd_rollout(int argc, char **argv)
         return 1;
     r.common.agg.allowed = 1;
     rollout_lens = (cli_lens){0};
+    rollout_s2s = (cli_s2s_paths){0};
     int rc = cli_model_run_parse(&r, &cli_usage_rollout, argc, argv, rollout_option);
     if (rc)
         return rc < 0 ? 0 : rc;
     if (cli_lens_parsed(&rollout_lens, "rollout", &r.common))
         return EXIT_USAGE;
-    /* -o is the rollout array; the records go to standard output. */
-    const char *npy_path = r.common.out_path;
+    /* -o (and --decoder, --cross) are the rollout arrays; the records go
+     * to standard output. */
+    const char *npy_path = rollout_s2s.out = r.common.out_path;
     r.common.out_path = NULL;
-    if (npy_path && (r.input.text_file || r.input.image_file || r.input.audio_file))
-        return cli_usage_error("rollout", "-o R.npy takes one input, not %s",
+    /* the first array named: the one the one-text rules name */
+    const char *any = npy_path ? npy_path : rollout_s2s.decoder ? rollout_s2s.decoder
+                                                                : rollout_s2s.cross;
+    const char *opt = any == npy_path ? "-o" : any == rollout_s2s.decoder ? "--decoder" : "--cross";
+    if (any && (r.input.text_file || r.input.image_file || r.input.audio_file))
+        return cli_usage_error("rollout", "%s takes one input, not %s",
+                               any == npy_path ? "-o R.npy" : any == rollout_s2s.decoder
+                                   ? "--decoder DEC.npy" : "--cross CROSS.npy",
                                r.input.text_file ? "--text-file" : r.input.image_file ? "--image-file"
                                                                   : "--audio-file");
-    if (cli_lens_one_array(&rollout_lens, "rollout", "-o", npy_path))
+    if (cli_lens_one_array(&rollout_lens, "rollout", opt, any))
         return EXIT_USAGE;
-    if (npy_path && r.input.tokens_file)
+    if (any && r.input.tokens_file)
         r.single = "rollout -o R.npy";
     r.outs[0] = (cli_path){"-o", npy_path};
-    r.outs[1] = (cli_path){"the records", "-"};
+    r.outs[1] = (cli_path){"--decoder", rollout_s2s.decoder};
+    r.outs[2] = (cli_path){"--cross", rollout_s2s.cross};
+    r.outs[3] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "rollout", 0);
     if (rc == 0)
         rc = cli_lens_set(&rollout_lens, r.opt);
-    /* -o R.npy is written as the layers come (a skipped text writes no R),
-     * and committed with the records: both, or neither */
+    if (rc == 0)
+        rc = cli_s2s_need_pair(&r, &rollout_s2s, "--decoder and --cross");
+    /* the arrays are written as the layers come (a skipped text writes
+     * none), and committed with the records: all, or none */
     cli_outputs tx = {0};
-    ag_npy_writer *save = NULL;
-    if (rc == 0 && npy_path && !r.seqs[0].skip) {
-        size_t shape[3] = {ag_selection_count(r.layers), r.seqs[0].n, r.seqs[0].n};
-        rc = cli_outputs_npy(&tx, npy_path, 3, shape, &save);
-    }
-    /* -o R.npy: one text, whose records are kept to be written with R */
+    rollout_run run = {0};
+    cli_s2s_writers stacks = {0};
+    if (rc == 0 && any)
+        rc = rollout_files(&r, &tx, &run, &stacks);
+    /* an array: one text, whose records are kept to be written with it */
     cli_sink sink = {0};
     cli_settings_in in = {.model_dir = r.model_dir, .run = &r};
     if (rc == 0)
-        rc = cli_sink_open(&sink, &r.common, "rollout", r.model_dir, &in, !npy_path);
+        rc = cli_sink_open(&sink, &r.common, "rollout", r.model_dir, &in, !any);
     r.sink = &sink;
-    rollout_run run = {save, 0};
     if (rc == 0)
         rc = cli_model_run_texts(&r, "rollout", rollout_sequence, NULL, &run);
     rc = cli_sink_close(&sink, rc, &tx);

@@ -317,12 +317,9 @@ static int attention_seq2seq_text(cli_model_run *r, const cli_seq *s, void *user
 /* What an encoder–decoder folder takes and a model of one stack does not. */
 static int check_seq2seq_options(const cli_model_run *r)
 {
-    int any = s2s.decoder || s2s.cross || s2s.decoder_hidden || s2s.decoder_scores ||
-              s2s.cross_scores;
-    if (!r->pair && any)
-        return cli_fail("%s: --decoder, --cross, --decoder-hidden, --decoder-scores and "
-                        "--cross-scores need an encoder-decoder model (t5, bart, whisper) and "
-                        "its target", r->model_dir);
+    if (cli_s2s_need_pair(r, &s2s, "--decoder, --cross, --decoder-hidden, --decoder-scores and "
+                          "--cross-scores"))
+        return 1;
     return 0;
 }
 
@@ -345,6 +342,11 @@ int cmd_attention(int argc, char **argv)
     r.outs[0] = (cli_path){"-o", r.common.out_path};
     r.outs[1] = (cli_path){"--hidden", hidden_path};
     r.outs[2] = (cli_path){"--scores", scores_path};
+    r.outs[3] = (cli_path){"--decoder", s2s.decoder};
+    r.outs[4] = (cli_path){"--cross", s2s.cross};
+    r.outs[5] = (cli_path){"--decoder-hidden", s2s.decoder_hidden};
+    r.outs[6] = (cli_path){"--decoder-scores", s2s.decoder_scores};
+    r.outs[7] = (cli_path){"--cross-scores", s2s.cross_scores};
     rc = cli_model_run_prepare(&r, "attention", 0);
     if (rc == 0)
         rc = check_seq2seq_options(&r);

@@ -24,11 +24,14 @@ static const char similarity_help[] =
     "then head): layer_a, head_a, layer_b, head_b, js_distance (docs/metrics.md,\n"
     "\"Head similarity\"). On a t5, bart or whisper folder with a target\n"
     "(--target, --target-tokens): pairs of heads of one stack only (encoder,\n"
-    "decoder, cross), each record with its \"stack\"; no -o.\n"
+    "decoder, cross), each record with its \"stack\".\n"
     "\n"
     "Here -o is not the records' destination: -o S.npy writes the [K, K] matrix\n"
     "(K selected heads, in the order of the selection; symmetric, zero diagonal)\n"
-    "as <f8 .npy, and the records still go to standard output.\n";
+    "as <f8 .npy, and the records still go to standard output. On an\n"
+    "encoder-decoder folder one matrix per stack: -o the encoder's heads',\n"
+    "--decoder the decoder's self-attention heads', --cross its cross-attention\n"
+    "heads' (heads of two stacks are not compared).\n";
 
 /* --metrics and --expect, which the record commands take, mean nothing
  * here: there are no metric keys to choose (`--metrics all` would
@@ -36,6 +39,8 @@ static const char similarity_help[] =
 static const cli_option similarity_own[] = {
     {"-o", "S.npy", "also write the [K, K] distance matrix"},
     {"--output", "S.npy", "the same as -o"},
+    {"--decoder", "DEC.npy", "t5, bart, whisper: also write the decoder's self-attention heads' [K_dec, K_dec] (-o gets the encoder's)"},
+    {"--cross", "CROSS.npy", "t5, bart, whisper: also write the cross-attention heads' [K_cross, K_cross]"},
     {"--normalizer", "N", "compare the heads under sparsemax, entmax15, entmax:ALPHA or linear (the pass unchanged)"},
     {"--temperature", "T", "compare softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {"--temperatures", "T1,T2,...", "one set of pairs per T, in the order given (not with -o)"},
@@ -161,27 +166,56 @@ static void average_blocks(double *S, size_t K, size_t nt, size_t texts)
         average(S + k * K * K, K, texts);
 }
 
+static cli_s2s_paths similarity_s2s; /* -o, --decoder, --cross */
+
+/* The [k, k] block of S (K x K) over heads first .. first + k - 1, staged
+ * as path's array (M holds it until the commit). 0, or 1 after printing. */
+static int stage_block(cli_outputs *tx, const char *path, const double *S, size_t K,
+                       size_t first, size_t k, ag_array *M)
+{
+    size_t shape[2] = {k, k};
+    ag_error err = {0};
+    if (ag_array_alloc(M, 2, shape, &err) != AG_OK)
+        return cli_fail("%s: %s", path, err.message);
+    for (size_t a = 0; a < k; a++)
+        memcpy(M->data + a * k, S + (first + a) * K + first, k * sizeof *S);
+    return cli_outputs_add_npy(tx, path, M);
+}
+
+/* The matrices of -o (and --decoder, --cross): the whole [K, K] on a
+ * model of one stack; on an encoder–decoder model each stack's block
+ * (its heads are contiguous in the selection: heads (K, 3) stack, layer,
+ * head), pairs across stacks being not compared. M: (4) the arrays, held
+ * until the commit. 0, or 1 after printing. */
+static int stage_matrices(cli_outputs *tx, const int *heads, size_t K, const double *S,
+                          ag_array M[4])
+{
+    const char *path[4] = {NULL, similarity_s2s.out, similarity_s2s.decoder,
+                           similarity_s2s.cross};
+    if (K == 0 || heads[0] == AG_STACK_NONE)
+        return path[1] ? stage_block(tx, path[1], S, K, 0, K, &M[0]) : 0;
+    int rc = 0;
+    for (size_t first = 0, end; rc == 0 && first < K; first = end) {
+        int stack = heads[3 * first];
+        for (end = first + 1; end < K && heads[3 * end] == stack; end++)
+            ;
+        if (stack > 0 && stack < 4 && path[stack])
+            rc = stage_block(tx, path[stack], S, K, first, end - first, &M[stack]);
+    }
+    return rc;
+}
+
 /* The records to standard output (r->common.out_path is NULL: -o is the
- * matrix) and, with -o, the matrix: both or neither. */
-static int similarity_outputs(const cli_model_run *r, const cli_lens *l, const char *npy_path,
-                              const int *pairs, size_t K, const double *S)
+ * matrix) and, with -o, the matrices: all or none. */
+static int similarity_outputs(const cli_model_run *r, const cli_lens *l, const int *pairs,
+                              size_t K, const double *S)
 {
     cli_outputs tx = {0};
-    ag_array M = {0};
+    ag_array M[4] = {{0}};
     ag_table t = {0};
-    ag_error err = {0};
     char *settings = NULL;
     cli_settings_in in = {.model_dir = r->model_dir, .run = r, .metric = "js_distance"};
-    int rc = 0;
-    if (npy_path) {
-        size_t shape[2] = {K, K};
-        if (ag_array_alloc(&M, 2, shape, &err) != AG_OK)
-            rc = cli_fail("%s: %s", npy_path, err.message);
-        else
-            memcpy(M.data, S, K * K * sizeof *S);
-        if (rc == 0)
-            rc = cli_outputs_add_npy(&tx, npy_path, &M);
-    }
+    int rc = stage_matrices(&tx, pairs, K, S, M);
     if (rc == 0)
         rc = cli_settings_text(&r->common, &in, &settings);
     if (rc == 0)
@@ -195,7 +229,8 @@ static int similarity_outputs(const cli_model_run *r, const cli_lens *l, const c
         cli_outputs_abort(&tx);
     }
     free(settings);
-    ag_array_free(&M);
+    for (int k = 0; k < 4; k++)
+        ag_array_free(&M[k]);
     return rc;
 }
 
@@ -211,6 +246,11 @@ static cli_lens similarity_lens;
 
 static int similarity_option(cli_model_run *r, int argc, char **argv, int *i)
 {
+    const char **dst = cli_is_option(argv[*i], "--decoder") ? &similarity_s2s.decoder
+                       : cli_is_option(argv[*i], "--cross") ? &similarity_s2s.cross
+                                                            : NULL;
+    if (dst)
+        return (*dst = cli_option_value("similarity", argv[*i], argc, argv, i)) ? 1 : -1;
     int used = cli_target_option(&r->input, "similarity", argc, argv, i);
     return used ? used : cli_lens_option(&similarity_lens, "similarity", 0, argc, argv, i);
 }
@@ -221,24 +261,32 @@ int cmd_similarity(int argc, char **argv)
     if (cli_common_init(&r.common, 0))
         return 1;
     similarity_lens = (cli_lens){0};
+    similarity_s2s = (cli_s2s_paths){0};
     int rc = cli_model_run_parse(&r, &cli_usage_similarity, argc, argv, similarity_option);
     if (rc)
         return rc < 0 ? 0 : rc;
     if (cli_lens_parsed(&similarity_lens, "similarity", &r.common))
         return EXIT_USAGE;
-    /* -o is the distance matrix; the records go to standard output. */
-    const char *npy_path = r.common.out_path;
+    /* -o (and --decoder, --cross) are distance matrices; the records go
+     * to standard output. */
+    const char *npy_path = similarity_s2s.out = r.common.out_path;
     r.common.out_path = NULL;
-    if (cli_lens_one_array(&similarity_lens, "similarity", "-o", npy_path))
+    const char *any = npy_path ? npy_path : similarity_s2s.decoder ? similarity_s2s.decoder
+                                                                   : similarity_s2s.cross;
+    if (cli_lens_one_array(&similarity_lens, "similarity",
+                           any == npy_path ? "-o" : any == similarity_s2s.decoder ? "--decoder"
+                                                                                  : "--cross",
+                           any))
         return EXIT_USAGE;
     r.outs[0] = (cli_path){"-o", npy_path};
-    r.outs[1] = (cli_path){"the records", "-"};
+    r.outs[1] = (cli_path){"--decoder", similarity_s2s.decoder};
+    r.outs[2] = (cli_path){"--cross", similarity_s2s.cross};
+    r.outs[3] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "similarity", 0);
     if (rc == 0)
         rc = cli_lens_set(&similarity_lens, r.opt);
-    if (rc == 0 && r.pair && npy_path) /* pairs across stacks are not compared: no one matrix */
-        rc = cli_fail("%s: -o S.npy is not written for an encoder-decoder model (the records "
-                      "are)", r.model_dir);
+    if (rc == 0)
+        rc = cli_s2s_need_pair(&r, &similarity_s2s, "--decoder and --cross");
     size_t K = 0;
     int *pairs = NULL;
     double *S = NULL;
@@ -255,7 +303,7 @@ int cmd_similarity(int argc, char **argv)
                       r.model_dir);
     if (rc == 0) {
         average_blocks(S, K, nt, acc.texts);
-        rc = similarity_outputs(&r, &similarity_lens, npy_path, pairs, K, S);
+        rc = similarity_outputs(&r, &similarity_lens, pairs, K, S);
     }
     free(S);
     ag_free(pairs);

@@ -31,14 +31,14 @@ char *cli_text_path(const char *pattern, const cli_seq *s)
     return out;
 }
 
-/* The outputs of r (at most 4): the command's own (those of r->outs set)
+/* The outputs of r (at most CLI_RUN_OUTS + 1): the command's own (those of r->outs set)
  * or -o, and --save-input with, when the records go to standard output,
  * those. */
-static size_t run_outputs(const cli_model_run *r, cli_path outs[4])
+static size_t run_outputs(const cli_model_run *r, cli_path outs[CLI_RUN_OUTS + 1])
 {
     size_t n = 0;
     if (r->outs[0].option)
-        for (size_t k = 0; k < 3 && r->outs[k].option; k++)
+        for (size_t k = 0; k < CLI_RUN_OUTS && r->outs[k].option; k++)
             outs[n++] = r->outs[k];
     else if (r->common.out_path)
         outs[n++] = (cli_path){"-o", r->common.out_path};
@@ -53,8 +53,8 @@ static size_t run_outputs(const cli_model_run *r, cli_path outs[4])
 static int check_text_outputs(const cli_path *outs, size_t nout, const cli_seq *s,
                               const cli_inputs *set)
 {
-    cli_path named[4];
-    char *own[4] = {NULL};
+    cli_path named[CLI_RUN_OUTS + 1];
+    char *own[CLI_RUN_OUTS + 1] = {NULL};
     int rc = 0;
     for (size_t k = 0; k < nout; k++) {
         named[k] = outs[k];
@@ -78,7 +78,7 @@ int cli_model_run_check_paths(const cli_model_run *r)
                       {"--image", in->image}, {"--audio", in->audio}};
     const char *list = in->image_file ? in->image_file : in->audio_file;
     cli_inputs *set;
-    cli_path outs[4];
+    cli_path outs[CLI_RUN_OUTS + 1];
     size_t nout = run_outputs(r, outs);
     int pattern = 0;
     int rc = cli_inputs_new(ins, sizeof ins / sizeof *ins, &set);

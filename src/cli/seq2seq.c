@@ -1,17 +1,14 @@
-/* seq2seq.c — `attngeom attention` on an encoder–decoder folder (t5,
- * bart; issue 30): the encoder's, the decoder's and the cross-attention's
- * arrays and both stacks' hidden states of one source and its target,
- * streamed as the pass gives the layers (docs/cli.md, "Encoder-decoder
- * models"). */
+/* seq2seq.c — the arrays of an encoder–decoder folder (t5, bart, whisper;
+ * issue 30): `attention`'s encoder, decoder and cross-attention arrays and
+ * both stacks' hidden states of one source and its target, streamed as
+ * the pass gives the layers, and the files of `rollout`'s R per stack
+ * (docs/cli.md, "Encoder-decoder models"). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
-typedef struct {
-    ag_npy_writer *w[4];  /* indexed by ag_stack: [1] -o, [2] --decoder, [3] --cross */
-    ag_npy_writer *ws[4]; /* the same of --scores, --decoder-scores, --cross-scores */
-    ag_error err;         /* the write that failed */
-} s2s_ctx;
+typedef cli_s2s_writers s2s_ctx;
 
 /* Appended to w (NULL: nothing). */
 static int write_to(ag_npy_writer *w, const double *a, size_t count, s2s_ctx *c)
@@ -19,9 +16,8 @@ static int write_to(ag_npy_writer *w, const double *a, size_t count, s2s_ctx *c)
     return w ? ag_npy_writer_write(w, a, count, &c->err) : 0;
 }
 
-/* A selected layer's selected heads, appended to its stack's array. */
-static int write_stack(int stack, int layer, const double *attn, size_t heads, size_t n,
-                       size_t n_kv, void *user)
+int cli_s2s_write(int stack, int layer, const double *attn, size_t heads, size_t n, size_t n_kv,
+                  void *user)
 {
     (void)layer;
     s2s_ctx *c = user;
@@ -37,16 +33,19 @@ static int write_stack_scores(int stack, int layer, const double *s, size_t head
     return write_to(stack > 0 && stack < 4 ? c->ws[stack] : NULL, s, heads * n * n_kv, c);
 }
 
-/* The decoder's selections (over its own layers and heads). */
-static int dec_counts(const cli_model_run *r, const ag_model *dec, size_t *nl, size_t *nh)
+int cli_s2s_decoder_counts(const cli_model_run *r, const char *cmd, size_t *nl, size_t *nh,
+                           int *last)
 {
+    const ag_model *dec = ag_seq2seq_stack(r->pair, AG_STACK_DECODER);
     const ag_model_config *g = ag_model_get_config(dec);
     ag_selection *l = NULL, *h = NULL;
-    int rc = cli_selection("attention", r->input.layers, g->n_layer, "layers", r->model_dir, &l);
+    int rc = cli_selection(cmd, r->input.layers, g->n_layer, "layers", r->model_dir, &l);
     if (rc == 0)
-        rc = cli_selection("attention", r->input.heads, g->n_head, "heads", r->model_dir, &h);
+        rc = cli_selection(cmd, r->input.heads, g->n_head, "heads", r->model_dir, &h);
     *nl = ag_selection_count(l);
     *nh = ag_selection_count(h);
+    if (last)
+        *last = rc == 0 && ag_selection_last(l) == g->n_layer - 1;
     ag_selection_free(l);
     ag_selection_free(h);
     return rc;
@@ -86,7 +85,7 @@ static int s2s_pass(cli_model_run *r, const cli_seq *s, s2s_ctx *c, double *eh, 
     int scores = c->ws[AG_STACK_ENCODER] || c->ws[AG_STACK_DECODER] || c->ws[AG_STACK_CROSS];
     if (status == AG_OK)
         status = ag_run_attention_seq2seq_scores(r->model, &in, r->opt, r->workers.workers,
-                                                 write_stack, scores ? write_stack_scores : NULL,
+                                                 cli_s2s_write, scores ? write_stack_scores : NULL,
                                                  c, eh, dh, &err);
     free(owned);
     const ag_model *m[2] = {r->model, ag_seq2seq_stack(r->pair, AG_STACK_DECODER)};
@@ -110,7 +109,7 @@ int cli_attention_seq2seq(cli_model_run *r, const cli_seq *s, const cli_s2s_path
     const ag_model_config *ge = ag_model_get_config(r->model), *gd = ag_model_get_config(dec);
     size_t ns = s->n, nt = s->target ? s->n_target : r->n_target, dl = 0, dh = 0;
     size_t el = ag_selection_count(r->layers), eh = ag_selection_count(r->heads);
-    int rc = dec_counts(r, dec, &dl, &dh);
+    int rc = cli_s2s_decoder_counts(r, "attention", &dl, &dh, NULL);
     size_t enc_shape[4] = {el, eh, ns, ns}, dec_shape[4] = {dl, dh, nt, nt},
            cross_shape[4] = {dl, dh, nt, ns},
            ehs[3] = {(size_t)ge->n_layer + 1, ns, (size_t)ge->d_model},
@@ -144,4 +143,34 @@ int cli_attention_seq2seq(cli_model_run *r, const cli_seq *s, const cli_s2s_path
     free(ebuf);
     free(dbuf);
     return cli_outputs_finish(&tx, rc);
+}
+
+int cli_rollout_seq2seq_open(cli_model_run *r, const cli_seq *s, const cli_s2s_paths *p,
+                             cli_outputs *tx, cli_s2s_writers *w)
+{
+    const ag_model *dec = ag_seq2seq_stack(r->pair, AG_STACK_DECODER);
+    size_t ns = s->n, nt = s->target ? s->n_target : r->n_target, dl = 0, dh = 0;
+    int last = 0, rc = cli_s2s_decoder_counts(r, "rollout", &dl, &dh, &last);
+    if (rc == 0 && p->cross && !last)
+        rc = cli_fail("%s: --cross %s is R_cross of the decoder's last layer (%d), which "
+                      "--layers leaves out", r->model_dir, p->cross,
+                      ag_model_get_config(dec)->n_layer - 1);
+    size_t enc_shape[3] = {ag_selection_count(r->layers), ns, ns}, dec_shape[3] = {dl, nt, nt},
+           cross_shape[2] = {nt, ns};
+    if (rc == 0)
+        rc = open_npy(tx, p->out, 3, enc_shape, &w->w[AG_STACK_ENCODER]);
+    if (rc == 0)
+        rc = open_npy(tx, p->decoder, 3, dec_shape, &w->w[AG_STACK_DECODER]);
+    if (rc == 0)
+        rc = open_npy(tx, p->cross, 2, cross_shape, &w->w[AG_STACK_CROSS]);
+    return rc;
+}
+
+int cli_s2s_need_pair(const cli_model_run *r, const cli_s2s_paths *p, const char *options)
+{
+    if (r->pair || !(p->decoder || p->cross || p->decoder_hidden || p->decoder_scores ||
+                     p->cross_scores))
+        return 0;
+    return cli_fail("%s: %s need%s an encoder-decoder model (t5, bart, whisper) and its target",
+                    r->model_dir, options, strchr(options, ' ') ? "" : "s");
 }

@@ -397,8 +397,8 @@ static int which_sequence(int rc, const char *which, ag_error *err)
 }
 
 /* Options read, both stacks there, the source (ids, or for a tensor
- * encoder its values) and the target ids checked; hidden_fn and block_fn
- * (one stack's streams) refused. src NULL: a tensor source (*src_in set). */
+ * encoder its values) and the target ids checked; block_fn (one stack's
+ * stream) refused. src NULL: a tensor source (*src_in set). */
 static int seq2seq_prepare(const ag_seq2seq *s, const int32_t *src, size_t ns, const int32_t *tgt,
                            size_t nt, const ag_forward_options *opt, ag_forward_options *o,
                            ag_error *err)
@@ -408,8 +408,8 @@ static int seq2seq_prepare(const ag_seq2seq *s, const int32_t *src, size_t ns, c
         return AG_EINVAL;
     if (!enc || !dec)
         return ag_error_set(err, AG_EINVAL, "forward pass: no model");
-    if (o->hidden_fn || o->block_fn)
-        return ag_error_set(err, AG_EINVAL, "forward pass: hidden_fn and block_fn are not supported for an encoder-decoder pass (use enc_hidden, dec_hidden)");
+    if (o->block_fn)
+        return ag_error_set(err, AG_EINVAL, "forward pass: block_fn is not supported for an encoder-decoder pass");
     if (o->precision != AG_PRECISION_F32 && o->precision != AG_PRECISION_F64)
         return ag_error_set(err, AG_EINVAL, "forward pass: unknown precision %d", (int)o->precision);
     int tensor = enc->cfg.input_kind != AG_INPUT_TOKENS;

@@ -23,6 +23,7 @@ typedef struct {
     int compose;
     const unsigned char *layer_on; /* (n_layer) */
     int last;                      /* the last selected layer */
+    int stack;                     /* an encoder–decoder model's ag_stack, or AG_STACK_NONE */
     long text;
     double *h;                     /* (n, d) the hidden state entering the layer */
     double *M, *R, *mix;           /* (n, n), (n, n) when composing, (n) */
@@ -107,16 +108,17 @@ static int contrib_decompose(contrib_ctx *c, const ag_layer_view *v, ag_error *e
 static int contrib_give(contrib_ctx *c, int layer, size_t n)
 {
     const double *M = c->compose ? c->R : c->M;
-    int status = agr_matrix_record(c->opt, c->sel, c->w, c->text, layer, M, n,
-                                   c->compose ? "contributions R" : "contributions M", c->out,
-                                   &c->err);
+    agr_matrix_at at = {layer, c->stack, n, n};
+    int status = agr_matrix_record_at(c->opt, c->sel, c->w, c->text, &at, M,
+                                      c->compose ? "contributions R" : "contributions M", c->out,
+                                      &c->err);
     if (status != AG_OK)
         return status;
     if (ag_metric_set_has(c->sel, AG_M_CONTEXT_MIXING))
         ag_record_set(ag_record_list_at(*c->out, ag_record_list_count(*c->out) - 1),
                       AG_M_CONTEXT_MIXING, AG_V_NUMBER, gsl_stats_mean(c->mix, 1, n));
     ag_run_contrib_view view = {.layer = layer, .n = n, .M = c->M, .R = c->R, .mixing = c->mix,
-                                .heads = 1};
+                                .heads = 1, .stack = c->stack};
     return c->fn ? c->fn(&view, c->user, &c->err) : AG_OK;
 }
 
@@ -128,10 +130,131 @@ static int contrib_layer(const ag_layer_view *v, void *user)
     if (status == AG_OK && c->compose)
         status = ag_contributions_compose(c->R, c->M, v->n, v->layer == 0, &e);
     if (status != AG_OK)
-        return ag_error_set(&c->err, status, "layer %d: %s", v->layer, e.message);
+        return ag_error_set(&c->err, status, "%s%slayer %d: %s",
+                            c->stack ? ag_stack_name(c->stack) : "", c->stack ? " " : "",
+                            v->layer, e.message);
     if (c->layer_on[v->layer] && (status = contrib_give(c, v->layer, v->n)) != AG_OK)
         return status;
     return v->layer == c->last ? AGR_PASS_DONE : AG_OK;
+}
+
+/* What ag_run_contributions' run at each temperature shares. */
+typedef struct {
+    const ag_model *m;
+    const ag_run_input *in;
+    ag_workers *w;
+    ag_contrib_method method;
+    int compose;
+    ag_run_contrib_fn fn;
+    void *user;
+} contrib_call;
+
+/* ---- an encoder–decoder model: each stack's self-attention -------------- */
+
+/* The pair's run: one contrib_ctx per stack (0 the encoder, 1 the
+ * decoder), the pass's hidden states handed to the stack they belong to
+ * (the encoder's L_enc + 1 come first, then the decoder's from index 0). */
+typedef struct {
+    contrib_ctx c[2];
+    int k;          /* the stack whose hidden states are coming */
+    int seen;       /* a hidden state has come */
+} contrib_pair;
+
+static int pair_hidden(int index, size_t n, size_t d, const double *h, void *user)
+{
+    contrib_pair *p = user;
+    if (index == 0 && p->seen)
+        p->k = 1;
+    p->seen = 1;
+    return contrib_hidden(index, n, d, h, &p->c[p->k]);
+}
+
+/* Encoder and decoder self-attention views decomposed as one stack's
+ * (the decoder's is its self-attention sublayer: y = h + SA(x), or
+ * LN(h + SA(h)) post-LN, before the cross-attention adds to it); the
+ * cross-attention views are not (docs/metrics.md, "Contributions"). The
+ * encoder's last selected layer does not end the pass. */
+static int pair_layer(const ag_layer_view *v, void *user)
+{
+    contrib_pair *p = user;
+    if (v->stack == AG_STACK_CROSS)
+        return AG_OK;
+    int k = v->stack == AG_STACK_DECODER;
+    if (k && v->layer > p->c[1].last)
+        return AGR_PASS_DONE;
+    if (!k && v->layer > p->c[0].last)
+        return AG_OK;
+    int status = contrib_layer(v, &p->c[k]);
+    return status == AGR_PASS_DONE && !k ? AG_OK : status;
+}
+
+/* What a pair's run does not yet give, refused in one line (err set,
+ * non-zero): the per-head norms (they include the cross-attention's, whose
+ * W_V, W_O are not read here), attention flow (ag_run_flow's stream is
+ * one square stack). */
+static int contrib_pair_refused(const contrib_call *k, ag_error *err)
+{
+    const char *type = ag_model_type(k->m);
+    if (k->method == AG_CONTRIB_NORMS)
+        return ag_error_set(err, AG_EINVAL, "%s is an encoder-decoder model: --method norms is "
+                            "not yet taken (its cross-attention heads' W_V, W_O are not read; "
+                            "norms-res and alti are)", type);
+    if (k->method == AG_CONTRIB_FLOW)
+        return ag_error_set(err, AG_EINVAL, "%s is an encoder-decoder model: --method flow is "
+                            "not yet taken (norms-res and alti are)", type);
+    return 0;
+}
+
+/* contrib_at on an encoder–decoder model: ALTI or norms-res of each
+ * stack, records carrying their stack; --layers selects in each. */
+static int contrib_pair_at(const ag_run_options *opt, const contrib_call *k,
+                           ag_record_list **out, ag_error *err)
+{
+    const ag_model *stacks[2] = {k->m, ag_seq2seq_stack(ag_model_seq2seq(k->m), AG_STACK_DECODER)};
+    ag_selection *layers[2] = {NULL, NULL}, *heads[2] = {NULL, NULL};
+    ag_workers *own = NULL;
+    ag_metric_set *mine = NULL;
+    contrib_pair p = {0};
+    int status = AG_OK;
+    for (int s = 0; s < 2 && status == AG_OK; s++)
+        status = agr_model_selections(stacks[s], opt, &layers[s], &heads[s], err);
+    if (status == AG_OK && !k->w)
+        status = ag_run_workers(opt, SIZE_MAX, &own, err);
+    const ag_metric_set *sel = status == AG_OK
+                                   ? agr_metrics_or_default(opt, AG_FAMILIES_CONTRIBUTIONS, &mine, err)
+                                   : NULL;
+    if (status == AG_OK && !sel)
+        status = err->status;
+    for (int s = 0; s < 2 && status == AG_OK; s++)
+        p.c[s] = (contrib_ctx){.m = stacks[s], .opt = opt, .sel = sel, .w = k->w ? k->w : own,
+                               .method = k->method, .compose = k->compose,
+                               .layer_on = ag_selection_mask(layers[s]),
+                               .last = ag_selection_last(layers[s]),
+                               .stack = s ? AG_STACK_DECODER : AG_STACK_ENCODER,
+                               .text = k->in ? k->in->text : -1, .fn = k->fn, .user = k->user,
+                               .out = out};
+    if (status == AG_OK) {
+        ag_forward_options fo = ag_run_forward_options(opt, p.c[0].w);
+        fo.hidden_fn = pair_hidden;
+        fo.hidden_user = &p;
+        ag_error e = {0};
+        status = agr_forward(k->m, k->in, &fo, agr_options(opt), pair_layer, &p, NULL, &e);
+        if (status == AGR_PASS_DONE) /* the decoder's last selected layer: its note in e */
+            status = AG_OK;
+        if (status != AG_OK)
+            *err = p.c[0].err.status ? p.c[0].err : p.c[1].err.status ? p.c[1].err : e;
+    }
+    for (int s = 0; s < 2; s++) {
+        free(p.c[s].h);
+        free(p.c[s].M);
+        free(p.c[s].R);
+        free(p.c[s].mix);
+        ag_selection_free(layers[s]);
+        ag_selection_free(heads[s]);
+    }
+    ag_metric_set_free(mine);
+    ag_workers_free(own);
+    return status;
 }
 
 /* ---- --method norms: the value norms of each head ----------------------- */
@@ -266,16 +389,6 @@ static int run_flow(const ag_model *m, const ag_run_input *in, const ag_run_opti
 
 /* ---- the entry point ------------------------------------------------------ */
 
-/* What ag_run_contributions' run at each temperature shares. */
-typedef struct {
-    const ag_model *m;
-    const ag_run_input *in;
-    ag_workers *w;
-    ag_contrib_method method;
-    int compose;
-    ag_run_contrib_fn fn;
-    void *user;
-} contrib_call;
 
 /* One input's contributions under one normaliser (opt's, no list). Under
  * a lens every method takes the lensed A as its factor: the norms are
@@ -286,6 +399,8 @@ typedef struct {
 static int contrib_at(const ag_run_options *opt, void *user, ag_record_list **out, ag_error *err)
 {
     const contrib_call *k = user;
+    if (ag_model_seq2seq(k->m))
+        return contrib_pair_refused(k, err) ? err->status : contrib_pair_at(opt, k, out, err);
     if (k->method == AG_CONTRIB_NORMS)
         return run_norms(k->m, k->in, opt, k->w, k->fn, k->user, out, err);
     if (k->method == AG_CONTRIB_FLOW)

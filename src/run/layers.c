@@ -204,7 +204,8 @@ typedef struct {
     const ag_model *m;
     const ag_run_input *in;
     ag_workers *w;
-    ag_run_matrix_fn fn;
+    ag_run_matrix_fn fn;             /* a model of one stack's */
+    ag_run_stack_heads_fn stack_fn;  /* an encoder–decoder model's */
     void *user;
 } rollout_call;
 
@@ -214,9 +215,10 @@ static int rollout_at(const ag_run_options *opt, void *user, ag_record_list **ou
     const rollout_call *call = user;
     if (ag_model_seq2seq(call->m) && call->fn) /* R arrays of three shapes: not one stream */
         return ag_error_set(err, AG_EINVAL, "%s is an encoder-decoder model: its rollout "
-                            "matrices are not written (the records are)", ag_model_type(call->m));
+                            "matrices are ag_run_rollout_seq2seq's", ag_model_type(call->m));
     if (ag_model_seq2seq(call->m))
-        return agr_rollout_pair(call->m, call->in, opt, call->w, out, err);
+        return agr_rollout_pair(call->m, call->in, opt, call->w, call->stack_fn, call->user, out,
+                                err);
     agr_pass p;
     ag_metric_set *own = NULL;
     int status = agr_pass_begin(&p, call->m, call->in, opt, 0, call->w, err);
@@ -239,6 +241,17 @@ int ag_run_rollout(const ag_model *m, const ag_run_input *in, const ag_run_optio
                    ag_workers *w, ag_run_matrix_fn fn, void *user, ag_record_list **out,
                    ag_error *err)
 {
-    rollout_call call = {m, in, w, fn, user};
+    rollout_call call = {m, in, w, fn, NULL, user};
+    return agr_each_temperature(agr_options(opt), rollout_at, &call, out, err);
+}
+
+int ag_run_rollout_seq2seq(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                           ag_workers *w, ag_run_stack_heads_fn fn, void *user,
+                           ag_record_list **out, ag_error *err)
+{
+    if (!ag_model_seq2seq(m))
+        return ag_error_set(err, AG_EINVAL, "ag_run_rollout_seq2seq: not an encoder-decoder "
+                            "model");
+    rollout_call call = {m, in, w, NULL, fn, user};
     return agr_each_temperature(agr_options(opt), rollout_at, &call, out, err);
 }

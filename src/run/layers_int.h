@@ -80,8 +80,10 @@ int agr_matrix_record_at(const ag_run_options *opt, const ag_metric_set *sel, ag
                          ag_record_list **out, ag_error *err);
 /* ag_run_rollout on an encoder–decoder model (rollout_pair.c): the
  * encoder's and the decoder's rollouts and the encoder-through-cross
- * composition, records carrying their stack. */
+ * composition, records carrying their stack; fn (may be NULL) given each
+ * recorded matrix (ag_run_rollout_seq2seq). */
 int agr_rollout_pair(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
-                     ag_workers *w, ag_record_list **out, ag_error *err);
+                     ag_workers *w, ag_run_stack_heads_fn fn, void *user,
+                     ag_record_list **out, ag_error *err);
 
 #endif

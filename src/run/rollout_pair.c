@@ -3,7 +3,9 @@
  * R_enc,l over its layers and the decoder's self-attention rollout
  * R_dec,l over its layers (Abnar & Zuidema 2020, §3, as a model of one
  * stack's), and at the decoder's last layer the encoder-through-cross
- * composition R_cross = Ā_cross,L · R_enc,last (ag_rollout_cross). */
+ * composition R_cross = Ā_cross,L · R_enc,last (ag_rollout_cross); each
+ * recorded matrix also goes to the caller's function as it is recorded
+ * (ag_run_rollout_seq2seq: `rollout -o --decoder --cross`). */
 #include <stdlib.h>
 
 #include "run_int.h"
@@ -19,6 +21,8 @@ typedef struct {
     long text;
     double *R[2];               /* (n, n) each stack's rollout, made at its layer 0 */
     size_t n[2];
+    ag_run_stack_heads_fn fn;   /* each recorded matrix, or NULL */
+    void *user;
     ag_record_list **out;
     ag_error err;
 } pair_ctx;
@@ -33,6 +37,19 @@ static int pair_alloc(pair_ctx *c, int k, size_t n)
     return AG_OK;
 }
 
+/* The record of a (rows, cols) matrix at `at`, then fn's turn with it
+ * (its status, non-zero, stops the pass: the failed write is the
+ * caller's to report). */
+static int pair_record(pair_ctx *c, const agr_matrix_at *at, const double *M, const char *what)
+{
+    int status = agr_matrix_record_at(c->opt, c->sel, c->w, c->text, at, M, what, c->out,
+                                      &c->err);
+    if (status == AG_OK && c->fn && c->fn(at->stack, at->layer, M, 1, at->rows, at->cols, c->user))
+        status = ag_error_set(&c->err, AG_EIO, "%s layer %d: the rollout's function stopped "
+                              "the pass", ag_stack_name(at->stack), at->layer);
+    return status;
+}
+
 /* One stack's rollout step (k 0 encoder, 1 decoder) and its record. */
 static int pair_self(pair_ctx *c, int k, const ag_layer_view *v)
 {
@@ -45,8 +62,7 @@ static int pair_self(pair_ctx *c, int k, const ag_layer_view *v)
     if (status != AG_OK || !c->on[k][v->layer])
         return status;
     agr_matrix_at at = {v->layer, v->stack, v->n, v->n};
-    return agr_matrix_record_at(c->opt, c->sel, c->w, c->text, &at, c->R[k], "rollout R",
-                                c->out, &c->err);
+    return pair_record(c, &at, c->R[k], "rollout R");
 }
 
 /* The last decoder layer's cross-attention composed with the encoder's
@@ -69,8 +85,7 @@ static int pair_cross(pair_ctx *c, const ag_layer_view *v)
         ag_error_set(&c->err, status, "cross layer %d: %s", v->layer, e.message);
     agr_matrix_at at = {v->layer, AG_STACK_CROSS, m, n};
     if (status == AG_OK)
-        status = agr_matrix_record_at(c->opt, c->sel, c->w, c->text, &at, C, "rollout R_cross",
-                                      c->out, &c->err);
+        status = pair_record(c, &at, C, "rollout R_cross");
     free(C);
     return status;
 }
@@ -84,13 +99,14 @@ static int pair_layer(const ag_layer_view *v, void *user)
 }
 
 int agr_rollout_pair(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
-                     ag_workers *w, ag_record_list **out, ag_error *err)
+                     ag_workers *w, ag_run_stack_heads_fn fn, void *user,
+                     ag_record_list **out, ag_error *err)
 {
     const ag_model *stacks[2] = {m, ag_seq2seq_stack(ag_model_seq2seq(m), AG_STACK_DECODER)};
     ag_selection *layers[2] = {NULL, NULL}, *heads[2] = {NULL, NULL};
     ag_workers *own = NULL;
     ag_metric_set *mine = NULL;
-    pair_ctx c = {.opt = opt, .out = out,
+    pair_ctx c = {.opt = opt, .fn = fn, .user = user, .out = out,
                   .last_dec = ag_model_get_config(stacks[1])->n_layer - 1};
     int status = AG_OK;
     for (int k = 0; k < 2 && status == AG_OK; k++)

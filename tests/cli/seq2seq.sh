@@ -406,7 +406,34 @@ assert t5one == t5[1:2] + t5[3:], t5one
 '
 pycheck "rollout on t5-v1_1 and t5: encoder, decoder and cross records, --layers in each stack" "$T/t5roll.json" "$T/t5roll1.json" "$T/t5roll2.json" "$T/t5roll3.json"
 run_case 1 "--layers 2 is out of range: there are 2 layers (0-1)" "rollout --layers past the encoder's" rollout "$A/t5-v1_1" --tokens 3,4 $TGT --layers 2
-run_case 1 "t5 is an encoder-decoder model: its rollout matrices are not written (the records are)" "rollout -o on t5" rollout "$A/t5" --tokens 3,4 $TGT -o "$T/o/r.npy"
+# rollout -o ENC --decoder DEC --cross CROSS on a pair: the R of each
+# record, in record order (encoder [2, 5, 5], decoder [3, 3, 3] of
+# t5-v1_1, R_cross [3, 5]): each array's sigma_max and row sums those of
+# its records (the values against numpy: tests/ref/check_seq2seq.py);
+# --layers 1 writes one layer of each stack and leaves out R_cross
+runj t5rollo.json rollout "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max,row_sum_error --precision f64 -o "$T/re.npy" --decoder "$T/rd.npy" --cross "$T/rc.npy"
+runj t5rollo1.json rollout "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64 --layers 1 --decoder "$T/rd1.npy"
+PYSCRIPT='
+r = records(a[0])
+e, d, c = np.load(a[1]), np.load(a[2]), np.load(a[3])
+assert (e.shape, d.shape, c.shape) == ((2, 5, 5), (3, 3, 3), (3, 5)), (e.shape, d.shape, c.shape)
+mats = list(e) + list(d) + [c]
+assert len(r) == len(mats), len(r)
+for x, R in zip(r, mats):
+    assert (x["rows"], x["cols"]) == R.shape, x
+    s = np.linalg.svd(R, compute_uv=False)[0]
+    assert abs(x["sigma_max"] - s) <= 1e-12 * s, (x, s)
+    assert abs(R.sum(axis=1) - 1).max() < 1e-12, R
+one, d1 = records(a[4]), np.load(a[5])
+assert d1.shape == (1, 3, 3) and np.array_equal(d1[0], d[1]), d1
+assert [(x["stack"], x["layer"]) for x in one] == [("encoder", 1), ("decoder", 1)], one
+'
+pycheck "rollout -o --decoder --cross on t5-v1_1: one R per record, in their order and shapes" "$T/t5rollo.json" "$T/re.npy" "$T/rd.npy" "$T/rc.npy" "$T/t5rollo1.json" "$T/rd1.npy"
+run_case 1 "--cross $T/o/c.npy is R_cross of the decoder's last layer (2), which --layers leaves out" "rollout --cross without the decoder's last layer" rollout "$A/t5-v1_1" --tokens 3,4 $TGT --layers 1 --cross "$T/o/c.npy"
+run_case 1 "--decoder and --cross need an encoder-decoder model (t5, bart, whisper) and its target" "rollout --decoder on a model of one stack" rollout "$A/roberta" --tokens 3,4 --decoder "$T/o/d.npy"
+run_case 2 "--cross CROSS.npy takes one input, not --text-file" "rollout --cross with a corpus" rollout "$A/t5" --text-file "$T/two.txt" --target-file "$T/two.txt" --cross "$T/o/c.npy"
+run_case 1 "-o $T/o/r.npy and --cross $T/o/r.npy name the same file" "rollout -o and --cross one file" rollout "$A/t5" --tokens 3,4 $TGT -o "$T/o/r.npy" --cross "$T/o/r.npy"
+run_case 1 "-o $T/o/r.npy and --decoder $T/o/r.npy name the same file" "attention -o and --decoder one file" attention "$A/t5" --tokens 3,4 $TGT -o "$T/o/r.npy" --decoder "$T/o/r.npy"
 # under a temperature: the same records of every stack, at T = 2
 runj t5roll4.json rollout "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64 --temperature 2
 PYSCRIPT='
@@ -434,7 +461,62 @@ full = {(x["stack"], x["layer_a"], x["head_a"], x["layer_b"], x["head_b"]): x["j
 assert [x["js_distance"] for x in one] == [full[(s, 1, 0, 1, 2)] for s in ("encoder", "decoder", "cross")], one
 '
 pycheck "similarity on t5: pairs within each stack, --layers/--heads a sub-selection of each" "$T/t5sim.json" "$T/t5sim1.json"
-run_case 1 "-o S.npy is not written for an encoder-decoder model (the records are)" "similarity -o on t5" similarity "$A/t5" --tokens 3,4 $TGT -o "$T/o/s.npy"
+# similarity -o ENC --decoder DEC --cross CROSS on a pair: one [6, 6]
+# matrix per stack of t5 (2 layers x 3 heads each), symmetric, zero
+# diagonal, its upper triangle the stack's records in their order; with
+# --layers 1 --heads 0,2 each [2, 2]
+runj t5simo.json similarity "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 -o "$T/se.npy" --decoder "$T/sd.npy" --cross "$T/sc.npy"
+runj t5simo1.json similarity "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --layers 1 --heads 0,2 --cross "$T/sc1.npy"
+PYSCRIPT='
+r = records(a[0])
+for k, (stack, p) in enumerate((("encoder", a[1]), ("decoder", a[2]), ("cross", a[3]))):
+    S = np.load(p)
+    assert S.shape == (6, 6) and np.array_equal(S, S.T) and not S.diagonal().any(), (stack, S)
+    got = [x["js_distance"] for x in r if x["stack"] == stack]
+    assert got == list(S[np.triu_indices(6, 1)]), (stack, got, S)
+one, S1 = records(a[4]), np.load(a[5])
+assert S1.shape == (2, 2) and S1[0, 1] == one[2]["js_distance"] and one[2]["stack"] == "cross", (S1, one)
+'
+pycheck "similarity -o --decoder --cross on t5: one matrix per stack, the records' distances" "$T/t5simo.json" "$T/se.npy" "$T/sd.npy" "$T/sc.npy" "$T/t5simo1.json" "$T/sc1.npy"
+run_case 1 "--decoder and --cross need an encoder-decoder model (t5, bart, whisper) and its target" "similarity --cross on a model of one stack" similarity "$A/roberta" --tokens 3,4 --cross "$T/o/c.npy"
+run_case 1 "$NEED: contributions needs --target T or --target-tokens IDS" "contributions refuses t5 without a target" contributions "$A/t5" --tokens 3,4
+# contributions on a pair: ALTI (and norms-res) of the encoder's layers,
+# then of the decoder's self-attention sublayers, records with their stack
+# and shapes, rows summing to 1 (ALTI), --rollout composing within each
+# stack (R_0 = C_0 of each), --layers in each; the values against numpy:
+# tests/ref/check_alti.py
+runj t5con.json contributions "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --metrics sigma_max,row_sum_error,context_mixing
+runj t5conr.json contributions "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --metrics sigma_max --rollout
+runj t5con1.json contributions "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --metrics sigma_max --layers 1 --method norms-res
+PYSCRIPT='
+c, r, one = records(a[0]), records(a[1]), records(a[2])
+want = [("encoder", 0), ("encoder", 1), ("decoder", 0), ("decoder", 1), ("decoder", 2)]
+for recs in (c, r):
+    assert [(x["stack"], x["layer"]) for x in recs] == want, recs
+    for x in recs:
+        assert x["head"] == -1 and (x["rows"], x["cols"]) == {"encoder": (5, 5), "decoder": (3, 3)}[x["stack"]], x
+assert all(x["row_sum_error"] < 1e-14 and 0 <= x["context_mixing"] <= 1 for x in c), c
+assert r[0]["sigma_max"] == c[0]["sigma_max"] and r[2]["sigma_max"] == c[2]["sigma_max"], (r, c)
+assert r[1]["sigma_max"] != c[1]["sigma_max"] and r[3]["sigma_max"] != c[3]["sigma_max"], (r, c)
+assert [(x["stack"], x["layer"]) for x in one] == [("encoder", 1), ("decoder", 1)], one
+'
+pycheck "contributions on t5-v1_1: ALTI of each stack, --rollout within a stack, --layers in each" "$T/t5con.json" "$T/t5conr.json" "$T/t5con1.json"
+run_case 1 "t5 is an encoder-decoder model: --method norms is not yet taken" "contributions --method norms on t5" contributions "$A/t5" --tokens 3,4 $TGT --method norms
+run_case 1 "t5 is an encoder-decoder model: --method flow is not yet taken" "contributions --method flow on t5" contributions "$A/t5" --tokens 3,4 $TGT --method flow
+# contributions -o ENC --decoder DEC on a pair: each stack's matrices in
+# record order (R_l with --rollout), the records' sigma_max theirs
+runj t5cono.json contributions "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --metrics sigma_max --rollout -o "$T/ce.npy" --decoder "$T/cd.npy"
+PYSCRIPT='
+r, e, d = records(a[0]), np.load(a[1]), np.load(a[2])
+assert (e.shape, d.shape) == ((2, 5, 5), (3, 3, 3)), (e.shape, d.shape)
+for x, M in zip(r, list(e) + list(d)):
+    s = np.linalg.svd(M, compute_uv=False)[0]
+    assert abs(x["sigma_max"] - s) <= 1e-12 * s, (x, s)
+assert np.allclose(e.sum(axis=2), 1, atol=1e-12) and np.allclose(d.sum(axis=2), 1, atol=1e-12)
+'
+pycheck "contributions -o --decoder on t5-v1_1: each stack's R_l, the records' matrices" "$T/t5cono.json" "$T/ce.npy" "$T/cd.npy"
+run_case 1 "--mixing is not yet written for an encoder-decoder model (the records carry context_mixing)" "contributions --mixing on t5" contributions "$A/t5" --tokens 3,4 $TGT --mixing "$T/o/m.npy"
+run_case 1 "--decoder needs an encoder-decoder model (t5, bart, whisper) and its target" "contributions --decoder on a model of one stack" contributions "$A/roberta" --tokens 3,4 --decoder "$T/o/d.npy"
 runj t5sim2.json similarity "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --normalizer sparsemax
 PYSCRIPT='
 one, sp = records(a[0]), records(a[1])
@@ -444,7 +526,6 @@ assert all(x["normalizer"] == "sparsemax" for x in sp)
 assert any(x["js_distance"] != y["js_distance"] for x, y in zip(one, sp)), "sparsemax changes nothing"
 '
 pycheck "similarity --normalizer sparsemax on t5: the pairs of each stack under it" "$T/t5sim.json" "$T/t5sim2.json"
-run_case 1 "$NEED: contributions needs --target" "contributions refuses t5" contributions "$A/t5" --tokens 3,4
 # heads on a pair: the probe is the source, and after the decoder start
 # token (T5: 0) the target; the scores of the encoder's and the decoder's
 # heads are A[i, i - T + 1] over the rows of the second block (the

@@ -279,8 +279,66 @@ Test(seq2seq, refusals)
     cr_assert(strstr(err.message, "target: "), "%s", err.message);
     cr_assert_eq(ag_seq2seq_forward(s, ok, 0, ok, 2, NULL, NULL, NULL, NULL, NULL, &err), AG_EINVAL);
     ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
-    o.hidden_fn = (ag_hidden_fn)1; // never called: refused first
+    o.block_fn = (ag_block_fn)1; // never called: refused first
     cr_assert_eq(ag_seq2seq_forward(s, ok, 2, ok, 2, &o, NULL, NULL, NULL, NULL, &err), AG_EINVAL);
+    cr_assert_str_eq(err.message, "forward pass: block_fn is not supported for an encoder-decoder pass");
+    ag_seq2seq_free(s);
+}
+
+/* What hidden_fn was given: the (index, n) of each call, and whether each
+ * state equals the pass's enc_hidden / dec_hidden row (the encoder's while
+ * the indices have not started again from 0). */
+typedef struct {
+    const double *eh, *dh;
+    size_t ns, nt, d;
+    int count, stack, bad;
+    int index[16];
+} hidden_seen;
+
+static int keep_hidden(int index, size_t n, size_t d, const double *h, void *user)
+{
+    hidden_seen *c = user;
+    if (index == 0 && c->count > 0)
+        c->stack = 1;
+    if (c->count < 16)
+        c->index[c->count] = index;
+    c->count++;
+    size_t want = c->stack ? c->nt : c->ns;
+    const double *row = (c->stack ? c->dh : c->eh) + (size_t)index * want * d;
+    c->bad += n != want || d != c->d || memcmp(h, row, n * d * sizeof *h) != 0;
+    return 0;
+}
+
+/* hidden_fn on an encoder–decoder pass: the encoder's L_enc + 1 hidden
+ * states, then the decoder's L_dec + 1 from index 0 again, each equal to
+ * the enc_hidden / dec_hidden of the same pass (f64, then f32: widened). */
+Test(seq2seq, hidden_fn_streams_the_encoder_then_the_decoder)
+{
+    ag_seq2seq *s = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_seq2seq_load(ARCH_DIR "/t5-v1_1", &s, &err), AG_OK, "%s", err.message);
+    const ag_model_config *ge = ag_model_get_config(ag_seq2seq_stack(s, AG_STACK_ENCODER)),
+                          *gd = ag_model_get_config(ag_seq2seq_stack(s, AG_STACK_DECODER));
+    int32_t src[5] = {3, 4, 5, 6, 7}, tgt[3] = {0, 9, 10};
+    size_t d = (size_t)ge->d_model;
+    double *eh = malloc(((size_t)ge->n_layer + 1) * 5 * d * sizeof *eh),
+           *dh = malloc(((size_t)gd->n_layer + 1) * 3 * d * sizeof *dh);
+    cr_assert(eh && dh);
+    for (int f = 0; f < 2; f++) {
+        ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+        o.precision = f ? AG_PRECISION_F32 : AG_PRECISION_F64;
+        hidden_seen c = {.eh = eh, .dh = dh, .ns = 5, .nt = 3, .d = d};
+        o.hidden_fn = keep_hidden;
+        o.hidden_user = &c;
+        cr_assert_eq(ag_seq2seq_forward(s, src, 5, tgt, 3, &o, NULL, NULL, eh, dh, &err), AG_OK,
+                     "%s", err.message);
+        cr_assert_eq(c.count, ge->n_layer + 1 + gd->n_layer + 1);
+        for (int k = 0; k < c.count; k++)
+            cr_assert_eq(c.index[k], k <= ge->n_layer ? k : k - ge->n_layer - 1, "call %d", k);
+        cr_assert_eq(c.bad, 0, "%d states differ from the buffers", c.bad);
+    }
+    free(eh);
+    free(dh);
     ag_seq2seq_free(s);
 }
 

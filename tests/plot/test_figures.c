@@ -35,13 +35,8 @@ Test(figures, attention_draws_the_chosen_head)
     double M[9];
     for (int k = 0; k < 9; k++)
         M[k] = 20 + k; /* (l, h) = (1, 0) */
-    ag_plot_grid g = AG_PLOT_GRID_DEFAULT;
-    g.rows = g.cols = 3;
-    g.values = M;
-    g.title = "attention, layer 1, head 0";
-    g.row_title = "query", g.col_title = "key", g.value_title = "attention weight";
-    g.square = 1;
-    g.vmin = 0;
+    ag_plot_grid g = plot_matrix_grid(3, 3, M, "attention, layer 1, head 0", "query", "key",
+                                      "attention weight");
     ag_plot_page page = s.page;
     cr_assert_eq(ag_plot_grid_render(&g, &page, &want, &err), AG_OK, "%s", err.message);
     cr_expect(plot_same(&got, &want), "ag_run_plot's bytes differ from the grid of head (1, 0)");
@@ -320,15 +315,10 @@ Test(figures, similarity_is_ordered_by_average_linkage)
         for (int j = 0; j < 4; j++)
             P[i * 4 + j] = S[want_order[i] * 4 + want_order[j]];
     const char *const labels[4] = {"L0H0", "L1H0", "L0H1", "L1H1"};
-    ag_plot_grid g = AG_PLOT_GRID_DEFAULT;
-    g.rows = g.cols = 4;
-    g.values = P;
+    ag_plot_grid g = plot_matrix_grid(4, 4, P, "Jensen\xe2\x80\x93Shannon distance between heads",
+                                      "head (average-linkage order)", "head (average-linkage order)",
+                                      "Jensen\xe2\x80\x93Shannon distance");
     g.row_labels = g.col_labels = labels;
-    g.title = "Jensen\xe2\x80\x93Shannon distance between heads";
-    g.row_title = g.col_title = "head (average-linkage order)";
-    g.value_title = "Jensen\xe2\x80\x93Shannon distance";
-    g.square = 1;
-    g.vmin = 0;
     g.linkage = want_Z;
     cr_assert_eq(ag_plot_grid_render(&g, &s.page, &want, &err), AG_OK, "%s", err.message);
     cr_expect(plot_same(&got, &want), "not the clustered matrix with its dendrogram");
@@ -376,13 +366,8 @@ Test(figures, rollout_is_titled_by_its_layer)
     ag_plot_output got = {0}, want = {0};
     ag_error err = {0};
     cr_assert_eq(ag_run_plot(&s, &got, &err), AG_OK, "%s", err.message);
-    ag_plot_grid g = AG_PLOT_GRID_DEFAULT;
-    g.rows = g.cols = 3;
-    g.values = R + 9;
-    g.title = "rollout through layer 1";
-    g.row_title = "query", g.col_title = "key", g.value_title = "rollout weight";
-    g.square = 1;
-    g.vmin = 0;
+    ag_plot_grid g = plot_matrix_grid(3, 3, R + 9, "rollout through layer 1", "query", "key",
+                                      "rollout weight");
     cr_assert_eq(ag_plot_grid_render(&g, &s.page, &want, &err), AG_OK, "%s", err.message);
     cr_expect(plot_same(&got, &want), "not titled 'rollout through layer 1'");
     ag_plot_output_free(&got);
@@ -413,15 +398,9 @@ Test(figures, cross_attention_is_target_rows_by_source_columns)
     ag_error err = {0};
     cr_assert_eq(ag_run_plot(&s, &got, &err), AG_OK, "%s", err.message);
     const char *const rows[2] = {"<s>", "x"}, *const cols[3] = {"a", "b", "c"};
-    ag_plot_grid g = AG_PLOT_GRID_DEFAULT;
-    g.rows = 2, g.cols = 3;
-    g.values = v + 6; /* head 1 */
+    ag_plot_grid g = plot_matrix_grid(2, 3, v + 6 /* head 1 */, "cross-attention, layer 0, head 1",
+                                      "target (query)", "source (key)", "attention weight");
     g.row_labels = rows, g.col_labels = cols;
-    g.title = "cross-attention, layer 0, head 1";
-    g.row_title = "target (query)", g.col_title = "source (key)";
-    g.value_title = "attention weight";
-    g.square = 1;
-    g.vmin = 0;
     ag_plot_page page = s.page;
     cr_assert_eq(ag_plot_grid_render(&g, &page, &want, &err), AG_OK, "%s", err.message);
     cr_expect(plot_same(&got, &want), "not the 2 x 3 grid of head 1, target rows by source columns");

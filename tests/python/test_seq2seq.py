@@ -361,6 +361,52 @@ def test_what_does_not_go_together(tmp):
         roberta.residual(tokens=[3, 4], target_tokens=[0, 4])
 
 
+@pytest.mark.parametrize("arch", ["t5", "bart"])
+def test_rollout_arrays_equal_cli(arch, tmp_path):
+    """rollout(arrays=True) on a pair: Rollout(encoder, decoder, cross), the
+    bytes of `rollout -o --decoder --cross`; without the decoder's last
+    layer, cross None."""
+    outs = [tmp_path / ("%s.npy" % k) for k in ("e", "d", "c")]
+    cli = run_cli("rollout", *cli_args(arch, "--format", "json", "--precision", "f64",
+                                       "-o", outs[0], "--decoder", outs[1], "--cross", outs[2]))
+    rows, R = attngeom.Model(ARCH / arch).rollout(tokens=SRC, target_tokens=TGT[arch],
+                                                  precision="f64", arrays=True)
+    same_records(rows, cli["records"])
+    assert [x.tobytes() for x in R] == [np.load(p).tobytes() for p in outs]
+    enc, dec = LAYERS[arch]
+    n, m = len(SRC), len(TGT[arch])
+    assert (R.encoder.shape, R.decoder.shape, R.cross.shape) == ((enc, n, n), (dec, m, m), (m, n))
+    _, R1 = attngeom.Model(ARCH / arch).rollout(tokens=SRC, target_tokens=TGT[arch], layers=[0],
+                                                arrays=True)
+    assert R1.cross is None and R1.encoder.shape == (1, n, n) and R1.decoder.shape == (1, m, m)
+
+
+def test_contributions_equal_cli(tmp_path):
+    """contributions on a pair: the records of `contributions
+    --target-tokens` (alti composed, norms-res), and arrays=True each
+    stack's matrices (the bytes of -o and --decoder) and mixing, whose
+    rows are the records' matrices."""
+    for extra, kw in ((("--rollout",), dict(rollout=True)), (("--method", "norms-res"),
+                                                              dict(method="norms-res"))):
+        outs = (tmp_path / "e.npy", tmp_path / "d.npy")
+        cli = run_cli("contributions", *cli_args("t5-v1_1", "--format", "json", "--precision",
+                                                 "f64", *extra, "-o", outs[0],
+                                                 "--decoder", outs[1]))["records"]
+        rows, M, mix = attngeom.Model(ARCH / "t5-v1_1").contributions(
+            tokens=SRC, target_tokens=TGT["t5-v1_1"], precision="f64", arrays=True, **kw)
+        same_records(rows, cli)
+        assert [r["stack"] for r in rows] == ["encoder"] * 2 + ["decoder"] * 3
+        n, m = len(SRC), len(TGT["t5-v1_1"])
+        assert M.encoder.shape == (2, n, n) and M.decoder.shape == (3, m, m)
+        assert [x.tobytes() for x in M] == [np.load(p).tobytes() for p in outs]
+        assert mix.encoder.shape == (2, n) and mix.decoder.shape == (3, m)
+        sigma = [np.linalg.svd(x, compute_uv=False)[0] for x in list(M.encoder) + list(M.decoder)]
+        assert np.allclose([r["sigma_max"] for r in rows], sigma, rtol=1e-12, atol=0)
+    with pytest.raises(attngeom.Error, match="--method norms is not yet taken"):
+        attngeom.Model(ARCH / "t5").contributions(tokens=SRC, target_tokens=TGT["t5"],
+                                                   method="norms")
+
+
 # Whisper's decoder (whisper-seq2seq, its byte-level BPE): target= is the
 # tokenizer's labels less their last id (HF's fine-tuning collator drops
 # the leading <|startoftranscript|>, shift_tokens_right puts it back), as

@@ -43,9 +43,19 @@ output to 1e-12 first. The same again under `contributions --temperature T`
 at softmax(S/T) or sparsemax(S) (from log A, to which both are blind up to
 a row's constant) and y the sum of the lensed terms, the counterfactual
 block output, which ALTI's distances are measured to; the lens must move
-ALTI. Exits 1 on any
+ALTI. Encoder–decoder folders (t5, t5-v1_1, bart, whisper-seq2seq; issue 30),
+source and target ids of tests/data/archref/<name>/ids.json (Whisper: its
+features.npy at float32, as the CLI takes them): per stack, per layer, the
+encoder's blocks and the decoder's self-attention sublayers (h the stack's
+hidden state entering the block, the stored pass's probabilities
+(hf_forward.seq2seq_forward); T5: x = T5LayerNorm(h), y = h + o(SA(x)), no
+biases; BART: y = self_attn_layer_norm(h + out_proj(SA(h))), post-LN;
+Whisper: y = h + out_proj(SA(self_attn_layer_norm(h))), pre-LN), ALTI
+C, its composition within the stack, norms-res N and r to 1e-9 as above,
+from one pass whose views carry their stack; again under each lens. Exits 1 on any
 failure."""
 import ctypes
+import json
 import os
 import sys
 
@@ -280,7 +290,8 @@ def reference(folder, ids, lens=None):
 class View(ctypes.Structure):
     _fields_ = [("layer", ctypes.c_int), ("n", ctypes.c_size_t),
                 ("M", ctypes.POINTER(ctypes.c_double)), ("R", ctypes.POINTER(ctypes.c_double)),
-                ("mixing", ctypes.POINTER(ctypes.c_double))]
+                ("mixing", ctypes.POINTER(ctypes.c_double)), ("heads", ctypes.c_size_t),
+                ("stack", ctypes.c_int)]
 
 
 class RunInput(ctypes.Structure):
@@ -309,13 +320,23 @@ def library(lib, folder, ids, method, compose, lens=None):
         raise RuntimeError(err.message.decode())
     arr = (ctypes.c_int32 * len(ids))(*ids)
     inp = RunInput(ctypes.sizeof(RunInput), arr, len(ids), None, 0, None, -1)
-    got = []
+    try:
+        return [v[1:] for v in views(lib, model, inp, opt, method, compose)]
+    finally:
+        lib.ag_model_free(model)
+
+
+def views(lib, model, inp, opt, method, compose):
+    """[(stack, M, R or None, mixing)] handed over by ag_run_contributions
+    (stack "encoder", "decoder" or None); frees opt."""
+    err, got = LA.Error(), []
 
     def take(v, user, e):
         n = v.contents.n
         M = np.ctypeslib.as_array(v.contents.M, (n, n)).copy()
         Rl = np.ctypeslib.as_array(v.contents.R, (n, n)).copy() if v.contents.R else None
-        got.append((M, Rl, np.ctypeslib.as_array(v.contents.mixing, (n,)).copy()))
+        got.append(({1: "encoder", 2: "decoder"}.get(v.contents.stack), M, Rl,
+                    np.ctypeslib.as_array(v.contents.mixing, (n,)).copy()))
         return 0
 
     recs = ctypes.c_void_p()
@@ -323,7 +344,6 @@ def library(lib, folder, ids, method, compose, lens=None):
                                   None, ctypes.byref(recs), ctypes.byref(err))
     lib.ag_record_list_free(recs)
     lib.ag_run_options_free(opt)
-    lib.ag_model_free(model)
     if rc:
         raise RuntimeError(err.message.decode())
     return got
@@ -336,7 +356,10 @@ def prototypes(lib):
     lib.ag_run_options_set.argtypes = [P, ctypes.c_char_p, D, P]
     lib.ag_run_options_set_normalizer.argtypes = [P, I, D, P]
     lib.ag_run_contributions.argtypes = [P, P, P, P, I, I, FN, P, ctypes.POINTER(P), P]
-    for f in ("ag_record_list_free", "ag_run_options_free", "ag_model_free"):
+    lib.ag_seq2seq_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(P), P]
+    lib.ag_seq2seq_stack.argtypes = [P, I]
+    lib.ag_seq2seq_stack.restype = P
+    for f in ("ag_record_list_free", "ag_run_options_free", "ag_model_free", "ag_seq2seq_free"):
         getattr(lib, f).argtypes = [P]
 
 
@@ -357,6 +380,136 @@ def compare(name, ref, lib, lens=None):
         fails += not ok
         print("%s layer %d: %s  %s" % (name, l, " ".join("%s %.2g" % kv for kv in errs.items()),
                                         "ok" if ok else "FAIL"))
+    return fails
+
+
+# ------------------------------------------------- encoder–decoder pairs ---
+
+PAIRS = ("t5", "t5-v1_1", "bart", "whisper-seq2seq")
+
+
+def pair_block(cfg, W, stack, l, h, pr):
+    """Layer l's self-attention sublayer of `stack` ("encoder" or
+    "decoder"): as BLOCKS' (V, pr, dense, bo, after, y) from its input h
+    and its probabilities pr, y the sublayer's output as hf_forward's
+    t5_stack / bart_stack form it."""
+    d = cfg["d_model"]
+    if cfg["model_type"] == "t5":
+        H, hd = cfg["num_heads"], cfg.get("d_kv", 64)
+        p = "%s.block.%d.layer.0." % (stack, l)
+        x = R.rms_norm(h, W(p + "layer_norm.weight"), cfg.get("layer_norm_epsilon", 1e-6))
+        V = R.split_heads(R.linear(x, W, p + "SelfAttention.v", False), H, hd)
+        o = R.linear(R.merge_heads(pr @ V), W, p + "SelfAttention.o", False)
+        dense = W(p + "SelfAttention.o.weight").reshape(d, H, hd)
+        return V, pr, dense, np.zeros(d), None, h + o
+    H = cfg["%s_attention_heads" % stack]
+    p = "%s.layers.%d." % (stack, l)
+    if cfg["model_type"] == "whisper":  # pre-LN: h + out_proj(SA(self_attn_layer_norm(h)))
+        x = R.layer_norm(h, W(p + "self_attn_layer_norm.weight"),
+                         W(p + "self_attn_layer_norm.bias"), 1e-5)
+        V = R.split_heads(R.linear(x, W, p + "self_attn.v_proj"), H)
+        o = R.linear(R.merge_heads(pr @ V), W, p + "self_attn.out_proj")
+        dense = W(p + "self_attn.out_proj.weight").reshape(d, H, d // H)
+        return V, pr, dense, W(p + "self_attn.out_proj.bias"), None, h + o
+    V = R.split_heads(R.linear(h, W, p + "self_attn.v_proj"), H)
+    o = R.linear(R.merge_heads(pr @ V), W, p + "self_attn.out_proj")
+    g, b = W(p + "self_attn_layer_norm.weight"), W(p + "self_attn_layer_norm.bias")
+    dense = W(p + "self_attn.out_proj.weight").reshape(d, H, d // H)
+    return V, pr, dense, W(p + "self_attn.out_proj.bias"), ("layer", g, b, 1e-5, "sum"), \
+        R.layer_norm(h + o, g, b, 1e-5)
+
+
+def pair_reference(folder, src, tgt, lens=None):
+    """{stack: {"C", "N", "r", "R"}} of both stacks' self-attention; under
+    lens as reference() (the terms take the lensed A, y their sum)."""
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    W = R.Weights(R.load_weights(folder), R.SEQ2SEQ.get(cfg["model_type"], (None, ["model."]))[1])
+    run = R.seq2seq_forward(folder, src, tgt)
+    out = {}
+    for stack in ("encoder", "decoder"):
+        A, hidden = run[stack + "_attentions"], run[stack + "_hidden_states"]
+        ref = out[stack] = {"C": [], "N": [], "r": [], "R": []}
+        for l in range(A.shape[0]):
+            V, pr, dense, bo, after, y_hf = pair_block(cfg, W, stack, l, hidden[l], A[l])
+            if lens is not None:
+                pr = lensed(pr, lens)
+            T, y = decompose(V, pr, dense, bo, after, hidden[l])
+            err = float(np.max(np.abs(y - y_hf)) / max(1.0, float(np.max(np.abs(y_hf)))))
+            if err > 1e-12 and lens is None:
+                raise AssertionError("%s %s layer %d: the terms miss y by %.3g" % (folder, stack, l, err))
+            C = alti(T, y)
+            ref["C"].append(C)
+            ref["N"].append(np.linalg.norm(T, axis=-1))
+            ref["r"].append(mixing(T))
+            ref["R"].append(C if l == 0 else C @ ref["R"][-1])
+    return out
+
+
+class PairInput(ctypes.Structure):
+    _fields_ = RunInput._fields_ + [("target", ctypes.POINTER(ctypes.c_int32)),
+                                    ("n_target", ctypes.c_size_t)]
+
+
+def pair_library(lib, folder, src, tgt, method, compose, lens=None):
+    """[(stack name, M, R or None, mixing)] of one pair's run, f64 (under
+    lens as library())."""
+    err = LA.Error()
+    pair = ctypes.c_void_p()
+    if lib.ag_seq2seq_load(folder.encode(), ctypes.byref(pair), ctypes.byref(err)):
+        raise RuntimeError(err.message.decode())
+    enc = lib.ag_seq2seq_stack(pair, 1)  # AG_STACK_ENCODER
+    opt = ctypes.c_void_p(lib.ag_run_options_new())
+    lib.ag_run_options_set(opt, b"precision", ctypes.c_double(64), ctypes.byref(err))
+    if lens is not None:  # AG_NORMALIZER_SOFTMAX 0 (parameter T), SPARSEMAX 1
+        kind, param = (0, lens[1]) if lens[0] == "softmax" else (1, 1.0)
+        if lib.ag_run_options_set_normalizer(opt, kind, param, ctypes.byref(err)):
+            raise RuntimeError(err.message.decode())
+    b = (ctypes.c_int32 * len(tgt))(*tgt)
+    if isinstance(src, np.ndarray):  # Whisper's input_features (n_mels, T)
+        shape = (ctypes.c_size_t * 2)(*src.shape)
+        vals = src.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+        inp = PairInput(ctypes.sizeof(PairInput), None, 0, vals, 2, shape, -1, b, len(tgt))
+    else:
+        a = (ctypes.c_int32 * len(src))(*src)
+        inp = PairInput(ctypes.sizeof(PairInput), a, len(src), None, 0, None, -1, b, len(tgt))
+    try:
+        return views(lib, enc, inp, opt, method, compose)
+    finally:
+        lib.ag_seq2seq_free(pair)
+
+
+def compare_pair(lib, name, lens=None):
+    folder = os.path.join(ROOT, "tests", "data", "models", "arch", name)
+    ref_dir = os.path.join(ROOT, "tests", "data", "archref", name)
+    with open(os.path.join(ref_dir, "ids.json")) as f:
+        ids = json.load(f)
+    src = ids.get("src")
+    if src is None:  # Whisper: the stored features at float32, as the CLI takes them
+        src = np.ascontiguousarray(np.load(os.path.join(ref_dir, "features.npy"))
+                                   .astype(np.float32).astype(np.float64))
+    ref = pair_reference(folder, src, ids["tgt"], lens)
+    alti_run = pair_library(lib, folder, src, ids["tgt"], 1, 1, lens)
+    norms_run = pair_library(lib, folder, src, ids["tgt"], 0, 0, lens)
+    if lens is not None:
+        name = "%s %s" % (name, " ".join(str(x) for x in lens))
+    want = [(s, l) for s in ("encoder", "decoder") for l in range(len(ref[s]["C"]))]
+    got = [(x[0], y[0]) for x, y in zip(alti_run, norms_run)]
+    if got != [(s, s) for s, _ in want] or len(norms_run) != len(want):
+        print("%s: views %s, want the stacks of %s  FAIL" % (name, got, want))
+        return 1
+    fails = 0
+    for (stack, l), (_, C, Rl, mix), (_, N, _, r) in zip(want, alti_run, norms_run):
+        e = ref[stack]
+        errs = {"C": np.max(np.abs(C - e["C"][l])), "R": np.max(np.abs(Rl - e["R"][l])),
+                "1-Cii": np.max(np.abs(mix - (1 - np.diag(e["C"][l])))),
+                "r": np.max(np.abs(r - e["r"][l])),
+                "N": np.max(np.abs(N - e["N"][l]) / np.maximum(1.0, np.abs(e["N"][l])))}
+        ok = max(errs.values()) <= TOL
+        fails += not ok
+        print("%s %s layer %d: %s  %s" % (name, stack, l,
+                                           " ".join("%s %.2g" % kv for kv in errs.items()),
+                                           "ok" if ok else "FAIL"))
     return fails
 
 
@@ -391,6 +544,9 @@ def main(argv):
                 fails += 1
             got.update(folder=folder, ids=ids)
             fails += compare(tag, got, lib, lens)
+    for name in PAIRS:
+        for lens in (None,) + LENSES:
+            fails += compare_pair(lib, name, lens)
     print("check_alti: %s" % ("ok" if not fails else "%d failure(s)" % fails))
     return 1 if fails else 0
 

@@ -29,10 +29,8 @@ checked on closed forms (identity 1, reversed -1, the 3x4 of
 tests/analysis/test_cross.c). Prints the largest errors; exits 1 on any
 failure.
 """
-import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -40,6 +38,7 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import libattngeom as LA  # noqa: E402
 import reference as R  # noqa: E402  (families B and M: R.attention, R.cross)
 
 CROSS = R.CROSS_KEYS
@@ -47,14 +46,10 @@ FAMILY_B = R.ATTENTION_KEYS + R.CONDITION_KEYS + R.DETECTOR_KEYS
 TOL = 1e-12
 SEED = 303030
 
-FAILS = []
+CHECK = LA.Checks(())
+FAILS, fail = CHECK.fails, CHECK.fail
 MAXERR = {}
 COUNT = {"matrices": 0, "ties": 0, "zeros": 0, "nulls": 0}
-
-
-def fail(msg):
-    FAILS.append(msg)
-    print("FAIL", msg, flush=True)
 
 
 def error(got, want):
@@ -79,13 +74,10 @@ def compare(label, rec, exp):
 
 
 def records(cli, args):
-    p = subprocess.run([cli] + args + ["--format", "json"], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=600)
-    if p.returncode != 0:
-        fail("attngeom %s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr.decode()))
-        return None, None
-    doc = json.loads(p.stdout.decode(), parse_constant=lambda c: fail("token " + c))
-    return doc["records"], doc["settings"]["metrics"]
+    """The records of `cli args` and its selected metrics; (None, None) after
+    a failure (exit status, or not strict JSON: NaN and Infinity fail)."""
+    doc = CHECK.records(cli, args, document=True)
+    return (None, None) if doc is None else (doc["records"], doc["settings"]["metrics"])
 
 
 def check_file(cli, d, name, stack):

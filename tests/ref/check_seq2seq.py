@@ -37,13 +37,17 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    the exported f64 arrays: R_0 = Ã_0, R_l = Ã_l R_(l-1), Ã = mean over
    heads / 2 + I / 2 (Abnar & Zuidema 2020, §3), and R_cross =
    mean over heads of cross_attentions[-1] @ R_enc,last
-   (docs/metrics.md, "rollout").
+   (docs/metrics.md, "rollout"); and its arrays (-o [L_enc, n_src, n_src],
+   --decoder [L_dec, n_tgt, n_tgt], --cross [n_tgt, n_src]) equal to
+   numpy's matrices within 1e-12.
 4. `similarity --precision f64 --format json`: one record per pair a < b of
    heads of one stack (encoder, then decoder self-attention, then cross
    heads; layer-major), "stack" its stack, js_distance equal within 1e-12
    to numpy's mean over the rows of sqrt(JSD) (natural log; Clark et al.
    2019, §6; check_similarity.py's long-double jsd_rows) of the two heads'
-   exported arrays (cross: [n_tgt, n_src] rows).
+   exported arrays (cross: [n_tgt, n_src] rows); and its matrices (-o,
+   --decoder, --cross: [K, K] over each stack's heads) equal to numpy's
+   distances within 1e-12, symmetric with a zero diagonal.
 5. `attention --target TEXT --precision f64` on the folders with a
    tokenizer (t5-v1_1, whisper-seq2seq): the arrays of the float64
    reference fed the decoder_input_ids that each model's training recipe
@@ -88,7 +92,6 @@ Exits 1 on any failure.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -100,20 +103,18 @@ ARRAYS = (("-o", "encoder_attentions"), ("--decoder", "decoder_attentions"),
           ("--cross", "cross_attentions"), ("--hidden", "encoder_hidden_states"),
           ("--decoder-hidden", "decoder_hidden_states"))
 TOL = {"f64": 1e-9, "f32": 1e-5}
-failures = []
 sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
 import hf_forward  # noqa: E402
 import hf_tokenizer  # noqa: E402
 import check_similarity as js_ref  # noqa: E402
+import libattngeom as LA  # noqa: E402
 import check_lens  # noqa: E402
 import check_values  # noqa: E402
 import check_stability  # noqa: E402
 HEAD_TOL = 1e-10
 
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL " + msg)
+CHECK = LA.Checks(())
+failures, fail = CHECK.fails, CHECK.fail
 
 
 def references(name, tmp):
@@ -140,12 +141,12 @@ def references(name, tmp):
             f32.astype(np.float64), ids["tgt"])
 
 
-def run(cli, args):
-    p = subprocess.run([cli] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True)
-    if p.returncode != 0:
-        fail("%s: exit %d: %s" % (" ".join(args[:2]), p.returncode, p.stderr.strip()))
-    return p
+def run_ok(cli, args):
+    """Whether the CLI exits 0 on args (else a failure naming the command)."""
+    rc, _, err = LA.run(cli, args)
+    if rc != 0:
+        fail("%s: exit %d: %s" % (" ".join(args[:2]), rc, err.strip()))
+    return rc == 0
 
 
 def check_attention(cli, name, inputs, refs, precision, tmp):
@@ -153,7 +154,7 @@ def check_attention(cli, name, inputs, refs, precision, tmp):
     args = ["attention", folder] + inputs + ["--precision", precision]
     for opt, ref in ARRAYS:
         args += [opt, os.path.join(tmp, ref + ".npy")]
-    if run(cli, args).returncode != 0:
+    if not run_ok(cli, args):
         return None
     got = {}
     for _, ref in ARRAYS:
@@ -175,11 +176,31 @@ def entropy_mean(A):
     return t.sum(axis=1).mean()
 
 
-def f64_records(cli, cmd, name, inputs):
+def f64_records(cli, cmd, name, inputs, extra=()):
     """The JSON records of `cmd` on name's folder at f64 (None on failure)."""
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
-    p = run(cli, [cmd, folder] + inputs + ["--precision", "f64", "--format", "json"])
-    return json.loads(p.stdout)["records"] if p.returncode == 0 else None
+    return CHECK.records(cli, [cmd, folder] + inputs + ["--precision", "f64"] + list(extra))
+
+
+STACK_FILES = (("-o", "encoder"), ("--decoder", "decoder"), ("--cross", "cross"))
+
+
+def array_options(tmp, cmd):
+    """-o, --decoder, --cross naming files in tmp, and their paths by stack."""
+    paths = {stack: os.path.join(tmp, "%s_%s.npy" % (cmd, stack)) for _, stack in STACK_FILES}
+    return [x for opt, stack in STACK_FILES for x in (opt, paths[stack])], paths
+
+
+def compare_arrays(label, paths, want):
+    """Each stack's written array against numpy's (stack -> array), 1e-12."""
+    for stack, path in paths.items():
+        got = np.load(path)
+        if got.shape != want[stack].shape:
+            fail("%s %s: shape %s, numpy %s" % (label, stack, got.shape, want[stack].shape))
+            continue
+        d = float(np.abs(got - want[stack]).max())
+        if not d <= 1e-12:
+            fail("%s %s: max |diff| %.3g from numpy" % (label, stack, d))
 
 
 def check_records(cli, name, inputs, arrays):
@@ -221,13 +242,16 @@ def rollout(A):
     return out
 
 
-def check_rollout(cli, name, inputs, arrays):
-    recs = f64_records(cli, "rollout", name, inputs)
+def check_rollout(cli, name, inputs, arrays, tmp):
+    opts, paths = array_options(tmp, "rollout")
+    recs = f64_records(cli, "rollout", name, inputs, opts)
     if recs is None:
         return
     enc = rollout(arrays["encoder_attentions"])
     dec = rollout(arrays["decoder_attentions"])
     cross = arrays["cross_attentions"][-1].mean(axis=0) @ enc[-1]
+    compare_arrays("%s rollout" % name, paths,
+                   {"encoder": np.array(enc), "decoder": np.array(dec), "cross": cross})
     want = [("encoder", l, R) for l, R in enumerate(enc)] + \
         [("decoder", l, R) for l, R in enumerate(dec)] + [("cross", len(dec) - 1, cross)]
     if len(recs) != len(want):
@@ -249,17 +273,22 @@ def js_distance(A, B):
     return float(np.mean(np.sqrt(js_ref.jsd_rows(A, B))))
 
 
-def check_similarity(cli, name, inputs, arrays):
-    recs = f64_records(cli, "similarity", name, inputs)
+def check_similarity(cli, name, inputs, arrays, tmp):
+    opts, paths = array_options(tmp, "similarity")
+    recs = f64_records(cli, "similarity", name, inputs, opts)
     if recs is None:
         return
-    want = []
+    want, matrices = [], {}
     for stack, key in (("encoder", "encoder_attentions"), ("decoder", "decoder_attentions"),
                        ("cross", "cross_attentions")):
         A = arrays[key]
         heads = [(l, h) for l in range(A.shape[0]) for h in range(A.shape[1])]
-        want += [(stack, a, b, js_distance(A[a], A[b]))
-                 for i, a in enumerate(heads) for b in heads[i + 1:]]
+        S = matrices[stack] = np.zeros((len(heads), len(heads)))
+        for i, a in enumerate(heads):
+            for j in range(i + 1, len(heads)):
+                S[i, j] = S[j, i] = js_distance(A[a], A[heads[j]])
+                want.append((stack, a, heads[j], S[i, j]))
+    compare_arrays("%s similarity" % name, paths, matrices)
     if len(recs) != len(want):
         fail("%s similarity: %d records, want %d" % (name, len(recs), len(want)))
         return
@@ -341,7 +370,7 @@ def check_scores(cli, name, inputs, full, precision, tmp):
     args = ["attention", folder] + inputs + ["--precision", precision]
     for opt, ref, attn in SCORES:
         args += [opt, os.path.join(tmp, ref + ".npy"), attn, os.path.join(tmp, ref + ".p.npy")]
-    if run(cli, args).returncode != 0:
+    if not run_ok(cli, args):
         return
     for _, ref, _ in SCORES:
         a = np.load(os.path.join(tmp, ref + ".npy"))
@@ -366,11 +395,10 @@ def head_records(cli, name, inputs, metrics):
     """analyze's f64 records of `metrics` in pass order (whisper: without
     the encoder's, whose heads are encoders_ref's), None on failure."""
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
-    p = run(cli, ["analyze", folder] + inputs + ["--metrics", metrics,
-                                                 "--precision", "f64", "--format", "json"])
-    if p.returncode != 0:
+    recs = CHECK.records(cli, ["analyze", folder] + inputs + ["--metrics", metrics,
+                                                             "--precision", "f64"])
+    if recs is None:
         return None
-    recs = json.loads(p.stdout)["records"]
     return [r for r in recs if not (name.startswith("whisper") and r["stack"] == "encoder")]
 
 
@@ -453,7 +481,7 @@ def check_target_text(cli, name, inputs, tmp):
     args = ["attention", folder] + inputs[:2] + ["--target", text, "--precision", "f64"]
     for opt, ref in ARRAYS:
         args += [opt, os.path.join(tmp, "text_" + ref + ".npy")]
-    if run(cli, args).returncode != 0:
+    if not run_ok(cli, args):
         return
     for _, ref in ARRAYS:
         a = np.load(os.path.join(tmp, "text_" + ref + ".npy"))
@@ -474,8 +502,8 @@ def main():
             check_attention(cli, name, inputs, refs, "f32", tmp)
             if arrays is not None:
                 check_records(cli, name, inputs, arrays)
-                check_rollout(cli, name, inputs, arrays)
-                check_similarity(cli, name, inputs, arrays)
+                check_rollout(cli, name, inputs, arrays, tmp)
+                check_similarity(cli, name, inputs, arrays, tmp)
                 check_residual(cli, name, inputs, arrays)
                 folder = os.path.join(ROOT, "tests/data/models/arch", name)
                 full, heads = hf_forward.seq2seq_heads(folder, src, tgt)
@@ -485,8 +513,8 @@ def main():
                     check_scores(cli, name, inputs, full, precision, tmp)
             if name in TARGET_TEXT:
                 check_target_text(cli, name, inputs, tmp)
-        print("%s: attention (f64, f32), analyze, rollout, similarity, residual, H/K and scores checked"
-              % name)
+        print("%s: attention (f64, f32), analyze, rollout and similarity (records and arrays), "
+              "residual, H/K and scores checked" % name)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)

@@ -63,15 +63,17 @@ class Checks:
         self.fails.append(msg)
         print("FAIL", msg, flush=True)
 
-    def records(self, cli, args):
-        """The records of `cli args --format json`; None after a failure (exit
+    def records(self, cli, args, document=False):
+        """The records of `cli args --format json` (with document, the whole
+        JSON document: records and settings); None after a failure (exit
         status, or not strict JSON)."""
         rc, out, err = run(cli, args + ["--format", "json"])
         if rc != 0:
             self.fail("attngeom %s: exit %d: %s" % (" ".join(args), rc, err.strip()))
             return None
         try:
-            return json.loads(out, parse_constant=no_constants)["records"]
+            doc = json.loads(out, parse_constant=no_constants)
+            return doc if document else doc["records"]
         except ValueError as e:
             self.fail("attngeom %s: bad JSON (%s)" % (" ".join(args), e))
             return None

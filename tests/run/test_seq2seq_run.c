@@ -3,7 +3,8 @@
  * dispatch of ag_run_forward and its refusals, ag_run_analyze's records per
  * (stack, layer, head) and ag_run_attention_seq2seq's selected heads
  * against the engine's own pass; ag_model_cross_attn_weights against the
- * stored tensors, ag_run_weights and ag_run_residual on a pair. */
+ * stored tensors, ag_run_weights and ag_run_residual on a pair;
+ * ag_run_rollout_seq2seq's matrices against its records. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,108 @@ Test(seq2seq_run, attention_seq2seq_gives_the_selected_heads_of_each_stack)
     for (int v = 0; v < k.count; v++)
         free(k.attn[v]);
     ag_selection_free(heads);
+    ag_run_options_free(opt);
+    ag_seq2seq_free(s);
+}
+
+/* What ag_run_rollout_seq2seq handed over: each matrix's stack, layer,
+ * shape and largest singular value (ag_matrix_metrics, as its record's);
+ * stop_at > 0 stops the pass at that call. */
+typedef struct {
+    int count, stop_at, bad;
+    int stack[16], layer[16];
+    size_t rows[16], cols[16];
+    double sigma[16];
+    const ag_metric_set *sigma_only;
+} rollout_seen;
+
+static int keep_rollout(int stack, int layer, const double *M, size_t heads, size_t rows,
+                        size_t cols, void *user)
+{
+    rollout_seen *c = user;
+    int v = c->count++;
+    if (v >= 16 || heads != 1)
+        return c->bad++, 0;
+    c->stack[v] = stack, c->layer[v] = layer, c->rows[v] = rows, c->cols[v] = cols;
+    ag_record *one = ag_record_new();
+    ag_error err = {0};
+    if (ag_matrix_metrics(M, rows, cols, c->sigma_only, one, &err) != AG_OK ||
+        ag_record_value(one, AG_M_SIGMA_MAX, &c->sigma[v]) != AG_V_NUMBER)
+        c->bad++;
+    for (size_t i = 0; i < rows; i++) { /* R and R_cross are row-stochastic */
+        double s = 0;
+        for (size_t j = 0; j < cols; j++)
+            s += M[i * cols + j];
+        c->bad += fabs(s - 1) > 1e-12;
+    }
+    ag_record_free(one);
+    return c->count == c->stop_at;
+}
+
+/* A one-stack rollout's matrix function, which a pair's run refuses. */
+static int one_stack_matrix(int layer, const double *M, size_t n, void *user, ag_error *err)
+{
+    (void)layer, (void)M, (void)n, (void)user;
+    return ag_error_set(err, AG_EINVAL, "called on a pair");
+}
+
+/* ag_run_rollout_seq2seq hands over one matrix per record, in record order
+ * (the encoder's R_l, the decoder's, R_cross [n_tgt, n_src] last), each
+ * the matrix its record measures; fn's non-zero stops the pass (AG_EIO);
+ * ag_run_rollout with a matrix function refuses a pair naming it, and
+ * ag_run_rollout_seq2seq a model of one stack. */
+Test(seq2seq_run, rollout_seq2seq_hands_over_each_recorded_matrix)
+{
+    ag_seq2seq *s = load_pair(T5);
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER);
+    ag_run_input in = pair_input();
+    ag_run_options *opt = ag_run_options_new();
+    ag_metric_set *sigma = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_run_options_set(opt, "precision", 64, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_metric_set_new(AG_FAMILIES_MATRIX, "sigma_max", &sigma, &err), AG_OK);
+    ag_run_options_set_metrics(opt, sigma);
+    rollout_seen c = {.sigma_only = sigma};
+    ag_record_list *recs = NULL;
+    cr_assert_eq(ag_run_rollout_seq2seq(enc, &in, opt, NULL, keep_rollout, &c, &recs, &err), AG_OK,
+                 "%s", err.message);
+    cr_assert_eq(c.bad, 0);
+    cr_assert_eq((size_t)c.count, ag_record_list_count(recs));
+    cr_assert_eq(c.count, 2 + 2 + 1); /* t5: 2 encoder and 2 decoder layers, R_cross */
+    for (int v = 0; v < c.count; v++) {
+        const ag_record *rec = ag_record_list_get(recs, (size_t)v);
+        double want;
+        cr_assert_eq(c.stack[v], ag_record_stack(rec), "matrix %d", v);
+        cr_assert_eq(c.layer[v], ag_record_layer(rec), "matrix %d", v);
+        cr_assert_eq(c.rows[v], ag_record_rows(rec), "matrix %d", v);
+        cr_assert_eq(c.cols[v], ag_record_cols(rec), "matrix %d", v);
+        cr_assert_eq(ag_record_value(rec, AG_M_SIGMA_MAX, &want), AG_V_NUMBER);
+        cr_assert_eq(c.sigma[v], want, "matrix %d: %.17g vs its record's %.17g", v, c.sigma[v], want);
+    }
+    cr_assert_eq(c.stack[4], AG_STACK_CROSS);
+    cr_assert_eq(c.rows[4], 4);
+    cr_assert_eq(c.cols[4], 6);
+    ag_record_list_free(recs);
+    recs = NULL;
+    rollout_seen stop = {.stop_at = 3, .sigma_only = sigma};
+    cr_assert_eq(ag_run_rollout_seq2seq(enc, &in, opt, NULL, keep_rollout, &stop, &recs, &err),
+                 AG_EIO);
+    cr_assert_str_eq(err.message, "decoder layer 0: the rollout's function stopped the pass");
+    cr_assert_eq(stop.count, 3);
+    ag_record_list_free(recs);
+    recs = NULL;
+    cr_assert_eq(ag_run_rollout(enc, &in, opt, NULL, one_stack_matrix, NULL, &recs, &err),
+                 AG_EINVAL);
+    cr_assert(strstr(err.message, "ag_run_rollout_seq2seq"), "%s", err.message);
+    ag_model *bert = NULL;
+    cr_assert_eq(ag_model_load(BERT, &bert, &err), AG_OK, "%s", err.message);
+    ag_run_input one = AG_RUN_INPUT_DEFAULT;
+    one.ids = SRC, one.n = 3;
+    cr_assert_eq(ag_run_rollout_seq2seq(bert, &one, opt, NULL, NULL, NULL, &recs, &err), AG_EINVAL);
+    cr_assert_str_eq(err.message, "ag_run_rollout_seq2seq: not an encoder-decoder model");
+    ag_model_free(bert);
+    ag_record_list_free(recs);
+    ag_metric_set_free(sigma);
     ag_run_options_free(opt);
     ag_seq2seq_free(s);
 }

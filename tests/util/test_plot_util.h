@@ -1,6 +1,7 @@
 /* test_plot_util.h — what the tests of ag_run_plot's figures share
  * (tests/plot/test_figures.c, test_lens.c): the suite's clean-up, byte
- * equality of two figures, and a [2, 2, 3, 3] array written as .npy. */
+ * equality of two figures, a [2, 2, 3, 3] array written as .npy, and the
+ * grid a matrix figure (attention, rollout, cross-attention) should draw. */
 #ifndef AG_TEST_PLOT_UTIL_H
 #define AG_TEST_PLOT_UTIL_H
 
@@ -32,6 +33,23 @@ static inline const char *plot_heads_npy(const char *name, const double *v)
     size_t shape[4] = {2, 2, 3, 3};
     cr_assert_eq(tio_write_npy(path, "<f8", 0, 1, 4, shape, v), 0);
     return path;
+}
+
+/* The grid `plot --kind attention` draws for one rows x cols matrix
+ * (row-major values): square cells, the colour range from 0, the titles
+ * given; labels default to positions. */
+static inline ag_plot_grid plot_matrix_grid(size_t rows, size_t cols, const double *values,
+                                            const char *title, const char *row_title,
+                                            const char *col_title, const char *value_title)
+{
+    ag_plot_grid g = AG_PLOT_GRID_DEFAULT;
+    g.rows = rows, g.cols = cols;
+    g.values = values;
+    g.title = title;
+    g.row_title = row_title, g.col_title = col_title, g.value_title = value_title;
+    g.square = 1;
+    g.vmin = 0;
+    return g;
 }
 
 #endif
