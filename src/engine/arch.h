@@ -207,6 +207,8 @@ typedef struct {
 
 /* The descriptor of a model_type, or NULL. */
 const agm_arch *agm_arch_find(const char *model_type);
+/* The row of dir's config.json model_type (config.c; NULL: none or unreadable). */
+const agm_arch *agm_dir_arch(const char *dir);
 /* "gpt2, bert, ...": every supported model_type, for messages. */
 const char *agm_arch_names(void);
 /* Descriptor i (0..count-1), for tests, docs and the rows of one

@@ -1028,18 +1028,25 @@ int agm_read_config(const char *dir, ag_input_kind input, ag_model *m, ag_error 
     return rc;
 }
 
-int ag_model_dir_is_seq2seq(const char *dir)
+/* The first row of dir's config.json model_type (NULL: none, unreadable). */
+const agm_arch *agm_dir_arch(const char *dir)
 {
     char path[4200];
     json_t *root;
     if (!dir)
-        return 0;
+        return NULL;
     snprintf(path, sizeof path, "%s/config.json", dir);
     if (agi_json_load(path, AGM_CAP_JSON, 0, &root, NULL) != AG_OK)
-        return 0;
+        return NULL;
     json_t *mt = json_is_object(root) ? json_object_get(root, "model_type") : NULL;
     const agm_arch *a = json_is_string(mt) ? agm_arch_find(json_string_value(mt)) : NULL;
     json_decref(root);
+    return a;
+}
+
+int ag_model_dir_is_seq2seq(const char *dir)
+{
+    const agm_arch *a = agm_dir_arch(dir);
     return a && a->stack;
 }
 

@@ -638,7 +638,11 @@ int ag_model_dir_has_decoder(const char *dir)
     if (ag_model_dir_is_seq2seq(dir))
         return 1;
     /* Whisper: WhisperModel's and WhisperForConditionalGeneration's saves
-     * hold decoder layer 0's self-attention; an encoder saved alone does not */
+     * hold decoder layer 0's self-attention; an encoder saved alone does not.
+     * Only a whisper folder asks: OPT's decoder-only tensors have that name. */
+    const agm_arch *a = agm_dir_arch(dir);
+    if (!a || strcmp(a->model_type, "whisper"))
+        return 0;
     static const char *const names[] = {"model.decoder.layers.0.self_attn.q_proj.weight",
                                         "decoder.layers.0.self_attn.q_proj.weight"};
     wsrc w;

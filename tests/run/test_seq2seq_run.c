@@ -385,6 +385,8 @@ Test(seq2seq_run, a_folder_has_a_decoder_when_its_weights_hold_one)
     cr_assert_eq(ag_model_dir_is_seq2seq(WHISPER), 0);    /* ag_model_load reads its encoder */
     cr_assert_eq(ag_model_dir_has_decoder("tests/data/models/tiny-whisper"), 0); /* encoder alone */
     cr_assert_eq(ag_model_dir_has_decoder(BERT), 0);
+    /* OPT (decoder-only) names its layers model.decoder.layers.N as Whisper does */
+    cr_assert_eq(ag_model_dir_has_decoder("tests/data/models/arch/opt"), 0);
     cr_assert_eq(ag_model_dir_has_decoder("tests/data/models/no-such-folder"), 0);
     cr_assert_eq(ag_model_dir_has_decoder(NULL), 0);
 }
