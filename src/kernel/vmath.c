@@ -201,40 +201,75 @@ int agm_rmsnorm_f32_plain(const float *x, float *y, size_t d, const float *w, fl
 
 #define TGT __attribute__((target("avx512f")))
 
-TGT static __m512d exp8(__m512d x)
+/* exp_d on cnt vectors of 8 lanes at once, in place: each lane is exp_d's
+ * operations in exp_d's order (the same bits); the cnt chains are
+ * interleaved step by step so that Horner's dependent multiply-adds of one
+ * overlap those of the others (one chain alone waits on each step's
+ * latency: the softmax spent most of its time there). cnt is a constant at
+ * every call, so the loops unroll. */
+TGT static inline __attribute__((always_inline)) void exp8n(__m512d *x, int cnt)
 {
-    __m512d kd = _mm512_add_pd(_mm512_mul_pd(x, _mm512_set1_pd(INV_LN2)), _mm512_set1_pd(SHIFTER));
-    __m512d k = _mm512_sub_pd(kd, _mm512_set1_pd(SHIFTER));
-    __m512d r = _mm512_sub_pd(_mm512_sub_pd(x, _mm512_mul_pd(k, _mm512_set1_pd(LN2_HI))),
-                              _mm512_mul_pd(k, _mm512_set1_pd(LN2_LO)));
-    __m512d p = _mm512_set1_pd(inv_fact[11]);
-    for (int j = 10; j >= 0; j--)
-        p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(inv_fact[j]));
+    __m512d kd[4], r[4], p[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < cnt; u++) {
+        kd[u] = _mm512_add_pd(_mm512_mul_pd(x[u], _mm512_set1_pd(INV_LN2)),
+                              _mm512_set1_pd(SHIFTER));
+        __m512d k = _mm512_sub_pd(kd[u], _mm512_set1_pd(SHIFTER));
+        r[u] = _mm512_sub_pd(_mm512_sub_pd(x[u], _mm512_mul_pd(k, _mm512_set1_pd(LN2_HI))),
+                             _mm512_mul_pd(k, _mm512_set1_pd(LN2_LO)));
+        p[u] = _mm512_set1_pd(inv_fact[11]);
+    }
+#pragma GCC unroll 11
+    for (int j = 10; j >= 0; j--) {
+        __m512d c = _mm512_set1_pd(inv_fact[j]);
+#pragma GCC unroll 4
+        for (int u = 0; u < cnt; u++)
+            p[u] = _mm512_add_pd(_mm512_mul_pd(p[u], r[u]), c);
+    }
     __m512d one = _mm512_set1_pd(1.0);
-    p = _mm512_add_pd(_mm512_mul_pd(_mm512_add_pd(_mm512_mul_pd(p, r), one), r), one);
-    __m512i e = _mm512_slli_epi64(
-        _mm512_add_epi64(_mm512_castpd_si512(kd), _mm512_set1_epi64(1023)), 52);
-    return _mm512_mul_pd(p, _mm512_castsi512_pd(e));
+#pragma GCC unroll 4
+    for (int u = 0; u < cnt; u++) {
+        __m512d q = _mm512_add_pd(_mm512_mul_pd(_mm512_add_pd(_mm512_mul_pd(p[u], r[u]), one), r[u]), one);
+        __m512i e = _mm512_slli_epi64(
+            _mm512_add_epi64(_mm512_castpd_si512(kd[u]), _mm512_set1_epi64(1023)), 52);
+        x[u] = _mm512_mul_pd(q, _mm512_castsi512_pd(e));
+    }
 }
 
-/* tanh_d on 8 lanes: both formulas, then the one each lane needs. */
-TGT static __m512d tanh8(__m512d u)
+TGT static __m512d exp8(__m512d x)
+{
+    exp8n(&x, 1);
+    return x;
+}
+
+/* tanh_d on cnt vectors of 8 lanes, in place: both formulas, then the one
+ * each lane needs; the exponentials interleaved as exp8n's. */
+TGT static inline __attribute__((always_inline)) void tanh8n(__m512d *u, int cnt)
 {
     const __m512i sign = _mm512_set1_epi64((long long)0x8000000000000000ull);
-    __m512d a = _mm512_castsi512_pd(_mm512_andnot_si512(sign, _mm512_castpd_si512(u)));
-    __m512d u2 = _mm512_mul_pd(u, u);
-    __m512d poly = _mm512_add_pd(_mm512_set1_pd(T5), _mm512_mul_pd(u2, _mm512_set1_pd(T7)));
-    poly = _mm512_add_pd(_mm512_set1_pd(T3), _mm512_mul_pd(u2, poly));
-    __m512d small = _mm512_add_pd(u, _mm512_mul_pd(u, _mm512_mul_pd(u2, poly)));
-    __m512d capped = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, _mm512_set1_pd(CAP), _CMP_GT_OQ),
-                                          a, _mm512_set1_pd(CAP));
-    __m512d e = exp8(_mm512_mul_pd(_mm512_set1_pd(-2.0), capped));
-    __m512d one = _mm512_set1_pd(1.0);
-    __m512d t = _mm512_div_pd(_mm512_sub_pd(one, e), _mm512_add_pd(one, e));
-    __mmask8 neg = _mm512_cmp_pd_mask(u, _mm512_setzero_pd(), _CMP_LT_OQ);
-    t = _mm512_mask_sub_pd(t, neg, _mm512_setzero_pd(), t);
-    t = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, _mm512_set1_pd(SMALL), _CMP_LT_OQ), t, small);
-    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, a, _CMP_UNORD_Q), t, u);
+    __m512d a[2], e[2];
+#pragma GCC unroll 2
+    for (int v = 0; v < cnt; v++) {
+        a[v] = _mm512_castsi512_pd(_mm512_andnot_si512(sign, _mm512_castpd_si512(u[v])));
+        __m512d capped = _mm512_mask_blend_pd(
+            _mm512_cmp_pd_mask(a[v], _mm512_set1_pd(CAP), _CMP_GT_OQ), a[v], _mm512_set1_pd(CAP));
+        e[v] = _mm512_mul_pd(_mm512_set1_pd(-2.0), capped);
+    }
+    exp8n(e, cnt);
+#pragma GCC unroll 2
+    for (int v = 0; v < cnt; v++) {
+        __m512d u2 = _mm512_mul_pd(u[v], u[v]);
+        __m512d poly = _mm512_add_pd(_mm512_set1_pd(T5), _mm512_mul_pd(u2, _mm512_set1_pd(T7)));
+        poly = _mm512_add_pd(_mm512_set1_pd(T3), _mm512_mul_pd(u2, poly));
+        __m512d small = _mm512_add_pd(u[v], _mm512_mul_pd(u[v], _mm512_mul_pd(u2, poly)));
+        __m512d one = _mm512_set1_pd(1.0);
+        __m512d t = _mm512_div_pd(_mm512_sub_pd(one, e[v]), _mm512_add_pd(one, e[v]));
+        __mmask8 neg = _mm512_cmp_pd_mask(u[v], _mm512_setzero_pd(), _CMP_LT_OQ);
+        t = _mm512_mask_sub_pd(t, neg, _mm512_setzero_pd(), t);
+        t = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a[v], _mm512_set1_pd(SMALL), _CMP_LT_OQ), t,
+                                 small);
+        u[v] = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a[v], a[v], _CMP_UNORD_Q), t, u[v]);
+    }
 }
 
 /* 16 floats as two halves of 8, to and from double. */
@@ -262,7 +297,9 @@ TGT static void gelu_avx512(float *x, size_t cnt)
         __m512 v = _mm512_loadu_ps(x + i);
         __m512 c3 = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(GELU_K), v), v), v);
         __m512 u = _mm512_mul_ps(_mm512_set1_ps(SQRT_2_OVER_PI), _mm512_add_ps(v, c3));
-        __m512 t = join16(tanh8(lo8(u)), tanh8(hi8(u)));
+        __m512d h[2] = {lo8(u), hi8(u)};
+        tanh8n(h, 2);
+        __m512 t = join16(h[0], h[1]);
         __m512 half_v = _mm512_mul_ps(_mm512_set1_ps(0.5f), v);
         _mm512_storeu_ps(x + i, _mm512_mul_ps(half_v, _mm512_add_ps(_mm512_set1_ps(1.0f), t)));
     }
@@ -274,11 +311,40 @@ static __mmask16 first_lanes(size_t cnt)
     return cnt >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cnt) - 1);
 }
 
-/* softmax_exp on 8 lanes. */
-TGT static __m512d softmax_exp8(__m512d x)
+/* softmax_exp's argument on 8 lanes: x clamped below at EXP_MIN. */
+TGT static __m512d softmax_clamp8(__m512d x)
 {
     __m512d lo = _mm512_set1_pd(EXP_MIN);
-    return exp8(_mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, lo, _CMP_LT_OQ), x, lo));
+    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, lo, _CMP_LT_OQ), x, lo);
+}
+
+/* softmax_exp of the cnt values at r (in place) into acc as
+ * agm_softmax_f32_plain adds them (value j into lane j mod 8, in order);
+ * EXPS vectors of 8 at a time while they last. */
+#define EXPS 4
+TGT static __m512d softmax_exps(float *r, size_t cnt, __m512 m, __m512d acc)
+{
+    size_t j = 0;
+    for (; j + 8 * EXPS <= cnt; j += 8 * EXPS) {
+        __m512d x[EXPS];
+        for (int u = 0; u < EXPS; u++)
+            x[u] = softmax_clamp8(
+                lo8(_mm512_sub_ps(_mm512_maskz_loadu_ps(0xFF, r + j + 8 * u), m)));
+        exp8n(x, EXPS);
+        for (int u = 0; u < EXPS; u++) {
+            __m512 e = _mm512_castps256_ps512(_mm512_cvtpd_ps(x[u]));
+            _mm512_mask_storeu_ps(r + j + 8 * u, 0xFF, e);
+            acc = _mm512_add_pd(acc, lo8(e));
+        }
+    }
+    for (; j < cnt; j += 8) {
+        __mmask16 k = first_lanes(cnt - j < 8 ? cnt - j : 8);
+        __m512d x = softmax_clamp8(lo8(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, r + j), m)));
+        __m512 e = _mm512_castps256_ps512(_mm512_cvtpd_ps(exp8(x)));
+        _mm512_mask_storeu_ps(r + j, k, e);
+        acc = _mm512_mask_add_pd(acc, (__mmask8)k, acc, lo8(e));
+    }
+    return acc;
 }
 
 TGT static int softmax_avx512(float *r, size_t cnt, float scale)
@@ -291,14 +357,7 @@ TGT static int softmax_avx512(float *r, size_t cnt, float scale)
         vm = _mm512_mask_max_ps(vm, k, x, vm);
     }
     __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(vm));
-    __m512d acc = _mm512_setzero_pd();
-    for (size_t j = 0; j < cnt; j += 8) {
-        __mmask16 k = first_lanes(cnt - j < 8 ? cnt - j : 8);
-        __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, r + j), m);
-        __m512 e = _mm512_castps256_ps512(_mm512_cvtpd_ps(softmax_exp8(lo8(d))));
-        _mm512_mask_storeu_ps(r + j, k, e);
-        acc = _mm512_mask_add_pd(acc, (__mmask8)k, acc, lo8(e));
-    }
+    __m512d acc = softmax_exps(r, cnt, m, _mm512_setzero_pd());
     double part[8];
     _mm512_storeu_pd(part, acc);
     __m512 sum = _mm512_set1_ps((float)pairwise8(part));

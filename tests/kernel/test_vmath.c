@@ -82,13 +82,17 @@ static void check_bound(int trans)
     }
 }
 
+/* Each product the pass may run: the own kernel, and cblas_sgemm both as
+ * the machine's choice for AVX-512 (agm_sgemm_own) and as the plain path. */
 Test(sgemm, within_the_dot_product_bound)
 {
-    for (int plain = 0; plain < 2; plain++) {
-        agm_avx512_force(plain ? 0 : -1);
+    for (int mode = 0; mode < 3; mode++) {
+        agm_avx512_force(mode == 2 ? 0 : -1);
+        agm_sgemm_force_own(mode == 2 ? -1 : mode == 0);
         check_bound(0);
         check_bound(1);
     }
+    agm_sgemm_force_own(-1);
     agm_avx512_force(-1);
 }
 
@@ -108,6 +112,7 @@ Test(sgemm, same_bytes_however_split)
 {
     if (!agm_avx512())
         cr_skip_test("no AVX-512 on this CPU: the cblas fallback makes no such promise");
+    agm_sgemm_force_own(1); /* the kernel's promise, whichever the machine would choose */
     enum { M = 50, N = 150, K = 3 * AGM_SGEMM_KC + 40 };
     float *a = frand(M * K, 1), *b = frand(K * N, 1), *bt = malloc(K * N * sizeof *bt);
     for (size_t l = 0; l < K; l++)
@@ -139,6 +144,7 @@ Test(sgemm, same_bytes_however_split)
     cr_expect_eq(memcmp(part, full, M * N * sizeof *full), 0, "k in blocks differs");
     agm_sgemm_run(&bm, M, N, K, a, K, part, N, 0);
     cr_expect_eq(memcmp(part, full, M * N * sizeof *full), 0, "prepared Bᵀ differs");
+    agm_sgemm_force_own(-1);
     free(a);
     free(b);
     free(bt);
