@@ -519,6 +519,23 @@ def bench_forward(cli, tmp, model, tokens, reps):
     return series, worst, {k: statistics.median(v) for k, v in fwd.items()}
 
 
+def forward_floor(cli, model, tokens):
+    """The forward pass beside its sgemm floor (bench/bench_forward_floor.c:
+    the pass's products alone through each sgemm, one CPU, one thread), on
+    the same model and texts; skipped when the bench is not built (make bench
+    builds it)."""
+    floor = os.path.join(ROOT, "build", "bench", "bench_forward_floor")
+    if not os.access(floor, os.X_OK):
+        say("forward floor: %s not built, skipped" % floor)
+        return
+    p = subprocess.run([floor, cli, model, tokens], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    for line in p.stdout.decode("utf-8", "replace").splitlines():
+        say(line)
+    if p.returncode != 0:
+        raise SystemExit("peers: %s exited %d" % (floor, p.returncode))
+
+
 def bench_solo(label, reps, argv, stdout_path, tmp, cleanup=None):
     s = Series()
     for rep in range(reps):
@@ -634,6 +651,7 @@ def main():
         write_tokens(tokens, rng, TEXTS, TEXT_TOKENS)
         write_tokens(long_tokens, rng, 1, LONG_TOKENS)
         fw = bench_forward(cli, tmp, model, tokens, reps)
+        forward_floor(cli, model, tokens)
         an = bench_solo("analyze n=%d" % LONG_TOKENS, solo,
                         [cli, "analyze", model, "--tokens-file", long_tokens, "--format", "csv",
                          "--no-progress"] + jobs_option(cli, "analyze", CORES),
