@@ -149,6 +149,11 @@ def kernel_text(info):
     return "%s (%s)" % (info.get("corename") or "corename unknown", info["library"])
 
 
+# OpenBLAS's cores whose sgemm is AVX-512 (src/kernel/sgemm.c's list: there,
+# attngeom's forward products run on cblas_sgemm instead of its own kernel).
+BLAS_AVX512_CORES = ("skylakex", "cooperlake", "sapphirerapids")
+
+
 def kernel_lines(cli):
     """The OpenBLAS kernel each side runs, and attngeom's float32 products."""
     lib = cli_openblas(cli)
@@ -165,9 +170,14 @@ def kernel_lines(cli):
         lines.append("OPENBLAS_CORETYPE=%s is in force for both sides (attngeom and the "
                      "peers); without it this OpenBLAS would pick %s"
                      % (coretype, free.get("corename", "?")))
-    if "avx512f" in cpu_flags():
+    core = ours.get("corename") or ""
+    if "avx512f" in cpu_flags() and core.lower() in BLAS_AVX512_CORES:
+        lines.append("attngeom's float32 forward products: cblas_sgemm (OpenBLAS's %s kernel, "
+                     "an AVX-512 one: src/kernel/sgemm.c, agm_sgemm_own)" % core)
+    elif "avx512f" in cpu_flags():
         lines.append("attngeom's float32 forward products: its own AVX-512 sgemm "
-                     "(src/kernel/sgemm.c, chosen by the CPU's avx512f); LAPACK: OpenBLAS")
+                     "(src/kernel/sgemm.c: avx512f, and OpenBLAS's kernel %s is not an "
+                     "AVX-512 one); LAPACK: OpenBLAS" % (core or "unknown"))
     else:
         lines.append("attngeom's float32 forward products: cblas_sgemm (OpenBLAS, "
                      "no AVX-512F on this CPU)")
