@@ -82,7 +82,7 @@ int agm_avx512(void);
  * one, unless forced (agm_sgemm_force_own). */
 int agm_sgemm_own(void);
 
-/* Tests only: 1 forces the own kernel (if agm_avx512()), 0 cblas_sgemm,
+/* Tests and benches only: 1 forces the own kernel (if agm_avx512()), 0 cblas_sgemm,
  * -1 the automatic choice again. Not while a pass runs. */
 void agm_sgemm_force_own(int own);
 
