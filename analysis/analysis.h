@@ -109,6 +109,25 @@ int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matr
  * the slot AG_WK_BASIS. */
 int ag_sigma1_squared(double *X, size_t m, size_t n, ag_matrix_work *w, double *theta,
                       int *steps);
+/* The second-smallest eigenvalue of the normalised Laplacian L (n×n
+ * row-major, lower triangle read) whose null vector is the unit u, by
+ * Lanczos in u^⊥ with a certificate (analysis/fiedler.c): *certified = 1
+ * and *value within 2^-46 relative of the eigenvalue (plus the rounding of
+ * the last product, ≤ 8nε), or *certified = 0 (n < 3, θ < 1/16, a
+ * near-tie, no convergence) and *value untouched, for the dense route.
+ * Uses the slots AG_WK_BASIS, AG_WK_COPY2, AG_WK_IWORK. AG_OK, AG_ENOMEM
+ * or AG_ELAPACK. */
+int ag_fiedler_krylov(const double *L, const double *u, size_t n, ag_matrix_work *w,
+                      double *value, int *certified);
+/* w ← w − V(Vᵀw) over the rows × q row-major V, classical Gram–Schmidt,
+ * applied again only when a pass removed more than 1 − 1/√2 of w (the test
+ * of Daniel, Gragg, Kaufman & Stewart 1976, as ARPACK's dsaitr applies it):
+ * the pass then left a residue of the size of the orthogonality lost, and a
+ * second one brings w to working precision ("twice is enough", GVL §10.1.4
+ * and Parlett §6-9). The removed components along row jrow correct
+ * *alpha_j. h (rows) is scratch. Returns ‖w‖ (analysis/lanczos.c). */
+double ag_lanczos_reorthogonalise(const double *V, int rows, int q, double *w, double *h,
+                                  int jrow, double *alpha_j);
 /* v[0..n-1] = independent standard Gaussian draws from rng (GSL's
  * gsl_ran_gaussian; analysis/random.c). */
 void ag_fill_gaussian(gsl_rng *rng, double *v, size_t n);

@@ -159,6 +159,33 @@ static void symmetrise(const double *S, size_t n, double *Wm)
                     Wm[i * n + j] = S[i * n + j] + S[j * n + i];
 }
 
+/* From this n on, Lanczos beats dsyevr (docs/performance.md, "Krylov
+ * routes": 1.1× at n = 256, 2× at 512, 3× at 1024; below, dsyevr is
+ * faster). */
+#define FIEDLER_KRYLOV_MIN 256
+
+/* u = D^{1/2}𝟙 normalised, L's null vector (analysis/fiedler.c), with
+ * d_i = t_i·p_i and p_i = 1/(p0[i]·p1[i]); 0 when a vertex is isolated
+ * (t_i = 0: L_ii = 1 there, and D^{1/2}𝟙 is no null vector). */
+static int null_vector(const double *p0, const double *p1, const double *t, size_t n,
+                       double *u)
+{
+    double norm2 = 0, big = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(t[i] > 0))
+            return 0;
+        u[i] = sqrt(t[i]) / sqrt(p0[i]) / sqrt(p1[i]);
+        big = u[i] > big ? u[i] : big;
+    }
+    for (size_t i = 0; i < n; i++) {
+        u[i] /= big;
+        norm2 += u[i] * u[i];
+    }
+    for (size_t i = 0; i < n; i++)
+        u[i] /= sqrt(norm2);
+    return 1;
+}
+
 /* Second-smallest eigenvalue of L = I − D^{-1/2} W D^{-1/2}, from
  * S = 2^-e·A (only ratios of W enter). Each row is measured against the
  * power of two p_i at or above its largest weight (exact): with
@@ -169,8 +196,8 @@ static void symmetrise(const double *S, size_t n, double *Wm)
  * (row-major j ≤ i, the column-major upper one). */
 static int fiedler_value(const double *S, size_t n, ag_matrix_work *w, double *value)
 {
-    double *L = ag_work_doubles(w, AG_WK_COPY, n * n), *v[3];
-    if (!L || ag_work_vectors(w, AG_WK_VECTORS, n, 3, v) != AG_OK)
+    double *L = ag_work_doubles(w, AG_WK_COPY, n * n), *v[4];
+    if (!L || ag_work_vectors(w, AG_WK_VECTORS, n, 4, v) != AG_OK)
         return AG_ENOMEM;
     double *p0 = v[0], *p1 = v[1], *t = v[2]; /* row i: 1/p_i = p0[i]·p1[i] */
     symmetrise(S, n, L);
@@ -187,7 +214,14 @@ static int fiedler_value(const double *S, size_t n, ag_matrix_work *w, double *v
                    rj = t[j] > 0 ? wij * p0[j] * p1[j] / t[j] : 0;
             L[i * n + j] = (i == j ? 1.0 - ri : -sqrt(ri) * sqrt(rj));
         }
-    return ag_lapack_sym_kth(L, n, 2, value, w);
+    int certified = 0;
+    if (n >= FIEDLER_KRYLOV_MIN && null_vector(p0, p1, t, n, v[3])) {
+        int status = ag_fiedler_krylov(L, v[3], n, w, value, &certified);
+        if (status != AG_OK)
+            return status;
+    }
+    ag_work_count(w, certified ? AG_WC_FIEDLER_KRYLOV : AG_WC_FIEDLER_DENSE);
+    return certified ? AG_OK : ag_lapack_sym_kth(L, n, 2, value, w);
 }
 
 /* ‖S‖_F² and ‖N‖_F² relative to ‖A‖_F², from S = 2^-e·A (the same

@@ -80,27 +80,25 @@ static void gram_apply(const lanczos *L, const double *v, double *w)
     cblas_dgemv(CblasRowMajor, second, m, n, 1.0, L->X, n, L->tmp, 1, 0.0, w, 1);
 }
 
-/* w ← w − V_{0..j}(V_{0..j}ᵀ w), classical Gram–Schmidt, applied again
- * only when a pass removed more than 1 − 1/√2 of w (the test of Daniel,
- * Gragg, Kaufman & Stewart 1976, as ARPACK's dsaitr applies it): the pass
- * then left a residue of the size of the orthogonality lost, and a second
- * one brings w to working precision ("twice is enough", GVL §10.1.4 and
- * Parlett §6-9). The removed components along v_j correct α_j. Returns
- * ‖w‖. */
-static double reorthogonalise(lanczos *L, int j)
+double ag_lanczos_reorthogonalise(const double *V, int rows, int q, double *w, double *h,
+                                  int jrow, double *alpha_j)
 {
-    int q = (int)L->q;
-    double before = cblas_dnrm2(q, L->w, 1), after = before;
+    double before = cblas_dnrm2(q, w, 1), after = before;
     for (int pass = 0; pass < 2; pass++) {
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, j + 1, q, 1.0, L->V, q, L->w, 1, 0.0, L->h, 1);
-        cblas_dgemv(CblasRowMajor, CblasTrans, j + 1, q, -1.0, L->V, q, L->h, 1, 1.0, L->w, 1);
-        L->alpha[j] += L->h[j];
-        after = cblas_dnrm2(q, L->w, 1);
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, rows, q, 1.0, V, q, w, 1, 0.0, h, 1);
+        cblas_dgemv(CblasRowMajor, CblasTrans, rows, q, -1.0, V, q, h, 1, 1.0, w, 1);
+        *alpha_j += h[jrow];
+        after = cblas_dnrm2(q, w, 1);
         if (after >= M_SQRT1_2 * before)
             break;
         before = after;
     }
     return after;
+}
+
+static double reorthogonalise(lanczos *L, int j)
+{
+    return ag_lanczos_reorthogonalise(L->V, j + 1, (int)L->q, L->w, L->h, j, &L->alpha[j]);
 }
 
 /* θ, the largest eigenvalue of the k×k tridiagonal T_k = (α, β), and the

@@ -22,7 +22,18 @@ struct ag_matrix_work {
     void *buf[AG_WK_COUNT];
     size_t cap[AG_WK_COUNT]; /* bytes */
     gsl_rng *rng;            /* allocated once, reseeded for each use */
+    unsigned long count[AG_WC_COUNT];
 };
+
+void ag_work_count(ag_matrix_work *w, ag_work_counter c)
+{
+    w->count[c]++;
+}
+
+unsigned long ag_work_counted(const ag_matrix_work *w, ag_work_counter c)
+{
+    return w ? w->count[c] : 0;
+}
 
 int ag_matrix_work_new(ag_matrix_work **out, ag_error *err)
 {

@@ -24,6 +24,19 @@ typedef enum {
     AG_WK_COUNT
 } ag_work_slot;
 
+/* Which route a certified Krylov metric took (analysis/fiedler.c), counted
+ * per workspace so that tests can see the fallback run. */
+typedef enum {
+    AG_WC_FIEDLER_KRYLOV, /* the Lanczos value, certified */
+    AG_WC_FIEDLER_DENSE,  /* dsyevr: small n, or the certificate failed */
+    AG_WC_COUNT
+} ag_work_counter;
+
+/* Adds one to counter c. */
+void ag_work_count(ag_matrix_work *w, ag_work_counter c);
+/* Counter c's value (0 for a NULL w). */
+unsigned long ag_work_counted(const ag_matrix_work *w, ag_work_counter c);
+
 /* At least `bytes` bytes (64-byte aligned) in the slot, or NULL when out of
  * memory. The contents are whatever the slot held before. */
 void *ag_work_get(ag_matrix_work *w, ag_work_slot slot, size_t bytes);

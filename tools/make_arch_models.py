@@ -830,6 +830,92 @@ def clip_tokenizer():
     return {"tokenizer.json": tok, "tokenizer_config.json": conf, "special_tokens_map.json": special}
 
 
+# whisper-seq2seq's byte-level BPE (issue 30): 29 symbols ("Ġ" is the
+# byte-level space), 14 merges in rank order, then Whisper's special tokens
+# at the ids the folder's config names (decoder_start_token_id 45, eos and
+# pad 46; vocab_size 48). The template is what WhisperTokenizerFast's
+# set_prefix_tokens(language="english", task="transcribe") saves
+# (tokenization_whisper_fast.py @a634289315b4, update_post_processor:
+# "prefix... $A:0 eos:0", pair "prefix... $A:0 $B:1 eos:1").
+WHISPER_CHARS = [chr(c) for c in range(ord("a"), ord("z") + 1)] + ["\u0120", ".", ","]
+WHISPER_MERGES = ["\u0120 t", "h e", "\u0120t he", "\u0120 c", "a t", "\u0120c at", "\u0120 s",
+                  "\u0120s at", "\u0120 o", "\u0120o n", "\u0120 m", "\u0120m at", "\u0120 a", "o n"]
+WHISPER_SPECIALS = [(43, "<|en|>"), (44, "<|transcribe|>"), (45, "<|startoftranscript|>"),
+                    (46, "<|endoftext|>"), (47, "<|notimestamps|>")]
+
+
+def whisper_tokenizer():
+    """{file name: JSON object} of the whisper-seq2seq folder's tokenizer
+    (tokenizer.json in the layout of openai/whisper-*'s: ByteLevel
+    pre-tokenizer without a prefix space, BPE without unk_token, the special
+    tokens added, a TemplateProcessing post-processor)."""
+    toks = WHISPER_CHARS + [m.replace(" ", "") for m in WHISPER_MERGES]
+    vocab = {t: i for i, t in enumerate(toks)}
+    assert len(vocab) == WHISPER_SPECIALS[0][0]
+    added = []
+    for i, t in WHISPER_SPECIALS:
+        vocab[t] = i
+        added.append({"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                      "normalized": False, "special": True})
+    prefix = ["<|startoftranscript|>", "<|en|>", "<|transcribe|>", "<|notimestamps|>"]
+    eos = "<|endoftext|>"
+
+    def piece(t, type_id=0):
+        return {"SpecialToken": {"id": t, "type_id": type_id}}
+
+    def seq(a, type_id=0):
+        return {"Sequence": {"id": a, "type_id": type_id}}
+    specials = {t: {"id": t, "ids": [vocab[t]], "tokens": [t]} for t in prefix + [eos]}
+    post = {"type": "TemplateProcessing", "single": [piece(t) for t in prefix] + [seq("A"), piece(eos)],
+            "pair": [piece(t) for t in prefix] + [seq("A"), seq("B", 1), piece(eos, 1)],
+            "special_tokens": specials}
+    level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    tok = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+           "pre_tokenizer": level, "post_processor": post, "decoder": level,
+           "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                     "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False, "vocab": vocab,
+                     "merges": WHISPER_MERGES}}
+    conf = {"add_prefix_space": False, "bos_token": eos, "eos_token": eos, "pad_token": eos,
+            "unk_token": eos, "errors": "replace", "language": "english", "task": "transcribe",
+            "predict_timestamps": False, "model_max_length": 16, "tokenizer_class": "WhisperTokenizer"}
+    return {"tokenizer.json": tok, "tokenizer_config.json": conf}
+
+
+# t5-v1_1's Unigram (issue 30, a golden case of --target TEXT): pieces
+# and log-probabilities in the layout of t5-small's tokenizer.json (<pad>
+# 0, </s> 1, <unk> 2, "\u2581" the Metaspace word start), 48 = the folder's
+# vocab_size; template "$A </s>" (T5TokenizerFast's).
+T5_PIECES = ([("\u2581", -2.0)] + [(chr(c), -5.0 - 0.01 * (c - 97)) for c in range(97, 123)]
+             + [("\u2581the", -3.0), ("\u2581cat", -4.0), ("\u2581sat", -4.5), ("\u2581on", -3.5),
+                ("\u2581mat", -4.6), ("\u2581a", -3.2), ("at", -4.0), ("he", -4.2), ("\u2581s", -4.1),
+                (".", -3.3), (",", -3.4), ("\u2581die", -4.3), ("\u2581katze", -5.5), ("en", -4.4),
+                ("\u2581auf", -4.8), ("\u2581der", -4.7), (":", -3.6), ("\u2581translate", -6.0)])
+
+
+def t5_tokenizer():
+    """{file name: JSON object} of the t5-v1_1 folder's tokenizer."""
+    specials = ["<pad>", "</s>", "<unk>"]
+    vocab = [[t, 0.0] for t in specials] + [[t, p] for t, p in T5_PIECES]
+    assert len(vocab) == 48
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for i, t in enumerate(specials)]
+    eos = {"SpecialToken": {"id": "</s>", "type_id": 0}}
+    meta = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}
+    tok = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+           "normalizer": {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+           "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, meta]},
+           "post_processor": {"type": "TemplateProcessing",
+                              "single": [{"Sequence": {"id": "A", "type_id": 0}}, eos],
+                              "pair": [{"Sequence": {"id": "A", "type_id": 0}}, eos,
+                                       {"Sequence": {"id": "B", "type_id": 0}}, eos],
+                              "special_tokens": {"</s>": {"id": "</s>", "ids": [1], "tokens": ["</s>"]}}},
+           "decoder": meta,
+           "model": {"type": "Unigram", "unk_id": 2, "vocab": vocab, "byte_fallback": False}}
+    conf = {"eos_token": "</s>", "pad_token": "<pad>", "unk_token": "<unk>", "extra_ids": 0,
+            "model_max_length": 512, "tokenizer_class": "T5Tokenizer"}
+    return {"tokenizer.json": tok, "tokenizer_config.json": conf}
+
+
 CLIP_LAYER = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
               "layer_norm1", "mlp.fc1", "mlp.fc2", "layer_norm2")
 
@@ -1052,7 +1138,8 @@ SEQ2SEQ_CASES = {
 }
 
 # Other files of a case's folder: name -> () -> {file name: JSON object}.
-EXTRA_FILES = {"clip-text": clip_tokenizer}
+EXTRA_FILES = {"clip-text": clip_tokenizer, "whisper-seq2seq": whisper_tokenizer,
+               "t5-v1_1": t5_tokenizer}
 
 # Variants the engine before issue 10 already runs (see --crosscheck).
 CROSSCHECK = {
@@ -1076,14 +1163,19 @@ def write_folder(folder, cfg, g):
     write_safetensors(os.path.join(folder, "model.safetensors"), g.t)
 
 
-def build(name, case, folder, refdir):
-    builder, n = case
-    cfg, g = builder(name)
-    write_folder(folder, cfg, g)
+def write_extra(name, folder):
+    """The files of EXTRA_FILES[name] (a tokenizer) into folder."""
     for fname, obj in EXTRA_FILES.get(name, dict)().items():
         with open(os.path.join(folder, fname), "w") as f:
             json.dump(obj, f, indent=2, ensure_ascii=False)
             f.write("\n")
+
+
+def build(name, case, folder, refdir):
+    builder, n = case
+    cfg, g = builder(name)
+    write_folder(folder, cfg, g)
+    write_extra(name, folder)
     ids = ids_for(name, n, cfg["vocab_size"], avoid=(cfg.get("pad_token_id"),))
     attn, hidden = HF.Model(folder).forward(ids)
     os.makedirs(refdir, exist_ok=True)
@@ -1106,6 +1198,7 @@ def build_seq2seq(name, case, folder, refdir):
     builder, ns, nt = case
     cfg, g = builder(name)
     write_folder(folder, cfg, g)
+    write_extra(name, folder)
     specials = (0, 1, 2)
     tgt = [cfg["decoder_start_token_id"]] + ids_for(name + ":tgt", nt - 1, cfg["vocab_size"], avoid=specials)
     os.makedirs(refdir, exist_ok=True)

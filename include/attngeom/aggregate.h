@@ -62,7 +62,10 @@ typedef struct {
     /* Group keys. by_default: every identifying key present in the records
      * but "text", "input" and "batch" (model, layer, head, ...), in
      * ag_identifying_keys' order;
-     * else exactly the nby keys of `by` (nby = 0: one group of everything). */
+     * else the nby keys of `by` (nby = 0: one group of everything), after
+     * "stack" when `by` does not name it: the encoder's, decoder's and
+     * cross layer L of an encoder–decoder pass are never pooled (a key
+     * that only groups, and shows, when the records carry it). */
     int by_default;
     const char *const *by;
     size_t nby;

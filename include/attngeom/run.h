@@ -234,8 +234,12 @@ AG_EXPORT void ag_run_shift_right(const int32_t *labels, size_t n, int32_t start
  * teacher forcing makes them: labels = tok's encoding of text (its special
  * tokens included: T5 and BART end it with </s>, BART starts it with <s>),
  * then shift_tokens_right with the config's decoder_start_token_id
- * (ag_seq2seq_decoder_start). *ids (n ids, as many as the labels) is the
- * caller's (free). Errors: AG_EINVAL (m of one stack, a text without
+ * (ag_seq2seq_decoder_start). Whisper (m its encoder; its tokenizer's
+ * template "<|startoftranscript|> ... $A <|endoftext|>"): a leading
+ * decoder_start_token_id is first dropped from the labels, as HF's Whisper
+ * fine-tuning collator does, so the ids are the labels less their last.
+ * *ids (n ids: as many as the labels, Whisper's one fewer when dropped) is
+ * the caller's (free). Errors: AG_EINVAL (m of one stack, a text without
  * tokens, a config without decoder_start_token_id), the tokenizer's. */
 AG_EXPORT int ag_run_target_ids(const ag_model *m, const ag_tokenizer *tok, const char *text,
                                 size_t len, int32_t **ids, size_t *n, ag_error *err);

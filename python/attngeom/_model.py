@@ -82,7 +82,9 @@ class Model:
     A t5 or bart folder (encoder–decoder) loads both stacks, as the CLI
     does: attention, hidden_states and analyze take the decoder's input as
     target= (a text) or target_tokens= (ids); config["decoder"] holds the
-    decoder's dims (docs/python.md, "Encoder–decoder models").
+    decoder's dims (docs/python.md, "Encoder–decoder models"). A whisper
+    folder with its decoder runs its encoder alone, and both stacks (the
+    pair loaded at the first) when given target= or target_tokens=.
 
     close() (or leaving a `with` block) waits for the calls other threads
     are making on the model, then frees it; every method called afterwards
@@ -112,7 +114,9 @@ class Model:
         self._towers = {}
         self._tower_lock = threading.Lock()  # one vision tower, however many threads ask
         self._tokenizer = None
-        self._tok_lock = threading.Lock()  # one tokenizer, however many threads ask
+        self._tok_lock = threading.Lock()
+        self._whisper = None  # a whisper folder's pair, loaded at its first target
+        self._whisper_lock = threading.Lock()  # one tokenizer, however many threads ask
         self._guard = Guard("model %s" % self.path)
         self.label = label if label is not None else \
             os.path.basename(os.path.realpath(self.path).rstrip("/"))
@@ -131,8 +135,9 @@ class Model:
 
     def _free(self):
         self._model.close()
-        if self._pair:
-            self._pair.close()
+        for p in (self._pair, self._whisper):
+            if p:
+                p.close()
         for t in self._towers.values():
             t.close()
         if self._tokenizer:
@@ -151,6 +156,18 @@ class Model:
         with Call() as c:
             c.check(lib.ag_model_dim(handle or self._model, name.encode(), ctypes.byref(v), c.err))
         return v.value
+
+    def _pair_for(self, target):
+        """The encoder-decoder pair a run takes: a t5 or bart folder's; a
+        whisper folder's with a target (target true), loaded at the first
+        (ag_seq2seq_load; its encoder alone without one, as the CLI runs
+        it); else None."""
+        if self._pair or not target or self.config["model_type"] != "whisper":
+            return self._pair
+        with self._whisper_lock:
+            if self._whisper is None:
+                self._whisper = _seq2seq.Pair(self.path)
+        return self._whisper
 
     def _engine(self, kind):
         """The model handle that takes input kind `kind` (_inputs.AG_INPUT_*):
@@ -316,12 +333,12 @@ class Model:
         -o, --decoder and --cross (layers= and heads= select in each stack)."""
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
-            _seq2seq.set_target(self, inp, target, target_tokens)
+            pair = _seq2seq.set_target(self, inp, target, target_tokens)
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads)
-            if self._pair:
+            if pair:
                 if scores:
                     raise Error("scores: not yet written for an encoder-decoder model")
-                return _seq2seq.attention(self, inp, opt, lambda h: self._selected(h, opt))
+                return _seq2seq.attention(self, pair, inp, opt, lambda h: self._selected(h, opt))
             nl, nh = self._selected(inp.model, opt)
             attn = np.empty((nl, nh, inp.n, inp.n), dtype=np.float64)
             sc = np.empty_like(attn) if scores else None
@@ -347,10 +364,10 @@ class Model:
         [L_dec + 1, n_tgt, d], as --hidden and --decoder-hidden write them."""
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
-            _seq2seq.set_target(self, inp, target, target_tokens)
+            pair = _seq2seq.set_target(self, inp, target, target_tokens)
             opt = run_options(jobs=jobs, precision=precision)
-            if self._pair:
-                return _seq2seq.hidden_states(self, inp, opt)
+            if pair:
+                return _seq2seq.hidden_states(self, pair, inp, opt)
             hidden = np.empty((self._dim("n_layer", inp.model) + 1, inp.n,
                                self._dim("d_model", inp.model)), dtype=np.float64)
             self._attention_run(inp, opt, None, hidden)
@@ -385,9 +402,9 @@ class Model:
         metrics with family cross too, as the CLI's."""
         with model_input(self, text_or_ids, tokens=tokens, image=image, audio=audio,
                          pixels=pixels, features=features, frames=frames) as inp:
-            _seq2seq.set_target(self, inp, target, target_tokens)
+            pair = _seq2seq.set_target(self, inp, target, target_tokens)
             # a pair's cross-attention is rectangular: the default takes family M
-            sel = metric_set("analyze", metrics, (1, 2) if self._pair else None)
+            sel = metric_set("analyze", metrics, (1, 2) if pair else None)
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads,
                               edge_threshold=edge_threshold, epsilon=epsilon, trials=trials,
                               seed=seed)
@@ -395,7 +412,7 @@ class Model:
             line = -1 if text is None else int(text)
             out = ctypes.c_void_p()
             with Call() as c:
-                if inp.struct.ids and not self._pair and not inp.struct.target:
+                if inp.struct.ids and not pair and not inp.struct.target:
                     # ag_model_analyze: ag_run_analyze on token ids
                     status = lib.ag_model_analyze(inp.model, inp.struct.ids, inp.n, line, sel,
                                                   opt, ctypes.byref(out), c.err)

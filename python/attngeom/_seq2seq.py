@@ -71,15 +71,17 @@ def _given_ids(model, target_tokens):
     return ids
 
 
-def _text_ids(model, text):
+def _text_ids(model, pair, text):
     """ag_run_target_ids: the tokenizer's labels shifted right after the
-    config's decoder_start_token_id (on a model of one stack the library's
-    "a target needs an encoder-decoder model", before any tokenizer)."""
+    config's decoder_start_token_id (Whisper's less a leading start first;
+    on a model of one stack the library's "a target needs an
+    encoder-decoder model", before any tokenizer)."""
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-    tok = model._tok() if model._pair else None
+    tok = model._tok() if pair else None
     ids, n = _IDS(), c_size()
     with Call() as c:
-        c.check(lib.ag_run_target_ids(model._model, tok, data, len(data), ctypes.byref(ids),
+        c.check(lib.ag_run_target_ids(pair.encoder if pair else model._model, tok, data, len(data),
+                                      ctypes.byref(ids),
                                       ctypes.byref(n), c.err), "target")
     try:
         return np.array(ids[:n.value], dtype=np.int32)
@@ -90,30 +92,35 @@ def _text_ids(model, text):
 def set_target(model, inp, target, target_tokens):
     """Give the run's input inp (a ModelInput) its target: target= (a text)
     or target_tokens= (the decoder's input ids, verbatim), checked against
-    the decoder's vocabulary as the CLI checks them. Neither: inp keeps
-    none (the run then names what a pair needs)."""
+    the decoder's vocabulary as the CLI checks them, and run it on the
+    pair's encoder (a whisper folder's pair is loaded at its first target:
+    model._pair_for). Neither: inp keeps none (the run then names what a
+    pair needs). Returns the pair the run takes, or None."""
     if target is not None and target_tokens is not None:
         raise Error("give one of target= and target_tokens=")
+    pair = model._pair_for(target is not None or target_tokens is not None)
     if target is None and target_tokens is None:
-        return
+        return pair
     if target is not None:
-        ids, name = _text_ids(model, target), "target"
+        ids, name = _text_ids(model, pair, target), "target"
     else:
         ids, name = _given_ids(model, target_tokens), "target_tokens"
-    if model._pair:
+    if pair:
         ptr = ids.ctypes.data_as(_IDS)
         with Call() as c:
-            c.check(lib.ag_model_check_ids(model._pair.decoder, ptr, ids.size, c.err), name)
+            c.check(lib.ag_model_check_ids(pair.decoder, ptr, ids.size, c.err), name)
+        inp.model = pair.encoder
     inp.set_target(ids)
+    return pair
 
 
-def attention(model, inp, opt, sizes):
+def attention(model, pair, inp, opt, sizes):
     """The arrays of one pass on inp (with its target): Attention(encoder
     [L_enc, H, n_src, n_src], decoder [L_dec, H, n_tgt, n_tgt], cross
     [L_dec, H, n_tgt, n_src]) of the selected layers and heads of each
     stack; sizes(handle) gives a stack's (layers, heads) for opt."""
     n_src, n_tgt = inp.n, inp.struct.n_target
-    (el, eh), (dl, dh) = sizes(model._model), sizes(model._pair.decoder)
+    (el, eh), (dl, dh) = sizes(pair.encoder), sizes(pair.decoder)
     arrays = {AG_STACK_ENCODER: np.empty((el, eh, n_src, n_src)),
               AG_STACK_DECODER: np.empty((dl, dh, n_tgt, n_tgt)),
               AG_STACK_CROSS: np.empty((dl, dh, n_tgt, n_src))}
@@ -133,11 +140,11 @@ def attention(model, inp, opt, sizes):
     return Attention(arrays[AG_STACK_ENCODER], arrays[AG_STACK_DECODER], arrays[AG_STACK_CROSS])
 
 
-def hidden_states(model, inp, opt):
+def hidden_states(model, pair, inp, opt):
     """Hidden(encoder [L_enc + 1, n_src, d], decoder [L_dec + 1, n_tgt, d])
     of one pass on inp, as ag_seq2seq_forward fills them."""
     shapes = [(model._dim("n_layer", h) + 1, n, model._dim("d_model", h))
-              for h, n in ((model._model, inp.n), (model._pair.decoder, inp.struct.n_target))]
+              for h, n in ((pair.encoder, inp.n), (pair.decoder, inp.struct.n_target))]
     enc, dec = (np.empty(s) for s in shapes)
     _run(model, inp, opt, STACK_HEADS_FN(), enc.ctypes.data, dec.ctypes.data)
     return Hidden(enc, dec)
@@ -145,7 +152,7 @@ def hidden_states(model, inp, opt):
 
 def _run(model, inp, opt, fn, enc, dec):
     with Call() as c:
-        c.check(lib.ag_run_attention_seq2seq(model._model, ctypes.byref(inp.struct), opt, None,
+        c.check(lib.ag_run_attention_seq2seq(inp.model, ctypes.byref(inp.struct), opt, None,
                                              fn, None, enc, dec, c.err), model.path)
 
 

@@ -113,7 +113,9 @@ def aggregate(records, by=None, *, unit=None, ci=0.95, bootstrap=0, seed=1, to_p
     records: a list of dicts (what analyze, matrix_metrics, weights return,
     or records read back) or a DataFrame. by: None groups by the identifying
     keys present (model, layer, head, ...; never text), "" or [] pools
-    everything, else the keys (a list or a comma-separated string).
+    everything, else the keys (a list or a comma-separated string); "stack"
+    (an encoder-decoder model's records) is a key of every grouping, first
+    when `by` does not name it.
     unit: None the default unit (the text/input key, else the record),
     else the unit keys (`--unit KEYS`, e.g. ["layer", "head"])."""
     bootstrap = _count("bootstrap", bootstrap)

@@ -38,11 +38,14 @@ int cli_load_tokenizer(const char *cmd, const char *model, ag_tokenizer **tok)
     int tensors = cli_model_takes_tensors(model, type);
     if (tensors < 0)
         return 1;
-    if (tensors)
+    ag_error err = {0};
+    int status = tensors && strcmp(type, "whisper") ? AG_ENOTFOUND
+                                                    : ag_tokenizer_load(model, tok, &err);
+    /* a whisper folder's tokenizer is its decoder's (the prompt of --target) */
+    if (tensors && status == AG_ENOTFOUND)
         return cli_usage_error(cmd, "%s is a %s model: its input is %s, not token ids", model, type,
                                strcmp(type, "vit") ? "audio features" : "an image");
-    ag_error err = {0};
-    return ag_tokenizer_load(model, tok, &err) == AG_OK ? 0 : cli_fail_error(&err);
+    return status == AG_OK ? 0 : cli_fail_error(&err);
 }
 
 /* Every id must be one of the tokenizer's: HF's decode would drop it in

@@ -33,8 +33,9 @@ static const char analyze_help[] =
     "--target-tokens IDS: one record per (stack, layer, head), \"stack\" encoder,\n"
     "decoder or cross (rows: target tokens, cols: source tokens). A whisper\n"
     "folder with its decoder takes --audio or --features and --target-tokens\n"
-    "IDS (the decoder prompt, special tokens included); without a target it\n"
-    "runs its encoder alone.\n";
+    "IDS (the decoder prompt, special tokens included) or --target T (its\n"
+    "tokenizer's labels less the last); without a target it runs its encoder\n"
+    "alone.\n";
 
 static const char analyze_more[] =
     "Records stream: in jsonl, csv and tsv each text's records are\n"
@@ -148,7 +149,8 @@ static const char attention_help[] =
     "--decoder [L_dec, H, n_tgt, n_tgt], --cross [L_dec, H, n_tgt, n_src];\n"
     "--hidden the encoder's hidden states, --decoder-hidden the decoder's.\n"
     "A whisper folder with its decoder: --audio or --features and\n"
-    "--target-tokens IDS (the decoder prompt, special tokens included).\n";
+    "--target-tokens IDS (the decoder prompt, special tokens included) or\n"
+    "--target T.\n";
 
 static const cli_option attention_own[] = {
     {"-o", "OUT.npy", "the attention probabilities [L, H, n, n] ({i}: the text's line index)"},

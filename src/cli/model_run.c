@@ -114,6 +114,11 @@ static int target_ids(cli_model_run *r, const char *cmd)
     } else {
         ag_tokenizer *tok = NULL;
         status = ag_tokenizer_load(r->model_dir, &tok, &err);
+        if (status == AG_ENOTFOUND)
+            return cli_fail("%s: --target TEXT is tokenized by the folder's tokenizer and it has no "
+                            "tokenizer files (tokenizer.json, vocab.json + merges.txt, or "
+                            "vocab.txt): give the decoder's ids with --target-tokens IDS",
+                            r->model_dir);
         if (status == AG_OK)
             status = ag_run_target_ids(r->model, tok, in->target, strlen(in->target), &r->target,
                                        &r->n_target, &err);
@@ -127,10 +132,10 @@ static int target_ids(cli_model_run *r, const char *cmd)
 
 /* A target on the model r->model of one stack: taken for Whisper's decoder
  * (r->model, its encoder as ag_model_load reads it, is replaced by the pair
- * of ag_seq2seq_load) as --target-tokens only: its prompt
- * (<|startoftranscript|>, language, task, <|notimestamps|>) is a choice of
- * the generation settings, not a tokenizer's template, so --target TEXT is
- * not built here. */
+ * of ag_seq2seq_load): --target-tokens verbatim, or --target TEXT through
+ * the folder's tokenizer, whose saved template holds the prompt prefix
+ * (<|startoftranscript|>, language, task, <|notimestamps|>: what
+ * set_prefix_tokens wrote before save_pretrained; ag_run_target_ids). */
 static int whisper_pair(cli_model_run *r)
 {
     const cli_input *in = &r->input;
@@ -141,13 +146,11 @@ static int whisper_pair(cli_model_run *r)
     if (!whisper)
         return cli_fail("%s: --target needs an encoder-decoder model: a t5, bart or whisper "
                         "folder", r->model_dir);
-    if (!in->target_tokens)
-        return cli_fail("%s: whisper: %s is not taken (its decoder prompt depends on the "
-                        "generation settings): give the prompt's ids with --target-tokens IDS",
-                        r->model_dir, in->target ? "--target TEXT" : "--target-file");
     if (ag_seq2seq_load(r->model_dir, &r->pair, &err) != AG_OK)
-        return cli_fail("%s: --target-tokens runs Whisper's decoder: %s", r->model_dir,
-                        err.message);
+        return cli_fail("%s: %s runs Whisper's decoder: %s", r->model_dir,
+                        in->target_tokens ? "--target-tokens"
+                        : in->target      ? "--target"
+                                          : "--target-file", err.message);
     return 0;
 }
 
@@ -161,9 +164,9 @@ static int load_model(cli_model_run *r, const char *cmd)
     int target = !!in->target + !!in->target_tokens + !!in->target_file;
     if (target > 1)
         return cli_usage_error(cmd, "give one of --target, --target-tokens and --target-file");
-    if (in->target_file && !in->text_file && !in->tokens_file)
-        return cli_usage_error(cmd, "--target-file pairs with --text-file or --tokens-file "
-                               "(one source: --target)");
+    if (in->target_file && !in->text_file && !in->tokens_file && !in->audio_file)
+        return cli_usage_error(cmd, "--target-file pairs with --text-file, --tokens-file or "
+                               "--audio-file (one source: --target)");
     if (!ag_model_dir_is_seq2seq(r->model_dir)) {
         if (ag_model_load_tower(r->model_dir, cli_input_kind(in), &r->model, &err) != AG_OK)
             return cli_fail_error(&err);
@@ -192,12 +195,31 @@ static int line_target(const cli_model_run *r, const ag_tokenizer *tok, const ch
     return status;
 }
 
+/* Whether line [start, start + n) of a file holds only blanks. */
+static int blank_line(const char *line, size_t n)
+{
+    size_t b = 0;
+    while (b < n && (line[b] == ' ' || line[b] == '\t' || line[b] == '\r'))
+        b++;
+    return b == n;
+}
+
+/* The source file --target-file pairs with: "--text-file F" etc. */
+static const char *source_option(const cli_input *in)
+{
+    return in->text_file ? "--text-file" : in->tokens_file ? "--tokens-file" : "--audio-file";
+}
+
 /* --target-file: line k of the file is the target of the source on line k
- * (the sources' "text"); a source without its line, or with a blank one,
- * is refused naming both. */
+ * (the sources' "text"; an --audio-file list's line k the same way); a
+ * source without its line, a blank one, or a target line past the last
+ * source is refused naming both files. */
 static int target_file(cli_model_run *r)
 {
-    const char *name = r->input.target_file;
+    const cli_input *in = &r->input;
+    const char *name = in->target_file;
+    const char *src = in->text_file ? in->text_file : in->tokens_file ? in->tokens_file
+                                                                      : in->audio_file;
     char *buf = NULL;
     size_t len = 0, pos = 0, start = 0, n = 0, k = 0;
     long line = 0;
@@ -206,18 +228,20 @@ static int target_file(cli_model_run *r)
     if (cli_read_text_file(&name, CLI_TEXT_FILE_MAX, &buf, &len) != 0)
         return 1;
     int status = ag_tokenizer_load(r->model_dir, &tok, &err);
-    while (status == AG_OK && k < r->nseq && cli_next_line(buf, len, &pos, &start, &n)) {
-        if (line++ != r->seqs[k].line)
-            continue;
-        size_t b = 0;
-        while (b < n && (buf[start + b] == ' ' || buf[start + b] == '\t'))
-            b++;
-        status = b == n ? ag_error_set(&err, AG_EINVAL, "line %ld is blank: no target", line)
-                        : line_target(r, tok, buf + start, n, &r->seqs[k++], &err);
+    while (status == AG_OK && cli_next_line(buf, len, &pos, &start, &n)) {
+        long at = line++;
+        int blank = blank_line(buf + start, n);
+        if (k == r->nseq && !blank)
+            status = ag_error_set(&err, AG_EINVAL, "line %ld has no source: the last of %s %s "
+                                  "is on line %ld", at + 1, source_option(in), src,
+                                  r->seqs[r->nseq - 1].line + 1);
+        else if (k < r->nseq && at == r->seqs[k].line)
+            status = blank ? ag_error_set(&err, AG_EINVAL, "line %ld is blank: no target", at + 1)
+                           : line_target(r, tok, buf + start, n, &r->seqs[k++], &err);
     }
     if (status == AG_OK && k < r->nseq)
-        status = ag_error_set(&err, AG_EINVAL, "%ld lines: no target for source line %ld", line,
-                              r->seqs[k].line + 1);
+        status = ag_error_set(&err, AG_EINVAL, "%ld lines: no target for source line %ld of "
+                              "%s %s", line, r->seqs[k].line + 1, source_option(in), src);
     ag_tokenizer_free(tok);
     free(buf);
     return status == AG_OK ? 0 : cli_fail("%s: --target-file %s: %s", r->model_dir, name, err.message);

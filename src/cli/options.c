@@ -19,9 +19,9 @@ const cli_option_group cli_group_input = {"input", "Model inputs", (const cli_op
     {NULL}}, 0};
 
 const cli_option_group cli_group_target = {"target", "Encoder-decoder targets", (const cli_option[]){
-    {"--target", "T", "t5, bart: the decoder's text, tokenized and shifted right after decoder_start_token_id (teacher forcing)"},
+    {"--target", "T", "t5, bart, whisper: the decoder's text, tokenized and shifted right after decoder_start_token_id (teacher forcing; whisper: its leading start token dropped first)"},
     {"--target-tokens", "1,2,3", "t5, bart, whisper: the decoder's input ids as given (decoder_input_ids, no shift; whisper: its prompt, special tokens included)"},
-    {"--target-file", "F", "t5, bart: one target text a line, paired line by line with --text-file or --tokens-file"},
+    {"--target-file", "F", "t5, bart, whisper: one target text a line, paired line by line with --text-file, --tokens-file or (whisper) --audio-file"},
     {NULL}}, 0};
 
 const cli_option_group cli_group_select = {"select", "Layers and heads", (const cli_option[]){

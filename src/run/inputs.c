@@ -63,6 +63,20 @@ int ag_run_tokenize(const ag_tokenizer *tok, const char *text, size_t len, size_
     return status;
 }
 
+/* Whether m's labels lose a leading decoder_start_token_id before the
+ * shift: Whisper's, whose tokenizer template starts with
+ * <|startoftranscript|> (the decoder start), as the collator of HF's
+ * Whisper fine-tuning (DataCollatorSpeechSeq2SeqWithPadding: "if
+ * (labels[:, 0] == decoder_start_token_id).all(): labels = labels[:, 1:]",
+ * examples/pytorch/speech-recognition/run_speech_recognition_seq2seq.py and
+ * the fine-tune-whisper blog) does before WhisperForConditionalGeneration
+ * forms shift_tokens_right(labels) (modeling_whisper.py @5c48f71a). T5's
+ * and BART's collator (DataCollatorForSeq2Seq) keeps the labels whole. */
+static int drops_start(const ag_model *m)
+{
+    return ag_model_get_config(m)->arch == AG_ARCH_WHISPER;
+}
+
 int ag_run_target_ids(const ag_model *m, const ag_tokenizer *tok, const char *text, size_t len,
                       int32_t **ids, size_t *n, ag_error *err)
 {
@@ -76,6 +90,10 @@ int ag_run_target_ids(const ag_model *m, const ag_tokenizer *tok, const char *te
         return ag_error_set(err, AG_EINVAL, "config.json gives no decoder_start_token_id: "
                             "give the decoder's ids with --target-tokens");
     int status = ag_tokenizer_encode(tok, text, len, ids, n, err);
+    if (status == AG_OK && *n && (*ids)[0] == start && drops_start(m)) {
+        memmove(*ids, *ids + 1, (*n - 1) * sizeof **ids);
+        (*n)--;
+    }
     if (status == AG_OK && *n == 0)
         status = ag_error_set(err, AG_EINVAL, "the target gives no tokens");
     if (status == AG_OK)

@@ -137,14 +137,24 @@ static int schema_index(const ag_aggregate *a, const char *key)
     return agi_strmap_get(&a->schema_map, key, strlen(key), &k) ? k : -1;
 }
 
+/* Whether the given --by keys lack "stack" (then it is implied first). */
+static int implies_stack(const ag_aggregate_options *opt)
+{
+    for (size_t k = 0; k < opt->nby; k++)
+        if (opt->by[k] && strcmp(opt->by[k], "stack") == 0)
+            return 0;
+    return !opt->by_default;
+}
+
 static int set_schema(ag_aggregate *a, const ag_aggregate_options *opt, ag_error *err)
 {
     size_t n = 0;
+    a->stack_implied = implies_stack(opt);
     if (opt->by_default)
         for (const char *const *k = ag_identifying_keys; *k; k++)
             n += !names_input(*k);
     else
-        n = opt->nby;
+        n = opt->nby + (size_t)a->stack_implied;
     if (n > AG_RECORDS_KEYS_MAX)
         return ag_error_set(err, AG_ELIMIT, "more than %d --by keys", AG_RECORDS_KEYS_MAX);
     a->schema = calloc(n ? n : 1, sizeof *a->schema);
@@ -152,7 +162,9 @@ static int set_schema(ag_aggregate *a, const ag_aggregate_options *opt, ag_error
     if (!a->schema || !a->present)
         return ag_error_set(err, AG_ENOMEM, "out of memory");
     for (size_t i = 0, k = 0; i < n; k++) {
-        const char *key = opt->by_default ? ag_identifying_keys[k] : opt->by[k];
+        const char *key = opt->by_default ? ag_identifying_keys[k]
+                          : a->stack_implied ? (k ? opt->by[k - 1] : "stack")
+                                             : opt->by[k];
         if (opt->by_default && names_input(key))
             continue;
         if (!*key)
@@ -962,6 +974,7 @@ int ag_aggregate_add_table(ag_aggregate *a, const ag_table *t, ag_error *err)
 static int same_grouping(const ag_aggregate *a, const ag_aggregate *b)
 {
     if (a->by_default != b->by_default || a->nschema != b->nschema ||
+        a->stack_implied != b->stack_implied ||
         a->unit_default != b->unit_default || a->nukey != b->nukey)
         return 0;
     for (size_t k = 0; k < a->nschema; k++)
@@ -1082,11 +1095,16 @@ int ag_aggregate_merge(ag_aggregate *into, const ag_aggregate *from, ag_error *e
 
 /* ---- the table ------------------------------------------------------------------------ */
 
+int agg_key_shown(const ag_aggregate *a, size_t k)
+{
+    return a->present[k] || (!a->by_default && !(a->stack_implied && k == 0));
+}
+
 size_t agg_key_columns(const ag_aggregate *a, size_t *cols)
 {
     size_t n = 0;
     for (size_t k = 0; k < a->nschema; k++)
-        if (!a->by_default || a->present[k])
+        if (agg_key_shown(a, k))
             cols[n++] = k;
     return n;
 }
@@ -1234,8 +1252,10 @@ static int refuse_sparse(const ag_aggregate *a, size_t nkey, int human, ag_error
 int ag_aggregate_table(const ag_aggregate *a, int human, ag_table *out, ag_error *err)
 {
     memset(out, 0, sizeof *out);
-    for (size_t k = 0; !a->by_default && a->records && k < a->nschema; k++)
-        if (!a->present[k])
+    for (size_t k = 0; a->records && k < a->nschema; k++)
+        if (!agg_key_shown(a, k))
+            continue;
+        else if (!a->present[k])
             return ag_error_set(err, AG_ENOTFOUND, "--by '%s': no record has this key",
                                 a->schema[k]);
     for (size_t k = 0; !a->unit_default && a->records && k < a->nukey; k++)

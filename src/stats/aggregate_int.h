@@ -47,6 +47,8 @@ struct ag_aggregate {
     char **schema;          /* (nschema) group keys */
     size_t nschema;
     unsigned char *present; /* (nschema) a record held the key */
+    int stack_implied;      /* schema[0] is "stack", added to --by keys that
+                               lack it: shown (and required) only when present */
     char **metric;          /* (nmetric) in the order they first appear */
     unsigned char *metric_text; /* (nmetric) held text somewhere: not a metric */
     size_t nmetric, mcap;
@@ -116,6 +118,9 @@ int agg_key_listed(const char *const *list, const char *key);
 long agg_find_group(const ag_aggregate *a, const agg_group *g);
 /* Columns of the group keys an output shows (by_default: those present):
  * their schema indices into cols[nschema]; returns the count. */
+/* Whether group key k is a column: present in the records, or named by
+ * --by (the implied "stack" only when present). */
+int agg_key_shown(const ag_aggregate *a, size_t k);
 size_t agg_key_columns(const ag_aggregate *a, size_t *cols);
 /* Copy the group key cells of g (schema columns cols[ncol]) into row. */
 int agg_put_keys(const ag_aggregate *a, const agg_group *g, const size_t *cols, size_t ncol,

@@ -457,7 +457,12 @@ int ag_compare_table(const ag_aggregate *a, const ag_aggregate *b,
         return ag_error_set(err, AG_EINVAL, "compare --paired: the records of %s have no unit "
                             "to match (no text or input key): name the unit with --unit KEYS",
                             a->record_units ? opt->name_a : opt->name_b);
-    for (size_t k = 0; k < a->nschema; k++)
+    if (a->stack_implied && a->records && b->records && a->present[0] != b->present[0])
+        return ag_error_set(err, AG_EINVAL, "compare: the records of %s carry \"stack\" (an "
+                            "encoder-decoder model's) and those of %s do not",
+                            a->present[0] ? opt->name_a : opt->name_b,
+                            a->present[0] ? opt->name_b : opt->name_a);
+    for (size_t k = a->stack_implied; k < a->nschema; k++)
         if ((a->records && !a->present[k]) || (b->records && !b->present[k]))
             return ag_error_set(err, AG_ENOTFOUND, "%s: --by '%s': no record has this key",
                                 a->records && !a->present[k] ? opt->name_a : opt->name_b,

@@ -3,8 +3,11 @@
 # `info` describes both stacks of the t5, t5-v1_1 and bart test folders;
 # `analyze` and `attention` run them with a target (--target-tokens
 # verbatim, --target tokenized and shifted right: the same arrays as the
-# shifted ids given verbatim), their records carry "stack" and --aggregate
-# groups by it (the arrays against the float64 references:
+# shifted ids given verbatim; t5-v1_1's and whisper-seq2seq's own
+# tokenizers give the Rust library's ids, Whisper's --target the labels
+# less their last; --target-file paired with --text-file or --audio-file),
+# their records carry "stack" and --aggregate groups by it, also under
+# --by layer (the arrays against the float64 references:
 # tests/ref/check_seq2seq.py); every other command that runs one sequence
 # (or reads one stack's weights) refuses them, and so do the pairs that do
 # not go together (a target on a model of one stack, no target, both
@@ -98,8 +101,10 @@ printf 'd e\nx\n\nd\n' >"$T/tgt_blank.txt"
 run_case 1 "line 3 is blank: no target" "--target-file: a blank target line" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_blank.txt"
 printf 'd e\nx\ne\n' >"$T/tgt_short.txt"
 run_case 1 "3 lines: no target for source line 4" "--target-file: shorter than the sources" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_short.txt"
+printf 'd e\nx\ne\nd\nextra\n' >"$T/tgt_long.txt"
+run_case 1 "--target-file $T/tgt_long.txt: line 5 has no source: the last of --text-file $T/src.txt is on line 4" "--target-file: longer than the sources" analyze "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt_long.txt"
 run_case 2 "--cross $T/o/c.npy names one file and the input holds 3 texts" "--target-file: --cross without {i}" attention "$T/t5tok" --text-file "$T/src.txt" --target-file "$T/tgt.txt" -o "$T/o/a_{i}.npy" --cross "$T/o/c.npy"
-run_case 2 "--target-file pairs with --text-file or --tokens-file" "--target-file with one source" analyze "$T/t5tok" --text "a" --target-file "$T/tgt.txt"
+run_case 2 "--target-file pairs with --text-file, --tokens-file or --audio-file" "--target-file with one source" analyze "$T/t5tok" --text "a" --target-file "$T/tgt.txt"
 
 # BART: labels <s> ... </s> (ids 0 and 2), decoder_start_token_id 2 (</s>)
 mkdir "$T/barttok"
@@ -118,6 +123,24 @@ check "--target TEXT on bart: <s> d e </s> shifted right after </s> = 2, 0, 6, 7
 "$CLI" attention "$T/barttok" --tokens 3,4,5,2 --target "d e" -o "$T/be1.npy" --cross "$T/bc1.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
 "$CLI" attention "$T/barttok" --tokens 3,4,5,2 --target-tokens 2,0,6,7 -o "$T/be2.npy" --cross "$T/bc2.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
 cmp -s "$T/bc1.npy" "$T/bc2.npy" || fail "--target 'd e' differs from --target-tokens 2,0,6,7"
+
+# t5-v1_1's own tokenizer (a Unigram in t5-small's layout, template "$A
+# </s>"): its ids are the Rust tokenizers library's (Node binding, by hand:
+# tools/tokenize_ref/rust_vocab.mjs), and --target is [0] + labels[:-1]
+# (the golden case T5V11.target.text runs the same pair)
+check "t5-v1_1: tokenize gives the Rust library's ids; --target equals its shifted ids"
+for pair in "translate: the cat sat on the mat.|47,46,30,31,32,33,30,34,39,1," \
+            "die katze sat auf der mat|41,42,32,44,45,34,1," "the  cat|30,31,1," "xyz|3,27,28,29,1,"; do
+    text=${pair%%|*}
+    got=$("$CLI" tokenize "$A/t5-v1_1" --text "$text" --format tsv 2>"$T/err" | tail -n +2 | cut -f2 | tr '\n' ,)
+    [ "$got" = "${pair#*|}" ] || fail "'$text': $got, the Rust library ${pair#*|} ($(head -c 200 "$T/err"))"
+done
+"$CLI" analyze "$A/t5-v1_1" --text "translate: the cat sat on the mat." --target "die katze sat auf der mat" --format jsonl --metrics sigma_max,cross >"$T/v1.jsonl" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" analyze "$A/t5-v1_1" --tokens 47,46,30,31,32,33,30,34,39,1 --target-tokens 0,41,42,32,44,45,34 --format jsonl --metrics sigma_max,cross >"$T/v2.jsonl" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+sed 1d "$T/v1.jsonl" | sed 's/,"input":[^}]*//' >"$T/v1b.jsonl"
+sed 1d "$T/v2.jsonl" | sed 's/,"input":[^}]*//' >"$T/v2b.jsonl"
+[ "$(wc -l <"$T/v1b.jsonl")" -eq 24 ] || fail "not 24 records (6 encoder, 9 decoder, 9 cross): $(head -c 300 "$T/v1b.jsonl")"
+cmp -s "$T/v1b.jsonl" "$T/v2b.jsonl" || fail "--target differs from --target-tokens 0,41,42,32,44,45,34: $(diff "$T/v1b.jsonl" "$T/v2b.jsonl" | head -c 300)"
 
 # Whisper's decoder (whisper-seq2seq: 2 encoder, 3 decoder layers, 2 heads;
 # 19 feature frames: 10 source positions): --features with --target-tokens
@@ -154,7 +177,66 @@ check "whisper: --audio with a target gives the arrays of the features it saves"
 "$CLI" attention "$WS" --features "$T/wf.npy" $WT -o "$T/wa2.npy" --cross "$T/wc2.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
 for k in wa wc; do cmp -s "$T/${k}1.npy" "$T/${k}2.npy" || fail "$k: --audio differs from its saved features"; done
 cmp -s "$T/wc1.npy" "$T/wc.npy" && fail "the chirp's cross-attention equals the reference features': the check cannot tell"
-run_case 1 "whisper: --target TEXT is not taken (its decoder prompt depends on the generation settings): give the prompt's ids with --target-tokens IDS" "whisper --target TEXT" analyze "$WS" --features "$WF" --target "a b"
+# --target TEXT on Whisper: the folder's byte-level BPE (its template
+# "<|startoftranscript|> <|en|> <|transcribe|> <|notimestamps|> $A
+# <|endoftext|>", ids 45 43 44 47 ... 46) gives the labels; HF's
+# fine-tuning collator drops their leading decoder start (45) and
+# shift_tokens_right puts it back: the labels less their last id. The ids
+# below are the Rust tokenizers library's (Node binding, by hand:
+# tools/tokenize_ref/rust_vocab.mjs on the folder).
+check "whisper: tokenize gives the Rust library's ids"
+for pair in "the cat sat on the mat.|45,43,44,47,19,30,34,36,38,31,40,27,46," \
+            " a cat, on a mat|45,43,44,47,41,34,28,38,41,40,46," "zz.on|45,43,44,47,25,25,27,42,46,"; do
+    text=${pair%%|*}
+    got=$("$CLI" tokenize "$WS" --text "$text" --format tsv 2>"$T/err" | tail -n +2 | cut -f2 | tr '\n' ,)
+    [ "$got" = "${pair#*|}" ] || fail "'$text': $got, the Rust library ${pair#*|} ($(head -c 200 "$T/err"))"
+done
+check "whisper: decode gives the Rust library's text, with and without the special tokens"
+got=$("$CLI" decode "$WS" --tokens 45,43,44,47,19,30,34,46 2>"$T/err")
+[ "$got" = "<|startoftranscript|><|en|><|transcribe|><|notimestamps|>the cat<|endoftext|>" ] || fail "decode: '$got' $(head -c 200 "$T/err")"
+got=$("$CLI" decode "$WS" --tokens 45,43,44,47,19,30,34,46 --skip-special 2>"$T/err")
+[ "$got" = "the cat" ] || fail "decode --skip-special: '$got' $(head -c 200 "$T/err")"
+check "whisper: --target TEXT runs the labels less their last id (the records and arrays of --target-tokens)"
+WTXT="the cat sat on the mat."
+"$CLI" analyze "$WS" --features "$WF" --target "$WTXT" --format jsonl --metrics sigma_max,cross --precision f64 >"$T/wt1.jsonl" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" analyze "$WS" --features "$WF" --target-tokens 45,43,44,47,19,30,34,36,38,31,40,27 --format jsonl --metrics sigma_max,cross --precision f64 >"$T/wt2.jsonl" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+cmp -s "$T/wt1.jsonl" "$T/wt2.jsonl" || fail "--target differs from --target-tokens 45,43,44,47,19,30,34,36,38,31,40,27"
+grep -q '"stack":"cross","layer":2,"head":1,"rows":12,"cols":10' "$T/wt1.jsonl" || fail "no record of 12 target rows: $(head -c 300 "$T/wt1.jsonl")"
+"$CLI" attention "$WS" --features "$WF" --target "$WTXT" -o "$T/wte1.npy" --cross "$T/wtc1.npy" --decoder-hidden "$T/wth1.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" attention "$WS" --features "$WF" --target-tokens 45,43,44,47,19,30,34,36,38,31,40,27 -o "$T/wte2.npy" --cross "$T/wtc2.npy" --decoder-hidden "$T/wth2.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+for k in wte wtc wth; do cmp -s "$T/${k}1.npy" "$T/${k}2.npy" || fail "$k: --target differs from its ids given verbatim"; done
+"$CLI" attention "$WS" --features "$WF" --target-tokens 45,45,43,44,47,19,30,34,36,38,31,40,27 --cross "$T/wtc3.npy" -o "$T/wte3.npy" 2>"$T/err" || fail "exit $?"
+cmp -s "$T/wtc1.npy" "$T/wtc3.npy" && fail "the shift without the collator's drop gives the same cross-attention: the check cannot tell"
+mkdir "$T/wsnotok"
+for f in config.json model.safetensors; do ln -s "$WS/$f" "$T/wsnotok/"; done
+run_case 1 "$T/wsnotok: --target TEXT is tokenized by the folder's tokenizer and it has no tokenizer files (tokenizer.json, vocab.json + merges.txt, or vocab.txt): give the decoder's ids with --target-tokens IDS" "whisper --target TEXT without a tokenizer" analyze "$T/wsnotok" --features "$WF" --target "a b"
+# --audio-file with --target-file: line k of the targets is the target of
+# the sound file on line k of the list (a blank list line skipped, its
+# target line unread); each file's arrays are those of its pair run alone;
+# a target file that ends early or runs past the list is refused naming
+# both files
+AU=$ROOT/tests/data/audio
+printf '%s\n\n%s\n' "$AU/chirp_1s.wav" "$AU/tone_float.wav" >"$T/wl.txt"
+printf 'the cat sat on the mat.\nunread\nat\n' >"$T/wtg.txt"
+check "whisper: --audio-file with --target-file pairs line by line"
+"$CLI" attention "$WS" --audio-file "$T/wl.txt" --target-file "$T/wtg.txt" --frames 20 -o "$T/wla_{i}.npy" --cross "$T/wlc_{i}.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+for i in 0 2; do
+    if [ $i = 0 ]; then wav=$AU/chirp_1s.wav tg=$WTXT; else wav=$AU/tone_float.wav tg=at; fi
+    "$CLI" attention "$WS" --audio "$wav" --target "$tg" --frames 20 -o "$T/wla.npy" --cross "$T/wlc.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+    for k in wla wlc; do cmp -s "$T/${k}_$i.npy" "$T/$k.npy" || fail "$k: file $i differs from its pair run alone"; done
+done
+cmp -s "$T/wlc_0.npy" "$T/wlc_2.npy" && fail "files 0 and 2 give the same cross-attention: the check cannot tell"
+runj wl.json analyze "$WS" --audio-file "$T/wl.txt" --target-file "$T/wtg.txt" --frames 20 --metrics sigma_max --format json
+PYSCRIPT='
+r = records(a[0])
+cross = [(x["text"], x["rows"], x["cols"]) for x in r if x["stack"] == "cross"]
+assert cross == [(0, 12, 10)] * 6 + [(2, 5, 10)] * 6, cross
+'
+pycheck "whisper: --audio-file records carry text 0 and 2, each with its target's rows" "$T/wl.json"
+printf 'the cat\n\n' >"$T/wtshort.txt"
+run_case 1 "--target-file $T/wtshort.txt: 2 lines: no target for source line 3 of --audio-file $T/wl.txt" "whisper: fewer targets than sound files" analyze "$WS" --audio-file "$T/wl.txt" --target-file "$T/wtshort.txt" --frames 20
+printf 'a\nb\nc\nd\n' >"$T/wtlong.txt"
+run_case 1 "--target-file $T/wtlong.txt: line 4 has no source: the last of --audio-file $T/wl.txt is on line 3" "whisper: more targets than sound files" analyze "$WS" --audio-file "$T/wl.txt" --target-file "$T/wtlong.txt" --frames 20
 run_case 1 "--target-tokens runs Whisper's decoder: $ROOT/tests/data/models/tiny-whisper/model.safetensors: tensor 'model.decoder.layers.0.self_attn_layer_norm.weight' not found" "a target on a whisper folder without its decoder" analyze "$ROOT/tests/data/models/tiny-whisper" --audio "$ROOT/tests/data/audio/chirp_1s.wav" --frames 40 $WT
 run_case 1 "token id 48 at position 1 is outside the vocabulary (vocab_size = 48)" "whisper: a prompt id outside the decoder's vocabulary" analyze "$WS" --features "$WF" --target-tokens 45,48
 
@@ -173,6 +255,37 @@ assert [x["stack"] for x in g] == ["encoder", "decoder", "cross"], g
 assert [x["n"] for x in g] == [6, 9, 9], g
 '
 pycheck "analyze on t5-v1_1: stacks, shapes, family E null, --aggregate --by stack" "$T/t5rec.json" "$T/t5agg.json"
+# --aggregate --by layer keeps the stacks apart ("stack" implied first):
+# one row per (stack, layer), its mean and sample std those numpy computes
+# from the records; the same from the `aggregate` command on the record
+# file; --by stack,layer names it (the same rows), --by layer on records of
+# one stack shows no stack column
+runj t5lay.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64 --aggregate --by layer
+runj t5lay2.json aggregate "$T/t5rec.json" --by layer --format json
+runj t5lay3.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64 --aggregate --by stack,layer
+runj rolay.json analyze "$A/roberta" --tokens 3,4,5,6 --format json --metrics sigma_max --aggregate --by layer
+PYSCRIPT='
+import numpy as np
+r = records(a[0])
+g, g2, g3, one = (records(p) for p in a[1:])
+want = {}
+for x in r:
+    want.setdefault((x["stack"], x["layer"]), []).append(x["sigma_max"])
+assert [(x["stack"], x["layer"]) for x in g] == list(want), [(x["stack"], x["layer"]) for x in g]
+assert len(g) == 8, g  # 2 encoder layers, 3 decoder and 3 cross
+for x in g:
+    v = np.array(want[(x["stack"], x["layer"])])
+    assert x["n"] == v.size == 3, x
+    assert abs(x["sigma_max"] - v.mean()) <= 1e-12 * abs(v.mean()), (x, v)
+    assert abs(x["sigma_max_std"] - v.std(ddof=1)) <= 1e-12 * v.std(ddof=1) + 1e-15, (x, v)
+    assert list(x)[:2] == ["stack", "layer"], list(x)
+assert [(x["stack"], x["layer"], x["sigma_max"]) for x in g2] == [(x["stack"], x["layer"], x["sigma_max"]) for x in g], g2
+assert g3 == g, g3
+assert "stack" not in one[0] and [x["layer"] for x in one] == [0, 1], one
+'
+pycheck "--aggregate --by layer on a pair: one row per (stack, layer), numpy's mean and std" "$T/t5rec.json" "$T/t5lay.json" "$T/t5lay2.json" "$T/t5lay3.json" "$T/rolay.json"
+runj rorec.json analyze "$A/roberta" --tokens 3,4,5,6 --format json --metrics sigma_max
+run_case 1 "compare: the records of $T/t5rec.json carry \"stack\" (an encoder-decoder model's) and those of $T/rorec.json do not" "compare --by layer: stacks on one side only" compare "$T/t5rec.json" "$T/rorec.json" --by layer
 run_case 1 "$NEED: residual needs --target" "residual refuses t5" residual "$A/t5" --tokens 3,4
 run_case 1 "$NEED: rollout needs --target T or --target-tokens IDS" "rollout refuses t5 without a target" rollout "$A/t5-v1_1" --tokens 3,4
 # rollout on a pair: the encoder's rollout (2 layers), the decoder's (3),

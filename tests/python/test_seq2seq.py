@@ -247,3 +247,58 @@ def test_what_does_not_go_together(tmp):
         t5.weights()
     with pytest.raises(attngeom.Error, match="this run takes a model of one stack"):
         t5.residual(tokens=[3, 4])
+
+
+# Whisper's decoder (whisper-seq2seq, its byte-level BPE): target= is the
+# tokenizer's labels less their last id (HF's fine-tuning collator drops
+# the leading <|startoftranscript|>, shift_tokens_right puts it back), as
+# `attngeom analyze --target`; without a target the encoder alone
+WHISPER_TEXT = "the cat sat on the mat."
+WHISPER_IDS = [45, 43, 44, 47, 19, 30, 34, 36, 38, 31, 40, 27]  # the labels less <|endoftext|>
+
+
+def test_whisper_target_text_equals_cli(tmp):
+    ws, feats = ARCH / "whisper-seq2seq", ARCH.parent.parent / "archref" / "whisper-seq2seq" / "features.npy"
+    m = attngeom.Model(ws)
+    assert m.tokenize(WHISPER_TEXT) == WHISPER_IDS + [46]
+    cli = run_cli("analyze", ws, "--features", feats, "--target", WHISPER_TEXT, "--format", "json",
+                  "--precision", "f64", "--metrics", "sigma_max,cross")["records"]
+    py = m.analyze(features=feats, target=WHISPER_TEXT, metrics="sigma_max,cross", precision="f64")
+    same_records(py, cli)
+    assert py == m.analyze(features=feats, target_tokens=WHISPER_IDS, metrics="sigma_max,cross",
+                           precision="f64")
+    assert [(r["rows"], r["cols"]) for r in py if r["stack"] == "cross"] == [(12, 10)] * 6
+    a = m.attention(features=feats, target=WHISPER_TEXT)
+    run_cli("attention", ws, "--features", feats, "--target", WHISPER_TEXT, "-o", tmp / "e.npy",
+            "--decoder", tmp / "d.npy", "--cross", tmp / "c.npy")
+    assert [x.tobytes() for x in a] == [np.load(tmp / f).tobytes() for f in ("e.npy", "d.npy", "c.npy")]
+    # no target: the encoder alone, the pair's encoder arrays
+    assert m.attention(features=feats).tobytes() == a.encoder.tobytes()
+    assert "decoder" not in m.config
+
+
+def test_t5_own_tokenizer_target_text():
+    """t5-v1_1's Unigram: target= is [0] + labels[:-1], as the CLI's --target."""
+    m = attngeom.Model(ARCH / "t5-v1_1")
+    src, tgt = "translate: the cat sat on the mat.", "die katze sat auf der mat"
+    assert m.tokenize(tgt) == [41, 42, 32, 44, 45, 34, 1]  # the Rust library's (seq2seq.sh)
+    py = m.analyze(src, "sigma_max,cross", target=tgt)
+    same_records(py, run_cli("analyze", ARCH / "t5-v1_1", "--text", src, "--target", tgt,
+                             "--metrics", "sigma_max,cross", "--format", "json")["records"])
+    assert py == m.analyze(src, "sigma_max,cross", target_tokens=[0, 41, 42, 32, 44, 45, 34])
+
+
+def test_aggregate_by_layer_keeps_stacks_apart():
+    """by="layer" on a pair's records: "stack" implied first, one row per
+    (stack, layer), as the CLI's --aggregate --by layer."""
+    recs = attngeom.Model(ARCH / "t5-v1_1").analyze(SRC, "sigma_max", target_tokens=TGT["t5-v1_1"],
+                                                     precision="f64")
+    got = attngeom.aggregate(recs, by="layer")
+    want = {}
+    for r in recs:
+        want.setdefault((r["stack"], r["layer"]), []).append(r["sigma_max"])
+    assert [(g["stack"], g["layer"]) for g in got] == list(want)
+    for g in got:
+        assert g["sigma_max"] == pytest.approx(np.mean(want[(g["stack"], g["layer"])]), rel=1e-12)
+    assert [(g["stack"], g["n"]) for g in attngeom.aggregate(recs, by="")] == \
+        [("encoder", 6), ("decoder", 9), ("cross", 9)]

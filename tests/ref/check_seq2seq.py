@@ -44,6 +44,13 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    to numpy's mean over the rows of sqrt(JSD) (natural log; Clark et al.
    2019, §6; check_similarity.py's long-double jsd_rows) of the two heads'
    exported arrays (cross: [n_tgt, n_src] rows).
+5. `attention --target TEXT --precision f64` on the folders with a
+   tokenizer (t5-v1_1, whisper-seq2seq): the arrays of the float64
+   reference fed the decoder_input_ids that each model's training recipe
+   forms from tests/ref/hf_tokenizer.py's labels (an independent port of
+   the Rust tokenizers pipeline): T5 [0] + labels[:-1] (_shift_right);
+   Whisper the labels less a leading decoder_start_token_id (HF's
+   fine-tuning collator), then shift_tokens_right — within 1e-9.
 Exits 1 on any failure.
 """
 import json
@@ -63,6 +70,7 @@ TOL = {"f64": 1e-9, "f32": 1e-5}
 failures = []
 sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
 import hf_forward  # noqa: E402
+import hf_tokenizer  # noqa: E402
 import check_similarity as js_ref  # noqa: E402
 
 
@@ -225,6 +233,46 @@ def check_similarity(cli, name, inputs, arrays):
             fail("%s similarity %s: js_distance %r, numpy %r" % (name, got, r["js_distance"], v))
 
 
+# the target texts of check 5 (folders with a tokenizer)
+TARGET_TEXT = {"t5-v1_1": "die katze sat auf der mat", "whisper-seq2seq": "the cat sat on the mat."}
+
+
+def decoder_input_ids(name, labels):
+    """HF's teacher forcing of labels: Whisper's collator drops a leading
+    decoder start (45), then shift_tokens_right after it."""
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    with open(os.path.join(folder, "config.json")) as f:
+        start = json.load(f)["decoder_start_token_id"]
+    if name.startswith("whisper") and labels[0] == start:
+        labels = labels[1:]
+    return [start] + labels[:-1]
+
+
+def check_target_text(cli, name, inputs, tmp):
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    text = TARGET_TEXT[name]
+    tgt = decoder_input_ids(name, hf_tokenizer.Tokenizer.from_folder(folder).encode(text))
+    src = inputs[1]
+    if inputs[0] == "--tokens":
+        src = [int(x) for x in src.split(",")]
+    else:
+        src = np.load(src).astype(np.float64)
+    want = hf_forward.seq2seq_forward(folder, src, tgt)
+    args = ["attention", folder] + inputs[:2] + ["--target", text, "--precision", "f64"]
+    for opt, ref in ARRAYS:
+        args += [opt, os.path.join(tmp, "text_" + ref + ".npy")]
+    if run(cli, args).returncode != 0:
+        return
+    for _, ref in ARRAYS:
+        a = np.load(os.path.join(tmp, "text_" + ref + ".npy"))
+        if a.shape != want[ref].shape:
+            fail("%s --target: %s shape %s, reference %s" % (name, ref, a.shape, want[ref].shape))
+            continue
+        d = float(np.abs(a - want[ref]).max())
+        if not d <= TOL["f64"]:
+            fail("%s --target: %s max |diff| %.3g" % (name, ref, d))
+
+
 def main():
     cli = sys.argv[1]
     for name in MODELS:
@@ -236,6 +284,8 @@ def main():
                 check_records(cli, name, inputs, arrays)
                 check_rollout(cli, name, inputs, arrays)
                 check_similarity(cli, name, inputs, arrays)
+            if name in TARGET_TEXT:
+                check_target_text(cli, name, inputs, tmp)
         print("%s: attention (f64, f32), analyze, rollout and similarity checked" % name)
     if failures:
         print("%d failure(s)" % len(failures))

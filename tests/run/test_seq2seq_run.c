@@ -47,6 +47,43 @@ Test(seq2seq_run, shift_right_is_hf_teacher_forcing)
     cr_assert_arr_eq(labels, want, sizeof want);
 }
 
+/* ag_run_target_ids of text on dir's pair: n ids into out (at most 16). */
+static size_t target_ids(const char *dir, const char *text, int32_t *out)
+{
+    ag_seq2seq *s = load_pair(dir);
+    ag_tokenizer *tok = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_tokenizer_load(dir, &tok, &err), AG_OK, "%s", err.message);
+    int32_t *ids = NULL;
+    size_t n = 0;
+    cr_assert_eq(ag_run_target_ids(ag_seq2seq_stack(s, AG_STACK_ENCODER), tok, text, strlen(text),
+                                   &ids, &n, &err), AG_OK, "%s", err.message);
+    cr_assert_leq(n, 16);
+    memcpy(out, ids, n * sizeof *ids);
+    ag_free(ids);
+    ag_tokenizer_free(tok);
+    ag_seq2seq_free(s);
+    return n;
+}
+
+Test(seq2seq_run, target_text_per_model_shift_rule)
+{
+    /* t5-v1_1: labels "die katze" </s> = 41 42 1 (the Rust library's ids,
+     * tests/cli/seq2seq.sh) -> [0] + labels[:-1] */
+    int32_t got[16];
+    size_t n = target_ids("tests/data/models/arch/t5-v1_1", "die katze", got);
+    const int32_t t5[3] = {0, 41, 42};
+    cr_assert_eq(n, 3);
+    cr_assert_arr_eq(got, t5, sizeof t5);
+    /* Whisper: labels <|startoftranscript|> <|en|> <|transcribe|>
+     * <|notimestamps|> "at" <|endoftext|> = 45 43 44 47 33 46: the
+     * collator drops the leading 45, the shift puts it back: labels[:-1] */
+    n = target_ids("tests/data/models/arch/whisper-seq2seq", "at", got);
+    const int32_t whisper[5] = {45, 43, 44, 47, 33};
+    cr_assert_eq(n, 5);
+    cr_assert_arr_eq(got, whisper, sizeof whisper);
+}
+
 Test(seq2seq_run, the_pair_from_either_stack_and_its_start_token)
 {
     ag_seq2seq *t5 = load_pair(T5), *bart = load_pair(BART);

@@ -565,3 +565,60 @@ Test(aggregate, batch_pooled_by_default)
     ag_aggregate_free(pooled);
     ag_aggregate_free(apart);
 }
+
+/* An encoder–decoder pass's records (issue 30): layer 0 of each stack, x
+ * 1 and 3 (encoder), 10 (decoder), 20 and 22 (cross). */
+static void stack_records(ag_aggregate *a)
+{
+    static const struct {
+        const char *stack;
+        double x;
+    } recs[] = {{"encoder", 1}, {"encoder", 3}, {"decoder", 10}, {"cross", 20}, {"cross", 22}};
+    for (size_t k = 0; k < sizeof recs / sizeof *recs; k++) {
+        row_builder b = {0};
+        b.keys[b.n] = "stack";
+        b.cells[b.n++] = (ag_cell){.kind = AG_CELL_TEXT, .text = recs[k].stack};
+        put(&b, "layer", AG_CELL_INTEGER, 0);
+        put(&b, "x", AG_CELL_NUMBER, recs[k].x);
+        add(a, &b);
+    }
+}
+
+Test(aggregate, by_keys_keep_stacks_apart)
+{
+    static const char *const layer[] = {"layer"}, *const named[] = {"layer", "stack"};
+    ag_aggregate *a = new_aggregate(0, layer, 1), *b = new_aggregate(0, named, 2),
+                 *pooled = new_aggregate(0, NULL, 0);
+    stack_records(a);
+    stack_records(b);
+    stack_records(pooled);
+    ag_table t;
+    ag_error err = {0};
+    /* --by layer: "stack" implied first, one row per (stack, layer) */
+    cr_assert_eq(ag_aggregate_table(a, 0, &t, &err), AG_OK, "%s", err.message);
+    cr_assert_str_eq(t.keys[0], "stack");
+    cr_assert_str_eq(t.keys[1], "layer");
+    cr_assert_eq(t.nrow, 3);
+    const double mean[3] = {2, 10, 21};
+    const char *const stack[3] = {"encoder", "decoder", "cross"};
+    for (size_t r = 0; r < 3; r++) {
+        cr_assert_str_eq(at(&t, r, "stack")->text, stack[r]);
+        near(at(&t, r, "x")->value, mean[r], 1e-15, "x per stack");
+    }
+    ag_table_free(&t);
+    /* named: where it is named */
+    cr_assert_eq(ag_aggregate_table(b, 0, &t, &err), AG_OK, "%s", err.message);
+    cr_assert_str_eq(t.keys[0], "layer");
+    cr_assert_str_eq(t.keys[1], "stack");
+    cr_assert_eq(t.nrow, 3);
+    ag_table_free(&t);
+    /* --by '': one group per stack */
+    cr_assert_eq(ag_aggregate_table(pooled, 0, &t, &err), AG_OK, "%s", err.message);
+    cr_assert_str_eq(t.keys[0], "stack");
+    cr_assert_eq(t.nrow, 3);
+    near(at(&t, 2, "x")->value, 21, 1e-15, "cross pooled");
+    ag_table_free(&t);
+    ag_aggregate_free(a);
+    ag_aggregate_free(b);
+    ag_aggregate_free(pooled);
+}
