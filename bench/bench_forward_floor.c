@@ -142,6 +142,7 @@ static double flops(void)
  * negative if it failed. */
 static double pass_cpu(const char *cli, const char *model, const char *tokens)
 {
+    fflush(stdout); /* the child's freopen would write the buffer again */
     pid_t pid = fork();
     if (pid < 0)
         return -1;
