@@ -12,7 +12,9 @@
 #   make demo      installs missing packages, builds, runs the main job
 #   make bench     benchmarks (speed and memory are measured here, never in tests):
 #                  bench/*.c, then attngeom side by side with numpy/scipy and
-#                  PyTorch (bench/peers.py; BENCH_REPS=N runs each, default 3)
+#                  PyTorch (bench/peers.py; BENCH_REPS=N runs each, default 3);
+#                  BENCH_8B=1 adds bench-8b
+#   make bench-8b  a LLaMA-3-8B-shaped BF16 model (16 GB of disk): peak RSS, tokens/s
 #   make fuzz      libFuzzer harnesses of tests/fuzz/, FUZZ_SECONDS each (not in test)
 #   make adversarial  hostile inputs of every known class (tests/adversarial/):
 #                  builds build/ and build-san/, runs every case on each, prints
@@ -92,7 +94,7 @@ TESTBIN := $(BUILD)/tests/run_tests
 EXAMPLES:= $(EX_SRCS:%.c=$(BUILD)/%)
 BENCHES := $(BENCH_SRCS:%.c=$(BUILD)/%)
 
-.PHONY: all build deps mpi test unit cli-test ref-test arch-test python-test valgrind sanitize demo bench examples fuzz clean \
+.PHONY: all build deps mpi test unit cli-test ref-test arch-test python-test valgrind sanitize demo bench bench-8b examples fuzz clean \
         adversarial docs-options \
         install uninstall
 
@@ -359,6 +361,14 @@ bench: deps
 	@if command -v mpirun > /dev/null && command -v mpicc > /dev/null; then \
 	    $(MAKE) mpi && sh bench/mpi_speedup.sh $(CLI) $(BUILD)/attngeom-mpi; \
 	else echo "bench: mpirun not installed, attngeom-mpi's speed-up not measured"; fi
+	@if [ "$(BENCH_8B)" = 1 ]; then $(MAKE) bench-8b; fi
+
+# LLaMA-3-8B's shape in BF16 (16 GB written to TMPDIR or /tmp, removed at the
+# end): analyze's peak RSS (limit 17 GB) and tokens/s beside the sgemm floor.
+# Minutes and 16 GB of disk, so `make bench` runs it only with BENCH_8B=1.
+bench-8b: deps
+	$(MAKE) $(BUILD)/bench/bench_model_memory $(CLI)
+	$(BUILD)/bench/bench_model_memory 8b $(CLI)
 
 # Fuzzing (tests/fuzz/README.md): clang + ASan/UBSan builds of the harnesses,
 # each run for FUZZ_SECONDS, two at a time. Installs clang when missing.

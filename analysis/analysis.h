@@ -56,6 +56,17 @@ size_t ag_sigma_numerical_rank(const double *sigma, size_t q, size_t m, size_t n
  * AG_OK, AG_ENOMEM or AG_ELAPACK. */
 int ag_thin_r(const double *a, size_t rows, size_t cols, size_t ld, double **r_out,
               size_t *k_out);
+/* ag_thin_r of c, the (rows, cols) block already column-major (leading
+ * dimension rows), which dgeqrf overwrites: for a caller that packs its
+ * block itself, so that it is copied once. */
+int ag_thin_r_cm(double *c, size_t rows, size_t cols, double **r_out, size_t *k_out);
+
+/* Singular values (descending, zero-padded to q ≥ min(m, n, h)) of A Bᵀ
+ * for the blocks A (m, h) and B (n, h) (row strides lda, ldb), from the
+ * core R_A R_Bᵀ of their thin QRs (Golub & Van Loan §5.2); *frob ‖A Bᵀ‖_F.
+ * AG_OK, AG_ENOMEM, AG_ELAPACK (analysis/weights.c). */
+int ag_product_sigma(const double *a, size_t m, size_t lda, const double *b, size_t n,
+                     size_t ldb, size_t h, double *sigma, size_t q, double *frob);
 
 /* The rows of Q = R(XW_Q + b_Q) and K = R(XW_K + b_K) of head `in` (R its
  * rotary rotation: attngeom/stability.h; with what ex adds, NULL: none:

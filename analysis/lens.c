@@ -239,15 +239,16 @@ static void put_mean(ag_record *rec, ag_metric key, double sum, size_t rows)
     ag_record_set(rec, key, rows ? AG_V_NUMBER : AG_V_NULL, rows ? sum / (double)rows : 0);
 }
 
-static int row_keys(const double *S, size_t n, const ag_metric_set *sel, ag_record *rec,
-                    ag_error *err)
+/* The row keys of the m rows of S, n keys each. */
+static int row_keys(const double *S, size_t m, size_t n, const ag_metric_set *sel,
+                    ag_record *rec, ag_error *err)
 {
     double *z = malloc(3 * n * sizeof *z);
     if (!z)
         return ag_error_set(err, AG_ENOMEM, "lens: out of memory for %zu scores", n);
     row_sums t = {0};
     int rc = AG_OK;
-    for (size_t i = 0; rc == AG_OK && i < n; i++)
+    for (size_t i = 0; rc == AG_OK && i < m; i++)
         if ((rc = row_terms(S + i * n, n, sel, z, z + n, z + 2 * n, &t, err)) != AG_OK) {
             ag_error inner = *err;
             ag_error_set(err, rc, "lens: row %zu: %s", i, inner.message);
@@ -281,7 +282,8 @@ static double frob_pair(const double *M, size_t r, double *asym)
     return amax * sqrt(s2);
 }
 
-/* The core C = R₁R₂ᵀ ((r, r), *core the caller's) of [Q K] = U[R₁ R₂]. */
+/* The core C = R₁R₂ᵀ ((r, r), *core the caller's) of [Q K] = U[R₁ R₂]:
+ * [Q K] packed column-major once, as dgeqrf takes it. */
 static int form_core(const double *q, const double *k, size_t n, size_t dh, double **core,
                      size_t *r_out)
 {
@@ -289,12 +291,12 @@ static int form_core(const double *q, const double *k, size_t n, size_t dh, doub
     size_t r = 0;
     if (!qk)
         return AG_ENOMEM;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < dh; j++) {
-            qk[i * 2 * dh + j] = q[i * dh + j];
-            qk[i * 2 * dh + dh + j] = k[i * dh + j];
+    for (size_t j = 0; j < dh; j++)
+        for (size_t i = 0; i < n; i++) {
+            qk[i + j * n] = q[i * dh + j];
+            qk[i + (dh + j) * n] = k[i * dh + j];
         }
-    int rc = ag_thin_r(qk, n, 2 * dh, 2 * dh, &R, &r);
+    int rc = ag_thin_r_cm(qk, n, 2 * dh, &R, &r);
     free(qk);
     if (rc == AG_OK && !(*core = malloc(r * r * sizeof **core)))
         rc = AG_ENOMEM;
@@ -306,60 +308,103 @@ static int form_core(const double *q, const double *k, size_t n, size_t dh, doub
     return rc;
 }
 
-/* effective_rank(A): rec's family-A key when it holds a number, else
- * from A's singular values; 0 for a zero A. */
-static int attention_rank(const double *A, size_t n, const ag_record *rec, double *out)
+/* effective_rank(A) of the m×n A: rec's family-A key when it holds a
+ * number, else from A's singular values; 0 for a zero A. */
+static int attention_rank(const double *A, size_t m, size_t n, const ag_record *rec,
+                          double *out)
 {
     if (ag_record_value(rec, AG_M_EFFECTIVE_RANK, out) == AG_V_NUMBER)
         return AG_OK;
-    double *sigma = malloc(n * sizeof *sigma);
+    size_t q = m < n ? m : n;
+    double *sigma = malloc(q * sizeof *sigma);
     if (!sigma)
         return AG_ENOMEM;
-    int rc = ag_svd_values(A, n, n, sigma);
-    *out = rc == AG_OK && sigma[0] > 0 ? ag_sigma_effective_rank(sigma, n) : 0;
+    int rc = ag_svd_values(A, m, n, sigma);
+    *out = rc == AG_OK && sigma[0] > 0 ? ag_sigma_effective_rank(sigma, q) : 0;
     free(sigma);
     return rc;
 }
 
-/* The keys of S° from its core C (r, r) and the measured A. */
-static int form_keys_of_core(double *C, size_t r, size_t n, const double *A,
-                             const ag_metric_set *sel, ag_record *rec)
+/* The m×n form S° and the measured A (m×n): its r singular values sigma
+ * (descending), ‖S°‖_F and, for a square S°, ‖S° − S°ᵀ‖_F (asym; NAN: not
+ * square, score_asymmetry null). */
+typedef struct {
+    const double *sigma;
+    size_t r, m, n;
+    double frob, asym;
+} form_sv;
+
+static int form_keys_of_sigma(const form_sv *f, const double *A, const ag_metric_set *sel,
+                              ag_record *rec)
 {
-    double asym, frob = frob_pair(C, r, &asym), er = 0, era = 0;
-    double *sigma = malloc(r * sizeof *sigma);
-    if (!sigma)
-        return AG_ENOMEM;
-    int rc = frob > 0 ? ag_svd_values(C, r, r, sigma) : AG_OK;
-    if (rc == AG_OK && frob > 0)
-        er = ag_sigma_effective_rank(sigma, r);
-    if (rc == AG_OK && ON(AG_M_SCORE_EFFECTIVE_RANK))
+    double frob = f->frob, er = frob > 0 ? ag_sigma_effective_rank(f->sigma, f->r) : 0, era = 0;
+    int rc = AG_OK;
+    if (ON(AG_M_SCORE_EFFECTIVE_RANK))
         ag_record_set(rec, AG_M_SCORE_EFFECTIVE_RANK, frob > 0 ? AG_V_NUMBER : AG_V_NULL, er);
-    if (rc == AG_OK && ON(AG_M_SCORE_NUMERICAL_RANK))
+    if (ON(AG_M_SCORE_NUMERICAL_RANK))
         ag_record_set(rec, AG_M_SCORE_NUMERICAL_RANK, AG_V_INTEGER,
-                      frob > 0 ? (double)ag_sigma_numerical_rank(sigma, r, n, n) : 0);
-    if (rc == AG_OK && ON(AG_M_SCORE_ASYMMETRY))
-        ag_record_set(rec, AG_M_SCORE_ASYMMETRY, frob > 0 ? AG_V_NUMBER : AG_V_NULL,
-                      asym / 2 / frob);
-    if (rc == AG_OK && ON(AG_M_RANK_LIFT) && frob > 0)
-        rc = attention_rank(A, n, rec, &era);
+                      frob > 0 ? (double)ag_sigma_numerical_rank(f->sigma, f->r, f->m, f->n) : 0);
+    if (ON(AG_M_SCORE_ASYMMETRY)) /* only a square form has a transpose to compare */
+        ag_record_set(rec, AG_M_SCORE_ASYMMETRY,
+                      frob > 0 && !isnan(f->asym) ? AG_V_NUMBER : AG_V_NULL, f->asym / 2 / frob);
+    if (ON(AG_M_RANK_LIFT) && frob > 0)
+        rc = attention_rank(A, f->m, f->n, rec, &era);
     if (rc == AG_OK && ON(AG_M_RANK_LIFT))
         ag_record_set(rec, AG_M_RANK_LIFT, frob > 0 && era > 0 ? AG_V_NUMBER : AG_V_NULL,
                       era / er);
+    return rc;
+}
+
+/* The keys of the square S° from its core C (r, r) and the measured A. */
+static int form_keys_of_core(double *C, size_t r, size_t n, const double *A,
+                             const ag_metric_set *sel, ag_record *rec)
+{
+    form_sv f = {.r = r, .m = n, .n = n};
+    f.frob = frob_pair(C, r, &f.asym);
+    double *sigma = malloc(r * sizeof *sigma);
+    if (!sigma)
+        return AG_ENOMEM;
+    int rc = f.frob > 0 ? ag_svd_values(C, r, r, sigma) : AG_OK;
+    f.sigma = sigma;
+    if (rc == AG_OK)
+        rc = form_keys_of_sigma(&f, A, sel, rec);
     free(sigma);
     return rc;
 }
 
-/* The keys of S° = c·QKᵀ from Q and K ((n, dh) each). */
-static int form_keys(const double *q, const double *k, size_t n, size_t dh, const double *A,
-                     const ag_metric_set *sel, ag_record *rec, ag_error *err)
+/* The keys of the m×n S° = c·QKᵀ, Q (m, dh) and K (n, dh) with m ≠ n
+ * (cross-attention): its singular values are those of the core R_QR_Kᵀ of
+ * two thin QRs (ag_product_sigma: the [Q K] of the square case needs one
+ * row count); no asymmetry. */
+static int form_keys_rect(const double *q, const double *k, size_t m, size_t n, size_t dh,
+                          const double *A, const ag_metric_set *sel, ag_record *rec)
+{
+    form_sv f = {.r = dh, .m = m, .n = n, .asym = NAN};
+    double *sigma = malloc(dh * sizeof *sigma);
+    if (!sigma)
+        return AG_ENOMEM;
+    int rc = ag_product_sigma(q, m, dh, k, n, dh, dh, sigma, dh, &f.frob);
+    f.sigma = sigma;
+    if (rc == AG_OK)
+        rc = form_keys_of_sigma(&f, A, sel, rec);
+    free(sigma);
+    return rc;
+}
+
+/* The keys of S° = c·QKᵀ from Q (m, dh) and K (n, dh). */
+static int form_keys(const double *q, const double *k, size_t m, size_t n, size_t dh,
+                     const double *A, const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
     double *C = NULL;
     size_t r = 0;
-    int rc = form_core(q, k, n, dh, &C, &r);
-    if (rc == AG_OK)
+    int rc = AG_OK;
+    if (m != n)
+        rc = form_keys_rect(q, k, m, n, dh, A, sel, rec);
+    else if ((rc = form_core(q, k, n, dh, &C, &r)) == AG_OK)
         rc = form_keys_of_core(C, r, n, A, sel, rec);
     if (rc != AG_OK) /* the linear algebra's status, no message */
-        ag_error_set(err, rc, "lens: the bilinear form of %zu tokens: %s", n, ag_strerror(rc));
+        ag_error_set(err, rc, "lens: the bilinear form of %zu x %zu tokens: %s", m, n,
+                     ag_strerror(rc));
     free(C);
     return rc;
 }
@@ -381,17 +426,34 @@ static int form_keys_on(const ag_metric_set *sel)
 int ag_lens_metrics_qk(const double *S, size_t n, const double *q, const double *k, size_t d_h,
                        const double *A, const ag_metric_set *sel, ag_record *rec, ag_error *err)
 {
-    if (!S || !q || !k || !A || !sel || !rec || !n || !d_h)
+    return ag_lens_metrics_qk_rect(S, n, n, q, k, d_h, A, sel, rec, err);
+}
+
+/* The first row of the (rows, d_h) x that is not finite, or rows. */
+static size_t first_bad_row(const double *x, size_t rows, size_t d_h)
+{
+    for (size_t i = 0; i < rows * d_h; i++)
+        if (!isfinite(x[i]))
+            return i / d_h;
+    return rows;
+}
+
+int ag_lens_metrics_qk_rect(const double *S, size_t m, size_t n, const double *q,
+                            const double *k, size_t d_h, const double *A,
+                            const ag_metric_set *sel, ag_record *rec, ag_error *err)
+{
+    if (!S || !q || !k || !A || !sel || !rec || !m || !n || !d_h)
         return ag_error_set(err, AG_EINVAL, "lens: missing %s",
                             !S ? "scores" : !q ? "Q" : !k ? "K" : !A ? "attention"
                             : !sel ? "selection" : !rec ? "record" : "tokens or head width");
-    for (size_t i = 0; form_keys_on(sel) && i < n * d_h; i++)
-        if (!isfinite(q[i]) || !isfinite(k[i]))
-            return ag_error_set(err, AG_ENONFINITE, "lens: %s row %zu is not finite",
-                                isfinite(q[i]) ? "K" : "Q", i / d_h);
-    int rc = row_keys_on(sel) ? row_keys(S, n, sel, rec, err) : AG_OK;
+    size_t bq = form_keys_on(sel) ? first_bad_row(q, m, d_h) : m,
+           bk = form_keys_on(sel) ? first_bad_row(k, n, d_h) : n;
+    if (bq < m || bk < n)
+        return ag_error_set(err, AG_ENONFINITE, "lens: %s row %zu is not finite",
+                            bq < m ? "Q" : "K", bq < m ? bq : bk);
+    int rc = row_keys_on(sel) ? row_keys(S, m, n, sel, rec, err) : AG_OK;
     if (rc == AG_OK && form_keys_on(sel))
-        rc = form_keys(q, k, n, d_h, A, sel, rec, err);
+        rc = form_keys(q, k, m, n, d_h, A, sel, rec, err);
     return rc;
 }
 
@@ -404,7 +466,7 @@ int ag_lens_metrics(const double *S, const ag_head_input *in, const ag_head_extr
                                                 : !sel ? "selection" : "record");
     size_t n = in->n, dh = in->d_h;
     if (!form_keys_on(sel)) /* no Q or K needed */
-        return row_keys_on(sel) ? row_keys(S, n, sel, rec, err) : AG_OK;
+        return row_keys_on(sel) ? row_keys(S, n, n, sel, rec, err) : AG_OK;
     double *q = malloc(2 * n * dh * sizeof *q), scale;
     if (!q)
         return ag_error_set(err, AG_ENOMEM, "lens: out of memory for Q and K");

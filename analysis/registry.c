@@ -330,7 +330,7 @@ static const struct {
         "Bhojanapalli et al. 2020, §3"},
     [AG_M_SCORE_ASYMMETRY] = {"score_asymmetry", AG_FAMILY_LENS,
         "‖(S° − S°ᵀ)/2‖_F / ‖S°‖_F",
-        "S° = 0",
+        "S° = 0, or not square (cross-attention)",
         "attngeom (docs/metrics.md, K)"},
     /* M. cross-attention */
     [AG_M_ALIGNMENT_MONOTONICITY] = {"alignment_monotonicity", AG_FAMILY_CROSS,

@@ -79,6 +79,7 @@ typedef struct {
     const ag_rope_extra *x; /* RoPE beyond ag_rope, or NULL */
     ag_alibi_kind alibi;    /* ag_head_extra's ALiBi: kind and slope */
     double alibi_slope;
+    const double *bias;     /* ag_head_extra's additive bias (n, n), or NULL */
 } head_def;
 
 struct ag_head_lin {
@@ -142,7 +143,7 @@ static agk_head kernel_head(const head_def *hd)
     const ag_head_input *h = &hd->in;
     return (agk_head){.n_head = 1, .n_kv_head = 1, .head_dim = (int)h->d_h, .scale = h->scale,
                       .softcap = h->softcap, .causal = h->causal, .window = h->window,
-                      .alibi = hd->alibi, .slope = hd->alibi_slope};
+                      .alibi = hd->alibi, .slope = hd->alibi_slope, .bias = hd->bias};
 }
 
 /* What is wrong with the head's rope given x (NULL: ag_rope alone), or
@@ -265,7 +266,10 @@ static int normalise_def(const ag_head_input *in, const ag_head_extra *ex, head_
     hd->x = e.rope;
     hd->alibi = e.alibi;
     hd->alibi_slope = e.alibi ? e.alibi_slope : 0;
+    hd->bias = e.bias;
     int rc = normalise_input(in, e.rope, hd, err);
+    if (!rc && e.bias)
+        rc = check_finite(e.bias, in->n, in->n, in->n, "the position bias", err);
     return rc ? rc : normalise_qk(e.qk, hd, err);
 }
 
@@ -446,6 +450,8 @@ static int head_map(const ag_head_input *in, const ag_head_extra *ex, double *A,
     const ag_head_input h = hd.in;
     if (!A)
         return ag_error_set(err, AG_EINVAL, "stability: output A is NULL");
+    if (linear && hd.bias) /* refused, not approximated: as ALiBi below */
+        return ag_error_set(err, AG_EUNSUPPORTED, "linear normaliser: a head with an additive position bias (T5) has no linear form (Katharopoulos et al. 2020, eq. 7)");
     if (linear && hd.alibi != AG_ALIBI_NONE) /* refused, not approximated */
         return ag_error_set(err, AG_EUNSUPPORTED, "linear normaliser: an ALiBi head has no linear form (Katharopoulos et al. 2020, eq. 7, replaces exp(q·k) by phi(q)·phi(k); ALiBi's additive bias has no counterpart there)");
     size_t n = h.n, dh = h.d_h;

@@ -73,12 +73,13 @@ static double row_shift(const double *a, const double *norms, size_t n)
     return 0.5 * tv;
 }
 
-/* The mean over the rows that have both distributions (null when none). */
-static double attention_shift(const double *A, const double *norms, size_t n)
+/* The mean over the m rows (n keys each) that have both distributions
+ * (null when none). */
+static double attention_shift(const double *A, const double *norms, size_t m, size_t n)
 {
     double sum = 0;
     size_t rows = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < m; i++) {
         double t = row_shift(A + i * n, norms, n);
         if (!isnan(t)) {
             sum += t;
@@ -91,9 +92,15 @@ static double attention_shift(const double *A, const double *norms, size_t n)
 int ag_value_metrics(const double *A, size_t n, const double *norms, const ag_metric_set *sel,
                      ag_record *rec, ag_error *err)
 {
-    if (!A || !norms || !sel || !rec || n == 0)
-        return ag_error_set(err, AG_EINVAL, "value metrics: NULL argument or n = 0");
-    for (size_t k = 0; k < n * n; k++)
+    return ag_value_metrics_rect(A, n, n, norms, sel, rec, err);
+}
+
+int ag_value_metrics_rect(const double *A, size_t m, size_t n, const double *norms,
+                          const ag_metric_set *sel, ag_record *rec, ag_error *err)
+{
+    if (!A || !norms || !sel || !rec || m == 0 || n == 0)
+        return ag_error_set(err, AG_EINVAL, "value metrics: NULL argument or a zero size");
+    for (size_t k = 0; k < m * n; k++)
         if (!isfinite(A[k]) || A[k] < 0)
             return ag_error_set(err, isfinite(A[k]) ? AG_EINVAL : AG_ENONFINITE,
                                 "value metrics: attention (%zu, %zu) is %g, not a weight",
@@ -116,6 +123,6 @@ int ag_value_metrics(const double *A, size_t n, const double *norms, const ag_me
     if (ON(AG_M_SINK_VALUE_RATIO))
         ag_record_set(rec, AG_M_SINK_VALUE_RATIO, AG_V_NUMBER, sink);
     if (ON(AG_M_NORM_ATTENTION_SHIFT))
-        ag_record_set(rec, AG_M_NORM_ATTENTION_SHIFT, AG_V_NUMBER, attention_shift(A, norms, n));
+        ag_record_set(rec, AG_M_NORM_ATTENTION_SHIFT, AG_V_NUMBER, attention_shift(A, norms, m, n));
     return AG_OK;
 }

@@ -42,11 +42,20 @@ static double *to_col_major(const double *a, size_t rows, size_t cols, size_t ld
 int ag_thin_r(const double *a, size_t rows, size_t cols, size_t ld, double **r_out,
                   size_t *k_out)
 {
-    size_t k = rows < cols ? rows : cols;
     double *c = to_col_major(a, rows, cols, ld); // (rows, cols) column-major
+    if (!c)
+        return AG_ENOMEM;
+    int status = ag_thin_r_cm(c, rows, cols, r_out, k_out);
+    free(c);
+    return status;
+}
+
+int ag_thin_r_cm(double *c, size_t rows, size_t cols, double **r_out, size_t *k_out)
+{
+    size_t k = rows < cols ? rows : cols;
     double *tau = malloc(k * sizeof *tau);
     double *r = calloc(k * cols, sizeof *r);     // (k, cols)
-    int status = (c && tau && r) ? AG_OK : AG_ENOMEM;
+    int status = (tau && r) ? AG_OK : AG_ENOMEM;
     if (status == AG_OK &&
         LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (lapack_int)rows, (lapack_int)cols, c,
                        (lapack_int)rows, tau) != 0)
@@ -55,7 +64,6 @@ int ag_thin_r(const double *a, size_t rows, size_t cols, size_t ld, double **r_o
         for (size_t i = 0; i < k; i++)
             for (size_t j = i; j < cols; j++)
                 r[i * cols + j] = c[i + j * rows];
-    free(c);
     free(tau);
     if (status != AG_OK) {
         free(r);
@@ -66,11 +74,8 @@ int ag_thin_r(const double *a, size_t rows, size_t cols, size_t ld, double **r_o
     return AG_OK;
 }
 
-/* Singular values (descending, zero-padded to q) of A Bᵀ for blocks
- * A (m, h) and B (n, h), from the core R_A R_Bᵀ. Also ‖A Bᵀ‖_F. */
-static int product_sigma(const double *a, size_t m, size_t lda, const double *b,
-                         size_t n, size_t ldb, size_t h, double *sigma, size_t q,
-                         double *frob)
+int ag_product_sigma(const double *a, size_t m, size_t lda, const double *b, size_t n,
+                     size_t ldb, size_t h, double *sigma, size_t q, double *frob)
 {
     double *ra = NULL, *rb = NULL, *core = NULL;
     size_t ka = 0, kb = 0;
@@ -123,7 +128,7 @@ static int qk_keys(const ag_head_factors *f, int e, const ag_metric_set *sel, ag
     double *sigma = calloc(f->d, sizeof *sigma), frob = 0, tr2 = 0;
     if (!sigma)
         return AG_ENOMEM;
-    int status = product_sigma(f->wq, f->d, f->ldq, f->wk, f->d, f->ldk, f->d_h,
+    int status = ag_product_sigma(f->wq, f->d, f->ldq, f->wk, f->d, f->ldk, f->d_h,
                                sigma, f->d, &frob);
     if (status == AG_OK)
         ag_spectrum_keys_scaled(sigma, f->d, f->d, f->d, e, AG_M_QK_SIGMA_MAX, sel, rec);
@@ -193,7 +198,7 @@ static int ov_keys(const ag_head_factors *f, int e, const ag_metric_set *sel, ag
         for (size_t i = 0; i < f->d_h; i++)
             for (size_t j = 0; j < f->d_out; j++)
                 wot[j * f->d_h + i] = f->wo[i * f->ldo + j];
-        status = product_sigma(f->wv, f->d, f->ldv, wot, f->d_out, f->d_h, f->d_h,
+        status = ag_product_sigma(f->wv, f->d, f->ldv, wot, f->d_out, f->d_h, f->d_h,
                                sigma, q, &frob);
     }
     if (status == AG_OK)

@@ -511,6 +511,15 @@ AG_EXPORT int ag_value_norms(const ag_head_factors *f, const double *bv, const d
 AG_EXPORT int ag_value_metrics(const double *A, size_t n, const double *norms,
                                const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
+/* ag_value_metrics of an m×n A (m queries over n keys, row-major: a
+ * cross-attention's n_tgt × n_src) with norms (n) of the keys' f(x_j) —
+ * for cross-attention the source tokens' (V from the encoder output):
+ * value_norm_mean, value_norm_cv and sink_value_ratio over the n keys,
+ * norm_attention_shift over the m rows. m = n is ag_value_metrics.
+ * Errors as ag_value_metrics' (AG_EINVAL for m or n 0). */
+AG_EXPORT int ag_value_metrics_rect(const double *A, size_t m, size_t n, const double *norms,
+                                    const ag_metric_set *sel, ag_record *rec, ag_error *err);
+
 /* ---- output ------------------------------------------------------------- */
 
 typedef enum {

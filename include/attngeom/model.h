@@ -455,7 +455,29 @@ typedef struct {
  * AG_ERANGE for a layer outside 0..n_layer-1, AG_ENOMEM. */
 AG_EXPORT int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
                                     ag_error *err);
+
+/* T5's relative position bias of head h over n tokens into out (n × n,
+ * the caller's): out[i][j] = relative_attention_bias[bucket(j − i), h]
+ * (modeling_t5.py T5Attention.compute_bias: bidirectional buckets in the
+ * encoder, unidirectional in the decoder), the table the pass adds to
+ * every layer's q·k of that stack (ag_model_get_config(m)->positions ==
+ * AG_POS_RELATIVE). Errors: AG_EINVAL (NULL, n 0, or m without the
+ * bias), AG_ERANGE (h). */
+AG_EXPORT int ag_model_position_bias(const ag_model *m, size_t n, int h, double *out,
+                                     ag_error *err);
 AG_EXPORT void ag_attn_weights_free(ag_attn_weights *w);
+
+/* The cross-attention of `layer` of m, an encoder–decoder pair's decoder
+ * (ag_seq2seq_stack(s, AG_STACK_DECODER)), into *out as
+ * ag_model_attn_weights fills it: W_Q applied to the decoder's stream, W_K
+ * and W_V to the encoder's output (T5 EncDecAttention; BART and Whisper
+ * encoder_attn), W_O back into the decoder's; causal 0, no rope, window or
+ * softcap, scale the pass's (T5 1, BART and Whisper head_dim^-1/2).
+ * Owned by the caller (ag_attn_weights_free). Errors: AG_EINVAL (NULL, or
+ * m has no cross-attention: a model of one stack, an encoder), AG_ERANGE
+ * (layer outside 0..n_layer-1), AG_ENOMEM. */
+AG_EXPORT int ag_model_cross_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
+                                          ag_error *err);
 
 /* The QK-norm of `layer` (cfg.qk_norm; eps cfg.norm_eps) into gq and gk
  * (the caller's: ag_array_free, also after a failure): the scales as the
@@ -524,11 +546,14 @@ typedef struct {
                              ag_forward_options.want_scores is set */
     const double *q;      /* appended: (n_head, n, head_dim) each query head's
                              q rows as the scores use them (biases, QK-norm,
-                             RoPE; OPT/DistilBERT's q already scaled), the
-                             pass's values widened; with scores, else NULL */
-    const double *k;      /* appended: (n_head, n, head_dim) the k rows query
-                             head h attends with (its kv head's: grouped and
-                             multi-query heads share them); with scores */
+                             RoPE; OPT/DistilBERT/BART's q already scaled),
+                             the pass's values widened; when
+                             ag_forward_options.want_qk is set, else NULL */
+    const double *k;      /* appended: (n_head, n_kv, head_dim) the k rows
+                             query head h attends with (its kv head's:
+                             grouped and multi-query heads share them; a
+                             cross-attention's from x_kv); with q. T5's
+                             scores are q·k plus the position bias */
     int head_dim;         /* appended: the width of q and k rows (0 without them) */
     int stack;            /* appended: an ag_stack, AG_STACK_NONE (0) for a
                              model of one stack; the encoder's, the decoder's
@@ -536,8 +561,8 @@ typedef struct {
                              in ag_seq2seq_forward */
     size_t n_kv;          /* appended: keys per query: n (self-attention), or
                              n_src (AG_STACK_CROSS: attn and scores are then
-                             (n_head, n, n_kv), and q, k are NULL); set by
-                             every pass */
+                             (n_head, n, n_kv), k (n_head, n_kv, head_dim));
+                             set by every pass */
     const double *x_kv;   /* appended: (n_kv, d) the input of K and V: x, or
                              for cross-attention the encoder's last hidden
                              state (after its final norm) */
@@ -607,10 +632,13 @@ typedef struct {
                                y (ag_block_fn), after the layer callback */
     void *block_user;
     int want_scores;        /* appended: 1 gives the layer callback each head's
-                               pre-softmax scores (ag_layer_view.scores) and
-                               the q and k rows they are formed from (.q, .k),
+                               pre-softmax scores (ag_layer_view.scores),
                                computed in the same pass (no second one);
                                0 (default): scores NULL */
+    int want_qk;            /* appended: 1 also gives the q and k rows the
+                               scores are formed from (ag_layer_view.q, .k:
+                               a copy into doubles of every head's, which
+                               only family K reads); 0 (default): NULL */
 } ag_forward_options;
 #define AG_FORWARD_OPTIONS_DEFAULT \
     {.size = sizeof(ag_forward_options), .precision = AG_PRECISION_F32}
@@ -704,6 +732,14 @@ AG_EXPORT void ag_seq2seq_free(ag_seq2seq *s);
  * folder). */
 AG_EXPORT int ag_model_dir_is_seq2seq(const char *dir);
 
+/* 1 when dir holds an encoder–decoder model's two stacks for
+ * ag_seq2seq_load: a t5 or bart folder (ag_model_dir_is_seq2seq), or a
+ * whisper folder whose weights hold its decoder's layers (WhisperModel,
+ * WhisperForConditionalGeneration; not an encoder saved alone, which
+ * ag_model_load reads); else 0 (also for an unreadable folder). Whether
+ * the rest of the decoder is there is ag_seq2seq_load's to say. */
+AG_EXPORT int ag_model_dir_has_decoder(const char *dir);
+
 /* One stack of s (AG_STACK_ENCODER or AG_STACK_DECODER; NULL otherwise),
  * borrowed for s's lifetime: its config (ag_model_get_config: layers,
  * heads, widths of that stack) and weights (ag_model_attn_weights). The
@@ -736,11 +772,12 @@ AG_EXPORT int ag_seq2seq_decoder_start(const ag_seq2seq *s);
  * (AG_STACK_DECODER) and its cross-attention (AG_STACK_CROSS), each view
  * with x the normed query-side input, x_kv the key side and the pre-softmax
  * scores when opt->want_scores (T5: q·k plus the position bias, no scale;
- * cross-attention has no bias). enc_hidden (L_enc + 1, n_src, d) and
+ * cross-attention has no bias), their q and k rows when opt->want_qk (a
+ * cross view's k rows are the n_src keys'). enc_hidden (L_enc + 1, n_src, d) and
  * dec_hidden (L_dec + 1, n_tgt, d), each optional, get the stacks' hidden
  * states in HF's encoder_hidden_states / decoder_hidden_states order (the
  * embeddings first, the last after the stack's final_layer_norm). opt as
- * ag_model_forward_ex (precision, pool, want_scores); hidden_fn and
+ * ag_model_forward_ex (precision, pool, want_scores, want_qk); hidden_fn and
  * block_fn are refused (AG_EINVAL). Errors: AG_EINVAL (NULL, no tokens),
  * AG_ERANGE (an id outside the vocabulary), AG_ENOMEM, AG_ENONFINITE (as
  * ag_model_forward), or the callback's status. */

@@ -180,6 +180,18 @@ AG_EXPORT int ag_lens_metrics_qk(const double *S, size_t n, const double *q, con
                                  size_t d_h, const double *A, const ag_metric_set *sel,
                                  ag_record *rec, ag_error *err);
 
+/* ag_lens_metrics_qk of m queries over n keys (cross-attention: m = n_tgt
+ * decoder tokens, n = n_src encoder tokens): S and A (m, n), q (m, d_h), k
+ * (n, d_h). The row keys run over S's m rows of n scores; the form keys
+ * are of the m×n S° = c·QKᵀ, whose singular values come from the core of
+ * Q's and K's own thin QRs (two row counts); score_asymmetry, defined for
+ * a square form only, is null when m ≠ n. m = n is ag_lens_metrics_qk,
+ * the same bytes. Errors as ag_lens_metrics_qk's (AG_EINVAL for m 0). */
+AG_EXPORT int ag_lens_metrics_qk_rect(const double *S, size_t m, size_t n, const double *q,
+                                      const double *k, size_t d_h, const double *A,
+                                      const ag_metric_set *sel, ag_record *rec,
+                                      ag_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -523,7 +523,8 @@ typedef struct {
                                    (n_head, n, n_kv), rectangular for a
                                    cross-attention (ag_layer_view.n_kv);
                                    0: n (square). Only n_kv = n takes ids
-                                   and families E, H, K */
+                                   and family E; H takes norms of the
+                                   n_kv keys, K q (n) and k (n_kv) rows */
     int stack;                  /* appended: the records' ag_stack (0: none;
                                    ag_record_set_stack) */
 } ag_run_layer_heads;
@@ -626,14 +627,29 @@ typedef int (*ag_run_stack_heads_fn)(int stack, int layer, const double *attn, s
  * decoder layer its self-attention and its cross-attention. --layers and
  * --heads select in each stack (an index must exist in both: AG_ERANGE).
  * enc_hidden (L_enc + 1, n_src, d) and dec_hidden (L_dec + 1, n_tgt, d),
- * each optional, as ag_seq2seq_forward fills them. Errors: AG_EINVAL (a
- * model of one stack, no target, a normalizer other than the model's
- * softmax), the selections', the pass's, AG_ENOMEM, fn's status.
+ * each optional, as ag_seq2seq_forward fills them. Under opt's
+ * normaliser or temperature fn gets each view's heads under it (a cross
+ * view's rows over the sources). Errors: AG_EINVAL (a model of one stack,
+ * no target, linear attention), the selections', the pass's, AG_ENOMEM,
+ * fn's status.
  * (ag_run_attention and ag_run_attention_scores refuse such a model.) */
 AG_EXPORT int ag_run_attention_seq2seq(const ag_model *m, const ag_run_input *in,
                                        const ag_run_options *opt, ag_workers *w,
                                        ag_run_stack_heads_fn fn, void *user,
                                        double *enc_hidden, double *dec_hidden, ag_error *err);
+
+/* ag_run_attention_seq2seq with, from the same pass, scores_fn (may be
+ * NULL) given each selected view's selected heads' pre-softmax scores
+ * right after fn's attention: (heads, n, n_kv), −inf where masked, T5's
+ * q·k plus its position bias (no scale), BART's and Whisper's scaled q·k;
+ * cross-attention's unmasked over the n_kv sources. Errors as
+ * ag_run_attention_seq2seq's, and scores_fn's status. */
+AG_EXPORT int ag_run_attention_seq2seq_scores(const ag_model *m, const ag_run_input *in,
+                                              const ag_run_options *opt, ag_workers *w,
+                                              ag_run_stack_heads_fn fn,
+                                              ag_run_stack_heads_fn scores_fn, void *user,
+                                              double *enc_hidden, double *dec_hidden,
+                                              ag_error *err);
 
 /* ---- the induction probe (`attngeom heads --probe induction`) ----------- */
 
@@ -667,7 +683,12 @@ AG_EXPORT int ag_run_probe_tokens(const ag_model *m, const ag_tokenizer *tok, si
  * they do not ("token I (id X) is not a copy of token J (id Y)") and for
  * sizes that do not fit n, the selections', the pass's, a head's as "layer
  * L head H: <message>". *out the caller's (ag_record_list_free); NULL on
- * failure. w NULL: a pool of opt's "threads", at most n_head. */
+ * failure. w NULL: a pool of opt's "threads", at most n_head. On an
+ * encoder–decoder model (m its encoder, ag_model_seq2seq): ids the source,
+ * [decoder start] + ids the target (its blocks from start + 1), records in
+ * pass order carrying their stack, a cross head's (n + 1, n) with both
+ * keys null; heads selected in each stack; AG_EINVAL when config.json gives
+ * no decoder_start_token_id. */
 AG_EXPORT int ag_run_probe_induction(const ag_model *m, const int32_t *ids, size_t n,
                                      size_t start, size_t length, int repeats,
                                      const ag_run_options *opt, ag_workers *w,
@@ -683,7 +704,11 @@ AG_EXPORT int ag_run_probe_induction(const ag_model *m, const int32_t *ids, size
  * ag_model_attn_weights's, and a head's as "layer L, head H: <message>"
  * (the lowest failed head of the lowest failed layer). *out the caller's
  * (ag_record_list_free); NULL on failure. w NULL: a pool of "threads", at
- * most the layers. */
+ * most the layers. On an encoder–decoder model (m its encoder,
+ * ag_model_seq2seq): the encoder's layers, then per decoder layer its
+ * self-attention and its cross-attention (ag_model_cross_attn_weights),
+ * each a task, records carrying their stack; layers and heads selected in
+ * each stack (an index must exist in both: AG_ERANGE). */
 AG_EXPORT int ag_run_weights(const ag_model *m, const ag_attn_weights *tensors,
                              const ag_run_options *opt, ag_workers *w, ag_record_list **out,
                              ag_error *err);
@@ -719,7 +744,12 @@ AG_EXPORT int ag_run_matrix(const double *data, int ndim, const size_t *shape,
  * with opt's "massive_abs" and "massive_ratio") of every selected hidden
  * state h_l, one record (l, -1, n, d) each in order. opt's "layers" range over the n_layer + 1
  * hidden states 0..n_layer (Hugging Face's output_hidden_states order).
- * A state's failure: "hidden state l: <message>". */
+ * A state's failure: "hidden state l: <message>". On an encoder–decoder
+ * model (m its encoder, in with its target): the encoder's states (records
+ * with stack AG_STACK_ENCODER, n_src rows) then the decoder's
+ * (AG_STACK_DECODER, n_tgt rows) of one pass, both held whole
+ * ((L + 1)·n·d each; AG_ELIMIT past SIZE_MAX), "layers" selecting in each
+ * stack; a failure "<stack> hidden state l: <message>". */
 AG_EXPORT int ag_run_residual(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                               ag_workers *w, ag_record_list **out, ag_error *err);
 

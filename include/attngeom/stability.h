@@ -104,6 +104,12 @@ typedef struct {
     const ag_rope_extra *rope;  /* NULL: ag_rope alone */
     ag_alibi_kind alibi;        /* appended: AG_ALIBI_NONE (0) none */
     double alibi_slope;         /* appended: finite; read when alibi is set */
+    const double *bias;         /* appended: (n, n) this head's additive score
+                                   bias, added after the scale, before the
+                                   mask: T5's relative position bias
+                                   (ag_model_position_bias; Raffel et al.
+                                   2020, §2.1), constant in X like ALiBi's;
+                                   NULL: none */
 } ag_head_extra;
 #define AG_HEAD_EXTRA_DEFAULT {.size = sizeof(ag_head_extra)}
 

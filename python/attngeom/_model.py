@@ -336,9 +336,8 @@ class Model:
             pair = _seq2seq.set_target(self, inp, target, target_tokens)
             opt = run_options(jobs=jobs, precision=precision, layers=layers, heads=heads)
             if pair:
-                if scores:
-                    raise Error("scores: not yet written for an encoder-decoder model")
-                return _seq2seq.attention(self, pair, inp, opt, lambda h: self._selected(h, opt))
+                return _seq2seq.attention(self, pair, inp, opt, lambda h: self._selected(h, opt),
+                                          scores)
             nl, nh = self._selected(inp.model, opt)
             attn = np.empty((nl, nh, inp.n, inp.n), dtype=np.float64)
             sc = np.empty_like(attn) if scores else None
@@ -441,16 +440,23 @@ class Model:
     @guarded
     def weights(self, metrics=None, *, layers=None, heads=None, jobs=None, to_pandas=False):
         """`attngeom weights MODEL`: family D (QK and OV circuits) of every
-        selected head, from the weights alone."""
-        if self._pair:  # the encoder's alone would pass for the model's
-            raise Error("%s: %s is an encoder-decoder model: weights does not yet read its two "
-                        "stacks" % (self.path, self.config["model_type"]))
+        selected head, from the weights alone. An encoder-decoder folder (a
+        whisper folder with its decoder too): the encoder's heads, then per
+        decoder layer its self-attention's and its cross-attention's, "stack"
+        first, as `attngeom weights`'s."""
         sel = metric_set("weights", metrics)
         opt = run_options(jobs=jobs, layers=layers, heads=heads)
         out = ctypes.c_void_p()
-        with Call() as c:
-            c.check(lib.ag_model_weight_records(self._model, sel, opt, ctypes.byref(out), c.err),
-                    self.path)
+        # whisper: its decoder is read here, as the CLI's weights reads it
+        pair = _seq2seq.Pair(self.path) if not self._pair and _seq2seq.has_decoder(self.path) \
+            else None
+        try:
+            with Call() as c:
+                c.check(lib.ag_model_weight_records(pair.encoder if pair else self._model, sel,
+                                                    opt, ctypes.byref(out), c.err), self.path)
+        finally:
+            if pair:
+                pair.close()
         recs = Owned(out.value, lib.ag_record_list_free)
         return result(records(recs, sel, self.label), to_pandas)
 
@@ -480,27 +486,29 @@ class Model:
     def residual(self, text=None, metrics=None, *, tokens=None, image=None, audio=None,
                  pixels=None, features=None, frames=None, layers=None, precision=None,
                  massive_abs=None, massive_ratio=None, jobs=None, label=None,
-                 to_pandas=False):
+                 to_pandas=False, target=None, target_tokens=None):
         """`attngeom residual MODEL --text S`: one record per selected hidden
         state l = 0 ... n_layer (layers= ranges over them; 0 the embeddings)
         of families spectrum and geometry of the [n, d_model] matrix
         (head -1), and with metrics="activations" its massive activations
         (act_massive counts |h| >= massive_abs and >= massive_ratio x the
         median |h|; defaults 100 and 1000, as --massive-abs and
-        --massive-ratio). tokens= instead of text: the token ids."""
+        --massive-ratio). tokens= instead of text: the token ids. An
+        encoder-decoder folder takes target= or target_tokens= (as analyze):
+        the encoder's hidden states, then the decoder's, "stack" first, as
+        `residual --target-tokens`'s."""
         inp, sel, opt = self._layer_run(
             "residual", dict(text=text, tokens=tokens, image=image, audio=audio, pixels=pixels,
                              features=features, frames=frames),
             metrics, jobs=jobs, precision=precision, layers=layers, massive_abs=massive_abs,
             massive_ratio=massive_ratio)
-        out = ctypes.c_void_p()
-        with inp, Call() as c:
-            status = lib.ag_run_residual(inp.model, ctypes.byref(inp.struct), opt, None,
-                                         ctypes.byref(out), c.err)
-            recs = Owned(out.value, lib.ag_record_list_free)
-            c.check(status, self.path)
-        rows = records(recs, sel, self.label if label is None else label)
-        return result(_named(rows, inp), to_pandas)
+        try:
+            _seq2seq.set_target(self, inp, target, target_tokens)
+        except BaseException:
+            inp.close()
+            raise
+        return self._run_records(inp, sel, label, to_pandas, lambda out, err: lib.ag_run_residual(
+            inp.model, ctypes.byref(inp.struct), opt, None, out, err))
 
     @guarded
     def rollout(self, text=None, metrics=None, *, tokens=None, image=None, audio=None,

@@ -20,6 +20,7 @@ STACK_HEADS_FN = ctypes.CFUNCTYPE(c_int, c_int, c_int, ctypes.POINTER(c_double),
 _IDS = ctypes.POINTER(ctypes.c_int32)
 declare({
     "ag_model_dir_is_seq2seq": (c_int, [c_str]),
+    "ag_model_dir_has_decoder": (c_int, [c_str]),
     "ag_seq2seq_load": (c_int, [c_str, PP, P]),
     "ag_seq2seq_free": (None, [P]),
     "ag_seq2seq_stack": (P, [P, c_int]),
@@ -27,6 +28,8 @@ declare({
     "ag_run_target_ids": (c_int, [P, P, c_str, c_size, ctypes.POINTER(_IDS),
                                   ctypes.POINTER(c_size), P]),
     "ag_run_attention_seq2seq": (c_int, [P, P, P, P, STACK_HEADS_FN, P, P, P, P]),
+    "ag_run_attention_seq2seq_scores": (c_int, [P, P, P, P, STACK_HEADS_FN, STACK_HEADS_FN, P,
+                                                P, P, P]),
     "ag_record_stack": (c_int, [P]),
     "ag_stack_name": (c_str, [c_int]),
 })
@@ -56,6 +59,12 @@ class Pair:
 def is_pair(path):
     """Whether the folder is one ag_model_load refuses for ag_seq2seq_load."""
     return bool(lib.ag_model_dir_is_seq2seq(path.encode()))
+
+
+def has_decoder(path):
+    """Whether the folder holds a decoder for ag_seq2seq_load (t5, bart, or
+    a whisper folder saved with its decoder: ag_model_dir_has_decoder)."""
+    return bool(lib.ag_model_dir_has_decoder(path.encode()))
 
 
 def _given_ids(model, target_tokens):
@@ -114,30 +123,44 @@ def set_target(model, inp, target, target_tokens):
     return pair
 
 
-def attention(model, pair, inp, opt, sizes):
+class _Taker:
+    """The three arrays of one kind (attention or scores) of a pass, each
+    stack's filled as its callback (ag_run_stack_heads_fn) gives them."""
+
+    def __init__(self, shapes):
+        self.arrays = {k: np.empty(s) for k, s in shapes.items()}
+        self.done = dict.fromkeys(self.arrays, 0)
+        self.fn = STACK_HEADS_FN(self.take)
+
+    def take(self, stack, layer, a, heads, n, n_kv, user):
+        dst, size = self.arrays[stack], heads * n * n_kv * 8
+        if self.done[stack] + size > dst.nbytes:  # the selection sized it: never
+            return 1
+        ctypes.memmove(dst.ctypes.data + self.done[stack], a, size)
+        self.done[stack] += size
+        return 0
+
+    def result(self, path):
+        if any(self.done[k] != self.arrays[k].nbytes for k in self.arrays):
+            raise Error("%s: the pass gave fewer layers than selected" % path)
+        a = self.arrays
+        return Attention(a[AG_STACK_ENCODER], a[AG_STACK_DECODER], a[AG_STACK_CROSS])
+
+
+def attention(model, pair, inp, opt, sizes, scores=False):
     """The arrays of one pass on inp (with its target): Attention(encoder
     [L_enc, H, n_src, n_src], decoder [L_dec, H, n_tgt, n_tgt], cross
     [L_dec, H, n_tgt, n_src]) of the selected layers and heads of each
-    stack; sizes(handle) gives a stack's (layers, heads) for opt."""
+    stack; sizes(handle) gives a stack's (layers, heads) for opt. scores:
+    (that, the same of the pre-softmax scores from the same pass), as
+    `attention --scores --decoder-scores --cross-scores` writes them."""
     n_src, n_tgt = inp.n, inp.struct.n_target
     (el, eh), (dl, dh) = sizes(pair.encoder), sizes(pair.decoder)
-    arrays = {AG_STACK_ENCODER: np.empty((el, eh, n_src, n_src)),
-              AG_STACK_DECODER: np.empty((dl, dh, n_tgt, n_tgt)),
-              AG_STACK_CROSS: np.empty((dl, dh, n_tgt, n_src))}
-    done = dict.fromkeys(arrays, 0)
-
-    def take(stack, layer, a, heads, n, n_kv, user):
-        dst, size = arrays[stack], heads * n * n_kv * 8
-        if done[stack] + size > dst.nbytes:  # the selection sized it: never
-            return 1
-        ctypes.memmove(dst.ctypes.data + done[stack], a, size)
-        done[stack] += size
-        return 0
-
-    _run(model, inp, opt, STACK_HEADS_FN(take), None, None)
-    if any(done[k] != arrays[k].nbytes for k in arrays):
-        raise Error("%s: the pass gave fewer layers than selected" % model.path)
-    return Attention(arrays[AG_STACK_ENCODER], arrays[AG_STACK_DECODER], arrays[AG_STACK_CROSS])
+    shapes = {AG_STACK_ENCODER: (el, eh, n_src, n_src), AG_STACK_DECODER: (dl, dh, n_tgt, n_tgt),
+              AG_STACK_CROSS: (dl, dh, n_tgt, n_src)}
+    attn, sc = _Taker(shapes), _Taker(shapes) if scores else None
+    _run(model, inp, opt, attn.fn, None, None, sc.fn if sc else STACK_HEADS_FN())
+    return (attn.result(model.path), sc.result(model.path)) if sc else attn.result(model.path)
 
 
 def hidden_states(model, pair, inp, opt):
@@ -150,10 +173,11 @@ def hidden_states(model, pair, inp, opt):
     return Hidden(enc, dec)
 
 
-def _run(model, inp, opt, fn, enc, dec):
+def _run(model, inp, opt, fn, enc, dec, scores_fn=None):
     with Call() as c:
-        c.check(lib.ag_run_attention_seq2seq(inp.model, ctypes.byref(inp.struct), opt, None,
-                                             fn, None, enc, dec, c.err), model.path)
+        c.check(lib.ag_run_attention_seq2seq_scores(inp.model, ctypes.byref(inp.struct), opt,
+                                                    None, fn, scores_fn or STACK_HEADS_FN(),
+                                                    None, enc, dec, c.err), model.path)
 
 
 def stack_name(record):

@@ -525,9 +525,12 @@ int cli_input_option(cli_input *in, const char *cmd, int selections, int argc,
 /* The files of `attention` on an encoder–decoder folder (NULL: not
  * written): -o the encoder's [L_enc, H, n_src, n_src], --decoder
  * [L_dec, H, n_tgt, n_tgt], --cross [L_dec, H, n_tgt, n_src], --hidden and
- * --decoder-hidden each stack's hidden states (L + 1, n, d). */
+ * --decoder-hidden each stack's hidden states (L + 1, n, d); --scores,
+ * --decoder-scores and --cross-scores the pre-softmax scores in the shapes
+ * of -o, --decoder and --cross. */
 typedef struct {
     const char *out, *decoder, *cross, *hidden, *decoder_hidden;
+    const char *scores, *decoder_scores, *cross_scores;
 } cli_s2s_paths;
 struct cli_model_run;
 /* One source's (s) and r's target's arrays into p's files (staged, renamed

@@ -26,7 +26,11 @@ static const char heads_help[] =
     "attention uniform over the allowed keys. The records carry length, repeats\n"
     "and seed; JSON and JSONL carry the drawn ids (settings.probe.ids) and where\n"
     "the first block starts (settings.probe.start). docs/metrics.md, \"The\n"
-    "induction probe\".\n";
+    "induction probe\".\n"
+    "A t5 or bart folder reads the probe as its source and, after its\n"
+    "decoder_start_token_id, as its target: records of the encoder's and the\n"
+    "decoder's self-attention heads, and of the cross heads with null scores\n"
+    "(\"stack\" first; --layers and --heads select in each stack).\n";
 
 /* The parser's and the help's one list (options.c): the probe's own, the
  * shared groups it takes. */
@@ -142,10 +146,14 @@ static int heads_prepare(heads_args *a, ag_tokenizer **tok)
     if (cli_paths_check(outs, 1, ins, 2))
         return 1;
     ag_error err = {0};
-    if (cli_refuse_seq2seq(r->model_dir, "heads", "needs --target (not yet supported)"))
-        return 1;
-    if (ag_model_load_tower(r->model_dir, cli_input_kind(&r->input), &r->model, &err) != AG_OK)
+    /* an encoder-decoder folder: both stacks, the encoder the run's model */
+    int pair = ag_model_dir_is_seq2seq(r->model_dir);
+    if (pair ? ag_seq2seq_load(r->model_dir, &r->pair, &err) != AG_OK
+             : ag_model_load_tower(r->model_dir, cli_input_kind(&r->input), &r->model,
+                                   &err) != AG_OK)
         return cli_fail_error(&err);
+    if (pair)
+        r->model = (ag_model *)ag_seq2seq_stack(r->pair, AG_STACK_ENCODER);
     const ag_model_config *g = ag_model_get_config(r->model);
     r->nlayer_sel = g->n_layer;
     int rc = cli_selection("heads", r->input.layers, g->n_layer, "layers", r->model_dir,

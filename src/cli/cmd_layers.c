@@ -22,7 +22,10 @@ static const char residual_help[] =
     "L (GPT-2, LLaMA) after the final norm. res_ratio falling with depth is rank\n"
     "collapse; mean_cosine and pc1_share rising is anisotropy (docs/layers.md).\n"
     "With --text-file or --tokens-file, one set of records per text (\"text\" =\n"
-    "0-based line).\n";
+    "0-based line).\n"
+    "On a t5, bart or whisper folder with a target (--target, --target-tokens):\n"
+    "the encoder's hidden states, then the decoder's (records with \"stack\";\n"
+    "--layers selects in each stack).\n";
 
 /* residual and rollout measure every layer as a whole: no --heads */
 static const cli_option_group no_heads = {"per-layer", NULL, (const cli_option[]){
@@ -35,7 +38,7 @@ static const cli_option residual_own[] = {
     {"--massive-ratio", "R", "... and |h| >= R x the median |h| (default 1000)"},
     {NULL}};
 static const cli_option_group *const residual_groups[] = {
-    CLI_OWN("residual", residual_own), &no_heads, &cli_group_input,
+    CLI_OWN("residual", residual_own), &no_heads, &cli_group_input, &cli_group_target,
     &cli_group_precision, &cli_group_records, &cli_group_output, &cli_group_table,
     &cli_group_label, &cli_group_aggregate, &cli_group_corpus, &cli_group_media, &cli_group_jobs,
     &cli_group_help, NULL};
@@ -58,13 +61,18 @@ static int residual_sequence(cli_model_run *r, const cli_seq *s, cli_text_out *o
     return status == AG_OK ? 0 : cli_model_run_fail(r, s, &err);
 }
 
+static int residual_option(cli_model_run *r, int argc, char **argv, int *i)
+{
+    return cli_target_option(&r->input, "residual", argc, argv, i);
+}
+
 int cmd_residual(int argc, char **argv)
 {
     cli_model_run r = {0};
     if (cli_common_init(&r.common, AG_FAMILIES_RESIDUAL))
         return 1;
     r.common.agg.allowed = 1;
-    int rc = cli_model_run_parse(&r, &cli_usage_residual, argc, argv, NULL);
+    int rc = cli_model_run_parse(&r, &cli_usage_residual, argc, argv, residual_option);
     if (rc)
         return rc < 0 ? 0 : rc;
     rc = cli_model_run_prepare(&r, "residual", 1);

@@ -147,7 +147,9 @@ static const char attention_help[] =
     "A t5 or bart folder (encoder-decoder) takes a target, --target T or\n"
     "--target-tokens IDS: -o gets the encoder's [L_enc, H, n_src, n_src],\n"
     "--decoder [L_dec, H, n_tgt, n_tgt], --cross [L_dec, H, n_tgt, n_src];\n"
-    "--hidden the encoder's hidden states, --decoder-hidden the decoder's.\n"
+    "--hidden the encoder's hidden states, --decoder-hidden the decoder's;\n"
+    "--scores, --decoder-scores and --cross-scores their pre-softmax scores in the\n"
+    "same shapes (T5: q.k plus the position bias, no scale).\n"
     "A whisper folder with its decoder: --audio or --features and\n"
     "--target-tokens IDS (the decoder prompt, special tokens included) or\n"
     "--target T.\n";
@@ -160,6 +162,8 @@ static const cli_option attention_own[] = {
     {"--decoder", "DEC.npy", "t5, bart, whisper: the decoder's self-attention [L_dec, H, n_tgt, n_tgt] (-o gets the encoder's)"},
     {"--cross", "CROSS.npy", "t5, bart, whisper: the cross-attention [L_dec, H, n_tgt, n_src]"},
     {"--decoder-hidden", "HD.npy", "t5, bart, whisper: the decoder's hidden states [L_dec+1, n_tgt, d] (--hidden: the encoder's)"},
+    {"--decoder-scores", "DS.npy", "t5, bart, whisper: the decoder's self-attention scores [L_dec, H, n_tgt, n_tgt] (--scores: the encoder's)"},
+    {"--cross-scores", "CS.npy", "t5, bart, whisper: the cross-attention scores [L_dec, H, n_tgt, n_src]"},
     {"--normalizer", "N", "-o gets the heads under sparsemax, entmax15, entmax:ALPHA or linear instead"},
     {"--temperature", "T", "-o gets softmax(S/T) of the scores, T > 0 (default 1: the model's)"},
     {NULL}};
@@ -206,38 +210,40 @@ static int write_hidden(int index, size_t n, size_t d, const double *h, void *us
 }
 
 static const char *hidden_path, *scores_path;
-static cli_s2s_paths s2s; /* --decoder, --cross, --decoder-hidden */
+static cli_s2s_paths s2s; /* --decoder, --cross, --decoder-hidden, --*-scores */
+
+/* attention's path options after -o, each with where its value goes. */
+enum { N_PATHS = 7 };
+static const char *const path_opts[N_PATHS] = {"--hidden", "--scores", "--decoder", "--cross",
+                                               "--decoder-hidden", "--decoder-scores",
+                                               "--cross-scores"};
+static const char **const path_slot[N_PATHS] = {&hidden_path, &scores_path, &s2s.decoder,
+                                                &s2s.cross, &s2s.decoder_hidden,
+                                                &s2s.decoder_scores, &s2s.cross_scores};
 
 static int attention_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    const char **dst = cli_is_option(argv[*i], "--hidden")           ? &hidden_path
-                       : cli_is_option(argv[*i], "--scores")         ? &scores_path
-                       : cli_is_option(argv[*i], "--decoder")        ? &s2s.decoder
-                       : cli_is_option(argv[*i], "--cross")          ? &s2s.cross
-                       : cli_is_option(argv[*i], "--decoder-hidden") ? &s2s.decoder_hidden
-                                                                     : NULL;
-    int used = dst ? 0 : cli_target_option(&r->input, "attention", argc, argv, i);
-    if (!dst)
-        return used ? used : cli_lens_option(&model_lens, "attention", 0, argc, argv, i);
-    const char *name = dst == &hidden_path ? "--hidden" : dst == &scores_path ? "--scores"
-                       : dst == &s2s.decoder ? "--decoder" : dst == &s2s.cross ? "--cross"
-                       : "--decoder-hidden";
-    return (*dst = cli_option_value("attention", name, argc, argv, i)) ? 1 : -1;
+    for (int k = 0; k < N_PATHS; k++)
+        if (cli_is_option(argv[*i], path_opts[k]))
+            return (*path_slot[k] = cli_option_value("attention", path_opts[k], argc, argv, i))
+                       ? 1
+                       : -1;
+    int used = cli_target_option(&r->input, "attention", argc, argv, i);
+    return used ? used : cli_lens_option(&model_lens, "attention", 0, argc, argv, i);
 }
 
 /* Before anything runs: a name without {i} takes one text (the files of
  * every text are checked with the run's inputs, cli_model_run_check_paths). */
 static int check_text_paths(const cli_model_run *r)
 {
-    const char *names[6] = {r->common.out_path, hidden_path, scores_path, s2s.decoder, s2s.cross,
-                            s2s.decoder_hidden};
-    const char *opts[6] = {"-o", "--hidden", "--scores", "--decoder", "--cross",
-                           "--decoder-hidden"};
-    for (int k = 0; k < 6; k++)
-        if (names[k] && r->nseq > 1 && !strstr(names[k], "{i}"))
+    for (int k = -1; k < N_PATHS; k++) {
+        const char *name = k < 0 ? r->common.out_path : *path_slot[k],
+                   *opt = k < 0 ? "-o" : path_opts[k];
+        if (name && r->nseq > 1 && !strstr(name, "{i}"))
             return cli_usage_error("attention", "%s %s names one file and the input holds %zu "
-                                   "texts: put {i} in it (%s attn_{i}.npy)", opts[k],
-                                   names[k], r->nseq, opts[k]);
+                                   "texts: put {i} in it (%s attn_{i}.npy)", opt, name,
+                                   r->nseq, opt);
+    }
     return 0;
 }
 
@@ -292,31 +298,31 @@ static int attention_text(cli_model_run *r, const cli_seq *s, void *user)
 static int attention_seq2seq_text(cli_model_run *r, const cli_seq *s, void *user)
 {
     (void)user;
-    cli_s2s_paths p = {cli_text_path(r->common.out_path, s), cli_text_path(s2s.decoder, s),
-                       cli_text_path(s2s.cross, s), cli_text_path(hidden_path, s),
-                       cli_text_path(s2s.decoder_hidden, s)};
-    int rc = !p.out || (s2s.decoder && !p.decoder) || (s2s.cross && !p.cross) ||
-                     (hidden_path && !p.hidden) || (s2s.decoder_hidden && !p.decoder_hidden)
-                 ? cli_fail("out of memory")
-                 : cli_attention_seq2seq(r, s, &p);
-    free((char *)p.out);
-    free((char *)p.decoder);
-    free((char *)p.cross);
-    free((char *)p.hidden);
-    free((char *)p.decoder_hidden);
+    const char *given[8] = {r->common.out_path, s2s.decoder, s2s.cross, hidden_path,
+                            s2s.decoder_hidden, scores_path, s2s.decoder_scores,
+                            s2s.cross_scores};
+    char *own[8] = {NULL};
+    int rc = 0;
+    for (int k = 0; k < 8; k++)
+        if (given[k] && !(own[k] = cli_text_path(given[k], s)))
+            rc = cli_fail("out of memory");
+    cli_s2s_paths p = {own[0], own[1], own[2], own[3], own[4], own[5], own[6], own[7]};
+    if (rc == 0)
+        rc = cli_attention_seq2seq(r, s, &p);
+    for (int k = 0; k < 8; k++)
+        free(own[k]);
     return rc;
 }
 
 /* What an encoder–decoder folder takes and a model of one stack does not. */
 static int check_seq2seq_options(const cli_model_run *r)
 {
-    int any = s2s.decoder || s2s.cross || s2s.decoder_hidden;
+    int any = s2s.decoder || s2s.cross || s2s.decoder_hidden || s2s.decoder_scores ||
+              s2s.cross_scores;
     if (!r->pair && any)
-        return cli_fail("%s: --decoder, --cross and --decoder-hidden need an encoder-decoder "
-                        "model (t5, bart, whisper) and its target", r->model_dir);
-    if (r->pair && scores_path)
-        return cli_fail("%s: --scores is not yet written for an encoder-decoder model",
-                        r->model_dir);
+        return cli_fail("%s: --decoder, --cross, --decoder-hidden, --decoder-scores and "
+                        "--cross-scores need an encoder-decoder model (t5, bart, whisper) and "
+                        "its target", r->model_dir);
     return 0;
 }
 

@@ -15,7 +15,11 @@ static const char weights_help[] =
     "M_QK = W_Q W_K^T (qk_*), its symmetry score, family A of M_OV = W_V W_O\n"
     "(ov_*) and the OV copying score, computed in factored form (never a d x d\n"
     "product). With grouped-query attention query head h uses key/value head\n"
-    "h / (H / H_kv). Records carry rows = cols = d.\n";
+    "h / (H / H_kv). Records carry rows = cols = d. An encoder-decoder folder\n"
+    "(t5, bart; whisper with its decoder) gives the encoder's self-attention,\n"
+    "then per decoder layer its self-attention and its cross-attention (W_Q of\n"
+    "the decoder, W_K and W_V of the encoder's output), each record with its\n"
+    "stack; --layers and --heads select in each stack.\n";
 
 /* layer's options that weights refuses by name (a weight has no input) */
 static const char layer_only[] = "--x, --save-attention, --causal and --scale belong to attngeom layer";
@@ -44,8 +48,8 @@ static int weights_records(const ag_model *m, const ag_attn_weights *tensors,
     cli_workers w = {0};
     ag_error err = {0};
     int rc = cli_run_options(c, AG_PRECISION_F32, &opt);
-    if (rc == 0 && m && (ag_run_options_set_selection(opt, "layers", layers, &err) != AG_OK ||
-                         ag_run_options_set_selection(opt, "heads", heads, &err) != AG_OK))
+    if (rc == 0 && m && ((layers && ag_run_options_set_selection(opt, "layers", layers, &err)) ||
+                         (heads && ag_run_options_set_selection(opt, "heads", heads, &err))))
         rc = cli_fail_error(&err);
     if (rc == 0)
         rc = cli_workers_new(c, &w);
@@ -61,25 +65,42 @@ static int weights_records(const ag_model *m, const ag_attn_weights *tensors,
     return rc;
 }
 
+static int max_int(int a, int b)
+{
+    return a > b ? a : b;
+}
+
 static int model_weights(const char *dir, const char *layers, const char *heads,
                          const cli_common *c, ag_record_list **recs)
 {
     ag_model *m = NULL;
+    ag_seq2seq *pair = NULL; /* an encoder-decoder folder: both stacks, m its encoder */
     ag_error err = {0};
-    if (cli_refuse_seq2seq(dir, "weights", "does not yet read its two stacks"))
-        return 1;
-    if (ag_model_load(dir, &m, &err) != AG_OK)
+    if (ag_model_dir_has_decoder(dir) ? ag_seq2seq_load(dir, &pair, &err) != AG_OK
+                                      : ag_model_load(dir, &m, &err) != AG_OK)
         return cli_fail_error(&err);
-    const ag_model_config *g = ag_model_get_config(m);
+    if (pair)
+        m = (ag_model *)ag_seq2seq_stack(pair, AG_STACK_ENCODER);
+    /* a pair: an index must exist in each stack, which the run checks
+     * (the decoder may have more layers or heads than the encoder) */
+    const ag_model_config *g = ag_model_get_config(m), *dec = g;
+    if (pair)
+        dec = ag_model_get_config(ag_seq2seq_stack(pair, AG_STACK_DECODER));
     ag_selection *layer = NULL, *head = NULL;
-    int rc = cli_selection("weights", layers, g->n_layer, "layers", dir, &layer);
-    if (rc == 0)
-        rc = cli_selection("weights", heads, g->n_head, "heads", dir, &head);
+    int rc = 0;
+    if (layers)
+        rc = cli_selection("weights", layers, max_int(g->n_layer, dec->n_layer), "layers", dir,
+                           &layer);
+    if (rc == 0 && heads)
+        rc = cli_selection("weights", heads, max_int(g->n_head, dec->n_head), "heads", dir, &head);
     if (rc == 0)
         rc = weights_records(m, NULL, layer, head, c, dir, recs);
     ag_selection_free(layer);
     ag_selection_free(head);
-    ag_model_free(m);
+    if (pair)
+        ag_seq2seq_free(pair);
+    else
+        ag_model_free(m);
     return rc;
 }
 

@@ -8,9 +8,16 @@
 #include "cli.h"
 
 typedef struct {
-    ag_npy_writer *w[4]; /* indexed by ag_stack: [1] -o, [2] --decoder, [3] --cross */
-    ag_error err;        /* the write that failed */
+    ag_npy_writer *w[4];  /* indexed by ag_stack: [1] -o, [2] --decoder, [3] --cross */
+    ag_npy_writer *ws[4]; /* the same of --scores, --decoder-scores, --cross-scores */
+    ag_error err;         /* the write that failed */
 } s2s_ctx;
+
+/* Appended to w (NULL: nothing). */
+static int write_to(ag_npy_writer *w, const double *a, size_t count, s2s_ctx *c)
+{
+    return w ? ag_npy_writer_write(w, a, count, &c->err) : 0;
+}
 
 /* A selected layer's selected heads, appended to its stack's array. */
 static int write_stack(int stack, int layer, const double *attn, size_t heads, size_t n,
@@ -18,8 +25,16 @@ static int write_stack(int stack, int layer, const double *attn, size_t heads, s
 {
     (void)layer;
     s2s_ctx *c = user;
-    ag_npy_writer *w = stack > 0 && stack < 4 ? c->w[stack] : NULL;
-    return w ? ag_npy_writer_write(w, attn, heads * n * n_kv, &c->err) : 0;
+    return write_to(stack > 0 && stack < 4 ? c->w[stack] : NULL, attn, heads * n * n_kv, c);
+}
+
+/* Their scores, appended to the stack's scores array. */
+static int write_stack_scores(int stack, int layer, const double *s, size_t heads, size_t n,
+                              size_t n_kv, void *user)
+{
+    (void)layer;
+    s2s_ctx *c = user;
+    return write_to(stack > 0 && stack < 4 ? c->ws[stack] : NULL, s, heads * n * n_kv, c);
 }
 
 /* The decoder's selections (over its own layers and heads). */
@@ -68,9 +83,11 @@ static int s2s_pass(cli_model_run *r, const cli_seq *s, s2s_ctx *c, double *eh, 
     double *owned = NULL;
     ag_error err = {0};
     int status = cli_seq_input(r, s, &in, &owned, &err);
+    int scores = c->ws[AG_STACK_ENCODER] || c->ws[AG_STACK_DECODER] || c->ws[AG_STACK_CROSS];
     if (status == AG_OK)
-        status = ag_run_attention_seq2seq(r->model, &in, r->opt, r->workers.workers, write_stack,
-                                          c, eh, dh, &err);
+        status = ag_run_attention_seq2seq_scores(r->model, &in, r->opt, r->workers.workers,
+                                                 write_stack, scores ? write_stack_scores : NULL,
+                                                 c, eh, dh, &err);
     free(owned);
     const ag_model *m[2] = {r->model, ag_seq2seq_stack(r->pair, AG_STACK_DECODER)};
     size_t n[2] = {s->n, s->target ? s->n_target : r->n_target};
@@ -108,6 +125,12 @@ int cli_attention_seq2seq(cli_model_run *r, const cli_seq *s, const cli_s2s_path
         rc = open_npy(&tx, p->decoder, 4, dec_shape, &c.w[AG_STACK_DECODER]);
     if (rc == 0)
         rc = open_npy(&tx, p->cross, 4, cross_shape, &c.w[AG_STACK_CROSS]);
+    if (rc == 0)
+        rc = open_npy(&tx, p->scores, 4, enc_shape, &c.ws[AG_STACK_ENCODER]);
+    if (rc == 0)
+        rc = open_npy(&tx, p->decoder_scores, 4, dec_shape, &c.ws[AG_STACK_DECODER]);
+    if (rc == 0)
+        rc = open_npy(&tx, p->cross_scores, 4, cross_shape, &c.ws[AG_STACK_CROSS]);
     if (rc == 0)
         rc = open_npy(&tx, p->hidden, 3, ehs, &hw[0]);
     if (rc == 0)

@@ -4,6 +4,7 @@
  * multi-query) read through agm_qkv_cols, with the score scale, rotary
  * embedding, soft-capping and window the forward pass uses for that layer;
  * then one head's view of them (ag_attn_weights_head_input, _head_factors). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,16 +70,18 @@ static int bias_heads(const agm_lin *l, agm_cols c, int heads, int hd, size_t pa
     return rc;
 }
 
-/* W and b of Q (which 0), K (1) or V (2) into *w, *b. */
-static int qkv_part(const ag_model *m, const agm_layer *y, int which, ag_array *w, ag_array *b,
-                    ag_error *err)
+/* W and b of Q (which 0), K (1) or V (2) of y into *w, *b; a cross-attention
+ * layer (cross 1) has its own q, k, v projections, one head each per query
+ * head, as the pass reads them (forward_tmpl.h cross). */
+static int qkv_part(const ag_model *m, const agm_layer *y, int cross, int which, ag_array *w,
+                    ag_array *b, ag_error *err)
 {
     const ag_model_config *g = &m->cfg;
     const agm_lin *sep[3] = {&y->q, &y->k, &y->v};
-    const agm_lin *l = g->qkv == AG_QKV_SEPARATE ? sep[which] : &y->qkv;
-    int heads = which ? g->n_kv_head : g->n_head;
-    agm_cols c = agm_qkv_cols(g, which);
-    size_t pairs = g->rope_extra.interleaved && which < 2 ? (size_t)g->rope.rotary_dim : 0;
+    const agm_lin *l = cross || g->qkv == AG_QKV_SEPARATE ? sep[which] : &y->qkv;
+    int heads = which && !cross ? g->n_kv_head : g->n_head;
+    agm_cols c = cross ? (agm_cols){0, g->head_dim, 0} : agm_qkv_cols(g, which);
+    size_t pairs = g->rope_extra.interleaved && which < 2 && !cross ? (size_t)g->rope.rotary_dim : 0;
     int rc = lin_heads(l, c, heads, g->head_dim, pairs, w, err);
     return rc ? rc : bias_heads(l, c, heads, g->head_dim, pairs, b, err);
 }
@@ -97,26 +100,17 @@ static void layer_scale_cols(const float *ls, ag_array *a)
             a->data[r * d + c] *= (double)ls[c];
 }
 
-int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag_error *err)
+/* W_Q, W_K, W_V and W_O of y (layer `layer` of m; cross: its
+ * cross-attention) into *out, whose other fields the caller has set. */
+static int layer_weights(const ag_model *m, const agm_layer *y, int cross, ag_attn_weights *out,
+                         ag_error *err)
 {
-    if (!m || !out)
-        return ag_error_set(err, AG_EINVAL, "attention weights: missing argument");
-    memset(out, 0, sizeof *out);
     const ag_model_config *g = &m->cfg;
-    if (layer < 0 || layer >= g->n_layer)
-        return ag_error_set(err, AG_ERANGE, "layer %d is outside 0..%d", layer, g->n_layer - 1);
-    const agm_layer *y = &m->layers[layer];
-    *out = (ag_attn_weights){.layer = layer, .n_head = g->n_head, .n_kv_head = g->n_kv_head,
-                             .head_dim = g->head_dim, .causal = g->causal,
-                             .scale = g->attn_scale / (g->scale_by_inverse_layer ? layer + 1 : 1),
-                             .softcap = g->softcap, .window = m->window[layer]};
-    if (g->positions == AG_POS_ROPE) /* Gemma-3: the sliding layers' own */
-        out->rope = m->window[layer] && g->rope_local.rotary_dim ? g->rope_local : g->rope;
-    int rc = qkv_part(m, y, 0, &out->wq, &out->bq, err);
+    int rc = qkv_part(m, y, cross, 0, &out->wq, &out->bq, err);
     if (rc == AG_OK)
-        rc = qkv_part(m, y, 1, &out->wk, &out->bk, err);
+        rc = qkv_part(m, y, cross, 1, &out->wk, &out->bk, err);
     if (rc == AG_OK)
-        rc = qkv_part(m, y, 2, &out->wv, &out->bv, err);
+        rc = qkv_part(m, y, cross, 2, &out->wv, &out->bv, err);
     if (rc == AG_OK) /* every output column of o: one "head" as wide as d */
         rc = lin_heads(&y->o, (agm_cols){0, g->d_model, 0}, 1, g->d_model, 0, &out->wo, err);
     if (rc == AG_OK)
@@ -124,6 +118,70 @@ int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag
     if (rc != AG_OK)
         ag_attn_weights_free(out);
     return rc;
+}
+
+/* The checks both entry points share: out cleared, layer in range. */
+static int check_layer(const ag_model *m, int layer, ag_attn_weights *out, ag_error *err)
+{
+    if (!m || !out)
+        return ag_error_set(err, AG_EINVAL, "attention weights: missing argument");
+    memset(out, 0, sizeof *out);
+    if (layer < 0 || layer >= m->cfg.n_layer)
+        return ag_error_set(err, AG_ERANGE, "layer %d is outside 0..%d", layer,
+                            m->cfg.n_layer - 1);
+    return AG_OK;
+}
+
+int ag_model_attn_weights(const ag_model *m, int layer, ag_attn_weights *out, ag_error *err)
+{
+    int rc = check_layer(m, layer, out, err);
+    if (rc != AG_OK)
+        return rc;
+    const ag_model_config *g = &m->cfg;
+    *out = (ag_attn_weights){.layer = layer, .n_head = g->n_head, .n_kv_head = g->n_kv_head,
+                             .head_dim = g->head_dim, .causal = g->causal,
+                             .scale = g->attn_scale / (g->scale_by_inverse_layer ? layer + 1 : 1),
+                             .softcap = g->softcap, .window = m->window[layer]};
+    if (g->positions == AG_POS_ROPE) /* Gemma-3: the sliding layers' own */
+        out->rope = m->window[layer] && g->rope_local.rotary_dim ? g->rope_local : g->rope;
+    return layer_weights(m, &m->layers[layer], 0, out, err);
+}
+
+int ag_model_cross_attn_weights(const ag_model *m, int layer, ag_attn_weights *out,
+                                ag_error *err)
+{
+    int rc = check_layer(m, layer, out, err);
+    if (rc != AG_OK)
+        return rc;
+    if (!m->cross)
+        return ag_error_set(err, AG_EINVAL, "%s: no cross-attention (only an encoder-decoder "
+                            "model's decoder has one)", ag_model_type(m));
+    const ag_model_config *g = &m->cfg;
+    /* the pass's cross-attention: every source key visible, no position
+     * term, the stack's score scale (T5 1, BART/Whisper head_dim^-1/2) */
+    *out = (ag_attn_weights){.layer = layer, .n_head = g->n_head, .n_kv_head = g->n_head,
+                             .head_dim = g->head_dim, .scale = g->attn_scale};
+    return layer_weights(m, &m->cross[layer], 1, out, err);
+}
+
+int ag_model_position_bias(const ag_model *m, size_t n, int h, double *out, ag_error *err)
+{
+    if (!m || !out || n == 0 || n > INT_MAX)
+        return ag_error_set(err, AG_EINVAL, "position bias: missing argument or n = %zu", n);
+    const ag_model_config *g = &m->cfg;
+    if (g->positions != AG_POS_RELATIVE || !m->rel_bias.p)
+        return ag_error_set(err, AG_EINVAL, "position bias: %s has none (not T5's relative "
+                            "positions)", ag_model_type(m));
+    if (h < 0 || h >= g->n_head)
+        return ag_error_set(err, AG_ERANGE, "head %d is outside 0..%d", h, g->n_head - 1);
+    /* forward_tmpl.h rel_bias_table's entries, head h's */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            int b = agm_t5_bucket((int)j - (int)i, !g->causal, m->rel_buckets,
+                                  m->rel_max_distance);
+            out[i * n + j] = agm_at(&m->rel_bias, (size_t)b * (size_t)g->n_head + (size_t)h);
+        }
+    return AG_OK;
 }
 
 void ag_attn_weights_free(ag_attn_weights *w)

@@ -43,6 +43,8 @@ typedef struct {
     R *p;          // (H, n_tgt, n_src) its probabilities
     double *pd;    // (H, n_tgt, n_src) as doubles for the callback (f32), or NULL
     double *sd;    // (H, n_tgt, n_src) its scores for the callback, or NULL
+    double *qd, *kd; // (H, n_tgt, hd), (H, n_src, hd) its q and k rows for the
+                     // callback (o->want_qk), or NULL
 } FN(xws);
 
 typedef struct {
@@ -71,7 +73,7 @@ typedef struct {
     double *xd, *pd; // (n, d), (H, n, n) double views for the callback (f32 only)
     double *sd;      // (H, n, n) the scores for the callback (o->want_scores), or NULL
     double *qd, *kd; // (H, n, hd) each query head's q and k rows for the callback
-                     // (with sd), or NULL
+                     // (o->want_qk), or NULL
     double *yd;      // (n, d) the attention block's output for o->block_fn, or NULL
     const ag_forward_options *o; // the pass's options (block_fn)
     ag_pool *pool;   // opt->pool (NULL: the calling thread)
@@ -138,7 +140,7 @@ static int FN(ws_moe)(FN(ws) *s, const ag_model_config *g, size_t n)
 }
 
 static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, size_t keys, ag_pool *pool,
-                        int want_pd, int want_sd)
+                        int want_pd, int want_sd, int want_qk)
 {
     const ag_model_config *g = &m->cfg;
     size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim,
@@ -168,8 +170,9 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, size_t keys, ag_
              (s->bad = malloc((blocks + 1) * H * sizeof *s->bad)) && FN(ws_moe)(s, g, n) &&
              FN(want)(&s->pb, g->positions == AG_POS_RELATIVE, H * n * n);
     if (ok && want_sd && want_pd) // every entry written by the heads (masked ones −inf)
-        ok = (s->sd = malloc(H * n * n * sizeof(double))) &&
-             (s->qd = malloc(n * dq * sizeof(double))) && (s->kd = malloc(n * dq * sizeof(double)));
+        ok = (s->sd = malloc(H * n * n * sizeof(double))) != NULL;
+    if (ok && want_qk && want_pd) // family K's only: not with the scores alone
+        ok = (s->qd = malloc(n * dq * sizeof(double))) && (s->kd = malloc(n * dq * sizeof(double)));
     if (ok && !IS_F64) // X for the callbacks and hidden states; P only for a layer callback
         ok = (s->xd = zalloc(n * d * sizeof(double))) &&
              (!want_pd || (s->pd = zalloc(H * n * n * sizeof(double))));
@@ -706,21 +709,22 @@ static int FN(head_task)(size_t h, int worker, void *user)
     return 0;
 }
 
-/* Each query head's q rows and the k rows it attends with (its kv head's,
- * modeling_llama.py repeat_kv) as the scores use them, widened into s->qd
- * and s->kd ((H, n, hd) each): family K's bilinear form, with no second
- * projection. */
-static void FN(give_qk)(FN(ws) *s, const ag_model_config *g, const FN(view) qkv[3], size_t n)
+/* Each of the H query heads' q rows (nq) and the k rows (nk) it attends
+ * with (its kv head's of Hkv, modeling_llama.py repeat_kv) as the scores
+ * use them, widened into qd ((H, nq, hd)) and kd ((H, nk, hd)): family
+ * K's bilinear form, with no second projection. */
+static void FN(give_qk)(double *qd, double *kd, const FN(view) qkv[3], size_t H, size_t Hkv,
+                        size_t nq, size_t nk)
 {
-    size_t hd = (size_t)g->head_dim, H = (size_t)g->n_head;
+    size_t hd = (size_t)qkv[0].hd;
     for (size_t h = 0; h < H; h++) {
-        const R *q = FN(head_of)(&qkv[0], (int)h),
-                *k = FN(head_of)(&qkv[1], (int)(h / (H / (size_t)g->n_kv_head)));
-        for (size_t i = 0; i < n; i++)
-            for (size_t c = 0; c < hd; c++) {
-                s->qd[(h * n + i) * hd + c] = q[i * qkv[0].ld + c];
-                s->kd[(h * n + i) * hd + c] = k[i * qkv[1].ld + c];
-            }
+        const R *q = FN(head_of)(&qkv[0], (int)h), *k = FN(head_of)(&qkv[1], (int)(h / (H / Hkv)));
+        for (size_t i = 0; i < nq; i++)
+            for (size_t c = 0; c < hd; c++)
+                qd[(h * nq + i) * hd + c] = q[i * qkv[0].ld + c];
+        for (size_t i = 0; i < nk; i++)
+            for (size_t c = 0; c < hd; c++)
+                kd[(h * nk + i) * hd + c] = k[i * qkv[1].ld + c];
     }
 }
 
@@ -781,7 +785,7 @@ static int FN(attention)(const ag_model *m, int l, FN(ws) *s, const R *x, size_t
     ag_layer_view v = {.layer = l, .n = n, .d = (size_t)g->d_model, .n_head = g->n_head,
                        .scores = s->sd, .stack = m->stack, .n_kv = n};
     if (fn && s->qd) { // family K's q and k rows, with the scores
-        FN(give_qk)(s, g, qkv, n);
+        FN(give_qk)(s->qd, s->kd, qkv, (size_t)g->n_head, (size_t)g->n_kv_head, n, n);
         v.q = s->qd;
         v.k = s->kd;
         v.head_dim = g->head_dim;
@@ -822,6 +826,12 @@ static int FN(cross)(const ag_model *m, int l, FN(ws) *s, size_t n, ag_layer_fn 
     ag_pool_run(s->pool, (size_t)g->n_head, FN(head_task), &j);
     ag_layer_view v = {.layer = l, .n = n, .d = d, .n_head = g->n_head, .scores = j.sd,
                        .stack = AG_STACK_CROSS, .n_kv = ns, .x_kv = x->encd};
+    if (fn && x->qd) { // family K's q rows (targets) and k rows (sources)
+        FN(give_qk)(x->qd, x->kd, qkv, (size_t)g->n_head, (size_t)g->n_head, n, ns);
+        v.q = x->qd;
+        v.k = x->kd;
+        v.head_dim = g->head_dim;
+    }
     if ((rc = FN(emit)(s, xq, &v, x->p, x->pd, fn, user)))
         return rc;
     FN(linear)(s, &y->o, s->ctx, n, s->t);
@@ -1438,7 +1448,7 @@ static int FN(forward)(const ag_model *m, const fwd_input *in, size_t n,
     FN(ws) s;
     FN(xws) *x = in->cross;
     size_t keys = x && x->n_src > n ? x->n_src : n; // a cross-attention's keys
-    if (FN(ws_alloc)(&s, m, n, keys, o->pool, fn != NULL, o->want_scores) != AG_OK)
+    if (FN(ws_alloc)(&s, m, n, keys, o->pool, fn != NULL, o->want_scores, o->want_qk) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
     s.o = o;
     s.x = x;
@@ -1468,11 +1478,13 @@ static void FN(xws_free)(FN(xws) *x)
     free(x->p);
     free(x->pd);
     free(x->sd);
+    free(x->qd);
+    free(x->kd);
 }
 
 /* The buffers the decoder's cross-attention shares with the encoder. */
 static int FN(xws_alloc)(FN(xws) *x, const ag_model *dec, size_t ns, size_t nt, int want_pd,
-                         int want_sd)
+                         int want_sd, int want_qk)
 {
     const ag_model_config *g = &dec->cfg;
     size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim, pn = (size_t)g->n_head * nt * ns;
@@ -1481,7 +1493,9 @@ static int FN(xws_alloc)(FN(xws) *x, const ag_model *dec, size_t ns, size_t nt, 
     int ok = FN(want)(&x->enc, 1, ns * d) && (x->encd = zalloc(ns * d * sizeof(double))) &&
              FN(want)(&x->k, 1, ns * dq) && FN(want)(&x->v, 1, ns * dq) && FN(want)(&x->p, 1, pn) &&
              (!want_pd || IS_F64 || (x->pd = zalloc(pn * sizeof(double)))) &&
-             (!want_sd || (x->sd = zalloc(pn * sizeof(double))));
+             (!want_sd || (x->sd = zalloc(pn * sizeof(double)))) &&
+             (!want_qk || ((x->qd = malloc(nt * dq * sizeof(double))) &&
+                           (x->kd = malloc(ns * dq * sizeof(double)))));
     if (!ok)
         FN(xws_free)(x);
     return ok ? AG_OK : AG_ENOMEM;
@@ -1495,7 +1509,7 @@ static int FN(seq2seq)(const ag_model *enc, const ag_model *dec, const fwd_input
                        void *user, double *eh, double *dh, ag_error *err)
 {
     FN(xws) x;
-    if (FN(xws_alloc)(&x, dec, ns, nt, fn != NULL, fn && o->want_scores) != AG_OK)
+    if (FN(xws_alloc)(&x, dec, ns, nt, fn != NULL, fn && o->want_scores, fn && o->want_qk) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu source and %zu target tokens",
                             ns, nt);
     fwd_input in_src = *src, in_tgt = {.ids = tgt, .cross = &x};

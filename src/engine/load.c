@@ -631,6 +631,27 @@ int ag_seq2seq_load(const char *dir, ag_seq2seq **out, ag_error *err)
     return AG_OK;
 }
 
+int ag_model_dir_has_decoder(const char *dir)
+{
+    if (!dir)
+        return 0;
+    if (ag_model_dir_is_seq2seq(dir))
+        return 1;
+    /* Whisper: WhisperModel's and WhisperForConditionalGeneration's saves
+     * hold decoder layer 0's self-attention; an encoder saved alone does not */
+    static const char *const names[] = {"model.decoder.layers.0.self_attn.q_proj.weight",
+                                        "decoder.layers.0.self_attn.q_proj.weight"};
+    wsrc w;
+    ag_error e = {0};
+    size_t k = 0;
+    int has = 0;
+    if (wsrc_open(&w, dir, &e) == AG_OK)
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+            has |= wsrc_find(&w, names[i], &k) != NULL;
+    close_all(w.st, w.nst);
+    return has;
+}
+
 const ag_seq2seq *ag_model_seq2seq(const ag_model *m)
 {
     return m ? m->pair : NULL;

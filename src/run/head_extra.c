@@ -27,17 +27,34 @@ int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,
     return AG_OK;
 }
 
+int agr_layer_extra_bias(agr_layer_extra *x, const ag_model *m, size_t n, ag_error *err)
+{
+    const ag_model_config *g = ag_model_get_config(m);
+    if (g->positions != AG_POS_RELATIVE)
+        return AG_OK;
+    size_t H = (size_t)g->n_head;
+    if (n > SIZE_MAX / sizeof(double) / H / n || !(x->bias = malloc(H * n * n * sizeof(double))))
+        return ag_error_set(err, AG_ENOMEM, "out of memory for %zu heads' position bias", H);
+    x->n = n;
+    int rc = AG_OK;
+    for (size_t h = 0; rc == AG_OK && h < H; h++)
+        rc = ag_model_position_bias(m, n, (int)h, x->bias + h * n * n, err);
+    return rc;
+}
+
 void agr_layer_extra_head(const agr_layer_extra *x, int h, ag_head_extra *ex)
 {
     ex->qk = x->qk ? &x->qk[h] : NULL;
     ex->rope = &x->rope;
     ex->alibi = x->alibi;
     ex->alibi_slope = x->slopes ? x->slopes[h] : 0;
+    ex->bias = x->bias ? x->bias + (size_t)h * x->n * x->n : NULL;
 }
 
 void agr_layer_extra_free(agr_layer_extra *x)
 {
     free(x->qk);
+    free(x->bias);
     ag_array_free(&x->gq);
     ag_array_free(&x->gk);
     *x = (agr_layer_extra){0};

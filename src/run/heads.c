@@ -62,17 +62,18 @@ typedef struct {
     int stability, values, lens;
 } heads_job;
 
-/* Family H of head h (its task i): the norms of what it writes, from L's
+/* Family H of head h (its task i): the norms of what it writes for each
+ * of its keys (a cross-attention's: the source tokens'), from L's
  * callback, then the keys of its attention A and those norms. */
 static int head_values(const heads_job *j, size_t i, int h, const double *A, ag_record *r)
 {
-    double *norms = malloc(j->L->n * sizeof *norms);
+    size_t cols = agr_layer_cols(j->L);
+    double *norms = malloc(cols * sizeof *norms);
     if (!norms)
-        return ag_error_set(&j->errs[i], AG_ENOMEM, "out of memory for %zu value norms",
-                            j->L->n);
+        return ag_error_set(&j->errs[i], AG_ENOMEM, "out of memory for %zu value norms", cols);
     int status = j->L->norms(j->L->norms_ctx, h, norms, &j->errs[i]);
     if (status == AG_OK)
-        status = ag_value_metrics(A, j->L->n, norms, j->sel, r, &j->errs[i]);
+        status = ag_value_metrics_rect(A, j->L->n, cols, norms, j->sel, r, &j->errs[i]);
     free(norms);
     return status;
 }
@@ -111,11 +112,12 @@ static int head_task(size_t i, int worker, void *user)
     }
     if (status == AG_OK && j->values)
         status = head_values(j, i, h, A, r);
-    const double *S = j->lens ? L->scores + (size_t)h * L->n * L->n : NULL;
-    size_t qk = (size_t)h * L->n * L->head_dim;
-    if (status == AG_OK && lens_qk)
-        status = ag_lens_metrics_qk(S, L->n, L->q + qk, L->k + qk, L->head_dim, A, j->sel, r,
-                                    &j->errs[i]);
+    const double *S = j->lens ? L->scores + (size_t)h * L->n * cols : NULL;
+    size_t hd = L->head_dim;
+    if (status == AG_OK && lens_qk) /* a cross-attention's m×n form: n_kv key rows */
+        status = ag_lens_metrics_qk_rect(S, L->n, cols, L->q + (size_t)h * L->n * hd,
+                                         L->k + (size_t)h * cols * hd, hd, A, j->sel, r,
+                                         &j->errs[i]);
     else if (status == AG_OK && j->lens)
         status = ag_lens_metrics(S, &in, &ex, A, j->sel, r, &j->errs[i]);
     return status;
@@ -163,9 +165,10 @@ int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_run_option
             status = AG_ENOMEM;
     if (status == AG_ENOMEM)
         ag_error_set(err, status, "out of memory for records");
-    if (status == AG_OK && agr_layer_cols(L) != L->n && (L->input || L->norms || L->scores))
-        status = ag_error_set(err, AG_EINVAL, "families E, H and K need square attention "
-                              "(a head's own keys)");
+    if (status == AG_OK && agr_layer_cols(L) != L->n &&
+        (L->input || (L->scores && !(L->q && L->k))))
+        status = ag_error_set(err, AG_EINVAL, "family E, and family K without q and k, need "
+                              "square attention (a head's own keys)");
     if (status == AG_OK) {
         j.head = ag_selection_indices(heads);
         /* family E perturbs the head's own softmax: none under a lens */
@@ -223,11 +226,12 @@ static void view_head_extra(const void *ctx, int h, ag_head_extra *ex)
     agr_layer_extra_head(&li->extra, h, ex);
 }
 
-/* Family H of query head h: the norms of f_h on the view's X. */
+/* Family H of query head h: the norms of f_h on the view's key/value
+ * input (X; a cross-attention's: the encoder output). */
 static int view_head_norms(const void *ctx, int h, double *norms, ag_error *err)
 {
     const layer_input *li = ctx;
-    return agr_head_value_norms(li->w, li->v->x, li->v->n, li->v->d, h, norms, err);
+    return agr_head_value_norms(li->w, li->v->x_kv, li->v->n_kv, li->v->d, h, norms, err);
 }
 
 ag_run_layer_heads agr_layer_heads(const ag_layer_view *v, const double *attn, long text,
@@ -251,20 +255,26 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     int dec = v->stack == AG_STACK_DECODER || v->stack == AG_STACK_CROSS;
     if (!(dec ? a->dec_layer_on : a->layer_on)[v->layer])
         return 0;
-    /* Families E, H and K project a head's Q, K, V from one stack's weights
-     * as a model of one stack forms them: null in an encoder–decoder pass
-     * (T5's position bias, cross-attention's two inputs; docs/engine.md). */
-    int one = v->stack == AG_STACK_NONE, lens = a->lens && one, values = a->values && one;
-    /* Family K takes Q and K from the pass when it gave them (the scores'
-     * own, no second projection); family E always projects its own. */
-    int head_input = one && (a->stability || (lens && !v->q));
+    /* Family E re-forms a head's softmax from X and its stack's weights
+     * (T5's position bias added, constant in X as ALiBi's): null on a
+     * cross-attention, whose keys do not move with X (docs/metrics.md).
+     * Family K takes Q and K from the pass (the scores' own, any stack); H
+     * the values of the view's key side (a cross view's: the encoder
+     * output). */
+    int one = v->stack == AG_STACK_NONE, lens = a->lens && (one || v->q), values = a->values;
+    int head_input = v->stack != AG_STACK_CROSS && (a->stability || (lens && !v->q));
+    const ag_model *m = dec ? ag_seq2seq_stack(ag_model_seq2seq(a->m), AG_STACK_DECODER) : a->m;
     ag_attn_weights weights = {0}; /* once per layer, for all its heads */
-    int status = head_input || values
-                     ? ag_model_attn_weights(a->m, v->layer, &weights, &a->err)
-                     : AG_OK;
+    int status = AG_OK;
+    if (head_input || values)
+        status = v->stack == AG_STACK_CROSS
+                     ? ag_model_cross_attn_weights(m, v->layer, &weights, &a->err)
+                     : ag_model_attn_weights(m, v->layer, &weights, &a->err);
     layer_input li = {.v = v, .w = &weights};
     if (status == AG_OK && head_input)
-        status = agr_layer_extra_init(&li.extra, a->m, v->layer, &weights, &a->err);
+        status = agr_layer_extra_init(&li.extra, m, v->layer, &weights, &a->err);
+    if (status == AG_OK && head_input)
+        status = agr_layer_extra_bias(&li.extra, m, v->n, &a->err);
     ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, dec ? a->dec_heads : a->heads);
     L.input = head_input ? view_head_input : NULL;
     L.extra = head_input ? view_head_extra : NULL;
@@ -337,7 +347,7 @@ static int analyze_at(const ag_run_options *opt, void *user, ag_record_list **ou
                          .values = ag_family_selected(o.metrics, AG_FAMILY_VALUES),
                          .lens = ag_family_selected(o.metrics, AG_FAMILY_LENS)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
-        fo.want_scores = a.lens && !dec; /* family K is null on a pair */
+        fo.want_scores = fo.want_qk = a.lens; /* family K: the scores and their Q, K */
         status = agr_forward(m, in, &fo, &o, analyze_layer, &a, NULL, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
@@ -380,7 +390,7 @@ typedef struct {
     double *buf; /* (nh, n, n_kv): the selected heads when not all are */
     size_t cap;  /* its doubles */
     ag_run_heads_fn fn, scores_fn;
-    ag_run_stack_heads_fn stack_fn;
+    ag_run_stack_heads_fn stack_fn, stack_scores_fn;
     void *user;
     ag_error err;
 } attention_job;
@@ -426,13 +436,19 @@ static int attention_layer(const ag_layer_view *v, void *user)
         const double *s = select_heads(a, v, v->scores, k);
         rc = s ? a->scores_fn(v->layer, s, a->nh[k], v->n, a->user) : AG_ENOMEM;
     }
+    if (rc == 0 && a->stack_scores_fn) {
+        const double *s = select_heads(a, v, v->scores, k);
+        rc = s ? a->stack_scores_fn(v->stack, v->layer, s, a->nh[k], v->n,
+                                    v->n_kv ? v->n_kv : v->n, a->user)
+               : AG_ENOMEM;
+    }
     return rc;
 }
 
 /* What one attention run computes with: the pass's callbacks and buffers. */
 typedef struct {
     ag_run_heads_fn fn, scores_fn;
-    ag_run_stack_heads_fn stack_fn;
+    ag_run_stack_heads_fn stack_fn, stack_scores_fn;
     ag_hidden_fn hidden_fn;
     void *user;
     double *hidden, *dec_hidden;
@@ -447,7 +463,7 @@ static int attention_run(const ag_model *m, const ag_run_input *in, const ag_run
     ag_selection *layers[2] = {NULL, NULL}, *heads[2] = {NULL, NULL};
     ag_workers *own = NULL;
     attention_job a = {.fn = c->fn, .scores_fn = c->scores_fn, .stack_fn = c->stack_fn,
-                       .user = c->user};
+                       .stack_scores_fn = c->stack_scores_fn, .user = c->user};
     int status = AG_OK;
     for (int k = 0; k < 2 && status == AG_OK && stacks[k]; k++) {
         status = agr_model_selections(stacks[k], opt, &layers[k], &heads[k], err);
@@ -461,12 +477,10 @@ static int attention_run(const ag_model *m, const ag_run_input *in, const ag_run
         ag_forward_options fo = ag_run_forward_options(opt, w);
         fo.hidden_fn = c->hidden_fn;
         fo.hidden_user = c->user;
-        fo.want_scores = c->scores_fn != NULL;
-        int any = c->fn || c->scores_fn || c->stack_fn;
-        status = stacks[1] ? ag_run_forward_seq2seq(m, in, &fo, any ? attention_layer : NULL, &a,
-                                                    c->hidden, c->dec_hidden, err)
-                           : agr_forward(m, in, &fo, agr_options(opt),
-                                         any ? attention_layer : NULL, &a, c->hidden, err);
+        fo.want_scores = c->scores_fn || c->stack_scores_fn;
+        int any = c->fn || c->scores_fn || c->stack_fn || c->stack_scores_fn;
+        status = agr_forward_pair(m, in, &fo, agr_options(opt), any ? attention_layer : NULL, &a,
+                                  c->hidden, c->dec_hidden, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
     }
@@ -503,13 +517,20 @@ int ag_run_attention_seq2seq(const ag_model *m, const ag_run_input *in,
                              const ag_run_options *opt, ag_workers *w, ag_run_stack_heads_fn fn,
                              void *user, double *enc_hidden, double *dec_hidden, ag_error *err)
 {
+    return ag_run_attention_seq2seq_scores(m, in, opt, w, fn, NULL, user, enc_hidden,
+                                           dec_hidden, err);
+}
+
+int ag_run_attention_seq2seq_scores(const ag_model *m, const ag_run_input *in,
+                                    const ag_run_options *opt, ag_workers *w,
+                                    ag_run_stack_heads_fn fn, ag_run_stack_heads_fn scores_fn,
+                                    void *user, double *enc_hidden, double *dec_hidden,
+                                    ag_error *err)
+{
     if (!ag_model_seq2seq(m))
         return ag_error_set(err, AG_EINVAL, "ag_run_attention_seq2seq: not an encoder-decoder "
                             "model");
-    if (opt && agr_lens_active(opt))
-        return ag_error_set(err, AG_EINVAL, "a normalizer or temperature is not yet taken by an "
-                            "encoder-decoder model");
-    attention_call c = {.stack_fn = fn, .user = user, .hidden = enc_hidden,
-                        .dec_hidden = dec_hidden};
+    attention_call c = {.stack_fn = fn, .stack_scores_fn = scores_fn, .user = user,
+                        .hidden = enc_hidden, .dec_hidden = dec_hidden};
     return attention_run(m, in, opt, w, &c, err);
 }

@@ -110,19 +110,9 @@ int agr_matrix_record_at(const ag_run_options *opt, const ag_metric_set *sel, ag
 
 /* ---- residual ------------------------------------------------------------ */
 
-typedef struct {
-    const unsigned char *layer_on; /* (n_layer + 1) */
-    const ag_metric_set *sel;
-    const ag_run_options *opt;     /* family I's thresholds */
-    int activations;               /* family I selected */
-    long text;
-    ag_record_list **out;
-    ag_error err; /* the metrics' failure */
-} residual_ctx;
-
-static int residual_state(int l, size_t n, size_t d, const double *h, void *user)
+int agr_residual_state(int l, size_t n, size_t d, const double *h, void *user)
 {
-    residual_ctx *c = user;
+    agr_residual_ctx *c = user;
     if (!c->layer_on[l])
         return 0;
     ag_record *rec = agr_record_add(c->out, &c->err);
@@ -130,29 +120,34 @@ static int residual_state(int l, size_t n, size_t d, const double *h, void *user
         return AG_ENOMEM;
     ag_record_init(rec, l, -1, n, d);
     ag_record_set_text(rec, c->text);
+    if (c->stack != AG_STACK_NONE)
+        ag_record_set_stack(rec, c->stack);
     ag_error e = {0};
     int status = ag_residual_metrics(h, n, d, c->sel, rec, &e);
     if (status == AG_OK && c->activations)
         status = ag_activation_metrics(h, n, d, c->opt->massive_abs, c->opt->massive_ratio,
                                        c->sel, rec, &e);
     if (status != AG_OK)
-        ag_error_set(&c->err, status, "hidden state %d: %s", l, e.message);
+        ag_error_set(&c->err, status, "%s%shidden state %d: %s",
+                     c->stack ? ag_stack_name(c->stack) : "", c->stack ? " " : "", l, e.message);
     return status;
 }
 
 int ag_run_residual(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
                     ag_workers *w, ag_record_list **out, ag_error *err)
 {
+    if (ag_model_seq2seq(m)) /* both stacks' hidden states, from one pass */
+        return agr_residual_pair(m, in, opt, w, out, err);
     agr_pass p;
     ag_metric_set *own = NULL;
     int status = agr_pass_begin(&p, m, in, opt, 1, w, err);
-    residual_ctx c = {.text = p.in.text, .out = out, .opt = agr_options(opt)};
+    agr_residual_ctx c = {.text = p.in.text, .out = out, .opt = agr_options(opt)};
     if (status == AG_OK && !(c.sel = agr_metrics_or_default(opt, AG_FAMILIES_RESIDUAL, &own, err)))
         status = err->status;
     if (status == AG_OK) {
         c.layer_on = ag_selection_mask(p.layers);
         c.activations = ag_family_selected(c.sel, AG_FAMILY_ACTIVATIONS);
-        p.fo.hidden_fn = residual_state;
+        p.fo.hidden_fn = agr_residual_state;
         p.fo.hidden_user = &c;
         status = agr_pass_run(&p, m, NULL, NULL, &c.err, err);
     }

@@ -31,6 +31,27 @@ void agr_pass_end(agr_pass *p);
 int agr_pass_run(const agr_pass *p, const ag_model *m, ag_layer_fn fn, void *user,
                  const ag_error *ctx_err, ag_error *err);
 
+/* `residual`'s measure of hidden states: the selected ones (layer_on over
+ * 0..n_layer) of one stack (AG_STACK_NONE: a model of one stack, records
+ * without stack), appended to *out. */
+typedef struct {
+    const unsigned char *layer_on; /* (n_layer + 1) */
+    const ag_metric_set *sel;
+    const ag_run_options *opt;     /* family I's thresholds */
+    int activations;               /* family I selected */
+    int stack;
+    long text;
+    ag_record_list **out;
+    ag_error err; /* the metrics' failure */
+} agr_residual_ctx;
+/* Hidden state l (n, d) of c (an ag_hidden_fn): its record when selected;
+ * a failure named "[stack ]hidden state l: <message>" in c->err. */
+int agr_residual_state(int l, size_t n, size_t d, const double *h, void *user);
+/* ag_run_residual on an encoder–decoder model (residual_pair.c): both
+ * stacks' hidden states of one pass, the encoder's then the decoder's. */
+int agr_residual_pair(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                      ag_workers *w, ag_record_list **out, ag_error *err);
+
 /* A record appended to *out (made when NULL); NULL with err set when out
  * of memory. */
 ag_record *agr_record_add(ag_record_list **out, ag_error *err);

@@ -15,7 +15,8 @@ typedef struct {
     const ag_run_options *opt;
     ag_layer_fn fn;
     void *user;
-    double *buf;  /* (n_head, n, n) the layer under the lens */
+    double *buf;  /* (n_head, n, n_kv) the view under the lens */
+    size_t cap;   /* buf's doubles: an encoder–decoder pass's views differ */
     ag_error err; /* the lens's own failure */
 } lens_job;
 
@@ -48,14 +49,20 @@ static int linear_layer(lens_job *j, const ag_layer_view *v, ag_error *e)
 static int lens_view(const ag_layer_view *v, void *user)
 {
     lens_job *j = user;
-    size_t rows = (size_t)v->n_head * v->n;
+    size_t rows = (size_t)v->n_head * v->n, cols = v->n_kv ? v->n_kv : v->n;
     ag_error e = {0};
-    if (!j->buf && !(j->buf = malloc(rows * v->n * sizeof *j->buf)))
-        return ag_error_set(&j->err, AG_ENOMEM, "out of memory for %d heads", v->n_head);
+    if (rows * cols > j->cap) {
+        free(j->buf);
+        j->cap = (j->buf = malloc(rows * cols * sizeof *j->buf)) ? rows * cols : 0;
+        if (!j->buf)
+            return ag_error_set(&j->err, AG_ENOMEM, "out of memory for %d heads", v->n_head);
+    }
+    /* a row of the scores: head r / n, query r % n, over its n_kv keys
+     * (a cross-attention's: the sources) */
     int status = j->opt->normalizer == AG_NORMALIZER_LINEAR
-                     ? linear_layer(j, v, &e) /* row r of the scores: head r / n, query r % n */
+                     ? linear_layer(j, v, &e)
                      : ag_normalize_rows((ag_normalizer)j->opt->normalizer,
-                                         j->opt->normalizer_param, v->scores, rows, v->n,
+                                         j->opt->normalizer_param, v->scores, rows, cols,
                                          j->buf, &e);
     if (status != AG_OK)
         return ag_error_set(&j->err, status, "layer %d: %s", v->layer, e.message);
@@ -68,15 +75,26 @@ int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_opti
                 const ag_run_options *opt, ag_layer_fn fn, void *user, double *hidden,
                 ag_error *err)
 {
+    return agr_forward_pair(m, in, fo, opt, fn, user, hidden, NULL, err);
+}
+
+int agr_forward_pair(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
+                     const ag_run_options *opt, ag_layer_fn fn, void *user, double *enc_hidden,
+                     double *dec_hidden, ag_error *err)
+{
     if (!fn || !opt || !agr_lens_active(opt))
-        return ag_run_forward(m, in, fo, fn, user, hidden, err);
-    if (ag_model_seq2seq(m)) /* lens_view's rows are square */
-        return ag_error_set(err, AG_EINVAL, "a normalizer or temperature is not yet taken by an "
-                            "encoder-decoder model");
+        return ag_run_forward_seq2seq(m, in, fo, fn, user, enc_hidden, dec_hidden, err);
+    /* linear attention re-forms φ(Q)φ(K)ᵀ from one stack's head input:
+     * T5's additive position bias has no place in it (as ALiBi's), and a
+     * cross-attention's K comes from the encoder's output */
+    if (ag_model_seq2seq(m) && opt->normalizer == AG_NORMALIZER_LINEAR)
+        return ag_error_set(err, AG_EINVAL, "linear attention is not taken by an "
+                            "encoder-decoder model (sparsemax, entmax15, entmax:ALPHA and "
+                            "--temperature are)");
     ag_forward_options f = *fo;
     f.want_scores = fo->want_scores || opt->normalizer != AG_NORMALIZER_LINEAR;
     lens_job j = {.m = m, .opt = opt, .fn = fn, .user = user};
-    int status = ag_run_forward(m, in, &f, lens_view, &j, hidden, err);
+    int status = ag_run_forward_seq2seq(m, in, &f, lens_view, &j, enc_hidden, dec_hidden, err);
     if (status != AG_OK && j.err.status != AG_OK)
         *err = j.err;
     free(j.buf);

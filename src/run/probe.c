@@ -14,6 +14,7 @@
  * the model's tokenizer frames a text (its post-processor: BERT's [CLS] ...
  * [SEP], Llama's <s>, nothing for GPT-2), so the model sees the special
  * tokens it was trained with. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,28 +155,89 @@ int ag_run_probe_tokens(const ag_model *m, const ag_tokenizer *tok, size_t lengt
 typedef struct {
     size_t start, length;
     int repeats;
-    const int *head;      /* (nh) the selected heads, increasing */
+    const int *head;      /* (nh) the selected heads, increasing (a pair: the encoder's) */
+    const int *dec_head;  /* a pair's decoder's selected heads */
     ag_record_list *recs;
     ag_error err;         /* a head's failure, "layer L head H: ..." */
 } probe_job;
+
+/* The record of one head (A: n × n_kv) of `stack` (AG_STACK_NONE: a model
+ * of one stack), its blocks from `start`. A cross head's keys are the
+ * source's, where the previous copy of a target token is not defined: its
+ * scores are null (docs/metrics.md, "The induction probe"). */
+static int probe_head(probe_job *j, int stack, int layer, int head, const double *A, size_t n,
+                      size_t n_kv, size_t start)
+{
+    ag_record *r = ag_record_list_add(j->recs, &j->err);
+    if (!r)
+        return AG_ENOMEM;
+    ag_record_init(r, layer, head, n, n_kv);
+    if (stack != AG_STACK_NONE)
+        ag_record_set_stack(r, stack);
+    if (stack == AG_STACK_CROSS)
+        return AG_OK;
+    ag_error e = {0};
+    int status = ag_induction_probe_metrics(A, n, -1, start, j->length, j->repeats, r, &e);
+    if (status != AG_OK)
+        return ag_error_set(&j->err, status, "%s%slayer %d head %d: %s",
+                            stack ? ag_stack_name(stack) : "", stack ? " " : "", layer, head,
+                            e.message);
+    return AG_OK;
+}
 
 /* One selected layer's heads (attngeom/run.h, ag_run_heads_fn). */
 static int probe_layer(int layer, const double *attn, size_t heads, size_t n, void *user)
 {
     probe_job *j = user;
-    for (size_t i = 0; i < heads; i++) {
-        ag_record *r = ag_record_list_add(j->recs, &j->err);
-        if (!r)
-            return AG_ENOMEM;
-        ag_record_init(r, layer, j->head[i], n, n);
-        ag_error e = {0};
-        int status = ag_induction_probe_metrics(attn + i * n * n, n, -1, j->start, j->length,
-                                                j->repeats, r, &e);
-        if (status != AG_OK)
-            return ag_error_set(&j->err, status, "layer %d head %d: %s", layer, j->head[i],
-                                e.message);
+    int status = AG_OK;
+    for (size_t i = 0; status == AG_OK && i < heads; i++)
+        status = probe_head(j, AG_STACK_NONE, layer, j->head[i], attn + i * n * n, n, n, j->start);
+    return status;
+}
+
+/* One selected layer of a pair (ag_run_stack_heads_fn): the decoder reads
+ * the probe one position later, after its start token. */
+static int probe_stack(int stack, int layer, const double *attn, size_t heads, size_t n,
+                       size_t n_kv, void *user)
+{
+    probe_job *j = user;
+    const int *head = stack == AG_STACK_ENCODER ? j->head : j->dec_head;
+    size_t start = j->start + (stack == AG_STACK_DECODER);
+    int status = AG_OK;
+    for (size_t i = 0; status == AG_OK && i < heads; i++)
+        status = probe_head(j, stack, layer, head[i], attn + i * n * n_kv, n, n_kv, start);
+    return status;
+}
+
+/* The probe through an encoder–decoder pair (m its encoder): the source
+ * ids, the target [decoder start] + ids, heads selected in each stack. */
+static int probe_pair(const ag_model *m, const int32_t *ids, size_t n, probe_job *j,
+                      const ag_run_options *opt, ag_workers *w, ag_error *err)
+{
+    const ag_seq2seq *s = ag_model_seq2seq(m);
+    const ag_model *dec = ag_seq2seq_stack(s, AG_STACK_DECODER);
+    int first = ag_seq2seq_decoder_start(s);
+    if (first < 0)
+        return ag_error_set(err, AG_EINVAL, "%s: config.json gives no decoder_start_token_id: "
+                            "the decoder's reading of the probe has no first token",
+                            ag_model_type(m));
+    ag_selection *heads = NULL;
+    int32_t *tgt = n < SIZE_MAX / sizeof *tgt - 1 ? malloc((n + 1) * sizeof *tgt) : NULL;
+    int status = tgt ? AG_OK : ag_error_set(err, AG_ENOMEM, "out of memory for %zu ids", n + 1);
+    if (status == AG_OK)
+        status = ag_run_options_selection(opt, "heads", ag_model_get_config(dec)->n_head, &heads,
+                                          err);
+    if (status == AG_OK) {
+        tgt[0] = first;
+        memcpy(tgt + 1, ids, n * sizeof *ids);
+        j->dec_head = ag_selection_indices(heads);
+        ag_run_input in = {.size = sizeof in, .ids = ids, .n = n, .text = -1, .target = tgt,
+                           .n_target = n + 1};
+        status = ag_run_attention_seq2seq(m, &in, opt, w, probe_stack, j, NULL, NULL, err);
     }
-    return AG_OK;
+    ag_selection_free(heads);
+    free(tgt);
+    return status;
 }
 
 /* AG_EINVAL unless ids[start ..) holds `repeats` copies of its first
@@ -216,7 +278,9 @@ int ag_run_probe_induction(const ag_model *m, const int32_t *ids, size_t n, size
         status = ag_error_set(err, AG_ENOMEM, "out of memory for records");
     ag_run_input in = {.size = sizeof in, .ids = ids, .n = n, .text = -1};
     if (status == AG_OK) {
-        status = ag_run_attention(m, &in, opt, w, probe_layer, NULL, &j, NULL, err);
+        status = ag_model_seq2seq(m) ? probe_pair(m, ids, n, &j, opt, w, err)
+                                     : ag_run_attention(m, &in, opt, w, probe_layer, NULL, &j,
+                                                        NULL, err);
         if (status != AG_OK && j.err.status != AG_OK)
             *err = j.err;
     }

@@ -51,6 +51,12 @@ static inline int agr_lens_active(const ag_run_options *o)
 int agr_forward(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
                 const ag_run_options *opt, ag_layer_fn fn, void *user, double *hidden,
                 ag_error *err);
+/* agr_forward on ag_run_forward_seq2seq: an encoder–decoder pair's views
+ * (rectangular cross-attention rows too) under opt's normaliser, both
+ * stacks' hidden states (enc_hidden, dec_hidden, each may be NULL). */
+int agr_forward_pair(const ag_model *m, const ag_run_input *in, const ag_forward_options *fo,
+                     const ag_run_options *opt, ag_layer_fn fn, void *user, double *enc_hidden,
+                     double *dec_hidden, ag_error *err);
 
 /* A run of records under each of opt's temperatures in turn (lens.c): fn
  * with a copy of opt at softmax(S/T[k]) and no list, appending to a list
@@ -122,6 +128,8 @@ typedef struct {
     ag_rope_extra rope;
     ag_alibi_kind alibi;    /* cfg.alibi */
     const double *slopes;   /* (n_head) ag_model_alibi_slopes, m's; NULL without ALiBi */
+    double *bias;           /* (n_head, n, n) T5's position bias (agr_layer_extra_bias), or NULL */
+    size_t n;
 } agr_layer_extra;
 
 /* Fill *x for `layer` of m, whose attention weights are w (ALiBi's slopes
@@ -130,6 +138,9 @@ typedef struct {
  * in every case. */
 int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,
                          const ag_attn_weights *w, ag_error *err);
+/* x's position bias over n tokens (ag_model_position_bias of each of m's
+ * heads) when m has T5's relative positions; nothing otherwise. */
+int agr_layer_extra_bias(agr_layer_extra *x, const ag_model *m, size_t n, ag_error *err);
 /* Head h's extras, pointing into x. */
 void agr_layer_extra_head(const agr_layer_extra *x, int h, ag_head_extra *ex);
 void agr_layer_extra_free(agr_layer_extra *x);

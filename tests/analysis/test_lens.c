@@ -336,3 +336,38 @@ Test(lens, given_q_and_k_match_the_projected_head)
     ag_record_free(r2);
     teardown(&f);
 }
+
+/* A cross-attention head, m = 2 targets over n = 4 sources, d_h = 3:
+ * Q = the first two rows of I₃, K = I₃ with a zero row appended, so S° =
+ * QKᵀ = [I₂ 0] has singular values (1, 1): effective and numerical rank
+ * 2; A = [I₂ 0] the same (rank_lift 1); no transpose to compare
+ * (score_asymmetry null). Rows of scores: (3, 1.5, 0, −inf) as in
+ * row_keys_closed_forms (std √1.5, sparsemax 1/3, 1.5-entmax 2/3) and four
+ * equal scores (0, 1, 1, JS 0): the means over the two rows. */
+Test(lens, rectangular_form_of_a_cross_head)
+{
+    const double Q[2 * 3] = {1, 0, 0, 0, 1, 0}, K[4 * 3] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0},
+                 A[2 * 4] = {1, 0, 0, 0, 0, 1, 0, 0}, S[2 * 4] = {3, 1.5, 0, NEG, 2, 2, 2, 2};
+    fixture f = setup("lens");
+    ag_error err = {0};
+    cr_assert_eq(ag_lens_metrics_qk_rect(S, 2, 4, Q, K, 3, A, f.sel, f.rec, &err), AG_OK, "%s",
+                 err.message);
+    cr_expect(fabs(value(f.rec, AG_M_SCORE_EFFECTIVE_RANK, AG_V_NUMBER) - 2) < 1e-14);
+    cr_expect_eq(value(f.rec, AG_M_SCORE_NUMERICAL_RANK, AG_V_INTEGER), 2);
+    cr_expect(fabs(value(f.rec, AG_M_RANK_LIFT, AG_V_NUMBER) - 1) < 1e-14);
+    value(f.rec, AG_M_SCORE_ASYMMETRY, AG_V_NULL);
+    cr_expect(fabs(value(f.rec, AG_M_SCORE_STD, AG_V_NUMBER) - sqrt(1.5) / 2) < 1e-15);
+    cr_expect(fabs(value(f.rec, AG_M_SPARSEMAX_SUPPORT, AG_V_NUMBER) - 2.0 / 3) < 1e-15);
+    cr_expect(fabs(value(f.rec, AG_M_ENTMAX_SUPPORT, AG_V_NUMBER) - 5.0 / 6) < 1e-15);
+    double p0 = 1 / (1 + exp(-1.5) + exp(-3)), p12 = 1 - p0;
+    double js = 0.5 * (p0 * log(2 * p0 / (p0 + 1)) + p12 * log(2.0)) + 0.5 * log(2 / (p0 + 1));
+    cr_expect(fabs(value(f.rec, AG_M_SPARSEMAX_JS, AG_V_NUMBER) - sqrt(js) / 2) < 1e-15);
+    /* a non-finite K row is named by its own index */
+    double Kbad[4 * 3];
+    memcpy(Kbad, K, sizeof Kbad);
+    Kbad[3 * 3 + 1] = NAN;
+    cr_assert_eq(ag_lens_metrics_qk_rect(S, 2, 4, Q, Kbad, 3, A, f.sel, f.rec, &err),
+                 AG_ENONFINITE);
+    cr_expect(strstr(err.message, "K row 3") != NULL, "%s", err.message);
+    teardown(&f);
+}

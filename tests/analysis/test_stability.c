@@ -801,3 +801,40 @@ Test(stability, errors)
     ag_head_lin_free(NULL);
     case_free(&c);
 }
+
+/* An additive position bias (T5's; ag_head_extra.bias) with W_Q = W_K = 0:
+ * the scores are the bias alone, so A's rows are the softmax of the bias
+ * over the visible keys (causal here) whatever X, A does not move with X
+ * (jacobian_norm 0), and the linear normaliser refuses the head. */
+Test(stability, additive_bias_with_zero_projections)
+{
+    enum { n = 3, d = 2, dh = 2 };
+    const double X[n * d] = {1, -2, 0.5, 3, -1, 0.25}, Z[d * dh] = {0};
+    const double B[n * n] = {0.3, 9, 9, -1.2, 0.7, 9, 2.0, -0.5, 0.1}; /* 9: masked keys */
+    ag_head_input in = {.x = X, .n = n, .d = d, .wq = Z, .wk = Z, .d_h = dh, .causal = 1};
+    ag_head_extra ex = AG_HEAD_EXTRA_DEFAULT;
+    ex.bias = B;
+    double A[n * n];
+    ag_error err = {0};
+    cr_assert_eq(ag_head_attention_ex(&in, &ex, A, &err), AG_OK, "%s", err.message);
+    for (int i = 0; i < n; i++) {
+        double sum = 0;
+        for (int j = 0; j <= i; j++)
+            sum += exp(B[i * n + j]);
+        for (int j = 0; j < n; j++)
+            cr_expect(fabs(A[i * n + j] - (j <= i ? exp(B[i * n + j]) / sum : 0)) < 1e-15,
+                      "A[%d][%d] = %.17g", i, j, A[i * n + j]);
+    }
+    ag_metric_set *sel = NULL;
+    cr_assert_eq(ag_metric_set_new(AG_FAMILY_BIT(AG_FAMILY_STABILITY), "jacobian_norm", &sel,
+                                   &err), AG_OK, "%s", err.message);
+    ag_record *rec = ag_record_new();
+    cr_assert_eq(ag_stability_metrics_ex(&in, &ex, NULL, sel, rec, &err), AG_OK, "%s",
+                 err.message);
+    double jn = NAN;
+    cr_assert_eq(ag_record_value(rec, AG_M_JACOBIAN_NORM, &jn), AG_V_NUMBER);
+    cr_expect(jn < 1e-12, "jacobian_norm %g", jn);
+    cr_assert_eq(ag_head_linear_attention_ex(&in, &ex, A, &err), AG_EUNSUPPORTED);
+    ag_record_free(rec);
+    ag_metric_set_free(sel);
+}

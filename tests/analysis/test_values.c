@@ -262,3 +262,24 @@ Test(values, odd_count_median_ties_and_errors)
     ag_record_free(r);
     ag_metric_set_free(sel);
 }
+
+/* A cross-attention's 2×3 A = [[1, 0, 0], [0, ½, ½]] over three source
+ * keys with norms (1, 2, 3): mean 2, standard deviation √(2/3) (divisor
+ * n = 3 keys), cv √(2/3)/2, sink ratio ½; row 0 N̄ = Ā (shift 0), row 1
+ * N = (0, 1, 3/2), N̄ = (0, 0.4, 0.6) against (0, ½, ½): ½(0.1 + 0.1) =
+ * 0.1; mean over the 2 rows 0.05. */
+Test(values, rectangular_attention_over_source_keys)
+{
+    const double A[6] = {1, 0, 0, 0, 0.5, 0.5}, norms[3] = {1, 2, 3};
+    ag_metric_set *sel = values_set();
+    ag_record *r = ag_record_new();
+    ag_error err = {0};
+    cr_assert_eq(ag_value_metrics_rect(A, 2, 3, norms, sel, r, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(value_of(r, AG_M_VALUE_NORM_MEAN), 2.0);
+    cr_assert_float_eq(value_of(r, AG_M_VALUE_NORM_CV), sqrt(2.0 / 3) / 2, 1e-15);
+    cr_assert_eq(value_of(r, AG_M_SINK_VALUE_RATIO), 0.5);
+    cr_assert_float_eq(value_of(r, AG_M_NORM_ATTENTION_SHIFT), 0.05, 1e-15);
+    cr_assert_eq(ag_value_metrics_rect(A, 0, 3, norms, sel, r, &err), AG_EINVAL);
+    ag_record_free(r);
+    ag_metric_set_free(sel);
+}

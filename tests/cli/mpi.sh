@@ -7,7 +7,8 @@
 # -j 2 per rank, --tokens-file - from standard input), residual, rollout,
 # contributions --method flow and norms (a corpus, --aggregate),
 # similarity (and its -o S.npy), matrix over a 4-D .npy, weights (all layers,
-# --layers, --heads); a corpus of unequal lengths with a blank line, so the
+# --layers, --heads; an encoder-decoder pair, stacks of different head
+# counts); a corpus of unequal lengths with a blank line, so the
 # texts are split by token count and the records still come in input order.
 # Failures: a bad line (a token id outside the vocabulary) gives the one
 # process's single stderr line and exit 1 on every rank, nothing under -o and
@@ -120,6 +121,15 @@ same matrix-agg matrix attn.npy --aggregate --format json
 same weights weights "$GPT2" --format json
 same weights-layers weights "$GPT2" --layers 1 --heads 0,1 --format csv
 same weights-agg weights "$GPT2" --aggregate --by head --format json
+# an encoder-decoder pair's weights: the encoder's layer tasks, then each
+# decoder layer's self- and cross-attention tasks; stacks of different head
+# counts (bart read with 2 decoder heads): the records still in task order
+AR=$ROOT/tests/data/models/arch
+mkdir bart2 && ln -s "$AR/bart/model.safetensors" bart2/ &&
+    sed 's/"decoder_attention_heads": 4/"decoder_attention_heads": 2/' "$AR/bart/config.json" >bart2/config.json
+grep -q '"decoder_attention_heads": 2' bart2/config.json || fail "bart2: the head count was not changed"
+same weights-pair weights "$AR/t5" --format json
+same weights-pair-heads weights bart2 --format csv --metrics qk_sigma_max
 
 # --aggregate: the one process's numbers (to 1e-12; the bytes above are equal)
 PYSCRIPT='

@@ -8,10 +8,11 @@
 # less their last; --target-file paired with --text-file or --audio-file),
 # their records carry "stack" and --aggregate groups by it, also under
 # --by layer (the arrays against the float64 references:
-# tests/ref/check_seq2seq.py); every other command that runs one sequence
-# (or reads one stack's weights) refuses them, and so do the pairs that do
+# tests/ref/check_seq2seq.py); rollout, similarity and residual run them
+# with a target, weights and heads without one (each stack's records);
+# every other command that runs one sequence refuses them, and so do the pairs that do
 # not go together (a target on a model of one stack, no target, both
-# target options, a target with a corpus, --scores, a temperature), each
+# target options, a target with a corpus, linear attention), each
 # with one line, exit 1 (2 for a usage error), nothing on stdout, no
 # output file. Run from the repository root.
 
@@ -54,13 +55,71 @@ run_case 1 "$NEED: analyze needs --target T or --target-tokens" "analyze refuses
 run_case 1 "$NEED: attention needs --target T or --target-tokens" "attention refuses t5 without a target" attention "$A/t5" --tokens 3,4 -o "$T/o/a.npy"
 TGT="--target-tokens 0,4,19"
 run_case 1 "--target needs an encoder-decoder model: a t5, bart or whisper folder" "a target on a model of one stack" analyze "$A/roberta" --tokens 3,4 $TGT
-run_case 1 "--decoder, --cross and --decoder-hidden need an encoder-decoder model" "--cross on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross "$T/o/c.npy"
+run_case 1 "--decoder, --cross, --decoder-hidden, --decoder-scores and --cross-scores need an encoder-decoder model" "--cross on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross "$T/o/c.npy"
 run_case 2 "give one of --target, --target-tokens and --target-file" "both target options" analyze "$A/t5" --tokens 3,4 $TGT --target "x"
 run_case 1 "token id 99 at position 1 is outside the vocabulary" "a target id outside the decoder's vocabulary" analyze "$A/t5" --tokens 3,4 --target-tokens 0,99
 printf '3,4\n5,6\n' >"$T/two.txt"
 run_case 1 "--target pairs with one source" "a target with a corpus of two" analyze "$A/t5" --tokens-file "$T/two.txt" $TGT
-run_case 1 "--scores is not yet written for an encoder-decoder model" "attention --scores on t5" attention "$A/t5" --tokens 3,4 $TGT -o "$T/o/a.npy" --scores "$T/o/s.npy"
-run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "analyze --temperature on t5" analyze "$A/t5" --tokens 3,4 $TGT --temperature 2
+run_case 1 "--decoder, --cross, --decoder-hidden, --decoder-scores and --cross-scores need an encoder-decoder model" "--cross-scores on a model of one stack" attention "$A/roberta" --tokens 3,4 -o "$T/o/a.npy" --cross-scores "$T/o/c.npy"
+# --scores (the encoder's), --decoder-scores, --cross-scores: each stack's
+# pre-softmax scores in its array's shape, softmax(S) its attention, -inf
+# exactly above the decoder's diagonal (the values against the float64
+# reference: tests/ref/check_seq2seq.py)
+check "attention --scores, --decoder-scores, --cross-scores on t5"
+"$CLI" attention "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --precision f64 -o "$T/sa.npy" --decoder "$T/sd.npy" --cross "$T/sc.npy" \
+    --scores "$T/ss.npy" --decoder-scores "$T/sds.npy" --cross-scores "$T/scs.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+PYSCRIPT='
+import numpy as np
+for p, s, shape in ((a[0], a[1], (2, 3, 5, 5)), (a[2], a[3], (2, 3, 3, 3)), (a[4], a[5], (2, 3, 3, 5))):
+    P, S = np.load(p), np.load(s)
+    assert S.shape == shape and P.shape == shape, (s, S.shape)
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    d = np.abs(e / e.sum(axis=-1, keepdims=True) - P).max()
+    assert d <= 1e-12, (s, d)
+    hidden = np.isneginf(S)
+    want = np.triu(np.ones(shape[2:], bool), 1) if s == a[3] else np.zeros(shape[2:], bool)
+    assert (hidden == want).all() and np.isfinite(S[~hidden]).all(), s
+'
+pycheck "the scores of each stack are its attention before the softmax" "$T/sa.npy" "$T/ss.npy" "$T/sd.npy" "$T/sds.npy" "$T/sc.npy" "$T/scs.npy"
+# a normaliser or temperature on a pair: each stack's rows (a cross row over
+# the sources) under it, from the same scores: attention --normalizer
+# sparsemax writes sparsemax of those rows (Martins & Astudillo 2016,
+# Algorithm 1, by numpy here), analyze --temperature 2 measures softmax(S/2)
+check "attention --normalizer sparsemax and analyze --temperature 2 on t5"
+"$CLI" attention "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --precision f64 --normalizer sparsemax \
+    -o "$T/na.npy" --decoder "$T/nd.npy" --cross "$T/nc.npy" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+"$CLI" analyze "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --precision f64 --temperature 2 \
+    --metrics entropy_mean --format json >"$T/nt.json" 2>"$T/err" || fail "exit $?: $(head -c 300 "$T/err")"
+PYSCRIPT='
+import numpy as np
+def sparsemax(z):
+    fin = np.isfinite(z)
+    s = np.sort(z[fin])[::-1]
+    cs = np.cumsum(s) - 1
+    k = int(np.sum(np.arange(1, s.size + 1) * s > cs))
+    out = np.zeros_like(z)
+    out[fin] = np.maximum(z[fin] - cs[k - 1] / k, 0)
+    return out
+def entropy(P):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(P > 0, -P * np.log(P), 0).sum(-1).mean()
+T2 = []
+for p, s in ((a[0], a[1]), (a[2], a[3]), (a[4], a[5])):
+    P, S = np.load(p), np.load(s)
+    want = np.apply_along_axis(sparsemax, -1, S)
+    assert np.abs(P - want).max() <= 1e-12 and (P == 0).any(), (p, np.abs(P - want).max())
+    e = np.exp(S / 2 - (S / 2).max(axis=-1, keepdims=True))
+    T2.append(e / e.sum(axis=-1, keepdims=True))
+# pass order: the encoder layers, then per decoder layer its self and cross heads
+want = [A for A in T2[0]] + [A for l in range(T2[1].shape[0]) for A in (T2[1][l], T2[2][l])]
+want = [h for A in want for h in A]
+recs = records(a[6])
+assert len(recs) == len(want), len(recs)
+for r, A in zip(recs, want):
+    assert r["temperature"] == 2 and abs(r["entropy_mean"] - entropy(A)) < 1e-12, r
+'
+pycheck "sparsemax and softmax(S/2) of each stack's scores" "$T/na.npy" "$T/ss.npy" "$T/nd.npy" "$T/sds.npy" "$T/nc.npy" "$T/scs.npy" "$T/nt.json"
+run_case 1 "linear attention is not taken by an encoder-decoder model" "analyze --normalizer linear on bart" analyze "$A/bart" --tokens 3,4 --target-tokens 2,4,19 --normalizer linear
 run_case 1 "no tokenizer files" "--target on a folder without a tokenizer" analyze "$A/t5" --tokens 3,4 --target "a b"
 
 # --target TEXT = [decoder_start_token_id] + labels[:-1] given verbatim: a
@@ -241,7 +300,7 @@ run_case 1 "--target-tokens runs Whisper's decoder: $ROOT/tests/data/models/tiny
 run_case 1 "token id 48 at position 1 is outside the vocabulary (vocab_size = 48)" "whisper: a prompt id outside the decoder's vocabulary" analyze "$WS" --features "$WF" --target-tokens 45,48
 
 # analyze: one record per (stack, layer, head); --aggregate groups by stack
-runj t5rec.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max,stability --precision f64
+runj t5rec.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max,stability,value_norm_mean,score_std,score_asymmetry --precision f64
 runj t5agg.json analyze "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --aggregate --by stack
 PYSCRIPT='
 r = records(a[0])
@@ -249,12 +308,15 @@ assert [x["stack"] for x in r] == ["encoder"] * 6 + (["decoder"] * 3 + ["cross"]
 for x in r:
     want = {"encoder": (5, 5), "decoder": (3, 3), "cross": (3, 5)}[x["stack"]]
     assert (x["rows"], x["cols"]) == want, x
-    assert x["sigma_max"] > 0 and x["sensitivity"] is None, x
+    # family E on the self-attention stacks; null on cross (its keys do not move with X)
+    assert x["sigma_max"] > 0 and (x["sensitivity"] is None) == (x["stack"] == "cross"), x
+    assert x["value_norm_mean"] > 0 and x["score_std"] > 0, x
+    assert (x["score_asymmetry"] is None) == (x["stack"] == "cross"), x
 g = records(a[1])
 assert [x["stack"] for x in g] == ["encoder", "decoder", "cross"], g
 assert [x["n"] for x in g] == [6, 9, 9], g
 '
-pycheck "analyze on t5-v1_1: stacks, shapes, family E null, --aggregate --by stack" "$T/t5rec.json" "$T/t5agg.json"
+pycheck "analyze on t5-v1_1: stacks, shapes, families E, H and K, --aggregate --by stack" "$T/t5rec.json" "$T/t5agg.json"
 # --aggregate --by layer keeps the stacks apart ("stack" implied first):
 # one row per (stack, layer), its mean and sample std those numpy computes
 # from the records; the same from the `aggregate` command on the record
@@ -286,7 +348,40 @@ assert "stack" not in one[0] and [x["layer"] for x in one] == [0, 1], one
 pycheck "--aggregate --by layer on a pair: one row per (stack, layer), numpy's mean and std" "$T/t5rec.json" "$T/t5lay.json" "$T/t5lay2.json" "$T/t5lay3.json" "$T/rolay.json"
 runj rorec.json analyze "$A/roberta" --tokens 3,4,5,6 --format json --metrics sigma_max
 run_case 1 "compare: the records of $T/t5rec.json carry \"stack\" (an encoder-decoder model's) and those of $T/rorec.json do not" "compare --by layer: stacks on one side only" compare "$T/t5rec.json" "$T/rorec.json" --by layer
-run_case 1 "$NEED: residual needs --target" "residual refuses t5" residual "$A/t5" --tokens 3,4
+run_case 1 "$NEED: residual needs --target T or --target-tokens IDS" "residual refuses t5 without a target" residual "$A/t5" --tokens 3,4
+# residual on a pair: the encoder's hidden states (L_enc + 1 of n_src rows),
+# then the decoder's (L_dec + 1 of n_tgt rows), one pass; --layers selects
+# in each stack; Whisper's encoder states are those of its encoder run
+# alone; the values against numpy on the exported hidden states:
+# tests/ref/check_seq2seq.py
+runj t5res.json residual "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64
+runj t5res1.json residual "$A/t5-v1_1" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --layers 0,2
+runj wsres.json residual "$WS" --features "$WF" $WT --format json --metrics sigma_max,mean_cosine
+runj wsres0.json residual "$WS" --features "$WF" --format json --metrics sigma_max,mean_cosine
+PYSCRIPT='
+r = records(a[0])
+assert [(x["stack"], x["layer"], x["rows"], x["cols"]) for x in r] == [("encoder", l, 5, 16) for l in range(3)] + [("decoder", l, 3, 16) for l in range(4)], r
+assert all(x["head"] == -1 and x["sigma_max"] > 0 and x["res_ratio"] > 0 for x in r), r
+one = records(a[1])
+assert one == [r[0], r[2], r[3], r[5]], one
+w, w0 = records(a[2]), records(a[3])
+assert [(x["stack"], x["rows"]) for x in w] == [("encoder", 10)] * 3 + [("decoder", 7)] * 4, w
+assert [(x["sigma_max"], x["mean_cosine"]) for x in w[:3]] == [(x["sigma_max"], x["mean_cosine"]) for x in w0], (w, w0)
+'
+pycheck "residual on t5-v1_1 and whisper: the hidden states of each stack, --layers in each" "$T/t5res.json" "$T/t5res1.json" "$T/wsres.json" "$T/wsres0.json"
+run_case 1 "--layers 3 is out of range: there are 3 layers (0-2)" "residual --layers past the encoder's states" residual "$A/t5-v1_1" --tokens 3,4 $TGT --layers 3
+run_case 2 "give one of --target, --target-tokens and --target-file" "residual: both target options" residual "$A/t5" --tokens 3,4 $TGT --target x
+printf 'a b c\nc d\n' >"$T/rsrc.txt"
+printf 'd e\ne\n' >"$T/rtgt.txt"
+runj rescorp.json residual "$T/t5tok" --text-file "$T/rsrc.txt" --target-file "$T/rtgt.txt" --format json --metrics sigma_max
+runj resone.json residual "$T/t5tok" --text "c d" --target e --format json --metrics sigma_max
+PYSCRIPT='
+c, one = records(a[0]), records(a[1])
+assert [x["text"] for x in c] == [0] * 6 + [1] * 6, c
+assert [{k: v for k, v in x.items() if k != "text"} for x in c[6:]] == one, (c, one)
+assert [x["rows"] for x in c[:6]] == [4] * 3 + [3] * 3, c
+'
+pycheck "residual --text-file --target-file: each text the run of its pair alone" "$T/rescorp.json" "$T/resone.json"
 run_case 1 "$NEED: rollout needs --target T or --target-tokens IDS" "rollout refuses t5 without a target" rollout "$A/t5-v1_1" --tokens 3,4
 # rollout on a pair: the encoder's rollout (2 layers), the decoder's (3),
 # then the cross composition at the decoder's last layer, [n_tgt, n_src];
@@ -312,7 +407,16 @@ assert t5one == t5[1:2] + t5[3:], t5one
 pycheck "rollout on t5-v1_1 and t5: encoder, decoder and cross records, --layers in each stack" "$T/t5roll.json" "$T/t5roll1.json" "$T/t5roll2.json" "$T/t5roll3.json"
 run_case 1 "--layers 2 is out of range: there are 2 layers (0-1)" "rollout --layers past the encoder's" rollout "$A/t5-v1_1" --tokens 3,4 $TGT --layers 2
 run_case 1 "t5 is an encoder-decoder model: its rollout matrices are not written (the records are)" "rollout -o on t5" rollout "$A/t5" --tokens 3,4 $TGT -o "$T/o/r.npy"
-run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "rollout --temperature on t5" rollout "$A/t5" --tokens 3,4 $TGT --temperature 2
+# under a temperature: the same records of every stack, at T = 2
+runj t5roll4.json rollout "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --metrics sigma_max --precision f64 --temperature 2
+PYSCRIPT='
+one, two = records(a[0]), records(a[1])
+key = lambda x: (x["stack"], x["layer"], x["rows"], x["cols"])
+assert [key(x) for x in two] == [key(x) for x in one], two
+assert all(x["temperature"] == 2 for x in two) and all(x["sigma_max"] > 0 for x in two), two
+assert any(x["sigma_max"] != y["sigma_max"] for x, y in zip(one, two)), "T = 2 changes nothing"
+'
+pycheck "rollout --temperature 2 on t5: every stack's records at T = 2" "$T/t5roll2.json" "$T/t5roll4.json"
 run_case 1 "$NEED: similarity needs --target T or --target-tokens IDS" "similarity refuses t5 without a target" similarity "$A/t5" --tokens 3,4
 # similarity on a pair: pairs of heads of one stack only, each with its
 # stack (t5: 2 encoder and 2 decoder layers of 3 heads: 15 pairs in each
@@ -331,9 +435,60 @@ assert [x["js_distance"] for x in one] == [full[(s, 1, 0, 1, 2)] for s in ("enco
 '
 pycheck "similarity on t5: pairs within each stack, --layers/--heads a sub-selection of each" "$T/t5sim.json" "$T/t5sim1.json"
 run_case 1 "-o S.npy is not written for an encoder-decoder model (the records are)" "similarity -o on t5" similarity "$A/t5" --tokens 3,4 $TGT -o "$T/o/s.npy"
-run_case 1 "a normalizer or temperature is not yet taken by an encoder-decoder model" "similarity --temperature on t5" similarity "$A/t5" --tokens 3,4 $TGT --temperature 2
+runj t5sim2.json similarity "$A/t5" --tokens 3,4,5,6,7 --target-tokens 0,9,10 --format json --precision f64 --normalizer sparsemax
+PYSCRIPT='
+one, sp = records(a[0]), records(a[1])
+key = lambda x: (x["stack"], x["layer_a"], x["head_a"], x["layer_b"], x["head_b"])
+assert [key(x) for x in sp] == [key(x) for x in one], sp
+assert all(x["normalizer"] == "sparsemax" for x in sp)
+assert any(x["js_distance"] != y["js_distance"] for x, y in zip(one, sp)), "sparsemax changes nothing"
+'
+pycheck "similarity --normalizer sparsemax on t5: the pairs of each stack under it" "$T/t5sim.json" "$T/t5sim2.json"
 run_case 1 "$NEED: contributions needs --target" "contributions refuses t5" contributions "$A/t5" --tokens 3,4
-run_case 1 "$NEED: heads needs --target" "heads refuses t5" heads "$A/t5" --probe induction --length 4
-run_case 1 "$NEED: weights does not yet read its two stacks" "weights refuses t5" weights "$A/t5"
+# heads on a pair: the probe is the source, and after the decoder start
+# token (T5: 0) the target; the scores of the encoder's and the decoder's
+# heads are A[i, i - T + 1] over the rows of the second block (the
+# decoder's one position later) of the arrays `attention` writes for that
+# source and target; cross heads get null scores
+runj t5heads.json heads "$T/t5tok" --probe induction --length 3 --format json --precision f64 --seed 4
+PYSCRIPT='
+import subprocess
+j = load(a[0])
+ids, start, T = j["settings"]["probe"]["ids"], j["settings"]["probe"]["start"], 3
+r = j["records"]
+tgt = [0] + ids
+subprocess.run([a[1], "attention", a[2], "--tokens", ",".join(map(str, ids)), "--target-tokens", ",".join(map(str, tgt)), "--precision", "f64", "-o", a[3] + "/he.npy", "--decoder", a[3] + "/hd.npy"], check=True)
+E, D = np.load(a[3] + "/he.npy"), np.load(a[3] + "/hd.npy")
+want = [("encoder", l, h) for l in range(2) for h in range(3)] + [(s, l, h) for l in range(2) for s in ("decoder", "cross") for h in range(3)]
+assert [(x["stack"], x["layer"], x["head"]) for x in r] == want, r
+for x in r:
+    if x["stack"] == "cross":
+        assert x["induction_score"] is None and x["induction_baseline"] is None and (x["rows"], x["cols"]) == (len(tgt), len(ids)), x
+        continue
+    A, s0 = (E, start) if x["stack"] == "encoder" else (D, start + 1)
+    M = A[x["layer"], x["head"]]
+    rows = range(s0 + T, s0 + 2 * T)
+    score = np.mean([M[i, i - T + 1] for i in rows])
+    assert abs(x["induction_score"] - score) < 1e-14, (x, score)
+    base = np.mean([1 / (i + 1) for i in rows]) if x["stack"] == "decoder" else 1 / len(ids)
+    assert abs(x["induction_baseline"] - base) < 1e-15, (x, base)
+'
+pycheck "heads on t5: the induction scores of the encoder and decoder heads from the arrays, cross null" "$T/t5heads.json" "$CLI" "$T/t5tok" "$T"
+# weights on a pair: the encoder's heads, then per decoder layer its self-
+# and its cross-attention's (bart: 2 + 3 layers, 4 heads); the values
+# against the dense reference: tests/ref/check_weights.py
+runj bartw.json weights "$A/bart" --format json --metrics qk_sigma_max,ov_copying_score
+runj bartw1.json weights "$A/bart" --format json --metrics qk_sigma_max,ov_copying_score --layers 1 --heads 0,3 -j 2
+PYSCRIPT='
+r = records(a[0])
+want = [("encoder", l, h) for l in range(2) for h in range(4)] + [(s, l, h) for l in range(3) for s in ("decoder", "cross") for h in range(4)]
+assert [(x["stack"], x["layer"], x["head"]) for x in r] == want, r
+assert all((x["rows"], x["cols"]) == (16, 16) and x["qk_sigma_max"] > 0 for x in r), r
+one = records(a[1])
+full = {(x["stack"], x["layer"], x["head"]): x for x in r}
+assert one == [full[(s, 1, h)] for s in ("encoder", "decoder", "cross") for h in (0, 3)], one
+'
+pycheck "weights on bart: encoder, decoder and cross heads, --layers/--heads in each stack" "$T/bartw.json" "$T/bartw1.json"
+run_case 1 "layers: 2 is outside 0..1" "weights --layers past the encoder's" weights "$A/bart" --layers 2
 run_case 1 "bart is an encoder-decoder model: analyze needs --target" "analyze refuses bart" analyze "$A/bart" --tokens 3,4
 finish

@@ -353,6 +353,26 @@ static const char *zero_qk_folder(void)
     return dir;
 }
 
+/* The encoder's and the decoder's bias tables ((8, H) each) of the t5
+ * folder dir: block 0's relative_attention_bias, as the file stores them. */
+static void read_bias_tables(const char *dir, ag_array table[2])
+{
+    char p[600];
+    ag_safetensors *st = NULL;
+    ag_error err = {0};
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    cr_assert_eq(ag_st_open(p, &st, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_st_read(st, "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &table[0], &err),
+                 AG_OK, "%s", err.message);
+    cr_assert_eq(ag_st_read(st, "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &table[1], &err),
+                 AG_OK, "%s", err.message);
+    ag_st_close(st);
+}
+
+/* A source and a target long enough to reach the logarithmic buckets. */
+static const int32_t LONG_SRC[12] = {5, 9, 13, 7, 22, 40, 3, 17, 8, 30, 11, 2},
+                     LONG_TGT[9] = {0, 4, 19, 6, 33, 12, 45, 10, 2};
+
 typedef struct {
     ag_array table[2]; /* (8, H) the encoder's and the decoder's bias tables */
     double worst;
@@ -386,25 +406,16 @@ Test(seq2seq, zero_qk_is_softmax_of_bucket_bias)
 {
     const char *dir = zero_qk_folder();
     closed_cmp c = {0};
-    ag_safetensors *st = NULL;
     ag_error err = {0};
-    char p[600];
-    snprintf(p, sizeof p, "%s/model.safetensors", dir);
-    cr_assert_eq(ag_st_open(p, &st, &err), AG_OK, "%s", err.message);
-    cr_assert_eq(ag_st_read(st, "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &c.table[0], &err),
-                 AG_OK, "%s", err.message);
-    cr_assert_eq(ag_st_read(st, "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", &c.table[1], &err),
-                 AG_OK, "%s", err.message);
-    ag_st_close(st);
+    read_bias_tables(dir, c.table);
     ag_seq2seq *s = NULL;
     cr_assert_eq(ag_seq2seq_load(dir, &s, &err), AG_OK, "%s", err.message);
-    int32_t src[12] = {5, 9, 13, 7, 22, 40, 3, 17, 8, 30, 11, 2}, tgt[9] = {0, 4, 19, 6, 33, 12, 45, 10, 2};
     ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
     for (int prec = 0; prec < 2; prec++) {
         o.precision = prec ? AG_PRECISION_F64 : AG_PRECISION_F32;
         c.worst = 0;
         c.views = 0;
-        cr_assert_eq(ag_seq2seq_forward(s, src, 12, tgt, 9, &o, closed_layer, &c, NULL, NULL, &err), AG_OK, "%s",
+        cr_assert_eq(ag_seq2seq_forward(s, LONG_SRC, 12, LONG_TGT, 9, &o, closed_layer, &c, NULL, NULL, &err), AG_OK, "%s",
                      err.message);
         cr_assert_eq(c.views, 2 + 2 * 2);
         cr_expect_leq(c.worst, prec ? 1e-15 : 1e-6, "%s: max deviation %g from softmax(bias)",
@@ -413,6 +424,90 @@ Test(seq2seq, zero_qk_is_softmax_of_bucket_bias)
     ag_seq2seq_free(s);
     ag_array_free(&c.table[0]);
     ag_array_free(&c.table[1]);
+}
+
+/* ---- q and k of every view: the scores' own rows -------------------------- */
+
+typedef struct {
+    const ag_array *table; /* [2] the t5 bias tables (8, H), or NULL (bart) */
+    double worst;          /* max |s − q·k − bias| / max(1, |s|) over allowed entries */
+    size_t checked;
+    int views, no_qk;
+} qk_cmp;
+
+/* Every allowed score of the view against q_i·k_j (q pre-scaled: BART;
+ * no scale: T5) plus T5's bucket bias in self-attention (by hand, as
+ * closed_layer); a cross view's k rows are the n_src source keys. */
+static int qk_layer(const ag_layer_view *v, void *user)
+{
+    qk_cmp *c = user;
+    c->views++;
+    if (!v->q || !v->k || !v->scores || v->head_dim <= 0) {
+        c->no_qk++;
+        return 0;
+    }
+    int dec = v->stack == AG_STACK_DECODER, cross = v->stack == AG_STACK_CROSS;
+    size_t H = (size_t)v->n_head, n = v->n, nk = v->n_kv, hd = (size_t)v->head_dim;
+    for (size_t h = 0; h < H; h++)
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < nk; j++) {
+                double s = v->scores[(h * n + i) * nk + j], dot = 0;
+                if (s == -INFINITY)
+                    continue;
+                for (size_t t = 0; t < hd; t++)
+                    dot += v->q[(h * n + i) * hd + t] * v->k[(h * nk + j) * hd + t];
+                int rel = (int)j - (int)i;
+                double b = !c->table || cross ? 0.0
+                           : c->table[dec].data[(size_t)(dec ? dec_bucket(rel) : enc_bucket(rel)) * H + h];
+                c->worst = fmax(c->worst, fabs(s - dot - b) / fmax(1, fabs(s)));
+                c->checked++;
+            }
+    return 0;
+}
+
+static void check_qk(const char *name, ag_precision prec, int want_qk, double tol)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, ARCH_DIR "/%s", name);
+    ag_error err = {0};
+    ag_array table[2] = {{0}};
+    int t5 = !strcmp(name, "t5");
+    if (t5)
+        read_bias_tables(dir, table);
+    ag_seq2seq *s = NULL;
+    cr_assert_eq(ag_seq2seq_load(dir, &s, &err), AG_OK, "%s", err.message);
+    ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+    o.precision = prec;
+    o.want_scores = 1;
+    o.want_qk = want_qk;
+    qk_cmp c = {.table = t5 ? table : NULL};
+    cr_assert_eq(ag_seq2seq_forward(s, LONG_SRC, 12, LONG_TGT, 9, &o, qk_layer, &c, NULL, NULL, &err), AG_OK, "%s",
+                 err.message);
+    int L_enc = ag_model_get_config(ag_seq2seq_stack(s, AG_STACK_ENCODER))->n_layer,
+        L_dec = ag_model_get_config(ag_seq2seq_stack(s, AG_STACK_DECODER))->n_layer;
+    cr_assert_eq(c.views, L_enc + 2 * L_dec);
+    cr_assert_eq(c.no_qk, want_qk ? 0 : c.views, "%s: q and k exactly when want_qk", name);
+    if (want_qk) {
+        cr_assert_gt(c.checked, (size_t)(L_enc * 144 + L_dec * (45 + 108)), "%s: allowed entries", name);
+        cr_expect_leq(c.worst, tol, "%s (%s): a score differs from q·k + bias by %g", name,
+                      prec == AG_PRECISION_F64 ? "f64" : "f32", c.worst);
+    }
+    ag_seq2seq_free(s);
+    ag_array_free(&table[0]);
+    ag_array_free(&table[1]);
+}
+
+/* T5: s = q·k + the bucket bias (no scale) in both self-attentions, q·k
+ * across; BART: s = q·k everywhere (q·scaling in q already). Without
+ * want_qk no view has them. */
+Test(seq2seq, view_qk_reproduce_scores)
+{
+    const char *names[] = {"t5", "bart"};
+    for (int i = 0; i < 2; i++) {
+        check_qk(names[i], AG_PRECISION_F64, 1, 1e-13);
+        check_qk(names[i], AG_PRECISION_F32, 1, 1e-5); /* float products of hd terms */
+        check_qk(names[i], AG_PRECISION_F64, 0, 0);
+    }
 }
 
 /* ---- scores: each row's softmax is its attention ------------------------- */

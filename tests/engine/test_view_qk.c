@@ -1,5 +1,5 @@
 /* test_view_qk.c — the q and k rows a pass hands its layer callback with
- * the scores (ag_layer_view.q, .k, ag_forward_options.want_scores): every
+ * the scores (ag_layer_view.q, .k, ag_forward_options.want_qk): every
  * allowed score is scale·q_i·k_j of them, for plain, grouped-query (its kv
  * head's k), rotary (rotate-half and GPT-J's interleaved pairs), QK-norm and
  * OPT's pre-scaled q heads, in f64 to rounding and in f32 to float rounding;
@@ -58,7 +58,7 @@ static void check_arch(const char *name, ag_precision prec, double tol)
     int32_t ids[11] = {3, 17, 5, 42, 8, 8, 23, 1, 30, 12, 7};
     ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
     o.precision = prec;
-    o.want_scores = 1;
+    o.want_scores = o.want_qk = 1;
     cr_assert_eq(ag_model_forward_ex(m, ids, 11, &o, check_layer, &c, NULL, &err), AG_OK, "%s: %s",
                  name, err.message);
     cr_assert_eq(c.layers, c.g->n_layer, "%s: every layer's callback", name);
@@ -80,16 +80,21 @@ Test(view_qk, scores_are_scaled_dot_products_of_q_and_k)
     }
 }
 
-Test(view_qk, none_without_scores)
+/* q and k only when asked for (want_qk): the scores alone (attention
+ * --scores, a normaliser's run) do not pay for their copies. */
+Test(view_qk, none_without_want_qk)
 {
     ag_error err = {0};
     ag_model *m = NULL;
     cr_assert_eq(ag_model_load(ARCH_DIR "/llama3", &m, &err), AG_OK, "%s", err.message);
-    qk_check c = {.g = ag_model_get_config(m)};
     int32_t ids[4] = {1, 2, 3, 4};
-    ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
-    cr_assert_eq(ag_model_forward_ex(m, ids, 4, &o, check_layer, &c, NULL, &err), AG_OK, "%s",
-                 err.message);
-    cr_assert_eq(c.no_qk, c.g->n_layer, "q and k come only with the scores");
+    for (int scores = 0; scores < 2; scores++) {
+        qk_check c = {.g = ag_model_get_config(m)};
+        ag_forward_options o = AG_FORWARD_OPTIONS_DEFAULT;
+        o.want_scores = scores;
+        cr_assert_eq(ag_model_forward_ex(m, ids, 4, &o, check_layer, &c, NULL, &err), AG_OK,
+                     "%s", err.message);
+        cr_assert_eq(c.no_qk, c.g->n_layer, "q and k come only with want_qk");
+    }
     ag_model_free(m);
 }

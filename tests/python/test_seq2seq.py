@@ -45,6 +45,12 @@ def test_analyze_equals_cli(arch, metrics):
     assert all((r["rows"], r["cols"]) == shape[r["stack"]] for r in py)
     if metrics is None:  # the default takes family cross (rectangular), as the CLI's
         assert all(r["cross_entropy_normalized"] is not None for r in py if r["stack"] == "cross")
+    else:  # families H and K on every stack; a cross head's form has no transpose
+        assert all(r["value_norm_mean"] > 0 and r["score_std"] > 0 and r["rank_lift"] > 0
+                   for r in py)
+        assert all((r["score_asymmetry"] is None) == (r["stack"] == "cross") for r in py)
+        # family E on the self-attention stacks only
+        assert all((r["jacobian_norm"] is None) == (r["stack"] == "cross") for r in py)
 
 
 def test_analyze_selection_equals_cli():
@@ -100,6 +106,36 @@ def test_attention_and_hidden_equal_cli(tmp, arch, precision):
         assert np.max(np.abs(A.sum(axis=-1) - 1)) < 1e-5
     assert np.all(a.decoder[..., np.triu(np.ones((t, t), bool), 1)] == 0)
     assert np.all(a.cross > 0)
+
+
+@pytest.mark.parametrize("arch", ["t5", "bart"])
+def test_scores_equal_cli(tmp, arch):
+    """scores=True: (Attention, its scores) of one pass, byte-equal to
+    `attention --scores --decoder-scores --cross-scores`; softmax of each
+    row its attention row."""
+    names = ["--scores", "--decoder-scores", "--cross-scores"]
+    outs = [a for k, name in enumerate(names) for a in (name, tmp / ("s%d.npy" % k))]
+    run_cli("attention", *cli_args(arch, "-o", tmp / "a.npy", "--precision", "f64", *outs))
+    a, s = attngeom.Model(ARCH / arch).attention(SRC, target_tokens=TGT[arch], precision="f64",
+                                                 scores=True)
+    for k, (A, S) in enumerate(zip(a, s)):
+        assert S.tobytes() == np.load(tmp / ("s%d.npy" % k)).tobytes()
+        e = np.exp(S - S.max(axis=-1, keepdims=True))
+        assert np.abs(e / e.sum(axis=-1, keepdims=True) - A).max() < 1e-12
+    assert np.isneginf(s.decoder).any() and np.isfinite(s.cross).all()
+
+
+@pytest.mark.parametrize("lens", [("--temperature", "2"), ("--normalizer", "entmax15")])
+def test_lens_equals_cli(lens):
+    """A temperature or normaliser on a pair: every stack's records under
+    it, value for value the CLI's."""
+    more = ("--format", "json", "--metrics", "entropy_mean,sigma_max,cross") + lens
+    cli = run_cli("analyze", *cli_args("bart", *more))["records"]
+    kw = {"temperature": 2} if lens[0] == "--temperature" else {"normalizer": "entmax15"}
+    py = attngeom.Model(ARCH / "bart").analyze(SRC, "entropy_mean,sigma_max,cross",
+                                               target_tokens=TGT["bart"], **kw)
+    same_records(py, cli)
+    assert {r["stack"] for r in py} == {"encoder", "decoder", "cross"}
 
 
 def test_attention_selection_equals_cli(tmp):
@@ -160,6 +196,21 @@ def test_target_text_is_shifted_right(tmp):
     same_records(m.analyze("a b c", target="d e"), cli["records"])
 
 
+def test_heads_equals_cli(tmp):
+    """The induction probe on a pair: the CLI's records (encoder, decoder
+    and cross heads, cross scores null), also under a head selection."""
+    folder = with_tokenizer(tmp, "t5")
+    m = attngeom.Model(folder)
+    cli = run_cli("heads", folder, "--probe", "induction", "--length", "2", "--repeats", "3",
+                  "--format", "json")["records"]
+    py = m.heads(length=2, repeats=3)
+    same_records(py, cli)
+    assert [r["stack"] for r in py] == ["encoder"] * 6 + (["decoder"] * 3 + ["cross"] * 3) * 2
+    assert all((r["induction_score"] is None) == (r["stack"] == "cross") for r in py)
+    one = m.heads(length=2, repeats=3, layers=[1], heads=[2])
+    assert one == [r for r in py if (r["layer"], r["head"]) == (1, 2)]
+
+
 def test_bart_target_text(tmp):
     """BART's target: <s> d e </s> (0, 6, 7, 2) shifted right after its
     decoder_start_token_id 2."""
@@ -204,6 +255,68 @@ def test_similarity_equals_cli():
     assert [r["stack"] for r in py] == ["encoder"] * 15 + ["decoder"] * 15 + ["cross"] * 15
 
 
+@pytest.mark.parametrize("arch", ["t5", "t5-v1_1", "bart"])
+def test_weights_equals_cli(arch):
+    cli = run_cli("weights", ARCH / arch, "--format", "json")["records"]
+    py = attngeom.Model(ARCH / arch).weights()
+    same_records(py, cli)
+    # the encoder's layers, then per decoder layer its self- and cross-attention
+    enc, dec = LAYERS[arch]
+    H = attngeom.Model(ARCH / arch).config["n_head"]
+    assert [(r["stack"], r["layer"]) for r in py] == \
+        [("encoder", l) for l in range(enc) for _ in range(H)] + \
+        [(s, l) for l in range(dec) for s in ("decoder", "cross") for _ in range(H)]
+    sel = attngeom.Model(ARCH / arch).weights("qk_sigma_max", layers=[1], heads=[0], jobs=2)
+    assert [(r["stack"], r["layer"], r["head"]) for r in sel] == \
+        [("encoder", 1, 0), ("decoder", 1, 0), ("cross", 1, 0)]
+    whole = {(r["stack"], r["layer"], r["head"]): r["qk_sigma_max"] for r in py}
+    assert all(r["qk_sigma_max"] == whole[(r["stack"], 1, 0)] for r in sel)
+
+
+def test_whisper_weights_read_its_decoder():
+    """A whisper folder saved with its decoder: both stacks, as the CLI's;
+    one saved without (tiny-whisper): its encoder alone, as before."""
+    py = attngeom.Model(ARCH / "whisper-seq2seq").weights("qk_sigma_max,ov_sigma_max")
+    cli = run_cli("weights", ARCH / "whisper-seq2seq", "--format", "json", "--metrics",
+                  "qk_sigma_max,ov_sigma_max")["records"]
+    same_records(py, cli)
+    assert [(r["stack"], r["layer"]) for r in py] == \
+        [("encoder", l) for l in range(2) for _ in range(2)] + \
+        [(s, l) for l in range(3) for s in ("decoder", "cross") for _ in range(2)]
+    alone = attngeom.Model(ARCH.parent / "tiny-whisper").weights("qk_sigma_max")
+    assert alone and all("stack" not in r for r in alone)
+
+
+def test_whisper_residual_equals_cli():
+    """Whisper's features and a decoder prompt: the encoder's 3 hidden
+    states over 10 frames, then the decoder's 4 over the prompt's 7 ids."""
+    ws, feats = ARCH / "whisper-seq2seq", ARCH.parent.parent / "archref" / "whisper-seq2seq" / "features.npy"
+    prompt = [45, 12, 10, 5, 4, 7, 27]
+    py = attngeom.Model(ws).residual(features=feats, target_tokens=prompt, precision="f64")
+    cli = run_cli("residual", ws, "--features", feats, "--target-tokens", csv(prompt),
+                  "--precision", "f64", "--format", "json")["records"]
+    same_records(py, cli)
+    assert [(r["stack"], r["rows"]) for r in py] == [("encoder", 10)] * 3 + [("decoder", 7)] * 4
+
+
+@pytest.mark.parametrize("arch", ["t5", "bart"])
+@pytest.mark.parametrize("precision", ["f32", "f64"])
+def test_residual_equals_cli(arch, precision):
+    cli = run_cli("residual", *cli_args(arch, "--format", "json", "--precision", precision,
+                                        "--metrics", "spectrum,geometry,activations"))["records"]
+    py = attngeom.Model(ARCH / arch).residual(tokens=SRC, target_tokens=TGT[arch],
+                                              precision=precision,
+                                              metrics="spectrum,geometry,activations")
+    same_records(py, cli)
+    enc, dec = LAYERS[arch]
+    assert [(r["stack"], r["layer"], r["rows"]) for r in py] == \
+        [("encoder", l, len(SRC)) for l in range(enc + 1)] + \
+        [("decoder", l, len(TGT[arch])) for l in range(dec + 1)]
+    one = attngeom.Model(ARCH / arch).residual(tokens=SRC, target_tokens=TGT[arch], layers=[1],
+                                               precision=precision)
+    assert [(r["stack"], r["layer"]) for r in one] == [("encoder", 1), ("decoder", 1)]
+
+
 def test_config_has_both_stacks():
     m = attngeom.Model(ARCH / "bart")
     info = run_cli("info", ARCH / "bart", "--format", "json")
@@ -239,14 +352,13 @@ def test_what_does_not_go_together(tmp):
         t5.analyze([3, 4], target_tokens=[])
     with pytest.raises(attngeom.Error, match="no tokenizer files"):
         t5.analyze([3, 4], target="a b")
-    with pytest.raises(attngeom.Error, match="scores: not yet written"):
-        t5.attention([3, 4], target_tokens=[0, 4], scores=True)
-    with pytest.raises(attngeom.Error, match="not yet taken by an encoder-decoder model"):
-        t5.analyze([3, 4], target_tokens=[0, 4], temperature=2)
-    with pytest.raises(attngeom.Error, match="weights does not yet read its two stacks"):
-        t5.weights()
-    with pytest.raises(attngeom.Error, match="this run takes a model of one stack"):
+    with pytest.raises(attngeom.Error, match="linear attention is not taken by an "
+                                             "encoder-decoder model"):
+        t5.analyze([3, 4], target_tokens=[0, 4], normalizer="linear")
+    with pytest.raises(attngeom.Error, match=need):
         t5.residual(tokens=[3, 4])
+    with pytest.raises(attngeom.Error, match=one):
+        roberta.residual(tokens=[3, 4], target_tokens=[0, 4])
 
 
 # Whisper's decoder (whisper-seq2seq, its byte-level BPE): target= is the

@@ -51,6 +51,39 @@ Usage: /usr/bin/python3 tests/ref/check_seq2seq.py path/to/attngeom
    the Rust tokenizers pipeline): T5 [0] + labels[:-1] (_shift_right);
    Whisper the labels less a leading decoder_start_token_id (HF's
    fine-tuning collator), then shift_tokens_right — within 1e-9.
+6. `residual --precision f64 --format json`: one record per hidden state
+   of the encoder (stack encoder, layers 0 .. L_enc) then of the decoder
+   (stack decoder, 0 .. L_dec), rows n_src / n_tgt and cols d, and
+   sigma_max, effective_rank (exp of the entropy of σ/Σσ), stable_rank
+   (Σσ²/σ₁²), mean_cosine (over ordered pairs i ≠ j of rows), pc1_share
+   (σ₁²/Σσ² of the centred rows) and res_ratio (‖X − 1x̄ᵀ‖_F/‖X‖_F)
+   equal within 1e-12 to numpy's on the exported --hidden and
+   --decoder-hidden f64 arrays (docs/metrics.md families A and C).
+7. `analyze --metrics values,lens,effective_rank --precision f64`: family
+   H (check_values.py's head_metrics: f(x_j) = v_j W_O^h, v from the
+   key/value side — a cross head's from the encoder output) and family K
+   (check_lens.py's row keys over each row's finite scores — T5's
+   including its position bias — and the form keys from numpy's SVD of
+   the m x n q k^T: matrix_rank's tolerance sigma_1 max(m, n) eps;
+   score_asymmetry null on a cross head, not square) of every head of
+   every stack (whisper: the decoder's and cross heads) from
+   hf_forward.py's own q, k, v, scores and weights, within 1e-10 (relative
+   above 1); and `--metrics stability`: family E of every self-attention
+   head (encoder and decoder; whisper: the decoder's) against
+   check_stability.py's explicit Jacobian of A(X) = softmax(mask(X W_Q
+   (X W_K)^T + bias)), T5's position bias constant in X (the first head's
+   Jacobian also against finite differences), its tolerances; a cross
+   head's family E null (its keys do not move with X).
+8. `attention --scores ENC --decoder-scores DEC --cross-scores CROSS`
+   (f64 and f32): each stack's pre-softmax scores (T5: q k^T plus the
+   position bias, no scale; BART, Whisper: scaled q k^T), -inf exactly
+   where hf_forward.py's are (the causal mask), the finite entries within
+   1e-9 (f64) and 1e-4 (f32: float32 rounding of the logits, as
+   check_scores.py allows one-stack scores) relative above 1 of
+   hf_forward.py's encoder_scores, decoder_scores and cross_scores
+   (whisper: its decoder's two; its encoder is encoders_ref's, without
+   scores); and each row's softmax is the array -o, --decoder or --cross
+   wrote in the same run, within 1e-12 (f64) or 1e-6 (f32).
 Exits 1 on any failure.
 """
 import json
@@ -72,6 +105,10 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
 import hf_forward  # noqa: E402
 import hf_tokenizer  # noqa: E402
 import check_similarity as js_ref  # noqa: E402
+import check_lens  # noqa: E402
+import check_values  # noqa: E402
+import check_stability  # noqa: E402
+HEAD_TOL = 1e-10
 
 
 def fail(msg):
@@ -87,7 +124,7 @@ def references(name, tmp):
     tgt = ["--target-tokens", ",".join(map(str, ids["tgt"]))]
     stored = {r: np.load(os.path.join(ref, r + ".npy")) for _, r in ARRAYS}
     if "src" in ids:
-        return ["--tokens", ",".join(map(str, ids["src"]))] + tgt, stored
+        return ["--tokens", ",".join(map(str, ids["src"]))] + tgt, stored, ids["src"], ids["tgt"]
     folder = os.path.join(ROOT, "tests/data/models/arch", name)
     feats = np.load(os.path.join(ref, "features.npy"))
     again = hf_forward.seq2seq_forward(folder, feats, ids["tgt"])
@@ -99,7 +136,8 @@ def references(name, tmp):
     path = os.path.join(tmp, "features_f32.npy")
     np.save(path, f32)
     want = hf_forward.seq2seq_forward(folder, f32.astype(np.float64), ids["tgt"])
-    return ["--features", path] + tgt, {r: want[r] for _, r in ARRAYS}
+    return (["--features", path] + tgt, {r: want[r] for _, r in ARRAYS},
+            f32.astype(np.float64), ids["tgt"])
 
 
 def run(cli, args):
@@ -233,6 +271,160 @@ def check_similarity(cli, name, inputs, arrays):
             fail("%s similarity %s: js_distance %r, numpy %r" % (name, got, r["js_distance"], v))
 
 
+def state_metrics(X):
+    """Families A and C (the keys checked) of one hidden state X (n, d)."""
+    s = np.linalg.svd(X, compute_uv=False)
+    p = s / s.sum()
+    p = p[p > 0]
+    U = X / np.linalg.norm(X, axis=1)[:, None]
+    G = U @ U.T
+    n = X.shape[0]
+    C = X - X.mean(axis=0)
+    sc = np.linalg.svd(C, compute_uv=False)
+    return {"sigma_max": s[0], "effective_rank": float(np.exp(-np.sum(p * np.log(p)))),
+            "stable_rank": float(np.sum(s * s) / s[0] ** 2),
+            "mean_cosine": float((G.sum() - np.trace(G)) / (n * (n - 1))),
+            "pc1_share": float(sc[0] ** 2 / np.sum(sc * sc)),
+            "res_ratio": float(np.linalg.norm(C) / np.linalg.norm(X))}
+
+
+def check_residual(cli, name, inputs, arrays):
+    recs = f64_records(cli, "residual", name, inputs)
+    if recs is None:
+        return
+    want = [(stack, l, X) for stack, key in (("encoder", "encoder_hidden_states"),
+                                             ("decoder", "decoder_hidden_states"))
+            for l, X in enumerate(arrays[key])]
+    if len(recs) != len(want):
+        fail("%s residual: %d records, want %d" % (name, len(recs), len(want)))
+        return
+    for r, (stack, l, X) in zip(recs, want):
+        where = "%s residual %s state %d" % (name, stack, l)
+        if (r.get("stack"), r["layer"], r["head"], r["rows"], r["cols"]) != (stack, l, -1) + X.shape:
+            fail("%s: record %s" % (where, {k: r.get(k) for k in ("stack", "layer", "head", "rows", "cols")}))
+            continue
+        for key, v in state_metrics(X).items():
+            if r[key] is None or abs(r[key] - v) > 1e-12 * max(1.0, abs(v)):
+                fail("%s: %s %s, numpy %r" % (where, key, r[key], v))
+
+
+def head_keys(t, h, cross):
+    """Families H and K of head h of one hf_forward attention t."""
+    want = check_values.head_metrics(t["p"][h], t["v"][h], t["wo"][h * t["v"].shape[2]:
+                                                                (h + 1) * t["v"].shape[2]])
+    want.update(check_lens.row_keys(t["s"][h]))
+    S = t["q"][h] @ t["k"][h].T
+    sigma = np.linalg.svd(S, compute_uv=False)
+    er = check_lens.effective_rank(sigma)
+    want.update({"score_effective_rank": er,
+                 "score_numerical_rank": int(np.linalg.matrix_rank(S)),
+                 "rank_lift": check_lens.effective_rank(
+                     np.linalg.svd(t["p"][h], compute_uv=False)) / er,
+                 "score_asymmetry": None if cross else
+                 float(np.linalg.norm((S - S.T) / 2) / np.linalg.norm(S))})
+    return want
+
+
+SCORES = (("--scores", "encoder_scores", "-o"), ("--decoder-scores", "decoder_scores", "--decoder"),
+          ("--cross-scores", "cross_scores", "--cross"))
+SCORE_TOL = {"f64": 1e-9, "f32": 1e-4}
+SOFTMAX_TOL = {"f64": 1e-12, "f32": 1e-6}
+
+
+def softmax_rows(S):
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def check_scores(cli, name, inputs, full, precision, tmp):
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    args = ["attention", folder] + inputs + ["--precision", precision]
+    for opt, ref, attn in SCORES:
+        args += [opt, os.path.join(tmp, ref + ".npy"), attn, os.path.join(tmp, ref + ".p.npy")]
+    if run(cli, args).returncode != 0:
+        return
+    for _, ref, _ in SCORES:
+        a = np.load(os.path.join(tmp, ref + ".npy"))
+        e = float(np.abs(softmax_rows(a) - np.load(os.path.join(tmp, ref + ".p.npy"))).max())
+        if not e <= SOFTMAX_TOL[precision]:
+            fail("%s %s %s: softmax(S) differs from the attention by %.3g" % (name, precision, ref, e))
+        if ref not in full:  # whisper's encoder: no reference scores
+            continue
+        r = full[ref]
+        if a.shape != r.shape or not np.array_equal(np.isinf(a), np.isinf(r)) or \
+                (np.isinf(a) & (a > 0)).any():
+            fail("%s %s %s: shape %s (reference %s) or -inf entries differ"
+                 % (name, precision, ref, a.shape, r.shape))
+            continue
+        ok = np.isfinite(r)
+        d = float((np.abs(a[ok] - r[ok]) / np.maximum(1.0, np.abs(r[ok]))).max())
+        if not d <= SCORE_TOL[precision]:
+            fail("%s %s %s: max |diff| %.3g > %g" % (name, precision, ref, d, SCORE_TOL[precision]))
+
+
+def head_records(cli, name, inputs, metrics):
+    """analyze's f64 records of `metrics` in pass order (whisper: without
+    the encoder's, whose heads are encoders_ref's), None on failure."""
+    folder = os.path.join(ROOT, "tests/data/models/arch", name)
+    p = run(cli, ["analyze", folder] + inputs + ["--metrics", metrics,
+                                                 "--precision", "f64", "--format", "json"])
+    if p.returncode != 0:
+        return None
+    recs = json.loads(p.stdout)["records"]
+    return [r for r in recs if not (name.startswith("whisper") and r["stack"] == "encoder")]
+
+
+def check_stability_keys(cli, name, inputs, heads):
+    """Family E of every self-attention head against check_stability.py."""
+    recs = head_records(cli, name, inputs, "stability")
+    if recs is None:
+        return
+    want = [(t, h) for t in heads for h in range(t["p"].shape[0])]
+    before, count = len(check_stability.failures), 0
+    for r, (t, h) in zip(recs, want):
+        where = "%s %s layer %d head %d" % (name, r["stack"], r["layer"], h)
+        if r["stack"] == "cross":
+            if any(r[k] is not None for k in ("jacobian_norm", "sensitivity", "qk_cos_mean")):
+                fail("%s: family E on a cross head" % where)
+            continue
+        dh = t["q"].shape[2]
+        cols = slice(h * dh, (h + 1) * dh)
+        bq, bk = (None if b is None else b[cols] for b in (t["bq"], t["bk"]))
+        bias = t["bias"][h] if np.ndim(t["bias"]) else None
+        head = check_stability.Head(t["x"], t["wq"][:, cols], t["wk"][:, cols], bq, bk, 1.0,
+                                    r["stack"] == "decoder", alibi=bias)
+        count += check_stability.check_head(where, head, r, count == 0)
+    for f in check_stability.failures[before:]:
+        fail(f)
+    print("%s: family E of %d self-attention heads" % (name, count))
+
+
+def check_heads(cli, name, inputs, heads):
+    recs = head_records(cli, name, inputs, "values,lens,effective_rank")
+    if recs is None:
+        return
+    want = [(t, h) for t in heads for h in range(t["p"].shape[0])]
+    if len(recs) != len(want):
+        fail("%s analyze values,lens: %d records, want %d" % (name, len(recs), len(want)))
+        return
+    worst = 0.0
+    for r, (t, h) in zip(recs, want):
+        ref = head_keys(t, h, r["stack"] == "cross")
+        for key in check_values.KEYS + check_lens.KEYS:
+            a, b = r.get(key), ref[key]
+            if a is None or b is None:
+                if a is not None or b is not None:
+                    fail("%s %s layer %d head %d %s: %r, reference %r"
+                         % (name, r["stack"], r["layer"], h, key, a, b))
+                continue
+            e = abs(a - b) / max(1.0, abs(b))
+            worst = max(worst, e)
+            if not e <= HEAD_TOL:
+                fail("%s %s layer %d head %d %s: %r, reference %r"
+                     % (name, r["stack"], r["layer"], h, key, a, b))
+    print("%s: families H and K of %d heads, worst %.2g" % (name, len(recs), worst))
+
+
 # the target texts of check 5 (folders with a tokenizer)
 TARGET_TEXT = {"t5-v1_1": "die katze sat auf der mat", "whisper-seq2seq": "the cat sat on the mat."}
 
@@ -277,16 +469,24 @@ def main():
     cli = sys.argv[1]
     for name in MODELS:
         with tempfile.TemporaryDirectory() as tmp:
-            inputs, refs = references(name, tmp)
+            inputs, refs, src, tgt = references(name, tmp)
             arrays = check_attention(cli, name, inputs, refs, "f64", tmp)
             check_attention(cli, name, inputs, refs, "f32", tmp)
             if arrays is not None:
                 check_records(cli, name, inputs, arrays)
                 check_rollout(cli, name, inputs, arrays)
                 check_similarity(cli, name, inputs, arrays)
+                check_residual(cli, name, inputs, arrays)
+                folder = os.path.join(ROOT, "tests/data/models/arch", name)
+                full, heads = hf_forward.seq2seq_heads(folder, src, tgt)
+                check_heads(cli, name, inputs, heads)
+                check_stability_keys(cli, name, inputs, heads)
+                for precision in ("f64", "f32"):
+                    check_scores(cli, name, inputs, full, precision, tmp)
             if name in TARGET_TEXT:
                 check_target_text(cli, name, inputs, tmp)
-        print("%s: attention (f64, f32), analyze, rollout and similarity checked" % name)
+        print("%s: attention (f64, f32), analyze, rollout, similarity, residual, H/K and scores checked"
+              % name)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)

@@ -24,6 +24,10 @@ Inputs:
   * tiny-llama and use-lite only from $AG_TEST_MODELS/<name> (use-lite through
     the named-tensor path: --weights F --qkv NAME --o NAME --heads 4, one run
     per layer; layer 0's output kernel is 256 -> 512, so M_OV is not square);
+  * the encoder-decoder folders t5, t5-v1_1, bart and whisper-seq2seq of
+    tests/data/models/arch (every stack: the encoder's, the decoder's self-
+    and cross-attention heads, records with "stack" in pass order), and bart
+    with 2 decoder heads (stacks of different head counts);
   * tests/data/use-lite/qkv.safetensors (QK keys; no output kernel, so every
     ov_ key must be null);
   * synthetic safetensors written here (d = 64, d_h = 8, 4 heads): random
@@ -169,6 +173,64 @@ def model_heads(folder):
     for l, (q, k, v, o) in enumerate(heads):
         out += split_heads(q, k, v, o, H, dh, Hkv, layer=l)
     return out
+
+
+def pair_heads(folder):
+    """{(stack, layer): (wq, wk, wv, wo)} of an encoder-decoder folder, all
+    [in, out] (nn.Linear [out, in] transposed), in the order `attngeom
+    weights` gives them: the encoder's layers, then per decoder layer its
+    self-attention and its cross-attention (W_Q of the decoder, W_K, W_V
+    applied to the encoder's output). T5 (modeling_t5.py T5Block:
+    layer.0.SelfAttention, a decoder's layer.1.EncDecAttention; q, k, v, o)
+    and BART or Whisper (modeling_bart.py, modeling_whisper.py: self_attn,
+    encoder_attn; q_proj, k_proj, v_proj, out_proj), with the head counts
+    of each stack."""
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    t5 = cfg["model_type"] == "t5"
+    W = HF.Weights(HF.load_weights(folder), [] if t5 else ["model."])
+    if t5:
+        H = {"encoder": cfg["num_heads"], "decoder": cfg["num_heads"]}
+        L = {"encoder": cfg["num_layers"],
+             "decoder": cfg.get("num_decoder_layers") or cfg["num_layers"]}
+        names = ("q", "k", "v", "o")
+        where = {"encoder": "encoder.block.%d.layer.0.SelfAttention.",
+                 "decoder": "decoder.block.%d.layer.0.SelfAttention.",
+                 "cross": "decoder.block.%d.layer.1.EncDecAttention."}
+    else:
+        H = {s: cfg[s + "_attention_heads"] for s in ("encoder", "decoder")}
+        L = {s: cfg[s + "_layers"] for s in ("encoder", "decoder")}
+        names = ("q_proj", "k_proj", "v_proj", "out_proj")
+        where = {"encoder": "encoder.layers.%d.self_attn.",
+                 "decoder": "decoder.layers.%d.self_attn.",
+                 "cross": "decoder.layers.%d.encoder_attn."}
+    H["cross"] = H["decoder"]
+    order = [("encoder", l) for l in range(L["encoder"])]
+    order += [(s, l) for l in range(L["decoder"]) for s in ("decoder", "cross")]
+    out = []
+    for stack, l in order:
+        q, k, v, o = (W(where[stack] % l + n + ".weight").T for n in names)
+        dh = q.shape[1] // H[stack]
+        out.append((stack, split_heads(q, k, v, o, H[stack], dh, H[stack], layer=l)))
+    return out
+
+
+def check_pair(cli, name, folder):
+    """`weights` on an encoder-decoder folder: records in pass order, each
+    with its stack, every stack's heads against the dense reference."""
+    recs, cmd = cli_records(cli, [folder], name, [folder])
+    if recs is None:
+        return
+    want = [(s, h[0], h[1]) for s, heads in pair_heads(folder) for h in heads]
+    got = [(r.get("stack"), r.get("layer"), r.get("head")) for r in recs]
+    if got != want:
+        ST.fails.append("%s: records (stack, layer, head) %s, expected %s" % (name, got, want))
+        print("FAIL", ST.fails[-1])
+    for stack, heads in pair_heads(folder):
+        l = heads[0][0]
+        mine = [{k: v for k, v in r.items() if k != "stack"} for r in recs
+                if r.get("stack") == stack and r.get("layer") == l]
+        compare("%s %s" % (name, stack), mine, heads, (), [folder], cmd)
 
 
 def split_heads(q, k, v, o, H, dh, Hkv, layer=0):
@@ -518,6 +580,20 @@ def main(argv):
     for name, folder in (("tiny-gpt2", os.path.join(ROOT, "models", "tiny-gpt2")),
                          ("tiny-bert", os.path.join(ROOT, "tests", "data", "models", "tiny-bert"))):
         check(cli, name, [folder], model_heads(folder), [folder])
+
+    for name in ("t5", "t5-v1_1", "bart", "whisper-seq2seq"):
+        check_pair(cli, name, os.path.join(ROOT, "tests", "data", "models", "arch", name))
+    # stacks of different head counts (the decoder's 2 heads of width 8 read
+    # from the same [16, 16] projections): records of 4 and of 2 heads a layer
+    with tempfile.TemporaryDirectory() as tmp2:
+        bart = os.path.join(ROOT, "tests", "data", "models", "arch", "bart")
+        with open(os.path.join(bart, "config.json")) as f:
+            cfg = json.load(f)
+        cfg["decoder_attention_heads"] = 2
+        with open(os.path.join(tmp2, "config.json"), "w") as f:
+            json.dump(cfg, f)
+        os.symlink(os.path.join(bart, "model.safetensors"), os.path.join(tmp2, "model.safetensors"))
+        check_pair(cli, "bart, 2 decoder heads", tmp2)
 
     use_names = {l: ("module/Encoder_en/KonaTransformer/Encode/Layer_%d/TransformerLayer/"
                      "MultiheadAttention/%s_transform_single/kernel/part_0")

@@ -1464,6 +1464,44 @@ def gptj_forward(cfg, W, ids):
 
 # ------------------------------------------------ encoder-decoder models ---
 
+# A list while seq2seq_heads() runs: every attention of an encoder-decoder
+# pass in order (encoder self-attention, then per decoder layer its self-
+# and cross-attention) as a dict of p [H, m, n], q [H, m, dh] and k, v
+# [H, n, dh] as the scores s [H, m, n] use them (-inf where masked;
+# BART/Whisper: q already scaled; T5: s = q k^T + bias) and wo [H*dh, d]
+# (the output projection, [in, out]); and for family E x [m, d] (the
+# query side's input) with wq, bq, wk, bk ([d, H*dh], [H*dh] or None: q =
+# x wq + bq, the scale folded in; k = kv wk + bk) and bias (T5's [H, m, n]
+# position bias, or 0).
+S2S_HEADS = None
+
+
+def _s2s_head(q, k, v, sc, pr, wo, x, qk, bias=0.0):
+    if S2S_HEADS is not None:
+        wq, bq, wk, bk = qk
+        S2S_HEADS.append({"p": pr, "s": sc, "q": q, "k": k, "v": v, "wo": wo, "x": x,
+                          "wq": wq, "bq": bq, "wk": wk, "bk": bk, "bias": bias})
+
+
+def _s2s_qk(W, name, scale, k_bias):
+    """The [in, out] W_Q (times scale) and b_Q, W_K and b_K of nn.Linear
+    modules name.q_proj, name.k_proj (biases: BART; Whisper's k_proj has
+    none)."""
+    return (W(name + ".q_proj.weight").T * scale, W(name + ".q_proj.bias") * scale,
+            W(name + ".k_proj.weight").T, W(name + ".k_proj.bias") if k_bias else None)
+
+
+def seq2seq_heads(folder, src, tgt):
+    """seq2seq_forward with S2S_HEADS on: (its dict, the list of heads;
+    whisper: its decoder's only, the encoder being encoders_ref's)."""
+    global S2S_HEADS
+    S2S_HEADS = []
+    try:
+        return seq2seq_forward(folder, src, tgt), S2S_HEADS
+    finally:
+        S2S_HEADS = None
+
+
 def t5_bucket(rel, bidirectional, num_buckets, max_distance):
     """T5Attention._relative_position_bucket (modeling_t5.py @6b8b757dfcb5)
     of the int array rel = key - query.  HF's logarithm is float32: the
@@ -1525,6 +1563,8 @@ def t5_stack(cfg, W, ids, decoder, enc_out=None):
         m = sc.max(axis=-1, keepdims=True)
         e = np.exp(sc - m)
         pr = e / e.sum(axis=-1, keepdims=True)
+        _s2s_head(q, k, v, sc, pr, W(name + ".o.weight").T, x,
+                  (W(name + ".q.weight").T, None, W(name + ".k.weight").T, None), b)
         return pr, sc, linear(merge_heads(np.einsum("hij,hjd->hid", pr, v)), W, name + ".o", False)
 
     for l in range(L):
@@ -1580,10 +1620,12 @@ def bart_stack(cfg, W, ids, decoder, enc_out=None):
     def attend(x, kv, name, mask):
         q = split_heads(linear(x, W, name + ".q_proj") * hd ** -0.5, H)
         k = split_heads(linear(kv, W, name + ".k_proj"), H)
+        qk = _s2s_qk(W, name, hd ** -0.5, True)
         v = split_heads(linear(kv, W, name + ".v_proj"), H)
         sc = np.where(mask, np.einsum("hid,hjd->hij", q, k), -np.inf)
         e = np.exp(sc - sc.max(axis=-1, keepdims=True))
         pr = e / e.sum(axis=-1, keepdims=True)
+        _s2s_head(q, k, v, sc, pr, W(name + ".out_proj.weight").T, x, qk)
         return pr, sc, linear(merge_heads(np.einsum("hij,hjd->hid", pr, v)), W, name + ".out_proj")
 
     h = W("shared.weight")[ids] * scale + W(st + "embed_positions.weight")[np.arange(n) + 2]
@@ -1625,10 +1667,12 @@ def whisper_decoder(cfg, W, ids, enc_out):
     def attend(x, kv, name, mask):
         q = split_heads(linear(x, W, name + ".q_proj") * hd ** -0.5, H)
         k = split_heads(linear(kv, W, name + ".k_proj", False), H)
+        qk = _s2s_qk(W, name, hd ** -0.5, False)
         v = split_heads(linear(kv, W, name + ".v_proj"), H)
         sc = np.where(mask, np.einsum("hid,hjd->hij", q, k), -np.inf)
         e = np.exp(sc - sc.max(axis=-1, keepdims=True))
         pr = e / e.sum(axis=-1, keepdims=True)
+        _s2s_head(q, k, v, sc, pr, W(name + ".out_proj.weight").T, x, qk)
         return pr, sc, linear(merge_heads(np.einsum("hij,hjd->hid", pr, v)), W, name + ".out_proj")
 
     h = W("decoder.embed_tokens.weight")[ids] + W("decoder.embed_positions.weight")[:n]

@@ -2,7 +2,8 @@
  * HF's shift_tokens_right, the pair reached from its encoder, the target
  * dispatch of ag_run_forward and its refusals, ag_run_analyze's records per
  * (stack, layer, head) and ag_run_attention_seq2seq's selected heads
- * against the engine's own pass. */
+ * against the engine's own pass; ag_model_cross_attn_weights against the
+ * stored tensors, ag_run_weights and ag_run_residual on a pair. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #define T5 "tests/data/models/arch/t5"
 #define BART "tests/data/models/arch/bart"
 #define BERT "tests/data/models/tiny-bert"
+#define WHISPER "tests/data/models/arch/whisper-seq2seq"
 
 static const int32_t SRC[6] = {30, 47, 23, 24, 38, 5}, TGT[4] = {0, 37, 30, 28};
 
@@ -140,7 +142,7 @@ Test(seq2seq_run, analyze_gives_a_record_per_stack_layer_head)
     ag_error err = {0};
     cr_assert_not_null(opt);
     cr_assert_eq(ag_run_options_set(opt, "precision", 64, &err), AG_OK, "%s", err.message);
-    /* family E is null on a pair: the records carry it, unset */
+    /* family E on the self-attention stacks, null on cross-attention */
     cr_assert_eq(ag_metric_set_new(AG_FAMILIES_ANALYZE, "sigma_max,stability", &sel, &err), AG_OK, "%s", err.message);
     cr_assert_eq(ag_metric_set_new(AG_FAMILIES_MATRIX, "sigma_max", &sigma, &err), AG_OK, "%s", err.message);
     ag_run_options_set_metrics(opt, sel);
@@ -171,7 +173,8 @@ Test(seq2seq_run, analyze_gives_a_record_per_stack_layer_head)
             cr_assert_eq(ag_record_value(rec, AG_M_SIGMA_MAX, &got), AG_V_NUMBER);
             cr_assert_eq(ag_record_value(one, AG_M_SIGMA_MAX, &want), AG_V_NUMBER);
             cr_assert_eq(got, want, "record %zu: %.17g vs %.17g", r, got, want);
-            cr_assert_neq(ag_record_value(rec, AG_M_SENSITIVITY, NULL), AG_V_NUMBER);
+            cr_assert_eq(ag_record_value(rec, AG_M_SENSITIVITY, NULL) == AG_V_NUMBER,
+                         k.stack[v] != AG_STACK_CROSS, "record %zu: family E", r);
             ag_record_free(one);
         }
     cr_assert_str_eq(ag_stack_name(AG_STACK_CROSS), "cross");
@@ -225,13 +228,9 @@ Test(seq2seq_run, attention_seq2seq_gives_the_selected_heads_of_each_stack)
                  AG_OK, "%s", err.message);
     cr_assert_eq(c.at, k.count);
     cr_assert_eq(c.bad, 0, "%d views differ", c.bad);
-    /* ag_run_attention refuses a pair: its callback has no n_kv; so does
-     * the residual run over one stack's square layers */
+    /* ag_run_attention refuses a pair: its callback has no n_kv */
     cr_assert_eq(ag_run_attention(enc, &in, opt, NULL, NULL, NULL, NULL, NULL, &err), AG_EINVAL);
     ag_record_list *recs = NULL;
-    cr_assert_eq(ag_run_residual(enc, &in, opt, NULL, &recs, &err), AG_EINVAL);
-    cr_assert(strstr(err.message, "bart is an encoder-decoder model"), "%s", err.message);
-    cr_assert_null(recs);
     /* rollout runs a pair: records of each stack (the encoder's and the
      * decoder's rollouts, the cross composition) */
     cr_assert_eq(ag_run_rollout(enc, &in, opt, NULL, NULL, NULL, &recs, &err), AG_OK, "%s",
@@ -246,6 +245,333 @@ Test(seq2seq_run, attention_seq2seq_gives_the_selected_heads_of_each_stack)
               "stacks %d %d %d", seen[AG_STACK_ENCODER], seen[AG_STACK_DECODER],
               seen[AG_STACK_CROSS]);
     ag_record_list_free(recs);
+    for (int v = 0; v < k.count; v++)
+        free(k.attn[v]);
+    ag_selection_free(heads);
+    ag_run_options_free(opt);
+    ag_seq2seq_free(s);
+}
+
+/* W (d, cols) of ag_attn_weights is the stored nn.Linear [cols, d]
+ * `name` of dir's model.safetensors transposed, value for value. */
+static void same_as_stored(const char *dir, const char *name, const ag_array *w)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    ag_safetensors *st = NULL;
+    ag_array raw = {0};
+    ag_error err = {0};
+    cr_assert_eq(ag_st_open(path, &st, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_st_read(st, name, &raw, &err), AG_OK, "%s: %s", name, err.message);
+    size_t rows = raw.shape[0], cols = raw.shape[1];
+    cr_assert_eq(w->shape[0], cols, "%s", name);
+    cr_assert_eq(w->shape[1], rows, "%s", name);
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++)
+            cr_assert_eq(w->data[j * rows + i], raw.data[i * cols + j], "%s [%zu, %zu]", name,
+                         i, j);
+    ag_array_free(&raw);
+    ag_st_close(st);
+}
+
+Test(seq2seq_run, a_folder_has_a_decoder_when_its_weights_hold_one)
+{
+    cr_assert_eq(ag_model_dir_has_decoder(T5), 1);
+    cr_assert_eq(ag_model_dir_has_decoder(BART), 1);
+    cr_assert_eq(ag_model_dir_has_decoder(WHISPER), 1);   /* WhisperModel's save */
+    cr_assert_eq(ag_model_dir_is_seq2seq(WHISPER), 0);    /* ag_model_load reads its encoder */
+    cr_assert_eq(ag_model_dir_has_decoder("tests/data/models/tiny-whisper"), 0); /* encoder alone */
+    cr_assert_eq(ag_model_dir_has_decoder(BERT), 0);
+    cr_assert_eq(ag_model_dir_has_decoder("tests/data/models/no-such-folder"), 0);
+    cr_assert_eq(ag_model_dir_has_decoder(NULL), 0);
+}
+
+Test(seq2seq_run, cross_attn_weights_are_the_stored_cross_projections)
+{
+    /* T5's EncDecAttention (no bias, no scaling), BART's and Whisper's
+     * encoder_attn (biased, Whisper's k_proj excepted; scaling
+     * head_dim^-1/2) */
+    static const struct {
+        const char *dir, *stem, *q, *k, *v, *o;
+        double scale;
+    } cases[] = {
+        {T5, "decoder.block.1.layer.1.EncDecAttention.", "q", "k", "v", "o", 1},
+        {BART, "model.decoder.layers.2.encoder_attn.", "q_proj", "k_proj", "v_proj", "out_proj",
+         0.5},
+        {WHISPER, "model.decoder.layers.2.encoder_attn.", "q_proj", "k_proj", "v_proj",
+         "out_proj", 1 / sqrt(8.0)}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        ag_seq2seq *s = load_pair(cases[c].dir);
+        const ag_model *dec = ag_seq2seq_stack(s, AG_STACK_DECODER);
+        int last = ag_model_get_config(dec)->n_layer - 1;
+        ag_attn_weights w;
+        ag_error err = {0};
+        cr_assert_eq(ag_model_cross_attn_weights(dec, last, &w, &err), AG_OK, "%s", err.message);
+        const char *part[4] = {cases[c].q, cases[c].k, cases[c].v, cases[c].o};
+        const ag_array *got[4] = {&w.wq, &w.wk, &w.wv, &w.wo};
+        for (int p = 0; p < 4; p++) {
+            char name[128];
+            snprintf(name, sizeof name, "%s%s.weight", cases[c].stem, part[p]);
+            same_as_stored(cases[c].dir, name, got[p]);
+        }
+        cr_assert_eq(w.causal, 0);
+        cr_assert_eq(w.rope.rotary_dim, 0);
+        cr_assert_float_eq(w.scale, cases[c].scale, 1e-15, "%s", cases[c].dir);
+        /* Whisper's k_proj alone has no bias; T5 has none at all */
+        cr_assert_eq(w.bk.data == NULL, c != 1, "%s", cases[c].dir);
+        cr_assert_eq(w.bq.data == NULL, c == 0, "%s", cases[c].dir);
+        ag_attn_weights_free(&w);
+        /* the self-attention's are other tensors; an encoder has no cross */
+        ag_attn_weights self;
+        cr_assert_eq(ag_model_attn_weights(dec, last, &self, &err), AG_OK);
+        cr_assert_eq(self.causal, 1);
+        ag_attn_weights_free(&self);
+        cr_assert_eq(ag_model_cross_attn_weights(ag_seq2seq_stack(s, AG_STACK_ENCODER), 0, &w,
+                                                 &err), AG_EINVAL);
+        cr_assert(strstr(err.message, "no cross-attention"), "%s", err.message);
+        cr_assert_eq(ag_model_cross_attn_weights(dec, last + 1, &w, &err), AG_ERANGE);
+        ag_seq2seq_free(s);
+    }
+}
+
+/* Family D of head h of w, as a record of its own. */
+static double head_qk_sigma(const ag_attn_weights *w, size_t d, int h, const ag_metric_set *sel)
+{
+    ag_head_factors f;
+    ag_attn_weights_head_factors(w, d, h, &f);
+    ag_record *r = ag_record_new();
+    ag_error err = {0};
+    cr_assert_eq(ag_weight_metrics(&f, sel, r, &err), AG_OK, "%s", err.message);
+    double v;
+    cr_assert_eq(ag_record_value(r, AG_M_QK_SIGMA_MAX, &v), AG_V_NUMBER);
+    ag_record_free(r);
+    return v;
+}
+
+Test(seq2seq_run, weights_of_a_pair_are_each_stack_in_pass_order)
+{
+    /* BART: 2 encoder layers, 3 decoder layers, 4 heads each */
+    ag_seq2seq *s = load_pair(BART);
+    const ag_model *st[2] = {ag_seq2seq_stack(s, AG_STACK_ENCODER),
+                             ag_seq2seq_stack(s, AG_STACK_DECODER)};
+    ag_metric_set *sel = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_metric_set_new(AG_FAMILIES_WEIGHTS, "qk_sigma_max", &sel, &err), AG_OK);
+    ag_run_options *opt = ag_run_options_new();
+    ag_run_options_set_metrics(opt, sel);
+    cr_assert_eq(ag_run_options_set(opt, "threads", 3, &err), AG_OK, "%s", err.message);
+    ag_record_list *recs = NULL;
+    cr_assert_eq(ag_run_weights(st[0], NULL, opt, NULL, &recs, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_record_list_count(recs), (size_t)(2 * 4 + 3 * 2 * 4));
+    size_t r = 0, d = 16;
+    for (int k = 0; k < 5; k++) { /* encoder 0, 1; decoder 0, 1, 2 (self, cross) */
+        int dec = k >= 2, layer = dec ? k - 2 : k;
+        for (int cross = 0; cross <= dec; cross++) {
+            ag_attn_weights w;
+            cr_assert_eq(cross ? ag_model_cross_attn_weights(st[1], layer, &w, &err)
+                               : ag_model_attn_weights(st[dec], layer, &w, &err), AG_OK);
+            int stack = cross ? AG_STACK_CROSS : dec ? AG_STACK_DECODER : AG_STACK_ENCODER;
+            for (int h = 0; h < 4; h++, r++) {
+                const ag_record *rec = ag_record_list_get(recs, r);
+                double got;
+                cr_assert_eq(ag_record_stack(rec), stack, "record %zu", r);
+                cr_assert_eq(ag_record_layer(rec), layer, "record %zu", r);
+                cr_assert_eq(ag_record_head(rec), h, "record %zu", r);
+                cr_assert_eq(ag_record_value(rec, AG_M_QK_SIGMA_MAX, &got), AG_V_NUMBER);
+                cr_assert_eq(got, head_qk_sigma(&w, d, h, sel), "record %zu", r);
+            }
+            ag_attn_weights_free(&w);
+        }
+    }
+    ag_record_list_free(recs);
+    recs = NULL;
+    /* layer 2 exists in the decoder only: a selection must fit each stack */
+    int two = 2;
+    cr_assert_eq(ag_run_options_select(opt, "layers", &two, 1, &err), AG_OK);
+    cr_assert_eq(ag_run_weights(st[0], NULL, opt, NULL, &recs, &err), AG_ERANGE);
+    cr_assert_null(recs);
+    ag_run_options_free(opt);
+    ag_metric_set_free(sel);
+    ag_seq2seq_free(s);
+}
+
+Test(seq2seq_run, residual_of_a_pair_is_each_stack_hidden_states)
+{
+    ag_seq2seq *s = load_pair(BART);
+    const ag_model *st[2] = {ag_seq2seq_stack(s, AG_STACK_ENCODER),
+                             ag_seq2seq_stack(s, AG_STACK_DECODER)};
+    size_t d = 16, n[2] = {6, 4}, L[2] = {2, 3};
+    double *h[2] = {malloc((L[0] + 1) * n[0] * d * sizeof(double)),
+                    malloc((L[1] + 1) * n[1] * d * sizeof(double))};
+    ag_error err = {0};
+    ag_forward_options fo = AG_FORWARD_OPTIONS_DEFAULT;
+    fo.precision = AG_PRECISION_F64;
+    cr_assert_eq(ag_seq2seq_forward(s, SRC, 6, TGT, 4, &fo, NULL, NULL, h[0], h[1], &err), AG_OK);
+    ag_metric_set *sel = NULL;
+    cr_assert_eq(ag_metric_set_new(AG_FAMILIES_RESIDUAL, "sigma_max,mean_cosine", &sel, &err),
+                 AG_OK);
+    ag_run_options *opt = ag_run_options_new();
+    ag_run_options_set_metrics(opt, sel);
+    cr_assert_eq(ag_run_options_set(opt, "precision", 64, &err), AG_OK);
+    ag_run_input in = pair_input();
+    ag_record_list *recs = NULL;
+    cr_assert_eq(ag_run_residual(st[0], &in, opt, NULL, &recs, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_record_list_count(recs), L[0] + 1 + L[1] + 1);
+    size_t r = 0;
+    for (int k = 0; k < 2; k++)
+        for (size_t l = 0; l <= L[k]; l++, r++) {
+            const ag_record *rec = ag_record_list_get(recs, r);
+            ag_record *one = ag_record_new();
+            cr_assert_eq(ag_residual_metrics(h[k] + l * n[k] * d, n[k], d, sel, one, &err),
+                         AG_OK);
+            cr_assert_eq(ag_record_stack(rec), k ? AG_STACK_DECODER : AG_STACK_ENCODER);
+            cr_assert_eq(ag_record_layer(rec), (int)l);
+            cr_assert_eq(ag_record_rows(rec), n[k]);
+            cr_assert_eq(ag_record_cols(rec), d);
+            for (int key = 0; key < 2; key++) {
+                ag_metric m = key ? AG_M_MEAN_COSINE : AG_M_SIGMA_MAX;
+                double got, want;
+                cr_assert_eq(ag_record_value(rec, m, &got), AG_V_NUMBER);
+                cr_assert_eq(ag_record_value(one, m, &want), AG_V_NUMBER);
+                cr_assert_eq(got, want, "record %zu: %.17g vs %.17g", r, got, want);
+            }
+            ag_record_free(one);
+        }
+    ag_record_list_free(recs);
+    recs = NULL;
+    /* layer 3: the decoder's last state, not the encoder's */
+    int three = 3;
+    cr_assert_eq(ag_run_options_select(opt, "layers", &three, 1, &err), AG_OK);
+    cr_assert_eq(ag_run_residual(st[0], &in, opt, NULL, &recs, &err), AG_ERANGE);
+    in.target = NULL; /* a pair needs its target */
+    cr_assert_eq(ag_run_residual(st[0], &in, NULL, NULL, &recs, &err), AG_EINVAL);
+    cr_assert(strstr(err.message, "needs a target"), "%s", err.message);
+    ag_record_list_free(recs);
+    free(h[0]);
+    free(h[1]);
+    ag_run_options_free(opt);
+    ag_metric_set_free(sel);
+    ag_seq2seq_free(s);
+}
+
+Test(seq2seq_run, induction_probe_reads_the_probe_in_both_stacks)
+{
+    /* source: a block of 3 twice, then </s>; target: BART's start 2 first,
+     * the blocks one position later */
+    static const int32_t ids[7] = {5, 6, 7, 5, 6, 7, 2}, tgt[8] = {2, 5, 6, 7, 5, 6, 7, 2};
+    ag_seq2seq *s = load_pair(BART);
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER);
+    views k = {0};
+    ag_error err = {0};
+    ag_forward_options fo = AG_FORWARD_OPTIONS_DEFAULT;
+    fo.precision = AG_PRECISION_F64;
+    cr_assert_eq(ag_seq2seq_forward(s, ids, 7, tgt, 8, &fo, keep_view, &k, NULL, NULL, &err), AG_OK);
+    ag_run_options *opt = ag_run_options_new();
+    cr_assert_eq(ag_run_options_set(opt, "precision", 64, &err), AG_OK);
+    ag_record_list *recs = NULL;
+    cr_assert_eq(ag_run_probe_induction(enc, ids, 7, 0, 3, 2, opt, NULL, &recs, &err), AG_OK,
+                 "%s", err.message);
+    cr_assert_eq(ag_record_list_count(recs), (size_t)k.count * 4);
+    size_t r = 0;
+    for (int v = 0; v < k.count; v++)
+        for (int h = 0; h < 4; h++, r++) {
+            const ag_record *rec = ag_record_list_get(recs, r);
+            int st = k.stack[v];
+            size_t n = st == AG_STACK_ENCODER ? 7 : 8, cols = st == AG_STACK_DECODER ? 8 : 7,
+                   s0 = st == AG_STACK_DECODER ? 1 : 0;
+            cr_assert_eq(ag_record_stack(rec), st, "record %zu", r);
+            cr_assert_eq(ag_record_layer(rec), k.layer[v]);
+            cr_assert_eq(ag_record_head(rec), h);
+            cr_assert_eq(ag_record_rows(rec), n);
+            cr_assert_eq(ag_record_cols(rec), cols);
+            double got;
+            int kind = ag_record_value(rec, AG_M_INDUCTION_SCORE, &got);
+            if (st == AG_STACK_CROSS) { /* not defined across two sequences */
+                cr_assert_neq(kind, AG_V_NUMBER, "record %zu", r);
+                cr_assert_neq(ag_record_value(rec, AG_M_INDUCTION_BASELINE, NULL), AG_V_NUMBER);
+                continue;
+            }
+            /* the mean over the second block's rows i of A[i, i - 2] */
+            const double *A = k.attn[v] + (size_t)h * n * n;
+            double want = 0;
+            for (size_t i = s0 + 3; i < s0 + 6; i++)
+                want += A[i * n + i - 2] / 3;
+            cr_assert_eq(kind, AG_V_NUMBER);
+            cr_assert_float_eq(got, want, 1e-15, "record %zu: %.17g vs %.17g", r, got, want);
+        }
+    for (int v = 0; v < k.count; v++)
+        free(k.attn[v]);
+    ag_record_list_free(recs);
+    ag_run_options_free(opt);
+    ag_seq2seq_free(s);
+}
+
+typedef struct {
+    const views *all;
+    int at, attn_calls, bad;
+    int nh;
+    double worst; /* max |softmax(scores row) − the pass's attention row| */
+} scores_check;
+
+static int count_attn(int stack, int layer, const double *attn, size_t heads, size_t n,
+                      size_t n_kv, void *user)
+{
+    (void)stack, (void)layer, (void)attn, (void)heads, (void)n, (void)n_kv;
+    ((scores_check *)user)->attn_calls++;
+    return 0;
+}
+
+/* Head 1's scores of every view: each row's softmax the engine's own
+ * pass's head-1 row (−inf keys weigh 0), the view's stack and shape. */
+static int check_scores1(int stack, int layer, const double *s, size_t heads, size_t n,
+                         size_t n_kv, void *user)
+{
+    scores_check *c = user;
+    const views *k = c->all;
+    int v = c->at++;
+    if (v >= k->count || heads != 1 || k->stack[v] != stack || k->layer[v] != layer ||
+        k->size[v] != (size_t)c->nh * n * n_kv || c->attn_calls != c->at) {
+        c->bad++;
+        return 0;
+    }
+    const double *a = k->attn[v] + n * n_kv;
+    for (size_t i = 0; i < n; i++) {
+        double mx = -INFINITY, sum = 0;
+        for (size_t j = 0; j < n_kv; j++)
+            mx = fmax(mx, s[i * n_kv + j]);
+        for (size_t j = 0; j < n_kv; j++)
+            sum += exp(s[i * n_kv + j] - mx);
+        for (size_t j = 0; j < n_kv; j++)
+            c->worst = fmax(c->worst, fabs(exp(s[i * n_kv + j] - mx) / sum - a[i * n_kv + j]));
+    }
+    return 0;
+}
+
+/* ag_run_attention_seq2seq_scores: after each view's attention, its
+ * selected heads' scores ([n, n_kv]: a cross view's over the sources). */
+Test(seq2seq_run, attention_seq2seq_scores_are_each_views_logits)
+{
+    ag_seq2seq *s = load_pair(T5);
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER);
+    views k = {0};
+    ag_error err = {0};
+    ag_forward_options fo = AG_FORWARD_OPTIONS_DEFAULT;
+    fo.precision = AG_PRECISION_F64;
+    cr_assert_eq(ag_seq2seq_forward(s, SRC, 6, TGT, 4, &fo, keep_view, &k, NULL, NULL, &err), AG_OK);
+    ag_run_options *opt = ag_run_options_new();
+    int one = 1;
+    ag_selection *heads = NULL;
+    cr_assert_eq(ag_run_options_set(opt, "precision", 64, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(ag_selection_from_list(&one, 1, ag_model_get_config(enc)->n_head, "heads", &heads,
+                                        &err), AG_OK);
+    cr_assert_eq(ag_run_options_set_selection(opt, "heads", heads, &err), AG_OK);
+    ag_run_input in = pair_input();
+    scores_check c = {.all = &k, .nh = ag_model_get_config(enc)->n_head};
+    cr_assert_eq(ag_run_attention_seq2seq_scores(enc, &in, opt, NULL, count_attn, check_scores1,
+                                                 &c, NULL, NULL, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(c.at, k.count);
+    cr_assert_eq(c.bad, 0, "%d views differ", c.bad);
+    cr_expect_leq(c.worst, 1e-15, "softmax(scores) differs from the attention by %g", c.worst);
     for (int v = 0; v < k.count; v++)
         free(k.attn[v]);
     ag_selection_free(heads);
