@@ -150,6 +150,11 @@ def kernel_text(info):
     return "%s (%s)" % (info.get("corename") or "corename unknown", info["library"])
 
 
+# OpenBLAS's cores whose sgemm is AVX-512 (src/kernel/sgemm.c's list: there,
+# attngeom's forward products run on cblas_sgemm instead of its own kernel).
+BLAS_AVX512_CORES = ("skylakex", "cooperlake", "sapphirerapids")
+
+
 def kernel_lines(cli):
     """The OpenBLAS kernel each side runs, and attngeom's float32 products."""
     lib = cli_openblas(cli)
@@ -166,9 +171,14 @@ def kernel_lines(cli):
         lines.append("OPENBLAS_CORETYPE=%s is in force for both sides (attngeom and the "
                      "peers); without it this OpenBLAS would pick %s"
                      % (coretype, free.get("corename", "?")))
-    if "avx512f" in cpu_flags():
+    core = ours.get("corename") or ""
+    if "avx512f" in cpu_flags() and core.lower() in BLAS_AVX512_CORES:
+        lines.append("attngeom's float32 forward products: cblas_sgemm (OpenBLAS's %s kernel, "
+                     "an AVX-512 one: src/kernel/sgemm.c, agm_sgemm_own)" % core)
+    elif "avx512f" in cpu_flags():
         lines.append("attngeom's float32 forward products: its own AVX-512 sgemm "
-                     "(src/kernel/sgemm.c, chosen by the CPU's avx512f); LAPACK: OpenBLAS")
+                     "(src/kernel/sgemm.c: avx512f, and OpenBLAS's kernel %s is not an "
+                     "AVX-512 one); LAPACK: OpenBLAS" % (core or "unknown"))
     else:
         lines.append("attngeom's float32 forward products: cblas_sgemm (OpenBLAS, "
                      "no AVX-512F on this CPU)")
@@ -521,6 +531,23 @@ def bench_forward(cli, tmp, model, tokens, reps):
     return series, worst, {k: statistics.median(v) for k, v in fwd.items()}
 
 
+def forward_floor(cli, model, tokens):
+    """The forward pass beside its sgemm floor (bench/bench_forward_floor.c:
+    the pass's products alone through each sgemm, one CPU, one thread), on
+    the same model and texts; skipped when the bench is not built (make bench
+    builds it)."""
+    floor = os.path.join(ROOT, "build", "bench", "bench_forward_floor")
+    if not os.access(floor, os.X_OK):
+        say("forward floor: %s not built, skipped" % floor)
+        return
+    p = subprocess.run([floor, cli, model, tokens], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    for line in p.stdout.decode("utf-8", "replace").splitlines():
+        say(line)
+    if p.returncode != 0:
+        raise SystemExit("peers: %s exited %d" % (floor, p.returncode))
+
+
 def bench_solo(label, reps, argv, stdout_path, tmp, cleanup=None):
     s = Series()
     for rep in range(reps):
@@ -638,6 +665,7 @@ def main():
         write_tokens(tokens, rng, TEXTS, TEXT_TOKENS)
         write_tokens(long_tokens, rng, 1, LONG_TOKENS)
         fw = bench_forward(cli, tmp, model, tokens, reps)
+        forward_floor(cli, model, tokens)
         an = bench_solo("analyze n=%d" % LONG_TOKENS, solo,
                         [cli, "analyze", model, "--tokens-file", long_tokens, "--format", "csv",
                          "--no-progress"] + jobs_option(cli, "analyze", CORES),

@@ -24,8 +24,12 @@
 #include "base/sized_int.h"
 
 /* Fixed task sizes (docs/engine.md, "Threads"): they decide how work is
- * split, never what it computes. */
-#define LIN_COLS 128            /* output columns of a projection per task */
+ * split, and never depend on the thread count. The own sgemm computes the
+ * same bytes however a product is split; cblas_sgemm may not, so the split
+ * of a projection is part of what it computes there (sgemm.h). 512 columns:
+ * OpenBLAS packs the whole input once per call, which at 128 cost 5 % of
+ * the pass (bench/bench_forward_floor.c). */
+#define LIN_COLS 512            /* output columns of a projection per task */
 #define ROW_BLOCK 16            /* tokens per task of a row-wise step */
 #define CONV_CHUNK ((size_t)1 << 16) /* weights converted per task */
 

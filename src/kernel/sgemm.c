@@ -11,10 +11,17 @@
  * place (rows past the last repeat it: computed, never stored); B too when
  * it is not transposed (lanes past the last column masked), else from a
  * copy in panels of NR columns, each panel's KC rows one after the other
- * (zeros past the last column). */
+ * (zeros past the last column).
+ *
+ * Which of the two runs is chosen by what the machine is, never by timing:
+ * the own kernel on a CPU with AVX-512F unless OpenBLAS's kernel in force is
+ * one of its AVX-512 ones, which is faster (bench/bench_forward_floor.c:
+ * OpenBLAS 0.3.21's SkylakeX sgemm 131-147 GFLOP/s, this kernel 112-117, on
+ * the pass's products on a Xeon, model 207). */
 #include <cblas.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sgemm.h"
 
@@ -189,7 +196,7 @@ static void run_native(const agm_bmat *bm, size_t m, size_t n, size_t k, const f
 
 /* ---- dispatch ---------------------------------------------------------- */
 
-static atomic_int has_avx512 = -1, forced = -1;
+static atomic_int has_avx512 = -1, forced = -1, blas_avx512 = -1, own_forced = -1;
 
 int agm_avx512(void)
 {
@@ -212,11 +219,43 @@ void agm_avx512_force(int on)
     atomic_store_explicit(&forced, on, memory_order_relaxed);
 }
 
+/* OpenBLAS's cores with AVX-512 sgemm kernels (driver/others/dynamic.c's
+ * names; its SkylakeX sgemm serves all three in 0.3.21). */
+static int blas_core_avx512(void)
+{
+    static const char *const cores[] = {"SkylakeX", "Cooperlake", "SapphireRapids"};
+    const char *name = openblas_get_corename();
+    for (size_t i = 0; name && i < sizeof cores / sizeof *cores; i++)
+        if (strncasecmp(name, cores[i], strlen(cores[i])) == 0)
+            return 1;
+    return 0;
+}
+
+int agm_sgemm_own(void)
+{
+    if (!agm_avx512())
+        return 0;
+    int f = atomic_load_explicit(&own_forced, memory_order_relaxed);
+    if (f >= 0)
+        return f;
+    int blas = atomic_load_explicit(&blas_avx512, memory_order_relaxed);
+    if (blas < 0) { /* threads racing here all store the same value */
+        blas = blas_core_avx512();
+        atomic_store_explicit(&blas_avx512, blas, memory_order_relaxed);
+    }
+    return !blas;
+}
+
+void agm_sgemm_force_own(int own)
+{
+    atomic_store_explicit(&own_forced, own, memory_order_relaxed);
+}
+
 void agm_sgemm_prepare(agm_bmat *bm, int trans, const float *b, size_t ldb, size_t k, size_t n,
                        float *buf)
 {
     *bm = (agm_bmat){b, ldb, trans, k, n, NULL};
-    if (trans && agm_avx512()) {
+    if (trans && agm_sgemm_own()) {
         pack_trans(b, ldb, k, n, buf);
         bm->packed = buf;
     }
@@ -232,7 +271,7 @@ void agm_sgemm_run(const agm_bmat *bm, size_t m, size_t n, size_t k, const float
             memset(c + i * ldc, 0, n * sizeof *c);
         return;
     }
-    if (agm_avx512())
+    if (agm_sgemm_own())
         run_native(bm, m, n, k, a, lda, c, ldc, add);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, bm->trans ? CblasTrans : CblasNoTrans, (int)m,
@@ -244,7 +283,7 @@ void agm_sgemm(int trans, size_t m, size_t n, size_t k, const float *a, size_t l
                const float *b, size_t ldb, float *c, size_t ldc, float *scratch)
 {
     agm_bmat bm;
-    if (!trans || !agm_avx512() || k == 0) {
+    if (!trans || !agm_sgemm_own() || k == 0) {
         agm_sgemm_prepare(&bm, trans, b, ldb, k, n, NULL);
         agm_sgemm_run(&bm, m, n, k, a, lda, c, ldc, 0);
         return;

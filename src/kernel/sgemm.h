@@ -8,10 +8,14 @@
  * row-major, leading dimensions in elements.
  *
  * On a CPU with AVX-512F (checked once, at run time) the products are this
- * file's own kernel; anywhere else they are cblas_sgemm. The own kernel
- * exists because OpenBLAS 0.3.21 (Debian 12) runs its AVX2 ("Haswell")
- * kernels on CPUs it does not know, such as AMD Zen 5, at about half of
- * what the hardware does with AVX-512 (docs/engine.md, "Speed").
+ * file's own kernel, unless OpenBLAS's kernel in force is one of its AVX-512
+ * ones (openblas_get_corename(): SkylakeX, Cooperlake, SapphireRapids),
+ * which is faster; anywhere else they are cblas_sgemm (agm_sgemm_own). The
+ * own kernel exists because OpenBLAS 0.3.21 (Debian 12) runs its AVX2
+ * ("Haswell") kernels on CPUs it does not know, such as AMD Zen 5, at about
+ * half of what the hardware does with AVX-512 (docs/engine.md, "Speed").
+ * The choice depends on the machine alone, never on a timing, so a pass
+ * gives the same bytes at any thread count on a given machine.
  *
  * Each element of C computed by the kernel is one fixed sequence of float
  * operations: the products a_il·b_lj are summed in order of l by fused
@@ -72,6 +76,15 @@ void agm_sgemm(int trans, size_t m, size_t n, size_t k, const float *a, size_t l
 /* 1 when the AVX-512 paths run (here and in vmath.h): the CPU and the OS
  * have AVX-512F (checked once), unless forced off. */
 int agm_avx512(void);
+
+/* 1 when the products run on this file's kernel, 0 when on cblas_sgemm:
+ * AVX-512 paths (agm_avx512) and OpenBLAS's kernel in force not an AVX-512
+ * one, unless forced (agm_sgemm_force_own). */
+int agm_sgemm_own(void);
+
+/* Tests and benches only: 1 forces the own kernel (if agm_avx512()), 0 cblas_sgemm,
+ * -1 the automatic choice again. Not while a pass runs. */
+void agm_sgemm_force_own(int own);
 
 /* Tests only: 0 forces the cblas_sgemm fallback and vmath.h's plain paths,
  * 1 the AVX-512 ones (if the CPU has them), -1 the automatic choice again.

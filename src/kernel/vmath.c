@@ -1,6 +1,13 @@
 /* vmath.c — GELU and softmax rows of the float32 pass (vmath.h).
  *
- * exp(x) in double for x in [−110, 0] (callers clamp; below −103.98 every
+ * exp(x) in float for the softmax (agm_exp_f32), x in [−104, 0]: the same
+ * reduction as below in float (k·C1 exact), Cephes' degree-7 expf
+ * polynomial for e^r, times 2^k as two powers of 2 of half of k each (both
+ * normal floats down to k = −150, so a subnormal result is rounded once).
+ * At most 0.982 ulp from exp(x) over every float in [−104, 0] (an
+ * exhaustive check against glibc's double exp).
+ *
+ * exp(x) in double (for tanh) for x in [−110, 0] (callers clamp; below −103.98 every
  * result rounds to float 0 anyway): x = k·ln2 + r with |r| <= ln2/2 (Cody
  * and Waite's split of ln2: k·ln2_hi is exact), e^r by its Taylor
  * polynomial of degree 13 (truncation below 5e-18), times 2^k made from k's
@@ -41,6 +48,16 @@
 #define INV_LN2 0x1.71547652b82fep0
 #define LN2_HI 0x1.62e42fee00000p-1
 #define LN2_LO 0x1.a39ef35793c76p-33
+/* The softmax's exp in float (exp_f): Cody and Waite's split of ln2 into
+ * C1 (9 bits: k·C1 exact for |k| <= 2^15) and C2, and Cephes' expf
+ * polynomial (S. L. Moshier, Cephes Math Library, expf.c). */
+#define EXPF_MIN (-104.0f) /* exp(−104) < 2⁻¹⁵⁰: rounds to float 0 */
+#define SHIFTER_F 0x1.8p23f
+#define INV_LN2_F 0x1.715476p0f
+#define C1_F 0x1.63p-1f
+#define C2_F (-2.12194440e-4f)
+static const float expf_poly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                   4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
 #define T3 (-1.0 / 3)
 #define T5 (2.0 / 15)
 #define T7 (-17.0 / 315)
@@ -106,13 +123,39 @@ void agm_gelu_tanh_f32_plain(float *x, size_t cnt)
         x[i] = gelu1(x[i]);
 }
 
-/* exp(x − m) rounded to float, x − m in float first (HF's `x - max`). */
+static float bits_to_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t float_to_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+float agm_exp_f32(float x)
+{
+    if (x < EXPF_MIN)
+        x = EXPF_MIN;
+    float kd = x * INV_LN2_F + SHIFTER_F, k = kd - SHIFTER_F;
+    float r = (x - k * C1_F) - k * C2_F, p = expf_poly[0];
+    for (int j = 1; j < 6; j++)
+        p = p * r + expf_poly[j];
+    float y = (p * (r * r) + r) + 1.0f;
+    /* 2^k in two halves, each a normal float down to k = −150 */
+    int32_t ki = (int32_t)(float_to_bits(kd) - float_to_bits(SHIFTER_F)), k1 = ki >> 1;
+    return (y * bits_to_float((uint32_t)(k1 + 127) << 23)) *
+           bits_to_float((uint32_t)(ki - k1 + 127) << 23);
+}
+
+/* exp(x − m), x − m in float first (HF's `x - max`). */
 static float softmax_exp(float x, float m)
 {
-    double d = x - m;
-    if (d < EXP_MIN)
-        d = EXP_MIN;
-    return (float)exp_d(d);
+    return agm_exp_f32(x - m);
 }
 
 static double pairwise8(const double s[8])
@@ -201,40 +244,69 @@ int agm_rmsnorm_f32_plain(const float *x, float *y, size_t d, const float *w, fl
 
 #define TGT __attribute__((target("avx512f")))
 
-TGT static __m512d exp8(__m512d x)
+/* exp_d on cnt vectors of 8 lanes at once, in place: each lane is exp_d's
+ * operations in exp_d's order (the same bits); the cnt chains are
+ * interleaved step by step so that Horner's dependent multiply-adds of one
+ * overlap those of the others (one chain alone waits on each step's
+ * latency: the softmax spent most of its time there). cnt is a constant at
+ * every call, so the loops unroll. */
+TGT static inline __attribute__((always_inline)) void exp8n(__m512d *x, int cnt)
 {
-    __m512d kd = _mm512_add_pd(_mm512_mul_pd(x, _mm512_set1_pd(INV_LN2)), _mm512_set1_pd(SHIFTER));
-    __m512d k = _mm512_sub_pd(kd, _mm512_set1_pd(SHIFTER));
-    __m512d r = _mm512_sub_pd(_mm512_sub_pd(x, _mm512_mul_pd(k, _mm512_set1_pd(LN2_HI))),
-                              _mm512_mul_pd(k, _mm512_set1_pd(LN2_LO)));
-    __m512d p = _mm512_set1_pd(inv_fact[11]);
-    for (int j = 10; j >= 0; j--)
-        p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(inv_fact[j]));
+    __m512d kd[4], r[4], p[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < cnt; u++) {
+        kd[u] = _mm512_add_pd(_mm512_mul_pd(x[u], _mm512_set1_pd(INV_LN2)),
+                              _mm512_set1_pd(SHIFTER));
+        __m512d k = _mm512_sub_pd(kd[u], _mm512_set1_pd(SHIFTER));
+        r[u] = _mm512_sub_pd(_mm512_sub_pd(x[u], _mm512_mul_pd(k, _mm512_set1_pd(LN2_HI))),
+                             _mm512_mul_pd(k, _mm512_set1_pd(LN2_LO)));
+        p[u] = _mm512_set1_pd(inv_fact[11]);
+    }
+#pragma GCC unroll 11
+    for (int j = 10; j >= 0; j--) {
+        __m512d c = _mm512_set1_pd(inv_fact[j]);
+#pragma GCC unroll 4
+        for (int u = 0; u < cnt; u++)
+            p[u] = _mm512_add_pd(_mm512_mul_pd(p[u], r[u]), c);
+    }
     __m512d one = _mm512_set1_pd(1.0);
-    p = _mm512_add_pd(_mm512_mul_pd(_mm512_add_pd(_mm512_mul_pd(p, r), one), r), one);
-    __m512i e = _mm512_slli_epi64(
-        _mm512_add_epi64(_mm512_castpd_si512(kd), _mm512_set1_epi64(1023)), 52);
-    return _mm512_mul_pd(p, _mm512_castsi512_pd(e));
+#pragma GCC unroll 4
+    for (int u = 0; u < cnt; u++) {
+        __m512d q = _mm512_add_pd(_mm512_mul_pd(_mm512_add_pd(_mm512_mul_pd(p[u], r[u]), one), r[u]), one);
+        __m512i e = _mm512_slli_epi64(
+            _mm512_add_epi64(_mm512_castpd_si512(kd[u]), _mm512_set1_epi64(1023)), 52);
+        x[u] = _mm512_mul_pd(q, _mm512_castsi512_pd(e));
+    }
 }
 
-/* tanh_d on 8 lanes: both formulas, then the one each lane needs. */
-TGT static __m512d tanh8(__m512d u)
+/* tanh_d on cnt vectors of 8 lanes, in place: both formulas, then the one
+ * each lane needs; the exponentials interleaved as exp8n's. */
+TGT static inline __attribute__((always_inline)) void tanh8n(__m512d *u, int cnt)
 {
     const __m512i sign = _mm512_set1_epi64((long long)0x8000000000000000ull);
-    __m512d a = _mm512_castsi512_pd(_mm512_andnot_si512(sign, _mm512_castpd_si512(u)));
-    __m512d u2 = _mm512_mul_pd(u, u);
-    __m512d poly = _mm512_add_pd(_mm512_set1_pd(T5), _mm512_mul_pd(u2, _mm512_set1_pd(T7)));
-    poly = _mm512_add_pd(_mm512_set1_pd(T3), _mm512_mul_pd(u2, poly));
-    __m512d small = _mm512_add_pd(u, _mm512_mul_pd(u, _mm512_mul_pd(u2, poly)));
-    __m512d capped = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, _mm512_set1_pd(CAP), _CMP_GT_OQ),
-                                          a, _mm512_set1_pd(CAP));
-    __m512d e = exp8(_mm512_mul_pd(_mm512_set1_pd(-2.0), capped));
-    __m512d one = _mm512_set1_pd(1.0);
-    __m512d t = _mm512_div_pd(_mm512_sub_pd(one, e), _mm512_add_pd(one, e));
-    __mmask8 neg = _mm512_cmp_pd_mask(u, _mm512_setzero_pd(), _CMP_LT_OQ);
-    t = _mm512_mask_sub_pd(t, neg, _mm512_setzero_pd(), t);
-    t = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, _mm512_set1_pd(SMALL), _CMP_LT_OQ), t, small);
-    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, a, _CMP_UNORD_Q), t, u);
+    __m512d a[2], e[2];
+#pragma GCC unroll 2
+    for (int v = 0; v < cnt; v++) {
+        a[v] = _mm512_castsi512_pd(_mm512_andnot_si512(sign, _mm512_castpd_si512(u[v])));
+        __m512d capped = _mm512_mask_blend_pd(
+            _mm512_cmp_pd_mask(a[v], _mm512_set1_pd(CAP), _CMP_GT_OQ), a[v], _mm512_set1_pd(CAP));
+        e[v] = _mm512_mul_pd(_mm512_set1_pd(-2.0), capped);
+    }
+    exp8n(e, cnt);
+#pragma GCC unroll 2
+    for (int v = 0; v < cnt; v++) {
+        __m512d u2 = _mm512_mul_pd(u[v], u[v]);
+        __m512d poly = _mm512_add_pd(_mm512_set1_pd(T5), _mm512_mul_pd(u2, _mm512_set1_pd(T7)));
+        poly = _mm512_add_pd(_mm512_set1_pd(T3), _mm512_mul_pd(u2, poly));
+        __m512d small = _mm512_add_pd(u[v], _mm512_mul_pd(u[v], _mm512_mul_pd(u2, poly)));
+        __m512d one = _mm512_set1_pd(1.0);
+        __m512d t = _mm512_div_pd(_mm512_sub_pd(one, e[v]), _mm512_add_pd(one, e[v]));
+        __mmask8 neg = _mm512_cmp_pd_mask(u[v], _mm512_setzero_pd(), _CMP_LT_OQ);
+        t = _mm512_mask_sub_pd(t, neg, _mm512_setzero_pd(), t);
+        t = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a[v], _mm512_set1_pd(SMALL), _CMP_LT_OQ), t,
+                                 small);
+        u[v] = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a[v], a[v], _CMP_UNORD_Q), t, u[v]);
+    }
 }
 
 /* 16 floats as two halves of 8, to and from double. */
@@ -262,7 +334,9 @@ TGT static void gelu_avx512(float *x, size_t cnt)
         __m512 v = _mm512_loadu_ps(x + i);
         __m512 c3 = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(GELU_K), v), v), v);
         __m512 u = _mm512_mul_ps(_mm512_set1_ps(SQRT_2_OVER_PI), _mm512_add_ps(v, c3));
-        __m512 t = join16(tanh8(lo8(u)), tanh8(hi8(u)));
+        __m512d h[2] = {lo8(u), hi8(u)};
+        tanh8n(h, 2);
+        __m512 t = join16(h[0], h[1]);
         __m512 half_v = _mm512_mul_ps(_mm512_set1_ps(0.5f), v);
         _mm512_storeu_ps(x + i, _mm512_mul_ps(half_v, _mm512_add_ps(_mm512_set1_ps(1.0f), t)));
     }
@@ -274,11 +348,67 @@ static __mmask16 first_lanes(size_t cnt)
     return cnt >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cnt) - 1);
 }
 
-/* softmax_exp on 8 lanes. */
-TGT static __m512d softmax_exp8(__m512d x)
+TGT static __m512d acc16(__m512d acc, __m512 v, __mmask16 k);
+
+/* agm_exp_f32 on cnt vectors of 16 lanes at once, in place: each lane its
+ * operations in its order (the same bits), the chains interleaved as
+ * exp8n's. */
+TGT static inline __attribute__((always_inline)) void exp16n(__m512 *x, int cnt)
 {
-    __m512d lo = _mm512_set1_pd(EXP_MIN);
-    return exp8(_mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, lo, _CMP_LT_OQ), x, lo));
+    __m512 kd[2], r[2], p[2];
+    const __m512i sh = _mm512_castps_si512(_mm512_set1_ps(SHIFTER_F));
+#pragma GCC unroll 2
+    for (int u = 0; u < cnt; u++) {
+        x[u] = _mm512_max_ps(_mm512_set1_ps(EXPF_MIN), x[u]); /* NaN stays NaN */
+        kd[u] = _mm512_add_ps(_mm512_mul_ps(x[u], _mm512_set1_ps(INV_LN2_F)),
+                              _mm512_set1_ps(SHIFTER_F));
+        __m512 k = _mm512_sub_ps(kd[u], _mm512_set1_ps(SHIFTER_F));
+        r[u] = _mm512_sub_ps(_mm512_sub_ps(x[u], _mm512_mul_ps(k, _mm512_set1_ps(C1_F))),
+                             _mm512_mul_ps(k, _mm512_set1_ps(C2_F)));
+        p[u] = _mm512_set1_ps(expf_poly[0]);
+    }
+#pragma GCC unroll 5
+    for (int j = 1; j < 6; j++)
+#pragma GCC unroll 2
+        for (int u = 0; u < cnt; u++)
+            p[u] = _mm512_add_ps(_mm512_mul_ps(p[u], r[u]), _mm512_set1_ps(expf_poly[j]));
+#pragma GCC unroll 2
+    for (int u = 0; u < cnt; u++) {
+        __m512 y = _mm512_add_ps(
+            _mm512_add_ps(_mm512_mul_ps(p[u], _mm512_mul_ps(r[u], r[u])), r[u]),
+            _mm512_set1_ps(1.0f));
+        __m512i ki = _mm512_sub_epi32(_mm512_castps_si512(kd[u]), sh);
+        __m512i k1 = _mm512_srai_epi32(ki, 1), k2 = _mm512_sub_epi32(ki, k1);
+        __m512i b = _mm512_set1_epi32(127);
+        __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k1, b), 23));
+        __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k2, b), 23));
+        x[u] = _mm512_mul_ps(_mm512_mul_ps(y, s1), s2);
+    }
+}
+
+/* softmax_exp of the cnt values at r (in place) into acc as
+ * agm_softmax_f32_plain adds them (value j into lane j mod 8, in order);
+ * two vectors of 16 at a time while they last. */
+TGT static __m512d softmax_exps(float *r, size_t cnt, __m512 m, __m512d acc)
+{
+    size_t j = 0;
+    for (; j + 32 <= cnt; j += 32) {
+        __m512 x[2] = {_mm512_sub_ps(_mm512_loadu_ps(r + j), m),
+                       _mm512_sub_ps(_mm512_loadu_ps(r + j + 16), m)};
+        exp16n(x, 2);
+        for (int u = 0; u < 2; u++) {
+            _mm512_storeu_ps(r + j + 16 * u, x[u]);
+            acc = acc16(acc, x[u], 0xFFFF);
+        }
+    }
+    for (; j < cnt; j += 16) {
+        __mmask16 k = first_lanes(cnt - j);
+        __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, r + j), m);
+        exp16n(&x, 1);
+        _mm512_mask_storeu_ps(r + j, k, x);
+        acc = acc16(acc, x, k);
+    }
+    return acc;
 }
 
 TGT static int softmax_avx512(float *r, size_t cnt, float scale)
@@ -291,14 +421,7 @@ TGT static int softmax_avx512(float *r, size_t cnt, float scale)
         vm = _mm512_mask_max_ps(vm, k, x, vm);
     }
     __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(vm));
-    __m512d acc = _mm512_setzero_pd();
-    for (size_t j = 0; j < cnt; j += 8) {
-        __mmask16 k = first_lanes(cnt - j < 8 ? cnt - j : 8);
-        __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, r + j), m);
-        __m512 e = _mm512_castps256_ps512(_mm512_cvtpd_ps(softmax_exp8(lo8(d))));
-        _mm512_mask_storeu_ps(r + j, k, e);
-        acc = _mm512_mask_add_pd(acc, (__mmask8)k, acc, lo8(e));
-    }
+    __m512d acc = softmax_exps(r, cnt, m, _mm512_setzero_pd());
     double part[8];
     _mm512_storeu_pd(part, acc);
     __m512 sum = _mm512_set1_ps((float)pairwise8(part));

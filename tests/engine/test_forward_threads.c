@@ -20,7 +20,7 @@
 
 #include "attngeom/model.h"
 #include "attngeom/parallel.h"
-#include "kernel/sgemm.h" /* agm_avx512_force */
+#include "kernel/sgemm.h" /* agm_avx512_force, agm_sgemm_force_own */
 #include "../util/test_io_util.h"
 
 TestSuite(forward_threads, .fini = tio_cleanup);
@@ -252,13 +252,18 @@ static void check_folder(const char *dir, size_t want_n, const char *name)
     int32_t *ids = malloc(n * sizeof *ids);
     for (size_t i = 0; i < n; i++)
         ids[i] = (int32_t)((7 * i + 3) % (size_t)g->vocab_size);
-    for (int plain = 0; plain < 2; plain++) {
-        agm_avx512_force(plain ? 0 : -1);
+    /* the AVX-512 paths with each sgemm (the own kernel, then cblas_sgemm,
+     * whichever this machine would choose: agm_sgemm_own), the plain ones */
+    static const char *const modes[] = {"AVX-512, own sgemm", "AVX-512, cblas_sgemm", "plain"};
+    for (int mode = 0; mode < 3; mode++) {
+        agm_avx512_force(mode == 2 ? 0 : -1);
+        agm_sgemm_force_own(mode == 2 ? -1 : mode == 0);
         char label[128];
-        snprintf(label, sizeof label, "%s (%s paths)", name, plain ? "plain" : "default");
+        snprintf(label, sizeof label, "%s (%s paths)", name, modes[mode]);
         check_pools(m, ids, n, AG_PRECISION_F32, label);
         check_pools(m, ids, n, AG_PRECISION_F64, label);
     }
+    agm_sgemm_force_own(-1);
     agm_avx512_force(-1);
     free(ids);
     ag_model_free(m);
