@@ -1,10 +1,12 @@
 /* bench_forward_floor — the sgemm floor of the float32 forward pass (issue 31,
  * item 2): the time of the pass's matrix products alone, for the bench's
  * forward workload (bench/peers.py: GPT-2-small shape, 16 texts × 470
- * tokens), through each sgemm the machine has — attngeom's own kernel
- * (src/kernel/sgemm.c, what the pass runs on an AVX-512 CPU) and OpenBLAS's
- * cblas_sgemm with the kernel in force (openblas_get_corename(); set
- * OPENBLAS_CORETYPE to choose) — on one thread. The floor is the fastest.
+ * tokens), through OpenBLAS's cblas_sgemm with the kernel in force
+ * (openblas_get_corename(); bench/peers.py sets OPENBLAS_CORETYPE=SkylakeX on
+ * an AVX-512 CPU, the fastest sgemm this machine has: attngeom's own AVX-512
+ * kernel, which the pass runs when OpenBLAS's kernel is older, measured
+ * 93-122 GFLOP/s against OpenBLAS SkylakeX's 121-152 on this round's Xeon;
+ * docs/performance.md) — on one thread.
  *
  * Per layer and text (n = 470, d = 768, 12 heads of 64, d_ff = 3072):
  *   QKV        [n, 768] × [768, 2304]   (Conv1D weights, [in, out] as stored)
@@ -23,9 +25,9 @@
  * process's CPU with one BLAS thread and prints the pass's CPU time beside
  * the floor and their ratio (issue 31's goal: ≤ 1.2×).
  *
- * The bench reaches past the public API for the kernel (src/kernel/sgemm.h,
- * included by path: it is the library's private product, and the floor is
- * about it); nothing else is used from inside. */
+ * Like every bench it uses only the public API (and OpenBLAS): under an
+ * AVX-512 OpenBLAS kernel the pass's products are these cblas_sgemm calls
+ * (src/kernel/sgemm.c). */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +38,6 @@
 
 #include <cblas.h>
 
-#include "../src/kernel/sgemm.h"
 #include "bench_clock.h"
 
 extern char *openblas_get_corename(void);
@@ -46,17 +47,11 @@ enum { TEXTS = 16, N = 470, D = 768, HEADS = 12, HD = 64, DFF = 3072, LAYERS = 1
 enum { REPS = 3 };
 
 typedef struct {
-    float *x, *w_qkv, *w_o, *w_fc, *w_fc2, *qkv, *s, *ctx, *h, *f, *scratch, *packed;
+    float *x, *w_qkv, *w_o, *w_fc, *w_fc2, *qkv, *s, *ctx, *h, *f;
 } buffers;
 
 typedef void (*gemm_fn)(int trans, size_t m, size_t n, size_t k, const float *a, size_t lda,
                         const float *b, size_t ldb, float *c, size_t ldc, const buffers *bf);
-
-static void gemm_own(int trans, size_t m, size_t n, size_t k, const float *a, size_t lda,
-                     const float *b, size_t ldb, float *c, size_t ldc, const buffers *bf)
-{
-    agm_sgemm(trans, m, n, k, a, lda, b, ldb, c, ldc, bf->scratch);
-}
 
 static void gemm_blas(int trans, size_t m, size_t n, size_t k, const float *a, size_t lda,
                       const float *b, size_t ldb, float *c, size_t ldc, const buffers *bf)
@@ -192,27 +187,16 @@ int main(int argc, char **argv)
     buffers bf = {fill(N * D, &seed),          fill(D * 3 * D, &seed), fill(D * D, &seed),
                   fill(D * DFF, &seed),        fill(DFF * D, &seed),   fill(N * 3 * D, &seed),
                   fill(QB * N, &seed),         fill(N * D, &seed),     fill(N * D, &seed),
-                  fill(N * DFF, &seed),        fill(agm_sgemm_scratch(DFF), &seed), NULL};
+                  fill(N * DFF, &seed)};
     const char *core = openblas_get_corename();
-    double po[2], pb[2];
-    agm_sgemm_force_own(1); /* the own kernel, whichever the pass would choose */
-    double own = agm_avx512() ? floor_of(gemm_own, &bf, po) : -1;
-    agm_sgemm_force_own(-1);
-    double blas = floor_of(gemm_blas, &bf, pb);
-    double fl = own > 0 && own < blas ? own : blas, gf = flops() / 1e9;
+    double pb[2] = {0, 0};
+    double fl = floor_of(gemm_blas, &bf, pb), gf = flops() / 1e9;
     printf("forward floor: GPT-2-small products, %d texts x %d tokens, f32, one thread (CPU %d)\n",
            TEXTS, N, cpu);
-    if (own > 0)
-        printf("  attngeom sgemm (AVX-512)     %7.2f s CPU  %6.1f GFLOP/s  (projections+MLP %.2f s, "
-               "heads %.2f s)\n",
-               own, gf / own, po[0], po[1]);
-    else
-        printf("  attngeom sgemm               not on this CPU (no AVX-512F): cblas_sgemm\n");
     printf("  OpenBLAS sgemm (%-10s)   %7.2f s CPU  %6.1f GFLOP/s  (projections+MLP %.2f s, heads "
            "%.2f s)\n",
-           core ? core : "?", blas, gf / blas, pb[0], pb[1]);
-    printf("  floor                        %7.2f s  (%s; %.1f GFLOP)\n", fl,
-           fl == own ? "attngeom's" : "OpenBLAS's", gf);
+           core ? core : "?", fl, gf / fl, pb[0], pb[1]);
+    printf("  floor                        %7.2f s  (%.1f GFLOP)\n", fl, gf);
     if (argc == 4) {
         double pass = pass_cpu(argv[1], argv[2], argv[3]);
         if (pass < 0) {
