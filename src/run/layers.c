@@ -46,7 +46,8 @@ int agr_pass_run(const agr_pass *p, const ag_model *m, ag_layer_fn fn, void *use
     ag_error e = {0}; /* a pass stopped at AGR_PASS_DONE leaves its note here */
     if (ag_model_seq2seq(m)) /* the layers of one stack, square: not a pair's views */
         return ag_error_set(err, AG_EINVAL, "%s is an encoder-decoder model: this run takes "
-                            "a model of one stack (analyze and attention run both)",
+                            "a model of one stack (docs/cli.md, encoder-decoder models: "
+                            "what runs a pair)",
                             ag_model_type(m));
     int status = agr_forward(m, &p->in, &p->fo, p->opt, fn, user, NULL, &e);
     if (status == AGR_PASS_DONE || status == AG_OK)
