@@ -37,7 +37,9 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis.h"
 
@@ -55,12 +57,56 @@ static int is_causal(const double *A, size_t n)
     return 1;
 }
 
-static int has_negative(const double *A, size_t count)
+/* GCC's and clang's vector extensions, as in analysis/axioms.c: GCC 12's
+ * -O2 does not vectorise the scan below, which every head of a forward pass
+ * goes through. */
+typedef double v4d __attribute__((vector_size(32)));
+typedef int64_t v4i __attribute__((vector_size(32)));
+
+/* *neg |= some x_k < 0 and *nz |= some x_k ≠ 0 over x[0..count): the
+ * comparisons of the scalar loop, or-ed lane by lane (x86-64: an AVX2
+ * clone chosen at load time where the processor has it). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void sign_flags(const double *x, size_t count, int *neg, int *nz)
 {
-    for (size_t k = 0; k < count; k++)
-        if (A[k] < 0.0)
-            return 1;
-    return 0;
+    const v4d zero = {0, 0, 0, 0};
+    v4i below = {0, 0, 0, 0}, other = below;
+    size_t k = 0;
+    for (; k + 4 <= count; k += 4) {
+        v4d v; /* memcpy: x + k need not be 32-byte aligned */
+        memcpy(&v, x + k, sizeof v);
+        below |= (v4i)(v < zero);
+        other |= (v4i)(v != zero);
+    }
+    int b = 0, o = 0;
+    for (; k < count; k++) {
+        b |= x[k] < 0.0;
+        o |= x[k] != 0.0;
+    }
+    for (int l = 0; l < 4; l++) {
+        b |= below[l] != 0;
+        o |= other[l] != 0;
+    }
+    *neg |= b;
+    *nz |= o;
+}
+
+/* Whether the m×n A has a negative entry and, when square, whether it is
+ * causal (is_causal's answer), in one pass over A: the per-head analysis
+ * of a forward pass runs this on every head. */
+static void shape_of(const double *A, size_t m, size_t n, int square, int *causal,
+                     int *negative)
+{
+    int neg = 0, upper = 0, lower = 0;
+    for (size_t i = 0; i < m; i++) {
+        size_t d = square && i + 1 < n ? i + 1 : n; /* the strict upper part starts here */
+        sign_flags(A + i * n, d, &neg, &lower);
+        sign_flags(A + i * n + d, n - d, &neg, &upper);
+    }
+    *negative = neg;
+    *causal = square && n >= 2 && !upper;
 }
 
 /* Σ x_k with Neumaier's compensation, so that row_sum_error of an exactly
@@ -127,11 +173,13 @@ static void entropy_keys(const double *A, const double *S, int e, size_t m, size
     int eh = entropy_scale(A, S, e, &H);
     double sum_h = 0, sum_norm = 0, sink = 0;
     size_t rows_norm = 0;
+    const int normalized = ON(AG_M_ENTROPY_NORMALIZED);
     for (size_t i = 0; i < m; i++) {
-        double h = row_entropy(H + i * n, n, eh);
         size_t s = causal ? i + 1 : n; /* keys the query may attend to */
+        /* a causal row's entries past s are 0 and add nothing: the same sum */
+        double h = row_entropy(H + i * n, s, eh);
         sum_h += h;
-        if (s >= 2) {
+        if (normalized && s >= 2) {
             sum_norm += h / log((double)s);
             rows_norm++;
         }
@@ -398,8 +446,8 @@ int ag_attention_family(const double *A, const double *S, int e, size_t m, size_
                         const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec)
 {
     const int square = m == n;
-    const int causal = square && is_causal(A, n);
-    const int negative = has_negative(A, m * n);
+    int causal, negative;
+    shape_of(A, m, n, square, &causal, &negative);
 
     if (ON(AG_M_ROW_SUM_ERROR))
         row_sum_error(S, e, m, n, rec);

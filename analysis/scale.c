@@ -9,7 +9,9 @@
  * metrics of 2^k·M, |k| large, are bit-identical to those of M when M's
  * largest entry is in [0.5, 1), and homogeneous ones are 2^k times them. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis.h"
 
@@ -42,36 +44,62 @@ static inline double keep_max(double m, double v)
     return v > m ? v : m;
 }
 
-/* The loops below run four independent chains (four maxima, four partial
- * sums added pairwise at the end), unrolled by hand into registers: a fixed
- * order, so the same bits on every run, and four times the throughput of
- * one chain of additions. */
+/* GCC's and clang's vector extensions, as in analysis/axioms.c: GCC 12's
+ * -O2 does not vectorise ag_finite_max_abs, and every head of a forward
+ * pass goes through it. */
+typedef double v4d __attribute__((vector_size(32)));
+typedef int64_t v4i __attribute__((vector_size(32)));
 
+/* m becomes the larger of m and |v| in each lane; m where v is NaN
+ * (keep_max). A macro: a function returning a v4d changes the ABI. */
+#define KEEP_MAX4(m, v)                                                                   \
+    do {                                                                                  \
+        v4i a_ = (v4i)(v) & (v4i){INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};            \
+        v4i more_ = (v4i)((v4d)a_ > (m));                                                 \
+        (m) = (v4d)((a_ & more_) | ((v4i)(m) & ~more_));                                  \
+    } while (0)
+
+/* The maximum of a set does not depend on the order it is taken in, and
+ * Σ x·0 is ±0 or NaN in any order: the lanes give scalar's answers, bit
+ * for bit (x86-64: an AVX2 clone chosen at load time where the processor
+ * has it). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 int ag_finite_max_abs(const double *x, size_t count, double *amax)
 {
     /* Σ x·0 is ±0 while every x is finite, NaN from the first NaN or Inf
      * on: branch-free, in the same pass as the maxima (the whole matrix is
      * read once; ag_max_abs is this function's *amax). NaN never wins
- * keep_max, so the maxima are those of the finite entries and ±Inf. */
-    double m0 = 0, m1 = 0, m2 = 0, m3 = 0, z0 = 0, z1 = 0, z2 = 0, z3 = 0;
+     * keep_max, so the maxima are those of the finite entries and ±Inf. */
+    v4d m0 = {0, 0, 0, 0}, m1 = m0, z0 = m0, z1 = m0;
     size_t j = 0;
-    for (; j + 4 <= count; j += 4) {
-        m0 = keep_max(m0, fabs(x[j]));
-        m1 = keep_max(m1, fabs(x[j + 1]));
-        m2 = keep_max(m2, fabs(x[j + 2]));
-        m3 = keep_max(m3, fabs(x[j + 3]));
-        z0 += x[j] * 0.0;
-        z1 += x[j + 1] * 0.0;
-        z2 += x[j + 2] * 0.0;
-        z3 += x[j + 3] * 0.0;
+    for (; j + 8 <= count; j += 8) {
+        v4d a, b; /* memcpy: x + j need not be 32-byte aligned */
+        memcpy(&a, x + j, sizeof a);
+        memcpy(&b, x + j + 4, sizeof b);
+        KEEP_MAX4(m0, a);
+        KEEP_MAX4(m1, b);
+        z0 += a * 0.0;
+        z1 += b * 0.0;
     }
+    double m = 0, z = 0;
     for (; j < count; j++) {
-        m0 = keep_max(m0, fabs(x[j]));
-        z0 += x[j] * 0.0;
+        m = keep_max(m, fabs(x[j]));
+        z += x[j] * 0.0;
     }
-    *amax = keep_max(keep_max(m0, m1), keep_max(m2, m3));
-    return (z0 + z1) + (z2 + z3) == 0;
+    for (int k = 0; k < 4; k++) {
+        m = keep_max(keep_max(m, m0[k]), m1[k]);
+        z += z0[k] + z1[k];
+    }
+    *amax = m;
+    return z == 0;
 }
+
+/* The loops below run four independent chains (four maxima, four partial
+ * sums added pairwise at the end), unrolled by hand into registers: a fixed
+ * order, so the same bits on every run, and four times the throughput of
+ * one chain of additions. */
 
 double *ag_scaled_copy(const double *a, size_t rows, size_t cols, size_t ld, int e)
 {

@@ -293,6 +293,41 @@ Test(metrics, negative_entries_null)
     expect_num(&r, AG_M_SPECTRAL_GAP, 0.5, 16 * EPS);
 }
 
+/* The one scan that decides negative and causal (attention.c, shape_of)
+ * runs in SIMD lanes with a scalar tail: n = 11 puts entries in both. A
+ * causal head of uniform rows, A_ij = 1/(i+1) for j ≤ i, has entropy
+ * ln(i+1) in row i; -0 in its upper triangle leaves it causal and the
+ * entropy as it is; a positive there makes it non-causal; a negative
+ * anywhere makes the entropy null. */
+Test(metrics, causal_and_negative_scan_every_position)
+{
+    enum { n = 11 };
+    double A[n * n] = {0}, want = 0;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j <= i; j++)
+            A[i * n + j] = 1.0 / (i + 1);
+        want += log((double)(i + 1)) / n;
+    }
+    for (int k = 0; k < n * n; k++) {
+        double keep = A[k];
+        int upper = k % n > k / n;
+        if (upper) {
+            A[k] = -0.0;
+            ag_record r = run(A, n, n);
+            expect_bool(&r, AG_M_CAUSAL, 1);
+            expect_num(&r, AG_M_ENTROPY_MEAN, want, 8 * EPS);
+            A[k] = 1e-300;
+            r = run(A, n, n);
+            expect_bool(&r, AG_M_CAUSAL, 0);
+        }
+        A[k] = -1e-300;
+        ag_record r = run(A, n, n);
+        expect_null(&r, AG_M_ENTROPY_MEAN);
+        expect_bool(&r, AG_M_CAUSAL, !upper);
+        A[k] = keep;
+    }
+}
+
 /* ---- invariants on random matrices --------------------------------------- */
 
 static unsigned long long lcg_state = 88172645463325252ULL;

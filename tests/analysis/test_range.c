@@ -14,6 +14,7 @@
 #include "attngeom.h"
 #include "../../analysis/metrics_int.h" // the layouts of records and selections
 #include "../util/test_metrics_util.h"
+#include "../../analysis/analysis.h" /* ag_finite_max_abs */
 
 TestSuite(range);
 
@@ -264,4 +265,31 @@ Test(range, stability_overflow_is_an_error)
     cr_assert_str_eq(err.message, "stability: Q = X W_Q is not finite at row 0 (float64 overflow)");
     double A[4];
     cr_assert_eq(ag_head_attention(&in, A, &err), AG_ENONFINITE);
+}
+
+/* ag_finite_max_abs runs in SIMD lanes with a scalar tail: against the
+ * scalar definition (largest |x| over the non-NaN entries, finite iff no
+ * NaN or ±Inf) for every length up to 19 with a NaN, ±Inf, −0 or the
+ * largest magnitude (negative) at every position. */
+Test(range, finite_max_abs_every_position)
+{
+    enum { len = 19 };
+    const double special[] = {NAN, INFINITY, -INFINITY, -0.0, -7.5};
+    double x[len];
+    for (size_t count = 0; count <= len; count++)
+        for (size_t p = 0; p < count; p++)
+            for (size_t s = 0; s < sizeof special / sizeof *special; s++) {
+                for (size_t k = 0; k < count; k++)
+                    x[k] = (k % 3 ? 1.0 : -1.0) * (double)(k + 1) / 8;
+                x[p] = special[s];
+                double want = 0, got = -1;
+                int finite = 1;
+                for (size_t k = 0; k < count; k++) {
+                    finite &= isfinite(x[k]) != 0;
+                    if (fabs(x[k]) > want)
+                        want = fabs(x[k]);
+                }
+                cr_assert_eq(ag_finite_max_abs(x, count, &got), finite, "count %zu at %zu", count, p);
+                cr_assert_eq(got, want, "count %zu at %zu: %g, not %g", count, p, got, want);
+            }
 }
