@@ -66,7 +66,7 @@ typedef int64_t v4i __attribute__((vector_size(32)));
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-int ag_finite_max_abs(const double *x, size_t count, double *amax)
+static int finite_max_abs(const double *x, size_t count, double *amax)
 {
     /* Σ x·0 is ±0 while every x is finite, NaN from the first NaN or Inf
      * on: branch-free, in the same pass as the maxima (the whole matrix is
@@ -94,6 +94,14 @@ int ag_finite_max_abs(const double *x, size_t count, double *amax)
     }
     *amax = m;
     return z == 0;
+}
+
+/* A plain function around the clones: GCC exports a target_clones
+ * function's dispatcher whatever -fvisibility says, and the library
+ * exports only the ag_ functions its headers declare (tests/cli/install.sh). */
+int ag_finite_max_abs(const double *x, size_t count, double *amax)
+{
+    return finite_max_abs(x, count, amax);
 }
 
 /* The loops below run four independent chains (four maxima, four partial
