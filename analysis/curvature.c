@@ -66,6 +66,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "base/sized_int.h"
 
 typedef uint64_t word;
 
@@ -844,30 +845,102 @@ static int check_input(const double *A, size_t n, double *tau, int *negative, ag
 /* Walk the edges (i < j, lexicographic); per edge call back with F and κ. */
 typedef void (*edge_fn)(void *user, size_t i, size_t j, double w, double forman, double kappa);
 
-static int walk_edges(const graph *g, int want_forman, int want_ollivier, edge_fn fn, void *user,
-                      ag_error *err)
+/* Edges per task: a fixed partition (never the thread count), so which
+ * thread solves an edge never changes what is computed; ~256 transport
+ * problems (tens of ms at n = 512) per task keep the pool's one lock per
+ * task negligible and the two threads' loads even. */
+#define EDGE_BLOCK 256
+
+/* The per-edge values, computed in parallel and summarised afterwards in
+ * edge order (so the sums are the same bytes at any thread count). */
+typedef struct {
+    const graph *g;
+    int want_forman, want_ollivier;
+    size_t count;
+    uint32_t *from;  /* count: i of each edge */
+    size_t *at;      /* count: its position in i's list (j = nbr[at], W_ij = wt[at]) */
+    double *forman, *kappa; /* count each */
+    oll_ws *scratch[AG_POOL_THREADS_MAX]; /* one per worker, made on first use */
+} edge_job;
+
+static int edge_block(size_t task, int worker, void *user)
 {
-    oll_ws o;
-    if (want_ollivier && oll_init(&o, g->n) != 0) {
-        oll_free(&o);
-        return ag_error_set(err, AG_ENOMEM, "curvature: out of memory");
-    }
-    for (size_t i = 0; i < g->n; i++)
-        for (size_t e = g->start[i]; e < g->start[i + 1]; e++) {
-            size_t j = g->nbr[e];
-            if (j < i)
-                continue;
-            double f = want_forman ? forman_edge(g, i, j, g->wt[e]) : NAN;
-            double k = NAN;
-            if (want_ollivier && ollivier_edge(g, &o, i, j, &k) != 0) {
-                oll_free(&o);
-                return ag_error_set(err, AG_ENOMEM, "curvature: out of memory");
-            }
-            fn(user, i, j, g->wt[e], f, k);
+    edge_job *J = user;
+    const graph *g = J->g;
+    oll_ws *o = NULL;
+    if (J->want_ollivier) {
+        if (!J->scratch[worker]) {
+            if (!(J->scratch[worker] = malloc(sizeof(oll_ws))))
+                return AG_ENOMEM;
+            if (oll_init(J->scratch[worker], g->n) != 0)
+                return AG_ENOMEM; /* freed with the job: oll_init zeroed it first */
         }
-    if (want_ollivier)
-        oll_free(&o);
+        o = J->scratch[worker];
+    }
+    size_t end = (task + 1) * EDGE_BLOCK < J->count ? (task + 1) * EDGE_BLOCK : J->count;
+    for (size_t k = task * EDGE_BLOCK; k < end; k++) {
+        size_t i = J->from[k], e = J->at[k], j = g->nbr[e];
+        J->forman[k] = J->want_forman ? forman_edge(g, i, j, g->wt[e]) : NAN;
+        J->kappa[k] = NAN;
+        if (o && ollivier_edge(g, o, i, j, &J->kappa[k]) != 0)
+            return AG_ENOMEM;
+    }
     return AG_OK;
+}
+
+static void edge_job_free(edge_job *J)
+{
+    for (size_t w = 0; w < AG_POOL_THREADS_MAX; w++)
+        if (J->scratch[w]) {
+            oll_free(J->scratch[w]);
+            free(J->scratch[w]);
+        }
+    free(J->from);
+    free(J->at);
+    free(J->forman);
+    free(J->kappa);
+}
+
+/* The graph's edges in order into J (sizes capped by the edge count, which
+ * graph_build counted within n(n−1)/2). */
+static int edge_job_init(edge_job *J, const graph *g, int want_forman, int want_ollivier)
+{
+    memset(J, 0, sizeof *J);
+    J->g = g;
+    J->want_forman = want_forman;
+    J->want_ollivier = want_ollivier;
+    size_t m = g->edges ? g->edges : 1;
+    J->from = malloc(m * sizeof *J->from);
+    J->at = malloc(m * sizeof *J->at);
+    J->forman = malloc(m * sizeof *J->forman);
+    J->kappa = malloc(m * sizeof *J->kappa);
+    if (!J->from || !J->at || !J->forman || !J->kappa)
+        return AG_ENOMEM;
+    for (size_t i = 0; i < g->n; i++)
+        for (size_t e = g->start[i]; e < g->start[i + 1]; e++)
+            if (g->nbr[e] > i) {
+                J->from[J->count] = (uint32_t)i;
+                J->at[J->count++] = e;
+            }
+    return AG_OK;
+}
+
+/* Every edge's F and κ on the pool's threads (NULL: the caller's), then fn
+ * per edge in the order (0,1), (0,2), ..., (1,2), ... */
+static int walk_edges(const graph *g, int want_forman, int want_ollivier, ag_pool *pool,
+                      edge_fn fn, void *user, ag_error *err)
+{
+    edge_job *J = malloc(sizeof *J);
+    int status = J ? edge_job_init(J, g, want_forman, want_ollivier) : AG_ENOMEM;
+    if (status == AG_OK)
+        status = ag_pool_run(pool, (J->count + EDGE_BLOCK - 1) / EDGE_BLOCK, edge_block, J);
+    if (status == AG_OK)
+        for (size_t k = 0; k < J->count; k++)
+            fn(user, J->from[k], g->nbr[J->at[k]], g->wt[J->at[k]], J->forman[k], J->kappa[k]);
+    if (J)
+        edge_job_free(J);
+    free(J);
+    return status == AG_OK ? AG_OK : ag_error_set(err, status, "curvature: out of memory");
 }
 
 typedef struct {
@@ -900,6 +973,18 @@ static void summarize(void *user, size_t i, size_t j, double w, double f, double
 int ag_curvature_metrics(const double *A, size_t n, double tau, const ag_metric_set *sel,
                          ag_record *rec, ag_error *err)
 {
+    ag_curvature_options o = AG_CURVATURE_OPTIONS_DEFAULT;
+    o.edge_threshold = tau;
+    return ag_curvature_metrics_ex(A, n, sel, &o, rec, err);
+}
+
+int ag_curvature_metrics_ex(const double *A, size_t n, const ag_metric_set *sel,
+                            const ag_curvature_options *opt, ag_record *rec, ag_error *err)
+{
+    ag_curvature_options o = AG_CURVATURE_OPTIONS_DEFAULT;
+    if (opt && AG_SIZED_READ(&o, opt, ag_curvature_options, err) != AG_OK)
+        return AG_EINVAL;
+    double tau = o.edge_threshold;
     int negative;
     int status = check_input(A, n, &tau, &negative, err);
     if (status != AG_OK)
@@ -923,7 +1008,7 @@ int ag_curvature_metrics(const double *A, size_t n, double tau, const ag_metric_
     status = graph_build(A, n, tau, want_k, &g);
     summary s = {0};
     if (status == AG_OK && g.edges > 0 && (want_f || want_k))
-        status = walk_edges(&g, want_f, want_k, summarize, &s, err);
+        status = walk_edges(&g, want_f, want_k, o.pool, summarize, &s, err);
     else if (status != AG_OK)
         ag_error_set(err, status, "curvature: out of memory for the %zu-vertex graph", n);
     size_t edges = g.edges;
@@ -982,7 +1067,7 @@ int ag_curvature_edges(const double *A, size_t n, double tau, int with_ollivier,
             graph_free(&g);
             return ag_error_set(err, AG_ENOMEM, "curvature: out of memory for %zu edges", g.edges);
         }
-        status = walk_edges(&g, 1, with_ollivier, collect, &l, err);
+        status = walk_edges(&g, 1, with_ollivier, NULL, collect, &l, err);
     }
     graph_free(&g);
     if (status != AG_OK) {

@@ -91,6 +91,7 @@ static int head_task(size_t i, int worker, void *user)
     ag_record_set_stack(r, L->stack);
     ag_matrix_options mo = AG_MATRIX_OPTIONS_DEFAULT;
     mo.edge_threshold = j->opt->edge_threshold;
+    mo.pool = ag_workers_pool(j->w); /* used when this head is not itself a task */
     const double *A = L->attn + (size_t)h * L->n * cols;
     int status = ag_matrix_metrics_work(A, L->n, cols, j->sel, &mo, ag_workers_work(j->w), r,
                                         &j->errs[i]);
