@@ -91,6 +91,10 @@ typedef struct {
     double *f11, *f21, *f22;  /* p × q (row p, stride q): x1→y1, x2→y1, x2→y2 */
     word *A1, *A2;            /* p × qw */
     word *F11, *F21, *F22;    /* q × pw: bit p set iff that flow is > 0 */
+    word *L11, *L21, *L22;    /* q × pw: bit p set iff that flow is > tol (the reverse arcs
+                               * a search may take; F keeps what to clear afterwards) */
+    word *live1, *live2;      /* qw: sink j's demand snk1/snk2[j] > tol (greedy start) */
+    word *dead1, *dead2;      /* qw: sinks no search can reach any more (ot_round) */
     word *vis;                /* X1 | X2 | Y1 | Y2 */
     uint32_t *queue, *parent, *ends; /* 2(p + q) */
 } ot_ws;
@@ -100,7 +104,8 @@ static void ot_free(ot_ws *w)
     free(w->a); free(w->b); free(w->src1); free(w->src2); free(w->snk1);
     free(w->snk2); free(w->g); free(w->h); free(w->f11); free(w->f21);
     free(w->f22); free(w->A1); free(w->A2); free(w->F11); free(w->F21);
-    free(w->F22); free(w->vis); free(w->queue); free(w->parent); free(w->ends);
+    free(w->F22); free(w->L11); free(w->L21); free(w->L22); free(w->live1);
+    free(w->live2); free(w->dead1); free(w->dead2); free(w->vis); free(w->queue); free(w->parent); free(w->ends);
     memset(w, 0, sizeof *w);
 }
 
@@ -142,6 +147,13 @@ static int ot_reserve(ot_ws *w, size_t p, size_t q)
     bad |= grow((void **)&w->F11, cq * cpw, sizeof(word), 1);
     bad |= grow((void **)&w->F21, cq * cpw, sizeof(word), 1);
     bad |= grow((void **)&w->F22, cq * cpw, sizeof(word), 1);
+    bad |= grow((void **)&w->L11, cq * cpw, sizeof(word), 1);
+    bad |= grow((void **)&w->L21, cq * cpw, sizeof(word), 1);
+    bad |= grow((void **)&w->L22, cq * cpw, sizeof(word), 1);
+    bad |= grow((void **)&w->live1, cqw, sizeof(word), 1);
+    bad |= grow((void **)&w->live2, cqw, sizeof(word), 1);
+    bad |= grow((void **)&w->dead1, cqw, sizeof(word), 1);
+    bad |= grow((void **)&w->dead2, cqw, sizeof(word), 1);
     bad |= grow((void **)&w->vis, 2 * (cpw + cqw), sizeof(word), 1);
     bad |= grow((void **)&w->queue, 2 * (cp + cq), sizeof(uint32_t), 0);
     bad |= grow((void **)&w->parent, 2 * (cp + cq), sizeof(uint32_t), 0);
@@ -182,22 +194,34 @@ static double take(double *x, double *y)
 }
 
 /* Source i (mass *src) sends to every sink j allowed by the bitset row adj
- * while both have mass; flow is recorded in f[i·q + j] and bit i of F's row j. */
+ * while both have mass; flow is recorded in f[i·q + j] and bit i of the rows
+ * j of F and L. live marks the sinks with demand > tol (cleared here when a
+ * sink's falls to tol or below), so exhausted sinks cost nothing. */
 static double greedy_arcs(const ot_ws *w, size_t i, const word *adj, double *src, double *snk,
-                          double *f, word *F, double tol)
+                          word *live, double *f, word *F, word *L, double tol)
 {
     double flow = 0;
     for (size_t k = 0; k < w->qw && *src > tol; k++)
-        for (word m = adj[k]; m && *src > tol; m &= m - 1) {
+        for (word m = adj[k] & live[k]; m && *src > tol; m &= m - 1) {
             size_t j = k * 64 + (size_t)__builtin_ctzll(m);
-            if (snk[j] > tol) {
-                double d = take(src, &snk[j]);
-                f[i * w->q + j] += d;
-                BSET(F + j * w->pw, i);
-                flow += d;
-            }
+            double d = take(src, &snk[j]);
+            f[i * w->q + j] += d;
+            BSET(F + j * w->pw, i);
+            BSET(L + j * w->pw, i); /* d > tol: both had more than tol */
+            if (!(snk[j] > tol))
+                BCLR(live, j);
+            flow += d;
         }
     return flow;
+}
+
+/* The bitset of the sinks j with snk[j] > tol. */
+static void live_sinks(const ot_ws *w, const double *snk, word *live, double tol)
+{
+    memset(live, 0, w->qw * sizeof(word));
+    for (size_t j = 0; j < w->q; j++)
+        if (snk[j] > tol)
+            BSET(live, j);
 }
 
 /* Greedy start: each source sends along its cheapest arcs while it can,
@@ -205,11 +229,16 @@ static double greedy_arcs(const ot_ws *w, size_t i, const word *adj, double *src
 static double ot_greedy(ot_ws *w, double tol)
 {
     double flow = 0;
+    live_sinks(w, w->snk1, w->live1, tol);
+    live_sinks(w, w->snk2, w->live2, tol);
     for (size_t i = 0; i < w->p; i++) {
         const word *a1 = w->A1 + i * w->qw, *a2 = w->A2 + i * w->qw;
-        flow += greedy_arcs(w, i, a1, &w->src1[i], w->snk1, w->f11, w->F11, tol);
-        flow += greedy_arcs(w, i, a1, &w->src2[i], w->snk2, w->f22, w->F22, tol);
-        flow += greedy_arcs(w, i, a2, &w->src2[i], w->snk1, w->f21, w->F21, tol);
+        flow += greedy_arcs(w, i, a1, &w->src1[i], w->snk1, w->live1, w->f11, w->F11, w->L11,
+                            tol);
+        flow += greedy_arcs(w, i, a1, &w->src2[i], w->snk2, w->live2, w->f22, w->F22, w->L22,
+                            tol);
+        flow += greedy_arcs(w, i, a2, &w->src2[i], w->snk1, w->live1, w->f21, w->F21, w->L21,
+                            tol);
     }
     return flow;
 }
@@ -252,20 +281,26 @@ static double *arc_flow(ot_ws *w, uint32_t u, uint32_t v, int *forward)
     }
 }
 
-static word *arc_bits(ot_ws *w, uint32_t u, uint32_t v, size_t *pbit)
+/* The rows of F and L holding the bit of arc u → v between an X and a Y
+ * node (*L = NULL and NULL returned for the arcs X2→X1, Y2→Y1 and back). */
+static word *arc_bits(ot_ws *w, uint32_t u, uint32_t v, size_t *pbit, word **L)
 {
     size_t iu, iv;
     int gu = group_of(w, u, &iu), gv = group_of(w, v, &iv);
     size_t pw = w->pw;
     int x_to_y = gu <= G_X2 && gv >= G_Y1;
     int y_to_x = gu >= G_Y1 && gv <= G_X2;
+    *L = NULL;
     if (!x_to_y && !y_to_x)
         return NULL;
     size_t ip = x_to_y ? iu : iv, iq = x_to_y ? iv : iu;
     int gx = x_to_y ? gu : gv, gy = x_to_y ? gv : gu;
     *pbit = ip;
-    if (gx == G_X1)
+    if (gx == G_X1) {
+        *L = w->L11 + iq * pw;
         return w->F11 + iq * pw;
+    }
+    *L = (gy == G_Y1 ? w->L21 : w->L22) + iq * pw;
     return (gy == G_Y1 ? w->F21 : w->F22) + iq * pw;
 }
 
@@ -301,28 +336,71 @@ static double ot_push_path(ot_ws *w, uint32_t end, double tol)
         uint32_t u = parent[v];
         double *f = arc_flow(w, u, v, &fwd);
         size_t bit;
-        word *bits = arc_bits(w, u, v, &bit);
+        word *live;
+        word *bits = arc_bits(w, u, v, &bit, &live);
         if (fwd) {
             *f += delta;
-            if (bits)
+            if (bits) {
                 BSET(bits, bit);
+                BSET(live, bit); /* delta > tol */
+            }
         } else {
             *f = *f == delta ? 0 : *f - delta;
             if (*f == 0 && bits)
                 BCLR(bits, bit);
+            if (!(*f > tol) && bits)
+                BCLR(live, bit);
         }
     }
     return delta;
+}
+
+/* The sinks with demand > tol that are not dead (dead1/dead2). */
+static size_t ot_targets(const ot_ws *w, double tol)
+{
+    size_t count = 0;
+    for (size_t j = 0; j < w->q; j++)
+        count += (w->snk1[j] > tol && !BTEST(w->dead1, j)) +
+                 (w->snk2[j] > tol && !BTEST(w->dead2, j));
+    return count;
+}
+
+/* After a search that ran to its end: every sink with demand it did not
+ * reach is dead. */
+static void ot_bury(ot_ws *w, const word *vy1, const word *vy2, double tol)
+{
+    for (size_t j = 0; j < w->q; j++) {
+        if (w->snk1[j] > tol && !BTEST(vy1, j))
+            BSET(w->dead1, j);
+        if (w->snk2[j] > tol && !BTEST(vy2, j))
+            BSET(w->dead2, j);
+    }
 }
 
 /* One round: a breadth-first search of the residual network from every
  * source with supply left, then a push along the tree path to every sink
  * with demand left that it reached, in the order reached (the first is a
  * shortest augmenting path, as in Edmonds–Karp). Returns the amount pushed
- * (0: the flow is maximum). */
+ * (0: the flow is maximum).
+ * The search stops once it has reached every sink with demand that is not
+ * dead, and is not run at all when none is left; dead = not reached by an
+ * earlier search that ran to its end. Why that changes nothing: every push
+ * goes along tree arcs u → v with d(v) = d(u) + 1 (d the round's
+ * breadth-first distances from the sources), so the reverse arcs it opens
+ * go down a level, and the arcs it closes (saturated reverse arcs, spent
+ * supply) only remove paths; hence no distance ever decreases (Edmonds &
+ * Karp 1972, Lemma 1 — their proof holds for every push along level arcs,
+ * as in Dinic's phases), and a sink once unreachable stays so. The search
+ * that stops early has already fixed the tree paths (parents) of every
+ * sink it would report, and the sinks it would reach later are dead, so the
+ * ends, their order and the pushes are those of the full search: the same
+ * flow, bit for bit. */
 static double ot_round(ot_ws *w, double tol)
 {
     size_t P = w->p, Q = w->q, pw = w->pw, qw = w->qw;
+    size_t want = ot_targets(w, tol);
+    if (want == 0)
+        return 0;
     word *vx1 = w->vis, *vx2 = vx1 + pw, *vy1 = vx2 + pw, *vy2 = vy1 + qw;
     memset(w->vis, 0, 2 * (pw + qw) * sizeof(word));
     uint32_t *queue = w->queue, *parent = w->parent, *ends = w->ends;
@@ -345,7 +423,12 @@ static double ot_round(ot_ws *w, double tol)
         parent[id] = (from);                \
         queue[tail++] = (uint32_t)(id);     \
     } while (0)
-    while (head < tail) {
+#define END(dead, idx, id)                  \
+    do {                                    \
+        ends[nends++] = (uint32_t)(id);     \
+        want -= !BTEST(dead, idx);          \
+    } while (0)
+    while (head < tail && want > 0) {
         uint32_t u = queue[head++];
         size_t i;
         int gu = group_of(w, u, &i);
@@ -353,13 +436,14 @@ static double ot_round(ot_ws *w, double tol)
             const word *a1 = w->A1 + i * qw;
             word *vy = gu == G_X1 ? vy1 : vy2;
             const double *snk = gu == G_X1 ? w->snk1 : w->snk2;
+            const word *dead = gu == G_X1 ? w->dead1 : w->dead2;
             size_t base = gu == G_X1 ? 2 * P : 2 * P + Q;
             for (size_t k = 0; k < qw; k++)
                 for (word m = a1[k] & ~vy[k]; m; m &= m - 1) {
                     size_t j = k * 64 + (size_t)__builtin_ctzll(m);
                     VISIT(vy, j, base + j, u);
                     if (snk[j] > tol)
-                        ends[nends++] = (uint32_t)(base + j);
+                        END(dead, j, base + j);
                 }
             if (gu == G_X2) {
                 const word *a2 = w->A2 + i * qw;
@@ -368,7 +452,7 @@ static double ot_round(ot_ws *w, double tol)
                         size_t j = k * 64 + (size_t)__builtin_ctzll(m);
                         VISIT(vy1, j, 2 * P + j, u);
                         if (w->snk1[j] > tol)
-                            ends[nends++] = (uint32_t)(2 * P + j);
+                            END(w->dead1, j, 2 * P + j);
                     }
                 if (!BTEST(vx1, i))
                     VISIT(vx1, i, i, u);
@@ -376,40 +460,41 @@ static double ot_round(ot_ws *w, double tol)
                 VISIT(vx2, i, P + i, u);
             }
         } else if (gu == G_Y1) {
-            const word *f11 = w->F11 + i * pw, *f21 = w->F21 + i * pw;
+            /* the reverse arcs with flow > tol: the L bits */
+            const word *l11 = w->L11 + i * pw, *l21 = w->L21 + i * pw;
             for (size_t k = 0; k < pw; k++)
-                for (word m = f11[k] & ~vx1[k]; m; m &= m - 1) {
+                for (word m = l11[k] & ~vx1[k]; m; m &= m - 1) {
                     size_t j = k * 64 + (size_t)__builtin_ctzll(m);
-                    if (w->f11[j * Q + i] > tol)
-                        VISIT(vx1, j, j, u);
+                    VISIT(vx1, j, j, u);
                 }
             for (size_t k = 0; k < pw; k++)
-                for (word m = f21[k] & ~vx2[k]; m; m &= m - 1) {
+                for (word m = l21[k] & ~vx2[k]; m; m &= m - 1) {
                     size_t j = k * 64 + (size_t)__builtin_ctzll(m);
-                    if (w->f21[j * Q + i] > tol)
-                        VISIT(vx2, j, P + j, u);
+                    VISIT(vx2, j, P + j, u);
                 }
             if (w->h[i] > tol && !BTEST(vy2, i)) {
                 VISIT(vy2, i, 2 * P + Q + i, u);
                 if (w->snk2[i] > tol)
-                    ends[nends++] = (uint32_t)(2 * P + Q + i);
+                    END(w->dead2, i, 2 * P + Q + i);
             }
         } else { /* G_Y2 */
-            const word *f22 = w->F22 + i * pw;
+            const word *l22 = w->L22 + i * pw;
             for (size_t k = 0; k < pw; k++)
-                for (word m = f22[k] & ~vx2[k]; m; m &= m - 1) {
+                for (word m = l22[k] & ~vx2[k]; m; m &= m - 1) {
                     size_t j = k * 64 + (size_t)__builtin_ctzll(m);
-                    if (w->f22[j * Q + i] > tol)
-                        VISIT(vx2, j, P + j, u);
+                    VISIT(vx2, j, P + j, u);
                 }
             if (!BTEST(vy1, i)) {
                 VISIT(vy1, i, 2 * P + i, u);
                 if (w->snk1[i] > tol)
-                    ends[nends++] = (uint32_t)(2 * P + i);
+                    END(w->dead1, i, 2 * P + i);
             }
         }
     }
 #undef VISIT
+#undef END
+    if (want > 0) /* the search ran to its end */
+        ot_bury(w, vy1, vy2, tol);
     double pushed = 0;
     for (size_t e = 0; e < nends; e++)
         pushed += ot_push_path(w, ends[e], tol);
@@ -453,6 +538,8 @@ static double ot_solve(ot_ws *w)
         memcpy(w->snk2, w->b, q * sizeof(double));
     }
     double flow = ot_greedy(w, tol);
+    memset(w->dead1, 0, w->qw * sizeof(word));
+    memset(w->dead2, 0, w->qw * sizeof(word));
     for (;;) {
         double d = ot_round(w, tol);
         if (d == 0)
@@ -471,6 +558,9 @@ static double ot_solve(ot_ws *w)
                 row[k] = 0;
             }
         }
+    memset(w->L11, 0, q * pw * sizeof(word));
+    memset(w->L21, 0, q * pw * sizeof(word));
+    memset(w->L22, 0, q * pw * sizeof(word));
     memset(w->g, 0, p * sizeof(double));
     memset(w->h, 0, q * sizeof(double));
     double w1 = (no3 ? 2 : 3) * T - flow;
