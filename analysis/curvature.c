@@ -442,8 +442,11 @@ static double ot_round(ot_ws *w, double tol)
                 for (word m = a1[k] & ~vy[k]; m; m &= m - 1) {
                     size_t j = k * 64 + (size_t)__builtin_ctzll(m);
                     VISIT(vy, j, base + j, u);
-                    if (snk[j] > tol)
+                    if (snk[j] > tol) {
                         END(dead, j, base + j);
+                        if (want == 0)
+                            goto searched; /* the rest would only be enqueued */
+                    }
                 }
             if (gu == G_X2) {
                 const word *a2 = w->A2 + i * qw;
@@ -451,8 +454,11 @@ static double ot_round(ot_ws *w, double tol)
                     for (word m = a2[k] & ~vy1[k]; m; m &= m - 1) {
                         size_t j = k * 64 + (size_t)__builtin_ctzll(m);
                         VISIT(vy1, j, 2 * P + j, u);
-                        if (w->snk1[j] > tol)
+                        if (w->snk1[j] > tol) {
                             END(w->dead1, j, 2 * P + j);
+                            if (want == 0)
+                                goto searched;
+                        }
                     }
                 if (!BTEST(vx1, i))
                     VISIT(vx1, i, i, u);
@@ -491,6 +497,7 @@ static double ot_round(ot_ws *w, double tol)
             }
         }
     }
+searched:
 #undef VISIT
 #undef END
     if (want > 0) /* the search ran to its end */
