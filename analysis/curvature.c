@@ -56,6 +56,11 @@
  *    residual of its bottleneck arc to exactly 0 (x − x), so the Edmonds–Karp
  *    bound holds in floating point too; no entropic smoothing, no iteration
  *    to a tolerance: the optimum is exact up to rounding of the masses.
+ *    A search ends early once nothing it could still report is missing
+ *    (ot_round says why that changes no push).
+ * 5. The edges' problems are independent: they run in fixed blocks on a
+ *    thread pool, and the per-edge values are summed in edge order after,
+ *    so the record is the same bytes at any thread count.
  * Each problem has |P| + |Q| ≤ deg(i) + deg(j) + 2 points; a breadth-first
  * search costs O((|P| + |Q|)² / 64) word operations.
  */
