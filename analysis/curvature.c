@@ -102,6 +102,7 @@ typedef struct {
     word *dead1, *dead2;      /* qw: sinks no search can reach any more (ot_round) */
     word *vis;                /* X1 | X2 | Y1 | Y2 */
     uint32_t *queue, *parent, *ends; /* 2(p + q) */
+    uint32_t *level, *cur;    /* 2(p + q): search distance (NONE: blocked), next arc */
 } ot_ws;
 
 static void ot_free(ot_ws *w)
@@ -110,7 +111,8 @@ static void ot_free(ot_ws *w)
     free(w->snk2); free(w->g); free(w->h); free(w->f11); free(w->f21);
     free(w->f22); free(w->A1); free(w->A2); free(w->F11); free(w->F21);
     free(w->F22); free(w->L11); free(w->L21); free(w->L22); free(w->live1);
-    free(w->live2); free(w->dead1); free(w->dead2); free(w->vis); free(w->queue); free(w->parent); free(w->ends);
+    free(w->live2); free(w->dead1); free(w->dead2); free(w->vis); free(w->queue);
+    free(w->parent); free(w->ends); free(w->level); free(w->cur);
     memset(w, 0, sizeof *w);
 }
 
@@ -163,6 +165,8 @@ static int ot_reserve(ot_ws *w, size_t p, size_t q)
     bad |= grow((void **)&w->queue, 2 * (cp + cq), sizeof(uint32_t), 0);
     bad |= grow((void **)&w->parent, 2 * (cp + cq), sizeof(uint32_t), 0);
     bad |= grow((void **)&w->ends, 2 * (cp + cq), sizeof(uint32_t), 0);
+    bad |= grow((void **)&w->level, 2 * (cp + cq), sizeof(uint32_t), 0);
+    bad |= grow((void **)&w->cur, 2 * (cp + cq), sizeof(uint32_t), 0);
     if (bad)
         return -1;
     w->cap_p = cp;
@@ -360,6 +364,139 @@ static double ot_push_path(ot_ws *w, uint32_t end, double tol)
     return delta;
 }
 
+/* The first set bit at or after position pos of the bitset row (of `bits`
+ * bits), or `bits` when none. */
+static size_t next_bit(const word *row, size_t bits, size_t pos)
+{
+    if (pos >= bits)
+        return bits;
+    size_t k = pos >> 6;
+    word m = row[k] & (~(word)0 << (pos & 63));
+    while (!m) {
+        if (++k >= nwords(bits))
+            return bits;
+        m = row[k];
+    }
+    size_t j = k * 64 + (size_t)__builtin_ctzll(m);
+    return j < bits ? j : bits;
+}
+
+/* The residual arc out of u at or after arc position *pos (updated to that
+ * arc's), in a fixed order per node kind:
+ *   X1 i: Y1 j (A1 row, positions 0..Q−1), X2 i (Q; when g_i > tol);
+ *   X2 i: Y2 j (A1 row, 0..Q−1), Y1 j (A2 row, Q..2Q−1), X1 i (2Q);
+ *   Y1 i: X1 j (L11, 0..P−1), X2 j (L21, P..2P−1), Y2 i (2P; when h_i > tol);
+ *   Y2 i: X2 j (L22, 0..P−1), Y1 i (P).
+ * Returns the head node, or NONE when no arc is left. */
+static uint32_t next_arc(const ot_ws *w, uint32_t u, uint32_t *pos, double tol)
+{
+    size_t P = w->p, Q = w->q, i, j, at = *pos;
+    uint32_t v = NONE;
+    switch (group_of(w, u, &i)) {
+    case G_X1:
+        if (at < Q && (j = next_bit(w->A1 + i * w->qw, Q, at)) < Q)
+            at = j, v = (uint32_t)(2 * P + j);
+        else if (at <= Q && w->g[i] > tol)
+            at = Q, v = (uint32_t)(P + i);
+        break;
+    case G_X2:
+        if (at < Q && (j = next_bit(w->A1 + i * w->qw, Q, at)) < Q)
+            at = j, v = (uint32_t)(2 * P + Q + j);
+        else if (at < 2 * Q && (j = next_bit(w->A2 + i * w->qw, Q, at < Q ? 0 : at - Q)) < Q)
+            at = Q + j, v = (uint32_t)(2 * P + j);
+        else if (at <= 2 * Q)
+            at = 2 * Q, v = (uint32_t)i;
+        break;
+    case G_Y1:
+        if (at < P && (j = next_bit(w->L11 + i * w->pw, P, at)) < P)
+            at = j, v = (uint32_t)j;
+        else if (at < 2 * P && (j = next_bit(w->L21 + i * w->pw, P, at < P ? 0 : at - P)) < P)
+            at = P + j, v = (uint32_t)(P + j);
+        else if (at <= 2 * P && w->h[i] > tol)
+            at = 2 * P, v = (uint32_t)(2 * P + Q + i);
+        break;
+    default: /* G_Y2 */
+        if (at < P && (j = next_bit(w->L22 + i * w->pw, P, at)) < P)
+            at = j, v = (uint32_t)(P + j);
+        else if (at <= P)
+            at = P, v = (uint32_t)(2 * P + i);
+        break;
+    }
+    *pos = (uint32_t)at;
+    return v;
+}
+
+/* 1 when node v was reached by the round's search (its level is set). */
+static int reached(const ot_ws *w, uint32_t v)
+{
+    size_t P = w->p, Q = w->q, pw = w->pw, qw = w->qw, i;
+    const word *vx1 = w->vis, *vx2 = vx1 + pw, *vy1 = vx2 + pw, *vy2 = vy1 + qw;
+    switch (group_of(w, v, &i)) {
+    case G_X1: return (int)BTEST(vx1, i);
+    case G_X2: return (int)BTEST(vx2, i);
+    case G_Y1: return (int)BTEST(vy1, i);
+    default: (void)P; (void)Q; return (int)BTEST(vy2, i);
+    }
+}
+
+/* The demand left at sink node v (0 for a source node). */
+static double demand(const ot_ws *w, uint32_t v)
+{
+    size_t i;
+    int g = group_of(w, v, &i);
+    return g == G_Y1 ? w->snk1[i] : g == G_Y2 ? w->snk2[i] : 0;
+}
+
+static double supply(const ot_ws *w, uint32_t v)
+{
+    size_t i;
+    return group_of(w, v, &i) == G_X1 ? w->src1[i] : w->src2[i];
+}
+
+/* A blocking flow of the round's level graph (Dinic 1970): from each source
+ * with supply (the search's seeds), depth-first along arcs u → v with
+ * level(v) = level(u) + 1, keeping each node's current arc (next_arc's
+ * position) and blocking a node (level NONE) once none is left; a push
+ * along the path (ot_push_path, through parent[]) whenever the path reaches
+ * a sink with demand. Every push goes along level arcs, as the search's
+ * tree paths did, so the distances and the dead sinks stay valid (see
+ * ot_round). Returns the amount pushed. */
+static double ot_blocking(ot_ws *w, const uint32_t *seeds, size_t count, double tol)
+{
+    uint32_t *parent = w->parent, *level = w->level, *cur = w->cur;
+    double pushed = 0;
+    for (size_t k = 0; k < count; k++) {
+        uint32_t s = seeds[k], u = s;
+        parent[s] = NONE;
+        while (level[s] != NONE && supply(w, s) > tol) {
+            if (u != s && demand(w, u) > tol) {
+                double d = ot_push_path(w, u, tol);
+                if (!(d > 0))
+                    level[u] = NONE; /* cannot happen: every arc had > tol */
+                pushed += d;
+                u = s;
+                continue;
+            }
+            uint32_t v = next_arc(w, u, &cur[u], tol);
+            while (v != NONE && (!reached(w, v) || level[v] != level[u] + 1)) {
+                cur[u]++;
+                v = next_arc(w, u, &cur[u], tol);
+            }
+            if (v != NONE) {
+                parent[v] = u;
+                u = v;
+            } else { /* u is a dead end: block it, back up */
+                level[u] = NONE;
+                if (u != s) {
+                    u = parent[u];
+                    cur[u]++;
+                }
+            }
+        }
+    }
+    return pushed;
+}
+
 /* The sinks with demand > tol that are not dead (dead1/dead2). */
 static size_t ot_targets(const ot_ws *w, double tol)
 {
@@ -414,19 +551,24 @@ static double ot_round(ot_ws *w, double tol)
         if (w->src1[i] > tol) {
             BSET(vx1, i);
             parent[i] = NONE;
+            w->level[i] = 0;
             queue[tail++] = (uint32_t)i;
         }
     for (size_t i = 0; i < P; i++)
         if (w->src2[i] > tol) {
             BSET(vx2, i);
             parent[P + i] = NONE;
+            w->level[P + i] = 0;
             queue[tail++] = (uint32_t)(P + i);
         }
-#define VISIT(vset, idx, id, from)          \
-    do {                                    \
-        BSET(vset, idx);                    \
-        parent[id] = (from);                \
-        queue[tail++] = (uint32_t)(id);     \
+    size_t seeds = tail;
+#define VISIT(vset, idx, id, from)                  \
+    do {                                            \
+        BSET(vset, idx);                            \
+        parent[id] = (from);                        \
+        w->level[id] = w->level[from] + 1;          \
+        w->cur[id] = 0;                             \
+        queue[tail++] = (uint32_t)(id);             \
     } while (0)
 #define END(dead, idx, id)                  \
     do {                                    \
@@ -507,10 +649,10 @@ searched:
 #undef END
     if (want > 0) /* the search ran to its end */
         ot_bury(w, vy1, vy2, tol);
-    double pushed = 0;
-    for (size_t e = 0; e < nends; e++)
-        pushed += ot_push_path(w, ends[e], tol);
-    return pushed;
+    (void)nends;
+    for (size_t k = 0; k < seeds; k++)
+        w->cur[queue[k]] = 0;
+    return ot_blocking(w, queue, seeds, tol);
 }
 
 /* W₁ of the prepared problem (w->a, w->b, A1, A2 set by the caller). */
