@@ -50,12 +50,16 @@
  *    So  W₁ = 3T − maxflow.  (Primal reading: a unit moved at cost c saves
  *    3 − c against the worst case 3; the two layers count the savings.)
  * 4. The maximum flow: a greedy start along the arcs of each source, then
- *    shortest augmenting paths (Edmonds & Karp 1972) found by breadth-first
- *    search over bitsets of the local arc sets, with residual capacities
- *    ≤ tol (4ε·T) treated as saturated. Every augmentation drives the
- *    residual of its bottleneck arc to exactly 0 (x − x), so the Edmonds–Karp
- *    bound holds in floating point too; no entropic smoothing, no iteration
- *    to a tolerance: the optimum is exact up to rounding of the masses.
+ *    Dinic's phases (Dinic 1970, "Algorithm for solution of a problem of
+ *    maximum flow in a network with power estimation", Soviet Math. Dokl.
+ *    11): a breadth-first search over bitsets of the local arc sets gives
+ *    the levels, and a depth-first blocking flow pushes along every
+ *    shortest augmenting path of the level graph, with residual capacities
+ *    ≤ tol (4ε·T) treated as saturated. Every push drives the residual of
+ *    its bottleneck (an arc, a source's supply or a sink's demand) to
+ *    exactly 0 (x − x), so the phase count bound (levels only grow) holds in
+ *    floating point too; no entropic smoothing, no iteration to a
+ *    tolerance: the optimum is exact up to rounding of the masses.
  *    A search ends early once nothing it could still report is missing
  *    (ot_round says why that changes no push).
  * 5. The edges' problems are independent: they run in fixed blocks on a
@@ -101,8 +105,10 @@ typedef struct {
     word *live1, *live2;      /* qw: sink j's demand snk1/snk2[j] > tol (greedy start) */
     word *dead1, *dead2;      /* qw: sinks no search can reach any more (ot_round) */
     word *vis;                /* X1 | X2 | Y1 | Y2 */
-    uint32_t *queue, *parent, *ends; /* 2(p + q) */
+    uint32_t *queue, *parent; /* 2(p + q) */
     uint32_t *level, *cur;    /* 2(p + q): search distance (NONE: blocked), next arc */
+    word *lv;                 /* per level (at most 2(p + q)): its unblocked nodes,
+                               * laid out as vis */
 } ot_ws;
 
 static void ot_free(ot_ws *w)
@@ -112,7 +118,7 @@ static void ot_free(ot_ws *w)
     free(w->f22); free(w->A1); free(w->A2); free(w->F11); free(w->F21);
     free(w->F22); free(w->L11); free(w->L21); free(w->L22); free(w->live1);
     free(w->live2); free(w->dead1); free(w->dead2); free(w->vis); free(w->queue);
-    free(w->parent); free(w->ends); free(w->level); free(w->cur);
+    free(w->parent); free(w->level); free(w->cur); free(w->lv);
     memset(w, 0, sizeof *w);
 }
 
@@ -164,9 +170,9 @@ static int ot_reserve(ot_ws *w, size_t p, size_t q)
     bad |= grow((void **)&w->vis, 2 * (cpw + cqw), sizeof(word), 1);
     bad |= grow((void **)&w->queue, 2 * (cp + cq), sizeof(uint32_t), 0);
     bad |= grow((void **)&w->parent, 2 * (cp + cq), sizeof(uint32_t), 0);
-    bad |= grow((void **)&w->ends, 2 * (cp + cq), sizeof(uint32_t), 0);
     bad |= grow((void **)&w->level, 2 * (cp + cq), sizeof(uint32_t), 0);
     bad |= grow((void **)&w->cur, 2 * (cp + cq), sizeof(uint32_t), 0);
+    bad |= grow((void **)&w->lv, (2 * (cp + cq) + 1) * 2 * (cpw + cqw), sizeof(word), 0);
     if (bad)
         return -1;
     w->cap_p = cp;
@@ -313,9 +319,10 @@ static word *arc_bits(ot_ws *w, uint32_t u, uint32_t v, size_t *pbit, word **L)
     return (gy == G_Y1 ? w->F21 : w->F22) + iq * pw;
 }
 
-/* Push along the tree path that ends at `end` (a sink node): as much as its
- * residual capacities allow now (earlier pushes of the same round may have
- * used some). Returns the amount (0 when the path is saturated). */
+/* Push along the path that ends at `end` (a sink node), followed back
+ * through parent[] to a source: as much as its residual capacities, the
+ * source's supply and the sink's demand allow. Returns the amount (0 when
+ * the path is saturated). */
 static double ot_push_path(ot_ws *w, uint32_t end, double tol)
 {
     uint32_t *parent = w->parent;
@@ -364,18 +371,18 @@ static double ot_push_path(ot_ws *w, uint32_t end, double tol)
     return delta;
 }
 
-/* The first set bit at or after position pos of the bitset row (of `bits`
- * bits), or `bits` when none. */
-static size_t next_bit(const word *row, size_t bits, size_t pos)
+/* The first bit set in both row and mask (of `bits` bits) at or after
+ * position pos, or `bits` when none. */
+static size_t next_bit(const word *row, const word *mask, size_t bits, size_t pos)
 {
     if (pos >= bits)
         return bits;
     size_t k = pos >> 6;
-    word m = row[k] & (~(word)0 << (pos & 63));
+    word m = row[k] & mask[k] & (~(word)0 << (pos & 63));
     while (!m) {
         if (++k >= nwords(bits))
             return bits;
-        m = row[k];
+        m = row[k] & mask[k];
     }
     size_t j = k * 64 + (size_t)__builtin_ctzll(m);
     return j < bits ? j : bits;
@@ -387,38 +394,43 @@ static size_t next_bit(const word *row, size_t bits, size_t pos)
  *   X2 i: Y2 j (A1 row, 0..Q−1), Y1 j (A2 row, Q..2Q−1), X1 i (2Q);
  *   Y1 i: X1 j (L11, 0..P−1), X2 j (L21, P..2P−1), Y2 i (2P; when h_i > tol);
  *   Y2 i: X2 j (L22, 0..P−1), Y1 i (P).
- * Returns the head node, or NONE when no arc is left. */
-static uint32_t next_arc(const ot_ws *w, uint32_t u, uint32_t *pos, double tol)
+ * Only heads in `next` (the unblocked nodes of the next level, laid out as
+ * vis: X1, X2, Y1, Y2) count. Returns the head node, or NONE when no arc
+ * is left. */
+static uint32_t next_arc(const ot_ws *w, uint32_t u, uint32_t *pos, const word *next, double tol)
 {
-    size_t P = w->p, Q = w->q, i, j, at = *pos;
+    size_t P = w->p, Q = w->q, pw = w->pw, qw = w->qw, i, j, at = *pos;
+    const word *nx1 = next, *nx2 = nx1 + pw, *ny1 = nx2 + pw, *ny2 = ny1 + qw;
     uint32_t v = NONE;
     switch (group_of(w, u, &i)) {
     case G_X1:
-        if (at < Q && (j = next_bit(w->A1 + i * w->qw, Q, at)) < Q)
+        if (at < Q && (j = next_bit(w->A1 + i * qw, ny1, Q, at)) < Q)
             at = j, v = (uint32_t)(2 * P + j);
-        else if (at <= Q && w->g[i] > tol)
+        else if (at <= Q && w->g[i] > tol && BTEST(nx2, i))
             at = Q, v = (uint32_t)(P + i);
         break;
     case G_X2:
-        if (at < Q && (j = next_bit(w->A1 + i * w->qw, Q, at)) < Q)
+        if (at < Q && (j = next_bit(w->A1 + i * qw, ny2, Q, at)) < Q)
             at = j, v = (uint32_t)(2 * P + Q + j);
-        else if (at < 2 * Q && (j = next_bit(w->A2 + i * w->qw, Q, at < Q ? 0 : at - Q)) < Q)
+        else if (at < 2 * Q &&
+                 (j = next_bit(w->A2 + i * qw, ny1, Q, at < Q ? 0 : at - Q)) < Q)
             at = Q + j, v = (uint32_t)(2 * P + j);
-        else if (at <= 2 * Q)
+        else if (at <= 2 * Q && BTEST(nx1, i))
             at = 2 * Q, v = (uint32_t)i;
         break;
     case G_Y1:
-        if (at < P && (j = next_bit(w->L11 + i * w->pw, P, at)) < P)
+        if (at < P && (j = next_bit(w->L11 + i * pw, nx1, P, at)) < P)
             at = j, v = (uint32_t)j;
-        else if (at < 2 * P && (j = next_bit(w->L21 + i * w->pw, P, at < P ? 0 : at - P)) < P)
+        else if (at < 2 * P &&
+                 (j = next_bit(w->L21 + i * pw, nx2, P, at < P ? 0 : at - P)) < P)
             at = P + j, v = (uint32_t)(P + j);
-        else if (at <= 2 * P && w->h[i] > tol)
+        else if (at <= 2 * P && w->h[i] > tol && BTEST(ny2, i))
             at = 2 * P, v = (uint32_t)(2 * P + Q + i);
         break;
     default: /* G_Y2 */
-        if (at < P && (j = next_bit(w->L22 + i * w->pw, P, at)) < P)
+        if (at < P && (j = next_bit(w->L22 + i * pw, nx2, P, at)) < P)
             at = j, v = (uint32_t)(P + j);
-        else if (at <= P)
+        else if (at <= P && BTEST(ny1, i))
             at = P, v = (uint32_t)(2 * P + i);
         break;
     }
@@ -426,16 +438,28 @@ static uint32_t next_arc(const ot_ws *w, uint32_t u, uint32_t *pos, double tol)
     return v;
 }
 
-/* 1 when node v was reached by the round's search (its level is set). */
-static int reached(const ot_ws *w, uint32_t v)
+/* Clear node v's bit in the node set `set` (laid out as vis). */
+static void clear_node(const ot_ws *w, word *set, uint32_t v)
 {
-    size_t P = w->p, Q = w->q, pw = w->pw, qw = w->qw, i;
-    const word *vx1 = w->vis, *vx2 = vx1 + pw, *vy1 = vx2 + pw, *vy2 = vy1 + qw;
-    switch (group_of(w, v, &i)) {
-    case G_X1: return (int)BTEST(vx1, i);
-    case G_X2: return (int)BTEST(vx2, i);
-    case G_Y1: return (int)BTEST(vy1, i);
-    default: (void)P; (void)Q; return (int)BTEST(vy2, i);
+    size_t i;
+    int g = group_of(w, v, &i);
+    size_t off = g == G_X1 ? 0 : g == G_X2 ? w->pw : g == G_Y1 ? 2 * w->pw : 2 * w->pw + w->qw;
+    BCLR(set + off, i);
+}
+
+/* The per-level node sets of the round's search (queue[0..tail), in level
+ * order, so the last has the largest level) into w->lv, and an empty set
+ * after the last level. */
+static void ot_levels(ot_ws *w, const uint32_t *queue, size_t tail)
+{
+    size_t stride = 2 * (w->pw + w->qw), levels = (size_t)w->level[queue[tail - 1]] + 2;
+    memset(w->lv, 0, levels * stride * sizeof(word));
+    for (size_t k = 0; k < tail; k++) {
+        uint32_t v = queue[k];
+        size_t i;
+        int g = group_of(w, v, &i);
+        size_t off = g == G_X1 ? 0 : g == G_X2 ? w->pw : g == G_Y1 ? 2 * w->pw : 2 * w->pw + w->qw;
+        BSET(w->lv + w->level[v] * stride + off, i);
     }
 }
 
@@ -464,6 +488,7 @@ static double supply(const ot_ws *w, uint32_t v)
 static double ot_blocking(ot_ws *w, const uint32_t *seeds, size_t count, double tol)
 {
     uint32_t *parent = w->parent, *level = w->level, *cur = w->cur;
+    size_t stride = 2 * (w->pw + w->qw);
     double pushed = 0;
     for (size_t k = 0; k < count; k++) {
         uint32_t s = seeds[k], u = s;
@@ -471,21 +496,20 @@ static double ot_blocking(ot_ws *w, const uint32_t *seeds, size_t count, double 
         while (level[s] != NONE && supply(w, s) > tol) {
             if (u != s && demand(w, u) > tol) {
                 double d = ot_push_path(w, u, tol);
-                if (!(d > 0))
-                    level[u] = NONE; /* cannot happen: every arc had > tol */
+                if (!(d > 0)) { /* cannot happen: every arc had > tol */
+                    clear_node(w, w->lv + level[u] * stride, u);
+                    level[u] = NONE;
+                }
                 pushed += d;
                 u = s;
                 continue;
             }
-            uint32_t v = next_arc(w, u, &cur[u], tol);
-            while (v != NONE && (!reached(w, v) || level[v] != level[u] + 1)) {
-                cur[u]++;
-                v = next_arc(w, u, &cur[u], tol);
-            }
+            uint32_t v = next_arc(w, u, &cur[u], w->lv + (level[u] + 1) * stride, tol);
             if (v != NONE) {
                 parent[v] = u;
                 u = v;
             } else { /* u is a dead end: block it, back up */
+                clear_node(w, w->lv + level[u] * stride, u);
                 level[u] = NONE;
                 if (u != s) {
                     u = parent[u];
@@ -519,24 +543,22 @@ static void ot_bury(ot_ws *w, const word *vy1, const word *vy2, double tol)
     }
 }
 
-/* One round: a breadth-first search of the residual network from every
- * source with supply left, then a push along the tree path to every sink
- * with demand left that it reached, in the order reached (the first is a
- * shortest augmenting path, as in Edmonds–Karp). Returns the amount pushed
- * (0: the flow is maximum).
+/* One round (a phase of Dinic 1970): a breadth-first search of the
+ * residual network from every source with supply left, giving each node it
+ * reaches its distance (level), then a blocking flow along the level arcs
+ * (ot_blocking). Returns the amount pushed (0: the flow is maximum, as no
+ * sink with demand is reachable).
  * The search stops once it has reached every sink with demand that is not
  * dead, and is not run at all when none is left; dead = not reached by an
- * earlier search that ran to its end. Why that changes nothing: every push
- * goes along tree arcs u → v with d(v) = d(u) + 1 (d the round's
- * breadth-first distances from the sources), so the reverse arcs it opens
- * go down a level, and the arcs it closes (saturated reverse arcs, spent
- * supply) only remove paths; hence no distance ever decreases (Edmonds &
- * Karp 1972, Lemma 1 — their proof holds for every push along level arcs,
- * as in Dinic's phases), and a sink once unreachable stays so. The search
- * that stops early has already fixed the tree paths (parents) of every
- * sink it would report, and the sinks it would reach later are dead, so the
- * ends, their order and the pushes are those of the full search: the same
- * flow, bit for bit. */
+ * earlier search that ran to its end. Why that is sound: every push goes
+ * along level arcs u → v with d(v) = d(u) + 1 (d the round's breadth-first
+ * distances from the sources), so the reverse arcs it opens go down a
+ * level, and the arcs it closes (saturated reverse arcs, spent supply) only
+ * remove paths; hence no distance ever decreases (Edmonds & Karp 1972,
+ * Lemma 1 — their proof holds for every push along level arcs, as in
+ * Dinic's phases), and a sink once unreachable stays so. Nodes the stopped
+ * search did not reach are left out of the phase; a later round reaches
+ * them if they matter. */
 static double ot_round(ot_ws *w, double tol)
 {
     size_t P = w->p, Q = w->q, pw = w->pw, qw = w->qw;
@@ -545,19 +567,17 @@ static double ot_round(ot_ws *w, double tol)
         return 0;
     word *vx1 = w->vis, *vx2 = vx1 + pw, *vy1 = vx2 + pw, *vy2 = vy1 + qw;
     memset(w->vis, 0, 2 * (pw + qw) * sizeof(word));
-    uint32_t *queue = w->queue, *parent = w->parent, *ends = w->ends;
-    size_t head = 0, tail = 0, nends = 0;
+    uint32_t *queue = w->queue;
+    size_t head = 0, tail = 0;
     for (size_t i = 0; i < P; i++)
         if (w->src1[i] > tol) {
             BSET(vx1, i);
-            parent[i] = NONE;
             w->level[i] = 0;
             queue[tail++] = (uint32_t)i;
         }
     for (size_t i = 0; i < P; i++)
         if (w->src2[i] > tol) {
             BSET(vx2, i);
-            parent[P + i] = NONE;
             w->level[P + i] = 0;
             queue[tail++] = (uint32_t)(P + i);
         }
@@ -565,16 +585,12 @@ static double ot_round(ot_ws *w, double tol)
 #define VISIT(vset, idx, id, from)                  \
     do {                                            \
         BSET(vset, idx);                            \
-        parent[id] = (from);                        \
         w->level[id] = w->level[from] + 1;          \
         w->cur[id] = 0;                             \
         queue[tail++] = (uint32_t)(id);             \
     } while (0)
-#define END(dead, idx, id)                  \
-    do {                                    \
-        ends[nends++] = (uint32_t)(id);     \
-        want -= !BTEST(dead, idx);          \
-    } while (0)
+/* a sink with demand reached: one target fewer unless it is dead */
+#define END(dead, idx) (want -= !BTEST(dead, idx))
     while (head < tail && want > 0) {
         uint32_t u = queue[head++];
         size_t i;
@@ -590,7 +606,7 @@ static double ot_round(ot_ws *w, double tol)
                     size_t j = k * 64 + (size_t)__builtin_ctzll(m);
                     VISIT(vy, j, base + j, u);
                     if (snk[j] > tol) {
-                        END(dead, j, base + j);
+                        END(dead, j);
                         if (want == 0)
                             goto searched; /* the rest would only be enqueued */
                     }
@@ -602,7 +618,7 @@ static double ot_round(ot_ws *w, double tol)
                         size_t j = k * 64 + (size_t)__builtin_ctzll(m);
                         VISIT(vy1, j, 2 * P + j, u);
                         if (w->snk1[j] > tol) {
-                            END(w->dead1, j, 2 * P + j);
+                            END(w->dead1, j);
                             if (want == 0)
                                 goto searched;
                         }
@@ -628,7 +644,7 @@ static double ot_round(ot_ws *w, double tol)
             if (w->h[i] > tol && !BTEST(vy2, i)) {
                 VISIT(vy2, i, 2 * P + Q + i, u);
                 if (w->snk2[i] > tol)
-                    END(w->dead2, i, 2 * P + Q + i);
+                    END(w->dead2, i);
             }
         } else { /* G_Y2 */
             const word *l22 = w->L22 + i * pw;
@@ -640,7 +656,7 @@ static double ot_round(ot_ws *w, double tol)
             if (!BTEST(vy1, i)) {
                 VISIT(vy1, i, 2 * P + i, u);
                 if (w->snk1[i] > tol)
-                    END(w->dead1, i, 2 * P + i);
+                    END(w->dead1, i);
             }
         }
     }
@@ -649,9 +665,11 @@ searched:
 #undef END
     if (want > 0) /* the search ran to its end */
         ot_bury(w, vy1, vy2, tol);
-    (void)nends;
+    if (seeds == 0)
+        return 0;
     for (size_t k = 0; k < seeds; k++)
         w->cur[queue[k]] = 0;
+    ot_levels(w, queue, tail);
     return ot_blocking(w, queue, seeds, tol);
 }
 
