@@ -10,6 +10,7 @@
  * with Σ f·D equal to the cost certifies optimality (Kantorovich duality). */
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -518,4 +519,34 @@ Test(curvature, threads_same_bytes)
     cr_assert_eq(kmin, want[4]);
     free(e);
     free(A);
+}
+
+/* ag_curvature_options follows the sized-struct rule (core.h): size 0 is
+ * refused naming the struct; an older caller's size that stops before
+ * `pool` gets the default (no pool) whatever lies beyond it — here a
+ * pointer that would crash if used; its threshold counts. */
+Test(curvature, options_sizes)
+{
+    const double A[9] = {0.5, 0.3, 0.2, 0.3, 0.4, 0.3, 0.2, 0.3, 0.5};
+    ag_metric_set sel;
+    ag_error err = {0};
+    ag_record r;
+    cr_assert_eq(ag_metric_set_parse(&sel, "curvature", &err), AG_OK, "%s", err.message);
+    ag_record_init(&r, 0, 0, 3, 3);
+    ag_curvature_options zero = {.edge_threshold = 0.1};
+    cr_assert_eq(ag_curvature_metrics_ex(A, 3, &sel, &zero, &r, &err), AG_EINVAL);
+    cr_assert(strstr(err.message, "ag_curvature_options: size 0"), "%s", err.message);
+    ag_curvature_options old = AG_CURVATURE_OPTIONS_DEFAULT;
+    old.size = offsetof(ag_curvature_options, pool);
+    old.edge_threshold = 0.25; /* W_01 = W_12 = 0.3 ≥ 0.25 > W_02 = 0.2: a path of 2 edges */
+    old.pool = (ag_pool *)(uintptr_t)1;
+    cr_assert_eq(ag_curvature_metrics_ex(A, 3, &sel, &old, &r, &err), AG_OK, "%s", err.message);
+    expect_int(&r, AG_M_EDGES, 2);
+    /* the same record as without options at that threshold */
+    ag_record plain;
+    ag_record_init(&plain, 0, 0, 3, 3);
+    cr_assert_eq(ag_curvature_metrics(A, 3, 0.25, &sel, &plain, &err), AG_OK);
+    for (ag_metric k = AG_M_EDGES; k <= AG_M_OLLIVIER_MIN; k++)
+        cr_assert(memcmp(&r.value[k], &plain.value[k], sizeof(double)) == 0, "%s",
+                  ag_metric_name(k));
 }
