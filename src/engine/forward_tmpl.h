@@ -14,7 +14,7 @@
  *
  * Parallel, deterministic (docs/engine.md, "Threads"): every step of a layer
  * is split into tasks of opt->pool by a fixed rule — a projection by blocks
- * of LIN_COLS output columns, attention by head, row-wise steps (norms,
+ * of lin_cols(out) output columns (forward.c), attention by head, row-wise steps (norms,
  * residual adds, gating) by blocks of ROW_BLOCK tokens — and each task
  * writes only its own part, computed as it would be alone: the bytes do not
  * depend on the pool.
@@ -116,7 +116,7 @@ static int FN(want)(R **p, int need, size_t cnt)
 static size_t FN(scratch_len)(const ag_model_config *g, size_t n)
 {
     agk_head c = {.head_dim = g->head_dim};
-    size_t a = FN(agk_attend_scratch)(&c, n), b = IS_F64 ? 0 : agm_sgemm_scratch(LIN_COLS);
+    size_t a = FN(agk_attend_scratch)(&c, n), b = IS_F64 ? 0 : agm_sgemm_scratch(LIN_COLS_MAX);
     size_t len = (a > b ? a : b) + 1, per_line = 64 / sizeof(R);
     return (len + per_line - 1) / per_line * per_line;
 }
@@ -390,14 +390,14 @@ typedef struct {
     size_t act_cols;
 } FN(lin_job);
 
-/* Output columns [t·LIN_COLS, +LIN_COLS) of every row, then their bias and
+/* Output columns [t·cols, +cols) of every row (cols = lin_cols(out)), then their bias and
  * activation while they are in cache. */
 static int FN(lin_task)(size_t t, int worker, void *user)
 {
     const FN(lin_job) *j = user;
     const agm_lin *L = j->L;
-    size_t in = (size_t)L->in, out = (size_t)L->out, j0 = t * LIN_COLS;
-    size_t nb = out - j0 < LIN_COLS ? out - j0 : LIN_COLS;
+    size_t in = (size_t)L->in, out = (size_t)L->out, cols = lin_cols(out), j0 = t * cols;
+    size_t nb = out - j0 < cols ? out - j0 : cols;
     const R *w = L->linear ? j->w + j0 * in : j->w + j0;
     GEMM_TILE(L->linear, j->n, nb, in, j->x, in, w, L->linear ? in : out, j->y + j0, out,
               FN(scratch)(j->s, worker));
@@ -416,7 +416,8 @@ static void FN(linear_act)(FN(ws) *s, const agm_lin *L, const R *x, size_t n, R 
                            size_t act_cols)
 {
     FN(lin_job) j = {s, L, FN(wget)(s, &L->w), x, n, y, act, act_cols};
-    ag_pool_run(s->pool, ((size_t)L->out + LIN_COLS - 1) / LIN_COLS, FN(lin_task), &j);
+    size_t cols = lin_cols((size_t)L->out);
+    ag_pool_run(s->pool, ((size_t)L->out + cols - 1) / cols, FN(lin_task), &j);
 }
 
 static void FN(linear)(FN(ws) *s, const agm_lin *L, const R *x, size_t n, R *y)
