@@ -25,6 +25,11 @@ double *ag_scaled_copy(const double *a, size_t rows, size_t cols, size_t ld, int
  * (|v·2^e| > 1.8e308: the value exists but no double is right). */
 void ag_record_put(ag_record *rec, ag_metric key, double v, int e);
 
+/* y_j = ln x_j for every x_j > 0 (normal or subnormal), within 2 ulp of
+ * glibc's log (1 measured), the same bits on every machine and path
+ * (analysis/vlog.c); y_j is unspecified for x_j ≤ 0. */
+void ag_log_positive(const double *x, double *y, size_t count);
+
 /* max|x_j| (0 for count = 0). */
 double ag_max_abs(const double *x, size_t count);
 /* Powers of two p[0], p[1] with x·p[0]·p[1] = x·2^-k exactly (whenever the
