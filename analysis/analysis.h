@@ -9,6 +9,17 @@
 #include "metrics_int.h"
 #include "linalg.h"
 
+/* Put before a static function: where GCC builds for x86-64, an AVX2
+ * clone of it beside the default one, chosen at load time where the
+ * processor has AVX2 (GCC's target_clones). Static functions only: GCC
+ * exports a clone's dispatcher whatever -fvisibility says, and the library
+ * exports only the ag_ functions its headers declare (tests/cli/install.sh). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define AG_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
+#else
+#define AG_CLONES_AVX2
+#endif
+
 /* ---- exact power-of-two scaling (analysis/scale.c) ---- */
 
 /* e with max|a_ij| = f·2^e, f in [0.5, 1), when that is outside
