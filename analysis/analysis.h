@@ -142,10 +142,11 @@ int ag_sigma1_squared(double *X, size_t m, size_t n, ag_matrix_work *w, double *
 int ag_fiedler_krylov(const double *L, const double *u, size_t n, ag_matrix_work *w,
                       double *value, int *certified);
 /* The Lanczos process with full reorthogonalisation (analysis/lanczos.c),
- * one driver for σ₁² and the Fiedler value: on a symmetric operator of R^q
- * given as y = apply(op, x), in the orthogonal complement of `lock`
- * orthonormal vectors (deflation: rows 0..lock−1 of V, which the caller
- * writes between ag_lanczos_init and ag_lanczos_start). */
+ * one driver for σ₁², the Fiedler value and the Jacobian norm: on a
+ * symmetric operator of R^q given as y = apply(op, x), in the orthogonal
+ * complement of `lock` orthonormal vectors (deflation: rows 0..lock−1 of
+ * V, which the caller writes between ag_lanczos_init and ag_lanczos_start,
+ * or writes v_0 itself). */
 typedef struct ag_lanczos ag_lanczos;
 typedef void (*ag_lanczos_apply)(const void *op, const double *x, double *y);
 /* Run after step k (T_k = (alpha, beta) known; b = ‖w‖, the β_k the next
@@ -157,6 +158,8 @@ struct ag_lanczos {
     const void *op;
     size_t q;       /* the dimension */
     int kmax, lock; /* steps at most; vectors deflated */
+    int twice;      /* 1: two Gram–Schmidt passes at every step (stability.c's
+                       norm); 0: the second only when the first lost w */
     double *V;      /* (lock + kmax, q): the deflated vectors, then v_0, v_1, … */
     double *w;      /* (q) the next vector */
     double *extra;  /* (extra) the caller's */
@@ -165,8 +168,8 @@ struct ag_lanczos {
     int *iwork;       /* (10·kt + 4) dstevr's, then its ISUPPZ */
 };
 /* Carves the arrays above (and `extra` doubles for the caller) from the
- * slots AG_WK_BASIS and AG_WK_IWORK; the caller sets apply and op. AG_OK or
- * AG_ENOMEM. */
+ * slots AG_WK_BASIS and AG_WK_IWORK; the caller sets apply, op and twice.
+ * AG_OK or AG_ENOMEM (also for sizes beyond the address space). */
 int ag_lanczos_init(ag_lanczos *L, size_t q, int kmax, int lock, size_t extra,
                     ag_matrix_work *w);
 /* v_0: Gaussian draws from rng, orthogonalised against the deflated rows,

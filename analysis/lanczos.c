@@ -1,6 +1,7 @@
 /* lanczos.c — the Lanczos process with full reorthogonalisation (Golub &
  * Van Loan, Matrix Computations, §10.1), one driver for its callers: σ₁²
- * here and the Fiedler value (analysis/fiedler.c). A caller gives the
+ * here, the Fiedler value (analysis/fiedler.c) and a head's Jacobian norm
+ * (analysis/stability.c). A caller gives the
  * symmetric operator as y = Op(x), the vectors it deflates (the process
  * runs in their orthogonal complement) and a test run after each step.
  *
@@ -40,11 +41,13 @@
 int ag_lanczos_init(ag_lanczos *L, size_t q, int kmax, int lock, size_t extra,
                     ag_matrix_work *w)
 {
-    size_t kt = (size_t)(lock + kmax);
+    size_t kt = (size_t)(lock + kmax), fixed = extra + 28 * kt;
     L->q = q;
     L->kmax = kmax;
     L->lock = lock;
-    L->V = ag_work_doubles(w, AG_WK_BASIS, kt * q + q + extra + 28 * kt);
+    if (extra > SIZE_MAX / 2 || q > (SIZE_MAX / sizeof(double) - fixed) / (kt + 1))
+        return AG_ENOMEM;
+    L->V = ag_work_doubles(w, AG_WK_BASIS, kt * q + q + fixed);
     L->iwork = ag_work_get(w, AG_WK_IWORK, (10 * kt + 4) * sizeof *L->iwork);
     if (!L->V || !L->iwork)
         return AG_ENOMEM;
@@ -76,10 +79,10 @@ void ag_lanczos_start(ag_lanczos *L, gsl_rng *rng)
  * of Daniel, Gragg, Kaufman & Stewart 1976, as ARPACK's dsaitr applies it):
  * the pass then left a residue of the size of the orthogonality lost, and a
  * second one brings w to working precision ("twice is enough", GVL §10.1.4
- * and Parlett §6-9). The removed components along row jrow correct
- * *alpha_j. h (rows) is scratch. Returns ‖w‖. */
+ * and Parlett §6-9); always twice when `twice`. The removed components
+ * along row jrow correct *alpha_j. h (rows) is scratch. Returns ‖w‖. */
 static double reorthogonalise(const double *V, int rows, int q, double *w, double *h, int jrow,
-                              double *alpha_j)
+                              double *alpha_j, int twice)
 {
     double before = cblas_dnrm2(q, w, 1), after = before;
     for (int pass = 0; pass < 2; pass++) {
@@ -87,7 +90,7 @@ static double reorthogonalise(const double *V, int rows, int q, double *w, doubl
         cblas_dgemv(CblasRowMajor, CblasTrans, rows, q, -1.0, V, q, h, 1, 1.0, w, 1);
         *alpha_j += h[jrow];
         after = cblas_dnrm2(q, w, 1);
-        if (after >= M_SQRT1_2 * before)
+        if (!twice && after >= M_SQRT1_2 * before)
             break;
         before = after;
     }
@@ -127,7 +130,7 @@ int ag_lanczos_run(ag_lanczos *L, ag_lanczos_test test, void *ctx, int *steps)
         if (j > 0)
             cblas_daxpy(q, -L->beta[j - 1], vj - q, 1, L->w, 1);
         double b = reorthogonalise(L->V, L->lock + j + 1, q, L->w, L->h, L->lock + j,
-                                   &L->alpha[j]);
+                                   &L->alpha[j], L->twice);
         *steps = j + 1;
         int stop = 0, status = test(ctx, L, j + 1, b, &stop);
         if (status != AG_OK || stop)
