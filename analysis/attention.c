@@ -509,14 +509,14 @@ int ag_token_pattern_metrics(const double *A, size_t n, int causal, const int32_
                             n ? "no matrix, selection or record" : "empty matrix");
     if (n > SIZE_MAX / sizeof(double) / n)
         return ag_error_set(err, AG_ELIMIT, "token patterns: %zux%zu matrix: too large", n, n);
-    double amax;
-    if (!finite_matrix(A, n, &amax, err))
-        return AG_ENONFINITE;
     int any = 0;
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
         any |= ON(keys[k]);
-    if (!any)
+    if (!any) /* nothing to read A for: every head of a pass comes here */
         return AG_OK;
+    double amax;
+    if (!finite_matrix(A, n, &amax, err))
+        return AG_ENONFINITE;
     double dup = 0, ind = 0, mass = 0, base = 0;
     size_t rows = 0;
     if (ids) {
