@@ -66,9 +66,7 @@ typedef int64_t v4i __attribute__((vector_size(32)));
 /* *neg |= some x_k < 0 and *nz |= some x_k ≠ 0 over x[0..count): the
  * comparisons of the scalar loop, or-ed lane by lane (x86-64: an AVX2
  * clone chosen at load time where the processor has it). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
+AG_CLONES_AVX2
 static void sign_flags(const double *x, size_t count, int *neg, int *nz)
 {
     const v4d zero = {0, 0, 0, 0};

@@ -404,6 +404,16 @@ int agm_t5_bucket(int rel, int bidirectional, int num_buckets, int max_distance)
     return ret + (large < num_buckets - 1 ? large : num_buckets - 1);
 }
 
+void agm_t5_bias_diagonals(const ag_model *m, size_t n, int h, double *t)
+{
+    size_t H = (size_t)m->cfg.n_head;
+    for (size_t k = 0; k + 1 < 2 * n; k++) {
+        int b = agm_t5_bucket((int)k - (int)(n - 1), !m->cfg.causal, m->rel_buckets,
+                              m->rel_max_distance);
+        t[k] = agm_at(&m->rel_bias, (size_t)b * H + (size_t)h);
+    }
+}
+
 /* rc with err's message prefixed by which sequence failed. */
 static int which_sequence(int rc, const char *which, ag_error *err)
 {

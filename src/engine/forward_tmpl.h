@@ -1369,18 +1369,22 @@ static int FN(rope_tables)(const ag_model *m, size_t n, FN(ws) *s)
     return AG_OK;
 }
 
-/* T5's position bias of every head (H, n, n) into s->pb: head h, query i,
- * key j gets relative_attention_bias[bucket(j − i), h] (modeling_t5.py
- * T5Attention.compute_bias; bidirectional buckets unless causal). */
-static void FN(rel_bias_table)(const ag_model *m, size_t n, FN(ws) *s)
+/* T5's position bias of every head (H, n, n) into s->pb, each head's from
+ * its diagonals (agm_t5_bias_diagonals). */
+static int FN(rel_bias_table)(const ag_model *m, size_t n, FN(ws) *s)
 {
     size_t H = (size_t)m->cfg.n_head;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++) {
-            int b = agm_t5_bucket((int)j - (int)i, !m->cfg.causal, m->rel_buckets, m->rel_max_distance);
-            for (size_t h = 0; h < H; h++)
-                s->pb[(h * n + i) * n + j] = (R)agm_at(&m->rel_bias, (size_t)b * H + h);
-        }
+    double *t = malloc((2 * n - 1) * sizeof *t);
+    if (!t)
+        return AG_ENOMEM;
+    for (size_t h = 0; h < H; h++) {
+        agm_t5_bias_diagonals(m, n, (int)h, t);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++)
+                s->pb[(h * n + i) * n + j] = (R)t[n - 1 + j - i];
+    }
+    free(t);
+    return AG_OK;
 }
 
 /* The encoder's last hidden state (after its final norm) into the pass's
@@ -1422,7 +1426,7 @@ static int FN(run)(const ag_model *m, const fwd_input *in, size_t n, FN(ws) *s,
     if (rc == AG_OK && g->positions == AG_POS_ROPE)
         rc = FN(rope_tables)(m, n, s);
     if (rc == AG_OK && s->pb)
-        FN(rel_bias_table)(m, n, s);
+        rc = FN(rel_bias_table)(m, n, s);
     for (int l = 0; rc == AG_OK && l < g->n_layer; l++) {
         if (want_hidden && (rc = FN(give_hidden)(s, o, hidden, l, n, d)))
             break;

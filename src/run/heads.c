@@ -239,6 +239,8 @@ typedef struct {
     long text;
     const int32_t *ids;        /* (n) the input's token ids; NULL for a tensor input */
     ag_record_list *recs;
+    agr_stack_bias bias[2];    /* T5's position bias per stack: [0] the model's
+                                  (encoder's), [1] the decoder's */
     ag_error err; /* the failure, naming layer and head */
 } analyze_job;
 
@@ -311,7 +313,7 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     if (status == AG_OK && head_input)
         status = agr_layer_extra_init(&li.extra, m, v->layer, &weights, &a->err);
     if (status == AG_OK && head_input)
-        status = agr_layer_extra_bias(&li.extra, m, v->n, &a->err);
+        status = agr_layer_extra_bias(&li.extra, &a->bias[dec], m, v->n, &a->err);
     ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, dec ? a->dec_heads : a->heads);
     L.attn_f32 = v->attn ? NULL : v->attn_f32; /* the pass's own, widened head by head */
     L.input = head_input ? view_head_input : NULL;
@@ -392,6 +394,8 @@ static int analyze_at(const ag_run_options *opt, void *user, ag_record_list **ou
         status = agr_forward(m, in, &fo, &o, analyze_layer, &a, NULL, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
+        agr_stack_bias_free(&a.bias[0]);
+        agr_stack_bias_free(&a.bias[1]);
     }
     if (status == AG_OK)
         *out = recs;
