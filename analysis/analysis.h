@@ -9,6 +9,17 @@
 #include "metrics_int.h"
 #include "linalg.h"
 
+/* Put before a static function: where GCC builds for x86-64, an AVX2
+ * clone of it beside the default one, chosen at load time where the
+ * processor has AVX2 (GCC's target_clones). Static functions only: GCC
+ * exports a clone's dispatcher whatever -fvisibility says, and the library
+ * exports only the ag_ functions its headers declare (tests/cli/install.sh). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define AG_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
+#else
+#define AG_CLONES_AVX2
+#endif
+
 /* ---- exact power-of-two scaling (analysis/scale.c) ---- */
 
 /* e with max|a_ij| = f·2^e, f in [0.5, 1), when that is outside
@@ -24,6 +35,11 @@ double *ag_scaled_copy(const double *a, size_t rows, size_t cols, size_t ld, int
 /* Store v·2^e as a number; null when that lies beyond the double range
  * (|v·2^e| > 1.8e308: the value exists but no double is right). */
 void ag_record_put(ag_record *rec, ag_metric key, double v, int e);
+
+/* y_j = ln x_j for every x_j > 0 (normal or subnormal), within 2 ulp of
+ * glibc's log (1 measured), the same bits on every machine and path
+ * (analysis/vlog.c); y_j is unspecified for x_j ≤ 0. */
+void ag_log_positive(const double *x, double *y, size_t count);
 
 /* max|x_j| (0 for count = 0). */
 double ag_max_abs(const double *x, size_t count);
@@ -130,15 +146,47 @@ int ag_sigma1_squared(double *X, size_t m, size_t n, ag_matrix_work *w, double *
  * or AG_ELAPACK. */
 int ag_fiedler_krylov(const double *L, const double *u, size_t n, ag_matrix_work *w,
                       double *value, int *certified);
-/* w ← w − V(Vᵀw) over the rows × q row-major V, classical Gram–Schmidt,
- * applied again only when a pass removed more than 1 − 1/√2 of w (the test
- * of Daniel, Gragg, Kaufman & Stewart 1976, as ARPACK's dsaitr applies it):
- * the pass then left a residue of the size of the orthogonality lost, and a
- * second one brings w to working precision ("twice is enough", GVL §10.1.4
- * and Parlett §6-9). The removed components along row jrow correct
- * *alpha_j. h (rows) is scratch. Returns ‖w‖ (analysis/lanczos.c). */
-double ag_lanczos_reorthogonalise(const double *V, int rows, int q, double *w, double *h,
-                                  int jrow, double *alpha_j);
+/* The Lanczos process with full reorthogonalisation (analysis/lanczos.c),
+ * one driver for σ₁², the Fiedler value and the Jacobian norm: on a
+ * symmetric operator of R^q given as y = apply(op, x), in the orthogonal
+ * complement of `lock` orthonormal vectors (deflation: rows 0..lock−1 of
+ * V, which the caller writes between ag_lanczos_init and ag_lanczos_start,
+ * or writes v_0 itself). */
+typedef struct ag_lanczos ag_lanczos;
+typedef void (*ag_lanczos_apply)(const void *op, const double *x, double *y);
+/* Run after step k (T_k = (alpha, beta) known; b = ‖w‖, the β_k the next
+ * vector would be divided by): sets *stop to end the process; a status
+ * other than AG_OK ends it too and is returned. */
+typedef int (*ag_lanczos_test)(void *ctx, ag_lanczos *L, int k, double b, int *stop);
+struct ag_lanczos {
+    ag_lanczos_apply apply;
+    const void *op;
+    size_t q;       /* the dimension */
+    int kmax, lock; /* steps at most; vectors deflated */
+    int twice;      /* 1: two Gram–Schmidt passes at every step (stability.c's
+                       norm); 0: the second only when the first lost w */
+    double *V;      /* (lock + kmax, q): the deflated vectors, then v_0, v_1, … */
+    double *w;      /* (q) the next vector */
+    double *extra;  /* (extra) the caller's */
+    double *alpha, *beta, *h, *d, *e, *ritz; /* (kt = lock + kmax) each */
+    double *z, *work; /* (2·kt) two Ritz vectors of T_k, (20·kt) dstevr's */
+    int *iwork;       /* (10·kt + 4) dstevr's, then its ISUPPZ */
+};
+/* Carves the arrays above (and `extra` doubles for the caller) from the
+ * slots AG_WK_BASIS and AG_WK_IWORK; the caller sets apply, op and twice.
+ * AG_OK or AG_ENOMEM (also for sizes beyond the address space). */
+int ag_lanczos_init(ag_lanczos *L, size_t q, int kmax, int lock, size_t extra,
+                    ag_matrix_work *w);
+/* v_0: Gaussian draws from rng, orthogonalised against the deflated rows,
+ * unit. */
+void ag_lanczos_start(ag_lanczos *L, gsl_rng *rng);
+/* Lanczos steps from v_0 until test stops them or kmax steps are taken
+ * (*steps the number taken). AG_OK or the test's status. */
+int ag_lanczos_run(ag_lanczos *L, ag_lanczos_test test, void *ctx, int *steps);
+/* The eigenpairs il..iu (1-based, ascending) of the k×k T_k into L->ritz
+ * and L->z (column-major, leading dimension k): dstevr, RANGE='I'
+ * (bisection and inverse iteration, O(k) per pair). AG_OK or AG_ELAPACK. */
+int ag_lanczos_ritz(ag_lanczos *L, int k, int il, int iu);
 /* v[0..n-1] = independent standard Gaussian draws from rng (GSL's
  * gsl_ran_gaussian; analysis/random.c). */
 void ag_fill_gaussian(gsl_rng *rng, double *v, size_t n);

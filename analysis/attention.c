@@ -66,9 +66,7 @@ typedef int64_t v4i __attribute__((vector_size(32)));
 /* *neg |= some x_k < 0 and *nz |= some x_k ≠ 0 over x[0..count): the
  * comparisons of the scalar loop, or-ed lane by lane (x86-64: an AVX2
  * clone chosen at load time where the processor has it). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
+AG_CLONES_AVX2
 static void sign_flags(const double *x, size_t count, int *neg, int *nz)
 {
     const v4d zero = {0, 0, 0, 0};
@@ -123,13 +121,19 @@ static double row_sum(const double *row, size_t n)
 }
 
 /* H·2^-e for a row whose entries are a_j = s_j·2^e:
- * −Σ a ln a = −2^e Σ s (ln s + e ln 2). */
+ * −Σ a ln a = −2^e Σ s (ln s + e ln 2), summed in j's order; the logs a
+ * block at a time (ag_log_positive, analysis/vlog.c). */
 static double row_entropy(const double *row, size_t n, int e)
 {
-    double h = 0, shift = (double)e * M_LN2;
-    for (size_t j = 0; j < n; j++)
-        if (row[j] > 0.0)
-            h -= row[j] * (log(row[j]) + shift);
+    enum { BLOCK = 256 };
+    double h = 0, shift = (double)e * M_LN2, lg[BLOCK];
+    for (size_t j0 = 0; j0 < n; j0 += BLOCK) {
+        size_t cnt = n - j0 < BLOCK ? n - j0 : BLOCK;
+        ag_log_positive(row + j0, lg, cnt);
+        for (size_t j = 0; j < cnt; j++)
+            if (row[j0 + j] > 0.0)
+                h -= row[j0 + j] * (lg[j] + shift);
+    }
     return h;
 }
 
@@ -511,14 +515,14 @@ int ag_token_pattern_metrics(const double *A, size_t n, int causal, const int32_
                             n ? "no matrix, selection or record" : "empty matrix");
     if (n > SIZE_MAX / sizeof(double) / n)
         return ag_error_set(err, AG_ELIMIT, "token patterns: %zux%zu matrix: too large", n, n);
-    double amax;
-    if (!finite_matrix(A, n, &amax, err))
-        return AG_ENONFINITE;
     int any = 0;
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
         any |= ON(keys[k]);
-    if (!any)
+    if (!any) /* nothing to read A for: every head of a pass comes here */
         return AG_OK;
+    double amax;
+    if (!finite_matrix(A, n, &amax, err))
+        return AG_ENONFINITE;
     double dup = 0, ind = 0, mass = 0, base = 0;
     size_t rows = 0;
     if (ids) {

@@ -87,9 +87,7 @@ typedef int64_t v4i __attribute__((vector_size(32)));
  * doubles only (no fused multiply-add: -std=c11 does not contract), so the
  * count is the scalar loop's in every clone (x86-64: an AVX2 one chosen at
  * load time, where the processor has it). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
+AG_CLONES_AVX2
 static uint64_t violations_over_k(const double *restrict li, const double *restrict rj,
                                   double dij, size_t lo, size_t hi)
 {

@@ -1,13 +1,14 @@
 /* fiedler.c — the Fiedler value (family B's fiedler: the second-smallest
  * eigenvalue λ₂ of the normalised Laplacian L = I − D^{-1/2} W D^{-1/2};
  * Chung, Spectral Graph Theory, §1.2) by the Lanczos process with full
- * reorthogonalisation (Golub & Van Loan, Matrix Computations, §10.1) and a
- * certificate, instead of dsyevr's tridiagonal reduction (4n³/3 flops).
+ * reorthogonalisation (Golub & Van Loan, Matrix Computations, §10.1; the
+ * driver of analysis/lanczos.c) and a certificate, instead of dsyevr's
+ * tridiagonal reduction (4n³/3 flops).
  *
  * Deflation: L u = 0 for u = D^{1/2}𝟙/‖D^{1/2}𝟙‖ (L D^{1/2}𝟙 = D^{1/2}𝟙 −
- * D^{-1/2}W𝟙 = 0), so the process runs in u^⊥ (u is the first basis
- * vector, and every new vector is orthogonalised against it), where λ₂ is
- * the smallest eigenvalue and converges first (Parlett, The Symmetric
+ * D^{-1/2}W𝟙 = 0), so the process runs in u^⊥ (u is the driver's one
+ * deflated vector: every new vector is orthogonalised against it), where
+ * λ₂ is the smallest eigenvalue and converges first (Parlett, The Symmetric
  * Eigenvalue Problem, §12-4). Each step is one dsymv, O(n²).
  *
  * Certificate, for the Ritz vector y (unit) of the smallest Ritz value,
@@ -48,96 +49,53 @@
 #define FIEDLER_SEED 20240612UL
 
 
+/* The Lanczos driver's state (analysis/lanczos.c: row 0 of V = u, the
+ * deflated vector, row j + 1 = v_j) and the Laplacian it applies. */
 typedef struct {
+    ag_lanczos lz;
     const double *L; /* n×n row-major, lower triangle read */
     size_t n;
-    int kmax;
-    double *V;       /* (kmax + 1, n): row 0 = u, row j + 1 = v_j */
-    double *w, *y, *ly;
-    double *alpha, *beta, *h, *d, *e, *ritz, *z, *work; /* (kmax + 1) each; work 20·(kmax + 1) */
-    lapack_int *iwork; /* 10·(kmax + 1) + 4 */
+    double *y, *ly;  /* (n) each: the Ritz vector, L·y */
+    double theta, theta2; /* the two smallest Ritz values (θ₂ = +∞ when k = 1) */
 } fiedler_lanczos;
+
+static void fl_apply(const void *op, const double *v, double *out)
+{
+    const fiedler_lanczos *F = op;
+    cblas_dsymv(CblasRowMajor, CblasLower, (int)F->n, 1.0, F->L, (int)F->n, v, 1, 0.0, out, 1);
+}
 
 static int fl_init(fiedler_lanczos *F, const double *L, const double *u, size_t n,
                    ag_matrix_work *w)
 {
-    size_t kmax = n - 1 < FIEDLER_BASIS ? n - 1 : FIEDLER_BASIS, k1 = kmax + 1;
-    *F = (fiedler_lanczos){.L = L, .n = n, .kmax = (int)kmax};
-    F->V = ag_work_doubles(w, AG_WK_BASIS, k1 * n + 3 * n + 28 * k1);
-    F->iwork = ag_work_get(w, AG_WK_IWORK, (10 * k1 + 4) * sizeof *F->iwork);
+    size_t kmax = n - 1 < FIEDLER_BASIS ? n - 1 : FIEDLER_BASIS;
+    *F = (fiedler_lanczos){.lz = {.apply = fl_apply}, .L = L, .n = n};
+    F->lz.op = F;
+    int status = ag_lanczos_init(&F->lz, n, (int)kmax, 1, 2 * n, w);
     gsl_rng *rng = ag_work_rng(w, FIEDLER_SEED);
-    if (!F->V || !F->iwork || !rng)
+    if (status != AG_OK || !rng)
         return AG_ENOMEM;
-    /* the vectors of n, then those of k1 (z: two of them), then work */
-    double **part[] = {&F->w, &F->y, &F->ly, &F->alpha, &F->beta, &F->h,
-                       &F->d, &F->e, &F->ritz, &F->z, &F->work};
-    double *p = F->V + k1 * n;
-    for (size_t i = 0; i < sizeof part / sizeof *part; i++) {
-        *part[i] = p;
-        p += i < 3 ? n : i == 9 ? 2 * k1 : k1;
-    }
-    memcpy(F->V, u, n * sizeof *u);
-    double *v0 = F->V + n;
-    ag_fill_gaussian(rng, v0, n);
-    cblas_daxpy((int)n, -cblas_ddot((int)n, u, 1, v0, 1), u, 1, v0, 1);
-    cblas_dscal((int)n, 1.0 / cblas_dnrm2((int)n, v0, 1), v0, 1);
+    F->y = F->lz.extra;
+    F->ly = F->y + n;
+    memcpy(F->lz.V, u, n * sizeof *u);
+    ag_lanczos_start(&F->lz, rng);
     return AG_OK;
 }
 
-static void fl_apply(const fiedler_lanczos *F, const double *v, double *out)
+/* After step k: the two smallest eigenvalues of T_k and the unit
+ * eigenvector s of the smallest (ag_lanczos_ritz); stops when the
+ * estimated Kato–Temple term (β_k·|s_k|)² over half the gap to θ₂ is a
+ * quarter of the tolerance, or the Krylov space is invariant. */
+static int fl_test(void *ctx, ag_lanczos *lz, int k, double b, int *stop)
 {
-    cblas_dsymv(CblasRowMajor, CblasLower, (int)F->n, 1.0, F->L, (int)F->n, v, 1, 0.0, out, 1);
-}
-
-/* Against u and v_0..v_j (row j + 1 of V). */
-static double fl_reorthogonalise(fiedler_lanczos *F, int j)
-{
-    return ag_lanczos_reorthogonalise(F->V, j + 2, (int)F->n, F->w, F->h, j + 1, &F->alpha[j]);
-}
-
-/* The two smallest eigenvalues of T_k (θ₂ = +∞ when k = 1) and the unit
- * eigenvector s of the smallest, into F->z: dstevr, RANGE='I'. */
-static int fl_ritz(fiedler_lanczos *F, int k, double *theta, double *theta2)
-{
-    int want = k < 2 ? 1 : 2, k1 = F->kmax + 1;
-    memcpy(F->d, F->alpha, (size_t)k * sizeof *F->d);
-    memcpy(F->e, F->beta, (size_t)(k - 1) * sizeof *F->e);
-    lapack_int found = 0, *isuppz = F->iwork + 10 * k1;
-    lapack_int info = LAPACKE_dstevr_work(LAPACK_COL_MAJOR, 'V', 'I', k, F->d, F->e, 0.0, 0.0,
-                                          1, want, 0.0, &found, F->ritz, F->z, k, isuppz,
-                                          F->work, 20 * k1, F->iwork, 10 * k1);
-    if (info != 0 || found != want)
-        return AG_ELAPACK;
-    *theta = F->ritz[0];
-    *theta2 = want == 2 ? F->ritz[1] : INFINITY;
-    return AG_OK;
-}
-
-/* Lanczos steps until the estimated Kato–Temple term (β_k·|s_k|)² over
- * half the gap to θ₂ is a quarter of the tolerance (*k steps taken), or
- * the basis is full or invariant. */
-static int fl_run(fiedler_lanczos *F, double *theta, double *theta2, int *k)
-{
-    size_t n = F->n;
-    for (int j = 0; j < F->kmax; j++) {
-        double *vj = F->V + (size_t)(j + 1) * n;
-        fl_apply(F, vj, F->w);
-        F->alpha[j] = cblas_ddot((int)n, vj, 1, F->w, 1);
-        cblas_daxpy((int)n, -F->alpha[j], vj, 1, F->w, 1);
-        if (j > 0)
-            cblas_daxpy((int)n, -F->beta[j - 1], vj - n, 1, F->w, 1);
-        double b = fl_reorthogonalise(F, j);
-        *k = j + 1;
-        int status = fl_ritz(F, j + 1, theta, theta2);
-        if (status != AG_OK)
-            return status;
-        double r = b * fabs(F->z[j]), half_gap = 0.5 * (*theta2 - *theta);
-        if (b == 0 || j + 1 == F->kmax || (j > 0 && r * r <= 0.25 * FIEDLER_TOL * *theta * half_gap))
-            return AG_OK;
-        F->beta[j] = b;
-        cblas_dcopy((int)n, F->w, 1, vj + n, 1);
-        cblas_dscal((int)n, 1.0 / b, vj + n, 1);
-    }
+    fiedler_lanczos *F = ctx;
+    int want = k < 2 ? 1 : 2, status = ag_lanczos_ritz(lz, k, 1, want);
+    if (status != AG_OK)
+        return status;
+    F->theta = lz->ritz[0];
+    F->theta2 = want == 2 ? lz->ritz[1] : INFINITY;
+    double r = b * fabs(lz->z[k - 1]), half_gap = 0.5 * (F->theta2 - F->theta);
+    *stop = b == 0 || (k > 1 && r * r <= 0.25 * FIEDLER_TOL * F->theta * half_gap);
     return AG_OK;
 }
 
@@ -145,7 +103,7 @@ static int fl_run(fiedler_lanczos *F, double *theta, double *theta2, int *k)
 static void fl_ritz_vector(fiedler_lanczos *F, int k, double *theta, double *r)
 {
     int n = (int)F->n;
-    cblas_dgemv(CblasRowMajor, CblasTrans, k, n, 1.0, F->V + n, n, F->z, 1, 0.0, F->y, 1);
+    cblas_dgemv(CblasRowMajor, CblasTrans, k, n, 1.0, F->lz.V + n, n, F->lz.z, 1, 0.0, F->y, 1);
     cblas_dscal(n, 1.0 / cblas_dnrm2(n, F->y, 1), F->y, 1);
     fl_apply(F, F->y, F->ly);
     *theta = cblas_ddot(n, F->y, 1, F->ly, 1);
@@ -161,7 +119,7 @@ static int fl_inertia_ok(const fiedler_lanczos *F, double b, ag_matrix_work *w)
     double *m = ag_work_doubles(w, AG_WK_COPY2, n * n), c = 1.0 + b;
     if (!m)
         return -1;
-    const double *u = F->V, *y = F->y;
+    const double *u = F->lz.V, *y = F->y;
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j <= i; j++)
             m[i * n + j] = F->L[i * n + j] + c * (u[i] * u[j] + y[i] * y[j]);
@@ -180,13 +138,14 @@ int ag_fiedler_krylov(const double *L, const double *u, size_t n, ag_matrix_work
     double theta, theta2, r;
     int k = 0, status = fl_init(&F, L, u, n, w);
     if (status == AG_OK)
-        status = fl_run(&F, &theta, &theta2, &k);
+        status = ag_lanczos_run(&F.lz, fl_test, &F, &k);
     if (status != AG_OK)
         return status;
+    theta2 = F.theta2;
     fl_ritz_vector(&F, k, &theta, &r);
     double gamma = 8.0 * (double)n * DBL_EPSILON;
-    fl_apply(&F, u, F.w);
-    double a = cblas_dnrm2((int)n, F.w, 1) + gamma, b = 0.5 * (theta + theta2),
+    fl_apply(&F, u, F.lz.w);
+    double a = cblas_dnrm2((int)n, F.lz.w, 1) + gamma, b = 0.5 * (theta + theta2),
            bp = b - (double)n * (double)(n + 1) * DBL_EPSILON * (4 + 3 * b) * 1.01;
     if (!(theta >= FIEDLER_FLOOR && isfinite(theta2) && theta - r > a && theta + r < bp))
         return AG_OK;

@@ -63,9 +63,7 @@ typedef int64_t v4i __attribute__((vector_size(32)));
  * Σ x·0 is ±0 or NaN in any order: the lanes give scalar's answers, bit
  * for bit (x86-64: an AVX2 clone chosen at load time where the processor
  * has it). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
+AG_CLONES_AVX2
 static int finite_max_abs(const double *x, size_t count, double *amax)
 {
     /* Σ x·0 is ±0 while every x is finite, NaN from the first NaN or Inf

@@ -763,10 +763,12 @@ typedef struct {
     double *s3;      /* (n, lin_wmax) */
 } jtj_op;
 
-static void jtj(const jtj_op *op, const double *v, double *w)
+/* w = JᵀJ v (an ag_lanczos_apply; op a jtj_op). */
+static void jtj(const void *op, const double *v, double *w)
 {
-    jvp(op->L, v, op->u, op->s1, op->s2, op->s3);
-    vjp_inplace(op->L, op->u, w, op->s1, op->s2, op->s3);
+    const jtj_op *o = op;
+    jvp(o->L, v, o->u, o->s1, o->s2, o->s3);
+    vjp_inplace(o->L, o->u, w, o->s1, o->s2, o->s3);
 }
 
 /* Largest eigenpair of the k×k symmetric tridiagonal (alpha, beta): θ and
@@ -785,139 +787,89 @@ static int tridiag_top(const double *alpha, const double *beta, int k, double *t
     return AG_OK;
 }
 
-/* Lanczos workspace: the basis and the tridiagonal's scratch. */
-typedef struct {
-    size_t N;   /* n·d, the dimension of vec(X) */
-    int m;      /* basis size */
-    double *V;  /* (m, N) basis, row j = v_j */
-    double *w;  /* (N) */
-    double *u;  /* (n·n + 2·n·d_h + n·lin_wmax) scratch of the JᵀJ product */
-    double *alpha, *beta, *h, *s, *dd, *ee; /* (m) each */
-    double *z;  /* (m, m) */
-} lz_ws;
-
-static void lz_free(lz_ws *ws)
-{
-    free(ws->V);
-    free(ws->w);
-    free(ws->u);
-    free(ws->alpha);
-    free(ws->beta);
-    free(ws->h);
-    free(ws->s);
-    free(ws->z);
-    free(ws->dd);
-    free(ws->ee);
-}
-
-static int lz_alloc(lz_ws *ws, const ag_head_lin *L, size_t basis)
-{
-    size_t N = L->n * L->d, m = N < basis ? N : basis;
-    *ws = (lz_ws){.N = N, .m = (int)m};
-    ws->V = malloc(m * N * sizeof *ws->V);
-    ws->w = malloc(N * sizeof *ws->w);
-    ws->u = malloc((L->n * L->n + 2 * L->n * L->dh + L->n * lin_wmax(L)) * sizeof *ws->u);
-    ws->alpha = malloc(m * sizeof(double));
-    ws->beta = malloc(m * sizeof(double));
-    ws->h = malloc(m * sizeof(double));
-    ws->s = malloc(m * sizeof(double));
-    ws->z = malloc(m * m * sizeof(double));
-    ws->dd = malloc(m * sizeof(double));
-    ws->ee = malloc(m * sizeof(double));
-    if (ws->V && ws->w && ws->u && ws->alpha && ws->beta && ws->h && ws->s && ws->z && ws->dd &&
-        ws->ee)
-        return AG_OK;
-    lz_free(ws);
-    return AG_ENOMEM;
-}
-
-/* w ← w − V_{0..j} (V_{0..j}ᵀ w), twice (full reorthogonalisation: in
- * floating point one pass leaves a residue of the size of the lost
- * orthogonality). The removed component along v_j corrects α_j. */
-static void lz_reorthogonalise(lz_ws *ws, int j)
-{
-    for (int pass = 0; pass < 2; pass++) {
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, j + 1, (int)ws->N, 1.0, ws->V, (int)ws->N,
-                    ws->w, 1, 0.0, ws->h, 1);
-        cblas_dgemv(CblasRowMajor, CblasTrans, j + 1, (int)ws->N, -1.0, ws->V, (int)ws->N,
-                    ws->h, 1, 1.0, ws->w, 1);
-        ws->alpha[j] += ws->h[j];
-    }
-}
-
 enum { LZ_CONVERGED, LZ_CAPPED, LZ_FULL };
 
-/* One Lanczos run on JᵀJ from the unit vector v_0 until convergence, the
- * product cap, or a full basis. *k is the basis size reached, *theta the top
- * Ritz value and *res its residual bound β_k·|s_k|. */
-static int lz_sweep(lz_ws *ws, const jtj_op *op, ag_lanczos_info *inf, int *k, double *theta,
-                    double *res, int *state, ag_error *err)
+/* The Lanczos driver (analysis/lanczos.c) on JᵀJ, always two Gram–Schmidt
+ * passes, and what its test keeps: the top Ritz value θ, its residual
+ * bound β_k·|s_k| and how the run ended. */
+typedef struct {
+    ag_lanczos lz;       /* V (m, N), m = min(N, basis); extra: u, z, s */
+    jtj_op op;
+    double *z;           /* (m, m) T_k's eigenvectors */
+    double *s;           /* (m) the top one */
+    ag_lanczos_info *inf;
+    double theta, res;
+    int state;
+} lz_ws;
+
+static int lz_alloc(lz_ws *ws, const ag_head_lin *L, size_t basis, ag_matrix_work *w)
 {
-    size_t N = ws->N;
-    *state = LZ_FULL;
-    for (int j = 0; j < ws->m; j++) {
-        double *vj = ws->V + (size_t)j * N;
-        jtj(op, vj, ws->w);
-        inf->products++;
-        ws->alpha[j] = cblas_ddot((int)N, vj, 1, ws->w, 1);
-        cblas_daxpy((int)N, -ws->alpha[j], vj, 1, ws->w, 1);
-        if (j > 0)
-            cblas_daxpy((int)N, -ws->beta[j - 1], vj - N, 1, ws->w, 1);
-        lz_reorthogonalise(ws, j);
-        double b = cblas_dnrm2((int)N, ws->w, 1);
-        *k = j + 1;
-        int rc = tridiag_top(ws->alpha, ws->beta, *k, theta, ws->s, ws->z, ws->dd, ws->ee);
-        if (rc != AG_OK)
-            return ag_error_set(err, rc, "stability: the tridiagonal eigensolver (dstev) failed");
-        *theta = fmax(*theta, 0.0); /* JᵀJ is positive semi-definite */
-        *res = b * fabs(ws->s[*k - 1]);
-        /* b = 0: the Krylov space is invariant, θ is exact. */
-        if (*res <= LZ_TOL * *theta || b == 0 || (size_t)*k == N) {
-            *state = LZ_CONVERGED;
-            if (b == 0)
-                *res = 0;
-            return AG_OK;
-        }
-        if (inf->products >= LZ_MAX_PRODUCTS) {
-            *state = LZ_CAPPED;
-            return AG_OK;
-        }
-        if (j + 1 < ws->m) {
-            ws->beta[j] = b;
-            cblas_dcopy((int)N, ws->w, 1, vj + N, 1);
-            cblas_dscal((int)N, 1.0 / b, vj + N, 1);
-        }
+    size_t N = L->n * L->d, m = N < basis ? N : basis, nn = L->n * L->n,
+           ndh = L->n * L->dh, nu = nn + 2 * ndh + L->n * lin_wmax(L);
+    *ws = (lz_ws){.lz = {.apply = jtj, .twice = 1}};
+    if (m > INT_MAX || ag_lanczos_init(&ws->lz, N, (int)m, 0, nu + m * m + m, w) != AG_OK)
+        return AG_ENOMEM;
+    double *u = ws->lz.extra;
+    ws->op = (jtj_op){.L = L, .u = u, .s1 = u + nn, .s2 = u + nn + ndh, .s3 = u + nn + 2 * ndh};
+    ws->lz.op = &ws->op;
+    ws->z = u + nu;
+    ws->s = ws->z + m * m;
+    return AG_OK;
+}
+
+/* After step k (an ag_lanczos_test): θ and its residual bound; stops on
+ * convergence or at the product cap. */
+static int lz_test(void *ctx, ag_lanczos *lz, int k, double b, int *stop)
+{
+    lz_ws *ws = ctx;
+    ws->inf->products++;
+    int rc = tridiag_top(lz->alpha, lz->beta, k, &ws->theta, ws->s, ws->z, lz->d, lz->e);
+    if (rc != AG_OK)
+        return rc;
+    ws->theta = fmax(ws->theta, 0.0); /* JᵀJ is positive semi-definite */
+    ws->res = b * fabs(ws->s[k - 1]);
+    /* b = 0: the Krylov space is invariant, θ is exact. */
+    if (ws->res <= LZ_TOL * ws->theta || b == 0 || (size_t)k == lz->q) {
+        ws->state = LZ_CONVERGED;
+        if (b == 0)
+            ws->res = 0;
+    } else if (ws->inf->products >= LZ_MAX_PRODUCTS) {
+        ws->state = LZ_CAPPED;
     }
+    *stop = ws->state != LZ_FULL;
     return AG_OK;
 }
 
 /* Lanczos with restarts: a full basis restarts from the top Ritz vector. */
-static int lz_run(lz_ws *ws, const jtj_op *op, ag_lanczos_info *inf, double *theta, double *res,
-                  ag_error *err)
+static int lz_run(lz_ws *ws, ag_error *err)
 {
-    size_t N = ws->N;
+    int N = (int)ws->lz.q;
+    double *V = ws->lz.V;
     for (;;) {
-        double nv = cblas_dnrm2((int)N, ws->V, 1);
+        double nv = cblas_dnrm2(N, V, 1);
         if (!(nv > 0)) { /* the start (a Ritz vector) vanished: JᵀJ = 0 on it */
-            *theta = *res = 0;
+            ws->theta = ws->res = 0;
             return AG_OK;
         }
-        cblas_dscal((int)N, 1.0 / nv, ws->V, 1);
-        int k = 0, state, rc = lz_sweep(ws, op, inf, &k, theta, res, &state, err);
-        if (rc != AG_OK || state == LZ_CONVERGED)
-            return rc;
-        if (state == LZ_CAPPED) {
-            if (*res <= LZ_ACCEPT * *theta)
+        cblas_dscal(N, 1.0 / nv, V, 1);
+        ws->state = LZ_FULL;
+        int k = 0, rc = ag_lanczos_run(&ws->lz, lz_test, ws, &k);
+        if (rc != AG_OK)
+            return ag_error_set(err, rc, "stability: the tridiagonal eigensolver (dstev) failed");
+        if (ws->state == LZ_CONVERGED)
+            return AG_OK;
+        if (ws->state == LZ_CAPPED) {
+            if (ws->res <= LZ_ACCEPT * ws->theta)
                 return AG_OK;
             return ag_error_set(err, AG_ELAPACK, "stability: Lanczos for the Jacobian norm did not "
                                 "converge in %d products (relative residual %.2g)",
-                                inf->products, *theta > 0 ? *res / *theta : *res);
+                                ws->inf->products,
+                                ws->theta > 0 ? ws->res / ws->theta : ws->res);
         }
         /* y = V s, the top Ritz vector, becomes v_0. */
-        cblas_dgemv(CblasRowMajor, CblasTrans, k, (int)N, 1.0, ws->V, (int)N, ws->s, 1, 0.0,
-                    ws->w, 1);
-        cblas_dcopy((int)N, ws->w, 1, ws->V, 1);
-        inf->restarts++;
+        cblas_dgemv(CblasRowMajor, CblasTrans, k, N, 1.0, V, N, ws->s, 1, 0.0, ws->lz.w, 1);
+        cblas_dcopy(N, ws->lz.w, 1, V, 1);
+        ws->inf->restarts++;
     }
 }
 
@@ -933,29 +885,28 @@ int ag_jacobian_norm_basis(const ag_head_lin *L, size_t basis, double *norm,
     if (!L || !norm || basis < 2)
         return ag_error_set(err, AG_EINVAL, "stability: missing argument to the Jacobian norm");
     lz_ws ws;
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!rng || lz_alloc(&ws, L, basis) != AG_OK) {
-        gsl_rng_free(rng);
+    ag_matrix_work *w = NULL;
+    gsl_rng *rng = NULL;
+    if (ag_matrix_work_new(&w, NULL) != AG_OK || lz_alloc(&ws, L, basis, w) != AG_OK ||
+        !(rng = ag_work_rng(w, LZ_START_SEED))) {
+        ag_matrix_work_free(w);
         return ag_error_set(err, AG_ENOMEM, "stability: out of memory for the Lanczos basis "
                             "(%zu vectors of %zu)", basis, L->n * L->d);
     }
-    size_t nn = L->n * L->n, ndh = L->n * L->dh;
-    jtj_op op = {.L = L, .u = ws.u, .s1 = ws.u + nn, .s2 = ws.u + nn + ndh, .s3 = ws.u + nn + 2 * ndh};
-    /* Deterministic start: Gaussian entries of a fixed-seed generator. */
-    gsl_rng_set(rng, LZ_START_SEED);
-    ag_fill_gaussian(rng, ws.V, ws.N);
-    gsl_rng_free(rng);
+    /* Deterministic start: Gaussian entries of a fixed-seed generator,
+     * normalised by lz_run. */
+    ag_fill_gaussian(rng, ws.lz.V, ws.lz.q);
     ag_lanczos_info inf = {0};
-    double theta = 0, res = INFINITY;
-    int rc = lz_run(&ws, &op, &inf, &theta, &res, err);
+    ws.inf = &inf;
+    int rc = lz_run(&ws, err);
     if (rc == AG_OK) {
-        *norm = sqrt(theta);
-        inf.residual = res;
-        inf.rel_bound = theta > 0 ? res / (2 * theta) : 0;
+        *norm = sqrt(ws.theta);
+        inf.residual = ws.res;
+        inf.rel_bound = ws.theta > 0 ? ws.res / (2 * ws.theta) : 0;
         if (info)
             *info = inf;
     }
-    lz_free(&ws);
+    ag_matrix_work_free(w);
     return rc;
 }
 

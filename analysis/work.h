@@ -21,6 +21,8 @@ typedef enum {
     AG_WK_BASIS,   /* the Lanczos basis and its vectors (analysis/lanczos.c) */
     AG_WK_LWORK,   /* LAPACK WORK, within one call (analysis/linalg.c) */
     AG_WK_IWORK,   /* LAPACK IWORK and integer arrays, within one call */
+    AG_WK_INPUT,   /* the matrix itself, widened by the caller into the
+                      workspace (src/run/heads.c); no family touches it */
     AG_WK_COUNT
 } ag_work_slot;
 

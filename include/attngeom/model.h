@@ -566,6 +566,11 @@ typedef struct {
     const double *x_kv;   /* appended: (n_kv, d) the input of K and V: x, or
                              for cross-attention the encoder's last hidden
                              state (after its final norm) */
+    const float *attn_f32; /* appended: (n_head, n, n_kv) the float32 pass's
+                             own probabilities, of which attn is the exact
+                             widening (NULL in a float64 pass). With
+                             ag_forward_options.attn_f32 the pass gives
+                             these alone (attn NULL) */
 } ag_layer_view;
 
 /* Copy the attention of the view's heads h with head_on[h] set (head_on
@@ -639,6 +644,13 @@ typedef struct {
                                scores are formed from (ag_layer_view.q, .k:
                                a copy into doubles of every head's, which
                                only family K reads); 0 (default): NULL */
+    int attn_f32;           /* appended: 1 in a float32 pass gives the layer
+                               callback the probabilities as the pass holds
+                               them (ag_layer_view.attn_f32) and attn NULL:
+                               no (n_head, n, n_kv) double copy is made, for
+                               a caller that widens one head at a time
+                               (ag_run_layer_heads.attn_f32). A float64
+                               pass ignores it */
 } ag_forward_options;
 #define AG_FORWARD_OPTIONS_DEFAULT \
     {.size = sizeof(ag_forward_options), .precision = AG_PRECISION_F32}

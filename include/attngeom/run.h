@@ -527,6 +527,11 @@ typedef struct {
                                    n_kv keys, K q (n) and k (n_kv) rows */
     int stack;                  /* appended: the records' ag_stack (0: none;
                                    ag_record_set_stack) */
+    const float *attn_f32;      /* appended: with attn NULL, the attention in
+                                   float32 (ag_layer_view.attn_f32), each head
+                                   widened exactly when its task runs, into
+                                   its worker's workspace: no double copy of
+                                   the layer */
 } ag_run_layer_heads;
 /* Kind 3 of core.h's ABI rule: start from it. */
 #define AG_RUN_LAYER_HEADS_DEFAULT {.size = sizeof(ag_run_layer_heads), .text = -1}

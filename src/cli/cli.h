@@ -566,6 +566,14 @@ int cli_s2s_decoder_counts(const struct cli_model_run *r, const char *cmd, size_
  * decoder, cross or decoder_hidden: "DIR: <options> need an
  * encoder-decoder model (t5, bart, whisper) and its target" printed, 1. */
 int cli_s2s_need_pair(const struct cli_model_run *r, const cli_s2s_paths *p, const char *options);
+/* Consume --decoder and --cross into p's decoder and cross (rollout,
+ * similarity). 1 consumed, 0 not ours, -1 usage error printed. */
+int cli_s2s_option(cli_s2s_paths *p, const char *cmd, int argc, char **argv, int *i);
+/* -o, --decoder and --cross as the command's arrays, the records going to
+ * standard output: -o's path moves from r->common.out_path to p->out,
+ * r->outs names the three and the records. Returns the first of them
+ * given (NULL: none), *opt its option. */
+const char *cli_s2s_arrays(struct cli_model_run *r, cli_s2s_paths *p, const char **opt);
 
 /* Consume --target and --target-tokens (and mark in as taking them). 1
  * consumed, 0 not ours, -1 usage error printed. */

@@ -172,12 +172,9 @@ static cli_s2s_paths rollout_s2s; /* --decoder, --cross */
 
 static int rollout_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    const char **dst = cli_is_option(argv[*i], "--decoder") ? &rollout_s2s.decoder
-                       : cli_is_option(argv[*i], "--cross") ? &rollout_s2s.cross
-                                                            : NULL;
-    if (dst)
-        return (*dst = cli_option_value("rollout", argv[*i], argc, argv, i)) ? 1 : -1;
-    int used = cli_target_option(&r->input, "rollout", argc, argv, i);
+    int used = cli_s2s_option(&rollout_s2s, "rollout", argc, argv, i);
+    if (!used)
+        used = cli_target_option(&r->input, "rollout", argc, argv, i);
     return used ? used : cli_lens_option(&rollout_lens, "rollout", 0, argc, argv, i);
 }
 
@@ -212,17 +209,12 @@ int cmd_rollout(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (cli_lens_parsed(&rollout_lens, "rollout", &r.common))
         return EXIT_USAGE;
-    /* -o (and --decoder, --cross) are the rollout arrays; the records go
-     * to standard output. */
-    const char *npy_path = rollout_s2s.out = r.common.out_path;
-    r.common.out_path = NULL;
-    /* the first array named: the one the one-text rules name */
-    const char *any = npy_path ? npy_path : rollout_s2s.decoder ? rollout_s2s.decoder
-                                                                : rollout_s2s.cross;
-    const char *opt = any == npy_path ? "-o" : any == rollout_s2s.decoder ? "--decoder" : "--cross";
+    /* -o (and --decoder, --cross) are the rollout arrays; the first one
+     * named is the one the one-text rules name */
+    const char *opt, *any = cli_s2s_arrays(&r, &rollout_s2s, &opt);
     if (any && (r.input.text_file || r.input.image_file || r.input.audio_file))
         return cli_usage_error("rollout", "%s takes one input, not %s",
-                               any == npy_path ? "-o R.npy" : any == rollout_s2s.decoder
+                               any == rollout_s2s.out ? "-o R.npy" : any == rollout_s2s.decoder
                                    ? "--decoder DEC.npy" : "--cross CROSS.npy",
                                r.input.text_file ? "--text-file" : r.input.image_file ? "--image-file"
                                                                   : "--audio-file");
@@ -230,10 +222,6 @@ int cmd_rollout(int argc, char **argv)
         return EXIT_USAGE;
     if (any && r.input.tokens_file)
         r.single = "rollout -o R.npy";
-    r.outs[0] = (cli_path){"-o", npy_path};
-    r.outs[1] = (cli_path){"--decoder", rollout_s2s.decoder};
-    r.outs[2] = (cli_path){"--cross", rollout_s2s.cross};
-    r.outs[3] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "rollout", 0);
     if (rc == 0)
         rc = cli_lens_set(&rollout_lens, r.opt);

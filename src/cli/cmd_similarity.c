@@ -246,12 +246,9 @@ static cli_lens similarity_lens;
 
 static int similarity_option(cli_model_run *r, int argc, char **argv, int *i)
 {
-    const char **dst = cli_is_option(argv[*i], "--decoder") ? &similarity_s2s.decoder
-                       : cli_is_option(argv[*i], "--cross") ? &similarity_s2s.cross
-                                                            : NULL;
-    if (dst)
-        return (*dst = cli_option_value("similarity", argv[*i], argc, argv, i)) ? 1 : -1;
-    int used = cli_target_option(&r->input, "similarity", argc, argv, i);
+    int used = cli_s2s_option(&similarity_s2s, "similarity", argc, argv, i);
+    if (!used)
+        used = cli_target_option(&r->input, "similarity", argc, argv, i);
     return used ? used : cli_lens_option(&similarity_lens, "similarity", 0, argc, argv, i);
 }
 
@@ -267,21 +264,10 @@ int cmd_similarity(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (cli_lens_parsed(&similarity_lens, "similarity", &r.common))
         return EXIT_USAGE;
-    /* -o (and --decoder, --cross) are distance matrices; the records go
-     * to standard output. */
-    const char *npy_path = similarity_s2s.out = r.common.out_path;
-    r.common.out_path = NULL;
-    const char *any = npy_path ? npy_path : similarity_s2s.decoder ? similarity_s2s.decoder
-                                                                   : similarity_s2s.cross;
-    if (cli_lens_one_array(&similarity_lens, "similarity",
-                           any == npy_path ? "-o" : any == similarity_s2s.decoder ? "--decoder"
-                                                                                  : "--cross",
-                           any))
+    /* -o (and --decoder, --cross) are distance matrices */
+    const char *opt, *any = cli_s2s_arrays(&r, &similarity_s2s, &opt);
+    if (cli_lens_one_array(&similarity_lens, "similarity", opt, any))
         return EXIT_USAGE;
-    r.outs[0] = (cli_path){"-o", npy_path};
-    r.outs[1] = (cli_path){"--decoder", similarity_s2s.decoder};
-    r.outs[2] = (cli_path){"--cross", similarity_s2s.cross};
-    r.outs[3] = (cli_path){"the records", "-"};
     rc = cli_model_run_prepare(&r, "similarity", 0);
     if (rc == 0)
         rc = cli_lens_set(&similarity_lens, r.opt);

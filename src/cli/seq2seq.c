@@ -67,11 +67,22 @@ static double *hidden_buffer(const ag_model *m, size_t n)
     return h;
 }
 
-/* Open path (when given) for an array of the given shape. */
-static int open_npy(cli_outputs *tx, const char *path, int ndim, const size_t *shape,
-                    ag_npy_writer **w)
+/* An output array: its path (NULL: not asked for), shape and writer. */
+typedef struct {
+    const char *path;
+    int ndim;
+    const size_t *shape;
+    ag_npy_writer **w;
+} s2s_array;
+
+/* Opens each array asked for, in order, until one fails. */
+static int open_arrays(cli_outputs *tx, const s2s_array *a, size_t count)
 {
-    return path ? cli_outputs_npy(tx, path, ndim, shape, w) : 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < count; i++)
+        if (a[i].path)
+            rc = cli_outputs_npy(tx, a[i].path, a[i].ndim, a[i].shape, a[i].w);
+    return rc;
 }
 
 /* The pass, then the hidden states written whole. */
@@ -103,7 +114,10 @@ static int s2s_pass(cli_model_run *r, const cli_seq *s, s2s_ctx *c, double *eh, 
     return c->err.status ? cli_fail_error(&c->err) : cli_model_run_fail(r, s, &err);
 }
 
-int cli_attention_seq2seq(cli_model_run *r, const cli_seq *s, const cli_s2s_paths *p)
+/* `attention`'s arrays of a pair: probabilities and scores per stack
+ * (layers, heads, queries, keys), hidden states (L + 1, n, d) per stack. */
+static int open_attention_arrays(cli_model_run *r, const cli_seq *s, const cli_s2s_paths *p,
+                                 cli_outputs *tx, s2s_ctx *c, ag_npy_writer *hw[2])
 {
     const ag_model *dec = ag_seq2seq_stack(r->pair, AG_STACK_DECODER);
     const ag_model_config *ge = ag_model_get_config(r->model), *gd = ag_model_get_config(dec);
@@ -114,26 +128,28 @@ int cli_attention_seq2seq(cli_model_run *r, const cli_seq *s, const cli_s2s_path
            cross_shape[4] = {dl, dh, nt, ns},
            ehs[3] = {(size_t)ge->n_layer + 1, ns, (size_t)ge->d_model},
            dhs[3] = {(size_t)gd->n_layer + 1, nt, (size_t)gd->d_model};
+    const s2s_array a[] = {
+        {p->out, 4, enc_shape, &c->w[AG_STACK_ENCODER]},
+        {p->decoder, 4, dec_shape, &c->w[AG_STACK_DECODER]},
+        {p->cross, 4, cross_shape, &c->w[AG_STACK_CROSS]},
+        {p->scores, 4, enc_shape, &c->ws[AG_STACK_ENCODER]},
+        {p->decoder_scores, 4, dec_shape, &c->ws[AG_STACK_DECODER]},
+        {p->cross_scores, 4, cross_shape, &c->ws[AG_STACK_CROSS]},
+        {p->hidden, 3, ehs, &hw[0]},
+        {p->decoder_hidden, 3, dhs, &hw[1]},
+    };
+    return rc == 0 ? open_arrays(tx, a, sizeof a / sizeof *a) : rc;
+}
+
+int cli_attention_seq2seq(cli_model_run *r, const cli_seq *s, const cli_s2s_paths *p)
+{
+    const ag_model *dec = ag_seq2seq_stack(r->pair, AG_STACK_DECODER);
+    size_t ns = s->n, nt = s->target ? s->n_target : r->n_target;
     s2s_ctx c = {0};
     ag_npy_writer *hw[2] = {NULL, NULL};
     double *ebuf = NULL, *dbuf = NULL;
     cli_outputs tx = {0};
-    if (rc == 0)
-        rc = open_npy(&tx, p->out, 4, enc_shape, &c.w[AG_STACK_ENCODER]);
-    if (rc == 0)
-        rc = open_npy(&tx, p->decoder, 4, dec_shape, &c.w[AG_STACK_DECODER]);
-    if (rc == 0)
-        rc = open_npy(&tx, p->cross, 4, cross_shape, &c.w[AG_STACK_CROSS]);
-    if (rc == 0)
-        rc = open_npy(&tx, p->scores, 4, enc_shape, &c.ws[AG_STACK_ENCODER]);
-    if (rc == 0)
-        rc = open_npy(&tx, p->decoder_scores, 4, dec_shape, &c.ws[AG_STACK_DECODER]);
-    if (rc == 0)
-        rc = open_npy(&tx, p->cross_scores, 4, cross_shape, &c.ws[AG_STACK_CROSS]);
-    if (rc == 0)
-        rc = open_npy(&tx, p->hidden, 3, ehs, &hw[0]);
-    if (rc == 0)
-        rc = open_npy(&tx, p->decoder_hidden, 3, dhs, &hw[1]);
+    int rc = open_attention_arrays(r, s, p, &tx, &c, hw);
     if (rc == 0 && p->hidden && !(ebuf = hidden_buffer(r->model, ns)))
         rc = 1;
     if (rc == 0 && p->decoder_hidden && !(dbuf = hidden_buffer(dec, nt)))
@@ -157,13 +173,12 @@ int cli_rollout_seq2seq_open(cli_model_run *r, const cli_seq *s, const cli_s2s_p
                       ag_model_get_config(dec)->n_layer - 1);
     size_t enc_shape[3] = {ag_selection_count(r->layers), ns, ns}, dec_shape[3] = {dl, nt, nt},
            cross_shape[2] = {nt, ns};
-    if (rc == 0)
-        rc = open_npy(tx, p->out, 3, enc_shape, &w->w[AG_STACK_ENCODER]);
-    if (rc == 0)
-        rc = open_npy(tx, p->decoder, 3, dec_shape, &w->w[AG_STACK_DECODER]);
-    if (rc == 0)
-        rc = open_npy(tx, p->cross, 2, cross_shape, &w->w[AG_STACK_CROSS]);
-    return rc;
+    const s2s_array a[] = {
+        {p->out, 3, enc_shape, &w->w[AG_STACK_ENCODER]},
+        {p->decoder, 3, dec_shape, &w->w[AG_STACK_DECODER]},
+        {p->cross, 2, cross_shape, &w->w[AG_STACK_CROSS]},
+    };
+    return rc == 0 ? open_arrays(tx, a, sizeof a / sizeof *a) : rc;
 }
 
 int cli_s2s_need_pair(const cli_model_run *r, const cli_s2s_paths *p, const char *options)
@@ -173,4 +188,26 @@ int cli_s2s_need_pair(const cli_model_run *r, const cli_s2s_paths *p, const char
         return 0;
     return cli_fail("%s: %s need%s an encoder-decoder model (t5, bart, whisper) and its target",
                     r->model_dir, options, strchr(options, ' ') ? "" : "s");
+}
+
+int cli_s2s_option(cli_s2s_paths *p, const char *cmd, int argc, char **argv, int *i)
+{
+    const char **dst = cli_is_option(argv[*i], "--decoder") ? &p->decoder
+                       : cli_is_option(argv[*i], "--cross") ? &p->cross
+                                                            : NULL;
+    if (!dst)
+        return 0;
+    return (*dst = cli_option_value(cmd, argv[*i], argc, argv, i)) ? 1 : -1;
+}
+
+const char *cli_s2s_arrays(cli_model_run *r, cli_s2s_paths *p, const char **opt)
+{
+    p->out = r->common.out_path;
+    r->common.out_path = NULL;
+    r->outs[0] = (cli_path){"-o", p->out};
+    r->outs[1] = (cli_path){"--decoder", p->decoder};
+    r->outs[2] = (cli_path){"--cross", p->cross};
+    r->outs[3] = (cli_path){"the records", "-"};
+    *opt = p->out ? "-o" : p->decoder ? "--decoder" : "--cross";
+    return p->out ? p->out : p->decoder ? p->decoder : p->cross;
 }

@@ -174,13 +174,15 @@ int ag_model_position_bias(const ag_model *m, size_t n, int h, double *out, ag_e
                             "positions)", ag_model_type(m));
     if (h < 0 || h >= g->n_head)
         return ag_error_set(err, AG_ERANGE, "head %d is outside 0..%d", h, g->n_head - 1);
-    /* forward_tmpl.h rel_bias_table's entries, head h's */
+    /* the pass's table (forward_tmpl.h rel_bias_table), head h's */
+    double *t = malloc((2 * n - 1) * sizeof *t);
+    if (!t)
+        return ag_error_set(err, AG_ENOMEM, "out of memory for a position bias of %zu tokens",
+                            n);
+    agm_t5_bias_diagonals(m, n, h, t);
     for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++) {
-            int b = agm_t5_bucket((int)j - (int)i, !g->causal, m->rel_buckets,
-                                  m->rel_max_distance);
-            out[i * n + j] = agm_at(&m->rel_bias, (size_t)b * (size_t)g->n_head + (size_t)h);
-        }
+        memcpy(out + i * n, t + n - 1 - i, n * sizeof *t);
+    free(t);
     return AG_OK;
 }
 

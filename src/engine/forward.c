@@ -26,12 +26,27 @@
 /* Fixed task sizes (docs/engine.md, "Threads"): they decide how work is
  * split, and never depend on the thread count. The own sgemm computes the
  * same bytes however a product is split; cblas_sgemm may not, so the split
- * of a projection is part of what it computes there (sgemm.h). 512 columns:
- * OpenBLAS packs the whole input once per call, which at 128 cost 5 % of
- * the pass (bench/bench_forward_floor.c). */
-#define LIN_COLS 512            /* output columns of a projection per task */
+ * of a projection is part of what it computes there (sgemm.h): lin_cols,
+ * from the projection's shape alone. OpenBLAS packs the whole input once
+ * per call, which at 128 columns cost 5 % of the pass
+ * (bench/bench_forward_floor.c). */
+#define LIN_COLS_MAX 1024       /* output columns of a projection per task, at most */
 #define ROW_BLOCK 16            /* tokens per task of a row-wise step */
 #define CONV_CHUNK ((size_t)1 << 16) /* weights converted per task */
+
+/* Output columns per task of a projection with `out` of them: the fewest
+ * tasks of at most LIN_COLS_MAX columns, and at least two (a pool of two
+ * splits every projection), 64 columns apart. Each task's sgemm packs the
+ * whole input again, so fewer tasks pack less (GPT-2 small: 10 tasks a
+ * layer where 512 columns made 15). Fixed by the shape alone. */
+static size_t lin_cols(size_t out)
+{
+    size_t tasks = (out + LIN_COLS_MAX - 1) / LIN_COLS_MAX;
+    if (tasks < 2)
+        tasks = 2;
+    size_t cols = ((out + tasks - 1) / tasks + 63) / 64 * 64;
+    return cols ? cols : 64;
+}
 
 /* A zeroed buffer of a pass. One of 2 MiB or more is 2 MiB-aligned and
  * asks for transparent huge pages: a pass's big buffers (attention, its
@@ -387,6 +402,16 @@ int agm_t5_bucket(int rel, int bidirectional, int num_buckets, int max_distance)
               (float)(num_buckets - max_exact);
     int large = max_exact + (int)v;
     return ret + (large < num_buckets - 1 ? large : num_buckets - 1);
+}
+
+void agm_t5_bias_diagonals(const ag_model *m, size_t n, int h, double *t)
+{
+    size_t H = (size_t)m->cfg.n_head;
+    for (size_t k = 0; k + 1 < 2 * n; k++) {
+        int b = agm_t5_bucket((int)k - (int)(n - 1), !m->cfg.causal, m->rel_buckets,
+                              m->rel_max_distance);
+        t[k] = agm_at(&m->rel_bias, (size_t)b * H + (size_t)h);
+    }
 }
 
 /* rc with err's message prefixed by which sequence failed. */

@@ -14,7 +14,7 @@
  *
  * Parallel, deterministic (docs/engine.md, "Threads"): every step of a layer
  * is split into tasks of opt->pool by a fixed rule — a projection by blocks
- * of LIN_COLS output columns, attention by head, row-wise steps (norms,
+ * of lin_cols(out) output columns (forward.c), attention by head, row-wise steps (norms,
  * residual adds, gating) by blocks of ROW_BLOCK tokens — and each task
  * writes only its own part, computed as it would be alone: the bytes do not
  * depend on the pool.
@@ -116,7 +116,7 @@ static int FN(want)(R **p, int need, size_t cnt)
 static size_t FN(scratch_len)(const ag_model_config *g, size_t n)
 {
     agk_head c = {.head_dim = g->head_dim};
-    size_t a = FN(agk_attend_scratch)(&c, n), b = IS_F64 ? 0 : agm_sgemm_scratch(LIN_COLS);
+    size_t a = FN(agk_attend_scratch)(&c, n), b = IS_F64 ? 0 : agm_sgemm_scratch(LIN_COLS_MAX);
     size_t len = (a > b ? a : b) + 1, per_line = 64 / sizeof(R);
     return (len + per_line - 1) / per_line * per_line;
 }
@@ -140,7 +140,7 @@ static int FN(ws_moe)(FN(ws) *s, const ag_model_config *g, size_t n)
 }
 
 static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, size_t keys, ag_pool *pool,
-                        int want_pd, int want_sd, int want_qk)
+                        int want_pd, int want_sd, int want_qk, int f32_attn)
 {
     const ag_model_config *g = &m->cfg;
     size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim,
@@ -175,7 +175,7 @@ static int FN(ws_alloc)(FN(ws) *s, const ag_model *m, size_t n, size_t keys, ag_
         ok = (s->qd = malloc(n * dq * sizeof(double))) && (s->kd = malloc(n * dq * sizeof(double)));
     if (ok && !IS_F64) // X for the callbacks and hidden states; P only for a layer callback
         ok = (s->xd = zalloc(n * d * sizeof(double))) &&
-             (!want_pd || (s->pd = zalloc(H * n * n * sizeof(double))));
+             (!want_pd || f32_attn || (s->pd = zalloc(H * n * n * sizeof(double))));
     if (!ok)
         FN(ws_free)(s);
     return ok ? AG_OK : AG_ENOMEM;
@@ -390,14 +390,14 @@ typedef struct {
     size_t act_cols;
 } FN(lin_job);
 
-/* Output columns [t·LIN_COLS, +LIN_COLS) of every row, then their bias and
+/* Output columns [t·cols, +cols) of every row (cols = lin_cols(out)), then their bias and
  * activation while they are in cache. */
 static int FN(lin_task)(size_t t, int worker, void *user)
 {
     const FN(lin_job) *j = user;
     const agm_lin *L = j->L;
-    size_t in = (size_t)L->in, out = (size_t)L->out, j0 = t * LIN_COLS;
-    size_t nb = out - j0 < LIN_COLS ? out - j0 : LIN_COLS;
+    size_t in = (size_t)L->in, out = (size_t)L->out, cols = lin_cols(out), j0 = t * cols;
+    size_t nb = out - j0 < cols ? out - j0 : cols;
     const R *w = L->linear ? j->w + j0 * in : j->w + j0;
     GEMM_TILE(L->linear, j->n, nb, in, j->x, in, w, L->linear ? in : out, j->y + j0, out,
               FN(scratch)(j->s, worker));
@@ -416,7 +416,8 @@ static void FN(linear_act)(FN(ws) *s, const agm_lin *L, const R *x, size_t n, R 
                            size_t act_cols)
 {
     FN(lin_job) j = {s, L, FN(wget)(s, &L->w), x, n, y, act, act_cols};
-    ag_pool_run(s->pool, ((size_t)L->out + LIN_COLS - 1) / LIN_COLS, FN(lin_task), &j);
+    size_t cols = lin_cols((size_t)L->out);
+    ag_pool_run(s->pool, ((size_t)L->out + cols - 1) / cols, FN(lin_task), &j);
 }
 
 static void FN(linear)(FN(ws) *s, const agm_lin *L, const R *x, size_t n, R *y)
@@ -746,11 +747,11 @@ static int FN(emit)(FN(ws) *s, const R *x, ag_layer_view *v, const R *p, const d
     v->x = x;
     v->attn = p;
 #else
-    (void)p;
     for (size_t i = 0; i < v->n * v->d; i++)
         s->xd[i] = x[i];
     v->x = s->xd;
-    v->attn = pd;
+    v->attn = pd; /* NULL with ag_forward_options.attn_f32 */
+    v->attn_f32 = p;
 #endif
     if (!v->x_kv)
         v->x_kv = v->x;
@@ -1368,18 +1369,22 @@ static int FN(rope_tables)(const ag_model *m, size_t n, FN(ws) *s)
     return AG_OK;
 }
 
-/* T5's position bias of every head (H, n, n) into s->pb: head h, query i,
- * key j gets relative_attention_bias[bucket(j − i), h] (modeling_t5.py
- * T5Attention.compute_bias; bidirectional buckets unless causal). */
-static void FN(rel_bias_table)(const ag_model *m, size_t n, FN(ws) *s)
+/* T5's position bias of every head (H, n, n) into s->pb, each head's from
+ * its diagonals (agm_t5_bias_diagonals). */
+static int FN(rel_bias_table)(const ag_model *m, size_t n, FN(ws) *s)
 {
     size_t H = (size_t)m->cfg.n_head;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++) {
-            int b = agm_t5_bucket((int)j - (int)i, !m->cfg.causal, m->rel_buckets, m->rel_max_distance);
-            for (size_t h = 0; h < H; h++)
-                s->pb[(h * n + i) * n + j] = (R)agm_at(&m->rel_bias, (size_t)b * H + h);
-        }
+    double *t = malloc((2 * n - 1) * sizeof *t);
+    if (!t)
+        return AG_ENOMEM;
+    for (size_t h = 0; h < H; h++) {
+        agm_t5_bias_diagonals(m, n, (int)h, t);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++)
+                s->pb[(h * n + i) * n + j] = (R)t[n - 1 + j - i];
+    }
+    free(t);
+    return AG_OK;
 }
 
 /* The encoder's last hidden state (after its final norm) into the pass's
@@ -1421,7 +1426,7 @@ static int FN(run)(const ag_model *m, const fwd_input *in, size_t n, FN(ws) *s,
     if (rc == AG_OK && g->positions == AG_POS_ROPE)
         rc = FN(rope_tables)(m, n, s);
     if (rc == AG_OK && s->pb)
-        FN(rel_bias_table)(m, n, s);
+        rc = FN(rel_bias_table)(m, n, s);
     for (int l = 0; rc == AG_OK && l < g->n_layer; l++) {
         if (want_hidden && (rc = FN(give_hidden)(s, o, hidden, l, n, d)))
             break;
@@ -1448,7 +1453,8 @@ static int FN(forward)(const ag_model *m, const fwd_input *in, size_t n,
     FN(ws) s;
     FN(xws) *x = in->cross;
     size_t keys = x && x->n_src > n ? x->n_src : n; // a cross-attention's keys
-    if (FN(ws_alloc)(&s, m, n, keys, o->pool, fn != NULL, o->want_scores, o->want_qk) != AG_OK)
+    if (FN(ws_alloc)(&s, m, n, keys, o->pool, fn != NULL, o->want_scores, o->want_qk,
+                     o->attn_f32) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu tokens", n);
     s.o = o;
     s.x = x;
@@ -1484,7 +1490,7 @@ static void FN(xws_free)(FN(xws) *x)
 
 /* The buffers the decoder's cross-attention shares with the encoder. */
 static int FN(xws_alloc)(FN(xws) *x, const ag_model *dec, size_t ns, size_t nt, int want_pd,
-                         int want_sd, int want_qk)
+                         int want_sd, int want_qk, int f32_attn)
 {
     const ag_model_config *g = &dec->cfg;
     size_t d = (size_t)g->d_model, dq = (size_t)g->n_head * g->head_dim, pn = (size_t)g->n_head * nt * ns;
@@ -1492,7 +1498,7 @@ static int FN(xws_alloc)(FN(xws) *x, const ag_model *dec, size_t ns, size_t nt, 
     x->n_src = ns;
     int ok = FN(want)(&x->enc, 1, ns * d) && (x->encd = zalloc(ns * d * sizeof(double))) &&
              FN(want)(&x->k, 1, ns * dq) && FN(want)(&x->v, 1, ns * dq) && FN(want)(&x->p, 1, pn) &&
-             (!want_pd || IS_F64 || (x->pd = zalloc(pn * sizeof(double)))) &&
+             (!want_pd || IS_F64 || f32_attn || (x->pd = zalloc(pn * sizeof(double)))) &&
              (!want_sd || (x->sd = zalloc(pn * sizeof(double)))) &&
              (!want_qk || ((x->qd = malloc(nt * dq * sizeof(double))) &&
                            (x->kd = malloc(ns * dq * sizeof(double)))));
@@ -1509,7 +1515,8 @@ static int FN(seq2seq)(const ag_model *enc, const ag_model *dec, const fwd_input
                        void *user, double *eh, double *dh, ag_error *err)
 {
     FN(xws) x;
-    if (FN(xws_alloc)(&x, dec, ns, nt, fn != NULL, fn && o->want_scores, fn && o->want_qk) != AG_OK)
+    if (FN(xws_alloc)(&x, dec, ns, nt, fn != NULL, fn && o->want_scores, fn && o->want_qk,
+                      o->attn_f32) != AG_OK)
         return ag_error_set(err, AG_ENOMEM, "forward pass: cannot allocate buffers for %zu source and %zu target tokens",
                             ns, nt);
     fwd_input in_src = *src, in_tgt = {.ids = tgt, .cross = &x};

@@ -160,6 +160,13 @@ struct ag_model {
 /* T5's bucket of the relative position rel = key − query
  * (modeling_t5.py _relative_position_bucket, its float32 logarithm). */
 int agm_t5_bucket(int rel, int bidirectional, int num_buckets, int max_distance);
+/* T5's position bias of head h over n tokens (modeling_t5.py
+ * T5Attention.compute_bias: relative_attention_bias[bucket(j − i), h] at
+ * query i, key j; bidirectional buckets unless causal) as the 2n − 1
+ * diagonals of that Toeplitz matrix: t[n − 1 + j − i], each the stored
+ * float. The one definition of the pass's table (forward_tmpl.h) and of
+ * ag_model_position_bias. */
+void agm_t5_bias_diagonals(const ag_model *m, size_t n, int h, double *t);
 
 /* "(3, 64, 64)", "(5,)": a shape for messages, as numpy prints it. */
 void agm_shape_str(char *buf, size_t size, int ndim, const size_t *shape);

@@ -27,19 +27,37 @@ int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,
     return AG_OK;
 }
 
-int agr_layer_extra_bias(agr_layer_extra *x, const ag_model *m, size_t n, ag_error *err)
+/* b's table over n tokens, formed (ag_model_position_bias of each head). */
+static int stack_bias_build(agr_stack_bias *b, const ag_model *m, size_t n, ag_error *err)
 {
-    const ag_model_config *g = ag_model_get_config(m);
-    if (g->positions != AG_POS_RELATIVE)
-        return AG_OK;
-    size_t H = (size_t)g->n_head;
-    if (n > SIZE_MAX / sizeof(double) / H / n || !(x->bias = malloc(H * n * n * sizeof(double))))
+    size_t H = (size_t)ag_model_get_config(m)->n_head;
+    agr_stack_bias_free(b);
+    if (n > SIZE_MAX / sizeof(double) / H / n || !(b->bias = malloc(H * n * n * sizeof(double))))
         return ag_error_set(err, AG_ENOMEM, "out of memory for %zu heads' position bias", H);
-    x->n = n;
     int rc = AG_OK;
     for (size_t h = 0; rc == AG_OK && h < H; h++)
-        rc = ag_model_position_bias(m, n, (int)h, x->bias + h * n * n, err);
+        rc = ag_model_position_bias(m, n, (int)h, b->bias + h * n * n, err);
+    if (rc != AG_OK)
+        agr_stack_bias_free(b);
+    b->n = rc == AG_OK ? n : 0;
     return rc;
+}
+
+int agr_layer_extra_bias(agr_layer_extra *x, agr_stack_bias *b, const ag_model *m, size_t n,
+                         ag_error *err)
+{
+    if (ag_model_get_config(m)->positions != AG_POS_RELATIVE)
+        return AG_OK;
+    int rc = b->bias && b->n == n ? AG_OK : stack_bias_build(b, m, n, err);
+    x->bias = b->bias;
+    x->n = n;
+    return rc;
+}
+
+void agr_stack_bias_free(agr_stack_bias *b)
+{
+    free(b->bias);
+    *b = (agr_stack_bias){0};
 }
 
 void agr_layer_extra_head(const agr_layer_extra *x, int h, ag_head_extra *ex)
@@ -53,8 +71,7 @@ void agr_layer_extra_head(const agr_layer_extra *x, int h, ag_head_extra *ex)
 
 void agr_layer_extra_free(agr_layer_extra *x)
 {
-    free(x->qk);
-    free(x->bias);
+    free(x->qk); /* bias: the stack's (agr_stack_bias) */
     ag_array_free(&x->gq);
     ag_array_free(&x->gk);
     *x = (agr_layer_extra){0};

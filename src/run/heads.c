@@ -6,6 +6,7 @@
 
 #include "run_int.h"
 #include "../../analysis/analysis.h"
+#include "kernel/vmath.h"
 #include "base/sized_int.h"
 
 const ag_run_options *agr_options(const ag_run_options *opt)
@@ -78,21 +79,36 @@ static int head_values(const heads_job *j, size_t i, int h, const double *A, ag_
     return status;
 }
 
-static int head_task(size_t i, int worker, void *user)
+/* Head h's attention (n, cols) as doubles: L's own, or its float32
+ * probabilities widened exactly into the worker's workspace (*own NULL),
+ * else into *own (the caller frees it). A head of a few MB is then read
+ * from cache by every family, where the layer's whole double copy, tens of
+ * MB, came from memory (docs/performance.md, "The forward pass"). NULL
+ * when out of memory. */
+static const double *head_attention(const heads_job *j, int h, double **own)
 {
-    (void)worker;
-    const heads_job *j = user;
     const ag_run_layer_heads *L = j->L;
-    int h = j->head[i];
+    size_t count = L->n * agr_layer_cols(L);
+    *own = NULL;
+    if (L->attn)
+        return L->attn + (size_t)h * count;
+    ag_matrix_work *w = ag_workers_work(j->w);
+    double *A = w ? ag_work_doubles(w, AG_WK_INPUT, count) : NULL;
+    if (!A && !(A = *own = malloc(count * sizeof *A)))
+        return NULL;
+    agm_widen_f32(L->attn_f32 + (size_t)h * count, A, count);
+    return A;
+}
+
+/* The selected families of head h (its task i) on its attention A. */
+static int head_metrics(const heads_job *j, size_t i, int h, const double *A)
+{
+    const ag_run_layer_heads *L = j->L;
     size_t cols = agr_layer_cols(L);
     ag_record *r = ag_record_list_at(j->recs, j->first + i);
-    ag_record_init(r, L->layer, h, L->n, cols);
-    ag_record_set_text(r, L->text);
-    ag_record_set_stack(r, L->stack);
     ag_matrix_options mo = AG_MATRIX_OPTIONS_DEFAULT;
     mo.edge_threshold = j->opt->edge_threshold;
     mo.pool = ag_workers_pool(j->w); /* used when this head is not itself a task */
-    const double *A = L->attn + (size_t)h * L->n * cols;
     int status = ag_matrix_metrics_work(A, L->n, cols, j->sel, &mo, ag_workers_work(j->w), r,
                                         &j->errs[i]);
     if (status == AG_OK && L->ids && cols == L->n)
@@ -121,6 +137,25 @@ static int head_task(size_t i, int worker, void *user)
                                          &j->errs[i]);
     else if (status == AG_OK && j->lens)
         status = ag_lens_metrics(S, &in, &ex, A, j->sel, r, &j->errs[i]);
+    return status;
+}
+
+static int head_task(size_t i, int worker, void *user)
+{
+    (void)worker;
+    const heads_job *j = user;
+    const ag_run_layer_heads *L = j->L;
+    int h = j->head[i];
+    ag_record *r = ag_record_list_at(j->recs, j->first + i);
+    ag_record_init(r, L->layer, h, L->n, agr_layer_cols(L));
+    ag_record_set_text(r, L->text);
+    ag_record_set_stack(r, L->stack);
+    double *own;
+    const double *A = head_attention(j, h, &own);
+    int status = A ? head_metrics(j, i, h, A)
+                   : ag_error_set(&j->errs[i], AG_ENOMEM, "out of memory for a %zux%zu head",
+                                  L->n, agr_layer_cols(L));
+    free(own);
     return status;
 }
 
@@ -166,6 +201,8 @@ int ag_run_heads(ag_workers *w, const ag_run_layer_heads *L, const ag_run_option
             status = AG_ENOMEM;
     if (status == AG_ENOMEM)
         ag_error_set(err, status, "out of memory for records");
+    if (status == AG_OK && !L->attn && !L->attn_f32)
+        status = ag_error_set(err, AG_EINVAL, "no attention (attn and attn_f32 NULL)");
     if (status == AG_OK && agr_layer_cols(L) != L->n &&
         (L->input || (L->scores && !(L->q && L->k))))
         status = ag_error_set(err, AG_EINVAL, "family E, and family K without q and k, need "
@@ -203,6 +240,8 @@ typedef struct {
     long text;
     const int32_t *ids;        /* (n) the input's token ids; NULL for a tensor input */
     ag_record_list *recs;
+    agr_stack_bias bias[2];    /* T5's position bias per stack: [0] the model's
+                                  (encoder's), [1] the decoder's */
     ag_error err; /* the failure, naming layer and head */
 } analyze_job;
 
@@ -275,8 +314,9 @@ static int analyze_layer(const ag_layer_view *v, void *user)
     if (status == AG_OK && head_input)
         status = agr_layer_extra_init(&li.extra, m, v->layer, &weights, &a->err);
     if (status == AG_OK && head_input)
-        status = agr_layer_extra_bias(&li.extra, m, v->n, &a->err);
+        status = agr_layer_extra_bias(&li.extra, &a->bias[dec], m, v->n, &a->err);
     ag_run_layer_heads L = agr_layer_heads(v, v->attn, a->text, dec ? a->dec_heads : a->heads);
+    L.attn_f32 = v->attn ? NULL : v->attn_f32; /* the pass's own, widened head by head */
     L.input = head_input ? view_head_input : NULL;
     L.extra = head_input ? view_head_extra : NULL;
     L.scores = lens ? v->scores : NULL;
@@ -349,9 +389,14 @@ static int analyze_at(const ag_run_options *opt, void *user, ag_record_list **ou
                          .lens = ag_family_selected(o.metrics, AG_FAMILY_LENS)};
         ag_forward_options fo = ag_run_forward_options(&o, w);
         fo.want_scores = fo.want_qk = a.lens; /* family K: the scores and their Q, K */
+        /* the heads widen their own attention (head_attention); a lens
+         * re-forms the view's attention in doubles (src/run/lens.c) */
+        fo.attn_f32 = !agr_lens_active(&o);
         status = agr_forward(m, in, &fo, &o, analyze_layer, &a, NULL, err);
         if (status != AG_OK && a.err.status != AG_OK)
             *err = a.err;
+        agr_stack_bias_free(&a.bias[0]);
+        agr_stack_bias_free(&a.bias[1]);
     }
     if (status == AG_OK)
         *out = recs;

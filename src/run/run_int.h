@@ -128,7 +128,7 @@ typedef struct {
     ag_rope_extra rope;
     ag_alibi_kind alibi;    /* cfg.alibi */
     const double *slopes;   /* (n_head) ag_model_alibi_slopes, m's; NULL without ALiBi */
-    double *bias;           /* (n_head, n, n) T5's position bias (agr_layer_extra_bias), or NULL */
+    const double *bias;     /* (n_head, n, n) T5's position bias (agr_layer_extra_bias), or NULL */
     size_t n;
 } agr_layer_extra;
 
@@ -138,9 +138,22 @@ typedef struct {
  * in every case. */
 int agr_layer_extra_init(agr_layer_extra *x, const ag_model *m, int layer,
                          const ag_attn_weights *w, ag_error *err);
+/* T5's position bias of one stack over n tokens (n_head, n, n), built at
+ * the first layer that asks and shared by the stack's others: T5 has one
+ * table per stack (Raffel et al. 2020, §2.1; modeling_t5.py: layer 0's
+ * relative_attention_bias, its position_bias passed on to every later
+ * layer). Zero-initialised; freed by agr_stack_bias_free. */
+typedef struct {
+    double *bias;
+    size_t n;
+} agr_stack_bias;
+void agr_stack_bias_free(agr_stack_bias *b);
 /* x's position bias over n tokens (ag_model_position_bias of each of m's
- * heads) when m has T5's relative positions; nothing otherwise. */
-int agr_layer_extra_bias(agr_layer_extra *x, const ag_model *m, size_t n, ag_error *err);
+ * heads, formed in the stack's b unless b holds it for n already; x points
+ * into b, which must outlive it) when m has T5's relative positions;
+ * nothing otherwise. AG_OK, AG_ENOMEM. */
+int agr_layer_extra_bias(agr_layer_extra *x, agr_stack_bias *b, const ag_model *m, size_t n,
+                         ag_error *err);
 /* Head h's extras, pointing into x. */
 void agr_layer_extra_head(const agr_layer_extra *x, int h, ag_head_extra *ex);
 void agr_layer_extra_free(agr_layer_extra *x);

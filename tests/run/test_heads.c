@@ -206,6 +206,61 @@ Test(heads, first_error_for_any_thread_count)
     free(attn);
 }
 
+/* The float32 attention widened head by head (ag_run_layer_heads.attn_f32,
+ * with and without a pool's workspaces) gives the records of its double
+ * widening, bit for bit; a non-finite float is still refused by its head;
+ * neither attn nor attn_f32 is AG_EINVAL before any head runs. */
+Test(heads, float32_attention_widened_per_head)
+{
+    enum { H = 5, N = 9 };
+    double *wide = stochastic(H, N);
+    float *narrow = malloc(H * N * N * sizeof *narrow);
+    for (size_t k = 0; k < (size_t)H * N * N; k++)
+        wide[k] = narrow[k] = (float)wide[k]; /* exactly representable both ways */
+    narrow[3 * N * N + 7] = NAN;              /* head 3 fails in the float copy only */
+    ag_metric_set *sel = NULL;
+    ag_error err = {0};
+    cr_assert_eq(ag_metric_set_new(AG_FAMILIES_MATRIX, NULL, &sel, &err), AG_OK);
+    ag_run_options *o = ag_run_options_new();
+    ag_run_options_set_metrics(o, sel);
+    for (int threads = 0; threads <= 3; threads++) {
+        ag_workers *w = NULL;
+        cr_assert(threads == 0 || ag_workers_new(threads, &w, &err) == AG_OK);
+        ag_record_list *want = ag_record_list_new(), *got = ag_record_list_new();
+        ag_run_layer_heads L = AG_RUN_LAYER_HEADS_DEFAULT;
+        L.attn = wide;
+        L.n = N;
+        L.n_head = H;
+        int failed = -2;
+        cr_assert_eq(ag_run_heads(w, &L, o, want, &failed, &err), AG_OK, "%s", err.message);
+        L.attn = NULL;
+        L.attn_f32 = narrow;
+        cr_assert_eq(ag_run_heads(w, &L, o, got, &failed, &err), AG_ENONFINITE);
+        cr_assert_eq(failed, 3, "threads %d", threads);
+        cr_assert_str_eq(err.message, "non-finite value (nan) at row 0, column 7");
+        for (size_t k = 0; k < 3; k++)
+            same_record(ag_record_list_get(got, k), ag_record_list_get(want, k), 0);
+        ag_record_list_free(got);
+        got = ag_record_list_new();
+        narrow[3 * N * N + 7] = (float)wide[3 * N * N + 7];
+        cr_assert_eq(ag_run_heads(w, &L, o, got, &failed, &err), AG_OK, "%s", err.message);
+        narrow[3 * N * N + 7] = NAN;
+        for (size_t k = 0; k < H; k++)
+            same_record(ag_record_list_get(got, k), ag_record_list_get(want, k), 0);
+        L.attn_f32 = NULL;
+        cr_assert_eq(ag_run_heads(w, &L, o, got, &failed, &err), AG_EINVAL);
+        cr_assert_eq(failed, -1);
+        cr_assert_str_eq(err.message, "no attention (attn and attn_f32 NULL)");
+        ag_record_list_free(want);
+        ag_record_list_free(got);
+        ag_workers_free(w);
+    }
+    ag_run_options_free(o);
+    ag_metric_set_free(sel);
+    free(narrow);
+    free(wide);
+}
+
 Test(heads, selected_heads_records)
 {
     enum { H = 4, N = 5 };
