@@ -550,3 +550,81 @@ Test(curvature, options_sizes)
         cr_assert(memcmp(&r.value[k], &plain.value[k], sizeof(double)) == 0, "%s",
                   ag_metric_name(k));
 }
+
+/* The solver against Kantorovich–Rubinstein duality by brute force:
+ * W₁(μ, ν) = max Σ_u f(u)(μ − ν)(u) over 1-Lipschitz f, and for integer
+ * hop distances an optimal f is integral (difference constraints: a
+ * totally unimodular system) with values in 0..diameter after a shift, so
+ * the maximum over f ∈ {0..3}^k is W₁ exactly. 300 random problems on
+ * k ≤ 7 points: random graphs (hop distances by Floyd–Warshall, truncated
+ * at 3, still a metric), masses with many equal and zero entries. */
+static double kr_brute(const double *mu, const double *nu, size_t k, const unsigned char *H)
+{
+    double best = -INFINITY;
+    size_t total = 1;
+    for (size_t u = 0; u < k; u++)
+        total *= 4;
+    for (size_t code = 0; code < total; code++) {
+        int f[8];
+        size_t c = code;
+        for (size_t u = 0; u < k; u++, c /= 4)
+            f[u] = (int)(c % 4);
+        int ok = 1;
+        for (size_t u = 0; u < k && ok; u++)
+            for (size_t v = u + 1; v < k && ok; v++)
+                ok = abs(f[u] - f[v]) <= H[u * k + v];
+        if (!ok)
+            continue;
+        double s = 0;
+        for (size_t u = 0; u < k; u++)
+            s += f[u] * (mu[u] - nu[u]);
+        best = fmax(best, s);
+    }
+    return best;
+}
+
+Test(curvature, wasserstein1_against_duality)
+{
+    uint64_t st = 0x2545F4914F6CDD1Dull;
+#define NEXT() (st ^= st << 13, st ^= st >> 7, st ^= st << 17, st)
+    for (int t = 0; t < 300; t++) {
+        size_t k = 2 + NEXT() % 6;
+        unsigned char H[49];
+        int d[7][7];
+        for (size_t u = 0; u < k; u++)
+            for (size_t v = 0; v < k; v++)
+                d[u][v] = u == v ? 0 : 99;
+        for (size_t u = 0; u < k; u++)
+            for (size_t v = u + 1; v < k; v++)
+                if (NEXT() % 3 == 0)
+                    d[u][v] = d[v][u] = 1;
+        for (size_t m = 0; m < k; m++)
+            for (size_t u = 0; u < k; u++)
+                for (size_t v = 0; v < k; v++)
+                    if (d[u][m] + d[m][v] < d[u][v])
+                        d[u][v] = d[u][m] + d[m][v];
+        for (size_t u = 0; u < k; u++)
+            for (size_t v = 0; v < k; v++)
+                H[u * k + v] = (unsigned char)(d[u][v] < 3 ? d[u][v] : 3);
+        double mu[7], nu[7], smu = 0, snu = 0;
+        for (size_t u = 0; u < k; u++) {
+            mu[u] = NEXT() % 4 == 0 ? 0 : (double)(NEXT() % 1000) / 997.0;
+            nu[u] = NEXT() % 4 == 0 ? mu[u] : (double)(NEXT() % 1000) / 991.0;
+            smu += mu[u];
+            snu += nu[u];
+        }
+        if (smu == 0 || snu == 0)
+            continue;
+        for (size_t u = 0; u < k; u++) { /* equal totals, up to rounding */
+            mu[u] /= smu;
+            nu[u] /= snu;
+        }
+        double w = -1;
+        ag_error err = {0};
+        cr_assert_eq(ag_wasserstein1_hops(mu, nu, k, H, &w, &err), AG_OK, "%s", err.message);
+        double want = kr_brute(mu, nu, k, H);
+        cr_assert(fabs(w - want) <= 1e-14, "problem %d (k = %zu): W1 %.17g, duality %.17g", t,
+                  k, w, want);
+    }
+#undef NEXT
+}
