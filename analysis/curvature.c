@@ -95,6 +95,8 @@ static size_t nwords(size_t bits) { return (bits + 63) / 64; }
 typedef struct {
     size_t cap_p, cap_q, cap_pq;
     size_t p, q, pw, qw;
+    int no3;                  /* 1: the caller knows A2 is full (no pair at cost 3) and
+                               * left it unset; 0: look at A2 */
     double *a, *b;
     double *src1, *src2, *snk1, *snk2, *g, *h;
     double *f11, *f21, *f22;  /* p × q (row p, stride q): x1→y1, x2→y1, x2→y2 */
@@ -186,6 +188,7 @@ static void ot_begin(ot_ws *w, size_t p, size_t q)
 {
     w->p = p;
     w->q = q;
+    w->no3 = 0;
     w->pw = nwords(p);
     w->qw = nwords(q);
     memset(w->A1, 0, p * w->qw * sizeof(word));
@@ -690,11 +693,13 @@ static double ot_solve(ot_ws *w)
      * moved at cost 2) = 2T − (mass moved at cost 1), and the mass that can
      * move at cost 1 is the maximum flow of the first layer alone (any such
      * flow completes to a transport plan with cost-2 arcs). The second layer
-     * is then left empty. */
+     * is then left empty, and A2 is never read (the greedy start and the
+     * searches reach it only from supply src2 or flow g, both 0): a caller
+     * that knows (w->no3) may leave it unset. */
     int no3 = 1;
     size_t qw = w->qw;
     word last = q % 64 ? ((word)1 << (q % 64)) - 1 : ~(word)0;
-    for (size_t i = 0; i < p && no3; i++)
+    for (size_t i = 0; i < p && no3 && !w->no3; i++)
         for (size_t k = 0; k < qw; k++)
             if (w->A2[i * qw + k] != (k + 1 < qw ? ~(word)0 : last)) {
                 no3 = 0;
@@ -1064,6 +1069,14 @@ static int ollivier_edge(const graph *g, oll_ws *o, size_t i, size_t j, double *
     ot_begin(w, p, q);
     memcpy(w->a, o->da, p * sizeof(double));
     memcpy(w->b, o->db, q * sizeof(double));
+    /* every sink within distance 2 of every source (dense graphs): the
+     * cost-2 arcs are all there and ot_solve needs no A2 (see there) */
+    w->no3 = 1;
+    for (size_t k = 0; k < p && w->no3; k++) {
+        const word *near = g->near + (size_t)o->pid[k] * words;
+        for (size_t t = 0; t < ncw && w->no3; t++)
+            w->no3 = (near[o->cw[t]] & o->qmask[o->cw[t]]) == o->qmask[o->cw[t]];
+    }
     int bmi2 = have_bmi2();
     for (size_t k = 0; k < p; k++) {
         size_t x = o->pid[k];
@@ -1071,10 +1084,12 @@ static int ollivier_edge(const graph *g, oll_ws *o, size_t i, size_t j, double *
         word *a1 = w->A1 + k * w->qw, *a2 = w->A2 + k * w->qw;
         if (bmi2) {
             compress_row_bmi2(adj, o->qmask, o->cw, ncw, a1);
-            compress_row_bmi2(near, o->qmask, o->cw, ncw, a2);
+            if (!w->no3)
+                compress_row_bmi2(near, o->qmask, o->cw, ncw, a2);
         } else {
             compress_row(adj, o->qmask, o->cw, ncw, a1);
-            compress_row(near, o->qmask, o->cw, ncw, a2);
+            if (!w->no3)
+                compress_row(near, o->qmask, o->cw, ncw, a2);
         }
     }
     for (size_t t = 0; t < ncw; t++)
