@@ -50,12 +50,21 @@
  *    So  W₁ = 3T − maxflow.  (Primal reading: a unit moved at cost c saves
  *    3 − c against the worst case 3; the two layers count the savings.)
  * 4. The maximum flow: a greedy start along the arcs of each source, then
- *    shortest augmenting paths (Edmonds & Karp 1972) found by breadth-first
- *    search over bitsets of the local arc sets, with residual capacities
- *    ≤ tol (4ε·T) treated as saturated. Every augmentation drives the
- *    residual of its bottleneck arc to exactly 0 (x − x), so the Edmonds–Karp
- *    bound holds in floating point too; no entropic smoothing, no iteration
- *    to a tolerance: the optimum is exact up to rounding of the masses.
+ *    Dinic's phases (Dinic 1970, "Algorithm for solution of a problem of
+ *    maximum flow in a network with power estimation", Soviet Math. Dokl.
+ *    11): a breadth-first search over bitsets of the local arc sets gives
+ *    the levels, and a depth-first blocking flow pushes along every
+ *    shortest augmenting path of the level graph, with residual capacities
+ *    ≤ tol (4ε·T) treated as saturated. Every push drives the residual of
+ *    its bottleneck (an arc, a source's supply or a sink's demand) to
+ *    exactly 0 (x − x), so the phase count bound (levels only grow) holds in
+ *    floating point too; no entropic smoothing, no iteration to a
+ *    tolerance: the optimum is exact up to rounding of the masses.
+ *    A search ends early once nothing it could still report is missing
+ *    (ot_round says why that changes no push).
+ * 5. The edges' problems are independent: they run in fixed blocks on a
+ *    thread pool, and the per-edge values are summed in edge order after,
+ *    so the record is the same bytes at any thread count.
  * Each problem has |P| + |Q| ≤ deg(i) + deg(j) + 2 points; a breadth-first
  * search costs O((|P| + |Q|)² / 64) word operations.
  */
@@ -66,6 +75,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "base/sized_int.h"
 
 typedef uint64_t word;
 
@@ -85,13 +95,22 @@ static size_t nwords(size_t bits) { return (bits + 63) / 64; }
 typedef struct {
     size_t cap_p, cap_q, cap_pq;
     size_t p, q, pw, qw;
+    int no3;                  /* 1: the caller knows A2 is full (no pair at cost 3) and
+                               * left it unset; 0: look at A2 */
     double *a, *b;
     double *src1, *src2, *snk1, *snk2, *g, *h;
     double *f11, *f21, *f22;  /* p × q (row p, stride q): x1→y1, x2→y1, x2→y2 */
     word *A1, *A2;            /* p × qw */
     word *F11, *F21, *F22;    /* q × pw: bit p set iff that flow is > 0 */
+    word *L11, *L21, *L22;    /* q × pw: bit p set iff that flow is > tol (the reverse arcs
+                               * a search may take; F keeps what to clear afterwards) */
+    word *live1, *live2;      /* qw: sink j's demand snk1/snk2[j] > tol (greedy start) */
+    word *dead1, *dead2;      /* qw: sinks no search can reach any more (ot_round) */
     word *vis;                /* X1 | X2 | Y1 | Y2 */
-    uint32_t *queue, *parent, *ends; /* 2(p + q) */
+    uint32_t *queue, *parent; /* 2(p + q) */
+    uint32_t *level, *cur;    /* 2(p + q): search distance (NONE: blocked), next arc */
+    word *lv;                 /* per level (at most 2(p + q)): its unblocked nodes,
+                               * laid out as vis */
 } ot_ws;
 
 static void ot_free(ot_ws *w)
@@ -99,7 +118,9 @@ static void ot_free(ot_ws *w)
     free(w->a); free(w->b); free(w->src1); free(w->src2); free(w->snk1);
     free(w->snk2); free(w->g); free(w->h); free(w->f11); free(w->f21);
     free(w->f22); free(w->A1); free(w->A2); free(w->F11); free(w->F21);
-    free(w->F22); free(w->vis); free(w->queue); free(w->parent); free(w->ends);
+    free(w->F22); free(w->L11); free(w->L21); free(w->L22); free(w->live1);
+    free(w->live2); free(w->dead1); free(w->dead2); free(w->vis); free(w->queue);
+    free(w->parent); free(w->level); free(w->cur); free(w->lv);
     memset(w, 0, sizeof *w);
 }
 
@@ -141,10 +162,19 @@ static int ot_reserve(ot_ws *w, size_t p, size_t q)
     bad |= grow((void **)&w->F11, cq * cpw, sizeof(word), 1);
     bad |= grow((void **)&w->F21, cq * cpw, sizeof(word), 1);
     bad |= grow((void **)&w->F22, cq * cpw, sizeof(word), 1);
+    bad |= grow((void **)&w->L11, cq * cpw, sizeof(word), 1);
+    bad |= grow((void **)&w->L21, cq * cpw, sizeof(word), 1);
+    bad |= grow((void **)&w->L22, cq * cpw, sizeof(word), 1);
+    bad |= grow((void **)&w->live1, cqw, sizeof(word), 1);
+    bad |= grow((void **)&w->live2, cqw, sizeof(word), 1);
+    bad |= grow((void **)&w->dead1, cqw, sizeof(word), 1);
+    bad |= grow((void **)&w->dead2, cqw, sizeof(word), 1);
     bad |= grow((void **)&w->vis, 2 * (cpw + cqw), sizeof(word), 1);
     bad |= grow((void **)&w->queue, 2 * (cp + cq), sizeof(uint32_t), 0);
     bad |= grow((void **)&w->parent, 2 * (cp + cq), sizeof(uint32_t), 0);
-    bad |= grow((void **)&w->ends, 2 * (cp + cq), sizeof(uint32_t), 0);
+    bad |= grow((void **)&w->level, 2 * (cp + cq), sizeof(uint32_t), 0);
+    bad |= grow((void **)&w->cur, 2 * (cp + cq), sizeof(uint32_t), 0);
+    bad |= grow((void **)&w->lv, (2 * (cp + cq) + 1) * 2 * (cpw + cqw), sizeof(word), 0);
     if (bad)
         return -1;
     w->cap_p = cp;
@@ -158,6 +188,7 @@ static void ot_begin(ot_ws *w, size_t p, size_t q)
 {
     w->p = p;
     w->q = q;
+    w->no3 = 0;
     w->pw = nwords(p);
     w->qw = nwords(q);
     memset(w->A1, 0, p * w->qw * sizeof(word));
@@ -181,22 +212,34 @@ static double take(double *x, double *y)
 }
 
 /* Source i (mass *src) sends to every sink j allowed by the bitset row adj
- * while both have mass; flow is recorded in f[i·q + j] and bit i of F's row j. */
+ * while both have mass; flow is recorded in f[i·q + j] and bit i of the rows
+ * j of F and L. live marks the sinks with demand > tol (cleared here when a
+ * sink's falls to tol or below), so exhausted sinks cost nothing. */
 static double greedy_arcs(const ot_ws *w, size_t i, const word *adj, double *src, double *snk,
-                          double *f, word *F, double tol)
+                          word *live, double *f, word *F, word *L, double tol)
 {
     double flow = 0;
     for (size_t k = 0; k < w->qw && *src > tol; k++)
-        for (word m = adj[k]; m && *src > tol; m &= m - 1) {
+        for (word m = adj[k] & live[k]; m && *src > tol; m &= m - 1) {
             size_t j = k * 64 + (size_t)__builtin_ctzll(m);
-            if (snk[j] > tol) {
-                double d = take(src, &snk[j]);
-                f[i * w->q + j] += d;
-                BSET(F + j * w->pw, i);
-                flow += d;
-            }
+            double d = take(src, &snk[j]);
+            f[i * w->q + j] += d;
+            BSET(F + j * w->pw, i);
+            BSET(L + j * w->pw, i); /* d > tol: both had more than tol */
+            if (!(snk[j] > tol))
+                BCLR(live, j);
+            flow += d;
         }
     return flow;
+}
+
+/* The bitset of the sinks j with snk[j] > tol. */
+static void live_sinks(const ot_ws *w, const double *snk, word *live, double tol)
+{
+    memset(live, 0, w->qw * sizeof(word));
+    for (size_t j = 0; j < w->q; j++)
+        if (snk[j] > tol)
+            BSET(live, j);
 }
 
 /* Greedy start: each source sends along its cheapest arcs while it can,
@@ -204,11 +247,16 @@ static double greedy_arcs(const ot_ws *w, size_t i, const word *adj, double *src
 static double ot_greedy(ot_ws *w, double tol)
 {
     double flow = 0;
+    live_sinks(w, w->snk1, w->live1, tol);
+    live_sinks(w, w->snk2, w->live2, tol);
     for (size_t i = 0; i < w->p; i++) {
         const word *a1 = w->A1 + i * w->qw, *a2 = w->A2 + i * w->qw;
-        flow += greedy_arcs(w, i, a1, &w->src1[i], w->snk1, w->f11, w->F11, tol);
-        flow += greedy_arcs(w, i, a1, &w->src2[i], w->snk2, w->f22, w->F22, tol);
-        flow += greedy_arcs(w, i, a2, &w->src2[i], w->snk1, w->f21, w->F21, tol);
+        flow += greedy_arcs(w, i, a1, &w->src1[i], w->snk1, w->live1, w->f11, w->F11, w->L11,
+                            tol);
+        flow += greedy_arcs(w, i, a1, &w->src2[i], w->snk2, w->live2, w->f22, w->F22, w->L22,
+                            tol);
+        flow += greedy_arcs(w, i, a2, &w->src2[i], w->snk1, w->live1, w->f21, w->F21, w->L21,
+                            tol);
     }
     return flow;
 }
@@ -251,26 +299,33 @@ static double *arc_flow(ot_ws *w, uint32_t u, uint32_t v, int *forward)
     }
 }
 
-static word *arc_bits(ot_ws *w, uint32_t u, uint32_t v, size_t *pbit)
+/* The rows of F and L holding the bit of arc u → v between an X and a Y
+ * node (*L = NULL and NULL returned for the arcs X2→X1, Y2→Y1 and back). */
+static word *arc_bits(ot_ws *w, uint32_t u, uint32_t v, size_t *pbit, word **L)
 {
     size_t iu, iv;
     int gu = group_of(w, u, &iu), gv = group_of(w, v, &iv);
     size_t pw = w->pw;
     int x_to_y = gu <= G_X2 && gv >= G_Y1;
     int y_to_x = gu >= G_Y1 && gv <= G_X2;
+    *L = NULL;
     if (!x_to_y && !y_to_x)
         return NULL;
     size_t ip = x_to_y ? iu : iv, iq = x_to_y ? iv : iu;
     int gx = x_to_y ? gu : gv, gy = x_to_y ? gv : gu;
     *pbit = ip;
-    if (gx == G_X1)
+    if (gx == G_X1) {
+        *L = w->L11 + iq * pw;
         return w->F11 + iq * pw;
+    }
+    *L = (gy == G_Y1 ? w->L21 : w->L22) + iq * pw;
     return (gy == G_Y1 ? w->F21 : w->F22) + iq * pw;
 }
 
-/* Push along the tree path that ends at `end` (a sink node): as much as its
- * residual capacities allow now (earlier pushes of the same round may have
- * used some). Returns the amount (0 when the path is saturated). */
+/* Push along the path that ends at `end` (a sink node), followed back
+ * through parent[] to a source: as much as its residual capacities, the
+ * source's supply and the sink's demand allow. Returns the amount (0 when
+ * the path is saturated). */
 static double ot_push_path(ot_ws *w, uint32_t end, double tol)
 {
     uint32_t *parent = w->parent;
@@ -300,51 +355,246 @@ static double ot_push_path(ot_ws *w, uint32_t end, double tol)
         uint32_t u = parent[v];
         double *f = arc_flow(w, u, v, &fwd);
         size_t bit;
-        word *bits = arc_bits(w, u, v, &bit);
+        word *live;
+        word *bits = arc_bits(w, u, v, &bit, &live);
         if (fwd) {
             *f += delta;
-            if (bits)
+            if (bits) {
                 BSET(bits, bit);
+                BSET(live, bit); /* delta > tol */
+            }
         } else {
             *f = *f == delta ? 0 : *f - delta;
             if (*f == 0 && bits)
                 BCLR(bits, bit);
+            if (!(*f > tol) && bits)
+                BCLR(live, bit);
         }
     }
     return delta;
 }
 
-/* One round: a breadth-first search of the residual network from every
- * source with supply left, then a push along the tree path to every sink
- * with demand left that it reached, in the order reached (the first is a
- * shortest augmenting path, as in Edmonds–Karp). Returns the amount pushed
- * (0: the flow is maximum). */
+/* The first bit set in both row and mask (of `bits` bits) at or after
+ * position pos, or `bits` when none. */
+static size_t next_bit(const word *row, const word *mask, size_t bits, size_t pos)
+{
+    if (pos >= bits)
+        return bits;
+    size_t k = pos >> 6;
+    word m = row[k] & mask[k] & (~(word)0 << (pos & 63));
+    while (!m) {
+        if (++k >= nwords(bits))
+            return bits;
+        m = row[k] & mask[k];
+    }
+    size_t j = k * 64 + (size_t)__builtin_ctzll(m);
+    return j < bits ? j : bits;
+}
+
+/* The residual arc out of u at or after arc position *pos (updated to that
+ * arc's), in a fixed order per node kind:
+ *   X1 i: Y1 j (A1 row, positions 0..Q−1), X2 i (Q; when g_i > tol);
+ *   X2 i: Y2 j (A1 row, 0..Q−1), Y1 j (A2 row, Q..2Q−1), X1 i (2Q);
+ *   Y1 i: X1 j (L11, 0..P−1), X2 j (L21, P..2P−1), Y2 i (2P; when h_i > tol);
+ *   Y2 i: X2 j (L22, 0..P−1), Y1 i (P).
+ * Only heads in `next` (the unblocked nodes of the next level, laid out as
+ * vis: X1, X2, Y1, Y2) count. Returns the head node, or NONE when no arc
+ * is left. */
+static uint32_t next_arc(const ot_ws *w, uint32_t u, uint32_t *pos, const word *next, double tol)
+{
+    size_t P = w->p, Q = w->q, pw = w->pw, qw = w->qw, i, j, at = *pos;
+    const word *nx1 = next, *nx2 = nx1 + pw, *ny1 = nx2 + pw, *ny2 = ny1 + qw;
+    uint32_t v = NONE;
+    switch (group_of(w, u, &i)) {
+    case G_X1:
+        if (at < Q && (j = next_bit(w->A1 + i * qw, ny1, Q, at)) < Q)
+            at = j, v = (uint32_t)(2 * P + j);
+        else if (at <= Q && w->g[i] > tol && BTEST(nx2, i))
+            at = Q, v = (uint32_t)(P + i);
+        break;
+    case G_X2:
+        if (at < Q && (j = next_bit(w->A1 + i * qw, ny2, Q, at)) < Q)
+            at = j, v = (uint32_t)(2 * P + Q + j);
+        else if (at < 2 * Q &&
+                 (j = next_bit(w->A2 + i * qw, ny1, Q, at < Q ? 0 : at - Q)) < Q)
+            at = Q + j, v = (uint32_t)(2 * P + j);
+        else if (at <= 2 * Q && BTEST(nx1, i))
+            at = 2 * Q, v = (uint32_t)i;
+        break;
+    case G_Y1:
+        if (at < P && (j = next_bit(w->L11 + i * pw, nx1, P, at)) < P)
+            at = j, v = (uint32_t)j;
+        else if (at < 2 * P &&
+                 (j = next_bit(w->L21 + i * pw, nx2, P, at < P ? 0 : at - P)) < P)
+            at = P + j, v = (uint32_t)(P + j);
+        else if (at <= 2 * P && w->h[i] > tol && BTEST(ny2, i))
+            at = 2 * P, v = (uint32_t)(2 * P + Q + i);
+        break;
+    default: /* G_Y2 */
+        if (at < P && (j = next_bit(w->L22 + i * pw, nx2, P, at)) < P)
+            at = j, v = (uint32_t)(P + j);
+        else if (at <= P && BTEST(ny1, i))
+            at = P, v = (uint32_t)(2 * P + i);
+        break;
+    }
+    *pos = (uint32_t)at;
+    return v;
+}
+
+/* Clear node v's bit in the node set `set` (laid out as vis). */
+static void clear_node(const ot_ws *w, word *set, uint32_t v)
+{
+    size_t i;
+    int g = group_of(w, v, &i);
+    size_t off = g == G_X1 ? 0 : g == G_X2 ? w->pw : g == G_Y1 ? 2 * w->pw : 2 * w->pw + w->qw;
+    BCLR(set + off, i);
+}
+
+/* The per-level node sets of the round's search (queue[0..tail), in level
+ * order, so the last has the largest level) into w->lv, and an empty set
+ * after the last level. */
+static void ot_levels(ot_ws *w, const uint32_t *queue, size_t tail)
+{
+    size_t stride = 2 * (w->pw + w->qw), levels = (size_t)w->level[queue[tail - 1]] + 2;
+    memset(w->lv, 0, levels * stride * sizeof(word));
+    for (size_t k = 0; k < tail; k++) {
+        uint32_t v = queue[k];
+        size_t i;
+        int g = group_of(w, v, &i);
+        size_t off = g == G_X1 ? 0 : g == G_X2 ? w->pw : g == G_Y1 ? 2 * w->pw : 2 * w->pw + w->qw;
+        BSET(w->lv + w->level[v] * stride + off, i);
+    }
+}
+
+/* The demand left at sink node v (0 for a source node). */
+static double demand(const ot_ws *w, uint32_t v)
+{
+    size_t i;
+    int g = group_of(w, v, &i);
+    return g == G_Y1 ? w->snk1[i] : g == G_Y2 ? w->snk2[i] : 0;
+}
+
+static double supply(const ot_ws *w, uint32_t v)
+{
+    size_t i;
+    return group_of(w, v, &i) == G_X1 ? w->src1[i] : w->src2[i];
+}
+
+/* A blocking flow of the round's level graph (Dinic 1970): from each source
+ * with supply (the search's seeds), depth-first along arcs u → v with
+ * level(v) = level(u) + 1, keeping each node's current arc (next_arc's
+ * position) and blocking a node (level NONE) once none is left; a push
+ * along the path (ot_push_path, through parent[]) whenever the path reaches
+ * a sink with demand. Every push goes along level arcs, as the search's
+ * tree paths did, so the distances and the dead sinks stay valid (see
+ * ot_round). Returns the amount pushed. */
+static double ot_blocking(ot_ws *w, const uint32_t *seeds, size_t count, double tol)
+{
+    uint32_t *parent = w->parent, *level = w->level, *cur = w->cur;
+    size_t stride = 2 * (w->pw + w->qw);
+    double pushed = 0;
+    for (size_t k = 0; k < count; k++) {
+        uint32_t s = seeds[k], u = s;
+        parent[s] = NONE;
+        while (level[s] != NONE && supply(w, s) > tol) {
+            if (u != s && demand(w, u) > tol) {
+                double d = ot_push_path(w, u, tol);
+                if (!(d > 0)) { /* cannot happen: every arc had > tol */
+                    clear_node(w, w->lv + level[u] * stride, u);
+                    level[u] = NONE;
+                }
+                pushed += d;
+                u = s;
+                continue;
+            }
+            uint32_t v = next_arc(w, u, &cur[u], w->lv + (level[u] + 1) * stride, tol);
+            if (v != NONE) {
+                parent[v] = u;
+                u = v;
+            } else { /* u is a dead end: block it, back up */
+                clear_node(w, w->lv + level[u] * stride, u);
+                level[u] = NONE;
+                if (u != s) {
+                    u = parent[u];
+                    cur[u]++;
+                }
+            }
+        }
+    }
+    return pushed;
+}
+
+/* The sinks with demand > tol that are not dead (dead1/dead2). */
+static size_t ot_targets(const ot_ws *w, double tol)
+{
+    size_t count = 0;
+    for (size_t j = 0; j < w->q; j++)
+        count += (w->snk1[j] > tol && !BTEST(w->dead1, j)) +
+                 (w->snk2[j] > tol && !BTEST(w->dead2, j));
+    return count;
+}
+
+/* After a search that ran to its end: every sink with demand it did not
+ * reach is dead. */
+static void ot_bury(ot_ws *w, const word *vy1, const word *vy2, double tol)
+{
+    for (size_t j = 0; j < w->q; j++) {
+        if (w->snk1[j] > tol && !BTEST(vy1, j))
+            BSET(w->dead1, j);
+        if (w->snk2[j] > tol && !BTEST(vy2, j))
+            BSET(w->dead2, j);
+    }
+}
+
+/* One round (a phase of Dinic 1970): a breadth-first search of the
+ * residual network from every source with supply left, giving each node it
+ * reaches its distance (level), then a blocking flow along the level arcs
+ * (ot_blocking). Returns the amount pushed (0: the flow is maximum, as no
+ * sink with demand is reachable).
+ * The search stops once it has reached every sink with demand that is not
+ * dead, and is not run at all when none is left; dead = not reached by an
+ * earlier search that ran to its end. Why that is sound: every push goes
+ * along level arcs u → v with d(v) = d(u) + 1 (d the round's breadth-first
+ * distances from the sources), so the reverse arcs it opens go down a
+ * level, and the arcs it closes (saturated reverse arcs, spent supply) only
+ * remove paths; hence no distance ever decreases (Edmonds & Karp 1972,
+ * Lemma 1 — their proof holds for every push along level arcs, as in
+ * Dinic's phases), and a sink once unreachable stays so. Nodes the stopped
+ * search did not reach are left out of the phase; a later round reaches
+ * them if they matter. */
 static double ot_round(ot_ws *w, double tol)
 {
     size_t P = w->p, Q = w->q, pw = w->pw, qw = w->qw;
+    size_t want = ot_targets(w, tol);
+    if (want == 0)
+        return 0;
     word *vx1 = w->vis, *vx2 = vx1 + pw, *vy1 = vx2 + pw, *vy2 = vy1 + qw;
     memset(w->vis, 0, 2 * (pw + qw) * sizeof(word));
-    uint32_t *queue = w->queue, *parent = w->parent, *ends = w->ends;
-    size_t head = 0, tail = 0, nends = 0;
+    uint32_t *queue = w->queue;
+    size_t head = 0, tail = 0;
     for (size_t i = 0; i < P; i++)
         if (w->src1[i] > tol) {
             BSET(vx1, i);
-            parent[i] = NONE;
+            w->level[i] = 0;
             queue[tail++] = (uint32_t)i;
         }
     for (size_t i = 0; i < P; i++)
         if (w->src2[i] > tol) {
             BSET(vx2, i);
-            parent[P + i] = NONE;
+            w->level[P + i] = 0;
             queue[tail++] = (uint32_t)(P + i);
         }
-#define VISIT(vset, idx, id, from)          \
-    do {                                    \
-        BSET(vset, idx);                    \
-        parent[id] = (from);                \
-        queue[tail++] = (uint32_t)(id);     \
+    size_t seeds = tail;
+#define VISIT(vset, idx, id, from)                  \
+    do {                                            \
+        BSET(vset, idx);                            \
+        w->level[id] = w->level[from] + 1;          \
+        w->cur[id] = 0;                             \
+        queue[tail++] = (uint32_t)(id);             \
     } while (0)
-    while (head < tail) {
+/* a sink with demand reached: one target fewer unless it is dead */
+#define END(dead, idx) (want -= !BTEST(dead, idx))
+    while (head < tail && want > 0) {
         uint32_t u = queue[head++];
         size_t i;
         int gu = group_of(w, u, &i);
@@ -352,13 +602,17 @@ static double ot_round(ot_ws *w, double tol)
             const word *a1 = w->A1 + i * qw;
             word *vy = gu == G_X1 ? vy1 : vy2;
             const double *snk = gu == G_X1 ? w->snk1 : w->snk2;
+            const word *dead = gu == G_X1 ? w->dead1 : w->dead2;
             size_t base = gu == G_X1 ? 2 * P : 2 * P + Q;
             for (size_t k = 0; k < qw; k++)
                 for (word m = a1[k] & ~vy[k]; m; m &= m - 1) {
                     size_t j = k * 64 + (size_t)__builtin_ctzll(m);
                     VISIT(vy, j, base + j, u);
-                    if (snk[j] > tol)
-                        ends[nends++] = (uint32_t)(base + j);
+                    if (snk[j] > tol) {
+                        END(dead, j);
+                        if (want == 0)
+                            goto searched; /* the rest would only be enqueued */
+                    }
                 }
             if (gu == G_X2) {
                 const word *a2 = w->A2 + i * qw;
@@ -366,8 +620,11 @@ static double ot_round(ot_ws *w, double tol)
                     for (word m = a2[k] & ~vy1[k]; m; m &= m - 1) {
                         size_t j = k * 64 + (size_t)__builtin_ctzll(m);
                         VISIT(vy1, j, 2 * P + j, u);
-                        if (w->snk1[j] > tol)
-                            ends[nends++] = (uint32_t)(2 * P + j);
+                        if (w->snk1[j] > tol) {
+                            END(w->dead1, j);
+                            if (want == 0)
+                                goto searched;
+                        }
                     }
                 if (!BTEST(vx1, i))
                     VISIT(vx1, i, i, u);
@@ -375,44 +632,48 @@ static double ot_round(ot_ws *w, double tol)
                 VISIT(vx2, i, P + i, u);
             }
         } else if (gu == G_Y1) {
-            const word *f11 = w->F11 + i * pw, *f21 = w->F21 + i * pw;
+            /* the reverse arcs with flow > tol: the L bits */
+            const word *l11 = w->L11 + i * pw, *l21 = w->L21 + i * pw;
             for (size_t k = 0; k < pw; k++)
-                for (word m = f11[k] & ~vx1[k]; m; m &= m - 1) {
+                for (word m = l11[k] & ~vx1[k]; m; m &= m - 1) {
                     size_t j = k * 64 + (size_t)__builtin_ctzll(m);
-                    if (w->f11[j * Q + i] > tol)
-                        VISIT(vx1, j, j, u);
+                    VISIT(vx1, j, j, u);
                 }
             for (size_t k = 0; k < pw; k++)
-                for (word m = f21[k] & ~vx2[k]; m; m &= m - 1) {
+                for (word m = l21[k] & ~vx2[k]; m; m &= m - 1) {
                     size_t j = k * 64 + (size_t)__builtin_ctzll(m);
-                    if (w->f21[j * Q + i] > tol)
-                        VISIT(vx2, j, P + j, u);
+                    VISIT(vx2, j, P + j, u);
                 }
             if (w->h[i] > tol && !BTEST(vy2, i)) {
                 VISIT(vy2, i, 2 * P + Q + i, u);
                 if (w->snk2[i] > tol)
-                    ends[nends++] = (uint32_t)(2 * P + Q + i);
+                    END(w->dead2, i);
             }
         } else { /* G_Y2 */
-            const word *f22 = w->F22 + i * pw;
+            const word *l22 = w->L22 + i * pw;
             for (size_t k = 0; k < pw; k++)
-                for (word m = f22[k] & ~vx2[k]; m; m &= m - 1) {
+                for (word m = l22[k] & ~vx2[k]; m; m &= m - 1) {
                     size_t j = k * 64 + (size_t)__builtin_ctzll(m);
-                    if (w->f22[j * Q + i] > tol)
-                        VISIT(vx2, j, P + j, u);
+                    VISIT(vx2, j, P + j, u);
                 }
             if (!BTEST(vy1, i)) {
                 VISIT(vy1, i, 2 * P + i, u);
                 if (w->snk1[i] > tol)
-                    ends[nends++] = (uint32_t)(2 * P + i);
+                    END(w->dead1, i);
             }
         }
     }
+searched:
 #undef VISIT
-    double pushed = 0;
-    for (size_t e = 0; e < nends; e++)
-        pushed += ot_push_path(w, ends[e], tol);
-    return pushed;
+#undef END
+    if (want > 0) /* the search ran to its end */
+        ot_bury(w, vy1, vy2, tol);
+    if (seeds == 0)
+        return 0;
+    for (size_t k = 0; k < seeds; k++)
+        w->cur[queue[k]] = 0;
+    ot_levels(w, queue, tail);
+    return ot_blocking(w, queue, seeds, tol);
 }
 
 /* W₁ of the prepared problem (w->a, w->b, A1, A2 set by the caller). */
@@ -432,11 +693,13 @@ static double ot_solve(ot_ws *w)
      * moved at cost 2) = 2T − (mass moved at cost 1), and the mass that can
      * move at cost 1 is the maximum flow of the first layer alone (any such
      * flow completes to a transport plan with cost-2 arcs). The second layer
-     * is then left empty. */
+     * is then left empty, and A2 is never read (the greedy start and the
+     * searches reach it only from supply src2 or flow g, both 0): a caller
+     * that knows (w->no3) may leave it unset. */
     int no3 = 1;
     size_t qw = w->qw;
     word last = q % 64 ? ((word)1 << (q % 64)) - 1 : ~(word)0;
-    for (size_t i = 0; i < p && no3; i++)
+    for (size_t i = 0; i < p && no3 && !w->no3; i++)
         for (size_t k = 0; k < qw; k++)
             if (w->A2[i * qw + k] != (k + 1 < qw ? ~(word)0 : last)) {
                 no3 = 0;
@@ -452,6 +715,8 @@ static double ot_solve(ot_ws *w)
         memcpy(w->snk2, w->b, q * sizeof(double));
     }
     double flow = ot_greedy(w, tol);
+    memset(w->dead1, 0, w->qw * sizeof(word));
+    memset(w->dead2, 0, w->qw * sizeof(word));
     for (;;) {
         double d = ot_round(w, tol);
         if (d == 0)
@@ -470,6 +735,9 @@ static double ot_solve(ot_ws *w)
                 row[k] = 0;
             }
         }
+    memset(w->L11, 0, q * pw * sizeof(word));
+    memset(w->L21, 0, q * pw * sizeof(word));
+    memset(w->L22, 0, q * pw * sizeof(word));
     memset(w->g, 0, p * sizeof(double));
     memset(w->h, 0, q * sizeof(double));
     double w1 = (no3 ? 2 : 3) * T - flow;
@@ -801,6 +1069,14 @@ static int ollivier_edge(const graph *g, oll_ws *o, size_t i, size_t j, double *
     ot_begin(w, p, q);
     memcpy(w->a, o->da, p * sizeof(double));
     memcpy(w->b, o->db, q * sizeof(double));
+    /* every sink within distance 2 of every source (dense graphs): the
+     * cost-2 arcs are all there and ot_solve needs no A2 (see there) */
+    w->no3 = 1;
+    for (size_t k = 0; k < p && w->no3; k++) {
+        const word *near = g->near + (size_t)o->pid[k] * words;
+        for (size_t t = 0; t < ncw && w->no3; t++)
+            w->no3 = (near[o->cw[t]] & o->qmask[o->cw[t]]) == o->qmask[o->cw[t]];
+    }
     int bmi2 = have_bmi2();
     for (size_t k = 0; k < p; k++) {
         size_t x = o->pid[k];
@@ -808,10 +1084,12 @@ static int ollivier_edge(const graph *g, oll_ws *o, size_t i, size_t j, double *
         word *a1 = w->A1 + k * w->qw, *a2 = w->A2 + k * w->qw;
         if (bmi2) {
             compress_row_bmi2(adj, o->qmask, o->cw, ncw, a1);
-            compress_row_bmi2(near, o->qmask, o->cw, ncw, a2);
+            if (!w->no3)
+                compress_row_bmi2(near, o->qmask, o->cw, ncw, a2);
         } else {
             compress_row(adj, o->qmask, o->cw, ncw, a1);
-            compress_row(near, o->qmask, o->cw, ncw, a2);
+            if (!w->no3)
+                compress_row(near, o->qmask, o->cw, ncw, a2);
         }
     }
     for (size_t t = 0; t < ncw; t++)
@@ -844,30 +1122,102 @@ static int check_input(const double *A, size_t n, double *tau, int *negative, ag
 /* Walk the edges (i < j, lexicographic); per edge call back with F and κ. */
 typedef void (*edge_fn)(void *user, size_t i, size_t j, double w, double forman, double kappa);
 
-static int walk_edges(const graph *g, int want_forman, int want_ollivier, edge_fn fn, void *user,
-                      ag_error *err)
+/* Edges per task: a fixed partition (never the thread count), so which
+ * thread solves an edge never changes what is computed; ~256 transport
+ * problems (tens of ms at n = 512) per task keep the pool's one lock per
+ * task negligible and the two threads' loads even. */
+#define EDGE_BLOCK 256
+
+/* The per-edge values, computed in parallel and summarised afterwards in
+ * edge order (so the sums are the same bytes at any thread count). */
+typedef struct {
+    const graph *g;
+    int want_forman, want_ollivier;
+    size_t count;
+    uint32_t *from;  /* count: i of each edge */
+    size_t *at;      /* count: its position in i's list (j = nbr[at], W_ij = wt[at]) */
+    double *forman, *kappa; /* count each */
+    oll_ws *scratch[AG_POOL_THREADS_MAX]; /* one per worker, made on first use */
+} edge_job;
+
+static int edge_block(size_t task, int worker, void *user)
 {
-    oll_ws o;
-    if (want_ollivier && oll_init(&o, g->n) != 0) {
-        oll_free(&o);
-        return ag_error_set(err, AG_ENOMEM, "curvature: out of memory");
-    }
-    for (size_t i = 0; i < g->n; i++)
-        for (size_t e = g->start[i]; e < g->start[i + 1]; e++) {
-            size_t j = g->nbr[e];
-            if (j < i)
-                continue;
-            double f = want_forman ? forman_edge(g, i, j, g->wt[e]) : NAN;
-            double k = NAN;
-            if (want_ollivier && ollivier_edge(g, &o, i, j, &k) != 0) {
-                oll_free(&o);
-                return ag_error_set(err, AG_ENOMEM, "curvature: out of memory");
-            }
-            fn(user, i, j, g->wt[e], f, k);
+    edge_job *J = user;
+    const graph *g = J->g;
+    oll_ws *o = NULL;
+    if (J->want_ollivier) {
+        if (!J->scratch[worker]) {
+            if (!(J->scratch[worker] = malloc(sizeof(oll_ws))))
+                return AG_ENOMEM;
+            if (oll_init(J->scratch[worker], g->n) != 0)
+                return AG_ENOMEM; /* freed with the job: oll_init zeroed it first */
         }
-    if (want_ollivier)
-        oll_free(&o);
+        o = J->scratch[worker];
+    }
+    size_t end = (task + 1) * EDGE_BLOCK < J->count ? (task + 1) * EDGE_BLOCK : J->count;
+    for (size_t k = task * EDGE_BLOCK; k < end; k++) {
+        size_t i = J->from[k], e = J->at[k], j = g->nbr[e];
+        J->forman[k] = J->want_forman ? forman_edge(g, i, j, g->wt[e]) : NAN;
+        J->kappa[k] = NAN;
+        if (o && ollivier_edge(g, o, i, j, &J->kappa[k]) != 0)
+            return AG_ENOMEM;
+    }
     return AG_OK;
+}
+
+static void edge_job_free(edge_job *J)
+{
+    for (size_t w = 0; w < AG_POOL_THREADS_MAX; w++)
+        if (J->scratch[w]) {
+            oll_free(J->scratch[w]);
+            free(J->scratch[w]);
+        }
+    free(J->from);
+    free(J->at);
+    free(J->forman);
+    free(J->kappa);
+}
+
+/* The graph's edges in order into J (sizes capped by the edge count, which
+ * graph_build counted within n(n−1)/2). */
+static int edge_job_init(edge_job *J, const graph *g, int want_forman, int want_ollivier)
+{
+    memset(J, 0, sizeof *J);
+    J->g = g;
+    J->want_forman = want_forman;
+    J->want_ollivier = want_ollivier;
+    size_t m = g->edges ? g->edges : 1;
+    J->from = malloc(m * sizeof *J->from);
+    J->at = malloc(m * sizeof *J->at);
+    J->forman = malloc(m * sizeof *J->forman);
+    J->kappa = malloc(m * sizeof *J->kappa);
+    if (!J->from || !J->at || !J->forman || !J->kappa)
+        return AG_ENOMEM;
+    for (size_t i = 0; i < g->n; i++)
+        for (size_t e = g->start[i]; e < g->start[i + 1]; e++)
+            if (g->nbr[e] > i) {
+                J->from[J->count] = (uint32_t)i;
+                J->at[J->count++] = e;
+            }
+    return AG_OK;
+}
+
+/* Every edge's F and κ on the pool's threads (NULL: the caller's), then fn
+ * per edge in the order (0,1), (0,2), ..., (1,2), ... */
+static int walk_edges(const graph *g, int want_forman, int want_ollivier, ag_pool *pool,
+                      edge_fn fn, void *user, ag_error *err)
+{
+    edge_job *J = malloc(sizeof *J);
+    int status = J ? edge_job_init(J, g, want_forman, want_ollivier) : AG_ENOMEM;
+    if (status == AG_OK)
+        status = ag_pool_run(pool, (J->count + EDGE_BLOCK - 1) / EDGE_BLOCK, edge_block, J);
+    if (status == AG_OK)
+        for (size_t k = 0; k < J->count; k++)
+            fn(user, J->from[k], g->nbr[J->at[k]], g->wt[J->at[k]], J->forman[k], J->kappa[k]);
+    if (J)
+        edge_job_free(J);
+    free(J);
+    return status == AG_OK ? AG_OK : ag_error_set(err, status, "curvature: out of memory");
 }
 
 typedef struct {
@@ -900,6 +1250,18 @@ static void summarize(void *user, size_t i, size_t j, double w, double f, double
 int ag_curvature_metrics(const double *A, size_t n, double tau, const ag_metric_set *sel,
                          ag_record *rec, ag_error *err)
 {
+    ag_curvature_options o = AG_CURVATURE_OPTIONS_DEFAULT;
+    o.edge_threshold = tau;
+    return ag_curvature_metrics_ex(A, n, sel, &o, rec, err);
+}
+
+int ag_curvature_metrics_ex(const double *A, size_t n, const ag_metric_set *sel,
+                            const ag_curvature_options *opt, ag_record *rec, ag_error *err)
+{
+    ag_curvature_options o = AG_CURVATURE_OPTIONS_DEFAULT;
+    if (opt && AG_SIZED_READ(&o, opt, ag_curvature_options, err) != AG_OK)
+        return AG_EINVAL;
+    double tau = o.edge_threshold;
     int negative;
     int status = check_input(A, n, &tau, &negative, err);
     if (status != AG_OK)
@@ -923,7 +1285,7 @@ int ag_curvature_metrics(const double *A, size_t n, double tau, const ag_metric_
     status = graph_build(A, n, tau, want_k, &g);
     summary s = {0};
     if (status == AG_OK && g.edges > 0 && (want_f || want_k))
-        status = walk_edges(&g, want_f, want_k, summarize, &s, err);
+        status = walk_edges(&g, want_f, want_k, o.pool, summarize, &s, err);
     else if (status != AG_OK)
         ag_error_set(err, status, "curvature: out of memory for the %zu-vertex graph", n);
     size_t edges = g.edges;
@@ -982,7 +1344,7 @@ int ag_curvature_edges(const double *A, size_t n, double tau, int with_ollivier,
             graph_free(&g);
             return ag_error_set(err, AG_ENOMEM, "curvature: out of memory for %zu edges", g.edges);
         }
-        status = walk_edges(&g, 1, with_ollivier, collect, &l, err);
+        status = walk_edges(&g, 1, with_ollivier, NULL, collect, &l, err);
     }
     graph_free(&g);
     if (status != AG_OK) {

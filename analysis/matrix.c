@@ -129,7 +129,11 @@ int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_
                             lapack_what(status));
     if (ag_family_selected(sel, AG_FAMILY_CURVATURE)) {
         if (m == n)
-            return ag_curvature_metrics(M, n, tau, sel, rec, err);
+            return ag_curvature_metrics_ex(
+                M, n, sel,
+                &(ag_curvature_options){.size = sizeof(ag_curvature_options),
+                                        .edge_threshold = tau, .pool = o.pool},
+                rec, err);
         null_family(sel, AG_FAMILY_CURVATURE, rec);
     }
     return AG_OK;

@@ -101,7 +101,7 @@ extern "C" {
  *    3. Options the caller allocates and the library reads carry their own
  *       size in a leading `size_t size`, set by their *_DEFAULT initializer
  *       (start from it, then set fields): ag_matrix_options,
- *       ag_stability_options, ag_head_extra (stability.h), ag_forward_options,
+ *       ag_curvature_options, ag_stability_options, ag_head_extra (stability.h), ag_forward_options,
  *       ag_attn_layer_spec,
  *       ag_aggregate_options, ag_compare_options, ag_output_meta,
  *       ag_plot_page, ag_plot_grid, ag_plot_lines, ag_plot_forest, ag_plot_bars,

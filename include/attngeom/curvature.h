@@ -36,6 +36,28 @@ extern "C" {
 AG_EXPORT int ag_curvature_metrics(const double *A, size_t n, double tau,
                                    const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
+/* Options of ag_curvature_metrics_ex. Carries its size (ABI rule, core.h):
+ * start from AG_CURVATURE_OPTIONS_DEFAULT. */
+typedef struct {
+    size_t size;           /* sizeof(ag_curvature_options), set by the macro */
+    double edge_threshold; /* edge iff W_ij >= τ; < 0 means 1/n */
+    ag_pool *pool;         /* the edges' transport problems on these threads (borrowed;
+                            * NULL: the calling thread alone) */
+} ag_curvature_options;
+#define AG_CURVATURE_OPTIONS_DEFAULT \
+    {.size = sizeof(ag_curvature_options), .edge_threshold = -1, .pool = NULL}
+
+/* ag_curvature_metrics with options (NULL: the defaults): the same keys, with
+ * the edges' Forman and Ollivier curvatures computed on opt->pool's threads
+ * in fixed blocks of edges and summed in edge order afterwards, so the record
+ * is the same bytes for any pool (a call from inside a task of the pool runs
+ * in that task's thread: attngeom/parallel.h). The pool must not be running
+ * another ag_pool_run. Errors: those of ag_curvature_metrics, and AG_EINVAL
+ * for an options size of 0 or one this library does not know. */
+AG_EXPORT int ag_curvature_metrics_ex(const double *A, size_t n, const ag_metric_set *sel,
+                                      const ag_curvature_options *opt, ag_record *rec,
+                                      ag_error *err);
+
 /* One edge of the graph and its curvatures (i < j). */
 typedef struct {
     size_t i, j;
