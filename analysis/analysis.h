@@ -16,8 +16,12 @@
  * exports only the ag_ functions its headers declare (tests/cli/install.sh). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define AG_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
+/* The same with an AVX-512 clone too: for vector-extension code over
+ * 64-byte vectors (one AVX-512 register, two AVX2 ones). */
+#define AG_CLONES_AVX512 __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define AG_CLONES_AVX2
+#define AG_CLONES_AVX512
 #endif
 
 /* ---- exact power-of-two scaling (analysis/scale.c) ---- */

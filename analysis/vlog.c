@@ -95,9 +95,7 @@ typedef int64_t v8i __attribute__((vector_size(64)));
         LOG_OF(k_, f_, s_, z_, r_, h_, out);                                                   \
     } while (0)
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+AG_CLONES_AVX512
 static void log_pos(const double *x, double *y, size_t count)
 {
     size_t j = 0;
