@@ -68,6 +68,7 @@ static int lens_view(const ag_layer_view *v, void *user)
         return ag_error_set(&j->err, status, "layer %d: %s", v->layer, e.message);
     ag_layer_view lv = *v;
     lv.attn = j->buf;
+    lv.attn_f32 = NULL; /* the pass's softmax, which the normaliser replaced */
     return j->fn(&lv, j->user);
 }
 
