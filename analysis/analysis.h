@@ -34,6 +34,25 @@ int ag_scale_exponent_of(double amax);
 /* max|x_j| into *amax, in one pass; returns 0 when some x_j is NaN or
  * Inf. */
 int ag_finite_max_abs(const double *x, size_t count, double *amax);
+/* What one pass over the m×n row-major M tells (ag_matrix_scan): the facts
+ * every family of ag_matrix_metrics_work needs, gathered once. */
+typedef struct {
+    double amax;  /* max |M_ij| over the finite entries and ±Inf */
+    int finite;   /* every entry is finite */
+    int negative; /* some entry is < 0 */
+    int upper;    /* some entry above the diagonal is ≠ 0 (square M only; 0 otherwise) */
+} ag_matrix_facts;
+void ag_matrix_scan(const double *M, size_t m, size_t n, ag_matrix_facts *f);
+/* ag_matrix_scan, then AG_OK when every entry is finite; else
+ * AG_ENONFINITE with err naming the first entry that is not. */
+int ag_matrix_scan_finite(const double *M, size_t m, size_t n, ag_matrix_facts *f,
+                          ag_error *err);
+/* Whether the square n×n M is causal: n ≥ 2 and nothing above the diagonal
+ * (the key `causal`, docs/metrics.md). */
+static inline int ag_facts_causal(const ag_matrix_facts *f, size_t m, size_t n)
+{
+    return m == n && n >= 2 && !f->upper;
+}
 /* A compact (rows, cols) copy of a·2^-e (NULL when out of memory). */
 double *ag_scaled_copy(const double *a, size_t rows, size_t cols, size_t ld, int e);
 /* Store v·2^e as a number; null when that lies beyond the double range
@@ -97,10 +116,12 @@ int ag_product_sigma(const double *a, size_t m, size_t lda, const double *b, siz
 int ag_head_qk(const ag_head_input *in, const ag_head_extra *ex, double *q, double *k,
                double *scale, ag_error *err);
 
-/* Family B of the m×n row-major A (finite entries), S = 2^-e·A: the keys
+/* Family B of the m×n row-major A (finite entries), S = 2^-e·A, f its
+ * facts (ag_matrix_scan: sign and causal mask, read once by the caller): the keys
  * of a square A only (docs/metrics.md, family B) null when m ≠ n. */
 int ag_attention_family(const double *A, const double *S, int e, size_t m, size_t n,
-                        const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec);
+                        const ag_matrix_facts *f, const ag_metric_set *sel, ag_matrix_work *w,
+                        ag_record *rec);
 /* Σ_i H_i, H_i = −Σ_j A_ij ln A_ij (0·ln 0 = 0), of the m×n A with no
  * negative entry (S = 2^-e·A), as family B sums it: the sum is the value
  * times 2^-*eh (store it with ag_record_put(..., *eh)). */

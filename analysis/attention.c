@@ -46,67 +46,6 @@
 #define ON(m) (sel->on[m])
 #define AT(i, j) A[(i) * n + (j)]
 
-static int is_causal(const double *A, size_t n)
-{
-    if (n < 2)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++)
-            if (AT(i, j) != 0.0)
-                return 0;
-    return 1;
-}
-
-/* GCC's and clang's vector extensions, as in analysis/axioms.c: GCC 12's
- * -O2 does not vectorise the scan below, which every head of a forward pass
- * goes through. */
-typedef double v4d __attribute__((vector_size(32)));
-typedef int64_t v4i __attribute__((vector_size(32)));
-
-/* *neg |= some x_k < 0 and *nz |= some x_k ≠ 0 over x[0..count): the
- * comparisons of the scalar loop, or-ed lane by lane (x86-64: an AVX2
- * clone chosen at load time where the processor has it). */
-AG_CLONES_AVX2
-static void sign_flags(const double *x, size_t count, int *neg, int *nz)
-{
-    const v4d zero = {0, 0, 0, 0};
-    v4i below = {0, 0, 0, 0}, other = below;
-    size_t k = 0;
-    for (; k + 4 <= count; k += 4) {
-        v4d v; /* memcpy: x + k need not be 32-byte aligned */
-        memcpy(&v, x + k, sizeof v);
-        below |= (v4i)(v < zero);
-        other |= (v4i)(v != zero);
-    }
-    int b = 0, o = 0;
-    for (; k < count; k++) {
-        b |= x[k] < 0.0;
-        o |= x[k] != 0.0;
-    }
-    for (int l = 0; l < 4; l++) {
-        b |= below[l] != 0;
-        o |= other[l] != 0;
-    }
-    *neg |= b;
-    *nz |= o;
-}
-
-/* Whether the m×n A has a negative entry and, when square, whether it is
- * causal (is_causal's answer), in one pass over A: the per-head analysis
- * of a forward pass runs this on every head. */
-static void shape_of(const double *A, size_t m, size_t n, int square, int *causal,
-                     int *negative)
-{
-    int neg = 0, upper = 0, lower = 0;
-    for (size_t i = 0; i < m; i++) {
-        size_t d = square && i + 1 < n ? i + 1 : n; /* the strict upper part starts here */
-        sign_flags(A + i * n, d, &neg, &lower);
-        sign_flags(A + i * n + d, n - d, &neg, &upper);
-    }
-    *negative = neg;
-    *causal = square && n >= 2 && !upper;
-}
-
 /* Σ x_k with Neumaier's compensation, so that row_sum_error of an exactly
  * stochastic row is not swamped by rounding of the sum itself. */
 static double row_sum(const double *row, size_t n)
@@ -447,11 +386,11 @@ static int square_keys(const double *A, const double *S, int e, size_t n, int ca
 }
 
 int ag_attention_family(const double *A, const double *S, int e, size_t m, size_t n,
-                        const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec)
+                        const ag_matrix_facts *f, const ag_metric_set *sel, ag_matrix_work *w,
+                        ag_record *rec)
 {
     const int square = m == n;
-    int causal, negative;
-    shape_of(A, m, n, square, &causal, &negative);
+    const int causal = ag_facts_causal(f, m, n), negative = f->negative;
 
     if (ON(AG_M_ROW_SUM_ERROR))
         row_sum_error(S, e, m, n, rec);
@@ -479,21 +418,6 @@ int ag_attention_family(const double *A, const double *S, int e, size_t m, size_
 
 /* ---- head detectors that need the token ids (attngeom/metrics.h) -------- */
 
-/* 1 with *amax the largest |A_ij| when every entry is finite; else 0 with
- * err naming the first entry that is not. */
-static int finite_matrix(const double *A, size_t n, double *amax, ag_error *err)
-{
-    if (ag_finite_max_abs(A, n * n, amax))
-        return 1;
-    for (size_t k = 0; k < n * n; k++)
-        if (!isfinite(A[k])) {
-            ag_error_set(err, AG_ENONFINITE, "non-finite value (%g) at row %zu, column %zu", A[k],
-                         k / n, k % n);
-            break;
-        }
-    return 0;
-}
-
 /* TransformerLens's patterns (transformer_lens/head_detector.py):
  * get_duplicate_token_head_detection_pattern is tril(ids_i = ids_j) with
  * its diagonal set to 0, so D_ij = 1 iff j < i and ids[j] = ids[i];
@@ -520,16 +444,16 @@ int ag_token_pattern_metrics(const double *A, size_t n, int causal, const int32_
         any |= ON(keys[k]);
     if (!any) /* nothing to read A for: every head of a pass comes here */
         return AG_OK;
-    double amax;
-    if (!finite_matrix(A, n, &amax, err))
+    ag_matrix_facts f;
+    if (ag_matrix_scan_finite(A, n, n, &f, err) != AG_OK)
         return AG_ENONFINITE;
     double dup = 0, ind = 0, mass = 0, base = 0;
     size_t rows = 0;
     if (ids) {
         if (causal < 0)
-            causal = is_causal(A, n);
+            causal = ag_facts_causal(&f, n, n);
         double p[2];
-        ag_pow2_factors(amax, p);
+        ag_pow2_factors(f.amax, p);
         for (size_t i = 0; i < n; i++) {
             const double *row = A + i * n;
             double d = 0, t = 0;
@@ -578,11 +502,11 @@ int ag_induction_probe_metrics(const double *A, size_t n, int causal, size_t sta
         return ag_error_set(err, AG_EINVAL, "induction probe: %d blocks of %zu tokens from "
                             "position %zu do not fit a %zux%zu matrix (2 blocks of 1 at least)",
                             repeats, length, start, n, n);
-    double amax;
-    if (!finite_matrix(A, n, &amax, err))
+    ag_matrix_facts f;
+    if (ag_matrix_scan_finite(A, n, n, &f, err) != AG_OK)
         return AG_ENONFINITE;
     if (causal < 0)
-        causal = is_causal(A, n);
+        causal = ag_facts_causal(&f, n, n);
     double score = 0, base = 0;
     size_t first = start + length, end = start + (size_t)repeats * length;
     for (size_t i = first; i < end; i++) {

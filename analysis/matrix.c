@@ -65,10 +65,10 @@ int ag_matrix_metrics_ex(const double *M, size_t m, size_t n,
 /* Families A, B, C, L and M of the finite M. LAPACK and the sums run on
  * S = 2^-e·M, largest entry in [0.5, 1) (analysis/scale.c): exact, and
  * nothing can overflow or underflow; within 2^±100, S is M itself. */
-static int matrix_families(const double *M, size_t m, size_t n, double amax,
+static int matrix_families(const double *M, size_t m, size_t n, const ag_matrix_facts *f,
                            const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec)
 {
-    int e = ag_scale_exponent_of(amax);
+    int e = ag_scale_exponent_of(f->amax);
     double *S = e ? ag_work_doubles(w, AG_WK_SCALED, m * n) : (double *)M;
     if (!S)
         return AG_ENOMEM;
@@ -78,7 +78,7 @@ static int matrix_families(const double *M, size_t m, size_t n, double amax,
     if (ag_family_selected(sel, AG_FAMILY_SPECTRUM))
         status = spectrum_family(S, e, m, n, sel, w, rec);
     if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_ATTENTION))
-        status = ag_attention_family(M, S, e, m, n, sel, w, rec);
+        status = ag_attention_family(M, S, e, m, n, f, sel, w, rec);
     if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_GEOMETRY))
         status = ag_geometry_family(M, S, m, n, sel, w, rec);
     if (status == AG_OK && ag_family_selected(sel, AG_FAMILY_AXIOMS)) {
@@ -106,13 +106,9 @@ int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_
         return ag_error_set(err, AG_EINVAL, "empty %zux%zu matrix", m, n);
     if (m > SIZE_MAX / sizeof(double) / n)
         return ag_error_set(err, AG_ELIMIT, "%zux%zu matrix: too large", m, n);
-    double amax;
-    if (!ag_finite_max_abs(M, m * n, &amax))
-        for (size_t k = 0; k < m * n; k++)
-            if (!isfinite(M[k]))
-                return ag_error_set(err, AG_ENONFINITE,
-                                    "non-finite value (%g) at row %zu, column %zu",
-                                    M[k], k / n, k % n);
+    ag_matrix_facts facts;
+    if (ag_matrix_scan_finite(M, m, n, &facts, err) != AG_OK)
+        return AG_ENONFINITE;
     rec->rows = m;
     rec->cols = n;
     for (int k = 0; k < AG_M_COUNT; k++)
@@ -122,7 +118,7 @@ int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_
     ag_matrix_work *own = NULL;
     int status = work ? AG_OK : ag_matrix_work_new(&own, NULL);
     if (status == AG_OK)
-        status = matrix_families(M, m, n, amax, sel, work ? work : own, rec);
+        status = matrix_families(M, m, n, &facts, sel, work ? work : own, rec);
     ag_matrix_work_free(own);
     if (status != AG_OK)
         return ag_error_set(err, status, "%zux%zu matrix: %s", m, n,

@@ -59,18 +59,22 @@ typedef int64_t v4i __attribute__((vector_size(32)));
         (m) = (v4d)((a_ & more_) | ((v4i)(m) & ~more_));                                  \
     } while (0)
 
-/* The maximum of a set does not depend on the order it is taken in, and
- * Σ x·0 is ±0 or NaN in any order: the lanes give scalar's answers, bit
- * for bit (x86-64: an AVX2 clone chosen at load time where the processor
- * has it). */
+/* One pass over x[0..count): the largest |x_k| into *amax (NaN never wins
+ * keep_max, so it is that of the finite entries and ±Inf), Σ x_k·0 into
+ * *zero (±0 while every x_k is finite, NaN from the first NaN or Inf on:
+ * branch-free), *neg |= some x_k < 0 and *nz |= some x_k ≠ 0. The maximum
+ * of a set does not depend on the order it is taken in, and Σ x·0 is ±0 or
+ * NaN in any order: the lanes give the scalar loop's answers, bit for bit
+ * (x86-64: an AVX2 clone chosen at load time where the processor has it).
+ * One scan for every fact a family needs: every head of a forward pass
+ * goes through it, and the matrix is read once. */
 AG_CLONES_AVX2
-static int finite_max_abs(const double *x, size_t count, double *amax)
+static void scan_segment(const double *x, size_t count, double *amax, double *zero, int *neg,
+                         int *nz)
 {
-    /* Σ x·0 is ±0 while every x is finite, NaN from the first NaN or Inf
-     * on: branch-free, in the same pass as the maxima (the whole matrix is
-     * read once; ag_max_abs is this function's *amax). NaN never wins
-     * keep_max, so the maxima are those of the finite entries and ±Inf. */
-    v4d m0 = {0, 0, 0, 0}, m1 = m0, z0 = m0, z1 = m0;
+    const v4d zero4 = {0, 0, 0, 0};
+    v4d m0 = zero4, m1 = zero4, z0 = zero4, z1 = zero4;
+    v4i below = {0, 0, 0, 0}, other = below;
     size_t j = 0;
     for (; j + 8 <= count; j += 8) {
         v4d a, b; /* memcpy: x + j need not be 32-byte aligned */
@@ -80,18 +84,27 @@ static int finite_max_abs(const double *x, size_t count, double *amax)
         KEEP_MAX4(m1, b);
         z0 += a * 0.0;
         z1 += b * 0.0;
+        below |= (v4i)(a < zero4) | (v4i)(b < zero4);
+        other |= (v4i)(a != zero4) | (v4i)(b != zero4);
     }
-    double m = 0, z = 0;
+    double m = *amax, z = 0;
+    int bl = 0, ot = 0;
     for (; j < count; j++) {
         m = keep_max(m, fabs(x[j]));
         z += x[j] * 0.0;
+        bl |= x[j] < 0.0;
+        ot |= x[j] != 0.0;
     }
     for (int k = 0; k < 4; k++) {
         m = keep_max(keep_max(m, m0[k]), m1[k]);
         z += z0[k] + z1[k];
+        bl |= below[k] != 0;
+        ot |= other[k] != 0;
     }
     *amax = m;
-    return z == 0;
+    *zero += z;
+    *neg |= bl;
+    *nz |= ot;
 }
 
 /* A plain function around the clones: GCC exports a target_clones
@@ -99,7 +112,38 @@ static int finite_max_abs(const double *x, size_t count, double *amax)
  * exports only the ag_ functions its headers declare (tests/cli/install.sh). */
 int ag_finite_max_abs(const double *x, size_t count, double *amax)
 {
-    return finite_max_abs(x, count, amax);
+    double z = 0;
+    int neg = 0, nz = 0;
+    *amax = 0;
+    scan_segment(x, count, amax, &z, &neg, &nz);
+    return z == 0;
+}
+
+void ag_matrix_scan(const double *M, size_t m, size_t n, ag_matrix_facts *f)
+{
+    double z = 0;
+    int lower = 0;
+    *f = (ag_matrix_facts){0};
+    for (size_t i = 0; i < m; i++) {
+        /* a square matrix's strict upper part starts at column i + 1 */
+        size_t d = m == n && i + 1 < n ? i + 1 : n;
+        scan_segment(M + i * n, d, &f->amax, &z, &f->negative, &lower);
+        scan_segment(M + i * n + d, n - d, &f->amax, &z, &f->negative, &f->upper);
+    }
+    f->finite = z == 0;
+}
+
+int ag_matrix_scan_finite(const double *M, size_t m, size_t n, ag_matrix_facts *f,
+                          ag_error *err)
+{
+    ag_matrix_scan(M, m, n, f);
+    if (f->finite)
+        return AG_OK;
+    size_t k = 0;
+    while (isfinite(M[k]))
+        k++;
+    return ag_error_set(err, AG_ENONFINITE, "non-finite value (%g) at row %zu, column %zu",
+                        M[k], k / n, k % n);
 }
 
 /* The loops below run four independent chains (four maxima, four partial

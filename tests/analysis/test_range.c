@@ -293,3 +293,40 @@ Test(range, finite_max_abs_every_position)
                 cr_assert_eq(got, want, "count %zu at %zu: %g, not %g", count, p, got, want);
             }
 }
+
+/* ag_matrix_scan gathers in one pass what the families used to scan for
+ * apart: against the scalar definitions (largest |M_ij| over the non-NaN
+ * entries; finite iff no NaN or ±Inf; some M_ij < 0; some M_ij ≠ 0 with
+ * j > i when square) on every shape up to 11×11, with a −0, a negative, a
+ * NaN, +Inf or a tiny value put at every position of a nonnegative lower
+ * triangular matrix. */
+Test(range, matrix_scan_every_position)
+{
+    enum { len = 11 };
+    const double special[] = {-0.0, -2.5, NAN, INFINITY, 1e-300};
+    double M[len * len];
+    for (size_t m = 1; m <= len; m++)
+        for (size_t n = 1; n <= len; n++)
+            for (size_t p = 0; p < m * n; p++)
+                for (size_t s = 0; s < sizeof special / sizeof *special; s++) {
+                    for (size_t k = 0; k < m * n; k++)
+                        M[k] = k % n <= k / n ? (double)(k + 1) / 16 : 0.0;
+                    M[p] = special[s];
+                    ag_matrix_facts want = {0}, got;
+                    want.finite = 1;
+                    for (size_t k = 0; k < m * n; k++) {
+                        want.finite &= isfinite(M[k]) != 0;
+                        want.amax = fabs(M[k]) > want.amax ? fabs(M[k]) : want.amax;
+                        want.negative |= M[k] < 0;
+                        want.upper |= m == n && k % n > k / n && M[k] != 0;
+                    }
+                    ag_matrix_scan(M, m, n, &got);
+                    cr_assert(got.finite == want.finite && got.negative == want.negative &&
+                                  got.upper == want.upper && got.amax == want.amax,
+                              "%zux%zu, %g at %zu: finite %d/%d negative %d/%d upper %d/%d "
+                              "amax %g/%g", m, n, special[s], p, got.finite, want.finite,
+                              got.negative, want.negative, got.upper, want.upper, got.amax,
+                              want.amax);
+                    cr_assert_eq(ag_facts_causal(&got, m, n), m == n && n >= 2 && !want.upper);
+                }
+}

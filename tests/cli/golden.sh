@@ -19,6 +19,15 @@
 
 . "$(dirname "$0")/lib.sh"
 ag_setup "$@"
+# The hashes hold for one BLAS kernel: OpenBLAS's kernel in force decides
+# the last bits of every LAPACK result, and of the float32 products where
+# the pass calls cblas_sgemm (docs/engine.md#speed), so unpinned they would
+# hold on one CPU model only (Debian's OpenBLAS 0.3.21 picks Prescott on an
+# Intel Xeon model 207, Cooperlake on an AMD EPYC Zen 4). Prescott (SSE3)
+# is the kernel every x86-64 CPU runs; with it an AVX-512 CPU's float32
+# products run on attngeom's own kernel. tests/cli/parallel.sh and
+# tests/engine/test_forward_threads.c cover the other kernels' paths.
+export OPENBLAS_CORETYPE=Prescott
 GD=$ROOT/tests/golden
 need "$GD/cases.txt" "$GD/expected.txt" "$GPT2/config.json" "$GD/data/A4.npy"
 MPI=$(dirname "$CLI")/attngeom-mpi
