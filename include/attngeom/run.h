@@ -656,6 +656,19 @@ AG_EXPORT int ag_run_attention_seq2seq_scores(const ag_model *m, const ag_run_in
                                               double *enc_hidden, double *dec_hidden,
                                               ag_error *err);
 
+/* ag_run_attention_seq2seq_scores with both stacks' hidden states streamed
+ * rather than filled: hidden_fn (may be NULL) gets the encoder's L_enc + 1
+ * states (index 0..L_enc, n the source's length), then the decoder's
+ * L_dec + 1 (index 0..L_dec again, n the target's length), each (n, d)
+ * borrowed for the call as the pass makes it — one held at a time, where
+ * enc_hidden and dec_hidden hold all of them. user goes to every callback.
+ * Errors as ag_run_attention_seq2seq_scores's, and hidden_fn's status. */
+AG_EXPORT int ag_run_attention_seq2seq_stream(const ag_model *m, const ag_run_input *in,
+                                              const ag_run_options *opt, ag_workers *w,
+                                              ag_run_stack_heads_fn fn,
+                                              ag_run_stack_heads_fn scores_fn,
+                                              ag_hidden_fn hidden_fn, void *user, ag_error *err);
+
 /* ---- the induction probe (`attngeom heads --probe induction`) ----------- */
 
 /* The token sequence of Olsson et al. (2022)'s induction probe: a block of

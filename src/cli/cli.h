@@ -539,10 +539,14 @@ int cli_attention_seq2seq(struct cli_model_run *r, const cli_seq *s, const cli_s
 /* An encoder–decoder pass's arrays, one writer per stack (indexed by
  * ag_stack: [1] -o, [2] --decoder, [3] --cross; NULL: not written), the
  * same of their scores (attention's --scores, --decoder-scores,
- * --cross-scores), and the write that failed. */
+ * --cross-scores), the hidden states' ([0] --hidden the encoder's, [1]
+ * --decoder-hidden) with the encoder's count L_enc + 1 and the states seen
+ * so far (which stack a streamed state is of), and the write that failed. */
 typedef struct {
     ag_npy_writer *w[4];
     ag_npy_writer *ws[4];
+    ag_npy_writer *wh[2];
+    int n_enc_states, states;
     ag_error err;
 } cli_s2s_writers;
 /* ag_run_stack_heads_fn appending a matrix to its stack's writer (user a

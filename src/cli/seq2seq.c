@@ -51,20 +51,13 @@ int cli_s2s_decoder_counts(const cli_model_run *r, const char *cmd, size_t *nl, 
     return rc;
 }
 
-/* One stack's hidden states (L + 1, n, d) in a buffer, capped: NULL after
- * printing. */
-static double *hidden_buffer(const ag_model *m, size_t n)
+/* An ag_hidden_fn: a hidden state appended to its stack's array (the
+ * pass streams the encoder's L_enc + 1, then the decoder's). */
+static int write_hidden(int index, size_t n, size_t d, const double *h, void *user)
 {
-    const ag_model_config *g = ag_model_get_config(m);
-    size_t rows = (size_t)g->n_layer + 1, d = (size_t)g->d_model;
-    if (n > SIZE_MAX / sizeof(double) / rows / d) {
-        cli_fail("hidden states of %zu tokens: too large", n);
-        return NULL;
-    }
-    double *h = malloc(rows * n * d * sizeof *h);
-    if (!h)
-        cli_fail("out of memory for hidden states of %zu tokens", n);
-    return h;
+    (void)index;
+    s2s_ctx *c = user;
+    return write_to(c->wh[c->states++ >= c->n_enc_states], h, n * d, c);
 }
 
 /* An output array: its path (NULL: not asked for), shape and writer. */
@@ -85,30 +78,21 @@ static int open_arrays(cli_outputs *tx, const s2s_array *a, size_t count)
     return rc;
 }
 
-/* The pass, then the hidden states written whole. */
-static int s2s_pass(cli_model_run *r, const cli_seq *s, s2s_ctx *c, double *eh, double *dh,
-                    ag_npy_writer *hw[2])
+/* The pass, every array written as it comes. */
+static int s2s_pass(cli_model_run *r, const cli_seq *s, s2s_ctx *c)
 {
     ag_run_input in;
     double *owned = NULL;
     ag_error err = {0};
     int status = cli_seq_input(r, s, &in, &owned, &err);
     int scores = c->ws[AG_STACK_ENCODER] || c->ws[AG_STACK_DECODER] || c->ws[AG_STACK_CROSS];
+    c->n_enc_states = ag_model_get_config(r->model)->n_layer + 1;
     if (status == AG_OK)
-        status = ag_run_attention_seq2seq_scores(r->model, &in, r->opt, r->workers.workers,
-                                                 cli_s2s_write, scores ? write_stack_scores : NULL,
-                                                 c, eh, dh, &err);
+        status = ag_run_attention_seq2seq_stream(
+            r->model, &in, r->opt, r->workers.workers, cli_s2s_write,
+            scores ? write_stack_scores : NULL, c->wh[0] || c->wh[1] ? write_hidden : NULL, c,
+            &err);
     free(owned);
-    const ag_model *m[2] = {r->model, ag_seq2seq_stack(r->pair, AG_STACK_DECODER)};
-    size_t n[2] = {s->n, s->target ? s->n_target : r->n_target};
-    double *h[2] = {eh, dh};
-    for (int k = 0; k < 2 && status == AG_OK; k++) {
-        const ag_model_config *g = ag_model_get_config(m[k]);
-        if (hw[k])
-            status = ag_npy_writer_write(hw[k], h[k],
-                                         ((size_t)g->n_layer + 1) * n[k] * (size_t)g->d_model,
-                                         &c->err);
-    }
     if (status == AG_OK)
         return 0;
     return c->err.status ? cli_fail_error(&c->err) : cli_model_run_fail(r, s, &err);
@@ -117,7 +101,7 @@ static int s2s_pass(cli_model_run *r, const cli_seq *s, s2s_ctx *c, double *eh, 
 /* `attention`'s arrays of a pair: probabilities and scores per stack
  * (layers, heads, queries, keys), hidden states (L + 1, n, d) per stack. */
 static int open_attention_arrays(cli_model_run *r, const cli_seq *s, const cli_s2s_paths *p,
-                                 cli_outputs *tx, s2s_ctx *c, ag_npy_writer *hw[2])
+                                 cli_outputs *tx, s2s_ctx *c)
 {
     const ag_model *dec = ag_seq2seq_stack(r->pair, AG_STACK_DECODER);
     const ag_model_config *ge = ag_model_get_config(r->model), *gd = ag_model_get_config(dec);
@@ -135,29 +119,19 @@ static int open_attention_arrays(cli_model_run *r, const cli_seq *s, const cli_s
         {p->scores, 4, enc_shape, &c->ws[AG_STACK_ENCODER]},
         {p->decoder_scores, 4, dec_shape, &c->ws[AG_STACK_DECODER]},
         {p->cross_scores, 4, cross_shape, &c->ws[AG_STACK_CROSS]},
-        {p->hidden, 3, ehs, &hw[0]},
-        {p->decoder_hidden, 3, dhs, &hw[1]},
+        {p->hidden, 3, ehs, &c->wh[0]},
+        {p->decoder_hidden, 3, dhs, &c->wh[1]},
     };
     return rc == 0 ? open_arrays(tx, a, sizeof a / sizeof *a) : rc;
 }
 
 int cli_attention_seq2seq(cli_model_run *r, const cli_seq *s, const cli_s2s_paths *p)
 {
-    const ag_model *dec = ag_seq2seq_stack(r->pair, AG_STACK_DECODER);
-    size_t ns = s->n, nt = s->target ? s->n_target : r->n_target;
     s2s_ctx c = {0};
-    ag_npy_writer *hw[2] = {NULL, NULL};
-    double *ebuf = NULL, *dbuf = NULL;
     cli_outputs tx = {0};
-    int rc = open_attention_arrays(r, s, p, &tx, &c, hw);
-    if (rc == 0 && p->hidden && !(ebuf = hidden_buffer(r->model, ns)))
-        rc = 1;
-    if (rc == 0 && p->decoder_hidden && !(dbuf = hidden_buffer(dec, nt)))
-        rc = 1;
+    int rc = open_attention_arrays(r, s, p, &tx, &c);
     if (rc == 0)
-        rc = s2s_pass(r, s, &c, ebuf, dbuf, hw);
-    free(ebuf);
-    free(dbuf);
+        rc = s2s_pass(r, s, &c);
     return cli_outputs_finish(&tx, rc);
 }
 

@@ -559,6 +559,16 @@ int ag_run_attention_scores(const ag_model *m, const ag_run_input *in,
     return attention_run(m, in, opt, w, &c, err);
 }
 
+/* attention_run on an encoder–decoder model only. */
+static int attention_pair(const ag_model *m, const ag_run_input *in, const ag_run_options *opt,
+                          ag_workers *w, const attention_call *c, ag_error *err)
+{
+    if (!ag_model_seq2seq(m))
+        return ag_error_set(err, AG_EINVAL, "ag_run_attention_seq2seq: not an encoder-decoder "
+                            "model");
+    return attention_run(m, in, opt, w, c, err);
+}
+
 int ag_run_attention_seq2seq(const ag_model *m, const ag_run_input *in,
                              const ag_run_options *opt, ag_workers *w, ag_run_stack_heads_fn fn,
                              void *user, double *enc_hidden, double *dec_hidden, ag_error *err)
@@ -573,10 +583,17 @@ int ag_run_attention_seq2seq_scores(const ag_model *m, const ag_run_input *in,
                                     void *user, double *enc_hidden, double *dec_hidden,
                                     ag_error *err)
 {
-    if (!ag_model_seq2seq(m))
-        return ag_error_set(err, AG_EINVAL, "ag_run_attention_seq2seq: not an encoder-decoder "
-                            "model");
     attention_call c = {.stack_fn = fn, .stack_scores_fn = scores_fn, .user = user,
                         .hidden = enc_hidden, .dec_hidden = dec_hidden};
-    return attention_run(m, in, opt, w, &c, err);
+    return attention_pair(m, in, opt, w, &c, err);
+}
+
+int ag_run_attention_seq2seq_stream(const ag_model *m, const ag_run_input *in,
+                                    const ag_run_options *opt, ag_workers *w,
+                                    ag_run_stack_heads_fn fn, ag_run_stack_heads_fn scores_fn,
+                                    ag_hidden_fn hidden_fn, void *user, ag_error *err)
+{
+    attention_call c = {.stack_fn = fn, .stack_scores_fn = scores_fn, .hidden_fn = hidden_fn,
+                        .user = user};
+    return attention_pair(m, in, opt, w, &c, err);
 }

@@ -683,3 +683,67 @@ Test(seq2seq_run, attention_seq2seq_scores_are_each_views_logits)
     ag_run_options_free(opt);
     ag_seq2seq_free(s);
 }
+
+/* The hidden states ag_run_attention_seq2seq_stream hands over, in call
+ * order, against those ag_run_attention_seq2seq fills. */
+typedef struct {
+    const double *enc, *dec; /* (L + 1, n, d) each, filled by the other call */
+    size_t n_enc, n_dec, d;
+    int l_enc, calls, bad, stop_at; /* stop_at > 0: non-zero at that call */
+} stream_check;
+
+static int check_state(int index, size_t n, size_t d, const double *h, void *user)
+{
+    stream_check *c = user;
+    int k = c->calls++ > c->l_enc; /* the encoder's L_enc + 1 come first */
+    int want = k ? c->calls - 1 - (c->l_enc + 1) : c->calls - 1;
+    size_t rows = k ? c->n_dec : c->n_enc;
+    const double *ref = (k ? c->dec : c->enc) + (size_t)want * rows * c->d;
+    if (index != want || n != rows || d != c->d || memcmp(h, ref, n * d * sizeof *h) != 0)
+        c->bad++;
+    return c->calls == c->stop_at;
+}
+
+/* Streamed, each stack's hidden states are the filled ones, bit for bit:
+ * the encoder's L_enc + 1 of the source's length with index 0..L_enc, then
+ * the decoder's L_dec + 1 of the target's, index from 0 again; a callback's
+ * non-zero stops the pass; a model of one stack is refused. */
+Test(seq2seq_run, attention_seq2seq_streams_each_stacks_hidden_states)
+{
+    ag_seq2seq *s = load_pair(T5);
+    const ag_model *enc = ag_seq2seq_stack(s, AG_STACK_ENCODER),
+                   *dec = ag_seq2seq_stack(s, AG_STACK_DECODER);
+    const ag_model_config *ge = ag_model_get_config(enc), *gd = ag_model_get_config(dec);
+    size_t d = (size_t)ge->d_model;
+    cr_assert_eq(d, (size_t)gd->d_model);
+    double *eh = malloc((size_t)(ge->n_layer + 1) * 6 * d * sizeof *eh),
+           *dh = malloc((size_t)(gd->n_layer + 1) * 4 * d * sizeof *dh);
+    cr_assert(eh && dh);
+    ag_error err = {0};
+    ag_run_input in = pair_input();
+    cr_assert_eq(ag_run_attention_seq2seq(enc, &in, NULL, NULL, NULL, NULL, eh, dh, &err), AG_OK,
+                 "%s", err.message);
+    stream_check c = {.enc = eh, .dec = dh, .n_enc = 6, .n_dec = 4, .d = d,
+                      .l_enc = ge->n_layer};
+    cr_assert_eq(ag_run_attention_seq2seq_stream(enc, &in, NULL, NULL, NULL, NULL, check_state,
+                                                 &c, &err), AG_OK, "%s", err.message);
+    cr_assert_eq(c.calls, ge->n_layer + 1 + gd->n_layer + 1);
+    cr_assert_eq(c.bad, 0, "%d states differ", c.bad);
+    stream_check stop = c;
+    stop.calls = 0;
+    stop.stop_at = ge->n_layer + 3; /* in the decoder's states */
+    cr_assert_neq(ag_run_attention_seq2seq_stream(enc, &in, NULL, NULL, NULL, NULL, check_state,
+                                                  &stop, &err), AG_OK);
+    cr_assert_eq(stop.calls, ge->n_layer + 3);
+    ag_model *one = NULL;
+    cr_assert_eq(ag_model_load(BERT, &one, &err), AG_OK, "%s", err.message);
+    ag_run_input plain = AG_RUN_INPUT_DEFAULT;
+    plain.ids = SRC;
+    plain.n = 6;
+    cr_assert_eq(ag_run_attention_seq2seq_stream(one, &plain, NULL, NULL, NULL, NULL, check_state,
+                                                 &c, &err), AG_EINVAL);
+    ag_model_free(one);
+    free(eh);
+    free(dh);
+    ag_seq2seq_free(s);
+}
