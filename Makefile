@@ -69,6 +69,9 @@ CLI_SRCS  := $(wildcard src/cli/*.c)
 # tests/util/*.c: helpers the unit tests share (xz_file.c reads the
 # xz-compressed test data with liblzma).
 TEST_SRCS := $(wildcard tests/*/test_*.c) $(wildcard tests/util/*.c)
+# analysis/vlog.c again, once per clone of its target_clones under another
+# name, for tests/analysis/test_vlog.c to compare them (vlog_clone.h).
+TEST_SRCS += $(wildcard tests/analysis/vlog_clone_*.c)
 EX_SRCS   := $(wildcard examples/*.c)
 BENCH_SRCS:= $(wildcard bench/*.c)
 

@@ -64,7 +64,9 @@
  *    (ot_round says why that changes no push).
  * 5. The edges' problems are independent: they run in fixed blocks on a
  *    thread pool, and the per-edge values are summed in edge order after,
- *    so the record is the same bytes at any thread count.
+ *    so the record is the same bytes at any thread count. Each block carves
+ *    its scratch from its thread's ag_matrix_work (ag_workers, slot
+ *    AG_WK_CURVATURE), the per-thread buffers the heads' metrics use.
  * Each problem has |P| + |Q| ≤ deg(i) + deg(j) + 2 points; a breadth-first
  * search costs O((|P| + |Q|)² / 64) word operations.
  */
@@ -75,7 +77,9 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "base/parallel_int.h"
 #include "base/sized_int.h"
+#include "work.h"
 
 typedef uint64_t word;
 
@@ -93,7 +97,8 @@ static size_t nwords(size_t bits) { return (bits + 63) / 64; }
 #define NONE UINT32_MAX
 
 typedef struct {
-    size_t cap_p, cap_q, cap_pq;
+    size_t zp, zq, zpq, zqp;  /* g, h, f11/f21/f22, F and L are zero below these
+                               * (items; ot_cover) */
     size_t p, q, pw, qw;
     int no3;                  /* 1: the caller knows A2 is full (no pair at cost 3) and
                                * left it unset; 0: look at A2 */
@@ -113,74 +118,73 @@ typedef struct {
                                * laid out as vis */
 } ot_ws;
 
-static void ot_free(ot_ws *w)
+/* Bump allocation in one block: `count` items of `size` bytes at the next
+ * 64-byte boundary from *at, which moves past them. A NULL base only counts
+ * the bytes (and gives NULL). */
+static void *carve(char *base, size_t *at, size_t count, size_t size)
 {
-    free(w->a); free(w->b); free(w->src1); free(w->src2); free(w->snk1);
-    free(w->snk2); free(w->g); free(w->h); free(w->f11); free(w->f21);
-    free(w->f22); free(w->A1); free(w->A2); free(w->F11); free(w->F21);
-    free(w->F22); free(w->L11); free(w->L21); free(w->L22); free(w->live1);
-    free(w->live2); free(w->dead1); free(w->dead2); free(w->vis); free(w->queue);
-    free(w->parent); free(w->level); free(w->cur); free(w->lv);
+    size_t off = (*at + 63) / 64 * 64;
+    *at = off + count * size;
+    return base ? base + off : NULL;
+}
+
+/* The arrays of w in the block at base, for problems of p sources and q
+ * sinks with p + q ≤ span (the points of two balls: p·q ≤ ⌊span/2⌋·⌈span/2⌉,
+ * pw + qw ≤ nwords(span) + 1). Nothing is zeroed: ot_cover does that. */
+static void ot_layout(ot_ws *w, char *base, size_t *at, size_t span)
+{
+    size_t u = span, pq = (span / 2) * (span - span / 2), bits = span * nwords(span);
+    size_t nodes = 2 * span, set = 2 * (nwords(span) + 1);
     memset(w, 0, sizeof *w);
+    w->a = carve(base, at, u, sizeof(double));
+    w->src1 = carve(base, at, u, sizeof(double));
+    w->src2 = carve(base, at, u, sizeof(double));
+    w->g = carve(base, at, u, sizeof(double));
+    w->b = carve(base, at, u, sizeof(double));
+    w->snk1 = carve(base, at, u, sizeof(double));
+    w->snk2 = carve(base, at, u, sizeof(double));
+    w->h = carve(base, at, u, sizeof(double));
+    w->f11 = carve(base, at, pq, sizeof(double));
+    w->f21 = carve(base, at, pq, sizeof(double));
+    w->f22 = carve(base, at, pq, sizeof(double));
+    word **sets[] = {&w->A1, &w->A2, &w->F11, &w->F21, &w->F22, &w->L11, &w->L21, &w->L22};
+    for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
+        *sets[k] = carve(base, at, bits, sizeof(word));
+    word **masks[] = {&w->live1, &w->live2, &w->dead1, &w->dead2};
+    for (size_t k = 0; k < sizeof masks / sizeof *masks; k++)
+        *masks[k] = carve(base, at, nwords(u), sizeof(word));
+    w->vis = carve(base, at, set, sizeof(word));
+    w->queue = carve(base, at, nodes, sizeof(uint32_t));
+    w->parent = carve(base, at, nodes, sizeof(uint32_t));
+    w->level = carve(base, at, nodes, sizeof(uint32_t));
+    w->cur = carve(base, at, nodes, sizeof(uint32_t));
+    w->lv = carve(base, at, (nodes + 1) * set, sizeof(word));
 }
 
-static int grow(void **ptr, size_t count, size_t size, int zero)
+/* The k arrays arr[] of `size`-byte items are zero below *done: make them
+ * zero below `want` too. */
+static void zero_up_to(char *const *arr, size_t k, size_t size, size_t *done, size_t want)
 {
-    void *n = zero ? calloc(count ? count : 1, size) : malloc((count ? count : 1) * size);
-    if (!n)
-        return -1;
-    free(*ptr);
-    *ptr = n;
-    return 0;
+    if (want <= *done)
+        return;
+    for (size_t t = 0; t < k; t++)
+        memset(arr[t] + *done * size, 0, (want - *done) * size);
+    *done = want;
 }
 
-/* Room for p sources and q sinks. Flow matrices and flow bitsets are kept
- * all-zero between problems (ot_solve clears what it used). */
-static int ot_reserve(ot_ws *w, size_t p, size_t q)
+/* Ready w for p sources and q sinks: the arrays that ot_solve expects zero
+ * and leaves zero (flows g, h, f11, f21, f22 and the flow bitsets F, L) are
+ * cleared once up to the largest problem the block has served, not per
+ * problem. */
+static void ot_cover(ot_ws *w, size_t p, size_t q)
 {
-    /* The buffers are allocated on first use even for p = q = 0: callers
-     * memset/memcpy them, which needs non-NULL pointers for zero lengths. */
-    if (w->A1 && p <= w->cap_p && q <= w->cap_q && p * q <= w->cap_pq)
-        return 0;
-    size_t cp = p > w->cap_p ? (p > 2 * w->cap_p ? p : 2 * w->cap_p) : w->cap_p;
-    size_t cq = q > w->cap_q ? (q > 2 * w->cap_q ? q : 2 * w->cap_q) : w->cap_q;
-    size_t cpw = nwords(cp), cqw = nwords(cq);
-    int bad = 0;
-    bad |= grow((void **)&w->a, cp, sizeof(double), 0);
-    bad |= grow((void **)&w->src1, cp, sizeof(double), 0);
-    bad |= grow((void **)&w->src2, cp, sizeof(double), 0);
-    bad |= grow((void **)&w->g, cp, sizeof(double), 1);
-    bad |= grow((void **)&w->b, cq, sizeof(double), 0);
-    bad |= grow((void **)&w->snk1, cq, sizeof(double), 0);
-    bad |= grow((void **)&w->snk2, cq, sizeof(double), 0);
-    bad |= grow((void **)&w->h, cq, sizeof(double), 1);
-    bad |= grow((void **)&w->f11, cp * cq, sizeof(double), 1);
-    bad |= grow((void **)&w->f21, cp * cq, sizeof(double), 1);
-    bad |= grow((void **)&w->f22, cp * cq, sizeof(double), 1);
-    bad |= grow((void **)&w->A1, cp * cqw, sizeof(word), 1);
-    bad |= grow((void **)&w->A2, cp * cqw, sizeof(word), 1);
-    bad |= grow((void **)&w->F11, cq * cpw, sizeof(word), 1);
-    bad |= grow((void **)&w->F21, cq * cpw, sizeof(word), 1);
-    bad |= grow((void **)&w->F22, cq * cpw, sizeof(word), 1);
-    bad |= grow((void **)&w->L11, cq * cpw, sizeof(word), 1);
-    bad |= grow((void **)&w->L21, cq * cpw, sizeof(word), 1);
-    bad |= grow((void **)&w->L22, cq * cpw, sizeof(word), 1);
-    bad |= grow((void **)&w->live1, cqw, sizeof(word), 1);
-    bad |= grow((void **)&w->live2, cqw, sizeof(word), 1);
-    bad |= grow((void **)&w->dead1, cqw, sizeof(word), 1);
-    bad |= grow((void **)&w->dead2, cqw, sizeof(word), 1);
-    bad |= grow((void **)&w->vis, 2 * (cpw + cqw), sizeof(word), 1);
-    bad |= grow((void **)&w->queue, 2 * (cp + cq), sizeof(uint32_t), 0);
-    bad |= grow((void **)&w->parent, 2 * (cp + cq), sizeof(uint32_t), 0);
-    bad |= grow((void **)&w->level, 2 * (cp + cq), sizeof(uint32_t), 0);
-    bad |= grow((void **)&w->cur, 2 * (cp + cq), sizeof(uint32_t), 0);
-    bad |= grow((void **)&w->lv, (2 * (cp + cq) + 1) * 2 * (cpw + cqw), sizeof(word), 0);
-    if (bad)
-        return -1;
-    w->cap_p = cp;
-    w->cap_q = cq;
-    w->cap_pq = cp * cq;
-    return 0;
+    zero_up_to((char *[]){(char *)w->g}, 1, sizeof(double), &w->zp, p);
+    zero_up_to((char *[]){(char *)w->h}, 1, sizeof(double), &w->zq, q);
+    zero_up_to((char *[]){(char *)w->f11, (char *)w->f21, (char *)w->f22}, 3, sizeof(double),
+               &w->zpq, p * q);
+    zero_up_to((char *[]){(char *)w->F11, (char *)w->F21, (char *)w->F22, (char *)w->L11,
+                          (char *)w->L21, (char *)w->L22},
+               6, sizeof(word), &w->zqp, q * nwords(p));
 }
 
 /* Set the problem size and clear the arc bitsets A1, A2. */
@@ -769,22 +773,25 @@ int ag_wasserstein1_hops(const double *mu, const double *nu, size_t k,
     }
     if (fabs(smu - snu) > 1e-12 * fmax(smu, snu))
         return ag_error_set(err, AG_EINVAL, "W1: total masses differ (%.17g, %.17g)", smu, snu);
-    ot_ws w = {0};
-    size_t p = 0, q = 0;
+    ot_ws w;
+    size_t p = 0, q = 0, bytes = 0;
     for (size_t u = 0; u < k; u++)
         if (!same_mass(mu[u], nu[u]))
             *(mu[u] > nu[u] ? &p : &q) += 1;
-    if (ot_reserve(&w, p, q) != 0) {
-        ot_free(&w);
-        return ag_error_set(err, AG_ENOMEM, "W1: out of memory");
-    }
+    ot_layout(&w, NULL, &bytes, p + q);
+    ag_matrix_work *mw = NULL;
+    char *block = ag_matrix_work_new(&mw, NULL) == AG_OK
+                      ? ag_work_get(mw, AG_WK_CURVATURE, bytes) : NULL;
     size_t *pi = malloc((p + 1) * sizeof *pi), *qi = malloc((q + 1) * sizeof *qi);
-    if (!pi || !qi) {
+    if (!block || !pi || !qi) {
         free(pi);
         free(qi);
-        ot_free(&w);
+        ag_matrix_work_free(mw);
         return ag_error_set(err, AG_ENOMEM, "W1: out of memory");
     }
+    bytes = 0;
+    ot_layout(&w, block, &bytes, p + q);
+    ot_cover(&w, p, q);
     ot_begin(&w, p, q);
     p = q = 0;
     for (size_t u = 0; u < k; u++) {
@@ -809,7 +816,7 @@ int ag_wasserstein1_hops(const double *mu, const double *nu, size_t k,
     *w1 = ot_solve(&w);
     free(pi);
     free(qi);
-    ot_free(&w);
+    ag_matrix_work_free(mw);
     return AG_OK;
 }
 
@@ -927,7 +934,8 @@ static double forman_edge(const graph *g, size_t i, size_t j, double wij)
     return 2 - s;
 }
 
-/* Scratch for the Ollivier edges. */
+/* Scratch for the Ollivier edges of one task, carved from its thread's
+ * ag_matrix_work (slot AG_WK_CURVATURE). */
 typedef struct {
     ot_ws ot;
     double *mu, *nu;      /* n, zero between edges */
@@ -937,31 +945,35 @@ typedef struct {
     word *qmask;          /* words: the sinks, zero between edges */
 } oll_ws;
 
-static void oll_free(oll_ws *o)
+static void oll_layout(oll_ws *o, char *base, size_t *at, size_t n, size_t span)
 {
-    ot_free(&o->ot);
-    free(o->mu);
-    free(o->nu);
-    free(o->da);
-    free(o->db);
-    free(o->pid);
-    free(o->qid);
-    free(o->cw);
-    free(o->qmask);
+    o->mu = carve(base, at, n, sizeof *o->mu);
+    o->nu = carve(base, at, n, sizeof *o->nu);
+    o->da = carve(base, at, n, sizeof *o->da);
+    o->db = carve(base, at, n, sizeof *o->db);
+    o->pid = carve(base, at, n, sizeof *o->pid);
+    o->qid = carve(base, at, n, sizeof *o->qid);
+    o->cw = carve(base, at, nwords(n), sizeof *o->cw);
+    o->qmask = carve(base, at, nwords(n), sizeof *o->qmask);
+    ot_layout(&o->ot, base, at, span);
 }
 
-static int oll_init(oll_ws *o, size_t n)
+/* o in work's curvature slot for an n-vertex graph whose edges' balls hold
+ * at most `span` vertices; whatever the slot held is never read (every
+ * array is cleared or written before use). -1 when out of memory. */
+static int oll_init(oll_ws *o, ag_matrix_work *work, size_t n, size_t span)
 {
-    memset(o, 0, sizeof *o);
-    o->mu = calloc(n, sizeof *o->mu);
-    o->nu = calloc(n, sizeof *o->nu);
-    o->da = malloc(n * sizeof *o->da);
-    o->db = malloc(n * sizeof *o->db);
-    o->pid = malloc(n * sizeof *o->pid);
-    o->qid = malloc(n * sizeof *o->qid);
-    o->cw = malloc(nwords(n) * sizeof *o->cw);
-    o->qmask = calloc(nwords(n), sizeof(word));
-    return o->mu && o->nu && o->da && o->db && o->pid && o->qid && o->cw && o->qmask ? 0 : -1;
+    size_t bytes = 0;
+    oll_layout(o, NULL, &bytes, n, span);
+    char *block = ag_work_get(work, AG_WK_CURVATURE, bytes);
+    if (!block)
+        return -1;
+    bytes = 0;
+    oll_layout(o, block, &bytes, n, span);
+    memset(o->mu, 0, n * sizeof *o->mu);
+    memset(o->nu, 0, n * sizeof *o->nu);
+    memset(o->qmask, 0, nwords(n) * sizeof *o->qmask);
+    return 0;
 }
 
 /* Compress `src` (a global bitset of `words` words) to the positions set in
@@ -1015,7 +1027,7 @@ static int have_bmi2(void) { return 0; }
 #endif
 
 /* κ(i,j) = 1 − W₁(m_i, m_j); NaN when m_i or m_j is undefined. */
-static int ollivier_edge(const graph *g, oll_ws *o, size_t i, size_t j, double *kappa)
+static double ollivier_edge(const graph *g, oll_ws *o, size_t i, size_t j)
 {
     size_t words = g->words;
     o->mu[i] += 0.5;
@@ -1060,12 +1072,10 @@ static int ollivier_edge(const graph *g, oll_ws *o, size_t i, size_t j, double *
     if (undefined) {
         for (size_t t = 0; t < ncw; t++)
             o->qmask[o->cw[t]] = 0;
-        *kappa = NAN;
-        return 0;
+        return NAN;
     }
-    if (ot_reserve(&o->ot, p, q) != 0)
-        return -1;
     ot_ws *w = &o->ot;
+    ot_cover(w, p, q);
     ot_begin(w, p, q);
     memcpy(w->a, o->da, p * sizeof(double));
     memcpy(w->b, o->db, q * sizeof(double));
@@ -1094,8 +1104,7 @@ static int ollivier_edge(const graph *g, oll_ws *o, size_t i, size_t j, double *
     }
     for (size_t t = 0; t < ncw; t++)
         o->qmask[o->cw[t]] = 0;
-    *kappa = 1 - ot_solve(w);
-    return 0;
+    return 1 - ot_solve(w);
 }
 
 /* The input of both entry points; a negative *tau becomes the default 1/n. */
@@ -1132,46 +1141,33 @@ typedef void (*edge_fn)(void *user, size_t i, size_t j, double w, double forman,
  * edge order (so the sums are the same bytes at any thread count). */
 typedef struct {
     const graph *g;
+    ag_workers *workers; /* the pool, and each thread's workspace (oll_init) */
     int want_forman, want_ollivier;
+    size_t span;     /* the most vertices in the balls of an edge: |N(i) ∪ N(j)| */
     size_t count;
     uint32_t *from;  /* count: i of each edge */
     size_t *at;      /* count: its position in i's list (j = nbr[at], W_ij = wt[at]) */
     double *forman, *kappa; /* count each */
-    oll_ws *scratch[AG_POOL_THREADS_MAX]; /* one per worker, made on first use */
 } edge_job;
 
 static int edge_block(size_t task, int worker, void *user)
 {
     edge_job *J = user;
     const graph *g = J->g;
-    oll_ws *o = NULL;
-    if (J->want_ollivier) {
-        if (!J->scratch[worker]) {
-            if (!(J->scratch[worker] = malloc(sizeof(oll_ws))))
-                return AG_ENOMEM;
-            if (oll_init(J->scratch[worker], g->n) != 0)
-                return AG_ENOMEM; /* freed with the job: oll_init zeroed it first */
-        }
-        o = J->scratch[worker];
-    }
+    oll_ws o;
+    if (J->want_ollivier && oll_init(&o, ag_workers_work(J->workers), g->n, J->span) != 0)
+        return AG_ENOMEM;
     size_t end = (task + 1) * EDGE_BLOCK < J->count ? (task + 1) * EDGE_BLOCK : J->count;
     for (size_t k = task * EDGE_BLOCK; k < end; k++) {
         size_t i = J->from[k], e = J->at[k], j = g->nbr[e];
         J->forman[k] = J->want_forman ? forman_edge(g, i, j, g->wt[e]) : NAN;
-        J->kappa[k] = NAN;
-        if (o && ollivier_edge(g, o, i, j, &J->kappa[k]) != 0)
-            return AG_ENOMEM;
+        J->kappa[k] = J->want_ollivier ? ollivier_edge(g, &o, i, j) : NAN;
     }
     return AG_OK;
 }
 
 static void edge_job_free(edge_job *J)
 {
-    for (size_t w = 0; w < AG_POOL_THREADS_MAX; w++)
-        if (J->scratch[w]) {
-            oll_free(J->scratch[w]);
-            free(J->scratch[w]);
-        }
     free(J->from);
     free(J->at);
     free(J->forman);
@@ -1179,7 +1175,8 @@ static void edge_job_free(edge_job *J)
 }
 
 /* The graph's edges in order into J (sizes capped by the edge count, which
- * graph_build counted within n(n−1)/2). */
+ * graph_build counted within n(n−1)/2), and the largest ball union of an
+ * edge (i ∈ N(j) and j ∈ N(i)). */
 static int edge_job_init(edge_job *J, const graph *g, int want_forman, int want_ollivier)
 {
     memset(J, 0, sizeof *J);
@@ -1199,24 +1196,42 @@ static int edge_job_init(edge_job *J, const graph *g, int want_forman, int want_
                 J->from[J->count] = (uint32_t)i;
                 J->at[J->count++] = e;
             }
+    for (size_t k = 0; want_ollivier && k < J->count; k++) {
+        const word *ai = g->adj + (size_t)J->from[k] * g->words;
+        const word *aj = g->adj + (size_t)g->nbr[J->at[k]] * g->words;
+        size_t u = 0;
+        for (size_t c = 0; c < g->words; c++)
+            u += (size_t)__builtin_popcountll(ai[c] | aj[c]);
+        J->span = u > J->span ? u : J->span;
+    }
     return AG_OK;
 }
 
-/* Every edge's F and κ on the pool's threads (NULL: the caller's), then fn
- * per edge in the order (0,1), (0,2), ..., (1,2), ... */
+/* Every edge's F and κ, then fn per edge in the order (0,1), (0,2), ...,
+ * (1,2), ... The edges run on workers' pool, each thread's transport
+ * workspace carved from its own ag_matrix_work; without workers (or from a
+ * task whose worker number they do not cover), on pool with workspaces made
+ * for the call. */
 static int walk_edges(const graph *g, int want_forman, int want_ollivier, ag_pool *pool,
-                      edge_fn fn, void *user, ag_error *err)
+                      ag_workers *workers, edge_fn fn, void *user, ag_error *err)
 {
+    ag_workers *own = NULL;
     edge_job *J = malloc(sizeof *J);
     int status = J ? edge_job_init(J, g, want_forman, want_ollivier) : AG_ENOMEM;
-    if (status == AG_OK)
-        status = ag_pool_run(pool, (J->count + EDGE_BLOCK - 1) / EDGE_BLOCK, edge_block, J);
+    if (status == AG_OK && !ag_workers_work(workers))
+        status = agb_workers_borrow(workers ? ag_workers_pool(workers) : pool, &own, NULL);
+    if (status == AG_OK) {
+        J->workers = own ? own : workers;
+        status = ag_pool_run(ag_workers_pool(J->workers), (J->count + EDGE_BLOCK - 1) / EDGE_BLOCK,
+                             edge_block, J);
+    }
     if (status == AG_OK)
         for (size_t k = 0; k < J->count; k++)
             fn(user, J->from[k], g->nbr[J->at[k]], g->wt[J->at[k]], J->forman[k], J->kappa[k]);
     if (J)
         edge_job_free(J);
     free(J);
+    ag_workers_free(own);
     return status == AG_OK ? AG_OK : ag_error_set(err, status, "curvature: out of memory");
 }
 
@@ -1285,7 +1300,7 @@ int ag_curvature_metrics_ex(const double *A, size_t n, const ag_metric_set *sel,
     status = graph_build(A, n, tau, want_k, &g);
     summary s = {0};
     if (status == AG_OK && g.edges > 0 && (want_f || want_k))
-        status = walk_edges(&g, want_f, want_k, o.pool, summarize, &s, err);
+        status = walk_edges(&g, want_f, want_k, o.pool, o.workers, summarize, &s, err);
     else if (status != AG_OK)
         ag_error_set(err, status, "curvature: out of memory for the %zu-vertex graph", n);
     size_t edges = g.edges;
@@ -1344,7 +1359,7 @@ int ag_curvature_edges(const double *A, size_t n, double tau, int with_ollivier,
             graph_free(&g);
             return ag_error_set(err, AG_ENOMEM, "curvature: out of memory for %zu edges", g.edges);
         }
-        status = walk_edges(&g, 1, with_ollivier, NULL, collect, &l, err);
+        status = walk_edges(&g, 1, with_ollivier, NULL, NULL, collect, &l, err);
     }
     graph_free(&g);
     if (status != AG_OK) {

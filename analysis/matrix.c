@@ -128,7 +128,8 @@ int ag_matrix_metrics_work(const double *M, size_t m, size_t n, const ag_metric_
             return ag_curvature_metrics_ex(
                 M, n, sel,
                 &(ag_curvature_options){.size = sizeof(ag_curvature_options),
-                                        .edge_threshold = tau, .pool = o.pool},
+                                        .edge_threshold = tau, .pool = o.pool,
+                                        .workers = o.workers},
                 rec, err);
         null_family(sel, AG_FAMILY_CURVATURE, rec);
     }

@@ -20,7 +20,11 @@
  * Eight lanes at a time, a short last block padded: every value takes the
  * same operations in the same order, with no fused multiply-add (-std=c11
  * contracts none), so the AVX-512, AVX2 and baseline clones give the same
- * bits, on any machine, wherever the value sits in its block. */
+ * bits, on any machine, wherever the value sits in its block:
+ * tests/analysis/test_vlog.c compiles this file again as each clone alone
+ * and compares them with the dispatched one on 3·10⁶ values (every binade,
+ * subnormals, every lane of a padded block), and checks that a build with
+ * fused multiply-adds does differ. */
 #include <stdint.h>
 #include <string.h>
 

@@ -23,6 +23,10 @@ typedef enum {
     AG_WK_IWORK,   /* LAPACK IWORK and integer arrays, within one call */
     AG_WK_INPUT,   /* the matrix itself, widened by the caller into the
                       workspace (src/run/heads.c); no family touches it */
+    AG_WK_CURVATURE, /* family F: one task's Ollivier scratch and transport
+                        workspace, carved per task of edges (analysis/curvature.c,
+                        oll_init); the edges may run inside a head's task, on
+                        that head's workspace, after its other families */
     AG_WK_COUNT
 } ag_work_slot;
 

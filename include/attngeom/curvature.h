@@ -42,17 +42,22 @@ typedef struct {
     size_t size;           /* sizeof(ag_curvature_options), set by the macro */
     double edge_threshold; /* edge iff W_ij >= τ; < 0 means 1/n */
     ag_pool *pool;         /* the edges' transport problems on these threads (borrowed;
-                            * NULL: the calling thread alone) */
+                            * NULL: the calling thread alone); each thread's transport
+                            * workspace is made for the call */
+    ag_workers *workers;   /* in place of pool: the problems on workers' pool, each
+                            * thread's workspace carved from its own ag_matrix_work
+                            * (ag_workers_work), kept for the next call (borrowed;
+                            * NULL: use pool) */
 } ag_curvature_options;
 #define AG_CURVATURE_OPTIONS_DEFAULT \
-    {.size = sizeof(ag_curvature_options), .edge_threshold = -1, .pool = NULL}
+    {.size = sizeof(ag_curvature_options), .edge_threshold = -1, .pool = NULL, .workers = NULL}
 
 /* ag_curvature_metrics with options (NULL: the defaults): the same keys, with
  * the edges' Forman and Ollivier curvatures computed on opt->pool's threads
  * in fixed blocks of edges and summed in edge order afterwards, so the record
  * is the same bytes for any pool (a call from inside a task of the pool runs
- * in that task's thread: attngeom/parallel.h). The pool must not be running
- * another ag_pool_run. Errors: those of ag_curvature_metrics, and AG_EINVAL
+ * in that task's thread: attngeom/parallel.h). The pool (workers' pool) must
+ * not be running another ag_pool_run. Errors: those of ag_curvature_metrics, and AG_EINVAL
  * for an options size of 0 or one this library does not know. */
 AG_EXPORT int ag_curvature_metrics_ex(const double *A, size_t n, const ag_metric_set *sel,
                                       const ag_curvature_options *opt, ag_record *rec,

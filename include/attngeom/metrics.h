@@ -315,7 +315,8 @@ AG_EXPORT ag_record *ag_record_list_at(ag_record_list *list, size_t i);
 AG_EXPORT int ag_matrix_metrics(const double *M, size_t m, size_t n,
                                 const ag_metric_set *sel, ag_record *rec, ag_error *err);
 
-typedef struct ag_pool ag_pool; /* attngeom/parallel.h */
+typedef struct ag_pool ag_pool;       /* attngeom/parallel.h */
+typedef struct ag_workers ag_workers; /* attngeom/parallel.h */
 
 /* Options of the matrix metrics. Carries its size (ABI rule, core.h):
  * start from AG_MATRIX_OPTIONS_DEFAULT. */
@@ -324,6 +325,9 @@ typedef struct {
     double edge_threshold; /* family F: edge iff W_ij >= τ; < 0 means 1/n */
     ag_pool *pool;         /* family F: its edges on these threads (borrowed; NULL: the
                             * calling thread; ag_curvature_metrics_ex) */
+    ag_workers *workers;   /* family F: its edges on these workers' pool and
+                            * workspaces, in place of pool (borrowed; NULL: use pool;
+                            * ag_curvature_options.workers) */
 } ag_matrix_options;
 #define AG_MATRIX_OPTIONS_DEFAULT {.size = sizeof(ag_matrix_options), .edge_threshold = -1}
 

@@ -68,7 +68,8 @@ typedef struct ag_matrix_work ag_matrix_work; /* attngeom/metrics.h */
 
 /* A pool and one ag_matrix_work per thread, so that tasks measuring
  * matrices (a head each) reuse their thread's buffers: what the attngeom
- * commands and the runs of attngeom/access.h use. Opaque (ABI rule,
+ * commands and the runs of attngeom/access.h use, and what the edges of
+ * family F run on (ag_curvature_options.workers, ag_matrix_options.workers). Opaque (ABI rule,
  * core.h); the caller's, released with ag_workers_free (NULL is fine). */
 typedef struct ag_workers ag_workers;
 /* `threads` in all, the caller included (ag_pool_new's rule: 1 starts no

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "attngeom.h"
+#include "parallel_int.h"
 
 struct ag_pool {
     int threads;
@@ -215,22 +216,29 @@ int ag_pool_run(ag_pool *p, size_t count, ag_task_fn fn, void *user)
 
 struct ag_workers {
     ag_pool *pool;
-    ag_matrix_work **work; /* (threads) one per worker number */
+    int own_pool;          /* 0: borrowed (agb_workers_borrow), not freed here */
+    ag_matrix_work **work; /* (nwork) one per worker number */
     int nwork;
 };
 
-int ag_workers_new(int threads, ag_workers **out, ag_error *err)
+/* Workers on `pool` with `nwork` workspaces (pool's owner: own_pool). */
+static int workers_make(ag_pool *pool, int own_pool, int nwork, ag_workers **out, ag_error *err)
 {
     *out = NULL;
     ag_workers *w = calloc(1, sizeof *w);
-    if (!w)
+    if (!w) {
+        if (own_pool)
+            ag_pool_free(pool);
         return ag_error_set(err, AG_ENOMEM, "out of memory");
-    int status = ag_pool_new(threads, &w->pool, err);
-    if (status == AG_OK && !(w->work = calloc((size_t)threads, sizeof *w->work)))
+    }
+    w->pool = pool;
+    w->own_pool = own_pool;
+    int status = AG_OK;
+    if (!(w->work = calloc((size_t)nwork, sizeof *w->work)))
         status = ag_error_set(err, AG_ENOMEM, "out of memory");
     if (status == AG_OK)
-        w->nwork = threads;
-    for (int k = 0; status == AG_OK && k < threads; k++)
+        w->nwork = nwork;
+    for (int k = 0; status == AG_OK && k < nwork; k++)
         status = ag_matrix_work_new(&w->work[k], err);
     if (status != AG_OK)
         ag_workers_free(w);
@@ -239,11 +247,26 @@ int ag_workers_new(int threads, ag_workers **out, ag_error *err)
     return status;
 }
 
+int ag_workers_new(int threads, ag_workers **out, ag_error *err)
+{
+    *out = NULL;
+    ag_pool *pool;
+    int status = ag_pool_new(threads, &pool, err);
+    return status == AG_OK ? workers_make(pool, 1, threads, out, err) : status;
+}
+
+int agb_workers_borrow(ag_pool *pool, ag_workers **out, ag_error *err)
+{
+    int nwork = ag_pool_threads(pool), here = ag_pool_worker() + 1;
+    return workers_make(pool, 0, nwork > here ? nwork : here, out, err);
+}
+
 void ag_workers_free(ag_workers *w)
 {
     if (!w)
         return;
-    ag_pool_free(w->pool);
+    if (w->own_pool)
+        ag_pool_free(w->pool);
     for (int k = 0; k < w->nwork; k++)
         ag_matrix_work_free(w->work[k]);
     free(w->work);

@@ -108,7 +108,7 @@ static int head_metrics(const heads_job *j, size_t i, int h, const double *A)
     ag_record *r = ag_record_list_at(j->recs, j->first + i);
     ag_matrix_options mo = AG_MATRIX_OPTIONS_DEFAULT;
     mo.edge_threshold = j->opt->edge_threshold;
-    mo.pool = ag_workers_pool(j->w); /* used when this head is not itself a task */
+    mo.workers = j->w; /* its pool used when this head is not itself a task */
     int status = ag_matrix_metrics_work(A, L->n, cols, j->sel, &mo, ag_workers_work(j->w), r,
                                         &j->errs[i]);
     if (status == AG_OK && L->ids && cols == L->n)

@@ -161,7 +161,7 @@ int ag_run_matrix(const double *data, int ndim, const size_t *shape, const ptrdi
     if (status == AG_OK)
         status = agr_workers(w, opt, L * H, &j.w, &own, err);
     if (status == AG_OK) {
-        j.mo.pool = ag_workers_pool(j.w); /* one head's edges on the threads */
+        j.mo.workers = j.w; /* one head's edges on the threads */
         status = run_matrices(&j, L * H, opt, err);
     }
     if (status == AG_OK)

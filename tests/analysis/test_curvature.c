@@ -19,6 +19,7 @@
 
 #include "attngeom.h"
 #include "../../analysis/metrics_int.h" // the layouts of records and selections
+#include "../../analysis/work.h"        // the curvature slot, filled with junk
 #include "../util/test_metrics_util.h"
 
 #define TOL 1e-13
@@ -467,12 +468,27 @@ static double *threads_head(size_t n)
  * 0x1.57be02f8fd23p-5): the order of the augmentations changed the rounding
  * of the flow (≤ 2.3e-15 on 76 061 edges of random heads, n = 24..300,
  * softmax and causal; tests/ref/check_curvature.py bounds both against POT). */
+static const double threads_want[5] = {0x1.b34p+10, -0x1.17601de1fd257p+6,
+                                       -0x1.44f40708c7e53p+7, 0x1.38003fb3a30e2p-3,
+                                       0x1.57be02f8fd24p-5};
+
+/* The five keys of r are threads_want's bytes. */
+static void expect_threads_want(const ag_record *r, const char *what, int threads)
+{
+    for (int k = 0; k < 5; k++) {
+        ag_metric m = AG_M_EDGES + k;
+        cr_assert_eq(r->kind[m], k ? AG_V_NUMBER : AG_V_INTEGER);
+        cr_assert(memcmp(&r->value[m], &threads_want[k], sizeof(double)) == 0,
+                  "%s %s on %d threads: %a, want %a", what, ag_metric_name(m), threads,
+                  r->value[m], threads_want[k]);
+    }
+}
+
 Test(curvature, threads_same_bytes)
 {
     size_t n = 100;
     double *A = threads_head(n);
-    const double want[5] = {0x1.b34p+10, -0x1.17601de1fd257p+6, -0x1.44f40708c7e53p+7,
-                            0x1.38003fb3a30e2p-3, 0x1.57be02f8fd24p-5};
+    const double *want = threads_want;
     ag_metric_set sel;
     ag_error err = {0};
     cr_assert_eq(ag_metric_set_parse(&sel, "curvature", &err), AG_OK, "%s", err.message);
@@ -491,16 +507,8 @@ Test(curvature, threads_same_bytes)
                      err.message);
         cr_assert_eq(ag_matrix_metrics_ex(A, n, n, &sel, &mo, &rm, &err), AG_OK, "%s",
                      err.message);
-        for (int k = 0; k < 5; k++) {
-            ag_metric m = AG_M_EDGES + k;
-            cr_assert_eq(r.kind[m], k ? AG_V_NUMBER : AG_V_INTEGER);
-            cr_assert(memcmp(&r.value[m], &want[k], sizeof(double)) == 0,
-                      "%s on %d threads: %a, want %a", ag_metric_name(m), threads,
-                      r.value[m], want[k]);
-            cr_assert(memcmp(&rm.value[m], &want[k], sizeof(double)) == 0,
-                      "matrix %s on %d threads: %a, want %a", ag_metric_name(m), threads,
-                      rm.value[m], want[k]);
-        }
+        expect_threads_want(&r, "curvature", threads);
+        expect_threads_want(&rm, "matrix", threads);
         ag_pool_free(pool);
     }
     ag_curvature_edge *e = NULL;
@@ -521,10 +529,78 @@ Test(curvature, threads_same_bytes)
     free(A);
 }
 
+/* One head's curvature from inside a task of the workers' own pool: the
+ * edges run in place, on the task's workspace. */
+typedef struct {
+    const double *A;
+    size_t n;
+    ag_workers *w;
+    const ag_metric_set *sel;
+    ag_record rec[4];
+} nested_job;
+
+static int nested_task(size_t task, int worker, void *user)
+{
+    nested_job *j = user;
+    ag_curvature_options co = AG_CURVATURE_OPTIONS_DEFAULT;
+    co.workers = j->w;
+    ag_record_init(&j->rec[task], 0, 0, j->n, j->n);
+    return ag_curvature_metrics_ex(j->A, j->n, j->sel, &co, &j->rec[task], NULL);
+}
+
+/* The edges on ag_workers (ag_curvature_options.workers,
+ * ag_matrix_options.workers, in place of a pool): threads_same_bytes' bytes
+ * on 1, 2 and 3 threads, with workspaces that first served a larger head
+ * and a curvature slot filled with junk (what it held is never read; a
+ * slot of 4 MB serves n = 100 without growing), and from inside
+ * tasks of the workers' own pool (each on its task's workspace). A pool
+ * given beside the workers is not used: here one that would crash. */
+Test(curvature, workers_same_bytes)
+{
+    size_t n = 100, big = 160;
+    double *A = threads_head(n), *B = threads_head(big);
+    ag_metric_set sel;
+    ag_error err = {0};
+    cr_assert_eq(ag_metric_set_parse(&sel, "curvature", &err), AG_OK, "%s", err.message);
+    for (int threads = 1; threads <= 3; threads++) {
+        ag_workers *w = NULL;
+        cr_assert_eq(ag_workers_new(threads, &w, &err), AG_OK, "%s", err.message);
+        ag_curvature_options co = AG_CURVATURE_OPTIONS_DEFAULT;
+        co.workers = w;
+        co.pool = (ag_pool *)(uintptr_t)1;
+        ag_matrix_options mo = AG_MATRIX_OPTIONS_DEFAULT;
+        mo.workers = w;
+        ag_record r, rm, rb;
+        ag_record_init(&rb, 0, 0, big, big);
+        cr_assert_eq(ag_curvature_metrics_ex(B, big, &sel, &co, &rb, &err), AG_OK, "%s",
+                     err.message);
+        /* worker 0 (the caller, who takes part in every run) holds junk */
+        unsigned char *junk = ag_work_get(ag_workers_work(w), AG_WK_CURVATURE, 1 << 22);
+        cr_assert_not_null(junk);
+        memset(junk, 0xa5, 1 << 22);
+        ag_record_init(&r, 0, 0, n, n);
+        ag_record_init(&rm, 0, 0, n, n);
+        cr_assert_eq(ag_curvature_metrics_ex(A, n, &sel, &co, &r, &err), AG_OK, "%s",
+                     err.message);
+        memset(junk, 0x5a, 1 << 22);
+        cr_assert_eq(ag_matrix_metrics_work(A, n, n, &sel, &mo, ag_workers_work(w), &rm, &err),
+                     AG_OK, "%s", err.message);
+        expect_threads_want(&r, "workers", threads);
+        expect_threads_want(&rm, "matrix on workers", threads);
+        nested_job j = {.A = A, .n = n, .w = w, .sel = &sel};
+        cr_assert_eq(ag_pool_run(ag_workers_pool(w), 4, nested_task, &j), 0);
+        for (int t = 0; t < 4; t++)
+            expect_threads_want(&j.rec[t], "nested", threads);
+        ag_workers_free(w);
+    }
+    free(A);
+    free(B);
+}
+
 /* ag_curvature_options follows the sized-struct rule (core.h): size 0 is
  * refused naming the struct; an older caller's size that stops before
- * `pool` gets the default (no pool) whatever lies beyond it — here a
- * pointer that would crash if used; its threshold counts. */
+ * `pool` (or `workers`) gets the default (none) whatever lies beyond it —
+ * here a pointer that would crash if used; its threshold counts. */
 Test(curvature, options_sizes)
 {
     const double A[9] = {0.5, 0.3, 0.2, 0.3, 0.4, 0.3, 0.2, 0.3, 0.5};
@@ -546,6 +622,17 @@ Test(curvature, options_sizes)
     ag_record plain;
     ag_record_init(&plain, 0, 0, 3, 3);
     cr_assert_eq(ag_curvature_metrics(A, 3, 0.25, &sel, &plain, &err), AG_OK);
+    for (ag_metric k = AG_M_EDGES; k <= AG_M_OLLIVIER_MIN; k++)
+        cr_assert(memcmp(&r.value[k], &plain.value[k], sizeof(double)) == 0, "%s",
+                  ag_metric_name(k));
+    /* a size that stops before `workers` (the header before it was appended) */
+    ag_curvature_options before = AG_CURVATURE_OPTIONS_DEFAULT;
+    before.size = offsetof(ag_curvature_options, workers);
+    before.edge_threshold = 0.25;
+    before.workers = (ag_workers *)(uintptr_t)1;
+    ag_record_init(&r, 0, 0, 3, 3);
+    cr_assert_eq(ag_curvature_metrics_ex(A, 3, &sel, &before, &r, &err), AG_OK, "%s",
+                 err.message);
     for (ag_metric k = AG_M_EDGES; k <= AG_M_OLLIVIER_MIN; k++)
         cr_assert(memcmp(&r.value[k], &plain.value[k], sizeof(double)) == 0, "%s",
                   ag_metric_name(k));
