@@ -9,7 +9,8 @@ d_h = 64, random weights: bench/peers.py's write_gpt2_small), one input of
 512 random ids; `analyze` with the default metrics and with the default
 families plus lens (`--metrics spectrum,attention,geometry,lens`, the same
 keys + the 8 of K), run alternately BENCH_REPS times (default 3) on one
-thread (-j 1: the per-head cost, least disturbed by a shared machine),
+thread (-j 1, pinned as bench/peers.py's per-core runs: the per-head cost,
+least disturbed by a shared machine),
 with bench/peers.py's tuned environment (OpenBLAS's core type). The table
 gives the best and median wall time of each and the added share of
 the best runs, and "MISSED" past the target. Exits 1 when the two outputs
@@ -41,7 +42,7 @@ def run(cli, model, tokens, out, metrics, tmp):
     argv = [cli, "analyze", model, "--tokens-file", tokens, "--format", "csv",
             "--no-progress", "-j", "1"] + (["--metrics", metrics] if metrics else [])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    r = peers.run_measured(argv, out, os.path.join(tmp, "stderr.txt"))
+    r = peers.run_measured(argv, out, os.path.join(tmp, "stderr.txt"), peers.MODES[0])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     r.wall = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return r
