@@ -153,6 +153,15 @@ typedef struct {
  * AG_WK_COPY, AG_WK_COPY2, AG_WK_EIGS, AG_WK_VECTORS. */
 int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matrix_work *w,
                    ag_top_two *out);
+/* The same for a non-negative S with equal row sums (n > 41), by
+ * Krylov–Schur and a certificate (analysis/lambda2.c): *certified = 1 and
+ * *out within 2^-41 relative of the eigenvalues' (κ‖R₁‖, first order), or
+ * *certified = 0 (any other S, a near-tie, no convergence, a failed
+ * bound) and *out untouched, for the dense route. Uses the slots
+ * AG_WK_COPY, AG_WK_COPY2, AG_WK_VECTORS, AG_WK_BASIS, AG_WK_IWORK.
+ * AG_OK or AG_ENOMEM. */
+int ag_lambda2_krylov(const double *S, size_t n, int want_cond, ag_matrix_work *w,
+                      ag_top_two *out, int *certified);
 
 /* σ₁² of the m×n row-major X (finite, max|X| in [2^-400, 2^400], so that
  * σ₁² and the products can neither overflow nor underflow) by Lanczos

@@ -26,6 +26,9 @@
 
 #include "analysis.h"
 
+/* From this n the Krylov route (analysis/lambda2.c) is tried first. */
+#define LAMBDA2_KRYLOV_MIN 128
+
 typedef struct {
     double re, im, mod, rcond;
     size_t index;
@@ -204,6 +207,15 @@ int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matr
             wi[i] = 0;
         }
     } else {
+        int certified = 0;
+        if (n >= LAMBDA2_KRYLOV_MIN) {
+            status = ag_lambda2_krylov(S, n, want_cond, w, out, &certified);
+            if (status != AG_OK)
+                return status;
+        }
+        ag_work_count(w, certified ? AG_WC_LAMBDA2_KRYLOV : AG_WC_LAMBDA2_DENSE);
+        if (certified)
+            return AG_OK;
         double *a = ag_work_doubles(w, AG_WK_COPY, n * n);
         h = want_cond ? ag_work_doubles(w, AG_WK_COPY2, n * n) : NULL;
         if (!a || (want_cond && !h))

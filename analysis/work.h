@@ -35,6 +35,8 @@ typedef enum {
 typedef enum {
     AG_WC_FIEDLER_KRYLOV, /* the Lanczos value, certified */
     AG_WC_FIEDLER_DENSE,  /* dsyevr: small n, or the certificate failed */
+    AG_WC_LAMBDA2_KRYLOV, /* λ₂ by Krylov–Schur, certified (analysis/lambda2.c) */
+    AG_WC_LAMBDA2_DENSE,  /* dhseqr for a non-causal S: small n, or no certificate */
     AG_WC_COUNT
 } ag_work_counter;
 
