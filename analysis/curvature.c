@@ -779,14 +779,14 @@ int ag_wasserstein1_hops(const double *mu, const double *nu, size_t k,
         if (!same_mass(mu[u], nu[u]))
             *(mu[u] > nu[u] ? &p : &q) += 1;
     ot_layout(&w, NULL, &bytes, p + q);
-    ag_matrix_work *mw = NULL;
-    char *block = ag_matrix_work_new(&mw, NULL) == AG_OK
-                      ? ag_work_get(mw, AG_WK_CURVATURE, bytes) : NULL;
+    /* the transport scratch alone, on the 64-byte boundary carve's offsets
+     * count from (as ag_work_get gives it to the edges' tasks) */
+    char *block = aligned_alloc(64, (bytes + 63) / 64 * 64);
     size_t *pi = malloc((p + 1) * sizeof *pi), *qi = malloc((q + 1) * sizeof *qi);
     if (!block || !pi || !qi) {
         free(pi);
         free(qi);
-        ag_matrix_work_free(mw);
+        free(block);
         return ag_error_set(err, AG_ENOMEM, "W1: out of memory");
     }
     bytes = 0;
@@ -816,7 +816,7 @@ int ag_wasserstein1_hops(const double *mu, const double *nu, size_t k,
     *w1 = ot_solve(&w);
     free(pi);
     free(qi);
-    ag_matrix_work_free(mw);
+    free(block);
     return AG_OK;
 }
 

@@ -1,6 +1,7 @@
 /* test_npy.c — the .npy reader and writer (src/io/npy.c, src/io/dtype.c). */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
 
@@ -368,6 +369,54 @@ Test(npy, write_failure_leaves_nothing)
     TIO_ASSERT_FAILS(ag_npy_write(d, &a, &err), &err, AG_EIO, d);
     cr_assert_eq(count_entries(tio_tmpdir()), 1, "temporary file left behind");
     cr_assert_eq(count_entries(d), 0);
+}
+
+/* A shape whose size overflows size_t is refused by every writer before a
+ * byte goes out (the only guard on `attention --hidden`'s (L + 1, n, d)
+ * arrays, streamed a state at a time): AG_ELIMIT naming the destination, no
+ * file or temporary left, nothing on the descriptor. Cases: the product of
+ * the dims overflows; an (L + 1, n, d) product overflows; the elements fit
+ * but their bytes (8 each; 4 for '<f4') do not. */
+Test(npy, write_refuses_shapes_beyond_size_t)
+{
+    const size_t d = 512, n = SIZE_MAX / 13 / d + 1;
+    const struct {
+        int ndim;
+        size_t shape[3];
+        int f4; /* also too large as '<f4' */
+    } cases[] = {
+        {2, {SIZE_MAX / 2 + 1, 2}, 1},
+        {3, {13, n, d}, 1},
+        {1, {SIZE_MAX / 8 + 1}, 0},
+        {1, {SIZE_MAX / 4 + 1}, 1},
+    };
+    const char *p = tio_path("big.npy"), *q = tio_path("fd.npy");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ag_array a = {.ndim = cases[i].ndim};
+        memcpy(a.shape, cases[i].shape, sizeof cases[i].shape);
+        ag_error err = {0};
+        TIO_ASSERT_FAILS(ag_npy_write(p, &a, &err), &err, AG_ELIMIT, p);
+        if (cases[i].f4)
+            TIO_ASSERT_FAILS(ag_npy_write_f32(p, a.ndim, a.shape, NULL, &err), &err, AG_ELIMIT,
+                             p);
+        cr_assert_eq(count_entries(tio_tmpdir()), 0, "case %zu: a file was left", i);
+
+        int fd = open(q, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        cr_assert_geq(fd, 0);
+        ag_npy_writer *w = (ag_npy_writer *)&err; /* set to NULL on failure */
+        TIO_ASSERT_FAILS(ag_npy_writer_open(fd, q, a.ndim, a.shape, &w, &err), &err, AG_ELIMIT,
+                         q);
+        cr_assert_null(w);
+        TIO_ASSERT_FAILS(ag_npy_write_fd(fd, q, &a, &err), &err, AG_ELIMIT, q);
+        if (cases[i].f4)
+            TIO_ASSERT_FAILS(ag_npy_write_f32_fd(fd, q, a.ndim, a.shape, NULL, &err), &err,
+                             AG_ELIMIT, q);
+        struct stat sb;
+        cr_assert_eq(fstat(fd, &sb), 0);
+        cr_assert_eq(sb.st_size, 0, "case %zu: %lld bytes written", i, (long long)sb.st_size);
+        close(fd);
+        cr_assert_eq(unlink(q), 0);
+    }
 }
 
 /* ---- errors: one per class ------------------------------------------------ */
