@@ -27,7 +27,7 @@
 #include "analysis.h"
 
 /* From this n the Krylov route (analysis/lambda2.c) is tried first. */
-#define LAMBDA2_KRYLOV_MIN 128
+#define LAMBDA2_KRYLOV_MIN 256
 
 typedef struct {
     double re, im, mod, rcond;
