@@ -26,8 +26,13 @@
 
 #include "analysis.h"
 
-/* From this n the Krylov route (analysis/lambda2.c) is tried first. */
-#define LAMBDA2_KRYLOV_MIN 128
+/* Between these n the Krylov route (analysis/lambda2.c) is tried first.
+ * Below, dhseqr is as fast; above, the route's products with C leave the
+ * cache and its squarings (2n³ each) cost more than dhseqr, whose
+ * aggressive early deflation scales better on these spectra (one random
+ * softmax head at n = 2048: 4.4 s against 3.7 s; docs/performance.md). */
+#define LAMBDA2_KRYLOV_MIN 256
+#define LAMBDA2_KRYLOV_MAX 1536
 
 typedef struct {
     double re, im, mod, rcond;
@@ -208,7 +213,7 @@ int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matr
         }
     } else {
         int certified = 0;
-        if (n >= LAMBDA2_KRYLOV_MIN) {
+        if (n >= LAMBDA2_KRYLOV_MIN && n <= LAMBDA2_KRYLOV_MAX) {
             status = ag_lambda2_krylov(S, n, want_cond, w, out, &certified);
             if (status != AG_OK)
                 return status;
