@@ -146,18 +146,6 @@ Test(fiedler, separated_near_tie_and_exact_tie)
     cr_assert(!tie_case(200, 0.0), "an exact tie must not be certified");
 }
 
-static ag_record fiedler_of(const double *A, size_t n, ag_matrix_work *w)
-{
-    ag_metric_set sel;
-    ag_record r;
-    ag_error err = {0};
-    cr_assert_eq(ag_metric_set_parse(&sel, "fiedler", &err), AG_OK);
-    ag_record_init(&r, 0, 0, 0, 0);
-    cr_assert_eq(ag_matrix_metrics_work(A, n, n, &sel, NULL, w, &r, &err), AG_OK, "%s",
-                 err.message);
-    return r;
-}
-
 Test(fiedler, routes_through_matrix_metrics)
 {
     size_t n = 512;
@@ -166,7 +154,7 @@ Test(fiedler, routes_through_matrix_metrics)
     cr_assert_eq(ag_matrix_work_new(&w, NULL), AG_OK);
     test_random_attention(A, n, 0, 8, &rng_state);
     laplacian(A, n, L, u);
-    ag_record r = fiedler_of(A, n, w);
+    ag_record r = run_keys(A, n, "fiedler", w);
     expect_num(&r, AG_M_FIEDLER, dense_second(L, n), BOUND * dense_second(L, n));
     cr_assert_eq(ag_work_counted(w, AG_WC_FIEDLER_KRYLOV), 1);
     cr_assert_eq(ag_work_counted(w, AG_WC_FIEDLER_DENSE), 0);
@@ -175,7 +163,7 @@ Test(fiedler, routes_through_matrix_metrics)
     n = 256;
     for (size_t k = 0; k < n * n; k++)
         A[k] = 1.0 / (double)n;
-    r = fiedler_of(A, n, w);
+    r = run_keys(A, n, "fiedler", w);
     expect_num(&r, AG_M_FIEDLER, 1.0, 64 * DBL_EPSILON);
     cr_assert_eq(ag_work_counted(w, AG_WC_FIEDLER_DENSE), 1);
 
@@ -187,7 +175,7 @@ Test(fiedler, routes_through_matrix_metrics)
         for (size_t i = 0; i < n / 2; i++)
             memcpy(A + (b * n / 2 + i) * n + b * n / 2, B + i * n / 2, n / 2 * sizeof *A);
     }
-    r = fiedler_of(A, n, w);
+    r = run_keys(A, n, "fiedler", w);
     expect_num(&r, AG_M_FIEDLER, 0.0, 1e-13);
     cr_assert_eq(ag_work_counted(w, AG_WC_FIEDLER_DENSE), 2);
     cr_assert_eq(ag_work_counted(w, AG_WC_FIEDLER_KRYLOV), 1);

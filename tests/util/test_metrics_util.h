@@ -33,6 +33,21 @@ static inline ag_record run(const double *M, size_t m, size_t n)
     return run_tau(M, m, n, -1);
 }
 
+/* The keys (a --metrics list) of the square n×n A on the workspace w (its
+ * route counters then tell which algorithm ran); the call must succeed. */
+static inline ag_record run_keys(const double *A, size_t n, const char *keys,
+                                 ag_matrix_work *w)
+{
+    ag_metric_set sel;
+    ag_record r;
+    ag_error err = {0};
+    cr_assert_eq(ag_metric_set_parse(&sel, keys, &err), AG_OK, "%s", err.message);
+    ag_record_init(&r, 0, 0, 0, 0);
+    cr_assert_eq(ag_matrix_metrics_work(A, n, n, &sel, NULL, w, &r, &err), AG_OK, "%s",
+                 err.message);
+    return r;
+}
+
 static inline void expect_num(const ag_record *r, ag_metric k, double want, double tol)
 {
     cr_assert_eq(r->kind[k], AG_V_NUMBER, "%s: expected %.17g, got kind %d",
@@ -83,6 +98,13 @@ static inline double test_uniform01(unsigned long long *state)
     *state ^= *state >> 7;
     *state ^= *state << 17;
     return (double)(*state >> 11) / 9007199254740992.0;
+}
+
+/* Standard Gaussian (Box–Muller on the xorshift above). */
+static inline double test_gaussian(unsigned long long *state)
+{
+    double u = test_uniform01(state), v = test_uniform01(state);
+    return sqrt(-2 * log(1 - u)) * cos(2 * M_PI * v);
 }
 
 /* Row-wise softmax of logits spread·(u − ½) into the (n, n) A, optionally
