@@ -164,15 +164,18 @@ static void top_two_indices(const double *wr, const double *wi, size_t n, size_t
 /* Whether λ₂ = (wr[i2], wi[i2]) is a simple eigenvalue in floating point.
  * The condition number 1/|y₂ᴴx₂| is defined only then: a repeated λ₂ has no
  * unique eigenvector pair (its value would depend on which basis LAPACK
- * happens to return), and a defective one has y₂ᴴx₂ = 0, which rounding
- * turns into |y₂ᴴx₂| ~ ε. So: no other eigenvalue within 8·n·ε·|λ₁| of λ₂,
- * and |y₂ᴴx₂| above n·ε. */
+ * happens to return), and a defective one has y₂ᴴx₂ = 0. Rounding splits
+ * either into nearby eigenvalues, and an eigenvalue of condition κ moves by
+ * up to about κ·nε‖A‖ (Golub & Van Loan §7.2.2): a defective λ₂ of
+ * multiplicity two comes out as two eigenvalues ~√ε apart with κ ~ 1/√ε,
+ * not as |y₂ᴴx₂| ~ ε. So: |y₂ᴴx₂| above n·ε, and no other eigenvalue within
+ * 8·n·ε·|λ₁|/|y₂ᴴx₂| of λ₂ (analysis/lambda2.c decides it the same way). */
 static int lambda2_simple(const double *wr, const double *wi, size_t n, double l1, size_t i2,
                           double rcond2)
 {
-    double tol = 8.0 * (double)n * DBL_EPSILON * l1;
     if (!(rcond2 > (double)n * DBL_EPSILON))
         return 0;
+    double tol = 8.0 * (double)n * DBL_EPSILON * l1 / rcond2;
     for (size_t k = 0; k < n; k++)
         if (k != i2 && hypot(wr[k] - wr[i2], wi[k] - wi[i2]) <= tol)
             return 0;

@@ -43,7 +43,8 @@
  * of ρ (a reducible or periodic S, where the spectral gap is the difference
  * of two nearly equal numbers), a second eigenvalue of T within TIE_TOL of
  * |θ₁| when the condition number is asked for (which of the two is λ₂ is
- * then decided by rounding), no convergence within MAX_PRODUCTS products,
+ * then decided by rounding, and the condition number itself is fixed only
+ * to about ε over the gap, by either route), no convergence within MAX_PRODUCTS products,
  * a breakdown, or a failed bound — leaves *certified = 0 and the dense
  * route runs (analysis/eigen.c). The start vector comes from a fixed-seed
  * generator: the same bytes on every run and thread.
@@ -68,7 +69,7 @@
 #define MARGIN 0x1p-20    /* ρ(rest) ≤ |θ₁|(1 − MARGIN) */
 #define ROWSUM_TOL 0x1p-40
 #define GAP_MIN 0x1p-10
-#define TIE_TOL 0x1p-30
+#define TIE_TOL 0x1p-17
 #define SEED 20261207UL
 
 /* The Krylov–Schur state: C V_mᵀ = V_mᵀ H[0:m, 0:m] + v_m H[m, 0:m], the
@@ -426,6 +427,37 @@ static void leading_eigenvalue(const double *t, int m, double *tr, double *ti)
         *ti = sqrt(-t[m] * t[1]);
 }
 
+/* Whether θ₁ = tr + i·ti is simple as analysis/eigen.c decides it: |yᴴx|
+ * above nε and no other eigenvalue within r = 8nε·ρ/|yᴴx|. T's other
+ * eigenvalues (the conjugate included) are compared one by one; the rest
+ * lie below |θ₁|(1 − MARGIN), so farther than r when r < MARGIN·|θ₁|/2.
+ * 1 simple, 0 not, −1 when rounding could decide it either way (a distance
+ * within a factor 2 of r, or r reaching the rest): the dense route then. */
+static int theta_simple(const double *t, int m, int j, double tr, double ti, double rho,
+                        double rcond, int n)
+{
+    if (!(rcond > n * DBL_EPSILON))
+        return 0;
+    double r = 8.0 * n * DBL_EPSILON * rho / rcond;
+    if (!(r < 0.5 * MARGIN * hypot(tr, ti)))
+        return -1;
+    int simple = 1;
+    for (int i = 0; i < j; i += block_size(t, m, i)) {
+        double a = t[(size_t)i * m + i], b = 0;
+        if (block_size(t, m, i) == 2)
+            b = sqrt(-t[(size_t)(i + 1) * m + i] * t[(size_t)i * m + i + 1]);
+        for (int sign = 1; sign >= (b > 0 ? -1 : 1); sign -= 2) {
+            if (i == 0 && sign == 1)
+                continue; /* θ₁ itself */
+            double d = hypot(a - tr, sign * b - ti);
+            if (d > 0.5 * r && d < 2.0 * r)
+                return -1;
+            simple &= d >= 2.0 * r;
+        }
+    }
+    return simple;
+}
+
 /* Steps 2 and 3 on the converged leading j Schur vectors (Q in K->Vk). */
 static int certify(krylov_schur *K, const double *S, double *C, int j, double rho,
                    int want_cond, ag_matrix_work *w, ag_top_two *out, int *certified)
@@ -459,15 +491,12 @@ static int certify(krylov_schur *K, const double *S, double *C, int j, double rh
     int status = theta_rcond(S, n, tr, ti, w, &rcond);
     if (status != AG_OK || !(res <= EIG_TOL * l2 * rcond))
         return status;
-    /* simple as in analysis/eigen.c: no other eigenvalue within 8nε·λ₁ —
-     * the conjugate, or T's next block (the rest is below |θ₁|(1 − MARGIN));
-     * where rounding could decide that test either way, the dense route */
-    double tol = 8.0 * n * DBL_EPSILON * rho;
-    if (want_cond && (l2 - second <= 2 * tol || (ti != 0 && fabs(2 * ti - tol) <= tol)))
+    int simple = want_cond ? theta_simple(K->T, m, j, tr, ti, rho, rcond, n) : 0;
+    if (simple < 0)
         return AG_OK;
     out->l1 = rho;
     out->l2 = l2;
-    out->rcond2 = want_cond && rcond > n * DBL_EPSILON && (ti == 0 || 2 * ti > tol) ? rcond : 0;
+    out->rcond2 = simple ? rcond : 0;
     *certified = 1;
     return AG_OK;
 }

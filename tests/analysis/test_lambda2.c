@@ -322,9 +322,10 @@ Test(lambda2, near_ties)
  * 0.75 ± 3.5e-9 (Krylov's Ritz values) or a complex pair (dgeev), and
  * |y₂ᴴx₂| comes out ~1e-7 instead of 0. The certificate (κ‖R₁‖ against
  * EIG_TOL·|θ₁|, κ ~ 1e8) must refuse; the dense route's l2 is within
- * ε^{1/2} of 0.75. (eigen.c's simplicity test — no eigenvalue within
- * 8nε·λ₁, |y₂ᴴx₂| > nε — misses this split: its lambda2_condition here is
- * ~1e7, not null, and two dense routes disagree on it by 27%.) */
+ * ε^{1/2} of 0.75, and its condition number is null: the split is inside
+ * the radius 8nε·λ₁/|y₂ᴴx₂| of eigen.c's simplicity test (with 8nε·λ₁
+ * alone the split was missed and lambda2_condition came out ~1e7, two
+ * dense routes disagreeing on it by 27%). */
 Test(lambda2, defective_refused)
 {
     size_t b = 100, n = 3 * b;
@@ -335,6 +336,7 @@ Test(lambda2, defective_refused)
     ag_top_two got = top_two(A, n, &dense_route);
     cr_assert(dense_route);
     cr_assert(fabs(got.l2 - 0.75) <= sqrt(DBL_EPSILON), "l2 %.17g", got.l2);
+    cr_assert_eq(got.rcond2, 0, "defective λ₂: condition %.17g, not null", 1 / got.rcond2);
     free(A);
 }
 
