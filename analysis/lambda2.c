@@ -3,48 +3,48 @@
  * certificate, instead of the dense Hessenberg QR iteration (dgehrd +
  * dhseqr, ~10n³ flops that run at BLAS-2 speed).
  *
- * Applies to a non-negative n×n S whose row sums are equal (to ρ, within
- * ROWSUM_TOL relative): S𝟙 = ρ𝟙, so ρ is S's Perron root and λ₁ (Horn &
- * Johnson, Matrix Analysis, Theorem 8.1.22), and with c = Sᵀ𝟙/n,
+ * Applies to a non-negative n×n S (attention, whose float32 rows sum to 1
+ * only within float32 rounding): its Perron root ρ is λ₁ (Horn & Johnson,
+ * Matrix Analysis, Theorem 8.3.1), and λ₂ is the eigenvalue of next
+ * largest modulus.
  *
- *   C = S − 𝟙cᵀ = (I − 𝟙𝟙ᵀ/n)S
- *
- * has the eigenvalues of S with ρ replaced by 0 (in the basis [𝟙/√n, Q⊥],
- * S = [[ρ, ·], [0, S₂₂]] and C = [[0, 0], [0, S₂₂]]). λ₂ is then C's
- * eigenvalue of largest modulus.
- *
- * 1. Krylov–Schur (Stewart, "A Krylov–Schur algorithm for large
+ * 1. Krylov–Schur on S (Stewart, "A Krylov–Schur algorithm for large
  *    eigenproblems", SIAM J. Matrix Anal. Appl. 23 (2001) 601–614, §2–3):
  *    Arnoldi steps with classical Gram–Schmidt applied twice (DGKS), the
  *    real Schur form of the Rayleigh quotient sorted by modulus (dgees,
  *    dtrexc), restarts that keep the leading KEEP Schur vectors, until the
  *    leading j ≥ NEV Schur vectors Q (j×n, orthonormal rows) give a partial
- *    Schur form C Qᵀ = Qᵀ T + R with ‖R‖_F ≤ SCHUR_TOL·|θ₁|, θ₁ the Ritz
- *    value of largest modulus.
- * 2. Nothing larger was missed: M = C(I − QᵀQ) has the eigenvalues of
- *    Q⊥ᵀCQ⊥ (and j zeros), and C is [[T, ·], [E, Q⊥ᵀCQ⊥]] with ‖E‖ = ‖R‖.
- *    ρ(M) ≤ ‖M^K‖_F^{1/K} for every K (Horn & Johnson, Corollary 5.6.14);
- *    K = 2, 4, …, 2^SQUARINGS by repeated squaring (dgemm, normalised at
- *    each step, the logarithm of the scale carried), until the bound is
- *    below |θ₁|(1 − MARGIN). On random softmax heads, whose λ₂ sits on the
- *    edge of a circular-law disk, the bound converges to ρ(M) as
- *    ρ(M)·c^{1/K} with c ≈ 5, so a gap of a few per cent between θ₁ and the
- *    first eigenvalue left out of Q needs K = 64…512.
- * 3. θ₁'s right and left eigenvectors x, y of S by two steps of inverse
- *    iteration each on one LU factorisation of S − θ₁I (dgetrf, or zgetrf
- *    for a complex θ₁; Golub & Van Loan, Matrix Computations, §7.6.1), and
- *    κ = 1/|yᴴx|. θ₁'s own block is a partial Schur form, C Q₁ᵀ =
- *    Q₁ᵀT₁₁ + R₁, so θ₁ is an exact eigenvalue of C − R₁Q₁, a perturbation
- *    of norm ‖R₁‖, and |θ₁ − λ₂| ≤ κ‖R₁‖ to first order (GVL §7.2.2);
- *    accepted when κ‖R₁‖ ≤ EIG_TOL·|θ₁| (≈ 4.5e-13 relative; observed
- *    differences from the dense route are ~1e-14).
+ *    Schur form S Qᵀ = Qᵀ T + R with ‖R‖_F ≤ SCHUR_TOL·|θ₂|; θ₁ (a real
+ *    1×1 block) and θ₂ T's two leading eigenvalues.
+ * 2. λ₁ = θ₁: the Collatz–Wielandt bounds min_i (Sx)_i/x_i ≤ ρ ≤
+ *    max_i (Sx)_i/x_i for the positive Ritz vector x (Horn & Johnson,
+ *    Theorem 8.1.26) lie within PERRON_TOL of each other, and θ₁ is
+ *    clamped to them.
+ * 3. Nothing larger than θ₂ was missed: M = S(I − QᵀQ) has the eigenvalues
+ *    of Q⊥ᵀSQ⊥ (and j zeros), and S is [[T, ·], [E, Q⊥ᵀSQ⊥]] with
+ *    ‖E‖ = ‖R‖. ρ(M) ≤ ‖M^K‖_F^{1/K} for every K (Horn & Johnson,
+ *    Corollary 5.6.14); K = 2, 4, …, 2^SQUARINGS by repeated squaring
+ *    (dgemm, normalised at each step, the logarithm of the scale carried),
+ *    until the bound is below |θ₂|(1 − MARGIN). On random softmax heads,
+ *    whose λ₂ sits on the edge of a circular-law disk, the bound converges
+ *    to ρ(M) as ρ(M)·c^{1/K} with c ≈ 5, so a gap of a few per cent between
+ *    θ₂ and the first eigenvalue left out of Q needs K = 64…512.
+ * 4. θ₂'s right and left eigenvectors x, y of S by two steps of inverse
+ *    iteration each on one LU factorisation of S − θ₂I (dgetrf, or zgetrf
+ *    for a complex θ₂; Golub & Van Loan, Matrix Computations, §7.6.1), and
+ *    κ = 1/|yᴴx|. The leading blocks up to θ₂'s are a partial Schur form,
+ *    S Q₂ᵀ = Q₂ᵀT₂₂ + R₂, so θ₂ is an exact eigenvalue of S − R₂Q₂, a
+ *    perturbation of norm ‖R₂‖, and |θ₂ − λ₂| ≤ κ‖R₂‖ to first order (GVL
+ *    §7.2.2); accepted when κ‖R₂‖ ≤ EIG_TOL·|θ₂| (≈ 4.5e-13 relative;
+ *    observed differences from the dense route are ~1e-14).
  *
- * Anything else — negative entries, unequal row sums, |θ₁| within GAP_MIN
- * of ρ (a reducible or periodic S, where the spectral gap is the difference
- * of two nearly equal numbers), a second eigenvalue of T within TIE_TOL of
- * |θ₁| when the condition number is asked for (which of the two is λ₂ is
- * then decided by rounding, and the condition number itself is fixed only
- * to about ε over the gap, by either route), no convergence within MAX_PRODUCTS products,
+ * Anything else — negative entries, a Perron vector with a non-positive
+ * entry or loose bounds, |θ₂| within GAP_MIN of θ₁ (a reducible or
+ * periodic S, where the spectral gap is the difference of two nearly equal
+ * numbers), a third eigenvalue of T within TIE_TOL of |θ₂| when the
+ * condition number is asked for (which of the two is λ₂ is then decided by
+ * rounding, and the condition number itself is fixed only to about ε over
+ * the gap, by either route), no convergence within MAX_PRODUCTS products,
  * a breakdown, or a failed bound — leaves *certified = 0 and the dense
  * route runs (analysis/eigen.c). The start vector comes from a fixed-seed
  * generator: the same bytes on every run and thread.
@@ -59,15 +59,15 @@
 
 #include "analysis.h"
 
-#define NEV 6             /* Schur vectors wanted before the certificate */
+#define NEV 7             /* Schur vectors wanted before the certificate (λ₁ and 6) */
 #define NCV 40            /* the basis' size */
 #define KEEP 16           /* Schur vectors kept at a restart */
 #define MAX_PRODUCTS 4000 /* products with C before giving up */
-#define SCHUR_TOL 0x1p-47 /* ‖R‖_F relative to |θ₁| (≈ 7.1e-15) */
-#define EIG_TOL 0x1p-41   /* κ‖R₁‖ relative to |θ₁| (≈ 4.5e-13) */
+#define SCHUR_TOL 0x1p-47 /* ‖R‖_F relative to |θ₂| (≈ 7.1e-15) */
+#define EIG_TOL 0x1p-41   /* κ‖R₂‖ relative to |θ₂| (≈ 4.5e-13) */
 #define SQUARINGS 10      /* K up to 1024 */
-#define MARGIN 0x1p-20    /* ρ(rest) ≤ |θ₁|(1 − MARGIN) */
-#define ROWSUM_TOL 0x1p-40
+#define MARGIN 0x1p-20    /* ρ(rest) ≤ |θ₂|(1 − MARGIN) */
+#define PERRON_TOL 0x1p-42 /* the Collatz–Wielandt bounds' spread, relative */
 #define GAP_MIN 0x1p-10
 #define TIE_TOL 0x1p-17
 #define SEED 20261207UL
@@ -75,7 +75,7 @@
 /* The Krylov–Schur state: C V_mᵀ = V_mᵀ H[0:m, 0:m] + v_m H[m, 0:m], the
  * rows of V orthonormal. */
 typedef struct {
-    const double *C; /* (n, n) row-major */
+    const double *C; /* (n, n) row-major: the matrix S */
     int n, m;
     double *V;       /* (NCV + 1, n): the basis, one vector a row */
     double *Vk;      /* (KEEP + 2, n): the kept vectors at a restart */
@@ -107,19 +107,13 @@ static int ks_init(krylov_schur *K, const double *C, int n, ag_matrix_work *w)
     return AG_OK;
 }
 
-/* Row 0 of V: a fixed-seed Gaussian vector in 𝟙^⊥, unit. */
+/* Row 0 of V: a fixed-seed Gaussian vector, unit. */
 static int ks_start(krylov_schur *K, ag_matrix_work *w)
 {
     gsl_rng *rng = ag_work_rng(w, SEED);
     if (!rng)
         return AG_ENOMEM;
     ag_fill_gaussian(rng, K->V, (size_t)K->n);
-    double mean = 0;
-    for (int i = 0; i < K->n; i++)
-        mean += K->V[i];
-    mean /= K->n;
-    for (int i = 0; i < K->n; i++)
-        K->V[i] -= mean;
     cblas_dscal(K->n, 1.0 / cblas_dnrm2(K->n, K->V, 1), K->V, 1);
     return AG_OK;
 }
@@ -211,11 +205,11 @@ static int ks_schur(krylov_schur *K)
     return 1;
 }
 
-/* Leading Schur vectors of residual norm ‖b[0:j]‖ ≤ SCHUR_TOL·|θ₁|: the
+/* Leading Schur vectors of residual norm ‖b[0:j]‖ ≤ SCHUR_TOL·|θ₂|: the
  * largest such j ≤ KEEP that splits no 2×2 block (0 when none). */
 static int ks_converged(const krylov_schur *K)
 {
-    double tol = SCHUR_TOL * block_modulus(K->T, K->m, 0), r2 = 0;
+    double tol = SCHUR_TOL * block_modulus(K->T, K->m, block_size(K->T, K->m, 0)), r2 = 0;
     int good = 0;
     for (int j = 0; j < KEEP;) {
         int s = block_size(K->T, K->m, j);
@@ -266,35 +260,34 @@ static int ks_run(krylov_schur *K, int *j)
     return 0;
 }
 
-/* C = S − 𝟙cᵀ (c the column means) into C, and ρ, the common row sum;
- * 0 when S has a negative entry or unequal row sums. */
-static int centred(const double *S, int n, double *C, double *rho)
+/* Whether every entry of the n×n S is non-negative. */
+static int non_negative(const double *S, size_t n)
 {
-    double rmin = INFINITY, rmax = -INFINITY;
-    double *c = C + (size_t)(n - 1) * n; /* the last row, written last */
-    memset(c, 0, (size_t)n * sizeof *c);
+    for (size_t k = 0; k < n * n; k++)
+        if (S[k] < 0)
+            return 0;
+    return 1;
+}
+
+/* λ₁ from the leading 1×1 block θ₁ and its Ritz vector x (row 0 of Q):
+ * the Collatz–Wielandt bounds of x (made positive) must lie within
+ * PERRON_TOL·θ₁ of each other; *l1 is θ₁ clamped to them. y (n) scratch.
+ * Returns 0 when x has a non-positive entry or the bounds are loose. */
+static int perron_root(const double *S, const double *x0, int n, double theta, double *y,
+                       double *l1)
+{
+    double sign = x0[0] < 0 ? -1.0 : 1.0, lo = INFINITY, hi = -INFINITY;
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, sign, S, n, x0, 1, 0.0, y, 1);
     for (int i = 0; i < n; i++) {
-        const double *row = S + (size_t)i * n;
-        double r = 0;
-        for (int j = 0; j < n; j++) {
-            if (row[j] < 0)
-                return 0;
-            r += row[j];
-            c[j] += row[j];
-        }
-        rmin = fmin(rmin, r);
-        rmax = fmax(rmax, r);
+        double x = sign * x0[i];
+        if (!(x > 0))
+            return 0;
+        lo = fmin(lo, y[i] / x);
+        hi = fmax(hi, y[i] / x);
     }
-    *rho = 0.5 * (rmin + rmax);
-    if (!(*rho > 0 && rmax - rmin <= ROWSUM_TOL * *rho))
+    if (!(theta > 0 && hi - lo <= PERRON_TOL * theta))
         return 0;
-    for (int j = 0; j < n; j++)
-        c[j] /= n;
-    for (int i = 0; i < n - 1; i++)
-        for (int j = 0; j < n; j++)
-            C[(size_t)i * n + j] = S[(size_t)i * n + j] - c[j];
-    for (int j = 0; j < n; j++)
-        c[j] = S[(size_t)(n - 1) * n + j] - c[j];
+    *l1 = fmin(fmax(theta, lo), hi);
     return 1;
 }
 
@@ -416,39 +409,39 @@ static int theta_rcond(const double *S, int n, double tr, double ti, ag_matrix_w
     return AG_OK;
 }
 
-/* θ₁ = the leading block's eigenvalue with non-negative imaginary part
- * (the dense route's order: modulus, then real, then imaginary part
+/* The eigenvalue of T's block at i with non-negative imaginary part (the
+ * dense route's order: modulus, then real, then imaginary part
  * descending). */
-static void leading_eigenvalue(const double *t, int m, double *tr, double *ti)
+static void block_eigenvalue(const double *t, int m, int i, double *tr, double *ti)
 {
-    *tr = t[0];
+    *tr = t[(size_t)i * m + i];
     *ti = 0;
-    if (block_size(t, m, 0) == 2)
-        *ti = sqrt(-t[m] * t[1]);
+    if (block_size(t, m, i) == 2)
+        *ti = sqrt(-t[(size_t)(i + 1) * m + i] * t[(size_t)i * m + i + 1]);
 }
 
-/* Whether θ₁ = tr + i·ti is simple as analysis/eigen.c decides it: |yᴴx|
- * above nε and no other eigenvalue within r = 8nε·ρ/|yᴴx|. T's other
- * eigenvalues (the conjugate included) are compared one by one; the rest
- * lie below |θ₁|(1 − MARGIN), so farther than r when r < MARGIN·|θ₁|/2.
- * 1 simple, 0 not, −1 when rounding could decide it either way (a distance
- * within a factor 2 of r, or r reaching the rest): the dense route then. */
-static int theta_simple(const double *t, int m, int j, double tr, double ti, double rho,
-                        double rcond, int n)
+/* Whether θ₂ = tr + i·ti (the block at i2) is simple as analysis/eigen.c
+ * decides it: |yᴴx| above nε and no other eigenvalue within
+ * r = 8nε·λ₁/|yᴴx|. T's other eigenvalues (θ₂'s conjugate included) are
+ * compared one by one; the rest lie below |θ₂|(1 − MARGIN), so farther
+ * than r when r < MARGIN·|θ₂|/2. 1 simple, 0 not, −1 when rounding could
+ * decide it either way (a distance within a factor 2 of r, or r reaching
+ * the rest): the dense route then. */
+static int theta_simple(const double *t, int m, int j, int i2, double tr, double ti,
+                        double l1, double rcond, int n)
 {
     if (!(rcond > n * DBL_EPSILON))
         return 0;
-    double r = 8.0 * n * DBL_EPSILON * rho / rcond;
+    double r = 8.0 * n * DBL_EPSILON * l1 / rcond;
     if (!(r < 0.5 * MARGIN * hypot(tr, ti)))
         return -1;
     int simple = 1;
     for (int i = 0; i < j; i += block_size(t, m, i)) {
-        double a = t[(size_t)i * m + i], b = 0;
-        if (block_size(t, m, i) == 2)
-            b = sqrt(-t[(size_t)(i + 1) * m + i] * t[(size_t)i * m + i + 1]);
+        double a, b;
+        block_eigenvalue(t, m, i, &a, &b);
         for (int sign = 1; sign >= (b > 0 ? -1 : 1); sign -= 2) {
-            if (i == 0 && sign == 1)
-                continue; /* θ₁ itself */
+            if (i == i2 && sign == 1)
+                continue; /* θ₂ itself */
             double d = hypot(a - tr, sign * b - ti);
             if (d > 0.5 * r && d < 2.0 * r)
                 return -1;
@@ -458,43 +451,51 @@ static int theta_simple(const double *t, int m, int j, double tr, double ti, dou
     return simple;
 }
 
-/* Steps 2 and 3 on the converged leading j Schur vectors (Q in K->Vk). */
-static int certify(krylov_schur *K, const double *S, double *C, int j, double rho,
-                   int want_cond, ag_matrix_work *w, ag_top_two *out, int *certified)
+/* ‖R[:, 0:c]‖_F of the n×j row-major R. */
+static double leading_residual(const double *R, int n, int j, int c)
 {
-    int n = K->n, m = K->m;
-    double tr, ti, *Q = K->Vk, *W = K->V, *R = K->V + (size_t)n * (KEEP + 2);
-    leading_eigenvalue(K->T, m, &tr, &ti);
-    double l2 = hypot(tr, ti);
-    int next = block_size(K->T, m, 0);
-    double second = next < j ? block_modulus(K->T, m, next) : 0;
-    if (!(l2 <= rho * (1 - GAP_MIN)) || (want_cond && second >= l2 * (1 - TIE_TOL)))
-        return AG_OK;
-    /* W = CQᵀ, R = W − QᵀT_j, then C ← M = C − WQ */
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, j, n, 1.0, C, n, Q, n, 0.0, W, j);
-    memcpy(R, W, (size_t)n * j * sizeof *R);
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasTrans, n, j, j, -1.0, Q, n, K->T, m, 1.0, R, j);
-    /* θ₁'s block alone is a partial Schur form: θ₁ is an exact eigenvalue
-     * of C − R₁Q₁, R₁ the residual's first `next` columns */
     double res = 0;
     for (int i = 0; i < n; i++)
-        for (int c = 0; c < next; c++)
-            res = hypot(res, R[(size_t)i * j + c]);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, j, -1.0, W, j, Q, n, 1.0, C,
+        for (int k = 0; k < c; k++)
+            res = hypot(res, R[(size_t)i * j + k]);
+    return res;
+}
+
+/* Steps 2–4 on the converged leading j Schur vectors (Q in K->Vk); M is
+ * n×n scratch. */
+static int certify(krylov_schur *K, const double *S, double *M, int j, int want_cond,
+                   ag_matrix_work *w, ag_top_two *out, int *certified)
+{
+    int n = K->n, m = K->m, i2 = 1, i3 = i2 + block_size(K->T, m, i2);
+    double l1, tr, ti, *Q = K->Vk, *W = K->V, *R = K->V + (size_t)n * (KEEP + 2);
+    if (block_size(K->T, m, 0) != 1 || i3 > j ||
+        !perron_root(S, Q, n, K->T[0], W, &l1))
+        return AG_OK;
+    block_eigenvalue(K->T, m, i2, &tr, &ti);
+    double l2 = hypot(tr, ti), third = i3 < j ? block_modulus(K->T, m, i3) : 0;
+    if (!(l2 <= l1 * (1 - GAP_MIN)) || (want_cond && third >= l2 * (1 - TIE_TOL)))
+        return AG_OK;
+    /* W = SQᵀ, R = W − QᵀT_j, then M = S − WQ */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, j, n, 1.0, S, n, Q, n, 0.0, W, j);
+    memcpy(R, W, (size_t)n * j * sizeof *R);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasTrans, n, j, j, -1.0, Q, n, K->T, m, 1.0, R, j);
+    double res = leading_residual(R, n, j, i3);
+    memcpy(M, S, (size_t)n * n * sizeof *M);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, j, -1.0, W, j, Q, n, 1.0, M,
                 n);
     double *y = ag_work_doubles(w, AG_WK_COPY2, (size_t)n * n);
     if (!y)
         return AG_ENOMEM;
-    if (!rest_below(C, y, n, l2 * (1 - MARGIN)))
+    if (!rest_below(M, y, n, l2 * (1 - MARGIN)))
         return AG_OK;
     double rcond = 0;
     int status = theta_rcond(S, n, tr, ti, w, &rcond);
     if (status != AG_OK || !(res <= EIG_TOL * l2 * rcond))
         return status;
-    int simple = want_cond ? theta_simple(K->T, m, j, tr, ti, rho, rcond, n) : 0;
+    int simple = want_cond ? theta_simple(K->T, m, j, i2, tr, ti, l1, rcond, n) : 0;
     if (simple < 0)
         return AG_OK;
-    out->l1 = rho;
+    out->l1 = l1;
     out->l2 = l2;
     out->rcond2 = simple ? rcond : 0;
     *certified = 1;
@@ -505,20 +506,18 @@ int ag_lambda2_krylov(const double *S, size_t n, int want_cond, ag_matrix_work *
                       ag_top_two *out, int *certified)
 {
     *certified = 0;
-    if (n < NCV + 2 || n > 46340)
+    if (n < NCV + 2 || n > 46340 || !non_negative(S, n))
         return AG_OK;
-    double rho, *C = ag_work_doubles(w, AG_WK_COPY, n * n);
-    if (!C)
+    double *M = ag_work_doubles(w, AG_WK_COPY, n * n);
+    if (!M)
         return AG_ENOMEM;
-    if (!centred(S, (int)n, C, &rho))
-        return AG_OK;
     krylov_schur K = {0};
-    int j = 0, status = ks_init(&K, C, (int)n, w);
+    int j = 0, status = ks_init(&K, S, (int)n, w);
     if (status == AG_OK)
         status = ks_start(&K, w);
     if (status != AG_OK || !ks_run(&K, &j))
         return status;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j, (int)n, K.m, 1.0, K.Z, K.m, K.V,
                 (int)n, 0.0, K.Vk, (int)n);
-    return certify(&K, S, C, j, rho, want_cond, w, out, certified);
+    return certify(&K, S, M, j, want_cond, w, out, certified);
 }
