@@ -153,9 +153,9 @@ typedef struct {
  * AG_WK_COPY, AG_WK_COPY2, AG_WK_EIGS, AG_WK_VECTORS. */
 int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matrix_work *w,
                    ag_top_two *out);
-/* The same for a non-negative S with equal row sums (n > 41), by
- * Krylov–Schur and a certificate (analysis/lambda2.c): *certified = 1 and
- * *out within 2^-41 relative of the eigenvalues' (κ‖R₁‖, first order), or
+/* The same for a non-negative S (n > 41), by Krylov–Schur and a
+ * certificate (analysis/lambda2.c): *certified = 1 and l2 within 2^-41
+ * relative of |λ₂| (κ‖R₂‖, first order), l1 within 2^-42 of λ₁, or
  * *certified = 0 (any other S, a near-tie, no convergence, a failed
  * bound) and *out untouched, for the dense route. Uses the slots
  * AG_WK_COPY, AG_WK_COPY2, AG_WK_VECTORS, AG_WK_BASIS, AG_WK_IWORK.

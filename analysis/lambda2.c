@@ -62,7 +62,7 @@
 #define NEV 7             /* Schur vectors wanted before the certificate (λ₁ and 6) */
 #define NCV 40            /* the basis' size */
 #define KEEP 16           /* Schur vectors kept at a restart */
-#define MAX_PRODUCTS 4000 /* products with C before giving up */
+#define MAX_PRODUCTS 4000 /* products with S before giving up */
 #define SCHUR_TOL 0x1p-47 /* ‖R‖_F relative to |θ₂| (≈ 7.1e-15) */
 #define EIG_TOL 0x1p-41   /* κ‖R₂‖ relative to |θ₂| (≈ 4.5e-13) */
 #define SQUARINGS 10      /* K up to 1024 */
@@ -72,10 +72,10 @@
 #define TIE_TOL 0x1p-17
 #define SEED 20261207UL
 
-/* The Krylov–Schur state: C V_mᵀ = V_mᵀ H[0:m, 0:m] + v_m H[m, 0:m], the
+/* The Krylov–Schur state: S V_mᵀ = V_mᵀ H[0:m, 0:m] + v_m H[m, 0:m], the
  * rows of V orthonormal. */
 typedef struct {
-    const double *C; /* (n, n) row-major: the matrix S */
+    const double *S; /* (n, n) row-major */
     int n, m;
     double *V;       /* (NCV + 1, n): the basis, one vector a row */
     double *Vk;      /* (KEEP + 2, n): the kept vectors at a restart */
@@ -86,7 +86,7 @@ typedef struct {
     int products;
 } krylov_schur;
 
-static int ks_init(krylov_schur *K, const double *C, int n, ag_matrix_work *w)
+static int ks_init(krylov_schur *K, const double *S, int n, ag_matrix_work *w)
 {
     size_t m = NCV, sizes[] = {(m + 1) * n, (KEEP + 2) * (size_t)n, (m + 1) * m, m * m, m * m,
                                m, m, m + 1};
@@ -101,7 +101,7 @@ static int ks_init(krylov_schur *K, const double *C, int n, ag_matrix_work *w)
         v[i] = p;
         p += (sizes[i] + 7) / 8 * 8;
     }
-    *K = (krylov_schur){.C = C, .n = n, .m = (int)m, .V = v[0], .Vk = v[1], .H = v[2],
+    *K = (krylov_schur){.S = S, .n = n, .m = (int)m, .V = v[0], .Vk = v[1], .H = v[2],
                         .T = v[3], .Z = v[4], .wr = v[5], .wi = v[6], .h = v[7]};
     memset(K->H, 0, sizes[2] * sizeof *K->H);
     return AG_OK;
@@ -118,7 +118,7 @@ static int ks_start(krylov_schur *K, ag_matrix_work *w)
     return AG_OK;
 }
 
-/* Arnoldi steps j = k … m − 1: v_{j+1} from C v_j, orthogonalised twice
+/* Arnoldi steps j = k … m − 1: v_{j+1} from S v_j, orthogonalised twice
  * against v_0 … v_j (classical Gram–Schmidt with reorthogonalisation, GVL
  * §10.5.1). Returns 0 on a breakdown (‖w‖ at rounding level: an invariant
  * subspace, left to the dense route). */
@@ -127,7 +127,7 @@ static int ks_expand(krylov_schur *K, int k)
     int n = K->n, ld = K->m + 1;
     for (int j = k; j < K->m; j++) {
         double *w = K->V + (size_t)(j + 1) * n, *hj = K->H + (size_t)j * ld;
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, K->C, n, K->V + (size_t)j * n, 1,
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, K->S, n, K->V + (size_t)j * n, 1,
                     0.0, w, 1);
         K->products++;
         double before = cblas_dnrm2(n, w, 1);
