@@ -196,7 +196,7 @@ static const struct {
         "docs/stability.md"},
     [AG_M_LAMBDA2_CONDITION] = {"lambda2_condition", AG_FAMILY_ATTENTION,
         "1/|y₂ᴴx₂|, the condition number of λ₂ (unit right and left eigenvectors x₂, y₂; what LAPACK `dgeevx` returns as RCONDE)",
-        "not square, n < 2, or λ₂ not a simple eigenvalue: another eigenvalue within 8·n·ε·|λ₁| of it (repeated: no unique eigenvectors), or |y₂ᴴx₂| ≤ n·ε (defective)",
+        "not square, n < 2, or λ₂ not a simple eigenvalue: |y₂ᴴx₂| ≤ n·ε, or another eigenvalue within 8·n·ε·|λ₁|/|y₂ᴴx₂| of it, the radius within which rounding moves an eigenvalue of that condition (repeated: no unique eigenvectors; defective: split by rounding ~√ε apart)",
         "Wilkinson 1965; LAPACK dgeevx (RCONDE)"},
     [AG_M_EDGES] = {"edges", AG_FAMILY_CURVATURE,
         "number of edges",
