@@ -82,7 +82,8 @@ typedef struct {
     double *H;       /* (NCV + 1, NCV) column-major, leading dimension NCV + 1 */
     double *T, *Z;   /* (NCV, NCV) column-major: Schur form and vectors */
     double *wr, *wi; /* (NCV) */
-    double *h;       /* (NCV + 1) Gram–Schmidt coefficients */
+    double *h;       /* (NCV + 1) Gram–Schmidt coefficients within ks_expand;
+                        after ks_schur, the coupling row b = H[m, :]·Z */
     int products;
 } krylov_schur;
 
