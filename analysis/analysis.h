@@ -150,7 +150,8 @@ typedef struct {
 } ag_top_two;
 /* For the n×n S (n ≥ 2, finite, causal: lower triangular): one eigenvalue
  * computation, and λ₂'s two eigenvectors when want_cond. Uses the slots
- * AG_WK_COPY, AG_WK_COPY2, AG_WK_EIGS, AG_WK_VECTORS. */
+ * AG_WK_COPY, AG_WK_COPY2, AG_WK_EIGS, AG_WK_VECTORS, and for the Krylov
+ * route AG_WK_BASIS and AG_WK_IWORK. */
 int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matrix_work *w,
                    ag_top_two *out);
 /* The same for a non-negative S (n > 41), by Krylov–Schur and a

@@ -5,6 +5,9 @@
  *   causal (lower-triangular) A: the eigenvalues are the diagonal, exactly;
  *     λ₂'s right and left eigenvectors come from back substitution for that
  *     one diagonal entry (dtrevc, HOWMNY='S').
+ *   a non-negative A (attention) with LAMBDA2_KRYLOV_MIN ≤ n ≤
+ *     LAMBDA2_KRYLOV_MAX: λ₁, λ₂ and λ₂'s eigenvectors by certified
+ *     Krylov–Schur (analysis/lambda2.c), when its certificate holds.
  *   any other A: Hessenberg reduction H = QᵀAQ (dgehrd) and the eigenvalues
  *     of H alone (dhseqr, JOB='E'); λ₂'s eigenvectors by inverse iteration
  *     on H (dhsein), O(n²), instead of the Schur vectors and every
@@ -27,7 +30,7 @@
 #include "analysis.h"
 
 /* Between these n the Krylov route (analysis/lambda2.c) is tried first.
- * Below, dhseqr is as fast; above, the route's products with C leave the
+ * Below, dhseqr is as fast; above, the route's products with S leave the
  * cache and its squarings (2n³ each) cost more than dhseqr, whose
  * aggressive early deflation scales better on these spectra (one random
  * softmax head at n = 2048: 4.4 s against 3.7 s; docs/performance.md). */
