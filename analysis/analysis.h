@@ -4,6 +4,8 @@
 #ifndef AG_ANALYSIS_H
 #define AG_ANALYSIS_H
 
+#include <float.h>
+
 #include <gsl/gsl_rng.h>
 
 #include "metrics_int.h"
@@ -154,6 +156,17 @@ typedef struct {
  * route AG_WK_BASIS and AG_WK_IWORK. */
 int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matrix_work *w,
                    ag_top_two *out);
+/* The radius within which another eigenvalue makes λ₂ not simple, for
+ * |y₂ᴴx₂| = rcond2 and |λ₁| = l1 (analysis/eigen.c, lambda2_simple): rounding
+ * moves an eigenvalue of condition 1/rcond2 by up to about 8nε·l1/rcond2
+ * (Golub & Van Loan §7.2.2). −1 when rcond2 ≤ nε: not simple at any
+ * distance. Both routes decide simplicity by it. */
+static inline double ag_lambda2_tie_radius(size_t n, double l1, double rcond2)
+{
+    if (!(rcond2 > (double)n * DBL_EPSILON))
+        return -1;
+    return 8.0 * (double)n * DBL_EPSILON * l1 / rcond2;
+}
 /* The same for a non-negative S (n > 41), by Krylov–Schur and a
  * certificate (analysis/lambda2.c): *certified = 1 and l2 within 2^-41
  * relative of |λ₂| (κ‖R₂‖, first order), l1 within 2^-42 of λ₁, or

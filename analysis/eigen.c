@@ -176,9 +176,9 @@ static void top_two_indices(const double *wr, const double *wi, size_t n, size_t
 static int lambda2_simple(const double *wr, const double *wi, size_t n, double l1, size_t i2,
                           double rcond2)
 {
-    if (!(rcond2 > (double)n * DBL_EPSILON))
+    double tol = ag_lambda2_tie_radius(n, l1, rcond2);
+    if (tol < 0)
         return 0;
-    double tol = 8.0 * (double)n * DBL_EPSILON * l1 / rcond2;
     for (size_t k = 0; k < n; k++)
         if (k != i2 && hypot(wr[k] - wr[i2], wi[k] - wi[i2]) <= tol)
             return 0;

@@ -431,9 +431,9 @@ static void block_eigenvalue(const double *t, int m, int i, double *tr, double *
 static int theta_simple(const double *t, int m, int j, int i2, double tr, double ti,
                         double l1, double rcond, int n)
 {
-    if (!(rcond > n * DBL_EPSILON))
+    double r = ag_lambda2_tie_radius((size_t)n, l1, rcond);
+    if (r < 0)
         return 0;
-    double r = 8.0 * n * DBL_EPSILON * l1 / rcond;
     if (!(r < 0.5 * MARGIN * hypot(tr, ti)))
         return -1;
     int simple = 1;
