@@ -30,15 +30,16 @@
  * from the projection's shape alone. OpenBLAS packs the whole input once
  * per call, which at 128 columns cost 5 % of the pass
  * (bench/bench_forward_floor.c). */
-#define LIN_COLS_MAX 1024       /* output columns of a projection per task, at most */
+#define LIN_COLS_MAX 1536 /* output columns of a projection per task, at most */
 #define ROW_BLOCK 16            /* tokens per task of a row-wise step */
 #define CONV_CHUNK ((size_t)1 << 16) /* weights converted per task */
 
 /* Output columns per task of a projection with `out` of them: the fewest
  * tasks of at most LIN_COLS_MAX columns, and at least two (a pool of two
  * splits every projection), 64 columns apart. Each task's sgemm packs the
- * whole input again, so fewer tasks pack less (GPT-2 small: 10 tasks a
- * layer where 512 columns made 15). Fixed by the shape alone. */
+ * whole input again, so fewer tasks pack less (GPT-2 small: 8 tasks a
+ * layer, two per projection; 10 at 1024 columns, 15 at 512). Fixed by the
+ * shape alone. */
 static size_t lin_cols(size_t out)
 {
     size_t tasks = (out + LIN_COLS_MAX - 1) / LIN_COLS_MAX;
@@ -76,6 +77,17 @@ static void gemm_tile_f64(int trans, size_t m, size_t n, size_t k, const double 
     (void)scratch;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, trans ? CblasTrans : CblasNoTrans, (int)m, (int)n,
                 (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, c, (int)ldc);
+}
+
+/* The double counterpart of agm_sgemm_bias: the product, then the bias. */
+static void gemm_bias_f64(int trans, size_t m, size_t n, size_t k, const double *a, size_t lda,
+                          const double *b, size_t ldb, const float *bias, double *c, size_t ldc,
+                          double *scratch)
+{
+    gemm_tile_f64(trans, m, n, k, a, lda, b, ldb, c, ldc, scratch);
+    for (size_t i = 0; bias && i < m; i++)
+        for (size_t j = 0; j < n; j++)
+            c[i * ldc + j] += (double)bias[j];
 }
 
 /* Where a pass met a value that is not finite (an overflow: the weights
@@ -125,6 +137,7 @@ typedef struct {
 #define R float
 #define SFX _f32
 #define GEMM_TILE agm_sgemm
+#define GEMM_BIAS agm_sgemm_bias
 #define RSQRT sqrtf
 #define REXP expf
 #define RTANH tanhf
@@ -135,6 +148,7 @@ typedef struct {
 #undef R
 #undef SFX
 #undef GEMM_TILE
+#undef GEMM_BIAS
 #undef RSQRT
 #undef REXP
 #undef RTANH
@@ -145,6 +159,7 @@ typedef struct {
 #define R double
 #define SFX _f64
 #define GEMM_TILE gemm_tile_f64
+#define GEMM_BIAS gemm_bias_f64
 #define RSQRT sqrt
 #define REXP exp
 #define RTANH tanh

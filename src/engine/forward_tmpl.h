@@ -20,8 +20,9 @@
  * depend on the pool.
  *
  * Before inclusion define: R, SFX (name suffix), GEMM_TILE (agm_sgemm or
- * gemm_tile_f64, same arguments), RSQRT/REXP/RTANH/RERF (math functions of
- * R), CONV (agm_to_float/double), IS_F64 (0/1).
+ * gemm_tile_f64, same arguments), GEMM_BIAS (agm_sgemm_bias or
+ * gemm_bias_f64: the same with a bias), RSQRT/REXP/RTANH/RERF (math
+ * functions of R), CONV (agm_to_float/double), IS_F64 (0/1).
  * Sums (means, variances, softmax denominators) are accumulated in double in
  * both precisions; torch's float reductions are pairwise/vectorised and thus
  * closer to the exact sum than a naive float loop would be. */
@@ -223,8 +224,7 @@ static size_t FN(par_rows)(FN(ws) *s, size_t n, FN(rows_fn) fn, void *user)
     return NO_ROW;
 }
 
-/* acc[i] += x[i] (float: vmath.h's, vectorised): a residual add, or a
- * bias (float in the model) with add_bias. */
+/* acc[i] += x[i] (float: vmath.h's, vectorised): a residual add. */
 static void FN(add_vec)(R *acc, const R *x, size_t cnt)
 {
 #if IS_F64
@@ -232,16 +232,6 @@ static void FN(add_vec)(R *acc, const R *x, size_t cnt)
         acc[i] += x[i];
 #else
     agm_add_f32(acc, x, cnt);
-#endif
-}
-
-static void FN(add_bias)(R *acc, const float *b, size_t cnt)
-{
-#if IS_F64
-    for (size_t i = 0; i < cnt; i++)
-        acc[i] += (R)b[i];
-#else
-    agm_add_f32(acc, b, cnt);
 #endif
 }
 
@@ -390,8 +380,8 @@ typedef struct {
     size_t act_cols;
 } FN(lin_job);
 
-/* Output columns [t·cols, +cols) of every row (cols = lin_cols(out)), then their bias and
- * activation while they are in cache. */
+/* Output columns [t·cols, +cols) of every row (cols = lin_cols(out)) with their bias
+ * (GEMM_BIAS), then their activation while they are in cache. */
 static int FN(lin_task)(size_t t, int worker, void *user)
 {
     const FN(lin_job) *j = user;
@@ -399,16 +389,11 @@ static int FN(lin_task)(size_t t, int worker, void *user)
     size_t in = (size_t)L->in, out = (size_t)L->out, cols = lin_cols(out), j0 = t * cols;
     size_t nb = out - j0 < cols ? out - j0 : cols;
     const R *w = L->linear ? j->w + j0 * in : j->w + j0;
-    GEMM_TILE(L->linear, j->n, nb, in, j->x, in, w, L->linear ? in : out, j->y + j0, out,
-              FN(scratch)(j->s, worker));
+    GEMM_BIAS(L->linear, j->n, nb, in, j->x, in, w, L->linear ? in : out, L->b ? L->b + j0 : NULL,
+              j->y + j0, out, FN(scratch)(j->s, worker));
     size_t act_end = j->act_cols < j0 + nb ? j->act_cols : j0 + nb;
-    for (size_t i = 0; i < j->n; i++) {
-        R *y = j->y + i * out;
-        if (L->b)
-            FN(add_bias)(y + j0, L->b + j0, nb);
-        if (act_end > j0)
-            FN(activate)(y + j0, act_end - j0, j->act);
-    }
+    for (size_t i = 0; act_end > j0 && i < j->n; i++)
+        FN(activate)(j->y + i * out + j0, act_end - j0, j->act);
     return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <strings.h>
 
 #include "sgemm.h"
+#include "vmath.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AGM_HAVE_AVX512 1
@@ -292,4 +293,20 @@ void agm_sgemm(int trans, size_t m, size_t n, size_t k, const float *a, size_t l
         agm_sgemm_prepare(&bm, 1, b + pc, ldb, min_z(KC, k - pc), n, scratch);
         agm_sgemm_run(&bm, m, n, bm.k, a + pc, lda, c, ldc, pc > 0);
     }
+}
+
+void agm_sgemm_bias(int trans, size_t m, size_t n, size_t k, const float *a, size_t lda,
+                    const float *b, size_t ldb, const float *bias, float *c, size_t ldc,
+                    float *scratch)
+{
+    if (bias && k > 0 && m > 0 && n > 0 && !agm_sgemm_own()) {
+        for (size_t i = 0; i < m; i++)
+            memcpy(c + i * ldc, bias, n * sizeof *c);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, trans ? CblasTrans : CblasNoTrans, (int)m,
+                    (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 1.0f, c, (int)ldc);
+        return;
+    }
+    agm_sgemm(trans, m, n, k, a, lda, b, ldb, c, ldc, scratch);
+    for (size_t i = 0; bias && i < m; i++)
+        agm_add_f32(c + i * ldc, bias, n);
 }

@@ -73,6 +73,15 @@ size_t agm_sgemm_scratch(size_t n);
 void agm_sgemm(int trans, size_t m, size_t n, size_t k, const float *a, size_t lda,
                const float *b, size_t ldb, float *c, size_t ldc, float *scratch);
 
+/* C = A · op(B) + 𝟙·biasᵀ (bias: n values, or NULL for none): a linear
+ * layer. Under cblas_sgemm the bias is C's starting value (beta = 1), which
+ * spares OpenBLAS its pass zeroing C (sgemm_beta: 1.6 % of a GPT-2 pass)
+ * and the pass adding the bias afterwards; the own kernel adds it after the
+ * product (vmath.h's agm_add_f32), as the pass always did there. */
+void agm_sgemm_bias(int trans, size_t m, size_t n, size_t k, const float *a, size_t lda,
+                    const float *b, size_t ldb, const float *bias, float *c, size_t ldc,
+                    float *scratch);
+
 /* 1 when the AVX-512 paths run (here and in vmath.h): the CPU and the OS
  * have AVX-512F (checked once), unless forced off. */
 int agm_avx512(void);

@@ -2,7 +2,9 @@
  * (src/kernel/sgemm.h, src/kernel/vmath.h):
  *   sgemm: every element within the standard error bound of a k-term dot
  *     product, γ_k·Σ|a||b| (Higham, Accuracy and Stability of Numerical
- *     Algorithms, 2nd ed., §3.1), on both paths; with the AVX-512 kernel,
+ *     Algorithms, 2nd ed., §3.1), on both paths, with and without a bias
+ *     (agm_sgemm_bias: BLAS's beta = 1 start, or added after the own
+ *     kernel's product, each bit for bit); with the AVX-512 kernel,
  *     the same bytes however C is split into calls (rows, columns, k at
  *     multiples of AGM_SGEMM_KC) and whether B comes transposed or not;
  *   vmath: the AVX-512 and plain paths give the same bits (every function,
@@ -16,6 +18,8 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <cblas.h>
 
 #include "kernel/sgemm.h"
 #include "kernel/vmath.h"
@@ -56,45 +60,95 @@ static float op_b(const float *b, int trans, size_t k, size_t n, size_t l, size_
     return trans ? b[j * k + l] : b[l * n + j];
 }
 
-static void check_bound(int trans)
+/* C = A·op(B) (+ bias) within the bound of a dot product of k (+ 1) terms
+ * (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., §3.1:
+ * |fl(xᵀy) − xᵀy| ≤ γ_k·|x|ᵀ|y|); the bias is one more term, whichever order
+ * it is added in. */
+static void check_bound(int trans, int with_bias)
 {
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
         float *a = frand(m * k, 1), *b = frand(k * n, 1), *c = frand(m * n, 9);
+        float *bias = with_bias ? frand(n, 9) : NULL;
         float *scr = scratch_for(k, n);
-        agm_sgemm(trans, m, n, k, a, k, b, trans ? k : n, c, n, scr);
-        double u = ldexp(1, -24), gamma = k * u / (1 - k * u);
+        if (with_bias)
+            agm_sgemm_bias(trans, m, n, k, a, k, b, trans ? k : n, bias, c, n, scr);
+        else
+            agm_sgemm(trans, m, n, k, a, k, b, trans ? k : n, c, n, scr);
+        size_t terms = k + (with_bias ? 1 : 0);
+        double u = ldexp(1, -24), gamma = terms * u / (1 - terms * u);
         for (size_t i = 0; i < m; i++)
             for (size_t j = 0; j < n; j++) {
-                double exact = 0, mag = 0;
+                double exact = bias ? bias[j] : 0, mag = fabs(exact);
                 for (size_t l = 0; l < k; l++) {
                     double p = (double)a[i * k + l] * op_b(b, trans, k, n, l, j);
                     exact += p;
                     mag += fabs(p);
                 }
                 cr_assert_leq(fabs(c[i * n + j] - exact), gamma * mag,
-                              "(%zu, %zu, %zu) trans %d: C[%zu][%zu] = %.9g, exact %.17g", m, n, k,
-                              trans, i, j, c[i * n + j], exact);
+                              "(%zu, %zu, %zu) trans %d bias %d: C[%zu][%zu] = %.9g, exact %.17g",
+                              m, n, k, trans, with_bias, i, j, c[i * n + j], exact);
             }
         free(a);
         free(b);
         free(c);
+        free(bias);
         free(scr);
     }
 }
 
 /* Each product the pass may run: the own kernel, and cblas_sgemm both as
- * the machine's choice for AVX-512 (agm_sgemm_own) and as the plain path. */
+ * the machine's choice for AVX-512 (agm_sgemm_own) and as the plain path;
+ * with and without a bias. */
 Test(sgemm, within_the_dot_product_bound)
 {
     for (int mode = 0; mode < 3; mode++) {
         agm_avx512_force(mode == 2 ? 0 : -1);
         agm_sgemm_force_own(mode == 2 ? -1 : mode == 0);
-        check_bound(0);
-        check_bound(1);
+        for (int with_bias = 0; with_bias < 2; with_bias++) {
+            check_bound(0, with_bias);
+            check_bound(1, with_bias);
+        }
     }
     agm_sgemm_force_own(-1);
     agm_avx512_force(-1);
+}
+
+/* The bias's two ways (sgemm.h, agm_sgemm_bias): under cblas_sgemm it is
+ * C's starting value, so C = bias + A·op(B) summed as BLAS sums it with
+ * beta 1; under the own kernel the product first, then bias added (the
+ * pass's bits there unchanged). Each is checked bit for bit against what
+ * it stands for. */
+Test(sgemm, bias_as_start_or_added_after)
+{
+    enum { M = 37, N = 70, K = 300 };
+    float *a = frand(M * K, 1), *b = frand(K * N, 1), *bias = frand(N, 3);
+    float *got = frand(M * N, 9), *want = frand(M * N, 9), *scr = scratch_for(K, N);
+    for (int own = 0; own < 2; own++) {
+        if (own && !agm_avx512())
+            continue;
+        agm_sgemm_force_own(own);
+        agm_sgemm_bias(0, M, N, K, a, K, b, N, bias, got, N, scr);
+        if (own) {
+            agm_sgemm(0, M, N, K, a, K, b, N, want, N, scr);
+            for (size_t i = 0; i < M; i++)
+                for (size_t j = 0; j < N; j++)
+                    want[i * N + j] += bias[j];
+        } else {
+            for (size_t i = 0; i < M; i++)
+                memcpy(want + i * N, bias, N * sizeof *want);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a, K, b, N,
+                        1.0f, want, N);
+        }
+        cr_assert_arr_eq(got, want, M * N * sizeof *got, "own %d", own);
+    }
+    agm_sgemm_force_own(-1);
+    free(a);
+    free(b);
+    free(bias);
+    free(got);
+    free(want);
+    free(scr);
 }
 
 /* k = 0: C = 0, as BLAS with beta 0. */
