@@ -32,10 +32,14 @@
 /* Between these n the Krylov route (analysis/lambda2.c) is tried first.
  * Below, dhseqr is as fast; above, the route's products with S leave the
  * cache and its squarings (2n³ each) cost more than dhseqr, whose
- * aggressive early deflation scales better on these spectra (one random
- * softmax head at n = 2048: 4.4 s against 3.7 s; docs/performance.md). */
+ * aggressive early deflation scales better on these spectra. With the
+ * dense route's copies padded (ag_lapack_ld), one thread, random softmax
+ * heads with logits σ·N(0, 1), σ = ½, 2, 4, per head: n = 512 Krylov
+ * 56–73 ms, dense 113–126 ms; n = 1024 377–499 ms against 417–458 ms;
+ * n = 1280 0.78–1.37 s against 0.65–0.71 s; n = 1536 1.3–2.2 s against
+ * 1.05–1.14 s (docs/performance.md, "Krylov routes"). */
 #define LAMBDA2_KRYLOV_MIN 256
-#define LAMBDA2_KRYLOV_MAX 1536
+#define LAMBDA2_KRYLOV_MAX 1024
 
 typedef struct {
     double re, im, mod, rcond;
@@ -186,8 +190,9 @@ static int lambda2_simple(const double *wr, const double *wi, size_t n, double l
 }
 
 /* |y₂ᴴx₂| for eigenvalue i2 of S: from the triangular S itself when causal,
- * else from the Hessenberg form h that ag_lapack_eigenvalues kept. */
-static int lambda2_rcond(const double *S, const double *h, size_t n, int causal,
+ * else from the Hessenberg form h (leading dimension ld) that
+ * ag_lapack_eigenvalues kept. */
+static int lambda2_rcond(const double *S, const double *h, size_t ld, size_t n, int causal,
                          const double *wr, const double *wi, size_t i2, double *rcond2,
                          ag_matrix_work *w)
 {
@@ -196,7 +201,7 @@ static int lambda2_rcond(const double *S, const double *h, size_t n, int causal,
     if (status == AG_OK && causal)
         status = ag_lapack_triangular_vectors(S, n, i2, v[0], v[1], w);
     else if (status == AG_OK)
-        status = ag_lapack_hessenberg_vectors(h, n, i2, wr, wi, v[0], v[1], w);
+        status = ag_lapack_hessenberg_vectors(h, n, ld, i2, wr, wi, v[0], v[1], w);
     if (status == AG_OK)
         *rcond2 = ag_eigenvector_rcond(v[0], v[1], n, !causal && wi[i2] != 0);
     return status;
@@ -206,6 +211,7 @@ int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matr
                    ag_top_two *out)
 {
     double *v[2], *h = NULL;
+    size_t ld = ag_lapack_ld(n); /* of the dense route's copies a and h */
     int status = ag_work_vectors(w, AG_WK_EIGS, n, 2, v);
     double *wr = v[0], *wi = v[1];
     if (status != AG_OK)
@@ -227,12 +233,12 @@ int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matr
         ag_work_count(w, certified ? AG_WC_LAMBDA2_KRYLOV : AG_WC_LAMBDA2_DENSE);
         if (certified)
             return AG_OK;
-        double *a = ag_work_doubles(w, AG_WK_COPY, n * n);
-        h = want_cond ? ag_work_doubles(w, AG_WK_COPY2, n * n) : NULL;
+        double *a = ag_work_doubles(w, AG_WK_COPY, n * ld);
+        h = want_cond ? ag_work_doubles(w, AG_WK_COPY2, n * ld) : NULL;
         if (!a || (want_cond && !h))
             return AG_ENOMEM;
-        memcpy(a, S, n * n * sizeof *a);
-        status = ag_lapack_eigenvalues(a, n, h, wr, wi, w);
+        ag_lapack_load(a, ld, S, n, n);
+        status = ag_lapack_eigenvalues(a, n, ld, h, wr, wi, w);
         if (status != AG_OK)
             return status;
     }
@@ -243,7 +249,7 @@ int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matr
     out->rcond2 = 0;
     if (!want_cond)
         return AG_OK;
-    status = lambda2_rcond(S, h, n, causal, wr, wi, i2, &out->rcond2, w);
+    status = lambda2_rcond(S, h, ld, n, causal, wr, wi, i2, &out->rcond2, w);
     if (status == AG_OK && !lambda2_simple(wr, wi, n, out->l1, i2, out->rcond2))
         out->rcond2 = 0;
     return status;

@@ -216,7 +216,7 @@ int ag_sigma1_squared(double *X, size_t m, size_t n, ag_matrix_work *w, double *
     double *sigma = ag_work_doubles(w, AG_WK_BASIS, m < n ? m : n);
     if (!sigma)
         return AG_ENOMEM;
-    status = ag_lapack_svd_values(X, m, n, sigma, w);
+    status = ag_lapack_svd_values(X, m, n, n, sigma, w);
     if (status == AG_OK)
         *theta = sigma[0] * sigma[0];
     return status;

@@ -49,26 +49,42 @@ static int too_large(size_t m, size_t n)
     return m > INT32_MAX || n > INT32_MAX || (n && m > SIZE_MAX / sizeof(double) / n);
 }
 
-int ag_lapack_svd_values(double *a, size_t m, size_t n, double *sigma, ag_matrix_work *w)
+size_t ag_lapack_ld(size_t rows)
 {
-    if (too_large(m, n))
+    return rows >= 64 && rows % 64 == 0 ? rows + 8 : rows;
+}
+
+void ag_lapack_load(double *a, size_t ld, const double *M, size_t m, size_t n)
+{
+    if (ld == n) {
+        memcpy(a, M, m * n * sizeof *a);
+        return;
+    }
+    for (size_t i = 0; i < m; i++)
+        memcpy(a + i * ld, M + i * n, n * sizeof *a);
+}
+
+int ag_lapack_svd_values(double *a, size_t m, size_t n, size_t ld, double *sigma,
+                         ag_matrix_work *w)
+{
+    if (too_large(m, ld))
         return AG_ELIMIT;
     size_t q = m < n ? m : n;
     lapack_int *iwork = ag_work_get(w, AG_WK_IWORK, 8 * q * sizeof *iwork), lwork;
     double size = 0;
-    /* Column-major view: n rows, m columns, leading dimension n.
+    /* Column-major view: n rows, m columns, leading dimension ld.
      * dgesdd, JOBZ='N': divide and conquer, values only (LAPACK Users' Guide
      * §2.4.4); relative accuracy of each σ_k is O(ε σ₁ / σ_k). */
     if (!iwork)
         return AG_ENOMEM;
-    if (LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)m, a, (lapack_int)n,
+    if (LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)m, a, (lapack_int)ld,
                             sigma, NULL, 1, NULL, 1, &size, -1, iwork) != 0)
         return AG_ELAPACK;
     double *work = lapack_work(w, size, &lwork);
     if (!work)
         return AG_ENOMEM;
     return LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)m, a,
-                               (lapack_int)n, sigma, NULL, 1, NULL, 1, work, lwork, iwork) == 0
+                               (lapack_int)ld, sigma, NULL, 1, NULL, 1, work, lwork, iwork) == 0
                ? AG_OK
                : AG_ELAPACK;
 }
@@ -101,7 +117,7 @@ int ag_svd_values(const double *M, size_t m, size_t n, double *sigma)
     ag_matrix_work *w;
     int status = copy_with_work(M, m * n, &a, &w);
     if (status == AG_OK)
-        status = ag_lapack_svd_values(a, m, n, sigma, w);
+        status = ag_lapack_svd_values(a, m, n, n, sigma, w);
     release_copy(a, w);
     return status;
 }
@@ -153,15 +169,15 @@ int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value)
 
 /* ---- eigenvectors of one eigenvalue (docs/metrics.md, family B, lambda2_condition) ---- */
 
-int ag_lapack_eigenvalues(double *a, size_t n, double *h, double *wr, double *wi,
+int ag_lapack_eigenvalues(double *a, size_t n, size_t ld, double *h, double *wr, double *wi,
                           ag_matrix_work *w)
 {
-    if (too_large(n, n))
+    if (too_large(n, ld))
         return AG_ELIMIT;
-    lapack_int nn = (lapack_int)n, lwork;
+    lapack_int nn = (lapack_int)n, la = (lapack_int)ld, lwork;
     double hrd = 0, hqr = 0, tau0 = 0;
-    if (LAPACKE_dgehrd_work(LAPACK_COL_MAJOR, nn, 1, nn, a, nn, &tau0, &hrd, -1) != 0 ||
-        LAPACKE_dhseqr_work(LAPACK_COL_MAJOR, 'E', 'N', nn, 1, nn, a, nn, wr, wi, NULL, 1, &hqr,
+    if (LAPACKE_dgehrd_work(LAPACK_COL_MAJOR, nn, 1, nn, a, la, &tau0, &hrd, -1) != 0 ||
+        LAPACKE_dhseqr_work(LAPACK_COL_MAJOR, 'E', 'N', nn, 1, nn, a, la, wr, wi, NULL, 1, &hqr,
                             -1) != 0)
         return AG_ELAPACK;
     /* TAU (n) before WORK in one buffer */
@@ -175,11 +191,11 @@ int ag_lapack_eigenvalues(double *a, size_t n, double *h, double *wr, double *wi
      * the eigenvalues of H by the multishift QR algorithm with aggressive
      * early deflation, without accumulating Q or the Schur form (LAPACK
      * Users' Guide §2.4.5). */
-    if (LAPACKE_dgehrd_work(LAPACK_COL_MAJOR, nn, 1, nn, a, nn, tau, tau + n, lwork) != 0)
+    if (LAPACKE_dgehrd_work(LAPACK_COL_MAJOR, nn, 1, nn, a, la, tau, tau + n, lwork) != 0)
         return AG_ELAPACK;
     if (h)
-        memcpy(h, a, n * n * sizeof *h); /* dhseqr overwrites H */
-    return LAPACKE_dhseqr_work(LAPACK_COL_MAJOR, 'E', 'N', nn, 1, nn, a, nn, wr, wi, NULL, 1,
+        memcpy(h, a, n * ld * sizeof *h); /* dhseqr overwrites H */
+    return LAPACKE_dhseqr_work(LAPACK_COL_MAJOR, 'E', 'N', nn, 1, nn, a, la, wr, wi, NULL, 1,
                                tau + n, lwork) == 0
                ? AG_OK
                : AG_ELAPACK;
@@ -197,8 +213,9 @@ static lapack_logical *select_one(ag_matrix_work *w, size_t n, size_t index, siz
     return select;
 }
 
-int ag_lapack_hessenberg_vectors(const double *h, size_t n, size_t index, const double *wr,
-                                 const double *wi, double *vl, double *vr, ag_matrix_work *w)
+int ag_lapack_hessenberg_vectors(const double *h, size_t n, size_t ld, size_t index,
+                                 const double *wr, const double *wi, double *vl, double *vr,
+                                 ag_matrix_work *w)
 {
     if (too_large(n + 2, n))
         return AG_ELIMIT;
@@ -216,7 +233,7 @@ int ag_lapack_hessenberg_vectors(const double *h, size_t n, size_t index, const 
      * inverse iteration on H − λI for the selected λ only, O(n²) per vector
      * (Golub & Van Loan §7.6.1). A complex λ gives xr, xi in two columns. */
     lapack_int info = LAPACKE_dhsein_work(LAPACK_COL_MAJOR, 'B', 'Q', 'N', select, (lapack_int)n,
-                                          h, (lapack_int)n, wr_copy, wi, vl, (lapack_int)n, vr,
+                                          h, (lapack_int)ld, wr_copy, wi, vl, (lapack_int)n, vr,
                                           (lapack_int)n, 2, &m, work, ifaill, ifailr);
     return info == 0 && m >= 1 ? AG_OK : AG_ELAPACK;
 }

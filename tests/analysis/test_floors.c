@@ -9,6 +9,8 @@
  *   lambda2_condition from λ₂'s two eigenvectors against every eigenvector
  *     of dgeevx (ag_eig_general_condition), within a first-order
  *     perturbation bound;
+ *   LAPACK's copies at a padded leading dimension (ag_lapack_ld) against
+ *     compact ones, their padding NaN;
  *   a reused workspace against a fresh one: the same bytes. */
 #include <float.h>
 #include <math.h>
@@ -19,6 +21,7 @@
 #include <lapacke.h>
 
 #include "attngeom.h"
+#include "../../analysis/linalg.h"      // ag_lapack_ld, ag_lapack_load, the LAPACK calls
 #include "../../analysis/metrics_int.h" // the layouts of records and selections
 #include "../util/test_metrics_util.h"
 
@@ -234,8 +237,9 @@ static int check_condition(const double *A, int n)
 
 Test(floors, lambda2_condition_matches_dgeevx)
 {
-    static const int sizes[] = {3, 4, 7, 16, 40, 90};
-    static double A[90 * 90];
+    /* 64 and 128: the dense route's copies padded (ag_lapack_ld) */
+    static const int sizes[] = {3, 4, 7, 16, 40, 64, 90, 128};
+    static double A[128 * 128];
     int complex_seen = 0;
     for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++)
         for (int kind = 0; kind < 4; kind++) {
@@ -254,6 +258,83 @@ Test(floors, lambda2_condition_matches_dgeevx)
             check_condition(A, n);
         }
     cr_assert(complex_seen > 0, "no complex λ₂ among the matrices: the test lost its reach");
+}
+
+/* ---- the padded leading dimension ------------------------------------------ */
+
+/* Pad only where columns a multiple of 512 B apart would share cache sets. */
+Test(floors, padded_leading_dimension)
+{
+    static const size_t rows[][2] = {{1, 1},     {63, 63},   {64, 72},     {70, 70},
+                                     {512, 520}, {960, 968}, {1000, 1000}, {1024, 1032}};
+    for (size_t k = 0; k < sizeof rows / sizeof *rows; k++)
+        cr_expect_eq(ag_lapack_ld(rows[k][0]), rows[k][1], "ag_lapack_ld(%zu)", rows[k][0]);
+}
+
+/* A copy at the padded leading dimension, its padding NaN, against the
+ * compact copy: LAPACK reads no padding (every value finite) and finds the
+ * same singular values and eigenvalues, within a backward-stable
+ * computation's reach of each other (the two differ only in where the
+ * columns lie: on the machines measured, not at all). Shapes: square with
+ * and without padding, causal, and a rectangle whose columns are padded. */
+Test(floors, padded_copy_matches_compact)
+{
+    static const size_t shapes[][2] = {{64, 64}, {128, 128}, {70, 128}, {128, 70}, {192, 192}};
+    ag_matrix_work *w = NULL;
+    cr_assert_eq(ag_matrix_work_new(&w, NULL), AG_OK);
+    for (size_t t = 0; t < sizeof shapes / sizeof *shapes; t++) {
+        size_t m = shapes[t][0], n = shapes[t][1], ld = ag_lapack_ld(n), q = m < n ? m : n;
+        double *M = malloc(m * n * sizeof *M), *a = malloc(m * ld * sizeof *a),
+               *b = malloc(m * n * sizeof *b), *sa = malloc(q * sizeof *sa),
+               *sb = malloc(q * sizeof *sb);
+        if (m == n)
+            test_random_attention(M, n, t % 2, 3, &rng_state);
+        else
+            for (size_t k = 0; k < m * n; k++)
+                M[k] = gaussian();
+        for (size_t k = 0; k < m * ld; k++)
+            a[k] = NAN;
+        ag_lapack_load(a, ld, M, m, n);
+        memcpy(b, M, m * n * sizeof *b);
+        cr_assert_eq(ag_lapack_svd_values(a, m, n, ld, sa, w), AG_OK);
+        cr_assert_eq(ag_lapack_svd_values(b, m, n, n, sb, w), AG_OK);
+        double tol = 8 * (double)(m > n ? m : n) * EPS * sb[0];
+        for (size_t k = 0; k < q; k++)
+            cr_assert(isfinite(sa[k]) && fabs(sa[k] - sb[k]) <= tol,
+                      "%zux%zu (ld %zu): σ_%zu %.17g against %.17g", m, n, ld, k, sa[k], sb[k]);
+        if (m == n) {
+            double *wr[2], *wi[2], *h = malloc(n * ld * sizeof *h), f2 = 0;
+            for (int c = 0; c < 2; c++) {
+                wr[c] = malloc(n * sizeof *wr[c]);
+                wi[c] = malloc(n * sizeof *wi[c]);
+            }
+            for (size_t k = 0; k < m * ld; k++)
+                a[k] = NAN;
+            ag_lapack_load(a, ld, M, n, n);
+            memcpy(b, M, n * n * sizeof *b);
+            for (size_t k = 0; k < n * n; k++)
+                f2 += M[k] * M[k];
+            cr_assert_eq(ag_lapack_eigenvalues(a, n, ld, h, wr[0], wi[0], w), AG_OK);
+            cr_assert_eq(ag_lapack_eigenvalues(b, n, n, NULL, wr[1], wi[1], w), AG_OK);
+            for (size_t k = 0; k < n; k++) /* the same sequence of operations: the same order */
+                cr_assert(isfinite(wr[0][k]) &&
+                              hypot(wr[0][k] - wr[1][k], wi[0][k] - wi[1][k]) <=
+                                  1e-10 * sqrt(f2),
+                          "%zu×%zu (ld %zu): eigenvalue %zu %.17g%+.17gi against %.17g%+.17gi",
+                          n, n, ld, k, wr[0][k], wi[0][k], wr[1][k], wi[1][k]);
+            for (int c = 0; c < 2; c++) {
+                free(wr[c]);
+                free(wi[c]);
+            }
+            free(h);
+        }
+        free(M);
+        free(a);
+        free(b);
+        free(sa);
+        free(sb);
+    }
+    ag_matrix_work_free(w);
 }
 
 /* ---- the workspace -------------------------------------------------------- */
