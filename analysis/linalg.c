@@ -113,11 +113,17 @@ int ag_svd_values(const double *M, size_t m, size_t n, double *sigma)
         return AG_EINVAL;
     if (too_large(m, n))
         return AG_ELIMIT;
-    double *a;
+    double *a, *p = NULL;
     ag_matrix_work *w;
+    size_t ld = ag_lapack_ld(n);
     int status = copy_with_work(M, m * n, &a, &w);
+    /* at a padded leading dimension, a second copy (in the workspace) */
+    if (status == AG_OK && !(p = ld == n ? a : ag_work_doubles(w, AG_WK_COPY, m * ld)))
+        status = AG_ENOMEM;
+    if (status == AG_OK && p != a)
+        ag_lapack_load(p, ld, a, m, n);
     if (status == AG_OK)
-        status = ag_lapack_svd_values(a, m, n, n, sigma, w);
+        status = ag_lapack_svd_values(p, m, n, ld, sigma, w);
     release_copy(a, w);
     return status;
 }
