@@ -94,7 +94,7 @@ int ag_eig_general_values(const double *A, size_t n, double *re, double *im)
     if (n > INT32_MAX || n > SIZE_MAX / sizeof(double) / n)
         return AG_ELIMIT;
     int status;
-    double *a = ag_lapack_copy(A, n * n, &status);
+    double *a = ag_lapack_copy(A, n, n, n, &status);
     if (!a)
         return status;
     /* dgeev without eigenvectors: Hessenberg reduction + QR iteration
@@ -115,7 +115,7 @@ int ag_eig_general_condition(const double *A, size_t n, double *re, double *im,
     if (n > 46340 || n > SIZE_MAX / sizeof(double) / n / 3)
         return AG_ELIMIT;
     int status;
-    double *a = ag_lapack_copy(A, n * n, &status), *vl = malloc(n * n * sizeof *vl),
+    double *a = ag_lapack_copy(A, n, n, n, &status), *vl = malloc(n * n * sizeof *vl),
            *vr = malloc(n * n * sizeof *vr), *wr = malloc(n * sizeof *wr),
            *wi = malloc(n * sizeof *wi), *rce = malloc(n * sizeof *rce),
            *rcv = malloc(n * sizeof *rcv), *scale = malloc(n * sizeof *scale);

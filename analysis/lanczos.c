@@ -228,7 +228,7 @@ int ag_svd_max(const double *M, size_t m, size_t n, double *sigma1, int *steps)
     if (m > INT32_MAX || n > INT32_MAX || m > SIZE_MAX / sizeof(double) / n)
         return AG_ELIMIT;
     int status, k = 0;
-    double *a = ag_lapack_copy(M, m * n, &status), theta = 0;
+    double *a = ag_lapack_copy(M, m, n, n, &status), theta = 0;
     ag_matrix_work *w = NULL;
     if (a && ag_matrix_work_new(&w, NULL) != AG_OK)
         status = AG_ENOMEM;

@@ -19,16 +19,17 @@
 #include "attngeom.h"
 #include "linalg.h"
 
-double *ag_lapack_copy(const double *M, size_t count, int *status)
+double *ag_lapack_copy(const double *M, size_t m, size_t n, size_t ld, int *status)
 {
-    for (size_t k = 0; k < count; k++)
+    for (size_t k = 0; k < m * n; k++)
         if (!isfinite(M[k])) {
             *status = AG_ENONFINITE;
             return NULL;
         }
+    size_t count = m * ld;
     double *c = malloc((count ? count : 1) * sizeof *c);
     if (c)
-        memcpy(c, M, count * sizeof *c);
+        ag_lapack_load(c, ld, M, m, n);
     *status = c ? AG_OK : AG_ENOMEM;
     return c;
 }
@@ -91,11 +92,12 @@ int ag_lapack_svd_values(double *a, size_t m, size_t n, size_t ld, double *sigma
 
 /* For the public wrappers: a checked copy of M for LAPACK to overwrite and
  * a temporary workspace; both released by release_copy. */
-static int copy_with_work(const double *M, size_t count, double **a, ag_matrix_work **w)
+static int copy_with_work(const double *M, size_t m, size_t n, size_t ld, double **a,
+                          ag_matrix_work **w)
 {
     int status;
     *w = NULL;
-    *a = ag_lapack_copy(M, count, &status);
+    *a = ag_lapack_copy(M, m, n, ld, &status);
     if (*a && ag_matrix_work_new(w, NULL) != AG_OK)
         status = AG_ENOMEM;
     return status;
@@ -113,17 +115,12 @@ int ag_svd_values(const double *M, size_t m, size_t n, double *sigma)
         return AG_EINVAL;
     if (too_large(m, n))
         return AG_ELIMIT;
-    double *a, *p = NULL;
+    double *a;
     ag_matrix_work *w;
     size_t ld = ag_lapack_ld(n);
-    int status = copy_with_work(M, m * n, &a, &w);
-    /* at a padded leading dimension, a second copy (in the workspace) */
-    if (status == AG_OK && !(p = ld == n ? a : ag_work_doubles(w, AG_WK_COPY, m * ld)))
-        status = AG_ENOMEM;
-    if (status == AG_OK && p != a)
-        ag_lapack_load(p, ld, a, m, n);
+    int status = copy_with_work(M, m, n, ld, &a, &w);
     if (status == AG_OK)
-        status = ag_lapack_svd_values(p, m, n, ld, sigma, w);
+        status = ag_lapack_svd_values(a, m, n, ld, sigma, w);
     release_copy(a, w);
     return status;
 }
@@ -166,7 +163,7 @@ int ag_eig_symmetric_kth(const double *S, size_t n, size_t k, double *value)
         return AG_ELIMIT;
     double *a;
     ag_matrix_work *w;
-    int status = copy_with_work(S, n * n, &a, &w);
+    int status = copy_with_work(S, n, n, n, &a, &w);
     if (status == AG_OK)
         status = ag_lapack_sym_kth(a, n, k, value, w);
     release_copy(a, w);

@@ -14,11 +14,12 @@
 
 #include "work.h"
 
-/* A copy of the count doubles of M for LAPACK to overwrite, or NULL with
- * *status AG_ENOMEM or AG_ENONFINITE (LAPACK given Inf or NaN may not
- * return, or may corrupt the heap, as Debian's OpenBLAS 0.3.21 dgeev does,
- * so it never is). For the public wrappers, which check their input. */
-double *ag_lapack_copy(const double *M, size_t count, int *status);
+/* A copy of the row-major m×n M for LAPACK to overwrite, its rows ld ≥ n
+ * apart (ag_lapack_load; ld = n: compact), or NULL with *status AG_ENOMEM
+ * or AG_ENONFINITE (LAPACK given Inf or NaN may not return, or may corrupt
+ * the heap, as Debian's OpenBLAS 0.3.21 dgeev does, so it never is). For
+ * the public wrappers, which check their input. */
+double *ag_lapack_copy(const double *M, size_t m, size_t n, size_t ld, int *status);
 
 /* The leading dimension of LAPACK's copy of a matrix whose columns hold
  * `rows` values: rows, or rows + 8 when rows is a multiple of 64. Columns a

@@ -70,21 +70,15 @@ static void *zalloc(size_t bytes)
     return p;
 }
 
-/* The double counterpart of agm_sgemm (sgemm.h) for the f64 pass. */
-static void gemm_tile_f64(int trans, size_t m, size_t n, size_t k, const double *a, size_t lda,
-                          const double *b, size_t ldb, double *c, size_t ldc, double *scratch)
-{
-    (void)scratch;
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, trans ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, c, (int)ldc);
-}
-
-/* The double counterpart of agm_sgemm_bias: the product, then the bias. */
+/* The double counterpart of agm_sgemm_bias (sgemm.h) for the f64 pass: the
+ * product, then the bias. */
 static void gemm_bias_f64(int trans, size_t m, size_t n, size_t k, const double *a, size_t lda,
                           const double *b, size_t ldb, const float *bias, double *c, size_t ldc,
                           double *scratch)
 {
-    gemm_tile_f64(trans, m, n, k, a, lda, b, ldb, c, ldc, scratch);
+    (void)scratch;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, trans ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, c, (int)ldc);
     for (size_t i = 0; bias && i < m; i++)
         for (size_t j = 0; j < n; j++)
             c[i * ldc + j] += (double)bias[j];
@@ -136,7 +130,6 @@ typedef struct {
 
 #define R float
 #define SFX _f32
-#define GEMM_TILE agm_sgemm
 #define GEMM_BIAS agm_sgemm_bias
 #define RSQRT sqrtf
 #define REXP expf
@@ -147,7 +140,6 @@ typedef struct {
 #include "forward_tmpl.h"
 #undef R
 #undef SFX
-#undef GEMM_TILE
 #undef GEMM_BIAS
 #undef RSQRT
 #undef REXP
@@ -158,7 +150,6 @@ typedef struct {
 
 #define R double
 #define SFX _f64
-#define GEMM_TILE gemm_tile_f64
 #define GEMM_BIAS gemm_bias_f64
 #define RSQRT sqrt
 #define REXP exp

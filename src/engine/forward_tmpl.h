@@ -19,10 +19,9 @@
  * writes only its own part, computed as it would be alone: the bytes do not
  * depend on the pool.
  *
- * Before inclusion define: R, SFX (name suffix), GEMM_TILE (agm_sgemm or
- * gemm_tile_f64, same arguments), GEMM_BIAS (agm_sgemm_bias or
- * gemm_bias_f64: the same with a bias), RSQRT/REXP/RTANH/RERF (math
- * functions of R), CONV (agm_to_float/double), IS_F64 (0/1).
+ * Before inclusion define: R, SFX (name suffix), GEMM_BIAS (agm_sgemm_bias
+ * or gemm_bias_f64, same arguments), RSQRT/REXP/RTANH/RERF (math functions
+ * of R), CONV (agm_to_float/double), IS_F64 (0/1).
  * Sums (means, variances, softmax denominators) are accumulated in double in
  * both precisions; torch's float reductions are pairwise/vectorised and thus
  * closer to the exact sum than a naive float loop would be. */
