@@ -150,9 +150,24 @@ def kernel_text(info):
     return "%s (%s)" % (info.get("corename") or "corename unknown", info["library"])
 
 
-# OpenBLAS's cores whose sgemm is AVX-512 (src/kernel/sgemm.c's list: there,
-# attngeom's forward products run on cblas_sgemm instead of its own kernel).
+# OpenBLAS's cores whose sgemm beats attngeom's own kernel (src/kernel/sgemm.c,
+# agm_blas_core_beats_own: there, attngeom's forward products run on
+# cblas_sgemm): the AVX-512 ones on any CPU, the AVX2 ones on AMD Zen 4 (family
+# 25, whose AVX-512 runs on 256-bit halves).
 BLAS_AVX512_CORES = ("skylakex", "cooperlake", "sapphirerapids")
+BLAS_AVX2_CORES = ("haswell", "zen")
+
+
+def cpu_field(name):
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.split(":", 1)[0].strip() == name:
+                return line.split(":", 1)[1].strip()
+    return ""
+
+
+def avx512_halved():
+    return cpu_field("vendor_id") == "AuthenticAMD" and cpu_field("cpu family") == "25"
 
 
 def kernel_lines(cli):
@@ -171,14 +186,18 @@ def kernel_lines(cli):
         lines.append("OPENBLAS_CORETYPE=%s is in force for both sides (attngeom and the "
                      "peers); without it this OpenBLAS would pick %s"
                      % (coretype, free.get("corename", "?")))
-    core = ours.get("corename") or ""
+    core = (ours.get("corename") or "").strip()
     if "avx512f" in cpu_flags() and core.lower() in BLAS_AVX512_CORES:
         lines.append("attngeom's float32 forward products: cblas_sgemm (OpenBLAS's %s kernel, "
                      "an AVX-512 one: src/kernel/sgemm.c, agm_sgemm_own)" % core)
+    elif "avx512f" in cpu_flags() and avx512_halved() and core.lower() in BLAS_AVX2_CORES:
+        lines.append("attngeom's float32 forward products: cblas_sgemm (OpenBLAS's %s kernel, "
+                     "an AVX2 one, on AMD Zen 4 whose AVX-512 runs on 256-bit halves: "
+                     "src/kernel/sgemm.c, agm_sgemm_own)" % core)
     elif "avx512f" in cpu_flags():
         lines.append("attngeom's float32 forward products: its own AVX-512 sgemm "
-                     "(src/kernel/sgemm.c: avx512f, and OpenBLAS's kernel %s is not an "
-                     "AVX-512 one); LAPACK: OpenBLAS" % (core or "unknown"))
+                     "(src/kernel/sgemm.c: avx512f, and OpenBLAS's kernel %s does not beat "
+                     "it on this CPU); LAPACK: OpenBLAS" % (core or "unknown"))
     else:
         lines.append("attngeom's float32 forward products: cblas_sgemm (OpenBLAS, "
                      "no AVX-512F on this CPU)")

@@ -17,7 +17,8 @@
  * the own kernel on a CPU with AVX-512F unless OpenBLAS's kernel in force is
  * one of its AVX-512 ones, which is faster (bench/bench_forward_floor.c:
  * OpenBLAS 0.3.21's SkylakeX sgemm 131-147 GFLOP/s, this kernel 112-117, on
- * the pass's products on a Xeon, model 207). */
+ * the pass's products on a Xeon, model 207), or, on AMD Zen 4, one of its
+ * AVX2 ones (agm_blas_core_beats_own). */
 #include <cblas.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AGM_HAVE_AVX512 1
+#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define AGM_HAVE_AVX512 0
@@ -220,14 +222,42 @@ void agm_avx512_force(int on)
     atomic_store_explicit(&forced, on, memory_order_relaxed);
 }
 
-/* OpenBLAS's cores with AVX-512 sgemm kernels (driver/others/dynamic.c's
- * names; its SkylakeX sgemm serves all three in 0.3.21). */
-static int blas_core_avx512(void)
+/* 1 on AMD's family 19h (Zen 3 and Zen 4; of the two only Zen 4 has
+ * AVX-512F), whose cores run each 512-bit operation as two 256-bit halves:
+ * there OpenBLAS's AVX2 sgemm kernels are as fast as its AVX-512 ones, and
+ * faster than the own kernel (docs/engine.md, "Speed"). Read with CPUID
+ * (vendor string, then the family: base family, plus the extended family
+ * when the base is 0xf). Zen 5 (family 1Ah) has full-width units on its
+ * desktop and server parts and keeps the own kernel. */
+static int cpu_avx512_halved(void)
 {
-    static const char *const cores[] = {"SkylakeX", "Cooperlake", "SapphireRapids"};
-    const char *name = openblas_get_corename();
-    for (size_t i = 0; name && i < sizeof cores / sizeof *cores; i++)
-        if (strncasecmp(name, cores[i], strlen(cores[i])) == 0)
+#if AGM_HAVE_AVX512
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541u || d != 0x69746e65u ||
+        c != 0x444d4163u) /* "Auth" "enti" "cAMD" */
+        return 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    unsigned family = (a >> 8) & 0xf;
+    if (family == 0xf)
+        family += (a >> 20) & 0xff;
+    return family == 0x19;
+#else
+    return 0;
+#endif
+}
+
+int agm_blas_core_beats_own(const char *core, int avx512_halved)
+{
+    /* driver/others/dynamic.c's names; its SkylakeX sgemm serves the three
+     * AVX-512 cores in 0.3.21, its Haswell sgemm the two AVX2 ones */
+    static const char *const avx512[] = {"SkylakeX", "Cooperlake", "SapphireRapids"};
+    static const char *const avx2[] = {"Haswell", "Zen"};
+    for (size_t i = 0; core && i < sizeof avx512 / sizeof *avx512; i++)
+        if (strncasecmp(core, avx512[i], strlen(avx512[i])) == 0)
+            return 1;
+    for (size_t i = 0; core && avx512_halved && i < sizeof avx2 / sizeof *avx2; i++)
+        if (strncasecmp(core, avx2[i], strlen(avx2[i])) == 0)
             return 1;
     return 0;
 }
@@ -241,7 +271,7 @@ int agm_sgemm_own(void)
         return f;
     int blas = atomic_load_explicit(&blas_avx512, memory_order_relaxed);
     if (blas < 0) { /* threads racing here all store the same value */
-        blas = blas_core_avx512();
+        blas = agm_blas_core_beats_own(openblas_get_corename(), cpu_avx512_halved());
         atomic_store_explicit(&blas_avx512, blas, memory_order_relaxed);
     }
     return !blas;

@@ -9,8 +9,9 @@
  *
  * On a CPU with AVX-512F (checked once, at run time) the products are this
  * file's own kernel, unless OpenBLAS's kernel in force is one of its AVX-512
- * ones (openblas_get_corename(): SkylakeX, Cooperlake, SapphireRapids),
- * which is faster; anywhere else they are cblas_sgemm (agm_sgemm_own). The
+ * ones (openblas_get_corename(): SkylakeX, Cooperlake, SapphireRapids), or
+ * on AMD Zen 4 one of its AVX2 ones (Haswell, Zen), which are faster there;
+ * anywhere else they are cblas_sgemm (agm_sgemm_own). The
  * own kernel exists because OpenBLAS 0.3.21 (Debian 12) runs its AVX2
  * ("Haswell") kernels on CPUs it does not know, such as AMD Zen 5, at about
  * half of what the hardware does with AVX-512 (docs/engine.md, "Speed").
@@ -87,9 +88,17 @@ void agm_sgemm_bias(int trans, size_t m, size_t n, size_t k, const float *a, siz
 int agm_avx512(void);
 
 /* 1 when the products run on this file's kernel, 0 when on cblas_sgemm:
- * AVX-512 paths (agm_avx512) and OpenBLAS's kernel in force not an AVX-512
- * one, unless forced (agm_sgemm_force_own). */
+ * AVX-512 paths (agm_avx512) and OpenBLAS's kernel in force not one that
+ * beats it on this CPU (agm_blas_core_beats_own), unless forced
+ * (agm_sgemm_force_own). */
 int agm_sgemm_own(void);
+
+/* 1 when OpenBLAS's kernel named core (openblas_get_corename(), NULL:
+ * unknown) beats the own kernel: an AVX-512 one (SkylakeX, Cooperlake,
+ * SapphireRapids) on any CPU, an AVX2 one (Haswell, Zen) where
+ * avx512_halved (AMD Zen 4, whose AVX-512 runs on 256-bit halves); names
+ * compared without case, as prefixes. */
+int agm_blas_core_beats_own(const char *core, int avx512_halved);
 
 /* Tests and benches only: 1 forces the own kernel (if agm_avx512()), 0 cblas_sgemm,
  * -1 the automatic choice again. Not while a pass runs. */

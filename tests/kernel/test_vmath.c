@@ -114,6 +114,29 @@ Test(sgemm, within_the_dot_product_bound)
     agm_avx512_force(-1);
 }
 
+/* Which OpenBLAS kernels the pass prefers to its own (sgemm.h): the
+ * AVX-512 ones everywhere, the AVX2 ones only on a CPU whose AVX-512 runs
+ * on 256-bit halves (Zen 4), never an SSE or AVX one. */
+Test(sgemm, blas_core_beats_own)
+{
+    static const char *const avx512[] = {"SkylakeX", "Cooperlake", "SapphireRapids",
+                                         "skylakex", "SkylakeX  "};
+    static const char *const avx2[] = {"Haswell", "Zen", "HASWELL"};
+    static const char *const older[] = {"Prescott", "Nehalem", "Sandybridge", "Core2",
+                                        "Barcelona", "", "Skylake"};
+    for (size_t i = 0; i < sizeof avx512 / sizeof *avx512; i++)
+        for (int halved = 0; halved < 2; halved++)
+            cr_expect_eq(agm_blas_core_beats_own(avx512[i], halved), 1, "%s", avx512[i]);
+    for (size_t i = 0; i < sizeof avx2 / sizeof *avx2; i++) {
+        cr_expect_eq(agm_blas_core_beats_own(avx2[i], 0), 0, "%s", avx2[i]);
+        cr_expect_eq(agm_blas_core_beats_own(avx2[i], 1), 1, "%s", avx2[i]);
+    }
+    for (size_t i = 0; i < sizeof older / sizeof *older; i++)
+        for (int halved = 0; halved < 2; halved++)
+            cr_expect_eq(agm_blas_core_beats_own(older[i], halved), 0, "%s", older[i]);
+    cr_expect_eq(agm_blas_core_beats_own(NULL, 1), 0);
+}
+
 /* The bias's two ways (sgemm.h, agm_sgemm_bias): under cblas_sgemm it is
  * C's starting value, so C = bias + A·op(B) summed as BLAS sums it with
  * beta 1; under the own kernel the product first, then bias added (the
