@@ -233,11 +233,10 @@ int ag_eig_top_two(const double *S, size_t n, int causal, int want_cond, ag_matr
         ag_work_count(w, certified ? AG_WC_LAMBDA2_KRYLOV : AG_WC_LAMBDA2_DENSE);
         if (certified)
             return AG_OK;
-        double *a = ag_work_doubles(w, AG_WK_COPY, n * ld);
+        double *a = ag_lapack_work_copy(w, AG_WK_COPY, S, n, n, ld);
         h = want_cond ? ag_work_doubles(w, AG_WK_COPY2, n * ld) : NULL;
         if (!a || (want_cond && !h))
             return AG_ENOMEM;
-        ag_lapack_load(a, ld, S, n, n);
         status = ag_lapack_eigenvalues(a, n, ld, h, wr, wi, w);
         if (status != AG_OK)
             return status;

@@ -65,6 +65,15 @@ void ag_lapack_load(double *a, size_t ld, const double *M, size_t m, size_t n)
         memcpy(a + i * ld, M + i * n, n * sizeof *a);
 }
 
+double *ag_lapack_work_copy(ag_matrix_work *w, ag_work_slot slot, const double *M, size_t m,
+                            size_t n, size_t ld)
+{
+    double *a = ag_work_doubles(w, slot, m * ld);
+    if (a)
+        ag_lapack_load(a, ld, M, m, n);
+    return a;
+}
+
 int ag_lapack_svd_values(double *a, size_t m, size_t n, size_t ld, double *sigma,
                          ag_matrix_work *w)
 {

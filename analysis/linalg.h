@@ -35,6 +35,11 @@ size_t ag_lapack_ld(size_t rows);
  * n×m Mᵀ with leading dimension ld, as LAPACK takes it. */
 void ag_lapack_load(double *a, size_t ld, const double *M, size_t m, size_t n);
 
+/* The same into workspace slot `slot` of w (m·ld doubles), or NULL when
+ * out of memory: the copies the families hand LAPACK. */
+double *ag_lapack_work_copy(ag_matrix_work *w, ag_work_slot slot, const double *M, size_t m,
+                            size_t n, size_t ld);
+
 /* Singular values of the m×n a (overwritten; its rows ld apart, ld ≥ n:
  * ag_lapack_ld), descending, into sigma[min(m, n)]: dgesdd with JOBZ='N'. */
 int ag_lapack_svd_values(double *a, size_t m, size_t n, size_t ld, double *sigma,

@@ -25,11 +25,10 @@ static int spectrum_family(const double *S, int e, size_t m, size_t n,
                            const ag_metric_set *sel, ag_matrix_work *w, ag_record *rec)
 {
     size_t q = m < n ? m : n, ld = ag_lapack_ld(n);
-    double *a = ag_work_doubles(w, AG_WK_COPY, m * ld);
+    double *a = ag_lapack_work_copy(w, AG_WK_COPY, S, m, n, ld);
     double *sigma = ag_work_doubles(w, AG_WK_VECTORS, q);
     if (!a || !sigma)
         return AG_ENOMEM;
-    ag_lapack_load(a, ld, S, m, n);
     int status = ag_lapack_svd_values(a, m, n, ld, sigma, w);
     if (status == AG_OK)
         ag_spectrum_keys_scaled(sigma, q, m, n, e, AG_M_SIGMA_MAX, sel, rec);

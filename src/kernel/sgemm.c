@@ -199,7 +199,7 @@ static void run_native(const agm_bmat *bm, size_t m, size_t n, size_t k, const f
 
 /* ---- dispatch ---------------------------------------------------------- */
 
-static atomic_int has_avx512 = -1, forced = -1, blas_avx512 = -1, own_forced = -1;
+static atomic_int has_avx512 = -1, forced = -1, blas_wins = -1, own_forced = -1;
 
 int agm_avx512(void)
 {
@@ -269,10 +269,10 @@ int agm_sgemm_own(void)
     int f = atomic_load_explicit(&own_forced, memory_order_relaxed);
     if (f >= 0)
         return f;
-    int blas = atomic_load_explicit(&blas_avx512, memory_order_relaxed);
+    int blas = atomic_load_explicit(&blas_wins, memory_order_relaxed);
     if (blas < 0) { /* threads racing here all store the same value */
         blas = agm_blas_core_beats_own(openblas_get_corename(), cpu_avx512_halved());
-        atomic_store_explicit(&blas_avx512, blas, memory_order_relaxed);
+        atomic_store_explicit(&blas_wins, blas, memory_order_relaxed);
     }
     return !blas;
 }
